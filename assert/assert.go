@@ -1,0 +1,16 @@
+// Package assert turns a spec's assert and expect blocks, and baseline
+// comparisons, into Verdicts over measured Results.
+package assert
+
+import (
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+// Evaluate checks every assert and expect block of sp against res (the
+// results of server srv) and returns one verdict per test, in spec order.
+//
+// TODO(issue 5): not implemented yet; returns no verdicts.
+func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results) []result.Verdict {
+	return nil
+}

@@ -1,0 +1,98 @@
+// Command slogate is a declarative, spec-driven test runner for LLM inference
+// servers: it boots the server a spec describes, measures prefill and
+// sustained decode, checks every threshold and reports pass/fail like go test.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/slogate/slogate/internal/exit"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for sig := range sigs {
+			code := exit.SIGINT
+			if sig == syscall.SIGTERM {
+				code = exit.SIGTERM
+			}
+			cancel(exit.With(code, fmt.Errorf("interrupted by %v", sig)))
+		}
+	}()
+	err := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
+	if err != nil && !exit.IsQuiet(err) {
+		fmt.Fprintln(os.Stderr, "slogate:", err)
+	}
+	os.Exit(exit.Code(err))
+}
+
+// command is one subcommand: it gets the arguments after its name.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, stdout, stderr io.Writer, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "boot, measure, assert, report: the main job", cmdRun},
+		{"validate", "parse and check specs; print diagnostics", cmdValidate},
+		{"plan", "print the launch command and the cells to measure", cmdPlan},
+		{"diff", "compare two results files cell by cell", cmdDiff},
+		{"report", "re-render a saved run (md, html, json)", cmdReport},
+		{"codify", "print HCL expect/assert blocks from a measured run", cmdCodify},
+		{"sim", "run the built-in vLLM-compatible simulator", cmdSim},
+		{"version", "print slogate's version", cmdVersion},
+	}
+}
+
+// run is the whole program behind main: it dispatches to a subcommand.
+func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exit.Quiet(exit.Usage)
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, stdout, stderr, args[1:])
+		}
+	}
+	usage(stderr)
+	return exit.Usagef("unknown command %q", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "slogate: declarative SLO tests for LLM inference servers")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: slogate COMMAND [flags] [args]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Exit codes: 0 pass, 1 assertion failed, 2 usage or invalid spec, 3 infrastructure error.")
+	fmt.Fprintln(w, "Run 'slogate COMMAND -h' for a command's flags.")
+}
+
+func cmdVersion(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fmt.Fprintln(stdout, "slogate", version)
+	return nil
+}
+
+// errNotYet is returned by commands whose implementation has not landed.
+var errNotYet = errors.New("not implemented yet")

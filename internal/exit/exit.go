@@ -1,0 +1,81 @@
+// Package exit gives errors the process exit code they stand for, so that
+// the code is decided where the error is created and mapped once in main.
+package exit
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes, as documented in the README and DESIGN §2.
+const (
+	OK      = 0 // every assertion passed
+	Fail    = 1 // at least one assertion or baseline comparison failed
+	Usage   = 2 // usage error or invalid spec
+	Infra   = 3 // server did not start or crashed, endpoint unreachable, a cell could not be measured
+	SIGINT  = 130
+	SIGTERM = 143
+)
+
+// Error is an error that carries the exit code it maps to.
+type Error struct {
+	Code int
+	Err  error
+	// Quiet is set when the message has already been shown to the user (as
+	// diagnostics or FAIL lines), so main prints nothing more.
+	Quiet bool
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// With wraps err with code; a nil err stays nil.
+func With(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: code, Err: err}
+}
+
+// Usagef builds a usage error (exit 2).
+func Usagef(format string, args ...any) error {
+	return &Error{Code: Usage, Err: fmt.Errorf(format, args...)}
+}
+
+// Infraf builds an infrastructure error (exit 3).
+func Infraf(format string, args ...any) error {
+	return &Error{Code: Infra, Err: fmt.Errorf(format, args...)}
+}
+
+// Failf builds a test-failure error (exit 1).
+func Failf(format string, args ...any) error {
+	return &Error{Code: Fail, Err: fmt.Errorf(format, args...)}
+}
+
+// Code returns the exit code for err: 0 for nil, the code of the first
+// *Error in its chain, and Infra for any other error (an unexpected error is
+// never reported as a test failure).
+func Code(err error) int {
+	if err == nil {
+		return OK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Infra
+}
+
+// Quiet returns an error for code whose story has already been told on
+// the console; main exits with code and prints nothing.
+func Quiet(code int) error {
+	return &Error{Code: code, Err: fmt.Errorf("exit status %d", code), Quiet: true}
+}
+
+// IsQuiet reports whether err's message was already shown to the user.
+func IsQuiet(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Quiet
+}

@@ -1,0 +1,227 @@
+// Package result is slogate's measured data model: the Results of one server's
+// run, its prefill and decode cells, metric names, cell statuses, verdict
+// outcomes and the results.json / cells.jsonl formats. The runner produces it;
+// assert and report consume it. It contains no logic that needs a server.
+package result
+
+import (
+	"fmt"
+	"time"
+)
+
+// Schema is the value of the "schema" key of every results.json.
+const Schema = "slogate/results/v1"
+
+// Results is everything measured for one server of one spec.
+type Results struct {
+	Schema   string    `json:"schema"`
+	Spec     string    `json:"spec"`           // path of the spec file as given on the command line
+	Tool     string    `json:"tool,omitempty"` // slogate version that measured
+	Server   Server    `json:"server"`
+	Measure  Measure   `json:"measure"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// Prefill cells in measurement order.
+	Prefill []PrefillCell `json:"prefill"`
+	// Decode cells in measurement order.
+	Decode []DecodeCell `json:"decode"`
+	// Verdicts of the spec's assert/expect blocks and baseline comparisons.
+	Verdicts []Verdict `json:"verdicts"`
+	// Error is the infrastructure error that ended the run early, if any.
+	Error string `json:"error,omitempty"`
+	// Interrupted is set when the run was stopped by a signal.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Warnings are run-level notes (for example "KV capacity unknown").
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Server describes the server that was measured.
+type Server struct {
+	Name        string            `json:"name"`
+	Model       string            `json:"model"`
+	ServedModel string            `json:"served_model"`
+	Argv        []string          `json:"argv,omitempty"` // API key redacted
+	Env         map[string]string `json:"env,omitempty"`
+	Endpoint    string            `json:"endpoint"` // base URL measured, e.g. http://127.0.0.1:8000
+	Version     string            `json:"version,omitempty"`
+	MaxModelLen int               `json:"max_model_len,omitempty"`
+	// KVCacheTokens is the KV cache capacity in tokens; 0 when unknown.
+	KVCacheTokens int64 `json:"kv_cache_tokens,omitempty"`
+	// KVCacheSource says where KVCacheTokens came from: "metrics", "log" or "spec".
+	KVCacheSource string `json:"kv_cache_source,omitempty"`
+	// MaxNumSeqs is the server's cap on running requests when known.
+	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
+	// TensorParallelSize as launched (0 when not set).
+	TensorParallelSize int `json:"tensor_parallel_size,omitempty"`
+	// KVCacheDtype as launched ("" when not set).
+	KVCacheDtype string `json:"kv_cache_dtype,omitempty"`
+	// Speculative is the speculative decoding method ("" when off).
+	Speculative string `json:"speculative,omitempty"`
+	// GPUs as listed by nvidia-smi; empty when it is not present.
+	GPUs []GPU `json:"gpus,omitempty"`
+	// Labels are free-form facts from the spec shown in reports
+	// (e.g. quantization, gpu, build).
+	Labels map[string]string `json:"labels,omitempty"`
+	// Simulated is true when the server was slogate's built-in simulator.
+	Simulated bool `json:"simulated,omitempty"`
+}
+
+// GPU is one device as reported by nvidia-smi.
+type GPU struct {
+	Index     int    `json:"index"`
+	Name      string `json:"name"`
+	MemoryMiB int    `json:"memory_mib"`
+}
+
+// Measure records the measurement settings in force.
+type Measure struct {
+	Duration  string  `json:"duration"`   // as written, e.g. "30s"
+	DurationS float64 `json:"duration_s"` // the same in seconds
+	MaxOutput int     `json:"max_output"`
+	Endpoint  string  `json:"endpoint"` // "completions" or "chat"
+	Repeat    int     `json:"repeat"`
+}
+
+// Status is the state of one measured cell.
+type Status string
+
+// Cell statuses (DESIGN §4).
+const (
+	// StatusValid: measured in steady state.
+	StatusValid Status = "valid"
+	// StatusQueued: measured, but requests waited (waiting > 0 seen, or active_avg < 0.95·C).
+	StatusQueued Status = "queued"
+	// StatusOverCapacity: not run, C × (ctx + max_output) exceeds the KV cache.
+	StatusOverCapacity Status = "over_capacity"
+	// StatusError: the cell could not be measured; Reason says why.
+	StatusError Status = "error"
+)
+
+// Measured reports whether a cell with this status carries numbers.
+func (s Status) Measured() bool { return s == StatusValid || s == StatusQueued }
+
+// PrefillCell is one cold prefill measurement at a context length.
+type PrefillCell struct {
+	Context int     `json:"context"`
+	Status  Status  `json:"status"`
+	Reason  string  `json:"reason,omitempty"`
+	TPS     float64 `json:"tps"`     // context ÷ TTFT
+	TTFTMs  float64 `json:"ttft_ms"` // time to the first chunk of a cold request
+	// ElapsedS is the wall time the cell took.
+	ElapsedS float64 `json:"elapsed_s,omitempty"`
+	// Repeats and Spread are set when measure.repeat > 1: the reported value
+	// is the median and Spread holds [min, max] per metric.
+	Repeats int                   `json:"repeats,omitempty"`
+	Spread  map[string][2]float64 `json:"spread,omitempty"`
+}
+
+// DecodeCell is one sustained-decode measurement at context × concurrency.
+type DecodeCell struct {
+	Matrix        string  `json:"matrix"` // the matrix label, usually "decode"
+	Context       int     `json:"context"`
+	Concurrency   int     `json:"concurrency"`
+	Status        Status  `json:"status"`
+	Reason        string  `json:"reason,omitempty"`
+	TotalTPS      float64 `json:"total_tps"`
+	PerRequestTPS float64 `json:"per_request_tps"`
+	TTFTMs        float64 `json:"ttft_ms"`
+	TTFTMsP90     float64 `json:"ttft_ms_p90"`
+	TTFTMsP99     float64 `json:"ttft_ms_p99"`
+	TBTMs         float64 `json:"tbt_ms"`
+	TBTMsP90      float64 `json:"tbt_ms_p90"`
+	TBTMsP99      float64 `json:"tbt_ms_p99"`
+	ActiveAvg     float64 `json:"active_avg"`
+	Completed     int     `json:"completed"`
+	OutputTokens  int64   `json:"output_tokens"`
+	MeasuredS     float64 `json:"measured_s"`
+	// ServerTotalTPS is Δvllm:generation_tokens_total ÷ window; nil when /metrics has no such counter.
+	ServerTotalTPS *float64 `json:"server_total_tps,omitempty"`
+	SpecAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
+	SpecAcceptLen  *float64 `json:"spec_accept_len,omitempty"`
+	// TokenSource is "usage" (per-chunk usage deltas), "final_usage" or "chunks".
+	TokenSource string `json:"token_source,omitempty"`
+	// ElapsedS is the wall time the cell took, warm-up included.
+	ElapsedS float64               `json:"elapsed_s,omitempty"`
+	Repeats  int                   `json:"repeats,omitempty"`
+	Spread   map[string][2]float64 `json:"spread,omitempty"`
+	Warnings []string              `json:"warnings,omitempty"`
+}
+
+// Ref returns the reference that names this cell.
+func (c *PrefillCell) Ref() CellRef { return CellRef{Phase: PhasePrefill, Context: c.Context} }
+
+// Ref returns the reference that names this cell.
+func (c *DecodeCell) Ref() CellRef {
+	return CellRef{Phase: PhaseDecode, Matrix: c.Matrix, Context: c.Context, Concurrency: c.Concurrency}
+}
+
+// Phase names the two kinds of cells.
+type Phase string
+
+// Phases.
+const (
+	PhasePrefill Phase = "prefill"
+	PhaseDecode  Phase = "decode"
+)
+
+// CellRef names one cell: a prefill context, or a decode context × concurrency
+// of a matrix.
+type CellRef struct {
+	Phase       Phase  `json:"phase"`
+	Matrix      string `json:"matrix,omitempty"` // decode only; "" means "decode"
+	Context     int    `json:"context"`
+	Concurrency int    `json:"concurrency,omitempty"`
+}
+
+// MatrixLabel returns the matrix label of a decode reference ("decode" when unset).
+func (r CellRef) MatrixLabel() string {
+	if r.Matrix == "" {
+		return "decode"
+	}
+	return r.Matrix
+}
+
+// Name is the cell's test name below the server: "prefill/ctx=8K" or
+// "decode/ctx=8K/conc=64".
+func (r CellRef) Name() string {
+	if r.Phase == PhasePrefill {
+		return "prefill/ctx=" + FormatTokens(r.Context)
+	}
+	return fmt.Sprintf("%s/ctx=%s/conc=%d", r.MatrixLabel(), FormatTokens(r.Context), r.Concurrency)
+}
+
+// TestName is the full test name: "<server>/decode/ctx=8K/conc=64".
+func (r CellRef) TestName(server string) string { return server + "/" + r.Name() }
+
+// PrefillCell returns the prefill cell at ctx, if measured or recorded.
+func (r *Results) PrefillCell(ctx int) (*PrefillCell, bool) {
+	for i := range r.Prefill {
+		if r.Prefill[i].Context == ctx {
+			return &r.Prefill[i], true
+		}
+	}
+	return nil, false
+}
+
+// DecodeCell returns the decode cell of matrix at ctx × conc, if recorded.
+func (r *Results) DecodeCell(matrix string, ctx, conc int) (*DecodeCell, bool) {
+	if matrix == "" {
+		matrix = "decode"
+	}
+	for i := range r.Decode {
+		c := &r.Decode[i]
+		if c.Matrix == matrix && c.Context == ctx && c.Concurrency == conc {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// Outcome returns the worst verdict outcome, Pass when there are none.
+func (r *Results) Outcome() Outcome {
+	o := Pass
+	for _, v := range r.Verdicts {
+		o = Worst(o, v.Outcome)
+	}
+	return o
+}

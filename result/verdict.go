@@ -1,0 +1,81 @@
+package result
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Outcome is a test's result. Outcomes are ordered Pass < Skip < Fail < Error
+// and merge by the worst (Worst).
+type Outcome int
+
+// Outcomes, in order.
+const (
+	Pass Outcome = iota
+	Skip
+	Fail
+	Error
+)
+
+var outcomeNames = [...]string{"pass", "skip", "fail", "error"}
+
+func (o Outcome) String() string {
+	if o < 0 || int(o) >= len(outcomeNames) {
+		return fmt.Sprintf("outcome(%d)", int(o))
+	}
+	return outcomeNames[o]
+}
+
+// MarshalText encodes the outcome as its name.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText decodes an outcome name.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for i, n := range outcomeNames {
+		if strings.EqualFold(string(b), n) {
+			*o = Outcome(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown outcome %q", b)
+}
+
+// Worst merges two outcomes.
+func Worst(a, b Outcome) Outcome {
+	if b > a {
+		return b
+	}
+	return a
+}
+
+// Verdict kinds.
+const (
+	KindAssert   = "assert"
+	KindExpect   = "expect"
+	KindBaseline = "baseline"
+)
+
+// Verdict is the outcome of one test derived from the spec or a baseline:
+// an assert block, one cell of an expect block, or one baseline comparison.
+type Verdict struct {
+	// Test is the full test name, e.g. "qwen/assert/decode_8k_64" or
+	// "qwen/expect/decode_total_tps/ctx=8K/conc=64".
+	Test    string  `json:"test"`
+	Kind    string  `json:"kind"` // KindAssert, KindExpect or KindBaseline
+	Outcome Outcome `json:"outcome"`
+	// Rule is the condition as written in the spec (assert), or the rule
+	// derived from an expect/baseline ("total_tps >= 5800 (6018.4 - 5%)").
+	Rule string `json:"rule,omitempty"`
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	// Message is the author's error_message, or a one-line summary.
+	Message string `json:"message,omitempty"`
+	// Details are the values read, one per line, e.g.
+	// `decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)`.
+	Details []string `json:"details,omitempty"`
+	// Cells are the cells the test read.
+	Cells []CellRef `json:"cells,omitempty"`
+	// Infra is set on an Error caused by a missing measurement (a cell over
+	// capacity, errored or not measured); it maps to exit code 3.
+	Infra bool `json:"infra,omitempty"`
+}

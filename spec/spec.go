@@ -1,0 +1,148 @@
+// Package spec turns slogate's HCL spec files into a validated Spec: the
+// servers to launch, the measurement settings, the prefill contexts, the decode
+// matrices, and the assert/expect blocks. Every problem is an hcl.Diagnostic
+// with a source range; every decoded struct keeps its own range.
+package spec
+
+import (
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/slogate/slogate/result"
+)
+
+// Spec is one parsed and validated spec file.
+type Spec struct {
+	// Filename is the path of the spec as given by the user.
+	Filename string
+	// Files holds the parsed sources (for diagnostics with snippets).
+	Files map[string]*hcl.File
+
+	Servers   []*Server
+	Measure   *Measure // never nil after Load: defaults applied
+	Prefill   *Prefill // nil when the spec has no prefill block
+	Matrices  []*Matrix
+	Asserts   []*Assert
+	Expects   []*Expect
+	Variables []*Variable
+
+	// EvalContext holds the functions (env, file, cty stdlib) and the "var"
+	// object. assert evaluates conditions in a child of it.
+	EvalContext *hcl.EvalContext
+}
+
+// Server is one `server "NAME"` block: how to launch an inference server.
+type Server struct {
+	Name                 string
+	Command              string // default "vllm"
+	Model                string
+	ServedModelName      string // "" when unset; ServedName falls back to Model
+	TensorParallelSize   *int
+	PipelineParallelSize *int
+	DataParallelSize     *int
+	EnableExpertParallel *bool
+	MaxModelLen          *int
+	GPUMemoryUtilization *float64
+	MaxNumBatchedTokens  *int
+	MaxNumSeqs           *int
+	AttentionBackend     string
+	KVCacheDtype         string
+	EnablePrefixCaching  *bool
+	// KVCacheTokens overrides the KV capacity when neither /metrics nor the
+	// server log tells it.
+	KVCacheTokens *int64
+	Speculative   *Speculative
+	Args          []string
+	Env           map[string]string
+	APIKey        string // never printed: see RedactedArgv
+	Host          string // default "0.0.0.0"
+	Port          int    // default 8000
+	ReadyTimeout  time.Duration
+	// Labels are free-form facts shown in reports (quantization, gpu, build…).
+	Labels map[string]string
+
+	DeclRange hcl.Range
+}
+
+// Speculative is the `speculative` block, rendered as --speculative-config JSON.
+type Speculative struct {
+	Method               string
+	Model                string
+	NumSpeculativeTokens *int
+	// Config holds any other key of vLLM's speculative config, as JSON values.
+	Config map[string]any
+
+	DeclRange hcl.Range
+}
+
+// Measure is the `measure` block.
+type Measure struct {
+	Duration     time.Duration // default 30s
+	DurationText string        // as written, e.g. "30s"
+	MaxOutput    int           // default 4096
+	Endpoint     string        // "completions" (default) or "chat"
+	Repeat       int           // default 1
+
+	DeclRange hcl.Range
+}
+
+// Prefill is the `prefill` block.
+type Prefill struct {
+	Contexts []int // in tokens, in the order written
+
+	DeclRange hcl.Range
+}
+
+// Matrix is a `matrix "LABEL"` block: sustained decode over contexts × concurrency.
+type Matrix struct {
+	Label       string // the name used in expressions: decode["8K"][64]
+	Contexts    []int
+	Concurrency []int
+
+	DeclRange hcl.Range
+}
+
+// Assert is an `assert "NAME"` block.
+type Assert struct {
+	Name         string
+	Condition    hcl.Expression
+	ErrorMessage string
+	// Cells are the cells the condition reads, found statically from its
+	// traversals, in order of first appearance.
+	Cells []result.CellRef
+	// ReadsServer is true when the condition reads the `server` object.
+	ReadsServer bool
+
+	DeclRange hcl.Range
+}
+
+// Expect is an `expect "NAME"` block: a whole expected matrix for one metric.
+type Expect struct {
+	Name      string
+	Matrix    string // matrix label, default "decode"; "prefill" for a prefill row
+	Metric    string
+	Tolerance float64 // fraction, default 0.05
+	Rows      []ExpectRow
+
+	DeclRange hcl.Range
+}
+
+// ExpectRow is one context's row of an expect block. For a decode matrix the
+// values line up with the matrix's concurrency list; a null value means "no
+// expectation" (e.g. an over-capacity cell). For prefill there is one value.
+type ExpectRow struct {
+	Context int
+	Values  []*float64
+
+	Range hcl.Range
+}
+
+// Variable is a `variable "NAME"` block.
+type Variable struct {
+	Name        string
+	Description string
+	Type        string // "string", "number", "bool" or "" (any)
+
+	DeclRange hcl.Range
+}
