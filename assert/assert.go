@@ -14,3 +14,12 @@ import (
 func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results) []result.Verdict {
 	return nil
 }
+
+// CompareBaseline compares every decode and prefill cell of res with the same
+// cell of base and returns one verdict per compared cell, named
+// "<server>/baseline/decode/ctx=8K/conc=64". tolerance is a fraction (0.05).
+//
+// TODO(issue 5): not implemented yet; returns no verdicts.
+func CompareBaseline(base, res *result.Results, tolerance float64) []result.Verdict {
+	return nil
+}
