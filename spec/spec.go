@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/slogate/slogate/result"
 )
@@ -143,6 +144,13 @@ type Variable struct {
 	Name        string
 	Description string
 	Type        string // "string", "number", "bool" or "" (any)
+	// TypeConstraint is the declared type (cty.DynamicPseudoType when none).
+	TypeConstraint cty.Type
+	// Default is the default value; cty.NilVal when the variable has none.
+	Default cty.Value
+	// Value is the value in force: the -var value converted to the declared
+	// type, else Default. It is what `var.NAME` reads.
+	Value cty.Value
 
 	DeclRange hcl.Range
 }

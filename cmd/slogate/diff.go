@@ -2,11 +2,121 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"strings"
 
+	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/result"
 )
 
+// cmdDiff is `slogate diff [-tolerance 5%] [-metric a,b] A.json B.json`: it
+// prints, per metric, the matrices of both runs with the relative change per
+// cell and exits 1 when any cell regressed beyond the tolerance.
 func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	return exit.With(exit.Usage, errNotYet)
+	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tolerance := fs.String("tolerance", "5%", "relative change allowed before a cell counts as changed, as `PCT` (\"5%\" or \"0.05\")")
+	metrics := fs.String("metric", "", "comma-separated `METRICS` to compare (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: slogate diff [-tolerance 5%] [-metric total_tps,ttft_ms] A.json B.json")
+		fmt.Fprintln(stderr, "Compare two results files cell by cell: A is the reference, B the new run.")
+		fmt.Fprintln(stderr, "Exit 0 when no cell regressed beyond the tolerance, 1 when one did, 2 on bad usage.")
+		fs.PrintDefaults()
+	}
+	files, err := parseFlagsAnywhere(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return exit.Quiet(exit.Usage)
+	}
+	if len(files) != 2 {
+		fs.Usage()
+		return exit.Usagef("diff: want two results files (A.json B.json), got %d", len(files))
+	}
+	tol, err := compare.ParsePercent(*tolerance)
+	if err != nil {
+		return exit.Usagef("diff: -tolerance: %v", err)
+	}
+	var names []string
+	for _, n := range strings.Split(*metrics, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if err := compare.CheckMetrics(names); err != nil {
+		return exit.Usagef("diff: -metric: %v", err)
+	}
+	a, err := result.Read(files[0])
+	if err != nil {
+		return exit.Usagef("diff: %v", err)
+	}
+	b, err := result.Read(files[1])
+	if err != nil {
+		return exit.Usagef("diff: %v", err)
+	}
+	tables, err := compare.Compare(a, b, compare.Options{Tolerance: tol, Metrics: names})
+	if err != nil {
+		return exit.Usagef("diff: %v", err)
+	}
+	fmt.Fprintf(stdout, "A: %s\n", describeRun(files[0], a))
+	fmt.Fprintf(stdout, "B: %s\n\n", describeRun(files[1], b))
+	if len(tables) == 0 {
+		fmt.Fprintln(stdout, "no cells to compare: neither run has measured cells")
+		return nil
+	}
+	if err := compare.Render(stdout, tables); err != nil {
+		return exit.Infraf("diff: writing output: %w", err)
+	}
+	s := compare.Summarize(tables)
+	fmt.Fprintf(stdout, "\n%d regressed, %d improved, %d unchanged, %d not significant, %d on one side only\n",
+		s[compare.Regressed], s[compare.Improved], s[compare.Unchanged], s[compare.NotSignificant], s[compare.OnlyA]+s[compare.OnlyB])
+	if compare.AnyRegressed(tables) {
+		return exit.Quiet(exit.Fail)
+	}
+	return nil
+}
+
+// describeRun is one line naming a run: file, server, model, version, start.
+func describeRun(path string, r *result.Results) string {
+	parts := []string{r.Server.Name}
+	if r.Server.Model != "" {
+		parts = append(parts, r.Server.Model)
+	}
+	if r.Server.Version != "" {
+		parts = append(parts, "vLLM "+r.Server.Version)
+	}
+	if r.Server.Simulated {
+		parts = append(parts, "simulated")
+	}
+	if !r.Started.IsZero() {
+		parts = append(parts, r.Started.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	return path + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// parseFlagsAnywhere parses fs from args allowing flags after the positional
+// arguments too (`slogate diff A.json B.json -tolerance 5%`), which the
+// flag package alone stops at. "--" ends flag parsing. It returns the
+// positional arguments in order.
+func parseFlagsAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }

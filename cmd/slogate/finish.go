@@ -1,9 +1,17 @@
 package main
 
 import (
-	"time"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/slogate/slogate/assert"
+	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
@@ -17,28 +25,216 @@ type finishConfig struct {
 	Baseline *result.Results // nil unless -baseline was given
 	// Tolerance for baseline comparisons, as a fraction.
 	Tolerance float64
-	OutDir    string
-	Stream    report.TestStream
+	// OutDir receives results.json, report.md, report.html and junit.xml;
+	// "" writes no files.
+	OutDir string
+	Stream report.TestStream
+	// Keep selects the verdicts to report by full test name (-run); nil keeps all.
+	Keep func(test string) bool
+	// Getenv reads the environment (os.Getenv when nil). The CI conveniences
+	// read GITHUB_STEP_SUMMARY and GITHUB_ACTIONS through it.
+	Getenv func(string) string
+	// Stdout and Stderr receive GitHub Actions annotations: Stdout normally,
+	// Stderr under -json (JSON is true), so the event stream stays pure.
+	// Either may be nil: no annotations are printed then.
+	Stdout, Stderr io.Writer
+	JSON           bool
 }
 
 // finishServer evaluates the spec's assert/expect blocks and the baseline
 // comparison against the measured results, streams each verdict as a test,
-// and writes the reports into OutDir. It returns the merged outcome.
+// writes results.json (with the verdicts), report.md, report.html and
+// junit.xml into OutDir, and serves the CI conveniences (GitHub step summary,
+// ::error annotations). It returns the merged outcome of the verdicts; the
+// error is an infrastructure error (exit 3) when a report could not be
+// written, and the verdicts are streamed and saved as far as possible anyway.
 func finishServer(fc finishConfig) (result.Outcome, error) {
 	res := fc.Results
-	res.Verdicts = assert.Evaluate(fc.Spec, fc.Server, res)
-	if fc.Baseline != nil {
-		res.Verdicts = append(res.Verdicts, assert.CompareBaseline(fc.Baseline, res, fc.Tolerance)...)
+	getenv := fc.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	for _, v := range res.Verdicts {
-		fc.Stream.Run(v.Test)
-		for _, d := range v.Details {
-			fc.Stream.Output(v.Test, d)
+	var verdicts []result.Verdict
+	if fc.Spec != nil && fc.Server != nil {
+		verdicts = append(verdicts, assert.Evaluate(fc.Spec, fc.Server, res)...)
+	}
+	if fc.Baseline != nil {
+		verdicts = append(verdicts, assert.CompareBaseline(fc.Baseline, res, fc.Tolerance)...)
+	}
+	res.Verdicts = res.Verdicts[:0]
+	for _, v := range verdicts {
+		if fc.Keep == nil || fc.Keep(v.Test) {
+			res.Verdicts = append(res.Verdicts, v)
 		}
-		if v.Message != "" && v.Outcome >= result.Fail {
-			fc.Stream.Output(v.Test, "    "+v.Message)
+	}
+	if fc.Stream != nil {
+		for _, v := range res.Verdicts {
+			streamVerdict(fc.Stream, v)
 		}
-		fc.Stream.End(v.Test, v.Outcome, 0*time.Second)
+	}
+
+	var errs []error
+	if fc.OutDir != "" {
+		errs = append(errs, writeReports(fc.OutDir, res))
+	}
+	if path := getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		if err := appendStepSummary(path, res); err != nil && fc.Stream != nil {
+			// A summary is a convenience: warn, never fail the run for it.
+			fc.Stream.Log("slogate: warning: GITHUB_STEP_SUMMARY: " + err.Error())
+		}
+	}
+	if getenv("GITHUB_ACTIONS") == "true" {
+		w := fc.Stdout
+		if fc.JSON {
+			w = fc.Stderr
+		}
+		if w != nil {
+			writeAnnotations(w, res.Verdicts)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return res.Outcome(), exit.With(exit.Infra, err)
 	}
 	return res.Outcome(), nil
+}
+
+// streamVerdict reports one verdict as a test: its detail lines (the first
+// one prefixed with the rule's file:line when the test did not pass, as go
+// test prefixes t.Errorf), the author's message indented below, then the end.
+func streamVerdict(s report.TestStream, v result.Verdict) {
+	s.Run(v.Test)
+	details := v.Details
+	if v.Outcome >= result.Fail {
+		where := v.File
+		if where != "" && v.Line > 0 {
+			where += ":" + strconv.Itoa(v.Line)
+		}
+		switch {
+		case where == "":
+		case len(details) == 0:
+			details = []string{where + ": " + v.Rule}
+		default:
+			details = append([]string{where + ": " + details[0]}, details[1:]...)
+		}
+	}
+	for _, d := range details {
+		s.Output(v.Test, d)
+	}
+	if v.Message != "" && v.Outcome >= result.Skip && !containsLine(details, v.Message) {
+		s.Output(v.Test, "    "+v.Message)
+	}
+	s.End(v.Test, v.Outcome, 0)
+}
+
+func containsLine(lines []string, s string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeReports writes results.json, report.md, report.html and junit.xml
+// into dir, each atomically; it tries every file and joins the errors.
+func writeReports(dir string, res *result.Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	var errs []error
+	if err := res.Write(filepath.Join(dir, "results.json")); err != nil {
+		errs = append(errs, fmt.Errorf("writing results.json: %w", err))
+	} else {
+		shareable(filepath.Join(dir, "results.json"))
+	}
+	render := func(name string, f func(io.Writer) error) {
+		var b bytes.Buffer
+		if err := f(&b); err != nil {
+			errs = append(errs, fmt.Errorf("rendering %s: %w", name, err))
+			return
+		}
+		if err := result.WriteFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
+			errs = append(errs, fmt.Errorf("writing %s: %w", name, err))
+			return
+		}
+		shareable(filepath.Join(dir, name))
+	}
+	render("report.md", func(w io.Writer) error { return report.WriteMarkdown(w, res) })
+	render("report.html", func(w io.Writer) error { return report.WriteHTML(w, res) })
+	render("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, []*result.Results{res}) })
+	return errors.Join(errs...)
+}
+
+// writeJUnitFile writes one JUnit document covering every server of every
+// spec of the run (-junit FILE). An unwritable path is an infrastructure
+// error (exit 3) naming the file.
+func writeJUnitFile(path string, runs []*result.Results) error {
+	var b bytes.Buffer
+	if err := report.WriteJUnit(&b, runs); err != nil {
+		return exit.Infraf("rendering JUnit: %v", err)
+	}
+	if err := result.WriteFileAtomic(path, b.Bytes()); err != nil {
+		return exit.Infraf("writing -junit file %s: %v (does its folder exist?)", path, err)
+	}
+	shareable(path)
+	return nil
+}
+
+// shareable makes a written report readable by everyone (0644):
+// result.WriteFileAtomic creates files 0600 through os.CreateTemp, and
+// reports are meant to be published as CI artifacts. Best effort.
+func shareable(path string) { _ = os.Chmod(path, 0o644) }
+
+// appendStepSummary appends the Markdown summary of res to the GitHub
+// Actions job summary file.
+func appendStepSummary(path string, res *result.Results) error {
+	var b bytes.Buffer
+	if err := report.WriteSummary(&b, res); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b.Bytes())
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}
+
+// writeAnnotations prints a GitHub Actions ::error command for every failed
+// or errored verdict, pointing at the rule's file and line.
+func writeAnnotations(w io.Writer, verdicts []result.Verdict) {
+	for _, v := range verdicts {
+		if v.Outcome < result.Fail {
+			continue
+		}
+		var props []string
+		if v.File != "" {
+			props = append(props, "file="+ghProperty(v.File))
+			if v.Line > 0 {
+				props = append(props, "line="+strconv.Itoa(v.Line))
+			}
+		}
+		props = append(props, "title="+ghProperty(v.Test))
+		msg := append([]string(nil), v.Details...)
+		if v.Message != "" && !containsLine(msg, v.Message) {
+			msg = append(msg, v.Message)
+		}
+		if len(msg) == 0 {
+			msg = []string{v.Outcome.String()}
+		}
+		fmt.Fprintf(w, "::error %s::%s\n", strings.Join(props, ","), ghData(strings.Join(msg, "\n")))
+	}
+}
+
+// ghData escapes a workflow command's message (GitHub's escapeData).
+func ghData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+// ghProperty escapes a workflow command property (GitHub's escapeProperty).
+func ghProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }

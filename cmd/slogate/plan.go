@@ -2,11 +2,186 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/plan"
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
 )
 
+// planJSON is the document `slogate plan -format json` prints.
+type planJSON struct {
+	Servers []planServerJSON `json:"servers"`
+}
+
+// planServerJSON is one server's plan: its launch (API key redacted), the
+// cells in measurement order, what each assertion reads, and the estimate.
+type planServerJSON struct {
+	Name       string              `json:"name"`
+	Spec       string              `json:"spec"`
+	Argv       []string            `json:"argv"`
+	Env        map[string]string   `json:"env"`
+	Command    string              `json:"command"` // argv and env as one shell line
+	Cells      []result.CellRef    `json:"cells"`
+	Assertions []planAssertionJSON `json:"assertions"`
+	Estimated  int64               `json:"estimated_s"`
+}
+
+// planAssertionJSON is one assert or expect block and the cells it reads.
+type planAssertionJSON struct {
+	Name  string           `json:"name"`
+	Kind  string           `json:"kind"` // "assert" or "expect"
+	Test  string           `json:"test"` // full test name, as -run matches it
+	Cells []result.CellRef `json:"cells"`
+}
+
+// cmdPlan is `slogate plan [-format text|json] [-var NAME=VALUE]... [-run
+// REGEX] SPEC...`: per server, the launch command and env, the cells to
+// measure in order, which assertion needs which cells, and an estimate of
+// the measuring time (server start-up excluded).
 func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	return exit.With(exit.Usage, errNotYet)
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var vars spec.Vars
+	fs.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
+	format := fs.String("format", "text", "output `format`: text or json")
+	runFlag := fs.String("run", "", "keep only the cells and assertions whose test name matches `REGEX`")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: slogate plan [-format text|json] [-var NAME=VALUE]... [-run REGEX] SPEC...")
+		fmt.Fprintln(stderr, "Print each server's launch command, the cells to measure in order, the cells each assertion needs, and an estimated duration.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return exit.Quiet(exit.Usage)
+	}
+	if *format != "text" && *format != "json" {
+		return exit.Usagef("plan: -format is text or json, not %q", *format)
+	}
+	var keep *regexp.Regexp
+	if *runFlag != "" {
+		re, err := regexp.Compile(*runFlag)
+		if err != nil {
+			return exit.Usagef("plan: -run: %v", err)
+		}
+		keep = re
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exit.Usagef("plan: no SPEC given")
+	}
+	specs, err := loadSpecs(stderr, fs.Args(), vars)
+	if err != nil {
+		return err
+	}
+	doc := planJSON{Servers: []planServerJSON{}}
+	for _, sp := range specs {
+		for _, srv := range sp.Servers {
+			doc.Servers = append(doc.Servers, serverPlan(sp, srv, plan.New(sp, srv, keep)))
+		}
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return exit.With(exit.Infra, enc.Encode(doc))
+	}
+	for i, s := range doc.Servers {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		writePlanText(stdout, s)
+	}
+	return nil
+}
+
+func serverPlan(sp *spec.Spec, srv *spec.Server, p *plan.Plan) planServerJSON {
+	env := srv.Env
+	if env == nil {
+		env = map[string]string{}
+	}
+	out := planServerJSON{
+		Name:       srv.Name,
+		Spec:       sp.Filename,
+		Argv:       srv.RedactedArgv(),
+		Env:        env,
+		Command:    spec.ShellCommand(srv.Env, srv.RedactedArgv()),
+		Cells:      p.Cells(),
+		Assertions: []planAssertionJSON{},
+		Estimated:  int64(math.Round(p.Estimated.Seconds())),
+	}
+	if out.Cells == nil {
+		out.Cells = []result.CellRef{}
+	}
+	for _, a := range p.Asserts {
+		out.Assertions = append(out.Assertions, planAssertionJSON{
+			Name: a.Name, Kind: "assert", Test: plan.AssertTestName(srv.Name, a.Name), Cells: nonNil(a.Cells),
+		})
+	}
+	for _, e := range p.Expects {
+		out.Assertions = append(out.Assertions, planAssertionJSON{
+			Name: e.Name, Kind: "expect", Test: srv.Name + "/expect/" + e.Name, Cells: nonNil(plan.ExpectCells(sp, e)),
+		})
+	}
+	return out
+}
+
+func nonNil(c []result.CellRef) []result.CellRef {
+	if c == nil {
+		return []result.CellRef{}
+	}
+	return c
+}
+
+// writePlanText prints one server's plan for a person.
+func writePlanText(w io.Writer, s planServerJSON) {
+	fmt.Fprintf(w, "server %s (%s)\n", s.Name, s.Spec)
+	fmt.Fprintf(w, "  launch: %s\n", s.Command)
+	if len(s.Env) > 0 {
+		fmt.Fprintf(w, "  env:   ")
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+			fmt.Fprintf(w, " %s", spec.ShellQuote(k+"="+s.Env[k]))
+		}
+		fmt.Fprintln(w)
+	}
+	est := time.Duration(s.Estimated) * time.Second
+	fmt.Fprintf(w, "  cells: %d, in order:\n", len(s.Cells))
+	for _, c := range s.Cells {
+		fmt.Fprintf(w, "    %s\n", c.TestName(s.Name))
+	}
+	if len(s.Assertions) > 0 {
+		fmt.Fprintln(w, "  assertions:")
+		for _, a := range s.Assertions {
+			fmt.Fprintf(w, "    %s  needs %s\n", a.Test, cellSummary(a.Cells))
+		}
+	}
+	fmt.Fprintf(w, "  estimated: %s (measurements only; server start-up not included)\n", est)
+}
+
+// cellSummary names up to four cells, else counts them.
+func cellSummary(cells []result.CellRef) string {
+	switch {
+	case len(cells) == 0:
+		return "no cells (reads the server only)"
+	case len(cells) <= 4:
+		names := make([]string, len(cells))
+		for i, c := range cells {
+			names[i] = c.Name()
+		}
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%d cells (%s … %s)", len(cells), cells[0].Name(), cells[len(cells)-1].Name())
 }

@@ -2,11 +2,339 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/plan"
+	"github.com/slogate/slogate/report"
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/runner"
+	"github.com/slogate/slogate/spec"
 )
 
-func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	return exit.With(exit.Usage, errNotYet)
+// runFlags are the flags of `slogate run` (DESIGN §2).
+type runFlags struct {
+	verbose   bool
+	json      bool
+	run       string
+	out       string
+	junit     string
+	vars      spec.Vars
+	endpoint  string
+	sim       bool
+	duration  time.Duration
+	baseline  string
+	timeout   time.Duration
+	tolerance string
 }
+
+// cmdRun is `slogate run [flags] SPEC...`: for every server of every spec,
+// boot (or reach) it, measure the plan, evaluate the assertions, report.
+func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&f.verbose, "v", false, "verbose: print every cell's full metric line")
+	fs.BoolVar(&f.json, "json", false, "print a test2json event stream on stdout (for gotestsum), nothing else")
+	fs.StringVar(&f.run, "run", "", "measure only cells and assertions whose full test name matches `REGEX` (unanchored, not split at slashes)")
+	fs.StringVar(&f.out, "out", "", "results `DIR` (default slogate-out/<server-name>; with several servers, DIR/<server-name>)")
+	fs.StringVar(&f.junit, "junit", "", "also write one JUnit XML `FILE` for the whole run")
+	fs.Var(&f.vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
+	fs.StringVar(&f.endpoint, "endpoint", "", "measure the already running server at `URL` (no boot, no stop)")
+	fs.BoolVar(&f.sim, "sim", false, "launch the built-in simulator with the spec's argv instead of the server command")
+	fs.DurationVar(&f.duration, "duration", 0, "override measure.duration, the window of each decode cell (e.g. 2s)")
+	fs.StringVar(&f.baseline, "baseline", "", "compare every cell against a previous `RESULTS.json`")
+	fs.StringVar(&f.tolerance, "tolerance", "5%", "allowed regression against -baseline (5% or 0.05)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "bound the whole run (0 = no bound); exceeding it is an infrastructure error (exit 3)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: slogate run [flags] SPEC...")
+		fmt.Fprintln(stderr, "Boot each server of each spec, measure prefill and sustained decode, check the assertions, report.")
+		fmt.Fprintln(stderr, "Exit codes: 0 pass, 1 assertion or baseline failed, 2 usage or invalid spec, 3 infrastructure error, 130/143 interrupted.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return exit.Quiet(exit.Usage)
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exit.Usagef("run: no SPEC given")
+	}
+	var keep *regexp.Regexp
+	if f.run != "" {
+		re, err := regexp.Compile(f.run)
+		if err != nil {
+			return exit.Usagef("-run: %v", err)
+		}
+		keep = re
+	}
+	if f.sim && f.endpoint != "" {
+		return exit.Usagef("-sim and -endpoint exclude each other: -sim launches a simulator, -endpoint measures a server already running")
+	}
+	if f.duration < 0 {
+		return exit.Usagef("-duration must be positive")
+	}
+	tol, err := parseTolerance(f.tolerance)
+	if err != nil {
+		return err
+	}
+	var base *result.Results
+	if f.baseline != "" {
+		if base, err = result.Read(f.baseline); err != nil {
+			return exit.Usagef("-baseline: %v", err)
+		}
+	}
+	specs, err := loadSpecs(stderr, fs.Args(), f.vars)
+	if err != nil {
+		return err
+	}
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, f.timeout,
+			exit.Infraf("the run took longer than -timeout %v and was stopped", f.timeout))
+		defer cancel()
+	}
+	servers := 0
+	for _, sp := range specs {
+		servers += len(sp.Servers)
+	}
+
+	var all []*result.Results
+	worst := result.Pass
+	infra := false
+	var firstErr error
+	for _, sp := range specs {
+		if f.duration > 0 {
+			m := *sp.Measure
+			m.Duration, m.DurationText = f.duration, f.duration.String()
+			sp.Measure = &m
+		}
+		var stream report.TestStream
+		if f.json {
+			stream = report.NewJSONStream(stdout, sp.Filename)
+		} else {
+			stream = report.NewConsole(stdout, sp.Filename, report.ConsoleOptionsFor(stdout, nil))
+		}
+		specStart := time.Now()
+		specWorst := result.Pass
+		for _, srv := range sp.Servers {
+			res, outcome, err := runServer(ctx, sp, srv, keep, f, tol, base, stream, stdout, stderr, servers)
+			if res != nil {
+				all = append(all, res)
+			}
+			specWorst = result.Worst(specWorst, outcome)
+			if err != nil {
+				specWorst = result.Worst(specWorst, result.Error)
+				if firstErr == nil {
+					firstErr = err
+				}
+				if exit.Code(err) == exit.Infra {
+					infra = true
+				}
+				if ctx.Err() != nil {
+					break // interrupted or -timeout: no further server
+				}
+			}
+			if res != nil {
+				for _, v := range res.Verdicts {
+					if v.Infra && v.Outcome == result.Error {
+						infra = true
+					}
+				}
+			}
+		}
+		stream.Finish(specWorst, time.Since(specStart))
+		worst = result.Worst(worst, specWorst)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if f.junit != "" {
+		if err := writeJUnitFile(f.junit, all); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	switch {
+	case firstErr != nil:
+		return firstErr
+	case infra:
+		return exit.Quiet(exit.Infra)
+	case worst >= result.Fail:
+		return exit.Quiet(exit.Fail)
+	}
+	return nil
+}
+
+// runServer measures one server and finishes it (verdicts, reports). The
+// error is the run's infrastructure error or interruption; the outcome is
+// that of the verdicts.
+func runServer(ctx context.Context, sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp, f runFlags, tol float64,
+	base *result.Results, stream report.TestStream, stdout, stderr io.Writer, servers int) (*result.Results, result.Outcome, error) {
+	out := f.out
+	switch {
+	case out == "":
+		out = filepath.Join("slogate-out", srv.Name)
+	case servers > 1:
+		out = filepath.Join(out, srv.Name)
+	}
+	p := plan.New(sp, srv, keep)
+	obs := &streamObserver{s: stream, server: srv.Name, verbose: f.verbose || f.json}
+	if len(p.Steps) == 0 {
+		stream.Log(fmt.Sprintf("%s: nothing to measure (no cell matches -run %q)", srv.Name, f.run))
+	} else {
+		stream.Log(fmt.Sprintf("%s: %d cells, estimated %s (server start-up not included); results in %s",
+			srv.Name, len(p.Cells()), p.Estimated.Round(time.Second), out))
+	}
+	res, runErr := runner.Run(ctx, runner.Config{
+		Spec: sp, Server: srv, Plan: p, OutDir: out, Endpoint: f.endpoint, Sim: f.sim,
+		Tool: version, Observer: obs,
+	})
+	obs.abort(runErr)
+	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode) == 0 {
+		// Nothing measured (the server never came up): no verdicts to give.
+		return res, result.Error, runErr
+	}
+	// Only the kept assertions and expect cells are evaluated and reported.
+	keepTest := func(test string) bool { return keep == nil || keep.MatchString(test) }
+	outcome, ferr := finishServer(finishConfig{
+		Spec: sp, Server: srv, Results: res, Baseline: base, Tolerance: tol, OutDir: out,
+		Stream: stream, Keep: keepTest, Stdout: stdout, Stderr: stderr, JSON: f.json,
+	})
+	if runErr != nil {
+		return res, outcome, runErr
+	}
+	return res, outcome, ferr
+}
+
+// parseTolerance reads "5%" or "0.05".
+func parseTolerance(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil || v < 0 {
+		return 0, exit.Usagef("-tolerance %q: write a percentage like 5%% or a fraction like 0.05", s)
+	}
+	if pct {
+		v /= 100
+	}
+	return v, nil
+}
+
+// streamObserver adapts the runner's events to a report.TestStream: each
+// cell is a test, PASS when measured, SKIP when over capacity, FAIL when it
+// could not be measured.
+type streamObserver struct {
+	s       report.TestStream
+	server  string
+	verbose bool
+	open    string // the test announced and not yet ended
+	started time.Time
+}
+
+func (o *streamObserver) Log(line string) { o.s.Log(line) }
+
+func (o *streamObserver) CellStart(ref result.CellRef) {
+	o.open = ref.TestName(o.server)
+	o.started = time.Now()
+	o.s.Run(o.open)
+}
+
+func (o *streamObserver) Progress(p runner.Progress) {
+	o.s.Progress(report.Progress{Test: p.Cell.TestName(o.server), Elapsed: p.Elapsed, Window: p.Window,
+		Phase: p.Phase, TPS: p.TPS, CellsDone: p.CellsDone, Cells: p.Cells, ETA: p.ETA})
+}
+
+func (o *streamObserver) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
+	test := c.Ref().TestName(o.server)
+	if c.Status == result.StatusError {
+		o.s.Output(test, "error: "+c.Reason)
+		o.end(test, result.Error, elapsed)
+		return
+	}
+	o.s.Output(test, fmt.Sprintf("%s tok/s prefill · TTFT %s ms (cold)", num(c.TPS, 1), num(c.TTFTMs, 0)))
+	if o.verbose {
+		o.s.Output(test, fmt.Sprintf("tps=%g ttft_ms=%g", c.TPS, c.TTFTMs))
+	}
+	o.end(test, result.Pass, elapsed)
+}
+
+func (o *streamObserver) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
+	test := c.Ref().TestName(o.server)
+	if o.open != test { // over-capacity cells are announced here
+		o.s.Run(test)
+	}
+	switch c.Status {
+	case result.StatusOverCapacity:
+		o.s.Output(test, "over capacity, not run: "+c.Reason)
+		o.end(test, result.Skip, 0)
+		return
+	case result.StatusError:
+		o.s.Output(test, "error: "+c.Reason)
+		o.end(test, result.Error, elapsed)
+		return
+	}
+	line := fmt.Sprintf("%s tok/s total · %s tok/s/request · TTFT %s ms · TBT %s ms · %s",
+		num(c.TotalTPS, 1), num(c.PerRequestTPS, 1), num(c.TTFTMs, 0), num(c.TBTMs, 2), c.Status)
+	if c.Status == result.StatusQueued && c.Reason != "" {
+		line += " (" + c.Reason + ")"
+	}
+	o.s.Output(test, line)
+	if o.verbose {
+		o.s.Output(test, report.DecodeMetrics(&c))
+	}
+	for _, w := range c.Warnings {
+		o.s.Output(test, "warning: "+w)
+	}
+	o.end(test, result.Pass, elapsed)
+}
+
+func (o *streamObserver) end(test string, out result.Outcome, elapsed time.Duration) {
+	o.s.End(test, out, elapsed)
+	o.open = ""
+}
+
+// abort closes the test that was running when the run stopped.
+func (o *streamObserver) abort(err error) {
+	if o.open == "" || err == nil {
+		return
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	o.s.Output(o.open, "not measured: "+msg)
+	o.end(o.open, result.Error, time.Since(o.started))
+}
+
+// num formats v with prec decimals and thousands separators.
+func num(v float64, prec int) string {
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	intPart, frac := s, ""
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		intPart, frac = s[:i], s[i:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(intPart[i])
+	}
+	return b.String() + frac
+}
+

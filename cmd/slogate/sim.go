@@ -4,9 +4,10 @@ import (
 	"context"
 	"io"
 
-	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/sim"
 )
 
+// cmdSim runs the built-in vLLM-compatible simulator (`slogate sim serve MODEL …`).
 func cmdSim(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	return exit.With(exit.Usage, errNotYet)
+	return sim.Main(ctx, stdout, stderr, args)
 }

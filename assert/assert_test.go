@@ -1,0 +1,279 @@
+package assert
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+func ptr(v float64) *float64 { return &v }
+
+// fixture is a measured run of server "qwen": decode matrix 8K,16K × 1,64,128
+// with 8K/128 over capacity, 16K/1 errored and 16K/64, 16K/128 absent;
+// prefill 8K and 16K, and 32K in the spec but not measured.
+func fixture() (*spec.Spec, *result.Results) {
+	sp := &spec.Spec{
+		Matrices: []*spec.Matrix{{Label: "decode", Contexts: []int{8192, 16384}, Concurrency: []int{1, 64, 128}}},
+		Prefill:  &spec.Prefill{Contexts: []int{8192, 16384, 32768}},
+	}
+	res := &result.Results{
+		Schema: result.Schema,
+		Server: result.Server{Name: "qwen", Model: "Qwen/Qwen3.5-4B", ServedModel: "qwen", Version: "0.11.0", KVCacheTokens: 1_000_000},
+		Prefill: []result.PrefillCell{
+			{Context: 8192, Status: result.StatusValid, TPS: 40000, TTFTMs: 204.8},
+			{Context: 16384, Status: result.StatusValid, TPS: 38000, TTFTMs: 431.2},
+		},
+		Decode: []result.DecodeCell{
+			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 408.2, TTFTMs: 50, TBTMs: 2.4},
+			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid, TotalTPS: 5421.3, TTFTMs: 310, TBTMs: 11.8},
+			{Matrix: "decode", Context: 8192, Concurrency: 128, Status: result.StatusOverCapacity},
+			{Matrix: "decode", Context: 16384, Concurrency: 1, Status: result.StatusError, Reason: "HTTP 500 from /v1/completions"},
+		},
+	}
+	return sp, res
+}
+
+// withAssert parses one assert block the way a spec file holds it, so the
+// condition has real source ranges, and adds it to sp.
+func withAssert(t *testing.T, sp *spec.Spec, name, cond, msg string) {
+	t.Helper()
+	src := fmt.Sprintf("assert %q {\n  condition     = %s\n  error_message = %q\n}\n", name, cond, msg)
+	f, diags := hclsyntax.ParseConfig([]byte(src), "specs/qwen.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatalf("parsing %s: %v", cond, diags)
+	}
+	sp.Files = map[string]*hcl.File{"specs/qwen.hcl": f}
+	blk := f.Body.(*hclsyntax.Body).Blocks[0]
+	sp.Asserts = append(sp.Asserts, &spec.Assert{
+		Name:         name,
+		Condition:    blk.Body.Attributes["condition"].Expr,
+		ErrorMessage: msg,
+		DeclRange:    blk.DefRange(),
+	})
+}
+
+func TestEvaluateAssert(t *testing.T) {
+	const msg = "decode throughput at 8K x 64 fell below 6,000 tok/s"
+	tests := []struct {
+		name    string
+		cond    string
+		outcome result.Outcome
+		infra   bool
+		message string // "" = the error_message
+		details []string
+	}{
+		{
+			name: "pass", cond: `decode["8K"][64].total_tps >= 5000`, outcome: result.Pass,
+			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 5000: ok`},
+		},
+		{
+			name: "fail prints the breach", cond: `decode["8K"][64].total_tps >= 6000`, outcome: result.Fail,
+			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)`},
+		},
+		{
+			name: "constant on the left is flipped", cond: `6000 <= decode["8K"][64].total_tps`, outcome: result.Fail,
+			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)`},
+		},
+		{
+			name: "lower is better latency", cond: `decode["8K"][64].ttft_ms < 250`, outcome: result.Fail,
+			details: []string{`decode["8K"][64].ttft_ms = 310, want < 250 (+24.0%)`},
+		},
+		{
+			name: "context as a number", cond: `decode[8192][64].total_tps > 5421`, outcome: result.Pass,
+			details: []string{`decode[8192][64].total_tps = 5421.3, want > 5421: ok`},
+		},
+		{
+			name: "context and concurrency as digit strings", cond: `decode["8192"]["64"].total_tps == 5421.3`, outcome: result.Pass,
+			details: []string{`decode["8192"]["64"].total_tps = 5421.3, want == 5421.3: ok`},
+		},
+		{
+			name: "lower-case suffix", cond: `decode["8k"][64].total_tps > 5421`, outcome: result.Pass,
+			details: []string{`decode["8k"][64].total_tps = 5421.3, want > 5421: ok`},
+		},
+		{
+			name: "compound: failed comparison first", cond: `decode["8K"][1].ttft_ms <= 100 && decode["8K"][64].total_tps >= 6000`, outcome: result.Fail,
+			details: []string{
+				`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)`,
+				`decode["8K"][1].ttft_ms = 50, want <= 100: ok`,
+			},
+		},
+		{
+			name: "computed threshold lists the other side's reads", cond: `decode["8K"][64].total_tps >= 14 * decode["8K"][1].total_tps`, outcome: result.Fail,
+			details: []string{
+				`decode["8K"][64].total_tps = 5421.3, want >= 5714.8 (14 * decode["8K"][1].total_tps) (-5.1%)`,
+				`decode["8K"][1].total_tps = 408.2`,
+			},
+		},
+		{
+			name: "for expression", cond: `min([for c in [1, 64] : decode["8K"][c].total_tps]...) > 1000`, outcome: result.Fail,
+			details: []string{`min([for c in [1, 64] : decode["8K"][c].total_tps]...) = 408.2, want > 1000 (-59.2%)`},
+		},
+		{
+			name: "over capacity read is an infrastructure error", cond: `decode["8K"][128].total_tps >= 1`, outcome: result.Error, infra: true,
+			message: "cell not measured: over capacity",
+			details: []string{`decode["8K"][128]: cell not measured: over capacity`},
+		},
+		{
+			name: "over capacity read behind a short circuit", cond: `true || decode["8K"][128].total_tps > 0`, outcome: result.Error, infra: true,
+			message: "cell not measured: over capacity",
+			details: []string{`decode["8K"][128]: cell not measured: over capacity`},
+		},
+		{
+			name: "over capacity read inside a for expression", cond: `max([for c in [1, 128] : decode["8K"][c].total_tps]...) > 0`, outcome: result.Error, infra: true,
+			message: "cell not measured: over capacity",
+			details: []string{`decode["8K"][128]: cell not measured: over capacity`},
+		},
+		{
+			name: "errored cell", cond: `decode["16K"][1].ttft_ms < 100`, outcome: result.Error, infra: true,
+			message: "cell not measured: error: HTTP 500 from /v1/completions",
+			details: []string{`decode["16K"][1]: cell not measured: error: HTTP 500 from /v1/completions`},
+		},
+		{
+			name: "absent cell", cond: `decode["16K"][64].total_tps > 0`, outcome: result.Error, infra: true,
+			message: "cell not measured: not measured",
+			details: []string{`decode["16K"][64]: cell not measured: not measured`},
+		},
+		{
+			name: "absent prefill cell", cond: `prefill["32K"].tps > 0`, outcome: result.Error, infra: true,
+			message: "cell not measured: not measured",
+			details: []string{`prefill["32K"]: cell not measured: not measured`},
+		},
+		{
+			name: "status of an over-capacity cell is readable", cond: `decode["8K"][128].status == "over_capacity"`, outcome: result.Pass,
+			details: []string{`decode["8K"][128].status = "over_capacity", want == "over_capacity": ok`},
+		},
+		{
+			name: "prefill read", cond: `prefill["8K"].tps >= 30000`, outcome: result.Pass,
+			details: []string{`prefill["8K"].tps = 40000, want >= 30000: ok`},
+		},
+		{
+			name: "prefill latency by number key", cond: `prefill[8192].ttft_ms <= 200`, outcome: result.Fail,
+			details: []string{`prefill[8192].ttft_ms = 204.8, want <= 200 (+2.4%)`},
+		},
+		{
+			name: "server read", cond: `server.kv_cache_tokens >= 64 * (8192 + 4096)`, outcome: result.Pass,
+			details: []string{`server.kv_cache_tokens = 1000000, want >= 786432 (64 * (8192 + 4096)): ok`},
+		},
+		{
+			name: "server version", cond: `server.version == "0.11.0" && server.name == "qwen"`, outcome: result.Pass,
+			details: []string{`server.version = "0.11.0", want == "0.11.0": ok`, `server.name = "qwen", want == "qwen": ok`},
+		},
+		{
+			name: "unknown server fact", cond: `server.max_num_seqs >= 64`, outcome: result.Error, infra: true,
+			message: "server.max_num_seqs is not known: the run could not learn it from the server",
+			details: []string{"server.max_num_seqs is not known: the run could not learn it from the server"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sp, res := fixture()
+			withAssert(t, sp, "decode_8k_64", tc.cond, msg)
+			got := Evaluate(sp, nil, res)
+			if len(got) != 1 {
+				t.Fatalf("got %d verdicts, want 1: %+v", len(got), got)
+			}
+			v := got[0]
+			wantMsg := tc.message
+			if wantMsg == "" {
+				wantMsg = msg
+			}
+			want := result.Verdict{
+				Test: "qwen/assert/decode_8k_64", Kind: result.KindAssert, Outcome: tc.outcome,
+				Rule: tc.cond, File: "specs/qwen.hcl", Line: 2, Message: wantMsg,
+				Details: tc.details, Infra: tc.infra,
+			}
+			if tc.outcome == result.Pass {
+				want.Message = msg
+			}
+			if diff := cmp.Diff(want, v, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Cells" }, cmp.Ignore())); diff != "" {
+				t.Errorf("verdict mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestEvaluateSpecErrors covers conditions that are wrong as written: an
+// Error with a diagnostic that is not an infrastructure error.
+func TestEvaluateSpecErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		cond    string
+		message string
+	}{
+		{"not a bool", `decode["8K"][64].total_tps`, "condition is a number, not a bool"},
+		{"null", `null`, "condition is null: it must be true or false"},
+		{"optional metric not reported is null", `decode["8K"][64].server_total_tps > 1`, "condition could not be evaluated: Operation failed: Error during operation: argument must not be null."},
+		{"misspelt metric", `decode["8K"][64].total_tpz > 1`, `condition could not be evaluated: Unsupported attribute: This object does not have an attribute named "total_tpz".`},
+		{"concurrency outside the matrix", `decode["8K"][3].total_tps > 1`, `condition could not be evaluated: Invalid index: The given key does not identify an element in this collection value.`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sp, res := fixture()
+			withAssert(t, sp, "broken", tc.cond, "")
+			v := Evaluate(sp, nil, res)[0]
+			if v.Outcome != result.Error || v.Infra {
+				t.Errorf("outcome %v infra %v, want error without infra", v.Outcome, v.Infra)
+			}
+			if v.Message != tc.message {
+				t.Errorf("message %q, want %q", v.Message, tc.message)
+			}
+			if len(v.Details) == 0 || v.Details[0] == "" {
+				t.Fatalf("no diagnostic in details")
+			}
+			if want := "on specs/qwen.hcl line 2"; !containsLine(v.Details, want) {
+				t.Errorf("details do not point at %s:\n%s", want, joinLines(v.Details))
+			}
+		})
+	}
+}
+
+func containsLine(lines []string, sub string) bool {
+	return strings.Contains(strings.Join(lines, "\n"), sub)
+}
+
+func joinLines(l []string) string { return strings.Join(l, "\n") }
+
+func TestEvaluateCells(t *testing.T) {
+	sp, res := fixture()
+	withAssert(t, sp, "two", `decode["8K"][64].total_tps >= 2 * prefill["16K"].tps / 1000 && decode[8192][1].ttft_ms < 100`, "")
+	got := Evaluate(sp, nil, res)[0].Cells
+	want := []result.CellRef{
+		{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64},
+		{Phase: result.PhasePrefill, Context: 16384},
+		{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cells read (-want +got):\n%s", diff)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	v := func(o result.Outcome, infra bool) result.Verdict { return result.Verdict{Outcome: o, Infra: infra} }
+	tests := []struct {
+		name     string
+		verdicts []result.Verdict
+		want     int
+	}{
+		{"none", nil, 0},
+		{"all pass", []result.Verdict{v(result.Pass, false), v(result.Skip, false)}, 0},
+		{"a fail", []result.Verdict{v(result.Pass, false), v(result.Fail, false)}, 1},
+		{"spec error beats fail", []result.Verdict{v(result.Fail, false), v(result.Error, false)}, 2},
+		{"infra beats spec error", []result.Verdict{v(result.Error, false), v(result.Error, true), v(result.Fail, false)}, 3},
+		{"infra alone", []result.Verdict{v(result.Error, true)}, 3},
+		{"infra flag on a fail is still a fail", []result.Verdict{v(result.Fail, true)}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ExitCode(tc.verdicts); got != tc.want {
+				t.Errorf("ExitCode = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

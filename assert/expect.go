@@ -1,0 +1,154 @@
+package assert
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+// prefillMatrix is the Expect.Matrix value that makes an expect block a
+// prefill row set (one value per context).
+const prefillMatrix = "prefill"
+
+// evalExpect evaluates one expect block: one verdict per cell that has a
+// non-null expected value.
+func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
+	phase := result.PhaseDecode
+	label := e.Matrix
+	if label == "" {
+		label = "decode"
+	}
+	if label == prefillMatrix {
+		phase = result.PhasePrefill
+	}
+	base := sc.server + "/expect/" + e.Name
+	metric, ok := result.LookupMetric(phase, e.Metric)
+	if !ok {
+		return []result.Verdict{{
+			Test: base, Kind: result.KindExpect, Outcome: result.Error,
+			File: e.DeclRange.Filename, Line: e.DeclRange.Start.Line,
+			Message: fmt.Sprintf("expect %s: %q is not a %s metric", e.Name, e.Metric, phase),
+		}}
+	}
+	var concs []int
+	if phase == result.PhaseDecode {
+		for _, m := range sc.sp.Matrices {
+			if m.Label == label {
+				concs = m.Concurrency
+			}
+		}
+		if concs == nil {
+			return []result.Verdict{{
+				Test: base, Kind: result.KindExpect, Outcome: result.Error,
+				File: e.DeclRange.Filename, Line: e.DeclRange.Start.Line,
+				Message: fmt.Sprintf("expect %s: the spec has no matrix %q to line the values up with", e.Name, label),
+			}}
+		}
+	}
+	var out []result.Verdict
+	for _, row := range e.Rows {
+		for i, want := range row.Values {
+			if want == nil {
+				continue
+			}
+			ref := result.CellRef{Phase: phase, Context: row.Context}
+			test := base + "/ctx=" + result.FormatTokens(row.Context)
+			if phase == result.PhaseDecode {
+				if i >= len(concs) {
+					out = append(out, result.Verdict{
+						Test: test, Kind: result.KindExpect, Outcome: result.Error,
+						File: row.Range.Filename, Line: row.Range.Start.Line,
+						Message: fmt.Sprintf("row %s has %d values but matrix %q has %d concurrency levels", result.FormatTokens(row.Context), len(row.Values), label, len(concs)),
+					})
+					break
+				}
+				ref.Matrix, ref.Concurrency = label, concs[i]
+				test += "/conc=" + strconv.Itoa(concs[i])
+			}
+			out = append(out, sc.expectCell(test, ref, metric, *want, e.Tolerance, row))
+		}
+	}
+	return out
+}
+
+// expectCell checks one expected value against the measured cell.
+func (sc *scope) expectCell(test string, ref result.CellRef, m result.Metric, want, tol float64, row spec.ExpectRow) result.Verdict {
+	v := result.Verdict{
+		Test: test, Kind: result.KindExpect,
+		File: row.Range.Filename, Line: row.Range.Start.Line,
+		Cells: []result.CellRef{ref},
+	}
+	op, limit := ">=", want*(1-tol)
+	if !m.HigherIsBetter {
+		op, limit = "<=", want*(1+tol)
+	}
+	sign := "-"
+	if !m.HigherIsBetter {
+		sign = "+"
+	}
+	v.Rule = fmt.Sprintf("%s %s %s (%s %s %s)", m.Name, op, compare.FormatValue(limit), compare.FormatValue(want), sign, compare.FormatPercent(tol))
+
+	got, status, why, found := sc.measured(ref, m.Name)
+	switch {
+	case !found || !status.Measured():
+		u := unmeasured{ref: ref, reason: reasonFor(status, why)}
+		v.Outcome, v.Infra = result.Error, true
+		v.Message = u.message()
+		v.Details = []string{refExpr(ref) + ": " + u.message()}
+		return v
+	case got == nil:
+		v.Outcome = result.Error
+		v.Message = fmt.Sprintf("%s was not reported for this cell (the server exposes no such metric)", m.Name)
+		return v
+	}
+	miss := 0.0
+	if want != 0 {
+		miss = (*got - want) / want
+	}
+	v.Details = []string{fmt.Sprintf("%s = %s, want %s (%s)", m.Name, compare.FormatValue(*got), v.Rule[len(m.Name)+1:], compare.FormatDelta(miss))}
+	breached := *got < limit
+	if !m.HigherIsBetter {
+		breached = *got > limit
+	}
+	if breached {
+		v.Outcome = result.Fail
+		dir := "below"
+		if !m.HigherIsBetter {
+			dir = "above"
+		}
+		v.Message = fmt.Sprintf("%s at %s is %s the expected %s by more than %s", m.Name, ref.Name(), dir, compare.FormatValue(want), compare.FormatPercent(tol))
+	}
+	return v
+}
+
+// measured returns a metric of the cell ref: found is false when the
+// results have no such cell; val is nil for an optional metric the server
+// did not report.
+func (sc *scope) measured(ref result.CellRef, metric string) (val *float64, status result.Status, why string, found bool) {
+	var (
+		x  float64
+		ok bool
+	)
+	if ref.Phase == result.PhasePrefill {
+		c, f := sc.res.PrefillCell(ref.Context)
+		if !f {
+			return nil, "", "", false
+		}
+		x, ok = c.Metric(metric)
+		status, why = c.Status, c.Reason
+	} else {
+		c, f := sc.res.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency)
+		if !f {
+			return nil, "", "", false
+		}
+		x, ok = c.Metric(metric)
+		status, why = c.Status, c.Reason
+	}
+	if !ok {
+		return nil, status, why, true
+	}
+	return &x, status, why, true
+}

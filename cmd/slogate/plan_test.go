@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec/spectest"
+)
+
+// runPlan runs `slogate plan args…` and returns stdout, failing on error.
+func runPlan(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), &stdout, &stderr, append([]string{"plan"}, args...)); err != nil {
+		t.Fatalf("plan %v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// TestPlanSeedLaunch checks that each seed spec's plan JSON launches the
+// seed's command: argv and env compared with the seed report's launch line
+// as a flag set.
+func TestPlanSeedLaunch(t *testing.T) {
+	t.Setenv("HOME", "$HOME") // so the command reads "$HOME/…" like the seed
+	t.Setenv("VLLM_API_KEY", "secret-key-123")
+	tests := []struct {
+		name, server string
+		cells        int
+	}{
+		{name: "qwen3.5-4b-h200-dflash", server: "qwen", cells: 7 + 6*8},
+		{name: "glm-5.3-flash-nvfp4-h200x2", server: "glm", cells: 9 + 8*8},
+		{name: "ling-3.0-flash-int4-h200x2", server: "ling", cells: 7 + 6*8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := runPlan(t, "-format", "json", filepath.Join("../../specs", tt.name+".hcl"))
+			if strings.Contains(out, "secret-key-123") {
+				t.Fatal("plan output leaks the API key")
+			}
+			var doc planJSON
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Servers) != 1 || doc.Servers[0].Name != tt.server {
+				t.Fatalf("servers: %+v", doc.Servers)
+			}
+			s := doc.Servers[0]
+			line, err := os.ReadFile(filepath.Join("../../testdata/seeds", tt.name+".launch"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := spectest.ParseLine(string(line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := spectest.ParseArgv(s.Argv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Env = s.Env
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("plan launch (-seed +plan):\n%s", diff)
+			}
+			if len(s.Cells) != tt.cells {
+				t.Errorf("%d cells, want %d", len(s.Cells), tt.cells)
+			}
+			if s.Estimated <= 0 {
+				t.Errorf("estimated_s = %d", s.Estimated)
+			}
+		})
+	}
+}
+
+// TestPlanJSONShape checks the exact shape of DESIGN's example: -run keeps
+// one assertion, which needs its cell and that context's prefill.
+func TestPlanJSONShape(t *testing.T) {
+	out := runPlan(t, "-format", "json", "-run", "assert/decode_8k_64", "../../specs/qwen3.5-4b-h200-dflash.hcl")
+	var doc struct {
+		Servers []struct {
+			Name       string            `json:"name"`
+			Argv       []string          `json:"argv"`
+			Env        map[string]string `json:"env"`
+			Cells      []result.CellRef  `json:"cells"`
+			Assertions []struct {
+				Name  string           `json:"name"`
+				Cells []result.CellRef `json:"cells"`
+			} `json:"assertions"`
+			EstimatedS *int64 `json:"estimated_s"`
+		} `json:"servers"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	prefill8K := result.CellRef{Phase: result.PhasePrefill, Context: 8192}
+	decode8K64 := result.CellRef{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
+	s := doc.Servers[0]
+	if diff := cmp.Diff([]result.CellRef{prefill8K, decode8K64}, s.Cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+	if len(s.Assertions) != 1 || s.Assertions[0].Name != "decode_8k_64" ||
+		!cmp.Equal([]result.CellRef{decode8K64}, s.Assertions[0].Cells) {
+		t.Errorf("assertions: %+v", s.Assertions)
+	}
+	if s.EstimatedS == nil || *s.EstimatedS <= 0 || s.Env == nil || s.Argv[1] != "serve" {
+		t.Errorf("server: %+v", s)
+	}
+	// The prefill cell prints without concurrency, as in the design.
+	if !strings.Contains(strings.Join(strings.Fields(out), ""), `{"phase":"prefill","context":8192}`) {
+		t.Errorf("prefill cell not in the documented shape:\n%s", out)
+	}
+}
+
+func TestPlanText(t *testing.T) {
+	t.Setenv("HOME", "/home/u")
+	out := runPlan(t, "../../specs/glm-5.3-flash-nvfp4-h200x2.hcl")
+	for _, want := range []string{
+		"server glm (../../specs/glm-5.3-flash-nvfp4-h200x2.hcl)",
+		"launch: env VLLM_ENGINE_READY_TIMEOUT_S=3600 VLLM_USE_V2_MODEL_RUNNER=1 /home/u/env_h200-nvidia-glm53flash-dflash2-vllm-3b5189828/bin/vllm serve nvidia/GLM-5.3-Flash-NVFP4",
+		"--api-key <redacted>",
+		`--speculative-config '{"method":"dflash","model":"incoai/GLM-5.3-Flash-DFlash2","num_speculative_tokens":7,"kv_cache_dtype":"auto"}'`,
+		"cells: 73, in order:\n    glm/prefill/ctx=8K\n    glm/decode/ctx=8K/conc=1\n",
+		"glm/assert/decode_8k_16  needs decode/ctx=8K/conc=16",
+		"glm/expect/decode_total_tps  needs 34 cells",
+		"estimated: ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlanUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "bad format", args: []string{"-format", "yaml", "../../specs/demo.hcl"}, want: "-format is text or json"},
+		{name: "bad regexp", args: []string{"-run", "(", "../../specs/demo.hcl"}, want: "-run"},
+		{name: "no spec", args: nil, want: "no SPEC"},
+		{name: "invalid spec", args: []string{"../../spec/testdata/invalid/measure.hcl"}, want: "Invalid endpoint"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), &stdout, &stderr, append([]string{"plan"}, tt.args...))
+			if exit.Code(err) != exit.Usage {
+				t.Fatalf("exit %d (%v), want 2", exit.Code(err), err)
+			}
+			if !strings.Contains(stderr.String()+errString(err), tt.want) {
+				t.Errorf("output lacks %q:\n%s %v", tt.want, stderr.String(), err)
+			}
+		})
+	}
+}

@@ -1,0 +1,367 @@
+// Package compare compares two measured runs cell by cell: for each metric
+// it lines up the matrix of run A with run B, decides per cell whether the
+// change is within the tolerance, an improvement or a regression (direction
+// from the metric registry: higher is better for throughputs, lower for
+// latencies), and renders the matrices as text. `slogate diff` prints it;
+// assert.CompareBaseline turns it into verdicts.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/slogate/slogate/result"
+)
+
+// Default metrics compared when Options.Metrics is empty.
+var (
+	DefaultDecodeMetrics  = []string{"total_tps", "ttft_ms", "tbt_ms"}
+	DefaultPrefillMetrics = []string{"tps"}
+)
+
+// DefaultTolerance is the relative change below which a cell is unchanged.
+const DefaultTolerance = 0.05
+
+// Options says what to compare.
+type Options struct {
+	// Tolerance is a fraction: a change of at most Tolerance × |A| is
+	// "within tolerance".
+	Tolerance float64
+	// Metrics restricts the comparison to these metric names (each applies
+	// to every phase that has it); empty means the defaults.
+	Metrics []string
+}
+
+// Change classifies one compared cell.
+type Change int
+
+// Changes.
+const (
+	// Unchanged: both measured, within the tolerance.
+	Unchanged Change = iota
+	// Improved: beyond the tolerance in the better direction.
+	Improved
+	// Regressed: beyond the tolerance in the worse direction.
+	Regressed
+	// NotSignificant: both sides were repeated and their [min, max]
+	// spreads overlap, so the change is noise (shown as "~").
+	NotSignificant
+	// OnlyA: A has a value, B does not (absent, not measured, or the metric
+	// was not reported).
+	OnlyA
+	// OnlyB: B has a value, A does not.
+	OnlyB
+	// Neither: the cell is recorded but neither side has a value.
+	Neither
+)
+
+var changeNames = [...]string{"unchanged", "improved", "regressed", "not significant", "A only", "B only", "neither"}
+
+func (c Change) String() string {
+	if c < 0 || int(c) >= len(changeNames) {
+		return fmt.Sprintf("change(%d)", int(c))
+	}
+	return changeNames[c]
+}
+
+// Side is one run's view of a cell for one metric.
+type Side struct {
+	// Present is false when the run has no such cell at all.
+	Present bool
+	Status  result.Status
+	Reason  string
+	// Value is the metric; meaningful only when HasValue.
+	Value    float64
+	HasValue bool
+	// Spread is [min, max] over repeats; set only when Repeats > 1 and the
+	// run recorded a spread for this metric.
+	Spread    [2]float64
+	HasSpread bool
+}
+
+// Cell is one compared cell of one metric.
+type Cell struct {
+	Ref  result.CellRef
+	A, B Side
+	// Delta is (B − A) ÷ |A|; NaN unless both sides have values and A ≠ 0.
+	Delta  float64
+	Change Change
+}
+
+// Table is one metric's matrix: rows are contexts, columns concurrency
+// levels (a single column for prefill).
+type Table struct {
+	Phase  result.Phase
+	Matrix string // decode matrix label; "" for prefill
+	Metric result.Metric
+	// Tolerance used for the decisions, as a fraction.
+	Tolerance   float64
+	Contexts    []int
+	Concurrency []int // nil for prefill
+	// Cells holds every cell recorded by either run, row-major.
+	Cells []Cell
+}
+
+// Lookup returns the cell at ctx × conc (conc is ignored for prefill).
+func (t *Table) Lookup(ctx, conc int) (*Cell, bool) {
+	for i := range t.Cells {
+		c := &t.Cells[i]
+		if c.Ref.Context == ctx && (t.Phase == result.PhasePrefill || c.Ref.Concurrency == conc) {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// Title names the table: "decode total_tps" or "prefill tps".
+func (t *Table) Title() string {
+	if t.Phase == result.PhasePrefill {
+		return "prefill " + t.Metric.Name
+	}
+	return t.Matrix + " " + t.Metric.Name
+}
+
+// Decide classifies the change from a to b of a metric, within a relative
+// tolerance of |a|. It is the one place where "within tolerance" is decided,
+// with go-cmp: EquateApprox's margin is set to tolerance × |a| so that the
+// decision agrees exactly with the Δ% printed next to it (relative to A),
+// and with expect's rule "fail when measured < expected × (1 − tolerance)".
+// EquateApprox's own fraction is relative to the smaller of the two values,
+// which would call a printed −4.9% a regression at a 5% tolerance.
+func Decide(a, b, tolerance float64, higherIsBetter bool) Change {
+	if cmp.Equal(a, b, cmpopts.EquateApprox(0, tolerance*math.Abs(a))) {
+		return Unchanged
+	}
+	if (b > a) == higherIsBetter {
+		return Improved
+	}
+	return Regressed
+}
+
+// overlap reports whether two [min, max] spreads intersect.
+func overlap(a, b [2]float64) bool { return a[0] <= b[1] && b[0] <= a[1] }
+
+// metricsFor returns the metrics of phase to compare: those of names that
+// the phase has, or the phase's defaults when names is empty.
+func metricsFor(phase result.Phase, names []string) []result.Metric {
+	if len(names) == 0 {
+		names = DefaultDecodeMetrics
+		if phase == result.PhasePrefill {
+			names = DefaultPrefillMetrics
+		}
+	}
+	var out []result.Metric
+	for _, n := range names {
+		if m, ok := result.LookupMetric(phase, n); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// CheckMetrics returns an error naming the first metric that exists in no
+// phase, with the names that do.
+func CheckMetrics(names []string) error {
+	for _, n := range names {
+		_, p := result.LookupMetric(result.PhasePrefill, n)
+		_, d := result.LookupMetric(result.PhaseDecode, n)
+		if !p && !d {
+			all := map[string]bool{}
+			for _, m := range result.Metrics {
+				all[m.Name] = true
+			}
+			var list []string
+			for k := range all {
+				list = append(list, k)
+			}
+			sort.Strings(list)
+			return fmt.Errorf("unknown metric %q; the metrics are %s", n, strings.Join(list, ", "))
+		}
+	}
+	return nil
+}
+
+// Compare lines up a and b and returns one table per matrix and metric:
+// prefill metrics first (when either run has prefill cells), then each
+// decode matrix in order of first appearance.
+func Compare(a, b *result.Results, opt Options) ([]Table, error) {
+	if err := CheckMetrics(opt.Metrics); err != nil {
+		return nil, err
+	}
+	var tables []Table
+	if len(a.Prefill)+len(b.Prefill) > 0 {
+		ctxs := unionInts(prefillContexts(a), prefillContexts(b))
+		for _, m := range metricsFor(result.PhasePrefill, opt.Metrics) {
+			t := Table{Phase: result.PhasePrefill, Metric: m, Tolerance: opt.Tolerance, Contexts: ctxs}
+			for _, ctx := range ctxs {
+				ref := result.CellRef{Phase: result.PhasePrefill, Context: ctx}
+				ca, _ := a.PrefillCell(ctx)
+				cb, _ := b.PrefillCell(ctx)
+				t.Cells = append(t.Cells, decideCell(ref, prefillSide(ca, m.Name), prefillSide(cb, m.Name), m, opt.Tolerance))
+			}
+			tables = append(tables, t)
+		}
+	}
+	for _, label := range matrixLabels(a, b) {
+		ctxs := unionInts(decodeAxis(a, label, true), decodeAxis(b, label, true))
+		concs := unionInts(decodeAxis(a, label, false), decodeAxis(b, label, false))
+		for _, m := range metricsFor(result.PhaseDecode, opt.Metrics) {
+			t := Table{Phase: result.PhaseDecode, Matrix: label, Metric: m, Tolerance: opt.Tolerance, Contexts: ctxs, Concurrency: concs}
+			for _, ctx := range ctxs {
+				for _, conc := range concs {
+					ca, okA := a.DecodeCell(label, ctx, conc)
+					cb, okB := b.DecodeCell(label, ctx, conc)
+					if !okA && !okB {
+						continue
+					}
+					ref := result.CellRef{Phase: result.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
+					t.Cells = append(t.Cells, decideCell(ref, decodeSide(ca, m.Name), decodeSide(cb, m.Name), m, opt.Tolerance))
+				}
+			}
+			tables = append(tables, t)
+		}
+	}
+	return tables, nil
+}
+
+// decideCell fills Delta and Change for one cell.
+func decideCell(ref result.CellRef, a, b Side, m result.Metric, tol float64) Cell {
+	c := Cell{Ref: ref, A: a, B: b, Delta: math.NaN()}
+	switch {
+	case a.HasValue && b.HasValue:
+		if a.Value != 0 {
+			c.Delta = (b.Value - a.Value) / math.Abs(a.Value)
+		}
+		if a.HasSpread && b.HasSpread && overlap(a.Spread, b.Spread) {
+			c.Change = NotSignificant
+		} else {
+			c.Change = Decide(a.Value, b.Value, tol, m.HigherIsBetter)
+		}
+	case a.HasValue:
+		c.Change = OnlyA
+	case b.HasValue:
+		c.Change = OnlyB
+	default:
+		c.Change = Neither
+	}
+	return c
+}
+
+func prefillSide(c *result.PrefillCell, metric string) Side {
+	if c == nil {
+		return Side{}
+	}
+	s := Side{Present: true, Status: c.Status, Reason: c.Reason}
+	if c.Status.Measured() {
+		s.Value, s.HasValue = c.Metric(metric)
+	}
+	s.Spread, s.HasSpread = spread(c.Repeats, c.Spread, metric)
+	return s
+}
+
+func decodeSide(c *result.DecodeCell, metric string) Side {
+	if c == nil {
+		return Side{}
+	}
+	s := Side{Present: true, Status: c.Status, Reason: c.Reason}
+	if c.Status.Measured() {
+		s.Value, s.HasValue = c.Metric(metric)
+	}
+	s.Spread, s.HasSpread = spread(c.Repeats, c.Spread, metric)
+	return s
+}
+
+func spread(repeats int, sp map[string][2]float64, metric string) ([2]float64, bool) {
+	if repeats <= 1 {
+		return [2]float64{}, false
+	}
+	v, ok := sp[metric]
+	return v, ok
+}
+
+// AnyRegressed reports whether any cell of any table regressed.
+func AnyRegressed(tables []Table) bool {
+	for _, t := range tables {
+		for _, c := range t.Cells {
+			if c.Change == Regressed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Summary counts the cells of every table by Change.
+type Summary map[Change]int
+
+// Summarize counts cells by change over all tables.
+func Summarize(tables []Table) Summary {
+	s := Summary{}
+	for _, t := range tables {
+		for _, c := range t.Cells {
+			s[c.Change]++
+		}
+	}
+	return s
+}
+
+func prefillContexts(r *result.Results) []int {
+	var out []int
+	for _, c := range r.Prefill {
+		out = append(out, c.Context)
+	}
+	return out
+}
+
+// decodeAxis lists the contexts (ctx=true) or concurrency levels of matrix label.
+func decodeAxis(r *result.Results, label string, ctx bool) []int {
+	var out []int
+	for _, c := range r.Decode {
+		if (result.CellRef{Matrix: c.Matrix}).MatrixLabel() != label {
+			continue
+		}
+		if ctx {
+			out = append(out, c.Context)
+		} else {
+			out = append(out, c.Concurrency)
+		}
+	}
+	return out
+}
+
+// matrixLabels lists the decode matrix labels of a then b, first seen first.
+func matrixLabels(a, b *result.Results) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range []*result.Results{a, b} {
+		for _, c := range r.Decode {
+			l := (result.CellRef{Matrix: c.Matrix}).MatrixLabel()
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// unionInts merges two lists into one sorted list without duplicates.
+func unionInts(a, b []int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, l := range [][]int{a, b} {
+		for _, v := range l {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}

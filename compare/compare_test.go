@@ -1,0 +1,255 @@
+package compare
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/slogate/slogate/result"
+)
+
+// Regenerate the golden files with: go test ./compare -update
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		name   string
+		a, b   float64
+		higher bool
+		want   Change
+	}{
+		{"tps equal", 100, 100, true, Unchanged},
+		{"tps -5% is at the edge", 100, 95, true, Unchanged},
+		{"tps -4.9% within", 100, 95.1, true, Unchanged},
+		{"tps -5.1% regressed", 100, 94.9, true, Regressed},
+		{"tps +5.1% improved", 100, 105.1, true, Improved},
+		{"latency +5.1% regressed", 100, 105.1, false, Regressed},
+		{"latency -5.1% improved", 100, 94.9, false, Improved},
+		{"latency +5% at the edge", 100, 105, false, Unchanged},
+		{"zero to zero", 0, 0, true, Unchanged},
+		{"zero to something better", 0, 1, true, Improved},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.a, tc.b, 0.05, tc.higher); got != tc.want {
+				t.Errorf("Decide(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParsePercent(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    float64
+		wantErr bool
+	}{
+		{"percent", "5%", 0.05, false},
+		{"fraction", "0.1", 0.1, false},
+		{"decimal percent", "12.5%", 0.125, false},
+		{"zero", "0%", 0, false},
+		{"bare number above one is ambiguous", "5", 0, true},
+		{"negative", "-5%", 0, true},
+		{"hundred percent", "100%", 0, true},
+		{"garbage", "five", 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParsePercent(tc.in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("ParsePercent(%q) error = %v, wantErr %v", tc.in, err, tc.wantErr)
+			}
+			if !cmp.Equal(got, tc.want, cmpopts.EquateApprox(1e-12, 0)) {
+				t.Errorf("ParsePercent(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFormatValue(t *testing.T) {
+	tests := []struct {
+		name string
+		in   float64
+		want string
+	}{
+		{"throughput", 5421.34, "5421.3"},
+		{"round thousands", 6000, "6000"},
+		{"milliseconds", 12.345, "12.35"},
+		{"ratio", 0.81254, "0.8125"},
+		{"zero", 0, "0"},
+		{"negative", -3.5, "-3.5"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FormatValue(tc.in); got != tc.want {
+				t.Errorf("FormatValue(%v) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func decode(ctx, conc int, tps, ttft, tbt float64) result.DecodeCell {
+	return result.DecodeCell{Matrix: "decode", Context: ctx, Concurrency: conc, Status: result.StatusValid, TotalTPS: tps, TTFTMs: ttft, TBTMs: tbt}
+}
+
+// runs returns two runs that exercise every kind of cell: unchanged,
+// regressed and improved (both directions), noise inside overlapping
+// spreads, over capacity, errored, and cells present on one side only.
+func runs() (a, b *result.Results) {
+	a = &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
+		Prefill: []result.PrefillCell{
+			{Context: 8192, Status: result.StatusValid, TPS: 40000, TTFTMs: 204.8},
+			{Context: 16384, Status: result.StatusValid, TPS: 38000, TTFTMs: 431.2},
+		},
+		Decode: []result.DecodeCell{
+			decode(8192, 1, 408.2, 50, 2.4),
+			decode(8192, 64, 6018.4, 300, 10.5),
+			decode(16384, 1, 400, 80, 2.5),
+			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: result.StatusOverCapacity},
+			decode(32768, 1, 380, 120, 2.6),
+		},
+	}
+	b = &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
+		Prefill: []result.PrefillCell{
+			{Context: 8192, Status: result.StatusValid, TPS: 39000, TTFTMs: 210},
+			{Context: 16384, Status: result.StatusValid, TPS: 30000, TTFTMs: 546.1},
+		},
+		Decode: []result.DecodeCell{
+			decode(8192, 1, 410, 49, 2.4),
+			decode(8192, 64, 5421.3, 340, 11.8),
+			decode(16384, 1, 440, 70, 2.3),
+			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: result.StatusOverCapacity},
+			{Matrix: "decode", Context: 32768, Concurrency: 1, Status: result.StatusError, Reason: "stream stalled"},
+			decode(32768, 64, 5000, 900, 12),
+		},
+	}
+	// Repeated on both sides with overlapping spreads: not significant.
+	a.Decode[2].Repeats, a.Decode[2].Spread = 3, map[string][2]float64{"total_tps": {380, 425}}
+	b.Decode[2].Repeats, b.Decode[2].Spread = 3, map[string][2]float64{"total_tps": {415, 450}}
+	return a, b
+}
+
+func TestCompare(t *testing.T) {
+	a, b := runs()
+	tables, err := Compare(a, b, Options{Tolerance: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		table string
+		ctx   int
+		conc  int
+	}
+	got := map[key]Change{}
+	for _, tb := range tables {
+		for _, c := range tb.Cells {
+			got[key{tb.Title(), c.Ref.Context, c.Ref.Concurrency}] = c.Change
+		}
+	}
+	want := map[key]Change{
+		{"prefill tps", 8192, 0}:        Unchanged,
+		{"prefill tps", 16384, 0}:       Regressed,
+		{"decode total_tps", 8192, 1}:   Unchanged,
+		{"decode total_tps", 8192, 64}:  Regressed,
+		{"decode total_tps", 16384, 1}:  NotSignificant,
+		{"decode total_tps", 16384, 64}: Neither,
+		{"decode total_tps", 32768, 1}:  OnlyA,
+		{"decode total_tps", 32768, 64}: OnlyB,
+		{"decode ttft_ms", 8192, 1}:     Unchanged,
+		{"decode ttft_ms", 8192, 64}:    Regressed,
+		{"decode ttft_ms", 16384, 1}:    Improved,
+		{"decode ttft_ms", 16384, 64}:   Neither,
+		{"decode ttft_ms", 32768, 1}:    OnlyA,
+		{"decode ttft_ms", 32768, 64}:   OnlyB,
+		{"decode tbt_ms", 8192, 1}:      Unchanged,
+		{"decode tbt_ms", 8192, 64}:     Regressed,
+		{"decode tbt_ms", 16384, 1}:     Improved,
+		{"decode tbt_ms", 16384, 64}:    Neither,
+		{"decode tbt_ms", 32768, 1}:     OnlyA,
+		{"decode tbt_ms", 32768, 64}:    OnlyB,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if !AnyRegressed(tables) {
+		t.Error("AnyRegressed = false, want true")
+	}
+	c, _ := tables[1].Lookup(8192, 64)
+	if want := (5421.3 - 6018.4) / 6018.4; math.Abs(c.Delta-want) > 1e-12 {
+		t.Errorf("delta %v, want %v", c.Delta, want)
+	}
+}
+
+func TestCompareSameRunHasNoRegression(t *testing.T) {
+	a, _ := runs()
+	tables, err := Compare(a, a, Options{Tolerance: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if AnyRegressed(tables) {
+		t.Error("a run compared with itself regressed")
+	}
+}
+
+func TestCompareMetricsOption(t *testing.T) {
+	a, b := runs()
+	tests := []struct {
+		name    string
+		metrics []string
+		titles  []string
+		wantErr bool
+	}{
+		{"ttft in both phases", []string{"ttft_ms"}, []string{"prefill ttft_ms", "decode ttft_ms"}, false},
+		{"decode only", []string{"per_request_tps"}, []string{"decode per_request_tps"}, false},
+		{"unknown metric", []string{"tokens_per_second"}, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tables, err := Compare(a, b, Options{Tolerance: 0.05, Metrics: tc.metrics})
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error = %v, wantErr %v", err, tc.wantErr)
+			}
+			var titles []string
+			for _, tb := range tables {
+				titles = append(titles, tb.Title())
+			}
+			if diff := cmp.Diff(tc.titles, titles); diff != "" {
+				t.Errorf("tables (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRender compares the text rendering with testdata/diff.golden.
+// Regenerate with: go test ./compare -update
+func TestRender(t *testing.T) {
+	a, b := runs()
+	tables, err := Compare(a, b, Options{Tolerance: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, tables); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "diff.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./compare -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+		t.Errorf("rendering differs from %s (-want +got); if intended, run go test ./compare -update:\n%s", golden, diff)
+	}
+}

@@ -1,0 +1,176 @@
+package compare
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/slogate/slogate/result"
+)
+
+// Markers printed after a cell's Δ.
+const (
+	markRegressed = "✗"
+	markImproved  = "↑"
+	markNoise     = "~"
+)
+
+// Render writes every table as text, followed by a legend:
+//
+//	decode total_tps (tok/s, higher is better), tolerance 5%
+//	  ctx  conc        1        64
+//	  8K   A       408.2    6018.4
+//	       B       410.0    5421.3
+//	       Δ       +0.4%  -9.9% ✗
+func Render(w io.Writer, tables []Table) error {
+	var b strings.Builder
+	for i, t := range tables {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		renderTable(&b, &t)
+	}
+	if len(tables) > 0 {
+		tol := FormatPercent(tables[0].Tolerance)
+		fmt.Fprintf(&b, "\nΔ = (B − A) ÷ A.  %s regression beyond %s   %s improvement beyond %s   %s not significant (the spreads of both runs overlap)\n",
+			markRegressed, tol, markImproved, tol, markNoise)
+		b.WriteString("over cap = over capacity (not run)   error = not measured   — = not in that run   n/a = metric not reported\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// direction is "higher is better" or "lower is better".
+func direction(m result.Metric) string {
+	if m.HigherIsBetter {
+		return "higher is better"
+	}
+	return "lower is better"
+}
+
+func renderTable(b *strings.Builder, t *Table) {
+	unit := t.Metric.Unit
+	if unit != "" {
+		unit += ", "
+	}
+	fmt.Fprintf(b, "%s (%s%s), tolerance %s\n", t.Title(), unit, direction(t.Metric), FormatPercent(t.Tolerance))
+	if len(t.Cells) == 0 {
+		b.WriteString("  (no cells in either run)\n")
+		return
+	}
+	var rows [][]string
+	labels := 2 // ctx and A/B/Δ
+	if t.Phase == result.PhasePrefill {
+		labels = 1
+		rows = append(rows, []string{"ctx", "A", "B", "Δ  "})
+		for _, ctx := range t.Contexts {
+			c, ok := t.Lookup(ctx, 0)
+			if !ok {
+				continue
+			}
+			rows = append(rows, []string{result.FormatTokens(ctx), sideText(c.A), sideText(c.B), deltaText(c)})
+		}
+	} else {
+		head := []string{"ctx", "conc"}
+		for _, conc := range t.Concurrency {
+			head = append(head, strconv.Itoa(conc)+"  ")
+		}
+		rows = append(rows, head)
+		for _, ctx := range t.Contexts {
+			ra := []string{result.FormatTokens(ctx), "A"}
+			rb := []string{"", "B"}
+			rd := []string{"", "Δ"}
+			any := false
+			for _, conc := range t.Concurrency {
+				c, ok := t.Lookup(ctx, conc)
+				if !ok {
+					ra, rb, rd = append(ra, ""), append(rb, ""), append(rd, "")
+					continue
+				}
+				any = true
+				ra, rb, rd = append(ra, sideText(c.A)+"  "), append(rb, sideText(c.B)+"  "), append(rd, deltaText(c))
+			}
+			if any {
+				rows = append(rows, ra, rb, rd)
+			}
+		}
+	}
+	writeColumns(b, rows, labels)
+}
+
+// writeColumns left-aligns the first labels columns and right-aligns the
+// rest, two spaces apart, indented by two.
+func writeColumns(b *strings.Builder, rows [][]string, labels int) {
+	var width []int
+	for _, r := range rows {
+		for i, s := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(s))
+		}
+	}
+	for _, r := range rows {
+		var line strings.Builder
+		line.WriteString("  ")
+		for i, s := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(s))
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			if i < labels {
+				line.WriteString(s + pad)
+			} else {
+				line.WriteString(pad + s)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}
+
+// sideText is one run's value, or why it has none.
+func sideText(s Side) string {
+	switch {
+	case !s.Present:
+		return "—"
+	case s.HasValue:
+		return FormatValue(s.Value)
+	case s.Status == result.StatusOverCapacity:
+		return "over cap"
+	case s.Status == result.StatusError:
+		return "error"
+	case s.Status.Measured():
+		return "n/a"
+	}
+	return string(s.Status)
+}
+
+// deltaText is the relative change with its marker.
+func deltaText(c *Cell) string {
+	switch c.Change {
+	case OnlyA:
+		return "A only  "
+	case OnlyB:
+		return "B only  "
+	case Neither:
+		return ""
+	}
+	d := "n/a"
+	if !math.IsNaN(c.Delta) {
+		d = FormatDelta(c.Delta)
+	}
+	// Every Δ ends in a two-character marker column ("" for a plain change)
+	// so that the numbers line up.
+	switch c.Change {
+	case Regressed:
+		return d + " " + markRegressed
+	case Improved:
+		return d + " " + markImproved
+	case NotSignificant:
+		return d + " " + markNoise
+	}
+	return d + "  "
+}

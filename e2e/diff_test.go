@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	slores "github.com/slogate/slogate/result"
+)
+
+// writeResults writes a results.json whose decode 8K×64 total_tps and 8K×1
+// ttft_ms are the given values; everything else is fixed.
+func writeResults(t *testing.T, path string, tps64, ttft1 float64) {
+	t.Helper()
+	r := &slores.Results{
+		Spec:    "specs/demo.hcl",
+		Server:  slores.Server{Name: "demo", Model: "demo/model", Version: "0.11.0", Simulated: true},
+		Started: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
+		Prefill: []slores.PrefillCell{{Context: 8192, Status: slores.StatusValid, TPS: 40000, TTFTMs: 204.8}},
+		Decode: []slores.DecodeCell{
+			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: slores.StatusValid, TotalTPS: 408.2, TTFTMs: ttft1, TBTMs: 2.4},
+			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: slores.StatusValid, TotalTPS: tps64, TTFTMs: 300, TBTMs: 10.5},
+			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: slores.StatusOverCapacity},
+		},
+	}
+	if err := r.Write(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	writeResults(t, base, 6018.4, 50)
+	tests := []struct {
+		name     string
+		tps64    float64
+		ttft1    float64
+		extra    []string
+		code     int
+		inStdout []string
+	}{
+		{name: "same numbers", tps64: 6018.4, ttft1: 50, code: 0, inStdout: []string{"0 regressed"}},
+		{name: "throughput regression", tps64: 5421.3, ttft1: 50, code: 1, inStdout: []string{"-9.9% ✗", "1 regressed"}},
+		{name: "latency regression", tps64: 6018.4, ttft1: 60, code: 1, inStdout: []string{"decode ttft_ms", "+20.0% ✗"}},
+		{name: "latency regression within a wider tolerance", tps64: 6018.4, ttft1: 60, extra: []string{"-tolerance", "25%"}, code: 0, inStdout: []string{"tolerance 25%"}},
+		{name: "improvement", tps64: 7000, ttft1: 40, code: 0, inStdout: []string{"↑", "0 regressed, 2 improved"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := filepath.Join(t.TempDir(), "results.json")
+			writeResults(t, b, tc.tps64, tc.ttft1)
+			r := slogate(t, newMark(t), 20*time.Second, "", nil, append([]string{"diff", base, b}, tc.extra...)...)
+			if r.Code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, tc.code, r.Stdout, r.Stderr)
+			}
+			for _, s := range tc.inStdout {
+				if !strings.Contains(r.Stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, r.Stdout)
+				}
+			}
+			if !strings.Contains(r.Stdout, "over cap") {
+				t.Errorf("over-capacity cell not shown:\n%s", r.Stdout)
+			}
+		})
+	}
+}
+
+func TestDiffUsage(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.json")
+	writeResults(t, a, 6018.4, 50)
+	for _, args := range [][]string{
+		{"diff", a},
+		{"diff", a, filepath.Join(dir, "missing.json")},
+		{"diff", "-tolerance", "5", a, a},
+	} {
+		r := slogate(t, newMark(t), 20*time.Second, "", nil, args...)
+		if r.Code != 2 {
+			t.Errorf("slogate %v: exit %d, want 2\nstderr:\n%s", args, r.Code, r.Stderr)
+		}
+		if !strings.Contains(r.Stderr, "slogate:") && !strings.Contains(r.Stderr, "Usage:") {
+			t.Errorf("slogate %v: no explanation on stderr:\n%s", args, r.Stderr)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestValidateSpecs: `slogate validate specs/*.hcl` exits 0.
+func TestValidateSpecs(t *testing.T) {
+	specs, err := filepath.Glob("../specs/*.hcl")
+	if err != nil || len(specs) < 4 {
+		t.Fatalf("specs/*.hcl: %v %v", specs, err)
+	}
+	mark := newMark(t)
+	r := slogate(t, mark, 30*time.Second, "", nil, append([]string{"validate"}, specs...)...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, want 0\nstderr:\n%s", r.Code, r.Stderr)
+	}
+	for _, s := range specs {
+		if !strings.Contains(r.Stdout, "ok  "+s+"\n") {
+			t.Errorf("stdout lacks ok line for %s:\n%s", s, r.Stdout)
+		}
+	}
+	noLeftovers(t, mark)
+}
+
+// TestValidateBrokenSpec: a broken spec exits 2 and names its file and line
+// with a snippet of the offending source.
+func TestValidateBrokenSpec(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "broken.hcl")
+	src := `server "qwen" {
+  model = "Qwen/Qwen3.5-4B"
+}
+
+matrix "decode" {
+  contexts    = ["8K", "16Q"]
+  concurrency = [1, 64]
+}
+
+assert "decode_8k_64" {
+  condition = decode["8K"][64].total_tsp >= 6000
+}
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mark := newMark(t)
+	r := slogate(t, mark, 30*time.Second, "", nil, "validate", path)
+	if r.Code != 2 {
+		t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, want := range []string{
+		"Error: Invalid context size",
+		"on " + path + " line 6",
+		`contexts    = ["8K", "16Q"]`,
+		"Error: Unknown metric",
+		"on " + path + " line 11",
+		`Did you mean "total_tps"?`,
+	} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
+		}
+	}
+	if r.Stdout != "" {
+		t.Errorf("stdout not empty:\n%s", r.Stdout)
+	}
+	noLeftovers(t, mark)
+}
+
+// TestPlanSeedSpec: `slogate plan -format json` on a seed spec prints its
+// launch with the key redacted.
+func TestPlanSeedSpec(t *testing.T) {
+	mark := newMark(t)
+	r := slogate(t, mark, 30*time.Second, "", []string{"VLLM_API_KEY=e2e-secret"}, "plan", "-format", "json", "../specs/ling-3.0-flash-int4-h200x2.hcl")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.Code, r.Stderr)
+	}
+	if strings.Contains(r.Stdout, "e2e-secret") || !strings.Contains(r.Stdout, `"<redacted>"`) {
+		t.Errorf("API key not redacted:\n%s", r.Stdout)
+	}
+	for _, want := range []string{`"name": "ling"`, `"--mamba-cache-mode",`, `"estimated_s": `} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("plan lacks %q", want)
+		}
+	}
+	noLeftovers(t, mark)
+}

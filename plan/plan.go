@@ -1,0 +1,338 @@
+// Package plan decides what `slogate run` measures for one server, and in
+// which order: the contexts ascending, at each context the cold prefill
+// request (which also warms the prompt cache) and then its decode cells. It
+// applies `-run REGEX` filtering and estimates how long the run will take.
+// `slogate plan` prints a Plan; the runner executes one.
+package plan
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+// Assumptions behind Estimated. They are deliberately round: the estimate
+// tells a person whether a run takes minutes or hours, nothing finer.
+const (
+	// EstimatePrefillRate is the prefill speed assumed for the cold request
+	// of each context (tokens per second).
+	EstimatePrefillRate = 20000
+	// EstimateWarmUp is the time assumed for C streams to reach their first
+	// token once the prompt cache is warm.
+	EstimateWarmUp = 2 * time.Second
+	// SteadyHold is how long the steady-state condition must hold before a
+	// decode window opens (DESIGN §4 step 3). The runner uses it too.
+	SteadyHold = 3 * time.Second
+)
+
+// Plan is the ordered work for one server.
+type Plan struct {
+	Server *spec.Server
+	// Steps in measurement order: contexts ascending.
+	Steps []Step
+	// Asserts are the kept assert blocks, in spec order.
+	Asserts []*spec.Assert
+	// Expects are the kept expect blocks, in spec order. When -run keeps only
+	// some cells of an expect block, the copy here has the other values set
+	// to null ("no expectation").
+	Expects []*spec.Expect
+	// Estimated is the expected wall time of the measurements, server
+	// start-up excluded.
+	Estimated time.Duration
+}
+
+// Step is everything measured at one context length.
+type Step struct {
+	Context int
+	// Prefill is true when the cold prefill request is recorded as a cell
+	// (the context is in prefill.contexts or a kept test reads it). The cold
+	// request is sent either way: it warms the prompt cache for Decode.
+	Prefill bool
+	// Decode holds the kept decode cells at this context: matrices in spec
+	// order, concurrency ascending within a matrix.
+	Decode []result.CellRef
+}
+
+// Cells returns every recorded cell in measurement order.
+func (p *Plan) Cells() []result.CellRef {
+	var out []result.CellRef
+	for _, s := range p.Steps {
+		if s.Prefill {
+			out = append(out, result.CellRef{Phase: result.PhasePrefill, Context: s.Context})
+		}
+		out = append(out, s.Decode...)
+	}
+	return out
+}
+
+// DecodeCells returns the number of decode cells in the plan.
+func (p *Plan) DecodeCells() int {
+	n := 0
+	for _, s := range p.Steps {
+		n += len(s.Decode)
+	}
+	return n
+}
+
+// AssertTestName is the full test name of an assert block.
+func AssertTestName(server, name string) string { return server + "/assert/" + name }
+
+// ExpectTestName is the full test name of one cell of an expect block:
+// "<server>/expect/<name>/ctx=8K/conc=64", or ".../ctx=8K" for prefill.
+func ExpectTestName(server, name string, ref result.CellRef) string {
+	s := server + "/expect/" + name + "/ctx=" + result.FormatTokens(ref.Context)
+	if ref.Phase == result.PhaseDecode {
+		s += "/conc=" + itoa(ref.Concurrency)
+	}
+	return s
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// New builds the plan of server srv of sp. keep is the -run filter (nil keeps
+// everything): a cell, assert or expect cell is kept when its full test name
+// matches, unanchored and not split at slashes. A kept assertion or expect
+// cell adds the cells it reads; a kept decode cell always gets its context's
+// cold prefill request (recorded only when the context is in
+// prefill.contexts).
+func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
+	p := &Plan{Server: srv}
+	match := func(name string) bool { return keep == nil || keep.MatchString(name) }
+
+	prefillCtx := map[int]bool{} // recorded prefill cells
+	decode := map[result.CellRef]bool{}
+	var order []result.CellRef // decode cells in spec order of appearance
+
+	addDecode := func(r result.CellRef) {
+		r.Phase = result.PhaseDecode
+		if r.Matrix == "" {
+			r.Matrix = "decode"
+		}
+		if !decode[r] {
+			decode[r] = true
+			order = append(order, r)
+		}
+	}
+	addCell := func(r result.CellRef) {
+		if r.Phase == result.PhasePrefill {
+			prefillCtx[r.Context] = true
+			return
+		}
+		addDecode(r)
+	}
+
+	if sp.Prefill != nil {
+		for _, ctx := range sp.Prefill.Contexts {
+			r := result.CellRef{Phase: result.PhasePrefill, Context: ctx}
+			if match(r.TestName(srv.Name)) {
+				prefillCtx[ctx] = true
+			}
+		}
+	}
+	for _, m := range sp.Matrices {
+		for _, ctx := range m.Contexts {
+			for _, c := range m.Concurrency {
+				r := result.CellRef{Phase: result.PhaseDecode, Matrix: m.Label, Context: ctx, Concurrency: c}
+				if match(r.TestName(srv.Name)) {
+					addDecode(r)
+				}
+			}
+		}
+	}
+	for _, a := range sp.Asserts {
+		if !match(AssertTestName(srv.Name, a.Name)) {
+			continue
+		}
+		p.Asserts = append(p.Asserts, a)
+		for _, r := range a.Cells {
+			addCell(r)
+		}
+	}
+	for _, e := range sp.Expects {
+		if kept := keepExpect(sp, srv.Name, e, match); kept != nil {
+			p.Expects = append(p.Expects, kept)
+			for _, r := range ExpectCells(sp, kept) {
+				addCell(r)
+			}
+		}
+	}
+
+	// A prefill cell is recorded only for contexts in prefill.contexts or
+	// read by a kept test; a decode cell's context gets its cold request
+	// regardless.
+	inPrefillBlock := map[int]bool{}
+	if sp.Prefill != nil {
+		for _, ctx := range sp.Prefill.Contexts {
+			inPrefillBlock[ctx] = true
+		}
+	}
+	steps := map[int]*Step{}
+	step := func(ctx int) *Step {
+		s, ok := steps[ctx]
+		if !ok {
+			s = &Step{Context: ctx}
+			steps[ctx] = s
+		}
+		return s
+	}
+	for ctx := range prefillCtx {
+		step(ctx).Prefill = true
+	}
+	for _, r := range order {
+		s := step(r.Context)
+		s.Decode = append(s.Decode, r)
+		if inPrefillBlock[r.Context] {
+			s.Prefill = true
+		}
+	}
+	matrixIndex := map[string]int{}
+	for i, m := range sp.Matrices {
+		matrixIndex[m.Label] = i
+	}
+	for _, s := range steps {
+		slices.SortStableFunc(s.Decode, func(a, b result.CellRef) int {
+			ia, oka := matrixIndex[a.Matrix]
+			ib, okb := matrixIndex[b.Matrix]
+			if !oka {
+				ia = len(sp.Matrices)
+			}
+			if !okb {
+				ib = len(sp.Matrices)
+			}
+			if ia != ib {
+				return ia - ib
+			}
+			return a.Concurrency - b.Concurrency
+		})
+		p.Steps = append(p.Steps, *s)
+	}
+	slices.SortFunc(p.Steps, func(a, b Step) int { return a.Context - b.Context })
+	p.Estimated = Estimate(p, sp.Measure)
+	return p
+}
+
+// keepExpect returns e when all of its cells are kept, a copy with the
+// unkept values nulled when some are, and nil when none are.
+func keepExpect(sp *spec.Spec, server string, e *spec.Expect, match func(string) bool) *spec.Expect {
+	conc := expectConcurrency(sp, e)
+	cp := *e
+	cp.Rows = nil
+	kept, all := 0, true
+	for _, row := range e.Rows {
+		nr := row
+		nr.Values = slices.Clone(row.Values)
+		for i, v := range row.Values {
+			if v == nil {
+				continue
+			}
+			ref, ok := expectRef(e, row.Context, i, conc)
+			if !ok {
+				continue
+			}
+			if match(ExpectTestName(server, e.Name, ref)) {
+				kept++
+			} else {
+				nr.Values[i] = nil
+				all = false
+			}
+		}
+		cp.Rows = append(cp.Rows, nr)
+	}
+	switch {
+	case kept == 0:
+		return nil
+	case all:
+		return e
+	}
+	return &cp
+}
+
+// ExpectCells lists the cells an expect block reads: one per non-null value.
+func ExpectCells(sp *spec.Spec, e *spec.Expect) []result.CellRef {
+	conc := expectConcurrency(sp, e)
+	var out []result.CellRef
+	for _, row := range e.Rows {
+		for i, v := range row.Values {
+			if v == nil {
+				continue
+			}
+			if ref, ok := expectRef(e, row.Context, i, conc); ok {
+				out = append(out, ref)
+			}
+		}
+	}
+	return out
+}
+
+func expectRef(e *spec.Expect, ctx, i int, conc []int) (result.CellRef, bool) {
+	if e.Matrix == "prefill" {
+		return result.CellRef{Phase: result.PhasePrefill, Context: ctx}, i == 0
+	}
+	if i >= len(conc) {
+		return result.CellRef{}, false
+	}
+	m := e.Matrix
+	if m == "" {
+		m = "decode"
+	}
+	return result.CellRef{Phase: result.PhaseDecode, Matrix: m, Context: ctx, Concurrency: conc[i]}, true
+}
+
+// expectConcurrency is the concurrency list of the matrix an expect block
+// describes (nil for prefill or an unknown matrix).
+func expectConcurrency(sp *spec.Spec, e *spec.Expect) []int {
+	label := e.Matrix
+	if label == "" {
+		label = "decode"
+	}
+	for _, m := range sp.Matrices {
+		if m.Label == label {
+			return m.Concurrency
+		}
+	}
+	return nil
+}
+
+// Estimate returns the expected wall time of p under measure settings m:
+// per context the cold prefill (ctx ÷ EstimatePrefillRate), per decode cell
+// warm-up + SteadyHold + duration, all × repeat. Cells that the spec's
+// kv_cache_tokens already marks over capacity count as zero.
+func Estimate(p *Plan, m *spec.Measure) time.Duration {
+	dur, maxOut, repeat := 30*time.Second, 4096, 1
+	if m != nil {
+		if m.Duration > 0 {
+			dur = m.Duration
+		}
+		if m.MaxOutput > 0 {
+			maxOut = m.MaxOutput
+		}
+		if m.Repeat > 1 {
+			repeat = m.Repeat
+		}
+	}
+	var total time.Duration
+	for _, s := range p.Steps {
+		total += time.Duration(float64(s.Context) / EstimatePrefillRate * float64(time.Second))
+		for _, r := range s.Decode {
+			if p.Server != nil && p.Server.KVCacheTokens != nil &&
+				OverCapacity(r.Concurrency, r.Context, maxOut, *p.Server.KVCacheTokens) {
+				continue
+			}
+			total += EstimateWarmUp + SteadyHold + dur
+		}
+	}
+	return total * time.Duration(repeat)
+}
+
+// OverCapacity is DESIGN §4's skip rule: C × (ctx + max_output) exceeds the
+// KV cache. An unknown capacity (≤ 0) never skips.
+func OverCapacity(conc, ctx, maxOutput int, capacity int64) bool {
+	if capacity <= 0 {
+		return false
+	}
+	return int64(conc)*(int64(ctx)+int64(maxOutput)) > capacity
+}

@@ -1,0 +1,201 @@
+package plan
+
+import (
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+func pf(v float64) *float64 { return &v }
+func pi64(v int64) *int64   { return &v }
+
+func dec(m string, ctx, c int) result.CellRef {
+	return result.CellRef{Phase: result.PhaseDecode, Matrix: m, Context: ctx, Concurrency: c}
+}
+
+func testSpec() *spec.Spec {
+	return &spec.Spec{
+		Filename: "t.hcl",
+		Measure:  &spec.Measure{Duration: 2 * time.Second, MaxOutput: 1024, Repeat: 1},
+		Prefill:  &spec.Prefill{Contexts: []int{16384, 8192, 262144}},
+		Matrices: []*spec.Matrix{
+			{Label: "decode", Contexts: []int{16384, 8192}, Concurrency: []int{1, 64, 8}},
+			{Label: "long", Contexts: []int{8192}, Concurrency: []int{2}},
+		},
+		Asserts: []*spec.Assert{
+			{Name: "d8k64", Cells: []result.CellRef{dec("decode", 8192, 64)}},
+			{Name: "pre32k", Cells: []result.CellRef{{Phase: result.PhasePrefill, Context: 32768}}},
+		},
+		Expects: []*spec.Expect{
+			{Name: "tps", Metric: "total_tps", Rows: []spec.ExpectRow{
+				{Context: 8192, Values: []*float64{pf(1), nil, pf(3)}},
+				{Context: 16384, Values: []*float64{pf(1), pf(2), pf(3)}},
+			}},
+		},
+	}
+}
+
+func TestNew(t *testing.T) {
+	srv := &spec.Server{Name: "qwen"}
+	tests := []struct {
+		name    string
+		run     string
+		steps   []Step
+		asserts []string
+		expects int
+	}{
+		{
+			name: "everything, contexts ascending, concurrency ascending, matrices in spec order",
+			steps: []Step{
+				{Context: 8192, Prefill: true, Decode: []result.CellRef{dec("decode", 8192, 1), dec("decode", 8192, 8), dec("decode", 8192, 64), dec("long", 8192, 2)}},
+				{Context: 16384, Prefill: true, Decode: []result.CellRef{dec("decode", 16384, 1), dec("decode", 16384, 8), dec("decode", 16384, 64)}},
+				{Context: 32768, Prefill: true},
+				{Context: 262144, Prefill: true},
+			},
+			asserts: []string{"d8k64", "pre32k"},
+			expects: 1,
+		},
+		{
+			name:  "a kept decode cell keeps its context's prefill",
+			run:   "decode/ctx=16K/conc=8",
+			steps: []Step{{Context: 16384, Prefill: true, Decode: []result.CellRef{dec("decode", 16384, 8)}}},
+		},
+		{
+			name:    "unanchored, not split at slashes",
+			run:     "conc=64",
+			steps:   []Step{{Context: 8192, Prefill: true, Decode: []result.CellRef{dec("decode", 8192, 64)}}, {Context: 16384, Prefill: true, Decode: []result.CellRef{dec("decode", 16384, 64)}}},
+			expects: 1, // tps/ctx=16K/conc=64 (the 8K row has no value at 64)
+		},
+		{
+			name:    "a kept assertion adds the cells it reads",
+			run:     "assert/pre32k",
+			steps:   []Step{{Context: 32768, Prefill: true}},
+			asserts: []string{"pre32k"},
+		},
+		{
+			name:    "expect cells are their own tests",
+			run:     "expect/tps/ctx=8K/conc=8",
+			steps:   []Step{{Context: 8192, Prefill: true, Decode: []result.CellRef{dec("decode", 8192, 8)}}},
+			expects: 1,
+		},
+		{
+			name:  "prefill only",
+			run:   "prefill/ctx=256K",
+			steps: []Step{{Context: 262144, Prefill: true}},
+		},
+		{
+			name: "nothing matches",
+			run:  "nope",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var keep *regexp.Regexp
+			if tc.run != "" {
+				keep = regexp.MustCompile(tc.run)
+			}
+			p := New(testSpec(), srv, keep)
+			if diff := cmp.Diff(tc.steps, p.Steps); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+			var got []string
+			for _, a := range p.Asserts {
+				got = append(got, a.Name)
+			}
+			if diff := cmp.Diff(tc.asserts, got); diff != "" {
+				t.Errorf("asserts (-want +got):\n%s", diff)
+			}
+			if len(p.Expects) != tc.expects {
+				t.Errorf("got %d expects, want %d", len(p.Expects), tc.expects)
+			}
+		})
+	}
+}
+
+func TestExpectPartiallyKept(t *testing.T) {
+	p := New(testSpec(), &spec.Server{Name: "qwen"}, regexp.MustCompile(`expect/tps/ctx=16K/conc=(1|64)$`))
+	if len(p.Expects) != 1 {
+		t.Fatalf("got %d expects", len(p.Expects))
+	}
+	e := p.Expects[0]
+	want := []result.CellRef{dec("decode", 16384, 1), dec("decode", 16384, 64)}
+	if diff := cmp.Diff(want, ExpectCells(testSpec(), e)); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+	// The spec's own block is untouched.
+	if n := len(ExpectCells(testSpec(), testSpec().Expects[0])); n != 5 {
+		t.Errorf("original expect has %d cells, want 5", n)
+	}
+}
+
+func TestCells(t *testing.T) {
+	p := New(testSpec(), &spec.Server{Name: "q"}, regexp.MustCompile("ctx=8K"))
+	var names []string
+	for _, c := range p.Cells() {
+		names = append(names, c.Name())
+	}
+	want := []string{"prefill/ctx=8K", "decode/ctx=8K/conc=1", "decode/ctx=8K/conc=8", "decode/ctx=8K/conc=64", "long/ctx=8K/conc=2"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	sp := testSpec()
+	tests := []struct {
+		name string
+		run  string
+		kv   *int64
+		rep  int
+		want time.Duration
+	}{
+		{name: "one 20K-token prefill", run: "prefill/ctx=16K", want: time.Duration(16384.0 / 20000 * float64(time.Second))},
+		{name: "decode cell adds warm-up, hold and window", run: "decode/ctx=16K/conc=8",
+			want: time.Duration(16384.0/20000*float64(time.Second)) + EstimateWarmUp + SteadyHold + 2*time.Second},
+		{name: "repeat multiplies", run: "decode/ctx=16K/conc=8", rep: 3,
+			want: 3 * (time.Duration(16384.0/20000*float64(time.Second)) + EstimateWarmUp + SteadyHold + 2*time.Second)},
+		{name: "over capacity by the spec's kv_cache_tokens costs nothing", run: "decode/ctx=16K/conc=64", kv: pi64(100000),
+			want: time.Duration(16384.0 / 20000 * float64(time.Second))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := *sp.Measure
+			if tc.rep > 0 {
+				m.Repeat = tc.rep
+			}
+			s := *sp
+			s.Measure = &m
+			p := New(&s, &spec.Server{Name: "q", KVCacheTokens: tc.kv}, regexp.MustCompile(tc.run))
+			if p.Estimated != tc.want {
+				t.Errorf("Estimated = %v, want %v", p.Estimated, tc.want)
+			}
+		})
+	}
+}
+
+func TestOverCapacity(t *testing.T) {
+	tests := []struct {
+		name         string
+		conc, ctx, o int
+		kv           int64
+		want         bool
+	}{
+		{"fits exactly", 2, 1000, 24, 2048, false},
+		{"one token over", 2, 1000, 25, 2048, true},
+		{"unknown capacity never skips", 1024, 1 << 20, 4096, 0, false},
+		{"seed qwen 251K x 128", 128, 257024, 4096, 33_000_000, true},
+		{"seed qwen 251K x 64", 64, 257024, 4096, 33_000_000, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := OverCapacity(tc.conc, tc.ctx, tc.o, tc.kv); got != tc.want {
+				t.Errorf("OverCapacity = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

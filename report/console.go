@@ -1,0 +1,203 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
+
+	"github.com/slogate/slogate/result"
+)
+
+// ConsoleOptions configures NewConsole.
+type ConsoleOptions struct {
+	// Color turns on ANSI colours for PASS/FAIL/SKIP and the final line.
+	Color bool
+	// Progress turns on the live progress line, redrawn in place.
+	Progress bool
+}
+
+// ConsoleOptionsFor decides the options for writing to w the way go test
+// users expect: colour and a live progress line only on a terminal; no
+// colour when NO_COLOR is set; no progress line when CI is set. getenv is
+// os.Getenv when nil.
+func ConsoleOptionsFor(w io.Writer, getenv func(string) string) ConsoleOptions {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+	}
+	return ConsoleOptions{
+		Color:    tty && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb",
+		Progress: tty && getenv("CI") == "",
+	}
+}
+
+// console is the go test-style TestStream for people.
+type console struct {
+	mu       sync.Mutex
+	w        io.Writer
+	pkg      string
+	opts     ConsoleOptions
+	pass     *color.Color
+	fail     *color.Color
+	skip     *color.Color
+	dim      *color.Color
+	progress string // the progress line currently drawn ("" = none)
+	lastDraw time.Time
+}
+
+// NewConsole returns a TestStream that prints go test-style lines to w:
+// "=== RUN   name", indented detail lines, "--- PASS: name (1.23s)", and the
+// final "ok  <spec> 12.3s" or "FAIL <spec> 12.3s". pkg is the spec path.
+func NewConsole(w io.Writer, pkg string, opts ConsoleOptions) TestStream {
+	mk := func(a ...color.Attribute) *color.Color {
+		c := color.New(a...)
+		if opts.Color {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+		return c
+	}
+	return &console{w: w, pkg: pkg, opts: opts,
+		pass: mk(color.FgGreen), fail: mk(color.FgRed, color.Bold), skip: mk(color.FgYellow), dim: mk(color.Faint)}
+}
+
+// print writes s, first erasing the progress line and then drawing it again.
+func (c *console) print(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearProgress()
+	io.WriteString(c.w, s)
+	c.drawProgress()
+}
+
+func (c *console) clearProgress() {
+	if c.progress != "" {
+		io.WriteString(c.w, "\r\033[K")
+	}
+}
+
+func (c *console) drawProgress() {
+	if c.progress != "" {
+		io.WriteString(c.w, c.dim.Sprint(c.progress))
+	}
+}
+
+// Run prints "=== RUN   name".
+func (c *console) Run(test string) { c.print(RunLine(test)) }
+
+// Output prints an indented detail line.
+func (c *console) Output(test, line string) { c.print(DetailLine(line)) }
+
+// End prints "--- PASS: name (1.23s)" (or SKIP/FAIL) and removes the
+// progress line of that test.
+func (c *console) End(test string, o result.Outcome, elapsed time.Duration) {
+	line := EndLine(test, o, elapsed)
+	word := endWord(o)
+	col := c.pass
+	switch o {
+	case result.Skip:
+		col = c.skip
+	case result.Fail, result.Error:
+		col = c.fail
+	}
+	line = strings.Replace(line, word, col.Sprint(word), 1)
+	c.mu.Lock()
+	c.clearProgress()
+	c.progress = ""
+	io.WriteString(c.w, line)
+	c.mu.Unlock()
+}
+
+// Log prints a line that belongs to no test.
+func (c *console) Log(line string) { c.print(line + "\n") }
+
+// Progress redraws the live progress line (at most ten times a second).
+func (c *console) Progress(p Progress) {
+	if !c.opts.Progress {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(c.lastDraw) < 100*time.Millisecond {
+		return
+	}
+	c.lastDraw = time.Now()
+	c.clearProgress()
+	c.progress = ProgressLine(p)
+	c.drawProgress()
+}
+
+// ProgressLine renders the live state of a cell on one line: cell,
+// phase elapsed/window, tok/s so far, cells done/total, ETA.
+func ProgressLine(p Progress) string {
+	var b strings.Builder
+	b.WriteString(p.Test)
+	if p.Phase != "" {
+		b.WriteString("  " + p.Phase)
+	}
+	if p.Window > 0 && p.Phase == "measuring" {
+		fmt.Fprintf(&b, " %.1fs/%s", p.Elapsed.Seconds(), p.Window.Round(100*time.Millisecond))
+	} else if p.Elapsed > 0 {
+		fmt.Fprintf(&b, " %.1fs", p.Elapsed.Seconds())
+	}
+	if p.TPS > 0 {
+		b.WriteString("  " + fmtTPS(p.TPS) + " tok/s")
+	}
+	if p.Cells > 0 {
+		fmt.Fprintf(&b, "  cells %d/%d", p.CellsDone, p.Cells)
+	}
+	if p.ETA > 0 {
+		b.WriteString("  ETA " + p.ETA.Round(time.Second).String())
+	}
+	return b.String()
+}
+
+// Finish prints "PASS"/"FAIL" and "ok  \tspec\t12.3s" or "FAIL\tspec\t12.3s".
+func (c *console) Finish(o result.Outcome, elapsed time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearProgress()
+	c.progress = ""
+	for _, l := range FinishLines(c.pkg, o, elapsed) {
+		switch {
+		case strings.HasPrefix(l, "ok"):
+			l = c.pass.Sprint("ok") + l[2:]
+		case strings.HasPrefix(l, "FAIL"):
+			l = c.fail.Sprint("FAIL") + l[4:]
+		case strings.HasPrefix(l, "PASS"):
+			l = c.pass.Sprint("PASS") + l[4:]
+		}
+		io.WriteString(c.w, l)
+	}
+}
+
+// DecodeMetrics is the full metric line of a decode cell (go test -v detail).
+func DecodeMetrics(c *result.DecodeCell) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "total_tps=%g per_request_tps=%g ttft_ms=%g/%g/%g tbt_ms=%g/%g/%g active_avg=%g completed=%d output_tokens=%d measured_s=%g token_source=%s",
+		c.TotalTPS, c.PerRequestTPS, c.TTFTMs, c.TTFTMsP90, c.TTFTMsP99, c.TBTMs, c.TBTMsP90, c.TBTMsP99,
+		c.ActiveAvg, c.Completed, c.OutputTokens, c.MeasuredS, c.TokenSource)
+	if c.ServerTotalTPS != nil {
+		fmt.Fprintf(&b, " server_total_tps=%g", *c.ServerTotalTPS)
+	}
+	if c.SpecAcceptRate != nil {
+		fmt.Fprintf(&b, " spec_accept_rate=%g", *c.SpecAcceptRate)
+	}
+	if c.SpecAcceptLen != nil {
+		fmt.Fprintf(&b, " spec_accept_len=%g", *c.SpecAcceptLen)
+	}
+	if c.Repeats > 1 {
+		fmt.Fprintf(&b, " repeats=%d (median; spread in results.json)", c.Repeats)
+	}
+	return b.String()
+}

@@ -1,0 +1,609 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+// Number formatting follows the seed reports exactly: thousands separated by
+// commas, throughputs with one decimal ("1,496.1"), latencies in whole
+// milliseconds ("1,027 ms") except time between tokens ("2.5 ms"), prefill
+// throughputs compact ("46.7K", "12K", and "9,819" below ten thousand).
+
+// dash is shown where a metric does not apply or was not measured.
+const dash = "—"
+
+// group inserts thousands separators into the integer part of a decimal
+// number written by strconv ("12247.5" → "12,247.5").
+func group(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	intPart, frac := s, ""
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		intPart, frac = s[:i], s[i:]
+	}
+	var b strings.Builder
+	for i, r := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	out := b.String() + frac
+	if neg {
+		out = "-" + out
+	}
+	return out
+}
+
+// fixed formats v with prec decimals and thousands separators.
+func fixed(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return dash
+	}
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if s == "-0" || strings.HasPrefix(s, "-0.") && strings.Trim(s[3:], "0") == "" {
+		s = s[1:]
+	}
+	return group(s)
+}
+
+// fmtTPS renders a decode throughput: "6,018.4".
+func fmtTPS(v float64) string { return fixed(v, 1) }
+
+// fmtMs renders a latency in whole milliseconds: "1,027 ms".
+func fmtMs(v float64) string { return fixed(v, 0) + " ms" }
+
+// fmtMs1 renders a short latency with one decimal: "2.5 ms".
+func fmtMs1(v float64) string { return fixed(v, 1) + " ms" }
+
+// fmtInt renders a count: "12,247".
+func fmtInt(v int64) string { return group(strconv.FormatInt(v, 10)) }
+
+// fmtSeconds renders a window length: "30.0 s".
+func fmtSeconds(v float64) string { return fixed(v, 1) + " s" }
+
+// compactK renders a large throughput in thousands with at most one
+// decimal and no trailing ".0" ("46.7K", "12K"); ok is false below 10,000,
+// where the seeds print the plain number.
+func compactK(v float64) (string, bool) {
+	if v < 10000 {
+		return "", false
+	}
+	s := strconv.FormatFloat(v/1000, 'f', 1, 64)
+	s = strings.TrimSuffix(s, ".0")
+	return group(s) + "K", true
+}
+
+// fmtPrefillShort is the prefill throughput of the Prefill table: "46.7K" or "9,819".
+func fmtPrefillShort(v float64) string {
+	if s, ok := compactK(v); ok {
+		return s
+	}
+	return fixed(v, 0)
+}
+
+// fmtPrefillLong is the prefill throughput of the All measurements table:
+// "46.7K" or "9,819.0".
+func fmtPrefillLong(v float64) string {
+	if s, ok := compactK(v); ok {
+		return s
+	}
+	return fixed(v, 1)
+}
+
+// fmtDurationWords renders the measurement window as the seeds do: "30 s".
+func fmtDurationWords(seconds float64) string {
+	if seconds == math.Trunc(seconds) {
+		return fmtInt(int64(seconds)) + " s"
+	}
+	return strconv.FormatFloat(seconds, 'f', -1, 64) + " s"
+}
+
+// statusWord is a cell status as the seeds word it.
+func statusWord(s result.Status) string {
+	switch s {
+	case result.StatusValid:
+		return "Valid"
+	case result.StatusQueued:
+		return "Requests queued"
+	case result.StatusOverCapacity:
+		return "Over capacity"
+	case result.StatusError:
+		return "Error"
+	}
+	if s == "" {
+		return "Not measured"
+	}
+	return string(s)
+}
+
+// outcomeWord is a verdict outcome as go test prints it.
+func outcomeWord(o result.Outcome) string { return strings.ToUpper(o.String()) }
+
+// Legend lines, worded as in the seed reports.
+const (
+	legendQueued       = "Requests queued: the server could not run all requests at once, so some waited in a queue."
+	legendOverCapacity = "Over capacity: not run because this many requests at this context would exceed the server's KV cache."
+	legendError        = "Error: the cell could not be measured; the reason is listed under Errors."
+	legendTTFT         = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill."
+	legendMedians      = "Latencies are medians. Total tok/s is output across all simultaneous requests."
+	legendMatrix       = "total tok/s · rows are context length, columns are simultaneous requests"
+)
+
+// view is the presentation model shared by the Markdown and HTML reports:
+// every string the reports show, computed once from Results.
+type view struct {
+	Res      *result.Results
+	Title    string // "Qwen3.5-4B on H200 NVL 141GB"
+	Summary  string // "vllm · 0.26.1… · BF16 · 6 contexts (8K–251K) × …"
+	Measured string // "Measured Sep 3, 2026, 17:22 UTC"
+	Hardware []kv
+	Engine   []kv
+	Run      []kv
+	Launch   string
+	Prefill  []prefillRow
+	Matrices []matrixView
+	All      [][]string // All measurements rows (without header)
+	// Legend flags: which statuses occur anywhere.
+	AnyQueued, AnyOver, AnyError bool
+	Errors                       []string // "decode ctx=8K conc=64: reason"
+	Verdicts                     []verdictRow
+	Failures                     []verdictRow // failed or errored verdicts
+	Warnings                     []string
+	Outcome                      string // PASS / FAIL / ERROR / SKIP
+}
+
+type kv struct{ Key, Value string }
+
+type prefillRow struct {
+	Context, TPS, TTFT, Status string
+}
+
+// matrixView is one decode matrix: rows are contexts, columns concurrency.
+type matrixView struct {
+	Label       string // "decode"
+	Title       string // "Sustained decode"
+	Contexts    []int
+	Concurrency []int
+	Cells       [][]*result.DecodeCell // [row][col]; nil when not recorded
+}
+
+type verdictRow struct {
+	Test, Outcome, Rule, Measured, Message, Where string
+}
+
+// AnyCells reports whether a view has any decode cells.
+func (v *view) AnyCells() bool { return len(v.Matrices) > 0 }
+
+// shortModel is the model's last path element, as the seed titles show it.
+func shortModel(m string) string {
+	if m == "" {
+		return "unknown model"
+	}
+	return path.Base(strings.TrimRight(m, "/"))
+}
+
+// gpuFacts gathers the GPU description from nvidia-smi (Server.GPUs), else
+// from the spec's labels (gpu, gpu_memory_gb, gpu_count).
+type gpuFacts struct {
+	Name     string // "H200 NVL"
+	MemoryGB int    // per device; 0 when unknown
+	Count    int
+}
+
+func gpus(s *result.Server) (gpuFacts, bool) {
+	if len(s.GPUs) > 0 {
+		g := gpuFacts{Name: strings.TrimPrefix(s.GPUs[0].Name, "NVIDIA "), Count: len(s.GPUs)}
+		g.MemoryGB = int(math.Round(float64(s.GPUs[0].MemoryMiB) / 1024))
+		return g, true
+	}
+	name := s.Labels["gpu"]
+	if name == "" {
+		return gpuFacts{}, false
+	}
+	g := gpuFacts{Name: name, Count: 1}
+	if n, err := strconv.Atoi(s.Labels["gpu_count"]); err == nil && n > 0 {
+		g.Count = n
+	}
+	if n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(s.Labels["gpu_memory_gb"]), "GB")); err == nil && n > 0 {
+		g.MemoryGB = n
+	}
+	return g, true
+}
+
+// hardwareTitle is "H200 NVL 141GB ×2", "simulator" or "unknown GPU".
+func hardwareTitle(s *result.Server) string {
+	g, ok := gpus(s)
+	if !ok {
+		if s.Simulated {
+			return "simulator"
+		}
+		return "unknown GPU"
+	}
+	t := g.Name
+	if g.MemoryGB > 0 {
+		t += fmt.Sprintf(" %dGB", g.MemoryGB)
+	}
+	if g.Count > 1 {
+		t += fmt.Sprintf(" ×%d", g.Count)
+	}
+	return t
+}
+
+// uniqueInts returns the distinct values in first-seen order.
+func uniqueInts(xs []int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func tokensList(ctxs []int) string {
+	s := make([]string, len(ctxs))
+	for i, c := range ctxs {
+		s[i] = result.FormatTokens(c)
+	}
+	return strings.Join(s, ", ")
+}
+
+// redactArgv hides the value after --api-key even if a caller forgot to
+// redact it before saving (defence in depth: reports get shared widely).
+func redactArgv(argv []string) []string {
+	out := append([]string(nil), argv...)
+	for i := 0; i < len(out); i++ {
+		switch {
+		case out[i] == "--api-key" && i+1 < len(out):
+			out[i+1] = "<redacted>"
+			i++
+		case strings.HasPrefix(out[i], "--api-key="):
+			out[i] = "--api-key=<redacted>"
+		}
+	}
+	return out
+}
+
+// newView computes everything the Markdown and HTML reports show.
+func newView(res *result.Results) *view {
+	v := &view{Res: res}
+	s := &res.Server
+	v.Title = shortModel(s.Model) + " on " + hardwareTitle(s)
+
+	// Summary line: engine · version · quantization · matrix shape · prefill contexts.
+	var sum []string
+	sum = append(sum, labelOr(s, "engine", "vllm"))
+	if s.Version != "" {
+		sum = append(sum, s.Version)
+	}
+	if q := s.Labels["quantization"]; q != "" {
+		sum = append(sum, q)
+	}
+	var ctxs, concs []int
+	for _, c := range res.Decode {
+		ctxs = append(ctxs, c.Context)
+		concs = append(concs, c.Concurrency)
+	}
+	ctxs, concs = uniqueInts(ctxs), uniqueInts(concs)
+	if len(ctxs) > 0 {
+		sort.Ints(concs)
+		sum = append(sum, fmt.Sprintf("%d %s (%s) × %d concurrency %s (%s)",
+			len(ctxs), plural(len(ctxs), "context", "contexts"), span(ctxs, result.FormatTokens),
+			len(concs), plural(len(concs), "level", "levels"), span(concs, strconv.Itoa)))
+	}
+	if len(res.Prefill) > 0 {
+		var pc []int
+		for _, c := range res.Prefill {
+			pc = append(pc, c.Context)
+		}
+		sum = append(sum, "prefill at "+tokensList(uniqueInts(pc)))
+	}
+	v.Summary = strings.Join(sum, " · ")
+	if !res.Started.IsZero() {
+		v.Measured = "Measured " + res.Started.UTC().Format("Jan 2, 2006, 15:04 UTC")
+	}
+
+	// Hardware.
+	if g, ok := gpus(s); ok {
+		typ := "Discrete GPU"
+		if s.Simulated {
+			typ = "Simulated by slogate sim (no GPU)"
+		}
+		v.Hardware = append(v.Hardware, kv{"Type", labelOr(s, "gpu_type", typ)}, kv{"GPU", g.Name})
+		if g.Count > 1 {
+			v.Hardware = append(v.Hardware, kv{"GPU count", strconv.Itoa(g.Count)})
+		}
+		if g.MemoryGB > 0 {
+			vram := fmt.Sprintf("%d GB", g.MemoryGB)
+			if g.Count > 1 {
+				vram = fmt.Sprintf("%d GB (%d × %d GB)", g.MemoryGB*g.Count, g.Count, g.MemoryGB)
+			}
+			v.Hardware = append(v.Hardware, kv{"VRAM", vram})
+		}
+	} else if s.Simulated {
+		v.Hardware = append(v.Hardware, kv{"Type", "slogate simulator (no GPU)"})
+	} else {
+		v.Hardware = append(v.Hardware, kv{"Type", "unknown (nvidia-smi not found; set labels.gpu in the spec)"})
+	}
+	v.Hardware = appendLabel(v.Hardware, s, "OS", "os")
+
+	// Engine.
+	v.Engine = append(v.Engine, kv{"Engine", labelOr(s, "engine", "vllm")})
+	if s.Version != "" {
+		v.Engine = append(v.Engine, kv{"Version", s.Version})
+	}
+	v.Engine = appendLabel(v.Engine, s, "Quantization", "quantization")
+	v.Engine = appendLabel(v.Engine, s, "Backend", "backend")
+	v.Engine = appendLabel(v.Engine, s, "Repository", "repository")
+	v.Engine = appendLabel(v.Engine, s, "Build", "build")
+	v.Engine = appendLabel(v.Engine, s, "Commit", "commit")
+	if s.TensorParallelSize > 0 {
+		v.Engine = append(v.Engine, kv{"Tensor parallel size", strconv.Itoa(s.TensorParallelSize)})
+	}
+	if s.Speculative != "" {
+		v.Engine = append(v.Engine, kv{"Speculative decoding", s.Speculative})
+	}
+	if s.KVCacheDtype != "" {
+		v.Engine = append(v.Engine, kv{"KV cache dtype", s.KVCacheDtype})
+	}
+	if s.KVCacheTokens > 0 {
+		kvText := fmtInt(s.KVCacheTokens) + " tokens"
+		if s.KVCacheSource != "" {
+			kvText += " (from " + s.KVCacheSource + ")"
+		}
+		v.Engine = append(v.Engine, kv{"KV cache", kvText})
+	}
+
+	// Run.
+	served := s.ServedModel
+	if served == "" {
+		served = s.Model
+	}
+	v.Run = append(v.Run, kv{"Served model", served})
+	v.Run = appendLabel(v.Run, s, "Revision", "revision")
+	tool := "slogate"
+	if res.Tool != "" {
+		tool += " " + res.Tool
+	}
+	v.Run = append(v.Run, kv{"Benchmark tool", tool},
+		kv{"Decode test", "Fixed duration"},
+		kv{"Prefill mode", "Measured during decode warm-up"})
+	if res.Measure.DurationS > 0 {
+		v.Run = append(v.Run, kv{"Time per measurement", fmtDurationWords(res.Measure.DurationS)})
+	}
+	if res.Measure.MaxOutput > 0 {
+		v.Run = append(v.Run, kv{"Max output", fmtInt(int64(res.Measure.MaxOutput)) + " tokens"})
+	}
+	if res.Measure.Repeat > 1 {
+		v.Run = append(v.Run, kv{"Repeats per cell", strconv.Itoa(res.Measure.Repeat) + " (medians shown)"})
+	}
+	if s.Endpoint != "" {
+		v.Run = append(v.Run, kv{"Endpoint", s.Endpoint})
+	}
+
+	if len(s.Argv) > 0 {
+		v.Launch = spec.ShellCommand(s.Env, redactArgv(s.Argv))
+	}
+
+	// Prefill.
+	for _, c := range res.Prefill {
+		r := prefillRow{Context: result.FormatTokens(c.Context), TPS: dash, TTFT: dash, Status: statusWord(c.Status)}
+		if c.Status.Measured() {
+			r.TPS, r.TTFT = fmtPrefillShort(c.TPS), fmtMs(c.TTFTMs)
+		}
+		v.Prefill = append(v.Prefill, r)
+		v.noteStatus(c.Status, "prefill ctx="+result.FormatTokens(c.Context), c.Reason)
+	}
+
+	// Decode matrices, in order of first appearance.
+	var labels []string
+	byLabel := map[string][]*result.DecodeCell{}
+	for i := range res.Decode {
+		c := &res.Decode[i]
+		l := c.Ref().MatrixLabel()
+		if _, ok := byLabel[l]; !ok {
+			labels = append(labels, l)
+		}
+		byLabel[l] = append(byLabel[l], c)
+	}
+	for _, l := range labels {
+		m := matrixView{Label: l, Title: "Sustained decode"}
+		if l != "decode" {
+			m.Title += " — " + l
+		}
+		var cx, cc []int
+		for _, c := range byLabel[l] {
+			cx, cc = append(cx, c.Context), append(cc, c.Concurrency)
+		}
+		m.Contexts, m.Concurrency = uniqueInts(cx), uniqueInts(cc)
+		sort.Ints(m.Concurrency)
+		m.Cells = make([][]*result.DecodeCell, len(m.Contexts))
+		for i, ctx := range m.Contexts {
+			m.Cells[i] = make([]*result.DecodeCell, len(m.Concurrency))
+			for j, conc := range m.Concurrency {
+				if c, ok := res.DecodeCell(l, ctx, conc); ok {
+					m.Cells[i][j] = c
+					v.noteStatus(c.Status, fmt.Sprintf("%s ctx=%s conc=%d", l, result.FormatTokens(ctx), conc), c.Reason)
+					for _, w := range c.Warnings {
+						v.Warnings = append(v.Warnings, c.Ref().Name()+": "+w)
+					}
+				}
+			}
+		}
+		v.Matrices = append(v.Matrices, m)
+	}
+
+	// All measurements.
+	for _, c := range res.Prefill {
+		row := []string{"Prefill", result.FormatTokens(c.Context), "1", statusWord(c.Status)}
+		if c.Status.Measured() {
+			row = append(row, fmtPrefillLong(c.TPS), dash, fmtMs(c.TTFTMs), dash, dash, "1", dash, dash)
+		} else {
+			row = append(row, dashes(8)...)
+		}
+		v.All = append(v.All, row)
+	}
+	for _, m := range v.Matrices {
+		phase := "Sustained decode"
+		if m.Label != "decode" {
+			phase += " (" + m.Label + ")"
+		}
+		for _, row := range m.Cells {
+			for _, c := range row {
+				if c == nil {
+					continue
+				}
+				r := []string{phase, result.FormatTokens(c.Context), strconv.Itoa(c.Concurrency), statusWord(c.Status)}
+				if c.Status.Measured() {
+					r = append(r, fmtTPS(c.TotalTPS), fmtTPS(c.PerRequestTPS), fmtMs(c.TTFTMs), fmtMs1(c.TBTMs),
+						fixed(c.ActiveAvg, 1), fmtInt(int64(c.Completed)), fmtInt(c.OutputTokens), fmtSeconds(c.MeasuredS))
+				} else {
+					r = append(r, dashes(8)...)
+				}
+				v.All = append(v.All, r)
+			}
+		}
+	}
+
+	// Verdicts.
+	for _, vd := range res.Verdicts {
+		row := verdictRow{Test: vd.Test, Outcome: outcomeWord(vd.Outcome), Rule: vd.Rule,
+			Measured: strings.Join(vd.Details, "; "), Message: vd.Message}
+		if vd.File != "" {
+			row.Where = vd.File
+			if vd.Line > 0 {
+				row.Where += ":" + strconv.Itoa(vd.Line)
+			}
+		}
+		v.Verdicts = append(v.Verdicts, row)
+		if vd.Outcome >= result.Fail {
+			v.Failures = append(v.Failures, row)
+		}
+	}
+	v.Outcome = outcomeWord(res.Outcome())
+
+	if res.Error != "" {
+		v.Warnings = append([]string{"The run ended early: " + res.Error}, v.Warnings...)
+		v.Outcome = outcomeWord(result.Error)
+	}
+	if res.Interrupted {
+		v.Warnings = append([]string{"The run was interrupted; cells not reached are missing."}, v.Warnings...)
+	}
+	v.Warnings = append(v.Warnings, res.Warnings...)
+	return v
+}
+
+func (v *view) noteStatus(s result.Status, where, reason string) {
+	switch s {
+	case result.StatusQueued:
+		v.AnyQueued = true
+	case result.StatusOverCapacity:
+		v.AnyOver = true
+	case result.StatusError:
+		v.AnyError = true
+		if reason == "" {
+			reason = "no reason recorded"
+		}
+		v.Errors = append(v.Errors, where+": "+reason)
+	}
+}
+
+// StatusLegend is the legend line for the statuses that occur, worded as
+// the seeds word it (queued first, then over capacity).
+func (v *view) StatusLegend() string {
+	var parts []string
+	if v.AnyQueued {
+		parts = append(parts, legendQueued)
+	}
+	if v.AnyOver {
+		parts = append(parts, legendOverCapacity)
+	}
+	if v.AnyError {
+		parts = append(parts, legendError)
+	}
+	return strings.Join(parts, " ")
+}
+
+// cellParts is a decode matrix cell as its pieces: total tok/s, whether the
+// requests queued, and the TTFT ("6,018.4", false, "1,027 ms TTFT"); or a
+// single word for cells without numbers ("Over capacity", "Error", "—").
+func cellParts(c *result.DecodeCell) (tps string, queued bool, ttft string, word string) {
+	switch {
+	case c == nil:
+		return "", false, "", dash
+	case c.Status.Measured():
+		return fmtTPS(c.TotalTPS), c.Status == result.StatusQueued, fmtMs(c.TTFTMs) + " TTFT", ""
+	default:
+		return "", false, "", statusWord(c.Status)
+	}
+}
+
+// cellText is a decode matrix cell as one line: "6,018.4 · 1,027 ms TTFT",
+// "865.7 · Requests queued · 8,671 ms TTFT" or "Over capacity".
+func cellText(c *result.DecodeCell) string {
+	tps, queued, ttft, word := cellParts(c)
+	if word != "" {
+		return word
+	}
+	if queued {
+		return tps + " · Requests queued · " + ttft
+	}
+	return tps + " · " + ttft
+}
+
+func labelOr(s *result.Server, key, def string) string {
+	if v := s.Labels[key]; v != "" {
+		return v
+	}
+	return def
+}
+
+func appendLabel(list []kv, s *result.Server, name, key string) []kv {
+	if v := s.Labels[key]; v != "" {
+		return append(list, kv{name, v})
+	}
+	return list
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func span(xs []int, f func(int) string) string {
+	lo, hi := xs[0], xs[0]
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	if lo == hi {
+		return f(lo)
+	}
+	return f(lo) + "–" + f(hi)
+}
+
+func dashes(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = dash
+	}
+	return out
+}
+
+// elapsedSeconds renders a duration as go test does: "1.23s".
+func elapsedSeconds(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }

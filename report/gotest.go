@@ -1,0 +1,54 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/slogate/slogate/result"
+)
+
+// The lines below are the exact text `go test -v` prints. The console and
+// the test2json stream both use them, so `-json` Output events carry the
+// same text a person sees.
+
+// RunLine is "=== RUN   name\n".
+func RunLine(test string) string { return "=== RUN   " + test + "\n" }
+
+// DetailLine is a detail line of a test, indented under it: "    line\n".
+func DetailLine(line string) string { return "    " + line + "\n" }
+
+// EndLine is "--- PASS: name (1.23s)\n" ("--- FAIL" for Fail and Error,
+// "--- SKIP" for Skip).
+func EndLine(test string, o result.Outcome, elapsed time.Duration) string {
+	return fmt.Sprintf("--- %s: %s (%s)\n", endWord(o), test, elapsedSeconds(elapsed))
+}
+
+// FinishLines are the package's last lines: "PASS\nok  \tspec\t1.234s\n" or
+// "FAIL\nFAIL\tspec\t1.234s\n".
+func FinishLines(pkg string, o result.Outcome, elapsed time.Duration) []string {
+	if o >= result.Fail {
+		return []string{"FAIL\n", fmt.Sprintf("FAIL\t%s\t%.3fs\n", pkg, elapsed.Seconds())}
+	}
+	return []string{"PASS\n", fmt.Sprintf("ok  \t%s\t%.3fs\n", pkg, elapsed.Seconds())}
+}
+
+func endWord(o result.Outcome) string {
+	switch o {
+	case result.Pass:
+		return "PASS"
+	case result.Skip:
+		return "SKIP"
+	}
+	return "FAIL"
+}
+
+// action is the test2json Action that ends a test with outcome o.
+func action(o result.Outcome) string {
+	switch o {
+	case result.Pass:
+		return "pass"
+	case result.Skip:
+		return "skip"
+	}
+	return "fail"
+}

@@ -1,0 +1,242 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/slogate/slogate/result"
+)
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+	seconds    float64
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Classname string        `xml:"classname,attr"`
+	Name      string        `xml:"name,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitProblem `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes runs as one JUnit XML document: one <testsuite> per spec
+// file (Results grouped by Spec, in first-seen order), one <testcase> per
+// test — each prefill and decode cell, each verdict, and the run itself when
+// it ended with an infrastructure error. A failed verdict is a <failure>
+// whose message is the assertion's message and whose text holds the values
+// read; errors (verdicts, cells that could not be measured, a crashed
+// server) are <error>; over-capacity cells and skipped verdicts are
+// <skipped>.
+func WriteJUnit(w io.Writer, runs []*result.Results) error {
+	doc := junitSuites{Name: "slogate"}
+	index := map[string]int{}
+	var total float64
+	for _, res := range runs {
+		i, ok := index[res.Spec]
+		if !ok {
+			i = len(doc.Suites)
+			index[res.Spec] = i
+			doc.Suites = append(doc.Suites, junitSuite{Name: res.Spec})
+			if !res.Started.IsZero() {
+				doc.Suites[i].Timestamp = res.Started.UTC().Format("2006-01-02T15:04:05")
+			}
+		}
+		s := &doc.Suites[i]
+		addRun(s, res)
+		if !res.Started.IsZero() && res.Finished.After(res.Started) {
+			secs := res.Finished.Sub(res.Started).Seconds()
+			s.seconds += secs
+			total += secs
+		}
+	}
+	for i := range doc.Suites {
+		s := &doc.Suites[i]
+		s.Time = fmt.Sprintf("%.3f", s.seconds)
+		for _, c := range s.Cases {
+			s.Tests++
+			switch {
+			case c.Failure != nil:
+				s.Failures++
+			case c.Error != nil:
+				s.Errors++
+			case c.Skipped != nil:
+				s.Skipped++
+			}
+		}
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
+	}
+	doc.Time = fmt.Sprintf("%.3f", total)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func addRun(s *junitSuite, res *result.Results) {
+	srv := res.Server.Name
+	prop := func(name, value string) {
+		if value != "" {
+			s.Properties = append(s.Properties, junitProperty{srv + "." + name, value})
+		}
+	}
+	prop("model", res.Server.Model)
+	prop("version", res.Server.Version)
+	prop("hardware", hardwareTitle(&res.Server))
+	newCase := func(name string, seconds float64) junitCase {
+		return junitCase{Classname: res.Spec, Name: name, Time: fmt.Sprintf("%.3f", seconds)}
+	}
+	if res.Error != "" || res.Interrupted {
+		c := newCase(srv, 0)
+		msg := res.Error
+		if msg == "" {
+			msg = "interrupted"
+		}
+		c.Error = &junitProblem{Message: msg, Type: "infrastructure", Text: msg}
+		s.Cases = append(s.Cases, c)
+	}
+	for i := range res.Prefill {
+		p := &res.Prefill[i]
+		c := newCase(p.Ref().TestName(srv), p.ElapsedS)
+		c.SystemOut = PrefillSummary(p)
+		cellProblem(&c, p.Status, p.Reason)
+		s.Cases = append(s.Cases, c)
+	}
+	for i := range res.Decode {
+		d := &res.Decode[i]
+		c := newCase(d.Ref().TestName(srv), d.ElapsedS)
+		c.SystemOut = DecodeSummary(d)
+		cellProblem(&c, d.Status, d.Reason)
+		s.Cases = append(s.Cases, c)
+	}
+	for _, v := range res.Verdicts {
+		c := newCase(v.Test, 0)
+		text := verdictText(v)
+		msg := v.Message
+		if msg == "" && len(v.Details) > 0 {
+			msg = v.Details[0]
+		}
+		switch v.Outcome {
+		case result.Fail:
+			c.Failure = &junitProblem{Message: msg, Type: v.Kind, Text: text}
+		case result.Error:
+			c.Error = &junitProblem{Message: msg, Type: v.Kind, Text: text}
+		case result.Skip:
+			if msg == "" {
+				msg = "skipped"
+			}
+			c.Skipped = &junitProblem{Message: msg}
+		default:
+			c.SystemOut = text
+		}
+		s.Cases = append(s.Cases, c)
+	}
+}
+
+// verdictText is a verdict's rule, where it is written and the values read.
+func verdictText(v result.Verdict) string {
+	var lines []string
+	where := v.File
+	if where != "" && v.Line > 0 {
+		where = fmt.Sprintf("%s:%d", v.File, v.Line)
+	}
+	if v.Rule != "" {
+		if where != "" {
+			lines = append(lines, where+": "+v.Rule)
+		} else {
+			lines = append(lines, v.Rule)
+		}
+	} else if where != "" {
+		lines = append(lines, where)
+	}
+	lines = append(lines, v.Details...)
+	if v.Message != "" {
+		lines = append(lines, v.Message)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func cellProblem(c *junitCase, s result.Status, reason string) {
+	switch s {
+	case result.StatusOverCapacity:
+		c.Skipped = &junitProblem{Message: "over capacity"}
+	case result.StatusError:
+		if reason == "" {
+			reason = "cell could not be measured"
+		}
+		c.Error = &junitProblem{Message: reason, Type: "infrastructure", Text: reason}
+	}
+}
+
+// PrefillSummary is a prefill cell in one line: "46.7K tok/s · 175 ms TTFT".
+func PrefillSummary(c *result.PrefillCell) string {
+	if !c.Status.Measured() {
+		return withReason(statusWord(c.Status), c.Reason)
+	}
+	return fmtPrefillShort(c.TPS) + " tok/s · " + fmtMs(c.TTFTMs) + " TTFT"
+}
+
+// DecodeSummary is a decode cell in one line: "6,018.4 tok/s · 95.9 tok/s
+// per request · 1,027 ms TTFT · 10.4 ms between tokens", with "requests
+// queued" appended for a queued cell.
+func DecodeSummary(c *result.DecodeCell) string {
+	if !c.Status.Measured() {
+		return withReason(statusWord(c.Status), c.Reason)
+	}
+	s := fmtTPS(c.TotalTPS) + " tok/s · " + fmtTPS(c.PerRequestTPS) + " tok/s per request · " +
+		fmtMs(c.TTFTMs) + " TTFT · " + fmtMs1(c.TBTMs) + " between tokens"
+	if c.Status == result.StatusQueued {
+		s += " · requests queued"
+	}
+	return s
+}
+
+func withReason(word, reason string) string {
+	if reason == "" {
+		return word
+	}
+	return word + ": " + reason
+}

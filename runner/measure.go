@@ -1,0 +1,325 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slogate/slogate/runner/sse"
+)
+
+// Token sources, in order of preference (DESIGN §4).
+const (
+	sourceUsage      = "usage"       // per-chunk usage deltas
+	sourceFinalUsage = "final_usage" // only the final usage chunk: spread over the chunks
+	sourceChunks     = "chunks"      // no usage at all: one token per chunk
+)
+
+func sourceRank(s string) int {
+	switch s {
+	case sourceUsage:
+		return 1
+	case sourceFinalUsage:
+		return 2
+	case sourceChunks:
+		return 3
+	}
+	return 0
+}
+
+// errStalled is the cause of a stream cancelled by its inactivity timer.
+type errStalled struct{ after time.Duration }
+
+func (e errStalled) Error() string {
+	return fmt.Sprintf("stream stalled: no data for %v (per-stream inactivity timeout)", e.after)
+}
+
+// span is one request's life in a cell, in ns since the cell's origin.
+type span struct {
+	first, end int64 // first chunk; end of the stream (-1 while open)
+	finished   bool  // ended with a finish_reason and [DONE]
+}
+
+// slotStats is what one stream slot saw. It is written only by its own
+// goroutine and read after that goroutine has exited.
+type slotStats struct {
+	tokens    float64   // tokens in chunks that arrived inside the window
+	decTokens float64   // the same, excluding each request's first chunk
+	decNs     int64     // inter-chunk gaps of those chunks
+	gaps      []float32 // per chunk in the window: gap ÷ tokens, in ms
+	ttfts     []float64 // ms, every request of the cell that got a first chunk
+	spans     []span
+	source    string // worst token source of a chunk inside the window
+}
+
+// load drives C streams against one prompt, restarting each as it
+// finishes, and accounts every chunk against the window [ws, we].
+type load struct {
+	c        *apiClient
+	url      string
+	body     []byte
+	origin   time.Time
+	firstTO  time.Duration // inactivity allowed before the first chunk
+	idleTO   time.Duration // inactivity allowed between chunks
+	ws, we   atomic.Int64  // window bounds in ns since origin (MaxInt64 = unset)
+	decoding atomic.Int64  // streams past their first token right now
+	started  atomic.Int64  // slots that have had a first token at least once
+	winTok   atomic.Int64  // tokens inside the window so far (for progress)
+	slots    []slotStats
+	wg       sync.WaitGroup
+	failOnce sync.Once
+	failErr  error
+	failed   chan struct{}
+}
+
+func newLoad(c *apiClient, body []byte, conc int, firstTO, idleTO time.Duration) *load {
+	l := &load{c: c, url: c.base + "/v1/completions", body: body, origin: time.Now(),
+		firstTO: firstTO, idleTO: idleTO, slots: make([]slotStats, conc), failed: make(chan struct{})}
+	l.ws.Store(math.MaxInt64)
+	l.we.Store(math.MaxInt64)
+	return l
+}
+
+func (l *load) now() int64 { return int64(time.Since(l.origin)) }
+
+// start launches the streams; they run until ctx is cancelled or one fails.
+func (l *load) start(ctx context.Context) {
+	for i := range l.slots {
+		l.wg.Add(1)
+		go func(st *slotStats) {
+			defer l.wg.Done()
+			everStarted := false
+			for ctx.Err() == nil {
+				if err := l.request(ctx, st, &everStarted); err != nil {
+					if ctx.Err() == nil {
+						l.fail(err)
+					}
+					return
+				}
+			}
+		}(&l.slots[i])
+	}
+}
+
+func (l *load) fail(err error) {
+	l.failOnce.Do(func() {
+		l.failErr = err
+		close(l.failed)
+	})
+}
+
+// wait waits for the streams to exit, at most d; it reports whether they did.
+func (l *load) wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// request runs one streaming request to its end. It returns nil when the
+// request finished or ctx was cancelled, and the error otherwise.
+func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) error {
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(l.firstTO, func() { cancel(errStalled{l.firstTO}) })
+	defer timer.Stop()
+
+	start := l.now()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, l.url, bytes.NewReader(l.body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	l.c.authorize(req)
+	resp, err := l.c.http.Do(req)
+	if err != nil {
+		return streamError(ctx, rctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+		return fmt.Errorf("POST /v1/completions answered HTTP %d: %s", resp.StatusCode, snippet(b))
+	}
+
+	rd := sse.NewReader(resp.Body, 16<<10)
+	sp := span{first: -1, end: -1}
+	var prev, prevCompl int64
+	perChunkUsage := false
+	var provIn, provAll float64 // chunks counted as one token (no per-chunk usage)
+	sawFinish := false
+	endSpan := func(now int64, finished bool) {
+		sp.end, sp.finished = now, finished
+		if sp.first >= 0 {
+			l.decoding.Add(-1)
+			st.spans = append(st.spans, sp)
+		}
+	}
+	for {
+		ch, err := rd.Next()
+		now := l.now()
+		if err == io.EOF {
+			endSpan(now, sawFinish)
+			return nil
+		}
+		if err != nil {
+			endSpan(now, false)
+			return streamError(ctx, rctx, err)
+		}
+		timer.Reset(l.idleTO)
+		ws, we := l.ws.Load(), l.we.Load()
+		in := now >= ws && now <= we
+		if ch.Choices == 0 {
+			// The final usage chunk: correct the provisional one-token-per-chunk
+			// counts when the chunks carried no usage of their own.
+			if ch.HasUsage && !perChunkUsage && provAll > 0 {
+				per := float64(ch.CompletionTokens) / provAll
+				if provIn > 0 && per > 0 {
+					st.tokens += provIn * (per - 1)
+					if sourceRank(sourceFinalUsage) > sourceRank(st.source) {
+						st.source = sourceFinalUsage
+					}
+				}
+			}
+			continue
+		}
+		var k float64
+		src := sourceUsage
+		if ch.HasUsage {
+			perChunkUsage = true
+			k = float64(ch.CompletionTokens - prevCompl)
+			if k < 0 {
+				k = 0
+			}
+			prevCompl = ch.CompletionTokens
+		} else {
+			k, src = 1, sourceChunks
+			prevCompl++
+			provAll++
+			if in {
+				provIn++
+			}
+		}
+		if ch.Finished {
+			sawFinish = true
+		}
+		if sp.first < 0 {
+			sp.first = now
+			st.ttfts = append(st.ttfts, float64(now-start)/1e6)
+			l.decoding.Add(1)
+			if !*everStarted {
+				*everStarted = true
+				l.started.Add(1)
+			}
+			if in {
+				st.tokens += k
+				l.winTok.Add(int64(k))
+				if sourceRank(src) > sourceRank(st.source) {
+					st.source = src
+				}
+			}
+		} else if in {
+			st.tokens += k
+			l.winTok.Add(int64(k))
+			if sourceRank(src) > sourceRank(st.source) {
+				st.source = src
+			}
+			if k > 0 {
+				gap := now - prev
+				st.decTokens += k
+				st.decNs += gap
+				st.gaps = append(st.gaps, float32(float64(gap)/1e6/k))
+			}
+		}
+		prev = now
+	}
+}
+
+// streamError turns a failed read into nil (the cell closed the stream) or
+// a readable error.
+func streamError(cellCtx, rctx context.Context, err error) error {
+	if cellCtx.Err() != nil {
+		return nil
+	}
+	var st errStalled
+	if cause := context.Cause(rctx); errors.As(cause, &st) {
+		return st
+	}
+	var ae *sse.APIError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	if errors.Is(err, sse.ErrTruncated) {
+		return err
+	}
+	return fmt.Errorf("stream failed: %v", err)
+}
+
+// windowStats are the §4 metrics computed from the slots after the streams
+// have exited.
+type windowStats struct {
+	tokens         float64
+	perRequestTPS  float64
+	ttft           [3]float64 // median, p90, p99
+	tbt            [3]float64
+	activeAvg      float64
+	completed      int
+	source         string
+	measuredS      float64
+	startedStreams int
+}
+
+func (l *load) stats() windowStats {
+	ws, we := l.ws.Load(), l.we.Load()
+	var w windowStats
+	w.measuredS = float64(we-ws) / 1e9
+	var perStream, ttfts, gaps []float64
+	var activeNs float64
+	for i := range l.slots {
+		st := &l.slots[i]
+		w.tokens += st.tokens
+		if st.decNs > 0 {
+			perStream = append(perStream, st.decTokens/(float64(st.decNs)/1e9))
+		}
+		ttfts = append(ttfts, st.ttfts...)
+		for _, g := range st.gaps {
+			gaps = append(gaps, float64(g))
+		}
+		for _, sp := range st.spans {
+			end := sp.end
+			if end < 0 || end > we {
+				end = we
+			}
+			if start := max(sp.first, ws); end > start {
+				activeNs += float64(end - start)
+			}
+			if sp.finished && sp.end >= ws && sp.end <= we {
+				w.completed++
+			}
+		}
+		if sourceRank(st.source) > sourceRank(w.source) {
+			w.source = st.source
+		}
+	}
+	if we > ws {
+		w.activeAvg = activeNs / float64(we-ws)
+	}
+	w.perRequestTPS = median(perStream)
+	w.ttft = [3]float64{percentile(ttfts, 50), percentile(ttfts, 90), percentile(ttfts, 99)}
+	w.tbt = [3]float64{percentile(gaps, 50), percentile(gaps, 90), percentile(gaps, 99)}
+	if w.source == "" {
+		w.source = sourceUsage
+	}
+	return w
+}

@@ -1,0 +1,290 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/slogate/slogate/internal/exit"
+)
+
+// process is a launched server: its own process group, output in a log file.
+type process struct {
+	cmd     *exec.Cmd
+	pgid    int
+	logPath string
+	log     *os.File
+	exited  chan struct{}
+	waitErr error
+}
+
+// startProcess launches argv with env merged over this process's
+// environment, in a new process group, stdout and stderr to logPath.
+func startProcess(argv []string, env map[string]string, logPath string) (*process, error) {
+	if len(argv) == 0 {
+		return nil, exit.Usagef("the server has no command to launch")
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, exit.Infraf("creating the server log: %v", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = os.Environ()
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd.Env = append(cmd.Env, k+"="+env[k])
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, exit.Infraf("starting the server %q: %v (is the command installed and on PATH? set `command` in the server block)", argv[0], err)
+	}
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, logPath: logPath, log: logf, exited: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// exitedErr describes how the process ended, with the last lines of its log.
+func (p *process) exitedErr(when string) error {
+	status := "exited"
+	if p.waitErr != nil {
+		status = p.waitErr.Error()
+	}
+	return exit.Infraf("the server %s (%s); last lines of %s:\n%s", when, status, p.logPath, strings.Join(lastLines(p.logPath, 40), "\n"))
+}
+
+// alive reports whether the process is still running.
+func (p *process) alive() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop ends the whole process group: SIGTERM, up to grace for it to exit,
+// then SIGKILL; then it checks that no member of the group is left.
+func (p *process) stop(grace time.Duration) error {
+	defer p.log.Close()
+	syscall.Kill(-p.pgid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !p.alive() && !groupExists(p.pgid) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	syscall.Kill(-p.pgid, syscall.SIGKILL)
+	deadline = time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if !p.alive() && !groupExists(p.pgid) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return exit.Infraf("server process group %d still has members after SIGKILL; check with `ps -g %d` and kill them (they may hold GPU memory)", p.pgid, p.pgid)
+}
+
+// groupExists reports whether any process is left in group pgid.
+func groupExists(pgid int) bool {
+	return syscall.Kill(-pgid, 0) != syscall.ESRCH
+}
+
+// lastLines returns the last n lines of a file.
+func lastLines(path string, n int) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return []string{"(no log: " + err.Error() + ")"}
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for i, l := range lines {
+		lines[i] = "    " + l
+	}
+	return lines
+}
+
+// portInUse reports whether something already accepts connections at base.
+func portInUse(base string) (string, bool) {
+	addr := hostPort(base)
+	c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+	if err != nil {
+		return addr, false
+	}
+	c.Close()
+	return addr, true
+}
+
+func hostPort(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	if u.Port() == "" {
+		if u.Scheme == "https" {
+			return net.JoinHostPort(u.Hostname(), "443")
+		}
+		return net.JoinHostPort(u.Hostname(), "80")
+	}
+	return u.Host
+}
+
+// readyInfo is what readiness learned.
+type readyInfo struct {
+	maxModelLen int
+}
+
+// waitReady polls until the server is ready: process alive → TCP connect →
+// GET /health 200 → GET /v1/models lists the served name. p is nil for an
+// already running endpoint. A wrong served name fails at once.
+func waitReady(ctx context.Context, p *process, c *apiClient, timeout time.Duration, progress func(string)) (readyInfo, error) {
+	start := time.Now()
+	deadline := start.Add(timeout)
+	stage := "waiting for the port to accept connections"
+	lastNote := time.Time{}
+	for {
+		if p != nil && !p.alive() {
+			return readyInfo{}, p.exitedErr("exited before it was ready")
+		}
+		if err := context.Cause(ctx); ctx.Err() != nil {
+			return readyInfo{}, err
+		}
+		if time.Now().After(deadline) {
+			msg := fmt.Sprintf("the server was not ready within ready_timeout %v (%s)", timeout, stage)
+			if p != nil {
+				msg += "; last lines of " + p.logPath + ":\n" + strings.Join(lastLines(p.logPath, 40), "\n")
+			}
+			return readyInfo{}, exit.Infraf("%s", msg)
+		}
+		if time.Since(lastNote) > 30*time.Second && progress != nil && !lastNote.IsZero() {
+			progress(fmt.Sprintf("still %s (%.0fs)", stage, time.Since(start).Seconds()))
+			lastNote = time.Now()
+		}
+		if lastNote.IsZero() {
+			lastNote = time.Now()
+		}
+		conn, err := net.DialTimeout("tcp", hostPort(c.base), time.Second)
+		if err == nil {
+			conn.Close()
+			stage = "waiting for GET /health to answer 200"
+			if c.health(ctx) == nil {
+				stage = "waiting for GET /v1/models"
+				models, err := c.models(ctx)
+				if err == nil {
+					var names []string
+					for _, m := range models {
+						if m.ID == c.model {
+							return readyInfo{maxModelLen: m.MaxModelLen}, nil
+						}
+						names = append(names, strconv.Quote(m.ID))
+					}
+					return readyInfo{}, exit.Infraf("the server at %s serves %s, not %q: set served_model_name in the spec to the name the server uses (or fix the server's --served-model-name)",
+						c.base, strings.Join(names, ", "), c.model)
+				}
+				if strings.Contains(err.Error(), "answered 401") {
+					return readyInfo{}, exit.Infraf("GET /v1/models was refused (401 Unauthorized): set api_key in the server block to the server's key")
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		case <-exitedChan(p):
+		}
+	}
+}
+
+func exitedChan(p *process) <-chan struct{} {
+	if p == nil {
+		return nil
+	}
+	return p.exited
+}
+
+var (
+	kvLogRe  = regexp.MustCompile(`GPU KV cache size: ([0-9][0-9,]*) tokens`)
+	numberRe = regexp.MustCompile(`[0-9,]+`)
+)
+
+// kvFromLog finds the last "GPU KV cache size: N tokens" line in a log.
+func kvFromLog(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var n int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		if m := kvLogRe.FindSubmatch(sc.Bytes()); m != nil {
+			if v, err := strconv.ParseInt(string(bytes.ReplaceAll(m[1], []byte(","), nil)), 10, 64); err == nil {
+				n = v
+			}
+		}
+	}
+	return n
+}
+
+// gpus lists the GPUs with nvidia-smi when it is installed.
+func gpus(ctx context.Context) []gpuInfo {
+	path, err := exec.LookPath("nvidia-smi")
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--query-gpu=index,name,memory.total", "--format=csv,noheader,nounits").Output()
+	if err != nil {
+		return nil
+	}
+	return parseGPUs(string(out))
+}
+
+type gpuInfo struct {
+	Index     int
+	Name      string
+	MemoryMiB int
+}
+
+func parseGPUs(out string) []gpuInfo {
+	var gs []gpuInfo
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) != 3 {
+			continue
+		}
+		idx, err1 := strconv.Atoi(strings.TrimSpace(f[0]))
+		mem, err2 := strconv.Atoi(strings.TrimSpace(f[2]))
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		gs = append(gs, gpuInfo{idx, strings.TrimSpace(f[1]), mem})
+	}
+	return gs
+}
+
+var errServerGone = errors.New("server gone")

@@ -1,0 +1,288 @@
+package sse
+
+import "bytes"
+
+// scan is the allocation-free fast path of Parse. It walks the top-level
+// object and reads only "choices[*].finish_reason" and "usage.{prompt,
+// completion}_tokens". It reports ok=false for anything it does not handle
+// exactly as encoding/json would (an "error" member, escaped or
+// case-folded keys, non-integer counters, malformed input); Parse then falls
+// back to encoding/json, so both paths always agree (FuzzSSE checks it).
+func scan(b []byte) (c Chunk, ok bool) {
+	s := scanner{b: b}
+	if !s.obj(func(key []byte) bool {
+		switch {
+		case bytes.Equal(key, choicesKey[1:len(choicesKey)-1]):
+			return s.choices(&c)
+		case bytes.Equal(key, usageKey[1:len(usageKey)-1]):
+			return s.usage(&c)
+		case bytes.Equal(key, errorKey[1:len(errorKey)-1]),
+			bytes.EqualFold(key, choicesKey[1:len(choicesKey)-1]),
+			bytes.EqualFold(key, usageKey[1:len(usageKey)-1]),
+			bytes.EqualFold(key, errorKey[1:len(errorKey)-1]):
+			return false
+		}
+		return s.skip()
+	}) {
+		return Chunk{}, false
+	}
+	s.ws()
+	return c, s.i == len(s.b)
+}
+
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) peek() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// obj walks an object, calling member for each key with the position at its
+// value; member must consume the value.
+func (s *scanner) obj(member func(key []byte) bool) bool {
+	if s.peek() != '{' {
+		return false
+	}
+	s.i++
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		key, ok := s.key()
+		if !ok {
+			return false
+		}
+		if s.peek() != ':' {
+			return false
+		}
+		s.i++
+		if !member(key) {
+			return false
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// key reads a string without escapes (keys with escapes are left to encoding/json).
+func (s *scanner) key() ([]byte, bool) {
+	if s.peek() != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			return s.b[start:j], true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+func (s *scanner) choices(c *Chunk) bool {
+	switch s.peek() {
+	case 'n':
+		c.Choices, c.Finished = 0, false
+		return s.lit("null")
+	case '[':
+	default:
+		return false
+	}
+	s.i++
+	c.Choices, c.Finished = 0, false
+	if s.peek() == ']' {
+		s.i++
+		return true
+	}
+	for {
+		if s.peek() == 'n' { // a null element decodes as a zero choice
+			if !s.lit("null") {
+				return false
+			}
+		} else {
+			finished := false
+			if !s.obj(func(key []byte) bool {
+				if bytes.Equal(key, finishKey[1:len(finishKey)-1]) {
+					if s.peek() == 'n' {
+						finished = false
+						return s.lit("null")
+					}
+					if s.peek() != '"' {
+						return false
+					}
+					finished = true
+					return s.str()
+				}
+				if bytes.EqualFold(key, finishKey[1:len(finishKey)-1]) {
+					return false
+				}
+				return s.skip()
+			}) {
+				return false
+			}
+			if finished {
+				c.Finished = true
+			}
+		}
+		c.Choices++
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (s *scanner) usage(c *Chunk) bool {
+	if s.peek() == 'n' {
+		c.HasUsage, c.PromptTokens, c.CompletionTokens = false, 0, 0
+		return s.lit("null")
+	}
+	// Like encoding/json decoding into an existing struct, a repeated
+	// "usage" member keeps the counters the later one does not set.
+	c.HasUsage = true
+	prompt, compl := c.PromptTokens, c.CompletionTokens
+	ok := s.obj(func(key []byte) bool {
+		switch {
+		case bytes.Equal(key, promptKey[1:len(promptKey)-1]):
+			return s.int(&prompt)
+		case bytes.Equal(key, complKey[1:len(complKey)-1]):
+			return s.int(&compl)
+		case bytes.EqualFold(key, promptKey[1:len(promptKey)-1]),
+			bytes.EqualFold(key, complKey[1:len(complKey)-1]):
+			return false
+		}
+		return s.skip()
+	})
+	c.PromptTokens, c.CompletionTokens = prompt, compl
+	return ok
+}
+
+// int reads a non-negative integer of at most 18 digits (or null, which
+// leaves v unchanged as encoding/json does).
+func (s *scanner) int(v *int64) bool {
+	if s.peek() == 'n' {
+		return s.lit("null")
+	}
+	start := s.i
+	var n int64
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		n = n*10 + int64(s.b[s.i]-'0')
+		s.i++
+	}
+	d := s.i - start
+	if d == 0 || d > 18 || (d > 1 && s.b[start] == '0') {
+		return false
+	}
+	if s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '.', 'e', 'E':
+			return false
+		}
+	}
+	*v = n
+	return true
+}
+
+func (s *scanner) lit(l string) bool {
+	if len(s.b)-s.i < len(l) || string(s.b[s.i:s.i+len(l)]) != l {
+		return false
+	}
+	s.i += len(l)
+	return true
+}
+
+// str skips a string, escapes included.
+func (s *scanner) str() bool {
+	if s.peek() != '"' {
+		return false
+	}
+	for j := s.i + 1; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '\\':
+			j++
+		case c == '"':
+			s.i = j + 1
+			return true
+		case c < 0x20:
+			return false
+		}
+	}
+	return false
+}
+
+// skip skips any value. It is lenient about number syntax: the payload is
+// checked to be an object with well-formed nesting, strings and literals.
+func (s *scanner) skip() bool {
+	switch c := s.peek(); {
+	case c == '"':
+		return s.str()
+	case c == '{':
+		return s.obj(func([]byte) bool { return s.skip() })
+	case c == '[':
+		s.i++
+		if s.peek() == ']' {
+			s.i++
+			return true
+		}
+		for {
+			if !s.skip() {
+				return false
+			}
+			switch s.peek() {
+			case ',':
+				s.i++
+			case ']':
+				s.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case c == 't':
+		return s.lit("true")
+	case c == 'f':
+		return s.lit("false")
+	case c == 'n':
+		return s.lit("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := s.i
+		for s.i < len(s.b) && bytes.IndexByte([]byte("+-.eE0123456789"), s.b[s.i]) >= 0 {
+			s.i++
+		}
+		return s.i > start
+	}
+	return false
+}

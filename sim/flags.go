@@ -1,0 +1,437 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/exit"
+)
+
+// Config is everything `slogate sim serve` was asked for: the vLLM flags it
+// models, the --sim-* flags, and the vLLM flags it ignored (for the log).
+type Config struct {
+	Model       string   // positional MODEL (or --model)
+	ServedNames []string // --served-model-name (nargs+); defaults to Model
+	Host        string
+	Port        int
+	APIKeys     []string // --api-key (repeatable), VLLM_API_KEY as fallback
+
+	MaxModelLen         int // 0 = the profile's native length
+	MaxNumSeqs          int
+	MaxNumBatchedTokens int
+	TensorParallel      int
+	KVCacheDtype        string
+	GPUMemUtil          float64 // 0 = the profile's value
+	PrefixCaching       *bool   // nil = default (on)
+	Speculative         *SpecConfig
+
+	// Simulator flags (--sim-*).
+	Profile            string
+	Startup            time.Duration
+	TBT                time.Duration
+	TTFT               time.Duration
+	PrefillTPS         float64
+	KVTokens           int
+	AcceptLen          float64
+	Seed               uint64
+	ExitAfter          time.Duration
+	StallAfter         int
+	ErrorRate          float64
+	MidstreamErrAfter  int
+	TruncateAfter      int
+	NoContinuousUsage  bool
+	OneTokenChunks     bool
+	LogInterval        time.Duration
+	Ignored            []string // vLLM flags accepted but not modelled
+	NonDefault         []string // modelled flags that were set, for the args log line
+	speculativeDotKeys map[string]string
+}
+
+// SpecConfig is the part of --speculative-config the simulator models.
+type SpecConfig struct {
+	Method               string  `json:"method"`
+	Model                string  `json:"model"`
+	NumSpeculativeTokens int     `json:"num_speculative_tokens"`
+	RejectionSample      string  `json:"rejection_sample_method"`
+	SyntheticAcceptLen   float64 `json:"synthetic_acceptance_length"`
+}
+
+// flagKind says how a modelled flag takes its value.
+type flagKind int
+
+const (
+	kindValue flagKind = iota // --flag V or --flag=V
+	kindBool                  // --flag (optionally --flag=true|false)
+	kindMulti                 // --flag V1 V2 … (argparse nargs='+')
+)
+
+// setter applies one modelled flag's value to the config.
+type setter struct {
+	kind flagKind
+	set  func(c *Config, v string) error
+}
+
+// usageError is a bad command line: exit 2.
+func usageError(format string, a ...any) error { return exit.Usagef(format, a...) }
+
+func parseIntFlag(dst *int, min int) func(*Config, string) error {
+	return func(_ *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min {
+			return fmt.Errorf("want an integer ≥ %d, got %q", min, v)
+		}
+		*dst = n
+		return nil
+	}
+}
+
+// modelledFlags are the vLLM flags (by canonical dashed name) that change
+// what the simulator does. c is the config being filled.
+func modelledFlags(c *Config) map[string]setter {
+	dur := func(dst *time.Duration) setter {
+		return setter{kindValue, func(_ *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("want a duration like 2ms or 1.5s, got %q", v)
+			}
+			*dst = d
+			return nil
+		}}
+	}
+	count := func(dst *int) setter { return setter{kindValue, parseIntFlag(dst, 0)} }
+	flag := func(dst *bool) setter {
+		return setter{kindBool, func(_ *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("want true or false, got %q", v)
+			}
+			*dst = b
+			return nil
+		}}
+	}
+	return map[string]setter{
+		"model": {kindValue, func(c *Config, v string) error { c.Model = v; return nil }},
+		"served-model-name": {kindMulti, func(c *Config, v string) error {
+			c.ServedNames = append(c.ServedNames, v)
+			return nil
+		}},
+		"host": {kindValue, func(c *Config, v string) error { c.Host = v; return nil }},
+		"port": {kindValue, func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 65535 {
+				return fmt.Errorf("want a port number 0–65535, got %q", v)
+			}
+			c.Port = n
+			return nil
+		}},
+		"api-key": {kindValue, func(c *Config, v string) error { c.APIKeys = append(c.APIKeys, v); return nil }},
+		"max-model-len": {kindValue, func(c *Config, v string) error {
+			n, err := parseHumanInt(v)
+			if err != nil {
+				return err
+			}
+			c.MaxModelLen = n
+			return nil
+		}},
+		"max-num-seqs":           {kindValue, parseIntFlag(&c.MaxNumSeqs, 1)},
+		"max-num-batched-tokens": {kindValue, parseIntFlag(&c.MaxNumBatchedTokens, 1)},
+		"tensor-parallel-size":   {kindValue, parseIntFlag(&c.TensorParallel, 1)},
+		"kv-cache-dtype": {kindValue, func(c *Config, v string) error {
+			if _, ok := kvDtypeBytes(v); !ok {
+				return fmt.Errorf("unknown KV cache dtype %q (want auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, nvfp4, …)", v)
+			}
+			c.KVCacheDtype = v
+			return nil
+		}},
+		"gpu-memory-utilization": {kindValue, func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f <= 0 || f > 1 {
+				return fmt.Errorf("want a fraction in (0, 1], got %q", v)
+			}
+			c.GPUMemUtil = f
+			return nil
+		}},
+		"enable-prefix-caching": {kindBool, func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("want true or false, got %q", v)
+			}
+			c.PrefixCaching = &b
+			return nil
+		}},
+		"no-enable-prefix-caching": {kindBool, func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("want true or false, got %q", v)
+			}
+			b = !b
+			c.PrefixCaching = &b
+			return nil
+		}},
+		"speculative-config": {kindValue, func(c *Config, v string) error {
+			var s SpecConfig
+			dec := json.NewDecoder(strings.NewReader(v))
+			if err := dec.Decode(&s); err != nil {
+				return fmt.Errorf("want a JSON object like '{\"method\":\"dflash\",\"num_speculative_tokens\":7}': %v", err)
+			}
+			c.Speculative = &s
+			return nil
+		}},
+
+		"sim-profile": {kindValue, func(c *Config, v string) error {
+			if _, ok := profileByName(v); !ok {
+				return fmt.Errorf("unknown profile %q (have %s)", v, strings.Join(profileNames(), ", "))
+			}
+			c.Profile = v
+			return nil
+		}},
+		"sim-startup": dur(&c.Startup),
+		"sim-tbt":     dur(&c.TBT),
+		"sim-ttft":    dur(&c.TTFT),
+		"sim-prefill-tps": {kindValue, func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f <= 0 || math.IsInf(f, 0) {
+				return fmt.Errorf("want tokens per second > 0, got %q", v)
+			}
+			c.PrefillTPS = f
+			return nil
+		}},
+		"sim-kv-tokens": {kindValue, parseIntFlag(&c.KVTokens, 16)},
+		"sim-accept-len": {kindValue, func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 1 {
+				return fmt.Errorf("want a mean acceptance length ≥ 1, got %q", v)
+			}
+			c.AcceptLen = f
+			return nil
+		}},
+		"sim-seed": {kindValue, func(c *Config, v string) error {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("want an unsigned integer, got %q", v)
+			}
+			c.Seed = n
+			return nil
+		}},
+		"sim-exit-after":  dur(&c.ExitAfter),
+		"sim-stall-after": count(&c.StallAfter),
+		"sim-error-rate": {kindValue, func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1 {
+				return fmt.Errorf("want a fraction in [0, 1], got %q", v)
+			}
+			c.ErrorRate = f
+			return nil
+		}},
+		"sim-midstream-error-after": count(&c.MidstreamErrAfter),
+		"sim-truncate-after":        count(&c.TruncateAfter),
+		"sim-no-continuous-usage":   flag(&c.NoContinuousUsage),
+		"sim-one-token-chunks":      flag(&c.OneTokenChunks),
+		"sim-log-interval":          dur(&c.LogInterval),
+	}
+}
+
+// shortAliases maps vLLM's short flags to their long names.
+var shortAliases = map[string]string{"-tp": "tensor-parallel-size", "-sc": "speculative-config"}
+
+// parseServe parses the arguments after `slogate sim serve` the way vLLM's
+// argparse does: --flag value, --flag=value, underscores or dashes, the
+// model as the first positional argument. Flags it does not model are
+// accepted and remembered in Ignored.
+func parseServe(args []string) (*Config, error) {
+	c := &Config{
+		Host: "0.0.0.0", Port: 8000, TensorParallel: 1, KVCacheDtype: "auto",
+		MaxNumBatchedTokens: 8192, Seed: 1, LogInterval: 10 * time.Second,
+		speculativeDotKeys: map[string]string{},
+	}
+	flags := modelledFlags(c)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			if c.Model != "" {
+				return nil, usageError("unexpected argument %q: the model (%q) was already given; flags start with --", a, c.Model)
+			}
+			c.Model = a
+			continue
+		}
+		name, value, hasValue := strings.Cut(a, "=")
+		if long, ok := shortAliases[name]; ok {
+			name = long
+		} else if strings.HasPrefix(name, "--") {
+			name = strings.ReplaceAll(name[2:], "_", "-")
+		} else {
+			name = strings.TrimLeft(name, "-")
+		}
+		// The dotted form --speculative-config.num_speculative_tokens 7.
+		if key, ok := strings.CutPrefix(name, "speculative-config."); ok {
+			if !hasValue {
+				if i+1 >= len(args) {
+					return nil, usageError("--%s needs a value", name)
+				}
+				i++
+				value = args[i]
+			}
+			c.speculativeDotKeys[strings.ReplaceAll(key, "-", "_")] = value
+			c.NonDefault = append(c.NonDefault, "--"+name+" "+value)
+			continue
+		}
+		s, ok := flags[name]
+		if !ok {
+			if strings.HasPrefix(name, "sim-") {
+				return nil, usageError("unknown simulator flag --%s (run 'slogate sim serve --help' for the list)", name)
+			}
+			ignored := "--" + name
+			if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+				i++
+				ignored += " " + args[i]
+			} else if hasValue {
+				ignored += "=" + value
+			}
+			c.Ignored = append(c.Ignored, ignored)
+			continue
+		}
+		var values []string
+		switch {
+		case hasValue:
+			values = []string{value}
+		case s.kind == kindBool:
+			values = []string{"true"}
+		case s.kind == kindMulti:
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				values = append(values, args[i])
+			}
+		default:
+			if i+1 < len(args) {
+				i++
+				values = []string{args[i]}
+			}
+		}
+		if len(values) == 0 {
+			return nil, usageError("--%s needs a value", name)
+		}
+		for _, v := range values {
+			if err := s.set(c, v); err != nil {
+				return nil, usageError("--%s: %v", name, err)
+			}
+		}
+		c.NonDefault = append(c.NonDefault, "--"+name+" "+strings.Join(values, " "))
+	}
+	if c.Model == "" {
+		return nil, usageError("missing MODEL: usage is 'slogate sim serve MODEL [vLLM flags] [--sim-* flags]'")
+	}
+	if len(c.ServedNames) == 0 {
+		c.ServedNames = []string{c.Model}
+	}
+	if len(c.APIKeys) == 0 {
+		if k := os.Getenv("VLLM_API_KEY"); k != "" {
+			c.APIKeys = []string{k}
+		}
+	}
+	if len(c.speculativeDotKeys) > 0 {
+		if c.Speculative == nil {
+			c.Speculative = &SpecConfig{}
+		}
+		if err := applyDotKeys(c.Speculative, c.speculativeDotKeys); err != nil {
+			return nil, err
+		}
+	}
+	if s := c.Speculative; s != nil {
+		if s.Method == "" && strings.Contains(strings.ToLower(s.Model), "dflash") {
+			s.Method = "dflash"
+		}
+		if s.NumSpeculativeTokens < 1 {
+			return nil, usageError("--speculative-config: num_speculative_tokens must be ≥ 1, got %d", s.NumSpeculativeTokens)
+		}
+		if s.SyntheticAcceptLen != 0 && (s.SyntheticAcceptLen < 1 || s.SyntheticAcceptLen > float64(s.NumSpeculativeTokens+1)) {
+			return nil, usageError("--speculative-config: synthetic_acceptance_length must be in [1, %d], got %g",
+				s.NumSpeculativeTokens+1, s.SyntheticAcceptLen)
+		}
+	}
+	return c, nil
+}
+
+// applyDotKeys merges --speculative-config.KEY VALUE flags into s.
+func applyDotKeys(s *SpecConfig, keys map[string]string) error {
+	raw, _ := json.Marshal(s)
+	m := map[string]any{}
+	json.Unmarshal(raw, &m)
+	for k, v := range keys {
+		var parsed any
+		if err := json.Unmarshal([]byte(v), &parsed); err != nil {
+			parsed = v // a bare string such as dflash
+		}
+		m[k] = parsed
+	}
+	raw, _ = json.Marshal(m)
+	if err := json.Unmarshal(raw, s); err != nil {
+		return usageError("--speculative-config.*: %v", err)
+	}
+	return nil
+}
+
+// parseHumanInt parses vLLM's human-readable integers: 4096, 128k (×1000),
+// 128K (×1024), 1M, 1m; "auto" and -1 mean the model's native length (0).
+func parseHumanInt(v string) (int, error) {
+	if v == "auto" || v == "-1" {
+		return 0, nil
+	}
+	mult := 1.0
+	if n := len(v); n > 0 {
+		switch v[n-1] {
+		case 'k':
+			mult = 1e3
+		case 'm':
+			mult = 1e6
+		case 'g':
+			mult = 1e9
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		}
+		if mult != 1 {
+			v = v[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 || f*mult > math.MaxInt32 {
+		return 0, fmt.Errorf("want a token count like 262144, 128k, 256K or auto, got %q", v)
+	}
+	return int(f * mult), nil
+}
+
+// kvDtypeBytes is the size in bytes of one KV element in dtype, relative
+// to the capacity a profile was measured with.
+func kvDtypeBytes(dtype string) (float64, bool) {
+	switch {
+	case dtype == "auto", dtype == "bfloat16", dtype == "float16", dtype == "half", dtype == "bf16":
+		return 2, true
+	case strings.HasPrefix(dtype, "fp8"), dtype == "int8_per_token_head", dtype == "fp8_per_token_head":
+		return 1, true
+	case dtype == "nvfp4":
+		return 0.5625, true // 4-bit values plus one FP8 scale per 16
+	case strings.HasPrefix(dtype, "turboquant"):
+		return 0.5, true
+	}
+	return 0, false
+}
+
+// nonDefaultLog lists the modelled flags that were set, API keys redacted.
+func (c *Config) nonDefaultLog() []string {
+	out := make([]string, 0, len(c.NonDefault))
+	for _, f := range c.NonDefault {
+		if strings.HasPrefix(f, "--api-key ") {
+			f = "--api-key <redacted>"
+		}
+		out = append(out, "'"+f+"'")
+	}
+	return out
+}

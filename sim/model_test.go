@@ -1,0 +1,289 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// cellResult is what one simulated decode cell measured, in virtual time.
+type cellResult struct {
+	totalTPS float64
+	ttft     time.Duration // median over requests started
+	running  int           // running at the end
+	waiting  int           // waiting at the end
+}
+
+// simulateCell runs the engine in virtual time the way the seeds measured
+// a cell: the prompt is warm in the prefix cache, conc streams of maxOut
+// tokens each restart as soon as they finish; tokens are counted over
+// window, which starts hold after every stream that can run has its first
+// token (DESIGN §4 steady state). No wall-clock time passes, so the result
+// is exact and immune to a busy machine.
+func simulateCell(t *testing.T, s *settings, ctx, conc, maxOut int, hold, window time.Duration) cellResult {
+	t.Helper()
+	e := newEngine(s.params)
+	e.virtual = true
+	const hash = 42
+	e.cache.insert(hash, ctx)
+	type client struct {
+		r     *request
+		start time.Duration
+		got   int
+	}
+	clients := make([]*client, conc)
+	for i := range clients {
+		clients[i] = &client{r: newRequest(ctx, maxOut, hash)}
+		e.submit(clients[i].r)
+	}
+	var ttfts []time.Duration
+	tokens := 0
+	target := min(conc, s.params.runCap)
+	warmup, end := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	bg := context.Background()
+	for e.now < end {
+		before := e.now
+		busy, _ := e.iterate(bg)
+		if !busy {
+			t.Fatalf("engine idle at %v with %d streams", e.now, conc)
+		}
+		for _, c := range clients {
+			n := int(c.r.pending.Swap(0))
+			if n == 0 {
+				continue
+			}
+			if c.got == 0 {
+				ttfts = append(ttfts, e.now-c.start)
+			}
+			c.got += n
+			if e.now > warmup {
+				// Count only the share of the step inside the window.
+				frac := 1.0
+				if before < warmup {
+					frac = float64(e.now-warmup) / float64(e.now-before)
+				}
+				tokens += int(math.Round(float64(n) * frac))
+			}
+			if warmup == math.MaxInt64 && len(ttfts) >= target {
+				warmup = e.now + hold
+				end = warmup + window
+			}
+			if c.got == maxOut {
+				c.r, c.start, c.got = newRequest(ctx, maxOut, hash), e.now, 0
+				e.submit(c.r)
+			}
+		}
+	}
+	slices.Sort(ttfts)
+	res := cellResult{totalTPS: float64(tokens) / window.Seconds(), running: len(e.running), waiting: len(e.waiting)}
+	if len(ttfts) > 0 {
+		res.ttft = ttfts[len(ttfts)/2]
+	}
+	return res
+}
+
+// seedArgv is each seed's launch command (from the reports), as the
+// simulator receives it.
+var seedArgv = map[string][]string{
+	"qwen": {"Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--trust-remote-code", "--tensor-parallel-size", "1",
+		"--reasoning-parser", "qwen3", "--enable-auto-tool-choice", "--tool-call-parser", "qwen3_coder", "--max-model-len", "262144",
+		"--gpu-memory-utilization", "0.872563", "--host", "0.0.0.0", "--port", "8000", "--api-key", "k", "--max-num-batched-tokens", "32768",
+		"--attention-backend", "flash_attn", "--speculative-config", `{"method":"dflash","model":"z-lab/Qwen3.5-4B-DFlash","num_speculative_tokens":7}`},
+	"glm": {"nvidia/GLM-5.3-Flash-NVFP4", "--served-model-name", "nvidia/GLM-5.3-Flash-NVFP4", "--tensor-parallel-size", "2",
+		"--reasoning-parser", "glm45", "--enable-auto-tool-choice", "--tool-call-parser", "glm47", "--max-model-len", "1048576",
+		"--gpu-memory-utilization", "0.94", "--host", "0.0.0.0", "--port", "8000", "--api-key", "k", "--data-parallel-size", "1",
+		"--enable-expert-parallel", "--enable-ep-weight-filter", "--kv-cache-dtype", "fp8", "--model-loader-extra-config",
+		`{"enable_multithread_load":true,"num_threads":128}`, "--max-num-batched-tokens", "8192", "--enable-chunked-prefill",
+		"--max-num-seqs", "32", "--attention-backend", "FLASHINFER_MLA_SPARSE_SM90", "--linear-backend", "humming", "--moe-backend", "humming",
+		"--speculative-config", `{"method":"dflash","model":"incoai/GLM-5.3-Flash-DFlash2","num_speculative_tokens":7,"kv_cache_dtype":"auto"}`},
+	"ling": {"inclusionAI/Ling-3.0-flash-int4", "--served-model-name", "ling", "--trust-remote-code", "--tensor-parallel-size", "2",
+		"--reasoning-parser", "ling3", "--enable-auto-tool-choice", "--tool-call-parser", "ling3", "--max-model-len", "262144",
+		"--gpu-memory-utilization", "0.872072", "--host", "0.0.0.0", "--port", "8000", "--api-key", "k", "--mamba-cache-mode", "align"},
+}
+
+func seedSettings(t *testing.T, name string) *settings {
+	t.Helper()
+	cfg, err := parseServe(seedArgv[name])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := settle(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.prof.Name != name {
+		t.Fatalf("model %s chose profile %s, want %s", cfg.Model, s.prof.Name, name)
+	}
+	return s
+}
+
+// TestProfilesReproduceSeeds runs every measured cell of every seed through
+// the engine in virtual time with the seed's own launch flags and compares
+// total tok/s with the report. Run with -v to see the table.
+func TestProfilesReproduceSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates ~150 cells")
+	}
+	for _, name := range []string{"qwen", "glm", "ling"} {
+		t.Run(name, func(t *testing.T) {
+			s := seedSettings(t, name)
+			worst := 0.0
+			for _, d := range s.prof.Decode {
+				if d.Status == "over_capacity" {
+					continue
+				}
+				got := simulateCell(t, s, d.Context, d.Concurrency, 4096, 3*time.Second, 30*time.Second)
+				dev := got.totalTPS/d.TotalTPS - 1
+				worst = math.Max(worst, math.Abs(dev))
+				t.Logf("%4dK x %3d  seed %7.1f  sim %7.1f  %+5.1f%%   ttft seed %6.0f ms sim %6.0f ms   running %d waiting %d",
+					d.Context>>10, d.Concurrency, d.TotalTPS, got.totalTPS, dev*100, d.TTFTms, float64(got.ttft.Milliseconds()), got.running, got.waiting)
+				// 6 %: restarts inside a 30 s window move a few cells; 8 % for
+				// queued cells, where the seed itself spreads 823–866 tok/s
+				// over identical conditions (GLM 8K x 32/64/128).
+				tol := 0.06
+				if d.Status == "queued" {
+					tol = 0.08
+				}
+				if math.Abs(dev) > tol {
+					t.Errorf("%s %dK x %d: sim %.1f tok/s, seed %.1f (%+.1f%%)", name, d.Context>>10, d.Concurrency, got.totalTPS, d.TotalTPS, dev*100)
+				}
+				if want := d.Status == "queued"; want != (got.waiting > 0) {
+					t.Errorf("%s %dK x %d: seed status %s, sim waiting %d", name, d.Context>>10, d.Concurrency, d.Status, got.waiting)
+				}
+			}
+			t.Logf("worst deviation %.1f%%", worst*100)
+		})
+	}
+}
+
+// TestCapacityMatchesOverCapacityCells checks each profile's KV capacity
+// against the seed: every measured cell fits, every Over capacity cell does not.
+func TestCapacityMatchesOverCapacityCells(t *testing.T) {
+	for _, name := range []string{"qwen", "glm", "ling"} {
+		s := seedSettings(t, name)
+		for _, d := range s.prof.Decode {
+			need := d.Concurrency * (d.Context + 4096)
+			if fits := need <= s.kvTokens; fits == (d.Status == "over_capacity") {
+				t.Errorf("%s %dK x %d: needs %d tokens of %d, seed says %s", name, d.Context>>10, d.Concurrency, need, s.kvTokens, d.Status)
+			}
+		}
+	}
+}
+
+// TestProfilesMatchGenerator regenerates the profiles from the seed reports
+// and requires the embedded files to be identical (run `go generate ./sim`
+// after changing a seed or the generator).
+func TestProfilesMatchGenerator(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := runGo(t, "run", "./internal/genprofiles", "-seeds", "testdata/seeds", "-out", dir); err != nil {
+		t.Fatalf("genprofiles: %v\n%s", err, out)
+	}
+	files, _ := filepath.Glob("profiles/*.json")
+	sort.Strings(files)
+	if len(files) != 4 {
+		t.Fatalf("want 4 profiles, have %v", files)
+	}
+	for _, f := range files {
+		want, _ := os.ReadFile(filepath.Join(dir, filepath.Base(f)))
+		got, _ := os.ReadFile(f)
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s is stale; run go generate ./sim (-generated +embedded):\n%s", f, diff)
+		}
+	}
+}
+
+func TestInterpolation(t *testing.T) {
+	s := surface{
+		{ctx: 1000, pts: []point{{1, 100}, {10, 10}}},
+		{ctx: 4000, pts: []point{{1, 50}, {10, 5}}},
+	}
+	tests := []struct {
+		name   string
+		ctx, x float64
+		want   float64
+	}{
+		{"on a sample", 1000, 1, 100},
+		{"log-log between batches", 1000, math.Sqrt(10), math.Sqrt(1000)},
+		{"log-log between contexts", 2000, 1, 100 / math.Sqrt(2)},
+		{"clamped below", 10, 0.1, 100},
+		{"clamped above", 1e6, 1000, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := s.at(tt.ctx, tt.x); math.Abs(got-tt.want) > 1e-9*tt.want {
+				t.Errorf("at(%g, %g) = %g, want %g", tt.ctx, tt.x, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestQueueBeyondMaxNumSeqsVirtual(t *testing.T) {
+	cfg, err := parseServe([]string{"m", "--max-num-seqs", "4", "--sim-tbt", "1ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := settle(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := simulateCell(t, s, 1024, 6, 100000, 0, time.Second)
+	if got.running != 4 || got.waiting != 2 {
+		t.Errorf("running %d waiting %d, want 4 and 2", got.running, got.waiting)
+	}
+	if want := 4 * 1000.0; math.Abs(got.totalTPS/want-1) > 0.03 {
+		t.Errorf("total %.1f tok/s, want %.0f (4 running at 1 ms per token)", got.totalTPS, want)
+	}
+}
+
+func runGo(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command("go", args...).CombinedOutput()
+	return string(out), err
+}
+
+// TestSpeculativeSampling: per step a sequence gets 1..k+1 tokens, their
+// mean is the acceptance length, and the spec-decode counters agree.
+func TestSpeculativeSampling(t *testing.T) {
+	tests := []struct {
+		name   string
+		accept float64
+		k      int
+	}{
+		{"qwen-like", 3.0, 7},
+		{"low acceptance", 1.2, 3},
+		{"full acceptance", 5, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(engineParams{specTokens: tt.k, acceptLen: tt.accept, seed: 3, numBlocks: 1})
+			r := newRequest(1, 1<<30, 0)
+			const steps = 10000
+			total, seen := 0, map[int]bool{}
+			for range steps {
+				n := e.sampleTokens(r)
+				if n < 1 || n > tt.k+1 {
+					t.Fatalf("step emitted %d tokens, want 1..%d", n, tt.k+1)
+				}
+				seen[n] = true
+				total += n
+			}
+			if mean := float64(total) / steps; math.Abs(mean-tt.accept) > 0.01 {
+				t.Errorf("mean %.3f tokens per step, want %.2f", mean, tt.accept)
+			}
+			if tt.accept < float64(tt.k+1) && len(seen) < 2 {
+				t.Errorf("no randomness: only %v", seen)
+			}
+			if got := 1 + float64(e.st.specAccepted)/float64(e.st.specDrafts); math.Abs(got-tt.accept) > 0.01 {
+				t.Errorf("counters give acceptance length %.3f, want %.2f", got, tt.accept)
+			}
+		})
+	}
+}

@@ -1,0 +1,424 @@
+package sim
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// server is the HTTP side: vLLM's OpenAI-compatible routes over an engine.
+type server struct {
+	cfg      *Config
+	prof     *Profile
+	eng      *engine
+	maxLen   int
+	version  string
+	info     metricsInfo
+	started  int64
+	bufPool  sync.Pool
+	log      *logger
+	errorRNG *mrand.Rand
+	rngMu    sync.Mutex
+}
+
+func (s *server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("/ping", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]string{"version": s.version})
+	})
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, false) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, true) })
+	mux.HandleFunc("POST /tokenize", s.tokenize)
+	mux.HandleFunc("POST /detokenize", s.detokenize)
+	mux.HandleFunc("GET /metrics", s.metrics)
+	mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) {
+		s.eng.resetPrefixCache()
+		w.WriteHeader(200)
+	})
+	return s.auth(mux)
+}
+
+// auth checks the API key on /v1, /v2 and /inference paths only, as vLLM does.
+func (s *server) auth(next http.Handler) http.Handler {
+	if len(s.cfg.APIKeys) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if strings.HasPrefix(p, "/v1") || strings.HasPrefix(p, "/v2") || strings.HasPrefix(p, "/inference") {
+			got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			ok := false
+			for _, k := range s.cfg.APIKeys {
+				ok = ok || got == k
+			}
+			if !ok {
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Unauthorized"})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *server) models(w http.ResponseWriter, r *http.Request) {
+	type perm struct {
+		ID                 string  `json:"id"`
+		Object             string  `json:"object"`
+		Created            int64   `json:"created"`
+		AllowCreateEngine  bool    `json:"allow_create_engine"`
+		AllowSampling      bool    `json:"allow_sampling"`
+		AllowLogprobs      bool    `json:"allow_logprobs"`
+		AllowSearchIndices bool    `json:"allow_search_indices"`
+		AllowView          bool    `json:"allow_view"`
+		AllowFineTuning    bool    `json:"allow_fine_tuning"`
+		Organization       string  `json:"organization"`
+		Group              *string `json:"group"`
+		IsBlocking         bool    `json:"is_blocking"`
+	}
+	type card struct {
+		ID          string  `json:"id"`
+		Object      string  `json:"object"`
+		Created     int64   `json:"created"`
+		OwnedBy     string  `json:"owned_by"`
+		Root        string  `json:"root"`
+		Parent      *string `json:"parent"`
+		MaxModelLen int     `json:"max_model_len"`
+		Permission  []perm  `json:"permission"`
+	}
+	var data []card
+	for _, n := range s.cfg.ServedNames {
+		data = append(data, card{ID: n, Object: "model", Created: time.Now().Unix(), OwnedBy: "vllm", Root: s.cfg.Model,
+			MaxModelLen: s.maxLen, Permission: []perm{{ID: "modelperm-" + newID(), Object: "model_permission",
+				Created: time.Now().Unix(), AllowSampling: true, AllowLogprobs: true, AllowView: true, Organization: "*"}}})
+	}
+	writeJSON(w, 200, map[string]any{"object": "list", "data": data})
+}
+
+// apiError writes vLLM's error body.
+func apiError(w http.ResponseWriter, code int, typ, param, msg string) {
+	var p any
+	if param != "" {
+		p = param
+	}
+	writeJSON(w, code, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": p, "code": code}})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+// genRequest is the part of a completions or chat request the simulator reads;
+// other fields are ignored, as vLLM ignores unknown fields.
+type genRequest struct {
+	Model               string        `json:"model"`
+	Prompt              promptField   `json:"prompt"`
+	Messages            []chatMessage `json:"messages"`
+	MaxTokens           *int          `json:"max_tokens"`
+	MaxCompletionTokens *int          `json:"max_completion_tokens"`
+	MinTokens           int           `json:"min_tokens"`
+	IgnoreEOS           bool          `json:"ignore_eos"`
+	Stream              bool          `json:"stream"`
+	CacheSalt           string        `json:"cache_salt"`
+	StreamOptions       *struct {
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	} `json:"stream_options"`
+	AddGenerationPrompt *bool `json:"add_generation_prompt"`
+}
+
+func (s *server) readBody(r *http.Request) (*bytes.Buffer, error) {
+	buf, _ := s.bufPool.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	_, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, 256<<20))
+	return buf, err
+}
+
+// generate serves /v1/completions and /v1/chat/completions.
+func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
+	body, err := s.readBody(r)
+	var req genRequest
+	if err == nil {
+		err = json.Unmarshal(body.Bytes(), &req)
+	}
+	if body.Cap() <= 8<<20 {
+		s.bufPool.Put(body)
+	}
+	if err != nil {
+		apiError(w, 400, "BadRequestError", "", "invalid request body: "+err.Error())
+		return
+	}
+	model := s.cfg.ServedNames[0]
+	if req.Model != "" {
+		found := false
+		for _, n := range s.cfg.ServedNames {
+			found = found || n == req.Model
+		}
+		if !found {
+			apiError(w, 404, "NotFoundError", "model", fmt.Sprintf("The model `%s` does not exist.", req.Model))
+			return
+		}
+		model = req.Model
+	}
+	var prompt int
+	var hash uint64
+	switch {
+	case chat:
+		if len(req.Messages) == 0 {
+			apiError(w, 400, "BadRequestError", "messages", "messages must be a non-empty list")
+			return
+		}
+		text := chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
+		prompt, hash = countTokens(text), hashString(fnvOffset, text)
+	case !req.Prompt.set:
+		apiError(w, 400, "BadRequestError", "prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
+		return
+	default:
+		prompt, hash = req.Prompt.tokens, req.Prompt.hash
+	}
+	if prompt == 0 {
+		apiError(w, 400, "BadRequestError", "prompt", "Prompt cannot be empty")
+		return
+	}
+	if req.CacheSalt != "" {
+		hash = hashString(hash^0x5bd1e995, req.CacheSalt)
+	}
+	maxTokens := 16
+	switch {
+	case chat && req.MaxCompletionTokens != nil:
+		maxTokens = *req.MaxCompletionTokens
+	case req.MaxTokens != nil:
+		maxTokens = *req.MaxTokens
+	case chat:
+		maxTokens = s.maxLen - prompt
+	}
+	if maxTokens < 1 {
+		apiError(w, 400, "BadRequestError", "max_tokens", fmt.Sprintf("max_tokens must be at least 1, got %d.", maxTokens))
+		return
+	}
+	if req.MinTokens > maxTokens {
+		apiError(w, 400, "BadRequestError", "min_tokens",
+			fmt.Sprintf("min_tokens must be less than or equal to max_tokens=%d, got %d.", maxTokens, req.MinTokens))
+		return
+	}
+	if prompt+maxTokens > s.maxLen {
+		apiError(w, 400, "BadRequestError", "input_tokens", fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, you requested %d output tokens and your prompt contains %d input tokens, for a total of %d tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=%d)",
+			s.maxLen, maxTokens, prompt, prompt+maxTokens, prompt))
+		return
+	}
+	if s.cfg.ErrorRate > 0 {
+		s.rngMu.Lock()
+		fail := s.errorRNG.Float64() < s.cfg.ErrorRate
+		s.rngMu.Unlock()
+		if fail {
+			apiError(w, 500, "InternalServerError", "", "simulated server error (--sim-error-rate)")
+			return
+		}
+	}
+	er := newRequest(prompt, maxTokens, hash)
+	s.eng.submit(er)
+	id := "cmpl-" + newID()
+	if chat {
+		id = "chatcmpl-" + newID()
+	}
+	if req.Stream {
+		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		continuous := includeUsage && req.StreamOptions.ContinuousUsageStats && !s.cfg.NoContinuousUsage
+		c := newChunker(chat, id, time.Now().Unix(), model, prompt, continuous)
+		s.stream(w, r, er, c, includeUsage)
+		return
+	}
+	s.complete(w, r, er, chat, id, model, prompt)
+}
+
+// abort tells the engine the client is gone.
+func (s *server) abort(er *request) {
+	er.aborted.Store(true)
+	s.eng.poke()
+}
+
+// stream writes er's tokens as vLLM's SSE chunks as they are generated. It
+// never blocks the engine: tokens generated while a write is in flight are
+// merged into the next chunk (vLLM's RequestOutputCollector does the same).
+func (s *server) stream(w http.ResponseWriter, r *http.Request, er *request, c *chunker, includeUsage bool) {
+	flusher, _ := w.(http.Flusher)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.WriteHeader(200)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	buf := make([]byte, 0, 4096)
+	sent, chunks := 0, 0
+	cfg := s.cfg
+	for sent < er.maxTokens {
+		select {
+		case <-er.notify:
+		case <-r.Context().Done():
+			s.abort(er)
+			return
+		case <-s.eng.stopped:
+			return
+		}
+		n := int(er.pending.Swap(0))
+		if n == 0 {
+			continue
+		}
+		buf = buf[:0]
+		if c.chat && sent == 0 {
+			buf = c.role(buf)
+		}
+		per := n
+		if cfg.OneTokenChunks {
+			per = 1
+		}
+		for n > 0 {
+			k := min(per, n)
+			switch {
+			case cfg.StallAfter > 0 && chunks >= cfg.StallAfter:
+				s.flush(w, flusher, buf)
+				<-r.Context().Done() // hold the connection open, send nothing
+				s.abort(er)
+				return
+			case cfg.MidstreamErrAfter > 0 && chunks >= cfg.MidstreamErrAfter:
+				buf = append(buf, `data: {"error":{"message":"simulated mid-stream error (--sim-midstream-error-after)","type":"InternalServerError","param":null,"code":500}}`+"\n\n"...)
+				buf = append(buf, doneChunk...)
+				s.flush(w, flusher, buf)
+				s.abort(er)
+				return
+			case cfg.TruncateAfter > 0 && chunks >= cfg.TruncateAfter:
+				s.flush(w, flusher, buf)
+				s.abort(er)
+				return
+			}
+			sent += k
+			n -= k
+			chunks++
+			buf = c.content(buf, k, sent, sent == er.maxTokens)
+		}
+		if sent == er.maxTokens {
+			if includeUsage {
+				buf = c.final(buf, sent)
+			}
+			buf = append(buf, doneChunk...)
+		}
+		if !s.flush(w, flusher, buf) {
+			s.abort(er)
+			return
+		}
+	}
+}
+
+func (s *server) flush(w http.ResponseWriter, f http.Flusher, b []byte) bool {
+	if len(b) > 0 {
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+	}
+	if f != nil {
+		f.Flush()
+	}
+	return true
+}
+
+// complete answers a non-streaming request once every token is generated.
+func (s *server) complete(w http.ResponseWriter, r *http.Request, er *request, chat bool, id, model string, prompt int) {
+	got := 0
+	for got < er.maxTokens {
+		select {
+		case <-er.notify:
+			got += int(er.pending.Swap(0))
+		case <-r.Context().Done():
+			s.abort(er)
+			return
+		case <-s.eng.stopped:
+			apiError(w, 500, "InternalServerError", "", "server shutting down")
+			return
+		}
+	}
+	text := strings.Repeat(genText, got)
+	usage := map[string]any{"prompt_tokens": prompt, "total_tokens": prompt + got, "completion_tokens": got, "prompt_tokens_details": nil}
+	var choice map[string]any
+	object := "text_completion"
+	if chat {
+		object = "chat.completion"
+		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "reasoning": nil, "tool_calls": []any{}},
+			"logprobs": nil, "finish_reason": "length", "stop_reason": nil}
+	} else {
+		choice = map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": "length", "stop_reason": nil, "prompt_logprobs": nil}
+	}
+	writeJSON(w, 200, map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": model,
+		"choices": []any{choice}, "usage": usage})
+}
+
+func (s *server) tokenize(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Prompt              *string       `json:"prompt"`
+		Messages            []chatMessage `json:"messages"`
+		AddGenerationPrompt *bool         `json:"add_generation_prompt"`
+		ReturnTokenStrs     bool          `json:"return_token_strs"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		apiError(w, 400, "BadRequestError", "", "invalid request body: "+err.Error())
+		return
+	}
+	var text string
+	switch {
+	case req.Prompt != nil:
+		text = *req.Prompt
+	case req.Messages != nil:
+		text = chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
+	default:
+		apiError(w, 400, "BadRequestError", "", "either prompt or messages is required")
+		return
+	}
+	ids := tokenize(text)
+	var strs []string
+	if req.ReturnTokenStrs {
+		for _, id := range ids {
+			strs = append(strs, detokenize([]int{id}))
+		}
+	}
+	writeJSON(w, 200, map[string]any{"count": len(ids), "max_model_len": s.maxLen, "tokens": ids, "token_strs": strs})
+}
+
+func (s *server) detokenize(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Tokens []int `json:"tokens"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		apiError(w, 400, "BadRequestError", "", "invalid request body: "+err.Error())
+		return
+	}
+	writeJSON(w, 200, map[string]string{"prompt": detokenize(req.Tokens)})
+}
+
+func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
+	var b bytes.Buffer
+	writeMetrics(&b, s.info, s.eng.snapshot())
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	io.Copy(w, &b)
+}
+
+// newID returns 32 random hex digits, like vLLM's request ids.
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,113 @@
+package sim
+
+import "strconv"
+
+// chunker formats one request's SSE chunks into a reused buffer: the parts
+// that never change (id, created, model, prompt_tokens) are rendered once,
+// so streaming a token costs appends, not JSON marshalling.
+type chunker struct {
+	chat       bool
+	continuous bool   // usage on every chunk
+	head       []byte // data: {"id":…,"object":…,"created":…,"model":…,"choices":[
+	prompt     int
+}
+
+func newChunker(chat bool, id string, created int64, model string, prompt int, continuous bool) *chunker {
+	object := "text_completion"
+	if chat {
+		object = "chat.completion.chunk"
+	}
+	head := []byte(`data: {"id":`)
+	head = strconv.AppendQuote(head, id)
+	head = append(head, `,"object":"`+object+`","created":`...)
+	head = strconv.AppendInt(head, created, 10)
+	head = append(head, `,"model":`...)
+	head = appendJSONString(head, model)
+	head = append(head, `,"choices":[`...)
+	return &chunker{chat: chat, continuous: continuous, head: head, prompt: prompt}
+}
+
+// usage appends "usage":{…} with completion tokens so far.
+func (c *chunker) usage(b []byte, completion int) []byte {
+	b = append(b, `"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(c.prompt), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(c.prompt+completion), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(completion), 10)
+	return append(b, '}')
+}
+
+// role appends the chat role chunk vLLM sends with the first token.
+func (c *chunker) role(b []byte) []byte {
+	b = append(b, c.head...)
+	b = append(b, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`...)
+	if c.continuous {
+		b = append(b, ',')
+		b = c.usage(b, 0)
+	}
+	return append(b, "}\n\n"...)
+}
+
+// content appends a chunk carrying n tokens; total is the completion
+// tokens so far including them; final marks the last one.
+func (c *chunker) content(b []byte, n, total int, final bool) []byte {
+	b = append(b, c.head...)
+	if c.chat {
+		b = append(b, `{"index":0,"delta":{"content":"`...)
+	} else {
+		b = append(b, `{"index":0,"text":"`...)
+	}
+	for range n {
+		b = append(b, genText...)
+	}
+	if c.chat {
+		b = append(b, `"},"logprobs":null,"finish_reason":`...)
+	} else {
+		b = append(b, `","logprobs":null,"finish_reason":`...)
+	}
+	if final {
+		b = append(b, `"length"`...)
+	} else {
+		b = append(b, `null`...)
+	}
+	if !c.chat {
+		b = append(b, `,"stop_reason":null`...)
+	}
+	b = append(b, `}]`...)
+	if c.continuous {
+		b = append(b, ',')
+		b = c.usage(b, total)
+	}
+	return append(b, "}\n\n"...)
+}
+
+// final appends the usage-only chunk sent when include_usage is set.
+func (c *chunker) final(b []byte, total int) []byte {
+	b = append(b, c.head...)
+	b = append(b, "],"...)
+	b = c.usage(b, total)
+	return append(b, "}\n\n"...)
+}
+
+var doneChunk = []byte("data: [DONE]\n\n")
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, `\u00`...)
+			b = append(b, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }

@@ -1,0 +1,295 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/slogate/slogate/result"
+)
+
+// ServerAttributes are the attributes of the `server` object that
+// assert/expect conditions may read (server.kv_cache_tokens, …). They are
+// the keys of result.Server that describe the measured server.
+var ServerAttributes = []string{
+	"name", "model", "served_model", "endpoint", "version", "max_model_len",
+	"kv_cache_tokens", "max_num_seqs", "tensor_parallel_size", "kv_cache_dtype", "speculative",
+}
+
+var assertSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "condition", Required: true},
+		{Name: "error_message"},
+	},
+}
+
+var expectSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "metric", Required: true},
+		{Name: "matrix"},
+		{Name: "tolerance"},
+		{Name: "values", Required: true},
+	},
+}
+
+// decodeAssert decodes an `assert "NAME"` block and finds, statically, the
+// cells its condition reads.
+func (l *loader) decodeAssert(blk *hcl.Block) (*Assert, hcl.Diagnostics) {
+	a := &Assert{Name: blk.Labels[0], DeclRange: blk.DefRange}
+	content, diags := blk.Body.Content(assertSchema)
+	if msg, ok, d := l.str(content.Attributes, "error_message"); ok || d != nil {
+		diags = append(diags, d...)
+		a.ErrorMessage = msg
+	}
+	if attr, ok := content.Attributes["condition"]; ok {
+		a.Condition = attr.Expr
+		cells, readsServer, d := l.references(attr.Expr)
+		diags = append(diags, d...)
+		a.Cells, a.ReadsServer = cells, readsServer
+	}
+	return a, diags
+}
+
+// references walks the traversals of a condition (expr.Variables()) and
+// returns the cells they read, in order of first appearance, and whether
+// the condition reads `server`. A traversal that stops above a cell (e.g.
+// decode["8K"] inside a for expression) needs every cell below it.
+func (l *loader) references(expr hcl.Expression) ([]result.CellRef, bool, hcl.Diagnostics) {
+	var (
+		diags       hcl.Diagnostics
+		cells       []result.CellRef
+		readsServer bool
+		readsData   bool
+	)
+	addCell := func(c result.CellRef) {
+		if !slices.Contains(cells, c) {
+			cells = append(cells, c)
+		}
+	}
+	for _, tr := range expr.Variables() {
+		root := tr.RootName()
+		switch root {
+		case rootVar:
+			if len(tr) > 1 {
+				if at, ok := tr[1].(hcl.TraverseAttr); ok && l.spec.Variable(at.Name) == nil {
+					diags = append(diags, l.undeclaredVar(at.Name, tr))
+				}
+			}
+		case rootServer:
+			readsData, readsServer = true, true
+			if len(tr) > 1 {
+				name, ok := stepName(tr[1])
+				if !ok || !slices.Contains(ServerAttributes, name) {
+					diags = append(diags, unknownName("Unsupported attribute", tr[1].SourceRange(), tr.SourceRange(),
+						fmt.Sprintf("The server object has no attribute %q; it has %s.", name, strings.Join(ServerAttributes, ", ")),
+						name, ServerAttributes))
+				}
+			}
+		case rootPrefill:
+			readsData = true
+			if l.spec.Prefill == nil {
+				diags = append(diags, invalidCtx("Reference to unmeasured prefill", tr[0].SourceRange(), tr.SourceRange(),
+					"The condition reads prefill, but the spec has no prefill block: add prefill { contexts = [...] }."))
+				continue
+			}
+			ctxs := l.spec.Prefill.Contexts
+			if len(tr) > 1 {
+				ctx, d := l.contextStep(tr, 1, "prefill", ctxs)
+				diags = append(diags, d...)
+				if d.HasErrors() {
+					continue
+				}
+				ctxs = []int{ctx}
+				if len(tr) > 2 {
+					diags = append(diags, metricStep(tr, 2, result.PhasePrefill, "prefill")...)
+				}
+			}
+			for _, c := range ctxs {
+				addCell(result.CellRef{Phase: result.PhasePrefill, Context: c})
+			}
+		default:
+			m := l.spec.Matrix(root)
+			if m == nil {
+				diags = append(diags, l.unknownRoot(tr))
+				continue
+			}
+			readsData = true
+			ctxs, concs := m.Contexts, m.Concurrency
+			if len(tr) > 1 {
+				ctx, d := l.contextStep(tr, 1, fmt.Sprintf("matrix %q", m.Label), m.Contexts)
+				diags = append(diags, d...)
+				if d.HasErrors() {
+					continue
+				}
+				ctxs = []int{ctx}
+			}
+			if len(tr) > 2 {
+				conc, d := concurrencyStep(tr, 2, m)
+				diags = append(diags, d...)
+				if d.HasErrors() {
+					continue
+				}
+				concs = []int{conc}
+			}
+			if len(tr) > 3 {
+				diags = append(diags, metricStep(tr, 3, result.PhaseDecode, m.Label)...)
+			}
+			for _, c := range ctxs {
+				for _, k := range concs {
+					addCell(result.CellRef{Phase: result.PhaseDecode, Matrix: m.Label, Context: c, Concurrency: k})
+				}
+			}
+		}
+	}
+	if !readsData && !diags.HasErrors() {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Constant condition",
+			Detail:   `The condition reads no measured data, so it gives the same answer whatever the server does. Compare a cell's metric, like decode["8K"][64].total_tps >= 6000, or prefill["8K"].tps, or server.kv_cache_tokens.`,
+			Subject:  expr.Range().Ptr(),
+		})
+	}
+	return cells, readsServer, diags
+}
+
+// stepName is the name an attribute step or a string index step selects.
+func stepName(t hcl.Traverser) (string, bool) {
+	switch s := t.(type) {
+	case hcl.TraverseAttr:
+		return s.Name, true
+	case hcl.TraverseIndex:
+		if s.Key.Type() == cty.String && s.Key.IsKnown() && !s.Key.IsNull() {
+			return s.Key.AsString(), true
+		}
+	}
+	return "", false
+}
+
+// contextStep reads tr[i] as a context index ("8K" or 8192) that must be
+// one of measured.
+func (l *loader) contextStep(tr hcl.Traversal, i int, what string, measured []int) (int, hcl.Diagnostics) {
+	idx, ok := tr[i].(hcl.TraverseIndex)
+	if !ok || !idx.Key.IsKnown() || idx.Key.IsNull() {
+		return 0, hcl.Diagnostics{invalidCtx("Invalid cell reference", tr[i].SourceRange(), tr.SourceRange(),
+			fmt.Sprintf("Index %s with a context, like %s[\"8K\"]%s.", tr.RootName(), tr.RootName(), cellSuffix(tr.RootName())))}
+	}
+	ctx, err := tokenValue(idx.Key)
+	if err != nil {
+		return 0, hcl.Diagnostics{invalidCtx("Invalid context size", tr[i].SourceRange(), tr.SourceRange(), upperFirst(err.Error())+".")}
+	}
+	if !slices.Contains(measured, ctx) {
+		return 0, hcl.Diagnostics{invalidCtx("Reference to an unmeasured context", tr[i].SourceRange(), tr.SourceRange(),
+			fmt.Sprintf("%s does not measure context %s; it measures %s.", upperFirst(what), fmtTokens(ctx), tokenList(measured)))}
+	}
+	return ctx, nil
+}
+
+func cellSuffix(root string) string {
+	if root == rootPrefill {
+		return ".tps"
+	}
+	return "[64].total_tps"
+}
+
+// concurrencyStep reads tr[i] as a concurrency index that m measures.
+func concurrencyStep(tr hcl.Traversal, i int, m *Matrix) (int, hcl.Diagnostics) {
+	idx, ok := tr[i].(hcl.TraverseIndex)
+	if !ok || !idx.Key.IsKnown() {
+		return 0, hcl.Diagnostics{invalidCtx("Invalid cell reference", tr[i].SourceRange(), tr.SourceRange(),
+			fmt.Sprintf("Index a context of %s with a concurrency, like %s[\"8K\"][64].total_tps.", m.Label, m.Label))}
+	}
+	conc, err := concurrencyValue(idx.Key)
+	if err != nil {
+		return 0, hcl.Diagnostics{invalidCtx("Invalid concurrency", tr[i].SourceRange(), tr.SourceRange(), upperFirst(err.Error())+".")}
+	}
+	if !slices.Contains(m.Concurrency, conc) {
+		return 0, hcl.Diagnostics{invalidCtx("Reference to an unmeasured concurrency", tr[i].SourceRange(), tr.SourceRange(),
+			fmt.Sprintf("Matrix %q does not measure concurrency %d; it measures %s.", m.Label, conc, intList(m.Concurrency)))}
+	}
+	return conc, nil
+}
+
+// metricStep checks that tr[i] names a metric of phase.
+func metricStep(tr hcl.Traversal, i int, phase result.Phase, what string) hcl.Diagnostics {
+	name, ok := stepName(tr[i])
+	if !ok {
+		return hcl.Diagnostics{invalidCtx("Invalid cell reference", tr[i].SourceRange(), tr.SourceRange(),
+			fmt.Sprintf("Read a metric of the cell by name, like .%s.", result.MetricNames(phase)[0]))}
+	}
+	if _, ok := result.LookupMetric(phase, name); ok {
+		return nil
+	}
+	names := result.MetricNames(phase)
+	return hcl.Diagnostics{unknownName("Unknown metric", tr[i].SourceRange(), tr.SourceRange(),
+		fmt.Sprintf("%s cells have no metric %q; the %s metrics are %s.", what, name, phase, strings.Join(names, ", ")),
+		name, names)}
+}
+
+func (l *loader) undeclaredVar(name string, tr hcl.Traversal) *hcl.Diagnostic {
+	var names []string
+	for _, v := range l.spec.Variables {
+		names = append(names, v.Name)
+	}
+	return unknownName("Reference to undeclared input variable", tr[1].SourceRange(), tr.SourceRange(),
+		fmt.Sprintf("No variable %q is declared; add a variable %q { default = … } block.", name, name), name, names)
+}
+
+// unknownRoot reports a condition root that is neither prefill, server,
+// var nor a declared matrix.
+func (l *loader) unknownRoot(tr hcl.Traversal) *hcl.Diagnostic {
+	root := tr.RootName()
+	names := []string{rootPrefill, rootServer, rootVar}
+	var labels []string
+	for _, m := range l.spec.Matrices {
+		labels = append(labels, m.Label)
+	}
+	names = append(names, labels...)
+	known := "no matrix is declared"
+	if len(labels) > 0 {
+		known = "the declared matrices are " + strings.Join(labels, ", ")
+	}
+	summary, detail := "Unknown variable", fmt.Sprintf("There is no variable named %q: conditions read prefill[CTX], MATRIX[CTX][CONC] (%s), server and var.", root, known)
+	if len(tr) > 1 {
+		if _, ok := tr[1].(hcl.TraverseIndex); ok {
+			summary = "Reference to an undeclared matrix"
+			detail = fmt.Sprintf("No matrix %q is declared; %s.", root, known)
+		}
+	}
+	return unknownName(summary, tr[0].SourceRange(), tr.SourceRange(), detail, root, names)
+}
+
+func unknownName(summary string, subject, context hcl.Range, detail, name string, candidates []string) *hcl.Diagnostic {
+	if s := nearest(name, candidates); s != "" {
+		detail += fmt.Sprintf(" Did you mean %q?", s)
+	}
+	return invalidCtx(summary, subject, context, detail)
+}
+
+func invalidCtx(summary string, subject, context hcl.Range, detail string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   detail,
+		Subject:  subject.Ptr(),
+		Context:  context.Ptr(),
+	}
+}
+
+func tokenList(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmtTokens(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+func intList(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,228 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/slogate/slogate/result"
+)
+
+// decodeExpect decodes an `expect "NAME"` block and checks its rows against
+// the matrix (or the prefill block) it describes.
+func (l *loader) decodeExpect(blk *hcl.Block) (*Expect, hcl.Diagnostics) {
+	e := &Expect{Name: blk.Labels[0], Matrix: DefaultMatrix, Tolerance: DefaultTolerance, DeclRange: blk.DefRange}
+	content, diags := blk.Body.Content(expectSchema)
+	at := content.Attributes
+
+	if s, ok, d := l.str(at, "matrix"); ok || d != nil {
+		diags = append(diags, d...)
+		if ok {
+			e.Matrix = s
+		}
+	}
+	if t, d := l.float(at, "tolerance"); t != nil || d != nil {
+		diags = append(diags, d...)
+		if t != nil {
+			if *t < 0 || *t >= 1 {
+				diags = append(diags, invalid("Invalid tolerance", at["tolerance"].Expr.Range(),
+					"tolerance is a fraction from 0 up to (not including) 1, e.g. 0.05 for 5%%; got %g.", *t))
+			} else {
+				e.Tolerance = *t
+			}
+		}
+	}
+
+	// What the rows must match: the prefill contexts (one value per row) or
+	// a matrix's contexts × concurrency.
+	phase := result.PhaseDecode
+	var contexts []int
+	cols := 0
+	matrixRange := blk.DefRange
+	if a, ok := at["matrix"]; ok {
+		matrixRange = a.Expr.Range()
+	}
+	known := true
+	if e.Matrix == rootPrefill {
+		phase = result.PhasePrefill
+		if l.spec.Prefill == nil {
+			diags = append(diags, invalid("Reference to unmeasured prefill", matrixRange,
+				"expect %q describes prefill, but the spec has no prefill block.", e.Name))
+			known = false
+		} else {
+			contexts, cols = l.spec.Prefill.Contexts, 1
+		}
+	} else if m := l.spec.Matrix(e.Matrix); m != nil {
+		contexts, cols = m.Contexts, len(m.Concurrency)
+	} else {
+		var labels []string
+		for _, m := range l.spec.Matrices {
+			labels = append(labels, m.Label)
+		}
+		diags = append(diags, unknownName("Reference to an undeclared matrix", matrixRange, blk.DefRange,
+			fmt.Sprintf("expect %q describes matrix %q, which no matrix block declares (declared: %s; or \"prefill\").", e.Name, e.Matrix, strings.Join(labels, ", ")),
+			e.Matrix, append(labels, rootPrefill)))
+		known = false
+	}
+
+	if s, ok, d := l.str(at, "metric"); ok || d != nil {
+		diags = append(diags, d...)
+		if ok {
+			e.Metric = s
+			if _, found := result.LookupMetric(phase, s); !found {
+				names := result.MetricNames(phase)
+				diags = append(diags, unknownName("Unknown metric", at["metric"].Expr.Range(), blk.DefRange,
+					fmt.Sprintf("%s cells have no metric %q; the %s metrics are %s.", phase, s, phase, strings.Join(names, ", ")),
+					s, names))
+			}
+		}
+	}
+
+	if a, ok := at["values"]; ok {
+		rows, d := l.expectRows(a, e, phase, contexts, cols, known)
+		diags = append(diags, d...)
+		e.Rows = rows
+	}
+	return e, diags
+}
+
+// expectRows decodes values = { "8K" = [v1, v2, …], … }.
+func (l *loader) expectRows(a *hcl.Attribute, e *Expect, phase result.Phase, contexts []int, cols int, known bool) ([]ExpectRow, hcl.Diagnostics) {
+	pairs, diags := hcl.ExprMap(a.Expr)
+	if diags.HasErrors() {
+		return nil, hcl.Diagnostics{invalid("Invalid expect values", a.Expr.Range(),
+			`values is an object with one row per context, like { "8K" = [408.2, 779.9, null] }: a number per concurrency level, null for no expectation.`)}
+	}
+	if len(pairs) == 0 {
+		return nil, hcl.Diagnostics{invalid("Empty expect values", a.Expr.Range(), "expect %q has no rows: add one per context, like \"8K\" = [...].", e.Name)}
+	}
+	var rows []ExpectRow
+	seen := map[int]hcl.Range{}
+	for _, p := range pairs {
+		rng := hcl.RangeBetween(p.Key.Range(), p.Value.Range())
+		k, d := p.Key.Value(l.spec.EvalContext)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			continue
+		}
+		if !k.IsWhollyKnown() {
+			diags = append(diags, invalid("Invalid context size", p.Key.Range(), "The row's context must be known when the spec is loaded."))
+			continue
+		}
+		ctx, err := tokenValue(k)
+		if err != nil {
+			diags = append(diags, invalid("Invalid context size", p.Key.Range(), "%s.", upperFirst(err.Error())))
+			continue
+		}
+		if prev, dup := seen[ctx]; dup {
+			diags = append(diags, invalid("Duplicate expect row", p.Key.Range(), "Context %s already has a row at %s.", fmtTokens(ctx), where(prev)))
+			continue
+		}
+		seen[ctx] = p.Key.Range()
+		values, d := l.expectValues(p.Value)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			continue
+		}
+		if known {
+			if !containsInt(contexts, ctx) {
+				diags = append(diags, invalidCtx("Reference to an unmeasured context", p.Key.Range(), rng,
+					fmt.Sprintf("%s does not measure context %s; it measures %s.", expectTarget(e), fmtTokens(ctx), tokenList(contexts))))
+				continue
+			}
+			if len(values) != cols {
+				detail := fmt.Sprintf("Row %s has %d values but matrix %q measures %d concurrency levels (%s): give one value per level, null where there is no expectation.",
+					fmtTokens(ctx), len(values), e.Matrix, cols, intList(l.spec.Matrix(e.Matrix).concurrencyOrNil()))
+				if phase == result.PhasePrefill {
+					detail = fmt.Sprintf("A prefill row holds one value; row %s has %d.", fmtTokens(ctx), len(values))
+				}
+				diags = append(diags, invalidCtx("Expect row does not match matrix", p.Value.Range(), rng, detail))
+				continue
+			}
+		}
+		rows = append(rows, ExpectRow{Context: ctx, Values: values, Range: rng})
+	}
+	return rows, diags
+}
+
+func (m *Matrix) concurrencyOrNil() []int {
+	if m == nil {
+		return nil
+	}
+	return m.Concurrency
+}
+
+func expectTarget(e *Expect) string {
+	if e.Matrix == rootPrefill {
+		return "The prefill block"
+	}
+	return fmt.Sprintf("Matrix %q", e.Matrix)
+}
+
+// expectValues reads one row: a list of numbers and nulls, or (prefill) a
+// single number.
+func (l *loader) expectValues(expr hcl.Expression) ([]*float64, hcl.Diagnostics) {
+	type elem struct {
+		v   cty.Value
+		rng hcl.Range
+	}
+	var elems []elem
+	var diags hcl.Diagnostics
+	if exprs, d := hcl.ExprList(expr); !d.HasErrors() {
+		for _, x := range exprs {
+			v, d := x.Value(l.spec.EvalContext)
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				elems = append(elems, elem{v, x.Range()})
+			}
+		}
+	} else {
+		v, d := expr.Value(l.spec.EvalContext)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			return nil, diags
+		}
+		switch {
+		case !v.IsWhollyKnown():
+			return nil, append(diags, invalid("Invalid expected value", expr.Range(), "The row must be known when the spec is loaded."))
+		case v.IsNull() || v.Type() == cty.Number:
+			elems = append(elems, elem{v, expr.Range()})
+		case v.Type().IsListType() || v.Type().IsTupleType():
+			for it := v.ElementIterator(); it.Next(); {
+				_, x := it.Element()
+				elems = append(elems, elem{x, expr.Range()})
+			}
+		default:
+			return nil, append(diags, invalid("Invalid expected value", expr.Range(),
+				"A row is a list of numbers (null for no expectation), not %s.", v.Type().FriendlyName()))
+		}
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	out := make([]*float64, 0, len(elems))
+	for _, x := range elems {
+		if x.v.IsNull() {
+			out = append(out, nil)
+			continue
+		}
+		if !x.v.IsWhollyKnown() || x.v.Type() != cty.Number {
+			diags = append(diags, invalid("Invalid expected value", x.rng, "An expected value is a number or null, not %s.", friendly(x.v)))
+			continue
+		}
+		f, _ := x.v.AsBigFloat().Float64()
+		out = append(out, &f)
+	}
+	return out, diags
+}
+
+func containsInt(ns []int, n int) bool {
+	for _, x := range ns {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,2 @@
+# ERROR: Missing server block
+measure { duration = "2s" }
