@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// seedResults is a results.json built from the GLM seed report's numbers
+// reportSeedResults is a results.json built from the GLM seed report's numbers
 // (report/testdata, regenerated with go test ./report -update).
-const seedResults = "../report/testdata/glm-5.3-flash-nvfp4-h200x2.results.json"
+const reportSeedResults = "../report/testdata/glm-5.3-flash-nvfp4-h200x2.results.json"
 
 // TestReportCommand re-renders a saved run in every format, to stdout and
 // to a file, and checks bad usage exits 2 with a message saying what to do.
@@ -25,7 +25,7 @@ func TestReportCommand(t *testing.T) {
 	os.WriteFile(notJSON, []byte("not json"), 0o644)
 	wrongSchema := filepath.Join(dir, "other.json")
 	os.WriteFile(wrongSchema, []byte(`{"schema":"something/else"}`), 0o644)
-	abs, err := filepath.Abs(seedResults)
+	abs, err := filepath.Abs(reportSeedResults)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,9 +102,9 @@ func TestReportCommand(t *testing.T) {
 	}
 }
 
-// jsonSpec is a quick spec for `slogate run -sim`: one prefill cell, two
+// reportRunSpec is a quick spec for `slogate run -sim`: one prefill cell, two
 // decode cells, an assertion that holds and one that cannot.
-const jsonSpec = `server "demo" {
+const reportRunSpec = `server "demo" {
   model             = "Qwen/Qwen3.5-4B"
   served_model_name = "qwen"
   host              = "127.0.0.1"
@@ -135,21 +135,21 @@ assert "impossible" {
 }
 `
 
-// runSkipIfMissing skips the test while `slogate run` is not implemented.
-func runSkipIfMissing(t *testing.T, r result) {
+// skipUnlessRunWorks skips the test while `slogate run` is not implemented.
+func skipUnlessRunWorks(t *testing.T, r result) {
 	t.Helper()
 	if strings.Contains(r.Stderr, "not implemented yet") {
 		t.Skip("slogate run is not implemented yet")
 	}
 }
 
-// TestRunJSON runs the real `slogate run -sim -json` and checks that stdout
+// TestRunJSONReports runs the real `slogate run -sim -json` and checks that stdout
 // is nothing but test2json events, that gotestsum turns it into JUnit, that
 // -junit and the -out folder hold every report, and the CI conveniences.
-func TestRunJSON(t *testing.T) {
+func TestRunJSONReports(t *testing.T) {
 	dir := t.TempDir()
 	specPath := filepath.Join(dir, "demo.hcl")
-	if err := os.WriteFile(specPath, []byte(strings.Replace(jsonSpec, "PORT", fmt.Sprint(freePort(t)), 1)), 0o644); err != nil {
+	if err := os.WriteFile(specPath, []byte(strings.Replace(reportRunSpec, "PORT", fmt.Sprint(freePort(t)), 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
@@ -158,7 +158,7 @@ func TestRunJSON(t *testing.T) {
 	r := slogate(t, mark, 90*time.Second, dir,
 		[]string{"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + summary},
 		"run", "-sim", "-json", "-out", out, "-junit", filepath.Join(dir, "all.xml"), "demo.hcl")
-	runSkipIfMissing(t, r)
+	skipUnlessRunWorks(t, r)
 	noLeftovers(t, mark)
 	if r.Code != 1 {
 		t.Fatalf("exit %d, want 1 (one assertion fails)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
@@ -206,13 +206,13 @@ func TestRunJSON(t *testing.T) {
 			t.Errorf("%s: %q, want %q", test, actions[test], want)
 		}
 	}
-	for _, want := range []string{"--- FAIL: demo/assert/impossible", "demo.hcl:29: ", "a billion tokens per second, please", "FAIL\tdemo.hcl\t"} {
+	for _, want := range []string{"--- FAIL: demo/assert/impossible", "demo.hcl:27: ", "a billion tokens per second, please", "FAIL\tdemo.hcl\t"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("Output events lack %q:\n%s", want, text.String())
 		}
 	}
 	// Annotations go to stderr under -json.
-	if !strings.Contains(r.Stderr, "::error file=demo.hcl,line=29,title=demo/assert/impossible::") {
+	if !strings.Contains(r.Stderr, "::error file=demo.hcl,line=27,title=demo/assert/impossible::") {
 		t.Errorf("no annotation on stderr:\n%s", r.Stderr)
 	}
 	if b, err := os.ReadFile(summary); err != nil || !strings.Contains(string(b), "| demo/assert/impossible | FAIL |") {
@@ -244,11 +244,11 @@ func TestRunJSONThroughGotestsum(t *testing.T) {
 		t.Skip("the go command is not on PATH, so `go tool gotestsum` cannot run")
 	}
 	probe := slogate(t, newMark(t), 20*time.Second, "", nil, "run", "-json", "nonexistent.hcl")
-	runSkipIfMissing(t, probe)
+	skipUnlessRunWorks(t, probe)
 
 	dir := t.TempDir()
 	specPath := filepath.Join(dir, "demo.hcl")
-	if err := os.WriteFile(specPath, []byte(strings.Replace(jsonSpec, "PORT", fmt.Sprint(freePort(t)), 1)), 0o644); err != nil {
+	if err := os.WriteFile(specPath, []byte(strings.Replace(reportRunSpec, "PORT", fmt.Sprint(freePort(t)), 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	junit := filepath.Join(dir, "j.xml")

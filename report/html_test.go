@@ -198,3 +198,28 @@ func TestHTMLScreenshot(t *testing.T) {
 		t.Errorf("no heat-map colours in the screenshot (%d yellow samples): the SVG did not render", yellowish)
 	}
 }
+
+// BenchmarkReports renders the largest seed (GLM: 9 prefill and 64 decode
+// cells) in each format.
+func BenchmarkReports(b *testing.B) {
+	sd := seeds[1]
+	res := seedResults(b, sd, readSeed(b, sd.name))
+	for _, f := range []struct {
+		name   string
+		render func(*bytes.Buffer) error
+	}{
+		{"markdown", func(w *bytes.Buffer) error { return WriteMarkdown(w, res) }},
+		{"html", func(w *bytes.Buffer) error { return WriteHTML(w, res) }},
+		{"junit", func(w *bytes.Buffer) error { return WriteJUnit(w, []*result.Results{res}) }},
+	} {
+		b.Run(f.name, func(b *testing.B) {
+			var w bytes.Buffer
+			for b.Loop() {
+				w.Reset()
+				if err := f.render(&w); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

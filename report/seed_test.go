@@ -71,7 +71,7 @@ type seedText struct {
 	legendOK bool
 }
 
-func readSeed(t *testing.T, name string) seedText {
+func readSeed(t testing.TB, name string) seedText {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "seeds", name+".txt"))
 	if err != nil {
@@ -135,7 +135,7 @@ func readSeed(t *testing.T, name string) seedText {
 }
 
 // num parses a seed number: "1,496.1", "46.7K", "30.0 s", "78 ms".
-func num(t *testing.T, s string) float64 {
+func num(t testing.TB, s string) float64 {
 	t.Helper()
 	s = strings.TrimSuffix(strings.TrimSuffix(s, " ms"), " s")
 	s = strings.ReplaceAll(s, ",", "")
@@ -182,7 +182,7 @@ func shellWords(s string) []string {
 }
 
 // buildSeedResults turns a seed's own numbers into Results.
-func buildSeedResults(t *testing.T, sd seed, st seedText) *result.Results {
+func buildSeedResults(t testing.TB, sd seed, st seedText) *result.Results {
 	words := shellWords(st.launch)
 	if words[0] == "env" {
 		words = words[1+len(sd.env):]
@@ -224,7 +224,7 @@ func buildSeedResults(t *testing.T, sd seed, st seedText) *result.Results {
 
 // seedResults returns the checked-in results.json built from a seed
 // (rewritten with -update).
-func seedResults(t *testing.T, sd seed, st seedText) *result.Results {
+func seedResults(t testing.TB, sd seed, st seedText) *result.Results {
 	t.Helper()
 	path := filepath.Join("testdata", sd.name+".results.json")
 	if *update {

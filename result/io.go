@@ -60,6 +60,12 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(tmp.Name())
 		return err
 	}
+	// CreateTemp makes the file 0600; results are meant to be read by others
+	// (CI artifact uploaders run as other users).
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
 	return os.Rename(tmp.Name(), path)
 }
 

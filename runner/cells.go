@@ -3,13 +3,14 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
-	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner/sse"
@@ -88,7 +89,9 @@ func (r *run) coldRequest(ctx context.Context, body []byte, n int) (time.Duratio
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	firstTO := firstTokenTimeout(n, 0)
-	timer := time.AfterFunc(firstTO, func() { cancel(errStalled{firstTO}) })
+	var limit atomic.Int64
+	limit.Store(int64(firstTO))
+	timer := time.AfterFunc(firstTO, func() { cancel(errStalled{time.Duration(limit.Load())}) })
 	defer timer.Stop()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, r.c.base+"/v1/completions", bytes.NewReader(body))
 	if err != nil {
@@ -116,6 +119,7 @@ func (r *run) coldRequest(ctx context.Context, body []byte, n int) (time.Duratio
 		if err != nil {
 			return 0, streamError(ctx, rctx, err)
 		}
+		limit.Store(int64(r.cfg.StreamIdleTimeout))
 		timer.Reset(r.cfg.StreamIdleTimeout)
 		if ttft == 0 && ch.Choices > 0 {
 			ttft = time.Since(t0)
@@ -198,12 +202,13 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, body []byte) (
 
 	// Steady state (step 3).
 	queued, reason, err := r.steadyState(ctx, ld, conc, ref, progress)
-	if err != nil {
-		if exit.Code(err) == exit.Infra || ctx.Err() != nil {
-			stop()
-			return cell, err
-		}
-		return fail(err)
+	var sf streamFailure
+	switch {
+	case errors.As(err, &sf):
+		return fail(sf.err)
+	case err != nil:
+		stop()
+		return cell, err
 	}
 
 	// The window (step 4).
@@ -320,7 +325,7 @@ func (r *run) steadyState(ctx context.Context, ld *load, conc int, ref result.Ce
 		case <-ctx.Done():
 			return false, "", context.Cause(ctx)
 		case <-ld.failed:
-			return false, "", ld.failErr
+			return false, "", streamFailure{ld.failErr}
 		case <-tick.C:
 		}
 		if err := r.procExited(); err != nil {
@@ -369,6 +374,12 @@ func (r *run) steadyState(ctx context.Context, ld *load, conc int, ref result.Ce
 		progress("warm-up", now.Sub(start), 0)
 	}
 }
+
+// streamFailure is a stream's error surfacing from the steady-state wait:
+// it makes the cell an error, unless the server itself is gone.
+type streamFailure struct{ err error }
+
+func (s streamFailure) Error() string { return s.err.Error() }
 
 // combinePrefill merges repeated prefill runs: medians with [min, max].
 func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
@@ -491,4 +502,3 @@ func statusRank(s result.Status) int {
 	}
 	return 3
 }
-

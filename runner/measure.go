@@ -132,7 +132,9 @@ func (l *load) wait(d time.Duration) bool {
 func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) error {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	timer := time.AfterFunc(l.firstTO, func() { cancel(errStalled{l.firstTO}) })
+	var limit atomic.Int64 // the inactivity allowed right now
+	limit.Store(int64(l.firstTO))
+	timer := time.AfterFunc(l.firstTO, func() { cancel(errStalled{time.Duration(limit.Load())}) })
 	defer timer.Stop()
 
 	start := l.now()
@@ -158,12 +160,24 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 	var prev, prevCompl int64
 	perChunkUsage := false
 	var provIn, provAll float64 // chunks counted as one token (no per-chunk usage)
-	sawFinish := false
+	sawFinish, finalUsage, counted := false, false, false
 	endSpan := func(now int64, finished bool) {
 		sp.end, sp.finished = now, finished
 		if sp.first >= 0 {
 			l.decoding.Add(-1)
 			st.spans = append(st.spans, sp)
+		}
+		if counted { // the request's token source, if it counted inside the window
+			src := sourceChunks
+			switch {
+			case perChunkUsage:
+				src = sourceUsage
+			case finalUsage:
+				src = sourceFinalUsage
+			}
+			if sourceRank(src) > sourceRank(st.source) {
+				st.source = src
+			}
 		}
 	}
 	for {
@@ -177,6 +191,7 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 			endSpan(now, false)
 			return streamError(ctx, rctx, err)
 		}
+		limit.Store(int64(l.idleTO))
 		timer.Reset(l.idleTO)
 		ws, we := l.ws.Load(), l.we.Load()
 		in := now >= ws && now <= we
@@ -184,18 +199,14 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 			// The final usage chunk: correct the provisional one-token-per-chunk
 			// counts when the chunks carried no usage of their own.
 			if ch.HasUsage && !perChunkUsage && provAll > 0 {
-				per := float64(ch.CompletionTokens) / provAll
-				if provIn > 0 && per > 0 {
+				finalUsage = true
+				if per := float64(ch.CompletionTokens) / provAll; provIn > 0 && per > 0 {
 					st.tokens += provIn * (per - 1)
-					if sourceRank(sourceFinalUsage) > sourceRank(st.source) {
-						st.source = sourceFinalUsage
-					}
 				}
 			}
 			continue
 		}
 		var k float64
-		src := sourceUsage
 		if ch.HasUsage {
 			perChunkUsage = true
 			k = float64(ch.CompletionTokens - prevCompl)
@@ -204,7 +215,7 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 			}
 			prevCompl = ch.CompletionTokens
 		} else {
-			k, src = 1, sourceChunks
+			k = 1
 			prevCompl++
 			provAll++
 			if in {
@@ -225,16 +236,12 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 			if in {
 				st.tokens += k
 				l.winTok.Add(int64(k))
-				if sourceRank(src) > sourceRank(st.source) {
-					st.source = src
-				}
+				counted = true
 			}
 		} else if in {
 			st.tokens += k
 			l.winTok.Add(int64(k))
-			if sourceRank(src) > sourceRank(st.source) {
-				st.source = src
-			}
+			counted = true
 			if k > 0 {
 				gap := now - prev
 				st.decTokens += k

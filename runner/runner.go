@@ -28,9 +28,11 @@ const (
 	DefaultReadyTimeout      = 30 * time.Minute
 	DefaultStopGrace         = 30 * time.Second
 	DefaultStreamIdleTimeout = 60 * time.Second
-	// EndpointReadyTimeout bounds the checks of an already running -endpoint.
-	EndpointReadyTimeout = 15 * time.Second
 )
+
+// endpointReadyTimeout bounds the checks of an already running -endpoint
+// (a variable so tests can shorten it).
+var endpointReadyTimeout = 5 * time.Second
 
 // Config is one server's run.
 type Config struct {
@@ -210,7 +212,7 @@ func (r *run) boot(ctx context.Context) error {
 	if r.cfg.Endpoint != "" {
 		r.c = newAPIClient(r.cfg.Endpoint, srv.APIKey, srv.ServedName())
 		r.logf("measuring the running server at %s (no boot, no stop)", r.c.base)
-		info, err := waitReady(ctx, nil, r.c, EndpointReadyTimeout, nil)
+		info, err := waitReady(ctx, nil, r.c, endpointReadyTimeout, nil)
 		if err != nil {
 			if exit.Code(err) == exit.Infra && !strings.Contains(err.Error(), "serves") && !strings.Contains(err.Error(), "401") {
 				return exit.Infraf("the endpoint %s is unreachable or not ready: %v (is the server running? check -endpoint)", r.c.base, err)

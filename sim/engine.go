@@ -47,6 +47,7 @@ type request struct {
 	firstAt   time.Duration // cold prefill: when the first token is due
 	warm      bool
 	decoding  bool
+	firstTok  time.Duration // virtual time of the first token
 	blocks    int
 	generated int
 	residual  float64 // speculative sampling: expected minus emitted tokens so far
@@ -308,6 +309,7 @@ func (e *engine) firstTokens() {
 			continue
 		}
 		r.decoding = true
+		r.firstTok = e.now
 		e.cache.insert(r.hash, r.promptTokens)
 		e.st.promptTokens += int64(r.promptTokens)
 		e.st.ttft.observe((e.now - r.arrived).Seconds())

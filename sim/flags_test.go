@@ -70,7 +70,9 @@ func TestParseForms(t *testing.T) {
 		{"auto", []string{"m", "--max-model-len", "auto"}, func(c *Config) bool { return c.MaxModelLen == 0 }},
 		{"no prefix caching", []string{"m", "--no-enable-prefix-caching"}, func(c *Config) bool { return !*c.PrefixCaching }},
 		{"dotted speculative config", []string{"m", "--speculative-config.method", "dflash", "--speculative-config.num_speculative_tokens", "5"},
-			func(c *Config) bool { return c.Speculative.Method == "dflash" && c.Speculative.NumSpeculativeTokens == 5 }},
+			func(c *Config) bool {
+				return c.Speculative.Method == "dflash" && c.Speculative.NumSpeculativeTokens == 5
+			}},
 		{"dflash detected from the draft name", []string{"m", "-sc", `{"model":"z/Foo-DFlash","num_speculative_tokens":3}`},
 			func(c *Config) bool { return c.Speculative.Method == "dflash" }},
 		{"unknown flag with value", []string{"m", "--foo", "bar", "--port", "2"},

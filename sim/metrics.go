@@ -69,6 +69,9 @@ func writeMetrics(b *bytes.Buffer, info metricsInfo, s stats) {
 	}
 	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(s.running))
 	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", float64(s.waiting))
+	fmt.Fprintf(b, "# HELP vllm:num_requests_waiting_by_reason Number of requests waiting, by reason.\n# TYPE vllm:num_requests_waiting_by_reason gauge\n")
+	fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"capacity\"} %s\n", labels, fmtFloat(float64(s.waiting)))
+	fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"deferred\"} 0.0\n", labels)
 	usage := 0.0
 	if info.numBlocks > 0 {
 		usage = float64(s.usedBlocks) / float64(info.numBlocks)

@@ -31,7 +31,7 @@ type Profile struct {
 	TP       int            `json:"tensor_parallel_size"`
 	GPUUtil  float64        `json:"gpu_memory_utilization"`
 	Weights  float64        `json:"weights_fraction"` // GPU memory fraction taken by weights and activations
-	MaxSeqs  int            `json:"max_num_seqs"`     // vLLM's default or the seed's flag
+	MaxSeqs  int            `json:"max_num_seqs"`     // the seed's --max-num-seqs or vLLM's default; informative, the flag decides
 	RunCap   int            `json:"running_cap"`      // observed ceiling on running requests; 0 = none
 	Spec     *Spec          `json:"speculative,omitempty"`
 	Notes    []string       `json:"notes"`
@@ -41,10 +41,10 @@ type Profile struct {
 
 // Spec is the speculative decoding the seed ran with.
 type Spec struct {
-	Method       string  `json:"method"`
-	NumTokens    int     `json:"num_speculative_tokens"`
-	AcceptLen    float64 `json:"acceptance_length"` // mean tokens per step per sequence (assumed; seeds do not report it)
-	DraftOverhad float64 `json:"draft_overhead"`    // a speculative step's time ÷ a plain step's (assumed)
+	Method        string  `json:"method"`
+	NumTokens     int     `json:"num_speculative_tokens"`
+	AcceptLen     float64 `json:"acceptance_length"` // mean tokens per step per sequence (assumed; seeds do not report it)
+	DraftOverhead float64 `json:"draft_overhead"`    // a speculative step's time ÷ a plain step's (assumed)
 }
 
 // PrefillPoint is one seed prefill row.

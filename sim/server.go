@@ -23,7 +23,7 @@ type server struct {
 	version  string
 	info     metricsInfo
 	started  int64
-	bufPool  sync.Pool
+	bodies   chan *bytes.Buffer
 	log      *logger
 	errorRNG *mrand.Rand
 	rngMu    sync.Mutex
@@ -139,27 +139,38 @@ type genRequest struct {
 	AddGenerationPrompt *bool `json:"add_generation_prompt"`
 }
 
-func (s *server) readBody(r *http.Request) (*bytes.Buffer, error) {
-	buf, _ := s.bufPool.Get().(*bytes.Buffer)
-	if buf == nil {
-		buf = new(bytes.Buffer)
+// parseSlots bounds how many request bodies are held and parsed at once,
+// and bodies holds their reusable buffers: 128 simultaneous 251K-token
+// prompts (2 MB of JSON each) then cost a few buffers, not 128.
+const parseSlots = 4
+
+// parseBody reads and decodes a request body into v inside a parse slot.
+func (s *server) parseBody(r *http.Request, v any) error {
+	var buf *bytes.Buffer
+	select {
+	case buf = <-s.bodies:
+	case <-r.Context().Done():
+		return r.Context().Err()
 	}
+	defer func() { s.bodies <- buf }()
 	buf.Reset()
-	_, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, 256<<20))
-	return buf, err
+	if n := r.ContentLength; n > 0 && n < 256<<20 {
+		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead free at EOF
+	}
+	if _, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, 256<<20)); err != nil {
+		return err
+	}
+	err := json.Unmarshal(buf.Bytes(), v)
+	if buf.Cap() > 16<<20 {
+		*buf = bytes.Buffer{} // do not keep an outsized buffer
+	}
+	return err
 }
 
 // generate serves /v1/completions and /v1/chat/completions.
 func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
-	body, err := s.readBody(r)
 	var req genRequest
-	if err == nil {
-		err = json.Unmarshal(body.Bytes(), &req)
-	}
-	if body.Cap() <= 8<<20 {
-		s.bufPool.Put(body)
-	}
-	if err != nil {
+	if err := s.parseBody(r, &req); err != nil {
 		apiError(w, 400, "BadRequestError", "", "invalid request body: "+err.Error())
 		return
 	}

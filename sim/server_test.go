@@ -159,7 +159,9 @@ func readSSE(t *testing.T, r io.Reader, until time.Time) (chunks []sseChunk, don
 		}
 		var c struct {
 			Choices []json.RawMessage
-			Usage   *struct{ CompletionTokens int `json:"completion_tokens"` }
+			Usage   *struct {
+				CompletionTokens int `json:"completion_tokens"`
+			}
 		}
 		if err := json.Unmarshal([]byte(line[6:]), &c); err != nil {
 			t.Fatalf("bad chunk %q: %v", line, err)
@@ -639,4 +641,34 @@ func TestFaults(t *testing.T) {
 			t.Errorf("got %d chunks, done=%v, timed out=%v; want 3 chunks then silence until the client gave up", len(chunks), done, ctx.Err() != nil)
 		}
 	})
+}
+
+func TestCacheSalt(t *testing.T) {
+	ts := startTest(t, "m", "--sim-tbt", "1ms")
+	prompt := make([]int, 64)
+	send := func(salt string) {
+		body := map[string]any{"prompt": prompt, "max_tokens": 1}
+		if salt != "" {
+			body["cache_salt"] = salt
+		}
+		readAll(t, ts.post(t, "/v1/completions", "", body).Body)
+	}
+	hits := func() float64 {
+		time.Sleep(10 * time.Millisecond)
+		return value(t, scrape(t, ts), "vllm:prefix_cache_hits_total")
+	}
+	send("")
+	send("tenant-a")
+	if h := hits(); h != 0 {
+		t.Errorf("a salted prompt hit the unsalted cache: %g hit tokens", h)
+	}
+	send("tenant-a")
+	if h := hits(); h != 48 {
+		t.Errorf("same salt again: %g hit tokens, want 48 (full blocks of prompt-1)", h)
+	}
+	ts.post(t, "/reset_prefix_cache", "", nil)
+	send("tenant-a")
+	if h := hits(); h != 48 {
+		t.Errorf("after /reset_prefix_cache: %g hit tokens, want still 48", h)
+	}
 }

@@ -7,6 +7,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -126,7 +127,7 @@ func settle(cfg *Config) (*settings, error) {
 			ep.stepScale = draftOverhead
 		}
 	} else if p.Spec != nil {
-		ep.stepScale = 1 / p.Spec.DraftOverhad
+		ep.stepScale = 1 / p.Spec.DraftOverhead
 	}
 	s.params = ep
 	return s, nil
@@ -215,7 +216,11 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 
 // newServer builds the HTTP side and its engine (not yet running).
 func newServer(cfg *Config, st *settings, log *logger) *server {
-	return &server{cfg: cfg, prof: st.prof, eng: newEngine(st.params), maxLen: st.maxLen,
+	bodies := make(chan *bytes.Buffer, parseSlots)
+	for range parseSlots {
+		bodies <- new(bytes.Buffer)
+	}
+	return &server{cfg: cfg, bodies: bodies, prof: st.prof, eng: newEngine(st.params), maxLen: st.maxLen,
 		version: st.prof.Version + "-slogate-sim", log: log,
 		info: metricsInfo{modelName: cfg.ServedNames[0], numBlocks: st.params.numBlocks, cacheDtype: cfg.KVCacheDtype,
 			prefixCaching: st.params.prefixCache, specTokens: st.params.specTokens, gpuUtil: st.gpuUtil},

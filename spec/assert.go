@@ -17,7 +17,12 @@ import (
 var ServerAttributes = []string{
 	"name", "model", "served_model", "endpoint", "version", "max_model_len",
 	"kv_cache_tokens", "max_num_seqs", "tensor_parallel_size", "kv_cache_dtype", "speculative",
+	"simulated", "gpus", "labels",
 }
+
+// CellStatusAttribute is the attribute of every cell object that holds its
+// status ("valid", "queued", …) beside the metrics.
+const CellStatusAttribute = "status"
 
 var assertSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
@@ -219,7 +224,7 @@ func metricStep(tr hcl.Traversal, i int, phase result.Phase, what string) hcl.Di
 		return hcl.Diagnostics{invalidCtx("Invalid cell reference", tr[i].SourceRange(), tr.SourceRange(),
 			fmt.Sprintf("Read a metric of the cell by name, like .%s.", result.MetricNames(phase)[0]))}
 	}
-	if _, ok := result.LookupMetric(phase, name); ok {
+	if _, ok := result.LookupMetric(phase, name); ok || name == CellStatusAttribute {
 		return nil
 	}
 	names := result.MetricNames(phase)

@@ -113,6 +113,7 @@ func TestLoadValid(t *testing.T) {
 					{Name: "whole_row", Cells: []result.CellRef{
 						decodeRef("decode", 32768, 1), decodeRef("decode", 32768, 4), decodeRef("decode", 32768, 16)}},
 					{Name: "capacity", ReadsServer: true},
+					{Name: "status_and_labels", ReadsServer: true, Cells: []result.CellRef{decodeRef("decode", 8192, 1)}},
 				},
 				Expects: []*Expect{
 					{Name: "decode_total_tps", Matrix: "decode", Metric: "total_tps", Tolerance: 0.1, Rows: []ExpectRow{

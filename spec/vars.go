@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -35,7 +34,5 @@ func (v *Vars) Set(s string) error {
 
 // Names returns the variable names set, sorted.
 func (v Vars) Names() []string {
-	names := sortedKeys(v)
-	sort.Strings(names)
-	return names
+	return sortedKeys(v)
 }

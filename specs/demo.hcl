@@ -18,6 +18,7 @@ server "qwen" {
     model                  = "z-lab/Qwen3.5-4B-DFlash"
     num_speculative_tokens = 7
   }
+  port          = 18000 # not vLLM's 8000, so the demo does not collide with a real server
   ready_timeout = "60s"
 
   labels = {
@@ -55,7 +56,9 @@ assert "prefill_8k" {
 
 expect "decode_total_tps" {
   metric    = "total_tps"
-  tolerance = 0.25
+  # 1,024-token outputs restart streams 4x as often as the seed's 4,096,
+  # which costs the low-concurrency 128K cells ~20% on the simulator.
+  tolerance = 0.30
   values = {
     "8K"   = [408.2, 1496.1, 3975.7, 6018.4]
     "32K"  = [368.5, 1331.4, 3280.0, 4299.4]

@@ -144,8 +144,6 @@ func writeReports(dir string, res *result.Results) error {
 	var errs []error
 	if err := res.Write(filepath.Join(dir, "results.json")); err != nil {
 		errs = append(errs, fmt.Errorf("writing results.json: %w", err))
-	} else {
-		shareable(filepath.Join(dir, "results.json"))
 	}
 	render := func(name string, f func(io.Writer) error) {
 		var b bytes.Buffer
@@ -155,9 +153,7 @@ func writeReports(dir string, res *result.Results) error {
 		}
 		if err := result.WriteFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
 			errs = append(errs, fmt.Errorf("writing %s: %w", name, err))
-			return
 		}
-		shareable(filepath.Join(dir, name))
 	}
 	render("report.md", func(w io.Writer) error { return report.WriteMarkdown(w, res) })
 	render("report.html", func(w io.Writer) error { return report.WriteHTML(w, res) })
@@ -176,14 +172,8 @@ func writeJUnitFile(path string, runs []*result.Results) error {
 	if err := result.WriteFileAtomic(path, b.Bytes()); err != nil {
 		return exit.Infraf("writing -junit file %s: %v (does its folder exist?)", path, err)
 	}
-	shareable(path)
 	return nil
 }
-
-// shareable makes a written report readable by everyone (0644):
-// result.WriteFileAtomic creates files 0600 through os.CreateTemp, and
-// reports are meant to be published as CI artifacts. Best effort.
-func shareable(path string) { _ = os.Chmod(path, 0o644) }
 
 // appendStepSummary appends the Markdown summary of res to the GitHub
 // Actions job summary file.

@@ -79,6 +79,5 @@ func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err := result.WriteFileAtomic(*out, b.Bytes()); err != nil {
 		return exit.Usagef("report: -o %s: %v", *out, err)
 	}
-	shareable(*out)
 	return nil
 }

@@ -44,10 +44,10 @@ type Profile struct {
 
 // Spec mirrors sim.Spec.
 type Spec struct {
-	Method       string  `json:"method"`
-	NumTokens    int     `json:"num_speculative_tokens"`
-	AcceptLen    float64 `json:"acceptance_length"`
-	DraftOverhad float64 `json:"draft_overhead"`
+	Method        string  `json:"method"`
+	NumTokens     int     `json:"num_speculative_tokens"`
+	AcceptLen     float64 `json:"acceptance_length"`
+	DraftOverhead float64 `json:"draft_overhead"`
 }
 
 // PrefillPoint mirrors sim.PrefillPoint.
@@ -177,7 +177,7 @@ func fromSeed(file string, c choice) (*Profile, error) {
 				if err := json.Unmarshal([]byte(v), &s); err != nil {
 					return nil, fmt.Errorf("%s: speculative config %s: %v", file, v, err)
 				}
-				p.Spec = &Spec{Method: s.Method, NumTokens: s.N, AcceptLen: c.acceptLen, DraftOverhad: 1.25}
+				p.Spec = &Spec{Method: s.Method, NumTokens: s.N, AcceptLen: c.acceptLen, DraftOverhead: 1.25}
 			}
 		}
 		break

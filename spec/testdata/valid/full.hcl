@@ -103,3 +103,7 @@ expect "prefill_tps" {
     "128K" = [33100]
   }
 }
+
+assert "status_and_labels" {
+  condition = decode["8K"][1].status == "valid" && server.labels["gpu"] != ""
+}

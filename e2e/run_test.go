@@ -1,0 +1,279 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	res "github.com/slogate/slogate/result"
+)
+
+// writeSpec writes a one-server spec for the simulator on a free port and
+// returns its path.
+func writeSpec(t *testing.T, port int, serverArgs string, body string) string {
+	return writeSpecLen(t, port, 65536, serverArgs, body)
+}
+
+// writeSpecLen is writeSpec with a max_model_len.
+func writeSpecLen(t *testing.T, port, maxModelLen int, serverArgs string, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := fmt.Sprintf(`server "sim" {
+  model             = "Qwen/Qwen3.5-4B"
+  served_model_name = "qwen"
+  host              = "127.0.0.1"
+  port              = %d
+  max_model_len     = %d
+  ready_timeout     = "20s"
+  args              = [%s]
+}
+%s
+`, port, maxModelLen, serverArgs, body)
+	path := filepath.Join(dir, "spec.hcl")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readResults(t *testing.T, out string) *res.Results {
+	t.Helper()
+	r, err := res.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func readCellsFile(t *testing.T, out string) []res.CellRecord {
+	t.Helper()
+	f, err := os.Open(filepath.Join(out, "cells.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := res.ReadCells(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*want }
+
+// TestRunMatchesSimulatorSettings: with flat simulator timings the measured
+// numbers are the configured ones: tbt = --sim-tbt, ttft = --sim-ttft,
+// total_tps = C ÷ tbt (requests last longer than the window, so every
+// stream decodes throughout it).
+func TestRunMatchesSimulatorSettings(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	const tbtMs, ttftMs = 10.0, 200.0
+	spec := writeSpec(t, freePort(t), `"--sim-tbt", "10ms", "--sim-ttft", "200ms", "--sim-kv-tokens", "1000000"`, `
+measure {
+  duration   = "2s"
+  max_output = 4096
+}
+prefill { contexts = ["1K"] }
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1, 4]
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-v", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, want := range []string{"=== RUN   sim/prefill/ctx=1K", "--- PASS: sim/decode/ctx=1K/conc=1", "--- PASS: sim/decode/ctx=1K/conc=4", "ok  \t" + spec} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	results := readResults(t, out)
+	if len(results.Decode) != 2 || results.Server.KVCacheTokens != 1000000 || !results.Server.Simulated {
+		t.Fatalf("results: %+v", results)
+	}
+	for _, c := range results.Decode {
+		wantTPS := float64(c.Concurrency) * 1000 / tbtMs
+		if c.Status != res.StatusValid || !within(c.TotalTPS, wantTPS, 0.05) || !within(c.TBTMs, tbtMs, 0.05) || !within(c.TTFTMs, ttftMs, 0.05) {
+			t.Errorf("%s: status %s total_tps %.1f (want %.0f) tbt_ms %.2f (want %.0f) ttft_ms %.1f (want %.0f)",
+				c.Ref().Name(), c.Status, c.TotalTPS, wantTPS, c.TBTMs, tbtMs, c.TTFTMs, ttftMs)
+		}
+		if c.ServerTotalTPS == nil || !within(*c.ServerTotalTPS, c.TotalTPS, 0.02) {
+			t.Errorf("%s: server_total_tps %v disagrees with total_tps %.1f by more than 2%%", c.Ref().Name(), c.ServerTotalTPS, c.TotalTPS)
+		}
+		if c.TokenSource != "usage" || c.MeasuredS < 1.9 || c.MeasuredS > 2.2 {
+			t.Errorf("%s: token_source %q measured_s %v", c.Ref().Name(), c.TokenSource, c.MeasuredS)
+		}
+	}
+	if recs := readCellsFile(t, out); len(recs) != 3 {
+		t.Errorf("cells.jsonl has %d records, want 3", len(recs))
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "server.log")); err != nil || !bytes.Contains(b, []byte("GPU KV cache size")) {
+		t.Errorf("server.log missing or without the KV line: %v", err)
+	}
+}
+
+// TestRunOverCapacityAndQueued: cells are skipped exactly where
+// C × (ctx + max_output) > capacity, and flagged queued where C > max_num_seqs.
+func TestRunOverCapacityAndQueued(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	const kv, maxOut, maxSeqs = 10240, 1024, 2
+	spec := writeSpecLen(t, freePort(t), 8192, `"--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-kv-tokens", "10240", "--max-num-seqs", "2"`, `
+measure {
+  duration   = "1s"
+  max_output = 1024
+}
+matrix "decode" {
+  contexts    = ["1K", "4K"]
+  concurrency = [1, 2, 4]
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 3*time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	results := readResults(t, out)
+	if len(results.Decode) != 6 {
+		t.Fatalf("got %d decode cells", len(results.Decode))
+	}
+	for _, c := range results.Decode {
+		over := int64(c.Concurrency)*int64(c.Context+maxOut) > kv
+		switch {
+		case over && c.Status != res.StatusOverCapacity:
+			t.Errorf("%s: status %s, want over_capacity", c.Ref().Name(), c.Status)
+		case !over && c.Status == res.StatusOverCapacity:
+			t.Errorf("%s: skipped as over capacity but fits", c.Ref().Name())
+		case !over && c.Concurrency > maxSeqs && c.Status != res.StatusQueued:
+			t.Errorf("%s: status %s, want queued (C > max_num_seqs)", c.Ref().Name(), c.Status)
+		case !over && c.Concurrency <= maxSeqs && c.Status != res.StatusValid:
+			t.Errorf("%s: status %s (%s), want valid", c.Ref().Name(), c.Status, c.Reason)
+		}
+	}
+	if !strings.Contains(r.Stdout, "--- SKIP: sim/decode/ctx=4K/conc=4") {
+		t.Errorf("stdout lacks the SKIP line:\n%s", r.Stdout)
+	}
+}
+
+// TestRunServerExitsMidRun: a server that dies mid-run gives exit 3, and
+// every cell measured before is in cells.jsonl and results.json.
+func TestRunServerExitsMidRun(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpec(t, freePort(t), `"--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-exit-after", "9s"`, `
+measure {
+  duration   = "1s"
+  max_output = 4096
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1, 2, 3, 4, 5, 6]
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	if r.Code != 3 {
+		t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "exited during the run") {
+		t.Errorf("stderr does not say the server exited:\n%s", r.Stderr)
+	}
+	recs := readCellsFile(t, out)
+	results := readResults(t, out)
+	if len(recs) == 0 || len(recs) >= 6 {
+		t.Fatalf("cells.jsonl has %d records; want some but not all", len(recs))
+	}
+	if len(results.Decode) != len(recs) || results.Error == "" {
+		t.Fatalf("results.json has %d decode cells (cells.jsonl %d), error %q", len(results.Decode), len(recs), results.Error)
+	}
+	for i, rec := range recs {
+		if rec.Decode == nil || rec.Decode.Concurrency != results.Decode[i].Concurrency || !rec.Decode.Status.Measured() {
+			t.Errorf("record %d = %+v, results.json cell %+v", i, rec.Decode, results.Decode[i])
+		}
+	}
+}
+
+// TestRunEndpoint: -endpoint measures a running server without booting or
+// stopping it; a wrong served name is exit 3 naming what the server serves.
+func TestRunEndpoint(t *testing.T) {
+	mark := newMark(t)
+	t.Cleanup(func() { noLeftovers(t, mark) }) // runs after startSim's own cleanup
+	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "other", "--sim-tbt", "5ms")
+	spec := writeSpec(t, freePort(t), "", `
+measure {
+  duration   = "1s"
+  max_output = 256
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1]
+}
+`)
+	r := slogate(t, mark, time.Minute, "", nil, "run", "-endpoint", base, "-out", t.TempDir(), spec)
+	if r.Code != 3 || !strings.Contains(r.Stderr, `serves "other", not "qwen"`) {
+		t.Fatalf("exit %d, want 3 naming the served model\nstderr:\n%s", r.Code, r.Stderr)
+	}
+	r = slogate(t, mark, time.Minute, "", nil, "run", "-endpoint", "http://127.0.0.1:1", "-out", t.TempDir(), spec)
+	if r.Code != 3 || !strings.Contains(r.Stderr, "unreachable") {
+		t.Fatalf("exit %d, want 3 for an unreachable endpoint\nstderr:\n%s", r.Code, r.Stderr)
+	}
+}
+
+// TestRunInterrupted: SIGINT stops the server, keeps what was measured and
+// exits 130.
+func TestRunInterrupted(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpec(t, freePort(t), `"--sim-tbt", "5ms", "--sim-ttft", "20ms"`, `
+measure {
+  duration   = "1s"
+  max_output = 4096
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1, 2, 3, 4, 5, 6, 7, 8]
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "run", "-sim", "-out", out, spec)
+	cmd.Env = append(os.Environ(), markEnv+"="+mark, "NO_COLOR=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Interrupt once the first decode cell is in cells.jsonl.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, _ := os.ReadFile(filepath.Join(out, "cells.jsonl")); bytes.Count(b, []byte("\n")) >= 1 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("slogate did not exit after SIGINT\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	results := readResults(t, out)
+	if !results.Interrupted || len(results.Decode) == 0 {
+		t.Errorf("results.json: interrupted %v, %d decode cells", results.Interrupted, len(results.Decode))
+	}
+}

@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeVLLM is an httptest stand-in for vLLM's HTTP surface (VLLM.md §1–3),
+// with exact control over the stream: tokens per chunk, gap between chunks,
+// and how usage is reported.
+type fakeVLLM struct {
+	model        string
+	tokens       int           // completion tokens per request
+	perChunk     int           // tokens per chunk
+	gap          time.Duration // between chunks
+	usage        string        // "continuous" (default), "final" or "none"
+	kvBlocks     int           // cache_config_info num_gpu_blocks (block size 16); 0 = absent
+	status       int           // answer /v1/completions with this HTTP status when set
+	midError     bool          // send an error event after the first chunk
+	truncate     bool          // close after the first chunk without [DONE]
+	stallAfter   int           // stop sending (without closing) after this many chunks
+	waiting      float64       // reported num_requests_waiting
+	running      atomic.Int64
+	generated    atomic.Int64
+	requests     atomic.Int64
+	lastBody     atomic.Value // the last completion request body
+	noTokenize   bool
+	maxModelLen  int
+	authRequired string
+}
+
+func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
+	t.Helper()
+	if f.model == "" {
+		f.model = "qwen"
+	}
+	if f.perChunk == 0 {
+		f.perChunk = 1
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"version":"0.0.fake"}`) })
+	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, r *http.Request) {
+		if f.authRequired != "" && r.Header.Get("Authorization") != "Bearer "+f.authRequired {
+			w.WriteHeader(401)
+			fmt.Fprint(w, `{"error":"Unauthorized"}`)
+			return
+		}
+		fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","root":"/models/x","max_model_len":%d}]}`, f.model, f.maxModelLen)
+	})
+	mux.HandleFunc("/tokenize", func(w http.ResponseWriter, r *http.Request) {
+		if f.noTokenize {
+			http.NotFound(w, r)
+			return
+		}
+		var ids []string
+		for i := 0; i < 100; i++ {
+			ids = append(ids, fmt.Sprint(500+i))
+		}
+		fmt.Fprintf(w, `{"count":100,"max_model_len":%d,"tokens":[%s]}`, f.maxModelLen, strings.Join(ids, ","))
+	})
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", f.model, f.running.Load())
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.model, f.waiting)
+		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.model, f.generated.Load())
+		if f.kvBlocks > 0 {
+			fmt.Fprintf(w, "# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{block_size=\"16\",engine=\"0\",num_gpu_blocks=\"%d\"} 1\n", f.kvBlocks)
+		}
+	})
+	mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		f.requests.Add(1)
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		f.lastBody.Store(body)
+		if f.status != 0 {
+			w.WriteHeader(f.status)
+			fmt.Fprint(w, `{"error":{"message":"overloaded"}}`)
+			return
+		}
+		max := f.tokens
+		if mt, ok := body["max_tokens"].(float64); ok && int(mt) < max {
+			max = int(mt)
+		}
+		f.running.Add(1)
+		defer f.running.Add(-1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		sent, chunks := 0, 0
+		for sent < max {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(f.gap):
+			}
+			k := min(f.perChunk, max-sent)
+			sent += k
+			chunks++
+			f.generated.Add(int64(k))
+			fin := "null"
+			if sent == max {
+				fin = `"length"`
+			}
+			usage := ""
+			if f.usage == "" || f.usage == "continuous" {
+				usage = fmt.Sprintf(`,"usage":{"prompt_tokens":10,"total_tokens":%d,"completion_tokens":%d}`, 10+sent, sent)
+			}
+			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"x\",\"finish_reason\":%s}]%s}\n\n", fin, usage)
+			fl.Flush()
+			if f.midError {
+				fmt.Fprint(w, "data: {\"error\":{\"message\":\"engine died\",\"type\":\"InternalServerError\",\"code\":500}}\n\ndata: [DONE]\n\n")
+				return
+			}
+			if f.truncate {
+				return
+			}
+			if f.stallAfter > 0 && chunks >= f.stallAfter {
+				<-r.Context().Done()
+				return
+			}
+		}
+		if f.usage != "none" {
+			fmt.Fprintf(w, "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"total_tokens\":%d,\"completion_tokens\":%d}}\n\n", 10+sent, sent)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		fl.Flush()
+	})
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}

@@ -1,0 +1,454 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/plan"
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+// openWindow returns a load whose window covers everything.
+func openWindow(c *apiClient, body []byte, conc int) *load {
+	l := newLoad(c, body, conc, 5*time.Second, 300*time.Millisecond)
+	l.ws.Store(0)
+	return l
+}
+
+func TestRequestTokenAccounting(t *testing.T) {
+	tests := []struct {
+		name      string
+		fake      *fakeVLLM
+		tokens    float64
+		decTokens float64
+		gaps      int
+		source    string
+	}{
+		{name: "per-chunk usage, multi-token chunks", fake: &fakeVLLM{tokens: 10, perChunk: 3},
+			tokens: 10, decTokens: 7, gaps: 3, source: sourceUsage},
+		{name: "final usage only: spread over the chunks", fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "final"},
+			tokens: 10, decTokens: 4, gaps: 4, source: sourceFinalUsage},
+		{name: "no usage at all: one token per chunk", fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "none"},
+			tokens: 5, decTokens: 4, gaps: 4, source: sourceChunks},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fake.gap = time.Millisecond
+			s := tc.fake.start(t)
+			c := newAPIClient(s.URL, "", "qwen")
+			l := openWindow(c, completionBody("qwen", []int{1, 2}, 4, 100, 100, ""), 1)
+			st := &l.slots[0]
+			started := false
+			if err := l.request(context.Background(), st, &started); err != nil {
+				t.Fatal(err)
+			}
+			if st.tokens != tc.tokens || st.decTokens != tc.decTokens || len(st.gaps) != tc.gaps || st.source != tc.source {
+				t.Errorf("tokens %v decTokens %v gaps %d source %q; want %v %v %d %q",
+					st.tokens, st.decTokens, len(st.gaps), st.source, tc.tokens, tc.decTokens, tc.gaps, tc.source)
+			}
+			if len(st.spans) != 1 || !st.spans[0].finished || len(st.ttfts) != 1 || !started {
+				t.Errorf("spans %+v ttfts %v started %v; want one finished request", st.spans, st.ttfts, started)
+			}
+			if l.decoding.Load() != 0 {
+				t.Errorf("decoding = %d after the request ended", l.decoding.Load())
+			}
+		})
+	}
+}
+
+func TestRequestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		fake *fakeVLLM
+		want string
+	}{
+		{name: "HTTP 500", fake: &fakeVLLM{tokens: 5, status: 500}, want: "POST /v1/completions answered HTTP 500: {\"error\":{\"message\":\"overloaded\"}}"},
+		{name: "mid-stream error event", fake: &fakeVLLM{tokens: 5, midError: true}, want: "server error in stream: engine died (InternalServerError)"},
+		{name: "truncated stream", fake: &fakeVLLM{tokens: 5, truncate: true}, want: "stream ended without [DONE] (truncated)"},
+		{name: "stalled stream", fake: &fakeVLLM{tokens: 5, stallAfter: 2}, want: "stream stalled: no data for 300ms (per-stream inactivity timeout)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fake.gap = time.Millisecond
+			s := tc.fake.start(t)
+			c := newAPIClient(s.URL, "", "qwen")
+			l := openWindow(c, completionBody("qwen", []int{1}, 4, 100, 100, ""), 1)
+			started := false
+			err := l.request(context.Background(), &l.slots[0], &started)
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRequestCancelledIsNotAnError(t *testing.T) {
+	f := fakeVLLM{tokens: 1000, gap: 5 * time.Millisecond}
+	s := f.start(t)
+	c := newAPIClient(s.URL, "", "qwen")
+	l := openWindow(c, completionBody("qwen", []int{1}, 4, 1000, 1000, ""), 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	started := false
+	if err := l.request(ctx, &l.slots[0], &started); err != nil {
+		t.Fatalf("a request cancelled by the cell returned %v", err)
+	}
+	if sp := l.slots[0].spans; len(sp) != 1 || sp[0].finished {
+		t.Errorf("spans = %+v, want one unfinished span", sp)
+	}
+}
+
+// TestStats checks the window arithmetic on hand-made slots (times in ms).
+func TestStats(t *testing.T) {
+	ms := func(v float64) int64 { return int64(v * 1e6) }
+	l := &load{slots: []slotStats{
+		{ // decoding through the whole window, then cut at its end
+			tokens: 100, decTokens: 99, decNs: ms(990), gaps: []float32{10, 10, 10, 20},
+			ttfts: []float64{50}, spans: []span{{first: ms(-500), end: ms(1200)}}, source: sourceUsage,
+		},
+		{ // finished inside the window and restarted after a 250 ms first token
+			tokens: 40, decTokens: 38, decNs: ms(380), gaps: []float32{10, 30},
+			ttfts: []float64{40, 250}, spans: []span{{first: ms(-100), end: ms(500), finished: true}, {first: ms(750), end: ms(1100)}},
+			source: sourceFinalUsage,
+		},
+	}}
+	l.ws.Store(0)
+	l.we.Store(ms(1000))
+	w := l.stats()
+	want := windowStats{
+		tokens:        140,
+		perRequestTPS: (100.0 + 100.0) / 2, // 99 tok / 0.99 s and 38 tok / 0.38 s
+		ttft:          [3]float64{50, 210, 246},
+		tbt:           [3]float64{10, 25, 29.5},
+		activeAvg:     (1000.0 + 500 + 250) / 1000,
+		completed:     1,
+		source:        sourceFinalUsage,
+		measuredS:     1,
+	}
+	if diff := cmp.Diff(want, w, cmp.AllowUnexported(windowStats{}), cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-6 })); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	tests := []struct {
+		name string
+		xs   []float64
+		p    float64
+		want float64
+	}{
+		{"empty", nil, 50, 0},
+		{"one", []float64{3}, 99, 3},
+		{"median of even count", []float64{4, 1, 3, 2}, 50, 2.5},
+		{"p90 interpolates", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 90, 9.1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := percentile(tc.xs, tc.p); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("percentile = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCompletionBody(t *testing.T) {
+	b := completionBody("qwen", []int{7, 8, 9}, 5, 4096, 4096, "salt-1")
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b)
+	}
+	want := map[string]any{
+		"model": "qwen", "prompt": []any{7.0, 8.0, 9.0, 7.0, 8.0}, "max_tokens": 4096.0, "min_tokens": 4096.0,
+		"ignore_eos": true, "temperature": 0.0, "stream": true, "cache_salt": "salt-1",
+		"stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestCombineDecode(t *testing.T) {
+	runs := []result.DecodeCell{
+		{Status: result.StatusValid, TotalTPS: 100, Completed: 1, OutputTokens: 10, TokenSource: sourceUsage},
+		{Status: result.StatusQueued, Reason: "waited", TotalTPS: 300, Completed: 3, OutputTokens: 30, TokenSource: sourceUsage},
+		{Status: result.StatusValid, TotalTPS: 200, Completed: 2, OutputTokens: 20, TokenSource: sourceChunks},
+	}
+	c := combineDecode(runs)
+	if c.TotalTPS != 200 || c.Completed != 2 || c.OutputTokens != 20 || c.Repeats != 3 ||
+		c.Status != result.StatusQueued || c.TokenSource != sourceChunks || c.Spread["total_tps"] != [2]float64{100, 300} {
+		t.Errorf("combined = %+v", c)
+	}
+}
+
+func TestKVFromLog(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "server.log")
+	os.WriteFile(p, []byte("(EngineCore_DP0 pid=1) INFO kv_cache_utils.py:1087] GPU KV cache size: 425,424 tokens\n"+
+		"Maximum concurrency for 65,536 tokens per request: 6.49x\n"), 0o644)
+	if got := kvFromLog(p); got != 425424 {
+		t.Errorf("kvFromLog = %d, want 425424", got)
+	}
+}
+
+func TestParseGPUs(t *testing.T) {
+	got := parseGPUs("0, NVIDIA H200 NVL, 143771\n1, NVIDIA H200 NVL, 143771\n")
+	want := []gpuInfo{{0, "NVIDIA H200 NVL", 143771}, {1, "NVIDIA H200 NVL", 143771}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// testConfig measures a fake endpoint with short windows.
+func testConfig(t *testing.T, url string, sp *spec.Spec, run string) Config {
+	srv := sp.Servers[0]
+	var keep *regexpT
+	if run != "" {
+		keep = mustRegexp(run)
+	}
+	return Config{Spec: sp, Server: srv, Plan: plan.New(sp, srv, keep), OutDir: t.TempDir(), Endpoint: url,
+		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second}
+}
+
+func smallSpec(conc ...int) *spec.Spec {
+	return &spec.Spec{
+		Filename: "t.hcl",
+		Servers:  []*spec.Server{{Name: "q", Model: "Qwen/Q", ServedModelName: "qwen"}},
+		Measure:  &spec.Measure{Duration: 500 * time.Millisecond, DurationText: "500ms", MaxOutput: 4096, Endpoint: "completions", Repeat: 1},
+		Prefill:  &spec.Prefill{Contexts: []int{100}},
+		Matrices: []*spec.Matrix{{Label: "decode", Contexts: []int{100}, Concurrency: conc}},
+	}
+}
+
+func TestRunEndpoint(t *testing.T) {
+	// Capacity 600 blocks × 16 = 9,600 tokens: C × (100 + 4096) fits for
+	// C = 1 and 2, not for C = 64.
+	f := fakeVLLM{tokens: 100000, perChunk: 2, gap: 2 * time.Millisecond, kvBlocks: 600, maxModelLen: 8192}
+	s := f.start(t)
+	cfg := testConfig(t, s.URL, smallSpec(1, 2, 64), "")
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Server.KVCacheTokens != 9600 || res.Server.KVCacheSource != "metrics" || res.Server.Version != "0.0.fake" || res.Server.MaxModelLen != 8192 {
+		t.Errorf("server = %+v", res.Server)
+	}
+	if len(res.Prefill) != 1 || res.Prefill[0].Status != result.StatusValid || res.Prefill[0].TPS <= 0 {
+		t.Errorf("prefill = %+v", res.Prefill)
+	}
+	var statuses []result.Status
+	for _, c := range res.Decode {
+		statuses = append(statuses, c.Status)
+	}
+	if diff := cmp.Diff([]result.Status{result.StatusValid, result.StatusValid, result.StatusOverCapacity}, statuses); diff != "" {
+		t.Fatalf("statuses (-want +got):\n%s\n%+v", diff, res.Decode)
+	}
+	for _, c := range res.Decode[:2] {
+		if c.OutputTokens <= 0 || c.TotalTPS <= 0 || c.ServerTotalTPS == nil || c.TokenSource != sourceUsage ||
+			c.MeasuredS < 0.45 || c.MeasuredS > 0.7 || c.ActiveAvg < 0.95*float64(c.Concurrency) {
+			t.Errorf("cell %s = %+v", c.Ref().Name(), c)
+		}
+		// Two tokens per chunk: a gap counts for two tokens.
+		if c.TBTMs <= 0 || c.TBTMs > 5 {
+			t.Errorf("cell %s tbt_ms = %v, want about 1 ms", c.Ref().Name(), c.TBTMs)
+		}
+	}
+	body := f.lastBody.Load().(map[string]any)
+	if body["min_tokens"] != 4096.0 || body["ignore_eos"] != true || body["temperature"] != 0.0 || body["cache_salt"] == nil ||
+		len(body["prompt"].([]any)) != 100 {
+		t.Errorf("last request body = %v", body)
+	}
+	// Files: cells.jsonl has every cell; results.json is complete.
+	fh, err := os.Open(filepath.Join(cfg.OutDir, "cells.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	recs, err := result.ReadCells(fh)
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("cells.jsonl: %d records, %v", len(recs), err)
+	}
+	saved, err := result.Read(filepath.Join(cfg.OutDir, "results.json"))
+	if err != nil || len(saved.Decode) != 3 || saved.Finished.IsZero() {
+		t.Fatalf("results.json: %+v, %v", saved, err)
+	}
+}
+
+func TestRunQueued(t *testing.T) {
+	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, waiting: 3}
+	s := f.start(t)
+	res, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(2), "decode"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Decode) != 1 || res.Decode[0].Status != result.StatusQueued || !strings.Contains(res.Decode[0].Reason, "waited") {
+		t.Fatalf("decode = %+v, want one queued cell", res.Decode)
+	}
+	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], "KV cache capacity unknown") {
+		t.Errorf("warnings = %q, want the unknown-capacity warning", res.Warnings)
+	}
+}
+
+func TestRunStreamErrorMakesCellError(t *testing.T) {
+	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, midError: true}
+	s := f.start(t)
+	res, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(1), "decode"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Decode) != 1 || res.Decode[0].Status != result.StatusError || !strings.Contains(res.Decode[0].Reason, "engine died") {
+		t.Fatalf("decode = %+v, want an error cell", res.Decode)
+	}
+}
+
+func TestRunWrongServedName(t *testing.T) {
+	f := fakeVLLM{model: "someone-else", tokens: 10}
+	s := f.start(t)
+	_, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(1), ""))
+	if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), `serves "someone-else", not "qwen"`) {
+		t.Fatalf("err = %v, want exit 3 naming the served model", err)
+	}
+}
+
+func TestRunUnreachableEndpoint(t *testing.T) {
+	defer func(d time.Duration) { endpointReadyTimeout = d }(endpointReadyTimeout)
+	endpointReadyTimeout = 500 * time.Millisecond
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	url := "http://" + l.Addr().String()
+	l.Close()
+	res, err := Run(context.Background(), testConfig(t, url, smallSpec(1), ""))
+	if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), "unreachable") || res.Error == "" {
+		t.Fatalf("err = %v, want exit 3 saying the endpoint is unreachable", err)
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond}
+	s := f.start(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sig := exit.With(exit.SIGINT, errors.New("interrupted by interrupt"))
+	cfg := testConfig(t, s.URL, smallSpec(1, 2), "")
+	obs := &cancelAfter{n: 2, cancel: func() { cancel(sig) }}
+	cfg.Observer = obs
+	res, err := Run(ctx, cfg)
+	if !errors.Is(err, sig) || exit.Code(err) != exit.SIGINT {
+		t.Fatalf("err = %v, want the signal cause", err)
+	}
+	saved, rerr := result.Read(filepath.Join(cfg.OutDir, "results.json"))
+	if rerr != nil || !saved.Interrupted || len(saved.Prefill) != 1 || len(saved.Decode) != 1 || !res.Interrupted {
+		t.Fatalf("results.json after interrupt: %+v, %v", saved, rerr)
+	}
+}
+
+// cancelAfter cancels the run when the n-th cell starts.
+type cancelAfter struct {
+	nopObserver
+	n      int
+	seen   int
+	cancel func()
+}
+
+func (c *cancelAfter) CellStart(result.CellRef) {
+	if c.seen++; c.seen == c.n+1 {
+		c.cancel()
+	}
+}
+
+func TestProcessLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	t.Run("stop ends the whole group", func(t *testing.T) {
+		p, err := startProcess([]string{"sh", "-c", "sleep 60 & sleep 60 & echo started; wait"}, nil, filepath.Join(dir, "a.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if err := p.stop(2 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if syscall.Kill(-p.pgid, 0) != syscall.ESRCH {
+			t.Fatal("process group still exists")
+		}
+	})
+	t.Run("SIGTERM ignored: SIGKILL after the grace", func(t *testing.T) {
+		p, err := startProcess([]string{"sh", "-c", "trap '' TERM; sleep 60 & wait"}, nil, filepath.Join(dir, "b.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		start := time.Now()
+		if err := p.stop(300 * time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) < 300*time.Millisecond || groupExists(p.pgid) {
+			t.Fatal("the group was not killed after the grace period")
+		}
+	})
+	t.Run("exit before ready shows the log", func(t *testing.T) {
+		p, err := startProcess([]string{"sh", "-c", "echo loading weights; echo 'CUDA out of memory' >&2; exit 1"},
+			map[string]string{"X": "1"}, filepath.Join(dir, "c.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.stop(time.Second)
+		c := newAPIClient("http://127.0.0.1:1", "", "qwen")
+		_, err = waitReady(context.Background(), p, c, 10*time.Second, nil)
+		if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "CUDA out of memory") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("env is merged over the environment", func(t *testing.T) {
+		logp := filepath.Join(dir, "d.log")
+		p, err := startProcess([]string{"sh", "-c", "echo $SLOGATE_T_A $HOME"}, map[string]string{"SLOGATE_T_A": "yes"}, logp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-p.exited
+		p.stop(time.Second)
+		b, _ := os.ReadFile(logp)
+		if got := strings.TrimSpace(string(b)); got != "yes "+os.Getenv("HOME") {
+			t.Errorf("log = %q", got)
+		}
+	})
+	t.Run("missing command", func(t *testing.T) {
+		_, err := startProcess([]string{"/nonexistent/vllm", "serve"}, nil, filepath.Join(dir, "e.log"))
+		if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), "/nonexistent/vllm") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestRunRefusesBusyPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	sp := smallSpec(1)
+	sp.Servers[0].Host = "127.0.0.1"
+	sp.Servers[0].Port = l.Addr().(*net.TCPAddr).Port
+	sp.Servers[0].Command = "true"
+	cfg := testConfig(t, "", sp, "")
+	_, err = Run(context.Background(), cfg)
+	if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), "already accepts connections") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.OutDir, "server.log")); err == nil {
+		t.Error("a server was started although the port was busy")
+	}
+}
+
+type regexpT = regexp.Regexp
+
+func mustRegexp(s string) *regexp.Regexp { return regexp.MustCompile(s) }
