@@ -277,3 +277,35 @@ matrix "decode" {
 		t.Errorf("results.json: interrupted %v, %d decode cells", results.Interrupted, len(results.Decode))
 	}
 }
+
+// TestRunAgreesWithServerAt128Streams is the load target of issue 4: 128
+// streams at 1 ms between tokens (128,000 chunks/s through one runner on a
+// 2-core machine), and the runner's total_tps agrees with the simulator's
+// vllm:generation_tokens_total over the same window within 2 %.
+func TestRunAgreesWithServerAt128Streams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpec(t, freePort(t), `"--sim-tbt", "1ms", "--sim-ttft", "50ms", "--sim-kv-tokens", "10000000", "--max-num-seqs", "256"`, `
+measure {
+  duration   = "2s"
+  max_output = 16000
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [128]
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-v", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	c := readResults(t, out).Decode[0]
+	if c.ServerTotalTPS == nil || !within(c.TotalTPS, *c.ServerTotalTPS, 0.02) {
+		t.Fatalf("total_tps %.1f vs server_total_tps %v: more than 2%% apart", c.TotalTPS, c.ServerTotalTPS)
+	}
+	t.Logf("128 streams: total_tps %.1f, server_total_tps %.1f, active_avg %.1f", c.TotalTPS, *c.ServerTotalTPS, c.ActiveAvg)
+}

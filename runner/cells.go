@@ -19,7 +19,7 @@ import (
 // Timeouts of the measurement method. Waits that depend on the amount of
 // prefill work scale with it at an assumed slow prefill rate.
 const (
-	slowPrefillRate    = 1000.0 // tok/s assumed when bounding a first-token wait
+	slowPrefillRate    = 2000.0 // tok/s assumed when bounding a first-token wait
 	steadyBase         = 30 * time.Second
 	steadyPrefillRate  = 10000.0 // tok/s: the steady-state timeout grows by C×ctx at this rate
 	steadyMax          = 30 * time.Minute
@@ -27,10 +27,14 @@ const (
 	streamsExitTimeout = 10 * time.Second
 )
 
-// firstTokenTimeout bounds the wait for a first chunk of a prompt of n
-// tokens queued behind `behind` other prompts.
-func firstTokenTimeout(n, behind int) time.Duration {
-	return 2*time.Minute + time.Duration(float64(n)*float64(behind+1)/slowPrefillRate*float64(time.Second))
+// firstTokenTimeout bounds the wait for the first chunk of a prompt of n
+// tokens sent together with `others` more: 2 min + their prefill at a slow
+// 2,000 tok/s for a cold prompt (1M tokens: about 10 min) and a tenth of
+// that per extra stream (warm prompts that only wait their turn), at most
+// 30 min.
+func firstTokenTimeout(n, others int) time.Duration {
+	work := float64(n) * (1 + float64(others)/10)
+	return min(2*time.Minute+time.Duration(work/slowPrefillRate*float64(time.Second)), 30*time.Minute)
 }
 
 // prefill sends the cold request for a context: a prompt the server has not

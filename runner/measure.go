@@ -160,6 +160,8 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 	var prev, prevCompl int64
 	perChunkUsage := false
 	var provIn, provAll float64 // chunks counted as one token (no per-chunk usage)
+	var provDecIn float64       // of those, in the window and not the request's first
+	gapStart := len(st.gaps)    // this request's gap samples are st.gaps[gapStart:]
 	sawFinish, finalUsage, counted := false, false, false
 	endSpan := func(now int64, finished bool) {
 		sp.end, sp.finished = now, finished
@@ -202,6 +204,10 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 				finalUsage = true
 				if per := float64(ch.CompletionTokens) / provAll; provIn > 0 && per > 0 {
 					st.tokens += provIn * (per - 1)
+					st.decTokens += provDecIn * (per - 1)
+					for i := gapStart; i < len(st.gaps); i++ {
+						st.gaps[i] = float32(float64(st.gaps[i]) / per)
+					}
 				}
 			}
 			continue
@@ -242,6 +248,9 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 			st.tokens += k
 			l.winTok.Add(int64(k))
 			counted = true
+			if !ch.HasUsage {
+				provDecIn++
+			}
 			if k > 0 {
 				gap := now - prev
 				st.decTokens += k

@@ -106,6 +106,8 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 	if r.proc != nil {
 		if serr := r.proc.stop(cfg.StopGrace); serr != nil && err == nil {
 			err = serr
+		} else if addr, busy := portInUse(r.c.base); serr == nil && busy {
+			r.warn(fmt.Sprintf("port %s still accepts connections after the server's process group ended: another process listens there", addr))
 		}
 	}
 	if r.c != nil {
@@ -283,6 +285,9 @@ func (r *run) discover(ctx context.Context) error {
 	rs.KVCacheTokens = r.kv
 	if r.kv == 0 {
 		r.warn("KV cache capacity unknown (no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line, no kv_cache_tokens in the spec): no cell is skipped as over capacity")
+	}
+	if r.res.Measure.Endpoint == "chat" {
+		r.warn("measure.endpoint = \"chat\" is not implemented yet: cells are measured on /v1/completions with token-ID prompts")
 	}
 	ids, mml, src := promptIDs(ctx, r.c)
 	r.ids = ids

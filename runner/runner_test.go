@@ -41,7 +41,7 @@ func TestRequestTokenAccounting(t *testing.T) {
 		{name: "per-chunk usage, multi-token chunks", fake: &fakeVLLM{tokens: 10, perChunk: 3},
 			tokens: 10, decTokens: 7, gaps: 3, source: sourceUsage},
 		{name: "final usage only: spread over the chunks", fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "final"},
-			tokens: 10, decTokens: 4, gaps: 4, source: sourceFinalUsage},
+			tokens: 10, decTokens: 8, gaps: 4, source: sourceFinalUsage},
 		{name: "no usage at all: one token per chunk", fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "none"},
 			tokens: 5, decTokens: 4, gaps: 4, source: sourceChunks},
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -224,10 +223,7 @@ func exitedChan(p *process) <-chan struct{} {
 	return p.exited
 }
 
-var (
-	kvLogRe  = regexp.MustCompile(`GPU KV cache size: ([0-9][0-9,]*) tokens`)
-	numberRe = regexp.MustCompile(`[0-9,]+`)
-)
+var kvLogRe = regexp.MustCompile(`GPU KV cache size: ([0-9][0-9,]*) tokens`)
 
 // kvFromLog finds the last "GPU KV cache size: N tokens" line in a log.
 func kvFromLog(path string) int64 {
@@ -286,5 +282,3 @@ func parseGPUs(out string) []gpuInfo {
 	}
 	return gs
 }
-
-var errServerGone = errors.New("server gone")

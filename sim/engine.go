@@ -427,8 +427,13 @@ func (e *engine) publish() {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
+// maxCacheEntries bounds the prefix cache's bookkeeping, so a stream of
+// distinct short prompts cannot grow the simulator's memory.
+const maxCacheEntries = 1 << 16
+
 // prefixCache remembers recently prefilled prompts by hash, evicting the
-// least recently used beyond the KV capacity in tokens.
+// least recently used beyond the KV capacity in tokens (or beyond
+// maxCacheEntries prompts).
 type prefixCache struct {
 	capacity int
 	tokens   int
@@ -461,7 +466,7 @@ func (c *prefixCache) insert(h uint64, tokens int) {
 	}
 	c.index[h] = c.order.PushFront(cacheEntry{h, tokens})
 	c.tokens += tokens
-	for c.tokens > c.capacity && c.order.Len() > 1 {
+	for (c.tokens > c.capacity || c.order.Len() > maxCacheEntries) && c.order.Len() > 1 {
 		old := c.order.Remove(c.order.Back()).(cacheEntry)
 		delete(c.index, old.hash)
 		c.tokens -= old.tokens

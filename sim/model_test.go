@@ -361,3 +361,21 @@ func TestPrefillAndPrefixCache(t *testing.T) {
 		}
 	})
 }
+
+func TestPrefixCacheEviction(t *testing.T) {
+	c := newPrefixCache(100)
+	c.insert(1, 60)
+	c.insert(2, 30)
+	c.lookup(1) // 1 is now the most recent
+	c.insert(3, 30)
+	if !c.lookup(1) || c.lookup(2) || !c.lookup(3) {
+		t.Errorf("want 2 evicted (least recent) when 120 > 100 tokens")
+	}
+	c = newPrefixCache(1 << 40)
+	for i := range maxCacheEntries + 10 {
+		c.insert(uint64(i), 1)
+	}
+	if c.order.Len() != maxCacheEntries || len(c.index) != maxCacheEntries {
+		t.Errorf("%d entries, want at most %d", c.order.Len(), maxCacheEntries)
+	}
+}

@@ -17,12 +17,10 @@ import (
 // server is the HTTP side: vLLM's OpenAI-compatible routes over an engine.
 type server struct {
 	cfg      *Config
-	prof     *Profile
 	eng      *engine
 	maxLen   int
 	version  string
 	info     metricsInfo
-	started  int64
 	bodies   chan *bytes.Buffer
 	log      *logger
 	errorRNG *mrand.Rand
@@ -238,6 +236,7 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		fail := s.errorRNG.Float64() < s.cfg.ErrorRate
 		s.rngMu.Unlock()
 		if fail {
+			s.log.printf("APIServer", "ERROR", "serving.py:1", "simulated server error (--sim-error-rate %g)", s.cfg.ErrorRate)
 			apiError(w, 500, "InternalServerError", "", "simulated server error (--sim-error-rate)")
 			return
 		}

@@ -220,7 +220,7 @@ func newServer(cfg *Config, st *settings, log *logger) *server {
 	for range parseSlots {
 		bodies <- new(bytes.Buffer)
 	}
-	return &server{cfg: cfg, bodies: bodies, prof: st.prof, eng: newEngine(st.params), maxLen: st.maxLen,
+	return &server{cfg: cfg, bodies: bodies, eng: newEngine(st.params), maxLen: st.maxLen,
 		version: st.prof.Version + "-slogate-sim", log: log,
 		info: metricsInfo{modelName: cfg.ServedNames[0], numBlocks: st.params.numBlocks, cacheDtype: cfg.KVCacheDtype,
 			prefixCaching: st.params.prefixCache, specTokens: st.params.specTokens, gpuUtil: st.gpuUtil},

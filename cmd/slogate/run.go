@@ -189,12 +189,13 @@ func runServer(ctx context.Context, sp *spec.Spec, srv *spec.Server, keep *regex
 	}
 	p := plan.New(sp, srv, keep)
 	obs := &streamObserver{s: stream, server: srv.Name, verbose: f.verbose || f.json}
-	if len(p.Steps) == 0 {
-		stream.Log(fmt.Sprintf("%s: nothing to measure (no cell matches -run %q)", srv.Name, f.run))
-	} else {
-		stream.Log(fmt.Sprintf("%s: %d cells, estimated %s (server start-up not included); results in %s",
-			srv.Name, len(p.Cells()), p.Estimated.Round(time.Second), out))
+	if len(p.Steps) == 0 && len(p.Asserts) == 0 && len(p.Expects) == 0 {
+		// Like go test's "no tests to run": nothing is started.
+		stream.Log(fmt.Sprintf("%s: no cell or assertion matches -run %q; the server is not started", srv.Name, f.run))
+		return nil, result.Pass, nil
 	}
+	stream.Log(fmt.Sprintf("%s: %d cells, estimated %s (server start-up not included); results in %s",
+		srv.Name, len(p.Cells()), p.Estimated.Round(time.Second), out))
 	res, runErr := runner.Run(ctx, runner.Config{
 		Spec: sp, Server: srv, Plan: p, OutDir: out, Endpoint: f.endpoint, Sim: f.sim,
 		Tool: version, Observer: obs,
@@ -337,4 +338,3 @@ func num(v float64, prec int) string {
 	}
 	return b.String() + frac
 }
-

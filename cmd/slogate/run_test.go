@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/report"
+	"github.com/slogate/slogate/result"
+)
+
+func TestRunUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.hcl")
+	os.WriteFile(good, []byte(`server "q" {
+  model = "m"
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1]
+}
+`), 0o644)
+	bad := filepath.Join(dir, "bad.hcl")
+	os.WriteFile(bad, []byte("server \"q\" {\n  modle = \"m\"\n}\n"), 0o644)
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{name: "no spec", args: nil, stderr: "Usage: slogate run"},
+		{name: "bad -run regexp", args: []string{"-run", "(", good}},
+		{name: "-sim with -endpoint", args: []string{"-sim", "-endpoint", "http://127.0.0.1:1", good}},
+		{name: "bad -tolerance", args: []string{"-baseline", "x.json", "-tolerance", "five", good}},
+		{name: "unreadable -baseline", args: []string{"-baseline", filepath.Join(dir, "none.json"), good}},
+		{name: "invalid spec prints diagnostics", args: []string{bad}, stderr: `Did you mean "model"?`},
+		{name: "unknown flag", args: []string{"-nope", good}, stderr: "flag provided but not defined"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := cmdRun(context.Background(), &stdout, &stderr, tc.args)
+			if exit.Code(err) != exit.Usage {
+				t.Fatalf("exit %d (%v), want 2", exit.Code(err), err)
+			}
+			if tc.stderr != "" && !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tc.stderr, stderr.String())
+			}
+		})
+	}
+}
+
+func TestRunUnreachableEndpointIsInfra(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "s.hcl")
+	os.WriteFile(spec, []byte(`server "q" {
+  model = "m"
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1]
+}
+`), 0o644)
+	var stdout, stderr bytes.Buffer
+	out := filepath.Join(dir, "out")
+	err := cmdRun(context.Background(), &stdout, &stderr, []string{"-endpoint", "http://127.0.0.1:1", "-out", out, spec})
+	if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("exit %d (%v), want 3", exit.Code(err), err)
+	}
+	if !strings.Contains(stdout.String(), "FAIL\t"+spec) {
+		t.Errorf("stdout lacks the final FAIL line:\n%s", stdout.String())
+	}
+	if _, err := result.Read(filepath.Join(out, "results.json")); err != nil {
+		t.Errorf("results.json not written: %v", err)
+	}
+}
+
+func TestParseTolerance(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"percent", "5%", 0.05, true},
+		{"fraction", "0.1", 0.1, true},
+		{"zero", "0", 0, true},
+		{"negative", "-1%", 0, false},
+		{"words", "five", 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseTolerance(tc.in)
+			if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+				t.Errorf("parseTolerance(%q) = %v, %v", tc.in, got, err)
+			}
+		})
+	}
+}
+
+// recordStream records TestStream calls as lines.
+type recordStream struct{ lines []string }
+
+func (r *recordStream) Run(test string)          { r.lines = append(r.lines, "RUN "+test) }
+func (r *recordStream) Output(test, line string) { r.lines = append(r.lines, "  "+line) }
+func (r *recordStream) End(test string, o result.Outcome, _ time.Duration) {
+	r.lines = append(r.lines, "END "+o.String()+" "+test)
+}
+func (r *recordStream) Log(line string)                          { r.lines = append(r.lines, "LOG "+line) }
+func (r *recordStream) Progress(report.Progress)                 {}
+func (r *recordStream) Finish(o result.Outcome, _ time.Duration) {}
+
+func TestStreamObserver(t *testing.T) {
+	rs := &recordStream{}
+	o := &streamObserver{s: rs, server: "q"}
+	pre := result.PrefillCell{Context: 8192, Status: result.StatusValid, TPS: 46712.3, TTFTMs: 175.4}
+	o.CellStart(pre.Ref())
+	o.PrefillDone(pre, time.Second)
+	valid := result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
+		TotalTPS: 6018.4, PerRequestTPS: 95.9, TTFTMs: 1027, TBTMs: 10.4, Warnings: []string{"w"}}
+	o.CellStart(valid.Ref())
+	o.DecodeDone(valid, time.Second)
+	over := result.DecodeCell{Matrix: "decode", Context: 257024, Concurrency: 128, Status: result.StatusOverCapacity, Reason: "too big"}
+	o.CellStart(over.Ref())
+	o.DecodeDone(over, 0)
+	errCell := result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusError, Reason: "stream stalled"}
+	o.CellStart(errCell.Ref())
+	o.DecodeDone(errCell, 0)
+	o.CellStart(result.CellRef{Phase: result.PhaseDecode, Matrix: "decode", Context: 1024, Concurrency: 2})
+	o.abort(exit.Infraf("the server exited during the run\nlog lines"))
+	want := []string{
+		"RUN q/prefill/ctx=8K", "  46,712.3 tok/s prefill · TTFT 175 ms (cold)", "END pass q/prefill/ctx=8K",
+		"RUN q/decode/ctx=8K/conc=64", "  6,018.4 tok/s total · 95.9 tok/s/request · TTFT 1,027 ms · TBT 10.40 ms · valid", "  warning: w", "END pass q/decode/ctx=8K/conc=64",
+		"RUN q/decode/ctx=251K/conc=128", "  over capacity, not run: too big", "END skip q/decode/ctx=251K/conc=128",
+		"RUN q/decode/ctx=8K/conc=1", "  error: stream stalled", "END error q/decode/ctx=8K/conc=1",
+		"RUN q/decode/ctx=1K/conc=2", "  not measured: the server exited during the run", "END error q/decode/ctx=1K/conc=2",
+	}
+	if diff := cmp.Diff(want, rs.lines); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	res "github.com/slogate/slogate/result"
+)
+
+// Hardening tests (issue 6, item 3): `slogate run -resume OUT` continues an
+// interrupted matrix from OUT/cells.jsonl, measuring only what is missing,
+// and produces the same results.json shape as an uninterrupted run.
+
+const resumeBody = `
+measure {
+  duration   = "1s"
+  max_output = 4096
+}
+prefill { contexts = ["1K"] }
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1, 2, 3, 4]
+}
+`
+
+// interruptedRun runs spec into out and interrupts it once n cells are in
+// cells.jsonl; it returns the results.json left behind.
+func interruptedRun(t *testing.T, mark, spec, out string, n int) *res.Results {
+	t.Helper()
+	b := startSlogate(t, mark, "run", "-sim", "-out", out, spec)
+	b.waitFor(t, "finished cells", time.Minute, func() bool { return cellLines(out) >= n })
+	b.cmd.Process.Signal(syscall.SIGINT)
+	if code := b.exitAfter(t, 45*time.Second); code != 130 {
+		t.Fatalf("interrupted run: exit %d, want 130\nstderr:\n%s", code, b.stderr.String())
+	}
+	r, err := res.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestResumeAfterInterrupt: the resumed run measures only the missing
+// cells; results.json and cells.jsonl then hold every cell once, in plan
+// order, the earlier ones unchanged.
+func TestResumeAfterInterrupt(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := faultSpec(t, freePort(t), "", fastSim, resumeBody)
+	out := filepath.Join(t.TempDir(), "out")
+	first := interruptedRun(t, mark, spec, out, 3)
+	kept := len(first.Decode)
+	if !first.Interrupted || len(first.Prefill) != 1 || kept < 2 || kept >= 4 {
+		t.Fatalf("interrupted run kept %d prefill and %d decode cells (interrupted %v)", len(first.Prefill), kept, first.Interrupted)
+	}
+
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-resume", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, c := range first.Decode {
+		if strings.Contains(r.Stdout, "=== RUN   "+c.Ref().TestName("sim")+"\n") {
+			t.Errorf("resume measured %s again", c.Ref().Name())
+		}
+	}
+	if strings.Contains(r.Stdout, "=== RUN   sim/prefill/ctx=1K\n") {
+		t.Errorf("resume measured the prefill cell again")
+	}
+	got, err := res.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Interrupted || got.Error != "" || got.Schema != res.Schema || len(got.Prefill) != 1 || len(got.Decode) != 4 {
+		t.Fatalf("resumed results.json: interrupted %v error %q, %d prefill and %d decode cells", got.Interrupted, got.Error, len(got.Prefill), len(got.Decode))
+	}
+	for i, c := range got.Decode {
+		if c.Concurrency != i+1 || !c.Status.Measured() {
+			t.Errorf("decode #%d is %s (%s), want conc=%d measured", i, c.Ref().Name(), c.Status, i+1)
+		}
+		if i < kept && (c.TotalTPS != first.Decode[i].TotalTPS || c.TTFTMs != first.Decode[i].TTFTMs) {
+			t.Errorf("%s changed on resume: total_tps %v → %v", c.Ref().Name(), first.Decode[i].TotalTPS, c.TotalTPS)
+		}
+	}
+	if got.Prefill[0].TPS != first.Prefill[0].TPS {
+		t.Errorf("the prefill cell changed on resume")
+	}
+	if n := cellLines(out); n != 5 {
+		b, _ := os.ReadFile(filepath.Join(out, "cells.jsonl"))
+		t.Errorf("cells.jsonl has %d lines, want 5 (each cell once):\n%s", n, b)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "junit.xml")); err != nil || !bytes.Contains(b, []byte("sim/decode/ctx=1K/conc=4")) {
+		t.Errorf("junit.xml not rewritten for the whole matrix: %v", err)
+	}
+}
+
+// TestResumeComplete: resuming a finished run (spec taken from its
+// results.json) measures nothing and does not start the server.
+func TestResumeComplete(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := faultSpec(t, freePort(t), "", fastSim, oneCell)
+	out := filepath.Join(t.TempDir(), "out")
+	if r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", out, spec); r.Code != 0 {
+		t.Fatalf("first run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "cells.jsonl"))
+	r := slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-resume", out)
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if strings.Contains(r.Stdout, "starting server") || strings.Contains(r.Stdout, "=== RUN   sim/decode") {
+		t.Errorf("resume of a complete run started the server or measured:\n%s", r.Stdout)
+	}
+	if !strings.Contains(r.Stdout+r.Stderr, "nothing left to measure") {
+		t.Errorf("resume does not say there is nothing left to measure:\n%s%s", r.Stdout, r.Stderr)
+	}
+	after, _ := os.ReadFile(filepath.Join(out, "cells.jsonl"))
+	if !bytes.Equal(before, after) {
+		t.Errorf("cells.jsonl changed:\n%s\n→\n%s", before, after)
+	}
+}
+
+// TestResumeUsage: -resume of a folder that holds no run, or with a spec
+// of another server, is a usage error (exit 2) that says what is wrong.
+func TestResumeUsage(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := faultSpec(t, freePort(t), "", fastSim, oneCell)
+	empty := t.TempDir()
+	r := slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-resume", empty, spec)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "cells.jsonl") {
+		t.Errorf("-resume of an empty folder: exit %d, want 2 naming cells.jsonl\n%s", r.Code, r.Stderr)
+	}
+	other := filepath.Join(t.TempDir(), "other.hcl")
+	src, _ := os.ReadFile(spec)
+	os.WriteFile(other, bytes.Replace(src, []byte(`server "sim"`), []byte(`server "other"`), 1), 0o644)
+	out := filepath.Join(t.TempDir(), "out")
+	interruptedRun(t, mark, spec, out, 1)
+	r = slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-resume", out, other)
+	if r.Code != 2 || !strings.Contains(r.Stderr, `"sim"`) {
+		t.Errorf("-resume with another server's spec: exit %d, want 2 naming the recorded server\n%s", r.Code, r.Stderr)
+	}
+}

@@ -1,0 +1,120 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/result"
+)
+
+func TestConsole(t *testing.T) {
+	var b bytes.Buffer
+	c := NewConsole(&b, "specs/qwen.hcl", ConsoleOptions{})
+	c.Log("starting server: vllm serve Qwen/Qwen3.5-4B")
+	c.Run("qwen/decode/ctx=8K/conc=64")
+	c.Progress(Progress{Test: "qwen/decode/ctx=8K/conc=64", Phase: "measuring", Elapsed: time.Second, Window: 30 * time.Second})
+	c.Output("qwen/decode/ctx=8K/conc=64", "6,018.4 tok/s total · valid")
+	c.End("qwen/decode/ctx=8K/conc=64", result.Pass, 32100*time.Millisecond)
+	c.Run("qwen/decode/ctx=251K/conc=128")
+	c.End("qwen/decode/ctx=251K/conc=128", result.Skip, 0)
+	c.Run("qwen/assert/a")
+	c.End("qwen/assert/a", result.Error, 0)
+	c.Finish(result.Error, 12345*time.Millisecond)
+	want := `starting server: vllm serve Qwen/Qwen3.5-4B
+=== RUN   qwen/decode/ctx=8K/conc=64
+    6,018.4 tok/s total · valid
+--- PASS: qwen/decode/ctx=8K/conc=64 (32.10s)
+=== RUN   qwen/decode/ctx=251K/conc=128
+--- SKIP: qwen/decode/ctx=251K/conc=128 (0.00s)
+=== RUN   qwen/assert/a
+--- FAIL: qwen/assert/a (0.00s)
+FAIL
+FAIL	specs/qwen.hcl	12.345s
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestConsoleOkLine(t *testing.T) {
+	var b bytes.Buffer
+	NewConsole(&b, "specs/demo.hcl", ConsoleOptions{}).Finish(result.Skip, 1500*time.Millisecond)
+	if got, want := b.String(), "PASS\nok  \tspecs/demo.hcl\t1.500s\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestConsoleProgressLine(t *testing.T) {
+	var b bytes.Buffer
+	c := NewConsole(&b, "s.hcl", ConsoleOptions{Progress: true})
+	c.Run("q/decode/ctx=8K/conc=1")
+	c.Progress(Progress{Test: "q/decode/ctx=8K/conc=1", Phase: "measuring", Elapsed: 12300 * time.Millisecond,
+		Window: 30 * time.Second, TPS: 5432.1, CellsDone: 5, Cells: 48, ETA: 750 * time.Second})
+	c.Output("q/decode/ctx=8K/conc=1", "detail")
+	c.End("q/decode/ctx=8K/conc=1", result.Pass, time.Second)
+	progress := "q/decode/ctx=8K/conc=1  measuring 12.3s/30s  5,432.1 tok/s  cells 5/48  ETA 12m30s"
+	want := "=== RUN   q/decode/ctx=8K/conc=1\n" +
+		progress + // drawn
+		"\r\033[K" + "    detail\n" + progress + // erased, the detail line, redrawn
+		"\r\033[K" + "--- PASS: q/decode/ctx=8K/conc=1 (1.00s)\n" // erased for good
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestConsoleColor(t *testing.T) {
+	var b bytes.Buffer
+	c := NewConsole(&b, "s.hcl", ConsoleOptions{Color: true})
+	c.End("t", result.Pass, 0)
+	c.End("t", result.Fail, 0)
+	if !strings.Contains(b.String(), "\033[32mPASS\033[0m") || !strings.Contains(b.String(), "\033[31;1mFAIL") {
+		t.Errorf("no colour codes in %q", b.String())
+	}
+}
+
+func TestConsoleOptionsFor(t *testing.T) {
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	tests := []struct {
+		name string
+		w    any
+		env  map[string]string
+		want ConsoleOptions
+	}{
+		{name: "a buffer is not a terminal", w: &bytes.Buffer{}, want: ConsoleOptions{}},
+		{name: "a regular file is not a terminal", w: os.NewFile(0, os.DevNull), env: map[string]string{}, want: ConsoleOptions{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got ConsoleOptions
+			switch w := tc.w.(type) {
+			case *bytes.Buffer:
+				got = ConsoleOptionsFor(w, env(tc.env))
+			case *os.File:
+				f, err := os.CreateTemp(t.TempDir(), "out")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				got = ConsoleOptionsFor(f, env(tc.env))
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeMetricsLine(t *testing.T) {
+	v := 6001.5
+	c := &result.DecodeCell{TotalTPS: 6018.4, PerRequestTPS: 95.9, TTFTMs: 1027, TTFTMsP90: 1100, TTFTMsP99: 1200,
+		TBTMs: 10.4, TBTMsP90: 12, TBTMsP99: 15, ActiveAvg: 64, OutputTokens: 180506, MeasuredS: 30, TokenSource: "usage", ServerTotalTPS: &v}
+	want := "total_tps=6018.4 per_request_tps=95.9 ttft_ms=1027/1100/1200 tbt_ms=10.4/12/15 active_avg=64 completed=0 output_tokens=180506 measured_s=30 token_source=usage server_total_tps=6001.5"
+	if got := DecodeMetrics(c); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
