@@ -56,7 +56,16 @@ type slotStats struct {
 	gaps      []float32 // per chunk in the window: gap ÷ tokens, in ms
 	ttfts     []float64 // ms, every request of the cell that got a first chunk
 	spans     []span
-	source    string // worst token source of a chunk inside the window
+	source    string // worst token source of a request counted inside the window
+
+	// Requests without per-chunk usage. Those that got their final usage
+	// give the tokens-per-chunk ratio (finalTok ÷ finalChunks); those cut at
+	// the window's end never do, and their provisional one-token-per-chunk
+	// counts (uncorr*) are scaled by that ratio in stats.
+	finalTok, finalChunks float64
+	uncorrIn, uncorrDec   float64
+	uncorrGaps            [][2]int // index ranges into gaps
+	uncorrPending         bool
 }
 
 // load drives C streams against one prompt, restarting each as it
@@ -170,12 +179,17 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 			st.spans = append(st.spans, sp)
 		}
 		if counted { // the request's token source, if it counted inside the window
-			src := sourceChunks
+			src := ""
 			switch {
 			case perChunkUsage:
 				src = sourceUsage
 			case finalUsage:
 				src = sourceFinalUsage
+			default: // cut before its final usage: corrected in stats
+				st.uncorrIn += provIn
+				st.uncorrDec += provDecIn
+				st.uncorrGaps = append(st.uncorrGaps, [2]int{gapStart, len(st.gaps)})
+				st.uncorrPending = true
 			}
 			if sourceRank(src) > sourceRank(st.source) {
 				st.source = src
@@ -202,6 +216,8 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 			// counts when the chunks carried no usage of their own.
 			if ch.HasUsage && !perChunkUsage && provAll > 0 {
 				finalUsage = true
+				st.finalTok += float64(ch.CompletionTokens)
+				st.finalChunks += provAll
 				if per := float64(ch.CompletionTokens) / provAll; provIn > 0 && per > 0 {
 					st.tokens += provIn * (per - 1)
 					st.decTokens += provDecIn * (per - 1)
@@ -302,8 +318,32 @@ func (l *load) stats() windowStats {
 	w.measuredS = float64(we-ws) / 1e9
 	var perStream, ttfts, gaps []float64
 	var activeNs float64
+	// The tokens-per-chunk ratio of requests that reported only a final usage.
+	var finalTok, finalChunks float64
+	for i := range l.slots {
+		finalTok += l.slots[i].finalTok
+		finalChunks += l.slots[i].finalChunks
+	}
 	for i := range l.slots {
 		st := &l.slots[i]
+		if st.uncorrPending {
+			src := sourceChunks
+			if finalChunks > 0 && finalTok > 0 {
+				per := finalTok / finalChunks
+				st.tokens += st.uncorrIn * (per - 1)
+				st.decTokens += st.uncorrDec * (per - 1)
+				for _, r := range st.uncorrGaps {
+					for j := r[0]; j < r[1]; j++ {
+						st.gaps[j] = float32(float64(st.gaps[j]) / per)
+					}
+				}
+				src = sourceFinalUsage
+			}
+			st.uncorrPending, st.uncorrIn, st.uncorrDec, st.uncorrGaps = false, 0, 0, nil
+			if sourceRank(src) > sourceRank(st.source) {
+				st.source = src
+			}
+		}
 		w.tokens += st.tokens
 		if st.decNs > 0 {
 			perStream = append(perStream, st.decTokens/(float64(st.decNs)/1e9))

@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -133,7 +134,7 @@ func (r *run) initialResults() *result.Results {
 	srv, sp := r.cfg.Server, r.cfg.Spec
 	rs := result.Server{
 		Name: srv.Name, Model: srv.Model, ServedModel: srv.ServedName(), Argv: srv.RedactedArgv(),
-		Env: srv.Env, Endpoint: srv.BaseURL(), KVCacheDtype: srv.KVCacheDtype, Labels: srv.Labels,
+		Env: redactEnv(srv.Env, srv.APIKey), Endpoint: srv.BaseURL(), KVCacheDtype: srv.KVCacheDtype, Labels: srv.Labels,
 		Simulated: r.cfg.Sim,
 	}
 	if r.cfg.Endpoint != "" {
@@ -159,6 +160,29 @@ func (r *run) initialResults() *result.Results {
 	}
 	return &result.Results{Schema: result.Schema, Spec: sp.Filename, Tool: r.cfg.Tool, Server: rs, Measure: m,
 		Started: time.Now().UTC(), Prefill: []result.PrefillCell{}, Decode: []result.DecodeCell{}, Verdicts: []result.Verdict{}}
+}
+
+// secretName matches environment variable names that hold credentials.
+var secretName = regexp.MustCompile(`(?i)(key|token|secret|passw|credential)`)
+
+// redactEnv returns env with secrets replaced by "<redacted>": the API key
+// wherever it appears in a value, and every variable whose name says it
+// holds a credential (HF_TOKEN, VLLM_API_KEY, …).
+func redactEnv(env map[string]string, apiKey string) map[string]string {
+	if env == nil {
+		return nil
+	}
+	out := make(map[string]string, len(env))
+	for k, v := range env {
+		switch {
+		case secretName.MatchString(k) && v != "":
+			v = spec.Redacted
+		case apiKey != "" && strings.Contains(v, apiKey):
+			v = strings.ReplaceAll(v, apiKey, spec.Redacted)
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func parseDurS(s string) float64 {
@@ -242,8 +266,8 @@ func (r *run) boot(ctx context.Context) error {
 		return exit.Infraf("port %s already accepts connections before the server was started: a stale server would answer instead of the new one; stop it (e.g. `fuser -k %s/tcp`) or choose another port", addr, strings.Split(addr, ":")[len(strings.Split(addr, ":"))-1])
 	}
 	logPath := filepath.Join(r.cfg.OutDir, "server.log")
-	r.logf("starting server: %s", spec.ShellCommand(env, shown))
-	p, err := startProcess(argv, env, logPath)
+	r.logf("starting server: %s", spec.ShellCommand(redactEnv(env, srv.APIKey), shown))
+	p, err := startProcess(argv, env, logPath, srv.APIKey)
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,8 @@ func TestRequestTokenAccounting(t *testing.T) {
 			if err := l.request(context.Background(), st, &started); err != nil {
 				t.Fatal(err)
 			}
+			l.we.Store(l.now())
+			st.source = l.stats().source // the source is settled across the cell
 			if st.tokens != tc.tokens || st.decTokens != tc.decTokens || len(st.gaps) != tc.gaps || st.source != tc.source {
 				t.Errorf("tokens %v decTokens %v gaps %d source %q; want %v %v %d %q",
 					st.tokens, st.decTokens, len(st.gaps), st.source, tc.tokens, tc.decTokens, tc.gaps, tc.source)
@@ -141,6 +143,23 @@ func TestStats(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, w, cmp.AllowUnexported(windowStats{}), cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-6 })); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestStatsCorrectsCutRequests: without per-chunk usage, a request cut at
+// the window's end never gets its final usage; its chunks are scaled by the
+// tokens-per-chunk ratio of the requests that did.
+func TestStatsCorrectsCutRequests(t *testing.T) {
+	l := &load{slots: []slotStats{
+		{tokens: 10, decTokens: 8, finalTok: 30, finalChunks: 10, source: sourceFinalUsage},
+		{tokens: 4, decTokens: 3, gaps: []float32{9, 9, 9}, uncorrIn: 4, uncorrDec: 3, uncorrGaps: [][2]int{{0, 3}}, uncorrPending: true},
+	}}
+	l.ws.Store(0)
+	l.we.Store(int64(time.Second))
+	w := l.stats()
+	if w.tokens != 10+12 || w.source != sourceFinalUsage || l.slots[1].gaps[0] != 3 || l.slots[1].decTokens != 9 {
+		t.Errorf("tokens %v source %q gaps %v decTokens %v; want 22, final_usage, gaps of 3 ms, 9",
+			w.tokens, w.source, l.slots[1].gaps, l.slots[1].decTokens)
 	}
 }
 
@@ -452,3 +471,29 @@ func TestRunRefusesBusyPort(t *testing.T) {
 type regexpT = regexp.Regexp
 
 func mustRegexp(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+
+func TestRedactEnv(t *testing.T) {
+	got := redactEnv(map[string]string{
+		"VLLM_API_KEY": "sk-1", "HF_TOKEN": "hf_x", "OTHER": "prefix-sk-1-suffix", "VLLM_USE_V2_MODEL_RUNNER": "1", "EMPTY_KEY": "",
+	}, "sk-1")
+	want := map[string]string{
+		"VLLM_API_KEY": "<redacted>", "HF_TOKEN": "<redacted>", "OTHER": "prefix-<redacted>-suffix", "VLLM_USE_V2_MODEL_RUNNER": "1", "EMPTY_KEY": "",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestServerLogRedactsSecrets(t *testing.T) {
+	logp := filepath.Join(t.TempDir(), "server.log")
+	p, err := startProcess([]string{"sh", "-c", `echo "non-default args: {'api_key': ['sk-123']}"; printf 'tail sk-123'`}, nil, logp, "sk-123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+	p.stop(time.Second)
+	b, _ := os.ReadFile(logp)
+	if got, want := string(b), "non-default args: {'api_key': ['<redacted>']}\ntail <redacted>"; got != want {
+		t.Errorf("log = %q, want %q", got, want)
+	}
+}

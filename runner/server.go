@@ -5,18 +5,22 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/spec"
 )
 
 // process is a launched server: its own process group, output in a log file.
@@ -30,8 +34,10 @@ type process struct {
 }
 
 // startProcess launches argv with env merged over this process's
-// environment, in a new process group, stdout and stderr to logPath.
-func startProcess(argv []string, env map[string]string, logPath string) (*process, error) {
+// environment, in a new process group, stdout and stderr to logPath. Every
+// secret (the API key; vLLM logs its arguments) is replaced by "<redacted>"
+// on its way to the log.
+func startProcess(argv []string, env map[string]string, logPath string, secrets ...string) (*process, error) {
 	if len(argv) == 0 {
 		return nil, exit.Usagef("the server has no command to launch")
 	}
@@ -49,18 +55,98 @@ func startProcess(argv []string, env map[string]string, logPath string) (*proces
 	for _, k := range keys {
 		cmd.Env = append(cmd.Env, k+"="+env[k])
 	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	var out io.Writer = logf
+	if rw := newRedactingWriter(logf, secrets); rw != nil {
+		out = rw
+		// The output then goes through a pipe: bound the wait for it once
+		// the server has exited (a grandchild may hold the pipe open).
+		cmd.WaitDelay = 5 * time.Second
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	// Own process group (stopped as a whole), and SIGTERM to the server if
+	// slogate dies without cleaning up (kill -9): the server must never
+	// outlive it. SIGTERM, not SIGKILL, so vLLM still stops its engine
+	// cores (SIGKILL orphans them: VLLM.md §7).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	p := &process{cmd: cmd, logPath: logPath, log: logf, exited: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// Pdeathsig fires when the *thread* that forked the child exits, and
+		// Go may retire idle threads: pin this goroutine to its thread until
+		// the child is gone (the locked goroutine's exit then ends the thread).
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		p.waitErr = cmd.Wait()
+		if rw, ok := out.(*redactingWriter); ok {
+			rw.flush()
+		}
+		close(p.exited)
+	}()
+	if err := <-started; err != nil {
 		logf.Close()
 		return nil, exit.Infraf("starting the server %q: %v (is the command installed and on PATH? set `command` in the server block)", argv[0], err)
 	}
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, logPath: logPath, log: logf, exited: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
+	p.pgid = cmd.Process.Pid
 	return p, nil
+}
+
+// redactingWriter writes whole lines with every secret replaced.
+type redactingWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	secrets [][]byte
+	buf     []byte
+}
+
+// newRedactingWriter returns nil when there is no secret to hide.
+func newRedactingWriter(w io.Writer, secrets []string) *redactingWriter {
+	rw := &redactingWriter{w: w}
+	for _, s := range secrets {
+		if s != "" {
+			rw.secrets = append(rw.secrets, []byte(s))
+		}
+	}
+	if len(rw.secrets) == 0 {
+		return nil
+	}
+	return rw
+}
+
+func (rw *redactingWriter) Write(p []byte) (int, error) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.buf = append(rw.buf, p...)
+	i := bytes.LastIndexByte(rw.buf, '\n')
+	if i < 0 && len(rw.buf) < 64<<10 {
+		return len(p), nil // wait for the end of the line
+	}
+	if i < 0 {
+		i = len(rw.buf) - 1
+	}
+	rw.emit(rw.buf[:i+1])
+	rw.buf = append(rw.buf[:0], rw.buf[i+1:]...)
+	return len(p), nil
+}
+
+func (rw *redactingWriter) emit(b []byte) {
+	for _, s := range rw.secrets {
+		b = bytes.ReplaceAll(b, s, []byte(spec.Redacted))
+	}
+	rw.w.Write(b)
+}
+
+// flush writes a last unterminated line.
+func (rw *redactingWriter) flush() {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if len(rw.buf) > 0 {
+		rw.emit(rw.buf)
+		rw.buf = rw.buf[:0]
+	}
 }
 
 // exitedErr describes how the process ended, with the last lines of its log.

@@ -34,6 +34,8 @@ type runFlags struct {
 	baseline  string
 	timeout   time.Duration
 	tolerance string
+	// streamTimeout ends a stream that sends nothing for that long.
+	streamTimeout time.Duration
 }
 
 // cmdRun is `slogate run [flags] SPEC...`: for every server of every spec,
@@ -53,6 +55,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.DurationVar(&f.duration, "duration", 0, "override measure.duration, the window of each decode cell (e.g. 2s)")
 	fs.StringVar(&f.baseline, "baseline", "", "compare every cell against a previous `RESULTS.json`")
 	fs.StringVar(&f.tolerance, "tolerance", "5%", "allowed regression against -baseline (5% or 0.05)")
+	fs.DurationVar(&f.streamTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D` (its cell becomes an error; the run goes on)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound the whole run (0 = no bound); exceeding it is an infrastructure error (exit 3)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: slogate run [flags] SPEC...")
@@ -83,6 +86,9 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	if f.duration < 0 {
 		return exit.Usagef("-duration must be positive")
+	}
+	if f.streamTimeout <= 0 {
+		return exit.Usagef("-stream-timeout must be positive")
 	}
 	tol, err := parseTolerance(f.tolerance)
 	if err != nil {
@@ -198,7 +204,7 @@ func runServer(ctx context.Context, sp *spec.Spec, srv *spec.Server, keep *regex
 		srv.Name, len(p.Cells()), p.Estimated.Round(time.Second), out))
 	res, runErr := runner.Run(ctx, runner.Config{
 		Spec: sp, Server: srv, Plan: p, OutDir: out, Endpoint: f.endpoint, Sim: f.sim,
-		Tool: version, Observer: obs,
+		Tool: version, Observer: obs, StreamIdleTimeout: f.streamTimeout,
 	})
 	obs.abort(runErr)
 	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode) == 0 {
@@ -214,7 +220,26 @@ func runServer(ctx context.Context, sp *spec.Spec, srv *spec.Server, keep *regex
 	if runErr != nil {
 		return res, outcome, runErr
 	}
-	return res, outcome, ferr
+	if ferr != nil {
+		return res, outcome, ferr
+	}
+	// A cell that could not be measured is an infrastructure problem (exit
+	// 3), whether or not an assertion reads it.
+	var failed []string
+	for _, c := range res.Prefill {
+		if c.Status == result.StatusError {
+			failed = append(failed, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	for _, c := range res.Decode {
+		if c.Status == result.StatusError {
+			failed = append(failed, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	if len(failed) > 0 {
+		return res, outcome, exit.Infraf("%s: %d cell(s) could not be measured:\n  %s", srv.Name, len(failed), strings.Join(failed, "\n  "))
+	}
+	return res, outcome, nil
 }
 
 // parseTolerance reads "5%" or "0.05".

@@ -1,0 +1,205 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseTokens(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    int
+		wantErr string
+	}{
+		{name: "plain", in: "8192", want: 8192},
+		{name: "K", in: "8K", want: 8192},
+		{name: "lower k", in: "8k", want: 8192},
+		{name: "251K", in: "251K", want: 257024},
+		{name: "1019K", in: "1019K", want: 1043456},
+		{name: "M", in: "1M", want: 1048576},
+		{name: "spaces", in: " 16K ", want: 16384},
+		{name: "bad suffix", in: "16Q", wantErr: "not a token count"},
+		{name: "empty", in: "", wantErr: "not a token count"},
+		{name: "bare suffix", in: "K", wantErr: "not a token count"},
+		{name: "zero", in: "0", wantErr: "not a positive"},
+		{name: "negative", in: "-8K", wantErr: "not a token count"},
+		{name: "fraction", in: "1.5K", wantErr: "not a token count"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseTokens(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseTokens(%q) = %d, %v; want error containing %q", tt.in, got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseTokens(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestFormatTokens(t *testing.T) {
+	tests := []struct {
+		name string
+		in   int
+		want string
+	}{
+		{name: "8K", in: 8192, want: "8K"},
+		{name: "251K", in: 257024, want: "251K"},
+		{name: "1024K stays K as in the seeds", in: 1048576, want: "1024K"},
+		{name: "not a multiple", in: 1000, want: "1000"},
+		{name: "zero", in: 0, want: "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FormatTokens(tt.in); got != tt.want {
+				t.Errorf("FormatTokens(%d) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWorstOrdersOutcomes(t *testing.T) {
+	order := []Outcome{Pass, Skip, Fail, Error}
+	for i, a := range order {
+		for j, b := range order {
+			want := order[max(i, j)]
+			if got := Worst(a, b); got != want {
+				t.Errorf("Worst(%v, %v) = %v, want %v", a, b, got, want)
+			}
+		}
+	}
+	r := Results{Verdicts: []Verdict{{Outcome: Pass}, {Outcome: Error}, {Outcome: Fail}}}
+	if got := r.Outcome(); got != Error {
+		t.Errorf("Results.Outcome() = %v, want error", got)
+	}
+}
+
+func TestOutcomeJSON(t *testing.T) {
+	b, err := json.Marshal(Verdict{Test: "x", Outcome: Fail})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"outcome":"fail"`)) {
+		t.Errorf("marshalled %s, want outcome \"fail\"", b)
+	}
+	var v Verdict
+	if err := json.Unmarshal(b, &v); err != nil || v.Outcome != Fail {
+		t.Errorf("round trip = %v, %v", v.Outcome, err)
+	}
+	if err := json.Unmarshal([]byte(`{"outcome":"meh"}`), &v); err == nil {
+		t.Error("unknown outcome decoded without error")
+	}
+}
+
+func TestCellNames(t *testing.T) {
+	tests := []struct {
+		name string
+		ref  CellRef
+		want string
+	}{
+		{name: "prefill", ref: CellRef{Phase: PhasePrefill, Context: 8192}, want: "qwen/prefill/ctx=8K"},
+		{name: "decode default matrix", ref: CellRef{Phase: PhaseDecode, Context: 8192, Concurrency: 64}, want: "qwen/decode/ctx=8K/conc=64"},
+		{name: "labelled matrix", ref: CellRef{Phase: PhaseDecode, Matrix: "long", Context: 257024, Concurrency: 2}, want: "qwen/long/ctx=251K/conc=2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.ref.TestName("qwen"); got != tt.want {
+				t.Errorf("TestName = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeMetricCoversRegistry(t *testing.T) {
+	v := 1.5
+	c := DecodeCell{ServerTotalTPS: &v, SpecAcceptRate: &v, SpecAcceptLen: &v}
+	p := PrefillCell{}
+	for _, m := range Metrics {
+		var ok bool
+		if m.Phase == PhaseDecode {
+			_, ok = c.Metric(m.Name)
+		} else {
+			_, ok = p.Metric(m.Name)
+		}
+		if !ok {
+			t.Errorf("metric %s/%s is registered but the cell does not serve it", m.Phase, m.Name)
+		}
+	}
+	if _, ok := (&DecodeCell{}).Metric("server_total_tps"); ok {
+		t.Error("an absent optional metric reported ok")
+	}
+	if _, ok := c.Metric("nope"); ok {
+		t.Error("unknown metric reported ok")
+	}
+}
+
+func TestResultsWriteRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.json")
+	want := &Results{
+		Schema:  Schema,
+		Spec:    "specs/demo.hcl",
+		Server:  Server{Name: "qwen", KVCacheTokens: 24000000},
+		Prefill: []PrefillCell{{Context: 8192, Status: StatusValid, TPS: 46700, TTFTMs: 175}},
+		Decode:  []DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: StatusQueued, TotalTPS: 6018.4}},
+		Verdicts: []Verdict{{Test: "qwen/assert/a", Kind: KindAssert, Outcome: Fail,
+			Cells: []CellRef{{Phase: PhaseDecode, Context: 8192, Concurrency: 64}}}},
+	}
+	if err := want.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if _, err := Decode("x.json", []byte(`{"schema":"other/v9"}`)); err == nil || !strings.Contains(err.Error(), "slogate/results/v1") {
+		t.Errorf("wrong schema: err = %v", err)
+	}
+}
+
+func TestReadCells(t *testing.T) {
+	var buf bytes.Buffer
+	recs := []CellRecord{
+		{Server: "qwen", Phase: PhasePrefill, Prefill: &PrefillCell{Context: 8192, Status: StatusValid}},
+		{Server: "qwen", Phase: PhaseDecode, Decode: &DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 1, Status: StatusValid}},
+	}
+	for _, r := range recs {
+		if err := AppendCell(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name    string
+		in      string
+		want    int
+		wantErr bool
+	}{
+		{name: "whole", in: buf.String(), want: 2},
+		{name: "torn last line is dropped", in: buf.String() + `{"server":"qwen","pha`, want: 2},
+		{name: "bad middle line is an error", in: `{"x":1}` + "\n" + buf.String(), wantErr: true},
+		{name: "empty", in: "", want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ReadCells(strings.NewReader(tt.in))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if !tt.wantErr && len(got) != tt.want {
+				t.Errorf("got %d records, want %d", len(got), tt.want)
+			}
+		})
+	}
+}
