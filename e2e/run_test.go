@@ -309,3 +309,43 @@ matrix "decode" {
 	}
 	t.Logf("128 streams: total_tps %.1f, server_total_tps %.1f, active_avg %.1f", c.TotalTPS, *c.ServerTotalTPS, c.ActiveAvg)
 }
+
+// TestRunMemory128x251K: the runner stays far below 500 MB of RSS with 128
+// streams at a 251K-token context (one shared request body per context,
+// streamed chunk by chunk). Measured on the runner alone (-endpoint).
+func TestRunMemory128x251K(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	mark := newMark(t)
+	t.Cleanup(func() { noLeftovers(t, mark) }) // after startSim's cleanup
+	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--max-model-len", "262144",
+		"--max-num-seqs", "256", "--sim-tbt", "20ms", "--sim-ttft", "100ms", "--sim-prefill-tps", "10000000", "--sim-kv-tokens", "100000000")
+	spec := writeSpecLen(t, freePort(t), 262144, "", `
+measure {
+  duration   = "1s"
+  max_output = 4096
+}
+matrix "decode" {
+  contexts    = ["251K"]
+  concurrency = [128]
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "run", "-endpoint", base, "-out", out, spec)
+	cmd.Env = append(os.Environ(), markEnv+"="+mark, "NO_COLOR=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	c := readResults(t, out).Decode[0]
+	if c.Status != res.StatusValid || c.ActiveAvg < 127 {
+		t.Fatalf("cell: %+v", c)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+	t.Logf("runner max RSS at 128 streams × 251K: %d MiB", rss/1024)
+	if rss > 500*1024 {
+		t.Errorf("runner max RSS %d MiB, want < 500 MiB", rss/1024)
+	}
+}

@@ -133,9 +133,19 @@ func (c *console) Progress(p Progress) {
 	}
 	c.lastDraw = time.Now()
 	c.clearProgress()
-	c.progress = ProgressLine(p)
+	line := ProgressLine(p)
+	// A line wider than the terminal would wrap, and "\r" then redraws
+	// only its last part: keep it short.
+	if r := []rune(line); len(r) > progressWidth {
+		line = string(r[:progressWidth-1]) + "…"
+	}
+	c.progress = line
 	c.drawProgress()
 }
+
+// progressWidth bounds the progress line (terminals are at least 80 wide;
+// the common cell names fit in 100).
+const progressWidth = 100
 
 // ProgressLine renders the live state of a cell on one line: cell,
 // phase elapsed/window, tok/s so far, cells done/total, ETA.

@@ -2,7 +2,9 @@
 // (or uses an already running endpoint), waits until it is ready, measures
 // cold prefill and sustained decode exactly as DESIGN §4 describes, and
 // writes results.json, cells.jsonl and server.log into the output folder as
-// it goes, so an interrupted or crashed run keeps every measured cell.
+// it goes, so an interrupted or crashed run keeps every measured cell (and
+// can be resumed: Config.Resume). Events go to an Observer; the runner
+// never prints.
 package runner
 
 import (
@@ -15,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,23 +63,31 @@ type Config struct {
 	StreamIdleTimeout time.Duration
 	// SteadyHold overrides plan.SteadyHold (tests only).
 	SteadyHold time.Duration
+	// Resume continues an interrupted run in OutDir: its cells.jsonl records
+	// (this server's) are kept as measured, appended to rather than
+	// replaced, and only the plan's missing cells are measured. Previous is
+	// that run's results.json, when readable (server facts, start time).
+	Resume   []result.CellRecord
+	Previous *result.Results
 }
 
 // run is the state of one Run.
 type run struct {
-	cfg     Config
-	obs     Observer
-	res     *result.Results
-	proc    *process
-	c       *apiClient
-	ids     []int
-	mml     int
-	kv      int64
-	runID   string
-	cells   *os.File
-	done    int
-	total   int
-	started time.Time
+	cfg   Config
+	obs   Observer
+	res   *result.Results
+	proc  *process
+	c     *apiClient
+	ids   []int
+	mml   int
+	kv    int64
+	runID string
+	cells *os.File
+	done  int
+	total int
+	// measuredRefs are the cells already measured (by a resumed run).
+	measuredRefs map[result.CellRef]bool
+	started      time.Time
 }
 
 // Run measures cfg.Plan. It always returns the Results (with whatever was
@@ -118,6 +129,7 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 		r.cells.Close()
 	}
 	r.res.Finished = time.Now().UTC()
+	r.sortCells()
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
 			r.res.Interrupted = true
@@ -210,13 +222,24 @@ func (r *run) run(ctx context.Context) error {
 	if err := os.MkdirAll(r.cfg.OutDir, 0o755); err != nil {
 		return exit.Infraf("creating the output folder: %v", err)
 	}
-	f, err := os.OpenFile(filepath.Join(r.cfg.OutDir, "cells.jsonl"), os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+	mode := os.O_CREATE | os.O_WRONLY | os.O_APPEND | os.O_TRUNC
+	if r.cfg.Resume != nil {
+		mode &^= os.O_TRUNC
+	}
+	f, err := os.OpenFile(filepath.Join(r.cfg.OutDir, "cells.jsonl"), mode, 0o644)
 	if err != nil {
 		return exit.Infraf("creating cells.jsonl: %v", err)
 	}
 	r.cells = f
+	remaining := r.resume()
 	if err := r.writeResults(); err != nil {
 		return err
+	}
+	if remaining == 0 {
+		if r.cfg.Resume != nil {
+			r.logf("%s: nothing left to measure: every cell of the plan is in %s", r.cfg.Server.Name, filepath.Join(r.cfg.OutDir, "cells.jsonl"))
+		}
+		return nil
 	}
 	if err := r.boot(ctx); err != nil {
 		return err
@@ -230,6 +253,56 @@ func (r *run) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// resume loads the cells of an interrupted run and returns how many cells
+// of the plan are left to measure.
+func (r *run) resume() int {
+	r.measuredRefs = map[result.CellRef]bool{}
+	if r.cfg.Resume != nil {
+		if p := r.cfg.Previous; p != nil {
+			r.res.Started = p.Started
+			r.res.Server = p.Server
+			r.res.Warnings = p.Warnings
+		}
+		for _, rec := range r.cfg.Resume {
+			switch {
+			case rec.Server != r.cfg.Server.Name:
+			case rec.Prefill != nil && !r.measuredRefs[rec.Prefill.Ref()]:
+				r.res.Prefill = append(r.res.Prefill, *rec.Prefill)
+				r.measuredRefs[rec.Prefill.Ref()] = true
+			case rec.Decode != nil && !r.measuredRefs[rec.Decode.Ref()]:
+				r.res.Decode = append(r.res.Decode, *rec.Decode)
+				r.measuredRefs[rec.Decode.Ref()] = true
+			}
+		}
+	}
+	left := 0
+	for _, ref := range r.cfg.Plan.Cells() {
+		if r.measuredRefs[ref] {
+			r.done++
+		} else {
+			left++
+		}
+	}
+	return left
+}
+
+// sortCells puts the cells in plan order (a resumed run appends the
+// missing ones after those measured before).
+func (r *run) sortCells() {
+	order := map[result.CellRef]int{}
+	for i, ref := range r.cfg.Plan.Cells() {
+		order[ref] = i
+	}
+	pos := func(ref result.CellRef) int {
+		if i, ok := order[ref]; ok {
+			return i
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(r.res.Prefill, func(a, b result.PrefillCell) int { return pos(a.Ref()) - pos(b.Ref()) })
+	slices.SortStableFunc(r.res.Decode, func(a, b result.DecodeCell) int { return pos(a.Ref()) - pos(b.Ref()) })
 }
 
 // boot starts the server (or checks the endpoint) and waits until it is ready.
@@ -344,25 +417,32 @@ func orDash(s string) string {
 // plan says so; it warms the prompt cache either way), then its decode cells.
 func (r *run) step(ctx context.Context, st plan.Step) error {
 	salt := fmt.Sprintf("%s-%d", r.runID, st.Context)
-	needWarm := st.Prefill
+	record := st.Prefill && !r.measuredRefs[result.CellRef{Phase: result.PhasePrefill, Context: st.Context}]
+	var todo []result.CellRef
 	for _, ref := range st.Decode {
+		if !r.measuredRefs[ref] {
+			todo = append(todo, ref)
+		}
+	}
+	needWarm := record
+	for _, ref := range todo {
 		if !plan.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput, r.kv) {
 			needWarm = true
 		}
 	}
 	if needWarm {
-		cell, err := r.prefill(ctx, st.Context, salt, st.Prefill)
+		cell, err := r.prefill(ctx, st.Context, salt, record)
 		if err != nil {
 			return err
 		}
-		if st.Prefill {
+		if record {
 			if err := r.recordPrefill(cell); err != nil {
 				return err
 			}
 		}
 	}
 	var body []byte
-	for _, ref := range st.Decode {
+	for _, ref := range todo {
 		if body == nil {
 			mo := r.measure().MaxOutput
 			body = completionBody(r.c.model, r.ids, st.Context, mo, mo, salt)

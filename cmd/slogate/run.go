@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -36,6 +37,15 @@ type runFlags struct {
 	tolerance string
 	// streamTimeout ends a stream that sends nothing for that long.
 	streamTimeout time.Duration
+	// resume is the output folder of an interrupted run to continue.
+	resume string
+}
+
+// resumeState is what -resume found in the folder of an interrupted run.
+type resumeState struct {
+	server   string
+	records  []result.CellRecord
+	previous *result.Results // nil when results.json is unreadable
 }
 
 // cmdRun is `slogate run [flags] SPEC...`: for every server of every spec,
@@ -56,6 +66,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&f.baseline, "baseline", "", "compare every cell against a previous `RESULTS.json`")
 	fs.StringVar(&f.tolerance, "tolerance", "5%", "allowed regression against -baseline (5% or 0.05)")
 	fs.DurationVar(&f.streamTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D` (its cell becomes an error; the run goes on)")
+	fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in `OUT` (its cells.jsonl): measure only the missing cells; SPEC defaults to the one it ran")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound the whole run (0 = no bound); exceeding it is an infrastructure error (exit 3)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: slogate run [flags] SPEC...")
@@ -69,7 +80,21 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 		return exit.Quiet(exit.Usage)
 	}
-	if fs.NArg() == 0 {
+	var rs *resumeState
+	paths := fs.Args()
+	if f.resume != "" {
+		var err error
+		if rs, err = loadResume(f.resume); err != nil {
+			return err
+		}
+		if len(paths) == 0 && rs.previous != nil && rs.previous.Spec != "" {
+			paths = []string{rs.previous.Spec}
+		}
+		if f.out != "" && filepath.Clean(f.out) != filepath.Clean(f.resume) {
+			return exit.Usagef("-resume %s writes into that folder: drop -out %s", f.resume, f.out)
+		}
+	}
+	if len(paths) == 0 {
 		fs.Usage()
 		return exit.Usagef("run: no SPEC given")
 	}
@@ -100,9 +125,14 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 			return exit.Usagef("-baseline: %v", err)
 		}
 	}
-	specs, err := loadSpecs(stderr, fs.Args(), f.vars)
+	specs, err := loadSpecs(stderr, paths, f.vars)
 	if err != nil {
 		return err
+	}
+	if rs != nil {
+		if specs, err = resumeSpecs(specs, rs, f.resume); err != nil {
+			return err
+		}
 	}
 	if f.timeout > 0 {
 		var cancel context.CancelFunc
@@ -134,7 +164,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		specStart := time.Now()
 		specWorst := result.Pass
 		for _, srv := range sp.Servers {
-			res, outcome, err := runServer(ctx, sp, srv, keep, f, tol, base, stream, stdout, stderr, servers)
+			res, outcome, err := runServer(ctx, sp, srv, keep, f, tol, base, stream, stdout, stderr, servers, rs)
 			if res != nil {
 				all = append(all, res)
 			}
@@ -185,9 +215,11 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 // error is the run's infrastructure error or interruption; the outcome is
 // that of the verdicts.
 func runServer(ctx context.Context, sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp, f runFlags, tol float64,
-	base *result.Results, stream report.TestStream, stdout, stderr io.Writer, servers int) (*result.Results, result.Outcome, error) {
+	base *result.Results, stream report.TestStream, stdout, stderr io.Writer, servers int, rs *resumeState) (*result.Results, result.Outcome, error) {
 	out := f.out
 	switch {
+	case rs != nil:
+		out = f.resume
 	case out == "":
 		out = filepath.Join("slogate-out", srv.Name)
 	case servers > 1:
@@ -202,10 +234,17 @@ func runServer(ctx context.Context, sp *spec.Spec, srv *spec.Server, keep *regex
 	}
 	stream.Log(fmt.Sprintf("%s: %d cells, estimated %s (server start-up not included); results in %s",
 		srv.Name, len(p.Cells()), p.Estimated.Round(time.Second), out))
-	res, runErr := runner.Run(ctx, runner.Config{
+	cfg := runner.Config{
 		Spec: sp, Server: srv, Plan: p, OutDir: out, Endpoint: f.endpoint, Sim: f.sim,
 		Tool: version, Observer: obs, StreamIdleTimeout: f.streamTimeout,
-	})
+	}
+	if rs != nil {
+		cfg.Resume, cfg.Previous = rs.records, rs.previous
+		if cfg.Resume == nil {
+			cfg.Resume = []result.CellRecord{}
+		}
+	}
+	res, runErr := runner.Run(ctx, cfg)
 	obs.abort(runErr)
 	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode) == 0 {
 		// Nothing measured (the server never came up): no verdicts to give.
@@ -240,6 +279,47 @@ func runServer(ctx context.Context, sp *spec.Spec, srv *spec.Server, keep *regex
 		return res, outcome, exit.Infraf("%s: %d cell(s) could not be measured:\n  %s", srv.Name, len(failed), strings.Join(failed, "\n  "))
 	}
 	return res, outcome, nil
+}
+
+// loadResume reads the folder of an interrupted run.
+func loadResume(dir string) (*resumeState, error) {
+	fh, err := os.Open(filepath.Join(dir, "cells.jsonl"))
+	if err != nil {
+		return nil, exit.Usagef("-resume %s: no cells.jsonl there (%v): give the -out folder of an earlier slogate run", dir, err)
+	}
+	defer fh.Close()
+	recs, err := result.ReadCells(fh)
+	if err != nil {
+		return nil, exit.Usagef("-resume %s: %v", dir, err)
+	}
+	rs := &resumeState{records: recs}
+	if prev, err := result.Read(filepath.Join(dir, "results.json")); err == nil {
+		rs.previous = prev
+		rs.server = prev.Server.Name
+	}
+	if rs.server == "" && len(recs) > 0 {
+		rs.server = recs[0].Server
+	}
+	if rs.server == "" {
+		return nil, exit.Usagef("-resume %s: neither results.json nor cells.jsonl says which server was measured", dir)
+	}
+	return rs, nil
+}
+
+// resumeSpecs keeps, of the specs, only the server the resumed run measured.
+func resumeSpecs(specs []*spec.Spec, rs *resumeState, dir string) ([]*spec.Spec, error) {
+	var names []string
+	for _, sp := range specs {
+		for _, srv := range sp.Servers {
+			if srv.Name == rs.server {
+				cp := *sp
+				cp.Servers = []*spec.Server{srv}
+				return []*spec.Spec{&cp}, nil
+			}
+			names = append(names, strconv.Quote(srv.Name))
+		}
+	}
+	return nil, exit.Usagef("-resume %s: that run measured server %q, but the spec defines %s: give the spec it ran", dir, rs.server, strings.Join(names, ", "))
 }
 
 // parseTolerance reads "5%" or "0.05".
