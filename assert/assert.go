@@ -168,11 +168,7 @@ func (sc *scope) diagLines(diags hcl.Diagnostics) []string {
 	if err := wr.WriteDiagnostics(diags); err != nil {
 		return []string{diags.Error()}
 	}
-	var lines []string
-	for _, l := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		lines = append(lines, l)
-	}
-	return lines
+	return strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
 }
 
 // source returns the bytes of rng as written in the spec, or "" when the

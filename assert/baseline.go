@@ -69,10 +69,7 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 		return v
 	case !b.Present || !b.Status.Measured():
 		v.Outcome, v.Infra = result.Error, true
-		v.Message = "cell not measured: " + reasonFor(b.Status, b.Reason)
-		if !b.Present {
-			v.Message = "cell not measured: not measured"
-		}
+		v.Message = unmeasured{ref: ref, reason: reasonFor(b.Status, b.Reason)}.message() // an absent cell has no status: "not measured"
 		v.Details = []string{refExpr(ref) + ": " + v.Message + " (the baseline measured it)"}
 		return v
 	}
@@ -85,7 +82,7 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 		}
 		switch c.Change {
 		case compare.Regressed:
-			line += fmt.Sprintf(", regressed beyond %s (%s)", compare.FormatPercent(tol), direction(m))
+			line += fmt.Sprintf(", regressed beyond %s (%s)", compare.FormatPercent(tol), compare.Direction(m))
 			regressed = append(regressed, m.Name)
 		case compare.NotSignificant:
 			line += ", within the spread of both runs"
@@ -113,13 +110,6 @@ func deltaOrNA(d float64) string {
 		return "n/a"
 	}
 	return compare.FormatDelta(d)
-}
-
-func direction(m result.Metric) string {
-	if m.HigherIsBetter {
-		return "higher is better"
-	}
-	return "lower is better"
 }
 
 // joinAnd joins names as "a", "a and b", "a, b and c".

@@ -81,13 +81,12 @@ func (sc *scope) expectCell(test string, ref result.CellRef, m result.Metric, wa
 		File: row.Range.Filename, Line: row.Range.Start.Line,
 		Cells: []result.CellRef{ref},
 	}
-	op, limit := ">=", want*(1-tol)
+	// A throughput may fall to want × (1 − tol), a latency rise to want × (1 + tol).
+	op, sign, dir, limit := ">=", "-", "below", want*(1-tol)
+	breached := func(got float64) bool { return got < limit }
 	if !m.HigherIsBetter {
-		op, limit = "<=", want*(1+tol)
-	}
-	sign := "-"
-	if !m.HigherIsBetter {
-		sign = "+"
+		op, sign, dir, limit = "<=", "+", "above", want*(1+tol)
+		breached = func(got float64) bool { return got > limit }
 	}
 	v.Rule = fmt.Sprintf("%s %s %s (%s %s %s)", m.Name, op, compare.FormatValue(limit), compare.FormatValue(want), sign, compare.FormatPercent(tol))
 
@@ -109,16 +108,8 @@ func (sc *scope) expectCell(test string, ref result.CellRef, m result.Metric, wa
 		miss = (*got - want) / want
 	}
 	v.Details = []string{fmt.Sprintf("%s = %s, want %s (%s)", m.Name, compare.FormatValue(*got), v.Rule[len(m.Name)+1:], compare.FormatDelta(miss))}
-	breached := *got < limit
-	if !m.HigherIsBetter {
-		breached = *got > limit
-	}
-	if breached {
+	if breached(*got) {
 		v.Outcome = result.Fail
-		dir := "below"
-		if !m.HigherIsBetter {
-			dir = "above"
-		}
 		v.Message = fmt.Sprintf("%s at %s is %s the expected %s by more than %s", m.Name, ref.Name(), dir, compare.FormatValue(want), compare.FormatPercent(tol))
 	}
 	return v

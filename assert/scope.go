@@ -61,23 +61,12 @@ func contextKeys(ctx int) []string {
 	return keys
 }
 
-// decodeObjectType is the object type of decode[CTX][CONC]: every decode
-// metric as a number, plus status.
-func decodeObjectType() cty.Type {
+// cellObjectType is the object type of one cell of phase (decode[CTX][CONC]
+// or prefill[CTX]): every metric of the phase as a number, plus status.
+func cellObjectType(phase result.Phase) cty.Type {
 	attrs := map[string]cty.Type{"status": cty.String}
 	for _, m := range result.Metrics {
-		if m.Phase == result.PhaseDecode {
-			attrs[m.Name] = cty.Number
-		}
-	}
-	return cty.Object(attrs)
-}
-
-// prefillObjectType is the object type of prefill[CTX].
-func prefillObjectType() cty.Type {
-	attrs := map[string]cty.Type{"status": cty.String}
-	for _, m := range result.Metrics {
-		if m.Phase == result.PhasePrefill {
+		if m.Phase == phase {
 			attrs[m.Name] = cty.Number
 		}
 	}
@@ -164,9 +153,9 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 		}
 	}
 	for _, c := range res.Decode {
-		add(result.CellRef{Matrix: c.Matrix}.MatrixLabel(), c.Context, c.Concurrency)
+		add(c.Ref().MatrixLabel(), c.Context, c.Concurrency)
 	}
-	objType := decodeObjectType()
+	objType := cellObjectType(result.PhaseDecode)
 	for label, g := range grids {
 		sc.roots[label] = true
 		rows := map[string]cty.Value{}
@@ -221,7 +210,7 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 		}
 	}
 	if len(prefill) == 0 {
-		vars["prefill"] = cty.MapValEmpty(prefillObjectType())
+		vars["prefill"] = cty.MapValEmpty(cellObjectType(result.PhasePrefill))
 	} else {
 		vars["prefill"] = cty.MapVal(prefill)
 	}

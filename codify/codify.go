@@ -8,7 +8,9 @@ package codify
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,7 +33,7 @@ type Options struct {
 }
 
 // ErrNothingMeasured is returned for a run without a single measured cell.
-var ErrNothingMeasured = errors.New("the run has no measured cell to codify")
+var ErrNothingMeasured = errors.New("the run has no measured cell to codify (every cell is over capacity, errored or missing): codify the results.json of a run that measured at least one cell")
 
 // Generate returns the HCL blocks for res.
 func Generate(res *result.Results, opt Options) ([]byte, error) {
@@ -39,8 +41,9 @@ func Generate(res *result.Results, opt Options) ([]byte, error) {
 	body := f.Body()
 	comment(body, header(res, opt))
 
+	labels := res.MatrixLabels()
 	wrote := false
-	for _, label := range matrixLabels(res) {
+	for _, label := range labels {
 		if expectDecode(body, res, label, opt.Margin) {
 			wrote = true
 		}
@@ -51,7 +54,7 @@ func Generate(res *result.Results, opt Options) ([]byte, error) {
 	if !wrote {
 		return nil, ErrNothingMeasured
 	}
-	if labels := matrixLabels(res); len(labels) > 0 {
+	if len(labels) > 0 {
 		assertPeak(body, res, labels[0], opt.Margin)
 		assertTTFT(body, res, labels[0], opt.Margin)
 	}
@@ -151,7 +154,7 @@ func assertPeak(body *hclwrite.Body, res *result.Results, label string, margin f
 	var best *result.DecodeCell
 	for i := range res.Decode {
 		c := &res.Decode[i]
-		if (result.CellRef{Matrix: c.Matrix}).MatrixLabel() != label || !c.Status.Measured() {
+		if c.Ref().MatrixLabel() != label || !c.Status.Measured() {
 			continue
 		}
 		// Prefer steady-state cells over queued ones, then the highest throughput.
@@ -263,35 +266,14 @@ func niceThreshold(v float64, down bool) float64 {
 func axes(res *result.Results, label string) (ctxs, concs []int) {
 	cs, cc := map[int]bool{}, map[int]bool{}
 	for _, c := range res.Decode {
-		if (result.CellRef{Matrix: c.Matrix}).MatrixLabel() == label {
+		if c.Ref().MatrixLabel() == label {
 			cs[c.Context], cc[c.Concurrency] = true, true
 		}
 	}
 	return sortedKeys(cs), sortedKeys(cc)
 }
 
-func sortedKeys(m map[int]bool) []int {
-	var out []int
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
-}
-
-// matrixLabels lists the decode matrix labels in order of first appearance.
-func matrixLabels(res *result.Results) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range res.Decode {
-		l := (result.CellRef{Matrix: c.Matrix}).MatrixLabel()
-		if !seen[l] {
-			seen[l] = true
-			out = append(out, l)
-		}
-	}
-	return out
-}
+func sortedKeys(m map[int]bool) []int { return slices.Sorted(maps.Keys(m)) }
 
 // sortedPrefill lists the measured prefill cells by context.
 func sortedPrefill(res *result.Results) []result.PrefillCell {

@@ -9,6 +9,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -62,6 +63,7 @@ const (
 
 var changeNames = [...]string{"unchanged", "improved", "regressed", "not significant", "A only", "B only", "neither"}
 
+// String names the change: "regressed", "not significant", "A only", …
 func (c Change) String() string {
 	if c < 0 || int(c) >= len(changeNames) {
 		return fmt.Sprintf("change(%d)", int(c))
@@ -73,36 +75,37 @@ func (c Change) String() string {
 type Side struct {
 	// Present is false when the run has no such cell at all.
 	Present bool
-	Status  result.Status
-	Reason  string
-	// Value is the metric; meaningful only when HasValue.
+	Status  result.Status // the cell's status in this run
+	Reason  string        // why the cell has no numbers, when it has none
+	// Value is the metric; meaningful only when HasValue, which is false
+	// for a cell that was not measured or did not report the metric.
 	Value    float64
-	HasValue bool
+	HasValue bool // Value is set
 	// Spread is [min, max] over repeats; set only when Repeats > 1 and the
 	// run recorded a spread for this metric.
 	Spread    [2]float64
-	HasSpread bool
+	HasSpread bool // Spread is set
 }
 
 // Cell is one compared cell of one metric.
 type Cell struct {
-	Ref  result.CellRef
-	A, B Side
+	Ref  result.CellRef // the cell compared
+	A, B Side           // the reference run and the new run
 	// Delta is (B − A) ÷ |A|; NaN unless both sides have values and A ≠ 0.
 	Delta  float64
-	Change Change
+	Change Change // the decision for this cell
 }
 
 // Table is one metric's matrix: rows are contexts, columns concurrency
 // levels (a single column for prefill).
 type Table struct {
-	Phase  result.Phase
-	Matrix string // decode matrix label; "" for prefill
-	Metric result.Metric
+	Phase  result.Phase  // prefill or decode
+	Matrix string        // decode matrix label; "" for prefill
+	Metric result.Metric // the metric compared
 	// Tolerance used for the decisions, as a fraction.
 	Tolerance   float64
-	Contexts    []int
-	Concurrency []int // nil for prefill
+	Contexts    []int // row keys, ascending: every context either run has
+	Concurrency []int // column keys, ascending; nil for prefill
 	// Cells holds every cell recorded by either run, row-major.
 	Cells []Cell
 }
@@ -252,36 +255,33 @@ func decideCell(ref result.CellRef, a, b Side, m result.Metric, tol float64) Cel
 	return c
 }
 
+// prefillSide is one run's view of its prefill cell c (nil = absent) for metric.
 func prefillSide(c *result.PrefillCell, metric string) Side {
 	if c == nil {
 		return Side{}
 	}
-	s := Side{Present: true, Status: c.Status, Reason: c.Reason}
-	if c.Status.Measured() {
-		s.Value, s.HasValue = c.Metric(metric)
-	}
-	s.Spread, s.HasSpread = spread(c.Repeats, c.Spread, metric)
-	return s
+	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, metric, c.Metric)
 }
 
+// decodeSide is one run's view of its decode cell c (nil = absent) for metric.
 func decodeSide(c *result.DecodeCell, metric string) Side {
 	if c == nil {
 		return Side{}
 	}
-	s := Side{Present: true, Status: c.Status, Reason: c.Reason}
-	if c.Status.Measured() {
-		s.Value, s.HasValue = c.Metric(metric)
-	}
-	s.Spread, s.HasSpread = spread(c.Repeats, c.Spread, metric)
-	return s
+	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, metric, c.Metric)
 }
 
-func spread(repeats int, sp map[string][2]float64, metric string) ([2]float64, bool) {
-	if repeats <= 1 {
-		return [2]float64{}, false
+// presentSide is the view of a recorded cell: its value when measured, and
+// its [min, max] spread when it was repeated and the run recorded one.
+func presentSide(st result.Status, reason string, repeats int, spreads map[string][2]float64, metric string, value func(string) (float64, bool)) Side {
+	s := Side{Present: true, Status: st, Reason: reason}
+	if st.Measured() {
+		s.Value, s.HasValue = value(metric)
 	}
-	v, ok := sp[metric]
-	return v, ok
+	if repeats > 1 {
+		s.Spread, s.HasSpread = spreads[metric]
+	}
+	return s
 }
 
 // AnyRegressed reports whether any cell of any table regressed.
@@ -322,7 +322,7 @@ func prefillContexts(r *result.Results) []int {
 func decodeAxis(r *result.Results, label string, ctx bool) []int {
 	var out []int
 	for _, c := range r.Decode {
-		if (result.CellRef{Matrix: c.Matrix}).MatrixLabel() != label {
+		if c.Ref().MatrixLabel() != label {
 			continue
 		}
 		if ctx {
@@ -336,15 +336,10 @@ func decodeAxis(r *result.Results, label string, ctx bool) []int {
 
 // matrixLabels lists the decode matrix labels of a then b, first seen first.
 func matrixLabels(a, b *result.Results) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range []*result.Results{a, b} {
-		for _, c := range r.Decode {
-			l := (result.CellRef{Matrix: c.Matrix}).MatrixLabel()
-			if !seen[l] {
-				seen[l] = true
-				out = append(out, l)
-			}
+	out := a.MatrixLabels()
+	for _, l := range b.MatrixLabels() {
+		if !slices.Contains(out, l) {
+			out = append(out, l)
 		}
 	}
 	return out

@@ -43,8 +43,8 @@ func Render(w io.Writer, tables []Table) error {
 	return err
 }
 
-// direction is "higher is better" or "lower is better".
-func direction(m result.Metric) string {
+// Direction is "higher is better" or "lower is better": which way m improves.
+func Direction(m result.Metric) string {
 	if m.HigherIsBetter {
 		return "higher is better"
 	}
@@ -56,7 +56,7 @@ func renderTable(b *strings.Builder, t *Table) {
 	if unit != "" {
 		unit += ", "
 	}
-	fmt.Fprintf(b, "%s (%s%s), tolerance %s\n", t.Title(), unit, direction(t.Metric), FormatPercent(t.Tolerance))
+	fmt.Fprintf(b, "%s (%s%s), tolerance %s\n", t.Title(), unit, Direction(t.Metric), FormatPercent(t.Tolerance))
 	if len(t.Cells) == 0 {
 		b.WriteString("  (no cells in either run)\n")
 		return

@@ -146,3 +146,93 @@ func TestResumeUsage(t *testing.T) {
 		t.Errorf("-resume with another server's spec: exit %d, want 2 naming the recorded server\n%s", r.Code, r.Stderr)
 	}
 }
+
+// TestResumeRemeasuresErrors: cells that could not be measured (a faulty
+// server) are measured again on resume, against a healthy one; each cell
+// is then recorded once.
+func TestResumeRemeasuresErrors(t *testing.T) {
+	mark := newMark(t)
+	t.Cleanup(func() { noLeftovers(t, mark) })
+	faulty := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--sim-tbt", "5ms", "--sim-ttft", "20ms",
+		"--sim-kv-tokens", "1000000", "--sim-truncate-after", "5")
+	healthy := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--sim-tbt", "5ms", "--sim-ttft", "20ms",
+		"--sim-kv-tokens", "1000000")
+	spec := faultSpec(t, freePort(t), "", "", oneCell)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-endpoint", faulty, "-out", out, spec)
+	if r.Code != 3 || !strings.Contains(r.Stderr, "-resume "+out) {
+		t.Fatalf("faulty run: exit %d, want 3 suggesting -resume\nstderr:\n%s", r.Code, r.Stderr)
+	}
+	r = slogate(t, mark, 2*time.Minute, "", nil, "run", "-endpoint", healthy, "-resume", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if strings.Contains(r.Stdout, "=== RUN   sim/prefill/ctx=1K\n") {
+		t.Errorf("the valid prefill cell was measured again")
+	}
+	got, err := res.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Prefill) != 1 || len(got.Decode) != 2 {
+		t.Fatalf("results.json: %d prefill, %d decode cells", len(got.Prefill), len(got.Decode))
+	}
+	for _, c := range got.Decode {
+		if c.Status != res.StatusValid {
+			t.Errorf("%s: %s (%s) after resume, want valid", c.Ref().Name(), c.Status, c.Reason)
+		}
+	}
+	if n := cellLines(out); n != 3 {
+		b, _ := os.ReadFile(filepath.Join(out, "cells.jsonl"))
+		t.Errorf("cells.jsonl has %d lines, want 3 (each cell once):\n%s", n, b)
+	}
+}
+
+// TestResumeMeasuresLikeBefore: the resumed run keeps the first run's
+// -duration and -sim without being told, refuses another -duration, and
+// refuses a changed launch command.
+func TestResumeMeasuresLikeBefore(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := faultSpec(t, freePort(t), "", fastSim, strings.Replace(resumeBody, `"1s"`, `"30s"`, 1))
+	out := filepath.Join(t.TempDir(), "out")
+	b := startSlogate(t, mark, "run", "-sim", "-duration", "1s", "-out", out, spec)
+	b.waitFor(t, "finished cells", time.Minute, func() bool { return cellLines(out) >= 2 })
+	b.cmd.Process.Signal(syscall.SIGINT)
+	if code := b.exitAfter(t, 45*time.Second); code != 130 {
+		t.Fatalf("interrupted run: exit %d, want 130\nstderr:\n%s", code, b.stderr.String())
+	}
+
+	r := slogate(t, mark, time.Minute, "", nil, "run", "-resume", out, "-duration", "2s", spec)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "1s windows") {
+		t.Errorf("-resume with another -duration: exit %d, want 2 naming the first run's window\n%s", r.Code, r.Stderr)
+	}
+	changed := filepath.Join(filepath.Dir(spec), "changed.hcl")
+	src, _ := os.ReadFile(spec)
+	os.WriteFile(changed, bytes.Replace(src, []byte(`"--sim-tbt", "5ms"`), []byte(`"--sim-tbt", "6ms"`), 1), 0o644)
+	r = slogate(t, mark, time.Minute, "", nil, "run", "-resume", out, changed)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "launch command changed") {
+		t.Errorf("-resume with a changed launch: exit %d, want 2\n%s", r.Code, r.Stderr)
+	}
+
+	start := time.Now()
+	r = slogate(t, mark, 2*time.Minute, "", nil, "run", "-resume", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	got, err := res.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Measure.DurationS != 1 || !got.Server.Simulated || len(got.Decode) != 4 {
+		t.Errorf("resumed results: window %vs, simulated %v, %d decode cells; want 1s, true, 4", got.Measure.DurationS, got.Server.Simulated, len(got.Decode))
+	}
+	for _, c := range got.Decode {
+		if c.MeasuredS > 1.5 {
+			t.Errorf("%s measured %.1fs: the resumed run did not keep the 1s window", c.Ref().Name(), c.MeasuredS)
+		}
+	}
+	if el := time.Since(start); el > time.Minute {
+		t.Errorf("resume took %v", el)
+	}
+}

@@ -285,3 +285,32 @@ func TestSecretsFileStaysInSpecFolder(t *testing.T) {
 		noSecret(t, key, map[string]string{"plan stdout": r.Stdout, "plan stderr": r.Stderr})
 	}
 }
+
+// TestSecretsServerLogRedacted: a server that prints its arguments (vLLM
+// logs its non-default args, --api-key included) never puts the key into
+// server.log: slogate redacts it on the way.
+func TestSecretsServerLogRedacted(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	key := plantedKey()
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "vllm")
+	script := "#!/bin/sh\necho \"INFO non-default args: $*\"\necho \"key on stderr: $VLLM_API_KEY\" >&2\nexec " + bin + " sim \"$@\"\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := secretSpec(t, dir, `env("SLOGATE_E2E_API_KEY")`, ` VLLM_API_KEY = env("SLOGATE_E2E_API_KEY") `)
+	src, _ := os.ReadFile(spec)
+	os.WriteFile(spec, bytes.Replace(src, []byte(`model             = "Qwen/Qwen3.5-4B"`), []byte(`command = "`+fake+`"
+  model             = "Qwen/Qwen3.5-4B"`), 1), 0o644)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", []string{"SLOGATE_E2E_API_KEY=" + key}, "run", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	log, err := os.ReadFile(filepath.Join(out, "server.log"))
+	if err != nil || !bytes.Contains(log, []byte("non-default args:")) || !bytes.Contains(log, []byte("--api-key <redacted>")) || !bytes.Contains(log, []byte("key on stderr: <redacted>")) {
+		t.Errorf("server.log does not show the redacted arguments (%v):\n%s", err, log)
+	}
+	noSecret(t, key, map[string]string{"stdout": r.Stdout, "stderr": r.Stderr}, out)
+}

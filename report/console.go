@@ -34,6 +34,12 @@ func ConsoleOptionsFor(w io.Writer, getenv func(string) string) ConsoleOptions {
 	if f, ok := w.(*os.File); ok {
 		tty = isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 	}
+	return consoleOptions(tty, getenv)
+}
+
+// consoleOptions is ConsoleOptionsFor once it is known whether the output is
+// a terminal.
+func consoleOptions(tty bool, getenv func(string) string) ConsoleOptions {
 	return ConsoleOptions{
 		Color:    tty && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb",
 		Progress: tty && getenv("CI") == "",

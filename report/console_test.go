@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -78,31 +79,46 @@ func TestConsoleColor(t *testing.T) {
 }
 
 func TestConsoleOptionsFor(t *testing.T) {
-	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	noEnv := func(string) string { return "" }
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
 	tests := []struct {
 		name string
-		w    any
-		env  map[string]string
+		w    io.Writer
 		want ConsoleOptions
 	}{
 		{name: "a buffer is not a terminal", w: &bytes.Buffer{}, want: ConsoleOptions{}},
-		{name: "a regular file is not a terminal", w: os.NewFile(0, os.DevNull), env: map[string]string{}, want: ConsoleOptions{}},
+		{name: "a regular file is not a terminal", w: f, want: ConsoleOptions{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var got ConsoleOptions
-			switch w := tc.w.(type) {
-			case *bytes.Buffer:
-				got = ConsoleOptionsFor(w, env(tc.env))
-			case *os.File:
-				f, err := os.CreateTemp(t.TempDir(), "out")
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				got = ConsoleOptionsFor(f, env(tc.env))
+			if got := ConsoleOptionsFor(tc.w, noEnv); got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
-			if got != tc.want {
+		})
+	}
+}
+
+// TestConsoleOptionsOnATerminal: on a terminal, colour unless NO_COLOR or
+// TERM=dumb, and the live progress line unless CI is set.
+func TestConsoleOptionsOnATerminal(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want ConsoleOptions
+	}{
+		{name: "plain terminal", want: ConsoleOptions{Color: true, Progress: true}},
+		{name: "NO_COLOR", env: map[string]string{"NO_COLOR": "1"}, want: ConsoleOptions{Progress: true}},
+		{name: "dumb terminal", env: map[string]string{"TERM": "dumb"}, want: ConsoleOptions{Progress: true}},
+		{name: "CI", env: map[string]string{"CI": "true"}, want: ConsoleOptions{Color: true}},
+		{name: "CI and NO_COLOR", env: map[string]string{"CI": "true", "NO_COLOR": "1"}, want: ConsoleOptions{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := consoleOptions(true, func(k string) string { return tc.env[k] }); got != tc.want {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})

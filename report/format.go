@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
@@ -21,31 +22,6 @@ import (
 // dash is shown where a metric does not apply or was not measured.
 const dash = "—"
 
-// group inserts thousands separators into the integer part of a decimal
-// number written by strconv ("12247.5" → "12,247.5").
-func group(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	intPart, frac := s, ""
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		intPart, frac = s[:i], s[i:]
-	}
-	var b strings.Builder
-	for i, r := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	out := b.String() + frac
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
-
 // fixed formats v with prec decimals and thousands separators.
 func fixed(v float64, prec int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -55,7 +31,7 @@ func fixed(v float64, prec int) string {
 	if s == "-0" || strings.HasPrefix(s, "-0.") && strings.Trim(s[3:], "0") == "" {
 		s = s[1:]
 	}
-	return group(s)
+	return numfmt.Group(s)
 }
 
 // fmtTPS renders a decode throughput: "6,018.4".
@@ -68,7 +44,7 @@ func fmtMs(v float64) string { return fixed(v, 0) + " ms" }
 func fmtMs1(v float64) string { return fixed(v, 1) + " ms" }
 
 // fmtInt renders a count: "12,247".
-func fmtInt(v int64) string { return group(strconv.FormatInt(v, 10)) }
+func fmtInt(v int64) string { return numfmt.Int(v) }
 
 // fmtSeconds renders a window length: "30.0 s".
 func fmtSeconds(v float64) string { return fixed(v, 1) + " s" }
@@ -82,7 +58,7 @@ func compactK(v float64) (string, bool) {
 	}
 	s := strconv.FormatFloat(v/1000, 'f', 1, 64)
 	s = strings.TrimSuffix(s, ".0")
-	return group(s) + "K", true
+	return numfmt.Group(s) + "K", true
 }
 
 // fmtPrefillShort is the prefill throughput of the Prefill table: "46.7K" or "9,819".
@@ -269,10 +245,10 @@ func redactArgv(argv []string) []string {
 	for i := 0; i < len(out); i++ {
 		switch {
 		case out[i] == "--api-key" && i+1 < len(out):
-			out[i+1] = "<redacted>"
+			out[i+1] = spec.Redacted
 			i++
 		case strings.HasPrefix(out[i], "--api-key="):
-			out[i] = "--api-key=<redacted>"
+			out[i] = "--api-key=" + spec.Redacted
 		}
 	}
 	return out
@@ -483,12 +459,7 @@ func newView(res *result.Results) *view {
 	for _, vd := range res.Verdicts {
 		row := verdictRow{Test: vd.Test, Outcome: outcomeWord(vd.Outcome), Rule: vd.Rule,
 			Measured: strings.Join(vd.Details, "; "), Message: vd.Message}
-		if vd.File != "" {
-			row.Where = vd.File
-			if vd.Line > 0 {
-				row.Where += ":" + strconv.Itoa(vd.Line)
-			}
-		}
+		row.Where = vd.Where()
 		v.Verdicts = append(v.Verdicts, row)
 		if vd.Outcome >= result.Fail {
 			v.Failures = append(v.Failures, row)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/slogate/slogate/result"
@@ -32,6 +33,8 @@ func FinishLines(pkg string, o result.Outcome, elapsed time.Duration) []string {
 	return []string{"PASS\n", fmt.Sprintf("ok  \t%s\t%.3fs\n", pkg, elapsed.Seconds())}
 }
 
+// endWord is the word of a test's end line: PASS, SKIP, or FAIL (for Fail
+// and Error, as go test has no error outcome).
 func endWord(o result.Outcome) string {
 	switch o {
 	case result.Pass:
@@ -43,12 +46,4 @@ func endWord(o result.Outcome) string {
 }
 
 // action is the test2json Action that ends a test with outcome o.
-func action(o result.Outcome) string {
-	switch o {
-	case result.Pass:
-		return "pass"
-	case result.Skip:
-		return "skip"
-	}
-	return "fail"
-}
+func action(o result.Outcome) string { return strings.ToLower(endWord(o)) }

@@ -23,11 +23,12 @@ type event struct {
 
 // jsonStream writes a run as test2json events (`go test -json`).
 type jsonStream struct {
-	mu      sync.Mutex
-	w       io.Writer
-	pkg     string
-	now     func() time.Time
-	started time.Time
+	mu  sync.Mutex
+	w   io.Writer
+	pkg string
+	now func() time.Time
+	// startSent is set once the package's "start" event is written.
+	startSent bool
 	// running tests, by name, to their start time.
 	running map[string]time.Time
 	// root is the open parent test ("qwen" for "qwen/decode/…"), whose
@@ -56,8 +57,8 @@ func (s *jsonStream) emit(e event) {
 	if s.err != nil {
 		return
 	}
-	if s.started.IsZero() {
-		s.started = e.Time
+	if !s.startSent {
+		s.startSent = true
 		if e.Action != "start" {
 			s.emit(event{Time: e.Time, Action: "start", Package: s.pkg})
 		}

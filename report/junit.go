@@ -179,10 +179,7 @@ func addRun(s *junitSuite, res *result.Results) {
 // verdictText is a verdict's rule, where it is written and the values read.
 func verdictText(v result.Verdict) string {
 	var lines []string
-	where := v.File
-	if where != "" && v.Line > 0 {
-		where = fmt.Sprintf("%s:%d", v.File, v.Line)
-	}
+	where := v.Where()
 	if v.Rule != "" {
 		if where != "" {
 			lines = append(lines, where+": "+v.Rule)

@@ -34,7 +34,7 @@ type Progress struct {
 	Window    time.Duration // the window's length
 	Phase     string        // "warm-up", "steady-state", "measuring"
 	TPS       float64       // tokens/s so far
-	CellsDone int
-	Cells     int
+	CellsDone int           // cells finished so far
+	Cells     int           // cells in the server's plan
 	ETA       time.Duration // estimated time left for the whole server
 }

@@ -24,7 +24,7 @@ func Decode(name string, b []byte) (*Results, error) {
 	var r Results
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("%s: not a slogate results file: %v", name, err)
+		return nil, fmt.Errorf("%s: not a slogate results file (%v): pass a results.json written by slogate run", name, err)
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema is %q, want %q (was it written by slogate run?)", name, r.Schema, Schema)
@@ -38,11 +38,22 @@ func (r *Results) Write(path string) error {
 	if r.Schema == "" {
 		r.Schema = Schema
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := r.Marshal()
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(b, '\n'))
+	return WriteFileAtomic(path, b)
+}
+
+// Marshal returns r as the content of a results.json file: indented JSON
+// ending in a newline, the form Write saves and `slogate report -format
+// json` prints.
+func (r *Results) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // WriteFileAtomic writes data to path through a temporary file and a rename.
@@ -107,7 +118,7 @@ func ReadCells(r io.Reader) ([]CellRecord, error) {
 		}
 		var rec CellRecord
 		if err := json.Unmarshal(b, &rec); err != nil || (rec.Prefill == nil) == (rec.Decode == nil) {
-			pendingErr = fmt.Errorf("cells.jsonl line %d: not a cell record", line)
+			pendingErr = fmt.Errorf("cells.jsonl line %d: not a cell record (the file is damaged: delete that line to keep the other cells, or measure again without -resume)", line)
 			continue
 		}
 		out = append(out, rec)

@@ -6,6 +6,7 @@ package result
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -215,6 +216,18 @@ func (r *Results) DecodeCell(matrix string, ctx, conc int) (*DecodeCell, bool) {
 		}
 	}
 	return nil, false
+}
+
+// MatrixLabels lists the labels of the decode matrices r has cells of, in
+// order of first appearance.
+func (r *Results) MatrixLabels() []string {
+	var out []string
+	for i := range r.Decode {
+		if l := r.Decode[i].Ref().MatrixLabel(); !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Outcome returns the worst verdict outcome, Pass when there are none.

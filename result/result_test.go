@@ -203,3 +203,37 @@ func TestReadCells(t *testing.T) {
 		})
 	}
 }
+
+func TestVerdictWhere(t *testing.T) {
+	tests := []struct {
+		name string
+		v    Verdict
+		want string
+	}{
+		{name: "file and line", v: Verdict{File: "specs/demo.hcl", Line: 50}, want: "specs/demo.hcl:50"},
+		{name: "file only", v: Verdict{File: "specs/demo.hcl"}, want: "specs/demo.hcl"},
+		{name: "nowhere", v: Verdict{Line: 50}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.v.Where(); got != tt.want {
+				t.Errorf("Where() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMatrixLabels(t *testing.T) {
+	r := &Results{Decode: []DecodeCell{
+		{Matrix: "decode", Context: 8192, Concurrency: 1},
+		{Matrix: "long", Context: 65536, Concurrency: 1},
+		{Matrix: "decode", Context: 8192, Concurrency: 64},
+		{Context: 16384, Concurrency: 1}, // no matrix: "decode"
+	}}
+	if diff := cmp.Diff([]string{"decode", "long"}, r.MatrixLabels()); diff != "" {
+		t.Errorf("MatrixLabels (-want +got):\n%s", diff)
+	}
+	if got := (&Results{}).MatrixLabels(); got != nil {
+		t.Errorf("no decode cells: MatrixLabels = %v, want nil", got)
+	}
+}

@@ -2,6 +2,7 @@ package result
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -19,6 +20,8 @@ const (
 
 var outcomeNames = [...]string{"pass", "skip", "fail", "error"}
 
+// String is the outcome's name as results.json stores it: "pass", "skip",
+// "fail" or "error".
 func (o Outcome) String() string {
 	if o < 0 || int(o) >= len(outcomeNames) {
 		return fmt.Sprintf("outcome(%d)", int(o))
@@ -66,8 +69,8 @@ type Verdict struct {
 	// Rule is the condition as written in the spec (assert), or the rule
 	// derived from an expect/baseline ("total_tps >= 5800 (6018.4 - 5%)").
 	Rule string `json:"rule,omitempty"`
-	File string `json:"file,omitempty"`
-	Line int    `json:"line,omitempty"`
+	File string `json:"file,omitempty"` // the spec file the rule is written in
+	Line int    `json:"line,omitempty"` // its line in File; 0 when unknown
 	// Message is the author's error_message, or a one-line summary.
 	Message string `json:"message,omitempty"`
 	// Details are the values read, one per line, e.g.
@@ -78,4 +81,13 @@ type Verdict struct {
 	// Infra is set on an Error caused by a missing measurement (a cell over
 	// capacity, errored or not measured); it maps to exit code 3.
 	Infra bool `json:"infra,omitempty"`
+}
+
+// Where is where the rule is written, as "file:line" ("file" without a
+// line, "" when the verdict has no file).
+func (v Verdict) Where() string {
+	if v.File != "" && v.Line > 0 {
+		return v.File + ":" + strconv.Itoa(v.Line)
+	}
+	return v.File
 }

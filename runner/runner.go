@@ -8,6 +8,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,7 +17,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -146,7 +146,7 @@ func (r *run) initialResults() *result.Results {
 	srv, sp := r.cfg.Server, r.cfg.Spec
 	rs := result.Server{
 		Name: srv.Name, Model: srv.Model, ServedModel: srv.ServedName(), Argv: srv.RedactedArgv(),
-		Env: redactEnv(srv.Env, srv.APIKey), Endpoint: srv.BaseURL(), KVCacheDtype: srv.KVCacheDtype, Labels: srv.Labels,
+		Env: srv.RedactedEnv(), Endpoint: srv.BaseURL(), KVCacheDtype: srv.KVCacheDtype, Labels: srv.Labels,
 		Simulated: r.cfg.Sim,
 	}
 	if r.cfg.Endpoint != "" {
@@ -174,29 +174,6 @@ func (r *run) initialResults() *result.Results {
 		Started: time.Now().UTC(), Prefill: []result.PrefillCell{}, Decode: []result.DecodeCell{}, Verdicts: []result.Verdict{}}
 }
 
-// secretName matches environment variable names that hold credentials.
-var secretName = regexp.MustCompile(`(?i)(key|token|secret|passw|credential)`)
-
-// redactEnv returns env with secrets replaced by "<redacted>": the API key
-// wherever it appears in a value, and every variable whose name says it
-// holds a credential (HF_TOKEN, VLLM_API_KEY, …).
-func redactEnv(env map[string]string, apiKey string) map[string]string {
-	if env == nil {
-		return nil
-	}
-	out := make(map[string]string, len(env))
-	for k, v := range env {
-		switch {
-		case secretName.MatchString(k) && v != "":
-			v = spec.Redacted
-		case apiKey != "" && strings.Contains(v, apiKey):
-			v = strings.ReplaceAll(v, apiKey, spec.Redacted)
-		}
-		out[k] = v
-	}
-	return out
-}
-
 func parseDurS(s string) float64 {
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -214,6 +191,9 @@ func (r *run) window() time.Duration {
 func (r *run) logf(format string, args ...any) { r.obs.Log(fmt.Sprintf(format, args...)) }
 
 func (r *run) warn(msg string) {
+	if slices.Contains(r.res.Warnings, msg) { // a resumed run repeats the first one's
+		return
+	}
 	r.res.Warnings = append(r.res.Warnings, msg)
 	r.obs.Log("warning: " + msg)
 }
@@ -221,6 +201,10 @@ func (r *run) warn(msg string) {
 func (r *run) run(ctx context.Context) error {
 	if err := os.MkdirAll(r.cfg.OutDir, 0o755); err != nil {
 		return exit.Infraf("creating the output folder: %v", err)
+	}
+	remaining, err := r.resume() // rewrites cells.jsonl when resuming
+	if err != nil {
+		return err
 	}
 	mode := os.O_CREATE | os.O_WRONLY | os.O_APPEND | os.O_TRUNC
 	if r.cfg.Resume != nil {
@@ -231,7 +215,6 @@ func (r *run) run(ctx context.Context) error {
 		return exit.Infraf("creating cells.jsonl: %v", err)
 	}
 	r.cells = f
-	remaining := r.resume()
 	if err := r.writeResults(); err != nil {
 		return err
 	}
@@ -256,25 +239,59 @@ func (r *run) run(ctx context.Context) error {
 }
 
 // resume loads the cells of an interrupted run and returns how many cells
-// of the plan are left to measure.
-func (r *run) resume() int {
+// of the plan are left to measure. A cell recorded as an error is measured
+// again (the fault may have been passing); when a cell was recorded more
+// than once, the last record counts. cells.jsonl is rewritten with exactly
+// the kept records, so it and results.json hold each cell once.
+func (r *run) resume() (int, error) {
 	r.measuredRefs = map[result.CellRef]bool{}
 	if r.cfg.Resume != nil {
 		if p := r.cfg.Previous; p != nil {
 			r.res.Started = p.Started
 			r.res.Server = p.Server
+			r.res.Server.GPUs = nil // discovered again
 			r.res.Warnings = p.Warnings
 		}
+		var kept []result.CellRecord
+		index := map[result.CellRef]int{}
 		for _, rec := range r.cfg.Resume {
+			var ref result.CellRef
+			var failed bool
 			switch {
 			case rec.Server != r.cfg.Server.Name:
-			case rec.Prefill != nil && !r.measuredRefs[rec.Prefill.Ref()]:
+				continue
+			case rec.Prefill != nil:
+				ref, failed = rec.Prefill.Ref(), rec.Prefill.Status == result.StatusError
+			case rec.Decode != nil:
+				ref, failed = rec.Decode.Ref(), rec.Decode.Status == result.StatusError
+			}
+			if i, ok := index[ref]; ok {
+				kept[i] = result.CellRecord{} // superseded by this later record
+				delete(index, ref)
+			}
+			if !failed {
+				index[ref] = len(kept)
+				kept = append(kept, rec)
+			}
+		}
+		var buf bytes.Buffer
+		for _, rec := range kept {
+			switch {
+			case rec.Prefill != nil:
 				r.res.Prefill = append(r.res.Prefill, *rec.Prefill)
 				r.measuredRefs[rec.Prefill.Ref()] = true
-			case rec.Decode != nil && !r.measuredRefs[rec.Decode.Ref()]:
+			case rec.Decode != nil:
 				r.res.Decode = append(r.res.Decode, *rec.Decode)
 				r.measuredRefs[rec.Decode.Ref()] = true
+			default:
+				continue
 			}
+			if err := result.AppendCell(&buf, rec); err != nil {
+				return 0, exit.Infraf("rewriting cells.jsonl: %v", err)
+			}
+		}
+		if err := result.WriteFileAtomic(filepath.Join(r.cfg.OutDir, "cells.jsonl"), buf.Bytes()); err != nil {
+			return 0, exit.Infraf("rewriting cells.jsonl: %v", err)
 		}
 	}
 	left := 0
@@ -285,7 +302,7 @@ func (r *run) resume() int {
 			left++
 		}
 	}
-	return left
+	return left, nil
 }
 
 // sortCells puts the cells in plan order (a resumed run appends the
@@ -339,7 +356,7 @@ func (r *run) boot(ctx context.Context) error {
 		return exit.Infraf("port %s already accepts connections before the server was started: a stale server would answer instead of the new one; stop it (e.g. `fuser -k %s/tcp`) or choose another port", addr, strings.Split(addr, ":")[len(strings.Split(addr, ":"))-1])
 	}
 	logPath := filepath.Join(r.cfg.OutDir, "server.log")
-	r.logf("starting server: %s", spec.ShellCommand(redactEnv(env, srv.APIKey), shown))
+	r.logf("starting server: %s", spec.ShellCommand(srv.RedactedEnv(), shown))
 	p, err := startProcess(argv, env, logPath, srv.APIKey)
 	if err != nil {
 		return err

@@ -472,18 +472,6 @@ type regexpT = regexp.Regexp
 
 func mustRegexp(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 
-func TestRedactEnv(t *testing.T) {
-	got := redactEnv(map[string]string{
-		"VLLM_API_KEY": "sk-1", "HF_TOKEN": "hf_x", "OTHER": "prefix-sk-1-suffix", "VLLM_USE_V2_MODEL_RUNNER": "1", "EMPTY_KEY": "",
-	}, "sk-1")
-	want := map[string]string{
-		"VLLM_API_KEY": "<redacted>", "HF_TOKEN": "<redacted>", "OTHER": "prefix-<redacted>-suffix", "VLLM_USE_V2_MODEL_RUNNER": "1", "EMPTY_KEY": "",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
 func TestServerLogRedactsSecrets(t *testing.T) {
 	logp := filepath.Join(t.TempDir(), "server.log")
 	p, err := startProcess([]string{"sh", "-c", `echo "non-default args: {'api_key': ['sk-123']}"; printf 'tail sk-123'`}, nil, logp, "sk-123")
@@ -495,5 +483,63 @@ func TestServerLogRedactsSecrets(t *testing.T) {
 	b, _ := os.ReadFile(logp)
 	if got, want := string(b), "non-default args: {'api_key': ['<redacted>']}\ntail <redacted>"; got != want {
 		t.Errorf("log = %q, want %q", got, want)
+	}
+}
+
+func TestResumeKeepsCells(t *testing.T) {
+	sp := smallSpec(1, 2, 4)
+	cfg := testConfig(t, "http://127.0.0.1:1", sp, "")
+	srv := sp.Servers[0].Name
+	dec := func(conc int, st result.Status) result.CellRecord {
+		return result.CellRecord{Server: srv, Phase: result.PhaseDecode,
+			Decode: &result.DecodeCell{Matrix: "decode", Context: 100, Concurrency: conc, Status: st, TotalTPS: float64(conc)}}
+	}
+	tests := []struct {
+		name     string
+		records  []result.CellRecord
+		keptConc []int // decode cells kept, in cells.jsonl order
+		left     int   // cells of the plan (1 prefill + 3 decode) still to measure
+	}{
+		{name: "nothing recorded", left: 4},
+		{name: "valid cells kept", records: []result.CellRecord{dec(1, result.StatusValid), dec(2, result.StatusQueued)},
+			keptConc: []int{1, 2}, left: 2},
+		{name: "errors measured again", records: []result.CellRecord{dec(1, result.StatusValid), dec(2, result.StatusError)},
+			keptConc: []int{1}, left: 3},
+		{name: "a later record wins", records: []result.CellRecord{dec(2, result.StatusValid), dec(2, result.StatusError), dec(4, result.StatusError), dec(4, result.StatusOverCapacity)},
+			keptConc: []int{4}, left: 3},
+		{name: "another server's cells ignored", records: []result.CellRecord{{Server: "other", Phase: result.PhaseDecode,
+			Decode: &result.DecodeCell{Matrix: "decode", Context: 100, Concurrency: 1, Status: result.StatusValid}}}, left: 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg
+			c.OutDir = t.TempDir()
+			c.Resume = append([]result.CellRecord{}, tc.records...)
+			r := &run{cfg: c, obs: nopObserver{}}
+			r.res = r.initialResults()
+			left, err := r.resume()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(filepath.Join(c.OutDir, "cells.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			recs, err := result.ReadCells(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, inResults []int
+			for _, rec := range recs {
+				got = append(got, rec.Decode.Concurrency)
+			}
+			for _, d := range r.res.Decode {
+				inResults = append(inResults, d.Concurrency)
+			}
+			if left != tc.left || !cmp.Equal(got, tc.keptConc) || !cmp.Equal(inResults, tc.keptConc) {
+				t.Errorf("left %d, cells.jsonl %v, results %v; want %d, %v", left, got, inResults, tc.left, tc.keptConc)
+			}
+		})
 	}
 }

@@ -17,38 +17,38 @@ import (
 type Config struct {
 	Model       string   // positional MODEL (or --model)
 	ServedNames []string // --served-model-name (nargs+); defaults to Model
-	Host        string
-	Port        int
+	Host        string   // --host
+	Port        int      // --port
 	APIKeys     []string // --api-key (repeatable), VLLM_API_KEY as fallback
 
-	MaxModelLen         int // 0 = the profile's native length
-	MaxNumSeqs          int
-	MaxNumBatchedTokens int
-	TensorParallel      int
-	KVCacheDtype        string
-	GPUMemUtil          float64 // 0 = the profile's value
-	PrefixCaching       *bool   // nil = default (on)
-	Speculative         *SpecConfig
+	MaxModelLen         int         // 0 = the profile's native length
+	MaxNumSeqs          int         // --max-num-seqs
+	MaxNumBatchedTokens int         // --max-num-batched-tokens
+	TensorParallel      int         // --tensor-parallel-size (-tp)
+	KVCacheDtype        string      // --kv-cache-dtype
+	GPUMemUtil          float64     // 0 = the profile's value
+	PrefixCaching       *bool       // nil = default (on)
+	Speculative         *SpecConfig // --speculative-config (-sc); nil = none
 
 	// Simulator flags (--sim-*).
-	Profile            string
-	Startup            time.Duration
-	TBT                time.Duration
-	TTFT               time.Duration
-	PrefillTPS         float64
-	KVTokens           int
-	AcceptLen          float64
-	Seed               uint64
-	ExitAfter          time.Duration
-	StallAfter         int
-	ErrorRate          float64
-	MidstreamErrAfter  int
-	TruncateAfter      int
-	NoContinuousUsage  bool
-	OneTokenChunks     bool
-	LogInterval        time.Duration
-	Ignored            []string // vLLM flags accepted but not modelled
-	NonDefault         []string // modelled flags that were set, for the args log line
+	Profile            string        // --sim-profile
+	Startup            time.Duration // --sim-startup
+	TBT                time.Duration // --sim-tbt
+	TTFT               time.Duration // --sim-ttft
+	PrefillTPS         float64       // --sim-prefill-tps
+	KVTokens           int           // --sim-kv-tokens
+	AcceptLen          float64       // --sim-accept-len
+	Seed               uint64        // --sim-seed
+	ExitAfter          time.Duration // --sim-exit-after
+	StallAfter         int           // --sim-stall-after
+	ErrorRate          float64       // --sim-error-rate
+	MidstreamErrAfter  int           // --sim-midstream-error-after
+	TruncateAfter      int           // --sim-truncate-after
+	NoContinuousUsage  bool          // --sim-no-continuous-usage
+	OneTokenChunks     bool          // --sim-one-token-chunks
+	LogInterval        time.Duration // --sim-log-interval
+	Ignored            []string      // vLLM flags accepted but not modelled
+	NonDefault         []string      // modelled flags that were set, for the args log line
 	speculativeDotKeys map[string]string
 }
 

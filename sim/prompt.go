@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -41,7 +42,7 @@ func detokenize(ids []int) string {
 			b.WriteByte(byte(v >> 8))
 			b.WriteByte(byte(v))
 		default:
-			b.WriteString("<" + itoa(id) + ">")
+			b.WriteString("<" + strconv.Itoa(id) + ">")
 		}
 	}
 	return b.String()
@@ -55,13 +56,6 @@ const (
 	fnvOffset = 14695981039346656037
 	fnvPrime  = 1099511628211
 )
-
-func hashBytes(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h = (h ^ uint64(c)) * fnvPrime
-	}
-	return h
-}
 
 func hashString(h uint64, s string) uint64 {
 	for i := 0; i < len(s); i++ {
@@ -170,8 +164,4 @@ func chatTemplate(msgs []chatMessage, addGenerationPrompt bool) string {
 		b.WriteString("<|im_start|>assistant\n")
 	}
 	return b.String()
-}
-
-func itoa(n int) string {
-	return string(appendInt(nil, n))
 }

@@ -335,6 +335,8 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, er *request, c *
 	}
 }
 
+// flush writes b (if any) and flushes it to the client; it reports false
+// when the client is gone.
 func (s *server) flush(w http.ResponseWriter, f http.Flusher, b []byte) bool {
 	if len(b) > 0 {
 		if _, err := w.Write(b); err != nil {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/numfmt"
 )
 
 // Main runs `slogate sim` with args (what follows "sim"). It returns nil
@@ -275,22 +276,7 @@ func (l *logger) printf(proc, level, where, format string, a ...any) {
 }
 
 // commas formats n with thousands separators, as vLLM's log does.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func commas(n int64) string { return numfmt.Int(n) }
 
 const usageText = `Usage: slogate sim serve MODEL [vLLM flags] [--sim-* flags]
 

@@ -18,7 +18,7 @@ func newChunker(chat bool, id string, created int64, model string, prompt int, c
 		object = "chat.completion.chunk"
 	}
 	head := []byte(`data: {"id":`)
-	head = strconv.AppendQuote(head, id)
+	head = appendJSONString(head, id)
 	head = append(head, `,"object":"`+object+`","created":`...)
 	head = strconv.AppendInt(head, created, 10)
 	head = append(head, `,"model":`...)
@@ -109,5 +109,3 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	return append(b, '"')
 }
-
-func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }

@@ -187,7 +187,7 @@ func (l *loader) contextStep(tr hcl.Traversal, i int, what string, measured []in
 	}
 	if !slices.Contains(measured, ctx) {
 		return 0, hcl.Diagnostics{invalidCtx("Reference to an unmeasured context", tr[i].SourceRange(), tr.SourceRange(),
-			fmt.Sprintf("%s does not measure context %s; it measures %s.", upperFirst(what), fmtTokens(ctx), tokenList(measured)))}
+			fmt.Sprintf("%s does not measure context %s; it measures %s.", upperFirst(what), result.FormatTokens(ctx), tokenList(measured)))}
 	}
 	return ctx, nil
 }
@@ -286,7 +286,7 @@ func invalidCtx(summary string, subject, context hcl.Range, detail string) *hcl.
 func tokenList(ns []int) string {
 	s := make([]string, len(ns))
 	for i, n := range ns {
-		s[i] = fmtTokens(n)
+		s[i] = result.FormatTokens(n)
 	}
 	return strings.Join(s, ", ")
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hashicorp/hcl/v2"
 )
 
 // testEnv is the environment env() sees in tests: fixed, so results do not
@@ -151,28 +150,37 @@ server "a" {
 func TestFileFunction(t *testing.T) {
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "specs")
-	os.Mkdir(sub, 0o755)
-	os.WriteFile(filepath.Join(sub, "key.txt"), []byte("secret"), 0o600)
-	os.WriteFile(filepath.Join(dir, "outside.txt"), []byte("nope"), 0o600)
-	os.Symlink(filepath.Join(dir, "outside.txt"), filepath.Join(sub, "link.txt"))
+	for _, err := range []error{
+		os.Mkdir(sub, 0o755),
+		os.WriteFile(filepath.Join(sub, "key.txt"), []byte("secret"), 0o600),
+		os.WriteFile(filepath.Join(dir, "outside.txt"), []byte("nope"), 0o600),
+		os.Symlink(filepath.Join(dir, "outside.txt"), filepath.Join(sub, "link.txt")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	const outside = "is outside the spec's folder"
 	tests := []struct {
-		name, expr, want, wantErr string
+		name, expr, want, wantErr, wantDetail string
 	}{
 		{name: "beside the spec", expr: `file("key.txt")`, want: "secret"},
-		{name: "parent folder", expr: `file("../outside.txt")`, wantErr: "Invalid function argument"},
-		{name: "absolute path outside", expr: fmt.Sprintf("file(%q)", filepath.Join(dir, "outside.txt")), wantErr: "Invalid function argument"},
-		{name: "symlink out", expr: `file("link.txt")`, wantErr: "Invalid function argument"},
-		{name: "missing", expr: `file("nope.txt")`, wantErr: "Invalid function argument"},
+		{name: "parent folder", expr: `file("../outside.txt")`, wantErr: "Invalid function argument", wantDetail: outside},
+		{name: "absolute path outside", expr: fmt.Sprintf("file(%q)", filepath.Join(dir, "outside.txt")), wantErr: "Invalid function argument", wantDetail: outside},
+		{name: "symlink out", expr: `file("link.txt")`, wantErr: "Invalid function argument", wantDetail: outside},
+		{name: "missing", expr: `file("nope.txt")`, wantErr: "Invalid function argument", wantDetail: "nope.txt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(sub, "s.hcl")
 			src := fmt.Sprintf("server \"a\" {\n  model = \"m\"\n  api_key = %s\n}\n", tt.expr)
-			os.WriteFile(path, []byte(src), 0o600)
+			if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			s, diags := Load(path, LoadOptions{LookupEnv: testEnv})
 			if tt.wantErr != "" {
-				if len(diags) != 1 || diags[0].Summary != tt.wantErr {
-					t.Fatalf("diags = %v, want one %q", diags, tt.wantErr)
+				if len(diags) != 1 || diags[0].Summary != tt.wantErr || !strings.Contains(diags[0].Detail, tt.wantDetail) {
+					t.Fatalf("diags = %v, want one %q whose detail says %q", diags, tt.wantErr, tt.wantDetail)
 				}
 				return
 			}
@@ -195,5 +203,4 @@ func TestLoadMissingFile(t *testing.T) {
 	if diags[0].Summary != "Cannot read spec file" {
 		t.Errorf("summary %q", diags[0].Summary)
 	}
-	_ = hcl.Diagnostics(diags)
 }

@@ -117,7 +117,7 @@ func (l *loader) expectRows(a *hcl.Attribute, e *Expect, phase result.Phase, con
 			continue
 		}
 		if prev, dup := seen[ctx]; dup {
-			diags = append(diags, invalid("Duplicate expect row", p.Key.Range(), "Context %s already has a row at %s.", fmtTokens(ctx), where(prev)))
+			diags = append(diags, invalid("Duplicate expect row", p.Key.Range(), "Context %s already has a row at %s.", result.FormatTokens(ctx), where(prev)))
 			continue
 		}
 		seen[ctx] = p.Key.Range()
@@ -129,14 +129,14 @@ func (l *loader) expectRows(a *hcl.Attribute, e *Expect, phase result.Phase, con
 		if known {
 			if !containsInt(contexts, ctx) {
 				diags = append(diags, invalidCtx("Reference to an unmeasured context", p.Key.Range(), rng,
-					fmt.Sprintf("%s does not measure context %s; it measures %s.", expectTarget(e), fmtTokens(ctx), tokenList(contexts))))
+					fmt.Sprintf("%s does not measure context %s; it measures %s.", expectTarget(e), result.FormatTokens(ctx), tokenList(contexts))))
 				continue
 			}
 			if len(values) != cols {
 				detail := fmt.Sprintf("Row %s has %d values but matrix %q measures %d concurrency levels (%s): give one value per level, null where there is no expectation.",
-					fmtTokens(ctx), len(values), e.Matrix, cols, intList(l.spec.Matrix(e.Matrix).concurrencyOrNil()))
+					result.FormatTokens(ctx), len(values), e.Matrix, cols, intList(l.spec.Matrix(e.Matrix).concurrencyOrNil()))
 				if phase == result.PhasePrefill {
-					detail = fmt.Sprintf("A prefill row holds one value; row %s has %d.", fmtTokens(ctx), len(values))
+					detail = fmt.Sprintf("A prefill row holds one value; row %s has %d.", result.FormatTokens(ctx), len(values))
 				}
 				diags = append(diags, invalidCtx("Expect row does not match matrix", p.Value.Range(), rng, detail))
 				continue

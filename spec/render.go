@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"net"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,4 +169,28 @@ func ShellQuote(w string) string {
 		return w
 	}
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// secretEnvName matches environment variable names that hold credentials.
+var secretEnvName = regexp.MustCompile(`(?i)(key|token|secret|passw|credential)`)
+
+// RedactedEnv returns Env with secrets replaced by "<redacted>": every
+// variable whose name says it holds a credential (…KEY, …TOKEN, …SECRET,
+// …PASSWORD), and the API key wherever it appears in a value. Print and save
+// this, never Env.
+func (s *Server) RedactedEnv() map[string]string {
+	if s.Env == nil {
+		return nil
+	}
+	out := make(map[string]string, len(s.Env))
+	for k, v := range s.Env {
+		switch {
+		case secretEnvName.MatchString(k) && v != "":
+			v = Redacted
+		case s.APIKey != "" && strings.Contains(v, s.APIKey):
+			v = strings.ReplaceAll(v, s.APIKey, Redacted)
+		}
+		out[k] = v
+	}
+	return out
 }

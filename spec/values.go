@@ -17,8 +17,6 @@ import (
 // returns ok=false when the attribute is absent or null (meaning "unset") or
 // when it reported a diagnostic.
 
-func fmtTokens(n int) string { return result.FormatTokens(n) }
-
 // value evaluates expr and converts it to ty. A null value is "unset".
 func (l *loader) value(name string, expr hcl.Expression, ty cty.Type) (cty.Value, bool, hcl.Diagnostics) {
 	v, diags := expr.Value(l.spec.EvalContext)
@@ -333,7 +331,7 @@ func describe(kind string, n int) string {
 	if kind == "concurrency" {
 		return fmt.Sprint(n)
 	}
-	return fmtTokens(n)
+	return result.FormatTokens(n)
 }
 
 func upperFirst(s string) string {

@@ -15,7 +15,9 @@ func TestCmdCodify(t *testing.T) {
 	dir := t.TempDir()
 	good := writeRun(t, dir, "good.json", 6018.4)
 	empty := filepath.Join(dir, "empty.json")
-	(&result.Results{Server: result.Server{Name: "qwen"}}).Write(empty)
+	if err := (&result.Results{Server: result.Server{Name: "qwen"}}).Write(empty); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,26 +15,18 @@ import (
 // prints, per metric, the matrices of both runs with the relative change per
 // cell and exits 1 when any cell regressed beyond the tolerance.
 func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	tolerance := fs.String("tolerance", "5%", "relative change allowed before a cell counts as changed, as `PCT` (\"5%\" or \"0.05\")")
-	metrics := fs.String("metric", "", "comma-separated `METRICS` to compare (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: slogate diff [-tolerance 5%] [-metric total_tps,ttft_ms] A.json B.json")
-		fmt.Fprintln(stderr, "Compare two results files cell by cell: A is the reference, B the new run.")
-		fmt.Fprintln(stderr, "Exit 0 when no cell regressed beyond the tolerance, 1 when one did, 2 on bad usage.")
-		fs.PrintDefaults()
-	}
-	files, err := parseFlagsAnywhere(fs, args)
+	fls := newFlagSet("diff", stderr,
+		"Usage: slogate diff [-tolerance 5%] [-metric total_tps,ttft_ms] A.json B.json",
+		"Compare two results files cell by cell: A is the reference, B the new run.",
+		"Exit 0 when no cell regressed beyond the tolerance, 1 when one did, 2 on bad usage.")
+	tolerance := fls.String("tolerance", "5%", "relative change allowed before a cell counts as changed, as `PCT` (\"5%\" or \"0.05\")")
+	metrics := fls.String("metric", "", "comma-separated `METRICS` to compare (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill)")
+	files, err := parseFlagsAnywhere(fls, args)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return exit.Quiet(exit.Usage)
+		return flagsError(err)
 	}
-	if len(files) != 2 {
-		fs.Usage()
-		return exit.Usagef("diff: want two results files (A.json B.json), got %d", len(files))
+	if err := wantArgs(fls, files, 2, "two results files (A.json B.json)"); err != nil {
+		return err
 	}
 	tol, err := compare.ParsePercent(*tolerance)
 	if err != nil {
@@ -51,13 +41,13 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err := compare.CheckMetrics(names); err != nil {
 		return exit.Usagef("diff: -metric: %v", err)
 	}
-	a, err := result.Read(files[0])
+	a, err := readResults("diff", files[0])
 	if err != nil {
-		return exit.Usagef("diff: %v", err)
+		return err
 	}
-	b, err := result.Read(files[1])
+	b, err := readResults("diff", files[1])
 	if err != nil {
-		return exit.Usagef("diff: %v", err)
+		return err
 	}
 	tables, err := compare.Compare(a, b, compare.Options{Tolerance: tol, Metrics: names})
 	if err != nil {
@@ -97,26 +87,4 @@ func describeRun(path string, r *result.Results) string {
 		parts = append(parts, r.Started.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	return path + " (" + strings.Join(parts, ", ") + ")"
-}
-
-// parseFlagsAnywhere parses fs from args allowing flags after the positional
-// arguments too (`slogate diff A.json B.json -tolerance 5%`), which the
-// flag package alone stops at. "--" ends flag parsing. It returns the
-// positional arguments in order.
-func parseFlagsAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

@@ -37,22 +37,27 @@ func TestCmdDiff(t *testing.T) {
 	same := writeRun(t, dir, "same.json", 6000)
 	worse := writeRun(t, dir, "worse.json", 5421.3)
 	notJSON := filepath.Join(dir, "notes.txt")
-	os.WriteFile(notJSON, []byte("hello"), 0o644)
+	if err := os.WriteFile(notJSON, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
 		code     int
 		inStdout []string
 		inStderr string
+		inError  string // substring of the returned error
 	}{
-		{name: "within tolerance", args: []string{a, same}, code: 0, inStdout: []string{"decode total_tps", "-0.3%", "0 regressed"}},
+		{name: "within tolerance", args: []string{a, same}, code: 0, inStdout: []string{
+			"A: " + a + " (qwen, Qwen/Qwen3.5-4B, vLLM 0.11.0)\nB: " + same + " (qwen, Qwen/Qwen3.5-4B, vLLM 0.11.0)\n",
+			"decode total_tps", "-0.3%", "0 regressed"}},
 		{name: "regression", args: []string{a, worse}, code: 1, inStdout: []string{"-9.9% ✗", "1 regressed"}},
 		{name: "improvement is not a regression", args: []string{worse, a}, code: 0, inStdout: []string{"+11.0% ↑"}},
 		{name: "flags after the files", args: []string{a, worse, "-tolerance", "15%"}, code: 0, inStdout: []string{"tolerance 15%"}},
 		{name: "metric filter", args: []string{"-metric", "ttft_ms", a, worse}, code: 0, inStdout: []string{"decode ttft_ms", "prefill ttft_ms"}},
 		{name: "one file", args: []string{a}, code: 2, inStderr: "Usage: slogate diff"},
 		{name: "bad tolerance", args: []string{"-tolerance", "five", a, worse}, code: 2},
-		{name: "unknown metric", args: []string{"-metric", "speed", a, worse}, code: 2},
+		{name: "unknown metric", args: []string{"-metric", "speed", a, worse}, code: 2, inError: `-metric: unknown metric "speed"; the metrics are `},
 		{name: "missing file", args: []string{a, filepath.Join(dir, "nope.json")}, code: 2},
 		{name: "not a results file", args: []string{a, notJSON}, code: 2},
 	}
@@ -73,6 +78,9 @@ func TestCmdDiff(t *testing.T) {
 			}
 			if tc.code == 2 && err != nil && !exit.IsQuiet(err) && err.Error() == "" {
 				t.Error("usage error without a message")
+			}
+			if tc.inError != "" && (err == nil || !strings.Contains(err.Error(), tc.inError)) {
+				t.Errorf("error %v, want it to contain %q", err, tc.inError)
 			}
 		})
 	}

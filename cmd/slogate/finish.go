@@ -105,11 +105,7 @@ func streamVerdict(s report.TestStream, v result.Verdict) {
 	s.Run(v.Test)
 	details := v.Details
 	if v.Outcome >= result.Fail {
-		where := v.File
-		if where != "" && v.Line > 0 {
-			where += ":" + strconv.Itoa(v.Line)
-		}
-		switch {
+		switch where := v.Where(); {
 		case where == "":
 		case len(details) == 0:
 			details = []string{where + ": " + v.Rule}

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +44,7 @@ type command struct {
 	run     func(ctx context.Context, stdout, stderr io.Writer, args []string) error
 }
 
+// commands lists the subcommands in the order usage shows them.
 func commands() []command {
 	return []command{
 		{"run", "boot, measure, assert, report: the main job", cmdRun},
@@ -73,9 +73,10 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	usage(stderr)
-	return exit.Usagef("unknown command %q", args[0])
+	return exit.Usagef("unknown command %q: the commands are listed above", args[0])
 }
 
+// usage lists the commands and the exit codes.
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "slogate: declarative SLO tests for LLM inference servers")
 	fmt.Fprintln(w)
@@ -89,10 +90,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'slogate COMMAND -h' for a command's flags.")
 }
 
+// cmdVersion is `slogate version`: it prints the version set at build time.
 func cmdVersion(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fmt.Fprintln(stdout, "slogate", version)
 	return nil
 }
-
-// errNotYet is returned by commands whose implementation has not landed.
-var errNotYet = errors.New("not implemented yet")

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -51,22 +49,15 @@ type planAssertionJSON struct {
 // measure in order, which assertion needs which cells, and an estimate of
 // the measuring time (server start-up excluded).
 func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fls := newFlagSet("plan", stderr,
+		"Usage: slogate plan [-format text|json] [-var NAME=VALUE]... [-run REGEX] SPEC...",
+		"Print each server's launch command, the cells to measure in order, the cells each assertion needs, and an estimated duration.")
 	var vars spec.Vars
-	fs.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
-	format := fs.String("format", "text", "output `format`: text or json")
-	runFlag := fs.String("run", "", "keep only the cells and assertions whose test name matches `REGEX`")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: slogate plan [-format text|json] [-var NAME=VALUE]... [-run REGEX] SPEC...")
-		fmt.Fprintln(stderr, "Print each server's launch command, the cells to measure in order, the cells each assertion needs, and an estimated duration.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return exit.Quiet(exit.Usage)
+	fls.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
+	format := fls.String("format", "text", "output `format`: text or json")
+	runFlag := fls.String("run", "", "keep only the cells and assertions whose test name matches `REGEX`")
+	if err := fls.Parse(args); err != nil {
+		return flagsError(err)
 	}
 	if *format != "text" && *format != "json" {
 		return exit.Usagef("plan: -format is text or json, not %q", *format)
@@ -79,11 +70,11 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		}
 		keep = re
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
+	if fls.NArg() == 0 {
+		fls.Usage()
 		return exit.Usagef("plan: no SPEC given")
 	}
-	specs, err := loadSpecs(stderr, fs.Args(), vars)
+	specs, err := loadSpecs(stderr, fls.Args(), vars)
 	if err != nil {
 		return err
 	}
@@ -109,7 +100,7 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 }
 
 func serverPlan(sp *spec.Spec, srv *spec.Server, p *plan.Plan) planServerJSON {
-	env := srv.Env
+	env := srv.RedactedEnv()
 	if env == nil {
 		env = map[string]string{}
 	}
@@ -118,7 +109,7 @@ func serverPlan(sp *spec.Spec, srv *spec.Server, p *plan.Plan) planServerJSON {
 		Spec:       sp.Filename,
 		Argv:       srv.RedactedArgv(),
 		Env:        env,
-		Command:    spec.ShellCommand(srv.Env, srv.RedactedArgv()),
+		Command:    spec.ShellCommand(env, srv.RedactedArgv()),
 		Cells:      p.Cells(),
 		Assertions: []planAssertionJSON{},
 		Estimated:  int64(math.Round(p.Estimated.Seconds())),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -131,6 +132,9 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	if rs != nil {
 		if specs, err = resumeSpecs(specs, rs, f.resume); err != nil {
+			return err
+		}
+		if err := resumeLikeBefore(&f, specs[0], rs, stderr); err != nil {
 			return err
 		}
 	}
@@ -276,7 +280,12 @@ func runServer(ctx context.Context, sp *spec.Spec, srv *spec.Server, keep *regex
 		}
 	}
 	if len(failed) > 0 {
-		return res, outcome, exit.Infraf("%s: %d cell(s) could not be measured:\n  %s", srv.Name, len(failed), strings.Join(failed, "\n  "))
+		serverLog := filepath.Join(out, "server.log")
+		if f.endpoint != "" {
+			serverLog = "the server's log"
+		}
+		return res, outcome, exit.Infraf("%s: %d cell(s) could not be measured:\n  %s\nsee %s; `slogate run -resume %s` measures them again and keeps the others",
+			srv.Name, len(failed), strings.Join(failed, "\n  "), serverLog, out)
 	}
 	return res, outcome, nil
 }
@@ -320,6 +329,50 @@ func resumeSpecs(specs []*spec.Spec, rs *resumeState, dir string) ([]*spec.Spec,
 		}
 	}
 	return nil, exit.Usagef("-resume %s: that run measured server %q, but the spec defines %s: give the spec it ran", dir, rs.server, strings.Join(names, ", "))
+}
+
+// resumeLikeBefore makes a resumed run measure the way the interrupted one
+// did, so that its cells and the kept ones are comparable: the same window
+// (-duration of the first run carries over), the same server mode (-sim or
+// -endpoint, unless given again), the same launch command and measure
+// settings (a change is a usage error: start a fresh run instead).
+func resumeLikeBefore(f *runFlags, sp *spec.Spec, rs *resumeState, stderr io.Writer) error {
+	prev := rs.previous
+	if prev == nil {
+		return nil // only cells.jsonl survived: nothing to compare with
+	}
+	m := prev.Measure
+	if m.DurationS > 0 {
+		was := time.Duration(m.DurationS * float64(time.Second))
+		switch {
+		case f.duration == 0 && sp.Measure != nil && sp.Measure.Duration != was:
+			f.duration = was
+			fmt.Fprintf(stderr, "slogate: -resume: measuring with the interrupted run's window of %v\n", was)
+		case f.duration > 0 && f.duration != was:
+			return exit.Usagef("-resume %s: that run measured %v windows, not -duration %v: its cells would not be comparable; drop -duration (or start a fresh run)", f.resume, was, f.duration)
+		}
+	}
+	if sp.Measure != nil && m.MaxOutput > 0 && (sp.Measure.MaxOutput != m.MaxOutput || max(sp.Measure.Repeat, 1) != max(m.Repeat, 1)) {
+		return exit.Usagef("-resume %s: the spec's measure block changed since that run (max_output %d → %d, repeat %d → %d): its cells would not be comparable; restore it or start a fresh run without -resume",
+			f.resume, m.MaxOutput, sp.Measure.MaxOutput, max(m.Repeat, 1), max(sp.Measure.Repeat, 1))
+	}
+	if !f.sim && f.endpoint == "" {
+		switch {
+		case prev.Server.Simulated:
+			f.sim = true
+			fmt.Fprintln(stderr, "slogate: -resume: launching the simulator (-sim) as the interrupted run did")
+		case len(prev.Server.Argv) == 0 && prev.Server.Endpoint != "":
+			f.endpoint = prev.Server.Endpoint
+			fmt.Fprintf(stderr, "slogate: -resume: measuring the running server at %s (-endpoint) as the interrupted run did\n", f.endpoint)
+		}
+	}
+	if f.endpoint == "" && len(prev.Server.Argv) > 0 {
+		if now := sp.Servers[0].RedactedArgv(); !slices.Equal(now, prev.Server.Argv) {
+			return exit.Usagef("-resume %s: the server's launch command changed since that run:\n  was: %s\n  now: %s\nits cells would not be comparable; restore the spec or start a fresh run without -resume",
+				f.resume, spec.ShellCommand(nil, prev.Server.Argv), spec.ShellCommand(nil, now))
+		}
+	}
+	return nil
 }
 
 // parseTolerance reads "5%" or "0.05".

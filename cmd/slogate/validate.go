@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-
-	"github.com/mattn/go-isatty"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/spec"
 )
 
@@ -18,26 +14,19 @@ import (
 // every spec, prints "ok  SPEC" for each valid one and all diagnostics on
 // stderr, and exits 2 when any spec has an error.
 func cmdValidate(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fls := newFlagSet("validate", stderr,
+		"Usage: slogate validate [-var NAME=VALUE]... SPEC...",
+		"Parse and check specs; print diagnostics. Exit 0 when all are valid, 2 otherwise.")
 	var vars spec.Vars
-	fs.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: slogate validate [-var NAME=VALUE]... SPEC...")
-		fmt.Fprintln(stderr, "Parse and check specs; print diagnostics. Exit 0 when all are valid, 2 otherwise.")
-		fs.PrintDefaults()
+	fls.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
+	if err := fls.Parse(args); err != nil {
+		return flagsError(err)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return exit.Quiet(exit.Usage)
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
+	if fls.NArg() == 0 {
+		fls.Usage()
 		return exit.Usagef("validate: no SPEC given")
 	}
-	specs, err := loadSpecs(stderr, fs.Args(), vars)
+	specs, err := loadSpecs(stderr, fls.Args(), vars)
 	for _, s := range specs {
 		fmt.Fprintf(stdout, "ok  %s\n", s.Filename)
 	}
@@ -48,7 +37,9 @@ func cmdValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 // stderr. It returns the valid specs, and exit.Quiet(exit.Usage) when any
 // spec had an error.
 func loadSpecs(stderr io.Writer, paths []string, vars spec.Vars) ([]*spec.Spec, error) {
-	color := diagnosticsInColor(stderr)
+	// Diagnostics use colour on the same terms as the console (a terminal,
+	// NO_COLOR unset, TERM not dumb).
+	color := report.ConsoleOptionsFor(stderr, nil).Color
 	var ok []*spec.Spec
 	failed := false
 	for _, path := range paths {
@@ -68,14 +59,4 @@ func loadSpecs(stderr io.Writer, paths []string, vars spec.Vars) ([]*spec.Spec, 
 		return ok, exit.Quiet(exit.Usage)
 	}
 	return ok, nil
-}
-
-// diagnosticsInColor reports whether diagnostics written to w may use ANSI
-// colour: w is a terminal and NO_COLOR is not set.
-func diagnosticsInColor(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	return isatty.IsTerminal(f.Fd())
 }

@@ -9,23 +9,24 @@ import (
 
 // Exit codes, as documented in the README and DESIGN §2.
 const (
-	OK      = 0 // every assertion passed
-	Fail    = 1 // at least one assertion or baseline comparison failed
-	Usage   = 2 // usage error or invalid spec
-	Infra   = 3 // server did not start or crashed, endpoint unreachable, a cell could not be measured
-	SIGINT  = 130
-	SIGTERM = 143
+	OK      = 0   // every assertion passed
+	Fail    = 1   // at least one assertion or baseline comparison failed
+	Usage   = 2   // usage error or invalid spec
+	Infra   = 3   // server did not start or crashed, endpoint unreachable, a cell could not be measured
+	SIGINT  = 130 // interrupted (Ctrl-C): 128 + signal 2
+	SIGTERM = 143 // terminated: 128 + signal 15
 )
 
 // Error is an error that carries the exit code it maps to.
 type Error struct {
-	Code int
-	Err  error
+	Code int   // the process exit code: OK, Fail, Usage, Infra, SIGINT or SIGTERM
+	Err  error // what happened, shown to the user unless Quiet
 	// Quiet is set when the message has already been shown to the user (as
 	// diagnostics or FAIL lines), so main prints nothing more.
 	Quiet bool
 }
 
+// Error returns the wrapped error's message.
 func (e *Error) Error() string { return e.Err.Error() }
 
 // Unwrap returns the wrapped error.

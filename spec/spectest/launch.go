@@ -13,9 +13,9 @@ import (
 
 // Launch is a parsed launch command.
 type Launch struct {
-	Env     map[string]string
-	Command string
-	Model   string
+	Env     map[string]string // the K=V words after a leading "env"
+	Command string            // the executable, e.g. "vllm" or "$HOME/venv/bin/vllm"
+	Model   string            // the word after "serve"
 	// Flags maps each --flag to its value; "" for a bare flag. JSON object
 	// values are normalised (keys sorted, no spaces), so equal JSON compares
 	// equal.
