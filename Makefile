@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/slogate
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build demo test vet fuzz bench profiles clean
+.PHONY: build demo test vet fuzz load bench profiles clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/slogate
@@ -18,13 +18,20 @@ test: vet
 	$(GO) test -race -timeout 20m ./...
 
 # Each fuzz target briefly (FUZZTIME=60s for a longer look); findings land in
-# the package's testdata/fuzz folder and become regression tests.
+# the package's testdata/fuzz folder and become regression tests. Go's default
+# minimisation time (60s) would eat a short run, hence -fuzzminimizetime.
 FUZZTIME ?= 10s
+FUZZ     = $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./spec
-	$(GO) test -run '^$$' -fuzz '^FuzzSSE$$' -fuzztime $(FUZZTIME) ./runner/sse
-	$(GO) test -run '^$$' -fuzz '^FuzzMetrics$$' -fuzztime $(FUZZTIME) ./runner/promread
-	$(GO) test -run '^$$' -fuzz '^FuzzPromptField$$' -fuzztime $(FUZZTIME) ./sim
+	$(FUZZ) -fuzz '^FuzzLoad$$' ./spec
+	$(FUZZ) -fuzz '^FuzzSSE$$' ./runner/sse
+	$(FUZZ) -fuzz '^FuzzMetrics$$' ./runner/promread
+	$(FUZZ) -fuzz '^FuzzPromptField$$' ./sim
+
+# 256 streams against the simulator for 60s (SLOGATE_LOAD_WINDOW=20s shortens
+# it): no errors, goroutines back to baseline, flat memory.
+load:
+	SLOGATE_LOAD=1 $(GO) test -count=1 -run TestLoad -v -timeout 15m ./e2e
 
 # Regenerate the simulator's profiles from the seed reports.
 profiles:

@@ -379,3 +379,20 @@ func TestFaultTimeoutBoundsRun(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultTimeoutDuringBoot: -timeout also bounds the wait for a server
+// that takes too long to start; the server is stopped.
+func TestFaultTimeoutDuringBoot(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := faultSpec(t, freePort(t), "", fastSim+`, "--sim-startup", "5m"`, oneCell)
+	o := runFault(t, mark, time.Minute, "-sim", "-timeout", "3s", spec)
+	if o.r.Code != 3 {
+		t.Fatalf("want exit 3\n%s", o.dump())
+	}
+	if o.elapsed > 20*time.Second {
+		t.Errorf("took %v with -timeout 3s", o.elapsed)
+	}
+	o.wantSaid(t, "longer than -timeout 3s")
+	o.wantKept(t, true)
+}

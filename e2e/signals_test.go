@@ -209,3 +209,22 @@ func killMarked(mark string) {
 		}
 	}
 }
+
+// TestSignalLeavesEndpointRunning: with -endpoint slogate did not start the
+// server, so an interrupted run must not stop it.
+func TestSignalLeavesEndpointRunning(t *testing.T) {
+	mark := newMark(t)
+	t.Cleanup(func() { noLeftovers(t, mark) }) // after startSim's cleanup
+	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-kv-tokens", "1000000")
+	spec := faultSpec(t, freePort(t), "", "", strings.Replace(oneCell, `"1s"`, `"30s"`, 1))
+	out := filepath.Join(t.TempDir(), "out")
+	b := startSlogate(t, mark, "run", "-endpoint", base, "-out", out, spec)
+	b.waitFor(t, "the prefill cell", time.Minute, func() bool { return cellLines(out) >= 1 })
+	b.cmd.Process.Signal(syscall.SIGTERM)
+	if code := b.exitAfter(t, 45*time.Second); code != 143 {
+		t.Fatalf("exit %d, want 143\nstderr:\n%s", code, b.stderr.String())
+	}
+	if code, _ := simGet(t, base+"/health", ""); code != 200 {
+		t.Errorf("the endpoint's server stopped answering after slogate was interrupted (GET /health = %d)", code)
+	}
+}

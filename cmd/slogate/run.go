@@ -261,6 +261,10 @@ func runServer(ctx context.Context, sp *spec.Spec, srv *spec.Server, keep *regex
 		Stream: stream, Keep: keepTest, Stdout: stdout, Stderr: stderr, JSON: f.json,
 	})
 	if runErr != nil {
+		if n := len(res.Prefill) + len(res.Decode); n > 0 && !exit.IsQuiet(runErr) {
+			// Say how to continue: what was measured is kept.
+			runErr = exit.With(exit.Code(runErr), fmt.Errorf("%w\nthe %d cell(s) measured so far are kept in %s; `slogate run -resume %s` measures the rest", runErr, n, out, out))
+		}
 		return res, outcome, runErr
 	}
 	if ferr != nil {

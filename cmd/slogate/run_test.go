@@ -14,6 +14,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
 )
 
 func TestRunUsageErrors(t *testing.T) {
@@ -143,5 +144,52 @@ func TestStreamObserver(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, rs.lines); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestResumeLikeBefore(t *testing.T) {
+	srv := &spec.Server{Name: "q", Model: "m", Port: 8001}
+	sp := &spec.Spec{Servers: []*spec.Server{srv},
+		Measure: &spec.Measure{Duration: 30 * time.Second, DurationText: "30s", MaxOutput: 4096, Repeat: 1}}
+	prev := func(edit func(*result.Results)) *resumeState {
+		r := &result.Results{Server: result.Server{Name: "q", Argv: srv.RedactedArgv(), Simulated: true},
+			Measure: result.Measure{Duration: "1s", DurationS: 1, MaxOutput: 4096, Repeat: 1}}
+		if edit != nil {
+			edit(r)
+		}
+		return &resumeState{server: "q", previous: r}
+	}
+	tests := []struct {
+		name     string
+		flags    runFlags
+		rs       *resumeState
+		wantCode int
+		wantDur  time.Duration
+		wantSim  bool
+		wantEP   string
+	}{
+		{name: "window and -sim carry over", rs: prev(nil), wantDur: time.Second, wantSim: true},
+		{name: "the same -duration again", flags: runFlags{duration: time.Second}, rs: prev(nil), wantDur: time.Second, wantSim: true},
+		{name: "another -duration", flags: runFlags{duration: 2 * time.Second}, rs: prev(nil), wantCode: exit.Usage},
+		{name: "max_output changed", rs: prev(func(r *result.Results) { r.Measure.MaxOutput = 256 }), wantCode: exit.Usage},
+		{name: "launch changed", rs: prev(func(r *result.Results) { r.Server.Argv = []string{"vllm", "serve", "other"} }), wantCode: exit.Usage},
+		{name: "endpoint carries over", rs: prev(func(r *result.Results) {
+			r.Server.Simulated, r.Server.Argv, r.Server.Endpoint = false, nil, "http://10.0.0.1:8000"
+		}), wantDur: time.Second, wantEP: "http://10.0.0.1:8000"},
+		{name: "only cells.jsonl survived", rs: &resumeState{server: "q"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.flags
+			f.resume = "OUT"
+			var stderr bytes.Buffer
+			err := resumeLikeBefore(&f, sp, tc.rs, &stderr)
+			if exit.Code(err) != tc.wantCode {
+				t.Fatalf("exit %d (%v), want %d", exit.Code(err), err, tc.wantCode)
+			}
+			if err == nil && (f.duration != tc.wantDur || f.sim != tc.wantSim || f.endpoint != tc.wantEP) {
+				t.Errorf("duration %v sim %v endpoint %q; want %v %v %q", f.duration, f.sim, f.endpoint, tc.wantDur, tc.wantSim, tc.wantEP)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ package promread
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -77,7 +78,9 @@ func Parse(r io.Reader, modelName string) (Snapshot, error) {
 					size, _ = strconv.ParseInt(strings.TrimSpace(lp.GetValue()), 10, 64)
 				}
 			}
-			if blocks > 0 && size > 0 && blocks < 1<<40 && size < 1<<20 {
+			// Bounds far above any real GPU (2^32 blocks of 2^16 tokens)
+			// keep the product and the sum over engines from overflowing.
+			if blocks > 0 && size > 0 && blocks < 1<<32 && size < 1<<16 && s.KVCacheTokens < math.MaxInt64-blocks*size {
 				s.KVCacheTokens += blocks * size
 			}
 		}

@@ -99,6 +99,9 @@ func FuzzMetrics(f *testing.F) {
 	f.Add("vllm:cache_config_info{block_size=\"-1\",num_gpu_blocks=\"99999999999999999999\"} 1\n", "")
 	f.Add("# TYPE x histogram\nx_bucket{le=\"1\"} 1\n", "m")
 	f.Fuzz(func(t *testing.T, s, m string) {
-		Parse(strings.NewReader(s), m) // must never panic
+		snap, err := Parse(strings.NewReader(s), m) // must never panic
+		if err == nil && snap.KVCacheTokens < 0 {
+			t.Fatalf("KVCacheTokens = %d from a valid page: an overflow", snap.KVCacheTokens)
+		}
 	})
 }
