@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
@@ -53,8 +53,10 @@ type resumeState struct {
 // boot (or reach) it, measure the plan, evaluate the assertions, report.
 func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	var f runFlags
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("run", stderr,
+		"Usage: slogate run [flags] SPEC...",
+		"Boot each server of each spec, measure prefill and sustained decode, check the assertions, report.",
+		"Exit codes: 0 pass, 1 assertion or baseline failed, 2 usage or invalid spec, 3 infrastructure error, 130/143 interrupted.")
 	fs.BoolVar(&f.verbose, "v", false, "verbose: print every cell's full metric line")
 	fs.BoolVar(&f.json, "json", false, "print a test2json event stream on stdout (for gotestsum), nothing else")
 	fs.StringVar(&f.run, "run", "", "measure only cells and assertions whose full test name matches `REGEX` (unanchored, not split at slashes)")
@@ -69,17 +71,8 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.DurationVar(&f.streamTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D` (its cell becomes an error; the run goes on)")
 	fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in `OUT` (its cells.jsonl): measure only the missing cells; SPEC defaults to the one it ran")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound the whole run (0 = no bound); exceeding it is an infrastructure error (exit 3)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: slogate run [flags] SPEC...")
-		fmt.Fprintln(stderr, "Boot each server of each spec, measure prefill and sustained decode, check the assertions, report.")
-		fmt.Fprintln(stderr, "Exit codes: 0 pass, 1 assertion or baseline failed, 2 usage or invalid spec, 3 infrastructure error, 130/143 interrupted.")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return exit.Quiet(exit.Usage)
+		return flagsError(err)
 	}
 	var rs *resumeState
 	paths := fs.Args()
@@ -381,14 +374,9 @@ func resumeLikeBefore(f *runFlags, sp *spec.Spec, rs *resumeState, stderr io.Wri
 
 // parseTolerance reads "5%" or "0.05".
 func parseTolerance(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	pct := strings.HasSuffix(t, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
-	if err != nil || v < 0 {
-		return 0, exit.Usagef("-tolerance %q: write a percentage like 5%% or a fraction like 0.05", s)
-	}
-	if pct {
-		v /= 100
+	v, err := compare.ParsePercent(s)
+	if err != nil {
+		return 0, exit.Usagef("-tolerance: %v", err)
 	}
 	return v, nil
 }
@@ -480,23 +468,4 @@ func (o *streamObserver) abort(err error) {
 }
 
 // num formats v with prec decimals and thousands separators.
-func num(v float64, prec int) string {
-	s := strconv.FormatFloat(v, 'f', prec, 64)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac := s, ""
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		intPart, frac = s[:i], s[i:]
-	}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte(intPart[i])
-	}
-	return b.String() + frac
-}
+func num(v float64, prec int) string { return numfmt.Group(strconv.FormatFloat(v, 'f', prec, 64)) }
