@@ -7,6 +7,7 @@ package result
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -237,4 +238,24 @@ func (r *Results) Outcome() Outcome {
 		o = Worst(o, v.Outcome)
 	}
 	return o
+}
+
+// Describe names the run in one line for headers: "server qwen, Qwen/Qwen3.5-4B,
+// vLLM 0.26.1, simulated, <start>", the start formatted with dateLayout and
+// every part left out when unknown.
+func (r *Results) Describe(dateLayout string) string {
+	parts := []string{"server " + r.Server.Name}
+	if r.Server.Model != "" {
+		parts = append(parts, r.Server.Model)
+	}
+	if r.Server.Version != "" {
+		parts = append(parts, "vLLM "+r.Server.Version)
+	}
+	if r.Server.Simulated {
+		parts = append(parts, "simulated")
+	}
+	if !r.Started.IsZero() {
+		parts = append(parts, r.Started.UTC().Format(dateLayout))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -73,18 +73,5 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 
 // describeRun is one line naming a run: file, server, model, version, start.
 func describeRun(path string, r *result.Results) string {
-	parts := []string{r.Server.Name}
-	if r.Server.Model != "" {
-		parts = append(parts, r.Server.Model)
-	}
-	if r.Server.Version != "" {
-		parts = append(parts, "vLLM "+r.Server.Version)
-	}
-	if r.Server.Simulated {
-		parts = append(parts, "simulated")
-	}
-	if !r.Started.IsZero() {
-		parts = append(parts, r.Started.UTC().Format("2006-01-02 15:04 UTC"))
-	}
-	return path + " (" + strings.Join(parts, ", ") + ")"
+	return path + " (" + r.Describe("2006-01-02 15:04 UTC") + ")"
 }

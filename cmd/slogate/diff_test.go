@@ -49,7 +49,7 @@ func TestCmdDiff(t *testing.T) {
 		inError  string // substring of the returned error
 	}{
 		{name: "within tolerance", args: []string{a, same}, code: 0, inStdout: []string{
-			"A: " + a + " (qwen, Qwen/Qwen3.5-4B, vLLM 0.11.0)\nB: " + same + " (qwen, Qwen/Qwen3.5-4B, vLLM 0.11.0)\n",
+			"A: " + a + " (server qwen, Qwen/Qwen3.5-4B, vLLM 0.11.0)\nB: " + same + " (server qwen, Qwen/Qwen3.5-4B, vLLM 0.11.0)\n",
 			"decode total_tps", "-0.3%", "0 regressed"}},
 		{name: "regression", args: []string{a, worse}, code: 1, inStdout: []string{"-9.9% ✗", "1 regressed"}},
 		{name: "improvement is not a regression", args: []string{worse, a}, code: 0, inStdout: []string{"+11.0% ↑"}},
