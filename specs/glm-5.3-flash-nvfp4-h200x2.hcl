@@ -55,7 +55,7 @@ server "glm" {
     gpu_count    = "2"
     vram         = "282 GB (2 x 141 GB)"
     build        = "cuda-13.2"
-    engine       = "vllm 0.1.dev1+g3b5189828"
+    engine       = "vllm" # the seed ran vLLM 0.1.dev1+g3b5189828
     commit       = "3b518982806c"
   }
 }

@@ -32,7 +32,7 @@ server "ling" {
     gpu_count    = "2"
     vram         = "282 GB (2 x 141 GB)"
     build        = "cuda-13.2"
-    engine       = "vllm 0.27.2rc1.dev113+g5cecfc013"
+    engine       = "vllm" # the seed ran vLLM 0.27.2rc1.dev113+g5cecfc013
     commit       = "5cecfc013750"
   }
 }

@@ -43,7 +43,7 @@ server "qwen" {
     gpu_count    = "1"
     vram         = "141 GB"
     build        = "cuda-13.2"
-    engine       = "vllm 0.26.1rc1.dev914+gc3dabcddc"
+    engine       = "vllm" # the seed ran vLLM 0.26.1rc1.dev914+gc3dabcddc
     commit       = "c3dabcddc328"
   }
 }
