@@ -51,6 +51,9 @@ func (r *run) prefill(ctx context.Context, ctxLen int, salt string, record bool)
 	if r.mml > 0 && n > r.mml-1 {
 		n = r.mml - 1
 	}
+	if r.chat {
+		n = r.prompt.tokens // calibrated (step)
+	}
 	repeat := 1
 	if record {
 		repeat = max(r.measure().Repeat, 1)
@@ -61,7 +64,7 @@ func (r *run) prefill(ctx context.Context, ctxLen int, salt string, record bool)
 		if i < repeat-1 {
 			s = fmt.Sprintf("%s-cold%d", salt, i)
 		}
-		body := completionBody(r.c.model, r.ids, n, 1, 0, s)
+		body := r.requestBody(n, 1, 0, s)
 		r.obs.Progress(Progress{Cell: ref, Phase: "prefill", CellsDone: r.done, Cells: r.total, ETA: r.eta()})
 		ttft, err := r.coldRequest(ctx, body, n)
 		c := result.PrefillCell{Context: ctxLen, Status: result.StatusValid}
@@ -97,7 +100,7 @@ func (r *run) coldRequest(ctx context.Context, body []byte, n int) (time.Duratio
 	limit.Store(int64(firstTO))
 	timer := time.AfterFunc(firstTO, func() { cancel(errStalled{time.Duration(limit.Load())}) })
 	defer timer.Stop()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, r.c.base+"/v1/completions", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, r.c.base+r.genPath(), bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
@@ -111,7 +114,7 @@ func (r *run) coldRequest(ctx context.Context, body []byte, n int) (time.Duratio
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		return 0, fmt.Errorf("POST /v1/completions answered HTTP %d: %s", resp.StatusCode, snippet(b))
+		return 0, fmt.Errorf("POST %s answered HTTP %d: %s", r.genPath(), resp.StatusCode, snippet(b))
 	}
 	rd := sse.NewReader(resp.Body, 16<<10)
 	var ttft time.Duration
@@ -180,7 +183,7 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, body []byte) (
 	window := r.window()
 	cellCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ld := newLoad(r.c, body, conc, firstTokenTimeout(ref.Context, conc), r.cfg.StreamIdleTimeout)
+	ld := newLoad(r.c, r.genPath(), body, conc, firstTokenTimeout(ref.Context, conc), r.cfg.StreamIdleTimeout)
 	ld.start(cellCtx)
 	stop := func() {
 		cancel()

@@ -175,6 +175,30 @@ func (c *apiClient) tokenize(ctx context.Context, text string) ([]int, int, erro
 	return r.Tokens, r.MaxModelLen, nil
 }
 
+// tokenizeChat is POST /tokenize of one user message rendered through the
+// chat template with the generation prompt, exactly as
+// /v1/chat/completions renders it; it returns the prompt's token count.
+func (c *apiClient) tokenizeChat(ctx context.Context, messages json.RawMessage) (int, error) {
+	code, b, err := c.do(ctx, http.MethodPost, "/tokenize", map[string]any{"model": c.model, "messages": messages, "add_generation_prompt": true})
+	if err != nil {
+		return 0, err
+	}
+	if code != http.StatusOK {
+		return 0, fmt.Errorf("POST /tokenize with messages answered %d: %s", code, snippet(b))
+	}
+	var r struct {
+		Count  *int  `json:"count"`
+		Tokens []int `json:"tokens"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return 0, fmt.Errorf("POST /tokenize with messages: %v", err)
+	}
+	if r.Count != nil {
+		return *r.Count, nil
+	}
+	return len(r.Tokens), nil
+}
+
 func snippet(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > 300 {

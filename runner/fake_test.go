@@ -33,6 +33,14 @@ type fakeVLLM struct {
 	noTokenize   bool
 	maxModelLen  int
 	authRequired string
+	// chatCount is the token count /tokenize gives a chat prompt with this
+	// user message (default: 20 template tokens + one per 4 bytes).
+	chatCount func(content string) int
+	// noChatTokenize answers /tokenize with messages 400 (prompt still works).
+	noChatTokenize bool
+	// reasoning makes chat streams send their first half as delta.reasoning.
+	reasoning     bool
+	tokenizeCalls atomic.Int64 // /tokenize requests with messages
 }
 
 func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
@@ -59,6 +67,28 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			http.NotFound(w, r)
 			return
 		}
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+			AddGenerationPrompt bool `json:"add_generation_prompt"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if len(req.Messages) > 0 {
+			f.tokenizeCalls.Add(1)
+			if f.noChatTokenize || !req.AddGenerationPrompt || req.Messages[0].Role != "user" {
+				w.WriteHeader(400)
+				fmt.Fprint(w, `{"error":{"message":"chat template not available"}}`)
+				return
+			}
+			count := f.chatCount
+			if count == nil {
+				count = func(s string) int { return 20 + (len(s)+3)/4 }
+			}
+			fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[]}`, count(req.Messages[0].Content), f.maxModelLen)
+			return
+		}
 		var ids []string
 		for i := 0; i < 100; i++ {
 			ids = append(ids, fmt.Sprint(500+i))
@@ -73,7 +103,7 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			fmt.Fprintf(w, "# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{block_size=\"16\",engine=\"0\",num_gpu_blocks=\"%d\"} 1\n", f.kvBlocks)
 		}
 	})
-	mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) {
+	generate := func(w http.ResponseWriter, r *http.Request, chat bool) {
 		f.requests.Add(1)
 		var body map[string]any
 		json.NewDecoder(r.Body).Decode(&body)
@@ -84,7 +114,11 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			return
 		}
 		max := f.tokens
-		if mt, ok := body["max_tokens"].(float64); ok && int(mt) < max {
+		limit := "max_tokens"
+		if chat {
+			limit = "max_completion_tokens"
+		}
+		if mt, ok := body[limit].(float64); ok && int(mt) < max {
 			max = int(mt)
 		}
 		f.running.Add(1)
@@ -92,6 +126,12 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
 		sent, chunks := 0, 0
+		usage := func(n int) string {
+			if f.usage == "" || f.usage == "continuous" {
+				return fmt.Sprintf(`,"usage":{"prompt_tokens":10,"total_tokens":%d,"completion_tokens":%d}`, 10+n, n)
+			}
+			return ""
+		}
 		for sent < max {
 			select {
 			case <-r.Context().Done():
@@ -106,11 +146,19 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			if sent == max {
 				fin = `"length"`
 			}
-			usage := ""
-			if f.usage == "" || f.usage == "continuous" {
-				usage = fmt.Sprintf(`,"usage":{"prompt_tokens":10,"total_tokens":%d,"completion_tokens":%d}`, 10+sent, sent)
+			switch {
+			case !chat:
+				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"x\",\"finish_reason\":%s}]%s}\n\n", fin, usage(sent))
+			default:
+				if chunks == 1 { // vLLM: the role chunk, sent with the first token
+					fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]%s}\n\n", usage(0))
+				}
+				field := "content"
+				if f.reasoning && sent <= max/2 {
+					field = "reasoning"
+				}
+				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{%q:\"x\"},\"logprobs\":null,\"finish_reason\":%s}]%s}\n\n", field, fin, usage(sent))
 			}
-			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"x\",\"finish_reason\":%s}]%s}\n\n", fin, usage)
 			fl.Flush()
 			if f.midError {
 				fmt.Fprint(w, "data: {\"error\":{\"message\":\"engine died\",\"type\":\"InternalServerError\",\"code\":500}}\n\ndata: [DONE]\n\n")
@@ -129,7 +177,9 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 		fl.Flush()
-	})
+	}
+	mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) { generate(w, r, false) })
+	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { generate(w, r, true) })
 	s := httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s

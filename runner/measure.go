@@ -72,6 +72,7 @@ type slotStats struct {
 // finishes, and accounts every chunk against the window [ws, we].
 type load struct {
 	c        *apiClient
+	path     string // /v1/completions or /v1/chat/completions
 	url      string
 	body     []byte
 	origin   time.Time
@@ -88,8 +89,9 @@ type load struct {
 	failed   chan struct{}
 }
 
-func newLoad(c *apiClient, body []byte, conc int, firstTO, idleTO time.Duration) *load {
-	l := &load{c: c, url: c.base + "/v1/completions", body: body, origin: time.Now(),
+// newLoad prepares C streams of body POSTed to path.
+func newLoad(c *apiClient, path string, body []byte, conc int, firstTO, idleTO time.Duration) *load {
+	l := &load{c: c, path: path, url: c.base + path, body: body, origin: time.Now(),
 		firstTO: firstTO, idleTO: idleTO, slots: make([]slotStats, conc), failed: make(chan struct{})}
 	l.ws.Store(math.MaxInt64)
 	l.we.Store(math.MaxInt64)
@@ -161,12 +163,17 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		return fmt.Errorf("POST /v1/completions answered HTTP %d: %s", resp.StatusCode, snippet(b))
+		return fmt.Errorf("POST %s answered HTTP %d: %s", l.path, resp.StatusCode, snippet(b))
 	}
 
 	rd := sse.NewReader(resp.Body, 16<<10)
 	sp := span{first: -1, end: -1}
-	var prev, prevCompl int64
+	// prevTok is when the last chunk carrying tokens arrived (-1: none yet).
+	// A chat stream starts with a role chunk of zero tokens: it gives the
+	// TTFT (VLLM.md §2), and the first token chunk after it starts decoding
+	// as a completions stream's first chunk does.
+	prevTok := int64(-1)
+	var prevCompl int64
 	perChunkUsage := false
 	var provIn, provAll float64 // chunks counted as one token (no per-chunk usage)
 	var provDecIn float64       // of those, in the window and not the request's first
@@ -229,14 +236,17 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 			continue
 		}
 		var k float64
-		if ch.HasUsage {
+		switch {
+		case ch.HasUsage:
 			perChunkUsage = true
 			k = float64(ch.CompletionTokens - prevCompl)
 			if k < 0 {
 				k = 0
 			}
 			prevCompl = ch.CompletionTokens
-		} else {
+		case ch.Role && !ch.Text:
+			// A chat role chunk without usage carries no token.
+		default:
 			k = 1
 			prevCompl++
 			provAll++
@@ -247,7 +257,7 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 		if ch.Finished {
 			sawFinish = true
 		}
-		if sp.first < 0 {
+		if sp.first < 0 { // TTFT: the first chunk of any kind (vLLM sends the chat role chunk with the first token)
 			sp.first = now
 			st.ttfts = append(st.ttfts, float64(now-start)/1e6)
 			l.decoding.Add(1)
@@ -255,26 +265,24 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 				*everStarted = true
 				l.started.Add(1)
 			}
-			if in {
-				st.tokens += k
-				l.winTok.Add(int64(k))
-				counted = true
-			}
-		} else if in {
+		}
+		if in {
 			st.tokens += k
 			l.winTok.Add(int64(k))
 			counted = true
-			if !ch.HasUsage {
-				provDecIn++
-			}
-			if k > 0 {
-				gap := now - prev
+			if prevTok >= 0 && k > 0 {
+				if !ch.HasUsage {
+					provDecIn++
+				}
+				gap := now - prevTok
 				st.decTokens += k
 				st.decNs += gap
 				st.gaps = append(st.gaps, float32(float64(gap)/1e6/k))
 			}
 		}
-		prev = now
+		if k > 0 {
+			prevTok = now
+		}
 	}
 }
 

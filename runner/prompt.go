@@ -2,7 +2,13 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"math"
 	"strconv"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // neutralText is tokenized once and tiled to build prompts of exact lengths.
@@ -52,6 +58,129 @@ func completionBody(model string, ids []int, n, maxTokens, minTokens int, salt s
 		b = strconv.AppendInt(b, int64(ids[i%len(ids)]), 10)
 	}
 	b = append(b, `],"max_tokens":`...)
+	b = strconv.AppendInt(b, int64(maxTokens), 10)
+	if minTokens > 0 {
+		b = append(b, `,"min_tokens":`...)
+		b = strconv.AppendInt(b, int64(minTokens), 10)
+	}
+	b = append(b, `,"ignore_eos":true,"temperature":0,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
+	if salt != "" {
+		b = append(b, `,"cache_salt":`...)
+		b = strconv.AppendQuote(b, salt)
+	}
+	return append(b, '}')
+}
+
+// maxCalibrationRounds bounds the /tokenize round trips of one chat prompt
+// calibration (a secant step usually lands within 2–4; bisection bounds the
+// rest: 40 rounds cover text lengths up to 2^40 bytes).
+const maxCalibrationRounds = 40
+
+// chatPrompt is a chat prompt calibrated through /tokenize: the messages
+// (JSON, encoded once) whose rendered prompt has tokens tokens.
+type chatPrompt struct {
+	messages json.RawMessage
+	tokens   int
+}
+
+// chatMessages encodes one user message with go-openai's message type.
+func chatMessages(text string) json.RawMessage {
+	b, err := json.Marshal([]openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: text}})
+	if err != nil { // a plain string message always encodes
+		panic(err)
+	}
+	return b
+}
+
+// tiledText is neutralText repeated and cut to n bytes (it is ASCII, so any
+// cut is valid text).
+func tiledText(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	unit := neutralText + "\n"
+	return strings.Repeat(unit, n/len(unit)+1)[:n]
+}
+
+// calibrateChat finds the user message whose chat prompt, as /tokenize
+// renders it with the generation prompt, is n tokens. It searches the
+// length of tiledText: secant steps (the first from the bytes-per-token
+// estimate charsPerToken), bisection when a step leaves the bracket. When no length gives exactly
+// n (a tokenizer merging across the cut), it returns the closest count
+// below n; the caller reports it.
+func calibrateChat(ctx context.Context, c *apiClient, n int, charsPerToken float64) (chatPrompt, error) {
+	if charsPerToken <= 0 {
+		charsPerToken = 4
+	}
+	lo, hi := 0, -1 // lengths known to give fewer / more than n tokens (lo = 0 is assumed)
+	var best chatPrompt
+	length := int(float64(n) * charsPerToken)
+	prevLen, prevK := -1, 0
+	slope := charsPerToken // bytes per token
+	for round := 0; round < maxCalibrationRounds; round++ {
+		if err := ctx.Err(); err != nil {
+			return chatPrompt{}, err
+		}
+		msgs := chatMessages(tiledText(length))
+		k, err := c.tokenizeChat(ctx, msgs)
+		if err != nil {
+			return chatPrompt{}, err
+		}
+		switch {
+		case k == n:
+			return chatPrompt{messages: msgs, tokens: k}, nil
+		case k < n:
+			if k > best.tokens {
+				best = chatPrompt{messages: msgs, tokens: k}
+			}
+			lo = max(lo, length)
+		default:
+			if hi < 0 || length < hi {
+				hi = length
+			}
+		}
+		if hi >= 0 && hi-lo <= 1 {
+			break
+		}
+		switch {
+		case prevLen >= 0 && k != prevK:
+			slope = float64(length-prevLen) / float64(k-prevK)
+		case k > 0:
+			slope = float64(length) / float64(k)
+		}
+		if slope <= 0 {
+			slope = charsPerToken
+		}
+		prevLen, prevK = length, k
+		next := length + int(math.Round(float64(n-k)*slope))
+		if next == length || next <= lo || (hi >= 0 && next >= hi) {
+			if hi < 0 {
+				next = max(2*lo, lo+1)
+			} else {
+				next = lo + (hi-lo)/2
+			}
+		}
+		length = next
+	}
+	if best.tokens == 0 {
+		return chatPrompt{}, fmt.Errorf("no user message gives a chat prompt of %d tokens or fewer (the chat template alone is longer?)", n)
+	}
+	return best, nil
+}
+
+// chatBody encodes a streaming /v1/chat/completions request with the
+// calibrated messages, built once per prompt and reused like
+// completionBody. go-openai's ChatCompletionRequest is not used for the
+// same reasons as its CompletionRequest (temperature 0 dropped by
+// omitempty; no ignore_eos, min_tokens, continuous_usage_stats or
+// cache_salt); its message type encodes the messages.
+func chatBody(model string, messages json.RawMessage, maxTokens, minTokens int, salt string) []byte {
+	b := make([]byte, 0, len(messages)+512)
+	b = append(b, `{"model":`...)
+	b = strconv.AppendQuote(b, model)
+	b = append(b, `,"messages":`...)
+	b = append(b, messages...)
+	b = append(b, `,"max_completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(maxTokens), 10)
 	if minTokens > 0 {
 		b = append(b, `,"min_tokens":`...)

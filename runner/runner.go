@@ -88,6 +88,12 @@ type run struct {
 	// measuredRefs are the cells already measured (by a resumed run).
 	measuredRefs map[result.CellRef]bool
 	started      time.Time
+	// chat is measure.endpoint = "chat": prompts are user messages
+	// calibrated through /tokenize (charsPerToken is the first estimate),
+	// and prompt is the current context's.
+	chat          bool
+	charsPerToken float64
+	prompt        chatPrompt
 }
 
 // Run measures cfg.Plan. It always returns the Results (with whatever was
@@ -400,11 +406,18 @@ func (r *run) discover(ctx context.Context) error {
 	if r.kv == 0 {
 		r.warn("KV cache capacity unknown (no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line, no kv_cache_tokens in the spec): no cell is skipped as over capacity")
 	}
-	if r.res.Measure.Endpoint == "chat" {
-		r.warn("measure.endpoint = \"chat\" is not implemented yet: cells are measured on /v1/completions with token-ID prompts")
-	}
 	ids, mml, src := promptIDs(ctx, r.c)
 	r.ids = ids
+	if r.res.Measure.Endpoint == "chat" {
+		r.chat = true
+		if src != "tokenize" {
+			return exit.Infraf("measure.endpoint = \"chat\" sizes its prompts through POST /tokenize, which %s does not serve; measure this server with endpoint = \"completions\" (token-ID prompts)", r.c.base)
+		}
+		if _, err := r.c.tokenizeChat(ctx, chatMessages("Hello")); err != nil {
+			return exit.Infraf("measure.endpoint = \"chat\" sizes its prompts through POST /tokenize with messages, which failed at %s: %v; measure this server with endpoint = \"completions\" (token-ID prompts)", r.c.base, err)
+		}
+		r.charsPerToken = float64(len(neutralText)) / float64(len(ids))
+	}
 	if r.mml == 0 && srv.MaxModelLen != nil {
 		r.mml = *srv.MaxModelLen
 	}
@@ -447,6 +460,11 @@ func (r *run) step(ctx context.Context, st plan.Step) error {
 			needWarm = true
 		}
 	}
+	if r.chat && needWarm {
+		if err := r.calibrate(ctx, st.Context); err != nil {
+			return err
+		}
+	}
 	if needWarm {
 		cell, err := r.prefill(ctx, st.Context, salt, record)
 		if err != nil {
@@ -462,17 +480,64 @@ func (r *run) step(ctx context.Context, st plan.Step) error {
 	for _, ref := range todo {
 		if body == nil {
 			mo := r.measure().MaxOutput
-			body = completionBody(r.c.model, r.ids, st.Context, mo, mo, salt)
+			body = r.requestBody(st.Context, mo, mo, salt)
 		}
 		cell, err := r.decode(ctx, ref, body)
 		if err != nil {
 			return err
+		}
+		if r.chat && r.prompt.tokens != st.Context && cell.Status.Measured() {
+			cell.Warnings = append(cell.Warnings, r.promptShortfall(st.Context))
 		}
 		if err := r.recordDecode(cell); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// calibrate sizes the chat prompt of a context (capped below max_model_len
+// like the prefill prompt) through /tokenize.
+func (r *run) calibrate(ctx context.Context, ctxLen int) error {
+	n := ctxLen
+	if r.mml > 0 && n > r.mml-1 {
+		n = r.mml - 1
+	}
+	p, err := calibrateChat(ctx, r.c, n, r.charsPerToken)
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return exit.Infraf("sizing the chat prompt of %s tokens through POST /tokenize: %v", result.FormatTokens(ctxLen), err)
+	}
+	r.prompt = p
+	if p.tokens != n {
+		r.warn(r.promptShortfall(ctxLen))
+	}
+	return nil
+}
+
+// promptShortfall says that no message renders to exactly the context.
+func (r *run) promptShortfall(ctxLen int) string {
+	return fmt.Sprintf("chat prompt at %s: no message renders to exactly %d tokens through the chat template; the closest below, %d tokens, is used",
+		result.FormatTokens(ctxLen), ctxLen, r.prompt.tokens)
+}
+
+// genPath is the streaming endpoint measure.endpoint names.
+func (r *run) genPath() string {
+	if r.chat {
+		return "/v1/chat/completions"
+	}
+	return "/v1/completions"
+}
+
+// requestBody encodes a streaming request for the current context's prompt
+// of n tokens: token IDs for completions, the calibrated messages for chat.
+func (r *run) requestBody(n, maxTokens, minTokens int, salt string) []byte {
+	if r.chat {
+		return chatBody(r.c.model, r.prompt.messages, maxTokens, minTokens, salt)
+	}
+	return completionBody(r.c.model, r.ids, n, maxTokens, minTokens, salt)
 }
 
 func (r *run) recordPrefill(c result.PrefillCell) error {

@@ -24,7 +24,7 @@ import (
 
 // openWindow returns a load whose window covers everything.
 func openWindow(c *apiClient, body []byte, conc int) *load {
-	l := newLoad(c, body, conc, 5*time.Second, 300*time.Millisecond)
+	l := newLoad(c, "/v1/completions", body, conc, 5*time.Second, 300*time.Millisecond)
 	l.ws.Store(0)
 	return l
 }

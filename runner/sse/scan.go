@@ -3,16 +3,24 @@ package sse
 import "bytes"
 
 // scan is the allocation-free fast path of Parse. It walks the top-level
-// object and reads only "choices[*].finish_reason" and "usage.{prompt,
-// completion}_tokens". It reports ok=false for anything it does not handle
-// exactly as encoding/json would (an "error" member, escaped or
-// case-folded keys, non-integer counters, malformed input); Parse then falls
-// back to encoding/json, so both paths always agree (FuzzSSE checks it).
+// object and reads only "choices[*].finish_reason", whether "choices[*].text"
+// and "choices[*].delta.{role,content,reasoning,reasoning_content}" are
+// non-empty strings, and "usage.{prompt,completion}_tokens". It reports
+// ok=false for anything it does not handle exactly as encoding/json would
+// (an "error" member, a repeated "choices" member, whose elements
+// encoding/json would merge, escaped or case-folded keys, non-integer
+// counters, malformed input); Parse then falls back to encoding/json, so
+// both paths always agree (FuzzSSE checks it).
 func scan(b []byte) (c Chunk, ok bool) {
 	s := scanner{b: b}
+	sawChoices := false
 	if !s.obj(func(key []byte) bool {
 		switch {
 		case bytes.Equal(key, choicesKey[1:len(choicesKey)-1]):
+			if sawChoices {
+				return false
+			}
+			sawChoices = true
 			return s.choices(&c)
 		case bytes.Equal(key, usageKey[1:len(usageKey)-1]):
 			return s.usage(&c)
@@ -117,7 +125,7 @@ func (s *scanner) choices(c *Chunk) bool {
 		return false
 	}
 	s.i++
-	c.Choices, c.Finished = 0, false
+	c.Choices, c.Finished, c.Role, c.Text = 0, false, false, false
 	if s.peek() == ']' {
 		s.i++
 		return true
@@ -128,9 +136,12 @@ func (s *scanner) choices(c *Chunk) bool {
 				return false
 			}
 		} else {
-			finished := false
+			// As encoding/json decodes into one element, a repeated member
+			// overwrites only what it sets (a repeated "delta" merges).
+			finished, text, role, content, reasoning, reasoningContent := false, false, false, false, false, false
 			if !s.obj(func(key []byte) bool {
-				if bytes.Equal(key, finishKey[1:len(finishKey)-1]) {
+				switch {
+				case bytes.Equal(key, finishKey[1:len(finishKey)-1]):
 					if s.peek() == 'n' {
 						finished = false
 						return s.lit("null")
@@ -140,8 +151,13 @@ func (s *scanner) choices(c *Chunk) bool {
 					}
 					finished = true
 					return s.str()
-				}
-				if bytes.EqualFold(key, finishKey[1:len(finishKey)-1]) {
+				case bytes.Equal(key, textKey[1:len(textKey)-1]):
+					return s.nonEmptyString(&text)
+				case bytes.Equal(key, deltaKey[1:len(deltaKey)-1]):
+					return s.delta(&role, &content, &reasoning, &reasoningContent)
+				case bytes.EqualFold(key, finishKey[1:len(finishKey)-1]),
+					bytes.EqualFold(key, textKey[1:len(textKey)-1]),
+					bytes.EqualFold(key, deltaKey[1:len(deltaKey)-1]):
 					return false
 				}
 				return s.skip()
@@ -150,6 +166,12 @@ func (s *scanner) choices(c *Chunk) bool {
 			}
 			if finished {
 				c.Finished = true
+			}
+			if role {
+				c.Role = true
+			}
+			if text || content || reasoning || reasoningContent {
+				c.Text = true
 			}
 		}
 		c.Choices++
@@ -163,6 +185,47 @@ func (s *scanner) choices(c *Chunk) bool {
 			return false
 		}
 	}
+}
+
+// delta reads a chat choice's delta object (null leaves it as it is, as
+// encoding/json does for a struct).
+func (s *scanner) delta(role, content, reasoning, reasoningContent *bool) bool {
+	switch s.peek() {
+	case 'n':
+		return s.lit("null")
+	case '{':
+	default:
+		return false // encoding/json: cannot unmarshal into a struct
+	}
+	return s.obj(func(key []byte) bool {
+		switch {
+		case bytes.Equal(key, roleKey[1:len(roleKey)-1]):
+			return s.nonEmptyString(role)
+		case bytes.Equal(key, contentKey[1:len(contentKey)-1]):
+			return s.nonEmptyString(content)
+		case bytes.Equal(key, reasonKey[1:len(reasonKey)-1]):
+			return s.nonEmptyString(reasoning)
+		case bytes.Equal(key, reasonCKey[1:len(reasonCKey)-1]):
+			return s.nonEmptyString(reasoningContent)
+		case bytes.EqualFold(key, roleKey[1:len(roleKey)-1]),
+			bytes.EqualFold(key, contentKey[1:len(contentKey)-1]),
+			bytes.EqualFold(key, reasonKey[1:len(reasonKey)-1]),
+			bytes.EqualFold(key, reasonCKey[1:len(reasonCKey)-1]):
+			return false
+		}
+		return s.skip()
+	})
+}
+
+// nonEmptyString consumes any value and sets v to whether it is a string
+// other than "".
+func (s *scanner) nonEmptyString(v *bool) bool {
+	if s.peek() == '"' {
+		*v = s.i+1 < len(s.b) && s.b[s.i+1] != '"'
+		return s.str()
+	}
+	*v = false
+	return s.skip()
 }
 
 func (s *scanner) usage(c *Chunk) bool {

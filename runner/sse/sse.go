@@ -1,7 +1,8 @@
 // Package sse reads the server-sent event stream of a vLLM (OpenAI-style)
-// streaming completion and decodes, per chunk, only what the runner
-// measures: whether the chunk carries choices, the cumulative usage counters,
-// whether a choice finished, and a mid-stream error.
+// streaming completion or chat completion and decodes, per chunk, only what
+// the runner measures: whether the chunk carries choices, the cumulative
+// usage counters, whether a choice finished, whether it carries a role or
+// generated text, and a mid-stream error.
 //
 // Why not go-openai's CompletionStream (github.com/sashabaranov/go-openai
 // v1.43.0)? Measured on this machine with BenchmarkReader/BenchmarkGoOpenAI
@@ -21,6 +22,12 @@
 // temperature 0 (omitempty) nor vLLM's ignore_eos/min_tokens/cache_salt.
 // We keep go-openai's wire types where they fit (openai.Usage in tests and
 // the model listing in package runner).
+//
+// Chat chunks go through the same scanner: go-openai's
+// ChatCompletionStreamResponse would decode every delta's content, tool
+// calls and logprobs into strings and structs per chunk (the allocations
+// above), and has no "reasoning" field (vLLM's reasoning parser output,
+// VLLM.md §2), only the old "reasoning_content".
 package sse
 
 import (
@@ -63,6 +70,14 @@ type Chunk struct {
 	CompletionTokens int64
 	// Finished is true when a choice carries a non-null finish_reason.
 	Finished bool
+	// Role is true when a choice's "delta" carries a non-empty "role": the
+	// first chunk of a chat stream, {"role":"assistant","content":""}.
+	Role bool
+	// Text is true when a choice carries non-empty generated text: "text"
+	// (completions) or the delta's "content", "reasoning" or
+	// "reasoning_content" (chat; reasoning_content is the name vLLM used
+	// before PR #27752).
+	Text bool
 }
 
 // Reader reads data events from a stream. It is not safe for concurrent use.
@@ -110,6 +125,12 @@ var (
 	choicesKey  = []byte(`"choices"`)
 	usageKey    = []byte(`"usage"`)
 	finishKey   = []byte(`"finish_reason"`)
+	textKey     = []byte(`"text"`)
+	deltaKey    = []byte(`"delta"`)
+	roleKey     = []byte(`"role"`)
+	contentKey  = []byte(`"content"`)
+	reasonKey   = []byte(`"reasoning"`)
+	reasonCKey  = []byte(`"reasoning_content"`)
 	promptKey   = []byte(`"prompt_tokens"`)
 	complKey    = []byte(`"completion_tokens"`)
 	nullLiteral = []byte("null")
@@ -189,9 +210,20 @@ func Parse(data []byte) (Chunk, error) {
 	return parseJSON(data)
 }
 
+// wireDelta holds the raw values so that any JSON type decodes (only a
+// non-empty string counts), as the scanner skips any value.
+type wireDelta struct {
+	Role             json.RawMessage `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+}
+
 type wireChunk struct {
 	Choices []struct {
-		FinishReason *string `json:"finish_reason"`
+		FinishReason *string         `json:"finish_reason"`
+		Text         json.RawMessage `json:"text"`
+		Delta        wireDelta       `json:"delta"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens     int64 `json:"prompt_tokens"`
@@ -223,6 +255,13 @@ func parseJSON(data []byte) (Chunk, error) {
 		if ch.FinishReason != nil {
 			c.Finished = true
 		}
+		if nonEmptyString(ch.Delta.Role) {
+			c.Role = true
+		}
+		if nonEmptyString(ch.Text) || nonEmptyString(ch.Delta.Content) ||
+			nonEmptyString(ch.Delta.Reasoning) || nonEmptyString(ch.Delta.ReasoningContent) {
+			c.Text = true
+		}
 	}
 	if w.Usage != nil {
 		c.HasUsage = true
@@ -230,4 +269,9 @@ func parseJSON(data []byte) (Chunk, error) {
 		c.CompletionTokens = w.Usage.CompletionTokens
 	}
 	return c, nil
+}
+
+// nonEmptyString reports whether a raw JSON value is a string other than "".
+func nonEmptyString(raw json.RawMessage) bool {
+	return len(raw) > 2 && raw[0] == '"'
 }

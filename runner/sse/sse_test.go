@@ -26,6 +26,17 @@ func vllmChunk(text string, completion int, finish string) string {
 		text, fr, 8192+completion, completion)
 }
 
+// chatChunk is a /v1/chat/completions chunk shaped as vLLM sends it with
+// continuous usage; delta is the raw delta object.
+func chatChunk(delta string, completion int, finish string) string {
+	fr := "null"
+	if finish != "" {
+		fr = `"` + finish + `"`
+	}
+	return fmt.Sprintf(`data: {"id":"chatcmpl-8e2f","object":"chat.completion.chunk","created":1764489600,"model":"qwen","choices":[{"index":0,"delta":%s,"logprobs":null,"finish_reason":%s}],"usage":{"prompt_tokens":8192,"total_tokens":%d,"completion_tokens":%d}}`+"\n\n",
+		delta, fr, 8192+completion, completion)
+}
+
 const finalUsage = `data: {"id":"cmpl-8e2f0c1d","object":"text_completion","created":1764489600,"model":"qwen","choices":[],"usage":{"prompt_tokens":8192,"total_tokens":8200,"completion_tokens":8}}` + "\n\n"
 const done = "data: [DONE]\n\n"
 
@@ -47,7 +58,19 @@ func readAll(t *testing.T, stream string) ([]Chunk, error) {
 
 func TestReader(t *testing.T) {
 	u := func(choices int, compl int64, fin bool) Chunk {
-		return Chunk{Choices: choices, HasUsage: true, PromptTokens: 8192, CompletionTokens: compl, Finished: fin}
+		return Chunk{Choices: choices, HasUsage: true, PromptTokens: 8192, CompletionTokens: compl, Finished: fin, Text: choices > 0}
+	}
+	// Chat chunks as vLLM sends them (VLLM.md §2): the role chunk with the
+	// first token, reasoning under either field name, then content.
+	chatStream := chatChunk(`{"role":"assistant","content":""}`, 0, "") +
+		chatChunk(`{"reasoning":"Let me think"}`, 1, "") +
+		chatChunk(`{"reasoning_content":" about it carefully"}`, 4, "") +
+		chatChunk(`{"content":"The answer"}`, 6, "") +
+		chatChunk(`{"content":"","reasoning":null}`, 7, "") +
+		chatChunk(`{"content":" is 42."}`, 9, "length") +
+		`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764489600,"model":"qwen","choices":[],"usage":{"prompt_tokens":8192,"total_tokens":8201,"completion_tokens":9}}` + "\n\n" + done
+	c := func(compl int64, fin, role, text bool) Chunk {
+		return Chunk{Choices: 1, HasUsage: true, PromptTokens: 8192, CompletionTokens: compl, Finished: fin, Role: role, Text: text}
 	}
 	tests := []struct {
 		name    string
@@ -63,12 +86,12 @@ func TestReader(t *testing.T) {
 		{
 			name:   "multi-token chunks under speculative decoding",
 			stream: vllmChunk("a b c d", 4, "") + vllmChunk("", 7, "") + vllmChunk("e", 8, "length") + done,
-			want:   []Chunk{u(1, 4, false), u(1, 7, false), u(1, 8, true)},
+			want:   []Chunk{u(1, 4, false), {Choices: 1, HasUsage: true, PromptTokens: 8192, CompletionTokens: 7}, u(1, 8, true)},
 		},
 		{
 			name:   "no per-chunk usage (usage null), final usage only",
 			stream: `data: {"choices":[{"index":0,"text":"x","finish_reason":null}],"usage":null}` + "\n\n" + `data: {"choices":[{"index":0,"text":"y","finish_reason":"length"}]}` + "\n\n" + finalUsage + done,
-			want:   []Chunk{{Choices: 1}, {Choices: 1, Finished: true}, {HasUsage: true, PromptTokens: 8192, CompletionTokens: 8}},
+			want:   []Chunk{{Choices: 1, Text: true}, {Choices: 1, Finished: true, Text: true}, {HasUsage: true, PromptTokens: 8192, CompletionTokens: 8}},
 		},
 		{
 			name:   "CRLF line ends, comments, no space after colon, retry field",
@@ -79,6 +102,17 @@ func TestReader(t *testing.T) {
 			name:   "pretty-printed JSON with spaces",
 			stream: "data: { \"choices\" : [ { \"finish_reason\" : \"stop\" } ] , \"usage\" : { \"completion_tokens\" : 5 , \"prompt_tokens\" : 1 } }\n\n" + done,
 			want:   []Chunk{{Choices: 1, Finished: true, HasUsage: true, PromptTokens: 1, CompletionTokens: 5}},
+		},
+		{
+			name:   "chat: role chunk, reasoning (both names), multi-token content, empty delta",
+			stream: chatStream,
+			want: []Chunk{c(0, false, true, false), c(1, false, false, true), c(4, false, false, true), c(6, false, false, true),
+				c(7, false, false, false), c(9, true, false, true), {HasUsage: true, PromptTokens: 8192, CompletionTokens: 9}},
+		},
+		{
+			name:   "chat without usage: role and content in one chunk",
+			stream: `data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"logprobs":null,"finish_reason":null}]}` + "\n\n" + done,
+			want:   []Chunk{{Choices: 1, Role: true, Text: true}},
 		},
 		{
 			name:    "mid-stream error, then DONE",
@@ -146,6 +180,17 @@ func TestScanAgreesWithJSON(t *testing.T) {
 		`{"usage":{"completion_tokens":3.0}}`,
 		`{"choices":null}`,
 		`{}`,
+		`{"choices":[{"text":"a"}],"choices":[{"finish_reason":"stop"}]}`,
+		`{"choices":[{"delta":{"content":"a"},"delta":{"role":"assistant"}}]}`,
+		`{"choices":[{"delta":{"content":"a","content":""}}]}`,
+		`{"choices":[{"delta":{"content":"a"},"delta":null}]}`,
+		`{"choices":[{"delta":{"content":["a"],"reasoning":7,"role":null}}]}`,
+		`{"choices":[{"delta":"x"}]}`,
+		`{"choices":[{"Delta":{"content":"a"}}]}`,
+		`{"choices":[{"delta":{"Content":"a"}}]}`,
+		`{"choices":[{"delta":{"reasoning_Content":"a"}}]}`,
+		`{"choices":[{"TEXT":"a"}]}`,
+		`{"choices":[{"text":"\u0000"},{"text":""}]}`,
 	}
 	for _, p := range payloads {
 		t.Run(p, func(t *testing.T) {
@@ -166,6 +211,8 @@ func FuzzSSE(f *testing.F) {
 	f.Add([]byte(`data: {"error":{"message":"x"}}` + "\n\n"))
 	f.Add([]byte("data: {\"choices\":[{\"finish_reason\":null}]}\r\n\r\n: c\n\ndata: [DONE]"))
 	f.Add([]byte(`data: {"usage":{"completion_tokens":12345678901234567890}}`))
+	f.Add([]byte(chatChunk(`{"role":"assistant","content":""}`, 0, "") + chatChunk(`{"reasoning":"r","content":null}`, 2, "stop") + done))
+	f.Add([]byte(`{"choices":[{"delta":{"content":"a"},"delta":{"role":"x"}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := NewReader(bytes.NewReader(b), 16)
 		for i := 0; i < len(b)+2; i++ {
@@ -205,6 +252,35 @@ func recorded(n int) []byte {
 // per core (target ≥ 200,000).
 func BenchmarkReader(b *testing.B) {
 	data := recorded(1000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	chunks := 0
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(data), 0)
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+			chunks++
+		}
+	}
+	b.ReportMetric(float64(chunks)/b.Elapsed().Seconds(), "chunks/s")
+}
+
+// BenchmarkReaderChat is BenchmarkReader on a chat stream: the role chunk,
+// then content deltas (the fast path also reads each delta).
+func BenchmarkReaderChat(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(chatChunk(`{"role":"assistant","content":""}`, 0, ""))
+	for i := 1; i <= 1000; i++ {
+		fin := ""
+		if i == 1000 {
+			fin = "length"
+		}
+		sb.WriteString(chatChunk(`{"content":" token"}`, i, fin))
+	}
+	sb.WriteString(done)
+	data := []byte(sb.String())
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	chunks := 0
