@@ -228,3 +228,34 @@ func TestSignalLeavesEndpointRunning(t *testing.T) {
 		t.Errorf("the endpoint's server stopped answering after slogate was interrupted (GET /health = %d)", code)
 	}
 }
+
+// TestSecondSignalKillsNow: when the server's group ignores SIGTERM, the
+// first signal would wait out the 30 s grace; a second one kills the group
+// at once, and the run still exits 130 with nothing left behind.
+func TestSecondSignalKillsNow(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	t.Cleanup(func() { killMarked(mark) })
+	stubborn := filepath.Join(t.TempDir(), "vllm")
+	script := fmt.Sprintf("#!/bin/sh\n(trap '' TERM; exec sleep 300) &\nexec %s sim \"$@\"\n", bin)
+	if err := os.WriteFile(stubborn, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := faultSpec(t, freePort(t), fmt.Sprintf("command = %q", stubborn), fastSim, strings.Replace(oneCell, `"1s"`, `"30s"`, 1))
+	out := filepath.Join(t.TempDir(), "out")
+	b := startSlogate(t, mark, "run", "-out", out, spec)
+	b.waitFor(t, "the prefill cell", time.Minute, func() bool { return cellLines(out) >= 1 })
+	b.cmd.Process.Signal(syscall.SIGINT)
+	b.waitFor(t, "the first signal's notice", 10*time.Second, func() bool {
+		return strings.Contains(b.stderr.String(), "signal again to kill the server now")
+	})
+	time.Sleep(time.Second) // the runner is now waiting out the grace period
+	b.cmd.Process.Signal(syscall.SIGINT)
+	// Without the second signal this takes the full 30 s grace.
+	if code := b.exitAfter(t, 20*time.Second); code != 130 {
+		t.Fatalf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, b.stdout.String(), b.stderr.String())
+	}
+	if !strings.Contains(b.stderr.String(), "killing the server's process group now") {
+		t.Errorf("stderr does not say the server is being killed:\n%s", b.stderr.String())
+	}
+}

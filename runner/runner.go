@@ -58,6 +58,9 @@ type Config struct {
 	Observer Observer
 	// StopGrace is how long the server gets to exit after SIGTERM.
 	StopGrace time.Duration
+	// ForceStop, when closed, cuts StopGrace short: the server's process
+	// group gets SIGKILL at once (a second Ctrl-C). nil never fires.
+	ForceStop <-chan struct{}
 	// StreamIdleTimeout ends a stream that sends nothing for this long (the
 	// cell becomes an error; the run goes on).
 	StreamIdleTimeout time.Duration
@@ -122,7 +125,7 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 
 	err := r.run(ctx)
 	if r.proc != nil {
-		if serr := r.proc.stop(cfg.StopGrace); serr != nil && err == nil {
+		if serr := r.proc.stop(cfg.StopGrace, cfg.ForceStop); serr != nil && err == nil {
 			err = serr
 		} else if addr, busy := portInUse(r.c.base); serr == nil && busy {
 			r.warn(fmt.Sprintf("port %s still accepts connections after the server's process group ended: another process listens there", addr))

@@ -393,7 +393,7 @@ func TestProcessLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
-		if err := p.stop(2 * time.Second); err != nil {
+		if err := p.stop(2*time.Second, nil); err != nil {
 			t.Fatal(err)
 		}
 		if syscall.Kill(-p.pgid, 0) != syscall.ESRCH {
@@ -407,11 +407,27 @@ func TestProcessLifecycle(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 		start := time.Now()
-		if err := p.stop(300 * time.Millisecond); err != nil {
+		if err := p.stop(300*time.Millisecond, nil); err != nil {
 			t.Fatal(err)
 		}
 		if time.Since(start) < 300*time.Millisecond || groupExists(p.pgid) {
 			t.Fatal("the group was not killed after the grace period")
+		}
+	})
+	t.Run("SIGTERM ignored: a closed force channel kills at once", func(t *testing.T) {
+		p, err := startProcess([]string{"sh", "-c", "trap '' TERM; sleep 60 & wait"}, nil, filepath.Join(dir, "f.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		force := make(chan struct{})
+		time.AfterFunc(200*time.Millisecond, func() { close(force) })
+		start := time.Now()
+		if err := p.stop(time.Minute, force); err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) > 30*time.Second || groupExists(p.pgid) {
+			t.Fatalf("force did not cut the one-minute grace short (took %v)", time.Since(start))
 		}
 	})
 	t.Run("exit before ready shows the log", func(t *testing.T) {
@@ -420,7 +436,7 @@ func TestProcessLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer p.stop(time.Second)
+		defer p.stop(time.Second, nil)
 		c := newAPIClient("http://127.0.0.1:1", "", "qwen")
 		_, err = waitReady(context.Background(), p, c, 10*time.Second, nil)
 		if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "CUDA out of memory") {
@@ -434,7 +450,7 @@ func TestProcessLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-p.exited
-		p.stop(time.Second)
+		p.stop(time.Second, nil)
 		b, _ := os.ReadFile(logp)
 		if got := strings.TrimSpace(string(b)); got != "yes "+os.Getenv("HOME") {
 			t.Errorf("log = %q", got)
@@ -479,7 +495,7 @@ func TestServerLogRedactsSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-p.exited
-	p.stop(time.Second)
+	p.stop(time.Second, nil)
 	b, _ := os.ReadFile(logp)
 	if got, want := string(b), "non-default args: {'api_key': ['<redacted>']}\ntail <redacted>"; got != want {
 		t.Errorf("log = %q, want %q", got, want)

@@ -168,17 +168,25 @@ func (p *process) alive() bool {
 	}
 }
 
-// stop ends the whole process group: SIGTERM, up to grace for it to exit,
-// then SIGKILL; then it checks that no member of the group is left.
-func (p *process) stop(grace time.Duration) error {
+// stop ends the whole process group: SIGTERM, up to grace for it to exit
+// (cut short when force is closed), then SIGKILL; then it checks that no
+// member of the group is left.
+func (p *process) stop(grace time.Duration, force <-chan struct{}) error {
 	defer p.log.Close()
 	syscall.Kill(-p.pgid, syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+wait:
 	for time.Now().Before(deadline) {
 		if !p.alive() && !groupExists(p.pgid) {
 			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-force:
+			break wait
+		case <-tick.C:
+		}
 	}
 	syscall.Kill(-p.pgid, syscall.SIGKILL)
 	deadline = time.Now().Add(5 * time.Second)

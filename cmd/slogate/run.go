@@ -233,7 +233,7 @@ func runServer(ctx context.Context, sp *spec.Spec, srv *spec.Server, keep *regex
 		srv.Name, len(p.Cells()), p.Estimated.Round(time.Second), out))
 	cfg := runner.Config{
 		Spec: sp, Server: srv, Plan: p, OutDir: out, Endpoint: f.endpoint, Sim: f.sim,
-		Tool: version, Observer: obs, StreamIdleTimeout: f.streamTimeout,
+		Tool: version, Observer: obs, StreamIdleTimeout: f.streamTimeout, ForceStop: forceStop(ctx),
 	}
 	if rs != nil {
 		cfg.Resume, cfg.Previous = rs.records, rs.previous
