@@ -50,6 +50,7 @@ type APIError struct {
 	Code    any    `json:"code"`
 }
 
+// Error says the server reported an error mid-stream, with its message and type.
 func (e *APIError) Error() string {
 	if e.Type != "" {
 		return fmt.Sprintf("server error in stream: %s (%s)", e.Message, e.Type)
