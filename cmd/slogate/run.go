@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/assert"
 	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/numfmt"
@@ -143,8 +144,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 
 	var all []*result.Results
-	worst := result.Pass
-	infra := false
+	verdictCode := exit.OK // the verdicts' exit code (assert.ExitCode), worst over servers
 	var firstErr error
 	for _, sp := range specs {
 		if f.duration > 0 {
@@ -171,23 +171,15 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 				if firstErr == nil {
 					firstErr = err
 				}
-				if exit.Code(err) == exit.Infra {
-					infra = true
-				}
 				if ctx.Err() != nil {
 					break // interrupted or -timeout: no further server
 				}
 			}
 			if res != nil {
-				for _, v := range res.Verdicts {
-					if v.Infra && v.Outcome == result.Error {
-						infra = true
-					}
-				}
+				verdictCode = max(verdictCode, assert.ExitCode(res.Verdicts))
 			}
 		}
 		stream.Finish(specWorst, time.Since(specStart))
-		worst = result.Worst(worst, specWorst)
 		if ctx.Err() != nil {
 			break
 		}
@@ -197,13 +189,13 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 			firstErr = err
 		}
 	}
-	switch {
-	case firstErr != nil:
+	if firstErr != nil {
 		return firstErr
-	case infra:
-		return exit.Quiet(exit.Infra)
-	case worst >= result.Fail:
-		return exit.Quiet(exit.Fail)
+	}
+	if verdictCode != exit.OK {
+		// The FAIL lines have told the story: 3 for a verdict that read an
+		// unmeasured cell, 2 for a condition that is not a bool, 1 for a breach.
+		return exit.Quiet(verdictCode)
 	}
 	return nil
 }
