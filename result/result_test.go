@@ -120,29 +120,6 @@ func TestCellNames(t *testing.T) {
 	}
 }
 
-func TestDecodeMetricCoversRegistry(t *testing.T) {
-	v := 1.5
-	c := DecodeCell{ServerTotalTPS: &v, SpecAcceptRate: &v, SpecAcceptLen: &v}
-	p := PrefillCell{}
-	for _, m := range Metrics {
-		var ok bool
-		if m.Phase == PhaseDecode {
-			_, ok = c.Metric(m.Name)
-		} else {
-			_, ok = p.Metric(m.Name)
-		}
-		if !ok {
-			t.Errorf("metric %s/%s is registered but the cell does not serve it", m.Phase, m.Name)
-		}
-	}
-	if _, ok := (&DecodeCell{}).Metric("server_total_tps"); ok {
-		t.Error("an absent optional metric reported ok")
-	}
-	if _, ok := c.Metric("nope"); ok {
-		t.Error("unknown metric reported ok")
-	}
-}
-
 func TestResultsWriteRead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.json")
 	want := &Results{
