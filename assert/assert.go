@@ -31,7 +31,7 @@ func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results) []result.Ver
 	return out
 }
 
-// ExitCode maps verdicts to slogate's exit code (DESIGN §2): 3 when any
+// ExitCode maps verdicts to slogate's exit code (README.md#exit-codes): 3 when any
 // Error was caused by a missing measurement, 2 when any other Error (the
 // spec is wrong, e.g. a condition that is not a bool), 1 when any test
 // failed, 0 otherwise.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// TestExitCodes: the verdicts of a real run map to DESIGN §2's exit codes —
+// TestExitCodes: the verdicts of a real run map to the exit codes of README.md#exit-codes —
 // 0 all pass, 1 a breach, 2 a condition that is not a bool (the spec is
 // wrong), 3 an assertion that read a cell that was not measured.
 func TestExitCodes(t *testing.T) {

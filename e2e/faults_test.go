@@ -15,7 +15,7 @@ import (
 
 // Hardening tests (issue 6, item 1): every fault the simulator can produce
 // ends with a message that says what happened and what to do, the exit
-// code of DESIGN §2 (an infrastructure fault is 3, never 1), every cell
+// code of README.md#exit-codes (an infrastructure fault is 3, never 1), every cell
 // measured before it kept in cells.jsonl and results.json, no hang, and no
 // process left behind.
 

@@ -25,7 +25,7 @@ const (
 	// token once the prompt cache is warm.
 	EstimateWarmUp = 2 * time.Second
 	// SteadyHold is how long the steady-state condition must hold before a
-	// decode window opens (DESIGN §4 step 3). The runner uses it too.
+	// decode window opens (docs/method.md#steady-state-gate). The runner uses it too.
 	SteadyHold = 3 * time.Second
 )
 
@@ -328,7 +328,7 @@ func Estimate(p *Plan, m *spec.Measure) time.Duration {
 	return total * time.Duration(repeat)
 }
 
-// OverCapacity is DESIGN §4's skip rule: C × (ctx + max_output) exceeds the
+// OverCapacity is the skip rule of docs/method.md#over-capacity: C × (ctx + max_output) exceeds the
 // KV cache. An unknown capacity (≤ 0) never skips.
 func OverCapacity(conc, ctx, maxOutput int, capacity int64) bool {
 	if capacity <= 0 {

@@ -87,7 +87,7 @@ type Measure struct {
 // Status is the state of one measured cell.
 type Status string
 
-// Cell statuses (DESIGN §4).
+// Cell statuses (docs/method.md#statuses).
 const (
 	// StatusValid: measured in steady state.
 	StatusValid Status = "valid"

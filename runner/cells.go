@@ -175,7 +175,7 @@ func (r *run) decode(ctx context.Context, ref result.CellRef, body []byte) (resu
 	return c, nil
 }
 
-// decodeOnce is DESIGN §4's sustained decode: C streams restarted as they
+// decodeOnce is the sustained decode of docs/method.md#decode: C streams restarted as they
 // finish; the steady-state gate; a fixed window; the metrics of the window.
 func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, body []byte) (result.DecodeCell, error) {
 	conc := ref.Concurrency
@@ -311,7 +311,7 @@ measuring:
 	return cell, nil
 }
 
-// steadyState waits for DESIGN §4 step 3: running == C, waiting == 0 and C
+// steadyState waits for docs/method.md#steady-state-gate: running == C, waiting == 0 and C
 // client streams past their first token, held for SteadyHold. It returns
 // queued=true (and why) when the server holds a stable queue instead
 // (running < C with waiting > 0, all running streams decoding, held) or the

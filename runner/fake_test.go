@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// fakeVLLM is an httptest stand-in for vLLM's HTTP surface (VLLM.md §1–3),
+// fakeVLLM is an httptest stand-in for vLLM's HTTP surface (docs/vllm.md),
 // with exact control over the stream: tokens per chunk, gap between chunks,
 // and how usage is reported.
 type fakeVLLM struct {

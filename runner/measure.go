@@ -15,7 +15,7 @@ import (
 	"github.com/slogate/slogate/runner/sse"
 )
 
-// Token sources, in order of preference (DESIGN §4).
+// Token sources, in order of preference (docs/method.md#token-sources).
 const (
 	sourceUsage      = "usage"       // per-chunk usage deltas
 	sourceFinalUsage = "final_usage" // only the final usage chunk: spread over the chunks
@@ -170,7 +170,7 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 	sp := span{first: -1, end: -1}
 	// prevTok is when the last chunk carrying tokens arrived (-1: none yet).
 	// A chat stream starts with a role chunk of zero tokens: it gives the
-	// TTFT (VLLM.md §2), and the first token chunk after it starts decoding
+	// TTFT (docs/vllm.md#chat), and the first token chunk after it starts decoding
 	// as a completions stream's first chunk does.
 	prevTok := int64(-1)
 	var prevCompl int64
@@ -306,7 +306,7 @@ func streamError(cellCtx, rctx context.Context, err error) error {
 	return fmt.Errorf("stream failed: %v", err)
 }
 
-// windowStats are the §4 metrics computed from the slots after the streams
+// windowStats are the metrics of docs/method.md#metrics, computed from the slots after the streams
 // have exited.
 type windowStats struct {
 	tokens         float64

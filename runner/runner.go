@@ -1,6 +1,6 @@
 // Package runner executes a plan against one server: it boots the server
 // (or uses an already running endpoint), waits until it is ready, measures
-// cold prefill and sustained decode exactly as DESIGN §4 describes, and
+// cold prefill and sustained decode exactly as docs/method.md describes, and
 // writes results.json, cells.jsonl and server.log into the output folder as
 // it goes, so an interrupted or crashed run keeps every measured cell (and
 // can be resumed: Config.Resume). Events go to an Observer; the runner

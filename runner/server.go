@@ -66,7 +66,7 @@ func startProcess(argv []string, env map[string]string, logPath string, secrets 
 	// Own process group (stopped as a whole), and SIGTERM to the server if
 	// slogate dies without cleaning up (kill -9): the server must never
 	// outlive it. SIGTERM, not SIGKILL, so vLLM still stops its engine
-	// cores (SIGKILL orphans them: VLLM.md §7).
+	// cores (SIGKILL orphans them: docs/vllm.md#shutdown).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	p := &process{cmd: cmd, logPath: logPath, log: logf, exited: make(chan struct{})}
 	started := make(chan error, 1)

@@ -1,6 +1,6 @@
 # GLM-5.3-Flash (NVFP4) with DFlash2 speculative decoding on two H200 NVL
 # (tensor parallel 2, expert parallel). Renders exactly the launch of
-# ../shared/seeds/glm-5.3-flash-nvfp4-h200x2.txt and codifies that report's
+# testdata/seeds/glm-5.3-flash-nvfp4-h200x2.txt and codifies that report's
 # numbers as SLOs.
 
 variable "api_key" {

@@ -1,5 +1,5 @@
 # Ling-3.0-flash (INT4) on two H200 NVL (tensor parallel 2). Renders exactly
-# the launch of ../shared/seeds/ling-3.0-flash-int4-h200x2.txt and codifies
+# the launch of testdata/seeds/ling-3.0-flash-int4-h200x2.txt and codifies
 # that report's numbers as SLOs.
 
 variable "api_key" {

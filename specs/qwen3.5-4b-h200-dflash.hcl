@@ -1,5 +1,5 @@
 # Qwen3.5-4B (BF16) with DFlash speculative decoding on one H200 NVL.
-# Renders exactly the launch of ../shared/seeds/qwen3.5-4b-h200-dflash.txt and
+# Renders exactly the launch of testdata/seeds/qwen3.5-4b-h200-dflash.txt and
 # codifies that report's numbers as SLOs.
 #
 #   slogate validate specs/qwen3.5-4b-h200-dflash.hcl

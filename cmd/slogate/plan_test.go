@@ -80,7 +80,7 @@ func TestPlanSeedLaunch(t *testing.T) {
 	}
 }
 
-// TestPlanJSONShape checks the exact shape of DESIGN's example: -run keeps
+// TestPlanJSONShape checks the exact shape of `plan -format json`: -run keeps
 // one assertion, which needs its cell and that context's prefill.
 func TestPlanJSONShape(t *testing.T) {
 	out := runPlan(t, "-format", "json", "-run", "assert/decode_8k_64", "../../specs/qwen3.5-4b-h200-dflash.hcl")

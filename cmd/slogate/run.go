@@ -23,7 +23,7 @@ import (
 	"github.com/slogate/slogate/spec"
 )
 
-// runFlags are the flags of `slogate run` (DESIGN §2).
+// runFlags are the flags of `slogate run` (README.md#running).
 type runFlags struct {
 	verbose   bool
 	json      bool

@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-// Exit codes, as documented in the README and DESIGN §2.
+// Exit codes, as documented in README.md#exit-codes.
 const (
 	OK      = 0   // every assertion passed
 	Fail    = 1   // at least one assertion or baseline comparison failed

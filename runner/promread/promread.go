@@ -2,7 +2,7 @@
 // Prometheus text format (parsed with prometheus/common/expfmt): request
 // gauges, token and speculative-decoding counters, and the KV cache size
 // from vllm:cache_config_info. Every value is summed over the `engine`
-// label (data parallelism) and filtered by `model_name` (VLLM.md §3).
+// label (data parallelism) and filtered by `model_name` (docs/vllm.md#metrics).
 package promread
 
 import (

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// page is a /metrics page shaped as vLLM V1 exposes it (VLLM.md §3), with
+// page is a /metrics page shaped as vLLM V1 exposes it (docs/vllm.md#metrics), with
 // two engines (data parallelism) and a second model that must be ignored.
 const page = `# HELP vllm:num_requests_running Number of requests in model execution batches.
 # TYPE vllm:num_requests_running gauge

@@ -27,7 +27,7 @@
 // ChatCompletionStreamResponse would decode every delta's content, tool
 // calls and logprobs into strings and structs per chunk (the allocations
 // above), and has no "reasoning" field (vLLM's reasoning parser output,
-// VLLM.md §2), only the old "reasoning_content".
+// docs/vllm.md#chat), only the old "reasoning_content".
 package sse
 
 import (

@@ -16,7 +16,7 @@ import (
 )
 
 // vllmChunk is a content chunk shaped exactly as vLLM sends it with
-// include_usage + continuous_usage_stats (VLLM.md §2).
+// include_usage + continuous_usage_stats (docs/vllm.md#stream-format).
 func vllmChunk(text string, completion int, finish string) string {
 	fr := "null"
 	if finish != "" {
@@ -60,7 +60,7 @@ func TestReader(t *testing.T) {
 	u := func(choices int, compl int64, fin bool) Chunk {
 		return Chunk{Choices: choices, HasUsage: true, PromptTokens: 8192, CompletionTokens: compl, Finished: fin, Text: choices > 0}
 	}
-	// Chat chunks as vLLM sends them (VLLM.md §2): the role chunk with the
+	// Chat chunks as vLLM sends them (docs/vllm.md#chat): the role chunk with the
 	// first token, reasoning under either field name, then content.
 	chatStream := chatChunk(`{"role":"assistant","content":""}`, 0, "") +
 		chatChunk(`{"reasoning":"Let me think"}`, 1, "") +
