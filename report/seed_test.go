@@ -21,11 +21,11 @@ import (
 //	go test ./report -update
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// seed describes one reference report in testdata/seeds/ (copies of
-// ../shared/seeds/) and the facts a spec would supply as labels: the
+// seed describes one reference report in the repository's testdata/seeds/
+// and the facts a spec would supply as labels: the
 // measured numbers themselves are parsed from the seed's own text.
 type seed struct {
-	name    string // testdata/seeds/<name>.txt
+	name    string // ../testdata/seeds/<name>.txt
 	model   string
 	served  string
 	version string
@@ -73,7 +73,7 @@ type seedText struct {
 
 func readSeed(t testing.TB, name string) seedText {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "seeds", name+".txt"))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "seeds", name+".txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

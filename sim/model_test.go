@@ -26,7 +26,7 @@ type cellResult struct {
 // a cell: the prompt is warm in the prefix cache, conc streams of maxOut
 // tokens each restart as soon as they finish; tokens are counted over
 // window, which starts hold after every stream that can run has its first
-// token (DESIGN §4 steady state). No wall-clock time passes, so the result
+// token (docs/method.md#steady-state-gate). No wall-clock time passes, so the result
 // is exact and immune to a busy machine.
 func simulateCell(t *testing.T, s *settings, ctx, conc, maxOut int, hold, window time.Duration) cellResult {
 	t.Helper()
@@ -192,7 +192,7 @@ func TestCapacityMatchesOverCapacityCells(t *testing.T) {
 // after changing a seed or the generator).
 func TestProfilesMatchGenerator(t *testing.T) {
 	dir := t.TempDir()
-	if out, err := runGo(t, "run", "./internal/genprofiles", "-seeds", "testdata/seeds", "-out", dir); err != nil {
+	if out, err := runGo(t, "run", "./internal/genprofiles", "-seeds", "../testdata/seeds", "-out", dir); err != nil {
 		t.Fatalf("genprofiles: %v\n%s", err, out)
 	}
 	files, _ := filepath.Glob("profiles/*.json")

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-//go:generate go run ./internal/genprofiles -seeds testdata/seeds -out profiles
+//go:generate go run ./internal/genprofiles -seeds ../testdata/seeds -out profiles
 
 //go:embed profiles/*.json
 var profileFS embed.FS

@@ -17,8 +17,8 @@ func parseExpr(src string) (hcl.Expression, hcl.Diagnostics) {
 	return hclsyntax.ParseExpression([]byte(src), "test.hcl", hcl.InitialPos)
 }
 
-// seeds maps each seed spec to its launch command copied verbatim from
-// ../shared/seeds/ into testdata/seeds/.
+// seeds maps each seed spec to its server; the launch command is in
+// testdata/seeds/<name>.launch, copied verbatim from testdata/seeds/<name>.txt.
 var seeds = map[string]string{
 	"qwen3.5-4b-h200-dflash":     "qwen",
 	"glm-5.3-flash-nvfp4-h200x2": "glm",

@@ -1,11 +1,11 @@
-// Command genprofiles transcribes the seed reports (sim/testdata/seeds) into
+// Command genprofiles transcribes the seed reports (testdata/seeds) into
 // the simulator's embedded profiles (sim/profiles/*.json), so every number
 // a profile holds can be traced to a row of a seed. The few properties a
 // report does not show (KV capacity inside the bounds its Over capacity
 // cells imply, speculative acceptance length, the GLM running cap) are
 // chosen below, each with its reason.
 //
-// Run from sim/: go generate ./...   (or: go run ./internal/genprofiles -seeds testdata/seeds -out profiles)
+// Run from sim/: go generate ./...   (or: go run ./internal/genprofiles -seeds ../testdata/seeds -out profiles)
 package main
 
 import (
@@ -103,7 +103,7 @@ var choices = []choice{
 }
 
 func main() {
-	seeds := flag.String("seeds", "testdata/seeds", "folder holding the seed reports")
+	seeds := flag.String("seeds", "../testdata/seeds", "folder holding the seed reports")
 	out := flag.String("out", "profiles", "folder to write the profiles to")
 	flag.Parse()
 	for _, c := range choices {
@@ -141,7 +141,7 @@ func fromSeed(file string, c choice) (*Profile, error) {
 		return nil, err
 	}
 	text := string(raw)
-	p := &Profile{Name: c.name, Source: "sim/testdata/seeds/" + c.file, Match: c.match, KVTokens: c.kvTokens,
+	p := &Profile{Name: c.name, Source: "testdata/seeds/" + c.file, Match: c.match, KVTokens: c.kvTokens,
 		Weights: c.weights, MaxSeqs: c.maxSeqs, RunCap: c.runCap, Notes: c.notes, TP: 1, KVDtype: "auto"}
 	if m := reVersion.FindStringSubmatch(text); m != nil {
 		p.Version = m[1]
