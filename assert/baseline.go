@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 )
 
@@ -54,7 +55,7 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 	v := result.Verdict{
 		Test:  server + "/baseline/" + ref.Name(),
 		Kind:  result.KindBaseline,
-		Rule:  "within " + compare.FormatPercent(tol) + " of the baseline",
+		Rule:  "within " + numfmt.Percent(tol) + " of the baseline",
 		Cells: []result.CellRef{ref},
 	}
 	a, b := cells[0].A, cells[0].B // the cell's presence and status are the same for every metric
@@ -82,7 +83,7 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 		}
 		switch c.Change {
 		case compare.Regressed:
-			line += fmt.Sprintf(", regressed beyond %s (%s)", compare.FormatPercent(tol), compare.Direction(m))
+			line += fmt.Sprintf(", regressed beyond %s (%s)", numfmt.Percent(tol), m.Direction())
 			regressed = append(regressed, m.Name)
 		case compare.NotSignificant:
 			line += ", within the spread of both runs"
@@ -93,7 +94,7 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 	}
 	if len(regressed) > 0 {
 		v.Outcome = result.Fail
-		v.Message = fmt.Sprintf("%s regressed beyond %s against the baseline", joinAnd(regressed), compare.FormatPercent(tol))
+		v.Message = fmt.Sprintf("%s regressed beyond %s against the baseline", joinAnd(regressed), numfmt.Percent(tol))
 	}
 	return v
 }
@@ -102,14 +103,14 @@ func sideValue(s compare.Side) string {
 	if !s.HasValue {
 		return "n/a"
 	}
-	return compare.FormatValue(s.Value)
+	return numfmt.Value(s.Value)
 }
 
 func deltaOrNA(d float64) string {
 	if d != d { // NaN: the baseline value was 0
 		return "n/a"
 	}
-	return compare.FormatDelta(d)
+	return numfmt.Delta(d)
 }
 
 // joinAnd joins names as "a", "a and b", "a, b and c".

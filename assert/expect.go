@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
@@ -88,7 +88,7 @@ func (sc *scope) expectCell(test string, ref result.CellRef, m result.Metric, wa
 		op, sign, dir, limit = "<=", "+", "above", want*(1+tol)
 		breached = func(got float64) bool { return got > limit }
 	}
-	v.Rule = fmt.Sprintf("%s %s %s (%s %s %s)", m.Name, op, compare.FormatValue(limit), compare.FormatValue(want), sign, compare.FormatPercent(tol))
+	v.Rule = fmt.Sprintf("%s %s %s (%s %s %s)", m.Name, op, numfmt.Value(limit), numfmt.Value(want), sign, numfmt.Percent(tol))
 
 	got, status, why, found := sc.measured(ref, m.Name)
 	switch {
@@ -107,10 +107,10 @@ func (sc *scope) expectCell(test string, ref result.CellRef, m result.Metric, wa
 	if want != 0 {
 		miss = (*got - want) / want
 	}
-	v.Details = []string{fmt.Sprintf("%s = %s, want %s (%s)", m.Name, compare.FormatValue(*got), v.Rule[len(m.Name)+1:], compare.FormatDelta(miss))}
+	v.Details = []string{fmt.Sprintf("%s = %s, want %s (%s)", m.Name, numfmt.Value(*got), v.Rule[len(m.Name)+1:], numfmt.Delta(miss))}
 	if breached(*got) {
 		v.Outcome = result.Fail
-		v.Message = fmt.Sprintf("%s at %s is %s the expected %s by more than %s", m.Name, ref.Name(), dir, compare.FormatValue(want), compare.FormatPercent(tol))
+		v.Message = fmt.Sprintf("%s at %s is %s the expected %s by more than %s", m.Name, ref.Name(), dir, numfmt.Value(want), numfmt.Percent(tol))
 	}
 	return v
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
-	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 )
 
@@ -121,7 +121,7 @@ func (sc *scope) comparisonLine(n *hclsyntax.BinaryOpExpr, op string) (line stri
 	if held {
 		b.WriteString(": ok")
 	} else if s, o, ok := numbers(sv, ov); ok && o != 0 {
-		fmt.Fprintf(&b, " (%s)", compare.FormatDelta((s-o)/math.Abs(o)))
+		fmt.Fprintf(&b, " (%s)", numfmt.Delta((s-o)/math.Abs(o)))
 	}
 	return b.String(), held, subject, true
 }
@@ -222,7 +222,7 @@ func formatCty(v cty.Value) string {
 		return "(unknown)"
 	case v.Type() == cty.Number:
 		f, _ := v.AsBigFloat().Float64()
-		return compare.FormatValue(f)
+		return numfmt.Value(f)
 	case v.Type() == cty.String:
 		return strconv.Quote(v.AsString())
 	case v.Type() == cty.Bool:

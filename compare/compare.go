@@ -1,7 +1,7 @@
 // Package compare compares two measured runs cell by cell: for each metric
 // it lines up the matrix of run A with run B, decides per cell whether the
 // change is within the tolerance, an improvement or a regression (direction
-// from the metric registry: higher is better for throughputs, lower for
+// from the metric table, result.Metrics: higher is better for throughputs, lower for
 // latencies), and renders the matrices as text. `slogate diff` prints it;
 // assert.CompareBaseline turns it into verdicts.
 package compare
@@ -13,17 +13,15 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
 	"github.com/slogate/slogate/result"
 )
 
-// Default metrics compared when Options.Metrics is empty.
-var (
-	DefaultDecodeMetrics  = []string{"total_tps", "ttft_ms", "tbt_ms"}
-	DefaultPrefillMetrics = []string{"tps"}
-)
+// defaultMetrics are the metrics of each phase compared when
+// Options.Metrics is empty: the headline throughput and latencies.
+var defaultMetrics = map[result.Phase][]string{
+	result.PhaseDecode:  {"total_tps", "ttft_ms", "tbt_ms"},
+	result.PhasePrefill: {"tps"},
+}
 
 // DefaultTolerance is the relative change below which a cell is unchanged.
 const DefaultTolerance = 0.05
@@ -130,20 +128,31 @@ func (t *Table) Title() string {
 }
 
 // Decide classifies the change from a to b of a metric, within a relative
-// tolerance of |a|. It is the one place where "within tolerance" is decided,
-// with go-cmp: EquateApprox's margin is set to tolerance × |a| so that the
-// decision agrees exactly with the Δ% printed next to it (relative to A),
-// and with expect's rule "fail when measured < expected × (1 − tolerance)".
-// EquateApprox's own fraction is relative to the smaller of the two values,
-// which would call a printed −4.9% a regression at a 5% tolerance.
+// tolerance of |a|. It is the one place where "within tolerance" is decided.
+// The margin is relative to A, so that the decision agrees exactly with the
+// Δ% printed next to it (docs/method.md#repeats) and with
+// expect's rule "fail when measured < expected × (1 − tolerance)": a printed
+// −4.9% is within a 5% tolerance. Infinite values are within tolerance only
+// of themselves.
 func Decide(a, b, tolerance float64, higherIsBetter bool) Change {
-	if cmp.Equal(a, b, cmpopts.EquateApprox(0, tolerance*math.Abs(a))) {
+	if withinTolerance(a, b, tolerance) {
 		return Unchanged
 	}
 	if (b > a) == higherIsBetter {
 		return Improved
 	}
 	return Regressed
+}
+
+// withinTolerance reports whether |b − a| ≤ tolerance × |a| (or a = b).
+func withinTolerance(a, b, tolerance float64) bool {
+	if a == b {
+		return true
+	}
+	if math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return false
+	}
+	return math.Abs(b-a) <= tolerance*math.Abs(a)
 }
 
 // overlap reports whether two [min, max] spreads intersect.
@@ -153,10 +162,7 @@ func overlap(a, b [2]float64) bool { return a[0] <= b[1] && b[0] <= a[1] }
 // the phase has, or the phase's defaults when names is empty.
 func metricsFor(phase result.Phase, names []string) []result.Metric {
 	if len(names) == 0 {
-		names = DefaultDecodeMetrics
-		if phase == result.PhasePrefill {
-			names = DefaultPrefillMetrics
-		}
+		names = defaultMetrics[phase]
 	}
 	var out []result.Metric
 	for _, n := range names {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 )
 
@@ -34,7 +35,7 @@ func Render(w io.Writer, tables []Table) error {
 		renderTable(&b, &t)
 	}
 	if len(tables) > 0 {
-		tol := FormatPercent(tables[0].Tolerance)
+		tol := numfmt.Percent(tables[0].Tolerance)
 		fmt.Fprintf(&b, "\nΔ = (B − A) ÷ A.  %s regression beyond %s   %s improvement beyond %s   %s not significant (the spreads of both runs overlap)\n",
 			markRegressed, tol, markImproved, tol, markNoise)
 		b.WriteString("over cap = over capacity (not run)   error = not measured   — = not in that run   n/a = metric not reported\n")
@@ -43,20 +44,12 @@ func Render(w io.Writer, tables []Table) error {
 	return err
 }
 
-// Direction is "higher is better" or "lower is better": which way m improves.
-func Direction(m result.Metric) string {
-	if m.HigherIsBetter {
-		return "higher is better"
-	}
-	return "lower is better"
-}
-
 func renderTable(b *strings.Builder, t *Table) {
 	unit := t.Metric.Unit
 	if unit != "" {
 		unit += ", "
 	}
-	fmt.Fprintf(b, "%s (%s%s), tolerance %s\n", t.Title(), unit, Direction(t.Metric), FormatPercent(t.Tolerance))
+	fmt.Fprintf(b, "%s (%s%s), tolerance %s\n", t.Title(), unit, t.Metric.Direction(), numfmt.Percent(t.Tolerance))
 	if len(t.Cells) == 0 {
 		b.WriteString("  (no cells in either run)\n")
 		return
@@ -137,7 +130,7 @@ func sideText(s Side) string {
 	case !s.Present:
 		return "—"
 	case s.HasValue:
-		return FormatValue(s.Value)
+		return numfmt.Value(s.Value)
 	case s.Status == result.StatusOverCapacity:
 		return "over cap"
 	case s.Status == result.StatusError:
@@ -160,7 +153,7 @@ func deltaText(c *Cell) string {
 	}
 	d := "n/a"
 	if !math.IsNaN(c.Delta) {
-		d = FormatDelta(c.Delta)
+		d = numfmt.Delta(c.Delta)
 	}
 	// Every Δ ends in a two-character marker column ("" for a plain change)
 	// so that the numbers line up.

@@ -160,6 +160,15 @@ func MetricNames(phase Phase) []string {
 	return names
 }
 
+// Direction says which way the metric improves: "higher is better" or
+// "lower is better".
+func (m Metric) Direction() string {
+	if m.HigherIsBetter {
+		return "higher is better"
+	}
+	return "lower is better"
+}
+
 // Integer reports whether the metric is a count stored as a whole number
 // (completed, output_tokens).
 func (m Metric) Integer() bool { return m.field.integer }

@@ -1,6 +1,9 @@
 package numfmt
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestGroup(t *testing.T) {
 	tests := []struct {
@@ -29,5 +32,92 @@ func TestInt(t *testing.T) {
 		if got := Int(n); got != want {
 			t.Errorf("Int(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+func TestFixed(t *testing.T) {
+	tests := []struct {
+		name string
+		v    float64
+		prec int
+		want string
+	}{
+		{name: "thousands", v: 6018.44, prec: 1, want: "6,018.4"},
+		{name: "rounds half up", v: 1026.6, prec: 0, want: "1,027"},
+		{name: "negative", v: -1234.5, prec: 1, want: "-1,234.5"},
+		{name: "negative zero loses its sign", v: -0.01, prec: 1, want: "0.0"},
+		{name: "negative zero without decimals", v: -0.4, prec: 0, want: "0"},
+		{name: "NaN", v: math.NaN(), prec: 1, want: NotANumber},
+		{name: "Inf", v: math.Inf(-1), prec: 1, want: NotANumber},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Fixed(tt.v, tt.prec); got != tt.want {
+				t.Errorf("Fixed(%v, %d) = %q, want %q", tt.v, tt.prec, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestThousands(t *testing.T) {
+	tests := []struct {
+		name   string
+		v      float64
+		want   string
+		wantOK bool
+	}{
+		{name: "one decimal", v: 46700, want: "46.7K", wantOK: true},
+		{name: "no trailing .0", v: 12000, want: "12K", wantOK: true},
+		{name: "grouped", v: 1234567, want: "1,234.6K", wantOK: true},
+		{name: "below ten thousand", v: 9819, wantOK: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := Thousands(tt.v)
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("Thousands(%v) = %q, %v; want %q, %v", tt.v, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestValue(t *testing.T) {
+	tests := []struct {
+		name string
+		in   float64
+		want string
+	}{
+		{name: "throughput", in: 5421.34, want: "5421.3"},
+		{name: "round thousands", in: 6000, want: "6000"},
+		{name: "milliseconds", in: 12.345, want: "12.35"},
+		{name: "ratio", in: 0.81254, want: "0.8125"},
+		{name: "zero", in: 0, want: "0"},
+		{name: "negative", in: -3.5, want: "-3.5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Value(tt.in); got != tt.want {
+				t.Errorf("Value(%v) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDeltaAndPercent(t *testing.T) {
+	tests := []struct {
+		name, got, want string
+	}{
+		{name: "delta down", got: Delta(-0.0962), want: "-9.6%"},
+		{name: "delta up has a plus", got: Delta(0.004), want: "+0.4%"},
+		{name: "delta rounding to zero", got: Delta(-0.0004), want: "0.0%"},
+		{name: "percent whole", got: Percent(0.05), want: "5%"},
+		{name: "percent fraction", got: Percent(0.125), want: "12.5%"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got %q, want %q", tt.got, tt.want)
+			}
+		})
 	}
 }
