@@ -11,6 +11,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 )
 
@@ -99,15 +100,15 @@ func (c *console) drawProgress() {
 }
 
 // Run prints "=== RUN   name".
-func (c *console) Run(test string) { c.print(RunLine(test)) }
+func (c *console) Run(test string) { c.print(runLine(test)) }
 
 // Output prints an indented detail line.
-func (c *console) Output(test, line string) { c.print(DetailLine(line)) }
+func (c *console) Output(test, line string) { c.print(detailLine(line)) }
 
 // End prints "--- PASS: name (1.23s)" (or SKIP/FAIL) and removes the
 // progress line of that test.
 func (c *console) End(test string, o result.Outcome, elapsed time.Duration) {
-	line := EndLine(test, o, elapsed)
+	line := endLine(test, o, elapsed)
 	word := endWord(o)
 	col := c.pass
 	switch o {
@@ -139,7 +140,7 @@ func (c *console) Progress(p Progress) {
 	}
 	c.lastDraw = time.Now()
 	c.clearProgress()
-	line := ProgressLine(p)
+	line := progressLine(p)
 	// A line wider than the terminal would wrap, and "\r" then redraws
 	// only its last part: keep it short.
 	if r := []rune(line); len(r) > progressWidth {
@@ -153,9 +154,9 @@ func (c *console) Progress(p Progress) {
 // the common cell names fit in 100).
 const progressWidth = 100
 
-// ProgressLine renders the live state of a cell on one line: cell,
+// progressLine renders the live state of a cell on one line: cell,
 // phase elapsed/window, tok/s so far, cells done/total, ETA.
-func ProgressLine(p Progress) string {
+func progressLine(p Progress) string {
 	var b strings.Builder
 	b.WriteString(p.Test)
 	if p.Phase != "" {
@@ -167,7 +168,7 @@ func ProgressLine(p Progress) string {
 		fmt.Fprintf(&b, " %.1fs", p.Elapsed.Seconds())
 	}
 	if p.TPS > 0 {
-		b.WriteString("  " + fmtTPS(p.TPS) + " tok/s")
+		b.WriteString("  " + numfmt.Fixed(p.TPS, 1) + " tok/s")
 	}
 	if p.Cells > 0 {
 		fmt.Fprintf(&b, "  cells %d/%d", p.CellsDone, p.Cells)
@@ -184,7 +185,7 @@ func (c *console) Finish(o result.Outcome, elapsed time.Duration) {
 	defer c.mu.Unlock()
 	c.clearProgress()
 	c.progress = ""
-	for _, l := range FinishLines(c.pkg, o, elapsed) {
+	for _, l := range finishLines(c.pkg, o, elapsed) {
 		switch {
 		case strings.HasPrefix(l, "ok"):
 			l = c.pass.Sprint("ok") + l[2:]
@@ -195,25 +196,4 @@ func (c *console) Finish(o result.Outcome, elapsed time.Duration) {
 		}
 		io.WriteString(c.w, l)
 	}
-}
-
-// DecodeMetrics is the full metric line of a decode cell (go test -v detail).
-func DecodeMetrics(c *result.DecodeCell) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "total_tps=%g per_request_tps=%g ttft_ms=%g/%g/%g tbt_ms=%g/%g/%g active_avg=%g completed=%d output_tokens=%d measured_s=%g token_source=%s",
-		c.TotalTPS, c.PerRequestTPS, c.TTFTMs, c.TTFTMsP90, c.TTFTMsP99, c.TBTMs, c.TBTMsP90, c.TBTMsP99,
-		c.ActiveAvg, c.Completed, c.OutputTokens, c.MeasuredS, c.TokenSource)
-	if c.ServerTotalTPS != nil {
-		fmt.Fprintf(&b, " server_total_tps=%g", *c.ServerTotalTPS)
-	}
-	if c.SpecAcceptRate != nil {
-		fmt.Fprintf(&b, " spec_accept_rate=%g", *c.SpecAcceptRate)
-	}
-	if c.SpecAcceptLen != nil {
-		fmt.Fprintf(&b, " spec_accept_len=%g", *c.SpecAcceptLen)
-	}
-	if c.Repeats > 1 {
-		fmt.Fprintf(&b, " repeats=%d (median; spread in results.json)", c.Repeats)
-	}
-	return b.String()
 }

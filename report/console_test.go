@@ -126,11 +126,39 @@ func TestConsoleOptionsOnATerminal(t *testing.T) {
 }
 
 func TestDecodeMetricsLine(t *testing.T) {
-	v := 6001.5
-	c := &result.DecodeCell{TotalTPS: 6018.4, PerRequestTPS: 95.9, TTFTMs: 1027, TTFTMsP90: 1100, TTFTMsP99: 1200,
-		TBTMs: 10.4, TBTMsP90: 12, TBTMsP99: 15, ActiveAvg: 64, OutputTokens: 180506, MeasuredS: 30, TokenSource: "usage", ServerTotalTPS: &v}
-	want := "total_tps=6018.4 per_request_tps=95.9 ttft_ms=1027/1100/1200 tbt_ms=10.4/12/15 active_avg=64 completed=0 output_tokens=180506 measured_s=30 token_source=usage server_total_tps=6001.5"
-	if got := DecodeMetrics(c); got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
+	v, rate, length := 6001.5, 0.75, 3.25
+	base := result.DecodeCell{TotalTPS: 6018.4, PerRequestTPS: 95.9, TTFTMs: 1027, TTFTMsP90: 1100, TTFTMsP99: 1200,
+		TBTMs: 10.4, TBTMsP90: 12, TBTMsP99: 15, ActiveAvg: 64, OutputTokens: 180506, MeasuredS: 30, TokenSource: "usage"}
+	const common = "total_tps=6018.4 per_request_tps=95.9 ttft_ms=1027/1100/1200 tbt_ms=10.4/12/15 active_avg=64 completed=0 output_tokens=180506 measured_s=30 token_source=usage"
+	tests := []struct {
+		name string
+		edit func(c *result.DecodeCell)
+		want string
+	}{
+		{name: "no optional metrics", edit: func(*result.DecodeCell) {}, want: common},
+		{name: "server counter after the token source", edit: func(c *result.DecodeCell) { c.ServerTotalTPS = &v },
+			want: common + " server_total_tps=6001.5"},
+		{name: "speculative metrics", edit: func(c *result.DecodeCell) { c.SpecAcceptRate, c.SpecAcceptLen = &rate, &length },
+			want: common + " spec_accept_rate=0.75 spec_accept_len=3.25"},
+		{name: "large count without exponent", edit: func(c *result.DecodeCell) { c.OutputTokens = 12000000 },
+			want: strings.Replace(common, "output_tokens=180506", "output_tokens=12000000", 1)},
+		{name: "repeats", edit: func(c *result.DecodeCell) { c.Repeats = 3 },
+			want: common + " repeats=3 (median; spread in results.json)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := base
+			tt.edit(&c)
+			if got := DecodeMetrics(&c); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPrefillMetricsLine(t *testing.T) {
+	c := &result.PrefillCell{TPS: 46700.5, TTFTMs: 175.4}
+	if got, want := PrefillMetrics(c), "tps=46700.5 ttft_ms=175.4"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

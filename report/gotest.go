@@ -12,21 +12,21 @@ import (
 // the test2json stream both use them, so `-json` Output events carry the
 // same text a person sees.
 
-// RunLine is "=== RUN   name\n".
-func RunLine(test string) string { return "=== RUN   " + test + "\n" }
+// runLine is "=== RUN   name\n".
+func runLine(test string) string { return "=== RUN   " + test + "\n" }
 
-// DetailLine is a detail line of a test, indented under it: "    line\n".
-func DetailLine(line string) string { return "    " + line + "\n" }
+// detailLine is a detail line of a test, indented under it: "    line\n".
+func detailLine(line string) string { return "    " + line + "\n" }
 
-// EndLine is "--- PASS: name (1.23s)\n" ("--- FAIL" for Fail and Error,
+// endLine is "--- PASS: name (1.23s)\n" ("--- FAIL" for Fail and Error,
 // "--- SKIP" for Skip).
-func EndLine(test string, o result.Outcome, elapsed time.Duration) string {
+func endLine(test string, o result.Outcome, elapsed time.Duration) string {
 	return fmt.Sprintf("--- %s: %s (%s)\n", endWord(o), test, elapsedSeconds(elapsed))
 }
 
-// FinishLines are the package's last lines: "PASS\nok  \tspec\t1.234s\n" or
+// finishLines are the package's last lines: "PASS\nok  \tspec\t1.234s\n" or
 // "FAIL\nFAIL\tspec\t1.234s\n".
-func FinishLines(pkg string, o result.Outcome, elapsed time.Duration) []string {
+func finishLines(pkg string, o result.Outcome, elapsed time.Duration) []string {
 	if o >= result.Fail {
 		return []string{"FAIL\n", fmt.Sprintf("FAIL\t%s\t%.3fs\n", pkg, elapsed.Seconds())}
 	}
@@ -47,3 +47,6 @@ func endWord(o result.Outcome) string {
 
 // action is the test2json Action that ends a test with outcome o.
 func action(o result.Outcome) string { return strings.ToLower(endWord(o)) }
+
+// elapsedSeconds renders a duration as go test does: "1.23s".
+func elapsedSeconds(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }

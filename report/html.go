@@ -67,7 +67,7 @@ type htmlChart struct {
 // It references nothing outside the file: no scripts, fonts or images.
 func WriteHTML(w io.Writer, res *result.Results) error {
 	v := newView(res)
-	d := htmlData{view: v, AllHeader: allHeader, LegendTTFT: legendTTFT, LegendMatrix: legendMatrix, LegendMedian: legendMedians}
+	d := htmlData{view: v, AllHeader: allHeader(), LegendTTFT: legendTTFT, LegendMatrix: legendMatrix, LegendMedian: legendMedians}
 	// The SVG strings are built by svg.go, which escapes every piece of
 	// text it writes; that is what makes the template.HTML conversion safe.
 	for _, m := range v.Matrices {

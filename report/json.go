@@ -89,7 +89,7 @@ func (s *jsonStream) openRoot(test string) {
 	s.closeRoot()
 	s.root, s.rootStart, s.rootOutcome = root, s.now(), result.Pass
 	s.emit(event{Time: s.rootStart, Action: "run", Test: root})
-	s.output(root, RunLine(root))
+	s.output(root, runLine(root))
 }
 
 func (s *jsonStream) closeRoot() {
@@ -98,7 +98,7 @@ func (s *jsonStream) closeRoot() {
 	}
 	t := s.now()
 	el := t.Sub(s.rootStart)
-	s.output(s.root, EndLine(s.root, s.rootOutcome, el))
+	s.output(s.root, endLine(s.root, s.rootOutcome, el))
 	secs := roundSeconds(el)
 	s.emit(event{Time: t, Action: action(s.rootOutcome), Test: s.root, Elapsed: &secs})
 	s.root = ""
@@ -112,7 +112,7 @@ func (s *jsonStream) Run(test string) {
 	t := s.now()
 	s.running[test] = t
 	s.emit(event{Time: t, Action: "run", Test: test})
-	s.output(test, RunLine(test))
+	s.output(test, runLine(test))
 }
 
 // Output adds one detail line to a test.
@@ -120,7 +120,7 @@ func (s *jsonStream) Output(test, line string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range strings.Split(line, "\n") {
-		s.output(test, DetailLine(l))
+		s.output(test, detailLine(l))
 	}
 }
 
@@ -132,10 +132,10 @@ func (s *jsonStream) End(test string, o result.Outcome, elapsed time.Duration) {
 		// A test ended without Run: announce it, so readers see a whole test.
 		s.openRoot(test)
 		s.emit(event{Time: s.now(), Action: "run", Test: test})
-		s.output(test, RunLine(test))
+		s.output(test, runLine(test))
 	}
 	delete(s.running, test)
-	s.output(test, EndLine(test, o, elapsed))
+	s.output(test, endLine(test, o, elapsed))
 	secs := roundSeconds(elapsed)
 	s.emit(event{Time: s.now(), Action: action(o), Test: test, Elapsed: &secs})
 	if rootOf(test) == s.root {
@@ -162,7 +162,7 @@ func (s *jsonStream) Finish(o result.Outcome, elapsed time.Duration) {
 	if o == result.Skip {
 		o = result.Pass // a package with only skipped tests is "ok"
 	}
-	for _, l := range FinishLines(s.pkg, o, elapsed) {
+	for _, l := range finishLines(s.pkg, o, elapsed) {
 		s.output("", l)
 	}
 	secs := roundSeconds(elapsed)

@@ -141,14 +141,14 @@ func addRun(s *junitSuite, res *result.Results) {
 	for i := range res.Prefill {
 		p := &res.Prefill[i]
 		c := newCase(p.Ref().TestName(srv), p.ElapsedS)
-		c.SystemOut = PrefillSummary(p)
+		c.SystemOut = prefillSummary(p)
 		cellProblem(&c, p.Status, p.Reason)
 		s.Cases = append(s.Cases, c)
 	}
 	for i := range res.Decode {
 		d := &res.Decode[i]
 		c := newCase(d.Ref().TestName(srv), d.ElapsedS)
-		c.SystemOut = DecodeSummary(d)
+		c.SystemOut = decodeSummary(d)
 		cellProblem(&c, d.Status, d.Reason)
 		s.Cases = append(s.Cases, c)
 	}
@@ -208,23 +208,23 @@ func cellProblem(c *junitCase, s result.Status, reason string) {
 	}
 }
 
-// PrefillSummary is a prefill cell in one line: "46.7K tok/s · 175 ms TTFT".
-func PrefillSummary(c *result.PrefillCell) string {
+// prefillSummary is a prefill cell in one line: "46.7K tok/s · 175 ms TTFT".
+func prefillSummary(c *result.PrefillCell) string {
 	if !c.Status.Measured() {
 		return withReason(statusWord(c.Status), c.Reason)
 	}
-	return fmtPrefillShort(c.TPS) + " tok/s · " + fmtMs(c.TTFTMs) + " TTFT"
+	return prefillTPSText(c.TPS, 0) + " tok/s · " + prefillTTFTText(c) + " TTFT"
 }
 
-// DecodeSummary is a decode cell in one line: "6,018.4 tok/s · 95.9 tok/s
+// decodeSummary is a decode cell in one line: "6,018.4 tok/s · 95.9 tok/s
 // per request · 1,027 ms TTFT · 10.4 ms between tokens", with "requests
 // queued" appended for a queued cell.
-func DecodeSummary(c *result.DecodeCell) string {
+func decodeSummary(c *result.DecodeCell) string {
 	if !c.Status.Measured() {
 		return withReason(statusWord(c.Status), c.Reason)
 	}
-	s := fmtTPS(c.TotalTPS) + " tok/s · " + fmtTPS(c.PerRequestTPS) + " tok/s per request · " +
-		fmtMs(c.TTFTMs) + " TTFT · " + fmtMs1(c.TBTMs) + " between tokens"
+	s := decodeText(c, "total_tps") + " tok/s · " + decodeText(c, "per_request_tps") + " tok/s per request · " +
+		decodeText(c, "ttft_ms") + " TTFT · " + decodeText(c, "tbt_ms") + " between tokens"
 	if c.Status == result.StatusQueued {
 		s += " · requests queued"
 	}

@@ -10,10 +10,6 @@ import (
 	"github.com/slogate/slogate/result"
 )
 
-// allHeader is the All measurements table header, as in the seed reports.
-var allHeader = []string{"Phase", "Context", "Requests at once", "Status", "Total tok/s", "Per request tok/s",
-	"TTFT", "Time between tokens", "Average active requests", "Completed requests", "Output tokens", "Measured for"}
-
 // WriteMarkdown renders res as report.md in the layout of the seed reports:
 // title, summary, Hardware / Engine / Run, launch command, Prefill, the
 // Sustained decode matrix, All measurements, legends, then the verdicts and
@@ -56,7 +52,7 @@ func WriteMarkdown(w io.Writer, res *result.Results) error {
 	writeMatrices(b, v)
 	if len(v.All) > 0 {
 		p("## All measurements\n\n%s\n\n", legendMedians)
-		mdTable(b, allHeader, func(row func(...string)) {
+		mdTable(b, allHeader(), func(row func(...string)) {
 			for _, r := range v.All {
 				row(r...)
 			}

@@ -345,7 +345,7 @@ func TestMarkdownReproducesSeeds(t *testing.T) {
 				}
 			}
 			// All measurements: every row verbatim.
-			has("All measurements header", "| "+strings.Join(allHeader, " | ")+" |")
+			has("All measurements header", "| "+strings.Join(allHeader(), " | ")+" |")
 			for _, r := range st.all {
 				has("All measurements", "| "+strings.Join(r, " | ")+" |")
 			}
@@ -365,36 +365,41 @@ func TestMarkdownReproducesSeeds(t *testing.T) {
 	}
 }
 
+// TestFormatNumbers checks each metric's text against the seed reports'
+// spelling: the precisions of the metric table and the units reports add.
 func TestFormatNumbers(t *testing.T) {
+	d := &result.DecodeCell{TotalTPS: 1496.14, PerRequestTPS: 123456.78, TTFTMs: 1026.6, TBTMs: 2.46,
+		ActiveAvg: 63.96, Completed: 192968, OutputTokens: 12247, MeasuredS: 29.94}
 	tests := []struct {
 		name string
 		got  string
 		want string
 	}{
-		{"tps small", fmtTPS(408.2), "408.2"},
-		{"tps thousands", fmtTPS(6018.4), "6,018.4"},
-		{"tps rounding", fmtTPS(1496.14), "1,496.1"},
-		{"tps hundred thousands", fmtTPS(123456.78), "123,456.8"},
-		{"ms", fmtMs(1026.6), "1,027 ms"},
-		{"ms small", fmtMs(78), "78 ms"},
-		{"tbt", fmtMs1(2.46), "2.5 ms"},
-		{"prefill compact", fmtPrefillShort(46700), "46.7K"},
-		{"prefill compact whole", fmtPrefillShort(12000), "12K"},
-		{"prefill below 10K short", fmtPrefillShort(9819), "9,819"},
-		{"prefill below 10K long", fmtPrefillLong(9819), "9,819.0"},
-		{"prefill huge", fmtPrefillLong(1234567), "1,234.6K"},
-		{"int", fmtInt(192968), "192,968"},
-		{"negative", fixed(-1234.5, 1), "-1,234.5"},
-		{"negative zero", fixed(-0.01, 1), "0.0"},
-		{"seconds", fmtSeconds(29.94), "29.9 s"},
-		{"window", fmtDurationWords(30), "30 s"},
-		{"window fraction", fmtDurationWords(1.5), "1.5 s"},
-		{"tokens", result.FormatTokens(257024), "251K"},
+		{name: "tps rounding", got: decodeText(d, "total_tps"), want: "1,496.1"},
+		{name: "tps hundred thousands", got: decodeText(d, "per_request_tps"), want: "123,456.8"},
+		{name: "ttft whole ms", got: decodeText(d, "ttft_ms"), want: "1,027 ms"},
+		{name: "tbt one decimal", got: decodeText(d, "tbt_ms"), want: "2.5 ms"},
+		{name: "active", got: decodeText(d, "active_avg"), want: "64.0"},
+		{name: "count", got: decodeText(d, "completed"), want: "192,968"},
+		{name: "tokens", got: decodeText(d, "output_tokens"), want: "12,247"},
+		{name: "seconds", got: decodeText(d, "measured_s"), want: "29.9 s"},
+		{name: "optional absent", got: decodeText(d, "server_total_tps"), want: dash},
+		{name: "prefill ttft", got: prefillTTFTText(&result.PrefillCell{TTFTMs: 78}), want: "78 ms"},
+		{name: "prefill compact", got: prefillTPSText(46700, 0), want: "46.7K"},
+		{name: "prefill compact whole", got: prefillTPSText(12000, 0), want: "12K"},
+		{name: "prefill below 10K short", got: prefillTPSText(9819, 0), want: "9,819"},
+		{name: "prefill below 10K long", got: prefillTPSText(9819, 1), want: "9,819.0"},
+		{name: "prefill huge", got: prefillTPSText(1234567, 1), want: "1,234.6K"},
+		{name: "tick", got: tickLabel(1500), want: "1.5K"},
+		{name: "small tick", got: tickLabel(250), want: "250"},
+		{name: "context", got: result.FormatTokens(257024), want: "251K"},
 	}
 	for _, tt := range tests {
-		if tt.got != tt.want {
-			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got %q, want %q", tt.got, tt.want)
+			}
+		})
 	}
 }
 

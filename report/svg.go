@@ -13,6 +13,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 )
 
@@ -68,10 +69,9 @@ func niceTicks(hi float64, n int) []float64 {
 // tickLabel is a compact axis label: "6K", "500", "1.5K".
 func tickLabel(v float64) string {
 	if v >= 1000 {
-		s := fmt.Sprintf("%.1f", v/1000)
-		return strings.TrimSuffix(s, ".0") + "K"
+		return numfmt.Thousands(v)
 	}
-	return fmt.Sprintf("%g", v)
+	return numfmt.Shortest(v)
 }
 
 type svgBuilder struct{ strings.Builder }
@@ -221,7 +221,7 @@ func prefillChart(res *result.Results) string {
 		xl = append(xl, result.FormatTokens(c.Context))
 		if c.Status.Measured() {
 			s.Points = append(s.Points, point{X: x, Y: c.TPS,
-				Label: fmt.Sprintf("%s: %s tok/s, %s TTFT", result.FormatTokens(c.Context), fmtPrefillShort(c.TPS), fmtMs(c.TTFTMs))})
+				Label: fmt.Sprintf("%s: %s tok/s, %s TTFT", result.FormatTokens(c.Context), prefillTPSText(c.TPS, 0), prefillTTFTText(&c))})
 		}
 	}
 	return lineChart("Prefill throughput by context length (cold request)", "prompt tok/s", xt, xl,
@@ -285,7 +285,7 @@ func heatMap(m matrixView) string {
 			default:
 				f := c.TotalTPS / hi
 				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" stroke="#fff"/>`, x, y, cw, ch, viridisAt(f))
-				b.f(`<text x="%.1f" y="%.1f" text-anchor="middle" class="cell" fill="%s">%s</text>`, x+cw/2, y+ch/2+4, textOn(f), html.EscapeString(fmtTPS(c.TotalTPS)))
+				b.f(`<text x="%.1f" y="%.1f" text-anchor="middle" class="cell" fill="%s">%s</text>`, x+cw/2, y+ch/2+4, textOn(f), html.EscapeString(decodeText(c, "total_tps")))
 				if c.Status == result.StatusQueued {
 					b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#d00" stroke-width="2" stroke-dasharray="4 3" class="queued"/>`, x+2, y+2, cw-4, ch-4)
 					b.f(`<text x="%.1f" y="%.1f" text-anchor="end" class="qmark" fill="%s">Q</text>`, x+cw-5, y+12, textOn(f))

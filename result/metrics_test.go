@@ -61,8 +61,8 @@ func TestMetricTableWellFormed(t *testing.T) {
 			t.Errorf("%s is in the table twice", key)
 		}
 		seen[key] = true
-		if m.Doc == "" {
-			t.Errorf("%s has no doc", key)
+		if m.Doc == "" || m.Label == "" {
+			t.Errorf("%s has no doc or no label", key)
 		}
 		if (m.field.prefill == nil) == (m.field.decode == nil) {
 			t.Errorf("%s: needs exactly one cell field for its phase", key)

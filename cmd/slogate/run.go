@@ -404,9 +404,9 @@ func (o *streamObserver) PrefillDone(c result.PrefillCell, elapsed time.Duration
 		o.end(test, result.Error, elapsed)
 		return
 	}
-	o.s.Output(test, fmt.Sprintf("%s tok/s prefill · TTFT %s ms (cold)", num(c.TPS, 1), num(c.TTFTMs, 0)))
+	o.s.Output(test, fmt.Sprintf("%s tok/s prefill · TTFT %s ms (cold)", numfmt.Fixed(c.TPS, 1), numfmt.Fixed(c.TTFTMs, 0)))
 	if o.verbose {
-		o.s.Output(test, fmt.Sprintf("tps=%g ttft_ms=%g", c.TPS, c.TTFTMs))
+		o.s.Output(test, report.PrefillMetrics(&c))
 	}
 	o.end(test, result.Pass, elapsed)
 }
@@ -427,7 +427,7 @@ func (o *streamObserver) DecodeDone(c result.DecodeCell, elapsed time.Duration) 
 		return
 	}
 	line := fmt.Sprintf("%s tok/s total · %s tok/s/request · TTFT %s ms · TBT %s ms · %s",
-		num(c.TotalTPS, 1), num(c.PerRequestTPS, 1), num(c.TTFTMs, 0), num(c.TBTMs, 2), c.Status)
+		numfmt.Fixed(c.TotalTPS, 1), numfmt.Fixed(c.PerRequestTPS, 1), numfmt.Fixed(c.TTFTMs, 0), numfmt.Fixed(c.TBTMs, 2), c.Status)
 	if c.Status == result.StatusQueued && c.Reason != "" {
 		line += " (" + c.Reason + ")"
 	}
@@ -458,6 +458,3 @@ func (o *streamObserver) abort(err error) {
 	o.s.Output(o.open, "not measured: "+msg)
 	o.end(o.open, result.Error, time.Since(o.started))
 }
-
-// num formats v with prec decimals and thousands separators.
-func num(v float64, prec int) string { return numfmt.Group(strconv.FormatFloat(v, 'f', prec, 64)) }

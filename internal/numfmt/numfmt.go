@@ -55,18 +55,18 @@ func Fixed(v float64, prec int) string {
 	return Group(s)
 }
 
-// Thousands renders a large number in thousands with at most one decimal,
-// no trailing ".0" and a K: 46700 → "46.7K", 12000 → "12K",
-// 1234567 → "1,234.6K". ok is false below 10,000, where reports print the
+// Thousands renders a number in thousands with at most one decimal, no
+// trailing ".0" and a K: 46700 → "46.7K", 12000 → "12K", 1234567 →
+// "1,234.6K". Callers choose from which value on it reads better than the
 // plain number.
-func Thousands(v float64) (s string, ok bool) {
-	if v < 10000 {
-		return "", false
-	}
-	s = strconv.FormatFloat(v/1000, 'f', 1, 64)
-	s = strings.TrimSuffix(s, ".0")
-	return Group(s) + "K", true
+func Thousands(v float64) string {
+	s := strconv.FormatFloat(v/1000, 'f', 1, 64)
+	return Group(strings.TrimSuffix(s, ".0")) + "K"
 }
+
+// Shortest renders v with as many decimals as it needs and thousands
+// separators: 30 → "30", 1.5 → "1.5", 1500 → "1,500".
+func Shortest(v float64) string { return Group(strconv.FormatFloat(v, 'f', -1, 64)) }
 
 // Value renders a measured number in a rule, a verdict or a diff: one
 // decimal from 100 up (5421.3), two below (12.35), four significant digits

@@ -61,23 +61,29 @@ func TestFixed(t *testing.T) {
 
 func TestThousands(t *testing.T) {
 	tests := []struct {
-		name   string
-		v      float64
-		want   string
-		wantOK bool
+		name string
+		v    float64
+		want string
 	}{
-		{name: "one decimal", v: 46700, want: "46.7K", wantOK: true},
-		{name: "no trailing .0", v: 12000, want: "12K", wantOK: true},
-		{name: "grouped", v: 1234567, want: "1,234.6K", wantOK: true},
-		{name: "below ten thousand", v: 9819, wantOK: false},
+		{name: "one decimal", v: 46700, want: "46.7K"},
+		{name: "no trailing .0", v: 12000, want: "12K"},
+		{name: "grouped", v: 1234567, want: "1,234.6K"},
+		{name: "below ten thousand", v: 1500, want: "1.5K"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := Thousands(tt.v)
-			if got != tt.want || ok != tt.wantOK {
-				t.Errorf("Thousands(%v) = %q, %v; want %q, %v", tt.v, got, ok, tt.want, tt.wantOK)
+			if got := Thousands(tt.v); got != tt.want {
+				t.Errorf("Thousands(%v) = %q, want %q", tt.v, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestShortest(t *testing.T) {
+	for v, want := range map[float64]string{30: "30", 1.5: "1.5", 1500: "1,500", 1234.25: "1,234.25"} {
+		if got := Shortest(v); got != want {
+			t.Errorf("Shortest(%v) = %q, want %q", v, got, want)
+		}
 	}
 }
 

@@ -7,84 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
-
-// Number formatting follows the seed reports exactly: thousands separated by
-// commas, throughputs with one decimal ("1,496.1"), latencies in whole
-// milliseconds ("1,027 ms") except time between tokens ("2.5 ms"), prefill
-// throughputs compact ("46.7K", "12K", and "9,819" below ten thousand).
-
-// dash is shown where a metric does not apply or was not measured.
-const dash = "—"
-
-// fixed formats v with prec decimals and thousands separators.
-func fixed(v float64, prec int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return dash
-	}
-	s := strconv.FormatFloat(v, 'f', prec, 64)
-	if s == "-0" || strings.HasPrefix(s, "-0.") && strings.Trim(s[3:], "0") == "" {
-		s = s[1:]
-	}
-	return numfmt.Group(s)
-}
-
-// fmtTPS renders a decode throughput: "6,018.4".
-func fmtTPS(v float64) string { return fixed(v, 1) }
-
-// fmtMs renders a latency in whole milliseconds: "1,027 ms".
-func fmtMs(v float64) string { return fixed(v, 0) + " ms" }
-
-// fmtMs1 renders a short latency with one decimal: "2.5 ms".
-func fmtMs1(v float64) string { return fixed(v, 1) + " ms" }
-
-// fmtInt renders a count: "12,247".
-func fmtInt(v int64) string { return numfmt.Int(v) }
-
-// fmtSeconds renders a window length: "30.0 s".
-func fmtSeconds(v float64) string { return fixed(v, 1) + " s" }
-
-// compactK renders a large throughput in thousands with at most one
-// decimal and no trailing ".0" ("46.7K", "12K"); ok is false below 10,000,
-// where the seeds print the plain number.
-func compactK(v float64) (string, bool) {
-	if v < 10000 {
-		return "", false
-	}
-	s := strconv.FormatFloat(v/1000, 'f', 1, 64)
-	s = strings.TrimSuffix(s, ".0")
-	return numfmt.Group(s) + "K", true
-}
-
-// fmtPrefillShort is the prefill throughput of the Prefill table: "46.7K" or "9,819".
-func fmtPrefillShort(v float64) string {
-	if s, ok := compactK(v); ok {
-		return s
-	}
-	return fixed(v, 0)
-}
-
-// fmtPrefillLong is the prefill throughput of the All measurements table:
-// "46.7K" or "9,819.0".
-func fmtPrefillLong(v float64) string {
-	if s, ok := compactK(v); ok {
-		return s
-	}
-	return fixed(v, 1)
-}
-
-// fmtDurationWords renders the measurement window as the seeds do: "30 s".
-func fmtDurationWords(seconds float64) string {
-	if seconds == math.Trunc(seconds) {
-		return fmtInt(int64(seconds)) + " s"
-	}
-	return strconv.FormatFloat(seconds, 'f', -1, 64) + " s"
-}
 
 // statusWord is a cell status as the seeds word it.
 func statusWord(s result.Status) string {
@@ -337,7 +264,7 @@ func newView(res *result.Results) *view {
 		v.Engine = append(v.Engine, kv{"KV cache dtype", s.KVCacheDtype})
 	}
 	if s.KVCacheTokens > 0 {
-		kvText := fmtInt(s.KVCacheTokens) + " tokens"
+		kvText := numfmt.Int(s.KVCacheTokens) + " tokens"
 		if s.KVCacheSource != "" {
 			kvText += " (from " + s.KVCacheSource + ")"
 		}
@@ -359,10 +286,10 @@ func newView(res *result.Results) *view {
 		kv{"Decode test", "Fixed duration"},
 		kv{"Prefill mode", "Measured during decode warm-up"})
 	if res.Measure.DurationS > 0 {
-		v.Run = append(v.Run, kv{"Time per measurement", fmtDurationWords(res.Measure.DurationS)})
+		v.Run = append(v.Run, kv{"Time per measurement", numfmt.Shortest(res.Measure.DurationS) + " s"})
 	}
 	if res.Measure.MaxOutput > 0 {
-		v.Run = append(v.Run, kv{"Max output", fmtInt(int64(res.Measure.MaxOutput)) + " tokens"})
+		v.Run = append(v.Run, kv{"Max output", numfmt.Int(int64(res.Measure.MaxOutput)) + " tokens"})
 	}
 	if res.Measure.Repeat > 1 {
 		v.Run = append(v.Run, kv{"Repeats per cell", strconv.Itoa(res.Measure.Repeat) + " (medians shown)"})
@@ -379,7 +306,7 @@ func newView(res *result.Results) *view {
 	for _, c := range res.Prefill {
 		r := prefillRow{Context: result.FormatTokens(c.Context), TPS: dash, TTFT: dash, Status: statusWord(c.Status)}
 		if c.Status.Measured() {
-			r.TPS, r.TTFT = fmtPrefillShort(c.TPS), fmtMs(c.TTFTMs)
+			r.TPS, r.TTFT = prefillTPSText(c.TPS, 0), prefillTTFTText(&c)
 		}
 		v.Prefill = append(v.Prefill, r)
 		v.noteStatus(c.Status, "prefill ctx="+result.FormatTokens(c.Context), c.Reason)
@@ -425,13 +352,7 @@ func newView(res *result.Results) *view {
 
 	// All measurements.
 	for _, c := range res.Prefill {
-		row := []string{"Prefill", result.FormatTokens(c.Context), "1", statusWord(c.Status)}
-		if c.Status.Measured() {
-			row = append(row, fmtPrefillLong(c.TPS), dash, fmtMs(c.TTFTMs), dash, dash, "1", dash, dash)
-		} else {
-			row = append(row, dashes(8)...)
-		}
-		v.All = append(v.All, row)
+		v.All = append(v.All, prefillAllRow(&c))
 	}
 	for _, m := range v.Matrices {
 		phase := "Sustained decode"
@@ -444,11 +365,12 @@ func newView(res *result.Results) *view {
 					continue
 				}
 				r := []string{phase, result.FormatTokens(c.Context), strconv.Itoa(c.Concurrency), statusWord(c.Status)}
-				if c.Status.Measured() {
-					r = append(r, fmtTPS(c.TotalTPS), fmtTPS(c.PerRequestTPS), fmtMs(c.TTFTMs), fmtMs1(c.TBTMs),
-						fixed(c.ActiveAvg, 1), fmtInt(int64(c.Completed)), fmtInt(c.OutputTokens), fmtSeconds(c.MeasuredS))
-				} else {
-					r = append(r, dashes(8)...)
+				for _, m := range allColumns() {
+					if c.Status.Measured() {
+						r = append(r, decodeText(c, m.Name))
+					} else {
+						r = append(r, dash)
+					}
 				}
 				v.All = append(v.All, r)
 			}
@@ -517,7 +439,7 @@ func cellParts(c *result.DecodeCell) (tps string, queued bool, ttft string, word
 	case c == nil:
 		return "", false, "", dash
 	case c.Status.Measured():
-		return fmtTPS(c.TotalTPS), c.Status == result.StatusQueued, fmtMs(c.TTFTMs) + " TTFT", ""
+		return decodeText(c, "total_tps"), c.Status == result.StatusQueued, decodeText(c, "ttft_ms") + " TTFT", ""
 	default:
 		return "", false, "", statusWord(c.Status)
 	}
@@ -568,13 +490,25 @@ func span(xs []int, f func(int) string) string {
 	return f(lo) + "–" + f(hi)
 }
 
-func dashes(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = dash
+// prefillAllRow is a prefill cell's row of All measurements: its
+// throughput under the decode throughput column, its TTFT under TTFT, one
+// completed request, a dash elsewhere.
+func prefillAllRow(c *result.PrefillCell) []string {
+	row := []string{"Prefill", result.FormatTokens(c.Context), "1", statusWord(c.Status)}
+	tps := metricOf(result.PhasePrefill, "tps")
+	for _, m := range allColumns() {
+		text := dash
+		if c.Status.Measured() {
+			switch m.Name {
+			case "total_tps":
+				text = prefillTPSText(c.TPS, tps.Precision)
+			case "ttft_ms":
+				text = prefillTTFTText(c)
+			case "completed":
+				text = "1"
+			}
+		}
+		row = append(row, text)
 	}
-	return out
+	return row
 }
-
-// elapsedSeconds renders a duration as go test does: "1.23s".
-func elapsedSeconds(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }

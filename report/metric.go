@@ -1,0 +1,142 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/result"
+)
+
+// Numbers read as in the seed reports: thousands separated by commas, each
+// metric with its precision from the metric table (throughputs "1,496.1",
+// latencies "1,027 ms", time between tokens "2.5 ms"), prefill throughputs
+// in thousands from 10,000 up ("46.7K", "12K", and "9,819" below).
+
+// dash is shown where a metric does not apply or was not measured.
+const dash = numfmt.NotANumber
+
+// metricOf returns the metric name of phase. The names are constants of
+// this package, so a missing one is a programming error every report test
+// reaches.
+func metricOf(phase result.Phase, name string) result.Metric {
+	m, ok := result.LookupMetric(phase, name)
+	if !ok {
+		panic(fmt.Sprintf("report: the metric table has no %s metric %q", phase, name))
+	}
+	return m
+}
+
+// metricText renders v as reports show metric m: m's precision with
+// thousands separators, followed by the unit for times ("1,027 ms",
+// "29.9 s"); throughputs and counts are bare, their column says the unit.
+func metricText(m result.Metric, v float64) string {
+	s := numfmt.Fixed(v, m.Precision)
+	if m.Unit == "ms" || m.Unit == "s" {
+		s += " " + m.Unit
+	}
+	return s
+}
+
+// decodeText is metric name of decode cell c as reports show it; a dash
+// when the cell does not have it.
+func decodeText(c *result.DecodeCell, name string) string {
+	m := metricOf(result.PhaseDecode, name)
+	v, ok := m.OfDecode(c)
+	if !ok {
+		return dash
+	}
+	return metricText(m, v)
+}
+
+// prefillTTFTText is the TTFT of a prefill cell: "175 ms".
+func prefillTTFTText(c *result.PrefillCell) string {
+	m := metricOf(result.PhasePrefill, "ttft_ms")
+	v, _ := m.OfPrefill(c)
+	return metricText(m, v)
+}
+
+// prefillTPSText is a prefill throughput: in thousands from 10,000 up
+// ("46.7K"), else with prec decimals ("9,819" in the Prefill table and
+// summaries, "9,819.0" with the metric's precision in All measurements).
+func prefillTPSText(v float64, prec int) string {
+	if v >= 10000 {
+		return numfmt.Thousands(v)
+	}
+	return numfmt.Fixed(v, prec)
+}
+
+// allColumns are the decode metrics of the All measurements table, in
+// order: every metric a decode cell always has, percentiles left out.
+func allColumns() []result.Metric {
+	var out []result.Metric
+	for _, m := range result.PhaseMetrics(result.PhaseDecode) {
+		if m.PercentileOf == "" && !m.Optional() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// allHeader is the All measurements table header, as in the seed reports.
+func allHeader() []string {
+	h := []string{"Phase", "Context", "Requests at once", "Status"}
+	for _, m := range allColumns() {
+		h = append(h, m.Label)
+	}
+	return h
+}
+
+// rawValue is v as metric lines print it: the shortest exact form, counts
+// without an exponent ("12247", not "1.2247e+04").
+func rawValue(m result.Metric, v float64) string {
+	if m.Integer() {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// DecodeMetrics is the full metric line of a decode cell (go test -v
+// detail): every metric of the table that the cell has, a percentile beside
+// its median ("ttft_ms=1027/1300/1400"), the token source after the
+// metrics every cell has and before the optional ones, and the repeat count.
+func DecodeMetrics(c *result.DecodeCell) string {
+	var parts []string
+	index := map[string]int{} // metric name → its part
+	sourceDone := false
+	for _, m := range result.PhaseMetrics(result.PhaseDecode) {
+		v, ok := m.OfDecode(c)
+		if !ok {
+			continue
+		}
+		if m.Optional() && !sourceDone {
+			parts, sourceDone = append(parts, "token_source="+c.TokenSource), true
+		}
+		if i, ok := index[m.PercentileOf]; ok {
+			parts[i] += "/" + rawValue(m, v)
+			continue
+		}
+		index[m.Name] = len(parts)
+		parts = append(parts, m.Name+"="+rawValue(m, v))
+	}
+	if !sourceDone {
+		parts = append(parts, "token_source="+c.TokenSource)
+	}
+	if c.Repeats > 1 {
+		parts = append(parts, fmt.Sprintf("repeats=%d (median; spread in results.json)", c.Repeats))
+	}
+	return strings.Join(parts, " ")
+}
+
+// PrefillMetrics is the full metric line of a prefill cell (go test -v
+// detail): "tps=46700 ttft_ms=175".
+func PrefillMetrics(c *result.PrefillCell) string {
+	var parts []string
+	for _, m := range result.PhaseMetrics(result.PhasePrefill) {
+		if v, ok := m.OfPrefill(c); ok {
+			parts = append(parts, m.Name+"="+rawValue(m, v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
