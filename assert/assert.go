@@ -57,7 +57,7 @@ func ExitCode(verdicts []result.Verdict) int {
 // evalAssert evaluates one assert block.
 func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 	v := result.Verdict{
-		Test:    sc.server + "/assert/" + a.Name,
+		Test:    result.TestID{Server: sc.server, Kind: result.KindAssert, Block: a.Name}.Name(),
 		Kind:    result.KindAssert,
 		Message: a.ErrorMessage,
 		Cells:   a.Cells,

@@ -53,7 +53,7 @@ func CompareBaseline(base, res *result.Results, tolerance float64) []result.Verd
 // baselineVerdict merges the per-metric comparisons of one cell.
 func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, mets []result.Metric, tol float64) result.Verdict {
 	v := result.Verdict{
-		Test:  server + "/baseline/" + ref.Name(),
+		Test:  result.TestID{Server: server, Kind: result.KindBaseline, Cell: &ref}.Name(),
 		Kind:  result.KindBaseline,
 		Rule:  "within " + numfmt.Percent(tol) + " of the baseline",
 		Cells: []result.CellRef{ref},

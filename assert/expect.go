@@ -2,7 +2,6 @@ package assert
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
@@ -24,7 +23,13 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 	if label == prefillMatrix {
 		phase = result.PhasePrefill
 	}
-	base := sc.server + "/expect/" + e.Name
+	block := result.TestID{Server: sc.server, Kind: result.KindExpect, Block: e.Name}
+	base := block.Name()
+	cellTest := func(ref result.CellRef) string {
+		id := block
+		id.Cell = &ref
+		return id.Name()
+	}
 	metric, ok := result.LookupMetric(phase, e.Metric)
 	if !ok {
 		return []result.Verdict{{
@@ -55,20 +60,19 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 				continue
 			}
 			ref := result.CellRef{Phase: phase, Context: row.Context}
-			test := base + "/ctx=" + result.FormatTokens(row.Context)
 			if phase == result.PhaseDecode {
 				if i >= len(concs) {
 					out = append(out, result.Verdict{
-						Test: test, Kind: result.KindExpect, Outcome: result.Error,
+						// Named after the row: the value has no concurrency level.
+						Test: cellTest(ref), Kind: result.KindExpect, Outcome: result.Error,
 						File: row.Range.Filename, Line: row.Range.Start.Line,
 						Message: fmt.Sprintf("row %s has %d values but matrix %q has %d concurrency levels", result.FormatTokens(row.Context), len(row.Values), label, len(concs)),
 					})
 					break
 				}
 				ref.Matrix, ref.Concurrency = label, concs[i]
-				test += "/conc=" + strconv.Itoa(concs[i])
 			}
-			out = append(out, sc.expectCell(test, ref, metric, *want, e.Tolerance, row))
+			out = append(out, sc.expectCell(cellTest(ref), ref, metric, *want, e.Tolerance, row))
 		}
 	}
 	return out

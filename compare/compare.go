@@ -127,14 +127,14 @@ func (t *Table) Title() string {
 	return t.Matrix + " " + t.Metric.Name
 }
 
-// Decide classifies the change from a to b of a metric, within a relative
+// decide classifies the change from a to b of a metric, within a relative
 // tolerance of |a|. It is the one place where "within tolerance" is decided.
 // The margin is relative to A, so that the decision agrees exactly with the
 // Δ% printed next to it (docs/method.md#repeats) and with
 // expect's rule "fail when measured < expected × (1 − tolerance)": a printed
 // −4.9% is within a 5% tolerance. Infinite values are within tolerance only
 // of themselves.
-func Decide(a, b, tolerance float64, higherIsBetter bool) Change {
+func decide(a, b, tolerance float64, higherIsBetter bool) Change {
 	if withinTolerance(a, b, tolerance) {
 		return Unchanged
 	}
@@ -211,7 +211,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 				ref := result.CellRef{Phase: result.PhasePrefill, Context: ctx}
 				ca, _ := a.PrefillCell(ctx)
 				cb, _ := b.PrefillCell(ctx)
-				t.Cells = append(t.Cells, decideCell(ref, prefillSide(ca, m.Name), prefillSide(cb, m.Name), m, opt.Tolerance))
+				t.Cells = append(t.Cells, decideCell(ref, prefillSide(ca, m), prefillSide(cb, m), m, opt.Tolerance))
 			}
 			tables = append(tables, t)
 		}
@@ -229,7 +229,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 						continue
 					}
 					ref := result.CellRef{Phase: result.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
-					t.Cells = append(t.Cells, decideCell(ref, decodeSide(ca, m.Name), decodeSide(cb, m.Name), m, opt.Tolerance))
+					t.Cells = append(t.Cells, decideCell(ref, decodeSide(ca, m), decodeSide(cb, m), m, opt.Tolerance))
 				}
 			}
 			tables = append(tables, t)
@@ -249,7 +249,7 @@ func decideCell(ref result.CellRef, a, b Side, m result.Metric, tol float64) Cel
 		if a.HasSpread && b.HasSpread && overlap(a.Spread, b.Spread) {
 			c.Change = NotSignificant
 		} else {
-			c.Change = Decide(a.Value, b.Value, tol, m.HigherIsBetter)
+			c.Change = decide(a.Value, b.Value, tol, m.HigherIsBetter)
 		}
 	case a.HasValue:
 		c.Change = OnlyA
@@ -261,28 +261,31 @@ func decideCell(ref result.CellRef, a, b Side, m result.Metric, tol float64) Cel
 	return c
 }
 
-// prefillSide is one run's view of its prefill cell c (nil = absent) for metric.
-func prefillSide(c *result.PrefillCell, metric string) Side {
+// prefillSide is one run's view of its prefill cell c (nil = absent) for metric m.
+func prefillSide(c *result.PrefillCell, m result.Metric) Side {
 	if c == nil {
 		return Side{}
 	}
-	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, metric, c.Metric)
+	v, ok := m.OfPrefill(c)
+	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, m.Name, v, ok)
 }
 
-// decodeSide is one run's view of its decode cell c (nil = absent) for metric.
-func decodeSide(c *result.DecodeCell, metric string) Side {
+// decodeSide is one run's view of its decode cell c (nil = absent) for metric m.
+func decodeSide(c *result.DecodeCell, m result.Metric) Side {
 	if c == nil {
 		return Side{}
 	}
-	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, metric, c.Metric)
+	v, ok := m.OfDecode(c)
+	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, m.Name, v, ok)
 }
 
-// presentSide is the view of a recorded cell: its value when measured, and
-// its [min, max] spread when it was repeated and the run recorded one.
-func presentSide(st result.Status, reason string, repeats int, spreads map[string][2]float64, metric string, value func(string) (float64, bool)) Side {
+// presentSide is the view of a recorded cell: its value when measured and
+// the cell has the metric (hasValue), and its [min, max] spread when it was
+// repeated and the run recorded one for the metric.
+func presentSide(st result.Status, reason string, repeats int, spreads map[string][2]float64, metric string, value float64, hasValue bool) Side {
 	s := Side{Present: true, Status: st, Reason: reason}
 	if st.Measured() {
-		s.Value, s.HasValue = value(metric)
+		s.Value, s.HasValue = value, hasValue
 	}
 	if repeats > 1 {
 		s.Spread, s.HasSpread = spreads[metric]

@@ -41,8 +41,8 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Decide(tc.a, tc.b, 0.05, tc.higher); got != tc.want {
-				t.Errorf("Decide(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+			if got := decide(tc.a, tc.b, 0.05, tc.higher); got != tc.want {
+				t.Errorf("decide(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
 			}
 		})
 	}

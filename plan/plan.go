@@ -8,7 +8,6 @@ package plan
 import (
 	"regexp"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/slogate/slogate/result"
@@ -18,12 +17,12 @@ import (
 // Assumptions behind Estimated. They are deliberately round: the estimate
 // tells a person whether a run takes minutes or hours, nothing finer.
 const (
-	// EstimatePrefillRate is the prefill speed assumed for the cold request
+	// estimatePrefillRate is the prefill speed assumed for the cold request
 	// of each context (tokens per second).
-	EstimatePrefillRate = 20000
-	// EstimateWarmUp is the time assumed for C streams to reach their first
+	estimatePrefillRate = 20000
+	// estimateWarmUp is the time assumed for C streams to reach their first
 	// token once the prompt cache is warm.
-	EstimateWarmUp = 2 * time.Second
+	estimateWarmUp = 2 * time.Second
 	// SteadyHold is how long the steady-state condition must hold before a
 	// decode window opens (docs/method.md#steady-state-gate). The runner uses it too.
 	SteadyHold = 3 * time.Second
@@ -68,30 +67,6 @@ func (p *Plan) Cells() []result.CellRef {
 	}
 	return out
 }
-
-// DecodeCells returns the number of decode cells in the plan.
-func (p *Plan) DecodeCells() int {
-	n := 0
-	for _, s := range p.Steps {
-		n += len(s.Decode)
-	}
-	return n
-}
-
-// AssertTestName is the full test name of an assert block.
-func AssertTestName(server, name string) string { return server + "/assert/" + name }
-
-// ExpectTestName is the full test name of one cell of an expect block:
-// "<server>/expect/<name>/ctx=8K/conc=64", or ".../ctx=8K" for prefill.
-func ExpectTestName(server, name string, ref result.CellRef) string {
-	s := server + "/expect/" + name + "/ctx=" + result.FormatTokens(ref.Context)
-	if ref.Phase == result.PhaseDecode {
-		s += "/conc=" + itoa(ref.Concurrency)
-	}
-	return s
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // New builds the plan of server srv of sp. keep is the -run filter (nil keeps
 // everything): a cell, assert or expect cell is kept when its full test name
@@ -144,7 +119,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		}
 	}
 	for _, a := range sp.Asserts {
-		if !match(AssertTestName(srv.Name, a.Name)) {
+		if !match(result.TestID{Server: srv.Name, Kind: result.KindAssert, Block: a.Name}.Name()) {
 			continue
 		}
 		p.Asserts = append(p.Asserts, a)
@@ -211,7 +186,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		p.Steps = append(p.Steps, *s)
 	}
 	slices.SortFunc(p.Steps, func(a, b Step) int { return a.Context - b.Context })
-	p.Estimated = Estimate(p, sp.Measure)
+	p.Estimated = estimate(p, sp.Measure)
 	return p
 }
 
@@ -233,7 +208,7 @@ func keepExpect(sp *spec.Spec, server string, e *spec.Expect, match func(string)
 			if !ok {
 				continue
 			}
-			if match(ExpectTestName(server, e.Name, ref)) {
+			if match(result.TestID{Server: server, Kind: result.KindExpect, Block: e.Name, Cell: &ref}.Name()) {
 				kept++
 			} else {
 				nr.Values[i] = nil
@@ -297,11 +272,11 @@ func expectConcurrency(sp *spec.Spec, e *spec.Expect) []int {
 	return nil
 }
 
-// Estimate returns the expected wall time of p under measure settings m:
-// per context the cold prefill (ctx ÷ EstimatePrefillRate), per decode cell
+// estimate returns the expected wall time of p under measure settings m:
+// per context the cold prefill (ctx ÷ estimatePrefillRate), per decode cell
 // warm-up + SteadyHold + duration, all × repeat. Cells that the spec's
 // kv_cache_tokens already marks over capacity count as zero.
-func Estimate(p *Plan, m *spec.Measure) time.Duration {
+func estimate(p *Plan, m *spec.Measure) time.Duration {
 	dur, maxOut, repeat := 30*time.Second, 4096, 1
 	if m != nil {
 		if m.Duration > 0 {
@@ -316,13 +291,13 @@ func Estimate(p *Plan, m *spec.Measure) time.Duration {
 	}
 	var total time.Duration
 	for _, s := range p.Steps {
-		total += time.Duration(float64(s.Context) / EstimatePrefillRate * float64(time.Second))
+		total += time.Duration(float64(s.Context) / estimatePrefillRate * float64(time.Second))
 		for _, r := range s.Decode {
 			if p.Server != nil && p.Server.KVCacheTokens != nil &&
 				OverCapacity(r.Concurrency, r.Context, maxOut, *p.Server.KVCacheTokens) {
 				continue
 			}
-			total += EstimateWarmUp + SteadyHold + dur
+			total += estimateWarmUp + SteadyHold + dur
 		}
 	}
 	return total * time.Duration(repeat)

@@ -156,9 +156,9 @@ func TestEstimate(t *testing.T) {
 	}{
 		{name: "one 20K-token prefill", run: "prefill/ctx=16K", want: time.Duration(16384.0 / 20000 * float64(time.Second))},
 		{name: "decode cell adds warm-up, hold and window", run: "decode/ctx=16K/conc=8",
-			want: time.Duration(16384.0/20000*float64(time.Second)) + EstimateWarmUp + SteadyHold + 2*time.Second},
+			want: time.Duration(16384.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second},
 		{name: "repeat multiplies", run: "decode/ctx=16K/conc=8", rep: 3,
-			want: 3 * (time.Duration(16384.0/20000*float64(time.Second)) + EstimateWarmUp + SteadyHold + 2*time.Second)},
+			want: 3 * (time.Duration(16384.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second)},
 		{name: "over capacity by the spec's kv_cache_tokens costs nothing", run: "decode/ctx=16K/conc=64", kv: pi64(100000),
 			want: time.Duration(16384.0 / 20000 * float64(time.Second))},
 	}

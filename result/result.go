@@ -5,7 +5,6 @@
 package result
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -182,18 +181,6 @@ func (r CellRef) MatrixLabel() string {
 	}
 	return r.Matrix
 }
-
-// Name is the cell's test name below the server: "prefill/ctx=8K" or
-// "decode/ctx=8K/conc=64".
-func (r CellRef) Name() string {
-	if r.Phase == PhasePrefill {
-		return "prefill/ctx=" + FormatTokens(r.Context)
-	}
-	return fmt.Sprintf("%s/ctx=%s/conc=%d", r.MatrixLabel(), FormatTokens(r.Context), r.Concurrency)
-}
-
-// TestName is the full test name: "<server>/decode/ctx=8K/conc=64".
-func (r CellRef) TestName(server string) string { return server + "/" + r.Name() }
 
 // PrefillCell returns the prefill cell at ctx, if measured or recorded.
 func (r *Results) PrefillCell(ctx int) (*PrefillCell, bool) {

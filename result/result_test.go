@@ -101,22 +101,34 @@ func TestOutcomeJSON(t *testing.T) {
 	}
 }
 
-func TestCellNames(t *testing.T) {
+func TestTestNames(t *testing.T) {
+	prefill := CellRef{Phase: PhasePrefill, Context: 8192}
+	decode := CellRef{Phase: PhaseDecode, Context: 8192, Concurrency: 64}
+	long := CellRef{Phase: PhaseDecode, Matrix: "long", Context: 257024, Concurrency: 2}
 	tests := []struct {
 		name string
-		ref  CellRef
+		id   TestID
 		want string
 	}{
-		{name: "prefill", ref: CellRef{Phase: PhasePrefill, Context: 8192}, want: "qwen/prefill/ctx=8K"},
-		{name: "decode default matrix", ref: CellRef{Phase: PhaseDecode, Context: 8192, Concurrency: 64}, want: "qwen/decode/ctx=8K/conc=64"},
-		{name: "labelled matrix", ref: CellRef{Phase: PhaseDecode, Matrix: "long", Context: 257024, Concurrency: 2}, want: "qwen/long/ctx=251K/conc=2"},
+		{name: "prefill cell", id: TestID{Server: "qwen", Cell: &prefill}, want: "qwen/prefill/ctx=8K"},
+		{name: "decode cell of the default matrix", id: TestID{Server: "qwen", Cell: &decode}, want: "qwen/decode/ctx=8K/conc=64"},
+		{name: "decode cell of a labelled matrix", id: TestID{Server: "qwen", Cell: &long}, want: "qwen/long/ctx=251K/conc=2"},
+		{name: "assert", id: TestID{Server: "qwen", Kind: KindAssert, Block: "decode_8k_64"}, want: "qwen/assert/decode_8k_64"},
+		{name: "expect block", id: TestID{Server: "qwen", Kind: KindExpect, Block: "tps"}, want: "qwen/expect/tps"},
+		{name: "expect decode cell has no matrix label", id: TestID{Server: "qwen", Kind: KindExpect, Block: "tps", Cell: &long}, want: "qwen/expect/tps/ctx=251K/conc=2"},
+		{name: "expect prefill cell", id: TestID{Server: "qwen", Kind: KindExpect, Block: "pf", Cell: &prefill}, want: "qwen/expect/pf/ctx=8K"},
+		{name: "baseline decode", id: TestID{Server: "qwen", Kind: KindBaseline, Cell: &decode}, want: "qwen/baseline/decode/ctx=8K/conc=64"},
+		{name: "baseline prefill", id: TestID{Server: "qwen", Kind: KindBaseline, Cell: &prefill}, want: "qwen/baseline/prefill/ctx=8K"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.ref.TestName("qwen"); got != tt.want {
-				t.Errorf("TestName = %q, want %q", got, tt.want)
+			if got := tt.id.Name(); got != tt.want {
+				t.Errorf("Name() = %q, want %q", got, tt.want)
 			}
 		})
+	}
+	if got, want := long.TestName("qwen"), "qwen/long/ctx=251K/conc=2"; got != want {
+		t.Errorf("CellRef.TestName = %q, want %q", got, want)
 	}
 }
 

@@ -119,12 +119,12 @@ func serverPlan(sp *spec.Spec, srv *spec.Server, p *plan.Plan) planServerJSON {
 	}
 	for _, a := range p.Asserts {
 		out.Assertions = append(out.Assertions, planAssertionJSON{
-			Name: a.Name, Kind: "assert", Test: plan.AssertTestName(srv.Name, a.Name), Cells: nonNil(a.Cells),
+			Name: a.Name, Kind: "assert", Test: result.TestID{Server: srv.Name, Kind: result.KindAssert, Block: a.Name}.Name(), Cells: nonNil(a.Cells),
 		})
 	}
 	for _, e := range p.Expects {
 		out.Assertions = append(out.Assertions, planAssertionJSON{
-			Name: e.Name, Kind: "expect", Test: srv.Name + "/expect/" + e.Name, Cells: nonNil(plan.ExpectCells(sp, e)),
+			Name: e.Name, Kind: "expect", Test: result.TestID{Server: srv.Name, Kind: result.KindExpect, Block: e.Name}.Name(), Cells: nonNil(plan.ExpectCells(sp, e)),
 		})
 	}
 	return out

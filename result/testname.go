@@ -1,0 +1,77 @@
+package result
+
+import (
+	"strconv"
+	"strings"
+)
+
+// TestID identifies one test slogate runs and reports: a measured cell, an
+// assert block, an expect block or one of its cells, or one cell compared
+// with a baseline. Its Name is the one place test names are spelled, so that
+// `-run` filtering (plan), verdicts (assert), the console, JUnit and
+// `slogate plan` all agree.
+type TestID struct {
+	Server string
+	// Kind is "" for a measured cell, else KindAssert, KindExpect or
+	// KindBaseline.
+	Kind string
+	// Block is the assert or expect block's name; "" otherwise.
+	Block string
+	// Cell is the cell tested: required for a measured cell and a baseline
+	// comparison, set for one cell of an expect block, nil for an assert and
+	// for an expect block as a whole.
+	Cell *CellRef
+}
+
+// Name is the full test name:
+//
+//	<server>/decode/ctx=8K/conc=64            a measured decode cell (its matrix label)
+//	<server>/prefill/ctx=8K                   a measured prefill cell
+//	<server>/assert/<name>                    an assert block
+//	<server>/expect/<name>                    an expect block as a whole
+//	<server>/expect/<name>/ctx=8K/conc=64     one decode cell of an expect block
+//	<server>/expect/<name>/ctx=8K             one prefill cell of an expect block (or a
+//	                                          decode row, for a value past the matrix's last concurrency)
+//	<server>/baseline/decode/ctx=8K/conc=64   one cell compared with a baseline
+func (t TestID) Name() string {
+	parts := []string{t.Server}
+	if t.Kind != "" {
+		parts = append(parts, t.Kind)
+	}
+	if t.Block != "" {
+		parts = append(parts, t.Block)
+	}
+	if t.Cell != nil {
+		// An expect block's values line up with one matrix: its cells are
+		// named without the matrix label.
+		parts = append(parts, t.Cell.nameParts(t.Kind != KindExpect)...)
+	}
+	return strings.Join(parts, "/")
+}
+
+// TestName is the full test name of the measured cell r:
+// "<server>/decode/ctx=8K/conc=64" (TestID.Name with only the cell).
+func (r CellRef) TestName(server string) string { return TestID{Server: server, Cell: &r}.Name() }
+
+// Name is the cell's name below the server: "prefill/ctx=8K" or
+// "decode/ctx=8K/conc=64" (its matrix label first).
+func (r CellRef) Name() string { return strings.Join(r.nameParts(true), "/") }
+
+// nameParts are the elements of the cell's name: the phase or matrix label
+// (when withLabel), "ctx=8K", and "conc=64" for a decode cell whose
+// concurrency is known.
+func (r CellRef) nameParts(withLabel bool) []string {
+	var parts []string
+	if withLabel {
+		if r.Phase == PhasePrefill {
+			parts = append(parts, string(PhasePrefill))
+		} else {
+			parts = append(parts, r.MatrixLabel())
+		}
+	}
+	parts = append(parts, "ctx="+FormatTokens(r.Context))
+	if r.Phase == PhaseDecode && r.Concurrency > 0 {
+		parts = append(parts, "conc="+strconv.Itoa(r.Concurrency))
+	}
+	return parts
+}
