@@ -23,6 +23,14 @@ import (
 	"github.com/slogate/slogate/result"
 )
 
+// The metrics codified, from the metric table: their names, units and
+// directions (which way the margin goes).
+var (
+	totalTPS   = result.MustMetric(result.PhaseDecode, "total_tps")
+	ttft       = result.MustMetric(result.PhaseDecode, "ttft_ms")
+	prefillTPS = result.MustMetric(result.PhasePrefill, "tps")
+)
+
 // Options controls the generated blocks.
 type Options struct {
 	// Margin is the fraction allowed below a measured throughput (above a
@@ -91,7 +99,7 @@ func expectDecode(body *hclwrite.Body, res *result.Results, label string, margin
 				continue
 			}
 			anyMeasured = true
-			vals = append(vals, cty.NumberFloatVal(roundToward(c.TotalTPS, 1, true)))
+			vals = append(vals, cty.NumberFloatVal(roundToward(c.TotalTPS, 1, totalTPS.HigherIsBetter)))
 		}
 		rows = append(rows, hclwrite.ObjectAttrTokens{
 			Name:  hclwrite.TokensForValue(cty.StringVal(result.FormatTokens(ctx))),
@@ -107,7 +115,7 @@ func expectDecode(body *hclwrite.Body, res *result.Results, label string, margin
 	if label != "decode" {
 		b.SetAttributeValue("matrix", cty.StringVal(label))
 	}
-	b.SetAttributeValue("metric", cty.StringVal("total_tps"))
+	b.SetAttributeValue("metric", cty.StringVal(totalTPS.Name))
 	b.SetAttributeValue("tolerance", cty.NumberFloatVal(margin))
 	b.SetAttributeRaw("values", hclwrite.TokensForObject(rows))
 	return true
@@ -120,7 +128,7 @@ func expectPrefill(body *hclwrite.Body, res *result.Results, margin float64) boo
 	for _, c := range sortedPrefill(res) {
 		rows = append(rows, hclwrite.ObjectAttrTokens{
 			Name:  hclwrite.TokensForValue(cty.StringVal(result.FormatTokens(c.Context))),
-			Value: hclwrite.TokensForValue(cty.NumberFloatVal(roundToward(c.TPS, 1, true))),
+			Value: hclwrite.TokensForValue(cty.NumberFloatVal(roundToward(c.TPS, 1, prefillTPS.HigherIsBetter))),
 		})
 	}
 	if len(rows) == 0 {
@@ -129,7 +137,7 @@ func expectPrefill(body *hclwrite.Body, res *result.Results, margin float64) boo
 	body.AppendNewline()
 	b := body.AppendNewBlock("expect", []string{"prefill_tps"}).Body()
 	b.SetAttributeValue("matrix", cty.StringVal("prefill"))
-	b.SetAttributeValue("metric", cty.StringVal("tps"))
+	b.SetAttributeValue("metric", cty.StringVal(prefillTPS.Name))
 	b.SetAttributeValue("tolerance", cty.NumberFloatVal(margin))
 	b.SetAttributeRaw("values", hclwrite.TokensForObject(rows))
 	return true
@@ -152,11 +160,11 @@ func assertPeak(body *hclwrite.Body, res *result.Results, label string, margin f
 	if best == nil {
 		return
 	}
-	limit := niceThreshold(best.TotalTPS*(1-margin), true)
+	op, limit := guard(totalTPS, best.TotalTPS, margin)
 	ctx := result.FormatTokens(best.Context)
-	writeAssert(body, fmt.Sprintf("%s_peak_total_tps", label),
-		cellTraversal(label, best.Context, best.Concurrency, "total_tps"), hclsyntax.TokenGreaterThanEq, limit,
-		fmt.Sprintf("%s throughput at %s x %d fell below %s tok/s (measured %s)", label, ctx, best.Concurrency, numfmt.Value(limit), numfmt.Value(best.TotalTPS)))
+	writeAssert(body, fmt.Sprintf("%s_peak_%s", label, totalTPS.Name),
+		cellTraversal(label, best.Context, best.Concurrency, totalTPS.Name), op, limit,
+		fmt.Sprintf("%s throughput at %s x %d fell below %s %s (measured %s)", label, ctx, best.Concurrency, numfmt.Value(limit), totalTPS.Unit, numfmt.Value(best.TotalTPS)))
 }
 
 func better(c, best *result.DecodeCell) bool {
@@ -176,10 +184,10 @@ func assertTTFT(body *hclwrite.Body, res *result.Results, label string, margin f
 			if !ok || !c.Status.Measured() || c.TTFTMs <= 0 {
 				continue
 			}
-			limit := niceThreshold(c.TTFTMs*(1+margin), false)
+			op, limit := guard(ttft, c.TTFTMs, margin)
 			name := fmt.Sprintf("%s_ttft_%s_c%d", label, strings.ToLower(result.FormatTokens(ctx)), conc)
-			writeAssert(body, name, cellTraversal(label, ctx, conc, "ttft_ms"), hclsyntax.TokenLessThanEq, limit,
-				fmt.Sprintf("time to first token at %s x %d rose above %s ms (measured %s)", result.FormatTokens(ctx), conc, numfmt.Value(limit), numfmt.Value(c.TTFTMs)))
+			writeAssert(body, name, cellTraversal(label, ctx, conc, ttft.Name), op, limit,
+				fmt.Sprintf("time to first token at %s x %d rose above %s %s (measured %s)", result.FormatTokens(ctx), conc, numfmt.Value(limit), ttft.Unit, numfmt.Value(c.TTFTMs)))
 			return
 		}
 	}
@@ -192,11 +200,22 @@ func assertPrefill(body *hclwrite.Body, res *result.Results, margin float64) {
 		return
 	}
 	c := cells[len(cells)-1]
-	limit := niceThreshold(c.TPS*(1-margin), true)
+	op, limit := guard(prefillTPS, c.TPS, margin)
 	ctx := result.FormatTokens(c.Context)
-	trav := hcl.Traversal{hcl.TraverseRoot{Name: "prefill"}, hcl.TraverseIndex{Key: cty.StringVal(ctx)}, hcl.TraverseAttr{Name: "tps"}}
-	writeAssert(body, "prefill_tps_"+strings.ToLower(ctx), trav, hclsyntax.TokenGreaterThanEq, limit,
-		fmt.Sprintf("prefill throughput at %s fell below %s tok/s (measured %s)", ctx, numfmt.Value(limit), numfmt.Value(c.TPS)))
+	trav := hcl.Traversal{hcl.TraverseRoot{Name: "prefill"}, hcl.TraverseIndex{Key: cty.StringVal(ctx)}, hcl.TraverseAttr{Name: prefillTPS.Name}}
+	writeAssert(body, "prefill_tps_"+strings.ToLower(ctx), trav, op, limit,
+		fmt.Sprintf("prefill throughput at %s fell below %s %s (measured %s)", ctx, numfmt.Value(limit), prefillTPS.Unit, numfmt.Value(c.TPS)))
+}
+
+// guard is the condition a codified assert puts on metric m measured at
+// v: at least v × (1 − margin) when higher is better, at most
+// v × (1 + margin) otherwise, rounded to three significant digits on the
+// passing side.
+func guard(m result.Metric, v, margin float64) (op hclsyntax.TokenType, limit float64) {
+	if m.HigherIsBetter {
+		return hclsyntax.TokenGreaterThanEq, niceThreshold(v*(1-margin), true)
+	}
+	return hclsyntax.TokenLessThanEq, niceThreshold(v*(1+margin), false)
 }
 
 // writeAssert appends `assert NAME { condition = TRAVERSAL OP LIMIT … }`.

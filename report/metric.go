@@ -17,17 +17,6 @@ import (
 // dash is shown where a metric does not apply or was not measured.
 const dash = numfmt.NotANumber
 
-// metricOf returns the metric name of phase. The names are constants of
-// this package, so a missing one is a programming error every report test
-// reaches.
-func metricOf(phase result.Phase, name string) result.Metric {
-	m, ok := result.LookupMetric(phase, name)
-	if !ok {
-		panic(fmt.Sprintf("report: the metric table has no %s metric %q", phase, name))
-	}
-	return m
-}
-
 // metricText renders v as reports show metric m: m's precision with
 // thousands separators, followed by the unit for times ("1,027 ms",
 // "29.9 s"); throughputs and counts are bare, their column says the unit.
@@ -42,7 +31,7 @@ func metricText(m result.Metric, v float64) string {
 // decodeText is metric name of decode cell c as reports show it; a dash
 // when the cell does not have it.
 func decodeText(c *result.DecodeCell, name string) string {
-	m := metricOf(result.PhaseDecode, name)
+	m := result.MustMetric(result.PhaseDecode, name)
 	v, ok := m.OfDecode(c)
 	if !ok {
 		return dash
@@ -52,7 +41,7 @@ func decodeText(c *result.DecodeCell, name string) string {
 
 // prefillTTFTText is the TTFT of a prefill cell: "175 ms".
 func prefillTTFTText(c *result.PrefillCell) string {
-	m := metricOf(result.PhasePrefill, "ttft_ms")
+	m := result.MustMetric(result.PhasePrefill, "ttft_ms")
 	v, _ := m.OfPrefill(c)
 	return metricText(m, v)
 }

@@ -495,7 +495,7 @@ func span(xs []int, f func(int) string) string {
 // completed request, a dash elsewhere.
 func prefillAllRow(c *result.PrefillCell) []string {
 	row := []string{"Prefill", result.FormatTokens(c.Context), "1", statusWord(c.Status)}
-	tps := metricOf(result.PhasePrefill, "tps")
+	tps := result.MustMetric(result.PhasePrefill, "tps")
 	for _, m := range allColumns() {
 		text := dash
 		if c.Status.Measured() {

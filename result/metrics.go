@@ -1,6 +1,7 @@
 package result
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -167,6 +168,17 @@ func LookupMetric(phase Phase, name string) (Metric, bool) {
 		}
 	}
 	return Metric{}, false
+}
+
+// MustMetric returns the metric called name in phase, for code that names
+// a metric as a constant; it panics when the table has no such metric, a
+// programming error the first test reaching it reports.
+func MustMetric(phase Phase, name string) Metric {
+	m, ok := LookupMetric(phase, name)
+	if !ok {
+		panic(fmt.Sprintf("result: the metric table has no %s metric %q", phase, name))
+	}
+	return m
 }
 
 // MetricNames returns the sorted metric names of phase (for "did you mean").

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -161,4 +162,16 @@ func TestMedian(t *testing.T) {
 	if !math.IsNaN(Median.Of(nil)) {
 		t.Error("median of nothing is not NaN")
 	}
+}
+
+func TestMustMetric(t *testing.T) {
+	if m := MustMetric(PhaseDecode, "tbt_ms"); m.Name != "tbt_ms" || m.Phase != PhaseDecode {
+		t.Errorf("MustMetric(decode, tbt_ms) = %s/%s", m.Phase, m.Name)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `no prefill metric "total_tps"`) {
+			t.Errorf("MustMetric of a decode-only name in prefill: recovered %v, want a panic naming it", r)
+		}
+	}()
+	MustMetric(PhasePrefill, "total_tps")
 }
