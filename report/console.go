@@ -11,7 +11,6 @@ import (
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
 
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 )
 
@@ -168,7 +167,7 @@ func progressLine(p Progress) string {
 		fmt.Fprintf(&b, " %.1fs", p.Elapsed.Seconds())
 	}
 	if p.TPS > 0 {
-		b.WriteString("  " + numfmt.Fixed(p.TPS, 1) + " tok/s")
+		b.WriteString("  " + metricText(result.MustMetric(result.PhaseDecode, "total_tps"), p.TPS) + " tok/s")
 	}
 	if p.Cells > 0 {
 		fmt.Fprintf(&b, "  cells %d/%d", p.CellsDone, p.Cells)

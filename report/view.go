@@ -13,6 +13,9 @@ import (
 	"github.com/slogate/slogate/spec"
 )
 
+// view.go builds the presentation model the Markdown and HTML reports share;
+// metric.go formats the numbers in it.
+
 // statusWord is a cell status as the seeds word it.
 func statusWord(s result.Status) string {
 	switch s {
