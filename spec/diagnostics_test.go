@@ -118,13 +118,22 @@ server "a" {
 		name     string
 		vars     map[string]string
 		wantSumm []string
-		wantPort int
-		wantName string
+		// wantDetail: every phrase the diagnostic's detail must hold.
+		wantDetail []string
+		wantPort   int
+		wantName   string
 	}{
 		{name: "required variable unset", vars: nil, wantSumm: []string{"No value for required variable"}},
 		{name: "all set", vars: map[string]string{"l": "[1, 2]", "n": "5", "s": "y"}, wantPort: 8005, wantName: "y"},
-		{name: "number converted", vars: map[string]string{"l": "[]", "n": "0x"}, wantSumm: []string{"Extra characters after expression"}},
-		{name: "wrong type", vars: map[string]string{"l": "[]", "n": "true"}, wantSumm: []string{"Invalid value for variable"}},
+		{name: "number converted", vars: map[string]string{"l": "[1]", "n": "12"}, wantPort: 8012, wantName: "x"},
+		{name: "not a number", vars: map[string]string{"l": "[]", "n": "0x"}, wantSumm: []string{"Invalid value for variable"},
+			wantDetail: []string{`-var n=0x`, `variable "n" is of type number`, `"0x" is not a number`}},
+		{name: "bool for a number", vars: map[string]string{"l": "[]", "n": "true"}, wantSumm: []string{"Invalid value for variable"},
+			wantDetail: []string{`variable "n" is of type number`, `"true" is not a number`}},
+		{name: "list that does not parse", vars: map[string]string{"l": "[1,", "n": "1"}, wantSumm: []string{"Invalid value for variable"},
+			wantDetail: []string{`-var l=[1,`, `variable "l" is of type list(number)`, `"[1," is not a list(number)`}},
+		{name: "list of strings for a list of numbers", vars: map[string]string{"l": `["a"]`, "n": "1"}, wantSumm: []string{"Invalid value for variable"},
+			wantDetail: []string{`variable "l" is of type list(number)`, `is not a list(number)`}},
 		{name: "undeclared", vars: map[string]string{"l": "[]", "nn": "1"}, wantSumm: []string{"Value for undeclared variable"}},
 	}
 	for _, tt := range tests {
@@ -136,6 +145,16 @@ server "a" {
 			}
 			if diff := cmp.Diff(tt.wantSumm, got); diff != "" {
 				t.Fatalf("summaries (-want +got):\n%s", diff)
+			}
+			for _, phrase := range tt.wantDetail {
+				if !strings.Contains(diags[0].Detail, phrase) {
+					t.Errorf("detail %q does not say %q", diags[0].Detail, phrase)
+				}
+			}
+			for _, d := range diags {
+				if d.Summary == "Invalid value for variable" && (d.Subject == nil || d.Subject.Filename != "vars.hcl") {
+					t.Errorf("diagnostic %q does not point into the spec: %v", d.Summary, d.Subject)
+				}
 			}
 			if tt.wantPort != 0 {
 				if s.Servers[0].Port != tt.wantPort || s.Servers[0].ServedModelName != tt.wantName {

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -23,15 +24,11 @@ func (l *loader) decodeExpect(blk *hcl.Block) (*Expect, hcl.Diagnostics) {
 			e.Matrix = s
 		}
 	}
-	if t, d := l.float(at, "tolerance"); t != nil || d != nil {
+	if a, ok := at["tolerance"]; ok {
+		t, d := l.tolerance(a)
 		diags = append(diags, d...)
 		if t != nil {
-			if *t < 0 || *t >= 1 {
-				diags = append(diags, invalid("Invalid tolerance", at["tolerance"].Expr.Range(),
-					"tolerance is a fraction from 0 up to (not including) 1, e.g. 0.05 for 5%%; got %g.", *t))
-			} else {
-				e.Tolerance = *t
-			}
+			e.Tolerance = *t
 		}
 	}
 
@@ -225,4 +222,61 @@ func containsInt(ns []int, n int) bool {
 		}
 	}
 	return false
+}
+
+// tolerance reads an expect tolerance: a fraction (0.05) or a percentage
+// string ("5%"), from 0 to 100 %.
+func (l *loader) tolerance(a *hcl.Attribute) (*float64, hcl.Diagnostics) {
+	v, diags := a.Expr.Value(l.spec.EvalContext)
+	if diags.HasErrors() || v.IsNull() {
+		return nil, diags
+	}
+	if !v.IsWhollyKnown() {
+		return nil, append(diags, invalid("Unknown value", a.Expr.Range(), "The value of \"tolerance\" must be known when the spec is loaded."))
+	}
+	var t float64
+	var err error
+	switch v.Type() {
+	case cty.Number:
+		t, _ = v.AsBigFloat().Float64()
+		err = checkTolerance(t, v.AsBigFloat().Text('g', -1))
+	case cty.String:
+		t, err = ParseTolerance(v.AsString())
+	default:
+		err = fmt.Errorf("tolerance is a fraction such as 0.05 or a percentage such as \"5%%\", not %s", v.Type().FriendlyName())
+	}
+	if err != nil {
+		return nil, append(diags, invalid("Invalid tolerance", a.Expr.Range(), "%s.", upperFirst(err.Error())))
+	}
+	return &t, diags
+}
+
+// ParseTolerance reads a tolerance as written in a spec or on the command
+// line: a fraction ("0.05") or a percentage ("5%"), from 0 to 100 %. It
+// returns the fraction.
+func ParseTolerance(s string) (float64, error) {
+	text := strings.TrimSpace(s)
+	pct, isPct := strings.CutSuffix(text, "%")
+	num := text
+	if isPct {
+		num = strings.TrimSpace(pct)
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f != f {
+		return 0, fmt.Errorf("tolerance is a fraction such as 0.05 or a percentage such as \"5%%\"; got %q", s)
+	}
+	if isPct {
+		f /= 100
+	}
+	return f, checkTolerance(f, strconv.Quote(s))
+}
+
+// checkTolerance rejects a tolerance below 0 or above 100 %; written is
+// the value as the user wrote it.
+func checkTolerance(f float64, written string) error {
+	if f < 0 || f > 1 {
+		return fmt.Errorf("tolerance is from 0 to 100%% (0.05 or \"5%%\" for 5%%); got %s, which is %s%%",
+			written, strconv.FormatFloat(f*100, 'g', -1, 64))
+	}
+	return nil
 }

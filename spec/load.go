@@ -81,6 +81,7 @@ func newSpec(filename string, files map[string]*hcl.File) *Spec {
 		Filename: filename,
 		Files:    files,
 		Measure:  defaultMeasure(hcl.Range{Filename: filename}),
+		Workload: DefaultWorkload(hcl.Range{Filename: filename}),
 	}
 }
 
@@ -90,6 +91,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "server", LabelNames: []string{"name"}},
 		{Type: "measure"},
 		{Type: "prefill"},
+		{Type: "workload"},
 		{Type: "matrix", LabelNames: []string{"label"}},
 		{Type: "assert", LabelNames: []string{"name"}},
 		{Type: "expect", LabelNames: []string{"name"}},
@@ -111,6 +113,8 @@ type loader struct {
 	contextRanges map[*Matrix][]hcl.Range
 	// prefillContextRanges[i] is where Prefill.Contexts[i] is written.
 	prefillContextRanges []hcl.Range
+	// workloadPromptRange is where workload.prompt was set (nil: default).
+	workloadPromptRange *hcl.Range
 	// pending expect blocks: decoded after every matrix is known.
 	expectBlocks []*hcl.Block
 	assertBlocks []*hcl.Block
@@ -158,7 +162,7 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 	diags = append(diags, l.checkVarFlags()...)
 	l.spec.EvalContext = l.evalContext(l.varObject())
 
-	var measureBlock, prefillBlock *hcl.Block
+	var measureBlock, prefillBlock, workloadBlock *hcl.Block
 	single := func(prev **hcl.Block, blk *hcl.Block) bool {
 		if *prev != nil {
 			diags = append(diags, &hcl.Diagnostic{
@@ -192,6 +196,12 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 				p, d := l.decodePrefill(blk)
 				diags = append(diags, d...)
 				l.spec.Prefill = p
+			}
+		case "workload":
+			if single(&workloadBlock, blk) {
+				w, d := l.decodeWorkload(blk)
+				diags = append(diags, d...)
+				l.spec.Workload = w
 			}
 		case "matrix":
 			if dup(blk) {
@@ -234,6 +244,7 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 		l.spec.Expects = append(l.spec.Expects, e)
 	}
 	diags = append(diags, l.checkModelLen()...)
+	diags = append(diags, l.checkWorkload()...)
 	return diags
 }
 

@@ -37,6 +37,7 @@ var specCmpOpts = cmp.Options{
 	cmpopts.IgnoreFields(Server{}, "DeclRange"),
 	cmpopts.IgnoreFields(Speculative{}, "DeclRange"),
 	cmpopts.IgnoreFields(Measure{}, "DeclRange"),
+	cmpopts.IgnoreFields(Workload{}, "DeclRange"),
 	cmpopts.IgnoreFields(Prefill{}, "DeclRange"),
 	cmpopts.IgnoreFields(Matrix{}, "DeclRange"),
 	cmpopts.IgnoreFields(Assert{}, "DeclRange", "Condition"),
@@ -71,6 +72,7 @@ func TestLoadValid(t *testing.T) {
 					Host: "0.0.0.0", Port: 8000, ReadyTimeout: 30 * time.Minute,
 				}},
 				Measure:  &Measure{Duration: 30 * time.Second, DurationText: "30s", MaxOutput: 4096, Endpoint: "completions", Repeat: 1},
+				Workload: &Workload{Prompt: "article", Seed: DefaultSeed},
 				Matrices: []*Matrix{{Label: "decode", Contexts: []int{8192}, Concurrency: []int{1}}},
 				Asserts:  []*Assert{{Name: "decode_8k_1", Cells: []result.CellRef{decodeRef("decode", 8192, 1)}}},
 			},
@@ -103,6 +105,12 @@ func TestLoadValid(t *testing.T) {
 				},
 				Measure: &Measure{Duration: 2 * time.Second, DurationText: "2s", MaxOutput: 1024, Endpoint: "chat", Repeat: 3},
 				Prefill: &Prefill{Contexts: []int{8192, 32768, 131072}},
+				Workload: &Workload{
+					Prompt: "article", Document: "The reference text.\n", Instruction: "Write a long article about it.",
+					Distinct: true, Seed: DefaultSeed,
+					Sampling:           map[string]json.Number{"temperature": "0.6", "top_p": "0.95", "top_k": "20", "seed": "7"},
+					ChatTemplateKwargs: map[string]any{"enable_thinking": false},
+				},
 				Matrices: []*Matrix{
 					{Label: "decode", Contexts: []int{8192, 32768}, Concurrency: []int{1, 4, 16}},
 					{Label: "long", Contexts: []int{131072}, Concurrency: []int{1}},
@@ -171,6 +179,7 @@ func TestRangesKept(t *testing.T) {
 		{name: "expect", rng: s.Expects[0].DeclRange, line: 89},
 		{name: "expect row", rng: s.Expects[0].Rows[1].Range, line: 94},
 		{name: "variable", rng: s.Variables[1].DeclRange, line: 8},
+		{name: "workload", rng: s.Workload.DeclRange, line: 111},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

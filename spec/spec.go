@@ -21,8 +21,9 @@ type Spec struct {
 	Files map[string]*hcl.File
 
 	Servers   []*Server
-	Measure   *Measure // never nil after Load: defaults applied
-	Prefill   *Prefill // nil when the spec has no prefill block
+	Measure   *Measure  // never nil after Load: defaults applied
+	Prefill   *Prefill  // nil when the spec has no prefill block
+	Workload  *Workload // never nil after Load: defaults applied
 	Matrices  []*Matrix
 	Asserts   []*Assert
 	Expects   []*Expect

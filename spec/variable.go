@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
@@ -72,7 +73,11 @@ func (l *loader) decodeVariable(blk *hcl.Block) (*Variable, hcl.Diagnostics) {
 	}
 	v.Value = v.Default
 	if raw, ok := l.opts.Vars[name]; ok {
-		val, dd := parseVarFlag(name, raw, v.TypeConstraint)
+		subject := blk.LabelRanges[0]
+		if a, ok := content.Attributes["type"]; ok {
+			subject = a.Expr.Range()
+		}
+		val, dd := parseVarFlag(name, raw, v.TypeConstraint, subject)
 		diags = append(diags, dd...)
 		if !dd.HasErrors() {
 			v.Value = val
@@ -92,31 +97,53 @@ func (l *loader) decodeVariable(blk *hcl.Block) (*Variable, hcl.Diagnostics) {
 }
 
 // parseVarFlag converts a -var string to ty: strings (and untyped
-// variables) take the text as is; other types parse it as an HCL
-// expression, so -var n=8 gives a number and -var l='[1,2]' a list.
-func parseVarFlag(name, raw string, ty cty.Type) (cty.Value, hcl.Diagnostics) {
+// variables) take the text as is; numbers and bools convert from the text
+// ("8", "true"); other types parse it as an HCL expression, so
+// -var l='[1,2]' gives a list. Any failure is one diagnostic naming the
+// variable, its type and the value, pointing at the declaration (subject).
+func parseVarFlag(name, raw string, ty cty.Type, subject hcl.Range) (cty.Value, hcl.Diagnostics) {
 	if ty == cty.String || ty == cty.DynamicPseudoType {
 		return cty.StringVal(raw), nil
+	}
+	fail := func(why string) (cty.Value, hcl.Diagnostics) {
+		return cty.NilVal, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid value for variable",
+			Detail: fmt.Sprintf("-var %s=%s: variable %q is of type %s, and %q is not %s: %s.",
+				name, raw, name, typeexpr.TypeString(ty), raw, typeArticle(ty), why),
+			Subject: subject.Ptr(),
+		}}
+	}
+	if ty.IsPrimitiveType() {
+		v, err := convert.Convert(cty.StringVal(strings.TrimSpace(raw)), ty)
+		if err != nil {
+			return fail(err.Error())
+		}
+		return v, nil
 	}
 	filename := fmt.Sprintf("<value for var.%s>", name)
 	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
 	if diags.HasErrors() {
-		return cty.NilVal, diags
+		return fail(strings.ToLower(diags[0].Summary))
 	}
 	val, diags := expr.Value(nil)
 	if diags.HasErrors() {
-		return cty.NilVal, diags
+		return fail(strings.ToLower(diags[0].Summary))
 	}
 	cv, err := convert.Convert(val, ty)
 	if err != nil {
-		return cty.NilVal, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Invalid value for variable",
-			Detail:   fmt.Sprintf("-var %s=%s: %s is required: %s.", name, raw, typeexpr.TypeString(ty), err),
-			Subject:  expr.Range().Ptr(),
-		}}
+		return fail(err.Error())
 	}
 	return cv, nil
+}
+
+// typeArticle names a type with its article: "a number", "a list of number".
+func typeArticle(ty cty.Type) string {
+	s := typeexpr.TypeString(ty)
+	if strings.ContainsAny(s[:1], "aeiou") {
+		return "an " + s
+	}
+	return "a " + s
 }
 
 // checkVarFlags reports -var settings for variables the spec does not declare.

@@ -9,3 +9,7 @@ server "qwen" {
 measure {
   durration = "30s" # ERROR: Unsupported argument
 }
+
+workload {
+  instrction = "Write." # ERROR: Unsupported argument
+}

@@ -107,3 +107,12 @@ expect "prefill_tps" {
 assert "status_and_labels" {
   condition = decode["8K"][1].status == "valid" && server.labels["gpu"] != ""
 }
+
+workload {
+  prompt               = "article"
+  document             = file("document.txt")
+  instruction          = "Write a long article about it."
+  distinct             = true
+  sampling             = { temperature = 0.6, top_p = 0.95, top_k = 20, seed = 7 }
+  chat_template_kwargs = { enable_thinking = false }
+}
