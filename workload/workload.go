@@ -1,0 +1,224 @@
+// Package workload builds the prompts a spec's workload block asks for
+// (docs/method.md#workload): article chat prompts sized through the
+// server's tokenizer to exactly a context length, random token-ID prompts,
+// and one prompt per stream when the workload is distinct. It does not
+// speak HTTP: the caller supplies a Tokenizer (POST /tokenize).
+package workload
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Prompt kinds (the values of workload.prompt in a spec).
+const (
+	Article = "article"
+	Random  = "random"
+)
+
+// Tokenizer is the server's tokenizer, as POST /tokenize serves it.
+type Tokenizer interface {
+	// TokenizeChat renders messages through the model's chat template,
+	// with the assistant's generation prompt when addGenerationPrompt,
+	// passing chatTemplateKwargs to the template (nil: none), and returns
+	// the rendered prompt's token IDs: exactly what /v1/chat/completions
+	// would feed the model.
+	TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, addGenerationPrompt bool, chatTemplateKwargs map[string]any) ([]int, error)
+	// TokenizeText returns the token IDs of text, without special tokens
+	// (add_special_tokens false).
+	TokenizeText(ctx context.Context, text string) ([]int, error)
+}
+
+// Options is what a spec's workload block says (spec.Workload without its
+// source range).
+type Options struct {
+	// Prompt is Article ("" means Article) or Random.
+	Prompt string
+	// Document is the article's reference text; "" means Corpus().
+	Document string
+	// Instruction follows the document; "" means DefaultInstruction.
+	Instruction string
+	// Distinct gives every stream its own prompt.
+	Distinct bool
+	// Sampling is recorded as sent (the caller puts it in the request).
+	Sampling map[string]json.Number
+	// ChatTemplateKwargs is passed to the chat template when sizing
+	// article prompts (and sent by the caller on the chat endpoint).
+	ChatTemplateKwargs map[string]any
+	// Seed seeds random prompts.
+	Seed uint64
+}
+
+// Prompt is one prompt of n tokens.
+type Prompt struct {
+	// Messages is the article's one user message, for
+	// /v1/chat/completions; nil for random prompts.
+	Messages []openai.ChatCompletionMessage
+	// Tokens are the prompt's token IDs, for /v1/completions: for an
+	// article, the rendered chat prompt exactly as /tokenize returned it
+	// (chat template and generation prompt included: send them as they are,
+	// with no second template pass).
+	Tokens []int
+	// Warnings say how the prompt differs from what was asked (a count
+	// below the context when no cut renders to it exactly, a user document
+	// continued past its end); empty when it is exact.
+	Warnings []string
+}
+
+// Builder builds the prompts of one workload against one server's
+// tokenizer. It keeps what it learned (characters per token, the
+// vocabulary range, the last context's prompts) between calls; it is not
+// safe for concurrent use.
+type Builder struct {
+	tok  Tokenizer
+	opts Options
+
+	doc         *document
+	instruction string
+	userDoc     bool
+
+	// charsPerToken is the document's bytes per token (0: not measured).
+	charsPerToken float64
+	sampleIDs     []int
+	vocab         *vocabRange
+
+	// The prompts of the last context asked for, by stream.
+	cacheN  int
+	cache   []Prompt
+	lastCut int
+
+	calls int
+}
+
+// New returns a Builder for opts over tok.
+func New(tok Tokenizer, opts Options) *Builder {
+	if opts.Prompt == "" {
+		opts.Prompt = Article
+	}
+	b := &Builder{tok: tok, opts: opts, instruction: opts.Instruction}
+	if b.instruction == "" {
+		b.instruction = DefaultInstruction
+	}
+	text := opts.Document
+	if strings.TrimSpace(text) == "" {
+		text = Corpus()
+	} else {
+		b.userDoc = true
+	}
+	b.doc = newDocument(text)
+	return b
+}
+
+// Calls is the number of Tokenizer calls made so far.
+func (b *Builder) Calls() int { return b.calls }
+
+// Prompts returns the prompts of a decode cell at context n with streams
+// concurrent streams: one per stream (stream i sends Prompts(…)[i] on every
+// request, restarts included) when the workload is distinct, else one
+// prompt every stream shares. Prompts of a context are built once: asking
+// again for the same n with as many streams or fewer costs no Tokenizer
+// call, and stream i's prompt does not depend on streams.
+func (b *Builder) Prompts(ctx context.Context, n, streams int) ([]Prompt, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("a prompt needs at least one token; asked for %d", n)
+	}
+	count := 1
+	if b.opts.Distinct {
+		count = max(streams, 1)
+	}
+	if n != b.cacheN {
+		b.cacheN, b.cache = n, nil
+	}
+	for i := len(b.cache); i < count; i++ {
+		p, err := b.build(ctx, n, i)
+		if err != nil {
+			return nil, err
+		}
+		b.cache = append(b.cache, p)
+	}
+	return b.cache[:count], nil
+}
+
+// Prompt returns stream's prompt at context n (stream is ignored unless
+// the workload is distinct): the prompt of a prefill request, or of one
+// stream of a decode cell.
+func (b *Builder) Prompt(ctx context.Context, n, stream int) (Prompt, error) {
+	if !b.opts.Distinct {
+		stream = 0
+	}
+	ps, err := b.Prompts(ctx, n, stream+1)
+	if err != nil {
+		return Prompt{}, err
+	}
+	return ps[stream], nil
+}
+
+func (b *Builder) build(ctx context.Context, n, stream int) (Prompt, error) {
+	if b.opts.Prompt == Random {
+		return b.random(ctx, n, stream)
+	}
+	header := ""
+	if b.opts.Distinct {
+		header = streamHeader(stream)
+	}
+	return b.article(ctx, n, header)
+}
+
+// streamHeader opens stream i's prompt when prompts are distinct: it
+// differs between streams within the prompt's first tokens, so no two
+// streams share a prefix-cache block.
+func streamHeader(i int) string { return fmt.Sprintf("Reader %d:\n\n", i+1) }
+
+// Record is what results.json keeps of the workload ("workload"): enough
+// to tell whether two runs measured the same thing.
+type Record struct {
+	Prompt   string `json:"prompt"`
+	Distinct bool   `json:"distinct"`
+	// Sampling are the sampling fields sent, as written; {} when the
+	// server's defaults were used.
+	Sampling map[string]json.Number `json:"sampling"`
+	// ChatTemplateKwargs are the template arguments; {} when none.
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
+	// DocumentSHA256 and InstructionSHA256 hash the article's document (as
+	// given, before it is cut or continued) and instruction; empty for
+	// random prompts.
+	DocumentSHA256    string `json:"document_sha256,omitempty"`
+	InstructionSHA256 string `json:"instruction_sha256,omitempty"`
+	// RandomSeed seeds random prompts; nil for articles.
+	RandomSeed *uint64 `json:"random_seed,omitempty"`
+}
+
+// Record returns the workload's record for results.json.
+func (b *Builder) Record() Record {
+	r := Record{
+		Prompt:             b.opts.Prompt,
+		Distinct:           b.opts.Distinct,
+		Sampling:           map[string]json.Number{},
+		ChatTemplateKwargs: map[string]any{},
+	}
+	for k, v := range b.opts.Sampling {
+		r.Sampling[k] = v
+	}
+	if b.opts.Prompt == Random {
+		seed := b.opts.Seed
+		r.RandomSeed = &seed
+		return r
+	}
+	for k, v := range b.opts.ChatTemplateKwargs {
+		r.ChatTemplateKwargs[k] = v
+	}
+	r.DocumentSHA256 = sha256Hex(b.doc.base)
+	r.InstructionSHA256 = sha256Hex(b.instruction)
+	return r
+}
+
+func sha256Hex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}

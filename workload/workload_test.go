@@ -1,0 +1,328 @@
+package workload
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// checkRendered checks that p's token IDs are exactly what the chat
+// template renders of its messages (the exact tokens the chat endpoint
+// would feed the model) and that the message ends with the instruction.
+func checkRendered(t *testing.T, tok *fakeTokenizer, p Prompt, kwargs map[string]any, instruction string) {
+	t.Helper()
+	if len(p.Messages) != 1 || p.Messages[0].Role != "user" {
+		t.Fatalf("messages %v, want one user message", p.Messages)
+	}
+	if !strings.HasSuffix(p.Messages[0].Content, "\n\n"+instruction) {
+		t.Errorf("the message does not end with the instruction: …%q", tail(p.Messages[0].Content, 80))
+	}
+	want := (&fakeTokenizer{maxRun: tok.maxRun, perPiece: tok.perPiece}).tokenize(tok.render(p.Messages, true, kwargs), true)
+	if !slices.Equal(p.Tokens, want) {
+		t.Errorf("Tokens (%d) are not the rendered chat prompt of Messages (%d tokens)", len(p.Tokens), len(want))
+	}
+	if p.Tokens[0] != imStart || p.Tokens[len(p.Tokens)-1] == imEnd {
+		t.Errorf("Tokens do not run from <|im_start|> to the generation prompt: first %d, last %d", p.Tokens[0], p.Tokens[len(p.Tokens)-1])
+	}
+}
+
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+
+// TestArticleExact: the rendered prompt is exactly the context, at sizes
+// that are multiples of nothing convenient, in a handful of calls.
+func TestArticleExact(t *testing.T) {
+	tests := []struct {
+		name     string
+		n        int
+		maxCalls int // Tokenizer calls, the first (document sample) included
+	}{
+		{name: "just above the template and instruction", n: 200, maxCalls: 8},
+		{name: "1K", n: 1000, maxCalls: 8},
+		{name: "8K", n: 8192, maxCalls: 8},
+		{name: "prime", n: 12347, maxCalls: 8},
+		{name: "64K+1", n: 65537, maxCalls: 8},
+		{name: "251K", n: 257024, maxCalls: 8},
+		{name: "odd 300K", n: 299999, maxCalls: 8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tok := &fakeTokenizer{}
+			b := New(tok, Options{})
+			ps, err := b.Prompts(context.Background(), tt.n, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ps) != 1 {
+				t.Fatalf("%d prompts for a shared workload, want 1", len(ps))
+			}
+			p := ps[0]
+			if len(p.Tokens) != tt.n || len(p.Warnings) != 0 {
+				t.Fatalf("%d tokens (warnings %q), want exactly %d", len(p.Tokens), p.Warnings, tt.n)
+			}
+			checkRendered(t, tok, p, nil, DefaultInstruction)
+			if got := tok.chatCalls + tok.textCalls; got > tt.maxCalls || got != b.Calls() {
+				t.Errorf("%d tokenizer calls (Builder says %d), want at most %d", got, b.Calls(), tt.maxCalls)
+			}
+			t.Logf("n=%d: %d tokenize calls, %d bytes sent", tt.n, b.Calls(), tok.bytesSent)
+		})
+	}
+}
+
+// TestArticleMillion: a 1M-token prompt, longer than the corpus many times
+// over, is exact in few calls and sends little more than a few prompts'
+// worth of text to the tokenizer.
+func TestArticleMillion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 4 MB prompts")
+	}
+	const n = 1 << 20
+	tok := &fakeTokenizer{}
+	b := New(tok, Options{})
+	p, err := b.Prompt(context.Background(), n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tokens) != n {
+		t.Fatalf("%d tokens, want %d", len(p.Tokens), n)
+	}
+	if len(p.Messages[0].Content) < 3*len(Corpus()) {
+		t.Fatalf("a 1M-token prompt of %d bytes does not go past the corpus (%d bytes)", len(p.Messages[0].Content), len(Corpus()))
+	}
+	if b.Calls() > 8 {
+		t.Errorf("%d tokenizer calls, want at most 8", b.Calls())
+	}
+	if sent, one := tok.bytesSent, len(p.Messages[0].Content); sent > 6*one {
+		t.Errorf("sent %d bytes to the tokenizer, more than 6 prompts of %d", sent, one)
+	}
+	t.Logf("1M tokens: %d calls, %.1f prompts' worth of bytes sent", b.Calls(), float64(tok.bytesSent)/float64(len(p.Messages[0].Content)))
+}
+
+// TestArticleNotExact: when the tokenizer cannot reach the count (here
+// every piece is 3 tokens), the closest count below is used, with a warning.
+func TestArticleNotExact(t *testing.T) {
+	tok := &fakeTokenizer{perPiece: 3}
+	b := New(tok, Options{})
+	const n = 8192 // 3 specials + 3 per piece: n % 3 == 2 is out of reach
+	p, err := b.Prompt(context.Background(), n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := len(p.Tokens)
+	if got >= n || got < n-3 {
+		t.Fatalf("%d tokens, want the closest count below %d (within 3)", got, n)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], fmt.Sprintf("closest below, %d tokens", got)) {
+		t.Errorf("warnings %q, want one naming the count used", p.Warnings)
+	}
+	checkRendered(t, tok, p, nil, DefaultInstruction)
+	if b.Calls() > 20 {
+		t.Errorf("%d calls to find the closest count, want at most 20", b.Calls())
+	}
+}
+
+// TestArticleOptions: a user's document and instruction, and the chat
+// template kwargs, reach the rendered prompt; a short document is
+// continued with a warning.
+func TestArticleOptions(t *testing.T) {
+	doc := "The harbour at dawn is quiet. Boats rock on their moorings.\n\nA gull watches the nets. The tide turns slowly."
+	const instruction = "Describe the harbour."
+	kwargs := map[string]any{"enable_thinking": false}
+	tok := &fakeTokenizer{}
+	b := New(tok, Options{Document: doc, Instruction: instruction, ChatTemplateKwargs: kwargs})
+	p, err := b.Prompt(context.Background(), 4096, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tokens) != 4096 {
+		t.Fatalf("%d tokens, want 4096", len(p.Tokens))
+	}
+	checkRendered(t, tok, p, kwargs, instruction)
+	content := p.Messages[0].Content
+	if !strings.HasPrefix(content, doc+"\n\n") || strings.HasPrefix(content[len(doc)+2:], doc[:40]) {
+		t.Errorf("the message is not the document continued with a variation of it: %q…", content[:200])
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "continued") {
+		t.Errorf("warnings %q, want one saying the document was continued", p.Warnings)
+	}
+	// The think block of enable_thinking=false is part of the count.
+	withThink := tok.tokenize(tok.render(p.Messages, true, kwargs), true)
+	without := tok.tokenize(tok.render(p.Messages, true, nil), true)
+	if len(withThink) != 4096 || len(without) >= 4096 {
+		t.Errorf("chat_template_kwargs not passed to the template: %d tokens with, %d without", len(withThink), len(without))
+	}
+
+	r := b.Record()
+	if r.DocumentSHA256 != sha256Hex(doc) || r.InstructionSHA256 != sha256Hex(instruction) {
+		t.Errorf("record hashes %s %s do not hash the document and instruction given", r.DocumentSHA256, r.InstructionSHA256)
+	}
+}
+
+// TestArticleTooShort: a context the template and instruction alone exceed
+// is an error that says so.
+func TestArticleTooShort(t *testing.T) {
+	b := New(&fakeTokenizer{}, Options{})
+	_, err := b.Prompt(context.Background(), 20, 0)
+	if err == nil || !strings.Contains(err.Error(), "the chat template and the instruction alone render to") {
+		t.Fatalf("err = %v, want the template-and-instruction error", err)
+	}
+}
+
+// TestDistinct: every stream's prompt has the same length and differs
+// from every other within its first tokens; stream i's prompt does not
+// depend on how many streams were asked for, and is built once.
+func TestDistinct(t *testing.T) {
+	const n, streams = 8192, 64
+	tok := &fakeTokenizer{}
+	b := New(tok, Options{Distinct: true})
+	ctx := context.Background()
+	ps, err := b.Prompts(ctx, n, streams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != streams {
+		t.Fatalf("%d prompts, want %d", len(ps), streams)
+	}
+	// A prefix-cache block is 16 tokens: no two streams may share one.
+	const head = 16
+	seen := map[string]int{}
+	for i, p := range ps {
+		if len(p.Tokens) != n {
+			t.Errorf("stream %d: %d tokens, want %d", i, len(p.Tokens), n)
+		}
+		checkRendered(t, tok, p, nil, DefaultInstruction)
+		key := fmt.Sprint(p.Tokens[:head])
+		if j, dup := seen[key]; dup {
+			t.Errorf("streams %d and %d share their first %d tokens", j, i, head)
+		}
+		seen[key] = i
+	}
+	calls := b.Calls()
+	if per := float64(calls) / streams; per > 3 {
+		t.Errorf("%d tokenizer calls for %d streams (%.1f per stream), want at most 3 per stream", calls, streams, per)
+	}
+	t.Logf("%d distinct prompts of %d tokens: %d tokenize calls", streams, n, calls)
+
+	again, err := b.Prompts(ctx, n, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Calls() != calls {
+		t.Errorf("asking again for 8 streams made %d more calls", b.Calls()-calls)
+	}
+	fresh, err := New(&fakeTokenizer{}, Options{Distinct: true}).Prompts(ctx, n, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range again {
+		if !slices.Equal(again[i].Tokens, ps[i].Tokens) || !slices.Equal(fresh[i].Tokens, ps[i].Tokens) {
+			t.Errorf("stream %d's prompt depends on the number of streams asked for", i)
+		}
+	}
+}
+
+// TestRandom: random prompts are exact in length, in the ordinary range
+// (no special token), mostly distinct IDs, reproducible from the seed and
+// different per stream when distinct.
+func TestRandom(t *testing.T) {
+	ctx := context.Background()
+	const n = 8192
+	build := func(seed uint64, distinct bool, streams int) []Prompt {
+		t.Helper()
+		ps, err := New(&fakeTokenizer{}, Options{Prompt: Random, Seed: seed, Distinct: distinct}).Prompts(ctx, n, streams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	ps := build(7, true, 4)
+	sample, _ := (&fakeTokenizer{}).TokenizeText(ctx, Corpus())
+	lo, hi := slices.Min(sample), slices.Max(sample)
+	for i, p := range ps {
+		if len(p.Tokens) != n || p.Messages != nil {
+			t.Fatalf("stream %d: %d tokens, messages %v; want %d tokens and no messages", i, len(p.Tokens), p.Messages, n)
+		}
+		distinct := map[int]bool{}
+		for _, id := range p.Tokens {
+			if id < lo || id > hi || id == imStart || id == imEnd {
+				t.Fatalf("stream %d: token %d outside the ordinary range %d…%d", i, id, lo, hi)
+			}
+			distinct[id] = true
+		}
+		if share := float64(len(distinct)) / n; share < 0.9 {
+			t.Errorf("stream %d: %.0f%% distinct IDs, want at least 90%% (not a short repetition)", i, 100*share)
+		}
+	}
+	if slices.Equal(ps[0].Tokens[:64], ps[1].Tokens[:64]) {
+		t.Error("distinct random streams share their first 64 tokens")
+	}
+	if again := build(7, true, 4); !slices.Equal(again[3].Tokens, ps[3].Tokens) {
+		t.Error("the same seed gave a different prompt")
+	}
+	if other := build(8, true, 1); slices.Equal(other[0].Tokens[:64], ps[0].Tokens[:64]) {
+		t.Error("another seed gave the same prompt")
+	}
+	if shared := build(7, false, 4); len(shared) != 1 {
+		t.Errorf("%d prompts for a shared random workload, want 1", len(shared))
+	}
+}
+
+// TestRecord: results.json's workload object, with the keys issue 11 names.
+func TestRecord(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{
+			name: "default article",
+			opts: Options{},
+			want: fmt.Sprintf(`{"prompt":"article","distinct":false,"sampling":{},"chat_template_kwargs":{},"document_sha256":%q,"instruction_sha256":%q}`,
+				sha256Hex(Corpus()), sha256Hex(DefaultInstruction)),
+		},
+		{
+			name: "random with sampling",
+			opts: Options{Prompt: Random, Distinct: true, Seed: 42, Sampling: map[string]json.Number{"temperature": "0.6", "top_k": "20"}},
+			want: `{"prompt":"random","distinct":true,"sampling":{"temperature":0.6,"top_k":20},"chat_template_kwargs":{},"random_seed":42}`,
+		},
+		{
+			name: "article with kwargs",
+			opts: Options{Document: "d", Instruction: "i", ChatTemplateKwargs: map[string]any{"enable_thinking": false}},
+			want: fmt.Sprintf(`{"prompt":"article","distinct":false,"sampling":{},"chat_template_kwargs":{"enable_thinking":false},"document_sha256":%q,"instruction_sha256":%q}`,
+				sha256Hex("d"), sha256Hex("i")),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := json.Marshal(New(&fakeTokenizer{}, tt.opts).Record())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+				t.Errorf("record (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// BenchmarkArticle251K builds a shared article prompt of 251K tokens from
+// scratch (fake tokenizer included), as the runner does once per context.
+// Regenerate the numbers in the report with:
+//
+//	go test ./workload -run '^$' -bench Article251K -benchmem
+func BenchmarkArticle251K(b *testing.B) {
+	ctx := context.Background()
+	calls := 0
+	for b.Loop() {
+		bld := New(&fakeTokenizer{}, Options{})
+		if _, err := bld.Prompt(ctx, 257024, 0); err != nil {
+			b.Fatal(err)
+		}
+		calls = bld.Calls()
+	}
+	b.ReportMetric(float64(calls), "tokenize-calls/op")
+}
