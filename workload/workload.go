@@ -123,7 +123,8 @@ func (b *Builder) Calls() int { return b.calls }
 // request, restarts included) when the workload is distinct, else one
 // prompt every stream shares. Prompts of a context are built once: asking
 // again for the same n with as many streams or fewer costs no Tokenizer
-// call, and stream i's prompt does not depend on streams.
+// call, and stream i's prompt does not depend on streams. The prompts are
+// shared with the Builder's cache: read them, do not modify them.
 func (b *Builder) Prompts(ctx context.Context, n, streams int) ([]Prompt, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("a prompt needs at least one token; asked for %d", n)
