@@ -56,10 +56,10 @@ func TestCmdDiff(t *testing.T) {
 		{name: "flags after the files", args: []string{a, worse, "-tolerance", "15%"}, code: 0, inStdout: []string{"tolerance 15%"}},
 		{name: "metric filter", args: []string{"-metric", "ttft_ms", a, worse}, code: 0, inStdout: []string{"decode ttft_ms", "prefill ttft_ms"}},
 		{name: "one file", args: []string{a}, code: 2, inStderr: "Usage: slogate diff"},
-		{name: "bad tolerance", args: []string{"-tolerance", "five", a, worse}, code: 2},
+		{name: "bad tolerance", args: []string{"-tolerance", "five", a, worse}, code: 2, inError: `diff: -tolerance: "five" is not a percentage`},
 		{name: "unknown metric", args: []string{"-metric", "speed", a, worse}, code: 2, inError: `-metric: unknown metric "speed"; the metrics are `},
-		{name: "missing file", args: []string{a, filepath.Join(dir, "nope.json")}, code: 2},
-		{name: "not a results file", args: []string{a, notJSON}, code: 2},
+		{name: "missing file", args: []string{a, filepath.Join(dir, "nope.json")}, code: 2, inError: "nope.json does not exist"},
+		{name: "not a results file", args: []string{a, notJSON}, code: 2, inError: "not a slogate results file"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

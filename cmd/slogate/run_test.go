@@ -30,18 +30,27 @@ matrix "decode" {
 `), 0o644)
 	bad := filepath.Join(dir, "bad.hcl")
 	os.WriteFile(bad, []byte("server \"q\" {\n  modle = \"m\"\n}\n"), 0o644)
+	// A readable baseline, so that a row about one flag fails only for that
+	// flag (with a missing baseline every -tolerance row would exit 2 anyway).
+	base := filepath.Join(dir, "base.json")
+	if err := (&result.Results{Schema: result.Schema}).Write(base); err != nil {
+		t.Fatal(err)
+	}
+	// Each row states the one message that names its fault: the exit code
+	// alone is shared by every usage error.
 	tests := []struct {
-		name   string
-		args   []string
-		stderr string
+		name string
+		args []string
+		msg  string // in the error or on stderr
 	}{
-		{name: "no spec", args: nil, stderr: "Usage: slogate run"},
-		{name: "bad -run regexp", args: []string{"-run", "(", good}},
-		{name: "-sim with -endpoint", args: []string{"-sim", "-endpoint", "http://127.0.0.1:1", good}},
-		{name: "bad -tolerance", args: []string{"-baseline", "x.json", "-tolerance", "five", good}},
-		{name: "unreadable -baseline", args: []string{"-baseline", filepath.Join(dir, "none.json"), good}},
-		{name: "invalid spec prints diagnostics", args: []string{bad}, stderr: `Did you mean "model"?`},
-		{name: "unknown flag", args: []string{"-nope", good}, stderr: "flag provided but not defined"},
+		{name: "no spec", args: nil, msg: "Usage: slogate run"},
+		{name: "bad -run regexp", args: []string{"-run", "(", good}, msg: "-run: error parsing regexp: missing closing )"},
+		{name: "-sim with -endpoint", args: []string{"-sim", "-endpoint", "http://127.0.0.1:1", good}, msg: "-sim and -endpoint exclude each other"},
+		{name: "bad -tolerance", args: []string{"-baseline", base, "-tolerance", "five", good}, msg: `-tolerance: "five" is not a percentage`},
+		{name: "negative -tolerance", args: []string{"-baseline", base, "-tolerance", "-5%", good}, msg: `-tolerance: "-5%"`},
+		{name: "unreadable -baseline", args: []string{"-baseline", filepath.Join(dir, "none.json"), good}, msg: "-baseline: open " + filepath.Join(dir, "none.json")},
+		{name: "invalid spec prints diagnostics", args: []string{bad}, msg: `Did you mean "model"?`},
+		{name: "unknown flag", args: []string{"-nope", good}, msg: "-nope"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,8 +59,12 @@ matrix "decode" {
 			if exit.Code(err) != exit.Usage {
 				t.Fatalf("exit %d (%v), want 2", exit.Code(err), err)
 			}
-			if tc.stderr != "" && !strings.Contains(stderr.String(), tc.stderr) {
-				t.Errorf("stderr lacks %q:\n%s", tc.stderr, stderr.String())
+			got := stderr.String()
+			if err != nil {
+				got = err.Error() + "\n" + got
+			}
+			if !strings.Contains(got, tc.msg) {
+				t.Errorf("the error and stderr lack %q:\n%s", tc.msg, got)
 			}
 		})
 	}
@@ -164,15 +177,16 @@ func TestResumeLikeBefore(t *testing.T) {
 		flags    runFlags
 		rs       *resumeState
 		wantCode int
+		wantMsg  string // in the error when wantCode is not 0
 		wantDur  time.Duration
 		wantSim  bool
 		wantEP   string
 	}{
 		{name: "window and -sim carry over", rs: prev(nil), wantDur: time.Second, wantSim: true},
 		{name: "the same -duration again", flags: runFlags{duration: time.Second}, rs: prev(nil), wantDur: time.Second, wantSim: true},
-		{name: "another -duration", flags: runFlags{duration: 2 * time.Second}, rs: prev(nil), wantCode: exit.Usage},
-		{name: "max_output changed", rs: prev(func(r *result.Results) { r.Measure.MaxOutput = 256 }), wantCode: exit.Usage},
-		{name: "launch changed", rs: prev(func(r *result.Results) { r.Server.Argv = []string{"vllm", "serve", "other"} }), wantCode: exit.Usage},
+		{name: "another -duration", flags: runFlags{duration: 2 * time.Second}, rs: prev(nil), wantCode: exit.Usage, wantMsg: "that run measured 1s windows, not -duration 2s"},
+		{name: "max_output changed", rs: prev(func(r *result.Results) { r.Measure.MaxOutput = 256 }), wantCode: exit.Usage, wantMsg: "the spec's measure block changed since that run (max_output 256 →"},
+		{name: "launch changed", rs: prev(func(r *result.Results) { r.Server.Argv = []string{"vllm", "serve", "other"} }), wantCode: exit.Usage, wantMsg: "the server's launch command changed since that run"},
 		{name: "endpoint carries over", rs: prev(func(r *result.Results) {
 			r.Server.Simulated, r.Server.Argv, r.Server.Endpoint = false, nil, "http://10.0.0.1:8000"
 		}), wantDur: time.Second, wantEP: "http://10.0.0.1:8000"},
@@ -186,6 +200,9 @@ func TestResumeLikeBefore(t *testing.T) {
 			err := resumeLikeBefore(&f, sp, tc.rs, &stderr)
 			if exit.Code(err) != tc.wantCode {
 				t.Fatalf("exit %d (%v), want %d", exit.Code(err), err, tc.wantCode)
+			}
+			if err != nil && !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Errorf("error %q lacks %q", err, tc.wantMsg)
 			}
 			if err == nil && (f.duration != tc.wantDur || f.sim != tc.wantSim || f.endpoint != tc.wantEP) {
 				t.Errorf("duration %v sim %v endpoint %q; want %v %v %q", f.duration, f.sim, f.endpoint, tc.wantDur, tc.wantSim, tc.wantEP)
