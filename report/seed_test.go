@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec/spectest"
 )
 
 // Golden files live in testdata/. Regenerate them with:
@@ -150,40 +151,12 @@ func num(t testing.TB, s string) float64 {
 	return v * mult
 }
 
-// shellWords splits a POSIX command line (single and double quotes only,
-// enough for the seeds' launch commands).
-func shellWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\'' || c == '"':
-			j := strings.IndexByte(s[i+1:], c)
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == ' ':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
-}
-
 // buildSeedResults turns a seed's own numbers into Results.
 func buildSeedResults(t testing.TB, sd seed, st seedText) *result.Results {
-	words := shellWords(st.launch)
+	words, err := spectest.SplitWords(st.launch)
+	if err != nil {
+		t.Fatalf("seed %s: launch command: %v", sd.name, err)
+	}
 	if words[0] == "env" {
 		words = words[1+len(sd.env):]
 	}
@@ -222,25 +195,23 @@ func buildSeedResults(t testing.TB, sd seed, st seedText) *result.Results {
 	return res
 }
 
-// seedResults returns the checked-in results.json built from a seed
-// (rewritten with -update).
+// seedResults builds Results from a seed's own text (its launch command
+// split by spectest.SplitWords, its numbers parsed above) and requires them
+// to equal the checked-in testdata/<seed>.results.json (rewritten with
+// -update), so a change in how a seed is read shows as a diff here.
 func seedResults(t testing.TB, sd seed, st seedText) *result.Results {
 	t.Helper()
-	path := filepath.Join("testdata", sd.name+".results.json")
-	if *update {
-		if err := buildSeedResults(t, sd, st).Write(path); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := result.Read(path)
+	res := buildSeedResults(t, sd, st)
+	b, err := res.Marshal()
 	if err != nil {
-		t.Fatalf("%v (regenerate with: go test ./report -update)", err)
+		t.Fatal(err)
 	}
+	golden(t, sd.name+".results.json", b)
 	return res
 }
 
 // golden compares got with testdata/<name>, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
+func golden(t testing.TB, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
