@@ -169,14 +169,96 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-func TestCompareSameRunHasNoRegression(t *testing.T) {
-	a, _ := runs()
-	tables, err := Compare(a, a, Options{Tolerance: 0})
+// shifted returns a copy of r in which every measured metric of every cell
+// moved for the worse by the fraction f: throughputs down, latencies up.
+// Repeats and spreads are dropped so the tolerance alone decides.
+func shifted(t *testing.T, r *result.Results, f float64) *result.Results {
+	t.Helper()
+	raw, err := r.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if AnyRegressed(tables) {
-		t.Error("a run compared with itself regressed")
+	c, err := result.Decode("copy", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worse := func(m result.Metric, v float64) float64 {
+		if m.HigherIsBetter {
+			return v * (1 - f)
+		}
+		return v * (1 + f)
+	}
+	for i := range c.Decode {
+		d := &c.Decode[i]
+		d.Repeats, d.Spread = 0, nil
+		for _, m := range result.Metrics {
+			if v, ok := m.OfDecode(d); ok && d.Status.Measured() && !m.Integer() {
+				m.SetDecode(d, worse(m, v))
+			}
+		}
+	}
+	for i := range c.Prefill {
+		p := &c.Prefill[i]
+		for _, m := range result.Metrics {
+			if v, ok := m.OfPrefill(p); ok && p.Status.Measured() {
+				m.SetPrefill(p, worse(m, v))
+			}
+		}
+	}
+	return c
+}
+
+// TestCompareKnownDeltas compares two different runs whose every change is
+// known: B is A with each measured metric 4 % worse. Every Δ must be that
+// 4 % in the metric's bad direction; at tolerance 5 % no cell regresses,
+// at 3 % every cell measured on both sides does, and cells without numbers
+// on a side keep their own decision.
+func TestCompareKnownDeltas(t *testing.T) {
+	a, _ := runs()
+	a.Decode[2].Repeats, a.Decode[2].Spread = 0, nil
+	b := shifted(t, a, 0.04)
+	for _, tc := range []struct {
+		name      string
+		tolerance float64
+		want      Change // for cells measured on both sides
+	}{
+		{"within a 5% tolerance", 0.05, Unchanged},
+		{"beyond a 3% tolerance", 0.03, Regressed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tables, err := Compare(a, b, Options{Tolerance: tc.tolerance})
+			if err != nil {
+				t.Fatal(err)
+			}
+			both := 0
+			for _, tb := range tables {
+				for _, c := range tb.Cells {
+					if !c.A.HasValue || !c.B.HasValue {
+						if c.Change == tc.want && tc.want == Regressed {
+							t.Errorf("%s %s: %v with a side unmeasured", tb.Title(), c.Ref.Name(), c.Change)
+						}
+						continue
+					}
+					both++
+					wantDelta := -0.04
+					if !tb.Metric.HigherIsBetter {
+						wantDelta = 0.04
+					}
+					if math.Abs(c.Delta-wantDelta) > 1e-9 {
+						t.Errorf("%s %s: Δ %v, want %v", tb.Title(), c.Ref.Name(), c.Delta, wantDelta)
+					}
+					if c.Change != tc.want {
+						t.Errorf("%s %s: %v, want %v", tb.Title(), c.Ref.Name(), c.Change, tc.want)
+					}
+				}
+			}
+			if both < 10 {
+				t.Errorf("only %d cells compared on both sides; the runs should share more", both)
+			}
+			if got := AnyRegressed(tables); got != (tc.want == Regressed) {
+				t.Errorf("AnyRegressed = %v", got)
+			}
+		})
 	}
 }
 
