@@ -144,11 +144,22 @@ func startSim(t *testing.T, mark, model string, args ...string) string {
 	return ""
 }
 
+// errNoProc says why leftovers cannot look: it reads the environment of
+// every process from /proc, which only Linux (and some others) provide.
+var errNoProc = errors.New("/proc/self/environ is not readable, so processes left behind cannot be found by their environment")
+
 // leftovers lists the processes still alive that carry mark in their
-// environment (zombies excluded).
-func leftovers(mark string) []string {
+// environment (zombies excluded). It fails with errNoProc where /proc is
+// missing instead of reporting that nothing was left.
+func leftovers(mark string) ([]string, error) {
+	if env, err := os.ReadFile("/proc/self/environ"); err != nil || len(env) == 0 {
+		return nil, errNoProc
+	}
 	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*")
+	procs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil || len(procs) == 0 {
+		return nil, errNoProc
+	}
 	needle := []byte(markEnv + "=" + mark + "\x00")
 	for _, p := range procs {
 		env, err := os.ReadFile(p + "/environ")
@@ -162,16 +173,21 @@ func leftovers(mark string) []string {
 		cmdline, _ := os.ReadFile(p + "/cmdline")
 		out = append(out, filepath.Base(p)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 	}
-	return out
+	return out, nil
 }
 
 // noLeftovers fails the test when a process tagged with mark survives
 // (after a grace period of a few seconds for processes still exiting).
+// Where /proc is missing it skips the test, saying why, rather than pass a
+// check it cannot make (a failure already reported still fails the test).
 func noLeftovers(t *testing.T, mark string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		left := leftovers(mark)
+		left, err := leftovers(mark)
+		if err != nil {
+			t.Skipf("cannot check for processes left behind: %v", err)
+		}
 		if len(left) == 0 {
 			return
 		}
@@ -180,5 +196,39 @@ func noLeftovers(t *testing.T, mark string) {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestLeftoversFinder proves the check the other tests rely on: a live
+// process started with the mark is found, and is no longer found once it
+// has exited.
+func TestLeftoversFinder(t *testing.T) {
+	if _, err := leftovers("probe"); err != nil {
+		t.Skipf("cannot look for processes: %v", err)
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skipf("no sleep command to start a marked process: %v", err)
+	}
+	mark := newMark(t)
+	cmd := exec.Command(sleep, "30")
+	cmd.Env = append(os.Environ(), markEnv+"="+mark)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	defer func() { cmd.Process.Kill(); <-done }()
+	left, err := leftovers(mark)
+	if err != nil || len(left) != 1 || !strings.Contains(left[0], "sleep 30") {
+		t.Fatalf("leftovers(mark) = %q, %v; want the running sleep 30", left, err)
+	}
+	if other, _ := leftovers(mark + "-other"); len(other) != 0 {
+		t.Errorf("another mark found %q", other)
+	}
+	cmd.Process.Kill()
+	<-done
+	if left, _ := leftovers(mark); len(left) != 0 {
+		t.Errorf("after the process exited: %q", left)
 	}
 }
