@@ -170,8 +170,14 @@ func TestLoadRunnerInProcess(t *testing.T) {
 	if c.Status != res.StatusValid || len(c.Warnings) > 0 || len(results.Warnings) > 0 || c.Reason != "" {
 		t.Errorf("cell not clean: status %s reason %q warnings %v %v", c.Status, c.Reason, c.Warnings, results.Warnings)
 	}
-	if want := float64(loadStreams) * 1000 / 20; !within(c.TotalTPS, want, 0.10) {
-		t.Errorf("total_tps %.0f, want %.0f ± 10%% (256 streams at 20 ms)", c.TotalTPS, want)
+	// What the simulator itself generated decides; the configured rate
+	// (256 streams at 20 ms) only bounds it, with the margins of
+	// checkFlatTimings: a loaded machine delivers less, never much more.
+	if c.ServerTotalTPS == nil || !within(c.TotalTPS, *c.ServerTotalTPS, serverAgreement) {
+		t.Errorf("total_tps %.0f vs the simulator's own count (server_total_tps %v): more than %.0f%% apart", c.TotalTPS, deref(c.ServerTotalTPS), serverAgreement*100)
+	}
+	if want := float64(loadStreams) * 1000 / 20; c.TotalTPS > want*tpsHigh || c.TotalTPS < want*tpsLow {
+		t.Errorf("total_tps %.0f, want %.0f (between %.0f and %.0f; 256 streams at 20 ms)", c.TotalTPS, want, want*tpsLow, want*tpsHigh)
 	}
 
 	// Goroutines back to the baseline (idle connections close within a few seconds).

@@ -228,7 +228,7 @@ func TestResumeMeasuresLikeBefore(t *testing.T) {
 		t.Errorf("resumed results: window %vs, simulated %v, %d decode cells; want 1s, true, 4", got.Measure.DurationS, got.Server.Simulated, len(got.Decode))
 	}
 	for _, c := range got.Decode {
-		if c.MeasuredS > 1.5 {
+		if c.MeasuredS > 5 { // 1 s kept, not the spec's 30 s (room for a loaded machine)
 			t.Errorf("%s measured %.1fs: the resumed run did not keep the 1s window", c.Ref().Name(), c.MeasuredS)
 		}
 	}

@@ -68,15 +68,59 @@ func readCellsFile(t *testing.T, out string) []res.CellRecord {
 
 func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*want }
 
+// Timing margins for cells measured on a simulator with flat timings
+// (--sim-tbt, --sim-ttft). A busy 2-core machine slows everything down (a
+// 400 ms TTFT ± 5 % once measured 463 ms), and the simulator, when it
+// falls behind, catches up on at most 250 ms of lost time by sending tokens
+// early, so a cell can also look a little faster than its settings. Exact
+// agreement is required only with what the simulator itself counted (its
+// vllm:generation_tokens_total, recorded as server_total_tps); against the
+// configured settings the bounds are ones no loaded machine reaches, and
+// still far from what a wrong measurement gives (a TTFT taken at the
+// second token, a TBT not divided by the tokens of a chunk, tokens counted
+// twice).
+const (
+	serverAgreement = 0.05 // total_tps vs server_total_tps
+	slowFactor      = 1.5  // latencies at most this many times the setting
+	fastFactor      = 0.5  // latencies at least this fraction of the setting
+	tpsHigh         = 1.2  // throughput at most this many times C ÷ tbt
+	tpsLow          = 0.6  // throughput at least this fraction of C ÷ tbt
+)
+
+// checkFlatTimings checks a decode cell measured on a simulator with flat
+// timings tbtMs and ttftMs against what the simulator counted and against
+// its settings, with the margins above.
+func checkFlatTimings(t *testing.T, c res.DecodeCell, tbtMs, ttftMs float64) {
+	t.Helper()
+	name := c.Ref().Name()
+	if c.Status != res.StatusValid {
+		t.Errorf("%s: status %s (%s), want valid", name, c.Status, c.Reason)
+	}
+	if c.ServerTotalTPS == nil || !within(c.TotalTPS, *c.ServerTotalTPS, serverAgreement) {
+		t.Errorf("%s: total_tps %.1f and the simulator's own count (server_total_tps %v) differ by more than %.0f%%", name, c.TotalTPS, deref(c.ServerTotalTPS), serverAgreement*100)
+	}
+	wantTPS := float64(c.Concurrency) * 1000 / tbtMs
+	if c.TotalTPS > wantTPS*tpsHigh || c.TotalTPS < wantTPS*tpsLow {
+		t.Errorf("%s: total_tps %.1f, want %.0f (between %.0f and %.0f)", name, c.TotalTPS, wantTPS, wantTPS*tpsLow, wantTPS*tpsHigh)
+	}
+	if c.TBTMs > tbtMs*slowFactor || c.TBTMs < tbtMs*fastFactor {
+		t.Errorf("%s: tbt_ms %.2f, want %.0f (between %.1f and %.1f)", name, c.TBTMs, tbtMs, tbtMs*fastFactor, tbtMs*slowFactor)
+	}
+	if c.TTFTMs > ttftMs*slowFactor || c.TTFTMs < ttftMs*fastFactor {
+		t.Errorf("%s: ttft_ms %.1f, want %.0f (between %.0f and %.0f)", name, c.TTFTMs, ttftMs, ttftMs*fastFactor, ttftMs*slowFactor)
+	}
+	if c.TTFTMsP99 < c.TTFTMsP90 || c.TTFTMsP90 < c.TTFTMs || c.TBTMsP99 < c.TBTMsP90 || c.TBTMsP90 < c.TBTMs {
+		t.Errorf("%s: percentiles out of order: ttft %v/%v/%v tbt %v/%v/%v", name, c.TTFTMs, c.TTFTMsP90, c.TTFTMsP99, c.TBTMs, c.TBTMsP90, c.TBTMsP99)
+	}
+}
+
 // TestRunMatchesSimulatorSettings: with flat simulator timings the measured
 // numbers are the configured ones: tbt = --sim-tbt, ttft = --sim-ttft,
 // total_tps = C ÷ tbt (requests last longer than the window, so every
-// stream decodes throughout it).
+// stream decodes throughout it), within the margins of checkFlatTimings.
 func TestRunMatchesSimulatorSettings(t *testing.T) {
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
-	// A 400 ms TTFT leaves 5 % = 20 ms for client-side scheduling delay on a
-	// busy 2-core CI machine (a 200 ms setting flaked at +5.2 %).
 	const tbtMs, ttftMs = 10.0, 400.0
 	spec := writeSpec(t, freePort(t), `"--sim-tbt", "10ms", "--sim-ttft", "400ms", "--sim-kv-tokens", "1000000"`, `
 measure {
@@ -104,15 +148,10 @@ matrix "decode" {
 		t.Fatalf("results: %+v", results)
 	}
 	for _, c := range results.Decode {
-		wantTPS := float64(c.Concurrency) * 1000 / tbtMs
-		if c.Status != res.StatusValid || !within(c.TotalTPS, wantTPS, 0.05) || !within(c.TBTMs, tbtMs, 0.05) || !within(c.TTFTMs, ttftMs, 0.05) {
-			t.Errorf("%s: status %s total_tps %.1f (want %.0f) tbt_ms %.2f (want %.0f) ttft_ms %.1f (want %.0f)",
-				c.Ref().Name(), c.Status, c.TotalTPS, wantTPS, c.TBTMs, tbtMs, c.TTFTMs, ttftMs)
-		}
-		if c.ServerTotalTPS == nil || !within(*c.ServerTotalTPS, c.TotalTPS, 0.02) {
-			t.Errorf("%s: server_total_tps %v disagrees with total_tps %.1f by more than 2%%", c.Ref().Name(), c.ServerTotalTPS, c.TotalTPS)
-		}
-		if c.TokenSource != "usage" || c.MeasuredS < 1.9 || c.MeasuredS > 2.2 {
+		checkFlatTimings(t, c, tbtMs, ttftMs)
+		// The window is a timer: never shorter than asked, and late by far
+		// less than half a second even on a loaded machine.
+		if c.TokenSource != "usage" || c.MeasuredS < 1.99 || c.MeasuredS > 2.5 {
 			t.Errorf("%s: token_source %q measured_s %v", c.Ref().Name(), c.TokenSource, c.MeasuredS)
 		}
 	}

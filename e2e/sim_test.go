@@ -149,7 +149,8 @@ func waitHealthy(t *testing.T, base string, timeout time.Duration) {
 }
 
 // TestSimStartupRefusesThenServes: during --sim-startup connections are
-// refused (no 503 phase), as vLLM's are; SIGTERM then ends it within 1 s.
+// refused (no 503 phase), as vLLM's are; SIGTERM then ends it at once (within
+// 2 s on a loaded machine).
 func TestSimStartupRefusesThenServes(t *testing.T) {
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) })
@@ -166,8 +167,10 @@ func TestSimStartupRefusesThenServes(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-done:
-		if el := time.Since(start); el > time.Second {
-			t.Errorf("exited %v after SIGTERM, want < 1s", el)
+		// The simulator exits at once on SIGTERM; 2 s leaves room for a
+		// loaded machine to schedule it.
+		if el := time.Since(start); el > 2*time.Second {
+			t.Errorf("exited %v after SIGTERM, want < 2s", el)
 		}
 		if code := cmd.ProcessState.ExitCode(); code != 0 {
 			t.Errorf("exit code %d after SIGTERM, want 0", code)
