@@ -8,7 +8,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -245,90 +244,6 @@ func (r *run) run(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// resume loads the cells of an interrupted run and returns how many cells
-// of the plan are left to measure. A cell recorded as an error is measured
-// again (the fault may have been passing); when a cell was recorded more
-// than once, the last record counts. cells.jsonl is rewritten with exactly
-// the kept records, so it and results.json hold each cell once.
-func (r *run) resume() (int, error) {
-	r.measuredRefs = map[result.CellRef]bool{}
-	if r.cfg.Resume != nil {
-		if p := r.cfg.Previous; p != nil {
-			r.res.Started = p.Started
-			r.res.Server = p.Server
-			r.res.Server.GPUs = nil // discovered again
-			r.res.Warnings = p.Warnings
-		}
-		var kept []result.CellRecord
-		index := map[result.CellRef]int{}
-		for _, rec := range r.cfg.Resume {
-			var ref result.CellRef
-			var failed bool
-			switch {
-			case rec.Server != r.cfg.Server.Name:
-				continue
-			case rec.Prefill != nil:
-				ref, failed = rec.Prefill.Ref(), rec.Prefill.Status == result.StatusError
-			case rec.Decode != nil:
-				ref, failed = rec.Decode.Ref(), rec.Decode.Status == result.StatusError
-			}
-			if i, ok := index[ref]; ok {
-				kept[i] = result.CellRecord{} // superseded by this later record
-				delete(index, ref)
-			}
-			if !failed {
-				index[ref] = len(kept)
-				kept = append(kept, rec)
-			}
-		}
-		var buf bytes.Buffer
-		for _, rec := range kept {
-			switch {
-			case rec.Prefill != nil:
-				r.res.Prefill = append(r.res.Prefill, *rec.Prefill)
-				r.measuredRefs[rec.Prefill.Ref()] = true
-			case rec.Decode != nil:
-				r.res.Decode = append(r.res.Decode, *rec.Decode)
-				r.measuredRefs[rec.Decode.Ref()] = true
-			default:
-				continue
-			}
-			if err := result.AppendCell(&buf, rec); err != nil {
-				return 0, exit.Infraf("rewriting cells.jsonl: %v", err)
-			}
-		}
-		if err := result.WriteFileAtomic(filepath.Join(r.cfg.OutDir, "cells.jsonl"), buf.Bytes()); err != nil {
-			return 0, exit.Infraf("rewriting cells.jsonl: %v", err)
-		}
-	}
-	left := 0
-	for _, ref := range r.cfg.Plan.Cells() {
-		if r.measuredRefs[ref] {
-			r.done++
-		} else {
-			left++
-		}
-	}
-	return left, nil
-}
-
-// sortCells puts the cells in plan order (a resumed run appends the
-// missing ones after those measured before).
-func (r *run) sortCells() {
-	order := map[result.CellRef]int{}
-	for i, ref := range r.cfg.Plan.Cells() {
-		order[ref] = i
-	}
-	pos := func(ref result.CellRef) int {
-		if i, ok := order[ref]; ok {
-			return i
-		}
-		return len(order)
-	}
-	slices.SortStableFunc(r.res.Prefill, func(a, b result.PrefillCell) int { return pos(a.Ref()) - pos(b.Ref()) })
-	slices.SortStableFunc(r.res.Decode, func(a, b result.DecodeCell) int { return pos(a.Ref()) - pos(b.Ref()) })
 }
 
 // boot starts the server (or checks the endpoint) and waits until it is ready.

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/slogate/slogate/assert"
@@ -17,8 +16,8 @@ import (
 	"github.com/slogate/slogate/spec"
 )
 
-// finishConfig is what finishServer needs once one server has been measured.
-type finishConfig struct {
+// FinishConfig is what Finish needs once one server has been measured.
+type FinishConfig struct {
 	Spec     *spec.Spec
 	Server   *spec.Server
 	Results  *result.Results // measured; Verdicts are filled in here
@@ -41,14 +40,14 @@ type finishConfig struct {
 	JSON           bool
 }
 
-// finishServer evaluates the spec's assert/expect blocks and the baseline
+// Finish evaluates the spec's assert/expect blocks and the baseline
 // comparison against the measured results, streams each verdict as a test,
 // writes results.json (with the verdicts), report.md, report.html and
 // junit.xml into OutDir, and serves the CI conveniences (GitHub step summary,
 // ::error annotations). It returns the merged outcome of the verdicts; the
 // error is an infrastructure error (exit 3) when a report could not be
 // written, and the verdicts are streamed and saved as far as possible anyway.
-func finishServer(fc finishConfig) (result.Outcome, error) {
+func Finish(fc FinishConfig) (result.Outcome, error) {
 	res := fc.Results
 	getenv := fc.Getenv
 	if getenv == nil {
@@ -157,10 +156,10 @@ func writeReports(dir string, res *result.Results) error {
 	return errors.Join(errs...)
 }
 
-// writeJUnitFile writes one JUnit document covering every server of every
+// WriteJUnitFile writes one JUnit document covering every server of every
 // spec of the run (-junit FILE). An unwritable path is an infrastructure
 // error (exit 3) naming the file.
-func writeJUnitFile(path string, runs []*result.Results) error {
+func WriteJUnitFile(path string, runs []*result.Results) error {
 	var b bytes.Buffer
 	if err := report.WriteJUnit(&b, runs); err != nil {
 		return exit.Infraf("rendering JUnit: %v", err)
@@ -187,40 +186,4 @@ func appendStepSummary(path string, res *result.Results) error {
 		werr = cerr
 	}
 	return werr
-}
-
-// writeAnnotations prints a GitHub Actions ::error command for every failed
-// or errored verdict, pointing at the rule's file and line.
-func writeAnnotations(w io.Writer, verdicts []result.Verdict) {
-	for _, v := range verdicts {
-		if v.Outcome < result.Fail {
-			continue
-		}
-		var props []string
-		if v.File != "" {
-			props = append(props, "file="+ghProperty(v.File))
-			if v.Line > 0 {
-				props = append(props, "line="+strconv.Itoa(v.Line))
-			}
-		}
-		props = append(props, "title="+ghProperty(v.Test))
-		msg := append([]string(nil), v.Details...)
-		if v.Message != "" && !containsLine(msg, v.Message) {
-			msg = append(msg, v.Message)
-		}
-		if len(msg) == 0 {
-			msg = []string{v.Outcome.String()}
-		}
-		fmt.Fprintf(w, "::error %s::%s\n", strings.Join(props, ","), ghData(strings.Join(msg, "\n")))
-	}
-}
-
-// ghData escapes a workflow command's message (GitHub's escapeData).
-func ghData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
-
-// ghProperty escapes a workflow command property (GitHub's escapeProperty).
-func ghProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }

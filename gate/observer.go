@@ -1,0 +1,110 @@
+package gate
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/report"
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/runner"
+)
+
+// Observer adapts the runner's events to a report.TestStream: each cell is
+// a test, PASS when measured, SKIP when over capacity, ERROR when it could
+// not be measured. It formats each finished cell's one-line summary.
+type Observer struct {
+	stream  report.TestStream
+	server  string
+	verbose bool
+	open    string // the test announced and not yet ended
+	started time.Time
+}
+
+// NewObserver returns the observer of server's cells, streaming to stream;
+// verbose adds every cell's full metric line.
+func NewObserver(stream report.TestStream, server string, verbose bool) *Observer {
+	return &Observer{stream: stream, server: server, verbose: verbose}
+}
+
+// Log streams a line that belongs to no cell.
+func (o *Observer) Log(line string) { o.stream.Log(line) }
+
+// CellStart announces the cell as a running test.
+func (o *Observer) CellStart(ref result.CellRef) {
+	o.open = ref.TestName(o.server)
+	o.started = time.Now()
+	o.stream.Run(o.open)
+}
+
+// Progress streams the live state of the running cell.
+func (o *Observer) Progress(p runner.Progress) {
+	o.stream.Progress(report.Progress{Test: p.Cell.TestName(o.server), Elapsed: p.Elapsed, Window: p.Window,
+		Phase: p.Phase, TPS: p.TPS, CellsDone: p.CellsDone, Cells: p.Cells, ETA: p.ETA})
+}
+
+// PrefillDone ends a prefill cell's test with its summary line.
+func (o *Observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
+	test := c.Ref().TestName(o.server)
+	if c.Status == result.StatusError {
+		o.stream.Output(test, "error: "+c.Reason)
+		o.end(test, result.Error, elapsed)
+		return
+	}
+	o.stream.Output(test, fmt.Sprintf("%s tok/s prefill · TTFT %s ms (cold)", numfmt.Fixed(c.TPS, 1), numfmt.Fixed(c.TTFTMs, 0)))
+	if o.verbose {
+		o.stream.Output(test, report.PrefillMetrics(&c))
+	}
+	o.end(test, result.Pass, elapsed)
+}
+
+// DecodeDone ends a decode cell's test with its summary line (over-capacity
+// cells, never announced, are announced here and skipped).
+func (o *Observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
+	test := c.Ref().TestName(o.server)
+	if o.open != test { // over-capacity cells are announced here
+		o.stream.Run(test)
+	}
+	switch c.Status {
+	case result.StatusOverCapacity:
+		o.stream.Output(test, "over capacity, not run: "+c.Reason)
+		o.end(test, result.Skip, 0)
+		return
+	case result.StatusError:
+		o.stream.Output(test, "error: "+c.Reason)
+		o.end(test, result.Error, elapsed)
+		return
+	}
+	line := fmt.Sprintf("%s tok/s total · %s tok/s/request · TTFT %s ms · TBT %s ms · %s",
+		numfmt.Fixed(c.TotalTPS, 1), numfmt.Fixed(c.PerRequestTPS, 1), numfmt.Fixed(c.TTFTMs, 0), numfmt.Fixed(c.TBTMs, 2), c.Status)
+	if c.Status == result.StatusQueued && c.Reason != "" {
+		line += " (" + c.Reason + ")"
+	}
+	o.stream.Output(test, line)
+	if o.verbose {
+		o.stream.Output(test, report.DecodeMetrics(&c))
+	}
+	for _, w := range c.Warnings {
+		o.stream.Output(test, "warning: "+w)
+	}
+	o.end(test, result.Pass, elapsed)
+}
+
+func (o *Observer) end(test string, out result.Outcome, elapsed time.Duration) {
+	o.stream.End(test, out, elapsed)
+	o.open = ""
+}
+
+// Abort closes the test that was running when the run stopped with err.
+func (o *Observer) Abort(err error) {
+	if o.open == "" || err == nil {
+		return
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	o.stream.Output(o.open, "not measured: "+msg)
+	o.end(o.open, result.Error, time.Since(o.started))
+}

@@ -1,0 +1,223 @@
+// Package gate turns the measurements of `slogate run` into its answer: it
+// runs each server of each spec through the runner, streams every cell and
+// verdict as a test, evaluates the assertions and the baseline, writes the
+// reports and GitHub annotations, and decides the run's exit code (a
+// breach exits 1, a cell that could not be measured exits 3).
+package gate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/assert"
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/plan"
+	"github.com/slogate/slogate/report"
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/runner"
+	"github.com/slogate/slogate/spec"
+)
+
+// Options is one `slogate run` over valid specs, its flags already checked.
+type Options struct {
+	Specs []*spec.Spec
+	// Keep selects the cells and assertions by full test name (-run); nil keeps all.
+	Keep *regexp.Regexp
+	// OutDir is -out: "" means slogate-out/<server>; with several servers,
+	// each writes into OutDir/<server>. A resumed run writes into its folder.
+	OutDir string
+	// Resumed continues an interrupted run (-resume); nil otherwise.
+	Resumed *runner.Resumed
+	// Endpoint measures a running server (-endpoint); Sim launches the
+	// simulator (-sim).
+	Endpoint string
+	Sim      bool
+	// Duration overrides measure.duration when > 0 (-duration).
+	Duration time.Duration
+	// Baseline is the -baseline run (nil without one); Tolerance the
+	// allowed regression against it, as a fraction.
+	Baseline  *result.Results
+	Tolerance float64
+	// JUnit is the -junit file; "" writes none.
+	JUnit string
+	// Verbose prints every cell's full metric line (-v); JSON streams
+	// test2json events on Stdout instead of the console (-json).
+	Verbose, JSON bool
+	// Tool is slogate's version, recorded in results.json.
+	Tool string
+	// StreamIdleTimeout and ForceStop are passed to runner.Config.
+	StreamIdleTimeout time.Duration
+	ForceStop         <-chan struct{}
+	Stdout, Stderr    io.Writer
+}
+
+// Run measures every server of every spec and finishes each (verdicts,
+// reports). It stops at the first interruption. The error carries the exit
+// code: the first infrastructure error or interruption, else the worst
+// verdict's code (assert.ExitCode) as a quiet error, the FAIL lines having
+// told the story.
+func Run(ctx context.Context, o Options) error {
+	servers := 0
+	for _, sp := range o.Specs {
+		servers += len(sp.Servers)
+	}
+	var all []*result.Results
+	verdictCode := exit.OK // worst over servers
+	var firstErr error
+	for _, sp := range o.Specs {
+		if o.Duration > 0 {
+			m := *sp.Measure
+			m.Duration, m.DurationText = o.Duration, o.Duration.String()
+			sp.Measure = &m
+		}
+		var stream report.TestStream
+		if o.JSON {
+			stream = report.NewJSONStream(o.Stdout, sp.Filename)
+		} else {
+			stream = report.NewConsole(o.Stdout, sp.Filename, report.ConsoleOptionsFor(o.Stdout, nil))
+		}
+		specStart := time.Now()
+		specWorst := result.Pass
+		for _, srv := range sp.Servers {
+			sr := serverRun{Options: &o, spec: sp, server: srv, stream: stream, outDir: o.outDir(srv, servers)}
+			res, outcome, err := sr.run(ctx)
+			if res != nil {
+				all = append(all, res)
+			}
+			specWorst = result.Worst(specWorst, outcome)
+			if err != nil {
+				specWorst = result.Worst(specWorst, result.Error)
+				if firstErr == nil {
+					firstErr = err
+				}
+				if ctx.Err() != nil {
+					break // interrupted or -timeout: no further server
+				}
+			}
+			if res != nil {
+				verdictCode = max(verdictCode, assert.ExitCode(res.Verdicts))
+			}
+		}
+		stream.Finish(specWorst, time.Since(specStart))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if o.JUnit != "" {
+		if err := WriteJUnitFile(o.JUnit, all); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if verdictCode != exit.OK {
+		// 3 for a verdict that read an unmeasured cell, 2 for a condition
+		// that is not a bool, 1 for a breach.
+		return exit.Quiet(verdictCode)
+	}
+	return nil
+}
+
+// outDir is the folder of one server's results.
+func (o *Options) outDir(srv *spec.Server, servers int) string {
+	switch {
+	case o.Resumed != nil:
+		return o.Resumed.Dir
+	case o.OutDir == "":
+		return filepath.Join("slogate-out", srv.Name)
+	case servers > 1:
+		return filepath.Join(o.OutDir, srv.Name)
+	}
+	return o.OutDir
+}
+
+// serverRun is the run of one server of one spec.
+type serverRun struct {
+	*Options
+	spec   *spec.Spec
+	server *spec.Server
+	stream report.TestStream
+	outDir string
+}
+
+// run measures one server and finishes it (verdicts, reports). The error
+// is the run's infrastructure error or interruption; the outcome is that
+// of the verdicts.
+func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, error) {
+	srv, out := sr.server, sr.outDir
+	p := plan.New(sr.spec, srv, sr.Keep)
+	obs := NewObserver(sr.stream, srv.Name, sr.Verbose || sr.JSON)
+	if len(p.Steps) == 0 && len(p.Asserts) == 0 && len(p.Expects) == 0 {
+		// Like go test's "no tests to run": nothing is started.
+		pattern := ""
+		if sr.Keep != nil {
+			pattern = sr.Keep.String()
+		}
+		sr.stream.Log(fmt.Sprintf("%s: no cell or assertion matches -run %q; the server is not started", srv.Name, pattern))
+		return nil, result.Pass, nil
+	}
+	sr.stream.Log(fmt.Sprintf("%s: %d cells, estimated %s (server start-up not included); results in %s",
+		srv.Name, len(p.Cells()), p.Estimated.Round(time.Second), out))
+	cfg := runner.Config{
+		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
+		Tool: sr.Tool, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
+	}
+	if sr.Resumed != nil {
+		sr.Resumed.Apply(&cfg)
+	}
+	res, runErr := runner.Run(ctx, cfg)
+	obs.Abort(runErr)
+	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode) == 0 {
+		// Nothing measured (the server never came up): no verdicts to give.
+		return res, result.Error, runErr
+	}
+	// Only the kept assertions and expect cells are evaluated and reported.
+	keepTest := func(test string) bool { return sr.Keep == nil || sr.Keep.MatchString(test) }
+	outcome, ferr := Finish(FinishConfig{
+		Spec: sr.spec, Server: srv, Results: res, Baseline: sr.Baseline, Tolerance: sr.Tolerance, OutDir: out,
+		Stream: sr.stream, Keep: keepTest, Stdout: sr.Stdout, Stderr: sr.Stderr, JSON: sr.JSON,
+	})
+	if runErr != nil {
+		if n := len(res.Prefill) + len(res.Decode); n > 0 && !exit.IsQuiet(runErr) {
+			// Say how to continue: what was measured is kept.
+			runErr = exit.With(exit.Code(runErr), fmt.Errorf("%w\nthe %d cell(s) measured so far are kept in %s; `slogate run -resume %s` measures the rest", runErr, n, out, out))
+		}
+		return res, outcome, runErr
+	}
+	if ferr != nil {
+		return res, outcome, ferr
+	}
+	return res, outcome, unmeasuredCells(srv.Name, res, out, sr.Endpoint != "")
+}
+
+// unmeasuredCells is the one place that decides that a cell which could not
+// be measured is an infrastructure problem (exit 3), whether or not an
+// assertion reads it. It returns nil when every cell has a measured status.
+func unmeasuredCells(server string, res *result.Results, outDir string, endpoint bool) error {
+	var failed []string
+	for _, c := range res.Prefill {
+		if c.Status == result.StatusError {
+			failed = append(failed, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	for _, c := range res.Decode {
+		if c.Status == result.StatusError {
+			failed = append(failed, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	serverLog := filepath.Join(outDir, "server.log")
+	if endpoint {
+		serverLog = "the server's log"
+	}
+	return exit.Infraf("%s: %d cell(s) could not be measured:\n  %s\nsee %s; `slogate run -resume %s` measures them again and keeps the others",
+		server, len(failed), strings.Join(failed, "\n  "), serverLog, outDir)
+}
