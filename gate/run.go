@@ -124,6 +124,26 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
+// Resume narrows Specs to the server of the interrupted run in Resumed and
+// makes the run measure the way it did (runner.Resumed.MatchPrevious); the
+// settings it carries over it says on notes. Without Resumed it does nothing.
+func (o *Options) Resume(notes io.Writer) error {
+	if o.Resumed == nil {
+		return nil
+	}
+	specs, err := o.Resumed.SelectServer(o.Specs)
+	if err != nil {
+		return err
+	}
+	o.Specs = specs
+	set := runner.ResumeSettings{Duration: o.Duration, Sim: o.Sim, Endpoint: o.Endpoint}
+	if err := o.Resumed.MatchPrevious(o.Specs[0], &set, notes); err != nil {
+		return err
+	}
+	o.Duration, o.Sim, o.Endpoint = set.Duration, set.Sim, set.Endpoint
+	return nil
+}
+
 // outDir is the folder of one server's results.
 func (o *Options) outDir(srv *spec.Server, servers int) string {
 	switch {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
 )
@@ -67,40 +65,4 @@ func writeEmptyRun(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func TestParseFlagsAnywhere(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		wantPos []string
-		wantTol string
-		wantErr bool
-	}{
-		{name: "flags first", args: []string{"-tolerance", "9%", "a", "b"}, wantPos: []string{"a", "b"}, wantTol: "9%"},
-		{name: "flags last", args: []string{"a", "b", "-tolerance", "9%"}, wantPos: []string{"a", "b"}, wantTol: "9%"},
-		{name: "flags between", args: []string{"a", "-tolerance=9%", "b"}, wantPos: []string{"a", "b"}, wantTol: "9%"},
-		{name: "double dash ends flags", args: []string{"a", "--", "-tolerance", "b"}, wantPos: []string{"a", "-tolerance", "b"}, wantTol: "5%"},
-		{name: "no arguments", args: nil, wantPos: nil, wantTol: "5%"},
-		{name: "unknown flag after a file", args: []string{"a", "-x"}, wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fls := newFlagSet("test", &bytes.Buffer{})
-			tol := fls.String("tolerance", "5%", "")
-			pos, err := parseFlagsAnywhere(fls, tt.args)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("error %v, want error %v", err, tt.wantErr)
-			}
-			if tt.wantErr {
-				return
-			}
-			if diff := cmp.Diff(tt.wantPos, pos); diff != "" {
-				t.Errorf("positional arguments (-want +got):\n%s", diff)
-			}
-			if *tol != tt.wantTol {
-				t.Errorf("-tolerance = %q, want %q", *tol, tt.wantTol)
-			}
-		})
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
 )
@@ -15,22 +16,22 @@ import (
 // prints, per metric, the matrices of both runs with the relative change per
 // cell and exits 1 when any cell regressed beyond the tolerance.
 func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := newFlagSet("diff", stderr,
+	fls := cli.NewFlagSet("diff", stderr,
 		"Usage: slogate diff [-tolerance 5%] [-metric total_tps,ttft_ms] A.json B.json",
 		"Compare two results files cell by cell: A is the reference, B the new run.",
 		"Exit 0 when no cell regressed beyond the tolerance, 1 when one did, 2 on bad usage.")
 	tolerance := fls.String("tolerance", "5%", "relative change allowed before a cell counts as changed, as `PCT` (\"5%\" or \"0.05\")")
 	metrics := fls.String("metric", "", "comma-separated `METRICS` to compare (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill)")
-	files, err := parseFlagsAnywhere(fls, args)
+	files, err := cli.ParseAnywhere(fls, args)
 	if err != nil {
-		return flagsError(err)
+		return cli.FlagsError(err)
 	}
-	if err := wantArgs(fls, files, 2, "two results files (A.json B.json)"); err != nil {
+	if err := cli.WantArgs(fls, files, 2, "two results files (A.json B.json)"); err != nil {
 		return err
 	}
-	tol, err := compare.ParsePercent(*tolerance)
+	tol, err := cli.Percent("diff: -tolerance", *tolerance)
 	if err != nil {
-		return exit.Usagef("diff: -tolerance: %v", err)
+		return err
 	}
 	var names []string
 	for _, n := range strings.Split(*metrics, ",") {
@@ -41,11 +42,11 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err := compare.CheckMetrics(names); err != nil {
 		return exit.Usagef("diff: -metric: %v", err)
 	}
-	a, err := readResults("diff", files[0])
+	a, err := cli.ReadResults("diff", files[0])
 	if err != nil {
 		return err
 	}
-	b, err := readResults("diff", files[1])
+	b, err := cli.ReadResults("diff", files[1])
 	if err != nil {
 		return err
 	}

@@ -8,62 +8,21 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/interrupt"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
 func main() {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	force := make(chan struct{})
-	ctx = withForceStop(ctx, force)
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		n := 0
-		for sig := range sigs {
-			if n++; n == 2 {
-				// The server may ignore SIGTERM or take its time: a second
-				// signal skips the grace period and kills its group now.
-				fmt.Fprintln(os.Stderr, "slogate: second signal: killing the server's process group now")
-				close(force)
-				continue
-			}
-			if n > 2 {
-				continue
-			}
-			code := exit.SIGINT
-			if sig == syscall.SIGTERM {
-				code = exit.SIGTERM
-			}
-			fmt.Fprintf(os.Stderr, "slogate: %v: stopping the server and writing what was measured (signal again to kill the server now)\n", sig)
-			cancel(exit.With(code, fmt.Errorf("interrupted by %v", sig)))
-		}
-	}()
+	ctx := interrupt.Notify(context.Background(), os.Stderr)
 	err := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	if err != nil && !exit.IsQuiet(err) {
 		fmt.Fprintln(os.Stderr, "slogate:", err)
 	}
 	os.Exit(exit.Code(err))
-}
-
-// forceStopKey carries the channel main closes on a second signal.
-type forceStopKey struct{}
-
-// withForceStop returns ctx carrying force, closed when the user signals a
-// second time and the server must be killed without waiting out its grace.
-func withForceStop(ctx context.Context, force <-chan struct{}) context.Context {
-	return context.WithValue(ctx, forceStopKey{}, force)
-}
-
-// forceStop returns the channel of withForceStop, or nil (never fires).
-func forceStop(ctx context.Context) <-chan struct{} {
-	ch, _ := ctx.Value(forceStopKey{}).(<-chan struct{})
-	return ch
 }
 
 // command is one subcommand: it gets the arguments after its name.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
@@ -49,7 +50,7 @@ type planAssertionJSON struct {
 // measure in order, which assertion needs which cells, and an estimate of
 // the measuring time (server start-up excluded).
 func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := newFlagSet("plan", stderr,
+	fls := cli.NewFlagSet("plan", stderr,
 		"Usage: slogate plan [-format text|json] [-var NAME=VALUE]... [-run REGEX] SPEC...",
 		"Print each server's launch command, the cells to measure in order, the cells each assertion needs, and an estimated duration.")
 	var vars spec.Vars
@@ -57,7 +58,7 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	format := fls.String("format", "text", "output `format`: text or json")
 	runFlag := fls.String("run", "", "keep only the cells and assertions whose test name matches `REGEX`")
 	if err := fls.Parse(args); err != nil {
-		return flagsError(err)
+		return cli.FlagsError(err)
 	}
 	if *format != "text" && *format != "json" {
 		return exit.Usagef("plan: -format is text or json, not %q", *format)
@@ -74,7 +75,7 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		fls.Usage()
 		return exit.Usagef("plan: no SPEC given")
 	}
-	specs, err := loadSpecs(stderr, fls.Args(), vars)
+	specs, err := cli.LoadSpecs(stderr, fls.Args(), vars)
 	if err != nil {
 		return err
 	}

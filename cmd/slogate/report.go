@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
@@ -27,24 +28,24 @@ var reportFormats = map[string]func(io.Writer, *result.Results) error{
 // cmdReport is `slogate report [-format md|html|json] [-o FILE] RESULTS.json`:
 // it re-renders a saved run to stdout or FILE.
 func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := newFlagSet("report", stderr,
+	fls := cli.NewFlagSet("report", stderr,
 		"Usage: slogate report [-format md|html|json] [-o FILE] RESULTS.json",
 		"Re-render a saved run (the results.json in a `slogate run` -out folder).")
 	format := fls.String("format", "md", "output `FORMAT`: md (report.md), html (self-contained report.html) or json (results.json)")
 	out := fls.String("o", "", "write to `FILE` instead of stdout")
-	files, err := parseFlagsAnywhere(fls, args)
+	files, err := cli.ParseAnywhere(fls, args)
 	if err != nil {
-		return flagsError(err)
+		return cli.FlagsError(err)
 	}
 	render, ok := reportFormats[*format]
 	if !ok {
 		fls.Usage()
 		return exit.Usagef("report: -format %q is not one of md, html, json", *format)
 	}
-	if err := wantArgs(fls, files, 1, "one results file"); err != nil {
+	if err := cli.WantArgs(fls, files, 1, "one results file"); err != nil {
 		return err
 	}
-	res, err := readResults("report", files[0])
+	res, err := cli.ReadResults("report", files[0])
 	if err != nil {
 		return err
 	}

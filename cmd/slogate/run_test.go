@@ -89,26 +89,3 @@ matrix "decode" {
 		t.Errorf("results.json not written: %v", err)
 	}
 }
-
-func TestParseTolerance(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want float64
-		ok   bool
-	}{
-		{"percent", "5%", 0.05, true},
-		{"fraction", "0.1", 0.1, true},
-		{"zero", "0", 0, true},
-		{"negative", "-1%", 0, false},
-		{"words", "five", 0, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseTolerance(tc.in)
-			if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
-				t.Errorf("parseTolerance(%q) = %v, %v", tc.in, got, err)
-			}
-		})
-	}
-}

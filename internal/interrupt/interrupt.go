@@ -1,0 +1,60 @@
+// Package interrupt turns the user's signals into the run's cancellation: a
+// first SIGINT or SIGTERM cancels the context with an error carrying exit
+// code 130 or 143 (the server is stopped and what was measured is written);
+// a second one closes the force channel, so the server's process group is
+// killed at once instead of waiting out its grace period.
+package interrupt
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/slogate/slogate/internal/exit"
+)
+
+// Notify returns ctx cancelled on the first SIGINT or SIGTERM, its cause
+// an exit error for the signal, and carrying the channel Force returns.
+// Messages go to stderr. The signals stay caught for the process's life.
+func Notify(parent context.Context, stderr io.Writer) context.Context {
+	ctx, cancel := context.WithCancelCause(parent)
+	force := make(chan struct{})
+	ctx = context.WithValue(ctx, forceKey{}, (<-chan struct{})(force))
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		n := 0
+		for sig := range sigs {
+			if n++; n == 2 {
+				// The server may ignore SIGTERM or take its time: a second
+				// signal skips the grace period and kills its group now.
+				fmt.Fprintln(stderr, "slogate: second signal: killing the server's process group now")
+				close(force)
+				continue
+			}
+			if n > 2 {
+				continue
+			}
+			code := exit.SIGINT
+			if sig == syscall.SIGTERM {
+				code = exit.SIGTERM
+			}
+			fmt.Fprintf(stderr, "slogate: %v: stopping the server and writing what was measured (signal again to kill the server now)\n", sig)
+			cancel(exit.With(code, fmt.Errorf("interrupted by %v", sig)))
+		}
+	}()
+	return ctx
+}
+
+// forceKey carries the channel closed on a second signal.
+type forceKey struct{}
+
+// Force returns the channel Notify closes when the user signals a second
+// time, or nil (never fires) for a context without one.
+func Force(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(forceKey{}).(<-chan struct{})
+	return ch
+}
