@@ -41,7 +41,7 @@ func (o *Observer) CellStart(ref result.CellRef) {
 // Progress streams the live state of the running cell.
 func (o *Observer) Progress(p runner.Progress) {
 	o.stream.Progress(report.Progress{Test: p.Cell.TestName(o.server), Elapsed: p.Elapsed, Window: p.Window,
-		Phase: p.Phase, TPS: p.TPS, CellsDone: p.CellsDone, Cells: p.Cells, ETA: p.ETA})
+		Stage: p.Stage, TPS: p.TPS, CellsDone: p.CellsDone, Cells: p.Cells, ETA: p.ETA})
 }
 
 // PrefillDone ends a prefill cell's test with its summary line.

@@ -154,14 +154,14 @@ func (c *console) Progress(p Progress) {
 const progressWidth = 100
 
 // progressLine renders the live state of a cell on one line: cell,
-// phase elapsed/window, tok/s so far, cells done/total, ETA.
+// stage elapsed/window, tok/s so far, cells done/total, ETA.
 func progressLine(p Progress) string {
 	var b strings.Builder
 	b.WriteString(p.Test)
-	if p.Phase != "" {
-		b.WriteString("  " + p.Phase)
+	if p.Stage != "" {
+		b.WriteString("  " + string(p.Stage))
 	}
-	if p.Window > 0 && p.Phase == "measuring" {
+	if p.Window > 0 && p.Stage == result.StageMeasuring {
 		fmt.Fprintf(&b, " %.1fs/%s", p.Elapsed.Seconds(), p.Window.Round(100*time.Millisecond))
 	} else if p.Elapsed > 0 {
 		fmt.Fprintf(&b, " %.1fs", p.Elapsed.Seconds())

@@ -18,7 +18,7 @@ func TestConsole(t *testing.T) {
 	c := NewConsole(&b, "specs/qwen.hcl", ConsoleOptions{})
 	c.Log("starting server: vllm serve Qwen/Qwen3.5-4B")
 	c.Run("qwen/decode/ctx=8K/conc=64")
-	c.Progress(Progress{Test: "qwen/decode/ctx=8K/conc=64", Phase: "measuring", Elapsed: time.Second, Window: 30 * time.Second})
+	c.Progress(Progress{Test: "qwen/decode/ctx=8K/conc=64", Stage: result.StageMeasuring, Elapsed: time.Second, Window: 30 * time.Second})
 	c.Output("qwen/decode/ctx=8K/conc=64", "6,018.4 tok/s total · valid")
 	c.End("qwen/decode/ctx=8K/conc=64", result.Pass, 32100*time.Millisecond)
 	c.Run("qwen/decode/ctx=251K/conc=128")
@@ -54,7 +54,7 @@ func TestConsoleProgressLine(t *testing.T) {
 	var b bytes.Buffer
 	c := NewConsole(&b, "s.hcl", ConsoleOptions{Progress: true})
 	c.Run("q/decode/ctx=8K/conc=1")
-	c.Progress(Progress{Test: "q/decode/ctx=8K/conc=1", Phase: "measuring", Elapsed: 12300 * time.Millisecond,
+	c.Progress(Progress{Test: "q/decode/ctx=8K/conc=1", Stage: result.StageMeasuring, Elapsed: 12300 * time.Millisecond,
 		Window: 30 * time.Second, TPS: 5432.1, CellsDone: 5, Cells: 48, ETA: 750 * time.Second})
 	c.Output("q/decode/ctx=8K/conc=1", "detail")
 	c.End("q/decode/ctx=8K/conc=1", result.Pass, time.Second)

@@ -100,7 +100,7 @@ func DecodeMetrics(c *result.DecodeCell) string {
 			continue
 		}
 		if m.Optional() && !sourceDone {
-			parts, sourceDone = append(parts, "token_source="+c.TokenSource), true
+			parts, sourceDone = append(parts, "token_source="+string(c.TokenSource)), true
 		}
 		if i, ok := index[m.PercentileOf]; ok {
 			parts[i] += "/" + rawValue(m, v)
@@ -110,7 +110,7 @@ func DecodeMetrics(c *result.DecodeCell) string {
 		parts = append(parts, m.Name+"="+rawValue(m, v))
 	}
 	if !sourceDone {
-		parts = append(parts, "token_source="+c.TokenSource)
+		parts = append(parts, "token_source="+string(c.TokenSource))
 	}
 	if c.Repeats > 1 {
 		parts = append(parts, fmt.Sprintf("repeats=%d (median; spread in results.json)", c.Repeats))

@@ -32,7 +32,7 @@ type Progress struct {
 	Test      string        // cell test name
 	Elapsed   time.Duration // time into the window (or warm-up)
 	Window    time.Duration // the window's length
-	Phase     string        // "warm-up", "steady-state", "measuring"
+	Stage     result.Stage  // prefill, warm-up or measuring
 	TPS       float64       // tokens/s so far
 	CellsDone int           // cells finished so far
 	Cells     int           // cells in the server's plan

@@ -139,8 +139,9 @@ type DecodeCell struct {
 	ServerTotalTPS *float64 `json:"server_total_tps,omitempty"`
 	SpecAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
 	SpecAcceptLen  *float64 `json:"spec_accept_len,omitempty"`
-	// TokenSource is "usage" (per-chunk usage deltas), "final_usage" or "chunks".
-	TokenSource string `json:"token_source,omitempty"`
+	// TokenSource is how the output tokens were counted: usage (per-chunk
+	// usage deltas), final_usage or chunks.
+	TokenSource TokenSource `json:"token_source,omitempty"`
 	// ElapsedS is the wall time the cell took, warm-up included.
 	ElapsedS float64               `json:"elapsed_s,omitempty"`
 	Repeats  int                   `json:"repeats,omitempty"`

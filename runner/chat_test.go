@@ -74,21 +74,21 @@ func TestCalibrateChat(t *testing.T) {
 
 func TestChatRequestTokenAccounting(t *testing.T) {
 	tests := []struct {
-		name      string
-		fake      *fakeVLLM
-		tokens    float64
-		decTokens float64
-		gaps      int
-		source    string
+		name         string
+		fake         *fakeVLLM
+		tokens       float64
+		decodeTokens float64
+		gaps         int
+		source       result.TokenSource
 	}{
 		// The role chunk (0 tokens) gives the TTFT; the first token chunk
 		// after it is not a decode gap.
 		{name: "per-chunk usage, role chunk, reasoning then content, multi-token chunks",
-			fake: &fakeVLLM{tokens: 10, perChunk: 3, reasoning: true}, tokens: 10, decTokens: 7, gaps: 3, source: sourceUsage},
+			fake: &fakeVLLM{tokens: 10, perChunk: 3, reasoning: true}, tokens: 10, decodeTokens: 7, gaps: 3, source: result.TokenSourceUsage},
 		{name: "final usage only: the role chunk is not a token",
-			fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "final"}, tokens: 10, decTokens: 8, gaps: 4, source: sourceFinalUsage},
+			fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "final"}, tokens: 10, decodeTokens: 8, gaps: 4, source: result.TokenSourceFinalUsage},
 		{name: "no usage: one token per content chunk, none for the role chunk",
-			fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "none", reasoning: true}, tokens: 5, decTokens: 4, gaps: 4, source: sourceChunks},
+			fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "none", reasoning: true}, tokens: 5, decodeTokens: 4, gaps: 4, source: result.TokenSourceChunks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,17 +96,17 @@ func TestChatRequestTokenAccounting(t *testing.T) {
 			s := tc.fake.start(t)
 			c := newAPIClient(s.URL, "", "qwen")
 			l := newLoad(c, "/v1/chat/completions", chatBody("qwen", chatMessages("hi"), 100, 100, ""), 1, 5*time.Second, 300*time.Millisecond)
-			l.ws.Store(0)
+			l.windowStart.Store(0)
 			st := &l.slots[0]
 			started := false
 			if err := l.request(context.Background(), st, &started); err != nil {
 				t.Fatal(err)
 			}
-			l.we.Store(l.now())
+			l.windowEnd.Store(l.now())
 			st.source = l.stats().source
-			if st.tokens != tc.tokens || st.decTokens != tc.decTokens || len(st.gaps) != tc.gaps || st.source != tc.source {
-				t.Errorf("tokens %v decTokens %v gaps %d source %q; want %v %v %d %q",
-					st.tokens, st.decTokens, len(st.gaps), st.source, tc.tokens, tc.decTokens, tc.gaps, tc.source)
+			if st.tokens != tc.tokens || st.decodeTokens != tc.decodeTokens || len(st.gaps) != tc.gaps || st.source != tc.source {
+				t.Errorf("tokens %v decodeTokens %v gaps %d source %q; want %v %v %d %q",
+					st.tokens, st.decodeTokens, len(st.gaps), st.source, tc.tokens, tc.decodeTokens, tc.gaps, tc.source)
 			}
 			if len(st.spans) != 1 || !st.spans[0].finished || len(st.ttfts) != 1 || !started {
 				t.Errorf("spans %+v ttfts %v started %v; want one finished request", st.spans, st.ttfts, started)
@@ -164,7 +164,7 @@ func TestRunChatEndpoint(t *testing.T) {
 		t.Fatalf("decode = %+v", res.Decode)
 	}
 	for _, c := range res.Decode {
-		if c.Status != result.StatusValid || c.OutputTokens <= 0 || c.TokenSource != sourceUsage || len(c.Warnings) != 0 {
+		if c.Status != result.StatusValid || c.OutputTokens <= 0 || c.TokenSource != result.TokenSourceUsage || len(c.Warnings) != 0 {
 			t.Errorf("cell %s = %+v", c.Ref().Name(), c)
 		}
 		if c.TBTMs < 0.5 || c.TBTMs > 5 { // 2 ms per 2-token chunk

@@ -24,8 +24,8 @@ type Observer interface {
 // Progress is the live state of a cell.
 type Progress struct {
 	Cell      result.CellRef
-	Phase     string        // "prefill", "warm-up", "steady-state", "measuring"
-	Elapsed   time.Duration // time into the window (or into the phase)
+	Stage     result.Stage  // prefill, warm-up or measuring
+	Elapsed   time.Duration // time into the window (or into the stage)
 	Window    time.Duration // the window's length
 	TPS       float64       // output tokens/s inside the window so far
 	Active    int           // streams past their first token

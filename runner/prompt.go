@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/result"
 )
 
 // neutralText is tokenized once and tiled to build prompts of exact lengths.
@@ -26,18 +28,18 @@ const (
 	safeIDRange = 20000
 )
 
-// promptIDs returns the base token pattern: /tokenize of neutralText, or a
-// safe ID range. source says which.
-func promptIDs(ctx context.Context, c *apiClient) (ids []int, maxModelLen int, source string) {
+// promptIDs returns the base token pattern: /tokenize of neutralText
+// (tokenized), or a safe ID range when the server does not tokenize.
+func promptIDs(ctx context.Context, c *apiClient) (ids []int, maxModelLen int, tokenized bool) {
 	ids, mml, err := c.tokenize(ctx, neutralText)
 	if err == nil && len(ids) >= 16 {
-		return ids, mml, "tokenize"
+		return ids, mml, true
 	}
 	ids = make([]int, 4096)
 	for i := range ids {
 		ids[i] = safeIDBase + (i*7919)%safeIDRange
 	}
-	return ids, 0, "safe-range"
+	return ids, 0, false
 }
 
 // completionBody encodes a streaming /v1/completions request with a
@@ -72,7 +74,7 @@ func completionBody(model string, ids []int, n, maxTokens, minTokens int, salt s
 }
 
 // maxCalibrationRounds bounds the /tokenize round trips of one chat prompt
-// calibration (a secant step usually lands within 2–4; bisection bounds the
+// calibration (a secant update usually lands within 2–4; bisection bounds the
 // rest: 40 rounds cover text lengths up to 2^40 bytes).
 const maxCalibrationRounds = 40
 
@@ -104,8 +106,8 @@ func tiledText(n int) string {
 
 // calibrateChat finds the user message whose chat prompt, as /tokenize
 // renders it with the generation prompt, is n tokens. It searches the
-// length of tiledText: secant steps (the first from the bytes-per-token
-// estimate charsPerToken), bisection when a step leaves the bracket. When no length gives exactly
+// length of tiledText: secant updates (the first from the bytes-per-token
+// estimate charsPerToken), bisection when an update leaves the bracket. When no length gives exactly
 // n (a tokenizer merging across the cut), it returns the closest count
 // below n; the caller reports it.
 func calibrateChat(ctx context.Context, c *apiClient, n int, charsPerToken float64) (chatPrompt, error) {
@@ -192,4 +194,48 @@ func chatBody(model string, messages json.RawMessage, maxTokens, minTokens int, 
 		b = strconv.AppendQuote(b, salt)
 	}
 	return append(b, '}')
+}
+
+// calibrate sizes the chat prompt of a context (capped below max_model_len
+// like the prefill prompt) through /tokenize.
+func (r *run) calibrate(ctx context.Context, ctxLen int) error {
+	n := ctxLen
+	if r.maxModelLen > 0 && n > r.maxModelLen-1 {
+		n = r.maxModelLen - 1
+	}
+	p, err := calibrateChat(ctx, r.client, n, r.charsPerToken)
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return exit.Infraf("sizing the chat prompt of %s tokens through POST /tokenize: %v", result.FormatTokens(ctxLen), err)
+	}
+	r.prompt = p
+	if p.tokens != n {
+		r.warn(r.promptShortfall(ctxLen))
+	}
+	return nil
+}
+
+// promptShortfall says that no message renders to exactly the context.
+func (r *run) promptShortfall(ctxLen int) string {
+	return fmt.Sprintf("chat prompt at %s: no message renders to exactly %d tokens through the chat template; the closest below, %d tokens, is used",
+		result.FormatTokens(ctxLen), ctxLen, r.prompt.tokens)
+}
+
+// genPath is the streaming endpoint measure.endpoint names.
+func (r *run) genPath() string {
+	if r.chat {
+		return "/v1/chat/completions"
+	}
+	return "/v1/completions"
+}
+
+// requestBody encodes a streaming request for the current context's prompt
+// of n tokens: token IDs for completions, the calibrated messages for chat.
+func (r *run) requestBody(n, maxTokens, minTokens int, salt string) []byte {
+	if r.chat {
+		return chatBody(r.client.model, r.prompt.messages, maxTokens, minTokens, salt)
+	}
+	return completionBody(r.client.model, r.promptTokenIDs, n, maxTokens, minTokens, salt)
 }

@@ -151,10 +151,10 @@ func (r *run) resume() (int, error) {
 	r.measuredRefs = map[result.CellRef]bool{}
 	if r.cfg.Resume != nil {
 		if p := r.cfg.Previous; p != nil {
-			r.res.Started = p.Started
-			r.res.Server = p.Server
-			r.res.Server.GPUs = nil // discovered again
-			r.res.Warnings = p.Warnings
+			r.results.Started = p.Started
+			r.results.Server = p.Server
+			r.results.Server.GPUs = nil // discovered again
+			r.results.Warnings = p.Warnings
 		}
 		var kept []result.CellRecord
 		index := map[result.CellRef]int{}
@@ -182,10 +182,10 @@ func (r *run) resume() (int, error) {
 		for _, rec := range kept {
 			switch {
 			case rec.Prefill != nil:
-				r.res.Prefill = append(r.res.Prefill, *rec.Prefill)
+				r.results.Prefill = append(r.results.Prefill, *rec.Prefill)
 				r.measuredRefs[rec.Prefill.Ref()] = true
 			case rec.Decode != nil:
-				r.res.Decode = append(r.res.Decode, *rec.Decode)
+				r.results.Decode = append(r.results.Decode, *rec.Decode)
 				r.measuredRefs[rec.Decode.Ref()] = true
 			default:
 				continue
@@ -201,27 +201,10 @@ func (r *run) resume() (int, error) {
 	left := 0
 	for _, ref := range r.cfg.Plan.Cells() {
 		if r.measuredRefs[ref] {
-			r.done++
+			r.cellsDone++
 		} else {
 			left++
 		}
 	}
 	return left, nil
-}
-
-// sortCells puts the cells in plan order (a resumed run appends the
-// missing ones after those measured before).
-func (r *run) sortCells() {
-	order := map[result.CellRef]int{}
-	for i, ref := range r.cfg.Plan.Cells() {
-		order[ref] = i
-	}
-	pos := func(ref result.CellRef) int {
-		if i, ok := order[ref]; ok {
-			return i
-		}
-		return len(order)
-	}
-	slices.SortStableFunc(r.res.Prefill, func(a, b result.PrefillCell) int { return pos(a.Ref()) - pos(b.Ref()) })
-	slices.SortStableFunc(r.res.Decode, func(a, b result.DecodeCell) int { return pos(a.Ref()) - pos(b.Ref()) })
 }

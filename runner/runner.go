@@ -13,11 +13,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
@@ -75,18 +73,18 @@ type Config struct {
 
 // run is the state of one Run.
 type run struct {
-	cfg   Config
-	obs   Observer
-	res   *result.Results
-	proc  *process
-	c     *apiClient
-	ids   []int
-	mml   int
-	kv    int64
-	runID string
-	cells *os.File
-	done  int
-	total int
+	cfg            Config
+	observer       Observer
+	results        *result.Results
+	serverProcess  *process
+	client         *apiClient
+	promptTokenIDs []int
+	maxModelLen    int
+	kvCapacity     int64
+	runID          string
+	cellsFile      *os.File
+	cellsDone      int
+	cellsTotal     int
 	// measuredRefs are the cells already measured (by a resumed run).
 	measuredRefs map[result.CellRef]bool
 	started      time.Time
@@ -115,95 +113,55 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 	if cfg.SteadyHold <= 0 {
 		cfg.SteadyHold = plan.SteadyHold
 	}
-	r := &run{cfg: cfg, obs: cfg.Observer, started: time.Now()}
+	r := &run{cfg: cfg, observer: cfg.Observer, started: time.Now()}
 	var b [6]byte
 	rand.Read(b[:])
 	r.runID = "slogate-" + hex.EncodeToString(b[:])
-	r.res = r.initialResults()
-	r.total = len(cfg.Plan.Cells())
+	r.results = r.initialResults()
+	r.cellsTotal = len(cfg.Plan.Cells())
 
 	err := r.run(ctx)
-	if r.proc != nil {
-		if serr := r.proc.stop(cfg.StopGrace, cfg.ForceStop); serr != nil && err == nil {
+	if r.serverProcess != nil {
+		if serr := r.serverProcess.stop(cfg.StopGrace, cfg.ForceStop); serr != nil && err == nil {
 			err = serr
-		} else if addr, busy := portInUse(r.c.base); serr == nil && busy {
+		} else if addr, busy := portInUse(r.client.base); serr == nil && busy {
 			r.warn(fmt.Sprintf("port %s still accepts connections after the server's process group ended: another process listens there", addr))
 		}
 	}
-	if r.c != nil {
-		r.c.close()
+	if r.client != nil {
+		r.client.close()
 	}
-	if r.cells != nil {
-		r.cells.Close()
+	if r.cellsFile != nil {
+		r.cellsFile.Close()
 	}
-	r.res.Finished = time.Now().UTC()
+	r.results.Finished = time.Now().UTC()
 	r.sortCells()
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
-			r.res.Interrupted = true
+			r.results.Interrupted = true
 		}
-		r.res.Error = err.Error()
+		r.results.Error = err.Error()
 	}
 	if werr := r.writeResults(); werr != nil && err == nil {
 		err = werr
 	}
-	return r.res, err
+	return r.results, err
 }
 
-func (r *run) initialResults() *result.Results {
-	srv, sp := r.cfg.Server, r.cfg.Spec
-	rs := result.Server{
-		Name: srv.Name, Model: srv.Model, ServedModel: srv.ServedName(), Argv: srv.RedactedArgv(),
-		Env: srv.RedactedEnv(), Endpoint: srv.BaseURL(), KVCacheDtype: srv.KVCacheDtype, Labels: srv.Labels,
-		Simulated: r.cfg.Sim,
-	}
-	if r.cfg.Endpoint != "" {
-		rs.Endpoint = strings.TrimRight(r.cfg.Endpoint, "/")
-		rs.Argv = nil
-	}
-	if srv.TensorParallelSize != nil {
-		rs.TensorParallelSize = *srv.TensorParallelSize
-	}
-	if srv.MaxNumSeqs != nil {
-		rs.MaxNumSeqs = *srv.MaxNumSeqs
-	}
-	if srv.Speculative != nil {
-		rs.Speculative = srv.Speculative.Method
-	}
-	m := result.Measure{Duration: "30s", DurationS: 30, MaxOutput: 4096, Endpoint: "completions", Repeat: 1}
-	if sp.Measure != nil {
-		m = result.Measure{Duration: sp.Measure.DurationText, DurationS: sp.Measure.Duration.Seconds(),
-			MaxOutput: sp.Measure.MaxOutput, Endpoint: sp.Measure.Endpoint, Repeat: max(sp.Measure.Repeat, 1)}
-		if m.Duration == "" || parseDurS(m.Duration) != m.DurationS {
-			m.Duration = sp.Measure.Duration.String()
-		}
-	}
-	return &result.Results{Schema: result.Schema, Spec: sp.Filename, Tool: r.cfg.Tool, Server: rs, Measure: m,
-		Started: time.Now().UTC(), Prefill: []result.PrefillCell{}, Decode: []result.DecodeCell{}, Verdicts: []result.Verdict{}}
-}
-
-func parseDurS(s string) float64 {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return math.NaN()
-	}
-	return d.Seconds()
-}
-
-func (r *run) measure() result.Measure { return r.res.Measure }
+func (r *run) measure() result.Measure { return r.results.Measure }
 
 func (r *run) window() time.Duration {
-	return time.Duration(r.res.Measure.DurationS * float64(time.Second))
+	return time.Duration(r.results.Measure.DurationS * float64(time.Second))
 }
 
-func (r *run) logf(format string, args ...any) { r.obs.Log(fmt.Sprintf(format, args...)) }
+func (r *run) logf(format string, args ...any) { r.observer.Log(fmt.Sprintf(format, args...)) }
 
 func (r *run) warn(msg string) {
-	if slices.Contains(r.res.Warnings, msg) { // a resumed run repeats the first one's
+	if slices.Contains(r.results.Warnings, msg) { // a resumed run repeats the first one's
 		return
 	}
-	r.res.Warnings = append(r.res.Warnings, msg)
-	r.obs.Log("warning: " + msg)
+	r.results.Warnings = append(r.results.Warnings, msg)
+	r.observer.Log("warning: " + msg)
 }
 
 func (r *run) run(ctx context.Context) error {
@@ -222,7 +180,7 @@ func (r *run) run(ctx context.Context) error {
 	if err != nil {
 		return exit.Infraf("creating cells.jsonl: %v", err)
 	}
-	r.cells = f
+	r.cellsFile = f
 	if err := r.writeResults(); err != nil {
 		return err
 	}
@@ -239,131 +197,16 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	for _, step := range r.cfg.Plan.Steps {
-		if err := r.step(ctx, step); err != nil {
+		if err := r.measureStep(ctx, step); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// boot starts the server (or checks the endpoint) and waits until it is ready.
-func (r *run) boot(ctx context.Context) error {
-	srv := r.cfg.Server
-	if r.cfg.Endpoint != "" {
-		r.c = newAPIClient(r.cfg.Endpoint, srv.APIKey, srv.ServedName())
-		r.logf("measuring the running server at %s (no boot, no stop)", r.c.base)
-		info, err := waitReady(ctx, nil, r.c, endpointReadyTimeout, nil)
-		if err != nil {
-			if exit.Code(err) == exit.Infra && !strings.Contains(err.Error(), "serves") && !strings.Contains(err.Error(), "401") {
-				return exit.Infraf("the endpoint %s is unreachable or not ready: %v (is the server running? check -endpoint)", r.c.base, err)
-			}
-			return err
-		}
-		r.mml = info.maxModelLen
-		return nil
-	}
-	argv, env := srv.Argv(), srv.Env
-	shown := srv.RedactedArgv()
-	if r.cfg.Sim {
-		exe := r.cfg.SimExecutable
-		if exe == "" {
-			var err error
-			if exe, err = os.Executable(); err != nil {
-				return exit.Infraf("finding the slogate binary for -sim: %v", err)
-			}
-		}
-		argv = append([]string{exe, "sim"}, argv[1:]...)
-		shown = append([]string{"slogate", "sim"}, shown[1:]...)
-	}
-	r.c = newAPIClient(srv.BaseURL(), srv.APIKey, srv.ServedName())
-	if addr, busy := portInUse(r.c.base); busy {
-		return exit.Infraf("port %s already accepts connections before the server was started: a stale server would answer instead of the new one; stop it (e.g. `fuser -k %s/tcp`) or choose another port", addr, strings.Split(addr, ":")[len(strings.Split(addr, ":"))-1])
-	}
-	logPath := filepath.Join(r.cfg.OutDir, "server.log")
-	r.logf("starting server: %s", spec.ShellCommand(srv.RedactedEnv(), shown))
-	p, err := startProcess(argv, env, logPath, srv.APIKey)
-	if err != nil {
-		return err
-	}
-	r.proc = p
-	timeout := srv.ReadyTimeout
-	if timeout <= 0 {
-		timeout = DefaultReadyTimeout
-	}
-	t0 := time.Now()
-	info, err := waitReady(ctx, p, r.c, timeout, func(s string) { r.logf("%s", s) })
-	if err != nil {
-		return err
-	}
-	r.mml = info.maxModelLen
-	r.logf("server ready in %.1fs (log: %s)", time.Since(t0).Seconds(), logPath)
-	return nil
-}
-
-// discover reads the version, KV capacity, max_model_len, GPUs and the
-// prompt token pattern.
-func (r *run) discover(ctx context.Context) error {
-	srv := r.cfg.Server
-	rs := &r.res.Server
-	rs.Endpoint = r.c.base
-	rs.Version = r.c.version(ctx)
-	for _, g := range gpus(ctx) {
-		rs.GPUs = append(rs.GPUs, result.GPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryMiB})
-	}
-	if snap, _, err := r.c.metrics(ctx); err == nil && snap.KVCacheTokens > 0 {
-		r.kv, rs.KVCacheSource = snap.KVCacheTokens, "metrics"
-	} else if r.proc != nil {
-		if n := kvFromLog(r.proc.logPath); n > 0 {
-			r.kv, rs.KVCacheSource = n, "log"
-		}
-	}
-	if r.kv == 0 && srv.KVCacheTokens != nil && *srv.KVCacheTokens > 0 {
-		r.kv, rs.KVCacheSource = *srv.KVCacheTokens, "spec"
-	}
-	rs.KVCacheTokens = r.kv
-	if r.kv == 0 {
-		r.warn("KV cache capacity unknown (no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line, no kv_cache_tokens in the spec): no cell is skipped as over capacity")
-	}
-	ids, mml, src := promptIDs(ctx, r.c)
-	r.ids = ids
-	if r.res.Measure.Endpoint == "chat" {
-		r.chat = true
-		if src != "tokenize" {
-			return exit.Infraf("measure.endpoint = \"chat\" sizes its prompts through POST /tokenize, which %s does not serve; measure this server with endpoint = \"completions\" (token-ID prompts)", r.c.base)
-		}
-		if _, err := r.c.tokenizeChat(ctx, chatMessages("Hello")); err != nil {
-			return exit.Infraf("measure.endpoint = \"chat\" sizes its prompts through POST /tokenize with messages, which failed at %s: %v; measure this server with endpoint = \"completions\" (token-ID prompts)", r.c.base, err)
-		}
-		r.charsPerToken = float64(len(neutralText)) / float64(len(ids))
-	}
-	if r.mml == 0 && srv.MaxModelLen != nil {
-		r.mml = *srv.MaxModelLen
-	}
-	if r.mml == 0 {
-		r.mml = mml
-	}
-	rs.MaxModelLen = r.mml
-	if src != "tokenize" {
-		r.warn("POST /tokenize is not available: prompts use a fixed range of token IDs")
-	}
-	kv := "unknown"
-	if r.kv > 0 {
-		kv = fmt.Sprintf("%d tokens (from %s)", r.kv, rs.KVCacheSource)
-	}
-	r.logf("server %s: version %s, max_model_len %d, KV cache %s", srv.Name, orDash(rs.Version), r.mml, kv)
-	return ctx.Err()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
-// step measures one context: the cold prefill request (recorded when the
+// measureStep measures one plan step, that is one context: the cold prefill request (recorded when the
 // plan says so; it warms the prompt cache either way), then its decode cells.
-func (r *run) step(ctx context.Context, st plan.Step) error {
+func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	salt := fmt.Sprintf("%s-%d", r.runID, st.Context)
 	record := st.Prefill && !r.measuredRefs[result.CellRef{Phase: result.PhasePrefill, Context: st.Context}]
 	var todo []result.CellRef
@@ -374,7 +217,7 @@ func (r *run) step(ctx context.Context, st plan.Step) error {
 	}
 	needWarm := record
 	for _, ref := range todo {
-		if !plan.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput, r.kv) {
+		if !plan.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput, r.kvCapacity) {
 			needWarm = true
 		}
 	}
@@ -414,117 +257,11 @@ func (r *run) step(ctx context.Context, st plan.Step) error {
 	return nil
 }
 
-// calibrate sizes the chat prompt of a context (capped below max_model_len
-// like the prefill prompt) through /tokenize.
-func (r *run) calibrate(ctx context.Context, ctxLen int) error {
-	n := ctxLen
-	if r.mml > 0 && n > r.mml-1 {
-		n = r.mml - 1
-	}
-	p, err := calibrateChat(ctx, r.c, n, r.charsPerToken)
-	if err != nil {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		return exit.Infraf("sizing the chat prompt of %s tokens through POST /tokenize: %v", result.FormatTokens(ctxLen), err)
-	}
-	r.prompt = p
-	if p.tokens != n {
-		r.warn(r.promptShortfall(ctxLen))
-	}
-	return nil
-}
-
-// promptShortfall says that no message renders to exactly the context.
-func (r *run) promptShortfall(ctxLen int) string {
-	return fmt.Sprintf("chat prompt at %s: no message renders to exactly %d tokens through the chat template; the closest below, %d tokens, is used",
-		result.FormatTokens(ctxLen), ctxLen, r.prompt.tokens)
-}
-
-// genPath is the streaming endpoint measure.endpoint names.
-func (r *run) genPath() string {
-	if r.chat {
-		return "/v1/chat/completions"
-	}
-	return "/v1/completions"
-}
-
-// requestBody encodes a streaming request for the current context's prompt
-// of n tokens: token IDs for completions, the calibrated messages for chat.
-func (r *run) requestBody(n, maxTokens, minTokens int, salt string) []byte {
-	if r.chat {
-		return chatBody(r.c.model, r.prompt.messages, maxTokens, minTokens, salt)
-	}
-	return completionBody(r.c.model, r.ids, n, maxTokens, minTokens, salt)
-}
-
-func (r *run) recordPrefill(c result.PrefillCell) error {
-	r.res.Prefill = append(r.res.Prefill, c)
-	r.done++
-	r.obs.PrefillDone(c, time.Duration(c.ElapsedS*float64(time.Second)))
-	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: result.PhasePrefill, Prefill: &c})
-}
-
-func (r *run) recordDecode(c result.DecodeCell) error {
-	r.res.Decode = append(r.res.Decode, c)
-	r.done++
-	r.obs.DecodeDone(c, time.Duration(c.ElapsedS*float64(time.Second)))
-	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: result.PhaseDecode, Decode: &c})
-}
-
-// persist appends the cell to cells.jsonl (synced) and rewrites results.json.
-func (r *run) persist(rec result.CellRecord) error {
-	if err := result.AppendCell(r.cells, rec); err != nil {
-		return exit.Infraf("writing cells.jsonl: %v", err)
-	}
-	if err := r.cells.Sync(); err != nil {
-		return exit.Infraf("syncing cells.jsonl: %v", err)
-	}
-	return r.writeResults()
-}
-
-func (r *run) writeResults() error {
-	if err := r.res.Write(filepath.Join(r.cfg.OutDir, "results.json")); err != nil {
-		return exit.Infraf("writing results.json: %v", err)
-	}
-	return nil
-}
-
 // eta estimates the time left from the plan's estimate and the cells done.
 func (r *run) eta() time.Duration {
-	if r.total == 0 {
+	if r.cellsTotal == 0 {
 		return 0
 	}
-	left := r.cfg.Plan.Estimated * time.Duration(r.total-r.done) / time.Duration(r.total)
+	left := r.cfg.Plan.Estimated * time.Duration(r.cellsTotal-r.cellsDone) / time.Duration(r.cellsTotal)
 	return left
-}
-
-// serverTrouble checks, after a stream failed, whether the server itself is
-// gone; it returns an infrastructure error when it is.
-func (r *run) serverTrouble(ctx context.Context) error {
-	if r.proc != nil {
-		select {
-		case <-r.proc.exited:
-			return r.proc.exitedErr("exited during the run")
-		case <-time.After(1500 * time.Millisecond):
-		case <-ctx.Done():
-			return nil
-		}
-		return nil
-	}
-	for i := 0; i < 3; i++ {
-		if r.c.health(ctx) == nil {
-			return nil
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	return exit.Infraf("the endpoint %s stopped answering GET /health during the run", r.c.base)
-}
-
-// procExited returns the server's exit as an error, nil while it runs.
-func (r *run) procExited() error {
-	if r.proc != nil && !r.proc.alive() {
-		return r.proc.exitedErr("exited during the run")
-	}
-	return nil
 }

@@ -25,25 +25,25 @@ import (
 // openWindow returns a load whose window covers everything.
 func openWindow(c *apiClient, body []byte, conc int) *load {
 	l := newLoad(c, "/v1/completions", body, conc, 5*time.Second, 300*time.Millisecond)
-	l.ws.Store(0)
+	l.windowStart.Store(0)
 	return l
 }
 
 func TestRequestTokenAccounting(t *testing.T) {
 	tests := []struct {
-		name      string
-		fake      *fakeVLLM
-		tokens    float64
-		decTokens float64
-		gaps      int
-		source    string
+		name         string
+		fake         *fakeVLLM
+		tokens       float64
+		decodeTokens float64
+		gaps         int
+		source       result.TokenSource
 	}{
 		{name: "per-chunk usage, multi-token chunks", fake: &fakeVLLM{tokens: 10, perChunk: 3},
-			tokens: 10, decTokens: 7, gaps: 3, source: sourceUsage},
+			tokens: 10, decodeTokens: 7, gaps: 3, source: result.TokenSourceUsage},
 		{name: "final usage only: spread over the chunks", fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "final"},
-			tokens: 10, decTokens: 8, gaps: 4, source: sourceFinalUsage},
+			tokens: 10, decodeTokens: 8, gaps: 4, source: result.TokenSourceFinalUsage},
 		{name: "no usage at all: one token per chunk", fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "none"},
-			tokens: 5, decTokens: 4, gaps: 4, source: sourceChunks},
+			tokens: 5, decodeTokens: 4, gaps: 4, source: result.TokenSourceChunks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,11 +56,11 @@ func TestRequestTokenAccounting(t *testing.T) {
 			if err := l.request(context.Background(), st, &started); err != nil {
 				t.Fatal(err)
 			}
-			l.we.Store(l.now())
+			l.windowEnd.Store(l.now())
 			st.source = l.stats().source // the source is settled across the cell
-			if st.tokens != tc.tokens || st.decTokens != tc.decTokens || len(st.gaps) != tc.gaps || st.source != tc.source {
-				t.Errorf("tokens %v decTokens %v gaps %d source %q; want %v %v %d %q",
-					st.tokens, st.decTokens, len(st.gaps), st.source, tc.tokens, tc.decTokens, tc.gaps, tc.source)
+			if st.tokens != tc.tokens || st.decodeTokens != tc.decodeTokens || len(st.gaps) != tc.gaps || st.source != tc.source {
+				t.Errorf("tokens %v decodeTokens %v gaps %d source %q; want %v %v %d %q",
+					st.tokens, st.decodeTokens, len(st.gaps), st.source, tc.tokens, tc.decodeTokens, tc.gaps, tc.source)
 			}
 			if len(st.spans) != 1 || !st.spans[0].finished || len(st.ttfts) != 1 || !started {
 				t.Errorf("spans %+v ttfts %v started %v; want one finished request", st.spans, st.ttfts, started)
@@ -119,17 +119,17 @@ func TestStats(t *testing.T) {
 	ms := func(v float64) int64 { return int64(v * 1e6) }
 	l := &load{slots: []slotStats{
 		{ // decoding through the whole window, then cut at its end
-			tokens: 100, decTokens: 99, decNs: ms(990), gaps: []float32{10, 10, 10, 20},
-			ttfts: []float64{50}, spans: []span{{first: ms(-500), end: ms(1200)}}, source: sourceUsage,
+			tokens: 100, decodeTokens: 99, decodeNs: ms(990), gaps: []float32{10, 10, 10, 20},
+			ttfts: []float64{50}, spans: []span{{first: ms(-500), end: ms(1200)}}, source: result.TokenSourceUsage,
 		},
 		{ // finished inside the window and restarted after a 250 ms first token
-			tokens: 40, decTokens: 38, decNs: ms(380), gaps: []float32{10, 30},
+			tokens: 40, decodeTokens: 38, decodeNs: ms(380), gaps: []float32{10, 30},
 			ttfts: []float64{40, 250}, spans: []span{{first: ms(-100), end: ms(500), finished: true}, {first: ms(750), end: ms(1100)}},
-			source: sourceFinalUsage,
+			source: result.TokenSourceFinalUsage,
 		},
 	}}
-	l.ws.Store(0)
-	l.we.Store(ms(1000))
+	l.windowStart.Store(0)
+	l.windowEnd.Store(ms(1000))
 	w := l.stats()
 	want := windowStats{
 		tokens:        140,
@@ -138,7 +138,7 @@ func TestStats(t *testing.T) {
 		tbt:           [3]float64{10, 25, 29.5},
 		activeAvg:     (1000.0 + 500 + 250) / 1000,
 		completed:     1,
-		source:        sourceFinalUsage,
+		source:        result.TokenSourceFinalUsage,
 		measuredS:     1,
 	}
 	if diff := cmp.Diff(want, w, cmp.AllowUnexported(windowStats{}), cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-6 })); diff != "" {
@@ -151,15 +151,15 @@ func TestStats(t *testing.T) {
 // tokens-per-chunk ratio of the requests that did.
 func TestStatsCorrectsCutRequests(t *testing.T) {
 	l := &load{slots: []slotStats{
-		{tokens: 10, decTokens: 8, finalTok: 30, finalChunks: 10, source: sourceFinalUsage},
-		{tokens: 4, decTokens: 3, gaps: []float32{9, 9, 9}, uncorrIn: 4, uncorrDec: 3, uncorrGaps: [][2]int{{0, 3}}, uncorrPending: true},
+		{tokens: 10, decodeTokens: 8, finalTokens: 30, finalChunks: 10, source: result.TokenSourceFinalUsage},
+		{tokens: 4, decodeTokens: 3, gaps: []float32{9, 9, 9}, provisionalTokens: 4, provisionalDecodeTokens: 3, provisionalGaps: [][2]int{{0, 3}}, awaitingCorrection: true},
 	}}
-	l.ws.Store(0)
-	l.we.Store(int64(time.Second))
+	l.windowStart.Store(0)
+	l.windowEnd.Store(int64(time.Second))
 	w := l.stats()
-	if w.tokens != 10+12 || w.source != sourceFinalUsage || l.slots[1].gaps[0] != 3 || l.slots[1].decTokens != 9 {
-		t.Errorf("tokens %v source %q gaps %v decTokens %v; want 22, final_usage, gaps of 3 ms, 9",
-			w.tokens, w.source, l.slots[1].gaps, l.slots[1].decTokens)
+	if w.tokens != 10+12 || w.source != result.TokenSourceFinalUsage || l.slots[1].gaps[0] != 3 || l.slots[1].decodeTokens != 9 {
+		t.Errorf("tokens %v source %q gaps %v decodeTokens %v; want 22, final_usage, gaps of 3 ms, 9",
+			w.tokens, w.source, l.slots[1].gaps, l.slots[1].decodeTokens)
 	}
 }
 
@@ -202,13 +202,13 @@ func TestCompletionBody(t *testing.T) {
 
 func TestCombineDecode(t *testing.T) {
 	runs := []result.DecodeCell{
-		{Status: result.StatusValid, TotalTPS: 100, Completed: 1, OutputTokens: 10, TokenSource: sourceUsage},
-		{Status: result.StatusQueued, Reason: "waited", TotalTPS: 300, Completed: 3, OutputTokens: 30, TokenSource: sourceUsage},
-		{Status: result.StatusValid, TotalTPS: 200, Completed: 2, OutputTokens: 20, TokenSource: sourceChunks},
+		{Status: result.StatusValid, TotalTPS: 100, Completed: 1, OutputTokens: 10, TokenSource: result.TokenSourceUsage},
+		{Status: result.StatusQueued, Reason: "waited", TotalTPS: 300, Completed: 3, OutputTokens: 30, TokenSource: result.TokenSourceUsage},
+		{Status: result.StatusValid, TotalTPS: 200, Completed: 2, OutputTokens: 20, TokenSource: result.TokenSourceChunks},
 	}
 	c := combineDecode(runs)
 	if c.TotalTPS != 200 || c.Completed != 2 || c.OutputTokens != 20 || c.Repeats != 3 ||
-		c.Status != result.StatusQueued || c.TokenSource != sourceChunks || c.Spread["total_tps"] != [2]float64{100, 300} {
+		c.Status != result.StatusQueued || c.TokenSource != result.TokenSourceChunks || c.Spread["total_tps"] != [2]float64{100, 300} {
 		t.Errorf("combined = %+v", c)
 	}
 }
@@ -275,7 +275,7 @@ func TestRunEndpoint(t *testing.T) {
 		t.Fatalf("statuses (-want +got):\n%s\n%+v", diff, res.Decode)
 	}
 	for _, c := range res.Decode[:2] {
-		if c.OutputTokens <= 0 || c.TotalTPS <= 0 || c.ServerTotalTPS == nil || c.TokenSource != sourceUsage ||
+		if c.OutputTokens <= 0 || c.TotalTPS <= 0 || c.ServerTotalTPS == nil || c.TokenSource != result.TokenSourceUsage ||
 			c.MeasuredS < 0.45 || c.MeasuredS > 0.7 || c.ActiveAvg < 0.95*float64(c.Concurrency) {
 			t.Errorf("cell %s = %+v", c.Ref().Name(), c)
 		}
@@ -531,8 +531,8 @@ func TestResumeKeepsCells(t *testing.T) {
 			c := cfg
 			c.OutDir = t.TempDir()
 			c.Resume = append([]result.CellRecord{}, tc.records...)
-			r := &run{cfg: c, obs: nopObserver{}}
-			r.res = r.initialResults()
+			r := &run{cfg: c, observer: nopObserver{}}
+			r.results = r.initialResults()
 			left, err := r.resume()
 			if err != nil {
 				t.Fatal(err)
@@ -550,7 +550,7 @@ func TestResumeKeepsCells(t *testing.T) {
 			for _, rec := range recs {
 				got = append(got, rec.Decode.Concurrency)
 			}
-			for _, d := range r.res.Decode {
+			for _, d := range r.results.Decode {
 				inResults = append(inResults, d.Concurrency)
 			}
 			if left != tc.left || !cmp.Equal(got, tc.keptConc) || !cmp.Equal(inResults, tc.keptConc) {

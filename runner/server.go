@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -10,7 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"regexp"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -317,62 +316,86 @@ func exitedChan(p *process) <-chan struct{} {
 	return p.exited
 }
 
-var kvLogRe = regexp.MustCompile(`GPU KV cache size: ([0-9][0-9,]*) tokens`)
-
-// kvFromLog finds the last "GPU KV cache size: N tokens" line in a log.
-func kvFromLog(path string) int64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
+// boot starts the server (or checks the endpoint) and waits until it is ready.
+func (r *run) boot(ctx context.Context) error {
+	srv := r.cfg.Server
+	if r.cfg.Endpoint != "" {
+		r.client = newAPIClient(r.cfg.Endpoint, srv.APIKey, srv.ServedName())
+		r.logf("measuring the running server at %s (no boot, no stop)", r.client.base)
+		info, err := waitReady(ctx, nil, r.client, endpointReadyTimeout, nil)
+		if err != nil {
+			if exit.Code(err) == exit.Infra && !strings.Contains(err.Error(), "serves") && !strings.Contains(err.Error(), "401") {
+				return exit.Infraf("the endpoint %s is unreachable or not ready: %v (is the server running? check -endpoint)", r.client.base, err)
+			}
+			return err
+		}
+		r.maxModelLen = info.maxModelLen
+		return nil
 	}
-	defer f.Close()
-	var n int64
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		if m := kvLogRe.FindSubmatch(sc.Bytes()); m != nil {
-			if v, err := strconv.ParseInt(string(bytes.ReplaceAll(m[1], []byte(","), nil)), 10, 64); err == nil {
-				n = v
+	argv, env := srv.Argv(), srv.Env
+	shown := srv.RedactedArgv()
+	if r.cfg.Sim {
+		exe := r.cfg.SimExecutable
+		if exe == "" {
+			var err error
+			if exe, err = os.Executable(); err != nil {
+				return exit.Infraf("finding the slogate binary for -sim: %v", err)
 			}
 		}
+		argv = append([]string{exe, "sim"}, argv[1:]...)
+		shown = append([]string{"slogate", "sim"}, shown[1:]...)
 	}
-	return n
+	r.client = newAPIClient(srv.BaseURL(), srv.APIKey, srv.ServedName())
+	if addr, busy := portInUse(r.client.base); busy {
+		return exit.Infraf("port %s already accepts connections before the server was started: a stale server would answer instead of the new one; stop it (e.g. `fuser -k %s/tcp`) or choose another port", addr, strings.Split(addr, ":")[len(strings.Split(addr, ":"))-1])
+	}
+	logPath := filepath.Join(r.cfg.OutDir, "server.log")
+	r.logf("starting server: %s", spec.ShellCommand(srv.RedactedEnv(), shown))
+	p, err := startProcess(argv, env, logPath, srv.APIKey)
+	if err != nil {
+		return err
+	}
+	r.serverProcess = p
+	timeout := srv.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	t0 := time.Now()
+	info, err := waitReady(ctx, p, r.client, timeout, func(s string) { r.logf("%s", s) })
+	if err != nil {
+		return err
+	}
+	r.maxModelLen = info.maxModelLen
+	r.logf("server ready in %.1fs (log: %s)", time.Since(t0).Seconds(), logPath)
+	return nil
 }
 
-// gpus lists the GPUs with nvidia-smi when it is installed.
-func gpus(ctx context.Context) []gpuInfo {
-	path, err := exec.LookPath("nvidia-smi")
-	if err != nil {
+// serverTrouble checks, after a stream failed, whether the server itself is
+// gone; it returns an infrastructure error when it is.
+func (r *run) serverTrouble(ctx context.Context) error {
+	if r.serverProcess != nil {
+		select {
+		case <-r.serverProcess.exited:
+			return r.serverProcess.exitedErr("exited during the run")
+		case <-time.After(1500 * time.Millisecond):
+		case <-ctx.Done():
+			return nil
+		}
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--query-gpu=index,name,memory.total", "--format=csv,noheader,nounits").Output()
-	if err != nil {
-		return nil
+	for i := 0; i < 3; i++ {
+		if r.client.health(ctx) == nil {
+			return nil
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
-	return parseGPUs(string(out))
+	return exit.Infraf("the endpoint %s stopped answering GET /health during the run", r.client.base)
 }
 
-type gpuInfo struct {
-	Index     int
-	Name      string
-	MemoryMiB int
-}
-
-func parseGPUs(out string) []gpuInfo {
-	var gs []gpuInfo
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Split(line, ",")
-		if len(f) != 3 {
-			continue
-		}
-		idx, err1 := strconv.Atoi(strings.TrimSpace(f[0]))
-		mem, err2 := strconv.Atoi(strings.TrimSpace(f[2]))
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		gs = append(gs, gpuInfo{idx, strings.TrimSpace(f[1]), mem})
+// procExited returns the server's exit as an error, nil while it runs.
+func (r *run) procExited() error {
+	if r.serverProcess != nil && !r.serverProcess.alive() {
+		return r.serverProcess.exitedErr("exited during the run")
 	}
-	return gs
+	return nil
 }

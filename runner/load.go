@@ -12,27 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner/sse"
 )
-
-// Token sources, in order of preference (docs/method.md#token-sources).
-const (
-	sourceUsage      = "usage"       // per-chunk usage deltas
-	sourceFinalUsage = "final_usage" // only the final usage chunk: spread over the chunks
-	sourceChunks     = "chunks"      // no usage at all: one token per chunk
-)
-
-func sourceRank(s string) int {
-	switch s {
-	case sourceUsage:
-		return 1
-	case sourceFinalUsage:
-		return 2
-	case sourceChunks:
-		return 3
-	}
-	return 0
-}
 
 // errStalled is the cause of a stream cancelled by its inactivity timer.
 type errStalled struct{ after time.Duration }
@@ -50,51 +32,51 @@ type span struct {
 // slotStats is what one stream slot saw. It is written only by its own
 // goroutine and read after that goroutine has exited.
 type slotStats struct {
-	tokens    float64   // tokens in chunks that arrived inside the window
-	decTokens float64   // the same, excluding each request's first chunk
-	decNs     int64     // inter-chunk gaps of those chunks
-	gaps      []float32 // per chunk in the window: gap ÷ tokens, in ms
-	ttfts     []float64 // ms, every request of the cell that got a first chunk
-	spans     []span
-	source    string // worst token source of a request counted inside the window
+	tokens       float64   // tokens in chunks that arrived inside the window
+	decodeTokens float64   // the same, excluding each request's first chunk
+	decodeNs     int64     // inter-chunk gaps of those chunks
+	gaps         []float32 // per chunk in the window: gap ÷ tokens, in ms
+	ttfts        []float64 // ms, every request of the cell that got a first chunk
+	spans        []span
+	source       result.TokenSource // least exact token source of a request counted inside the window
 
 	// Requests without per-chunk usage. Those that got their final usage
-	// give the tokens-per-chunk ratio (finalTok ÷ finalChunks); those cut at
+	// give the tokens-per-chunk ratio (finalTokens ÷ finalChunks); those cut at
 	// the window's end never do, and their provisional one-token-per-chunk
-	// counts (uncorr*) are scaled by that ratio in stats.
-	finalTok, finalChunks float64
-	uncorrIn, uncorrDec   float64
-	uncorrGaps            [][2]int // index ranges into gaps
-	uncorrPending         bool
+	// counts (provisional*) are scaled by that ratio in stats.
+	finalTokens, finalChunks                   float64
+	provisionalTokens, provisionalDecodeTokens float64
+	provisionalGaps                            [][2]int // index ranges into gaps
+	awaitingCorrection                         bool
 }
 
 // load drives C streams against one prompt, restarting each as it
-// finishes, and accounts every chunk against the window [ws, we].
+// finishes, and accounts every chunk against the window [windowStart, windowEnd].
 type load struct {
-	c        *apiClient
-	path     string // /v1/completions or /v1/chat/completions
-	url      string
-	body     []byte
-	origin   time.Time
-	firstTO  time.Duration // inactivity allowed before the first chunk
-	idleTO   time.Duration // inactivity allowed between chunks
-	ws, we   atomic.Int64  // window bounds in ns since origin (MaxInt64 = unset)
-	decoding atomic.Int64  // streams past their first token right now
-	started  atomic.Int64  // slots that have had a first token at least once
-	winTok   atomic.Int64  // tokens inside the window so far (for progress)
-	slots    []slotStats
-	wg       sync.WaitGroup
-	failOnce sync.Once
-	failErr  error
-	failed   chan struct{}
+	client                 *apiClient
+	path                   string // /v1/completions or /v1/chat/completions
+	url                    string
+	body                   []byte
+	origin                 time.Time
+	firstChunkTimeout      time.Duration // inactivity allowed before the first chunk
+	idleTimeout            time.Duration // inactivity allowed between chunks
+	windowStart, windowEnd atomic.Int64  // window bounds in ns since origin (MaxInt64 = unset)
+	decoding               atomic.Int64  // streams past their first token right now
+	started                atomic.Int64  // slots that have had a first token at least once
+	windowTokens           atomic.Int64  // tokens inside the window so far (for progress)
+	slots                  []slotStats
+	wg                     sync.WaitGroup
+	failOnce               sync.Once
+	failErr                error
+	failed                 chan struct{}
 }
 
 // newLoad prepares C streams of body POSTed to path.
-func newLoad(c *apiClient, path string, body []byte, conc int, firstTO, idleTO time.Duration) *load {
-	l := &load{c: c, path: path, url: c.base + path, body: body, origin: time.Now(),
-		firstTO: firstTO, idleTO: idleTO, slots: make([]slotStats, conc), failed: make(chan struct{})}
-	l.ws.Store(math.MaxInt64)
-	l.we.Store(math.MaxInt64)
+func newLoad(client *apiClient, path string, body []byte, conc int, firstChunkTimeout, idleTimeout time.Duration) *load {
+	l := &load{client: client, path: path, url: client.base + path, body: body, origin: time.Now(),
+		firstChunkTimeout: firstChunkTimeout, idleTimeout: idleTimeout, slots: make([]slotStats, conc), failed: make(chan struct{})}
+	l.windowStart.Store(math.MaxInt64)
+	l.windowEnd.Store(math.MaxInt64)
 	return l
 }
 
@@ -144,8 +126,8 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var limit atomic.Int64 // the inactivity allowed right now
-	limit.Store(int64(l.firstTO))
-	timer := time.AfterFunc(l.firstTO, func() { cancel(errStalled{time.Duration(limit.Load())}) })
+	limit.Store(int64(l.firstChunkTimeout))
+	timer := time.AfterFunc(l.firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
 	defer timer.Stop()
 
 	start := l.now()
@@ -155,8 +137,8 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	l.c.authorize(req)
-	resp, err := l.c.http.Do(req)
+	l.client.authorize(req)
+	resp, err := l.client.http.Do(req)
 	if err != nil {
 		return streamError(ctx, rctx, err)
 	}
@@ -175,9 +157,9 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 	prevTok := int64(-1)
 	var prevCompl int64
 	perChunkUsage := false
-	var provIn, provAll float64 // chunks counted as one token (no per-chunk usage)
-	var provDecIn float64       // of those, in the window and not the request's first
-	gapStart := len(st.gaps)    // this request's gap samples are st.gaps[gapStart:]
+	var provisionalInWindow, provisionalTotal float64 // chunks counted as one token (no per-chunk usage)
+	var provisionalDecodeInWindow float64             // of those, in the window and not the request's first
+	gapStart := len(st.gaps)                          // this request's gap samples are st.gaps[gapStart:]
 	sawFinish, finalUsage, counted := false, false, false
 	endSpan := func(now int64, finished bool) {
 		sp.end, sp.finished = now, finished
@@ -186,21 +168,19 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 			st.spans = append(st.spans, sp)
 		}
 		if counted { // the request's token source, if it counted inside the window
-			src := ""
+			var src result.TokenSource
 			switch {
 			case perChunkUsage:
-				src = sourceUsage
+				src = result.TokenSourceUsage
 			case finalUsage:
-				src = sourceFinalUsage
+				src = result.TokenSourceFinalUsage
 			default: // cut before its final usage: corrected in stats
-				st.uncorrIn += provIn
-				st.uncorrDec += provDecIn
-				st.uncorrGaps = append(st.uncorrGaps, [2]int{gapStart, len(st.gaps)})
-				st.uncorrPending = true
+				st.provisionalTokens += provisionalInWindow
+				st.provisionalDecodeTokens += provisionalDecodeInWindow
+				st.provisionalGaps = append(st.provisionalGaps, [2]int{gapStart, len(st.gaps)})
+				st.awaitingCorrection = true
 			}
-			if sourceRank(src) > sourceRank(st.source) {
-				st.source = src
-			}
+			st.source = st.source.LeastExact(src)
 		}
 	}
 	for {
@@ -214,20 +194,20 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 			endSpan(now, false)
 			return streamError(ctx, rctx, err)
 		}
-		limit.Store(int64(l.idleTO))
-		timer.Reset(l.idleTO)
-		ws, we := l.ws.Load(), l.we.Load()
-		in := now >= ws && now <= we
+		limit.Store(int64(l.idleTimeout))
+		timer.Reset(l.idleTimeout)
+		windowStart, windowEnd := l.windowStart.Load(), l.windowEnd.Load()
+		in := now >= windowStart && now <= windowEnd
 		if ch.Choices == 0 {
 			// The final usage chunk: correct the provisional one-token-per-chunk
 			// counts when the chunks carried no usage of their own.
-			if ch.HasUsage && !perChunkUsage && provAll > 0 {
+			if ch.HasUsage && !perChunkUsage && provisionalTotal > 0 {
 				finalUsage = true
-				st.finalTok += float64(ch.CompletionTokens)
-				st.finalChunks += provAll
-				if per := float64(ch.CompletionTokens) / provAll; provIn > 0 && per > 0 {
-					st.tokens += provIn * (per - 1)
-					st.decTokens += provDecIn * (per - 1)
+				st.finalTokens += float64(ch.CompletionTokens)
+				st.finalChunks += provisionalTotal
+				if per := float64(ch.CompletionTokens) / provisionalTotal; provisionalInWindow > 0 && per > 0 {
+					st.tokens += provisionalInWindow * (per - 1)
+					st.decodeTokens += provisionalDecodeInWindow * (per - 1)
 					for i := gapStart; i < len(st.gaps); i++ {
 						st.gaps[i] = float32(float64(st.gaps[i]) / per)
 					}
@@ -249,9 +229,9 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 		default:
 			k = 1
 			prevCompl++
-			provAll++
+			provisionalTotal++
 			if in {
-				provIn++
+				provisionalInWindow++
 			}
 		}
 		if ch.Finished {
@@ -268,15 +248,15 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 		}
 		if in {
 			st.tokens += k
-			l.winTok.Add(int64(k))
+			l.windowTokens.Add(int64(k))
 			counted = true
 			if prevTok >= 0 && k > 0 {
 				if !ch.HasUsage {
-					provDecIn++
+					provisionalDecodeInWindow++
 				}
 				gap := now - prevTok
-				st.decTokens += k
-				st.decNs += gap
+				st.decodeTokens += k
+				st.decodeNs += gap
 				st.gaps = append(st.gaps, float32(float64(gap)/1e6/k))
 			}
 		}
@@ -315,46 +295,44 @@ type windowStats struct {
 	tbt            [3]float64
 	activeAvg      float64
 	completed      int
-	source         string
+	source         result.TokenSource
 	measuredS      float64
 	startedStreams int
 }
 
 func (l *load) stats() windowStats {
-	ws, we := l.ws.Load(), l.we.Load()
+	windowStart, windowEnd := l.windowStart.Load(), l.windowEnd.Load()
 	var w windowStats
-	w.measuredS = float64(we-ws) / 1e9
+	w.measuredS = float64(windowEnd-windowStart) / 1e9
 	var perStream, ttfts, gaps []float64
 	var activeNs float64
 	// The tokens-per-chunk ratio of requests that reported only a final usage.
 	var finalTok, finalChunks float64
 	for i := range l.slots {
-		finalTok += l.slots[i].finalTok
+		finalTok += l.slots[i].finalTokens
 		finalChunks += l.slots[i].finalChunks
 	}
 	for i := range l.slots {
 		st := &l.slots[i]
-		if st.uncorrPending {
-			src := sourceChunks
+		if st.awaitingCorrection {
+			src := result.TokenSourceChunks
 			if finalChunks > 0 && finalTok > 0 {
 				per := finalTok / finalChunks
-				st.tokens += st.uncorrIn * (per - 1)
-				st.decTokens += st.uncorrDec * (per - 1)
-				for _, r := range st.uncorrGaps {
+				st.tokens += st.provisionalTokens * (per - 1)
+				st.decodeTokens += st.provisionalDecodeTokens * (per - 1)
+				for _, r := range st.provisionalGaps {
 					for j := r[0]; j < r[1]; j++ {
 						st.gaps[j] = float32(float64(st.gaps[j]) / per)
 					}
 				}
-				src = sourceFinalUsage
+				src = result.TokenSourceFinalUsage
 			}
-			st.uncorrPending, st.uncorrIn, st.uncorrDec, st.uncorrGaps = false, 0, 0, nil
-			if sourceRank(src) > sourceRank(st.source) {
-				st.source = src
-			}
+			st.awaitingCorrection, st.provisionalTokens, st.provisionalDecodeTokens, st.provisionalGaps = false, 0, 0, nil
+			st.source = st.source.LeastExact(src)
 		}
 		w.tokens += st.tokens
-		if st.decNs > 0 {
-			perStream = append(perStream, st.decTokens/(float64(st.decNs)/1e9))
+		if st.decodeNs > 0 {
+			perStream = append(perStream, st.decodeTokens/(float64(st.decodeNs)/1e9))
 		}
 		ttfts = append(ttfts, st.ttfts...)
 		for _, g := range st.gaps {
@@ -362,28 +340,26 @@ func (l *load) stats() windowStats {
 		}
 		for _, sp := range st.spans {
 			end := sp.end
-			if end < 0 || end > we {
-				end = we
+			if end < 0 || end > windowEnd {
+				end = windowEnd
 			}
-			if start := max(sp.first, ws); end > start {
+			if start := max(sp.first, windowStart); end > start {
 				activeNs += float64(end - start)
 			}
-			if sp.finished && sp.end >= ws && sp.end <= we {
+			if sp.finished && sp.end >= windowStart && sp.end <= windowEnd {
 				w.completed++
 			}
 		}
-		if sourceRank(st.source) > sourceRank(w.source) {
-			w.source = st.source
-		}
+		w.source = w.source.LeastExact(st.source)
 	}
-	if we > ws {
-		w.activeAvg = activeNs / float64(we-ws)
+	if windowEnd > windowStart {
+		w.activeAvg = activeNs / float64(windowEnd-windowStart)
 	}
 	w.perRequestTPS = median(perStream)
 	w.ttft = [3]float64{percentile(ttfts, 50), percentile(ttfts, 90), percentile(ttfts, 99)}
 	w.tbt = [3]float64{percentile(gaps, 50), percentile(gaps, 90), percentile(gaps, 99)}
 	if w.source == "" {
-		w.source = sourceUsage
+		w.source = result.TokenSourceUsage
 	}
 	return w
 }

@@ -1,0 +1,257 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/slogate/slogate/result"
+)
+
+// Timeouts of the measurement method. Waits that depend on the amount of
+// prefill work scale with it at an assumed slow prefill rate.
+const (
+	slowPrefillRate    = 2000.0 // tok/s assumed when bounding a first-token wait
+	steadyBase         = 30 * time.Second
+	steadyPrefillRate  = 10000.0 // tok/s: the steady-state timeout grows by C×ctx at this rate
+	steadyMax          = 30 * time.Minute
+	pollEvery          = 250 * time.Millisecond
+	streamsExitTimeout = 10 * time.Second
+)
+
+// decode measures one decode cell, repeat times, or skips it as over capacity.
+func (r *run) decode(ctx context.Context, ref result.CellRef, body []byte) (result.DecodeCell, error) {
+	r.observer.CellStart(ref)
+	start := time.Now()
+	m := r.measure()
+	base := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency}
+	if status, reason, ok := r.unrunnable(ref); ok {
+		c := base
+		c.Status, c.Reason = status, reason
+		if status == result.StatusError {
+			c.ElapsedS = round(time.Since(start).Seconds(), 2)
+		}
+		return c, nil
+	}
+	var runs []result.DecodeCell
+	for i := 0; i < max(m.Repeat, 1); i++ {
+		c, err := r.decodeOnce(ctx, ref, body)
+		if err != nil {
+			return c, err
+		}
+		runs = append(runs, c)
+		if c.Status == result.StatusError {
+			break
+		}
+	}
+	c := combineDecode(runs)
+	c.Matrix, c.Context, c.Concurrency = base.Matrix, base.Context, base.Concurrency
+	c.ElapsedS = round(time.Since(start).Seconds(), 2)
+	return c, nil
+}
+
+// decodeOnce is the sustained decode of docs/method.md#decode: C streams restarted as they
+// finish; the steady-state gate; a fixed window; the metrics of the window.
+func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, body []byte) (result.DecodeCell, error) {
+	conc := ref.Concurrency
+	cell := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: conc}
+	window := r.window()
+	cellCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ld := newLoad(r.client, r.genPath(), body, conc, firstTokenTimeout(ref.Context, conc), r.cfg.StreamIdleTimeout)
+	ld.start(cellCtx)
+	stop := func() {
+		cancel()
+		if !ld.wait(streamsExitTimeout) {
+			r.warn(fmt.Sprintf("%s: streams did not close within %v", ref.Name(), streamsExitTimeout))
+		}
+	}
+	fail := func(err error) (result.DecodeCell, error) {
+		stop()
+		if ctx.Err() != nil {
+			return cell, context.Cause(ctx)
+		}
+		if terr := r.serverTrouble(ctx); terr != nil {
+			return cell, terr
+		}
+		cell.Status, cell.Reason = result.StatusError, err.Error()
+		return cell, nil
+	}
+	progress := func(stage result.Stage, elapsed time.Duration, tps float64) {
+		r.observer.Progress(Progress{Cell: ref, Stage: stage, Elapsed: elapsed, Window: window, TPS: tps,
+			Active: int(ld.decoding.Load()), CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
+	}
+
+	// The steady-state gate (docs/method.md#steady-state-gate).
+	queued, reason, err := r.steadyState(ctx, ld, conc, ref, progress)
+	var sf streamFailure
+	switch {
+	case errors.As(err, &sf):
+		return fail(sf.err)
+	case err != nil:
+		stop()
+		return cell, err
+	}
+
+	// The window (docs/method.md#window).
+	m0, t0, m0err := r.client.metrics(ctx)
+	windowStart := ld.now()
+	ld.windowStart.Store(windowStart)
+	winStart := time.Now()
+	sawWaiting := false
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	endAt := time.NewTimer(window)
+	defer endAt.Stop()
+	lastProgress := time.Time{}
+measuring:
+	for {
+		select {
+		case <-ctx.Done():
+			stop()
+			return cell, context.Cause(ctx)
+		case <-ld.failed:
+			return fail(ld.failErr)
+		case <-endAt.C:
+			break measuring
+		case <-tick.C:
+			if err := r.procExited(); err != nil {
+				stop()
+				return cell, err
+			}
+			if s, _, err := r.client.metrics(ctx); err == nil && s.HasRequests && s.Waiting > 0 {
+				sawWaiting = true
+			}
+			if time.Since(lastProgress) >= 500*time.Millisecond {
+				el := time.Since(winStart)
+				progress(result.StageMeasuring, el, float64(ld.windowTokens.Load())/el.Seconds())
+				lastProgress = time.Now()
+			}
+		}
+	}
+	windowEnd := ld.now()
+	ld.windowEnd.Store(windowEnd)
+	m1, t1, m1err := r.client.metrics(ctx)
+	stop() // closing the connections aborts the requests (docs/method.md#window)
+	select {
+	case <-ld.failed:
+		// A stream failed as the window closed: the window is still complete.
+	default:
+	}
+
+	w := ld.stats()
+	cell.MeasuredS = round(w.measuredS, 3)
+	cell.OutputTokens = int64(w.tokens + 0.5)
+	cell.TotalTPS = round(w.tokens/w.measuredS, 1)
+	cell.PerRequestTPS = round(w.perRequestTPS, 1)
+	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = round(w.ttft[0], 1), round(w.ttft[1], 1), round(w.ttft[2], 1)
+	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = round(w.tbt[0], 3), round(w.tbt[1], 3), round(w.tbt[2], 3)
+	cell.ActiveAvg = round(w.activeAvg, 2)
+	cell.Completed = w.completed
+	cell.TokenSource = w.source
+	if m0err == nil && m1err == nil && m0.HasGenerationTokens && m1.HasGenerationTokens && t1.After(t0) {
+		v := round((m1.GenerationTokens-m0.GenerationTokens)/t1.Sub(t0).Seconds(), 1)
+		cell.ServerTotalTPS = &v
+		if cell.TotalTPS > 0 {
+			if d := (v - cell.TotalTPS) / cell.TotalTPS; d > 0.02 || d < -0.02 {
+				cell.Warnings = append(cell.Warnings, fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f by %+.1f%%", v, cell.TotalTPS, d*100))
+			}
+		}
+	}
+	if m0err == nil && m1err == nil && m0.HasSpecDecode && m1.HasSpecDecode {
+		drafts := m1.SpecDrafts - m0.SpecDrafts
+		draftTok := m1.SpecDraftTokens - m0.SpecDraftTokens
+		acc := m1.SpecAcceptedTokens - m0.SpecAcceptedTokens
+		if draftTok > 0 {
+			v := round(acc/draftTok, 4)
+			cell.SpecAcceptRate = &v
+		}
+		if drafts > 0 {
+			v := round(1+acc/drafts, 3)
+			cell.SpecAcceptLen = &v
+		}
+	}
+	if m0err != nil || m1err != nil {
+		cell.Warnings = append(cell.Warnings, "no /metrics around the window: server_total_tps not measured")
+	}
+	cell.Status, cell.Reason = windowStatus(queued, reason, sawWaiting, w.activeAvg, conc)
+	return cell, nil
+}
+
+// steadyState waits for docs/method.md#steady-state-gate: running == C, waiting == 0 and C
+// client streams past their first token, held for SteadyHold. It returns
+// queued=true (and why) when the server holds a stable queue instead
+// (running < C with waiting > 0, all running streams decoding, held) or the
+// timeout passes. A stream failure returns its error.
+func (r *run) steadyState(ctx context.Context, ld *load, conc int, ref result.CellRef, progress func(result.Stage, time.Duration, float64)) (bool, string, error) {
+	hold := r.cfg.SteadyHold
+	timeout := steadyBase + hold + time.Duration(float64(conc)*float64(ref.Context)/steadyPrefillRate*float64(time.Second))
+	timeout = min(timeout, steadyMax)
+	start := time.Now()
+	deadline := start.Add(timeout)
+	var heldSince, queuedSince time.Time
+	var queuedRunning float64 = -1
+	misses := 0
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false, "", context.Cause(ctx)
+		case <-ld.failed:
+			return false, "", streamFailure{ld.failErr}
+		case <-tick.C:
+		}
+		if err := r.procExited(); err != nil {
+			return false, "", err
+		}
+		now := time.Now()
+		snap, _, merr := r.client.metrics(ctx)
+		haveGauges := merr == nil && snap.HasRequests
+		decoding := ld.decoding.Load()
+		clientOK := ld.started.Load() == int64(conc)
+		serverOK := !haveGauges || (snap.Running == float64(conc) && snap.Waiting == 0)
+		if clientOK && serverOK {
+			misses = 0
+			if heldSince.IsZero() {
+				heldSince = now
+			}
+		} else if !heldSince.IsZero() {
+			// A stream that finished and is restarting shows for a moment:
+			// only two failed polls in a row break the hold.
+			if misses++; misses >= 2 {
+				heldSince, misses = time.Time{}, 0
+			}
+		}
+		if !heldSince.IsZero() && now.Sub(heldSince) >= hold {
+			return false, "", nil
+		}
+		// A stable queue: the server runs fewer than C, the rest wait, and
+		// every running request is decoding.
+		if haveGauges && snap.Waiting > 0 && snap.Running > 0 && float64(decoding) >= snap.Running {
+			if queuedRunning != snap.Running || queuedSince.IsZero() {
+				queuedRunning, queuedSince = snap.Running, now
+			}
+			if now.Sub(queuedSince) >= hold {
+				return true, fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", snap.Running, conc, snap.Waiting), nil
+			}
+		} else {
+			queuedSince = time.Time{}
+		}
+		if now.After(deadline) {
+			msg := fmt.Sprintf("steady state not reached within %v (%d of %d streams decoding", timeout.Round(time.Second), decoding, conc)
+			if haveGauges {
+				msg += fmt.Sprintf("; server running %.0f, waiting %.0f", snap.Running, snap.Waiting)
+			}
+			return true, msg + "); measured anyway", nil
+		}
+		progress(result.StageWarmUp, now.Sub(start), 0)
+	}
+}
+
+// streamFailure is a stream's error surfacing from the steady-state wait:
+// it makes the cell an error, unless the server itself is gone.
+type streamFailure struct{ err error }
+
+func (s streamFailure) Error() string { return s.err.Error() }

@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/runner/sse"
+)
+
+// firstTokenTimeout bounds the wait for the first chunk of a prompt of n
+// tokens sent together with `others` more: 2 min + their prefill at a slow
+// 2,000 tok/s for a cold prompt (1M tokens: about 10 min) and a tenth of
+// that per extra stream (warm prompts that only wait their turn), at most
+// 30 min.
+func firstTokenTimeout(n, others int) time.Duration {
+	work := float64(n) * (1 + float64(others)/10)
+	return min(2*time.Minute+time.Duration(work/slowPrefillRate*float64(time.Second)), 30*time.Minute)
+}
+
+// prefill sends the cold request for a context: a prompt the server has not
+// seen (a fresh cache_salt), max_tokens 1; ttft = time to the first chunk.
+// It also warms the prompt cache for the decode cells that use the same
+// prompt and salt. Repeats use fresh salts; the last one is the warm one.
+func (r *run) prefill(ctx context.Context, ctxLen int, salt string, record bool) (result.PrefillCell, error) {
+	ref := result.CellRef{Phase: result.PhasePrefill, Context: ctxLen}
+	if record {
+		r.observer.CellStart(ref)
+	}
+	start := time.Now()
+	n := ctxLen
+	if r.maxModelLen > 0 && n > r.maxModelLen-1 {
+		n = r.maxModelLen - 1
+	}
+	if r.chat {
+		n = r.prompt.tokens // calibrated by measureStep
+	}
+	repeat := 1
+	if record {
+		repeat = max(r.measure().Repeat, 1)
+	}
+	var runs []result.PrefillCell
+	for i := 0; i < repeat; i++ {
+		s := salt
+		if i < repeat-1 {
+			s = fmt.Sprintf("%s-cold%d", salt, i)
+		}
+		body := r.requestBody(n, 1, 0, s)
+		r.observer.Progress(Progress{Cell: ref, Stage: result.StagePrefill, CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
+		ttft, err := r.coldRequest(ctx, body, n)
+		c := result.PrefillCell{Context: ctxLen, Status: result.StatusValid}
+		if err != nil {
+			if ctx.Err() != nil {
+				return c, context.Cause(ctx)
+			}
+			if terr := r.serverTrouble(ctx); terr != nil {
+				return c, terr
+			}
+			c.Status, c.Reason = result.StatusError, err.Error()
+		} else {
+			c.TTFTMs = round(ttft.Seconds()*1000, 1)
+			c.TPS = round(float64(n)/ttft.Seconds(), 1)
+		}
+		runs = append(runs, c)
+	}
+	c := combinePrefill(runs)
+	c.ElapsedS = round(time.Since(start).Seconds(), 2)
+	if !record && c.Status == result.StatusError {
+		r.warn(fmt.Sprintf("cache warm-up request at %s failed: %s", result.FormatTokens(ctxLen), c.Reason))
+	}
+	return c, nil
+}
+
+// coldRequest sends one request and returns its time to the first chunk,
+// reading the stream to its end.
+func (r *run) coldRequest(ctx context.Context, body []byte, n int) (time.Duration, error) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	firstChunkTimeout := firstTokenTimeout(n, 0)
+	var limit atomic.Int64
+	limit.Store(int64(firstChunkTimeout))
+	timer := time.AfterFunc(firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
+	defer timer.Stop()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, r.client.base+r.genPath(), bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	r.client.authorize(req)
+	t0 := time.Now()
+	resp, err := r.client.http.Do(req)
+	if err != nil {
+		return 0, streamError(ctx, rctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+		return 0, fmt.Errorf("POST %s answered HTTP %d: %s", r.genPath(), resp.StatusCode, snippet(b))
+	}
+	rd := sse.NewReader(resp.Body, 16<<10)
+	var ttft time.Duration
+	for {
+		ch, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, streamError(ctx, rctx, err)
+		}
+		limit.Store(int64(r.cfg.StreamIdleTimeout))
+		timer.Reset(r.cfg.StreamIdleTimeout)
+		if ttft == 0 && ch.Choices > 0 {
+			ttft = time.Since(t0)
+		}
+	}
+	if ttft == 0 {
+		return 0, fmt.Errorf("the stream ended without a token")
+	}
+	return ttft, nil
+}

@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"slices"
+
+	"github.com/slogate/slogate/result"
+)
+
+// Repeats (measure.repeat > 1) combine into one cell by iterating the metric
+// table result.Metrics: each metric becomes its Combine over the runs, and
+// the cell's Spread keeps [min, max] (docs/method.md#repeats).
+
+// combinePrefill merges repeated prefill runs; an errored run is the result.
+func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	for _, x := range runs {
+		if x.Status == result.StatusError {
+			return x
+		}
+	}
+	c := runs[len(runs)-1]
+	c.Repeats = len(runs)
+	c.Spread = map[string][2]float64{}
+	for _, m := range result.PhaseMetrics(result.PhasePrefill) {
+		var xs []float64
+		for i := range runs {
+			if v, ok := m.OfPrefill(&runs[i]); ok {
+				xs = append(xs, v)
+			}
+		}
+		m.SetPrefill(&c, m.Combine.Of(xs))
+		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
+	}
+	return c
+}
+
+// combineDecode merges repeated runs of a decode cell: the status is the
+// worst (an errored run is the result); an optional metric is combined only
+// when every run has it; the warnings add up; the token source is the least
+// exact.
+func combineDecode(runs []result.DecodeCell) result.DecodeCell {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	worst := runs[0]
+	for _, x := range runs {
+		if statusRank(x.Status) > statusRank(worst.Status) {
+			worst = x
+		}
+	}
+	if worst.Status == result.StatusError {
+		return worst
+	}
+	c := runs[0]
+	c.Status, c.Reason = worst.Status, worst.Reason
+	c.Repeats = len(runs)
+	c.Spread = map[string][2]float64{}
+	for _, m := range result.PhaseMetrics(result.PhaseDecode) {
+		var xs []float64
+		for i := range runs {
+			if v, ok := m.OfDecode(&runs[i]); ok {
+				xs = append(xs, v)
+			}
+		}
+		if len(xs) < len(runs) {
+			continue // an optional metric some run lacks: runs[0]'s stays
+		}
+		m.SetDecode(&c, m.Combine.Of(xs))
+		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
+	}
+	var warns []string
+	for _, x := range runs {
+		warns = append(warns, x.Warnings...)
+		c.TokenSource = c.TokenSource.LeastExact(x.TokenSource)
+	}
+	c.Warnings = warns
+	return c
+}
