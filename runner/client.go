@@ -91,6 +91,21 @@ func (c *apiClient) do(ctx context.Context, method, path string, body any) (int,
 	return resp.StatusCode, b, err
 }
 
+// statusError is a control request answered with an HTTP status other than
+// 200; callers tell the statuses apart with errors.As.
+type statusError struct {
+	request string // "GET /v1/models"
+	code    int
+	body    string // a snippet of the answer, "" to leave it out
+}
+
+func (e *statusError) Error() string {
+	if e.body == "" {
+		return fmt.Sprintf("%s answered %d", e.request, e.code)
+	}
+	return fmt.Sprintf("%s answered %d: %s", e.request, e.code, e.body)
+}
+
 // health is GET /health == 200.
 func (c *apiClient) health(ctx context.Context) error {
 	code, _, err := c.do(ctx, http.MethodGet, "/health", nil)
@@ -98,7 +113,7 @@ func (c *apiClient) health(ctx context.Context) error {
 		return err
 	}
 	if code != http.StatusOK {
-		return fmt.Errorf("GET /health answered %d", code)
+		return &statusError{request: "GET /health", code: code}
 	}
 	return nil
 }
@@ -116,7 +131,7 @@ func (c *apiClient) models(ctx context.Context) ([]vllmModel, error) {
 		return nil, err
 	}
 	if code != http.StatusOK {
-		return nil, fmt.Errorf("GET /v1/models answered %d: %s", code, snippet(b))
+		return nil, &statusError{request: "GET /v1/models", code: code, body: snippet(b)}
 	}
 	var list struct {
 		Data []vllmModel `json:"data"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"os"
@@ -332,12 +333,30 @@ func TestRunStreamErrorMakesCellError(t *testing.T) {
 	}
 }
 
-func TestRunWrongServedName(t *testing.T) {
-	f := fakeVLLM{model: "someone-else", tokens: 10}
-	s := f.start(t)
-	_, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(1), ""))
-	if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), `serves "someone-else", not "qwen"`) {
-		t.Fatalf("err = %v, want exit 3 naming the served model", err)
+// TestRunServerRefusal: an endpoint that answers but refuses (another
+// served name, a missing API key) is exit 3 with the server's answer and the
+// fix, never reported as unreachable.
+func TestRunServerRefusal(t *testing.T) {
+	tests := []struct {
+		name string
+		fake fakeVLLM
+		want string
+	}{
+		{name: "wrong served name", fake: fakeVLLM{model: "someone-else", tokens: 10}, want: `the server at %s serves "someone-else", not "qwen": set served_model_name`},
+		{name: "API key refused", fake: fakeVLLM{model: "qwen", tokens: 10, authRequired: "secret"}, want: "GET /v1/models was refused (401 Unauthorized): set api_key"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.fake.start(t)
+			_, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(1), ""))
+			want := tc.want
+			if strings.Contains(want, "%s") {
+				want = fmt.Sprintf(want, s.URL)
+			}
+			if exit.Code(err) != exit.Infra || err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Fatalf("err = %v (exit %d), want exit 3 starting %q", err, exit.Code(err), want)
+			}
+		})
 	}
 }
 

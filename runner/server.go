@@ -3,9 +3,11 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -293,11 +295,11 @@ func waitReady(ctx context.Context, p *process, c *apiClient, timeout time.Durat
 						}
 						names = append(names, strconv.Quote(m.ID))
 					}
-					return readyInfo{}, exit.Infraf("the server at %s serves %s, not %q: set served_model_name in the spec to the name the server uses (or fix the server's --served-model-name)",
-						c.base, strings.Join(names, ", "), c.model)
+					return readyInfo{}, exit.With(exit.Infra, &serverRefusal{fmt.Sprintf("the server at %s serves %s, not %q: set served_model_name in the spec to the name the server uses (or fix the server's --served-model-name)",
+						c.base, strings.Join(names, ", "), c.model)})
 				}
-				if strings.Contains(err.Error(), "answered 401") {
-					return readyInfo{}, exit.Infraf("GET /v1/models was refused (401 Unauthorized): set api_key in the server block to the server's key")
+				if se := (*statusError)(nil); errors.As(err, &se) && se.code == http.StatusUnauthorized {
+					return readyInfo{}, exit.With(exit.Infra, &serverRefusal{"GET /v1/models was refused (401 Unauthorized): set api_key in the server block to the server's key"})
 				}
 			}
 		}
@@ -308,6 +310,13 @@ func waitReady(ctx context.Context, p *process, c *apiClient, timeout time.Durat
 		}
 	}
 }
+
+// serverRefusal is a readiness failure the server itself answered for: it
+// serves another model name, or refuses the API key. It is the spec's
+// configuration to fix, never an unreachable endpoint.
+type serverRefusal struct{ msg string }
+
+func (e *serverRefusal) Error() string { return e.msg }
 
 func exitedChan(p *process) <-chan struct{} {
 	if p == nil {
@@ -324,7 +333,7 @@ func (r *run) boot(ctx context.Context) error {
 		r.logf("measuring the running server at %s (no boot, no stop)", r.client.base)
 		info, err := waitReady(ctx, nil, r.client, endpointReadyTimeout, nil)
 		if err != nil {
-			if exit.Code(err) == exit.Infra && !strings.Contains(err.Error(), "serves") && !strings.Contains(err.Error(), "401") {
+			if refusal := (*serverRefusal)(nil); exit.Code(err) == exit.Infra && !errors.As(err, &refusal) {
 				return exit.Infraf("the endpoint %s is unreachable or not ready: %v (is the server running? check -endpoint)", r.client.base, err)
 			}
 			return err
