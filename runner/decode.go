@@ -159,10 +159,10 @@ measuring:
 			}
 		}
 	}
-	if m0err == nil && m1err == nil && m0.HasSpecDecode && m1.HasSpecDecode {
-		drafts := m1.SpecDrafts - m0.SpecDrafts
-		draftTok := m1.SpecDraftTokens - m0.SpecDraftTokens
-		acc := m1.SpecAcceptedTokens - m0.SpecAcceptedTokens
+	if m0err == nil && m1err == nil && m0.HasSpeculative && m1.HasSpeculative {
+		drafts := m1.SpeculativeDrafts - m0.SpeculativeDrafts
+		draftTok := m1.SpeculativeDraftTokens - m0.SpeculativeDraftTokens
+		acc := m1.SpeculativeAcceptedTokens - m0.SpeculativeAcceptedTokens
 		if draftTok > 0 {
 			v := round(acc/draftTok, 4)
 			cell.SpecAcceptRate = &v

@@ -339,11 +339,11 @@ func TestRunStreamErrorMakesCellError(t *testing.T) {
 func TestRunServerRefusal(t *testing.T) {
 	tests := []struct {
 		name string
-		fake fakeVLLM
+		fake *fakeVLLM
 		want string
 	}{
-		{name: "wrong served name", fake: fakeVLLM{model: "someone-else", tokens: 10}, want: `the server at %s serves "someone-else", not "qwen": set served_model_name`},
-		{name: "API key refused", fake: fakeVLLM{model: "qwen", tokens: 10, authRequired: "secret"}, want: "GET /v1/models was refused (401 Unauthorized): set api_key"},
+		{name: "wrong served name", fake: &fakeVLLM{model: "someone-else", tokens: 10}, want: `the server at %s serves "someone-else", not "qwen": set served_model_name`},
+		{name: "API key refused", fake: &fakeVLLM{model: "qwen", tokens: 10, authRequired: "secret"}, want: "GET /v1/models was refused (401 Unauthorized): set api_key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

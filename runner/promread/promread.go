@@ -29,8 +29,8 @@ type Snapshot struct {
 	// Preemptions is vllm:num_preemptions_total.
 	Preemptions float64
 	// Speculative decoding counters (vllm:spec_decode_*_total).
-	SpecDrafts, SpecDraftTokens, SpecAcceptedTokens float64
-	HasSpecDecode                                   bool
+	SpeculativeDrafts, SpeculativeDraftTokens, SpeculativeAcceptedTokens float64
+	HasSpeculative                                                       bool
 	// KVCacheTokens is Σ num_gpu_blocks × block_size over the
 	// vllm:cache_config_info series; 0 when absent.
 	KVCacheTokens int64
@@ -60,10 +60,10 @@ func Parse(r io.Reader, modelName string) (Snapshot, error) {
 	s.GenerationTokens, s.HasGenerationTokens = sum("vllm:generation_tokens_total", "vllm:generation_tokens")
 	s.Preemptions, _ = sum("vllm:num_preemptions_total", "vllm:num_preemptions")
 	var okD, okT, okA bool
-	s.SpecDrafts, okD = sum("vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_drafts")
-	s.SpecDraftTokens, okT = sum("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens")
-	s.SpecAcceptedTokens, okA = sum("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens")
-	s.HasSpecDecode = okD && okT && okA
+	s.SpeculativeDrafts, okD = sum("vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_drafts")
+	s.SpeculativeDraftTokens, okT = sum("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens")
+	s.SpeculativeAcceptedTokens, okA = sum("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens")
+	s.HasSpeculative = okD && okT && okA
 	if f, ok := fams["vllm:cache_config_info"]; ok {
 		for _, m := range f.GetMetric() {
 			if !modelMatches(m, modelName) {

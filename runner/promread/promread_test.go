@@ -54,14 +54,14 @@ func TestParse(t *testing.T) {
 			page:  page,
 			model: "qwen",
 			want: Snapshot{Running: 64, Waiting: 2, HasRequests: true, GenerationTokens: 2e6, HasGenerationTokens: true,
-				Preemptions: 3, SpecDrafts: 100, SpecDraftTokens: 700, SpecAcceptedTokens: 350, HasSpecDecode: true,
+				Preemptions: 3, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
 				KVCacheTokens: 26589 * 16},
 		},
 		{
 			name: "no model filter sums every model",
 			page: page,
 			want: Snapshot{Running: 71, Waiting: 2, HasRequests: true, GenerationTokens: 2e6, HasGenerationTokens: true,
-				Preemptions: 3, SpecDrafts: 100, SpecDraftTokens: 700, SpecAcceptedTokens: 350, HasSpecDecode: true,
+				Preemptions: 3, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
 				KVCacheTokens: 26589 * 16},
 		},
 		{
