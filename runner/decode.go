@@ -54,16 +54,16 @@ func (r *run) decode(ctx context.Context, ref result.CellRef, body []byte) (resu
 // decodeOnce is the sustained decode of docs/method.md#decode: C streams restarted as they
 // finish; the steady-state gate; a fixed window; the metrics of the window.
 func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, body []byte) (result.DecodeCell, error) {
-	conc := ref.Concurrency
-	cell := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: conc}
+	concurrency := ref.Concurrency
+	cell := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: concurrency}
 	window := r.window()
 	cellCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ld := newLoad(r.client, r.genPath(), body, conc, firstTokenTimeout(ref.Context, conc), r.cfg.StreamIdleTimeout)
-	ld.start(cellCtx)
+	streams := newLoad(r.client, r.genPath(), body, concurrency, firstTokenTimeout(ref.Context, concurrency), r.cfg.StreamIdleTimeout)
+	streams.start(cellCtx)
 	stop := func() {
 		cancel()
-		if !ld.wait(streamsExitTimeout) {
+		if !streams.wait(streamsExitTimeout) {
 			r.warn(fmt.Sprintf("%s: streams did not close within %v", ref.Name(), streamsExitTimeout))
 		}
 	}
@@ -80,11 +80,11 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, body []byte) (
 	}
 	progress := func(stage result.Stage, elapsed time.Duration, tps float64) {
 		r.observer.Progress(Progress{Cell: ref, Stage: stage, Elapsed: elapsed, Window: window, TPS: tps,
-			Active: int(ld.decoding.Load()), CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
+			Active: int(streams.decoding.Load()), CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
 	}
 
 	// The steady-state gate (docs/method.md#steady-state-gate).
-	queued, reason, err := r.steadyState(ctx, ld, conc, ref, progress)
+	queued, reason, err := r.steadyState(ctx, streams, concurrency, ref, progress)
 	var sf streamFailure
 	switch {
 	case errors.As(err, &sf):
@@ -95,10 +95,10 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, body []byte) (
 	}
 
 	// The window (docs/method.md#window).
-	m0, t0, m0err := r.client.metrics(ctx)
-	windowStart := ld.now()
-	ld.windowStart.Store(windowStart)
-	winStart := time.Now()
+	before, beforeAt, beforeErr := r.client.metrics(ctx)
+	windowStart := streams.now()
+	streams.windowStart.Store(windowStart)
+	windowOpened := time.Now()
 	sawWaiting := false
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
@@ -111,8 +111,8 @@ measuring:
 		case <-ctx.Done():
 			stop()
 			return cell, context.Cause(ctx)
-		case <-ld.failed:
-			return fail(ld.failErr)
+		case <-streams.failed:
+			return fail(streams.failErr)
 		case <-endAt.C:
 			break measuring
 		case <-tick.C:
@@ -124,34 +124,34 @@ measuring:
 				sawWaiting = true
 			}
 			if time.Since(lastProgress) >= 500*time.Millisecond {
-				el := time.Since(winStart)
-				progress(result.StageMeasuring, el, float64(ld.windowTokens.Load())/el.Seconds())
+				el := time.Since(windowOpened)
+				progress(result.StageMeasuring, el, float64(streams.windowTokens.Load())/el.Seconds())
 				lastProgress = time.Now()
 			}
 		}
 	}
-	windowEnd := ld.now()
-	ld.windowEnd.Store(windowEnd)
-	m1, t1, m1err := r.client.metrics(ctx)
+	windowEnd := streams.now()
+	streams.windowEnd.Store(windowEnd)
+	after, afterAt, afterErr := r.client.metrics(ctx)
 	stop() // closing the connections aborts the requests (docs/method.md#window)
 	select {
-	case <-ld.failed:
+	case <-streams.failed:
 		// A stream failed as the window closed: the window is still complete.
 	default:
 	}
 
-	w := ld.stats()
-	cell.MeasuredS = round(w.measuredS, 3)
-	cell.OutputTokens = int64(w.tokens + 0.5)
-	cell.TotalTPS = round(w.tokens/w.measuredS, 1)
-	cell.PerRequestTPS = round(w.perRequestTPS, 1)
-	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = round(w.ttft[0], 1), round(w.ttft[1], 1), round(w.ttft[2], 1)
-	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = round(w.tbt[0], 3), round(w.tbt[1], 3), round(w.tbt[2], 3)
-	cell.ActiveAvg = round(w.activeAvg, 2)
-	cell.Completed = w.completed
-	cell.TokenSource = w.source
-	if m0err == nil && m1err == nil && m0.HasGenerationTokens && m1.HasGenerationTokens && t1.After(t0) {
-		v := round((m1.GenerationTokens-m0.GenerationTokens)/t1.Sub(t0).Seconds(), 1)
+	stats := streams.stats()
+	cell.MeasuredS = round(stats.measuredS, 3)
+	cell.OutputTokens = int64(stats.tokens + 0.5)
+	cell.TotalTPS = round(stats.tokens/stats.measuredS, 1)
+	cell.PerRequestTPS = round(stats.perRequestTPS, 1)
+	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = round(stats.ttft[0], 1), round(stats.ttft[1], 1), round(stats.ttft[2], 1)
+	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = round(stats.tbt[0], 3), round(stats.tbt[1], 3), round(stats.tbt[2], 3)
+	cell.ActiveAvg = round(stats.activeAvg, 2)
+	cell.Completed = stats.completed
+	cell.TokenSource = stats.source
+	if beforeErr == nil && afterErr == nil && before.HasGenerationTokens && after.HasGenerationTokens && afterAt.After(beforeAt) {
+		v := round((after.GenerationTokens-before.GenerationTokens)/afterAt.Sub(beforeAt).Seconds(), 1)
 		cell.ServerTotalTPS = &v
 		if cell.TotalTPS > 0 {
 			if d := (v - cell.TotalTPS) / cell.TotalTPS; d > 0.02 || d < -0.02 {
@@ -159,23 +159,23 @@ measuring:
 			}
 		}
 	}
-	if m0err == nil && m1err == nil && m0.HasSpeculative && m1.HasSpeculative {
-		drafts := m1.SpeculativeDrafts - m0.SpeculativeDrafts
-		draftTok := m1.SpeculativeDraftTokens - m0.SpeculativeDraftTokens
-		acc := m1.SpeculativeAcceptedTokens - m0.SpeculativeAcceptedTokens
-		if draftTok > 0 {
-			v := round(acc/draftTok, 4)
+	if beforeErr == nil && afterErr == nil && before.HasSpeculative && after.HasSpeculative {
+		drafts := after.SpeculativeDrafts - before.SpeculativeDrafts
+		draftTokens := after.SpeculativeDraftTokens - before.SpeculativeDraftTokens
+		accepted := after.SpeculativeAcceptedTokens - before.SpeculativeAcceptedTokens
+		if draftTokens > 0 {
+			v := round(accepted/draftTokens, 4)
 			cell.SpecAcceptRate = &v
 		}
 		if drafts > 0 {
-			v := round(1+acc/drafts, 3)
+			v := round(1+accepted/drafts, 3)
 			cell.SpecAcceptLen = &v
 		}
 	}
-	if m0err != nil || m1err != nil {
+	if beforeErr != nil || afterErr != nil {
 		cell.Warnings = append(cell.Warnings, "no /metrics around the window: server_total_tps not measured")
 	}
-	cell.Status, cell.Reason = windowStatus(queued, reason, sawWaiting, w.activeAvg, conc)
+	cell.Status, cell.Reason = windowStatus(queued, reason, sawWaiting, stats.activeAvg, concurrency)
 	return cell, nil
 }
 
@@ -184,9 +184,9 @@ measuring:
 // queued=true (and why) when the server holds a stable queue instead
 // (running < C with waiting > 0, all running streams decoding, held) or the
 // timeout passes. A stream failure returns its error.
-func (r *run) steadyState(ctx context.Context, ld *load, conc int, ref result.CellRef, progress func(result.Stage, time.Duration, float64)) (bool, string, error) {
+func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref result.CellRef, progress func(result.Stage, time.Duration, float64)) (bool, string, error) {
 	hold := r.cfg.SteadyHold
-	timeout := steadyBase + hold + time.Duration(float64(conc)*float64(ref.Context)/steadyPrefillRate*float64(time.Second))
+	timeout := steadyBase + hold + time.Duration(float64(concurrency)*float64(ref.Context)/steadyPrefillRate*float64(time.Second))
 	timeout = min(timeout, steadyMax)
 	start := time.Now()
 	deadline := start.Add(timeout)
@@ -199,8 +199,8 @@ func (r *run) steadyState(ctx context.Context, ld *load, conc int, ref result.Ce
 		select {
 		case <-ctx.Done():
 			return false, "", context.Cause(ctx)
-		case <-ld.failed:
-			return false, "", streamFailure{ld.failErr}
+		case <-streams.failed:
+			return false, "", streamFailure{streams.failErr}
 		case <-tick.C:
 		}
 		if err := r.procExited(); err != nil {
@@ -209,9 +209,9 @@ func (r *run) steadyState(ctx context.Context, ld *load, conc int, ref result.Ce
 		now := time.Now()
 		snap, _, merr := r.client.metrics(ctx)
 		haveGauges := merr == nil && snap.HasRequests
-		decoding := ld.decoding.Load()
-		clientOK := ld.started.Load() == int64(conc)
-		serverOK := !haveGauges || (snap.Running == float64(conc) && snap.Waiting == 0)
+		decoding := streams.decoding.Load()
+		clientOK := streams.started.Load() == int64(concurrency)
+		serverOK := !haveGauges || (snap.Running == float64(concurrency) && snap.Waiting == 0)
 		if clientOK && serverOK {
 			misses = 0
 			if heldSince.IsZero() {
@@ -234,13 +234,13 @@ func (r *run) steadyState(ctx context.Context, ld *load, conc int, ref result.Ce
 				queuedRunning, queuedSince = snap.Running, now
 			}
 			if now.Sub(queuedSince) >= hold {
-				return true, fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", snap.Running, conc, snap.Waiting), nil
+				return true, fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", snap.Running, concurrency, snap.Waiting), nil
 			}
 		} else {
 			queuedSince = time.Time{}
 		}
 		if now.After(deadline) {
-			msg := fmt.Sprintf("steady state not reached within %v (%d of %d streams decoding", timeout.Round(time.Second), decoding, conc)
+			msg := fmt.Sprintf("steady state not reached within %v (%d of %d streams decoding", timeout.Round(time.Second), decoding, concurrency)
 			if haveGauges {
 				msg += fmt.Sprintf("; server running %.0f, waiting %.0f", snap.Running, snap.Waiting)
 			}

@@ -3,8 +3,18 @@
 // cold prefill and sustained decode exactly as docs/method.md describes, and
 // writes results.json, cells.jsonl and server.log into the output folder as
 // it goes, so an interrupted or crashed run keeps every measured cell (and
-// can be resumed: Config.Resume). Events go to an Observer; the runner
-// never prints.
+// can be resumed: LoadResume, Config.Resume). Events go to an Observer; the
+// runner never prints.
+//
+// One file per job: runner.go orchestrates a run (the plan's steps, one
+// context each); server.go launches, readies and stops the server;
+// discovery.go learns version, GPUs, max_model_len and the KV capacity
+// (discoverKVCapacity); prompt.go builds every prompt and request body;
+// prefill.go and decode.go measure cells; load.go drives the streams of a
+// decode cell and accounts their chunks to the window; status.go decides a
+// decode cell's status; repeats.go combines repeated runs over the metric
+// table; persist.go writes results.json and cells.jsonl; resume.go continues
+// an interrupted run; client.go talks to the server's control endpoints.
 package runner
 
 import (
