@@ -80,7 +80,7 @@ func TestSimServesSeedLaunch(t *testing.T) {
 	}
 	_, metrics := simGet(t, base+"/metrics", "")
 	for _, name := range []string{"vllm:num_requests_running{", "vllm:num_requests_waiting{", "vllm:kv_cache_usage_perc{",
-		`vllm:cache_config_info{block_size="16",`, `num_gpu_blocks="1500000"`, "vllm:generation_tokens_total{engine=\"0\",model_name=\"qwen\"} 40",
+		`vllm:cache_config_info{block_size="16",`, `num_gpu_blocks="1500000"`, "vllm:generation_tokens_total{engine=\"0\",model_name=\"qwen\"} 40.0",
 		"vllm:spec_decode_num_drafts_total{", "vllm:time_to_first_token_seconds_bucket{", "vllm:inter_token_latency_seconds_count{"} {
 		if !strings.Contains(metrics, name) {
 			t.Errorf("/metrics lacks %s", name)

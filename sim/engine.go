@@ -20,19 +20,32 @@ const maxLag = 250 * time.Millisecond
 
 // engineParams are the settled numbers the step loop runs with.
 type engineParams struct {
-	model       model
-	numBlocks   int
-	runCap      int     // max requests running at once
-	prefixCache bool    // --enable-prefix-caching
-	specTokens  int     // num_speculative_tokens; 0 = no speculative decoding
-	acceptLen   float64 // mean tokens per step per sequence (1 without speculation)
-	stepScale   float64 // multiplies the profile's step time (speculation on/off vs the seed)
-	profAccept  float64 // tokens per step the profile was measured with
-	tbt         time.Duration
-	ttft        time.Duration
-	prefillTPS  float64
-	seed        uint64
+	model          model
+	numBlocks      int
+	runCap         int     // max requests running at once
+	prefixCache    bool    // --enable-prefix-caching
+	numSpeculative int     // num_speculative_tokens; 0 = no speculative decoding
+	acceptLen      float64 // mean tokens per step per sequence (1 without speculation)
+	stepScale      float64 // multiplies the profile's step time (speculation on/off vs the seed)
+	profAccept     float64 // tokens per step the profile was measured with
+	tbt            time.Duration
+	ttft           time.Duration
+	prefillTPS     float64
+	seed           uint64
+	index          int     // data-parallel rank (engine label, log prefix, seeds)
+	noise          float64 // --sim-noise: std dev of the log of the step-time factor
+	preempt        bool    // --sim-preempt: reserve KV as tokens come, preempt when it runs out
+	draftsOff      bool    // --sim-spec-off: speculation configured, never run
 }
+
+// noiseCorrelation is the correlation time of --sim-noise's jitter: the
+// step-time factor is exp(x − σ²/2) with x an Ornstein–Uhlenbeck process of
+// stationary standard deviation σ, advanced by each step's duration. Steps
+// a few milliseconds apart share most of their jitter, and windows seconds
+// apart differ by about σ, as a real GPU's clock and thermal drift do
+// (independent per-step noise would average out over a window's thousands
+// of steps and leave runs identical).
+const noiseCorrelation = 2 * time.Second
 
 // request is one generation request as the engine sees it. Prompts are
 // kept only as a hash and a length.
@@ -51,6 +64,9 @@ type request struct {
 	blocks    int
 	generated int
 	residual  float64 // speculative sampling: expected minus emitted tokens so far
+	resumed   bool    // preempted once: its re-prefill is not a first token
+
+	noSpeculative bool // its sampling parameters disable speculative decoding (vLLM's is_spec_decode_unsupported)
 
 	// Shared with the HTTP handler.
 	pending atomic.Int64  // tokens generated and not yet sent
@@ -66,8 +82,10 @@ func newRequest(promptTokens, maxTokens int, hash uint64) *request {
 // continuously batched set of running requests in (virtual) time that
 // tracks the wall clock.
 type engine struct {
-	p   engineParams
-	rng *rand.Rand
+	p        engineParams
+	rng      *rand.Rand
+	noiseRNG *rand.Rand
+	noiseX   float64 // the jitter process's state (see noiseCorrelation)
 
 	mu       sync.Mutex
 	incoming []*request
@@ -89,13 +107,19 @@ type engine struct {
 
 	snapMu sync.Mutex
 	snap   stats
+
+	// Published with the snapshot, read by the data-parallel load balancer.
+	nWaiting, nRunning atomic.Int64
 }
 
 func newEngine(p engineParams) *engine {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
+	seed := p.seed + uint64(p.index)*0x9e3779b97f4a7c15
+	noiseRNG := rand.New(rand.NewPCG(seed, 0x6e6f697365))
 	return &engine{
-		p: p, rng: rand.New(rand.NewPCG(p.seed, p.seed^0x9e3779b97f4a7c15)),
+		p: p, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		noiseRNG: noiseRNG, noiseX: p.noise * noiseRNG.NormFloat64(),
 		wake: make(chan struct{}, 1), stopped: make(chan struct{}),
 		cache: newPrefixCache(p.numBlocks * blockSize), timer: t,
 		st: stats{ttft: histogram{bounds: ttftBuckets}, itl: histogram{bounds: itlBuckets}},
@@ -116,6 +140,15 @@ func (e *engine) poke() {
 	case e.wake <- struct{}{}:
 	default:
 	}
+}
+
+// load is the data-parallel load balancer's score, as vLLM's
+// (DPLBAsyncMPClient.get_core_engine_for_request): 4 × waiting + running.
+func (e *engine) load() int64 {
+	e.mu.Lock()
+	in := int64(len(e.incoming))
+	e.mu.Unlock()
+	return 4*(in+e.nWaiting.Load()) + e.nRunning.Load()
 }
 
 // snapshot returns the counters as of the last step.
@@ -162,6 +195,9 @@ func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
 	e.intake()
 	e.admit()
 	e.firstTokens()
+	if e.p.preempt {
+		e.reserveStep()
+	}
 	e.batch = e.batch[:0]
 	for _, r := range e.running {
 		if r.decoding {
@@ -258,11 +294,16 @@ func dropAborted(rs []*request, free func(*request)) []*request {
 }
 
 // admit moves waiting requests to running, first come first served, while
-// a slot is free and their whole KV (prompt + max_tokens) fits.
+// a slot is free and their KV fits: the whole of it (prompt + max_tokens),
+// or with --sim-preempt only what they hold now (prompt + tokens generated
+// before a preemption), as vLLM's scheduler allocates.
 func (e *engine) admit() {
 	for len(e.waiting) > 0 && len(e.running) < e.p.runCap {
 		r := e.waiting[0]
-		need := (r.promptTokens + r.maxTokens + blockSize - 1) / blockSize
+		need := blocksFor(r.promptTokens + r.maxTokens)
+		if e.p.preempt {
+			need = blocksFor(r.promptTokens + r.generated)
+		}
 		if e.usedBlocks+need > e.p.numBlocks {
 			break
 		}
@@ -273,13 +314,22 @@ func (e *engine) admit() {
 		r.admitted = e.now
 		e.running = append(e.running, r)
 		e.st.prefixQueries += int64(r.promptTokens)
-		if e.p.prefixCache && e.cache.lookup(r.hash) {
-			r.warm = true
+		hit := e.p.prefixCache && e.cache.lookup(r.hash)
+		if hit {
 			e.st.prefixHits += int64((r.promptTokens - 1) / blockSize * blockSize)
+		}
+		prefill := r.promptTokens
+		switch {
+		case r.resumed && hit:
+			prefill = max(r.generated, 1) // recompute what the preemption dropped
+		case r.resumed:
+			prefill += r.generated
+		case hit:
+			r.warm = true
 			continue
 		}
 		start := max(e.now, e.prefillBusy)
-		r.firstAt = start + seconds(float64(r.promptTokens)/e.prefillRate(r.promptTokens))
+		r.firstAt = start + seconds(float64(prefill)/e.prefillRate(prefill))
 		e.prefillBusy = r.firstAt
 	}
 }
@@ -309,10 +359,12 @@ func (e *engine) firstTokens() {
 			continue
 		}
 		r.decoding = true
-		r.firstTok = e.now
-		e.cache.insert(r.hash, r.promptTokens)
-		e.st.promptTokens += int64(r.promptTokens)
-		e.st.ttft.observe((e.now - r.arrived).Seconds())
+		if !r.resumed {
+			r.firstTok = e.now
+			e.cache.insert(r.hash, r.promptTokens)
+			e.st.promptTokens += int64(r.promptTokens)
+			e.st.ttft.observe((e.now - r.arrived).Seconds())
+		}
 		if e.emit(r, 1) {
 			i--
 		}
@@ -333,14 +385,77 @@ func (e *engine) nextFirstToken() (time.Duration, bool) {
 // stepTime is the duration of one decode step for batch.
 func (e *engine) stepTime(batch []*request) time.Duration {
 	if e.p.tbt > 0 {
-		return time.Duration(float64(e.p.tbt) * e.p.acceptLen)
+		return e.jitter(time.Duration(float64(e.p.tbt) * e.p.acceptLen))
 	}
 	ctx := 0
 	for _, r := range batch {
 		ctx += r.promptTokens
 	}
 	rate := e.p.model.seqRate.at(float64(ctx)/float64(len(batch)), float64(len(batch)))
-	return seconds(e.p.profAccept / rate * e.p.stepScale)
+	return e.jitter(seconds(e.p.profAccept / rate * e.p.stepScale))
+}
+
+// jitter multiplies a step's duration by --sim-noise's log-normal factor
+// (mean 1; see noiseCorrelation).
+func (e *engine) jitter(step time.Duration) time.Duration {
+	sigma := e.p.noise
+	if sigma == 0 {
+		return step
+	}
+	a := math.Exp(-float64(step) / float64(noiseCorrelation))
+	e.noiseX = e.noiseX*a + sigma*math.Sqrt(1-a*a)*e.noiseRNG.NormFloat64()
+	return time.Duration(float64(step) * math.Exp(e.noiseX-sigma*sigma/2))
+}
+
+// blocksFor is the number of KV blocks tokens occupy.
+func blocksFor(tokens int) int { return (tokens + blockSize - 1) / blockSize }
+
+// reserveStep (--sim-preempt) grows every decoding request's KV to hold
+// the tokens this step may add (one, plus the drafts with speculative
+// decoding), oldest first. When the cache is full it preempts the most
+// recently admitted running request, as vLLM's scheduler does (recompute
+// mode: the request loses its KV, goes back to the front of the waiting
+// queue and re-prefills its prompt and the tokens generated so far).
+func (e *engine) reserveStep() {
+	ahead := 1
+	if e.p.numSpeculative > 0 && !e.p.draftsOff {
+		ahead += e.p.numSpeculative
+	}
+	for i := 0; i < len(e.running); i++ {
+		r := e.running[i]
+		if !r.decoding {
+			continue
+		}
+		need := blocksFor(r.promptTokens+r.generated+ahead) - r.blocks
+		for need > 0 && e.usedBlocks+need > e.p.numBlocks {
+			victim := e.running[len(e.running)-1]
+			e.preemptRequest(victim)
+			if victim == r {
+				break
+			}
+		}
+		if !r.decoding {
+			i-- // r itself was preempted and left the running list
+			continue
+		}
+		if need > 0 {
+			e.usedBlocks += need
+			r.blocks += need
+		}
+	}
+}
+
+// preemptRequest frees r's KV and puts it at the front of the waiting queue.
+func (e *engine) preemptRequest(r *request) {
+	e.usedBlocks -= r.blocks
+	r.blocks = 0
+	r.decoding, r.warm = false, false
+	r.resumed = r.generated > 0 // before its first token it is simply a new request again
+	e.removeRunning(r)
+	e.waiting = append(e.waiting, nil)
+	copy(e.waiting[1:], e.waiting)
+	e.waiting[0] = r
+	e.st.preemptions++
 }
 
 // decode ends one step: every sequence in batch gets its tokens.
@@ -372,38 +487,43 @@ func (e *engine) emit(r *request, n int) bool {
 	}
 	e.usedBlocks -= r.blocks
 	e.st.success++
+	e.removeRunning(r)
+	return true
+}
+
+// removeRunning takes r off the running list, keeping the order.
+func (e *engine) removeRunning(r *request) {
 	for i, x := range e.running {
 		if x == r {
 			last := len(e.running) - 1
 			copy(e.running[i:], e.running[i+1:])
 			e.running[last] = nil
 			e.running = e.running[:last]
-			break
+			return
 		}
 	}
-	return true
 }
 
 // sampleTokens draws how many tokens a sequence emits this step: without
 // speculation one; with it a random count in [1, k+1] whose running mean is
 // held at the acceptance length (error diffusion, so short windows see the
-// configured rate, not sampling noise). Spec-decode counters move as vLLM's.
+// configured rate, not sampling noise). Speculative-decoding counters move as vLLM's.
 func (e *engine) sampleTokens(r *request) int {
-	if e.p.specTokens == 0 {
+	if e.p.numSpeculative == 0 || e.p.draftsOff || r.noSpeculative {
 		return 1
 	}
-	k := e.p.specTokens
+	k := e.p.numSpeculative
 	x := e.p.acceptLen + r.residual + (e.rng.Float64()*2-1)*1.5
 	n := min(max(int(math.Round(x)), 1), k+1)
 	r.residual += e.p.acceptLen - float64(n)
 	// The last step of a request needs only what is left (vLLM drafts the
 	// same, and counts only the tokens it emits as accepted).
 	n = min(n, max(r.maxTokens-r.generated, 1))
-	e.st.specDrafts++
-	e.st.specDraftTokens += int64(k)
-	e.st.specAccepted += int64(n - 1)
-	for i := 0; i < n-1 && i < len(e.st.specPerPos); i++ {
-		e.st.specPerPos[i]++
+	e.st.drafts++
+	e.st.draftTokens += int64(k)
+	e.st.acceptedTokens += int64(n - 1)
+	for i := 0; i < n-1 && i < len(e.st.acceptedPerPos); i++ {
+		e.st.acceptedPerPos[i]++
 	}
 	return n
 }
@@ -420,6 +540,8 @@ func (e *engine) publish() {
 	e.st.running = len(e.running)
 	e.st.waiting = len(e.waiting)
 	e.st.usedBlocks = e.usedBlocks
+	e.nWaiting.Store(int64(len(e.waiting)))
+	e.nRunning.Store(int64(len(e.running)))
 	e.snapMu.Lock()
 	e.snap = e.st
 	e.snapMu.Unlock()

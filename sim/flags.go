@@ -21,14 +21,15 @@ type Config struct {
 	Port        int      // --port
 	APIKeys     []string // --api-key (repeatable), VLLM_API_KEY as fallback
 
-	MaxModelLen         int         // 0 = the profile's native length
-	MaxNumSeqs          int         // --max-num-seqs
-	MaxNumBatchedTokens int         // --max-num-batched-tokens
-	TensorParallel      int         // --tensor-parallel-size (-tp)
-	KVCacheDtype        string      // --kv-cache-dtype
-	GPUMemUtil          float64     // 0 = the profile's value
-	PrefixCaching       *bool       // nil = default (on)
-	Speculative         *SpecConfig // --speculative-config (-sc); nil = none
+	MaxModelLen         int                // 0 = the profile's native length
+	MaxNumSeqs          int                // --max-num-seqs
+	MaxNumBatchedTokens int                // --max-num-batched-tokens
+	TensorParallel      int                // --tensor-parallel-size (-tp)
+	DataParallel        int                // --data-parallel-size (-dp): engines, each with its own KV cache and running cap
+	KVCacheDtype        string             // --kv-cache-dtype
+	GPUMemUtil          float64            // 0 = the profile's value
+	PrefixCaching       *bool              // nil = default (on)
+	Speculative         *SpeculativeConfig // --speculative-config (-sc); nil = none
 
 	// Simulator flags (--sim-*).
 	Profile            string        // --sim-profile
@@ -47,13 +48,21 @@ type Config struct {
 	NoContinuousUsage  bool          // --sim-no-continuous-usage
 	OneTokenChunks     bool          // --sim-one-token-chunks
 	LogInterval        time.Duration // --sim-log-interval
+	Hybrid             bool          // --sim-hybrid: hybrid (linear-attention) KV layout
+	NoKVSizeLabel      bool          // --sim-no-kv-size-label: a build before vLLM PR #42206
+	FlatErrors         bool          // --sim-flat-errors: old flat mid-stream error shape
+	Preempt            bool          // --sim-preempt: admit without reserving KV, preempt when it runs out
+	SpeculativeOff     bool          // --sim-spec-off: speculative decoding configured but never runs
+	Noise              float64       // --sim-noise: multiplicative step-time jitter (std dev of its log)
+	RecordFile         string        // --sim-record: append one JSON line per generation request
+	DevMode            bool          // VLLM_SERVER_DEV_MODE set to a non-zero integer: dev routes exist
 	Ignored            []string      // vLLM flags accepted but not modelled
 	NonDefault         []string      // modelled flags that were set, for the args log line
 	speculativeDotKeys map[string]string
 }
 
-// SpecConfig is the part of --speculative-config the simulator models.
-type SpecConfig struct {
+// SpeculativeConfig is the part of --speculative-config the simulator models.
+type SpeculativeConfig struct {
 	Method               string  `json:"method"`
 	Model                string  `json:"model"`
 	NumSpeculativeTokens int     `json:"num_speculative_tokens"`
@@ -174,7 +183,7 @@ func modelledFlags(c *Config) map[string]setter {
 			return nil
 		}},
 		"speculative-config": {kindValue, func(c *Config, v string) error {
-			var s SpecConfig
+			var s SpeculativeConfig
 			dec := json.NewDecoder(strings.NewReader(v))
 			if err := dec.Decode(&s); err != nil {
 				return fmt.Errorf("want a JSON object like '{\"method\":\"dflash\",\"num_speculative_tokens\":7}': %v", err)
@@ -233,11 +242,26 @@ func modelledFlags(c *Config) map[string]setter {
 		"sim-no-continuous-usage":   flag(&c.NoContinuousUsage),
 		"sim-one-token-chunks":      flag(&c.OneTokenChunks),
 		"sim-log-interval":          dur(&c.LogInterval),
+		"sim-hybrid":                flag(&c.Hybrid),
+		"sim-no-kv-size-label":      flag(&c.NoKVSizeLabel),
+		"sim-flat-errors":           flag(&c.FlatErrors),
+		"sim-preempt":               flag(&c.Preempt),
+		"sim-spec-off":              flag(&c.SpeculativeOff),
+		"sim-noise": {kindValue, func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1 {
+				return fmt.Errorf("want a relative jitter in [0, 1] such as 0.03, got %q", v)
+			}
+			c.Noise = f
+			return nil
+		}},
+		"sim-record":         {kindValue, func(c *Config, v string) error { c.RecordFile = v; return nil }},
+		"data-parallel-size": {kindValue, parseIntFlag(&c.DataParallel, 1)},
 	}
 }
 
 // shortAliases maps vLLM's short flags to their long names.
-var shortAliases = map[string]string{"-tp": "tensor-parallel-size", "-sc": "speculative-config"}
+var shortAliases = map[string]string{"-tp": "tensor-parallel-size", "-dp": "data-parallel-size", "-sc": "speculative-config"}
 
 // parseServe parses the arguments after `slogate sim serve` the way vLLM's
 // argparse does: --flag value, --flag=value, underscores or dashes, the
@@ -245,7 +269,7 @@ var shortAliases = map[string]string{"-tp": "tensor-parallel-size", "-sc": "spec
 // accepted and remembered in Ignored.
 func parseServe(args []string) (*Config, error) {
 	c := &Config{
-		Host: "0.0.0.0", Port: 8000, TensorParallel: 1, KVCacheDtype: "auto",
+		Host: "0.0.0.0", Port: 8000, TensorParallel: 1, DataParallel: 1, KVCacheDtype: "auto",
 		MaxNumBatchedTokens: 8192, Seed: 1, LogInterval: 10 * time.Second,
 		speculativeDotKeys: map[string]string{},
 	}
@@ -328,6 +352,10 @@ func parseServe(args []string) (*Config, error) {
 	if len(c.ServedNames) == 0 {
 		c.ServedNames = []string{c.Model}
 	}
+	// vLLM reads bool(int(VLLM_SERVER_DEV_MODE)).
+	if n, err := strconv.Atoi(os.Getenv("VLLM_SERVER_DEV_MODE")); err == nil && n != 0 {
+		c.DevMode = true
+	}
 	if len(c.APIKeys) == 0 {
 		if k := os.Getenv("VLLM_API_KEY"); k != "" {
 			c.APIKeys = []string{k}
@@ -335,7 +363,7 @@ func parseServe(args []string) (*Config, error) {
 	}
 	if len(c.speculativeDotKeys) > 0 {
 		if c.Speculative == nil {
-			c.Speculative = &SpecConfig{}
+			c.Speculative = &SpeculativeConfig{}
 		}
 		if err := applyDotKeys(c.Speculative, c.speculativeDotKeys); err != nil {
 			return nil, err
@@ -357,7 +385,7 @@ func parseServe(args []string) (*Config, error) {
 }
 
 // applyDotKeys merges --speculative-config.KEY VALUE flags into s.
-func applyDotKeys(s *SpecConfig, keys map[string]string) error {
+func applyDotKeys(s *SpeculativeConfig, keys map[string]string) error {
 	raw, _ := json.Marshal(s)
 	m := map[string]any{}
 	json.Unmarshal(raw, &m)

@@ -14,18 +14,18 @@ import (
 
 func TestParseSeedLaunchCommands(t *testing.T) {
 	tests := []struct {
-		name        string
-		served      []string
-		maxLen, tp  int
-		dtype       string
-		maxSeqs     int
-		specTokens  int
-		wantIgnored []string
+		name           string
+		served         []string
+		maxLen, tp     int
+		dtype          string
+		maxSeqs        int
+		numSpeculative int
+		wantIgnored    []string
 	}{
 		{"qwen", []string{"qwen"}, 262144, 1, "auto", 0, 7, []string{"--trust-remote-code", "--reasoning-parser qwen3",
 			"--enable-auto-tool-choice", "--tool-call-parser qwen3_coder", "--attention-backend flash_attn"}},
 		{"glm", []string{"nvidia/GLM-5.3-Flash-NVFP4"}, 1048576, 2, "fp8", 32, 7, []string{"--reasoning-parser glm45",
-			"--enable-auto-tool-choice", "--tool-call-parser glm47", "--data-parallel-size 1", "--enable-expert-parallel",
+			"--enable-auto-tool-choice", "--tool-call-parser glm47", "--enable-expert-parallel",
 			"--enable-ep-weight-filter", `--model-loader-extra-config {"enable_multithread_load":true,"num_threads":128}`,
 			"--enable-chunked-prefill", "--attention-backend FLASHINFER_MLA_SPARSE_SM90", "--linear-backend humming", "--moe-backend humming"}},
 		{"ling", []string{"ling"}, 262144, 2, "auto", 0, 0, []string{"--trust-remote-code", "--reasoning-parser ling3",
@@ -42,7 +42,7 @@ func TestParseSeedLaunchCommands(t *testing.T) {
 				spec = c.Speculative.NumSpeculativeTokens
 			}
 			got := []any{c.ServedNames, c.MaxModelLen, c.TensorParallel, c.KVCacheDtype, c.MaxNumSeqs, spec, c.Ignored, c.APIKeys}
-			want := []any{tt.served, tt.maxLen, tt.tp, tt.dtype, tt.maxSeqs, tt.specTokens, tt.wantIgnored, []string{"k"}}
+			want := []any{tt.served, tt.maxLen, tt.tp, tt.dtype, tt.maxSeqs, tt.numSpeculative, tt.wantIgnored, []string{"k"}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -207,14 +207,6 @@ func TestMainUsage(t *testing.T) {
 	out.Reset()
 	if err := Main(context.Background(), &out, &out, []string{"serve", "--help"}); err != nil || !strings.Contains(out.String(), "--sim-tbt") {
 		t.Errorf("help: %v %q", err, out.String())
-	}
-}
-
-func TestCommas(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 425424: "425,424", 24000000: "24,000,000", -1234: "-1,234"} {
-		if got := commas(n); got != want {
-			t.Errorf("commas(%d) = %q, want %q", n, got, want)
-		}
 	}
 }
 

@@ -22,7 +22,7 @@ func TestMemoryFlatLongPrompts(t *testing.T) {
 	u, _ := url.Parse(ts.URL)
 	p := make([]int, 257024)
 	for i := range p {
-		p[i] = 1000 + i
+		p[i] = 1000 + i%60000 // inside the vocabulary
 	}
 	body, _ := json.Marshal(map[string]any{"prompt": p, "max_tokens": 4096, "stream": true})
 	p = nil
@@ -45,7 +45,7 @@ func TestMemoryFlatLongPrompts(t *testing.T) {
 	}
 	// 24,000,000 KV tokens hold 91 requests of 257,024 + 4,096 tokens; 37 wait.
 	deadline := time.Now().Add(30 * time.Second)
-	for s := ts.srv.eng.snapshot(); s.running+s.waiting < 128 || s.running != 91; s = ts.srv.eng.snapshot() {
+	for s := ts.srv.engs[0].snapshot(); s.running+s.waiting < 128 || s.running != 91; s = ts.srv.engs[0].snapshot() {
 		if time.Now().After(deadline) {
 			t.Fatalf("running %d waiting %d after 30s, want 91 and 37", s.running, s.waiting)
 		}

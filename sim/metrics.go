@@ -40,85 +40,114 @@ type stats struct {
 	promptTokens, generationTokens int64
 	prefixQueries, prefixHits      int64
 	success, aborted, steps        int64
-	specDrafts, specDraftTokens    int64
-	specAccepted                   int64
-	specPerPos                     [16]int64
+	preemptions                    int64
+	drafts, draftTokens            int64
+	acceptedTokens                 int64
+	acceptedPerPos                 [16]int64
 	ttft, itl                      histogram
 }
 
 // metricsInfo is the static part of /metrics.
 type metricsInfo struct {
-	modelName     string
-	numBlocks     int
-	cacheDtype    string
-	prefixCaching bool
-	specTokens    int
-	gpuUtil       float64
+	modelName      string
+	numBlocks      int     // per engine, in the simulator's 16-token blocks (for kv_cache_usage_perc)
+	cacheConfig    []label // vllm:cache_config_info's labels in vLLM's order, without engine
+	numSpeculative int
 }
 
-// writeMetrics renders s in the Prometheus text format with vLLM's names
-// and labels. It is written by hand, not with client_golang: the names and
-// the label set must match vLLM's exactly and the set is small and fixed.
-func writeMetrics(b *bytes.Buffer, info metricsInfo, s stats) {
-	labels := `engine="0",model_name="` + info.modelName + `"`
-	gauge := func(name, help string, v float64) {
-		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %s\n", name, help, name, name, labels, fmtFloat(v))
+// label is one Prometheus label.
+type label struct{ name, value string }
+
+// writeMetrics renders one stats snapshot per data-parallel engine in the
+// Prometheus text format with vLLM's names and labels: every series but
+// vllm:cache_config_info carries model_name and engine (the rank, "0"…).
+// It is written by hand, not with client_golang: the names and the label
+// sets must match vLLM's exactly and the set is small and fixed.
+func writeMetrics(b *bytes.Buffer, info metricsInfo, snaps []stats) {
+	labels := make([]string, len(snaps))
+	for i := range snaps {
+		labels[i] = `engine="` + strconv.Itoa(i) + `",model_name="` + info.modelName + `"`
 	}
-	counter := func(name, help string, v int64) {
-		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s counter\n%s{%s} %d\n", name, help, name, name, labels, v)
+	gauge := func(name, help string, v func(s *stats) float64) {
+		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+		for i := range snaps {
+			fmt.Fprintf(b, "%s{%s} %s\n", name, labels[i], fmtFloat(v(&snaps[i])))
+		}
 	}
-	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(s.running))
-	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", float64(s.waiting))
+	counter := func(name, help string, v func(s *stats) int64) {
+		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name)
+		for i := range snaps {
+			fmt.Fprintf(b, "%s{%s} %s\n", name, labels[i], fmtFloat(float64(v(&snaps[i]))))
+		}
+	}
+	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", func(s *stats) float64 { return float64(s.running) })
+	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", func(s *stats) float64 { return float64(s.waiting) })
 	fmt.Fprintf(b, "# HELP vllm:num_requests_waiting_by_reason Number of requests waiting, by reason.\n# TYPE vllm:num_requests_waiting_by_reason gauge\n")
-	fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"capacity\"} %s\n", labels, fmtFloat(float64(s.waiting)))
-	fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"deferred\"} 0.0\n", labels)
-	usage := 0.0
-	if info.numBlocks > 0 {
-		usage = float64(s.usedBlocks) / float64(info.numBlocks)
+	for i := range snaps {
+		fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"capacity\"} %s\n", labels[i], fmtFloat(float64(snaps[i].waiting)))
+		fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"deferred\"} 0.0\n", labels[i])
 	}
-	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", usage)
+	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", func(s *stats) float64 {
+		if info.numBlocks == 0 {
+			return 0
+		}
+		return float64(s.usedBlocks) / float64(info.numBlocks)
+	})
+	// One series per engine, no model_name (vLLM's log_metrics_info).
 	fmt.Fprintf(b, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
-	fmt.Fprintf(b, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"%s\",enable_prefix_caching=\"%s\",engine=\"0\",gpu_memory_utilization=\"%s\",model_name=%q,num_gpu_blocks=\"%d\"} 1.0\n",
-		blockSize, info.cacheDtype, pyBool(info.prefixCaching), fmtFloat(info.gpuUtil), info.modelName, info.numBlocks)
-	counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", 0)
-	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", s.promptTokens)
-	counter("vllm:generation_tokens_total", "Number of generation tokens processed.", s.generationTokens)
-	counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", s.prefixQueries)
-	counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", s.prefixHits)
+	for i := range snaps {
+		b.WriteString("vllm:cache_config_info{")
+		for _, l := range info.cacheConfig {
+			fmt.Fprintf(b, "%s=%q,", l.name, l.value)
+		}
+		fmt.Fprintf(b, "engine=\"%d\"} 1.0\n", i)
+	}
+	counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", func(s *stats) int64 { return s.preemptions })
+	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", func(s *stats) int64 { return s.promptTokens })
+	counter("vllm:generation_tokens_total", "Number of generation tokens processed.", func(s *stats) int64 { return s.generationTokens })
+	counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", func(s *stats) int64 { return s.prefixQueries })
+	counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", func(s *stats) int64 { return s.prefixHits })
 	fmt.Fprintf(b, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
-	for _, reason := range []string{"abort", "length", "stop"} {
-		v := int64(0)
-		switch reason {
-		case "abort":
-			v = s.aborted
-		case "length":
-			v = s.success
+	for i := range snaps {
+		for _, reason := range []string{"abort", "length", "stop"} {
+			v := int64(0)
+			switch reason {
+			case "abort":
+				v = snaps[i].aborted
+			case "length":
+				v = snaps[i].success
+			}
+			fmt.Fprintf(b, "vllm:request_success_total{%s,finished_reason=%q} %s\n", labels[i], reason, fmtFloat(float64(v)))
 		}
-		fmt.Fprintf(b, "vllm:request_success_total{%s,finished_reason=%q} %d\n", labels, reason, v)
 	}
-	if info.specTokens > 0 {
-		counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.", s.specDrafts)
-		counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", s.specDraftTokens)
-		counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", s.specAccepted)
+	if info.numSpeculative > 0 {
+		counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.", func(s *stats) int64 { return s.drafts })
+		counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", func(s *stats) int64 { return s.draftTokens })
+		counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", func(s *stats) int64 { return s.acceptedTokens })
 		fmt.Fprintf(b, "# HELP vllm:spec_decode_num_accepted_tokens_per_pos_total Accepted tokens per draft position.\n# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter\n")
-		for i := 0; i < info.specTokens && i < len(s.specPerPos); i++ {
-			fmt.Fprintf(b, "vllm:spec_decode_num_accepted_tokens_per_pos_total{%s,position=\"%d\"} %d\n", labels, i, s.specPerPos[i])
+		for e := range snaps {
+			for i := 0; i < info.numSpeculative && i < len(snaps[e].acceptedPerPos); i++ {
+				fmt.Fprintf(b, "vllm:spec_decode_num_accepted_tokens_per_pos_total{%s,position=\"%d\"} %s\n", labels[e], i, fmtFloat(float64(snaps[e].acceptedPerPos[i])))
+			}
 		}
 	}
-	writeHistogram(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels, s.ttft, ttftBuckets)
-	writeHistogram(b, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", labels, s.itl, itlBuckets)
+	writeHistogram(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels, snaps, func(s *stats) *histogram { return &s.ttft }, ttftBuckets)
+	writeHistogram(b, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", labels, snaps, func(s *stats) *histogram { return &s.itl }, itlBuckets)
 }
 
-func writeHistogram(b *bytes.Buffer, name, help, labels string, h histogram, bounds []float64) {
+func writeHistogram(b *bytes.Buffer, name, help string, labels []string, snaps []stats, get func(*stats) *histogram, bounds []float64) {
 	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
-	var cum uint64
-	for i, le := range bounds {
-		cum += h.counts[i]
-		fmt.Fprintf(b, "%s_bucket{%s,le=\"%s\"} %d\n", name, labels, fmtFloat(le), cum)
+	for i := range snaps {
+		h := get(&snaps[i])
+		var cum uint64
+		for j, le := range bounds {
+			cum += h.counts[j]
+			fmt.Fprintf(b, "%s_bucket{%s,le=\"%s\"} %s\n", name, labels[i], fmtFloat(le), fmtFloat(float64(cum)))
+		}
+		cum += h.counts[len(bounds)]
+		fmt.Fprintf(b, "%s_bucket{%s,le=\"+Inf\"} %s\n", name, labels[i], fmtFloat(float64(cum)))
+		fmt.Fprintf(b, "%s_count{%s} %s\n%s_sum{%s} %s\n", name, labels[i], fmtFloat(float64(h.count)), name, labels[i], fmtFloat(h.sum))
 	}
-	cum += h.counts[len(bounds)]
-	fmt.Fprintf(b, "%s_bucket{%s,le=\"+Inf\"} %d\n", name, labels, cum)
-	fmt.Fprintf(b, "%s_count{%s} %d\n%s_sum{%s} %s\n", name, labels, h.count, name, labels, fmtFloat(h.sum))
 }
 
 // fmtFloat formats like Python's repr for floats (1.0, 0.25).

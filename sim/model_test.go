@@ -272,7 +272,7 @@ func TestSpeculativeSampling(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEngine(engineParams{specTokens: tt.k, acceptLen: tt.accept, seed: 3, numBlocks: 1})
+			e := newEngine(engineParams{numSpeculative: tt.k, acceptLen: tt.accept, seed: 3, numBlocks: 1})
 			r := newRequest(1, 1<<30, 0)
 			const steps = 10000
 			total, seen := 0, map[int]bool{}
@@ -290,7 +290,7 @@ func TestSpeculativeSampling(t *testing.T) {
 			if tt.accept < float64(tt.k+1) && len(seen) < 2 {
 				t.Errorf("no randomness: only %v", seen)
 			}
-			if got := 1 + float64(e.st.specAccepted)/float64(e.st.specDrafts); math.Abs(got-tt.accept) > 0.01 {
+			if got := 1 + float64(e.st.acceptedTokens)/float64(e.st.drafts); math.Abs(got-tt.accept) > 0.01 {
 				t.Errorf("counters give acceptance length %.3f, want %.2f", got, tt.accept)
 			}
 		})

@@ -20,27 +20,27 @@ var profileFS embed.FS
 // transcribed by internal/genprofiles, plus the few properties a report does
 // not show, chosen by hand and explained in Notes.
 type Profile struct {
-	Name     string         `json:"name"`
-	Source   string         `json:"source"`  // seed report the numbers come from
-	Match    []string       `json:"match"`   // lower-case substrings of a model or served name that select this profile
-	Version  string         `json:"version"` // vLLM version of the seed
-	MaxModel int            `json:"max_model_len"`
-	KVTokens int            `json:"kv_cache_tokens"` // KV capacity at the seed's settings
-	KVBounds [2]int         `json:"kv_cache_tokens_bounds"`
-	KVDtype  string         `json:"kv_cache_dtype"`
-	TP       int            `json:"tensor_parallel_size"`
-	GPUUtil  float64        `json:"gpu_memory_utilization"`
-	Weights  float64        `json:"weights_fraction"` // GPU memory fraction taken by weights and activations
-	MaxSeqs  int            `json:"max_num_seqs"`     // the seed's --max-num-seqs or vLLM's default; informative, the flag decides
-	RunCap   int            `json:"running_cap"`      // observed ceiling on running requests; 0 = none
-	Spec     *Spec          `json:"speculative,omitempty"`
-	Notes    []string       `json:"notes"`
-	Prefill  []PrefillPoint `json:"prefill"`
-	Decode   []DecodePoint  `json:"decode"`
+	Name        string         `json:"name"`
+	Source      string         `json:"source"`  // seed report the numbers come from
+	Match       []string       `json:"match"`   // lower-case substrings of a model or served name that select this profile
+	Version     string         `json:"version"` // vLLM version of the seed
+	MaxModel    int            `json:"max_model_len"`
+	KVTokens    int            `json:"kv_cache_tokens"` // KV capacity at the seed's settings
+	KVBounds    [2]int         `json:"kv_cache_tokens_bounds"`
+	KVDtype     string         `json:"kv_cache_dtype"`
+	TP          int            `json:"tensor_parallel_size"`
+	GPUUtil     float64        `json:"gpu_memory_utilization"`
+	Weights     float64        `json:"weights_fraction"` // GPU memory fraction taken by weights and activations
+	MaxSeqs     int            `json:"max_num_seqs"`     // the seed's --max-num-seqs or vLLM's default; informative, the flag decides
+	RunCap      int            `json:"running_cap"`      // observed ceiling on running requests; 0 = none
+	Speculative *Speculative   `json:"speculative,omitempty"`
+	Notes       []string       `json:"notes"`
+	Prefill     []PrefillPoint `json:"prefill"`
+	Decode      []DecodePoint  `json:"decode"`
 }
 
-// Spec is the speculative decoding the seed ran with.
-type Spec struct {
+// Speculative is the speculative decoding the seed ran with.
+type Speculative struct {
 	Method        string  `json:"method"`
 	NumTokens     int     `json:"num_speculative_tokens"`
 	AcceptLen     float64 `json:"acceptance_length"` // mean tokens per step per sequence (assumed; seeds do not report it)

@@ -2,46 +2,131 @@ package sim
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"hash"
+	"math"
 	"strconv"
 	"strings"
 )
 
 // The simulator's tokenizer is deliberately trivial and reversible: every
-// two bytes of text are one token (ID 256 + the 16-bit pair), a trailing
-// odd byte is its byte value. IDs stay below 65,792, inside every real
-// vocabulary, and /detokenize inverts /tokenize exactly.
-const pairBase = 256
+// two bytes of ordinary text are one token (ID 256 + the 16-bit pair), a
+// trailing odd byte is its byte value, so ordinary tokens are the IDs
+// [0, ordinaryVocab). The chat template's special tokens are single tokens
+// with Qwen's IDs (specialTokens), far above that range, as real
+// vocabularies keep their special tokens apart. Text is split at special
+// token strings first (as Hugging Face tokenizers do), each piece between
+// them paired from its start. /detokenize inverts /tokenize exactly.
+//
+// vLLM exposes no vocabulary size over HTTP, so a client learns the
+// ordinary range from /tokenize of text; IDs up to vocabSize-1 are accepted
+// in prompts, larger ones are out of vocabulary (HTTP 400, as vLLM).
+const (
+	pairBase      = 256
+	ordinaryVocab = pairBase + 1<<16 // 65,792: ordinary tokens are [0, ordinaryVocab)
+	vocabSize     = 151936           // Qwen3's embedding size: prompt IDs must be below it
+)
+
+// specialTokens are the chat template's special tokens with Qwen's IDs.
+var specialTokens = []struct {
+	text string
+	id   int
+}{
+	{"<|endoftext|>", 151643},
+	{"<|im_start|>", 151644},
+	{"<|im_end|>", 151645},
+	{"<think>", 151667},
+	{"</think>", 151668},
+}
+
+// specialAt reports the special token text starts with, if any.
+func specialAt(text string) (id, n int) {
+	if len(text) < 7 || text[0] != '<' {
+		return 0, 0
+	}
+	for _, sp := range specialTokens {
+		if len(text) >= len(sp.text) && text[:len(sp.text)] == sp.text {
+			return sp.id, len(sp.text)
+		}
+	}
+	return 0, 0
+}
+
+// eachToken calls fn with every token ID of text, in order.
+func eachToken(text string, fn func(id int)) {
+	start := 0 // first byte of the current ordinary piece
+	flush := func(end int) {
+		for i := start; i < end; i += 2 {
+			if i+1 < end {
+				fn(pairBase + int(text[i])<<8 | int(text[i+1]))
+			} else {
+				fn(int(text[i]))
+			}
+		}
+	}
+	for i := 0; i < len(text); {
+		if text[i] == '<' {
+			if id, n := specialAt(text[i:]); n > 0 {
+				flush(i)
+				fn(id)
+				i += n
+				start = i
+				continue
+			}
+		}
+		i++
+	}
+	flush(len(text))
+}
 
 // tokenize returns the token IDs of text.
 func tokenize(text string) []int {
 	ids := make([]int, 0, (len(text)+1)/2)
-	for i := 0; i < len(text); i += 2 {
-		if i+1 < len(text) {
-			ids = append(ids, pairBase+int(text[i])<<8|int(text[i+1]))
-		} else {
-			ids = append(ids, int(text[i]))
-		}
-	}
+	eachToken(text, func(id int) { ids = append(ids, id) })
 	return ids
 }
 
+// textTokens is text's token count and the hash of its token IDs (the same
+// hash a completions prompt of those IDs gets, so the prefix cache treats
+// a chat prompt and its token IDs alike).
+func textTokens(text string) (n int, hash uint64) {
+	hash = fnvOffset
+	eachToken(text, func(id int) {
+		n++
+		hash = (hash ^ uint64(id)) * fnvPrime
+	})
+	return n, hash
+}
+
 // countTokens is len(tokenize(text)) without building the slice.
-func countTokens(text string) int { return (len(text) + 1) / 2 }
+func countTokens(text string) int {
+	n, _ := textTokens(text)
+	return n
+}
 
 // detokenize inverts tokenize; IDs it never produces render as "<id>".
 func detokenize(ids []int) string {
 	var b strings.Builder
+outer:
 	for _, id := range ids {
 		switch {
 		case id >= 0 && id < pairBase:
 			b.WriteByte(byte(id))
-		case id >= pairBase && id < pairBase+1<<16:
+		case id >= pairBase && id < ordinaryVocab:
 			v := id - pairBase
 			b.WriteByte(byte(v >> 8))
 			b.WriteByte(byte(v))
 		default:
+			for _, sp := range specialTokens {
+				if sp.id == id {
+					b.WriteString(sp.text)
+					continue outer
+				}
+			}
 			b.WriteString("<" + strconv.Itoa(id) + ">")
 		}
 	}
@@ -70,7 +155,9 @@ func hashString(h uint64, s string) uint64 {
 type promptField struct {
 	tokens int
 	hash   uint64
+	maxID  uint64 // largest token ID given (0 for text)
 	set    bool
+	digest *promptDigest // when set before decoding: fed every token ID (--sim-record)
 }
 
 var errBatchedPrompt = errors.New("the simulator serves one prompt per request; send a list of token IDs or a string")
@@ -88,7 +175,10 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		p.tokens, p.hash = countTokens(s), hashString(fnvOffset, s)
+		p.tokens, p.hash = textTokens(s)
+		if p.digest != nil {
+			eachToken(s, p.digest.add)
+		}
 		return nil
 	}
 	if b[0] != '[' {
@@ -106,29 +196,64 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 		return p.UnmarshalJSON(list[0])
 	}
 	// A flat list of token IDs: hash the integers as they are scanned.
-	h, n, v, inNum := uint64(fnvOffset), 0, uint64(0), false
+	h, n, v, inNum, maxID := uint64(fnvOffset), 0, uint64(0), false, uint64(0)
+	end := func() {
+		h = (h ^ v) * fnvPrime
+		n++
+		maxID = max(maxID, v)
+		if p.digest != nil {
+			p.digest.add(int(v))
+		}
+		v, inNum = 0, false
+	}
 	for _, c := range inner {
 		switch {
 		case c >= '0' && c <= '9':
 			v = v*10 + uint64(c-'0')
 			inNum = true
+			if v > math.MaxInt32 {
+				return errors.New("prompt token IDs must be 32-bit integers")
+			}
 		case c == ',' || c == ' ' || c == '\n' || c == '\t' || c == '\r':
 			if inNum {
-				h = (h ^ v) * fnvPrime
-				n++
-				v, inNum = 0, false
+				end()
 			}
 		default:
 			return errors.New("prompt token IDs must be non-negative integers")
 		}
 	}
 	if inNum {
-		h = (h ^ v) * fnvPrime
-		n++
+		end()
 	}
-	p.tokens, p.hash = n, h
+	p.tokens, p.hash, p.maxID = n, h, maxID
 	return nil
 }
+
+// promptDigest is what --sim-record keeps of a prompt: its first
+// recordHead token IDs and a SHA-256 over all of them, each ID as 4 bytes
+// little-endian (uint32), in order.
+type promptDigest struct {
+	head []int
+	sum  hash.Hash
+	buf  [4]byte
+}
+
+// recordHead is how many leading prompt token IDs --sim-record keeps.
+const recordHead = 64
+
+func newPromptDigest() *promptDigest {
+	return &promptDigest{head: make([]int, 0, recordHead), sum: sha256.New()}
+}
+
+func (d *promptDigest) add(id int) {
+	if len(d.head) < recordHead {
+		d.head = append(d.head, id)
+	}
+	binary.LittleEndian.PutUint32(d.buf[:], uint32(id))
+	d.sum.Write(d.buf[:])
+}
+
+func (d *promptDigest) hex() string { return hex.EncodeToString(d.sum.Sum(nil)) }
 
 // chatMessage is one chat message; content is a string or a list of parts.
 type chatMessage struct {
@@ -153,15 +278,28 @@ func (m chatMessage) text() string {
 	return b.String()
 }
 
-// chatTemplate renders messages the way a ChatML template does; its token
-// count is the chat prompt's length.
-func chatTemplate(msgs []chatMessage, addGenerationPrompt bool) string {
+// chatTemplate renders messages with a Qwen3-style ChatML template, the
+// simulator's only one; the rendered text's tokens are the chat prompt:
+//
+//	<|im_start|>{role}\n{content}<|im_end|>\n        for every message
+//	<|im_start|>assistant\n                          if add_generation_prompt
+//	<think>\n\n</think>\n\n                           then, if chat_template_kwargs
+//	                                                 has "enable_thinking": false
+//
+// The special tokens (<|im_start|>, <|im_end|>, <think>, </think>) are one
+// token each with Qwen's IDs; the text between them is ordinary tokens. So
+// /tokenize with messages, /v1/chat/completions' prompt_tokens and
+// /v1/completions given /tokenize's IDs all count the same tokens.
+func chatTemplate(msgs []chatMessage, addGenerationPrompt bool, kwargs map[string]json.RawMessage) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		b.WriteString("<|im_start|>" + m.Role + "\n" + m.text() + "<|im_end|>\n")
 	}
 	if addGenerationPrompt {
 		b.WriteString("<|im_start|>assistant\n")
+		if raw, ok := kwargs["enable_thinking"]; ok && bytes.Equal(bytes.TrimSpace(raw), []byte("false")) {
+			b.WriteString("<think>\n\n</think>\n\n")
+		}
 	}
 	return b.String()
 }

@@ -17,7 +17,8 @@ import (
 // server is the HTTP side: vLLM's OpenAI-compatible routes over an engine.
 type server struct {
 	cfg      *Config
-	eng      *engine
+	engs     []*engine // one per data-parallel rank
+	record   *recorder // --sim-record; nil = off
 	maxLen   int
 	version  string
 	info     metricsInfo
@@ -40,10 +41,16 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /tokenize", s.tokenize)
 	mux.HandleFunc("POST /detokenize", s.detokenize)
 	mux.HandleFunc("GET /metrics", s.metrics)
-	mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) {
-		s.eng.resetPrefixCache()
-		w.WriteHeader(200)
-	})
+	// vLLM registers its development routes only with VLLM_SERVER_DEV_MODE=1;
+	// without it the path is unknown (404).
+	if s.cfg.DevMode {
+		mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) {
+			for _, e := range s.engs {
+				e.resetPrefixCache()
+			}
+			w.WriteHeader(200)
+		})
+	}
 	return s.auth(mux)
 }
 
@@ -126,15 +133,72 @@ type genRequest struct {
 	Messages            []chatMessage `json:"messages"`
 	MaxTokens           *int          `json:"max_tokens"`
 	MaxCompletionTokens *int          `json:"max_completion_tokens"`
-	MinTokens           int           `json:"min_tokens"`
-	IgnoreEOS           bool          `json:"ignore_eos"`
+	MinTokens           *int          `json:"min_tokens"`
+	IgnoreEOS           *bool         `json:"ignore_eos"`
 	Stream              bool          `json:"stream"`
 	CacheSalt           string        `json:"cache_salt"`
 	StreamOptions       *struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
-	AddGenerationPrompt *bool `json:"add_generation_prompt"`
+	AddGenerationPrompt *bool                      `json:"add_generation_prompt"`
+	ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`
+	samplingFields
+}
+
+// samplingFields are the request's sampling parameters, kept as sent: the
+// simulator does not sample, but --sim-record reports them and some of
+// them switch speculative decoding off for the request, as in vLLM.
+type samplingFields struct {
+	Temperature       json.RawMessage `json:"temperature"`
+	TopP              json.RawMessage `json:"top_p"`
+	TopK              json.RawMessage `json:"top_k"`
+	MinP              json.RawMessage `json:"min_p"`
+	RepetitionPenalty json.RawMessage `json:"repetition_penalty"`
+	PresencePenalty   json.RawMessage `json:"presence_penalty"`
+	FrequencyPenalty  json.RawMessage `json:"frequency_penalty"`
+	Seed              json.RawMessage `json:"seed"`
+	Stop              json.RawMessage `json:"stop"`
+	StopTokenIDs      json.RawMessage `json:"stop_token_ids"`
+	N                 json.RawMessage `json:"n"`
+	Logprobs          json.RawMessage `json:"logprobs"`
+	TopLogprobs       json.RawMessage `json:"top_logprobs"`
+}
+
+// present returns the sampling fields the request set, by JSON name.
+func (f *samplingFields) present() map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	for _, kv := range []struct {
+		name string
+		raw  json.RawMessage
+	}{
+		{"temperature", f.Temperature}, {"top_p", f.TopP}, {"top_k", f.TopK}, {"min_p", f.MinP},
+		{"repetition_penalty", f.RepetitionPenalty}, {"presence_penalty", f.PresencePenalty},
+		{"frequency_penalty", f.FrequencyPenalty}, {"seed", f.Seed}, {"stop", f.Stop},
+		{"stop_token_ids", f.StopTokenIDs}, {"n", f.N}, {"logprobs", f.Logprobs}, {"top_logprobs", f.TopLogprobs},
+	} {
+		if kv.raw != nil {
+			m[kv.name] = kv.raw
+		}
+	}
+	return m
+}
+
+// disablesSpeculation reports whether vLLM would run this request without
+// speculative decoding (v1/spec_decode/utils.py is_spec_decode_unsupported,
+// current builds): a frequency or presence penalty, a repetition penalty
+// other than 1, or min_p above 1e-5. A field left out is the server's
+// default, neutral here (the simulator has no generation_config.json).
+func (f *samplingFields) disablesSpeculation() bool {
+	num := func(raw json.RawMessage, def float64) float64 {
+		v := def
+		if raw != nil {
+			json.Unmarshal(raw, &v)
+		}
+		return v
+	}
+	return num(f.FrequencyPenalty, 0) != 0 || num(f.PresencePenalty, 0) != 0 ||
+		num(f.RepetitionPenalty, 1) != 1 || num(f.MinP, 0) > 1e-5
 }
 
 // parseSlots bounds how many request bodies are held and parsed at once,
@@ -168,6 +232,11 @@ func (s *server) parseBody(r *http.Request, v any) error {
 // generate serves /v1/completions and /v1/chat/completions.
 func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	var req genRequest
+	var digest *promptDigest
+	if s.record != nil {
+		digest = newPromptDigest()
+		req.Prompt.digest = digest
+	}
 	if err := s.parseBody(r, &req); err != nil {
 		apiError(w, 400, "BadRequestError", "", "invalid request body: "+err.Error())
 		return
@@ -192,8 +261,11 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 			apiError(w, 400, "BadRequestError", "messages", "messages must be a non-empty list")
 			return
 		}
-		text := chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
-		prompt, hash = countTokens(text), hashString(fnvOffset, text)
+		text := chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, req.ChatTemplateKwargs)
+		prompt, hash = textTokens(text)
+		if digest != nil {
+			eachToken(text, digest.add)
+		}
 	case !req.Prompt.set:
 		apiError(w, 400, "BadRequestError", "prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
 		return
@@ -202,6 +274,10 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	if prompt == 0 {
 		apiError(w, 400, "BadRequestError", "prompt", "Prompt cannot be empty")
+		return
+	}
+	if req.Prompt.maxID >= vocabSize {
+		apiError(w, 400, "BadRequestError", "", fmt.Sprintf("Token id %d is out of vocabulary", req.Prompt.maxID))
 		return
 	}
 	if req.CacheSalt != "" {
@@ -220,9 +296,9 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		apiError(w, 400, "BadRequestError", "max_tokens", fmt.Sprintf("max_tokens must be at least 1, got %d.", maxTokens))
 		return
 	}
-	if req.MinTokens > maxTokens {
+	if req.MinTokens != nil && *req.MinTokens > maxTokens {
 		apiError(w, 400, "BadRequestError", "min_tokens",
-			fmt.Sprintf("min_tokens must be less than or equal to max_tokens=%d, got %d.", maxTokens, req.MinTokens))
+			fmt.Sprintf("min_tokens must be less than or equal to max_tokens=%d, got %d.", maxTokens, *req.MinTokens))
 		return
 	}
 	if prompt+maxTokens > s.maxLen {
@@ -242,7 +318,20 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		}
 	}
 	er := newRequest(prompt, maxTokens, hash)
-	s.eng.submit(er)
+	er.noSpeculative = s.info.numSpeculative > 0 && req.disablesSpeculation()
+	eng := s.pickEngine()
+	if s.record != nil {
+		endpoint := "/v1/completions"
+		if chat {
+			endpoint = "/v1/chat/completions"
+		}
+		s.record.write(&recordLine{Endpoint: endpoint, Engine: eng.p.index, PromptTokens: prompt,
+			PromptTokenIDsHead: digest.head, PromptSHA256: digest.hex(), Sampling: req.present(),
+			ChatTemplateKwargs: req.ChatTemplateKwargs, MaxTokens: req.MaxTokens, MaxCompletionTokens: req.MaxCompletionTokens,
+			MinTokens: req.MinTokens, IgnoreEOS: req.IgnoreEOS, CacheSalt: req.CacheSalt != "", Stream: req.Stream,
+			SpeculativeDisabled: er.noSpeculative})
+	}
+	eng.submit(er)
 	id := "cmpl-" + newID()
 	if chat {
 		id = "chatcmpl-" + newID()
@@ -251,22 +340,34 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 		continuous := includeUsage && req.StreamOptions.ContinuousUsageStats && !s.cfg.NoContinuousUsage
 		c := newChunker(chat, id, time.Now().Unix(), model, prompt, continuous)
-		s.stream(w, r, er, c, includeUsage)
+		s.stream(w, r, eng, er, c, includeUsage)
 		return
 	}
-	s.complete(w, r, er, chat, id, model, prompt)
+	s.complete(w, r, eng, er, chat, id, model, prompt)
+}
+
+// pickEngine chooses the data-parallel engine for a new request: the
+// lowest load score, the lowest rank on a tie (vLLM's DP load balancer).
+func (s *server) pickEngine() *engine {
+	best, bestLoad := s.engs[0], s.engs[0].load()
+	for _, e := range s.engs[1:] {
+		if l := e.load(); l < bestLoad {
+			best, bestLoad = e, l
+		}
+	}
+	return best
 }
 
 // abort tells the engine the client is gone.
-func (s *server) abort(er *request) {
+func (s *server) abort(eng *engine, er *request) {
 	er.aborted.Store(true)
-	s.eng.poke()
+	eng.poke()
 }
 
 // stream writes er's tokens as vLLM's SSE chunks as they are generated. It
 // never blocks the engine: tokens generated while a write is in flight are
 // merged into the next chunk (vLLM's RequestOutputCollector does the same).
-func (s *server) stream(w http.ResponseWriter, r *http.Request, er *request, c *chunker, includeUsage bool) {
+func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er *request, c *chunker, includeUsage bool) {
 	flusher, _ := w.(http.Flusher)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
@@ -281,9 +382,9 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, er *request, c *
 		select {
 		case <-er.notify:
 		case <-r.Context().Done():
-			s.abort(er)
+			s.abort(eng, er)
 			return
-		case <-s.eng.stopped:
+		case <-eng.stopped:
 			return
 		}
 		n := int(er.pending.Swap(0))
@@ -304,17 +405,22 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, er *request, c *
 			case cfg.StallAfter > 0 && chunks >= cfg.StallAfter:
 				s.flush(w, flusher, buf)
 				<-r.Context().Done() // hold the connection open, send nothing
-				s.abort(er)
+				s.abort(eng, er)
 				return
 			case cfg.MidstreamErrAfter > 0 && chunks >= cfg.MidstreamErrAfter:
-				buf = append(buf, `data: {"error":{"message":"simulated mid-stream error (--sim-midstream-error-after)","type":"InternalServerError","param":null,"code":500}}`+"\n\n"...)
+				if cfg.FlatErrors {
+					// vLLM builds before the nested shape sent the ErrorResponse itself.
+					buf = append(buf, `data: {"object":"error","message":"simulated mid-stream error (--sim-midstream-error-after)","type":"InternalServerError","param":null,"code":500}`+"\n\n"...)
+				} else {
+					buf = append(buf, `data: {"error":{"message":"simulated mid-stream error (--sim-midstream-error-after)","type":"InternalServerError","param":null,"code":500}}`+"\n\n"...)
+				}
 				buf = append(buf, doneChunk...)
 				s.flush(w, flusher, buf)
-				s.abort(er)
+				s.abort(eng, er)
 				return
 			case cfg.TruncateAfter > 0 && chunks >= cfg.TruncateAfter:
 				s.flush(w, flusher, buf)
-				s.abort(er)
+				s.abort(eng, er)
 				return
 			}
 			sent += k
@@ -329,7 +435,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, er *request, c *
 			buf = append(buf, doneChunk...)
 		}
 		if !s.flush(w, flusher, buf) {
-			s.abort(er)
+			s.abort(eng, er)
 			return
 		}
 	}
@@ -350,16 +456,16 @@ func (s *server) flush(w http.ResponseWriter, f http.Flusher, b []byte) bool {
 }
 
 // complete answers a non-streaming request once every token is generated.
-func (s *server) complete(w http.ResponseWriter, r *http.Request, er *request, chat bool, id, model string, prompt int) {
+func (s *server) complete(w http.ResponseWriter, r *http.Request, eng *engine, er *request, chat bool, id, model string, prompt int) {
 	got := 0
 	for got < er.maxTokens {
 		select {
 		case <-er.notify:
 			got += int(er.pending.Swap(0))
 		case <-r.Context().Done():
-			s.abort(er)
+			s.abort(eng, er)
 			return
-		case <-s.eng.stopped:
+		case <-eng.stopped:
 			apiError(w, 500, "InternalServerError", "", "server shutting down")
 			return
 		}
@@ -381,10 +487,11 @@ func (s *server) complete(w http.ResponseWriter, r *http.Request, er *request, c
 
 func (s *server) tokenize(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Prompt              *string       `json:"prompt"`
-		Messages            []chatMessage `json:"messages"`
-		AddGenerationPrompt *bool         `json:"add_generation_prompt"`
-		ReturnTokenStrs     bool          `json:"return_token_strs"`
+		Prompt              *string                    `json:"prompt"`
+		Messages            []chatMessage              `json:"messages"`
+		AddGenerationPrompt *bool                      `json:"add_generation_prompt"`
+		ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`
+		ReturnTokenStrs     bool                       `json:"return_token_strs"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		apiError(w, 400, "BadRequestError", "", "invalid request body: "+err.Error())
@@ -395,7 +502,7 @@ func (s *server) tokenize(w http.ResponseWriter, r *http.Request) {
 	case req.Prompt != nil:
 		text = *req.Prompt
 	case req.Messages != nil:
-		text = chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
+		text = chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, req.ChatTemplateKwargs)
 	default:
 		apiError(w, 400, "BadRequestError", "", "either prompt or messages is required")
 		return
@@ -423,7 +530,11 @@ func (s *server) detokenize(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
-	writeMetrics(&b, s.info, s.eng.snapshot())
+	snaps := make([]stats, len(s.engs))
+	for i, e := range s.engs {
+		snaps[i] = e.snapshot()
+	}
+	writeMetrics(&b, s.info, snaps)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	io.Copy(w, &b)
 }

@@ -39,15 +39,25 @@ func startTest(t testing.TB, args ...string) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(cfg, st, &logger{w: io.Discard})
+	srv, err := newServer(cfg, st, &logger{w: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go srv.eng.run(ctx)
+	for _, e := range srv.engs {
+		go e.run(ctx)
+	}
 	hs := httptest.NewServer(srv.routes())
 	t.Cleanup(func() {
 		cancel()
 		hs.CloseClientConnections()
 		hs.Close()
-		<-srv.eng.stopped
+		for _, e := range srv.engs {
+			<-e.stopped
+		}
+		if srv.record != nil {
+			srv.record.close()
+		}
 	})
 	return &testServer{hs, srv}
 }
@@ -115,6 +125,9 @@ func TestStreamShapes(t *testing.T) {
 		{"--sim-midstream-error-after", []string{"--sim-midstream-error-after", "1"}, "/v1/completions",
 			map[string]any{"prompt": []int{1, 2, 3, 4, 5}, "max_tokens": 3, "stream": true, "stream_options": usage},
 			"completions_midstream_error.sse"},
+		{"--sim-flat-errors", []string{"--sim-midstream-error-after", "1", "--sim-flat-errors"}, "/v1/completions",
+			map[string]any{"prompt": []int{1, 2, 3, 4, 5}, "max_tokens": 3, "stream": true, "stream_options": usage},
+			"completions_midstream_error_flat.sse"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -391,13 +404,94 @@ func TestTokenizeRoundTrip(t *testing.T) {
 	if de.Prompt != text {
 		t.Errorf("detokenize = %q, want %q", de.Prompt, text)
 	}
-	// A chat prompt's length is its template's token count.
-	msgs := []map[string]string{{"role": "user", "content": "hi"}}
-	resp = ts.post(t, "/tokenize", "", map[string]any{"messages": msgs})
-	json.NewDecoder(resp.Body).Decode(&tok)
-	if tok.Count != 26 {
-		t.Errorf("chat tokenize count %d, want 26 (as the chat stream's prompt_tokens)", tok.Count)
 	}
+
+// TestChatTemplate: /tokenize with messages renders the documented
+// Qwen-style template (special tokens one ID each, outside the ordinary
+// range), and the chat endpoint and the completions endpoint given those
+// IDs count the same prompt.
+func TestChatTemplate(t *testing.T) {
+	ts := startTest(t, "m", "--sim-tbt", "1ms")
+	msgs := []map[string]string{{"role": "user", "content": "hi"}}
+	const (
+		imStart, imEnd, think, endThink = 151644, 151645, 151667, 151668
+	)
+	text := func(s string) []int { return tokenize(s) }
+	cat := func(parts ...[]int) []int {
+		var out []int
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	base := cat([]int{imStart}, text("user\nhi"), []int{imEnd}, text("\n"))
+	gen := cat([]int{imStart}, text("assistant\n"))
+	tests := []struct {
+		name string
+		body map[string]any
+		want []int
+	}{
+		{"generation prompt by default", map[string]any{"messages": msgs}, cat(base, gen)},
+		{"no generation prompt", map[string]any{"messages": msgs, "add_generation_prompt": false}, base},
+		{"enable_thinking false adds the empty think block", map[string]any{"messages": msgs,
+			"chat_template_kwargs": map[string]any{"enable_thinking": false}},
+			cat(base, gen, []int{think}, text("\n\n"), []int{endThink}, text("\n\n"))},
+		{"enable_thinking true renders as the default", map[string]any{"messages": msgs,
+			"chat_template_kwargs": map[string]any{"enable_thinking": true}}, cat(base, gen)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tok struct {
+				Count  int
+				Tokens []int
+			}
+			json.NewDecoder(ts.post(t, "/tokenize", "", tt.body).Body).Decode(&tok)
+			if diff := cmp.Diff(tt.want, tok.Tokens); diff != "" || tok.Count != len(tt.want) {
+				t.Fatalf("count %d; tokens (-want +got):\n%s", tok.Count, diff)
+			}
+			for _, id := range tok.Tokens {
+				if id >= ordinaryVocab && id < 151643 {
+					t.Errorf("token %d is neither ordinary (< %d) nor special", id, ordinaryVocab)
+				}
+			}
+			// The chat endpoint's prompt_tokens and the completions endpoint
+			// given the same IDs agree with /tokenize.
+			chat := map[string]any{"messages": msgs, "max_tokens": 1}
+			for k, v := range tt.body {
+				chat[k] = v
+			}
+			var out struct{ Usage usageJSON }
+			json.NewDecoder(ts.post(t, "/v1/chat/completions", "", chat).Body).Decode(&out)
+			if out.Usage.PromptTokens != tok.Count {
+				t.Errorf("chat prompt_tokens %d, /tokenize count %d", out.Usage.PromptTokens, tok.Count)
+			}
+			json.NewDecoder(ts.post(t, "/v1/completions", "", map[string]any{"prompt": tok.Tokens, "max_tokens": 1}).Body).Decode(&out)
+			if out.Usage.PromptTokens != tok.Count {
+				t.Errorf("completions prompt_tokens %d for /tokenize's %d IDs", out.Usage.PromptTokens, tok.Count)
+			}
+			resp := ts.post(t, "/detokenize", "", map[string]any{"tokens": tok.Tokens})
+			var de struct{ Prompt string }
+			json.NewDecoder(resp.Body).Decode(&de)
+			if !strings.HasPrefix(de.Prompt, "<|im_start|>user\nhi<|im_end|>\n") {
+				t.Errorf("detokenize = %q", de.Prompt)
+			}
+		})
+	}
+	t.Run("ordinary text stays below the special range", func(t *testing.T) {
+		var tok struct{ Tokens []int }
+		json.NewDecoder(ts.post(t, "/tokenize", "", map[string]any{"prompt": "\xff\xff any text ÿÿ"}).Body).Decode(&tok)
+		for _, id := range tok.Tokens {
+			if id >= ordinaryVocab {
+				t.Errorf("ordinary text gave token %d ≥ %d", id, ordinaryVocab)
+			}
+		}
+	})
+	t.Run("out of vocabulary", func(t *testing.T) {
+		resp := ts.post(t, "/v1/completions", "", map[string]any{"prompt": []int{1, vocabSize}, "max_tokens": 1})
+		if body := readAll(t, resp.Body); resp.StatusCode != 400 || !strings.Contains(body, "Token id 151936 is out of vocabulary") {
+			t.Errorf("status %d body %s", resp.StatusCode, body)
+		}
+	})
 }
 
 func scrape(t *testing.T, ts *testServer) map[string]*dto.MetricFamily {
@@ -455,8 +549,12 @@ func TestMetrics(t *testing.T) {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["model_name"] != "qwen" || labels["engine"] != "0" {
-				t.Errorf("%s labels %v, want model_name=qwen engine=0", name, labels)
+			want := "qwen"
+			if name == "vllm:cache_config_info" {
+				want = "" // vLLM's info gauge has no model_name
+			}
+			if labels["model_name"] != want || labels["engine"] != "0" {
+				t.Errorf("%s labels %v, want model_name=%q engine=0", name, labels, want)
 			}
 		}
 	}
@@ -644,6 +742,7 @@ func TestFaults(t *testing.T) {
 }
 
 func TestCacheSalt(t *testing.T) {
+	t.Setenv("VLLM_SERVER_DEV_MODE", "1") // for /reset_prefix_cache
 	ts := startTest(t, "m", "--sim-tbt", "1ms")
 	prompt := make([]int, 64)
 	send := func(salt string) {

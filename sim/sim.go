@@ -56,11 +56,56 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 // settings are the derived numbers a run uses, checked for sense.
 type settings struct {
 	prof     *Profile
-	params   engineParams
+	params   engineParams // engine 0's; the others differ only in index
+	engines  int          // --data-parallel-size
 	maxLen   int
-	kvTokens int
+	kvTokens int // true KV capacity of one engine in tokens (what it admits against)
 	maxSeqs  int
 	gpuUtil  float64
+	kv       kvReport // what vLLM reports about the KV cache, per engine
+}
+
+// kvReport is the KV cache as vLLM describes it: the log line and the
+// vllm:cache_config_info labels.
+type kvReport struct {
+	blockSize      int     // cache_config_info block_size
+	numGPUBlocks   int     // per engine (the label carries the sum over engines)
+	sizeTokens     int     // kv_cache_size_tokens and the log line, per engine
+	maxConcurrency float64 // kv_cache_max_concurrency: requests of max_model_len that fit
+}
+
+// The hybrid layout --sim-hybrid models (a Mamba / linear-attention model
+// like Qwen3.5 or Ling-3.0): the KV pool is shared by hybridAttnGroups
+// attention groups, whose blocks a request fills token by token, and
+// hybridStateGroups linear-attention groups that hold one state block per
+// request; block_size is aligned up to hybridBlockSize tokens so that a
+// block's page matches the state's page. A request of L tokens takes
+// hybridAttnGroups·⌈L/block_size⌉ + hybridStateGroups blocks, so
+// num_gpu_blocks × block_size is about twice the token capacity, which
+// kv_cache_size_tokens (= max concurrency × max_model_len, as vLLM's
+// get_kv_cache_capacity) gives right. The simulator still admits against
+// that token capacity at 16-token granularity: block-rounding waste within
+// a request is not modelled.
+const (
+	hybridBlockSize   = 2112
+	hybridAttnGroups  = 2
+	hybridStateGroups = 6
+)
+
+// describeKV computes what vLLM reports for an engine holding kvTokens.
+func describeKV(kvTokens, maxLen int, hybrid bool) kvReport {
+	if !hybrid {
+		n := kvTokens / blockSize
+		return kvReport{blockSize: blockSize, numGPUBlocks: n, sizeTokens: n * blockSize,
+			maxConcurrency: float64(n) / float64((maxLen+blockSize-1)/blockSize)}
+	}
+	perRequest := func(tokens int) int {
+		return hybridAttnGroups*((tokens+hybridBlockSize-1)/hybridBlockSize) + hybridStateGroups
+	}
+	per := perRequest(maxLen)
+	n := int(math.Ceil(float64(kvTokens) * float64(per) / float64(maxLen)))
+	conc := float64(n) / float64(per)
+	return kvReport{blockSize: hybridBlockSize, numGPUBlocks: n, sizeTokens: int(conc * float64(maxLen)), maxConcurrency: conc}
 }
 
 // settle combines the profile with the flags, failing like vLLM would when
@@ -94,6 +139,10 @@ func settle(cfg *Config) (*settings, error) {
 		s.kvTokens = int(float64(p.KVTokens) * scale)
 	}
 	s.kvTokens = s.kvTokens / blockSize * blockSize
+	s.engines = cfg.DataParallel
+	s.kv = describeKV(s.kvTokens, s.maxLen, cfg.Hybrid)
+	// The engine admits against the capacity vLLM reports.
+	s.kvTokens = s.kv.sizeTokens / blockSize * blockSize
 	if s.maxLen > s.kvTokens {
 		return nil, exit.With(1, fmt.Errorf("to serve at least one request with the model's max seq len (%d), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %d. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine",
 			s.maxLen, float64(s.maxLen)/float64(1<<20), float64(s.kvTokens)/float64(1<<20), s.kvTokens))
@@ -103,32 +152,42 @@ func settle(cfg *Config) (*settings, error) {
 		prefixCache: cfg.PrefixCaching == nil || *cfg.PrefixCaching,
 		acceptLen:   1, stepScale: 1, profAccept: 1,
 		tbt: cfg.TBT, ttft: cfg.TTFT, prefillTPS: cfg.PrefillTPS, seed: cfg.Seed,
+		noise: cfg.Noise, preempt: cfg.Preempt,
 	}
 	if p.RunCap > 0 {
 		ep.runCap = min(ep.runCap, p.RunCap)
 	}
 	const draftOverhead = 1.25 // when the profile has none
-	if p.Spec != nil {
-		ep.profAccept = p.Spec.AcceptLen
+	if p.Speculative != nil {
+		ep.profAccept = p.Speculative.AcceptLen
 	}
 	if sc := cfg.Speculative; sc != nil {
-		ep.specTokens = sc.NumSpeculativeTokens
+		ep.numSpeculative = sc.NumSpeculativeTokens
 		switch {
 		case cfg.AcceptLen > 0:
 			ep.acceptLen = cfg.AcceptLen
 		case sc.SyntheticAcceptLen > 0:
 			ep.acceptLen = sc.SyntheticAcceptLen
-		case p.Spec != nil:
-			ep.acceptLen = p.Spec.AcceptLen
+		case p.Speculative != nil:
+			ep.acceptLen = p.Speculative.AcceptLen
 		default:
 			ep.acceptLen = 2
 		}
 		ep.acceptLen = math.Min(ep.acceptLen, float64(sc.NumSpeculativeTokens+1))
-		if p.Spec == nil {
+		if p.Speculative == nil {
 			ep.stepScale = draftOverhead
 		}
-	} else if p.Spec != nil {
-		ep.stepScale = 1 / p.Spec.DraftOverhead
+	} else if p.Speculative != nil {
+		ep.stepScale = 1 / p.Speculative.DraftOverhead
+	}
+	if cfg.SpeculativeOff && cfg.Speculative != nil {
+		// Configured and reported, never run: plain one-token steps.
+		ep.draftsOff = true
+		ep.acceptLen = 1
+		ep.stepScale = 1
+		if p.Speculative != nil {
+			ep.stepScale = 1 / p.Speculative.DraftOverhead
+		}
 	}
 	s.params = ep
 	return s, nil
@@ -166,11 +225,22 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 		case <-time.After(cfg.Startup):
 		}
 	}
-	log.printf("EngineCore_DP0", "INFO", "gpu_worker.py:298", "Available KV cache memory: %.2f GiB", float64(st.kvTokens)/float64(1<<20))
-	log.printf("EngineCore_DP0", "INFO", "kv_cache_utils.py:1087", "GPU KV cache size: %s tokens", commas(int64(st.kvTokens)))
-	log.printf("EngineCore_DP0", "INFO", "kv_cache_utils.py:1091", "Maximum concurrency for %s tokens per request: %.2fx",
-		commas(int64(st.maxLen)), float64(st.kvTokens)/float64(st.maxLen))
-	log.printf("EngineCore_DP0", "INFO", "core.py:210", "init engine (profile, create kv cache, warmup model) took %.2f seconds", time.Since(startup).Seconds())
+	// One KV report per engine (each data-parallel rank is its own
+	// EngineCore process), as kv_cache_utils.py logs it.
+	for i := range st.engines {
+		proc := fmt.Sprintf("EngineCore_DP%d", i)
+		log.printf(proc, "INFO", "gpu_worker.py:298", "Available KV cache memory: %.2f GiB", float64(st.kvTokens)/float64(1<<20))
+		size, maxLen := numfmt.Int(int64(st.kv.sizeTokens)), numfmt.Int(int64(st.maxLen))
+		if cfg.NoKVSizeLabel {
+			// Builds before PR #42206 print two lines.
+			log.printf(proc, "INFO", "kv_cache_utils.py:1087", "GPU KV cache size: %s tokens", size)
+			log.printf(proc, "INFO", "kv_cache_utils.py:1091", "Maximum concurrency for %s tokens per request: %.2fx", maxLen, st.kv.maxConcurrency)
+		} else {
+			log.printf(proc, "INFO", "kv_cache_utils.py:1308", "GPU KV cache size: %s tokens, Maximum concurrency for %s tokens per request: %.2fx",
+				size, maxLen, st.kv.maxConcurrency)
+		}
+		log.printf(proc, "INFO", "core.py:210", "init engine (profile, create kv cache, warmup model) took %.2f seconds", time.Since(startup).Seconds())
+	}
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	if err != nil {
@@ -178,12 +248,20 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := newServer(cfg, st, log)
-	eng := srv.eng
+	srv, err := newServer(cfg, st, log)
+	if err != nil {
+		ln.Close()
+		return exit.With(1, err)
+	}
+	if srv.record != nil {
+		defer srv.record.close()
+	}
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); eng.run(ctx) }()
-	go func() { defer wg.Done(); logStats(ctx, log, eng, cfg.LogInterval) }()
+	for _, eng := range srv.engs {
+		wg.Add(2)
+		go func() { defer wg.Done(); eng.run(ctx) }()
+		go func() { defer wg.Done(); logStats(ctx, log, eng, cfg.LogInterval) }()
+	}
 	hs := &http.Server{Handler: srv.routes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -215,17 +293,92 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 	return result
 }
 
-// newServer builds the HTTP side and its engine (not yet running).
-func newServer(cfg *Config, st *settings, log *logger) *server {
+// newServer builds the HTTP side and its engines (not yet running).
+func newServer(cfg *Config, st *settings, log *logger) (*server, error) {
 	bodies := make(chan *bytes.Buffer, parseSlots)
 	for range parseSlots {
 		bodies <- new(bytes.Buffer)
 	}
-	return &server{cfg: cfg, bodies: bodies, eng: newEngine(st.params), maxLen: st.maxLen,
+	s := &server{cfg: cfg, bodies: bodies, maxLen: st.maxLen,
 		version: st.prof.Version + "-slogate-sim", log: log,
-		info: metricsInfo{modelName: cfg.ServedNames[0], numBlocks: st.params.numBlocks, cacheDtype: cfg.KVCacheDtype,
-			prefixCaching: st.params.prefixCache, specTokens: st.params.specTokens, gpuUtil: st.gpuUtil},
+		info: metricsInfo{modelName: cfg.ServedNames[0], numBlocks: st.params.numBlocks,
+			cacheConfig: cacheConfigLabels(cfg, st), numSpeculative: st.params.numSpeculative},
 		errorRNG: rand.New(rand.NewPCG(cfg.Seed, 7))}
+	for i := range max(st.engines, 1) {
+		p := st.params
+		p.index = i
+		s.engs = append(s.engs, newEngine(p))
+	}
+	if cfg.RecordFile != "" {
+		r, err := openRecorder(cfg.RecordFile)
+		if err != nil {
+			return nil, err
+		}
+		s.record = r
+	}
+	return s, nil
+}
+
+// cacheConfigLabels are vllm:cache_config_info's labels: every CacheConfig
+// field in its declaration order (vllm/config/cache.py; metrics_info()
+// renders each with str(), so unset ones are "None"), engine appended by
+// the writer. num_gpu_blocks is the sum over data-parallel engines
+// (core_client.py _apply_ready_response adds up the engines' counts) while
+// kv_cache_size_tokens and kv_cache_max_concurrency are one engine's
+// (PR #42206; absent with --sim-no-kv-size-label, as in earlier builds).
+func cacheConfigLabels(cfg *Config, st *settings) []label {
+	none := "None"
+	hybrid := func(v, otherwise string) string {
+		if cfg.Hybrid {
+			return v
+		}
+		return otherwise
+	}
+	prefix := cfg.PrefixCaching == nil || *cfg.PrefixCaching
+	mambaMode := "none"
+	if cfg.Hybrid && prefix {
+		mambaMode = "align"
+	}
+	bs := strconv.Itoa(st.kv.blockSize)
+	ls := []label{
+		{"block_size", bs},
+		{"user_specified_block_size", "False"},
+		{"user_specified_mamba_block_size", "False"},
+		{"prefix_match_unit", none},
+		{"gpu_memory_utilization", fmtFloat(st.gpuUtil)},
+		{"cache_dtype", cfg.KVCacheDtype},
+		{"is_attention_free", "False"},
+		{"num_gpu_blocks_override", none},
+		{"sliding_window", none},
+		{"enable_prefix_caching", pyBool(prefix)},
+		{"prefix_caching_hash_algo", "sha256"},
+		{"attn_group_size", none},
+		{"prefix_cache_retention_interval", "0"},
+		{"kv_cache_dtype_skip_layers", "[]"},
+		{"mamba_page_size_padded", none},
+		{"skip_page_size_padded", none},
+		{"mamba_block_size", hybrid(bs, none)},
+		{"mamba_cache_dtype", "auto"},
+		{"mamba_ssm_cache_dtype", "auto"},
+		{"mamba_cache_mode", mambaMode},
+		{"enable_mamba_fine_grained_prefix_cache", "False"},
+		{"replayssm_buffer_len", "16"},
+		{"use_replayssm", "False"},
+		{"use_kda_recoverssm", "False"},
+		{"num_gpu_blocks", strconv.Itoa(st.kv.numGPUBlocks * max(st.engines, 1))},
+		{"num_cpu_blocks", none},
+	}
+	if !cfg.NoKVSizeLabel {
+		ls = append(ls,
+			label{"effective_attention_block_size", bs},
+			label{"kv_cache_size_tokens", strconv.Itoa(st.kv.sizeTokens)},
+			label{"kv_cache_max_concurrency", fmtFloat(st.kv.maxConcurrency)})
+	}
+	return append(ls,
+		label{"kv_sharing_fast_prefill", "False"},
+		label{"kv_cache_memory_bytes", none},
+		label{"kv_offloading_size", none},
+		label{"kv_offloading_backend", "native"})
 }
 
 // logStats prints vLLM's periodic throughput line.
@@ -251,11 +404,11 @@ func logStats(ctx context.Context, log *logger, eng *engine, every time.Duration
 			if eng.p.numBlocks > 0 {
 				usage = float64(s.usedBlocks) / float64(eng.p.numBlocks) * 100
 			}
-			log.printf("APIServer", "INFO", "loggers.py:236", "Engine 000: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
-				float64(s.promptTokens-prev.promptTokens)/dt, float64(s.generationTokens-prev.generationTokens)/dt, s.running, s.waiting, usage, hit)
-			if d := s.specDrafts - prev.specDrafts; d > 0 {
+			log.printf("APIServer", "INFO", "loggers.py:236", "Engine %03d: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
+				eng.p.index, float64(s.promptTokens-prev.promptTokens)/dt, float64(s.generationTokens-prev.generationTokens)/dt, s.running, s.waiting, usage, hit)
+			if d := s.drafts - prev.drafts; d > 0 {
 				log.printf("APIServer", "INFO", "metrics.py:96", "SpecDecoding metrics: Mean acceptance length: %.2f, Accepted: %d tokens, Drafted: %d tokens",
-					1+float64(s.specAccepted-prev.specAccepted)/float64(d), s.specAccepted-prev.specAccepted, s.specDraftTokens-prev.specDraftTokens)
+					1+float64(s.acceptedTokens-prev.acceptedTokens)/float64(d), s.acceptedTokens-prev.acceptedTokens, s.draftTokens-prev.draftTokens)
 			}
 			prev, last = s, now
 		}
@@ -272,11 +425,13 @@ type logger struct {
 func (l *logger) printf(proc, level, where, format string, a ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "(%s pid=%d) %s %s [%s] %s\n", proc, l.pid, level, time.Now().Format("01-02 15:04:05"), where, fmt.Sprintf(format, a...))
+	pid := l.pid
+	if rank, ok := strings.CutPrefix(proc, "EngineCore_DP"); ok {
+		n, _ := strconv.Atoi(rank)
+		pid += 1 + n // each engine core is a process of its own
+	}
+	fmt.Fprintf(l.w, "(%s pid=%d) %s %s [%s] %s\n", proc, pid, level, time.Now().Format("01-02 15:04:05"), where, fmt.Sprintf(format, a...))
 }
-
-// commas formats n with thousands separators, as vLLM's log does.
-func commas(n int64) string { return numfmt.Int(n) }
 
 const usageText = `Usage: slogate sim serve MODEL [vLLM flags] [--sim-* flags]
 
@@ -288,7 +443,8 @@ vLLM flags it models (any other vLLM flag is accepted and ignored):
   --served-model-name NAME…   --host H (0.0.0.0)   --port P (8000)   --api-key K
   --max-model-len N|128k|256K|auto     --max-num-seqs N (1024)
   --max-num-batched-tokens N   --tensor-parallel-size N   --kv-cache-dtype D
-  --gpu-memory-utilization F   --[no-]enable-prefix-caching
+    --gpu-memory-utilization F   --[no-]enable-prefix-caching
+  --data-parallel-size N (-dp)  N engines sharing the load, each its own KV and batch
   --speculative-config '{"method":"dflash","num_speculative_tokens":7}'
 
 Simulator flags:
@@ -297,10 +453,20 @@ Simulator flags:
   --sim-tbt D                    flat time between tokens per sequence (e.g. 2ms)
   --sim-ttft D                   flat warm time to first token
   --sim-prefill-tps N            flat cold prefill rate, tokens/s
-  --sim-kv-tokens N              KV cache capacity in tokens
+    --sim-kv-tokens N              KV cache capacity in tokens (per data-parallel engine)
   --sim-accept-len X             mean speculative acceptance length
   --sim-seed N                   random seed (1)
-  --sim-log-interval D           stats log period (10s; 0 = off)
+    --sim-log-interval D           stats log period (10s; 0 = off)
+  --sim-noise F                  seeded log-normal jitter of step times (e.g. 0.03 = 3 %)
+  --sim-record FILE              append one JSON line per generation request (what was sent)
+vLLM variants:
+  --sim-hybrid                   hybrid (linear-attention) model: large block_size,
+                                 num_gpu_blocks x block_size is not the token capacity
+  --sim-no-kv-size-label         a build before PR #42206: no kv_cache_size_tokens label,
+                                 KV size and concurrency on two log lines
+  --sim-preempt                  admit without reserving KV; preempt (recompute) when it runs out
+  --sim-spec-off                 speculative decoding configured but never running
+  --sim-flat-errors              mid-stream errors as {"object":"error",…} (older builds)
 Faults:
   --sim-exit-after D             crash (exit 1) after D
   --sim-stall-after N            streams stop sending after N chunks, connection kept open

@@ -23,27 +23,27 @@ import (
 // Profile mirrors sim.Profile's JSON (kept separate: a generator must not
 // import the package it generates for).
 type Profile struct {
-	Name     string         `json:"name"`
-	Source   string         `json:"source"`
-	Match    []string       `json:"match"`
-	Version  string         `json:"version"`
-	MaxModel int            `json:"max_model_len"`
-	KVTokens int            `json:"kv_cache_tokens"`
-	KVBounds [2]int         `json:"kv_cache_tokens_bounds"`
-	KVDtype  string         `json:"kv_cache_dtype"`
-	TP       int            `json:"tensor_parallel_size"`
-	GPUUtil  float64        `json:"gpu_memory_utilization"`
-	Weights  float64        `json:"weights_fraction"`
-	MaxSeqs  int            `json:"max_num_seqs"`
-	RunCap   int            `json:"running_cap"`
-	Spec     *Spec          `json:"speculative,omitempty"`
-	Notes    []string       `json:"notes"`
-	Prefill  []PrefillPoint `json:"prefill"`
-	Decode   []DecodePoint  `json:"decode"`
+	Name        string         `json:"name"`
+	Source      string         `json:"source"`
+	Match       []string       `json:"match"`
+	Version     string         `json:"version"`
+	MaxModel    int            `json:"max_model_len"`
+	KVTokens    int            `json:"kv_cache_tokens"`
+	KVBounds    [2]int         `json:"kv_cache_tokens_bounds"`
+	KVDtype     string         `json:"kv_cache_dtype"`
+	TP          int            `json:"tensor_parallel_size"`
+	GPUUtil     float64        `json:"gpu_memory_utilization"`
+	Weights     float64        `json:"weights_fraction"`
+	MaxSeqs     int            `json:"max_num_seqs"`
+	RunCap      int            `json:"running_cap"`
+	Speculative *Speculative   `json:"speculative,omitempty"`
+	Notes       []string       `json:"notes"`
+	Prefill     []PrefillPoint `json:"prefill"`
+	Decode      []DecodePoint  `json:"decode"`
 }
 
-// Spec mirrors sim.Spec.
-type Spec struct {
+// Speculative mirrors sim.Speculative.
+type Speculative struct {
 	Method        string  `json:"method"`
 	NumTokens     int     `json:"num_speculative_tokens"`
 	AcceptLen     float64 `json:"acceptance_length"`
@@ -177,7 +177,7 @@ func fromSeed(file string, c choice) (*Profile, error) {
 				if err := json.Unmarshal([]byte(v), &s); err != nil {
 					return nil, fmt.Errorf("%s: speculative config %s: %v", file, v, err)
 				}
-				p.Spec = &Spec{Method: s.Method, NumTokens: s.N, AcceptLen: c.acceptLen, DraftOverhead: 1.25}
+				p.Speculative = &Speculative{Method: s.Method, NumTokens: s.N, AcceptLen: c.acceptLen, DraftOverhead: 1.25}
 			}
 		}
 		break

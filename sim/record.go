@@ -1,0 +1,52 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+)
+
+// recorder appends one JSON line per generation request to the
+// --sim-record file, so tests can check what a client sent.
+type recorder struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// recordLine is one --sim-record line. Fields the request left out are
+// absent (sampling) or null; values are as sent.
+type recordLine struct {
+	Endpoint            string                     `json:"endpoint"` // /v1/completions or /v1/chat/completions
+	Engine              int                        `json:"engine"`   // data-parallel rank that served it
+	PromptTokens        int                        `json:"prompt_tokens"`
+	PromptTokenIDsHead  []int                      `json:"prompt_token_ids_head"` // the first 64 prompt token IDs (chat: of the rendered template)
+	PromptSHA256        string                     `json:"prompt_sha256"`         // over every prompt token ID, each as 4 bytes little-endian
+	Sampling            map[string]json.RawMessage `json:"sampling"`              // temperature, top_p, top_k, min_p, repetition_penalty, … as sent
+	ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`
+	MaxTokens           *int                       `json:"max_tokens"`
+	MaxCompletionTokens *int                       `json:"max_completion_tokens"`
+	MinTokens           *int                       `json:"min_tokens"`
+	IgnoreEOS           *bool                      `json:"ignore_eos"`
+	CacheSalt           bool                       `json:"cache_salt"` // a non-empty cache_salt was sent
+	Stream              bool                       `json:"stream"`
+	SpeculativeDisabled bool                       `json:"speculative_disabled"` // its sampling switched speculative decoding off
+}
+
+func openRecorder(path string) (*recorder, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--sim-record: %w", err)
+	}
+	return &recorder{f: f}, nil
+}
+
+func (r *recorder) write(l *recordLine) {
+	raw, _ := json.Marshal(l)
+	raw = append(raw, '\n')
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.f.Write(raw)
+}
+
+func (r *recorder) close() error { return r.f.Close() }
