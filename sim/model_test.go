@@ -219,7 +219,7 @@ func TestInterpolation(t *testing.T) {
 		ctx, x float64
 		want   float64
 	}{
-		{"on a sample", 1000, 1, 100},
+		
 		{"log-log between batches", 1000, math.Sqrt(10), math.Sqrt(1000)},
 		{"log-log between contexts", 2000, 1, 100 / math.Sqrt(2)},
 		{"clamped below", 10, 0.1, 100},
@@ -249,6 +249,122 @@ func TestQueueBeyondMaxNumSeqsVirtual(t *testing.T) {
 	}
 	if want := 4 * 1000.0; math.Abs(got.totalTPS/want-1) > 0.03 {
 		t.Errorf("total %.1f tok/s, want %.0f (4 running at 1 ms per token)", got.totalTPS, want)
+	}
+}
+
+// TestSpeedModelBetweenSamples evaluates every seed profile's fitted
+// curves (decode rate per sequence, warm TTFT, cold prefill) between and
+// beyond the seed points they were fitted to, never at them: between two
+// samples a curve stays between their values and moves one way, the
+// geometric midpoint is the geometric mean (log–log interpolation), between
+// two contexts it lies between the two rows, and off the sampled grid it is
+// clamped to the nearest edge (finite, positive, no extrapolation).
+func TestSpeedModelBetweenSamples(t *testing.T) {
+	same := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) }
+	within := func(y, a, b float64) bool {
+		lo, hi := math.Min(a, b), math.Max(a, b)
+		return y >= lo*(1-1e-12) && y <= hi*(1+1e-12)
+	}
+	for _, name := range []string{"qwen", "glm", "ling"} {
+		m := buildModel(profiles[name])
+		for _, c := range []struct {
+			curve string
+			s     surface
+		}{{"decode rate", m.seqRate}, {"warm TTFT", m.warmTTFT}, {"prefill", m.prefill}} {
+			t.Run(name+"/"+c.curve, func(t *testing.T) {
+				s := c.s
+				if len(s) < 2 {
+					t.Fatalf("%d rows", len(s))
+				}
+				for _, r := range s {
+					for i := 1; i < len(r.pts); i++ {
+						p0, p1 := r.pts[i-1], r.pts[i]
+						prev := p0.y
+						for k := 1; k < 10; k++ {
+							x := p0.x * math.Pow(p1.x/p0.x, float64(k)/10)
+							y := s.at(r.ctx, x)
+							if !within(y, p0.y, p1.y) {
+								t.Errorf("ctx %g x %.3g: %g outside its neighbours %g (x %g) and %g (x %g)", r.ctx, x, y, p0.y, p0.x, p1.y, p1.x)
+							}
+							if (p1.y-p0.y)*(y-prev) < -1e-12*y {
+								t.Errorf("ctx %g x %.3g: %g turns back (previous %g) between %g and %g", r.ctx, x, y, prev, p0.y, p1.y)
+							}
+							prev = y
+						}
+						if mid, want := s.at(r.ctx, math.Sqrt(p0.x*p1.x)), math.Sqrt(p0.y*p1.y); math.Abs(mid/want-1) > 1e-9 {
+							t.Errorf("ctx %g: geometric midpoint %g, want %g (log–log)", r.ctx, mid, want)
+						}
+					}
+					first, last := r.pts[0], r.pts[len(r.pts)-1]
+					if y := s.at(r.ctx, last.x*4); !same(y, last.y) {
+						t.Errorf("ctx %g beyond the largest x %g: %g, want clamped to %g", r.ctx, last.x, y, last.y)
+					}
+					if y := s.at(r.ctx, first.x/4); !same(y, first.y) {
+						t.Errorf("ctx %g below the smallest x %g: %g, want clamped to %g", r.ctx, first.x, y, first.y)
+					}
+				}
+				for i := 1; i < len(s); i++ {
+					r0, r1 := s[i-1], s[i]
+					for _, p := range r0.pts {
+						x := p.x * 1.3 // off the sample
+						y0, y1 := s.at(r0.ctx, x), s.at(r1.ctx, x)
+						ctx := math.Sqrt(r0.ctx * r1.ctx)
+						if y := s.at(ctx, x); !within(y, y0, y1) || math.IsNaN(y) {
+							t.Errorf("ctx %g between %g and %g at x %.3g: %g outside %g..%g", ctx, r0.ctx, r1.ctx, x, y, y0, y1)
+						}
+					}
+				}
+				top := s[len(s)-1]
+				for _, p := range top.pts {
+					if y := s.at(top.ctx*3, p.x*1.1); !same(y, s.at(top.ctx, p.x*1.1)) || y <= 0 || math.IsInf(y, 0) {
+						t.Errorf("beyond the largest context %g: %g, want the last row's value", top.ctx, y)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestCellsBetweenSeedCells runs the engine at a concurrency between two
+// measured seed cells of the same context (one per context, where both are
+// valid and below the running cap) and requires the total tok/s to lie
+// between theirs: the model is checked where it was not fitted.
+func TestCellsBetweenSeedCells(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates a cell per context")
+	}
+	for _, name := range []string{"qwen", "glm", "ling"} {
+		s := seedSettings(t, name)
+		byCtx := map[int][]DecodePoint{}
+		for _, d := range s.prof.Decode {
+			if d.Status == "valid" && d.Concurrency < s.params.runCap {
+				byCtx[d.Context] = append(byCtx[d.Context], d)
+			}
+		}
+		tested := 0
+		for ctx, ds := range byCtx {
+			sort.Slice(ds, func(i, j int) bool { return ds[i].Concurrency < ds[j].Concurrency })
+			for i := 1; i < len(ds); i++ {
+				a, b := ds[i-1], ds[i]
+				mid := int(math.Round(math.Sqrt(float64(a.Concurrency * b.Concurrency))))
+				if mid <= a.Concurrency || mid >= b.Concurrency || mid*(ctx+4096) > s.kvTokens {
+					continue
+				}
+				got := simulateCell(t, s, ctx, mid, 4096, 3*time.Second, 10*time.Second).totalTPS
+				lo, hi := math.Min(a.TotalTPS, b.TotalTPS), math.Max(a.TotalTPS, b.TotalTPS)
+				t.Logf("%s %dK x %d: %.1f tok/s between x %d (%.1f) and x %d (%.1f)", name, ctx>>10, mid, got, a.Concurrency, a.TotalTPS, b.Concurrency, b.TotalTPS)
+				// 6 %: restarts inside the window, as in TestProfilesReproduceSeeds.
+				if got < lo*0.94 || got > hi*1.06 {
+					t.Errorf("%s %dK x %d: %.1f tok/s outside its neighbours x %d (%.1f) and x %d (%.1f)",
+						name, ctx>>10, mid, got, a.Concurrency, a.TotalTPS, b.Concurrency, b.TotalTPS)
+				}
+				tested++
+				break
+			}
+		}
+		if tested == 0 {
+			t.Errorf("%s: no pair of valid seed cells to test between", name)
+		}
 	}
 }
 
