@@ -219,7 +219,6 @@ func TestInterpolation(t *testing.T) {
 		ctx, x float64
 		want   float64
 	}{
-		
 		{"log-log between batches", 1000, math.Sqrt(10), math.Sqrt(1000)},
 		{"log-log between contexts", 2000, 1, 100 / math.Sqrt(2)},
 		{"clamped below", 10, 0.1, 100},

@@ -404,7 +404,7 @@ func TestTokenizeRoundTrip(t *testing.T) {
 	if de.Prompt != text {
 		t.Errorf("detokenize = %q, want %q", de.Prompt, text)
 	}
-	}
+}
 
 // TestChatTemplate: /tokenize with messages renders the documented
 // Qwen-style template (special tokens one ID each, outside the ordinary
