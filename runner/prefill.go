@@ -33,13 +33,7 @@ func (r *run) prefill(ctx context.Context, ctxLen int, salt string, record bool)
 		r.observer.CellStart(ref)
 	}
 	start := time.Now()
-	n := ctxLen
-	if r.maxModelLen > 0 && n > r.maxModelLen-1 {
-		n = r.maxModelLen - 1
-	}
-	if r.chat {
-		n = r.prompt.tokens // calibrated by measureStep
-	}
+	n := r.prefillPromptTokens(ctxLen)
 	repeat := 1
 	if record {
 		repeat = max(r.measure().Repeat, 1)

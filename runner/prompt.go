@@ -196,13 +196,30 @@ func chatBody(model string, messages json.RawMessage, maxTokens, minTokens int, 
 	return append(b, '}')
 }
 
+// cappedPromptTokens is the prompt length of a context: ctxLen, capped one
+// token below max_model_len so that the prefill request can still emit its
+// token.
+func (r *run) cappedPromptTokens(ctxLen int) int {
+	if r.maxModelLen > 0 && ctxLen > r.maxModelLen-1 {
+		return r.maxModelLen - 1
+	}
+	return ctxLen
+}
+
+// prefillPromptTokens is the length of the prompt the prefill request of a
+// context sends: the capped length, or for chat the calibrated prompt's
+// length (calibrate runs first, in measureStep).
+func (r *run) prefillPromptTokens(ctxLen int) int {
+	if r.chat {
+		return r.prompt.tokens
+	}
+	return r.cappedPromptTokens(ctxLen)
+}
+
 // calibrate sizes the chat prompt of a context (capped below max_model_len
 // like the prefill prompt) through /tokenize.
 func (r *run) calibrate(ctx context.Context, ctxLen int) error {
-	n := ctxLen
-	if r.maxModelLen > 0 && n > r.maxModelLen-1 {
-		n = r.maxModelLen - 1
-	}
+	n := r.cappedPromptTokens(ctxLen)
 	p, err := calibrateChat(ctx, r.client, n, r.charsPerToken)
 	if err != nil {
 		if ctx.Err() != nil {
