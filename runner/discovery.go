@@ -20,14 +20,14 @@ import (
 // prompt token pattern.
 func (r *run) discover(ctx context.Context) error {
 	srv := r.cfg.Server
-	rs := &r.results.Server
-	rs.Endpoint = r.client.base
-	rs.Version = r.client.version(ctx)
+	facts := &r.results.Server
+	facts.Endpoint = r.client.base
+	facts.Version = r.client.version(ctx)
 	for _, g := range gpus(ctx) {
-		rs.GPUs = append(rs.GPUs, result.GPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryMiB})
+		facts.GPUs = append(facts.GPUs, result.GPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryMiB})
 	}
-	r.kvCapacity, rs.KVCacheSource = r.discoverKVCapacity(ctx)
-	rs.KVCacheTokens = r.kvCapacity
+	r.kvCapacity, facts.KVCacheSource = r.discoverKVCapacity(ctx)
+	facts.KVCacheTokens = r.kvCapacity
 	if r.kvCapacity == 0 {
 		r.warn("KV cache capacity unknown (no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line, no kv_cache_tokens in the spec): no cell is skipped as over capacity")
 	}
@@ -49,15 +49,15 @@ func (r *run) discover(ctx context.Context) error {
 	if r.maxModelLen == 0 {
 		r.maxModelLen = mml
 	}
-	rs.MaxModelLen = r.maxModelLen
+	facts.MaxModelLen = r.maxModelLen
 	if !tokenized {
 		r.warn("POST /tokenize is not available: prompts use a fixed range of token IDs")
 	}
 	kv := "unknown"
 	if r.kvCapacity > 0 {
-		kv = fmt.Sprintf("%d tokens (from %s)", r.kvCapacity, rs.KVCacheSource)
+		kv = fmt.Sprintf("%d tokens (from %s)", r.kvCapacity, facts.KVCacheSource)
 	}
-	r.logf("server %s: version %s, max_model_len %d, KV cache %s", srv.Name, orDash(rs.Version), r.maxModelLen, kv)
+	r.logf("server %s: version %s, max_model_len %d, KV cache %s", srv.Name, orDash(facts.Version), r.maxModelLen, kv)
 	return ctx.Err()
 }
 
