@@ -138,7 +138,7 @@ func TestDecodeMetricsLine(t *testing.T) {
 		{name: "no optional metrics", edit: func(*result.DecodeCell) {}, want: common},
 		{name: "server counter after the token source", edit: func(c *result.DecodeCell) { c.ServerTotalTPS = &v },
 			want: common + " server_total_tps=6001.5"},
-		{name: "speculative metrics", edit: func(c *result.DecodeCell) { c.SpecAcceptRate, c.SpecAcceptLen = &rate, &length },
+		{name: "speculative metrics", edit: func(c *result.DecodeCell) { c.SpeculativeAcceptRate, c.SpeculativeAcceptLen = &rate, &length },
 			want: common + " spec_accept_rate=0.75 spec_accept_len=3.25"},
 		{name: "large count without exponent", edit: func(c *result.DecodeCell) { c.OutputTokens = 12000000 },
 			want: strings.Replace(common, "output_tokens=180506", "output_tokens=12000000", 1)},

@@ -142,11 +142,11 @@ var Metrics = []Metric{
 	{Name: "spec_accept_rate", Phase: PhaseDecode, Label: "Speculative acceptance rate",
 		Unit: "", HigherIsBetter: true, Precision: 2,
 		Doc:   "accepted ÷ drafted speculative tokens",
-		field: decodeOptional(func(c *DecodeCell) **float64 { return &c.SpecAcceptRate })},
+		field: decodeOptional(func(c *DecodeCell) **float64 { return &c.SpeculativeAcceptRate })},
 	{Name: "spec_accept_len", Phase: PhaseDecode, Label: "Speculative acceptance length",
 		Unit: "tokens", HigherIsBetter: true, Precision: 2,
 		Doc:   "mean tokens emitted per speculative step (1 + accepted ÷ drafts)",
-		field: decodeOptional(func(c *DecodeCell) **float64 { return &c.SpecAcceptLen })},
+		field: decodeOptional(func(c *DecodeCell) **float64 { return &c.SpeculativeAcceptLen })},
 }
 
 // PhaseMetrics returns the metrics of phase, in display order.

@@ -81,7 +81,7 @@ func TestMetricTableWellFormed(t *testing.T) {
 
 func TestCellMetric(t *testing.T) {
 	v := 0.75
-	d := DecodeCell{TotalTPS: 6018.4, Completed: 12, OutputTokens: 12247, SpecAcceptRate: &v}
+	d := DecodeCell{TotalTPS: 6018.4, Completed: 12, OutputTokens: 12247, SpeculativeAcceptRate: &v}
 	p := PrefillCell{TPS: 46700, TTFTMs: 175}
 	tests := []struct {
 		name   string

@@ -136,9 +136,9 @@ type DecodeCell struct {
 	OutputTokens  int64   `json:"output_tokens"`
 	MeasuredS     float64 `json:"measured_s"`
 	// ServerTotalTPS is Δvllm:generation_tokens_total ÷ window; nil when /metrics has no such counter.
-	ServerTotalTPS *float64 `json:"server_total_tps,omitempty"`
-	SpecAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
-	SpecAcceptLen  *float64 `json:"spec_accept_len,omitempty"`
+	ServerTotalTPS        *float64 `json:"server_total_tps,omitempty"`
+	SpeculativeAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
+	SpeculativeAcceptLen  *float64 `json:"spec_accept_len,omitempty"`
 	// TokenSource is how the output tokens were counted: usage (per-chunk
 	// usage deltas), final_usage or chunks.
 	TokenSource TokenSource `json:"token_source,omitempty"`

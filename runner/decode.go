@@ -165,11 +165,11 @@ measuring:
 		accepted := after.SpeculativeAcceptedTokens - before.SpeculativeAcceptedTokens
 		if draftTokens > 0 {
 			v := round(accepted/draftTokens, 4)
-			cell.SpecAcceptRate = &v
+			cell.SpeculativeAcceptRate = &v
 		}
 		if drafts > 0 {
 			v := round(1+accepted/drafts, 3)
-			cell.SpecAcceptLen = &v
+			cell.SpeculativeAcceptLen = &v
 		}
 	}
 	if beforeErr != nil || afterErr != nil {

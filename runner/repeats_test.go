@@ -23,16 +23,16 @@ func TestCombineRepeats(t *testing.T) {
 	}{
 		{name: "optional metric in every run",
 			runs: []result.DecodeCell{
-				{Status: result.StatusValid, TBTMsP99: 9, SpecAcceptRate: ptr(0.5), OutputTokens: 11},
-				{Status: result.StatusValid, TBTMsP99: 3, SpecAcceptRate: ptr(0.7), OutputTokens: 12},
-				{Status: result.StatusValid, TBTMsP99: 5, SpecAcceptRate: ptr(0.6), OutputTokens: 15},
+				{Status: result.StatusValid, TBTMsP99: 9, SpeculativeAcceptRate: ptr(0.5), OutputTokens: 11},
+				{Status: result.StatusValid, TBTMsP99: 3, SpeculativeAcceptRate: ptr(0.7), OutputTokens: 12},
+				{Status: result.StatusValid, TBTMsP99: 5, SpeculativeAcceptRate: ptr(0.6), OutputTokens: 15},
 			},
 			wantRate:   ptr(0.6),
 			wantSpread: map[string][2]float64{"tbt_ms_p99": {3, 9}, "spec_accept_rate": {0.5, 0.7}, "output_tokens": {11, 15}},
 			wantStatus: result.StatusValid},
 		{name: "optional metric missing in one run keeps the first run's",
 			runs: []result.DecodeCell{
-				{Status: result.StatusValid, SpecAcceptRate: ptr(0.5)},
+				{Status: result.StatusValid, SpeculativeAcceptRate: ptr(0.5)},
 				{Status: result.StatusValid},
 			},
 			wantRate:   ptr(0.5),
@@ -51,7 +51,7 @@ func TestCombineRepeats(t *testing.T) {
 			if c.Status != tc.wantStatus {
 				t.Fatalf("status %s, want %s", c.Status, tc.wantStatus)
 			}
-			if diff := cmp.Diff(tc.wantRate, c.SpecAcceptRate); diff != "" {
+			if diff := cmp.Diff(tc.wantRate, c.SpeculativeAcceptRate); diff != "" {
 				t.Errorf("spec_accept_rate (-want +got):\n%s", diff)
 			}
 			for name, want := range tc.wantSpread {

@@ -50,11 +50,6 @@ func Infraf(format string, args ...any) error {
 	return &Error{Code: Infra, Err: fmt.Errorf(format, args...)}
 }
 
-// Failf builds a test-failure error (exit 1).
-func Failf(format string, args ...any) error {
-	return &Error{Code: Fail, Err: fmt.Errorf(format, args...)}
-}
-
 // Code returns the exit code for err: 0 for nil, the code of the first
 // *Error in its chain, and Infra for any other error (an unexpected error is
 // never reported as a test failure).

@@ -15,7 +15,7 @@ func TestCode(t *testing.T) {
 		{name: "nil", err: nil, want: OK},
 		{name: "usage", err: Usagef("bad flag"), want: Usage},
 		{name: "infra", err: Infraf("server died"), want: Infra},
-		{name: "fail", err: Failf("slow"), want: Fail},
+		{name: "fail", err: &Error{Code: Fail, Err: errors.New("slow")}, want: Fail},
 		{name: "wrapped keeps its code", err: fmt.Errorf("run: %w", Usagef("x")), want: Usage},
 		{name: "plain error is infrastructure, never a test failure", err: errors.New("boom"), want: Infra},
 		{name: "quiet", err: Quiet(Fail), want: Fail},
