@@ -32,9 +32,10 @@ func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results) []result.Ver
 }
 
 // ExitCode maps verdicts to slogate's exit code (README.md#exit-codes): 3 when any
-// Error was caused by a missing measurement, 2 when any other Error (the
-// spec is wrong, e.g. a condition that is not a bool), 1 when any test
-// failed, 0 otherwise.
+// Error was caused by a missing measurement (an errored or absent cell), 2
+// when any other Error (the spec is wrong, e.g. a condition that is not a
+// bool), 1 when any test failed (a test that needs an over-capacity cell
+// fails), 0 otherwise.
 func ExitCode(verdicts []result.Verdict) int {
 	code := exit.OK
 	for _, v := range verdicts {
@@ -77,8 +78,11 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 
 	val, diags := a.Condition.Value(sc.ctx)
 
-	// Unmeasured reads first: an error or an unknown caused by reading a
-	// cell that has no numbers is an infrastructure problem, not a spec bug.
+	// Reads of cells without numbers first, whether or not the condition
+	// errs or short-circuits: an over-capacity cell is a measured property
+	// of the server, so the test fails with the capacity arithmetic; an
+	// errored or absent cell, or a server fact the run could not learn, is an
+	// infrastructure Error (README.md#exit-codes).
 	marks := leafMarks(sc, a.Condition)
 	if !diags.HasErrors() {
 		_, m := val.UnmarkDeep()
@@ -87,22 +91,7 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 		}
 	}
 	if cells, facts := sortedMarks(marks); len(cells)+len(facts) > 0 {
-		v.Outcome, v.Infra = result.Error, true
-		var msgs []string
-		seen := map[string]bool{}
-		for _, c := range cells {
-			v.Details = append(v.Details, refExpr(c.ref)+": "+c.message())
-			if !seen[c.message()] {
-				seen[c.message()] = true
-				msgs = append(msgs, c.message())
-			}
-		}
-		for _, f := range facts {
-			msg := "server." + f + " is not known: the run could not learn it from the server"
-			v.Details = append(v.Details, msg)
-			msgs = append(msgs, msg)
-		}
-		v.Message = strings.Join(msgs, "; ")
+		sc.unmeasuredVerdict(&v, cells, facts)
 		return v
 	}
 	if diags.HasErrors() {
@@ -140,6 +129,32 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 		}
 	}
 	return v
+}
+
+// unmeasuredVerdict fills v for a test that read cells without numbers or
+// unknown server facts: a Fail when every such read is of an over-capacity
+// cell, an infrastructure Error when any is not. Details list every read.
+func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts []string) {
+	v.Outcome = result.Fail
+	var msgs []string
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if !c.overCapacity() {
+			v.Outcome, v.Infra = result.Error, true
+		}
+		v.Details = append(v.Details, c.detail())
+		if !seen[c.message()] {
+			seen[c.message()] = true
+			msgs = append(msgs, c.message())
+		}
+	}
+	for _, f := range facts {
+		v.Outcome, v.Infra = result.Error, true
+		msg := "server." + f + " is not known: the run could not learn it from the server"
+		v.Details = append(v.Details, msg)
+		msgs = append(msgs, msg)
+	}
+	v.Message = strings.Join(msgs, "; ")
 }
 
 // conditionDiag is an error diagnostic pointing at a condition.

@@ -16,7 +16,7 @@ import (
 func ptr(v float64) *float64 { return &v }
 
 // fixture is a measured run of server "qwen": decode matrix 8K,16K × 1,64,128
-// with 8K/128 over capacity, 16K/1 errored and 16K/64, 16K/128 absent;
+// with 8K/128 over capacity (128 × (8,192 + 4,096) > 1,000,000 KV tokens), 16K/1 errored and 16K/64, 16K/128 absent;
 // prefill 8K and 16K, and 32K in the spec but not measured.
 func fixture() (*spec.Spec, *result.Results) {
 	sp := &spec.Spec{
@@ -24,8 +24,9 @@ func fixture() (*spec.Spec, *result.Results) {
 		Prefill:  &spec.Prefill{Contexts: []int{8192, 16384, 32768}},
 	}
 	res := &result.Results{
-		Schema: result.Schema,
-		Server: result.Server{Name: "qwen", Model: "Qwen/Qwen3.5-4B", ServedModel: "qwen", Version: "0.11.0", KVCacheTokens: 1_000_000},
+		Schema:  result.Schema,
+		Server:  result.Server{Name: "qwen", Model: "Qwen/Qwen3.5-4B", ServedModel: "qwen", Version: "0.11.0", KVCacheTokens: 1_000_000, KVCacheSource: "metrics"},
+		Measure: result.Measure{MaxOutput: 4096},
 		Prefill: []result.PrefillCell{
 			{Context: 8192, Status: result.StatusValid, TPS: 40000, TTFTMs: 204.8},
 			{Context: 16384, Status: result.StatusValid, TPS: 38000, TTFTMs: 431.2},
@@ -58,6 +59,9 @@ func withAssert(t *testing.T, sp *spec.Spec, name, cond, msg string) {
 		DeclRange:    blk.DefRange(),
 	})
 }
+
+// overCap8K128 is the verdict line of a read of the fixture's over-capacity cell.
+const overCap8K128 = `decode["8K"][128] is over capacity: 128 × (8,192 + 4,096) = 1,572,864 tokens > KV cache 1,000,000 tokens (from metrics)`
 
 func TestEvaluateAssert(t *testing.T) {
 	const msg = "decode throughput at 8K x 64 fell below 6,000 tok/s"
@@ -116,19 +120,29 @@ func TestEvaluateAssert(t *testing.T) {
 			details: []string{`min([for c in [1, 64] : decode["8K"][c].total_tps]...) = 408.2, want > 1000 (-59.2%)`},
 		},
 		{
-			name: "over capacity read is an infrastructure error", cond: `decode["8K"][128].total_tps >= 1`, outcome: result.Error, infra: true,
-			message: "cell not measured: over capacity",
-			details: []string{`decode["8K"][128]: cell not measured: over capacity`},
+			name: "over capacity read fails with the arithmetic", cond: `decode["8K"][128].total_tps >= 1`, outcome: result.Fail,
+			message: overCap8K128,
+			details: []string{overCap8K128},
 		},
 		{
-			name: "over capacity read behind a short circuit", cond: `true || decode["8K"][128].total_tps > 0`, outcome: result.Error, infra: true,
-			message: "cell not measured: over capacity",
-			details: []string{`decode["8K"][128]: cell not measured: over capacity`},
+			name: "over capacity read behind a short circuit", cond: `true || decode["8K"][128].total_tps > 0`, outcome: result.Fail,
+			message: overCap8K128,
+			details: []string{overCap8K128},
 		},
 		{
-			name: "over capacity read inside a for expression", cond: `max([for c in [1, 128] : decode["8K"][c].total_tps]...) > 0`, outcome: result.Error, infra: true,
-			message: "cell not measured: over capacity",
-			details: []string{`decode["8K"][128]: cell not measured: over capacity`},
+			name: "over capacity read inside a for expression", cond: `max([for c in [1, 128] : decode["8K"][c].total_tps]...) > 0`, outcome: result.Fail,
+			message: overCap8K128,
+			details: []string{overCap8K128},
+		},
+		{
+			name: "over capacity read inside try", cond: `try(decode["8K"][128].total_tps > 0, true)`, outcome: result.Fail,
+			message: overCap8K128,
+			details: []string{overCap8K128},
+		},
+		{
+			name: "over capacity and errored reads: the error wins", cond: `decode["8K"][128].total_tps > 0 && decode["16K"][1].ttft_ms < 100`, outcome: result.Error, infra: true,
+			message: "cell not measured: error: HTTP 500 from /v1/completions; " + overCap8K128,
+			details: []string{`decode["16K"][1]: cell not measured: error: HTTP 500 from /v1/completions`, overCap8K128},
 		},
 		{
 			name: "errored cell", cond: `decode["16K"][1].ttft_ms < 100`, outcome: result.Error, infra: true,

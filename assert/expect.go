@@ -97,10 +97,8 @@ func (sc *scope) expectCell(test string, ref result.CellRef, m result.Metric, wa
 	got, status, why, found := sc.measured(ref, m.Name)
 	switch {
 	case !found || !status.Measured():
-		u := unmeasured{ref: ref, reason: reasonFor(status, why)}
-		v.Outcome, v.Infra = result.Error, true
-		v.Message = u.message()
-		v.Details = []string{refExpr(ref) + ": " + u.message()}
+		// Over capacity fails with the arithmetic; errored or absent errs.
+		sc.unmeasuredVerdict(&v, []unmeasured{unmeasuredRead(ref, status, why, sc.res)}, nil)
 		return v
 	case got == nil:
 		v.Outcome = result.Error

@@ -1,6 +1,7 @@
 package assert
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
@@ -18,15 +20,73 @@ import (
 // unmeasured marks the metric values of a cell that carries no numbers (over
 // capacity, errored, or absent from the results). cty propagates marks
 // through every operation, so a condition that read such a value carries
-// the mark in its result: that is how Evaluate turns "read an unmeasured
-// cell" into an infrastructure Error instead of a number.
+// the mark in its result: that is how Evaluate tells "read a cell that has
+// no numbers" from a number, whatever ||, for or try the read sits in.
 type unmeasured struct {
 	ref    result.CellRef
-	reason string // "over capacity", "error: <reason>", "not measured"
+	status result.Status // "" when the results have no such cell
+	reason string        // "over capacity", "error: <reason>", "not measured"
+	// arithmetic is, for an over-capacity cell, the skip rule with this
+	// run's numbers (overCapacityLine); "" otherwise.
+	arithmetic string
 }
 
-// message is the verdict text for one unmeasured read.
-func (u unmeasured) message() string { return "cell not measured: " + u.reason }
+// overCapacity reports whether the read is of a cell skipped as over
+// capacity: a measured property of the server (its KV cache is too small),
+// so a test that needs the cell fails (exit 1) rather than errs.
+func (u unmeasured) overCapacity() bool { return u.status == result.StatusOverCapacity }
+
+// message is the one-line summary of the read: the capacity arithmetic of
+// an over-capacity cell, "cell not measured: <why>" otherwise.
+func (u unmeasured) message() string {
+	if u.arithmetic != "" {
+		return u.arithmetic
+	}
+	return "cell not measured: " + u.reason
+}
+
+// detail is the verdict line of the read: the arithmetic (which names the
+// cell), or `decode["8K"][64]: cell not measured: <why>`.
+func (u unmeasured) detail() string {
+	if u.arithmetic != "" {
+		return u.arithmetic
+	}
+	return refExpr(u.ref) + ": " + u.message()
+}
+
+// unmeasuredRead describes the read of cell ref, which has status st (""
+// when absent) and the runner's reason why.
+func unmeasuredRead(ref result.CellRef, st result.Status, why string, res *result.Results) unmeasured {
+	u := unmeasured{ref: ref, status: st, reason: reasonFor(st, why)}
+	if st == result.StatusOverCapacity {
+		u.arithmetic = overCapacityLine(ref, res, why)
+	}
+	return u
+}
+
+// overCapacityLine gives the skip rule of docs/method.md#over-capacity with
+// the numbers of this run: `decode["251K"][128] is over capacity: 128 ×
+// (257,024 + 4,096) = 33,423,360 tokens > KV cache 24,000,000 tokens (from
+// metrics)`. When the results lack what the arithmetic needs (or disagree
+// with the status), it repeats the runner's reason instead.
+func overCapacityLine(ref result.CellRef, res *result.Results, reason string) string {
+	head := refExpr(ref) + " is over capacity"
+	kv, maxOut := res.Server.KVCacheTokens, res.Measure.MaxOutput
+	conc := max(ref.Concurrency, 1)
+	need := int64(conc) * int64(ref.Context+maxOut)
+	if kv <= 0 || maxOut <= 0 || need <= kv {
+		if reason == "" {
+			return head
+		}
+		return head + ": " + reason
+	}
+	line := fmt.Sprintf("%s: %s × (%s + %s) = %s tokens > KV cache %s tokens", head,
+		numfmt.Int(int64(conc)), numfmt.Int(int64(ref.Context)), numfmt.Int(int64(maxOut)), numfmt.Int(need), numfmt.Int(kv))
+	if src := res.Server.KVCacheSource; src != "" {
+		line += " (from " + src + ")"
+	}
+	return line
+}
 
 // unknownServerFact marks a server attribute the run could not learn (for
 // example kv_cache_tokens when neither /metrics nor the log told it).
@@ -62,15 +122,10 @@ func contextKeys(ctx int) []string {
 }
 
 // cellObjectType is the object type of one cell of phase (decode[CTX][CONC]
-// or prefill[CTX]): every metric of the phase as a number, plus status.
+// or prefill[CTX]): every metric of the phase as a number, plus status. It
+// is the type cellObject builds, so the two cannot drift apart.
 func cellObjectType(phase result.Phase) cty.Type {
-	attrs := map[string]cty.Type{"status": cty.String}
-	for _, m := range result.Metrics {
-		if m.Phase == phase {
-			attrs[m.Name] = cty.Number
-		}
-	}
-	return cty.Object(attrs)
+	return cellObject(phase, cty.UnknownVal(cty.String), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number) }).Type()
 }
 
 // reasonFor says why a cell with status st (nil cell = absent) has no numbers.
@@ -87,42 +142,120 @@ func reasonFor(st result.Status, why string) string {
 	return "not measured"
 }
 
-// cellObject builds the object of one cell. metric returns a measured
-// metric (ok=false for an optional metric the server did not report, which
-// becomes null); when measured is false every metric is an unknown number
-// marked with why the cell has none.
-func cellObject(phase result.Phase, ref result.CellRef, st result.Status, why string, measured bool, metric func(string) (float64, bool)) cty.Value {
-	attrs := map[string]cty.Value{}
-	status := string(st)
-	if status == "" {
-		status = "not_measured"
-	}
-	attrs["status"] = cty.StringVal(status)
+// cellObject builds the object of one cell of phase: its status (a string)
+// and every metric of the phase, each a number given by value. It is the one
+// definition of a cell's type (cellObjectType).
+func cellObject(phase result.Phase, status cty.Value, value func(result.Metric) cty.Value) cty.Value {
+	attrs := map[string]cty.Value{spec.CellStatusAttribute: status}
 	for _, m := range result.Metrics {
-		if m.Phase != phase {
-			continue
-		}
-		switch v, ok := metric(m.Name); {
-		case !measured:
-			attrs[m.Name] = cty.UnknownVal(cty.Number).Mark(unmeasured{ref: ref, reason: reasonFor(st, why)})
-		case ok:
-			attrs[m.Name] = cty.NumberFloatVal(v)
-		default:
-			attrs[m.Name] = cty.NullVal(cty.Number)
+		if m.Phase == phase {
+			attrs[m.Name] = value(m)
 		}
 	}
 	return cty.ObjectVal(attrs)
 }
 
-func noMetric(string) (float64, bool) { return 0, false }
+// measuredCell is the object of cell ref as res recorded it: measured
+// metrics as numbers (null for an optional metric the server did not
+// report); for a cell without numbers every metric is an unknown number
+// marked with why it has none.
+func measuredCell(ref result.CellRef, res *result.Results) cty.Value {
+	var (
+		st     result.Status
+		why    string
+		metric func(string) (float64, bool)
+	)
+	if ref.Phase == result.PhasePrefill {
+		if c, ok := res.PrefillCell(ref.Context); ok {
+			st, why, metric = c.Status, c.Reason, c.Metric
+		}
+	} else if c, ok := res.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency); ok {
+		st, why, metric = c.Status, c.Reason, c.Metric
+	}
+	status := cty.StringVal(string(st))
+	if st == "" {
+		status = cty.StringVal("not_measured")
+	}
+	if !st.Measured() {
+		mark := unmeasuredRead(ref, st, why, res)
+		return cellObject(ref.Phase, status, func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(mark) })
+	}
+	return cellObject(ref.Phase, status, func(m result.Metric) cty.Value {
+		if v, ok := metric(m.Name); ok {
+			return cty.NumberFloatVal(v)
+		}
+		return cty.NullVal(cty.Number)
+	})
+}
+
+// layout is the shape of a scope's data: the cells of every decode matrix
+// (label → context → concurrency) and the prefill contexts.
+type layout struct {
+	decode  map[string]map[int]map[int]bool
+	prefill map[int]bool
+}
+
+// specLayout is the cells sp measures.
+func specLayout(sp *spec.Spec) layout {
+	l := layout{decode: map[string]map[int]map[int]bool{}, prefill: map[int]bool{}}
+	for _, m := range sp.Matrices {
+		if l.decode[m.Label] == nil {
+			l.decode[m.Label] = map[int]map[int]bool{}
+		}
+		for _, ctx := range m.Contexts {
+			for _, c := range m.Concurrency {
+				l.addDecode(m.Label, ctx, c)
+			}
+		}
+	}
+	if sp.Prefill != nil {
+		for _, c := range sp.Prefill.Contexts {
+			l.prefill[c] = true
+		}
+	}
+	return l
+}
+
+func (l layout) addDecode(label string, ctx, conc int) {
+	if l.decode[label] == nil {
+		l.decode[label] = map[int]map[int]bool{}
+	}
+	if l.decode[label][ctx] == nil {
+		l.decode[label][ctx] = map[int]bool{}
+	}
+	l.decode[label][ctx][conc] = true
+}
+
+// addResults adds every cell res holds (a resumed or older run may hold
+// cells the spec no longer lists).
+func (l layout) addResults(res *result.Results) {
+	for _, c := range res.Decode {
+		l.addDecode(c.Ref().MatrixLabel(), c.Context, c.Concurrency)
+	}
+	for _, c := range res.Prefill {
+		l.prefill[c.Context] = true
+	}
+}
 
 // newScope builds the evaluation context of server srv's results.
 func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
-	sc := &scope{sp: sp, res: res, roots: map[string]bool{"prefill": true, "server": true}}
-	sc.server = res.Server.Name
+	name := res.Server.Name
 	if srv != nil && srv.Name != "" {
-		sc.server = srv.Name
+		name = srv.Name
 	}
+	l := specLayout(sp)
+	l.addResults(res)
+	sc := scopeOf(sp, name, l, func(ref result.CellRef) cty.Value { return measuredCell(ref, res) },
+		serverObject(name, srv, &res.Server))
+	sc.res = res
+	return sc
+}
+
+// scopeOf builds a scope over the cells of l, each cell's object made by
+// cell, and the `server` object srv. The real scope (newScope) and the
+// static one (newStaticScope) differ only in cell and srv.
+func scopeOf(sp *spec.Spec, server string, l layout, cell func(result.CellRef) cty.Value, srv cty.Value) *scope {
+	sc := &scope{sp: sp, server: server, roots: map[string]bool{"prefill": true, "server": true}}
 	parent := sp.EvalContext
 	if parent == nil {
 		parent = defaultEvalContext()
@@ -130,46 +263,14 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 	sc.ctx = parent.NewChild()
 	vars := map[string]cty.Value{}
 
-	// Decode matrices: the spec's grid plus every cell the results hold.
-	type grid map[int]map[int]bool
-	grids := map[string]grid{}
-	add := func(label string, ctx, conc int) {
-		if grids[label] == nil {
-			grids[label] = grid{}
-		}
-		if grids[label][ctx] == nil {
-			grids[label][ctx] = map[int]bool{}
-		}
-		grids[label][ctx][conc] = true
-	}
-	for _, m := range sp.Matrices {
-		for _, ctx := range m.Contexts {
-			for _, c := range m.Concurrency {
-				add(m.Label, ctx, c)
-			}
-		}
-		if grids[m.Label] == nil {
-			grids[m.Label] = grid{}
-		}
-	}
-	for _, c := range res.Decode {
-		add(c.Ref().MatrixLabel(), c.Context, c.Concurrency)
-	}
 	objType := cellObjectType(result.PhaseDecode)
-	for label, g := range grids {
+	for label, g := range l.decode {
 		sc.roots[label] = true
 		rows := map[string]cty.Value{}
 		for ctx, concs := range g {
 			cols := map[string]cty.Value{}
 			for conc := range concs {
-				ref := result.CellRef{Phase: result.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
-				var obj cty.Value
-				if cell, ok := res.DecodeCell(label, ctx, conc); ok {
-					obj = cellObject(result.PhaseDecode, ref, cell.Status, cell.Reason, cell.Status.Measured(), cell.Metric)
-				} else {
-					obj = cellObject(result.PhaseDecode, ref, "", "", false, noMetric)
-				}
-				cols[strconv.Itoa(conc)] = obj
+				cols[strconv.Itoa(conc)] = cell(result.CellRef{Phase: result.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc})
 			}
 			row := cty.MapValEmpty(objType)
 			if len(cols) > 0 {
@@ -186,25 +287,9 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 		}
 	}
 
-	// Prefill: the spec's contexts plus every prefill cell in the results.
-	pctx := map[int]bool{}
-	if sp.Prefill != nil {
-		for _, c := range sp.Prefill.Contexts {
-			pctx[c] = true
-		}
-	}
-	for _, c := range res.Prefill {
-		pctx[c.Context] = true
-	}
 	prefill := map[string]cty.Value{}
-	for ctx := range pctx {
-		ref := result.CellRef{Phase: result.PhasePrefill, Context: ctx}
-		var obj cty.Value
-		if cell, ok := res.PrefillCell(ctx); ok {
-			obj = cellObject(result.PhasePrefill, ref, cell.Status, cell.Reason, cell.Status.Measured(), cell.Metric)
-		} else {
-			obj = cellObject(result.PhasePrefill, ref, "", "", false, noMetric)
-		}
+	for ctx := range l.prefill {
+		obj := cell(result.CellRef{Phase: result.PhasePrefill, Context: ctx})
 		for _, k := range contextKeys(ctx) {
 			prefill[k] = obj
 		}
@@ -215,7 +300,7 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 		vars["prefill"] = cty.MapVal(prefill)
 	}
 
-	vars["server"] = serverObject(sc.server, srv, &res.Server)
+	vars["server"] = srv
 	sc.ctx.Variables = vars
 	return sc
 }

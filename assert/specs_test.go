@@ -159,8 +159,8 @@ func plantExpects(t *testing.T, sp *spec.Spec) map[string]expectCase {
 //   - with every cell good every assert passes; with the cells one assert
 //     reads made bad, that assert fails with its error_message and the
 //     values it read, and the asserts that read other cells still pass;
-//   - with the cell an assert reads over capacity, that assert is an
-//     infrastructure Error (exit 3), never a Pass.
+//   - with the cell an assert reads over capacity, that assert is a Fail
+//     that says so (exit 1), never a Pass.
 func TestShippedSpecs(t *testing.T) {
 	for name, sp := range loadShipped(t) {
 		t.Run(name, func(t *testing.T) {
@@ -252,8 +252,8 @@ func TestShippedSpecs(t *testing.T) {
 				c, _ := allGood.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency)
 				saved := *c
 				c.Status = result.StatusOverCapacity
-				if v := find(Evaluate(sp, srv, allGood), test); v == nil || v.Outcome != result.Error || !v.Infra {
-					t.Errorf("%s with %s over capacity: %+v, want an infrastructure error", test, ref.Name(), v)
+				if v := find(Evaluate(sp, srv, allGood), test); v == nil || v.Outcome != result.Fail || !strings.Contains(v.Message, "is over capacity") {
+					t.Errorf("%s with %s over capacity: %+v, want a fail that says it is over capacity", test, ref.Name(), v)
 				}
 				*c = saved
 			}
