@@ -67,7 +67,7 @@ func (l *loader) decodeExpect(blk *hcl.Block) (*Expect, hcl.Diagnostics) {
 	if s, ok, d := l.str(at, "metric"); ok || d != nil {
 		diags = append(diags, d...)
 		if ok {
-			e.Metric = s
+			e.Metric, e.MetricRange = s, at["metric"].Expr.Range()
 			if _, found := result.LookupMetric(phase, s); !found {
 				names := result.MetricNames(phase)
 				diags = append(diags, unknownName("Unknown metric", at["metric"].Expr.Range(), blk.DefRange,

@@ -128,6 +128,8 @@ type Expect struct {
 	Rows      []ExpectRow
 
 	DeclRange hcl.Range
+	// MetricRange is where metric is written (for diagnostics about it).
+	MetricRange hcl.Range
 }
 
 // ExpectRow is one context's row of an expect block. For a decode matrix the
