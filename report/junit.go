@@ -126,6 +126,9 @@ func addRun(s *junitSuite, res *result.Results) {
 	prop("model", res.Server.Model)
 	prop("version", res.Server.Version)
 	prop("hardware", hardwareTitle(&res.Server))
+	if res.Server.Simulated {
+		prop("simulated", "true")
+	}
 	newCase := func(name string, seconds float64) junitCase {
 		return junitCase{Classname: res.Spec, Name: name, Time: fmt.Sprintf("%.3f", seconds)}
 	}

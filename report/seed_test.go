@@ -384,6 +384,8 @@ func TestHardwareTitle(t *testing.T) {
 		{"labels", result.Server{Labels: map[string]string{"gpu": "H200 NVL", "gpu_memory_gb": "141", "gpu_count": "2"}}, "H200 NVL 141GB ×2"},
 		{"label without memory", result.Server{Labels: map[string]string{"gpu": "L4"}}, "L4"},
 		{"simulator", result.Server{Simulated: true}, "simulator"},
+		{"simulated seed hardware says so", result.Server{Simulated: true, Labels: map[string]string{"gpu": "H200"}}, "H200 (simulated)"},
+		{"simulated GPUs say so", result.Server{Simulated: true, GPUs: []result.GPU{{Name: "NVIDIA H200", MemoryMiB: 144384}}}, "H200 141GB (simulated)"},
 		{"unknown", result.Server{}, "unknown GPU"},
 	}
 	for _, tt := range tests {

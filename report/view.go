@@ -128,7 +128,10 @@ func gpus(s *result.Server) (gpuFacts, bool) {
 	return g, true
 }
 
-// hardwareTitle is "H200 NVL 141GB ×2", "simulator" or "unknown GPU".
+// hardwareTitle is "H200 NVL 141GB ×2", "simulator" or "unknown GPU". A
+// simulated run that names hardware (a seed spec's gpu label) says so,
+// "H200 (simulated)", so that no title, summary or JUnit property passes a
+// simulator's numbers off as that hardware's.
 func hardwareTitle(s *result.Server) string {
 	g, ok := gpus(s)
 	if !ok {
@@ -143,6 +146,9 @@ func hardwareTitle(s *result.Server) string {
 	}
 	if g.Count > 1 {
 		t += fmt.Sprintf(" ×%d", g.Count)
+	}
+	if s.Simulated {
+		t += " (simulated)"
 	}
 	return t
 }
