@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,9 +39,10 @@ func run() *result.Results {
 		return result.DecodeCell{Matrix: "decode", Context: ctx, Concurrency: conc, Status: st, TotalTPS: tps, TTFTMs: ttft, TBTMs: 2.5}
 	}
 	return &result.Results{
-		Schema:  result.Schema,
-		Server:  result.Server{Name: "qwen", Model: "Qwen/Qwen3.5-4B", Version: "0.11.0"},
-		Started: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
+		Schema:   result.Schema,
+		Server:   result.Server{Name: "qwen", Model: "Qwen/Qwen3.5-4B", Version: "0.11.0"},
+		Started:  time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
+		Finished: time.Date(2026, 11, 30, 8, 20, 0, 0, time.UTC),
 		Prefill: []result.PrefillCell{
 			{Context: 8192, Status: result.StatusValid, TPS: 40123.456, TTFTMs: 204.17},
 			{Context: 16384, Status: result.StatusValid, TPS: 38001.06, TTFTMs: 431.14},
@@ -128,10 +130,100 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestGenerateNothingMeasured(t *testing.T) {
-	res := &result.Results{Server: result.Server{Name: "qwen"}, Decode: []result.DecodeCell{
+	res := &result.Results{Server: result.Server{Name: "qwen"}, Finished: time.Now(), Decode: []result.DecodeCell{
 		{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusOverCapacity},
 	}}
 	if _, err := codify.Generate(res, codify.Options{Margin: 0.1}); err != codify.ErrNothingMeasured {
 		t.Errorf("error %v, want ErrNothingMeasured", err)
+	}
+}
+
+// TestCheck: a run that did not finish, or has cells that could not be
+// measured, is refused with every reason and cell named; a complete run,
+// over-capacity cells included, is not.
+func TestCheck(t *testing.T) {
+	errored := func(r *result.Results) {
+		r.Decode[1].Status, r.Decode[1].Reason = result.StatusError, "HTTP 500 from /v1/completions"
+		r.Prefill[1].Status, r.Prefill[1].Reason = result.StatusError, "the stream ended without a token"
+	}
+	tests := []struct {
+		name   string
+		change func(*result.Results)
+		want   *codify.UnfitError // nil: accepted
+	}{
+		{name: "complete run with an over-capacity cell", change: func(*result.Results) {}},
+		{
+			name:   "interrupted by a signal",
+			change: func(r *result.Results) { r.Interrupted, r.Error = true, "interrupted by SIGINT" },
+			want:   &codify.UnfitError{Unfinished: "it was interrupted (interrupted by SIGINT)"},
+		},
+		{
+			name:   "ended early by -timeout",
+			change: func(r *result.Results) { r.Error = "the run took longer than -timeout 5s and was stopped" },
+			want:   &codify.UnfitError{Unfinished: "it ended early: the run took longer than -timeout 5s and was stopped"},
+		},
+		{
+			name:   "killed before it could finish",
+			change: func(r *result.Results) { r.Finished = time.Time{} },
+			want:   &codify.UnfitError{Unfinished: "results.json has no finish time (slogate was stopped before it could finish the run, or the run is still going)"},
+		},
+		{
+			name:   "errored cells",
+			change: errored,
+			want: &codify.UnfitError{Errored: []string{
+				"prefill/ctx=16K: the stream ended without a token",
+				"decode/ctx=8K/conc=2: HTTP 500 from /v1/completions",
+			}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run()
+			tc.change(res)
+			err := codify.Check(res)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Check: %v, want nil", err)
+				}
+				return
+			}
+			got, ok := err.(*codify.UnfitError)
+			if !ok {
+				t.Fatalf("Check: %v, want an *UnfitError", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("UnfitError (-want +got):\n%s", diff)
+			}
+			if _, gerr := codify.Generate(res, codify.Options{Margin: 0.1}); gerr == nil || gerr.Error() != err.Error() {
+				t.Errorf("Generate without Force: %v, want the refusal", gerr)
+			}
+		})
+	}
+}
+
+// TestGenerateForced: with Force, an unfinished run with errored cells is
+// codified from its measured cells only; the header says the run did not
+// finish and lists every cell left out, and no errored cell gets a value.
+func TestGenerateForced(t *testing.T) {
+	res := run()
+	res.Error = "the run took longer than -timeout 5s and was stopped"
+	res.Decode[2].Status, res.Decode[2].Reason = result.StatusError, "HTTP 500 from /v1/completions" // 8K × 64, the peak
+	out, err := codify.Generate(res, codify.Options{Margin: 0.1, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	for _, want := range []string{
+		"# Codified with -force although the run did not finish: it ended early: the run took longer than -timeout 5s and was stopped.\n",
+		"# Left out, no numbers to take:\n#   decode/ctx=8K/conc=64: HTTP 500 from /v1/completions\n#   decode/ctx=16K/conc=64: over capacity\n",
+		`"8K"  = [408.2, 779.9, null]`,
+		`decode["8K"][2].total_tps >= 701`, // the peak of the measured cells, not of the errored one
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "6018") || strings.Contains(got, "5410") {
+		t.Errorf("output takes a value from the errored cell:\n%s", got)
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/slogate/slogate/codify"
@@ -9,14 +11,17 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 )
 
-// cmdCodify is `slogate codify [-margin 10%] RESULTS.json`: it prints HCL
-// expect and assert blocks built from a measured run, to paste into a spec.
+// cmdCodify is `slogate codify [-margin 10%] [-force] RESULTS.json`: it
+// prints HCL expect and assert blocks built from a measured run, to paste
+// into a spec. It refuses (exit 2) a run that did not finish or has errored
+// cells unless -force, and then says on stderr what it left out.
 func cmdCodify(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.NewFlagSet("codify", stderr,
-		"Usage: slogate codify [-margin 10%] RESULTS.json",
+		"Usage: slogate codify [-margin 10%] [-force] RESULTS.json",
 		"Print HCL expect/assert blocks from a measured run, to paste into the spec that measured it.",
 		"The expect rows have one value per concurrency level found in the results.")
 	margin := fls.String("margin", "10%", "room below measured throughput (above measured latency), as `PCT` (\"10%\" or \"0.1\")")
+	force := fls.Bool("force", false, "codify a run that did not finish or has errored cells, from its measured cells only")
 	files, err := cli.ParseAnywhere(fls, args)
 	if err != nil {
 		return cli.FlagsError(err)
@@ -32,7 +37,11 @@ func cmdCodify(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return err
 	}
-	out, err := codify.Generate(res, codify.Options{Margin: m, Source: files[0]})
+	var unfit *codify.UnfitError
+	if err := codify.Check(res); errors.As(err, &unfit) && *force {
+		fmt.Fprintf(stderr, "codify: -force: %s: values from the measured cells only, although\n%s\n", files[0], unfit.Reasons())
+	}
+	out, err := codify.Generate(res, codify.Options{Margin: m, Source: files[0], Force: *force})
 	if err != nil {
 		return exit.Usagef("codify: %s: %v", files[0], err)
 	}
