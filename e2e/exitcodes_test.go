@@ -7,8 +7,10 @@ import (
 )
 
 // TestExitCodes: the verdicts of a real run map to the exit codes of README.md#exit-codes —
-// 0 all pass, 1 a breach, 2 a condition that is not a bool (the spec is
-// wrong), 3 an assertion that read a cell that was not measured.
+// 0 all pass, 1 a breach or an assertion that needs an over-capacity cell
+// (the server's KV cache is too small: a failed SLO), 2 a condition that is
+// not a bool (the spec is wrong; refused before the run). An assertion
+// that reads an errored or unmeasured cell (3) is covered by assert's tests.
 func TestExitCodes(t *testing.T) {
 	// 1K × 1 fits the 20,000-token KV cache; 1K × 16 (16 × 1,280) does not.
 	const sim = `"--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-prefill-tps", "1000000", "--sim-kv-tokens", "20000"`
@@ -20,8 +22,9 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{name: "pass", condition: `decode["1K"][1].total_tps >= 1`, want: 0},
 		{name: "breach", condition: `decode["1K"][1].total_tps >= 1000000000`, want: 1, wantSaid: "want >= 1000000000"},
-		{name: "not a bool", condition: `decode["1K"][1].total_tps > 0 ? "yes" : "no"`, want: 2, wantSaid: "--- FAIL: sim/assert/a"},
-		{name: "over-capacity cell", condition: `decode["1K"][16].total_tps >= 1`, want: 3, wantSaid: "over capacity"},
+		{name: "not a bool", condition: `decode["1K"][1].total_tps > 0 ? "yes" : "no"`, want: 2, wantSaid: "Error: Condition is not a bool"},
+		{name: "over-capacity cell", condition: `decode["1K"][16].total_tps >= 1`, want: 1,
+			wantSaid: `decode["1K"][16] is over capacity: 16 × (1,024 + 256) = 20,480 tokens > KV cache 20,000 tokens (from metrics)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/slogate/slogate/assert"
 	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/report"
@@ -97,8 +98,8 @@ func ReadResults(cmd, path string) (*result.Results, error) {
 	return nil, exit.Usagef("%s: %v", cmd, err)
 }
 
-// LoadSpecs loads each path, printing every diagnostic (warnings too) on
-// stderr. It returns the valid specs, and exit.Quiet(exit.Usage) when any
+// LoadSpecs loads each path and checks its conditions statically
+// (assert.Check), printing every diagnostic (warnings too) on stderr. It returns the valid specs, and exit.Quiet(exit.Usage) when any
 // spec had an error.
 func LoadSpecs(stderr io.Writer, paths []string, vars spec.Vars) ([]*spec.Spec, error) {
 	// Diagnostics use colour on the same terms as the console (a terminal,
@@ -108,6 +109,9 @@ func LoadSpecs(stderr io.Writer, paths []string, vars spec.Vars) ([]*spec.Spec, 
 	failed := false
 	for _, path := range paths {
 		s, diags := spec.Load(path, spec.LoadOptions{Vars: vars})
+		if !diags.HasErrors() {
+			diags = append(diags, assert.Check(s)...) // conditions that can never be true or false
+		}
 		if len(diags) > 0 {
 			if err := spec.WriteDiagnostics(stderr, s.Files, diags, color); err != nil {
 				return nil, exit.Infraf("writing diagnostics: %w", err)
