@@ -97,6 +97,21 @@ func Check(res *result.Results) error {
 	return e
 }
 
+// anyMeasured reports whether res has a cell with numbers.
+func anyMeasured(res *result.Results) bool {
+	for _, c := range res.Prefill {
+		if c.Status.Measured() {
+			return true
+		}
+	}
+	for _, c := range res.Decode {
+		if c.Status.Measured() {
+			return true
+		}
+	}
+	return false
+}
+
 // unfinished says how res ended early, "" when it finished.
 func unfinished(res *result.Results) string {
 	switch {
@@ -154,10 +169,14 @@ func leftOut(res *result.Results) []omission {
 	return out
 }
 
-// Generate returns the HCL blocks for res. It refuses a run Check finds
-// unfit (an *UnfitError) unless opt.Force; either way only measured cells
-// give values, and a comment lists the cells left out.
+// Generate returns the HCL blocks for res. It returns ErrNothingMeasured for
+// a run without a measured cell, and refuses a run Check finds unfit (an
+// *UnfitError) unless opt.Force; either way only measured cells give
+// values, and a comment lists the cells left out.
 func Generate(res *result.Results, opt Options) ([]byte, error) {
+	if !anyMeasured(res) {
+		return nil, ErrNothingMeasured // -force would not help
+	}
 	if !opt.Force {
 		if err := Check(res); err != nil {
 			return nil, err

@@ -176,17 +176,3 @@ func TestCodifyRealRun(t *testing.T) {
 		t.Errorf("diff first slow: exit %d, want 1 with a regression marked\n%s", d.Code, d.Stdout)
 	}
 }
-
-// markFinished sets the finish time of the results at path, as the runner
-// does when a run ends.
-func markFinished(t *testing.T, path string) {
-	t.Helper()
-	r, err := slores.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Finished = r.Started.Add(20 * time.Minute)
-	if err := r.Write(path); err != nil {
-		t.Fatal(err)
-	}
-}
