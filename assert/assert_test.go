@@ -291,3 +291,48 @@ func TestExitCode(t *testing.T) {
 		})
 	}
 }
+
+// TestOverCapacityLine: the arithmetic uses this run's KV capacity and
+// max_output; when the results lack them (or disagree with the status) the
+// line repeats the runner's reason instead of inventing numbers.
+func TestOverCapacityLine(t *testing.T) {
+	ref := result.CellRef{Phase: result.PhaseDecode, Matrix: "decode", Context: 257024, Concurrency: 128}
+	tests := []struct {
+		name   string
+		server result.Server
+		maxOut int
+		reason string
+		want   string
+	}{
+		{
+			name:   "capacity from metrics",
+			server: result.Server{KVCacheTokens: 24_000_000, KVCacheSource: "metrics"}, maxOut: 4096,
+			want: `decode["251K"][128] is over capacity: 128 × (257,024 + 4,096) = 33,423,360 tokens > KV cache 24,000,000 tokens (from metrics)`,
+		},
+		{
+			name:   "capacity without a source",
+			server: result.Server{KVCacheTokens: 24_000_000}, maxOut: 4096,
+			want: `decode["251K"][128] is over capacity: 128 × (257,024 + 4,096) = 33,423,360 tokens > KV cache 24,000,000 tokens`,
+		},
+		{
+			name: "capacity unknown: the runner's reason", maxOut: 4096, reason: "128 × (257024 + 4096) = 33423360 tokens > KV cache 24000000 tokens",
+			want: `decode["251K"][128] is over capacity: 128 × (257024 + 4096) = 33423360 tokens > KV cache 24000000 tokens`,
+		},
+		{
+			name:   "numbers that fit: the runner's reason",
+			server: result.Server{KVCacheTokens: 1 << 40}, maxOut: 4096, reason: "from a resumed run",
+			want: `decode["251K"][128] is over capacity: from a resumed run`,
+		},
+		{
+			name: "nothing known", want: `decode["251K"][128] is over capacity`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &result.Results{Server: tc.server, Measure: result.Measure{MaxOutput: tc.maxOut}}
+			if got := overCapacityLine(ref, res, tc.reason); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
