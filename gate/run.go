@@ -182,8 +182,12 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 		sr.stream.Log(fmt.Sprintf("%s: no cell or assertion matches -run %q; the server is not started", srv.Name, pattern))
 		return nil, result.Pass, nil
 	}
+	name := srv.Name
+	if sr.Sim {
+		name += " (simulated)" // the header says so before any number is shown
+	}
 	sr.stream.Log(fmt.Sprintf("%s: %d cells, estimated %s (server start-up not included); results in %s",
-		srv.Name, len(p.Cells()), p.Estimated.Round(time.Second), out))
+		name, len(p.Cells()), p.Estimated.Round(time.Second), out))
 	cfg := runner.Config{
 		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
 		Tool: sr.Tool, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
