@@ -177,13 +177,5 @@ func appendStepSummary(path string, res *result.Results) error {
 	if err := report.WriteSummary(&b, res); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(b.Bytes())
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
+	return appendFile(path, b.Bytes())
 }

@@ -26,6 +26,9 @@ func Decode(name string, b []byte) (*Results, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: not a slogate results file (%v): pass a results.json written by slogate run", name, err)
 	}
+	if r.Schema == MergedSchema {
+		return nil, fmt.Errorf("%s: is the merged results of several servers (slogate merge): pass the results.json of one server, in the folder beside it named after the server", name)
+	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema is %q, want %q (was it written by slogate run?)", name, r.Schema, Schema)
 	}

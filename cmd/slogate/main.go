@@ -40,6 +40,7 @@ func commands() []command {
 		{"plan", "print the launch command and the cells to measure", cmdPlan},
 		{"diff", "compare two results files cell by cell", cmdDiff},
 		{"report", "re-render a saved run (md, html, json)", cmdReport},
+		{"merge", "combine the results folders of several runs into one", cmdMerge},
 		{"codify", "print HCL expect/assert blocks from a measured run", cmdCodify},
 		{"sim", "run the built-in vLLM-compatible simulator", cmdSim},
 		{"version", "print slogate's version", cmdVersion},

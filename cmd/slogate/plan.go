@@ -45,23 +45,35 @@ type planAssertionJSON struct {
 	Cells []result.CellRef `json:"cells"`
 }
 
-// cmdPlan is `slogate plan [-format text|json] [-var NAME=VALUE]... [-run
-// REGEX] SPEC...`: per server, the launch command and env, the cells to
-// measure in order, which assertion needs which cells, and an estimate of
-// the measuring time (server start-up excluded).
+// matrixEntry is one element of `slogate plan -format matrix`: one server of
+// one spec, a job of a CI matrix (docs/ci.md#fan-out-over-a-fleet).
+type matrixEntry struct {
+	Spec      string `json:"spec"`
+	Server    string `json:"server"`
+	Estimated int64  `json:"estimated_s"`
+	// GPUs is plan.GPUs: tp × pp × dp, or labels.gpu_count when larger.
+	GPUs int `json:"gpus"`
+}
+
+// cmdPlan is `slogate plan [-format text|json|matrix] [-var NAME=VALUE]...
+// [-run REGEX] SPEC...`: per server, the launch command and env, the cells
+// to measure in order, which assertion needs which cells, and an estimate of
+// the measuring time (server start-up excluded). -format matrix prints only
+// one {spec, server, estimated_s, gpus} entry per server, for a CI matrix.
 func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.NewFlagSet("plan", stderr,
-		"Usage: slogate plan [-format text|json] [-var NAME=VALUE]... [-run REGEX] SPEC...",
-		"Print each server's launch command, the cells to measure in order, the cells each assertion needs, and an estimated duration.")
+		"Usage: slogate plan [-format text|json|matrix] [-var NAME=VALUE]... [-run REGEX] SPEC...",
+		"Print each server's launch command, the cells to measure in order, the cells each assertion needs, and an estimated duration.",
+		"-format matrix prints a JSON list with one {spec, server, estimated_s, gpus} entry per server, for a CI matrix (docs/ci.md).")
 	var vars spec.Vars
 	fls.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
-	format := fls.String("format", "text", "output `format`: text or json")
+	format := fls.String("format", "text", "output `format`: text, json, or matrix (one {spec, server, estimated_s, gpus} per server, for a CI job matrix)")
 	runFlag := fls.String("run", "", "keep only the cells and assertions whose test name matches `REGEX`")
 	if err := fls.Parse(args); err != nil {
 		return cli.FlagsError(err)
 	}
-	if *format != "text" && *format != "json" {
-		return exit.Usagef("plan: -format is text or json, not %q", *format)
+	if *format != "text" && *format != "json" && *format != "matrix" {
+		return exit.Usagef("plan: -format is text, json or matrix, not %q", *format)
 	}
 	var keep *regexp.Regexp
 	if *runFlag != "" {
@@ -78,6 +90,9 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	specs, err := cli.LoadSpecs(stderr, fls.Args(), vars)
 	if err != nil {
 		return err
+	}
+	if *format == "matrix" {
+		return writeMatrix(stdout, specs, keep)
 	}
 	doc := planJSON{Servers: []planServerJSON{}}
 	for _, sp := range specs {
@@ -100,6 +115,26 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	return nil
 }
 
+// writeMatrix prints the CI matrix of specs: one entry per server, compact
+// JSON on one line, so a CI step can put it in an output variable as is.
+func writeMatrix(w io.Writer, specs []*spec.Spec, keep *regexp.Regexp) error {
+	entries := []matrixEntry{}
+	for _, sp := range specs {
+		for _, srv := range sp.Servers {
+			entries = append(entries, matrixEntry{
+				Spec:      sp.Filename,
+				Server:    srv.Name,
+				Estimated: int64(math.Round(plan.New(sp, srv, keep).Estimated.Seconds())),
+				GPUs:      plan.GPUs(srv),
+			})
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return exit.With(exit.Infra, enc.Encode(entries))
+}
+
+// serverPlan is one server's plan in the form -format json prints.
 func serverPlan(sp *spec.Spec, srv *spec.Server, p *plan.Plan) planServerJSON {
 	env := srv.RedactedEnv()
 	if env == nil {

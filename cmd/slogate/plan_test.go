@@ -145,7 +145,7 @@ func TestPlanUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "bad format", args: []string{"-format", "yaml", "../../specs/demo.hcl"}, want: "-format is text or json"},
+		{name: "bad format", args: []string{"-format", "yaml", "../../specs/demo.hcl"}, want: "-format is text, json or matrix"},
 		{name: "bad regexp", args: []string{"-run", "(", "../../specs/demo.hcl"}, want: "-run"},
 		{name: "no spec", args: nil, want: "no SPEC"},
 		{name: "invalid spec", args: []string{"../../spec/testdata/invalid/measure.hcl"}, want: "Invalid endpoint"},

@@ -20,7 +20,7 @@ import (
 // boot (or reach) it, measure the plan, evaluate the assertions, report.
 func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	o := gate.Options{Tool: version, ForceStop: interrupt.Force(ctx), Stdout: stdout, Stderr: stderr}
-	var run, baseline, tolerance, resume string
+	var run, baseline, tolerance, resume, server string
 	var vars spec.Vars
 	var timeout time.Duration
 	fs := cli.NewFlagSet("run", stderr,
@@ -29,6 +29,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		"Exit codes: 0 pass, 1 assertion or baseline failed, 2 usage or invalid spec, 3 infrastructure error, 130/143 interrupted.")
 	fs.BoolVar(&o.Verbose, "v", false, "verbose: print every cell's full metric line")
 	fs.BoolVar(&o.JSON, "json", false, "print a test2json event stream on stdout (for gotestsum), nothing else")
+	fs.StringVar(&server, "server", "", "run only the server called `NAME` (one job of a CI matrix: see `slogate plan -format matrix`); the other servers are skipped")
 	fs.StringVar(&run, "run", "", "measure only cells and assertions whose full test name matches `REGEX` (unanchored, not split at slashes)")
 	fs.StringVar(&o.OutDir, "out", "", "results `DIR` (default slogate-out/<server-name>; with several servers, DIR/<server-name>)")
 	fs.StringVar(&o.JUnit, "junit", "", "also write one JUnit XML `FILE` for the whole run")
@@ -85,6 +86,11 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	if o.Specs, err = cli.LoadSpecs(stderr, paths, vars); err != nil {
 		return err
+	}
+	if server != "" {
+		if o.Specs, err = gate.SelectServer(o.Specs, server); err != nil {
+			return err
+		}
 	}
 	if err := o.Resume(stderr); err != nil {
 		return err

@@ -1,0 +1,33 @@
+package gate
+
+import (
+	"testing"
+
+	"github.com/slogate/slogate/result"
+)
+
+func TestRunExitCode(t *testing.T) {
+	fail := result.Verdict{Test: "s/assert/x", Outcome: result.Fail}
+	tests := []struct {
+		name string
+		res  result.Results
+		want int
+	}{
+		{name: "no verdicts pass", res: result.Results{}, want: 0},
+		{name: "a failed assert is 1", res: result.Results{Verdicts: []result.Verdict{{Outcome: result.Pass}, fail}}, want: 1},
+		{name: "a condition that is not a bool is 2", res: result.Results{Verdicts: []result.Verdict{fail, {Outcome: result.Error}}}, want: 2},
+		{name: "a verdict on an unmeasured cell is 3", res: result.Results{Verdicts: []result.Verdict{fail, {Outcome: result.Error, Infra: true}}}, want: 3},
+		{name: "a run that ended early is 3", res: result.Results{Error: "server exited", Verdicts: []result.Verdict{fail}}, want: 3},
+		{name: "an interrupted run is 3", res: result.Results{Interrupted: true}, want: 3},
+		{name: "a decode cell that could not be measured is 3", res: result.Results{Decode: []result.DecodeCell{{Status: result.StatusError}}}, want: 3},
+		{name: "a prefill cell that could not be measured is 3", res: result.Results{Prefill: []result.PrefillCell{{Status: result.StatusError}}}, want: 3},
+		{name: "an over-capacity cell is not an error", res: result.Results{Decode: []result.DecodeCell{{Status: result.StatusOverCapacity}}}, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := RunExitCode(&tt.res); got != tt.want {
+				t.Errorf("RunExitCode = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
