@@ -9,8 +9,14 @@ variable "api_key" {
   default     = try(env("VLLM_API_KEY"), "slogate-local-key")
 }
 
+variable "vllm_command" {
+  description = "The vllm executable. CI jobs that run inside the vllm/vllm-openai image pass -var vllm_command=vllm (docs/ci.md)."
+  type        = string
+  default     = "${env("HOME")}/env_h200-nvidia-glm53flash-dflash2-vllm-3b5189828/bin/vllm"
+}
+
 server "glm" {
-  command                = "${env("HOME")}/env_h200-nvidia-glm53flash-dflash2-vllm-3b5189828/bin/vllm"
+  command                = var.vllm_command
   model                  = "nvidia/GLM-5.3-Flash-NVFP4"
   served_model_name      = "nvidia/GLM-5.3-Flash-NVFP4"
   tensor_parallel_size   = 2

@@ -8,8 +8,14 @@ variable "api_key" {
   default     = try(env("VLLM_API_KEY"), "slogate-local-key")
 }
 
+variable "vllm_command" {
+  description = "The vllm executable. CI jobs that run inside the vllm/vllm-openai image pass -var vllm_command=vllm (docs/ci.md)."
+  type        = string
+  default     = "${env("HOME")}/env_h200-inclusionai-vllm/bin/vllm"
+}
+
 server "ling" {
-  command                = "${env("HOME")}/env_h200-inclusionai-vllm/bin/vllm"
+  command                = var.vllm_command
   model                  = "inclusionAI/Ling-3.0-flash-int4"
   served_model_name      = "ling"
   tensor_parallel_size   = 2

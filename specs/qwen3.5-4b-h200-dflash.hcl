@@ -13,8 +13,14 @@ variable "api_key" {
   default     = try(env("VLLM_API_KEY"), "slogate-local-key")
 }
 
+variable "vllm_command" {
+  description = "The vllm executable. CI jobs that run inside the vllm/vllm-openai image pass -var vllm_command=vllm (docs/ci.md)."
+  type        = string
+  default     = "${env("HOME")}/env_h200-z-lab-vllm/bin/vllm"
+}
+
 server "qwen" {
-  command                = "${env("HOME")}/env_h200-z-lab-vllm/bin/vllm"
+  command                = var.vllm_command
   model                  = "Qwen/Qwen3.5-4B"
   served_model_name      = "qwen"
   tensor_parallel_size   = 1
