@@ -117,10 +117,17 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 
 // writeMatrix prints the CI matrix of specs: one entry per server, compact
 // JSON on one line, so a CI step can put it in an output variable as is.
+// Two servers of the same name are a usage error: their jobs would write
+// the same results folder and `slogate merge` refuses them.
 func writeMatrix(w io.Writer, specs []*spec.Spec, keep *regexp.Regexp) error {
 	entries := []matrixEntry{}
+	seen := map[string]string{} // server name → spec
 	for _, sp := range specs {
 		for _, srv := range sp.Servers {
+			if prev, dup := seen[srv.Name]; dup {
+				return exit.Usagef("plan: server %q is defined by both %s and %s: the servers of a matrix need unique names (they name its jobs and results folders)", srv.Name, prev, sp.Filename)
+			}
+			seen[srv.Name] = sp.Filename
 			entries = append(entries, matrixEntry{
 				Spec:      sp.Filename,
 				Server:    srv.Name,

@@ -149,6 +149,8 @@ func TestPlanUsageErrors(t *testing.T) {
 		{name: "bad regexp", args: []string{"-run", "(", "../../specs/demo.hcl"}, want: "-run"},
 		{name: "no spec", args: nil, want: "no SPEC"},
 		{name: "invalid spec", args: []string{"../../spec/testdata/invalid/measure.hcl"}, want: "Invalid endpoint"},
+		{name: "matrix with a server name twice", args: []string{"-format", "matrix", "../../specs/demo.hcl", "../../specs/qwen3.5-4b-h200-dflash.hcl"},
+			want: `server "qwen" is defined by both ../../specs/demo.hcl and ../../specs/qwen3.5-4b-h200-dflash.hcl`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
