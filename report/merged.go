@@ -162,8 +162,13 @@ func WriteMergedHTML(w io.Writer, m *result.Merged) error {
 			return err
 		}
 		data.Style = template.CSS(style)
+		id := "run-" + strconv.Itoa(i+1) + "-" + svgID(r.Results.Server.Name)
+		// Each report names its chart patterns by matrix label: prefix
+		// them with the run so the ids stay unique on the merged page.
+		// Text never holds these sequences raw: the template escapes quotes.
+		body = strings.NewReplacer(`id="`, `id="`+id+"-", `url(#`, `url(#`+id+"-").Replace(body)
 		data.Runs = append(data.Runs, mergedHTMLRun{
-			ID: "run-" + strconv.Itoa(i+1) + "-" + svgID(r.Results.Server.Name), Server: r.Results.Server.Name, Spec: r.Results.Spec,
+			ID: id, Server: r.Results.Server.Name, Spec: r.Results.Spec,
 			Outcome: outcomeWord(r.Outcome), Exit: strconv.Itoa(r.ExitCode), Verdicts: verdictCounts(r.Results), Model: r.Results.Server.Model,
 			// body is the inside of <main> as WriteHTML rendered it: its
 			// template escaped every piece of text in it.
