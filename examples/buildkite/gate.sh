@@ -4,7 +4,7 @@
 set -euo pipefail
 
 buildkite-agent artifact download bin/slogate .
-buildkite-agent artifact download "baseline/*" . || true # none on the first build
+buildkite-agent artifact download "baseline/**/*" . || true # none on the first build
 chmod +x bin/slogate
 export PATH="$PWD/bin:$PATH"
 

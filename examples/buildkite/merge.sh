@@ -4,7 +4,7 @@
 set -euo pipefail
 
 buildkite-agent artifact download bin/slogate .
-buildkite-agent artifact download "out/*" .
+buildkite-agent artifact download "out/**/*" .
 chmod +x bin/slogate
 code=0
 bin/slogate merge -out merged out/* || code=$?

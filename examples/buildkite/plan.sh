@@ -11,7 +11,7 @@ mkdir -p baseline
 build=$(curl --fail --silent --header "Authorization: Bearer $BUILDKITE_API_TOKEN" \
   "https://api.buildkite.com/v2/organizations/$BUILDKITE_ORGANIZATION_SLUG/pipelines/$BUILDKITE_PIPELINE_SLUG/builds?branch=main&state=passed&per_page=1" \
   | jq -r '.[0].id // empty') || build=""
-if [ -n "$build" ] && buildkite-agent artifact download "merged/*" . --build "$build"; then
+if [ -n "$build" ] && buildkite-agent artifact download "merged/**/*" . --build "$build"; then
   cp -r merged/. baseline/
 else
   echo "no baseline yet: gating without -baseline"
