@@ -229,16 +229,19 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// promptDigest is what --sim-record keeps of a prompt: its first
+// promptDigest is what --sim-record keeps of a prompt: its first and last
 // recordHead token IDs and a SHA-256 over all of them, each ID as 4 bytes
 // little-endian (uint32), in order.
 type promptDigest struct {
 	head []int
+	ring [recordHead]int // the last recordHead IDs, ring[n%recordHead] next
+	n    int             // IDs added
 	sum  hash.Hash
 	buf  [4]byte
 }
 
-// recordHead is how many leading prompt token IDs --sim-record keeps.
+// recordHead is how many leading (and trailing) prompt token IDs
+// --sim-record keeps.
 const recordHead = 64
 
 func newPromptDigest() *promptDigest {
@@ -249,8 +252,20 @@ func (d *promptDigest) add(id int) {
 	if len(d.head) < recordHead {
 		d.head = append(d.head, id)
 	}
+	d.ring[d.n%recordHead] = id
+	d.n++
 	binary.LittleEndian.PutUint32(d.buf[:], uint32(id))
 	d.sum.Write(d.buf[:])
+}
+
+// tail returns the last recordHead IDs (all of them for a shorter prompt),
+// in order.
+func (d *promptDigest) tail() []int {
+	if d.n <= recordHead {
+		return append([]int(nil), d.ring[:d.n]...)
+	}
+	i := d.n % recordHead
+	return append(append([]int(nil), d.ring[i:]...), d.ring[:i]...)
 }
 
 func (d *promptDigest) hex() string { return hex.EncodeToString(d.sum.Sum(nil)) }
