@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/slogate/slogate/workload"
 )
 
 // Schema is the value of the "schema" key of every results.json.
@@ -15,13 +17,19 @@ const Schema = "slogate/results/v1"
 
 // Results is everything measured for one server of one spec.
 type Results struct {
-	Schema   string    `json:"schema"`
-	Spec     string    `json:"spec"`           // path of the spec file as given on the command line
-	Tool     string    `json:"tool,omitempty"` // slogate version that measured
-	Server   Server    `json:"server"`
-	Measure  Measure   `json:"measure"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
+	Schema  string  `json:"schema"`
+	Spec    string  `json:"spec"`           // path of the spec file as given on the command line
+	Tool    string  `json:"tool,omitempty"` // slogate version that measured
+	Server  Server  `json:"server"`
+	Measure Measure `json:"measure"`
+	// Workload is what the requests sent (docs/method.md#workload): the
+	// prompt kind, distinct or shared, the sampling fields and
+	// chat_template_kwargs as sent, the document's and instruction's
+	// SHA-256 or the random seed. Nil in results.json files written before
+	// slogate recorded it.
+	Workload *workload.Record `json:"workload,omitempty"`
+	Started  time.Time        `json:"started"`
+	Finished time.Time        `json:"finished"`
 	// Prefill cells in measurement order.
 	Prefill []PrefillCell `json:"prefill"`
 	// Decode cells in measurement order.

@@ -3,72 +3,61 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/workload"
 )
 
-func TestCalibrateChat(t *testing.T) {
-	tests := []struct {
-		name      string
-		count     func(content string) int // nil: 20 template tokens + one per 4 bytes
-		n         int
-		want      int
-		maxRounds int64
-		wantErr   string
-	}{
-		{name: "exact, small context", n: 100, want: 100, maxRounds: 4},
-		{name: "exact, 4K", n: 4096, want: 4096, maxRounds: 4},
-		{name: "exact, 251K", n: 257024, want: 257024, maxRounds: 4},
-		{name: "estimate off by 3x still converges",
-			count: func(s string) int { return 50 + (len(s)+11)/12 }, n: 8192, want: 8192, maxRounds: 5},
-		{name: "non-linear tokenizer (longer words further in)",
-			count: func(s string) int { return 30 + len(s)/3 + len(s)*len(s)/4_000_000 }, n: 32768, want: 32768, maxRounds: 7},
-		{name: "no exact length: the closest count below",
-			count: func(s string) int { return 20 + 2*((len(s)+7)/8) }, n: 4097, want: 4096, maxRounds: 12},
-		{name: "template alone is longer than the context",
-			count: func(s string) int { return 5000 + len(s) }, n: 4096, wantErr: "no user message gives a chat prompt of 4096 tokens or fewer"},
+// TestServerTokenizer: the runner's workload.Tokenizer asks POST /tokenize
+// exactly as vLLM serves it: messages with add_generation_prompt and the
+// chat_template_kwargs (left out when there are none), plain text without
+// special tokens; it returns the token IDs and keeps max_model_len.
+func TestServerTokenizer(t *testing.T) {
+	var bodies []map[string]any
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		json.NewDecoder(r.Body).Decode(&m)
+		bodies = append(bodies, m)
+		fmt.Fprint(w, `{"count":3,"max_model_len":8192,"tokens":[5,6,7]}`)
+	}))
+	defer s.Close()
+	tok := &serverTokenizer{c: newAPIClient(s.URL, "", "qwen")}
+	msgs := []openai.ChatCompletionMessage{{Role: "user", Content: "doc\n\nWrite."}}
+	ctx := context.Background()
+	ids1, err1 := tok.TokenizeChat(ctx, msgs, true, map[string]any{"enable_thinking": false})
+	ids2, err2 := tok.TokenizeChat(ctx, msgs, true, nil)
+	ids3, err3 := tok.TokenizeText(ctx, "plain")
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeVLLM{chatCount: tc.count}
-			s := f.start(t)
-			c := newAPIClient(s.URL, "", "qwen")
-			p, err := calibrateChat(context.Background(), c, tc.n, float64(len(neutralText))/90)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.tokens != tc.want {
-				t.Errorf("tokens = %d, want %d", p.tokens, tc.want)
-			}
-			// The messages are what the count was measured on.
-			var msgs []struct{ Role, Content string }
-			if err := json.Unmarshal(p.messages, &msgs); err != nil || len(msgs) != 1 || msgs[0].Role != "user" {
-				t.Fatalf("messages %s: %v", p.messages, err)
-			}
-			count := tc.count
-			if count == nil {
-				count = func(s string) int { return 20 + (len(s)+3)/4 }
-			}
-			if got := count(msgs[0].Content); got != tc.want {
-				t.Errorf("the returned message renders to %d tokens, want %d", got, tc.want)
-			}
-			t.Logf("%d /tokenize round trips", f.tokenizeCalls.Load())
-			if calls := f.tokenizeCalls.Load(); calls > tc.maxRounds {
-				t.Errorf("%d /tokenize round trips, want at most %d", calls, tc.maxRounds)
-			}
-		})
+	for _, ids := range [][]int{ids1, ids2, ids3} {
+		if !cmp.Equal(ids, []int{5, 6, 7}) {
+			t.Errorf("ids = %v, want [5 6 7]", ids)
+		}
+	}
+	user := []any{map[string]any{"role": "user", "content": "doc\n\nWrite."}}
+	want := []map[string]any{
+		{"model": "qwen", "messages": user, "add_generation_prompt": true, "chat_template_kwargs": map[string]any{"enable_thinking": false}},
+		{"model": "qwen", "messages": user, "add_generation_prompt": true},
+		{"model": "qwen", "prompt": "plain", "add_special_tokens": false},
+	}
+	if diff := cmp.Diff(want, bodies); diff != "" {
+		t.Errorf("/tokenize requests (-want +got):\n%s", diff)
+	}
+	if tok.calls != 3 || tok.maxModelLen != 8192 || tok.bytes <= 0 {
+		t.Errorf("calls %d, max_model_len %d, bytes %d; want 3, 8192, > 0", tok.calls, tok.maxModelLen, tok.bytes)
 	}
 }
 
@@ -95,11 +84,11 @@ func TestChatRequestTokenAccounting(t *testing.T) {
 			tc.fake.gap = time.Millisecond
 			s := tc.fake.start(t)
 			c := newAPIClient(s.URL, "", "qwen")
-			l := newLoad(c, "/v1/chat/completions", chatBody("qwen", chatMessages("hi"), 100, 100, ""), 1, 5*time.Second, 300*time.Millisecond)
+			l := newLoad(c, "/v1/chat/completions", [][]byte{chatFields.body(hiPrompt, 100, 100, "")}, 1, 5*time.Second, 300*time.Millisecond)
 			l.windowStart.Store(0)
 			st := &l.slots[0]
 			started := false
-			if err := l.request(context.Background(), st, &started); err != nil {
+			if err := l.request(context.Background(), st, l.bodies[0], &started); err != nil {
 				t.Fatal(err)
 			}
 			l.windowEnd.Store(l.now())
@@ -121,20 +110,60 @@ func TestChatRequestTokenAccounting(t *testing.T) {
 	}
 }
 
-func TestChatBody(t *testing.T) {
-	var got map[string]any
-	if err := json.Unmarshal(chatBody("qwen", chatMessages("a \"quoted\"\nline"), 4096, 4096, "salt-1"), &got); err != nil {
-		t.Fatal(err)
+var (
+	chatFields = requestFields{model: "qwen", chat: true}
+	hiPrompt   = workload.Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}, Tokens: []int{1, 2, 3}}
+)
+
+// TestRequestBody: a request sends the prompt (token IDs on completions,
+// the messages on chat), the lengths, ignore_eos, the workload's sampling
+// fields exactly as written and nothing else (no temperature unless the
+// spec sets it), chat_template_kwargs on chat only, stream_options and the
+// cache_salt when given.
+func TestRequestBody(t *testing.T) {
+	prompt := workload.Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "a \"quoted\"\nline"}}, Tokens: []int{7, 8, 9}}
+	custom := &spec.Workload{Sampling: map[string]json.Number{"top_p": "0.95", "temperature": "0.60", "repetition_penalty": "1"},
+		ChatTemplateKwargs: map[string]any{"enable_thinking": false}}
+	stream := map[string]any{"include_usage": true, "continuous_usage_stats": true}
+	msgs := []any{map[string]any{"role": "user", "content": "a \"quoted\"\nline"}}
+	tests := []struct {
+		name     string
+		chat     bool
+		workload *spec.Workload
+		min      int
+		salt     string
+		want     map[string]any
+		raw      string // a substring of the encoded body
+	}{
+		{name: "completions, default workload", workload: &spec.Workload{}, min: 4096, salt: "salt-1",
+			want: map[string]any{"model": "qwen", "prompt": []any{7.0, 8.0, 9.0}, "max_tokens": 4096.0, "min_tokens": 4096.0,
+				"ignore_eos": true, "stream": true, "stream_options": stream, "cache_salt": "salt-1"}},
+		{name: "chat, default workload, no salt, no min_tokens", chat: true,
+			want: map[string]any{"model": "qwen", "messages": msgs, "max_completion_tokens": 4096.0,
+				"ignore_eos": true, "stream": true, "stream_options": stream}},
+		{name: "chat with sampling and chat_template_kwargs", chat: true, workload: custom, min: 4096, salt: "s",
+			want: map[string]any{"model": "qwen", "messages": msgs, "max_completion_tokens": 4096.0, "min_tokens": 4096.0,
+				"ignore_eos": true, "temperature": 0.6, "top_p": 0.95, "repetition_penalty": 1.0,
+				"chat_template_kwargs": map[string]any{"enable_thinking": false}, "stream": true, "stream_options": stream, "cache_salt": "s"},
+			raw: `"repetition_penalty":1,"temperature":0.60,"top_p":0.95,`},
+		{name: "completions with sampling: no chat_template_kwargs", workload: custom, min: 4096,
+			want: map[string]any{"model": "qwen", "prompt": []any{7.0, 8.0, 9.0}, "max_tokens": 4096.0, "min_tokens": 4096.0,
+				"ignore_eos": true, "temperature": 0.6, "top_p": 0.95, "repetition_penalty": 1.0, "stream": true, "stream_options": stream}},
 	}
-	want := map[string]any{
-		"model":                 "qwen",
-		"messages":              []any{map[string]any{"role": "user", "content": "a \"quoted\"\nline"}},
-		"max_completion_tokens": 4096.0, "min_tokens": 4096.0, "ignore_eos": true, "temperature": 0.0, "stream": true,
-		"stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true},
-		"cache_salt":     "salt-1",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("chat body (-want +got):\n%s", diff)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newRequestFields("qwen", tc.chat, tc.workload).body(prompt, 4096, tc.min, tc.salt)
+			var got map[string]any
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(string(b), tc.raw) {
+				t.Errorf("body %s does not contain %s (the numbers as written)", b, tc.raw)
+			}
+		})
 	}
 }
 
@@ -174,7 +203,7 @@ func TestRunChatEndpoint(t *testing.T) {
 	body := f.lastBody.Load().(map[string]any)
 	msgs, _ := body["messages"].([]any)
 	if body["max_completion_tokens"] != 4096.0 || body["min_tokens"] != 4096.0 || body["ignore_eos"] != true ||
-		body["temperature"] != 0.0 || body["cache_salt"] == nil || body["prompt"] != nil || len(msgs) != 1 {
+		body["temperature"] != nil || body["cache_salt"] == nil || body["prompt"] != nil || len(msgs) != 1 {
 		t.Fatalf("last request body = %v", body)
 	}
 	content := msgs[0].(map[string]any)["content"].(string)
@@ -190,7 +219,7 @@ func TestRunChatClosestBelowIsACellWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "chat prompt at 1000: no message renders to exactly 1000 tokens through the chat template; the closest below, 998 tokens, is used"
+	const want = "prompt at 1000: no cut of the document renders to exactly 1000 tokens through the chat template; the closest below, 998 tokens, is used"
 	if diff := cmp.Diff([]string{want}, res.Warnings); diff != "" {
 		t.Errorf("run warnings (-want +got):\n%s", diff)
 	}
@@ -205,15 +234,17 @@ func TestRunChatNeedsTokenize(t *testing.T) {
 		fake *fakeVLLM
 		want string
 	}{
-		{name: "no /tokenize", fake: &fakeVLLM{tokens: 10, noTokenize: true}, want: "which %s does not serve"},
-		{name: "/tokenize without messages", fake: &fakeVLLM{tokens: 10, noChatTokenize: true}, want: "POST /tokenize with messages, which failed"},
+		{name: "no /tokenize", fake: &fakeVLLM{tokens: 10, noTokenize: true},
+			want: "sizes its prompts through POST /tokenize with messages (the server's chat template), which failed at %s: the server does not serve it"},
+		{name: "/tokenize without messages", fake: &fakeVLLM{tokens: 10, noChatTokenize: true},
+			want: "which failed at %s: POST /tokenize with messages answered 400"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.fake.start(t)
 			res, err := Run(context.Background(), chatSpecConfig(t, s.URL, 1))
 			want := strings.ReplaceAll(tc.want, "%s", s.URL)
-			if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `endpoint = "completions"`) {
+			if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `workload { prompt = "random" } on measure.endpoint = "completions"`) {
 				t.Fatalf("err = %v, want exit 3 containing %q and suggesting completions", err, want)
 			}
 			if len(res.Decode) != 0 || tc.fake.requests.Load() != 0 {

@@ -62,7 +62,8 @@ func (c *apiClient) authorize(req *http.Request) {
 	}
 }
 
-// do sends a bounded control request and returns the status and up to 8 MiB of body.
+// do sends a bounded control request and returns the status and up to 64 MiB
+// of body (a /tokenize answer of a 1M-token prompt is about 7 MB).
 func (c *apiClient) do(ctx context.Context, method, path string, body any) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, controlTimeout)
 	defer cancel()
@@ -87,7 +88,7 @@ func (c *apiClient) do(ctx context.Context, method, path string, body any) (int,
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	return resp.StatusCode, b, err
 }
 
@@ -170,48 +171,56 @@ func (c *apiClient) metrics(ctx context.Context) (promread.Snapshot, time.Time, 
 	return s, mid, err
 }
 
-// tokenize is POST /tokenize of text; it returns the token IDs and the
-// server's max_model_len (0 when not given).
-func (c *apiClient) tokenize(ctx context.Context, text string) ([]int, int, error) {
-	code, b, err := c.do(ctx, http.MethodPost, "/tokenize", map[string]any{"model": c.model, "prompt": text, "add_special_tokens": false})
+// serverTokenizer is the server's POST /tokenize as a workload.Tokenizer.
+// It keeps the max_model_len the answers give and counts the calls and the
+// bytes exchanged (the cost of building prompts, logged per context).
+type serverTokenizer struct {
+	c           *apiClient
+	maxModelLen int // from the last answer that gave one
+	calls       int
+	bytes       int64 // request and answer bodies
+}
+
+// TokenizeChat renders messages through the server's chat template (the
+// same rendering /v1/chat/completions does) and returns the token IDs.
+func (t *serverTokenizer) TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, addGenerationPrompt bool, chatTemplateKwargs map[string]any) ([]int, error) {
+	req := map[string]any{"model": t.c.model, "messages": messages, "add_generation_prompt": addGenerationPrompt}
+	if chatTemplateKwargs != nil {
+		req["chat_template_kwargs"] = chatTemplateKwargs
+	}
+	return t.tokenize(ctx, "POST /tokenize with messages", req)
+}
+
+// TokenizeText returns the token IDs of text without special tokens.
+func (t *serverTokenizer) TokenizeText(ctx context.Context, text string) ([]int, error) {
+	return t.tokenize(ctx, "POST /tokenize", map[string]any{"model": t.c.model, "prompt": text, "add_special_tokens": false})
+}
+
+func (t *serverTokenizer) tokenize(ctx context.Context, what string, req map[string]any) ([]int, error) {
+	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
+	}
+	t.calls++
+	code, b, err := t.c.do(ctx, http.MethodPost, "/tokenize", json.RawMessage(body))
+	t.bytes += int64(len(body) + len(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", what, err)
 	}
 	if code != http.StatusOK {
-		return nil, 0, fmt.Errorf("POST /tokenize answered %d", code)
+		return nil, &statusError{request: what, code: code, body: snippet(b)}
 	}
 	var r struct {
 		Tokens      []int `json:"tokens"`
 		MaxModelLen int   `json:"max_model_len"`
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, 0, err
+		return nil, fmt.Errorf("%s: %v", what, err)
 	}
-	return r.Tokens, r.MaxModelLen, nil
-}
-
-// tokenizeChat is POST /tokenize of one user message rendered through the
-// chat template with the generation prompt, exactly as
-// /v1/chat/completions renders it; it returns the prompt's token count.
-func (c *apiClient) tokenizeChat(ctx context.Context, messages json.RawMessage) (int, error) {
-	code, b, err := c.do(ctx, http.MethodPost, "/tokenize", map[string]any{"model": c.model, "messages": messages, "add_generation_prompt": true})
-	if err != nil {
-		return 0, err
+	if r.MaxModelLen > 0 {
+		t.maxModelLen = r.MaxModelLen
 	}
-	if code != http.StatusOK {
-		return 0, fmt.Errorf("POST /tokenize with messages answered %d: %s", code, snippet(b))
-	}
-	var r struct {
-		Count  *int  `json:"count"`
-		Tokens []int `json:"tokens"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return 0, fmt.Errorf("POST /tokenize with messages: %v", err)
-	}
-	if r.Count != nil {
-		return *r.Count, nil
-	}
-	return len(r.Tokens), nil
+	return r.Tokens, nil
 }
 
 func snippet(b []byte) string {

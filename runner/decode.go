@@ -20,8 +20,16 @@ const (
 	streamsExitTimeout = 10 * time.Second
 )
 
-// decode measures one decode cell, repeat times, or skips it as over capacity.
-func (r *run) decode(ctx context.Context, ref result.CellRef, body []byte) (result.DecodeCell, error) {
+// SpeculativeDidNotRun is the warning of a decode cell whose server has a
+// speculative block but whose vllm:spec_decode_num_drafts_total did not
+// move during the window: vLLM switches speculation off per request for
+// some sampling settings (docs/method.md#workload).
+const SpeculativeDidNotRun = "speculative decoding did not run in this cell: check generation_config's repetition_penalty / min_p, or set workload.sampling"
+
+// decode measures one decode cell, repeat times, or skips it as over
+// capacity. bodies are the context's request bodies by stream (one when the
+// prompt is shared).
+func (r *run) decode(ctx context.Context, ref result.CellRef, bodies [][]byte) (result.DecodeCell, error) {
 	r.observer.CellStart(ref)
 	start := time.Now()
 	m := r.measure()
@@ -36,7 +44,7 @@ func (r *run) decode(ctx context.Context, ref result.CellRef, body []byte) (resu
 	}
 	var runs []result.DecodeCell
 	for i := 0; i < max(m.Repeat, 1); i++ {
-		c, err := r.decodeOnce(ctx, ref, body)
+		c, err := r.decodeOnce(ctx, ref, bodies)
 		if err != nil {
 			return c, err
 		}
@@ -53,13 +61,13 @@ func (r *run) decode(ctx context.Context, ref result.CellRef, body []byte) (resu
 
 // decodeOnce is the sustained decode of docs/method.md#decode: C streams restarted as they
 // finish; the steady-state gate; a fixed window; the metrics of the window.
-func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, body []byte) (result.DecodeCell, error) {
+func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byte) (result.DecodeCell, error) {
 	concurrency := ref.Concurrency
 	cell := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: concurrency}
 	window := r.window()
 	cellCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	streams := newLoad(r.client, r.genPath(), body, concurrency, firstTokenTimeout(ref.Context, concurrency), r.cfg.StreamIdleTimeout)
+	streams := newLoad(r.client, r.genPath(), bodies, concurrency, firstTokenTimeout(ref.Context, concurrency), r.cfg.StreamIdleTimeout)
 	streams.start(cellCtx)
 	stop := func() {
 		cancel()
@@ -171,6 +179,10 @@ measuring:
 			v := round(1+accepted/drafts, 3)
 			cell.SpeculativeAcceptLen = &v
 		}
+	}
+	if beforeErr == nil && afterErr == nil && r.cfg.Server.Speculative != nil &&
+		(!after.HasSpeculative || after.SpeculativeDrafts == before.SpeculativeDrafts) {
+		cell.Warnings = append(cell.Warnings, SpeculativeDidNotRun)
 	}
 	if beforeErr != nil || afterErr != nil {
 		cell.Warnings = append(cell.Warnings, "no /metrics around the window: server_total_tps not measured")

@@ -12,12 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
 )
 
-// discover reads the version, KV capacity, max_model_len, GPUs and the
-// prompt token pattern.
+// discover reads the version, KV capacity, max_model_len, GPUs, and
+// prepares the workload's prompt builder.
 func (r *run) discover(ctx context.Context) error {
 	srv := r.cfg.Server
 	facts := &r.results.Server
@@ -31,17 +30,9 @@ func (r *run) discover(ctx context.Context) error {
 	if r.kvCapacity == 0 {
 		r.warn("KV cache capacity unknown (no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line, no kv_cache_tokens in the spec): no cell is skipped as over capacity")
 	}
-	ids, mml, tokenized := promptIDs(ctx, r.client)
-	r.promptTokenIDs = ids
-	if r.results.Measure.Endpoint == "chat" {
-		r.chat = true
-		if !tokenized {
-			return exit.Infraf("measure.endpoint = \"chat\" sizes its prompts through POST /tokenize, which %s does not serve; measure this server with endpoint = \"completions\" (token-ID prompts)", r.client.base)
-		}
-		if _, err := r.client.tokenizeChat(ctx, chatMessages("Hello")); err != nil {
-			return exit.Infraf("measure.endpoint = \"chat\" sizes its prompts through POST /tokenize with messages, which failed at %s: %v; measure this server with endpoint = \"completions\" (token-ID prompts)", r.client.base, err)
-		}
-		r.charsPerToken = float64(len(neutralText)) / float64(len(ids))
+	mml, err := r.setupWorkload(ctx)
+	if err != nil {
+		return err
 	}
 	if r.maxModelLen == 0 && srv.MaxModelLen != nil {
 		r.maxModelLen = *srv.MaxModelLen
@@ -50,9 +41,6 @@ func (r *run) discover(ctx context.Context) error {
 		r.maxModelLen = mml
 	}
 	facts.MaxModelLen = r.maxModelLen
-	if !tokenized {
-		r.warn("POST /tokenize is not available: prompts use a fixed range of token IDs")
-	}
 	kv := "unknown"
 	if r.kvCapacity > 0 {
 		kv = fmt.Sprintf("%d tokens (from %s)", r.kvCapacity, facts.KVCacheSource)

@@ -68,6 +68,7 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			return
 		}
 		var req struct {
+			Prompt   string `json:"prompt"`
 			Messages []struct {
 				Role    string `json:"role"`
 				Content string `json:"content"`
@@ -75,6 +76,17 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			AddGenerationPrompt bool `json:"add_generation_prompt"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
+		// ids are count token IDs spread over an ordinary range.
+		ids := func(count int) string {
+			var b strings.Builder
+			for i := range count {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprint(&b, 1000+(i*7919)%30000)
+			}
+			return b.String()
+		}
 		if len(req.Messages) > 0 {
 			f.tokenizeCalls.Add(1)
 			if f.noChatTokenize || !req.AddGenerationPrompt || req.Messages[0].Role != "user" {
@@ -86,14 +98,12 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			if count == nil {
 				count = func(s string) int { return 20 + (len(s)+3)/4 }
 			}
-			fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[]}`, count(req.Messages[0].Content), f.maxModelLen)
+			n := count(req.Messages[0].Content)
+			fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.maxModelLen, ids(n))
 			return
 		}
-		var ids []string
-		for i := 0; i < 100; i++ {
-			ids = append(ids, fmt.Sprint(500+i))
-		}
-		fmt.Fprintf(w, `{"count":100,"max_model_len":%d,"tokens":[%s]}`, f.maxModelLen, strings.Join(ids, ","))
+		n := (len(req.Prompt) + 3) / 4
+		fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.maxModelLen, ids(n))
 	})
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", f.model, f.running.Load())

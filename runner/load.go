@@ -50,13 +50,14 @@ type slotStats struct {
 	awaitingCorrection                         bool
 }
 
-// load drives C streams against one prompt, restarting each as it
-// finishes, and accounts every chunk against the window [windowStart, windowEnd].
+// load drives C streams, restarting each as it finishes with its own
+// prompt (stream i sends bodies[i mod len(bodies)]: one shared prompt, or
+// one per stream when the workload is distinct), and accounts every chunk against the window [windowStart, windowEnd].
 type load struct {
 	client                 *apiClient
 	path                   string // /v1/completions or /v1/chat/completions
 	url                    string
-	body                   []byte
+	bodies                 [][]byte
 	origin                 time.Time
 	firstChunkTimeout      time.Duration // inactivity allowed before the first chunk
 	idleTimeout            time.Duration // inactivity allowed between chunks
@@ -71,9 +72,9 @@ type load struct {
 	failed                 chan struct{}
 }
 
-// newLoad prepares C streams of body POSTed to path.
-func newLoad(client *apiClient, path string, body []byte, conc int, firstChunkTimeout, idleTimeout time.Duration) *load {
-	l := &load{client: client, path: path, url: client.base + path, body: body, origin: time.Now(),
+// newLoad prepares C streams POSTing bodies to path.
+func newLoad(client *apiClient, path string, bodies [][]byte, conc int, firstChunkTimeout, idleTimeout time.Duration) *load {
+	l := &load{client: client, path: path, url: client.base + path, bodies: bodies, origin: time.Now(),
 		firstChunkTimeout: firstChunkTimeout, idleTimeout: idleTimeout, slots: make([]slotStats, conc), failed: make(chan struct{})}
 	l.windowStart.Store(math.MaxInt64)
 	l.windowEnd.Store(math.MaxInt64)
@@ -86,11 +87,12 @@ func (l *load) now() int64 { return int64(time.Since(l.origin)) }
 func (l *load) start(ctx context.Context) {
 	for i := range l.slots {
 		l.wg.Add(1)
+		body := l.bodies[i%len(l.bodies)]
 		go func(st *slotStats) {
 			defer l.wg.Done()
 			everStarted := false
 			for ctx.Err() == nil {
-				if err := l.request(ctx, st, &everStarted); err != nil {
+				if err := l.request(ctx, st, body, &everStarted); err != nil {
 					if ctx.Err() == nil {
 						l.fail(err)
 					}
@@ -122,7 +124,7 @@ func (l *load) wait(d time.Duration) bool {
 
 // request runs one streaming request to its end. It returns nil when the
 // request finished or ctx was cancelled, and the error otherwise.
-func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) error {
+func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStarted *bool) error {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var limit atomic.Int64 // the inactivity allowed right now
@@ -131,7 +133,7 @@ func (l *load) request(ctx context.Context, st *slotStats, everStarted *bool) er
 	defer timer.Stop()
 
 	start := l.now()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, l.url, bytes.NewReader(l.body))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, l.url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

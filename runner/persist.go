@@ -40,7 +40,7 @@ func (r *run) initialResults() *result.Results {
 		}
 	}
 	return &result.Results{Schema: result.Schema, Spec: sp.Filename, Tool: r.cfg.Tool, Server: rs, Measure: m,
-		Started: time.Now().UTC(), Prefill: []result.PrefillCell{}, Decode: []result.DecodeCell{}, Verdicts: []result.Verdict{}}
+		Workload: workloadRecord(sp.Workload), Started: time.Now().UTC(), Prefill: []result.PrefillCell{}, Decode: []result.DecodeCell{}, Verdicts: []result.Verdict{}}
 }
 
 func parseDurS(s string) float64 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner/sse"
+	"github.com/slogate/slogate/workload"
 )
 
 // firstTokenTimeout bounds the wait for the first chunk of a prompt of n
@@ -27,13 +28,13 @@ func firstTokenTimeout(n, others int) time.Duration {
 // seen (a fresh cache_salt), max_tokens 1; ttft = time to the first chunk.
 // It also warms the prompt cache for the decode cells that use the same
 // prompt and salt. Repeats use fresh salts; the last one is the warm one.
-func (r *run) prefill(ctx context.Context, ctxLen int, salt string, record bool) (result.PrefillCell, error) {
+func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool) (result.PrefillCell, error) {
 	ref := result.CellRef{Phase: result.PhasePrefill, Context: ctxLen}
 	if record {
 		r.observer.CellStart(ref)
 	}
 	start := time.Now()
-	n := r.prefillPromptTokens(ctxLen)
+	n := len(prompt.Tokens)
 	repeat := 1
 	if record {
 		repeat = max(r.measure().Repeat, 1)
@@ -44,7 +45,7 @@ func (r *run) prefill(ctx context.Context, ctxLen int, salt string, record bool)
 		if i < repeat-1 {
 			s = fmt.Sprintf("%s-cold%d", salt, i)
 		}
-		body := r.requestBody(n, 1, 0, s)
+		body := r.fields.body(prompt, 1, 0, s)
 		r.observer.Progress(Progress{Cell: ref, Stage: result.StagePrefill, CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
 		ttft, err := r.coldRequest(ctx, body, n)
 		c := result.PrefillCell{Context: ctxLen, Status: result.StatusValid}
@@ -68,6 +69,31 @@ func (r *run) prefill(ctx context.Context, ctxLen int, salt string, record bool)
 		r.warn(fmt.Sprintf("cache warm-up request at %s failed: %s", result.FormatTokens(ctxLen), c.Reason))
 	}
 	return c, nil
+}
+
+// warmStreams warms the prompts of a distinct workload's other streams
+// (stream 0's is the prefill request's) with the context's cache_salt, one
+// max_tokens = 1 request each, so that every decode stream starts warm as
+// with a shared prompt (docs/method.md#workload). They are the prompts of
+// the largest cell that fits the KV cache, so they fit in it together.
+func (r *run) warmStreams(ctx context.Context, cp *contextPrompts, salt string) error {
+	if len(cp.prompts) < 2 {
+		return nil
+	}
+	t0 := time.Now()
+	for i, p := range cp.prompts[1:] {
+		if _, err := r.coldRequest(ctx, r.fields.body(p, 1, 0, salt), len(p.Tokens)); err != nil {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			if terr := r.serverTrouble(ctx); terr != nil {
+				return terr
+			}
+			r.warn(fmt.Sprintf("cache warm-up request of stream %d at %s failed: %v", i+2, result.FormatTokens(cp.ctxLen), err))
+		}
+	}
+	r.logf("prompts at %s: warmed the prompts of streams 2–%d in %v", result.FormatTokens(cp.ctxLen), len(cp.prompts), time.Since(t0).Round(time.Millisecond))
+	return nil
 }
 
 // coldRequest sends one request and returns its time to the first chunk,

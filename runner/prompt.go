@@ -3,69 +3,114 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
+	"slices"
 	"strconv"
-	"strings"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/workload"
 )
 
-// neutralText is tokenized once and tiled to build prompts of exact lengths.
-const neutralText = `The history of measurement is the history of agreement. Merchants, builders and astronomers
-each needed units that others would accept, and over centuries they settled on lengths, weights and
-intervals of time that could be reproduced anywhere. A good measurement states what was counted, how
-it was counted, and how certain the count is. It can be repeated by someone else with the same
-result, and it changes only when the thing measured changes. Tables of such numbers let people plan
-bridges, harvests and voyages, and compare this year with the last without arguing about the method.`
-
-// Safe token IDs used when /tokenize is missing: ordinary vocabulary in
-// every tokenizer of 32K entries or more, away from special tokens.
-const (
-	safeIDBase  = 1000
-	safeIDRange = 20000
-)
-
-// promptIDs returns the base token pattern: /tokenize of neutralText
-// (tokenized), or a safe ID range when the server does not tokenize.
-func promptIDs(ctx context.Context, c *apiClient) (ids []int, maxModelLen int, tokenized bool) {
-	ids, mml, err := c.tokenize(ctx, neutralText)
-	if err == nil && len(ids) >= 16 {
-		return ids, mml, true
+// workloadOptions is the spec's workload block as the workload package
+// takes it.
+func workloadOptions(w *spec.Workload) workload.Options {
+	if w == nil { // a Spec built without Load (tests): the default workload
+		return workload.Options{Prompt: workload.Article, Seed: spec.DefaultSeed}
 	}
-	ids = make([]int, 4096)
-	for i := range ids {
-		ids[i] = safeIDBase + (i*7919)%safeIDRange
-	}
-	return ids, 0, false
+	return workload.Options{Prompt: w.Prompt, Document: w.Document, Instruction: w.Instruction, Distinct: w.Distinct,
+		Sampling: w.Sampling, ChatTemplateKwargs: w.ChatTemplateKwargs, Seed: w.Seed}
 }
 
-// completionBody encodes a streaming /v1/completions request with a
-// token-ID prompt of n tokens tiled from ids. It is built once per prompt
-// and reused for every request with that prompt. go-openai's
-// CompletionRequest is not used: it drops temperature 0 (omitempty), has no
-// ignore_eos, min_tokens, continuous_usage_stats or cache_salt, and would
-// re-encode a 250K-token prompt for every request.
-func completionBody(model string, ids []int, n, maxTokens, minTokens int, salt string) []byte {
-	b := make([]byte, 0, n*6+512)
-	b = append(b, `{"model":`...)
-	b = strconv.AppendQuote(b, model)
-	b = append(b, `,"prompt":[`...)
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(ids[i%len(ids)]), 10)
+// workloadRecord is what results.json records of the spec's workload
+// (docs/method.md#workload).
+func workloadRecord(w *spec.Workload) *workload.Record {
+	rec := workload.New(nil, workloadOptions(w)).Record() // Record asks the tokenizer nothing
+	return &rec
+}
+
+// requestFields are what every generation request of a run carries besides
+// its prompt and lengths: the model, the endpoint's shape, and the
+// workload's sampling fields and chat_template_kwargs, encoded once.
+type requestFields struct {
+	model string
+	chat  bool   // /v1/chat/completions: messages and max_completion_tokens
+	extra []byte // `,"temperature":0.6,…` and on chat `,"chat_template_kwargs":{…}`
+}
+
+// newRequestFields encodes w's sampling fields exactly as written (sorted
+// by name; a field the spec leaves out is not sent, so the server's default
+// applies) and, on the chat endpoint, its chat_template_kwargs.
+func newRequestFields(model string, chat bool, w *spec.Workload) requestFields {
+	f := requestFields{model: model, chat: chat}
+	if w == nil {
+		return f
 	}
-	b = append(b, `],"max_tokens":`...)
+	keys := make([]string, 0, len(w.Sampling))
+	for k := range w.Sampling {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		f.extra = append(f.extra, ',')
+		f.extra = strconv.AppendQuote(f.extra, k)
+		f.extra = append(f.extra, ':')
+		f.extra = append(f.extra, w.Sampling[k].String()...)
+	}
+	if chat && w.ChatTemplateKwargs != nil {
+		b, err := json.Marshal(w.ChatTemplateKwargs)
+		if err != nil { // decoded from JSON-compatible HCL values: always encodes
+			panic(err)
+		}
+		f.extra = append(f.extra, `,"chat_template_kwargs":`...)
+		f.extra = append(f.extra, b...)
+	}
+	return f
+}
+
+// body encodes a streaming request for prompt p: its token IDs on
+// /v1/completions (for an article, the chat template's rendering exactly as
+// /tokenize returned it: no second template pass), its messages on
+// /v1/chat/completions. A body is built once per prompt and reused for
+// every request with that prompt. go-openai's request types are not used:
+// they have no ignore_eos, min_tokens, continuous_usage_stats or
+// cache_salt, drop zero values (omitempty), and would re-encode a
+// 250K-token prompt for every request.
+func (f requestFields) body(p workload.Prompt, maxTokens, minTokens int, salt string) []byte {
+	b := make([]byte, 0, len(p.Tokens)*7+len(f.extra)+512)
+	b = append(b, `{"model":`...)
+	b = strconv.AppendQuote(b, f.model)
+	if f.chat {
+		msgs, err := json.Marshal(p.Messages)
+		if err != nil { // plain string messages always encode
+			panic(err)
+		}
+		b = append(b, `,"messages":`...)
+		b = append(b, msgs...)
+		b = append(b, `,"max_completion_tokens":`...)
+	} else {
+		b = append(b, `,"prompt":[`...)
+		for i, id := range p.Tokens {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(id), 10)
+		}
+		b = append(b, `],"max_tokens":`...)
+	}
 	b = strconv.AppendInt(b, int64(maxTokens), 10)
 	if minTokens > 0 {
 		b = append(b, `,"min_tokens":`...)
 		b = strconv.AppendInt(b, int64(minTokens), 10)
 	}
-	b = append(b, `,"ignore_eos":true,"temperature":0,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
+	b = append(b, `,"ignore_eos":true`...)
+	b = append(b, f.extra...)
+	b = append(b, `,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
 	if salt != "" {
 		b = append(b, `,"cache_salt":`...)
 		b = strconv.AppendQuote(b, salt)
@@ -73,127 +118,38 @@ func completionBody(model string, ids []int, n, maxTokens, minTokens int, salt s
 	return append(b, '}')
 }
 
-// maxCalibrationRounds bounds the /tokenize round trips of one chat prompt
-// calibration (a secant update usually lands within 2–4; bisection bounds the
-// rest: 40 rounds cover text lengths up to 2^40 bytes).
-const maxCalibrationRounds = 40
-
-// chatPrompt is a chat prompt calibrated through /tokenize: the messages
-// (JSON, encoded once) whose rendered prompt has tokens tokens.
-type chatPrompt struct {
-	messages json.RawMessage
-	tokens   int
-}
-
-// chatMessages encodes one user message with go-openai's message type.
-func chatMessages(text string) json.RawMessage {
-	b, err := json.Marshal([]openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: text}})
-	if err != nil { // a plain string message always encodes
-		panic(err)
+// setupWorkload prepares the run's prompt builder over the server's POST
+// /tokenize and checks that /tokenize answers the way the workload needs
+// (an article renders through the chat template; random prompts learn the
+// vocabulary from plain text). It returns the max_model_len /tokenize
+// reported (0 when it did not say).
+func (r *run) setupWorkload(ctx context.Context) (int, error) {
+	w := r.cfg.Spec.Workload
+	opts := workloadOptions(w)
+	r.chat = r.results.Measure.Endpoint == "chat"
+	r.fields = newRequestFields(r.client.model, r.chat, w)
+	r.tokenizer = &serverTokenizer{c: r.client}
+	r.builder = workload.New(r.tokenizer, opts)
+	var err error
+	if opts.Prompt == workload.Random {
+		_, err = r.tokenizer.TokenizeText(ctx, "Hello")
+	} else {
+		_, err = r.tokenizer.TokenizeChat(ctx, []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "Hello"}}, true, opts.ChatTemplateKwargs)
 	}
-	return b
-}
-
-// tiledText is neutralText repeated and cut to n bytes (it is ASCII, so any
-// cut is valid text).
-func tiledText(n int) string {
-	if n <= 0 {
-		return ""
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, context.Cause(ctx)
+		}
+		var se *statusError
+		if errors.As(err, &se) && se.code == 404 {
+			err = errors.New("the server does not serve it")
+		}
+		if opts.Prompt == workload.Random {
+			return 0, exit.Infraf("workload prompt = \"random\" learns the vocabulary's range through POST /tokenize, which failed at %s: %v", r.client.base, err)
+		}
+		return 0, exit.Infraf("workload prompt = \"article\" sizes its prompts through POST /tokenize with messages (the server's chat template), which failed at %s: %v; a server without a chat template can be measured with workload { prompt = \"random\" } on measure.endpoint = \"completions\"", r.client.base, err)
 	}
-	unit := neutralText + "\n"
-	return strings.Repeat(unit, n/len(unit)+1)[:n]
-}
-
-// calibrateChat finds the user message whose chat prompt, as /tokenize
-// renders it with the generation prompt, is n tokens. It searches the
-// length of tiledText: secant updates (the first from the bytes-per-token
-// estimate charsPerToken), bisection when an update leaves the bracket. When no length gives exactly
-// n (a tokenizer merging across the cut), it returns the closest count
-// below n; the caller reports it.
-func calibrateChat(ctx context.Context, c *apiClient, n int, charsPerToken float64) (chatPrompt, error) {
-	if charsPerToken <= 0 {
-		charsPerToken = 4
-	}
-	lo, hi := 0, -1 // lengths known to give fewer / more than n tokens (lo = 0 is assumed)
-	var best chatPrompt
-	length := int(float64(n) * charsPerToken)
-	prevLen, prevK := -1, 0
-	slope := charsPerToken // bytes per token
-	for round := 0; round < maxCalibrationRounds; round++ {
-		if err := ctx.Err(); err != nil {
-			return chatPrompt{}, err
-		}
-		msgs := chatMessages(tiledText(length))
-		k, err := c.tokenizeChat(ctx, msgs)
-		if err != nil {
-			return chatPrompt{}, err
-		}
-		switch {
-		case k == n:
-			return chatPrompt{messages: msgs, tokens: k}, nil
-		case k < n:
-			if k > best.tokens {
-				best = chatPrompt{messages: msgs, tokens: k}
-			}
-			lo = max(lo, length)
-		default:
-			if hi < 0 || length < hi {
-				hi = length
-			}
-		}
-		if hi >= 0 && hi-lo <= 1 {
-			break
-		}
-		switch {
-		case prevLen >= 0 && k != prevK:
-			slope = float64(length-prevLen) / float64(k-prevK)
-		case k > 0:
-			slope = float64(length) / float64(k)
-		}
-		if slope <= 0 {
-			slope = charsPerToken
-		}
-		prevLen, prevK = length, k
-		next := length + int(math.Round(float64(n-k)*slope))
-		if next == length || next <= lo || (hi >= 0 && next >= hi) {
-			if hi < 0 {
-				next = max(2*lo, lo+1)
-			} else {
-				next = lo + (hi-lo)/2
-			}
-		}
-		length = next
-	}
-	if best.tokens == 0 {
-		return chatPrompt{}, fmt.Errorf("no user message gives a chat prompt of %d tokens or fewer (the chat template alone is longer?)", n)
-	}
-	return best, nil
-}
-
-// chatBody encodes a streaming /v1/chat/completions request with the
-// calibrated messages, built once per prompt and reused like
-// completionBody. go-openai's ChatCompletionRequest is not used for the
-// same reasons as its CompletionRequest (temperature 0 dropped by
-// omitempty; no ignore_eos, min_tokens, continuous_usage_stats or
-// cache_salt); its message type encodes the messages.
-func chatBody(model string, messages json.RawMessage, maxTokens, minTokens int, salt string) []byte {
-	b := make([]byte, 0, len(messages)+512)
-	b = append(b, `{"model":`...)
-	b = strconv.AppendQuote(b, model)
-	b = append(b, `,"messages":`...)
-	b = append(b, messages...)
-	b = append(b, `,"max_completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(maxTokens), 10)
-	if minTokens > 0 {
-		b = append(b, `,"min_tokens":`...)
-		b = strconv.AppendInt(b, int64(minTokens), 10)
-	}
-	b = append(b, `,"ignore_eos":true,"temperature":0,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
-	if salt != "" {
-		b = append(b, `,"cache_salt":`...)
-		b = strconv.AppendQuote(b, salt)
-	}
-	return append(b, '}')
+	return r.tokenizer.maxModelLen, nil
 }
 
 // cappedPromptTokens is the prompt length of a context: ctxLen, capped one
@@ -206,38 +162,73 @@ func (r *run) cappedPromptTokens(ctxLen int) int {
 	return ctxLen
 }
 
-// prefillPromptTokens is the length of the prompt the prefill request of a
-// context sends: the capped length, or for chat the calibrated prompt's
-// length (calibrate runs first, in measureStep).
-func (r *run) prefillPromptTokens(ctxLen int) int {
-	if r.chat {
-		return r.prompt.tokens
-	}
-	return r.cappedPromptTokens(ctxLen)
+// contextPrompts are the prompts of one context, by stream (one when the
+// workload is not distinct), and their decode request bodies.
+type contextPrompts struct {
+	ctxLen  int
+	prompts []workload.Prompt
+	// warnings say how the prompts differ from the context (the workload's
+	// prompt warnings); cells measured with them carry them too.
+	warnings []string
+	bodies   [][]byte // decode bodies by stream, built on first use
 }
 
-// calibrate sizes the chat prompt of a context (capped below max_model_len
-// like the prefill prompt) through /tokenize.
-func (r *run) calibrate(ctx context.Context, ctxLen int) error {
+// tokens is the length of the prompts (stream 0's; all are the same length
+// but for a shortfall warning).
+func (cp *contextPrompts) tokens() int { return len(cp.prompts[0].Tokens) }
+
+// buildPrompts builds the prompts of a context for streams streams
+// (workload.Builder.Prompts: one per stream when distinct) at the capped
+// length, logs what building them cost, and warns when they differ from
+// the context.
+func (r *run) buildPrompts(ctx context.Context, ctxLen, streams int) (*contextPrompts, error) {
 	n := r.cappedPromptTokens(ctxLen)
-	p, err := calibrateChat(ctx, r.client, n, r.charsPerToken)
+	calls, bytes, t0 := r.tokenizer.calls, r.tokenizer.bytes, time.Now()
+	ps, err := r.builder.Prompts(ctx, n, streams)
 	if err != nil {
 		if ctx.Err() != nil {
-			return context.Cause(ctx)
+			return nil, context.Cause(ctx)
 		}
-		return exit.Infraf("sizing the chat prompt of %s tokens through POST /tokenize: %v", result.FormatTokens(ctxLen), err)
+		return nil, exit.Infraf("building the prompts of context %s: %v", result.FormatTokens(ctxLen), err)
 	}
-	r.prompt = p
-	if p.tokens != n {
-		r.warn(r.promptShortfall(ctxLen))
+	r.logf("prompts at %s: %d of %d tokens built in %v with %d POST /tokenize calls (%s exchanged)",
+		result.FormatTokens(ctxLen), len(ps), n, time.Since(t0).Round(time.Millisecond), r.tokenizer.calls-calls, byteSize(r.tokenizer.bytes-bytes))
+	cp := &contextPrompts{ctxLen: ctxLen, prompts: ps}
+	for i, p := range ps {
+		for _, w := range p.Warnings {
+			msg := fmt.Sprintf("prompt at %s: %s", result.FormatTokens(ctxLen), w)
+			if len(ps) > 1 {
+				msg = fmt.Sprintf("prompt at %s, stream %d: %s", result.FormatTokens(ctxLen), i+1, w)
+			}
+			r.warn(msg)
+			cp.warnings = append(cp.warnings, msg)
+		}
 	}
-	return nil
+	return cp, nil
 }
 
-// promptShortfall says that no message renders to exactly the context.
-func (r *run) promptShortfall(ctxLen int) string {
-	return fmt.Sprintf("chat prompt at %s: no message renders to exactly %d tokens through the chat template; the closest below, %d tokens, is used",
-		result.FormatTokens(ctxLen), ctxLen, r.prompt.tokens)
+// decodeBodies returns the decode request bodies of the context's prompts
+// (max_tokens = min_tokens = max_output, the context's cache_salt), encoded
+// on first use and then reused by every cell of the context.
+func (r *run) decodeBodies(cp *contextPrompts, salt string) [][]byte {
+	if cp.bodies == nil {
+		mo := r.measure().MaxOutput
+		for _, p := range cp.prompts {
+			cp.bodies = append(cp.bodies, r.fields.body(p, mo, mo, salt))
+		}
+	}
+	return cp.bodies
+}
+
+// byteSize formats a byte count in KB/MB.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 // genPath is the streaming endpoint measure.endpoint names.
@@ -246,13 +237,4 @@ func (r *run) genPath() string {
 		return "/v1/chat/completions"
 	}
 	return "/v1/completions"
-}
-
-// requestBody encodes a streaming request for the current context's prompt
-// of n tokens: token IDs for completions, the calibrated messages for chat.
-func (r *run) requestBody(n, maxTokens, minTokens int, salt string) []byte {
-	if r.chat {
-		return chatBody(r.client.model, r.prompt.messages, maxTokens, minTokens, salt)
-	}
-	return completionBody(r.client.model, r.promptTokenIDs, n, maxTokens, minTokens, salt)
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/workload"
 )
 
 // Defaults for Config's zero values.
@@ -83,27 +84,29 @@ type Config struct {
 
 // run is the state of one Run.
 type run struct {
-	cfg            Config
-	observer       Observer
-	results        *result.Results
-	serverProcess  *process
-	client         *apiClient
-	promptTokenIDs []int
-	maxModelLen    int
-	kvCapacity     int64
-	runID          string
-	cellsFile      *os.File
-	cellsDone      int
-	cellsTotal     int
+	cfg           Config
+	observer      Observer
+	results       *result.Results
+	serverProcess *process
+	client        *apiClient
+	maxModelLen   int
+	kvCapacity    int64
+	runID         string
+	cellsFile     *os.File
+	cellsDone     int
+	cellsTotal    int
 	// measuredRefs are the cells already measured (by a resumed run).
 	measuredRefs map[result.CellRef]bool
 	started      time.Time
-	// chat is measure.endpoint = "chat": prompts are user messages
-	// calibrated through /tokenize (charsPerToken is the first estimate),
-	// and prompt is the current context's.
-	chat          bool
-	charsPerToken float64
-	prompt        chatPrompt
+	// chat is measure.endpoint = "chat": requests send messages, not
+	// token IDs.
+	chat bool
+	// The workload (docs/method.md#workload): builder makes every prompt
+	// through tokenizer (the server's /tokenize); fields are what every
+	// request carries besides its prompt.
+	builder   *workload.Builder
+	tokenizer *serverTokenizer
+	fields    requestFields
 }
 
 // Run measures cfg.Plan. It always returns the Results (with whatever was
@@ -214,8 +217,11 @@ func (r *run) run(ctx context.Context) error {
 	return nil
 }
 
-// measureStep measures one plan step, that is one context: the cold prefill request (recorded when the
-// plan says so; it warms the prompt cache either way), then its decode cells.
+// measureStep measures one plan step, that is one context: it builds the
+// context's prompts, sends the cold prefill request (recorded when the plan
+// says so; it warms the prompt cache either way) and, for a distinct
+// workload, warms every other stream's prompt, then measures its decode
+// cells.
 func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	salt := fmt.Sprintf("%s-%d", r.runID, st.Context)
 	record := st.Prefill && !r.measuredRefs[result.CellRef{Phase: result.PhasePrefill, Context: st.Context}]
@@ -225,19 +231,21 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			todo = append(todo, ref)
 		}
 	}
-	needWarm := record
+	// The prompts the runnable decode cells use: one per stream of the
+	// largest when the workload is distinct (docs/method.md#workload).
+	streams := 0
 	for _, ref := range todo {
 		if !plan.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput, r.kvCapacity) {
-			needWarm = true
+			streams = max(streams, ref.Concurrency)
 		}
 	}
-	if r.chat && needWarm {
-		if err := r.calibrate(ctx, st.Context); err != nil {
+	var cp *contextPrompts
+	if record || streams > 0 {
+		var err error
+		if cp, err = r.buildPrompts(ctx, st.Context, max(streams, 1)); err != nil {
 			return err
 		}
-	}
-	if needWarm {
-		cell, err := r.prefill(ctx, st.Context, salt, record)
+		cell, err := r.prefill(ctx, st.Context, cp.prompts[0], salt, record)
 		if err != nil {
 			return err
 		}
@@ -246,19 +254,21 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 				return err
 			}
 		}
-	}
-	var body []byte
-	for _, ref := range todo {
-		if body == nil {
-			mo := r.measure().MaxOutput
-			body = r.requestBody(st.Context, mo, mo, salt)
+		if err := r.warmStreams(ctx, cp, salt); err != nil {
+			return err
 		}
-		cell, err := r.decode(ctx, ref, body)
+	}
+	for _, ref := range todo {
+		var bodies [][]byte
+		if cp != nil {
+			bodies = r.decodeBodies(cp, salt)
+		}
+		cell, err := r.decode(ctx, ref, bodies)
 		if err != nil {
 			return err
 		}
-		if r.chat && r.prompt.tokens != st.Context && cell.Status.Measured() {
-			cell.Warnings = append(cell.Warnings, r.promptShortfall(st.Context))
+		if cp != nil && cell.Status.Measured() {
+			cell.Warnings = append(cell.Warnings, cp.warnings...)
 		}
 		if err := r.recordDecode(cell); err != nil {
 			return err

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -21,11 +20,12 @@ import (
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/workload"
 )
 
 // openWindow returns a load whose window covers everything.
 func openWindow(c *apiClient, body []byte, conc int) *load {
-	l := newLoad(c, "/v1/completions", body, conc, 5*time.Second, 300*time.Millisecond)
+	l := newLoad(c, "/v1/completions", [][]byte{body}, conc, 5*time.Second, 300*time.Millisecond)
 	l.windowStart.Store(0)
 	return l
 }
@@ -51,10 +51,10 @@ func TestRequestTokenAccounting(t *testing.T) {
 			tc.fake.gap = time.Millisecond
 			s := tc.fake.start(t)
 			c := newAPIClient(s.URL, "", "qwen")
-			l := openWindow(c, completionBody("qwen", []int{1, 2}, 4, 100, 100, ""), 1)
+			l := openWindow(c, completionsFields.body(workload.Prompt{Tokens: []int{1, 2}}, 100, 100, ""), 1)
 			st := &l.slots[0]
 			started := false
-			if err := l.request(context.Background(), st, &started); err != nil {
+			if err := l.request(context.Background(), st, l.bodies[0], &started); err != nil {
 				t.Fatal(err)
 			}
 			l.windowEnd.Store(l.now())
@@ -89,9 +89,9 @@ func TestRequestErrors(t *testing.T) {
 			tc.fake.gap = time.Millisecond
 			s := tc.fake.start(t)
 			c := newAPIClient(s.URL, "", "qwen")
-			l := openWindow(c, completionBody("qwen", []int{1}, 4, 100, 100, ""), 1)
+			l := openWindow(c, completionsFields.body(workload.Prompt{Tokens: []int{1}}, 100, 100, ""), 1)
 			started := false
-			err := l.request(context.Background(), &l.slots[0], &started)
+			err := l.request(context.Background(), &l.slots[0], l.bodies[0], &started)
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("error = %v, want %q", err, tc.want)
 			}
@@ -103,11 +103,11 @@ func TestRequestCancelledIsNotAnError(t *testing.T) {
 	f := fakeVLLM{tokens: 1000, gap: 5 * time.Millisecond}
 	s := f.start(t)
 	c := newAPIClient(s.URL, "", "qwen")
-	l := openWindow(c, completionBody("qwen", []int{1}, 4, 1000, 1000, ""), 1)
+	l := openWindow(c, completionsFields.body(workload.Prompt{Tokens: []int{1}}, 1000, 1000, ""), 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	started := false
-	if err := l.request(ctx, &l.slots[0], &started); err != nil {
+	if err := l.request(ctx, &l.slots[0], l.bodies[0], &started); err != nil {
 		t.Fatalf("a request cancelled by the cell returned %v", err)
 	}
 	if sp := l.slots[0].spans; len(sp) != 1 || sp[0].finished {
@@ -185,21 +185,9 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
-func TestCompletionBody(t *testing.T) {
-	b := completionBody("qwen", []int{7, 8, 9}, 5, 4096, 4096, "salt-1")
-	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, b)
-	}
-	want := map[string]any{
-		"model": "qwen", "prompt": []any{7.0, 8.0, 9.0, 7.0, 8.0}, "max_tokens": 4096.0, "min_tokens": 4096.0,
-		"ignore_eos": true, "temperature": 0.0, "stream": true, "cache_salt": "salt-1",
-		"stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
+// completionsFields are the request fields of a completions run with the
+// default workload.
+var completionsFields = requestFields{model: "qwen"}
 
 func TestCombineDecode(t *testing.T) {
 	runs := []result.DecodeCell{
@@ -247,22 +235,22 @@ func smallSpec(conc ...int) *spec.Spec {
 		Filename: "t.hcl",
 		Servers:  []*spec.Server{{Name: "q", Model: "Qwen/Q", ServedModelName: "qwen"}},
 		Measure:  &spec.Measure{Duration: 500 * time.Millisecond, DurationText: "500ms", MaxOutput: 4096, Endpoint: "completions", Repeat: 1},
-		Prefill:  &spec.Prefill{Contexts: []int{100}},
-		Matrices: []*spec.Matrix{{Label: "decode", Contexts: []int{100}, Concurrency: conc}},
+		Prefill:  &spec.Prefill{Contexts: []int{1000}},
+		Matrices: []*spec.Matrix{{Label: "decode", Contexts: []int{1000}, Concurrency: conc}},
 	}
 }
 
 func TestRunEndpoint(t *testing.T) {
-	// Capacity 600 blocks × 16 = 9,600 tokens: C × (100 + 4096) fits for
+	// Capacity 700 blocks × 16 = 11,200 tokens: C × (1000 + 4096) fits for
 	// C = 1 and 2, not for C = 64.
-	f := fakeVLLM{tokens: 100000, perChunk: 2, gap: 2 * time.Millisecond, kvBlocks: 600, maxModelLen: 8192}
+	f := fakeVLLM{tokens: 100000, perChunk: 2, gap: 2 * time.Millisecond, kvBlocks: 700, maxModelLen: 8192}
 	s := f.start(t)
 	cfg := testConfig(t, s.URL, smallSpec(1, 2, 64), "")
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Server.KVCacheTokens != 9600 || res.Server.KVCacheSource != "metrics" || res.Server.Version != "0.0.fake" || res.Server.MaxModelLen != 8192 {
+	if res.Server.KVCacheTokens != 11200 || res.Server.KVCacheSource != "metrics" || res.Server.Version != "0.0.fake" || res.Server.MaxModelLen != 8192 {
 		t.Errorf("server = %+v", res.Server)
 	}
 	if len(res.Prefill) != 1 || res.Prefill[0].Status != result.StatusValid || res.Prefill[0].TPS <= 0 {
@@ -286,8 +274,8 @@ func TestRunEndpoint(t *testing.T) {
 		}
 	}
 	body := f.lastBody.Load().(map[string]any)
-	if body["min_tokens"] != 4096.0 || body["ignore_eos"] != true || body["temperature"] != 0.0 || body["cache_salt"] == nil ||
-		len(body["prompt"].([]any)) != 100 {
+	if body["min_tokens"] != 4096.0 || body["ignore_eos"] != true || body["temperature"] != nil || body["cache_salt"] == nil ||
+		len(body["prompt"].([]any)) != 1000 {
 		t.Errorf("last request body = %v", body)
 	}
 	// Files: cells.jsonl has every cell; results.json is complete.
@@ -527,7 +515,7 @@ func TestResumeKeepsCells(t *testing.T) {
 	srv := sp.Servers[0].Name
 	dec := func(conc int, st result.Status) result.CellRecord {
 		return result.CellRecord{Server: srv, Phase: result.PhaseDecode,
-			Decode: &result.DecodeCell{Matrix: "decode", Context: 100, Concurrency: conc, Status: st, TotalTPS: float64(conc)}}
+			Decode: &result.DecodeCell{Matrix: "decode", Context: 1000, Concurrency: conc, Status: st, TotalTPS: float64(conc)}}
 	}
 	tests := []struct {
 		name     string
@@ -543,7 +531,7 @@ func TestResumeKeepsCells(t *testing.T) {
 		{name: "a later record wins", records: []result.CellRecord{dec(2, result.StatusValid), dec(2, result.StatusError), dec(4, result.StatusError), dec(4, result.StatusOverCapacity)},
 			keptConc: []int{4}, left: 3},
 		{name: "another server's cells ignored", records: []result.CellRecord{{Server: "other", Phase: result.PhaseDecode,
-			Decode: &result.DecodeCell{Matrix: "decode", Context: 100, Concurrency: 1, Status: result.StatusValid}}}, left: 4},
+			Decode: &result.DecodeCell{Matrix: "decode", Context: 1000, Concurrency: 1, Status: result.StatusValid}}}, left: 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
