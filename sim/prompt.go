@@ -230,14 +230,16 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 }
 
 // promptDigest is what --sim-record keeps of a prompt: its first and last
-// recordHead token IDs and a SHA-256 over all of them, each ID as 4 bytes
-// little-endian (uint32), in order.
+// recordHead token IDs, how many distinct IDs it holds, and a SHA-256 over
+// all of them, each ID as 4 bytes little-endian (uint32), in order.
 type promptDigest struct {
-	head []int
-	ring [recordHead]int // the last recordHead IDs, ring[n%recordHead] next
-	n    int             // IDs added
-	sum  hash.Hash
-	buf  [4]byte
+	head     []int
+	ring     [recordHead]int // the last recordHead IDs, ring[n%recordHead] next
+	n        int             // IDs added
+	seen     []uint64        // bit set of the IDs seen
+	distinct int
+	sum      hash.Hash
+	buf      [4]byte
 }
 
 // recordHead is how many leading (and trailing) prompt token IDs
@@ -254,6 +256,15 @@ func (d *promptDigest) add(id int) {
 	}
 	d.ring[d.n%recordHead] = id
 	d.n++
+	if id >= 0 {
+		if w := id / 64; w >= len(d.seen) {
+			d.seen = append(d.seen, make([]uint64, max(w+1, vocabSize/64+1)-len(d.seen))...)
+		}
+		if bit := uint64(1) << (id % 64); d.seen[id/64]&bit == 0 {
+			d.seen[id/64] |= bit
+			d.distinct++
+		}
+	}
 	binary.LittleEndian.PutUint32(d.buf[:], uint32(id))
 	d.sum.Write(d.buf[:])
 }

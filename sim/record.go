@@ -22,6 +22,7 @@ type recordLine struct {
 	PromptTokens        int                        `json:"prompt_tokens"`
 	PromptTokenIDsHead  []int                      `json:"prompt_token_ids_head"` // the first 64 prompt token IDs (chat: of the rendered template)
 	PromptTokenIDsTail  []int                      `json:"prompt_token_ids_tail"` // the last 64 (the instruction and the generation prompt of an article)
+	PromptDistinctIDs   int                        `json:"prompt_distinct_ids"`   // how many different token IDs the prompt holds
 	PromptSHA256        string                     `json:"prompt_sha256"`         // over every prompt token ID, each as 4 bytes little-endian
 	Sampling            map[string]json.RawMessage `json:"sampling"`              // temperature, top_p, top_k, min_p, repetition_penalty, … as sent
 	ChatTemplateKwargs  map[string]json.RawMessage `json:"chat_template_kwargs"`

@@ -326,7 +326,7 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 			endpoint = "/v1/chat/completions"
 		}
 		s.record.write(&recordLine{Endpoint: endpoint, Engine: eng.p.index, PromptTokens: prompt,
-			PromptTokenIDsHead: digest.head, PromptTokenIDsTail: digest.tail(), PromptSHA256: digest.hex(), Sampling: req.present(),
+			PromptTokenIDsHead: digest.head, PromptTokenIDsTail: digest.tail(), PromptDistinctIDs: digest.distinct, PromptSHA256: digest.hex(), Sampling: req.present(),
 			ChatTemplateKwargs: req.ChatTemplateKwargs, MaxTokens: req.MaxTokens, MaxCompletionTokens: req.MaxCompletionTokens,
 			MinTokens: req.MinTokens, IgnoreEOS: req.IgnoreEOS, CacheSalt: req.CacheSalt != "", Stream: req.Stream,
 			SpeculativeDisabled: er.noSpeculative})

@@ -450,17 +450,22 @@ func TestRecord(t *testing.T) {
 	wantSum := `"` + hex.EncodeToString(sum.Sum(nil)) + `"`
 	head, _ := json.Marshal(tok.Tokens[:64])
 	tail, _ := json.Marshal(tok.Tokens[len(tok.Tokens)-64:])
+	seen := map[int]bool{}
+	for _, id := range tok.Tokens {
+		seen[id] = true
+	}
+	distinct := strconv.Itoa(len(seen))
 	tests := []struct {
 		name string
 		line map[string]json.RawMessage
 		want map[string]string
 	}{
 		{"chat", lines[0], map[string]string{"endpoint": `"/v1/chat/completions"`, "prompt_tokens": strconv.Itoa(len(tok.Tokens)),
-			"prompt_token_ids_head": string(head), "prompt_token_ids_tail": string(tail), "prompt_sha256": wantSum, "sampling": `{"seed":7,"temperature":0.6,"top_p":0.95}`,
+			"prompt_token_ids_head": string(head), "prompt_token_ids_tail": string(tail), "prompt_distinct_ids": distinct, "prompt_sha256": wantSum, "sampling": `{"seed":7,"temperature":0.6,"top_p":0.95}`,
 			"chat_template_kwargs": `{"enable_thinking":false}`, "max_tokens": "4", "min_tokens": "null", "ignore_eos": "true",
 			"cache_salt": "true", "stream": "false"}},
 		{"completions", lines[1], map[string]string{"endpoint": `"/v1/completions"`, "prompt_tokens": strconv.Itoa(len(tok.Tokens)),
-			"prompt_token_ids_head": string(head), "prompt_token_ids_tail": string(tail), "prompt_sha256": wantSum, "sampling": `{}`, "chat_template_kwargs": "null",
+			"prompt_token_ids_head": string(head), "prompt_token_ids_tail": string(tail), "prompt_distinct_ids": distinct, "prompt_sha256": wantSum, "sampling": `{}`, "chat_template_kwargs": "null",
 			"max_tokens": "3", "min_tokens": "3", "ignore_eos": "null", "cache_salt": "false"}},
 	}
 	for _, tt := range tests {
