@@ -1,6 +1,9 @@
 package report
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"path"
@@ -11,6 +14,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/workload"
 )
 
 // view.go builds the presentation model the Markdown and HTML reports share;
@@ -306,6 +310,9 @@ func newView(res *result.Results) *view {
 	if s.Endpoint != "" {
 		v.Run = append(v.Run, kv{"Endpoint", s.Endpoint})
 	}
+	if res.Workload != nil {
+		v.Run = append(v.Run, kv{"Workload", workloadText(res.Workload)})
+	}
 
 	if len(s.Argv) > 0 {
 		v.Launch = spec.ShellCommand(s.Env, redactArgv(s.Argv))
@@ -520,4 +527,67 @@ func prefillAllRow(c *result.PrefillCell) []string {
 		row = append(row, text)
 	}
 	return row
+}
+
+// workloadText is the Run section's "Workload" line: what the requests
+// sent (docs/method.md#workload), e.g. "article (built-in corpus), shared
+// prompt, server-default sampling".
+func workloadText(w *workload.Record) string {
+	var parts []string
+	switch w.Prompt {
+	case workload.Random:
+		seed := ""
+		if w.RandomSeed != nil {
+			seed = fmt.Sprintf(" (seed %d)", *w.RandomSeed)
+		}
+		parts = append(parts, "random token IDs"+seed)
+	default:
+		var src []string
+		if w.DocumentSHA256 == sha256Hex(workload.Corpus()) {
+			src = append(src, "built-in corpus")
+		} else {
+			src = append(src, "own document, sha256 "+short(w.DocumentSHA256))
+		}
+		if w.InstructionSHA256 != sha256Hex(workload.DefaultInstruction) {
+			src = append(src, "own instruction, sha256 "+short(w.InstructionSHA256))
+		}
+		parts = append(parts, w.Prompt+" ("+strings.Join(src, ", ")+")")
+	}
+	if w.Distinct {
+		parts = append(parts, "distinct prompt per stream")
+	} else {
+		parts = append(parts, "shared prompt")
+	}
+	if len(w.Sampling) == 0 {
+		parts = append(parts, "server-default sampling")
+	} else {
+		keys := make([]string, 0, len(w.Sampling))
+		for k := range w.Sampling {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var kv []string
+		for _, k := range keys {
+			kv = append(kv, k+" "+w.Sampling[k].String())
+		}
+		parts = append(parts, "sampling "+strings.Join(kv, ", "))
+	}
+	if len(w.ChatTemplateKwargs) > 0 {
+		b, _ := json.Marshal(w.ChatTemplateKwargs)
+		parts = append(parts, "chat_template_kwargs "+string(b))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sha256Hex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// short is the first 12 hex digits of a digest.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }
