@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -92,7 +93,7 @@ type ResumeSettings struct {
 // did, so that its cells and the kept ones are comparable: the same window
 // (-duration of the first run carries over), the same server mode (-sim or
 // -endpoint, unless given again), the same launch command and measure
-// settings (a change is a usage error: start a fresh run instead). What it
+// settings and workload (a change is a usage error: start a fresh run instead). What it
 // carries over it says on notes.
 func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, notes io.Writer) error {
 	prev := rs.Previous
@@ -113,6 +114,14 @@ func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, notes io.Wr
 	if sp.Measure != nil && m.MaxOutput > 0 && (sp.Measure.MaxOutput != m.MaxOutput || max(sp.Measure.Repeat, 1) != max(m.Repeat, 1)) {
 		return exit.Usagef("-resume %s: the spec's measure block changed since that run (max_output %d → %d, repeat %d → %d): its cells would not be comparable; restore it or start a fresh run without -resume",
 			rs.Dir, m.MaxOutput, sp.Measure.MaxOutput, max(m.Repeat, 1), max(sp.Measure.Repeat, 1))
+	}
+	if prev.Workload != nil {
+		was, _ := json.Marshal(prev.Workload)
+		now, _ := json.Marshal(workloadRecord(sp.Workload))
+		if !bytes.Equal(was, now) {
+			return exit.Usagef("-resume %s: the spec's workload changed since that run (was %s, now %s): its cells would not be comparable; restore it or start a fresh run without -resume",
+				rs.Dir, was, now)
+		}
 	}
 	if !set.Sim && set.Endpoint == "" {
 		switch {

@@ -42,6 +42,9 @@ func TestMatchPrevious(t *testing.T) {
 			r.Server.Simulated, r.Server.Argv, r.Server.Endpoint = false, nil, "http://10.0.0.1:8000"
 		}), wantDur: time.Second, wantEP: "http://10.0.0.1:8000"},
 		{name: "only cells.jsonl survived", rs: &Resumed{Dir: "OUT", Server: "q"}},
+		{name: "the same workload", rs: prev(func(r *result.Results) { r.Workload = workloadRecord(sp.Workload) }), wantDur: time.Second, wantSim: true},
+		{name: "workload changed", rs: prev(func(r *result.Results) { r.Workload = workloadRecord(&spec.Workload{Prompt: "random", Seed: 7}) }),
+			wantCode: exit.Usage, wantMsg: `the spec's workload changed since that run (was {"prompt":"random"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
