@@ -13,6 +13,7 @@ require (
 	github.com/rhysd/actionlint v1.7.12
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/zclconf/go-cty v1.20.0
+	golang.org/x/mod v0.41.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -33,7 +34,6 @@ require (
 	github.com/pandatix/go-abnf v0.5.5 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.3 // indirect
-	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.37.0 // indirect

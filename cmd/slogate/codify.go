@@ -11,26 +11,29 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 )
 
-// cmdCodify is `slogate codify [-margin 10%] [-force] RESULTS.json`: it
-// prints HCL expect and assert blocks built from a measured run, to paste
+// cmdCodify is `slogate codify [-margin 10%] [-force] [-o FILE] RESULTS.json`:
+// it prints HCL expect and assert blocks built from a measured run, to paste
 // into a spec. It refuses (exit 2) a run that did not finish or has errored
 // cells unless -force, and then says on stderr what it left out.
 func cmdCodify(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("codify", stderr,
-		"Usage: slogate codify [-margin 10%] [-force] RESULTS.json",
-		"Print HCL expect/assert blocks from a measured run, to paste into the spec that measured it.",
-		"The expect rows have one value per concurrency level found in the results.")
-	margin := fls.String("margin", "10%", "room below measured throughput (above measured latency), as `PCT` (\"10%\" or \"0.1\")")
+	fls := cli.NewFlagSet("codify", cli.Help{
+		Usage: "slogate codify [flags] RESULTS.json",
+		Doc: []string{"Print HCL expect/assert blocks from a measured run, to paste into the spec that measured it.",
+			"The expect rows have one value per concurrency level found in the results.",
+			"A run that did not finish or has errored cells is refused unless -force."},
+		Examples: []string{
+			"slogate codify slogate-out/qwen/results.json >> specs/qwen.hcl",
+			"slogate codify -margin 5% -o slo.hcl slogate-out/qwen/results.json",
+		},
+	})
+	margin := fls.Fraction("margin", "10%", "room below measured throughput (above measured latency), `PCT` (10% or 0.1)")
 	force := fls.Bool("force", false, "codify a run that did not finish or has errored cells, from its measured cells only")
-	files, err := cli.ParseAnywhere(fls, args)
+	outFile := fls.String("o", "", "write to `FILE` instead of stdout")
+	files, err := fls.Parse(stdout, args)
 	if err != nil {
-		return cli.FlagsError(err)
-	}
-	if err := cli.WantArgs(fls, files, 1, "one results file"); err != nil {
 		return err
 	}
-	m, err := cli.Percent("codify: -margin", *margin)
-	if err != nil {
+	if err := fls.WantArgs(files, 1, "one results file"); err != nil {
 		return err
 	}
 	res, err := cli.ReadResults("codify", files[0])
@@ -41,12 +44,9 @@ func cmdCodify(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err := codify.Check(res); errors.As(err, &unfit) && *force {
 		fmt.Fprintf(stderr, "codify: -force: %s: values from the measured cells only, although\n%s\n", files[0], unfit.Reasons())
 	}
-	out, err := codify.Generate(res, codify.Options{Margin: m, Source: files[0], Force: *force})
+	out, err := codify.Generate(res, codify.Options{Margin: margin.Value(), Source: files[0], Force: *force})
 	if err != nil {
 		return exit.Usagef("codify: %s: %v", files[0], err)
 	}
-	if _, err := stdout.Write(out); err != nil {
-		return exit.Infraf("codify: writing output: %w", err)
-	}
-	return nil
+	return cli.WriteOutput("codify", stdout, *outFile, out)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,11 +34,14 @@ func TestCmdCodify(t *testing.T) {
 		inStdout []string
 		inError  string   // substring of the returned error (usage errors)
 		inStderr []string // substrings of stderr, or of the returned error that main prints there
+		inFile   string   // -o FILE: holds the blocks, and stdout is empty
 	}{
 		{name: "default margin", args: []string{good}, code: 0, inStdout: []string{`expect "decode_total_tps"`, "tolerance = 0.1", `decode["8K"][64].total_tps >= 5410`}},
 		{name: "margin after the file", args: []string{good, "-margin", "5%"}, code: 0, inStdout: []string{"tolerance = 0.05", `decode["8K"][64].total_tps >= 5710`}},
 		{name: "no file", args: nil, code: 2, inError: "codify: want exactly one results file, got 0"},
-		{name: "bad margin", args: []string{"-margin", "lots", good}, code: 2, inError: `codify: -margin: "lots" is not a percentage`},
+		{name: "bad margin", args: []string{"-margin", "lots", good}, code: 2, inError: `codify: invalid value "lots" for -margin PCT: want a percentage such as 5% or a fraction such as 0.05`},
+		{name: "margin as a fraction", args: []string{good, "-margin=0.05"}, code: 0, inStdout: []string{"tolerance = 0.05", `decode["8K"][64].total_tps >= 5710`}},
+		{name: "-o writes the file, not stdout", args: []string{"-o", filepath.Join(dir, "slo.hcl"), good}, code: 0, inFile: filepath.Join(dir, "slo.hcl")},
 		{name: "missing file", args: []string{filepath.Join(dir, "nope.json")}, code: 2, inError: "nope.json does not exist"},
 		{name: "nothing measured", args: []string{empty}, code: 2, inError: "the run has no measured cell to codify"},
 		{name: "interrupted run is refused", args: []string{interrupted}, code: 2,
@@ -58,6 +62,12 @@ func TestCmdCodify(t *testing.T) {
 			for _, s := range tc.inStdout {
 				if !strings.Contains(stdout.String(), s) {
 					t.Errorf("stdout lacks %q:\n%s", s, stdout.String())
+				}
+			}
+			if tc.inFile != "" {
+				b, err := os.ReadFile(tc.inFile)
+				if err != nil || !strings.Contains(string(b), `expect "decode_total_tps"`) || stdout.Len() > 0 {
+					t.Errorf("-o %s: %v\n%s\nstdout:\n%s", tc.inFile, err, b, stdout.String())
 				}
 			}
 			if tc.inError != "" && (err == nil || !strings.Contains(err.Error(), tc.inError)) {

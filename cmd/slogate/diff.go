@@ -12,27 +12,30 @@ import (
 	"github.com/slogate/slogate/result"
 )
 
-// cmdDiff is `slogate diff [-tolerance 5%] [-metric a,b] A.json B.json`: it
-// prints, per metric, the matrices of both runs with the relative change per
-// cell and exits 1 when any cell regressed beyond the tolerance.
+// cmdDiff is `slogate diff [flags] A.json B.json`: it prints, per metric,
+// the matrices of both runs with the relative change per cell and exits 1
+// when any cell regressed beyond the tolerance.
 func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("diff", stderr,
-		"Usage: slogate diff [-tolerance 5%] [-metric total_tps,ttft_ms] A.json B.json",
-		"Compare two results files cell by cell: A is the reference, B the new run.",
-		"Exit 0 when no cell regressed beyond the tolerance, 1 when one did, 2 on bad usage.")
-	tolerance := fls.String("tolerance", "5%", "relative change allowed before a cell counts as changed, as `PCT` (\"5%\" or \"0.05\")")
+	fls := cli.NewFlagSet("diff", cli.Help{
+		Usage: "slogate diff [flags] A.json B.json",
+		Doc: []string{"Compare two results files cell by cell: A is the reference, B the new run.",
+			"Exit 0 when no cell regressed beyond the tolerance, 1 when one did, 2 on bad usage."},
+		Examples: []string{
+			"slogate diff old/qwen/results.json slogate-out/qwen/results.json",
+			"slogate diff A.json B.json -tolerance 10%",
+			"slogate diff A.json B.json -metric ttft_ms,tbt_ms",
+		},
+	})
+	tolerance := fls.Fraction("tolerance", "5%", "relative change allowed before a cell counts as changed, `PCT` (5% or 0.05)")
 	metrics := fls.String("metric", "", "comma-separated `METRICS` to compare (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill)")
-	files, err := cli.ParseAnywhere(fls, args)
-	if err != nil {
-		return cli.FlagsError(err)
-	}
-	if err := cli.WantArgs(fls, files, 2, "two results files (A.json B.json)"); err != nil {
-		return err
-	}
-	tol, err := cli.Percent("diff: -tolerance", *tolerance)
+	files, err := fls.Parse(stdout, args)
 	if err != nil {
 		return err
 	}
+	if err := fls.WantArgs(files, 2, "two results files (A.json B.json)"); err != nil {
+		return err
+	}
+	tol := tolerance.Value()
 	var names []string
 	for _, n := range strings.Split(*metrics, ",") {
 		if n = strings.TrimSpace(n); n != "" {
@@ -40,7 +43,7 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		}
 	}
 	if err := compare.CheckMetrics(names); err != nil {
-		return exit.Usagef("diff: -metric: %v", err)
+		return fls.Usagef("-metric: %v", err)
 	}
 	a, err := cli.ReadResults("diff", files[0])
 	if err != nil {

@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
+	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/interrupt"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version and commit are set by make with -ldflags "-X main.version=…
+// -X main.commit=…"; `go install` leaves them and the build info speaks.
+var version, commit = "dev", ""
 
 func main() {
 	ctx := interrupt.Notify(context.Background(), os.Stderr)
@@ -25,62 +28,53 @@ func main() {
 	os.Exit(exit.Code(err))
 }
 
-// command is one subcommand: it gets the arguments after its name.
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, stdout, stderr io.Writer, args []string) error
-}
-
-// commands lists the subcommands in the order usage shows them.
-func commands() []command {
-	return []command{
-		{"run", "boot, measure, assert, report: the main job", cmdRun},
-		{"validate", "parse and check specs; print diagnostics", cmdValidate},
-		{"plan", "print the launch command and the cells to measure", cmdPlan},
-		{"diff", "compare two results files cell by cell", cmdDiff},
-		{"report", "re-render a saved run (md, html, json)", cmdReport},
-		{"merge", "combine the results folders of several runs into one", cmdMerge},
-		{"codify", "print HCL expect/assert blocks from a measured run", cmdCodify},
-		{"sim", "run the built-in vLLM-compatible simulator", cmdSim},
-		{"version", "print slogate's version", cmdVersion},
-	}
+// program is slogate's command line: its subcommands, in the order the help
+// lists them.
+var program = &cli.Program{
+	Name:  "slogate",
+	Intro: "slogate: declarative SLO tests for LLM inference servers",
+	Commands: []cli.Command{
+		{Name: "run", Summary: "boot, measure, assert, report: the main job", Run: cmdRun},
+		{Name: "validate", Summary: "check spec files or folders of them; print diagnostics", Run: cmdValidate},
+		{Name: "plan", Summary: "print the launch command and the cells to measure", Run: cmdPlan},
+		{Name: "diff", Summary: "compare two results files cell by cell", Run: cmdDiff},
+		{Name: "report", Summary: "re-render a saved run (md, html, json)", Run: cmdReport},
+		{Name: "merge", Summary: "combine the results folders of several runs into one", Run: cmdMerge},
+		{Name: "codify", Summary: "print HCL expect/assert blocks from a measured run", Run: cmdCodify},
+		{Name: "sim", Summary: "run the built-in vLLM-compatible simulator", Run: cmdSim},
+		{Name: "version", Summary: "print slogate's version, commit and Go version", Run: cmdVersion},
+	},
+	Footer:  []string{"Exit codes: 0 pass, 1 assertion failed, 2 usage or invalid spec, 3 infrastructure error."},
+	Version: "version",
 }
 
 // run is the whole program behind main: it dispatches to a subcommand.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return exit.Quiet(exit.Usage)
-		}
-		return nil
-	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(ctx, stdout, stderr, args[1:])
-		}
-	}
-	usage(stderr)
-	return exit.Usagef("unknown command %q: the commands are listed above", args[0])
+	return program.Run(ctx, stdout, stderr, args)
 }
 
-// usage lists the commands and the exit codes.
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "slogate: declarative SLO tests for LLM inference servers")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Usage: slogate COMMAND [flags] [args]")
-	fmt.Fprintln(w)
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Exit codes: 0 pass, 1 assertion failed, 2 usage or invalid spec, 3 infrastructure error.")
-	fmt.Fprintln(w, "Run 'slogate COMMAND -h' for a command's flags.")
+// buildVersion is the running binary's version, from the -ldflags stamps
+// or the build info.
+func buildVersion() cli.Version {
+	info, _ := debug.ReadBuildInfo()
+	return cli.BuildVersion(version, commit, info)
 }
 
-// cmdVersion is `slogate version`: it prints the version set at build time.
+// cmdVersion is `slogate version` (also -version, --version).
 func cmdVersion(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fmt.Fprintln(stdout, "slogate", version)
-	return nil
+	fls := cli.NewFlagSet("version", cli.Help{
+		Usage: "slogate version",
+		Doc: []string{"Print slogate's version, the commit it was built from and the Go version:",
+			"stamped by make, or read from the build info after go install."},
+		Examples: []string{"slogate version", "slogate --version"},
+	})
+	rest, err := fls.Parse(stdout, args)
+	if err != nil {
+		return err
+	}
+	if err := fls.WantArgs(rest, 0, "no arguments"); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, buildVersion())
+	return exit.With(exit.Infra, err)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/cli/planview"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec/spectest"
@@ -46,7 +47,7 @@ func TestPlanSeedLaunch(t *testing.T) {
 			if strings.Contains(out, "secret-key-123") {
 				t.Fatal("plan output leaks the API key")
 			}
-			var doc planJSON
+			var doc planview.Document
 			if err := json.Unmarshal([]byte(out), &doc); err != nil {
 				t.Fatal(err)
 			}
@@ -145,9 +146,9 @@ func TestPlanUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "bad format", args: []string{"-format", "yaml", "../../specs/demo.hcl"}, want: "-format is text, json or matrix"},
+		{name: "bad format", args: []string{"-format", "yaml", "../../specs/demo.hcl"}, want: `plan: -format is text, json or matrix, not "yaml"`},
 		{name: "bad regexp", args: []string{"-run", "(", "../../specs/demo.hcl"}, want: "-run"},
-		{name: "no spec", args: nil, want: "no SPEC"},
+		{name: "no spec", args: nil, want: "plan: no SPEC given"},
 		{name: "invalid spec", args: []string{"../../spec/testdata/invalid/measure.hcl"}, want: "Invalid endpoint"},
 		{name: "matrix with a server name twice", args: []string{"-format", "matrix", "../../specs/demo.hcl", "../../specs/qwen3.5-4b-h200-dflash.hcl"},
 			want: `server "qwen" is defined by both ../../specs/demo.hcl and ../../specs/qwen3.5-4b-h200-dflash.hcl`},

@@ -28,21 +28,25 @@ var reportFormats = map[string]func(io.Writer, *result.Results) error{
 // cmdReport is `slogate report [-format md|html|json] [-o FILE] RESULTS.json`:
 // it re-renders a saved run to stdout or FILE.
 func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("report", stderr,
-		"Usage: slogate report [-format md|html|json] [-o FILE] RESULTS.json",
-		"Re-render a saved run (the results.json in a `slogate run` -out folder).")
+	fls := cli.NewFlagSet("report", cli.Help{
+		Usage: "slogate report [flags] RESULTS.json",
+		Doc:   []string{"Re-render a saved run (the results.json in a `slogate run` -out folder) as Markdown (the default), HTML or JSON."},
+		Examples: []string{
+			"slogate report slogate-out/qwen/results.json",
+			"slogate report -format html -o qwen.html slogate-out/qwen/results.json",
+		},
+	})
 	format := fls.String("format", "md", "output `FORMAT`: md (report.md), html (self-contained report.html) or json (results.json)")
 	out := fls.String("o", "", "write to `FILE` instead of stdout")
-	files, err := cli.ParseAnywhere(fls, args)
+	files, err := fls.Parse(stdout, args)
 	if err != nil {
-		return cli.FlagsError(err)
+		return err
 	}
 	render, ok := reportFormats[*format]
 	if !ok {
-		fls.Usage()
-		return exit.Usagef("report: -format %q is not one of md, html, json", *format)
+		return fls.Usagef("-format is md, html or json, not %q", *format)
 	}
-	if err := cli.WantArgs(fls, files, 1, "one results file"); err != nil {
+	if err := fls.WantArgs(files, 1, "one results file"); err != nil {
 		return err
 	}
 	res, err := cli.ReadResults("report", files[0])
@@ -53,14 +57,5 @@ func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err := render(&b, res); err != nil {
 		return exit.Infraf("report: rendering %s: %v", files[0], err)
 	}
-	if *out == "" {
-		if _, err := stdout.Write(b.Bytes()); err != nil {
-			return exit.Infraf("report: writing output: %w", err)
-		}
-		return nil
-	}
-	if err := result.WriteFileAtomic(*out, b.Bytes()); err != nil {
-		return exit.Usagef("report: -o %s: %v (does its folder exist and can you write to it?)", *out, err)
-	}
-	return nil
+	return cli.WriteOutput("report", stdout, *out, b.Bytes())
 }

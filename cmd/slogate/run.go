@@ -19,34 +19,39 @@ import (
 // cmdRun is `slogate run [flags] SPEC...`: for every server of every spec,
 // boot (or reach) it, measure the plan, evaluate the assertions, report.
 func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	o := gate.Options{Tool: version, ForceStop: interrupt.Force(ctx), Stdout: stdout, Stderr: stderr}
-	var run, baseline, tolerance, resume, server string
+	o := gate.Options{Tool: buildVersion().Version, ForceStop: interrupt.Force(ctx), Stdout: stdout, Stderr: stderr}
+	var run, baseline, resume, server string
 	var vars spec.Vars
 	var timeout time.Duration
-	fs := cli.NewFlagSet("run", stderr,
-		"Usage: slogate run [flags] SPEC...",
-		"Boot each server of each spec, measure prefill and sustained decode, check the assertions, report.",
-		"Exit codes: 0 pass, 1 assertion or baseline failed, 2 usage or invalid spec, 3 infrastructure error, 130/143 interrupted.")
+	fs := cli.NewFlagSet("run", cli.Help{
+		Usage: "slogate run [flags] SPEC...",
+		Doc: []string{"Boot each server of each spec, measure prefill and sustained decode, check the assertions, report.",
+			"Exit codes: 0 pass, 1 assertion or baseline failed, 2 usage or invalid spec, 3 infrastructure error, 130/143 interrupted."},
+		Examples: []string{
+			"slogate run -sim specs/demo.hcl                        # on the built-in simulator",
+			"slogate run specs/qwen.hcl -run 'ctx=8K/' -duration 5s # a quick look at one context",
+			"slogate run -json specs/qwen.hcl | go tool gotestsum --raw-command -- cat",
+		},
+	})
 	fs.BoolVar(&o.Verbose, "v", false, "verbose: print every cell's full metric line")
 	fs.BoolVar(&o.JSON, "json", false, "print a test2json event stream on stdout (for gotestsum), nothing else")
 	fs.StringVar(&server, "server", "", "run only the server called `NAME` (one job of a CI matrix: see `slogate plan -format matrix`); the other servers are skipped")
 	fs.StringVar(&run, "run", "", "measure only cells and assertions whose full test name matches `REGEX` (unanchored, not split at slashes)")
-	fs.StringVar(&o.OutDir, "out", "", "results `DIR` (default slogate-out/<server-name>; with several servers, DIR/<server-name>)")
+	fs.StringVar(&o.OutDir, "out", "", "results folder `DIR` (default slogate-out/<server-name>; with several servers, DIR/<server-name>)")
 	fs.StringVar(&o.JUnit, "junit", "", "also write one JUnit XML `FILE` for the whole run")
 	fs.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
 	fs.StringVar(&o.Endpoint, "endpoint", "", "measure the already running server at `URL` (no boot, no stop)")
 	fs.BoolVar(&o.Sim, "sim", false, "launch the built-in simulator with the spec's argv instead of the server command")
-	fs.DurationVar(&o.Duration, "duration", 0, "override measure.duration, the window of each decode cell (e.g. 2s)")
-	fs.StringVar(&baseline, "baseline", "", "compare every cell against a previous `RESULTS.json`")
-	fs.StringVar(&tolerance, "tolerance", "5%", "allowed regression against -baseline (5% or 0.05)")
+	fs.DurationVar(&o.Duration, "duration", 0, "override measure.duration, the window `D` of each decode cell (e.g. 2s)")
+	fs.StringVar(&baseline, "baseline", "", "compare every cell against a previous run's results.json `FILE`")
+	tolerance := fs.Fraction("tolerance", "5%", "allowed regression against -baseline, `PCT` (5% or 0.05)")
 	fs.DurationVar(&o.StreamIdleTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D` (its cell becomes an error; the run goes on)")
-	fs.StringVar(&resume, "resume", "", "continue the interrupted run in `OUT` (its cells.jsonl): measure only the missing cells; SPEC defaults to the one it ran")
-	fs.DurationVar(&timeout, "timeout", 0, "bound the whole run (0 = no bound); exceeding it is an infrastructure error (exit 3)")
-	if err := fs.Parse(args); err != nil {
-		return cli.FlagsError(err)
+	fs.StringVar(&resume, "resume", "", "continue the interrupted run in folder `DIR` (its cells.jsonl): measure only the missing cells; SPEC defaults to the one it ran")
+	fs.DurationVar(&timeout, "timeout", 0, "bound the whole run by `D` (0 = no bound); exceeding it is an infrastructure error (exit 3)")
+	paths, err := fs.Parse(stdout, args)
+	if err != nil {
+		return err
 	}
-	var err error
-	paths := fs.Args()
 	if resume != "" {
 		if o.Resumed, err = runner.LoadResume(resume); err != nil {
 			return err
@@ -55,36 +60,33 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 			paths = []string{o.Resumed.SpecPath()}
 		}
 		if o.OutDir != "" && filepath.Clean(o.OutDir) != filepath.Clean(resume) {
-			return exit.Usagef("-resume %s writes into that folder: drop -out %s", resume, o.OutDir)
+			return fs.Usagef("-resume %s writes into that folder: drop -out %s", resume, o.OutDir)
 		}
 	}
 	if len(paths) == 0 {
-		fs.Usage()
-		return exit.Usagef("run: no SPEC given")
+		return fs.Usagef("no SPEC given")
 	}
 	if run != "" {
 		if o.Keep, err = regexp.Compile(run); err != nil {
-			return exit.Usagef("-run: %v", err)
+			return fs.Usagef("-run: %v", err)
 		}
 	}
 	if o.Sim && o.Endpoint != "" {
-		return exit.Usagef("-sim and -endpoint exclude each other: -sim launches a simulator, -endpoint measures a server already running")
+		return fs.Usagef("-sim and -endpoint exclude each other: -sim launches a simulator, -endpoint measures a server already running")
 	}
 	if o.Duration < 0 {
-		return exit.Usagef("-duration must be positive")
+		return fs.Usagef("-duration must be positive")
 	}
 	if o.StreamIdleTimeout <= 0 {
-		return exit.Usagef("-stream-timeout must be positive")
+		return fs.Usagef("-stream-timeout must be positive")
 	}
-	if o.Tolerance, err = cli.Percent("-tolerance", tolerance); err != nil {
-		return err
-	}
+	o.Tolerance = tolerance.Value()
 	if baseline != "" {
 		if o.Baseline, err = result.Read(baseline); err != nil {
-			return exit.Usagef("-baseline: %v", err)
+			return fs.Usagef("-baseline: %v", err)
 		}
 	}
-	if o.Specs, err = cli.LoadSpecs(stderr, paths, vars); err != nil {
+	if o.Specs, err = loadRunSpecs(stdout, stderr, paths, vars, o.JSON); err != nil {
 		return err
 	}
 	if server != "" {
@@ -102,4 +104,25 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		defer cancel()
 	}
 	return gate.Run(ctx, o)
+}
+
+// loadRunSpecs loads the specs to run, printing their diagnostics on
+// stderr; under -json an invalid spec also gets the test2json events of a
+// failed package on stdout, as `go test -json` gives a package that does
+// not build, so that gotestsum shows the failure.
+func loadRunSpecs(stdout, stderr io.Writer, paths []string, vars spec.Vars, json bool) ([]*spec.Spec, error) {
+	files := cli.LoadSpecFiles(paths, vars)
+	if err := cli.WriteDiagnostics(stderr, files); err != nil {
+		return nil, err
+	}
+	if json {
+		for _, f := range files {
+			if f.Diags.HasErrors() {
+				if err := cli.WriteInvalidSpecEvents(stdout, f); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return cli.ValidSpecs(files)
 }

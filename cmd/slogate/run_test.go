@@ -38,14 +38,17 @@ matrix "decode" {
 		args []string
 		msg  string // in the error or on stderr
 	}{
-		{name: "no spec", args: nil, msg: "Usage: slogate run"},
+		{name: "no spec", args: nil, msg: "run: no SPEC given\nRun 'slogate help run' for usage."},
 		{name: "bad -run regexp", args: []string{"-run", "(", good}, msg: "-run: error parsing regexp: missing closing )"},
 		{name: "-sim with -endpoint", args: []string{"-sim", "-endpoint", "http://127.0.0.1:1", good}, msg: "-sim and -endpoint exclude each other"},
-		{name: "bad -tolerance", args: []string{"-baseline", base, "-tolerance", "five", good}, msg: `-tolerance: "five" is not a percentage`},
-		{name: "negative -tolerance", args: []string{"-baseline", base, "-tolerance", "-5%", good}, msg: `-tolerance: "-5%"`},
+		{name: "bad -tolerance", args: []string{"-baseline", base, "-tolerance", "five", good}, msg: `invalid value "five" for -tolerance PCT: want a percentage such as 5% or a fraction such as 0.05`},
+		{name: "negative -tolerance", args: []string{"-baseline", base, "-tolerance", "-5%", good}, msg: `invalid value "-5%" for -tolerance PCT`},
+		{name: "tolerance above 100%", args: []string{"-baseline", base, "-tolerance", "5", good}, msg: `invalid value "5" for -tolerance PCT: want a percentage such as 5% or a fraction such as 0.05, from 0 to 100%`},
 		{name: "unreadable -baseline", args: []string{"-baseline", filepath.Join(dir, "none.json"), good}, msg: "-baseline: open " + filepath.Join(dir, "none.json")},
 		{name: "invalid spec prints diagnostics", args: []string{bad}, msg: `Did you mean "model"?`},
-		{name: "unknown flag", args: []string{"-nope", good}, msg: "-nope"},
+		{name: "unknown flag", args: []string{"-nope", good}, msg: "run: unknown flag -nope\nRun 'slogate help run' for usage."},
+		{name: "bad -duration names the form", args: []string{good, "-duration", "60sec"}, msg: `invalid value "60sec" for -duration D: want a duration such as 2s, 500ms or 1m30s`},
+		{name: "flag without its value", args: []string{good, "-out"}, msg: "run: -out needs a value: -out DIR"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,11 @@ import (
 )
 
 // cmdSim runs the built-in vLLM-compatible simulator (`slogate sim serve MODEL …`).
+// Its flags are vllm serve's (sim parses them); its help goes to stdout for
+// -h, --help and `slogate help sim`, like every command's.
 func cmdSim(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		args = []string{"serve", "--help"} // sim prints its usage on stdout for this
+	}
 	return sim.Main(ctx, stdout, stderr, args)
 }

@@ -2,33 +2,90 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/cli/diagjson"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/spec"
 )
 
-// cmdValidate is `slogate validate [-var NAME=VALUE]... SPEC...`: it loads
-// every spec, prints "ok  SPEC" for each valid one and all diagnostics on
-// stderr, and exits 2 when any spec has an error.
+// cmdValidate is `slogate validate [flags] SPEC|DIR...`: it loads every spec
+// (every *.hcl below a folder) and exits 2 when any has an error. As text it
+// prints "ok  SPEC" for each valid one and the diagnostics on stderr; as
+// JSON (-json, -format json) one document in the shape of `terraform
+// validate -json` on stdout.
 func cmdValidate(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("validate", stderr,
-		"Usage: slogate validate [-var NAME=VALUE]... SPEC...",
-		"Parse and check specs; print diagnostics. Exit 0 when all are valid, 2 otherwise.")
+	fls := cli.NewFlagSet("validate", cli.Help{
+		Usage: "slogate validate [flags] SPEC|DIR...",
+		Doc: []string{"Parse and check spec files, and every *.hcl file below each folder given; print the diagnostics.",
+			"Exit 0 when all are valid, 2 otherwise. -json prints the document `terraform validate -json` prints."},
+		Examples: []string{
+			"slogate validate specs/                # every spec in the folder",
+			"slogate validate -var api_key=x specs/qwen.hcl",
+			"slogate validate -json specs/ | jq '.diagnostics[].range'",
+		},
+	})
 	var vars spec.Vars
 	fls.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
-	if err := fls.Parse(args); err != nil {
-		return cli.FlagsError(err)
+	format := fls.String("format", "text", "output `FORMAT`: text, or json (the shape of terraform validate -json)")
+	jsonOut := fls.Bool("json", false, "same as -format json (terraform's spelling)")
+	args, err := fls.Parse(stdout, args)
+	if err != nil {
+		return err
 	}
-	if fls.NArg() == 0 {
-		fls.Usage()
-		return exit.Usagef("validate: no SPEC given")
+	if *jsonOut {
+		*format = "json"
 	}
-	specs, err := cli.LoadSpecs(stderr, fls.Args(), vars)
+	if *format != "text" && *format != "json" {
+		return fls.Usagef("-format is text or json, not %q", *format)
+	}
+	if len(args) == 0 {
+		return fls.Usagef("no SPEC given")
+	}
+	paths, err := cli.ExpandSpecPaths("validate", args)
+	if err != nil {
+		return err
+	}
+	files := cli.LoadSpecFiles(paths, vars)
+	if *format == "json" {
+		return writeValidateJSON(stdout, files)
+	}
+	werr := cli.WriteDiagnostics(stderr, files)
+	specs, err := cli.ValidSpecs(files)
 	for _, s := range specs {
 		fmt.Fprintf(stdout, "ok  %s\n", s.Filename)
 	}
+	if werr != nil {
+		return werr
+	}
 	return err
+}
+
+// writeValidateJSON prints the diagnostics of all files as one
+// terraform-validate document; invalid specs exit 2, quietly.
+func writeValidateJSON(stdout io.Writer, files []cli.SpecFile) error {
+	var diags hcl.Diagnostics
+	sources := map[string]*hcl.File{}
+	for _, f := range files {
+		diags = append(diags, f.Diags...)
+		for name, src := range f.Spec.Files {
+			sources[name] = src
+		}
+	}
+	doc := diagjson.New(diags, sources)
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return exit.Infraf("validate: writing output: %w", err)
+	}
+	if !doc.Valid {
+		return exit.Quiet(exit.Usage)
+	}
+	return nil
 }

@@ -1,0 +1,181 @@
+// Package planview is the plan as `slogate plan` shows it: per server, the
+// launch command and env (API key redacted), the cells in measurement
+// order, the cells each assertion reads, and the estimated measuring time,
+// as a JSON document or as text.
+package planview
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/plan"
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+// Document is the document `slogate plan -format json` prints.
+type Document struct {
+	Servers []Server `json:"servers"`
+}
+
+// Server is one server's plan: its launch (API key redacted), the
+// cells in measurement order, what each assertion reads, and the estimate.
+type Server struct {
+	Name       string            `json:"name"`
+	Spec       string            `json:"spec"`
+	Argv       []string          `json:"argv"`
+	Env        map[string]string `json:"env"`
+	Command    string            `json:"command"` // argv and env as one shell line
+	Cells      []result.CellRef  `json:"cells"`
+	Assertions []Assertion       `json:"assertions"`
+	Estimated  int64             `json:"estimated_s"`
+}
+
+// Assertion is one assert or expect block and the cells it reads.
+type Assertion struct {
+	Name  string           `json:"name"`
+	Kind  string           `json:"kind"` // "assert" or "expect"
+	Test  string           `json:"test"` // full test name, as -run matches it
+	Cells []result.CellRef `json:"cells"`
+}
+
+// New plans every server of every spec, keeping the cells and assertions
+// whose test name keep matches (nil keeps all).
+func New(specs []*spec.Spec, keep *regexp.Regexp) Document {
+	doc := Document{Servers: []Server{}}
+	for _, sp := range specs {
+		for _, srv := range sp.Servers {
+			doc.Servers = append(doc.Servers, newServer(sp, srv, plan.New(sp, srv, keep)))
+		}
+	}
+	return doc
+}
+
+// newServer is one server's plan p, from spec sp.
+func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
+	env := srv.RedactedEnv()
+	if env == nil {
+		env = map[string]string{}
+	}
+	out := Server{
+		Name:       srv.Name,
+		Spec:       sp.Filename,
+		Argv:       srv.RedactedArgv(),
+		Env:        env,
+		Command:    spec.ShellCommand(env, srv.RedactedArgv()),
+		Cells:      p.Cells(),
+		Assertions: []Assertion{},
+		Estimated:  int64(math.Round(p.Estimated.Seconds())),
+	}
+	if out.Cells == nil {
+		out.Cells = []result.CellRef{}
+	}
+	for _, a := range p.Asserts {
+		out.Assertions = append(out.Assertions, Assertion{
+			Name: a.Name, Kind: "assert", Test: result.TestID{Server: srv.Name, Kind: result.KindAssert, Block: a.Name}.Name(), Cells: nonNil(a.Cells),
+		})
+	}
+	for _, e := range p.Expects {
+		out.Assertions = append(out.Assertions, Assertion{
+			Name: e.Name, Kind: "expect", Test: result.TestID{Server: srv.Name, Kind: result.KindExpect, Block: e.Name}.Name(), Cells: nonNil(plan.ExpectCells(sp, e)),
+		})
+	}
+	return out
+}
+
+// nonNil is c, or an empty list: JSON shows [] rather than null.
+func nonNil(c []result.CellRef) []result.CellRef {
+	if c == nil {
+		return []result.CellRef{}
+	}
+	return c
+}
+
+// WriteText prints the plan for a person, one paragraph per server.
+func (d Document) WriteText(w io.Writer) {
+	for i, s := range d.Servers {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		s.writeText(w)
+	}
+}
+
+// writeText prints one server's plan.
+func (s Server) writeText(w io.Writer) {
+	fmt.Fprintf(w, "server %s (%s)\n", s.Name, s.Spec)
+	fmt.Fprintf(w, "  launch: %s\n", s.Command)
+	if len(s.Env) > 0 {
+		fmt.Fprintf(w, "  env:   ")
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+			fmt.Fprintf(w, " %s", spec.ShellQuote(k+"="+s.Env[k]))
+		}
+		fmt.Fprintln(w)
+	}
+	est := time.Duration(s.Estimated) * time.Second
+	fmt.Fprintf(w, "  cells: %d, in order:\n", len(s.Cells))
+	for _, c := range s.Cells {
+		fmt.Fprintf(w, "    %s\n", c.TestName(s.Name))
+	}
+	if len(s.Assertions) > 0 {
+		fmt.Fprintln(w, "  assertions:")
+		for _, a := range s.Assertions {
+			fmt.Fprintf(w, "    %s  needs %s\n", a.Test, cellSummary(a.Cells))
+		}
+	}
+	fmt.Fprintf(w, "  estimated: %s (measurements only; server start-up not included)\n", est)
+}
+
+// cellSummary names up to four cells, else counts them.
+func cellSummary(cells []result.CellRef) string {
+	switch {
+	case len(cells) == 0:
+		return "no cells (reads the server only)"
+	case len(cells) <= 4:
+		names := make([]string, len(cells))
+		for i, c := range cells {
+			names[i] = c.Name()
+		}
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%d cells (%s … %s)", len(cells), cells[0].Name(), cells[len(cells)-1].Name())
+}
+
+// MatrixEntry is one element of `slogate plan -format matrix`: one server of
+// one spec, a job of a CI matrix (docs/ci.md#fan-out-over-a-fleet).
+type MatrixEntry struct {
+	Spec      string `json:"spec"`
+	Server    string `json:"server"`
+	Estimated int64  `json:"estimated_s"`
+	// GPUs is plan.GPUs: tp × pp × dp, or labels.gpu_count when larger.
+	GPUs int `json:"gpus"`
+}
+
+// Matrix is the CI matrix of specs: one entry per server. Two servers of
+// the same name are an error: their jobs would write the same results
+// folder and `slogate merge` refuses them.
+func Matrix(specs []*spec.Spec, keep *regexp.Regexp) ([]MatrixEntry, error) {
+	entries := []MatrixEntry{}
+	seen := map[string]string{} // server name → spec
+	for _, sp := range specs {
+		for _, srv := range sp.Servers {
+			if prev, dup := seen[srv.Name]; dup {
+				return nil, fmt.Errorf("server %q is defined by both %s and %s: the servers of a matrix need unique names (they name its jobs and results folders)", srv.Name, prev, sp.Filename)
+			}
+			seen[srv.Name] = sp.Filename
+			entries = append(entries, MatrixEntry{
+				Spec:      sp.Filename,
+				Server:    srv.Name,
+				Estimated: int64(math.Round(plan.New(sp, srv, keep).Estimated.Seconds())),
+				GPUs:      plan.GPUs(srv),
+			})
+		}
+	}
+	return entries, nil
+}

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/slogate/slogate/assert"
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/report"
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+// SpecFile is one spec file as loaded: its path as given, the spec (usable
+// only when Diags hold no error) and every diagnostic, warnings included.
+type SpecFile struct {
+	Path  string
+	Spec  *spec.Spec
+	Diags hcl.Diagnostics
+}
+
+// LoadSpecFiles loads each path, in order, and checks the conditions of
+// each valid spec statically (assert.Check: conditions that can never be
+// true or false are errors before any server starts).
+func LoadSpecFiles(paths []string, vars spec.Vars) []SpecFile {
+	out := make([]SpecFile, 0, len(paths))
+	for _, p := range paths {
+		s, diags := spec.Load(p, spec.LoadOptions{Vars: vars})
+		if !diags.HasErrors() {
+			diags = append(diags, assert.Check(s)...)
+		}
+		out = append(out, SpecFile{Path: p, Spec: s, Diags: diags})
+	}
+	return out
+}
+
+// WriteDiagnostics prints every file's diagnostics on w: file, line,
+// snippet, in colour on the same terms as the console (a terminal, NO_COLOR
+// unset, TERM not dumb).
+func WriteDiagnostics(w io.Writer, files []SpecFile) error {
+	color := report.ConsoleOptionsFor(w, nil).Color
+	for _, f := range files {
+		if len(f.Diags) == 0 {
+			continue
+		}
+		if err := spec.WriteDiagnostics(w, f.Spec.Files, f.Diags, color); err != nil {
+			return exit.Infraf("writing diagnostics: %w", err)
+		}
+	}
+	return nil
+}
+
+// ValidSpecs returns the specs without errors, and exit.Quiet(exit.Usage)
+// when any file had an error (its diagnostics are assumed shown).
+func ValidSpecs(files []SpecFile) ([]*spec.Spec, error) {
+	var ok []*spec.Spec
+	var err error
+	for _, f := range files {
+		if f.Diags.HasErrors() {
+			err = exit.Quiet(exit.Usage)
+			continue
+		}
+		ok = append(ok, f.Spec)
+	}
+	return ok, err
+}
+
+// LoadSpecs loads each path, printing every diagnostic (warnings too) on
+// stderr. It returns the valid specs, and exit.Quiet(exit.Usage) when any
+// spec had an error.
+func LoadSpecs(stderr io.Writer, paths []string, vars spec.Vars) ([]*spec.Spec, error) {
+	files := LoadSpecFiles(paths, vars)
+	if err := WriteDiagnostics(stderr, files); err != nil {
+		return nil, err
+	}
+	return ValidSpecs(files)
+}
+
+// ExpandSpecPaths replaces each folder among paths by every *.hcl file
+// below it, in lexical order (folders whose names start with "." are
+// skipped: .git and the like); other paths stay as given, so that a
+// missing file is reported by the loader like any unreadable spec. A
+// folder without a single spec is a usage error of command cmd.
+func ExpandSpecPaths(cmd string, paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil || !info.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		n := len(out)
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && path != p && strings.HasPrefix(d.Name(), "."):
+				return filepath.SkipDir
+			case !d.IsDir() && strings.HasSuffix(d.Name(), ".hcl"):
+				out = append(out, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, Usagef(cmd, "reading folder %s: %v", p, err)
+		}
+		if len(out) == n {
+			return nil, Usagef(cmd, "no *.hcl spec file in folder %s", p)
+		}
+	}
+	return out, nil
+}
+
+// WriteInvalidSpecEvents writes what `go test -json` writes for a package
+// that does not build, for an invalid spec file: test2json events with
+// Package = the spec file, its diagnostics (without colour) as "output"
+// events, then the FAIL lines and a "fail" event.
+func WriteInvalidSpecEvents(w io.Writer, f SpecFile) error {
+	var text bytes.Buffer
+	if err := spec.WriteDiagnostics(&text, f.Spec.Files, f.Diags, false); err != nil {
+		return exit.Infraf("writing diagnostics: %w", err)
+	}
+	stream := report.NewJSONStream(w, f.Path)
+	for _, l := range strings.Split(strings.TrimRight(text.String(), "\n"), "\n") {
+		stream.Log(l)
+	}
+	stream.Finish(result.Fail, 0)
+	return nil
+}

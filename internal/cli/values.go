@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/agext/levenshtein"
+
+	"github.com/slogate/slogate/spec"
+)
+
+// Suggest returns the candidate the user probably meant by name: the only
+// candidate that name begins ("-dur" for -duration), else the one at the
+// smallest edit distance below 3 (the rule HCL uses to suggest an attribute
+// name); "" when there is none.
+func Suggest(name string, candidates []string) string {
+	if name == "" {
+		return ""
+	}
+	prefixed := ""
+	for _, c := range candidates {
+		if strings.HasPrefix(c, name) {
+			if prefixed != "" {
+				prefixed = "" // ambiguous
+				break
+			}
+			prefixed = c
+		}
+	}
+	if prefixed != "" {
+		return prefixed
+	}
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := levenshtein.Distance(name, c, nil); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// Fraction is a flag value for a tolerance or margin, written "5%" or
+// "0.05". It is read by spec.ParseTolerance, so that a value means on the
+// command line what the `tolerance` attribute means in a spec
+// (docs/spec.md#expect).
+type Fraction struct {
+	text string
+	v    float64
+}
+
+// Fraction defines a flag whose value is a Fraction with default def ("5%").
+// It panics when def itself does not parse: that is a programming error.
+func (f *FlagSet) Fraction(name, def, usage string) *Fraction {
+	fr := &Fraction{}
+	if err := fr.Set(def); err != nil {
+		panic("cli: default of -" + name + ": " + err.Error())
+	}
+	f.Var(fr, name, usage)
+	return fr
+}
+
+// Set parses s ("5%", "0.05"), from 0 to 100 %.
+func (f *Fraction) Set(s string) error {
+	v, err := spec.ParseTolerance(s)
+	if err != nil {
+		return errors.New(`want a percentage such as 5% or a fraction such as 0.05, from 0 to 100%`)
+	}
+	f.text, f.v = s, v
+	return nil
+}
+
+// String returns the value as it was written.
+func (f *Fraction) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.text
+}
+
+// Value returns the fraction: 0.05 for "5%" and for "0.05".
+func (f *Fraction) Value() float64 { return f.v }

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/module"
+)
+
+// Version is what `slogate version` prints: which slogate this is, the
+// commit it was built from and the Go toolchain that built it.
+type Version struct {
+	Version  string    // "v1.2.0", a pseudo-version, `git describe` output, or "dev"
+	Commit   string    // the VCS revision; "" when unknown
+	Time     time.Time // the commit's time; zero when unknown
+	Modified bool      // built from a tree with uncommitted changes
+	Go       string    // "go1.26.0"
+	Platform string    // "linux/amd64"
+}
+
+// BuildVersion works out the version of the running binary. make stamps
+// ldVersion and ldCommit with -ldflags (main.version, main.commit);
+// `go install …@v1.2.0` leaves them unset ("dev", "") and records the
+// module version in the build info, a pseudo-version carrying the commit
+// for `@latest` of an untagged commit; `go build` inside a checkout
+// records vcs.revision, vcs.time and vcs.modified. The stamped values win,
+// then the VCS settings, then what the module version says. info may be nil.
+func BuildVersion(ldVersion, ldCommit string, info *debug.BuildInfo) Version {
+	v := Version{Version: "dev", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if info != nil {
+		if info.GoVersion != "" {
+			v.Go = info.GoVersion
+		}
+		if mv := info.Main.Version; mv != "" && mv != "(devel)" {
+			v.Version = mv
+			v.Modified = strings.HasSuffix(mv, "+dirty")
+			base := strings.TrimSuffix(mv, "+dirty")
+			if module.IsPseudoVersion(base) {
+				v.Commit, _ = module.PseudoVersionRev(base)
+				v.Time, _ = module.PseudoVersionTime(base)
+			}
+		}
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Commit = s.Value
+			case "vcs.time":
+				if t, err := time.Parse(time.RFC3339, s.Value); err == nil {
+					v.Time = t
+				}
+			case "vcs.modified":
+				v.Modified = s.Value == "true"
+			}
+		}
+	}
+	if ldVersion != "" && ldVersion != "dev" {
+		v.Version = ldVersion
+		v.Modified = v.Modified || strings.HasSuffix(ldVersion, "-dirty")
+	}
+	if ldCommit != "" {
+		v.Commit = ldCommit
+	}
+	return v
+}
+
+// String is the one line `slogate version` prints:
+// "slogate v1.2.0 (commit 0123456789ab, 2026-11-30T20:00:00Z, modified) go1.26.0 linux/amd64".
+func (v Version) String() string {
+	commit := "commit unknown"
+	if v.Commit != "" {
+		commit = "commit " + v.Commit
+	}
+	if !v.Time.IsZero() {
+		commit += ", " + v.Time.UTC().Format(time.RFC3339)
+	}
+	if v.Modified {
+		commit += ", modified"
+	}
+	return fmt.Sprintf("slogate %s (%s) %s %s", v.Version, commit, v.Go, v.Platform)
+}
