@@ -2,11 +2,17 @@
 GO      ?= go
 BIN     := bin/slogate
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: build demo test vet fuzz load bench profiles clean
+.PHONY: build install demo test vet fuzz load bench profiles clean
 
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/slogate
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/slogate
+
+# Into $(go env GOBIN), else $(go env GOPATH)/bin, as go install does.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/slogate
 
 demo: build
 	./$(BIN) run -sim specs/demo.hcl
