@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -173,7 +172,6 @@ func TestCommandLine(t *testing.T) {
 		{name: "diff: unknown flag", args: []string{"diff", res, res, "-tolerence", "1%"}, code: 2,
 			stderr: "slogate: diff: unknown flag -tolerence; did you mean -tolerance?\nRun 'slogate help diff' for usage.\n"},
 		{name: "report: flags after the file", args: []string{"report", res, "-format", "json"}, code: 0, stdout: `"schema": "slogate/results/v1"`},
-		{name: "report: -o writes a file", args: []string{"report", res, "-o", filepath.Join(dir, "r.md")}, code: 0},
 		{name: "report: unknown flag", args: []string{"report", "-colour", res}, code: 2,
 			stderr: "slogate: report: unknown flag -colour\nRun 'slogate help report' for usage.\n"},
 		{name: "report: bad format", args: []string{"report", res, "-format", "pdf"}, code: 2,
