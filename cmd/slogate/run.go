@@ -30,7 +30,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		Examples: []string{
 			"slogate run -sim specs/demo.hcl                        # on the built-in simulator",
 			"slogate run specs/qwen.hcl -run 'ctx=8K/' -duration 5s # a quick look at one context",
-			"slogate run -json specs/qwen.hcl | go tool gotestsum --raw-command -- cat",
+			"go tool gotestsum --junitfile j.xml --raw-command -- slogate run -json specs/qwen.hcl",
 		},
 	})
 	fs.BoolVar(&o.Verbose, "v", false, "verbose: print every cell's full metric line")
