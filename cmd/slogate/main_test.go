@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -181,6 +182,11 @@ func TestCommandLine(t *testing.T) {
 			stderr: "slogate: codify: unknown flag -margn; did you mean -margin?\nRun 'slogate help codify' for usage.\n"},
 		{name: "codify: flag without value", args: []string{"codify", res, "-margin"}, code: 2,
 			stderr: "slogate: codify: -margin needs a value: -margin PCT\nRun 'slogate help codify' for usage.\n"},
+		{name: "merge: flags after the folders", args: []string{"merge", dir, "-out", filepath.Join(dir, "m")}, code: 2, stderr: "no results.json"},
+		{name: "merge: -out is required", args: []string{"merge", dir}, code: 2,
+			stderr: "slogate: merge: -out DIR is required\nRun 'slogate help merge' for usage.\n"},
+		{name: "merge: unknown flag", args: []string{"merge", "-outt", "m", dir}, code: 2,
+			stderr: "slogate: merge: unknown flag -outt; did you mean -out?\nRun 'slogate help merge' for usage.\n"},
 		{name: "version: unknown flag", args: []string{"version", "-short"}, code: 2,
 			stderr: "slogate: version: unknown flag -short\nRun 'slogate help version' for usage.\n"},
 	}
