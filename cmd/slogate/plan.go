@@ -27,7 +27,7 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		Examples: []string{
 			"slogate plan specs/qwen.hcl",
 			"slogate plan specs/qwen.hcl -run 'assert/decode_8k_64'  # what one assertion needs",
-			"slogate plan -format matrix specs/*.hcl                  # one CI job per server",
+			"slogate plan -format matrix specs/*-h200*.hcl            # one CI job per server (server names unique)",
 		},
 	})
 	var vars spec.Vars
