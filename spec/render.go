@@ -23,10 +23,20 @@ func (s *Server) ServedName() string {
 // Argv is the exact launch command: COMMAND serve MODEL --flag value …, with
 // typed attributes rendered only when set and `args` appended last. It holds
 // the real API key: pass it to exec only, and RedactedArgv everywhere else.
-func (s *Server) Argv() []string { return s.argv(s.APIKey) }
+// For a server with a container block it is ContainerArgv(RunIDPlaceholder):
+// launch ContainerArgv of the run's id.
+func (s *Server) Argv() []string {
+	if s.Container != nil {
+		return s.ContainerArgv(RunIDPlaceholder)
+	}
+	return s.argv(s.APIKey)
+}
 
 // RedactedArgv is Argv with the API key replaced by "<redacted>".
 func (s *Server) RedactedArgv() []string {
+	if s.Container != nil {
+		return s.ContainerArgv(RunIDPlaceholder) // holds no secret
+	}
 	if s.APIKey == "" {
 		return s.argv("")
 	}
@@ -38,7 +48,13 @@ func (s *Server) argv(key string) []string {
 	if cmd == "" {
 		cmd = "vllm"
 	}
-	a := []string{cmd, "serve", s.Model}
+	return append([]string{cmd, "serve"}, s.serveArgs(key, s.Host)...)
+}
+
+// serveArgs are the arguments of `vllm serve`: MODEL --flag value …, the
+// API key's flag only when key is set, --host host.
+func (s *Server) serveArgs(key, host string) []string {
+	a := []string{s.Model}
 	str := func(flag, v string) {
 		if v != "" {
 			a = append(a, flag, v)
@@ -60,7 +76,7 @@ func (s *Server) argv(key string) []string {
 	if s.GPUMemoryUtilization != nil {
 		a = append(a, "--gpu-memory-utilization", strconv.FormatFloat(*s.GPUMemoryUtilization, 'f', -1, 64))
 	}
-	str("--host", s.Host)
+	str("--host", host)
 	if s.Port != 0 {
 		a = append(a, "--port", strconv.Itoa(s.Port))
 	}
@@ -123,11 +139,101 @@ func (sp *Speculative) JSON() string {
 	return b.String()
 }
 
+// WithoutContainer is a copy of s launched as a bare command (the container
+// block dropped): -sim runs the simulator that way.
+func (s *Server) WithoutContainer() *Server {
+	c := *s
+	c.Container = nil
+	return &c
+}
+
+// ContainerName is the name of the container of server s in run runID:
+// PREFIX-RUNID-SERVER, characters a container name may not hold replaced
+// by '-'. It is "" for a server without a container block.
+func (s *Server) ContainerName(runID string) string {
+	if s.Container == nil {
+		return ""
+	}
+	return containerNameFor(s.Container.NamePrefix, runID, s.Name)
+}
+
+// ContainerArgv is the runtime command that runs server s in run runID:
+//
+//	RUNTIME run --rm --name NAME --label slogate.run=RUNID --label slogate.server=SERVER
+//	  -p [HOST:]PORT:PORT [--gpus G] [--ipc I] [--shm-size S] [-v V]… [-e NAME]… [args…]
+//	  IMAGE MODEL --flag value …
+//
+// The image's entrypoint is `vllm serve`, so the model and vLLM's flags
+// follow the image, with --host 0.0.0.0 (the published port reaches the
+// server only through the container's own interface). The server's env and
+// the API key go to the container by name (-e NAME), their values through
+// the runtime's environment (LaunchEnv): no secret is ever on this command
+// line, and vLLM reads the key from VLLM_API_KEY (docs/vllm.md#auth) instead
+// of --api-key. A host other than a wildcard publishes the port on that
+// address only. It is nil for a server without a container block.
+func (s *Server) ContainerArgv(runID string) []string {
+	c := s.Container
+	if c == nil {
+		return nil
+	}
+	port := s.Port
+	if port == 0 {
+		port = DefaultPort
+	}
+	publish := strconv.Itoa(port) + ":" + strconv.Itoa(port)
+	if !wildcardHost(s.Host) {
+		publish = net.JoinHostPort(s.Host, strconv.Itoa(port)) + ":" + strconv.Itoa(port)
+	}
+	a := []string{c.Runtime, "run", "--rm", "--name", s.ContainerName(runID),
+		"--label", LabelRun + "=" + runID, "--label", LabelServer + "=" + s.Name, "-p", publish}
+	opt := func(flag, v string) {
+		if v != "" {
+			a = append(a, flag, v)
+		}
+	}
+	opt("--gpus", c.GPUs)
+	opt("--ipc", c.IPC)
+	opt("--shm-size", c.ShmSize)
+	for _, v := range c.Volumes {
+		a = append(a, "-v", v)
+	}
+	for _, k := range sortedKeys(s.LaunchEnv()) {
+		a = append(a, "-e", k)
+	}
+	a = append(a, c.Args...)
+	a = append(a, c.Image)
+	return append(a, s.serveArgs("", "0.0.0.0")...)
+}
+
+// LaunchEnv is the environment slogate adds to its own for the launched
+// process: env, and for a container server also VLLM_API_KEY set to the
+// API key (the runtime hands each variable to the container by name). It
+// holds secrets: pass it to exec only, and RedactedEnv everywhere else.
+func (s *Server) LaunchEnv() map[string]string {
+	if s.Container == nil || s.APIKey == "" {
+		return s.Env
+	}
+	env := make(map[string]string, len(s.Env)+1)
+	for k, v := range s.Env {
+		env[k] = v
+	}
+	env[apiKeyEnv] = s.APIKey
+	return env
+}
+
+// apiKeyEnv is where vLLM reads its API key when --api-key is not given.
+const apiKeyEnv = "VLLM_API_KEY"
+
+// wildcardHost reports whether host binds every interface.
+func wildcardHost(host string) bool {
+	return host == "" || host == "0.0.0.0" || host == "::" || host == "[::]"
+}
+
 // BaseURL is where a client reaches the server: http://HOST:PORT, with a
 // wildcard bind address (0.0.0.0, ::, "") replaced by 127.0.0.1.
 func (s *Server) BaseURL() string {
 	host := s.Host
-	if host == "" || host == "0.0.0.0" || host == "::" || host == "[::]" {
+	if wildcardHost(host) {
 		host = "127.0.0.1"
 	}
 	port := s.Port
@@ -174,16 +280,17 @@ func ShellQuote(w string) string {
 // secretEnvName matches environment variable names that hold credentials.
 var secretEnvName = regexp.MustCompile(`(?i)(key|token|secret|passw|credential)`)
 
-// RedactedEnv returns Env with secrets replaced by "<redacted>": every
+// RedactedEnv returns LaunchEnv with secrets replaced by "<redacted>": every
 // variable whose name says it holds a credential (…KEY, …TOKEN, …SECRET,
 // …PASSWORD), and the API key wherever it appears in a value. Print and save
 // this, never Env.
 func (s *Server) RedactedEnv() map[string]string {
-	if s.Env == nil {
+	env := s.LaunchEnv()
+	if env == nil {
 		return nil
 	}
-	out := make(map[string]string, len(s.Env))
-	for k, v := range s.Env {
+	out := make(map[string]string, len(env))
+	for k, v := range env {
 		switch {
 		case secretEnvName.MatchString(k) && v != "":
 			v = Redacted

@@ -37,7 +37,7 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "ready_timeout"},
 		{Name: "labels"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "speculative"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "speculative"}, {Type: "container"}},
 }
 
 var speculativeSchema = &hcl.BodySchema{
@@ -135,15 +135,30 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 	s.Labels, d = l.stringMap(at, "labels")
 	add(d)
 
-	for i, sb := range content.Blocks {
+	blocks := content.Blocks.ByType()
+	for i, sb := range blocks["speculative"] {
 		if i > 0 {
 			add(hcl.Diagnostics{invalid("Duplicate speculative block", sb.DefRange,
-				"A server has at most one speculative block; the first one is at %s.", where(content.Blocks[0].DefRange))})
+				"A server has at most one speculative block; the first one is at %s.", where(blocks["speculative"][0].DefRange))})
 			continue
 		}
 		sp, d := l.decodeSpeculative(sb)
 		add(d)
 		s.Speculative = sp
+	}
+	for i, cb := range blocks["container"] {
+		if i > 0 {
+			add(hcl.Diagnostics{invalid("Duplicate container block", cb.DefRange,
+				"A server has at most one container block; the first one is at %s.", where(blocks["container"][0].DefRange))})
+			continue
+		}
+		c, d := l.decodeContainer(cb)
+		add(d)
+		s.Container = c
+		if a, ok := at["command"]; ok {
+			add(hcl.Diagnostics{invalid("Command with a container", a.Expr.Range(),
+				"A server with a container block runs the image's entrypoint (vllm serve), so command is not used: remove it, or remove the container block to launch %q directly.", s.Command)})
+		}
 	}
 	return s, diags
 }

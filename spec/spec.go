@@ -63,6 +63,9 @@ type Server struct {
 	ReadyTimeout  time.Duration
 	// Labels are free-form facts shown in reports (quantization, gpu, build…).
 	Labels map[string]string
+	// Container, when set, runs the server from an image (nil: as a bare
+	// command).
+	Container *Container
 
 	DeclRange hcl.Range
 }
