@@ -8,6 +8,8 @@
 //
 // One file per job: runner.go orchestrates a run (the plan's steps, one
 // context each); server.go launches, readies and stops the server;
+// container.go runs a server from an image through docker or podman (the
+// container block) and finds the containers an earlier run left behind;
 // discovery.go learns version, GPUs, max_model_len and the KV capacity
 // (discoverKVCapacity); prompt.go builds every prompt and request body;
 // prefill.go and decode.go measure cells; load.go drives the streams of a
@@ -87,7 +89,8 @@ type run struct {
 	cfg           Config
 	observer      Observer
 	results       *result.Results
-	serverProcess *process
+	serverProcess *process // for a container, the runtime's attached client
+	server        launched // stops serverProcess's server: its process group, or its container
 	client        *apiClient
 	maxModelLen   int
 	kvCapacity    int64
@@ -134,8 +137,8 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 	r.cellsTotal = len(cfg.Plan.Cells())
 
 	err := r.run(ctx)
-	if r.serverProcess != nil {
-		if serr := r.serverProcess.stop(cfg.StopGrace, cfg.ForceStop); serr != nil && err == nil {
+	if r.server != nil {
+		if serr := r.server.stop(cfg.StopGrace, cfg.ForceStop); serr != nil && err == nil {
 			err = serr
 		} else if addr, busy := portInUse(r.client.base); serr == nil && busy {
 			r.warn(fmt.Sprintf("port %s still accepts connections after the server's process group ended: another process listens there", addr))

@@ -341,6 +341,10 @@ func (r *run) boot(ctx context.Context) error {
 		r.maxModelLen = info.maxModelLen
 		return nil
 	}
+	if r.cfg.Sim && srv.Container != nil {
+		r.logf("-sim: the simulator runs as a process; the container block is not used")
+		srv = srv.WithoutContainer()
+	}
 	argv, env := srv.Argv(), srv.Env
 	shown := srv.RedactedArgv()
 	if r.cfg.Sim {
@@ -359,10 +363,20 @@ func (r *run) boot(ctx context.Context) error {
 		return exit.Infraf("port %s already accepts connections before the server was started: a stale server would answer instead of the new one; stop it (e.g. `fuser -k %s/tcp`) or choose another port", addr, strings.Split(addr, ":")[len(strings.Split(addr, ":"))-1])
 	}
 	logPath := filepath.Join(r.cfg.OutDir, "server.log")
-	r.logf("starting server: %s", spec.ShellCommand(srv.RedactedEnv(), shown))
-	p, err := startProcess(argv, env, logPath, srv.APIKey)
-	if err != nil {
-		return err
+	var p *process
+	if srv.Container != nil {
+		c, err := r.bootContainer(ctx, srv, logPath)
+		if err != nil {
+			return err
+		}
+		p, r.server = c.client, c
+	} else {
+		r.logf("starting server: %s", spec.ShellCommand(srv.RedactedEnv(), shown))
+		var err error
+		if p, err = startProcess(argv, env, logPath, srv.APIKey); err != nil {
+			return err
+		}
+		r.server = p
 	}
 	r.serverProcess = p
 	timeout := srv.ReadyTimeout

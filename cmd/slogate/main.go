@@ -41,6 +41,7 @@ var program = &cli.Program{
 		{Name: "report", Summary: "re-render a saved run (md, html, json)", Run: cmdReport},
 		{Name: "merge", Summary: "combine the results folders of several runs into one", Run: cmdMerge},
 		{Name: "codify", Summary: "print HCL expect/assert blocks from a measured run", Run: cmdCodify},
+		{Name: "clean", Summary: "remove containers a killed run left behind", Run: cmdClean},
 		{Name: "sim", Summary: "run the built-in vLLM-compatible simulator", Run: cmdSim},
 		{Name: "version", Summary: "print slogate's version, commit and Go version", Run: cmdVersion},
 	},
