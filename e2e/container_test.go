@@ -546,6 +546,29 @@ func TestContainerRuntimeFailures(t *testing.T) {
 	}
 }
 
+// TestContainerSurvivesRemoval: a container the runtime still lists after
+// `rm -f` (it said it removed it) fails the run with exit 3, naming the
+// container and the command that removes it: the check after the removal
+// is what tells.
+func TestContainerSurvivesRemoval(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	ce := newContainerEnv(t)
+	spec := containerSpec(t, freePort(t), "sticky/vllm:1", oneCell)
+	r := slogate(t, mark, 2*time.Minute, "", ce.env, "run", "-out", filepath.Join(t.TempDir(), "out"), spec)
+	calls := ce.calls(t)
+	_, name, _ := runCall(t, calls)
+	ce.removeAll(t) // the sticky container's process, before noLeftovers
+	if r.Code != 3 {
+		t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, s := range []string{"container(s) " + name + " still present after `docker rm -f`", "remove them with `docker rm -f " + name + "`"} {
+		if !strings.Contains(r.Stderr, s) {
+			t.Errorf("stderr does not say %q:\nstdout:\n%s\nstderr:\n%s", s, r.Stdout, r.Stderr)
+		}
+	}
+}
+
 // TestContainerPlan: `slogate plan` shows the full runtime command, the
 // run's id left as a placeholder, secrets redacted, in text and JSON.
 func TestContainerPlan(t *testing.T) {

@@ -38,7 +38,8 @@ var runtimeCommandTimeout = 30 * time.Second
 
 // container is a running container server.
 type container struct {
-	runtime string // the runtime's executable, as found on PATH
+	runtime string // "docker" or "podman", as messages name it
+	path    string // its executable, as found on PATH
 	name    string
 	// client is the attached `RUNTIME run`, its output in server.log.
 	client *process
@@ -68,7 +69,7 @@ func startContainer(runtimePath string, srv *spec.Server, runID, logPath string)
 	if err != nil {
 		return nil, err
 	}
-	return &container{runtime: runtimePath, name: srv.ContainerName(runID), client: p}, nil
+	return &container{runtime: srv.Container.Runtime, path: runtimePath, name: srv.ContainerName(runID), client: p}, nil
 }
 
 // stop stops the container (`stop -t GRACE`; `rm -f` at once when force
@@ -87,19 +88,20 @@ func (c *container) stop(grace time.Duration, force <-chan struct{}) error {
 		}
 	}()
 	secs := strconv.Itoa(int(math.Ceil(grace.Seconds())))
-	if out, err := runRuntime(ctx, c.runtime, "stop", "-t", secs, c.name); err != nil && !noSuchContainer(out) && ctx.Err() == nil {
+	if out, err := runRuntime(ctx, c.path, "stop", "-t", secs, c.name); err != nil && !noSuchContainer(out) && ctx.Err() == nil {
 		errs = append(errs, fmt.Sprintf("`%s stop -t %s %s`: %v: %s", c.runtime, secs, c.name, err, out))
 	}
 	cancel()
 	// --rm removes a stopped container; rm -f covers a runtime that has not
 	// yet, a forced stop, and a stop that failed.
-	if err := removeContainers(c.runtime, []string{c.name}); err != nil {
+	if err := removeContainers(c.runtime, c.path, []string{c.name}); err != nil {
 		errs = append(errs, err.Error())
-	}
-	// The client exits with its container; if it does not, its group goes.
-	select {
-	case <-c.client.exited:
-	case <-time.After(10 * time.Second):
+	} else {
+		// The client exits with its container; if it does not, its group goes.
+		select {
+		case <-c.client.exited:
+		case <-time.After(10 * time.Second):
+		}
 	}
 	if err := c.client.stop(2*time.Second, force); err != nil {
 		errs = append(errs, err.Error())
@@ -112,18 +114,18 @@ func (c *container) stop(grace time.Duration, force <-chan struct{}) error {
 
 // removeContainers removes names (`rm -f`, which also stops a running one)
 // and checks, for up to 10 s, that the runtime lists none of them any more.
-func removeContainers(runtime string, names []string) error {
+func removeContainers(runtime, path string, names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runtimeCommandTimeout)
 	defer cancel()
-	out, rmErr := runRuntime(ctx, runtime, append([]string{"rm", "-f"}, names...)...)
+	out, rmErr := runRuntime(ctx, path, append([]string{"rm", "-f"}, names...)...)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var left []string
 		for _, n := range names {
-			ids, err := runRuntime(ctx, runtime, "ps", "-a", "-q", "--filter", "name=^/?"+regexp.QuoteMeta(n)+"$")
+			ids, err := runRuntime(ctx, path, "ps", "-a", "-q", "--filter", "name=^/?"+regexp.QuoteMeta(n)+"$")
 			if err != nil {
 				return exit.Infraf("checking that container %s is gone (`%s ps -a --filter name=%s`): %v: %s", n, runtime, n, err, ids)
 			}
@@ -172,7 +174,7 @@ func RemoveContainers(runtime string, names []string) error {
 	if err != nil {
 		return err
 	}
-	return removeContainers(path, names)
+	return removeContainers(runtime, path, names)
 }
 
 // runRuntime runs one runtime command and returns its combined output,

@@ -7,7 +7,9 @@
 //     a real container outlives a killed `docker run`); the client prints the
 //     container's log, forwards SIGINT/SIGTERM to it (docker's sig-proxy),
 //     and exits with its exit code, removing its state when --rm was given.
-//     An image named missing/… fails the way a failed pull does.
+//     An image named missing/… fails the way a failed pull does; one named
+//     sticky/… makes a container that stop and rm report as done but leave
+//     running (a runtime that lost track of it).
 //   - stop -t N NAME: SIGTERM, N seconds, SIGKILL.
 //   - rm -f NAME…: SIGKILL, then forget the container.
 //   - ps [-a] [-q] [--filter label=K[=V]] [--filter name=REGEX] [--format {{.Names}}].
@@ -44,6 +46,7 @@ type state struct {
 	PID       int               // the container's process
 	ClientPID int               // the `run` that started it
 	Remove    bool              // --rm
+	Sticky    bool              // an image sticky/…: stop and rm leave it
 	Running   bool
 }
 
@@ -192,6 +195,7 @@ func run(args []string) {
 		fmt.Fprintf(os.Stderr, "Unable to find image '%s' locally\n", image)
 		fail(125, "docker: Error response from daemon: pull access denied for %s, repository does not exist or may require 'docker login': denied: requested access to the resource is denied.", strings.SplitN(image, ":", 2)[0])
 	}
+	s.Sticky = strings.HasPrefix(image, "sticky/")
 	if s.Name == "" {
 		s.Name = "fake_" + strconv.Itoa(os.Getpid())
 	}
@@ -294,6 +298,10 @@ func stop(args []string) {
 			code = 1
 			continue
 		}
+		if s.Sticky {
+			fmt.Println(n)
+			continue
+		}
 		if !kill(s, syscall.SIGTERM, time.Duration(timeout)*time.Second) {
 			kill(s, syscall.SIGKILL, 10*time.Second)
 		}
@@ -318,6 +326,10 @@ func rm(args []string) {
 		if !ok {
 			fmt.Fprintf(os.Stderr, "Error response from daemon: No such container: %s\n", n)
 			code = 1
+			continue
+		}
+		if s.Sticky {
+			fmt.Println(n)
 			continue
 		}
 		kill(s, syscall.SIGKILL, 10*time.Second)
