@@ -684,3 +684,16 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestContainerSim: -sim runs the simulator as a process with the vLLM
+// arguments; the container block is not used (no runtime needed).
+func TestContainerSim(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := containerSpec(t, freePort(t), "vllm/vllm-openai:v0.11.0", oneCell)
+	r := slogate(t, mark, 2*time.Minute, "", []string{"PATH=" + t.TempDir()}, "run", "-sim", "-out", filepath.Join(t.TempDir(), "out"), spec)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "-sim: the simulator runs as a process; the container block is not used") ||
+		!strings.Contains(r.Stdout, "starting server: env 'HF_TOKEN=<redacted>' slogate sim serve Qwen/Qwen3.5-4B") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
