@@ -419,6 +419,37 @@ func TestContainerInterrupted(t *testing.T) {
 	}
 }
 
+// TestContainerSecondSignal: when the container's server ignores SIGTERM,
+// `stop -t 30` would take the whole grace period; a second signal cuts it
+// short and goes straight to `rm -f`, and nothing is left.
+func TestContainerSecondSignal(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	ce := newContainerEnv(t)
+	spec := containerSpec(t, freePort(t), "stubborn/vllm:1", strings.Replace(oneCell, `"1s"`, `"30s"`, 1))
+	out := filepath.Join(t.TempDir(), "out")
+	b := startSlogateEnv(t, mark, ce.env, "run", "-out", out, spec)
+	b.waitFor(t, "the prefill cell", time.Minute, func() bool { return cellLines(out) >= 1 })
+	b.cmd.Process.Signal(syscall.SIGINT)
+	b.waitFor(t, "the stop command", 20*time.Second, func() bool {
+		for _, c := range ce.calls(t) {
+			if len(c) > 0 && c[0] == "stop" {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(time.Second) // stop is now waiting out its 30 s
+	b.cmd.Process.Signal(syscall.SIGINT)
+	if code := b.exitAfter(t, 20*time.Second); code != 130 {
+		t.Fatalf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, b.stdout.String(), b.stderr.String())
+	}
+	calls := ce.calls(t)
+	_, name, _ := runCall(t, calls)
+	wantStopSequence(t, calls, name, "30")
+	ce.noContainers(t)
+}
+
 // TestContainerSlogateKilled: when slogate is killed (no chance to stop its
 // container), its runtime client gets SIGTERM (the parent-death signal) and
 // passes it to the container, which stops and is removed. When the client

@@ -9,7 +9,9 @@
 //     and exits with its exit code, removing its state when --rm was given.
 //     An image named missing/… fails the way a failed pull does; one named
 //     sticky/… makes a container that stop and rm report as done but leave
-//     running (a runtime that lost track of it).
+//     running (a runtime that lost track of it); one named stubborn/… makes
+//     a container whose server ignores stop's SIGTERM (only SIGKILL, after
+//     the -t seconds, ends it).
 //   - stop -t N NAME: SIGTERM, N seconds, SIGKILL.
 //   - rm -f NAME…: SIGKILL, then forget the container.
 //   - ps [-a] [-q] [--filter label=K[=V]] [--filter name=REGEX] [--format {{.Names}}].
@@ -47,6 +49,7 @@ type state struct {
 	ClientPID int               // the `run` that started it
 	Remove    bool              // --rm
 	Sticky    bool              // an image sticky/…: stop and rm leave it
+	Stubborn  bool              // an image stubborn/…: stop's SIGTERM is ignored
 	Running   bool
 }
 
@@ -196,6 +199,7 @@ func run(args []string) {
 		fail(125, "docker: Error response from daemon: pull access denied for %s, repository does not exist or may require 'docker login': denied: requested access to the resource is denied.", strings.SplitN(image, ":", 2)[0])
 	}
 	s.Sticky = strings.HasPrefix(image, "sticky/")
+	s.Stubborn = strings.HasPrefix(image, "stubborn/")
 	if s.Name == "" {
 		s.Name = "fake_" + strconv.Itoa(os.Getpid())
 	}
@@ -302,7 +306,11 @@ func stop(args []string) {
 			fmt.Println(n)
 			continue
 		}
-		if !kill(s, syscall.SIGTERM, time.Duration(timeout)*time.Second) {
+		sig := syscall.SIGTERM
+		if s.Stubborn {
+			sig = 0 // ignored
+		}
+		if !kill(s, sig, time.Duration(timeout)*time.Second) {
 			kill(s, syscall.SIGKILL, 10*time.Second)
 		}
 		if s.Remove {
