@@ -537,17 +537,21 @@ func TestContainerSlogateKilled(t *testing.T) {
 // happened in the runtime's words.
 func TestContainerRuntimeFailures(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		noPath  bool
-		image   string
-		said    []string
-		clean   bool
-		notSaid string
+		name   string
+		noPath bool
+		down   bool // the runtime's daemon does not answer
+		image  string
+		said   []string
+		clean  bool
 	}{
 		{name: "runtime not on PATH", noPath: true, image: "vllm/vllm-openai:v0.11.0",
 			said: []string{`the container runtime "docker" is not on PATH`, `set runtime = "podman"`}},
 		{name: "clean without the runtime", noPath: true, clean: true,
 			said: []string{`the container runtime "docker" is not on PATH`}},
+		{name: "no daemon", down: true, image: "vllm/vllm-openai:v0.11.0",
+			said: []string{"listing containers with `docker ps`", "Cannot connect to the Docker daemon"}},
+		{name: "clean without a daemon", down: true, clean: true,
+			said: []string{"Cannot connect to the Docker daemon"}},
 		{name: "image cannot be pulled", image: "missing/vllm:nope",
 			said: []string{"exited before it was ready", "pull access denied for missing/vllm"}},
 	} {
@@ -558,6 +562,9 @@ func TestContainerRuntimeFailures(t *testing.T) {
 			env := ce.env
 			if tc.noPath {
 				env = []string{"PATH=" + t.TempDir()}
+			}
+			if tc.down {
+				env = append(env, "FAKE_RUNTIME_DOWN=1")
 			}
 			args := []string{"clean"}
 			if !tc.clean {

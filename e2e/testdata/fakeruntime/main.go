@@ -18,7 +18,8 @@
 //
 // Environment: FAKE_RUNTIME_STATE (the state folder: argv.log, one JSON argv
 // per line, and c/NAME.json per container) and FAKE_RUNTIME_SLOGATE (the
-// slogate binary). Variables named SLOGATE_E2E_* reach the container too, so
+// slogate binary), and FAKE_RUNTIME_DOWN (when set, every command fails as
+// docker does without its daemon). Variables named SLOGATE_E2E_* reach the container too, so
 // the tests find its process.
 package main
 
@@ -61,6 +62,9 @@ func main() {
 	}
 	os.MkdirAll(filepath.Join(dir, "c"), 0o755)
 	record(os.Args[1:])
+	if os.Getenv("FAKE_RUNTIME_DOWN") != "" {
+		fail(1, "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")
+	}
 	all() // the daemon's bookkeeping
 	if len(os.Args) < 2 {
 		fail(125, "no command")
