@@ -14,10 +14,12 @@ require (
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/zclconf/go-cty v1.20.0
 	golang.org/x/mod v0.41.0
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
 	github.com/bitfield/gotestdox v0.2.2 // indirect

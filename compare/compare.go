@@ -1,9 +1,11 @@
 // Package compare compares two measured runs cell by cell: for each metric
 // it lines up the matrix of run A with run B, decides per cell whether the
-// change is within the tolerance, an improvement or a regression (direction
-// from the metric table, result.Metrics: higher is better for throughputs, lower for
-// latencies), and renders the matrices as text. `slogate diff` prints it;
-// assert.CompareBaseline turns it into verdicts.
+// change is noise, within the tolerance, an improvement or a regression
+// (direction from the metric table, result.Metrics: higher is better for
+// throughputs, lower for latencies), finds the cells A measured and B lost,
+// compares the runs' measurement settings (settings.go), and renders the
+// matrices as text. `slogate diff` prints it; assert.CompareBaseline turns it
+// into verdicts. The decisions are docs/method.md#comparing-runs.
 package compare
 
 import (
@@ -31,6 +33,9 @@ type Options struct {
 	// Tolerance is a fraction: a change of at most Tolerance × |A| is
 	// "within tolerance".
 	Tolerance float64
+	// Alpha is the significance level of the Mann–Whitney U test that
+	// decides cells with enough samples on both sides; 0 means DefaultAlpha.
+	Alpha float64
 	// Metrics restricts the comparison to these metric names (each applies
 	// to every phase that has it); empty means the defaults.
 	Metrics []string
@@ -47,19 +52,26 @@ const (
 	Improved
 	// Regressed: beyond the tolerance in the worse direction.
 	Regressed
-	// NotSignificant: both sides were repeated and their [min, max]
-	// spreads overlap, so the change is noise (shown as "~").
+	// NotSignificant: the change is noise (shown as "~"): the U test of
+	// the samples is not significant, or, with too few samples for it,
+	// both sides were repeated and their [min, max] spreads overlap.
 	NotSignificant
-	// OnlyA: A has a value, B does not (absent, not measured, or the metric
-	// was not reported).
+	// OnlyA: A has a value and B measured the cell but did not report the
+	// metric.
 	OnlyA
-	// OnlyB: B has a value, A does not.
+	// OnlyB: B has a value, A does not (a cell only B measured).
 	OnlyB
 	// Neither: the cell is recorded but neither side has a value.
 	Neither
+	// Lost: A measured the cell and B did not: over capacity, absent or not
+	// run. A regression: the upgrade lost what A could do.
+	Lost
+	// Errored: A measured the cell and B could not (an error): neither
+	// better nor worse, an infrastructure problem.
+	Errored
 )
 
-var changeNames = [...]string{"unchanged", "improved", "regressed", "not significant", "A only", "B only", "neither"}
+var changeNames = [...]string{"unchanged", "improved", "regressed", "not significant", "A only", "B only", "neither", "lost", "errored"}
 
 // String names the change: "regressed", "not significant", "A only", …
 func (c Change) String() string {
@@ -83,6 +95,12 @@ type Side struct {
 	// run recorded a spread for this metric.
 	Spread    [2]float64
 	HasSpread bool // Spread is set
+	// Repeats is the number of runs combined into Value (1 when the cell
+	// was not repeated).
+	Repeats int
+	// Samples are the values of every repeat when the run recorded them
+	// (Repeats > 1); nil otherwise.
+	Samples []float64
 }
 
 // Cell is one compared cell of one metric.
@@ -92,6 +110,9 @@ type Cell struct {
 	// Delta is (B − A) ÷ |A|; NaN unless both sides have values and A ≠ 0.
 	Delta  float64
 	Change Change // the decision for this cell
+	// Test is the U test that decided the cell; nil when the tolerance
+	// rule alone decided (too few samples) or a side has no value.
+	Test *Test
 }
 
 // Table is one metric's matrix: rows are contexts, columns concurrency
@@ -101,7 +122,9 @@ type Table struct {
 	Matrix string        // decode matrix label; "" for prefill
 	Metric result.Metric // the metric compared
 	// Tolerance used for the decisions, as a fraction.
-	Tolerance   float64
+	Tolerance float64
+	// Alpha is the significance level of the U tests.
+	Alpha       float64
 	Contexts    []int // row keys, ascending: every context either run has
 	Concurrency []int // column keys, ascending; nil for prefill
 	// Cells holds every cell recorded by either run, row-major.
@@ -202,16 +225,19 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 	if err := CheckMetrics(opt.Metrics); err != nil {
 		return nil, err
 	}
+	if opt.Alpha == 0 {
+		opt.Alpha = DefaultAlpha
+	}
 	var tables []Table
 	if len(a.Prefill)+len(b.Prefill) > 0 {
 		ctxs := unionInts(prefillContexts(a), prefillContexts(b))
 		for _, m := range metricsFor(result.PhasePrefill, opt.Metrics) {
-			t := Table{Phase: result.PhasePrefill, Metric: m, Tolerance: opt.Tolerance, Contexts: ctxs}
+			t := Table{Phase: result.PhasePrefill, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Contexts: ctxs}
 			for _, ctx := range ctxs {
 				ref := result.CellRef{Phase: result.PhasePrefill, Context: ctx}
 				ca, _ := a.PrefillCell(ctx)
 				cb, _ := b.PrefillCell(ctx)
-				t.Cells = append(t.Cells, decideCell(ref, prefillSide(ca, m), prefillSide(cb, m), m, opt.Tolerance))
+				t.Cells = append(t.Cells, decideCell(ref, prefillSide(ca, m), prefillSide(cb, m), m, opt))
 			}
 			tables = append(tables, t)
 		}
@@ -220,7 +246,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 		ctxs := unionInts(decodeAxis(a, label, true), decodeAxis(b, label, true))
 		concs := unionInts(decodeAxis(a, label, false), decodeAxis(b, label, false))
 		for _, m := range metricsFor(result.PhaseDecode, opt.Metrics) {
-			t := Table{Phase: result.PhaseDecode, Matrix: label, Metric: m, Tolerance: opt.Tolerance, Contexts: ctxs, Concurrency: concs}
+			t := Table{Phase: result.PhaseDecode, Matrix: label, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Contexts: ctxs, Concurrency: concs}
 			for _, ctx := range ctxs {
 				for _, conc := range concs {
 					ca, okA := a.DecodeCell(label, ctx, conc)
@@ -229,7 +255,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 						continue
 					}
 					ref := result.CellRef{Phase: result.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
-					t.Cells = append(t.Cells, decideCell(ref, decodeSide(ca, m), decodeSide(cb, m), m, opt.Tolerance))
+					t.Cells = append(t.Cells, decideCell(ref, decodeSide(ca, m), decodeSide(cb, m), m, opt))
 				}
 			}
 			tables = append(tables, t)
@@ -238,19 +264,40 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 	return tables, nil
 }
 
-// decideCell fills Delta and Change for one cell.
-func decideCell(ref result.CellRef, a, b Side, m result.Metric, tol float64) Cell {
+// decideCell fills Delta, Change and Test for one cell
+// (docs/method.md#comparing-runs):
+//
+//   - both sides measured, each with enough samples for the U test to reach
+//     α: not significant (p > α) is noise, never a regression; a significant
+//     change is judged against the tolerance;
+//   - both measured, fewer samples: overlapping [min, max] spreads are
+//     noise, else the tolerance decides;
+//   - A measured, B errored: Errored; A measured, B over capacity, absent or
+//     not run: Lost;
+//   - a value on one side only otherwise: OnlyA or OnlyB, not a failure.
+func decideCell(ref result.CellRef, a, b Side, m result.Metric, opt Options) Cell {
 	c := Cell{Ref: ref, A: a, B: b, Delta: math.NaN()}
 	switch {
 	case a.HasValue && b.HasValue:
 		if a.Value != 0 {
 			c.Delta = (b.Value - a.Value) / math.Abs(a.Value)
 		}
-		if a.HasSpread && b.HasSpread && overlap(a.Spread, b.Spread) {
+		if t, ok := uTest(a.Samples, b.Samples, opt.Alpha); ok {
+			c.Test = &t
+			if t.Significant() {
+				c.Change = decide(a.Value, b.Value, opt.Tolerance, m.HigherIsBetter)
+			} else {
+				c.Change = NotSignificant
+			}
+		} else if a.HasSpread && b.HasSpread && overlap(a.Spread, b.Spread) {
 			c.Change = NotSignificant
 		} else {
-			c.Change = decide(a.Value, b.Value, tol, m.HigherIsBetter)
+			c.Change = decide(a.Value, b.Value, opt.Tolerance, m.HigherIsBetter)
 		}
+	case a.HasValue && b.Present && b.Status == result.StatusError:
+		c.Change = Errored
+	case a.HasValue && !(b.Present && b.Status.Measured()):
+		c.Change = Lost
 	case a.HasValue:
 		c.Change = OnlyA
 	case b.HasValue:
@@ -267,7 +314,7 @@ func prefillSide(c *result.PrefillCell, m result.Metric) Side {
 		return Side{}
 	}
 	v, ok := m.OfPrefill(c)
-	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, m.Name, v, ok)
+	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, c.Samples, m.Name, v, ok)
 }
 
 // decodeSide is one run's view of its decode cell c (nil = absent) for metric m.
@@ -276,33 +323,55 @@ func decodeSide(c *result.DecodeCell, m result.Metric) Side {
 		return Side{}
 	}
 	v, ok := m.OfDecode(c)
-	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, m.Name, v, ok)
+	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, c.Samples, m.Name, v, ok)
 }
 
 // presentSide is the view of a recorded cell: its value when measured and
-// the cell has the metric (hasValue), and its [min, max] spread when it was
-// repeated and the run recorded one for the metric.
-func presentSide(st result.Status, reason string, repeats int, spreads map[string][2]float64, metric string, value float64, hasValue bool) Side {
-	s := Side{Present: true, Status: st, Reason: reason}
+// the cell has the metric (hasValue), and its [min, max] spread and samples
+// when it was repeated and the run recorded them for the metric.
+func presentSide(st result.Status, reason string, repeats int, spreads map[string][2]float64, samples map[string][]float64, metric string, value float64, hasValue bool) Side {
+	s := Side{Present: true, Status: st, Reason: reason, Repeats: max(repeats, 1)}
 	if st.Measured() {
 		s.Value, s.HasValue = value, hasValue
 	}
-	if repeats > 1 {
+	if repeats > 1 && s.HasValue {
 		s.Spread, s.HasSpread = spreads[metric]
+		if xs := samples[metric]; len(xs) == repeats {
+			s.Samples = xs
+		}
 	}
 	return s
 }
 
-// AnyRegressed reports whether any cell of any table regressed.
+// AnyRegressed reports whether any cell of any table regressed or was lost.
 func AnyRegressed(tables []Table) bool {
 	for _, t := range tables {
 		for _, c := range t.Cells {
-			if c.Change == Regressed {
+			if c.Change == Regressed || c.Change == Lost {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// Outcome is the comparison's result as a gate: Error when a cell A
+// measured errored in B (an infrastructure problem, exit 3), else Fail when
+// a cell regressed or was lost (exit 1), else Pass. Noise, improvements and
+// cells only B measured never fail.
+func Outcome(tables []Table) result.Outcome {
+	o := result.Pass
+	for _, t := range tables {
+		for _, c := range t.Cells {
+			switch c.Change {
+			case Errored:
+				o = result.Worst(o, result.Error)
+			case Regressed, Lost:
+				o = result.Worst(o, result.Fail)
+			}
+		}
+	}
+	return o
 }
 
 // Summary counts the cells of every table by Change.

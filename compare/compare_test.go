@@ -83,7 +83,9 @@ func decode(ctx, conc int, tps, ttft, tbt float64) result.DecodeCell {
 
 // runs returns two runs that exercise every kind of cell: unchanged,
 // regressed and improved (both directions), noise inside overlapping
-// spreads, over capacity, errored, and cells present on one side only.
+// spreads, noise and a regression decided by a U test of 5 samples a side,
+// over capacity on both sides, lost (over capacity in B, absent from B),
+// errored in B, and a cell only B measured.
 func runs() (a, b *result.Results) {
 	a = &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
 		Prefill: []result.PrefillCell{
@@ -96,6 +98,9 @@ func runs() (a, b *result.Results) {
 			decode(16384, 1, 400, 80, 2.5),
 			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: result.StatusOverCapacity},
 			decode(32768, 1, 380, 120, 2.6),
+			decode(4096, 1, 420, 40, 2.3),
+			decode(4096, 64, 6500, 250, 9.8),
+			decode(65536, 1, 350, 200, 2.8),
 		},
 	}
 	b = &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
@@ -110,11 +115,21 @@ func runs() (a, b *result.Results) {
 			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: result.StatusOverCapacity},
 			{Matrix: "decode", Context: 32768, Concurrency: 1, Status: result.StatusError, Reason: "stream stalled"},
 			decode(32768, 64, 5000, 900, 12),
+			decode(4096, 1, 398, 40.2, 2.31),
+			{Matrix: "decode", Context: 4096, Concurrency: 64, Status: result.StatusOverCapacity,
+				Reason: "64 × (4096 + 4096) = 524288 tokens > KV cache 500000 tokens"},
 		},
 	}
 	// Repeated on both sides with overlapping spreads: not significant.
 	a.Decode[2].Repeats, a.Decode[2].Spread = 3, map[string][2]float64{"total_tps": {380, 425}}
 	b.Decode[2].Repeats, b.Decode[2].Spread = 3, map[string][2]float64{"total_tps": {415, 450}}
+	// 4K×1 repeated 5 times on both sides: total_tps 5% lower and entirely
+	// below A's samples (p = 0.008, a regression beyond the tolerance);
+	// ttft_ms and tbt_ms move within each other's samples (not significant).
+	a.Decode[5].Repeats, a.Decode[5].Samples = 5, map[string][]float64{
+		"total_tps": {418, 420, 425, 416, 421}, "ttft_ms": {39, 40, 41, 40, 42}, "tbt_ms": {2.2, 2.3, 2.35, 2.3, 2.25}}
+	b.Decode[6].Repeats, b.Decode[6].Samples = 5, map[string][]float64{
+		"total_tps": {398, 397, 400, 394, 399}, "ttft_ms": {40.2, 39, 41.5, 40.5, 38}, "tbt_ms": {2.31, 2.2, 2.4, 2.28, 2.35}}
 	return a, b
 }
 
@@ -142,26 +157,38 @@ func TestCompare(t *testing.T) {
 		{"decode total_tps", 8192, 64}:  Regressed,
 		{"decode total_tps", 16384, 1}:  NotSignificant,
 		{"decode total_tps", 16384, 64}: Neither,
-		{"decode total_tps", 32768, 1}:  OnlyA,
+		{"decode total_tps", 32768, 1}:  Errored,
 		{"decode total_tps", 32768, 64}: OnlyB,
 		{"decode ttft_ms", 8192, 1}:     Unchanged,
 		{"decode ttft_ms", 8192, 64}:    Regressed,
 		{"decode ttft_ms", 16384, 1}:    Improved,
 		{"decode ttft_ms", 16384, 64}:   Neither,
-		{"decode ttft_ms", 32768, 1}:    OnlyA,
+		{"decode ttft_ms", 32768, 1}:    Errored,
 		{"decode ttft_ms", 32768, 64}:   OnlyB,
 		{"decode tbt_ms", 8192, 1}:      Unchanged,
 		{"decode tbt_ms", 8192, 64}:     Regressed,
 		{"decode tbt_ms", 16384, 1}:     Improved,
 		{"decode tbt_ms", 16384, 64}:    Neither,
-		{"decode tbt_ms", 32768, 1}:     OnlyA,
+		{"decode tbt_ms", 32768, 1}:     Errored,
 		{"decode tbt_ms", 32768, 64}:    OnlyB,
+		{"decode total_tps", 4096, 1}:   Regressed,
+		{"decode ttft_ms", 4096, 1}:     NotSignificant,
+		{"decode tbt_ms", 4096, 1}:      NotSignificant,
+		{"decode total_tps", 4096, 64}:  Lost,
+		{"decode ttft_ms", 4096, 64}:    Lost,
+		{"decode tbt_ms", 4096, 64}:     Lost,
+		{"decode total_tps", 65536, 1}:  Lost,
+		{"decode ttft_ms", 65536, 1}:    Lost,
+		{"decode tbt_ms", 65536, 1}:     Lost,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
 	if !AnyRegressed(tables) {
 		t.Error("AnyRegressed = false, want true")
+	}
+	if got := Outcome(tables); got != result.Error {
+		t.Errorf("Outcome = %v, want error (32K×1 errored in B)", got)
 	}
 	c, _ := tables[1].Lookup(8192, 64)
 	if want := (5421.3 - 6018.4) / 6018.4; math.Abs(c.Delta-want) > 1e-12 {

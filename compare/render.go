@@ -19,13 +19,17 @@ const (
 	markNoise     = "~"
 )
 
-// Render writes every table as text, followed by a legend:
+// Render writes every table as text, then the lost and errored cells with
+// their reasons, a legend and how the decisions were made (MethodOf):
 //
 //	decode total_tps (tok/s, higher is better), tolerance 5%
 //	  ctx  conc        1        64
 //	  8K   A       408.2    6018.4
 //	       B       410.0    5421.3
 //	       Δ       +0.4%  -9.9% ✗
+//	       p       0.690     0.008
+//
+// A p row (a p column for prefill) appears where a U test decided a cell.
 func Render(w io.Writer, tables []Table) error {
 	var b strings.Builder
 	for i, t := range tables {
@@ -34,14 +38,45 @@ func Render(w io.Writer, tables []Table) error {
 		}
 		renderTable(&b, &t)
 	}
+	if fs := Findings(tables); len(fs) > 0 {
+		b.WriteString("\nCells A measured and B did not:\n")
+		for _, f := range fs {
+			mark := markRegressed
+			if f.Change == Errored {
+				mark = "!"
+			}
+			fmt.Fprintf(&b, "  %s %s\n", mark, f)
+		}
+	}
 	if len(tables) > 0 {
 		tol := numfmt.Percent(tables[0].Tolerance)
-		fmt.Fprintf(&b, "\nΔ = (B − A) ÷ A.  %s regression beyond %s   %s improvement beyond %s   %s not significant (the spreads of both runs overlap)\n",
+		fmt.Fprintf(&b, "\nΔ = (B − A) ÷ A.  %s regression beyond %s, or lost   %s improvement beyond %s   %s not significant (U test p > α; with fewer repeats, the spreads of both runs overlap)\n",
 			markRegressed, tol, markImproved, tol, markNoise)
-		b.WriteString("over cap = over capacity (not run)   error = not measured   — = not in that run   n/a = metric not reported\n")
+		b.WriteString("over cap = over capacity (not run)   error = not measured   — = not in that run   n/a = metric not reported   p = U test p-value\n")
+		if note := MethodOf(tables).Note(); note != "" {
+			b.WriteString(note + "\n")
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// tested reports whether a U test decided any cell of t.
+func tested(t *Table) bool {
+	for _, c := range t.Cells {
+		if c.Test != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// pText is the p-value of the cell's U test, "" when it had none.
+func pText(c *Cell) string {
+	if c.Test == nil {
+		return ""
+	}
+	return strconv.FormatFloat(c.Test.P, 'f', 3, 64)
 }
 
 func renderTable(b *strings.Builder, t *Table) {
@@ -58,13 +93,21 @@ func renderTable(b *strings.Builder, t *Table) {
 	labels := 2 // ctx and A/B/Δ
 	if t.Phase == result.PhasePrefill {
 		labels = 1
-		rows = append(rows, []string{"ctx", "A", "B", "Δ  "})
+		head := []string{"ctx", "A", "B", "Δ  "}
+		if tested(t) {
+			head = append(head, "p")
+		}
+		rows = append(rows, head)
 		for _, ctx := range t.Contexts {
 			c, ok := t.Lookup(ctx, 0)
 			if !ok {
 				continue
 			}
-			rows = append(rows, []string{result.FormatTokens(ctx), sideText(c.A), sideText(c.B), deltaText(c)})
+			row := []string{result.FormatTokens(ctx), sideText(c.A), sideText(c.B), deltaText(c)}
+			if tested(t) {
+				row = append(row, pText(c))
+			}
+			rows = append(rows, row)
 		}
 	} else {
 		head := []string{"ctx", "conc"}
@@ -76,18 +119,24 @@ func renderTable(b *strings.Builder, t *Table) {
 			ra := []string{result.FormatTokens(ctx), "A"}
 			rb := []string{"", "B"}
 			rd := []string{"", "Δ"}
-			any := false
+			rp := []string{"", "p"}
+			any, anyTested := false, false
 			for _, conc := range t.Concurrency {
 				c, ok := t.Lookup(ctx, conc)
 				if !ok {
-					ra, rb, rd = append(ra, ""), append(rb, ""), append(rd, "")
+					ra, rb, rd, rp = append(ra, ""), append(rb, ""), append(rd, ""), append(rp, "")
 					continue
 				}
 				any = true
 				ra, rb, rd = append(ra, sideText(c.A)+"  "), append(rb, sideText(c.B)+"  "), append(rd, deltaText(c))
+				rp = append(rp, pText(c)+"  ")
+				anyTested = anyTested || c.Test != nil
 			}
 			if any {
 				rows = append(rows, ra, rb, rd)
+				if anyTested {
+					rows = append(rows, rp)
+				}
 			}
 		}
 	}
@@ -150,6 +199,10 @@ func deltaText(c *Cell) string {
 		return "B only  "
 	case Neither:
 		return ""
+	case Lost:
+		return "lost " + markRegressed
+	case Errored:
+		return "error !"
 	}
 	d := "n/a"
 	if !math.IsNaN(c.Delta) {

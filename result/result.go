@@ -118,10 +118,12 @@ type PrefillCell struct {
 	TTFTMs  float64 `json:"ttft_ms"` // time to the first chunk of a cold request
 	// ElapsedS is the wall time the cell took.
 	ElapsedS float64 `json:"elapsed_s,omitempty"`
-	// Repeats and Spread are set when measure.repeat > 1: the reported value
-	// is the median and Spread holds [min, max] per metric.
+	// Repeats, Spread and Samples are set when measure.repeat > 1: the
+	// reported value is the median, Spread holds [min, max] per metric and
+	// Samples every run's value per metric, in the order measured.
 	Repeats int                   `json:"repeats,omitempty"`
 	Spread  map[string][2]float64 `json:"spread,omitempty"`
+	Samples map[string][]float64  `json:"samples,omitempty"`
 }
 
 // DecodeCell is one sustained-decode measurement at context × concurrency.
@@ -154,7 +156,11 @@ type DecodeCell struct {
 	ElapsedS float64               `json:"elapsed_s,omitempty"`
 	Repeats  int                   `json:"repeats,omitempty"`
 	Spread   map[string][2]float64 `json:"spread,omitempty"`
-	Warnings []string              `json:"warnings,omitempty"`
+	// Samples holds every repeated run's value per metric, in the order
+	// measured (measure.repeat > 1); `slogate diff` tests them for a
+	// significant change (docs/method.md#comparing-runs).
+	Samples  map[string][]float64 `json:"samples,omitempty"`
+	Warnings []string             `json:"warnings,omitempty"`
 }
 
 // Ref returns the reference that names this cell.

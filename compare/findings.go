@@ -1,0 +1,158 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/result"
+)
+
+// Finding is a cell A measured and B did not: lost (over capacity, absent,
+// not run) or errored.
+type Finding struct {
+	Ref    result.CellRef
+	Change Change // Lost or Errored
+	// Reason is the decision in words, with A's value of the first metric
+	// compared: "lost: over capacity (was 6,018.4 tok/s)", "error: stream
+	// stalled (was 6,018.4 tok/s)".
+	Reason string
+	// Detail is B's own reason for the cell, when it gave one: the
+	// capacity arithmetic of an over-capacity cell, the error.
+	Detail string
+}
+
+// String is "decode/ctx=8K/conc=64: lost: over capacity (was 6,018.4
+// tok/s); 64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens".
+func (f Finding) String() string {
+	s := f.Ref.Name() + ": " + f.Reason
+	if f.Detail != "" && f.Change == Lost {
+		s += "; " + f.Detail
+	}
+	return s
+}
+
+// Findings lists the lost and errored cells of the tables, each once (from
+// the first table that decided it), in table order.
+func Findings(tables []Table) []Finding {
+	seen := map[result.CellRef]bool{}
+	var out []Finding
+	for _, t := range tables {
+		for _, c := range t.Cells {
+			if (c.Change != Lost && c.Change != Errored) || seen[c.Ref] {
+				continue
+			}
+			seen[c.Ref] = true
+			out = append(out, finding(c, t.Metric))
+		}
+	}
+	return out
+}
+
+// finding words the decision about one lost or errored cell.
+func finding(c Cell, m result.Metric) Finding {
+	f := Finding{Ref: c.Ref, Change: c.Change, Detail: c.B.Reason}
+	was := "was " + numfmt.Fixed(c.A.Value, m.Precision)
+	if m.Unit != "" {
+		was += " " + m.Unit
+	}
+	if c.Change == Errored {
+		f.Reason = fmt.Sprintf("error: %s (%s)", orDefault(c.B.Reason, "not measured"), was)
+		return f
+	}
+	var why string
+	switch {
+	case !c.B.Present:
+		why = "not measured"
+	case c.B.Status == result.StatusOverCapacity:
+		why = "over capacity"
+	default:
+		why = strings.ReplaceAll(string(c.B.Status), "_", " ")
+		if why == "" {
+			why = "not run"
+		}
+	}
+	f.Reason = fmt.Sprintf("lost: %s (%s)", why, was)
+	return f
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Method says how the cells measured on both sides were decided: by a U
+// test, or by the tolerance alone because a side had too few samples.
+type Method struct {
+	// Tested and Untested count the cells (× metrics) decided with and
+	// without a U test.
+	Tested, Untested int
+	// RepeatsA and RepeatsB are the fewest runs per cell among the
+	// untested cells of each side.
+	RepeatsA, RepeatsB int
+	// Alpha is the significance level; RepeatsNeeded the measure.repeat
+	// with which the U test can decide at it (0: more than 50).
+	Alpha         float64
+	RepeatsNeeded int
+}
+
+// MethodOf counts how the tables' cells were decided.
+func MethodOf(tables []Table) Method {
+	m := Method{Alpha: DefaultAlpha}
+	for _, t := range tables {
+		m.Alpha = t.Alpha
+		for _, c := range t.Cells {
+			if !c.A.HasValue || !c.B.HasValue {
+				continue
+			}
+			if c.Test != nil {
+				m.Tested++
+				continue
+			}
+			if m.Untested == 0 {
+				m.RepeatsA, m.RepeatsB = c.A.Repeats, c.B.Repeats
+			}
+			m.Untested++
+			m.RepeatsA, m.RepeatsB = min(m.RepeatsA, c.A.Repeats), min(m.RepeatsB, c.B.Repeats)
+		}
+	}
+	m.RepeatsNeeded = RepeatsNeeded(m.Alpha)
+	return m
+}
+
+// Statistical reports whether every cell compared was decided by a U test.
+func (m Method) Statistical() bool { return m.Untested == 0 }
+
+// Note is one sentence on how the decisions were made, for the end of a
+// diff: statistical at α, or not, and then how many repeats would make them
+// so. "" when no cell was measured on both sides.
+func (m Method) Note() string {
+	alpha := "α = " + numfmt.Shortest(m.Alpha)
+	switch {
+	case m.Tested+m.Untested == 0:
+		return ""
+	case m.Untested == 0:
+		return fmt.Sprintf("Decisions are statistical: a Mann–Whitney U test of the samples of every cell at %s (p per cell); ~ is noise, never a regression.", alpha)
+	}
+	runs := func(n int) string {
+		if n == 1 {
+			return "1 run"
+		}
+		return fmt.Sprintf("%d runs", n)
+	}
+	var s strings.Builder
+	if m.Tested > 0 {
+		fmt.Fprintf(&s, "%d of %d cell metrics were decided by the tolerance alone, not statistically", m.Untested, m.Tested+m.Untested)
+	} else {
+		s.WriteString("Decisions are not statistical: the tolerance alone decided")
+	}
+	fmt.Fprintf(&s, " (%s per cell in A, %s in B)", runs(m.RepeatsA), runs(m.RepeatsB))
+	if m.RepeatsNeeded > 0 {
+		fmt.Fprintf(&s, "; measure.repeat = %d on both runs lets a Mann–Whitney U test tell a change from noise at %s.", m.RepeatsNeeded, alpha)
+	} else {
+		fmt.Fprintf(&s, "; no measure.repeat up to 50 lets a Mann–Whitney U test reach %s.", alpha)
+	}
+	return s.String()
+}
