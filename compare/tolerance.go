@@ -28,3 +28,16 @@ func ParsePercent(s string) (float64, error) {
 	}
 	return v, nil
 }
+
+// ParseAlpha parses a significance level written as a fraction ("0.05") or
+// a percentage ("5%"); it must lie strictly between 0 and 1.
+func ParseAlpha(s string) (float64, error) {
+	v, err := ParsePercent(s)
+	if err != nil {
+		return 0, err
+	}
+	if v <= 0 {
+		return 0, fmt.Errorf("%q is not a significance level: write it like 0.05 (above 0, below 1)", s)
+	}
+	return v, nil
+}

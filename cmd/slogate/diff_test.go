@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,14 +16,23 @@ import (
 // writeRun writes a results.json with one prefill cell and a 1×2 decode
 // matrix whose 8K×64 total_tps is tps64.
 func writeRun(t *testing.T, dir, name string, tps64 float64) string {
+	return writeRunWith(t, dir, name, tps64, nil)
+}
+
+// writeRunWith is writeRun with change applied to the results first.
+func writeRunWith(t *testing.T, dir, name string, tps64 float64, change func(*result.Results)) string {
 	t.Helper()
 	r := &result.Results{
 		Server:  result.Server{Name: "qwen", Model: "Qwen/Qwen3.5-4B", Version: "0.11.0"},
+		Measure: result.Measure{Duration: "3s", DurationS: 3, MaxOutput: 256, Endpoint: "completions", Repeat: 1},
 		Prefill: []result.PrefillCell{{Context: 8192, Status: result.StatusValid, TPS: 40000, TTFTMs: 204.8}},
 		Decode: []result.DecodeCell{
 			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 408.2, TTFTMs: 50, TBTMs: 2.4},
 			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid, TotalTPS: tps64, TTFTMs: 300, TBTMs: 10.5},
 		},
+	}
+	if change != nil {
+		change(r)
 	}
 	p := filepath.Join(dir, name)
 	if err := r.Write(p); err != nil {
@@ -36,6 +46,37 @@ func TestCmdDiff(t *testing.T) {
 	a := writeRun(t, dir, "a.json", 6018.4)
 	same := writeRun(t, dir, "same.json", 6000)
 	worse := writeRun(t, dir, "worse.json", 5421.3)
+	overCap := writeRunWith(t, dir, "overcap.json", 0, func(r *result.Results) {
+		r.Decode[1] = result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusOverCapacity,
+			Reason: "64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens"}
+	})
+	missing := writeRunWith(t, dir, "missing.json", 0, func(r *result.Results) { r.Decode = r.Decode[:1] })
+	errored := writeRunWith(t, dir, "errored.json", 0, func(r *result.Results) {
+		r.Decode[1] = result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusError, Reason: "stream stalled"}
+	})
+	shorter := writeRunWith(t, dir, "shorter.json", 6000, func(r *result.Results) { r.Measure.Duration, r.Measure.DurationS = "1s", 1 })
+	simulated := writeRunWith(t, dir, "simulated.json", 6000, func(r *result.Results) { r.Server.Simulated = true })
+	upgraded := writeRunWith(t, dir, "upgraded.json", 6000, func(r *result.Results) {
+		r.Server.Version = "0.12.0"
+		r.Server.Argv = []string{"vllm", "serve", "Qwen/Qwen3.5-4B", "--max-num-seqs", "64"}
+	})
+	withArgv := writeRunWith(t, dir, "argv.json", 6018.4, func(r *result.Results) {
+		r.Server.Argv = []string{"vllm", "serve", "Qwen/Qwen3.5-4B", "--max-num-seqs", "32"}
+	})
+	// Five repeats a side: B's total_tps samples interleave with A's though
+	// its median is 8% lower (noise), or lie entirely below them (regressed).
+	repeated := func(name string, samples []float64) string {
+		return writeRunWith(t, dir, name, result.Median.Of(samples), func(r *result.Results) {
+			r.Measure.Repeat = 5
+			c := &r.Decode[1]
+			c.Repeats = 5
+			c.Samples = map[string][]float64{"total_tps": samples}
+			c.Spread = map[string][2]float64{"total_tps": {slices.Min(samples), slices.Max(samples)}}
+		})
+	}
+	repA := repeated("rep-a.json", []float64{5400, 6000, 6600, 7200, 5700})
+	repNoise := repeated("rep-noise.json", []float64{5520, 5100, 6900, 5280, 7500})
+	repWorse := repeated("rep-worse.json", []float64{5000, 5100, 5200, 5050, 5150})
 	notJSON := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(notJSON, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
@@ -59,6 +100,20 @@ func TestCmdDiff(t *testing.T) {
 		{name: "bad tolerance", args: []string{"-tolerance", "five", a, worse}, code: 2, inError: `diff: invalid value "five" for -tolerance PCT: want a percentage such as 5% or a fraction such as 0.05`},
 		{name: "tolerance as a fraction", args: []string{a, worse, "--tolerance=0.15"}, code: 0, inStdout: []string{"tolerance 15%"}},
 		{name: "tolerance just below the change", args: []string{a, worse, "-tolerance", "0.09"}, code: 1, inStdout: []string{"-9.9% ✗"}},
+		{name: "over capacity in B is lost", args: []string{a, overCap}, code: 1, inStdout: []string{"lost ✗",
+			"✗ decode/ctx=8K/conc=64: lost: over capacity (was 6,018.4 tok/s); 64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens", "1 cell(s) lost, 0 errored"}},
+		{name: "missing in B is lost", args: []string{a, missing}, code: 1, inStdout: []string{"✗ decode/ctx=8K/conc=64: lost: not measured (was 6,018.4 tok/s)"}},
+		{name: "only in B is reported, not a failure", args: []string{missing, a}, code: 0, inStdout: []string{"B only", "3 on one side only; 0 cell(s) lost"}},
+		{name: "errored in B is an error", args: []string{a, errored}, code: 3, inStdout: []string{"error !", "! decode/ctx=8K/conc=64: error: stream stalled (was 6,018.4 tok/s)", "0 cell(s) lost, 1 errored"}},
+		{name: "different window refused", args: []string{a, shorter}, code: 2, inError: "different settings, so their numbers are not comparable:\n  window: 3s → 1s\n"},
+		{name: "different window allowed", args: []string{"-allow-settings-change", a, shorter}, code: 0, inStdout: []string{"Settings differ (-allow-settings-change): window: 3s → 1s\nA: "}},
+		{name: "simulated against real refused", args: []string{a, simulated}, code: 2, inError: "server: real → simulated"},
+		{name: "server differences head the output", args: []string{withArgv, upgraded}, code: 0, inStdout: []string{"\nServer: vLLM 0.11.0 → 0.12.0; --max-num-seqs 32 → 64\n"}},
+		{name: "repeated: interleaved samples are noise", args: []string{repA, repNoise}, code: 0, inStdout: []string{"-8.0% ~", "0.690", "6 of 7 cell metrics were decided by the tolerance alone"}},
+		{name: "repeated: samples entirely below are a regression", args: []string{repA, repWorse}, code: 1, inStdout: []string{"-15.0% ✗", "0.008"}},
+		{name: "not statistical says how many repeats would be", args: []string{a, worse}, code: 1, inStdout: []string{"Decisions are not statistical", "measure.repeat = 4 on both runs"}},
+		{name: "alpha as a flag", args: []string{"-alpha", "0.01", a, worse}, code: 1, inStdout: []string{"measure.repeat = 5 on both runs", "at α = 0.01"}},
+		{name: "bad alpha", args: []string{"-alpha", "0", a, worse}, code: 2, inError: "-alpha:"},
 		{name: "unknown metric", args: []string{"-metric", "speed", a, worse}, code: 2, inError: `-metric: unknown metric "speed"; the metrics are `},
 		{name: "missing file", args: []string{a, filepath.Join(dir, "nope.json")}, code: 2, inError: "nope.json does not exist"},
 		{name: "not a results file", args: []string{a, notJSON}, code: 2, inError: "not a slogate results file"},
