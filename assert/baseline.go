@@ -2,8 +2,10 @@ package assert
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 )
@@ -11,14 +13,23 @@ import (
 // CompareBaseline compares every decode and prefill cell of res with the same
 // cell of base and returns one verdict per cell, named
 // "<server>/baseline/decode/ctx=8K/conc=64", over the default metrics
-// (total_tps, ttft_ms and tbt_ms for decode; tps for prefill). tolerance is
-// a fraction (0.05). A cell fails when any metric regressed beyond the
-// tolerance; a cell the baseline measured but this run did not is an
-// infrastructure Error; a cell the baseline did not measure is a Skip.
-func CompareBaseline(base, res *result.Results, tolerance float64) []result.Verdict {
-	tables, err := compare.Compare(base, res, compare.Options{Tolerance: tolerance})
+// (total_tps, ttft_ms and tbt_ms for decode; tps for prefill), with
+// opt.Tolerance (a fraction, 0.05) and opt.Alpha (compare.Compare decides,
+// docs/method.md#comparing-runs). A cell fails when any metric regressed,
+// and when the baseline measured it and this run lost it (over capacity,
+// absent, not run); a cell the baseline measured and this run could not
+// measure (an error) is an infrastructure Error; a cell the baseline did not
+// measure is a Skip. The caller checks first that the runs' settings match
+// (compare.Settings).
+func CompareBaseline(base, res *result.Results, opt compare.Options) []result.Verdict {
+	opt.Metrics = nil
+	tables, err := compare.Compare(base, res, opt)
 	if err != nil { // only for unknown metric names; the defaults are known
 		panic(err)
+	}
+	lost := map[result.CellRef]compare.Finding{}
+	for _, f := range compare.Findings(tables) {
+		lost[f.Ref] = f
 	}
 	server := res.Server.Name
 	type entry struct {
@@ -45,13 +56,14 @@ func CompareBaseline(base, res *result.Results, tolerance float64) []result.Verd
 	var out []result.Verdict
 	for _, ref := range order {
 		e := byRef[ref]
-		out = append(out, baselineVerdict(server, e.ref, e.cells, e.mets, tolerance))
+		out = append(out, baselineVerdict(server, e.ref, e.cells, e.mets, opt.Tolerance, lost[e.ref]))
 	}
 	return out
 }
 
-// baselineVerdict merges the per-metric comparisons of one cell.
-func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, mets []result.Metric, tol float64) result.Verdict {
+// baselineVerdict merges the per-metric comparisons of one cell; lost is
+// the cell's finding when the baseline measured it and this run did not.
+func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, mets []result.Metric, tol float64, lost compare.Finding) result.Verdict {
 	v := result.Verdict{
 		Test:  result.TestID{Server: server, Kind: result.KindBaseline, Cell: &ref}.Name(),
 		Kind:  result.KindBaseline,
@@ -68,10 +80,20 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 			v.Message = "baseline cell not measured: " + reasonFor(a.Status, a.Reason)
 		}
 		return v
-	case !b.Present || !b.Status.Measured():
+	case b.Present && b.Status == result.StatusError:
 		v.Outcome, v.Infra = result.Error, true
-		v.Message = unmeasured{ref: ref, reason: reasonFor(b.Status, b.Reason)}.message() // an absent cell has no status: "not measured"
+		v.Message = unmeasured{ref: ref, reason: reasonFor(b.Status, b.Reason)}.message()
 		v.Details = []string{refExpr(ref) + ": " + v.Message + " (the baseline measured it)"}
+		return v
+	case !b.Present || !b.Status.Measured():
+		// Lost capacity is a measured property of the new server, not an
+		// infrastructure failure: a regression.
+		v.Outcome = result.Fail
+		v.Message = lost.Reason
+		v.Details = []string{refExpr(ref) + ": " + lost.Reason + ": the baseline measured this cell, this run did not"}
+		if lost.Detail != "" {
+			v.Details = append(v.Details, lost.Detail)
+		}
 		return v
 	}
 	var regressed []string
@@ -79,14 +101,22 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 		m := mets[i]
 		line := fmt.Sprintf("%s: baseline %s, now %s", m.Name, sideValue(c.A), sideValue(c.B))
 		if c.A.HasValue && c.B.HasValue {
-			line += " (" + deltaOrNA(c.Delta) + ")"
+			line += " (" + deltaOrNA(c.Delta)
+			if c.Test != nil {
+				line += fmt.Sprintf(", p=%.3f, %d+%d runs", c.Test.P, c.Test.NA, c.Test.NB)
+			}
+			line += ")"
 		}
 		switch c.Change {
 		case compare.Regressed:
 			line += fmt.Sprintf(", regressed beyond %s (%s)", numfmt.Percent(tol), m.Direction())
 			regressed = append(regressed, m.Name)
 		case compare.NotSignificant:
-			line += ", within the spread of both runs"
+			if c.Test != nil {
+				line += fmt.Sprintf(", not significant (p > α = %s): noise", numfmt.Shortest(c.Test.Alpha))
+			} else {
+				line += ", within the spread of both runs"
+			}
 		case compare.Improved:
 			line += ", improved"
 		}
@@ -126,4 +156,57 @@ func joinAnd(names []string) string {
 		s += ", " + n
 	}
 	return s + " and " + names[len(names)-1]
+}
+
+// BaselineOptions configure the -baseline comparison.
+type BaselineOptions struct {
+	// Tolerance and Alpha decide each cell (compare.Options).
+	Tolerance, Alpha float64
+	// AllowSettingsChange compares runs measured with different settings
+	// instead of refusing to.
+	AllowSettingsChange bool
+}
+
+// WithBaseline checks that res was measured like base (CheckSettings),
+// then compares them cell by cell (CompareBaseline). notes are lines for the
+// console, in order: the settings that differ when allowed, the server
+// differences ("vLLM 0.26.1 → 0.27.2; --max-num-seqs 32 → 64"), and how the
+// decisions were made when they were not all statistical. When the settings
+// differ and opt does not allow it, err is CheckSettings' usage error and
+// there are no verdicts: numbers measured differently are not compared.
+func WithBaseline(base, res *result.Results, opt BaselineOptions) (verdicts []result.Verdict, notes []string, err error) {
+	notes, err = CheckSettings(base, res, opt.AllowSettingsChange)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h := compare.ServerHeader(compare.Server(base, res)); h != "" {
+		notes = append(notes, "baseline: server "+h)
+	}
+	copt := compare.Options{Tolerance: opt.Tolerance, Alpha: opt.Alpha}
+	verdicts = CompareBaseline(base, res, copt)
+	tables, _ := compare.Compare(base, res, copt)
+	if m := compare.MethodOf(tables); !m.Statistical() {
+		notes = append(notes, "baseline: "+m.Note())
+	}
+	return verdicts, notes, nil
+}
+
+// CheckSettings compares the measurement settings of res with those of the
+// baseline (compare.Settings). When they differ it returns a usage error
+// (exit 2) listing each difference ("window: 3s → 1s"), or, when allow is
+// set, a note listing them.
+func CheckSettings(base, res *result.Results, allow bool) (notes []string, err error) {
+	settings := compare.Settings(base, res)
+	if len(settings) == 0 {
+		return nil, nil
+	}
+	var lines []string
+	for _, d := range settings {
+		lines = append(lines, d.String())
+	}
+	if !allow {
+		return nil, exit.Usagef("-baseline: the baseline and this run are measured with different settings, so their numbers are not comparable:\n  %s\nmeasure like the baseline, or pass -allow-settings-change to compare anyway",
+			strings.Join(lines, "\n  "))
+	}
+	return []string{"baseline: settings differ (-allow-settings-change): " + strings.Join(lines, "; ")}, nil
 }

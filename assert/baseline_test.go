@@ -3,8 +3,13 @@ package assert
 import (
 	"testing"
 
+	"strings"
+
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 )
 
@@ -83,33 +88,89 @@ func TestCompareBaseline(t *testing.T) {
 			Cells:   ref(result.PhaseDecode, 32768, 1),
 		},
 	}
-	got := CompareBaseline(base, res, 0.05)
+	got := CompareBaseline(base, res, compare.Options{Tolerance: 0.05})
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
 }
 
-// TestCompareBaselineMissingCell: a cell the baseline measured and the new
-// run lacks entirely is an infrastructure error, and latencies regress upward.
-func TestCompareBaselineMissingCell(t *testing.T) {
+// TestCompareBaselineLostCells: a cell the baseline measured and the new
+// run lacks entirely or ran over capacity is lost, a failure (exit 1, not
+// the infrastructure's 3) quoting the baseline's value and the capacity
+// arithmetic; latencies regress upward.
+func TestCompareBaselineLostCells(t *testing.T) {
 	base := &result.Results{Server: result.Server{Name: "qwen"}, Decode: []result.DecodeCell{
 		{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 400, TTFTMs: 50, TBTMs: 2},
 		{Matrix: "decode", Context: 8192, Concurrency: 2, Status: result.StatusValid, TotalTPS: 800, TTFTMs: 50, TBTMs: 2},
+		{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid, TotalTPS: 6018.4, TTFTMs: 300, TBTMs: 10.5},
 	}}
 	res := &result.Results{Server: result.Server{Name: "qwen"}, Decode: []result.DecodeCell{
 		{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusQueued, TotalTPS: 400, TTFTMs: 60, TBTMs: 2},
+		{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusOverCapacity,
+			Reason: "64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens"},
 	}}
-	got := CompareBaseline(base, res, 0.05)
-	if len(got) != 2 {
-		t.Fatalf("got %d verdicts, want 2", len(got))
+	got := CompareBaseline(base, res, compare.Options{Tolerance: 0.05})
+	if len(got) != 3 {
+		t.Fatalf("got %d verdicts, want 3", len(got))
 	}
 	if got[0].Outcome != result.Fail || got[0].Message != "ttft_ms regressed beyond 5% against the baseline" {
 		t.Errorf("conc=1: %v %q, want a ttft_ms regression", got[0].Outcome, got[0].Message)
 	}
-	if got[1].Outcome != result.Error || !got[1].Infra || got[1].Message != "cell not measured: not measured" {
-		t.Errorf("conc=2: %v infra=%v %q, want an infrastructure error", got[1].Outcome, got[1].Infra, got[1].Message)
+	if got[1].Outcome != result.Fail || got[1].Infra || got[1].Message != "lost: not measured (was 800.0 tok/s)" {
+		t.Errorf("conc=2: %v infra=%v %q, want a lost cell", got[1].Outcome, got[1].Infra, got[1].Message)
 	}
-	if code := ExitCode(got); code != 3 {
-		t.Errorf("ExitCode = %d, want 3", code)
+	wantOver := []string{
+		`decode["8K"][64]: lost: over capacity (was 6,018.4 tok/s): the baseline measured this cell, this run did not`,
+		"64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens",
 	}
+	if got[2].Outcome != result.Fail || got[2].Message != "lost: over capacity (was 6,018.4 tok/s)" || !cmp.Equal(got[2].Details, wantOver) {
+		t.Errorf("conc=64: %v %q %q, want lost to over capacity", got[2].Outcome, got[2].Message, got[2].Details)
+	}
+	if code := ExitCode(got); code != 1 {
+		t.Errorf("ExitCode = %d, want 1 (a lost cell is a failure, not infrastructure)", code)
+	}
+}
+
+// TestWithBaseline: runs measured with different settings are refused
+// (exit 2) unless allowed, and then the differences head the notes; server
+// differences are noted, never refused; repeated cells are decided by the U
+// test, whose p-value the detail line shows.
+func TestWithBaseline(t *testing.T) {
+	run := func(window float64, version string, tps ...float64) *result.Results {
+		r := &result.Results{Server: result.Server{Name: "qwen", Version: version},
+			Measure: result.Measure{Duration: numfmt.Shortest(window) + "s", DurationS: window, MaxOutput: 256, Endpoint: "completions", Repeat: len(tps)},
+			Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
+				TotalTPS: result.Median.Of(tps), TTFTMs: 300, TBTMs: 10.5, Repeats: len(tps),
+				Samples: map[string][]float64{"total_tps": tps}}}}
+		return r
+	}
+	base := run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950)
+	t.Run("settings differ", func(t *testing.T) {
+		v, _, err := WithBaseline(base, run(1, "0.26.1", 6000, 6100, 5900, 6050, 5950), BaselineOptions{Tolerance: 0.05})
+		if exit.Code(err) != exit.Usage || err == nil || !strings.Contains(err.Error(), "not comparable:\n  window: 3s → 1s\n") || v != nil {
+			t.Errorf("err %v (exit %d), %d verdicts; want exit 2 naming the window and no verdicts", err, exit.Code(err), len(v))
+		}
+	})
+	t.Run("settings differ, allowed", func(t *testing.T) {
+		v, notes, err := WithBaseline(base, run(1, "0.27.2", 6000, 6100, 5900, 6050, 5950), BaselineOptions{Tolerance: 0.05, AllowSettingsChange: true})
+		want := []string{"baseline: settings differ (-allow-settings-change): window: 3s → 1s", "baseline: server vLLM 0.26.1 → 0.27.2"}
+		if err != nil || len(v) != 1 || !cmp.Equal(notes[:2], want) {
+			t.Errorf("err %v, %d verdicts, notes %q; want %q", err, len(v), notes, want)
+		}
+	})
+	t.Run("noise", func(t *testing.T) {
+		v, notes, err := WithBaseline(base, run(3, "0.26.1", 5500, 6120, 5400, 6080, 5300), BaselineOptions{Tolerance: 0.05})
+		if err != nil || v[0].Outcome != result.Pass || !strings.HasPrefix(v[0].Details[0], "total_tps: baseline 6000, now 5500 (-8.3%, p=0.548, 5+5 runs), not significant (p > α = 0.05): noise") {
+			t.Errorf("err %v, %v %q; want a pass calling the change noise", err, v[0].Outcome, v[0].Details)
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], "2 of 3 cell metrics were decided by the tolerance alone") {
+			t.Errorf("notes %q, want one saying ttft_ms and tbt_ms were not decided statistically", notes)
+		}
+	})
+	t.Run("regression", func(t *testing.T) {
+		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5400, 5420, 5300, 5380, 5350), BaselineOptions{Tolerance: 0.05})
+		if v[0].Outcome != result.Fail || !strings.Contains(v[0].Details[0], "(-10.3%, p=0.008, 5+5 runs), regressed beyond 5%") {
+			t.Errorf("%v %q; want a regression with its p-value", v[0].Outcome, v[0].Details)
+		}
+	})
 }

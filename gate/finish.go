@@ -24,6 +24,10 @@ type FinishConfig struct {
 	Baseline *result.Results // nil unless -baseline was given
 	// Tolerance for baseline comparisons, as a fraction.
 	Tolerance float64
+	// Alpha is the significance level of the baseline's U tests (-alpha).
+	Alpha float64
+	// AllowSettingsChange compares with a baseline measured differently.
+	AllowSettingsChange bool
 	// OutDir receives results.json, report.md, report.html and junit.xml;
 	// "" writes no files.
 	OutDir string
@@ -57,8 +61,16 @@ func Finish(fc FinishConfig) (result.Outcome, error) {
 	if fc.Spec != nil && fc.Server != nil {
 		verdicts = append(verdicts, assert.Evaluate(fc.Spec, fc.Server, res)...)
 	}
+	var baselineErr error // the runs' settings differ: exit 2, no baseline verdicts
 	if fc.Baseline != nil {
-		verdicts = append(verdicts, assert.CompareBaseline(fc.Baseline, res, fc.Tolerance)...)
+		bv, notes, err := assert.WithBaseline(fc.Baseline, res, assert.BaselineOptions{
+			Tolerance: fc.Tolerance, Alpha: fc.Alpha, AllowSettingsChange: fc.AllowSettingsChange})
+		verdicts, baselineErr = append(verdicts, bv...), err
+		for _, n := range notes {
+			if fc.Stream != nil {
+				fc.Stream.Log(n)
+			}
+		}
 	}
 	res.Verdicts = res.Verdicts[:0]
 	for _, v := range verdicts {
@@ -94,7 +106,7 @@ func Finish(fc FinishConfig) (result.Outcome, error) {
 	if err := errors.Join(errs...); err != nil {
 		return res.Outcome(), exit.With(exit.Infra, err)
 	}
-	return res.Outcome(), nil
+	return res.Outcome(), baselineErr
 }
 
 // streamVerdict reports one verdict as a test: its detail lines (the first

@@ -40,9 +40,13 @@ type Options struct {
 	// Duration overrides measure.duration when > 0 (-duration).
 	Duration time.Duration
 	// Baseline is the -baseline run (nil without one); Tolerance the
-	// allowed regression against it, as a fraction.
-	Baseline  *result.Results
-	Tolerance float64
+	// allowed regression against it, as a fraction; Alpha the significance
+	// level of its U tests (-alpha); AllowSettingsChange compares with a
+	// baseline measured with other settings (docs/method.md#comparing-runs).
+	Baseline            *result.Results
+	Tolerance           float64
+	Alpha               float64
+	AllowSettingsChange bool
 	// JUnit is the -junit file; "" writes none.
 	JUnit string
 	// Verbose prints every cell's full metric line (-v); JSON streams
@@ -204,7 +208,8 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 	// Only the kept assertions and expect cells are evaluated and reported.
 	keepTest := func(test string) bool { return sr.Keep == nil || sr.Keep.MatchString(test) }
 	outcome, ferr := Finish(FinishConfig{
-		Spec: sr.spec, Server: srv, Results: res, Baseline: sr.Baseline, Tolerance: sr.Tolerance, OutDir: out,
+		Spec: sr.spec, Server: srv, Results: res, Baseline: sr.Baseline, Tolerance: sr.Tolerance,
+		Alpha: sr.Alpha, AllowSettingsChange: sr.AllowSettingsChange, OutDir: out,
 		Stream: sr.stream, Keep: keepTest, Stdout: sr.Stdout, Stderr: sr.Stderr, JSON: sr.JSON,
 	})
 	if runErr != nil {

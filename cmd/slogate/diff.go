@@ -27,13 +27,12 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 			"cell A measured could not be measured in B."},
 		Examples: []string{
 			"slogate diff old/qwen/results.json slogate-out/qwen/results.json",
-			"slogate diff A.json B.json -tolerance 10%",
+			"slogate diff A.json B.json -tolerance 10% -alpha 0.01",
 			"slogate diff A.json B.json -metric ttft_ms,tbt_ms",
-			"slogate diff A.json B.json -alpha 0.01   # repeated runs: a stricter U test",
 		},
 	})
 	tolerance := fls.Fraction("tolerance", "5%", "relative change allowed before a cell counts as changed, `PCT` (5% or 0.05)")
-	alphaFlag := fls.String("alpha", "0.05", "significance level of the Mann–Whitney U test that decides cells repeated on both sides, `P`")
+	alphaFlag := fls.String("alpha", "0.05", "significance level `P` of the Mann–Whitney U test that decides cells repeated on both sides")
 	allowSettings := fls.Bool("allow-settings-change", false, "compare runs measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real); the differences head the output")
 	metrics := fls.String("metric", "", "comma-separated `METRICS` to compare (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill)")
 	files, err := fls.Parse(stdout, args)

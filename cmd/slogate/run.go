@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/gate"
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
@@ -20,7 +21,7 @@ import (
 // boot (or reach) it, measure the plan, evaluate the assertions, report.
 func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	o := gate.Options{Tool: buildVersion().Version, ForceStop: interrupt.Force(ctx), Stdout: stdout, Stderr: stderr}
-	var run, baseline, resume, server string
+	var run, baseline, resume, server, alpha string
 	var vars spec.Vars
 	var timeout time.Duration
 	fs := cli.NewFlagSet("run", cli.Help{
@@ -45,6 +46,8 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.DurationVar(&o.Duration, "duration", 0, "override measure.duration, the window `D` of each decode cell (e.g. 2s)")
 	fs.StringVar(&baseline, "baseline", "", "compare every cell against a previous run's results.json `FILE`")
 	tolerance := fs.Fraction("tolerance", "5%", "allowed regression against -baseline, `PCT` (5% or 0.05)")
+	fs.StringVar(&alpha, "alpha", "0.05", "significance level `P` of the U test deciding -baseline cells repeated on both sides")
+	fs.BoolVar(&o.AllowSettingsChange, "allow-settings-change", false, "compare with a -baseline measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real)")
 	fs.DurationVar(&o.StreamIdleTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D` (its cell becomes an error; the run goes on)")
 	fs.StringVar(&resume, "resume", "", "continue the interrupted run in folder `DIR` (its cells.jsonl): measure only the missing cells; SPEC defaults to the one it ran")
 	fs.DurationVar(&timeout, "timeout", 0, "bound the whole run by `D` (0 = no bound); exceeding it is an infrastructure error (exit 3)")
@@ -81,6 +84,9 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		return fs.Usagef("-stream-timeout must be positive")
 	}
 	o.Tolerance = tolerance.Value()
+	if o.Alpha, err = compare.ParseAlpha(alpha); err != nil {
+		return fs.Usagef("-alpha: %v", err)
+	}
 	if baseline != "" {
 		if o.Baseline, err = result.Read(baseline); err != nil {
 			return fs.Usagef("-baseline: %v", err)
@@ -95,6 +101,9 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 	}
 	if err := o.Resume(stderr); err != nil {
+		return err
+	}
+	if err := o.CheckBaselineSettings(); err != nil {
 		return err
 	}
 	if timeout > 0 {
