@@ -7,8 +7,9 @@ import (
 )
 
 // Repeats (measure.repeat > 1) combine into one cell by iterating the metric
-// table result.Metrics: each metric becomes its Combine over the runs, and
-// the cell's Spread keeps [min, max] (docs/method.md#repeats).
+// table result.Metrics: each metric becomes its Combine over the runs, the
+// cell's Spread keeps [min, max] and its Samples every run's value, for
+// diff's U test (docs/method.md#repeats).
 
 // combinePrefill merges repeated prefill runs; an errored run is the result.
 func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
@@ -23,6 +24,7 @@ func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
 	c := runs[len(runs)-1]
 	c.Repeats = len(runs)
 	c.Spread = map[string][2]float64{}
+	c.Samples = map[string][]float64{}
 	for _, m := range result.PhaseMetrics(result.PhasePrefill) {
 		var xs []float64
 		for i := range runs {
@@ -32,6 +34,7 @@ func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
 		}
 		m.SetPrefill(&c, m.Combine.Of(xs))
 		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
+		c.Samples[m.Name] = xs
 	}
 	return c
 }
@@ -57,6 +60,7 @@ func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 	c.Status, c.Reason = worst.Status, worst.Reason
 	c.Repeats = len(runs)
 	c.Spread = map[string][2]float64{}
+	c.Samples = map[string][]float64{}
 	for _, m := range result.PhaseMetrics(result.PhaseDecode) {
 		var xs []float64
 		for i := range runs {
@@ -69,6 +73,7 @@ func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 		}
 		m.SetDecode(&c, m.Combine.Of(xs))
 		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
+		c.Samples[m.Name] = xs
 	}
 	var warns []string
 	for _, x := range runs {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -199,6 +200,10 @@ func TestCombineDecode(t *testing.T) {
 	if c.TotalTPS != 200 || c.Completed != 2 || c.OutputTokens != 20 || c.Repeats != 3 ||
 		c.Status != result.StatusQueued || c.TokenSource != result.TokenSourceChunks || c.Spread["total_tps"] != [2]float64{100, 300} {
 		t.Errorf("combined = %+v", c)
+	}
+	// Every run's value is kept, in the order measured, for diff's U test.
+	if !slices.Equal(c.Samples["total_tps"], []float64{100, 300, 200}) || !slices.Equal(c.Samples["completed"], []float64{1, 3, 2}) {
+		t.Errorf("samples = %v", c.Samples)
 	}
 }
 
