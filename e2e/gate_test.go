@@ -1,0 +1,207 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slogate/slogate/compare"
+	res "github.com/slogate/slogate/result"
+)
+
+// gateMatrix is a one-row matrix whose 1K×4 cell needs 4 × (1024 + 1024) =
+// 8,192 KV tokens: measured with --sim-kv-tokens 100000, over capacity
+// with 6000 (1K×1 needs 2,048 and fits both).
+const gateMatrix = `
+measure {
+  duration   = "1s"
+  max_output = 1024
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1, 4]
+}
+`
+
+// TestGateLostCapacity: an upgrade that loses KV capacity, so that a cell
+// measured before is over capacity now, fails the gate (exit 1) in `diff`
+// and under `run -baseline`, naming the cell and "lost"; the server header
+// shows the flag that changed. A diff of runs measured with different
+// -duration is refused (exit 2) naming the window, and compared with
+// -allow-settings-change; `run -baseline` refuses it before starting a server.
+func TestGateLostCapacity(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	port := freePort(t)
+	before := writeSpecLen(t, port, 4096, `"--sim-tbt", "10ms", "--sim-ttft", "50ms", "--sim-kv-tokens", "100000"`, gateMatrix)
+	after := writeSpecLen(t, port, 4096, `"--sim-tbt", "10ms", "--sim-ttft", "50ms", "--sim-kv-tokens", "6000"`, gateMatrix)
+	dir := t.TempDir()
+	outA, outB, outLong := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "long")
+
+	if r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", outA, before); r.Code != 0 {
+		t.Fatalf("run A: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if c, _ := readResults(t, outA).DecodeCell("decode", 1024, 4); c == nil || !c.Status.Measured() {
+		t.Fatalf("run A did not measure 1K×4: %+v", c)
+	}
+	if r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", outB, after); r.Code != 0 {
+		t.Fatalf("run B: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if c, _ := readResults(t, outB).DecodeCell("decode", 1024, 4); c == nil || c.Status != res.StatusOverCapacity {
+		t.Fatalf("run B: 1K×4 is %+v, want over capacity", c)
+	}
+	a, b := filepath.Join(outA, "results.json"), filepath.Join(outB, "results.json")
+
+	t.Run("diff", func(t *testing.T) {
+		r := slogate(t, mark, 20*time.Second, "", nil, "diff", a, b)
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		for _, want := range []string{"✗ decode/ctx=1K/conc=4: lost: over capacity (was ", "tok/s); 4 × (1024 + 1024) = 8192 tokens > KV cache 6000 tokens",
+			"Server: --sim-kv-tokens 100000 → 6000", "1 cell(s) lost"} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
+			}
+		}
+	})
+	t.Run("baseline", func(t *testing.T) {
+		r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-baseline", a, "-out", filepath.Join(dir, "gate"), after)
+		if r.Code != 1 {
+			t.Fatalf("exit %d, want 1 (a lost cell is a failure, not infrastructure)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		for _, want := range []string{"--- FAIL: sim/baseline/decode/ctx=1K/conc=4", "lost: over capacity (was ", "baseline: server --sim-kv-tokens 100000 → 6000"} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
+			}
+		}
+	})
+
+	if r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-duration", "2s", "-out", outLong, before); r.Code != 0 {
+		t.Fatalf("run with -duration 2s: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	long := filepath.Join(outLong, "results.json")
+	t.Run("diff refuses another window", func(t *testing.T) {
+		r := slogate(t, mark, 20*time.Second, "", nil, "diff", a, long)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "different settings") || !strings.Contains(r.Stderr, "window: 1s → 2s") {
+			t.Errorf("exit %d, want 2 naming the window\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+	})
+	t.Run("diff allows another window", func(t *testing.T) {
+		r := slogate(t, mark, 20*time.Second, "", nil, "diff", "-allow-settings-change", a, long)
+		if r.Code != 0 && r.Code != 1 {
+			t.Errorf("exit %d, want 0 or 1\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if !strings.HasPrefix(r.Stdout, "Settings differ (-allow-settings-change): window: 1s → 2s\n") {
+			t.Errorf("the settings do not head the output:\n%s", r.Stdout)
+		}
+	})
+	t.Run("baseline refuses another window before starting", func(t *testing.T) {
+		start := time.Now()
+		r := slogate(t, mark, 20*time.Second, "", nil, "run", "-sim", "-baseline", long, "-out", filepath.Join(dir, "refused"), before)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "window: 2s → 1s") {
+			t.Errorf("exit %d, want 2 naming the window\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if strings.Contains(r.Stdout+r.Stderr, "starting server") || time.Since(start) > 10*time.Second {
+			t.Errorf("a server was started, or the refusal took %v:\n%s%s", time.Since(start), r.Stdout, r.Stderr)
+		}
+	})
+}
+
+// noiseMatrix is 2 × 4 decode cells (+ 2 prefill cells) repeated 5 times:
+// 26 cell metrics compared by default.
+const noiseMatrix = `
+measure {
+  duration   = "1s"
+  max_output = 1024
+  repeat     = 5
+}
+prefill { contexts = ["1K", "2K"] }
+matrix "decode" {
+  contexts    = ["1K", "2K"]
+  concurrency = [1, 2, 4, 8]
+}
+`
+
+// TestGateNoise: with 5 repeats and --sim-noise 0.05, two runs of the same
+// configuration (other seeds) give no regression on any cell, the cells
+// being decided by the U test; a 10% slower --sim-tbt is a regression of
+// total_tps and tbt_ms on every decode cell, with a p-value.
+func TestGateNoise(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	port := freePort(t)
+	sim := func(tbt, seed string) string {
+		return `"--sim-tbt", "` + tbt + `", "--sim-ttft", "200ms", "--sim-kv-tokens", "1000000", "--sim-noise", "0.05", "--sim-seed", "` + seed + `"`
+	}
+	dir := t.TempDir()
+	runs := map[string]string{}
+	for _, r := range []struct{ name, tbt, seed string }{{"a", "20ms", "1"}, {"same", "20ms", "2"}, {"slower", "22ms", "3"}} {
+		out := filepath.Join(dir, r.name)
+		if res := slogate(t, mark, 5*time.Minute, "", nil, "run", "-sim", "-out", out, writeSpec(t, port, sim(r.tbt, r.seed), noiseMatrix)); res.Code != 0 {
+			t.Fatalf("run %s: exit %d\nstdout:\n%s\nstderr:\n%s", r.name, res.Code, res.Stdout, res.Stderr)
+		}
+		runs[r.name] = filepath.Join(out, "results.json")
+	}
+	decisions := func(t *testing.T, b string) []compare.Table {
+		ra, err := res.Read(runs["a"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := res.Read(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables, err := compare.Compare(ra, rb, compare.Options{Tolerance: 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tables
+	}
+
+	t.Run("same configuration", func(t *testing.T) {
+		r := slogate(t, mark, 20*time.Second, "", nil, "diff", runs["a"], runs["same"])
+		if r.Code != 0 || strings.Contains(r.Stdout, "✗") || !strings.Contains(r.Stdout, "Decisions are statistical") {
+			t.Errorf("exit %d, want 0 without ✗ and statistical decisions\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		noise, cells := 0, 0
+		for _, tb := range decisions(t, runs["same"]) {
+			for _, c := range tb.Cells {
+				cells++
+				if c.Test == nil {
+					t.Errorf("%s %s: not decided by a U test (%d and %d samples)", tb.Title(), c.Ref.Name(), len(c.A.Samples), len(c.B.Samples))
+				}
+				if c.Change == compare.Regressed {
+					t.Errorf("%s %s: regressed, Δ %.1f%% p=%.3f", tb.Title(), c.Ref.Name(), c.Delta*100, c.Test.P)
+				}
+				if c.Change == compare.NotSignificant {
+					noise++
+				}
+			}
+		}
+		t.Logf("identical configurations: %d of %d cell metrics not significant (~), 0 regressed", noise, cells)
+		if cells < 20 {
+			t.Errorf("only %d cell metrics compared", cells)
+		}
+	})
+	t.Run("10% slower tbt", func(t *testing.T) {
+		r := slogate(t, mark, 20*time.Second, "", nil, "diff", runs["a"], runs["slower"])
+		if r.Code != 1 || !strings.Contains(r.Stdout, "✗") {
+			t.Errorf("exit %d, want 1 with ✗\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		regressed := 0
+		for _, tb := range decisions(t, runs["slower"]) {
+			if tb.Phase != res.PhaseDecode || (tb.Metric.Name != "total_tps" && tb.Metric.Name != "tbt_ms") {
+				continue
+			}
+			for _, c := range tb.Cells {
+				if c.Change != compare.Regressed || c.Test == nil {
+					t.Errorf("%s %s: %v (Δ %.1f%%, test %+v), want a regression decided by the U test", tb.Title(), c.Ref.Name(), c.Change, c.Delta*100, c.Test)
+					continue
+				}
+				regressed++
+			}
+		}
+		t.Logf("10%% slower tbt: %d decode total_tps/tbt_ms cells regressed", regressed)
+	})
+}
