@@ -215,11 +215,17 @@ func TestNoiseRates(t *testing.T) {
 		}
 		cells = n
 	}
+	for _, n := range []int{5, 10} {
+		for _, sigma := range []float64{0.03, 0.05} {
+			falseRate, falseOld := rates(1, cells, n, sigma, 0)
+			detect, detectOld := rates(2, cells, n, sigma, 0.10)
+			t.Logf("σ = %.0f%%, %d repeats a side, tolerance 5%%, α = 0.05, %d cells: false regressions %.2f%% (spread-overlap rule %.2f%%); 10%% slowdown detected %.1f%% (spread-overlap rule %.1f%%)",
+				sigma*100, n, cells, falseRate*100, falseOld*100, detect*100, detectOld*100)
+		}
+	}
 	for _, sigma := range []float64{0.03, 0.05} {
-		falseRate, falseOld := rates(1, cells, 5, sigma, 0)
-		detect, detectOld := rates(2, cells, 5, sigma, 0.10)
-		t.Logf("σ = %.0f%%, 5 repeats a side, tolerance 5%%, α = 0.05, %d cells: false regressions %.2f%% (spread-overlap rule %.2f%%); 10%% slowdown detected %.1f%% (spread-overlap rule %.1f%%)",
-			sigma*100, cells, falseRate*100, falseOld*100, detect*100, detectOld*100)
+		falseRate, _ := rates(1, cells, 5, sigma, 0)
+		detect, _ := rates(2, cells, 5, sigma, 0.10)
 		if falseRate > 0.025 {
 			t.Errorf("σ = %v: %.1f%% false regressions among identical cells; a U test at α = 0.05 with a 5%% tolerance keeps it under 2.5%%", sigma, falseRate*100)
 		}
