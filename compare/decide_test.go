@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,25 +18,9 @@ func measured(v float64, samples ...float64) Side {
 	s := Side{Present: true, Status: result.StatusValid, Value: v, HasValue: true, Repeats: 1}
 	if len(samples) > 0 {
 		s.Repeats, s.Samples = len(samples), samples
-		s.Spread, s.HasSpread = [2]float64{slicesMin(samples), slicesMax(samples)}, true
+		s.Spread, s.HasSpread = [2]float64{slices.Min(samples), slices.Max(samples)}, true
 	}
 	return s
-}
-
-func slicesMin(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = math.Min(m, x)
-	}
-	return m
-}
-
-func slicesMax(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = math.Max(m, x)
-	}
-	return m
 }
 
 // TestDecideCell is the decision table of docs/method.md#comparing-runs,
