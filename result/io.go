@@ -83,12 +83,13 @@ func WriteFileAtomic(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// CellRecord is one line of cells.jsonl: exactly one of Prefill and Decode is set.
+// CellRecord is one line of cells.jsonl: exactly one of Prefill, Decode and Traffic is set.
 type CellRecord struct {
 	Server  string       `json:"server"`
 	Phase   Phase        `json:"phase"`
 	Prefill *PrefillCell `json:"prefill,omitempty"`
 	Decode  *DecodeCell  `json:"decode,omitempty"`
+	Traffic *TrafficCell `json:"traffic,omitempty"`
 }
 
 // AppendCell writes one record as a single JSON line. Callers append to an
@@ -120,7 +121,7 @@ func ReadCells(r io.Reader) ([]CellRecord, error) {
 			continue
 		}
 		var rec CellRecord
-		if err := json.Unmarshal(b, &rec); err != nil || (rec.Prefill == nil) == (rec.Decode == nil) {
+		if err := json.Unmarshal(b, &rec); err != nil || rec.cells() != 1 {
 			pendingErr = fmt.Errorf("cells.jsonl line %d: not a cell record (the file is damaged: delete that line to keep the other cells, or measure again without -resume)", line)
 			continue
 		}
@@ -130,4 +131,19 @@ func ReadCells(r io.Reader) ([]CellRecord, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// cells counts the cells a record carries (exactly one when well formed).
+func (rec CellRecord) cells() int {
+	n := 0
+	if rec.Prefill != nil {
+		n++
+	}
+	if rec.Decode != nil {
+		n++
+	}
+	if rec.Traffic != nil {
+		n++
+	}
+	return n
 }

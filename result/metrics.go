@@ -77,7 +77,7 @@ func (c Combine) Of(xs []float64) float64 {
 }
 
 // Metrics lists every metric by phase, in display order.
-var Metrics = []Metric{
+var Metrics = append([]Metric{
 	{Name: "tps", Phase: PhasePrefill, Label: "Prompt tok/s",
 		Unit: "tok/s", HigherIsBetter: true, Precision: 1,
 		Doc:   "context ÷ TTFT of one cold request",
@@ -147,7 +147,7 @@ var Metrics = []Metric{
 		Unit: "tokens", HigherIsBetter: true, Precision: 2,
 		Doc:   "mean tokens emitted per speculative step (1 + accepted ÷ drafts)",
 		field: decodeOptional(func(c *DecodeCell) **float64 { return &c.SpeculativeAcceptLen })},
-}
+}, trafficMetrics...)
 
 // PhaseMetrics returns the metrics of phase, in display order.
 func PhaseMetrics(phase Phase) []Metric {
@@ -272,10 +272,11 @@ func (c *DecodeCell) Metric(name string) (v float64, ok bool) {
 }
 
 // cellField is where a metric lives in a cell of its phase: exactly one of
-// prefill and decode is set.
+// prefill, decode and traffic is set.
 type cellField struct {
 	prefill  func(*PrefillCell) slot
 	decode   func(*DecodeCell) slot
+	traffic  func(*TrafficCell) slot
 	integer  bool // stored as int or int64
 	optional bool // stored as *float64, nil when not reported
 }

@@ -14,7 +14,8 @@ import (
 func TestMetricFieldsMatchJSON(t *testing.T) {
 	var p PrefillCell
 	var d DecodeCell
-	want := map[Phase]map[string]float64{PhasePrefill: {}, PhaseDecode: {}}
+	var tc TrafficCell
+	want := map[Phase]map[string]float64{PhasePrefill: {}, PhaseDecode: {}, PhaseTraffic: {}}
 	for i, m := range Metrics {
 		v := float64(100 + i)
 		switch m.Phase {
@@ -22,10 +23,12 @@ func TestMetricFieldsMatchJSON(t *testing.T) {
 			m.SetPrefill(&p, v)
 		case PhaseDecode:
 			m.SetDecode(&d, v)
+		case PhaseTraffic:
+			m.SetTraffic(&tc, v)
 		}
 		want[m.Phase][m.Name] = v
 	}
-	for phase, cell := range map[Phase]any{PhasePrefill: &p, PhaseDecode: &d} {
+	for phase, cell := range map[Phase]any{PhasePrefill: &p, PhaseDecode: &d, PhaseTraffic: &tc} {
 		b, err := json.Marshal(cell)
 		if err != nil {
 			t.Fatal(err)
@@ -43,9 +46,12 @@ func TestMetricFieldsMatchJSON(t *testing.T) {
 	for _, m := range Metrics {
 		var got float64
 		var ok bool
-		if m.Phase == PhasePrefill {
+		switch m.Phase {
+		case PhasePrefill:
 			got, ok = m.OfPrefill(&p)
-		} else {
+		case PhaseTraffic:
+			got, ok = m.OfTraffic(&tc)
+		default:
 			got, ok = m.OfDecode(&d)
 		}
 		if !ok || got != want[m.Phase][m.Name] {
@@ -65,8 +71,17 @@ func TestMetricTableWellFormed(t *testing.T) {
 		if m.Doc == "" || m.Label == "" {
 			t.Errorf("%s has no doc or no label", key)
 		}
-		if (m.field.prefill == nil) == (m.field.decode == nil) {
+		fields := 0
+		for _, set := range []bool{m.field.prefill != nil, m.field.decode != nil, m.field.traffic != nil} {
+			if set {
+				fields++
+			}
+		}
+		if fields != 1 {
 			t.Errorf("%s: needs exactly one cell field for its phase", key)
+		}
+		if (m.field.traffic != nil) != (m.Phase == PhaseTraffic) {
+			t.Errorf("%s: field is of the wrong phase", key)
 		}
 		if (m.field.prefill != nil) != (m.Phase == PhasePrefill) {
 			t.Errorf("%s: field is of the wrong phase", key)

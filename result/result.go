@@ -34,6 +34,8 @@ type Results struct {
 	Prefill []PrefillCell `json:"prefill"`
 	// Decode cells in measurement order.
 	Decode []DecodeCell `json:"decode"`
+	// Traffic cells (open-loop arrivals) in measurement order.
+	Traffic []TrafficCell `json:"traffic,omitempty"`
 	// Verdicts of the spec's assert/expect blocks and baseline comparisons.
 	Verdicts []Verdict `json:"verdicts"`
 	// Error is the infrastructure error that ended the run early, if any.
@@ -187,9 +189,13 @@ type CellRef struct {
 	Matrix      string `json:"matrix,omitempty"` // decode only; "" means "decode"
 	Context     int    `json:"context"`
 	Concurrency int    `json:"concurrency,omitempty"`
+	// Rate is a traffic cell's request rate (requests per second); Matrix
+	// then holds the traffic block's label.
+	Rate float64 `json:"rate,omitempty"`
 }
 
-// MatrixLabel returns the matrix label of a decode reference ("decode" when unset).
+// MatrixLabel returns the matrix label of a decode reference ("decode" when
+// unset), the block label of a traffic reference.
 func (r CellRef) MatrixLabel() string {
 	if r.Matrix == "" {
 		return "decode"

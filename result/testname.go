@@ -27,6 +27,7 @@ type TestID struct {
 //
 //	<server>/decode/ctx=8K/conc=64            a measured decode cell (its matrix label)
 //	<server>/prefill/ctx=8K                   a measured prefill cell
+//	<server>/traffic/<label>/ctx=8K/rate=4    a measured traffic cell (rate in requests/s)
 //	<server>/assert/<name>                    an assert block
 //	<server>/expect/<name>                    an expect block as a whole
 //	<server>/expect/<name>/ctx=8K/conc=64     one decode cell of an expect block
@@ -62,6 +63,12 @@ func (r CellRef) Name() string { return strings.Join(r.nameParts(true), "/") }
 // concurrency is known.
 func (r CellRef) nameParts(withLabel bool) []string {
 	var parts []string
+	if r.Phase == PhaseTraffic {
+		if withLabel {
+			parts = append(parts, string(PhaseTraffic), r.Matrix)
+		}
+		return append(parts, "ctx="+FormatTokens(r.Context), "rate="+FormatRate(r.Rate))
+	}
 	if withLabel {
 		if r.Phase == PhasePrefill {
 			parts = append(parts, string(PhasePrefill))

@@ -116,6 +116,11 @@ func (l *loader) references(expr hcl.Expression) ([]result.CellRef, bool, hcl.Di
 				addCell(result.CellRef{Phase: result.PhasePrefill, Context: c})
 			}
 		default:
+			if t := l.spec.TrafficBlock(root); t != nil {
+				readsData = true
+				diags = append(diags, l.trafficReference(tr, t, addCell)...)
+				continue
+			}
 			m := l.spec.Matrix(root)
 			if m == nil {
 				diags = append(diags, l.unknownRoot(tr))
@@ -250,6 +255,9 @@ func (l *loader) unknownRoot(tr hcl.Traversal) *hcl.Diagnostic {
 	var labels []string
 	for _, m := range l.spec.Matrices {
 		labels = append(labels, m.Label)
+	}
+	for _, t := range l.spec.Traffic {
+		labels = append(labels, t.Label)
 	}
 	names = append(names, labels...)
 	known := "no matrix is declared"

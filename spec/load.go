@@ -93,6 +93,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "prefill"},
 		{Type: "workload"},
 		{Type: "matrix", LabelNames: []string{"label"}},
+		{Type: "traffic", LabelNames: []string{"label"}},
 		{Type: "assert", LabelNames: []string{"name"}},
 		{Type: "expect", LabelNames: []string{"name"}},
 	},
@@ -212,6 +213,15 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 			if m != nil {
 				l.spec.Matrices = append(l.spec.Matrices, m)
 			}
+		case "traffic":
+			if dup(blk) {
+				continue
+			}
+			t, d := l.decodeTraffic(blk)
+			diags = append(diags, d...)
+			if t != nil {
+				l.spec.Traffic = append(l.spec.Traffic, t)
+			}
 		case "assert":
 			if !dup(blk) {
 				l.assertBlocks = append(l.assertBlocks, blk)
@@ -231,6 +241,7 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 			Subject:  &r,
 		})
 	}
+	diags = append(diags, l.checkTraffic()...)
 	// Blocks that read the measured data come last: they refer to matrices
 	// and contexts declared anywhere in the file.
 	for _, blk := range l.assertBlocks {

@@ -25,6 +25,7 @@ type Spec struct {
 	Prefill   *Prefill  // nil when the spec has no prefill block
 	Workload  *Workload // never nil after Load: defaults applied
 	Matrices  []*Matrix
+	Traffic   []*Traffic // traffic blocks, in the order written
 	Asserts   []*Assert
 	Expects   []*Expect
 	Variables []*Variable
