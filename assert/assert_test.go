@@ -2,6 +2,7 @@ package assert
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -332,6 +333,48 @@ func TestOverCapacityLine(t *testing.T) {
 			res := &result.Results{Server: tc.server, Measure: result.Measure{MaxOutput: tc.maxOut}}
 			if got := overCapacityLine(ref, res, tc.reason); got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestEvaluateTraffic: conditions read traffic cells by label, context and
+// rate (non-integer rates by their string), and a read of an errored
+// traffic cell is an infrastructure error naming the cell.
+func TestEvaluateTraffic(t *testing.T) {
+	sp := &spec.Spec{Traffic: []*spec.Traffic{{Label: "steady", Context: 8192, Rates: []float64{0.5, 4, 8}}}}
+	res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
+		Traffic: []result.TrafficCell{
+			{Traffic: "steady", Context: 8192, Rate: 0.5, Status: result.StatusValid, GoodputRPS: 0.49, TTFTMsP99: 80},
+			{Traffic: "steady", Context: 8192, Rate: 4, Status: result.StatusValid, GoodputRPS: 3.9, TTFTMsP99: 120},
+			{Traffic: "steady", Context: 8192, Rate: 8, Status: result.StatusError, Reason: "HTTP 500"},
+		}}
+	tests := []struct {
+		name    string
+		cond    string
+		outcome result.Outcome
+		detail  string
+	}{
+		{name: "integer rate passes", cond: `steady["8K"][4].goodput_rps >= 3.5`, outcome: result.Pass,
+			detail: `steady["8K"][4].goodput_rps = 3.9, want >= 3.5: ok`},
+		{name: "integer rate fails", cond: `steady["8K"][4].goodput_rps >= 3.95`, outcome: result.Fail,
+			detail: `steady["8K"][4].goodput_rps = 3.9, want >= 3.95 (-1.3%)`},
+		{name: "fractional rate as a string", cond: `steady["8K"]["0.5"].ttft_ms_p99 <= 100`, outcome: result.Pass,
+			detail: `steady["8K"]["0.5"].ttft_ms_p99 = 80, want <= 100: ok`},
+		{name: "errored cell", cond: `steady["8K"][8].goodput_rps >= 1`, outcome: result.Error,
+			detail: `steady["8K"][8]: cell not measured: error: HTTP 500`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sp := *sp
+			sp.Asserts = nil
+			withAssert(t, &sp, "a", tt.cond, "")
+			v := Evaluate(&sp, &spec.Server{Name: "qwen"}, res)[0]
+			if v.Outcome != tt.outcome {
+				t.Errorf("outcome %v, want %v (%+v)", v.Outcome, tt.outcome, v)
+			}
+			if !slices.Contains(v.Details, tt.detail) {
+				t.Errorf("details %q lack %q", v.Details, tt.detail)
 			}
 		})
 	}

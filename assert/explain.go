@@ -206,8 +206,14 @@ func traversalText(t hcl.Traversal) string {
 
 // refExpr is how a spec reads a cell: decode["8K"][64] or prefill["8K"].
 func refExpr(r result.CellRef) string {
-	if r.Phase == result.PhasePrefill {
+	switch r.Phase {
+	case result.PhasePrefill:
 		return fmt.Sprintf("prefill[%q]", result.FormatTokens(r.Context))
+	case result.PhaseTraffic:
+		if rate := result.FormatRate(r.Rate); strings.Contains(rate, ".") {
+			return fmt.Sprintf("%s[%q][%q]", r.Matrix, result.FormatTokens(r.Context), rate)
+		}
+		return fmt.Sprintf("%s[%q][%s]", r.Matrix, result.FormatTokens(r.Context), result.FormatRate(r.Rate))
 	}
 	return fmt.Sprintf("%s[%q][%d]", r.MatrixLabel(), result.FormatTokens(r.Context), r.Concurrency)
 }

@@ -169,6 +169,10 @@ func measuredCell(ref result.CellRef, res *result.Results) cty.Value {
 		if c, ok := res.PrefillCell(ref.Context); ok {
 			st, why, metric = c.Status, c.Reason, c.Metric
 		}
+	} else if ref.Phase == result.PhaseTraffic {
+		if c, ok := res.TrafficCell(ref.Matrix, ref.Context, ref.Rate); ok {
+			st, why, metric = c.Status, c.Reason, c.Metric
+		}
 	} else if c, ok := res.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency); ok {
 		st, why, metric = c.Status, c.Reason, c.Metric
 	}
@@ -189,15 +193,22 @@ func measuredCell(ref result.CellRef, res *result.Results) cty.Value {
 }
 
 // layout is the shape of a scope's data: the cells of every decode matrix
-// (label → context → concurrency) and the prefill contexts.
+// (label → context → concurrency), the prefill contexts and the cells of
+// every traffic block (label → context → rate).
 type layout struct {
 	decode  map[string]map[int]map[int]bool
 	prefill map[int]bool
+	traffic map[string]map[int]map[float64]bool
 }
 
 // specLayout is the cells sp measures.
 func specLayout(sp *spec.Spec) layout {
-	l := layout{decode: map[string]map[int]map[int]bool{}, prefill: map[int]bool{}}
+	l := layout{decode: map[string]map[int]map[int]bool{}, prefill: map[int]bool{}, traffic: map[string]map[int]map[float64]bool{}}
+	for _, t := range sp.Traffic {
+		for _, r := range t.Rates {
+			l.addTraffic(t.Label, t.Context, r)
+		}
+	}
 	for _, m := range sp.Matrices {
 		if l.decode[m.Label] == nil {
 			l.decode[m.Label] = map[int]map[int]bool{}
@@ -226,6 +237,16 @@ func (l layout) addDecode(label string, ctx, conc int) {
 	l.decode[label][ctx][conc] = true
 }
 
+func (l layout) addTraffic(label string, ctx int, rate float64) {
+	if l.traffic[label] == nil {
+		l.traffic[label] = map[int]map[float64]bool{}
+	}
+	if l.traffic[label][ctx] == nil {
+		l.traffic[label][ctx] = map[float64]bool{}
+	}
+	l.traffic[label][ctx][rate] = true
+}
+
 // addResults adds every cell res holds (a resumed or older run may hold
 // cells the spec no longer lists).
 func (l layout) addResults(res *result.Results) {
@@ -234,6 +255,9 @@ func (l layout) addResults(res *result.Results) {
 	}
 	for _, c := range res.Prefill {
 		l.prefill[c.Context] = true
+	}
+	for _, c := range res.Traffic {
+		l.addTraffic(c.Traffic, c.Context, c.Rate)
 	}
 }
 
@@ -282,6 +306,31 @@ func scopeOf(sp *spec.Spec, server string, l layout, cell func(result.CellRef) c
 		}
 		if len(rows) == 0 {
 			vars[label] = cty.MapValEmpty(cty.Map(objType))
+		} else {
+			vars[label] = cty.MapVal(rows)
+		}
+	}
+
+	trafficType := cellObjectType(result.PhaseTraffic)
+	for label, g := range l.traffic {
+		sc.roots[label] = true
+		rows := map[string]cty.Value{}
+		for ctx, rates := range g {
+			cols := map[string]cty.Value{}
+			for rate := range rates {
+				// A number index converts to its shortest string: 4 → "4", 0.5 → "0.5".
+				cols[result.FormatRate(rate)] = cell(result.CellRef{Phase: result.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate})
+			}
+			row := cty.MapValEmpty(trafficType)
+			if len(cols) > 0 {
+				row = cty.MapVal(cols)
+			}
+			for _, k := range contextKeys(ctx) {
+				rows[k] = row
+			}
+		}
+		if len(rows) == 0 {
+			vars[label] = cty.MapValEmpty(cty.Map(trafficType))
 		} else {
 			vars[label] = cty.MapVal(rows)
 		}
