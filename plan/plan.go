@@ -6,6 +6,7 @@
 package plan
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"time"
@@ -26,6 +27,9 @@ const (
 	// SteadyHold is how long the steady-state condition must hold before a
 	// decode window opens (docs/method.md#steady-state-gate). The runner uses it too.
 	SteadyHold = 3 * time.Second
+	// estimateDrain is the time assumed for a traffic window's last
+	// requests to finish.
+	estimateDrain = 10 * time.Second
 )
 
 // Plan is the ordered work for one server.
@@ -54,6 +58,9 @@ type Step struct {
 	// Decode holds the kept decode cells at this context: matrices in spec
 	// order, concurrency ascending within a matrix.
 	Decode []result.CellRef
+	// Traffic holds the kept traffic cells at this context, measured after
+	// Decode: traffic blocks in spec order, rates ascending within a block.
+	Traffic []result.CellRef
 }
 
 // Cells returns every recorded cell in measurement order.
@@ -64,6 +71,7 @@ func (p *Plan) Cells() []result.CellRef {
 			out = append(out, result.CellRef{Phase: result.PhasePrefill, Context: s.Context})
 		}
 		out = append(out, s.Decode...)
+		out = append(out, s.Traffic...)
 	}
 	return out
 }
@@ -92,9 +100,14 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 			order = append(order, r)
 		}
 	}
+	traffic := map[result.CellRef]bool{}
 	addCell := func(r result.CellRef) {
-		if r.Phase == result.PhasePrefill {
+		switch r.Phase {
+		case result.PhasePrefill:
 			prefillCtx[r.Context] = true
+			return
+		case result.PhaseTraffic:
+			traffic[r] = true
 			return
 		}
 		addDecode(r)
@@ -115,6 +128,14 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 				if match(r.TestName(srv.Name)) {
 					addDecode(r)
 				}
+			}
+		}
+	}
+	for _, t := range sp.Traffic {
+		for _, rate := range t.Rates {
+			r := result.CellRef{Phase: result.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
+			if match(r.TestName(srv.Name)) {
+				traffic[r] = true
 			}
 		}
 	}
@@ -164,6 +185,23 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 			s.Prefill = true
 		}
 	}
+	for _, t := range sp.Traffic { // spec order; rates ascending below
+		for _, rate := range t.Rates {
+			r := result.CellRef{Phase: result.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
+			if traffic[r] {
+				s := step(r.Context)
+				s.Traffic = append(s.Traffic, r)
+			}
+		}
+	}
+	for _, s := range steps {
+		slices.SortStableFunc(s.Traffic, func(a, b result.CellRef) int {
+			if a.Matrix != b.Matrix {
+				return 0
+			}
+			return cmp.Compare(a.Rate, b.Rate)
+		})
+	}
 	matrixIndex := map[string]int{}
 	for i, m := range sp.Matrices {
 		matrixIndex[m.Label] = i
@@ -186,7 +224,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		p.Steps = append(p.Steps, *s)
 	}
 	slices.SortFunc(p.Steps, func(a, b Step) int { return a.Context - b.Context })
-	p.Estimated = estimate(p, sp.Measure)
+	p.Estimated = estimate(p, sp.Measure) + estimateTraffic(p, sp)
 	return p
 }
 
@@ -310,4 +348,19 @@ func OverCapacity(conc, ctx, maxOutput int, capacity int64) bool {
 		return false
 	}
 	return int64(conc)*(int64(ctx)+int64(maxOutput)) > capacity
+}
+
+// estimateTraffic is the expected wall time of p's traffic cells: warm-up
+// and window each, plus estimateDrain for the window's last requests to
+// finish.
+func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
+	var total time.Duration
+	for _, s := range p.Steps {
+		for _, r := range s.Traffic {
+			if t := sp.TrafficBlock(r.Matrix); t != nil {
+				total += t.WarmUp + t.Duration + estimateDrain
+			}
+		}
+	}
+	return total
 }

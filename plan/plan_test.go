@@ -199,3 +199,60 @@ func TestOverCapacity(t *testing.T) {
 		})
 	}
 }
+
+func trf(label string, ctx int, rate float64) result.CellRef {
+	return result.CellRef{Phase: result.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
+}
+
+// TestTrafficCells: a traffic block's rates are cells of its context's
+// step, rates ascending, after the decode cells; -run selects them by
+// their test names; a kept assert adds the traffic cells it reads; the
+// estimate counts warm-up, window and drain per cell.
+func TestTrafficCells(t *testing.T) {
+	sp := &spec.Spec{
+		Measure:  &spec.Measure{Duration: 2 * time.Second, MaxOutput: 64, Repeat: 1},
+		Matrices: []*spec.Matrix{{Label: "decode", Contexts: []int{1024}, Concurrency: []int{1}}},
+		Traffic: []*spec.Traffic{
+			{Label: "steady", Context: 1024, Rates: []float64{4, 0.5, 2}, Duration: 5 * time.Second, WarmUp: time.Second},
+			{Label: "long", Context: 8192, Rates: []float64{1}, Duration: 5 * time.Second, WarmUp: time.Second},
+		},
+		Asserts: []*spec.Assert{{Name: "good", Cells: []result.CellRef{trf("long", 8192, 1)}}},
+	}
+	srv := &spec.Server{Name: "qwen"}
+	tests := []struct {
+		name  string
+		run   string
+		steps []Step
+	}{
+		{name: "everything", steps: []Step{
+			{Context: 1024, Decode: []result.CellRef{dec("decode", 1024, 1)}, Traffic: []result.CellRef{trf("steady", 1024, 0.5), trf("steady", 1024, 2), trf("steady", 1024, 4)}},
+			{Context: 8192, Traffic: []result.CellRef{trf("long", 8192, 1)}},
+		}},
+		{name: "one rate by name", run: `traffic/steady/ctx=1K/rate=0\.5$`, steps: []Step{
+			{Context: 1024, Traffic: []result.CellRef{trf("steady", 1024, 0.5)}},
+		}},
+		{name: "an assert adds what it reads", run: `assert/good`, steps: []Step{
+			{Context: 8192, Traffic: []result.CellRef{trf("long", 8192, 1)}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var keep *regexp.Regexp
+			if tt.run != "" {
+				keep = regexp.MustCompile(tt.run)
+			}
+			p := New(sp, srv, keep)
+			if d := cmp.Diff(tt.steps, p.Steps); d != "" {
+				t.Errorf("steps (-want +got):\n%s", d)
+			}
+		})
+	}
+	p := New(sp, srv, regexp.MustCompile(`traffic/long/`))
+	coldPrefill := time.Duration(8192.0 / estimatePrefillRate * float64(time.Second))
+	if want := coldPrefill + time.Second + 5*time.Second + estimateDrain; p.Estimated != want {
+		t.Errorf("estimate of one traffic cell = %v, want cold prefill + warm-up + window + drain = %v", p.Estimated, want)
+	}
+	if got := trf("steady", 1024, 0.5).TestName("qwen"); got != "qwen/traffic/steady/ctx=1K/rate=0.5" {
+		t.Errorf("test name %q", got)
+	}
+}
