@@ -91,6 +91,28 @@ func (o *Observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 	o.end(test, result.Pass, elapsed)
 }
 
+// TrafficDone ends a traffic cell's test with its summary line
+// (runner.TrafficObserver).
+func (o *Observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
+	test := c.Ref().TestName(o.server)
+	if o.open != test {
+		o.stream.Run(test)
+	}
+	if c.Status == result.StatusError {
+		o.stream.Output(test, "error: "+c.Reason)
+		o.end(test, result.Error, elapsed)
+		return
+	}
+	o.stream.Output(test, report.TrafficSummary(&c))
+	if o.verbose {
+		o.stream.Output(test, report.TrafficMetrics(&c))
+	}
+	for _, w := range c.Warnings {
+		o.stream.Output(test, "warning: "+w)
+	}
+	o.end(test, result.Pass, elapsed)
+}
+
 func (o *Observer) end(test string, out result.Outcome, elapsed time.Duration) {
 	o.stream.End(test, out, elapsed)
 	o.open = ""

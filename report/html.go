@@ -84,5 +84,6 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 	if len(res.Prefill) > 0 {
 		d.Charts = append(d.Charts, htmlChart{Title: "Prefill", SVG: template.HTML(prefillChart(res))})
 	}
+	d.Charts = append(d.Charts, trafficCharts(res)...)
 	return htmlTemplate.Execute(w, d)
 }

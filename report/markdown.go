@@ -50,6 +50,7 @@ func WriteMarkdown(w io.Writer, res *result.Results) error {
 		p("\n")
 	}
 	writeMatrices(b, v)
+	writeTraffic(b, res)
 	if len(v.All) > 0 {
 		p("## All measurements\n\n%s\n\n", legendMedians)
 		mdTable(b, allHeader(), func(row func(...string)) {

@@ -98,4 +98,5 @@ func (r *run) sortCells() {
 	}
 	slices.SortStableFunc(r.results.Prefill, func(a, b result.PrefillCell) int { return pos(a.Ref()) - pos(b.Ref()) })
 	slices.SortStableFunc(r.results.Decode, func(a, b result.DecodeCell) int { return pos(a.Ref()) - pos(b.Ref()) })
+	slices.SortStableFunc(r.results.Traffic, func(a, b result.TrafficCell) int { return pos(a.Ref()) - pos(b.Ref()) })
 }

@@ -177,6 +177,8 @@ func (r *run) resume() (int, error) {
 				ref, failed = rec.Prefill.Ref(), rec.Prefill.Status == result.StatusError
 			case rec.Decode != nil:
 				ref, failed = rec.Decode.Ref(), rec.Decode.Status == result.StatusError
+			case rec.Traffic != nil:
+				ref, failed = rec.Traffic.Ref(), rec.Traffic.Status == result.StatusError
 			}
 			if i, ok := index[ref]; ok {
 				kept[i] = result.CellRecord{} // superseded by this later record
@@ -196,6 +198,9 @@ func (r *run) resume() (int, error) {
 			case rec.Decode != nil:
 				r.results.Decode = append(r.results.Decode, *rec.Decode)
 				r.measuredRefs[rec.Decode.Ref()] = true
+			case rec.Traffic != nil:
+				r.results.Traffic = append(r.results.Traffic, *rec.Traffic)
+				r.measuredRefs[rec.Traffic.Ref()] = true
 			default:
 				continue
 			}

@@ -12,7 +12,8 @@
 // container block) and finds the containers an earlier run left behind;
 // discovery.go learns version, GPUs, max_model_len and the KV capacity
 // (discoverKVCapacity); prompt.go builds every prompt and request body;
-// prefill.go and decode.go measure cells; load.go drives the streams of a
+// prefill.go and decode.go measure cells, traffic.go open-loop traffic
+// cells; load.go drives the streams of a
 // decode cell and accounts their chunks to the window; status.go decides a
 // decode cell's status; repeats.go combines repeated runs over the metric
 // table; persist.go writes results.json and cells.jsonl; resume.go continues
@@ -234,9 +235,19 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			todo = append(todo, ref)
 		}
 	}
+	var trafficTodo []result.CellRef
+	for _, ref := range st.Traffic {
+		if !r.measuredRefs[ref] {
+			trafficTodo = append(trafficTodo, ref)
+		}
+	}
 	// The prompts the runnable decode cells use: one per stream of the
-	// largest when the workload is distinct (docs/method.md#workload).
+	// largest when the workload is distinct (docs/method.md#workload);
+	// traffic cells cycle through trafficPrompts of them.
 	streams := 0
+	if len(trafficTodo) > 0 {
+		streams = trafficPrompts
+	}
 	for _, ref := range todo {
 		if !plan.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput, r.kvCapacity) {
 			streams = max(streams, ref.Concurrency)
@@ -274,6 +285,15 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			cell.Warnings = append(cell.Warnings, cp.warnings...)
 		}
 		if err := r.recordDecode(cell); err != nil {
+			return err
+		}
+	}
+	for _, ref := range trafficTodo {
+		cell, err := r.trafficCell(ctx, ref, r.decodeBodies(cp, salt))
+		if err != nil {
+			return err
+		}
+		if err := r.recordTraffic(cell); err != nil {
 			return err
 		}
 	}

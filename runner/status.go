@@ -58,3 +58,20 @@ func statusRank(s result.Status) int {
 	}
 	return 3
 }
+
+// trafficStatus is the status of a measured traffic cell: queued when the
+// server reported waiting requests during the window (the rule of
+// windowStatus), when arrivals found the outstanding cap reached (the
+// client, not the server, held them back) or when some of the window's
+// requests had not finished by the drain timeout; valid otherwise.
+func trafficStatus(sawWaiting bool, capHits, maxOutstanding, unfinished int) (result.Status, string) {
+	switch {
+	case sawWaiting:
+		return result.StatusQueued, "the server reported waiting requests during the window"
+	case capHits > 0:
+		return result.StatusQueued, fmt.Sprintf("%d arrivals found %d requests outstanding (max_outstanding) and were launched late", capHits, maxOutstanding)
+	case unfinished > 0:
+		return result.StatusQueued, fmt.Sprintf("%d of the window's requests did not finish", unfinished)
+	}
+	return result.StatusValid, ""
+}

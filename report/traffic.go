@@ -1,0 +1,153 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"html/template"
+	"math"
+	"strings"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/result"
+)
+
+// This file renders traffic cells (docs/method.md#traffic): the console's
+// one-line summary and metric line, report.md's Traffic table and
+// report.html's charts of goodput and TTFT p99 against the request rate.
+
+// trafficColumns are the metrics of the Traffic table, in order.
+var trafficColumns = []string{"achieved_rps", "goodput_rps", "goodput_share", "completed", "e2e_ms", "e2e_ms_p99",
+	"ttft_ms", "ttft_ms_p99", "tbt_ms", "tbt_ms_p99", "concurrency_avg"}
+
+// TrafficSummary is the one-line summary of a measured traffic cell:
+// "3.98 req/s achieved · goodput 3.90 req/s (98.0%) · TTFT p99 312 ms ·
+// e2e p50 2,301 ms · 9.2 in flight · valid".
+func TrafficSummary(c *result.TrafficCell) string {
+	line := fmt.Sprintf("%s req/s achieved · goodput %s req/s (%s%%) · TTFT p99 %s ms · e2e p50 %s ms · %s in flight · %s",
+		numfmt.Fixed(c.AchievedRPS, 2), numfmt.Fixed(c.GoodputRPS, 2), numfmt.Fixed(c.GoodputShare*100, 1),
+		numfmt.Fixed(c.TTFTMsP99, 0), numfmt.Fixed(c.E2EMs, 0), numfmt.Fixed(c.ConcurrencyAvg, 1), c.Status)
+	if c.Status == result.StatusQueued && c.Reason != "" {
+		line += " (" + c.Reason + ")"
+	}
+	return line
+}
+
+// TrafficMetrics is the full metric line of a traffic cell (go test -v
+// detail): every metric of the table, a percentile beside its median
+// ("e2e_ms=2301/2900/3100"), then the schedule (arrivals, seed).
+func TrafficMetrics(c *result.TrafficCell) string {
+	var parts []string
+	index := map[string]int{}
+	for _, m := range result.PhaseMetrics(result.PhaseTraffic) {
+		v, ok := m.OfTraffic(c)
+		if !ok {
+			continue
+		}
+		if i, ok := index[m.PercentileOf]; ok {
+			parts[i] += "/" + rawValue(m, v)
+			continue
+		}
+		index[m.Name] = len(parts)
+		parts = append(parts, m.Name+"="+rawValue(m, v))
+	}
+	sched := "arrivals=" + c.Arrivals
+	if c.Arrivals == result.ArrivalsGamma {
+		sched += fmt.Sprintf(" burstiness=%g", c.Burstiness)
+	}
+	parts = append(parts, sched, fmt.Sprintf("seed=%d", c.Seed))
+	if c.CapHits > 0 {
+		parts = append(parts, fmt.Sprintf("cap_hits=%d (max_outstanding %d)", c.CapHits, c.MaxOutstanding))
+	}
+	return strings.Join(parts, " ")
+}
+
+// trafficBlocks groups res's traffic cells by block label and context, in
+// order of first appearance, rates ascending as measured.
+func trafficBlocks(res *result.Results) [][]*result.TrafficCell {
+	var out [][]*result.TrafficCell
+	index := map[[2]string]int{}
+	for i := range res.Traffic {
+		c := &res.Traffic[i]
+		key := [2]string{c.Traffic, result.FormatTokens(c.Context)}
+		j, ok := index[key]
+		if !ok {
+			j = len(out)
+			index[key] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], c)
+	}
+	return out
+}
+
+// trafficTitle names a block's table and charts: "Traffic steady at 8K
+// (poisson arrivals)".
+func trafficTitle(c *result.TrafficCell) string {
+	arr := c.Arrivals
+	if arr == result.ArrivalsGamma {
+		arr += fmt.Sprintf(", burstiness %g", c.Burstiness)
+	}
+	return fmt.Sprintf("Traffic %s at %s (%s arrivals, seed %d)", c.Traffic, result.FormatTokens(c.Context), arr, c.Seed)
+}
+
+// writeTraffic writes report.md's Traffic tables: one row per rate.
+func writeTraffic(b *bufio.Writer, res *result.Results) {
+	for _, cells := range trafficBlocks(res) {
+		fmt.Fprintf(b, "## %s\n\nopen-loop requests at each rate; the window's requests (those launched in it) are measured to their end; goodput counts those meeting every SLO\n\n", mdText(trafficTitle(cells[0])))
+		head := []string{"Rate (req/s)", "Status"}
+		for _, name := range trafficColumns {
+			head = append(head, result.MustMetric(result.PhaseTraffic, name).Label)
+		}
+		mdTable(b, head, func(row func(...string)) {
+			for _, c := range cells {
+				r := []string{result.FormatRate(c.Rate), statusWord(c.Status)}
+				for _, name := range trafficColumns {
+					m := result.MustMetric(result.PhaseTraffic, name)
+					v, _ := m.OfTraffic(c)
+					if !c.Status.Measured() {
+						r = append(r, dash)
+						continue
+					}
+					r = append(r, metricText(m, v))
+				}
+				row(r...)
+			}
+		})
+		fmt.Fprintln(b)
+	}
+}
+
+// trafficCharts are report.html's charts of each traffic block: goodput
+// (with the achieved rate) and TTFT p99 against the configured rate. svg.go
+// escapes every piece of text it writes, which makes the template.HTML
+// conversion safe.
+func trafficCharts(res *result.Results) []htmlChart {
+	var out []htmlChart
+	for _, cells := range trafficBlocks(res) {
+		var xt []float64
+		var xl []string
+		achieved := series{Name: "achieved", Color: palette[1%len(palette)]}
+		good := series{Name: "goodput", Color: palette[0]}
+		ttft := series{Name: "TTFT p99", Color: palette[2%len(palette)]}
+		for _, c := range cells {
+			x := math.Log2(c.Rate)
+			xt = append(xt, x)
+			xl = append(xl, result.FormatRate(c.Rate))
+			if !c.Status.Measured() {
+				continue
+			}
+			q := c.Status == result.StatusQueued
+			label := fmt.Sprintf("rate %s: %s", result.FormatRate(c.Rate), TrafficSummary(c))
+			achieved.Points = append(achieved.Points, point{X: x, Y: c.AchievedRPS, Hollow: q, Label: label})
+			good.Points = append(good.Points, point{X: x, Y: c.GoodputRPS, Hollow: q, Label: label})
+			ttft.Points = append(ttft.Points, point{X: x, Y: c.TTFTMsP99, Hollow: q, Label: label})
+		}
+		title := trafficTitle(cells[0])
+		out = append(out,
+			htmlChart{Title: title, SVG: template.HTML(lineChart(title+": goodput", "requests/s", xt, xl,
+				"configured rate, requests/s (log₂ scale)", []series{good, achieved}, true))},
+			htmlChart{Title: title, SVG: template.HTML(lineChart(title+": TTFT p99", "ms", xt, xl,
+				"configured rate, requests/s (log₂ scale)", []series{ttft}, false))})
+	}
+	return out
+}

@@ -1,0 +1,495 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/runner/sse"
+	"github.com/slogate/slogate/spec"
+)
+
+// This file measures traffic cells (docs/method.md#traffic): requests
+// launched at the arrival times of one rate, whatever the server's
+// completions do (open loop), through a warm-up and a window; the requests
+// that start in the window are the cell's, and the cell waits for them to
+// finish.
+
+// TrafficObserver is implemented by an Observer that also wants finished
+// traffic cells (an optional interface, so that observers written before
+// traffic cells keep working).
+type TrafficObserver interface {
+	// TrafficDone reports a finished traffic cell (any status).
+	TrafficDone(c result.TrafficCell, elapsed time.Duration)
+}
+
+// trafficDrainMin is the shortest wait for a window's requests to finish
+// after the window closes; the wait is the longer of it and the window.
+const trafficDrainMin = 60 * time.Second
+
+// arrivalSchedule draws the gaps between arrivals of one rate
+// (docs/method.md#arrival-schedules), as `vllm bench serve` does
+// (docs/vllm.md#bench-serve): poisson is exponential gaps of mean 1/rate,
+// gamma has shape burstiness and scale 1/(rate·burstiness) (mean 1/rate,
+// squared coefficient of variation 1/burstiness), constant is 1/rate.
+type arrivalSchedule struct {
+	kind       string
+	rate       float64
+	burstiness float64
+	rng        *rand.Rand
+}
+
+// newArrivalSchedule seeds a schedule: the same seed draws the same gaps.
+func newArrivalSchedule(kind string, rate, burstiness float64, seed int64) *arrivalSchedule {
+	return &arrivalSchedule{kind: kind, rate: rate, burstiness: burstiness,
+		rng: rand.New(rand.NewPCG(uint64(seed), 0x736c6f67617465))} // "slogate"
+}
+
+// next is the gap before the next arrival, in seconds.
+func (a *arrivalSchedule) next() float64 {
+	switch a.kind {
+	case result.ArrivalsConstant:
+		return 1 / a.rate
+	case result.ArrivalsGamma:
+		return gammaSample(a.rng, a.burstiness) / (a.rate * a.burstiness)
+	}
+	return a.rng.ExpFloat64() / a.rate
+}
+
+// gammaSample draws from Gamma(shape, 1) by Marsaglia and Tsang's method
+// (shape < 1 through the boost U^(1/shape)). Hand-written: the standard
+// library has no gamma distribution and this module's dependencies do not
+// include one (gonum would be the only reason to add it).
+func gammaSample(rng *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		return gammaSample(rng, shape+1) * math.Pow(u, 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
+
+// trafficRequest is one request's life, in ns since the cell's origin.
+// Its fields are written by the request's goroutine and read after every
+// goroutine of the cell has exited.
+type trafficRequest struct {
+	launch  int64
+	first   int64 // first chunk; -1 before it
+	lastTok int64 // last chunk carrying tokens; -1 before it
+	end     int64 // end of the stream; -1 while open
+	tokens  int64
+	// finished: the stream ended with a finish_reason and [DONE].
+	finished bool
+}
+
+// trafficLoad launches one cell's requests and keeps their spans.
+type trafficLoad struct {
+	client            *apiClient
+	path, url         string
+	body              func(i int) []byte
+	origin            time.Time
+	firstChunkTimeout time.Duration
+	idleTimeout       time.Duration
+	sched             *arrivalSchedule
+	slots             chan struct{} // the outstanding cap
+	windowStart       int64         // ns since origin
+	windowEnd         int64
+
+	mu       sync.Mutex
+	reqs     []*trafficRequest
+	inFlight atomic.Int64
+	// windowOpen counts the window's requests that have not ended.
+	windowOpen atomic.Int64
+	capHits    atomic.Int64
+	wg         sync.WaitGroup
+	failOnce   sync.Once
+	failErr    error
+	failed     chan struct{}
+}
+
+func (l *trafficLoad) now() int64 { return int64(time.Since(l.origin)) }
+
+func (l *trafficLoad) fail(err error) {
+	l.failOnce.Do(func() { l.failErr = err; close(l.failed) })
+}
+
+// dispatch launches requests at the schedule's arrival times until ctx
+// ends. An arrival that finds the outstanding cap reached waits for a
+// slot, and is counted in capHits.
+func (l *trafficLoad) dispatch(ctx context.Context) {
+	defer l.wg.Done()
+	at := 0.0 // seconds since origin
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for i := 0; ; i++ {
+		at += l.sched.next()
+		timer.Reset(time.Until(l.origin.Add(time.Duration(at * float64(time.Second)))))
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		select {
+		case l.slots <- struct{}{}:
+		default:
+			l.capHits.Add(1)
+			select {
+			case l.slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		req := &trafficRequest{launch: l.now(), first: -1, lastTok: -1, end: -1}
+		inWindow := req.launch >= l.windowStart && req.launch < l.windowEnd
+		if inWindow {
+			l.windowOpen.Add(1)
+		}
+		l.mu.Lock()
+		l.reqs = append(l.reqs, req)
+		l.mu.Unlock()
+		l.inFlight.Add(1)
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			err := l.request(ctx, req, l.body(i)) // an aborted request keeps end = -1
+			l.inFlight.Add(-1)
+			if inWindow {
+				l.windowOpen.Add(-1)
+			}
+			<-l.slots
+			if err != nil && ctx.Err() == nil {
+				l.fail(err)
+			}
+		}()
+	}
+}
+
+// request runs one streaming request to its end; nil when it finished or
+// ctx was cancelled.
+func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []byte) error {
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var limit atomic.Int64
+	limit.Store(int64(l.firstChunkTimeout))
+	timer := time.AfterFunc(l.firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
+	defer timer.Stop()
+	hr, err := http.NewRequestWithContext(rctx, http.MethodPost, l.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "text/event-stream")
+	l.client.authorize(hr)
+	resp, err := l.client.http.Do(hr)
+	if err != nil {
+		return streamError(ctx, rctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+		return fmt.Errorf("POST %s answered HTTP %d: %s", l.path, resp.StatusCode, snippet(b))
+	}
+	rd := sse.NewReader(resp.Body, 16<<10)
+	var chunks, usageTokens, finalTokens int64
+	sawFinish := false
+	for {
+		ch, err := rd.Next()
+		now := l.now()
+		if err == io.EOF {
+			req.end, req.finished = now, sawFinish
+			req.tokens = chunks
+			if usageTokens > 0 {
+				req.tokens = usageTokens
+			}
+			if finalTokens > 0 {
+				req.tokens = finalTokens
+			}
+			return nil
+		}
+		if err != nil {
+			return streamError(ctx, rctx, err)
+		}
+		limit.Store(int64(l.idleTimeout))
+		timer.Reset(l.idleTimeout)
+		if ch.Choices == 0 {
+			if ch.HasUsage {
+				finalTokens = ch.CompletionTokens
+			}
+			continue
+		}
+		if req.first < 0 {
+			req.first = now // TTFT: the first chunk of any kind, as for decode
+		}
+		if ch.Finished {
+			sawFinish = true
+		}
+		if ch.Role && !ch.Text && !ch.HasUsage {
+			continue // a chat role chunk carries no token
+		}
+		if ch.HasUsage {
+			if ch.CompletionTokens > usageTokens {
+				usageTokens = ch.CompletionTokens
+				req.lastTok = now
+			}
+			continue
+		}
+		chunks++
+		req.lastTok = now
+	}
+}
+
+// trafficWindow is what a traffic cell's window measured
+// (docs/method.md#traffic), computed by trafficStats.
+type trafficWindow struct {
+	measuredS                 float64
+	launched, completed, good int
+	unfinished                int
+	achievedRPS, goodputRPS   float64
+	goodputShare              float64
+	e2e, ttft, tbt            [3]float64 // median, p90, p99 (ms)
+	e2eMean                   float64
+	concurrencyAvg            float64
+}
+
+// trafficStats computes a window's metrics from every request's span: the
+// requests launched in [windowStart, windowEnd) are the window's; each
+// meets slo when its own TTFT, its own mean time between tokens and its own
+// end-to-end latency are each at most the limit (docs/method.md#goodput);
+// the time-averaged concurrency integrates every request's [launch, end)
+// over the window, so that it equals achieved rate × mean e2e latency in
+// steady state (Little's law). A request still open counts as open until
+// windowEnd.
+func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.TrafficSLO) trafficWindow {
+	var w trafficWindow
+	span := windowEnd - windowStart
+	if span <= 0 {
+		return w
+	}
+	w.measuredS = float64(span) / 1e9
+	var e2es, ttfts, tbts []float64
+	var inFlightNs float64
+	for _, q := range reqs {
+		end := q.end
+		if end < 0 || end > windowEnd {
+			end = windowEnd
+		}
+		if start := max(q.launch, windowStart); end > start {
+			inFlightNs += float64(end - start)
+		}
+		if q.launch < windowStart || q.launch >= windowEnd {
+			continue
+		}
+		w.launched++
+		if q.first >= 0 {
+			ttfts = append(ttfts, float64(q.first-q.launch)/1e6)
+		}
+		if q.end < 0 {
+			w.unfinished++
+			continue
+		}
+		if !q.finished {
+			continue
+		}
+		w.completed++
+		e2e := float64(q.end-q.launch) / 1e6
+		e2es = append(e2es, e2e)
+		w.e2eMean += e2e
+		ttft := float64(q.first-q.launch) / 1e6
+		tbt := 0.0 // one token: no gap, as vllm bench serve counts it for goodput
+		if q.tokens > 1 && q.lastTok > q.first {
+			tbt = float64(q.lastTok-q.first) / 1e6 / float64(q.tokens-1)
+			tbts = append(tbts, tbt)
+		}
+		if within(slo.TTFTMs, ttft) && within(slo.TBTMs, tbt) && within(slo.E2EMs, e2e) {
+			w.good++
+		}
+	}
+	if w.completed > 0 {
+		w.e2eMean /= float64(w.completed)
+	}
+	w.achievedRPS = float64(w.launched) / w.measuredS
+	w.goodputRPS = float64(w.good) / w.measuredS
+	if w.launched > 0 {
+		w.goodputShare = float64(w.good) / float64(w.launched)
+	}
+	w.concurrencyAvg = inFlightNs / float64(span)
+	w.e2e = [3]float64{percentile(e2es, 50), percentile(e2es, 90), percentile(e2es, 99)}
+	w.ttft = [3]float64{percentile(ttfts, 50), percentile(ttfts, 90), percentile(ttfts, 99)}
+	w.tbt = [3]float64{percentile(tbts, 50), percentile(tbts, 90), percentile(tbts, 99)}
+	return w
+}
+
+// within reports whether v meets the limit (nil: no limit).
+func within(limit *float64, v float64) bool { return limit == nil || v <= *limit }
+
+// trafficPrompts is how many prompts a distinct workload builds for a
+// context's traffic cells (docs/method.md#traffic): request i sends prompt
+// i mod trafficPrompts (or the decode cells' prompts, when they are more).
+const trafficPrompts = 32
+
+// trafficCell measures one traffic cell with the context's decode request
+// bodies (request i sends bodies[i mod len(bodies)]).
+func (r *run) trafficCell(ctx context.Context, ref result.CellRef, bodies [][]byte) (result.TrafficCell, error) {
+	r.observer.CellStart(ref)
+	start := time.Now()
+	t := r.cfg.Spec.TrafficBlock(ref.Matrix)
+	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate}
+	if t == nil {
+		cell.Status, cell.Reason = result.StatusError, fmt.Sprintf("the spec has no traffic block %q", ref.Matrix)
+		return cell, nil
+	}
+	cell.Arrivals, cell.Burstiness, cell.Seed, cell.MaxOutstanding = t.Arrivals, t.Burstiness, t.Seed, t.MaxOutstanding
+	mo := r.measure().MaxOutput
+	if r.maxModelLen > 0 && ref.Context+mo > r.maxModelLen {
+		cell.Status, cell.Reason = result.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, mo, r.maxModelLen)
+		return cell, nil
+	}
+	if len(bodies) == 0 {
+		cell.Status, cell.Reason = result.StatusError, "no prompt was built for the context"
+		return cell, nil
+	}
+	body := func(i int) []byte { return bodies[i%len(bodies)] }
+	c, err := r.trafficOnce(ctx, ref, t, body, &cell)
+	c.ElapsedS = round(time.Since(start).Seconds(), 2)
+	return c, err
+}
+
+// trafficOnce runs the warm-up, the window and the drain of one cell.
+func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traffic, body func(int) []byte, cell *result.TrafficCell) (result.TrafficCell, error) {
+	cellCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	l := &trafficLoad{client: r.client, path: r.genPath(), url: r.client.base + r.genPath(), body: body,
+		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, t.MaxOutstanding), idleTimeout: r.cfg.StreamIdleTimeout,
+		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
+		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{})}
+	l.wg.Add(1)
+	go l.dispatch(cellCtx)
+	stop := func() {
+		cancel()
+		done := make(chan struct{})
+		go func() { l.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(streamsExitTimeout):
+			r.warn(fmt.Sprintf("%s: requests did not close within %v", ref.Name(), streamsExitTimeout))
+		}
+	}
+	fail := func(err error) (result.TrafficCell, error) {
+		stop()
+		if ctx.Err() != nil {
+			return *cell, context.Cause(ctx)
+		}
+		if terr := r.serverTrouble(ctx); terr != nil {
+			return *cell, terr
+		}
+		cell.Status, cell.Reason = result.StatusError, err.Error()
+		return *cell, nil
+	}
+	window := t.Duration
+	drain := max(trafficDrainMin, window)
+	windowEnd := l.origin.Add(t.WarmUp + window)
+	sawWaiting, drained := false, false
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	lastProgress := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			stop()
+			return *cell, context.Cause(ctx)
+		case <-l.failed:
+			return fail(l.failErr)
+		case <-tick.C:
+		}
+		if err := r.procExited(); err != nil {
+			stop()
+			return *cell, err
+		}
+		now := time.Now()
+		inWindow := !now.Before(l.origin.Add(t.WarmUp)) && now.Before(windowEnd)
+		if inWindow {
+			if s, _, err := r.client.metrics(ctx); err == nil && s.HasRequests && s.Waiting > 0 {
+				sawWaiting = true
+			}
+		}
+		if !now.Before(windowEnd) && l.windowOpen.Load() == 0 {
+			drained = true
+			break
+		}
+		if now.After(windowEnd.Add(drain)) {
+			break
+		}
+		if now.Sub(lastProgress) >= 500*time.Millisecond {
+			stage, el := result.StageWarmUp, now.Sub(l.origin)
+			if !now.Before(l.origin.Add(t.WarmUp)) {
+				stage, el = result.StageMeasuring, min(now.Sub(l.origin.Add(t.WarmUp)), window)
+			}
+			r.observer.Progress(Progress{Cell: ref, Stage: stage, Elapsed: el, Window: window,
+				Active: int(l.inFlight.Load()), CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
+			lastProgress = now
+		}
+	}
+	// Cool-down arrivals kept the load steady while the window's last
+	// requests finished; closing them aborts them (docs/method.md#traffic).
+	stop()
+	l.mu.Lock()
+	reqs := make([]trafficRequest, len(l.reqs))
+	for i, q := range l.reqs {
+		reqs[i] = *q
+	}
+	l.mu.Unlock()
+	select {
+	case <-l.failed:
+		// A request failed as the cell closed: the window is complete.
+	default:
+	}
+	w := trafficStats(reqs, l.windowStart, l.windowEnd, t.SLO)
+	cell.MeasuredS = round(w.measuredS, 3)
+	cell.Launched, cell.Completed, cell.Unfinished = w.launched, w.completed, w.unfinished
+	cell.AchievedRPS = round(w.achievedRPS, 3)
+	cell.GoodputRPS, cell.GoodputShare = round(w.goodputRPS, 3), round(w.goodputShare, 4)
+	cell.E2EMs, cell.E2EMsP90, cell.E2EMsP99, cell.E2EMsMean = round(w.e2e[0], 1), round(w.e2e[1], 1), round(w.e2e[2], 1), round(w.e2eMean, 1)
+	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = round(w.ttft[0], 1), round(w.ttft[1], 1), round(w.ttft[2], 1)
+	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = round(w.tbt[0], 3), round(w.tbt[1], 3), round(w.tbt[2], 3)
+	cell.ConcurrencyAvg = round(w.concurrencyAvg, 3)
+	cell.CapHits = int(l.capHits.Load())
+	if !drained {
+		cell.Warnings = append(cell.Warnings, fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain))
+	}
+	cell.Status, cell.Reason = trafficStatus(sawWaiting, cell.CapHits, t.MaxOutstanding, w.unfinished)
+	return *cell, nil
+}
+
+// recordTraffic keeps a finished traffic cell.
+func (r *run) recordTraffic(c result.TrafficCell) error {
+	r.results.Traffic = append(r.results.Traffic, c)
+	r.cellsDone++
+	if o, ok := r.observer.(TrafficObserver); ok {
+		o.TrafficDone(c, time.Duration(c.ElapsedS*float64(time.Second)))
+	}
+	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: result.PhaseTraffic, Traffic: &c})
+}
