@@ -1,0 +1,174 @@
+package runner
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+// gapStats draws n gaps and returns their mean and variance.
+func gapStats(s *arrivalSchedule, n int) (mean, variance float64) {
+	gaps := make([]float64, n)
+	for i := range gaps {
+		gaps[i] = s.next()
+		mean += gaps[i]
+	}
+	mean /= float64(n)
+	for _, g := range gaps {
+		variance += (g - mean) * (g - mean)
+	}
+	return mean, variance / float64(n-1)
+}
+
+// TestArrivalSchedules: every process has mean gap 1/rate; the variance
+// of the gaps is 0 for constant, 1/rate² for Poisson (exponential gaps)
+// and 1/(rate²·burstiness) for gamma, as `vllm bench serve` draws them
+// (shape burstiness, scale 1/(rate·burstiness)). 200,000 draws of a fixed
+// seed put the sample mean within 1 % and the variance within 3 %
+// (their relative standard errors are 0.2 % and under 1 %).
+func TestArrivalSchedules(t *testing.T) {
+	tests := []struct {
+		name       string
+		kind       string
+		rate, b    float64
+		wantVarMul float64 // variance × rate²
+	}{
+		{name: "constant", kind: result.ArrivalsConstant, rate: 4, wantVarMul: 0},
+		{name: "poisson", kind: result.ArrivalsPoisson, rate: 4, wantVarMul: 1},
+		{name: "gamma bursty", kind: result.ArrivalsGamma, rate: 2, b: 0.5, wantVarMul: 2},
+		{name: "gamma regular", kind: result.ArrivalsGamma, rate: 8, b: 4, wantVarMul: 0.25},
+		{name: "gamma 1 is poisson", kind: result.ArrivalsGamma, rate: 0.5, b: 1, wantVarMul: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mean, variance := gapStats(newArrivalSchedule(tt.kind, tt.rate, tt.b, 7), 200_000)
+			if want := 1 / tt.rate; math.Abs(mean-want) > 0.01*want {
+				t.Errorf("mean gap %.5f s, want 1/rate = %.5f s within 1%%", mean, want)
+			}
+			want := tt.wantVarMul / (tt.rate * tt.rate)
+			if math.Abs(variance-want) > 0.03*want+1e-12 {
+				t.Errorf("gap variance %.6f, want %.6f within 3%%", variance, want)
+			}
+		})
+	}
+}
+
+// TestArrivalScheduleSeeded: the same seed draws the same schedule, another
+// seed another one (the seed recorded in the cell reproduces it).
+func TestArrivalScheduleSeeded(t *testing.T) {
+	a, b, c := newArrivalSchedule("poisson", 3, 0, 11), newArrivalSchedule("poisson", 3, 0, 11), newArrivalSchedule("poisson", 3, 0, 12)
+	same, differ := true, false
+	for range 100 {
+		x, y, z := a.next(), b.next(), c.next()
+		same = same && x == y
+		differ = differ || x != z
+	}
+	if !same || !differ {
+		t.Errorf("same seed gives the same gaps: %v; another seed other gaps: %v", same, differ)
+	}
+}
+
+func ms(v float64) int64 { return int64(v * float64(time.Millisecond)) }
+
+// fakeRequests is a fake clock's run: an arrival every gap ms from 0 to
+// until ms, each taking ttft ms to its first token, then tokens-1 gaps of
+// tbt ms, then closing at its last token.
+func fakeRequests(gap, until, ttft, tbt float64, tokens int64) []trafficRequest {
+	var out []trafficRequest
+	for at := 0.0; at < until; at += gap {
+		first := at + ttft
+		last := first + float64(tokens-1)*tbt
+		out = append(out, trafficRequest{launch: ms(at), first: ms(first), lastTok: ms(last), end: ms(last), tokens: tokens, finished: true})
+	}
+	return out
+}
+
+// TestTrafficStatsLittlesLaw: on a fake clock with an arrival every 100 ms
+// (10 req/s) and requests of 50 + 19 × 10 = 240 ms, the window [2 s, 7 s)
+// has 50 launches, and the time-averaged number in flight is achieved rate
+// × mean latency = 10 × 0.24 = 2.4, counting the requests that straddle
+// the window's edges for the part inside it.
+func TestTrafficStatsLittlesLaw(t *testing.T) {
+	reqs := fakeRequests(100, 9000, 50, 10, 20)
+	w := trafficStats(reqs, ms(2000), ms(7000), spec.TrafficSLO{})
+	if w.launched != 50 || w.completed != 50 || w.achievedRPS != 10 {
+		t.Fatalf("launched %d, completed %d, achieved %v req/s; want 50, 50, 10", w.launched, w.completed, w.achievedRPS)
+	}
+	if math.Abs(w.e2eMean-240) > 1e-6 || math.Abs(w.concurrencyAvg-2.4) > 1e-6 {
+		t.Errorf("mean e2e %v ms, concurrency %v; want 240 ms and 10 × 0.24 = 2.4", w.e2eMean, w.concurrencyAvg)
+	}
+	if math.Abs(w.tbt[0]-10) > 1e-6 || math.Abs(w.ttft[2]-50) > 1e-6 {
+		t.Errorf("tbt %v, ttft %v; want 10 ms and 50 ms", w.tbt, w.ttft)
+	}
+	// A request still open at the drain timeout is in flight to the end of
+	// the window, counted as launched and unfinished, and never good.
+	open := append(fakeRequests(100, 9000, 50, 10, 20), trafficRequest{launch: ms(6500), first: -1, lastTok: -1, end: -1})
+	w2 := trafficStats(open, ms(2000), ms(7000), spec.TrafficSLO{})
+	if w2.unfinished != 1 || w2.launched != 51 || math.Abs(w2.concurrencyAvg-(2.4+0.5/5)) > 1e-6 || w2.good != 50 {
+		t.Errorf("with one open request: unfinished %d, launched %d, concurrency %v, good %d; want 1, 51, 2.5, 50", w2.unfinished, w2.launched, w2.concurrencyAvg, w2.good)
+	}
+}
+
+// TestTrafficStatsGoodput: a request is good when its own TTFT, its own
+// mean time between tokens and its own e2e latency are each at most the
+// limit (equal counts); goodput is the good requests of the window per
+// second.
+func TestTrafficStatsGoodput(t *testing.T) {
+	limit := func(v float64) *float64 { return &v }
+	// In the window [0, 1 s): ttft 100/200/300 ms, tbt 10/20/30 ms over 11 tokens.
+	reqs := []trafficRequest{
+		{launch: 0, first: ms(100), lastTok: ms(100 + 100), end: ms(200), tokens: 11, finished: true},
+		{launch: ms(10), first: ms(210), lastTok: ms(210 + 200), end: ms(410), tokens: 11, finished: true},
+		{launch: ms(20), first: ms(320), lastTok: ms(320 + 300), end: ms(620), tokens: 11, finished: true},
+		{launch: ms(30), first: ms(40), end: ms(50), tokens: 1, finished: false},                          // aborted: never good
+		{launch: ms(1500), first: ms(1510), lastTok: ms(1600), end: ms(1600), tokens: 11, finished: true}, // after the window
+	}
+	tests := []struct {
+		name     string
+		slo      spec.TrafficSLO
+		wantGood int
+	}{
+		{name: "no slo: every completed request", slo: spec.TrafficSLO{}, wantGood: 3},
+		{name: "ttft at the limit counts", slo: spec.TrafficSLO{TTFTMs: limit(200)}, wantGood: 2},
+		{name: "tbt", slo: spec.TrafficSLO{TBTMs: limit(15)}, wantGood: 1},
+		{name: "e2e", slo: spec.TrafficSLO{E2EMs: limit(300)}, wantGood: 1},
+		{name: "every limit at once", slo: spec.TrafficSLO{TTFTMs: limit(250), TBTMs: limit(25), E2EMs: limit(10000)}, wantGood: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := trafficStats(reqs, 0, ms(1000), tt.slo)
+			if w.launched != 4 || w.completed != 3 {
+				t.Fatalf("launched %d, completed %d; want 4, 3", w.launched, w.completed)
+			}
+			if w.good != tt.wantGood || w.goodputRPS != float64(tt.wantGood) || w.goodputShare != float64(tt.wantGood)/4 {
+				t.Errorf("good %d, goodput %v req/s, share %v; want %d, %d, %v", w.good, w.goodputRPS, w.goodputShare, tt.wantGood, tt.wantGood, float64(tt.wantGood)/4)
+			}
+		})
+	}
+}
+
+func TestTrafficStatus(t *testing.T) {
+	tests := []struct {
+		name                string
+		waiting             bool
+		capHits, unfinished int
+		want                result.Status
+		wantReason          string
+	}{
+		{name: "valid", want: result.StatusValid},
+		{name: "server queued", waiting: true, want: result.StatusQueued, wantReason: "the server reported waiting requests during the window"},
+		{name: "cap hit", capHits: 3, want: result.StatusQueued, wantReason: "3 arrivals found 64 requests outstanding (max_outstanding) and were launched late"},
+		{name: "unfinished", unfinished: 2, want: result.StatusQueued, wantReason: "2 of the window's requests did not finish"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, reason := trafficStatus(tt.waiting, tt.capHits, 64, tt.unfinished)
+			if st != tt.want || reason != tt.wantReason {
+				t.Errorf("got %s %q, want %s %q", st, reason, tt.want, tt.wantReason)
+			}
+		})
+	}
+}
