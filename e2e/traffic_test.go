@@ -151,6 +151,13 @@ assert "holds_at_40" {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
+	junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(junit), `name="sim/traffic/over/ctx=1K/rate=40"`) {
+		t.Errorf("junit.xml lacks the test case of traffic over at 40 req/s")
+	}
 	html, err := os.ReadFile(filepath.Join(out, "report.html"))
 	if err != nil {
 		t.Fatal(err)

@@ -155,6 +155,16 @@ func addRun(s *junitSuite, res *result.Results) {
 		cellProblem(&c, d.Status, d.Reason)
 		s.Cases = append(s.Cases, c)
 	}
+	for i := range res.Traffic {
+		tc := &res.Traffic[i]
+		c := newCase(tc.Ref().TestName(srv), tc.ElapsedS)
+		c.SystemOut = withReason(statusWord(tc.Status), tc.Reason)
+		if tc.Status.Measured() {
+			c.SystemOut = TrafficSummary(tc)
+		}
+		cellProblem(&c, tc.Status, tc.Reason)
+		s.Cases = append(s.Cases, c)
+	}
 	for _, v := range res.Verdicts {
 		c := newCase(v.Test, 0)
 		text := verdictText(v)
