@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -170,5 +171,66 @@ func TestTrafficStatus(t *testing.T) {
 				t.Errorf("got %s %q, want %s %q", st, reason, tt.want, tt.wantReason)
 			}
 		})
+	}
+}
+
+// runLoad drives a trafficLoad against f at rate req/s (constant arrivals)
+// with the given cap for d, then stops it, and returns it with the peak
+// number in flight: as the server saw them, and as the client counted them.
+func runLoad(t *testing.T, f *fakeVLLM, rate float64, maxOutstanding int, d time.Duration) (l *trafficLoad, serverPeak, clientPeak int64) {
+	t.Helper()
+	srv := f.start(t)
+	client := newAPIClient(srv.URL, "", "qwen")
+	body := []byte(`{"model":"qwen","prompt":[1,2,3],"max_tokens":20,"min_tokens":20,"stream":true}`)
+	l = &trafficLoad{client: client, path: "/v1/completions", url: srv.URL + "/v1/completions",
+		body: func(int) []byte { return body }, origin: time.Now(), firstChunkTimeout: 10 * time.Second, idleTimeout: 10 * time.Second,
+		sched: newArrivalSchedule(result.ArrivalsConstant, rate, 0, 0), slots: make(chan struct{}, maxOutstanding),
+		windowStart: 0, windowEnd: int64(d), failed: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	l.wg.Add(1)
+	go l.dispatch(ctx)
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		serverPeak, clientPeak = max(serverPeak, f.running.Load()), max(clientPeak, l.inFlight.Load())
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	l.wg.Wait()
+	select {
+	case <-l.failed:
+		t.Fatalf("a request failed: %v", l.failErr)
+	default:
+	}
+	return l, serverPeak, clientPeak
+}
+
+// TestTrafficLoadOpenLoop: requests are launched at their arrival times
+// whatever the completions do: at 50 req/s with requests of 20 × 20 ms =
+// 0.4 s, about 20 are in flight at once (far more than a closed loop's
+// few), and none waits for a slot.
+func TestTrafficLoadOpenLoop(t *testing.T) {
+	l, peak, _ := runLoad(t, &fakeVLLM{tokens: 20, gap: 20 * time.Millisecond}, 50, 4096, 1500*time.Millisecond)
+	if peak < 12 {
+		t.Errorf("at most %d requests in flight at once, want about 50 × 0.4 = 20 (open loop)", peak)
+	}
+	if hits := l.capHits.Load(); hits != 0 {
+		t.Errorf("cap hits %d, want 0 (the cap of 4096 was never reached)", hits)
+	}
+	if n := len(l.reqs); n < 60 || n > 80 {
+		t.Errorf("%d requests launched in 1.5 s at 50 req/s, want about 75", n)
+	}
+}
+
+// TestTrafficLoadCap: the safety cap holds the requests in flight at
+// max_outstanding, and the arrivals that found it reached are counted.
+func TestTrafficLoadCap(t *testing.T) {
+	// The client's count: the server's may show one more for a moment (a
+	// handler still returning when the client has read [DONE]).
+	l, _, peak := runLoad(t, &fakeVLLM{tokens: 20, gap: 20 * time.Millisecond}, 50, 5, time.Second)
+	if peak > 5 || peak < 4 {
+		t.Errorf("%d requests in flight at once, want max_outstanding 5 (the load keeps it full)", peak)
+	}
+	if hits := l.capHits.Load(); hits < 10 {
+		t.Errorf("cap hits %d, want most of the ~50 arrivals (each found 5 in flight)", hits)
 	}
 }
