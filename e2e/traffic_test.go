@@ -208,3 +208,51 @@ assert "a" {
 		})
 	}
 }
+
+// TestTrafficResume: an interrupted run keeps its traffic cells in
+// cells.jsonl; -resume measures only the missing rates, and results.json
+// then holds every rate once, in plan order, the kept ones unchanged.
+func TestTrafficResume(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpecLen(t, freePort(t), 4096, trafficSim, `
+measure { max_output = 20 }
+traffic "steady" {
+  context  = "1K"
+  rate     = [2, 4, 8]
+  arrivals = "constant"
+  duration = "2s"
+  warmup   = "500ms"
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	first := interruptedRun(t, mark, spec, out, 1)
+	kept := len(first.Traffic)
+	if !first.Interrupted || kept < 1 || kept >= 3 {
+		t.Fatalf("interrupted run kept %d traffic cells (interrupted %v)", kept, first.Interrupted)
+	}
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-resume", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, c := range first.Traffic {
+		if strings.Contains(r.Stdout, "=== RUN   "+c.Ref().TestName("sim")+"\n") {
+			t.Errorf("resume measured %s again", c.Ref().Name())
+		}
+	}
+	got := readResults(t, out)
+	if len(got.Traffic) != 3 {
+		t.Fatalf("resumed results.json holds %d traffic cells, want 3", len(got.Traffic))
+	}
+	for i, c := range got.Traffic {
+		if want := []float64{2, 4, 8}[i]; c.Rate != want || !c.Status.Measured() {
+			t.Errorf("traffic #%d is %s (%s), want rate %v measured", i, c.Ref().Name(), c.Status, want)
+		}
+		if i < kept && (c.AchievedRPS != first.Traffic[i].AchievedRPS || c.E2EMs != first.Traffic[i].E2EMs) {
+			t.Errorf("%s changed on resume", c.Ref().Name())
+		}
+	}
+	if n := cellLines(out); n != 3 {
+		t.Errorf("cells.jsonl has %d lines, want 3 (each cell once)", n)
+	}
+}
