@@ -163,12 +163,14 @@ func (l *trafficLoad) dispatch(ctx context.Context) {
 				return
 			}
 		}
+		// The launch time is taken under the lock windowDone reads it with,
+		// so no window request can register after the window is seen done.
+		l.mu.Lock()
 		req := &trafficRequest{launch: l.now(), first: -1, lastTok: -1, end: -1}
 		inWindow := req.launch >= l.windowStart && req.launch < l.windowEnd
 		if inWindow {
 			l.windowOpen.Add(1)
 		}
-		l.mu.Lock()
 		l.reqs = append(l.reqs, req)
 		l.mu.Unlock()
 		l.inFlight.Add(1)
@@ -186,6 +188,14 @@ func (l *trafficLoad) dispatch(ctx context.Context) {
 			}
 		}()
 	}
+}
+
+// windowDone reports whether the window has closed and every request
+// launched in it has ended.
+func (l *trafficLoad) windowDone() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.now() >= l.windowEnd && l.windowOpen.Load() == 0
 }
 
 // request runs one streaming request to its end; nil when it finished or
@@ -436,7 +446,7 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 				sawWaiting = true
 			}
 		}
-		if !now.Before(windowEnd) && l.windowOpen.Load() == 0 {
+		if l.windowDone() {
 			drained = true
 			break
 		}
