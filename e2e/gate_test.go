@@ -183,35 +183,47 @@ func TestGateNoise(t *testing.T) {
 		return tables
 	}
 
+	// At 5% run-to-run noise with 5 repeats a side the U test calls about
+	// 1.2% of identical cell metrics a regression (compare's TestNoiseRates):
+	// 0.3 of these 24 on average, fewer in practice as a cell's metrics
+	// move together (five runs of this test saw none).
+	// The test allows that one, and wants three quarters of them noise.
 	t.Run("same configuration", func(t *testing.T) {
 		r := slogate(t, mark, 20*time.Second, "", nil, "diff", "-metric", metricFlag, runs["a"], runs["same"])
-		if r.Code != 0 || !strings.Contains(r.Stdout, "\n0 regressed, ") || !strings.Contains(r.Stdout, "Decisions are statistical") {
-			t.Errorf("exit %d, want 0 with no regression, decided statistically\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
-		}
-		noise, cells := 0, 0
+		noise, regressed, cells := 0, 0, 0
 		for _, tb := range decisions(t, runs["same"]) {
 			for _, c := range tb.Cells {
 				cells++
-				if c.Test == nil {
+				switch {
+				case c.Test == nil:
 					t.Errorf("%s %s: not decided by a U test (%d and %d samples)", tb.Title(), c.Ref.Name(), len(c.A.Samples), len(c.B.Samples))
-				}
-				if c.Change == compare.Regressed {
-					t.Errorf("%s %s: regressed, Δ %.1f%% p=%.3f", tb.Title(), c.Ref.Name(), c.Delta*100, c.Test.P)
-				}
-				if c.Change == compare.NotSignificant {
+				case c.Change == compare.Regressed:
+					regressed++
+					t.Logf("%s %s: regressed, Δ %.1f%% p=%.3f", tb.Title(), c.Ref.Name(), c.Delta*100, c.Test.P)
+				case c.Change == compare.NotSignificant:
 					noise++
 				}
 			}
 		}
-		t.Logf("identical configurations: %d of %d cell metrics not significant (~), none regressed\n%s", noise, cells, r.Stdout)
+		t.Logf("identical configurations: %d of %d cell metrics not significant (~), %d regressed\n%s", noise, cells, regressed, r.Stdout)
+		wantCode := 0
+		if regressed > 0 {
+			wantCode = 1
+		}
+		if r.Code != wantCode || !strings.Contains(r.Stdout, "Decisions are statistical") {
+			t.Errorf("exit %d, want %d, decided statistically\nstdout:\n%s\nstderr:\n%s", r.Code, wantCode, r.Stdout, r.Stderr)
+		}
+		if regressed > 1 || noise < cells*3/4 {
+			t.Errorf("%d of %d cell metrics regressed and %d are noise: identical configurations should be noise", regressed, cells, noise)
+		}
 		if cells < 20 {
 			t.Errorf("only %d cell metrics compared", cells)
 		}
 	})
 	// With 5 repeats a side and 5% run-to-run noise the U test catches a
-	// 10% slowdown in about 70% of cells (compare's TestNoiseRates), so
-	// the test asks for a failing gate, a majority of the cells it applies
-	// to regressed, and none better.
+	// 10% slowdown in about 70% of cells (compare's TestNoiseRates; the
+	// runs here caught 9 to 14 of 16), so the test asks for a failing gate,
+	// a quarter of the cells it applies to regressed, and none better.
 	t.Run("10% slower tbt", func(t *testing.T) {
 		r := slogate(t, mark, 20*time.Second, "", nil, "diff", "-metric", metricFlag, runs["a"], runs["slower"])
 		if r.Code != 1 || !strings.Contains(r.Stdout, "✗\n") {
@@ -235,7 +247,7 @@ func TestGateNoise(t *testing.T) {
 			}
 		}
 		t.Logf("10%% slower tbt: %d of %d decode throughput and tbt cell metrics regressed\n%s", regressed, applies, r.Stdout)
-		if regressed*2 < applies {
+		if regressed*4 < applies {
 			t.Errorf("only %d of %d cell metrics regressed", regressed, applies)
 		}
 	})
