@@ -90,8 +90,8 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 			marks[k] = struct{}{}
 		}
 	}
-	if cells, facts := sortedMarks(marks); len(cells)+len(facts) > 0 {
-		sc.unmeasuredVerdict(&v, cells, facts)
+	if cells, facts, searches := sortedMarks(marks); len(cells)+len(facts)+len(searches) > 0 {
+		sc.unmeasuredVerdict(&v, cells, facts, searches)
 		return v
 	}
 	if diags.HasErrors() {
@@ -134,7 +134,7 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 // unmeasuredVerdict fills v for a test that read cells without numbers or
 // unknown server facts: a Fail when every such read is of an over-capacity
 // cell, an infrastructure Error when any is not. Details list every read.
-func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts []string) {
+func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts []string, searches []searchRead) {
 	v.Outcome = result.Fail
 	var msgs []string
 	seen := map[string]bool{}
@@ -153,6 +153,13 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 		msg := "server." + f + " is not known: the run could not learn it from the server"
 		v.Details = append(v.Details, msg)
 		msgs = append(msgs, msg)
+	}
+	for _, s := range searches {
+		if s.infra {
+			v.Outcome, v.Infra = result.Error, true
+		}
+		v.Details = append(v.Details, s.msg)
+		msgs = append(msgs, s.msg)
 	}
 	v.Message = strings.Join(msgs, "; ")
 }

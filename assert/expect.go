@@ -98,7 +98,7 @@ func (sc *scope) expectCell(test string, ref result.CellRef, m result.Metric, wa
 	switch {
 	case !found || !status.Measured():
 		// Over capacity fails with the arithmetic; errored or absent errs.
-		sc.unmeasuredVerdict(&v, []unmeasured{unmeasuredRead(ref, status, why, sc.res)}, nil)
+		sc.unmeasuredVerdict(&v, []unmeasured{unmeasuredRead(ref, status, why, sc.res)}, nil, nil)
 		return v
 	case got == nil:
 		v.Outcome = result.Error

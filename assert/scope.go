@@ -272,6 +272,7 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 	sc := scopeOf(sp, name, l, func(ref result.CellRef) cty.Value { return measuredCell(ref, res) },
 		serverObject(name, srv, &res.Server))
 	sc.res = res
+	sc.addSearches(func(s *spec.Search) cty.Value { return searchValue(s, res) })
 	return sc
 }
 
@@ -441,13 +442,19 @@ func defaultEvalContext() *hcl.EvalContext {
 	}}
 }
 
-// sortedMarks returns the unmeasured and unknown-server-fact marks in a
-// stable order (cells by name, then facts).
-func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string) {
+// sortedMarks returns the unmeasured, unknown-server-fact and search marks
+// in a stable order (cells by name, then facts, then searches).
+func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string, searches []searchRead) {
 	seenCell := map[result.CellRef]bool{}
 	seenFact := map[string]bool{}
+	seenSearch := map[searchRead]bool{}
 	for m := range marks {
 		switch m := m.(type) {
+		case searchRead:
+			if !seenSearch[m] {
+				seenSearch[m] = true
+				searches = append(searches, m)
+			}
 		case unmeasured:
 			if !seenCell[m.ref] {
 				seenCell[m.ref] = true
@@ -462,5 +469,6 @@ func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string) {
 	}
 	sort.Slice(cells, func(i, j int) bool { return cells[i].ref.Name() < cells[j].ref.Name() })
 	sort.Strings(facts)
-	return cells, facts
+	sort.Slice(searches, func(i, j int) bool { return searches[i].msg < searches[j].msg })
+	return cells, facts, searches
 }

@@ -56,6 +56,9 @@ func Check(sp *spec.Spec) hcl.Diagnostics {
 		for _, e := range sp.Expects {
 			add(checkExpect(e, srv)...)
 		}
+		for _, s := range sp.Searches {
+			add(checkObjective(sp, s, srv)...)
+		}
 	}
 	return diags
 }
@@ -102,7 +105,9 @@ func newStaticScope(sp *spec.Spec, srv *spec.Server) *scope {
 			return cty.UnknownVal(cty.Number)
 		})
 	}
-	return scopeOf(sp, name, specLayout(sp), cell, staticServerObject(srv))
+	sc := scopeOf(sp, name, specLayout(sp), cell, staticServerObject(srv))
+	sc.addSearches(func(*spec.Search) cty.Value { return unknownSearch(nil) })
+	return sc
 }
 
 // serverObjectType is the type of the `server` object, taken from the

@@ -36,6 +36,8 @@ type Results struct {
 	Decode []DecodeCell `json:"decode"`
 	// Traffic cells (open-loop arrivals) in measurement order.
 	Traffic []TrafficCell `json:"traffic,omitempty"`
+	// Search holds the outcome of each search block (docs/method.md#search).
+	Search []Search `json:"search,omitempty"`
 	// Verdicts of the spec's assert/expect blocks and baseline comparisons.
 	Verdicts []Verdict `json:"verdicts"`
 	// Error is the infrastructure error that ended the run early, if any.
@@ -130,7 +132,9 @@ type PrefillCell struct {
 
 // DecodeCell is one sustained-decode measurement at context × concurrency.
 type DecodeCell struct {
-	Matrix        string  `json:"matrix"` // the matrix label, usually "decode"
+	Matrix string `json:"matrix"` // the matrix label, usually "decode"; "" for a search probe
+	// Search is the search block a probe cell belongs to; "" otherwise.
+	Search        string  `json:"search,omitempty"`
 	Context       int     `json:"context"`
 	Concurrency   int     `json:"concurrency"`
 	Status        Status  `json:"status"`
@@ -170,7 +174,7 @@ func (c *PrefillCell) Ref() CellRef { return CellRef{Phase: PhasePrefill, Contex
 
 // Ref returns the reference that names this cell.
 func (c *DecodeCell) Ref() CellRef {
-	return CellRef{Phase: PhaseDecode, Matrix: c.Matrix, Context: c.Context, Concurrency: c.Concurrency}
+	return CellRef{Phase: PhaseDecode, Matrix: c.Matrix, Search: c.Search, Context: c.Context, Concurrency: c.Concurrency}
 }
 
 // Phase names the two kinds of cells.
@@ -185,8 +189,10 @@ const (
 // CellRef names one cell: a prefill context, or a decode context × concurrency
 // of a matrix.
 type CellRef struct {
-	Phase       Phase  `json:"phase"`
-	Matrix      string `json:"matrix,omitempty"` // decode only; "" means "decode"
+	Phase  Phase  `json:"phase"`
+	Matrix string `json:"matrix,omitempty"` // decode only; "" means "decode"
+	// Search names the search block of a probe cell (ProbeRef); "" otherwise.
+	Search      string `json:"search,omitempty"`
 	Context     int    `json:"context"`
 	Concurrency int    `json:"concurrency,omitempty"`
 	// Rate is a traffic cell's request rate (requests per second); Matrix

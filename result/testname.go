@@ -12,8 +12,8 @@ import (
 // `slogate plan` all agree.
 type TestID struct {
 	Server string
-	// Kind is "" for a measured cell, else KindAssert, KindExpect or
-	// KindBaseline.
+	// Kind is "" for a measured cell, else KindAssert, KindExpect,
+	// KindBaseline or KindSearch.
 	Kind string
 	// Block is the assert or expect block's name; "" otherwise.
 	Block string
@@ -34,8 +34,13 @@ type TestID struct {
 //	<server>/expect/<name>/ctx=8K             one prefill cell of an expect block (or a
 //	                                          decode row, for a value past the matrix's last concurrency)
 //	<server>/baseline/decode/ctx=8K/conc=64   one cell compared with a baseline
+//	<server>/search/<name>/conc=64            one probe of a search block
+//	<server>/search/<name>                    a search block as a whole (-run matches it)
 func (t TestID) Name() string {
 	parts := []string{t.Server}
+	if t.Kind == KindSearch && t.Cell != nil {
+		return strings.Join(append(parts, t.Cell.searchNameParts()...), "/")
+	}
 	if t.Kind != "" {
 		parts = append(parts, t.Kind)
 	}
@@ -52,11 +57,21 @@ func (t TestID) Name() string {
 
 // TestName is the full test name of the measured cell r:
 // "<server>/decode/ctx=8K/conc=64" (TestID.Name with only the cell).
-func (r CellRef) TestName(server string) string { return TestID{Server: server, Cell: &r}.Name() }
+func (r CellRef) TestName(server string) string {
+	if r.Search != "" {
+		return TestID{Server: server, Kind: KindSearch, Cell: &r}.Name()
+	}
+	return TestID{Server: server, Cell: &r}.Name()
+}
 
 // Name is the cell's name below the server: "prefill/ctx=8K" or
 // "decode/ctx=8K/conc=64" (its matrix label first).
-func (r CellRef) Name() string { return strings.Join(r.nameParts(true), "/") }
+func (r CellRef) Name() string {
+	if r.Search != "" {
+		return strings.Join(r.searchNameParts(), "/")
+	}
+	return strings.Join(r.nameParts(true), "/")
+}
 
 // nameParts are the elements of the cell's name: the phase or matrix label
 // (when withLabel), "ctx=8K", and "conc=64" for a decode cell whose

@@ -54,6 +54,16 @@ func (l *loader) decodeAssert(blk *hcl.Block) (*Assert, hcl.Diagnostics) {
 		cells, readsServer, d := l.references(attr.Expr)
 		diags = append(diags, d...)
 		a.Cells, a.ReadsServer = cells, readsServer
+		for _, tr := range attr.Expr.Variables() {
+			if tr.RootName() == rootSearch {
+				names, _ := l.searchReference(tr)
+				for _, n := range names {
+					if !slices.Contains(a.Searches, n) {
+						a.Searches = append(a.Searches, n)
+					}
+				}
+			}
+		}
 	}
 	return a, diags
 }
@@ -93,6 +103,10 @@ func (l *loader) references(expr hcl.Expression) ([]result.CellRef, bool, hcl.Di
 						name, ServerAttributes))
 				}
 			}
+		case rootSearch:
+			readsData = true
+			_, d := l.searchReference(tr)
+			diags = append(diags, d...)
 		case rootPrefill:
 			readsData = true
 			if l.spec.Prefill == nil {

@@ -96,6 +96,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "traffic", LabelNames: []string{"label"}},
 		{Type: "assert", LabelNames: []string{"name"}},
 		{Type: "expect", LabelNames: []string{"name"}},
+		{Type: "search", LabelNames: []string{"name"}},
 	},
 }
 
@@ -119,6 +120,7 @@ type loader struct {
 	// pending expect blocks: decoded after every matrix is known.
 	expectBlocks []*hcl.Block
 	assertBlocks []*hcl.Block
+	searchBlocks []*hcl.Block
 }
 
 func (l *loader) load(f *hcl.File) hcl.Diagnostics {
@@ -230,6 +232,10 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 			if !dup(blk) {
 				l.expectBlocks = append(l.expectBlocks, blk)
 			}
+		case "search":
+			if !dup(blk) {
+				l.searchBlocks = append(l.searchBlocks, blk)
+			}
 		}
 	}
 	if len(l.spec.Servers) == 0 && !seenType(content.Blocks, "server") {
@@ -243,7 +249,13 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 	}
 	diags = append(diags, l.checkTraffic()...)
 	// Blocks that read the measured data come last: they refer to matrices
-	// and contexts declared anywhere in the file.
+	// and contexts declared anywhere in the file (and searches, which come
+	// first: assertions read them).
+	for _, blk := range l.searchBlocks {
+		s, d := l.decodeSearch(blk)
+		diags = append(diags, d...)
+		l.spec.Searches = append(l.spec.Searches, s)
+	}
 	for _, blk := range l.assertBlocks {
 		a, d := l.decodeAssert(blk)
 		diags = append(diags, d...)

@@ -28,6 +28,7 @@ type Spec struct {
 	Traffic   []*Traffic // traffic blocks, in the order written
 	Asserts   []*Assert
 	Expects   []*Expect
+	Searches  []*Search
 	Variables []*Variable
 
 	// EvalContext holds the functions (env, file, cty stdlib) and the "var"
@@ -119,6 +120,9 @@ type Assert struct {
 	Cells []result.CellRef
 	// ReadsServer is true when the condition reads the `server` object.
 	ReadsServer bool
+	// Searches are the names of the search blocks the condition reads
+	// (search["NAME"]), in order of first appearance.
+	Searches []string
 
 	DeclRange hcl.Range
 }
