@@ -62,6 +62,17 @@ func (o *Observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 // DecodeDone ends a decode cell's test with its summary line (over-capacity
 // cells, never announced, are announced here and skipped).
 func (o *Observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
+	test, out := o.decodeLines(c)
+	if out == result.Skip {
+		elapsed = 0
+	}
+	o.end(test, out, elapsed)
+}
+
+// decodeLines announces decode cell c when it was not (over capacity),
+// writes its summary lines and returns its test name and outcome: Skip
+// over capacity, Error when it could not be measured, Pass otherwise.
+func (o *Observer) decodeLines(c result.DecodeCell) (string, result.Outcome) {
 	test := c.Ref().TestName(o.server)
 	if o.open != test { // over-capacity cells are announced here
 		o.stream.Run(test)
@@ -69,12 +80,10 @@ func (o *Observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 	switch c.Status {
 	case result.StatusOverCapacity:
 		o.stream.Output(test, "over capacity, not run: "+c.Reason)
-		o.end(test, result.Skip, 0)
-		return
+		return test, result.Skip
 	case result.StatusError:
 		o.stream.Output(test, "error: "+c.Reason)
-		o.end(test, result.Error, elapsed)
-		return
+		return test, result.Error
 	}
 	line := fmt.Sprintf("%s tok/s total · %s tok/s/request · TTFT %s ms · TBT %s ms · %s",
 		numfmt.Fixed(c.TotalTPS, 1), numfmt.Fixed(c.PerRequestTPS, 1), numfmt.Fixed(c.TTFTMs, 0), numfmt.Fixed(c.TBTMs, 2), c.Status)
@@ -88,7 +97,7 @@ func (o *Observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 	for _, w := range c.Warnings {
 		o.stream.Output(test, "warning: "+w)
 	}
-	o.end(test, result.Pass, elapsed)
+	return test, result.Pass
 }
 
 // TrafficDone ends a traffic cell's test with its summary line

@@ -39,6 +39,9 @@ type Plan struct {
 	Steps []Step
 	// Asserts are the kept assert blocks, in spec order.
 	Asserts []*spec.Assert
+	// Searches are the kept search blocks (docs/method.md#search), in spec
+	// order; each is also on the Step of its context.
+	Searches []*spec.Search
 	// Expects are the kept expect blocks, in spec order. When -run keeps only
 	// some cells of an expect block, the copy here has the other values set
 	// to null ("no expectation").
@@ -61,6 +64,9 @@ type Step struct {
 	// Traffic holds the kept traffic cells at this context, measured after
 	// Decode: traffic blocks in spec order, rates ascending within a block.
 	Traffic []result.CellRef
+	// Searches are the kept search blocks at this context, run after the
+	// decode cells.
+	Searches []*spec.Search
 }
 
 // Cells returns every recorded cell in measurement order.
@@ -224,6 +230,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		p.Steps = append(p.Steps, *s)
 	}
 	slices.SortFunc(p.Steps, func(a, b Step) int { return a.Context - b.Context })
+	p.addSearchSteps(keptSearches(sp, srv.Name, p.Asserts, match))
 	p.Estimated = estimate(p, sp.Measure) + estimateTraffic(p, sp)
 	return p
 }
@@ -336,6 +343,9 @@ func estimate(p *Plan, m *spec.Measure) time.Duration {
 				continue
 			}
 			total += estimateWarmUp + SteadyHold + dur
+		}
+		for _, sr := range s.Searches {
+			total += time.Duration(MaxProbes(sr.Lo, sr.Hi)) * (estimateWarmUp + SteadyHold + dur)
 		}
 	}
 	return total * time.Duration(repeat)

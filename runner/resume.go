@@ -173,6 +173,8 @@ func (r *run) resume() (int, error) {
 			switch {
 			case rec.Server != r.cfg.Server.Name:
 				continue
+			case rec.Decode != nil && rec.Decode.Search != "":
+				continue // a search is run again as a whole (docs/method.md#search)
 			case rec.Prefill != nil:
 				ref, failed = rec.Prefill.Ref(), rec.Prefill.Status == result.StatusError
 			case rec.Decode != nil:
@@ -212,7 +214,7 @@ func (r *run) resume() (int, error) {
 			return 0, exit.Infraf("rewriting cells.jsonl: %v", err)
 		}
 	}
-	left := 0
+	left := len(r.cfg.Plan.Searches)
 	for _, ref := range r.cfg.Plan.Cells() {
 		if r.measuredRefs[ref] {
 			r.cellsDone++

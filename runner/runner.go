@@ -13,7 +13,8 @@
 // discovery.go learns version, GPUs, max_model_len and the KV capacity
 // (discoverKVCapacity); prompt.go builds every prompt and request body;
 // prefill.go and decode.go measure cells, traffic.go open-loop traffic
-// cells; load.go drives the streams of a
+// cells; search.go runs the SLO searches (docs/method.md#search),
+// each probe a decode cell; load.go drives the streams of a
 // decode cell and accounts their chunks to the window; status.go decides a
 // decode cell's status; repeats.go combines repeated runs over the metric
 // table; persist.go writes results.json and cells.jsonl; resume.go continues
@@ -253,6 +254,9 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			streams = max(streams, ref.Concurrency)
 		}
 	}
+	for _, sr := range st.Searches {
+		streams = max(streams, r.largestProbe(sr))
+	}
 	var cp *contextPrompts
 	if record || streams > 0 {
 		var err error
@@ -294,6 +298,15 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			return err
 		}
 		if err := r.recordTraffic(cell); err != nil {
+			return err
+		}
+	}
+	for _, sr := range st.Searches {
+		var bodies [][]byte
+		if cp != nil {
+			bodies = r.decodeBodies(cp, salt)
+		}
+		if err := r.search(ctx, sr, bodies, cp); err != nil {
 			return err
 		}
 	}

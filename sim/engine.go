@@ -32,10 +32,11 @@ type engineParams struct {
 	ttft           time.Duration
 	prefillTPS     float64
 	seed           uint64
-	index          int     // data-parallel rank (engine label, log prefix, seeds)
-	noise          float64 // --sim-noise: std dev of the log of the step-time factor
-	preempt        bool    // --sim-preempt: reserve KV as tokens come, preempt when it runs out
-	draftsOff      bool    // --sim-spec-off: speculation configured, never run
+	index          int      // data-parallel rank (engine label, log prefix, seeds)
+	noise          float64  // --sim-noise: std dev of the log of the step-time factor
+	preempt        bool     // --sim-preempt: reserve KV as tokens come, preempt when it runs out
+	draftsOff      bool     // --sim-spec-off: speculation configured, never run
+	slowAt         SlowBand // --sim-slow-at-concurrency
 }
 
 // noiseCorrelation is the correlation time of --sim-noise's jitter: the
@@ -384,6 +385,15 @@ func (e *engine) nextFirstToken() (time.Duration, bool) {
 
 // stepTime is the duration of one decode step for batch.
 func (e *engine) stepTime(batch []*request) time.Duration {
+	step := e.baseStepTime(batch)
+	if e.p.slowAt.applies(len(batch)) {
+		step = time.Duration(float64(step) * e.p.slowAt.Factor)
+	}
+	return step
+}
+
+// baseStepTime is stepTime without --sim-slow-at-concurrency.
+func (e *engine) baseStepTime(batch []*request) time.Duration {
 	if e.p.tbt > 0 {
 		return e.jitter(time.Duration(float64(e.p.tbt) * e.p.acceptLen))
 	}

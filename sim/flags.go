@@ -54,6 +54,7 @@ type Config struct {
 	Preempt            bool          // --sim-preempt: admit without reserving KV, preempt when it runs out
 	SpeculativeOff     bool          // --sim-spec-off: speculative decoding configured but never runs
 	Noise              float64       // --sim-noise: multiplicative step-time jitter (std dev of its log)
+	SlowAt             SlowBand      // --sim-slow-at-concurrency: a band of batch sizes whose steps are slower
 	RecordFile         string        // --sim-record: append one JSON line per generation request
 	DevMode            bool          // VLLM_SERVER_DEV_MODE set to a non-zero integer: dev routes exist
 	Ignored            []string      // vLLM flags accepted but not modelled
@@ -254,6 +255,11 @@ func modelledFlags(c *Config) map[string]setter {
 			}
 			c.Noise = f
 			return nil
+		}},
+		"sim-slow-at-concurrency": {kindValue, func(c *Config, v string) error {
+			b, err := parseSlowBand(v)
+			c.SlowAt = b
+			return err
 		}},
 		"sim-record":         {kindValue, func(c *Config, v string) error { c.RecordFile = v; return nil }},
 		"data-parallel-size": {kindValue, parseIntFlag(&c.DataParallel, 1)},
@@ -462,4 +468,40 @@ func (c *Config) nonDefaultLog() []string {
 		out = append(out, "'"+f+"'")
 	}
 	return out
+}
+
+// SlowBand is --sim-slow-at-concurrency LO[-HI]:F: decode steps take F
+// times longer while the running batch holds LO to HI requests. It stands in
+// for a server whose speed is not monotone in concurrency (a kernel or
+// CUDA-graph size that is slow at one batch size), so that an SLO search
+// meets a pass above a failure (docs/method.md#search).
+type SlowBand struct {
+	Lo, Hi int
+	Factor float64
+}
+
+// applies reports whether a batch of n running requests is in the band.
+func (b SlowBand) applies(n int) bool { return b.Factor > 0 && n >= b.Lo && n <= b.Hi }
+
+// parseSlowBand reads "8:3" (exactly 8 running) or "8-12:3" (8 to 12).
+func parseSlowBand(v string) (SlowBand, error) {
+	bad := fmt.Errorf("want N:F or LO-HI:F with 1 ≤ LO ≤ HI and a factor F > 0, such as 8:3 or 8-12:3, got %q", v)
+	band, factor, ok := strings.Cut(v, ":")
+	if !ok {
+		return SlowBand{}, bad
+	}
+	f, err := strconv.ParseFloat(factor, 64)
+	if err != nil || f <= 0 || math.IsInf(f, 0) {
+		return SlowBand{}, bad
+	}
+	loS, hiS, isRange := strings.Cut(band, "-")
+	lo, err1 := strconv.Atoi(loS)
+	hi, err2 := lo, error(nil)
+	if isRange {
+		hi, err2 = strconv.Atoi(hiS)
+	}
+	if err1 != nil || err2 != nil || lo < 1 || hi < lo {
+		return SlowBand{}, bad
+	}
+	return SlowBand{Lo: lo, Hi: hi, Factor: f}, nil
 }

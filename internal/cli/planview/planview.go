@@ -34,7 +34,18 @@ type Server struct {
 	Command    string            `json:"command"` // argv and env as one shell line
 	Cells      []result.CellRef  `json:"cells"`
 	Assertions []Assertion       `json:"assertions"`
+	Searches   []Search          `json:"searches,omitempty"`
 	Estimated  int64             `json:"estimated_s"`
+}
+
+// Search is one search block: its probes are tests Test + "/conc=N"
+// (docs/method.md#search).
+type Search struct {
+	Name      string `json:"name"`
+	Test      string `json:"test"`
+	Context   int    `json:"context"`
+	Range     [2]int `json:"range"`
+	MaxProbes int    `json:"max_probes"`
 }
 
 // Assertion is one assert or expect block and the cells it reads.
@@ -43,6 +54,8 @@ type Assertion struct {
 	Kind  string           `json:"kind"` // "assert" or "expect"
 	Test  string           `json:"test"` // full test name, as -run matches it
 	Cells []result.CellRef `json:"cells"`
+	// Searches are the search blocks an assert reads (search["NAME"]).
+	Searches []string `json:"searches,omitempty"`
 }
 
 // New plans every server of every spec, keeping the cells and assertions
@@ -79,7 +92,12 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 	for _, a := range p.Asserts {
 		out.Assertions = append(out.Assertions, Assertion{
 			Name: a.Name, Kind: "assert", Test: result.TestID{Server: srv.Name, Kind: result.KindAssert, Block: a.Name}.Name(), Cells: nonNil(a.Cells),
+			Searches: a.Searches,
 		})
+	}
+	for _, x := range p.Searches {
+		out.Searches = append(out.Searches, Search{Name: x.Name, Test: result.TestID{Server: srv.Name, Kind: result.KindSearch, Block: x.Name}.Name(),
+			Context: x.Context, Range: [2]int{x.Lo, x.Hi}, MaxProbes: plan.MaxProbes(x.Lo, x.Hi)})
 	}
 	for _, e := range p.Expects {
 		out.Assertions = append(out.Assertions, Assertion{
@@ -123,10 +141,20 @@ func (s Server) writeText(w io.Writer) {
 	for _, c := range s.Cells {
 		fmt.Fprintf(w, "    %s\n", c.TestName(s.Name))
 	}
+	for _, x := range s.Searches {
+		fmt.Fprintf(w, "  search: %s/conc=N  ctx=%s, concurrency in [%d, %d], at most %d probes\n", x.Test, result.FormatTokens(x.Context), x.Range[0], x.Range[1], x.MaxProbes)
+	}
 	if len(s.Assertions) > 0 {
 		fmt.Fprintln(w, "  assertions:")
 		for _, a := range s.Assertions {
-			fmt.Fprintf(w, "    %s  needs %s\n", a.Test, cellSummary(a.Cells))
+			needs := cellSummary(a.Cells)
+			if len(a.Searches) > 0 {
+				needs = "search " + strings.Join(a.Searches, ", search ")
+				if len(a.Cells) > 0 {
+					needs += ", " + cellSummary(a.Cells)
+				}
+			}
+			fmt.Fprintf(w, "    %s  needs %s\n", a.Test, needs)
 		}
 	}
 	fmt.Fprintf(w, "  estimated: %s (measurements only; server start-up not included)\n", est)
