@@ -201,7 +201,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 	}
 	res, runErr := runner.Run(ctx, cfg)
 	obs.Abort(runErr)
-	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode) == 0 {
+	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode)+len(res.Search) == 0 {
 		// Nothing measured (the server never came up): no verdicts to give.
 		return res, result.Error, runErr
 	}
@@ -238,6 +238,11 @@ func unmeasuredCells(server string, res *result.Results, outDir string, endpoint
 	for _, c := range res.Decode {
 		if c.Status == result.StatusError {
 			failed = append(failed, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	for _, s := range res.Search { // a search stopped by a probe it could not measure or judge
+		if s.Error != "" {
+			failed = append(failed, result.KindSearch+"/"+s.Name+": "+s.Error)
 		}
 	}
 	if len(failed) == 0 {
