@@ -173,6 +173,21 @@ assert "holds_one_more" {
 			t.Errorf("console lacks %q:\n%s", line, r.Stdout)
 		}
 	}
+	// The reports show the search: its answer, a row per probe, the chart.
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("Largest concurrency meeting the objective at context 8K, concurrency 1 to %d: %d (confirmed: %d fails). %d probes.", hi, want, want+1, len(s.Probes)); !strings.Contains(string(md), want) {
+		t.Errorf("report.md lacks %q", want)
+	}
+	if n := strings.Count(string(page), "<circle"); !strings.Contains(string(page), "<h2>Search max_users</h2>") || n != len(s.Probes) {
+		t.Errorf("report.html: search section %v, %d chart points, want %d", strings.Contains(string(page), "<h2>Search max_users</h2>"), n, len(s.Probes))
+	}
 	// Probes are persisted like cells.
 	n := 0
 	for _, rec := range readCellsFile(t, out) {

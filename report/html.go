@@ -43,6 +43,13 @@ type htmlData struct {
 	LegendMedian string
 	Charts       []htmlChart
 	MatrixCharts []htmlMatrix
+	Searches     []htmlSearch
+}
+
+// htmlSearch is one search's section: its table and chart.
+type htmlSearch struct {
+	searchView
+	Chart template.HTML
 }
 
 type htmlMatrix struct {
@@ -85,5 +92,9 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 		d.Charts = append(d.Charts, htmlChart{Title: "Prefill", SVG: template.HTML(prefillChart(res))})
 	}
 	d.Charts = append(d.Charts, trafficCharts(res)...)
+	for _, sv := range newSearchViews(res) {
+		// searchChart escapes every text it writes, as svg.go does.
+		d.Searches = append(d.Searches, htmlSearch{searchView: sv, Chart: template.HTML(searchChart(sv))})
+	}
 	return htmlTemplate.Execute(w, d)
 }

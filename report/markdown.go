@@ -51,6 +51,7 @@ func WriteMarkdown(w io.Writer, res *result.Results) error {
 	}
 	writeMatrices(b, v)
 	writeTraffic(b, res)
+	writeSearches(b, res)
 	if len(v.All) > 0 {
 		p("## All measurements\n\n%s\n\n", legendMedians)
 		mdTable(b, allHeader(), func(row func(...string)) {
@@ -91,6 +92,7 @@ func WriteSummary(w io.Writer, res *result.Results) error {
 		fmt.Fprintf(b, "> %s\n\n", mdText(warn))
 	}
 	writeMatrices(b, v)
+	writeSearches(b, res)
 	writeVerdicts(b, v)
 	return b.Flush()
 }
