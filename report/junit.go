@@ -165,6 +165,15 @@ func addRun(s *junitSuite, res *result.Results) {
 		cellProblem(&c, tc.Status, tc.Reason)
 		s.Cases = append(s.Cases, c)
 	}
+	for i := range res.Search {
+		for j := range res.Search[i].Probes {
+			p := &res.Search[i].Probes[j]
+			c := newCase(p.Cell.Ref().TestName(srv), p.Cell.ElapsedS)
+			c.SystemOut = probeSummary(p)
+			cellProblem(&c, p.Cell.Status, p.Cell.Reason)
+			s.Cases = append(s.Cases, c)
+		}
+	}
 	for _, v := range res.Verdicts {
 		c := newCase(v.Test, 0)
 		text := verdictText(v)

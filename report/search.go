@@ -288,3 +288,15 @@ func searchChart(v searchView) string {
 	b.f(`</svg>`)
 	return b.String()
 }
+
+// probeSummary is a probe's decode summary and whether it met the objective.
+func probeSummary(p *result.SearchProbe) string {
+	line := decodeSummary(&p.Cell)
+	switch {
+	case p.Passed:
+		return line + "\nobjective met"
+	case p.Reason != "":
+		return line + "\nobjective not met: " + p.Reason
+	}
+	return line + "\nobjective not met"
+}
