@@ -220,3 +220,35 @@ func deltaText(c *Cell) string {
 	}
 	return d + "  "
 }
+
+// WriteHeader writes what heads `slogate diff`: the settings that differ
+// (when compared anyway), one line naming each run (file, server, model,
+// version, start), and the server differences.
+func WriteHeader(w io.Writer, pathA string, a *result.Results, pathB string, b *result.Results, settings []Difference) {
+	if len(settings) > 0 {
+		fmt.Fprintf(w, "Settings differ (-allow-settings-change): %s\n", JoinDifferences(settings, "; "))
+	}
+	fmt.Fprintf(w, "A: %s (%s)\n", pathA, a.Describe("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "B: %s (%s)\n", pathB, b.Describe("2006-01-02 15:04 UTC"))
+	if h := ServerHeader(Server(a, b)); h != "" {
+		fmt.Fprintf(w, "Server: %s\n", h)
+	}
+	fmt.Fprintln(w)
+}
+
+// WriteSummary writes the closing line of `slogate diff`: how many cells
+// regressed, improved, stayed, were not significant, were on one side only,
+// were lost and errored.
+func WriteSummary(w io.Writer, tables []Table) {
+	s := Summarize(tables)
+	lost, errored := 0, 0
+	for _, f := range Findings(tables) {
+		if f.Change == Lost {
+			lost++
+		} else {
+			errored++
+		}
+	}
+	fmt.Fprintf(w, "\n%d regressed, %d improved, %d unchanged, %d not significant, %d on one side only; %d cell(s) lost, %d errored\n",
+		s[Regressed], s[Improved], s[Unchanged], s[NotSignificant], s[OnlyA]+s[OnlyB], lost, errored)
+}

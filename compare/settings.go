@@ -249,6 +249,15 @@ func Server(a, b *result.Results) []Difference {
 	return out
 }
 
+// JoinDifferences joins the differences' "setting: a → b" with sep.
+func JoinDifferences(ds []Difference, sep string) string {
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, d.String())
+	}
+	return strings.Join(parts, sep)
+}
+
 // ServerHeader is the server differences on one line, or "" when there are
 // none: "vLLM 0.26.1 → 0.27.2; --max-num-seqs 32 → 64".
 func ServerHeader(diffs []Difference) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/cli"
@@ -47,12 +46,7 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err != nil {
 		return fls.Usagef("-alpha: %v", err)
 	}
-	var names []string
-	for _, n := range strings.Split(*metrics, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			names = append(names, n)
-		}
-	}
+	names := cli.SplitList(*metrics)
 	if err := compare.CheckMetrics(names); err != nil {
 		return fls.Usagef("-metric: %v", err)
 	}
@@ -67,21 +61,13 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	settings := compare.Settings(a, b)
 	if len(settings) > 0 && !*allowSettings {
 		return exit.Usagef("diff: %s and %s were measured with different settings, so their numbers are not comparable:\n  %s\nmeasure B like A, or pass -allow-settings-change to compare anyway",
-			files[0], files[1], joinDifferences(settings, "\n  "))
+			files[0], files[1], compare.JoinDifferences(settings, "\n  "))
 	}
 	tables, err := compare.Compare(a, b, compare.Options{Tolerance: tol, Alpha: alpha, Metrics: names})
 	if err != nil {
 		return exit.Usagef("diff: %v", err)
 	}
-	if len(settings) > 0 {
-		fmt.Fprintf(stdout, "Settings differ (-allow-settings-change): %s\n", joinDifferences(settings, "; "))
-	}
-	fmt.Fprintf(stdout, "A: %s\n", describeRun(files[0], a))
-	fmt.Fprintf(stdout, "B: %s\n", describeRun(files[1], b))
-	if h := compare.ServerHeader(compare.Server(a, b)); h != "" {
-		fmt.Fprintf(stdout, "Server: %s\n", h)
-	}
-	fmt.Fprintln(stdout)
+	compare.WriteHeader(stdout, files[0], a, files[1], b, settings)
 	if len(tables) == 0 {
 		fmt.Fprintln(stdout, "no cells to compare: neither run has measured cells")
 		return nil
@@ -89,18 +75,7 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err := compare.Render(stdout, tables); err != nil {
 		return exit.Infraf("diff: writing output: %w", err)
 	}
-	s := compare.Summarize(tables)
-	fmt.Fprintf(stdout, "\n%d regressed, %d improved, %d unchanged, %d not significant, %d on one side only",
-		s[compare.Regressed], s[compare.Improved], s[compare.Unchanged], s[compare.NotSignificant], s[compare.OnlyA]+s[compare.OnlyB])
-	lost, errored := 0, 0
-	for _, f := range compare.Findings(tables) {
-		if f.Change == compare.Lost {
-			lost++
-		} else {
-			errored++
-		}
-	}
-	fmt.Fprintf(stdout, "; %d cell(s) lost, %d errored\n", lost, errored)
+	compare.WriteSummary(stdout, tables)
 	switch compare.Outcome(tables) {
 	case result.Error:
 		return exit.Quiet(exit.Infra)
@@ -108,18 +83,4 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		return exit.Quiet(exit.Fail)
 	}
 	return nil
-}
-
-// joinDifferences joins the differences' "setting: a → b" with sep.
-func joinDifferences(ds []compare.Difference, sep string) string {
-	var parts []string
-	for _, d := range ds {
-		parts = append(parts, d.String())
-	}
-	return strings.Join(parts, sep)
-}
-
-// describeRun is one line naming a run: file, server, model, version, start.
-func describeRun(path string, r *result.Results) string {
-	return path + " (" + r.Describe("2006-01-02 15:04 UTC") + ")"
 }

@@ -63,19 +63,5 @@ func buildVersion() cli.Version {
 
 // cmdVersion is `slogate version` (also -version, --version).
 func cmdVersion(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("version", cli.Help{
-		Usage: "slogate version",
-		Doc: []string{"Print slogate's version, the commit it was built from and the Go version:",
-			"stamped by make, or read from the build info after go install."},
-		Examples: []string{"slogate version", "slogate --version"},
-	})
-	rest, err := fls.Parse(stdout, args)
-	if err != nil {
-		return err
-	}
-	if err := fls.WantArgs(rest, 0, "no arguments"); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(stdout, buildVersion())
-	return exit.With(exit.Infra, err)
+	return cli.RunVersion(stdout, args, buildVersion())
 }

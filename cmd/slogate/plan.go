@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"regexp"
 
@@ -57,24 +55,9 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	switch *format {
-	case "matrix": // compact, on one line, so a CI step can put it in an output variable as is
-		entries, err := planview.Matrix(specs, keep)
-		if err != nil {
-			return exit.Usagef("plan: %v", err)
-		}
-		err = enc.Encode(entries)
-	case "json":
-		enc.SetIndent("", "  ")
-		err = enc.Encode(planview.New(specs, keep))
-	default:
-		planview.New(specs, keep).WriteText(&b)
-	}
+	b, err := planview.Render(*format, specs, keep)
 	if err != nil {
-		return exit.Infraf("plan: %w", err)
+		return exit.Usagef("plan: %v", err)
 	}
-	return cli.WriteOutput("plan", stdout, *out, b.Bytes())
+	return cli.WriteOutput("plan", stdout, *out, b)
 }

@@ -1,29 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
+	"slices"
 
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/report"
-	"github.com/slogate/slogate/result"
 )
-
-// reportFormats maps -format values to renderers.
-var reportFormats = map[string]func(io.Writer, *result.Results) error{
-	"md":   report.WriteMarkdown,
-	"html": report.WriteHTML,
-	"json": func(w io.Writer, res *result.Results) error {
-		b, err := res.Marshal()
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	},
-}
 
 // cmdReport is `slogate report [-format md|html|json] [-o FILE] RESULTS.json`:
 // it re-renders a saved run to stdout or FILE.
@@ -42,8 +27,7 @@ func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return err
 	}
-	render, ok := reportFormats[*format]
-	if !ok {
+	if !slices.Contains(report.Formats, *format) {
 		return fls.Usagef("-format is md, html or json, not %q", *format)
 	}
 	if err := fls.WantArgs(files, 1, "one results file"); err != nil {
@@ -53,9 +37,9 @@ func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	if err := render(&b, res); err != nil {
+	b, err := report.Render(*format, res)
+	if err != nil {
 		return exit.Infraf("report: rendering %s: %v", files[0], err)
 	}
-	return cli.WriteOutput("report", stdout, *out, b.Bytes())
+	return cli.WriteOutput("report", stdout, *out, b)
 }

@@ -92,7 +92,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 			return fs.Usagef("-baseline: %v", err)
 		}
 	}
-	if o.Specs, err = loadRunSpecs(stdout, stderr, paths, vars, o.JSON); err != nil {
+	if o.Specs, err = cli.LoadRunSpecs(stdout, stderr, paths, vars, o.JSON); err != nil {
 		return err
 	}
 	if server != "" {
@@ -113,25 +113,4 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		defer cancel()
 	}
 	return gate.Run(ctx, o)
-}
-
-// loadRunSpecs loads the specs to run, printing their diagnostics on
-// stderr; under -json an invalid spec also gets the test2json events of a
-// failed package on stdout, as `go test -json` gives a package that does
-// not build, so that gotestsum shows the failure.
-func loadRunSpecs(stdout, stderr io.Writer, paths []string, vars spec.Vars, json bool) ([]*spec.Spec, error) {
-	files := cli.LoadSpecFiles(paths, vars)
-	if err := cli.WriteDiagnostics(stderr, files); err != nil {
-		return nil, err
-	}
-	if json {
-		for _, f := range files {
-			if f.Diags.HasErrors() {
-				if err := cli.WriteInvalidSpecEvents(stdout, f); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	return cli.ValidSpecs(files)
 }

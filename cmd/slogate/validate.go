@@ -2,15 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
-	"github.com/hashicorp/hcl/v2"
-
 	"github.com/slogate/slogate/internal/cli"
-	"github.com/slogate/slogate/internal/cli/diagjson"
-	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/spec"
 )
 
@@ -53,7 +48,7 @@ func cmdValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 	}
 	files := cli.LoadSpecFiles(paths, vars)
 	if *format == "json" {
-		return writeValidateJSON(stdout, files)
+		return cli.WriteValidateJSON(stdout, files)
 	}
 	werr := cli.WriteDiagnostics(stderr, files)
 	specs, err := cli.ValidSpecs(files)
@@ -64,28 +59,4 @@ func cmdValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 		return werr
 	}
 	return err
-}
-
-// writeValidateJSON prints the diagnostics of all files as one
-// terraform-validate document; invalid specs exit 2, quietly.
-func writeValidateJSON(stdout io.Writer, files []cli.SpecFile) error {
-	var diags hcl.Diagnostics
-	sources := map[string]*hcl.File{}
-	for _, f := range files {
-		diags = append(diags, f.Diags...)
-		for name, src := range f.Spec.Files {
-			sources[name] = src
-		}
-	}
-	doc := diagjson.New(diags, sources)
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return exit.Infraf("validate: writing output: %w", err)
-	}
-	if !doc.Valid {
-		return exit.Quiet(exit.Usage)
-	}
-	return nil
 }

@@ -35,6 +35,7 @@ func newTestFlags() *testFlags {
 	f.out = f.fs.String("out", "", "results `DIR`")
 	f.tol = f.fs.Fraction("tolerance", "5%", "allowed regression, `PCT`")
 	f.fs.Var(&f.vars, "var", "a spec variable, `NAME=VALUE` (repeatable)")
+	f.fs.String("runtime", "docker", "the container `runtime`")
 	return f
 }
 
@@ -120,11 +121,12 @@ func TestHelpFlag(t *testing.T) {
 Runs.
 
 Flags (before or after the arguments; -flag and --flag are the same; -- ends them):
-  -duration D      window D
-  -out DIR         results DIR
-  -sim             use the simulator
-  -tolerance PCT   allowed regression, PCT (default 5%)
-  -var NAME=VALUE  a spec variable, NAME=VALUE (repeatable)
+  -duration D       window D
+  -out DIR          results DIR
+  -runtime RUNTIME  the container runtime (default docker)
+  -sim              use the simulator
+  -tolerance PCT    allowed regression, PCT (default 5%)
+  -var NAME=VALUE   a spec variable, NAME=VALUE (repeatable)
 
 Examples:
   slogate run -sim a.hcl

@@ -157,8 +157,9 @@ func synopsis(fl *flag.Flag) string {
 }
 
 // placeholder is the name of a flag's value in the help: the backquoted word
-// of its usage text, else one derived from its type (D for a duration, N for
-// a number, VALUE otherwise); "" for a boolean flag.
+// of its usage text in upper case (`runtime` → RUNTIME, so that every
+// command's help looks alike), else one derived from its type (D for a
+// duration, N for a number, VALUE otherwise); "" for a boolean flag.
 func placeholder(fl *flag.Flag) string {
 	name, _ := flag.UnquoteUsage(fl)
 	switch name {
@@ -173,7 +174,7 @@ func placeholder(fl *flag.Flag) string {
 	case "string", "value":
 		return "VALUE"
 	}
-	return name
+	return strings.ToUpper(name)
 }
 
 // expectedForm says what a flag wants after its value was refused with err:

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/slogate/slogate/assert"
+	"github.com/slogate/slogate/internal/cli/diagjson"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
@@ -131,5 +134,47 @@ func WriteInvalidSpecEvents(w io.Writer, f SpecFile) error {
 		stream.Log(l)
 	}
 	stream.Finish(result.Fail, 0)
+	return nil
+}
+
+// LoadRunSpecs loads the specs `slogate run` runs, printing their
+// diagnostics on stderr; under -json (json) an invalid spec also gets the
+// test2json events of a failed package on stdout, as `go test -json` gives
+// a package that does not build, so that gotestsum shows the failure.
+func LoadRunSpecs(stdout, stderr io.Writer, paths []string, vars spec.Vars, json bool) ([]*spec.Spec, error) {
+	files := LoadSpecFiles(paths, vars)
+	if err := WriteDiagnostics(stderr, files); err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if json && f.Diags.HasErrors() {
+			if err := WriteInvalidSpecEvents(stdout, f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ValidSpecs(files)
+}
+
+// WriteValidateJSON prints the diagnostics of all files as one document
+// in the shape of `terraform validate -json` (diagjson); when a spec is
+// invalid it returns exit.Quiet(exit.Usage).
+func WriteValidateJSON(stdout io.Writer, files []SpecFile) error {
+	var diags hcl.Diagnostics
+	sources := map[string]*hcl.File{}
+	for _, f := range files {
+		diags = append(diags, f.Diags...)
+		maps.Copy(sources, f.Spec.Files)
+	}
+	doc := diagjson.New(diags, sources)
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return exit.Infraf("validate: writing output: %w", err)
+	}
+	if !doc.Valid {
+		return exit.Quiet(exit.Usage)
+	}
 	return nil
 }

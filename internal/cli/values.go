@@ -79,3 +79,15 @@ func (f *Fraction) String() string {
 
 // Value returns the fraction: 0.05 for "5%" and for "0.05".
 func (f *Fraction) Value() float64 { return f.v }
+
+// SplitList reads a comma-separated flag value ("total_tps, ttft_ms") as
+// its non-empty, trimmed items.
+func SplitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"golang.org/x/mod/module"
+
+	"github.com/slogate/slogate/internal/exit"
 )
 
 // Version is what `slogate version` prints: which slogate this is, the
@@ -80,4 +83,24 @@ func (v Version) String() string {
 		commit += ", modified"
 	}
 	return fmt.Sprintf("slogate %s (%s) %s %s", v.Version, commit, v.Go, v.Platform)
+}
+
+// RunVersion is the `version` command (also -version, --version): it prints
+// v, one line, on stdout.
+func RunVersion(stdout io.Writer, args []string, v Version) error {
+	fls := NewFlagSet("version", Help{
+		Usage: "slogate version",
+		Doc: []string{"Print slogate's version, the commit it was built from and the Go version:",
+			"stamped by make, or read from the build info after go install."},
+		Examples: []string{"slogate version", "slogate --version"},
+	})
+	rest, err := fls.Parse(stdout, args)
+	if err != nil {
+		return err
+	}
+	if err := fls.WantArgs(rest, 0, "no arguments"); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, v)
+	return exit.With(exit.Infra, err)
 }

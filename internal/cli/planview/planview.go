@@ -5,6 +5,8 @@
 package planview
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -206,4 +208,27 @@ func Matrix(specs []*spec.Spec, keep *regexp.Regexp) ([]MatrixEntry, error) {
 		}
 	}
 	return entries, nil
+}
+
+// Render is the plan of specs as `slogate plan -format` prints it: "text",
+// "json" (indented), or "matrix" (compact JSON on one line, so that a CI
+// step can put it in an output variable as is). Its only error is Matrix's.
+func Render(format string, specs []*spec.Spec, keep *regexp.Regexp) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	var err error
+	switch format {
+	case "matrix":
+		var entries []MatrixEntry
+		if entries, err = Matrix(specs, keep); err == nil {
+			err = enc.Encode(entries)
+		}
+	case "json":
+		enc.SetIndent("", "  ")
+		err = enc.Encode(New(specs, keep))
+	default:
+		New(specs, keep).WriteText(&b)
+	}
+	return b.Bytes(), err
 }

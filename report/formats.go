@@ -1,0 +1,30 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/slogate/slogate/result"
+)
+
+// Formats are the formats Render knows, as `slogate report -format` names
+// them: md (report.md), html (the self-contained report.html) and json
+// (results.json itself).
+var Formats = []string{"md", "html", "json"}
+
+// Render renders a saved run in format, one of Formats.
+func Render(format string, res *result.Results) ([]byte, error) {
+	var b bytes.Buffer
+	var err error
+	switch format {
+	case "md":
+		err = WriteMarkdown(&b, res)
+	case "html":
+		err = WriteHTML(&b, res)
+	case "json":
+		return res.Marshal()
+	default:
+		return nil, fmt.Errorf("unknown report format %q", format)
+	}
+	return b.Bytes(), err
+}
