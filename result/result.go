@@ -60,7 +60,9 @@ type Server struct {
 	MaxModelLen int               `json:"max_model_len,omitempty"`
 	// KVCacheTokens is the KV cache capacity in tokens; 0 when unknown.
 	KVCacheTokens int64 `json:"kv_cache_tokens,omitempty"`
-	// KVCacheSource says where KVCacheTokens came from: "metrics", "log" or "spec".
+	// KVCacheSource says where KVCacheTokens came from: one of the
+	// KVSource* constants ("spec", "metrics", "log", "metrics-estimate");
+	// "" when unknown (docs/method.md#kv-capacity).
 	KVCacheSource string `json:"kv_cache_source,omitempty"`
 	// MaxNumSeqs is the server's cap on running requests when known.
 	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
@@ -102,7 +104,9 @@ type Status string
 const (
 	// StatusValid: measured in steady state.
 	StatusValid Status = "valid"
-	// StatusQueued: measured, but requests waited (waiting > 0 seen, or active_avg < 0.95·C).
+	// StatusQueued: measured, but the server made requests wait: waiting > 0
+	// seen, preemptions during the window, or fewer than C running while C
+	// were outstanding (docs/method.md#statuses).
 	StatusQueued Status = "queued"
 	// StatusOverCapacity: not run, C × (ctx + max_output) exceeds the KV cache.
 	StatusOverCapacity Status = "over_capacity"
@@ -158,6 +162,13 @@ type DecodeCell struct {
 	// TokenSource is how the output tokens were counted: usage (per-chunk
 	// usage deltas), final_usage or chunks.
 	TokenSource TokenSource `json:"token_source,omitempty"`
+	// Preemptions is Δvllm:num_preemptions_total over the window; nil when
+	// /metrics has no such counter. More than 0 makes the cell queued
+	// (docs/method.md#statuses).
+	Preemptions *int64 `json:"preemptions,omitempty"`
+	// KVUsageCheck is the KV capacity cross-check, taken in the first
+	// concurrency-1 cell of each context (docs/method.md#kv-capacity).
+	KVUsageCheck *KVUsageCheck `json:"kv_usage_check,omitempty"`
 	// ElapsedS is the wall time the cell took, warm-up included.
 	ElapsedS float64               `json:"elapsed_s,omitempty"`
 	Repeats  int                   `json:"repeats,omitempty"`
@@ -167,6 +178,52 @@ type DecodeCell struct {
 	// significant change (docs/method.md#comparing-runs).
 	Samples  map[string][]float64 `json:"samples,omitempty"`
 	Warnings []string             `json:"warnings,omitempty"`
+	// Notes are facts about the cell that are not problems, such as the
+	// client's restart gaps lowering active_avg.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// KV capacity sources, in the order the runner tries them
+// (docs/method.md#kv-capacity): Server.KVCacheSource.
+const (
+	// KVSourceSpec: the spec's kv_cache_tokens.
+	KVSourceSpec = "spec"
+	// KVSourceMetrics: vllm:cache_config_info's kv_cache_size_tokens × engines.
+	KVSourceMetrics = "metrics"
+	// KVSourceLog: the "GPU KV cache size" log lines, summed over engines.
+	KVSourceLog = "log"
+	// KVSourceMetricsEstimate: num_gpu_blocks × block_size, wrong for
+	// hybrid models.
+	KVSourceMetricsEstimate = "metrics-estimate"
+)
+
+// KVUsageCheck compares the KV usage the server reports with one stream
+// resident against the capacity in use (docs/method.md#kv-capacity). The
+// numbers are those of the median sample (by implied capacity).
+type KVUsageCheck struct {
+	// UsagePerc is vllm:kv_cache_usage_perc (0..1, as vLLM writes it) of
+	// the engine holding the stream.
+	UsagePerc float64 `json:"usage_perc"`
+	// ExpectedPerc is ResidentTokens ÷ (CapacityTokens ÷ Engines): what the
+	// usage should be if the capacity is right; 0 when it is unknown.
+	ExpectedPerc float64 `json:"expected_perc,omitempty"`
+	// ResidentTokens is the stream's context + the tokens generated so far.
+	ResidentTokens int64 `json:"resident_tokens"`
+	// FootprintTokens is UsagePerc × (CapacityTokens ÷ Engines): the
+	// tokens the request occupies by the server's account, if the capacity
+	// is right; 0 when it is unknown.
+	FootprintTokens int64 `json:"footprint_tokens,omitempty"`
+	// ImpliedCapacityTokens is ResidentTokens ÷ UsagePerc × Engines: the
+	// capacity the usage implies.
+	ImpliedCapacityTokens int64 `json:"implied_capacity_tokens"`
+	// CapacityTokens and CapacitySource are the capacity in use
+	// (server.kv_cache_tokens and server.kv_cache_source).
+	CapacityTokens int64  `json:"capacity_tokens,omitempty"`
+	CapacitySource string `json:"capacity_source,omitempty"`
+	// Engines is the number of engines reporting kv_cache_usage_perc.
+	Engines int `json:"engines"`
+	// Samples is how many /metrics polls had the one stream resident.
+	Samples int `json:"samples"`
 }
 
 // Ref returns the reference that names this cell.

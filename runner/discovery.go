@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -25,10 +26,11 @@ func (r *run) discover(ctx context.Context) error {
 	for _, g := range gpus(ctx) {
 		facts.GPUs = append(facts.GPUs, result.GPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryMiB})
 	}
-	r.kvCapacity, facts.KVCacheSource = r.discoverKVCapacity(ctx)
+	var kvWarning string
+	r.kvCapacity, facts.KVCacheSource, kvWarning = r.discoverKVCapacity(ctx)
 	facts.KVCacheTokens = r.kvCapacity
-	if r.kvCapacity == 0 {
-		r.warn("KV cache capacity unknown (no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line, no kv_cache_tokens in the spec): no cell is skipped as over capacity")
+	if kvWarning != "" {
+		r.warn(kvWarning)
 	}
 	mml, err := r.setupWorkload(ctx)
 	if err != nil {
@@ -49,24 +51,40 @@ func (r *run) discover(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// discoverKVCapacity is the one place that finds the server's KV cache
-// capacity in tokens (docs/method.md#kv-capacity), and where it came from:
-// vllm:cache_config_info in /metrics, else the "GPU KV cache size" line of
-// the server's log (a launched server only), else the spec's
-// kv_cache_tokens. 0 and "" when none says.
-func (r *run) discoverKVCapacity(ctx context.Context) (tokens int64, source string) {
-	if snap, _, err := r.client.metrics(ctx); err == nil && snap.KVCacheTokens > 0 {
-		return snap.KVCacheTokens, "metrics"
+// discoverKVCapacity is the one place that decides the server's KV cache
+// capacity in tokens and where it came from (docs/method.md#kv-capacity);
+// the first source that gives a value wins:
+//
+//  1. the spec's kv_cache_tokens ("spec": a user who knows better says so);
+//  2. vllm:cache_config_info's kv_cache_size_tokens, one engine's capacity,
+//     summed over the engines ("metrics"; docs/vllm.md#cache-config-info);
+//  3. the "GPU KV cache size" lines of a launched server's log, one per
+//     engine, summed ("log"; docs/vllm.md#kv-cache-log-lines);
+//  4. num_gpu_blocks × block_size, taken once because num_gpu_blocks is
+//     already the total over engines ("metrics-estimate"), with a warning:
+//     on hybrid models block_size is not the token unit
+//     (docs/vllm.md#hybrid-models);
+//  5. unknown: 0, "" and a warning.
+func (r *run) discoverKVCapacity(ctx context.Context) (tokens int64, source, warning string) {
+	if kv := r.cfg.Server.KVCacheTokens; kv != nil && *kv > 0 {
+		return *kv, result.KVSourceSpec, ""
+	}
+	snap, _, err := r.client.metrics(ctx)
+	if err == nil && snap.KV.SizeTokens > 0 {
+		return snap.KV.SizeTokens, result.KVSourceMetrics, ""
 	}
 	if r.serverProcess != nil {
 		if n := kvFromLog(r.serverProcess.logPath); n > 0 {
-			return n, "log"
+			return n, result.KVSourceLog, ""
 		}
 	}
-	if kv := r.cfg.Server.KVCacheTokens; kv != nil && *kv > 0 {
-		return *kv, "spec"
+	if n := snap.KV.BlocksTimesBlockSize(); err == nil && n > 0 {
+		return n, result.KVSourceMetricsEstimate, fmt.Sprintf("KV cache capacity %d tokens is estimated as vllm:cache_config_info's num_gpu_blocks %d × block_size %d "+
+			"(the server reports no kv_cache_size_tokens label and logs no \"GPU KV cache size\" line): this is wrong for hybrid models "+
+			"(Mamba or linear-attention layers, several KV cache groups), whose block_size is not the unit of a token capacity; "+
+			"set kv_cache_tokens in the spec if you know the capacity (docs/vllm.md#hybrid-models)", n, snap.KV.NumGPUBlocks, snap.KV.BlockSize)
 	}
-	return 0, ""
+	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line): no cell is skipped as over capacity"
 }
 
 // orDash shows an unknown value as "unknown".
@@ -77,24 +95,49 @@ func orDash(s string) string {
 	return s
 }
 
-var kvLogRe = regexp.MustCompile(`GPU KV cache size: ([0-9][0-9,]*) tokens`)
+var (
+	kvLogRe     = regexp.MustCompile(`GPU KV cache size: ([0-9][0-9,]*) tokens`)
+	kvLogProcRe = regexp.MustCompile(`\((EngineCore\S*) pid=[0-9]+\)`)
+)
 
-// kvFromLog finds the last "GPU KV cache size: N tokens" line in a log.
+// kvFromLog sums the "GPU KV cache size: N tokens" lines of a server log
+// over the engines (docs/vllm.md#kv-cache-log-lines): each engine core
+// logs its own capacity once, prefixed with its process name
+// ("(EngineCore_DP1 pid=N)"); a line without the prefix counts as one
+// engine. Both layouts match: the current one with "Maximum concurrency …"
+// on the same line, and the older one with it on the next line. The last
+// line of an engine wins. 0 when the log has no such line.
 func kvFromLog(path string) int64 {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
-	var n int64
+	perEngine := map[string]int64{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
-		if m := kvLogRe.FindSubmatch(sc.Bytes()); m != nil {
-			if v, err := strconv.ParseInt(string(bytes.ReplaceAll(m[1], []byte(","), nil)), 10, 64); err == nil {
-				n = v
-			}
+		line := sc.Bytes()
+		m := kvLogRe.FindSubmatch(line)
+		if m == nil {
+			continue
 		}
+		v, err := strconv.ParseInt(string(bytes.ReplaceAll(m[1], []byte(","), nil)), 10, 64)
+		if err != nil || v <= 0 {
+			continue
+		}
+		engine := ""
+		if p := kvLogProcRe.FindSubmatch(line); p != nil {
+			engine = string(p[1])
+		}
+		perEngine[engine] = v
+	}
+	var n int64
+	for _, v := range perEngine {
+		if n > math.MaxInt64-v {
+			return 0
+		}
+		n += v
 	}
 	return n
 }

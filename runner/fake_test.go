@@ -20,7 +20,10 @@ type fakeVLLM struct {
 	perChunk     int           // tokens per chunk
 	gap          time.Duration // between chunks
 	usage        string        // "continuous" (default), "final" or "none"
-	kvBlocks     int           // cache_config_info num_gpu_blocks (block size 16); 0 = absent
+	kvBlocks     int           // cache_config_info num_gpu_blocks (block size 16, the total over engines); 0 = absent
+	kvSizeTokens int           // cache_config_info kv_cache_size_tokens (per engine); 0 = kvBlocks × 16 ÷ engines
+	noKVSize     bool          // kv_cache_size_tokens "None": a build before vLLM PR #42206
+	engines      int           // cache_config_info series, one per engine (default 1)
 	status       int           // answer /v1/completions with this HTTP status when set
 	midError     bool          // send an error event after the first chunk
 	truncate     bool          // close after the first chunk without [DONE]
@@ -109,8 +112,19 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", f.model, f.running.Load())
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.model, f.waiting)
 		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.model, f.generated.Load())
-		if f.kvBlocks > 0 {
-			fmt.Fprintf(w, "# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{block_size=\"16\",engine=\"0\",num_gpu_blocks=\"%d\"} 1\n", f.kvBlocks)
+		if f.kvBlocks > 0 || f.kvSizeTokens > 0 {
+			size := "None" // docs/vllm.md#cache-config-info: unset fields render as "None"
+			switch {
+			case f.noKVSize:
+			case f.kvSizeTokens > 0:
+				size = fmt.Sprint(f.kvSizeTokens)
+			default:
+				size = fmt.Sprint(f.kvBlocks * 16 / max(f.engines, 1))
+			}
+			fmt.Fprint(w, "# TYPE vllm:cache_config_info gauge\n")
+			for e := range max(f.engines, 1) {
+				fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"16\",engine=\"%d\",kv_cache_size_tokens=%q,num_gpu_blocks=\"%d\"} 1\n", e, size, f.kvBlocks)
+			}
 		}
 	})
 	generate := func(w http.ResponseWriter, r *http.Request, chat bool) {

@@ -207,12 +207,40 @@ func TestCombineDecode(t *testing.T) {
 	}
 }
 
+// TestKVFromLog: one "GPU KV cache size" line per engine, summed, in both
+// layouts vLLM has printed (docs/vllm.md#kv-cache-log-lines).
 func TestKVFromLog(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "server.log")
-	os.WriteFile(p, []byte("(EngineCore_DP0 pid=1) INFO kv_cache_utils.py:1087] GPU KV cache size: 425,424 tokens\n"+
-		"Maximum concurrency for 65,536 tokens per request: 6.49x\n"), 0o644)
-	if got := kvFromLog(p); got != 425424 {
-		t.Errorf("kvFromLog = %d, want 425424", got)
+	tests := []struct {
+		name string
+		log  string
+		want int64
+	}{
+		{name: "current layout, one engine",
+			log:  "(EngineCore_DP0 pid=1) INFO 11-30 21:03:56 [kv_cache_utils.py:1308] GPU KV cache size: 425,424 tokens, Maximum concurrency for 65,536 tokens per request: 6.49x\n",
+			want: 425424},
+		{name: "current layout, two engines add up",
+			log: "(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1308] GPU KV cache size: 160,784 tokens, Maximum concurrency for 100,000 tokens per request: 1.61x\n" +
+				"(EngineCore_DP1 pid=2) INFO [kv_cache_utils.py:1308] GPU KV cache size: 160,784 tokens, Maximum concurrency for 100,000 tokens per request: 1.61x\n",
+			want: 2 * 160784},
+		{name: "older two-line layout, two engines",
+			log: "(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1087] GPU KV cache size: 160,000 tokens\n" +
+				"(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1091] Maximum concurrency for 100,000 tokens per request: 1.60x\n" +
+				"(EngineCore_DP1 pid=2) INFO [kv_cache_utils.py:1087] GPU KV cache size: 160,000 tokens\n" +
+				"(EngineCore_DP1 pid=2) INFO [kv_cache_utils.py:1091] Maximum concurrency for 100,000 tokens per request: 1.60x\n",
+			want: 320000},
+		{name: "a line without the process prefix is one engine", log: "INFO kv_cache_utils.py:1087] GPU KV cache size: 7,000 tokens\n", want: 7000},
+		{name: "an engine logging twice counts once (its last line)",
+			log: "(EngineCore_DP0 pid=1) GPU KV cache size: 1,000 tokens\n(EngineCore_DP0 pid=1) GPU KV cache size: 2,000 tokens\n", want: 2000},
+		{name: "no line", log: "(APIServer pid=1) INFO Starting vLLM API server\n", want: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "server.log")
+			os.WriteFile(p, []byte(tc.log), 0o644)
+			if got := kvFromLog(p); got != tc.want {
+				t.Errorf("kvFromLog = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }
 

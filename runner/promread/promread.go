@@ -1,8 +1,13 @@
 // Package promread reads the vLLM /metrics values the runner needs from the
 // Prometheus text format (parsed with prometheus/common/expfmt): request
-// gauges, token and speculative-decoding counters, and the KV cache size
-// from vllm:cache_config_info. Every value is summed over the `engine`
-// label (data parallelism) and filtered by `model_name` (docs/vllm.md#metrics).
+// gauges, token, preemption and speculative-decoding counters, the KV cache
+// usage per engine, and what vllm:cache_config_info says about the KV cache
+// (docs/vllm.md#cache-config-info). Counters and request gauges are summed
+// over the `engine` label (data parallelism) and filtered by `model_name`
+// (docs/vllm.md#metrics); the KV facts keep one value per engine, because
+// vLLM's per-engine series do not all add up (num_gpu_blocks is already the
+// total over engines on every series). Deciding the capacity from them is
+// the runner's job (runner/discovery.go).
 package promread
 
 import (
@@ -26,14 +31,58 @@ type Snapshot struct {
 	// GenerationTokens is vllm:generation_tokens_total.
 	GenerationTokens    float64
 	HasGenerationTokens bool
-	// Preemptions is vllm:num_preemptions_total.
-	Preemptions float64
+	// Preemptions is vllm:num_preemptions_total; HasPreemptions says the
+	// counter was present.
+	Preemptions    float64
+	HasPreemptions bool
 	// Speculative decoding counters (vllm:spec_decode_*_total).
 	SpeculativeDrafts, SpeculativeDraftTokens, SpeculativeAcceptedTokens float64
 	HasSpeculative                                                       bool
-	// KVCacheTokens is Σ num_gpu_blocks × block_size over the
-	// vllm:cache_config_info series; 0 when absent.
-	KVCacheTokens int64
+	// KV is what vllm:cache_config_info says about the KV cache.
+	KV KVCacheInfo
+	// KVUsage is vllm:kv_cache_usage_perc (0..1) of each engine, by the
+	// engine label ("" for a series without one); nil when absent. Each
+	// engine's value is relative to its own KV cache.
+	KVUsage map[string]float64
+}
+
+// KVCacheInfo is vllm:cache_config_info read as vLLM writes it
+// (docs/vllm.md#cache-config-info): one series per engine, no model_name,
+// every CacheConfig field a label rendered with str(), "None" for an unset
+// one. A value that is absent, "None" or not a positive integer is 0.
+type KVCacheInfo struct {
+	// Engines is the number of distinct engine label values of the
+	// series (a series without the label counts as one engine); 0 when the
+	// metric is absent.
+	Engines int
+	// SizeTokens is the sum over the engines of their
+	// kv_cache_size_tokens (vLLM PR #42206: group-aware, one engine's
+	// capacity); 0 unless every engine's series carries it.
+	SizeTokens int64
+	// NumGPUBlocks and BlockSize are the labels as written. num_gpu_blocks
+	// is the total over data-parallel engines, repeated on every series;
+	// on hybrid models block_size is not the unit of a token capacity
+	// (docs/vllm.md#hybrid-models). The largest value over the series.
+	NumGPUBlocks, BlockSize int64
+}
+
+// BlocksTimesBlockSize is num_gpu_blocks × block_size taken once (not per
+// engine), 0 when either is unknown or the product would overflow.
+func (k KVCacheInfo) BlocksTimesBlockSize() int64 {
+	if k.NumGPUBlocks <= 0 || k.BlockSize <= 0 || k.NumGPUBlocks > math.MaxInt64/k.BlockSize {
+		return 0
+	}
+	return k.NumGPUBlocks * k.BlockSize
+}
+
+// KVUsageMax is the largest per-engine vllm:kv_cache_usage_perc: with one
+// request resident, the usage of the engine that holds it.
+func (s Snapshot) KVUsageMax() float64 {
+	m := 0.0
+	for _, v := range s.KVUsage {
+		m = max(m, v)
+	}
+	return m
 }
 
 // Parse reads a /metrics page. model filters series by their model_name
@@ -58,34 +107,82 @@ func Parse(r io.Reader, modelName string) (Snapshot, error) {
 	s.Waiting, okW = sum("vllm:num_requests_waiting")
 	s.HasRequests = okR && okW
 	s.GenerationTokens, s.HasGenerationTokens = sum("vllm:generation_tokens_total", "vllm:generation_tokens")
-	s.Preemptions, _ = sum("vllm:num_preemptions_total", "vllm:num_preemptions")
 	var okD, okT, okA bool
 	s.SpeculativeDrafts, okD = sum("vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_drafts")
 	s.SpeculativeDraftTokens, okT = sum("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens")
 	s.SpeculativeAcceptedTokens, okA = sum("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens")
 	s.HasSpeculative = okD && okT && okA
+	s.Preemptions, s.HasPreemptions = sum("vllm:num_preemptions_total", "vllm:num_preemptions")
 	if f, ok := fams["vllm:cache_config_info"]; ok {
+		s.KV = cacheConfigInfo(f)
+	}
+	if f, ok := fams["vllm:kv_cache_usage_perc"]; ok {
 		for _, m := range f.GetMetric() {
-			if !modelMatches(m, modelName) {
+			if !modelMatches(m, modelName) || m.GetGauge() == nil {
 				continue
 			}
-			var blocks, size int64
-			for _, lp := range m.GetLabel() {
-				switch lp.GetName() {
-				case "num_gpu_blocks":
-					blocks, _ = strconv.ParseInt(strings.TrimSpace(lp.GetValue()), 10, 64)
-				case "block_size":
-					size, _ = strconv.ParseInt(strings.TrimSpace(lp.GetValue()), 10, 64)
-				}
+			if s.KVUsage == nil {
+				s.KVUsage = map[string]float64{}
 			}
-			// Bounds far above any real GPU (2^32 blocks of 2^16 tokens)
-			// keep the product and the sum over engines from overflowing.
-			if blocks > 0 && size > 0 && blocks < 1<<32 && size < 1<<16 && s.KVCacheTokens < math.MaxInt64-blocks*size {
-				s.KVCacheTokens += blocks * size
-			}
+			e := labelValue(m, "engine")
+			s.KVUsage[e] = max(s.KVUsage[e], m.GetGauge().GetValue())
 		}
 	}
 	return s, nil
+}
+
+// cacheConfigInfo reads vllm:cache_config_info's series. It has no
+// model_name label (vLLM's log_metrics_info), so no series is filtered.
+// Several series of one engine (Prometheus multiprocess mode) count once.
+func cacheConfigInfo(f *dto.MetricFamily) KVCacheInfo {
+	var k KVCacheInfo
+	sizes := map[string]int64{} // kv_cache_size_tokens by engine; 0 = absent
+	for _, m := range f.GetMetric() {
+		e := labelValue(m, "engine")
+		size := positiveLabel(m, "kv_cache_size_tokens")
+		if old, seen := sizes[e]; !seen || size > old {
+			sizes[e] = size
+		}
+		k.NumGPUBlocks = max(k.NumGPUBlocks, positiveLabel(m, "num_gpu_blocks"))
+		k.BlockSize = max(k.BlockSize, positiveLabel(m, "block_size"))
+	}
+	k.Engines = len(sizes)
+	for _, size := range sizes {
+		if size == 0 || k.SizeTokens > math.MaxInt64-size {
+			k.SizeTokens = 0
+			break
+		}
+		k.SizeTokens += size
+	}
+	return k
+}
+
+// labelValue is the value of label name on m, "" when it has none.
+func labelValue(m *dto.Metric, name string) string {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == name {
+			return lp.GetValue()
+		}
+	}
+	return ""
+}
+
+// maxLabelValue bounds the integers read from labels far above any real
+// KV cache (2^40 tokens or blocks), so sums and products cannot overflow.
+const maxLabelValue = 1 << 40
+
+// positiveLabel is label name on m as a positive integer; 0 when it is
+// absent, "None" (an unset config field), not an integer, or implausible.
+func positiveLabel(m *dto.Metric, name string) int64 {
+	v := strings.TrimSpace(labelValue(m, name))
+	if v == "" || v == "None" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(v, 64) // "425424" or, from a float field, "425424.0"
+	if err != nil || f < 1 || f > maxLabelValue {
+		return 0
+	}
+	return int64(f)
 }
 
 func modelMatches(m *dto.Metric, modelName string) bool {

@@ -1,6 +1,8 @@
 package promread
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,15 +56,15 @@ func TestParse(t *testing.T) {
 			page:  page,
 			model: "qwen",
 			want: Snapshot{Running: 64, Waiting: 2, HasRequests: true, GenerationTokens: 2e6, HasGenerationTokens: true,
-				Preemptions: 3, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
-				KVCacheTokens: 26589 * 16},
+				Preemptions: 3, HasPreemptions: true, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
+				KV: KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16}},
 		},
 		{
 			name: "no model filter sums every model",
 			page: page,
 			want: Snapshot{Running: 71, Waiting: 2, HasRequests: true, GenerationTokens: 2e6, HasGenerationTokens: true,
-				Preemptions: 3, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
-				KVCacheTokens: 26589 * 16},
+				Preemptions: 3, HasPreemptions: true, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
+				KV: KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16}},
 		},
 		{
 			name: "counters without _total suffix in the family name, no spec decode, no cache info",
@@ -88,6 +90,91 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseVLLMPages reads the pages in testdata (see its README), shaped
+// as vLLM writes them (docs/vllm.md#cache-config-info): the KV facts keep
+// one value per engine, so the runner can take kv_cache_size_tokens per
+// engine and num_gpu_blocks (already the total over engines) once.
+func TestParseVLLMPages(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		want Snapshot
+	}{
+		{
+			name: "DP 2, hybrid, after PR #42206: size per engine, blocks total, usage per engine",
+			file: "dp2_hybrid.prom",
+			want: Snapshot{Running: 1, HasRequests: true, GenerationTokens: 2000, HasGenerationTokens: true,
+				Preemptions: 7, HasPreemptions: true,
+				KV:      KVCacheInfo{Engines: 2, SizeTokens: 2 * 24000512, NumGPUBlocks: 46876, BlockSize: 2112},
+				KVUsage: map[string]float64{"0": 0.00036, "1": 0}},
+		},
+		{
+			name: "before PR #42206: no size label",
+			file: "before_42206.prom",
+			want: Snapshot{Running: 64, HasRequests: true, GenerationTokens: 123456, HasGenerationTokens: true, HasPreemptions: true,
+				KV:      KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16},
+				KVUsage: map[string]float64{"0": 0.412}},
+		},
+		{
+			name: "\"None\" is an absent value",
+			file: "none_values.prom",
+			want: Snapshot{KV: KVCacheInfo{Engines: 1, BlockSize: 16}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			got, err := Parse(f, "qwen")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestKVCacheInfo(t *testing.T) {
+	tests := []struct {
+		name            string
+		series          string
+		wantSize        int64
+		wantEngines     int
+		wantBlocksTimes int64
+	}{
+		{name: "one engine", series: `{engine="0",block_size="16",num_gpu_blocks="100",kv_cache_size_tokens="1600"}`,
+			wantSize: 1600, wantEngines: 1, wantBlocksTimes: 1600},
+		{name: "two engines: sizes add up, the blocks total is taken once",
+			series:   `{engine="0",block_size="16",num_gpu_blocks="200",kv_cache_size_tokens="1600"}` + " 1\nvllm:cache_config_info" + `{engine="1",block_size="16",num_gpu_blocks="200",kv_cache_size_tokens="1600"}`,
+			wantSize: 3200, wantEngines: 2, wantBlocksTimes: 3200},
+		{name: "one engine twice (multiprocess mode) counts once",
+			series:   `{engine="0",pid="1",kv_cache_size_tokens="1600"}` + " 1\nvllm:cache_config_info" + `{engine="0",pid="2",kv_cache_size_tokens="1600"}`,
+			wantSize: 1600, wantEngines: 1},
+		{name: "an engine without the size label: no size",
+			series:   `{engine="0",kv_cache_size_tokens="1600"}` + " 1\nvllm:cache_config_info" + `{engine="1",kv_cache_size_tokens="None"}`,
+			wantSize: 0, wantEngines: 2},
+		{name: "no engine label is one engine, a float rendering is read", series: `{kv_cache_size_tokens="1600.0"}`, wantSize: 1600, wantEngines: 1},
+		{name: "implausible values are absent", series: `{block_size="-16",num_gpu_blocks="99999999999999999999",kv_cache_size_tokens="0"}`, wantEngines: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse(strings.NewReader("# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info"+tc.series+" 1\n"), "qwen")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.KV.SizeTokens != tc.wantSize || got.KV.Engines != tc.wantEngines || got.KV.BlocksTimesBlockSize() != tc.wantBlocksTimes {
+				t.Errorf("KV = %+v (blocks × size %d), want size %d over %d engines, blocks × size %d",
+					got.KV, got.KV.BlocksTimesBlockSize(), tc.wantSize, tc.wantEngines, tc.wantBlocksTimes)
+			}
+		})
+	}
+}
+
 func TestParseError(t *testing.T) {
 	if _, err := Parse(strings.NewReader("vllm:num_requests_running{ 1\n"), ""); err == nil || !strings.Contains(err.Error(), "/metrics") {
 		t.Fatalf("err = %v, want a parse error mentioning /metrics", err)
@@ -100,8 +187,8 @@ func FuzzMetrics(f *testing.F) {
 	f.Add("# TYPE x histogram\nx_bucket{le=\"1\"} 1\n", "m")
 	f.Fuzz(func(t *testing.T, s, m string) {
 		snap, err := Parse(strings.NewReader(s), m) // must never panic
-		if err == nil && snap.KVCacheTokens < 0 {
-			t.Fatalf("KVCacheTokens = %d from a valid page: an overflow", snap.KVCacheTokens)
+		if err == nil && (snap.KV.SizeTokens < 0 || snap.KV.BlocksTimesBlockSize() < 0) {
+			t.Fatalf("KV = %+v from a valid page: an overflow", snap.KV)
 		}
 	})
 }
