@@ -7,7 +7,7 @@ import "bytes"
 // and "choices[*].delta.{role,content,reasoning,reasoning_content}" are
 // non-empty strings, and "usage.{prompt,completion}_tokens". It reports
 // ok=false for anything it does not handle exactly as encoding/json would
-// (an "error" member, a repeated "choices" member, whose elements
+// (an "error" member or "object": "error", a repeated "choices" member, whose elements
 // encoding/json would merge, escaped or case-folded keys, non-integer
 // counters, malformed input); Parse then falls back to encoding/json, so
 // both paths always agree (FuzzSSE checks it).
@@ -24,7 +24,16 @@ func scan(b []byte) (c Chunk, ok bool) {
 			return s.choices(&c)
 		case bytes.Equal(key, usageKey[1:len(usageKey)-1]):
 			return s.usage(&c)
+		case bytes.Equal(key, objectKey[1:len(objectKey)-1]):
+			// "object": "error" is the flat error shape
+			// (docs/vllm.md#mid-stream-errors): left to encoding/json, as is
+			// any value the scanner cannot compare exactly (escapes).
+			if s.peek() == '"' && (s.hasPrefix(errorValue) || s.stringHasEscape()) {
+				return false
+			}
+			return s.skip()
 		case bytes.Equal(key, errorKey[1:len(errorKey)-1]),
+			bytes.EqualFold(key, objectKey[1:len(objectKey)-1]),
 			bytes.EqualFold(key, choicesKey[1:len(choicesKey)-1]),
 			bytes.EqualFold(key, usageKey[1:len(usageKey)-1]),
 			bytes.EqualFold(key, errorKey[1:len(errorKey)-1]):
@@ -277,6 +286,23 @@ func (s *scanner) int(v *int64) bool {
 	}
 	*v = n
 	return true
+}
+
+// hasPrefix reports whether the input at the current position starts with p.
+func (s *scanner) hasPrefix(p []byte) bool { return bytes.HasPrefix(s.b[s.i:], p) }
+
+// stringHasEscape reports whether the string at the current position holds
+// a backslash before its closing quote.
+func (s *scanner) stringHasEscape() bool {
+	for j := s.i + 1; j < len(s.b); j++ {
+		switch s.b[j] {
+		case '\\':
+			return true
+		case '"':
+			return false
+		}
+	}
+	return false
 }
 
 func (s *scanner) lit(l string) bool {

@@ -42,8 +42,10 @@ import (
 // ErrTruncated is returned when the stream ends without "data: [DONE]".
 var ErrTruncated = errors.New("stream ended without [DONE] (truncated)")
 
-// APIError is an error object sent inside the stream with HTTP 200:
-// data: {"error":{"message":…,"type":…,"code":…}}.
+// APIError is an error object sent inside the stream with HTTP 200
+// (docs/vllm.md#mid-stream-errors), in either shape vLLM has used: nested,
+// data: {"error":{"message":…,"type":…,"code":…}}, or flat,
+// data: {"object":"error","message":…,"type":…,"code":…}.
 type APIError struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
@@ -97,8 +99,8 @@ func NewReader(r io.Reader, size int) *Reader {
 }
 
 // Next returns the next chunk. At "data: [DONE]" it returns io.EOF; when the
-// stream ends without it, ErrTruncated; a mid-stream error event is returned
-// as an *APIError; a data event that is not a JSON object is an error.
+// stream ends without it, ErrTruncated; a mid-stream error event (nested or
+// flat) is returned as an *APIError; a data event that is not a JSON object is an error.
 func (r *Reader) Next() (Chunk, error) {
 	if r.done {
 		return Chunk{}, io.EOF
@@ -123,6 +125,8 @@ var (
 	doneMarker  = []byte("[DONE]")
 	dataField   = []byte("data")
 	errorKey    = []byte(`"error"`)
+	objectKey   = []byte(`"object"`)
+	errorValue  = []byte(`"error"`)
 	choicesKey  = []byte(`"choices"`)
 	usageKey    = []byte(`"usage"`)
 	finishKey   = []byte(`"finish_reason"`)
@@ -231,6 +235,8 @@ type wireChunk struct {
 		CompletionTokens int64 `json:"completion_tokens"`
 	} `json:"usage"`
 	Error json.RawMessage `json:"error"`
+	// "error" in the flat error shape: {"object": "error", "message": …}.
+	Object json.RawMessage `json:"object"`
 }
 
 func parseJSON(data []byte) (Chunk, error) {
@@ -248,6 +254,14 @@ func parseJSON(data []byte) (Chunk, error) {
 			} else {
 				e = &APIError{Message: string(w.Error)}
 			}
+		}
+		return Chunk{}, e
+	}
+	var object string
+	if json.Unmarshal(w.Object, &object) == nil && object == "error" {
+		e := &APIError{}
+		if json.Unmarshal(data, e) != nil || e.Message == "" {
+			e = &APIError{Message: string(data)} // keep it readable
 		}
 		return Chunk{}, e
 	}

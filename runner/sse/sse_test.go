@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -158,11 +160,47 @@ func TestReader(t *testing.T) {
 	}
 }
 
+// TestMidStreamErrorIsAPIError: both shapes of docs/vllm.md#mid-stream-errors
+// end the stream as an *APIError with the server's message.
 func TestMidStreamErrorIsAPIError(t *testing.T) {
-	_, err := readAll(t, `data: {"error":{"message":"boom","code":400}}`+"\n\n")
-	var ae *APIError
-	if !errors.As(err, &ae) || ae.Message != "boom" {
-		t.Fatalf("got %v, want an *APIError with message boom", err)
+	tests := []struct {
+		name, stream, wantMessage, wantType string
+	}{
+		{name: "nested", stream: `data: {"error":{"message":"boom","code":400}}` + "\n\n", wantMessage: "boom"},
+		{name: "nested, older builds (object inside)", stream: `data: {"error":{"object":"error","message":"boom","type":"BadRequestError","param":null,"code":400}}` + "\n\n",
+			wantMessage: "boom", wantType: "BadRequestError"},
+		{name: "flat", stream: `data: {"object":"error","message":"engine dead","type":"InternalServerError","param":null,"code":500}` + "\n\ndata: [DONE]\n\n",
+			wantMessage: "engine dead", wantType: "InternalServerError"},
+		{name: "flat, escaped value", stream: `data: {"object":"\u0065rror","message":"x"}` + "\n\n", wantMessage: "x"},
+		{name: "flat without a message stays readable", stream: `data: {"object":"error","code":500}` + "\n\n", wantMessage: `{"object":"error","code":500}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readAll(t, tc.stream)
+			var ae *APIError
+			if !errors.As(err, &ae) || ae.Message != tc.wantMessage || ae.Type != tc.wantType {
+				t.Fatalf("got %#v, want an *APIError with message %q, type %q", err, tc.wantMessage, tc.wantType)
+			}
+		})
+	}
+}
+
+// TestRecordedErrorStreams reads the hand-written vLLM streams with a
+// mid-stream error (sim/testdata/streams, docs/vllm.md#mid-stream-errors):
+// one chunk, then the error with the simulator's message.
+func TestRecordedErrorStreams(t *testing.T) {
+	for _, file := range []string{"completions_midstream_error.sse", "completions_midstream_error_flat.sse"} {
+		t.Run(file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("..", "..", "sim", "testdata", "streams", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks, err := readAll(t, string(b))
+			var ae *APIError
+			if len(chunks) != 1 || !errors.As(err, &ae) || !strings.Contains(ae.Message, "simulated mid-stream error") {
+				t.Fatalf("%d chunks, error %v; want 1 chunk and the simulator's mid-stream error", len(chunks), err)
+			}
+		})
 	}
 }
 
@@ -191,6 +229,14 @@ func TestScanAgreesWithJSON(t *testing.T) {
 		`{"choices":[{"delta":{"reasoning_Content":"a"}}]}`,
 		`{"choices":[{"TEXT":"a"}]}`,
 		`{"choices":[{"text":"\u0000"},{"text":""}]}`,
+		`{"object":"text_completion","choices":[{"text":"a"}]}`,
+		`{"object":"error","message":"m"}`,
+		`{"object":"\u0065rror","message":"m"}`,
+		`{"Object":"error","message":"m"}`,
+		`{"object":"error","object":"text_completion","choices":[]}`,
+		`{"object":"text_completion","object":"error","message":"m"}`,
+		`{"object":null,"choices":[]}`,
+		`{"object":7}`,
 	}
 	for _, p := range payloads {
 		t.Run(p, func(t *testing.T) {
@@ -209,6 +255,7 @@ func TestScanAgreesWithJSON(t *testing.T) {
 func FuzzSSE(f *testing.F) {
 	f.Add([]byte(vllmChunk("a", 1, "") + vllmChunk("b c", 3, "length") + finalUsage + done))
 	f.Add([]byte(`data: {"error":{"message":"x"}}` + "\n\n"))
+	f.Add([]byte(`data: {"object":"error","message":"x","code":500}` + "\n\n"))
 	f.Add([]byte("data: {\"choices\":[{\"finish_reason\":null}]}\r\n\r\n: c\n\ndata: [DONE]"))
 	f.Add([]byte(`data: {"usage":{"completion_tokens":12345678901234567890}}`))
 	f.Add([]byte(chatChunk(`{"role":"assistant","content":""}`, 0, "") + chatChunk(`{"reasoning":"r","content":null}`, 2, "stop") + done))
