@@ -549,7 +549,17 @@ func (e *engine) prefillRate(tokens int) float64 {
 func (e *engine) publish() {
 	e.st.running = len(e.running)
 	e.st.waiting = len(e.waiting)
+	// vllm:kv_cache_usage_perc counts the blocks requests hold now: vLLM
+	// allocates a request's blocks as its tokens come (prompt, then each
+	// step's), even where the simulator admits against the whole
+	// prompt + max_tokens (docs/vllm.md#metrics).
 	e.st.usedBlocks = e.usedBlocks
+	if !e.p.preempt {
+		e.st.usedBlocks = 0
+		for _, r := range e.running {
+			e.st.usedBlocks += blocksFor(r.promptTokens + r.generated)
+		}
+	}
 	e.nWaiting.Store(int64(len(e.waiting)))
 	e.nRunning.Store(int64(len(e.running)))
 	e.snapMu.Lock()

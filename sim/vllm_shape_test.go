@@ -535,3 +535,28 @@ func TestNoise(t *testing.T) {
 		t.Error("another seed gave the same jitter")
 	}
 }
+
+// TestKVUsageCountsHeldBlocks: vllm:kv_cache_usage_perc counts the blocks a
+// request holds now (prompt + tokens generated so far), as vLLM allocates
+// them step by step, not the whole prompt + max_tokens the simulator
+// reserves at admission (docs/vllm.md#metrics); the runner's KV
+// cross-check relies on it (docs/method.md#kv-capacity).
+func TestKVUsageCountsHeldBlocks(t *testing.T) {
+	e := newEngine(engineParams{numBlocks: 1000, runCap: 16, acceptLen: 1, stepScale: 1, profAccept: 1,
+		tbt: time.Millisecond, ttft: time.Millisecond, prefillTPS: 1e6, seed: 1})
+	e.virtual = true
+	r := newRequest(1600, 8000, 1)
+	e.submit(r)
+	for steps := 0; r.generated < 800; steps++ {
+		if steps > 100000 {
+			t.Fatal("the request did not reach 800 tokens")
+		}
+		e.iterate(context.Background())
+	}
+	e.publish()
+	held := blocksFor(1600 + r.generated)
+	if got := e.snapshot().usedBlocks; got != held {
+		t.Errorf("usage counts %d blocks with %d tokens generated, want %d (prompt + generated), not the %d reserved",
+			got, r.generated, held, e.usedBlocks)
+	}
+}
