@@ -92,7 +92,9 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 	}
 
 	// The steady-state gate (docs/method.md#steady-state-gate).
-	queued, reason, err := r.steadyState(ctx, streams, concurrency, ref, progress)
+	ev := waitEvidence{preemptions: -1}
+	var err error
+	ev.gateQueued, ev.gateReason, ev.gateWaiting, err = r.steadyState(ctx, streams, concurrency, ref, progress)
 	var sf streamFailure
 	switch {
 	case errors.As(err, &sf):
@@ -107,7 +109,10 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 	windowStart := streams.now()
 	streams.windowStart.Store(windowStart)
 	windowOpened := time.Now()
-	sawWaiting := false
+	var kvc *kvCheck // the KV cross-check (docs/method.md#kv-capacity)
+	if concurrency == 1 && !r.kvChecked[ref.Context] {
+		kvc = &kvCheck{context: ref.Context}
+	}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	endAt := time.NewTimer(window)
@@ -128,8 +133,19 @@ measuring:
 				stop()
 				return cell, err
 			}
-			if s, _, err := r.client.metrics(ctx); err == nil && s.HasRequests && s.Waiting > 0 {
-				sawWaiting = true
+			outBefore, complBefore := streams.outstanding.Load(), streams.completion.Load()
+			s, _, err := r.client.metrics(ctx)
+			if err == nil && s.HasRequests {
+				ev.polls++
+				if s.Waiting > 0 {
+					ev.windowWaiting = true
+				}
+				if s.Running < float64(concurrency) && outBefore == int64(concurrency) && streams.outstanding.Load() == int64(concurrency) {
+					ev.shortPolls++
+				}
+			}
+			if err == nil && kvc != nil {
+				kvc.sample(s, complBefore, streams.completion.Load(), streams.decoding.Load())
 			}
 			if time.Since(lastProgress) >= 500*time.Millisecond {
 				el := time.Since(windowOpened)
@@ -184,10 +200,25 @@ measuring:
 		(!after.HasSpeculative || after.SpeculativeDrafts == before.SpeculativeDrafts) {
 		cell.Warnings = append(cell.Warnings, SpeculativeDidNotRun)
 	}
+	if beforeErr == nil && afterErr == nil && before.HasPreemptions && after.HasPreemptions {
+		n := int64(max(after.Preemptions-before.Preemptions, 0))
+		cell.Preemptions, ev.preemptions = &n, n
+	}
 	if beforeErr != nil || afterErr != nil {
 		cell.Warnings = append(cell.Warnings, "no /metrics around the window: server_total_tps not measured")
 	}
-	cell.Status, cell.Reason = windowStatus(queued, reason, sawWaiting, stats.activeAvg, concurrency)
+	if kvc != nil {
+		var warning string
+		cell.KVUsageCheck, warning = kvc.result(ref.Name(), r.kvCapacity, r.results.Server.KVCacheSource)
+		if cell.KVUsageCheck != nil {
+			r.kvChecked[ref.Context] = true
+		}
+		if warning != "" {
+			cell.Warnings = append(cell.Warnings, warning)
+			r.logf("warning: %s", warning)
+		}
+	}
+	cell.Status, cell.Reason, cell.Notes = cellStatus(ev, stats.activeAvg, concurrency)
 	return cell, nil
 }
 
@@ -195,14 +226,17 @@ measuring:
 // client streams past their first token, held for SteadyHold. It returns
 // queued=true (and why) when the server holds a stable queue instead
 // (running < C with waiting > 0, all running streams decoding, held) or the
-// timeout passes. A stream failure returns its error.
-func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref result.CellRef, progress func(result.Stage, time.Duration, float64)) (bool, string, error) {
+// timeout passes, and waited=true when the server reported waiting
+// requests once the conditions had first held (docs/method.md#statuses).
+// A stream failure returns its error.
+func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref result.CellRef, progress func(result.Stage, time.Duration, float64)) (queued bool, reason string, waited bool, err error) {
 	hold := r.cfg.SteadyHold
 	timeout := steadyBase + hold + time.Duration(float64(concurrency)*float64(ref.Context)/steadyPrefillRate*float64(time.Second))
 	timeout = min(timeout, steadyMax)
 	start := time.Now()
 	deadline := start.Add(timeout)
 	var heldSince, queuedSince time.Time
+	everHeld := false // the conditions have held at least once (the ramp-up is over)
 	var queuedRunning float64 = -1
 	misses := 0
 	tick := time.NewTicker(pollEvery)
@@ -210,13 +244,13 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 	for {
 		select {
 		case <-ctx.Done():
-			return false, "", context.Cause(ctx)
+			return false, "", waited, context.Cause(ctx)
 		case <-streams.failed:
-			return false, "", streamFailure{streams.failErr}
+			return false, "", waited, streamFailure{streams.failErr}
 		case <-tick.C:
 		}
 		if err := r.procExited(); err != nil {
-			return false, "", err
+			return false, "", waited, err
 		}
 		now := time.Now()
 		snap, _, merr := r.client.metrics(ctx)
@@ -224,10 +258,13 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 		decoding := streams.decoding.Load()
 		clientOK := streams.started.Load() == int64(concurrency)
 		serverOK := !haveGauges || (snap.Running == float64(concurrency) && snap.Waiting == 0)
+		if everHeld && haveGauges && snap.Waiting > 0 {
+			waited = true
+		}
 		if clientOK && serverOK {
 			misses = 0
 			if heldSince.IsZero() {
-				heldSince = now
+				heldSince, everHeld = now, true
 			}
 		} else if !heldSince.IsZero() {
 			// A stream that finished and is restarting shows for a moment:
@@ -237,7 +274,7 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 			}
 		}
 		if !heldSince.IsZero() && now.Sub(heldSince) >= hold {
-			return false, "", nil
+			return false, "", waited, nil
 		}
 		// A stable queue: the server runs fewer than C, the rest wait, and
 		// every running request is decoding.
@@ -246,7 +283,7 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 				queuedRunning, queuedSince = snap.Running, now
 			}
 			if now.Sub(queuedSince) >= hold {
-				return true, fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", snap.Running, concurrency, snap.Waiting), nil
+				return true, fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", snap.Running, concurrency, snap.Waiting), waited, nil
 			}
 		} else {
 			queuedSince = time.Time{}
@@ -256,7 +293,7 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 			if haveGauges {
 				msg += fmt.Sprintf("; server running %.0f, waiting %.0f", snap.Running, snap.Waiting)
 			}
-			return true, msg + "); measured anyway", nil
+			return true, msg + "); measured anyway", waited, nil
 		}
 		progress(result.StageWarmUp, now.Sub(start), 0)
 	}

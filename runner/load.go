@@ -65,6 +65,8 @@ type load struct {
 	decoding               atomic.Int64  // streams past their first token right now
 	started                atomic.Int64  // slots that have had a first token at least once
 	windowTokens           atomic.Int64  // tokens inside the window so far (for progress)
+	outstanding            atomic.Int64  // requests sent and not yet ended (docs/method.md#statuses)
+	completion             atomic.Int64  // completion tokens of the latest chunk of any stream: at C = 1, the stream's (the KV cross-check)
 	slots                  []slotStats
 	wg                     sync.WaitGroup
 	failOnce               sync.Once
@@ -132,6 +134,9 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 	timer := time.AfterFunc(l.firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
 	defer timer.Stop()
 
+	l.outstanding.Add(1)
+	defer l.outstanding.Add(-1)
+	l.completion.Store(0)
 	start := l.now()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, l.url, bytes.NewReader(body))
 	if err != nil {
@@ -236,6 +241,7 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 				provisionalInWindow++
 			}
 		}
+		l.completion.Store(prevCompl)
 		if ch.Finished {
 			sawFinish = true
 		}

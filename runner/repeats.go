@@ -41,8 +41,8 @@ func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
 
 // combineDecode merges repeated runs of a decode cell: the status is the
 // worst (an errored run is the result); an optional metric is combined only
-// when every run has it; the warnings add up; the token source is the least
-// exact.
+// when every run has it; the warnings, notes and preemptions add up; the
+// token source is the least exact; the KV cross-check is the first run's.
 func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 	if len(runs) == 1 {
 		return runs[0]
@@ -75,11 +75,16 @@ func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
 		c.Samples[m.Name] = xs
 	}
-	var warns []string
-	for _, x := range runs {
+	var warns, notes []string
+	for i, x := range runs {
 		warns = append(warns, x.Warnings...)
+		notes = append(notes, x.Notes...)
 		c.TokenSource = c.TokenSource.LeastExact(x.TokenSource)
+		if i > 0 && c.Preemptions != nil && x.Preemptions != nil {
+			n := *c.Preemptions + *x.Preemptions
+			c.Preemptions = &n
+		}
 	}
-	c.Warnings = warns
+	c.Warnings, c.Notes = warns, notes
 	return c
 }

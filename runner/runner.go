@@ -11,14 +11,16 @@
 // container.go runs a server from an image through docker or podman (the
 // container block) and finds the containers an earlier run left behind;
 // discovery.go learns version, GPUs, max_model_len and the KV capacity
-// (discoverKVCapacity); prompt.go builds every prompt and request body;
-// prefill.go and decode.go measure cells, traffic.go open-loop traffic
-// cells; search.go runs the SLO searches (docs/method.md#search),
-// each probe a decode cell; load.go drives the streams of a
-// decode cell and accounts their chunks to the window; status.go decides a
-// decode cell's status; repeats.go combines repeated runs over the metric
-// table; persist.go writes results.json and cells.jsonl; resume.go continues
-// an interrupted run; client.go talks to the server's control endpoints.
+// (discoverKVCapacity); kvcheck.go cross-checks that capacity against the
+// server's KV usage with one stream resident; prompt.go builds every
+// prompt and request body; prefill.go and decode.go measure cells,
+// traffic.go open-loop traffic cells; search.go runs the SLO searches
+// (docs/method.md#search), each probe a decode cell; load.go drives the
+// streams of a decode cell and accounts their chunks to the window;
+// status.go decides a decode cell's status from what the gate and the
+// window saw; repeats.go combines repeated runs over the metric table;
+// persist.go writes results.json and cells.jsonl; resume.go continues an
+// interrupted run; client.go talks to the server's control endpoints.
 package runner
 
 import (
@@ -96,10 +98,13 @@ type run struct {
 	client        *apiClient
 	maxModelLen   int
 	kvCapacity    int64
-	runID         string
-	cellsFile     *os.File
-	cellsDone     int
-	cellsTotal    int
+	// kvChecked are the contexts whose KV cross-check is done
+	// (docs/method.md#kv-capacity; kvcheck.go).
+	kvChecked  map[int]bool
+	runID      string
+	cellsFile  *os.File
+	cellsDone  int
+	cellsTotal int
 	// measuredRefs are the cells already measured (by a resumed run).
 	measuredRefs map[result.CellRef]bool
 	started      time.Time
@@ -131,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 	if cfg.SteadyHold <= 0 {
 		cfg.SteadyHold = plan.SteadyHold
 	}
-	r := &run{cfg: cfg, observer: cfg.Observer, started: time.Now()}
+	r := &run{cfg: cfg, observer: cfg.Observer, started: time.Now(), kvChecked: map[int]bool{}}
 	var b [6]byte
 	rand.Read(b[:])
 	r.runID = "slogate-" + hex.EncodeToString(b[:])

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
@@ -28,21 +29,66 @@ func (r *run) unrunnable(ref result.CellRef) (result.Status, string, bool) {
 	return "", "", false
 }
 
-// windowStatus is the status of a measured window: queued when the
-// steady-state gate found a stable queue or timed out (gateQueued, with its
-// reason), when the server reported waiting requests during the window, or
-// when fewer than 95% of the streams were active on average; valid
-// otherwise.
-func windowStatus(gateQueued bool, gateReason string, sawWaiting bool, activeAvg float64, concurrency int) (result.Status, string) {
-	switch {
-	case gateQueued:
-		return result.StatusQueued, gateReason
-	case sawWaiting:
-		return result.StatusQueued, "the server reported waiting requests during the window"
-	case activeAvg < 0.95*float64(concurrency):
-		return result.StatusQueued, fmt.Sprintf("only %.1f of %d streams active on average", activeAvg, concurrency)
+// waitEvidence is what the steady-state gate and the window saw of the
+// server making requests wait (docs/method.md#statuses).
+type waitEvidence struct {
+	// gateQueued is the gate's own finding: a stable queue, or its timeout
+	// (gateReason says which).
+	gateQueued bool
+	gateReason string
+	// gateWaiting: num_requests_waiting > 0 once the gate's conditions had
+	// first held (the ramp-up, when C requests arrive at once and are
+	// admitted over a few engine steps, does not count).
+	gateWaiting bool
+	// windowWaiting: num_requests_waiting > 0 in a poll of the window.
+	windowWaiting bool
+	// preemptions is Δnum_preemptions_total over the window; -1 unknown.
+	preemptions int64
+	// polls counts the window's polls that read the server's request
+	// gauges; shortPolls those of them where the client had all C
+	// requests outstanding and the server ran fewer than C.
+	polls, shortPolls int
+}
+
+// Thresholds of a sustained shortfall: fewer than C running while C were
+// outstanding in at least this share of the window's polls, and in at
+// least minShortPolls of them. A request between the client and the engine
+// (sent and not yet scheduled, or finished and its last chunk not yet
+// read) shows for milliseconds in one 250 ms poll now and then; a server
+// that does not run what it was sent shows in most of them.
+const (
+	sustainedShare = 0.25
+	minShortPolls  = 2
+)
+
+// cellStatus decides a measured decode cell's status: queued only when the
+// server made requests wait (docs/method.md#statuses), with every piece of
+// evidence in the reason; valid otherwise. The client's own restart gaps
+// lower active_avg and give a note, never the queued status.
+func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status result.Status, reason string, notes []string) {
+	if activeAvg < 0.95*float64(concurrency) {
+		notes = append(notes, fmt.Sprintf("%.1f of %d streams active on average: the client's restart gaps (a finished stream's next request before its first token), not server queueing", activeAvg, concurrency))
 	}
-	return result.StatusValid, ""
+	var why []string
+	if ev.gateQueued {
+		why = append(why, ev.gateReason)
+	}
+	switch {
+	case ev.windowWaiting:
+		why = append(why, "the server reported waiting requests during the window")
+	case ev.gateWaiting:
+		why = append(why, "the server reported waiting requests during the steady-state hold")
+	}
+	if ev.preemptions > 0 {
+		why = append(why, fmt.Sprintf("the server preempted %d requests during the window (vllm:num_preemptions_total)", ev.preemptions))
+	}
+	if ev.shortPolls >= minShortPolls && float64(ev.shortPolls) >= sustainedShare*float64(ev.polls) {
+		why = append(why, fmt.Sprintf("the server ran fewer than %d requests while %d were outstanding in %d of %d polls of the window", concurrency, concurrency, ev.shortPolls, ev.polls))
+	}
+	if len(why) == 0 {
+		return result.StatusValid, "", notes
+	}
+	return result.StatusQueued, strings.Join(why, "; "), notes
 }
 
 // statusRank orders the statuses of repeated runs of one cell from best to

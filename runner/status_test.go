@@ -4,66 +4,98 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
 
-func TestWindowStatus(t *testing.T) {
+// TestCellStatus: queued only when the server made requests wait
+// (docs/method.md#statuses); the client's restart gaps give a note.
+func TestCellStatus(t *testing.T) {
+	none := waitEvidence{preemptions: -1, polls: 8}
+	with := func(f func(*waitEvidence)) waitEvidence { ev := none; f(&ev); return ev }
 	tests := []struct {
 		name       string
-		gateQueued bool
-		sawWaiting bool
+		ev         waitEvidence
 		activeAvg  float64
 		want       result.Status
 		wantReason string
+		wantNote   string
 	}{
-		{name: "all streams active", activeAvg: 63.9, want: result.StatusValid},
-		{name: "the gate found a queue", gateQueued: true, activeAvg: 64, want: result.StatusQueued, wantReason: "gate reason"},
-		{name: "waiting requests during the window", sawWaiting: true, activeAvg: 64, want: result.StatusQueued,
-			wantReason: "the server reported waiting requests during the window"},
-		{name: "under 95% active", activeAvg: 60.7, want: result.StatusQueued, wantReason: "only 60.7 of 64 streams active on average"},
+		{name: "all streams active", ev: none, activeAvg: 63.9, want: result.StatusValid},
+		{name: "restart gaps are a note, not queued", ev: none, activeAvg: 55.2, want: result.StatusValid,
+			wantNote: "55.2 of 64 streams active on average: the client's restart gaps"},
+		{name: "the gate found a queue", ev: with(func(e *waitEvidence) { e.gateQueued, e.gateReason = true, "gate reason" }), activeAvg: 64,
+			want: result.StatusQueued, wantReason: "gate reason"},
+		{name: "waiting requests during the window", ev: with(func(e *waitEvidence) { e.windowWaiting = true }), activeAvg: 64,
+			want: result.StatusQueued, wantReason: "the server reported waiting requests during the window"},
+		{name: "waiting requests during the steady-state hold", ev: with(func(e *waitEvidence) { e.gateWaiting = true }), activeAvg: 64,
+			want: result.StatusQueued, wantReason: "the server reported waiting requests during the steady-state hold"},
+		{name: "preemptions during the window", ev: with(func(e *waitEvidence) { e.preemptions = 3 }), activeAvg: 64,
+			want: result.StatusQueued, wantReason: "the server preempted 3 requests during the window"},
+		{name: "no preemptions", ev: with(func(e *waitEvidence) { e.preemptions = 0 }), activeAvg: 64, want: result.StatusValid},
+		{name: "fewer running than outstanding for a sustained part", ev: with(func(e *waitEvidence) { e.shortPolls = 2 }), activeAvg: 64,
+			want: result.StatusQueued, wantReason: "the server ran fewer than 64 requests while 64 were outstanding in 2 of 8 polls"},
+		{name: "one short poll is a request in transit", ev: with(func(e *waitEvidence) { e.shortPolls = 1 }), activeAvg: 64, want: result.StatusValid},
+		{name: "every piece of evidence is in the reason", ev: with(func(e *waitEvidence) { e.windowWaiting, e.preemptions = true, 2 }), activeAvg: 64,
+			want: result.StatusQueued, wantReason: "the server reported waiting requests during the window; the server preempted 2 requests"},
+		{name: "short polls under a quarter of the window", ev: with(func(e *waitEvidence) { e.shortPolls, e.polls = 3, 40 }), activeAvg: 64, want: result.StatusValid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, reason := windowStatus(tc.gateQueued, "gate reason", tc.sawWaiting, tc.activeAvg, 64)
-			if got != tc.want || reason != tc.wantReason {
-				t.Errorf("windowStatus = %s %q, want %s %q", got, reason, tc.want, tc.wantReason)
+			got, reason, notes := cellStatus(tc.ev, tc.activeAvg, 64)
+			if got != tc.want || !strings.HasPrefix(reason, tc.wantReason) || (tc.wantReason == "") != (reason == "") {
+				t.Errorf("cellStatus = %s %q, want %s %q", got, reason, tc.want, tc.wantReason)
+			}
+			if note := strings.Join(notes, "\n"); (tc.wantNote == "") != (note == "") || !strings.Contains(note, tc.wantNote) {
+				t.Errorf("notes = %q, want %q", note, tc.wantNote)
 			}
 		})
 	}
 }
 
-// TestDiscoverKVCapacity: /metrics first, then the server's log, then the
-// spec's kv_cache_tokens.
+// TestDiscoverKVCapacity: the spec, then kv_cache_size_tokens × engines,
+// then the log lines summed over engines, then num_gpu_blocks × block_size
+// once (with a warning), else unknown (docs/method.md#kv-capacity).
 func TestDiscoverKVCapacity(t *testing.T) {
 	logWith := filepath.Join(t.TempDir(), "server.log")
-	os.WriteFile(logWith, []byte("INFO kv_cache_utils.py:1087] GPU KV cache size: 7,000 tokens\n"), 0o644)
+	os.WriteFile(logWith, []byte("(EngineCore_DP0 pid=2) INFO kv_cache_utils.py:1308] GPU KV cache size: 7,000 tokens, Maximum concurrency for 1,000 tokens per request: 7.00x\n"+
+		"(EngineCore_DP1 pid=3) INFO kv_cache_utils.py:1308] GPU KV cache size: 7,000 tokens, Maximum concurrency for 1,000 tokens per request: 7.00x\n"), 0o644)
 	specTokens := int64(5000)
 	tests := []struct {
-		name       string
-		kvBlocks   int    // in /metrics (× 16 tokens)
-		log        string // the launched server's log ("" = an endpoint)
-		spec       *int64
-		wantTokens int64
-		wantSource string
+		name        string
+		fake        func() *fakeVLLM
+		log         string // the launched server's log ("" = an endpoint)
+		spec        *int64
+		wantTokens  int64
+		wantSource  string
+		wantWarning string
 	}{
-		{name: "metrics beat the log and the spec", kvBlocks: 600, log: logWith, spec: &specTokens, wantTokens: 9600, wantSource: "metrics"},
-		{name: "the log beats the spec", log: logWith, spec: &specTokens, wantTokens: 7000, wantSource: "log"},
-		{name: "the spec when the server says nothing", spec: &specTokens, wantTokens: 5000, wantSource: "spec"},
-		{name: "unknown", wantTokens: 0, wantSource: ""},
+		{name: "the spec beats everything", fake: func() *fakeVLLM { return &fakeVLLM{kvBlocks: 600, kvSizeTokens: 4800, engines: 2} }, log: logWith, spec: &specTokens,
+			wantTokens: 5000, wantSource: "spec"},
+		{name: "kv_cache_size_tokens × engines beats the log", fake: func() *fakeVLLM { return &fakeVLLM{kvBlocks: 600, kvSizeTokens: 4800, engines: 2} }, log: logWith,
+			wantTokens: 9600, wantSource: "metrics"},
+		{name: "the log, summed over engines, beats num_gpu_blocks × block_size", fake: func() *fakeVLLM { return &fakeVLLM{kvBlocks: 600, engines: 2, noKVSize: true} }, log: logWith,
+			wantTokens: 14000, wantSource: "log"},
+		{name: "num_gpu_blocks × block_size once, not per engine, with a warning", fake: func() *fakeVLLM { return &fakeVLLM{kvBlocks: 600, engines: 2, noKVSize: true} },
+			wantTokens: 9600, wantSource: "metrics-estimate", wantWarning: "wrong for hybrid models"},
+		{name: "unknown", fake: func() *fakeVLLM { return &fakeVLLM{} }, wantWarning: "KV cache capacity unknown"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := (&fakeVLLM{kvBlocks: tc.kvBlocks}).start(t)
+			s := tc.fake().start(t)
 			r := &run{cfg: Config{Server: &spec.Server{Name: "q", KVCacheTokens: tc.spec}}, client: newAPIClient(s.URL, "", "qwen")}
 			if tc.log != "" {
 				r.serverProcess = &process{logPath: tc.log}
 			}
-			tokens, source := r.discoverKVCapacity(context.Background())
+			tokens, source, warning := r.discoverKVCapacity(context.Background())
 			if tokens != tc.wantTokens || source != tc.wantSource {
 				t.Errorf("discoverKVCapacity = %d %q, want %d %q", tokens, source, tc.wantTokens, tc.wantSource)
+			}
+			if (tc.wantWarning == "") != (warning == "") || !strings.Contains(warning, tc.wantWarning) {
+				t.Errorf("warning = %q, want one containing %q", warning, tc.wantWarning)
 			}
 		})
 	}
