@@ -1,0 +1,321 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	res "github.com/slogate/slogate/result"
+)
+
+// Capacity and status truth on vLLM-shaped servers (docs/method.md#kv-capacity,
+// docs/method.md#statuses): the simulator exposes its KV cache as vLLM does
+// (docs/vllm.md#cache-config-info), with data parallelism, a hybrid model's
+// block layout and older builds' log lines, and the runner must read the
+// real capacity from it.
+
+// hybridDP2 is a hybrid model on two data-parallel engines of 100,000
+// tokens each: num_gpu_blocks × block_size is about twice the capacity.
+const hybridDP2 = `"-dp", "2", "--sim-hybrid", "--sim-kv-tokens", "100000", "--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-prefill-tps", "1000000"`
+
+// kvTruth is what a simulator says about its KV cache on /metrics.
+type kvTruth struct {
+	sizePerEngine int64 // kv_cache_size_tokens (the capacity of one engine)
+	engines       int
+	blocksTimes   int64 // num_gpu_blocks × block_size, as a naive reader takes them
+}
+
+// capacity is the server's true capacity: every engine's.
+func (k kvTruth) capacity() int64 { return k.sizePerEngine * int64(k.engines) }
+
+var (
+	cacheInfoRe = regexp.MustCompile(`(?m)^vllm:cache_config_info\{(.*)\} 1`)
+	labelRe     = regexp.MustCompile(`(\w+)="([^"]*)"`)
+)
+
+// simKVTruth starts a simulator with args (quoted, comma-separated, as in a
+// spec) and reads its vllm:cache_config_info series with regular
+// expressions, independently of the runner's reader. The simulator runs
+// until the test ends (under its own mark, checked after it is stopped).
+func simKVTruth(t *testing.T, args string) kvTruth {
+	t.Helper()
+	mark := newMark(t) + "-truth"
+	t.Cleanup(func() { noLeftovers(t, mark) }) // runs after startSim's cleanup stops it
+	var argv []string
+	for _, a := range strings.Split(args, ",") {
+		argv = append(argv, strings.Trim(strings.TrimSpace(a), `"`))
+	}
+	base := startSim(t, mark, "Qwen/Qwen3.5-4B", append([]string{"--served-model-name", "qwen", "--max-model-len", "16384"}, argv...)...)
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	var k kvTruth
+	for _, m := range cacheInfoRe.FindAllStringSubmatch(string(page), -1) {
+		labels := map[string]string{}
+		for _, l := range labelRe.FindAllStringSubmatch(m[1], -1) {
+			labels[l[1]] = l[2]
+		}
+		size, _ := strconv.ParseInt(labels["kv_cache_size_tokens"], 10, 64)
+		blocks, _ := strconv.ParseInt(labels["num_gpu_blocks"], 10, 64)
+		bs, _ := strconv.ParseInt(labels["block_size"], 10, 64)
+		k.sizePerEngine, k.blocksTimes = size, blocks*bs
+		k.engines++
+	}
+	if k.sizePerEngine == 0 || k.engines == 0 {
+		t.Fatalf("no kv_cache_size_tokens in the simulator's /metrics:\n%s", page)
+	}
+	return k
+}
+
+// hybridMatrix measures 8K × 1 (the KV cross-check) and lists 8K × 32, which
+// needs 32 × (8,192 + 256) = 270,336 tokens: over the true 200K, under
+// num_gpu_blocks × block_size.
+const hybridMatrix = `
+measure {
+  duration   = "1s"
+  max_output = 256
+}
+matrix "decode" {
+  contexts    = ["8K"]
+  concurrency = [1, 32]
+}
+`
+
+const need8Kx32 = 32 * (8192 + 256)
+
+// TestCapacityDataParallelHybrid: with two engines and a hybrid layout the
+// capacity is kv_cache_size_tokens × 2 (source "metrics"), not
+// num_gpu_blocks × block_size (once or per engine); 8K × 32 is over
+// capacity; the concurrency-1 cross-check, reading the usage of the engine
+// holding the stream, agrees with it.
+func TestCapacityDataParallelHybrid(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	truth := simKVTruth(t, hybridDP2)
+	if truth.engines != 2 || truth.blocksTimes < need8Kx32 || truth.capacity() >= need8Kx32 {
+		t.Fatalf("premise: %+v should be 2 engines whose blocks × size fit 8K × 32 (%d tokens) and whose capacity does not", truth, need8Kx32)
+	}
+	o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "", hybridDP2, hybridMatrix))
+	if o.r.Code != 0 || o.results == nil {
+		t.Fatalf("want exit 0\n%s", o.dump())
+	}
+	if s := o.results.Server; s.KVCacheTokens != truth.capacity() || s.KVCacheSource != res.KVSourceMetrics {
+		t.Errorf("capacity %d from %q, want %d (2 × kv_cache_size_tokens %d) from metrics; num_gpu_blocks × block_size is %d",
+			s.KVCacheTokens, s.KVCacheSource, truth.capacity(), truth.sizePerEngine, truth.blocksTimes)
+	}
+	cells := decodeCells(t, o, 2)
+	if c := cells["ctx=8K/conc=32"]; c.Status != res.StatusOverCapacity {
+		t.Errorf("8K × 32: status %s, want over_capacity (%d tokens > %d)", c.Status, need8Kx32, truth.capacity())
+	}
+	c := cells["ctx=8K/conc=1"]
+	check := c.KVUsageCheck
+	if c.Status != res.StatusValid || check == nil {
+		t.Fatalf("8K × 1: status %s (%s), kv_usage_check %+v; want valid with a check", c.Status, c.Reason, check)
+	}
+	if check.Engines != 2 || !within(float64(check.ImpliedCapacityTokens), float64(truth.capacity()), 0.05) || len(c.Warnings) != 0 {
+		t.Errorf("8K × 1: kv_usage_check %+v, warnings %q; want 2 engines and an implied capacity within 5%% of %d, no warning",
+			check, c.Warnings, truth.capacity())
+	}
+	if check.ResidentTokens <= 8192 || check.ResidentTokens > 8192+256 || check.Samples == 0 {
+		t.Errorf("8K × 1: resident %d tokens in %d samples, want 8,192 + the tokens generated so far", check.ResidentTokens, check.Samples)
+	}
+}
+
+// TestCapacityFromLogLines: a build before the kv_cache_size_tokens label
+// (--sim-no-kv-size-label: two log lines per engine) gives the capacity
+// from the "GPU KV cache size" lines, summed over the engines.
+func TestCapacityFromLogLines(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	truth := simKVTruth(t, hybridDP2)
+	// Only the over-capacity cell: nothing is measured.
+	o := runFault(t, mark, time.Minute, "-sim", "-run", "conc=32", faultSpec(t, freePort(t), "", hybridDP2+`, "--sim-no-kv-size-label"`, hybridMatrix))
+	if o.r.Code != 0 || o.results == nil {
+		t.Fatalf("want exit 0\n%s", o.dump())
+	}
+	if s := o.results.Server; s.KVCacheTokens != truth.capacity() || s.KVCacheSource != res.KVSourceLog {
+		t.Errorf("capacity %d from %q, want %d (two engines' log lines) from log", s.KVCacheTokens, s.KVCacheSource, truth.capacity())
+	}
+	if c := decodeCells(t, o, 1)["ctx=8K/conc=32"]; c.Status != res.StatusOverCapacity {
+		t.Errorf("8K × 32: status %s, want over_capacity", c.Status)
+	}
+}
+
+// TestCapacitySpecWinsAndCrossCheckWarns: the spec's kv_cache_tokens beats
+// both the metric and the log lines the server offers; set to twice the
+// truth, the concurrency-1 cross-check warns that it is suspect, and
+// leaves the capacity as the spec says.
+func TestCapacitySpecWinsAndCrossCheckWarns(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	truth := simKVTruth(t, hybridDP2)
+	specKV := 2 * truth.capacity()
+	o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), fmt.Sprintf("  kv_cache_tokens = %d", specKV), hybridDP2, `
+measure {
+  duration   = "1s"
+  max_output = 256
+}
+matrix "decode" {
+  contexts    = ["8K"]
+  concurrency = [1]
+}
+`))
+	if o.r.Code != 0 || o.results == nil {
+		t.Fatalf("want exit 0\n%s", o.dump())
+	}
+	if s := o.results.Server; s.KVCacheTokens != specKV || s.KVCacheSource != res.KVSourceSpec {
+		t.Errorf("capacity %d from %q, want the spec's %d", s.KVCacheTokens, s.KVCacheSource, specKV)
+	}
+	c := decodeCells(t, o, 1)["ctx=8K/conc=1"]
+	if c.KVUsageCheck == nil || !within(float64(c.KVUsageCheck.ImpliedCapacityTokens), float64(truth.capacity()), 0.05) {
+		t.Fatalf("8K × 1: kv_usage_check %+v, want an implied capacity within 5%% of the truth %d", c.KVUsageCheck, truth.capacity())
+	}
+	warned := strings.Join(c.Warnings, "\n")
+	for _, want := range []string{"KV cross-check", "from spec, is 2.0", "the spec's kv_cache_tokens is suspect"} {
+		if !strings.Contains(warned, want) {
+			t.Errorf("8K × 1 warnings %q lack %q", c.Warnings, want)
+		}
+	}
+	o.wantSaid(t, "the spec's kv_cache_tokens is suspect")
+}
+
+// TestStatusRestartGapsAreNotQueued: short outputs restart streams often,
+// so fewer than C are past their first token on average, on a server with
+// ample KV and no cap: valid, with a note, never queued.
+func TestStatusRestartGapsAreNotQueued(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "", `"--sim-prefill-tps", "1000000"`, `
+measure {
+  duration   = "2s"
+  max_output = 64
+}
+matrix "decode" {
+  contexts    = ["8K"]
+  concurrency = [16]
+}
+`))
+	if o.r.Code != 0 || o.results == nil {
+		t.Fatalf("want exit 0\n%s", o.dump())
+	}
+	c := decodeCells(t, o, 1)["ctx=8K/conc=16"]
+	if c.Status != res.StatusValid {
+		t.Errorf("8K × 16: status %s (%s), want valid", c.Status, c.Reason)
+	}
+	// The premise: the restart gaps show in active_avg (64-token outputs
+	// take well under a second; each restart waits for its first token).
+	if c.ActiveAvg >= 0.95*16 || len(c.Notes) == 0 || !strings.Contains(c.Notes[0], "restart gaps") {
+		t.Errorf("8K × 16: active_avg %.2f, notes %q; want under 15.2 with a note on restart gaps", c.ActiveAvg, c.Notes)
+	}
+}
+
+// TestStatusQueuedBeyondMaxNumSeqs: 16 streams on a server that runs 8.
+func TestStatusQueuedBeyondMaxNumSeqs(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "", fastSim+`, "--max-num-seqs", "8"`, `
+measure {
+  duration   = "1s"
+  max_output = 1024
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [16]
+}
+`))
+	if o.r.Code != 0 || o.results == nil {
+		t.Fatalf("want exit 0\n%s", o.dump())
+	}
+	c := decodeCells(t, o, 1)["ctx=1K/conc=16"]
+	if c.Status != res.StatusQueued || !strings.Contains(c.Reason, "the server ran 8 of 16 requests; 8 waited") {
+		t.Errorf("1K × 16: status %s (%s), want queued: the server ran 8 of 16 requests; 8 waited", c.Status, c.Reason)
+	}
+}
+
+// TestStatusQueuedOnPreemption: with --sim-preempt the server admits all 8
+// streams and preempts when their growing outputs fill the KV cache
+// (8 × (1,024 + 2,304) tokens: about 4.6 s in at 2 ms a token, after the
+// 3 s hold, inside the 3 s window). The spec's kv_cache_tokens lets the
+// cell run although 8 × (1,024 + 4,096) do not fit.
+func TestStatusQueuedOnPreemption(t *testing.T) {
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "  kv_cache_tokens = 1000000",
+		`"--sim-preempt", "--sim-kv-tokens", "26624", "--sim-tbt", "2ms", "--sim-ttft", "20ms", "--sim-prefill-tps", "1000000"`, `
+measure {
+  duration   = "3s"
+  max_output = 4096
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [8]
+}
+`))
+	if o.r.Code != 0 || o.results == nil {
+		t.Fatalf("want exit 0\n%s", o.dump())
+	}
+	c := decodeCells(t, o, 1)["ctx=1K/conc=8"]
+	if c.Status != res.StatusQueued || c.Preemptions == nil || *c.Preemptions == 0 || !strings.Contains(c.Reason, "preempted") {
+		t.Errorf("1K × 8: status %s (%s), preemptions %v; want queued with preemptions > 0 in the reason", c.Status, c.Reason, deref64(c.Preemptions))
+	}
+}
+
+// TestMidStreamErrorShapes: both shapes of docs/vllm.md#mid-stream-errors
+// make the cell an error carrying the server's message.
+func TestMidStreamErrorShapes(t *testing.T) {
+	for _, tc := range []struct{ name, args string }{
+		{name: "nested", args: `"--sim-midstream-error-after", "5"`},
+		{name: "flat", args: `"--sim-midstream-error-after", "5", "--sim-flat-errors"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mark := newMark(t)
+			defer noLeftovers(t, mark)
+			o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "", fastSim+", "+tc.args, `
+measure {
+  duration   = "1s"
+  max_output = 256
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1]
+}
+`))
+			if o.r.Code != 3 || o.results == nil {
+				t.Fatalf("want exit 3 (a cell could not be measured)\n%s", o.dump())
+			}
+			const msg = "server error in stream: simulated mid-stream error (--sim-midstream-error-after) (InternalServerError)"
+			if c := decodeCells(t, o, 1)["ctx=1K/conc=1"]; c.Status != res.StatusError || !strings.Contains(c.Reason, msg) {
+				t.Errorf("1K × 1: status %s reason %q, want error with %q", c.Status, c.Reason, msg)
+			}
+		})
+	}
+}
+
+// decodeCells returns the run's decode cells by "ctx=8K/conc=1", failing
+// unless there are n.
+func decodeCells(t *testing.T, o outcome, n int) map[string]res.DecodeCell {
+	t.Helper()
+	cells := map[string]res.DecodeCell{}
+	for _, c := range o.results.Decode {
+		cells[strings.TrimPrefix(c.Ref().Name(), "decode/")] = c
+	}
+	if len(o.results.Decode) != n {
+		t.Fatalf("%d decode cells, want %d\n%s", len(o.results.Decode), n, o.dump())
+	}
+	return cells
+}
+
+func deref64(p *int64) string {
+	if p == nil {
+		return "nil"
+	}
+	return strconv.FormatInt(*p, 10)
+}
