@@ -29,6 +29,10 @@ type fakeVLLM struct {
 	truncate     bool          // close after the first chunk without [DONE]
 	stallAfter   int           // stop sending (without closing) after this many chunks
 	waiting      float64       // reported num_requests_waiting
+	// waitingFn, when set, gives num_requests_waiting from the time since
+	// the first generation request (0 before it).
+	waitingFn    func(sinceFirst time.Duration) float64
+	firstRequest atomic.Int64 // unix ns of the first generation request
 	running      atomic.Int64
 	generated    atomic.Int64
 	requests     atomic.Int64
@@ -110,7 +114,11 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", f.model, f.running.Load())
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.model, f.waiting)
+		waiting := f.waiting
+		if first := f.firstRequest.Load(); f.waitingFn != nil && first > 0 {
+			waiting = f.waitingFn(time.Since(time.Unix(0, first)))
+		}
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.model, waiting)
 		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.model, f.generated.Load())
 		if f.kvBlocks > 0 || f.kvSizeTokens > 0 {
 			size := "None" // docs/vllm.md#cache-config-info: unset fields render as "None"
@@ -129,6 +137,7 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 	})
 	generate := func(w http.ResponseWriter, r *http.Request, chat bool) {
 		f.requests.Add(1)
+		f.firstRequest.CompareAndSwap(0, time.Now().UnixNano())
 		var body map[string]any
 		json.NewDecoder(r.Body).Decode(&body)
 		f.lastBody.Store(body)

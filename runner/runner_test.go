@@ -342,6 +342,45 @@ func TestRunQueued(t *testing.T) {
 	}
 }
 
+// TestRunWaitingDuringTheHold: one poll with a waiting request after the
+// steady-state gate's conditions first held does not break the hold (a
+// restart shows for a moment), but the server made a request wait: the cell
+// is queued. Waiting requests during the ramp-up, before the conditions
+// first held, are the C requests being admitted: valid
+// (docs/method.md#statuses).
+func TestRunWaitingDuringTheHold(t *testing.T) {
+	tests := []struct {
+		name       string
+		from, to   time.Duration // since the first request, num_requests_waiting = 1
+		want       result.Status
+		wantReason string
+	}{
+		{name: "in the hold", from: 600 * time.Millisecond, to: 850 * time.Millisecond, // one 250 ms poll, inside a 1 s hold
+			want: result.StatusQueued, wantReason: "the server reported waiting requests during the steady-state hold"},
+		{name: "in the ramp-up", from: 0, to: 400 * time.Millisecond, want: result.StatusValid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, waitingFn: func(since time.Duration) float64 {
+				if since >= tc.from && since < tc.to {
+					return 1
+				}
+				return 0
+			}}
+			s := f.start(t)
+			cfg := testConfig(t, s.URL, smallSpec(2), "decode")
+			cfg.SteadyHold = time.Second
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Decode) != 1 || res.Decode[0].Status != tc.want || res.Decode[0].Reason != tc.wantReason {
+				t.Fatalf("decode = %+v, want one cell %s %q", res.Decode, tc.want, tc.wantReason)
+			}
+		})
+	}
+}
+
 func TestRunStreamErrorMakesCellError(t *testing.T) {
 	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, midError: true}
 	s := f.start(t)
