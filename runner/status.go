@@ -62,28 +62,29 @@ const (
 )
 
 // cellStatus decides a measured decode cell's status: queued only when the
-// server made requests wait (docs/method.md#statuses), with every piece of
-// evidence in the reason; valid otherwise. The client's own restart gaps
+// server made requests wait (docs/method.md#statuses), with the evidence in
+// the reason; valid otherwise. The client's own restart gaps
 // lower active_avg and give a note, never the queued status.
 func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status result.Status, reason string, notes []string) {
 	if activeAvg < 0.95*float64(concurrency) {
 		notes = append(notes, fmt.Sprintf("%.1f of %d streams active on average: the client's restart gaps (a finished stream's next request before its first token), not server queueing", activeAvg, concurrency))
 	}
+	// The first sign of a queue says it (a stable queue at the gate also
+	// shows as waiting requests and a shortfall in the window), and
+	// preemptions are added: they are a different way of waiting.
 	var why []string
-	if ev.gateQueued {
-		why = append(why, ev.gateReason)
-	}
 	switch {
+	case ev.gateQueued:
+		why = append(why, ev.gateReason)
 	case ev.windowWaiting:
 		why = append(why, "the server reported waiting requests during the window")
 	case ev.gateWaiting:
 		why = append(why, "the server reported waiting requests during the steady-state hold")
+	case ev.shortPolls >= minShortPolls && float64(ev.shortPolls) >= sustainedShare*float64(ev.polls):
+		why = append(why, fmt.Sprintf("the server ran fewer than %d requests while %d were outstanding in %d of %d polls of the window", concurrency, concurrency, ev.shortPolls, ev.polls))
 	}
 	if ev.preemptions > 0 {
 		why = append(why, fmt.Sprintf("the server preempted %d requests during the window (vllm:num_preemptions_total)", ev.preemptions))
-	}
-	if ev.shortPolls >= minShortPolls && float64(ev.shortPolls) >= sustainedShare*float64(ev.polls) {
-		why = append(why, fmt.Sprintf("the server ran fewer than %d requests while %d were outstanding in %d of %d polls of the window", concurrency, concurrency, ev.shortPolls, ev.polls))
 	}
 	if len(why) == 0 {
 		return result.StatusValid, "", notes

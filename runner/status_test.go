@@ -34,19 +34,22 @@ func TestCellStatus(t *testing.T) {
 		{name: "waiting requests during the steady-state hold", ev: with(func(e *waitEvidence) { e.gateWaiting = true }), activeAvg: 64,
 			want: result.StatusQueued, wantReason: "the server reported waiting requests during the steady-state hold"},
 		{name: "preemptions during the window", ev: with(func(e *waitEvidence) { e.preemptions = 3 }), activeAvg: 64,
-			want: result.StatusQueued, wantReason: "the server preempted 3 requests during the window"},
+			want: result.StatusQueued, wantReason: "the server preempted 3 requests during the window (vllm:num_preemptions_total)"},
 		{name: "no preemptions", ev: with(func(e *waitEvidence) { e.preemptions = 0 }), activeAvg: 64, want: result.StatusValid},
 		{name: "fewer running than outstanding for a sustained part", ev: with(func(e *waitEvidence) { e.shortPolls = 2 }), activeAvg: 64,
-			want: result.StatusQueued, wantReason: "the server ran fewer than 64 requests while 64 were outstanding in 2 of 8 polls"},
+			want: result.StatusQueued, wantReason: "the server ran fewer than 64 requests while 64 were outstanding in 2 of 8 polls of the window"},
 		{name: "one short poll is a request in transit", ev: with(func(e *waitEvidence) { e.shortPolls = 1 }), activeAvg: 64, want: result.StatusValid},
-		{name: "every piece of evidence is in the reason", ev: with(func(e *waitEvidence) { e.windowWaiting, e.preemptions = true, 2 }), activeAvg: 64,
-			want: result.StatusQueued, wantReason: "the server reported waiting requests during the window; the server preempted 2 requests"},
+		{name: "waiting and preemptions are both in the reason", ev: with(func(e *waitEvidence) { e.windowWaiting, e.preemptions = true, 2 }), activeAvg: 64,
+			want: result.StatusQueued, wantReason: "the server reported waiting requests during the window; the server preempted 2 requests during the window (vllm:num_preemptions_total)"},
+		{name: "a stable queue at the gate says it for the window too", ev: with(func(e *waitEvidence) {
+			e.gateQueued, e.gateReason, e.windowWaiting, e.shortPolls = true, "the server ran 24 of 32 requests; 8 waited", true, 8
+		}), activeAvg: 24, want: result.StatusQueued, wantReason: "the server ran 24 of 32 requests; 8 waited", wantNote: "24.0 of 64"},
 		{name: "short polls under a quarter of the window", ev: with(func(e *waitEvidence) { e.shortPolls, e.polls = 3, 40 }), activeAvg: 64, want: result.StatusValid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, reason, notes := cellStatus(tc.ev, tc.activeAvg, 64)
-			if got != tc.want || !strings.HasPrefix(reason, tc.wantReason) || (tc.wantReason == "") != (reason == "") {
+			if got != tc.want || reason != tc.wantReason {
 				t.Errorf("cellStatus = %s %q, want %s %q", got, reason, tc.want, tc.wantReason)
 			}
 			if note := strings.Join(notes, "\n"); (tc.wantNote == "") != (note == "") || !strings.Contains(note, tc.wantNote) {
