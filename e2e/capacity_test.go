@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -318,4 +321,95 @@ func deref64(p *int64) string {
 		return "nil"
 	}
 	return strconv.FormatInt(*p, 10)
+}
+
+// TestSeedCapacityOnTheSimulator: each seed spec's launch, on a simulator
+// exposing itself as that server really does (Qwen3.5 and Ling are hybrid:
+// -var sim_args=["--sim-hybrid"]; GLM is one engine on two GPUs), gives a
+// KV capacity from the metrics inside the bounds the seed report sets (its
+// largest measured cell fits, its smallest over-capacity cell does not:
+// sim/profiles/*.json kv_cache_tokens_bounds), and the seed's
+// over-capacity cells are skipped as over capacity. Only those cells are
+// selected, so only their contexts' cold prefills are measured, made quick
+// with fastPrefill.
+func TestSeedCapacityOnTheSimulator(t *testing.T) {
+	const fastPrefill = `"--sim-prefill-tps", "100000000"`
+	for _, tc := range []struct {
+		name, spec, simArgs string
+		over                []string // the seed report's over-capacity cells
+	}{
+		{name: "qwen", spec: "qwen3.5-4b-h200-dflash.hcl", simArgs: `["--sim-hybrid", ` + fastPrefill + `]`, over: []string{"251K/conc=128"}},
+		{name: "ling", spec: "ling-3.0-flash-int4-h200x2.hcl", simArgs: `["--sim-hybrid", ` + fastPrefill + `]`, over: []string{"128K/conc=128", "251K/conc=64", "251K/conc=128"}},
+		{name: "glm", spec: "glm-5.3-flash-nvfp4-h200x2.hcl", simArgs: `[` + fastPrefill + `]`, over: []string{"32K/conc=128", "64K/conc=64", "128K/conc=32",
+			"256K/conc=16", "512K/conc=8", "1019K/conc=4", "1019K/conc=128"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mark := newMark(t)
+			t.Cleanup(func() { noLeftovers(t, mark) }) // after startSim's cleanup
+			spec := "../specs/" + tc.spec
+			const key = "e2e-seed-key"
+			env := []string{"VLLM_API_KEY=" + key}
+			plan := slogate(t, mark, 30*time.Second, "", env, "plan", "-format", "json", "-var", "sim_args="+tc.simArgs, spec)
+			var p struct {
+				Servers []struct{ Argv []string }
+			}
+			if err := json.Unmarshal([]byte(plan.Stdout), &p); plan.Code != 0 || err != nil || len(p.Servers) != 1 || len(p.Servers[0].Argv) < 3 {
+				t.Fatalf("plan: exit %d, %v\n%s%s", plan.Code, err, plan.Stdout, plan.Stderr)
+			}
+			argv := p.Servers[0].Argv
+			var args []string // after "serve MODEL", without --host/--port (startSim sets them), the key filled in
+			for i := 3; i < len(argv); i++ {
+				switch argv[i] {
+				case "--host", "--port":
+					i++
+				case "<redacted>":
+					args = append(args, key)
+				default:
+					args = append(args, argv[i])
+				}
+			}
+			base := startSim(t, mark, argv[2], args...)
+			var names []string
+			for _, c := range tc.over {
+				names = append(names, regexp.QuoteMeta(tc.name+"/decode/ctx="+c))
+			}
+			out := t.TempDir()
+			r := slogate(t, mark, time.Minute, "", env, "run", "-endpoint", base, "-var", "sim_args="+tc.simArgs,
+				"-run", "^("+strings.Join(names, "|")+")$", "-out", out, spec)
+			if r.Code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+			}
+			results := readResults(t, out)
+			lo, hi := profileKVBounds(t, tc.name)
+			if s := results.Server; s.KVCacheSource != res.KVSourceMetrics || s.KVCacheTokens < lo || s.KVCacheTokens >= hi {
+				t.Errorf("capacity %d from %q, want from metrics in [%d, %d) (the seed's largest measured cell fits, its smallest over-capacity cell does not)",
+					s.KVCacheTokens, s.KVCacheSource, lo, hi)
+			}
+			if len(results.Decode) != len(tc.over) {
+				t.Fatalf("%d decode cells, want %d\n%s", len(results.Decode), len(tc.over), r.Stdout)
+			}
+			for _, c := range results.Decode {
+				if c.Status != res.StatusOverCapacity {
+					t.Errorf("%s: status %s, want over_capacity as in the seed report", c.Ref().Name(), c.Status)
+				}
+			}
+		})
+	}
+}
+
+// profileKVBounds reads a simulator profile's kv_cache_tokens_bounds: the
+// capacity range the seed report allows.
+func profileKVBounds(t *testing.T, profile string) (lo, hi int64) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "sim", "profiles", profile+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Bounds [2]int64 `json:"kv_cache_tokens_bounds"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil || p.Bounds[1] <= p.Bounds[0] {
+		t.Fatalf("%s.json: bounds %v, %v", profile, p.Bounds, err)
+	}
+	return p.Bounds[0], p.Bounds[1]
 }

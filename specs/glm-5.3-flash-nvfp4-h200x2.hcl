@@ -15,6 +15,12 @@ variable "vllm_command" {
   default     = "${env("HOME")}/env_h200-nvidia-glm53flash-dflash2-vllm-3b5189828/bin/vllm"
 }
 
+variable "sim_args" {
+  description = "Simulator flags appended to the launch, for `slogate run -sim` only (a real vLLM rejects them). The simulator already exposes this launch as vLLM does: tensor parallel 2 on two GPUs is one engine (data_parallel_size = 1), so one vllm:cache_config_info series and one KV log line."
+  type        = list(string)
+  default     = []
+}
+
 server "glm" {
   command                = var.vllm_command
   model                  = "nvidia/GLM-5.3-Flash-NVFP4"
@@ -36,7 +42,7 @@ server "glm" {
       kv_cache_dtype = "auto" # the draft model keeps its own KV cache dtype
     }
   }
-  args = [
+  args = concat([
     "--reasoning-parser", "glm45",
     "--enable-auto-tool-choice",
     "--tool-call-parser", "glm47",
@@ -45,7 +51,7 @@ server "glm" {
     "--enable-chunked-prefill",
     "--linear-backend", "humming",
     "--moe-backend", "humming",
-  ]
+  ], var.sim_args)
   env = {
     VLLM_USE_V2_MODEL_RUNNER    = "1"
     VLLM_ENGINE_READY_TIMEOUT_S = "3600"

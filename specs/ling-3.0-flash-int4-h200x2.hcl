@@ -14,6 +14,12 @@ variable "vllm_command" {
   default     = "${env("HOME")}/env_h200-inclusionai-vllm/bin/vllm"
 }
 
+variable "sim_args" {
+  description = "Simulator flags appended to the launch, for `slogate run -sim` only (a real vLLM rejects them). Ling-3.0 is a hybrid model (linear-attention layers): -var 'sim_args=[\"--sim-hybrid\"]' makes the simulator expose its KV cache as vLLM does for it (docs/vllm.md#hybrid-models)."
+  type        = list(string)
+  default     = []
+}
+
 server "ling" {
   command                = var.vllm_command
   model                  = "inclusionAI/Ling-3.0-flash-int4"
@@ -21,13 +27,13 @@ server "ling" {
   tensor_parallel_size   = 2
   max_model_len          = "256K" # 262144
   gpu_memory_utilization = 0.872072
-  args = [
+  args = concat([
     "--trust-remote-code",
     "--reasoning-parser", "ling3",
     "--enable-auto-tool-choice",
     "--tool-call-parser", "ling3",
     "--mamba-cache-mode", "align",
-  ]
+  ], var.sim_args)
   host    = "0.0.0.0"
   port    = 8000
   api_key = var.api_key

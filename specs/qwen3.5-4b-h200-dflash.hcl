@@ -19,6 +19,12 @@ variable "vllm_command" {
   default     = "${env("HOME")}/env_h200-z-lab-vllm/bin/vllm"
 }
 
+variable "sim_args" {
+  description = "Simulator flags appended to the launch, for `slogate run -sim` only (a real vLLM rejects them). Qwen3.5 is a hybrid model (linear-attention layers): -var 'sim_args=[\"--sim-hybrid\"]' makes the simulator expose its KV cache as vLLM does for it (docs/vllm.md#hybrid-models)."
+  type        = list(string)
+  default     = []
+}
+
 server "qwen" {
   command                = var.vllm_command
   model                  = "Qwen/Qwen3.5-4B"
@@ -33,12 +39,12 @@ server "qwen" {
     model                  = "z-lab/Qwen3.5-4B-DFlash"
     num_speculative_tokens = 7
   }
-  args = [
+  args = concat([
     "--trust-remote-code",
     "--reasoning-parser", "qwen3",
     "--enable-auto-tool-choice",
     "--tool-call-parser", "qwen3_coder",
-  ]
+  ], var.sim_args)
   host    = "0.0.0.0"
   port    = 8000
   api_key = var.api_key
