@@ -108,7 +108,7 @@ func statusRank(s result.Status) int {
 
 // trafficStatus is the status of a measured traffic cell: queued when the
 // server reported waiting requests during the window (the rule of
-// windowStatus), when arrivals found the outstanding cap reached (the
+// cellStatus), when arrivals found the outstanding cap reached (the
 // client, not the server, held them back) or when some of the window's
 // requests had not finished by the drain timeout; valid otherwise.
 func trafficStatus(sawWaiting bool, capHits, maxOutstanding, unfinished int) (result.Status, string) {
