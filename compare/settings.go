@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/workload"
 )
 
 // Difference is one setting that differs between run A and run B.
@@ -98,7 +97,7 @@ func serverKind(r *result.Results) string {
 }
 
 // workloadJSON is the record as results.json writes it; nil when absent.
-func workloadJSON(w *workload.Record) json.RawMessage {
+func workloadJSON(w *result.Workload) json.RawMessage {
 	if w == nil {
 		return nil
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/workload"
 )
 
 func settingsRun() *result.Results {
@@ -105,8 +104,8 @@ func TestServer(t *testing.T) {
 }
 
 // record reads a workload record from its JSON.
-func record(js string) *workload.Record {
-	var r workload.Record
+func record(js string) *result.Workload {
+	var r result.Workload
 	if err := json.Unmarshal([]byte(js), &r); err != nil {
 		panic(err)
 	}

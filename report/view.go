@@ -532,7 +532,7 @@ func prefillAllRow(c *result.PrefillCell) []string {
 // workloadText is the Run section's "Workload" line: what the requests
 // sent (docs/method.md#workload), e.g. "article (built-in corpus), shared
 // prompt, server-default sampling".
-func workloadText(w *workload.Record) string {
+func workloadText(w *result.Workload) string {
 	var parts []string
 	switch w.Prompt {
 	case workload.Random:

@@ -29,7 +29,7 @@ func workloadOptions(w *spec.Workload) workload.Options {
 
 // workloadRecord is what results.json records of the spec's workload
 // (docs/method.md#workload).
-func workloadRecord(w *spec.Workload) *workload.Record {
+func workloadRecord(w *spec.Workload) *result.Workload {
 	rec := workload.New(nil, workloadOptions(w)).Record() // Record asks the tokenizer nothing
 	return &rec
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/slogate/slogate/result"
 )
 
 // Prompt kinds (the values of workload.prompt in a spec).
@@ -176,28 +178,9 @@ func (b *Builder) build(ctx context.Context, n, stream int) (Prompt, error) {
 // streams share a prefix-cache block.
 func streamHeader(i int) string { return fmt.Sprintf("Reader %d:\n\n", i+1) }
 
-// Record is what results.json keeps of the workload ("workload"): enough
-// to tell whether two runs measured the same thing.
-type Record struct {
-	Prompt   string `json:"prompt"`
-	Distinct bool   `json:"distinct"`
-	// Sampling are the sampling fields sent, as written; {} when the
-	// server's defaults were used.
-	Sampling map[string]json.Number `json:"sampling"`
-	// ChatTemplateKwargs are the template arguments; {} when none.
-	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
-	// DocumentSHA256 and InstructionSHA256 hash the article's document (as
-	// given, before it is cut or continued) and instruction; empty for
-	// random prompts.
-	DocumentSHA256    string `json:"document_sha256,omitempty"`
-	InstructionSHA256 string `json:"instruction_sha256,omitempty"`
-	// RandomSeed seeds random prompts; nil for articles.
-	RandomSeed *uint64 `json:"random_seed,omitempty"`
-}
-
 // Record returns the workload's record for results.json.
-func (b *Builder) Record() Record {
-	r := Record{
+func (b *Builder) Record() result.Workload {
+	r := result.Workload{
 		Prompt:             b.opts.Prompt,
 		Distinct:           b.opts.Distinct,
 		Sampling:           map[string]json.Number{},
