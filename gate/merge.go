@@ -113,6 +113,11 @@ func RunExitCode(res *result.Results) int {
 			return exit.Infra
 		}
 	}
+	for _, s := range res.Search { // stopped by a probe it could not measure (unmeasuredCells)
+		if s.Error != "" {
+			return exit.Infra
+		}
+	}
 	return code
 }
 

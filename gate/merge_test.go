@@ -21,6 +21,8 @@ func TestRunExitCode(t *testing.T) {
 		{name: "an interrupted run is 3", res: result.Results{Interrupted: true}, want: 3},
 		{name: "a decode cell that could not be measured is 3", res: result.Results{Decode: []result.DecodeCell{{Status: result.StatusError}}}, want: 3},
 		{name: "a prefill cell that could not be measured is 3", res: result.Results{Prefill: []result.PrefillCell{{Status: result.StatusError}}}, want: 3},
+		{name: "a search stopped by an error is 3", res: result.Results{Search: []result.Search{{Name: "x", Error: "probe could not be measured"}}}, want: 3},
+		{name: "a search without an answer is not an error", res: result.Results{Search: []result.Search{{Name: "x", Found: false}}}, want: 0},
 		{name: "an over-capacity cell is not an error", res: result.Results{Decode: []result.DecodeCell{{Status: result.StatusOverCapacity}}}, want: 0},
 	}
 	for _, tt := range tests {
