@@ -286,3 +286,31 @@ func TestSearchStaticErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchProbeError: a probe that cannot be measured (the server breaks
+// every stream) stops the search without an answer; the run exits 3 (an
+// infrastructure problem, never a slow server) even with no assert reading
+// the search.
+func TestSearchProbeError(t *testing.T) {
+	path := searchSpec(t, `"--sim-midstream-error-after", "50"`, `
+search "max_users" {
+  context     = "8K"
+  concurrency = [1, 8]
+  objective   = cell.per_request_tps >= 10
+}
+`)
+	mark := newMark(t)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", out, path)
+	noLeftovers(t, mark)
+	if r.Code != 3 {
+		t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if want := "search/max_users: the probe at concurrency 1 could not be measured: server error in stream"; !strings.Contains(r.Stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
+	}
+	s := readResults(t, out).Search[0]
+	if s.Error == "" || s.Found || len(s.Probes) != 1 {
+		t.Errorf("search: error %q, found %v, %d probes; want an error, not found, the one probe", s.Error, s.Found, len(s.Probes))
+	}
+}
