@@ -230,3 +230,40 @@ func snippet(b []byte) string {
 	}
 	return s
 }
+
+// openStream POSTs a streaming generation request (body, already encoded)
+// to url and returns the server's event stream, which the caller closes. A
+// status other than 200 is an error quoting the start of the server's body
+// (path names the endpoint in it). Decode and traffic cells both open their
+// streams here.
+func (c *apiClient) openStream(ctx context.Context, url, path string, body []byte) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	c.authorize(req)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+		resp.Body.Close()
+		return nil, &streamStatusError{path: path, code: resp.StatusCode, body: snippet(b)}
+	}
+	return resp.Body, nil
+}
+
+// streamStatusError is a generation request answered with a status other
+// than 200; the cell's error quotes it as it is.
+type streamStatusError struct {
+	path string // "/v1/completions"
+	code int
+	body string // a snippet of the answer
+}
+
+func (e *streamStatusError) Error() string {
+	return fmt.Sprintf("POST %s answered HTTP %d: %s", e.path, e.code, e.body)
+}

@@ -1,13 +1,11 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,24 +136,13 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 	defer l.outstanding.Add(-1)
 	l.completion.Store(0)
 	start := l.now()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, l.url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	l.client.authorize(req)
-	resp, err := l.client.http.Do(req)
+	stream, err := l.client.openStream(rctx, l.url, l.path, body)
 	if err != nil {
 		return streamError(ctx, rctx, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		return fmt.Errorf("POST %s answered HTTP %d: %s", l.path, resp.StatusCode, snippet(b))
-	}
+	defer stream.Close()
 
-	rd := sse.NewReader(resp.Body, 16<<10)
+	rd := sse.NewReader(stream, 16<<10)
 	sp := span{first: -1, end: -1}
 	// prevTok is when the last chunk carrying tokens arrived (-1: none yet).
 	// A chat stream starts with a role chunk of zero tokens: it gives the
@@ -287,6 +274,10 @@ func streamError(cellCtx, rctx context.Context, err error) error {
 	var ae *sse.APIError
 	if errors.As(err, &ae) {
 		return ae
+	}
+	var se *streamStatusError
+	if errors.As(err, &se) {
+		return se
 	}
 	if errors.Is(err, sse.ErrTruncated) {
 		return err

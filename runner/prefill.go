@@ -1,11 +1,9 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -106,23 +104,13 @@ func (r *run) coldRequest(ctx context.Context, body []byte, n int) (time.Duratio
 	limit.Store(int64(firstChunkTimeout))
 	timer := time.AfterFunc(firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
 	defer timer.Stop()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, r.client.base+r.genPath(), bytes.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	r.client.authorize(req)
 	t0 := time.Now()
-	resp, err := r.client.http.Do(req)
+	stream, err := r.client.openStream(rctx, r.client.base+r.genPath(), r.genPath(), body)
 	if err != nil {
 		return 0, streamError(ctx, rctx, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		return 0, fmt.Errorf("POST %s answered HTTP %d: %s", r.genPath(), resp.StatusCode, snippet(b))
-	}
-	rd := sse.NewReader(resp.Body, 16<<10)
+	defer stream.Close()
+	rd := sse.NewReader(stream, 16<<10)
 	var ttft time.Duration
 	for {
 		ch, err := rd.Next()

@@ -1,13 +1,11 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,23 +205,12 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []b
 	limit.Store(int64(l.firstChunkTimeout))
 	timer := time.AfterFunc(l.firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
 	defer timer.Stop()
-	hr, err := http.NewRequestWithContext(rctx, http.MethodPost, l.url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "text/event-stream")
-	l.client.authorize(hr)
-	resp, err := l.client.http.Do(hr)
+	stream, err := l.client.openStream(rctx, l.url, l.path, body)
 	if err != nil {
 		return streamError(ctx, rctx, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		return fmt.Errorf("POST %s answered HTTP %d: %s", l.path, resp.StatusCode, snippet(b))
-	}
-	rd := sse.NewReader(resp.Body, 16<<10)
+	defer stream.Close()
+	rd := sse.NewReader(stream, 16<<10)
 	var chunks, usageTokens, finalTokens int64
 	sawFinish := false
 	for {
