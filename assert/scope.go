@@ -288,53 +288,18 @@ func scopeOf(sp *spec.Spec, server string, l layout, cell func(result.CellRef) c
 	sc.ctx = parent.NewChild()
 	vars := map[string]cty.Value{}
 
-	objType := cellObjectType(result.PhaseDecode)
 	for label, g := range l.decode {
 		sc.roots[label] = true
-		rows := map[string]cty.Value{}
-		for ctx, concs := range g {
-			cols := map[string]cty.Value{}
-			for conc := range concs {
-				cols[strconv.Itoa(conc)] = cell(result.CellRef{Phase: result.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc})
-			}
-			row := cty.MapValEmpty(objType)
-			if len(cols) > 0 {
-				row = cty.MapVal(cols)
-			}
-			for _, k := range contextKeys(ctx) {
-				rows[k] = row
-			}
-		}
-		if len(rows) == 0 {
-			vars[label] = cty.MapValEmpty(cty.Map(objType))
-		} else {
-			vars[label] = cty.MapVal(rows)
-		}
+		vars[label] = gridValue(cellObjectType(result.PhaseDecode), g, strconv.Itoa, func(ctx, conc int) result.CellRef {
+			return result.CellRef{Phase: result.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
+		}, cell)
 	}
-
-	trafficType := cellObjectType(result.PhaseTraffic)
 	for label, g := range l.traffic {
 		sc.roots[label] = true
-		rows := map[string]cty.Value{}
-		for ctx, rates := range g {
-			cols := map[string]cty.Value{}
-			for rate := range rates {
-				// A number index converts to its shortest string: 4 → "4", 0.5 → "0.5".
-				cols[result.FormatRate(rate)] = cell(result.CellRef{Phase: result.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate})
-			}
-			row := cty.MapValEmpty(trafficType)
-			if len(cols) > 0 {
-				row = cty.MapVal(cols)
-			}
-			for _, k := range contextKeys(ctx) {
-				rows[k] = row
-			}
-		}
-		if len(rows) == 0 {
-			vars[label] = cty.MapValEmpty(cty.Map(trafficType))
-		} else {
-			vars[label] = cty.MapVal(rows)
-		}
+		// A number index converts to its shortest string: 4 → "4", 0.5 → "0.5".
+		vars[label] = gridValue(cellObjectType(result.PhaseTraffic), g, result.FormatRate, func(ctx int, rate float64) result.CellRef {
+			return result.CellRef{Phase: result.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
+		}, cell)
 	}
 
 	prefill := map[string]cty.Value{}
@@ -471,4 +436,29 @@ func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string, sear
 	sort.Strings(facts)
 	sort.Slice(searches, func(i, j int) bool { return searches[i].msg < searches[j].msg })
 	return cells, facts, searches
+}
+
+// gridValue is one decode matrix or traffic block as conditions index it:
+// context (under every spelling of contextKeys) → column key → cell object.
+// Decode columns are concurrencies, traffic columns rates; key spells a
+// column as the map key, ref names its cell.
+func gridValue[K comparable](objType cty.Type, grid map[int]map[K]bool, key func(K) string, ref func(ctx int, col K) result.CellRef, cell func(result.CellRef) cty.Value) cty.Value {
+	rows := map[string]cty.Value{}
+	for ctx, cols := range grid {
+		vals := map[string]cty.Value{}
+		for col := range cols {
+			vals[key(col)] = cell(ref(ctx, col))
+		}
+		row := cty.MapValEmpty(objType)
+		if len(vals) > 0 {
+			row = cty.MapVal(vals)
+		}
+		for _, k := range contextKeys(ctx) {
+			rows[k] = row
+		}
+	}
+	if len(rows) == 0 {
+		return cty.MapValEmpty(cty.Map(objType))
+	}
+	return cty.MapVal(rows)
 }
