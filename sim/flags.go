@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/suggest"
 )
 
 // Config is everything `slogate sim serve` was asked for: the vLLM flags it
@@ -269,6 +271,24 @@ func modelledFlags(c *Config) map[string]setter {
 // shortAliases maps vLLM's short flags to their long names.
 var shortAliases = map[string]string{"-tp": "tensor-parallel-size", "-dp": "data-parallel-size", "-sc": "speculative-config"}
 
+// unknownSimFlag is the usage error for a --sim-* flag the simulator does
+// not have, with the flag the user probably meant (the CLI's rule). Unknown
+// vLLM flags never get here: they are accepted and ignored, as a real
+// server's flags the simulator does not model.
+func unknownSimFlag(name string, flags map[string]setter) error {
+	var names []string
+	for n := range flags {
+		if strings.HasPrefix(n, "sim-") {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names) // a stable answer when two are equally close
+	if s := suggest.Closest(name, names); s != "" {
+		return usageError("unknown simulator flag --%s; did you mean --%s? (run 'slogate sim serve --help' for the list)", name, s)
+	}
+	return usageError("unknown simulator flag --%s (run 'slogate sim serve --help' for the list)", name)
+}
+
 // parseServe parses the arguments after `slogate sim serve` the way vLLM's
 // argparse does: --flag value, --flag=value, underscores or dashes, the
 // model as the first positional argument. Flags it does not model are
@@ -313,7 +333,7 @@ func parseServe(args []string) (*Config, error) {
 		s, ok := flags[name]
 		if !ok {
 			if strings.HasPrefix(name, "sim-") {
-				return nil, usageError("unknown simulator flag --%s (run 'slogate sim serve --help' for the list)", name)
+				return nil, unknownSimFlag(name, flags)
 			}
 			ignored := "--" + name
 			if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {

@@ -77,6 +77,8 @@ func TestParseForms(t *testing.T) {
 			func(c *Config) bool { return c.Speculative.Method == "dflash" }},
 		{"unknown flag with value", []string{"m", "--foo", "bar", "--port", "2"},
 			func(c *Config) bool { return c.Port == 2 && c.Ignored[0] == "--foo bar" }},
+		{"vLLM flag typo: accepted and ignored, like any vLLM flag", []string{"m", "--max-num-seq", "4"},
+			func(c *Config) bool { return c.MaxNumSeqs == 0 && c.Ignored[0] == "--max-num-seq 4" }},
 		{"sim durations", []string{"m", "--sim-tbt", "2ms", "--sim-startup=1s"},
 			func(c *Config) bool { return c.TBT == 2*time.Millisecond && c.Startup == time.Second }},
 	}
@@ -107,7 +109,10 @@ func TestParseErrors(t *testing.T) {
 		{"bad spec json", []string{"m", "--speculative-config", "{method:x}"}, "--speculative-config: want a JSON object"},
 		{"spec without tokens", []string{"m", "--speculative-config", `{"method":"dflash"}`}, "num_speculative_tokens must be ≥ 1"},
 		{"bad max-model-len", []string{"m", "--max-model-len", "lots"}, "--max-model-len: want a token count"},
-		{"unknown sim flag", []string{"m", "--sim-speed", "9"}, "unknown simulator flag --sim-speed"},
+		{"unknown sim flag", []string{"m", "--sim-warp-drive", "9"}, "unknown simulator flag --sim-warp-drive (run 'slogate sim serve --help'"},
+		{"sim flag typo", []string{"m", "--sim-profil", "qwen"}, "unknown simulator flag --sim-profil; did you mean --sim-profile?"},
+		{"sim flag typo, underscores", []string{"m", "--sim_kv_tokns=4096"}, "unknown simulator flag --sim-kv-tokns; did you mean --sim-kv-tokens?"},
+		{"sim flag prefix", []string{"m", "--sim-slow", "4:2"}, "did you mean --sim-slow-at-concurrency?"},
 		{"bad sim duration", []string{"m", "--sim-tbt", "fast"}, "--sim-tbt: want a duration"},
 		{"bad error rate", []string{"m", "--sim-error-rate", "2"}, "--sim-error-rate: want a fraction"},
 		{"unknown profile", []string{"m", "--sim-profile", "llama"}, `unknown profile "llama"`},
@@ -226,4 +231,28 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestUsageListsEveryFlag checks `slogate sim serve --help` against the
+// parser: every flag it models is listed, and every flag line's text
+// starts in the same column.
+func TestUsageListsEveryFlag(t *testing.T) {
+	for name := range modelledFlags(&Config{}) {
+		if name == "model" || name == "no-enable-prefix-caching" || name == "enable-prefix-caching" {
+			continue // the positional MODEL; listed as --[no-]enable-prefix-caching
+		}
+		if !strings.Contains(usageText, "--"+name+" ") && !strings.Contains(usageText, "--"+name+",") {
+			t.Errorf("--%s is not in the help", name)
+		}
+	}
+	const column = len("  --sim-slow-at-concurrency N:F  ")
+	for _, line := range strings.Split(usageText, "\n") {
+		if !strings.HasPrefix(strings.TrimLeft(line, " "), "--") {
+			continue
+		}
+		r := []rune(line) // "NAME…" is one column, three bytes
+		if !strings.HasPrefix(line, "  --") || len(r) <= column || r[column-1] != ' ' || r[column] == ' ' || !strings.Contains(string(r[2:column]), "  ") {
+			t.Errorf("flag line not aligned at column %d:\n%s", column, line)
+		}
+	}
 }

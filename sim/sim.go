@@ -440,12 +440,18 @@ Runs a vLLM-compatible simulator: same flags, HTTP API and /metrics as
 glm, ling, generic; chosen from the model name or with --sim-profile).
 
 vLLM flags it models (any other vLLM flag is accepted and ignored):
-  --served-model-name NAME…   --host H (0.0.0.0)   --port P (8000)   --api-key K
-  --max-model-len N|128k|256K|auto     --max-num-seqs N (1024)
-  --max-num-batched-tokens N   --tensor-parallel-size N   --kv-cache-dtype D
-    --gpu-memory-utilization F   --[no-]enable-prefix-caching
-  --data-parallel-size N (-dp)  N engines sharing the load, each its own KV and batch
-  --speculative-config '{"method":"dflash","num_speculative_tokens":7}'
+  --served-model-name NAME…      names the API answers to (default MODEL)
+  --host H, --port P             listen address (0.0.0.0, 8000)
+  --api-key K                    require "Authorization: Bearer K"
+  --max-model-len N|128k|auto    context length
+  --max-num-seqs N               most requests in the batch (1024)
+  --max-num-batched-tokens N     tokens per engine step (8192)
+  --tensor-parallel-size N       GPUs per engine (-tp)
+  --data-parallel-size N         N engines sharing the load, each its own KV and batch (-dp)
+  --kv-cache-dtype D             auto, fp8, …
+  --gpu-memory-utilization F     fraction of GPU memory vLLM may use
+  --[no-]enable-prefix-caching   prefix caching on or off
+  --speculative-config JSON      e.g. '{"method":"dflash","num_speculative_tokens":7}' (-sc)
 
 Simulator flags:
   --sim-profile NAME             qwen, glm, ling or generic
@@ -453,10 +459,10 @@ Simulator flags:
   --sim-tbt D                    flat time between tokens per sequence (e.g. 2ms)
   --sim-ttft D                   flat warm time to first token
   --sim-prefill-tps N            flat cold prefill rate, tokens/s
-    --sim-kv-tokens N              KV cache capacity in tokens (per data-parallel engine)
+  --sim-kv-tokens N              KV cache capacity in tokens (per data-parallel engine)
   --sim-accept-len X             mean speculative acceptance length
   --sim-seed N                   random seed (1)
-    --sim-log-interval D           stats log period (10s; 0 = off)
+  --sim-log-interval D           stats log period (10s; 0 = off)
   --sim-noise F                  seeded log-normal jitter of step times (e.g. 0.03 = 3 %)
   --sim-slow-at-concurrency N:F  steps F× slower while N (or LO-HI) requests run: a non-monotone server
   --sim-record FILE              append one JSON line per generation request (what was sent)
@@ -476,4 +482,9 @@ Faults:
   --sim-truncate-after N         close streams after N chunks without [DONE]
   --sim-no-continuous-usage      ignore stream_options.continuous_usage_stats
   --sim-one-token-chunks         one token per chunk, even with speculative decoding
+
+Examples:
+  slogate sim serve Qwen/Qwen3.5-4B --port 8000 --sim-startup 5s
+  slogate sim serve m --sim-profile glm -tp 2 --max-num-seqs 32 --kv-cache-dtype fp8
+  slogate sim serve m --sim-tbt 2ms --sim-kv-tokens 65536 --sim-error-rate 0.01
 `

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/suggest"
 )
 
 // Help is what `slogate help CMD` and `slogate CMD -h` print around the
@@ -136,7 +137,7 @@ func (f *FlagSet) WantArgs(args []string, n int, what string) error {
 func (f *FlagSet) unknownFlag(dashes, name string) error {
 	var names []string
 	f.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
-	if s := Suggest(name, names); s != "" {
+	if s := suggest.Closest(name, names); s != "" {
 		return f.Usagef("unknown flag %s%s; did you mean %s%s?", dashes, name, dashes, s)
 	}
 	return f.Usagef("unknown flag %s%s", dashes, name)

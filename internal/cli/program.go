@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/suggest"
 )
 
 // Command is one subcommand of a Program.
@@ -69,7 +70,7 @@ func (p *Program) unknown(name string) error {
 	for _, c := range p.Commands {
 		names = append(names, c.Name)
 	}
-	if s := Suggest(name, names); s != "" {
+	if s := suggest.Closest(name, names); s != "" {
 		return exit.Usagef("unknown command %q; did you mean %q?"+hint, name, s, p.Name)
 	}
 	return exit.Usagef("unknown command %q"+hint, name, p.Name)

@@ -4,40 +4,8 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/agext/levenshtein"
-
 	"github.com/slogate/slogate/spec"
 )
-
-// Suggest returns the candidate the user probably meant by name: the only
-// candidate that name begins ("-dur" for -duration), else the one at the
-// smallest edit distance below 3 (the rule HCL uses to suggest an attribute
-// name); "" when there is none.
-func Suggest(name string, candidates []string) string {
-	if name == "" {
-		return ""
-	}
-	prefixed := ""
-	for _, c := range candidates {
-		if strings.HasPrefix(c, name) {
-			if prefixed != "" {
-				prefixed = "" // ambiguous
-				break
-			}
-			prefixed = c
-		}
-	}
-	if prefixed != "" {
-		return prefixed
-	}
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := levenshtein.Distance(name, c, nil); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
 
 // Fraction is a flag value for a tolerance or margin, written "5%" or
 // "0.05". It is read by spec.ParseTolerance, so that a value means on the
