@@ -29,11 +29,15 @@ type fakeVLLM struct {
 	truncate     bool          // close after the first chunk without [DONE]
 	stallAfter   int           // stop sending (without closing) after this many chunks
 	waiting      float64       // reported num_requests_waiting
-	// waitingFn, when set, gives num_requests_waiting from the time since
-	// the first generation request (0 before it).
-	waitingFn    func(sinceFirst time.Duration) float64
-	firstRequest atomic.Int64 // unix ns of the first generation request
+	// waitingAt, when set, gives num_requests_waiting for the nth /metrics
+	// request (1-based) that found `full` generation requests running, each
+	// sent its first chunk; n counts polls, not time, so load cannot shift
+	// which poll reports the queue. Before the first such poll: waiting.
+	waitingAt    func(n int64) float64
+	full         int64
+	fullPolls    atomic.Int64
 	running      atomic.Int64
+	streaming    atomic.Int64 // running requests sent their first chunk (counted just before it is written)
 	generated    atomic.Int64
 	requests     atomic.Int64
 	lastBody     atomic.Value // the last completion request body
@@ -115,8 +119,8 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", f.model, f.running.Load())
 		waiting := f.waiting
-		if first := f.firstRequest.Load(); f.waitingFn != nil && first > 0 {
-			waiting = f.waitingFn(time.Since(time.Unix(0, first)))
+		if f.waitingAt != nil && f.running.Load() >= f.full && f.streaming.Load() >= f.full {
+			waiting = f.waitingAt(f.fullPolls.Add(1))
 		}
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.model, waiting)
 		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.model, f.generated.Load())
@@ -137,7 +141,6 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 	})
 	generate := func(w http.ResponseWriter, r *http.Request, chat bool) {
 		f.requests.Add(1)
-		f.firstRequest.CompareAndSwap(0, time.Now().UnixNano())
 		var body map[string]any
 		json.NewDecoder(r.Body).Decode(&body)
 		f.lastBody.Store(body)
@@ -170,6 +173,10 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			case <-r.Context().Done():
 				return
 			case <-time.After(f.gap):
+			}
+			if chunks == 0 {
+				f.streaming.Add(1) // before the chunk: a client that has it sees the count
+				defer f.streaming.Add(-1)
 			}
 			k := min(f.perChunk, max-sent)
 			sent += k

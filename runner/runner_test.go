@@ -347,35 +347,43 @@ func TestRunQueued(t *testing.T) {
 // restart shows for a moment), but the server made a request wait: the cell
 // is queued. Waiting requests during the ramp-up, before the conditions
 // first held, are the C requests being admitted: valid
-// (docs/method.md#statuses).
+// (docs/method.md#statuses). The fake keys the waiting gauge to the nth
+// poll that found all C requests streaming, not to the clock.
 func TestRunWaitingDuringTheHold(t *testing.T) {
 	tests := []struct {
 		name       string
-		from, to   time.Duration // since the first request, num_requests_waiting = 1
+		waitingAt  []int64 // the polls (counted from all C streaming) that report num_requests_waiting = 1
 		want       result.Status
 		wantReason string
 	}{
-		{name: "in the hold", from: 600 * time.Millisecond, to: 850 * time.Millisecond, // one 250 ms poll, inside a 1 s hold
+		// The hold begins at poll 1 (or 2, if the client had not yet read a
+		// first token); poll 3 is inside the 2 s hold unless two polls of
+		// 250 ms took 2 s.
+		{name: "in the hold", waitingAt: []int64{3},
 			want: result.StatusQueued, wantReason: "the server reported waiting requests during the steady-state hold"},
-		{name: "in the ramp-up", from: 0, to: 400 * time.Millisecond, want: result.StatusValid},
+		// Polls 1 and 2 keep the conditions from holding: the ramp-up.
+		{name: "in the ramp-up", waitingAt: []int64{1, 2}, want: result.StatusValid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, waitingFn: func(since time.Duration) float64 {
-				if since >= tc.from && since < tc.to {
+			f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, full: 2, waitingAt: func(n int64) float64 {
+				if slices.Contains(tc.waitingAt, n) {
 					return 1
 				}
 				return 0
 			}}
 			s := f.start(t)
 			cfg := testConfig(t, s.URL, smallSpec(2), "decode")
-			cfg.SteadyHold = time.Second
+			cfg.SteadyHold = 2 * time.Second
 			res, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(res.Decode) != 1 || res.Decode[0].Status != tc.want || res.Decode[0].Reason != tc.wantReason {
 				t.Fatalf("decode = %+v, want one cell %s %q", res.Decode, tc.want, tc.wantReason)
+			}
+			if got := f.fullPolls.Load(); got <= slices.Max(tc.waitingAt) {
+				t.Fatalf("the fake saw %d polls with all streams running: the waiting poll never came", got)
 			}
 		})
 	}
