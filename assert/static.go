@@ -28,6 +28,50 @@ import (
 // line. It takes milliseconds: validate and run call it before any server
 // is started.
 func Check(sp *spec.Spec) hcl.Diagnostics {
+	return check(sp, nil)
+}
+
+// CheckLoaded is Check for a spec as spec.Load returned it with loadDiags,
+// so that one pass reports every problem: when the load's only errors are
+// in assert conditions (a reference to an unmeasured cell, an undeclared
+// variable), the other asserts, the expect blocks and the searches are
+// checked as Check would, and the asserts with those errors are skipped
+// (their reference error is their diagnostic). Any other load error leaves
+// the spec incomplete: nothing is checked.
+func CheckLoaded(sp *spec.Spec, loadDiags hcl.Diagnostics) hcl.Diagnostics {
+	skip := map[*spec.Assert]bool{}
+	for _, d := range loadDiags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		a := assertAt(sp, d.Subject)
+		if a == nil {
+			return nil
+		}
+		skip[a] = true
+	}
+	return check(sp, skip)
+}
+
+// assertAt is the assert whose condition holds r, or nil.
+func assertAt(sp *spec.Spec, r *hcl.Range) *spec.Assert {
+	if r == nil {
+		return nil
+	}
+	for _, a := range sp.Asserts {
+		if a.Condition == nil {
+			continue
+		}
+		cr := a.Condition.Range()
+		if cr.Filename == r.Filename && cr.ContainsOffset(r.Start.Byte) && (cr.ContainsOffset(r.End.Byte) || cr.End.Byte == r.End.Byte) {
+			return a
+		}
+	}
+	return nil
+}
+
+// check is Check without the asserts in skip.
+func check(sp *spec.Spec, skip map[*spec.Assert]bool) hcl.Diagnostics {
 	servers := sp.Servers
 	if len(servers) == 0 {
 		servers = []*spec.Server{nil}
@@ -49,7 +93,7 @@ func Check(sp *spec.Spec) hcl.Diagnostics {
 	for _, srv := range servers {
 		sc := newStaticScope(sp, srv)
 		for _, a := range sp.Asserts {
-			if a.Condition != nil {
+			if a.Condition != nil && !skip[a] {
 				add(sc.checkCondition(a.Condition)...)
 			}
 		}

@@ -29,15 +29,14 @@ type SpecFile struct {
 }
 
 // LoadSpecFiles loads each path, in order, and checks the conditions of
-// each valid spec statically (assert.Check: conditions that can never be
-// true or false are errors before any server starts).
+// each spec statically (assert.CheckLoaded: conditions that can never be
+// true or false are errors before any server starts), in the same pass as
+// the load's reference checks, so that every problem shows at once.
 func LoadSpecFiles(paths []string, vars spec.Vars) []SpecFile {
 	out := make([]SpecFile, 0, len(paths))
 	for _, p := range paths {
 		s, diags := spec.Load(p, spec.LoadOptions{Vars: vars})
-		if !diags.HasErrors() {
-			diags = append(diags, assert.Check(s)...)
-		}
+		diags = append(diags, assert.CheckLoaded(s, diags)...)
 		out = append(out, SpecFile{Path: p, Spec: s, Diags: diags})
 	}
 	return out
