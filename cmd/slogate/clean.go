@@ -14,13 +14,7 @@ import (
 // container labelled slogate.run, those a run could not stop because
 // slogate itself was killed (docs/spec.md#container).
 func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("clean", cli.Help{
-		Usage: "slogate clean [-runtime docker|podman]",
-		Doc: []string{"Remove the containers slogate started that are still there (labelled " + spec.LabelRun + "),",
-			"as after slogate and the runtime's client were killed; then check that they are gone.",
-			"Do not run it while another slogate run uses the same runtime: its container would go too."},
-		Examples: []string{"slogate clean", "slogate clean -runtime podman"},
-	})
+	fls := cli.CommandFlagSet("clean")
 	runtime := fls.String("runtime", spec.RuntimeDocker, "the container `runtime`: docker or podman")
 	rest, err := fls.Parse(stdout, args)
 	if err != nil {

@@ -16,16 +16,7 @@ import (
 // into a spec. It refuses (exit 2) a run that did not finish or has errored
 // cells unless -force, and then says on stderr what it left out.
 func cmdCodify(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("codify", cli.Help{
-		Usage: "slogate codify [flags] RESULTS.json",
-		Doc: []string{"Print HCL expect/assert blocks from a measured run, to paste into the spec that measured it.",
-			"The expect rows have one value per concurrency level found in the results.",
-			"A run that did not finish or has errored cells is refused unless -force."},
-		Examples: []string{
-			"slogate codify slogate-out/qwen/results.json >> specs/qwen.hcl",
-			"slogate codify -margin 5% -o slo.hcl slogate-out/qwen/results.json",
-		},
-	})
+	fls := cli.CommandFlagSet("codify")
 	margin := fls.Fraction("margin", "10%", "room below measured throughput (above measured latency), `PCT` (10% or 0.1)")
 	force := fls.Bool("force", false, "codify a run that did not finish or has errored cells, from its measured cells only")
 	outFile := fls.String("o", "", "write to `FILE` instead of stdout")

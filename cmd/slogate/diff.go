@@ -18,18 +18,7 @@ import (
 // when a cell regressed or was lost, 3 when a cell A measured errored in B
 // (docs/method.md#comparing-runs).
 func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("diff", cli.Help{
-		Usage: "slogate diff [flags] A.json B.json",
-		Doc: []string{"Compare two results files cell by cell: A is the reference, B the new run.",
-			"Exit 0 when no cell regressed, 1 when one regressed beyond the tolerance or was lost (measured in A,",
-			"over capacity or missing in B), 2 on bad usage or runs measured with different settings, 3 when a",
-			"cell A measured could not be measured in B."},
-		Examples: []string{
-			"slogate diff old/qwen/results.json slogate-out/qwen/results.json",
-			"slogate diff A.json B.json -tolerance 10% -alpha 0.01",
-			"slogate diff A.json B.json -metric ttft_ms,tbt_ms",
-		},
-	})
+	fls := cli.CommandFlagSet("diff")
 	tolerance := fls.Fraction("tolerance", "5%", "relative change allowed before a cell counts as changed, `PCT` (5% or 0.05)")
 	alphaFlag := fls.String("alpha", "0.05", "significance level `P` of the Mann–Whitney U test that decides cells repeated on both sides")
 	allowSettings := fls.Bool("allow-settings-change", false, "compare runs measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real); the differences head the output")

@@ -18,16 +18,7 @@ import (
 // prints only one {spec, server, estimated_s, gpus} entry per server, for a
 // CI matrix.
 func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("plan", cli.Help{
-		Usage: "slogate plan [flags] SPEC...",
-		Doc: []string{"Print each server's launch command, the cells to measure in order, the cells each assertion needs, and an estimated duration.",
-			"-format matrix prints a JSON list with one {spec, server, estimated_s, gpus} entry per server, for a CI matrix (docs/ci.md)."},
-		Examples: []string{
-			"slogate plan specs/qwen.hcl",
-			"slogate plan specs/qwen.hcl -run 'assert/decode_8k_64'  # what one assertion needs",
-			"slogate plan -format matrix specs/*-h200*.hcl            # one CI job per server (server names unique)",
-		},
-	})
+	fls := cli.CommandFlagSet("plan")
 	var vars spec.Vars
 	fls.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
 	format := fls.String("format", "text", "output `FORMAT`: text, json, or matrix (one {spec, server, estimated_s, gpus} per server, for a CI job matrix)")

@@ -13,14 +13,7 @@ import (
 // cmdReport is `slogate report [-format md|html|json] [-o FILE] RESULTS.json`:
 // it re-renders a saved run to stdout or FILE.
 func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("report", cli.Help{
-		Usage: "slogate report [flags] RESULTS.json",
-		Doc:   []string{"Re-render a saved run (the results.json in a `slogate run` -out folder) as Markdown (the default), HTML or JSON."},
-		Examples: []string{
-			"slogate report slogate-out/qwen/results.json",
-			"slogate report -format html -o qwen.html slogate-out/qwen/results.json",
-		},
-	})
+	fls := cli.CommandFlagSet("report")
 	format := fls.String("format", "md", "output `FORMAT`: md (report.md), html (self-contained report.html) or json (results.json)")
 	out := fls.String("o", "", "write to `FILE` instead of stdout")
 	files, err := fls.Parse(stdout, args)

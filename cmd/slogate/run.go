@@ -24,16 +24,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	var run, baseline, resume, server, alpha string
 	var vars spec.Vars
 	var timeout time.Duration
-	fs := cli.NewFlagSet("run", cli.Help{
-		Usage: "slogate run [flags] SPEC...",
-		Doc: []string{"Boot each server of each spec, measure prefill and sustained decode, check the assertions, report.",
-			"Exit codes: 0 pass, 1 assertion or baseline failed, 2 usage or invalid spec, 3 infrastructure error, 130/143 interrupted."},
-		Examples: []string{
-			"slogate run -sim specs/demo.hcl                        # on the built-in simulator",
-			"slogate run specs/qwen.hcl -run 'ctx=8K/' -duration 5s # a quick look at one context",
-			"go tool gotestsum --junitfile j.xml --raw-command -- slogate run -json specs/qwen.hcl",
-		},
-	})
+	fs := cli.CommandFlagSet("run")
 	fs.BoolVar(&o.Verbose, "v", false, "verbose: print every cell's full metric line")
 	fs.BoolVar(&o.JSON, "json", false, "print a test2json event stream on stdout (for gotestsum), nothing else")
 	fs.StringVar(&server, "server", "", "run only the server called `NAME` (one job of a CI matrix: see `slogate plan -format matrix`); the other servers are skipped")

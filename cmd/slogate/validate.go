@@ -15,16 +15,7 @@ import (
 // JSON (-json, -format json) one document in the shape of `terraform
 // validate -json` on stdout.
 func cmdValidate(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fls := cli.NewFlagSet("validate", cli.Help{
-		Usage: "slogate validate [flags] SPEC|DIR...",
-		Doc: []string{"Parse and check spec files, and every *.hcl file below each folder given; print the diagnostics.",
-			"Exit 0 when all are valid, 2 otherwise. -json prints the document `terraform validate -json` prints."},
-		Examples: []string{
-			"slogate validate specs/                # every spec in the folder",
-			"slogate validate -var api_key=x specs/qwen.hcl",
-			"slogate validate -json specs/ | jq '.diagnostics[].range'",
-		},
-	})
+	fls := cli.CommandFlagSet("validate")
 	var vars spec.Vars
 	fls.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
 	format := fls.String("format", "text", "output `FORMAT`: text, or json (the shape of terraform validate -json)")

@@ -88,12 +88,7 @@ func (v Version) String() string {
 // RunVersion is the `version` command (also -version, --version): it prints
 // v, one line, on stdout.
 func RunVersion(stdout io.Writer, args []string, v Version) error {
-	fls := NewFlagSet("version", Help{
-		Usage: "slogate version",
-		Doc: []string{"Print slogate's version, the commit it was built from and the Go version:",
-			"stamped by make, or read from the build info after go install."},
-		Examples: []string{"slogate version", "slogate --version"},
-	})
+	fls := CommandFlagSet("version")
 	rest, err := fls.Parse(stdout, args)
 	if err != nil {
 		return err
