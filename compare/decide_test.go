@@ -97,8 +97,8 @@ func TestRepeatsNeeded(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := RepeatsNeeded(tc.alpha); got != tc.want {
-				t.Errorf("RepeatsNeeded(%v) = %d, want %d", tc.alpha, got, tc.want)
+			if got := repeatsNeeded(tc.alpha); got != tc.want {
+				t.Errorf("repeatsNeeded(%v) = %d, want %d", tc.alpha, got, tc.want)
 			}
 		})
 	}

@@ -118,7 +118,7 @@ func MethodOf(tables []Table) Method {
 			m.RepeatsA, m.RepeatsB = min(m.RepeatsA, c.A.Repeats), min(m.RepeatsB, c.B.Repeats)
 		}
 	}
-	m.RepeatsNeeded = RepeatsNeeded(m.Alpha)
+	m.RepeatsNeeded = repeatsNeeded(m.Alpha)
 	return m
 }
 

@@ -66,10 +66,10 @@ func minP(na, nb int) float64 {
 	return p
 }
 
-// RepeatsNeeded is the smallest measure.repeat, the same on both runs, with
+// repeatsNeeded is the smallest measure.repeat, the same on both runs, with
 // which the U test can find a change significant at alpha (4 at α = 0.05,
 // 5 at 0.01); 0 beyond 50 repeats.
-func RepeatsNeeded(alpha float64) int {
+func repeatsNeeded(alpha float64) int {
 	for n := minSamples; n <= 50; n++ {
 		if minP(n, n) <= alpha {
 			return n

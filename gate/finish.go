@@ -16,8 +16,8 @@ import (
 	"github.com/slogate/slogate/spec"
 )
 
-// FinishConfig is what Finish needs once one server has been measured.
-type FinishConfig struct {
+// finishConfig is what finish needs once one server has been measured.
+type finishConfig struct {
 	Spec     *spec.Spec
 	Server   *spec.Server
 	Results  *result.Results // measured; Verdicts are filled in here
@@ -44,14 +44,14 @@ type FinishConfig struct {
 	JSON           bool
 }
 
-// Finish evaluates the spec's assert/expect blocks and the baseline
+// finish evaluates the spec's assert/expect blocks and the baseline
 // comparison against the measured results, streams each verdict as a test,
 // writes results.json (with the verdicts), report.md, report.html and
 // junit.xml into OutDir, and serves the CI conveniences (GitHub step summary,
 // ::error annotations). It returns the merged outcome of the verdicts; the
 // error is an infrastructure error (exit 3) when a report could not be
 // written, and the verdicts are streamed and saved as far as possible anyway.
-func Finish(fc FinishConfig) (result.Outcome, error) {
+func finish(fc finishConfig) (result.Outcome, error) {
 	res := fc.Results
 	getenv := fc.Getenv
 	if getenv == nil {
@@ -168,10 +168,10 @@ func writeReports(dir string, res *result.Results) error {
 	return errors.Join(errs...)
 }
 
-// WriteJUnitFile writes one JUnit document covering every server of every
+// writeJUnitFile writes one JUnit document covering every server of every
 // spec of the run (-junit FILE). An unwritable path is an infrastructure
 // error (exit 3) naming the file.
-func WriteJUnitFile(path string, runs []*result.Results) error {
+func writeJUnitFile(path string, runs []*result.Results) error {
 	var b bytes.Buffer
 	if err := report.WriteJUnit(&b, runs); err != nil {
 		return exit.Infraf("rendering JUnit: %v", err)

@@ -118,7 +118,7 @@ func TestFinishServer(t *testing.T) {
 				env[k] = v
 			}
 			out := filepath.Join(dir, "out")
-			o, err := Finish(FinishConfig{Spec: sp, Server: sp.Servers[0], Results: res, OutDir: out,
+			o, err := finish(finishConfig{Spec: sp, Server: sp.Servers[0], Results: res, OutDir: out,
 				Stream: &stream, Keep: tt.keep, Getenv: func(k string) string { return env[k] },
 				Stdout: &stdout, Stderr: &stderr, JSON: tt.json})
 			if err != nil {
@@ -222,7 +222,7 @@ func TestWriteJUnitFile(t *testing.T) {
 	a, b := finishResults(), finishResults()
 	b.Spec, b.Server.Name = "specs/other.hcl", "glm"
 	path := filepath.Join(dir, "junit.xml")
-	if err := WriteJUnitFile(path, []*result.Results{a, b}); err != nil {
+	if err := writeJUnitFile(path, []*result.Results{a, b}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
@@ -240,7 +240,7 @@ func TestWriteJUnitFile(t *testing.T) {
 	if len(doc.Suites) != 2 || doc.Suites[0].Name != "specs/finish.hcl" || doc.Suites[1].Name != "specs/other.hcl" {
 		t.Errorf("suites = %+v", doc.Suites)
 	}
-	err = WriteJUnitFile(filepath.Join(dir, "missing", "j.xml"), nil)
+	err = writeJUnitFile(filepath.Join(dir, "missing", "j.xml"), nil)
 	if err == nil || !strings.Contains(err.Error(), "missing/j.xml") {
 		t.Errorf("unwritable path: err = %v", err)
 	}

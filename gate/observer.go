@@ -11,10 +11,10 @@ import (
 	"github.com/slogate/slogate/runner"
 )
 
-// Observer adapts the runner's events to a report.TestStream: each cell is
+// observer adapts the runner's events to a report.TestStream: each cell is
 // a test, PASS when measured, SKIP when over capacity, ERROR when it could
 // not be measured. It formats each finished cell's one-line summary.
-type Observer struct {
+type observer struct {
 	stream  report.TestStream
 	server  string
 	verbose bool
@@ -22,30 +22,30 @@ type Observer struct {
 	started time.Time
 }
 
-// NewObserver returns the observer of server's cells, streaming to stream;
+// newObserver returns the observer of server's cells, streaming to stream;
 // verbose adds every cell's full metric line.
-func NewObserver(stream report.TestStream, server string, verbose bool) *Observer {
-	return &Observer{stream: stream, server: server, verbose: verbose}
+func newObserver(stream report.TestStream, server string, verbose bool) *observer {
+	return &observer{stream: stream, server: server, verbose: verbose}
 }
 
 // Log streams a line that belongs to no cell.
-func (o *Observer) Log(line string) { o.stream.Log(line) }
+func (o *observer) Log(line string) { o.stream.Log(line) }
 
 // CellStart announces the cell as a running test.
-func (o *Observer) CellStart(ref result.CellRef) {
+func (o *observer) CellStart(ref result.CellRef) {
 	o.open = ref.TestName(o.server)
 	o.started = time.Now()
 	o.stream.Run(o.open)
 }
 
 // Progress streams the live state of the running cell.
-func (o *Observer) Progress(p runner.Progress) {
+func (o *observer) Progress(p runner.Progress) {
 	o.stream.Progress(report.Progress{Test: p.Cell.TestName(o.server), Elapsed: p.Elapsed, Window: p.Window,
 		Stage: p.Stage, TPS: p.TPS, CellsDone: p.CellsDone, Cells: p.Cells, ETA: p.ETA})
 }
 
 // PrefillDone ends a prefill cell's test with its summary line.
-func (o *Observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
+func (o *observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 	test := c.Ref().TestName(o.server)
 	if c.Status == result.StatusError {
 		o.stream.Output(test, "error: "+c.Reason)
@@ -61,7 +61,7 @@ func (o *Observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 
 // DecodeDone ends a decode cell's test with its summary line (over-capacity
 // cells, never announced, are announced here and skipped).
-func (o *Observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
+func (o *observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 	test, out := o.decodeLines(c)
 	if out == result.Skip {
 		elapsed = 0
@@ -72,7 +72,7 @@ func (o *Observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 // decodeLines announces decode cell c when it was not (over capacity),
 // writes its summary lines and returns its test name and outcome: Skip
 // over capacity, Error when it could not be measured, Pass otherwise.
-func (o *Observer) decodeLines(c result.DecodeCell) (string, result.Outcome) {
+func (o *observer) decodeLines(c result.DecodeCell) (string, result.Outcome) {
 	test := c.Ref().TestName(o.server)
 	if o.open != test { // over-capacity cells are announced here
 		o.stream.Run(test)
@@ -102,7 +102,7 @@ func (o *Observer) decodeLines(c result.DecodeCell) (string, result.Outcome) {
 
 // TrafficDone ends a traffic cell's test with its summary line
 // (runner.TrafficObserver).
-func (o *Observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
+func (o *observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	test := c.Ref().TestName(o.server)
 	if o.open != test {
 		o.stream.Run(test)
@@ -122,13 +122,13 @@ func (o *Observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	o.end(test, result.Pass, elapsed)
 }
 
-func (o *Observer) end(test string, out result.Outcome, elapsed time.Duration) {
+func (o *observer) end(test string, out result.Outcome, elapsed time.Duration) {
 	o.stream.End(test, out, elapsed)
 	o.open = ""
 }
 
 // Abort closes the test that was running when the run stopped with err.
-func (o *Observer) Abort(err error) {
+func (o *observer) Abort(err error) {
 	if o.open == "" || err == nil {
 		return
 	}

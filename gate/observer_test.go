@@ -25,7 +25,7 @@ func (r *recordStream) Finish(o result.Outcome, _ time.Duration) {}
 
 func TestObserver(t *testing.T) {
 	rs := &recordStream{}
-	o := NewObserver(rs, "q", false)
+	o := newObserver(rs, "q", false)
 	pre := result.PrefillCell{Context: 8192, Status: result.StatusValid, TPS: 46712.3, TTFTMs: 175.4}
 	o.CellStart(pre.Ref())
 	o.PrefillDone(pre, time.Second)

@@ -113,7 +113,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	if o.JUnit != "" {
-		if err := WriteJUnitFile(o.JUnit, all); err != nil && firstErr == nil {
+		if err := writeJUnitFile(o.JUnit, all); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
@@ -176,7 +176,7 @@ type serverRun struct {
 func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, error) {
 	srv, out := sr.server, sr.outDir
 	p := plan.New(sr.spec, srv, sr.Keep)
-	obs := NewObserver(sr.stream, srv.Name, sr.Verbose || sr.JSON)
+	obs := newObserver(sr.stream, srv.Name, sr.Verbose || sr.JSON)
 	if len(p.Steps) == 0 && len(p.Asserts) == 0 && len(p.Expects) == 0 {
 		// Like go test's "no tests to run": nothing is started.
 		pattern := ""
@@ -207,7 +207,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 	}
 	// Only the kept assertions and expect cells are evaluated and reported.
 	keepTest := func(test string) bool { return sr.Keep == nil || sr.Keep.MatchString(test) }
-	outcome, ferr := Finish(FinishConfig{
+	outcome, ferr := finish(finishConfig{
 		Spec: sr.spec, Server: srv, Results: res, Baseline: sr.Baseline, Tolerance: sr.Tolerance,
 		Alpha: sr.Alpha, AllowSettingsChange: sr.AllowSettingsChange, OutDir: out,
 		Stream: sr.stream, Keep: keepTest, Stdout: sr.Stdout, Stderr: sr.Stderr, JSON: sr.JSON,

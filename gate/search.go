@@ -11,7 +11,7 @@ import (
 // decode cell, then whether it met the objective (docs/method.md#search). A
 // probe over capacity is skipped (it counts as failing the objective); one
 // that could not be measured is an error.
-func (o *Observer) ProbeDone(p result.SearchProbe, elapsed time.Duration) {
+func (o *observer) ProbeDone(p result.SearchProbe, elapsed time.Duration) {
 	test, out := o.decodeLines(p.Cell)
 	switch {
 	case out == result.Skip:
@@ -29,14 +29,14 @@ func (o *Observer) ProbeDone(p result.SearchProbe, elapsed time.Duration) {
 }
 
 // SearchDone logs a search's one-line summary.
-func (o *Observer) SearchDone(s result.Search) {
-	o.stream.Log(SearchSummary(o.server, s))
+func (o *observer) SearchDone(s result.Search) {
+	o.stream.Log(searchSummary(o.server, s))
 }
 
-// SearchSummary is the one line that tells a search's outcome:
+// searchSummary is the one line that tells a search's outcome:
 //
 //	search qwen/search/max_users: concurrency 23 meets the objective at ctx=8K (24 fails; 9 probes in 52s)
-func SearchSummary(server string, s result.Search) string {
+func searchSummary(server string, s result.Search) string {
 	head := fmt.Sprintf("search %s: ", result.TestID{Server: server, Kind: result.KindSearch, Block: s.Name}.Name())
 	tail := fmt.Sprintf("%d probes in %s", len(s.Probes), time.Duration(s.ElapsedS*float64(time.Second)).Round(time.Second))
 	var line string

@@ -20,11 +20,11 @@ const (
 	streamsExitTimeout = 10 * time.Second
 )
 
-// SpeculativeDidNotRun is the warning of a decode cell whose server has a
+// speculativeDidNotRun is the warning of a decode cell whose server has a
 // speculative block but whose vllm:spec_decode_num_drafts_total did not
 // move during the window: vLLM switches speculation off per request for
 // some sampling settings (docs/method.md#workload).
-const SpeculativeDidNotRun = "speculative decoding did not run in this cell: check generation_config's repetition_penalty / min_p, or set workload.sampling"
+const speculativeDidNotRun = "speculative decoding did not run in this cell: check generation_config's repetition_penalty / min_p, or set workload.sampling"
 
 // decode measures one decode cell, repeat times, or skips it as over
 // capacity. bodies are the context's request bodies by stream (one when the
@@ -198,7 +198,7 @@ measuring:
 	}
 	if beforeErr == nil && afterErr == nil && r.cfg.Server.Speculative != nil &&
 		(!after.HasSpeculative || after.SpeculativeDrafts == before.SpeculativeDrafts) {
-		cell.Warnings = append(cell.Warnings, SpeculativeDidNotRun)
+		cell.Warnings = append(cell.Warnings, speculativeDidNotRun)
 	}
 	if beforeErr == nil && afterErr == nil && before.HasPreemptions && after.HasPreemptions {
 		n := int64(max(after.Preemptions-before.Preemptions, 0))

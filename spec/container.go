@@ -37,21 +37,21 @@ const (
 	RuntimePodman = "podman"
 )
 
-// DefaultContainerNamePrefix starts every container name unless
+// defaultContainerNamePrefix starts every container name unless
 // name_prefix says otherwise.
-const DefaultContainerNamePrefix = "slogate"
+const defaultContainerNamePrefix = "slogate"
 
 // Container labels: every container slogate starts carries both, so that a
 // later run can find the ones an earlier run left behind (docs/spec.md#container).
 const (
 	LabelRun    = "slogate.run"
-	LabelServer = "slogate.server"
+	labelServer = "slogate.server"
 )
 
-// RunIDPlaceholder stands for the run's id in a container argv rendered
+// runIDPlaceholder stands for the run's id in a container argv rendered
 // before any run (`slogate plan`, results.json), so that the rendering is
 // the same from run to run.
-const RunIDPlaceholder = "<run-id>"
+const runIDPlaceholder = "<run-id>"
 
 var containerSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
@@ -89,7 +89,7 @@ var ownedRuntimeFlags = map[string]string{
 
 // decodeContainer decodes a server's `container` block, applying defaults.
 func (l *loader) decodeContainer(blk *hcl.Block) (*Container, hcl.Diagnostics) {
-	c := &Container{Runtime: RuntimeDocker, NamePrefix: DefaultContainerNamePrefix, DeclRange: blk.DefRange}
+	c := &Container{Runtime: RuntimeDocker, NamePrefix: defaultContainerNamePrefix, DeclRange: blk.DefRange}
 	content, diags := blk.Body.Content(containerSchema)
 	at := content.Attributes
 	add := func(d ...*hcl.Diagnostic) { diags = append(diags, d...) }
@@ -164,7 +164,7 @@ func containerNameFor(prefix, runID, server string) string {
 			return '-'
 		}, s)
 	}
-	if runID != RunIDPlaceholder {
+	if runID != runIDPlaceholder {
 		runID = clean(runID)
 	}
 	return prefix + "-" + runID + "-" + clean(server)

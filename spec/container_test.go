@@ -67,7 +67,7 @@ func TestContainerArgv(t *testing.T) {
   host  = "127.0.0.1"
   container { image = "img" }`,
 			label: "qwen 4b/tp2",
-			runID: RunIDPlaceholder,
+			runID: runIDPlaceholder,
 			wantArgv: []string{"docker", "run", "--rm", "--name", "slogate-<run-id>-qwen-4b-tp2",
 				"--label", "slogate.run=<run-id>", "--label", "slogate.server=qwen 4b/tp2", "-p", "127.0.0.1:8000:8000",
 				"img", "m", "--host", "0.0.0.0", "--port", "8000"},
@@ -94,7 +94,7 @@ func TestContainerArgv(t *testing.T) {
 			if diff := cmp.Diff(tt.wantShow, srv.RedactedEnv()); diff != "" {
 				t.Errorf("RedactedEnv (-want +got):\n%s", diff)
 			}
-			placeholder := srv.ContainerArgv(RunIDPlaceholder)
+			placeholder := srv.ContainerArgv(runIDPlaceholder)
 			if diff := cmp.Diff(placeholder, srv.RedactedArgv()); diff != "" {
 				t.Errorf("RedactedArgv is not the run-independent container argv (-want +got):\n%s", diff)
 			}

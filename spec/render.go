@@ -23,11 +23,11 @@ func (s *Server) ServedName() string {
 // Argv is the exact launch command: COMMAND serve MODEL --flag value …, with
 // typed attributes rendered only when set and `args` appended last. It holds
 // the real API key: pass it to exec only, and RedactedArgv everywhere else.
-// For a server with a container block it is ContainerArgv(RunIDPlaceholder):
+// For a server with a container block it is ContainerArgv(runIDPlaceholder):
 // launch ContainerArgv of the run's id.
 func (s *Server) Argv() []string {
 	if s.Container != nil {
-		return s.ContainerArgv(RunIDPlaceholder)
+		return s.ContainerArgv(runIDPlaceholder)
 	}
 	return s.argv(s.APIKey)
 }
@@ -35,7 +35,7 @@ func (s *Server) Argv() []string {
 // RedactedArgv is Argv with the API key replaced by "<redacted>".
 func (s *Server) RedactedArgv() []string {
 	if s.Container != nil {
-		return s.ContainerArgv(RunIDPlaceholder) // holds no secret
+		return s.ContainerArgv(runIDPlaceholder) // holds no secret
 	}
 	if s.APIKey == "" {
 		return s.argv("")
@@ -185,7 +185,7 @@ func (s *Server) ContainerArgv(runID string) []string {
 		publish = net.JoinHostPort(s.Host, strconv.Itoa(port)) + ":" + strconv.Itoa(port)
 	}
 	a := []string{c.Runtime, "run", "--rm", "--name", s.ContainerName(runID),
-		"--label", LabelRun + "=" + runID, "--label", LabelServer + "=" + s.Name, "-p", publish}
+		"--label", LabelRun + "=" + runID, "--label", labelServer + "=" + s.Name, "-p", publish}
 	opt := func(flag, v string) {
 		if v != "" {
 			a = append(a, flag, v)

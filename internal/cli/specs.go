@@ -119,11 +119,11 @@ func ExpandSpecPaths(cmd string, paths []string) ([]string, error) {
 	return out, nil
 }
 
-// WriteInvalidSpecEvents writes what `go test -json` writes for a package
+// writeInvalidSpecEvents writes what `go test -json` writes for a package
 // that does not build, for an invalid spec file: test2json events with
 // Package = the spec file, its diagnostics (without colour) as "output"
 // events, then the FAIL lines and a "fail" event.
-func WriteInvalidSpecEvents(w io.Writer, f SpecFile) error {
+func writeInvalidSpecEvents(w io.Writer, f SpecFile) error {
 	var text bytes.Buffer
 	if err := spec.WriteDiagnostics(&text, f.Spec.Files, f.Diags, false); err != nil {
 		return exit.Infraf("writing diagnostics: %w", err)
@@ -147,7 +147,7 @@ func LoadRunSpecs(stdout, stderr io.Writer, paths []string, vars spec.Vars, json
 	}
 	for _, f := range files {
 		if json && f.Diags.HasErrors() {
-			if err := WriteInvalidSpecEvents(stdout, f); err != nil {
+			if err := writeInvalidSpecEvents(stdout, f); err != nil {
 				return nil, err
 			}
 		}
