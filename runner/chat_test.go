@@ -122,8 +122,8 @@ var (
 // cache_salt when given.
 func TestRequestBody(t *testing.T) {
 	prompt := workload.Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "a \"quoted\"\nline"}}, Tokens: []int{7, 8, 9}}
-	custom := &spec.Workload{Sampling: map[string]json.Number{"top_p": "0.95", "temperature": "0.60", "repetition_penalty": "1"},
-		ChatTemplateKwargs: map[string]any{"enable_thinking": false}}
+	custom := &spec.Workload{Options: workload.Options{Sampling: map[string]json.Number{"top_p": "0.95", "temperature": "0.60", "repetition_penalty": "1"},
+		ChatTemplateKwargs: map[string]any{"enable_thinking": false}}}
 	stream := map[string]any{"include_usage": true, "continuous_usage_stats": true}
 	msgs := []any{map[string]any{"role": "user", "content": "a \"quoted\"\nline"}}
 	tests := []struct {

@@ -17,14 +17,13 @@ import (
 	"github.com/slogate/slogate/workload"
 )
 
-// workloadOptions is the spec's workload block as the workload package
-// takes it.
+// workloadOptions is the spec's workload block, which the workload
+// package takes as it is.
 func workloadOptions(w *spec.Workload) workload.Options {
 	if w == nil { // a Spec built without Load (tests): the default workload
 		return workload.Options{Prompt: workload.Article, Seed: spec.DefaultSeed}
 	}
-	return workload.Options{Prompt: w.Prompt, Document: w.Document, Instruction: w.Instruction, Distinct: w.Distinct,
-		Sampling: w.Sampling, ChatTemplateKwargs: w.ChatTemplateKwargs, Seed: w.Seed}
+	return w.Options
 }
 
 // workloadRecord is what results.json records of the spec's workload

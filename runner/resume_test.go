@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/workload"
 )
 
 func TestMatchPrevious(t *testing.T) {
@@ -43,7 +44,9 @@ func TestMatchPrevious(t *testing.T) {
 		}), wantDur: time.Second, wantEP: "http://10.0.0.1:8000"},
 		{name: "only cells.jsonl survived", rs: &Resumed{Dir: "OUT", Server: "q"}},
 		{name: "the same workload", rs: prev(func(r *result.Results) { r.Workload = workloadRecord(sp.Workload) }), wantDur: time.Second, wantSim: true},
-		{name: "workload changed", rs: prev(func(r *result.Results) { r.Workload = workloadRecord(&spec.Workload{Prompt: "random", Seed: 7}) }),
+		{name: "workload changed", rs: prev(func(r *result.Results) {
+			r.Workload = workloadRecord(&spec.Workload{Options: workload.Options{Prompt: "random", Seed: 7}})
+		}),
 			wantCode: exit.Usage, wantMsg: `the spec's workload changed since that run (was {"prompt":"random"`},
 	}
 	for _, tc := range tests {

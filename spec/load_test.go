@@ -11,6 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/workload"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -72,7 +73,7 @@ func TestLoadValid(t *testing.T) {
 					Host: "0.0.0.0", Port: 8000, ReadyTimeout: 30 * time.Minute,
 				}},
 				Measure:  &Measure{Duration: 30 * time.Second, DurationText: "30s", MaxOutput: 4096, Endpoint: "completions", Repeat: 1},
-				Workload: &Workload{Prompt: "article", Seed: DefaultSeed},
+				Workload: &Workload{Options: workload.Options{Prompt: "article", Seed: DefaultSeed}},
 				Matrices: []*Matrix{{Label: "decode", Contexts: []int{8192}, Concurrency: []int{1}}},
 				Asserts:  []*Assert{{Name: "decode_8k_1", Cells: []result.CellRef{decodeRef("decode", 8192, 1)}}},
 			},
@@ -105,12 +106,12 @@ func TestLoadValid(t *testing.T) {
 				},
 				Measure: &Measure{Duration: 2 * time.Second, DurationText: "2s", MaxOutput: 1024, Endpoint: "chat", Repeat: 3},
 				Prefill: &Prefill{Contexts: []int{8192, 32768, 131072}},
-				Workload: &Workload{
+				Workload: &Workload{Options: workload.Options{
 					Prompt: "article", Document: "The reference text.\n", Instruction: "Write a long article about it.",
 					Distinct: true, Seed: DefaultSeed,
 					Sampling:           map[string]json.Number{"temperature": "0.6", "top_p": "0.95", "top_k": "20", "seed": "7"},
 					ChatTemplateKwargs: map[string]any{"enable_thinking": false},
-				},
+				}},
 				Matrices: []*Matrix{
 					{Label: "decode", Contexts: []int{8192, 32768}, Concurrency: []int{1, 4, 16}},
 					{Label: "long", Contexts: []int{131072}, Concurrency: []int{1}},

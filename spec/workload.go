@@ -9,6 +9,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/slogate/slogate/workload"
 )
 
 // Workload is the `workload` block: what the decode and prefill requests
@@ -17,40 +19,18 @@ import (
 // method (an article prompt, one prompt shared by every stream, the
 // server's default sampling).
 type Workload struct {
-	// Prompt is PromptArticle (default) or PromptRandom.
-	Prompt string
-	// Document is the article's reference text; "" means the built-in
-	// corpus (package workload).
-	Document string
-	// Instruction is what the article prompt asks for after the document;
-	// "" means the built-in long-article instruction.
-	Instruction string
-	// Distinct gives every concurrent stream its own prompt (no shared
-	// prefix); false sends one prompt on every stream.
-	Distinct bool
-	// Sampling holds the sampling fields to send, exactly as written (the
-	// numbers keep their written digits); a field left out takes the
-	// server's default (the model's generation_config). Nil when unset.
-	Sampling map[string]json.Number
-	// ChatTemplateKwargs is passed through to the chat template (the
-	// /tokenize rendering and the chat endpoint), as JSON values. Nil when
-	// unset.
-	ChatTemplateKwargs map[string]any
-	// Seed seeds the random prompts (PromptRandom only); DefaultSeed when
-	// the spec does not set it.
-	Seed uint64
+	// Options are the block's values: prompt (workload.Article, the
+	// default, or workload.Random), document, instruction, distinct,
+	// sampling, chat_template_kwargs and seed (DefaultSeed when the spec
+	// does not set it). The workload package takes them as they are.
+	workload.Options
 
 	DeclRange hcl.Range
 }
 
-// Workload prompt kinds and defaults.
-const (
-	PromptArticle = "article"
-	PromptRandom  = "random"
-	// DefaultSeed seeds random prompts when workload.seed is not set; it is
-	// recorded in results.json like a written one.
-	DefaultSeed uint64 = 1
-)
+// DefaultSeed seeds random prompts when workload.seed is not set; it is
+// recorded in results.json like a written one.
+const DefaultSeed uint64 = 1
 
 // SamplingFields are the request fields `workload.sampling` may set: the
 // numeric fields of vLLM's SamplingParams that its OpenAI-compatible
@@ -75,7 +55,7 @@ var workloadSchema = &hcl.BodySchema{
 // DefaultWorkload is the workload of a spec without a workload block; rng
 // is the range it is attributed to.
 func DefaultWorkload(rng hcl.Range) *Workload {
-	return &Workload{Prompt: PromptArticle, Seed: DefaultSeed, DeclRange: rng}
+	return &Workload{Options: workload.Options{Prompt: workload.Article, Seed: DefaultSeed}, DeclRange: rng}
 }
 
 // decodeWorkload decodes the `workload` block, applying defaults. The
@@ -89,10 +69,10 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 	if p, ok, d := l.str(at, "prompt"); ok || d != nil {
 		diags = append(diags, d...)
 		if ok {
-			if p != PromptArticle && p != PromptRandom {
+			if p != workload.Article && p != workload.Random {
 				diags = append(diags, unknownName("Invalid prompt", at["prompt"].Expr.Range(), at["prompt"].Range,
 					fmt.Sprintf("prompt is %q (a reference document and an instruction to write about it, rendered by the chat template) or %q (random token IDs); got %q.",
-						PromptArticle, PromptRandom, p), p, []string{PromptArticle, PromptRandom}))
+						workload.Article, workload.Random, p), p, []string{workload.Article, workload.Random}))
 			} else {
 				w.Prompt = p
 			}
@@ -102,14 +82,14 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 	if a, ok := at["prompt"]; ok {
 		l.workloadPromptRange = a.Expr.Range().Ptr()
 	}
-	random := w.Prompt == PromptRandom
+	random := w.Prompt == workload.Random
 
 	// Attributes that only an article prompt reads.
 	for _, name := range []string{"document", "instruction", "chat_template_kwargs"} {
 		if a, ok := at[name]; ok && random {
 			diags = append(diags, invalidCtx("Not used by random prompts", a.NameRange, a.Range,
 				fmt.Sprintf("%s is part of an article prompt; prompt = %q sends random token IDs, with no document, instruction or chat template. Remove %s, or use prompt = %q.",
-					name, PromptRandom, name, PromptArticle)))
+					name, workload.Random, name, workload.Article)))
 			delete(at, name)
 		}
 	}
@@ -154,7 +134,7 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 		if !random {
 			diags = append(diags, invalidCtx("Seed without random prompts", a.NameRange, a.Range,
 				fmt.Sprintf("seed seeds the token IDs of prompt = %q; this workload's prompt is %q. Remove seed (a sampling seed goes in sampling = { seed = … }).",
-					PromptRandom, w.Prompt)))
+					workload.Random, w.Prompt)))
 		} else if v, ok, d := l.value("seed", a.Expr, cty.Number); ok || d != nil {
 			diags = append(diags, d...)
 			if ok {
@@ -273,10 +253,10 @@ func (l *loader) objectValueRange(a *hcl.Attribute, k string) hcl.Range {
 // checkWorkload checks the workload against the measure block: random
 // prompts are token IDs, which only /v1/completions takes.
 func (l *loader) checkWorkload() hcl.Diagnostics {
-	if l.spec.Workload.Prompt != PromptRandom || l.spec.Measure.Endpoint != "chat" || l.workloadPromptRange == nil {
+	if l.spec.Workload.Prompt != workload.Random || l.spec.Measure.Endpoint != "chat" || l.workloadPromptRange == nil {
 		return nil
 	}
 	return hcl.Diagnostics{invalid("Random prompts on the chat endpoint", *l.workloadPromptRange,
 		"prompt = %q sends token IDs, which /v1/chat/completions cannot take; measure.endpoint is \"chat\" (%s). Use endpoint = \"completions\", or prompt = %q.",
-		PromptRandom, where(l.spec.Measure.DeclRange), PromptArticle)}
+		workload.Random, where(l.spec.Measure.DeclRange), workload.Article)}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/slogate/slogate/workload"
 )
 
 // TestWorkload decodes workload blocks: the values kept, the defaults, and
@@ -21,29 +23,29 @@ func TestWorkload(t *testing.T) {
 		wantErr    string
 		wantDetail []string
 	}{
-		{name: "no block: article, shared, server-default sampling", want: &Workload{Prompt: "article", Seed: DefaultSeed}},
-		{name: "empty block gets the same defaults", block: "workload {}", want: &Workload{Prompt: "article", Seed: DefaultSeed}},
+		{name: "no block: article, shared, server-default sampling", want: &Workload{Options: workload.Options{Prompt: "article", Seed: DefaultSeed}}},
+		{name: "empty block gets the same defaults", block: "workload {}", want: &Workload{Options: workload.Options{Prompt: "article", Seed: DefaultSeed}}},
 		{
 			name:  "random with the default seed",
 			block: `workload { prompt = "random" }`,
-			want:  &Workload{Prompt: "random", Seed: DefaultSeed},
+			want:  &Workload{Options: workload.Options{Prompt: "random", Seed: DefaultSeed}},
 		},
 		{
 			name:  "random with its own seed and distinct",
 			block: "workload {\n prompt = \"random\"\n seed = 18446744073709551615\n distinct = true\n}",
-			want:  &Workload{Prompt: "random", Seed: 1<<64 - 1, Distinct: true},
+			want:  &Workload{Options: workload.Options{Prompt: "random", Seed: 1<<64 - 1, Distinct: true}},
 		},
 		{
 			name:  "sampling kept as written",
 			block: `workload { sampling = { temperature = 0.60, repetition_penalty = 1, min_p = 0, presence_penalty = -1.5, seed = 123456789012 } }`,
-			want: &Workload{Prompt: "article", Seed: DefaultSeed, Sampling: map[string]json.Number{
-				"temperature": "0.6", "repetition_penalty": "1", "min_p": "0", "presence_penalty": "-1.5", "seed": "123456789012"}},
+			want: &Workload{Options: workload.Options{Prompt: "article", Seed: DefaultSeed, Sampling: map[string]json.Number{
+				"temperature": "0.6", "repetition_penalty": "1", "min_p": "0", "presence_penalty": "-1.5", "seed": "123456789012"}}},
 		},
 		{
 			name:  "chat_template_kwargs keep any JSON value",
 			block: `workload { chat_template_kwargs = { enable_thinking = false, reasoning_effort = "low", depth = 2 } }`,
-			want: &Workload{Prompt: "article", Seed: DefaultSeed, ChatTemplateKwargs: map[string]any{
-				"enable_thinking": false, "reasoning_effort": "low", "depth": json.Number("2")}},
+			want: &Workload{Options: workload.Options{Prompt: "article", Seed: DefaultSeed, ChatTemplateKwargs: map[string]any{
+				"enable_thinking": false, "reasoning_effort": "low", "depth": json.Number("2")}}},
 		},
 		{
 			name:       "unknown sampling parameter suggests the name",

@@ -37,23 +37,30 @@ type Tokenizer interface {
 	TokenizeText(ctx context.Context, text string) ([]int, error)
 }
 
-// Options is what a spec's workload block says (spec.Workload without its
-// source range).
+// Options is what a spec's workload block says (docs/spec.md#workload):
+// spec.Workload embeds it and adds the block's source range, so the block is
+// defined here once and New takes it as the spec loaded it.
 type Options struct {
 	// Prompt is Article ("" means Article) or Random.
 	Prompt string
 	// Document is the article's reference text; "" means Corpus().
 	Document string
-	// Instruction follows the document; "" means DefaultInstruction.
+	// Instruction is what the article prompt asks for after the document;
+	// "" means DefaultInstruction.
 	Instruction string
-	// Distinct gives every stream its own prompt.
+	// Distinct gives every concurrent stream its own prompt (no shared
+	// prefix); false sends one prompt on every stream.
 	Distinct bool
-	// Sampling is recorded as sent (the caller puts it in the request).
+	// Sampling holds the sampling fields to send, exactly as written (the
+	// numbers keep their written digits); a field left out takes the
+	// server's default (the model's generation_config). Nil when unset. It
+	// is recorded as sent: the caller puts it in the request.
 	Sampling map[string]json.Number
-	// ChatTemplateKwargs is passed to the chat template when sizing
-	// article prompts (and sent by the caller on the chat endpoint).
+	// ChatTemplateKwargs is passed through to the chat template (the
+	// /tokenize rendering of article prompts and the chat endpoint, where
+	// the caller sends it), as JSON values. Nil when unset.
 	ChatTemplateKwargs map[string]any
-	// Seed seeds random prompts.
+	// Seed seeds the random prompts (Random only).
 	Seed uint64
 }
 
