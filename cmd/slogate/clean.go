@@ -15,26 +15,23 @@ import (
 // slogate itself was killed (docs/spec.md#container).
 func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.CommandFlagSet("clean")
-	runtime := fls.String("runtime", spec.RuntimeDocker, "the container `runtime`: docker or podman")
+	runtime := fls.Choice("runtime", []string{spec.RuntimeDocker, spec.RuntimePodman}, "the container `runtime`: docker or podman")
 	rest, err := fls.Parse(stdout, args)
 	if err != nil {
 		return err
 	}
-	if *runtime != spec.RuntimeDocker && *runtime != spec.RuntimePodman {
-		return fls.Usagef("-runtime is docker or podman, not %q", *runtime)
-	}
 	if err := fls.WantArgs(rest, 0, "no arguments"); err != nil {
 		return err
 	}
-	names, err := runner.LeftoverContainers(ctx, *runtime)
+	names, err := runner.LeftoverContainers(ctx, runtime.Value())
 	if err != nil {
 		return err
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(stdout, "no container labelled %s in %s\n", spec.LabelRun, *runtime)
+		fmt.Fprintf(stdout, "no container labelled %s in %s\n", spec.LabelRun, runtime.Value())
 		return nil
 	}
-	if err := runner.RemoveContainers(*runtime, names); err != nil {
+	if err := runner.RemoveContainers(runtime.Value(), names); err != nil {
 		return err
 	}
 	for _, n := range names {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"regexp"
 
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/cli/planview"
@@ -21,23 +20,12 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	fls := cli.CommandFlagSet("plan")
 	var vars spec.Vars
 	fls.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
-	format := fls.String("format", "text", "output `FORMAT`: text, json, or matrix (one {spec, server, estimated_s, gpus} per server, for a CI job matrix)")
+	format := fls.Choice("format", []string{"text", "json", "matrix"}, "output `FORMAT`: text, json, or matrix (one {spec, server, estimated_s, gpus} per server, for a CI job matrix)")
 	out := fls.String("o", "", "write to `FILE` instead of stdout")
-	runFlag := fls.String("run", "", "keep only the cells and assertions whose test name matches `REGEX`")
+	keep := fls.Regexp("run", "keep only the cells and assertions whose test name matches `REGEX`")
 	paths, err := fls.Parse(stdout, args)
 	if err != nil {
 		return err
-	}
-	if *format != "text" && *format != "json" && *format != "matrix" {
-		return fls.Usagef("-format is text, json or matrix, not %q", *format)
-	}
-	var keep *regexp.Regexp
-	if *runFlag != "" {
-		re, err := regexp.Compile(*runFlag)
-		if err != nil {
-			return fls.Usagef("-run: %v", err)
-		}
-		keep = re
 	}
 	if len(paths) == 0 {
 		return fls.Usagef("no SPEC given")
@@ -46,7 +34,7 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err != nil {
 		return err
 	}
-	b, err := planview.Render(*format, specs, keep)
+	b, err := planview.Render(format.Value(), specs, keep.Value())
 	if err != nil {
 		return exit.Usagef("plan: %v", err)
 	}

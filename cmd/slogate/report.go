@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"slices"
 
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
@@ -14,14 +13,11 @@ import (
 // it re-renders a saved run to stdout or FILE.
 func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.CommandFlagSet("report")
-	format := fls.String("format", "md", "output `FORMAT`: md (report.md), html (self-contained report.html) or json (results.json)")
+	format := fls.Choice("format", report.Formats, "output `FORMAT`: md (report.md), html (self-contained report.html) or json (results.json)")
 	out := fls.String("o", "", "write to `FILE` instead of stdout")
 	files, err := fls.Parse(stdout, args)
 	if err != nil {
 		return err
-	}
-	if !slices.Contains(report.Formats, *format) {
-		return fls.Usagef("-format is md, html or json, not %q", *format)
 	}
 	if err := fls.WantArgs(files, 1, "one results file"); err != nil {
 		return err
@@ -30,7 +26,7 @@ func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return err
 	}
-	b, err := report.Render(*format, res)
+	b, err := report.Render(format.Value(), res)
 	if err != nil {
 		return exit.Infraf("report: rendering %s: %v", files[0], err)
 	}

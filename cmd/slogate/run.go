@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/slogate/slogate/compare"
@@ -21,14 +20,14 @@ import (
 // boot (or reach) it, measure the plan, evaluate the assertions, report.
 func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	o := gate.Options{Tool: buildVersion().Version, ForceStop: interrupt.Force(ctx), Stdout: stdout, Stderr: stderr}
-	var run, baseline, resume, server, alpha string
+	var baseline, resume, server, alpha string
 	var vars spec.Vars
 	var timeout time.Duration
 	fs := cli.CommandFlagSet("run")
 	fs.BoolVar(&o.Verbose, "v", false, "verbose: print every cell's full metric line")
 	fs.BoolVar(&o.JSON, "json", false, "print a test2json event stream on stdout (for gotestsum), nothing else")
 	fs.StringVar(&server, "server", "", "run only the server called `NAME` (one job of a CI matrix: see `slogate plan -format matrix`); the other servers are skipped")
-	fs.StringVar(&run, "run", "", "measure only cells and assertions whose full test name matches `REGEX` (unanchored, not split at slashes)")
+	keep := fs.Regexp("run", "measure only cells and assertions whose full test name matches `REGEX` (unanchored, not split at slashes)")
 	fs.StringVar(&o.OutDir, "out", "", "results folder `DIR` (default slogate-out/<server-name>; with several servers, DIR/<server-name>)")
 	fs.StringVar(&o.JUnit, "junit", "", "also write one JUnit XML `FILE` for the whole run")
 	fs.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
@@ -60,11 +59,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if len(paths) == 0 {
 		return fs.Usagef("no SPEC given")
 	}
-	if run != "" {
-		if o.Keep, err = regexp.Compile(run); err != nil {
-			return fs.Usagef("-run: %v", err)
-		}
-	}
+	o.Keep = keep.Value()
 	if o.Sim && o.Endpoint != "" {
 		return fs.Usagef("-sim and -endpoint exclude each other: -sim launches a simulator, -endpoint measures a server already running")
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/slogate/slogate/internal/cli"
@@ -18,17 +17,14 @@ func cmdValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 	fls := cli.CommandFlagSet("validate")
 	var vars spec.Vars
 	fls.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
-	format := fls.String("format", "text", "output `FORMAT`: text, or json (the shape of terraform validate -json)")
+	format := fls.Choice("format", []string{"text", "json"}, "output `FORMAT`: text, or json (the shape of terraform validate -json)")
 	jsonOut := fls.Bool("json", false, "same as -format json (terraform's spelling)")
 	args, err := fls.Parse(stdout, args)
 	if err != nil {
 		return err
 	}
 	if *jsonOut {
-		*format = "json"
-	}
-	if *format != "text" && *format != "json" {
-		return fls.Usagef("-format is text or json, not %q", *format)
+		_ = format.Set("json") // one of its choices
 	}
 	if len(args) == 0 {
 		return fls.Usagef("no SPEC given")
@@ -38,16 +34,8 @@ func cmdValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 		return err
 	}
 	files := cli.LoadSpecFiles(paths, vars)
-	if *format == "json" {
+	if format.Value() == "json" {
 		return cli.WriteValidateJSON(stdout, files)
 	}
-	werr := cli.WriteDiagnostics(stderr, files)
-	specs, err := cli.ValidSpecs(files)
-	for _, s := range specs {
-		fmt.Fprintf(stdout, "ok  %s\n", s.Filename)
-	}
-	if werr != nil {
-		return werr
-	}
-	return err
+	return cli.WriteValidateText(stdout, stderr, files)
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -215,5 +217,43 @@ func TestBuildVersion(t *testing.T) {
 	}
 	if v := BuildVersion("dev", "", nil); v.Version != "dev" || !strings.HasPrefix(v.Go, "go") {
 		t.Errorf("without build info: %+v", v)
+	}
+}
+
+// TestChoiceAndRegexp: a Choice refuses a word outside its list, naming
+// the list; a Regexp compiles at parse time, and "" leaves it unset.
+func TestChoiceAndRegexp(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		format  string
+		run     string // the compiled -run, "<nil>" when unset
+		wantErr string
+	}{
+		{name: "defaults", format: "text", run: "<nil>"},
+		{name: "both set", args: []string{"-format", "matrix", "-run", "ctx=8K/"}, format: "matrix", run: "ctx=8K/"},
+		{name: "empty -run keeps everything", args: []string{"-run", ""}, format: "text", run: "<nil>"},
+		{name: "word outside the list", args: []string{"-format=yaml"}, wantErr: "plan: -format is text, json or matrix, not \"yaml\"\nRun 'slogate help plan' for usage."},
+		{name: "bad expression", args: []string{"-run", "("}, wantErr: "plan: -run: error parsing regexp: missing closing ): `(`\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := NewFlagSet("plan", Help{Usage: "slogate plan"})
+			format := fs.Choice("format", []string{"text", "json", "matrix"}, "output `FORMAT`")
+			run := fs.Regexp("run", "`REGEX`")
+			_, err := fs.Parse(io.Discard, tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) || exit.Code(err) != exit.Usage {
+					t.Fatalf("error %v, want exit 2 starting %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(run.Value()); format.Value() != tt.format || got != tt.run {
+				t.Errorf("-format %q -run %s, want %q %s", format.Value(), got, tt.format, tt.run)
+			}
+		})
 	}
 }

@@ -104,6 +104,9 @@ func (f *FlagSet) Parse(stdout io.Writer, args []string) ([]string, error) {
 			}
 		}
 		if err := f.Set(name, value); err != nil {
+			if fe, ok := err.(flagError); ok {
+				return nil, f.Usagef("-%s%s", name, fe) // "-format is text or json, not …"
+			}
 			return nil, f.Usagef("invalid value %q for %s: %s", value, synopsis(fl), expectedForm(fl, err))
 		}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -153,6 +154,21 @@ func LoadRunSpecs(stdout, stderr io.Writer, paths []string, vars spec.Vars, json
 		}
 	}
 	return ValidSpecs(files)
+}
+
+// WriteValidateText is `slogate validate`'s text output: the diagnostics
+// on stderr, "ok  SPEC" on stdout for each valid spec; when a spec is
+// invalid it returns exit.Quiet(exit.Usage).
+func WriteValidateText(stdout, stderr io.Writer, files []SpecFile) error {
+	werr := WriteDiagnostics(stderr, files)
+	specs, err := ValidSpecs(files)
+	for _, s := range specs {
+		fmt.Fprintf(stdout, "ok  %s\n", s.Filename)
+	}
+	if werr != nil {
+		return werr
+	}
+	return err
 }
 
 // WriteValidateJSON prints the diagnostics of all files as one document

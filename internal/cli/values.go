@@ -2,6 +2,9 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/slogate/slogate/spec"
@@ -59,3 +62,91 @@ func SplitList(s string) []string {
 	}
 	return out
 }
+
+// Choice is a flag value that is one of a few words (-format text|json);
+// any other word is refused at parse time with the list
+// (`-format is text, json or matrix, not "yaml"`).
+type Choice struct {
+	value   string
+	choices []string
+}
+
+// Choice defines flag name with the given choices, the first the default.
+func (f *FlagSet) Choice(name string, choices []string, usage string) *Choice {
+	c := &Choice{value: choices[0], choices: choices}
+	f.Var(c, name, usage)
+	return c
+}
+
+// Set sets the choice to s, one of the choices.
+func (c *Choice) Set(s string) error {
+	if !slices.Contains(c.choices, s) {
+		return flagError(fmt.Sprintf(" is %s, not %q", orList(c.choices), s))
+	}
+	c.value = s
+	return nil
+}
+
+// String returns the word chosen.
+func (c *Choice) String() string {
+	if c == nil {
+		return ""
+	}
+	return c.value
+}
+
+// Value returns the word chosen.
+func (c *Choice) Value() string { return c.value }
+
+// orList writes words as "a, b or c".
+func orList(words []string) string {
+	if len(words) == 1 {
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// Regexp is a flag value holding a regular expression (-run REGEX),
+// compiled at parse time; a bad one is refused as `-run: error parsing
+// regexp: …`.
+type Regexp struct{ re *regexp.Regexp }
+
+// Regexp defines flag name holding a regular expression; unset, its Value
+// is nil.
+func (f *FlagSet) Regexp(name, usage string) *Regexp {
+	r := &Regexp{}
+	f.Var(r, name, usage)
+	return r
+}
+
+// Set compiles s; "" unsets the flag (keeps everything, as when not given).
+func (r *Regexp) Set(s string) error {
+	if s == "" {
+		r.re = nil
+		return nil
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return flagError(": " + err.Error())
+	}
+	r.re = re
+	return nil
+}
+
+// String returns the expression as written.
+func (r *Regexp) String() string {
+	if r == nil || r.re == nil {
+		return ""
+	}
+	return r.re.String()
+}
+
+// Value returns the compiled expression, nil when the flag was not set.
+func (r *Regexp) Value() *regexp.Regexp { return r.re }
+
+// flagError is a refusal that Parse reports as "-NAME" followed by its
+// text (" is text or json, not …", ": error parsing regexp: …"), instead of
+// the generic "invalid value" line.
+type flagError string
+
+func (e flagError) Error() string { return string(e) }
