@@ -100,6 +100,7 @@ const need8Kx32 = 32 * (8192 + 256)
 // capacity; the concurrency-1 cross-check, reading the usage of the engine
 // holding the stream, agrees with it.
 func TestCapacityDataParallelHybrid(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	truth := simKVTruth(t, hybridDP2)
@@ -136,6 +137,7 @@ func TestCapacityDataParallelHybrid(t *testing.T) {
 // (--sim-no-kv-size-label: two log lines per engine) gives the capacity
 // from the "GPU KV cache size" lines, summed over the engines.
 func TestCapacityFromLogLines(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	truth := simKVTruth(t, hybridDP2)
@@ -157,6 +159,7 @@ func TestCapacityFromLogLines(t *testing.T) {
 // truth, the concurrency-1 cross-check warns that it is suspect, and
 // leaves the capacity as the spec says.
 func TestCapacitySpecWinsAndCrossCheckWarns(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	truth := simKVTruth(t, hybridDP2)
@@ -194,6 +197,7 @@ matrix "decode" {
 // so fewer than C are past their first token on average, on a server with
 // ample KV and no cap: valid, with a note, never queued.
 func TestStatusRestartGapsAreNotQueued(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "", `"--sim-prefill-tps", "1000000"`, `
@@ -222,6 +226,7 @@ matrix "decode" {
 
 // TestStatusQueuedBeyondMaxNumSeqs: 16 streams on a server that runs 8.
 func TestStatusQueuedBeyondMaxNumSeqs(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "", fastSim+`, "--max-num-seqs", "8"`, `
@@ -249,6 +254,7 @@ matrix "decode" {
 // 3 s hold, inside the 3 s window). The spec's kv_cache_tokens lets the
 // cell run although 8 × (1,024 + 4,096) do not fit.
 func TestStatusQueuedOnPreemption(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "  kv_cache_tokens = 1000000",
@@ -274,11 +280,13 @@ matrix "decode" {
 // TestMidStreamErrorShapes: both shapes of docs/vllm.md#mid-stream-errors
 // make the cell an error carrying the server's message.
 func TestMidStreamErrorShapes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, args string }{
 		{name: "nested", args: `"--sim-midstream-error-after", "5"`},
 		{name: "flat", args: `"--sim-midstream-error-after", "5", "--sim-flat-errors"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t)
 			defer noLeftovers(t, mark)
 			o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "", fastSim+", "+tc.args, `
@@ -333,6 +341,7 @@ func deref64(p *int64) string {
 // selected, so only their contexts' cold prefills are measured, made quick
 // with fastPrefill.
 func TestSeedCapacityOnTheSimulator(t *testing.T) {
+	t.Parallel()
 	const fastPrefill = `"--sim-prefill-tps", "100000000"`
 	for _, tc := range []struct {
 		name, spec, simArgs string
@@ -344,6 +353,7 @@ func TestSeedCapacityOnTheSimulator(t *testing.T) {
 			"256K/conc=16", "512K/conc=8", "1019K/conc=4", "1019K/conc=128"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t)
 			t.Cleanup(func() { noLeftovers(t, mark) }) // after startSim's cleanup
 			spec := "../specs/" + tc.spec

@@ -17,6 +17,7 @@ import (
 // /tokenize, and measures the configured flat timings as completions does
 // (within the margins of checkFlatTimings).
 func TestChatMatchesSimulatorSettings(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	const tbtMs, ttftMs = 10.0, 400.0
@@ -62,6 +63,7 @@ matrix "decode" {
 // exactly the context length: the simulator's vllm:prompt_tokens_total
 // grows by 1K + 4K for the two cold prefill requests.
 func TestChatPromptsAreExact(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) }) // runs after startSim's own cleanup
 	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--sim-tbt", "5ms", "--sim-ttft", "20ms")

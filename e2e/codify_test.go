@@ -27,6 +27,7 @@ matrix "decode" {
 // TestCodifyValidates: `slogate codify` output pasted into a spec with the
 // same matrix passes `slogate validate`.
 func TestCodifyValidates(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	res := filepath.Join(dir, "results.json")
 	writeResults(t, res, 6018.4, 50)
@@ -52,6 +53,7 @@ func TestCodifyValidates(t *testing.T) {
 }
 
 func TestCodifyUsage(t *testing.T) {
+	t.Parallel()
 	r := slogate(t, newMark(t), 20*time.Second, "", nil, "codify", filepath.Join(t.TempDir(), "missing.json"))
 	if r.Code != 2 || !strings.Contains(r.Stderr, "missing.json") {
 		t.Errorf("exit %d, want 2 with the file named on stderr:\n%s", r.Code, r.Stderr)
@@ -103,6 +105,7 @@ const (
 // (exit 1) while the TTFT and prefill tests, whose behaviour did not change,
 // still pass; `slogate diff` agrees.
 func TestCodifyRealRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("measures the simulator three times")
 	}

@@ -266,6 +266,7 @@ func wantStopSequence(t *testing.T, calls [][]string, name string, grace string)
 // the server's log holds the container's output, and at the end the
 // container is stopped, removed and checked gone, leaving nothing.
 func TestContainerRun(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	ce := newContainerEnv(t)
@@ -328,6 +329,7 @@ func TestContainerRun(t *testing.T) {
 // container through the runtime's environment (the stand-in records what
 // the container got), and the server enforces the key.
 func TestContainerSecretsReachContainer(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	ce := newContainerEnv(t)
@@ -359,7 +361,7 @@ func TestContainerSecretsReachContainer(t *testing.T) {
 func startSlogateEnv(t *testing.T, mark string, env []string, args ...string) *background {
 	t.Helper()
 	b := &background{cmd: exec.Command(bin, args...), done: make(chan struct{})}
-	b.cmd.Env = append(append(os.Environ(), markEnv+"="+mark, "NO_COLOR=1"), env...)
+	b.cmd.Env = append(append(childEnv(), markEnv+"="+mark, "NO_COLOR=1"), env...)
 	b.cmd.Stdout, b.cmd.Stderr = &b.stdout, &b.stderr
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -380,6 +382,7 @@ func startSlogateEnv(t *testing.T, mark string, env []string, args ...string) *b
 // matrix stop the container the same way (stop, rm, ps), keep what was
 // measured, and leave nothing.
 func TestContainerInterrupted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -391,6 +394,7 @@ func TestContainerInterrupted(t *testing.T) {
 		{name: "timeout", args: []string{"-timeout", "8s"}, code: 3, said: "took longer than -timeout 8s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t)
 			defer noLeftovers(t, mark)
 			ce := newContainerEnv(t)
@@ -423,6 +427,7 @@ func TestContainerInterrupted(t *testing.T) {
 // `stop -t 30` would take the whole grace period; a second signal cuts it
 // short and goes straight to `rm -f`, and nothing is left.
 func TestContainerSecondSignal(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	ce := newContainerEnv(t)
@@ -457,7 +462,9 @@ func TestContainerSecondSignal(t *testing.T) {
 // it by name and goes on (a warning, recorded in results.json; it may be
 // another run's), and `slogate clean` removes it.
 func TestContainerSlogateKilled(t *testing.T) {
+	t.Parallel()
 	t.Run("client passes the signal", func(t *testing.T) {
+		t.Parallel()
 		mark := newMark(t)
 		defer noLeftovers(t, mark)
 		ce := newContainerEnv(t)
@@ -476,6 +483,7 @@ func TestContainerSlogateKilled(t *testing.T) {
 		}
 	})
 	t.Run("client killed too", func(t *testing.T) {
+		t.Parallel()
 		mark := newMark(t)
 		defer noLeftovers(t, mark)
 		ce := newContainerEnv(t)
@@ -536,6 +544,7 @@ func TestContainerSlogateKilled(t *testing.T) {
 // the runtime cannot pull, are infrastructure errors (exit 3) that say what
 // happened in the runtime's words.
 func TestContainerRuntimeFailures(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		noPath bool
@@ -556,6 +565,7 @@ func TestContainerRuntimeFailures(t *testing.T) {
 			said: []string{"exited before it was ready", "pull access denied for missing/vllm"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t)
 			defer noLeftovers(t, mark)
 			ce := newContainerEnv(t)
@@ -589,6 +599,7 @@ func TestContainerRuntimeFailures(t *testing.T) {
 // container and the command that removes it: the check after the removal
 // is what tells.
 func TestContainerSurvivesRemoval(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	ce := newContainerEnv(t)
@@ -610,6 +621,7 @@ func TestContainerSurvivesRemoval(t *testing.T) {
 // TestContainerPlan: `slogate plan` shows the full runtime command, the
 // run's id left as a placeholder, secrets redacted, in text and JSON.
 func TestContainerPlan(t *testing.T) {
+	t.Parallel()
 	spec := containerSpec(t, 8123, "vllm/vllm-openai:v0.11.0", oneCell)
 	r := slogate(t, "plan", time.Minute, "", nil, "plan", spec)
 	want := "launch: env 'HF_TOKEN=<redacted>' 'VLLM_API_KEY=<redacted>' docker run --rm --name 'slogate-<run-id>-box' --label 'slogate.run=<run-id>' --label slogate.server=box -p 127.0.0.1:8123:8123 --gpus all --ipc host --shm-size 1g -v /srv/hf:/root/.cache/huggingface -e HF_TOKEN -e VLLM_API_KEY --pull=never vllm/vllm-openai:v0.11.0 Qwen/Qwen3.5-4B --served-model-name qwen --max-model-len 16384 --host 0.0.0.0 --port 8123 --sim-tbt"
@@ -643,6 +655,7 @@ func TestContainerPlan(t *testing.T) {
 // entrypoint script standing in for the image's `vllm serve`. After the run
 // the runtime must list no container of it.
 func TestContainerRealRuntime(t *testing.T) {
+	t.Parallel()
 	const image = "busybox:1.36"
 	runtime := ""
 	var why []string
@@ -726,6 +739,7 @@ func lastLine(s string) string {
 // TestContainerSim: -sim runs the simulator as a process with the vLLM
 // arguments; the container block is not used (no runtime needed).
 func TestContainerSim(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := containerSpec(t, freePort(t), "vllm/vllm-openai:v0.11.0", oneCell)

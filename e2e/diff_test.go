@@ -30,6 +30,7 @@ func writeResults(t *testing.T, path string, tps64, ttft1 float64) {
 }
 
 func TestDiff(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.json")
 	writeResults(t, base, 6018.4, 50)
@@ -68,6 +69,7 @@ func TestDiff(t *testing.T) {
 }
 
 func TestDiffUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.json")
 	writeResults(t, a, 6018.4, 50)

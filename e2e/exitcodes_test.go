@@ -12,6 +12,7 @@ import (
 // not a bool (the spec is wrong; refused before the run). An assertion
 // that reads an errored or unmeasured cell (3) is covered by assert's tests.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	// 1K × 1 fits the 20,000-token KV cache; 1K × 16 (16 × 1,280) does not.
 	const sim = `"--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-prefill-tps", "1000000", "--sim-kv-tokens", "20000"`
 	tests := []struct {
@@ -28,6 +29,7 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t)
 			defer noLeftovers(t, mark)
 			spec := faultSpec(t, freePort(t), "", sim, fmt.Sprintf(`

@@ -138,6 +138,7 @@ func (o outcome) wantKept(t *testing.T, wantErr bool) {
 // TestFaultServerExitsDuringStartup: a server that exits before it is ready
 // fails the run at once with exit 3 and the end of its log.
 func TestFaultServerExitsDuringStartup(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		attrs string // server attributes
@@ -153,6 +154,7 @@ func TestFaultServerExitsDuringStartup(t *testing.T) {
 			said: []string{"exited before it was ready", "--sim-kv-tokens"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t)
 			defer noLeftovers(t, mark)
 			spec := faultSpec(t, freePort(t), tc.attrs, tc.args, oneCell)
@@ -177,6 +179,7 @@ func TestFaultServerExitsDuringStartup(t *testing.T) {
 // decode cell waits for its steady state (held 3 s); the prefill cell
 // measured before is kept.
 func TestFaultServerExitsDuringWarmUp(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim+`, "--sim-exit-after", "2s"`, oneCell)
@@ -193,6 +196,7 @@ func TestFaultServerExitsDuringWarmUp(t *testing.T) {
 
 // TestFaultServerExitsMidWindow: the crash falls inside a 6 s window.
 func TestFaultServerExitsMidWindow(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim+`, "--sim-exit-after", "7s"`, strings.Replace(oneCell, `"1s"`, `"6s"`, 1))
@@ -211,6 +215,7 @@ func TestFaultServerExitsMidWindow(t *testing.T) {
 // the reason, the run goes on to the next cell, every cell is recorded, and
 // the run exits 3 saying cells could not be measured.
 func TestFaultCellErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		args   string
@@ -228,6 +233,7 @@ func TestFaultCellErrors(t *testing.T) {
 			reason: "without [DONE]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t)
 			defer noLeftovers(t, mark)
 			spec := faultSpec(t, freePort(t), "", fastSim+", "+tc.args, oneCell)
@@ -258,6 +264,7 @@ func TestFaultCellErrors(t *testing.T) {
 // multi-token (speculative) chunks: total_tps agrees with the server's own
 // generation counter.
 func TestFaultNoContinuousUsage(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), `speculative {
@@ -294,6 +301,7 @@ matrix "decode" {
 // TestFaultWrongServedModel: -endpoint at a server serving another name is
 // exit 3 naming both names and the fix; nothing is measured.
 func TestFaultWrongServedModel(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) }) // after startSim's cleanup
 	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "other", "--sim-tbt", "5ms")
@@ -309,6 +317,7 @@ func TestFaultWrongServedModel(t *testing.T) {
 // TestFaultPortInUse: something already listens on the spec's port: exit 3
 // before anything is started (no server.log, no process).
 func TestFaultPortInUse(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -340,6 +349,7 @@ func TestFaultPortInUse(t *testing.T) {
 // TestFaultUnreachableEndpoint: nothing listens at -endpoint: exit 3 within
 // seconds, saying so.
 func TestFaultUnreachableEndpoint(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", "", oneCell)
@@ -358,6 +368,7 @@ func TestFaultUnreachableEndpoint(t *testing.T) {
 // inactivity timeout cannot hang the run past -timeout: exit 3 soon after
 // it, the prefill cell kept, the server stopped.
 func TestFaultTimeoutBoundsRun(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim+`, "--sim-stall-after", "20"`, oneCell)
@@ -383,6 +394,7 @@ func TestFaultTimeoutBoundsRun(t *testing.T) {
 // TestFaultTimeoutDuringBoot: -timeout also bounds the wait for a server
 // that takes too long to start; the server is stopped.
 func TestFaultTimeoutDuringBoot(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim+`, "--sim-startup", "5m"`, oneCell)

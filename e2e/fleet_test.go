@@ -18,6 +18,7 @@ import (
 // `plan -format json` gives the same server, and the GPUs the spec asks for
 // (tensor_parallel_size × pipeline × data, or labels.gpu_count).
 func TestPlanMatrixSeedSpecs(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	specs := []string{
 		"../specs/qwen3.5-4b-h200-dflash.hcl",
@@ -115,6 +116,7 @@ assert "not_b" {
 // measures and judges b alone, into -out itself; an unknown name is a usage
 // error listing the servers there are.
 func TestRunServerRunsOnlyThatServer(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := writeFleetSpec(t)
@@ -147,6 +149,7 @@ func TestRunServerRunsOnlyThatServer(t *testing.T) {
 // a report section for each — exiting with the worst run's code: 1 when one
 // run has a failed assert, 3 when one ended with an infrastructure error.
 func TestMergeResultsFolders(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := writeFleetSpec(t)

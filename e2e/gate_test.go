@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -38,6 +37,7 @@ matrix "decode" {
 // -duration is refused (exit 2) naming the window, and compared with
 // -allow-settings-change; `run -baseline` refuses it before starting a server.
 func TestGateLostCapacity(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	port := freePort(t)
@@ -139,6 +139,7 @@ var noiseMetrics = []string{"tps", "total_tps", "per_request_tps", "ttft_ms", "t
 // go in parallel, so that the load of a busy machine weighs on all of them
 // alike (the runs would otherwise measure the machine, not the server).
 func TestGateNoise(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("three runs of 30 repeated cells")
 	}
@@ -260,7 +261,7 @@ func slogateAsync(mark string, timeout time.Duration, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), markEnv+"="+mark, "NO_COLOR=1")
+	cmd.Env = append(childEnv(), markEnv+"="+mark, "NO_COLOR=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -8,13 +8,19 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +29,22 @@ import (
 // bin is the slogate binary under test.
 var bin string
 
+// parallelDefault is how many tests of this package run at once unless
+// -parallel says otherwise. An e2e test mostly waits (measurement windows,
+// steady-state holds, servers starting), so more run at once than the
+// default GOMAXPROCS; the few that measure the machine itself do not call
+// t.Parallel and run alone, before the others start. On 2 cores 8 took
+// the package from 12 minutes to under 2.5, bounded then by its longest
+// test (TestGateNoise); 6 took 3.
+const parallelDefault = 8
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", strconv.Itoa(max(parallelDefault, runtime.GOMAXPROCS(0))))
+	}
 	dir, err := os.MkdirTemp("", "slogate-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -46,6 +67,26 @@ func TestMain(m *testing.M) {
 // leftovers can be found in /proc afterwards.
 const markEnv = "SLOGATE_E2E_MARK"
 
+// notInherited are variables of the tests' own environment that would
+// change what slogate or the simulator does, and so what a test sees: a
+// CI job's step summary and annotations (slogate would append to the job's
+// real summary), a developer's vLLM key or dev mode, an outer run's mark.
+// A test that wants one sets it for its command.
+var notInherited = []string{"GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "CI", "VLLM_API_KEY", "VLLM_SERVER_DEV_MODE", markEnv}
+
+// childEnv is the environment of a process a test starts: the tests' own
+// without notInherited, then extra (KEY=VALUE).
+func childEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(notInherited, name) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
 // newMark returns a fresh tag for one test.
 func newMark(t *testing.T) string {
 	var b [8]byte
@@ -67,7 +108,7 @@ func slogate(t *testing.T, mark string, timeout time.Duration, dir string, env [
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), markEnv+"="+mark, "NO_COLOR=1"), env...)
+	cmd.Env = append(append(childEnv(), markEnv+"="+mark, "NO_COLOR=1"), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -86,28 +127,141 @@ func slogate(t *testing.T, mark string, timeout time.Duration, dir string, env [
 	return r
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
+// freePort returns a loopback TCP port for a server a test starts, never
+// handed out before in this process (parallel tests each get their own)
+// and, while the test runs, to no other e2e process on the machine.
+//
+// A port taken by binding port 0 is not reserved: between its release and
+// the server's bind another test could be given the same one, and any
+// outgoing connection on the machine may take it as its local port. So the
+// ports come from below the kernel's ephemeral range (which neither
+// "port 0" nor outgoing connections use), each checked free by binding it,
+// and each locked (flock on a file named after it under the temporary
+// folder) until the test ends, so that concurrent e2e runs, of another
+// checkout too, skip it.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, lock, err := ports().next()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	if lock != nil {
+		t.Cleanup(func() { lock.Close() }) // after the cleanups stopping the test's servers
+	}
+	return port
+}
+
+// ports is the process's port allocator.
+var ports = sync.OnceValue(func() *portAllocator {
+	lo, hi := portRange()
+	return newPortAllocator(lo, hi, filepath.Join(os.TempDir(), "slogate-e2e-ports"))
+})
+
+// portAllocator hands out the ports of freePort.
+type portAllocator struct {
+	mu      sync.Mutex
+	lo, hi  int // the range [lo, hi)
+	at      int // where the search goes on
+	given   map[int]bool
+	lockDir string // "" when locks cannot be taken
+}
+
+// newPortAllocator hands out ports of [lo, hi), starting at a random one
+// (so that concurrent e2e runs start apart), locked by files in lockDir.
+func newPortAllocator(lo, hi int, lockDir string) *portAllocator {
+	if os.MkdirAll(lockDir, 0o777) != nil {
+		lockDir = ""
+	}
+	return &portAllocator{lo: lo, hi: hi, at: lo + mrand.IntN(hi-lo), given: map[int]bool{}, lockDir: lockDir}
+}
+
+// next returns a free port never given before, with its lock file (nil when
+// the lock folder is unusable: the port is then only checked free).
+func (a *portAllocator) next() (int, *os.File, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for range a.hi - a.lo {
+		port := a.at
+		if a.at++; a.at == a.hi {
+			a.at = a.lo
+		}
+		if a.given[port] {
+			continue
+		}
+		lock, ok := a.lock(port)
+		if !ok {
+			continue // another e2e process holds it
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			if lock != nil {
+				lock.Close()
+			}
+			continue // something else listens there
+		}
+		l.Close()
+		a.given[port] = true
+		return port, lock, nil
+	}
+	return 0, nil, fmt.Errorf("no free loopback port in [%d, %d)", a.lo, a.hi)
+}
+
+// lock takes port's lock file without waiting: ok is false when another
+// process holds it; the file is nil when the lock folder is unusable.
+func (a *portAllocator) lock(port int) (f *os.File, ok bool) {
+	if a.lockDir == "" {
+		return nil, true
+	}
+	f, err := os.OpenFile(filepath.Join(a.lockDir, fmt.Sprint(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, true // another user's file: the bind check still applies
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f.Close()
+		return nil, false
+	}
+	return f, true
+}
+
+// portRange is the 10,000 ports just below the ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range, 32768 by default on Linux;
+// elsewhere 20000–29999 stays clear of the usual 49152 and up).
+func portRange() (lo, hi int) {
+	hi = 30000
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 2024 {
+				hi = n
+			}
+		}
+	}
+	return max(1024, hi-10000), hi
 }
 
 // startSim starts `slogate sim serve MODEL --port P args…` in its own process
 // group, waits for /health, and stops it when the test ends. It returns the
-// base URL.
+// base URL. A port another process bound first (possible, if unlikely: see
+// freePort) is retried with another one.
 func startSim(t *testing.T, mark, model string, args ...string) string {
 	t.Helper()
-	port := freePort(t)
+	for range 3 {
+		if base, ok := startSimOnce(t, mark, model, freePort(t), args...); ok {
+			return base
+		}
+	}
+	t.Fatalf("simulator: the port was taken three times in a row")
+	return ""
+}
+
+// startSimOnce is one try of startSim: ok is false when the port turned out
+// to be taken.
+func startSimOnce(t *testing.T, mark, model string, port int, args ...string) (base string, ok bool) {
+	t.Helper()
 	argv := append([]string{"sim", "serve", model, "--host", "127.0.0.1", "--port", fmt.Sprint(port)}, args...)
 	cmd := exec.Command(bin, argv...)
-	cmd.Env = append(os.Environ(), markEnv+"="+mark)
+	cmd.Env = append(childEnv(), markEnv+"="+mark)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var log bytes.Buffer
+	var log syncBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -123,11 +277,15 @@ func startSim(t *testing.T, mark, model string, args ...string) string {
 			<-done
 		}
 	})
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	base = fmt.Sprintf("http://127.0.0.1:%d", port)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case <-done:
+			if strings.Contains(log.String(), "address already in use") {
+				t.Logf("port %d was taken before the simulator bound it; trying another", port)
+				return "", false
+			}
 			t.Fatalf("simulator exited before it was ready:\n%s", log.String())
 		default:
 		}
@@ -135,13 +293,13 @@ func startSim(t *testing.T, mark, model string, args ...string) string {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return base
+				return base, true
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("simulator not ready after 20s:\n%s", log.String())
-	return ""
+	return "", false
 }
 
 // errNoProc says why leftovers cannot look: it reads the environment of
@@ -203,6 +361,7 @@ func noLeftovers(t *testing.T, mark string) {
 // process started with the mark is found, and is no longer found once it
 // has exited.
 func TestLeftoversFinder(t *testing.T) {
+	t.Parallel()
 	if _, err := leftovers("probe"); err != nil {
 		t.Skipf("cannot look for processes: %v", err)
 	}
@@ -212,7 +371,7 @@ func TestLeftoversFinder(t *testing.T) {
 	}
 	mark := newMark(t)
 	cmd := exec.Command(sleep, "30")
-	cmd.Env = append(os.Environ(), markEnv+"="+mark)
+	cmd.Env = append(childEnv(), markEnv+"="+mark)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -231,4 +390,69 @@ func TestLeftoversFinder(t *testing.T) {
 	if left, _ := leftovers(mark); len(left) != 0 {
 		t.Errorf("after the process exited: %q", left)
 	}
+}
+
+// TestFreePort proves what parallel tests rely on: every port is handed
+// out once, and one that another e2e process has locked or something
+// listens on is passed over.
+func TestFreePort(t *testing.T) {
+	t.Parallel()
+	t.Run("distinct under concurrent calls", func(t *testing.T) {
+		var mu sync.Mutex
+		seen := map[int]bool{}
+		var wg sync.WaitGroup
+		for range 64 {
+			wg.Go(func() {
+				port, _, err := ports().next()
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil || seen[port] {
+					t.Errorf("port %d (%v) handed out twice", port, err)
+				}
+				seen[port] = true
+			})
+		}
+		wg.Wait()
+	})
+	// A range of one port: [p, p+1).
+	onePort := func(t *testing.T) (*portAllocator, int) {
+		p := freePort(t)
+		return newPortAllocator(p, p+1, t.TempDir()), p
+	}
+	t.Run("never the same port twice", func(t *testing.T) {
+		a, p := onePort(t)
+		if got, lock, err := a.next(); got != p || err != nil {
+			t.Fatalf("next() = %d, %v; want %d", got, err, p)
+		} else {
+			lock.Close()
+		}
+		if got, _, err := a.next(); err == nil {
+			t.Errorf("next() gave %d again, want an error", got)
+		}
+	})
+	t.Run("locked by another process", func(t *testing.T) {
+		a, p := onePort(t)
+		f, err := os.OpenFile(filepath.Join(a.lockDir, fmt.Sprint(p)), os.O_CREATE|os.O_RDWR, 0o666)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, err := a.next(); err == nil {
+			t.Errorf("next() gave %d, which another allocator holds", got)
+		}
+	})
+	t.Run("listened on", func(t *testing.T) {
+		a, p := onePort(t)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if got, _, err := a.next(); err == nil {
+			t.Errorf("next() gave %d, where something listens", got)
+		}
+	})
 }

@@ -43,6 +43,7 @@ expect "decode_total_tps" {
 // 20,000 the cell is over capacity and both fail (exit 1, not the
 // infrastructure exit 3), each saying the capacity arithmetic.
 func TestIntegrityLostCapacityFails(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 
@@ -81,6 +82,7 @@ func TestIntegrityLostCapacityFails(t *testing.T) {
 // false is refused by validate and by run before any server starts (exit
 // 2, the diagnostic at file:line with its snippet), fast.
 func TestIntegrityStaticChecks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		condition string
@@ -154,6 +156,7 @@ func conditionLine(t *testing.T, path string) int {
 // TestIntegrityVarTypes: a -var value that is not of the variable's type is
 // a diagnostic naming the variable, its type and the value (exit 2).
 func TestIntegrityVarTypes(t *testing.T) {
+	t.Parallel()
 	spec := faultSpec(t, freePort(t), "", fastSim, `
 variable "floor" {
   type    = number
@@ -182,6 +185,7 @@ assert "a" {
 // console header, report.md, report.html, junit.xml, the GitHub step
 // summary and `slogate report`'s re-rendering.
 func TestIntegritySimulatedTitles(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	dir := t.TempDir()
@@ -229,6 +233,7 @@ matrix "decode" {
 // -timeout stopped (exit 2, saying why), and with -force codifies the
 // cells measured before the stop, saying what it left out.
 func TestIntegrityCodifyInterrupted(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim, `

@@ -105,6 +105,7 @@ func procStatusKiB(pid, field string) int64 {
 // goroutines must return to the baseline, and the Go heap must stay flat
 // during the window (no per-chunk or per-request growth).
 func TestLoadRunnerInProcess(t *testing.T) {
+	// Not parallel: the load test counts this process's goroutines and memory, and needs the machine.
 	window := loadWindow(t)
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) })
@@ -234,6 +235,7 @@ func deref(p *float64) any {
 // the window of SLOGATE_LOAD_WINDOW, its RSS sampled from /proc; exit 0,
 // a valid cell and no warnings.
 func TestLoadBinary(t *testing.T) {
+	// Not parallel: the load test needs the machine to itself.
 	window := loadWindow(t)
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
@@ -243,7 +245,7 @@ func TestLoadBinary(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(bin, "run", "-sim", "-v", "-out", out, "-timeout", (window + 2*time.Minute).String(), path)
-	cmd.Env = append(os.Environ(), markEnv+"="+mark, "NO_COLOR=1")
+	cmd.Env = append(childEnv(), markEnv+"="+mark, "NO_COLOR=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {

@@ -20,6 +20,7 @@ const reportSeedResults = "../report/testdata/glm-5.3-flash-nvfp4-h200x2.results
 // TestReportCommand re-renders a saved run in every format, to stdout and
 // to a file, and checks bad usage exits 2 with a message saying what to do.
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notJSON := filepath.Join(dir, "notes.txt")
 	wrongSchema := filepath.Join(dir, "other.json")
@@ -144,6 +145,7 @@ assert "impossible" {
 // is nothing but test2json events, that gotestsum turns it into JUnit, that
 // -junit and the -out folder hold every report, and the CI conveniences.
 func TestRunJSONReports(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	specPath := filepath.Join(dir, "demo.hcl")
 	if err := os.WriteFile(specPath, []byte(strings.Replace(reportRunSpec, "PORT", fmt.Sprint(freePort(t)), 1)), 0o644); err != nil {
@@ -232,6 +234,7 @@ func TestRunJSONReports(t *testing.T) {
 // TestRunJSONThroughGotestsum is the CI recipe from the README:
 // gotestsum --junitfile j.xml --raw-command -- slogate run -json SPEC.
 func TestRunJSONThroughGotestsum(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs gotestsum: skipped with -short")
 	}
@@ -251,7 +254,7 @@ func TestRunJSONThroughGotestsum(t *testing.T) {
 	cmd := exec.CommandContext(ctx, goBin, "tool", "gotestsum", "--junitfile", junit, "--raw-command", "--",
 		bin, "run", "-sim", "-json", "-out", filepath.Join(dir, "out"), specPath)
 	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), markEnv+"="+mark, "GOVERSION=go-test")
+	cmd.Env = append(childEnv(), markEnv+"="+mark, "GOVERSION=go-test")
 	output, err := cmd.CombinedOutput()
 	noLeftovers(t, mark)
 	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {

@@ -49,6 +49,7 @@ func interruptedRun(t *testing.T, mark, spec, out string, n int) *res.Results {
 // cells; results.json and cells.jsonl then hold every cell once, in plan
 // order, the earlier ones unchanged.
 func TestResumeAfterInterrupt(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim, resumeBody)
@@ -101,6 +102,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 // TestResumeComplete: resuming a finished run (spec taken from its
 // results.json) measures nothing and does not start the server.
 func TestResumeComplete(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim, oneCell)
@@ -128,6 +130,7 @@ func TestResumeComplete(t *testing.T) {
 // TestResumeUsage: -resume of a folder that holds no run, or with a spec
 // of another server, is a usage error (exit 2) that says what is wrong.
 func TestResumeUsage(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim, oneCell)
@@ -151,6 +154,7 @@ func TestResumeUsage(t *testing.T) {
 // server) are measured again on resume, against a healthy one; each cell
 // is then recorded once.
 func TestResumeRemeasuresErrors(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) })
 	faulty := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--sim-tbt", "5ms", "--sim-ttft", "20ms",
@@ -192,6 +196,7 @@ func TestResumeRemeasuresErrors(t *testing.T) {
 // -duration and -sim without being told, refuses another -duration, and
 // refuses a changed launch command.
 func TestResumeMeasuresLikeBefore(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim, strings.Replace(resumeBody, `"1s"`, `"30s"`, 1))

@@ -119,6 +119,7 @@ func checkFlatTimings(t *testing.T, c res.DecodeCell, tbtMs, ttftMs float64) {
 // total_tps = C ÷ tbt (requests last longer than the window, so every
 // stream decodes throughout it), within the margins of checkFlatTimings.
 func TestRunMatchesSimulatorSettings(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	const tbtMs, ttftMs = 10.0, 400.0
@@ -166,6 +167,7 @@ matrix "decode" {
 // TestRunOverCapacityAndQueued: cells are skipped exactly where
 // C × (ctx + max_output) > capacity, and flagged queued where C > max_num_seqs.
 func TestRunOverCapacityAndQueued(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	const kv, maxOut, maxSeqs = 10240, 1024, 2
@@ -209,6 +211,7 @@ matrix "decode" {
 // TestRunServerExitsMidRun: a server that dies mid-run gives exit 3, and
 // every cell measured before is in cells.jsonl and results.json.
 func TestRunServerExitsMidRun(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := writeSpec(t, freePort(t), `"--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-exit-after", "9s"`, `
@@ -247,6 +250,7 @@ matrix "decode" {
 // TestRunEndpoint: -endpoint measures a running server without booting or
 // stopping it; a wrong served name is exit 3 naming what the server serves.
 func TestRunEndpoint(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) }) // runs after startSim's own cleanup
 	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "other", "--sim-tbt", "5ms")
@@ -273,6 +277,7 @@ matrix "decode" {
 // TestRunInterrupted: SIGINT stops the server, keeps what was measured and
 // exits 130.
 func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := writeSpec(t, freePort(t), `"--sim-tbt", "5ms", "--sim-ttft", "20ms"`, `
@@ -287,7 +292,7 @@ matrix "decode" {
 `)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(bin, "run", "-sim", "-out", out, spec)
-	cmd.Env = append(os.Environ(), markEnv+"="+mark, "NO_COLOR=1")
+	cmd.Env = append(childEnv(), markEnv+"="+mark, "NO_COLOR=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -324,6 +329,7 @@ matrix "decode" {
 // 2-core machine), and the runner's total_tps agrees with the simulator's
 // vllm:generation_tokens_total over the same window within 2 %.
 func TestRunAgreesWithServerAt128Streams(t *testing.T) {
+	// Not parallel: 128,000 chunks/s load the machine, and total_tps must agree with the server within 2 %.
 	if testing.Short() {
 		t.Skip("load test")
 	}
@@ -355,6 +361,7 @@ matrix "decode" {
 // streams at a 251K-token context (one shared request body per context,
 // streamed chunk by chunk). Measured on the runner alone (-endpoint).
 func TestRunMemory128x251K(t *testing.T) {
+	// Not parallel: 128 streams of 251K-token prompts load both cores, which would skew the timing of other tests.
 	if testing.Short() {
 		t.Skip("load test")
 	}
@@ -374,7 +381,7 @@ matrix "decode" {
 `)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(bin, "run", "-endpoint", base, "-out", out, spec)
-	cmd.Env = append(os.Environ(), markEnv+"="+mark, "NO_COLOR=1")
+	cmd.Env = append(childEnv(), markEnv+"="+mark, "NO_COLOR=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

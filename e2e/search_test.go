@@ -98,6 +98,7 @@ measure {
 // by answer + 1 failing; an assert on the answer passes at it and fails
 // one above it (exit 1, the FAIL line quoting the value).
 func TestSearchFindsTheProfileCrossing(t *testing.T) {
+	// Not parallel: per_request_tps must land within 2 % of the profile's curve.
 	if testing.Short() {
 		t.Skip("measures ~8 probes")
 	}
@@ -205,6 +206,7 @@ assert "holds_one_more" {
 // 4: the search says so (monotone false, a warning) and answers 1, the
 // largest concurrency with every probe at or below it passing.
 func TestSearchNonMonotone(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("measures 3 probes")
 	}
@@ -251,6 +253,7 @@ search "max_users" {
 // unknown metric, is a spec error at its file and line before any server
 // starts (exit 2).
 func TestSearchStaticErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, objective string
 		want            []string

@@ -97,6 +97,7 @@ func noSecret(t *testing.T, key string, what map[string]string, dirs ...string) 
 // checks every artifact and every console output of run (-v and -json),
 // plan, and the server log.
 func TestSecretsNeverWritten(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		apiKey string // HCL expression
@@ -109,6 +110,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 			args: func(k string) []string { return []string{"-var", "key=" + k} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t)
 			defer noLeftovers(t, mark)
 			key := plantedKey()
@@ -156,6 +158,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 // (VLLM_API_KEY, as vLLM reads it) is redacted in results, reports and
 // output like the api_key itself.
 func TestSecretsInServerEnv(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	key := plantedKey()
@@ -205,6 +208,7 @@ func (rc *recorder) proxy(t *testing.T, target string) *httptest.Server {
 // carries the key in "Authorization: Bearer" and nowhere else (URL, other
 // headers, bodies).
 func TestSecretsOnlyInAuthorization(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) })
 	key := plantedKey()
@@ -243,6 +247,7 @@ func TestSecretsOnlyInAuthorization(t *testing.T) {
 // TestSecretsWrongKey: a server that refuses the key is exit 3 saying so,
 // without printing the key.
 func TestSecretsWrongKey(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) })
 	right, wrong := plantedKey(), plantedKey()
@@ -260,6 +265,7 @@ func TestSecretsWrongKey(t *testing.T) {
 // TestSecretsFileStaysInSpecFolder: file() reads a key beside the spec,
 // and refuses a path outside the spec's folder with exit 2.
 func TestSecretsFileStaysInSpecFolder(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	root := t.TempDir()
@@ -290,6 +296,7 @@ func TestSecretsFileStaysInSpecFolder(t *testing.T) {
 // logs its non-default args, --api-key included) never puts the key into
 // server.log: slogate redacts it on the way.
 func TestSecretsServerLogRedacted(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	key := plantedKey()

@@ -50,7 +50,7 @@ func (s *syncBuffer) String() string {
 func startSlogate(t *testing.T, mark string, args ...string) *background {
 	t.Helper()
 	b := &background{cmd: exec.Command(bin, args...), done: make(chan struct{})}
-	b.cmd.Env = append(os.Environ(), markEnv+"="+mark, "NO_COLOR=1")
+	b.cmd.Env = append(childEnv(), markEnv+"="+mark, "NO_COLOR=1")
 	b.cmd.Stdout, b.cmd.Stderr = &b.stdout, &b.stderr
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -120,6 +120,7 @@ func fakeVLLM(t *testing.T) string {
 // the server group (a child of the server included), keeps and reports
 // every measured cell, prints the summary, and exits 128+signal.
 func TestSignalDuringMeasurement(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		sig  syscall.Signal
@@ -129,6 +130,7 @@ func TestSignalDuringMeasurement(t *testing.T) {
 		{name: "SIGTERM", sig: syscall.SIGTERM, code: 143},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t)
 			defer noLeftovers(t, mark)
 			spec := faultSpec(t, freePort(t), fmt.Sprintf("command = %q", fakeVLLM(t)), fastSim, `
@@ -183,6 +185,7 @@ matrix "decode" {
 // TestSignalDuringBoot: a signal while the server is still starting stops
 // it at once; results.json records the interruption.
 func TestSignalDuringBoot(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim+`, "--sim-startup", "5m"`, oneCell)
@@ -208,6 +211,7 @@ func TestSignalDuringBoot(t *testing.T) {
 // TestSignalKillLeavesNoServer: even when slogate itself is killed (no
 // chance to clean up), the server it launched does not survive it.
 func TestSignalKillLeavesNoServer(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := faultSpec(t, freePort(t), "", fastSim, strings.Replace(oneCell, `"1s"`, `"30s"`, 1))
@@ -234,6 +238,7 @@ func killMarked(mark string) {
 // TestSignalLeavesEndpointRunning: with -endpoint slogate did not start the
 // server, so an interrupted run must not stop it.
 func TestSignalLeavesEndpointRunning(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) }) // after startSim's cleanup
 	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-kv-tokens", "1000000")
@@ -254,6 +259,7 @@ func TestSignalLeavesEndpointRunning(t *testing.T) {
 // first signal would wait out the 30 s grace; a second one kills the group
 // at once, and the run still exits 130 with nothing left behind.
 func TestSecondSignalKillsNow(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	t.Cleanup(func() { killMarked(mark) })

@@ -45,6 +45,7 @@ func simGet(t *testing.T, url, key string) (int, string) {
 // TestSimServesSeedLaunch starts the simulator with the Qwen seed's real
 // argv and checks the surface the runner relies on.
 func TestSimServesSeedLaunch(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) }) // runs after startSim's cleanup stopped the server
 	base := startSim(t, mark, "Qwen/Qwen3.5-4B", qwenSeedArgs...)
@@ -91,6 +92,7 @@ func TestSimServesSeedLaunch(t *testing.T) {
 // TestSimLogAndExitAfter: the simulator prints vLLM's KV lines at start and
 // --sim-exit-after makes it die on its own with a non-zero status.
 func TestSimLogAndExitAfter(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	start := time.Now()
@@ -107,6 +109,7 @@ func TestSimLogAndExitAfter(t *testing.T) {
 }
 
 func TestSimBadFlagIsUsageError(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	r := slogate(t, mark, 10*time.Second, "", nil, "sim", "serve", "m", "--max-num-seqs", "many")
@@ -119,7 +122,7 @@ func TestSimBadFlagIsUsageError(t *testing.T) {
 func startSimProcess(t *testing.T, mark string, env []string, args ...string) (*exec.Cmd, chan struct{}) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"sim", "serve"}, args...)...)
-	cmd.Env = append(append(os.Environ(), markEnv+"="+mark), env...)
+	cmd.Env = append(append(childEnv(), markEnv+"="+mark), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -152,6 +155,7 @@ func waitHealthy(t *testing.T, base string, timeout time.Duration) {
 // refused (no 503 phase), as vLLM's are; SIGTERM then ends it at once (within
 // 2 s on a loaded machine).
 func TestSimStartupRefusesThenServes(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) })
 	port := freePort(t)
@@ -228,6 +232,7 @@ func cpuSeconds(t *testing.T, pid int) float64 {
 // time, is the measure so a machine busy with other work cannot fail it;
 // the wall-clock rate is logged.
 func TestSimStreamingSpeedOneCore(t *testing.T) {
+	// Not parallel: a rate per CPU-second still drops when other processes thrash the caches.
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) })
 	port := freePort(t)

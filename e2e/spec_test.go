@@ -10,6 +10,7 @@ import (
 
 // TestValidateSpecs: `slogate validate specs/*.hcl` exits 0.
 func TestValidateSpecs(t *testing.T) {
+	t.Parallel()
 	specs, err := filepath.Glob("../specs/*.hcl")
 	if err != nil || len(specs) < 4 {
 		t.Fatalf("specs/*.hcl: %v %v", specs, err)
@@ -30,6 +31,7 @@ func TestValidateSpecs(t *testing.T) {
 // TestValidateBrokenSpec: a broken spec exits 2 and names its file and line
 // with a snippet of the offending source.
 func TestValidateBrokenSpec(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "broken.hcl")
 	src := `server "qwen" {
@@ -74,6 +76,7 @@ assert "decode_8k_64" {
 // TestPlanSeedSpec: `slogate plan -format json` on a seed spec prints its
 // launch with the key redacted.
 func TestPlanSeedSpec(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	r := slogate(t, mark, 30*time.Second, "", []string{"VLLM_API_KEY=e2e-secret"}, "plan", "-format", "json", "../specs/ling-3.0-flash-int4-h200x2.hcl")
 	if r.Code != 0 {

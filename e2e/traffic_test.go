@@ -34,6 +34,7 @@ const trafficSim = `"--max-num-seqs", "8", "--sim-kv-tokens", "10000000", "--sim
 //     above the 4 req/s cell's and goodput (slo ttft_ms = 300) falls; an
 //     assert on goodput passes at 4 req/s and fails at 40 (exit 1).
 func TestTrafficQueueingTruths(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := writeSpecLen(t, freePort(t), 4096, trafficSim, `
@@ -171,6 +172,7 @@ assert "holds_at_40" {
 // true or false, and a read of a rate the block does not measure, are
 // spec errors at their file and line (exit 2) before any server starts.
 func TestTrafficStaticChecks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cond string
@@ -213,6 +215,7 @@ assert "a" {
 // cells.jsonl; -resume measures only the missing rates, and results.json
 // then holds every rate once, in plan order, the kept ones unchanged.
 func TestTrafficResume(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	spec := writeSpecLen(t, freePort(t), 4096, trafficSim, `

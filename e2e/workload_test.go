@@ -138,6 +138,7 @@ func sha(s string) string { return fmt.Sprintf("%x", sha256.Sum256([]byte(s))) }
 // TestWorkloadRequests: what the runner sends for each workload, read back
 // from the simulator's --sim-record (docs/method.md#workload).
 func TestWorkloadRequests(t *testing.T) {
+	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) }) // runs after startSim's own cleanup
 	rec := &sentLog{path: filepath.Join(t.TempDir(), "sent.jsonl")}
@@ -300,6 +301,7 @@ matrix "decode" {
 // gets the cell warning, in results.json and on the console; the same
 // server speculating does not.
 func TestSpeculativeDidNotRunWarning(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		simArgs []string
@@ -310,6 +312,7 @@ func TestSpeculativeDidNotRunWarning(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t)
 			t.Cleanup(func() { noLeftovers(t, mark) })
 			args := append([]string{"--served-model-name", "qwen", "--sim-tbt", "5ms", "--sim-ttft", "20ms",
