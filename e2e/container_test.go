@@ -435,7 +435,9 @@ func TestContainerSecondSignal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	b := startSlogateEnv(t, mark, ce.env, "run", "-out", out, spec)
 	b.waitFor(t, "the prefill cell", time.Minute, func() bool { return cellLines(out) >= 1 })
+	first := time.Now()
 	b.cmd.Process.Signal(syscall.SIGINT)
+	// The runtime logs a call as it starts: stop is now waiting out its 30 s.
 	b.waitFor(t, "the stop command", 20*time.Second, func() bool {
 		for _, c := range ce.calls(t) {
 			if len(c) > 0 && c[0] == "stop" {
@@ -444,10 +446,12 @@ func TestContainerSecondSignal(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(time.Second) // stop is now waiting out its 30 s
 	b.cmd.Process.Signal(syscall.SIGINT)
 	if code := b.exitAfter(t, 20*time.Second); code != 130 {
 		t.Fatalf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, b.stdout.String(), b.stderr.String())
+	}
+	if took := time.Since(first); took > 20*time.Second {
+		t.Errorf("exited %v after the first signal: the second did not cut stop's 30 s short", took.Round(time.Millisecond))
 	}
 	calls := ce.calls(t)
 	_, name, _ := runCall(t, calls)

@@ -115,26 +115,27 @@ func TestGateLostCapacity(t *testing.T) {
 	})
 }
 
-// noiseMatrix is 2 + 4 cells repeated 5 times; noiseMetrics compares 6
-// metrics of them: 24 cell metrics.
+// noiseMatrix is 4 decode cells repeated 5 times; noiseMetrics compares 5
+// metrics of them: 20 cell metrics. No prefill cells: a cold 1K or 2K
+// prefill takes tens of milliseconds, where the scheduler's jitter on a
+// loaded machine, not the server, decides its tps and ttft_ms.
 const noiseMatrix = `
 measure {
   duration   = "1s"
   max_output = 1024
   repeat     = 5
 }
-prefill { contexts = ["1K", "2K"] }
 matrix "decode" {
   contexts    = ["1K", "2K"]
   concurrency = [4, 8]
 }
 `
 
-var noiseMetrics = []string{"tps", "total_tps", "per_request_tps", "ttft_ms", "tbt_ms", "tbt_ms_p90"}
+var noiseMetrics = []string{"total_tps", "per_request_tps", "ttft_ms", "tbt_ms", "tbt_ms_p90"}
 
 // TestGateNoise: with 5 repeats and --sim-noise 0.05, two runs of the same
-// configuration (other seeds) give no regression on any of 24 cell metrics,
-// every one decided by the U test; a 10% slower --sim-tbt regresses the
+// configuration (other seeds) give at most two regressions among 20 cell
+// metrics, every one decided by the U test; a 10% slower --sim-tbt regresses the
 // throughputs and times between tokens of the decode cells. The three runs
 // go in parallel, so that the load of a busy machine weighs on all of them
 // alike (the runs would otherwise measure the machine, not the server).
@@ -186,9 +187,9 @@ func TestGateNoise(t *testing.T) {
 
 	// At 5% run-to-run noise with 5 repeats a side the U test calls about
 	// 1.2% of identical cell metrics a regression (compare's TestNoiseRates):
-	// 0.3 of these 24 on average, fewer in practice as a cell's metrics
-	// move together (five runs of this test saw none).
-	// The test allows that one, and wants three quarters of them noise.
+	// 0.24 of these 20 on average. Allowing one would fail the test in
+	// P(≥ 2) ≈ 2.4% of its runs at that rate; allowing two, in P(≥ 3) ≈
+	// 0.17%. It also wants three quarters of them noise.
 	t.Run("same configuration", func(t *testing.T) {
 		r := slogate(t, mark, 20*time.Second, "", nil, "diff", "-metric", metricFlag, runs["a"], runs["same"])
 		noise, regressed, cells := 0, 0, 0
@@ -214,7 +215,7 @@ func TestGateNoise(t *testing.T) {
 		if r.Code != wantCode || !strings.Contains(r.Stdout, "Decisions are statistical") {
 			t.Errorf("exit %d, want %d, decided statistically\nstdout:\n%s\nstderr:\n%s", r.Code, wantCode, r.Stdout, r.Stderr)
 		}
-		if regressed > 1 || noise < cells*3/4 {
+		if regressed > 2 || noise < cells*3/4 {
 			t.Errorf("%d of %d cell metrics regressed and %d are noise: identical configurations should be noise", regressed, cells, noise)
 		}
 		if cells < 20 {
