@@ -295,6 +295,7 @@ func TestSearchStaticErrors(t *testing.T) {
 // infrastructure problem, never a slow server) even with no assert reading
 // the search.
 func TestSearchProbeError(t *testing.T) {
+	t.Parallel()
 	path := searchSpec(t, `"--sim-midstream-error-after", "50"`, `
 search "max_users" {
   context     = "8K"
