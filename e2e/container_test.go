@@ -601,24 +601,56 @@ func TestContainerRuntimeFailures(t *testing.T) {
 // TestContainerSurvivesRemoval: a container the runtime still lists after
 // `rm -f` (it said it removed it) fails the run with exit 3, naming the
 // container and the command that removes it: the check after the removal
-// is what tells.
+// is what tells. When the run was interrupted, the signal's exit code
+// stands and the surviving container is still named, on stderr and in
+// results.json's error.
 func TestContainerSurvivesRemoval(t *testing.T) {
 	t.Parallel()
-	mark := newMark(t)
-	defer noLeftovers(t, mark)
-	ce := newContainerEnv(t)
-	spec := containerSpec(t, freePort(t), "sticky/vllm:1", oneCell)
-	r := slogate(t, mark, 2*time.Minute, "", ce.env, "run", "-out", filepath.Join(t.TempDir(), "out"), spec)
-	calls := ce.calls(t)
-	_, name, _ := runCall(t, calls)
-	ce.removeAll(t) // the sticky container's process, before noLeftovers
-	if r.Code != 3 {
-		t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
-	}
-	for _, s := range []string{"container(s) " + name + " still present after `docker rm -f`", "remove them with `docker rm -f " + name + "`"} {
-		if !strings.Contains(r.Stderr, s) {
-			t.Errorf("stderr does not say %q:\nstdout:\n%s\nstderr:\n%s", s, r.Stdout, r.Stderr)
-		}
+	for _, tc := range []struct {
+		name   string
+		signal bool
+		code   int
+	}{
+		{name: "run ends", code: 3},
+		{name: "SIGINT", signal: true, code: 130},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			mark := newMark(t)
+			defer noLeftovers(t, mark)
+			ce := newContainerEnv(t)
+			cells := oneCell
+			if tc.signal {
+				cells = strings.Replace(oneCell, `"1s"`, `"30s"`, 1)
+			}
+			spec := containerSpec(t, freePort(t), "sticky/vllm:1", cells)
+			out := filepath.Join(t.TempDir(), "out")
+			b := startSlogateEnv(t, mark, ce.env, "run", "-out", out, spec)
+			if tc.signal {
+				b.waitFor(t, "the prefill cell", time.Minute, func() bool { return cellLines(out) >= 1 })
+				b.cmd.Process.Signal(syscall.SIGINT)
+			}
+			code := b.exitAfter(t, 2*time.Minute)
+			stdout, stderr := b.stdout.String(), b.stderr.String()
+			calls := ce.calls(t)
+			_, name, _ := runCall(t, calls)
+			ce.removeAll(t) // the sticky container's process, before noLeftovers
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
+			}
+			survived := "container(s) " + name + " still present after `docker rm -f`"
+			for _, s := range []string{survived, "remove them with `docker rm -f " + name + "`"} {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr does not say %q:\nstdout:\n%s\nstderr:\n%s", s, stdout, stderr)
+				}
+			}
+			if tc.signal && !strings.Contains(stderr, "interrupted by interrupt") {
+				t.Errorf("stderr does not say the run was interrupted:\n%s", stderr)
+			}
+			if r, err := res.Read(filepath.Join(out, "results.json")); err != nil || !strings.Contains(r.Error, survived) {
+				t.Errorf("results.json's error does not name the container: %v, %+v", err, r)
+			}
+		})
 	}
 }
 

@@ -145,10 +145,20 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 
 	err := r.run(ctx)
 	if r.server != nil {
-		if serr := r.server.stop(cfg.StopGrace, cfg.ForceStop); serr != nil && err == nil {
+		serr := r.server.stop(cfg.StopGrace, cfg.ForceStop)
+		switch {
+		case serr != nil && err == nil:
 			err = serr
-		} else if addr, busy := portInUse(r.client.base); serr == nil && busy {
-			r.warn(fmt.Sprintf("port %s still accepts connections after the server's process group ended: another process listens there", addr))
+		case serr != nil:
+			// The run already failed (a signal, -timeout, a crash): its exit
+			// code stands, but a server that would not stop (a container
+			// still holding GPU memory, a process group surviving SIGKILL)
+			// is said too, on stderr and in results.json's error.
+			err = exit.With(exit.Code(err), errors.Join(err, serr))
+		default:
+			if addr, busy := portInUse(r.client.base); busy {
+				r.warn(fmt.Sprintf("port %s still accepts connections after the server's process group ended: another process listens there", addr))
+			}
 		}
 	}
 	if r.client != nil {
