@@ -95,7 +95,8 @@ func Merge(o MergeOptions) error {
 
 // RunExitCode is the exit code `slogate run` gives one server's run, read
 // from its results as recorded: 3 when the run ended early (an
-// infrastructure error or an interruption) or a cell could not be measured,
+// infrastructure error or an interruption) or something could not be
+// measured (result.Results.Unmeasured: a cell, a traffic cell, a search),
 // else the verdicts' code (assert.ExitCode: 3 a verdict read an unmeasured
 // cell, 2 a condition is not a bool, 1 a breach, 0 pass).
 func RunExitCode(res *result.Results) int {
@@ -103,20 +104,8 @@ func RunExitCode(res *result.Results) int {
 	if res.Error != "" || res.Interrupted {
 		return exit.Infra
 	}
-	for _, c := range res.Prefill {
-		if c.Status == result.StatusError {
-			return exit.Infra
-		}
-	}
-	for _, c := range res.Decode {
-		if c.Status == result.StatusError {
-			return exit.Infra
-		}
-	}
-	for _, s := range res.Search { // stopped by a probe it could not measure (unmeasuredCells)
-		if s.Error != "" {
-			return exit.Infra
-		}
+	if len(res.Unmeasured()) > 0 { // the rule of `slogate run` (unmeasuredCells)
+		return exit.Infra
 	}
 	return code
 }

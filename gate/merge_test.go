@@ -1,7 +1,12 @@
 package gate
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/slogate/slogate/internal/exit"
 
 	"github.com/slogate/slogate/result"
 )
@@ -23,12 +28,47 @@ func TestRunExitCode(t *testing.T) {
 		{name: "a prefill cell that could not be measured is 3", res: result.Results{Prefill: []result.PrefillCell{{Status: result.StatusError}}}, want: 3},
 		{name: "a search stopped by an error is 3", res: result.Results{Search: []result.Search{{Name: "x", Error: "probe could not be measured"}}}, want: 3},
 		{name: "a search without an answer is not an error", res: result.Results{Search: []result.Search{{Name: "x", Found: false}}}, want: 0},
+		{name: "a traffic cell that could not be measured is 3", res: result.Results{Traffic: []result.TrafficCell{{Status: result.StatusError}}}, want: 3},
 		{name: "an over-capacity cell is not an error", res: result.Results{Decode: []result.DecodeCell{{Status: result.StatusOverCapacity}}}, want: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := RunExitCode(&tt.res); got != tt.want {
 				t.Errorf("RunExitCode = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMergeUnmeasured: `slogate merge` of a folder whose run could not
+// measure a search or a traffic cell exits 3, as `slogate run` did
+// (one rule: result.Results.Unmeasured).
+func TestMergeUnmeasured(t *testing.T) {
+	tests := []struct {
+		name string
+		res  result.Results
+	}{
+		{name: "errored search", res: result.Results{Search: []result.Search{{Name: "slo", Error: "the probe at concurrency 8 could not be measured: engine died"}}}},
+		{name: "errored traffic cell", res: result.Results{Traffic: []result.TrafficCell{{Traffic: "poisson", Context: 1024, Rate: 2, Status: result.StatusError, Reason: "engine died"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), "run")
+			tt.res.Schema, tt.res.Server.Name = result.Schema, "qwen"
+			if err := os.MkdirAll(in, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			b, err := tt.res.Marshal()
+			if err == nil {
+				err = result.WriteFileAtomic(filepath.Join(in, "results.json"), b)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			err = Merge(MergeOptions{OutDir: filepath.Join(t.TempDir(), "merged"), Inputs: []string{in}, Stdout: &out, Getenv: func(string) string { return "" }})
+			if exit.Code(err) != exit.Infra || !strings.Contains(out.String(), "FAIL  qwen") || !strings.Contains(out.String(), "exit 3") {
+				t.Errorf("merge: exit %d (%v), want 3 with the run's FAIL line\n%s", exit.Code(err), err, out.String())
 			}
 		})
 	}

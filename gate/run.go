@@ -225,26 +225,12 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 	return res, outcome, unmeasuredCells(srv.Name, res, out, sr.Endpoint != "")
 }
 
-// unmeasuredCells is the one place that decides that a cell which could not
-// be measured is an infrastructure problem (exit 3), whether or not an
-// assertion reads it. It returns nil when every cell has a measured status.
+// unmeasuredCells makes what the run could not measure
+// (result.Results.Unmeasured, the rule RunExitCode reads too) an
+// infrastructure problem (exit 3), whether or not an assertion reads it. It
+// returns nil when everything was measured.
 func unmeasuredCells(server string, res *result.Results, outDir string, endpoint bool) error {
-	var failed []string
-	for _, c := range res.Prefill {
-		if c.Status == result.StatusError {
-			failed = append(failed, c.Ref().Name()+": "+c.Reason)
-		}
-	}
-	for _, c := range res.Decode {
-		if c.Status == result.StatusError {
-			failed = append(failed, c.Ref().Name()+": "+c.Reason)
-		}
-	}
-	for _, s := range res.Search { // a search stopped by a probe it could not measure or judge
-		if s.Error != "" {
-			failed = append(failed, result.KindSearch+"/"+s.Name+": "+s.Error)
-		}
-	}
+	failed := res.Unmeasured()
 	if len(failed) == 0 {
 		return nil
 	}
