@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/slogate/slogate/result"
@@ -42,21 +43,49 @@ func (r *run) decode(ctx context.Context, ref result.CellRef, bodies [][]byte) (
 		}
 		return c, nil
 	}
+	repeat := max(m.Repeat, 1)
 	var runs []result.DecodeCell
-	for i := 0; i < max(m.Repeat, 1); i++ {
+	for i := 0; i < repeat; i++ {
 		c, err := r.decodeOnce(ctx, ref, bodies)
-		if err != nil {
-			return c, err
+		if err != nil || c.Status == result.StatusError {
+			if len(runs) == 0 {
+				return c, err
+			}
+			// The runs measured before are kept (docs/method.md#repeats).
+			why := c.Reason
+			if err != nil {
+				why = firstLine(err.Error())
+			}
+			p := partialRepeats(runs, i+1, repeat, why)
+			p.Matrix, p.Context, p.Concurrency = base.Matrix, base.Context, base.Concurrency
+			p.ElapsedS = round(time.Since(start).Seconds(), 2)
+			return p, err
 		}
 		runs = append(runs, c)
-		if c.Status == result.StatusError {
-			break
-		}
 	}
 	c := combineDecode(runs)
 	c.Matrix, c.Context, c.Concurrency = base.Matrix, base.Context, base.Concurrency
 	c.ElapsedS = round(time.Since(start).Seconds(), 2)
 	return c, nil
+}
+
+// partialRepeats is a decode cell whose repeat k of n could not be
+// measured (why): an error, which keeps the combined metrics, spread and
+// samples of the runs measured before it, so nothing measured is lost
+// (docs/method.md#repeats).
+func partialRepeats(runs []result.DecodeCell, k, n int, why string) result.DecodeCell {
+	c := mergeDecodeRuns(runs)
+	c.Status = result.StatusError
+	c.Reason = fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d measured before are kept in samples)", k, n, why, len(runs))
+	return c
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // decodeOnce is the sustained decode of docs/method.md#decode: C streams restarted as they

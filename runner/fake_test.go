@@ -26,6 +26,7 @@ type fakeVLLM struct {
 	engines      int           // cache_config_info series, one per engine (default 1)
 	status       int           // answer /v1/completions with this HTTP status when set
 	midError     bool          // send an error event after the first chunk
+	failNow      atomic.Bool   // from now on, send an error event after the next chunk
 	truncate     bool          // close after the first chunk without [DONE]
 	stallAfter   int           // stop sending (without closing) after this many chunks
 	waiting      float64       // reported num_requests_waiting
@@ -200,7 +201,7 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{%q:\"x\"},\"logprobs\":null,\"finish_reason\":%s}]%s}\n\n", field, fin, usage(sent))
 			}
 			fl.Flush()
-			if f.midError {
+			if f.midError || f.failNow.Load() {
 				fmt.Fprint(w, "data: {\"error\":{\"message\":\"engine died\",\"type\":\"InternalServerError\",\"code\":500}}\n\ndata: [DONE]\n\n")
 				return
 			}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/slogate/slogate/result"
@@ -40,9 +41,10 @@ func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
 }
 
 // combineDecode merges repeated runs of a decode cell: the status is the
-// worst (an errored run is the result); an optional metric is combined only
-// when every run has it; the warnings, notes and preemptions add up; the
-// token source is the least exact; the KV cross-check is the first run's.
+// worst (an errored run is the result); an optional metric is kept only
+// when every run has it (else it is dropped, with a note); the warnings and
+// notes of the runs are kept once each, the preemptions add up; the token
+// source is the least exact; the KV cross-check is the first run's.
 func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 	if len(runs) == 1 {
 		return runs[0]
@@ -56,11 +58,20 @@ func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 	if worst.Status == result.StatusError {
 		return worst
 	}
-	c := runs[0]
+	c := mergeDecodeRuns(runs)
 	c.Status, c.Reason = worst.Status, worst.Reason
+	return c
+}
+
+// mergeDecodeRuns combines the metrics, warnings and notes of measured runs
+// of one decode cell (combineDecode), whatever their number; the status is
+// runs[0]'s.
+func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
+	c := runs[0]
 	c.Repeats = len(runs)
 	c.Spread = map[string][2]float64{}
 	c.Samples = map[string][]float64{}
+	var notes []string
 	for _, m := range result.PhaseMetrics(result.PhaseDecode) {
 		var xs []float64
 		for i := range runs {
@@ -69,16 +80,22 @@ func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 			}
 		}
 		if len(xs) < len(runs) {
-			continue // an optional metric some run lacks: runs[0]'s stays
+			// An optional metric some run lacks: a single run's value would
+			// pass for the combined one, without spread.
+			if len(xs) > 0 {
+				m.ClearDecode(&c)
+				notes = append(notes, fmt.Sprintf("%s dropped: %d of %d repeats reported it", m.Name, len(xs), len(runs)))
+			}
+			continue
 		}
 		m.SetDecode(&c, m.Combine.Of(xs))
 		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
 		c.Samples[m.Name] = xs
 	}
-	var warns, notes []string
+	var warns []string
 	for i, x := range runs {
-		warns = append(warns, x.Warnings...)
-		notes = append(notes, x.Notes...)
+		warns = appendNew(warns, x.Warnings...)
+		notes = appendNew(notes, x.Notes...)
 		c.TokenSource = c.TokenSource.LeastExact(x.TokenSource)
 		if i > 0 && c.Preemptions != nil && x.Preemptions != nil {
 			n := *c.Preemptions + *x.Preemptions
@@ -87,4 +104,14 @@ func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 	}
 	c.Warnings, c.Notes = warns, notes
 	return c
+}
+
+// appendNew appends the elements of add that list does not hold yet.
+func appendNew(list []string, add ...string) []string {
+	for _, s := range add {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
 }

@@ -298,6 +298,11 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 		}
 		cell, err := r.decode(ctx, ref, bodies)
 		if err != nil {
+			if cell.Repeats > 0 { // the repeats measured before the run ended
+				if rerr := r.recordDecode(cell); rerr != nil {
+					return errors.Join(err, rerr)
+				}
+			}
 			return err
 		}
 		if cp != nil && cell.Status.Measured() {
