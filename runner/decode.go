@@ -18,8 +18,11 @@ const (
 	steadyPrefillRate  = 10000.0 // tok/s: the steady-state timeout grows by C×ctx at this rate
 	steadyMax          = 30 * time.Minute
 	pollEvery          = 250 * time.Millisecond
-	streamsExitTimeout = 10 * time.Second
 )
+
+// streamsExitTimeout bounds the wait for a cell's streams to end once
+// cancelled (a variable so tests can shorten it).
+var streamsExitTimeout = 10 * time.Second
 
 // speculativeDidNotRun is the warning of a decode cell whose server has a
 // speculative block but whose vllm:spec_decode_num_drafts_total did not
@@ -98,11 +101,15 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 	defer cancel()
 	streams := newLoad(r.client, r.genPath(), bodies, concurrency, firstTokenTimeout(ref.Context, concurrency), r.cfg.StreamIdleTimeout)
 	streams.start(cellCtx)
-	stop := func() {
+	// stop cancels the streams and waits for them; false when they did not
+	// end in time (their goroutines may still write the slots' stats).
+	stop := func() bool {
 		cancel()
 		if !streams.wait(streamsExitTimeout) {
 			r.warn(fmt.Sprintf("%s: streams did not close within %v", ref.Name(), streamsExitTimeout))
+			return false
 		}
+		return true
 	}
 	fail := func(err error) (result.DecodeCell, error) {
 		stop()
@@ -186,7 +193,13 @@ measuring:
 	windowEnd := streams.now()
 	streams.windowEnd.Store(windowEnd)
 	after, afterAt, afterErr := r.client.metrics(ctx)
-	stop() // closing the connections aborts the requests (docs/method.md#window)
+	// Closing the connections aborts the requests (docs/method.md#window).
+	if !stop() {
+		// Streams still running may still be writing their slots' stats:
+		// they are not read.
+		cell.Status, cell.Reason = result.StatusError, fmt.Sprintf("streams did not stop within %v", streamsExitTimeout)
+		return cell, nil
+	}
 	select {
 	case <-streams.failed:
 		// A stream failed as the window closed: the window is still complete.

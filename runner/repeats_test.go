@@ -51,11 +51,11 @@ func TestCombineRepeats(t *testing.T) {
 			wantStatus: result.StatusValid},
 		{name: "a warning of every run is kept once",
 			runs: []result.DecodeCell{
-				{Status: result.StatusValid, Warnings: []string{SpeculativeDidNotRun}},
-				{Status: result.StatusValid, Warnings: []string{SpeculativeDidNotRun, "no /metrics around the window: server_total_tps not measured"}},
-				{Status: result.StatusValid, Warnings: []string{SpeculativeDidNotRun}},
+				{Status: result.StatusValid, Warnings: []string{speculativeDidNotRun}},
+				{Status: result.StatusValid, Warnings: []string{speculativeDidNotRun, "no /metrics around the window: server_total_tps not measured"}},
+				{Status: result.StatusValid, Warnings: []string{speculativeDidNotRun}},
 			},
-			wantWarnings: []string{SpeculativeDidNotRun, "no /metrics around the window: server_total_tps not measured"},
+			wantWarnings: []string{speculativeDidNotRun, "no /metrics around the window: server_total_tps not measured"},
 			wantStatus:   result.StatusValid},
 		{name: "an errored run is the result",
 			runs: []result.DecodeCell{
