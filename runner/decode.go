@@ -13,16 +13,20 @@ import (
 // Timeouts of the measurement method. Waits that depend on the amount of
 // prefill work scale with it at an assumed slow prefill rate.
 const (
-	slowPrefillRate    = 2000.0 // tok/s assumed when bounding a first-token wait
-	steadyBase         = 30 * time.Second
-	steadyPrefillRate  = 10000.0 // tok/s: the steady-state timeout grows by C×ctx at this rate
-	steadyMax          = 30 * time.Minute
-	pollEvery          = 250 * time.Millisecond
+	slowPrefillRate   = 2000.0  // tok/s assumed when bounding a first-token wait
+	steadyPrefillRate = 10000.0 // tok/s: the steady-state timeout grows by C×ctx at this rate
+	steadyMax         = 30 * time.Minute
+	pollEvery         = 250 * time.Millisecond
 )
 
+// Variables so tests can shorten them: steadyBase is the steady-state
+// gate's timeout before the hold and the prefill work are added;
 // streamsExitTimeout bounds the wait for a cell's streams to end once
-// cancelled (a variable so tests can shorten it).
-var streamsExitTimeout = 10 * time.Second
+// cancelled.
+var (
+	steadyBase         = 30 * time.Second
+	streamsExitTimeout = 10 * time.Second
+)
 
 // speculativeDidNotRun is the warning of a decode cell whose server has a
 // speculative block but whose vllm:spec_decode_num_drafts_total did not
@@ -129,8 +133,8 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 
 	// The steady-state gate (docs/method.md#steady-state-gate).
 	ev := waitEvidence{preemptions: -1}
-	var err error
-	ev.gateQueued, ev.gateReason, ev.gateWaiting, err = r.steadyState(ctx, streams, concurrency, ref, progress)
+	g, err := r.steadyState(ctx, streams, concurrency, ref, progress)
+	ev.gateQueued, ev.gateReason, ev.gateWaiting, ev.gateNote = g.queued, g.reason, g.waited, g.note
 	var sf streamFailure
 	switch {
 	case errors.As(err, &sf):
@@ -264,14 +268,28 @@ measuring:
 	return cell, nil
 }
 
+// gateOutcome is what the steady-state gate found (steadyState).
+type gateOutcome struct {
+	// queued is set, with reason, when the server made requests wait at
+	// the gate: a stable queue, or a timeout with the polls showing it.
+	queued bool
+	reason string
+	// waited: the server reported waiting requests once the conditions had
+	// first held (docs/method.md#statuses).
+	waited bool
+	// note says the gate timed out with no sign of the server making
+	// requests wait; the cell is measured anyway.
+	note string
+}
+
 // steadyState waits for docs/method.md#steady-state-gate: running == C, waiting == 0 and C
 // client streams past their first token, held for SteadyHold. It returns
-// queued=true (and why) when the server holds a stable queue instead
-// (running < C with waiting > 0, all running streams decoding, held) or the
-// timeout passes, and waited=true when the server reported waiting
-// requests once the conditions had first held (docs/method.md#statuses).
-// A stream failure returns its error.
-func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref result.CellRef, progress func(result.Stage, time.Duration, float64)) (queued bool, reason string, waited bool, err error) {
+// queued (and why) when the server holds a stable queue instead (running <
+// C with waiting > 0, all running streams decoding, held), or when the
+// timeout passes and the gate's polls showed the server making requests
+// wait (gateQueuedAtTimeout); a timeout without that evidence gives a note
+// instead. A stream failure returns its error.
+func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref result.CellRef, progress func(result.Stage, time.Duration, float64)) (g gateOutcome, err error) {
 	hold := r.cfg.SteadyHold
 	timeout := steadyBase + hold + time.Duration(float64(concurrency)*float64(ref.Context)/steadyPrefillRate*float64(time.Second))
 	timeout = min(timeout, steadyMax)
@@ -281,27 +299,36 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 	everHeld := false // the conditions have held at least once (the ramp-up is over)
 	var queuedRunning float64 = -1
 	misses := 0
+	polls, waitPolls := 0, 0 // polls with the request gauges; those showing requests made to wait
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return false, "", waited, context.Cause(ctx)
+			return g, context.Cause(ctx)
 		case <-streams.failed:
-			return false, "", waited, streamFailure{streams.failErr}
+			return g, streamFailure{streams.failErr}
 		case <-tick.C:
 		}
 		if err := r.procExited(); err != nil {
-			return false, "", waited, err
+			return g, err
 		}
 		now := time.Now()
+		outBefore := streams.outstanding.Load()
 		snap, _, merr := r.client.metrics(ctx)
 		haveGauges := merr == nil && snap.HasRequests
 		decoding := streams.decoding.Load()
 		clientOK := streams.started.Load() == int64(concurrency)
 		serverOK := !haveGauges || (snap.Running == float64(concurrency) && snap.Waiting == 0)
+		if haveGauges {
+			polls++
+			all := outBefore == int64(concurrency) && streams.outstanding.Load() == int64(concurrency)
+			if snap.Waiting > 0 || (snap.Running < float64(concurrency) && all) {
+				waitPolls++
+			}
+		}
 		if everHeld && haveGauges && snap.Waiting > 0 {
-			waited = true
+			g.waited = true
 		}
 		if clientOK && serverOK {
 			misses = 0
@@ -316,7 +343,7 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 			}
 		}
 		if !heldSince.IsZero() && now.Sub(heldSince) >= hold {
-			return false, "", waited, nil
+			return g, nil
 		}
 		// A stable queue: the server runs fewer than C, the rest wait, and
 		// every running request is decoding.
@@ -325,7 +352,8 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 				queuedRunning, queuedSince = snap.Running, now
 			}
 			if now.Sub(queuedSince) >= hold {
-				return true, fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", snap.Running, concurrency, snap.Waiting), waited, nil
+				g.queued, g.reason = true, fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", snap.Running, concurrency, snap.Waiting)
+				return g, nil
 			}
 		} else {
 			queuedSince = time.Time{}
@@ -335,10 +363,36 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 			if haveGauges {
 				msg += fmt.Sprintf("; server running %.0f, waiting %.0f", snap.Running, snap.Waiting)
 			}
-			return true, msg + "); measured anyway", waited, nil
+			msg += ")"
+			if gateQueuedAtTimeout(polls, waitPolls) {
+				g.queued = true
+				g.reason = fmt.Sprintf("%s; the server made requests wait in %d of %d polls; measured anyway", msg, waitPolls, polls)
+				return g, nil
+			}
+			why := "the server made no request wait"
+			switch {
+			case polls == 0:
+				why = "no request gauges in /metrics to tell whether the server made requests wait"
+			case decoding < int64(concurrency):
+				why += ": not every stream was past its first token"
+			}
+			g.note = msg + "; measured anyway: " + why
+			if polls > 0 {
+				g.note += fmt.Sprintf(" (requests waiting or fewer than %d running in %d of %d polls)", concurrency, waitPolls, polls)
+			}
+			return g, nil
 		}
 		progress(result.StageWarmUp, now.Sub(start), 0)
 	}
+}
+
+// gateQueuedAtTimeout says whether a steady-state gate that timed out saw
+// the server make requests wait: waiting requests, or fewer than C running
+// while C were outstanding, in a sustained share of its polls (the rule of
+// the window's shortfall, cellStatus). The ramp-up, when C requests arrive
+// at once, is a few polls of a timeout of 30 s or more.
+func gateQueuedAtTimeout(polls, waitPolls int) bool {
+	return waitPolls >= minShortPolls && float64(waitPolls) >= sustainedShare*float64(polls)
 }
 
 // streamFailure is a stream's error surfacing from the steady-state wait:

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,5 +25,46 @@ func TestStreamsThatDoNotStopMakeAnError(t *testing.T) {
 	if len(res.Decode) != 1 || res.Decode[0].Status != result.StatusError || res.Decode[0].Reason != "streams did not stop within 1ns" ||
 		res.Decode[0].OutputTokens != 0 {
 		t.Fatalf("decode = %+v, want one error cell without numbers", res.Decode)
+	}
+}
+
+// TestGateTimeout: a steady-state gate that times out makes the cell
+// queued only when its polls showed the server making requests wait
+// (docs/method.md#statuses); otherwise — here the server runs all C but
+// the streams are not past their first token — the cell is valid, with a
+// note saying the gate timed out and why.
+func TestGateTimeout(t *testing.T) {
+	defer func(d time.Duration) { steadyBase = d }(steadyBase)
+	steadyBase = 500 * time.Millisecond
+	tests := []struct {
+		name    string
+		waiting float64
+		want    result.Status
+		wantWhy string // in the reason (queued) or the notes (valid)
+	}{
+		{name: "no sign of waiting", want: result.StatusValid,
+			wantWhy: "; measured anyway: the server made no request wait: not every stream was past its first token (requests waiting or fewer than 2 running in 0 of "},
+		{name: "waiting requests", waiting: 1, want: result.StatusQueued, wantWhy: "; server running 2, waiting 1); the server made requests wait in "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, firstDelay: 2 * time.Second, waiting: tc.waiting}
+			s := f.start(t)
+			res, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(2), "decode"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Decode) != 1 {
+				t.Fatalf("decode = %+v, want one cell", res.Decode)
+			}
+			c := res.Decode[0]
+			where := c.Reason
+			if tc.want == result.StatusValid {
+				where = strings.Join(c.Notes, "\n")
+			}
+			if c.Status != tc.want || !strings.Contains(where, "steady state not reached within 1s (0 of 2 streams decoding") || !strings.Contains(where, tc.wantWhy) {
+				t.Errorf("cell %s %q, notes %q; want %s saying %q", c.Status, c.Reason, c.Notes, tc.want, tc.wantWhy)
+			}
+		})
 	}
 }

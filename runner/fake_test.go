@@ -19,6 +19,7 @@ type fakeVLLM struct {
 	tokens       int           // completion tokens per request
 	perChunk     int           // tokens per chunk
 	gap          time.Duration // between chunks
+	firstDelay   time.Duration // before the first chunk, the request running
 	usage        string        // "continuous" (default), "final" or "none"
 	kvBlocks     int           // cache_config_info num_gpu_blocks (block size 16, the total over engines); 0 = absent
 	kvSizeTokens int           // cache_config_info kv_cache_size_tokens (per engine); 0 = kvBlocks × 16 ÷ engines
@@ -170,10 +171,14 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			return ""
 		}
 		for sent < max {
+			gap := f.gap
+			if sent == 0 {
+				gap += f.firstDelay
+			}
 			select {
 			case <-r.Context().Done():
 				return
-			case <-time.After(f.gap):
+			case <-time.After(gap):
 			}
 			if chunks == 0 {
 				f.streaming.Add(1) // before the chunk: a client that has it sees the count

@@ -32,10 +32,13 @@ func (r *run) unrunnable(ref result.CellRef) (result.Status, string, bool) {
 // waitEvidence is what the steady-state gate and the window saw of the
 // server making requests wait (docs/method.md#statuses).
 type waitEvidence struct {
-	// gateQueued is the gate's own finding: a stable queue, or its timeout
-	// (gateReason says which).
+	// gateQueued is the gate's own finding: a stable queue, or a timeout
+	// with the server making requests wait (gateReason says which).
 	gateQueued bool
 	gateReason string
+	// gateNote says the gate timed out with no sign of waiting: a note on
+	// a cell measured anyway.
+	gateNote string
 	// gateWaiting: num_requests_waiting > 0 once the gate's conditions had
 	// first held (the ramp-up, when C requests arrive at once and are
 	// admitted over a few engine steps, does not count).
@@ -66,6 +69,9 @@ const (
 // the reason; valid otherwise. The client's own restart gaps
 // lower active_avg and give a note, never the queued status.
 func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status result.Status, reason string, notes []string) {
+	if ev.gateNote != "" {
+		notes = append(notes, ev.gateNote)
+	}
 	if activeAvg < 0.95*float64(concurrency) {
 		notes = append(notes, fmt.Sprintf("%.1f of %d streams active on average: the client's restart gaps (a finished stream's next request before its first token), not server queueing", activeAvg, concurrency))
 	}
