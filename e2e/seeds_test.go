@@ -18,6 +18,10 @@ import (
 // 8K × 32 and not at 8K × 16, the queued reason naming the waiting
 // requests; a Qwen cell's total_tps is within 10 % of the seed report's
 // number for it, read from testdata/seeds.
+//
+// Not t.Parallel: it holds a throughput bound (10 %) and statuses decided
+// by the simulator's timing, so it runs before the parallel tests; its two
+// servers run side by side.
 func TestSeedsReproduce(t *testing.T) {
 	t.Run("glm queued at 32", func(t *testing.T) {
 		t.Parallel()
