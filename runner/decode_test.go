@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
 )
 
 // TestStreamsThatDoNotStopMakeAnError: when a cell's streams do not end
@@ -66,5 +67,28 @@ func TestGateTimeout(t *testing.T) {
 				t.Errorf("cell %s %q, notes %q; want %s saying %q", c.Status, c.Reason, c.Notes, tc.want, tc.wantWhy)
 			}
 		})
+	}
+}
+
+// TestTrafficRequestsThatDoNotStopMakeAnError: the same for a traffic
+// cell — requests still running past the exit timeout may still be writing
+// their times, so the cell is an error and they are not read.
+func TestTrafficRequestsThatDoNotStopMakeAnError(t *testing.T) {
+	defer func(d time.Duration) { streamsExitTimeout = d }(streamsExitTimeout)
+	streamsExitTimeout = time.Nanosecond // no request ends that fast
+	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond}
+	s := f.start(t)
+	sp := smallSpec()
+	sp.Matrices = nil
+	sp.Measure.MaxOutput = 100 // 200 ms a request: some are always running when the cell closes
+	sp.Traffic = []*spec.Traffic{{Label: "steady", Context: 1000, Rates: []float64{20}, Arrivals: "constant",
+		Duration: 300 * time.Millisecond, DurationText: "300ms", WarmUp: 100 * time.Millisecond, MaxOutstanding: 64}}
+	res, err := Run(context.Background(), testConfig(t, s.URL, sp, "traffic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Traffic) != 1 || res.Traffic[0].Status != result.StatusError || res.Traffic[0].Reason != "requests did not stop within 1ns" ||
+		res.Traffic[0].Launched != 0 {
+		t.Fatalf("traffic = %+v, want one error cell without numbers", res.Traffic)
 	}
 }

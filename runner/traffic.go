@@ -385,14 +385,18 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{})}
 	l.wg.Add(1)
 	go l.dispatch(cellCtx)
-	stop := func() {
+	// stop cancels the requests and waits for them; false when they did not
+	// end in time (their goroutines may still write the requests' times).
+	stop := func() bool {
 		cancel()
 		done := make(chan struct{})
 		go func() { l.wg.Wait(); close(done) }()
 		select {
 		case <-done:
+			return true
 		case <-time.After(streamsExitTimeout):
 			r.warn(fmt.Sprintf("%s: requests did not close within %v", ref.Name(), streamsExitTimeout))
+			return false
 		}
 	}
 	fail := func(err error) (result.TrafficCell, error) {
@@ -452,7 +456,10 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 	}
 	// Cool-down arrivals kept the load steady while the window's last
 	// requests finished; closing them aborts them (docs/method.md#traffic).
-	stop()
+	if !stop() {
+		cell.Status, cell.Reason = result.StatusError, fmt.Sprintf("requests did not stop within %v", streamsExitTimeout)
+		return *cell, nil
+	}
 	l.mu.Lock()
 	reqs := make([]trafficRequest, len(l.reqs))
 	for i, q := range l.reqs {
