@@ -225,7 +225,8 @@ func TestGateNoise(t *testing.T) {
 	// With 5 repeats a side and 5% run-to-run noise the U test catches a
 	// 10% slowdown in about 70% of cells (compare's TestNoiseRates; the
 	// runs here caught 9 to 14 of 16), so the test asks for a failing gate,
-	// a quarter of the cells it applies to regressed, and none better.
+	// a quarter of the cells it applies to regressed, and none better (a
+	// cell measured slower by less than the tolerance is unchanged).
 	t.Run("10% slower tbt", func(t *testing.T) {
 		r := slogate(t, mark, 20*time.Second, "", nil, "diff", "-metric", metricFlag, runs["a"], runs["slower"])
 		if r.Code != 1 || !strings.Contains(r.Stdout, "✗\n") {
@@ -243,8 +244,10 @@ func TestGateNoise(t *testing.T) {
 					t.Errorf("%s %s: not decided by a U test", tb.Title(), c.Ref.Name())
 				case c.Change == compare.Regressed:
 					regressed++
-				case c.Change != compare.NotSignificant:
-					t.Errorf("%s %s: %v (Δ %.1f%%, p=%.3f), want regressed or not significant", tb.Title(), c.Ref.Name(), c.Change, c.Delta*100, c.Test.P)
+				case c.Change == compare.Improved:
+					// A cell whose measured slowdown stays inside the
+					// tolerance is rightly unchanged; only better is wrong.
+					t.Errorf("%s %s: improved (Δ %.1f%%, p=%.3f) on a slower server", tb.Title(), c.Ref.Name(), c.Delta*100, c.Test.P)
 				}
 			}
 		}
