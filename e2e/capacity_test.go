@@ -360,28 +360,7 @@ func TestSeedCapacityOnTheSimulator(t *testing.T) {
 			mark := newMark(t)
 			t.Cleanup(func() { noLeftovers(t, mark) }) // after startSim's cleanup
 			spec := "../specs/" + tc.spec
-			const key = "e2e-seed-key"
-			env := []string{"VLLM_API_KEY=" + key}
-			plan := slogate(t, mark, 30*time.Second, "", env, "plan", "-format", "json", "-var", "sim_args="+tc.simArgs, spec)
-			var p struct {
-				Servers []struct{ Argv []string }
-			}
-			if err := json.Unmarshal([]byte(plan.Stdout), &p); plan.Code != 0 || err != nil || len(p.Servers) != 1 || len(p.Servers[0].Argv) < 3 {
-				t.Fatalf("plan: exit %d, %v\n%s%s", plan.Code, err, plan.Stdout, plan.Stderr)
-			}
-			argv := p.Servers[0].Argv
-			var args []string // after "serve MODEL", without --host/--port (startSim sets them), the key filled in
-			for i := 3; i < len(argv); i++ {
-				switch argv[i] {
-				case "--host", "--port":
-					i++
-				case "<redacted>":
-					args = append(args, key)
-				default:
-					args = append(args, argv[i])
-				}
-			}
-			base := startSim(t, mark, argv[2], args...)
+			base, env := startSeedSim(t, mark, spec, tc.simArgs)
 			var names []string
 			for _, c := range tc.over {
 				names = append(names, regexp.QuoteMeta(tc.name+"/decode/ctx="+c))

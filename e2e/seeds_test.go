@@ -65,28 +65,7 @@ func runSeedSim(t *testing.T, spec, simArgs, pattern string) *res.Results {
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) }) // after startSim's cleanup
 	path := "../specs/" + spec
-	const key = "e2e-seed-key"
-	env := []string{"VLLM_API_KEY=" + key}
-	plan := slogate(t, mark, 30*time.Second, "", env, "plan", "-format", "json", "-var", "sim_args="+simArgs, path)
-	var p struct {
-		Servers []struct{ Argv []string }
-	}
-	if err := json.Unmarshal([]byte(plan.Stdout), &p); plan.Code != 0 || err != nil || len(p.Servers) != 1 || len(p.Servers[0].Argv) < 3 {
-		t.Fatalf("plan: exit %d, %v\n%s%s", plan.Code, err, plan.Stdout, plan.Stderr)
-	}
-	argv := p.Servers[0].Argv
-	var args []string // after "serve MODEL", without --host/--port (startSim sets them), the key filled in
-	for i := 3; i < len(argv); i++ {
-		switch argv[i] {
-		case "--host", "--port":
-			i++
-		case "<redacted>":
-			args = append(args, key)
-		default:
-			args = append(args, argv[i])
-		}
-	}
-	base := startSim(t, mark, argv[2], args...)
+	base, env := startSeedSim(t, mark, path, simArgs)
 	out := t.TempDir()
 	r := slogate(t, mark, time.Minute, "", env, "run", "-endpoint", base, "-var", "sim_args="+simArgs,
 		"-run", pattern, "-duration", "3s", "-out", out, path)
@@ -118,4 +97,33 @@ func seedDecodeTotalTPS(t *testing.T, name, ctx string, conc int) float64 {
 	}
 	t.Fatalf("%s: no Sustained decode row at %s × %d", name, ctx, conc)
 	return 0
+}
+
+// startSeedSim starts the simulator with the seed spec's own server argv
+// (from `slogate plan`, simArgs as its sim_args variable) on a free port and
+// returns its URL and the environment (the API key) slogate must run with.
+func startSeedSim(t *testing.T, mark, path, simArgs string) (base string, env []string) {
+	t.Helper()
+	const key = "e2e-seed-key"
+	env = []string{"VLLM_API_KEY=" + key}
+	plan := slogate(t, mark, 30*time.Second, "", env, "plan", "-format", "json", "-var", "sim_args="+simArgs, path)
+	var p struct {
+		Servers []struct{ Argv []string }
+	}
+	if err := json.Unmarshal([]byte(plan.Stdout), &p); plan.Code != 0 || err != nil || len(p.Servers) != 1 || len(p.Servers[0].Argv) < 3 {
+		t.Fatalf("plan: exit %d, %v\n%s%s", plan.Code, err, plan.Stdout, plan.Stderr)
+	}
+	argv := p.Servers[0].Argv
+	var args []string // after "serve MODEL", without --host/--port (startSim sets them), the key filled in
+	for i := 3; i < len(argv); i++ {
+		switch argv[i] {
+		case "--host", "--port":
+			i++
+		case "<redacted>":
+			args = append(args, key)
+		default:
+			args = append(args, argv[i])
+		}
+	}
+	return startSim(t, mark, argv[2], args...), env
 }
