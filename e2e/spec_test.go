@@ -92,3 +92,67 @@ func TestPlanSeedSpec(t *testing.T) {
 	}
 	noLeftovers(t, mark)
 }
+
+// TestValidateVLLMSamplingRules: sampling a vLLM server would answer HTTP
+// 400 to fails validate with exit 2 before any server starts: a
+// temperature above 2 (SamplingParams._verify_args, vLLM PR #44965) and
+// min_p with a speculative block (_validate_spec_decode, PR #31982), each
+// named at its file and line with the vLLM rule.
+func TestValidateVLLMSamplingRules(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{
+			name: "temperature 2.5",
+			src: `server "qwen" { model = "Qwen/Qwen3.5-4B" }
+workload {
+  sampling = { temperature = 2.5 }
+}
+`,
+			want: []string{"Error: Invalid sampling value", "line 3", "sampling.temperature must be from 0 to 2 (vLLM PR #44965)", "got 2.5"},
+		},
+		{
+			name: "min_p with speculative",
+			src: `server "qwen" {
+  model = "Qwen/Qwen3.5-4B"
+  speculative {
+    method = "ngram"
+  }
+}
+workload {
+  sampling = {
+    min_p = 0.1
+  }
+}
+`,
+			want: []string{"Error: min_p with speculative decoding", "line 9", `server "qwen" has a speculative block`,
+				"The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.", "vLLM PR #31982", "Set min_p = 0"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "sampling.hcl")
+			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			mark := newMark(t)
+			r := slogate(t, mark, 30*time.Second, "", nil, "validate", path)
+			if r.Code != 2 {
+				t.Fatalf("exit %d, want 2\nstderr:\n%s", r.Code, r.Stderr)
+			}
+			for _, w := range tt.want {
+				if w == tt.want[1] {
+					w = "on " + path + " " + w
+				}
+				if !strings.Contains(strings.Join(strings.Fields(r.Stderr), " "), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.Stderr)
+				}
+			}
+			noLeftovers(t, mark)
+		})
+	}
+}

@@ -368,4 +368,4 @@ matrix "decode" {
 
 // workloadWarning is the cell warning of speculation that did not run, as
 // docs/method.md#workload words it.
-const workloadWarning = "speculative decoding did not run in this cell: check generation_config's repetition_penalty / min_p, or set workload.sampling"
+const workloadWarning = "speculative decoding did not run in this cell (vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config and its log"

@@ -558,7 +558,7 @@ func workloadText(w *result.Workload) string {
 	} else {
 		parts = append(parts, "shared prompt")
 	}
-	if len(w.Sampling) == 0 {
+	if len(w.Sampling) == 0 && len(w.LogitBias) == 0 {
 		parts = append(parts, "server-default sampling")
 	} else {
 		keys := make([]string, 0, len(w.Sampling))
@@ -569,6 +569,10 @@ func workloadText(w *result.Workload) string {
 		var kv []string
 		for _, k := range keys {
 			kv = append(kv, k+" "+w.Sampling[k].String())
+		}
+		if len(w.LogitBias) > 0 {
+			b, _ := json.Marshal(w.LogitBias)
+			kv = append(kv, "logit_bias "+string(b))
 		}
 		parts = append(parts, "sampling "+strings.Join(kv, ", "))
 	}

@@ -339,6 +339,9 @@ type Workload struct {
 	// Sampling are the sampling fields sent, as written; {} when the
 	// server's defaults were used.
 	Sampling map[string]json.Number `json:"sampling"`
+	// LogitBias is sampling.logit_bias as sent (token ID → bias); absent
+	// when unset.
+	LogitBias map[string]json.Number `json:"logit_bias,omitempty"`
 	// ChatTemplateKwargs are the template arguments; {} when none.
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
 	// DocumentSHA256 and InstructionSHA256 hash the article's document (as

@@ -149,6 +149,10 @@ func TestRequestBody(t *testing.T) {
 		{name: "completions with sampling: no chat_template_kwargs", workload: custom, min: 4096,
 			want: map[string]any{"model": "qwen", "prompt": []any{7.0, 8.0, 9.0}, "max_tokens": 4096.0, "min_tokens": 4096.0,
 				"ignore_eos": true, "temperature": 0.6, "top_p": 0.95, "repetition_penalty": 1.0, "stream": true, "stream_options": stream}},
+		{name: "completions with logit_bias", workload: &spec.Workload{Options: workload.Options{LogitBias: map[string]json.Number{"50256": "-100", "7": "2.5"}}},
+			want: map[string]any{"model": "qwen", "prompt": []any{7.0, 8.0, 9.0}, "max_tokens": 4096.0,
+				"ignore_eos": true, "logit_bias": map[string]any{"50256": -100.0, "7": 2.5}, "stream": true, "stream_options": stream},
+			raw: `"logit_bias":{"50256":-100,"7":2.5}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,7 +32,7 @@ var (
 // speculative block but whose vllm:spec_decode_num_drafts_total did not
 // move during the window: vLLM switches speculation off per request for
 // some sampling settings (docs/method.md#workload).
-const speculativeDidNotRun = "speculative decoding did not run in this cell: check generation_config's repetition_penalty / min_p, or set workload.sampling"
+const speculativeDidNotRun = "speculative decoding did not run in this cell (vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config and its log"
 
 // decode measures one decode cell, repeat times, or skips it as over
 // capacity. bodies are the context's request bodies by stream (one when the

@@ -61,6 +61,14 @@ func newRequestFields(model string, chat bool, w *spec.Workload) requestFields {
 		f.extra = append(f.extra, ':')
 		f.extra = append(f.extra, w.Sampling[k].String()...)
 	}
+	if len(w.LogitBias) > 0 {
+		b, err := json.Marshal(w.LogitBias)
+		if err != nil { // token IDs to json.Numbers: always encodes
+			panic(err)
+		}
+		f.extra = append(f.extra, `,"logit_bias":`...)
+		f.extra = append(f.extra, b...)
+	}
 	if chat && w.ChatTemplateKwargs != nil {
 		b, err := json.Marshal(w.ChatTemplateKwargs)
 		if err != nil { // decoded from JSON-compatible HCL values: always encodes

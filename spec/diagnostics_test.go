@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
 )
 
 // testEnv is the environment env() sees in tests: fixed, so results do not
@@ -20,25 +21,34 @@ func testEnv(name string) (string, bool) {
 	return v, ok
 }
 
-// wantDiag is one expected diagnostic: the line of its subject and its summary.
+// wantDiag is one expected diagnostic: the line of its subject, its
+// severity (ERROR or WARNING) and its summary.
 type wantDiag struct {
-	Line    int
-	Summary string
+	Line     int
+	Severity string
+	Summary  string
 }
 
-var errorMarker = regexp.MustCompile(`#\s*ERROR:\s*([^#]+)`)
+var diagMarker = regexp.MustCompile(`#\s*(ERROR|WARNING):\s*([^#]+)`)
 
-// expectedDiagnostics reads the `# ERROR: Summary` comments of a fixture;
-// one line may carry several.
+// expectedDiagnostics reads the `# ERROR: Summary` and `# WARNING: Summary`
+// comments of a fixture; one line may carry several.
 func expectedDiagnostics(t *testing.T, src []byte) []wantDiag {
 	t.Helper()
 	var want []wantDiag
 	for i, line := range strings.Split(string(src), "\n") {
-		for _, m := range errorMarker.FindAllStringSubmatch(line, -1) {
-			want = append(want, wantDiag{Line: i + 1, Summary: strings.TrimSpace(m[1])})
+		for _, m := range diagMarker.FindAllStringSubmatch(line, -1) {
+			want = append(want, wantDiag{Line: i + 1, Severity: m[1], Summary: strings.TrimSpace(m[2])})
 		}
 	}
 	return want
+}
+
+func severityName(s hcl.DiagnosticSeverity) string {
+	if s == hcl.DiagWarning {
+		return "WARNING"
+	}
+	return "ERROR"
 }
 
 func sortDiags(d []wantDiag) {
@@ -46,7 +56,10 @@ func sortDiags(d []wantDiag) {
 		if d[i].Line != d[j].Line {
 			return d[i].Line < d[j].Line
 		}
-		return d[i].Summary < d[j].Summary
+		if d[i].Summary != d[j].Summary {
+			return d[i].Summary < d[j].Summary
+		}
+		return d[i].Severity < d[j].Severity
 	})
 }
 
@@ -66,7 +79,7 @@ func TestInvalidFixtures(t *testing.T) {
 			}
 			want := expectedDiagnostics(t, src)
 			if len(want) == 0 {
-				t.Fatalf("%s announces no diagnostic: add `# ERROR: Summary` on the offending line", path)
+				t.Fatalf("%s announces no diagnostic: add `# ERROR: Summary` (or `# WARNING: Summary`) on the offending line", path)
 			}
 			s, diags := Load(path, LoadOptions{LookupEnv: testEnv})
 			var got []wantDiag
@@ -78,7 +91,7 @@ func TestInvalidFixtures(t *testing.T) {
 				if d.Subject.Filename != path {
 					t.Errorf("diagnostic %q points into %q, want %q", d.Summary, d.Subject.Filename, path)
 				}
-				got = append(got, wantDiag{Line: d.Subject.Start.Line, Summary: d.Summary})
+				got = append(got, wantDiag{Line: d.Subject.Start.Line, Severity: severityName(d.Severity), Summary: d.Summary})
 			}
 			sortDiags(want)
 			sortDiags(got)

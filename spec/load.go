@@ -117,6 +117,8 @@ type loader struct {
 	prefillContextRanges []hcl.Range
 	// workloadPromptRange is where workload.prompt was set (nil: default).
 	workloadPromptRange *hcl.Range
+	// workloadSampling is workload.sampling's attribute (nil: not set).
+	workloadSampling *hcl.Attribute
 	// pending expect blocks: decoded after every matrix is known.
 	expectBlocks []*hcl.Block
 	assertBlocks []*hcl.Block

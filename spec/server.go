@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -49,6 +51,15 @@ var speculativeSchema = &hcl.BodySchema{
 	},
 }
 
+// CacheDTypes are the values of vLLM's --kv-cache-dtype (the CacheDType
+// literal of vllm/config/cache.py, 2026-09 builds). An unknown value is a
+// warning, not an error: newer builds add values.
+var CacheDTypes = []string{
+	"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "nvfp4_ds_mla",
+	"turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc",
+	"int4_per_token_head", "int8_per_token_head", "fp8_per_token_head", "nvfp4", "nvfp4_4over6",
+}
+
 // decodeServer decodes a `server "NAME"` block, applying defaults.
 func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 	s := &Server{
@@ -79,6 +90,15 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 	setStr(&s.ServedModelName, "served_model_name", false)
 	setStr(&s.AttentionBackend, "attention_backend", false)
 	setStr(&s.KVCacheDtype, "kv_cache_dtype", false)
+	if a, ok := at["kv_cache_dtype"]; ok && s.KVCacheDtype != "" && !slices.Contains(CacheDTypes, s.KVCacheDtype) {
+		detail := fmt.Sprintf("vLLM's --kv-cache-dtype takes %s (CacheDType in vllm/config/cache.py, docs/vllm.md#flags); %q is not one of them, so vLLM may refuse to start. Newer builds add values: ignore this warning if yours knows it.",
+			strings.Join(CacheDTypes, ", "), s.KVCacheDtype)
+		if near := nearest(s.KVCacheDtype, CacheDTypes); near != "" {
+			detail += fmt.Sprintf(" Did you mean %q?", near)
+		}
+		add(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Unknown kv_cache_dtype", Detail: detail,
+			Subject: a.Expr.Range().Ptr(), Context: a.Range.Ptr()}})
+	}
 	setStr(&s.APIKey, "api_key", false)
 	setStr(&s.Host, "host", true)
 

@@ -3,8 +3,9 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
-	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -37,7 +38,7 @@ const DefaultSeed uint64 = 1
 // completion and chat requests accept.
 var SamplingFields = []string{
 	"temperature", "top_p", "top_k", "min_p",
-	"repetition_penalty", "presence_penalty", "frequency_penalty", "seed",
+	"repetition_penalty", "presence_penalty", "frequency_penalty", "seed", logitBiasField,
 }
 
 var workloadSchema = &hcl.BodySchema{
@@ -120,10 +121,12 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 			w.Distinct = *b
 		}
 	}
+	l.workloadSampling = nil
 	if a, ok := at["sampling"]; ok {
-		s, d := l.sampling(a)
+		s, bias, d := l.sampling(a)
 		diags = append(diags, d...)
-		w.Sampling = s
+		w.Sampling, w.LogitBias = s, bias
+		l.workloadSampling = a
 	}
 	if a, ok := at["chat_template_kwargs"]; ok {
 		kw, d := l.jsonObject(a)
@@ -160,39 +163,64 @@ func wholeUint(f *big.Float) (uint64, bool) {
 	return n, acc == big.Exact
 }
 
-// samplingRule is the range vLLM's SamplingParams accepts for a field
-// (its argument checks); a value outside it is a 400 on every request.
+// samplingRule is the range vLLM accepts for a field: a value outside it
+// is an HTTP 400 on every request. The ranges are
+// SamplingParams._verify_args (vllm/sampling_params.py) and the request
+// classes' field types (CompletionRequest, ChatCompletionRequest), as listed
+// in docs/vllm.md#sampling-parameters.
 type samplingRule struct {
-	ok    func(f float64) bool
-	whole bool
+	ok    func(f *big.Float) bool
+	whole bool // the request field is an int (pydantic rejects 2.5)
 	text  string
 }
 
+var (
+	bigZero  = big.NewFloat(0)
+	bigOne   = big.NewFloat(1)
+	bigTwo   = big.NewFloat(2)
+	bigMinus = big.NewFloat(-2)
+	bigInt64 = [2]*big.Float{new(big.Float).SetInt64(math.MinInt64), new(big.Float).SetInt64(math.MaxInt64)}
+)
+
+// between reports lo ≤ f ≤ hi.
+func between(f, lo, hi *big.Float) bool { return f.Cmp(lo) >= 0 && f.Cmp(hi) <= 0 }
+
 var samplingRules = map[string]samplingRule{
-	"temperature":        {ok: func(f float64) bool { return f >= 0 }, text: "at least 0"},
-	"top_p":              {ok: func(f float64) bool { return f > 0 && f <= 1 }, text: "more than 0 and at most 1"},
-	"top_k":              {ok: func(f float64) bool { return f >= -1 }, whole: true, text: "a whole number: -1 or 0 (all tokens) or at least 1"},
-	"min_p":              {ok: func(f float64) bool { return f >= 0 && f <= 1 }, text: "from 0 to 1"},
-	"repetition_penalty": {ok: func(f float64) bool { return f > 0 }, text: "more than 0 (1 is no penalty)"},
-	"presence_penalty":   {ok: func(f float64) bool { return f >= -2 && f <= 2 }, text: "from -2 to 2"},
-	"frequency_penalty":  {ok: func(f float64) bool { return f >= -2 && f <= 2 }, text: "from -2 to 2"},
-	"seed":               {ok: func(float64) bool { return true }, whole: true, text: "a whole number"},
+	// "temperature must be in [0, 2]" since vLLM PR #44965 (2026-06).
+	"temperature": {ok: func(f *big.Float) bool { return between(f, bigZero, bigTwo) }, text: "from 0 to 2 (vLLM PR #44965)"},
+	"top_p":       {ok: func(f *big.Float) bool { return f.Sign() > 0 && f.Cmp(bigOne) <= 0 }, text: "more than 0 and at most 1"},
+	"top_k":       {ok: func(f *big.Float) bool { return f.Cmp(big.NewFloat(-1)) >= 0 }, whole: true, text: "a whole number: 0 (or -1) for all tokens, or at least 1"},
+	"min_p":       {ok: func(f *big.Float) bool { return between(f, bigZero, bigOne) }, text: "from 0 to 1"},
+	// repetition_penalty must also be finite, which a number in HCL is.
+	"repetition_penalty": {ok: func(f *big.Float) bool { return f.Sign() > 0 }, text: "more than 0 (1 is no penalty)"},
+	"presence_penalty":   {ok: func(f *big.Float) bool { return between(f, bigMinus, bigTwo) }, text: "from -2 to 2"},
+	"frequency_penalty":  {ok: func(f *big.Float) bool { return between(f, bigMinus, bigTwo) }, text: "from -2 to 2"},
+	// seed: a 64-bit signed integer (Field(ge=_INT64_MIN, le=_INT64_MAX));
+	// -1 means no seed.
+	"seed": {ok: func(f *big.Float) bool { return between(f, bigInt64[0], bigInt64[1]) }, whole: true, text: "a whole number from -2^63 to 2^63-1 (-1: no seed)"},
 }
 
+// logitBiasField is the one sampling field that is an object: token ID →
+// bias (vLLM clamps each bias to [-100, 100]).
+const logitBiasField = "logit_bias"
+
 // sampling decodes `sampling = { temperature = 0.6, … }`: known field
-// names, numbers in the range vLLM accepts, kept as written.
-func (l *loader) sampling(a *hcl.Attribute) (map[string]json.Number, hcl.Diagnostics) {
+// names, numbers in the range vLLM accepts, kept as written; logit_bias is
+// an object of token IDs to numbers.
+func (l *loader) sampling(a *hcl.Attribute) (map[string]json.Number, map[string]json.Number, hcl.Diagnostics) {
 	obj, diags := l.jsonObject(a)
 	if obj == nil {
-		return nil, diags
+		return nil, nil, diags
 	}
 	out := map[string]json.Number{}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	var bias map[string]json.Number
+	for _, k := range sortedKeys(obj) {
+		if k == logitBiasField {
+			b, d := l.logitBias(a, obj[k])
+			diags = append(diags, d...)
+			bias = b
+			continue
+		}
 		rule, known := samplingRules[k]
 		if !known {
 			diags = append(diags, unknownName("Unknown sampling parameter", l.objectKeyRange(a, k), a.Range,
@@ -206,16 +234,41 @@ func (l *loader) sampling(a *hcl.Attribute) (map[string]json.Number, hcl.Diagnos
 				"sampling.%s is a number, not %s.", k, jsonKind(obj[k])))
 			continue
 		}
-		f, err := num.Float64()
-		if err == nil && rule.whole {
-			_, err = num.Int64()
-		}
-		if err != nil || !rule.ok(f) {
+		f, _, err := big.ParseFloat(num.String(), 10, 256, big.ToNearestEven)
+		if err != nil || (rule.whole && !f.IsInt()) || !rule.ok(f) {
 			diags = append(diags, invalid("Invalid sampling value", l.objectValueRange(a, k),
-				"sampling.%s must be %s (vLLM rejects every request otherwise); got %s.", k, rule.text, num))
+				"sampling.%s must be %s: vLLM answers HTTP 400 to every request otherwise (docs/vllm.md#sampling-parameters); got %s.", k, rule.text, num))
 			continue
 		}
 		out[k] = num
+	}
+	return out, bias, diags
+}
+
+// logitBias checks sampling.logit_bias: keys are token IDs (vLLM converts
+// them with int() and rejects a negative one), values are numbers.
+func (l *loader) logitBias(a *hcl.Attribute, v any) (map[string]json.Number, hcl.Diagnostics) {
+	rng := l.objectValueRange(a, logitBiasField)
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, hcl.Diagnostics{invalid("Invalid sampling value", rng,
+			"sampling.logit_bias is an object of token IDs to biases, like { \"50256\" = -100 }, not %s.", jsonKind(v))}
+	}
+	out := map[string]json.Number{}
+	var diags hcl.Diagnostics
+	for _, id := range sortedKeys(m) {
+		if n, err := strconv.ParseUint(id, 10, 31); err != nil || n > math.MaxInt32 {
+			diags = append(diags, invalid("Invalid sampling value", rng,
+				"sampling.logit_bias keys are token IDs (whole numbers from 0); got %q.", id))
+			continue
+		}
+		num, isNum := m[id].(json.Number)
+		if !isNum {
+			diags = append(diags, invalid("Invalid sampling value", rng,
+				"sampling.logit_bias[%q] is a number (vLLM clamps it to [-100, 100]), not %s.", id, jsonKind(m[id])))
+			continue
+		}
+		out[id] = num
 	}
 	return out, diags
 }
@@ -250,13 +303,56 @@ func (l *loader) objectValueRange(a *hcl.Attribute, k string) hcl.Range {
 	return a.Expr.Range()
 }
 
-// checkWorkload checks the workload against the measure block: random
-// prompts are token IDs, which only /v1/completions takes.
+// checkWorkload checks the workload against the other blocks: random
+// prompts are token IDs, which only /v1/completions takes; min_p and
+// logit_bias are rejected by a server with speculative decoding.
 func (l *loader) checkWorkload() hcl.Diagnostics {
-	if l.spec.Workload.Prompt != workload.Random || l.spec.Measure.Endpoint != "chat" || l.workloadPromptRange == nil {
+	var diags hcl.Diagnostics
+	if l.spec.Workload.Prompt == workload.Random && l.spec.Measure.Endpoint == "chat" && l.workloadPromptRange != nil {
+		diags = append(diags, invalid("Random prompts on the chat endpoint", *l.workloadPromptRange,
+			"prompt = %q sends token IDs, which /v1/chat/completions cannot take; measure.endpoint is \"chat\" (%s). Use endpoint = \"completions\", or prompt = %q.",
+			workload.Random, where(l.spec.Measure.DeclRange), workload.Article))
+	}
+	return append(diags, l.checkSpeculativeSampling()...)
+}
+
+// specDecodeMinP is vLLM's _SAMPLING_EPS: a min_p above it is "set".
+var specDecodeMinP = big.NewFloat(1e-5)
+
+// checkSpeculativeSampling applies SamplingParams._validate_spec_decode
+// (vLLM PR #31982): with speculative decoding on, a request whose min_p is
+// above 1e-5 or that sets any logit_bias is answered HTTP 400 "The min_p and
+// logit_bias sampling parameters are not yet supported with speculative
+// decoding.", so every request of the run would fail.
+func (l *loader) checkSpeculativeSampling() hcl.Diagnostics {
+	a := l.workloadSampling
+	if a == nil {
 		return nil
 	}
-	return hcl.Diagnostics{invalid("Random prompts on the chat endpoint", *l.workloadPromptRange,
-		"prompt = %q sends token IDs, which /v1/chat/completions cannot take; measure.endpoint is \"chat\" (%s). Use endpoint = \"completions\", or prompt = %q.",
-		workload.Random, where(l.spec.Measure.DeclRange), workload.Article)}
+	var spec *Server
+	for _, s := range l.spec.Servers {
+		if s.Speculative != nil {
+			spec = s
+			break
+		}
+	}
+	if spec == nil {
+		return nil
+	}
+	const rule = "vLLM answers HTTP 400 \"The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.\" to every such request (SamplingParams._validate_spec_decode, vLLM PR #31982; docs/vllm.md#sampling-parameters)"
+	var diags hcl.Diagnostics
+	w := l.spec.Workload
+	if num, ok := w.Sampling["min_p"]; ok {
+		if f, _, err := big.ParseFloat(num.String(), 10, 256, big.ToNearestEven); err == nil && f.Cmp(specDecodeMinP) > 0 {
+			diags = append(diags, invalidCtx("min_p with speculative decoding", l.objectValueRange(a, "min_p"), a.Range,
+				fmt.Sprintf("sampling.min_p is %s and server %q has a speculative block (%s): %s. Set min_p = 0 (or leave it out), or remove the speculative block.",
+					num, spec.Name, where(spec.Speculative.DeclRange), rule)))
+		}
+	}
+	if len(w.LogitBias) > 0 {
+		diags = append(diags, invalidCtx("logit_bias with speculative decoding", l.objectValueRange(a, logitBiasField), a.Range,
+			fmt.Sprintf("sampling.logit_bias is set and server %q has a speculative block (%s): %s. Remove logit_bias, or remove the speculative block.",
+				spec.Name, where(spec.Speculative.DeclRange), rule)))
+	}
+	return diags
 }

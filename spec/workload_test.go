@@ -172,3 +172,16 @@ expect "e" {
 		}
 	}
 }
+
+// TestSamplingBoundaries loads a spec with every sampling boundary vLLM
+// accepts (and min_p at 1e-5 beside a speculative block, which vLLM takes
+// as unset): no diagnostic.
+func TestSamplingBoundaries(t *testing.T) {
+	s, diags := Load("testdata/valid/sampling.hcl", LoadOptions{LookupEnv: testEnv})
+	if len(diags) > 0 {
+		t.Fatalf("diagnostics: %v", diags)
+	}
+	if got := s.Workload.Sampling["temperature"].String(); got != "2" {
+		t.Errorf("temperature = %s, want 2", got)
+	}
+}

@@ -56,6 +56,9 @@ type Options struct {
 	// server's default (the model's generation_config). Nil when unset. It
 	// is recorded as sent: the caller puts it in the request.
 	Sampling map[string]json.Number
+	// LogitBias is sampling.logit_bias, token ID → bias as written; nil
+	// when unset. Sent and recorded like Sampling.
+	LogitBias map[string]json.Number
 	// ChatTemplateKwargs is passed through to the chat template (the
 	// /tokenize rendering of article prompts and the chat endpoint, where
 	// the caller sends it), as JSON values. Nil when unset.
@@ -195,6 +198,12 @@ func (b *Builder) Record() result.Workload {
 	}
 	for k, v := range b.opts.Sampling {
 		r.Sampling[k] = v
+	}
+	if len(b.opts.LogitBias) > 0 {
+		r.LogitBias = map[string]json.Number{}
+		for k, v := range b.opts.LogitBias {
+			r.LogitBias[k] = v
+		}
 	}
 	if b.opts.Prompt == Random {
 		seed := b.opts.Seed
