@@ -3,6 +3,7 @@ module github.com/slogate/slogate
 go 1.26.0
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
 	github.com/agext/levenshtein v1.2.1
 	github.com/fatih/color v1.19.0
 	github.com/google/go-cmp v0.7.0
@@ -19,7 +20,6 @@ require (
 )
 
 require (
-	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
 	github.com/bitfield/gotestdox v0.2.2 // indirect

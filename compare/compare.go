@@ -69,9 +69,13 @@ const (
 	// Errored: A measured the cell and B could not (an error): neither
 	// better nor worse, an infrastructure problem.
 	Errored
+	// Inconclusive: the confidence interval of the change straddles the
+	// tolerance's edge: the data neither show a regression nor rule one
+	// out (Shift.Decide).
+	Inconclusive
 )
 
-var changeNames = [...]string{"unchanged", "improved", "regressed", "not significant", "A only", "B only", "neither", "lost", "errored"}
+var changeNames = [...]string{"unchanged", "improved", "regressed", "not significant", "A only", "B only", "neither", "lost", "errored", "inconclusive"}
 
 // String names the change: "regressed", "not significant", "A only", …
 func (c Change) String() string {

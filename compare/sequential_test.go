@@ -1,0 +1,161 @@
+package compare
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestPocockBound: the two-look bound of Pocock (1977) for equally spaced
+// looks (correlation √½) at one-sided α = 0.05 is 1.875 (Jennison &
+// Turnbull 2000, Table 2.1, two-sided 0.10); one look (correlation 1) is
+// the plain 1.645, independent looks the Šidák 1.955.
+func TestPocockBound(t *testing.T) {
+	tests := []struct {
+		name string
+		rho  float64
+		want float64
+	}{
+		{"equally spaced looks", math.Sqrt(0.5), 1.875},
+		{"nearly one look", 0.99999, 1.645},
+		{"independent looks", 0, 1.955},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pocockBound(tc.rho, 0.05); math.Abs(got-tc.want) > 0.003 {
+				t.Errorf("pocockBound(%v, 0.05) = %.4f, want %.3f", tc.rho, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSequentialLevel: the level of each look lies between one look's α
+// and the Šidák level, falls as the baseline grows (looks less
+// correlated), and is attainable at the first look from a baseline of 4.
+func TestSequentialLevel(t *testing.T) {
+	s := Sequential{}
+	prev := 1.0
+	for _, n := range []int{4, 5, 10, 20, 100} {
+		l := s.Level(n)
+		if l >= 0.05 || l <= 1-math.Sqrt(0.95) {
+			t.Errorf("baseline %d: level %v outside (Šidák 0.0253, 0.05)", n, l)
+		}
+		if l > prev {
+			t.Errorf("baseline %d: level %v above that of a smaller baseline (%v)", n, l, prev)
+		}
+		prev = l
+		if _, _, ok := attainable(n, DefaultMinRepeat, l); !ok {
+			t.Errorf("baseline %d: the first look (%d repeats) cannot attain the level %v", n, DefaultMinRepeat, l)
+		}
+	}
+}
+
+func TestSequentialLook(t *testing.T) {
+	spread := func(center, noise float64, n int) []float64 {
+		// n values evenly spread in ±noise·√3 around center (a uniform of
+		// standard deviation ≈ noise): deterministic samples.
+		out := make([]float64, n)
+		for i := range out {
+			f := -1 + 2*float64(i)/float64(max(n-1, 1))
+			out[i] = center * math.Exp(f*noise*math.Sqrt(3))
+		}
+		// Interleave, so that prefixes are spread too.
+		for i := 1; i < n; i += 2 {
+			j := n - i
+			if j > i {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+		return out
+	}
+	s := Sequential{Tolerance: 0.05}
+	tests := []struct {
+		name      string
+		baseline  []float64
+		candidate []float64
+		higher    bool
+		stop      bool
+		reason    string // a part of the reason
+	}{
+		{"fewer than Min repeats", spread(100, 0.01, 5), spread(100, 0.01, 3), true, false, "3 of at least 4 repeats"},
+		{"quiet and unchanged: within at the first look", spread(100, 0.005, 5), spread(100, 0.005, 4), true, true, "unchanged at the first look (4 repeats)"},
+		{"quiet and 20% slower: regressed at the first look", spread(100, 0.005, 5), spread(80, 0.005, 4), true, true, "regressed at the first look (4 repeats)"},
+		{"latency 20% up: regressed at the first look", spread(10, 0.005, 5), spread(12, 0.005, 4), false, true, "regressed at the first look"},
+		{"noisy at the first look: the second stage", spread(100, 0.03, 10), spread(97, 0.03, 4), true, false, "repeating to"},
+		{"noisy, one repeat into the second stage: no look", spread(100, 0.03, 10), append(spread(97, 0.03, 4), 97), true, false, "the second stage, sized from the noise of the first 4"},
+		{"noisy at Max: the last look", spread(100, 0.03, 10), spread(95, 0.03, 20), true, true, "at the second look (20 repeats"},
+		{"a baseline of one repeat can decide nothing", []float64{100}, spread(100, 0.01, 4), true, true, "no decision is possible against a baseline of 1 repeats"},
+		{"no baseline: quiet is precise enough at Min", nil, spread(100, 0.005, 4), true, true, "precise enough after 4 repeats"},
+		{"no baseline: noisy needs more", nil, spread(100, 0.04, 4), true, false, "needs"},
+		{"no baseline: Max stops", nil, spread(100, 0.08, 20), true, true, "stopped at max_repeat = 20"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stop, reason := s.Look(tc.baseline, tc.candidate, tc.higher)
+			if stop != tc.stop || !strings.Contains(reason, tc.reason) {
+				t.Errorf("Look = %v, %q; want %v, containing %q", stop, reason, tc.stop, tc.reason)
+			}
+		})
+	}
+}
+
+// TestSequentialSecondStageSize: stage two grows with the noise of stage
+// one, and stops at Max when the baseline caps the power.
+func TestSequentialSecondStageSize(t *testing.T) {
+	s := Sequential{}.withDefaults()
+	base := func(noise float64, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = 100 * math.Exp(noise*float64(2*(i%2)-1))
+		}
+		return out
+	}
+	prev := 0
+	for _, noise := range []float64{0.01, 0.02, 0.03, 0.04} {
+		got, _ := s.secondStage(base(noise, 20), base(noise, 4), true, s.Level(20))
+		if got < prev || got <= s.Min || got > s.Max {
+			t.Errorf("noise %v: second stage %d (previous noise %d; Min %d, Max %d)", noise, got, prev, s.Min, s.Max)
+		}
+		prev = got
+	}
+	if got, _ := s.secondStage(base(0.05, 5), base(0.05, 4), true, s.Level(5)); got != s.Max {
+		t.Errorf("a baseline of 5 at noise 5%%: second stage %d, want Max %d (the baseline caps the power)", got, s.Max)
+	}
+}
+
+// TestEstimates: the smallest change a size catches and the repeats a
+// tolerance needs agree with each other and with the baseline's power.
+func TestEstimates(t *testing.T) {
+	for _, noise := range []float64{0.005, 0.02, 0.05} {
+		n := RepeatsFor(noise, 0.05, 0.05)
+		if n == 0 {
+			t.Fatalf("noise %v: no repeats decide 5%%", noise)
+		}
+		if c := SmallestChange(noise, n, 0.05); !(c <= 0.05) {
+			t.Errorf("noise %v: RepeatsFor = %d, but %d a side catch only %.3f", noise, n, n, c)
+		}
+		if n > 1 {
+			if c := SmallestChange(noise, n-1, 0.05); c <= 0.05 {
+				t.Errorf("noise %v: RepeatsFor = %d, but %d a side already catch %.3f", noise, n, n-1, c)
+			}
+		}
+	}
+	if n := RepeatsFor(0.05, 0.05, 0.05); n < 15 || n > 25 {
+		t.Errorf("noise 5%%, tolerance 5%%: RepeatsFor = %d, want about 20", n)
+	}
+	if c := SmallestChange(0.02, 2, 0.05); !math.IsNaN(c) {
+		t.Errorf("2 a side cannot attain 0.05, yet catch %v", c)
+	}
+	// "A baseline of 5 at noise 0.05 cannot reach a decision however many
+	// repeats the candidate adds."
+	s := Sequential{}
+	for _, m := range []int{20, 100} {
+		p := PowerOfBaseline(5, 0.05, 0.05, s.Level(5), m)
+		if p.Enough || p.Need <= 5 {
+			t.Errorf("baseline 5 at noise 5%% against %d candidate repeats: %+v, want not enough and a need above 5", m, p)
+		}
+	}
+	if p := PowerOfBaseline(5, 0.01, 0.05, s.Level(5), 20); !p.Enough || p.Need > 5 {
+		t.Errorf("baseline 5 at noise 1%%: %+v, want enough", p)
+	}
+}
