@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +72,9 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	}
 	if strings.Contains(r.Stdout, "=== RUN   sim/prefill/ctx=1K\n") {
 		t.Errorf("resume measured the prefill cell again")
+	}
+	if want := fmt.Sprintf("sim (simulated): %d cells left of 5, estimated ", 4-kept); !strings.Contains(r.Stdout, want) {
+		t.Errorf("the resumed run's header does not count the cells left (%q):\n%s", want, r.Stdout)
 	}
 	got, err := res.Read(filepath.Join(out, "results.json"))
 	if err != nil {

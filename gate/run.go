@@ -28,9 +28,15 @@ type Options struct {
 	Specs []*spec.Spec
 	// Keep selects the cells and assertions by full test name (-run); nil keeps all.
 	Keep *regexp.Regexp
-	// OutDir is -out: "" means slogate-out/<server>; with several servers,
-	// each writes into OutDir/<server>. A resumed run writes into its folder.
+	// OutDir is -out: "" gives every server a fresh folder
+	// DefaultOutRoot/<spec>/<server>/<run-id>; with several servers, each
+	// writes into OutDir/<server> (explicitOutDir). A resumed run writes
+	// into its folder. CheckOutDirs refuses a folder holding results.
 	OutDir string
+	// Overwrite replaces the results an -out folder holds (-overwrite).
+	Overwrite bool
+	// RunID names the default folders (runID of the start when "").
+	RunID string
 	// Resumed continues an interrupted run (-resume); nil otherwise.
 	Resumed *runner.Resumed
 	// Endpoint measures a running server (-endpoint); Sim launches the
@@ -41,9 +47,11 @@ type Options struct {
 	Duration time.Duration
 	// Baseline is the -baseline run (nil without one); Tolerance the
 	// allowed regression against it, as a fraction; Alpha the significance
-	// level of its U tests (-alpha); AllowSettingsChange compares with a
+	// level of its U tests (-alpha); BaselinePath its file, which
+	// CheckOutDirs keeps out of the folders the run writes; AllowSettingsChange compares with a
 	// baseline measured with other settings (docs/method.md#comparing-runs).
 	Baseline            *result.Results
+	BaselinePath        string
 	Tolerance           float64
 	Alpha               float64
 	AllowSettingsChange bool
@@ -66,9 +74,8 @@ type Options struct {
 // verdict's code (assert.ExitCode) as a quiet error, the FAIL lines having
 // told the story.
 func Run(ctx context.Context, o Options) error {
-	servers := 0
-	for _, sp := range o.Specs {
-		servers += len(sp.Servers)
+	if o.RunID == "" {
+		o.RunID = runID(time.Now())
 	}
 	var all []*result.Results
 	verdictCode := exit.OK // worst over servers
@@ -88,7 +95,7 @@ func Run(ctx context.Context, o Options) error {
 		specStart := time.Now()
 		specWorst := result.Pass
 		for _, srv := range sp.Servers {
-			sr := serverRun{Options: &o, spec: sp, server: srv, stream: stream, outDir: o.outDir(srv, servers)}
+			sr := serverRun{Options: &o, spec: sp, server: srv, stream: stream, outDir: o.explicitOutDir(sp, srv)}
 			res, outcome, err := sr.run(ctx)
 			if res != nil {
 				all = append(all, res)
@@ -148,25 +155,13 @@ func (o *Options) Resume(notes io.Writer) error {
 	return nil
 }
 
-// outDir is the folder of one server's results.
-func (o *Options) outDir(srv *spec.Server, servers int) string {
-	switch {
-	case o.Resumed != nil:
-		return o.Resumed.Dir
-	case o.OutDir == "":
-		return filepath.Join("slogate-out", srv.Name)
-	case servers > 1:
-		return filepath.Join(o.OutDir, srv.Name)
-	}
-	return o.OutDir
-}
-
 // serverRun is the run of one server of one spec.
 type serverRun struct {
 	*Options
 	spec   *spec.Spec
 	server *spec.Server
 	stream report.TestStream
+	// outDir is the folder -out or -resume gives; "" for a fresh default one.
 	outDir string
 }
 
@@ -174,7 +169,7 @@ type serverRun struct {
 // is the run's infrastructure error or interruption; the outcome is that
 // of the verdicts.
 func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, error) {
-	srv, out := sr.server, sr.outDir
+	srv := sr.server
 	p := plan.New(sr.spec, srv, sr.Keep)
 	obs := newObserver(sr.stream, srv.Name, sr.Verbose || sr.JSON)
 	if len(p.Steps) == 0 && len(p.Asserts) == 0 && len(p.Expects) == 0 {
@@ -186,12 +181,22 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 		sr.stream.Log(fmt.Sprintf("%s: no cell or assertion matches -run %q; the server is not started", srv.Name, pattern))
 		return nil, result.Pass, nil
 	}
-	name := srv.Name
-	if sr.Sim {
-		name += " (simulated)" // the header says so before any number is shown
+	out, latest := sr.outDir, false // latest: out's LatestLink moves to it when the run completes
+	switch {
+	case out == "":
+		var err error
+		if out, err = newRunDir(sr.spec, srv, sr.RunID); err != nil {
+			return nil, result.Error, err
+		}
+		latest = true
+	case sr.Resumed != nil:
+		latest = hasLatestLink(out)
+	case sr.Overwrite:
+		if err := clearResults(out); err != nil {
+			return nil, result.Error, err
+		}
 	}
-	sr.stream.Log(fmt.Sprintf("%s: %d cells, estimated %s (server start-up not included); results in %s",
-		name, len(p.Cells()), p.Estimated.Round(time.Second), out))
+	sr.stream.Log(sr.header(p, out))
 	cfg := runner.Config{
 		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
 		Tool: sr.Tool, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
@@ -222,7 +227,31 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 	if ferr != nil {
 		return res, outcome, ferr
 	}
+	if latest {
+		if err := moveLatest(out); err != nil {
+			fmt.Fprintf(sr.Stderr, "slogate: warning: %s not moved to %s: %v\n", filepath.Join(filepath.Dir(out), LatestLink), out, err)
+		}
+	}
 	return res, outcome, unmeasuredCells(srv.Name, res, out, sr.Endpoint != "")
+}
+
+// header is the line that opens a server's run: what it measures, how
+// long that should take and where the results go. A resumed run counts
+// only the cells left to measure.
+func (sr serverRun) header(p *plan.Plan, out string) string {
+	name := sr.server.Name
+	if sr.Sim {
+		name += " (simulated)" // the header says so before any number is shown
+	}
+	cells, est := len(p.Cells()), p.Estimated
+	left := ""
+	if sr.Resumed != nil {
+		done := sr.Resumed.Measured()
+		cells, est = p.Remaining(sr.spec, done)
+		left = fmt.Sprintf(" left of %d", len(p.Cells()))
+	}
+	return fmt.Sprintf("%s: %d cells%s, estimated %s (server start-up not included); results in %s",
+		name, cells, left, est.Round(time.Second), out)
 }
 
 // unmeasuredCells makes what the run could not measure

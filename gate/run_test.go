@@ -6,8 +6,6 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/runner"
-	"github.com/slogate/slogate/spec"
 )
 
 // TestUnmeasuredCells: a cell that could not be measured is exit 3 naming
@@ -36,28 +34,6 @@ func TestUnmeasuredCells(t *testing.T) {
 			err := unmeasuredCells("q", failed, "OUT", tc.endpoint)
 			if exit.Code(err) != exit.Infra || err.Error() != tc.want {
 				t.Errorf("err = %v (exit %d), want exit 3:\n%s", err, exit.Code(err), tc.want)
-			}
-		})
-	}
-}
-
-func TestOutDir(t *testing.T) {
-	srv := &spec.Server{Name: "q"}
-	tests := []struct {
-		name    string
-		o       Options
-		servers int
-		want    string
-	}{
-		{name: "default", servers: 1, want: filepath.Join("slogate-out", "q")},
-		{name: "-out with one server", o: Options{OutDir: "x"}, servers: 1, want: "x"},
-		{name: "-out with several servers", o: Options{OutDir: "x"}, servers: 2, want: filepath.Join("x", "q")},
-		{name: "-resume writes into its folder", o: Options{OutDir: "x", Resumed: &runner.Resumed{Dir: "r"}}, servers: 2, want: "r"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.o.outDir(srv, tc.servers); got != tc.want {
-				t.Errorf("outDir = %q, want %q", got, tc.want)
 			}
 		})
 	}

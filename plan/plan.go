@@ -374,3 +374,28 @@ func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
 	}
 	return total
 }
+
+// Remaining is what is left of the plan when the cells in done are already
+// measured (a resumed run): how many cells, and the estimate of measuring
+// them (each context's cold prefill request is sent again when a decode
+// cell of it is left, as the runner does; a search is always run again).
+func (p *Plan) Remaining(sp *spec.Spec, done map[result.CellRef]bool) (int, time.Duration) {
+	left := &Plan{Server: p.Server}
+	for _, s := range p.Steps {
+		keep := func(refs []result.CellRef) []result.CellRef {
+			var out []result.CellRef
+			for _, r := range refs {
+				if !done[r] {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
+		st := Step{Context: s.Context, Decode: keep(s.Decode), Traffic: keep(s.Traffic), Searches: s.Searches}
+		st.Prefill = s.Prefill && !done[result.CellRef{Phase: result.PhasePrefill, Context: s.Context}]
+		if st.Prefill || len(st.Decode)+len(st.Traffic)+len(st.Searches) > 0 {
+			left.Steps = append(left.Steps, st)
+		}
+	}
+	return len(left.Cells()), estimate(left, sp.Measure) + estimateTraffic(left, sp)
+}

@@ -256,3 +256,37 @@ func TestTrafficCells(t *testing.T) {
 		t.Errorf("test name %q", got)
 	}
 }
+
+// TestRemaining: a resumed run counts and estimates only the cells left;
+// a context whose decode cells are all done costs nothing more, one with a
+// decode cell left its cold prefill request again.
+func TestRemaining(t *testing.T) {
+	sp := testSpec()
+	p := New(sp, &spec.Server{Name: "q"}, regexp.MustCompile("ctx=8K"))
+	cell := estimateWarmUp + SteadyHold + 2*time.Second
+	prefill8K := time.Duration(8192.0 / 20000 * float64(time.Second))
+	pre := result.CellRef{Phase: result.PhasePrefill, Context: 8192}
+	tests := []struct {
+		name      string
+		done      []result.CellRef
+		wantCells int
+		wantEst   time.Duration
+	}{
+		{name: "nothing done", wantCells: 5, wantEst: p.Estimated},
+		{name: "prefill and two decode cells done", done: []result.CellRef{pre, dec("decode", 8192, 1), dec("decode", 8192, 8)},
+			wantCells: 2, wantEst: prefill8K + 2*cell},
+		{name: "everything done", done: p.Cells(), wantCells: 0, wantEst: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			done := map[result.CellRef]bool{}
+			for _, r := range tc.done {
+				done[r] = true
+			}
+			cells, est := p.Remaining(sp, done)
+			if cells != tc.wantCells || est != tc.wantEst {
+				t.Errorf("Remaining = %d cells, %v; want %d, %v", cells, est, tc.wantCells, tc.wantEst)
+			}
+		})
+	}
+}

@@ -151,6 +151,58 @@ func (rs *Resumed) Apply(cfg *Config) {
 	}
 }
 
+// Measured is the set of cells the interrupted run measured that a resumed
+// run keeps (keptRecords): the others of its plan are left to measure.
+func (rs *Resumed) Measured() map[result.CellRef]bool {
+	done := map[result.CellRef]bool{}
+	for _, rec := range keptRecords(rs.Records, rs.Server) {
+		switch {
+		case rec.Prefill != nil:
+			done[rec.Prefill.Ref()] = true
+		case rec.Decode != nil:
+			done[rec.Decode.Ref()] = true
+		case rec.Traffic != nil:
+			done[rec.Traffic.Ref()] = true
+		}
+	}
+	return done
+}
+
+// keptRecords are the records of server a resumed run keeps: a cell
+// recorded as an error is measured again (the fault may have been
+// passing), a search's probes too (a search is run again as a whole,
+// docs/method.md#search); when a cell was recorded more than once, the last
+// record counts. Superseded records are left as zero records in place.
+func keptRecords(recs []result.CellRecord, server string) []result.CellRecord {
+	var kept []result.CellRecord
+	index := map[result.CellRef]int{}
+	for _, rec := range recs {
+		var ref result.CellRef
+		var failed bool
+		switch {
+		case rec.Server != server:
+			continue
+		case rec.Decode != nil && rec.Decode.Search != "":
+			continue // a search is run again as a whole (docs/method.md#search)
+		case rec.Prefill != nil:
+			ref, failed = rec.Prefill.Ref(), rec.Prefill.Status == result.StatusError
+		case rec.Decode != nil:
+			ref, failed = rec.Decode.Ref(), rec.Decode.Status == result.StatusError
+		case rec.Traffic != nil:
+			ref, failed = rec.Traffic.Ref(), rec.Traffic.Status == result.StatusError
+		}
+		if i, ok := index[ref]; ok {
+			kept[i] = result.CellRecord{} // superseded by this later record
+			delete(index, ref)
+		}
+		if !failed {
+			index[ref] = len(kept)
+			kept = append(kept, rec)
+		}
+	}
+	return kept
+}
+
 // resume loads the cells of an interrupted run and returns how many cells
 // of the plan are left to measure. A cell recorded as an error is measured
 // again (the fault may have been passing); when a cell was recorded more
@@ -165,32 +217,7 @@ func (r *run) resume() (int, error) {
 			r.results.Server.GPUs = nil // discovered again
 			r.results.Warnings = p.Warnings
 		}
-		var kept []result.CellRecord
-		index := map[result.CellRef]int{}
-		for _, rec := range r.cfg.Resume {
-			var ref result.CellRef
-			var failed bool
-			switch {
-			case rec.Server != r.cfg.Server.Name:
-				continue
-			case rec.Decode != nil && rec.Decode.Search != "":
-				continue // a search is run again as a whole (docs/method.md#search)
-			case rec.Prefill != nil:
-				ref, failed = rec.Prefill.Ref(), rec.Prefill.Status == result.StatusError
-			case rec.Decode != nil:
-				ref, failed = rec.Decode.Ref(), rec.Decode.Status == result.StatusError
-			case rec.Traffic != nil:
-				ref, failed = rec.Traffic.Ref(), rec.Traffic.Status == result.StatusError
-			}
-			if i, ok := index[ref]; ok {
-				kept[i] = result.CellRecord{} // superseded by this later record
-				delete(index, ref)
-			}
-			if !failed {
-				index[ref] = len(kept)
-				kept = append(kept, rec)
-			}
-		}
+		kept := keptRecords(r.cfg.Resume, r.cfg.Server.Name)
 		var buf bytes.Buffer
 		for _, rec := range kept {
 			switch {

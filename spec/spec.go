@@ -5,6 +5,8 @@
 package spec
 
 import (
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -164,4 +166,15 @@ type Variable struct {
 	Value cty.Value
 
 	DeclRange hcl.Range
+}
+
+// Name is the spec's file name without folder and extension
+// ("specs/qwen3.5-4b-h200-dflash.hcl" → "qwen3.5-4b-h200-dflash"): what
+// default results folders, CI matrix jobs and merged test names call it.
+func (s *Spec) Name() string {
+	base := filepath.Base(s.Filename)
+	if ext := filepath.Ext(base); ext != "" && ext != base {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
 }

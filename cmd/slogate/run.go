@@ -28,7 +28,8 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.BoolVar(&o.JSON, "json", false, "print a test2json event stream on stdout (for gotestsum), nothing else")
 	fs.StringVar(&server, "server", "", "run only the server called `NAME` (one job of a CI matrix: see `slogate plan -format matrix`); the other servers are skipped")
 	keep := fs.Regexp("run", "measure only cells and assertions whose full test name matches `REGEX` (unanchored, not split at slashes)")
-	fs.StringVar(&o.OutDir, "out", "", "results folder `DIR` (default slogate-out/<server-name>; with several servers, DIR/<server-name>)")
+	fs.StringVar(&o.OutDir, "out", "", "results folder `DIR`, refused when it holds results (default: a new slogate-out/<spec>/<server>/<run-id> per run, and a link latest beside it; with several servers, DIR/<server>)")
+	fs.BoolVar(&o.Overwrite, "overwrite", false, "replace the results the -out folder holds (without it, a folder holding results is refused)")
 	fs.StringVar(&o.JUnit, "junit", "", "also write one JUnit XML `FILE` for the whole run")
 	fs.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
 	fs.StringVar(&o.Endpoint, "endpoint", "", "measure the already running server at `URL` (no boot, no stop)")
@@ -77,6 +78,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		if o.Baseline, err = result.Read(baseline); err != nil {
 			return fs.Usagef("-baseline: %v", err)
 		}
+		o.BaselinePath = baseline
 	}
 	if o.Specs, err = cli.LoadRunSpecs(stdout, stderr, paths, vars, o.JSON); err != nil {
 		return err
@@ -87,6 +89,9 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 	}
 	if err := o.Resume(stderr); err != nil {
+		return err
+	}
+	if err := o.CheckOutDirs(); err != nil {
 		return err
 	}
 	if err := o.CheckBaselineSettings(); err != nil {

@@ -28,7 +28,7 @@ func ReadResults(cmd, path string) (*result.Results, error) {
 		return nil, exit.Usagef("%s: %s is a folder: pass the results.json inside it (%s)", cmd, path, filepath.Join(path, "results.json"))
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, exit.Usagef("%s: %s does not exist: pass the results.json that `slogate run` wrote into its -out folder (default slogate-out/<server>/results.json)", cmd, path)
+		return nil, exit.Usagef("%s: %s does not exist: pass the results.json that `slogate run` wrote into its -out folder (without -out, slogate-out/<spec>/<server>/latest/results.json is the last one that completed)", cmd, path)
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

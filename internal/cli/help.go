@@ -43,7 +43,7 @@ var commandHelp = map[string]Help{
 			"over capacity or missing in B), 2 on bad usage or runs measured with different settings, 3 when a",
 			"cell A measured could not be measured in B."},
 		Examples: []string{
-			"slogate diff old/qwen/results.json slogate-out/qwen/results.json",
+			"slogate diff old/qwen/results.json slogate-out/demo/qwen/latest/results.json",
 			"slogate diff A.json B.json -tolerance 10% -alpha 0.01",
 			"slogate diff A.json B.json -metric ttft_ms,tbt_ms",
 		},
@@ -52,8 +52,8 @@ var commandHelp = map[string]Help{
 		Usage: "slogate report [flags] RESULTS.json",
 		Doc:   []string{"Re-render a saved run (the results.json in a `slogate run` -out folder) as Markdown (the default), HTML or JSON."},
 		Examples: []string{
-			"slogate report slogate-out/qwen/results.json",
-			"slogate report -format html -o qwen.html slogate-out/qwen/results.json",
+			"slogate report slogate-out/demo/qwen/latest/results.json",
+			"slogate report -format html -o qwen.html slogate-out/demo/qwen/latest/results.json",
 		},
 	},
 	"merge": {
@@ -72,8 +72,8 @@ var commandHelp = map[string]Help{
 			"The expect rows have one value per concurrency level found in the results.",
 			"A run that did not finish or has errored cells is refused unless -force."},
 		Examples: []string{
-			"slogate codify slogate-out/qwen/results.json >> specs/qwen.hcl",
-			"slogate codify -margin 5% -o slo.hcl slogate-out/qwen/results.json",
+			"slogate codify slogate-out/demo/qwen/latest/results.json >> specs/demo.hcl",
+			"slogate codify -margin 5% -o slo.hcl slogate-out/demo/qwen/latest/results.json",
 		},
 	},
 	"clean": {

@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// smallRun is one 1K prefill cell and one 1K × 1 decode cell in a 1 s window.
+const smallRun = `
+measure {
+  duration   = "1s"
+  max_output = 128
+}
+prefill { contexts = ["1K"] }
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1]
+}
+`
+
+// TestOutDirNotOverwritten: a run into a folder holding results, -run
+// into a full run's folder included, is refused (exit 2, saying -resume, a
+// new -out or -overwrite) and leaves results.json byte for byte; a
+// -baseline inside the folder the run writes (named through a symlink) is
+// refused before the server starts; -overwrite replaces the results.
+func TestOutDirNotOverwritten(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpec(t, freePort(t), fastSim, smallRun)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if r := slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-out", out, spec); r.Code != 0 {
+		t.Fatalf("first run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	first, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusal := out + " already holds the results of a run (results.json, cells.jsonl): continue it with `-resume " + out +
+		"`, write this run elsewhere with a new -out (or none: each run then gets its own folder under slogate-out), or replace it with -overwrite"
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{name: "the same -out again", args: []string{"run", "-sim", "-out", out, spec}},
+		{name: "-run into a full run's folder", args: []string{"run", "-sim", "-run", "prefill", "-out", out, spec}},
+	} {
+		r := slogate(t, mark, 20*time.Second, "", nil, tc.args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, refusal) {
+			t.Errorf("%s: exit %d, want 2 saying\n%s\nstdout:\n%s\nstderr:\n%s", tc.name, r.Code, refusal, r.Stdout, r.Stderr)
+		}
+		if strings.Contains(r.Stdout+r.Stderr, "starting server") {
+			t.Errorf("%s: a server was started:\n%s%s", tc.name, r.Stdout, r.Stderr)
+		}
+		if now, _ := os.ReadFile(filepath.Join(out, "results.json")); !bytes.Equal(now, first) {
+			t.Errorf("%s: results.json changed", tc.name)
+		}
+	}
+
+	// The baseline lies in a subfolder of a fresh -out, named through a
+	// symlink to that -out: refused even with -overwrite, nothing started.
+	fresh := filepath.Join(dir, "fresh")
+	if err := os.MkdirAll(filepath.Join(fresh, "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fresh, "old", "results.json"), first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(fresh, link); err != nil {
+		t.Fatal(err)
+	}
+	baseline := filepath.Join(link, "old", "results.json")
+	r := slogate(t, mark, 20*time.Second, "", nil, "run", "-sim", "-overwrite", "-baseline", baseline, "-out", fresh, spec)
+	if want := "-baseline " + baseline + " lies inside " + fresh + ", the results folder this run writes"; r.Code != 2 || !strings.Contains(r.Stderr, want) {
+		t.Errorf("-baseline inside -out: exit %d, want 2 saying\n%s\nstderr:\n%s", r.Code, want, r.Stderr)
+	}
+	if strings.Contains(r.Stdout+r.Stderr, "starting server") {
+		t.Errorf("-baseline inside -out: a server was started:\n%s%s", r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(fresh, "server.log")); err == nil {
+		t.Errorf("-baseline inside -out: server.log written")
+	}
+
+	r = slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-overwrite", "-run", "prefill", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("-overwrite: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	got := readResults(t, out)
+	if len(got.Prefill) != 1 || len(got.Decode) != 0 || len(readCellsFile(t, out)) != 1 {
+		t.Errorf("-overwrite -run prefill: results.json has %d prefill and %d decode cells, cells.jsonl %d lines; want the new run's one prefill cell",
+			len(got.Prefill), len(got.Decode), len(readCellsFile(t, out)))
+	}
+}
+
+// TestDefaultOutDir: runs without -out each get their own folder under
+// slogate-out/<spec>/<server>/, none overwriting another, and latest
+// points at the last one that completed: not at one stopped by -timeout.
+func TestDefaultOutDir(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpec(t, freePort(t), fastSim, smallRun)
+	cwd := t.TempDir()
+	parent := filepath.Join(cwd, "slogate-out", "spec", "sim")
+	var dirs []string
+	for i := range 2 {
+		r := slogate(t, mark, time.Minute, cwd, nil, "run", "-sim", spec)
+		if r.Code != 0 {
+			t.Fatalf("run %d: exit %d\n%s%s", i+1, r.Code, r.Stdout, r.Stderr)
+		}
+		entries, _ := filepath.Glob(filepath.Join(parent, "2*"))
+		if len(entries) != i+1 {
+			t.Fatalf("after run %d: folders %v, want %d", i+1, entries, i+1)
+		}
+		dirs = entries
+		latest, err := os.Readlink(filepath.Join(parent, "latest"))
+		if err != nil {
+			t.Fatalf("after run %d: %v", i+1, err)
+		}
+		rel, _ := filepath.Rel(cwd, filepath.Join(parent, latest))
+		if !strings.Contains(r.Stdout, "results in "+rel+"\n") {
+			t.Errorf("run %d: latest → %s, not the folder the run names:\n%s", i+1, latest, r.Stdout)
+		}
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "results.json")); err != nil {
+			t.Errorf("the first run's results are gone: %v", err)
+		}
+	}
+	before, _ := os.Readlink(filepath.Join(parent, "latest"))
+	r := slogate(t, mark, time.Minute, cwd, nil, "run", "-sim", "-timeout", "300ms", spec)
+	if r.Code != 3 {
+		t.Errorf("-timeout 300ms: exit %d, want 3\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if after, _ := os.Readlink(filepath.Join(parent, "latest")); after != before {
+		t.Errorf("a run stopped by -timeout moved latest: %s → %s", before, after)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(parent, "2*")); len(entries) != 3 {
+		t.Errorf("folders %v, want 3 (the stopped run has its own)", entries)
+	}
+}
