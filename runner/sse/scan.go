@@ -148,18 +148,26 @@ func (s *scanner) choices(c *Chunk) bool {
 			// As encoding/json decodes into one element, a repeated member
 			// overwrites only what it sets (a repeated "delta" merges).
 			finished, text, role, content, reasoning, reasoningContent := false, false, false, false, false, false
+			var reason []byte
 			if !s.obj(func(key []byte) bool {
 				switch {
 				case bytes.Equal(key, finishKey[1:len(finishKey)-1]):
 					if s.peek() == 'n' {
-						finished = false
+						finished, reason = false, nil
 						return s.lit("null")
 					}
 					if s.peek() != '"' {
 						return false
 					}
 					finished = true
-					return s.str()
+					from := s.i + 1
+					if !s.str() {
+						return false
+					}
+					reason = s.b[from : s.i-1]
+					// An escaped reason is left to encoding/json, which
+					// unescapes it.
+					return bytes.IndexByte(reason, '\\') < 0
 				case bytes.Equal(key, textKey[1:len(textKey)-1]):
 					return s.nonEmptyString(&text)
 				case bytes.Equal(key, deltaKey[1:len(deltaKey)-1]):
@@ -175,6 +183,7 @@ func (s *scanner) choices(c *Chunk) bool {
 			}
 			if finished {
 				c.Finished = true
+				c.FinishReason = internReason(reason)
 			}
 			if role {
 				c.Role = true

@@ -73,6 +73,9 @@ type Chunk struct {
 	CompletionTokens int64
 	// Finished is true when a choice carries a non-null finish_reason.
 	Finished bool
+	// FinishReason is that finish_reason ("stop", "length", "abort", …),
+	// the last choice's when several carry one; "" when none does.
+	FinishReason string
 	// Role is true when a choice's "delta" carries a non-empty "role": the
 	// first chunk of a chat stream, {"role":"assistant","content":""}.
 	Role bool
@@ -269,6 +272,7 @@ func parseJSON(data []byte) (Chunk, error) {
 	for _, ch := range w.Choices {
 		if ch.FinishReason != nil {
 			c.Finished = true
+			c.FinishReason = *ch.FinishReason
 		}
 		if nonEmptyString(ch.Delta.Role) {
 			c.Role = true
@@ -284,6 +288,22 @@ func parseJSON(data []byte) (Chunk, error) {
 		c.CompletionTokens = w.Usage.CompletionTokens
 	}
 	return c, nil
+}
+
+// finishReasons are the usual finish_reason values (OpenAI's and vLLM's
+// "abort" and "error"), kept as constants so that reading one allocates
+// nothing.
+var finishReasons = []string{"stop", "length", "abort", "tool_calls", "error", "content_filter"}
+
+// internReason is the finish reason spelled by b: a shared constant for
+// the usual ones, a copy otherwise (b is the reader's reused buffer).
+func internReason(b []byte) string {
+	for _, r := range finishReasons {
+		if string(b) == r {
+			return r
+		}
+	}
+	return string(b)
 }
 
 // nonEmptyString reports whether a raw JSON value is a string other than "".

@@ -60,7 +60,11 @@ func readAll(t *testing.T, stream string) ([]Chunk, error) {
 
 func TestReader(t *testing.T) {
 	u := func(choices int, compl int64, fin bool) Chunk {
-		return Chunk{Choices: choices, HasUsage: true, PromptTokens: 8192, CompletionTokens: compl, Finished: fin, Text: choices > 0}
+		ch := Chunk{Choices: choices, HasUsage: true, PromptTokens: 8192, CompletionTokens: compl, Finished: fin, Text: choices > 0}
+		if fin {
+			ch.FinishReason = "length"
+		}
+		return ch
 	}
 	// Chat chunks as vLLM sends them (docs/vllm.md#chat): the role chunk with the
 	// first token, reasoning under either field name, then content.
@@ -72,7 +76,11 @@ func TestReader(t *testing.T) {
 		chatChunk(`{"content":" is 42."}`, 9, "length") +
 		`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764489600,"model":"qwen","choices":[],"usage":{"prompt_tokens":8192,"total_tokens":8201,"completion_tokens":9}}` + "\n\n" + done
 	c := func(compl int64, fin, role, text bool) Chunk {
-		return Chunk{Choices: 1, HasUsage: true, PromptTokens: 8192, CompletionTokens: compl, Finished: fin, Role: role, Text: text}
+		ch := Chunk{Choices: 1, HasUsage: true, PromptTokens: 8192, CompletionTokens: compl, Finished: fin, Role: role, Text: text}
+		if fin {
+			ch.FinishReason = "length"
+		}
+		return ch
 	}
 	tests := []struct {
 		name    string
@@ -93,7 +101,7 @@ func TestReader(t *testing.T) {
 		{
 			name:   "no per-chunk usage (usage null), final usage only",
 			stream: `data: {"choices":[{"index":0,"text":"x","finish_reason":null}],"usage":null}` + "\n\n" + `data: {"choices":[{"index":0,"text":"y","finish_reason":"length"}]}` + "\n\n" + finalUsage + done,
-			want:   []Chunk{{Choices: 1, Text: true}, {Choices: 1, Finished: true, Text: true}, {HasUsage: true, PromptTokens: 8192, CompletionTokens: 8}},
+			want:   []Chunk{{Choices: 1, Text: true}, {Choices: 1, Finished: true, FinishReason: "length", Text: true}, {HasUsage: true, PromptTokens: 8192, CompletionTokens: 8}},
 		},
 		{
 			name:   "CRLF line ends, comments, no space after colon, retry field",
@@ -103,7 +111,7 @@ func TestReader(t *testing.T) {
 		{
 			name:   "pretty-printed JSON with spaces",
 			stream: "data: { \"choices\" : [ { \"finish_reason\" : \"stop\" } ] , \"usage\" : { \"completion_tokens\" : 5 , \"prompt_tokens\" : 1 } }\n\n" + done,
-			want:   []Chunk{{Choices: 1, Finished: true, HasUsage: true, PromptTokens: 1, CompletionTokens: 5}},
+			want:   []Chunk{{Choices: 1, Finished: true, FinishReason: "stop", HasUsage: true, PromptTokens: 1, CompletionTokens: 5}},
 		},
 		{
 			name:   "chat: role chunk, reasoning (both names), multi-token content, empty delta",
