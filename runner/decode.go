@@ -53,7 +53,7 @@ func (r *run) decode(ctx context.Context, ref result.CellRef, bodies [][]byte) (
 	repeat := max(m.Repeat, 1)
 	var runs []result.DecodeCell
 	for i := 0; i < repeat; i++ {
-		c, err := r.decodeOnce(ctx, ref, bodies)
+		c, err := r.decodeOnce(ctx, ref, bodies, repeatNumber(i, repeat))
 		if err != nil || c.Status == result.StatusError {
 			if len(runs) == 0 {
 				return c, err
@@ -74,6 +74,15 @@ func (r *run) decode(ctx context.Context, ref result.CellRef, bodies [][]byte) (
 	c.Matrix, c.Context, c.Concurrency = base.Matrix, base.Context, base.Concurrency
 	c.ElapsedS = round(time.Since(start).Seconds(), 2)
 	return c, nil
+}
+
+// repeatNumber is run i's (0-based) number of n in requests.jsonl: 1-based,
+// 0 when the cell runs once.
+func repeatNumber(i, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return i + 1
 }
 
 // partialRepeats is a decode cell whose repeat k of n could not be
@@ -97,13 +106,15 @@ func firstLine(s string) string {
 
 // decodeOnce is the sustained decode of docs/method.md#decode: C streams restarted as they
 // finish; the steady-state gate; a fixed window; the metrics of the window.
-func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byte) (result.DecodeCell, error) {
+// repeat is the run's number for requests.jsonl (0 when the cell runs once).
+func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byte, repeat int) (result.DecodeCell, error) {
 	concurrency := ref.Concurrency
 	cell := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: concurrency}
 	window := r.window()
 	cellCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	streams := newLoad(r.client, r.genPath(), bodies, concurrency, firstTokenTimeout(ref.Context, concurrency), r.cfg.StreamIdleTimeout)
+	streams.log, streams.meta = r.requests, requestMeta{cell: ref.Name(), phase: result.PhaseDecode, repeat: repeat, promptTokens: int64(ref.Context)}
 	streams.start(cellCtx)
 	// stop cancels the streams and waits for them; false when they did not
 	// end in time (their goroutines may still write the slots' stats).

@@ -37,6 +37,8 @@ type slotStats struct {
 	ttfts        []float64 // ms, every request of the cell that got a first chunk
 	spans        []span
 	source       result.TokenSource // least exact token source of a request counted inside the window
+	stream       int                // the slot's 1-based number (requests.jsonl)
+	trace        requestTrace       // the request running now, for requests.jsonl
 
 	// Requests without per-chunk usage. Those that got their final usage
 	// give the tokens-per-chunk ratio (finalTokens ÷ finalChunks); those cut at
@@ -66,10 +68,14 @@ type load struct {
 	outstanding            atomic.Int64  // requests sent and not yet ended (docs/method.md#statuses)
 	completion             atomic.Int64  // completion tokens of the latest chunk of any stream: at C = 1, the stream's (the KV cross-check)
 	slots                  []slotStats
-	wg                     sync.WaitGroup
-	failOnce               sync.Once
-	failErr                error
-	failed                 chan struct{}
+	// log receives a record of every request when it ends, meta says
+	// which cell it belongs to (requests.jsonl); log may be nil.
+	log      *requestLog
+	meta     requestMeta
+	wg       sync.WaitGroup
+	failOnce sync.Once
+	failErr  error
+	failed   chan struct{}
 }
 
 // newLoad prepares C streams POSTing bodies to path.
@@ -78,6 +84,9 @@ func newLoad(client *apiClient, path string, bodies [][]byte, conc int, firstChu
 		firstChunkTimeout: firstChunkTimeout, idleTimeout: idleTimeout, slots: make([]slotStats, conc), failed: make(chan struct{})}
 	l.windowStart.Store(math.MaxInt64)
 	l.windowEnd.Store(math.MaxInt64)
+	for i := range l.slots {
+		l.slots[i].stream = i + 1
+	}
 	return l
 }
 
@@ -123,8 +132,9 @@ func (l *load) wait(d time.Duration) bool {
 }
 
 // request runs one streaming request to its end. It returns nil when the
-// request finished or ctx was cancelled, and the error otherwise.
-func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStarted *bool) error {
+// request finished or ctx was cancelled, and the error otherwise. Either
+// way it writes the request's record to the log.
+func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStarted *bool) (err error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var limit atomic.Int64 // the inactivity allowed right now
@@ -136,6 +146,18 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 	defer l.outstanding.Add(-1)
 	l.completion.Store(0)
 	start := l.now()
+	tr := &st.trace
+	tr.begin(start)
+	tr.promptTokens = l.meta.promptTokens
+	eof, finished, counted := false, false, false
+	defer func() {
+		tr.end = l.now()
+		m := l.meta
+		m.stream = st.stream
+		rec := tr.record(l.origin, m, finished, err == nil && !eof && ctx.Err() != nil, err)
+		rec.InWindow = counted
+		l.log.write(&rec)
+	}()
 	stream, err := l.client.openStream(rctx, l.url, l.path, body)
 	if err != nil {
 		return streamError(ctx, rctx, err)
@@ -154,7 +176,7 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 	var provisionalInWindow, provisionalTotal float64 // chunks counted as one token (no per-chunk usage)
 	var provisionalDecodeInWindow float64             // of those, in the window and not the request's first
 	gapStart := len(st.gaps)                          // this request's gap samples are st.gaps[gapStart:]
-	sawFinish, finalUsage, counted := false, false, false
+	sawFinish, finalUsage := false, false
 	endSpan := func(now int64, finished bool) {
 		sp.end, sp.finished = now, finished
 		if sp.first >= 0 {
@@ -182,17 +204,26 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 		now := l.now()
 		if err == io.EOF {
 			endSpan(now, sawFinish)
+			eof, finished = true, sawFinish
+			tr.outputTokens = max(tr.outputTokens, prevCompl)
 			return nil
 		}
 		if err != nil {
 			endSpan(now, false)
+			tr.outputTokens = max(tr.outputTokens, prevCompl)
 			return streamError(ctx, rctx, err)
 		}
 		limit.Store(int64(l.idleTimeout))
 		timer.Reset(l.idleTimeout)
 		windowStart, windowEnd := l.windowStart.Load(), l.windowEnd.Load()
 		in := now >= windowStart && now <= windowEnd
+		if ch.HasUsage {
+			tr.promptTokens = ch.PromptTokens
+		}
 		if ch.Choices == 0 {
+			if ch.HasUsage {
+				tr.outputTokens = ch.CompletionTokens
+			}
 			// The final usage chunk: correct the provisional one-token-per-chunk
 			// counts when the chunks carried no usage of their own.
 			if ch.HasUsage && !perChunkUsage && provisionalTotal > 0 {
@@ -229,8 +260,10 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 			}
 		}
 		l.completion.Store(prevCompl)
+		tr.chunk(now)
 		if ch.Finished {
 			sawFinish = true
+			tr.finishReason = ch.FinishReason
 		}
 		if sp.first < 0 { // TTFT: the first chunk of any kind (vLLM sends the chat role chunk with the first token)
 			sp.first = now

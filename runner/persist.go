@@ -65,8 +65,12 @@ func (r *run) recordDecode(c result.DecodeCell) error {
 	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: result.PhaseDecode, Decode: &c})
 }
 
-// persist appends the cell to cells.jsonl (synced) and rewrites results.json.
+// persist writes out the requests of the cell (requests.jsonl, synced),
+// appends the cell to cells.jsonl (synced) and rewrites results.json.
 func (r *run) persist(rec result.CellRecord) error {
+	if err := r.requests.sync(); err != nil {
+		return exit.Infraf("writing requests.jsonl: %v", err)
+	}
 	if err := result.AppendCell(r.cellsFile, rec); err != nil {
 		return exit.Infraf("writing cells.jsonl: %v", err)
 	}

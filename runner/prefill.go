@@ -45,7 +45,11 @@ func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, s
 		}
 		body := r.fields.body(prompt, 1, 0, s)
 		r.observer.Progress(Progress{Cell: ref, Stage: result.StagePrefill, CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
-		ttft, err := r.coldRequest(ctx, body, n)
+		meta := requestMeta{cell: ref.Name(), phase: result.PhasePrefill, repeat: repeatNumber(i, repeat)}
+		if !record {
+			meta.purpose = result.PurposeWarmUp
+		}
+		ttft, err := r.coldRequest(ctx, body, n, meta)
 		c := result.PrefillCell{Context: ctxLen, Status: result.StatusValid}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -80,7 +84,9 @@ func (r *run) warmStreams(ctx context.Context, cp *contextPrompts, salt string) 
 	}
 	t0 := time.Now()
 	for i, p := range cp.prompts[1:] {
-		if _, err := r.coldRequest(ctx, r.fields.body(p, 1, 0, salt), len(p.Tokens)); err != nil {
+		meta := requestMeta{cell: result.CellRef{Phase: result.PhasePrefill, Context: cp.ctxLen}.Name(), phase: result.PhasePrefill,
+			purpose: result.PurposeWarmUp, stream: i + 2}
+		if _, err := r.coldRequest(ctx, r.fields.body(p, 1, 0, salt), len(p.Tokens), meta); err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
@@ -95,8 +101,8 @@ func (r *run) warmStreams(ctx context.Context, cp *contextPrompts, salt string) 
 }
 
 // coldRequest sends one request and returns its time to the first chunk,
-// reading the stream to its end.
-func (r *run) coldRequest(ctx context.Context, body []byte, n int) (time.Duration, error) {
+// reading the stream to its end; its record goes to requests.jsonl with meta.
+func (r *run) coldRequest(ctx context.Context, body []byte, n int, meta requestMeta) (ttft time.Duration, err error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	firstChunkTimeout := firstTokenTimeout(n, 0)
@@ -105,16 +111,25 @@ func (r *run) coldRequest(ctx context.Context, body []byte, n int) (time.Duratio
 	timer := time.AfterFunc(firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
 	defer timer.Stop()
 	t0 := time.Now()
+	var tr requestTrace
+	tr.begin(0)
+	tr.promptTokens = int64(n) // the prompt as built; the server's usage overrides it
+	eof, finished := false, false
+	defer func() {
+		tr.end = int64(time.Since(t0))
+		rec := tr.record(t0, meta, finished, err == nil && !eof && ctx.Err() != nil, err)
+		r.requests.write(&rec)
+	}()
 	stream, err := r.client.openStream(rctx, r.client.base+r.genPath(), r.genPath(), body)
 	if err != nil {
 		return 0, streamError(ctx, rctx, err)
 	}
 	defer stream.Close()
 	rd := sse.NewReader(stream, 16<<10)
-	var ttft time.Duration
 	for {
 		ch, err := rd.Next()
 		if err == io.EOF {
+			eof = true
 			break
 		}
 		if err != nil {
@@ -122,8 +137,17 @@ func (r *run) coldRequest(ctx context.Context, body []byte, n int) (time.Duratio
 		}
 		limit.Store(int64(r.cfg.StreamIdleTimeout))
 		timer.Reset(r.cfg.StreamIdleTimeout)
-		if ttft == 0 && ch.Choices > 0 {
-			ttft = time.Since(t0)
+		if ch.HasUsage {
+			tr.promptTokens, tr.outputTokens = ch.PromptTokens, ch.CompletionTokens
+		}
+		if ch.Choices > 0 {
+			tr.chunk(int64(time.Since(t0)))
+			if ttft == 0 {
+				ttft = time.Since(t0)
+			}
+			if ch.Finished {
+				finished, tr.finishReason = true, ch.FinishReason
+			}
 		}
 	}
 	if ttft == 0 {

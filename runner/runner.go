@@ -100,9 +100,11 @@ type run struct {
 	kvCapacity    int64
 	// kvChecked are the contexts whose KV cross-check is done
 	// (docs/method.md#kv-capacity; kvcheck.go).
-	kvChecked  map[int]bool
-	runID      string
-	cellsFile  *os.File
+	kvChecked map[int]bool
+	runID     string
+	cellsFile *os.File
+	// requests is requests.jsonl: a record of every generation request.
+	requests   *requestLog
 	cellsDone  int
 	cellsTotal int
 	// measuredRefs are the cells already measured (by a resumed run).
@@ -167,6 +169,9 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 	if r.cellsFile != nil {
 		r.cellsFile.Close()
 	}
+	if cerr := r.requests.close(); cerr != nil {
+		r.warn(fmt.Sprintf("writing requests.jsonl: %v", cerr))
+	}
 	r.results.Finished = time.Now().UTC()
 	r.sortCells()
 	if err != nil {
@@ -214,6 +219,14 @@ func (r *run) run(ctx context.Context) error {
 		return exit.Infraf("creating cells.jsonl: %v", err)
 	}
 	r.cellsFile = f
+	// requests.jsonl is appended to on -resume as cells.jsonl is; records
+	// of a cell that did not finish stay, with no cell of their name in
+	// cells.jsonl (docs/method.md#per-request-records).
+	rf, err := os.OpenFile(filepath.Join(r.cfg.OutDir, "requests.jsonl"), mode, 0o644)
+	if err != nil {
+		return exit.Infraf("creating requests.jsonl: %v", err)
+	}
+	r.requests = newRequestLog(rf)
 	if err := r.writeResults(); err != nil {
 		return err
 	}

@@ -115,6 +115,10 @@ type trafficLoad struct {
 	slots             chan struct{} // the outstanding cap
 	windowStart       int64         // ns since origin
 	windowEnd         int64
+	// log receives a record of every request when it ends, meta says
+	// which cell it belongs to (requests.jsonl); log may be nil.
+	log  *requestLog
+	meta requestMeta
 
 	mu       sync.Mutex
 	reqs     []*trafficRequest
@@ -175,7 +179,7 @@ func (l *trafficLoad) dispatch(ctx context.Context) {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			err := l.request(ctx, req, l.body(i)) // an aborted request keeps end = -1
+			err := l.request(ctx, req, l.body(i), inWindow) // an aborted request keeps end = -1
 			l.inFlight.Add(-1)
 			if inWindow {
 				l.windowOpen.Add(-1)
@@ -197,21 +201,39 @@ func (l *trafficLoad) windowDone() bool {
 }
 
 // request runs one streaming request to its end; nil when it finished or
-// ctx was cancelled.
-func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []byte) error {
+// ctx was cancelled. Either way it writes the request's record to the log
+// (inWindow: it was launched inside the window).
+func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []byte, inWindow bool) (err error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var limit atomic.Int64
 	limit.Store(int64(l.firstChunkTimeout))
 	timer := time.AfterFunc(l.firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
 	defer timer.Stop()
+	var tr requestTrace
+	tr.begin(req.launch)
+	tr.promptTokens = l.meta.promptTokens
+	var chunks, usageTokens, finalTokens int64
+	eof := false
+	defer func() {
+		tr.end = l.now()
+		tr.outputTokens = chunks
+		if usageTokens > 0 {
+			tr.outputTokens = usageTokens
+		}
+		if finalTokens > 0 {
+			tr.outputTokens = finalTokens
+		}
+		rec := tr.record(l.origin, l.meta, eof && req.finished, err == nil && !eof && ctx.Err() != nil, err)
+		rec.InWindow = inWindow
+		l.log.write(&rec)
+	}()
 	stream, err := l.client.openStream(rctx, l.url, l.path, body)
 	if err != nil {
 		return streamError(ctx, rctx, err)
 	}
 	defer stream.Close()
 	rd := sse.NewReader(stream, 16<<10)
-	var chunks, usageTokens, finalTokens int64
 	sawFinish := false
 	for {
 		ch, err := rd.Next()
@@ -225,6 +247,7 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []b
 			if finalTokens > 0 {
 				req.tokens = finalTokens
 			}
+			eof = true
 			return nil
 		}
 		if err != nil {
@@ -232,6 +255,12 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []b
 		}
 		limit.Store(int64(l.idleTimeout))
 		timer.Reset(l.idleTimeout)
+		if ch.HasUsage {
+			tr.promptTokens = ch.PromptTokens
+		}
+		if ch.Choices > 0 {
+			tr.chunk(now)
+		}
 		if ch.Choices == 0 {
 			if ch.HasUsage {
 				finalTokens = ch.CompletionTokens
@@ -243,6 +272,7 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []b
 		}
 		if ch.Finished {
 			sawFinish = true
+			tr.finishReason = ch.FinishReason
 		}
 		if ch.Role && !ch.Text && !ch.HasUsage {
 			continue // a chat role chunk carries no token
@@ -382,7 +412,8 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 	l := &trafficLoad{client: r.client, path: r.genPath(), url: r.client.base + r.genPath(), body: body,
 		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, t.MaxOutstanding), idleTimeout: r.cfg.StreamIdleTimeout,
 		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
-		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{})}
+		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}),
+		log: r.requests, meta: requestMeta{cell: ref.Name(), phase: result.PhaseTraffic, promptTokens: int64(ref.Context)}}
 	l.wg.Add(1)
 	go l.dispatch(cellCtx)
 	// stop cancels the requests and waits for them; false when they did not

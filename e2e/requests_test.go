@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	res "github.com/slogate/slogate/result"
+)
+
+// readRequests reads a run's requests.jsonl.
+func readRequests(t *testing.T, out string) []res.RequestRecord {
+	t.Helper()
+	f, err := os.Open(filepath.Join(out, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []res.RequestRecord
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r res.RequestRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("requests.jsonl line %d %q: %v", len(recs)+1, sc.Text(), err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// TestRequestRecords: requests.jsonl holds one line per generation request
+// the simulator received (--sim-record), prefill, warm-up, decode, traffic
+// and search probe requests alike, each naming its cell, with its times,
+// tokens and finish reason; the traffic cell's launched and completed
+// counts are its in-window lines (docs/method.md#per-request-records).
+func TestRequestRecords(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	t.Cleanup(func() { noLeftovers(t, mark) })
+	rec := &sentLog{path: filepath.Join(t.TempDir(), "sent.jsonl")}
+	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--max-model-len", "65536",
+		"--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-kv-tokens", "1000000", "--sim-record", rec.path)
+	const maxOutput = 24
+	spec := writeSpec(t, freePort(t), "", `measure {
+  duration   = "1s"
+  max_output = 24
+}
+workload { distinct = true }
+prefill { contexts = ["1K"] }
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [2]
+}
+traffic "steady" {
+  context  = "1K"
+  rate     = [8]
+  duration = "1s"
+  warmup   = "200ms"
+}
+search "max_users" {
+  context     = "1K"
+  concurrency = [1, 2]
+  objective   = cell.per_request_tps >= 1
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-endpoint", base, "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	results, sent := readResults(t, out), rec.next(t)
+	recs := readRequests(t, out)
+	if len(recs) != len(sent) {
+		t.Fatalf("requests.jsonl has %d lines, the simulator received %d requests", len(recs), len(sent))
+	}
+	byCell := map[string][]res.RequestRecord{}
+	for _, r := range recs {
+		byCell[r.Cell] = append(byCell[r.Cell], r)
+		if r.Start.IsZero() || r.End.Before(r.Start) || r.PromptTokens != 1024 || r.Status == "" {
+			t.Fatalf("record %+v: want start ≤ end, 1024 prompt tokens, a status", r)
+		}
+		if r.Status == res.RequestFinished && (r.TTFTMs == nil || r.FinishReason != "length" || r.OutputTokens < 1) {
+			t.Fatalf("finished record %+v: want a TTFT, finish_reason length, output tokens", r)
+		}
+		if r.Status == res.RequestFinished && r.Purpose == "" && r.Phase != res.PhasePrefill &&
+			(r.OutputTokens != maxOutput || r.TPOTMs == nil || r.ITL == nil || r.ITL.Count < 1) {
+			t.Fatalf("finished decode/traffic record %+v: want %d output tokens, a TPOT and an ITL summary", r, maxOutput)
+		}
+	}
+	warm := 0
+	for _, r := range byCell["prefill/ctx=1K"] {
+		if r.Purpose == res.PurposeWarmUp {
+			warm++
+		}
+	}
+	if len(byCell["prefill/ctx=1K"]) < 2 || warm < 1 {
+		t.Errorf("prefill/ctx=1K: %d records, %d warm-up: want the cold request and the warm-up of stream 2", len(byCell["prefill/ctx=1K"]), warm)
+	}
+	for _, name := range []string{"decode/ctx=1K/conc=2", "search/max_users/conc=1", "search/max_users/conc=2"} {
+		finishedIn := 0
+		for _, r := range byCell[name] {
+			if r.InWindow && r.Status == res.RequestFinished {
+				finishedIn++
+			}
+		}
+		if finishedIn == 0 {
+			t.Errorf("%s: no finished request counted in the window among %d records", name, len(byCell[name]))
+		}
+	}
+	if len(results.Traffic) != 1 {
+		t.Fatalf("%d traffic cells", len(results.Traffic))
+	}
+	tc := results.Traffic[0]
+	launched, completed := 0, 0
+	for _, r := range byCell["traffic/steady/ctx=1K/rate=8"] {
+		if r.InWindow {
+			launched++
+			if r.Status == res.RequestFinished {
+				completed++
+			}
+		}
+	}
+	if launched != tc.Launched || completed != tc.Completed || launched == 0 {
+		t.Errorf("traffic: %d in-window records, %d finished; the cell launched %d, completed %d", launched, completed, tc.Launched, tc.Completed)
+	}
+}
