@@ -67,8 +67,6 @@ type request struct {
 	residual  float64 // speculative sampling: expected minus emitted tokens so far
 	resumed   bool    // preempted once: its re-prefill is not a first token
 
-	noSpeculative bool // its sampling parameters disable speculative decoding (vLLM's is_spec_decode_unsupported)
-
 	// Shared with the HTTP handler.
 	pending atomic.Int64  // tokens generated and not yet sent
 	aborted atomic.Bool   // the client went away
@@ -519,7 +517,7 @@ func (e *engine) removeRunning(r *request) {
 // held at the acceptance length (error diffusion, so short windows see the
 // configured rate, not sampling noise). Speculative-decoding counters move as vLLM's.
 func (e *engine) sampleTokens(r *request) int {
-	if e.p.numSpeculative == 0 || e.p.draftsOff || r.noSpeculative {
+	if e.p.numSpeculative == 0 || e.p.draftsOff {
 		return 1
 	}
 	k := e.p.numSpeculative

@@ -32,6 +32,15 @@ type Config struct {
 	GPUMemUtil          float64            // 0 = the profile's value
 	PrefixCaching       *bool              // nil = default (on)
 	Speculative         *SpeculativeConfig // --speculative-config (-sc); nil = none
+	// GenerationDefaults are the server's default sampling values, as vLLM's
+	// ModelConfig.get_diff_sampling_param() computes them: the
+	// generation_config.json of --generation-config DIR ("auto", the
+	// default, and "vllm" have none: the simulator has no model files),
+	// updated by --override-generation-config, keeping only
+	// samplingDefaultFields. Nil when none.
+	GenerationDefaults map[string]float64
+	generationConfig   string         // --generation-config
+	overrideGeneration map[string]any // --override-generation-config
 
 	// Simulator flags (--sim-*).
 	Profile            string        // --sim-profile
@@ -192,6 +201,16 @@ func modelledFlags(c *Config) map[string]setter {
 				return fmt.Errorf("want a JSON object like '{\"method\":\"dflash\",\"num_speculative_tokens\":7}': %v", err)
 			}
 			c.Speculative = &s
+			return nil
+		}},
+
+		"generation-config": {kindValue, func(c *Config, v string) error { c.generationConfig = v; return nil }},
+		"override-generation-config": {kindValue, func(c *Config, v string) error {
+			m := map[string]any{}
+			if err := json.Unmarshal([]byte(v), &m); err != nil {
+				return fmt.Errorf("want a JSON object like '{\"min_p\": 0.05}': %v", err)
+			}
+			c.overrideGeneration = m
 			return nil
 		}},
 
@@ -387,6 +406,9 @@ func parseServe(args []string) (*Config, error) {
 			c.APIKeys = []string{k}
 		}
 	}
+	if err := c.resolveGenerationDefaults(); err != nil {
+		return nil, err
+	}
 	if len(c.speculativeDotKeys) > 0 {
 		if c.Speculative == nil {
 			c.Speculative = &SpeculativeConfig{}
@@ -408,6 +430,38 @@ func parseServe(args []string) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// resolveGenerationDefaults computes GenerationDefaults the way
+// get_diff_sampling_param does (vllm/config/model.py): the folder's
+// generation_config.json unless --generation-config is "auto" or "vllm",
+// then --override-generation-config on top, keeping the sampling fields
+// vLLM takes from it (docs/vllm.md#sampling-defaults).
+func (c *Config) resolveGenerationDefaults() error {
+	cfg := map[string]any{}
+	if g := c.generationConfig; g != "" && g != "auto" && g != "vllm" {
+		b, err := os.ReadFile(g + "/generation_config.json")
+		if err != nil {
+			return usageError("--generation-config %s: %v", g, err)
+		}
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			return usageError("--generation-config %s: generation_config.json: %v", g, err)
+		}
+	}
+	for k, v := range c.overrideGeneration {
+		cfg[k] = v
+	}
+	for _, k := range samplingDefaultFields {
+		f, ok := cfg[k].(float64)
+		if !ok {
+			continue
+		}
+		if c.GenerationDefaults == nil {
+			c.GenerationDefaults = map[string]float64{}
+		}
+		c.GenerationDefaults[k] = f
+	}
+	return nil
 }
 
 // applyDotKeys merges --speculative-config.KEY VALUE flags into s.
@@ -478,16 +532,77 @@ func kvDtypeBytes(dtype string) (float64, bool) {
 	return 0, false
 }
 
-// nonDefaultLog lists the modelled flags that were set, API keys redacted.
+// nonDefaultLog renders the modelled flags that were set as vLLM's
+// "non-default args: {…}" line does (log_non_default_args prints the dict
+// of EngineArgs fields with str(): 'kv_cache_dtype': 'fp8',
+// 'max_num_seqs': 64, 'speculative_config': {'method': 'dflash', …}), so a
+// reader of the real line reads the simulator's; the API key is '***' as
+// redact_sensitive_args writes it.
 func (c *Config) nonDefaultLog() []string {
 	out := make([]string, 0, len(c.NonDefault))
 	for _, f := range c.NonDefault {
-		if strings.HasPrefix(f, "--api-key ") {
-			f = "--api-key <redacted>"
+		name, value, _ := strings.Cut(strings.TrimPrefix(f, "--"), " ")
+		key := strings.ReplaceAll(name, "-", "_")
+		if key == "api_key" {
+			value = "'***'"
+		} else {
+			value = pyRepr(value)
 		}
-		out = append(out, "'"+f+"'")
+		out = append(out, "'"+key+"': "+value)
 	}
 	return out
+}
+
+// pyRepr renders a flag's value as Python's repr of the parsed value: a
+// number or a bool as itself, a JSON object as a dict, anything else as a
+// quoted string.
+func pyRepr(v string) string {
+	if v == "true" || v == "false" {
+		return strings.ToUpper(v[:1]) + v[1:]
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return v
+	}
+	var obj any
+	if strings.HasPrefix(v, "{") && json.Unmarshal([]byte(v), &obj) == nil {
+		return pyValue(obj)
+	}
+	return "'" + v + "'"
+}
+
+// pyValue is repr() of a decoded JSON value.
+func pyValue(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = "'" + k + "': " + pyValue(x[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = pyValue(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case string:
+		return "'" + x + "'"
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case nil:
+		return "None"
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return fmt.Sprint(v)
 }
 
 // SlowBand is --sim-slow-at-concurrency LO[-HI]:F: decode steps take F

@@ -32,7 +32,6 @@ type recordLine struct {
 	IgnoreEOS           *bool                      `json:"ignore_eos"`
 	CacheSalt           bool                       `json:"cache_salt"` // a non-empty cache_salt was sent
 	Stream              bool                       `json:"stream"`
-	SpeculativeDisabled bool                       `json:"speculative_disabled"` // its sampling switched speculative decoding off
 }
 
 func openRecorder(path string) (*recorder, error) {

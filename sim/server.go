@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	mrand "math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -147,8 +149,8 @@ type genRequest struct {
 }
 
 // samplingFields are the request's sampling parameters, kept as sent: the
-// simulator does not sample, but --sim-record reports them and some of
-// them switch speculative decoding off for the request, as in vLLM.
+// simulator does not sample, but --sim-record reports them and it rejects
+// the ones vLLM rejects (rejectSampling).
 type samplingFields struct {
 	Temperature       json.RawMessage `json:"temperature"`
 	TopP              json.RawMessage `json:"top_p"`
@@ -163,6 +165,7 @@ type samplingFields struct {
 	N                 json.RawMessage `json:"n"`
 	Logprobs          json.RawMessage `json:"logprobs"`
 	TopLogprobs       json.RawMessage `json:"top_logprobs"`
+	LogitBias         json.RawMessage `json:"logit_bias"`
 }
 
 // present returns the sampling fields the request set, by JSON name.
@@ -176,6 +179,7 @@ func (f *samplingFields) present() map[string]json.RawMessage {
 		{"repetition_penalty", f.RepetitionPenalty}, {"presence_penalty", f.PresencePenalty},
 		{"frequency_penalty", f.FrequencyPenalty}, {"seed", f.Seed}, {"stop", f.Stop},
 		{"stop_token_ids", f.StopTokenIDs}, {"n", f.N}, {"logprobs", f.Logprobs}, {"top_logprobs", f.TopLogprobs},
+		{"logit_bias", f.LogitBias},
 	} {
 		if kv.raw != nil {
 			m[kv.name] = kv.raw
@@ -184,21 +188,77 @@ func (f *samplingFields) present() map[string]json.RawMessage {
 	return m
 }
 
-// disablesSpeculation reports whether vLLM would run this request without
-// speculative decoding (v1/spec_decode/utils.py is_spec_decode_unsupported,
-// current builds): a frequency or presence penalty, a repetition penalty
-// other than 1, or min_p above 1e-5. A field left out is the server's
-// default, neutral here (the simulator has no generation_config.json).
-func (f *samplingFields) disablesSpeculation() bool {
-	num := func(raw json.RawMessage, def float64) float64 {
-		v := def
-		if raw != nil {
-			json.Unmarshal(raw, &v)
+// samplingDefaults are the server's default sampling values: vLLM's
+// ModelConfig.get_diff_sampling_param() keeps only these fields of the
+// model's generation_config.json (and of --override-generation-config).
+var samplingDefaultFields = []string{"repetition_penalty", "temperature", "top_k", "top_p", "min_p", "max_new_tokens"}
+
+// samplingEps is vLLM's _SAMPLING_EPS.
+const samplingEps = 1e-5
+
+// rejectSampling answers, as vLLM does, a request whose sampling vLLM
+// rejects: the message, the parameter it names ("" = null) and true; or
+// false. The request's value wins, else the server default
+// (CompletionRequest.to_sampling_params: "user -> server default -> OpenAI
+// default"). The rules are SamplingParams._verify_args (temperature
+// finite and in [0, 2], vLLM PR #44965) and _validate_spec_decode (min_p >
+// 1e-5 or any logit_bias under speculative decoding, PR #31982); a
+// temperature below 1e-5 is greedy and resets min_p first, as
+// SamplingParams.__post_init__ does. docs/vllm.md#sampling-parameters.
+func (f *samplingFields) rejectSampling(defaults map[string]float64, speculative bool) (msg, param string, rejected bool) {
+	num := func(raw json.RawMessage, name string, def float64) float64 {
+		if v, ok := defaults[name]; ok {
+			def = v
 		}
+		if raw == nil || string(raw) == "null" {
+			return def
+		}
+		v := def
+		json.Unmarshal(raw, &v)
 		return v
 	}
-	return num(f.FrequencyPenalty, 0) != 0 || num(f.PresencePenalty, 0) != 0 ||
-		num(f.RepetitionPenalty, 1) != 1 || num(f.MinP, 0) > 1e-5
+	temp := num(f.Temperature, "temperature", 1)
+	switch {
+	case math.IsNaN(temp) || math.IsInf(temp, 0):
+		return fmt.Sprintf("temperature must be a finite number, got %s. (parameter=temperature, value=%[1]s)", pyFloat(temp)), "temperature", true
+	case temp < 0:
+		return fmt.Sprintf("temperature must be non-negative, got %s. (parameter=temperature, value=%[1]s)", pyFloat(temp)), "temperature", true
+	case temp > 2:
+		return fmt.Sprintf("temperature must be in [0, 2], got %s. (parameter=temperature, value=%[1]s)", pyFloat(temp)), "temperature", true
+	}
+	if !speculative {
+		return "", "", false
+	}
+	minP := num(f.MinP, "min_p", 0)
+	if temp < samplingEps {
+		minP = 0
+	}
+	var bias map[string]json.RawMessage
+	if f.LogitBias != nil {
+		json.Unmarshal(f.LogitBias, &bias)
+	}
+	if minP > samplingEps || len(bias) > 0 {
+		return "The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.", "", true
+	}
+	return "", "", false
+}
+
+// pyFloat formats f as Python's str(float) does for the values vLLM's
+// messages print: 2.5, 3.0, -1.0, inf, nan.
+func pyFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eEn") {
+		s += ".0"
+	}
+	return s
 }
 
 // parseSlots bounds how many request bodies are held and parsed at once,
@@ -301,6 +361,10 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 			fmt.Sprintf("min_tokens must be less than or equal to max_tokens=%d, got %d.", maxTokens, *req.MinTokens))
 		return
 	}
+	if msg, param, bad := req.rejectSampling(s.cfg.GenerationDefaults, s.info.numSpeculative > 0); bad {
+		apiError(w, 400, "BadRequestError", param, msg)
+		return
+	}
 	if prompt+maxTokens > s.maxLen {
 		apiError(w, 400, "BadRequestError", "input_tokens", fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d output tokens and your prompt contains %d input tokens, for a total of %d tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=%d)",
@@ -318,7 +382,6 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		}
 	}
 	er := newRequest(prompt, maxTokens, hash)
-	er.noSpeculative = s.info.numSpeculative > 0 && req.disablesSpeculation()
 	eng := s.pickEngine()
 	if s.record != nil {
 		endpoint := "/v1/completions"
@@ -328,8 +391,7 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		s.record.write(&recordLine{Endpoint: endpoint, Engine: eng.p.index, PromptTokens: prompt,
 			PromptTokenIDsHead: digest.head, PromptTokenIDsTail: digest.tail(), PromptDistinctIDs: digest.distinct, PromptSHA256: digest.hex(), Sampling: req.present(),
 			ChatTemplateKwargs: req.ChatTemplateKwargs, MaxTokens: req.MaxTokens, MaxCompletionTokens: req.MaxCompletionTokens,
-			MinTokens: req.MinTokens, IgnoreEOS: req.IgnoreEOS, CacheSalt: req.CacheSalt != "", Stream: req.Stream,
-			SpeculativeDisabled: er.noSpeculative})
+			MinTokens: req.MinTokens, IgnoreEOS: req.IgnoreEOS, CacheSalt: req.CacheSalt != "", Stream: req.Stream})
 	}
 	eng.submit(er)
 	id := "cmpl-" + newID()

@@ -452,6 +452,9 @@ vLLM flags it models (any other vLLM flag is accepted and ignored):
   --gpu-memory-utilization F     fraction of GPU memory vLLM may use
   --[no-]enable-prefix-caching   prefix caching on or off
   --speculative-config JSON      e.g. '{"method":"dflash","num_speculative_tokens":7}' (-sc)
+  --generation-config DIR        default sampling from DIR/generation_config.json (auto, vllm: none)
+  --override-generation-config   default sampling as JSON, e.g. '{"min_p": 0.05}'; as vLLM, only
+                                 repetition_penalty, temperature, top_k, top_p, min_p count
 
 Simulator flags:
   --sim-profile NAME             qwen, glm, ling or generic

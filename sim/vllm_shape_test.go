@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -360,9 +361,9 @@ func TestPreemption(t *testing.T) {
 }
 
 // TestSpeculationThatDoesNotRun: --sim-spec-off keeps speculative decoding
-// configured (log, counters present) but never drafts; sampling that vLLM
-// cannot speculate with (repetition_penalty ≠ 1, min_p > 0, penalties)
-// does the same per request.
+// configured (log, counters present) but never drafts; sampling does not
+// switch it off (penalties speculate since vLLM PR #32003 removed
+// is_spec_decode_unsupported).
 func TestSpeculationThatDoesNotRun(t *testing.T) {
 	spec := `{"method":"dflash","num_speculative_tokens":7}`
 	tests := []struct {
@@ -374,10 +375,9 @@ func TestSpeculationThatDoesNotRun(t *testing.T) {
 		{"speculating", nil, nil, true},
 		{"temperature does not stop it", nil, map[string]any{"temperature": 0.6, "top_p": 0.95}, true},
 		{"--sim-spec-off", []string{"--sim-spec-off"}, nil, false},
-		{"repetition_penalty", nil, map[string]any{"repetition_penalty": 1.05}, false},
-		{"min_p", nil, map[string]any{"min_p": 0.05}, false},
-		{"presence_penalty", nil, map[string]any{"presence_penalty": 0.5}, false},
-		{"repetition_penalty 1 is neutral", nil, map[string]any{"repetition_penalty": 1.0}, true},
+		{"repetition_penalty speculates", nil, map[string]any{"repetition_penalty": 1.05}, true},
+		{"presence_penalty speculates", nil, map[string]any{"presence_penalty": 0.5}, true},
+		{"logprobs speculate", nil, map[string]any{"logprobs": 2}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -558,5 +558,93 @@ func TestKVUsageCountsHeldBlocks(t *testing.T) {
 	if got := e.snapshot().usedBlocks; got != held {
 		t.Errorf("usage counts %d blocks with %d tokens generated, want %d (prompt + generated), not the %d reserved",
 			got, r.generated, held, e.usedBlocks)
+	}
+}
+
+// TestSamplingRejectedAsVLLM: the simulator answers HTTP 400 with vLLM's
+// body where vLLM does: a temperature outside [0, 2]
+// (SamplingParams._verify_args, PR #44965) and, under speculative
+// decoding, min_p > 1e-5 or any logit_bias (_validate_spec_decode, PR
+// #31982), including a min_p that only the server's generation config
+// supplies; a greedy temperature resets min_p first, as vLLM's
+// __post_init__ does.
+func TestSamplingRejectedAsVLLM(t *testing.T) {
+	spec := []string{"--speculative-config", `{"method":"ngram","num_speculative_tokens":3}`}
+	const specMsg = "The min_p and logit_bias sampling parameters are not yet supported with speculative decoding."
+	tests := []struct {
+		name      string
+		args      []string
+		body      map[string]any
+		wantMsg   string // "" = accepted
+		wantParam any
+	}{
+		{name: "temperature 2.5", body: map[string]any{"temperature": 2.5},
+			wantMsg: "temperature must be in [0, 2], got 2.5. (parameter=temperature, value=2.5)", wantParam: "temperature"},
+		{name: "temperature 3", body: map[string]any{"temperature": 3},
+			wantMsg: "temperature must be in [0, 2], got 3.0. (parameter=temperature, value=3.0)", wantParam: "temperature"},
+		{name: "negative temperature", body: map[string]any{"temperature": -1},
+			wantMsg: "temperature must be non-negative, got -1.0. (parameter=temperature, value=-1.0)", wantParam: "temperature"},
+		{name: "temperature 2 is accepted", body: map[string]any{"temperature": 2}},
+		{name: "min_p without speculation is accepted", body: map[string]any{"min_p": 0.1}},
+		{name: "min_p with speculation", args: spec, body: map[string]any{"min_p": 0.1}, wantMsg: specMsg},
+		{name: "min_p 1e-5 with speculation is unset", args: spec, body: map[string]any{"min_p": 1e-5}},
+		{name: "logit_bias with speculation", args: spec, body: map[string]any{"logit_bias": map[string]any{"7": -100}}, wantMsg: specMsg},
+		{name: "empty logit_bias with speculation", args: spec, body: map[string]any{"logit_bias": map[string]any{}}},
+		{name: "min_p from the generation config", args: append([]string{"--override-generation-config", `{"min_p": 0.05, "presence_penalty": 1}`}, spec...),
+			body: map[string]any{}, wantMsg: specMsg},
+		{name: "min_p = 0 overrides the generation config", args: append([]string{"--override-generation-config", `{"min_p": 0.05}`}, spec...),
+			body: map[string]any{"min_p": 0}},
+		{name: "greedy resets min_p", args: spec, body: map[string]any{"min_p": 0.1, "temperature": 0}},
+		{name: "temperature from the generation config", args: []string{"--override-generation-config", `{"temperature": 2.5}`}, body: map[string]any{},
+			wantMsg: "temperature must be in [0, 2], got 2.5. (parameter=temperature, value=2.5)", wantParam: "temperature"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := startTest(t, append([]string{"m", "--sim-tbt", "1ms"}, tt.args...)...)
+			body := map[string]any{"prompt": []int{1, 2, 3}, "max_tokens": 4, "stream": true}
+			for k, v := range tt.body {
+				body[k] = v
+			}
+			resp := ts.post(t, "/v1/completions", "", body)
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			if tt.wantMsg == "" {
+				if resp.StatusCode != 200 {
+					t.Fatalf("status %d, want 200: %s", resp.StatusCode, raw)
+				}
+				return
+			}
+			if resp.StatusCode != 400 {
+				t.Fatalf("status %d, want 400: %s", resp.StatusCode, raw)
+			}
+			var got struct {
+				Error map[string]any `json:"error"`
+			}
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatalf("%s: %v", raw, err)
+			}
+			want := map[string]any{"message": tt.wantMsg, "type": "BadRequestError", "param": tt.wantParam, "code": 400.0}
+			if diff := cmp.Diff(want, got.Error); diff != "" {
+				t.Errorf("error body (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestGenerationConfigFolder: --generation-config DIR reads
+// DIR/generation_config.json and keeps only the sampling fields vLLM's
+// get_diff_sampling_param keeps.
+func TestGenerationConfigFolder(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"min_p": 0.02, "temperature": 0.7, "presence_penalty": 1.5, "eos_token_id": [1, 2]}`), 0o644)
+	c, err := parseServe([]string{"m", "--generation-config", dir, "--override-generation-config", `{"temperature": 0.6}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]float64{"min_p": 0.02, "temperature": 0.6}, c.GenerationDefaults); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if _, err := parseServe([]string{"m", "--generation-config", filepath.Join(dir, "missing")}); err == nil {
+		t.Error("a folder without generation_config.json was accepted")
 	}
 }
