@@ -369,3 +369,71 @@ matrix "decode" {
 // workloadWarning is the cell warning of speculation that did not run, as
 // docs/method.md#workload words it.
 const workloadWarning = "speculative decoding did not run in this cell (vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config and its log"
+
+// TestGenerationConfigMinPUnderSpeculation: a model whose generation config
+// carries min_p (the simulator's --override-generation-config, as vLLM's)
+// makes a speculating server answer every request HTTP 400 although the
+// spec sends no min_p: the run ends with exit 3 naming vLLM's message and
+// the remedy, sampling = { min_p = 0 }; with that remedy the same server
+// measures the cell. The workload is never changed behind the user's back.
+func TestGenerationConfigMinPUnderSpeculation(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	t.Cleanup(func() { noLeftovers(t, mark) })
+	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--sim-tbt", "5ms", "--sim-ttft", "20ms",
+		"--override-generation-config", `{"min_p": 0.05}`,
+		"--speculative-config", `{"method":"dflash","model":"z-lab/Qwen3.5-4B-DFlash","num_speculative_tokens":7}`)
+	tests := []struct {
+		name     string
+		workload string
+		code     int
+	}{
+		{name: "min_p from the generation config", code: 3},
+		{name: "sampling = { min_p = 0 }", workload: "workload {\n  sampling = { min_p = 0 }\n}\n", code: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			spec := filepath.Join(dir, "spec.hcl")
+			os.WriteFile(spec, []byte(fmt.Sprintf(`server "sim" {
+  model             = "Qwen/Qwen3.5-4B"
+  served_model_name = "qwen"
+  port              = %d
+  speculative {
+    method                 = "dflash"
+    model                  = "z-lab/Qwen3.5-4B-DFlash"
+    num_speculative_tokens = 7
+  }
+}
+measure {
+  duration   = "1s"
+  max_output = 64
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [2]
+}
+%s`, freePort(t), tc.workload)), 0o644)
+			out := filepath.Join(dir, "out")
+			r := slogate(t, mark, time.Minute, "", nil, "run", "-endpoint", base, "-out", out, spec)
+			if r.Code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, tc.code, r.Stdout, r.Stderr)
+			}
+			if tc.code == 0 {
+				return
+			}
+			all := strings.Join(strings.Fields(r.Stdout+r.Stderr), " ")
+			for _, want := range []string{
+				"server sim rejects every request",
+				"HTTP 400",
+				"The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.",
+				"the min_p comes from the model's generation_config.json",
+				"add sampling = { min_p = 0 } to the workload block",
+			} {
+				if !strings.Contains(all, want) {
+					t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", want, r.Stdout, r.Stderr)
+				}
+			}
+		})
+	}
+}

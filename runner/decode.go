@@ -131,7 +131,7 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 		if ctx.Err() != nil {
 			return cell, context.Cause(ctx)
 		}
-		if terr := r.serverTrouble(ctx); terr != nil {
+		if terr := r.serverTrouble(ctx, err); terr != nil {
 			return cell, terr
 		}
 		cell.Status, cell.Reason = result.StatusError, err.Error()

@@ -55,7 +55,7 @@ func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, s
 			if ctx.Err() != nil {
 				return c, context.Cause(ctx)
 			}
-			if terr := r.serverTrouble(ctx); terr != nil {
+			if terr := r.serverTrouble(ctx, err); terr != nil {
 				return c, terr
 			}
 			c.Status, c.Reason = result.StatusError, err.Error()
@@ -90,7 +90,7 @@ func (r *run) warmStreams(ctx context.Context, cp *contextPrompts, salt string) 
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
-			if terr := r.serverTrouble(ctx); terr != nil {
+			if terr := r.serverTrouble(ctx, err); terr != nil {
 				return terr
 			}
 			r.warn(fmt.Sprintf("cache warm-up request of stream %d at %s failed: %v", i+2, result.FormatTokens(cp.ctxLen), err))

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/runner/sse"
 	"github.com/slogate/slogate/spec"
 )
 
@@ -395,7 +396,10 @@ func (r *run) boot(ctx context.Context) error {
 
 // serverTrouble checks, after a stream failed, whether the server itself is
 // gone; it returns an infrastructure error when it is.
-func (r *run) serverTrouble(ctx context.Context) error {
+func (r *run) serverTrouble(ctx context.Context, failure error) error {
+	if err := r.samplingRejected(failure); err != nil {
+		return err
+	}
 	if r.serverProcess != nil {
 		select {
 		case <-r.serverProcess.exited:
@@ -413,6 +417,49 @@ func (r *run) serverTrouble(ctx context.Context) error {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return exit.Infraf("the endpoint %s stopped answering GET /health during the run", r.client.base)
+}
+
+// specDecodeSamplingMessage is the start of vLLM's answer to a request
+// whose min_p or logit_bias its speculative decoding cannot take
+// (SamplingParams._validate_spec_decode, vLLM PR #31982).
+const specDecodeSamplingMessage = "The min_p and logit_bias sampling parameters are not yet supported with speculative decoding"
+
+// samplingRejected returns the run-ending error (exit 3) when failure is
+// the server refusing the workload's sampling under speculative decoding:
+// every request of the run would fail the same way. The spec cannot send
+// min_p or logit_bias with a speculative block (spec load refuses it), so
+// the min_p the server objects to is the model's generation_config.json
+// default (docs/vllm.md#sampling-defaults), or the server speculates
+// without the spec saying so. The remedy is the user's: slogate never
+// changes the workload by itself. nil for any other failure.
+func (r *run) samplingRejected(failure error) error {
+	var se *streamStatusError
+	var ae *sse.APIError
+	var msg string
+	switch {
+	case errors.As(failure, &se) && se.code == http.StatusBadRequest:
+		msg = se.Error()
+	case errors.As(failure, &ae):
+		msg = ae.Error()
+	default:
+		return nil
+	}
+	if !strings.Contains(msg, specDecodeSamplingMessage) {
+		return nil
+	}
+	srv := r.cfg.Server
+	w := r.cfg.Spec.Workload
+	_, sentMinP := w.Sampling["min_p"]
+	var why, remedy string
+	switch {
+	case srv.Speculative == nil && (sentMinP || len(w.LogitBias) > 0):
+		why = "the spec sends min_p or logit_bias, and the server runs speculative decoding although the server block has no speculative block"
+		remedy = "remove min_p and logit_bias from workload.sampling, or serve without speculative decoding"
+	default:
+		why = "the spec sends no min_p and no logit_bias, so the min_p comes from the model's generation_config.json, which vLLM applies to every request that leaves it out"
+		remedy = "add sampling = { min_p = 0 } to the workload block (or start the server with --generation-config vllm)"
+	}
+	return exit.Infraf("server %s rejects every request: %s. %s (docs/vllm.md#sampling-defaults): %s; slogate does not change the workload by itself", srv.Name, msg, why, remedy)
 }
 
 // procExited returns the server's exit as an error, nil while it runs.

@@ -435,7 +435,7 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 		if ctx.Err() != nil {
 			return *cell, context.Cause(ctx)
 		}
-		if terr := r.serverTrouble(ctx); terr != nil {
+		if terr := r.serverTrouble(ctx, err); terr != nil {
 			return *cell, terr
 		}
 		cell.Status, cell.Reason = result.StatusError, err.Error()
