@@ -1,7 +1,6 @@
 package assert
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
@@ -71,17 +71,16 @@ func unmeasuredRead(ref result.CellRef, st result.Status, why string, res *resul
 // with the status), it repeats the runner's reason instead.
 func overCapacityLine(ref result.CellRef, res *result.Results, reason string) string {
 	head := refExpr(ref) + " is over capacity"
-	kv, maxOut := res.Server.KVCacheTokens, res.Measure.MaxOutput
+	pool := plan.KVPool{Tokens: res.Server.KVCacheTokens, Engines: res.Server.KVCacheEngines}
+	maxOut := res.Measure.MaxOutput
 	conc := max(ref.Concurrency, 1)
-	need := int64(conc) * int64(ref.Context+maxOut)
-	if kv <= 0 || maxOut <= 0 || need <= kv {
+	if maxOut <= 0 || !pool.OverCapacity(conc, ref.Context, maxOut) {
 		if reason == "" {
 			return head
 		}
 		return head + ": " + reason
 	}
-	line := fmt.Sprintf("%s: %s × (%s + %s) = %s tokens > KV cache %s tokens", head,
-		numfmt.Int(int64(conc)), numfmt.Int(int64(ref.Context)), numfmt.Int(int64(maxOut)), numfmt.Int(need), numfmt.Int(kv))
+	line := head + ": " + pool.Arithmetic(conc, ref.Context, maxOut, numfmt.Int)
 	if src := res.Server.KVCacheSource; src != "" {
 		line += " (from " + src + ")"
 	}

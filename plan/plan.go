@@ -338,8 +338,7 @@ func estimate(p *Plan, m *spec.Measure) time.Duration {
 	for _, s := range p.Steps {
 		total += time.Duration(float64(s.Context) / estimatePrefillRate * float64(time.Second))
 		for _, r := range s.Decode {
-			if p.Server != nil && p.Server.KVCacheTokens != nil &&
-				OverCapacity(r.Concurrency, r.Context, maxOut, *p.Server.KVCacheTokens) {
+			if SpecPool(p.Server).OverCapacity(r.Concurrency, r.Context, maxOut) {
 				continue
 			}
 			total += estimateWarmUp + SteadyHold + dur
@@ -351,13 +350,21 @@ func estimate(p *Plan, m *spec.Measure) time.Duration {
 	return total * time.Duration(repeat)
 }
 
-// OverCapacity is the skip rule of docs/method.md#over-capacity: C × (ctx + max_output) exceeds the
-// KV cache. An unknown capacity (≤ 0) never skips.
-func OverCapacity(conc, ctx, maxOutput int, capacity int64) bool {
-	if capacity <= 0 {
-		return false
+// SpecPool is the KV pool the spec states for srv: its kv_cache_tokens
+// (the total over engines, as the runner records it) split over its
+// data_parallel_size engines; Tokens is 0 when the spec sets no capacity.
+func SpecPool(srv *spec.Server) KVPool {
+	var k KVPool
+	if srv == nil {
+		return k
 	}
-	return int64(conc)*(int64(ctx)+int64(maxOutput)) > capacity
+	if srv.KVCacheTokens != nil {
+		k.Tokens = *srv.KVCacheTokens
+	}
+	if srv.DataParallelSize != nil {
+		k.Engines = *srv.DataParallelSize
+	}
+	return k
 }
 
 // estimateTraffic is the expected wall time of p's traffic cells: warm-up

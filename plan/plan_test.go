@@ -178,28 +178,6 @@ func TestEstimate(t *testing.T) {
 	}
 }
 
-func TestOverCapacity(t *testing.T) {
-	tests := []struct {
-		name         string
-		conc, ctx, o int
-		kv           int64
-		want         bool
-	}{
-		{"fits exactly", 2, 1000, 24, 2048, false},
-		{"one token over", 2, 1000, 25, 2048, true},
-		{"unknown capacity never skips", 1024, 1 << 20, 4096, 0, false},
-		{"seed qwen 251K x 128", 128, 257024, 4096, 33_000_000, true},
-		{"seed qwen 251K x 64", 64, 257024, 4096, 33_000_000, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := OverCapacity(tc.conc, tc.ctx, tc.o, tc.kv); got != tc.want {
-				t.Errorf("OverCapacity = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 func trf(label string, ctx int, rate float64) result.CellRef {
 	return result.CellRef{Phase: result.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
 }

@@ -63,6 +63,10 @@ type Server struct {
 	// KVSource* constants ("spec", "metrics", "log", "metrics-estimate");
 	// "" when unknown (docs/method.md#kv-capacity).
 	KVCacheSource string `json:"kv_cache_source,omitempty"`
+	// KVCacheEngines is the number of data-parallel engines KVCacheTokens
+	// is split over: a request lives in one engine's pool
+	// (docs/method.md#over-capacity); 0 or 1 means one.
+	KVCacheEngines int `json:"kv_cache_engines,omitempty"`
 	// MaxNumSeqs is the server's cap on running requests when known.
 	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
 	// TensorParallelSize as launched (0 when not set).

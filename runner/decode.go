@@ -266,7 +266,7 @@ measuring:
 	}
 	if kvc != nil {
 		var warning string
-		cell.KVUsageCheck, warning = kvc.result(ref.Name(), r.kvCapacity, r.results.Server.KVCacheSource)
+		cell.KVUsageCheck, warning = kvc.result(ref.Name(), r.kvPool.Tokens, r.results.Server.KVCacheSource)
 		if cell.KVUsageCheck != nil {
 			r.kvChecked[ref.Context] = true
 		}

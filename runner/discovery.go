@@ -27,8 +27,12 @@ func (r *run) discover(ctx context.Context) error {
 		facts.GPUs = append(facts.GPUs, result.GPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryMiB})
 	}
 	var kvWarning string
-	r.kvCapacity, facts.KVCacheSource, kvWarning = r.discoverKVCapacity(ctx)
-	facts.KVCacheTokens = r.kvCapacity
+	r.kvPool.Tokens, facts.KVCacheSource, kvWarning = r.discoverKVCapacity(ctx)
+	r.kvPool.Engines = r.kvEngines(ctx)
+	facts.KVCacheTokens = r.kvPool.Tokens
+	if r.kvPool.Engines > 1 {
+		facts.KVCacheEngines = r.kvPool.Engines
+	}
 	if kvWarning != "" {
 		r.warn(kvWarning)
 	}
@@ -44,8 +48,11 @@ func (r *run) discover(ctx context.Context) error {
 	}
 	facts.MaxModelLen = r.maxModelLen
 	kv := "unknown"
-	if r.kvCapacity > 0 {
-		kv = fmt.Sprintf("%d tokens (from %s)", r.kvCapacity, facts.KVCacheSource)
+	if r.kvPool.Tokens > 0 {
+		kv = fmt.Sprintf("%d tokens (from %s)", r.kvPool.Tokens, facts.KVCacheSource)
+		if r.kvPool.Engines > 1 {
+			kv += fmt.Sprintf(", %d per engine over %d data-parallel engines", r.kvPool.PerEngine(), r.kvPool.Engines)
+		}
 	}
 	r.logf("server %s: version %s, max_model_len %d, KV cache %s", srv.Name, orDash(facts.Version), r.maxModelLen, kv)
 	return ctx.Err()
@@ -85,6 +92,20 @@ func (r *run) discoverKVCapacity(ctx context.Context) (tokens int64, source, war
 			"set kv_cache_tokens in the spec if you know the capacity (docs/vllm.md#hybrid-models)", n, snap.KV.NumGPUBlocks, snap.KV.BlockSize)
 	}
 	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line): no cell is skipped as over capacity"
+}
+
+// kvEngines is the number of data-parallel engines the KV capacity is
+// split over (docs/method.md#over-capacity): the spec's
+// data_parallel_size, else the engines vllm:cache_config_info has a series
+// for, else one.
+func (r *run) kvEngines(ctx context.Context) int {
+	if dp := r.cfg.Server.DataParallelSize; dp != nil && *dp > 1 {
+		return *dp
+	}
+	if snap, _, err := r.client.metrics(ctx); err == nil && snap.KV.Engines > 1 {
+		return snap.KV.Engines
+	}
+	return 1
 }
 
 // orDash shows an unknown value as "unknown".

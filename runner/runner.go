@@ -97,7 +97,9 @@ type run struct {
 	server        launched // stops serverProcess's server: its process group, or its container
 	client        *apiClient
 	maxModelLen   int
-	kvCapacity    int64
+	// kvPool is the KV capacity and the data-parallel engines it is split
+	// over (docs/method.md#over-capacity); Tokens 0 when unknown.
+	kvPool plan.KVPool
 	// kvChecked are the contexts whose KV cross-check is done
 	// (docs/method.md#kv-capacity; kvcheck.go).
 	kvChecked map[int]bool
@@ -278,7 +280,7 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 		streams = trafficPrompts
 	}
 	for _, ref := range todo {
-		if !plan.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput, r.kvCapacity) {
+		if !r.kvPool.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput) {
 			streams = max(streams, ref.Concurrency)
 		}
 	}

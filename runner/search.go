@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/assert"
-	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
@@ -213,12 +212,14 @@ func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *c
 // even lo is).
 func (r *run) largestProbe(s *spec.Search) int {
 	for c := s.Hi; c >= s.Lo; c-- {
-		if !plan.OverCapacity(c, s.Context, r.measure().MaxOutput, r.kvCapacity) {
+		if !r.kvPool.OverCapacity(c, s.Context, r.measure().MaxOutput) {
 			return c
 		}
-		if r.kvCapacity > 0 {
-			// Jump to the capacity's bound instead of counting down.
-			c = min(c, int(r.kvCapacity/int64(s.Context+r.measure().MaxOutput))+1)
+		if r.kvPool.Tokens > 0 {
+			// Jump to the capacity's bound instead of counting down: the
+			// largest C that fits is (one engine's requests) × engines.
+			perEngine := r.kvPool.PerEngine() / int64(s.Context+r.measure().MaxOutput)
+			c = min(c, int(perEngine)*max(r.kvPool.Engines, 1)+1)
 		}
 	}
 	return 0

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 )
 
@@ -19,9 +18,8 @@ import (
 // max_model_len.
 func (r *run) unrunnable(ref result.CellRef) (result.Status, string, bool) {
 	maxOutput := r.measure().MaxOutput
-	if plan.OverCapacity(ref.Concurrency, ref.Context, maxOutput, r.kvCapacity) {
-		return result.StatusOverCapacity, fmt.Sprintf("%d × (%d + %d) = %d tokens > KV cache %d tokens", ref.Concurrency, ref.Context, maxOutput,
-			int64(ref.Concurrency)*int64(ref.Context+maxOutput), r.kvCapacity), true
+	if r.kvPool.OverCapacity(ref.Concurrency, ref.Context, maxOutput) {
+		return result.StatusOverCapacity, r.kvPool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil), true
 	}
 	if r.maxModelLen > 0 && ref.Context+maxOutput > r.maxModelLen {
 		return result.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, maxOutput, r.maxModelLen), true
