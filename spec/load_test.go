@@ -40,7 +40,7 @@ var specCmpOpts = cmp.Options{
 	cmpopts.IgnoreFields(Measure{}, "DeclRange"),
 	cmpopts.IgnoreFields(Workload{}, "DeclRange"),
 	cmpopts.IgnoreFields(Prefill{}, "DeclRange"),
-	cmpopts.IgnoreFields(Matrix{}, "DeclRange"),
+	cmpopts.IgnoreFields(Matrix{}, "DeclRange", "ConcurrencyRanges"), // plan.Check's diagnostic tests them
 	cmpopts.IgnoreFields(Assert{}, "DeclRange", "Condition"),
 	cmpopts.IgnoreFields(Expect{}, "DeclRange", "MetricRange"), // assert.Check's expect diagnostic tests MetricRange
 	cmpopts.IgnoreFields(ExpectRow{}, "Range"),

@@ -116,9 +116,9 @@ func (l *loader) decodeMatrix(blk *hcl.Block) (*Matrix, hcl.Diagnostics) {
 		l.contextRanges[m] = ranges
 	}
 	if a, ok := content.Attributes["concurrency"]; ok {
-		cs, _, d := l.intList(a, "concurrency")
+		cs, ranges, d := l.intList(a, "concurrency")
 		diags = append(diags, d...)
-		m.Concurrency = cs
+		m.Concurrency, m.ConcurrencyRanges = cs, ranges
 	}
 	return m, diags
 }

@@ -108,6 +108,9 @@ type Matrix struct {
 	Label       string // the name used in expressions: decode["8K"][64]
 	Contexts    []int
 	Concurrency []int
+	// ConcurrencyRanges[i] is where Concurrency[i] is written (a
+	// diagnostic's subject); nil for a matrix not read from a file.
+	ConcurrencyRanges []hcl.Range
 
 	DeclRange hcl.Range
 }

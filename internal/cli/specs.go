@@ -16,6 +16,7 @@ import (
 	"github.com/slogate/slogate/assert"
 	"github.com/slogate/slogate/internal/cli/diagjson"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
@@ -32,12 +33,17 @@ type SpecFile struct {
 // LoadSpecFiles loads each path, in order, and checks the conditions of
 // each spec statically (assert.CheckLoaded: conditions that can never be
 // true or false are errors before any server starts), in the same pass as
-// the load's reference checks, so that every problem shows at once.
+// the load's reference checks, so that every problem shows at once; a
+// valid spec also gets plan.Check's warnings (a concurrency above
+// max_num_seqs will queue).
 func LoadSpecFiles(paths []string, vars spec.Vars) []SpecFile {
 	out := make([]SpecFile, 0, len(paths))
 	for _, p := range paths {
 		s, diags := spec.Load(p, spec.LoadOptions{Vars: vars})
 		diags = append(diags, assert.CheckLoaded(s, diags)...)
+		if !diags.HasErrors() {
+			diags = append(diags, plan.Check(s)...)
+		}
 		out = append(out, SpecFile{Path: p, Spec: s, Diags: diags})
 	}
 	return out

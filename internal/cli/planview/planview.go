@@ -34,10 +34,19 @@ type Server struct {
 	Argv       []string          `json:"argv"`
 	Env        map[string]string `json:"env"`
 	Command    string            `json:"command"` // argv and env as one shell line
-	Cells      []result.CellRef  `json:"cells"`
+	Cells      []Cell            `json:"cells"`
 	Assertions []Assertion       `json:"assertions"`
 	Searches   []Search          `json:"searches,omitempty"`
 	Estimated  int64             `json:"estimated_s"`
+}
+
+// Cell is one cell of the plan and what the plan can tell of its status
+// before the run (plan.CellOutlook): "over_capacity" (the run skips it) or
+// "queued" (more requests than the server runs at once), with the
+// arithmetic; both omitted when nothing is known.
+type Cell struct {
+	result.CellRef
+	plan.Outlook
 }
 
 // Search is one search block: its probes are tests Test + "/conc=N"
@@ -84,12 +93,16 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		Argv:       srv.RedactedArgv(),
 		Env:        env,
 		Command:    spec.ShellCommand(env, srv.RedactedArgv()),
-		Cells:      p.Cells(),
+		Cells:      []Cell{},
 		Assertions: []Assertion{},
 		Estimated:  int64(math.Round(p.Estimated.Seconds())),
 	}
-	if out.Cells == nil {
-		out.Cells = []result.CellRef{}
+	maxOutput := spec.DefaultMaxOutput
+	if sp.Measure != nil && sp.Measure.MaxOutput > 0 {
+		maxOutput = sp.Measure.MaxOutput
+	}
+	for _, c := range p.Cells() {
+		out.Cells = append(out.Cells, Cell{CellRef: c, Outlook: plan.CellOutlook(srv, maxOutput, c)})
 	}
 	for _, a := range p.Asserts {
 		out.Assertions = append(out.Assertions, Assertion{
@@ -141,7 +154,14 @@ func (s Server) writeText(w io.Writer) {
 	est := time.Duration(s.Estimated) * time.Second
 	fmt.Fprintf(w, "  cells: %d, in order:\n", len(s.Cells))
 	for _, c := range s.Cells {
-		fmt.Fprintf(w, "    %s\n", c.TestName(s.Name))
+		switch c.Status {
+		case result.StatusOverCapacity:
+			fmt.Fprintf(w, "    %s  over capacity, will not run: %s\n", c.TestName(s.Name), c.Reason)
+		case result.StatusQueued:
+			fmt.Fprintf(w, "    %s  will queue: %s\n", c.TestName(s.Name), c.Reason)
+		default:
+			fmt.Fprintf(w, "    %s\n", c.TestName(s.Name))
+		}
 	}
 	for _, x := range s.Searches {
 		fmt.Fprintf(w, "  search: %s/conc=N  ctx=%s, concurrency in [%d, %d], at most %d probes\n", x.Test, result.FormatTokens(x.Context), x.Range[0], x.Range[1], x.MaxProbes)
