@@ -318,7 +318,7 @@ func assertPeak(body *hclwrite.Body, res *result.Results, label string, margin f
 	ctx := result.FormatTokens(best.Context)
 	writeAssert(body, fmt.Sprintf("%s_peak_%s", label, totalTPS.Name),
 		cellTraversal(label, best.Context, best.Concurrency, totalTPS.Name), op, limit,
-		fmt.Sprintf("%s throughput at %s x %d fell below %s %s (measured %s)", label, ctx, best.Concurrency, numfmt.Value(limit), totalTPS.Unit, numfmt.Value(best.TotalTPS)))
+		fmt.Sprintf("%s throughput at %s x %d fell below %s %s (was %s when codified)", label, ctx, best.Concurrency, numfmt.Value(limit), totalTPS.Unit, numfmt.Value(best.TotalTPS)))
 }
 
 func better(c, best *result.DecodeCell) bool {
@@ -341,7 +341,7 @@ func assertTTFT(body *hclwrite.Body, res *result.Results, label string, margin f
 			op, limit := guard(ttft, c.TTFTMs, margin)
 			name := fmt.Sprintf("%s_ttft_%s_c%d", label, strings.ToLower(result.FormatTokens(ctx)), conc)
 			writeAssert(body, name, cellTraversal(label, ctx, conc, ttft.Name), op, limit,
-				fmt.Sprintf("time to first token at %s x %d rose above %s %s (measured %s)", result.FormatTokens(ctx), conc, numfmt.Value(limit), ttft.Unit, numfmt.Value(c.TTFTMs)))
+				fmt.Sprintf("time to first token at %s x %d rose above %s %s (was %s when codified)", result.FormatTokens(ctx), conc, numfmt.Value(limit), ttft.Unit, numfmt.Value(c.TTFTMs)))
 			return
 		}
 	}
@@ -358,7 +358,7 @@ func assertPrefill(body *hclwrite.Body, res *result.Results, margin float64) {
 	ctx := result.FormatTokens(c.Context)
 	trav := hcl.Traversal{hcl.TraverseRoot{Name: "prefill"}, hcl.TraverseIndex{Key: cty.StringVal(ctx)}, hcl.TraverseAttr{Name: prefillTPS.Name}}
 	writeAssert(body, "prefill_tps_"+strings.ToLower(ctx), trav, op, limit,
-		fmt.Sprintf("prefill throughput at %s fell below %s %s (measured %s)", ctx, numfmt.Value(limit), prefillTPS.Unit, numfmt.Value(c.TPS)))
+		fmt.Sprintf("prefill throughput at %s fell below %s %s (was %s when codified)", ctx, numfmt.Value(limit), prefillTPS.Unit, numfmt.Value(c.TPS)))
 }
 
 // guard is the condition a codified assert puts on metric m measured at
