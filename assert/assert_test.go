@@ -73,6 +73,7 @@ func TestEvaluateAssert(t *testing.T) {
 		infra   bool
 		message string // "" = the error_message
 		details []string
+		edit    func(*result.Results) // changes the fixture's results (nil: none)
 	}{
 		{
 			name: "pass", cond: `decode["8K"][64].total_tps >= 5000`, outcome: result.Pass,
@@ -80,15 +81,15 @@ func TestEvaluateAssert(t *testing.T) {
 		},
 		{
 			name: "fail prints the breach", cond: `decode["8K"][64].total_tps >= 6000`, outcome: result.Fail,
-			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)`},
+			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6% from the threshold)`},
 		},
 		{
 			name: "constant on the left is flipped", cond: `6000 <= decode["8K"][64].total_tps`, outcome: result.Fail,
-			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)`},
+			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6% from the threshold)`},
 		},
 		{
 			name: "lower is better latency", cond: `decode["8K"][64].ttft_ms < 250`, outcome: result.Fail,
-			details: []string{`decode["8K"][64].ttft_ms = 310, want < 250 (+24.0%)`},
+			details: []string{`decode["8K"][64].ttft_ms = 310, want < 250 (+24.0% from the threshold)`},
 		},
 		{
 			name: "context as a number", cond: `decode[8192][64].total_tps > 5421`, outcome: result.Pass,
@@ -105,20 +106,20 @@ func TestEvaluateAssert(t *testing.T) {
 		{
 			name: "compound: failed comparison first", cond: `decode["8K"][1].ttft_ms <= 100 && decode["8K"][64].total_tps >= 6000`, outcome: result.Fail,
 			details: []string{
-				`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)`,
+				`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6% from the threshold)`,
 				`decode["8K"][1].ttft_ms = 50, want <= 100: ok`,
 			},
 		},
 		{
 			name: "computed threshold lists the other side's reads", cond: `decode["8K"][64].total_tps >= 14 * decode["8K"][1].total_tps`, outcome: result.Fail,
 			details: []string{
-				`decode["8K"][64].total_tps = 5421.3, want >= 5714.8 (14 * decode["8K"][1].total_tps) (-5.1%)`,
+				`decode["8K"][64].total_tps = 5421.3, want >= 5714.8 (14 * decode["8K"][1].total_tps) (-5.1% from the threshold)`,
 				`decode["8K"][1].total_tps = 408.2`,
 			},
 		},
 		{
 			name: "for expression", cond: `min([for c in [1, 64] : decode["8K"][c].total_tps]...) > 1000`, outcome: result.Fail,
-			details: []string{`min([for c in [1, 64] : decode["8K"][c].total_tps]...) = 408.2, want > 1000 (-59.2%)`},
+			details: []string{`min([for c in [1, 64] : decode["8K"][c].total_tps]...) = 408.2, want > 1000 (-59.2% from the threshold)`},
 		},
 		{
 			name: "over capacity read fails with the arithmetic", cond: `decode["8K"][128].total_tps >= 1`, outcome: result.Fail,
@@ -152,13 +153,25 @@ func TestEvaluateAssert(t *testing.T) {
 		},
 		{
 			name: "absent cell", cond: `decode["16K"][64].total_tps > 0`, outcome: result.Error, infra: true,
-			message: "cell not measured: not measured",
-			details: []string{`decode["16K"][64]: cell not measured: not measured`},
+			message: "cell not measured: the results have no such cell",
+			details: []string{`decode["16K"][64]: cell not measured: the results have no such cell`},
+		},
+		{
+			name: "absent cell of an interrupted run", cond: `decode["16K"][64].total_tps > 0`, outcome: result.Error, infra: true,
+			edit:    func(r *result.Results) { r.Interrupted = true },
+			message: "cell not measured: the run was interrupted before measuring it",
+			details: []string{`decode["16K"][64]: cell not measured: the run was interrupted before measuring it`},
+		},
+		{
+			name: "absent cell of a run stopped by an error", cond: `decode["16K"][64].total_tps > 0`, outcome: result.Error, infra: true,
+			edit:    func(r *result.Results) { r.Error = "the server exited (code 1)\nsee server.log" },
+			message: "cell not measured: the run stopped before measuring it (the server exited (code 1))",
+			details: []string{`decode["16K"][64]: cell not measured: the run stopped before measuring it (the server exited (code 1))`},
 		},
 		{
 			name: "absent prefill cell", cond: `prefill["32K"].tps > 0`, outcome: result.Error, infra: true,
-			message: "cell not measured: not measured",
-			details: []string{`prefill["32K"]: cell not measured: not measured`},
+			message: "cell not measured: the results have no such cell",
+			details: []string{`prefill["32K"]: cell not measured: the results have no such cell`},
 		},
 		{
 			name: "status of an over-capacity cell is readable", cond: `decode["8K"][128].status == "over_capacity"`, outcome: result.Pass,
@@ -170,7 +183,7 @@ func TestEvaluateAssert(t *testing.T) {
 		},
 		{
 			name: "prefill latency by number key", cond: `prefill[8192].ttft_ms <= 200`, outcome: result.Fail,
-			details: []string{`prefill[8192].ttft_ms = 204.8, want <= 200 (+2.4%)`},
+			details: []string{`prefill[8192].ttft_ms = 204.8, want <= 200 (+2.4% from the threshold)`},
 		},
 		{
 			name: "server read", cond: `server.kv_cache_tokens >= 64 * (8192 + 4096)`, outcome: result.Pass,
@@ -189,6 +202,9 @@ func TestEvaluateAssert(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sp, res := fixture()
+			if tc.edit != nil {
+				tc.edit(res)
+			}
 			withAssert(t, sp, "decode_8k_64", tc.cond, msg)
 			got := Evaluate(sp, nil, res)
 			if len(got) != 1 {
@@ -358,7 +374,7 @@ func TestEvaluateTraffic(t *testing.T) {
 		{name: "integer rate passes", cond: `steady["8K"][4].goodput_rps >= 3.5`, outcome: result.Pass,
 			detail: `steady["8K"][4].goodput_rps = 3.9, want >= 3.5: ok`},
 		{name: "integer rate fails", cond: `steady["8K"][4].goodput_rps >= 3.95`, outcome: result.Fail,
-			detail: `steady["8K"][4].goodput_rps = 3.9, want >= 3.95 (-1.3%)`},
+			detail: `steady["8K"][4].goodput_rps = 3.9, want >= 3.95 (-1.3% from the threshold)`},
 		{name: "fractional rate as a string", cond: `steady["8K"]["0.5"].ttft_ms_p99 <= 100`, outcome: result.Pass,
 			detail: `steady["8K"]["0.5"].ttft_ms_p99 = 80, want <= 100: ok`},
 		{name: "errored cell", cond: `steady["8K"][8].goodput_rps >= 1`, outcome: result.Error,

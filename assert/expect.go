@@ -109,7 +109,7 @@ func (sc *scope) expectCell(test string, ref result.CellRef, m result.Metric, wa
 	if want != 0 {
 		miss = (*got - want) / want
 	}
-	v.Details = []string{fmt.Sprintf("%s = %s, want %s (%s)", m.Name, numfmt.Value(*got), v.Rule[len(m.Name)+1:], numfmt.Delta(miss))}
+	v.Details = []string{fmt.Sprintf("%s = %s, want %s (%s from expected)", m.Name, numfmt.Value(*got), v.Rule[len(m.Name)+1:], numfmt.Delta(miss))}
 	if breached(*got) {
 		v.Outcome = result.Fail
 		v.Message = fmt.Sprintf("%s at %s is %s the expected %s by more than %s", m.Name, ref.Name(), dir, numfmt.Value(want), numfmt.Percent(tol))

@@ -121,7 +121,9 @@ func (sc *scope) comparisonLine(n *hclsyntax.BinaryOpExpr, op string) (line stri
 	if held {
 		b.WriteString(": ok")
 	} else if s, o, ok := numbers(sv, ov); ok && o != 0 {
-		fmt.Fprintf(&b, " (%s)", numfmt.Delta((s-o)/math.Abs(o)))
+		// The distance from the threshold, not from an expected value
+		// (an expect's line says "from expected").
+		fmt.Fprintf(&b, " (%s from the threshold)", numfmt.Delta((s-o)/math.Abs(o)))
 	}
 	return b.String(), held, subject, true
 }

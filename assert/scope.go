@@ -58,6 +58,9 @@ func (u unmeasured) detail() string {
 // when absent) and the runner's reason why.
 func unmeasuredRead(ref result.CellRef, st result.Status, why string, res *result.Results) unmeasured {
 	u := unmeasured{ref: ref, status: st, reason: reasonFor(st, why)}
+	if st == "" {
+		u.reason = absentReason(res)
+	}
 	if st == result.StatusOverCapacity {
 		u.arithmetic = overCapacityLine(ref, res, why)
 	}
@@ -125,6 +128,26 @@ func contextKeys(ctx int) []string {
 // is the type cellObject builds, so the two cannot drift apart.
 func cellObjectType(phase result.Phase) cty.Type {
 	return cellObject(phase, cty.UnknownVal(cty.String), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number) }).Type()
+}
+
+// absentReason says why a cell the results lack has no numbers: the run
+// stopped before it (a signal, an infrastructure error), or it is simply not
+// in the results (a spec or -run that differs from the run's).
+func absentReason(res *result.Results) string {
+	switch {
+	case res == nil:
+	case res.Interrupted:
+		return "the run was interrupted before measuring it"
+	case res.Error != "":
+		return "the run stopped before measuring it (" + firstLine(res.Error) + ")"
+	}
+	return "the results have no such cell"
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // reasonFor says why a cell with status st (nil cell = absent) has no numbers.
