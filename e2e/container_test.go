@@ -390,7 +390,7 @@ func TestContainerInterrupted(t *testing.T) {
 		code   int
 		said   string
 	}{
-		{name: "SIGINT", signal: true, code: 130, said: "interrupted by interrupt"},
+		{name: "SIGINT", signal: true, code: 130, said: "interrupted by SIGINT"},
 		{name: "timeout", args: []string{"-timeout", "8s"}, code: 3, said: "took longer than -timeout 8s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -644,7 +644,7 @@ func TestContainerSurvivesRemoval(t *testing.T) {
 					t.Errorf("stderr does not say %q:\nstdout:\n%s\nstderr:\n%s", s, stdout, stderr)
 				}
 			}
-			if tc.signal && !strings.Contains(stderr, "interrupted by interrupt") {
+			if tc.signal && !strings.Contains(stderr, "interrupted by SIGINT") {
 				t.Errorf("stderr does not say the run was interrupted:\n%s", stderr)
 			}
 			if r, err := res.Read(filepath.Join(out, "results.json")); err != nil || !strings.Contains(r.Error, survived) {

@@ -175,7 +175,7 @@ matrix "decode" {
 			if !strings.Contains(stdout, "FAIL\t"+spec) {
 				t.Errorf("no final summary line in stdout:\n%s", stdout)
 			}
-			if !strings.Contains(stderr, "interrupted by") {
+			if !strings.Contains(stderr, "interrupted by "+tc.name) {
 				t.Errorf("stderr does not say the run was interrupted:\n%s", stderr)
 			}
 		})

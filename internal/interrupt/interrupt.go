@@ -38,12 +38,14 @@ func Notify(parent context.Context, stderr io.Writer) context.Context {
 			if n > 2 {
 				continue
 			}
-			code := exit.SIGINT
+			// Named as the README's exit codes and kill(1) name them: Go's
+			// os.Interrupt prints as "interrupt".
+			code, name := exit.SIGINT, "SIGINT"
 			if sig == syscall.SIGTERM {
-				code = exit.SIGTERM
+				code, name = exit.SIGTERM, "SIGTERM"
 			}
-			fmt.Fprintf(stderr, "slogate: %v: stopping the server and writing what was measured (signal again to kill the server now)\n", sig)
-			cancel(exit.With(code, fmt.Errorf("interrupted by %v", sig)))
+			fmt.Fprintf(stderr, "slogate: %s: stopping the server and writing what was measured (signal again to kill the server now)\n", name)
+			cancel(exit.With(code, fmt.Errorf("interrupted by %s", name)))
 		}
 	}()
 	return ctx

@@ -48,7 +48,10 @@ func TestNotify(t *testing.T) {
 	if code := exit.Code(context.Cause(ctx)); code != exit.SIGTERM {
 		t.Errorf("exit code %d, want %d", code, exit.SIGTERM)
 	}
-	if !strings.Contains(stderr.String(), "stopping the server and writing what was measured") {
+	if got := context.Cause(ctx).Error(); got != "interrupted by SIGTERM" {
+		t.Errorf("cause %q, want %q", got, "interrupted by SIGTERM")
+	}
+	if !strings.Contains(stderr.String(), "slogate: SIGTERM: stopping the server and writing what was measured") {
 		t.Errorf("stderr %q does not say what happens", stderr.String())
 	}
 	select {
