@@ -204,7 +204,10 @@ func (l *loader) contextStep(tr hcl.Traversal, i int, what string, measured []in
 	if err != nil {
 		return 0, hcl.Diagnostics{invalidCtx("Invalid context size", tr[i].SourceRange(), tr.SourceRange(), upperFirst(err.Error())+".")}
 	}
-	if !slices.Contains(measured, ctx) {
+	// An empty list is the block's own error (its contexts are missing or
+	// invalid), reported there: a second error here would only say
+	// "it measures ." of nothing.
+	if len(measured) > 0 && !slices.Contains(measured, ctx) {
 		return 0, hcl.Diagnostics{invalidCtx("Reference to an unmeasured context", tr[i].SourceRange(), tr.SourceRange(),
 			fmt.Sprintf("%s does not measure context %s; it measures %s.", upperFirst(what), result.FormatTokens(ctx), tokenList(measured)))}
 	}
@@ -229,7 +232,7 @@ func concurrencyStep(tr hcl.Traversal, i int, m *Matrix) (int, hcl.Diagnostics) 
 	if err != nil {
 		return 0, hcl.Diagnostics{invalidCtx("Invalid concurrency", tr[i].SourceRange(), tr.SourceRange(), upperFirst(err.Error())+".")}
 	}
-	if !slices.Contains(m.Concurrency, conc) {
+	if len(m.Concurrency) > 0 && !slices.Contains(m.Concurrency, conc) { // empty: the matrix's own error, as in contextStep
 		return 0, hcl.Diagnostics{invalidCtx("Reference to an unmeasured concurrency", tr[i].SourceRange(), tr.SourceRange(),
 			fmt.Sprintf("Matrix %q does not measure concurrency %d; it measures %s.", m.Label, conc, intList(m.Concurrency)))}
 	}
