@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"time"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -36,6 +38,19 @@ func defaultMeasure(rng hcl.Range) *Measure {
 	}
 }
 
+// WithDuration returns a copy of the spec whose measure block has window d
+// (`-duration`, on run and plan alike); d ≤ 0 returns the spec itself.
+func (s *Spec) WithDuration(d time.Duration) *Spec {
+	if d <= 0 {
+		return s
+	}
+	m := *s.Measure
+	m.Duration, m.DurationText = d, d.String()
+	cp := *s
+	cp.Measure = &m
+	return &cp
+}
+
 // decodeMeasure decodes the `measure` block, applying defaults.
 func (l *loader) decodeMeasure(blk *hcl.Block) (*Measure, hcl.Diagnostics) {
 	m := defaultMeasure(blk.DefRange)
@@ -47,7 +62,7 @@ func (l *loader) decodeMeasure(blk *hcl.Block) (*Measure, hcl.Diagnostics) {
 			m.Duration, m.DurationText = d, text
 		}
 	}
-	if n, dd := l.positiveInt(at, "max_output", 0); n != nil || dd != nil {
+	if n, dd := l.tokens(at, "max_output"); n != nil || dd != nil {
 		diags = append(diags, dd...)
 		if n != nil {
 			m.MaxOutput = *n

@@ -109,7 +109,7 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 	add(d)
 	s.DataParallelSize, d = l.positiveInt(at, "data_parallel_size", 0)
 	add(d)
-	s.MaxNumBatchedTokens, d = l.positiveInt(at, "max_num_batched_tokens", 0)
+	s.MaxNumBatchedTokens, d = l.tokens(at, "max_num_batched_tokens")
 	add(d)
 	s.MaxNumSeqs, d = l.positiveInt(at, "max_num_seqs", 0)
 	add(d)

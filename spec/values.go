@@ -239,7 +239,9 @@ func friendly(v cty.Value) string {
 	return v.Type().FriendlyName()
 }
 
-// tokens reads one token count attribute (e.g. max_model_len = "256K").
+// tokens reads one token count attribute: a positive whole number or a
+// size with a K or M suffix, either case (max_model_len = "256K",
+// max_output = "1k"), as contexts are read (tokenValue).
 func (l *loader) tokens(attrs hcl.Attributes, name string) (*int, hcl.Diagnostics) {
 	a, ok := attrs[name]
 	if !ok {
@@ -254,7 +256,11 @@ func (l *loader) tokens(attrs hcl.Attributes, name string) (*int, hcl.Diagnostic
 	}
 	n, err := tokenValue(v)
 	if err != nil {
-		return nil, append(diags, invalid("Invalid context size", a.Expr.Range(), "%s: %s.", name, err))
+		summary := "Invalid token count"
+		if name == "context" || name == "max_model_len" {
+			summary = "Invalid context size"
+		}
+		return nil, append(diags, invalid(summary, a.Expr.Range(), "%s: %s.", name, err))
 	}
 	return &n, diags
 }

@@ -1,7 +1,7 @@
 server "qwen" {
   model           = "Qwen/Qwen3.5-4B"
   max_model_len   = "256Q" # ERROR: Invalid context size
-  kv_cache_tokens = -5 # ERROR: Invalid context size
+  kv_cache_tokens = -5 # ERROR: Invalid token count
 }
 
 prefill {

@@ -19,7 +19,7 @@ server "big" {
   enable_expert_parallel = true
   max_model_len          = "256K"
   gpu_memory_utilization = 0.9
-  max_num_batched_tokens = 8192
+  max_num_batched_tokens = "8k"
   max_num_seqs           = 64
   attention_backend      = "flash_attn"
   kv_cache_dtype         = "fp8"
@@ -52,7 +52,7 @@ server "small" {
 
 measure {
   duration   = "2s"
-  max_output = 1024
+  max_output = "1k"
   endpoint   = "chat"
   repeat     = 3
 }
