@@ -81,11 +81,7 @@ func Run(ctx context.Context, o Options) error {
 	verdictCode := exit.OK // worst over servers
 	var firstErr error
 	for _, sp := range o.Specs {
-		if o.Duration > 0 {
-			m := *sp.Measure
-			m.Duration, m.DurationText = o.Duration, o.Duration.String()
-			sp.Measure = &m
-		}
+		sp = sp.WithDuration(o.Duration)
 		var stream report.TestStream
 		if o.JSON {
 			stream = report.NewJSONStream(o.Stdout, sp.Filename)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/slogate/slogate/gate"
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/cli/planview"
 	"github.com/slogate/slogate/internal/exit"
@@ -23,6 +24,10 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	format := fls.Choice("format", []string{"text", "json", "matrix"}, "output `FORMAT`: text, json, or matrix (one {spec, server, estimated_s, gpus} per server, for a CI job matrix)")
 	out := fls.String("o", "", "write to `FILE` instead of stdout")
 	keep := fls.Regexp("run", "keep only the cells and assertions whose test name matches `REGEX`")
+	// The run flags that change what is measured, so that plan answers
+	// "how long will this run take" for the run as it will be given.
+	server := fls.String("server", "", "plan only the server called `NAME`, as `slogate run -server` runs it")
+	duration := fls.Duration("duration", 0, "override measure.duration, the window `D` of each decode cell, as `slogate run -duration` does")
 	paths, err := fls.Parse(stdout, args)
 	if err != nil {
 		return err
@@ -33,6 +38,17 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	specs, err := cli.LoadSpecs(stderr, paths, vars)
 	if err != nil {
 		return err
+	}
+	if *duration < 0 {
+		return fls.Usagef("-duration must be positive")
+	}
+	if *server != "" {
+		if specs, err = gate.SelectServer(specs, *server); err != nil {
+			return err
+		}
+	}
+	for i, sp := range specs {
+		specs[i] = sp.WithDuration(*duration)
 	}
 	b, err := planview.Render(format.Value(), specs, keep.Value())
 	if err != nil {

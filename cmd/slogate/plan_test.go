@@ -166,3 +166,34 @@ func TestPlanUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanRunFlags: plan takes the run flags that change what is measured,
+// so its estimate is that of the run as it will be given: -duration
+// shortens every window, -server keeps one server.
+func TestPlanRunFlags(t *testing.T) {
+	estimate := func(args ...string) (map[string]int64, []string) {
+		var doc planview.Document
+		if err := json.Unmarshal([]byte(runPlan(t, append([]string{"-format", "json"}, args...)...)), &doc); err != nil {
+			t.Fatal(err)
+		}
+		est := map[string]int64{}
+		var names []string
+		for _, s := range doc.Servers {
+			est[s.Name] = s.Estimated
+			names = append(names, s.Name)
+		}
+		return est, names
+	}
+	glm := "../../specs/glm-5.3-flash-nvfp4-h200x2.hcl"
+	full, _ := estimate(glm)
+	short, _ := estimate("-duration", "1s", glm)
+	// 30 s windows → 1 s: 29 s less for each of the 64 decode cells (the 9
+	// prefill cells have no window).
+	if full["glm"]-short["glm"] != 29*64 {
+		t.Errorf("-duration 1s: estimate %d s, want %d s less than the spec's %d s", short["glm"], 29*64, full["glm"])
+	}
+	demo := "../../specs/demo.hcl"
+	if _, names := estimate("-server", "glm", demo, glm); !cmp.Equal(names, []string{"glm"}) {
+		t.Errorf("-server glm: servers %v, want [glm]", names)
+	}
+}
