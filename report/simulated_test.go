@@ -50,3 +50,22 @@ func TestSimulatedRunSaysSo(t *testing.T) {
 		})
 	}
 }
+
+// TestHardwareTitleSaysSimulatedOnce: a gpu label that already says the
+// hardware is simulated gets no second "(simulated)".
+func TestHardwareTitleSaysSimulatedOnce(t *testing.T) {
+	tests := []struct {
+		name, gpu string
+		want      string
+	}{
+		{name: "plain label", gpu: "H200 NVL", want: "H200 NVL (simulated)"},
+		{name: "label that says so", gpu: "simulated H200 NVL", want: "simulated H200 NVL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := hardwareTitle(&result.Server{Simulated: true, Labels: map[string]string{"gpu": tc.gpu}}); got != tc.want {
+				t.Errorf("hardwareTitle = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -151,8 +151,8 @@ func hardwareTitle(s *result.Server) string {
 	if g.Count > 1 {
 		t += fmt.Sprintf(" ×%d", g.Count)
 	}
-	if s.Simulated {
-		t += " (simulated)"
+	if s.Simulated && !strings.Contains(strings.ToLower(g.Name), "simulat") {
+		t += " (simulated)" // once: a label that says so already is not repeated
 	}
 	return t
 }
