@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -253,6 +254,20 @@ func TestUsageListsEveryFlag(t *testing.T) {
 		r := []rune(line) // "NAME…" is one column, three bytes
 		if !strings.HasPrefix(line, "  --") || len(r) <= column || r[column-1] != ' ' || r[column] == ' ' || !strings.Contains(string(r[2:column]), "  ") {
 			t.Errorf("flag line not aligned at column %d:\n%s", column, line)
+		}
+	}
+}
+
+// TestServerVersion: every profile reports a vLLM version marked once as
+// the simulator's (the generic one was "0.0.0+slogate.sim-slogate-sim").
+func TestServerVersion(t *testing.T) {
+	// A vLLM version, PEP 440 local part included (the seeds' dev builds,
+	// "0.26.1rc1.dev914+gc3dabcddc"), then the simulator's mark once.
+	ok := regexp.MustCompile(`^\d+(\.\d+)+[\w.]*(\+g[0-9a-f]+)?-slogate-sim$`)
+	for _, name := range profileNames() {
+		p, _ := profileByName(name)
+		if v := p.serverVersion(); !ok.MatchString(v) || strings.Count(v, "slogate") != 1 {
+			t.Errorf("profile %s: version %q, want a vLLM version then -slogate-sim", name, v)
 		}
 	}
 }

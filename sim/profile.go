@@ -68,6 +68,11 @@ type DecodePoint struct {
 
 var profiles = loadProfiles()
 
+// serverVersion is the version /version and the log report: the seed's
+// vLLM version marked as the simulator's ("0.11.0-slogate-sim"; the generic
+// profile, fitted to no release, "0.0.0-slogate-sim").
+func (p *Profile) serverVersion() string { return p.Version + "-slogate-sim" }
+
 func loadProfiles() map[string]*Profile {
 	entries, err := profileFS.ReadDir("profiles")
 	if err != nil {

@@ -203,7 +203,7 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 		return err
 	}
 	p := st.prof
-	version := p.Version + "-slogate-sim"
+	version := p.serverVersion()
 	log.printf("APIServer", "INFO", "api_server.py:1839", "vLLM API server version %s", version)
 	log.printf("APIServer", "INFO", "utils.py:328", "non-default args: {'model': '%s', %s}", cfg.Model, strings.Join(cfg.nonDefaultLog(), ", "))
 	for _, ig := range cfg.Ignored {
@@ -300,7 +300,7 @@ func newServer(cfg *Config, st *settings, log *logger) (*server, error) {
 		bodies <- new(bytes.Buffer)
 	}
 	s := &server{cfg: cfg, bodies: bodies, maxLen: st.maxLen,
-		version: st.prof.Version + "-slogate-sim", log: log,
+		version: st.prof.serverVersion(), log: log,
 		info: metricsInfo{modelName: cfg.ServedNames[0], numBlocks: st.params.numBlocks,
 			cacheConfig: cacheConfigLabels(cfg, st), numSpeculative: st.params.numSpeculative},
 		errorRNG: rand.New(rand.NewPCG(cfg.Seed, 7))}

@@ -263,7 +263,7 @@ func atoi(s string) int {
 // model names no seed matches: 10 ms per step at batch 1 and short
 // context, slower with batch and context, throughput saturating near 6,000 tok/s.
 func generic() *Profile {
-	p := &Profile{Name: "generic", Source: "synthetic (no seed)", Version: "0.0.0+slogate.sim",
+	p := &Profile{Name: "generic", Source: "synthetic (no seed)", Version: "0.0.0",
 		MaxModel: 131072, KVTokens: 4_000_000, KVDtype: "auto", TP: 1, GPUUtil: 0.9, Weights: 0.2, MaxSeqs: 1024,
 		Notes: []string{"not fitted to any measurement; step = (8 ms + 0.035 ms x batch) x (1 + ctx/64K)"}}
 	for _, ctx := range []int{1 << 10, 8 << 10, 32 << 10, 128 << 10} {
