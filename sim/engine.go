@@ -37,6 +37,10 @@ type engineParams struct {
 	preempt        bool     // --sim-preempt: reserve KV as tokens come, preempt when it runs out
 	draftsOff      bool     // --sim-spec-off: speculation configured, never run
 	slowAt         SlowBand // --sim-slow-at-concurrency
+	// slowdown multiplies the time of every step, prefill and decode (and
+	// so TTFT, which is prefill): --sim-slowdown; 0 (unset) means 1. A
+	// build whose kernels are uniformly slower, for a gate to catch.
+	slowdown float64
 }
 
 // noiseCorrelation is the correlation time of --sim-noise's jitter: the
@@ -112,6 +116,9 @@ type engine struct {
 }
 
 func newEngine(p engineParams) *engine {
+	if p.slowdown == 0 {
+		p.slowdown = 1
+	}
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	seed := p.seed + uint64(p.index)*0x9e3779b97f4a7c15
@@ -328,7 +335,7 @@ func (e *engine) admit() {
 			continue
 		}
 		start := max(e.now, e.prefillBusy)
-		r.firstAt = start + seconds(float64(prefill)/e.prefillRate(prefill))
+		r.firstAt = start + seconds(float64(prefill)/e.prefillRate(prefill)*e.p.slowdown)
 		e.prefillBusy = r.firstAt
 	}
 }
@@ -337,10 +344,10 @@ func (e *engine) admit() {
 // warm TTFT at this context and the number of requests in the system.
 func (e *engine) warmReady(r *request) time.Duration {
 	if e.p.ttft > 0 {
-		return r.admitted + e.p.ttft
+		return r.admitted + time.Duration(float64(e.p.ttft)*e.p.slowdown)
 	}
 	n := float64(len(e.running) + len(e.waiting))
-	return r.admitted + seconds(e.p.model.warmTTFT.at(float64(r.promptTokens), n))
+	return r.admitted + seconds(e.p.model.warmTTFT.at(float64(r.promptTokens), n)*e.p.slowdown)
 }
 
 func (e *engine) readyAt(r *request) time.Duration {
@@ -383,14 +390,14 @@ func (e *engine) nextFirstToken() (time.Duration, bool) {
 
 // stepTime is the duration of one decode step for batch.
 func (e *engine) stepTime(batch []*request) time.Duration {
-	step := e.baseStepTime(batch)
+	step := float64(e.baseStepTime(batch)) * e.p.slowdown
 	if e.p.slowAt.applies(len(batch)) {
-		step = time.Duration(float64(step) * e.p.slowAt.Factor)
+		step *= e.p.slowAt.Factor
 	}
-	return step
+	return time.Duration(step)
 }
 
-// baseStepTime is stepTime without --sim-slow-at-concurrency.
+// baseStepTime is stepTime without --sim-slowdown and --sim-slow-at-concurrency.
 func (e *engine) baseStepTime(batch []*request) time.Duration {
 	if e.p.tbt > 0 {
 		return e.jitter(time.Duration(float64(e.p.tbt) * e.p.acceptLen))

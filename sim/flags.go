@@ -66,6 +66,7 @@ type Config struct {
 	SpeculativeOff     bool          // --sim-spec-off: speculative decoding configured but never runs
 	Noise              float64       // --sim-noise: multiplicative step-time jitter (std dev of its log)
 	SlowAt             SlowBand      // --sim-slow-at-concurrency: a band of batch sizes whose steps are slower
+	Slowdown           float64       // --sim-slowdown: every step (prefill and decode) F× as long; 0 = unset (1)
 	RecordFile         string        // --sim-record: append one JSON line per generation request
 	DevMode            bool          // VLLM_SERVER_DEV_MODE set to a non-zero integer: dev routes exist
 	Ignored            []string      // vLLM flags accepted but not modelled
@@ -275,6 +276,14 @@ func modelledFlags(c *Config) map[string]setter {
 				return fmt.Errorf("want a relative jitter in [0, 1] such as 0.03, got %q", v)
 			}
 			c.Noise = f
+			return nil
+		}},
+		"sim-slowdown": {kindValue, func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f >= 0.1 && f <= 100) {
+				return fmt.Errorf("want a factor on the time per step in [0.1, 100] such as 1.2 (20 %% slower), got %q", v)
+			}
+			c.Slowdown = f
 			return nil
 		}},
 		"sim-slow-at-concurrency": {kindValue, func(c *Config, v string) error {

@@ -152,7 +152,7 @@ func settle(cfg *Config) (*settings, error) {
 		prefixCache: cfg.PrefixCaching == nil || *cfg.PrefixCaching,
 		acceptLen:   1, stepScale: 1, profAccept: 1,
 		tbt: cfg.TBT, ttft: cfg.TTFT, prefillTPS: cfg.PrefillTPS, seed: cfg.Seed,
-		noise: cfg.Noise, preempt: cfg.Preempt, slowAt: cfg.SlowAt,
+		noise: cfg.Noise, preempt: cfg.Preempt, slowAt: cfg.SlowAt, slowdown: cfg.Slowdown,
 	}
 	if p.RunCap > 0 {
 		ep.runCap = min(ep.runCap, p.RunCap)
@@ -467,6 +467,7 @@ Simulator flags:
   --sim-seed N                   random seed (1)
   --sim-log-interval D           stats log period (10s; 0 = off)
   --sim-noise F                  seeded log-normal jitter of step times (e.g. 0.03 = 3 %)
+  --sim-slowdown F               every step F× as long, prefill and decode (1.2 = a 20 % slower build)
   --sim-slow-at-concurrency N:F  steps F× slower while N (or LO-HI) requests run: a non-monotone server
   --sim-record FILE              append one JSON line per generation request (what was sent)
 vLLM variants:
