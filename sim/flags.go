@@ -61,6 +61,7 @@ type Config struct {
 	LogInterval        time.Duration // --sim-log-interval
 	Hybrid             bool          // --sim-hybrid: hybrid (linear-attention) KV layout
 	NoKVSizeLabel      bool          // --sim-no-kv-size-label: a build before vLLM PR #42206
+	KVLog              string        // --sim-kv-log: the form of the KV log lines ("" = from NoKVSizeLabel)
 	FlatErrors         bool          // --sim-flat-errors: old flat mid-stream error shape
 	Preempt            bool          // --sim-preempt: admit without reserving KV, preempt when it runs out
 	SpeculativeOff     bool          // --sim-spec-off: speculative decoding configured but never runs
@@ -267,9 +268,16 @@ func modelledFlags(c *Config) map[string]setter {
 		"sim-log-interval":          dur(&c.LogInterval),
 		"sim-hybrid":                flag(&c.Hybrid),
 		"sim-no-kv-size-label":      flag(&c.NoKVSizeLabel),
-		"sim-flat-errors":           flag(&c.FlatErrors),
-		"sim-preempt":               flag(&c.Preempt),
-		"sim-spec-off":              flag(&c.SpeculativeOff),
+		"sim-kv-log": {kindValue, func(c *Config, v string) error {
+			if !slices.Contains(kvLogForms, v) {
+				return fmt.Errorf("want one of %s, got %q", strings.Join(kvLogForms, ", "), v)
+			}
+			c.KVLog = v
+			return nil
+		}},
+		"sim-flat-errors": flag(&c.FlatErrors),
+		"sim-preempt":     flag(&c.Preempt),
+		"sim-spec-off":    flag(&c.SpeculativeOff),
 		"sim-noise": {kindValue, func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || f < 0 || f > 1 {
@@ -294,6 +302,28 @@ func modelledFlags(c *Config) map[string]setter {
 		"sim-record":         {kindValue, func(c *Config, v string) error { c.RecordFile = v; return nil }},
 		"data-parallel-size": {kindValue, parseIntFlag(&c.DataParallel, 1)},
 	}
+}
+
+// The forms of the KV log lines (--sim-kv-log; docs/vllm.md#kv-cache-log-lines).
+const (
+	kvLogOneLine         = "one-line"         // current builds: size and concurrency on one line
+	kvLogTwoLines        = "two-lines"        // builds before PR #42206
+	kvLogConcurrencyOnly = "concurrency-only" // builds that print only the concurrency line
+	kvLogV019            = "v0.19"            // two lines, the size divided by the KV groups (#40691)
+)
+
+var kvLogForms = []string{kvLogOneLine, kvLogTwoLines, kvLogConcurrencyOnly, kvLogV019}
+
+// kvLogForm is the form of the KV log lines: --sim-kv-log, else two lines
+// for a build without the kv_cache_size_tokens label, else one line.
+func (c *Config) kvLogForm() string {
+	switch {
+	case c.KVLog != "":
+		return c.KVLog
+	case c.NoKVSizeLabel:
+		return kvLogTwoLines
+	}
+	return kvLogOneLine
 }
 
 // shortAliases maps vLLM's short flags to their long names.

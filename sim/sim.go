@@ -74,6 +74,17 @@ type kvReport struct {
 	maxConcurrency float64 // kv_cache_max_concurrency: requests of max_model_len that fit
 }
 
+// v019SizeTokens is the "GPU KV cache size" vLLM 0.19 printed: the blocks
+// divided evenly across the KV cache groups, times the block size
+// (vLLM #40691; the hybrid layout has hybridAttnGroups+hybridStateGroups
+// groups of one block size).
+func (k kvReport) v019SizeTokens() int {
+	if k.blockSize != hybridBlockSize {
+		return k.sizeTokens
+	}
+	return k.numGPUBlocks / (hybridAttnGroups + hybridStateGroups) * k.blockSize
+}
+
 // The hybrid layout --sim-hybrid models (a Mamba / linear-attention model
 // like Qwen3.5 or Ling-3.0): the KV pool is shared by hybridAttnGroups
 // attention groups, whose blocks a request fills token by token, and
@@ -231,11 +242,19 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 		proc := fmt.Sprintf("EngineCore_DP%d", i)
 		log.printf(proc, "INFO", "gpu_worker.py:298", "Available KV cache memory: %.2f GiB", float64(st.kvTokens)/float64(1<<20))
 		size, maxLen := numfmt.Int(int64(st.kv.sizeTokens)), numfmt.Int(int64(st.maxLen))
-		if cfg.NoKVSizeLabel {
-			// Builds before PR #42206 print two lines.
+		switch form := cfg.kvLogForm(); form {
+		case kvLogTwoLines, kvLogV019:
+			// Builds before PR #42206 print two lines; vLLM 0.19 computed
+			// the size line as (num_blocks // KV groups) × the smallest
+			// block size, wrong for hybrid models (vLLM #40691).
+			if form == kvLogV019 {
+				size = numfmt.Int(int64(st.kv.v019SizeTokens()))
+			}
 			log.printf(proc, "INFO", "kv_cache_utils.py:1087", "GPU KV cache size: %s tokens", size)
 			log.printf(proc, "INFO", "kv_cache_utils.py:1091", "Maximum concurrency for %s tokens per request: %.2fx", maxLen, st.kv.maxConcurrency)
-		} else {
+		case kvLogConcurrencyOnly:
+			log.printf(proc, "INFO", "kv_cache_utils.py:1091", "Maximum concurrency for %s tokens per request: %.2fx", maxLen, st.kv.maxConcurrency)
+		default:
 			log.printf(proc, "INFO", "kv_cache_utils.py:1308", "GPU KV cache size: %s tokens, Maximum concurrency for %s tokens per request: %.2fx",
 				size, maxLen, st.kv.maxConcurrency)
 		}
@@ -475,6 +494,8 @@ vLLM variants:
                                  num_gpu_blocks x block_size is not the token capacity
   --sim-no-kv-size-label         a build before PR #42206: no kv_cache_size_tokens label,
                                  KV size and concurrency on two log lines
+  --sim-kv-log FORM              the KV log lines: one-line, two-lines, concurrency-only,
+                                 or v0.19 (two lines, the size wrong for --sim-hybrid: #40691)
   --sim-preempt                  admit without reserving KV; preempt (recompute) when it runs out
   --sim-spec-off                 speculative decoding configured but never running
   --sim-flat-errors              mid-stream errors as {"object":"error",…} (older builds)
