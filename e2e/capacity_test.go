@@ -154,6 +154,59 @@ func TestCapacityFromLogLines(t *testing.T) {
 	}
 }
 
+// TestCapacityFromLogForms: the other KV log forms a real server prints
+// (--sim-kv-log): the concurrency line alone gives concurrency × length;
+// vLLM 0.19's two lines, whose size line is wrong for a hybrid model, give
+// concurrency × length with a warning naming both numbers and vLLM #40691,
+// on the console and in results.json. The concurrency is printed with two
+// decimals, so the capacity is within 0.5 % of the truth.
+func TestCapacityFromLogForms(t *testing.T) {
+	t.Parallel()
+	truth := simKVTruth(t, hybridDP2)
+	tests := []struct {
+		form string
+		warn bool
+	}{
+		{form: "concurrency-only"},
+		{form: "v0.19", warn: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.form, func(t *testing.T) {
+			t.Parallel()
+			mark := newMark(t)
+			defer noLeftovers(t, mark)
+			o := runFault(t, mark, time.Minute, "-sim", "-run", "conc=32",
+				faultSpec(t, freePort(t), "", hybridDP2+`, "--sim-no-kv-size-label", "--sim-kv-log", "`+tc.form+`"`, hybridMatrix))
+			if o.r.Code != 0 || o.results == nil {
+				t.Fatalf("want exit 0\n%s", o.dump())
+			}
+			s := o.results.Server
+			if s.KVCacheSource != res.KVSourceLog || !within(float64(s.KVCacheTokens), float64(truth.capacity()), 0.005) {
+				t.Errorf("capacity %d from %q, want %d ± 0.5 %% from log", s.KVCacheTokens, s.KVCacheSource, truth.capacity())
+			}
+			var warned string
+			for _, w := range o.results.Warnings {
+				if strings.Contains(w, "#40691") {
+					warned = w
+				}
+			}
+			if got := warned != ""; got != tc.warn {
+				t.Fatalf("a #40691 warning: %v, want %v (warnings %q)", got, tc.warn, o.results.Warnings)
+			}
+			if tc.warn {
+				for _, want := range []string{"log lines disagree", `"GPU KV cache size: `, `"Maximum concurrency for 16,384 tokens per request: `} {
+					if !strings.Contains(warned, want) {
+						t.Errorf("warning lacks %q:\n%s", want, warned)
+					}
+				}
+				if !strings.Contains(o.r.Stdout+o.r.Stderr, "#40691") {
+					t.Errorf("the console does not show the warning\n%s", o.dump())
+				}
+			}
+		})
+	}
+}
+
 // TestCapacitySpecWinsAndCrossCheckWarns: the spec's kv_cache_tokens beats
 // both the metric and the log lines the server offers; set to twice the
 // truth, the concurrency-1 cross-check warns that it is suspect, and

@@ -2,13 +2,14 @@ package runner
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,9 @@ func (r *run) discover(ctx context.Context) error {
 	kv := "unknown"
 	if r.kvPool.Tokens > 0 {
 		kv = fmt.Sprintf("%d tokens (from %s)", r.kvPool.Tokens, facts.KVCacheSource)
+		if r.kvDetail != "" {
+			kv = fmt.Sprintf("%d tokens (from %s: %s)", r.kvPool.Tokens, facts.KVCacheSource, r.kvDetail)
+		}
 		if r.kvPool.Engines > 1 {
 			kv += fmt.Sprintf(", %d per engine over %d data-parallel engines", r.kvPool.PerEngine(), r.kvPool.Engines)
 		}
@@ -65,8 +69,9 @@ func (r *run) discover(ctx context.Context) error {
 //  1. the spec's kv_cache_tokens ("spec": a user who knows better says so);
 //  2. vllm:cache_config_info's kv_cache_size_tokens, one engine's capacity,
 //     summed over the engines ("metrics"; docs/vllm.md#cache-config-info);
-//  3. the "GPU KV cache size" lines of a launched server's log, one per
-//     engine, summed ("log"; docs/vllm.md#kv-cache-log-lines);
+//  3. the KV lines of a launched server's log ("GPU KV cache size",
+//     "Maximum concurrency"), per engine, summed ("log", with a warning
+//     when an engine's two lines disagree; docs/vllm.md#kv-cache-log-lines);
 //  4. num_gpu_blocks × block_size, taken once because num_gpu_blocks is
 //     already the total over engines ("metrics-estimate"), with a warning:
 //     on hybrid models block_size is not the token unit
@@ -81,8 +86,9 @@ func (r *run) discoverKVCapacity(ctx context.Context) (tokens int64, source, war
 		return snap.KV.SizeTokens, result.KVSourceMetrics, ""
 	}
 	if r.serverProcess != nil {
-		if n := kvFromLog(r.serverProcess.logPath); n > 0 {
-			return n, result.KVSourceLog, ""
+		if lr := kvFromLog(r.serverProcess.logPath); lr.tokens > 0 {
+			r.kvDetail = lr.detail
+			return lr.tokens, result.KVSourceLog, strings.Join(lr.warnings, "; ")
 		}
 	}
 	if n := snap.KV.BlocksTimesBlockSize(); err == nil && n > 0 {
@@ -116,51 +122,145 @@ func orDash(s string) string {
 	return s
 }
 
+// The KV capacity lines vLLM prints at startup
+// (docs/vllm.md#kv-cache-log-lines), matched anywhere in a line so that any
+// prefix, timestamp or elided part ("...") before them does not matter:
+// "GPU KV cache size: 425,424 tokens" (other platforms write CPU, XPU, …)
+// and "Maximum concurrency for 65,536 tokens per request: 6.49x", on one
+// line or two; numbers with or without thousands separators.
 var (
-	kvLogRe     = regexp.MustCompile(`GPU KV cache size: ([0-9][0-9,]*) tokens`)
-	kvLogProcRe = regexp.MustCompile(`\((EngineCore\S*) pid=[0-9]+\)`)
+	kvSizeRe        = regexp.MustCompile(`\b[A-Za-z]+ KV cache size: ([0-9][0-9,_]*) tokens`)
+	kvConcurrencyRe = regexp.MustCompile(`Maximum concurrency for ([0-9][0-9,_]*) tokens per request: ([0-9]+(?:\.[0-9]+)?)x`)
+	// kvEngineRe names the engine a line belongs to: (EngineCore_DP1
+	// pid=N) is engine 1; (EngineCore pid=N) (vLLM 0.24), another process
+	// or no prefix is engine 0.
+	kvEngineRe = regexp.MustCompile(`\(EngineCore(?:_DP([0-9]+))?[ )]`)
 )
 
-// kvFromLog sums the "GPU KV cache size: N tokens" lines of a server log
-// over the engines (docs/vllm.md#kv-cache-log-lines): each engine core
-// logs its own capacity once, prefixed with its process name
-// ("(EngineCore_DP1 pid=N)"); a line without the prefix counts as one
-// engine. Both layouts match: the current one with "Maximum concurrency …"
-// on the same line, and the older one with it on the next line. The last
-// line of an engine wins. 0 when the log has no such line.
-func kvFromLog(path string) int64 {
+// kvLogDisagreement is how far (relative) the two KV lines of an engine may
+// disagree before the concurrency line wins: vLLM prints the concurrency
+// with two decimals, which at a concurrency of at least 1 is within 0.5 %.
+const kvLogDisagreement = 0.01
+
+// kvLogReading is what a server log says about the KV capacity.
+type kvLogReading struct {
+	tokens   int64    // summed over engines; 0: no line
+	detail   string   // how the figure was read, for the console and the warning
+	warnings []string // lines that disagree (vLLM #40691)
+}
+
+// engineKVLines are one engine's last KV lines.
+type engineKVLines struct {
+	size        int64   // "GPU KV cache size" tokens; 0: none
+	concurrency float64 // "Maximum concurrency" factor; 0: none
+	perRequest  int64   // its "for N tokens per request"
+}
+
+// kvFromLog reads the KV capacity from a server log: each engine's capacity
+// from its last KV lines, summed over the engines
+// (docs/vllm.md#kv-cache-log-lines). An engine with both lines whose
+// figures disagree by more than kvLogDisagreement takes concurrency × its
+// length, with a warning naming both numbers: in vLLM 0.19 the size line of
+// a hybrid model divided the blocks by the number of KV-cache groups
+// (vLLM #40691), and current builds print int(concurrency × max_model_len)
+// as the size. An engine with only the concurrency line takes concurrency ×
+// its length too.
+func kvFromLog(path string) kvLogReading {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0
+		return kvLogReading{}
 	}
 	defer f.Close()
-	perEngine := map[string]int64{}
-	sc := bufio.NewScanner(f)
+	return parseKVLog(f)
+}
+
+func parseKVLog(r io.Reader) kvLogReading {
+	engines := map[int]*engineKVLines{}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
-		m := kvLogRe.FindSubmatch(line)
-		if m == nil {
+		size := kvSizeRe.FindSubmatch(line)
+		conc := kvConcurrencyRe.FindSubmatch(line)
+		if size == nil && conc == nil {
 			continue
 		}
-		v, err := strconv.ParseInt(string(bytes.ReplaceAll(m[1], []byte(","), nil)), 10, 64)
-		if err != nil || v <= 0 {
+		idx := 0
+		if m := kvEngineRe.FindSubmatch(line); m != nil && len(m[1]) > 0 {
+			idx, _ = strconv.Atoi(string(m[1]))
+		}
+		e := engines[idx]
+		if e == nil {
+			e = &engineKVLines{}
+			engines[idx] = e
+		}
+		if size != nil {
+			if v := logInt(size[1]); v > 0 {
+				e.size = v
+			}
+		}
+		if conc != nil {
+			n := logInt(conc[1])
+			x, err := strconv.ParseFloat(string(conc[2]), 64)
+			if err == nil && n > 0 && x > 0 {
+				e.concurrency, e.perRequest = x, n
+			}
+		}
+	}
+	idxs := make([]int, 0, len(engines))
+	for i := range engines {
+		idxs = append(idxs, i)
+	}
+	sort.Ints(idxs)
+	var out kvLogReading
+	var how []string
+	for _, i := range idxs {
+		e := engines[i]
+		fromConc := int64(e.concurrency * float64(e.perRequest))
+		var n int64
+		switch {
+		case e.size > 0 && fromConc > 0 && math.Abs(float64(e.size-fromConc)) > kvLogDisagreement*float64(fromConc):
+			n = fromConc
+			out.warnings = append(out.warnings, fmt.Sprintf(
+				"engine %d's log lines disagree: \"GPU KV cache size: %s tokens\" but \"Maximum concurrency for %s tokens per request: %sx\" gives %s tokens; using %s "+
+					"(vLLM #40691: around vLLM 0.19 the size line of a hybrid model divided the blocks by the number of KV cache groups; current builds print concurrency × max_model_len as the size). "+
+					"Set kv_cache_tokens in the spec if you know the capacity (docs/vllm.md#kv-cache-log-lines)",
+				i, thousands(e.size), thousands(e.perRequest), strconv.FormatFloat(e.concurrency, 'f', -1, 64), thousands(fromConc), thousands(fromConc)))
+			how = append(how, fmt.Sprintf("engine %d: concurrency %gx × %s", i, e.concurrency, thousands(e.perRequest)))
+		case e.size > 0:
+			n = e.size
+			how = append(how, fmt.Sprintf("engine %d: GPU KV cache size %s", i, thousands(e.size)))
+		case fromConc > 0:
+			n = fromConc
+			how = append(how, fmt.Sprintf("engine %d: concurrency %gx × %s (no size line)", i, e.concurrency, thousands(e.perRequest)))
+		default:
 			continue
 		}
-		engine := ""
-		if p := kvLogProcRe.FindSubmatch(line); p != nil {
-			engine = string(p[1])
+		if out.tokens > math.MaxInt64-n {
+			return kvLogReading{}
 		}
-		perEngine[engine] = v
+		out.tokens += n
 	}
-	var n int64
-	for _, v := range perEngine {
-		if n > math.MaxInt64-v {
-			return 0
-		}
-		n += v
+	out.detail = strings.Join(how, "; ")
+	return out
+}
+
+// logInt parses a number as vLLM logs it: "425,424" or "425424".
+func logInt(b []byte) int64 {
+	v, err := strconv.ParseInt(strings.NewReplacer(",", "", "_", "").Replace(string(b)), 10, 64)
+	if err != nil {
+		return 0
 	}
-	return n
+	return v
+}
+
+// thousands writes n with thousands separators, as vLLM's log does.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // gpus lists the GPUs with nvidia-smi when it is installed.

@@ -99,7 +99,8 @@ type run struct {
 	maxModelLen   int
 	// kvPool is the KV capacity and the data-parallel engines it is split
 	// over (docs/method.md#over-capacity); Tokens 0 when unknown.
-	kvPool plan.KVPool
+	kvPool   plan.KVPool
+	kvDetail string // how a capacity read from server.log was read ("engine 0: …")
 	// kvChecked are the contexts whose KV cross-check is done
 	// (docs/method.md#kv-capacity; kvcheck.go).
 	kvChecked map[int]bool

@@ -207,38 +207,71 @@ func TestCombineDecode(t *testing.T) {
 	}
 }
 
-// TestKVFromLog: one "GPU KV cache size" line per engine, summed, in both
-// layouts vLLM has printed (docs/vllm.md#kv-cache-log-lines).
+// TestKVFromLog: the KV capacity of every log form users get
+// (runner/testdata/kvlog/*.log: prefixes (EngineCore_DP0 pid=N),
+// (EngineCore pid=N), (Worker_TP0 pid=N), none; timestamps and pids elided
+// as "..."; one line or two; the concurrency line alone; "per GPU" memory
+// lines; thousands separators or none), summed over engines; an engine
+// whose two lines disagree by more than 1 % takes concurrency × length,
+// with a warning naming both numbers and vLLM #40691
+// (docs/vllm.md#kv-cache-log-lines).
 func TestKVFromLog(t *testing.T) {
 	tests := []struct {
 		name string
-		log  string
+		file string // under testdata/kvlog
+		log  string // inline, when file is ""
 		want int64
+		warn []string // substrings of the one warning; nil: none
 	}{
-		{name: "current layout, one engine",
-			log:  "(EngineCore_DP0 pid=1) INFO 11-30 21:03:56 [kv_cache_utils.py:1308] GPU KV cache size: 425,424 tokens, Maximum concurrency for 65,536 tokens per request: 6.49x\n",
-			want: 425424},
-		{name: "current layout, two engines add up",
-			log: "(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1308] GPU KV cache size: 160,784 tokens, Maximum concurrency for 100,000 tokens per request: 1.61x\n" +
-				"(EngineCore_DP1 pid=2) INFO [kv_cache_utils.py:1308] GPU KV cache size: 160,784 tokens, Maximum concurrency for 100,000 tokens per request: 1.61x\n",
-			want: 2 * 160784},
+		{name: "current one-line layout", file: "current-one-line.log", want: 425424},
+		{name: "vLLM 0.24 (EngineCore pid=N)", file: "v024-engine-core.log", want: 1216512},
+		{name: "two-line layout, Worker_TP memory lines", file: "two-lines-worker-memory.log", want: 508880},
+		{name: "no prefix", file: "no-prefix.log", want: 175856},
+		{name: "pids and timestamps elided as ...", file: "elided.log", want: 53136},
+		{name: "concurrency line only: X × N", file: "concurrency-only.log", want: 31200},
+		{name: "vLLM 0.19 hybrid: the lines disagree", file: "hybrid-0.19-disagree.log", want: 1082654,
+			warn: []string{`"GPU KV cache size: 290,864 tokens"`, `"Maximum concurrency for 32,768 tokens per request: 33.04x" gives 1,082,654 tokens`, "using 1,082,654", "vLLM #40691"}},
+		{name: "two engines add up", file: "two-engines.log", want: 2 * 160784},
+		{name: "per GPU memory lines are not capacities", file: "per-gpu-memory.log", want: 349984},
+		{name: "other loggers' timestamps", file: "dynamo-timestamps.log", want: 739536},
+		{name: "no KV line", file: "no-kv-line.log", want: 0},
 		{name: "older two-line layout, two engines",
 			log: "(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1087] GPU KV cache size: 160,000 tokens\n" +
 				"(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1091] Maximum concurrency for 100,000 tokens per request: 1.60x\n" +
 				"(EngineCore_DP1 pid=2) INFO [kv_cache_utils.py:1087] GPU KV cache size: 160,000 tokens\n" +
 				"(EngineCore_DP1 pid=2) INFO [kv_cache_utils.py:1091] Maximum concurrency for 100,000 tokens per request: 1.60x\n",
 			want: 320000},
-		{name: "a line without the process prefix is one engine", log: "INFO kv_cache_utils.py:1087] GPU KV cache size: 7,000 tokens\n", want: 7000},
 		{name: "an engine logging twice counts once (its last line)",
 			log: "(EngineCore_DP0 pid=1) GPU KV cache size: 1,000 tokens\n(EngineCore_DP0 pid=1) GPU KV cache size: 2,000 tokens\n", want: 2000},
-		{name: "no line", log: "(APIServer pid=1) INFO Starting vLLM API server\n", want: 0},
+		{name: "within 1 % the size line wins",
+			log:  "GPU KV cache size: 100,400 tokens, Maximum concurrency for 100,000 tokens per request: 1.00x\n",
+			want: 100400},
+		{name: "no separators", log: "GPU KV cache size: 7000 tokens\n", want: 7000},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "server.log")
-			os.WriteFile(p, []byte(tc.log), 0o644)
-			if got := kvFromLog(p); got != tc.want {
-				t.Errorf("kvFromLog = %d, want %d", got, tc.want)
+			p := filepath.Join("testdata", "kvlog", tc.file)
+			if tc.file == "" {
+				p = filepath.Join(t.TempDir(), "server.log")
+				os.WriteFile(p, []byte(tc.log), 0o644)
+			}
+			got := kvFromLog(p)
+			if got.tokens != tc.want {
+				t.Errorf("kvFromLog = %d tokens (%s), want %d", got.tokens, got.detail, tc.want)
+			}
+			if len(tc.warn) == 0 {
+				if len(got.warnings) > 0 {
+					t.Errorf("warnings %q, want none", got.warnings)
+				}
+				return
+			}
+			if len(got.warnings) != 1 {
+				t.Fatalf("warnings %q, want one", got.warnings)
+			}
+			for _, w := range tc.warn {
+				if !strings.Contains(got.warnings[0], w) {
+					t.Errorf("warning lacks %q:\n%s", w, got.warnings[0])
+				}
 			}
 		})
 	}
