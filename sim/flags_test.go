@@ -272,3 +272,20 @@ func TestServerVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestNonDefaultArgsLine: the simulator's "non-default args" line is
+// vLLM's Python dict, so a reader of vLLM's line (the speculative method,
+// the dtype) reads the simulator's; the API key is redacted as vLLM's
+// redact_sensitive_args writes it.
+func TestNonDefaultArgsLine(t *testing.T) {
+	c, err := parseServe([]string{"m", "--kv-cache-dtype", "fp8", "--max-num-seqs", "64", "--enable-prefix-caching", "--api-key", "sk-1",
+		"--speculative-config", `{"method":"dflash","model":"z-lab/x","num_speculative_tokens":7}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(c.nonDefaultLog(), ", ")
+	want := `'kv_cache_dtype': 'fp8', 'max_num_seqs': 64, 'enable_prefix_caching': True, 'api_key': '***', 'speculative_config': {'method': 'dflash', 'model': 'z-lab/x', 'num_speculative_tokens': 7}`
+	if got != want {
+		t.Errorf("non-default args\n got %s\nwant %s", got, want)
+	}
+}
