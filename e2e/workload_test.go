@@ -437,3 +437,72 @@ matrix "decode" {
 		})
 	}
 }
+
+// TestServerFactsFromTheServer: a spec asking kv_cache_dtype "fp8", run
+// through -endpoint against a simulator started without it: the server's
+// vllm:cache_config_info says cache_dtype "auto", so results.json records
+// the server's "auto" beside the spec's "fp8", the console and the report
+// warn "spec says kv_cache_dtype fp8; the server reports auto", the report
+// shows the server's value, the simulator (its /version ends in
+// -slogate-sim) is reported as simulated, not as a GPU, and an assert on
+// server.kv_cache_dtype == "fp8" fails (exit 1).
+func TestServerFactsFromTheServer(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	t.Cleanup(func() { noLeftovers(t, mark) })
+	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--sim-tbt", "5ms", "--sim-ttft", "20ms")
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.hcl")
+	os.WriteFile(spec, []byte(fmt.Sprintf(`server "sim" {
+  model             = "Qwen/Qwen3.5-4B"
+  served_model_name = "qwen"
+  port              = %d
+  kv_cache_dtype    = "fp8"
+  labels            = { gpu = "NVIDIA H200" }
+}
+measure {
+  duration   = "1s"
+  max_output = 64
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1]
+}
+assert "fp8" {
+  condition     = server.kv_cache_dtype == "fp8"
+  error_message = "the KV cache must be fp8"
+}
+`, freePort(t))), 0o644)
+	out := filepath.Join(dir, "out")
+	r := slogate(t, mark, time.Minute, "", nil, "run", "-endpoint", base, "-out", out, spec)
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1 (the fp8 assert fails)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	const warning = "spec says kv_cache_dtype fp8; the server reports auto (vllm:cache_config_info)"
+	if !strings.Contains(r.Stdout+r.Stderr, warning) {
+		t.Errorf("console lacks %q\nstdout:\n%s\nstderr:\n%s", warning, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout+r.Stderr, "the KV cache must be fp8") {
+		t.Errorf("the fp8 assert did not fail with its message\nstdout:\n%s", r.Stdout)
+	}
+	results := readResults(t, out)
+	s := results.Server
+	if s.KVCacheDtype != "auto" || s.Asked == nil || s.Asked.KVCacheDtype != "fp8" || s.Stated["kv_cache_dtype"] != "vllm:cache_config_info" {
+		t.Errorf("results.json server: kv_cache_dtype %q, asked %+v, stated %v; want the server's auto beside the spec's fp8", s.KVCacheDtype, s.Asked, s.Stated)
+	}
+	if !s.Simulated || s.PrefixCaching == nil || !*s.PrefixCaching || s.BlockSize != 16 {
+		t.Errorf("results.json server: simulated %v, prefix caching %v, block size %d; want true, on, 16", s.Simulated, s.PrefixCaching, s.BlockSize)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{warning, "auto (the spec asked fp8)", "Simulated by slogate sim (no GPU)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(string(md), "Discrete GPU") {
+		t.Errorf("report.md calls the simulator a discrete GPU:\n%s", md)
+	}
+}

@@ -271,10 +271,21 @@ func newView(res *result.Results) *view {
 		v.Engine = append(v.Engine, kv{"Tensor parallel size", strconv.Itoa(s.TensorParallelSize)})
 	}
 	if s.Speculative != "" {
-		v.Engine = append(v.Engine, kv{"Speculative decoding", s.Speculative})
+		asked := ""
+		if s.Asked != nil {
+			asked = s.Asked.Speculative
+		}
+		v.Engine = append(v.Engine, kv{"Speculative decoding", statedFact(s, "speculative", s.Speculative, asked)})
 	}
 	if s.KVCacheDtype != "" {
-		v.Engine = append(v.Engine, kv{"KV cache dtype", s.KVCacheDtype})
+		v.Engine = append(v.Engine, kv{"KV cache dtype", statedFact(s, "kv_cache_dtype", s.KVCacheDtype, askedDtype(s))})
+	}
+	if s.PrefixCaching != nil {
+		asked := ""
+		if s.Asked != nil && s.Asked.PrefixCaching != nil {
+			asked = onOff(*s.Asked.PrefixCaching)
+		}
+		v.Engine = append(v.Engine, kv{"Prefix caching", statedFact(s, "enable_prefix_caching", onOff(*s.PrefixCaching), asked)})
 	}
 	if s.KVCacheTokens > 0 {
 		kvText := numfmt.Int(s.KVCacheTokens) + " tokens"
@@ -594,4 +605,28 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// statedFact shows a server fact as the server stated it, noting where the
+// spec asked otherwise ("auto (the spec asked fp8)"); a fact the server
+// did not state is the spec's and shown as it is.
+func statedFact(s *result.Server, fact, value, asked string) string {
+	if _, ok := s.Stated[fact]; !ok || asked == "" || asked == value {
+		return value
+	}
+	return value + " (the spec asked " + asked + ")"
+}
+
+func askedDtype(s *result.Server) string {
+	if s.Asked == nil {
+		return ""
+	}
+	return s.Asked.KVCacheDtype
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }

@@ -71,10 +71,27 @@ type Server struct {
 	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
 	// TensorParallelSize as launched (0 when not set).
 	TensorParallelSize int `json:"tensor_parallel_size,omitempty"`
-	// KVCacheDtype as launched ("" when not set).
+	// KVCacheDtype is the KV cache dtype: what the server states
+	// (vllm:cache_config_info's cache_dtype) when it does, else the spec's
+	// ("" when neither says).
 	KVCacheDtype string `json:"kv_cache_dtype,omitempty"`
-	// Speculative is the speculative decoding method ("" when off).
+	// Speculative is the speculative decoding method ("" when off): what
+	// the server's startup log states when it was read, else the spec's.
 	Speculative string `json:"speculative,omitempty"`
+	// BlockSize is vllm:cache_config_info's block_size (on hybrid models
+	// an aligned size, not a token unit); 0 when the server does not say.
+	BlockSize int64 `json:"block_size,omitempty"`
+	// PrefixCaching is the server's enable_prefix_caching
+	// (vllm:cache_config_info); nil when it does not say.
+	PrefixCaching *bool `json:"enable_prefix_caching,omitempty"`
+	// Stated names each fact above that the server stated itself, and
+	// where ("kv_cache_dtype": "vllm:cache_config_info", "version": "GET
+	// /version", …); a fact not named here is the spec's
+	// (docs/method.md#server-facts).
+	Stated map[string]string `json:"stated,omitempty"`
+	// Asked is what the spec asked for the facts a server states; nil
+	// for results written before it was recorded.
+	Asked *ServerAsked `json:"asked,omitempty"`
 	// GPUs as listed by nvidia-smi; empty when it is not present.
 	GPUs []GPU `json:"gpus,omitempty"`
 	// Labels are free-form facts from the spec shown in reports
@@ -82,6 +99,16 @@ type Server struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Simulated is true when the server was slogate's built-in simulator.
 	Simulated bool `json:"simulated,omitempty"`
+}
+
+// ServerAsked is what the spec's server block asked for the facts the
+// server states about itself (docs/method.md#server-facts): each is empty
+// when the spec left it to the server's default.
+type ServerAsked struct {
+	KVCacheDtype  string `json:"kv_cache_dtype,omitempty"`
+	Speculative   string `json:"speculative,omitempty"` // the speculative block's method
+	PrefixCaching *bool  `json:"enable_prefix_caching,omitempty"`
+	MaxModelLen   int    `json:"max_model_len,omitempty"`
 }
 
 // GPU is one device as reported by nvidia-smi.

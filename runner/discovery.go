@@ -41,6 +41,7 @@ func (r *run) discover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	statedMaxModelLen := r.maxModelLen // from GET /v1/models; 0: not listed
 	if r.maxModelLen == 0 && srv.MaxModelLen != nil {
 		r.maxModelLen = *srv.MaxModelLen
 	}
@@ -48,6 +49,7 @@ func (r *run) discover(ctx context.Context) error {
 		r.maxModelLen = mml
 	}
 	facts.MaxModelLen = r.maxModelLen
+	r.readStatedFacts(ctx, statedMaxModelLen)
 	kv := "unknown"
 	if r.kvPool.Tokens > 0 {
 		kv = fmt.Sprintf("%d tokens (from %s)", r.kvPool.Tokens, facts.KVCacheSource)
@@ -112,6 +114,140 @@ func (r *run) kvEngines(ctx context.Context) int {
 		return snap.KV.Engines
 	}
 	return 1
+}
+
+// SimulatorVersionSuffix ends the version slogate's simulator answers on
+// GET /version ("0.11.0-slogate-sim"): a server that says so is simulated,
+// also when it is reached through -endpoint.
+const SimulatorVersionSuffix = "-slogate-sim"
+
+// readStatedFacts records what the server states about itself beside what
+// the spec asked (docs/method.md#server-facts): the version (GET /version;
+// the simulator's ends in SimulatorVersionSuffix), max_model_len (GET
+// /v1/models), the KV cache dtype, block size and prefix caching
+// (vllm:cache_config_info), and the speculative method (the startup log's
+// "non-default args" line of a launched server: vLLM exposes no config
+// metric for it, docs/vllm.md#server-facts). A stated fact replaces the
+// spec's in results.json, and so in conditions' server.*; every
+// disagreement with the spec is a warning.
+func (r *run) readStatedFacts(ctx context.Context, maxModelLen int) {
+	srv := r.cfg.Server
+	facts := &r.results.Server
+	asked := &result.ServerAsked{KVCacheDtype: srv.KVCacheDtype, PrefixCaching: srv.EnablePrefixCaching}
+	if srv.Speculative != nil {
+		asked.Speculative = srv.Speculative.Method
+	}
+	if srv.MaxModelLen != nil {
+		asked.MaxModelLen = *srv.MaxModelLen
+	}
+	facts.Asked = asked
+	stated := map[string]string{}
+	if facts.Version != "" {
+		stated["version"] = "GET /version"
+		if strings.HasSuffix(facts.Version, SimulatorVersionSuffix) {
+			facts.Simulated = true
+		}
+	}
+	if maxModelLen > 0 {
+		stated["max_model_len"] = "GET /v1/models"
+	}
+	if snap, _, err := r.client.metrics(ctx); err == nil {
+		const from = "vllm:cache_config_info"
+		if d := snap.KV.CacheDtype; d != "" {
+			facts.KVCacheDtype = d
+			stated["kv_cache_dtype"] = from
+		}
+		if snap.KV.BlockSize > 0 {
+			facts.BlockSize = snap.KV.BlockSize
+			stated["block_size"] = from
+		}
+		if p := snap.KV.PrefixCaching; p != "" {
+			on := p == "True"
+			facts.PrefixCaching = &on
+			stated["enable_prefix_caching"] = from
+		}
+	}
+	if r.serverProcess != nil {
+		if method, ok := speculativeFromLog(r.serverProcess.logPath); ok {
+			facts.Speculative = method
+			stated["speculative"] = "server.log (non-default args)"
+		}
+	}
+	if len(stated) > 0 {
+		facts.Stated = stated
+	}
+	for _, w := range factDisagreements(asked, facts, maxModelLen) {
+		r.warn(w)
+	}
+}
+
+// factDisagreements are the warnings for each fact the spec asked and the
+// server states otherwise ("spec says kv_cache_dtype fp8; the server
+// reports auto (vllm:cache_config_info)").
+func factDisagreements(asked *result.ServerAsked, s *result.Server, maxModelLen int) []string {
+	var out []string
+	say := func(fact, want, got string) {
+		out = append(out, fmt.Sprintf("spec says %s %s; the server reports %s (%s)", fact, want, got, s.Stated[fact]))
+	}
+	if _, ok := s.Stated["kv_cache_dtype"]; ok && asked.KVCacheDtype != "" && asked.KVCacheDtype != s.KVCacheDtype {
+		say("kv_cache_dtype", asked.KVCacheDtype, s.KVCacheDtype)
+	}
+	if _, ok := s.Stated["enable_prefix_caching"]; ok && asked.PrefixCaching != nil && *asked.PrefixCaching != *s.PrefixCaching {
+		say("enable_prefix_caching", strconv.FormatBool(*asked.PrefixCaching), strconv.FormatBool(*s.PrefixCaching))
+	}
+	if asked.MaxModelLen > 0 && maxModelLen > 0 && asked.MaxModelLen != maxModelLen {
+		say("max_model_len", strconv.Itoa(asked.MaxModelLen), strconv.Itoa(maxModelLen))
+	}
+	if _, ok := s.Stated["speculative"]; ok && asked.Speculative != s.Speculative {
+		want, got := asked.Speculative, s.Speculative
+		if want == "" {
+			want = "none"
+		}
+		if got == "" {
+			got = "none"
+		}
+		say("speculative", want, got)
+	}
+	return out
+}
+
+// nonDefaultArgsRe finds vLLM's startup line "non-default args: {…}"
+// (log_non_default_args, vllm/entrypoints/utils.py), and specMethodRe the
+// method of its 'speculative_config' dict ({'method': 'dflash', …}).
+var (
+	nonDefaultArgsRe = regexp.MustCompile(`non-default args: (\{.*\})`)
+	specConfigRe     = regexp.MustCompile(`'speculative_config': \{([^{}]*)\}`)
+	specMethodRe     = regexp.MustCompile(`'method': '([^']*)'`)
+)
+
+// speculativeFromLog reads the speculative method from a server log's
+// non-default args line: the method of its speculative_config, "" when the
+// line has no speculative_config (the server runs without), ok false when
+// there is no such line or its speculative_config names no method (vLLM
+// then infers it from the draft model).
+func speculativeFromLog(path string) (method string, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		m := nonDefaultArgsRe.FindSubmatch(sc.Bytes())
+		if m == nil {
+			continue
+		}
+		cfg := specConfigRe.FindSubmatch(m[1])
+		if cfg == nil {
+			return "", true
+		}
+		if mm := specMethodRe.FindSubmatch(cfg[1]); mm != nil {
+			return string(mm[1]), true
+		}
+		return "", false
+	}
+	return "", false
 }
 
 // orDash shows an unknown value as "unknown".

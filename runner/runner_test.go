@@ -679,3 +679,68 @@ func TestResumeKeepsCells(t *testing.T) {
 		})
 	}
 }
+
+// TestSpeculativeFromLog: the speculative method from vLLM's "non-default
+// args" startup line (a Python dict), "" when the line has no
+// speculative_config, unknown without the line or without a method.
+func TestSpeculativeFromLog(t *testing.T) {
+	tests := []struct {
+		name   string
+		log    string
+		method string
+		ok     bool
+	}{
+		{name: "dflash", log: "(APIServer pid=1) INFO 11-30 21:02:10 [utils.py:328] non-default args: {'model': 'Qwen/Qwen3.5-4B', 'speculative_config': {'method': 'dflash', 'model': 'z-lab/Qwen3.5-4B-DFlash', 'num_speculative_tokens': 7}, 'kv_cache_dtype': 'fp8'}\n",
+			method: "dflash", ok: true},
+		{name: "no speculative_config", log: "(APIServer pid=1) INFO [utils.py:328] non-default args: {'model': 'm', 'max_num_seqs': 64}\n", method: "", ok: true},
+		{name: "no method", log: "non-default args: {'speculative_config': {'model': 'x', 'num_speculative_tokens': 3}}\n", ok: false},
+		{name: "no line", log: "(APIServer pid=1) INFO Starting vLLM API server\n", ok: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "server.log")
+			os.WriteFile(p, []byte(tc.log), 0o644)
+			m, ok := speculativeFromLog(p)
+			if m != tc.method || ok != tc.ok {
+				t.Errorf("speculativeFromLog = %q, %v; want %q, %v", m, ok, tc.method, tc.ok)
+			}
+		})
+	}
+}
+
+// TestFactDisagreements: a warning for each fact the spec asked and the
+// server states otherwise; none for a fact the spec left to the server or
+// the server does not state.
+func TestFactDisagreements(t *testing.T) {
+	on, off := true, false
+	stated := map[string]string{"kv_cache_dtype": "vllm:cache_config_info", "enable_prefix_caching": "vllm:cache_config_info", "speculative": "server.log (non-default args)", "max_model_len": "GET /v1/models"}
+	tests := []struct {
+		name   string
+		asked  result.ServerAsked
+		server result.Server
+		mml    int
+		want   []string
+	}{
+		{name: "all agree", asked: result.ServerAsked{KVCacheDtype: "fp8", PrefixCaching: &on, Speculative: "dflash", MaxModelLen: 8192},
+			server: result.Server{KVCacheDtype: "fp8", PrefixCaching: &on, Speculative: "dflash", Stated: stated}, mml: 8192},
+		{name: "everything differs", asked: result.ServerAsked{KVCacheDtype: "fp8", PrefixCaching: &off, Speculative: "dflash", MaxModelLen: 8192},
+			server: result.Server{KVCacheDtype: "auto", PrefixCaching: &on, Stated: stated}, mml: 4096,
+			want: []string{
+				"spec says kv_cache_dtype fp8; the server reports auto (vllm:cache_config_info)",
+				"spec says enable_prefix_caching false; the server reports true (vllm:cache_config_info)",
+				"spec says max_model_len 8192; the server reports 4096 (GET /v1/models)",
+				"spec says speculative dflash; the server reports none (server.log (non-default args))",
+			}},
+		{name: "the spec left them to the server", server: result.Server{KVCacheDtype: "auto", PrefixCaching: &on, Stated: stated}},
+		{name: "the server does not state them", asked: result.ServerAsked{KVCacheDtype: "fp8", Speculative: "dflash"},
+			server: result.Server{KVCacheDtype: "fp8", Speculative: "dflash"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := factDisagreements(&tc.asked, &tc.server, tc.mml)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -64,6 +64,12 @@ type KVCacheInfo struct {
 	// on hybrid models block_size is not the unit of a token capacity
 	// (docs/vllm.md#hybrid-models). The largest value over the series.
 	NumGPUBlocks, BlockSize int64
+	// CacheDtype is the cache_dtype label (--kv-cache-dtype as the server
+	// resolved it, e.g. "auto", "fp8"); "" when absent or "None".
+	CacheDtype string
+	// PrefixCaching is the enable_prefix_caching label: "True" or
+	// "False"; "" when absent.
+	PrefixCaching string
 }
 
 // BlocksTimesBlockSize is num_gpu_blocks × block_size taken once (not per
@@ -145,6 +151,12 @@ func cacheConfigInfo(f *dto.MetricFamily) KVCacheInfo {
 		}
 		k.NumGPUBlocks = max(k.NumGPUBlocks, positiveLabel(m, "num_gpu_blocks"))
 		k.BlockSize = max(k.BlockSize, positiveLabel(m, "block_size"))
+		if v := labelValue(m, "cache_dtype"); v != "" && v != "None" {
+			k.CacheDtype = v
+		}
+		if v := labelValue(m, "enable_prefix_caching"); v == "True" || v == "False" {
+			k.PrefixCaching = v
+		}
 	}
 	k.Engines = len(sizes)
 	for _, size := range sizes {

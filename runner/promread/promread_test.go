@@ -57,14 +57,14 @@ func TestParse(t *testing.T) {
 			model: "qwen",
 			want: Snapshot{Running: 64, Waiting: 2, HasRequests: true, GenerationTokens: 2e6, HasGenerationTokens: true,
 				Preemptions: 3, HasPreemptions: true, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
-				KV: KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16}},
+				KV: KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"}},
 		},
 		{
 			name: "no model filter sums every model",
 			page: page,
 			want: Snapshot{Running: 71, Waiting: 2, HasRequests: true, GenerationTokens: 2e6, HasGenerationTokens: true,
 				Preemptions: 3, HasPreemptions: true, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
-				KV: KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16}},
+				KV: KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"}},
 		},
 		{
 			name: "counters without _total suffix in the family name, no spec decode, no cache info",
@@ -105,20 +105,20 @@ func TestParseVLLMPages(t *testing.T) {
 			file: "dp2_hybrid.prom",
 			want: Snapshot{Running: 1, HasRequests: true, GenerationTokens: 2000, HasGenerationTokens: true,
 				Preemptions: 7, HasPreemptions: true,
-				KV:      KVCacheInfo{Engines: 2, SizeTokens: 2 * 24000512, NumGPUBlocks: 46876, BlockSize: 2112},
+				KV:      KVCacheInfo{Engines: 2, SizeTokens: 2 * 24000512, NumGPUBlocks: 46876, BlockSize: 2112, CacheDtype: "auto", PrefixCaching: "True"},
 				KVUsage: map[string]float64{"0": 0.00036, "1": 0}},
 		},
 		{
 			name: "before PR #42206: no size label",
 			file: "before_42206.prom",
 			want: Snapshot{Running: 64, HasRequests: true, GenerationTokens: 123456, HasGenerationTokens: true, HasPreemptions: true,
-				KV:      KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16},
+				KV:      KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"},
 				KVUsage: map[string]float64{"0": 0.412}},
 		},
 		{
 			name: "\"None\" is an absent value",
 			file: "none_values.prom",
-			want: Snapshot{KV: KVCacheInfo{Engines: 1, BlockSize: 16}},
+			want: Snapshot{KV: KVCacheInfo{Engines: 1, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"}},
 		},
 	}
 	for _, tc := range tests {
