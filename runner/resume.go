@@ -124,13 +124,15 @@ func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, notes io.Wr
 		}
 	}
 	if !set.Sim && set.Endpoint == "" {
+		// A run through -endpoint records no argv, even when the server it
+		// measured was a simulator (Simulated from its /version).
 		switch {
-		case prev.Server.Simulated:
-			set.Sim = true
-			fmt.Fprintln(notes, "slogate: -resume: launching the simulator (-sim) as the interrupted run did")
 		case len(prev.Server.Argv) == 0 && prev.Server.Endpoint != "":
 			set.Endpoint = prev.Server.Endpoint
 			fmt.Fprintf(notes, "slogate: -resume: measuring the running server at %s (-endpoint) as the interrupted run did\n", set.Endpoint)
+		case prev.Server.Simulated:
+			set.Sim = true
+			fmt.Fprintln(notes, "slogate: -resume: launching the simulator (-sim) as the interrupted run did")
 		}
 	}
 	if set.Endpoint == "" && len(prev.Server.Argv) > 0 {

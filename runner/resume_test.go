@@ -42,6 +42,9 @@ func TestMatchPrevious(t *testing.T) {
 		{name: "endpoint carries over", rs: prev(func(r *result.Results) {
 			r.Server.Simulated, r.Server.Argv, r.Server.Endpoint = false, nil, "http://10.0.0.1:8000"
 		}), wantDur: time.Second, wantEP: "http://10.0.0.1:8000"},
+		{name: "an endpoint that was a simulator carries over as the endpoint", rs: prev(func(r *result.Results) {
+			r.Server.Simulated, r.Server.Argv, r.Server.Endpoint = true, nil, "http://127.0.0.1:8123"
+		}), wantDur: time.Second, wantEP: "http://127.0.0.1:8123"},
 		{name: "only cells.jsonl survived", rs: &Resumed{Dir: "OUT", Server: "q"}},
 		{name: "the same workload", rs: prev(func(r *result.Results) { r.Workload = workloadRecord(sp.Workload) }), wantDur: time.Second, wantSim: true},
 		{name: "workload changed", rs: prev(func(r *result.Results) {
