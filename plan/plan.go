@@ -47,9 +47,18 @@ type Plan struct {
 	// to null ("no expectation").
 	Expects []*spec.Expect
 	// Estimated is the expected wall time of the measurements, server
-	// start-up excluded.
+	// start-up excluded; with repeat = "auto" at the minimum repeats.
 	Estimated time.Duration
+	// EstimatedMax is Estimated with every cell repeated max_repeat times
+	// (repeat = "auto"); Estimated otherwise.
+	EstimatedMax time.Duration
+	// GPUs is the GPUs the server occupies (GPUs): estimates and measured
+	// busy time times GPUs are GPU time.
+	GPUs int
 }
+
+// GPUTime is d of the server's busy time as GPU time (× p.GPUs).
+func (p *Plan) GPUTime(d time.Duration) time.Duration { return d * time.Duration(max(p.GPUs, 1)) }
 
 // Step is everything measured at one context length.
 type Step struct {
@@ -231,7 +240,13 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	}
 	slices.SortFunc(p.Steps, func(a, b Step) int { return a.Context - b.Context })
 	p.addSearchSteps(keptSearches(sp, srv.Name, p.Asserts, match))
-	p.Estimated = estimate(p, sp.Measure) + estimateTraffic(p, sp)
+	p.GPUs = GPUs(srv)
+	once, repeat, maxRepeat := estimate(p, sp.Measure), 1, 1
+	if m := sp.Measure; m != nil {
+		repeat, maxRepeat = max(m.Repeat, 1), max(m.Repeat, m.MaxRepeat, 1)
+	}
+	p.Estimated = once*time.Duration(repeat) + estimateTraffic(p, sp)
+	p.EstimatedMax = once*time.Duration(maxRepeat) + estimateTraffic(p, sp)
 	return p
 }
 
@@ -317,21 +332,18 @@ func expectConcurrency(sp *spec.Spec, e *spec.Expect) []int {
 	return nil
 }
 
-// estimate returns the expected wall time of p under measure settings m:
-// per context the cold prefill (ctx ÷ estimatePrefillRate), per decode cell
-// warm-up + SteadyHold + duration, all × repeat. Cells that the spec's
+// estimate returns the expected wall time of one repeat of p under measure
+// settings m: per context the cold prefill (ctx ÷ estimatePrefillRate), per
+// decode cell warm-up + SteadyHold + duration. Cells that the spec's
 // kv_cache_tokens already marks over capacity count as zero.
 func estimate(p *Plan, m *spec.Measure) time.Duration {
-	dur, maxOut, repeat := 30*time.Second, 4096, 1
+	dur, maxOut := 30*time.Second, 4096
 	if m != nil {
 		if m.Duration > 0 {
 			dur = m.Duration
 		}
 		if m.MaxOutput > 0 {
 			maxOut = m.MaxOutput
-		}
-		if m.Repeat > 1 {
-			repeat = m.Repeat
 		}
 	}
 	var total time.Duration
@@ -347,7 +359,7 @@ func estimate(p *Plan, m *spec.Measure) time.Duration {
 			total += time.Duration(MaxProbes(sr.Lo, sr.Hi)) * (estimateWarmUp + SteadyHold + dur)
 		}
 	}
-	return total * time.Duration(repeat)
+	return total
 }
 
 // SpecPool is the KV pool the spec states for srv: its kv_cache_tokens

@@ -152,13 +152,19 @@ func TestEstimate(t *testing.T) {
 		run  string
 		kv   *int64
 		rep  int
-		want time.Duration
+		// auto sets repeat = "auto" with max_repeat auto.
+		auto    int
+		want    time.Duration
+		wantMax time.Duration // 0: want
 	}{
 		{name: "one 20K-token prefill", run: "prefill/ctx=16K", want: time.Duration(16384.0 / 20000 * float64(time.Second))},
 		{name: "decode cell adds warm-up, hold and window", run: "decode/ctx=16K/conc=8",
 			want: time.Duration(16384.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second},
 		{name: "repeat multiplies", run: "decode/ctx=16K/conc=8", rep: 3,
 			want: 3 * (time.Duration(16384.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second)},
+		{name: "repeat auto: the minimum, and max_repeat at most", run: "decode/ctx=16K/conc=8", rep: 4, auto: 10,
+			want:    4 * (time.Duration(16384.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second),
+			wantMax: 10 * (time.Duration(16384.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second)},
 		{name: "over capacity by the spec's kv_cache_tokens costs nothing", run: "decode/ctx=16K/conc=64", kv: pi64(100000),
 			want: time.Duration(16384.0 / 20000 * float64(time.Second))},
 	}
@@ -168,11 +174,21 @@ func TestEstimate(t *testing.T) {
 			if tc.rep > 0 {
 				m.Repeat = tc.rep
 			}
+			if tc.auto > 0 {
+				m.RepeatAuto, m.MaxRepeat = true, tc.auto
+			}
 			s := *sp
 			s.Measure = &m
 			p := New(&s, &spec.Server{Name: "q", KVCacheTokens: tc.kv}, regexp.MustCompile(tc.run))
 			if p.Estimated != tc.want {
 				t.Errorf("Estimated = %v, want %v", p.Estimated, tc.want)
+			}
+			wantMax := tc.wantMax
+			if wantMax == 0 {
+				wantMax = tc.want
+			}
+			if p.EstimatedMax != wantMax {
+				t.Errorf("EstimatedMax = %v, want %v", p.EstimatedMax, wantMax)
 			}
 		})
 	}

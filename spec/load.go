@@ -31,8 +31,13 @@ const (
 	DefaultMaxOutput    = 4096
 	DefaultEndpoint     = "completions"
 	DefaultRepeat       = 1
-	DefaultTolerance    = 0.05
-	DefaultMatrix       = "decode"
+	DefaultMaxRepeat    = 20
+	DefaultBoots        = 1
+	// MinAutoRepeat is repeat = "auto"'s minimum a side: the fewest repeats
+	// at which the decision can be statistical (docs/method.md#repeat-auto).
+	MinAutoRepeat    = 4
+	DefaultTolerance = 0.05
+	DefaultMatrix    = "decode"
 )
 
 // Reserved root names in assert/expect expressions: a matrix may not use them.

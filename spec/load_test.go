@@ -37,7 +37,7 @@ var specCmpOpts = cmp.Options{
 	cmpopts.IgnoreFields(Spec{}, "Files", "EvalContext"),
 	cmpopts.IgnoreFields(Server{}, "DeclRange"),
 	cmpopts.IgnoreFields(Speculative{}, "DeclRange"),
-	cmpopts.IgnoreFields(Measure{}, "DeclRange"),
+	cmpopts.IgnoreFields(Measure{}, "DeclRange", "RepeatRange", "MaxGPUTimeRange", "BootsRange"),
 	cmpopts.IgnoreFields(Workload{}, "DeclRange"),
 	cmpopts.IgnoreFields(Prefill{}, "DeclRange"),
 	cmpopts.IgnoreFields(Matrix{}, "DeclRange", "ConcurrencyRanges"), // plan.Check's diagnostic tests them
@@ -72,7 +72,7 @@ func TestLoadValid(t *testing.T) {
 					Name: "qwen", Command: "vllm", Model: "Qwen/Qwen3.5-4B",
 					Host: "0.0.0.0", Port: 8000, ReadyTimeout: 30 * time.Minute,
 				}},
-				Measure:  &Measure{Duration: 30 * time.Second, DurationText: "30s", MaxOutput: 4096, Endpoint: "completions", Repeat: 1},
+				Measure:  &Measure{Duration: 30 * time.Second, DurationText: "30s", MaxOutput: 4096, Endpoint: "completions", Repeat: 1, Boots: 1},
 				Workload: &Workload{Options: workload.Options{Prompt: "article", Seed: DefaultSeed}},
 				Matrices: []*Matrix{{Label: "decode", Contexts: []int{8192}, Concurrency: []int{1}}},
 				Asserts:  []*Assert{{Name: "decode_8k_1", Cells: []result.CellRef{decodeRef("decode", 8192, 1)}}},
@@ -104,7 +104,7 @@ func TestLoadValid(t *testing.T) {
 					},
 					{Name: "small", Command: "vllm", Model: "org/Small", Host: "0.0.0.0", Port: 8000, ReadyTimeout: 30 * time.Minute},
 				},
-				Measure: &Measure{Duration: 2 * time.Second, DurationText: "2s", MaxOutput: 1024, Endpoint: "chat", Repeat: 3},
+				Measure: &Measure{Duration: 2 * time.Second, DurationText: "2s", MaxOutput: 1024, Endpoint: "chat", Repeat: 3, Boots: 1},
 				Prefill: &Prefill{Contexts: []int{8192, 32768, 131072}},
 				Workload: &Workload{Options: workload.Options{
 					Prompt: "article", Document: "The reference text.\n", Instruction: "Write a long article about it.",

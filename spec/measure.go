@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 )
 
 var measureSchema = &hcl.BodySchema{
@@ -13,6 +14,9 @@ var measureSchema = &hcl.BodySchema{
 		{Name: "max_output"},
 		{Name: "endpoint"},
 		{Name: "repeat"},
+		{Name: "max_repeat"},
+		{Name: "max_gpu_time"},
+		{Name: "boots"},
 	},
 }
 
@@ -34,7 +38,9 @@ func defaultMeasure(rng hcl.Range) *Measure {
 		MaxOutput:    DefaultMaxOutput,
 		Endpoint:     DefaultEndpoint,
 		Repeat:       DefaultRepeat,
+		Boots:        DefaultBoots,
 		DeclRange:    rng,
+		RepeatRange:  rng, MaxGPUTimeRange: rng, BootsRange: rng,
 	}
 }
 
@@ -69,18 +75,7 @@ func (l *loader) decodeMeasure(blk *hcl.Block) (*Measure, hcl.Diagnostics) {
 			l.maxOutputRange = at["max_output"].Expr.Range().Ptr()
 		}
 	}
-	if n, dd := l.positiveInt(at, "repeat", 0); n != nil || dd != nil {
-		for _, d := range dd {
-			if d.Summary == "Invalid value" {
-				d.Summary = "Invalid repeat"
-				d.Detail += " repeat is how many times each cell is measured."
-			}
-		}
-		diags = append(diags, dd...)
-		if n != nil {
-			m.Repeat = *n
-		}
-	}
+	diags = append(diags, l.decodeRepeats(m, at)...)
 	if e, ok, dd := l.str(at, "endpoint"); ok || dd != nil {
 		diags = append(diags, dd...)
 		if ok {
@@ -93,6 +88,92 @@ func (l *loader) decodeMeasure(blk *hcl.Block) (*Measure, hcl.Diagnostics) {
 		}
 	}
 	return m, diags
+}
+
+// decodeRepeats decodes repeat (a whole number or "auto"), max_repeat,
+// max_gpu_time and boots into m, and checks that they fit together: the
+// bounds belong to repeat = "auto", max_repeat is at least its minimum,
+// and there are no more boots than repeats (docs/method.md#boots).
+func (l *loader) decodeRepeats(m *Measure, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if a, ok := at["repeat"]; ok {
+		m.RepeatRange = a.Expr.Range()
+		v, ok, dd := l.value("repeat", a.Expr, cty.DynamicPseudoType)
+		diags = append(diags, dd...)
+		switch {
+		case !ok:
+		case v.Type() == cty.String && v.AsString() == "auto":
+			m.Repeat, m.RepeatAuto, m.MaxRepeat = MinAutoRepeat, true, DefaultMaxRepeat
+		case v.Type() == cty.String:
+			diags = append(diags, invalid("Invalid repeat", a.Expr.Range(),
+				"repeat is how many times each cell is measured: a whole number, or \"auto\" to repeat a gated cell until its decision is reached; got %q.", v.AsString()))
+		default:
+			n, dd := l.positiveInt(at, "repeat", 0)
+			for _, d := range dd {
+				switch d.Summary {
+				case "Invalid value":
+					d.Summary = "Invalid repeat"
+					d.Detail += " repeat is how many times each cell is measured (or \"auto\")."
+				case "Incorrect attribute value type":
+					d.Detail += " repeat is a whole number or \"auto\"."
+				}
+			}
+			diags = append(diags, dd...)
+			if n != nil {
+				m.Repeat = *n
+			}
+		}
+	}
+	notAuto := func(name string) *hcl.Diagnostic {
+		return invalid("Bound without repeat = \"auto\"", at[name].Expr.Range(),
+			"%s bounds repeat = \"auto\" (repeats sized to the noise); with a fixed repeat it has no effect: set repeat = \"auto\" or remove %s.", name, name)
+	}
+	if n, dd := l.positiveInt(at, "max_repeat", 0); n != nil || dd != nil {
+		diags = append(diags, dd...)
+		switch {
+		case n == nil:
+		case !m.RepeatAuto:
+			diags = append(diags, notAuto("max_repeat"))
+		case *n < MinAutoRepeat:
+			diags = append(diags, invalid("Invalid max_repeat", at["max_repeat"].Expr.Range(),
+				"max_repeat must be at least %d, repeat = \"auto\"'s minimum a side (fewer cannot make a statistical decision); got %d.", MinAutoRepeat, *n))
+		default:
+			m.MaxRepeat = *n
+		}
+	}
+	if d, text, ok, dd := l.duration(at, "max_gpu_time"); ok || dd != nil {
+		diags = append(diags, dd...)
+		switch {
+		case !ok:
+		case !m.RepeatAuto:
+			diags = append(diags, notAuto("max_gpu_time"))
+		default:
+			m.MaxGPUTime, m.MaxGPUTimeText, m.MaxGPUTimeRange = d, text, at["max_gpu_time"].Expr.Range()
+		}
+	}
+	if n, dd := l.positiveInt(at, "boots", 0); n != nil || dd != nil {
+		for _, d := range dd {
+			if d.Summary == "Invalid value" {
+				d.Summary = "Invalid boots"
+				d.Detail += " boots is how many times the server is started, the repeats split over the starts."
+			}
+		}
+		diags = append(diags, dd...)
+		if n != nil {
+			rng := at["boots"].Expr.Range()
+			switch {
+			case *n > 1 && m.RepeatAuto:
+				diags = append(diags, invalid("Invalid boots", rng,
+					"repeat = \"auto\" decides within one server boot; with boots = %d give a fixed repeat (at least %d), split over the boots.", *n, *n))
+			case *n > m.Repeat:
+				diags = append(diags, invalid("More boots than repeats", rng,
+					"boots = %d restarts the server between groups of repeats, but repeat = %d gives fewer repeats than boots: raise repeat to at least %d (e.g. %d, %d a boot) or lower boots.", *n, m.Repeat, *n, 3**n, 3))
+			default:
+				m.Boots, m.BootsRange = *n, rng
+			}
+		}
+	}
+	return diags
 }
 
 // decodePrefill decodes the `prefill` block.

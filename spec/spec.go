@@ -91,7 +91,29 @@ type Measure struct {
 	DurationText string        // as written, e.g. "30s"
 	MaxOutput    int           // default 4096
 	Endpoint     string        // "completions" (default) or "chat"
-	Repeat       int           // default 1
+	// Repeat is how many times each cell is measured (default 1); with
+	// RepeatAuto it is the minimum a side, MinAutoRepeat.
+	Repeat int
+	// RepeatAuto is repeat = "auto": a gated cell is repeated past the
+	// minimum until its decision is reached, at most MaxRepeat times and
+	// within MaxGPUTime (docs/method.md#repeat-auto).
+	RepeatAuto bool
+	// MaxRepeat bounds repeat = "auto" (default DefaultMaxRepeat); 0 with
+	// a fixed repeat.
+	MaxRepeat int
+	// MaxGPUTime bounds the GPU time (busy time × GPUs) repeat = "auto"
+	// spends on one server's run; 0 is no bound. MaxGPUTimeText is as
+	// written.
+	MaxGPUTime     time.Duration
+	MaxGPUTimeText string
+	// Boots is how many times the server is started; the repeats are split
+	// over them (docs/method.md#boots). Default 1.
+	Boots int
+
+	// RepeatRange, MaxGPUTimeRange and BootsRange are where those were set
+	// (the declaration's range when unset), for checks made after the load
+	// (plan.CheckBudget).
+	RepeatRange, MaxGPUTimeRange, BootsRange hcl.Range
 
 	DeclRange hcl.Range
 }

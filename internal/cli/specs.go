@@ -35,7 +35,8 @@ type SpecFile struct {
 // true or false are errors before any server starts), in the same pass as
 // the load's reference checks, so that every problem shows at once; a
 // valid spec also gets plan.Check's warnings (a concurrency above
-// max_num_seqs will queue).
+// max_num_seqs will queue) and its max_gpu_time checked against its plan
+// (plan.CheckBudget).
 func LoadSpecFiles(paths []string, vars spec.Vars) []SpecFile {
 	out := make([]SpecFile, 0, len(paths))
 	for _, p := range paths {
@@ -43,6 +44,7 @@ func LoadSpecFiles(paths []string, vars spec.Vars) []SpecFile {
 		diags = append(diags, assert.CheckLoaded(s, diags)...)
 		if !diags.HasErrors() {
 			diags = append(diags, plan.Check(s)...)
+			diags = append(diags, plan.CheckBudget(s)...)
 		}
 		out = append(out, SpecFile{Path: p, Spec: s, Diags: diags})
 	}

@@ -38,6 +38,57 @@ type Server struct {
 	Assertions []Assertion       `json:"assertions"`
 	Searches   []Search          `json:"searches,omitempty"`
 	Estimated  int64             `json:"estimated_s"`
+	// EstimatedMax is the estimate at max_repeat (repeat = "auto"), the
+	// same as Estimated otherwise.
+	EstimatedMax int64 `json:"estimated_max_s"`
+	// GPUs is plan.GPUs; the GPU-hours are the estimates × GPUs.
+	GPUs        int     `json:"gpus"`
+	GPUHours    float64 `json:"estimated_gpu_hours"`
+	GPUHoursMax float64 `json:"estimated_max_gpu_hours"`
+	Repeats     Repeats `json:"repeats"`
+}
+
+// Repeats is the repeat design of measure (docs/method.md#repeats).
+type Repeats struct {
+	// Auto is repeat = "auto": Min repeats a cell at least, Max at most,
+	// within MaxGPUTimeS of GPU time (0: no bound).
+	Auto        bool  `json:"auto"`
+	Min         int   `json:"min"`
+	Max         int   `json:"max"`
+	MaxGPUTimeS int64 `json:"max_gpu_time_s,omitempty"`
+	// Boots is how many times the server is started, the repeats split
+	// over the starts.
+	Boots int `json:"boots"`
+}
+
+// repeatsOf is the repeat design of m (nil: the defaults).
+func repeatsOf(m *spec.Measure) Repeats {
+	if m == nil {
+		return Repeats{Min: 1, Max: 1, Boots: 1}
+	}
+	return Repeats{Auto: m.RepeatAuto, Min: max(m.Repeat, 1), Max: max(m.Repeat, m.MaxRepeat, 1),
+		MaxGPUTimeS: int64(m.MaxGPUTime.Seconds()), Boots: max(m.Boots, 1)}
+}
+
+// String is the design in words: "5 a cell", "auto: 4 to 20 a cell within
+// 2h0m0s of GPU time", with ", over 2 boots".
+func (r Repeats) String() string {
+	s := fmt.Sprintf("%d a cell", r.Min)
+	if r.Auto {
+		s = fmt.Sprintf("auto: %d to %d a cell, until each gated cell is decided", r.Min, r.Max)
+		if r.MaxGPUTimeS > 0 {
+			s += fmt.Sprintf(", within %s of GPU time", time.Duration(r.MaxGPUTimeS)*time.Second)
+		}
+	}
+	if r.Boots > 1 {
+		s += fmt.Sprintf(", over %d server boots", r.Boots)
+	}
+	return s
+}
+
+// gpuHours is d × gpus in hours, to 3 decimals.
+func gpuHours(d time.Duration, gpus int) float64 {
+	return math.Round(d.Hours()*float64(gpus)*1000) / 1000
 }
 
 // Cell is one cell of the plan and what the plan can tell of its status
@@ -88,14 +139,19 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		env = map[string]string{}
 	}
 	out := Server{
-		Name:       srv.Name,
-		Spec:       sp.Filename,
-		Argv:       srv.RedactedArgv(),
-		Env:        env,
-		Command:    spec.ShellCommand(env, srv.RedactedArgv()),
-		Cells:      []Cell{},
-		Assertions: []Assertion{},
-		Estimated:  int64(math.Round(p.Estimated.Seconds())),
+		Name:         srv.Name,
+		Spec:         sp.Filename,
+		Argv:         srv.RedactedArgv(),
+		Env:          env,
+		Command:      spec.ShellCommand(env, srv.RedactedArgv()),
+		Cells:        []Cell{},
+		Assertions:   []Assertion{},
+		Estimated:    int64(math.Round(p.Estimated.Seconds())),
+		EstimatedMax: int64(math.Round(p.EstimatedMax.Seconds())),
+		GPUs:         p.GPUs,
+		GPUHours:     gpuHours(p.Estimated, p.GPUs),
+		GPUHoursMax:  gpuHours(p.EstimatedMax, p.GPUs),
+		Repeats:      repeatsOf(sp.Measure),
 	}
 	maxOutput := spec.DefaultMaxOutput
 	if sp.Measure != nil && sp.Measure.MaxOutput > 0 {
@@ -179,7 +235,15 @@ func (s Server) writeText(w io.Writer) {
 			fmt.Fprintf(w, "    %s  needs %s\n", a.Test, needs)
 		}
 	}
+	fmt.Fprintf(w, "  repeats: %s\n", s.Repeats)
+	if s.Repeats.Auto {
+		fmt.Fprintf(w, "  estimated: %s at the minimum, %s at max_repeat (measurements only; server start-up not included)\n",
+			est, time.Duration(s.EstimatedMax)*time.Second)
+		fmt.Fprintf(w, "  GPU time: %.3f to %.3f GPU-hours (× %d GPU)\n", s.GPUHours, s.GPUHoursMax, s.GPUs)
+		return
+	}
 	fmt.Fprintf(w, "  estimated: %s (measurements only; server start-up not included)\n", est)
+	fmt.Fprintf(w, "  GPU time: %.3f GPU-hours (× %d GPU)\n", s.GPUHours, s.GPUs)
 }
 
 // cellSummary names up to four cells, else counts them.
