@@ -34,6 +34,7 @@ type engineParams struct {
 	seed           uint64
 	index          int      // data-parallel rank (engine label, log prefix, seeds)
 	noise          float64  // --sim-noise: std dev of the log of the step-time factor
+	bootFactor     float64  // --sim-boot-noise's factor of this process start (1 without)
 	preempt        bool     // --sim-preempt: reserve KV as tokens come, preempt when it runs out
 	draftsOff      bool     // --sim-spec-off: speculation configured, never run
 	slowAt         SlowBand // --sim-slow-at-concurrency
@@ -411,8 +412,12 @@ func (e *engine) baseStepTime(batch []*request) time.Duration {
 }
 
 // jitter multiplies a step's duration by --sim-noise's log-normal factor
-// (mean 1; see noiseCorrelation).
+// (mean 1; see noiseCorrelation) and by the process start's
+// --sim-boot-noise factor.
 func (e *engine) jitter(step time.Duration) time.Duration {
+	if e.p.bootFactor > 0 {
+		step = time.Duration(float64(step) * e.p.bootFactor)
+	}
 	sigma := e.p.noise
 	if sigma == 0 {
 		return step

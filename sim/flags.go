@@ -66,6 +66,8 @@ type Config struct {
 	Preempt            bool          // --sim-preempt: admit without reserving KV, preempt when it runs out
 	SpeculativeOff     bool          // --sim-spec-off: speculative decoding configured but never runs
 	Noise              float64       // --sim-noise: multiplicative step-time jitter (std dev of its log)
+	BootNoise          float64       // --sim-boot-noise: std dev of the log of a step-time factor drawn once per process start
+	BootSeed           uint64        // seeds --sim-boot-noise: $SLOGATE_BOOT (slogate run's boot number), else the start time
 	SlowAt             SlowBand      // --sim-slow-at-concurrency: a band of batch sizes whose steps are slower
 	Slowdown           float64       // --sim-slowdown: every step (prefill and decode) F× as long; 0 = unset (1)
 	RecordFile         string        // --sim-record: append one JSON line per generation request
@@ -294,6 +296,14 @@ func modelledFlags(c *Config) map[string]setter {
 			c.Slowdown = f
 			return nil
 		}},
+		"sim-boot-noise": {kindValue, func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1 {
+				return fmt.Errorf("want a relative boot-to-boot spread in [0, 1] such as 0.03, got %q", v)
+			}
+			c.BootNoise = f
+			return nil
+		}},
 		"sim-slow-at-concurrency": {kindValue, func(c *Config, v string) error {
 			b, err := parseSlowBand(v)
 			c.SlowAt = b
@@ -435,6 +445,11 @@ func parseServe(args []string) (*Config, error) {
 	}
 	if len(c.ServedNames) == 0 {
 		c.ServedNames = []string{c.Model}
+	}
+	if n, err := strconv.ParseUint(os.Getenv("SLOGATE_BOOT"), 10, 64); err == nil {
+		c.BootSeed = n
+	} else {
+		c.BootSeed = uint64(time.Now().UnixNano())
 	}
 	// vLLM reads bool(int(VLLM_SERVER_DEV_MODE)).
 	if n, err := strconv.Atoi(os.Getenv("VLLM_SERVER_DEV_MODE")); err == nil && n != 0 {

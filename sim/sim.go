@@ -164,6 +164,7 @@ func settle(cfg *Config) (*settings, error) {
 		acceptLen:   1, stepScale: 1, profAccept: 1,
 		tbt: cfg.TBT, ttft: cfg.TTFT, prefillTPS: cfg.PrefillTPS, seed: cfg.Seed,
 		noise: cfg.Noise, preempt: cfg.Preempt, slowAt: cfg.SlowAt, slowdown: cfg.Slowdown,
+		bootFactor: bootFactor(cfg),
 	}
 	if p.RunCap > 0 {
 		ep.runCap = min(ep.runCap, p.RunCap)
@@ -204,6 +205,20 @@ func settle(cfg *Config) (*settings, error) {
 	return s, nil
 }
 
+// bootFactor is --sim-boot-noise's step-time factor for this process
+// start: log-normal with mean 1 and σ = the flag, drawn once from
+// --sim-seed and the boot seed (Config.BootSeed), as a real server's
+// clocks, placement and compiled kernels settle differently at every
+// start. 1 without the flag.
+func bootFactor(cfg *Config) float64 {
+	sigma := cfg.BootNoise
+	if sigma == 0 {
+		return 1
+	}
+	z := rand.New(rand.NewPCG(cfg.Seed, cfg.BootSeed^0x626f6f74)).NormFloat64()
+	return math.Exp(sigma*z - sigma*sigma/2)
+}
+
 // serve runs the simulator until ctx is done (nil) or --sim-exit-after
 // fires (an error, exit 1, as a crashed server).
 func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
@@ -221,6 +236,9 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 		log.printf("APIServer", "WARNING", "sim.go:1", "ignoring vLLM flag %s (not modelled by the simulator)", ig)
 	}
 	log.printf("APIServer", "INFO", "sim.go:1", "simulator profile %q (%s)", p.Name, p.Source)
+	if cfg.BootNoise > 0 {
+		log.printf("APIServer", "INFO", "sim.go:1", "boot step-time factor %.4f (--sim-boot-noise %g, boot seed %d)", st.params.bootFactor, cfg.BootNoise, cfg.BootSeed)
+	}
 	log.printf("APIServer", "INFO", "model.py:1510", "Using max model len %d", st.maxLen)
 	log.printf("APIServer", "INFO", "scheduler.py:225", "Chunked prefill is enabled with max_num_batched_tokens=%d.", cfg.MaxNumBatchedTokens)
 	if sc := cfg.Speculative; sc != nil {
@@ -487,6 +505,8 @@ Simulator flags:
   --sim-log-interval D           stats log period (10s; 0 = off)
   --sim-noise F                  seeded log-normal jitter of step times (e.g. 0.03 = 3 %)
   --sim-slowdown F               every step F× as long, prefill and decode (1.2 = a 20 % slower build)
+  --sim-boot-noise F             log-normal step-time factor drawn once per start (seed: --sim-seed
+                                 and $SLOGATE_BOOT, else the start time): boot-to-boot variation
   --sim-slow-at-concurrency N:F  steps F× slower while N (or LO-HI) requests run: a non-monotone server
   --sim-record FILE              append one JSON line per generation request (what was sent)
 vLLM variants:

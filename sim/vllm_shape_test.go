@@ -648,3 +648,73 @@ func TestGenerationConfigFolder(t *testing.T) {
 		t.Error("a folder without generation_config.json was accepted")
 	}
 }
+
+// TestBootNoise: --sim-boot-noise draws one step-time factor per process
+// start, from --sim-seed and $SLOGATE_BOOT: every second of one boot runs
+// at the same factor, two boots differ, a boot seed gives the same factor
+// again, and over many boots the factor is log-normal with mean 1 and the
+// flag's σ.
+func TestBootNoise(t *testing.T) {
+	boot := func(t *testing.T, env string, flags ...string) engineParams {
+		t.Helper()
+		t.Setenv("SLOGATE_BOOT", env)
+		cfg, err := parseServe(append([]string{"m", "--sim-tbt", "1ms"}, flags...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := settle(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.params
+	}
+	windows := func(t *testing.T, p engineParams) []float64 {
+		t.Helper()
+		p.numBlocks, p.runCap = 1<<20, 1 // room for one endless request
+		e := newEngine(p)
+		e.virtual = true
+		e.submit(newRequest(10, 1<<22, 1))
+		var out []float64
+		for len(out) < 6 {
+			start, steps := e.now, 0
+			for e.now-start < time.Second {
+				if busy, _ := e.iterate(context.Background()); !busy {
+					t.Fatal("engine idle")
+				}
+				steps++
+			}
+			out = append(out, float64(e.now-start)/float64(steps)/float64(time.Millisecond))
+		}
+		return out[1:] // the first second holds the prefill
+	}
+	one := windows(t, boot(t, "1", "--sim-boot-noise", "0.05"))
+	for _, w := range one[1:] {
+		if math.Abs(w-one[0]) > 1e-6 {
+			t.Errorf("one boot is not stable: windows %v", one)
+			break
+		}
+	}
+	two := windows(t, boot(t, "2", "--sim-boot-noise", "0.05"))
+	if math.Abs(one[0]-two[0]) < 1e-3 {
+		t.Errorf("boots 1 and 2 run alike: step factors %.5f and %.5f", one[0], two[0])
+	}
+	if again := windows(t, boot(t, "1", "--sim-boot-noise", "0.05")); math.Abs(again[0]-one[0]) > 1e-9 {
+		t.Errorf("boot 1 again: factor %.5f, first time %.5f", again[0], one[0])
+	}
+	if off := boot(t, "2").bootFactor; off != 1 {
+		t.Errorf("without --sim-boot-noise the factor is %g, want 1", off)
+	}
+	var sum, sumLog, sumLog2 float64
+	const n = 2000
+	for i := range n {
+		f := bootFactor(&Config{Seed: 1, BootSeed: uint64(i), BootNoise: 0.05})
+		sum += f
+		sumLog += math.Log(f)
+		sumLog2 += math.Log(f) * math.Log(f)
+	}
+	mean, sd := sum/n, math.Sqrt(sumLog2/n-(sumLog/n)*(sumLog/n))
+	t.Logf("%d boots at σ = 0.05: mean factor %.4f, sd of its log %.4f", n, mean, sd)
+	if math.Abs(mean-1) > 0.005 || sd < 0.045 || sd > 0.055 {
+		t.Errorf("boot factors: mean %.4f (want 1 ± 0.005), sd of log %.4f (want 0.05 ± 0.005)", mean, sd)
+	}
+}
