@@ -65,7 +65,7 @@ func changed(setting, a, b string) []Difference {
 
 // Settings lists the measurement settings in which b differs from a: the
 // window (measure.duration as run, -duration included), max_output, the
-// endpoint, repeat, the workload, and whether the server was simulated. Two
+// endpoint, repeat (unless either side is repeat = "auto"), the workload, and whether the server was simulated. Two
 // runs are only comparable when the list is empty: a 1 s window is not a
 // 3 s window measured again (docs/method.md#comparing-runs).
 func Settings(a, b *result.Results) []Difference {
@@ -75,7 +75,11 @@ func Settings(a, b *result.Results) []Difference {
 	}
 	out = append(out, changed("max_output", strconv.Itoa(a.Measure.MaxOutput), strconv.Itoa(b.Measure.MaxOutput))...)
 	out = append(out, changed("endpoint", a.Measure.Endpoint, b.Measure.Endpoint)...)
-	out = append(out, changed("repeat", strconv.Itoa(max(a.Measure.Repeat, 1)), strconv.Itoa(max(b.Measure.Repeat, 1)))...)
+	if !a.Measure.RepeatAuto && !b.Measure.RepeatAuto {
+		// repeat = "auto" takes as many repeats as each cell needs: its
+		// counts are not a setting to match (docs/method.md#repeat-auto).
+		out = append(out, changed("repeat", strconv.Itoa(max(a.Measure.Repeat, 1)), strconv.Itoa(max(b.Measure.Repeat, 1)))...)
+	}
 	out = append(out, workloadDiff(workloadJSON(a.Workload), workloadJSON(b.Workload))...)
 	out = append(out, changed("server", serverKind(a), serverKind(b))...)
 	return out

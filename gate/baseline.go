@@ -22,7 +22,7 @@ func (o *Options) CheckBaselineSettings() error {
 			window = o.Duration
 		}
 		planned := &result.Results{
-			Measure:  result.Measure{Duration: window.String(), DurationS: window.Seconds(), MaxOutput: m.MaxOutput, Endpoint: m.Endpoint, Repeat: max(m.Repeat, 1)},
+			Measure:  result.Measure{Duration: window.String(), DurationS: window.Seconds(), MaxOutput: m.MaxOutput, Endpoint: m.Endpoint, Repeat: max(m.Repeat, 1), RepeatAuto: m.RepeatAuto},
 			Server:   result.Server{Simulated: o.Sim},
 			Workload: o.Baseline.Workload, // not known before the run
 		}

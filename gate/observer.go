@@ -2,6 +2,8 @@ package gate
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,14 +20,16 @@ type observer struct {
 	stream  report.TestStream
 	server  string
 	verbose bool
-	open    string // the test announced and not yet ended
-	started time.Time
+	// open are the tests announced and not yet ended, with when each
+	// started: the repeats of a context's cells are interleaved, so
+	// several are open at once (docs/method.md#repeats).
+	open map[string]time.Time
 }
 
 // newObserver returns the observer of server's cells, streaming to stream;
 // verbose adds every cell's full metric line.
 func newObserver(stream report.TestStream, server string, verbose bool) *observer {
-	return &observer{stream: stream, server: server, verbose: verbose}
+	return &observer{stream: stream, server: server, verbose: verbose, open: map[string]time.Time{}}
 }
 
 // Log streams a line that belongs to no cell.
@@ -33,9 +37,9 @@ func (o *observer) Log(line string) { o.stream.Log(line) }
 
 // CellStart announces the cell as a running test.
 func (o *observer) CellStart(ref result.CellRef) {
-	o.open = ref.TestName(o.server)
-	o.started = time.Now()
-	o.stream.Run(o.open)
+	test := ref.TestName(o.server)
+	o.open[test] = time.Now()
+	o.stream.Run(test)
 }
 
 // Progress streams the live state of the running cell.
@@ -53,6 +57,9 @@ func (o *observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 		return
 	}
 	o.stream.Output(test, fmt.Sprintf("%s tok/s prefill · TTFT %s ms (cold)", numfmt.Fixed(c.TPS, 1), numfmt.Fixed(c.TTFTMs, 0)))
+	if d := c.Design; d != nil && d.StopReason != "" {
+		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, d.StopReason))
+	}
 	if o.verbose {
 		o.stream.Output(test, report.PrefillMetrics(&c))
 	}
@@ -74,7 +81,7 @@ func (o *observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 // over capacity, Error when it could not be measured, Pass otherwise.
 func (o *observer) decodeLines(c result.DecodeCell) (string, result.Outcome) {
 	test := c.Ref().TestName(o.server)
-	if o.open != test { // over-capacity cells are announced here
+	if _, open := o.open[test]; !open { // over-capacity cells are announced here
 		o.stream.Run(test)
 	}
 	switch c.Status {
@@ -91,6 +98,9 @@ func (o *observer) decodeLines(c result.DecodeCell) (string, result.Outcome) {
 		line += " (" + c.Reason + ")"
 	}
 	o.stream.Output(test, line)
+	if d := c.Design; d != nil && d.StopReason != "" {
+		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, d.StopReason))
+	}
 	if o.verbose {
 		o.stream.Output(test, report.DecodeMetrics(&c))
 	}
@@ -104,7 +114,7 @@ func (o *observer) decodeLines(c result.DecodeCell) (string, result.Outcome) {
 // (runner.TrafficObserver).
 func (o *observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	test := c.Ref().TestName(o.server)
-	if o.open != test {
+	if _, open := o.open[test]; !open {
 		o.stream.Run(test)
 	}
 	if c.Status == result.StatusError {
@@ -124,18 +134,20 @@ func (o *observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 
 func (o *observer) end(test string, out result.Outcome, elapsed time.Duration) {
 	o.stream.End(test, out, elapsed)
-	o.open = ""
+	delete(o.open, test)
 }
 
-// Abort closes the test that was running when the run stopped with err.
+// Abort closes the tests that were running when the run stopped with err.
 func (o *observer) Abort(err error) {
-	if o.open == "" || err == nil {
+	if len(o.open) == 0 || err == nil {
 		return
 	}
 	msg := err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	o.stream.Output(o.open, "not measured: "+msg)
-	o.end(o.open, result.Error, time.Since(o.started))
+	for _, test := range slices.Sorted(maps.Keys(o.open)) {
+		o.stream.Output(test, "not measured: "+msg)
+		o.end(test, result.Error, time.Since(o.open[test]))
+	}
 }

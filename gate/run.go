@@ -196,12 +196,16 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 	cfg := runner.Config{
 		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
 		Tool: sr.Tool, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
+		Baseline: sr.Baseline, Tolerance: sr.Tolerance, Alpha: sr.Alpha,
 	}
 	if sr.Resumed != nil {
 		sr.Resumed.Apply(&cfg)
 	}
 	res, runErr := runner.Run(ctx, cfg)
 	obs.Abort(runErr)
+	if g := res.GPUTime; g != nil {
+		sr.stream.Log(fmt.Sprintf("%s: GPU time %s", srv.Name, report.GPUTimeText(g)))
+	}
 	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode)+len(res.Search) == 0 {
 		// Nothing measured (the server never came up): no verdicts to give.
 		return res, result.Error, runErr

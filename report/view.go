@@ -315,8 +315,17 @@ func newView(res *result.Results) *view {
 	if res.Measure.MaxOutput > 0 {
 		v.Run = append(v.Run, kv{"Max output", numfmt.Int(int64(res.Measure.MaxOutput)) + " tokens"})
 	}
-	if res.Measure.Repeat > 1 {
-		v.Run = append(v.Run, kv{"Repeats per cell", strconv.Itoa(res.Measure.Repeat) + " (medians shown)"})
+	switch m := res.Measure; {
+	case m.RepeatAuto:
+		v.Run = append(v.Run, kv{"Repeats per cell", fmt.Sprintf("auto, %d to %d (medians shown; %s)", m.Repeat, m.MaxRepeat, repeatsTaken(res))})
+	case m.Repeat > 1:
+		v.Run = append(v.Run, kv{"Repeats per cell", strconv.Itoa(m.Repeat) + " (medians shown)"})
+	}
+	if res.Measure.Boots > 1 {
+		v.Run = append(v.Run, kv{"Server boots", strconv.Itoa(res.Measure.Boots) + " (repeats split over them)"})
+	}
+	if g := res.GPUTime; g != nil {
+		v.Run = append(v.Run, kv{"GPU time", GPUTimeText(g)})
 	}
 	if s.Endpoint != "" {
 		v.Run = append(v.Run, kv{"Endpoint", s.Endpoint})
@@ -538,6 +547,45 @@ func prefillAllRow(c *result.PrefillCell) []string {
 		row = append(row, text)
 	}
 	return row
+}
+
+// GPUTimeText is a run's GPU time in words: "0.015 GPU-hours (53.8 s of
+// server time × 1 GPU, 3 boots)".
+func GPUTimeText(g *result.GPUTime) string {
+	s := fmt.Sprintf("%.3f GPU-hours (%s s of server time × %d GPU", g.GPUHours(), numfmt.Fixed(g.ServerS, 1), g.GPUs)
+	if g.Boots > 1 {
+		s += fmt.Sprintf(", %d boots", g.Boots)
+	}
+	return s + ")"
+}
+
+// repeatsTaken says how many repeats repeat = "auto" took over the
+// measured decode and prefill cells: "mean 4.5, 4 to 8".
+func repeatsTaken(res *result.Results) string {
+	var n, sum, lo, hi int
+	count := func(k int) {
+		k = max(k, 1)
+		if n == 0 || k < lo {
+			lo = k
+		}
+		hi = max(hi, k)
+		n++
+		sum += k
+	}
+	for _, c := range res.Prefill {
+		if c.Status.Measured() {
+			count(c.Repeats)
+		}
+	}
+	for _, c := range res.Decode {
+		if c.Status.Measured() {
+			count(c.Repeats)
+		}
+	}
+	if n == 0 {
+		return "no cell measured"
+	}
+	return fmt.Sprintf("took %s a cell on average, %d to %d", numfmt.Fixed(float64(sum)/float64(n), 1), lo, hi)
 }
 
 // workloadText is the Run section's "Workload" line: what the requests

@@ -45,7 +45,35 @@ type Results struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Warnings are run-level notes (for example "KV capacity unknown").
 	Warnings []string `json:"warnings,omitempty"`
+	// GPUTime is what the run cost in server time and GPU time
+	// (docs/method.md#gpu-time); nil in results.json files written before
+	// slogate recorded it.
+	GPUTime *GPUTime `json:"gpu_time,omitempty"`
 }
+
+// GPUTime is a run's cost: the time its server was up for it and that
+// time × the GPUs it occupies (docs/method.md#gpu-time).
+type GPUTime struct {
+	// GPUs is the GPUs the plan counts for the server (tp × pp × dp, or
+	// labels.gpu_count when larger; `slogate plan -format matrix`).
+	GPUs int `json:"gpus"`
+	// ServerS is the time the server was up for the run: from each launch
+	// to its stop, over every boot (for -endpoint, from the readiness
+	// check to the end).
+	ServerS float64 `json:"server_s"`
+	// GPUSeconds is ServerS × GPUs.
+	GPUSeconds float64 `json:"gpu_seconds"`
+	// CellsS is the part of ServerS spent measuring cells: the sum of the
+	// cells' elapsed_s.
+	CellsS float64 `json:"cells_s"`
+	// Boots is how many times the server was started (measure.boots; 0
+	// for -endpoint); StartupS the time each took to become ready.
+	Boots    int       `json:"boots,omitempty"`
+	StartupS []float64 `json:"startup_s,omitempty"`
+}
+
+// GPUHours is GPUSeconds in hours.
+func (g *GPUTime) GPUHours() float64 { return g.GPUSeconds / 3600 }
 
 // Server describes the server that was measured.
 type Server struct {
@@ -124,7 +152,16 @@ type Measure struct {
 	DurationS float64 `json:"duration_s"` // the same in seconds
 	MaxOutput int     `json:"max_output"`
 	Endpoint  string  `json:"endpoint"` // "completions" or "chat"
-	Repeat    int     `json:"repeat"`
+	// Repeat is how many times each cell was measured; with RepeatAuto
+	// the minimum, MaxRepeat the most (docs/method.md#repeat-auto).
+	Repeat     int  `json:"repeat"`
+	RepeatAuto bool `json:"repeat_auto,omitempty"`
+	MaxRepeat  int  `json:"max_repeat,omitempty"`
+	// MaxGPUTimeS is max_gpu_time in seconds; 0 is no bound.
+	MaxGPUTimeS float64 `json:"max_gpu_time_s,omitempty"`
+	// Boots is how many times the server was started, the repeats split
+	// over the boots (docs/method.md#boots); 0 or 1 is one.
+	Boots int `json:"boots,omitempty"`
 }
 
 // Status is the state of one measured cell.
@@ -154,14 +191,53 @@ type PrefillCell struct {
 	Reason  string  `json:"reason,omitempty"`
 	TPS     float64 `json:"tps"`     // context ÷ TTFT
 	TTFTMs  float64 `json:"ttft_ms"` // time to the first chunk of a cold request
-	// ElapsedS is the wall time the cell took.
+	// ElapsedS is the time the server was busy for the cell: the sum of
+	// its repeats (docs/method.md#gpu-time).
 	ElapsedS float64 `json:"elapsed_s,omitempty"`
+	// GPUSeconds is ElapsedS × the GPUs the plan counts.
+	GPUSeconds float64 `json:"gpu_seconds,omitempty"`
 	// Repeats, Spread and Samples are set when measure.repeat > 1: the
 	// reported value is the median, Spread holds [min, max] per metric and
 	// Samples every run's value per metric, in the order measured.
 	Repeats int                   `json:"repeats,omitempty"`
 	Spread  map[string][2]float64 `json:"spread,omitempty"`
 	Samples map[string][]float64  `json:"samples,omitempty"`
+	// Design is how the repeats were taken: their boots, and why
+	// repeat = "auto" stopped; nil for a single run.
+	Design *RepeatDesign `json:"design,omitempty"`
+}
+
+// RepeatDesign is how a cell's repeats were taken (docs/method.md#repeats).
+type RepeatDesign struct {
+	// Boots is the server boot (1, 2, …) of each sample, in the order of
+	// Samples; nil when the server was booted once.
+	Boots []int `json:"boots,omitempty"`
+	// StopReason says why repeat = "auto" stopped repeating the cell
+	// ("" with a fixed repeat).
+	StopReason string `json:"stop_reason,omitempty"`
+	// Levels are the boot-level and repeat-level variance components per
+	// metric, with two boots or more (docs/method.md#boots).
+	Levels map[string]Levels `json:"levels,omitempty"`
+}
+
+// Levels are the variance components of one metric of a cell measured
+// over several boots, after Kalibera and Jones (docs/method.md#boots): on
+// log values, so that each is a squared relative spread.
+type Levels struct {
+	// Within is S₁², the mean over boots of the variance between the
+	// repeats of one boot.
+	Within float64 `json:"within"`
+	// Between is T₂² = S₂² − S₁² ÷ n, the variance boots add beyond what
+	// their repeats' noise explains (S₂² the variance of the boots' means,
+	// n the repeats a boot); 0 when none is seen.
+	Between float64 `json:"between"`
+	// RepeatsPerBoot is the optimal repeats a boot, ⌈√(c₂ ÷ c₁ ×
+	// S₁² ÷ T₂²)⌉ with c₂ a boot's cost and c₁ a repeat's; 0 when Between
+	// is 0 (one boot with all the repeats is then as good).
+	RepeatsPerBoot int `json:"repeats_per_boot"`
+	// BootsFor is the boots of RepeatsPerBoot repeats that a change of the
+	// tolerance needs (one-sided α, power 0.9, per-boot means as the unit).
+	BootsFor int `json:"boots_for,omitempty"`
 }
 
 // DecodeCell is one sustained-decode measurement at context × concurrency.
@@ -199,15 +275,21 @@ type DecodeCell struct {
 	// KVUsageCheck is the KV capacity cross-check, taken in the first
 	// concurrency-1 cell of each context (docs/method.md#kv-capacity).
 	KVUsageCheck *KVUsageCheck `json:"kv_usage_check,omitempty"`
-	// ElapsedS is the wall time the cell took, warm-up included.
-	ElapsedS float64               `json:"elapsed_s,omitempty"`
-	Repeats  int                   `json:"repeats,omitempty"`
-	Spread   map[string][2]float64 `json:"spread,omitempty"`
+	// ElapsedS is the time the server was busy for the cell, warm-up
+	// included: the sum of its repeats (docs/method.md#gpu-time).
+	ElapsedS float64 `json:"elapsed_s,omitempty"`
+	// GPUSeconds is ElapsedS × the GPUs the plan counts.
+	GPUSeconds float64               `json:"gpu_seconds,omitempty"`
+	Repeats    int                   `json:"repeats,omitempty"`
+	Spread     map[string][2]float64 `json:"spread,omitempty"`
 	// Samples holds every repeated run's value per metric, in the order
 	// measured (measure.repeat > 1); `slogate diff` tests them for a
 	// significant change (docs/method.md#comparing-runs).
-	Samples  map[string][]float64 `json:"samples,omitempty"`
-	Warnings []string             `json:"warnings,omitempty"`
+	Samples map[string][]float64 `json:"samples,omitempty"`
+	// Design is how the repeats were taken (boots, repeat = "auto"'s
+	// stop); nil for a single run.
+	Design   *RepeatDesign `json:"design,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
 	// Notes are facts about the cell that are not problems, such as the
 	// client's restart gaps lowering active_avg.
 	Notes []string `json:"notes,omitempty"`

@@ -34,7 +34,11 @@ func (r *run) initialResults() *result.Results {
 	m := result.Measure{Duration: "30s", DurationS: 30, MaxOutput: 4096, Endpoint: "completions", Repeat: 1}
 	if sp.Measure != nil {
 		m = result.Measure{Duration: sp.Measure.DurationText, DurationS: sp.Measure.Duration.Seconds(),
-			MaxOutput: sp.Measure.MaxOutput, Endpoint: sp.Measure.Endpoint, Repeat: max(sp.Measure.Repeat, 1)}
+			MaxOutput: sp.Measure.MaxOutput, Endpoint: sp.Measure.Endpoint, Repeat: max(sp.Measure.Repeat, 1),
+			RepeatAuto: sp.Measure.RepeatAuto, MaxRepeat: sp.Measure.MaxRepeat, MaxGPUTimeS: sp.Measure.MaxGPUTime.Seconds()}
+		if sp.Measure.Boots > 1 {
+			m.Boots = sp.Measure.Boots
+		}
 		if m.Duration == "" || parseDurS(m.Duration) != m.DurationS {
 			m.Duration = sp.Measure.Duration.String()
 		}

@@ -22,55 +22,69 @@ func firstTokenTimeout(n, others int) time.Duration {
 	return min(2*time.Minute+time.Duration(work/slowPrefillRate*float64(time.Second)), 30*time.Minute)
 }
 
-// prefill sends the cold request for a context: a prompt the server has not
-// seen (a fresh cache_salt), max_tokens 1; ttft = time to the first chunk.
-// It also warms the prompt cache for the decode cells that use the same
-// prompt and salt. Repeats use fresh salts; the last one is the warm one.
-func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool) (result.PrefillCell, error) {
+// prefill sends the cold requests for a context: prompts the server has
+// not seen (a fresh cache_salt), max_tokens 1; ttft = time to the first
+// chunk. The last request uses salt and so warms the prompt cache for the
+// decode cells that use the same prompt and salt. Unrecorded (record
+// false), it is that one warm-up request; recorded, the cell's repeats of
+// this boot: n, and with repeat = "auto" more while more says so, up to
+// limit (docs/method.md#repeat-auto), numbered from first in
+// requests.jsonl (0: not a repeat). It returns every request's run.
+func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool, n, limit, first int, more func([]result.PrefillCell) bool) ([]result.PrefillCell, error) {
 	ref := result.CellRef{Phase: result.PhasePrefill, Context: ctxLen}
-	if record {
-		r.observer.CellStart(ref)
+	if !record {
+		n, limit = 1, 1
 	}
-	start := time.Now()
-	n := len(prompt.Tokens)
-	repeat := 1
-	if record {
-		repeat = max(r.measure().Repeat, 1)
-	}
+	limit = max(limit, n)
 	var runs []result.PrefillCell
-	for i := 0; i < repeat; i++ {
+	for i := 0; ; i++ {
+		// The last request is the warm one; a request that may turn out
+		// the last (repeat = "auto") uses a fresh salt, and the warm-up
+		// follows on its own.
+		last := i == limit-1
 		s := salt
-		if i < repeat-1 {
+		if !last {
 			s = fmt.Sprintf("%s-cold%d", salt, i)
 		}
 		body := r.fields.body(prompt, 1, 0, s)
-		r.observer.Progress(Progress{Cell: ref, Stage: result.StagePrefill, CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
-		meta := requestMeta{cell: ref.Name(), phase: result.PhasePrefill, repeat: repeatNumber(i, repeat)}
-		if !record {
-			meta.purpose = result.PurposeWarmUp
+		if record {
+			r.observer.Progress(Progress{Cell: ref, Stage: result.StagePrefill, CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
 		}
-		ttft, err := r.coldRequest(ctx, body, n, meta)
-		c := result.PrefillCell{Context: ctxLen, Status: result.StatusValid}
+		meta := requestMeta{cell: ref.Name(), phase: result.PhasePrefill, repeat: first + i}
+		if !record {
+			meta.purpose, meta.repeat = result.PurposeWarmUp, 0
+		}
+		t0 := time.Now()
+		ttft, err := r.coldRequest(ctx, body, len(prompt.Tokens), meta)
+		c := result.PrefillCell{Context: ctxLen, Status: result.StatusValid, ElapsedS: time.Since(t0).Seconds()}
 		if err != nil {
 			if ctx.Err() != nil {
-				return c, context.Cause(ctx)
+				return runs, context.Cause(ctx)
 			}
 			if terr := r.serverTrouble(ctx, err); terr != nil {
-				return c, terr
+				return runs, terr
 			}
 			c.Status, c.Reason = result.StatusError, err.Error()
 		} else {
 			c.TTFTMs = round(ttft.Seconds()*1000, 1)
-			c.TPS = round(float64(n)/ttft.Seconds(), 1)
+			c.TPS = round(float64(len(prompt.Tokens))/ttft.Seconds(), 1)
 		}
 		runs = append(runs, c)
+		if last {
+			break
+		}
+		if c.Status == result.StatusError || (i+1 >= n && (more == nil || !more(runs))) {
+			// Stopped before the warm request: send it unrecorded.
+			if _, err := r.prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil); err != nil {
+				return runs, err
+			}
+			break
+		}
 	}
-	c := combinePrefill(runs)
-	c.ElapsedS = round(time.Since(start).Seconds(), 2)
-	if !record && c.Status == result.StatusError {
-		r.warn(fmt.Sprintf("cache warm-up request at %s failed: %s", result.FormatTokens(ctxLen), c.Reason))
+	if !record && runs[0].Status == result.StatusError {
+		r.warn(fmt.Sprintf("cache warm-up request at %s failed: %s", result.FormatTokens(ctxLen), runs[0].Reason))
 	}
-	return c, nil
+	return runs, nil
 }
 
 // warmStreams warms the prompts of a distinct workload's other streams

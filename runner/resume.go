@@ -111,7 +111,8 @@ func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, notes io.Wr
 			return exit.Usagef("-resume %s: that run measured %v windows, not -duration %v: its cells would not be comparable; drop -duration (or start a fresh run)", rs.Dir, was, set.Duration)
 		}
 	}
-	if sp.Measure != nil && m.MaxOutput > 0 && (sp.Measure.MaxOutput != m.MaxOutput || max(sp.Measure.Repeat, 1) != max(m.Repeat, 1)) {
+	if sp.Measure != nil && m.MaxOutput > 0 && (sp.Measure.MaxOutput != m.MaxOutput || max(sp.Measure.Repeat, 1) != max(m.Repeat, 1) ||
+		sp.Measure.RepeatAuto != m.RepeatAuto || max(sp.Measure.Boots, 1) != max(m.Boots, 1)) {
 		return exit.Usagef("-resume %s: the spec's measure block changed since that run (max_output %d → %d, repeat %d → %d): its cells would not be comparable; restore it or start a fresh run without -resume",
 			rs.Dir, m.MaxOutput, sp.Measure.MaxOutput, max(m.Repeat, 1), max(sp.Measure.Repeat, 1))
 	}

@@ -86,6 +86,12 @@ type Config struct {
 	// that run's results.json, when readable (server facts, start time).
 	Resume   []result.CellRecord
 	Previous *result.Results
+	// Baseline is the -baseline run: repeat = "auto" repeats a cell until
+	// its comparison with the baseline's cell is decided; nil decides each
+	// cell on its own precision. Tolerance and Alpha are the comparison's
+	// (0: compare's defaults).
+	Baseline         *result.Results
+	Tolerance, Alpha float64
 }
 
 // run is the state of one Run.
@@ -122,6 +128,18 @@ type run struct {
 	builder   *workload.Builder
 	tokenizer *serverTokenizer
 	fields    requestFields
+	// The repeat design (repeats.go): bootNo is the current boot (1, 2,
+	// …); pending the cells whose repeats are being taken; stop
+	// repeat = "auto"'s rule (nil with a fixed repeat).
+	bootNo  int
+	pending map[result.CellRef]*pendingCell
+	stop    stopRule
+	// GPU time (docs/method.md#gpu-time): upSince is when the current
+	// boot's server was launched (zero while none is up), upBefore the up
+	// time of the boots before it, startups each boot's time to ready.
+	upSince  time.Time
+	upBefore time.Duration
+	startups []time.Duration
 }
 
 // Run measures cfg.Plan. It always returns the Results (with whatever was
@@ -141,16 +159,25 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 	if cfg.SteadyHold <= 0 {
 		cfg.SteadyHold = plan.SteadyHold
 	}
-	r := &run{cfg: cfg, observer: cfg.Observer, started: time.Now(), kvChecked: map[int]bool{}}
+	r := &run{cfg: cfg, observer: cfg.Observer, started: time.Now(), kvChecked: map[int]bool{},
+		bootNo: 1, pending: map[result.CellRef]*pendingCell{}}
 	var b [6]byte
 	rand.Read(b[:])
 	r.runID = "slogate-" + hex.EncodeToString(b[:])
 	r.results = r.initialResults()
 	r.cellsTotal = len(cfg.Plan.Cells())
 
+	if m := r.measure(); m.RepeatAuto {
+		r.stop = newStopRule(m, cfg.Tolerance, cfg.Alpha)
+	}
 	err := r.run(ctx)
+	if err != nil {
+		if perr := r.recordPartials(firstLine(err.Error())); perr != nil {
+			err = errors.Join(err, perr)
+		}
+	}
 	if r.server != nil {
-		serr := r.server.stop(cfg.StopGrace, cfg.ForceStop)
+		serr := r.stopServer()
 		switch {
 		case serr != nil && err == nil:
 			err = serr
@@ -176,6 +203,7 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 		r.warn(fmt.Sprintf("writing requests.jsonl: %v", cerr))
 	}
 	r.results.Finished = time.Now().UTC()
+	r.results.GPUTime = r.gpuTime()
 	r.sortCells()
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
@@ -245,13 +273,24 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.discover(ctx); err != nil {
 		return err
 	}
-	for _, step := range r.cfg.Plan.Steps {
-		if err := r.measureStep(ctx, step); err != nil {
-			return err
+	for b := 1; b <= r.boots(); b++ {
+		if b > 1 {
+			if err := r.reboot(ctx, b); err != nil {
+				return err
+			}
+		}
+		for _, step := range r.cfg.Plan.Steps {
+			if err := r.measureStep(ctx, step); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
+
+// lastBoot says whether the current boot is the run's last: the cells
+// are recorded at its end.
+func (r *run) lastBoot() bool { return r.bootNo >= r.boots() }
 
 // measureStep measures one plan step, that is one context: it builds the
 // context's prompts, sends the cold prefill request (recorded when the plan
@@ -273,6 +312,15 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			trafficTodo = append(trafficTodo, ref)
 		}
 	}
+	searches := st.Searches
+	if r.bootNo > 1 {
+		// Traffic cells and searches are not repeated: the first boot
+		// measures them.
+		trafficTodo, searches = nil, nil
+		if len(todo) == 0 && !record {
+			return nil
+		}
+	}
 	// The prompts the runnable decode cells use: one per stream of the
 	// largest when the workload is distinct (docs/method.md#workload);
 	// traffic cells cycle through trafficPrompts of them.
@@ -285,7 +333,7 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			streams = max(streams, ref.Concurrency)
 		}
 	}
-	for _, sr := range st.Searches {
+	for _, sr := range searches {
 		streams = max(streams, r.largestProbe(sr))
 	}
 	var cp *contextPrompts
@@ -294,38 +342,33 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 		if cp, err = r.buildPrompts(ctx, st.Context, max(streams, 1)); err != nil {
 			return err
 		}
-		cell, err := r.prefill(ctx, st.Context, cp.prompts[0], salt, record)
-		if err != nil {
+		if err := r.prefillStep(ctx, st.Context, cp.prompts[0], salt, record); err != nil {
 			return err
-		}
-		if record {
-			if err := r.recordPrefill(cell); err != nil {
-				return err
-			}
 		}
 		if err := r.warmStreams(ctx, cp, salt); err != nil {
 			return err
 		}
 	}
-	for _, ref := range todo {
-		var bodies [][]byte
-		if cp != nil {
-			bodies = r.decodeBodies(cp, salt)
+	bodies := func() [][]byte {
+		if cp == nil {
+			return nil
 		}
-		cell, err := r.decode(ctx, ref, bodies)
-		if err != nil {
-			if cell.Repeats > 0 { // the repeats measured before the run ended
-				if rerr := r.recordDecode(cell); rerr != nil {
-					return errors.Join(err, rerr)
-				}
+		return r.decodeBodies(cp, salt)
+	}
+	if err := r.measureDecodeCells(ctx, todo, bodies); err != nil {
+		return err
+	}
+	if r.lastBoot() {
+		for _, ref := range todo {
+			pc := r.pending[ref]
+			cell := r.finishDecode(pc)
+			if cp != nil && cell.Status.Measured() {
+				cell.Warnings = append(cell.Warnings, cp.warnings...)
 			}
-			return err
-		}
-		if cp != nil && cell.Status.Measured() {
-			cell.Warnings = append(cell.Warnings, cp.warnings...)
-		}
-		if err := r.recordDecode(cell); err != nil {
-			return err
+			pc.recorded = true
+			if err := r.recordDecode(cell); err != nil {
+				return err
+			}
 		}
 	}
 	for _, ref := range trafficTodo {
@@ -337,7 +380,7 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			return err
 		}
 	}
-	for _, sr := range st.Searches {
+	for _, sr := range searches {
 		var bodies [][]byte
 		if cp != nil {
 			bodies = r.decodeBodies(cp, salt)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -332,7 +333,13 @@ func (r *run) boot(ctx context.Context) error {
 	if r.cfg.Endpoint != "" {
 		r.client = newAPIClient(r.cfg.Endpoint, srv.APIKey, srv.ServedName())
 		r.logf("measuring the running server at %s (no boot, no stop)", r.client.base)
+		if r.boots() > 1 {
+			return exit.Usagef("measure.boots = %d restarts the server between groups of repeats, which -endpoint cannot (slogate did not start it): drop -endpoint, or set boots = 1", r.boots())
+		}
 		info, err := waitReady(ctx, nil, r.client, endpointReadyTimeout, nil)
+		if err == nil {
+			r.upSince = time.Now()
+		}
 		if err != nil {
 			if refusal := (*serverRefusal)(nil); exit.Code(err) == exit.Infra && !errors.As(err, &refusal) {
 				return exit.Infraf("the endpoint %s is unreachable or not ready: %v (is the server running? check -endpoint)", r.client.base, err)
@@ -346,7 +353,13 @@ func (r *run) boot(ctx context.Context) error {
 		r.logf("-sim: the simulator runs as a process; the container block is not used")
 		srv = srv.WithoutContainer()
 	}
-	argv, env := srv.Argv(), srv.Env
+	argv, env := srv.Argv(), maps.Clone(srv.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	// The boot number, for a server that wants to know (the simulator's
+	// --sim-boot-noise seeds its per-start offset with it).
+	env["SLOGATE_BOOT"] = strconv.Itoa(r.bootNo)
 	shown := srv.RedactedArgv()
 	if r.cfg.Sim {
 		exe := r.cfg.SimExecutable
@@ -365,6 +378,7 @@ func (r *run) boot(ctx context.Context) error {
 	}
 	logPath := filepath.Join(r.cfg.OutDir, "server.log")
 	var p *process
+	r.upSince = time.Now()
 	if srv.Container != nil {
 		c, err := r.bootContainer(ctx, srv, logPath)
 		if err != nil {
@@ -390,6 +404,7 @@ func (r *run) boot(ctx context.Context) error {
 		return err
 	}
 	r.maxModelLen = info.maxModelLen
+	r.startups = append(r.startups, time.Since(t0))
 	r.logf("server ready in %.1fs (log: %s)", time.Since(t0).Seconds(), logPath)
 	return nil
 }
