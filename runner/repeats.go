@@ -191,9 +191,11 @@ func (r *run) repeatsThisBoot() int {
 func (r *run) boots() int { return max(r.measure().Boots, 1) }
 
 // measureDecodeCells measures the step's decode cells refs this boot, in
-// rounds (the file comment). An infrastructure error returns at once; the
-// cells' runs so far stay pending (recordPartials keeps them).
-func (r *run) measureDecodeCells(ctx context.Context, refs []result.CellRef, bodies func() [][]byte) error {
+// rounds (the file comment); in the last boot each is recorded once its
+// repeats are taken, with the context's prompt warnings. An
+// infrastructure error returns at once; the cells' runs so far stay
+// pending (recordPartials keeps them).
+func (r *run) measureDecodeCells(ctx context.Context, refs []result.CellRef, bodies func() [][]byte, warnings []string) error {
 	cells := make([]*pendingCell, 0, len(refs))
 	for _, ref := range refs {
 		pc := r.pendingOf(ref)
@@ -234,11 +236,40 @@ func (r *run) measureDecodeCells(ctx context.Context, refs []result.CellRef, bod
 			}
 			pc.runs = append(pc.runs, c)
 			pc.boots = append(pc.boots, r.bootNo)
+			if r.lastBoot() && !r.wantsRun(pc, round+1, quota) {
+				// Recorded as soon as its repeats are all taken, so that an
+				// interruption keeps it whole.
+				if err := r.recordFinished(pc, warnings); err != nil {
+					return err
+				}
+			}
+		}
+		if r.lastBoot() {
+			// Cells that did not run to the end of the round: unrunnable,
+			// failed.
+			for _, pc := range cells {
+				if !pc.recorded && !r.wantsRun(pc, round+1, quota) {
+					if err := r.recordFinished(pc, warnings); err != nil {
+						return err
+					}
+				}
+			}
 		}
 		if !ran {
 			return nil
 		}
 	}
+}
+
+// recordFinished records decode cell pc, its repeats all taken; warnings
+// are the context's prompt warnings, added to a measured cell.
+func (r *run) recordFinished(pc *pendingCell, warnings []string) error {
+	cell := r.finishDecode(pc)
+	if cell.Status.Measured() {
+		cell.Warnings = append(cell.Warnings, warnings...)
+	}
+	pc.recorded = true
+	return r.recordDecode(cell)
 }
 
 // wantsRun says whether cell pc gets a run in round (0-based) of this

@@ -355,21 +355,12 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 		}
 		return r.decodeBodies(cp, salt)
 	}
-	if err := r.measureDecodeCells(ctx, todo, bodies); err != nil {
-		return err
+	var warnings []string
+	if cp != nil {
+		warnings = cp.warnings
 	}
-	if r.lastBoot() {
-		for _, ref := range todo {
-			pc := r.pending[ref]
-			cell := r.finishDecode(pc)
-			if cp != nil && cell.Status.Measured() {
-				cell.Warnings = append(cell.Warnings, cp.warnings...)
-			}
-			pc.recorded = true
-			if err := r.recordDecode(cell); err != nil {
-				return err
-			}
-		}
+	if err := r.measureDecodeCells(ctx, todo, bodies, warnings); err != nil {
+		return err
 	}
 	for _, ref := range trafficTodo {
 		cell, err := r.trafficCell(ctx, ref, r.decodeBodies(cp, salt))
