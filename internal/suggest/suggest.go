@@ -39,3 +39,31 @@ func Closest(name string, candidates []string) string {
 	}
 	return best
 }
+
+// Name is Closest for names made of words joined by "_" (metric names):
+// when no candidate is close, the only candidate that is name with one word
+// added ("ttft_p99" for ttft_ms_p99: the unit left out); "" when there is
+// none or several.
+func Name(name string, candidates []string) string {
+	if c := Closest(name, candidates); c != "" {
+		return c
+	}
+	words := strings.Split(name, "_")
+	found := ""
+	for _, c := range candidates {
+		cw := strings.Split(c, "_")
+		if len(cw) != len(words)+1 {
+			continue
+		}
+		for i := range cw {
+			if strings.Join(append(append([]string{}, cw[:i]...), cw[i+1:]...), "_") == name {
+				if found != "" && found != c {
+					return ""
+				}
+				found = c
+				break
+			}
+		}
+	}
+	return found
+}
