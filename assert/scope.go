@@ -126,8 +126,17 @@ func contextKeys(ctx int) []string {
 // cellObjectType is the object type of one cell of phase (decode[CTX][CONC]
 // or prefill[CTX]): every metric of the phase as a number, plus status. It
 // is the type cellObject builds, so the two cannot drift apart.
-func cellObjectType(phase result.Phase) cty.Type {
-	return cellObject(phase, cty.UnknownVal(cty.String), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number) }).Type()
+func cellObjectType(phase result.Phase, ps []float64) cty.Type {
+	return cellObject(phase, ps, cty.UnknownVal(cty.String), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number) }).Type()
+}
+
+// specPercentiles are the percentiles sp measures (measure.percentiles):
+// the statistics its cells' objects carry (docs/method.md#metric-names).
+func specPercentiles(sp *spec.Spec) []float64 {
+	if sp == nil || sp.Measure == nil || len(sp.Measure.Percentiles) == 0 {
+		return result.DefaultPercentiles
+	}
+	return sp.Measure.Percentiles
 }
 
 // absentReason says why a cell the results lack has no numbers: the run
@@ -165,14 +174,13 @@ func reasonFor(st result.Status, why string) string {
 }
 
 // cellObject builds the object of one cell of phase: its status (a string)
-// and every metric of the phase, each a number given by value. It is the one
-// definition of a cell's type (cellObjectType).
-func cellObject(phase result.Phase, status cty.Value, value func(result.Metric) cty.Value) cty.Value {
+// and every metric of the phase measured with percentiles ps (the table's
+// and the naming rule's statistics), each a number given by value. It is the
+// one definition of a cell's type (cellObjectType).
+func cellObject(phase result.Phase, ps []float64, status cty.Value, value func(result.Metric) cty.Value) cty.Value {
 	attrs := map[string]cty.Value{spec.CellStatusAttribute: status}
-	for _, m := range result.Metrics {
-		if m.Phase == phase {
-			attrs[m.Name] = value(m)
-		}
+	for _, m := range result.CellMetrics(phase, ps) {
+		attrs[m.Name] = value(m)
 	}
 	return cty.ObjectVal(attrs)
 }
@@ -181,7 +189,7 @@ func cellObject(phase result.Phase, status cty.Value, value func(result.Metric) 
 // metrics as numbers (null for an optional metric the server did not
 // report); for a cell without numbers every metric is an unknown number
 // marked with why it has none.
-func measuredCell(ref result.CellRef, res *result.Results) cty.Value {
+func measuredCell(ref result.CellRef, res *result.Results, ps []float64) cty.Value {
 	var (
 		st     result.Status
 		why    string
@@ -204,9 +212,9 @@ func measuredCell(ref result.CellRef, res *result.Results) cty.Value {
 	}
 	if !st.Measured() {
 		mark := unmeasuredRead(ref, st, why, res)
-		return cellObject(ref.Phase, status, func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(mark) })
+		return cellObject(ref.Phase, ps, status, func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(mark) })
 	}
-	return cellObject(ref.Phase, status, func(m result.Metric) cty.Value {
+	return cellObject(ref.Phase, ps, status, func(m result.Metric) cty.Value {
 		if v, ok := metric(m.Name); ok {
 			return cty.NumberFloatVal(v)
 		}
@@ -291,10 +299,11 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 	}
 	l := specLayout(sp)
 	l.addResults(res)
-	sc := scopeOf(sp, name, l, func(ref result.CellRef) cty.Value { return measuredCell(ref, res) },
+	ps := specPercentiles(sp)
+	sc := scopeOf(sp, name, l, func(ref result.CellRef) cty.Value { return measuredCell(ref, res, ps) },
 		serverObject(name, srv, &res.Server))
 	sc.res = res
-	sc.addSearches(func(s *spec.Search) cty.Value { return searchValue(s, res) })
+	sc.addSearches(func(s *spec.Search) cty.Value { return searchValue(s, res, ps) })
 	return sc
 }
 
@@ -309,17 +318,18 @@ func scopeOf(sp *spec.Spec, server string, l layout, cell func(result.CellRef) c
 	}
 	sc.ctx = parent.NewChild()
 	vars := map[string]cty.Value{}
+	ps := specPercentiles(sp)
 
 	for label, g := range l.decode {
 		sc.roots[label] = true
-		vars[label] = gridValue(cellObjectType(result.PhaseDecode), g, strconv.Itoa, func(ctx, conc int) result.CellRef {
+		vars[label] = gridValue(cellObjectType(result.PhaseDecode, ps), g, strconv.Itoa, func(ctx, conc int) result.CellRef {
 			return result.CellRef{Phase: result.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
 		}, cell)
 	}
 	for label, g := range l.traffic {
 		sc.roots[label] = true
 		// A number index converts to its shortest string: 4 → "4", 0.5 → "0.5".
-		vars[label] = gridValue(cellObjectType(result.PhaseTraffic), g, result.FormatRate, func(ctx int, rate float64) result.CellRef {
+		vars[label] = gridValue(cellObjectType(result.PhaseTraffic, ps), g, result.FormatRate, func(ctx int, rate float64) result.CellRef {
 			return result.CellRef{Phase: result.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
 		}, cell)
 	}
@@ -332,7 +342,7 @@ func scopeOf(sp *spec.Spec, server string, l layout, cell func(result.CellRef) c
 		}
 	}
 	if len(prefill) == 0 {
-		vars["prefill"] = cty.MapValEmpty(cellObjectType(result.PhasePrefill))
+		vars["prefill"] = cty.MapValEmpty(cellObjectType(result.PhasePrefill, ps))
 	} else {
 		vars["prefill"] = cty.MapVal(prefill)
 	}

@@ -39,17 +39,20 @@ func searchObject(conc, found, monotone, cell, probes cty.Value) cty.Value {
 	})
 }
 
-var searchObjectType = searchObject(cty.UnknownVal(cty.Number), cty.UnknownVal(cty.Bool), cty.UnknownVal(cty.Bool),
-	cty.UnknownVal(cellObjectType(result.PhaseDecode)), cty.UnknownVal(cty.List(probeObjectType))).Type()
+func searchObjectType(ps []float64) cty.Type {
+	return searchObject(cty.UnknownVal(cty.Number), cty.UnknownVal(cty.Bool), cty.UnknownVal(cty.Bool),
+		cty.UnknownVal(cellObjectType(result.PhaseDecode, ps)), cty.UnknownVal(cty.List(probeObjectType))).Type()
+}
 
 // unknownSearch is search["NAME"] with every attribute unknown, marked m
-// (no mark when m is nil: the static scope).
-func unknownSearch(m *searchRead) cty.Value {
+// (no mark when m is nil: the static scope); its cell has the statistics of
+// percentiles ps.
+func unknownSearch(m *searchRead, ps []float64) cty.Value {
 	attrs := map[string]cty.Value{}
-	for name, ty := range searchObjectType.AttributeTypes() {
+	for name, ty := range searchObjectType(ps).AttributeTypes() {
 		v := cty.UnknownVal(ty)
 		if name == "cell" {
-			v = cellObject(result.PhaseDecode, cty.UnknownVal(cty.String), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number) })
+			v = cellObject(result.PhaseDecode, ps, cty.UnknownVal(cty.String), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number) })
 		}
 		if m != nil {
 			v = markAll(v, *m)
@@ -71,9 +74,10 @@ func markAll(v cty.Value, m searchRead) cty.Value {
 	return v.Mark(m)
 }
 
-// probeCell is the object of a measured probe cell (cell.<metric>).
-func probeCell(c *result.DecodeCell) cty.Value {
-	return cellObject(result.PhaseDecode, cty.StringVal(string(c.Status)), func(m result.Metric) cty.Value {
+// probeCell is the object of a measured probe cell (cell.<metric>), with
+// the statistics of percentiles ps.
+func probeCell(c *result.DecodeCell, ps []float64) cty.Value {
+	return cellObject(result.PhaseDecode, ps, cty.StringVal(string(c.Status)), func(m result.Metric) cty.Value {
 		if v, ok := c.Metric(m.Name); ok {
 			return cty.NumberFloatVal(v)
 		}
@@ -82,13 +86,13 @@ func probeCell(c *result.DecodeCell) cty.Value {
 }
 
 // searchValue is search["NAME"] as res recorded it.
-func searchValue(s *spec.Search, res *result.Results) cty.Value {
+func searchValue(s *spec.Search, res *result.Results, ps []float64) cty.Value {
 	r, ok := res.SearchByName(s.Name)
 	switch {
 	case !ok:
-		return unknownSearch(&searchRead{name: s.Name, msg: fmt.Sprintf("search %q was not run", s.Name), infra: true})
+		return unknownSearch(&searchRead{name: s.Name, msg: fmt.Sprintf("search %q was not run", s.Name), infra: true}, ps)
 	case r.Error != "":
-		return unknownSearch(&searchRead{name: s.Name, msg: fmt.Sprintf("search %q has no answer: %s", s.Name, r.Error), infra: true})
+		return unknownSearch(&searchRead{name: s.Name, msg: fmt.Sprintf("search %q has no answer: %s", s.Name, r.Error), infra: true}, ps)
 	}
 	probes := cty.ListValEmpty(probeObjectType)
 	if len(r.Probes) > 0 {
@@ -100,10 +104,10 @@ func searchValue(s *spec.Search, res *result.Results) cty.Value {
 	}
 	var cell cty.Value
 	if p, ok := r.Probe(r.Concurrency); r.Found && ok {
-		cell = probeCell(&p.Cell)
+		cell = probeCell(&p.Cell, ps)
 	} else {
 		m := searchRead{name: s.Name, msg: fmt.Sprintf("search %q found no concurrency in [%d, %d] that meets the objective, so it has no cell", s.Name, r.Range[0], r.Range[1])}
-		cell = cellObject(result.PhaseDecode, cty.StringVal("not_measured").Mark(m), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(m) })
+		cell = cellObject(result.PhaseDecode, ps, cty.StringVal("not_measured").Mark(m), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(m) })
 	}
 	return searchObject(cty.NumberIntVal(int64(r.Concurrency)), cty.BoolVal(r.Found), cty.BoolVal(r.Monotone), cell, probes)
 }
@@ -112,7 +116,7 @@ func searchValue(s *spec.Search, res *result.Results) cty.Value {
 // built by value.
 func searchesVar(sp *spec.Spec, value func(*spec.Search) cty.Value) cty.Value {
 	if len(sp.Searches) == 0 {
-		return cty.MapValEmpty(searchObjectType)
+		return cty.MapValEmpty(searchObjectType(specPercentiles(sp)))
 	}
 	m := map[string]cty.Value{}
 	for _, s := range sp.Searches {
@@ -146,7 +150,7 @@ func checkObjective(sp *spec.Spec, s *spec.Search, srv *spec.Server) hcl.Diagnos
 	if s.Objective == nil {
 		return nil
 	}
-	cell := cellObject(result.PhaseDecode, cty.UnknownVal(cty.String), func(m result.Metric) cty.Value {
+	cell := cellObject(result.PhaseDecode, specPercentiles(sp), cty.UnknownVal(cty.String), func(m result.Metric) cty.Value {
 		if why := cannotProduce(m, srv); why != "" {
 			return cty.NullVal(cty.Number).Mark(unproducible{metric: m.Name, why: why})
 		}
@@ -168,7 +172,7 @@ func checkObjective(sp *spec.Spec, s *spec.Search, srv *spec.Server) hcl.Diagnos
 // values it read, one comparison per line (k6-style, as assert details);
 // an error when it cannot say (a metric the cell lacks, a non-bool value).
 func Objective(sp *spec.Spec, s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
-	sc := objectiveScope(sp, probeCell(c))
+	sc := objectiveScope(sp, probeCell(c, specPercentiles(sp)))
 	val, diags := s.Objective.Value(sc.ctx)
 	if diags.HasErrors() {
 		return false, nil, fmt.Errorf("objective could not be evaluated: %s", firstError(diags))

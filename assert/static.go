@@ -142,7 +142,7 @@ func newStaticScope(sp *spec.Spec, srv *spec.Server) *scope {
 		name = srv.Name
 	}
 	cell := func(ref result.CellRef) cty.Value {
-		return cellObject(ref.Phase, cty.UnknownVal(cty.String), func(m result.Metric) cty.Value {
+		return cellObject(ref.Phase, specPercentiles(sp), cty.UnknownVal(cty.String), func(m result.Metric) cty.Value {
 			if why := cannotProduce(m, srv); why != "" {
 				return cty.NullVal(cty.Number).Mark(unproducible{metric: m.Name, why: why})
 			}
@@ -150,7 +150,7 @@ func newStaticScope(sp *spec.Spec, srv *spec.Server) *scope {
 		})
 	}
 	sc := scopeOf(sp, name, specLayout(sp), cell, staticServerObject(srv))
-	sc.addSearches(func(*spec.Search) cty.Value { return unknownSearch(nil) })
+	sc.addSearches(func(*spec.Search) cty.Value { return unknownSearch(nil, specPercentiles(sp)) })
 	return sc
 }
 

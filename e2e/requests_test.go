@@ -3,8 +3,11 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +128,42 @@ search "max_users" {
 	}
 	if launched != tc.Launched || completed != tc.Completed || launched == 0 {
 		t.Errorf("traffic: %d in-window records, %d finished; the cell launched %d, completed %d", launched, completed, tc.Launched, tc.Completed)
+	}
+}
+
+// TestPercentileCondition: measure.percentiles adds p95 and p99.9, with the
+// mean and the count, to results.json; a condition reads
+// decode["8K"][64].ttft_ms_p95 as recorded, and its verdict line quotes
+// it (docs/method.md#metric-names).
+func TestPercentileCondition(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpec(t, freePort(t), `"--sim-tbt", "2ms", "--sim-ttft", "15ms", "--sim-kv-tokens", "4000000"`, `measure {
+  duration    = "1s"
+  max_output  = 300
+  percentiles = [50, 90, 95, 99, 99.9]
+}
+matrix "decode" {
+  contexts    = ["8K"]
+  concurrency = [64]
+}
+assert "tail" {
+  condition = decode["8K"][64].ttft_ms_p95 <= 60000 && decode["8K"][64].ttft_ms_count >= 64 && decode["8K"][64].ttft_ms_p99_9 >= decode["8K"][64].ttft_ms_p95
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-v", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	c := readResults(t, out).Decode[0]
+	p95, ok := c.Stats["ttft_ms_p95"]
+	if !ok || c.Stats["ttft_ms_count"] < 64 || c.Stats["ttft_ms_p99_9"] < p95 || p95 < c.TTFTMsP90 || p95 > c.TTFTMsP99 {
+		t.Fatalf("stats %v, p90 %v, p99 %v: want p90 ≤ p95 ≤ p99.9 and at least 64 requests", c.Stats, c.TTFTMsP90, c.TTFTMsP99)
+	}
+	want := fmt.Sprintf(`decode["8K"][64].ttft_ms_p95 = %s, want <= 60000: ok`, strconv.FormatFloat(p95, 'f', -1, 64))
+	if !strings.Contains(r.Stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
 	}
 }

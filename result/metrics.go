@@ -34,6 +34,15 @@ type Metric struct {
 	// percentile of ("ttft_ms" for "ttft_ms_p90"); "" for the others. Metric
 	// lines show them together: "ttft_ms=a/p90/p99".
 	PercentileOf string
+	// Samples says what one sample of a distribution is ("requests",
+	// "token gaps"): the metric is then the median of its samples and has
+	// percentiles, a mean and a count by the naming rule (dist.go); ""
+	// for a metric that is not a distribution.
+	Samples string
+	// Percentile is the percentile a statistic of the naming rule is
+	// (95 for ttft_ms_p95); 0 for the metrics of the table, whose p90 and
+	// p99 are always measured.
+	Percentile float64
 
 	// field locates the metric in a cell of its phase.
 	field cellField
@@ -97,7 +106,7 @@ var Metrics = append([]Metric{
 		field: decodeField(func(c *DecodeCell) *float64 { return &c.PerRequestTPS })},
 	{Name: "ttft_ms", Phase: PhaseDecode, Label: "TTFT",
 		Unit: "ms", Precision: 0,
-		Doc:   "median time to first token of the requests started during the cell",
+		Doc: "median time to first token of the requests started during the cell", Samples: "requests",
 		field: decodeField(func(c *DecodeCell) *float64 { return &c.TTFTMs })},
 	{Name: "ttft_ms_p90", Phase: PhaseDecode, Label: "TTFT p90",
 		Unit: "ms", Precision: 0, PercentileOf: "ttft_ms",
@@ -109,7 +118,7 @@ var Metrics = append([]Metric{
 		field: decodeField(func(c *DecodeCell) *float64 { return &c.TTFTMsP99 })},
 	{Name: "tbt_ms", Phase: PhaseDecode, Label: "Time between tokens",
 		Unit: "ms", Precision: 1,
-		Doc:   "median time between tokens (each inter-chunk gap ÷ tokens in the chunk)",
+		Doc: "median time between tokens (each inter-chunk gap inside the window ÷ tokens in the chunk, pooled over requests)", Samples: "token gaps",
 		field: decodeField(func(c *DecodeCell) *float64 { return &c.TBTMs })},
 	{Name: "tbt_ms_p90", Phase: PhaseDecode, Label: "Time between tokens p90",
 		Unit: "ms", Precision: 1, PercentileOf: "tbt_ms",
@@ -119,6 +128,14 @@ var Metrics = append([]Metric{
 		Unit: "ms", Precision: 1, PercentileOf: "tbt_ms",
 		Doc:   "99th percentile time between tokens",
 		field: decodeField(func(c *DecodeCell) *float64 { return &c.TBTMsP99 })},
+	{Name: "itl_ms", Phase: PhaseDecode, Label: "ITL",
+		Unit: "ms", Precision: 1, Samples: "chunk gaps",
+		Doc:   "median inter-token latency as vLLM defines it: the time between consecutive chunks of a request inside the window, one per chunk whatever its tokens",
+		field: statsField(PhaseDecode, "itl_ms")},
+	{Name: "tpot_ms", Phase: PhaseDecode, Label: "TPOT",
+		Unit: "ms", Precision: 1, Samples: "completed requests",
+		Doc:   "median TPOT as vLLM defines it, (last token chunk − first chunk) ÷ (output tokens − 1), of the requests completed inside the window",
+		field: statsField(PhaseDecode, "tpot_ms")},
 	{Name: "active_avg", Phase: PhaseDecode, Label: "Average active requests",
 		Unit: "requests", HigherIsBetter: true, Precision: 1,
 		Doc:   "time-averaged number of streams past their first token",
@@ -160,8 +177,18 @@ func PhaseMetrics(phase Phase) []Metric {
 	return out
 }
 
-// LookupMetric returns the metric called name in phase.
+// LookupMetric returns the metric called name in phase: one of the table,
+// or a statistic of one of its distributions by the naming rule
+// ("ttft_ms_p95", "ttft_ms_mean", "ttft_ms_count"; dist.go).
 func LookupMetric(phase Phase, name string) (Metric, bool) {
+	if m, ok := tableMetric(phase, name); ok {
+		return m, true
+	}
+	return derivedMetric(phase, name)
+}
+
+// tableMetric returns the metric of the table called name in phase.
+func tableMetric(phase Phase, name string) (Metric, bool) {
 	for _, m := range Metrics {
 		if m.Phase == phase && m.Name == name {
 			return m, true
@@ -181,10 +208,11 @@ func MustMetric(phase Phase, name string) Metric {
 	return m
 }
 
-// MetricNames returns the sorted metric names of phase (for "did you mean").
+// MetricNames returns the sorted metric names of phase with the default
+// percentiles (for "did you mean" and the lists of valid names).
 func MetricNames(phase Phase) []string {
 	var names []string
-	for _, m := range PhaseMetrics(phase) {
+	for _, m := range CellMetrics(phase, DefaultPercentiles) {
 		names = append(names, m.Name)
 	}
 	sort.Strings(names)
@@ -281,15 +309,22 @@ type cellField struct {
 	optional bool // stored as *float64, nil when not reported
 }
 
-// slot is one metric's storage in one cell: exactly one pointer is set.
+// slot is one metric's storage in one cell: exactly one pointer is set
+// (stats with its key).
 type slot struct {
-	f   *float64
-	i   *int
-	i64 *int64
-	opt **float64
+	f     *float64
+	i     *int
+	i64   *int64
+	opt   **float64
+	stats *map[string]float64
+	key   string
 }
 
 func (s slot) get() (float64, bool) {
+	if s.stats != nil {
+		v, ok := (*s.stats)[s.key]
+		return v, ok
+	}
 	switch {
 	case s.f != nil:
 		return *s.f, true
@@ -304,6 +339,13 @@ func (s slot) get() (float64, bool) {
 }
 
 func (s slot) set(v float64) {
+	if s.stats != nil {
+		if *s.stats == nil {
+			*s.stats = map[string]float64{}
+		}
+		(*s.stats)[s.key] = v
+		return
+	}
 	switch {
 	case s.f != nil:
 		*s.f = v
@@ -317,6 +359,10 @@ func (s slot) set(v float64) {
 }
 
 func (s slot) clear() {
+	if s.stats != nil {
+		delete(*s.stats, s.key)
+		return
+	}
 	if s.opt != nil {
 		*s.opt = nil
 		return

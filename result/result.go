@@ -162,6 +162,9 @@ type Measure struct {
 	// Boots is how many times the server was started, the repeats split
 	// over the boots (docs/method.md#boots); 0 or 1 is one.
 	Boots int `json:"boots,omitempty"`
+	// Percentiles are measure.percentiles; empty means DefaultPercentiles
+	// (results written before the setting, or a spec that left it out).
+	Percentiles []float64 `json:"percentiles,omitempty"`
 }
 
 // Status is the state of one measured cell.
@@ -265,6 +268,10 @@ type DecodeCell struct {
 	ServerTotalTPS        *float64 `json:"server_total_tps,omitempty"`
 	SpeculativeAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
 	SpeculativeAcceptLen  *float64 `json:"spec_accept_len,omitempty"`
+	// Stats holds the latency statistics that are not fields, by metric
+	// name (docs/method.md#metric-names): "ttft_ms_p95", "itl_ms",
+	// "ttft_ms_count", ….
+	Stats map[string]float64 `json:"stats,omitempty"`
 	// TokenSource is how the output tokens were counted: usage (per-chunk
 	// usage deltas), final_usage or chunks.
 	TokenSource TokenSource `json:"token_source,omitempty"`

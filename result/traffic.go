@@ -57,6 +57,9 @@ type TrafficCell struct {
 	// flight and were launched late, when a slot freed (0: never).
 	CapHits        int `json:"cap_hits,omitempty"`
 	MaxOutstanding int `json:"max_outstanding"`
+	// Stats holds the latency statistics that are not fields, by metric
+	// name (docs/method.md#metric-names): "ttft_ms_p95", "e2e_ms_count", ….
+	Stats map[string]float64 `json:"stats,omitempty"`
 	// ElapsedS is the wall time the cell took, warm-up and drain included.
 	ElapsedS float64  `json:"elapsed_s,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
@@ -155,7 +158,7 @@ var trafficMetrics = []Metric{
 		field: trafficField(func(c *TrafficCell) *int { return &c.Unfinished })},
 	{Name: "e2e_ms", Phase: PhaseTraffic, Label: "E2E latency",
 		Unit: "ms", Precision: 0,
-		Doc:   "median end-to-end latency (launch to the stream's end) of the completed requests",
+		Doc: "median end-to-end latency (launch to the stream's end) of the completed requests", Samples: "completed requests",
 		field: trafficField(func(c *TrafficCell) *float64 { return &c.E2EMs })},
 	{Name: "e2e_ms_p90", Phase: PhaseTraffic, Label: "E2E latency p90",
 		Unit: "ms", Precision: 0, PercentileOf: "e2e_ms",
@@ -171,7 +174,7 @@ var trafficMetrics = []Metric{
 		field: trafficField(func(c *TrafficCell) *float64 { return &c.E2EMsMean })},
 	{Name: "ttft_ms", Phase: PhaseTraffic, Label: "TTFT",
 		Unit: "ms", Precision: 0,
-		Doc:   "median time to first token of the window's requests",
+		Doc: "median time to first token of the window's requests", Samples: "requests",
 		field: trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMs })},
 	{Name: "ttft_ms_p90", Phase: PhaseTraffic, Label: "TTFT p90",
 		Unit: "ms", Precision: 0, PercentileOf: "ttft_ms",
@@ -183,7 +186,7 @@ var trafficMetrics = []Metric{
 		field: trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMsP99 })},
 	{Name: "tbt_ms", Phase: PhaseTraffic, Label: "Time between tokens",
 		Unit: "ms", Precision: 1,
-		Doc:   "median over the window's requests of each request's mean time between tokens",
+		Doc: "median over the window's completed requests of each one's TPOT (the older name of tpot_ms)", Samples: "completed requests",
 		field: trafficField(func(c *TrafficCell) *float64 { return &c.TBTMs })},
 	{Name: "tbt_ms_p90", Phase: PhaseTraffic, Label: "Time between tokens p90",
 		Unit: "ms", Precision: 1, PercentileOf: "tbt_ms",
@@ -193,6 +196,10 @@ var trafficMetrics = []Metric{
 		Unit: "ms", Precision: 1, PercentileOf: "tbt_ms",
 		Doc:   "99th percentile of the requests' mean time between tokens",
 		field: trafficField(func(c *TrafficCell) *float64 { return &c.TBTMsP99 })},
+	{Name: "tpot_ms", Phase: PhaseTraffic, Label: "TPOT",
+		Unit: "ms", Precision: 1, Samples: "completed requests",
+		Doc:   "median TPOT as vLLM defines it, (last token chunk − first chunk) ÷ (output tokens − 1), of the window's completed requests (tbt_ms holds the same)",
+		field: statsField(PhaseTraffic, "tpot_ms")},
 	{Name: "concurrency_avg", Phase: PhaseTraffic, Label: "Average in flight",
 		Unit: "requests", Precision: 2,
 		Doc:   "time-averaged number of requests in flight (launched, not ended) over the window",

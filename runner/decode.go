@@ -228,6 +228,9 @@ measuring:
 	cell.PerRequestTPS = round(stats.perRequestTPS, 1)
 	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = round(stats.ttft[0], 1), round(stats.ttft[1], 1), round(stats.ttft[2], 1)
 	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = round(stats.tbt[0], 3), round(stats.tbt[1], 3), round(stats.tbt[2], 3)
+	for _, d := range stats.dists {
+		storeDistribution(result.PhaseDecode, d, r.measure().PercentilesOf(), func(m result.Metric, v float64) { m.SetDecode(&cell, v) })
+	}
 	cell.ActiveAvg = round(stats.activeAvg, 2)
 	cell.Completed = stats.completed
 	cell.TokenSource = stats.source

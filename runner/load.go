@@ -34,6 +34,8 @@ type slotStats struct {
 	decodeTokens float64   // the same, excluding each request's first chunk
 	decodeNs     int64     // inter-chunk gaps of those chunks
 	gaps         []float32 // per chunk in the window: gap ÷ tokens, in ms
+	chunkGaps    []float32 // per chunk in the window after a request's first: the gap itself (ITL), in ms
+	tpots        []float64 // ms, TPOT of every request completed inside the window
 	ttfts        []float64 // ms, every request of the cell that got a first chunk
 	spans        []span
 	source       result.TokenSource // least exact token source of a request counted inside the window
@@ -171,6 +173,7 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 	// TTFT (docs/vllm.md#chat), and the first token chunk after it starts decoding
 	// as a completions stream's first chunk does.
 	prevTok := int64(-1)
+	prevChunk := int64(-1) // the last chunk with choices (ITL, as vLLM times it)
 	var prevCompl int64
 	perChunkUsage := false
 	var provisionalInWindow, provisionalTotal float64 // chunks counted as one token (no per-chunk usage)
@@ -206,6 +209,9 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 			endSpan(now, sawFinish)
 			eof, finished = true, sawFinish
 			tr.outputTokens = max(tr.outputTokens, prevCompl)
+			if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); sawFinish && now >= w0 && now <= w1 && tr.outputTokens > 1 && tr.last > tr.first {
+				st.tpots = append(st.tpots, float64(tr.last-tr.first)/1e6/float64(tr.outputTokens-1))
+			}
 			return nil
 		}
 		if err != nil {
@@ -261,6 +267,10 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 		}
 		l.completion.Store(prevCompl)
 		tr.chunk(now)
+		if in && prevChunk >= 0 {
+			st.chunkGaps = append(st.chunkGaps, float32(float64(now-prevChunk)/1e6))
+		}
+		prevChunk = now
 		if ch.Finished {
 			sawFinish = true
 			tr.finishReason = ch.FinishReason
@@ -321,10 +331,12 @@ func streamError(cellCtx, rctx context.Context, err error) error {
 // windowStats are the metrics of docs/method.md#metrics, computed from the slots after the streams
 // have exited.
 type windowStats struct {
-	tokens         float64
-	perRequestTPS  float64
-	ttft           [3]float64 // median, p90, p99
-	tbt            [3]float64
+	tokens        float64
+	perRequestTPS float64
+	ttft          [3]float64 // median, p90, p99
+	tbt           [3]float64
+	// dists are the cell's latency distributions (docs/method.md#metric-names).
+	dists          []distribution
 	activeAvg      float64
 	completed      int
 	source         result.TokenSource
@@ -336,7 +348,7 @@ func (l *load) stats() windowStats {
 	windowStart, windowEnd := l.windowStart.Load(), l.windowEnd.Load()
 	var w windowStats
 	w.measuredS = float64(windowEnd-windowStart) / 1e9
-	var perStream, ttfts, gaps []float64
+	var perStream, ttfts, gaps, chunkGaps, tpots []float64
 	var activeNs float64
 	// The tokens-per-chunk ratio of requests that reported only a final usage.
 	var finalTok, finalChunks float64
@@ -370,6 +382,10 @@ func (l *load) stats() windowStats {
 		for _, g := range st.gaps {
 			gaps = append(gaps, float64(g))
 		}
+		for _, g := range st.chunkGaps {
+			chunkGaps = append(chunkGaps, float64(g))
+		}
+		tpots = append(tpots, st.tpots...)
 		for _, sp := range st.spans {
 			end := sp.end
 			if end < 0 || end > windowEnd {
@@ -390,6 +406,7 @@ func (l *load) stats() windowStats {
 	w.perRequestTPS = median(perStream)
 	w.ttft = [3]float64{percentile(ttfts, 50), percentile(ttfts, 90), percentile(ttfts, 99)}
 	w.tbt = [3]float64{percentile(gaps, 50), percentile(gaps, 90), percentile(gaps, 99)}
+	w.dists = []distribution{{"ttft_ms", ttfts, 1}, {"tbt_ms", gaps, 3}, {"itl_ms", chunkGaps, 3}, {"tpot_ms", tpots, 3}}
 	if w.source == "" {
 		w.source = result.TokenSourceUsage
 	}

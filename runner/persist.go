@@ -35,7 +35,8 @@ func (r *run) initialResults() *result.Results {
 	if sp.Measure != nil {
 		m = result.Measure{Duration: sp.Measure.DurationText, DurationS: sp.Measure.Duration.Seconds(),
 			MaxOutput: sp.Measure.MaxOutput, Endpoint: sp.Measure.Endpoint, Repeat: max(sp.Measure.Repeat, 1),
-			RepeatAuto: sp.Measure.RepeatAuto, MaxRepeat: sp.Measure.MaxRepeat, MaxGPUTimeS: sp.Measure.MaxGPUTime.Seconds()}
+			RepeatAuto: sp.Measure.RepeatAuto, MaxRepeat: sp.Measure.MaxRepeat, MaxGPUTimeS: sp.Measure.MaxGPUTime.Seconds(),
+			Percentiles: sp.Measure.Percentiles}
 		if sp.Measure.Boots > 1 {
 			m.Boots = sp.Measure.Boots
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -74,11 +75,12 @@ func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 // runs[0]'s.
 func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 	c := runs[0]
+	c.Stats = maps.Clone(c.Stats)
 	c.Repeats = len(runs)
 	c.Spread = map[string][2]float64{}
 	c.Samples = map[string][]float64{}
 	var notes []string
-	for _, m := range result.PhaseMetrics(result.PhaseDecode) {
+	for _, m := range decodeRunMetrics(runs) {
 		var xs []float64
 		for i := range runs {
 			if v, ok := m.OfDecode(&runs[i]); ok {
@@ -110,6 +112,26 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 	}
 	c.Warnings, c.Notes = warns, notes
 	return c
+}
+
+// decodeRunMetrics are the metrics to combine over runs: the table's, then
+// every statistic of the naming rule some run has (docs/method.md#metric-names).
+func decodeRunMetrics(runs []result.DecodeCell) []result.Metric {
+	out := result.PhaseMetrics(result.PhaseDecode)
+	var names []string
+	for i := range runs {
+		for name := range runs[i].Stats {
+			if _, known := result.LookupMetric(result.PhaseDecode, name); known && !slices.Contains(names, name) &&
+				!slices.ContainsFunc(out, func(m result.Metric) bool { return m.Name == name }) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		out = append(out, result.MustMetric(result.PhaseDecode, name))
+	}
+	return out
 }
 
 // appendNew appends the elements of add that list does not hold yet.

@@ -3,6 +3,8 @@ package runner
 import (
 	"math"
 	"slices"
+
+	"github.com/slogate/slogate/result"
 )
 
 // percentile returns the p-th percentile (0..100) of xs with linear
@@ -36,4 +38,34 @@ func round(v float64, d int) float64 {
 	}
 	m := math.Pow(10, float64(d))
 	return math.Round(v*m) / m
+}
+
+// distribution is the samples of one latency distribution of a cell: the
+// metric name of its median, its samples in ms, and the decimals its
+// statistics keep in results.json.
+type distribution struct {
+	name     string
+	xs       []float64
+	decimals int
+}
+
+// storeDistribution stores d's statistics by the naming rule
+// (docs/method.md#metric-names) through set: the median and each
+// percentile of ps, the mean and the count. Without samples only the count
+// (0) is stored: a percentile of nothing is absent, not 0 (the fields of
+// the table, which cannot be absent, keep 0 as before).
+func storeDistribution(phase result.Phase, d distribution, ps []float64, set func(result.Metric, float64)) {
+	count := result.MustMetric(phase, result.CountName(d.name))
+	set(count, float64(len(d.xs)))
+	if len(d.xs) == 0 {
+		return
+	}
+	for _, p := range append([]float64{50}, ps...) {
+		set(result.MustMetric(phase, result.PercentileName(d.name, p)), round(percentile(d.xs, p), d.decimals))
+	}
+	var sum float64
+	for _, x := range d.xs {
+		sum += x
+	}
+	set(result.MustMetric(phase, result.MeanName(d.name)), round(sum/float64(len(d.xs)), d.decimals))
 }

@@ -300,6 +300,8 @@ type trafficWindow struct {
 	e2e, ttft, tbt            [3]float64 // median, p90, p99 (ms)
 	e2eMean                   float64
 	concurrencyAvg            float64
+	// dists are the cell's latency distributions (docs/method.md#metric-names).
+	dists []distribution
 }
 
 // trafficStats computes a window's metrics from every request's span: the
@@ -367,6 +369,8 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 	w.e2e = [3]float64{percentile(e2es, 50), percentile(e2es, 90), percentile(e2es, 99)}
 	w.ttft = [3]float64{percentile(ttfts, 50), percentile(ttfts, 90), percentile(ttfts, 99)}
 	w.tbt = [3]float64{percentile(tbts, 50), percentile(tbts, 90), percentile(tbts, 99)}
+	// tbt_ms is each request's TPOT under its older name: tpot_ms holds the same samples.
+	w.dists = []distribution{{"e2e_ms", e2es, 1}, {"ttft_ms", ttfts, 1}, {"tbt_ms", tbts, 3}, {"tpot_ms", tbts, 3}}
 	return w
 }
 
@@ -510,6 +514,9 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 	cell.E2EMs, cell.E2EMsP90, cell.E2EMsP99, cell.E2EMsMean = round(w.e2e[0], 1), round(w.e2e[1], 1), round(w.e2e[2], 1), round(w.e2eMean, 1)
 	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = round(w.ttft[0], 1), round(w.ttft[1], 1), round(w.ttft[2], 1)
 	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = round(w.tbt[0], 3), round(w.tbt[1], 3), round(w.tbt[2], 3)
+	for _, d := range w.dists {
+		storeDistribution(result.PhaseTraffic, d, r.measure().PercentilesOf(), func(m result.Metric, v float64) { m.SetTraffic(cell, v) })
+	}
 	cell.ConcurrencyAvg = round(w.concurrencyAvg, 3)
 	cell.CapHits = int(l.capHits.Load())
 	if !drained {

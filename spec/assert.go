@@ -3,11 +3,13 @@ package spec
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	namesuggest "github.com/slogate/slogate/internal/suggest"
 	"github.com/slogate/slogate/result"
 )
 
@@ -123,7 +125,7 @@ func (l *loader) references(expr hcl.Expression) ([]result.CellRef, bool, hcl.Di
 				}
 				ctxs = []int{ctx}
 				if len(tr) > 2 {
-					diags = append(diags, metricStep(tr, 2, result.PhasePrefill, "prefill")...)
+					diags = append(diags, l.metricStep(tr, 2, result.PhasePrefill, "prefill")...)
 				}
 			}
 			for _, c := range ctxs {
@@ -159,7 +161,7 @@ func (l *loader) references(expr hcl.Expression) ([]result.CellRef, bool, hcl.Di
 				concs = []int{conc}
 			}
 			if len(tr) > 3 {
-				diags = append(diags, metricStep(tr, 3, result.PhaseDecode, m.Label)...)
+				diags = append(diags, l.metricStep(tr, 3, result.PhaseDecode, m.Label)...)
 			}
 			for _, c := range ctxs {
 				for _, k := range concs {
@@ -239,18 +241,22 @@ func concurrencyStep(tr hcl.Traversal, i int, m *Matrix) (int, hcl.Diagnostics) 
 	return conc, nil
 }
 
-// metricStep checks that tr[i] names a metric of phase.
-func metricStep(tr hcl.Traversal, i int, phase result.Phase, what string) hcl.Diagnostics {
+// metricStep checks that tr[i] names a metric of phase, a percentile
+// among them one that measure.percentiles lists.
+func (l *loader) metricStep(tr hcl.Traversal, i int, phase result.Phase, what string) hcl.Diagnostics {
 	name, ok := stepName(tr[i])
 	if !ok {
 		return hcl.Diagnostics{invalidCtx("Invalid cell reference", tr[i].SourceRange(), tr.SourceRange(),
 			fmt.Sprintf("Read a metric of the cell by name, like .%s.", result.MetricNames(phase)[0]))}
 	}
-	if _, ok := result.LookupMetric(phase, name); ok || name == CellStatusAttribute {
+	if m, ok := result.LookupMetric(phase, name); ok {
+		return l.percentileMeasured(m, tr[i].SourceRange(), tr.SourceRange())
+	}
+	if name == CellStatusAttribute {
 		return nil
 	}
 	names := result.MetricNames(phase)
-	return hcl.Diagnostics{unknownName("Unknown metric", tr[i].SourceRange(), tr.SourceRange(),
+	return hcl.Diagnostics{unknownMetric(tr[i].SourceRange(), tr.SourceRange(),
 		fmt.Sprintf("%s cells have no metric %q; the %s metrics are %s.", what, name, phase, strings.Join(names, ", ")),
 		name, names)}
 }
@@ -296,6 +302,36 @@ func unknownName(summary string, subject, context hcl.Range, detail, name string
 		detail += fmt.Sprintf(" Did you mean %q?", s)
 	}
 	return invalidCtx(summary, subject, context, detail)
+}
+
+// percentileMeasured reports a percentile of the naming rule that
+// measure.percentiles does not list (docs/method.md#metric-names).
+func (l *loader) percentileMeasured(m result.Metric, subject, context hcl.Range) hcl.Diagnostics {
+	ps := result.DefaultPercentiles
+	if l.spec.Measure != nil && len(l.spec.Measure.Percentiles) > 0 {
+		ps = l.spec.Measure.Percentiles
+	}
+	if m.Percentile == 0 || slices.Contains(ps, m.Percentile) {
+		return nil
+	}
+	list := make([]string, len(ps))
+	for i, p := range ps {
+		list[i] = strconv.FormatFloat(p, 'f', -1, 64)
+	}
+	p := strconv.FormatFloat(m.Percentile, 'f', -1, 64)
+	return hcl.Diagnostics{invalidCtx("Unmeasured percentile", subject, context,
+		fmt.Sprintf("%s is the %s percentile of %s, which is not measured: measure.percentiles is [%s]; add %s to it.",
+			m.Name, p, m.PercentileOf, strings.Join(list, ", "), p))}
+}
+
+// unknownMetric is the "Unknown metric" diagnostic, with the metric the
+// user probably meant: a typo, or the unit left out (ttft_p99 for
+// ttft_ms_p99).
+func unknownMetric(subject, context hcl.Range, detail, name string, candidates []string) *hcl.Diagnostic {
+	if s := namesuggest.Name(name, candidates); s != "" {
+		detail += fmt.Sprintf(" Did you mean %q?", s)
+	}
+	return invalidCtx("Unknown metric", subject, context, detail)
 }
 
 func invalidCtx(summary string, subject, context hcl.Range, detail string) *hcl.Diagnostic {

@@ -68,9 +68,11 @@ func (l *loader) decodeExpect(blk *hcl.Block) (*Expect, hcl.Diagnostics) {
 		diags = append(diags, d...)
 		if ok {
 			e.Metric, e.MetricRange = s, at["metric"].Expr.Range()
-			if _, found := result.LookupMetric(phase, s); !found {
+			if m, found := result.LookupMetric(phase, s); found {
+				diags = append(diags, l.percentileMeasured(m, at["metric"].Expr.Range(), blk.DefRange)...)
+			} else {
 				names := result.MetricNames(phase)
-				diags = append(diags, unknownName("Unknown metric", at["metric"].Expr.Range(), blk.DefRange,
+				diags = append(diags, unknownMetric(at["metric"].Expr.Range(), blk.DefRange,
 					fmt.Sprintf("%s cells have no metric %q; the %s metrics are %s.", phase, s, phase, strings.Join(names, ", ")),
 					s, names))
 			}

@@ -1,6 +1,9 @@
 package spec
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -17,6 +20,7 @@ var measureSchema = &hcl.BodySchema{
 		{Name: "max_repeat"},
 		{Name: "max_gpu_time"},
 		{Name: "boots"},
+		{Name: "percentiles"},
 	},
 }
 
@@ -76,6 +80,11 @@ func (l *loader) decodeMeasure(blk *hcl.Block) (*Measure, hcl.Diagnostics) {
 		}
 	}
 	diags = append(diags, l.decodeRepeats(m, at)...)
+	if a, ok := at["percentiles"]; ok {
+		ps, dd := l.percentileList(a)
+		diags = append(diags, dd...)
+		m.Percentiles = ps
+	}
 	if e, ok, dd := l.str(at, "endpoint"); ok || dd != nil {
 		diags = append(diags, dd...)
 		if ok {
@@ -217,4 +226,44 @@ func (l *loader) decodeMatrix(blk *hcl.Block) (*Matrix, hcl.Diagnostics) {
 		m.Concurrency, m.ConcurrencyRanges = cs, ranges
 	}
 	return m, diags
+}
+
+// percentileList reads measure.percentiles: a list of numbers, each more
+// than 0 and less than 100 and written once, each diagnostic at its
+// element. Spelled in metric names by result.PercentileSuffix (99.9 is
+// "_p99_9"), a percentile needs no more decimals than FormatFloat gives.
+func (l *loader) percentileList(attr *hcl.Attribute) ([]float64, hcl.Diagnostics) {
+	elems, diags := l.listElements(attr, "percentiles", false)
+	var out []float64
+	for _, e := range elems {
+		p, err := percentileValue(e.v)
+		if err != nil {
+			diags = append(diags, invalid("Invalid percentile", e.rng, "%s.", upperFirst(err.Error())))
+			continue
+		}
+		if slices.Contains(out, p) {
+			diags = append(diags, invalid("Duplicate percentile", e.rng, "percentile %s appears twice in percentiles.", strconv.FormatFloat(p, 'f', -1, 64)))
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 && !diags.HasErrors() {
+		diags = append(diags, invalid("Empty list", attr.Expr.Range(), "percentiles needs at least one value, such as [50, 90, 99]."))
+	}
+	return out, diags
+}
+
+// percentileValue turns one value into a percentile: a number in (0, 100).
+func percentileValue(v cty.Value) (float64, error) {
+	if !v.IsWhollyKnown() {
+		return 0, fmt.Errorf("the value is unknown")
+	}
+	if v.IsNull() || v.Type() != cty.Number {
+		return 0, fmt.Errorf("a percentile is a number between 0 and 100, such as 99.9, not %s", friendly(v))
+	}
+	f, _ := v.AsBigFloat().Float64()
+	if !(f > 0 && f < 100) {
+		return 0, fmt.Errorf("a percentile is more than 0 and less than 100; got %s", v.AsBigFloat().Text('g', -1))
+	}
+	return f, nil
 }

@@ -114,6 +114,10 @@ type Measure struct {
 	// (the declaration's range when unset), for checks made after the load
 	// (plan.CheckBudget).
 	RepeatRange, MaxGPUTimeRange, BootsRange hcl.Range
+	// Percentiles are the latency percentiles measured besides the median
+	// (docs/method.md#metric-names), in the order written; nil means
+	// result.DefaultPercentiles.
+	Percentiles []float64
 
 	DeclRange hcl.Range
 }

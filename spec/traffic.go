@@ -186,38 +186,7 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 // rateList reads rate: one number or a list of numbers, each > 0 and
 // written once, each diagnostic at its element.
 func (l *loader) rateList(attr *hcl.Attribute) ([]float64, hcl.Diagnostics) {
-	type elem struct {
-		v   cty.Value
-		rng hcl.Range
-	}
-	var elems []elem
-	var diags hcl.Diagnostics
-	if exprs, d := hcl.ExprList(attr.Expr); !d.HasErrors() {
-		for _, e := range exprs {
-			v, d := e.Value(l.spec.EvalContext)
-			diags = append(diags, d...)
-			if !d.HasErrors() {
-				elems = append(elems, elem{v, e.Range()})
-			}
-		}
-	} else {
-		v, d := attr.Expr.Value(l.spec.EvalContext)
-		diags = append(diags, d...)
-		if d.HasErrors() {
-			return nil, diags
-		}
-		switch {
-		case !v.IsWhollyKnown() || v.IsNull():
-			return nil, append(diags, typeError("rate", attr.Expr, l.spec.EvalContext, fmt.Errorf("a number or a list of numbers is required")))
-		case v.Type().IsListType() || v.Type().IsTupleType() || v.Type().IsSetType():
-			for it := v.ElementIterator(); it.Next(); {
-				_, e := it.Element()
-				elems = append(elems, elem{e, attr.Expr.Range()})
-			}
-		default:
-			elems = append(elems, elem{v, attr.Expr.Range()})
-		}
-	}
+	elems, diags := l.listElements(attr, "rate", true)
 	var out []float64
 	for _, e := range elems {
 		r, err := rateValue(e.v)
@@ -235,6 +204,53 @@ func (l *loader) rateList(attr *hcl.Attribute) ([]float64, hcl.Diagnostics) {
 		diags = append(diags, invalid("Empty list", attr.Expr.Range(), "rate needs at least one value."))
 	}
 	return out, diags
+}
+
+// listElement is one element of a list attribute and where it is written.
+type listElement struct {
+	v   cty.Value
+	rng hcl.Range
+}
+
+// listElements reads the elements of list attribute attr (name in
+// messages), each with its own range when the list is written out; a single
+// value stands for a list of one when scalar is set.
+func (l *loader) listElements(attr *hcl.Attribute, name string, scalar bool) ([]listElement, hcl.Diagnostics) {
+	var elems []listElement
+	var diags hcl.Diagnostics
+	if exprs, d := hcl.ExprList(attr.Expr); !d.HasErrors() {
+		for _, e := range exprs {
+			v, d := e.Value(l.spec.EvalContext)
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				elems = append(elems, listElement{v, e.Range()})
+			}
+		}
+		return elems, diags
+	}
+	v, d := attr.Expr.Value(l.spec.EvalContext)
+	diags = append(diags, d...)
+	if d.HasErrors() {
+		return nil, diags
+	}
+	want := "a list of numbers is required"
+	if scalar {
+		want = "a number or a list of numbers is required"
+	}
+	switch {
+	case !v.IsWhollyKnown() || v.IsNull():
+		return nil, append(diags, typeError(name, attr.Expr, l.spec.EvalContext, fmt.Errorf("%s", want)))
+	case v.Type().IsListType() || v.Type().IsTupleType() || v.Type().IsSetType():
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			elems = append(elems, listElement{e, attr.Expr.Range()})
+		}
+	case scalar:
+		elems = append(elems, listElement{v, attr.Expr.Range()})
+	default:
+		return nil, append(diags, typeError(name, attr.Expr, l.spec.EvalContext, fmt.Errorf("%s", want)))
+	}
+	return elems, diags
 }
 
 // rateValue turns one value into a request rate: a finite number > 0, or
@@ -368,7 +384,7 @@ func (l *loader) trafficReference(tr hcl.Traversal, t *Traffic, addCell func(res
 	}
 	var diags hcl.Diagnostics
 	if len(tr) > 3 {
-		diags = metricStep(tr, 3, result.PhaseTraffic, fmt.Sprintf("Traffic %q", t.Label))
+		diags = l.metricStep(tr, 3, result.PhaseTraffic, fmt.Sprintf("Traffic %q", t.Label))
 	}
 	for _, c := range ctxs {
 		for _, r := range rates {
