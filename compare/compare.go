@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/slogate/slogate/internal/suggest"
 	"github.com/slogate/slogate/result"
 )
 
@@ -208,15 +209,21 @@ func CheckMetrics(names []string) error {
 		_, d := result.LookupMetric(result.PhaseDecode, n)
 		if !p && !d {
 			all := map[string]bool{}
-			for _, m := range result.Metrics {
-				all[m.Name] = true
+			for _, phase := range []result.Phase{result.PhasePrefill, result.PhaseDecode} {
+				for _, name := range result.MetricNames(phase) {
+					all[name] = true
+				}
 			}
 			var list []string
 			for k := range all {
 				list = append(list, k)
 			}
 			sort.Strings(list)
-			return fmt.Errorf("unknown metric %q; the metrics are %s", n, strings.Join(list, ", "))
+			msg := fmt.Sprintf("unknown metric %q", n)
+			if s := suggest.Name(n, list); s != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", s)
+			}
+			return fmt.Errorf("%s; the metrics are %s", msg, strings.Join(list, ", "))
 		}
 	}
 	return nil
