@@ -28,6 +28,7 @@ import (
 var (
 	totalTPS   = result.MustMetric(result.PhaseDecode, "total_tps")
 	ttft       = result.MustMetric(result.PhaseDecode, "ttft_ms")
+	ttftP99    = result.MustMetric(result.PhaseDecode, "ttft_ms_p99")
 	prefillTPS = result.MustMetric(result.PhasePrefill, "tps")
 )
 
@@ -184,7 +185,11 @@ func Generate(res *result.Results, opt Options) ([]byte, error) {
 	}
 	f := hclwrite.NewEmptyFile()
 	body := f.Body()
-	comment(body, header(res, opt))
+	var tails []tailCell
+	if labels := res.MatrixLabels(); len(labels) > 0 {
+		tails = tailCells(res, labels[0])
+	}
+	comment(body, header(res, opt, tails))
 
 	labels := res.MatrixLabels()
 	wrote := false
@@ -202,13 +207,14 @@ func Generate(res *result.Results, opt Options) ([]byte, error) {
 	if len(labels) > 0 {
 		assertPeak(body, res, labels[0], opt.Margin)
 		assertTTFT(body, res, labels[0], opt.Margin)
+		assertTTFTTail(body, labels[0], tails, opt.Margin)
 	}
 	assertPrefill(body, res, opt.Margin)
 	return hclwrite.Format(f.Bytes()), nil
 }
 
 // header is the comment that opens the output.
-func header(res *result.Results, opt Options) string {
+func header(res *result.Results, opt Options, tails []tailCell) string {
 	src := opt.Source
 	if src == "" {
 		src = "a slogate run"
@@ -224,7 +230,73 @@ func header(res *result.Results, opt Options) string {
 			h += "#   " + c.ref.Name() + ": " + c.why + "\n"
 		}
 	}
+	var few []string
+	for _, t := range tails {
+		if t.samples < result.MinPercentileSamples {
+			n := "sample count not recorded"
+			if t.samples >= 0 {
+				n = fmt.Sprintf("%d %s", t.samples, plural(t.samples, "sample", "samples"))
+			}
+			few = append(few, fmt.Sprintf("#   %s %s: %s", t.cell.Ref().Name(), ttftP99.Name, n))
+		}
+	}
+	if len(few) > 0 {
+		h += fmt.Sprintf("# Left out, percentiles of fewer than %d samples (docs/method.md#metric-names):\n", result.MinPercentileSamples)
+		h += strings.Join(few, "\n") + "\n"
+	}
 	return h
+}
+
+// tailCell is a decode cell whose TTFT p99 codify considers, with the
+// number of requests behind it (-1 when the results do not say).
+type tailCell struct {
+	cell    *result.DecodeCell
+	samples int
+}
+
+// tailCells are the cells of matrix label whose TTFT p99 codify considers:
+// at the smallest context, the lowest and the highest measured concurrency.
+func tailCells(res *result.Results, label string) []tailCell {
+	ctxs, concs := axes(res, label)
+	var measured []*result.DecodeCell
+	for _, ctx := range ctxs {
+		for _, conc := range concs {
+			if c, ok := res.DecodeCell(label, ctx, conc); ok && c.Status.Measured() && c.TTFTMsP99 > 0 {
+				measured = append(measured, c)
+			}
+		}
+		if len(measured) > 0 {
+			break
+		}
+	}
+	var out []tailCell
+	for i, c := range measured {
+		if i != 0 && i != len(measured)-1 {
+			continue
+		}
+		n := -1
+		if v, ok := c.Metric(result.CountName(ttft.Name)); ok {
+			n = int(v)
+		}
+		out = append(out, tailCell{c, n})
+	}
+	return out
+}
+
+// assertTTFTTail asserts the TTFT p99 of the tail cells that rest on
+// enough samples (result.MinPercentileSamples); header lists the others.
+func assertTTFTTail(body *hclwrite.Body, label string, tails []tailCell, margin float64) {
+	for _, t := range tails {
+		if t.samples < result.MinPercentileSamples {
+			continue
+		}
+		c := t.cell
+		op, limit := guard(ttftP99, c.TTFTMsP99, margin)
+		name := fmt.Sprintf("%s_ttft_p99_%s_c%d", label, strings.ToLower(result.FormatTokens(c.Context)), c.Concurrency)
+		writeAssert(body, name, cellTraversal(label, c.Context, c.Concurrency, ttftP99.Name), op, limit,
+			fmt.Sprintf("time to first token p99 at %s x %d rose above %s %s (measured %s over %d requests)", result.FormatTokens(c.Context), c.Concurrency,
+				numfmt.Value(limit), ttftP99.Unit, numfmt.Value(c.TTFTMsP99), t.samples))
+	}
 }
 
 func plural(n int, one, many string) string {
