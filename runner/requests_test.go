@@ -154,3 +154,32 @@ func BenchmarkRequestLog256(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// TestStoreDistribution: a distribution's statistics land under the names
+// of the rule, the table's fields included; without samples only the count
+// (0) is stored, so a percentile of nothing reads as absent, not 0.
+func TestStoreDistribution(t *testing.T) {
+	tests := []struct {
+		name string
+		xs   []float64
+		want map[string]float64
+		p90  float64
+	}{
+		{name: "samples", xs: []float64{10, 20, 30, 40, 50},
+			want: map[string]float64{"ttft_ms_count": 5, "ttft_ms_mean": 30, "ttft_ms_p95": 48, "ttft_ms_p99_9": 50}, p90: 46},
+		{name: "no samples", xs: nil, want: map[string]float64{"ttft_ms_count": 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c result.DecodeCell
+			storeDistribution(result.PhaseDecode, distribution{"ttft_ms", tt.xs, 1}, []float64{50, 90, 95, 99.9},
+				func(m result.Metric, v float64) { m.SetDecode(&c, v) })
+			if d := cmp.Diff(tt.want, c.Stats); d != "" {
+				t.Errorf("stats (-want +got):\n%s", d)
+			}
+			if c.TTFTMsP90 != tt.p90 {
+				t.Errorf("ttft_ms_p90 field = %v, want %v", c.TTFTMsP90, tt.p90)
+			}
+		})
+	}
+}

@@ -121,11 +121,11 @@ func TestStats(t *testing.T) {
 	ms := func(v float64) int64 { return int64(v * 1e6) }
 	l := &load{slots: []slotStats{
 		{ // decoding through the whole window, then cut at its end
-			tokens: 100, decodeTokens: 99, decodeNs: ms(990), gaps: []float32{10, 10, 10, 20},
+			tokens: 100, decodeTokens: 99, decodeNs: ms(990), gaps: []float32{10, 10, 10, 20}, chunkGaps: []float32{10, 10, 10, 20},
 			ttfts: []float64{50}, spans: []span{{first: ms(-500), end: ms(1200)}}, source: result.TokenSourceUsage,
 		},
 		{ // finished inside the window and restarted after a 250 ms first token
-			tokens: 40, decodeTokens: 38, decodeNs: ms(380), gaps: []float32{10, 30},
+			tokens: 40, decodeTokens: 38, decodeNs: ms(380), gaps: []float32{10, 30}, chunkGaps: []float32{20, 60}, tpots: []float64{10.5},
 			ttfts: []float64{40, 250}, spans: []span{{first: ms(-100), end: ms(500), finished: true}, {first: ms(750), end: ms(1100)}},
 			source: result.TokenSourceFinalUsage,
 		},
@@ -142,8 +142,12 @@ func TestStats(t *testing.T) {
 		completed:     1,
 		source:        result.TokenSourceFinalUsage,
 		measuredS:     1,
+		// The distributions of the naming rule (docs/method.md#metric-names):
+		// ITLs are the chunk gaps themselves, TPOTs the completed requests'.
+		dists: []distribution{{"ttft_ms", []float64{40, 50, 250}, 1}, {"tbt_ms", []float64{10, 10, 10, 10, 20, 30}, 3},
+			{"itl_ms", []float64{10, 10, 10, 20, 20, 60}, 3}, {"tpot_ms", []float64{10.5}, 3}},
 	}
-	if diff := cmp.Diff(want, w, cmp.AllowUnexported(windowStats{}), cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-6 })); diff != "" {
+	if diff := cmp.Diff(want, w, cmp.AllowUnexported(windowStats{}, distribution{}), cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-6 })); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
