@@ -8,9 +8,9 @@ import (
 )
 
 // Formats are the formats Render knows, as `slogate report -format` names
-// them: md (report.md), html (the self-contained report.html) and json
-// (results.json itself).
-var Formats = []string{"md", "html", "json"}
+// them: md (report.md), html (the self-contained report.html), json
+// (results.json itself) and csv (one row per cell and metric).
+var Formats = []string{"md", "html", "json", "csv"}
 
 // Render renders a saved run in format, one of Formats.
 func Render(format string, res *result.Results) ([]byte, error) {
@@ -23,6 +23,8 @@ func Render(format string, res *result.Results) ([]byte, error) {
 		err = WriteHTML(&b, res)
 	case "json":
 		return res.Marshal()
+	case "csv":
+		err = WriteCSV(&b, res)
 	default:
 		return nil, fmt.Errorf("unknown report format %q", format)
 	}

@@ -176,7 +176,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "report: unknown flag", args: []string{"report", "-colour", res}, code: 2,
 			stderr: "slogate: report: unknown flag -colour\nRun 'slogate help report' for usage.\n"},
 		{name: "report: bad format", args: []string{"report", res, "-format", "pdf"}, code: 2,
-			stderr: "slogate: report: -format is md, html or json, not \"pdf\"\nRun 'slogate help report' for usage.\n"},
+			stderr: "slogate: report: -format is md, html, json or csv, not \"pdf\"\nRun 'slogate help report' for usage.\n"},
 		{name: "codify: flags after the file", args: []string{"codify", res, "-margin", "0.2", "-force"}, code: 0, stdout: "tolerance = 0.2"},
 		{name: "codify: unknown flag", args: []string{"codify", res, "-margn", "5%"}, code: 2,
 			stderr: "slogate: codify: unknown flag -margn; did you mean -margin?\nRun 'slogate help codify' for usage.\n"},

@@ -9,11 +9,11 @@ import (
 	"github.com/slogate/slogate/report"
 )
 
-// cmdReport is `slogate report [-format md|html|json] [-o FILE] RESULTS.json`:
+// cmdReport is `slogate report [-format md|html|json|csv] [-o FILE] RESULTS.json`:
 // it re-renders a saved run to stdout or FILE.
 func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.CommandFlagSet("report")
-	format := fls.Choice("format", report.Formats, "output `FORMAT`: md (report.md), html (self-contained report.html) or json (results.json)")
+	format := fls.Choice("format", report.Formats, "output `FORMAT`: md (report.md), html (self-contained report.html), json (results.json) or csv (one row per cell and metric)")
 	out := fls.String("o", "", "write to `FILE` instead of stdout")
 	files, err := fls.Parse(stdout, args)
 	if err != nil {

@@ -51,10 +51,11 @@ var commandHelp = map[string]Help{
 	},
 	"report": {
 		Usage: "slogate report [flags] RESULTS.json",
-		Doc:   []string{"Re-render a saved run (the results.json in a `slogate run` -out folder) as Markdown (the default), HTML or JSON."},
+		Doc:   []string{"Re-render a saved run (the results.json in a `slogate run` -out folder) as Markdown (the default), HTML, JSON or CSV (one row per cell and metric: docs/ci.md#exports)."},
 		Examples: []string{
 			"slogate report slogate-out/demo/qwen/latest/results.json",
 			"slogate report -format html -o qwen.html slogate-out/demo/qwen/latest/results.json",
+			"slogate report -format csv -o qwen.csv slogate-out/demo/qwen/latest/results.json",
 		},
 	},
 	"merge": {
