@@ -211,7 +211,7 @@ func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
 			e.batch = append(e.batch, r)
 		}
 	}
-	e.publish()
+	e.balance()
 	if len(e.batch) > 0 {
 		step := e.stepTime(e.batch)
 		e.now += step
@@ -219,8 +219,10 @@ func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
 			return true, false
 		}
 		e.decode(e.batch, step)
+		e.publish()
 		return true, true
 	}
+	e.publish()
 	if next, ok := e.nextFirstToken(); ok {
 		return true, e.sleepUntil(ctx, next, true)
 	}
@@ -555,7 +557,22 @@ func (e *engine) prefillRate(tokens int) float64 {
 	return e.p.model.prefill.at(float64(tokens), 1)
 }
 
-// publish copies the loop's counters for /metrics and the stats log.
+// balance publishes the queue lengths the data-parallel load balancer
+// reads, as soon as this iteration has admitted what it can (vLLM's
+// client counts each request it sends an engine at once, not at the
+// engine's next stats).
+func (e *engine) balance() {
+	e.nWaiting.Store(int64(len(e.waiting)))
+	e.nRunning.Store(int64(len(e.running)))
+}
+
+// publish copies the loop's counters for /metrics and the stats log at
+// the end of a step, where vLLM's Scheduler.update_from_output makes its
+// SchedulerStats (docs/vllm.md#metrics): the requests that finished in the
+// step are gone from running, and those that arrived during it are not
+// yet in waiting (vLLM's engine core adds them before the next schedule).
+// An idle engine or one waiting for a prefill publishes once per
+// iteration too.
 func (e *engine) publish() {
 	e.st.running = len(e.running)
 	e.st.waiting = len(e.waiting)
@@ -570,8 +587,7 @@ func (e *engine) publish() {
 			e.st.usedBlocks += blocksFor(r.promptTokens + r.generated)
 		}
 	}
-	e.nWaiting.Store(int64(len(e.waiting)))
-	e.nRunning.Store(int64(len(e.running)))
+	e.balance()
 	e.snapMu.Lock()
 	e.snap = e.st
 	e.snapMu.Unlock()

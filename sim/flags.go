@@ -62,6 +62,7 @@ type Config struct {
 	Hybrid             bool          // --sim-hybrid: hybrid (linear-attention) KV layout
 	NoKVSizeLabel      bool          // --sim-no-kv-size-label: a build before vLLM PR #42206
 	KVLog              string        // --sim-kv-log: the form of the KV log lines ("" = from NoKVSizeLabel)
+	NoWaitingByReason  bool          // --sim-no-waiting-by-reason: a build before vLLM PR #38435
 	FlatErrors         bool          // --sim-flat-errors: old flat mid-stream error shape
 	Preempt            bool          // --sim-preempt: admit without reserving KV, preempt when it runs out
 	SpeculativeOff     bool          // --sim-spec-off: speculative decoding configured but never runs
@@ -277,9 +278,10 @@ func modelledFlags(c *Config) map[string]setter {
 			c.KVLog = v
 			return nil
 		}},
-		"sim-flat-errors": flag(&c.FlatErrors),
-		"sim-preempt":     flag(&c.Preempt),
-		"sim-spec-off":    flag(&c.SpeculativeOff),
+		"sim-no-waiting-by-reason": flag(&c.NoWaitingByReason),
+		"sim-flat-errors":          flag(&c.FlatErrors),
+		"sim-preempt":              flag(&c.Preempt),
+		"sim-spec-off":             flag(&c.SpeculativeOff),
 		"sim-noise": {kindValue, func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || f < 0 || f > 1 {

@@ -53,6 +53,9 @@ type metricsInfo struct {
 	numBlocks      int     // per engine, in the simulator's 16-token blocks (for kv_cache_usage_perc)
 	cacheConfig    []label // vllm:cache_config_info's labels in vLLM's order, without engine
 	numSpeculative int
+	// waitingByReason: vllm:num_requests_waiting_by_reason is written
+	// (vLLM PR #38435; absent with --sim-no-waiting-by-reason).
+	waitingByReason bool
 }
 
 // label is one Prometheus label.
@@ -82,10 +85,16 @@ func writeMetrics(b *bytes.Buffer, info metricsInfo, snaps []stats) {
 	}
 	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", func(s *stats) float64 { return float64(s.running) })
 	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", func(s *stats) float64 { return float64(s.waiting) })
-	fmt.Fprintf(b, "# HELP vllm:num_requests_waiting_by_reason Number of requests waiting, by reason.\n# TYPE vllm:num_requests_waiting_by_reason gauge\n")
-	for i := range snaps {
-		fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"capacity\"} %s\n", labels[i], fmtFloat(float64(snaps[i].waiting)))
-		fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"deferred\"} 0.0\n", labels[i])
+	if info.waitingByReason {
+		// vLLM's PrometheusStatLogger.record: capacity is the scheduler's
+		// waiting queue, deferred its skipped_waiting queue (LoRA budget,
+		// KV transfer), and num_requests_waiting their sum. The simulator
+		// defers nothing.
+		fmt.Fprintf(b, "# HELP vllm:num_requests_waiting_by_reason Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.\n# TYPE vllm:num_requests_waiting_by_reason gauge\n")
+		for i := range snaps {
+			fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"capacity\"} %s\n", labels[i], fmtFloat(float64(snaps[i].waiting)))
+			fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"deferred\"} 0.0\n", labels[i])
+		}
 	}
 	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", func(s *stats) float64 {
 		if info.numBlocks == 0 {

@@ -339,7 +339,7 @@ func newServer(cfg *Config, st *settings, log *logger) (*server, error) {
 	s := &server{cfg: cfg, bodies: bodies, maxLen: st.maxLen,
 		version: st.prof.serverVersion(), log: log,
 		info: metricsInfo{modelName: cfg.ServedNames[0], numBlocks: st.params.numBlocks,
-			cacheConfig: cacheConfigLabels(cfg, st), numSpeculative: st.params.numSpeculative},
+			cacheConfig: cacheConfigLabels(cfg, st), numSpeculative: st.params.numSpeculative, waitingByReason: !cfg.NoWaitingByReason},
 		errorRNG: rand.New(rand.NewPCG(cfg.Seed, 7))}
 	for i := range max(st.engines, 1) {
 		p := st.params
@@ -516,6 +516,7 @@ vLLM variants:
                                  KV size and concurrency on two log lines
   --sim-kv-log FORM              the KV log lines: one-line, two-lines, concurrency-only,
                                  or v0.19 (two lines, the size wrong for --sim-hybrid: #40691)
+  --sim-no-waiting-by-reason     a build before PR #38435: no vllm:num_requests_waiting_by_reason
   --sim-preempt                  admit without reserving KV; preempt (recompute) when it runs out
   --sim-spec-off                 speculative decoding configured but never running
   --sim-flat-errors              mid-stream errors as {"object":"error",…} (older builds)

@@ -718,3 +718,81 @@ func TestBootNoise(t *testing.T) {
 		t.Errorf("boot factors: mean %.4f (want 1 ± 0.005), sd of log %.4f (want 0.05 ± 0.005)", mean, sd)
 	}
 }
+
+// TestStatsAtStepEnd: the request gauges are a snapshot taken where vLLM's
+// Scheduler.update_from_output makes its SchedulerStats, at the end of a
+// step: a request that finished in the step no longer counts as running,
+// and a request that arrives during a step is not waiting until the next
+// schedule has seen it (docs/vllm.md#metrics).
+func TestStatsAtStepEnd(t *testing.T) {
+	e := newEngine(engineParams{numBlocks: 1000, runCap: 1, tbt: time.Millisecond, prefillTPS: 1e9})
+	e.virtual = true
+	bg := context.Background()
+	a, b := newRequest(16, 2, 1), newRequest(16, 2, 2)
+	e.submit(a)
+	e.submit(b)
+	e.iterate(bg) // admits a (the cap is 1); b waits; a's prefill is due
+	if s := e.snapshot(); s.running != 1 || s.waiting != 1 {
+		t.Fatalf("after the first schedule: running %d, waiting %d; want 1, 1", s.running, s.waiting)
+	}
+	e.iterate(bg) // a's first token, then a decode step that gives its second and last
+	if a.generated != 2 {
+		t.Fatalf("a generated %d tokens, want 2", a.generated)
+	}
+	if s := e.snapshot(); s.running != 0 || s.waiting != 1 {
+		t.Errorf("after the step that finished a: running %d, waiting %d; want 0 (a is gone), 1 (b is admitted at the next schedule)", s.running, s.waiting)
+	}
+	c := newRequest(16, 2, 3)
+	e.submit(c) // arrives between steps: the next schedule admits b; c waits
+	e.iterate(bg)
+	if s := e.snapshot(); s.running != 1 || s.waiting != 1 {
+		t.Errorf("after b's schedule: running %d, waiting %d; want 1, 1 (c)", s.running, s.waiting)
+	}
+}
+
+// TestWaitingByReason: vllm:num_requests_waiting_by_reason as vLLM PR
+// #38435 writes it (capacity = the waiting queue, deferred = 0 here), and
+// absent with --sim-no-waiting-by-reason, as in builds before it.
+func TestWaitingByReason(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want bool
+	}{
+		{name: "current builds", args: nil, want: true},
+		{name: "before PR #38435", args: []string{"--sim-no-waiting-by-reason"}, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := startTest(t, append([]string{"m", "--max-num-seqs", "1", "--sim-tbt", "5ms"}, tc.args...)...)
+			var cancels []func()
+			for range 3 {
+				_, c := openStream(t, ts, false)
+				cancels = append(cancels, c)
+			}
+			defer func() {
+				for _, c := range cancels {
+					c()
+				}
+			}()
+			waitMetric(t, ts, "vllm:num_requests_waiting", 2)
+			f, ok := scrape(t, ts)["vllm:num_requests_waiting_by_reason"]
+			if ok != tc.want {
+				t.Fatalf("vllm:num_requests_waiting_by_reason present %v, want %v", ok, tc.want)
+			}
+			if !ok {
+				return
+			}
+			got := map[string]float64{}
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "reason" {
+						got[l.GetValue()] = m.GetGauge().GetValue()
+					}
+				}
+			}
+			if got["capacity"] != 2 || got["deferred"] != 0 || len(got) != 2 {
+				t.Errorf("waiting by reason %v, want capacity 2, deferred 0", got)
+			}
+		})
+	}
+}
