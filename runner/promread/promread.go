@@ -25,9 +25,17 @@ import (
 // Snapshot is one scrape of /metrics.
 type Snapshot struct {
 	// Running and Waiting are vllm:num_requests_running / _waiting.
+	// Waiting counts the requests waiting for capacity and those deferred
+	// (LoRA budget, KV transfer): vLLM writes the sum of the two.
 	Running, Waiting float64
 	// HasRequests is true when both request gauges were present.
 	HasRequests bool
+	// WaitingCapacity and WaitingDeferred are
+	// vllm:num_requests_waiting_by_reason{reason="capacity"} and
+	// {reason="deferred"} (vLLM PR #38435); HasWaitingByReason says the
+	// breakdown was present (older builds lack it).
+	WaitingCapacity, WaitingDeferred float64
+	HasWaitingByReason               bool
 	// GenerationTokens is vllm:generation_tokens_total.
 	GenerationTokens    float64
 	HasGenerationTokens bool
@@ -112,6 +120,9 @@ func Parse(r io.Reader, modelName string) (Snapshot, error) {
 	s.Running, okR = sum("vllm:num_requests_running")
 	s.Waiting, okW = sum("vllm:num_requests_waiting")
 	s.HasRequests = okR && okW
+	if f, ok := fams["vllm:num_requests_waiting_by_reason"]; ok {
+		s.WaitingCapacity, s.WaitingDeferred, s.HasWaitingByReason = waitingByReason(f, modelName)
+	}
 	s.GenerationTokens, s.HasGenerationTokens = sum("vllm:generation_tokens_total", "vllm:generation_tokens")
 	var okD, okT, okA bool
 	s.SpeculativeDrafts, okD = sum("vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_drafts")
@@ -135,6 +146,38 @@ func Parse(r io.Reader, modelName string) (Snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// QueuedForCapacity is the number of requests waiting for the server's
+// capacity: the "capacity" reason where the server breaks the waiting
+// requests down, else every waiting request (docs/vllm.md#metrics).
+// Deferred requests wait on a LoRA budget or a KV transfer, not on the
+// batch being full.
+func (s Snapshot) QueuedForCapacity() float64 {
+	if s.HasWaitingByReason {
+		return s.WaitingCapacity
+	}
+	return s.Waiting
+}
+
+// waitingByReason sums the capacity and deferred series of
+// vllm:num_requests_waiting_by_reason over the engines; ok is false
+// unless a capacity series is present. Other reasons (none in vLLM today)
+// are left out.
+func waitingByReason(f *dto.MetricFamily, modelName string) (capacity, deferred float64, ok bool) {
+	for _, m := range f.GetMetric() {
+		if !modelMatches(m, modelName) || m.GetGauge() == nil {
+			continue
+		}
+		switch labelValue(m, "reason") {
+		case "capacity":
+			capacity += m.GetGauge().GetValue()
+			ok = true
+		case "deferred":
+			deferred += m.GetGauge().GetValue()
+		}
+	}
+	return capacity, deferred, ok
 }
 
 // cacheConfigInfo reads vllm:cache_config_info's series. It has no

@@ -72,6 +72,24 @@ func TestParse(t *testing.T) {
 			want: Snapshot{Running: 1, HasRequests: true, GenerationTokens: 42, HasGenerationTokens: true},
 		},
 		{
+			name: "waiting by reason (vLLM PR #38435): capacity and deferred summed over engines, the other model ignored",
+			page: `# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="qwen"} 8.0
+vllm:num_requests_running{engine="1",model_name="qwen"} 8.0
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="qwen"} 5.0
+vllm:num_requests_waiting{engine="1",model_name="qwen"} 1.0
+# TYPE vllm:num_requests_waiting_by_reason gauge
+vllm:num_requests_waiting_by_reason{engine="0",model_name="qwen",reason="capacity"} 2.0
+vllm:num_requests_waiting_by_reason{engine="0",model_name="qwen",reason="deferred"} 3.0
+vllm:num_requests_waiting_by_reason{engine="1",model_name="qwen",reason="capacity"} 1.0
+vllm:num_requests_waiting_by_reason{engine="1",model_name="qwen",reason="deferred"} 0.0
+vllm:num_requests_waiting_by_reason{engine="0",model_name="other",reason="capacity"} 9.0
+`,
+			model: "qwen",
+			want:  Snapshot{Running: 16, Waiting: 6, HasRequests: true, WaitingCapacity: 3, WaitingDeferred: 3, HasWaitingByReason: true},
+		},
+		{
 			name: "empty page",
 			page: "",
 			want: Snapshot{},
@@ -103,7 +121,7 @@ func TestParseVLLMPages(t *testing.T) {
 		{
 			name: "DP 2, hybrid, after PR #42206: size per engine, blocks total, usage per engine",
 			file: "dp2_hybrid.prom",
-			want: Snapshot{Running: 1, HasRequests: true, GenerationTokens: 2000, HasGenerationTokens: true,
+			want: Snapshot{Running: 1, HasRequests: true, HasWaitingByReason: true, GenerationTokens: 2000, HasGenerationTokens: true,
 				Preemptions: 7, HasPreemptions: true,
 				KV:      KVCacheInfo{Engines: 2, SizeTokens: 2 * 24000512, NumGPUBlocks: 46876, BlockSize: 2112, CacheDtype: "auto", PrefixCaching: "True"},
 				KVUsage: map[string]float64{"0": 0.00036, "1": 0}},
@@ -191,4 +209,15 @@ func FuzzMetrics(f *testing.F) {
 			t.Fatalf("KV = %+v from a valid page: an overflow", snap.KV)
 		}
 	})
+}
+
+// TestQueuedForCapacity: the capacity reason where the server has the
+// breakdown, every waiting request where it has not.
+func TestQueuedForCapacity(t *testing.T) {
+	if got := (Snapshot{Waiting: 6, WaitingCapacity: 3, WaitingDeferred: 3, HasWaitingByReason: true}).QueuedForCapacity(); got != 3 {
+		t.Errorf("with the breakdown: %g, want 3 (capacity)", got)
+	}
+	if got := (Snapshot{Waiting: 6}).QueuedForCapacity(); got != 6 {
+		t.Errorf("without the breakdown: %g, want 6 (num_requests_waiting)", got)
+	}
 }
