@@ -277,30 +277,6 @@ matrix "decode" {
 	}
 }
 
-// TestStatusQueuedBeyondMaxNumSeqs: 16 streams on a server that runs 8.
-func TestStatusQueuedBeyondMaxNumSeqs(t *testing.T) {
-	t.Parallel()
-	mark := newMark(t)
-	defer noLeftovers(t, mark)
-	o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "", fastSim+`, "--max-num-seqs", "8"`, `
-measure {
-  duration   = "1s"
-  max_output = 1024
-}
-matrix "decode" {
-  contexts    = ["1K"]
-  concurrency = [16]
-}
-`))
-	if o.r.Code != 0 || o.results == nil {
-		t.Fatalf("want exit 0\n%s", o.dump())
-	}
-	c := decodeCells(t, o, 1)["ctx=1K/conc=16"]
-	if c.Status != res.StatusQueued || !strings.Contains(c.Reason, "the server ran 8 of 16 requests; 8 waited") {
-		t.Errorf("1K × 16: status %s (%s), want queued: the server ran 8 of 16 requests; 8 waited", c.Status, c.Reason)
-	}
-}
-
 // TestStatusQueuedOnPreemption: with --sim-preempt the server admits all 8
 // streams and preempts when their growing outputs fill the KV cache
 // (8 × (1,024 + 2,304) tokens: about 4.6 s in at 2 ms a token, after the

@@ -174,9 +174,10 @@ type Status string
 const (
 	// StatusValid: measured in steady state.
 	StatusValid Status = "valid"
-	// StatusQueued: measured, but the server made requests wait: waiting > 0
-	// seen, preemptions during the window, or fewer than C running while C
-	// were outstanding (docs/method.md#statuses).
+	// StatusQueued: measured, but the server made requests wait: requests
+	// waiting for capacity, preemptions during the window, or fewer than C
+	// running beyond the requests in transit for a sustained part of the
+	// window (docs/method.md#statuses).
 	StatusQueued Status = "queued"
 	// StatusOverCapacity: not run, C × (ctx + max_output) exceeds the KV cache.
 	StatusOverCapacity Status = "over_capacity"

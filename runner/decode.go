@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/runner/promread"
 )
 
 // Timeouts of the measurement method. Waits that depend on the amount of
@@ -16,7 +17,6 @@ const (
 	slowPrefillRate   = 2000.0  // tok/s assumed when bounding a first-token wait
 	steadyPrefillRate = 10000.0 // tok/s: the steady-state timeout grows by C×ctx at this rate
 	steadyMax         = 30 * time.Minute
-	pollEvery         = 250 * time.Millisecond
 )
 
 // Variables so tests can shorten them: steadyBase is the steady-state
@@ -169,6 +169,7 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 	endAt := time.NewTimer(window)
 	defer endAt.Stop()
 	lastProgress := time.Time{}
+	var polls []poll // the window's, for the status rules
 measuring:
 	for {
 		select {
@@ -184,17 +185,9 @@ measuring:
 				stop()
 				return cell, err
 			}
-			outBefore, complBefore := streams.outstanding.Load(), streams.completion.Load()
-			s, _, err := r.client.metrics(ctx)
-			if err == nil && s.HasRequests {
-				ev.polls++
-				if s.Waiting > 0 {
-					ev.windowWaiting = true
-				}
-				if s.Running < float64(concurrency) && outBefore == int64(concurrency) && streams.outstanding.Load() == int64(concurrency) {
-					ev.shortPolls++
-				}
-			}
+			complBefore := streams.completion.Load()
+			p, s, err := r.takePoll(ctx, streams, concurrency)
+			polls = append(polls, p)
 			if err == nil && kvc != nil {
 				kvc.sample(s, complBefore, streams.completion.Load(), streams.decoding.Load())
 			}
@@ -207,6 +200,7 @@ measuring:
 	}
 	windowEnd := streams.now()
 	streams.windowEnd.Store(windowEnd)
+	ev.window = windowEvidence(polls, concurrency)
 	after, afterAt, afterErr := r.client.metrics(ctx)
 	// Closing the connections aborts the requests (docs/method.md#window).
 	if !stop() {
@@ -296,24 +290,18 @@ type gateOutcome struct {
 	note string
 }
 
-// steadyState waits for docs/method.md#steady-state-gate: running == C, waiting == 0 and C
-// client streams past their first token, held for SteadyHold. It returns
-// queued (and why) when the server holds a stable queue instead (running <
-// C with waiting > 0, all running streams decoding, held), or when the
-// timeout passes and the gate's polls showed the server making requests
-// wait (gateQueuedAtTimeout); a timeout without that evidence gives a note
-// instead. A stream failure returns its error.
+// steadyState waits for docs/method.md#steady-state-gate, polling
+// /metrics every pollEvery and handing each poll to a gate (status.go):
+// the steady state held, a stable queue (queued, with why), or the timeout
+// (queued when the gate's polls showed the server making requests wait,
+// else a note). A stream failure returns its error.
 func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref result.CellRef, progress func(result.Stage, time.Duration, float64)) (g gateOutcome, err error) {
 	hold := r.cfg.SteadyHold
 	timeout := steadyBase + hold + time.Duration(float64(concurrency)*float64(ref.Context)/steadyPrefillRate*float64(time.Second))
 	timeout = min(timeout, steadyMax)
 	start := time.Now()
 	deadline := start.Add(timeout)
-	var heldSince, queuedSince time.Time
-	everHeld := false // the conditions have held at least once (the ramp-up is over)
-	var queuedRunning float64 = -1
-	misses := 0
-	polls, waitPolls := 0, 0 // polls with the request gauges; those showing requests made to wait
+	gt := newGate(concurrency, hold)
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
@@ -327,86 +315,37 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 		if err := r.procExited(); err != nil {
 			return g, err
 		}
-		now := time.Now()
-		outBefore := streams.outstanding.Load()
-		snap, _, merr := r.client.metrics(ctx)
-		haveGauges := merr == nil && snap.HasRequests
-		decoding := streams.decoding.Load()
-		clientOK := streams.started.Load() == int64(concurrency)
-		serverOK := !haveGauges || (snap.Running == float64(concurrency) && snap.Waiting == 0)
-		if haveGauges {
-			polls++
-			all := outBefore == int64(concurrency) && streams.outstanding.Load() == int64(concurrency)
-			if snap.Waiting > 0 || (snap.Running < float64(concurrency) && all) {
-				waitPolls++
-			}
+		p, _, _ := r.takePoll(ctx, streams, concurrency)
+		switch gt.observe(p) {
+		case gateSteady:
+			return gateOutcome{waited: gt.waited()}, nil
+		case gateQueue:
+			return gateOutcome{queued: true, reason: gt.queueReason(), waited: gt.waited()}, nil
 		}
-		if everHeld && haveGauges && snap.Waiting > 0 {
-			g.waited = true
+		if time.Now().After(deadline) {
+			return gt.timedOut(timeout), nil
 		}
-		if clientOK && serverOK {
-			misses = 0
-			if heldSince.IsZero() {
-				heldSince, everHeld = now, true
-			}
-		} else if !heldSince.IsZero() {
-			// A stream that finished and is restarting shows for a moment:
-			// only two failed polls in a row break the hold.
-			if misses++; misses >= 2 {
-				heldSince, misses = time.Time{}, 0
-			}
-		}
-		if !heldSince.IsZero() && now.Sub(heldSince) >= hold {
-			return g, nil
-		}
-		// A stable queue: the server runs fewer than C, the rest wait, and
-		// every running request is decoding.
-		if haveGauges && snap.Waiting > 0 && snap.Running > 0 && float64(decoding) >= snap.Running {
-			if queuedRunning != snap.Running || queuedSince.IsZero() {
-				queuedRunning, queuedSince = snap.Running, now
-			}
-			if now.Sub(queuedSince) >= hold {
-				g.queued, g.reason = true, fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", snap.Running, concurrency, snap.Waiting)
-				return g, nil
-			}
-		} else {
-			queuedSince = time.Time{}
-		}
-		if now.After(deadline) {
-			msg := fmt.Sprintf("steady state not reached within %v (%d of %d streams decoding", timeout.Round(time.Second), decoding, concurrency)
-			if haveGauges {
-				msg += fmt.Sprintf("; server running %.0f, waiting %.0f", snap.Running, snap.Waiting)
-			}
-			msg += ")"
-			if gateQueuedAtTimeout(polls, waitPolls) {
-				g.queued = true
-				g.reason = fmt.Sprintf("%s; the server made requests wait in %d of %d polls; measured anyway", msg, waitPolls, polls)
-				return g, nil
-			}
-			why := "the server made no request wait"
-			switch {
-			case polls == 0:
-				why = "no request gauges in /metrics to tell whether the server made requests wait"
-			case decoding < int64(concurrency):
-				why += ": not every stream was past its first token"
-			}
-			g.note = msg + "; measured anyway: " + why
-			if polls > 0 {
-				g.note += fmt.Sprintf(" (requests waiting or fewer than %d running in %d of %d polls)", concurrency, waitPolls, polls)
-			}
-			return g, nil
-		}
-		progress(result.StageWarmUp, now.Sub(start), 0)
+		progress(result.StageWarmUp, time.Since(start), 0)
 	}
 }
 
-// gateQueuedAtTimeout says whether a steady-state gate that timed out saw
-// the server make requests wait: waiting requests, or fewer than C running
-// while C were outstanding, in a sustained share of its polls (the rule of
-// the window's shortfall, cellStatus). The ramp-up, when C requests arrive
-// at once, is a few polls of a timeout of 30 s or more.
-func gateQueuedAtTimeout(polls, waitPolls int) bool {
-	return waitPolls >= minShortPolls && float64(waitPolls) >= sustainedShare*float64(polls)
+// takePoll reads /metrics and what the client has at that moment (the
+// status rules' input, docs/method.md#statuses); the poll's time is the
+// middle of the scrape, since the streams' origin. The snapshot and the
+// error are the scrape's.
+func (r *run) takePoll(ctx context.Context, streams *load, concurrency int) (poll, promread.Snapshot, error) {
+	c := int64(concurrency)
+	outBefore := streams.outstanding.Load()
+	s, at, err := r.client.metrics(ctx)
+	sinceOrigin := at.Sub(streams.origin)
+	p := poll{at: sinceOrigin, decoding: int(streams.decoding.Load()), started: int(streams.started.Load())}
+	if err == nil && s.HasRequests {
+		p.gauges = true
+		p.running, p.waiting, p.deferred = s.Running, s.QueuedForCapacity(), s.WaitingDeferred
+		p.allOutstanding = outBefore == c && streams.outstanding.Load() == c
+		p.inTransit = streams.inTransit(int64(sinceOrigin), transitBound)
+	}
+	return p, s, err
 }
 
 // streamFailure is a stream's error surfacing from the steady-state wait:

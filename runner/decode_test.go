@@ -44,8 +44,8 @@ func TestGateTimeout(t *testing.T) {
 		wantWhy string // in the reason (queued) or the notes (valid)
 	}{
 		{name: "no sign of waiting", want: result.StatusValid,
-			wantWhy: "; measured anyway: the server made no request wait: not every stream was past its first token (requests waiting or fewer than 2 running in 0 of "},
-		{name: "waiting requests", waiting: 1, want: result.StatusQueued, wantWhy: "; server running 2, waiting 1); the server made requests wait in "},
+			wantWhy: "; measured anyway: the server made no request wait: not every stream was past its first token (requests waiting or fewer than 2 running for 0.0s of "},
+		{name: "waiting requests", waiting: 1, want: result.StatusQueued, wantWhy: "; server running 2, waiting 1); the server made requests wait for "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

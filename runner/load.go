@@ -70,6 +70,11 @@ type load struct {
 	outstanding            atomic.Int64  // requests sent and not yet ended (docs/method.md#statuses)
 	completion             atomic.Int64  // completion tokens of the latest chunk of any stream: at C = 1, the stream's (the KV cross-check)
 	slots                  []slotStats
+	// awaiting[i] is when slot i sent its current request, in ns since
+	// origin, while that request has no first chunk; -1 otherwise. The
+	// status rules excuse such a young request from the server's running
+	// count: it may not have reached the engine yet (inTransit).
+	awaiting []atomic.Int64
 	// log receives a record of every request when it ends, meta says
 	// which cell it belongs to (requests.jsonl); log may be nil.
 	log      *requestLog
@@ -86,10 +91,26 @@ func newLoad(client *apiClient, path string, bodies [][]byte, conc int, firstChu
 		firstChunkTimeout: firstChunkTimeout, idleTimeout: idleTimeout, slots: make([]slotStats, conc), failed: make(chan struct{})}
 	l.windowStart.Store(math.MaxInt64)
 	l.windowEnd.Store(math.MaxInt64)
+	l.awaiting = make([]atomic.Int64, conc)
 	for i := range l.slots {
 		l.slots[i].stream = i + 1
+		l.awaiting[i].Store(-1)
 	}
 	return l
+}
+
+// inTransit counts the streams whose current request was sent less than
+// bound before now (ns since origin) and has no first chunk yet: requests
+// a server may not count yet, because they have not reached its engine,
+// or reached it after its last published stats (docs/method.md#statuses).
+func (l *load) inTransit(now int64, bound time.Duration) int {
+	n := 0
+	for i := range l.awaiting {
+		if sent := l.awaiting[i].Load(); sent >= 0 && now-sent < int64(bound) {
+			n++
+		}
+	}
+	return n
 }
 
 func (l *load) now() int64 { return int64(time.Since(l.origin)) }
@@ -148,6 +169,9 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 	defer l.outstanding.Add(-1)
 	l.completion.Store(0)
 	start := l.now()
+	awaiting := &l.awaiting[st.stream-1]
+	awaiting.Store(start)
+	defer awaiting.Store(-1)
 	tr := &st.trace
 	tr.begin(start)
 	tr.promptTokens = l.meta.promptTokens
@@ -277,6 +301,7 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 		}
 		if sp.first < 0 { // TTFT: the first chunk of any kind (vLLM sends the chat role chunk with the first token)
 			sp.first = now
+			awaiting.Store(-1)
 			st.ttfts = append(st.ttfts, float64(now-start)/1e6)
 			l.decoding.Add(1)
 			if !*everStarted {

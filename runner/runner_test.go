@@ -379,13 +379,15 @@ func TestRunQueued(t *testing.T) {
 	}
 }
 
-// TestRunWaitingDuringTheHold: one poll with a waiting request after the
-// steady-state gate's conditions first held does not break the hold (a
-// restart shows for a moment), but the server made a request wait: the cell
-// is queued. Waiting requests during the ramp-up, before the conditions
-// first held, are the C requests being admitted: valid
-// (docs/method.md#statuses). The fake keys the waiting gauge to the nth
-// poll that found all C requests streaming, not to the clock.
+// TestRunWaitingDuringTheHold: waiting requests in two polls in a row
+// after the steady-state gate's conditions first held do not break the
+// hold for long (a restart shows for a moment), but the server made a
+// request wait: the cell is queued. One poll alone is a moment (a request
+// that waited one engine step): valid. Waiting requests during the
+// ramp-up, before the conditions first held, are the C requests being
+// admitted: valid (docs/method.md#statuses). The fake keys the waiting
+// gauge to the nth poll that found all C requests streaming, not to the
+// clock.
 func TestRunWaitingDuringTheHold(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -394,10 +396,11 @@ func TestRunWaitingDuringTheHold(t *testing.T) {
 		wantReason string
 	}{
 		// The hold begins at poll 1 (or 2, if the client had not yet read a
-		// first token); poll 3 is inside the 2 s hold unless two polls of
-		// 250 ms took 2 s.
-		{name: "in the hold", waitingAt: []int64{3},
-			want: result.StatusQueued, wantReason: "the server reported waiting requests during the steady-state hold"},
+		// first token); polls 10 and 11 are inside the 2 s hold unless ten
+		// polls of 50 ms took 2 s.
+		{name: "in the hold", waitingAt: []int64{10, 11},
+			want: result.StatusQueued, wantReason: "the server reported requests waiting for capacity during the steady-state hold"},
+		{name: "one poll in the hold is a moment", waitingAt: []int64{10}, want: result.StatusValid},
 		// Polls 1 and 2 keep the conditions from holding: the ramp-up.
 		{name: "in the ramp-up", waitingAt: []int64{1, 2}, want: result.StatusValid},
 	}

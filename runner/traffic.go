@@ -468,7 +468,7 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 		now := time.Now()
 		inWindow := !now.Before(l.origin.Add(t.WarmUp)) && now.Before(windowEnd)
 		if inWindow {
-			if s, _, err := r.client.metrics(ctx); err == nil && s.HasRequests && s.Waiting > 0 {
+			if s, _, err := r.client.metrics(ctx); err == nil && s.HasRequests && s.QueuedForCapacity() > 0 {
 				sawWaiting = true
 			}
 		}
