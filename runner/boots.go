@@ -108,7 +108,8 @@ func (r *run) alpha() float64 {
 }
 
 // newStopRule is repeat = "auto"'s stopping rule for measure m
-// (compare.Sequential, docs/method.md#repeat-auto).
-func newStopRule(m result.Measure, tolerance, alpha float64) stopRule {
+// (compare.Sequential, docs/method.md#repeat-auto); a variable so that
+// tests can give another.
+var newStopRule = func(m result.Measure, tolerance, alpha float64) stopRule {
 	return compare.Sequential{Min: max(m.Repeat, spec.MinAutoRepeat), Max: m.MaxRepeat, Alpha: alpha, Tolerance: tolerance}
 }

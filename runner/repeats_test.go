@@ -176,3 +176,158 @@ func TestRepeatFailureKeepsMeasuredRuns(t *testing.T) {
 		})
 	}
 }
+
+// windowOrder records the cell of every window opened, in order.
+type windowOrder struct {
+	nopObserver
+	mu    sync.Mutex
+	cells []int // concurrency of each window
+	last  result.CellRef
+	open  bool
+}
+
+func (o *windowOrder) Progress(p Progress) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case p.Stage == result.StageMeasuring && (!o.open || p.Cell != o.last):
+		o.cells = append(o.cells, p.Cell.Concurrency)
+		o.last, o.open = p.Cell, true
+	case p.Stage != result.StageMeasuring:
+		o.open = false
+	}
+}
+
+// TestRepeatsInterleave: the repeats of a context's decode cells run in
+// rounds, cell 1, cell 2, cell 1, cell 2, not back to back; each cell
+// keeps every repeat's samples and its busy time (docs/method.md#repeats).
+func TestRepeatsInterleave(t *testing.T) {
+	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond}
+	s := f.start(t)
+	sp := smallSpec(1, 2)
+	sp.Measure.Duration = 300 * time.Millisecond
+	sp.Measure.Repeat = 2
+	cfg := testConfig(t, s.URL, sp, "decode")
+	obs := &windowOrder{}
+	cfg.Observer = obs
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{1, 2, 1, 2}, obs.cells); diff != "" {
+		t.Errorf("windows by concurrency (-want +got):\n%s", diff)
+	}
+	for _, c := range res.Decode {
+		if c.Repeats != 2 || len(c.Samples["total_tps"]) != 2 || c.ElapsedS < 0.6 || c.GPUSeconds != c.ElapsedS {
+			t.Errorf("cell %s: repeats %d, samples %v, elapsed %v s, GPU %v s: want 2 repeats of ≥ 0.3 s each, GPU time = elapsed × 1 GPU",
+				c.Ref().Name(), c.Repeats, c.Samples["total_tps"], c.ElapsedS, c.GPUSeconds)
+		}
+	}
+	if g := res.GPUTime; g == nil || g.GPUs != 1 || g.GPUSeconds != g.ServerS || g.CellsS > g.ServerS || g.CellsS <= 0 {
+		t.Errorf("gpu_time = %+v, want server_s × 1 GPU, cells within it", g)
+	}
+}
+
+// untilRule stops a cell after want[1] repeats when it has a baseline
+// (the baseline measured conc 1 only), after want[2] alone, noting the
+// baselines it was shown.
+type untilRule struct {
+	want      map[int]int
+	baselines [][]float64
+}
+
+func (u *untilRule) Look(baseline, candidate []float64, higherIsBetter bool) (bool, string) {
+	u.baselines = append(u.baselines, baseline)
+	if baseline != nil {
+		return len(candidate) >= u.want[1], "enough"
+	}
+	return len(candidate) >= u.want[2], "enough"
+}
+
+// TestRepeatAuto: with repeat = "auto" every cell gets the minimum, then
+// more rounds only while the stop rule wants them, up to max_repeat and
+// within max_gpu_time; each records its repeats and why it stopped, and
+// the rule sees the baseline's samples of the cell.
+func TestRepeatAuto(t *testing.T) {
+	tests := []struct {
+		name       string
+		maxRepeat  int
+		budget     float64 // max_gpu_time in seconds
+		want       map[int]int
+		wantReps   map[int]int
+		wantReason map[int]string
+	}{
+		{name: "a clear cell stops at the minimum, a noisy one goes on", maxRepeat: 20, want: map[int]int{1: 6, 2: 4},
+			wantReps:   map[int]int{1: 6, 2: 4},
+			wantReason: map[int]string{1: "total_tps: enough; ttft_ms: enough; tbt_ms: enough", 2: "total_tps: enough; ttft_ms: enough; tbt_ms: enough"}},
+		{name: "max_repeat bounds it", maxRepeat: 5, want: map[int]int{1: 9, 2: 4},
+			wantReps: map[int]int{1: 5, 2: 4}, wantReason: map[int]string{1: "max_repeat = 5 reached"}},
+		{name: "max_gpu_time bounds it past the minimum", maxRepeat: 20, budget: 0.5, want: map[int]int{1: 9, 2: 9},
+			wantReps: map[int]int{1: 4, 2: 4}, wantReason: map[int]string{1: "max_gpu_time = 500ms reached"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond}
+			s := f.start(t)
+			sp := smallSpec(1, 2)
+			sp.Measure.Duration = 200 * time.Millisecond
+			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = 4, true, tc.maxRepeat
+			sp.Measure.MaxGPUTime = time.Duration(tc.budget * float64(time.Second))
+			cfg := testConfig(t, s.URL, sp, "decode")
+			cfg.Baseline = &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 1000, Concurrency: 1, Status: result.StatusValid,
+				TotalTPS: 7, Samples: map[string][]float64{"total_tps": {7, 8, 9}}}}}
+			rule := &untilRule{want: tc.want}
+			defer func(old func(result.Measure, float64, float64) stopRule) { newStopRule = old }(newStopRule)
+			newStopRule = func(result.Measure, float64, float64) stopRule { return rule }
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range res.Decode {
+				if c.Repeats != tc.wantReps[c.Concurrency] || len(c.Samples["total_tps"]) != c.Repeats {
+					t.Errorf("conc %d: %d repeats (%d samples), want %d", c.Concurrency, c.Repeats, len(c.Samples["total_tps"]), tc.wantReps[c.Concurrency])
+				}
+				if want := tc.wantReason[c.Concurrency]; want != "" && (c.Design == nil || !strings.HasPrefix(c.Design.StopReason, want)) {
+					t.Errorf("conc %d: design %+v, want the stop reason %q", c.Concurrency, c.Design, want)
+				}
+			}
+			if tc.budget == 0 {
+				var sawBaseline bool
+				for _, b := range rule.baselines {
+					if cmp.Equal(b, []float64{7, 8, 9}) {
+						sawBaseline = true
+					}
+				}
+				if !sawBaseline {
+					t.Errorf("the rule never saw the baseline's total_tps samples: %v", rule.baselines)
+				}
+			}
+		})
+	}
+}
+
+// TestShare: the repeats of a fixed design split over the boots as evenly
+// as can be, the first boots taking one more.
+func TestShare(t *testing.T) {
+	tests := []struct {
+		name         string
+		total, boots int
+		want         []int
+	}{
+		{name: "one boot", total: 5, boots: 1, want: []int{5}},
+		{name: "even", total: 6, boots: 3, want: []int{2, 2, 2}},
+		{name: "uneven", total: 7, boots: 3, want: []int{3, 2, 2}},
+		{name: "one each", total: 2, boots: 2, want: []int{1, 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []int
+			for b := 1; b <= tc.boots; b++ {
+				got = append(got, share(tc.total, tc.boots, b))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("shares (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
