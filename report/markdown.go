@@ -71,6 +71,15 @@ func WriteMarkdown(w io.Writer, res *result.Results) error {
 		}
 		p("\n")
 	}
+	if n := v.Noise; n != nil {
+		p("## Noise\n\n")
+		mdTable(b, n.Header, func(row func(...string)) {
+			for _, r := range n.Rows {
+				row(r...)
+			}
+		})
+		p("\n%s\n\n", mdText(n.Note))
+	}
 	writeVerdicts(b, v)
 	if len(v.Warnings) > 0 {
 		p("## Warnings\n\n")

@@ -72,6 +72,16 @@ type view struct {
 	Failures                     []verdictRow // failed or errored verdicts
 	Warnings                     []string
 	Outcome                      string // PASS / FAIL / ERROR / SKIP
+	// Noise is the Noise section (docs/method.md#noise); nil when no cell
+	// was repeated.
+	Noise *noiseView
+}
+
+// noiseView is the Noise section: the table of noiseTable.
+type noiseView struct {
+	Header []string
+	Rows   [][]string
+	Note   string
 }
 
 type kv struct{ Key, Value string }
@@ -433,6 +443,10 @@ func newView(res *result.Results) *view {
 		v.Warnings = append([]string{"The run was interrupted; cells not reached are missing."}, v.Warnings...)
 	}
 	v.Warnings = append(v.Warnings, res.Warnings...)
+	if rows := Noise(res, NoiseOptions{}); repeated(rows) {
+		head, body, note := noiseTable(rows, NoiseOptions{})
+		v.Noise = &noiseView{Header: head, Rows: body, Note: note}
+	}
 	return v
 }
 
@@ -547,6 +561,16 @@ func prefillAllRow(c *result.PrefillCell) []string {
 		row = append(row, text)
 	}
 	return row
+}
+
+// repeated says whether any noise row has the repeats to measure noise.
+func repeated(rows []NoiseRow) bool {
+	for _, r := range rows {
+		if r.Repeats >= 2 {
+			return true
+		}
+	}
+	return false
 }
 
 // GPUTimeText is a run's GPU time in words: "0.015 GPU-hours (53.8 s of

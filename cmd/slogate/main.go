@@ -39,6 +39,7 @@ var program = &cli.Program{
 		{Name: "plan", Summary: "print the launch command and the cells to measure", Run: cmdPlan},
 		{Name: "diff", Summary: "compare two results files cell by cell", Run: cmdDiff},
 		{Name: "report", Summary: "re-render a saved run (md, html, json)", Run: cmdReport},
+		{Name: "noise", Summary: "per cell: the measured noise, the change it lets a gate catch, the repeats it needs", Run: cmdNoise},
 		{Name: "merge", Summary: "combine the results folders of several runs into one", Run: cmdMerge},
 		{Name: "codify", Summary: "print HCL expect/assert blocks from a measured run", Run: cmdCodify},
 		{Name: "clean", Summary: "remove containers a killed run left behind", Run: cmdClean},

@@ -58,6 +58,17 @@ var commandHelp = map[string]Help{
 			"slogate report -format csv -o qwen.csv slogate-out/demo/qwen/latest/results.json",
 		},
 	},
+	"noise": {
+		Usage: "slogate noise [flags] RESULTS.json",
+		Doc: []string{"Per measured cell and gated metric (total_tps, ttft_ms, tbt_ms; prefill tps): the run-to-run noise (the coefficient",
+			"of variation over its repeats), the smallest change N repeats a side would catch at -alpha with power 0.9, and the repeats",
+			"a side the -tolerance needs; with measure.boots, the within-boot and between-boot spreads (Kalibera and Jones) and the",
+			"repeats a boot × boots they suggest. A cell measured once has no noise to show: measure it with repeat ≥ 2."},
+		Examples: []string{
+			"slogate noise slogate-out/demo/qwen/latest/results.json",
+			"slogate noise -tolerance 3% -repeats 10 results.json",
+		},
+	},
 	"merge": {
 		Usage: "slogate merge -out DIR OUT...",
 		Doc: []string{"Combine results folders (each the -out of a `slogate run`, one server each) into DIR: one results.json (schema slogate/merged/v1),",
