@@ -65,8 +65,58 @@ func run() *result.Results {
 	}
 }
 
+// repeatedRun is run() with five repeats of the 8K × 64 cell, at about 2 %
+// noise in total_tps.
+func repeatedRun() *result.Results {
+	res := run()
+	c := &res.Decode[2]
+	c.Repeats = 5
+	c.Samples = map[string][]float64{"total_tps": {6018.47, 5850.2, 6201.9, 5960.0, 6120.3}, "ttft_ms": {300.4, 301, 299.9, 300.2, 300.8}, "tbt_ms": {2.5, 2.5, 2.51, 2.49, 2.5}}
+	return res
+}
+
+// TestMeasuredNoise: codify sizes repeat from the largest measured noise
+// and warns when -margin is below the smallest change the run's repeats
+// can tell from it; a run without repeats says so. By hand: the sd of the
+// log samples is 0.0227; 5 + 5 attain α′ = 0.0476, so the smallest change
+// is exp((z(0.9524) + z(0.9)) × 0.0227 × √(2/5 × π/3)) − 1 = 4.4 %; a 2 %
+// tolerance (log 0.0198) needs n = 24 a side, 10 % needs 3.
+func TestMeasuredNoise(t *testing.T) {
+	tests := []struct {
+		name        string
+		res         *result.Results
+		margin      float64
+		wantComment []string
+		wantWarning string // "" none
+	}{
+		{name: "no repeats", res: run(), margin: 0.1,
+			wantComment: []string{"No cell was repeated, so no noise was measured"}},
+		{name: "a margin the noise supports", res: repeatedRun(), margin: 0.1,
+			wantComment: []string{"Measured noise (the largest CV over the repeated cells): 2.27% (decode/ctx=8K/conc=64 total_tps).",
+				"A 10% tolerance needs 3 repeats a side at that noise", "#   repeat = 4",
+				"With 5 repeats a side the smallest change a gate can tell from this noise is 4.4%."}},
+		{name: "a margin below the noise", res: repeatedRun(), margin: 0.02,
+			wantComment: []string{"A 2% tolerance needs 24 repeats a side", "#   repeat = 24"},
+			wantWarning: "-margin 2% is below what the measured noise allows: at 2.27% noise (decode/ctx=8K/conc=64 total_tps) 5 repeats a side tell a change from noise only from 4.4%; use -margin 5% or more, or measure with repeat = 24"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := codify.MeasuredNoise(tc.res, tc.margin, 0)
+			c := n.Comment(tc.margin)
+			for _, w := range tc.wantComment {
+				if !strings.Contains(c, w) {
+					t.Errorf("comment:\n%s\nwant it to hold %q", c, w)
+				}
+			}
+			if got := n.Warning(tc.margin); got != tc.wantWarning {
+				t.Errorf("warning:\n%s\nwant:\n%s", got, tc.wantWarning)
+			}
+		})
+	}
+}
+
 func TestGenerateGolden(t *testing.T) {
-	got, err := codify.Generate(run(), codify.Options{Margin: 0.1, Source: "slogate-out/qwen/results.json"})
+	got, err := codify.Generate(repeatedRun(), codify.Options{Margin: 0.1, Source: "slogate-out/qwen/results.json"})
 	if err != nil {
 		t.Fatal(err)
 	}

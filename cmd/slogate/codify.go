@@ -35,6 +35,9 @@ func cmdCodify(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err := codify.Check(res); errors.As(err, &unfit) && *force {
 		fmt.Fprintf(stderr, "codify: -force: %s: values from the measured cells only, although\n%s\n", files[0], unfit.Reasons())
 	}
+	if w := codify.MeasuredNoise(res, margin.Value(), 0).Warning(margin.Value()); w != "" {
+		fmt.Fprintf(stderr, "codify: warning: %s\n", w)
+	}
 	out, err := codify.Generate(res, codify.Options{Margin: margin.Value(), Source: files[0], Force: *force})
 	if err != nil {
 		return exit.Usagef("codify: %s: %v", files[0], err)
