@@ -35,7 +35,8 @@ func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results) []result.Ver
 // Error was caused by a missing measurement (an errored or absent cell), 2
 // when any other Error (the spec is wrong, e.g. a condition that is not a
 // bool), 1 when any test failed (a test that needs an over-capacity cell
-// fails), 0 otherwise.
+// fails), 4 when a baseline comparison was inconclusive and nothing failed,
+// 0 otherwise (exit.Worst).
 func ExitCode(verdicts []result.Verdict) int {
 	code := exit.OK
 	for _, v := range verdicts {
@@ -47,10 +48,10 @@ func ExitCode(verdicts []result.Verdict) int {
 			c = exit.Usage
 		case v.Outcome == result.Fail:
 			c = exit.Fail
+		case v.Outcome == result.Inconclusive:
+			c = exit.Inconclusive
 		}
-		if c > code {
-			code = c
-		}
+		code = exit.Worst(code, c)
 	}
 	return code
 }

@@ -299,6 +299,9 @@ func TestExitCode(t *testing.T) {
 		{"infra beats spec error", []result.Verdict{v(result.Error, false), v(result.Error, true), v(result.Fail, false)}, 3},
 		{"infra alone", []result.Verdict{v(result.Error, true)}, 3},
 		{"infra flag on a fail is still a fail", []result.Verdict{v(result.Fail, true)}, 1},
+		{"an inconclusive comparison alone is 4", []result.Verdict{v(result.Pass, false), v(result.Inconclusive, false)}, 4},
+		{"a fail beats inconclusive", []result.Verdict{v(result.Inconclusive, false), v(result.Fail, false), v(result.Inconclusive, false)}, 1},
+		{"infra beats inconclusive", []result.Verdict{v(result.Inconclusive, false), v(result.Error, true)}, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,11 +9,11 @@ import (
 	"github.com/slogate/slogate/result"
 )
 
-// writeAnnotations prints a GitHub Actions ::error command for every failed
-// or errored verdict, pointing at the rule's file and line.
+// writeAnnotations prints a GitHub Actions ::error command for every failed,
+// inconclusive or errored verdict, pointing at the rule's file and line.
 func writeAnnotations(w io.Writer, verdicts []result.Verdict) {
 	for _, v := range verdicts {
-		if v.Outcome < result.Fail {
+		if !v.Outcome.Failed() {
 			continue
 		}
 		var props []string

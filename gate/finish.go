@@ -115,7 +115,7 @@ func finish(fc finishConfig) (result.Outcome, error) {
 func streamVerdict(s report.TestStream, v result.Verdict) {
 	s.Run(v.Test)
 	details := v.Details
-	if v.Outcome >= result.Fail {
+	if v.Outcome.Failed() {
 		switch where := v.Where(); {
 		case where == "":
 		case len(details) == 0:

@@ -67,7 +67,7 @@ func Merge(o MergeOptions) error {
 		run := result.MergedRun{Dir: dir, Source: filepath.Dir(path), Outcome: runOutcome(res, code), ExitCode: code, Results: res}
 		m.Runs = append(m.Runs, run)
 		m.Outcome = result.Worst(m.Outcome, run.Outcome)
-		m.ExitCode = max(m.ExitCode, code)
+		m.ExitCode = exit.Worst(m.ExitCode, code)
 	}
 	if err := writeMerged(o.OutDir, m, raw); err != nil {
 		return exit.With(exit.Infra, err)

@@ -13,6 +13,7 @@ import (
 
 func TestRunExitCode(t *testing.T) {
 	fail := result.Verdict{Test: "s/assert/x", Outcome: result.Fail}
+	inconclusive := result.Verdict{Test: "s/baseline/decode/ctx=8K/conc=64", Kind: result.KindBaseline, Outcome: result.Inconclusive}
 	tests := []struct {
 		name string
 		res  result.Results
@@ -29,6 +30,9 @@ func TestRunExitCode(t *testing.T) {
 		{name: "a search stopped by an error is 3", res: result.Results{Search: []result.Search{{Name: "x", Error: "probe could not be measured"}}}, want: 3},
 		{name: "a search without an answer is not an error", res: result.Results{Search: []result.Search{{Name: "x", Found: false}}}, want: 0},
 		{name: "a traffic cell that could not be measured is 3", res: result.Results{Traffic: []result.TrafficCell{{Status: result.StatusError}}}, want: 3},
+		{name: "an inconclusive baseline comparison is 4", res: result.Results{Verdicts: []result.Verdict{{Outcome: result.Pass}, inconclusive}}, want: 4},
+		{name: "a failure anywhere outweighs an inconclusive comparison: 1", res: result.Results{Verdicts: []result.Verdict{inconclusive, fail, inconclusive}}, want: 1},
+		{name: "an unmeasured cell outweighs an inconclusive comparison: 3", res: result.Results{Verdicts: []result.Verdict{inconclusive}, Decode: []result.DecodeCell{{Status: result.StatusError}}}, want: 3},
 		{name: "an over-capacity cell is not an error", res: result.Results{Decode: []result.DecodeCell{{Status: result.StatusOverCapacity}}}, want: 0},
 	}
 	for _, tt := range tests {
@@ -69,6 +73,54 @@ func TestMergeUnmeasured(t *testing.T) {
 			err = Merge(MergeOptions{OutDir: filepath.Join(t.TempDir(), "merged"), Inputs: []string{in}, Stdout: &out, Getenv: func(string) string { return "" }})
 			if exit.Code(err) != exit.Infra || !strings.Contains(out.String(), "FAIL  qwen") || !strings.Contains(out.String(), "exit 3") {
 				t.Errorf("merge: exit %d (%v), want 3 with the run's FAIL line\n%s", exit.Code(err), err, out.String())
+			}
+		})
+	}
+}
+
+// TestMergeInconclusive: merge exits with the worst of its runs, where an
+// inconclusive run (4) loses to a regressed one (1) and wins over a pass.
+func TestMergeInconclusive(t *testing.T) {
+	run := func(t *testing.T, server string, o result.Outcome) string {
+		in := filepath.Join(t.TempDir(), server)
+		res := result.Results{Schema: result.Schema, Server: result.Server{Name: server},
+			Verdicts: []result.Verdict{{Test: server + "/baseline/decode/ctx=8K/conc=64", Kind: result.KindBaseline, Outcome: o}}}
+		b, err := res.Marshal()
+		if err == nil {
+			err = os.MkdirAll(in, 0o755)
+		}
+		if err == nil {
+			err = result.WriteFileAtomic(filepath.Join(in, "results.json"), b)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	tests := []struct {
+		name  string
+		runs  map[string]result.Outcome
+		want  int
+		lines []string
+	}{
+		{"inconclusive and pass: 4", map[string]result.Outcome{"a": result.Inconclusive, "b": result.Pass}, exit.Inconclusive, []string{"FAIL  a", "exit 4", "ok    b"}},
+		{"inconclusive and regressed: 1", map[string]result.Outcome{"a": result.Inconclusive, "b": result.Fail}, exit.Fail, []string{"exit 4", "exit 1", "(exit 1)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ins []string
+			for _, s := range []string{"a", "b"} {
+				ins = append(ins, run(t, s, tt.runs[s]))
+			}
+			var out strings.Builder
+			err := Merge(MergeOptions{OutDir: filepath.Join(t.TempDir(), "merged"), Inputs: ins, Stdout: &out, Getenv: func(string) string { return "" }})
+			if exit.Code(err) != tt.want {
+				t.Errorf("merge: exit %d (%v), want %d\n%s", exit.Code(err), err, tt.want, out.String())
+			}
+			for _, l := range tt.lines {
+				if !strings.Contains(out.String(), l) {
+					t.Errorf("merge output lacks %q:\n%s", l, out.String())
+				}
 			}
 		})
 	}

@@ -107,7 +107,7 @@ func Run(ctx context.Context, o Options) error {
 				}
 			}
 			if res != nil {
-				verdictCode = max(verdictCode, assert.ExitCode(res.Verdicts))
+				verdictCode = exit.Worst(verdictCode, assert.ExitCode(res.Verdicts))
 			}
 		}
 		stream.Finish(specWorst, time.Since(specStart))

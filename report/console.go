@@ -113,7 +113,7 @@ func (c *console) End(test string, o result.Outcome, elapsed time.Duration) {
 	switch o {
 	case result.Skip:
 		col = c.skip
-	case result.Fail, result.Error:
+	case result.Inconclusive, result.Fail, result.Error:
 		col = c.fail
 	}
 	line = strings.Replace(line, word, col.Sprint(word), 1)

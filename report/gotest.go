@@ -18,7 +18,7 @@ func runLine(test string) string { return "=== RUN   " + test + "\n" }
 // detailLine is a detail line of a test, indented under it: "    line\n".
 func detailLine(line string) string { return "    " + line + "\n" }
 
-// endLine is "--- PASS: name (1.23s)\n" ("--- FAIL" for Fail and Error,
+// endLine is "--- PASS: name (1.23s)\n" ("--- FAIL" for Inconclusive, Fail and Error,
 // "--- SKIP" for Skip).
 func endLine(test string, o result.Outcome, elapsed time.Duration) string {
 	return fmt.Sprintf("--- %s: %s (%s)\n", endWord(o), test, elapsedSeconds(elapsed))
@@ -27,7 +27,7 @@ func endLine(test string, o result.Outcome, elapsed time.Duration) string {
 // finishLines are the package's last lines: "PASS\nok  \tspec\t1.234s\n" or
 // "FAIL\nFAIL\tspec\t1.234s\n".
 func finishLines(pkg string, o result.Outcome, elapsed time.Duration) []string {
-	if o >= result.Fail {
+	if o.Failed() {
 		return []string{"FAIL\n", fmt.Sprintf("FAIL\t%s\t%.3fs\n", pkg, elapsed.Seconds())}
 	}
 	return []string{"PASS\n", fmt.Sprintf("ok  \t%s\t%.3fs\n", pkg, elapsed.Seconds())}

@@ -184,6 +184,10 @@ func addRun(s *junitSuite, res *result.Results) {
 		switch v.Outcome {
 		case result.Fail:
 			c.Failure = &junitProblem{Message: msg, Type: v.Kind, Text: text}
+		case result.Inconclusive:
+			// A failure of its own type, so that CI can tell "measure more"
+			// from "regressed".
+			c.Failure = &junitProblem{Message: msg, Type: "inconclusive", Text: text}
 		case result.Error:
 			c.Error = &junitProblem{Message: msg, Type: v.Kind, Text: text}
 		case result.Skip:

@@ -113,3 +113,30 @@ func TestJUnitEscapes(t *testing.T) {
 		t.Errorf("suite name %q", doc.Suites[0].Name)
 	}
 }
+
+// TestJUnitInconclusive: an inconclusive baseline comparison is a failure of
+// its own type, so that CI can tell "measure more" from "regressed".
+func TestJUnitInconclusive(t *testing.T) {
+	res := &result.Results{Schema: result.Schema, Spec: "specs/a.hcl", Server: result.Server{Name: "qwen"},
+		Verdicts: []result.Verdict{
+			{Test: "qwen/baseline/decode/ctx=8K/conc=64", Kind: result.KindBaseline, Outcome: result.Inconclusive,
+				Message: "total_tps inconclusive against the baseline"},
+			{Test: "qwen/baseline/decode/ctx=8K/conc=1", Kind: result.KindBaseline, Outcome: result.Fail, Message: "total_tps regressed"},
+		}}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, []*result.Results{res}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Failures int `xml:"failures,attr"`
+	}
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Failures != 2 {
+		t.Errorf("failures = %d, want 2 (the inconclusive comparison fails)\n%s", doc.Failures, buf.String())
+	}
+	if !bytes.Contains(buf.Bytes(), []byte(`type="inconclusive"`)) || !bytes.Contains(buf.Bytes(), []byte(`type="baseline"`)) {
+		t.Errorf("want one failure of type inconclusive and one of type baseline:\n%s", buf.String())
+	}
+}

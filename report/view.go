@@ -429,7 +429,7 @@ func newView(res *result.Results) *view {
 			Measured: strings.Join(vd.Details, "; "), Message: vd.Message}
 		row.Where = vd.Where()
 		v.Verdicts = append(v.Verdicts, row)
-		if vd.Outcome >= result.Fail {
+		if vd.Outcome.Failed() {
 			v.Failures = append(v.Failures, row)
 		}
 	}

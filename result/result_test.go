@@ -69,7 +69,7 @@ func TestFormatTokens(t *testing.T) {
 }
 
 func TestWorstOrdersOutcomes(t *testing.T) {
-	order := []Outcome{Pass, Skip, Fail, Error}
+	order := []Outcome{Pass, Skip, Inconclusive, Fail, Error}
 	for i, a := range order {
 		for j, b := range order {
 			want := order[max(i, j)]
@@ -85,17 +85,23 @@ func TestWorstOrdersOutcomes(t *testing.T) {
 }
 
 func TestOutcomeJSON(t *testing.T) {
-	b, err := json.Marshal(Verdict{Test: "x", Outcome: Fail})
-	if err != nil {
-		t.Fatal(err)
+	for _, o := range []Outcome{Fail, Inconclusive} {
+		b, err := json.Marshal(Verdict{Test: "x", Outcome: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `"outcome":"` + o.String() + `"`; !bytes.Contains(b, []byte(want)) {
+			t.Errorf("marshalled %s, want %s", b, want)
+		}
+		var v Verdict
+		if err := json.Unmarshal(b, &v); err != nil || v.Outcome != o {
+			t.Errorf("round trip of %v = %v, %v", o, v.Outcome, err)
+		}
 	}
-	if !bytes.Contains(b, []byte(`"outcome":"fail"`)) {
-		t.Errorf("marshalled %s, want outcome \"fail\"", b)
+	if Pass.Failed() || Skip.Failed() || !Inconclusive.Failed() || !Fail.Failed() || !Error.Failed() {
+		t.Error("Failed: want inconclusive, fail and error to fail the gate, pass and skip not")
 	}
 	var v Verdict
-	if err := json.Unmarshal(b, &v); err != nil || v.Outcome != Fail {
-		t.Errorf("round trip = %v, %v", v.Outcome, err)
-	}
 	if err := json.Unmarshal([]byte(`{"outcome":"meh"}`), &v); err == nil {
 		t.Error("unknown outcome decoded without error")
 	}

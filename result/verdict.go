@@ -6,22 +6,33 @@ import (
 	"strings"
 )
 
-// Outcome is a test's result. Outcomes are ordered Pass < Skip < Fail < Error
-// and merge by the worst (Worst).
+// Outcome is a test's result. Outcomes are ordered Pass < Skip <
+// Inconclusive < Fail < Error and merge by the worst (Worst): a regression
+// anywhere outweighs a comparison that could not decide, and an
+// infrastructure error both.
 type Outcome int
 
 // Outcomes, in order.
 const (
 	Pass Outcome = iota
 	Skip
+	// Inconclusive is a baseline comparison whose data neither show a
+	// regression nor rule one out (docs/method.md#comparing-runs): it fails
+	// the gate unless -inconclusive pass, with exit code 4 when nothing
+	// regressed, so that CI can tell "measure more" from "regressed".
+	Inconclusive
 	Fail
 	Error
 )
 
-var outcomeNames = [...]string{"pass", "skip", "fail", "error"}
+var outcomeNames = [...]string{"pass", "skip", "inconclusive", "fail", "error"}
+
+// Failed reports whether the outcome fails the gate: Inconclusive, Fail or
+// Error.
+func (o Outcome) Failed() bool { return o >= Inconclusive }
 
 // String is the outcome's name as results.json stores it: "pass", "skip",
-// "fail" or "error".
+// "inconclusive", "fail" or "error".
 func (o Outcome) String() string {
 	if o < 0 || int(o) >= len(outcomeNames) {
 		return fmt.Sprintf("outcome(%d)", int(o))

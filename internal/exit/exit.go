@@ -9,13 +9,45 @@ import (
 
 // Exit codes, as documented in README.md#exit-codes.
 const (
-	OK      = 0   // every assertion passed
-	Fail    = 1   // at least one assertion or baseline comparison failed
-	Usage   = 2   // usage error or invalid spec
-	Infra   = 3   // server did not start or crashed, endpoint unreachable, a cell could not be measured
-	SIGINT  = 130 // interrupted (Ctrl-C): 128 + signal 2
-	SIGTERM = 143 // terminated: 128 + signal 15
+	OK    = 0 // every assertion passed
+	Fail  = 1 // at least one assertion or baseline comparison failed
+	Usage = 2 // usage error or invalid spec
+	Infra = 3 // server did not start or crashed, endpoint unreachable, a cell could not be measured
+	// Inconclusive: a baseline comparison could not decide (neither
+	// regressed nor shown within the tolerance) and nothing failed: measure
+	// more. Below Fail and Infra in severity (Worst) despite its number.
+	Inconclusive = 4
+	SIGINT       = 130 // interrupted (Ctrl-C): 128 + signal 2
+	SIGTERM      = 143 // terminated: 128 + signal 15
 )
+
+// severity orders the exit codes for Worst: OK < Inconclusive < Fail <
+// Usage < Infra < the signals.
+func severity(code int) int {
+	switch code {
+	case OK:
+		return 0
+	case Inconclusive:
+		return 1
+	case Fail:
+		return 2
+	case Usage:
+		return 3
+	case Infra:
+		return 4
+	}
+	return code // the signals, 130 and 143, above all
+}
+
+// Worst is the more severe of two exit codes, for a run of several servers
+// and for merge: a regression anywhere (1) and an infrastructure error (3)
+// outweigh an inconclusive comparison (4).
+func Worst(a, b int) int {
+	if severity(b) > severity(a) {
+		return b
+	}
+	return a
+}
 
 // Error is an error that carries the exit code it maps to.
 type Error struct {

@@ -35,3 +35,15 @@ func TestCode(t *testing.T) {
 		t.Error("IsQuiet wrong")
 	}
 }
+
+func TestWorst(t *testing.T) {
+	order := []int{OK, Inconclusive, Fail, Usage, Infra, SIGINT, SIGTERM}
+	for i, a := range order {
+		for j, b := range order {
+			want := order[max(i, j)]
+			if got := Worst(a, b); got != want {
+				t.Errorf("Worst(%d, %d) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+}
