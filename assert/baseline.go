@@ -17,9 +17,11 @@ import (
 // opt.Tolerance (a fraction, 0.05) and opt.Alpha (compare.Compare decides,
 // docs/method.md#comparing-runs). A cell fails when any metric regressed,
 // and when the baseline measured it and this run lost it (over capacity,
-// absent, not run); a cell the baseline measured and this run could not
-// measure (an error) is an infrastructure Error; a cell the baseline did not
-// measure is a Skip. The caller checks first that the runs' settings match
+// absent, not run); it is Inconclusive when a metric's comparison could not
+// decide and none regressed (with opt.Inconclusive = pass it passes, unless
+// the estimate is beyond the tolerance: a Fail); a cell the baseline
+// measured and this run could not measure (an error) is an infrastructure
+// Error; a cell the baseline did not measure is a Skip. The caller checks first that the runs' settings match
 // (compare.Settings).
 func CompareBaseline(base, res *result.Results, opt compare.Options) []result.Verdict {
 	opt.Metrics = nil
@@ -56,14 +58,14 @@ func CompareBaseline(base, res *result.Results, opt compare.Options) []result.Ve
 	var out []result.Verdict
 	for _, ref := range order {
 		e := byRef[ref]
-		out = append(out, baselineVerdict(server, e.ref, e.cells, e.mets, opt.Tolerance, lost[e.ref]))
+		out = append(out, baselineVerdict(server, e.ref, e.cells, e.mets, opt.Tolerance, opt.Inconclusive, lost[e.ref]))
 	}
 	return out
 }
 
 // baselineVerdict merges the per-metric comparisons of one cell; lost is
 // the cell's finding when the baseline measured it and this run did not.
-func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, mets []result.Metric, tol float64, lost compare.Finding) result.Verdict {
+func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, mets []result.Metric, tol float64, policy compare.InconclusivePolicy, lost compare.Finding) result.Verdict {
 	v := result.Verdict{
 		Test:  result.TestID{Server: server, Kind: result.KindBaseline, Cell: &ref}.Name(),
 		Kind:  result.KindBaseline,
@@ -96,14 +98,16 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 		}
 		return v
 	}
-	var regressed []string
+	var regressed, beyond, inconclusive []string
 	for i, c := range cells {
 		m := mets[i]
 		line := fmt.Sprintf("%s: baseline %s, now %s", m.Name, sideValue(c.A), sideValue(c.B))
-		if c.A.HasValue && c.B.HasValue {
+		if c.A.HasValue && c.B.HasValue && c.Change != compare.Inconclusive {
 			line += " (" + deltaOrNA(c.Delta)
 			if c.Test != nil {
-				line += fmt.Sprintf(", p=%.3f, %d+%d runs", c.Test.P, c.Test.NA, c.Test.NB)
+				line += fmt.Sprintf(", bounds %s at %.1f%% confidence each, %d+%d runs", compare.BoundsText(&c), c.Test.Confidence()*100, c.Test.NA, c.Test.NB)
+			} else {
+				line += fmt.Sprintf(", %d+%d runs: not statistical", c.A.Repeats, c.B.Repeats)
 			}
 			line += ")"
 		}
@@ -111,20 +115,30 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 		case compare.Regressed:
 			line += fmt.Sprintf(", regressed beyond %s (%s)", numfmt.Percent(tol), m.Direction())
 			regressed = append(regressed, m.Name)
-		case compare.NotSignificant:
-			if c.Test != nil {
-				line += fmt.Sprintf(", not significant (p > α = %s): noise", numfmt.Shortest(c.Test.Alpha))
+		case compare.Inconclusive:
+			line += ": inconclusive, " + compare.InconclusiveText(&c, m.HigherIsBetter, tol, policy)
+			if c.Outcome == result.Fail {
+				beyond = append(beyond, m.Name)
 			} else {
-				line += ", within the spread of both runs"
+				inconclusive = append(inconclusive, m.Name)
 			}
 		case compare.Improved:
 			line += ", improved"
+		case compare.Unchanged:
+			if c.Test != nil {
+				line += fmt.Sprintf(", within %s", numfmt.Percent(tol))
+			}
 		}
 		v.Details = append(v.Details, line)
+		v.Outcome = result.Worst(v.Outcome, c.Outcome)
 	}
-	if len(regressed) > 0 {
-		v.Outcome = result.Fail
+	switch {
+	case len(regressed) > 0:
 		v.Message = fmt.Sprintf("%s regressed beyond %s against the baseline", joinAnd(regressed), numfmt.Percent(tol))
+	case len(beyond) > 0:
+		v.Message = fmt.Sprintf("%s inconclusive against the baseline, and estimated beyond %s: fails even with -inconclusive pass", joinAnd(beyond), numfmt.Percent(tol))
+	case len(inconclusive) > 0 && v.Outcome == result.Inconclusive:
+		v.Message = fmt.Sprintf("%s inconclusive against the baseline: neither regressed nor shown within %s; measure more (or -inconclusive pass)", joinAnd(inconclusive), numfmt.Percent(tol))
 	}
 	return v
 }
@@ -162,6 +176,8 @@ func joinAnd(names []string) string {
 type BaselineOptions struct {
 	// Tolerance and Alpha decide each cell (compare.Options).
 	Tolerance, Alpha float64
+	// Inconclusive is what an inconclusive cell does (-inconclusive).
+	Inconclusive compare.InconclusivePolicy
 	// AllowSettingsChange compares runs measured with different settings
 	// instead of refusing to.
 	AllowSettingsChange bool
@@ -182,7 +198,7 @@ func WithBaseline(base, res *result.Results, opt BaselineOptions) (verdicts []re
 	if h := compare.ServerHeader(compare.Server(base, res)); h != "" {
 		notes = append(notes, "baseline: server "+h)
 	}
-	copt := compare.Options{Tolerance: opt.Tolerance, Alpha: opt.Alpha}
+	copt := compare.Options{Tolerance: opt.Tolerance, Alpha: opt.Alpha, Inconclusive: opt.Inconclusive}
 	verdicts = CompareBaseline(base, res, copt)
 	tables, _ := compare.Compare(base, res, copt)
 	if m := compare.MethodOf(tables); !m.Statistical() {

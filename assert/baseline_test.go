@@ -49,15 +49,15 @@ func TestCompareBaseline(t *testing.T) {
 	want := []result.Verdict{
 		{
 			Test: "qwen/baseline/prefill/ctx=8K", Kind: result.KindBaseline, Outcome: result.Pass, Rule: rule,
-			Details: []string{"tps: baseline 40000, now 39500 (-1.2%)"},
+			Details: []string{"tps: baseline 40000, now 39500 (-1.2%, 1+1 runs: not statistical)"},
 			Cells:   ref(result.PhasePrefill, 8192, 0),
 		},
 		{
 			Test: "qwen/baseline/decode/ctx=8K/conc=1", Kind: result.KindBaseline, Outcome: result.Pass, Rule: rule,
 			Details: []string{
-				"total_tps: baseline 408.2, now 410 (+0.4%)",
-				"ttft_ms: baseline 50, now 49 (-2.0%)",
-				"tbt_ms: baseline 2.4, now 2.4 (0.0%)",
+				"total_tps: baseline 408.2, now 410 (+0.4%, 1+1 runs: not statistical)",
+				"ttft_ms: baseline 50, now 49 (-2.0%, 1+1 runs: not statistical)",
+				"tbt_ms: baseline 2.4, now 2.4 (0.0%, 1+1 runs: not statistical)",
 			},
 			Cells: ref(result.PhaseDecode, 8192, 1),
 		},
@@ -65,9 +65,9 @@ func TestCompareBaseline(t *testing.T) {
 			Test: "qwen/baseline/decode/ctx=8K/conc=64", Kind: result.KindBaseline, Outcome: result.Fail, Rule: rule,
 			Message: "total_tps regressed beyond 5% against the baseline",
 			Details: []string{
-				"total_tps: baseline 6018.4, now 5421.3 (-9.9%), regressed beyond 5% (higher is better)",
-				"ttft_ms: baseline 300, now 300 (0.0%)",
-				"tbt_ms: baseline 10.5, now 10.5 (0.0%)",
+				"total_tps: baseline 6018.4, now 5421.3 (-9.9%, 1+1 runs: not statistical), regressed beyond 5% (higher is better)",
+				"ttft_ms: baseline 300, now 300 (0.0%, 1+1 runs: not statistical)",
+				"tbt_ms: baseline 10.5, now 10.5 (0.0%, 1+1 runs: not statistical)",
 			},
 			Cells: ref(result.PhaseDecode, 8192, 64),
 		},
@@ -133,8 +133,10 @@ func TestCompareBaselineLostCells(t *testing.T) {
 
 // TestWithBaseline: runs measured with different settings are refused
 // (exit 2) unless allowed, and then the differences head the notes; server
-// differences are noted, never refused; repeated cells are decided by the U
-// test, whose p-value the detail line shows.
+// differences are noted, never refused; repeated cells are decided by the
+// interval of the change, whose bounds the detail line shows, and a
+// comparison the noise leaves open is inconclusive (it was "not
+// significant", a pass, before the three outcomes).
 func TestWithBaseline(t *testing.T) {
 	run := func(window float64, version string, tps ...float64) *result.Results {
 		r := &result.Results{Server: result.Server{Name: "qwen", Version: version},
@@ -158,19 +160,34 @@ func TestWithBaseline(t *testing.T) {
 			t.Errorf("err %v, %d verdicts, notes %q; want %q", err, len(v), notes, want)
 		}
 	})
-	t.Run("noise", func(t *testing.T) {
+	t.Run("noise is inconclusive, not a pass", func(t *testing.T) {
 		v, notes, err := WithBaseline(base, run(3, "0.26.1", 5500, 6120, 5400, 6080, 5300), BaselineOptions{Tolerance: 0.05})
-		if err != nil || v[0].Outcome != result.Pass || !strings.HasPrefix(v[0].Details[0], "total_tps: baseline 6000, now 5500 (-8.3%, p=0.548, 5+5 runs), not significant (p > α = 0.05): noise") {
-			t.Errorf("err %v, %v %q; want a pass calling the change noise", err, v[0].Outcome, v[0].Details)
+		want := "total_tps: baseline 6000, now 5500: inconclusive, -8.3% (bounds -10.9…+2.0%, each at 95.2% confidence, 5+5 repeats); noise 4.9%: 34 repeats a side would decide it"
+		if err != nil || v[0].Outcome != result.Inconclusive || v[0].Details[0] != want ||
+			v[0].Message != "total_tps inconclusive against the baseline: neither regressed nor shown within 5%; measure more (or -inconclusive pass)" {
+			t.Errorf("err %v, %v %q %q; want inconclusive with %q", err, v[0].Outcome, v[0].Message, v[0].Details, want)
 		}
 		if len(notes) != 1 || !strings.Contains(notes[0], "2 of 3 cell metrics were decided by the tolerance alone") {
 			t.Errorf("notes %q, want one saying ttft_ms and tbt_ms were not decided statistically", notes)
 		}
 	})
+	t.Run("-inconclusive pass: an estimate beyond the tolerance still fails", func(t *testing.T) {
+		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5500, 6120, 5400, 6080, 5300), BaselineOptions{Tolerance: 0.05, Inconclusive: compare.InconclusivePass})
+		if v[0].Outcome != result.Fail || !strings.HasSuffix(v[0].Details[0], "; the estimate is beyond 5%: fails even with -inconclusive pass") ||
+			v[0].Message != "total_tps inconclusive against the baseline, and estimated beyond 5%: fails even with -inconclusive pass" {
+			t.Errorf("%v %q %q; want a failure for the estimate", v[0].Outcome, v[0].Message, v[0].Details)
+		}
+	})
+	t.Run("-inconclusive pass accepts an estimate inside the tolerance", func(t *testing.T) {
+		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5700, 6150, 5550, 6050, 5850), BaselineOptions{Tolerance: 0.05, Inconclusive: compare.InconclusivePass})
+		if v[0].Outcome != result.Pass || !strings.HasSuffix(v[0].Details[0], "; accepted (-inconclusive pass)") || v[0].Message != "" {
+			t.Errorf("%v %q %q; want a pass, accepted", v[0].Outcome, v[0].Message, v[0].Details)
+		}
+	})
 	t.Run("regression", func(t *testing.T) {
 		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5400, 5420, 5300, 5380, 5350), BaselineOptions{Tolerance: 0.05})
-		if v[0].Outcome != result.Fail || !strings.Contains(v[0].Details[0], "(-10.3%, p=0.008, 5+5 runs), regressed beyond 5%") {
-			t.Errorf("%v %q; want a regression with its p-value", v[0].Outcome, v[0].Details)
+		if v[0].Outcome != result.Fail || !strings.Contains(v[0].Details[0], "(-10.4%, bounds -11.7…-9.2% at 95.2% confidence each, 5+5 runs), regressed beyond 5%") {
+			t.Errorf("%v %q; want a regression with its bounds", v[0].Outcome, v[0].Details)
 		}
 	})
 }

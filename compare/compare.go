@@ -1,8 +1,9 @@
 // Package compare compares two measured runs cell by cell: for each metric
 // it lines up the matrix of run A with run B, decides per cell whether the
-// change is noise, within the tolerance, an improvement or a regression
-// (direction from the metric table, result.Metrics: higher is better for
-// throughputs, lower for latencies), finds the cells A measured and B lost,
+// change is regressed, within the tolerance (unchanged or improved) or
+// inconclusive (direction from the metric table, result.Metrics: higher is
+// better for throughputs, lower for latencies) from the Hodges–Lehmann
+// interval of the change (shift.go) when both sides have samples, finds the cells A measured and B lost,
 // compares the runs' measurement settings (settings.go), and renders the
 // matrices as text. `slogate diff` prints it; assert.CompareBaseline turns it
 // into verdicts. The decisions are docs/method.md#comparing-runs.
@@ -34,12 +35,45 @@ type Options struct {
 	// Tolerance is a fraction: a change of at most Tolerance × |A| is
 	// "within tolerance".
 	Tolerance float64
-	// Alpha is the significance level of the Mann–Whitney U test that
-	// decides cells with enough samples on both sides; 0 means DefaultAlpha.
+	// Alpha is the one-sided error level of each bound of the interval
+	// that decides cells with samples on both sides; 0 means DefaultAlpha.
+	// A run measured with repeat = "auto" is decided at its design's level
+	// (Sequential.Level).
 	Alpha float64
+	// Inconclusive says what an inconclusive cell does to the gate
+	// (InconclusiveFail by default).
+	Inconclusive InconclusivePolicy
 	// Metrics restricts the comparison to these metric names (each applies
 	// to every phase that has it); empty means the defaults.
 	Metrics []string
+}
+
+// InconclusivePolicy is what an inconclusive comparison does to the gate
+// (-inconclusive fail|pass).
+type InconclusivePolicy int
+
+// Policies.
+const (
+	// InconclusiveFail: an inconclusive cell fails the gate with outcome
+	// inconclusive (exit 4 when nothing regressed).
+	InconclusiveFail InconclusivePolicy = iota
+	// InconclusivePass: the team accepts the risk; an inconclusive cell
+	// passes unless its estimated change is beyond the tolerance.
+	InconclusivePass
+)
+
+// InconclusivePolicies are the words of -inconclusive, the default first.
+var InconclusivePolicies = []string{"fail", "pass"}
+
+// ParseInconclusive reads a word of InconclusivePolicies.
+func ParseInconclusive(s string) (InconclusivePolicy, error) {
+	switch s {
+	case "fail":
+		return InconclusiveFail, nil
+	case "pass":
+		return InconclusivePass, nil
+	}
+	return 0, fmt.Errorf("-inconclusive is fail or pass, not %q", s)
 }
 
 // Change classifies one compared cell.
@@ -53,10 +87,10 @@ const (
 	Improved
 	// Regressed: beyond the tolerance in the worse direction.
 	Regressed
-	// NotSignificant: the change is noise (shown as "~"): the U test of
-	// the samples is not significant, or, with too few samples for it,
-	// both sides were repeated and their [min, max] spreads overlap.
-	NotSignificant
+	// Inconclusive: the interval of the change straddles the tolerance's
+	// edge: the data neither show a regression nor rule one out
+	// (Shift.Decide). Only a statistical comparison is inconclusive.
+	Inconclusive
 	// OnlyA: A has a value and B measured the cell but did not report the
 	// metric.
 	OnlyA
@@ -70,15 +104,11 @@ const (
 	// Errored: A measured the cell and B could not (an error): neither
 	// better nor worse, an infrastructure problem.
 	Errored
-	// Inconclusive: the confidence interval of the change straddles the
-	// tolerance's edge: the data neither show a regression nor rule one
-	// out (Shift.Decide).
-	Inconclusive
 )
 
-var changeNames = [...]string{"unchanged", "improved", "regressed", "not significant", "A only", "B only", "neither", "lost", "errored", "inconclusive"}
+var changeNames = [...]string{"unchanged", "improved", "regressed", "inconclusive", "A only", "B only", "neither", "lost", "errored"}
 
-// String names the change: "regressed", "not significant", "A only", …
+// String names the change: "regressed", "inconclusive", "A only", …
 func (c Change) String() string {
 	if c < 0 || int(c) >= len(changeNames) {
 		return fmt.Sprintf("change(%d)", int(c))
@@ -112,12 +142,34 @@ type Side struct {
 type Cell struct {
 	Ref  result.CellRef // the cell compared
 	A, B Side           // the reference run and the new run
-	// Delta is (B − A) ÷ |A|; NaN unless both sides have values and A ≠ 0.
+	// Delta is the change of B from A: the Hodges–Lehmann estimate of
+	// B ÷ A − 1 when a Test decided the cell, else (B − A) ÷ |A|; NaN
+	// unless both sides have values and A ≠ 0.
 	Delta  float64
 	Change Change // the decision for this cell
-	// Test is the U test that decided the cell; nil when the tolerance
-	// rule alone decided (too few samples) or a side has no value.
+	// Test is the comparison of the samples that decided the cell; nil
+	// when the tolerance rule alone decided (too few samples to attain α)
+	// or a side has no value.
 	Test *Test
+	// Outcome is what the cell does to the gate: Fail when regressed or
+	// lost, Error when errored, Inconclusive when inconclusive (Pass with
+	// -inconclusive pass, unless Delta is beyond the tolerance: Fail),
+	// Pass otherwise.
+	Outcome result.Outcome
+}
+
+// EstimateBeyond reports whether an inconclusive cell's estimated change is
+// beyond the tolerance on the worse side: it fails even with -inconclusive
+// pass.
+func (c *Cell) EstimateBeyond(tolerance float64, higherIsBetter bool) bool {
+	if c.Test == nil {
+		return false
+	}
+	worse, _ := boundary(tolerance, higherIsBetter)
+	if higherIsBetter {
+		return c.Test.Ratio < worse
+	}
+	return c.Test.Ratio > worse
 }
 
 // Table is one metric's matrix: rows are contexts, columns concurrency
@@ -128,10 +180,12 @@ type Table struct {
 	Metric result.Metric // the metric compared
 	// Tolerance used for the decisions, as a fraction.
 	Tolerance float64
-	// Alpha is the significance level of the U tests.
-	Alpha       float64
-	Contexts    []int // row keys, ascending: every context either run has
-	Concurrency []int // column keys, ascending; nil for prefill
+	// Alpha is the one-sided level asked of each bound.
+	Alpha float64
+	// Inconclusive is the policy the cells' outcomes were decided with.
+	Inconclusive InconclusivePolicy
+	Contexts     []int // row keys, ascending: every context either run has
+	Concurrency  []int // column keys, ascending; nil for prefill
 	// Cells holds every cell recorded by either run, row-major.
 	Cells []Cell
 }
@@ -182,9 +236,6 @@ func withinTolerance(a, b, tolerance float64) bool {
 	}
 	return math.Abs(b-a) <= tolerance*math.Abs(a)
 }
-
-// overlap reports whether two [min, max] spreads intersect.
-func overlap(a, b [2]float64) bool { return a[0] <= b[1] && b[0] <= a[1] }
 
 // metricsFor returns the metrics of phase to compare: those of names that
 // the phase has, or the phase's defaults when names is empty.
@@ -243,7 +294,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 	if len(a.Prefill)+len(b.Prefill) > 0 {
 		ctxs := unionInts(prefillContexts(a), prefillContexts(b))
 		for _, m := range metricsFor(result.PhasePrefill, opt.Metrics) {
-			t := Table{Phase: result.PhasePrefill, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Contexts: ctxs}
+			t := Table{Phase: result.PhasePrefill, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Inconclusive: opt.Inconclusive, Contexts: ctxs}
 			for _, ctx := range ctxs {
 				ref := result.CellRef{Phase: result.PhasePrefill, Context: ctx}
 				ca, _ := a.PrefillCell(ctx)
@@ -257,7 +308,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 		ctxs := unionInts(decodeAxis(a, label, true), decodeAxis(b, label, true))
 		concs := unionInts(decodeAxis(a, label, false), decodeAxis(b, label, false))
 		for _, m := range metricsFor(result.PhaseDecode, opt.Metrics) {
-			t := Table{Phase: result.PhaseDecode, Matrix: label, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Contexts: ctxs, Concurrency: concs}
+			t := Table{Phase: result.PhaseDecode, Matrix: label, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Inconclusive: opt.Inconclusive, Contexts: ctxs, Concurrency: concs}
 			for _, ctx := range ctxs {
 				for _, conc := range concs {
 					ca, okA := a.DecodeCell(label, ctx, conc)
@@ -275,14 +326,15 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 	return tables, nil
 }
 
-// decideCell fills Delta, Change and Test for one cell
+// decideCell fills Delta, Change, Test and Outcome for one cell
 // (docs/method.md#comparing-runs):
 //
-//   - both sides measured, each with enough samples for the U test to reach
-//     α: not significant (p > α) is noise, never a regression; a significant
-//     change is judged against the tolerance;
-//   - both measured, fewer samples: overlapping [min, max] spreads are
-//     noise, else the tolerance decides;
+//   - both sides measured, with samples enough to attain α (4 + 4 at 0.05,
+//     at the extreme 3 + 3): the Hodges–Lehmann interval of the change
+//     decides regressed, within the tolerance (unchanged or improved) or
+//     inconclusive;
+//   - both measured, fewer samples: the tolerance rule decides on the
+//     values alone, not statistically; nothing is inconclusive;
 //   - A measured, B errored: Errored; A measured, B over capacity, absent or
 //     not run: Lost;
 //   - a value on one side only otherwise: OnlyA or OnlyB, not a failure.
@@ -293,15 +345,8 @@ func decideCell(ref result.CellRef, a, b Side, m result.Metric, opt Options) Cel
 		if a.Value != 0 {
 			c.Delta = (b.Value - a.Value) / math.Abs(a.Value)
 		}
-		if t, ok := uTest(a.Samples, b.Samples, opt.Alpha); ok {
-			c.Test = &t
-			if t.Significant() {
-				c.Change = decide(a.Value, b.Value, opt.Tolerance, m.HigherIsBetter)
-			} else {
-				c.Change = NotSignificant
-			}
-		} else if a.HasSpread && b.HasSpread && overlap(a.Spread, b.Spread) {
-			c.Change = NotSignificant
+		if t, change, ok := testCell(a.Samples, b.Samples, m.HigherIsBetter, opt.Tolerance, opt.Alpha); ok {
+			c.Test, c.Change, c.Delta = &t, change, t.Change()
 		} else {
 			c.Change = decide(a.Value, b.Value, opt.Tolerance, m.HigherIsBetter)
 		}
@@ -316,7 +361,26 @@ func decideCell(ref result.CellRef, a, b Side, m result.Metric, opt Options) Cel
 	default:
 		c.Change = Neither
 	}
+	c.Outcome = cellOutcome(&c, m, opt)
 	return c
+}
+
+// cellOutcome is what a decided cell does to the gate (Cell.Outcome).
+func cellOutcome(c *Cell, m result.Metric, opt Options) result.Outcome {
+	switch c.Change {
+	case Errored:
+		return result.Error
+	case Regressed, Lost:
+		return result.Fail
+	case Inconclusive:
+		switch {
+		case opt.Inconclusive == InconclusiveFail:
+			return result.Inconclusive
+		case c.EstimateBeyond(opt.Tolerance, m.HigherIsBetter):
+			return result.Fail
+		}
+	}
+	return result.Pass
 }
 
 // prefillSide is one run's view of its prefill cell c (nil = absent) for metric m.
@@ -366,20 +430,18 @@ func AnyRegressed(tables []Table) bool {
 	return false
 }
 
-// Outcome is the comparison's result as a gate: Error when a cell A
-// measured errored in B (an infrastructure problem, exit 3), else Fail when
-// a cell regressed or was lost (exit 1), else Pass. Noise, improvements and
-// cells only B measured never fail.
+// Outcome is the comparison's result as a gate, the worst of its cells'
+// (Cell.Outcome): Error when a cell A measured errored in B (an
+// infrastructure problem, exit 3), else Fail when a cell regressed or was
+// lost (exit 1), else Inconclusive when a cell could not be decided (exit
+// 4; with -inconclusive pass only one whose estimate is beyond the
+// tolerance fails, as Fail), else Pass. Improvements and cells only B
+// measured never fail.
 func Outcome(tables []Table) result.Outcome {
 	o := result.Pass
 	for _, t := range tables {
 		for _, c := range t.Cells {
-			switch c.Change {
-			case Errored:
-				o = result.Worst(o, result.Error)
-			case Regressed, Lost:
-				o = result.Worst(o, result.Fail)
-			}
+			o = result.Worst(o, c.Outcome)
 		}
 	}
 	return o

@@ -83,17 +83,22 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// Method says how the cells measured on both sides were decided: by a U
-// test, or by the tolerance alone because a side had too few samples.
+// Method says how the cells measured on both sides were decided: by the
+// interval of the change, or by the tolerance alone because a side had too
+// few samples to attain α.
 type Method struct {
 	// Tested and Untested count the cells (× metrics) decided with and
-	// without a U test.
+	// without an interval.
 	Tested, Untested int
 	// RepeatsA and RepeatsB are the fewest runs per cell among the
 	// untested cells of each side.
 	RepeatsA, RepeatsB int
-	// Alpha is the significance level; RepeatsNeeded the measure.repeat
-	// with which the U test can decide at it (0: more than 50).
+	// Confidence is the lowest one-sided confidence of a bound among the
+	// tested cells, and SizeA, SizeB the sample sizes that attained it.
+	Confidence   float64
+	SizeA, SizeB int
+	// Alpha is the level asked; RepeatsNeeded the measure.repeat with
+	// which an interval can be had at it (0: more than 50).
 	Alpha         float64
 	RepeatsNeeded int
 }
@@ -108,6 +113,9 @@ func MethodOf(tables []Table) Method {
 				continue
 			}
 			if c.Test != nil {
+				if m.Tested == 0 || c.Test.Confidence() < m.Confidence {
+					m.Confidence, m.SizeA, m.SizeB = c.Test.Confidence(), c.Test.NA, c.Test.NB
+				}
 				m.Tested++
 				continue
 			}
@@ -122,7 +130,8 @@ func MethodOf(tables []Table) Method {
 	return m
 }
 
-// Statistical reports whether every cell compared was decided by a U test.
+// Statistical reports whether every cell compared was decided by an
+// interval.
 func (m Method) Statistical() bool { return m.Untested == 0 }
 
 // Note is one sentence on how the decisions were made, for the end of a
@@ -134,7 +143,8 @@ func (m Method) Note() string {
 	case m.Tested+m.Untested == 0:
 		return ""
 	case m.Untested == 0:
-		return fmt.Sprintf("Decisions are statistical: a Mann–Whitney U test of the samples of every cell at %s (p per cell); ~ is noise, never a regression.", alpha)
+		return fmt.Sprintf("Decisions are statistical: every cell's change has Hodges–Lehmann bounds, each one-sided at %s confidence or more (%s, the level %d+%d repeats attain); within tolerance means the worse bound is inside it, inconclusive that the bounds straddle its edge.",
+			confidenceText(m.Confidence), alpha, m.SizeA, m.SizeB)
 	}
 	runs := func(n int) string {
 		if n == 1 {
@@ -148,11 +158,11 @@ func (m Method) Note() string {
 	} else {
 		s.WriteString("Decisions are not statistical: the tolerance alone decided")
 	}
-	fmt.Fprintf(&s, " (%s per cell in A, %s in B)", runs(m.RepeatsA), runs(m.RepeatsB))
+	fmt.Fprintf(&s, " (%s per cell in A, %s in B: too few to attain %s)", runs(m.RepeatsA), runs(m.RepeatsB), alpha)
 	if m.RepeatsNeeded > 0 {
-		fmt.Fprintf(&s, "; measure.repeat = %d on both runs lets a Mann–Whitney U test tell a change from noise at %s.", m.RepeatsNeeded, alpha)
+		fmt.Fprintf(&s, "; measure.repeat = %d on both runs is the least that gives each cell an interval of its change at %s (docs/ci.md#sizing-repeats-and-tolerance says how many the noise needs).", m.RepeatsNeeded, alpha)
 	} else {
-		fmt.Fprintf(&s, "; no measure.repeat up to 50 lets a Mann–Whitney U test reach %s.", alpha)
+		fmt.Fprintf(&s, "; no measure.repeat up to 50 gives an interval at %s.", alpha)
 	}
 	return s.String()
 }

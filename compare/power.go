@@ -1,6 +1,12 @@
 package compare
 
-import "math"
+import (
+	"fmt"
+	"math"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/result"
+)
 
 // Estimates of what a comparison can decide, from the measured noise: the
 // standard deviation of a repeat's log value (LogNoise, ≈ the coefficient of
@@ -47,10 +53,15 @@ func powerToDecide(n, m int, noise, distance, alpha float64) float64 {
 	return normalCDF(distance/shiftSE(noise, n, m) - normalQuantile(1-level))
 }
 
-// toleranceDistance is the log distance from no change to the tolerance's
-// nearer edge, log(1 + tolerance): deciding that an unchanged server is
-// within the tolerance takes as much as catching a change of the tolerance.
-func toleranceDistance(tolerance float64) float64 { return math.Log1p(tolerance) }
+// decisionDistance is the log distance to the tolerance's edge that the
+// estimates size a comparison for: the nearer of no change (deciding an
+// unchanged server within the tolerance) and a change of twice the
+// tolerance (calling a server 1 + 2·tolerance times slower regressed), for
+// a throughput or a latency: log((1 − t)(1 + 2t)) ≈ 0.044 at t = 5%.
+func decisionDistance(tolerance float64) float64 {
+	t := tolerance
+	return min(math.Log1p(t), math.Log((1-t)*(1+2*t)), math.Log((1+2*t)/(1+t)))
+}
 
 // SmallestChange is the smallest relative change that n repeats a side
 // would catch at level alpha with power 0.9 at the measured noise (the
@@ -68,10 +79,11 @@ func SmallestChange(noise float64, n int, alpha float64) float64 {
 
 // RepeatsFor is the repeats a side that a tolerance needs at the measured
 // noise: the fewest n with which an unchanged server is decided within the
-// tolerance (and a change of twice the tolerance regressed) with power 0.9
-// at level alpha. 0 when more than MaxRepeatsEstimate would be needed.
+// tolerance, and a server slower by twice the tolerance regressed, each
+// with power 0.9 at level alpha. 0 when more than MaxRepeatsEstimate would
+// be needed.
 func RepeatsFor(noise, tolerance, alpha float64) int {
-	return repeatsToDecide(noise, toleranceDistance(tolerance), alpha)
+	return repeatsToDecide(noise, decisionDistance(tolerance), alpha)
 }
 
 // repeatsToDecide is the fewest repeats a side that decide, with power 0.9
@@ -91,7 +103,8 @@ func repeatsToDecide(noise, distance, alpha float64) int {
 // candidate's repeats cannot shrink the baseline's share of the error.
 type BaselinePower struct {
 	// Power is the probability that a candidate identical to the baseline
-	// is decided within the tolerance with the candidate's repeats.
+	// is decided within the tolerance (and one twice the tolerance slower
+	// regressed) with the candidate's repeats.
 	Power float64
 	// Enough is Power ≥ 0.9.
 	Enough bool
@@ -104,9 +117,9 @@ type BaselinePower struct {
 // PowerOfBaseline judges a baseline of n repeats at the measured noise
 // against a candidate of m repeats (its repeat, or max_repeat with repeat =
 // "auto") at one-sided level alpha (the design's level for "auto",
-// Sequential.Level).
+// Sequential.Level), at the distance RepeatsFor sizes for.
 func PowerOfBaseline(n int, noise, tolerance, alpha float64, m int) BaselinePower {
-	d := toleranceDistance(tolerance)
+	d := decisionDistance(tolerance)
 	p := BaselinePower{Power: powerToDecide(n, m, noise, d, alpha)}
 	p.Enough = p.Power >= DecisionPower
 	for k := 1; k <= MaxRepeatsEstimate; k++ {
@@ -116,4 +129,77 @@ func PowerOfBaseline(n int, noise, tolerance, alpha float64, m int) BaselinePowe
 		}
 	}
 	return p
+}
+
+// BaselineWarnings is the pre-run check of a -baseline (docs/method.md#sequential-repeats):
+// for each metric compared by default, the cells whose baseline samples
+// (their count and measured noise) cannot reach a decision with power 0.9
+// against a candidate of candidateRepeats repeats at level alpha: one line
+// per metric, naming how many cells, the noisiest of them, and how many
+// baseline repeats it would need. Nothing when every cell can be decided
+// or the baseline has no samples.
+func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alpha float64) []string {
+	type worst struct {
+		cells, of int
+		ref       result.CellRef
+		noise     float64
+		n, need   int
+		capped    bool // no number of candidate repeats would do
+	}
+	var order []string
+	by := map[string]*worst{}
+	check := func(ref result.CellRef, phase result.Phase, samples map[string][]float64) {
+		for _, m := range metricsFor(phase, nil) {
+			xs := samples[m.Name]
+			noise := LogNoise(xs)
+			if math.IsNaN(noise) {
+				continue
+			}
+			key := string(phase) + " " + m.Name
+			w := by[key]
+			if w == nil {
+				w = &worst{}
+				by[key] = w
+				order = append(order, key)
+			}
+			w.of++
+			p := PowerOfBaseline(len(xs), noise, tolerance, alpha, candidateRepeats)
+			if p.Enough {
+				continue
+			}
+			w.cells++
+			if w.cells == 1 || noise > w.noise {
+				w.ref, w.noise, w.n, w.need = ref, noise, len(xs), p.Need
+				w.capped = !PowerOfBaseline(len(xs), noise, tolerance, alpha, MaxRepeatsEstimate).Enough
+			}
+		}
+	}
+	for _, c := range base.Prefill {
+		if c.Status.Measured() {
+			check(c.Ref(), result.PhasePrefill, c.Samples)
+		}
+	}
+	for _, c := range base.Decode {
+		if c.Status.Measured() {
+			check(c.Ref(), result.PhaseDecode, c.Samples)
+		}
+	}
+	var out []string
+	for _, key := range order {
+		w := by[key]
+		if w.cells == 0 {
+			continue
+		}
+		need := fmt.Sprintf("%d baseline repeats would be needed", w.need)
+		if w.need == 0 {
+			need = fmt.Sprintf("more than %d baseline repeats would be needed", MaxRepeatsEstimate)
+		}
+		capped := ""
+		if w.capped {
+			capped = ", and no number of candidate repeats would (the baseline caps the power)"
+		}
+		out = append(out, fmt.Sprintf("%s: %d of %d baseline cells cannot be decided within %s with power 0.9 against %d repeats%s; the noisiest, %s, has noise %s over %d repeats: %s, or a wider -tolerance",
+			key, w.cells, w.of, numfmt.Percent(tolerance), candidateRepeats, capped, w.ref.Name(), noiseText(w.noise), w.n, need))
+	}
+	return out
 }

@@ -14,9 +14,9 @@ import (
 
 // Markers printed after a cell's Δ.
 const (
-	markRegressed = "✗"
-	markImproved  = "↑"
-	markNoise     = "~"
+	markRegressed    = "✗"
+	markImproved     = "↑"
+	markInconclusive = "?"
 )
 
 // Render writes every table as text, then the lost and errored cells with
@@ -26,10 +26,13 @@ const (
 //	  ctx  conc        1        64
 //	  8K   A       408.2    6018.4
 //	       B       410.0    5421.3
-//	       Δ       +0.4%  -9.9% ✗
-//	       p       0.690     0.008
+//	       Δ        +0.4%           -9.9% ✗
+//	       CI  -2.1…+2.9%     -12.3…-7.4%
 //
-// A p row (a p column for prefill) appears where a U test decided a cell.
+// A CI row (a CI column for prefill) appears where an interval decided a
+// cell: its bounds of the change, each one-sided at the confidence the note
+// gives. The inconclusive cells are listed after the tables with what
+// would decide them (InconclusiveLines).
 func Render(w io.Writer, tables []Table) error {
 	var b strings.Builder
 	for i, t := range tables {
@@ -48,11 +51,17 @@ func Render(w io.Writer, tables []Table) error {
 			fmt.Fprintf(&b, "  %s %s\n", mark, f)
 		}
 	}
+	if lines := InconclusiveLines(tables); len(lines) > 0 {
+		fmt.Fprintf(&b, "\nInconclusive: neither regressed nor shown within %s:\n", numfmt.Percent(tables[0].Tolerance))
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  %s %s\n", markInconclusive, l)
+		}
+	}
 	if len(tables) > 0 {
 		tol := numfmt.Percent(tables[0].Tolerance)
-		fmt.Fprintf(&b, "\nΔ = (B − A) ÷ A.  %s regression beyond %s, or lost   %s improvement beyond %s   %s not significant (U test p > α; with fewer repeats, the spreads of both runs overlap)\n",
-			markRegressed, tol, markImproved, tol, markNoise)
-		b.WriteString("over cap = over capacity (not run)   error = not measured   — = not in that run   n/a = metric not reported   p = U test p-value\n")
+		fmt.Fprintf(&b, "\nΔ = (B − A) ÷ A, with samples on both sides the Hodges–Lehmann estimate.  %s regression beyond %s, or lost   %s improvement beyond %s   %s inconclusive\n",
+			markRegressed, tol, markImproved, tol, markInconclusive)
+		b.WriteString("over cap = over capacity (not run)   error = not measured   — = not in that run   n/a = metric not reported   CI = bounds of the change\n")
 		if note := MethodOf(tables).Note(); note != "" {
 			b.WriteString(note + "\n")
 		}
@@ -61,7 +70,7 @@ func Render(w io.Writer, tables []Table) error {
 	return err
 }
 
-// tested reports whether a U test decided any cell of t.
+// tested reports whether an interval decided any cell of t.
 func tested(t *Table) bool {
 	for _, c := range t.Cells {
 		if c.Test != nil {
@@ -71,13 +80,67 @@ func tested(t *Table) bool {
 	return false
 }
 
-// pText is the p-value of the cell's U test, "" when it had none.
-func pText(c *Cell) string {
+// BoundsText is the bounds of the cell's change, "-12.3…-7.4%"; "" when no
+// interval decided it.
+func BoundsText(c *Cell) string {
 	if c.Test == nil {
 		return ""
 	}
-	return strconv.FormatFloat(c.Test.P, 'f', 3, 64)
+	return bound(c.Test.Lower-1) + "…" + bound(c.Test.Upper-1) + "%"
 }
+
+// bound is a relative change in percent with a sign and one decimal, without
+// the percent sign: "-12.3", "+2.9".
+func bound(frac float64) string {
+	return strings.TrimSuffix(numfmt.Delta(frac), "%")
+}
+
+// InconclusiveLines describes every inconclusive cell of the tables, one
+// line each: the metric and cell, the estimated change, its bounds with
+// their confidence and the sizes, the measured noise and the repeats a side
+// that would decide it; with -inconclusive pass, whether it is accepted or
+// fails for an estimate beyond the tolerance.
+//
+//	total_tps at decode/ctx=8K/conc=64: -8.2% (bounds -14.9…+0.3%, each at 95.2% confidence, 5+5 repeats); noise 4.1%: 14 repeats a side would decide it
+func InconclusiveLines(tables []Table) []string {
+	var out []string
+	for _, t := range tables {
+		for i := range t.Cells {
+			c := &t.Cells[i]
+			if c.Change != Inconclusive || c.Test == nil {
+				continue
+			}
+			out = append(out, t.Metric.Name+" at "+c.Ref.Name()+": "+InconclusiveText(c, t.Metric.HigherIsBetter, t.Tolerance, t.Inconclusive))
+		}
+	}
+	return out
+}
+
+// InconclusiveText is what InconclusiveLines says of one cell, after its
+// name, for a metric whose direction is higherIsBetter, at the tolerance
+// and under the policy the cell was decided with.
+func InconclusiveText(c *Cell, higherIsBetter bool, tolerance float64, policy InconclusivePolicy) string {
+	x := c.Test
+	s := fmt.Sprintf("%s (bounds %s, each at %s confidence, %d+%d repeats)", numfmt.Delta(c.Delta), BoundsText(c), confidenceText(x.Confidence()), x.NA, x.NB)
+	switch {
+	case math.IsNaN(x.Noise):
+	case x.Needed > 0:
+		s += fmt.Sprintf("; noise %s: %d repeats a side would decide it", noiseText(x.Noise), x.Needed)
+	default:
+		s += fmt.Sprintf("; noise %s: more than %d repeats a side would be needed to decide it", noiseText(x.Noise), MaxRepeatsEstimate)
+	}
+	if policy == InconclusivePass {
+		if c.EstimateBeyond(tolerance, higherIsBetter) {
+			s += fmt.Sprintf("; the estimate is beyond %s: fails even with -inconclusive pass", numfmt.Percent(tolerance))
+		} else {
+			s += "; accepted (-inconclusive pass)"
+		}
+	}
+	return s
+}
+
+// confidenceText is a confidence as a percentage with one decimal: "95.2%".
+func confidenceText(c float64) string { return strconv.FormatFloat(c*100, 'f', 1, 64) + "%" }
 
 func renderTable(b *strings.Builder, t *Table) {
 	unit := t.Metric.Unit
@@ -95,7 +158,7 @@ func renderTable(b *strings.Builder, t *Table) {
 		labels = 1
 		head := []string{"ctx", "A", "B", "Δ  "}
 		if tested(t) {
-			head = append(head, "p")
+			head = append(head, "CI")
 		}
 		rows = append(rows, head)
 		for _, ctx := range t.Contexts {
@@ -105,7 +168,7 @@ func renderTable(b *strings.Builder, t *Table) {
 			}
 			row := []string{result.FormatTokens(ctx), sideText(c.A), sideText(c.B), deltaText(c)}
 			if tested(t) {
-				row = append(row, pText(c))
+				row = append(row, BoundsText(c))
 			}
 			rows = append(rows, row)
 		}
@@ -119,7 +182,7 @@ func renderTable(b *strings.Builder, t *Table) {
 			ra := []string{result.FormatTokens(ctx), "A"}
 			rb := []string{"", "B"}
 			rd := []string{"", "Δ"}
-			rp := []string{"", "p"}
+			rp := []string{"", "CI"}
 			any, anyTested := false, false
 			for _, conc := range t.Concurrency {
 				c, ok := t.Lookup(ctx, conc)
@@ -129,7 +192,7 @@ func renderTable(b *strings.Builder, t *Table) {
 				}
 				any = true
 				ra, rb, rd = append(ra, sideText(c.A)+"  "), append(rb, sideText(c.B)+"  "), append(rd, deltaText(c))
-				rp = append(rp, pText(c)+"  ")
+				rp = append(rp, BoundsText(c)+"  ")
 				anyTested = anyTested || c.Test != nil
 			}
 			if any {
@@ -215,8 +278,8 @@ func deltaText(c *Cell) string {
 		return d + " " + markRegressed
 	case Improved:
 		return d + " " + markImproved
-	case NotSignificant:
-		return d + " " + markNoise
+	case Inconclusive:
+		return d + " " + markInconclusive
 	}
 	return d + "  "
 }
@@ -237,8 +300,9 @@ func WriteHeader(w io.Writer, pathA string, a *result.Results, pathB string, b *
 }
 
 // WriteSummary writes the closing line of `slogate diff`: how many cells
-// regressed, improved, stayed, were not significant, were on one side only,
-// were lost and errored.
+// regressed, improved, stayed, were inconclusive, were on one side only,
+// were lost and errored; inconclusive cells are counted apart from the
+// regressions, and said to be accepted under -inconclusive pass.
 func WriteSummary(w io.Writer, tables []Table) {
 	s := Summarize(tables)
 	lost, errored := 0, 0
@@ -249,6 +313,10 @@ func WriteSummary(w io.Writer, tables []Table) {
 			errored++
 		}
 	}
-	fmt.Fprintf(w, "\n%d regressed, %d improved, %d unchanged, %d not significant, %d on one side only; %d cell(s) lost, %d errored\n",
-		s[Regressed], s[Improved], s[Unchanged], s[NotSignificant], s[OnlyA]+s[OnlyB], lost, errored)
+	accepted := ""
+	if s[Inconclusive] > 0 && len(tables) > 0 && tables[0].Inconclusive == InconclusivePass {
+		accepted = " (accepted: -inconclusive pass)"
+	}
+	fmt.Fprintf(w, "\n%d regressed, %d improved, %d unchanged, %d inconclusive%s, %d on one side only; %d cell(s) lost, %d errored\n",
+		s[Regressed], s[Improved], s[Unchanged], s[Inconclusive], accepted, s[OnlyA]+s[OnlyB], lost, errored)
 }

@@ -9,13 +9,14 @@ import (
 )
 
 // Sequential is measure { repeat = "auto" }'s stopping rule: a two-stage
-// group-sequential design (docs/method.md#repeat-auto). Stage one is Min
+// group-sequential design (docs/method.md#sequential-repeats). Stage one is Min
 // repeats; against a baseline the comparison is looked at once there, and
 // stops when it is decided. Otherwise stage two repeats up to a size
 // computed from the noise of the baseline and of the candidate's first Min
-// repeats (never from the change they show, which would bias the decision;
-// Wittes & Brittain 1990), capped at Max, and the comparison is decided
-// there for good. Both looks are at Pocock's adjusted level for two looks
+// repeats, re-estimated from the noise of the repeats at that size while
+// the estimate grows (an internal pilot: Wittes & Brittain 1990; never from
+// the change they show, which would bias the decision), capped at Max, and
+// the comparison is decided there for good: the re-estimates are no looks. Both looks are at Pocock's adjusted level for two looks
 // (Pocock 1977), the same at each: the level α′ at which two correlated
 // one-sided looks err at most α together, computed for the correlation of
 // a second look at Max (the lowest, hence the safest). A comparison of the
@@ -155,9 +156,14 @@ func (s Sequential) Look(baseline, candidate []float64, higherIsBetter bool) (st
 			return true, fmt.Sprintf("%s at the first look (%d repeats)", c, n)
 		}
 	}
-	target, noise := s.secondStage(baseline, candidate[:s.Min], higherIsBetter, level)
+	var noise float64
+	target, sized := s.stageSize(n, func(k int) int {
+		var m int
+		m, noise = s.secondStage(baseline, candidate[:k], higherIsBetter, level)
+		return m
+	})
 	if n < target {
-		return false, fmt.Sprintf("repeating to %d: the second stage, sized from the noise of the first %d (%s)", target, s.Min, noiseText(noise))
+		return false, fmt.Sprintf("repeating to %d: the second stage, sized from the noise of the first %d (%s)", target, sized, noiseText(noise))
 	}
 	if c, ok := s.decided(baseline, candidate, higherIsBetter, level); ok {
 		return true, fmt.Sprintf("%s at the second look (%d repeats)", c, n)
@@ -176,17 +182,33 @@ func (s Sequential) decided(baseline, candidate []float64, higherIsBetter bool, 
 	return c, c != Inconclusive
 }
 
+// stageSize is the size stage two repeats to, after n repeats: need(Min),
+// the size the noise of the first Min repeats asks for, re-estimated as
+// need(size) once the repeats reach it, while it grows; never above Max.
+// sized is the repeats whose noise set it.
+func (s Sequential) stageSize(n int, need func(k int) int) (target, sized int) {
+	target, sized = min(need(s.Min), s.Max), s.Min
+	for target > s.Min && target < s.Max && n >= target {
+		next := min(need(target), s.Max)
+		if next <= target {
+			break
+		}
+		target, sized = next, target
+	}
+	return target, sized
+}
+
 // secondStage is the candidate repeats of stage two: the fewest above Min
 // with which, at the noise pooled from the baseline and the first Min
 // candidate repeats, an unchanged server would be decided within the
-// tolerance with power 0.9; Max when none up to it would be.
+// tolerance and one twice the tolerance slower regressed, with power 0.9
+// (decisionDistance); Max when none up to it would be.
 func (s Sequential) secondStage(baseline, first []float64, higherIsBetter bool, level float64) (target int, noise float64) {
 	noise = 0
 	if positive(baseline) && positive(first) {
 		noise = pooledSD(logs(baseline), logs(first))
 	}
-	worse, _ := boundary(s.Tolerance, higherIsBetter)
-	d := math.Abs(math.Log(worse))
+	d := decisionDistance(s.Tolerance)
 	for m := s.Min + 1; m < s.Max; m++ {
 		if powerToDecide(len(baseline), m, noise, d, level) >= DecisionPower {
 			return m, noise
@@ -195,26 +217,38 @@ func (s Sequential) secondStage(baseline, first []float64, higherIsBetter bool, 
 	return s.Max, noise
 }
 
-// lookAlone is Look without a baseline: stop once the repeats so far are
-// as many as RepeatsFor says the tolerance needs at their noise, at the
-// level a comparison against them will be decided at.
+// lookAlone is Look without a baseline, two stages too (Stein 1945): the
+// first Min repeats' noise sizes the cell, to as many repeats as RepeatsFor
+// says the tolerance needs at the level a comparison against them will be
+// decided at, re-estimated at that size while the estimate grows
+// (stageSize), capped at Max. Sizing at stage ends only, not after every
+// repeat, keeps the baseline free of the selection that stopping when the
+// noise so far happens to look small would make (a baseline too tight:
+// 5.6% instead of 5% wrong calls at the tolerance's edge in the
+// simulation).
 func (s Sequential) lookAlone(samples []float64) (bool, string) {
 	n := len(samples)
-	noise := LogNoise(samples)
-	if math.IsNaN(noise) {
+	if math.IsNaN(LogNoise(samples[:s.Min])) {
 		return true, fmt.Sprintf("no noise can be measured from these values; stopped at %d", n)
 	}
-	need := repeatsToDecide(noise, toleranceDistance(s.Tolerance), s.Level(n))
-	switch {
-	case need > 0 && n >= need:
-		return true, fmt.Sprintf("precise enough after %d repeats: noise %s decides a change of %s (%d needed)", n, noiseText(noise), numfmt.Percent(s.Tolerance), need)
-	case n >= s.Max:
-		if need == 0 {
-			return true, fmt.Sprintf("stopped at max_repeat = %d: noise %s needs more than %d repeats to decide a change of %s", s.Max, noiseText(noise), MaxRepeatsEstimate, numfmt.Percent(s.Tolerance))
+	var noise float64
+	target, sized := s.stageSize(n, func(k int) int {
+		noise = LogNoise(samples[:k])
+		for m := s.Min; m <= s.Max; m++ {
+			if powerToDecide(m, m, noise, decisionDistance(s.Tolerance), s.Level(m)) >= DecisionPower {
+				return m
+			}
 		}
-		return true, fmt.Sprintf("stopped at max_repeat = %d: noise %s needs %d repeats to decide a change of %s", s.Max, noiseText(noise), need, numfmt.Percent(s.Tolerance))
+		return s.Max + 1 // more than Max
+	})
+	tol := numfmt.Percent(s.Tolerance)
+	switch {
+	case n >= s.Max:
+		return true, fmt.Sprintf("stopped at max_repeat = %d: the noise of the first %d (%s) needs %d or more to decide a change of %s", s.Max, sized, noiseText(noise), target, tol)
+	case n >= target:
+		return true, fmt.Sprintf("precise enough after %d repeats: the noise of the first %d (%s) decides a change of %s with %d", n, sized, noiseText(noise), tol, target)
 	}
-	return false, fmt.Sprintf("noise %s after %d repeats needs %d", noiseText(noise), n, need)
+	return false, fmt.Sprintf("repeating to %d: the noise of the first %d (%s) needs them to decide a change of %s", target, sized, noiseText(noise), tol)
 }
 
 // noiseText is a measured noise as a percentage with one decimal: "2.1%".

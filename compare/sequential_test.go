@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/slogate/slogate/result"
 )
 
 // TestPocockBound: the two-look bound of Pocock (1977) for equally spaced
@@ -123,8 +125,9 @@ func TestSequentialSecondStageSize(t *testing.T) {
 	}
 }
 
-// TestEstimates: the smallest change a size catches and the repeats a
-// tolerance needs agree with each other and with the baseline's power.
+// TestEstimates: the repeats a tolerance needs catch the tolerance and
+// decide a change of twice it with power 0.9, and the baseline's power
+// caps what a candidate's repeats can decide.
 func TestEstimates(t *testing.T) {
 	for _, noise := range []float64{0.005, 0.02, 0.05} {
 		n := RepeatsFor(noise, 0.05, 0.05)
@@ -134,10 +137,14 @@ func TestEstimates(t *testing.T) {
 		if c := SmallestChange(noise, n, 0.05); !(c <= 0.05) {
 			t.Errorf("noise %v: RepeatsFor = %d, but %d a side catch only %.3f", noise, n, n, c)
 		}
-		if n > 1 {
-			if c := SmallestChange(noise, n-1, 0.05); c <= 0.05 {
-				t.Errorf("noise %v: RepeatsFor = %d, but %d a side already catch %.3f", noise, n, n-1, c)
-			}
+		// The fewest: one repeat less misses the power at twice the
+		// tolerance (×1/1.1 against an edge of ×0.95).
+		d := math.Log(0.95 * 1.1)
+		if p := powerToDecide(n, n, noise, d, 0.05); p < DecisionPower {
+			t.Errorf("noise %v: RepeatsFor = %d, but its power at ×1/1.1 is only %.3f", noise, n, p)
+		}
+		if p := powerToDecide(n-1, n-1, noise, d, 0.05); n > 1 && p >= DecisionPower {
+			t.Errorf("noise %v: RepeatsFor = %d, but %d a side already have power %.3f", noise, n, n-1, p)
 		}
 	}
 	if n := RepeatsFor(0.05, 0.05, 0.05); n < 15 || n > 25 {
@@ -157,5 +164,33 @@ func TestEstimates(t *testing.T) {
 	}
 	if p := PowerOfBaseline(5, 0.01, 0.05, s.Level(5), 20); !p.Enough || p.Need > 5 {
 		t.Errorf("baseline 5 at noise 1%%: %+v, want enough", p)
+	}
+}
+
+// TestBaselineWarnings: a baseline of 5 repeats at noise 5% cannot be
+// decided against any candidate, and the warning says how many baseline
+// repeats would; a quiet baseline gives no warning.
+func TestBaselineWarnings(t *testing.T) {
+	spread := func(noise float64) []float64 {
+		// Five values of log standard deviation noise: 0, ±a, ±2a with
+		// a = noise / √2.5.
+		a := noise / math.Sqrt(2.5)
+		var out []float64
+		for _, k := range []float64{0, 1, -1, 2, -2} {
+			out = append(out, 6000*math.Exp(k*a))
+		}
+		return out
+	}
+	base := func(noise float64) *result.Results {
+		return &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
+			TotalTPS: 6000, Repeats: 5, Samples: map[string][]float64{"total_tps": spread(noise)}}}}
+	}
+	got := BaselineWarnings(base(0.05), 5, 0.05, 0.05)
+	want := "decode total_tps: 1 of 1 baseline cells cannot be decided within 5% with power 0.9 against 5 repeats, and no number of candidate repeats would (the baseline caps the power); the noisiest, decode/ctx=8K/conc=64, has noise 5.0% over 5 repeats: "
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.Contains(got[0], " baseline repeats would be needed, or a wider -tolerance") {
+		t.Errorf("warnings %q, want one starting %q", got, want)
+	}
+	if got := BaselineWarnings(base(0.005), 5, 0.05, 0.05); len(got) != 0 {
+		t.Errorf("a quiet baseline warns: %q", got)
 	}
 }

@@ -123,7 +123,7 @@ func TestShiftOf(t *testing.T) {
 // the simulation), for normal and skewed noise: the interval is
 // distribution-free.
 func TestShiftCoverage(t *testing.T) {
-	const cells = 8000
+	const cells = 4000
 	noises := []struct {
 		name string
 		draw func(r *rand.Rand) float64 // a log value

@@ -1,77 +1,49 @@
 package compare
 
-import (
-	"sync"
+import "math"
 
-	"golang.org/x/perf/benchmath"
-)
-
-// DefaultAlpha is the significance level of the Mann–Whitney U test when
-// Options.Alpha is 0: a change is significant when p ≤ α.
+// DefaultAlpha is the one-sided error level of each bound of a comparison
+// when Options.Alpha is 0: a regression is called, or a cell shown within
+// the tolerance, with at most this chance of being wrong (at the level the
+// sizes attain, at or below it).
 const DefaultAlpha = 0.05
 
-// minSamples is the fewest samples per side a test is run with, whatever α:
-// below it the runs' [min, max] spreads decide (docs/method.md#comparing-runs).
-const minSamples = 3
-
-// Test is the outcome of the Mann–Whitney U test of one compared cell, as
-// benchstat runs it (golang.org/x/perf/benchmath, AssumeNothing).
+// Test is the statistical comparison that decided a cell: the
+// Hodges–Lehmann shift of B from A with its distribution-free bounds
+// (Shift, docs/method.md#comparing-runs) and, for an inconclusive cell, the
+// repeats that would decide it.
 type Test struct {
-	// P is the p-value of "A and B come from the same distribution".
-	P float64
-	// Alpha is the significance level: the change is significant when P ≤ Alpha.
-	Alpha float64
-	// NA and NB are the numbers of samples of each side.
-	NA, NB int
+	Shift
+	// Needed is, for an inconclusive cell, the repeats a side with which
+	// the measured noise would decide it with power 0.9, were the change
+	// what is estimated; 0 when more than MaxRepeatsEstimate.
+	Needed int
 }
 
-// Significant reports whether the test tells the runs apart.
-func (t Test) Significant() bool { return t.P <= t.Alpha }
-
-// uTest runs the Mann–Whitney U test on the samples of both sides, when both
-// have enough of them for the test to be able to reach alpha; ok is false
-// otherwise and the caller falls back to the tolerance rule.
-func uTest(a, b []float64, alpha float64) (t Test, ok bool) {
-	if len(a) < minSamples || len(b) < minSamples || minP(len(a), len(b)) > alpha {
-		return Test{}, false
+// testCell compares the samples of both sides at alpha and judges the
+// shift against the tolerance; ok is false when the sizes cannot attain
+// alpha (one sample a side, 2 + 2, 3 + 3 below 0.05) or a sample is not
+// positive, and the tolerance rule decides instead.
+func testCell(a, b []float64, higherIsBetter bool, tolerance, alpha float64) (t Test, c Change, ok bool) {
+	sh, ok := shiftOf(a, b, alpha)
+	if !ok {
+		return Test{}, 0, false
 	}
-	th := benchmath.DefaultThresholds
-	th.CompareAlpha = alpha
-	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(a, &th), benchmath.NewSample(b, &th))
-	return Test{P: c.P, Alpha: alpha, NA: len(a), NB: len(b)}, true
+	t.Shift = sh
+	c = sh.Decide(tolerance, higherIsBetter)
+	if c == Inconclusive && !math.IsNaN(sh.Noise) {
+		worse, _ := boundary(tolerance, higherIsBetter)
+		t.Needed = repeatsToDecide(sh.Noise, math.Abs(math.Log(sh.Ratio)-math.Log(worse)), alpha)
+	}
+	return t, c, true
 }
 
-var minPCache sync.Map // [2]int → float64
-
-// minP is the smallest p-value the U test can give with na and nb samples:
-// that of two samples entirely apart. Below it the test can never tell two
-// runs apart (three samples a side give p ≥ 0.1), so a gate using it at a
-// smaller α could never fail.
-func minP(na, nb int) float64 {
-	key := [2]int{na, nb}
-	if p, ok := minPCache.Load(key); ok {
-		return p.(float64)
-	}
-	a := make([]float64, na)
-	b := make([]float64, nb)
-	for i := range a {
-		a[i] = float64(i)
-	}
-	for i := range b {
-		b[i] = float64(na + i)
-	}
-	th := benchmath.DefaultThresholds
-	p := benchmath.AssumeNothing.Compare(benchmath.NewSample(a, &th), benchmath.NewSample(b, &th)).P
-	minPCache.Store(key, p)
-	return p
-}
-
-// repeatsNeeded is the smallest measure.repeat, the same on both runs, with
-// which the U test can find a change significant at alpha (4 at α = 0.05,
-// 5 at 0.01); 0 beyond 50 repeats.
+// repeatsNeeded is the fewest repeats a side, the same on both runs, with
+// which a comparison can be statistical at alpha (3 at α = 0.05, where
+// 3 + 3 attains 0.05 at the extreme; 4 at 0.02); 0 beyond 50 repeats.
 func repeatsNeeded(alpha float64) int {
-	for n := minSamples; n <= 50; n++ {
-		if minP(n, n) <= alpha {
+	for n := 1; n <= 50; n++ {
+		if _, _, ok := attainable(n, n, alpha); ok {
 			return n
 		}
 	}

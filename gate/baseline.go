@@ -2,6 +2,7 @@ package gate
 
 import (
 	"github.com/slogate/slogate/assert"
+	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/result"
 )
 
@@ -31,4 +32,31 @@ func (o *Options) CheckBaselineSettings() error {
 		}
 	}
 	return nil
+}
+
+// BaselinePowerWarnings is the pre-run check of a -baseline's power
+// (compare.BaselineWarnings), before any server starts: for each spec, the
+// metrics whose baseline cells, at their measured noise and number of
+// repeats, cannot be decided within the tolerance against the repeats the
+// spec measures. Inconclusive verdicts would follow; the lines say how many
+// baseline repeats would do. Nothing without a baseline.
+func (o *Options) BaselinePowerWarnings() []string {
+	if o.Baseline == nil {
+		return nil
+	}
+	alpha := o.Alpha
+	if alpha == 0 {
+		alpha = compare.DefaultAlpha
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, sp := range o.Specs {
+		for _, w := range compare.BaselineWarnings(o.Baseline, max(sp.Measure.Repeat, 1), o.Tolerance, alpha) {
+			if !seen[w] {
+				seen[w] = true
+				out = append(out, "-baseline: "+w)
+			}
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/assert"
+	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
@@ -24,8 +25,10 @@ type finishConfig struct {
 	Baseline *result.Results // nil unless -baseline was given
 	// Tolerance for baseline comparisons, as a fraction.
 	Tolerance float64
-	// Alpha is the significance level of the baseline's U tests (-alpha).
-	Alpha float64
+	// Alpha is the one-sided level of the baseline intervals' bounds
+	// (-alpha); Inconclusive what an undecided comparison does.
+	Alpha        float64
+	Inconclusive compare.InconclusivePolicy
 	// AllowSettingsChange compares with a baseline measured differently.
 	AllowSettingsChange bool
 	// OutDir receives results.json, report.md, report.html and junit.xml;
@@ -64,7 +67,7 @@ func finish(fc finishConfig) (result.Outcome, error) {
 	var baselineErr error // the runs' settings differ: exit 2, no baseline verdicts
 	if fc.Baseline != nil {
 		bv, notes, err := assert.WithBaseline(fc.Baseline, res, assert.BaselineOptions{
-			Tolerance: fc.Tolerance, Alpha: fc.Alpha, AllowSettingsChange: fc.AllowSettingsChange})
+			Tolerance: fc.Tolerance, Alpha: fc.Alpha, Inconclusive: fc.Inconclusive, AllowSettingsChange: fc.AllowSettingsChange})
 		verdicts, baselineErr = append(verdicts, bv...), err
 		for _, n := range notes {
 			if fc.Stream != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/assert"
+	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/report"
@@ -46,14 +47,17 @@ type Options struct {
 	// Duration overrides measure.duration when > 0 (-duration).
 	Duration time.Duration
 	// Baseline is the -baseline run (nil without one); Tolerance the
-	// allowed regression against it, as a fraction; Alpha the significance
-	// level of its U tests (-alpha); BaselinePath its file, which
-	// CheckOutDirs keeps out of the folders the run writes; AllowSettingsChange compares with a
-	// baseline measured with other settings (docs/method.md#comparing-runs).
+	// allowed regression against it, as a fraction; Alpha the one-sided
+	// level of each bound of its intervals (-alpha); Inconclusive what a
+	// comparison that cannot decide does (-inconclusive); BaselinePath its
+	// file, which CheckOutDirs keeps out of the folders the run writes;
+	// AllowSettingsChange compares with a baseline measured with other
+	// settings (docs/method.md#comparing-runs).
 	Baseline            *result.Results
 	BaselinePath        string
 	Tolerance           float64
 	Alpha               float64
+	Inconclusive        compare.InconclusivePolicy
 	AllowSettingsChange bool
 	// JUnit is the -junit file; "" writes none.
 	JUnit string
@@ -214,7 +218,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 	keepTest := func(test string) bool { return sr.Keep == nil || sr.Keep.MatchString(test) }
 	outcome, ferr := finish(finishConfig{
 		Spec: sr.spec, Server: srv, Results: res, Baseline: sr.Baseline, Tolerance: sr.Tolerance,
-		Alpha: sr.Alpha, AllowSettingsChange: sr.AllowSettingsChange, OutDir: out,
+		Alpha: sr.Alpha, Inconclusive: sr.Inconclusive, AllowSettingsChange: sr.AllowSettingsChange, OutDir: out,
 		Stream: sr.stream, Keep: keepTest, Stdout: sr.Stdout, Stderr: sr.Stderr, JSON: sr.JSON,
 	})
 	if runErr != nil {

@@ -14,13 +14,15 @@ import (
 // cmdDiff is `slogate diff [flags] A.json B.json`: it refuses runs measured
 // with different settings (unless -allow-settings-change), then prints the
 // server differences, per metric the matrices of both runs with the
-// relative change (and p-value) per cell, and the cells B lost; it exits 1
-// when a cell regressed or was lost, 3 when a cell A measured errored in B
-// (docs/method.md#comparing-runs).
+// relative change (and its bounds) per cell, the cells B lost and the
+// inconclusive ones; it exits 3 when a cell A measured errored in B, else 1
+// when a cell regressed or was lost, else 4 when a cell was inconclusive
+// (unless -inconclusive pass) (docs/method.md#comparing-runs).
 func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.CommandFlagSet("diff")
 	tolerance := fls.Fraction("tolerance", "5%", "relative change allowed before a cell counts as changed, `PCT` (5% or 0.05)")
-	alphaFlag := fls.String("alpha", "0.05", "significance level `P` of the Mann–Whitney U test that decides cells repeated on both sides")
+	alphaFlag := fls.String("alpha", "0.05", "one-sided error level `P` of each bound of the Hodges–Lehmann interval that decides cells repeated on both sides")
+	inconclusive := fls.Choice("inconclusive", compare.InconclusivePolicies, "what a cell that cannot be decided does, `POLICY`: fail (exit 4 when nothing regressed) or pass (accept the risk; an estimate beyond the tolerance still fails)")
 	allowSettings := fls.Bool("allow-settings-change", false, "compare runs measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real); the differences head the output")
 	metrics := fls.String("metric", "", "comma-separated `METRICS` to compare (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill)")
 	files, err := fls.Parse(stdout, args)
@@ -52,7 +54,11 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		return exit.Usagef("diff: %s and %s were measured with different settings, so their numbers are not comparable:\n  %s\nmeasure B like A, or pass -allow-settings-change to compare anyway",
 			files[0], files[1], compare.JoinDifferences(settings, "\n  "))
 	}
-	tables, err := compare.Compare(a, b, compare.Options{Tolerance: tol, Alpha: alpha, Metrics: names})
+	policy, err := compare.ParseInconclusive(inconclusive.Value())
+	if err != nil {
+		return fls.Usagef("%v", err)
+	}
+	tables, err := compare.Compare(a, b, compare.Options{Tolerance: tol, Alpha: alpha, Metrics: names, Inconclusive: policy})
 	if err != nil {
 		return exit.Usagef("diff: %v", err)
 	}
@@ -70,6 +76,8 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		return exit.Quiet(exit.Infra)
 	case result.Fail:
 		return exit.Quiet(exit.Fail)
+	case result.Inconclusive:
+		return exit.Quiet(exit.Inconclusive)
 	}
 	return nil
 }

@@ -63,8 +63,10 @@ func TestCmdDiff(t *testing.T) {
 	withArgv := writeRunWith(t, dir, "argv.json", 6018.4, func(r *result.Results) {
 		r.Server.Argv = []string{"vllm", "serve", "Qwen/Qwen3.5-4B", "--max-num-seqs", "32"}
 	})
-	// Five repeats a side: B's total_tps samples interleave with A's though
-	// its median is 8% lower (noise), or lie entirely below them (regressed).
+	// Five repeats a side: B's total_tps samples interleave with A's, its
+	// median 8% lower and the estimate 4.2% (inconclusive: the bounds
+	// straddle -5%), or 10% (inconclusive, the estimate beyond), or lie
+	// entirely below them (regressed).
 	repeated := func(name string, samples []float64) string {
 		return writeRunWith(t, dir, name, result.Median.Of(samples), func(r *result.Results) {
 			r.Measure.Repeat = 5
@@ -77,6 +79,7 @@ func TestCmdDiff(t *testing.T) {
 	repA := repeated("rep-a.json", []float64{5400, 6000, 6600, 7200, 5700})
 	repNoise := repeated("rep-noise.json", []float64{5520, 5100, 6900, 5280, 7500})
 	repWorse := repeated("rep-worse.json", []float64{5000, 5100, 5200, 5050, 5150})
+	repBeyond := repeated("rep-beyond.json", []float64{5000, 5500, 6300, 5200, 6900})
 	notJSON := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(notJSON, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
@@ -109,9 +112,15 @@ func TestCmdDiff(t *testing.T) {
 		{name: "different window allowed", args: []string{"-allow-settings-change", a, shorter}, code: 0, inStdout: []string{"Settings differ (-allow-settings-change): window: 3s → 1s\nA: "}},
 		{name: "simulated against real refused", args: []string{a, simulated}, code: 2, inError: "server: real → simulated"},
 		{name: "server differences head the output", args: []string{withArgv, upgraded}, code: 0, inStdout: []string{"\nServer: vLLM 0.11.0 → 0.12.0; --max-num-seqs 32 → 64\n"}},
-		{name: "repeated: interleaved samples are noise", args: []string{repA, repNoise}, code: 0, inStdout: []string{"-8.0% ~", "0.690", "6 of 7 cell metrics were decided by the tolerance alone"}},
-		{name: "repeated: samples entirely below are a regression", args: []string{repA, repWorse}, code: 1, inStdout: []string{"-15.0% ✗", "0.008"}},
-		{name: "not statistical says how many repeats would be", args: []string{a, worse}, code: 1, inStdout: []string{"Decisions are not statistical", "measure.repeat = 4 on both runs"}},
+		{name: "repeated: interleaved samples are inconclusive (were noise, exit 0)", args: []string{repA, repNoise}, code: 4, inStdout: []string{"-4.2% ?", "-20.0…+21.1%",
+			"Inconclusive: neither regressed nor shown within 5%:\n  ? total_tps at decode/ctx=8K/conc=64: -4.2% (bounds -20.0…+21.1%, each at 95.2% confidence, 5+5 repeats); noise ",
+			"6 of 7 cell metrics were decided by the tolerance alone", "0 regressed, 0 improved, 6 unchanged, 1 inconclusive, "}},
+		{name: "-inconclusive pass accepts an estimate inside the tolerance", args: []string{"-inconclusive", "pass", repA, repNoise}, code: 0, inStdout: []string{"; accepted (-inconclusive pass)", "1 inconclusive (accepted: -inconclusive pass)"}},
+		{name: "-inconclusive pass: an estimate beyond the tolerance still fails", args: []string{"-inconclusive", "pass", repA, repBeyond}, code: 1, inStdout: []string{"; the estimate is beyond 5%: fails even with -inconclusive pass"}},
+		{name: "-inconclusive fail is the default", args: []string{"-inconclusive", "fail", repA, repBeyond}, code: 4, inStdout: []string{"1 inconclusive, "}},
+		{name: "-inconclusive with another word", args: []string{"-inconclusive", "maybe", repA, repNoise}, code: 2, inError: `-inconclusive is fail or pass, not "maybe"`},
+		{name: "repeated: samples entirely below are a regression", args: []string{repA, repWorse}, code: 1, inStdout: []string{"-15.0% ✗", "-27.8…-7.4%", "1 regressed"}},
+		{name: "not statistical says how many repeats would be", args: []string{a, worse}, code: 1, inStdout: []string{"Decisions are not statistical", "measure.repeat = 3 on both runs"}},
 		{name: "alpha as a flag", args: []string{"-alpha", "0.01", a, worse}, code: 1, inStdout: []string{"measure.repeat = 5 on both runs", "at α = 0.01"}},
 		{name: "bad alpha", args: []string{"-alpha", "0", a, worse}, code: 2, inError: "-alpha:"},
 		{name: "unknown metric", args: []string{"-metric", "speed", a, worse}, code: 2, inError: `-metric: unknown metric "speed"; the metrics are `},

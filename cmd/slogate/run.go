@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"time"
@@ -37,7 +38,8 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.DurationVar(&o.Duration, "duration", 0, "override measure.duration, the window `D` of each decode cell (e.g. 2s)")
 	fs.StringVar(&baseline, "baseline", "", "compare every cell against a previous run's results.json `FILE`")
 	tolerance := fs.Fraction("tolerance", "5%", "allowed regression against -baseline, `PCT` (5% or 0.05)")
-	fs.StringVar(&alpha, "alpha", "0.05", "significance level `P` of the U test deciding -baseline cells repeated on both sides")
+	fs.StringVar(&alpha, "alpha", "0.05", "one-sided error level `P` of each bound of the interval deciding -baseline cells repeated on both sides")
+	inconclusive := fs.Choice("inconclusive", compare.InconclusivePolicies, "what a -baseline comparison that cannot decide does, `POLICY`: fail (exit 4 when nothing regressed) or pass (accept the risk; an estimate beyond the tolerance still fails)")
 	fs.BoolVar(&o.AllowSettingsChange, "allow-settings-change", false, "compare with a -baseline measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real)")
 	fs.DurationVar(&o.StreamIdleTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D` (its cell becomes an error; the run goes on)")
 	fs.StringVar(&resume, "resume", "", "continue the interrupted run in folder `DIR` (its cells.jsonl): measure only the missing cells; SPEC defaults to the one it ran")
@@ -71,6 +73,9 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		return fs.Usagef("-stream-timeout must be positive")
 	}
 	o.Tolerance = tolerance.Value()
+	if o.Inconclusive, err = compare.ParseInconclusive(inconclusive.Value()); err != nil {
+		return fs.Usagef("%v", err)
+	}
 	if o.Alpha, err = compare.ParseAlpha(alpha); err != nil {
 		return fs.Usagef("-alpha: %v", err)
 	}
@@ -96,6 +101,9 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	if err := o.CheckBaselineSettings(); err != nil {
 		return err
+	}
+	for _, w := range o.BaselinePowerWarnings() {
+		fmt.Fprintln(stderr, "slogate: warning: "+w)
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc

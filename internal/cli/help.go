@@ -9,7 +9,8 @@ var commandHelp = map[string]Help{
 	"run": {
 		Usage: "slogate run [flags] SPEC...",
 		Doc: []string{"Boot each server of each spec, measure prefill and sustained decode, check the assertions, report.",
-			"Exit codes: 0 pass, 1 assertion or baseline failed, 2 usage or invalid spec, 3 infrastructure error, 130/143 interrupted."},
+			"Exit codes: 0 pass, 1 assertion or baseline failed, 2 usage or invalid spec, 3 infrastructure error,",
+			"4 a baseline comparison inconclusive (nothing failed: measure more, or -inconclusive pass), 130/143 interrupted."},
 		Examples: []string{
 			"slogate run -sim specs/demo.hcl                        # on the built-in simulator",
 			"slogate run specs/qwen.hcl -run 'ctx=8K/' -duration 5s # a quick look at one context",
@@ -40,12 +41,14 @@ var commandHelp = map[string]Help{
 	"diff": {
 		Usage: "slogate diff [flags] A.json B.json",
 		Doc: []string{"Compare two results files cell by cell: A is the reference, B the new run.",
-			"Exit 0 when no cell regressed, 1 when one regressed beyond the tolerance or was lost (measured in A,",
-			"over capacity or missing in B), 2 on bad usage or runs measured with different settings, 3 when a",
-			"cell A measured could not be measured in B."},
+			"Exit 0 when every cell is within the tolerance, 1 when one regressed beyond it or was lost (measured",
+			"in A, over capacity or missing in B), 2 on bad usage or runs measured with different settings, 3 when",
+			"a cell A measured could not be measured in B, 4 when a cell was inconclusive (its interval straddles",
+			"the tolerance: measure more, or accept the risk with -inconclusive pass)."},
 		Examples: []string{
 			"slogate diff old/qwen/results.json slogate-out/demo/qwen/latest/results.json",
 			"slogate diff A.json B.json -tolerance 10% -alpha 0.01",
+			"slogate diff A.json B.json -inconclusive pass          # accept what the noise cannot decide",
 			"slogate diff A.json B.json -metric ttft_ms,tbt_ms",
 		},
 	},
