@@ -15,7 +15,6 @@ require (
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/zclconf/go-cty v1.20.0
 	golang.org/x/mod v0.41.0
-	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	gopkg.in/yaml.v3 v3.0.1
 )
 

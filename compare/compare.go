@@ -3,9 +3,9 @@
 // change is regressed, within the tolerance (unchanged or improved) or
 // inconclusive (direction from the metric table, result.Metrics: higher is
 // better for throughputs, lower for latencies) from the Hodges–Lehmann
-// interval of the change (shift.go) when both sides have samples, finds the cells A measured and B lost,
-// compares the runs' measurement settings (settings.go), and renders the
-// matrices as text. `slogate diff` prints it; assert.CompareBaseline turns it
+// interval of the change (shift.go) when both sides have samples, finds the
+// cells A measured and B lost, compares the runs' measurement settings
+// (settings.go), and renders the matrices as text. `slogate diff` prints it; assert.CompareBaseline turns it
 // into verdicts. The decisions are docs/method.md#comparing-runs.
 package compare
 

@@ -17,7 +17,7 @@ import (
 // Repeats (measure.repeat > 1) combine into one cell by iterating the metric
 // table result.Metrics: each metric becomes its Combine over the runs, the
 // cell's Spread keeps [min, max] and its Samples every run's value, for
-// diff's U test (docs/method.md#repeats).
+// the interval that compares runs (docs/method.md#comparing-runs).
 
 // combinePrefill merges repeated prefill runs; an errored run is the result.
 func combinePrefill(runs []result.PrefillCell) result.PrefillCell {

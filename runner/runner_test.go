@@ -205,7 +205,7 @@ func TestCombineDecode(t *testing.T) {
 		c.Status != result.StatusQueued || c.TokenSource != result.TokenSourceChunks || c.Spread["total_tps"] != [2]float64{100, 300} {
 		t.Errorf("combined = %+v", c)
 	}
-	// Every run's value is kept, in the order measured, for diff's U test.
+	// Every run's value is kept, in the order measured, for the interval that compares runs.
 	if !slices.Equal(c.Samples["total_tps"], []float64{100, 300, 200}) || !slices.Equal(c.Samples["completed"], []float64{1, 3, 2}) {
 		t.Errorf("samples = %v", c.Samples)
 	}

@@ -49,7 +49,6 @@ var commandHelp = map[string]Help{
 			"slogate diff old/qwen/results.json slogate-out/demo/qwen/latest/results.json",
 			"slogate diff A.json B.json -tolerance 10% -alpha 0.01",
 			"slogate diff A.json B.json -inconclusive pass          # accept what the noise cannot decide",
-			"slogate diff A.json B.json -metric ttft_ms,tbt_ms",
 		},
 	},
 	"report": {

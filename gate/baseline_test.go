@@ -1,0 +1,43 @@
+package gate
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
+)
+
+// TestBaselinePowerWarnings: before any server starts, a baseline whose
+// repeats and noise cannot decide the tolerance against the spec's repeats
+// is warned about, once per metric; a quiet one and no baseline are not.
+func TestBaselinePowerWarnings(t *testing.T) {
+	baseline := func(noise float64) *result.Results {
+		var xs []float64
+		for _, k := range []float64{0, 1, -1, 2, -2} {
+			xs = append(xs, 6000*math.Exp(k*noise/math.Sqrt(2.5)))
+		}
+		return &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
+			TotalTPS: 6000, Repeats: 5, Samples: map[string][]float64{"total_tps": xs}}}}
+	}
+	specs := []*spec.Spec{{Measure: &spec.Measure{Repeat: 5}}, {Measure: &spec.Measure{Repeat: 5}}}
+	tests := []struct {
+		name     string
+		baseline *result.Results
+		want     string // "" for no warning
+	}{
+		{"noise 5% over 5 repeats", baseline(0.05), "-baseline: decode total_tps: 1 of 1 baseline cells cannot be decided within 5% with power 0.9 against 5 repeats"},
+		{"noise 0.5%", baseline(0.005), ""},
+		{"no baseline", nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{Specs: specs, Baseline: tc.baseline, Tolerance: 0.05}
+			got := o.BaselinePowerWarnings()
+			if tc.want == "" && len(got) > 0 || tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.want)) {
+				t.Errorf("warnings %q, want one starting %q (once for both specs)", got, tc.want)
+			}
+		})
+	}
+}
