@@ -88,10 +88,21 @@ func (c *container) stop(grace time.Duration, force <-chan struct{}) error {
 		}
 	}()
 	secs := strconv.Itoa(int(math.Ceil(grace.Seconds())))
-	if out, err := runRuntime(ctx, c.path, "stop", "-t", secs, c.name); err != nil && !noSuchContainer(out) && ctx.Err() == nil {
+	out, err := runRuntime(ctx, c.path, "stop", "-t", secs, c.name)
+	cut := ctx.Err() != nil // a second signal, or stop outlived its bound
+	if err != nil && !noSuchContainer(out) && !cut {
 		errs = append(errs, fmt.Sprintf("`%s stop -t %s %s`: %v: %s", c.runtime, secs, c.name, err, out))
 	}
 	cancel()
+	if cut {
+		// A stop cut short leaves the container "stopping", and podman
+		// before 4.4 (Debian 12 ships 4.3.1) then lets `rm -f` forget it
+		// with its processes still running (podman PR #17040): kill it
+		// first.
+		if err := killContainer(c.runtime, c.path, c.name); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
 	// --rm removes a stopped container; rm -f covers a runtime that has not
 	// yet, a forced stop, and a stop that failed.
 	if err := removeContainers(c.runtime, c.path, []string{c.name}); err != nil {
@@ -108,6 +119,18 @@ func (c *container) stop(grace time.Duration, force <-chan struct{}) error {
 	}
 	if len(errs) > 0 {
 		return exit.Infraf("stopping container %s: %s", c.name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// killContainer sends the container SIGKILL (`kill`); one that is gone or
+// no longer running is not an error.
+func killContainer(runtime, path, name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), runtimeCommandTimeout)
+	defer cancel()
+	out, err := runRuntime(ctx, path, "kill", name)
+	if err != nil && !noSuchContainer(out) && !notRunning(out) {
+		return fmt.Errorf("`%s kill %s`: %v: %s", runtime, name, err, out)
 	}
 	return nil
 }
@@ -195,6 +218,14 @@ func runRuntime(ctx context.Context, runtime string, args ...string) (string, er
 // exist (it was removed already: --rm, or it never started).
 func noSuchContainer(out string) bool {
 	return strings.Contains(strings.ToLower(out), "no such container")
+}
+
+// notRunning reports whether the runtime refused to signal a container
+// because it is not running (docker: "is not running"; podman: "can only
+// kill running containers … container state improper").
+func notRunning(out string) bool {
+	out = strings.ToLower(out)
+	return strings.Contains(out, "not running") || strings.Contains(out, "can only kill running containers")
 }
 
 // bootContainer checks the runtime and reports the containers earlier runs

@@ -13,7 +13,11 @@
 //     a container whose server ignores stop's SIGTERM (only SIGKILL, after
 //     the -t seconds, ends it).
 //   - stop -t N NAME: SIGTERM, N seconds, SIGKILL.
-//   - rm -f NAME…: SIGKILL, then forget the container.
+//   - kill NAME: SIGKILL.
+//   - rm -f NAME…: SIGKILL, then forget the container; but a container
+//     whose stop was cut short (the stop process killed) is forgotten
+//     with its process still running, as podman before 4.4 does (podman
+//     PR #17040): a `kill` must come first.
 //   - ps [-a] [-q] [--filter label=K[=V]] [--filter name=REGEX] [--format {{.Names}}].
 //
 // Environment: FAKE_RUNTIME_STATE (the state folder: argv.log, one JSON argv
@@ -52,6 +56,7 @@ type state struct {
 	Sticky    bool              // an image sticky/…: stop and rm leave it
 	Stubborn  bool              // an image stubborn/…: stop's SIGTERM is ignored
 	Running   bool
+	Stopping  bool // a stop is (or was, when killed) under way
 }
 
 var dir = os.Getenv("FAKE_RUNTIME_STATE")
@@ -77,6 +82,8 @@ func main() {
 		stop(args)
 	case "rm":
 		rm(args)
+	case "kill":
+		killCmd(args)
 	case "ps":
 		ps(args)
 	default:
@@ -314,13 +321,15 @@ func stop(args []string) {
 		if s.Stubborn {
 			sig = 0 // ignored
 		}
+		s.Stopping = true
+		save(s)
 		if !kill(s, sig, time.Duration(timeout)*time.Second) {
 			kill(s, syscall.SIGKILL, 10*time.Second)
 		}
 		if s.Remove {
 			os.Remove(statePath(n))
 		} else {
-			s.Running = false
+			s.Running, s.Stopping = false, false
 			save(s)
 		}
 		fmt.Println(n)
@@ -344,9 +353,36 @@ func rm(args []string) {
 			fmt.Println(n)
 			continue
 		}
-		kill(s, syscall.SIGKILL, 10*time.Second)
+		if !s.Stopping {
+			kill(s, syscall.SIGKILL, 10*time.Second)
+		}
 		os.Remove(statePath(n))
 		fmt.Println(n)
+	}
+	os.Exit(code)
+}
+
+func killCmd(args []string) {
+	code := 0
+	for _, n := range args {
+		s, ok := load(n)
+		switch {
+		case !ok:
+			fmt.Fprintf(os.Stderr, "Error response from daemon: No such container: %s\n", n)
+			code = 1
+		case !s.Running || !alive(s.PID):
+			fmt.Fprintf(os.Stderr, "Error response from daemon: Cannot kill container: %s: Container %s is not running\n", n, n)
+			code = 1
+		default:
+			kill(s, syscall.SIGKILL, 10*time.Second)
+			if s.Remove {
+				os.Remove(statePath(n))
+			} else {
+				s.Running, s.Stopping = false, false
+				save(s)
+			}
+			fmt.Println(n)
+		}
 	}
 	os.Exit(code)
 }
