@@ -121,8 +121,16 @@ func TestSimBadFlagIsUsageError(t *testing.T) {
 // startSimProcess starts the simulator without waiting for readiness.
 func startSimProcess(t *testing.T, mark string, env []string, args ...string) (*exec.Cmd, chan struct{}) {
 	t.Helper()
+	return startSimProcessLog(t, mark, env, nil, args...)
+}
+
+// startSimProcessLog is startSimProcess with the simulator's output in log
+// (nil: discarded).
+func startSimProcessLog(t *testing.T, mark string, env []string, log io.Writer, args ...string) (*exec.Cmd, chan struct{}) {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"sim", "serve"}, args...)...)
 	cmd.Env = append(append(childEnv(), markEnv+"="+mark), env...)
+	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -259,5 +267,37 @@ func TestSimStreamingSpeedOneCore(t *testing.T) {
 		tokens/el.Seconds(), perCPU, cpu1-cpu0, el.Seconds())
 	if perCPU < 100_000 {
 		t.Errorf("simulator streamed %.0f tokens per CPU-second, want ≥ 100,000", perCPU)
+	}
+}
+
+// TestSimIgnoreSIGTERM: with --sim-ignore-sigterm the simulator keeps
+// serving after SIGTERM (the server `docker stop` has to kill) and says so
+// in its log; SIGINT still ends it.
+func TestSimIgnoreSIGTERM(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	port := freePort(t)
+	var log syncBuffer
+	cmd, done := startSimProcessLog(t, mark, nil, &log, "m", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--sim-ignore-sigterm")
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitHealthy(t, base, 20*time.Second)
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+		t.Fatalf("the simulator exited on SIGTERM:\n%s", log.String())
+	case <-time.After(time.Second):
+	}
+	if code, _ := simGet(t, base+"/health", ""); code != 200 {
+		t.Errorf("GET /health after SIGTERM = %d, want 200", code)
+	}
+	if !strings.Contains(log.String(), "ignoring SIGTERM (--sim-ignore-sigterm)") {
+		t.Errorf("the log does not say SIGTERM is ignored:\n%s", log.String())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the simulator did not exit on SIGINT:\n%s", log.String())
 	}
 }

@@ -58,6 +58,7 @@ type Config struct {
 	TruncateAfter      int           // --sim-truncate-after
 	NoContinuousUsage  bool          // --sim-no-continuous-usage
 	OneTokenChunks     bool          // --sim-one-token-chunks
+	IgnoreSIGTERM      bool          // --sim-ignore-sigterm: a server that only SIGINT or SIGKILL stops
 	LogInterval        time.Duration // --sim-log-interval
 	Hybrid             bool          // --sim-hybrid: hybrid (linear-attention) KV layout
 	NoKVSizeLabel      bool          // --sim-no-kv-size-label: a build before vLLM PR #42206
@@ -268,6 +269,7 @@ func modelledFlags(c *Config) map[string]setter {
 		"sim-truncate-after":        count(&c.TruncateAfter),
 		"sim-no-continuous-usage":   flag(&c.NoContinuousUsage),
 		"sim-one-token-chunks":      flag(&c.OneTokenChunks),
+		"sim-ignore-sigterm":        flag(&c.IgnoreSIGTERM),
 		"sim-log-interval":          dur(&c.LogInterval),
 		"sim-hybrid":                flag(&c.Hybrid),
 		"sim-no-kv-size-label":      flag(&c.NoKVSizeLabel),

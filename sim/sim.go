@@ -17,9 +17,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
@@ -227,6 +229,14 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 	if err != nil {
 		log.printf("EngineCore_DP0", "ERROR", "core.py:708", "EngineCore failed to start.")
 		return err
+	}
+	if cfg.IgnoreSIGTERM {
+		// What `docker stop` meets in a server that does not exit on
+		// SIGTERM: it waits out its grace period, then SIGKILLs. Ignore
+		// also undoes slogate's own Notify for SIGTERM; SIGINT still
+		// cancels ctx.
+		signal.Ignore(syscall.SIGTERM)
+		log.printf("APIServer", "WARNING", "sim.go:1", "ignoring SIGTERM (--sim-ignore-sigterm): only SIGINT or SIGKILL stops this server")
 	}
 	p := st.prof
 	version := p.serverVersion()
@@ -528,6 +538,7 @@ Faults:
   --sim-truncate-after N         close streams after N chunks without [DONE]
   --sim-no-continuous-usage      ignore stream_options.continuous_usage_stats
   --sim-one-token-chunks         one token per chunk, even with speculative decoding
+  --sim-ignore-sigterm           ignore SIGTERM, as a server 'docker stop' must kill; SIGINT still stops it
 
 Examples:
   slogate sim serve Qwen/Qwen3.5-4B --port 8000 --sim-startup 5s
