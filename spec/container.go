@@ -139,6 +139,11 @@ func (l *loader) decodeContainer(blk *hcl.Block) (*Container, hcl.Diagnostics) {
 	return c, diags
 }
 
+// ValidContainerNamePrefix reports whether prefix may start a container's
+// name, as name_prefix does (slogate clean -name-prefix checks it the same
+// way).
+func ValidContainerNamePrefix(prefix string) bool { return containerName.MatchString(prefix) }
+
 // suggest returns ` (did you mean "X"?)` when the attribute's value is a
 // likely typo of one of candidates, else "".
 func suggest(at hcl.Attributes, name string, candidates []string, l *loader) string {

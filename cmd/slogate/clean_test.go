@@ -20,6 +20,8 @@ func TestCleanUsage(t *testing.T) {
 	}{
 		{name: "unknown runtime", args: []string{"-runtime", "rkt"}, inError: `clean: -runtime is docker or podman, not "rkt"`},
 		{name: "an argument", args: []string{"slogate-abc-qwen"}, inError: "clean: want exactly no arguments, got 1"},
+		{name: "a prefix no container name can start with", args: []string{"-name-prefix", "-ci"},
+			inError: `clean: -name-prefix "-ci" is not a container name prefix`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

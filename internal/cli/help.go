@@ -92,11 +92,13 @@ var commandHelp = map[string]Help{
 		},
 	},
 	"clean": {
-		Usage: "slogate clean [-runtime docker|podman]",
+		Usage: "slogate clean [-runtime docker|podman] [-name-prefix PREFIX]",
 		Doc: []string{"Remove the containers slogate started that are still there (labelled " + spec.LabelRun + "),",
 			"as after slogate and the runtime's client were killed; then check that they are gone.",
-			"Do not run it while another slogate run uses the same runtime: its container would go too."},
-		Examples: []string{"slogate clean", "slogate clean -runtime podman"},
+			"Without -name-prefix, do not run it while another slogate run uses the same runtime: its",
+			"container would go too. With it, only containers named PREFIX-… go (the container block's",
+			"name_prefix): give each CI job a prefix of its own and clean only its containers."},
+		Examples: []string{"slogate clean", "slogate clean -runtime podman", "slogate clean -runtime podman -name-prefix ci-4711"},
 	},
 	"version": {
 		Usage: "slogate version",
