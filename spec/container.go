@@ -15,8 +15,8 @@ import (
 type Container struct {
 	Runtime string // "docker" (default) or "podman"
 	Image   string
-	// GPUs is the runtime's --gpus value ("all", "2", "device=0,1"); ""
-	// passes no --gpus.
+	// GPUs is docker's --gpus value ("all", "2", "device=0,1"); podman
+	// gets the same GPUs as CDI devices (no count); "" passes none.
 	GPUs    string
 	Volumes []string // -v SRC:DST[:OPTS], in order
 	ShmSize string   // --shm-size, e.g. "16g"; "" leaves the runtime's default
@@ -112,6 +112,10 @@ func (l *loader) decodeContainer(blk *hcl.Block) (*Container, hcl.Diagnostics) {
 		"Invalid image", "image names the server's image, such as \"vllm/vllm-openai:v0.11.0\"; got %q.")
 	check(&c.GPUs, "gpus", gpusValue.MatchString,
 		"Invalid gpus", "gpus is \"all\", a number of GPUs such as \"2\", or \"device=0,1\" (indexes or UUIDs); got %q.")
+	if c.Runtime == RuntimePodman && c.GPUs != "" && c.GPUs != "all" && !strings.HasPrefix(c.GPUs, "device=") {
+		add(invalid("Invalid gpus", at["gpus"].Expr.Range(),
+			"podman is given GPUs as CDI devices (--device nvidia.com/gpu=0), which name GPUs and cannot count them: write \"all\" or \"device=0,1\" instead of %q.", c.GPUs))
+	}
 	check(&c.ShmSize, "shm_size", shmSizeValue.MatchString,
 		"Invalid shm_size", "shm_size is a size such as \"16g\" or \"512m\" (units b, k, m, g); got %q.")
 	check(&c.IPC, "ipc", ipcMode.MatchString,

@@ -52,7 +52,7 @@ func TestContainerArgv(t *testing.T) {
 			runID: "r1",
 			wantArgv: []string{"podman", "run", "--rm", "--name", "gate-r1-qwen",
 				"--label", "slogate.run=r1", "--label", "slogate.server=qwen", "-p", "8123:8123",
-				"--gpus", "device=0,1", "--ipc", "host", "--shm-size", "16g",
+				"--device", "nvidia.com/gpu=0", "--device", "nvidia.com/gpu=1", "--ipc", "host", "--shm-size", "16g",
 				"-v", "/data/hf:/root/.cache/huggingface", "-v", "/tmp:/tmp:ro",
 				"-e", "HF_TOKEN", "-e", "VLLM_API_KEY", "-e", "VLLM_USE_V2_MODEL_RUNNER",
 				"--pull=never", "--network", "slirp4netns",
@@ -60,6 +60,31 @@ func TestContainerArgv(t *testing.T) {
 				"--host", "0.0.0.0", "--port", "8123", "--enforce-eager"},
 			wantEnv:  map[string]string{"HF_TOKEN": "hf_secret", "VLLM_API_KEY": key, "VLLM_USE_V2_MODEL_RUNNER": "1"},
 			wantShow: map[string]string{"HF_TOKEN": Redacted, "VLLM_API_KEY": Redacted, "VLLM_USE_V2_MODEL_RUNNER": "1"},
+		},
+		{
+			name: "docker takes a count of GPUs with --gpus",
+			server: `model = "m"
+  container {
+    image = "img"
+    gpus  = "2"
+  }`,
+			runID: "r1",
+			wantArgv: []string{"docker", "run", "--rm", "--name", "slogate-r1-qwen",
+				"--label", "slogate.run=r1", "--label", "slogate.server=qwen", "-p", "8000:8000",
+				"--gpus", "2", "img", "m", "--host", "0.0.0.0", "--port", "8000"},
+		},
+		{
+			name: "podman gets all GPUs as the CDI device nvidia.com/gpu=all, not --gpus (a no-op before podman 5)",
+			server: `model = "m"
+  container {
+    runtime = "podman"
+    image   = "img"
+    gpus    = "all"
+  }`,
+			runID: "r1",
+			wantArgv: []string{"podman", "run", "--rm", "--name", "slogate-r1-qwen",
+				"--label", "slogate.run=r1", "--label", "slogate.server=qwen", "-p", "8000:8000",
+				"--device", "nvidia.com/gpu=all", "img", "m", "--host", "0.0.0.0", "--port", "8000"},
 		},
 		{
 			name: "a loopback host publishes on loopback only; odd server names are cleaned",
@@ -143,6 +168,8 @@ func TestContainerDiagnosticDetail(t *testing.T) {
 		{name: "runtime far off has no suggestion", attr: `runtime = "containerd"`, want: `runtime is "docker" or "podman", not "containerd".`},
 		{name: "gpus forms", attr: `gpus = "0,1"`, want: `"device=0,1"`},
 		{name: "volume form", attr: `volumes = ["hf:relative"]`, want: `got "hf:relative"`},
+		{name: "podman cannot count GPUs", attr: "gpus = \"2\"\n    runtime = \"podman\"",
+			want: `podman is given GPUs as CDI devices (--device nvidia.com/gpu=0), which name GPUs and cannot count them: write "all" or "device=0,1" instead of "2".`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

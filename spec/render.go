@@ -191,7 +191,7 @@ func (s *Server) ContainerArgv(runID string) []string {
 			a = append(a, flag, v)
 		}
 	}
-	opt("--gpus", c.GPUs)
+	a = append(a, c.gpuFlags()...)
 	opt("--ipc", c.IPC)
 	opt("--shm-size", c.ShmSize)
 	for _, v := range c.Volumes {
@@ -204,6 +204,31 @@ func (s *Server) ContainerArgv(runID string) []string {
 	a = append(a, c.Image)
 	return append(a, s.serveArgs("", "0.0.0.0")...)
 }
+
+// gpuFlags hands the GPUs to the container: docker's --gpus VALUE; for
+// podman one CDI device per GPU (--device nvidia.com/gpu=all, or one per
+// index or UUID of device=…), the names `nvidia-ctk cdi generate` gives
+// them. Podman 3.2 to 4.x accepts --gpus and ignores it, for Docker
+// scripts (podman PR #10430), so the server would start without a GPU;
+// podman 5.0 maps it to the same CDI devices (PR #21180).
+func (c *Container) gpuFlags() []string {
+	switch {
+	case c.GPUs == "":
+		return nil
+	case c.Runtime != RuntimePodman:
+		return []string{"--gpus", c.GPUs}
+	case c.GPUs == "all":
+		return []string{"--device", cdiGPU + "=all"}
+	}
+	var a []string
+	for _, id := range strings.Split(strings.TrimPrefix(c.GPUs, "device="), ",") {
+		a = append(a, "--device", cdiGPU+"="+id)
+	}
+	return a
+}
+
+// cdiGPU is the CDI kind of NVIDIA's GPUs.
+const cdiGPU = "nvidia.com/gpu"
 
 // LaunchEnv is the environment slogate adds to its own for the launched
 // process: env, and for a container server also VLLM_API_KEY set to the
