@@ -344,6 +344,16 @@ func TestOverCapacityLine(t *testing.T) {
 			want: `decode["251K"][128] is over capacity: from a resumed run`,
 		},
 		{
+			name:   "data parallelism: fits one engine's pool: the runner's reason",
+			server: result.Server{KVCacheTokens: 40_000_000, KVCacheEngines: 2}, maxOut: 4096, reason: "from the runner",
+			want: `decode["251K"][128] is over capacity: from the runner`,
+		},
+		{
+			name:   "data parallelism: the arithmetic of one engine's pool",
+			server: result.Server{KVCacheTokens: 32_000_000, KVCacheEngines: 2, KVCacheSource: "metrics"}, maxOut: 4096,
+			want: `decode["251K"][128] is over capacity: ⌈128 ÷ 2⌉ = 64 per engine × (257,024 + 4,096) = 16,711,680 tokens > one engine's KV cache 16,000,000 tokens (32,000,000 over 2 engines) (from metrics)`,
+		},
+		{
 			name: "nothing known", want: `decode["251K"][128] is over capacity`,
 		},
 	}

@@ -193,6 +193,39 @@ matrix "decode" {
 	}
 }
 
+// TestStatusSlowStepsAreNotQueued: with slow engine steps (80 ms a token;
+// speculative decoding emits a random few a step, so the streams do not
+// finish in step) and 64-token outputs, some of the 32 requests finish at
+// most steps, and each restart is missing from the running count until
+// the step that schedules it has ended: the count is below C at most
+// polls, for longer than a poll interval. Those are the requests in
+// transit, not a queue: valid.
+func TestStatusSlowStepsAreNotQueued(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	o := runFault(t, mark, 2*time.Minute, "-sim", qwenSpec(t, freePort(t), `  args = ["--sim-tbt", "80ms", "--sim-ttft", "20ms", "--sim-prefill-tps", "1000000"]`, `
+measure {
+  duration   = "3s"
+  max_output = 64
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [32]
+}
+`))
+	if o.r.Code != 0 || o.results == nil {
+		t.Fatalf("want exit 0\n%s", o.dump())
+	}
+	c := decodeCells(t, o, 1)["ctx=1K/conc=32"]
+	if c.Status != res.StatusValid {
+		t.Errorf("1K × 32: status %s (%s), want valid", c.Status, c.Reason)
+	}
+	if c.Completed < 16 {
+		t.Errorf("1K × 32: %d requests completed in the window, want streams restarting all the time", c.Completed)
+	}
+}
+
 // TestStatusSteadyQueue: 128 streams over 64 seats with 256-token outputs.
 // Requests finish and restart all the time, so the running count wobbles
 // below 64 and some running requests are in their prefill, but the queue

@@ -310,3 +310,17 @@ func TestDiscoverKVCapacity(t *testing.T) {
 		})
 	}
 }
+
+// TestInTransit: a stream's request counts as in transit while it has no
+// first chunk and was sent less than the bound before.
+func TestInTransit(t *testing.T) {
+	l := newLoad(newAPIClient("http://127.0.0.1:1", "", "m"), "/v1/completions", [][]byte{nil}, 4, time.Second, time.Second)
+	now := int64(10 * time.Second)
+	l.awaiting[0].Store(now - int64(100*time.Millisecond)) // just sent
+	l.awaiting[1].Store(now - int64(999*time.Millisecond)) // sent almost a bound ago
+	l.awaiting[2].Store(now - int64(time.Second))          // a bound ago: held somewhere
+	// l.awaiting[3] stays -1: past its first chunk, or between requests
+	if got := l.inTransit(now, time.Second); got != 2 {
+		t.Errorf("inTransit = %d, want 2 (the requests sent less than 1 s ago)", got)
+	}
+}
