@@ -37,8 +37,9 @@ type Options struct {
 	Tolerance float64
 	// Alpha is the one-sided error level of each bound of the interval
 	// that decides cells with samples on both sides; 0 means DefaultAlpha.
-	// A run measured with repeat = "auto" is decided at its design's level
-	// (Sequential.Level).
+	// When B was measured with repeat = "auto", Alpha is the design's
+	// overall level and each cell is decided at the level of its looks
+	// (Sequential.Level for A's repeats).
 	Alpha float64
 	// Inconclusive says what an inconclusive cell does to the gate
 	// (InconclusiveFail by default).
@@ -46,6 +47,9 @@ type Options struct {
 	// Metrics restricts the comparison to these metric names (each applies
 	// to every phase that has it); empty means the defaults.
 	Metrics []string
+	// design is B's sequential design when B was measured with repeat =
+	// "auto" (Compare reads it from B's measure settings).
+	design *Sequential
 }
 
 // InconclusivePolicy is what an inconclusive comparison does to the gate
@@ -290,6 +294,12 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 	if opt.Alpha == 0 {
 		opt.Alpha = DefaultAlpha
 	}
+	if b.Measure.RepeatAuto && opt.design == nil {
+		// B stopped by the sequential design: its cells are decided at the
+		// design's level, so that the verdict is the one the design reached.
+		s := Sequential{Min: max(b.Measure.Repeat, DefaultMinRepeat), Max: b.Measure.MaxRepeat, Alpha: opt.Alpha, Tolerance: opt.Tolerance}
+		opt.design = &s
+	}
 	var tables []Table
 	if len(a.Prefill)+len(b.Prefill) > 0 {
 		ctxs := unionInts(prefillContexts(a), prefillContexts(b))
@@ -345,7 +355,11 @@ func decideCell(ref result.CellRef, a, b Side, m result.Metric, opt Options) Cel
 		if a.Value != 0 {
 			c.Delta = (b.Value - a.Value) / math.Abs(a.Value)
 		}
-		if t, change, ok := testCell(a.Samples, b.Samples, m.HigherIsBetter, opt.Tolerance, opt.Alpha); ok {
+		alpha := opt.Alpha
+		if opt.design != nil {
+			alpha = opt.design.Level(len(a.Samples))
+		}
+		if t, change, ok := testCell(a.Samples, b.Samples, m.HigherIsBetter, opt.Tolerance, alpha); ok {
 			c.Test, c.Change, c.Delta = &t, change, t.Change()
 		} else {
 			c.Change = decide(a.Value, b.Value, opt.Tolerance, m.HigherIsBetter)

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -192,5 +193,53 @@ func TestBaselineWarnings(t *testing.T) {
 	}
 	if got := BaselineWarnings(base(0.005), 5, 0.05, 0.05); len(got) != 0 {
 		t.Errorf("a quiet baseline warns: %q", got)
+	}
+}
+
+// TestCompareDecidesAsTheDesign: a run measured with repeat = "auto" is
+// compared at the design's level, so that diff and -baseline give the
+// decision the stopping rule reached (regressed, within, or inconclusive
+// at the last look).
+func TestCompareDecidesAsTheDesign(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := Sequential{Max: 20, Tolerance: 0.05, Alpha: 0.05}
+	tps := result.MustMetric(result.PhaseDecode, "total_tps")
+	seen := map[Change]bool{}
+	for i := range 60 {
+		ratio := []float64{1, 0.95, 1 / 1.1}[i%3]
+		var a, b []float64
+		for range 10 {
+			a = append(a, 100*math.Exp(0.03*rng.NormFloat64()))
+		}
+		var why string
+		for stop := false; !stop; {
+			b = append(b, 100*ratio*math.Exp(0.03*rng.NormFloat64()))
+			stop, why = s.Look(a, b, true)
+		}
+		cell := func(xs []float64) result.DecodeCell {
+			return result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
+				TotalTPS: result.Median.Of(xs), Repeats: len(xs), Samples: map[string][]float64{"total_tps": xs}}
+		}
+		ra := &result.Results{Measure: result.Measure{Repeat: 10}, Decode: []result.DecodeCell{cell(a)}}
+		rb := &result.Results{Measure: result.Measure{Repeat: 4, RepeatAuto: true, MaxRepeat: 20}, Decode: []result.DecodeCell{cell(b)}}
+		tables, err := Compare(ra, rb, Options{Tolerance: 0.05, Alpha: 0.05, Metrics: []string{tps.Name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tables[0].Cells[0]
+		if c.Test == nil || c.Test.Alpha != s.Level(10) {
+			t.Fatalf("cell decided at %+v, want the design's level %v", c.Test, s.Level(10))
+		}
+		change := c.Change
+		if change == Improved {
+			change = Unchanged
+		}
+		seen[change] = true
+		if want := change.String() + " at the"; !strings.HasPrefix(why, want) {
+			t.Errorf("%d repeats: the design stopped with %q, the comparison says %v", len(b), why, c.Change)
+		}
+	}
+	if !seen[Regressed] || !seen[Unchanged] || !seen[Inconclusive] {
+		t.Errorf("decisions seen %v: want each outcome at least once", seen)
 	}
 }
