@@ -43,7 +43,8 @@ func simGet(t *testing.T, url, key string) (int, string) {
 }
 
 // TestSimServesSeedLaunch starts the simulator with the Qwen seed's real
-// argv and checks the surface the runner relies on.
+// argv and checks the surface the runner relies on; without any simulator
+// flag it serves the hybrid model as vLLM does.
 func TestSimServesSeedLaunch(t *testing.T) {
 	t.Parallel()
 	mark := newMark(t)
@@ -81,7 +82,11 @@ func TestSimServesSeedLaunch(t *testing.T) {
 	}
 	_, metrics := simGet(t, base+"/metrics", "")
 	for _, name := range []string{"vllm:num_requests_running{", "vllm:num_requests_waiting{", "vllm:kv_cache_usage_perc{",
-		`vllm:cache_config_info{block_size="16",`, `num_gpu_blocks="1500000"`, "vllm:generation_tokens_total{engine=\"0\",model_name=\"qwen\"} 40.0",
+		// Qwen3.5 is hybrid: 2112-token blocks, 2·⌈262144/2112⌉ + 6 = 256 per
+		// request of max_model_len, ⌈24,000,000 × 256 / 262,144⌉ blocks;
+		// prefix caching on in align mode (vLLM PR #50991).
+		`vllm:cache_config_info{block_size="2112",`, `num_gpu_blocks="23438"`, `enable_prefix_caching="True"`, `mamba_cache_mode="align"`,
+		`kv_cache_size_tokens="24000000"`, "vllm:generation_tokens_total{engine=\"0\",model_name=\"qwen\"} 40.0",
 		"vllm:spec_decode_num_drafts_total{", "vllm:time_to_first_token_seconds_bucket{", "vllm:inter_token_latency_seconds_count{"} {
 		if !strings.Contains(metrics, name) {
 			t.Errorf("/metrics lacks %s", name)

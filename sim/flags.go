@@ -60,7 +60,8 @@ type Config struct {
 	OneTokenChunks     bool          // --sim-one-token-chunks
 	IgnoreSIGTERM      bool          // --sim-ignore-sigterm: a server that only SIGINT or SIGKILL stops
 	LogInterval        time.Duration // --sim-log-interval
-	Hybrid             bool          // --sim-hybrid: hybrid (linear-attention) KV layout
+	Hybrid             bool          // --sim-hybrid: hybrid (linear-attention) KV layout; default: HybridModel(Model)
+	hybridSet          bool          // --sim-hybrid was given (true or false)
 	NoKVSizeLabel      bool          // --sim-no-kv-size-label: a build before vLLM PR #42206
 	KVLog              string        // --sim-kv-log: the form of the KV log lines ("" = from NoKVSizeLabel)
 	NoWaitingByReason  bool          // --sim-no-waiting-by-reason: a build before vLLM PR #38435
@@ -271,8 +272,15 @@ func modelledFlags(c *Config) map[string]setter {
 		"sim-one-token-chunks":      flag(&c.OneTokenChunks),
 		"sim-ignore-sigterm":        flag(&c.IgnoreSIGTERM),
 		"sim-log-interval":          dur(&c.LogInterval),
-		"sim-hybrid":                flag(&c.Hybrid),
-		"sim-no-kv-size-label":      flag(&c.NoKVSizeLabel),
+		"sim-hybrid": {kindBool, func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("want true or false, got %q", v)
+			}
+			c.Hybrid, c.hybridSet = b, true
+			return nil
+		}},
+		"sim-no-kv-size-label": flag(&c.NoKVSizeLabel),
 		"sim-kv-log": {kindValue, func(c *Config, v string) error {
 			if !slices.Contains(kvLogForms, v) {
 				return fmt.Errorf("want one of %s, got %q", strings.Join(kvLogForms, ", "), v)
@@ -464,6 +472,9 @@ func parseServe(args []string) (*Config, error) {
 			c.APIKeys = []string{k}
 		}
 	}
+	if !c.hybridSet {
+		c.Hybrid = HybridModel(c.Model)
+	}
 	if err := c.resolveGenerationDefaults(); err != nil {
 		return nil, err
 	}
@@ -488,6 +499,24 @@ func parseServe(args []string) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// hybridModels are the model families the simulator serves as hybrid
+// (Mamba / linear-attention layers) without --sim-hybrid, as vLLM knows
+// from the model's config: Qwen3.5 and Qwen3-Next (Gated DeltaNet) and
+// Ling-3.0, the seed models (docs/vllm.md#hybrid-models).
+var hybridModels = []string{"qwen3.5", "qwen3.6", "qwen3-next", "ling-3"}
+
+// HybridModel reports whether the simulator serves model as a hybrid
+// model by default (--sim-hybrid=false turns it off).
+func HybridModel(model string) bool {
+	m := strings.ToLower(model)
+	for _, h := range hybridModels {
+		if strings.Contains(m, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveGenerationDefaults computes GenerationDefaults the way

@@ -141,7 +141,7 @@ func TestSettle(t *testing.T) {
 		runCap   int
 		wantErr  string
 	}{
-		{"qwen seed", seedArgv["qwen"], 24_000_000, 1024, ""},
+		{"qwen seed (hybrid)", seedArgv["qwen"], 24_000_000, 1024, ""},
 		{"glm seed caps running at 24", seedArgv["glm"], 3_200_000, 24, ""},
 		{"glm without fp8 holds half", append(append([]string{}, seedArgv["glm"]...), "--kv-cache-dtype", "auto"), 1_600_000, 24, ""},
 		{"override", []string{"m", "--sim-kv-tokens", "100000", "--max-model-len", "4096"}, 100000, 1024, ""},

@@ -115,10 +115,14 @@ func describeKV(kvTokens, maxLen int, hybrid bool) kvReport {
 	perRequest := func(tokens int) int {
 		return hybridAttnGroups*((tokens+hybridBlockSize-1)/hybridBlockSize) + hybridStateGroups
 	}
+	// The capacity is kvTokens exactly (as --sim-kv-tokens asks; vLLM's
+	// own figure is int(concurrency × max_model_len), which an integer
+	// block count makes land within a request's blocks of it): the blocks
+	// are what holds it, rounded up.
 	per := perRequest(maxLen)
 	n := int(math.Ceil(float64(kvTokens) * float64(per) / float64(maxLen)))
-	conc := float64(n) / float64(per)
-	return kvReport{blockSize: hybridBlockSize, numGPUBlocks: n, sizeTokens: int(conc * float64(maxLen)), maxConcurrency: conc}
+	conc := float64(kvTokens) / float64(maxLen)
+	return kvReport{blockSize: hybridBlockSize, numGPUBlocks: n, sizeTokens: kvTokens, maxConcurrency: conc}
 }
 
 // settle combines the profile with the flags, failing like vLLM would when

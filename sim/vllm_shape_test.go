@@ -66,9 +66,9 @@ func TestCacheConfigInfo(t *testing.T) {
 		{"-dp 3", []string{"-dp", "3"}, 3, 16, 160000, 30000},
 		{"--sim-no-kv-size-label", []string{"-dp", "2", "--sim-no-kv-size-label"}, 2, 16, 0, 20000},
 		// 100,000 tokens of max_model_len take 2·⌈100000/2112⌉ + 6 = 102
-		// blocks: ⌈160000·102/100000⌉ = 164 blocks per engine, 164/102 =
-		// 1.608 requests = 160,784 tokens (not 164 × 2112 = 346,368).
-		{"--sim-hybrid", []string{"-dp", "2", "--sim-hybrid"}, 2, 2112, 160784, 2 * 164},
+		// blocks: 160,000 tokens take ⌈160000·102/100000⌉ = 164 blocks per
+		// engine; the capacity is 160,000 tokens (not 164 × 2112 = 346,368).
+		{"--sim-hybrid", []string{"-dp", "2", "--sim-hybrid"}, 2, 2112, 160000, 2 * 164},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,13 +181,13 @@ func TestStartupKVLog(t *testing.T) {
 		args  []string
 		wants []string // per engine, the message after the prefix (both lines joined by " | " for old builds)
 	}{
-		{"qwen seed, one engine", []string{"Qwen/Qwen3.5-4B"},
+		{"qwen seed, one engine (hybrid)", []string{"Qwen/Qwen3.5-4B"},
 			[]string{"GPU KV cache size: 24,000,000 tokens, Maximum concurrency for 262,144 tokens per request: 91.55x"}},
 		{"two engines", []string{"m", "--sim-kv-tokens", "160000", "--max-model-len", "100000", "-dp", "2"},
 			[]string{"GPU KV cache size: 160,000 tokens, Maximum concurrency for 100,000 tokens per request: 1.60x",
 				"GPU KV cache size: 160,000 tokens, Maximum concurrency for 100,000 tokens per request: 1.60x"}},
 		{"hybrid", []string{"m", "--sim-kv-tokens", "160000", "--max-model-len", "100000", "--sim-hybrid"},
-			[]string{"GPU KV cache size: 160,784 tokens, Maximum concurrency for 100,000 tokens per request: 1.61x"}},
+			[]string{"GPU KV cache size: 160,000 tokens, Maximum concurrency for 100,000 tokens per request: 1.60x"}},
 		{"before PR #42206", []string{"m", "--sim-kv-tokens", "160000", "--max-model-len", "100000", "-dp", "2", "--sim-no-kv-size-label"},
 			[]string{"GPU KV cache size: 160,000 tokens | Maximum concurrency for 100,000 tokens per request: 1.60x",
 				"GPU KV cache size: 160,000 tokens | Maximum concurrency for 100,000 tokens per request: 1.60x"}},
@@ -792,6 +792,51 @@ func TestWaitingByReason(t *testing.T) {
 			}
 			if got["capacity"] != 2 || got["deferred"] != 0 || len(got) != 2 {
 				t.Errorf("waiting by reason %v, want capacity 2, deferred 0", got)
+			}
+		})
+	}
+}
+
+// TestHybridByDefault: the Qwen3.5 and Ling-3.0 families are served as
+// hybrid models without --sim-hybrid, with prefix caching on in align mode
+// as vLLM does since PR #50991, and the cache really serves a repeated
+// prompt; --sim-hybrid=false serves them as plain decoders.
+func TestHybridByDefault(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		blockSize  string
+		mambaMode  string
+		prefixHits bool
+	}{
+		{name: "Qwen3.5", args: []string{"Qwen/Qwen3.5-4B"}, blockSize: "2112", mambaMode: "align", prefixHits: true},
+		{name: "Ling-3.0", args: []string{"inclusionAI/Ling-3.0-flash-int4"}, blockSize: "2112", mambaMode: "align", prefixHits: true},
+		{name: "a plain decoder", args: []string{"meta-llama/Llama-3.1-8B"}, blockSize: "16", mambaMode: "none", prefixHits: true},
+		{name: "--sim-hybrid=false", args: []string{"Qwen/Qwen3.5-4B", "--sim-hybrid=false"}, blockSize: "16", mambaMode: "none", prefixHits: true},
+		{name: "hybrid without prefix caching", args: []string{"Qwen/Qwen3.5-4B", "--no-enable-prefix-caching"}, blockSize: "2112", mambaMode: "none"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := startTest(t, append(tt.args, "--sim-tbt", "1ms", "--max-model-len", "32768")...)
+			l := cacheConfigSeries(t, ts)[0]
+			wantPrefix := pyBool(tt.prefixHits)
+			if l["block_size"] != tt.blockSize || l["mamba_cache_mode"] != tt.mambaMode || l["enable_prefix_caching"] != wantPrefix {
+				t.Errorf("block_size %s, mamba_cache_mode %s, enable_prefix_caching %s; want %s, %s, %s",
+					l["block_size"], l["mamba_cache_mode"], l["enable_prefix_caching"], tt.blockSize, tt.mambaMode, wantPrefix)
+			}
+			prompt := make([]int, 4096)
+			for i := range prompt {
+				prompt[i] = i + 1
+			}
+			for i := 0; i < 2; i++ {
+				chunks, done := readSSE(t, ts.post(t, "/v1/completions", "", map[string]any{"prompt": prompt, "max_tokens": 2, "stream": true}).Body, time.Time{})
+				if !done {
+					t.Fatalf("request %d: no [DONE] (%d chunks)", i, len(chunks))
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+			if hits := value(t, scrape(t, ts), "vllm:prefix_cache_hits_total"); (hits > 0) != tt.prefixHits {
+				t.Errorf("prefix_cache_hits_total = %g after the same prompt twice, want hits: %v", hits, tt.prefixHits)
 			}
 		})
 	}

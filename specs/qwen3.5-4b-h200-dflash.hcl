@@ -20,7 +20,7 @@ variable "vllm_command" {
 }
 
 variable "sim_args" {
-  description = "Simulator flags appended to the launch, for `slogate run -sim` only (a real vLLM rejects them). Qwen3.5 is a hybrid model (linear-attention layers): -var 'sim_args=[\"--sim-hybrid\"]' makes the simulator expose its KV cache as vLLM does for it (docs/vllm.md#hybrid-models)."
+  description = "Simulator flags appended to the launch, for `slogate run -sim` only (a real vLLM rejects them). Qwen3.5 is a hybrid model (linear-attention layers): the simulator serves it as vLLM does, hybrid with prefix caching on, without any flag (docs/vllm.md#hybrid-models); -var 'sim_args=[\"--sim-hybrid=false\"]' serves it as a plain decoder."
   type        = list(string)
   default     = []
 }
