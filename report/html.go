@@ -44,6 +44,9 @@ type htmlData struct {
 	Charts       []htmlChart
 	MatrixCharts []htmlMatrix
 	Searches     []htmlSearch
+	// Traffic are the traffic blocks' tables, as in report.md.
+	Traffic      []trafficTable
+	TrafficIntro string
 }
 
 // htmlSearch is one search's section: its table and chart.
@@ -92,6 +95,7 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 		d.Charts = append(d.Charts, htmlChart{Title: "Prefill", SVG: template.HTML(prefillChart(res))})
 	}
 	d.Charts = append(d.Charts, trafficCharts(res)...)
+	d.Traffic, d.TrafficIntro = trafficTables(res), trafficIntro
 	for _, sv := range newSearchViews(res) {
 		// searchChart escapes every text it writes, as svg.go does.
 		d.Searches = append(d.Searches, htmlSearch{searchView: sv, Chart: template.HTML(searchChart(sv))})

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"image"
 	"image/png"
 	"os"
 	"os/exec"
@@ -142,32 +143,7 @@ func TestHTMLScreenshot(t *testing.T) {
 	if err := os.WriteFile(report, []byte(renderHTML(t, seedResults(t, sd, readSeed(t, sd.name)))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "report.png")
-	cmd := exec.Command("../scripts/screenshot-report.sh", report, out)
-	cmd.Env = append(os.Environ(), "WINDOW_SIZE=1400,2400")
-	done := make(chan struct{})
-	var output []byte
-	var err error
-	go func() { output, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("screenshot script did not finish within 90s")
-	}
-	if err != nil {
-		t.Fatalf("screenshot: %v\n%s", err, output)
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("not a PNG: %v", err)
-	}
+	img := screenshot(t, report, filepath.Join(dir, "report.png"))
 	bounds := img.Bounds()
 	if bounds.Dx() != 1400 || bounds.Dy() != 2400 {
 		t.Errorf("screenshot is %v, want 1400×2400", bounds)
@@ -197,6 +173,80 @@ func TestHTMLScreenshot(t *testing.T) {
 	if yellowish < 50 {
 		t.Errorf("no heat-map colours in the screenshot (%d yellow samples): the SVG did not render", yellowish)
 	}
+
+	// A report of a traffic block and a search answered at the top of its
+	// range: the goodput line (the only blue of the page) shows where it
+	// coincides with achieved (orange), and the answer's label is whole.
+	res := trafficResults()
+	sr := searchResults()
+	res.Search = sr.Search
+	res.Search[0].Concurrency, res.Search[0].ConfirmedBy = 16, 0
+	for i := range res.Search[0].Probes {
+		res.Search[0].Probes[i].Passed = true
+		res.Search[0].Probes[i].Cell.PerRequestTPS = 90
+	}
+	page := filepath.Join(dir, "traffic.html")
+	if err := os.WriteFile(page, []byte(renderHTML(t, res)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "traffic.png")
+	img = screenshot(t, page, shot)
+	count := func(want [3]uint32) int {
+		n := 0
+		for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+			for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+				r, g, b, _ := img.At(x, y).RGBA()
+				if absDiff(r>>8, want[0]) < 40 && absDiff(g>>8, want[1]) < 40 && absDiff(b>>8, want[2]) < 40 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	blue, orange := count([3]uint32{0x00, 0x72, 0xB2}), count([3]uint32{0xE6, 0x9F, 0x00})
+	t.Logf("goodput %d px, achieved %d px", blue, orange)
+	if blue < 400 || orange < 400 {
+		t.Errorf("goodput (blue) %d px, achieved (orange) %d px: want both lines visible", blue, orange)
+	}
+}
+
+func absDiff(a, b uint32) uint32 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// screenshot renders page with scripts/screenshot-report.sh at 1400×2400
+// into out and decodes it.
+func screenshot(t *testing.T, page, out string) image.Image {
+	t.Helper()
+	cmd := exec.Command("../scripts/screenshot-report.sh", page, out)
+	cmd.Env = append(os.Environ(), "WINDOW_SIZE=1400,2400")
+	done := make(chan struct{})
+	var output []byte
+	var err error
+	go func() { output, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("screenshot script did not finish within 90s")
+	}
+	if err != nil {
+		t.Fatalf("screenshot: %v\n%s", err, output)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	return img
 }
 
 // BenchmarkReports renders the largest seed (GLM: 9 prefill and 64 decode

@@ -270,12 +270,24 @@ func searchChart(v searchView) string {
 	// The threshold.
 	ty := py(c.Value)
 	b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#D55E00" stroke-width="1.5" stroke-dasharray="6 4"/>`, left, ty, left+pw, ty)
-	b.text(left+pw-4, ty-6, "end", "tick", "objective: "+c.String())
-	// The answer.
+	var marks [][2]float64 // the probes' positions, which labels must not cover
+	for _, p := range pts {
+		marks = append(marks, [2]float64{px(p.x), py(p.y)})
+	}
+	objective := "objective: " + c.String()
+	ox, oy, oanchor := labelSpot(objective, ty, left, left+pw, top, top+ph, marks)
+	b.text(ox, oy, oanchor, "tick", objective)
+	// The answer: its label beside the line, on the side with room (at the
+	// top of the range, to its left).
 	if s.Found {
 		ax := px(math.Log2(float64(s.Concurrency)))
 		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#009E73" stroke-width="1.5" stroke-dasharray="2 3"/>`, ax, top, ax, top+ph)
-		b.text(ax+4, top+12, "start", "tick", fmt.Sprintf("answer %d", s.Concurrency))
+		answer := fmt.Sprintf("answer %d", s.Concurrency)
+		if ax+4+textWidth(answer) <= left+pw {
+			b.text(ax+4, top+12, "start", "tick", answer)
+		} else {
+			b.text(ax-4, top+12, "end", "tick", answer)
+		}
 	}
 	for _, p := range pts {
 		fill, stroke := "#009E73", "#009E73"
@@ -287,6 +299,49 @@ func searchChart(v searchView) string {
 	}
 	b.f(`</svg>`)
 	return b.String()
+}
+
+// textWidth estimates the width in px of a tick label (12 px sans-serif).
+func textWidth(s string) float64 { return 6.6 * float64(len([]rune(s))) }
+
+// labelSpot places the label of a horizontal line at height y between x0
+// and x1 (inside the plot's top and bottom): above or below it, at its left
+// or right end, the first spot whose box covers none of marks; the right
+// end above it when every spot covers one.
+func labelSpot(label string, y, x0, x1, top, bottom float64, marks [][2]float64) (x, ly float64, anchor string) {
+	w := textWidth(label)
+	type spot struct {
+		x, y   float64
+		anchor string
+		box    [4]float64 // x0, y0, x1, y1
+	}
+	above, below := y-6, y+16
+	if above-12 < top {
+		above = below
+	}
+	if below > bottom-4 {
+		below = above
+	}
+	var spots []spot
+	for _, sy := range []float64{above, below} {
+		spots = append(spots,
+			spot{x0 + 6, sy, "start", [4]float64{x0 + 6, sy - 12, x0 + 6 + w, sy + 3}},
+			spot{x1 - 4, sy, "end", [4]float64{x1 - 4 - w, sy - 12, x1 - 4, sy + 3}})
+	}
+	for _, sp := range spots {
+		free := true
+		for _, m := range marks {
+			// A probe's mark is a circle of radius 4 (with its stroke, 6).
+			if m[0]+6 >= sp.box[0] && m[0]-6 <= sp.box[2] && m[1]+6 >= sp.box[1] && m[1]-6 <= sp.box[3] {
+				free = false
+				break
+			}
+		}
+		if free {
+			return sp.x, sp.y, sp.anchor
+		}
+	}
+	return x1 - 4, above, "end"
 }
 
 // probeSummary is a probe's decode summary and whether it met the objective.

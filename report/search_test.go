@@ -3,6 +3,9 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -88,5 +91,77 @@ func TestSearchChart(t *testing.T) {
 	// niceTicks(99) tops at 100, so 50 sits half-way down the plot.
 	if !strings.Contains(svg, `y1="164.0"`) {
 		t.Errorf("threshold line not at y=164 (half of the 256-px plot below y=36):\n%s", svg)
+	}
+}
+
+// svgText finds the <text> whose content starts with prefix: its x, y and
+// anchor.
+func svgText(t *testing.T, svg, prefix string) (x, y float64, anchor string) {
+	t.Helper()
+	re := regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" text-anchor="(\w+)" class="tick">` + regexp.QuoteMeta(prefix))
+	m := re.FindStringSubmatch(svg)
+	if m == nil {
+		t.Fatalf("no text %q in\n%s", prefix, svg)
+	}
+	x, _ = strconv.ParseFloat(m[1], 64)
+	y, _ = strconv.ParseFloat(m[2], 64)
+	return x, y, m[3]
+}
+
+// TestSearchChartLabels: the answer's label stays inside the plot when the
+// answer is the top of the range (it read "ans", cut by the frame), and the
+// objective's label covers no probe (it sat on the last one).
+func TestSearchChartLabels(t *testing.T) {
+	const plotLeft, plotRight = 64.0, 616.0 // lineChart's frame: W 640, margins 64 and 24
+	circles := regexp.MustCompile(`<circle cx="([0-9.]+)" cy="([0-9.]+)"`)
+	tests := []struct {
+		name        string
+		answer      int
+		probes      [][2]float64 // concurrency, per_request_tps
+		answerStart bool         // the answer's label right of its line
+	}{
+		{name: "answer at the top of the range, a probe on the threshold's right end", answer: 16,
+			probes: [][2]float64{{1, 90}, {2, 80}, {4, 70}, {8, 60}, {16, 50}}},
+		{name: "answer inside the range, a probe on the threshold's left end", answer: 8, answerStart: true,
+			probes: [][2]float64{{1, 50}, {8, 60}, {16, 30}, {9, 48}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := searchResults()
+			s := &res.Search[0]
+			s.Concurrency, s.ConfirmedBy, s.Probes = tt.answer, 0, nil
+			for _, p := range tt.probes {
+				c := int(p[0])
+				s.Probes = append(s.Probes, result.SearchProbe{Concurrency: c, Passed: c <= tt.answer, Cell: result.DecodeCell{
+					Search: "max_users", Context: 8192, Concurrency: c, Status: result.StatusValid, PerRequestTPS: p[1]}})
+			}
+			svg := searchChart(newSearchViews(res)[0])
+			label := fmt.Sprintf("answer %d", tt.answer)
+			x, _, anchor := svgText(t, svg, label)
+			lo, hi := x, x+textWidth(label)
+			if anchor == "end" {
+				lo, hi = x-textWidth(label), x
+			}
+			if lo < plotLeft || hi > plotRight {
+				t.Errorf("%q spans x %.0f–%.0f, outside the plot %.0f–%.0f", label, lo, hi, plotLeft, plotRight)
+			}
+			if (anchor == "start") != tt.answerStart {
+				t.Errorf("%q anchored %s", label, anchor)
+			}
+			obj := "objective: per_request_tps &gt;= 50"
+			ox, oy, oanchor := svgText(t, svg, obj)
+			w := textWidth("objective: per_request_tps >= 50")
+			x0, x1 := ox, ox+w
+			if oanchor == "end" {
+				x0, x1 = ox-w, ox
+			}
+			for _, m := range circles.FindAllStringSubmatch(svg, -1) {
+				cx, _ := strconv.ParseFloat(m[1], 64)
+				cy, _ := strconv.ParseFloat(m[2], 64)
+				if cx+4 >= x0 && cx-4 <= x1 && cy+4 >= oy-12 && cy-4 <= oy+3 {
+					t.Errorf("the objective's label (x %.0f–%.0f, baseline %.0f) covers the probe at (%.0f, %.0f)", x0, x1, oy, cx, cy)
+				}
+			}
+		})
 	}
 }

@@ -84,11 +84,42 @@ func (b *svgBuilder) text(x, y float64, anchor, class, s string) {
 }
 
 // series is one line of a chart: points at x positions (already mapped to
-// log2 axis values) with a y value; hollow marks queued points.
+// log2 axis values) with a y value; hollow marks queued points. Dash (an
+// SVG dash array, "" solid), Width (0: 2) and Marker tell lines apart that
+// may coincide; series are drawn in order, the last on top.
 type series struct {
 	Name   string
 	Color  string
 	Points []point
+	Dash   string
+	Width  float64
+	Marker marker
+}
+
+// marker is the mark drawn at each point of a series.
+type marker int
+
+// Markers.
+const (
+	markerCircle marker = iota
+	markerSquare
+	markerNone
+)
+
+// mark draws marker k at (x, y), filled with fill, with a tooltip.
+func (b *svgBuilder) mark(k marker, x, y float64, fill, stroke, tooltip string) {
+	switch k {
+	case markerNone:
+		if tooltip != "" {
+			b.f(`<circle cx="%.1f" cy="%.1f" r="5" fill="transparent"><title>%s</title></circle>`, x, y, html.EscapeString(tooltip))
+		}
+	case markerSquare:
+		b.f(`<rect x="%.1f" y="%.1f" width="9" height="9" fill="%s" stroke="%s" stroke-width="1.5"><title>%s</title></rect>`,
+			x-4.5, y-4.5, fill, stroke, html.EscapeString(tooltip))
+	default:
+		b.f(`<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s</title></circle>`,
+			x, y, fill, stroke, html.EscapeString(tooltip))
+	}
 }
 
 type point struct {
@@ -103,6 +134,10 @@ func lineChart(title, yTitle string, xTicks []float64, xLabels []string, xTitle 
 	left, right, top, bottom := 64.0, 24.0, 36.0, 48.0
 	if legend {
 		right = 120
+		for _, s := range ss {
+			// A legend entry is a 32 px sample and its name at about 6.6 px a character.
+			right = math.Max(right, 48+6.6*float64(len([]rune(s.Name))))
+		}
 	}
 	pw, ph := W-left-right, H-top-bottom
 	ymax := 0.0
@@ -147,27 +182,34 @@ func lineChart(title, yTitle string, xTicks []float64, xLabels []string, xTitle 
 		for _, p := range s.Points {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(p.X), py(p.Y)))
 		}
+		width, dash := s.Width, ""
+		if width == 0 {
+			width = 2
+		}
+		if s.Dash != "" {
+			dash = fmt.Sprintf(` stroke-dasharray="%s"`, s.Dash)
+		}
 		if len(pts) > 1 {
-			b.f(`<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`, strings.Join(pts, " "), s.Color)
+			b.f(`<polyline points="%s" fill="none" stroke="%s" stroke-width="%.1f"%s/>`, strings.Join(pts, " "), s.Color, width, dash)
 		}
 		for _, p := range s.Points {
 			fill := s.Color
 			if p.Hollow {
 				fill = "#fff"
 			}
-			b.f(`<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s</title></circle>`,
-				px(p.X), py(p.Y), fill, s.Color, html.EscapeString(p.Label))
+			b.mark(s.Marker, px(p.X), py(p.Y), fill, s.Color, p.Label)
 		}
 		if legend {
 			ly := top + 6 + float64(i)*18
-			b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3"/>`, W-right+12, ly, W-right+32, ly, s.Color)
-			b.text(W-right+38, ly+4, "start", "tick", s.Name)
+			b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%.1f"%s/>`, W-right+8, ly, W-right+36, ly, s.Color, math.Min(width, 3), dash)
+			b.mark(s.Marker, W-right+22, ly, s.Color, s.Color, "")
+			b.text(W-right+42, ly+4, "start", "tick", s.Name)
 		}
 	}
 	if legend && hollowNote(ss) {
 		ly := top + 6 + float64(len(ss))*18 + 8
 		b.f(`<circle cx="%.1f" cy="%.1f" r="3.5" fill="#fff" stroke="#555" stroke-width="1.5"/>`, W-right+22, ly)
-		b.text(W-right+38, ly+4, "start", "tick", "queued")
+		b.text(W-right+42, ly+4, "start", "tick", "queued")
 	}
 	b.f(`</svg>`)
 	return b.String()

@@ -16,16 +16,21 @@ import (
 // report.html's charts of goodput and TTFT p99 against the request rate.
 
 // trafficColumns are the metrics of the Traffic table, in order.
-var trafficColumns = []string{"achieved_rps", "goodput_rps", "goodput_share", "completed", "e2e_ms", "e2e_ms_p99",
+var trafficColumns = []string{"launched", "completed", "achieved_rps", "goodput_rps", "goodput_share", "e2e_ms", "e2e_ms_p99",
 	"ttft_ms", "ttft_ms_p99", "tbt_ms", "tbt_ms_p99", "concurrency_avg"}
 
-// TrafficSummary is the one-line summary of a measured traffic cell:
-// "3.98 req/s achieved · goodput 3.90 req/s (98.0%) · TTFT p99 312 ms ·
-// e2e p50 2,301 ms · 9.2 in flight · valid".
+// TrafficSummary is the one-line summary of a measured traffic cell, the
+// counts first so that a rate reads with what it rests on: "80 launched,
+// 78 completed in 20s: 3.98 of 4 req/s achieved · goodput 3.90 req/s
+// (98.0%) · TTFT p99 312 ms · e2e p50 2,301 ms · 9.2 in flight · valid".
 func TrafficSummary(c *result.TrafficCell) string {
-	line := fmt.Sprintf("%s req/s achieved · goodput %s req/s (%s%%) · TTFT p99 %s ms · e2e p50 %s ms · %s in flight · %s",
-		numfmt.Fixed(c.AchievedRPS, 2), numfmt.Fixed(c.GoodputRPS, 2), numfmt.Fixed(c.GoodputShare*100, 1),
+	line := fmt.Sprintf("%s launched, %s completed in %ss: %s of %s req/s achieved · goodput %s req/s (%s%%) · TTFT p99 %s ms · e2e p50 %s ms · %s in flight · %s",
+		numfmt.Int(int64(c.Launched)), numfmt.Int(int64(c.Completed)), numfmt.Shortest(c.MeasuredS), numfmt.Fixed(c.AchievedRPS, 2), result.FormatRate(c.Rate),
+		numfmt.Fixed(c.GoodputRPS, 2), numfmt.Fixed(c.GoodputShare*100, 1),
 		numfmt.Fixed(c.TTFTMsP99, 0), numfmt.Fixed(c.E2EMs, 0), numfmt.Fixed(c.ConcurrencyAvg, 1), c.Status)
+	if c.Unfinished > 0 {
+		line += fmt.Sprintf(" (%s unfinished)", numfmt.Int(int64(c.Unfinished)))
+	}
 	if c.Status == result.StatusQueued && c.Reason != "" {
 		line += " (" + c.Reason + ")"
 	}
@@ -90,26 +95,49 @@ func trafficTitle(c *result.TrafficCell) string {
 	return fmt.Sprintf("Traffic %s at %s (%s arrivals, seed %d)", c.Traffic, result.FormatTokens(c.Context), arr, c.Seed)
 }
 
+// trafficIntro is the sentence under each Traffic table's title.
+const trafficIntro = "open-loop requests at each rate; the window's requests (those launched in it) are measured to their end; goodput counts those meeting every SLO"
+
+// trafficTable is one traffic block's table, as report.md and report.html
+// show it: one row per rate.
+type trafficTable struct {
+	Title  string
+	Header []string
+	Rows   [][]string
+}
+
+// trafficTables are the tables of res's traffic blocks.
+func trafficTables(res *result.Results) []trafficTable {
+	var out []trafficTable
+	for _, cells := range trafficBlocks(res) {
+		t := trafficTable{Title: trafficTitle(cells[0]), Header: []string{"Rate (req/s)", "Status"}}
+		for _, name := range trafficColumns {
+			t.Header = append(t.Header, result.MustMetric(result.PhaseTraffic, name).Label)
+		}
+		for _, c := range cells {
+			r := []string{result.FormatRate(c.Rate), statusWord(c.Status)}
+			for _, name := range trafficColumns {
+				m := result.MustMetric(result.PhaseTraffic, name)
+				v, _ := m.OfTraffic(c)
+				if !c.Status.Measured() {
+					r = append(r, dash)
+					continue
+				}
+				r = append(r, metricText(m, v))
+			}
+			t.Rows = append(t.Rows, r)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // writeTraffic writes report.md's Traffic tables: one row per rate.
 func writeTraffic(b *bufio.Writer, res *result.Results) {
-	for _, cells := range trafficBlocks(res) {
-		fmt.Fprintf(b, "## %s\n\nopen-loop requests at each rate; the window's requests (those launched in it) are measured to their end; goodput counts those meeting every SLO\n\n", mdText(trafficTitle(cells[0])))
-		head := []string{"Rate (req/s)", "Status"}
-		for _, name := range trafficColumns {
-			head = append(head, result.MustMetric(result.PhaseTraffic, name).Label)
-		}
-		mdTable(b, head, func(row func(...string)) {
-			for _, c := range cells {
-				r := []string{result.FormatRate(c.Rate), statusWord(c.Status)}
-				for _, name := range trafficColumns {
-					m := result.MustMetric(result.PhaseTraffic, name)
-					v, _ := m.OfTraffic(c)
-					if !c.Status.Measured() {
-						r = append(r, dash)
-						continue
-					}
-					r = append(r, metricText(m, v))
-				}
+	for _, t := range trafficTables(res) {
+		fmt.Fprintf(b, "## %s\n\n%s\n\n", mdText(t.Title), trafficIntro)
+		mdTable(b, t.Header, func(row func(...string)) {
+			for _, r := range t.Rows {
 				row(r...)
 			}
 		})
@@ -126,13 +154,19 @@ func trafficCharts(res *result.Results) []htmlChart {
 	for _, cells := range trafficBlocks(res) {
 		var xt []float64
 		var xl []string
-		achieved := series{Name: "achieved", Color: palette[1%len(palette)]}
-		good := series{Name: "goodput", Color: palette[0]}
+		// achieved and goodput coincide when every request meets the SLO:
+		// achieved is drawn first, wide and dashed with square marks, and
+		// goodput on top, thin and solid with round ones, so that both show;
+		// the dotted diagonal is achieved = offered.
+		offered := series{Name: "achieved = offered", Color: "#777", Dash: "2 4", Width: 1.5, Marker: markerNone}
+		achieved := series{Name: "achieved", Color: palette[1%len(palette)], Dash: "7 4", Width: 4, Marker: markerSquare}
+		good := series{Name: "goodput", Color: palette[0], Width: 2}
 		ttft := series{Name: "TTFT p99", Color: palette[2%len(palette)]}
 		for _, c := range cells {
 			x := math.Log2(c.Rate)
 			xt = append(xt, x)
 			xl = append(xl, result.FormatRate(c.Rate))
+			offered.Points = append(offered.Points, point{X: x, Y: c.Rate, Label: fmt.Sprintf("offered rate %s req/s", result.FormatRate(c.Rate))})
 			if !c.Status.Measured() {
 				continue
 			}
@@ -145,7 +179,7 @@ func trafficCharts(res *result.Results) []htmlChart {
 		title := trafficTitle(cells[0])
 		out = append(out,
 			htmlChart{Title: title, SVG: template.HTML(lineChart(title+": goodput", "requests/s", xt, xl,
-				"configured rate, requests/s (log₂ scale)", []series{good, achieved}, true))},
+				"configured rate, requests/s (log₂ scale)", []series{offered, achieved, good}, true))},
 			htmlChart{Title: title, SVG: template.HTML(lineChart(title+": TTFT p99", "ms", xt, xl,
 				"configured rate, requests/s (log₂ scale)", []series{ttft}, false))})
 	}
