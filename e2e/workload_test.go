@@ -319,26 +319,7 @@ func TestSpeculativeDidNotRunWarning(t *testing.T) {
 				"--speculative-config", `{"method":"dflash","model":"z-lab/Qwen3.5-4B-DFlash","num_speculative_tokens":7}`}, tc.simArgs...)
 			base := startSim(t, mark, "Qwen/Qwen3.5-4B", args...)
 			dir := t.TempDir()
-			spec := filepath.Join(dir, "spec.hcl")
-			os.WriteFile(spec, []byte(fmt.Sprintf(`server "sim" {
-  model             = "Qwen/Qwen3.5-4B"
-  served_model_name = "qwen"
-  port              = %d
-  speculative {
-    method                 = "dflash"
-    model                  = "z-lab/Qwen3.5-4B-DFlash"
-    num_speculative_tokens = 7
-  }
-}
-measure {
-  duration   = "1s"
-  max_output = 64
-}
-matrix "decode" {
-  contexts    = ["1K"]
-  concurrency = [2]
-}
-`, freePort(t))), 0o644)
+			spec := dflashSpec(t, dir, "")
 			out := filepath.Join(dir, "out")
 			r := slogate(t, mark, time.Minute, "", nil, "run", "-endpoint", base, "-out", out, spec)
 			if r.Code != 0 {
@@ -364,6 +345,36 @@ matrix "decode" {
 			}
 		})
 	}
+}
+
+// dflashSpec writes dir/spec.hcl: the Qwen server "sim" (served as "qwen")
+// with its DFlash speculative block, 1 s windows of 64 tokens, 1K × 2, and
+// extra (more blocks, e.g. a workload) appended.
+func dflashSpec(t *testing.T, dir, extra string) string {
+	t.Helper()
+	spec := filepath.Join(dir, "spec.hcl")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`server "sim" {
+  model             = "Qwen/Qwen3.5-4B"
+  served_model_name = "qwen"
+  port              = %d
+  speculative {
+    method                 = "dflash"
+    model                  = "z-lab/Qwen3.5-4B-DFlash"
+    num_speculative_tokens = 7
+  }
+}
+measure {
+  duration   = "1s"
+  max_output = 64
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [2]
+}
+%s`, freePort(t), extra)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return spec
 }
 
 // workloadWarning is the cell warning of speculation that did not run, as
@@ -394,26 +405,7 @@ func TestGenerationConfigMinPUnderSpeculation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			spec := filepath.Join(dir, "spec.hcl")
-			os.WriteFile(spec, []byte(fmt.Sprintf(`server "sim" {
-  model             = "Qwen/Qwen3.5-4B"
-  served_model_name = "qwen"
-  port              = %d
-  speculative {
-    method                 = "dflash"
-    model                  = "z-lab/Qwen3.5-4B-DFlash"
-    num_speculative_tokens = 7
-  }
-}
-measure {
-  duration   = "1s"
-  max_output = 64
-}
-matrix "decode" {
-  contexts    = ["1K"]
-  concurrency = [2]
-}
-%s`, freePort(t), tc.workload)), 0o644)
+			spec := dflashSpec(t, dir, tc.workload)
 			out := filepath.Join(dir, "out")
 			r := slogate(t, mark, time.Minute, "", nil, "run", "-endpoint", base, "-out", out, spec)
 			if r.Code != tc.code {

@@ -132,6 +132,14 @@ func modelledFlags(c *Config) map[string]setter {
 		}}
 	}
 	count := func(dst *int) setter { return setter{kindValue, parseIntFlag(dst, 0)} }
+	// marked notes in *given that the flag was set (a default that
+	// depends on other flags yields to it).
+	marked := func(s setter, given *bool) setter {
+		return setter{s.kind, func(c *Config, v string) error {
+			*given = true
+			return s.set(c, v)
+		}}
+	}
 	flag := func(dst *bool) setter {
 		return setter{kindBool, func(_ *Config, v string) error {
 			b, err := strconv.ParseBool(v)
@@ -272,15 +280,8 @@ func modelledFlags(c *Config) map[string]setter {
 		"sim-one-token-chunks":      flag(&c.OneTokenChunks),
 		"sim-ignore-sigterm":        flag(&c.IgnoreSIGTERM),
 		"sim-log-interval":          dur(&c.LogInterval),
-		"sim-hybrid": {kindBool, func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("want true or false, got %q", v)
-			}
-			c.Hybrid, c.hybridSet = b, true
-			return nil
-		}},
-		"sim-no-kv-size-label": flag(&c.NoKVSizeLabel),
+		"sim-hybrid":                marked(flag(&c.Hybrid), &c.hybridSet),
+		"sim-no-kv-size-label":      flag(&c.NoKVSizeLabel),
 		"sim-kv-log": {kindValue, func(c *Config, v string) error {
 			if !slices.Contains(kvLogForms, v) {
 				return fmt.Errorf("want one of %s, got %q", strings.Join(kvLogForms, ", "), v)
