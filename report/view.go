@@ -282,7 +282,7 @@ func newView(res *result.Results) *view {
 	}
 	if s.Speculative != "" {
 		asked := ""
-		if s.Asked != nil {
+		if s.Asked != nil && s.Asked.Speculative != "on" { // "on": a block naming no method
 			asked = s.Asked.Speculative
 		}
 		v.Engine = append(v.Engine, kv{"Speculative decoding", statedFact(s, "speculative", s.Speculative, asked)})

@@ -116,14 +116,15 @@ func (r *run) kvEngines(ctx context.Context) int {
 	return 1
 }
 
-// SimulatorVersionSuffix ends the version slogate's simulator answers on
-// GET /version ("0.11.0-slogate-sim"): a server that says so is simulated,
-// also when it is reached through -endpoint.
-const SimulatorVersionSuffix = "-slogate-sim"
+// simulatorVersionSuffix ends the version slogate's simulator answers on
+// GET /version ("0.11.0-slogate-sim", sim/profile.go): a server that says
+// so is simulated, also when it is reached through -endpoint. (The runner
+// does not import the simulator, so the suffix is written here too.)
+const simulatorVersionSuffix = "-slogate-sim"
 
 // readStatedFacts records what the server states about itself beside what
 // the spec asked (docs/method.md#server-facts): the version (GET /version;
-// the simulator's ends in SimulatorVersionSuffix), max_model_len (GET
+// the simulator's ends in simulatorVersionSuffix), max_model_len (GET
 // /v1/models), the KV cache dtype, block size and prefix caching
 // (vllm:cache_config_info), and the speculative method (the startup log's
 // "non-default args" line of a launched server: vLLM exposes no config
@@ -136,6 +137,9 @@ func (r *run) readStatedFacts(ctx context.Context, maxModelLen int) {
 	asked := &result.ServerAsked{KVCacheDtype: srv.KVCacheDtype, PrefixCaching: srv.EnablePrefixCaching}
 	if srv.Speculative != nil {
 		asked.Speculative = srv.Speculative.Method
+		if asked.Speculative == "" {
+			asked.Speculative = speculativeUnnamed
+		}
 	}
 	if srv.MaxModelLen != nil {
 		asked.MaxModelLen = *srv.MaxModelLen
@@ -144,7 +148,7 @@ func (r *run) readStatedFacts(ctx context.Context, maxModelLen int) {
 	stated := map[string]string{}
 	if facts.Version != "" {
 		stated["version"] = "GET /version"
-		if strings.HasSuffix(facts.Version, SimulatorVersionSuffix) {
+		if strings.HasSuffix(facts.Version, simulatorVersionSuffix) {
 			facts.Simulated = true
 		}
 	}
@@ -181,6 +185,10 @@ func (r *run) readStatedFacts(ctx context.Context, maxModelLen int) {
 	}
 }
 
+// speculativeUnnamed is the asked method of a speculative block that names
+// none (vLLM infers it from the draft model): any method agrees with it.
+const speculativeUnnamed = "on"
+
 // factDisagreements are the warnings for each fact the spec asked and the
 // server states otherwise ("spec says kv_cache_dtype fp8; the server
 // reports auto (vllm:cache_config_info)").
@@ -198,7 +206,8 @@ func factDisagreements(asked *result.ServerAsked, s *result.Server, maxModelLen 
 	if asked.MaxModelLen > 0 && maxModelLen > 0 && asked.MaxModelLen != maxModelLen {
 		say("max_model_len", strconv.Itoa(asked.MaxModelLen), strconv.Itoa(maxModelLen))
 	}
-	if _, ok := s.Stated["speculative"]; ok && asked.Speculative != s.Speculative {
+	unnamedAgrees := asked.Speculative == speculativeUnnamed && s.Speculative != ""
+	if _, ok := s.Stated["speculative"]; ok && asked.Speculative != s.Speculative && !unnamedAgrees {
 		want, got := asked.Speculative, s.Speculative
 		if want == "" {
 			want = "none"
