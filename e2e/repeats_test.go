@@ -1,0 +1,216 @@
+package e2e
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// repeatMatrix is one context with two decode cells, short windows.
+const repeatMatrix = `
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1, 2]
+}
+`
+
+// TestRepeatAuto: with repeat = "auto" and a baseline, a quiet simulator's
+// cells are decided at the minimum (4 repeats), a noisy one's take more;
+// both as recorded in results.json (repeats and design.stop_reason), not
+// by the clock. The time to first token is 300 ms, so that a loaded
+// machine's few milliseconds of scheduling jitter stay well inside the
+// tolerance (at 20 ms they are a 5 % noise of their own).
+func TestRepeatAuto(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	tests := []struct {
+		name   string
+		noise  string
+		matrix string
+		// wantMore: some cell took more than the minimum; else every cell 4.
+		wantMore bool
+	}{
+		{name: "quiet stops at the minimum", noise: "0.002", matrix: repeatMatrix},
+		{name: "noisy takes more", noise: "0.1", matrix: "matrix \"decode\" {\n  contexts = [\"1K\"]\n  concurrency = [1]\n}\n", wantMore: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			args := `"--sim-tbt", "5ms", "--sim-ttft", "300ms", "--sim-noise", "` + tc.noise + `"`
+			base := writeSpec(t, freePort(t), args+`, "--sim-seed", "1"`, "measure {\n  duration = \"1s\"\n  max_output = 512\n  repeat = 5\n}\n"+tc.matrix)
+			if r := slogate(t, mark, 3*time.Minute, "", nil, "run", "-sim", "-out", filepath.Join(dir, "base"), base); r.Code != 0 {
+				t.Fatalf("baseline: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+			}
+			auto := writeSpec(t, freePort(t), args+`, "--sim-seed", "2"`, "measure {\n  duration = \"1s\"\n  max_output = 512\n  repeat = \"auto\"\n  max_repeat = 8\n}\n"+tc.matrix)
+			r := slogate(t, mark, 4*time.Minute, "", nil, "run", "-sim", "-out", filepath.Join(dir, "auto"), "-baseline", filepath.Join(dir, "base", "results.json"), auto)
+			got := readResults(t, filepath.Join(dir, "auto"))
+			if !got.Measure.RepeatAuto || got.Measure.Repeat != 4 || got.Measure.MaxRepeat != 8 {
+				t.Errorf("measure = %+v, want repeat auto from 4 to 8", got.Measure)
+			}
+			more := false
+			for _, c := range got.Decode {
+				if c.Repeats < 4 || c.Repeats > 8 || len(c.Samples["total_tps"]) != c.Repeats || c.Design == nil || c.Design.StopReason == "" {
+					t.Fatalf("cell %s: %d repeats, %d samples, design %+v: want 4 to 8 with a stop reason\n%s", c.Ref().Name(), c.Repeats, len(c.Samples["total_tps"]), c.Design, r.Stdout)
+				}
+				if !strings.Contains(r.Stdout, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, c.Design.StopReason)) {
+					t.Errorf("the console does not say how many repeats %s took:\n%s", c.Ref().Name(), r.Stdout)
+				}
+				if c.Repeats > 4 {
+					more = true
+				} else if !strings.Contains(c.Design.StopReason, "total_tps: unchanged at the first look (4 repeats)") {
+					t.Errorf("cell %s stopped at 4: %q, want total_tps decided unchanged at the first look", c.Ref().Name(), c.Design.StopReason)
+				}
+			}
+			if more != tc.wantMore {
+				t.Errorf("some cell took more than 4 repeats: %v, want %v\n%s", more, tc.wantMore, r.Stdout)
+			}
+		})
+	}
+}
+
+// TestBoots: measure { boots = 2 } starts the server twice (each start's
+// line in its own log, the simulator's per-start factor from boot seeds 1
+// and 2), leaves nothing behind, records each sample's boot and the
+// Kalibera–Jones levels, counts GPU time as server time × the GPUs the
+// plan counts (tensor_parallel_size 2), and `slogate noise` prints the
+// figures.
+func TestBoots(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "boots.hcl")
+	os.WriteFile(spec, []byte(fmt.Sprintf(`server "sim" {
+  model                = "Qwen/Qwen3.5-4B"
+  host                 = "127.0.0.1"
+  port                 = %d
+  tensor_parallel_size = 2
+  ready_timeout        = "20s"
+  args                 = ["--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-noise", "0.01", "--sim-boot-noise", "0.05"]
+}
+measure {
+  duration   = "1s"
+  max_output = 512
+  repeat     = 4
+  boots      = 2
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1]
+}
+`, freePort(t))), 0o644)
+	out := filepath.Join(dir, "out")
+	r := slogate(t, mark, 3*time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if n := strings.Count(r.Stdout, "starting server: "); n != 2 || !strings.Contains(r.Stdout, "boot 2 of 2: restarting the server (measure.boots = 2)") {
+		t.Errorf("%d server starts, want 2 with a restart line:\n%s", n, r.Stdout)
+	}
+	for i, log := range []string{"server.boot1.log", "server.log"} {
+		b, err := os.ReadFile(filepath.Join(out, log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "vLLM API server version") || !strings.Contains(string(b), fmt.Sprintf("(--sim-boot-noise 0.05, boot seed %d)", i+1)) {
+			t.Errorf("%s is not boot %d's log:\n%s", log, i+1, b)
+		}
+	}
+	got := readResults(t, out)
+	c, ok := got.DecodeCell("decode", 1024, 1)
+	if !ok || c.Repeats != 4 || c.Design == nil || fmt.Sprint(c.Design.Boots) != "[1 1 2 2]" {
+		t.Fatalf("cell = %+v, want 4 repeats from boots [1 1 2 2]", c)
+	}
+	if lv, ok := c.Design.Levels["total_tps"]; !ok || lv.Within <= 0 {
+		t.Errorf("levels = %+v, want total_tps's within-boot variance", c.Design.Levels)
+	}
+	g := got.GPUTime
+	if g == nil || g.GPUs != 2 || g.Boots != 2 || len(g.StartupS) != 2 || math.Abs(g.GPUSeconds-2*g.ServerS) > 0.02 || g.CellsS > g.ServerS {
+		t.Fatalf("gpu_time = %+v, want 2 GPUs × server_s over 2 boots", g)
+	}
+	if math.Abs(c.GPUSeconds-2*c.ElapsedS) > 0.02 || c.ElapsedS < 4 {
+		t.Errorf("cell: gpu_seconds %v, elapsed_s %v: want elapsed × 2 GPUs, elapsed at least the 4 one-second windows", c.GPUSeconds, c.ElapsedS)
+	}
+	if want := fmt.Sprintf("GPU time %.3f GPU-hours (", g.GPUHours()); !strings.Contains(r.Stdout, want) {
+		t.Errorf("the console does not give the GPU time %q:\n%s", want, r.Stdout)
+	}
+
+	n := slogate(t, mark, 20*time.Second, "", nil, "noise", filepath.Join(out, "results.json"))
+	if n.Code != 0 {
+		t.Fatalf("noise: exit %d\n%s\n%s", n.Code, n.Stdout, n.Stderr)
+	}
+	row := regexp.MustCompile(`decode/ctx=1K/conc=1\s+total_tps\s+4 \(2 boots\)\s+(\d+\.\d\d)%\s+(\S+)% \(N = 4\)\s+(\d+)\s+(\d+\.\d\d)% / (\d+\.\d\d)%`)
+	m := row.FindStringSubmatch(n.Stdout)
+	if m == nil {
+		t.Fatalf("noise has no total_tps row with noise, smallest change, repeats and boot spreads:\n%s", n.Stdout)
+	}
+	if want := fmt.Sprintf("%.2f", math.Sqrt(c.Design.Levels["total_tps"].Within)*100); m[4] != want {
+		t.Errorf("within-boot σ %s%%, results.json says %s%%", m[4], want)
+	}
+}
+
+// TestRepeatDiagnostics: validate reports the measure block's repeat
+// settings that cannot work, each with its file, line and what to do.
+func TestRepeatDiagnostics(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	tests := []struct {
+		name    string
+		measure string
+		want    []string
+	}{
+		{name: "max_repeat below the minimum", measure: `repeat = "auto"` + "\n  max_repeat = 2",
+			want: []string{"Error: Invalid max_repeat", "line 12", `max_repeat must be at least 4, repeat = "auto"'s minimum a side`}},
+		{name: "bounds without auto", measure: "repeat = 5\n  max_gpu_time = \"1h\"",
+			want: []string{`Error: Bound without repeat = "auto"`, "line 12", `max_gpu_time bounds repeat = "auto"`}},
+		{name: "more boots than repeats", measure: "repeat = 2\n  boots = 3",
+			want: []string{"Error: More boots than repeats", "line 12", "raise repeat to at least 3"}},
+		{name: "no boots", measure: "boots = 0", want: []string{"Error: Invalid boots", "line 11", "boots must be a positive whole number; got 0."}},
+		{name: "a word for repeat", measure: `repeat = "often"`, want: []string{"Error: Invalid repeat", "line 11", `a whole number, or "auto" to repeat a gated cell`, `got "often".`}},
+		{name: "max_gpu_time below the minimum", measure: `repeat = "auto"` + "\n  max_gpu_time = \"10s\"",
+			want: []string{"Error: max_gpu_time below the minimum", "line 12", `max_gpu_time = "10s" cannot hold the minimum of server "sim": its 2 cells at 4 repeats`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			spec := writeSpec(t, 8000, "", "measure {\n  "+tc.measure+"\n}\n"+repeatMatrix)
+			r := slogate(t, mark, 20*time.Second, "", nil, "validate", spec)
+			if r.Code != 2 {
+				t.Fatalf("exit %d, want 2\n%s%s", r.Code, r.Stdout, r.Stderr)
+			}
+			for _, w := range append(tc.want, "on "+spec+" ") {
+				if !strings.Contains(r.Stderr, w) {
+					t.Errorf("diagnostics do not say %q:\n%s", w, r.Stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestPlanRepeatAuto: plan shows the repeat = "auto" design, the estimate
+// at the minimum and at max_repeat, and both in GPU-hours.
+func TestPlanRepeatAuto(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	spec := writeSpec(t, 8000, "", "measure {\n  duration = \"10s\"\n  repeat = \"auto\"\n  max_repeat = 10\n}\n"+repeatMatrix)
+	r := slogate(t, mark, 20*time.Second, "", nil, "plan", spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// Two cells of 2 s warm-up + 3 s hold + 10 s window, and the 1K prefill
+	// (0.05 s): 30.05 s a repeat, 120.2 s at 4 and 300.5 s at 10, printed
+	// in whole seconds; one GPU.
+	for _, w := range []string{"repeats: auto: 4 to 10 a cell, until each gated cell is decided",
+		"estimated: 2m0s at the minimum, 5m1s at max_repeat", "GPU time: 0.033 to 0.083 GPU-hours (× 1 GPU)"} {
+		if !strings.Contains(r.Stdout, w) {
+			t.Errorf("plan does not say %q:\n%s", w, r.Stdout)
+		}
+	}
+}
