@@ -80,7 +80,8 @@ func repeatedRun() *result.Results {
 // can tell from it; a run without repeats says so. By hand: the sd of the
 // log samples is 0.0227; 5 + 5 attain α′ = 0.0476, so the smallest change
 // is exp((z(0.9524) + z(0.9)) × 0.0227 × √(2/5 × π/3)) − 1 = 4.4 %; a 2 %
-// tolerance (log 0.0198) needs n = 24 a side, 10 % needs 3.
+// tolerance (compare sizes it for log(0.98 × 1.04) = 0.0190, the nearer
+// of no change and twice the tolerance) needs n = 26 a side, 10 % needs 3.
 func TestMeasuredNoise(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -96,8 +97,8 @@ func TestMeasuredNoise(t *testing.T) {
 				"A 10% tolerance needs 3 repeats a side at that noise", "#   repeat = 4",
 				"With 5 repeats a side the smallest change a gate can tell from this noise is 4.4%."}},
 		{name: "a margin below the noise", res: repeatedRun(), margin: 0.02,
-			wantComment: []string{"A 2% tolerance needs 24 repeats a side", "#   repeat = 24"},
-			wantWarning: "-margin 2% is below what the measured noise allows: at 2.27% noise (decode/ctx=8K/conc=64 total_tps) 5 repeats a side tell a change from noise only from 4.4%; use -margin 5% or more, or measure with repeat = 24"},
+			wantComment: []string{"A 2% tolerance needs 26 repeats a side", "#   repeat = 26"},
+			wantWarning: "-margin 2% is below what the measured noise allows: at 2.27% noise (decode/ctx=8K/conc=64 total_tps) 5 repeats a side tell a change from noise only from 4.4%; use -margin 5% or more, or measure with repeat = 26"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
