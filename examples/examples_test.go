@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +23,8 @@ import (
 
 	"github.com/rhysd/actionlint"
 	"gopkg.in/yaml.v3"
+
+	"github.com/slogate/slogate/internal/cmdlines"
 )
 
 // seedSpecs is what $SPECS stands for in every CI example.
@@ -122,38 +123,10 @@ func TestYAMLParses(t *testing.T) {
 }
 
 // command is one slogate command line found in an example.
-type command struct {
-	file string
-	args []string // after "slogate": the subcommand, then its arguments
-}
+type command = cmdlines.Command
 
-func (c command) String() string { return c.file + ": slogate " + strings.Join(c.args, " ") }
-
-// commandRE finds "slogate SUBCOMMAND" where slogate is a word of its own
-// or the last element of a path (bin/slogate, /usr/local/bin/slogate).
-var commandRE = regexp.MustCompile(`(?:^|[\s/"'])slogate[ \t]+([a-z]+)\b([^\n]*)`)
-
-// commandEnd cuts a command line where the shell ends the command.
-var commandEnd = regexp.MustCompile(`;|&&|\|\||\||>|\)|#`)
-
-// textCommands finds the slogate command lines in shell text: continuation
-// lines are joined first.
-func textCommands(file, text string) []command {
-	text = strings.ReplaceAll(text, "\\\n", " ")
-	var out []command
-	for _, m := range commandRE.FindAllStringSubmatch(text, -1) {
-		rest := m[2]
-		if loc := commandEnd.FindStringIndex(rest); loc != nil {
-			rest = rest[:loc[0]]
-		}
-		args := []string{m[1]}
-		for _, f := range strings.Fields(rest) {
-			args = append(args, strings.Trim(f, `"'`))
-		}
-		out = append(out, command{file: file, args: args})
-	}
-	return out
-}
+// textCommands finds the slogate command lines in shell text.
+func textCommands(file, text string) []command { return cmdlines.Find(file, 1, text) }
 
 // yamlStrings collects every string scalar of a parsed YAML value (folded
 // scalars arrive joined, as the CI will run them).
@@ -188,7 +161,7 @@ func containerCommands(file string, v any, out *[]command) {
 			for _, a := range v["args"].([]any) {
 				args = append(args, fmt.Sprint(a))
 			}
-			*out = append(*out, command{file: file, args: args})
+			*out = append(*out, command{File: file, Args: args})
 			return
 		}
 		for _, e := range v {
@@ -222,42 +195,18 @@ func allCommands(t *testing.T) []command {
 	return out
 }
 
-// flagLine finds the flags a help text lists: "  -name …" lines, and
-// aliases after a comma ("  -o, -out DIR").
-var flagLine = regexp.MustCompile(`(?m)^\s+-{1,2}([A-Za-z][\w-]*)((?:,\s*-{1,2}[A-Za-z][\w-]*)*)`)
-
-// helpFlags asks the real binary which flags subcommand cmd has
-// (`slogate CMD -h`); ok is false when cmd is not a subcommand.
-func helpFlags(t *testing.T, cmd string) (flags map[string]bool, ok bool) {
-	t.Helper()
-	var out bytes.Buffer
-	c := exec.Command(slogateBin(t), cmd, "-h")
-	c.Stdout, c.Stderr = &out, &out
-	if err := c.Run(); err != nil {
-		return nil, false
-	}
-	flags = map[string]bool{"h": true, "help": true}
-	for _, m := range flagLine.FindAllStringSubmatch(out.String(), -1) {
-		flags[m[1]] = true
-		for _, alias := range regexp.MustCompile(`-{1,2}([A-Za-z][\w-]*)`).FindAllStringSubmatch(m[2], -1) {
-			flags[alias[1]] = true
-		}
-	}
-	return flags, len(flags) > 2
-}
-
 // TestCommandsAreReal: every slogate command line in the examples names a
 // subcommand of the binary and only flags that subcommand's help lists; the
 // examples hold at least the commands each of them is there to show.
 func TestCommandsAreReal(t *testing.T) {
 	cmds := allCommands(t)
-	known := map[string]map[string]bool{}
+	known := map[string]cmdlines.Flags{}
 	for _, c := range cmds {
-		sub := c.args[0]
+		sub := c.Args[0]
 		flags, seen := known[sub]
 		if !seen {
 			var ok bool
-			if flags, ok = helpFlags(t, sub); !ok {
+			if flags, ok = cmdlines.HelpFlags(slogateBin(t), sub); !ok {
 				t.Errorf("%v: %q is not a slogate subcommand (slogate %s -h fails)", c, sub, sub)
 			}
 			known[sub] = flags
@@ -265,14 +214,8 @@ func TestCommandsAreReal(t *testing.T) {
 		if flags == nil {
 			continue
 		}
-		for _, a := range c.args[1:] {
-			if a == "--" {
-				break
-			}
-			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			if strings.HasPrefix(a, "-") && name != "" && !flags[name] {
-				t.Errorf("%v: slogate %s has no flag -%s", c, sub, name)
-			}
+		for _, f := range flags.Unknown(c.Args[1:]) {
+			t.Errorf("%v: slogate %s has no flag %s", c, sub, f)
 		}
 	}
 	want := map[string][]string{
@@ -288,7 +231,7 @@ func TestCommandsAreReal(t *testing.T) {
 	}
 	for file, subs := range want {
 		for _, sub := range subs {
-			if !slices.ContainsFunc(cmds, func(c command) bool { return c.file == file && c.args[0] == sub }) {
+			if !slices.ContainsFunc(cmds, func(c command) bool { return c.File == file && c.Args[0] == sub }) {
 				t.Errorf("%s: no `slogate %s` found (the extraction or the example is wrong)", file, sub)
 			}
 		}
@@ -300,11 +243,11 @@ func TestCommandsAreReal(t *testing.T) {
 func TestPlanAndValidateLinesRun(t *testing.T) {
 	ran := 0
 	for _, c := range allCommands(t) {
-		if c.args[0] != "validate" && c.args[0] != "plan" {
+		if c.Args[0] != "validate" && c.Args[0] != "plan" {
 			continue
 		}
 		var args []string
-		for _, a := range c.args {
+		for _, a := range c.Args {
 			if a == "$SPECS" || a == "$$SPECS" {
 				args = append(args, seedSpecs...)
 				continue
@@ -319,7 +262,7 @@ func TestPlanAndValidateLinesRun(t *testing.T) {
 			continue
 		}
 		ran++
-		if c.args[0] == "plan" && slices.Contains(c.args, "matrix") {
+		if c.Args[0] == "plan" && slices.Contains(c.Args, "matrix") {
 			var entries []map[string]any
 			if err := json.Unmarshal(out, &entries); err != nil || len(entries) != len(seedSpecs) {
 				t.Errorf("%v: not a matrix of %d entries (%v):\n%s", c, len(seedSpecs), err, out)
@@ -555,7 +498,7 @@ func TestKubernetesManifests(t *testing.T) {
 					t.Errorf("%s: Job %s runs %d slogate containers, want 1", f, name, len(cmds))
 					continue
 				}
-				args := cmds[0].args
+				args := cmds[0].Args
 				i := slices.Index(args, "-endpoint")
 				if args[0] != "run" || i < 0 || i+1 >= len(args) {
 					t.Errorf("%s: Job %s does not run `slogate run -endpoint URL`: %v", f, name, args)
