@@ -1,9 +1,25 @@
-# A small, quick spec for the built-in simulator: `make demo` runs
+# The spec of `make demo` (scripts/demo.sh), for the built-in simulator:
 #   slogate run -sim specs/demo.hcl
 # The served model maps to the simulator's Qwen3.5-4B DFlash profile (fitted
-# to the Qwen seed report), so the SLOs below are the seed's numbers with a
-# generous tolerance: 2-second windows and 1,024-token outputs are noisier
-# than the seed's 30 s and 4,096.
+# to the Qwen seed report, testdata/seeds/qwen3.5-4b-h200-dflash.txt), so
+# the SLOs below are the seed's numbers with room: throughput floors 25 %
+# below the seed, TTFT ceilings 50 % above it (1-second windows are noisier
+# than the seed's 30 s). Each cell is measured 5 times, so that a -baseline
+# comparison is decided by the statistical test (docs/method.md#repeats).
+# The demo's "upgrade" is the same spec on a simulator 20 % slower per step:
+#   slogate run -sim -var 'sim_args=["--sim-slowdown", "1.2"]' -baseline OLD/results.json specs/demo.hcl
+
+variable "sim_args" {
+  description = "Simulator flags appended to the launch, for `slogate run -sim` only (a real vLLM rejects them): [\"--sim-slowdown\", \"1.2\"] is a build 20 % slower per step."
+  type        = list(string)
+  default     = []
+}
+
+variable "port" {
+  description = "The simulator's port: not vLLM's 8000, so the demo does not collide with a real server."
+  type        = number
+  default     = 18000
+}
 
 server "qwen" {
   model                  = "Qwen/Qwen3.5-4B"
@@ -18,50 +34,50 @@ server "qwen" {
     model                  = "z-lab/Qwen3.5-4B-DFlash"
     num_speculative_tokens = 7
   }
-  port          = 18000 # not vLLM's 8000, so the demo does not collide with a real server
+  args          = var.sim_args
+  port          = var.port
   ready_timeout = "60s"
 
   labels = {
     quantization = "BF16"
-    gpu          = "simulated H200 NVL"
+    gpu          = "H200 NVL"
   }
 }
 
 measure {
-  duration   = "2s"
-  max_output = 1024
+  duration   = "1s"
+  max_output = 512
+  repeat     = 5
 }
 
-prefill { contexts = ["8K", "32K", "128K"] }
+# No prefill cells: a cold prefill takes 0.2 s, where a loaded machine's
+# scheduling jitter is as large as the change the demo shows (the cold
+# request is still sent before the decode cells: it warms the prompt cache).
 
 matrix "decode" {
-  contexts    = ["8K", "32K", "128K"]
-  concurrency = [1, 4, 16, 64]
+  contexts    = ["8K"]
+  concurrency = [1, 16]
 }
 
-assert "decode_8k_64" {
-  condition     = decode["8K"][64].total_tps >= 5000
-  error_message = "decode throughput at 8K x 64 fell below 5,000 tok/s"
+# Seed: 8K x 1 405.9 tok/s per request, TTFT 78 ms; 8K x 16 257.3 tok/s
+# per request, TTFT 126 ms.
+
+assert "decode_8k_1" {
+  condition     = decode["8K"][1].per_request_tps >= 304
+  error_message = "one 8K stream fell below 304 tok/s (seed 405.9)"
 }
 
-assert "decode_8k_1_ttft" {
-  condition     = decode["8K"][1].ttft_ms <= 500
-  error_message = "time to first token of one 8K stream rose above 500 ms"
+assert "ttft_8k_1" {
+  condition     = decode["8K"][1].ttft_ms <= 117
+  error_message = "time to first token of one 8K stream rose above 117 ms (seed 78)"
 }
 
-assert "prefill_8k" {
-  condition     = prefill["8K"].tps >= 30000
-  error_message = "cold prefill at 8K fell below 30K tok/s"
+assert "decode_8k_16" {
+  condition     = decode["8K"][16].per_request_tps >= 193
+  error_message = "16 streams at 8K fell below 193 tok/s each (seed 257.3)"
 }
 
-expect "decode_total_tps" {
-  metric    = "total_tps"
-  # 1,024-token outputs restart streams 4x as often as the seed's 4,096,
-  # which costs the low-concurrency 128K cells ~20% on the simulator.
-  tolerance = 0.30
-  values = {
-    "8K"   = [408.2, 1496.1, 3975.7, 6018.4]
-    "32K"  = [368.5, 1331.4, 3280.0, 4299.4]
-    "128K" = [328.1, 954.1, 1737.7, 1911.3]
-  }
+assert "ttft_8k_16" {
+  condition     = decode["8K"][16].ttft_ms <= 189
+  error_message = "time to first token of 16 streams at 8K rose above 189 ms (seed 126)"
 }
