@@ -368,7 +368,7 @@ func TestGitLabChildPipeline(t *testing.T) {
 	}
 	for i, spec := range seedSpecs {
 		e := matrix[i].(map[string]any)
-		for _, k := range []string{"SPEC", "SERVER", "GPUS", "ESTIMATED_S"} {
+		for _, k := range []string{"SPEC", "SERVER", "DIR", "GPUS", "ESTIMATED_S"} {
 			if _, ok := e[k].(string); !ok { // GitLab matrix values are strings
 				t.Errorf("entry %d: %s = %#v, want a string", i, k, e[k])
 			}
@@ -406,6 +406,9 @@ func TestBuildkiteSteps(t *testing.T) {
 		}
 		if got := dig(s, "env", "SERVER"); got != m["server"] {
 			t.Errorf("step %d: SERVER %v, want %v", i, got, m["server"])
+		}
+		if got := dig(s, "env", "DIR"); got != m["dir"] {
+			t.Errorf("step %d: DIR %v, want %v", i, got, m["dir"])
 		}
 		if got := dig(s, "plugins", 0, "docker#v5.13.0", "image"); got != "vllm/vllm-openai:v0.11.0" {
 			t.Errorf("step %d: image %v", i, got)
@@ -452,7 +455,7 @@ func TestGitHubWorkflow(t *testing.T) {
 		"runs-on: [self-hosted, linux, gpu, \"gpus-${{ matrix.gpus }}\"]",
 		"image: vllm/vllm-openai:${{ needs.plan.outputs.vllm_tag }}",
 		"--branch main --status success",                       // the baseline: last passing run on main
-		`-baseline "baseline/$SERVER/results.json"`,            // compared per server
+		`-baseline "baseline/$DIR/results.json"`,               // compared per run (docs/ci.md#run-names)
 		"go tool gotestsum --junitfile",                        // JUnit through gotestsum
 		"--raw-command -- \\\n              slogate run -json", // fed by slogate's test2json stream
 		"slogate merge -out merged results/*",                  // one report

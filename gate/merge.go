@@ -33,11 +33,12 @@ type MergeOptions struct {
 // (docs/ci.md#merging-the-results): a merged results.json (schema
 // slogate/merged/v1), one report.md and report.html with a section per
 // server, one junit.xml, a copy of each server's results.json in
-// OutDir/<server>/ (for a later -baseline), and the GitHub step summary when
+// OutDir/<server>/, or OutDir/<spec>/<server>/ when two runs share a server
+// name (result.RunNames; for a later -baseline), and the GitHub step summary when
 // GITHUB_STEP_SUMMARY is set. The verdicts are taken as each run recorded
 // them; no spec is evaluated again. The error carries the exit code: the
 // worst of the runs' (RunExitCode) as a quiet error, a usage error (2) for
-// an input that is not a results folder or two runs of the same server, an
+// an input that is not a results folder or the same run twice, an
 // infrastructure error (3) when the output cannot be written.
 func Merge(o MergeOptions) error {
 	getenv := o.Getenv
@@ -48,23 +49,37 @@ func Merge(o MergeOptions) error {
 		return exit.Usagef("merge: no results folder given")
 	}
 	m := &result.Merged{Schema: result.MergedSchema, Runs: []result.MergedRun{}}
-	raw := map[string][]byte{} // Dir → the results.json as read
-	sources := map[string]string{}
+	type input struct {
+		path string
+		raw  []byte
+		res  *result.Results
+	}
+	var ins []input
+	var keys []result.RunKey
 	for _, in := range o.Inputs {
 		path, b, res, err := readInput(in)
 		if err != nil {
 			return err
 		}
-		dir := res.Server.Name
+		if name := res.Server.Name; name == "" || name == "." || name == ".." || filepath.Base(name) != name {
+			return exit.Usagef("merge: %s: server name %q cannot name a folder", path, name)
+		}
+		ins = append(ins, input{path, b, res})
+		keys = append(keys, result.RunKey{Spec: res.Spec, Server: res.Server.Name})
+	}
+	// A run is named by its server, or by spec and server when another run
+	// has the same server name (result.RunNames): its folder and test names.
+	names := result.RunNames(keys)
+	raw := map[string][]byte{} // Dir → the results.json as read
+	sources := map[string]string{}
+	for i, in := range ins {
+		dir := names[i]
 		if prev, dup := sources[dir]; dup {
-			return exit.Usagef("merge: %s and %s both hold server %q: merge each server once (server names must be unique across the specs of a suite)", prev, path, dir)
+			return exit.Usagef("merge: %s and %s both hold server %q of %s: merge each run once", prev, in.path, in.res.Server.Name, in.res.Spec)
 		}
-		if dir == "" || dir == "." || dir == ".." || filepath.Base(dir) != dir {
-			return exit.Usagef("merge: %s: server name %q cannot name a folder", path, dir)
-		}
-		sources[dir], raw[dir] = path, b
-		code := RunExitCode(res)
-		run := result.MergedRun{Dir: dir, Source: filepath.Dir(path), Outcome: runOutcome(res, code), ExitCode: code, Results: res}
+		sources[dir], raw[dir] = in.path, in.raw
+		code := RunExitCode(in.res)
+		run := result.MergedRun{Dir: dir, Source: filepath.Dir(in.path), Outcome: runOutcome(in.res, code), ExitCode: code, Results: in.res}
 		m.Runs = append(m.Runs, run)
 		m.Outcome = result.Worst(m.Outcome, run.Outcome)
 		m.ExitCode = exit.Worst(m.ExitCode, code)
@@ -152,7 +167,8 @@ func readInput(in string) (path string, raw []byte, res *result.Results, err err
 }
 
 // writeMerged writes the merged set into dir: results.json, report.md,
-// report.html, junit.xml and <server>/results.json, each atomically.
+// report.html, junit.xml and <dir>/results.json of each run, each
+// atomically.
 func writeMerged(dir string, m *result.Merged, raw map[string][]byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("merge: creating %s: %w", dir, err)
@@ -171,12 +187,13 @@ func writeMerged(dir string, m *result.Merged, raw map[string][]byte) error {
 	runs := make([]*result.Results, len(m.Runs))
 	for i, r := range m.Runs {
 		runs[i] = r.Results
-		if err := os.MkdirAll(filepath.Join(dir, r.Dir), 0o755); err != nil {
-			errs = append(errs, fmt.Errorf("merge: creating %s: %w", filepath.Join(dir, r.Dir), err))
+		sub := filepath.FromSlash(r.Dir)
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			errs = append(errs, fmt.Errorf("merge: creating %s: %w", filepath.Join(dir, sub), err))
 			continue
 		}
 		b := raw[r.Dir]
-		write(filepath.Join(r.Dir, "results.json"), func(w io.Writer) error { _, err := w.Write(b); return err })
+		write(filepath.Join(sub, "results.json"), func(w io.Writer) error { _, err := w.Write(b); return err })
 	}
 	write("results.json", func(w io.Writer) error {
 		b, err := m.Marshal()

@@ -125,3 +125,55 @@ func TestMergeInconclusive(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeSharedServerName: two runs of specs that both name their server
+// "qwen" are kept apart: each in OUT/<spec>/qwen, its tests in junit.xml
+// and the report named <spec>/qwen; a server no other run has keeps its
+// name. The same run twice is still refused.
+func TestMergeSharedServerName(t *testing.T) {
+	write := func(spec, server string) string {
+		in := filepath.Join(t.TempDir(), "run")
+		res := result.Results{Schema: result.Schema, Spec: spec, Server: result.Server{Name: server},
+			Decode:   []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 400}},
+			Verdicts: []result.Verdict{{Test: server + "/assert/tps", Kind: result.KindAssert, Outcome: result.Pass}}}
+		b, err := res.Marshal()
+		if err == nil {
+			err = os.MkdirAll(in, 0o755)
+		}
+		if err == nil {
+			err = result.WriteFileAtomic(filepath.Join(in, "results.json"), b)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	demo, seed, glm := write("specs/demo.hcl", "qwen"), write("specs/qwen3.5-4b-h200-dflash.hcl", "qwen"), write("specs/glm.hcl", "glm")
+	out := filepath.Join(t.TempDir(), "merged")
+	var stdout strings.Builder
+	if err := Merge(MergeOptions{OutDir: out, Inputs: []string{demo, seed, glm}, Stdout: &stdout, Getenv: func(string) string { return "" }}); err != nil {
+		t.Fatalf("merge: %v\n%s", err, stdout.String())
+	}
+	for _, dir := range []string{"demo/qwen", "qwen3.5-4b-h200-dflash/qwen", "glm"} {
+		if _, err := os.Stat(filepath.Join(out, dir, "results.json")); err != nil {
+			t.Errorf("merged folder %s: %v", dir, err)
+		}
+	}
+	junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{`name="demo/qwen/decode/ctx=8K/conc=1"`, `name="qwen3.5-4b-h200-dflash/qwen/assert/tps"`, `name="glm/assert/tps"`} {
+		if !strings.Contains(string(junit), name) {
+			t.Errorf("junit.xml lacks %s:\n%s", name, junit)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(md), "Server **demo/qwen** of specs/demo.hcl") {
+		t.Errorf("report.md does not name the run demo/qwen:\n%s", md)
+	}
+	err = Merge(MergeOptions{OutDir: filepath.Join(t.TempDir(), "again"), Inputs: []string{demo, demo}, Stdout: &stdout, Getenv: func(string) string { return "" }})
+	if exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), `both hold server "qwen" of specs/demo.hcl: merge each run once`) {
+		t.Errorf("the same run twice: %v (exit %d), want exit 2", err, exit.Code(err))
+	}
+}

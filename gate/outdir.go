@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
 
@@ -42,44 +43,30 @@ var resultFiles = []string{"results.json", "cells.jsonl", "requests.jsonl", "ser
 
 // explicitOutDir is the folder -resume or -out gives a server; "" when the
 // run writes into a fresh default folder (newRunDir). With -out DIR and
-// several servers each writes into DIR/<server>, or DIR/<spec>/<server>
-// when another spec of the run has a server of the same name.
+// several servers each writes into DIR/<run name>: DIR/<server>, or
+// DIR/<spec>/<server> when another spec of the run has a server of the
+// same name (result.RunNames, the rule of merged folders).
 func (o *Options) explicitOutDir(sp *spec.Spec, srv *spec.Server) string {
 	switch {
 	case o.Resumed != nil:
 		return o.Resumed.Dir
 	case o.OutDir == "":
 		return ""
-	case o.servers() == 1:
-		return o.OutDir
-	case o.sharedServerName(srv.Name):
-		return filepath.Join(o.OutDir, sp.Name(), srv.Name)
 	}
-	return filepath.Join(o.OutDir, srv.Name)
-}
-
-// servers is the number of servers the run measures.
-func (o *Options) servers() int {
-	n := 0
-	for _, sp := range o.Specs {
-		n += len(sp.Servers)
-	}
-	return n
-}
-
-// sharedServerName reports whether more than one spec of the run has a
-// server called name.
-func (o *Options) sharedServerName(name string) bool {
-	n := 0
-	for _, sp := range o.Specs {
-		for _, srv := range sp.Servers {
-			if srv.Name == name {
-				n++
-				break
+	var keys []result.RunKey
+	at := -1
+	for _, s := range o.Specs {
+		for _, v := range s.Servers {
+			if s == sp && v == srv {
+				at = len(keys)
 			}
+			keys = append(keys, result.RunKey{Spec: s.Filename, Server: v.Name})
 		}
 	}
-	return n > 1
+	if len(keys) == 1 || at < 0 {
+		return o.OutDir
+	}
+	return filepath.Join(o.OutDir, filepath.FromSlash(result.RunNames(keys)[at]))
 }
 
 // CheckOutDirs refuses, before any server starts, a run that would lose

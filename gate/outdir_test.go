@@ -12,23 +12,25 @@ import (
 )
 
 func TestExplicitOutDir(t *testing.T) {
-	q := &spec.Server{Name: "q"}
-	one := &spec.Spec{Filename: "specs/one.hcl", Servers: []*spec.Server{q}}
+	one := &spec.Spec{Filename: "specs/one.hcl", Servers: []*spec.Server{{Name: "q"}}}
 	two := &spec.Spec{Filename: "specs/two.hcl", Servers: []*spec.Server{{Name: "q"}, {Name: "r"}}}
 	tests := []struct {
 		name string
 		o    Options
+		sp   *spec.Spec
+		srv  int
 		want string
 	}{
-		{name: "default: a fresh folder", o: Options{Specs: []*spec.Spec{one}}, want: ""},
-		{name: "-out with one server", o: Options{Specs: []*spec.Spec{one}, OutDir: "x"}, want: "x"},
-		{name: "-out with several servers", o: Options{Specs: []*spec.Spec{two}, OutDir: "x"}, want: filepath.Join("x", "q")},
-		{name: "-out with a server name two specs share", o: Options{Specs: []*spec.Spec{one, two}, OutDir: "x"}, want: filepath.Join("x", "one", "q")},
-		{name: "-resume writes into its folder", o: Options{Specs: []*spec.Spec{two}, OutDir: "x", Resumed: &runner.Resumed{Dir: "r"}}, want: "r"},
+		{name: "default: a fresh folder", o: Options{Specs: []*spec.Spec{one}}, sp: one, want: ""},
+		{name: "-out with one server", o: Options{Specs: []*spec.Spec{one}, OutDir: "x"}, sp: one, want: "x"},
+		{name: "-out with several servers", o: Options{Specs: []*spec.Spec{two}, OutDir: "x"}, sp: two, srv: 1, want: filepath.Join("x", "r")},
+		{name: "-out with a server name two specs share", o: Options{Specs: []*spec.Spec{one, two}, OutDir: "x"}, sp: one, want: filepath.Join("x", "one", "q")},
+		{name: "-out with a server name no other spec has", o: Options{Specs: []*spec.Spec{one, two}, OutDir: "x"}, sp: two, srv: 1, want: filepath.Join("x", "r")},
+		{name: "-resume writes into its folder", o: Options{Specs: []*spec.Spec{two}, OutDir: "x", Resumed: &runner.Resumed{Dir: "r"}}, sp: two, want: "r"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.o.explicitOutDir(one, q); got != tc.want {
+			if got := tc.o.explicitOutDir(tc.sp, tc.sp.Servers[tc.srv]); got != tc.want {
 				t.Errorf("explicitOutDir = %q, want %q", got, tc.want)
 			}
 		})

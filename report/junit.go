@@ -66,7 +66,12 @@ func WriteJUnit(w io.Writer, runs []*result.Results) error {
 	doc := junitSuites{Name: "slogate"}
 	index := map[string]int{}
 	var total float64
-	for _, res := range runs {
+	keys := make([]result.RunKey, len(runs))
+	for i, res := range runs {
+		keys[i] = result.RunKey{Spec: res.Spec, Server: res.Server.Name}
+	}
+	names := result.RunNames(keys)
+	for ri, res := range runs {
 		i, ok := index[res.Spec]
 		if !ok {
 			i = len(doc.Suites)
@@ -77,7 +82,7 @@ func WriteJUnit(w io.Writer, runs []*result.Results) error {
 			}
 		}
 		s := &doc.Suites[i]
-		addRun(s, res)
+		addRun(s, res, names[ri])
 		if !res.Started.IsZero() && res.Finished.After(res.Started) {
 			secs := res.Finished.Sub(res.Started).Seconds()
 			s.seconds += secs
@@ -116,8 +121,11 @@ func WriteJUnit(w io.Writer, runs []*result.Results) error {
 	return err
 }
 
-func addRun(s *junitSuite, res *result.Results) {
-	srv := res.Server.Name
+// addRun adds the test cases of one run to s, its tests named after run
+// (result.RunNames: the server, or <spec>/<server> when another run of the
+// document has a server of the same name).
+func addRun(s *junitSuite, res *result.Results, run string) {
+	srv := run
 	prop := func(name, value string) {
 		if value != "" {
 			s.Properties = append(s.Properties, junitProperty{srv + "." + name, value})
@@ -175,7 +183,11 @@ func addRun(s *junitSuite, res *result.Results) {
 		}
 	}
 	for _, v := range res.Verdicts {
-		c := newCase(v.Test, 0)
+		test := v.Test
+		if rest, ok := strings.CutPrefix(test, res.Server.Name+"/"); ok {
+			test = run + "/" + rest
+		}
+		c := newCase(test, 0)
 		text := verdictText(v)
 		msg := v.Message
 		if msg == "" && len(v.Details) > 0 {

@@ -24,7 +24,7 @@ func WriteMergedMarkdown(w io.Writer, m *result.Merged) error {
 		if err := WriteMarkdown(&one, r.Results); err != nil {
 			return err
 		}
-		fmt.Fprintf(b, "---\n\nServer **%s** of %s: %s, exit %d\n\n", mdText(r.Results.Server.Name), mdText(r.Results.Spec), outcomeWord(r.Outcome), r.ExitCode)
+		fmt.Fprintf(b, "---\n\nServer **%s** of %s: %s, exit %d\n\n", mdText(r.Dir), mdText(r.Results.Spec), outcomeWord(r.Outcome), r.ExitCode)
 		b.WriteString(demoteHeadings(strings.TrimPrefix(one.String(), "Speed test matrix\n\n")))
 	}
 	return b.Flush()
@@ -49,14 +49,14 @@ func WriteMergedSummary(w io.Writer, m *result.Merged) error {
 func writeMergedIndex(b *bufio.Writer, m *result.Merged) {
 	mdTable(b, []string{"Server", "Spec", "Outcome", "Exit", "Verdicts", "Model"}, func(row func(...string)) {
 		for _, r := range m.Runs {
-			row(r.Results.Server.Name, r.Results.Spec, outcomeWord(r.Outcome), strconv.Itoa(r.ExitCode), verdictCounts(r.Results), r.Results.Server.Model)
+			row(r.Dir, r.Results.Spec, outcomeWord(r.Outcome), strconv.Itoa(r.ExitCode), verdictCounts(r.Results), r.Results.Server.Model)
 		}
 	})
 	fmt.Fprintln(b)
 	ended := false
 	for _, r := range m.Runs {
 		if r.Results.Error != "" {
-			fmt.Fprintf(b, "- **%s** ended early: %s\n", mdText(r.Results.Server.Name), mdText(r.Results.Error))
+			fmt.Fprintf(b, "- **%s** ended early: %s\n", mdText(r.Dir), mdText(r.Results.Error))
 			ended = true
 		}
 	}
@@ -168,7 +168,7 @@ func WriteMergedHTML(w io.Writer, m *result.Merged) error {
 		// Text never holds these sequences raw: the template escapes quotes.
 		body = strings.NewReplacer(`id="`, `id="`+id+"-", `url(#`, `url(#`+id+"-").Replace(body)
 		data.Runs = append(data.Runs, mergedHTMLRun{
-			ID: id, Server: r.Results.Server.Name, Spec: r.Results.Spec,
+			ID: id, Server: r.Dir, Spec: r.Results.Spec,
 			Outcome: outcomeWord(r.Outcome), Exit: strconv.Itoa(r.ExitCode), Verdicts: verdictCounts(r.Results), Model: r.Results.Server.Model,
 			// body is the inside of <main> as WriteHTML rendered it: its
 			// template escaped every piece of text in it.

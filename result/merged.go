@@ -3,6 +3,8 @@ package result
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"strings"
 )
 
 // MergedSchema is the value of the "schema" key of the results.json that
@@ -24,7 +26,9 @@ type Merged struct {
 // MergedRun is one server's run within a Merged set.
 type MergedRun struct {
 	// Dir is the folder inside the merge's output that holds this run's
-	// results.json (the server's name): `-baseline OUT/<dir>/results.json`.
+	// results.json, the run's name (RunNames: the server's, or
+	// <spec>/<server> when two runs share a server name):
+	// `-baseline OUT/<dir>/results.json`.
 	Dir string `json:"dir"`
 	// Source is the results folder the run was read from.
 	Source string `json:"source"`
@@ -60,4 +64,41 @@ func DecodeMerged(name string, b []byte) (*Merged, error) {
 		return nil, fmt.Errorf("%s: schema is %q, want %q (was it written by slogate merge?)", name, m.Schema, MergedSchema)
 	}
 	return &m, nil
+}
+
+// RunKey identifies one server's run in a set: its spec file and the
+// server's name.
+type RunKey struct{ Spec, Server string }
+
+// RunNames names each run of a set the way tests, merged results folders
+// and CI matrix jobs name it (docs/ci.md#run-names): the server's name, or
+// <spec>/<server> (SpecName) when another run of the set, of another spec,
+// has a server of the same name, as the Qwen seed spec and demo.hcl both
+// have "qwen".
+func RunNames(runs []RunKey) []string {
+	specs := map[string]map[string]bool{} // server → the specs that have it
+	for _, r := range runs {
+		if specs[r.Server] == nil {
+			specs[r.Server] = map[string]bool{}
+		}
+		specs[r.Server][r.Spec] = true
+	}
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.Server
+		if len(specs[r.Server]) > 1 {
+			names[i] = SpecName(r.Spec) + "/" + r.Server
+		}
+	}
+	return names
+}
+
+// SpecName is a spec path's file name without its folder and extension
+// ("specs/qwen3.5-4b-h200-dflash.hcl" → "qwen3.5-4b-h200-dflash").
+func SpecName(path string) string {
+	base := filepath.Base(path)
+	if ext := filepath.Ext(base); ext != "" && ext != base {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -230,5 +231,25 @@ func TestMatrixLabels(t *testing.T) {
 	}
 	if got := (&Results{}).MatrixLabels(); got != nil {
 		t.Errorf("no decode cells: MatrixLabels = %v, want nil", got)
+	}
+}
+
+func TestRunNames(t *testing.T) {
+	tests := []struct {
+		name string
+		runs []RunKey
+		want []string
+	}{
+		{name: "unique servers keep their names", runs: []RunKey{{"specs/a.hcl", "qwen"}, {"specs/b.hcl", "glm"}}, want: []string{"qwen", "glm"}},
+		{name: "a name two specs share gains the spec's", runs: []RunKey{{"specs/demo.hcl", "qwen"}, {"specs/qwen3.5-4b-h200-dflash.hcl", "qwen"}, {"specs/glm.hcl", "glm"}},
+			want: []string{"demo/qwen", "qwen3.5-4b-h200-dflash/qwen", "glm"}},
+		{name: "two servers of one spec", runs: []RunKey{{"a.hcl", "x"}, {"a.hcl", "y"}}, want: []string{"x", "y"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RunNames(tc.runs); !slices.Equal(got, tc.want) {
+				t.Errorf("RunNames = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

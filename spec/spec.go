@@ -5,8 +5,6 @@
 package spec
 
 import (
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -198,12 +196,7 @@ type Variable struct {
 }
 
 // Name is the spec's file name without folder and extension
-// ("specs/qwen3.5-4b-h200-dflash.hcl" → "qwen3.5-4b-h200-dflash"): what
-// default results folders, CI matrix jobs and merged test names call it.
-func (s *Spec) Name() string {
-	base := filepath.Base(s.Filename)
-	if ext := filepath.Ext(base); ext != "" && ext != base {
-		base = strings.TrimSuffix(base, ext)
-	}
-	return base
-}
+// ("specs/qwen3.5-4b-h200-dflash.hcl" → "qwen3.5-4b-h200-dflash",
+// result.SpecName): what default results folders, CI matrix jobs and
+// merged test names call it.
+func (s *Spec) Name() string { return result.SpecName(s.Filename) }

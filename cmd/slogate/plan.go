@@ -15,13 +15,13 @@ import (
 // command and env, the cells to measure in order, which assertion needs
 // which cells, and an estimate of the measuring time (server start-up
 // excluded), as text or JSON, on stdout or into -o FILE. -format matrix
-// prints only one {spec, server, estimated_s, gpus} entry per server, for a
+// prints only one {spec, server, job, dir, estimated_s, gpus} entry per server, for a
 // CI matrix.
 func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.CommandFlagSet("plan")
 	var vars spec.Vars
 	fls.Var(&vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
-	format := fls.Choice("format", []string{"text", "json", "matrix"}, "output `FORMAT`: text, json, or matrix (one {spec, server, estimated_s, gpus} per server, for a CI job matrix)")
+	format := fls.Choice("format", []string{"text", "json", "matrix"}, "output `FORMAT`: text, json, or matrix (one {spec, server, job, dir, estimated_s, gpus} per server, for a CI job matrix)")
 	out := fls.String("o", "", "write to `FILE` instead of stdout")
 	keep := fls.Regexp("run", "keep only the cells and assertions whose test name matches `REGEX`")
 	// The run flags that change what is measured, so that plan answers

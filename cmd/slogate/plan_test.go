@@ -141,6 +141,10 @@ func TestPlanText(t *testing.T) {
 }
 
 func TestPlanUsageErrors(t *testing.T) {
+	dup := filepath.Join(t.TempDir(), "demo.hcl") // another folder's demo.hcl
+	if b, err := os.ReadFile("../../specs/demo.hcl"); err != nil || os.WriteFile(dup, b, 0o644) != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -150,8 +154,8 @@ func TestPlanUsageErrors(t *testing.T) {
 		{name: "bad regexp", args: []string{"-run", "(", "../../specs/demo.hcl"}, want: "-run"},
 		{name: "no spec", args: nil, want: "plan: no SPEC given"},
 		{name: "invalid spec", args: []string{"../../spec/testdata/invalid/measure.hcl"}, want: "Invalid endpoint"},
-		{name: "matrix with a server name twice", args: []string{"-format", "matrix", "../../specs/demo.hcl", "../../specs/qwen3.5-4b-h200-dflash.hcl"},
-			want: `server "qwen" is defined by both ../../specs/demo.hcl and ../../specs/qwen3.5-4b-h200-dflash.hcl`},
+		{name: "matrix with a server of two specs of the same file name", args: []string{"-format", "matrix", "../../specs/demo.hcl", dup},
+			want: `../../specs/demo.hcl and ` + dup + ` both have server "qwen" and the same file name: their matrix jobs would both be demo/qwen`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,5 +199,34 @@ func TestPlanRunFlags(t *testing.T) {
 	demo := "../../specs/demo.hcl"
 	if _, names := estimate("-server", "glm", demo, glm); !cmp.Equal(names, []string{"glm"}) {
 		t.Errorf("-server glm: servers %v, want [glm]", names)
+	}
+}
+
+// TestPlanMatrixOfTheRepository: the repository's own specs fan out
+// together although demo.hcl and the Qwen seed spec both name their server
+// "qwen": jobs are named by spec and server, and the two qwen runs get
+// their spec's name in their merged folder (dir); a server no other spec
+// has keeps its name.
+func TestPlanMatrixOfTheRepository(t *testing.T) {
+	specs, err := filepath.Glob("../../specs/*.hcl")
+	if err != nil || len(specs) < 4 {
+		t.Fatalf("specs: %v %v", specs, err)
+	}
+	var entries []planview.MatrixEntry
+	if err := json.Unmarshal([]byte(runPlan(t, append([]string{"-format", "matrix"}, specs...)...)), &entries); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range entries {
+		got[e.Job] = e.Dir
+	}
+	want := map[string]string{
+		"demo/qwen":                       "demo/qwen",
+		"qwen3.5-4b-h200-dflash/qwen":     "qwen3.5-4b-h200-dflash/qwen",
+		"glm-5.3-flash-nvfp4-h200x2/glm":  "glm",
+		"ling-3.0-flash-int4-h200x2/ling": "ling",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("job → dir (-want +got):\n%s", diff)
 	}
 }

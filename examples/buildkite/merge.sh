@@ -7,7 +7,9 @@ buildkite-agent artifact download bin/slogate .
 buildkite-agent artifact download "out/**/*" .
 chmod +x bin/slogate
 code=0
-bin/slogate merge -out merged out/* || code=$?
+# out/<dir>/results.json: <dir> is the server, or spec/server (docs/ci.md#run-names)
+mapfile -t runs < <(find out -name results.json | sort)
+bin/slogate merge -out merged "${runs[@]}" || code=$?
 # The merged report on the build page, whatever the verdict.
 if [ -f merged/report.md ]; then
   buildkite-agent annotate --context slogate < merged/report.md || true

@@ -20,18 +20,18 @@ fi
 # One gate step per server, in the vllm/vllm-openai image of VLLM_TAG on an
 # agent with that many GPUs; the merge step runs whatever they left.
 bin/slogate plan -format matrix -var vllm_command=vllm $SPECS | jq '{steps: (map({
-  label: (":gpu: gate " + .server),
-  key: ("gate-" + .server),
+  label: (":gpu: gate " + .job),
+  key: ("gate-" + (.job | gsub("[^A-Za-z0-9_-]"; "-"))),
   command: ".buildkite/gate.sh",
   agents: {queue: "gpu", gpus: (.gpus | tostring)},
-  env: {SPEC: .spec, SERVER: .server, ESTIMATED_S: (.estimated_s | tostring)},
-  artifact_paths: ["out/" + .server + "/**/*"],
+  env: {SPEC: .spec, SERVER: .server, DIR: .dir, ESTIMATED_S: (.estimated_s | tostring)},
+  artifact_paths: ["out/" + .dir + "/**/*"],
   plugins: [{"docker#v5.13.0": {
     image: ("vllm/vllm-openai:" + env.VLLM_TAG),
     entrypoint: "/bin/bash",
     gpus: "all", ipc: "host", "shm-size": "16g",
     volumes: ["/srv/huggingface:/srv/huggingface"],
-    environment: ["HF_HOME=/srv/huggingface", "HF_TOKEN", "VLLM_API_KEY", "SPEC", "SERVER", "ESTIMATED_S"],
+    environment: ["HF_HOME=/srv/huggingface", "HF_TOKEN", "VLLM_API_KEY", "SPEC", "SERVER", "DIR", "ESTIMATED_S"],
     "mount-buildkite-agent": true
   }}]
 }) + [{wait: null, continue_on_failure: true}, {

@@ -30,12 +30,12 @@ var commandHelp = map[string]Help{
 	"plan": {
 		Usage: "slogate plan [flags] SPEC...",
 		Doc: []string{"Print each server's launch command, the cells to measure in order, the cells each assertion needs, and an estimated duration.",
-			"-format matrix prints a JSON list with one {spec, server, estimated_s, gpus} entry per server, for a CI matrix (docs/ci.md).",
+			"-format matrix prints a JSON list with one {spec, server, job, dir, estimated_s, gpus} entry per server of each spec, for a CI matrix (docs/ci.md).",
 			"-duration, -server, -run and -var are run's flags: the plan is that of the run given them."},
 		Examples: []string{
 			"slogate plan specs/demo.hcl -duration 2s                # how long `slogate run -duration 2s` takes",
 			"slogate plan specs/demo.hcl -run 'assert/decode_8k_64'  # what one assertion needs",
-			"slogate plan -format matrix specs/*-h200*.hcl            # one CI job per server (server names unique)",
+			"slogate plan -format matrix specs/*.hcl                  # one CI job per server of each spec, named <spec>/<server>",
 		},
 	},
 	"diff": {

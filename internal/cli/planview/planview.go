@@ -264,32 +264,47 @@ func cellSummary(cells []result.CellRef) string {
 // MatrixEntry is one element of `slogate plan -format matrix`: one server of
 // one spec, a job of a CI matrix (docs/ci.md#fan-out-over-a-fleet).
 type MatrixEntry struct {
-	Spec      string `json:"spec"`
-	Server    string `json:"server"`
+	Spec   string `json:"spec"`
+	Server string `json:"server"`
+	// Job names the CI job: <spec>/<server> ("qwen3.5-4b-h200-dflash/qwen"),
+	// so that specs may share server names.
+	Job string `json:"job"`
+	// Dir is the run's name in a merge of the matrix (result.RunNames):
+	// the server, or <spec>/<server> when another spec of the matrix has a
+	// server of the same name. Its results folder, `-out out/<dir>`, and
+	// its baseline, MERGED/<dir>/results.json, are named by it.
+	Dir       string `json:"dir"`
 	Estimated int64  `json:"estimated_s"`
 	// GPUs is plan.GPUs: tp × pp × dp, or labels.gpu_count when larger.
 	GPUs int `json:"gpus"`
 }
 
-// Matrix is the CI matrix of specs: one entry per server. Two servers of
-// the same name are an error: their jobs would write the same results
-// folder and `slogate merge` refuses them.
+// Matrix is the CI matrix of specs: one entry per server of each spec. Two
+// entries with the same job name (the same server of two specs with the
+// same file name) are an error: their runs could not be told apart.
 func Matrix(specs []*spec.Spec, keep *regexp.Regexp) ([]MatrixEntry, error) {
 	entries := []MatrixEntry{}
-	seen := map[string]string{} // server name → spec
+	var keys []result.RunKey
+	seen := map[string]string{} // job → spec
 	for _, sp := range specs {
 		for _, srv := range sp.Servers {
-			if prev, dup := seen[srv.Name]; dup {
-				return nil, fmt.Errorf("server %q is defined by both %s and %s: the servers of a matrix need unique names (they name its jobs and results folders)", srv.Name, prev, sp.Filename)
+			job := sp.Name() + "/" + srv.Name
+			if prev, dup := seen[job]; dup {
+				return nil, fmt.Errorf("%s and %s both have server %q and the same file name: their matrix jobs would both be %s; rename a file or a server", prev, sp.Filename, srv.Name, job)
 			}
-			seen[srv.Name] = sp.Filename
+			seen[job] = sp.Filename
+			keys = append(keys, result.RunKey{Spec: sp.Filename, Server: srv.Name})
 			entries = append(entries, MatrixEntry{
 				Spec:      sp.Filename,
 				Server:    srv.Name,
+				Job:       job,
 				Estimated: int64(math.Round(plan.New(sp, srv, keep).Estimated.Seconds())),
 				GPUs:      plan.GPUs(srv),
 			})
 		}
+	}
+	for i, name := range result.RunNames(keys) {
+		entries[i].Dir = name
 	}
 	return entries, nil
 }
