@@ -142,6 +142,13 @@ func TestDecodeMetricsLine(t *testing.T) {
 			want: common + " spec_accept_rate=0.75 spec_accept_len=3.25"},
 		{name: "large count without exponent", edit: func(c *result.DecodeCell) { c.OutputTokens = 12000000 },
 			want: strings.Replace(common, "output_tokens=180506", "output_tokens=12000000", 1)},
+		{name: "statistics of the naming rule, one group per distribution",
+			edit: func(c *result.DecodeCell) {
+				c.Stats = map[string]float64{"ttft_ms_p99_9": 1300, "ttft_ms_p95": 1150, "ttft_ms_count": 64, "ttft_ms_mean": 1030.5,
+					"itl_ms": 10.1, "itl_ms_p90": 11, "itl_ms_count": 5000}
+			},
+			want: strings.Replace(common, "tbt_ms=10.4/12/15 ", "tbt_ms=10.4/12/15 itl_ms=10.1 ", 1) +
+				" ttft_ms[p95=1150 p99.9=1300 mean=1030.5 n=64] itl_ms[p90=11 n=5000]"},
 		{name: "repeats", edit: func(c *result.DecodeCell) { c.Repeats = 3 },
 			want: common + " repeats=3 (median; spread in results.json)"},
 	}

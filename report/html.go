@@ -47,6 +47,9 @@ type htmlData struct {
 	// Traffic are the traffic blocks' tables, as in report.md.
 	Traffic      []trafficTable
 	TrafficIntro string
+	// Latency is the Latency statistics table, as in report.md.
+	Latency      latencyTable
+	LatencyIntro string
 }
 
 // htmlSearch is one search's section: its table and chart.
@@ -96,6 +99,7 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 	}
 	d.Charts = append(d.Charts, trafficCharts(res)...)
 	d.Traffic, d.TrafficIntro = trafficTables(res), trafficIntro
+	d.Latency, d.LatencyIntro = newLatencyTable(res), latencyIntro
 	for _, sv := range newSearchViews(res) {
 		// searchChart escapes every text it writes, as svg.go does.
 		d.Searches = append(d.Searches, htmlSearch{searchView: sv, Chart: template.HTML(searchChart(sv))})

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -89,7 +91,9 @@ func rawValue(m result.Metric, v float64) string {
 // DecodeMetrics is the full metric line of a decode cell (go test -v
 // detail): every metric of the table that the cell has, a percentile beside
 // its median ("ttft_ms=1027/1300/1400"), the token source after the
-// metrics every cell has and before the optional ones, and the repeat count.
+// metrics every cell has and before the server-reported optional ones, the
+// other statistics of the naming rule ("ttft_ms[p95=1150 mean=1030 n=64]")
+// and the repeat count.
 func DecodeMetrics(c *result.DecodeCell) string {
 	var parts []string
 	index := map[string]int{} // metric name → its part
@@ -99,7 +103,7 @@ func DecodeMetrics(c *result.DecodeCell) string {
 		if !ok {
 			continue
 		}
-		if m.Optional() && !sourceDone {
+		if m.Optional() && m.Samples == "" && !sourceDone { // a server-reported metric (a distribution is always the client's)
 			parts, sourceDone = append(parts, "token_source="+string(c.TokenSource)), true
 		}
 		if i, ok := index[m.PercentileOf]; ok {
@@ -112,6 +116,7 @@ func DecodeMetrics(c *result.DecodeCell) string {
 	if !sourceDone {
 		parts = append(parts, "token_source="+string(c.TokenSource))
 	}
+	parts = append(parts, statsParts(result.PhaseDecode, c.Stats)...)
 	if c.Repeats > 1 {
 		parts = append(parts, fmt.Sprintf("repeats=%d (median; spread in results.json)", c.Repeats))
 	}
@@ -128,4 +133,44 @@ func PrefillMetrics(c *result.PrefillCell) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// statsParts are a cell's statistics of the naming rule that are not
+// fields (docs/method.md#metric-names), one group per distribution in the
+// table's order: "ttft_ms[p95=27 p99.9=32.7 mean=25.1 n=100]", percentiles
+// ascending, then the mean and the count.
+func statsParts(phase result.Phase, stats map[string]float64) []string {
+	if len(stats) == 0 {
+		return nil
+	}
+	var out []string
+	for _, b := range result.DistributionMetrics(phase) {
+		type stat struct {
+			order float64 // the percentile; 200 the mean, 300 the count
+			text  string
+		}
+		var group []stat
+		for name, v := range stats {
+			m, ok := result.LookupMetric(phase, name)
+			switch {
+			case !ok:
+			case m.Percentile != 0 && m.PercentileOf == b.Name:
+				group = append(group, stat{m.Percentile, "p" + strconv.FormatFloat(m.Percentile, 'f', -1, 64) + "=" + rawValue(m, v)})
+			case name == result.MeanName(b.Name):
+				group = append(group, stat{200, "mean=" + rawValue(m, v)})
+			case name == result.CountName(b.Name):
+				group = append(group, stat{300, "n=" + rawValue(m, v)})
+			}
+		}
+		if len(group) == 0 {
+			continue
+		}
+		slices.SortFunc(group, func(a, b stat) int { return cmp.Compare(a.order, b.order) })
+		texts := make([]string, len(group))
+		for i, g := range group {
+			texts[i] = g.text
+		}
+		out = append(out, b.Name+"["+strings.Join(texts, " ")+"]")
+	}
+	return out
 }

@@ -55,6 +55,7 @@ func TrafficMetrics(c *result.TrafficCell) string {
 		index[m.Name] = len(parts)
 		parts = append(parts, m.Name+"="+rawValue(m, v))
 	}
+	parts = append(parts, statsParts(result.PhaseTraffic, c.Stats)...)
 	sched := "arrivals=" + c.Arrivals
 	if c.Arrivals == result.ArrivalsGamma {
 		sched += fmt.Sprintf(" burstiness=%g", c.Burstiness)
