@@ -302,7 +302,8 @@ func WriteHeader(w io.Writer, pathA string, a *result.Results, pathB string, b *
 // WriteSummary writes the closing line of `slogate diff`: how many cells
 // regressed, improved, stayed, were inconclusive, were on one side only,
 // were lost and errored; inconclusive cells are counted apart from the
-// regressions, and said to be accepted under -inconclusive pass.
+// regressions, with how many -inconclusive pass accepted (those estimated
+// beyond the tolerance still fail).
 func WriteSummary(w io.Writer, tables []Table) {
 	s := Summarize(tables)
 	lost, errored := 0, 0
@@ -315,7 +316,15 @@ func WriteSummary(w io.Writer, tables []Table) {
 	}
 	accepted := ""
 	if s[Inconclusive] > 0 && len(tables) > 0 && tables[0].Inconclusive == InconclusivePass {
-		accepted = " (accepted: -inconclusive pass)"
+		n := 0
+		for _, t := range tables {
+			for _, c := range t.Cells {
+				if c.Change == Inconclusive && c.Outcome == result.Pass {
+					n++
+				}
+			}
+		}
+		accepted = fmt.Sprintf(" (%d accepted: -inconclusive pass)", n)
 	}
 	fmt.Fprintf(w, "\n%d regressed, %d improved, %d unchanged, %d inconclusive%s, %d on one side only; %d cell(s) lost, %d errored\n",
 		s[Regressed], s[Improved], s[Unchanged], s[Inconclusive], accepted, s[OnlyA]+s[OnlyB], lost, errored)
