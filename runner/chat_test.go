@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,24 +68,30 @@ func TestChatRequestTokenAccounting(t *testing.T) {
 		fake         *fakeVLLM
 		tokens       float64
 		decodeTokens float64
-		gaps         int
+		gaps         []float32 // ms per token: each chunk spans one 1 ms pause
 		source       result.TokenSource
 	}{
 		// The role chunk (0 tokens) gives the TTFT; the first token chunk
 		// after it is not a decode gap.
 		{name: "per-chunk usage, role chunk, reasoning then content, multi-token chunks",
-			fake: &fakeVLLM{tokens: 10, perChunk: 3, reasoning: true}, tokens: 10, decodeTokens: 7, gaps: 3, source: result.TokenSourceUsage},
+			fake: &fakeVLLM{tokens: 10, perChunk: 3, reasoning: true}, tokens: 10, decodeTokens: 7,
+			gaps: []float32{1.0 / 3, 1.0 / 3, 1}, source: result.TokenSourceUsage},
 		{name: "final usage only: the role chunk is not a token",
-			fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "final"}, tokens: 10, decodeTokens: 8, gaps: 4, source: result.TokenSourceFinalUsage},
+			fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "final"}, tokens: 10, decodeTokens: 8,
+			gaps: []float32{0.5, 0.5, 0.5, 0.5}, source: result.TokenSourceFinalUsage},
 		{name: "no usage: one token per content chunk, none for the role chunk",
-			fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "none", reasoning: true}, tokens: 5, decodeTokens: 4, gaps: 4, source: result.TokenSourceChunks},
+			fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "none", reasoning: true}, tokens: 5, decodeTokens: 4,
+			gaps: []float32{1, 1, 1, 1}, source: result.TokenSourceChunks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			// The fake's 1 ms pauses advance the load's clock as the chunks
+			// are read (clockedTransport): gaps are exact, not real time.
 			tc.fake.gap = time.Millisecond
-			s := tc.fake.start(t)
-			c := newAPIClient(s.URL, "", "qwen")
+			var clock atomic.Int64
+			c := tc.fake.clockedClient(t, &clock)
 			l := newLoad(c, "/v1/chat/completions", [][]byte{chatFields.body(hiPrompt, 100, 100, "")}, 1, 5*time.Second, 300*time.Millisecond)
+			l.now = clock.Load
 			l.windowStart.Store(0)
 			st := &l.slots[0]
 			started := false
@@ -93,18 +100,20 @@ func TestChatRequestTokenAccounting(t *testing.T) {
 			}
 			l.windowEnd.Store(l.now())
 			st.source = l.stats().source
-			if st.tokens != tc.tokens || st.decodeTokens != tc.decodeTokens || len(st.gaps) != tc.gaps || st.source != tc.source {
-				t.Errorf("tokens %v decodeTokens %v gaps %d source %q; want %v %v %d %q",
-					st.tokens, st.decodeTokens, len(st.gaps), st.source, tc.tokens, tc.decodeTokens, tc.gaps, tc.source)
+			if st.tokens != tc.tokens || st.decodeTokens != tc.decodeTokens || st.source != tc.source {
+				t.Errorf("tokens %v decodeTokens %v source %q; want %v %v %q",
+					st.tokens, st.decodeTokens, st.source, tc.tokens, tc.decodeTokens, tc.source)
+			}
+			// Exact: a gap of 0 would be the role chunk counted as a token
+			// (it comes with the first token chunk), one more gap too.
+			if diff := cmp.Diff(tc.gaps, st.gaps); diff != "" {
+				t.Errorf("gaps in ms per token (-want +got):\n%s", diff)
 			}
 			if len(st.spans) != 1 || !st.spans[0].finished || len(st.ttfts) != 1 || !started {
 				t.Errorf("spans %+v ttfts %v started %v; want one finished request", st.spans, st.ttfts, started)
 			}
-			for _, g := range st.gaps { // every gap spans a 1 ms server pause
-				if g < 0.3 {
-					t.Errorf("gaps %v: a gap below 0.3 ms counts the role chunk as a token", st.gaps)
-					break
-				}
+			if len(st.ttfts) == 1 && st.ttfts[0] != 1 {
+				t.Errorf("TTFT %v ms, want 1 (the first pause)", st.ttfts[0])
 			}
 		})
 	}

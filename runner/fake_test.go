@@ -1,11 +1,14 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,6 +57,7 @@ type fakeVLLM struct {
 	// reasoning makes chat streams send their first half as delta.reasoning.
 	reasoning     bool
 	tokenizeCalls atomic.Int64 // /tokenize requests with messages
+	mux           *http.ServeMux // the handler, set by start
 }
 
 func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
@@ -175,10 +179,8 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			if sent == 0 {
 				gap += f.firstDelay
 			}
-			select {
-			case <-r.Context().Done():
+			if !pause(r.Context(), w, gap) {
 				return
-			case <-time.After(gap):
 			}
 			if chunks == 0 {
 				f.streaming.Add(1) // before the chunk: a client that has it sees the count
@@ -226,7 +228,148 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 	}
 	mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) { generate(w, r, false) })
 	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { generate(w, r, true) })
+	f.mux = mux
 	s := httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// pause waits d before the handler's next chunk, or, on a clockedWriter,
+// adds d to the clock's advance at that chunk (no real wait). It is false
+// when the request ended meanwhile.
+func pause(ctx context.Context, w http.ResponseWriter, d time.Duration) bool {
+	if cw, ok := w.(*clockedWriter); ok {
+		cw.pending += d
+		return ctx.Err() == nil
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// clockedTransport serves a handler in process, without a network or real
+// waits: the response body arrives flush by flush, and the reader, before
+// it returns a flush's bytes, advances clock by the pauses the handler took
+// before that flush. A client stamping each chunk with clock then sees
+// exactly the handler's pauses, however loaded the machine is: the gaps a
+// test asserts cannot be stretched or squeezed by the scheduler.
+type clockedTransport struct {
+	h     http.Handler
+	clock *atomic.Int64 // ns
+}
+
+// clockedClient is a client of f's handler through a clockedTransport, and
+// the clock to give the load (l.now = clock.Load).
+func (f *fakeVLLM) clockedClient(t *testing.T, clock *atomic.Int64) *apiClient {
+	t.Helper()
+	f.start(t) // builds f.mux
+	c := newAPIClient("http://fake.invalid", "", f.model)
+	c.http = &http.Client{Transport: clockedTransport{h: f.mux, clock: clock}}
+	return c
+}
+
+func (tr clockedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	w := &clockedWriter{header: http.Header{}, status: http.StatusOK, headerDone: make(chan struct{}),
+		flushes: make(chan clockedFlush), closed: make(chan struct{})}
+	go func() {
+		defer close(w.flushes)
+		tr.h.ServeHTTP(w, req)
+		w.Flush()
+		w.writeHeader() // a handler that wrote nothing
+	}()
+	select {
+	case <-w.headerDone:
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+	return &http.Response{StatusCode: w.status, Header: w.header, Request: req,
+		Body: &clockedBody{w: w, ctx: req.Context(), clock: tr.clock}}, nil
+}
+
+// clockedFlush is what one Flush delivers: the bytes written since the
+// last, and the pauses taken since.
+type clockedFlush struct {
+	data  []byte
+	delay time.Duration
+}
+
+// clockedWriter is the handler's http.ResponseWriter and http.Flusher.
+type clockedWriter struct {
+	header     http.Header
+	status     int
+	headerDone chan struct{}
+	wrote      bool
+	buf        []byte
+	pending    time.Duration
+	flushes    chan clockedFlush
+	closed     chan struct{} // the client closed the body
+}
+
+func (w *clockedWriter) Header() http.Header { return w.header }
+
+func (w *clockedWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status = code
+		w.writeHeader()
+	}
+}
+
+func (w *clockedWriter) writeHeader() {
+	if !w.wrote {
+		w.wrote = true
+		close(w.headerDone)
+	}
+}
+
+func (w *clockedWriter) Write(p []byte) (int, error) {
+	w.writeHeader()
+	w.buf = append(w.buf, p...)
+	return len(p), nil
+}
+
+func (w *clockedWriter) Flush() {
+	w.writeHeader()
+	if len(w.buf) == 0 && w.pending == 0 {
+		return
+	}
+	select {
+	case w.flushes <- clockedFlush{data: w.buf, delay: w.pending}:
+	case <-w.closed:
+	}
+	w.buf, w.pending = nil, 0
+}
+
+// clockedBody is the response body the client reads.
+type clockedBody struct {
+	w     *clockedWriter
+	ctx   context.Context
+	clock *atomic.Int64
+	cur   []byte
+	once  sync.Once
+}
+
+func (b *clockedBody) Read(p []byte) (int, error) {
+	for len(b.cur) == 0 {
+		select {
+		case f, ok := <-b.w.flushes:
+			if !ok {
+				return 0, io.EOF
+			}
+			b.clock.Add(int64(f.delay))
+			b.cur = f.data
+		case <-b.ctx.Done():
+			return 0, b.ctx.Err()
+		}
+	}
+	n := copy(p, b.cur)
+	b.cur = b.cur[n:]
+	return n, nil
+}
+
+func (b *clockedBody) Close() error {
+	b.once.Do(func() { close(b.w.closed) })
+	return nil
 }

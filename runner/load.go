@@ -75,6 +75,9 @@ type load struct {
 	// status rules excuse such a young request from the server's running
 	// count: it may not have reached the engine yet (inTransit).
 	awaiting []atomic.Int64
+	// now is the clock every chunk, request and window bound is stamped
+	// with, in ns since origin: realNow, or a test's clock.
+	now func() int64
 	// log receives a record of every request when it ends, meta says
 	// which cell it belongs to (requests.jsonl); log may be nil.
 	log      *requestLog
@@ -89,6 +92,7 @@ type load struct {
 func newLoad(client *apiClient, path string, bodies [][]byte, conc int, firstChunkTimeout, idleTimeout time.Duration) *load {
 	l := &load{client: client, path: path, url: client.base + path, bodies: bodies, origin: time.Now(),
 		firstChunkTimeout: firstChunkTimeout, idleTimeout: idleTimeout, slots: make([]slotStats, conc), failed: make(chan struct{})}
+	l.now = l.realNow
 	l.windowStart.Store(math.MaxInt64)
 	l.windowEnd.Store(math.MaxInt64)
 	l.awaiting = make([]atomic.Int64, conc)
@@ -113,7 +117,8 @@ func (l *load) inTransit(now int64, bound time.Duration) int {
 	return n
 }
 
-func (l *load) now() int64 { return int64(time.Since(l.origin)) }
+// realNow is the load's clock: ns since its origin.
+func (l *load) realNow() int64 { return int64(time.Since(l.origin)) }
 
 // start launches the streams; they run until ctx is cancelled or one fails.
 func (l *load) start(ctx context.Context) {
