@@ -294,7 +294,7 @@ matrix "decode" {
 		t.Errorf("status %s token_source %q, want valid and final_usage", c.Status, c.TokenSource)
 	}
 	if c.ServerTotalTPS == nil || !within(c.TotalTPS, *c.ServerTotalTPS, 0.10) {
-		t.Errorf("total_tps %.1f vs the server's %v: the fallback miscounts tokens", c.TotalTPS, c.ServerTotalTPS)
+		t.Errorf("total_tps %.1f vs the server's %v: the fallback miscounts tokens", c.TotalTPS, deref(c.ServerTotalTPS))
 	}
 }
 

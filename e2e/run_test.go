@@ -329,13 +329,19 @@ matrix "decode" {
 // 2-core machine), and the runner's total_tps agrees with the simulator's
 // vllm:generation_tokens_total over the same window within 2 %.
 func TestRunAgreesWithServerAt128Streams(t *testing.T) {
-	// Not parallel: 128,000 chunks/s load the machine, and total_tps must agree with the server within 2 %.
+	// Not parallel: total_tps must agree with the server within 2 %.
+	// At 10 ms between tokens (12,800 chunks/s). At 1 ms (128,000 chunks/s)
+	// a machine loaded by other work could not carry the chunks as fast as
+	// the simulator generated them: they queued between server and runner,
+	// and the runner received 2–4 % fewer than the server counted (seen
+	// beside 8 busy loops on 2 cores) — a true difference the test cannot
+	// tell from a miscount.
 	if testing.Short() {
 		t.Skip("load test")
 	}
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
-	spec := writeSpec(t, freePort(t), `"--sim-tbt", "1ms", "--sim-ttft", "50ms", "--sim-kv-tokens", "10000000", "--max-num-seqs", "256"`, `
+	spec := writeSpec(t, freePort(t), `"--sim-tbt", "10ms", "--sim-ttft", "50ms", "--sim-kv-tokens", "10000000", "--max-num-seqs", "256"`, `
 measure {
   duration   = "2s"
   max_output = 16000
@@ -352,7 +358,7 @@ matrix "decode" {
 	}
 	c := readResults(t, out).Decode[0]
 	if c.ServerTotalTPS == nil || !within(c.TotalTPS, *c.ServerTotalTPS, 0.02) {
-		t.Fatalf("total_tps %.1f vs server_total_tps %v: more than 2%% apart", c.TotalTPS, c.ServerTotalTPS)
+		t.Fatalf("total_tps %.1f vs server_total_tps %v: more than 2%% apart", c.TotalTPS, deref(c.ServerTotalTPS))
 	}
 	t.Logf("128 streams: total_tps %.1f, server_total_tps %.1f, active_avg %.1f", c.TotalTPS, *c.ServerTotalTPS, c.ActiveAvg)
 }
