@@ -44,6 +44,25 @@ func TestRunExitCode(t *testing.T) {
 	}
 }
 
+// resultsFolder writes res as the results.json of a new folder (a run's
+// -out) and returns the folder.
+func resultsFolder(t *testing.T, res result.Results) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "run")
+	res.Schema = result.Schema
+	b, err := res.Marshal()
+	if err == nil {
+		err = os.MkdirAll(in, 0o755)
+	}
+	if err == nil {
+		err = result.WriteFileAtomic(filepath.Join(in, "results.json"), b)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
 // TestMergeUnmeasured: `slogate merge` of a folder whose run could not
 // measure a search or a traffic cell exits 3, as `slogate run` did
 // (one rule: result.Results.Unmeasured).
@@ -57,20 +76,10 @@ func TestMergeUnmeasured(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := filepath.Join(t.TempDir(), "run")
-			tt.res.Schema, tt.res.Server.Name = result.Schema, "qwen"
-			if err := os.MkdirAll(in, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			b, err := tt.res.Marshal()
-			if err == nil {
-				err = result.WriteFileAtomic(filepath.Join(in, "results.json"), b)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			tt.res.Server.Name = "qwen"
+			in := resultsFolder(t, tt.res)
 			var out strings.Builder
-			err = Merge(MergeOptions{OutDir: filepath.Join(t.TempDir(), "merged"), Inputs: []string{in}, Stdout: &out, Getenv: func(string) string { return "" }})
+			err := Merge(MergeOptions{OutDir: filepath.Join(t.TempDir(), "merged"), Inputs: []string{in}, Stdout: &out, Getenv: func(string) string { return "" }})
 			if exit.Code(err) != exit.Infra || !strings.Contains(out.String(), "FAIL  qwen") || !strings.Contains(out.String(), "exit 3") {
 				t.Errorf("merge: exit %d (%v), want 3 with the run's FAIL line\n%s", exit.Code(err), err, out.String())
 			}
@@ -82,20 +91,8 @@ func TestMergeUnmeasured(t *testing.T) {
 // inconclusive run (4) loses to a regressed one (1) and wins over a pass.
 func TestMergeInconclusive(t *testing.T) {
 	run := func(t *testing.T, server string, o result.Outcome) string {
-		in := filepath.Join(t.TempDir(), server)
-		res := result.Results{Schema: result.Schema, Server: result.Server{Name: server},
-			Verdicts: []result.Verdict{{Test: server + "/baseline/decode/ctx=8K/conc=64", Kind: result.KindBaseline, Outcome: o}}}
-		b, err := res.Marshal()
-		if err == nil {
-			err = os.MkdirAll(in, 0o755)
-		}
-		if err == nil {
-			err = result.WriteFileAtomic(filepath.Join(in, "results.json"), b)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return in
+		return resultsFolder(t, result.Results{Server: result.Server{Name: server},
+			Verdicts: []result.Verdict{{Test: server + "/baseline/decode/ctx=8K/conc=64", Kind: result.KindBaseline, Outcome: o}}})
 	}
 	tests := []struct {
 		name  string
@@ -132,21 +129,9 @@ func TestMergeInconclusive(t *testing.T) {
 // name. The same run twice is still refused.
 func TestMergeSharedServerName(t *testing.T) {
 	write := func(spec, server string) string {
-		in := filepath.Join(t.TempDir(), "run")
-		res := result.Results{Schema: result.Schema, Spec: spec, Server: result.Server{Name: server},
+		return resultsFolder(t, result.Results{Spec: spec, Server: result.Server{Name: server},
 			Decode:   []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 400}},
-			Verdicts: []result.Verdict{{Test: server + "/assert/tps", Kind: result.KindAssert, Outcome: result.Pass}}}
-		b, err := res.Marshal()
-		if err == nil {
-			err = os.MkdirAll(in, 0o755)
-		}
-		if err == nil {
-			err = result.WriteFileAtomic(filepath.Join(in, "results.json"), b)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return in
+			Verdicts: []result.Verdict{{Test: server + "/assert/tps", Kind: result.KindAssert, Outcome: result.Pass}}})
 	}
 	demo, seed, glm := write("specs/demo.hcl", "qwen"), write("specs/qwen3.5-4b-h200-dflash.hcl", "qwen"), write("specs/glm.hcl", "glm")
 	out := filepath.Join(t.TempDir(), "merged")
