@@ -36,7 +36,7 @@ echo "\$ slogate run -sim -var 'sim_args=[\"--sim-slowdown\", \"1.2\"]' -baselin
 code=${PIPESTATUS[0]}
 
 caught=$(grep -c -- '^--- FAIL: qwen/baseline/' "$log")
-slo_failed=$(grep -c -- '^--- FAIL: qwen/assert/' "$log")
+slo_failed=$(grep -cE -- '^--- FAIL: qwen/(assert|expect)/' "$log")
 echo
 if [ "$code" -ne 1 ] || [ "$caught" -eq 0 ]; then
 	echo "demo: FAILED: the upgrade run exited $code with $caught baseline failure(s); want exit 1 with the regression caught by -baseline" >&2

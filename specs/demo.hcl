@@ -81,3 +81,11 @@ assert "ttft_8k_16" {
   condition     = decode["8K"][16].ttft_ms <= 189
   error_message = "time to first token of 16 streams at 8K rose above 189 ms (seed 126)"
 }
+
+expect "decode_per_request_tps" {
+  metric    = "per_request_tps"
+  tolerance = 0.25 # the floors above, cell by cell
+  values = {
+    "8K" = [405.9, 257.3]
+  }
+}
