@@ -51,7 +51,7 @@ func TestReportCommand(t *testing.T) {
 			wantFile: filepath.Join(dir, "r.html"), wantInFile: []string{"<!DOCTYPE html>", "<svg ", "865.7"}},
 		{name: "json", args: []string{"report", "-format=json", abs}, wantStdout: []string{`"schema": "slogate/results/v1"`, `"total_tps": 865.7`}},
 		{name: "unknown format", args: []string{"report", "-format", "pdf", abs}, wantCode: 2,
-			wantStderr: []string{"slogate: report: -format is md, html or json, not \"pdf\"\nRun 'slogate help report' for usage.\n"}},
+			wantStderr: []string{"slogate: report: -format is md, html, json or csv, not \"pdf\"\nRun 'slogate help report' for usage.\n"}},
 		{name: "no file", args: []string{"report"}, wantCode: 2, wantStderr: []string{"slogate: report: want exactly one results file, got 0\nRun 'slogate help report' for usage.\n"}},
 		{name: "two files", args: []string{"report", abs, abs}, wantCode: 2, wantStderr: []string{"want exactly one results file, got 2"}},
 		{name: "missing file", args: []string{"report", filepath.Join(dir, "nope.json")}, wantCode: 2,
