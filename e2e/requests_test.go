@@ -162,6 +162,11 @@ assert "tail" {
 	if !ok || c.Stats["ttft_ms_count"] < 64 || c.Stats["ttft_ms_p99_9"] < p95 || p95 < c.TTFTMsP90 || p95 > c.TTFTMsP99 {
 		t.Fatalf("stats %v, p90 %v, p99 %v: want p90 ≤ p95 ≤ p99.9 and at least 64 requests", c.Stats, c.TTFTMsP90, c.TTFTMsP99)
 	}
+	// One token a chunk: an ITL per decode-token gap; TPOTs of the requests completed in the window.
+	if itl, tbt := c.Stats["itl_ms_count"], c.Stats["tbt_ms_count"]; itl < 100 || itl < 0.99*tbt || itl > tbt || c.Stats["tpot_ms_count"] != float64(c.Completed) {
+		t.Errorf("itl_ms_count %v, tbt_ms_count %v, tpot_ms_count %v, completed %d: want one ITL a token gap and one TPOT a completed request",
+			itl, tbt, c.Stats["tpot_ms_count"], c.Completed)
+	}
 	want := fmt.Sprintf(`decode["8K"][64].ttft_ms_p95 = %s, want <= 60000: ok`, strconv.FormatFloat(p95, 'f', -1, 64))
 	if !strings.Contains(r.Stdout, want) {
 		t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)

@@ -27,11 +27,14 @@ func trafficResults() *result.Results {
 // TestTrafficSummary: the traffic line says how many requests were
 // launched and finished, and the rate offered, before the rates achieved.
 func TestTrafficSummary(t *testing.T) {
-	c := trafficResults().Traffic[0]
-	got := TrafficSummary(&c)
-	want := "2 launched, 2 completed in 10s: 0.20 of 0.5 req/s achieved · goodput 0.20 req/s (100.0%) · TTFT p99 40 ms · e2e p50 300 ms · 0.1 in flight · valid"
-	if got != want {
-		t.Errorf("TrafficSummary =\n%s\nwant\n%s", got, want)
+	cells := trafficResults().Traffic
+	for i, want := range map[int]string{
+		0: "2 launched, 2 completed in 10s: 0.20 of 0.5 req/s achieved · goodput 0.20 req/s (100.0%) · TTFT p99 40 ms · e2e p50 300 ms · 0.1 in flight · valid",
+		2: "158 launched, 150 completed in 10s: 15.80 of 16 req/s achieved · goodput 7.90 req/s (50.0%) · TTFT p99 40 ms · e2e p50 300 ms · 4.7 in flight · queued",
+	} {
+		if got := TrafficSummary(&cells[i]); got != want {
+			t.Errorf("TrafficSummary =\n%s\nwant\n%s", got, want)
+		}
 	}
 }
 
