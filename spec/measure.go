@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -233,24 +232,8 @@ func (l *loader) decodeMatrix(blk *hcl.Block) (*Matrix, hcl.Diagnostics) {
 // element. Spelled in metric names by result.PercentileSuffix (99.9 is
 // "_p99_9"), a percentile needs no more decimals than FormatFloat gives.
 func (l *loader) percentileList(attr *hcl.Attribute) ([]float64, hcl.Diagnostics) {
-	elems, diags := l.listElements(attr, "percentiles", false)
-	var out []float64
-	for _, e := range elems {
-		p, err := percentileValue(e.v)
-		if err != nil {
-			diags = append(diags, invalid("Invalid percentile", e.rng, "%s.", upperFirst(err.Error())))
-			continue
-		}
-		if slices.Contains(out, p) {
-			diags = append(diags, invalid("Duplicate percentile", e.rng, "percentile %s appears twice in percentiles.", strconv.FormatFloat(p, 'f', -1, 64)))
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(out) == 0 && !diags.HasErrors() {
-		diags = append(diags, invalid("Empty list", attr.Expr.Range(), "percentiles needs at least one value, such as [50, 90, 99]."))
-	}
-	return out, diags
+	return l.numberList(attr, numberListKind{name: "percentiles", what: "percentile", value: percentileValue,
+		spell: func(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }, example: ", such as [50, 90, 99]"})
 }
 
 // percentileValue turns one value into a percentile: a number in (0, 100).

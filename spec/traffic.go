@@ -186,22 +186,40 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 // rateList reads rate: one number or a list of numbers, each > 0 and
 // written once, each diagnostic at its element.
 func (l *loader) rateList(attr *hcl.Attribute) ([]float64, hcl.Diagnostics) {
-	elems, diags := l.listElements(attr, "rate", true)
+	return l.numberList(attr, numberListKind{name: "rate", what: "rate", scalar: true, value: rateValue, spell: result.FormatRate})
+}
+
+// numberListKind describes a list attribute of distinct numbers for
+// numberList: its name, what one element is called in messages, whether a
+// single value stands for a list of one, how a value is read and spelled,
+// and an example for the "Empty list" message.
+type numberListKind struct {
+	name, what string
+	scalar     bool
+	value      func(cty.Value) (float64, error)
+	spell      func(float64) string
+	example    string
+}
+
+// numberList reads a list of distinct numbers of kind k, each diagnostic
+// at its element: "Invalid <what>", "Duplicate <what>", "Empty list".
+func (l *loader) numberList(attr *hcl.Attribute, k numberListKind) ([]float64, hcl.Diagnostics) {
+	elems, diags := l.listElements(attr, k.name, k.scalar)
 	var out []float64
 	for _, e := range elems {
-		r, err := rateValue(e.v)
+		v, err := k.value(e.v)
 		if err != nil {
-			diags = append(diags, invalid("Invalid rate", e.rng, "%s.", upperFirst(err.Error())))
+			diags = append(diags, invalid("Invalid "+k.what, e.rng, "%s.", upperFirst(err.Error())))
 			continue
 		}
-		if slices.Contains(out, r) {
-			diags = append(diags, invalid("Duplicate rate", e.rng, "rate %s appears twice in rate.", result.FormatRate(r)))
+		if slices.Contains(out, v) {
+			diags = append(diags, invalid("Duplicate "+k.what, e.rng, "%s %s appears twice in %s.", k.what, k.spell(v), k.name))
 			continue
 		}
-		out = append(out, r)
+		out = append(out, v)
 	}
 	if len(out) == 0 && !diags.HasErrors() {
-		diags = append(diags, invalid("Empty list", attr.Expr.Range(), "rate needs at least one value."))
+		diags = append(diags, invalid("Empty list", attr.Expr.Range(), "%s needs at least one value%s.", k.name, k.example))
 	}
 	return out, diags
 }
