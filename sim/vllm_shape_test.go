@@ -483,8 +483,15 @@ func TestRecord(t *testing.T) {
 // 1 ms steps and returns each second's mean step-time factor.
 func stepFactors(t *testing.T, noise float64, seed uint64, seconds int) []float64 {
 	t.Helper()
-	e := newEngine(engineParams{numBlocks: 1 << 20, runCap: 1, acceptLen: 1, stepScale: 1, profAccept: 1,
-		tbt: time.Millisecond, ttft: time.Millisecond, prefillTPS: 1e9, seed: seed, noise: noise})
+	return windowFactors(t, engineParams{numBlocks: 1 << 20, runCap: 1, acceptLen: 1, stepScale: 1, profAccept: 1,
+		tbt: time.Millisecond, ttft: time.Millisecond, prefillTPS: 1e9, seed: seed, noise: noise}, seconds)
+}
+
+// windowFactors runs an engine of p in virtual time with one endless
+// request and returns each second's mean step time in units of 1 ms.
+func windowFactors(t *testing.T, p engineParams, seconds int) []float64 {
+	t.Helper()
+	e := newEngine(p)
 	e.virtual = true
 	e.submit(newRequest(10, 1<<22, 1))
 	var out []float64
@@ -670,22 +677,8 @@ func TestBootNoise(t *testing.T) {
 	}
 	windows := func(t *testing.T, p engineParams) []float64 {
 		t.Helper()
-		p.numBlocks, p.runCap = 1<<20, 1 // room for one endless request
-		e := newEngine(p)
-		e.virtual = true
-		e.submit(newRequest(10, 1<<22, 1))
-		var out []float64
-		for len(out) < 6 {
-			start, steps := e.now, 0
-			for e.now-start < time.Second {
-				if busy, _ := e.iterate(context.Background()); !busy {
-					t.Fatal("engine idle")
-				}
-				steps++
-			}
-			out = append(out, float64(e.now-start)/float64(steps)/float64(time.Millisecond))
-		}
-		return out[1:] // the first second holds the prefill
+		p.numBlocks, p.runCap = 1<<20, 1  // room for one endless request
+		return windowFactors(t, p, 6)[1:] // the first second holds the prefill
 	}
 	one := windows(t, boot(t, "1", "--sim-boot-noise", "0.05"))
 	for _, w := range one[1:] {
