@@ -34,9 +34,11 @@ var (
 // some sampling settings (docs/method.md#workload).
 const speculativeDidNotRun = "speculative decoding did not run in this cell (vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config and its log"
 
-// decode measures one decode cell, repeat times, or skips it as over
-// capacity. bodies are the context's request bodies by stream (one when the
-// prompt is shared).
+// decode measures one decode cell, repeat times back to back, or skips it
+// as over capacity: a search's probe, decided before the next is chosen
+// (the matrix cells' repeats are interleaved instead: repeats.go). bodies
+// are the context's request bodies by stream (one when the prompt is
+// shared).
 func (r *run) decode(ctx context.Context, ref result.CellRef, bodies [][]byte) (result.DecodeCell, error) {
 	r.observer.CellStart(ref)
 	start := time.Now()

@@ -18,7 +18,10 @@
 // (docs/method.md#search), each probe a decode cell; load.go drives the
 // streams of a decode cell and accounts their chunks to the window;
 // status.go decides a decode cell's status from what the gate and the
-// window saw; repeats.go combines repeated runs over the metric table;
+// window saw; repeats.go takes a context's repeats in rounds (repeat =
+// "auto" included) and combines them over the metric table; boots.go
+// restarts the server for measure.boots and counts GPU time; levels.go
+// sizes the boot and repeat levels (Kalibera and Jones);
 // persist.go writes results.json and cells.jsonl; resume.go continues an
 // interrupted run; client.go talks to the server's control endpoints.
 package runner
