@@ -146,19 +146,28 @@ type windowFindings struct {
 // windowEvidence applies the rules of docs/method.md#statuses to the
 // window's polls, in order.
 func windowEvidence(polls []poll, concurrency int) windowFindings {
-	var f windowFindings
-	var waiting sustained
+	f := windowFindings{waiting: waitedInARow(polls)}
 	for _, p := range polls {
 		if !p.gauges {
 			continue
 		}
 		f.polls++
-		waiting.add(p, p.queueing())
 		f.short.add(p, p.short(concurrency))
 		f.deferred = max(f.deferred, p.deferred)
 	}
-	f.waiting = waiting.intervals > 0
 	return f
+}
+
+// waitedInARow says whether requests waited for capacity in two polls in a
+// row (polls without the request gauges are skipped): the waiting rule of
+// decode and traffic cells alike. One poll alone is a moment — a request
+// that waits one engine step — and at pollEvery a moment is seen often.
+func waitedInARow(polls []poll) bool {
+	var waiting sustained
+	for _, p := range polls {
+		waiting.add(p, p.queueing())
+	}
+	return waiting.intervals > 0
 }
 
 // shortfall says whether the server ran fewer than C (beyond the requests
@@ -380,14 +389,14 @@ func statusRank(s result.Status) int {
 }
 
 // trafficStatus is the status of a measured traffic cell: queued when the
-// server reported waiting requests during the window (the rule of
-// cellStatus), when arrivals found the outstanding cap reached (the
+// server reported waiting requests in two polls in a row during the window
+// (waitedInARow, the rule of cellStatus), when arrivals found the outstanding cap reached (the
 // client, not the server, held them back) or when some of the window's
 // requests had not finished by the drain timeout; valid otherwise.
-func trafficStatus(sawWaiting bool, capHits, maxOutstanding, unfinished int) (result.Status, string) {
+func trafficStatus(polls []poll, capHits, maxOutstanding, unfinished int) (result.Status, string) {
 	switch {
-	case sawWaiting:
-		return result.StatusQueued, "the server reported waiting requests during the window"
+	case waitedInARow(polls):
+		return result.StatusQueued, "the server reported waiting requests in two polls in a row during the window"
 	case capHits > 0:
 		return result.StatusQueued, fmt.Sprintf("%d arrivals found %d requests outstanding (max_outstanding) and were launched late", capHits, maxOutstanding)
 	case unfinished > 0:

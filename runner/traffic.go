@@ -448,7 +448,8 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 	window := t.Duration
 	drain := max(trafficDrainMin, window)
 	windowEnd := l.origin.Add(t.WarmUp + window)
-	sawWaiting, drained := false, false
+	drained := false
+	var polls []poll // the window's request gauges, for waitedInARow
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	lastProgress := time.Time{}
@@ -468,9 +469,12 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 		now := time.Now()
 		inWindow := !now.Before(l.origin.Add(t.WarmUp)) && now.Before(windowEnd)
 		if inWindow {
-			if s, _, err := r.client.metrics(ctx); err == nil && s.HasRequests && s.QueuedForCapacity() > 0 {
-				sawWaiting = true
+			s, at, err := r.client.metrics(ctx)
+			p := poll{at: at.Sub(l.origin)}
+			if err == nil && s.HasRequests {
+				p.gauges, p.waiting = true, s.QueuedForCapacity()
 			}
+			polls = append(polls, p)
 		}
 		if l.windowDone() {
 			drained = true
@@ -522,7 +526,7 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 	if !drained {
 		cell.Warnings = append(cell.Warnings, fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain))
 	}
-	cell.Status, cell.Reason = trafficStatus(sawWaiting, cell.CapHits, t.MaxOutstanding, w.unfinished)
+	cell.Status, cell.Reason = trafficStatus(polls, cell.CapHits, t.MaxOutstanding, w.unfinished)
 	return *cell, nil
 }
 

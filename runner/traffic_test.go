@@ -154,24 +154,35 @@ func TestTrafficStatsGoodput(t *testing.T) {
 func TestTrafficStatus(t *testing.T) {
 	tests := []struct {
 		name                string
-		waiting             bool
+		polls               []poll
 		capHits, unfinished int
 		want                result.Status
 		wantReason          string
 	}{
 		{name: "valid", want: result.StatusValid},
-		{name: "server queued", waiting: true, want: result.StatusQueued, wantReason: "the server reported waiting requests during the window"},
+		{name: "server queued", polls: []poll{waitingPoll(0, 0), waitingPoll(50, 2), waitingPoll(100, 1)}, want: result.StatusQueued,
+			wantReason: "the server reported waiting requests in two polls in a row during the window"},
+		// One poll alone is a moment (docs/method.md#statuses): a request
+		// that waited one engine step.
+		{name: "one waiting poll", polls: []poll{waitingPoll(0, 0), waitingPoll(50, 3), waitingPoll(100, 0), waitingPoll(150, 2)}, want: result.StatusValid},
+		{name: "waiting polls apart from a failed scrape", polls: []poll{waitingPoll(0, 1), {at: 50 * time.Millisecond}, waitingPoll(100, 1)}, want: result.StatusQueued,
+			wantReason: "the server reported waiting requests in two polls in a row during the window"},
 		{name: "cap hit", capHits: 3, want: result.StatusQueued, wantReason: "3 arrivals found 64 requests outstanding (max_outstanding) and were launched late"},
 		{name: "unfinished", unfinished: 2, want: result.StatusQueued, wantReason: "2 of the window's requests did not finish"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, reason := trafficStatus(tt.waiting, tt.capHits, 64, tt.unfinished)
+			st, reason := trafficStatus(tt.polls, tt.capHits, 64, tt.unfinished)
 			if st != tt.want || reason != tt.wantReason {
 				t.Errorf("got %s %q, want %s %q", st, reason, tt.want, tt.wantReason)
 			}
 		})
 	}
+}
+
+// waitingPoll is a traffic cell's poll at ms with waiting requests waiting.
+func waitingPoll(ms int, waiting float64) poll {
+	return poll{at: time.Duration(ms) * time.Millisecond, gauges: true, waiting: waiting}
 }
 
 // runLoad drives a trafficLoad against f at rate req/s (constant arrivals)
