@@ -222,18 +222,22 @@ func factDisagreements(asked *result.ServerAsked, s *result.Server, maxModelLen 
 
 // nonDefaultArgsRe finds vLLM's startup line "non-default args: {…}"
 // (log_non_default_args, vllm/entrypoints/utils.py), and specMethodRe the
-// method of its 'speculative_config' dict ({'method': 'dflash', …}).
+// method in its 'speculative_config' value: a dict ({'method': 'dflash', …},
+// possibly with nested dicts) or the JSON string given on the command line
+// ('{"method": "dflash", …}').
 var (
 	nonDefaultArgsRe = regexp.MustCompile(`non-default args: (\{.*\})`)
-	specConfigRe     = regexp.MustCompile(`'speculative_config': \{([^{}]*)\}`)
-	specMethodRe     = regexp.MustCompile(`'method': '([^']*)'`)
+	specMethodRe     = regexp.MustCompile(`['"]method['"]: ?['"]([^'"]*)['"]`)
 )
+
+// specConfigKey starts the speculative_config entry of the args dict.
+const specConfigKey = "'speculative_config': "
 
 // speculativeFromLog reads the speculative method from a server log's
 // non-default args line: the method of its speculative_config, "" when the
-// line has no speculative_config (the server runs without), ok false when
-// there is no such line or its speculative_config names no method (vLLM
-// then infers it from the draft model).
+// line has no speculative_config (or it is None: the server runs without),
+// ok false when there is no such line, or its speculative_config cannot be
+// read or names no method (vLLM then infers it from the draft model).
 func speculativeFromLog(path string) (method string, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -247,14 +251,60 @@ func speculativeFromLog(path string) (method string, ok bool) {
 		if m == nil {
 			continue
 		}
-		cfg := specConfigRe.FindSubmatch(m[1])
-		if cfg == nil {
+		args := string(m[1])
+		i := strings.Index(args, specConfigKey)
+		if i < 0 {
 			return "", true
 		}
-		if mm := specMethodRe.FindSubmatch(cfg[1]); mm != nil {
-			return string(mm[1]), true
+		rest := args[i+len(specConfigKey):]
+		if strings.HasPrefix(rest, "None") {
+			return "", true
+		}
+		v, read := pythonValue(rest)
+		if !read {
+			return "", false
+		}
+		if mm := specMethodRe.FindStringSubmatch(v); mm != nil {
+			return mm[1], true
 		}
 		return "", false
+	}
+	return "", false
+}
+
+// pythonValue is the dict or string literal at the start of s as Python's
+// repr writes it: a dict up to its matching brace (nested dicts and quoted
+// braces included), a quoted string up to its closing quote; false when s
+// starts with neither or the value does not end. Hand-written because the
+// line is a Python repr, not JSON, and only the extent of one value is
+// needed.
+func pythonValue(s string) (string, bool) {
+	if s == "" || (s[0] != '{' && s[0] != '\'' && s[0] != '"') {
+		return "", false
+	}
+	depth := 0
+	var quote byte // the open string's quote, 0 outside strings
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == '\\':
+			i++
+		case quote != 0 && c == quote:
+			quote = 0
+			if depth == 0 {
+				return s[:i+1], true
+			}
+		case quote != 0:
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+			if depth == 0 {
+				return s[:i+1], true
+			}
+		}
 	}
 	return "", false
 }

@@ -701,6 +701,14 @@ func TestSpeculativeFromLog(t *testing.T) {
 			method: "dflash", ok: true},
 		{name: "no speculative_config", log: "(APIServer pid=1) INFO [utils.py:328] non-default args: {'model': 'm', 'max_num_seqs': 64}\n", method: "", ok: true},
 		{name: "no method", log: "non-default args: {'speculative_config': {'model': 'x', 'num_speculative_tokens': 3}}\n", ok: false},
+		{name: "nested dict", log: "non-default args: {'model': 'm', 'speculative_config': {'method': 'dflash', 'model': 'x', 'num_speculative_tokens': 15, 'draft_tensor_parallel_size': 1, 'extra': {'a': 1}}, 'max_num_seqs': 8}\n",
+			method: "dflash", ok: true},
+		{name: "nested dict before the method", log: "non-default args: {'speculative_config': {'extra': {'a': '}'}, 'method': 'eagle3'}}\n", method: "eagle3", ok: true},
+		{name: "JSON string", log: `non-default args: {'model': 'm', 'speculative_config': '{"method": "ngram", "num_speculative_tokens": 4}'}` + "\n", method: "ngram", ok: true},
+		{name: "None", log: "non-default args: {'model': 'm', 'speculative_config': None}\n", method: "", ok: true},
+		// Present but unreadable is unknown, never "no speculation".
+		{name: "unreadable", log: "non-default args: {'model': 'm', 'speculative_config': SpeculativeConfig(method=dflash)}\n", ok: false},
+		{name: "cut off", log: "non-default args: {'speculative_config': {'method': 'dflash', 'extra': {'a': 1}\n", ok: false},
 		{name: "no line", log: "(APIServer pid=1) INFO Starting vLLM API server\n", ok: false},
 	}
 	for _, tc := range tests {
