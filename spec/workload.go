@@ -316,14 +316,20 @@ func (l *loader) checkWorkload() hcl.Diagnostics {
 	return append(diags, l.checkSpeculativeSampling()...)
 }
 
-// specDecodeMinP is vLLM's _SAMPLING_EPS: a min_p above it is "set".
-var specDecodeMinP = big.NewFloat(1e-5)
+// specDecodeMinP is vLLM's _SAMPLING_EPS: a min_p above it is "set"; a
+// temperature below it is greedy.
+var specDecodeMinP = big.NewFloat(samplingEps)
+
+// samplingEps is vLLM's _SAMPLING_EPS.
+const samplingEps = 1e-5
 
 // checkSpeculativeSampling applies SamplingParams._validate_spec_decode
 // (vLLM PR #31982): with speculative decoding on, a request whose min_p is
 // above 1e-5 or that sets any logit_bias is answered HTTP 400 "The min_p and
 // logit_bias sampling parameters are not yet supported with speculative
-// decoding.", so every request of the run would fail.
+// decoding.", so every request of the run would fail. A temperature below
+// 1e-5 is greedy: SamplingParams.__post_init__ resets min_p to 0 before
+// the check, so min_p is then no error.
 func (l *loader) checkSpeculativeSampling() hcl.Diagnostics {
 	a := l.workloadSampling
 	if a == nil {
@@ -342,7 +348,14 @@ func (l *loader) checkSpeculativeSampling() hcl.Diagnostics {
 	const rule = "vLLM answers HTTP 400 \"The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.\" to every such request (SamplingParams._validate_spec_decode, vLLM PR #31982; docs/vllm.md#sampling-parameters)"
 	var diags hcl.Diagnostics
 	w := l.spec.Workload
-	if num, ok := w.Sampling["min_p"]; ok {
+	// Compared as the float64 vLLM parses from the request's JSON.
+	greedy := false
+	if t, ok := w.Sampling["temperature"]; ok {
+		if f, _ := t.Float64(); f < samplingEps {
+			greedy = true
+		}
+	}
+	if num, ok := w.Sampling["min_p"]; ok && !greedy {
 		if f, _, err := big.ParseFloat(num.String(), 10, 256, big.ToNearestEven); err == nil && f.Cmp(specDecodeMinP) > 0 {
 			diags = append(diags, invalidCtx("min_p with speculative decoding", l.objectValueRange(a, "min_p"), a.Range,
 				fmt.Sprintf("sampling.min_p is %s and server %q has a speculative block (%s): %s. Set min_p = 0 (or leave it out), or remove the speculative block.",

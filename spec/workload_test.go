@@ -1,7 +1,10 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -170,6 +173,24 @@ expect "e" {
 		if (err == nil) != c.ok || (c.ok && got != c.want) {
 			t.Errorf("ParseTolerance(%q) = %v, %v; want %v (ok %v)", c.in, got, err, c.want, c.ok)
 		}
+	}
+}
+
+// TestSpeculativeGreedyMinP: min_p with a speculative block is no error at a
+// greedy temperature (vLLM resets min_p first); the same min_p at 1e-5 is.
+func TestSpeculativeGreedyMinP(t *testing.T) {
+	if _, diags := Load("testdata/valid/speculative_greedy.hcl", LoadOptions{LookupEnv: testEnv}); len(diags) > 0 {
+		t.Fatalf("diagnostics: %v", diags)
+	}
+	src, err := os.ReadFile("testdata/valid/speculative_greedy.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "warm.hcl")
+	os.WriteFile(p, bytes.Replace(src, []byte("0.000009"), []byte("0.00001"), 1), 0o644)
+	_, diags := Load(p, LoadOptions{LookupEnv: testEnv})
+	if len(diags) != 1 || diags[0].Summary != "min_p with speculative decoding" {
+		t.Errorf("at temperature 1e-5: diagnostics %v, want one \"min_p with speculative decoding\"", diags)
 	}
 }
 
