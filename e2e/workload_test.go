@@ -419,7 +419,7 @@ func TestGenerationConfigMinPUnderSpeculation(t *testing.T) {
 				"server sim rejects every request",
 				"HTTP 400",
 				"The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.",
-				"the min_p comes from the model's generation_config.json",
+				"the min_p comes from the server's defaults: the model's generation_config.json or the server's --override-generation-config",
 				"add sampling = { min_p = 0 } to the workload block",
 			} {
 				if !strings.Contains(all, want) {

@@ -464,15 +464,18 @@ func (r *run) samplingRejected(failure error) error {
 	}
 	srv := r.cfg.Server
 	w := r.cfg.Spec.Workload
-	_, sentMinP := w.Sampling["min_p"]
+	// min_p counts as sent when vLLM would reject it: above _SAMPLING_EPS
+	// (an explicit min_p = 0 pins it and is never the cause).
+	minP, _ := w.Sampling["min_p"].Float64()
+	sentMinP := minP > 1e-5
 	var why, remedy string
 	switch {
 	case srv.Speculative == nil && (sentMinP || len(w.LogitBias) > 0):
 		why = "the spec sends min_p or logit_bias, and the server runs speculative decoding although the server block has no speculative block"
 		remedy = "remove min_p and logit_bias from workload.sampling, or serve without speculative decoding"
 	default:
-		why = "the spec sends no min_p and no logit_bias, so the min_p comes from the model's generation_config.json, which vLLM applies to every request that leaves it out"
-		remedy = "add sampling = { min_p = 0 } to the workload block (or start the server with --generation-config vllm)"
+		why = "the spec sends no min_p above 1e-5 and no logit_bias, so the min_p comes from the server's defaults: the model's generation_config.json or the server's --override-generation-config, which vLLM applies to every request that leaves min_p out"
+		remedy = "add sampling = { min_p = 0 } to the workload block (or start the server with --generation-config vllm and no min_p in --override-generation-config)"
 	}
 	return exit.Infraf("server %s rejects every request: %s. %s (docs/vllm.md#sampling-defaults): %s; slogate does not change the workload by itself", srv.Name, msg, why, remedy)
 }
