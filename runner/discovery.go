@@ -335,7 +335,21 @@ var (
 // kvLogDisagreement is how far (relative) the two KV lines of an engine may
 // disagree before the concurrency line wins: vLLM prints the concurrency
 // with two decimals, which at a concurrency of at least 1 is within 0.5 %.
-const kvLogDisagreement = 0.01
+// Below that the rounding alone can exceed 1 % (0.31x stands for anything
+// from 0.305 to 0.315), so the lines also disagree only when size ÷ length
+// is outside the printed figure's rounding interval, kvLogRounding.
+const (
+	kvLogDisagreement = 0.01
+	kvLogRounding     = 0.005
+)
+
+// kvLinesDisagree says whether an engine's size line and concurrency line
+// tell different capacities: beyond the concurrency's rounding interval
+// and by more than kvLogDisagreement of concurrency × length.
+func kvLinesDisagree(e *engineKVLines, fromConc int64) bool {
+	outsideRounding := math.Abs(float64(e.size)/float64(e.perRequest)-e.concurrency) > kvLogRounding
+	return outsideRounding && math.Abs(float64(e.size-fromConc)) > kvLogDisagreement*float64(fromConc)
+}
 
 // kvLogReading is what a server log says about the KV capacity.
 type kvLogReading struct {
@@ -414,7 +428,7 @@ func parseKVLog(r io.Reader) kvLogReading {
 		fromConc := int64(e.concurrency * float64(e.perRequest))
 		var n int64
 		switch {
-		case e.size > 0 && fromConc > 0 && math.Abs(float64(e.size-fromConc)) > kvLogDisagreement*float64(fromConc):
+		case e.size > 0 && fromConc > 0 && kvLinesDisagree(e, fromConc):
 			n = fromConc
 			out.warnings = append(out.warnings, fmt.Sprintf(
 				"engine %d's log lines disagree: \"GPU KV cache size: %s tokens\" but \"Maximum concurrency for %s tokens per request: %sx\" gives %s tokens; using %s "+

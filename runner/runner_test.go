@@ -252,6 +252,14 @@ func TestKVFromLog(t *testing.T) {
 			log:  "GPU KV cache size: 100,400 tokens, Maximum concurrency for 100,000 tokens per request: 1.00x\n",
 			want: 100400},
 		{name: "no separators", log: "GPU KV cache size: 7000 tokens\n", want: 7000},
+		// 10,300 ÷ 32,768 = 0.3143, printed 0.31x: 0.31 × 32,768 = 10,158 is
+		// 1.4 % below the size, from the two-decimal rounding alone.
+		{name: "below 0.5x the rounding is no disagreement",
+			log:  "GPU KV cache size: 10,300 tokens, Maximum concurrency for 32,768 tokens per request: 0.31x\n",
+			want: 10300},
+		{name: "below 0.5x, beyond the rounding",
+			log:  "GPU KV cache size: 5,000 tokens, Maximum concurrency for 32,768 tokens per request: 0.31x\n",
+			want: 10158, warn: []string{`"GPU KV cache size: 5,000 tokens"`, "gives 10,158 tokens", "vLLM #40691"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
