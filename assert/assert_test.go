@@ -198,6 +198,35 @@ func TestEvaluateAssert(t *testing.T) {
 			message: "server.max_num_seqs is not known: the run could not learn it from the server",
 			details: []string{"server.max_num_seqs is not known: the run could not learn it from the server"},
 		},
+		// kv_cache_dtype and speculative are read only as the server stated
+		// them: the spec's value beside them in results.json is what was
+		// asked, not what ran.
+		{
+			name: "kv_cache_dtype the server did not state", cond: `server.kv_cache_dtype == "fp8"`, outcome: result.Error, infra: true,
+			edit:    func(r *result.Results) { r.Server.KVCacheDtype = "fp8" },
+			message: "server.kv_cache_dtype is not known: the run could not learn it from the server",
+			details: []string{"server.kv_cache_dtype is not known: the run could not learn it from the server"},
+		},
+		{
+			name: "kv_cache_dtype the server stated", cond: `server.kv_cache_dtype == "fp8"`, outcome: result.Fail,
+			edit: func(r *result.Results) {
+				r.Server.KVCacheDtype, r.Server.Stated = "auto", map[string]string{"kv_cache_dtype": "vllm:cache_config_info"}
+			},
+			details: []string{`server.kv_cache_dtype = "auto", want == "fp8"`},
+		},
+		{
+			name: "speculative the server did not state", cond: `server.speculative == "dflash"`, outcome: result.Error, infra: true,
+			edit:    func(r *result.Results) { r.Server.Speculative = "dflash" },
+			message: "server.speculative is not known: the run could not learn it from the server",
+			details: []string{"server.speculative is not known: the run could not learn it from the server"},
+		},
+		{
+			name: "no speculation, stated", cond: `server.speculative == ""`, outcome: result.Pass,
+			edit: func(r *result.Results) {
+				r.Server.Stated = map[string]string{"speculative": "server.log (non-default args)"}
+			},
+			details: []string{`server.speculative = "", want == "": ok`},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -375,9 +375,14 @@ func serverObject(name string, srv *spec.Server, s *result.Server) cty.Value {
 	if tp == 0 {
 		tp = 1 // vLLM's default
 	}
-	kvDtype := s.KVCacheDtype
-	if kvDtype == "" {
-		kvDtype = "auto"
+	// A fact the server states itself is read only as it stated it: the
+	// spec's value (results.json keeps it beside the server's, unstated)
+	// says what was asked, not what ran (docs/method.md#server-facts).
+	statedStr := func(attr, v string) cty.Value {
+		if _, ok := s.Stated[attr]; !ok {
+			return cty.UnknownVal(cty.String).Mark(unknownServerFact{attr})
+		}
+		return cty.StringVal(v)
 	}
 	served := s.ServedModel
 	if served == "" && srv != nil {
@@ -412,8 +417,8 @@ func serverObject(name string, srv *spec.Server, s *result.Server) cty.Value {
 		"max_model_len":        fact("max_model_len", int64(s.MaxModelLen)),
 		"max_num_seqs":         fact("max_num_seqs", int64(s.MaxNumSeqs)),
 		"tensor_parallel_size": cty.NumberIntVal(tp),
-		"kv_cache_dtype":       cty.StringVal(kvDtype),
-		"speculative":          cty.StringVal(s.Speculative),
+		"kv_cache_dtype":       statedStr("kv_cache_dtype", s.KVCacheDtype),
+		"speculative":          statedStr("speculative", s.Speculative),
 		"simulated":            cty.BoolVal(s.Simulated),
 		"endpoint":             cty.StringVal(s.Endpoint),
 		"gpus":                 gpus,

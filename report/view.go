@@ -681,13 +681,21 @@ func short(h string) string {
 
 // statedFact shows a server fact as the server stated it, noting where the
 // spec asked otherwise ("auto (the spec asked fp8)"); a fact the server
-// did not state is the spec's and shown as it is.
+// did not state is the spec's and says so ("fp8 (from the spec; the server
+// did not say)").
 func statedFact(s *result.Server, fact, value, asked string) string {
-	if _, ok := s.Stated[fact]; !ok || asked == "" || asked == value {
+	switch _, ok := s.Stated[fact]; {
+	case !ok:
+		return value + notStated
+	case asked == "" || asked == value:
 		return value
 	}
 	return value + " (the spec asked " + asked + ")"
 }
+
+// notStated follows a fact shown as the spec gave it because the server
+// did not state it.
+const notStated = " (from the spec; the server did not say)"
 
 func askedDtype(s *result.Server) string {
 	if s.Asked == nil {

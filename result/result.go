@@ -101,10 +101,12 @@ type Server struct {
 	TensorParallelSize int `json:"tensor_parallel_size,omitempty"`
 	// KVCacheDtype is the KV cache dtype: what the server states
 	// (vllm:cache_config_info's cache_dtype) when it does, else the spec's
-	// ("" when neither says).
+	// ("" when neither says); Stated says which, and conditions read only
+	// a stated one.
 	KVCacheDtype string `json:"kv_cache_dtype,omitempty"`
 	// Speculative is the speculative decoding method ("" when off): what
-	// the server's startup log states when it was read, else the spec's.
+	// the server's startup log states when it was read, else the spec's;
+	// Stated says which, and conditions read only a stated one.
 	Speculative string `json:"speculative,omitempty"`
 	// BlockSize is vllm:cache_config_info's block_size (on hybrid models
 	// an aligned size, not a token unit); 0 when the server does not say.

@@ -183,6 +183,23 @@ func (r *run) readStatedFacts(ctx context.Context, maxModelLen int) {
 	for _, w := range factDisagreements(asked, facts, maxModelLen) {
 		r.warn(w)
 	}
+	for _, f := range unstatedFacts(asked, facts) {
+		r.logf("server %s: %s", srv.Name, f)
+	}
+}
+
+// unstatedFacts are the facts the spec asked that the server did not
+// state, as the console shows them ("kv_cache_dtype fp8 (from the spec;
+// the server did not say)"): results.json keeps the spec's value, and
+// conditions' server.* cannot read it (docs/method.md#server-facts).
+func unstatedFacts(asked *result.ServerAsked, s *result.Server) []string {
+	var out []string
+	for _, f := range []struct{ fact, asked string }{{"kv_cache_dtype", asked.KVCacheDtype}, {"speculative", asked.Speculative}} {
+		if _, ok := s.Stated[f.fact]; !ok && f.asked != "" {
+			out = append(out, fmt.Sprintf("%s %s (from the spec; the server did not say)", f.fact, f.asked))
+		}
+	}
+	return out
 }
 
 // speculativeUnnamed is the asked method of a speculative block that names

@@ -773,6 +773,32 @@ func TestFactDisagreements(t *testing.T) {
 	}
 }
 
+// TestUnstatedFacts: the console names each fact the spec asked and the
+// server did not state as the spec's; nothing for a stated fact or one the
+// spec did not ask.
+func TestUnstatedFacts(t *testing.T) {
+	tests := []struct {
+		name   string
+		asked  result.ServerAsked
+		stated map[string]string
+		want   []string
+	}{
+		{name: "neither stated", asked: result.ServerAsked{KVCacheDtype: "fp8", Speculative: "dflash"},
+			want: []string{"kv_cache_dtype fp8 (from the spec; the server did not say)", "speculative dflash (from the spec; the server did not say)"}},
+		{name: "both stated", asked: result.ServerAsked{KVCacheDtype: "fp8", Speculative: "dflash"},
+			stated: map[string]string{"kv_cache_dtype": "vllm:cache_config_info", "speculative": "server.log (non-default args)"}},
+		{name: "nothing asked"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := unstatedFacts(&tc.asked, &result.Server{Stated: tc.stated})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestSamplingRejected: the exit-3 message of a server that answers every
 // request vLLM's speculative-decoding 400 blames the spec only when it sends
 // a min_p vLLM rejects (above 1e-5) or a logit_bias; an explicit min_p = 0
