@@ -88,7 +88,11 @@ func (r *run) discoverKVCapacity(ctx context.Context) (tokens int64, source, war
 		return snap.KV.SizeTokens, result.KVSourceMetrics, ""
 	}
 	if r.serverProcess != nil {
-		if lr := kvFromLog(r.serverProcess.logPath); lr.tokens > 0 {
+		dp := 1
+		if d := r.cfg.Server.DataParallelSize; d != nil {
+			dp = *d
+		}
+		if lr := kvFromLog(r.serverProcess.logPath, dp); lr.tokens > 0 {
 			r.kvDetail = lr.detail
 			return lr.tokens, result.KVSourceLog, strings.Join(lr.warnings, "; ")
 		}
@@ -390,17 +394,20 @@ type engineKVLines struct {
 // a hybrid model divided the blocks by the number of KV-cache groups
 // (vLLM #40691), and current builds print int(concurrency × max_model_len)
 // as the size. An engine with only the concurrency line takes concurrency ×
-// its length too.
-func kvFromLog(path string) kvLogReading {
+// its length too. When the log has lines for fewer engines than the
+// data_parallel_size dp (lines without an engine prefix all fold into
+// engine 0), the engines are taken as alike: the mean of those found × dp,
+// with a warning saying so.
+func kvFromLog(path string, dp int) kvLogReading {
 	f, err := os.Open(path)
 	if err != nil {
 		return kvLogReading{}
 	}
 	defer f.Close()
-	return parseKVLog(f)
+	return parseKVLog(f, dp)
 }
 
-func parseKVLog(r io.Reader) kvLogReading {
+func parseKVLog(r io.Reader, dp int) kvLogReading {
 	engines := map[int]*engineKVLines{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
@@ -440,6 +447,7 @@ func parseKVLog(r io.Reader) kvLogReading {
 	sort.Ints(idxs)
 	var out kvLogReading
 	var how []string
+	found := 0 // engines with a figure
 	for _, i := range idxs {
 		e := engines[i]
 		fromConc := int64(e.concurrency * float64(e.perRequest))
@@ -466,8 +474,22 @@ func parseKVLog(r io.Reader) kvLogReading {
 			return kvLogReading{}
 		}
 		out.tokens += n
+		found++
 	}
 	out.detail = strings.Join(how, "; ")
+	if found > 0 && found < dp {
+		if out.tokens > math.MaxInt64/int64(dp) {
+			return kvLogReading{}
+		}
+		found64 := int64(found)
+		total := out.tokens * int64(dp) / found64
+		out.warnings = append(out.warnings, fmt.Sprintf(
+			"the server log has KV cache lines for %d of the %d data-parallel engines (data_parallel_size = %d; lines without an (EngineCore_DP<i>) prefix all read as engine 0): "+
+				"assuming the engines are alike, %s tokens each (the mean of those found), %s in all; set kv_cache_tokens in the spec if you know the total (docs/vllm.md#kv-cache-log-lines)",
+			found, dp, dp, thousands(out.tokens/found64), thousands(total)))
+		out.detail += fmt.Sprintf("; × %d/%d engines (assumed alike)", dp, found)
+		out.tokens = total
+	}
 	return out
 }
 

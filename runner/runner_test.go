@@ -225,6 +225,7 @@ func TestKVFromLog(t *testing.T) {
 		name string
 		file string // under testdata/kvlog
 		log  string // inline, when file is ""
+		dp   int // data_parallel_size; 0: 1
 		want int64
 		warn []string // substrings of the one warning; nil: none
 	}{
@@ -252,6 +253,12 @@ func TestKVFromLog(t *testing.T) {
 			log:  "GPU KV cache size: 100,400 tokens, Maximum concurrency for 100,000 tokens per request: 1.00x\n",
 			want: 100400},
 		{name: "no separators", log: "GPU KV cache size: 7000 tokens\n", want: 7000},
+		// Two engines logging without a prefix fold into engine 0 (its last
+		// line wins): half the pool unless data_parallel_size says two.
+		{name: "data_parallel_size 2, lines without engine prefixes", dp: 2,
+			log:  "GPU KV cache size: 160,784 tokens\nGPU KV cache size: 160,784 tokens\n",
+			want: 2 * 160784, warn: []string{"KV cache lines for 1 of the 2 data-parallel engines (data_parallel_size = 2", "assuming the engines are alike, 160,784 tokens each", "321,568 in all", "set kv_cache_tokens"}},
+		{name: "data_parallel_size 2, both engines logged", dp: 2, file: "two-engines.log", want: 2 * 160784},
 		// 10,300 ÷ 32,768 = 0.3143, printed 0.31x: 0.31 × 32,768 = 10,158 is
 		// 1.4 % below the size, from the two-decimal rounding alone.
 		{name: "below 0.5x the rounding is no disagreement",
@@ -268,7 +275,7 @@ func TestKVFromLog(t *testing.T) {
 				p = filepath.Join(t.TempDir(), "server.log")
 				os.WriteFile(p, []byte(tc.log), 0o644)
 			}
-			got := kvFromLog(p)
+			got := kvFromLog(p, max(tc.dp, 1))
 			if got.tokens != tc.want {
 				t.Errorf("kvFromLog = %d tokens (%s), want %d", got.tokens, got.detail, tc.want)
 			}
