@@ -225,7 +225,7 @@ func TestKVFromLog(t *testing.T) {
 		name string
 		file string // under testdata/kvlog
 		log  string // inline, when file is ""
-		dp   int // data_parallel_size; 0: 1
+		dp   int    // data_parallel_size; 0: 1
 		want int64
 		warn []string // substrings of the one warning; nil: none
 	}{
