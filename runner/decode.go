@@ -116,6 +116,9 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 	cellCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	streams := newLoad(r.client, r.genPath(), bodies, concurrency, firstTokenTimeout(ref.Context, concurrency), r.cfg.StreamIdleTimeout)
+	if r.cfg.loadClock != nil {
+		streams.now = r.cfg.loadClock(streams)
+	}
 	streams.log, streams.meta = r.requests, requestMeta{cell: ref.Name(), phase: result.PhaseDecode, repeat: repeat, promptTokens: int64(ref.Context)}
 	streams.start(cellCtx)
 	// stop cancels the streams and waits for them; false when they did not

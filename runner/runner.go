@@ -81,6 +81,9 @@ type Config struct {
 	// StreamIdleTimeout ends a stream that sends nothing for this long (the
 	// cell becomes an error; the run goes on).
 	StreamIdleTimeout time.Duration
+	// loadClock, when set (tests), replaces a decode cell's clock: it is
+	// given the load and returns its now (ns since origin).
+	loadClock func(l *load) func() int64
 	// SteadyHold overrides plan.SteadyHold (tests only).
 	SteadyHold time.Duration
 	// Resume continues an interrupted run in OutDir: its cells.jsonl records

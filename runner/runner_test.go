@@ -843,3 +843,31 @@ func TestSamplingRejected(t *testing.T) {
 		})
 	}
 }
+
+// TestTotalTPSOverMeasuredWindow: total_tps divides the window's tokens by
+// the window as measured, not by the nominal duration. The cell's clock
+// runs twice as fast as real time, so the measured window is at least
+// twice the nominal 500 ms: over the nominal one total_tps would come out
+// at least twice as high as output_tokens ÷ measured_s.
+func TestTotalTPSOverMeasuredWindow(t *testing.T) {
+	f := fakeVLLM{tokens: 100000, perChunk: 2, gap: 2 * time.Millisecond}
+	s := f.start(t)
+	cfg := testConfig(t, s.URL, smallSpec(2), "")
+	cfg.loadClock = func(l *load) func() int64 { return func() int64 { return 2 * int64(time.Since(l.origin)) } }
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Decode) != 1 {
+		t.Fatalf("decode cells %+v", res.Decode)
+	}
+	c := res.Decode[0]
+	if c.MeasuredS < 1 {
+		t.Fatalf("measured_s %v, want ≥ 1 (twice the 500 ms window on the doubled clock)", c.MeasuredS)
+	}
+	want := float64(c.OutputTokens) / c.MeasuredS
+	if c.TotalTPS < 0.99*want || c.TotalTPS > 1.01*want {
+		t.Errorf("total_tps %v, want output_tokens %d ÷ measured_s %v = %.1f (over the nominal 0.5 s it would be %.1f)",
+			c.TotalTPS, c.OutputTokens, c.MeasuredS, want, float64(c.OutputTokens)/0.5)
+	}
+}

@@ -42,6 +42,8 @@ func TestCellStatus(t *testing.T) {
 			wantNote: `up to 3 requests were deferred during the window (vllm:num_requests_waiting_by_reason{reason="deferred"}`},
 		{name: "preemptions during the window", ev: with(func(e *waitEvidence) { e.preemptions = 3 }), activeAvg: 64,
 			want: result.StatusQueued, wantReason: "the server preempted 3 requests during the window (vllm:num_preemptions_total)"},
+		{name: "a single preemption is enough", ev: with(func(e *waitEvidence) { e.preemptions = 1 }), activeAvg: 64,
+			want: result.StatusQueued, wantReason: "the server preempted 1 requests during the window (vllm:num_preemptions_total)"},
 		{name: "no preemptions", ev: with(func(e *waitEvidence) { e.preemptions = 0 }), activeAvg: 64, want: result.StatusValid},
 		{name: "fewer running than outstanding for a quarter of the window", ev: with(func(e *waitEvidence) { e.window.short = short(500*time.Millisecond, 2*time.Second, 10) }), activeAvg: 64,
 			want: result.StatusQueued, wantReason: "the server ran fewer than 64 requests while 64 were outstanding (beyond those just sent) for 0.5s of the window's 2.0s"},
