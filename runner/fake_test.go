@@ -56,7 +56,7 @@ type fakeVLLM struct {
 	noChatTokenize bool
 	// reasoning makes chat streams send their first half as delta.reasoning.
 	reasoning     bool
-	tokenizeCalls atomic.Int64 // /tokenize requests with messages
+	tokenizeCalls atomic.Int64   // /tokenize requests with messages
 	mux           *http.ServeMux // the handler, set by start
 }
 
