@@ -19,7 +19,8 @@ type Outlook struct {
 // with maxOutput tokens per request: over capacity by the spec's
 // kv_cache_tokens split over its data_parallel_size engines (the same
 // KVPool rule the runner and the conditions use), else queued when the
-// busiest engine's requests exceed its max_num_seqs. Other cells get no
+// busiest engine's requests exceed its max_num_seqs (the attribute or
+// --max-num-seqs in args: spec.Server.LaunchMaxNumSeqs). Other cells get no
 // outlook.
 func CellOutlook(srv *spec.Server, maxOutput int, ref result.CellRef) Outlook {
 	if ref.Phase != result.PhaseDecode || srv == nil {
@@ -30,8 +31,8 @@ func CellOutlook(srv *spec.Server, maxOutput int, ref result.CellRef) Outlook {
 		return Outlook{Status: result.StatusOverCapacity, Reason: pool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil) + " (from the spec's kv_cache_tokens)"}
 	}
 	seqs := 0
-	if srv.MaxNumSeqs != nil {
-		seqs = *srv.MaxNumSeqs
+	if n := srv.LaunchMaxNumSeqs(); n != nil {
+		seqs = *n
 	}
 	if queue, why := pool.WillQueue(ref.Concurrency, seqs); queue {
 		return Outlook{Status: result.StatusQueued, Reason: why}

@@ -20,6 +20,35 @@ func (s *Server) ServedName() string {
 	return s.Model
 }
 
+// LaunchMaxNumSeqs is the max_num_seqs the server is launched with: the
+// last --max-num-seqs in args (also written --max_num_seqs, as vLLM's
+// FlexibleArgumentParser reads underscores as dashes, or with "=value"),
+// which wins over the max_num_seqs attribute because args are rendered
+// after it and argparse keeps the last; else the attribute; nil when
+// neither sets it (or args' value is not a positive number).
+func (s *Server) LaunchMaxNumSeqs() *int {
+	n := s.MaxNumSeqs
+	for i := 0; i < len(s.Args); i++ {
+		flag, val, hasVal := strings.Cut(s.Args[i], "=")
+		if flag != "--max-num-seqs" && flag != "--max_num_seqs" {
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(s.Args) {
+				break
+			}
+			i++
+			val = s.Args[i]
+		}
+		v, err := strconv.Atoi(val)
+		if err != nil || v <= 0 {
+			return nil
+		}
+		n = &v
+	}
+	return n
+}
+
 // Argv is the exact launch command: COMMAND serve MODEL --flag value …, with
 // typed attributes rendered only when set and `args` appended last. It holds
 // the real API key: pass it to exec only, and RedactedArgv everywhere else.
