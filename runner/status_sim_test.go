@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -25,6 +26,10 @@ type shortfallModel struct {
 	step      time.Duration // engine step
 	delta     time.Duration // one HTTP hop
 	held      int           // streams held by the server
+	// hold delays every request this long before it reaches the engine,
+	// somewhere the server does not report (a proxy's queue): not running,
+	// not waiting.
+	hold time.Duration
 }
 
 // trial simulates one window and returns its polls, every interval
@@ -38,7 +43,7 @@ func (m shortfallModel) trial(rng *rand.Rand, every time.Duration) []poll {
 	live := make([]req, m.c)
 	stepEnd := func(t float64) float64 { return math.Ceil(t/S) * S }
 	newReq := func(sent float64) req {
-		counted := stepEnd(sent+d) + S // scheduled at the step start after arrival, counted at that step's end
+		counted := stepEnd(sent+d+float64(m.hold)) + S // scheduled at the step start after arrival, counted at that step's end
 		return req{sent: sent, counted: counted, first: counted + d, finish: counted + float64(m.tokens-1)*S}
 	}
 	for i := range live {
@@ -126,6 +131,51 @@ func TestShortfallErrorRates(t *testing.T) {
 				t.Errorf("false queued %.4f (want ≤ %g), detection %.4f (want ≥ %g)", fNew, row.maxFalse, det, row.minDetect)
 			}
 		})
+	}
+}
+
+// TestShortfallOfHeldRequests: every request held X ms before it reaches
+// the engine, somewhere the server does not report, is found by the
+// shortfall rule only when X exceeds the in-transit bound (transitBound,
+// 1 s): a request younger than that without a first token is excused as in
+// transit, so a shorter hold is never seen. Rates from 2,000 seeded windows
+// per row (docs/method.md#statuses).
+func TestShortfallOfHeldRequests(t *testing.T) {
+	const trials = 2000
+	models := []struct {
+		name string
+		m    shortfallModel
+	}{
+		{name: "64 × 128 tokens, 15 ms steps", m: shortfallModel{c: 64, tokens: 128, step: 15 * time.Millisecond, delta: time.Millisecond}},
+		{name: "16 × 128 tokens, 10 ms steps", m: shortfallModel{c: 16, tokens: 128, step: 10 * time.Millisecond, delta: time.Millisecond}},
+	}
+	holds := []struct {
+		hold             time.Duration
+		minRate, maxRate float64
+	}{
+		{hold: 200 * time.Millisecond, maxRate: 0.001},
+		{hold: 500 * time.Millisecond, maxRate: 0.001},
+		{hold: 1500 * time.Millisecond, minRate: 0.99, maxRate: 1},
+	}
+	for _, mo := range models {
+		for _, h := range holds {
+			t.Run(fmt.Sprintf("%s, held %v", mo.name, h.hold), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(3, 4))
+				m := mo.m
+				m.hold = h.hold
+				detect := 0
+				for range trials {
+					if windowEvidence(m.trial(rng, pollEvery), m.c).short.shortfall() {
+						detect++
+					}
+				}
+				rate := float64(detect) / trials
+				t.Logf("every request held %v: %.4f of windows queued", h.hold, rate)
+				if rate < h.minRate || rate > h.maxRate {
+					t.Errorf("queued %.4f of windows, want %g to %g", rate, h.minRate, h.maxRate)
+				}
+			})
+		}
 	}
 }
 
