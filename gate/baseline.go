@@ -38,8 +38,9 @@ func (o *Options) CheckBaselineSettings() error {
 // (compare.BaselineWarnings), before any server starts: for each spec, the
 // metrics whose baseline cells, at their measured noise and number of
 // repeats, cannot be decided within the tolerance against the repeats the
-// spec measures. Inconclusive verdicts would follow; the lines say how many
-// baseline repeats would do. Nothing without a baseline.
+// spec measures (max_repeat with repeat = "auto"). Inconclusive verdicts
+// would follow; the lines say how many baseline repeats would do. Nothing
+// without a baseline.
 func (o *Options) BaselinePowerWarnings() []string {
 	if o.Baseline == nil {
 		return nil
@@ -51,7 +52,13 @@ func (o *Options) BaselinePowerWarnings() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, sp := range o.Specs {
-		for _, w := range compare.BaselineWarnings(o.Baseline, max(sp.Measure.Repeat, 1), o.Tolerance, alpha) {
+		// repeat = "auto" may take up to max_repeat a side: the baseline
+		// caps the power only when even that many cannot decide.
+		repeats := sp.Measure.Repeat
+		if sp.Measure.RepeatAuto {
+			repeats = sp.Measure.MaxRepeat
+		}
+		for _, w := range compare.BaselineWarnings(o.Baseline, max(repeats, 1), o.Tolerance, alpha) {
 			if !seen[w] {
 				seen[w] = true
 				out = append(out, "-baseline: "+w)
