@@ -303,6 +303,18 @@ type DecodeCell struct {
 	// Notes are facts about the cell that are not problems, such as the
 	// client's restart gaps lowering active_avg.
 	Notes []string `json:"notes,omitempty"`
+	// Polling is how long the cell's /metrics scrapes took; nil when it
+	// took none.
+	Polling *Polling `json:"polling,omitempty"`
+}
+
+// Polling is how long a cell's /metrics scrapes took: the status rules poll
+// every 50 ms (docs/method.md#polling), and a scrape that takes long is
+// work the server does beside the measured requests.
+type Polling struct {
+	Scrapes int     `json:"scrapes"`
+	MeanMs  float64 `json:"scrape_ms_mean"`
+	MaxMs   float64 `json:"scrape_ms_max"`
 }
 
 // KV capacity sources, in the order the runner tries them

@@ -63,6 +63,9 @@ type TrafficCell struct {
 	// ElapsedS is the wall time the cell took, warm-up and drain included.
 	ElapsedS float64  `json:"elapsed_s,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Polling is how long the window's /metrics scrapes took; nil when it
+	// took none.
+	Polling *Polling `json:"polling,omitempty"`
 }
 
 // Ref returns the reference that names this cell.

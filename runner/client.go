@@ -158,17 +158,25 @@ func (c *apiClient) version(ctx context.Context) string {
 
 // metrics scrapes /metrics; the snapshot's time is the middle of the scrape.
 func (c *apiClient) metrics(ctx context.Context) (promread.Snapshot, time.Time, error) {
+	s, mid, _, err := c.timedMetrics(ctx)
+	return s, mid, err
+}
+
+// timedMetrics is metrics with how long the scrape took (the request and
+// its answer, not the parse).
+func (c *apiClient) timedMetrics(ctx context.Context) (promread.Snapshot, time.Time, time.Duration, error) {
 	t0 := time.Now()
 	code, b, err := c.do(ctx, http.MethodGet, "/metrics", nil)
-	mid := t0.Add(time.Since(t0) / 2)
+	took := time.Since(t0)
+	mid := t0.Add(took / 2)
 	if err != nil {
-		return promread.Snapshot{}, mid, err
+		return promread.Snapshot{}, mid, took, err
 	}
 	if code != http.StatusOK {
-		return promread.Snapshot{}, mid, fmt.Errorf("GET /metrics answered %d", code)
+		return promread.Snapshot{}, mid, took, fmt.Errorf("GET /metrics answered %d", code)
 	}
 	s, err := promread.Parse(bytes.NewReader(b), c.model)
-	return s, mid, err
+	return s, mid, took, err
 }
 
 // serverTokenizer is the server's POST /tokenize as a workload.Tokenizer.

@@ -149,7 +149,8 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 
 	// The steady-state gate (docs/method.md#steady-state-gate).
 	ev := waitEvidence{preemptions: -1}
-	g, err := r.steadyState(ctx, streams, concurrency, ref, progress)
+	var scrapes scrapeTimes
+	g, err := r.steadyState(ctx, streams, concurrency, ref, progress, &scrapes)
 	ev.gateQueued, ev.gateReason, ev.gateWaiting, ev.gateNote = g.queued, g.reason, g.waited, g.note
 	var sf streamFailure
 	switch {
@@ -191,7 +192,7 @@ measuring:
 				return cell, err
 			}
 			complBefore := streams.completion.Load()
-			p, s, err := r.takePoll(ctx, streams, concurrency)
+			p, s, err := r.takePoll(ctx, streams, concurrency, &scrapes)
 			polls = append(polls, p)
 			if err == nil && kvc != nil {
 				kvc.sample(s, complBefore, streams.completion.Load(), streams.decoding.Load())
@@ -277,6 +278,10 @@ measuring:
 			r.logf("warning: %s", warning)
 		}
 	}
+	var slow string
+	if cell.Polling, slow = scrapes.record(); slow != "" {
+		cell.Warnings = append(cell.Warnings, slow)
+	}
 	cell.Status, cell.Reason, cell.Notes = cellStatus(ev, stats.activeAvg, concurrency)
 	return cell, nil
 }
@@ -300,7 +305,7 @@ type gateOutcome struct {
 // the steady state held, a stable queue (queued, with why), or the timeout
 // (queued when the gate's polls showed the server making requests wait,
 // else a note). A stream failure returns its error.
-func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref result.CellRef, progress func(result.Stage, time.Duration, float64)) (g gateOutcome, err error) {
+func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref result.CellRef, progress func(result.Stage, time.Duration, float64), scrapes *scrapeTimes) (g gateOutcome, err error) {
 	hold := r.cfg.SteadyHold
 	timeout := steadyBase + hold + time.Duration(float64(concurrency)*float64(ref.Context)/steadyPrefillRate*float64(time.Second))
 	timeout = min(timeout, steadyMax)
@@ -320,7 +325,7 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 		if err := r.procExited(); err != nil {
 			return g, err
 		}
-		p, _, _ := r.takePoll(ctx, streams, concurrency)
+		p, _, _ := r.takePoll(ctx, streams, concurrency, scrapes)
 		switch gt.observe(p) {
 		case gateSteady:
 			return gateOutcome{waited: gt.waited()}, nil
@@ -337,11 +342,12 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 // takePoll reads /metrics and what the client has at that moment (the
 // status rules' input, docs/method.md#statuses); the poll's time is the
 // middle of the scrape, since the streams' origin. The snapshot and the
-// error are the scrape's.
-func (r *run) takePoll(ctx context.Context, streams *load, concurrency int) (poll, promread.Snapshot, error) {
+// error are the scrape's; how long it took goes to scrapes.
+func (r *run) takePoll(ctx context.Context, streams *load, concurrency int, scrapes *scrapeTimes) (poll, promread.Snapshot, error) {
 	c := int64(concurrency)
 	outBefore := streams.outstanding.Load()
-	s, at, err := r.client.metrics(ctx)
+	s, at, took, err := r.client.timedMetrics(ctx)
+	scrapes.add(took)
 	sinceOrigin := at.Sub(streams.origin)
 	p := poll{at: sinceOrigin, decoding: int(streams.decoding.Load()), started: int(streams.started.Load())}
 	if err == nil && s.HasRequests {

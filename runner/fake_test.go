@@ -34,6 +34,7 @@ type fakeVLLM struct {
 	truncate     bool          // close after the first chunk without [DONE]
 	stallAfter   int           // stop sending (without closing) after this many chunks
 	waiting      float64       // reported num_requests_waiting
+	metricsDelay time.Duration // before answering /metrics
 	// waitingAt, when set, gives num_requests_waiting for the nth /metrics
 	// request (1-based) that found `full` generation requests running, each
 	// sent its first chunk; n counts polls, not time, so load cannot shift
@@ -123,6 +124,7 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 		fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.maxModelLen, ids(n))
 	})
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(f.metricsDelay)
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", f.model, f.running.Load())
 		waiting := f.waiting
 		if f.waitingAt != nil && f.running.Load() >= f.full && f.streaming.Load() >= f.full {

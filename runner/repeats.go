@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -101,6 +102,7 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 		c.Samples[m.Name] = xs
 	}
 	var warns []string
+	c.Polling = combinePolling(runs)
 	for i, x := range runs {
 		warns = appendNew(warns, x.Warnings...)
 		notes = appendNew(notes, x.Notes...)
@@ -548,4 +550,23 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt workload.Promp
 	}
 	pc.recorded = true
 	return r.recordPrefill(r.finishPrefill(pc))
+}
+
+// combinePolling is the repeats' scrapes together: the mean over every
+// scrape, the longest; nil when no repeat scraped.
+func combinePolling(runs []result.DecodeCell) *result.Polling {
+	var out result.Polling
+	var sum float64
+	for _, x := range runs {
+		if p := x.Polling; p != nil {
+			out.Scrapes += p.Scrapes
+			sum += p.MeanMs * float64(p.Scrapes)
+			out.MaxMs = max(out.MaxMs, p.MaxMs)
+		}
+	}
+	if out.Scrapes == 0 {
+		return nil
+	}
+	out.MeanMs = math.Round(sum/float64(out.Scrapes)*1000) / 1000
+	return &out
 }

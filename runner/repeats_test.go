@@ -331,3 +331,20 @@ func TestShare(t *testing.T) {
 		})
 	}
 }
+
+// TestCombinePolling: a repeated cell's scrapes are every run's: the mean
+// weighted by each run's scrapes, the longest of all.
+func TestCombinePolling(t *testing.T) {
+	runs := []result.DecodeCell{
+		{Polling: &result.Polling{Scrapes: 10, MeanMs: 1, MaxMs: 3}},
+		{},
+		{Polling: &result.Polling{Scrapes: 30, MeanMs: 3, MaxMs: 12}},
+	}
+	want := &result.Polling{Scrapes: 40, MeanMs: 2.5, MaxMs: 12}
+	if got := combineDecode(runs).Polling; got == nil || *got != *want {
+		t.Errorf("combined polling = %+v, want %+v", got, want)
+	}
+	if got := combinePolling([]result.DecodeCell{{}, {}}); got != nil {
+		t.Errorf("no scrapes: %+v, want nil", got)
+	}
+}

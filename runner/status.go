@@ -55,6 +55,41 @@ const (
 	holdGrace = 250 * time.Millisecond
 )
 
+// slowScrape is the mean /metrics scrape time above which a cell warns that
+// polling may perturb the server (docs/method.md#polling): at 20 scrapes a
+// second, 5 ms each is a tenth of the time spent serving /metrics.
+const slowScrape = 5 * time.Millisecond
+
+// scrapeTimes gathers how long a cell's /metrics scrapes took.
+type scrapeTimes struct {
+	n         int
+	sum, most time.Duration
+}
+
+func (s *scrapeTimes) add(d time.Duration) {
+	s.n++
+	s.sum += d
+	s.most = max(s.most, d)
+}
+
+// record is the cell's Polling and, when the mean scrape exceeds
+// slowScrape, its warning; nil and "" without scrapes.
+func (s scrapeTimes) record() (*result.Polling, string) {
+	if s.n == 0 {
+		return nil, ""
+	}
+	mean := s.sum / time.Duration(s.n)
+	p := &result.Polling{Scrapes: s.n, MeanMs: millis(mean), MaxMs: millis(s.most)}
+	if mean <= slowScrape {
+		return p, ""
+	}
+	return p, fmt.Sprintf("GET /metrics took %.1f ms on average (max %.1f ms, %d scrapes at one per %v): polling may perturb the server (docs/method.md#polling)",
+		p.MeanMs, p.MaxMs, s.n, pollEvery)
+}
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 // poll is one /metrics read of a decode cell together with what the client
 // had at that moment: the input of the status rules, which are pure
 // functions of a sequence of polls (their times injected, never read from

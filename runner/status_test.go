@@ -4,9 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
@@ -324,5 +327,57 @@ func TestInTransit(t *testing.T) {
 	// l.awaiting[3] stays -1: past its first chunk, or between requests
 	if got := l.inTransit(now, time.Second); got != 2 {
 		t.Errorf("inTransit = %d, want 2 (the requests sent less than 1 s ago)", got)
+	}
+}
+
+// TestScrapeTimes: a cell records the mean and the longest /metrics scrape
+// and warns when the mean exceeds slowScrape (5 ms); no scrape, no record.
+func TestScrapeTimes(t *testing.T) {
+	msd := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	tests := []struct {
+		name    string
+		scrapes []time.Duration
+		want    *result.Polling
+		warn    string
+	}{
+		{name: "none"},
+		{name: "fast", scrapes: []time.Duration{msd(1), msd(2), msd(9)}, want: &result.Polling{Scrapes: 3, MeanMs: 4, MaxMs: 9}},
+		{name: "at the bound", scrapes: []time.Duration{msd(5), msd(5)}, want: &result.Polling{Scrapes: 2, MeanMs: 5, MaxMs: 5}},
+		{name: "slow", scrapes: []time.Duration{msd(4), msd(8.5)}, want: &result.Polling{Scrapes: 2, MeanMs: 6.25, MaxMs: 8.5},
+			warn: "GET /metrics took 6.2 ms on average (max 8.5 ms, 2 scrapes at one per 50ms): polling may perturb the server (docs/method.md#polling)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var s scrapeTimes
+			for _, d := range tc.scrapes {
+				s.add(d)
+			}
+			got, warn := s.record()
+			if diff := cmp.Diff(tc.want, got); diff != "" || warn != tc.warn {
+				t.Errorf("record: (-want +got):\n%s\nwarning %q, want %q", diff, warn, tc.warn)
+			}
+		})
+	}
+}
+
+// TestSlowScrapesWarn: a decode cell against a server whose /metrics takes
+// at least 8 ms records its scrapes (results.json's polling) and warns that
+// polling may perturb the server.
+func TestSlowScrapesWarn(t *testing.T) {
+	f := fakeVLLM{tokens: 100000, perChunk: 2, gap: 2 * time.Millisecond, kvBlocks: 1000, maxModelLen: 8192, metricsDelay: 8 * time.Millisecond}
+	s := f.start(t)
+	res, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(1), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Decode) != 1 {
+		t.Fatalf("decode = %+v", res.Decode)
+	}
+	c := res.Decode[0]
+	if p := c.Polling; p == nil || p.Scrapes < 2 || p.MeanMs < 8 || p.MaxMs < p.MeanMs {
+		t.Errorf("polling = %+v, want scrapes of at least 8 ms", p)
+	}
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "polling may perturb the server") }) {
+		t.Errorf("warnings %q lack \"polling may perturb the server\"", c.Warnings)
 	}
 }

@@ -450,6 +450,7 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 	windowEnd := l.origin.Add(t.WarmUp + window)
 	drained := false
 	var polls []poll // the window's request gauges, for waitedInARow
+	var scrapes scrapeTimes
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	lastProgress := time.Time{}
@@ -469,7 +470,8 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 		now := time.Now()
 		inWindow := !now.Before(l.origin.Add(t.WarmUp)) && now.Before(windowEnd)
 		if inWindow {
-			s, at, err := r.client.metrics(ctx)
+			s, at, took, err := r.client.timedMetrics(ctx)
+			scrapes.add(took)
 			p := poll{at: at.Sub(l.origin)}
 			if err == nil && s.HasRequests {
 				p.gauges, p.waiting = true, s.QueuedForCapacity()
@@ -525,6 +527,10 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 	cell.CapHits = int(l.capHits.Load())
 	if !drained {
 		cell.Warnings = append(cell.Warnings, fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain))
+	}
+	var slow string
+	if cell.Polling, slow = scrapes.record(); slow != "" {
+		cell.Warnings = append(cell.Warnings, slow)
 	}
 	cell.Status, cell.Reason = trafficStatus(polls, cell.CapHits, t.MaxOutstanding, w.unfinished)
 	return *cell, nil
