@@ -80,6 +80,14 @@ assert "holds_at_40" {
 	if len(results.Traffic) != 6 {
 		t.Fatalf("got %d traffic cells, want 6", len(results.Traffic))
 	}
+	// Every window's /metrics scrapes are recorded (docs/method.md#polling).
+	for _, c := range results.Traffic {
+		if p := c.Polling; p == nil || p.Scrapes < 10 || p.MeanMs <= 0 || p.MaxMs < p.MeanMs {
+			t.Errorf("%s: polling %+v, want the window's scrapes", c.Ref().Name(), p)
+		} else {
+			t.Logf("%s: %d scrapes, mean %.3f ms, max %.3f ms", c.Ref().Name(), p.Scrapes, p.MeanMs, p.MaxMs)
+		}
+	}
 	cell := func(label string, rate float64) res.TrafficCell {
 		c, ok := results.TrafficCell(label, 1024, rate)
 		if !ok {
