@@ -824,6 +824,7 @@ func TestSamplingRejected(t *testing.T) {
 		{name: "min_p = 0", sampling: map[string]json.Number{"min_p": "0"}, want: defaults},
 		{name: "min_p = 1e-5", sampling: map[string]json.Number{"min_p": "0.00001"}, want: defaults},
 		{name: "min_p = 0.05", sampling: map[string]json.Number{"min_p": "0.05"}, want: blame},
+		{name: "min_p = 0.05 at a greedy temperature", sampling: map[string]json.Number{"min_p": "0.05", "temperature": "0"}, want: defaults},
 		{name: "logit_bias", bias: map[string]json.Number{"7": "-100"}, want: blame},
 	}
 	for _, tc := range tests {

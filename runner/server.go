@@ -465,9 +465,13 @@ func (r *run) samplingRejected(failure error) error {
 	srv := r.cfg.Server
 	w := r.cfg.Spec.Workload
 	// min_p counts as sent when vLLM would reject it: above _SAMPLING_EPS
-	// (an explicit min_p = 0 pins it and is never the cause).
+	// (an explicit min_p = 0 pins it and is never the cause) at a
+	// temperature that is not greedy (below 1e-5 vLLM resets min_p first).
 	minP, _ := w.Sampling["min_p"].Float64()
 	sentMinP := minP > 1e-5
+	if t, err := w.Sampling["temperature"].Float64(); err == nil && t < 1e-5 {
+		sentMinP = false
+	}
 	var why, remedy string
 	switch {
 	case srv.Speculative == nil && (sentMinP || len(w.LogitBias) > 0):
