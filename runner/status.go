@@ -57,7 +57,8 @@ const (
 
 // slowScrape is the mean /metrics scrape time above which a cell warns that
 // polling may perturb the server (docs/method.md#polling): at 20 scrapes a
-// second, 5 ms each is a tenth of the time spent serving /metrics.
+// second, 5 ms each keeps the server's front end busy with /metrics a tenth
+// of the time.
 const slowScrape = 5 * time.Millisecond
 
 // scrapeTimes gathers how long a cell's /metrics scrapes took.
@@ -90,7 +91,7 @@ func (s scrapeTimes) record() (*result.Polling, string) {
 // millis is d in milliseconds, to the microsecond.
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// poll is one /metrics read of a decode cell together with what the client
+// poll is one /metrics read of a decode (or traffic) cell together with what the client
 // had at that moment: the input of the status rules, which are pure
 // functions of a sequence of polls (their times injected, never read from
 // the clock).
@@ -425,9 +426,10 @@ func statusRank(s result.Status) int {
 
 // trafficStatus is the status of a measured traffic cell: queued when the
 // server reported waiting requests in two polls in a row during the window
-// (waitedInARow, the rule of cellStatus), when arrivals found the outstanding cap reached (the
-// client, not the server, held them back) or when some of the window's
-// requests had not finished by the drain timeout; valid otherwise.
+// (waitedInARow, the rule of cellStatus), when arrivals found the
+// outstanding cap reached (the client, not the server, held them back) or
+// when some of the window's requests had not finished by the drain
+// timeout; valid otherwise.
 func trafficStatus(polls []poll, capHits, maxOutstanding, unfinished int) (result.Status, string) {
 	switch {
 	case waitedInARow(polls):
