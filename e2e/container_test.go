@@ -200,11 +200,7 @@ func containerSpec(t *testing.T, port int, image, body string) string {
 }
 %s
 `, port, containerKey, containerHFToken, fastSim, image, body)
-	path := filepath.Join(t.TempDir(), "spec.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return specFile(t, "spec.hcl", src)
 }
 
 // Secrets of the container spec: neither may appear on any command line.

@@ -36,11 +36,7 @@ func faultSpec(t *testing.T, port int, attrs, args, body string) string {
 }
 %s
 `, port, args, attrs, body)
-	path := filepath.Join(t.TempDir(), "spec.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return specFile(t, "spec.hcl", src)
 }
 
 // fastSim are simulator flags that make a 1K context cell quick and exact.

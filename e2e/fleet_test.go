@@ -105,11 +105,7 @@ assert "not_b" {
   error_message = "server b is not wanted"
 }
 `
-	path := filepath.Join(t.TempDir(), "fleet.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return specFile(t, "fleet.hcl", src)
 }
 
 // TestRunServerRunsOnlyThatServer: `run -server b` of a two-server spec

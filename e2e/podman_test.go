@@ -114,10 +114,7 @@ func newPodmanRun(t *testing.T, simArgs, cells string) podmanRun {
   }
 }
 %s`, p.port, containerKey, containerHFToken, args, image, p.prefix, bin+":/slogate:ro", markEnv, cells)
-	p.spec = filepath.Join(t.TempDir(), "spec.hcl")
-	if err := os.WriteFile(p.spec, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p.spec = specFile(t, "spec.hcl", src)
 	// The safety net, after the checks below have looked: whatever a
 	// failed test left goes.
 	t.Cleanup(func() {

@@ -24,7 +24,6 @@ func writeSpec(t *testing.T, port int, serverArgs string, body string) string {
 // writeSpecLen is writeSpec with a max_model_len.
 func writeSpecLen(t *testing.T, port, maxModelLen int, serverArgs string, body string) string {
 	t.Helper()
-	dir := t.TempDir()
 	src := fmt.Sprintf(`server "sim" {
   model             = "Qwen/Qwen3.5-4B"
   served_model_name = "qwen"
@@ -36,7 +35,13 @@ func writeSpecLen(t *testing.T, port, maxModelLen int, serverArgs string, body s
 }
 %s
 `, port, maxModelLen, serverArgs, body)
-	path := filepath.Join(dir, "spec.hcl")
+	return specFile(t, "spec.hcl", src)
+}
+
+// specFile writes src as NAME in a new temporary folder and returns its path.
+func specFile(t *testing.T, name, src string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -85,11 +85,7 @@ measure {
   max_output = 1024
 }
 %s`, freePort(t), args, body)
-	path := filepath.Join(t.TempDir(), "spec.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return specFile(t, "spec.hcl", src)
 }
 
 // TestSearchFindsTheProfileCrossing: the search over the qwen profile at

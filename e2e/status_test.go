@@ -153,11 +153,7 @@ func qwenSpec(t *testing.T, port int, attrs, body string) string {
 }
 %s
 `, port, attrs, body)
-	path := filepath.Join(t.TempDir(), "spec.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return specFile(t, "spec.hcl", src)
 }
 
 // TestStatusShortOutputsAreValid: 128-token outputs restart every stream

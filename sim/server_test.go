@@ -646,18 +646,18 @@ func openStream(t *testing.T, ts *testServer, waitFirst bool) (first chan struct
 	return first, cancel
 }
 
+// openStreams opens n endless streams (openStream) that end with the test.
+func openStreams(t *testing.T, ts *testServer, n int) {
+	t.Helper()
+	for range n {
+		_, cancel := openStream(t, ts, false)
+		t.Cleanup(cancel)
+	}
+}
+
 func TestWaitingBeyondMaxNumSeqs(t *testing.T) {
 	ts := startTest(t, "m", "--max-num-seqs", "2", "--sim-tbt", "5ms")
-	var cancels []func()
-	for range 3 {
-		_, c := openStream(t, ts, false)
-		cancels = append(cancels, c)
-	}
-	defer func() {
-		for _, c := range cancels {
-			c()
-		}
-	}()
+	openStreams(t, ts, 3)
 	waitMetric(t, ts, "vllm:num_requests_running", 2)
 	waitMetric(t, ts, "vllm:num_requests_waiting", 1)
 }

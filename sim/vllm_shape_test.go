@@ -228,16 +228,7 @@ func TestStartupKVLog(t *testing.T) {
 // its own running cap, and the per-engine gauges say so.
 func TestDataParallelSharesLoad(t *testing.T) {
 	ts := startTest(t, "m", "--served-model-name", "qwen", "-dp", "2", "--max-num-seqs", "2", "--sim-tbt", "5ms")
-	var cancels []func()
-	defer func() {
-		for _, c := range cancels {
-			c()
-		}
-	}()
-	for range 5 {
-		_, c := openStream(t, ts, false)
-		cancels = append(cancels, c)
-	}
+	openStreams(t, ts, 5)
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		fams := scrape(t, ts)
@@ -757,16 +748,7 @@ func TestWaitingByReason(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := startTest(t, append([]string{"m", "--max-num-seqs", "1", "--sim-tbt", "5ms"}, tc.args...)...)
-			var cancels []func()
-			for range 3 {
-				_, c := openStream(t, ts, false)
-				cancels = append(cancels, c)
-			}
-			defer func() {
-				for _, c := range cancels {
-					c()
-				}
-			}()
+			openStreams(t, ts, 3)
 			waitMetric(t, ts, "vllm:num_requests_waiting", 2)
 			f, ok := scrape(t, ts)["vllm:num_requests_waiting_by_reason"]
 			if ok != tc.want {

@@ -326,15 +326,21 @@ func stop(args []string) {
 		if !kill(s, sig, time.Duration(timeout)*time.Second) {
 			kill(s, syscall.SIGKILL, 10*time.Second)
 		}
-		if s.Remove {
-			os.Remove(statePath(n))
-		} else {
-			s.Running, s.Stopping = false, false
-			save(s)
-		}
+		exited(n, s)
 		fmt.Println(n)
 	}
 	os.Exit(code)
+}
+
+// exited records that container n's process ended: a --rm container is
+// gone, another stays listed as exited.
+func exited(n string, s *state) {
+	if s.Remove {
+		os.Remove(statePath(n))
+	} else {
+		s.Running, s.Stopping = false, false
+		save(s)
+	}
 }
 
 func rm(args []string) {
@@ -375,12 +381,7 @@ func killCmd(args []string) {
 			code = 1
 		default:
 			kill(s, syscall.SIGKILL, 10*time.Second)
-			if s.Remove {
-				os.Remove(statePath(n))
-			} else {
-				s.Running, s.Stopping = false, false
-				save(s)
-			}
+			exited(n, s)
 			fmt.Println(n)
 		}
 	}
