@@ -12,6 +12,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -337,7 +338,7 @@ func expectDecode(body *hclwrite.Body, res *result.Results, label string, margin
 		return false
 	}
 	body.AppendNewline()
-	comment(body, fmt.Sprintf("# Rows: contexts; columns: concurrency %s; null = not measured.\n", intList(concs)))
+	comment(body, fmt.Sprintf("# Rows: contexts; columns: concurrency %s; null = not measured.\n", numfmt.List(concs, strconv.Itoa)))
 	b := body.AppendNewBlock("expect", []string{label + "_total_tps"}).Body()
 	if label != "decode" {
 		b.SetAttributeValue("matrix", cty.StringVal(label))
@@ -518,12 +519,4 @@ func sortedPrefill(res *result.Results) []result.PrefillCell {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Context < out[j].Context })
 	return out
-}
-
-func intList(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
 }

@@ -180,14 +180,6 @@ func uniqueInts(xs []int) []int {
 	return out
 }
 
-func tokensList(ctxs []int) string {
-	s := make([]string, len(ctxs))
-	for i, c := range ctxs {
-		s[i] = result.FormatTokens(c)
-	}
-	return strings.Join(s, ", ")
-}
-
 // redactArgv hides the value after --api-key even if a caller forgot to
 // redact it before saving (defence in depth: reports get shared widely).
 func redactArgv(argv []string) []string {
@@ -236,7 +228,7 @@ func newView(res *result.Results) *view {
 		for _, c := range res.Prefill {
 			pc = append(pc, c.Context)
 		}
-		sum = append(sum, "prefill at "+tokensList(uniqueInts(pc)))
+		sum = append(sum, "prefill at "+numfmt.List(uniqueInts(pc), result.FormatTokens))
 	}
 	v.Summary = strings.Join(sum, " · ")
 	if !res.Started.IsZero() {

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	namesuggest "github.com/slogate/slogate/internal/suggest"
 	"github.com/slogate/slogate/result"
 )
@@ -211,7 +212,7 @@ func (l *loader) contextStep(tr hcl.Traversal, i int, what string, measured []in
 	// "it measures ." of nothing.
 	if len(measured) > 0 && !slices.Contains(measured, ctx) {
 		return 0, hcl.Diagnostics{invalidCtx("Reference to an unmeasured context", tr[i].SourceRange(), tr.SourceRange(),
-			fmt.Sprintf("%s does not measure context %s; it measures %s.", upperFirst(what), result.FormatTokens(ctx), tokenList(measured)))}
+			fmt.Sprintf("%s does not measure context %s; it measures %s.", upperFirst(what), result.FormatTokens(ctx), numfmt.List(measured, result.FormatTokens)))}
 	}
 	return ctx, nil
 }
@@ -236,7 +237,7 @@ func concurrencyStep(tr hcl.Traversal, i int, m *Matrix) (int, hcl.Diagnostics) 
 	}
 	if len(m.Concurrency) > 0 && !slices.Contains(m.Concurrency, conc) { // empty: the matrix's own error, as in contextStep
 		return 0, hcl.Diagnostics{invalidCtx("Reference to an unmeasured concurrency", tr[i].SourceRange(), tr.SourceRange(),
-			fmt.Sprintf("Matrix %q does not measure concurrency %d; it measures %s.", m.Label, conc, intList(m.Concurrency)))}
+			fmt.Sprintf("Matrix %q does not measure concurrency %d; it measures %s.", m.Label, conc, numfmt.List(m.Concurrency, strconv.Itoa)))}
 	}
 	return conc, nil
 }
@@ -342,20 +343,4 @@ func invalidCtx(summary string, subject, context hcl.Range, detail string) *hcl.
 		Subject:  subject.Ptr(),
 		Context:  context.Ptr(),
 	}
-}
-
-func tokenList(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = result.FormatTokens(n)
-	}
-	return strings.Join(s, ", ")
-}
-
-func intList(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = fmt.Sprint(n)
-	}
-	return strings.Join(s, ", ")
 }

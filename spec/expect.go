@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 )
 
@@ -128,12 +129,12 @@ func (l *loader) expectRows(a *hcl.Attribute, e *Expect, phase result.Phase, con
 		if known {
 			if !containsInt(contexts, ctx) {
 				diags = append(diags, invalidCtx("Reference to an unmeasured context", p.Key.Range(), rng,
-					fmt.Sprintf("%s does not measure context %s; it measures %s.", expectTarget(e), result.FormatTokens(ctx), tokenList(contexts))))
+					fmt.Sprintf("%s does not measure context %s; it measures %s.", expectTarget(e), result.FormatTokens(ctx), numfmt.List(contexts, result.FormatTokens))))
 				continue
 			}
 			if len(values) != cols {
 				detail := fmt.Sprintf("Row %s has %d values but matrix %q measures %d concurrency levels (%s): give one value per level, null where there is no expectation.",
-					result.FormatTokens(ctx), len(values), e.Matrix, cols, intList(l.spec.Matrix(e.Matrix).concurrencyOrNil()))
+					result.FormatTokens(ctx), len(values), e.Matrix, cols, numfmt.List(l.spec.Matrix(e.Matrix).concurrencyOrNil(), strconv.Itoa))
 				if phase == result.PhasePrefill {
 					detail = fmt.Sprintf("A prefill row holds one value; row %s has %d.", result.FormatTokens(ctx), len(values))
 				}

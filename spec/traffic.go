@@ -13,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
 )
 
@@ -429,12 +430,8 @@ func rateStep(tr hcl.Traversal, i int, t *Traffic) (float64, hcl.Diagnostics) {
 		return 0, hcl.Diagnostics{invalidCtx("Invalid rate", tr[i].SourceRange(), tr.SourceRange(), upperFirst(err.Error())+".")}
 	}
 	if !slices.Contains(t.Rates, rate) {
-		list := make([]string, len(t.Rates))
-		for i, r := range t.Rates {
-			list[i] = result.FormatRate(r)
-		}
 		return 0, hcl.Diagnostics{invalidCtx("Reference to an unmeasured rate", tr[i].SourceRange(), tr.SourceRange(),
-			fmt.Sprintf("Traffic %q does not measure rate %s; it measures %s.", t.Label, result.FormatRate(rate), strings.Join(list, ", ")))}
+			fmt.Sprintf("Traffic %q does not measure rate %s; it measures %s.", t.Label, result.FormatRate(rate), numfmt.List(t.Rates, result.FormatRate)))}
 	}
 	return rate, nil
 }

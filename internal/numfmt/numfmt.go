@@ -107,3 +107,14 @@ func Delta(frac float64) string {
 func Percent(frac float64) string {
 	return strconv.FormatFloat(frac*100, 'f', -1, 64) + "%"
 }
+
+// List renders a list of values the way diagnostics and report headers
+// enumerate them, each by format and separated by commas:
+// List([]int{1, 8, 64}, strconv.Itoa) = "1, 8, 64".
+func List[T any](xs []T, format func(T) string) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = format(x)
+	}
+	return strings.Join(s, ", ")
+}

@@ -2,6 +2,7 @@ package numfmt
 
 import (
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -123,6 +124,25 @@ func TestDeltaAndPercent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.got != tt.want {
 				t.Errorf("got %q, want %q", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+func TestList(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []int
+		want string
+	}{
+		{name: "none", in: nil, want: ""},
+		{name: "one", in: []int{8}, want: "8"},
+		{name: "several in order", in: []int{1, 64, 8}, want: "1, 64, 8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := List(tt.in, strconv.Itoa); got != tt.want {
+				t.Errorf("List(%v) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
