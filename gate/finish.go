@@ -155,20 +155,25 @@ func writeReports(dir string, res *result.Results) error {
 	if err := res.Write(filepath.Join(dir, "results.json")); err != nil {
 		errs = append(errs, fmt.Errorf("writing results.json: %w", err))
 	}
-	render := func(name string, f func(io.Writer) error) {
-		var b bytes.Buffer
-		if err := f(&b); err != nil {
-			errs = append(errs, fmt.Errorf("rendering %s: %w", name, err))
-			return
-		}
-		if err := result.WriteFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
-			errs = append(errs, fmt.Errorf("writing %s: %w", name, err))
-		}
-	}
-	render("report.md", func(w io.Writer) error { return report.WriteMarkdown(w, res) })
-	render("report.html", func(w io.Writer) error { return report.WriteHTML(w, res) })
-	render("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, []*result.Results{res}) })
+	errs = append(errs,
+		renderFile(dir, "report.md", func(w io.Writer) error { return report.WriteMarkdown(w, res) }),
+		renderFile(dir, "report.html", func(w io.Writer) error { return report.WriteHTML(w, res) }),
+		renderFile(dir, "junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, []*result.Results{res}) }))
 	return errors.Join(errs...)
+}
+
+// renderFile renders a file into memory and writes it atomically as
+// dir/name, so that a render that fails half-way leaves the previous file
+// (or none) rather than a torn one. The error names the file.
+func renderFile(dir, name string, render func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := render(&b); err != nil {
+		return fmt.Errorf("rendering %s: %w", name, err)
+	}
+	if err := result.WriteFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
 }
 
 // writeJUnitFile writes one JUnit document covering every server of every

@@ -175,13 +175,8 @@ func writeMerged(dir string, m *result.Merged, raw map[string][]byte) error {
 	}
 	var errs []error
 	write := func(name string, render func(io.Writer) error) {
-		var b bytes.Buffer
-		if err := render(&b); err != nil {
-			errs = append(errs, fmt.Errorf("merge: rendering %s: %w", name, err))
-			return
-		}
-		if err := result.WriteFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
-			errs = append(errs, fmt.Errorf("merge: writing %s: %w", name, err))
+		if err := renderFile(dir, name, render); err != nil {
+			errs = append(errs, fmt.Errorf("merge: %w", err))
 		}
 	}
 	runs := make([]*result.Results, len(m.Runs))
