@@ -21,7 +21,8 @@ import (
 )
 
 // Profile mirrors sim.Profile's JSON (kept separate: a generator must not
-// import the package it generates for).
+// import the package it generates for, whose init reads the profiles it is
+// about to rewrite). TestProfileMirrorsSim checks that the copies agree.
 type Profile struct {
 	Name        string         `json:"name"`
 	Source      string         `json:"source"`
@@ -118,14 +119,20 @@ func main() {
 }
 
 func write(file string, p *Profile) {
-	raw, err := json.MarshalIndent(p, "", "  ")
+	raw, err := encode(p)
 	if err == nil {
-		err = os.WriteFile(file, append(raw, '\n'), 0o644)
+		err = os.WriteFile(file, raw, 0o644)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genprofiles:", err)
 		os.Exit(1)
 	}
+}
+
+// encode is a profile's file: indented JSON ending in a newline.
+func encode(p *Profile) ([]byte, error) {
+	raw, err := json.MarshalIndent(p, "", "  ")
+	return append(raw, '\n'), err
 }
 
 var (
