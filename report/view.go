@@ -196,13 +196,34 @@ func redactArgv(argv []string) []string {
 	return out
 }
 
-// newView computes everything the Markdown and HTML reports show.
+// newView computes everything the Markdown and HTML reports show, section
+// by section in the order they appear.
 func newView(res *result.Results) *view {
-	v := &view{Res: res}
 	s := &res.Server
-	v.Title = shortModel(s.Model) + " on " + hardwareTitle(s)
+	v := &view{
+		Res:      res,
+		Title:    shortModel(s.Model) + " on " + hardwareTitle(s),
+		Summary:  summaryLine(res),
+		Measured: measuredLine(res),
+		Hardware: hardwareFacts(s),
+		Engine:   engineFacts(s),
+		Run:      runFacts(res),
+		Launch:   launchCommand(s),
+		Outcome:  outcomeWord(runOutcome(res)),
+	}
+	v.addPrefill(res.Prefill)
+	v.addMatrices(res)
+	v.All = allMeasurements(res.Prefill, v.Matrices)
+	v.addVerdicts(res.Verdicts)
+	v.Warnings = runWarnings(res, v.Warnings)
+	v.Noise = noiseSection(res)
+	return v
+}
 
-	// Summary line: engine · version · quantization · matrix shape · prefill contexts.
+// summaryLine is the line under the title: engine · version · quantization
+// · matrix shape · prefill contexts.
+func summaryLine(res *result.Results) string {
+	s := &res.Server
 	var sum []string
 	sum = append(sum, labelOr(s, "engine", "vllm"))
 	if s.Version != "" {
@@ -230,118 +251,161 @@ func newView(res *result.Results) *view {
 		}
 		sum = append(sum, "prefill at "+numfmt.List(uniqueInts(pc), result.FormatTokens))
 	}
-	v.Summary = strings.Join(sum, " · ")
-	if !res.Started.IsZero() {
-		v.Measured = "Measured " + res.Started.UTC().Format("Jan 2, 2006, 15:04 UTC")
-	}
+	return strings.Join(sum, " · ")
+}
 
-	// Hardware.
+// measuredLine is "Measured Sep 3, 2026, 17:22 UTC"; "" when the start is
+// unknown.
+func measuredLine(res *result.Results) string {
+	if res.Started.IsZero() {
+		return ""
+	}
+	return "Measured " + res.Started.UTC().Format("Jan 2, 2006, 15:04 UTC")
+}
+
+// hardwareFacts is the Hardware table: the GPUs (nvidia-smi, else the
+// spec's labels), or what stands in for them, and the OS.
+func hardwareFacts(s *result.Server) []kv {
+	var facts []kv
 	if g, ok := gpus(s); ok {
 		typ := "Discrete GPU"
 		if s.Simulated {
 			typ = "Simulated by slogate sim (no GPU)"
 		}
-		v.Hardware = append(v.Hardware, kv{"Type", labelOr(s, "gpu_type", typ)}, kv{"GPU", g.Name})
+		facts = append(facts, kv{"Type", labelOr(s, "gpu_type", typ)}, kv{"GPU", g.Name})
 		if g.Count > 1 {
-			v.Hardware = append(v.Hardware, kv{"GPU count", strconv.Itoa(g.Count)})
+			facts = append(facts, kv{"GPU count", strconv.Itoa(g.Count)})
 		}
 		if g.MemoryGB > 0 {
 			vram := fmt.Sprintf("%d GB", g.MemoryGB)
 			if g.Count > 1 {
 				vram = fmt.Sprintf("%d GB (%d × %d GB)", g.MemoryGB*g.Count, g.Count, g.MemoryGB)
 			}
-			v.Hardware = append(v.Hardware, kv{"VRAM", vram})
+			facts = append(facts, kv{"VRAM", vram})
 		}
 	} else if s.Simulated {
-		v.Hardware = append(v.Hardware, kv{"Type", "slogate simulator (no GPU)"})
+		facts = append(facts, kv{"Type", "slogate simulator (no GPU)"})
 	} else {
-		v.Hardware = append(v.Hardware, kv{"Type", "unknown (nvidia-smi not found; set labels.gpu in the spec)"})
+		facts = append(facts, kv{"Type", "unknown (nvidia-smi not found; set labels.gpu in the spec)"})
 	}
-	v.Hardware = appendLabel(v.Hardware, s, "OS", "os")
+	return appendLabel(facts, s, "OS", "os")
+}
 
-	// Engine.
-	v.Engine = append(v.Engine, kv{"Engine", labelOr(s, "engine", "vllm")})
+// engineFacts is the Engine table: the engine and its build from the
+// labels, then the settings the server reports (engineSettings).
+func engineFacts(s *result.Server) []kv {
+	facts := []kv{{"Engine", labelOr(s, "engine", "vllm")}}
 	if s.Version != "" {
-		v.Engine = append(v.Engine, kv{"Version", s.Version})
+		facts = append(facts, kv{"Version", s.Version})
 	}
-	v.Engine = appendLabel(v.Engine, s, "Quantization", "quantization")
-	v.Engine = appendLabel(v.Engine, s, "Backend", "backend")
-	v.Engine = appendLabel(v.Engine, s, "Repository", "repository")
-	v.Engine = appendLabel(v.Engine, s, "Build", "build")
-	v.Engine = appendLabel(v.Engine, s, "Commit", "commit")
+	facts = appendLabel(facts, s, "Quantization", "quantization")
+	facts = appendLabel(facts, s, "Backend", "backend")
+	facts = appendLabel(facts, s, "Repository", "repository")
+	facts = appendLabel(facts, s, "Build", "build")
+	facts = appendLabel(facts, s, "Commit", "commit")
 	if s.TensorParallelSize > 0 {
-		v.Engine = append(v.Engine, kv{"Tensor parallel size", strconv.Itoa(s.TensorParallelSize)})
+		facts = append(facts, kv{"Tensor parallel size", strconv.Itoa(s.TensorParallelSize)})
 	}
+	return append(facts, engineSettings(s)...)
+}
+
+// engineSettings are the server settings the Engine table shows, each as
+// the server stated it beside what the spec asked (statedFact), and the KV
+// capacity with its source.
+func engineSettings(s *result.Server) []kv {
+	var facts []kv
 	if s.Speculative != "" {
 		asked := ""
 		if s.Asked != nil && s.Asked.Speculative != "on" { // "on": a block naming no method
 			asked = s.Asked.Speculative
 		}
-		v.Engine = append(v.Engine, kv{"Speculative decoding", statedFact(s, "speculative", s.Speculative, asked)})
+		facts = append(facts, kv{"Speculative decoding", statedFact(s, "speculative", s.Speculative, asked)})
 	}
 	if s.KVCacheDtype != "" {
-		v.Engine = append(v.Engine, kv{"KV cache dtype", statedFact(s, "kv_cache_dtype", s.KVCacheDtype, askedDtype(s))})
+		facts = append(facts, kv{"KV cache dtype", statedFact(s, "kv_cache_dtype", s.KVCacheDtype, askedDtype(s))})
 	}
 	if s.PrefixCaching != nil {
 		asked := ""
 		if s.Asked != nil && s.Asked.PrefixCaching != nil {
 			asked = onOff(*s.Asked.PrefixCaching)
 		}
-		v.Engine = append(v.Engine, kv{"Prefix caching", statedFact(s, "enable_prefix_caching", onOff(*s.PrefixCaching), asked)})
+		facts = append(facts, kv{"Prefix caching", statedFact(s, "enable_prefix_caching", onOff(*s.PrefixCaching), asked)})
 	}
 	if s.KVCacheTokens > 0 {
 		kvText := numfmt.Int(s.KVCacheTokens) + " tokens"
 		if s.KVCacheSource != "" {
 			kvText += " (from " + s.KVCacheSource + ")"
 		}
-		v.Engine = append(v.Engine, kv{"KV cache", kvText})
+		facts = append(facts, kv{"KV cache", kvText})
 	}
+	return facts
+}
 
-	// Run.
+// runFacts is the Run table: what was served, by which tool, and how the
+// cells were measured.
+func runFacts(res *result.Results) []kv {
+	s := &res.Server
 	served := s.ServedModel
 	if served == "" {
 		served = s.Model
 	}
-	v.Run = append(v.Run, kv{"Served model", served})
-	v.Run = appendLabel(v.Run, s, "Revision", "revision")
+	facts := []kv{{"Served model", served}}
+	facts = appendLabel(facts, s, "Revision", "revision")
 	tool := "slogate"
 	if res.Tool != "" {
 		tool += " " + res.Tool
 	}
-	v.Run = append(v.Run, kv{"Benchmark tool", tool},
+	facts = append(facts, kv{"Benchmark tool", tool},
 		kv{"Decode test", "Fixed duration"},
 		kv{"Prefill mode", "Measured during decode warm-up"})
-	if res.Measure.DurationS > 0 {
-		v.Run = append(v.Run, kv{"Time per measurement", numfmt.Shortest(res.Measure.DurationS) + " s"})
-	}
-	if res.Measure.MaxOutput > 0 {
-		v.Run = append(v.Run, kv{"Max output", numfmt.Int(int64(res.Measure.MaxOutput)) + " tokens"})
-	}
-	switch m := res.Measure; {
-	case m.RepeatAuto:
-		v.Run = append(v.Run, kv{"Repeats per cell", fmt.Sprintf("auto, %d to %d (medians shown; %s)", m.Repeat, m.MaxRepeat, repeatsTaken(res))})
-	case m.Repeat > 1:
-		v.Run = append(v.Run, kv{"Repeats per cell", strconv.Itoa(m.Repeat) + " (medians shown)"})
-	}
-	if res.Measure.Boots > 1 {
-		v.Run = append(v.Run, kv{"Server boots", strconv.Itoa(res.Measure.Boots) + " (repeats split over them)"})
-	}
+	facts = append(facts, measureFacts(res)...)
 	if g := res.GPUTime; g != nil {
-		v.Run = append(v.Run, kv{"GPU time", GPUTimeText(g)})
+		facts = append(facts, kv{"GPU time", GPUTimeText(g)})
 	}
 	if s.Endpoint != "" {
-		v.Run = append(v.Run, kv{"Endpoint", s.Endpoint})
+		facts = append(facts, kv{"Endpoint", s.Endpoint})
 	}
 	if res.Workload != nil {
-		v.Run = append(v.Run, kv{"Workload", workloadText(res.Workload)})
+		facts = append(facts, kv{"Workload", workloadText(res.Workload)})
 	}
+	return facts
+}
 
-	if len(s.Argv) > 0 {
-		v.Launch = spec.ShellCommand(s.Env, redactArgv(s.Argv))
+// measureFacts are the Run table's rows of the measure block: the window,
+// the output cap, the repeats and the boots.
+func measureFacts(res *result.Results) []kv {
+	var facts []kv
+	m := res.Measure
+	if m.DurationS > 0 {
+		facts = append(facts, kv{"Time per measurement", numfmt.Shortest(m.DurationS) + " s"})
 	}
+	if m.MaxOutput > 0 {
+		facts = append(facts, kv{"Max output", numfmt.Int(int64(m.MaxOutput)) + " tokens"})
+	}
+	switch {
+	case m.RepeatAuto:
+		facts = append(facts, kv{"Repeats per cell", fmt.Sprintf("auto, %d to %d (medians shown; %s)", m.Repeat, m.MaxRepeat, repeatsTaken(res))})
+	case m.Repeat > 1:
+		facts = append(facts, kv{"Repeats per cell", strconv.Itoa(m.Repeat) + " (medians shown)"})
+	}
+	if m.Boots > 1 {
+		facts = append(facts, kv{"Server boots", strconv.Itoa(m.Boots) + " (repeats split over them)"})
+	}
+	return facts
+}
 
-	// Prefill.
-	for _, c := range res.Prefill {
+// launchCommand is the server's command line as a shell would take it,
+// with the API key hidden; "" when slogate did not launch it.
+func launchCommand(s *result.Server) string {
+	if len(s.Argv) == 0 {
+		return ""
+	}
+	return spec.ShellCommand(s.Env, redactArgv(s.Argv))
+}
+
+// addPrefill fills the Prefill table and notes each cell's status.
+func (v *view) addPrefill(cells []result.PrefillCell) {
+	for _, c := range cells {
 		r := prefillRow{Context: result.FormatTokens(c.Context), TPS: dash, TTFT: dash, Status: statusWord(c.Status)}
 		if c.Status.Measured() {
 			r.TPS, r.TTFT = prefillTPSText(c.TPS, 0), prefillTTFTText(&c)
@@ -349,8 +413,31 @@ func newView(res *result.Results) *view {
 		v.Prefill = append(v.Prefill, r)
 		v.noteStatus(c.Status, "prefill ctx="+result.FormatTokens(c.Context), c.Reason)
 	}
+}
 
-	// Decode matrices, in order of first appearance.
+// addMatrices lays out the decode matrices, in order of first appearance,
+// and notes each recorded cell's status and warnings, row by row.
+func (v *view) addMatrices(res *result.Results) {
+	v.Matrices = decodeMatrices(res)
+	for _, m := range v.Matrices {
+		for i, row := range m.Cells {
+			for j, c := range row {
+				if c == nil {
+					continue
+				}
+				v.noteStatus(c.Status, fmt.Sprintf("%s ctx=%s conc=%d", m.Label, result.FormatTokens(m.Contexts[i]), m.Concurrency[j]), c.Reason)
+				for _, w := range c.Warnings {
+					v.Warnings = append(v.Warnings, c.Ref().Name()+": "+w)
+				}
+			}
+		}
+	}
+}
+
+// decodeMatrices groups the decode cells by matrix, in order of first
+// appearance: rows are the contexts in order of first appearance, columns
+// the concurrency levels in increasing order.
+func decodeMatrices(res *result.Results) []matrixView {
 	var labels []string
 	byLabel := map[string][]*result.DecodeCell{}
 	for i := range res.Decode {
@@ -361,6 +448,7 @@ func newView(res *result.Results) *view {
 		}
 		byLabel[l] = append(byLabel[l], c)
 	}
+	var out []matrixView
 	for _, l := range labels {
 		m := matrixView{Label: l, Title: "Sustained decode"}
 		if l != "decode" {
@@ -378,45 +466,55 @@ func newView(res *result.Results) *view {
 			for j, conc := range m.Concurrency {
 				if c, ok := res.DecodeCell(l, ctx, conc); ok {
 					m.Cells[i][j] = c
-					v.noteStatus(c.Status, fmt.Sprintf("%s ctx=%s conc=%d", l, result.FormatTokens(ctx), conc), c.Reason)
-					for _, w := range c.Warnings {
-						v.Warnings = append(v.Warnings, c.Ref().Name()+": "+w)
-					}
 				}
 			}
 		}
-		v.Matrices = append(v.Matrices, m)
+		out = append(out, m)
 	}
+	return out
+}
 
-	// All measurements.
-	for _, c := range res.Prefill {
-		v.All = append(v.All, prefillAllRow(&c))
+// allMeasurements is the All measurements table's rows: the prefill cells,
+// then every decode cell of every matrix with the metrics of allColumns
+// (a dash for a cell not measured).
+func allMeasurements(prefill []result.PrefillCell, matrices []matrixView) [][]string {
+	var all [][]string
+	for _, c := range prefill {
+		all = append(all, prefillAllRow(&c))
 	}
-	for _, m := range v.Matrices {
+	for _, m := range matrices {
 		phase := "Sustained decode"
 		if m.Label != "decode" {
 			phase += " (" + m.Label + ")"
 		}
 		for _, row := range m.Cells {
 			for _, c := range row {
-				if c == nil {
-					continue
+				if c != nil {
+					all = append(all, decodeAllRow(phase, c))
 				}
-				r := []string{phase, result.FormatTokens(c.Context), strconv.Itoa(c.Concurrency), statusWord(c.Status)}
-				for _, m := range allColumns() {
-					if c.Status.Measured() {
-						r = append(r, decodeText(c, m.Name))
-					} else {
-						r = append(r, dash)
-					}
-				}
-				v.All = append(v.All, r)
 			}
 		}
 	}
+	return all
+}
 
-	// Verdicts.
-	for _, vd := range res.Verdicts {
+// decodeAllRow is one decode cell's row of All measurements.
+func decodeAllRow(phase string, c *result.DecodeCell) []string {
+	r := []string{phase, result.FormatTokens(c.Context), strconv.Itoa(c.Concurrency), statusWord(c.Status)}
+	for _, m := range allColumns() {
+		if c.Status.Measured() {
+			r = append(r, decodeText(c, m.Name))
+		} else {
+			r = append(r, dash)
+		}
+	}
+	return r
+}
+
+// addVerdicts fills the Verdicts table, and Failures with the verdicts
+// that failed or errored.
+func (v *view) addVerdicts(verdicts []result.Verdict) {
+	for _, vd := range verdicts {
 		row := verdictRow{Test: vd.Test, Outcome: outcomeWord(vd.Outcome), Rule: vd.Rule,
 			Measured: strings.Join(vd.Details, "; "), Message: vd.Message}
 		row.Where = vd.Where()
@@ -425,21 +523,38 @@ func newView(res *result.Results) *view {
 			v.Failures = append(v.Failures, row)
 		}
 	}
-	v.Outcome = outcomeWord(res.Outcome())
+}
 
+// runOutcome is the outcome the report heads with: the worst verdict's,
+// Error when the run ended early.
+func runOutcome(res *result.Results) result.Outcome {
 	if res.Error != "" {
-		v.Warnings = append([]string{"The run ended early: " + res.Error}, v.Warnings...)
-		v.Outcome = outcomeWord(result.Error)
+		return result.Error
+	}
+	return res.Outcome()
+}
+
+// runWarnings is the Warnings list: why the run ended early or was
+// interrupted first, then the cells' warnings, then the run's.
+func runWarnings(res *result.Results, cells []string) []string {
+	w := cells
+	if res.Error != "" {
+		w = append([]string{"The run ended early: " + res.Error}, w...)
 	}
 	if res.Interrupted {
-		v.Warnings = append([]string{"The run was interrupted; cells not reached are missing."}, v.Warnings...)
+		w = append([]string{"The run was interrupted; cells not reached are missing."}, w...)
 	}
-	v.Warnings = append(v.Warnings, res.Warnings...)
-	if rows := Noise(res, NoiseOptions{}); repeated(rows) {
-		head, body, note := noiseTable(rows, NoiseOptions{})
-		v.Noise = &noiseView{Header: head, Rows: body, Note: note}
+	return append(w, res.Warnings...)
+}
+
+// noiseSection is the Noise section; nil when no cell was repeated.
+func noiseSection(res *result.Results) *noiseView {
+	rows := Noise(res, NoiseOptions{})
+	if !repeated(rows) {
+		return nil
 	}
-	return v
+	head, body, note := noiseTable(rows, NoiseOptions{})
+	return &noiseView{Header: head, Rows: body, Note: note}
 }
 
 func (v *view) noteStatus(s result.Status, where, reason string) {
