@@ -6,7 +6,6 @@ package result
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"time"
 )
@@ -402,12 +401,7 @@ func (r CellRef) MatrixLabel() string {
 
 // PrefillCell returns the prefill cell at ctx, if measured or recorded.
 func (r *Results) PrefillCell(ctx int) (*PrefillCell, bool) {
-	for i := range r.Prefill {
-		if r.Prefill[i].Context == ctx {
-			return &r.Prefill[i], true
-		}
-	}
-	return nil, false
+	return find(r.Prefill, func(c *PrefillCell) bool { return c.Context == ctx })
 }
 
 // DecodeCell returns the decode cell of matrix at ctx × conc, if recorded.
@@ -415,25 +409,15 @@ func (r *Results) DecodeCell(matrix string, ctx, conc int) (*DecodeCell, bool) {
 	if matrix == "" {
 		matrix = "decode"
 	}
-	for i := range r.Decode {
-		c := &r.Decode[i]
-		if c.Matrix == matrix && c.Context == ctx && c.Concurrency == conc {
-			return c, true
-		}
-	}
-	return nil, false
+	return find(r.Decode, func(c *DecodeCell) bool {
+		return c.Matrix == matrix && c.Context == ctx && c.Concurrency == conc
+	})
 }
 
 // MatrixLabels lists the labels of the decode matrices r has cells of, in
 // order of first appearance.
 func (r *Results) MatrixLabels() []string {
-	var out []string
-	for i := range r.Decode {
-		if l := r.Decode[i].Ref().MatrixLabel(); !slices.Contains(out, l) {
-			out = append(out, l)
-		}
-	}
-	return out
+	return labelsOf(r.Decode, func(c *DecodeCell) string { return c.Ref().MatrixLabel() })
 }
 
 // Outcome returns the worst verdict outcome, Pass when there are none.

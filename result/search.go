@@ -50,22 +50,12 @@ type SearchProbe struct {
 
 // Probe returns the probe at concurrency c, if the search measured one.
 func (s *Search) Probe(c int) (*SearchProbe, bool) {
-	for i := range s.Probes {
-		if s.Probes[i].Concurrency == c {
-			return &s.Probes[i], true
-		}
-	}
-	return nil, false
+	return find(s.Probes, func(p *SearchProbe) bool { return p.Concurrency == c })
 }
 
 // SearchByName returns the search called name, if r holds it.
 func (r *Results) SearchByName(name string) (*Search, bool) {
-	for i := range r.Search {
-		if r.Search[i].Name == name {
-			return &r.Search[i], true
-		}
-	}
-	return nil, false
+	return find(r.Search, func(s *Search) bool { return s.Name == name })
 }
 
 // ProbeRef is the reference of search name's probe at concurrency conc and

@@ -1,7 +1,6 @@
 package result
 
 import (
-	"slices"
 	"strconv"
 )
 
@@ -79,25 +78,15 @@ func FormatRate(rate float64) string { return strconv.FormatFloat(rate, 'f', -1,
 
 // TrafficCell returns the cell of traffic block label at ctx and rate, if recorded.
 func (r *Results) TrafficCell(label string, ctx int, rate float64) (*TrafficCell, bool) {
-	for i := range r.Traffic {
-		c := &r.Traffic[i]
-		if c.Traffic == label && c.Context == ctx && c.Rate == rate {
-			return c, true
-		}
-	}
-	return nil, false
+	return find(r.Traffic, func(c *TrafficCell) bool {
+		return c.Traffic == label && c.Context == ctx && c.Rate == rate
+	})
 }
 
 // TrafficLabels lists the labels of the traffic blocks r has cells of, in
 // order of first appearance.
 func (r *Results) TrafficLabels() []string {
-	var out []string
-	for i := range r.Traffic {
-		if l := r.Traffic[i].Traffic; !slices.Contains(out, l) {
-			out = append(out, l)
-		}
-	}
-	return out
+	return labelsOf(r.Traffic, func(c *TrafficCell) string { return c.Traffic })
 }
 
 // Metric returns the named metric of a traffic cell; ok is false for an
