@@ -63,8 +63,14 @@ func (b *Builder) random(ctx context.Context, n, stream int) (Prompt, error) {
 	if err := b.learnVocab(ctx); err != nil {
 		return Prompt{}, err
 	}
-	v := b.vocab
 	rng := rand.New(rand.NewPCG(b.opts.Seed, uint64(n)<<24^uint64(stream)))
+	return Prompt{Tokens: b.randomIDs(rng, n)}, nil
+}
+
+// randomIDs draws n token IDs uniformly from the ordinary-token range
+// (learnVocab first).
+func (b *Builder) randomIDs(rng *rand.Rand, n int) []int {
+	v := b.vocab
 	ids := make([]int, n)
 	span := v.hi - v.lo + 1
 	for i := range ids {
@@ -74,5 +80,5 @@ func (b *Builder) random(ctx context.Context, n, stream int) (Prompt, error) {
 		}
 		ids[i] = id
 	}
-	return Prompt{Tokens: ids}, nil
+	return ids
 }
