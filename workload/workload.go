@@ -22,6 +22,10 @@ import (
 const (
 	Article = "article"
 	Random  = "random"
+	// DatasetPrompt sends the prompts of a dataset file
+	// (Options.DatasetPath); only named workloads, which traffic blocks
+	// use, take it.
+	DatasetPrompt = "dataset"
 )
 
 // Tokenizer is the server's tokenizer, as POST /tokenize serves it.
@@ -63,8 +67,37 @@ type Options struct {
 	// /tokenize rendering of article prompts and the chat endpoint, where
 	// the caller sends it), as JSON values. Nil when unset.
 	ChatTemplateKwargs map[string]any
-	// Seed seeds the random prompts (Random only).
+	// Seed seeds the random prompts, and in a named workload also the
+	// dataset's shuffle, the length draws and the prefixes.
 	Seed uint64
+
+	// The attributes below belong to named workloads (docs/spec.md#named-workloads):
+	// a traffic block's requests, planned by NewPlanner.
+
+	// DatasetPath is the dataset file (Prompt == DatasetPrompt), resolved
+	// against the spec's folder; DatasetFormat is FormatShareGPT,
+	// FormatJSONL, FormatMessages, or "" to detect it.
+	DatasetPath, DatasetFormat string
+	// Filter drops dataset entries by token counts as vLLM's
+	// is_valid_sequence does (ShareGPT only); DefaultFilter when unset.
+	Filter Filter
+	// InputTokens is the prompt length of Random and Article prompts
+	// (without a shared prefix's tokens); unset: PlanConfig.Context.
+	InputTokens Length
+	// OutputTokens is each request's output length (max_tokens, and
+	// min_tokens when IgnoreEOS); unset: a dataset's own (ShareGPT's
+	// reference output, a JSONL line's output_tokens, else
+	// DefaultJSONLOutputTokens), for generated prompts PlanConfig.MaxOutput.
+	OutputTokens Length
+	// IgnoreEOS asks the server to ignore EOS (with min_tokens), so that
+	// output lengths are what was asked; false lets the model stop.
+	IgnoreEOS bool
+	// Prefix gives each request one of Prefix.Groups shared prefixes of
+	// Prefix.Tokens tokens; the zero Prefix is none.
+	Prefix Prefix
+	// Turns is the number of user turns a generated conversation has (1:
+	// single requests); a messages dataset's conversations bring their own.
+	Turns int
 }
 
 // Prompt is one prompt of n tokens.

@@ -1,0 +1,287 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// pairTokenizer counts as slogate's simulator does: one token per two
+// bytes of text (the last byte alone when odd), so the fixtures' drop
+// reasons are the ones the e2e tests see.
+type pairTokenizer struct{ calls int }
+
+func (p *pairTokenizer) TokenizeText(ctx context.Context, text string) ([]int, error) {
+	p.calls++
+	ids := make([]int, 0, (len(text)+1)/2)
+	for i := 0; i < len(text); i += 2 {
+		id := int(text[i]) << 8
+		if i+1 < len(text) {
+			id |= int(text[i+1])
+		}
+		ids = append(ids, 256+id)
+	}
+	return ids, nil
+}
+
+func (p *pairTokenizer) TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, gen bool, kw map[string]any) ([]int, error) {
+	var b strings.Builder
+	for _, m := range messages {
+		b.WriteString("<" + m.Role + ">" + m.Content + "</>")
+	}
+	return p.TokenizeText(ctx, b.String())
+}
+
+func plan(t *testing.T, tok Tokenizer, opts Options, cfg PlanConfig) *Plan {
+	t.Helper()
+	p, err := NewPlanner(tok, opts, nil).Plan(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestPlanShareGPT replays the ShareGPT fixture as vLLM's ShareGPTDataset
+// would: the prompt is a kept entry's first turn, the output its second
+// turn's token count, the entries the filter must drop counted by reason,
+// and the kept entries reused in order with a warning when the plan needs
+// more.
+func TestPlanShareGPT(t *testing.T) {
+	path := filepath.Join(datasets, "sharegpt.json")
+	d, err := ReadDataset(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byIndex := map[int]Entry{}
+	for _, e := range d.Entries {
+		byIndex[e.Index] = e
+	}
+	opts := Options{Prompt: DatasetPrompt, DatasetPath: path, Seed: 3, IgnoreEOS: true}
+	p := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 20})
+	want := Dropped{TooFewTurns: 2, PromptTooShort: 1, OutputTooShort: 1, PromptTooLong: 1, TotalTooLong: 1}
+	if p.Dropped != want || p.Usable != 8 || p.Examined != 12 || p.Reused != 12 {
+		t.Errorf("dropped %+v, usable %d, examined %d, reused %d; want %+v, 8, 12, 12", p.Dropped, p.Usable, p.Examined, p.Reused, want)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "8 usable entries for 20 requests (6 dropped by the filter)") {
+		t.Errorf("warnings %q, want the reuse warning", p.Warnings)
+	}
+	seen := map[int]bool{}
+	for i, r := range p.Requests {
+		e, ok := byIndex[r.Entry]
+		if !ok {
+			t.Fatalf("request %d sends entry %d, which is not in the file", i, r.Entry)
+		}
+		if strings.HasPrefix(jsonID(t, d, e), "drop") {
+			t.Errorf("request %d sends dropped entry %d", i, r.Entry)
+		}
+		ref := (len(e.Reference) + 1) / 2
+		if r.Text != e.Prompt || r.Messages[0].Content != e.Prompt || r.OutputTokens != ref || r.ReferenceTokens != ref ||
+			r.PromptTokens != (len(e.Prompt)+1)/2 || r.Line != e.Line || r.Tokens != nil || r.Conversation != i || r.Turn != 0 || r.PrefixGroup != -1 {
+			t.Errorf("request %d = %+v; want entry %d's prompt with %d output tokens", i, r, r.Entry, ref)
+		}
+		if i < 8 {
+			seen[r.Entry] = true
+		} else if r.Entry != p.Requests[i-8].Entry {
+			t.Errorf("request %d sends entry %d; reuse in order sends request %d's entry %d", i, r.Entry, i-8, p.Requests[i-8].Entry)
+		}
+	}
+	if len(seen) != 8 {
+		t.Errorf("the first 8 requests send %d distinct entries, want 8", len(seen))
+	}
+
+	// A shorter plan is the longer one's start; another seed another order.
+	short := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 5})
+	if diff := cmp.Diff(p.Requests[:5], short.Requests); diff != "" {
+		t.Errorf("a 5-request plan is not the 20-request plan's start (-want +got):\n%s", diff)
+	}
+	if short.Reused != 0 || len(short.Warnings) != 0 || short.Examined >= 12 {
+		t.Errorf("a 5-request plan reused %d, warned %q, examined %d entries", short.Reused, short.Warnings, short.Examined)
+	}
+	opts.Seed = 4
+	other := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 8})
+	if slices.EqualFunc(other.Requests, p.Requests[:8], func(a, b Request) bool { return a.Entry == b.Entry }) {
+		t.Errorf("seeds 3 and 4 send the entries in the same order")
+	}
+}
+
+// jsonID is the fixture entry's "id" (the fixture names each entry keep-N
+// or drop-REASON).
+func jsonID(t *testing.T, d *Dataset, e Entry) string {
+	t.Helper()
+	src := readFile(t, d.Path)
+	lines := strings.Split(src, "\n")
+	for _, l := range lines[e.Line-1 : min(len(lines), e.Line+3)] {
+		if _, id, ok := strings.Cut(l, `"id": "`); ok {
+			return strings.TrimSuffix(strings.TrimSpace(id), `",`)
+		}
+	}
+	t.Fatalf("no id near line %d", e.Line)
+	return ""
+}
+
+// TestPlanShareGPTFixedOutput: a fixed output_tokens replaces the
+// reference's count, and the output minimum is not checked (vLLM's
+// skip_min_output_len_check).
+func TestPlanShareGPTFixedOutput(t *testing.T) {
+	opts := Options{Prompt: DatasetPrompt, DatasetPath: filepath.Join(datasets, "sharegpt.json"), OutputTokens: FixedLength(100)}
+	p := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 9})
+	if p.Dropped.OutputTooShort != 0 || p.Usable != 9 {
+		t.Errorf("dropped %+v, usable %d; want the short output kept (9 usable)", p.Dropped, p.Usable)
+	}
+	for _, r := range p.Requests {
+		if r.OutputTokens != 100 || r.ReferenceTokens != 0 {
+			t.Errorf("request %d: output %d, reference %d; want 100 and uncounted", r.Index, r.OutputTokens, r.ReferenceTokens)
+		}
+	}
+}
+
+// TestPlanJSONL: a line's output_tokens, else vLLM's custom default 256.
+func TestPlanJSONL(t *testing.T) {
+	opts := Options{Prompt: DatasetPrompt, DatasetPath: filepath.Join(datasets, "prompts.jsonl")}
+	p := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 5})
+	got := map[int]int{}
+	for _, r := range p.Requests {
+		got[r.Line] = r.OutputTokens
+	}
+	if diff := cmp.Diff(map[int]int{1: 256, 2: 64, 3: 32, 4: 256, 5: 128}, got); diff != "" {
+		t.Errorf("output tokens by line (-want +got):\n%s", diff)
+	}
+}
+
+// TestPlanMaxModelLen: a dataset request longer than the server allows is
+// an error naming its line, before anything is sent.
+func TestPlanMaxModelLen(t *testing.T) {
+	path := filepath.Join(datasets, "prompts.jsonl")
+	_, err := NewPlanner(&pairTokenizer{}, Options{Prompt: DatasetPrompt, DatasetPath: path}, nil).Plan(context.Background(), PlanConfig{Requests: 5, MaxModelLen: 280})
+	var de *DatasetError
+	if !errors.As(err, &de) || de.Line == 0 || !strings.Contains(de.Error(), "exceed the server's max_model_len 280") {
+		t.Fatalf("error %v, want a DatasetError at a line over max_model_len", err)
+	}
+}
+
+// TestPlanMessages: each user message of a conversation is a turn, sent
+// after the previous one; the first turn carries the system message; the
+// output is the dataset answer's length (vLLM's multi-turn max_tokens).
+func TestPlanMessages(t *testing.T) {
+	opts := Options{Prompt: DatasetPrompt, DatasetPath: filepath.Join(datasets, "conversations.jsonl"), Seed: 1}
+	p := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 5})
+	type turn struct {
+		Conv, Turn int
+		Roles      []string
+		First      string
+		Out        int
+	}
+	var got []turn
+	for _, r := range p.Requests {
+		var roles []string
+		for _, m := range r.Messages {
+			roles = append(roles, m.Role)
+		}
+		got = append(got, turn{r.Conversation, r.Turn, roles, r.Messages[len(r.Messages)-1].Content[:12], r.OutputTokens})
+	}
+	// Seed 1 keeps "baking" (3 turns) before "bridges" (2 turns).
+	want := []turn{
+		{0, 0, []string{"system", "user"}, "Why did my b", 56},
+		{0, 1, []string{"user"}, "How long sho", 42},
+		{0, 2, []string{"user"}, "Can I prove ", 42},
+		{3, 0, []string{"user"}, "What keeps a", 49},
+		{3, 1, []string{"user"}, "What happens", 66},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+	capped := plan(t, &pairTokenizer{}, Options{Prompt: DatasetPrompt, DatasetPath: opts.DatasetPath, Seed: 1, Turns: 1}, PlanConfig{Requests: 2})
+	if capped.Requests[1].Turn != 0 || capped.Requests[1].Conversation != 1 {
+		t.Errorf("turns = 1: request 1 is turn %d of conversation %d, want a second conversation's first turn", capped.Requests[1].Turn, capped.Requests[1].Conversation)
+	}
+}
+
+// TestPlanRandomPrefix: 4 groups of 256 tokens give exactly 4 distinct
+// 256-token heads, each request's prompt its prefix plus its own input.
+func TestPlanRandomPrefix(t *testing.T) {
+	tok := &fakeTokenizer{}
+	opts := Options{Prompt: Random, Seed: 9, Prefix: Prefix{Groups: 4, Tokens: 256},
+		InputTokens: Length{Distribution: Uniform, Min: 100, Max: 300}, OutputTokens: FixedLength(16)}
+	p := plan(t, tok, opts, PlanConfig{Requests: 40})
+	heads := map[string]int{}
+	for _, r := range p.Requests {
+		head := fmt.Sprint(r.Tokens[:256])
+		heads[head]++
+		if r.PrefixGroup != r.Index%4 || len(r.Tokens) < 356 || len(r.Tokens) > 556 || r.PromptTokens != len(r.Tokens) {
+			t.Errorf("request %d: group %d, %d tokens", r.Index, r.PrefixGroup, len(r.Tokens))
+		}
+		if slices.Equal(r.Tokens[256:], p.Requests[(r.Index+4)%40].Tokens[256:]) {
+			t.Errorf("requests %d and %d share their suffix", r.Index, (r.Index+4)%40)
+		}
+	}
+	if len(heads) != 4 {
+		t.Errorf("%d distinct 256-token heads, want 4", len(heads))
+	}
+	for h, n := range heads {
+		if n != 10 {
+			t.Errorf("a head is sent %d times, want 10 (%.20s…)", n, h)
+		}
+	}
+}
+
+// TestPlanArticleDistribution: an article workload with a normal input
+// distribution realises every drawn length exactly through the chat
+// template, and 400 draws have the asked mean and spread.
+func TestPlanArticleDistribution(t *testing.T) {
+	tok := &fakeTokenizer{}
+	in := Length{Distribution: Normal, Mean: 1000, Stddev: 200, Min: 400, Max: 1600}
+	opts := Options{Prompt: Article, Seed: 5, InputTokens: in, OutputTokens: FixedLength(64), Distinct: true}
+	p := plan(t, tok, opts, PlanConfig{Requests: 400, Endpoint: "chat"})
+	var lens []float64
+	for _, r := range p.Requests {
+		want := in.Sample(rand.New(rand.NewPCG(5, uint64(r.Index)<<4|streamInput)))
+		if r.PromptTokens != want || len(r.Tokens) != want {
+			t.Fatalf("request %d: %d tokens, want the drawn %d", r.Index, r.PromptTokens, want)
+		}
+		lens = append(lens, float64(r.PromptTokens))
+	}
+	mean, sd := meanStddev(lens)
+	if math.Abs(mean-1000) > 30 || math.Abs(sd-200) > 20 {
+		t.Errorf("mean %.1f, stddev %.1f; want 1000 ± 3 %% and 200 ± 10 %%", mean, sd)
+	}
+}
+
+func meanStddev(xs []float64) (float64, float64) {
+	var s, s2 float64
+	for _, x := range xs {
+		s += x
+	}
+	m := s / float64(len(xs))
+	for _, x := range xs {
+		s2 += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(s2 / float64(len(xs)-1))
+}
+
+// TestPlanTurns: a generated 3-turn conversation: the first turn an
+// article of its length, later turns text of theirs.
+func TestPlanTurns(t *testing.T) {
+	tok := &fakeTokenizer{}
+	opts := Options{Prompt: Article, Turns: 3, InputTokens: FixedLength(300), OutputTokens: FixedLength(20)}
+	p := plan(t, tok, opts, PlanConfig{Requests: 6, Endpoint: "chat"})
+	for _, r := range p.Requests {
+		if r.Conversation != r.Index-r.Index%3 || r.Turn != r.Index%3 || r.PromptTokens != 300 || len(r.Messages) != 1 {
+			t.Errorf("request %d: conversation %d turn %d, %d tokens, %d messages", r.Index, r.Conversation, r.Turn, r.PromptTokens, len(r.Messages))
+		}
+		if r.Turn > 0 && !strings.HasPrefix(r.Text, "Question ") {
+			t.Errorf("request %d's turn text starts %.20q", r.Index, r.Text)
+		}
+	}
+	if p.Requests[0].Messages[0].Content == p.Requests[3].Messages[0].Content {
+		t.Errorf("two conversations open with the same message")
+	}
+}
