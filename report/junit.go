@@ -149,29 +149,29 @@ func addRun(s *junitSuite, res *result.Results, run string) {
 		c.Error = &junitProblem{Message: msg, Type: "infrastructure", Text: msg}
 		s.Cases = append(s.Cases, c)
 	}
+	// cellCase is one cell's test case: its summary line as output, its
+	// status as the problem.
+	cellCase := func(ref result.CellRef, elapsedS float64, summary string, st result.Status, reason string) {
+		c := newCase(ref.TestName(srv), elapsedS)
+		c.SystemOut = summary
+		cellProblem(&c, st, reason)
+		s.Cases = append(s.Cases, c)
+	}
 	for i := range res.Prefill {
 		p := &res.Prefill[i]
-		c := newCase(p.Ref().TestName(srv), p.ElapsedS)
-		c.SystemOut = prefillSummary(p)
-		cellProblem(&c, p.Status, p.Reason)
-		s.Cases = append(s.Cases, c)
+		cellCase(p.Ref(), p.ElapsedS, prefillSummary(p), p.Status, p.Reason)
 	}
 	for i := range res.Decode {
 		d := &res.Decode[i]
-		c := newCase(d.Ref().TestName(srv), d.ElapsedS)
-		c.SystemOut = decodeSummary(d)
-		cellProblem(&c, d.Status, d.Reason)
-		s.Cases = append(s.Cases, c)
+		cellCase(d.Ref(), d.ElapsedS, decodeSummary(d), d.Status, d.Reason)
 	}
 	for i := range res.Traffic {
 		tc := &res.Traffic[i]
-		c := newCase(tc.Ref().TestName(srv), tc.ElapsedS)
-		c.SystemOut = withReason(statusWord(tc.Status), tc.Reason)
+		summary := withReason(statusWord(tc.Status), tc.Reason)
 		if tc.Status.Measured() {
-			c.SystemOut = TrafficSummary(tc)
+			summary = TrafficSummary(tc)
 		}
-		cellProblem(&c, tc.Status, tc.Reason)
-		s.Cases = append(s.Cases, c)
+		cellCase(tc.Ref(), tc.ElapsedS, summary, tc.Status, tc.Reason)
 	}
 	for i := range res.Search {
 		for j := range res.Search[i].Probes {
