@@ -12,6 +12,7 @@ import (
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 func ptr(v float64) *float64 { return &v }
@@ -305,9 +306,9 @@ func TestEvaluateCells(t *testing.T) {
 	withAssert(t, sp, "two", `decode["8K"][64].total_tps >= 2 * prefill["16K"].tps / 1000 && decode[8192][1].ttft_ms < 100`, "")
 	got := Evaluate(sp, nil, res)[0].Cells
 	want := []result.CellRef{
-		{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64},
-		{Phase: result.PhasePrefill, Context: 16384},
-		{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1},
+		{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64},
+		{Phase: vocab.PhasePrefill, Context: 16384},
+		{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cells read (-want +got):\n%s", diff)
@@ -345,7 +346,7 @@ func TestExitCode(t *testing.T) {
 // max_output; when the results lack them (or disagree with the status) the
 // line repeats the runner's reason instead of inventing numbers.
 func TestOverCapacityLine(t *testing.T) {
-	ref := result.CellRef{Phase: result.PhaseDecode, Matrix: "decode", Context: 257024, Concurrency: 128}
+	ref := result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 257024, Concurrency: 128}
 	tests := []struct {
 		name   string
 		server result.Server

@@ -7,6 +7,7 @@ import (
 	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 )
 
@@ -37,7 +38,7 @@ func CompareBaseline(base, res *result.Results, opt compare.Options) []result.Ve
 	type entry struct {
 		ref   result.CellRef
 		cells []compare.Cell
-		mets  []result.Metric
+		mets  []metric.Metric
 	}
 	var order []result.CellRef
 	byRef := map[result.CellRef]*entry{}
@@ -65,7 +66,7 @@ func CompareBaseline(base, res *result.Results, opt compare.Options) []result.Ve
 
 // baselineVerdict merges the per-metric comparisons of one cell; lost is
 // the cell's finding when the baseline measured it and this run did not.
-func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, mets []result.Metric, tol float64, policy compare.InconclusivePolicy, lost compare.Finding) result.Verdict {
+func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, mets []metric.Metric, tol float64, policy compare.InconclusivePolicy, lost compare.Finding) result.Verdict {
 	v := result.Verdict{
 		Test:  result.TestID{Server: server, Kind: result.KindBaseline, Cell: &ref}.Name(),
 		Kind:  result.KindBaseline,

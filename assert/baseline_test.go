@@ -10,7 +10,9 @@ import (
 	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 func TestCompareBaseline(t *testing.T) {
@@ -39,8 +41,8 @@ func TestCompareBaseline(t *testing.T) {
 			cell(32768, 1, 380, 120, 2.6),
 		},
 	}
-	ref := func(phase result.Phase, ctx, conc int) []result.CellRef {
-		if phase == result.PhasePrefill {
+	ref := func(phase vocab.Phase, ctx, conc int) []result.CellRef {
+		if phase == vocab.PhasePrefill {
 			return []result.CellRef{{Phase: phase, Context: ctx}}
 		}
 		return []result.CellRef{{Phase: phase, Matrix: "decode", Context: ctx, Concurrency: conc}}
@@ -50,7 +52,7 @@ func TestCompareBaseline(t *testing.T) {
 		{
 			Test: "qwen/baseline/prefill/ctx=8K", Kind: result.KindBaseline, Outcome: result.Pass, Rule: rule,
 			Details: []string{"tps: baseline 40000, now 39500 (-1.2%, 1+1 runs: not statistical)"},
-			Cells:   ref(result.PhasePrefill, 8192, 0),
+			Cells:   ref(vocab.PhasePrefill, 8192, 0),
 		},
 		{
 			Test: "qwen/baseline/decode/ctx=8K/conc=1", Kind: result.KindBaseline, Outcome: result.Pass, Rule: rule,
@@ -59,7 +61,7 @@ func TestCompareBaseline(t *testing.T) {
 				"ttft_ms: baseline 50, now 49 (-2.0%, 1+1 runs: not statistical)",
 				"tbt_ms: baseline 2.4, now 2.4 (0.0%, 1+1 runs: not statistical)",
 			},
-			Cells: ref(result.PhaseDecode, 8192, 1),
+			Cells: ref(vocab.PhaseDecode, 8192, 1),
 		},
 		{
 			Test: "qwen/baseline/decode/ctx=8K/conc=64", Kind: result.KindBaseline, Outcome: result.Fail, Rule: rule,
@@ -69,23 +71,23 @@ func TestCompareBaseline(t *testing.T) {
 				"ttft_ms: baseline 300, now 300 (0.0%, 1+1 runs: not statistical)",
 				"tbt_ms: baseline 10.5, now 10.5 (0.0%, 1+1 runs: not statistical)",
 			},
-			Cells: ref(result.PhaseDecode, 8192, 64),
+			Cells: ref(vocab.PhaseDecode, 8192, 64),
 		},
 		{
 			Test: "qwen/baseline/decode/ctx=16K/conc=1", Kind: result.KindBaseline, Outcome: result.Error, Infra: true, Rule: rule,
 			Message: "cell not measured: error: stream stalled",
 			Details: []string{`decode["16K"][1]: cell not measured: error: stream stalled (the baseline measured it)`},
-			Cells:   ref(result.PhaseDecode, 16384, 1),
+			Cells:   ref(vocab.PhaseDecode, 16384, 1),
 		},
 		{
 			Test: "qwen/baseline/decode/ctx=16K/conc=64", Kind: result.KindBaseline, Outcome: result.Skip, Rule: rule,
 			Message: "baseline cell not measured: over capacity",
-			Cells:   ref(result.PhaseDecode, 16384, 64),
+			Cells:   ref(vocab.PhaseDecode, 16384, 64),
 		},
 		{
 			Test: "qwen/baseline/decode/ctx=32K/conc=1", Kind: result.KindBaseline, Outcome: result.Skip, Rule: rule,
 			Message: "not in the baseline",
-			Cells:   ref(result.PhaseDecode, 32768, 1),
+			Cells:   ref(vocab.PhaseDecode, 32768, 1),
 		},
 	}
 	got := CompareBaseline(base, res, compare.Options{Tolerance: 0.05})
@@ -142,7 +144,7 @@ func TestWithBaseline(t *testing.T) {
 		r := &result.Results{Server: result.Server{Name: "qwen", Version: version},
 			Measure: result.Measure{Duration: numfmt.Shortest(window) + "s", DurationS: window, MaxOutput: 256, Endpoint: "completions", Repeat: len(tps)},
 			Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
-				TotalTPS: result.Median.Of(tps), TTFTMs: 300, TBTMs: 10.5, Repeats: len(tps),
+				TotalTPS: metric.Median.Of(tps), TTFTMs: 300, TBTMs: 10.5, Repeats: len(tps),
 				Samples: map[string][]float64{"total_tps": tps}}}}
 		return r
 	}

@@ -4,8 +4,10 @@ import (
 	"fmt"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // prefillMatrix is the Expect.Matrix value that makes an expect block a
@@ -15,13 +17,13 @@ const prefillMatrix = "prefill"
 // evalExpect evaluates one expect block: one verdict per cell that has a
 // non-null expected value.
 func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
-	phase := result.PhaseDecode
+	phase := vocab.PhaseDecode
 	label := e.Matrix
 	if label == "" {
 		label = "decode"
 	}
 	if label == prefillMatrix {
-		phase = result.PhasePrefill
+		phase = vocab.PhasePrefill
 	}
 	block := result.TestID{Server: sc.server, Kind: result.KindExpect, Block: e.Name}
 	base := block.Name()
@@ -30,7 +32,7 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 		id.Cell = &ref
 		return id.Name()
 	}
-	metric, ok := result.LookupMetric(phase, e.Metric)
+	metric, ok := metric.Lookup(phase, e.Metric)
 	if !ok {
 		return []result.Verdict{{
 			Test: base, Kind: result.KindExpect, Outcome: result.Error,
@@ -39,7 +41,7 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 		}}
 	}
 	var concs []int
-	if phase == result.PhaseDecode {
+	if phase == vocab.PhaseDecode {
 		for _, m := range sc.sp.Matrices {
 			if m.Label == label {
 				concs = m.Concurrency
@@ -60,7 +62,7 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 				continue
 			}
 			ref := result.CellRef{Phase: phase, Context: row.Context}
-			if phase == result.PhaseDecode {
+			if phase == vocab.PhaseDecode {
 				if i >= len(concs) {
 					out = append(out, result.Verdict{
 						// Named after the row: the value has no concurrency level.
@@ -79,7 +81,7 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 }
 
 // expectCell checks one expected value against the measured cell.
-func (sc *scope) expectCell(test string, ref result.CellRef, m result.Metric, want, tol float64, row spec.ExpectRow) result.Verdict {
+func (sc *scope) expectCell(test string, ref result.CellRef, m metric.Metric, want, tol float64, row spec.ExpectRow) result.Verdict {
 	v := result.Verdict{
 		Test: test, Kind: result.KindExpect,
 		File: row.Range.Filename, Line: row.Range.Start.Line,
@@ -125,7 +127,7 @@ func (sc *scope) measured(ref result.CellRef, metric string) (val *float64, stat
 		x  float64
 		ok bool
 	)
-	if ref.Phase == result.PhasePrefill {
+	if ref.Phase == vocab.PhasePrefill {
 		c, f := sc.res.PrefillCell(ref.Context)
 		if !f {
 			return nil, "", "", false

@@ -8,6 +8,7 @@ import (
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 func rowAt(ctx, line int, vals ...*float64) spec.ExpectRow {
@@ -30,14 +31,14 @@ func TestEvaluateExpect(t *testing.T) {
 					Test: "qwen/expect/tps/ctx=8K/conc=1", Kind: result.KindExpect, Outcome: result.Pass,
 					Rule: "total_tps >= 380 (400 - 5%)", File: "specs/qwen.hcl", Line: 10,
 					Details: []string{"total_tps = 408.2, want >= 380 (400 - 5%) (+2.0% from expected)"},
-					Cells:   []result.CellRef{{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1}},
+					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1}},
 				},
 				{
 					Test: "qwen/expect/tps/ctx=8K/conc=64", Kind: result.KindExpect, Outcome: result.Fail,
 					Rule: "total_tps >= 5717.5 (6018.4 - 5%)", File: "specs/qwen.hcl", Line: 10,
 					Message: "total_tps at decode/ctx=8K/conc=64 is below the expected 6018.4 by more than 5%",
 					Details: []string{"total_tps = 5421.3, want >= 5717.5 (6018.4 - 5%) (-9.9% from expected)"},
-					Cells:   []result.CellRef{{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}},
+					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}},
 				},
 			},
 		},
@@ -52,13 +53,13 @@ func TestEvaluateExpect(t *testing.T) {
 					Rule: "ttft_ms <= 44 (40 + 10%)", File: "specs/qwen.hcl", Line: 20,
 					Message: "ttft_ms at decode/ctx=8K/conc=1 is above the expected 40 by more than 10%",
 					Details: []string{"ttft_ms = 50, want <= 44 (40 + 10%) (+25.0% from expected)"},
-					Cells:   []result.CellRef{{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1}},
+					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1}},
 				},
 				{
 					Test: "qwen/expect/ttft/ctx=8K/conc=64", Kind: result.KindExpect, Outcome: result.Pass,
 					Rule: "ttft_ms <= 440 (400 + 10%)", File: "specs/qwen.hcl", Line: 20,
 					Details: []string{"ttft_ms = 310, want <= 440 (400 + 10%) (-22.5% from expected)"},
-					Cells:   []result.CellRef{{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}},
+					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}},
 				},
 			},
 		},
@@ -74,21 +75,21 @@ func TestEvaluateExpect(t *testing.T) {
 					Rule: "total_tps >= 6650 (7000 - 5%)", File: "specs/qwen.hcl", Line: 10,
 					Message: overCap8K128,
 					Details: []string{overCap8K128},
-					Cells:   []result.CellRef{{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 128}},
+					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 128}},
 				},
 				{
 					Test: "qwen/expect/tps/ctx=16K/conc=1", Kind: result.KindExpect, Outcome: result.Error, Infra: true,
 					Rule: "total_tps >= 285 (300 - 5%)", File: "specs/qwen.hcl", Line: 11,
 					Message: "cell not measured: error: HTTP 500 from /v1/completions",
 					Details: []string{`decode["16K"][1]: cell not measured: error: HTTP 500 from /v1/completions`},
-					Cells:   []result.CellRef{{Phase: result.PhaseDecode, Matrix: "decode", Context: 16384, Concurrency: 1}},
+					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 16384, Concurrency: 1}},
 				},
 				{
 					Test: "qwen/expect/tps/ctx=16K/conc=64", Kind: result.KindExpect, Outcome: result.Error, Infra: true,
 					Rule: "total_tps >= 4750 (5000 - 5%)", File: "specs/qwen.hcl", Line: 11,
 					Message: "cell not measured: the results have no such cell",
 					Details: []string{`decode["16K"][64]: cell not measured: the results have no such cell`},
-					Cells:   []result.CellRef{{Phase: result.PhaseDecode, Matrix: "decode", Context: 16384, Concurrency: 64}},
+					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 16384, Concurrency: 64}},
 				},
 			},
 		},
@@ -104,13 +105,13 @@ func TestEvaluateExpect(t *testing.T) {
 					Rule: "tps >= 41800 (44000 - 5%)", File: "specs/qwen.hcl", Line: 30,
 					Message: "tps at prefill/ctx=8K is below the expected 44000 by more than 5%",
 					Details: []string{"tps = 40000, want >= 41800 (44000 - 5%) (-9.1% from expected)"},
-					Cells:   []result.CellRef{{Phase: result.PhasePrefill, Context: 8192}},
+					Cells:   []result.CellRef{{Phase: vocab.PhasePrefill, Context: 8192}},
 				},
 				{
 					Test: "qwen/expect/prefill_tps/ctx=16K", Kind: result.KindExpect, Outcome: result.Pass,
 					Rule: "tps >= 36575 (38500 - 5%)", File: "specs/qwen.hcl", Line: 31,
 					Details: []string{"tps = 38000, want >= 36575 (38500 - 5%) (-1.3% from expected)"},
-					Cells:   []result.CellRef{{Phase: result.PhasePrefill, Context: 16384}},
+					Cells:   []result.CellRef{{Phase: vocab.PhasePrefill, Context: 16384}},
 				},
 			},
 		},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // relational maps HCL's comparison operations to how they are written.
@@ -209,9 +210,9 @@ func traversalText(t hcl.Traversal) string {
 // refExpr is how a spec reads a cell: decode["8K"][64] or prefill["8K"].
 func refExpr(r result.CellRef) string {
 	switch r.Phase {
-	case result.PhasePrefill:
+	case vocab.PhasePrefill:
 		return fmt.Sprintf("prefill[%q]", result.FormatTokens(r.Context))
-	case result.PhaseTraffic:
+	case vocab.PhaseTraffic:
 		if rate := result.FormatRate(r.Rate); strings.Contains(rate, ".") {
 			return fmt.Sprintf("%s[%q][%q]", r.Matrix, result.FormatTokens(r.Context), rate)
 		}
@@ -288,12 +289,12 @@ func cellOf(t hcl.Traversal) (result.CellRef, bool) {
 		return result.CellRef{}, false
 	case "prefill":
 		ctx, ok := key(1)
-		return result.CellRef{Phase: result.PhasePrefill, Context: ctx}, ok
+		return result.CellRef{Phase: vocab.PhasePrefill, Context: ctx}, ok
 	}
 	ctx, ok1 := key(1)
 	conc, ok2 := key(2)
 	if !ok1 || !ok2 {
 		return result.CellRef{}, false
 	}
-	return result.CellRef{Phase: result.PhaseDecode, Matrix: root, Context: ctx, Concurrency: conc}, true
+	return result.CellRef{Phase: vocab.PhaseDecode, Matrix: root, Context: ctx, Concurrency: conc}, true
 }

@@ -12,9 +12,11 @@ import (
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // unmeasured marks the metric values of a cell that carries no numbers (over
@@ -126,15 +128,15 @@ func contextKeys(ctx int) []string {
 // cellObjectType is the object type of one cell of phase (decode[CTX][CONC]
 // or prefill[CTX]): every metric of the phase as a number, plus status. It
 // is the type cellObject builds, so the two cannot drift apart.
-func cellObjectType(phase result.Phase, ps []float64) cty.Type {
-	return cellObject(phase, ps, cty.UnknownVal(cty.String), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number) }).Type()
+func cellObjectType(phase vocab.Phase, ps []float64) cty.Type {
+	return cellObject(phase, ps, cty.UnknownVal(cty.String), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number) }).Type()
 }
 
 // specPercentiles are the percentiles sp measures (measure.percentiles):
 // the statistics its cells' objects carry (docs/method.md#metric-names).
 func specPercentiles(sp *spec.Spec) []float64 {
 	if sp == nil || sp.Measure == nil || len(sp.Measure.Percentiles) == 0 {
-		return result.DefaultPercentiles
+		return metric.DefaultPercentiles
 	}
 	return sp.Measure.Percentiles
 }
@@ -177,9 +179,9 @@ func reasonFor(st result.Status, why string) string {
 // and every metric of the phase measured with percentiles ps (the table's
 // and the naming rule's statistics), each a number given by value. It is the
 // one definition of a cell's type (cellObjectType).
-func cellObject(phase result.Phase, ps []float64, status cty.Value, value func(result.Metric) cty.Value) cty.Value {
+func cellObject(phase vocab.Phase, ps []float64, status cty.Value, value func(metric.Metric) cty.Value) cty.Value {
 	attrs := map[string]cty.Value{spec.CellStatusAttribute: status}
-	for _, m := range result.CellMetrics(phase, ps) {
+	for _, m := range metric.ForCells(phase, ps) {
 		attrs[m.Name] = value(m)
 	}
 	return cty.ObjectVal(attrs)
@@ -191,20 +193,20 @@ func cellObject(phase result.Phase, ps []float64, status cty.Value, value func(r
 // marked with why it has none.
 func measuredCell(ref result.CellRef, res *result.Results, ps []float64) cty.Value {
 	var (
-		st     result.Status
-		why    string
-		metric func(string) (float64, bool)
+		st      result.Status
+		why     string
+		valueOf func(string) (float64, bool)
 	)
-	if ref.Phase == result.PhasePrefill {
+	if ref.Phase == vocab.PhasePrefill {
 		if c, ok := res.PrefillCell(ref.Context); ok {
-			st, why, metric = c.Status, c.Reason, c.Metric
+			st, why, valueOf = c.Status, c.Reason, c.Metric
 		}
-	} else if ref.Phase == result.PhaseTraffic {
+	} else if ref.Phase == vocab.PhaseTraffic {
 		if c, ok := res.TrafficCell(ref.Matrix, ref.Context, ref.Rate); ok {
-			st, why, metric = c.Status, c.Reason, c.Metric
+			st, why, valueOf = c.Status, c.Reason, c.Metric
 		}
 	} else if c, ok := res.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency); ok {
-		st, why, metric = c.Status, c.Reason, c.Metric
+		st, why, valueOf = c.Status, c.Reason, c.Metric
 	}
 	status := cty.StringVal(string(st))
 	if st == "" {
@@ -212,10 +214,10 @@ func measuredCell(ref result.CellRef, res *result.Results, ps []float64) cty.Val
 	}
 	if !st.Measured() {
 		mark := unmeasuredRead(ref, st, why, res)
-		return cellObject(ref.Phase, ps, status, func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(mark) })
+		return cellObject(ref.Phase, ps, status, func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(mark) })
 	}
-	return cellObject(ref.Phase, ps, status, func(m result.Metric) cty.Value {
-		if v, ok := metric(m.Name); ok {
+	return cellObject(ref.Phase, ps, status, func(m metric.Metric) cty.Value {
+		if v, ok := valueOf(m.Name); ok {
 			return cty.NumberFloatVal(v)
 		}
 		return cty.NullVal(cty.Number)
@@ -322,27 +324,27 @@ func scopeOf(sp *spec.Spec, server string, l layout, cell func(result.CellRef) c
 
 	for label, g := range l.decode {
 		sc.roots[label] = true
-		vars[label] = gridValue(cellObjectType(result.PhaseDecode, ps), g, strconv.Itoa, func(ctx, conc int) result.CellRef {
-			return result.CellRef{Phase: result.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
+		vars[label] = gridValue(cellObjectType(vocab.PhaseDecode, ps), g, strconv.Itoa, func(ctx, conc int) result.CellRef {
+			return result.CellRef{Phase: vocab.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
 		}, cell)
 	}
 	for label, g := range l.traffic {
 		sc.roots[label] = true
 		// A number index converts to its shortest string: 4 → "4", 0.5 → "0.5".
-		vars[label] = gridValue(cellObjectType(result.PhaseTraffic, ps), g, result.FormatRate, func(ctx int, rate float64) result.CellRef {
-			return result.CellRef{Phase: result.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
+		vars[label] = gridValue(cellObjectType(vocab.PhaseTraffic, ps), g, result.FormatRate, func(ctx int, rate float64) result.CellRef {
+			return result.CellRef{Phase: vocab.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
 		}, cell)
 	}
 
 	prefill := map[string]cty.Value{}
 	for ctx := range l.prefill {
-		obj := cell(result.CellRef{Phase: result.PhasePrefill, Context: ctx})
+		obj := cell(result.CellRef{Phase: vocab.PhasePrefill, Context: ctx})
 		for _, k := range contextKeys(ctx) {
 			prefill[k] = obj
 		}
 	}
 	if len(prefill) == 0 {
-		vars["prefill"] = cty.MapValEmpty(cellObjectType(result.PhasePrefill, ps))
+		vars["prefill"] = cty.MapValEmpty(cellObjectType(vocab.PhasePrefill, ps))
 	} else {
 		vars["prefill"] = cty.MapVal(prefill)
 	}

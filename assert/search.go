@@ -7,8 +7,10 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // rootSearch is the variable assertions read searches by:
@@ -41,7 +43,7 @@ func searchObject(conc, found, monotone, cell, probes cty.Value) cty.Value {
 
 func searchObjectType(ps []float64) cty.Type {
 	return searchObject(cty.UnknownVal(cty.Number), cty.UnknownVal(cty.Bool), cty.UnknownVal(cty.Bool),
-		cty.UnknownVal(cellObjectType(result.PhaseDecode, ps)), cty.UnknownVal(cty.List(probeObjectType))).Type()
+		cty.UnknownVal(cellObjectType(vocab.PhaseDecode, ps)), cty.UnknownVal(cty.List(probeObjectType))).Type()
 }
 
 // unknownSearch is search["NAME"] with every attribute unknown, marked m
@@ -52,7 +54,7 @@ func unknownSearch(m *searchRead, ps []float64) cty.Value {
 	for name, ty := range searchObjectType(ps).AttributeTypes() {
 		v := cty.UnknownVal(ty)
 		if name == "cell" {
-			v = cellObject(result.PhaseDecode, ps, cty.UnknownVal(cty.String), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number) })
+			v = cellObject(vocab.PhaseDecode, ps, cty.UnknownVal(cty.String), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number) })
 		}
 		if m != nil {
 			v = markAll(v, *m)
@@ -77,7 +79,7 @@ func markAll(v cty.Value, m searchRead) cty.Value {
 // probeCell is the object of a measured probe cell (cell.<metric>), with
 // the statistics of percentiles ps.
 func probeCell(c *result.DecodeCell, ps []float64) cty.Value {
-	return cellObject(result.PhaseDecode, ps, cty.StringVal(string(c.Status)), func(m result.Metric) cty.Value {
+	return cellObject(vocab.PhaseDecode, ps, cty.StringVal(string(c.Status)), func(m metric.Metric) cty.Value {
 		if v, ok := c.Metric(m.Name); ok {
 			return cty.NumberFloatVal(v)
 		}
@@ -107,7 +109,7 @@ func searchValue(s *spec.Search, res *result.Results, ps []float64) cty.Value {
 		cell = probeCell(&p.Cell, ps)
 	} else {
 		m := searchRead{name: s.Name, msg: fmt.Sprintf("search %q found no concurrency in [%d, %d] that meets the objective, so it has no cell", s.Name, r.Range[0], r.Range[1])}
-		cell = cellObject(result.PhaseDecode, ps, cty.StringVal("not_measured").Mark(m), func(result.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(m) })
+		cell = cellObject(vocab.PhaseDecode, ps, cty.StringVal("not_measured").Mark(m), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(m) })
 	}
 	return searchObject(cty.NumberIntVal(int64(r.Concurrency)), cty.BoolVal(r.Found), cty.BoolVal(r.Monotone), cell, probes)
 }
@@ -150,7 +152,7 @@ func checkObjective(sp *spec.Spec, s *spec.Search, srv *spec.Server) hcl.Diagnos
 	if s.Objective == nil {
 		return nil
 	}
-	cell := cellObject(result.PhaseDecode, specPercentiles(sp), cty.UnknownVal(cty.String), func(m result.Metric) cty.Value {
+	cell := cellObject(vocab.PhaseDecode, specPercentiles(sp), cty.UnknownVal(cty.String), func(m metric.Metric) cty.Value {
 		if why := cannotProduce(m, srv); why != "" {
 			return cty.NullVal(cty.Number).Mark(unproducible{metric: m.Name, why: why})
 		}

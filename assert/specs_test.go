@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // shippedSpecs are the specs the repository ships in specs/: one per seed
@@ -49,14 +51,14 @@ func loadShipped(t *testing.T) map[string]*spec.Spec {
 
 // good and bad are metric values far on either side of any threshold a
 // shipped spec sets: throughputs and counts high (low), latencies low (high).
-func good(m result.Metric) float64 {
+func good(m metric.Metric) float64 {
 	if m.HigherIsBetter {
 		return 1e6
 	}
 	return 1e-3
 }
 
-func bad(m result.Metric) float64 {
+func bad(m metric.Metric) float64 {
 	if m.HigherIsBetter {
 		return 1
 	}
@@ -65,14 +67,14 @@ func bad(m result.Metric) float64 {
 
 // resultsWith measures every cell of sp's matrices and prefill block, each
 // metric set by value.
-func resultsWith(sp *spec.Spec, srv *spec.Server, value func(result.CellRef, result.Metric) float64) *result.Results {
+func resultsWith(sp *spec.Spec, srv *spec.Server, value func(result.CellRef, metric.Metric) float64) *result.Results {
 	res := &result.Results{Server: result.Server{Name: srv.Name, Model: srv.Model, Version: "0.11.0", KVCacheTokens: 1 << 30}}
 	for _, mx := range sp.Matrices {
 		for _, ctx := range mx.Contexts {
 			for _, conc := range mx.Concurrency {
 				c := result.DecodeCell{Matrix: mx.Label, Context: ctx, Concurrency: conc, Status: result.StatusValid}
-				for _, m := range result.Metrics {
-					m.SetDecode(&c, value(c.Ref(), m))
+				for _, m := range metric.Table {
+					c.SetValue(m, value(c.Ref(), m))
 				}
 				res.Decode = append(res.Decode, c)
 			}
@@ -81,8 +83,8 @@ func resultsWith(sp *spec.Spec, srv *spec.Server, value func(result.CellRef, res
 	if sp.Prefill != nil {
 		for _, ctx := range sp.Prefill.Contexts {
 			c := result.PrefillCell{Context: ctx, Status: result.StatusValid}
-			for _, m := range result.Metrics {
-				m.SetPrefill(&c, value(c.Ref(), m))
+			for _, m := range metric.Table {
+				c.SetValue(m, value(c.Ref(), m))
 			}
 			res.Prefill = append(res.Prefill, c)
 		}
@@ -110,11 +112,11 @@ func plantExpects(t *testing.T, sp *spec.Spec) map[string]expectCase {
 	cases := map[string]expectCase{}
 	n := 0
 	for _, e := range sp.Expects {
-		phase, mx := result.PhaseDecode, sp.Matrix(e.Matrix)
+		phase, mx := vocab.PhaseDecode, sp.Matrix(e.Matrix)
 		if e.Matrix == "prefill" {
-			phase = result.PhasePrefill
+			phase = vocab.PhasePrefill
 		}
-		m, ok := result.LookupMetric(phase, e.Metric)
+		m, ok := metric.Lookup(phase, e.Metric)
 		if !ok {
 			t.Fatalf("expect %s: unknown metric %s", e.Name, e.Metric)
 		}
@@ -128,7 +130,7 @@ func plantExpects(t *testing.T, sp *spec.Spec) map[string]expectCase {
 					continue
 				}
 				ref := result.CellRef{Phase: phase, Context: row.Context}
-				if phase == result.PhaseDecode {
+				if phase == vocab.PhaseDecode {
 					ref.Matrix, ref.Concurrency = mx.Label, mx.Concurrency[i]
 				}
 				c := expectCase{block: e.Name, ref: ref, want: *want}
@@ -170,7 +172,7 @@ func TestShippedSpecs(t *testing.T) {
 			if len(cases) == 0 {
 				t.Fatal("the spec has no expect cell to check")
 			}
-			res := resultsWith(sp, srv, func(ref result.CellRef, m result.Metric) float64 {
+			res := resultsWith(sp, srv, func(ref result.CellRef, m metric.Metric) float64 {
 				if c, ok := cases[m.Name+" "+ref.Name()]; ok {
 					return c.got
 				}
@@ -208,7 +210,7 @@ func TestShippedSpecs(t *testing.T) {
 				t.Errorf("%d expect verdicts for %d planted cells, %d failures; want one verdict per cell and some failures", seen, len(cases), fails)
 			}
 
-			allGood := resultsWith(sp, srv, func(_ result.CellRef, m result.Metric) float64 { return good(m) })
+			allGood := resultsWith(sp, srv, func(_ result.CellRef, m metric.Metric) float64 { return good(m) })
 			verdicts := Evaluate(sp, srv, allGood)
 			for _, a := range sp.Asserts {
 				test := srv.Name + "/assert/" + a.Name
@@ -218,7 +220,7 @@ func TestShippedSpecs(t *testing.T) {
 				if len(a.Cells) == 0 {
 					continue
 				}
-				broken := resultsWith(sp, srv, func(ref result.CellRef, m result.Metric) float64 {
+				broken := resultsWith(sp, srv, func(ref result.CellRef, m metric.Metric) float64 {
 					if slices.Contains(a.Cells, ref) {
 						return bad(m)
 					}
@@ -245,7 +247,7 @@ func TestShippedSpecs(t *testing.T) {
 					}
 				}
 
-				if a.Cells[0].Phase != result.PhaseDecode {
+				if a.Cells[0].Phase != vocab.PhaseDecode {
 					continue
 				}
 				ref := a.Cells[0]

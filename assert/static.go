@@ -7,8 +7,10 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Check evaluates every assert condition and expect block of sp before
@@ -120,7 +122,7 @@ type unproducible struct {
 // decoding is on (docs/vllm.md#metrics), so spec_accept_rate and
 // spec_accept_len need a speculative block. server_total_tps needs only
 // /metrics, which every vLLM serves.
-func cannotProduce(m result.Metric, srv *spec.Server) string {
+func cannotProduce(m metric.Metric, srv *spec.Server) string {
 	switch m.Name {
 	case "spec_accept_rate", "spec_accept_len":
 		if srv != nil && srv.Speculative == nil {
@@ -142,7 +144,7 @@ func newStaticScope(sp *spec.Spec, srv *spec.Server) *scope {
 		name = srv.Name
 	}
 	cell := func(ref result.CellRef) cty.Value {
-		return cellObject(ref.Phase, specPercentiles(sp), cty.UnknownVal(cty.String), func(m result.Metric) cty.Value {
+		return cellObject(ref.Phase, specPercentiles(sp), cty.UnknownVal(cty.String), func(m metric.Metric) cty.Value {
 			if why := cannotProduce(m, srv); why != "" {
 				return cty.NullVal(cty.Number).Mark(unproducible{metric: m.Name, why: why})
 			}
@@ -261,11 +263,11 @@ func (sc *scope) unproducibleReads(expr hcl.Expression, ctx *hcl.EvalContext) hc
 // checkExpect reports an expect block over a metric srv cannot produce, at
 // its metric attribute.
 func checkExpect(e *spec.Expect, srv *spec.Server) hcl.Diagnostics {
-	phase := result.PhaseDecode
+	phase := vocab.PhaseDecode
 	if e.Matrix == prefillMatrix {
-		phase = result.PhasePrefill
+		phase = vocab.PhasePrefill
 	}
-	m, ok := result.LookupMetric(phase, e.Metric)
+	m, ok := metric.Lookup(phase, e.Metric)
 	if !ok {
 		return nil // the spec loader has reported it
 	}

@@ -21,16 +21,18 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // The metrics codified, from the metric table: their names, units and
 // directions (which way the margin goes).
 var (
-	totalTPS   = result.MustMetric(result.PhaseDecode, "total_tps")
-	ttft       = result.MustMetric(result.PhaseDecode, "ttft_ms")
-	ttftP99    = result.MustMetric(result.PhaseDecode, "ttft_ms_p99")
-	prefillTPS = result.MustMetric(result.PhasePrefill, "tps")
+	totalTPS   = metric.Must(vocab.PhaseDecode, "total_tps")
+	ttft       = metric.Must(vocab.PhaseDecode, "ttft_ms")
+	ttftP99    = metric.Must(vocab.PhaseDecode, "ttft_ms_p99")
+	prefillTPS = metric.Must(vocab.PhasePrefill, "tps")
 )
 
 // Options controls the generated blocks.
@@ -166,7 +168,7 @@ func leftOut(res *result.Results) []omission {
 		add(c.Ref(), c.Status, c.Reason)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		return out[i].ref.Phase == result.PhasePrefill && out[j].ref.Phase != result.PhasePrefill
+		return out[i].ref.Phase == vocab.PhasePrefill && out[j].ref.Phase != vocab.PhasePrefill
 	})
 	return out
 }
@@ -234,7 +236,7 @@ func header(res *result.Results, opt Options, tails []tailCell) string {
 	}
 	var few []string
 	for _, t := range tails {
-		if t.samples < result.MinPercentileSamples {
+		if t.samples < metric.MinPercentileSamples {
 			n := "sample count not recorded"
 			if t.samples >= 0 {
 				n = fmt.Sprintf("%d %s", t.samples, plural(t.samples, "sample", "samples"))
@@ -243,7 +245,7 @@ func header(res *result.Results, opt Options, tails []tailCell) string {
 		}
 	}
 	if len(few) > 0 {
-		h += fmt.Sprintf("# Left out, percentiles of fewer than %d samples (docs/method.md#metric-names):\n", result.MinPercentileSamples)
+		h += fmt.Sprintf("# Left out, percentiles of fewer than %d samples (docs/method.md#metric-names):\n", metric.MinPercentileSamples)
 		h += strings.Join(few, "\n") + "\n"
 	}
 	return h
@@ -277,7 +279,7 @@ func tailCells(res *result.Results, label string) []tailCell {
 			continue
 		}
 		n := -1
-		if v, ok := c.Metric(result.CountName(ttft.Name)); ok {
+		if v, ok := c.Metric(metric.CountName(ttft.Name)); ok {
 			n = int(v)
 		}
 		out = append(out, tailCell{c, n})
@@ -286,10 +288,10 @@ func tailCells(res *result.Results, label string) []tailCell {
 }
 
 // assertTTFTTail asserts the TTFT p99 of the tail cells that rest on
-// enough samples (result.MinPercentileSamples); header lists the others.
+// enough samples (metric.MinPercentileSamples); header lists the others.
 func assertTTFTTail(body *hclwrite.Body, label string, tails []tailCell, margin float64) {
 	for _, t := range tails {
-		if t.samples < result.MinPercentileSamples {
+		if t.samples < metric.MinPercentileSamples {
 			continue
 		}
 		c := t.cell
@@ -439,7 +441,7 @@ func assertPrefill(body *hclwrite.Body, res *result.Results, margin float64) {
 // v: at least v × (1 − margin) when higher is better, at most
 // v × (1 + margin) otherwise, rounded to three significant digits on the
 // passing side.
-func guard(m result.Metric, v, margin float64) (op hclsyntax.TokenType, limit float64) {
+func guard(m metric.Metric, v, margin float64) (op hclsyntax.TokenType, limit float64) {
 	if m.HigherIsBetter {
 		return hclsyntax.TokenGreaterThanEq, niceThreshold(v*(1-margin), true)
 	}

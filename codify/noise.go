@@ -7,6 +7,7 @@ import (
 	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Noise is what a run's repeats say about the repeats and tolerances a gate
@@ -38,7 +39,7 @@ func MeasuredNoise(res *result.Results, margin, alpha float64) Noise {
 		alpha = compare.DefaultAlpha
 	}
 	n := Noise{Noise: math.NaN(), Supported: math.NaN()}
-	consider := func(ref result.CellRef, phase result.Phase, samples map[string][]float64) {
+	consider := func(ref result.CellRef, phase vocab.Phase, samples map[string][]float64) {
 		for _, m := range compare.DefaultMetrics(phase) {
 			xs := samples[m.Name]
 			if len(xs) < 2 {
@@ -59,12 +60,12 @@ func MeasuredNoise(res *result.Results, margin, alpha float64) Noise {
 	}
 	for i := range res.Prefill {
 		if c := &res.Prefill[i]; c.Status.Measured() {
-			consider(c.Ref(), result.PhasePrefill, c.Samples)
+			consider(c.Ref(), vocab.PhasePrefill, c.Samples)
 		}
 	}
 	for i := range res.Decode {
 		if c := &res.Decode[i]; c.Status.Measured() && c.Search == "" {
-			consider(c.Ref(), result.PhaseDecode, c.Samples)
+			consider(c.Ref(), vocab.PhaseDecode, c.Samples)
 		}
 	}
 	if n.Measured {

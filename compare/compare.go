@@ -1,7 +1,7 @@
 // Package compare compares two measured runs cell by cell: for each metric
 // it lines up the matrix of run A with run B, decides per cell whether the
 // change is regressed, within the tolerance (unchanged or improved) or
-// inconclusive (direction from the metric table, result.Metrics: higher is
+// inconclusive (direction from the metric table, metric.Table: higher is
 // better for throughputs, lower for latencies) from the Hodges–Lehmann
 // interval of the change (shift.go) when both sides have samples, finds the
 // cells A measured and B lost, compares the runs' measurement settings
@@ -17,14 +17,16 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/suggest"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // defaultMetrics are the metrics of each phase compared when
 // Options.Metrics is empty: the headline throughput and latencies.
-var defaultMetrics = map[result.Phase][]string{
-	result.PhaseDecode:  {"total_tps", "ttft_ms", "tbt_ms"},
-	result.PhasePrefill: {"tps"},
+var defaultMetrics = map[vocab.Phase][]string{
+	vocab.PhaseDecode:  {"total_tps", "ttft_ms", "tbt_ms"},
+	vocab.PhasePrefill: {"tps"},
 }
 
 // DefaultTolerance is the relative change below which a cell is unchanged.
@@ -179,9 +181,9 @@ func (c *Cell) EstimateBeyond(tolerance float64, higherIsBetter bool) bool {
 // Table is one metric's matrix: rows are contexts, columns concurrency
 // levels (a single column for prefill).
 type Table struct {
-	Phase  result.Phase  // prefill or decode
+	Phase  vocab.Phase   // prefill or decode
 	Matrix string        // decode matrix label; "" for prefill
-	Metric result.Metric // the metric compared
+	Metric metric.Metric // the metric compared
 	// Tolerance used for the decisions, as a fraction.
 	Tolerance float64
 	// Alpha is the one-sided level asked of each bound.
@@ -198,7 +200,7 @@ type Table struct {
 func (t *Table) Lookup(ctx, conc int) (*Cell, bool) {
 	for i := range t.Cells {
 		c := &t.Cells[i]
-		if c.Ref.Context == ctx && (t.Phase == result.PhasePrefill || c.Ref.Concurrency == conc) {
+		if c.Ref.Context == ctx && (t.Phase == vocab.PhasePrefill || c.Ref.Concurrency == conc) {
 			return c, true
 		}
 	}
@@ -207,7 +209,7 @@ func (t *Table) Lookup(ctx, conc int) (*Cell, bool) {
 
 // Title names the table: "decode total_tps" or "prefill tps".
 func (t *Table) Title() string {
-	if t.Phase == result.PhasePrefill {
+	if t.Phase == vocab.PhasePrefill {
 		return "prefill " + t.Metric.Name
 	}
 	return t.Matrix + " " + t.Metric.Name
@@ -243,13 +245,13 @@ func withinTolerance(a, b, tolerance float64) bool {
 
 // metricsFor returns the metrics of phase to compare: those of names that
 // the phase has, or the phase's defaults when names is empty.
-func metricsFor(phase result.Phase, names []string) []result.Metric {
+func metricsFor(phase vocab.Phase, names []string) []metric.Metric {
 	if len(names) == 0 {
 		names = defaultMetrics[phase]
 	}
-	var out []result.Metric
+	var out []metric.Metric
 	for _, n := range names {
-		if m, ok := result.LookupMetric(phase, n); ok {
+		if m, ok := metric.Lookup(phase, n); ok {
 			out = append(out, m)
 		}
 	}
@@ -260,12 +262,12 @@ func metricsFor(phase result.Phase, names []string) []result.Metric {
 // phase, with the names that do.
 func CheckMetrics(names []string) error {
 	for _, n := range names {
-		_, p := result.LookupMetric(result.PhasePrefill, n)
-		_, d := result.LookupMetric(result.PhaseDecode, n)
+		_, p := metric.Lookup(vocab.PhasePrefill, n)
+		_, d := metric.Lookup(vocab.PhaseDecode, n)
 		if !p && !d {
 			all := map[string]bool{}
-			for _, phase := range []result.Phase{result.PhasePrefill, result.PhaseDecode} {
-				for _, name := range result.MetricNames(phase) {
+			for _, phase := range []vocab.Phase{vocab.PhasePrefill, vocab.PhaseDecode} {
+				for _, name := range metric.Names(phase) {
 					all[name] = true
 				}
 			}
@@ -303,10 +305,10 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 	var tables []Table
 	if len(a.Prefill)+len(b.Prefill) > 0 {
 		ctxs := unionInts(prefillContexts(a), prefillContexts(b))
-		for _, m := range metricsFor(result.PhasePrefill, opt.Metrics) {
-			t := Table{Phase: result.PhasePrefill, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Inconclusive: opt.Inconclusive, Contexts: ctxs}
+		for _, m := range metricsFor(vocab.PhasePrefill, opt.Metrics) {
+			t := Table{Phase: vocab.PhasePrefill, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Inconclusive: opt.Inconclusive, Contexts: ctxs}
 			for _, ctx := range ctxs {
-				ref := result.CellRef{Phase: result.PhasePrefill, Context: ctx}
+				ref := result.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
 				ca, _ := a.PrefillCell(ctx)
 				cb, _ := b.PrefillCell(ctx)
 				t.Cells = append(t.Cells, decideCell(ref, prefillSide(ca, m), prefillSide(cb, m), m, opt))
@@ -317,8 +319,8 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 	for _, label := range matrixLabels(a, b) {
 		ctxs := unionInts(decodeAxis(a, label, true), decodeAxis(b, label, true))
 		concs := unionInts(decodeAxis(a, label, false), decodeAxis(b, label, false))
-		for _, m := range metricsFor(result.PhaseDecode, opt.Metrics) {
-			t := Table{Phase: result.PhaseDecode, Matrix: label, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Inconclusive: opt.Inconclusive, Contexts: ctxs, Concurrency: concs}
+		for _, m := range metricsFor(vocab.PhaseDecode, opt.Metrics) {
+			t := Table{Phase: vocab.PhaseDecode, Matrix: label, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Inconclusive: opt.Inconclusive, Contexts: ctxs, Concurrency: concs}
 			for _, ctx := range ctxs {
 				for _, conc := range concs {
 					ca, okA := a.DecodeCell(label, ctx, conc)
@@ -326,7 +328,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 					if !okA && !okB {
 						continue
 					}
-					ref := result.CellRef{Phase: result.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
+					ref := result.CellRef{Phase: vocab.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
 					t.Cells = append(t.Cells, decideCell(ref, decodeSide(ca, m), decodeSide(cb, m), m, opt))
 				}
 			}
@@ -348,7 +350,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 //   - A measured, B errored: Errored; A measured, B over capacity, absent or
 //     not run: Lost;
 //   - a value on one side only otherwise: OnlyA or OnlyB, not a failure.
-func decideCell(ref result.CellRef, a, b Side, m result.Metric, opt Options) Cell {
+func decideCell(ref result.CellRef, a, b Side, m metric.Metric, opt Options) Cell {
 	c := Cell{Ref: ref, A: a, B: b, Delta: math.NaN()}
 	switch {
 	case a.HasValue && b.HasValue:
@@ -380,7 +382,7 @@ func decideCell(ref result.CellRef, a, b Side, m result.Metric, opt Options) Cel
 }
 
 // cellOutcome is what a decided cell does to the gate (Cell.Outcome).
-func cellOutcome(c *Cell, m result.Metric, opt Options) result.Outcome {
+func cellOutcome(c *Cell, m metric.Metric, opt Options) result.Outcome {
 	switch c.Change {
 	case Errored:
 		return result.Error
@@ -398,20 +400,20 @@ func cellOutcome(c *Cell, m result.Metric, opt Options) result.Outcome {
 }
 
 // prefillSide is one run's view of its prefill cell c (nil = absent) for metric m.
-func prefillSide(c *result.PrefillCell, m result.Metric) Side {
+func prefillSide(c *result.PrefillCell, m metric.Metric) Side {
 	if c == nil {
 		return Side{}
 	}
-	v, ok := m.OfPrefill(c)
+	v, ok := c.Value(m)
 	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, c.Samples, m.Name, v, ok)
 }
 
 // decodeSide is one run's view of its decode cell c (nil = absent) for metric m.
-func decodeSide(c *result.DecodeCell, m result.Metric) Side {
+func decodeSide(c *result.DecodeCell, m metric.Metric) Side {
 	if c == nil {
 		return Side{}
 	}
-	v, ok := m.OfDecode(c)
+	v, ok := c.Value(m)
 	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, c.Samples, m.Name, v, ok)
 }
 

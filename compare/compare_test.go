@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 )
 
@@ -217,7 +218,7 @@ func shifted(t *testing.T, r *result.Results, f float64) *result.Results {
 	if err != nil {
 		t.Fatal(err)
 	}
-	worse := func(m result.Metric, v float64) float64 {
+	worse := func(m metric.Metric, v float64) float64 {
 		if m.HigherIsBetter {
 			return v * (1 - f)
 		}
@@ -226,18 +227,18 @@ func shifted(t *testing.T, r *result.Results, f float64) *result.Results {
 	for i := range c.Decode {
 		d := &c.Decode[i]
 		d.Repeats, d.Spread = 0, nil
-		for _, m := range result.Metrics {
-			if v, ok := m.OfDecode(d); ok && d.Status.Measured() && !m.Integer() {
-				m.SetDecode(d, worse(m, v))
+		for _, m := range metric.Table {
+			if v, ok := d.Value(m); ok && d.Status.Measured() && !m.Integer() {
+				d.SetValue(m, worse(m, v))
 			}
 		}
 	}
 	for i := range c.Prefill {
 		p := &c.Prefill[i]
 		p.Repeats, p.Samples = 0, nil
-		for _, m := range result.Metrics {
-			if v, ok := m.OfPrefill(p); ok && p.Status.Measured() {
-				m.SetPrefill(p, worse(m, v))
+		for _, m := range metric.Table {
+			if v, ok := p.Value(m); ok && p.Status.Measured() {
+				p.SetValue(m, worse(m, v))
 			}
 		}
 	}

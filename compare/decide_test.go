@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // measured is a side with a value and, when samples are given, as many
@@ -29,9 +31,9 @@ func measured(v float64, samples ...float64) Side {
 // before the three outcomes are now inconclusive when an interval decides,
 // or decided by the tolerance rule when the sizes cannot attain α.
 func TestDecideCell(t *testing.T) {
-	tps := result.MustMetric(result.PhaseDecode, "total_tps")
-	tbt := result.MustMetric(result.PhaseDecode, "tbt_ms")
-	ref := result.CellRef{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
+	tps := metric.Must(vocab.PhaseDecode, "total_tps")
+	tbt := metric.Must(vocab.PhaseDecode, "tbt_ms")
+	ref := result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
 	overCap := Side{Present: true, Status: result.StatusOverCapacity, Reason: "64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens", Repeats: 1}
 	errored := Side{Present: true, Status: result.StatusError, Reason: "stream stalled", Repeats: 1}
 	noMetric := Side{Present: true, Status: result.StatusValid, Repeats: 1}
@@ -39,7 +41,7 @@ func TestDecideCell(t *testing.T) {
 	tests := []struct {
 		name   string
 		a, b   Side
-		m      result.Metric
+		m      metric.Metric
 		alpha  float64
 		want   Change
 		tested bool    // an interval decided
@@ -105,8 +107,8 @@ func TestDecideCell(t *testing.T) {
 // (inconclusive, estimate beyond), 4.6% (inconclusive, estimate inside)
 // and 12% (regressed) below A.
 func TestCellOutcome(t *testing.T) {
-	tps := result.MustMetric(result.PhaseDecode, "total_tps")
-	ref := result.CellRef{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
+	tps := metric.Must(vocab.PhaseDecode, "total_tps")
+	ref := result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
 	a := measured(420, 418, 420, 425, 416, 421)
 	beyond := measured(398, 398, 397, 400, 394, 399)
 	inside := measured(401, 401, 397, 404, 394, 402)
@@ -180,7 +182,7 @@ func TestFindings(t *testing.T) {
 }
 
 func TestMethodNote(t *testing.T) {
-	ref := result.CellRef{Phase: result.PhaseDecode, Context: 8192, Concurrency: 1}
+	ref := result.CellRef{Phase: vocab.PhaseDecode, Context: 8192, Concurrency: 1}
 	cell := func(test bool, ra, rb int) Cell {
 		c := Cell{Ref: ref, A: measured(1), B: measured(1)}
 		c.A.Repeats, c.B.Repeats = ra, rb
@@ -239,10 +241,10 @@ func (r noiseRates) decided() float64 { return r.regressed + r.within }
 
 func simulateNoise(row noiseRow, cells int, seed uint64) noiseRates {
 	rng := rand.New(rand.NewPCG(seed, uint64(row.n*1000+row.max)))
-	m := result.MustMetric(result.PhaseDecode, "total_tps")
-	ref := result.CellRef{Phase: result.PhaseDecode, Context: 8192, Concurrency: 64}
+	m := metric.Must(vocab.PhaseDecode, "total_tps")
+	ref := result.CellRef{Phase: vocab.PhaseDecode, Context: 8192, Concurrency: 64}
 	draw := func(median float64) float64 { return median * math.Exp(row.noise*rng.NormFloat64()) }
-	side := func(xs []float64) Side { return measured(result.Median.Of(xs), xs...) }
+	side := func(xs []float64) Side { return measured(metric.Median.Of(xs), xs...) }
 	var r noiseRates
 	var nA, nB int
 	for range cells {

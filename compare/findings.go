@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 )
 
@@ -50,7 +51,7 @@ func Findings(tables []Table) []Finding {
 }
 
 // finding words the decision about one lost or errored cell.
-func finding(c Cell, m result.Metric) Finding {
+func finding(c Cell, m metric.Metric) Finding {
 	f := Finding{Ref: c.Ref, Change: c.Change, Detail: c.B.Reason}
 	was := "was " + numfmt.Fixed(c.A.Value, m.Precision)
 	if m.Unit != "" {

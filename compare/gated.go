@@ -1,8 +1,11 @@
 package compare
 
-import "github.com/slogate/slogate/result"
+import (
+	"github.com/slogate/slogate/metric"
+	"github.com/slogate/slogate/vocab"
+)
 
 // DefaultMetrics are the metrics of phase a comparison reads when
 // Options.Metrics is empty: a baseline's, and so the ones repeat = "auto"
 // decides a cell on (docs/method.md#repeat-auto).
-func DefaultMetrics(phase result.Phase) []result.Metric { return metricsFor(phase, nil) }
+func DefaultMetrics(phase vocab.Phase) []metric.Metric { return metricsFor(phase, nil) }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Estimates of what a comparison can decide, from the measured noise: the
@@ -148,7 +149,7 @@ func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alp
 	}
 	var order []string
 	by := map[string]*worst{}
-	check := func(ref result.CellRef, phase result.Phase, samples map[string][]float64) {
+	check := func(ref result.CellRef, phase vocab.Phase, samples map[string][]float64) {
 		for _, m := range metricsFor(phase, nil) {
 			xs := samples[m.Name]
 			noise := LogNoise(xs)
@@ -176,12 +177,12 @@ func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alp
 	}
 	for _, c := range base.Prefill {
 		if c.Status.Measured() {
-			check(c.Ref(), result.PhasePrefill, c.Samples)
+			check(c.Ref(), vocab.PhasePrefill, c.Samples)
 		}
 	}
 	for _, c := range base.Decode {
 		if c.Status.Measured() {
-			check(c.Ref(), result.PhaseDecode, c.Samples)
+			check(c.Ref(), vocab.PhaseDecode, c.Samples)
 		}
 	}
 	var out []string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Markers printed after a cell's Δ.
@@ -154,7 +155,7 @@ func renderTable(b *strings.Builder, t *Table) {
 	}
 	var rows [][]string
 	labels := 2 // ctx and A/B/Δ
-	if t.Phase == result.PhasePrefill {
+	if t.Phase == vocab.PhasePrefill {
 		labels = 1
 		head := []string{"ctx", "A", "B", "Δ  "}
 		if tested(t) {

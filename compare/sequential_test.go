@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestPocockBound: the two-look bound of Pocock (1977) for equally spaced
@@ -203,7 +205,7 @@ func TestBaselineWarnings(t *testing.T) {
 func TestCompareDecidesAsTheDesign(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	s := Sequential{Max: 20, Tolerance: 0.05, Alpha: 0.05}
-	tps := result.MustMetric(result.PhaseDecode, "total_tps")
+	tps := metric.Must(vocab.PhaseDecode, "total_tps")
 	seen := map[Change]bool{}
 	for i := range 60 {
 		ratio := []float64{1, 0.95, 1 / 1.1}[i%3]
@@ -218,7 +220,7 @@ func TestCompareDecidesAsTheDesign(t *testing.T) {
 		}
 		cell := func(xs []float64) result.DecodeCell {
 			return result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
-				TotalTPS: result.Median.Of(xs), Repeats: len(xs), Samples: map[string][]float64{"total_tps": xs}}
+				TotalTPS: metric.Median.Of(xs), Repeats: len(xs), Samples: map[string][]float64{"total_tps": xs}}
 		}
 		ra := &result.Results{Measure: result.Measure{Repeat: 10}, Decode: []result.DecodeCell{cell(a)}}
 		rb := &result.Results{Measure: result.Measure{Repeat: 4, RepeatAuto: true, MaxRepeat: 20}, Decode: []result.DecodeCell{cell(b)}}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slogate/slogate/compare"
 	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // gateMatrix is a one-row matrix whose 1K×4 cell needs 4 × (1024 + 1024) =
@@ -270,7 +271,7 @@ func TestGateNoise(t *testing.T) {
 		}
 		regressed, inconclusive, applies := 0, 0, 0
 		for _, tb := range decisions(t, runs["slower"], compare.InconclusiveFail) {
-			if tb.Phase != res.PhaseDecode || tb.Metric.Name == "ttft_ms" {
+			if tb.Phase != vocab.PhaseDecode || tb.Metric.Name == "ttft_ms" {
 				continue // a slower step leaves the first token's time alone
 			}
 			for _, c := range tb.Cells {

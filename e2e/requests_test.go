@@ -12,6 +12,7 @@ import (
 	"time"
 
 	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // readRequests reads a run's requests.jsonl.
@@ -88,7 +89,7 @@ search "max_users" {
 		if r.Status == res.RequestFinished && (r.TTFTMs == nil || r.FinishReason != "length" || r.OutputTokens < 1) {
 			t.Fatalf("finished record %+v: want a TTFT, finish_reason length, output tokens", r)
 		}
-		if r.Status == res.RequestFinished && r.Purpose == "" && r.Phase != res.PhasePrefill &&
+		if r.Status == res.RequestFinished && r.Purpose == "" && r.Phase != vocab.PhasePrefill &&
 			(r.OutputTokens != maxOutput || r.TPOTMs == nil || r.ITL == nil || r.ITL.Count < 1) {
 			t.Fatalf("finished decode/traffic record %+v: want %d output tokens, a TPOT and an ITL summary", r, maxOutput)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Statuses before and after the run (docs/method.md#over-capacity,
@@ -114,7 +115,7 @@ matrix "decode" {
 	}
 	got := map[int][2]string{}
 	for _, c := range doc.Servers[0].Cells {
-		if c.Phase == res.PhaseDecode {
+		if c.Phase == vocab.PhaseDecode {
 			got[c.Concurrency] = [2]string{string(c.Status), c.Reason}
 		}
 	}

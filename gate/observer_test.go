@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // recordStream records TestStream calls as lines.
@@ -39,7 +40,7 @@ func TestObserver(t *testing.T) {
 	errCell := result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusError, Reason: "stream stalled"}
 	o.CellStart(errCell.Ref())
 	o.DecodeDone(errCell, 0)
-	o.CellStart(result.CellRef{Phase: result.PhaseDecode, Matrix: "decode", Context: 1024, Concurrency: 2})
+	o.CellStart(result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 1024, Concurrency: 2})
 	o.Abort(exit.Infraf("the server exited during the run\nlog lines"))
 	want := []string{
 		"RUN q/prefill/ctx=8K", "  46,712.3 tok/s prefill · TTFT 175 ms (cold)", "END pass q/prefill/ctx=8K",

@@ -3,6 +3,7 @@ package plan
 import (
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Outlook is what a plan can tell of one cell's status before the run,
@@ -23,7 +24,7 @@ type Outlook struct {
 // --max-num-seqs in args: spec.Server.LaunchMaxNumSeqs). Other cells get no
 // outlook.
 func CellOutlook(srv *spec.Server, maxOutput int, ref result.CellRef) Outlook {
-	if ref.Phase != result.PhaseDecode || srv == nil {
+	if ref.Phase != vocab.PhaseDecode || srv == nil {
 		return Outlook{}
 	}
 	pool := SpecPool(srv)

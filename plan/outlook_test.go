@@ -5,6 +5,7 @@ import (
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestCellOutlook: the plan's status of a decode cell from the spec alone:
@@ -14,7 +15,7 @@ func TestCellOutlook(t *testing.T) {
 	ip := func(v int) *int { return &v }
 	kv := func(v int64) *int64 { return &v }
 	d := func(ctx, c int) result.CellRef {
-		return result.CellRef{Phase: result.PhaseDecode, Matrix: "decode", Context: ctx, Concurrency: c}
+		return result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: ctx, Concurrency: c}
 	}
 	tests := []struct {
 		name string
@@ -38,7 +39,7 @@ func TestCellOutlook(t *testing.T) {
 		{name: "args raise the attribute's cap", srv: &spec.Server{MaxNumSeqs: ip(64), Args: []string{"--max-num-seqs=256"}}, ref: d(8192, 128)},
 		{name: "over capacity wins over queued", srv: &spec.Server{MaxNumSeqs: ip(64), KVCacheTokens: kv(512 << 10)}, ref: d(8192, 128),
 			want: Outlook{Status: result.StatusOverCapacity, Reason: "128 × (8192 + 256) = 1081344 tokens > KV cache 524288 tokens (from the spec's kv_cache_tokens)"}},
-		{name: "a prefill cell has none", srv: &spec.Server{KVCacheTokens: kv(1)}, ref: result.CellRef{Phase: result.PhasePrefill, Context: 8192}},
+		{name: "a prefill cell has none", srv: &spec.Server{KVCacheTokens: kv(1)}, ref: result.CellRef{Phase: vocab.PhasePrefill, Context: 8192}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

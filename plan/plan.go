@@ -13,6 +13,7 @@ import (
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Assumptions behind Estimated. They are deliberately round: the estimate
@@ -83,7 +84,7 @@ func (p *Plan) Cells() []result.CellRef {
 	var out []result.CellRef
 	for _, s := range p.Steps {
 		if s.Prefill {
-			out = append(out, result.CellRef{Phase: result.PhasePrefill, Context: s.Context})
+			out = append(out, result.CellRef{Phase: vocab.PhasePrefill, Context: s.Context})
 		}
 		out = append(out, s.Decode...)
 		out = append(out, s.Traffic...)
@@ -106,7 +107,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	var order []result.CellRef // decode cells in spec order of appearance
 
 	addDecode := func(r result.CellRef) {
-		r.Phase = result.PhaseDecode
+		r.Phase = vocab.PhaseDecode
 		if r.Matrix == "" {
 			r.Matrix = "decode"
 		}
@@ -118,10 +119,10 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	traffic := map[result.CellRef]bool{}
 	addCell := func(r result.CellRef) {
 		switch r.Phase {
-		case result.PhasePrefill:
+		case vocab.PhasePrefill:
 			prefillCtx[r.Context] = true
 			return
-		case result.PhaseTraffic:
+		case vocab.PhaseTraffic:
 			traffic[r] = true
 			return
 		}
@@ -130,7 +131,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 
 	if sp.Prefill != nil {
 		for _, ctx := range sp.Prefill.Contexts {
-			r := result.CellRef{Phase: result.PhasePrefill, Context: ctx}
+			r := result.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
 			if match(r.TestName(srv.Name)) {
 				prefillCtx[ctx] = true
 			}
@@ -139,7 +140,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	for _, m := range sp.Matrices {
 		for _, ctx := range m.Contexts {
 			for _, c := range m.Concurrency {
-				r := result.CellRef{Phase: result.PhaseDecode, Matrix: m.Label, Context: ctx, Concurrency: c}
+				r := result.CellRef{Phase: vocab.PhaseDecode, Matrix: m.Label, Context: ctx, Concurrency: c}
 				if match(r.TestName(srv.Name)) {
 					addDecode(r)
 				}
@@ -148,7 +149,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	}
 	for _, t := range sp.Traffic {
 		for _, rate := range t.Rates {
-			r := result.CellRef{Phase: result.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
+			r := result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
 			if match(r.TestName(srv.Name)) {
 				traffic[r] = true
 			}
@@ -202,7 +203,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	}
 	for _, t := range sp.Traffic { // spec order; rates ascending below
 		for _, rate := range t.Rates {
-			r := result.CellRef{Phase: result.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
+			r := result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
 			if traffic[r] {
 				s := step(r.Context)
 				s.Traffic = append(s.Traffic, r)
@@ -305,7 +306,7 @@ func ExpectCells(sp *spec.Spec, e *spec.Expect) []result.CellRef {
 
 func expectRef(e *spec.Expect, ctx, i int, conc []int) (result.CellRef, bool) {
 	if e.Matrix == "prefill" {
-		return result.CellRef{Phase: result.PhasePrefill, Context: ctx}, i == 0
+		return result.CellRef{Phase: vocab.PhasePrefill, Context: ctx}, i == 0
 	}
 	if i >= len(conc) {
 		return result.CellRef{}, false
@@ -314,7 +315,7 @@ func expectRef(e *spec.Expect, ctx, i int, conc []int) (result.CellRef, bool) {
 	if m == "" {
 		m = "decode"
 	}
-	return result.CellRef{Phase: result.PhaseDecode, Matrix: m, Context: ctx, Concurrency: conc[i]}, true
+	return result.CellRef{Phase: vocab.PhaseDecode, Matrix: m, Context: ctx, Concurrency: conc[i]}, true
 }
 
 // expectConcurrency is the concurrency list of the matrix an expect block
@@ -411,7 +412,7 @@ func (p *Plan) Remaining(sp *spec.Spec, done map[result.CellRef]bool) (int, time
 			return out
 		}
 		st := Step{Context: s.Context, Decode: keep(s.Decode), Traffic: keep(s.Traffic), Searches: s.Searches}
-		st.Prefill = s.Prefill && !done[result.CellRef{Phase: result.PhasePrefill, Context: s.Context}]
+		st.Prefill = s.Prefill && !done[result.CellRef{Phase: vocab.PhasePrefill, Context: s.Context}]
 		if st.Prefill || len(st.Decode)+len(st.Traffic)+len(st.Searches) > 0 {
 			left.Steps = append(left.Steps, st)
 		}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 func pf(v float64) *float64 { return &v }
 func pi64(v int64) *int64   { return &v }
 
 func dec(m string, ctx, c int) result.CellRef {
-	return result.CellRef{Phase: result.PhaseDecode, Matrix: m, Context: ctx, Concurrency: c}
+	return result.CellRef{Phase: vocab.PhaseDecode, Matrix: m, Context: ctx, Concurrency: c}
 }
 
 func testSpec() *spec.Spec {
@@ -29,7 +30,7 @@ func testSpec() *spec.Spec {
 		},
 		Asserts: []*spec.Assert{
 			{Name: "d8k64", Cells: []result.CellRef{dec("decode", 8192, 64)}},
-			{Name: "pre32k", Cells: []result.CellRef{{Phase: result.PhasePrefill, Context: 32768}}},
+			{Name: "pre32k", Cells: []result.CellRef{{Phase: vocab.PhasePrefill, Context: 32768}}},
 		},
 		Expects: []*spec.Expect{
 			{Name: "tps", Metric: "total_tps", Rows: []spec.ExpectRow{
@@ -195,7 +196,7 @@ func TestEstimate(t *testing.T) {
 }
 
 func trf(label string, ctx int, rate float64) result.CellRef {
-	return result.CellRef{Phase: result.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
+	return result.CellRef{Phase: vocab.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
 }
 
 // TestTrafficCells: a traffic block's rates are cells of its context's
@@ -259,7 +260,7 @@ func TestRemaining(t *testing.T) {
 	p := New(sp, &spec.Server{Name: "q"}, regexp.MustCompile("ctx=8K"))
 	cell := estimateWarmUp + SteadyHold + 2*time.Second
 	prefill8K := time.Duration(8192.0 / 20000 * float64(time.Second))
-	pre := result.CellRef{Phase: result.PhasePrefill, Context: 8192}
+	pre := result.CellRef{Phase: vocab.PhasePrefill, Context: 8192}
 	tests := []struct {
 		name      string
 		done      []result.CellRef

@@ -11,7 +11,9 @@ import (
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // ConsoleOptions configures NewConsole.
@@ -167,7 +169,7 @@ func progressLine(p Progress) string {
 		fmt.Fprintf(&b, " %.1fs", p.Elapsed.Seconds())
 	}
 	if p.TPS > 0 {
-		b.WriteString("  " + metricText(result.MustMetric(result.PhaseDecode, "total_tps"), p.TPS) + " tok/s")
+		b.WriteString("  " + metricText(metric.Must(vocab.PhaseDecode, "total_tps"), p.TPS) + " tok/s")
 	}
 	if p.Cells > 0 {
 		fmt.Fprintf(&b, "  cells %d/%d", p.CellsDone, p.Cells)

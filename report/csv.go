@@ -5,7 +5,9 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // CSVHeader is the first row of `slogate report -format csv`
@@ -34,7 +36,7 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 	// cell writes the rows of one cell: where (kind, label, context,
 	// concurrency, rate), its status and repeats, and its metrics read by
 	// value.
-	cell := func(where []string, st result.Status, repeats int, metrics []result.Metric, value func(string) (float64, bool)) {
+	cell := func(where []string, st result.Status, repeats int, metrics []metric.Metric, value func(string) (float64, bool)) {
 		rep := strconv.Itoa(max(repeats, 1))
 		head := append([]string{server}, where...)
 		if !st.Measured() {
@@ -48,19 +50,19 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 			}
 			samples := ""
 			if base := distributionOf(m); base != "" {
-				if n, ok := value(result.CountName(base)); ok {
+				if n, ok := value(metric.CountName(base)); ok {
 					samples = num(n)
 				}
 			}
 			cw.Write(append(head, m.Name, num(v), m.Unit, string(st), samples, rep))
 		}
 	}
-	prefill := result.CellMetrics(result.PhasePrefill, ps)
+	prefill := metric.ForCells(vocab.PhasePrefill, ps)
 	for i := range res.Prefill {
 		c := &res.Prefill[i]
 		cell([]string{"prefill", "", strconv.Itoa(c.Context), "", ""}, c.Status, c.Repeats, prefill, c.Metric)
 	}
-	decode := result.CellMetrics(result.PhaseDecode, ps)
+	decode := metric.ForCells(vocab.PhaseDecode, ps)
 	for i := range res.Decode {
 		c := &res.Decode[i]
 		cell([]string{"decode", c.Ref().MatrixLabel(), strconv.Itoa(c.Context), strconv.Itoa(c.Concurrency), ""}, c.Status, c.Repeats, decode, c.Metric)
@@ -71,7 +73,7 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 			cell([]string{"probe", s.Name, strconv.Itoa(s.Context), strconv.Itoa(s.Probes[i].Concurrency), ""}, c.Status, c.Repeats, decode, c.Metric)
 		}
 	}
-	traffic := result.CellMetrics(result.PhaseTraffic, ps)
+	traffic := metric.ForCells(vocab.PhaseTraffic, ps)
 	for i := range res.Traffic {
 		c := &res.Traffic[i]
 		cell([]string{"traffic", c.Traffic, strconv.Itoa(c.Context), "", result.FormatRate(c.Rate)}, c.Status, 1, traffic, c.Metric)
@@ -97,9 +99,9 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 // distributionOf is the distribution a latency metric or statistic belongs
 // to ("ttft_ms" for ttft_ms, ttft_ms_p95 and ttft_ms_count); "" for a
 // metric that is not one.
-func distributionOf(m result.Metric) string {
-	for _, b := range result.DistributionMetrics(m.Phase) {
-		if m.Name == b.Name || m.PercentileOf == b.Name || m.Name == result.MeanName(b.Name) || m.Name == result.CountName(b.Name) {
+func distributionOf(m metric.Metric) string {
+	for _, b := range metric.Distributions(m.Phase) {
+		if m.Name == b.Name || m.PercentileOf == b.Name || m.Name == metric.MeanName(b.Name) || m.Name == metric.CountName(b.Name) {
 			return b.Name
 		}
 	}

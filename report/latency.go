@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // latencyIntro is the sentence under the Latency statistics table.
@@ -31,9 +33,9 @@ func newLatencyTable(res *result.Results) latencyTable {
 		}
 	}
 	t.Header = append(t.Header, "Mean", "Samples")
-	add := func(cell string, phase result.Phase, value func(string) (float64, bool)) {
-		for _, b := range result.DistributionMetrics(phase) {
-			n, ok := value(result.CountName(b.Name))
+	add := func(cell string, phase vocab.Phase, value func(string) (float64, bool)) {
+		for _, b := range metric.Distributions(phase) {
+			n, ok := value(metric.CountName(b.Name))
 			if !ok {
 				continue // measured before the naming rule
 			}
@@ -42,20 +44,20 @@ func newLatencyTable(res *result.Results) latencyTable {
 				if p == 50 && len(row) > 2 {
 					continue
 				}
-				row = append(row, statText(phase, result.PercentileName(b.Name, p), value))
+				row = append(row, statText(phase, metric.PercentileName(b.Name, p), value))
 			}
-			row = append(row, statText(phase, result.MeanName(b.Name), value), strconv.FormatFloat(n, 'f', -1, 64))
+			row = append(row, statText(phase, metric.MeanName(b.Name), value), strconv.FormatFloat(n, 'f', -1, 64))
 			t.Rows = append(t.Rows, row)
 		}
 	}
 	for i := range res.Decode {
 		if c := &res.Decode[i]; c.Status.Measured() {
-			add(c.Ref().Name(), result.PhaseDecode, c.Metric)
+			add(c.Ref().Name(), vocab.PhaseDecode, c.Metric)
 		}
 	}
 	for i := range res.Traffic {
 		if c := &res.Traffic[i]; c.Status.Measured() {
-			add(c.Ref().Name(), result.PhaseTraffic, c.Metric)
+			add(c.Ref().Name(), vocab.PhaseTraffic, c.Metric)
 		}
 	}
 	return t
@@ -63,8 +65,8 @@ func newLatencyTable(res *result.Results) latencyTable {
 
 // statText is statistic name as the table shows it: the metric's precision
 // and unit, a dash when the cell lacks it (a distribution without samples).
-func statText(phase result.Phase, name string, value func(string) (float64, bool)) string {
-	m, ok := result.LookupMetric(phase, name)
+func statText(phase vocab.Phase, name string, value func(string) (float64, bool)) string {
+	m, ok := metric.Lookup(phase, name)
 	v, has := value(name)
 	if !ok || !has {
 		return dash

@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Numbers read as in the seed reports: thousands separated by commas, each
@@ -22,7 +24,7 @@ const dash = numfmt.NotANumber
 // metricText renders v as reports show metric m: m's precision with
 // thousands separators, followed by the unit for times ("1,027 ms",
 // "29.9 s"); throughputs and counts are bare, their column says the unit.
-func metricText(m result.Metric, v float64) string {
+func metricText(m metric.Metric, v float64) string {
 	s := numfmt.Fixed(v, m.Precision)
 	if m.Unit == "ms" || m.Unit == "s" {
 		s += " " + m.Unit
@@ -33,8 +35,8 @@ func metricText(m result.Metric, v float64) string {
 // decodeText is metric name of decode cell c as reports show it; a dash
 // when the cell does not have it.
 func decodeText(c *result.DecodeCell, name string) string {
-	m := result.MustMetric(result.PhaseDecode, name)
-	v, ok := m.OfDecode(c)
+	m := metric.Must(vocab.PhaseDecode, name)
+	v, ok := c.Value(m)
 	if !ok {
 		return dash
 	}
@@ -43,8 +45,8 @@ func decodeText(c *result.DecodeCell, name string) string {
 
 // prefillTTFTText is the TTFT of a prefill cell: "175 ms".
 func prefillTTFTText(c *result.PrefillCell) string {
-	m := result.MustMetric(result.PhasePrefill, "ttft_ms")
-	v, _ := m.OfPrefill(c)
+	m := metric.Must(vocab.PhasePrefill, "ttft_ms")
+	v, _ := c.Value(m)
 	return metricText(m, v)
 }
 
@@ -60,9 +62,9 @@ func prefillTPSText(v float64, prec int) string {
 
 // allColumns are the decode metrics of the All measurements table, in
 // order: every metric a decode cell always has, percentiles left out.
-func allColumns() []result.Metric {
-	var out []result.Metric
-	for _, m := range result.PhaseMetrics(result.PhaseDecode) {
+func allColumns() []metric.Metric {
+	var out []metric.Metric
+	for _, m := range metric.OfPhase(vocab.PhaseDecode) {
 		if m.PercentileOf == "" && !m.Optional() {
 			out = append(out, m)
 		}
@@ -81,7 +83,7 @@ func allHeader() []string {
 
 // rawValue is v as metric lines print it: the shortest exact form, counts
 // without an exponent ("12247", not "1.2247e+04").
-func rawValue(m result.Metric, v float64) string {
+func rawValue(m metric.Metric, v float64) string {
 	if m.Integer() {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
@@ -98,8 +100,8 @@ func DecodeMetrics(c *result.DecodeCell) string {
 	var parts []string
 	index := map[string]int{} // metric name → its part
 	sourceDone := false
-	for _, m := range result.PhaseMetrics(result.PhaseDecode) {
-		v, ok := m.OfDecode(c)
+	for _, m := range metric.OfPhase(vocab.PhaseDecode) {
+		v, ok := c.Value(m)
 		if !ok {
 			continue
 		}
@@ -116,7 +118,7 @@ func DecodeMetrics(c *result.DecodeCell) string {
 	if !sourceDone {
 		parts = append(parts, "token_source="+string(c.TokenSource))
 	}
-	parts = append(parts, statsParts(result.PhaseDecode, c.Stats)...)
+	parts = append(parts, statsParts(vocab.PhaseDecode, c.Stats)...)
 	if c.Repeats > 1 {
 		parts = append(parts, fmt.Sprintf("repeats=%d (median; spread in results.json)", c.Repeats))
 	}
@@ -127,8 +129,8 @@ func DecodeMetrics(c *result.DecodeCell) string {
 // detail): "tps=46700 ttft_ms=175".
 func PrefillMetrics(c *result.PrefillCell) string {
 	var parts []string
-	for _, m := range result.PhaseMetrics(result.PhasePrefill) {
-		if v, ok := m.OfPrefill(c); ok {
+	for _, m := range metric.OfPhase(vocab.PhasePrefill) {
+		if v, ok := c.Value(m); ok {
 			parts = append(parts, m.Name+"="+rawValue(m, v))
 		}
 	}
@@ -139,26 +141,26 @@ func PrefillMetrics(c *result.PrefillCell) string {
 // fields (docs/method.md#metric-names), one group per distribution in the
 // table's order: "ttft_ms[p95=27 p99.9=32.7 mean=25.1 n=100]", percentiles
 // ascending, then the mean and the count.
-func statsParts(phase result.Phase, stats map[string]float64) []string {
+func statsParts(phase vocab.Phase, stats map[string]float64) []string {
 	if len(stats) == 0 {
 		return nil
 	}
 	var out []string
-	for _, b := range result.DistributionMetrics(phase) {
+	for _, b := range metric.Distributions(phase) {
 		type stat struct {
 			order float64 // the percentile; 200 the mean, 300 the count
 			text  string
 		}
 		var group []stat
 		for name, v := range stats {
-			m, ok := result.LookupMetric(phase, name)
+			m, ok := metric.Lookup(phase, name)
 			switch {
 			case !ok:
 			case m.Percentile != 0 && m.PercentileOf == b.Name:
 				group = append(group, stat{m.Percentile, "p" + strconv.FormatFloat(m.Percentile, 'f', -1, 64) + "=" + rawValue(m, v)})
-			case name == result.MeanName(b.Name):
+			case name == metric.MeanName(b.Name):
 				group = append(group, stat{200, "mean=" + rawValue(m, v)})
-			case name == result.CountName(b.Name):
+			case name == metric.CountName(b.Name):
 				group = append(group, stat{300, "n=" + rawValue(m, v)})
 			}
 		}

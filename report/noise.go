@@ -10,7 +10,9 @@ import (
 
 	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // NoiseOptions say what the noise figures are computed for: the
@@ -60,7 +62,7 @@ type NoiseRow struct {
 func Noise(res *result.Results, opt NoiseOptions) []NoiseRow {
 	opt = opt.withDefaults()
 	var rows []NoiseRow
-	add := func(ref result.CellRef, phase result.Phase, samples map[string][]float64, value func(result.Metric) (float64, bool), d *result.RepeatDesign) {
+	add := func(ref result.CellRef, phase vocab.Phase, samples map[string][]float64, value func(metric.Metric) (float64, bool), d *result.RepeatDesign) {
 		for _, m := range compare.DefaultMetrics(phase) {
 			xs := samples[m.Name]
 			if len(xs) == 0 {
@@ -91,13 +93,13 @@ func Noise(res *result.Results, opt NoiseOptions) []NoiseRow {
 	for i := range res.Prefill {
 		c := &res.Prefill[i]
 		if c.Status.Measured() {
-			add(c.Ref(), result.PhasePrefill, c.Samples, func(m result.Metric) (float64, bool) { return m.OfPrefill(c) }, c.Design)
+			add(c.Ref(), vocab.PhasePrefill, c.Samples, func(m metric.Metric) (float64, bool) { return c.Value(m) }, c.Design)
 		}
 	}
 	for i := range res.Decode {
 		c := &res.Decode[i]
 		if c.Status.Measured() && c.Search == "" {
-			add(c.Ref(), result.PhaseDecode, c.Samples, func(m result.Metric) (float64, bool) { return m.OfDecode(c) }, c.Design)
+			add(c.Ref(), vocab.PhaseDecode, c.Samples, func(m metric.Metric) (float64, bool) { return c.Value(m) }, c.Design)
 		}
 	}
 	return rows

@@ -13,7 +13,9 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // comparison is one `cell.METRIC OP number` of a search objective.
@@ -153,7 +155,7 @@ func probeMetricText(c *result.DecodeCell, name string) string {
 	if !c.Status.Measured() {
 		return dash
 	}
-	m, ok := result.LookupMetric(result.PhaseDecode, name)
+	m, ok := metric.Lookup(vocab.PhaseDecode, name)
 	v, has := c.Metric(name)
 	if !ok || !has {
 		return dash

@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // This file renders traffic cells (docs/method.md#traffic): the console's
@@ -43,8 +45,8 @@ func TrafficSummary(c *result.TrafficCell) string {
 func TrafficMetrics(c *result.TrafficCell) string {
 	var parts []string
 	index := map[string]int{}
-	for _, m := range result.PhaseMetrics(result.PhaseTraffic) {
-		v, ok := m.OfTraffic(c)
+	for _, m := range metric.OfPhase(vocab.PhaseTraffic) {
+		v, ok := c.Value(m)
 		if !ok {
 			continue
 		}
@@ -55,7 +57,7 @@ func TrafficMetrics(c *result.TrafficCell) string {
 		index[m.Name] = len(parts)
 		parts = append(parts, m.Name+"="+rawValue(m, v))
 	}
-	parts = append(parts, statsParts(result.PhaseTraffic, c.Stats)...)
+	parts = append(parts, statsParts(vocab.PhaseTraffic, c.Stats)...)
 	sched := "arrivals=" + c.Arrivals
 	if c.Arrivals == result.ArrivalsGamma {
 		sched += fmt.Sprintf(" burstiness=%g", c.Burstiness)
@@ -113,13 +115,13 @@ func trafficTables(res *result.Results) []trafficTable {
 	for _, cells := range trafficBlocks(res) {
 		t := trafficTable{Title: trafficTitle(cells[0]), Header: []string{"Rate (req/s)", "Status"}}
 		for _, name := range trafficColumns {
-			t.Header = append(t.Header, result.MustMetric(result.PhaseTraffic, name).Label)
+			t.Header = append(t.Header, metric.Must(vocab.PhaseTraffic, name).Label)
 		}
 		for _, c := range cells {
 			r := []string{result.FormatRate(c.Rate), statusWord(c.Status)}
 			for _, name := range trafficColumns {
-				m := result.MustMetric(result.PhaseTraffic, name)
-				v, _ := m.OfTraffic(c)
+				m := metric.Must(vocab.PhaseTraffic, name)
+				v, _ := c.Value(m)
 				if !c.Status.Measured() {
 					r = append(r, dash)
 					continue

@@ -12,8 +12,10 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
 
@@ -652,7 +654,7 @@ func span(xs []int, f func(int) string) string {
 // completed request, a dash elsewhere.
 func prefillAllRow(c *result.PrefillCell) []string {
 	row := []string{"Prefill", result.FormatTokens(c.Context), "1", statusWord(c.Status)}
-	tps := result.MustMetric(result.PhasePrefill, "tps")
+	tps := metric.Must(vocab.PhasePrefill, "tps")
 	for _, m := range allColumns() {
 		text := dash
 		if c.Status.Measured() {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/slogate/slogate/vocab"
 )
 
 // Read loads a results.json file and checks its schema.
@@ -86,7 +88,7 @@ func WriteFileAtomic(path string, data []byte) error {
 // CellRecord is one line of cells.jsonl: exactly one of Prefill, Decode and Traffic is set.
 type CellRecord struct {
 	Server  string       `json:"server"`
-	Phase   Phase        `json:"phase"`
+	Phase   vocab.Phase  `json:"phase"`
 	Prefill *PrefillCell `json:"prefill,omitempty"`
 	Decode  *DecodeCell  `json:"decode,omitempty"`
 	Traffic *TrafficCell `json:"traffic,omitempty"`

@@ -1,302 +1,164 @@
 package result
 
 import (
-	"fmt"
 	"math"
-	"slices"
-	"sort"
+
+	"github.com/slogate/slogate/metric"
+	"github.com/slogate/slogate/vocab"
 )
 
-// Metric describes one measured metric: its name in specs and results.json,
-// how it reads, combines over repeats and shows, and where it lives in a
-// cell. Metrics is the one table of them; code that handles every metric
-// iterates it instead of naming fields (docs/method.md#metrics).
-type Metric struct {
-	// Name is the metric's name in specs (assert/expect), in results.json
-	// and on the command line ("total_tps").
-	Name  string
-	Phase Phase
-	// Label heads the metric's column in reports ("Total tok/s").
-	Label string
-	// Unit is "tok/s", "ms", "s", "requests", "tokens" or "" (a ratio).
-	Unit string
-	// HigherIsBetter gives the metric's direction: true for throughputs and
-	// counts, false for latencies. Expect tolerances and diffs follow it.
-	HigherIsBetter bool
-	// Doc is a one-line definition (docs/method.md#metrics has the full one).
-	Doc string
-	// Combine says how repeated runs of a cell combine into the value
-	// reported (measure.repeat > 1).
-	Combine Combine
-	// Precision is the number of decimals reports show.
-	Precision int
-	// PercentileOf names the metric whose distribution this one is a higher
-	// percentile of ("ttft_ms" for "ttft_ms_p90"); "" for the others. Metric
-	// lines show them together: "ttft_ms=a/p90/p99".
-	PercentileOf string
-	// Samples says what one sample of a distribution is ("requests",
-	// "token gaps"): the metric is then the median of its samples and has
-	// percentiles, a mean and a count by the naming rule (dist.go); ""
-	// for a metric that is not a distribution.
-	Samples string
-	// Percentile is the percentile a statistic of the naming rule is
-	// (95 for ttft_ms_p95); 0 for the metrics of the table, whose p90 and
-	// p99 are always measured.
-	Percentile float64
-
-	// field locates the metric in a cell of its phase.
-	field cellField
+// fieldKey is a metric of the table by phase and name.
+type fieldKey struct {
+	phase vocab.Phase
+	name  string
 }
 
-// Combine is how the values of one metric over repeated runs of a cell
-// become the value reported; the cell's Spread keeps [min, max] either way.
-type Combine int
-
-// Ways to combine repeats.
-const (
-	// Median is the median over the runs (counts are rounded to the nearest
-	// whole number when stored).
-	Median Combine = iota
-)
-
-// String names the combination: "median".
-func (c Combine) String() string {
-	if c == Median {
-		return "median"
-	}
-	return "combine(?)"
+// fields locates every metric of the table (metric.Table) in a cell of its
+// phase; a statistic of the naming rule lives in the cell's Stats
+// (fieldOf). TestMetricStorage checks it covers the table exactly, with the
+// table's Integer and Optional.
+var fields = map[fieldKey]cellField{
+	{vocab.PhasePrefill, "tps"}:             prefillField(func(c *PrefillCell) *float64 { return &c.TPS }),
+	{vocab.PhasePrefill, "ttft_ms"}:         prefillField(func(c *PrefillCell) *float64 { return &c.TTFTMs }),
+	{vocab.PhaseDecode, "total_tps"}:        decodeField(func(c *DecodeCell) *float64 { return &c.TotalTPS }),
+	{vocab.PhaseDecode, "per_request_tps"}:  decodeField(func(c *DecodeCell) *float64 { return &c.PerRequestTPS }),
+	{vocab.PhaseDecode, "ttft_ms"}:          decodeField(func(c *DecodeCell) *float64 { return &c.TTFTMs }),
+	{vocab.PhaseDecode, "ttft_ms_p90"}:      decodeField(func(c *DecodeCell) *float64 { return &c.TTFTMsP90 }),
+	{vocab.PhaseDecode, "ttft_ms_p99"}:      decodeField(func(c *DecodeCell) *float64 { return &c.TTFTMsP99 }),
+	{vocab.PhaseDecode, "tbt_ms"}:           decodeField(func(c *DecodeCell) *float64 { return &c.TBTMs }),
+	{vocab.PhaseDecode, "tbt_ms_p90"}:       decodeField(func(c *DecodeCell) *float64 { return &c.TBTMsP90 }),
+	{vocab.PhaseDecode, "tbt_ms_p99"}:       decodeField(func(c *DecodeCell) *float64 { return &c.TBTMsP99 }),
+	{vocab.PhaseDecode, "itl_ms"}:           statsField(vocab.PhaseDecode, "itl_ms"),
+	{vocab.PhaseDecode, "tpot_ms"}:          statsField(vocab.PhaseDecode, "tpot_ms"),
+	{vocab.PhaseDecode, "active_avg"}:       decodeField(func(c *DecodeCell) *float64 { return &c.ActiveAvg }),
+	{vocab.PhaseDecode, "completed"}:        decodeField(func(c *DecodeCell) *int { return &c.Completed }),
+	{vocab.PhaseDecode, "output_tokens"}:    decodeField(func(c *DecodeCell) *int64 { return &c.OutputTokens }),
+	{vocab.PhaseDecode, "measured_s"}:       decodeField(func(c *DecodeCell) *float64 { return &c.MeasuredS }),
+	{vocab.PhaseDecode, "server_total_tps"}: decodeOptional(func(c *DecodeCell) **float64 { return &c.ServerTotalTPS }),
+	{vocab.PhaseDecode, "spec_accept_rate"}: decodeOptional(func(c *DecodeCell) **float64 { return &c.SpeculativeAcceptRate }),
+	{vocab.PhaseDecode, "spec_accept_len"}:  decodeOptional(func(c *DecodeCell) **float64 { return &c.SpeculativeAcceptLen }),
+	{vocab.PhaseTraffic, "achieved_rps"}:    trafficField(func(c *TrafficCell) *float64 { return &c.AchievedRPS }),
+	{vocab.PhaseTraffic, "goodput_rps"}:     trafficField(func(c *TrafficCell) *float64 { return &c.GoodputRPS }),
+	{vocab.PhaseTraffic, "goodput_share"}:   trafficField(func(c *TrafficCell) *float64 { return &c.GoodputShare }),
+	{vocab.PhaseTraffic, "launched"}:        trafficField(func(c *TrafficCell) *int { return &c.Launched }),
+	{vocab.PhaseTraffic, "completed"}:       trafficField(func(c *TrafficCell) *int { return &c.Completed }),
+	{vocab.PhaseTraffic, "unfinished"}:      trafficField(func(c *TrafficCell) *int { return &c.Unfinished }),
+	{vocab.PhaseTraffic, "e2e_ms"}:          trafficField(func(c *TrafficCell) *float64 { return &c.E2EMs }),
+	{vocab.PhaseTraffic, "e2e_ms_p90"}:      trafficField(func(c *TrafficCell) *float64 { return &c.E2EMsP90 }),
+	{vocab.PhaseTraffic, "e2e_ms_p99"}:      trafficField(func(c *TrafficCell) *float64 { return &c.E2EMsP99 }),
+	{vocab.PhaseTraffic, "e2e_ms_mean"}:     trafficField(func(c *TrafficCell) *float64 { return &c.E2EMsMean }),
+	{vocab.PhaseTraffic, "ttft_ms"}:         trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMs }),
+	{vocab.PhaseTraffic, "ttft_ms_p90"}:     trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMsP90 }),
+	{vocab.PhaseTraffic, "ttft_ms_p99"}:     trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMsP99 }),
+	{vocab.PhaseTraffic, "tbt_ms"}:          trafficField(func(c *TrafficCell) *float64 { return &c.TBTMs }),
+	{vocab.PhaseTraffic, "tbt_ms_p90"}:      trafficField(func(c *TrafficCell) *float64 { return &c.TBTMsP90 }),
+	{vocab.PhaseTraffic, "tbt_ms_p99"}:      trafficField(func(c *TrafficCell) *float64 { return &c.TBTMsP99 }),
+	{vocab.PhaseTraffic, "tpot_ms"}:         statsField(vocab.PhaseTraffic, "tpot_ms"),
+	{vocab.PhaseTraffic, "concurrency_avg"}: trafficField(func(c *TrafficCell) *float64 { return &c.ConcurrencyAvg }),
+	{vocab.PhaseTraffic, "measured_s"}:      trafficField(func(c *TrafficCell) *float64 { return &c.MeasuredS }),
 }
 
-// Of combines the values of the runs; NaN when there are none. xs is not
-// modified.
-func (c Combine) Of(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
+// fieldOf is where metric m lives in a cell of its phase; ok is false for a
+// metric neither the table nor the naming rule knows.
+func fieldOf(m metric.Metric) (cellField, bool) {
+	if f, ok := fields[fieldKey{m.Phase, m.Stored()}]; ok {
+		return f, true
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+	if _, ok := metric.Lookup(m.Phase, m.Name); ok {
+		return statsField(m.Phase, m.Stored()), true
 	}
-	// Written as lo + (hi−lo)/2, the interpolation of the runner's
-	// percentile, so that a combined value is bit-identical to it.
-	lo, hi := s[n/2-1], s[n/2]
-	return lo + (hi-lo)/2
+	return cellField{}, false
 }
 
-// Metrics lists every metric by phase, in display order.
-var Metrics = append([]Metric{
-	{Name: "tps", Phase: PhasePrefill, Label: "Prompt tok/s",
-		Unit: "tok/s", HigherIsBetter: true, Precision: 1,
-		Doc:   "context ÷ TTFT of one cold request",
-		field: prefillField(func(c *PrefillCell) *float64 { return &c.TPS })},
-	{Name: "ttft_ms", Phase: PhasePrefill, Label: "TTFT",
-		Unit: "ms", Precision: 0,
-		Doc:   "time to the first chunk of one cold request",
-		field: prefillField(func(c *PrefillCell) *float64 { return &c.TTFTMs })},
-
-	{Name: "total_tps", Phase: PhaseDecode, Label: "Total tok/s",
-		Unit: "tok/s", HigherIsBetter: true, Precision: 1,
-		Doc:   "output tokens generated inside the window by all streams ÷ window seconds",
-		field: decodeField(func(c *DecodeCell) *float64 { return &c.TotalTPS })},
-	{Name: "per_request_tps", Phase: PhaseDecode, Label: "Per request tok/s",
-		Unit: "tok/s", HigherIsBetter: true, Precision: 1,
-		Doc:   "median over streams of tokens ÷ time spent decoding inside the window",
-		field: decodeField(func(c *DecodeCell) *float64 { return &c.PerRequestTPS })},
-	{Name: "ttft_ms", Phase: PhaseDecode, Label: "TTFT",
-		Unit: "ms", Precision: 0,
-		Doc: "median time to first token of the requests started during the cell", Samples: "requests",
-		field: decodeField(func(c *DecodeCell) *float64 { return &c.TTFTMs })},
-	{Name: "ttft_ms_p90", Phase: PhaseDecode, Label: "TTFT p90",
-		Unit: "ms", Precision: 0, PercentileOf: "ttft_ms",
-		Doc:   "90th percentile time to first token",
-		field: decodeField(func(c *DecodeCell) *float64 { return &c.TTFTMsP90 })},
-	{Name: "ttft_ms_p99", Phase: PhaseDecode, Label: "TTFT p99",
-		Unit: "ms", Precision: 0, PercentileOf: "ttft_ms",
-		Doc:   "99th percentile time to first token",
-		field: decodeField(func(c *DecodeCell) *float64 { return &c.TTFTMsP99 })},
-	{Name: "tbt_ms", Phase: PhaseDecode, Label: "Time between tokens",
-		Unit: "ms", Precision: 1,
-		Doc: "median time between tokens (each inter-chunk gap inside the window ÷ tokens in the chunk, pooled over requests)", Samples: "token gaps",
-		field: decodeField(func(c *DecodeCell) *float64 { return &c.TBTMs })},
-	{Name: "tbt_ms_p90", Phase: PhaseDecode, Label: "Time between tokens p90",
-		Unit: "ms", Precision: 1, PercentileOf: "tbt_ms",
-		Doc:   "90th percentile time between tokens",
-		field: decodeField(func(c *DecodeCell) *float64 { return &c.TBTMsP90 })},
-	{Name: "tbt_ms_p99", Phase: PhaseDecode, Label: "Time between tokens p99",
-		Unit: "ms", Precision: 1, PercentileOf: "tbt_ms",
-		Doc:   "99th percentile time between tokens",
-		field: decodeField(func(c *DecodeCell) *float64 { return &c.TBTMsP99 })},
-	{Name: "itl_ms", Phase: PhaseDecode, Label: "ITL",
-		Unit: "ms", Precision: 1, Samples: "chunk gaps",
-		Doc:   "median inter-token latency as vLLM defines it: the time between consecutive chunks of a request inside the window, one per chunk whatever its tokens",
-		field: statsField(PhaseDecode, "itl_ms")},
-	{Name: "tpot_ms", Phase: PhaseDecode, Label: "TPOT",
-		Unit: "ms", Precision: 1, Samples: "completed requests",
-		Doc:   "median TPOT as vLLM defines it, (last token chunk − first chunk) ÷ (output tokens − 1), of the requests completed inside the window",
-		field: statsField(PhaseDecode, "tpot_ms")},
-	{Name: "active_avg", Phase: PhaseDecode, Label: "Average active requests",
-		Unit: "requests", HigherIsBetter: true, Precision: 1,
-		Doc:   "time-averaged number of streams past their first token",
-		field: decodeField(func(c *DecodeCell) *float64 { return &c.ActiveAvg })},
-	{Name: "completed", Phase: PhaseDecode, Label: "Completed requests",
-		Unit: "requests", HigherIsBetter: true, Precision: 0,
-		Doc:   "requests that finished inside the window",
-		field: decodeField(func(c *DecodeCell) *int { return &c.Completed })},
-	{Name: "output_tokens", Phase: PhaseDecode, Label: "Output tokens",
-		Unit: "tokens", HigherIsBetter: true, Precision: 0,
-		Doc:   "tokens counted in the window",
-		field: decodeField(func(c *DecodeCell) *int64 { return &c.OutputTokens })},
-	{Name: "measured_s", Phase: PhaseDecode, Label: "Measured for",
-		Unit: "s", HigherIsBetter: true, Precision: 1,
-		Doc:   "window length actually measured",
-		field: decodeField(func(c *DecodeCell) *float64 { return &c.MeasuredS })},
-	{Name: "server_total_tps", Phase: PhaseDecode, Label: "Server total tok/s",
-		Unit: "tok/s", HigherIsBetter: true, Precision: 1,
-		Doc:   "Δvllm:generation_tokens_total ÷ window",
-		field: decodeOptional(func(c *DecodeCell) **float64 { return &c.ServerTotalTPS })},
-	{Name: "spec_accept_rate", Phase: PhaseDecode, Label: "Speculative acceptance rate",
-		Unit: "", HigherIsBetter: true, Precision: 2,
-		Doc:   "accepted ÷ drafted speculative tokens",
-		field: decodeOptional(func(c *DecodeCell) **float64 { return &c.SpeculativeAcceptRate })},
-	{Name: "spec_accept_len", Phase: PhaseDecode, Label: "Speculative acceptance length",
-		Unit: "tokens", HigherIsBetter: true, Precision: 2,
-		Doc:   "mean tokens emitted per speculative step (1 + accepted ÷ drafts)",
-		field: decodeOptional(func(c *DecodeCell) **float64 { return &c.SpeculativeAcceptLen })},
-}, trafficMetrics...)
-
-// PhaseMetrics returns the metrics of phase, in display order.
-func PhaseMetrics(phase Phase) []Metric {
-	var out []Metric
-	for _, m := range Metrics {
-		if m.Phase == phase {
-			out = append(out, m)
-		}
+// Value returns metric m's value in decode cell c; ok is false when m is
+// not a decode metric or is an optional metric c does not have.
+func (c *DecodeCell) Value(m metric.Metric) (v float64, ok bool) {
+	if f, _ := fieldOf(m); f.decode != nil {
+		return f.decode(c).get()
 	}
-	return out
+	return 0, false
 }
 
-// LookupMetric returns the metric called name in phase: one of the table,
-// or a statistic of one of its distributions by the naming rule
-// ("ttft_ms_p95", "ttft_ms_mean", "ttft_ms_count"; dist.go).
-func LookupMetric(phase Phase, name string) (Metric, bool) {
-	if m, ok := tableMetric(phase, name); ok {
-		return m, true
+// Value returns metric m's value in prefill cell c; ok is false when m is
+// not a prefill metric.
+func (c *PrefillCell) Value(m metric.Metric) (v float64, ok bool) {
+	if f, _ := fieldOf(m); f.prefill != nil {
+		return f.prefill(c).get()
 	}
-	return derivedMetric(phase, name)
+	return 0, false
 }
 
-// tableMetric returns the metric of the table called name in phase.
-func tableMetric(phase Phase, name string) (Metric, bool) {
-	for _, m := range Metrics {
-		if m.Phase == phase && m.Name == name {
-			return m, true
-		}
+// Value returns metric m's value in traffic cell c; ok is false when m is
+// not a traffic metric.
+func (c *TrafficCell) Value(m metric.Metric) (v float64, ok bool) {
+	if f, _ := fieldOf(m); f.traffic != nil {
+		return f.traffic(c).get()
 	}
-	return Metric{}, false
+	return 0, false
 }
 
-// MustMetric returns the metric called name in phase, for code that names
-// a metric as a constant; it panics when the table has no such metric, a
-// programming error the first test reaching it reports.
-func MustMetric(phase Phase, name string) Metric {
-	m, ok := LookupMetric(phase, name)
-	if !ok {
-		panic(fmt.Sprintf("result: the metric table has no %s metric %q", phase, name))
-	}
-	return m
-}
-
-// MetricNames returns the sorted metric names of phase with the default
-// percentiles (for "did you mean" and the lists of valid names).
-func MetricNames(phase Phase) []string {
-	var names []string
-	for _, m := range CellMetrics(phase, DefaultPercentiles) {
-		names = append(names, m.Name)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Direction says which way the metric improves: "higher is better" or
-// "lower is better".
-func (m Metric) Direction() string {
-	if m.HigherIsBetter {
-		return "higher is better"
-	}
-	return "lower is better"
-}
-
-// Integer reports whether the metric is a count stored as a whole number
-// (completed, output_tokens).
-func (m Metric) Integer() bool { return m.field.integer }
-
-// Optional reports whether a server may not report the metric (it is then
-// absent from the cell: null in specs, left out of results.json).
-func (m Metric) Optional() bool { return m.field.optional }
-
-// OfDecode returns the metric's value in decode cell c; ok is false when m
-// is not a decode metric or is an optional metric c does not have.
-func (m Metric) OfDecode(c *DecodeCell) (v float64, ok bool) {
-	if m.field.decode == nil {
-		return 0, false
-	}
-	return m.field.decode(c).get()
-}
-
-// OfPrefill returns the metric's value in prefill cell c; ok is false when
-// m is not a prefill metric.
-func (m Metric) OfPrefill(c *PrefillCell) (v float64, ok bool) {
-	if m.field.prefill == nil {
-		return 0, false
-	}
-	return m.field.prefill(c).get()
-}
-
-// SetDecode stores v as the metric's value in decode cell c (rounded to the
+// SetValue stores v as metric m's value in decode cell c (rounded to the
 // nearest whole number for a count); it does nothing when m is not a decode
 // metric.
-func (m Metric) SetDecode(c *DecodeCell, v float64) {
-	if m.field.decode != nil {
-		m.field.decode(c).set(v)
+func (c *DecodeCell) SetValue(m metric.Metric, v float64) {
+	if f, _ := fieldOf(m); f.decode != nil {
+		f.decode(c).set(v)
 	}
 }
 
-// SetPrefill stores v as the metric's value in prefill cell c; it does
-// nothing when m is not a prefill metric.
-func (m Metric) SetPrefill(c *PrefillCell, v float64) {
-	if m.field.prefill != nil {
-		m.field.prefill(c).set(v)
+// SetValue stores v as metric m's value in prefill cell c; it does nothing
+// when m is not a prefill metric.
+func (c *PrefillCell) SetValue(m metric.Metric, v float64) {
+	if f, _ := fieldOf(m); f.prefill != nil {
+		f.prefill(c).set(v)
 	}
 }
 
-// ClearDecode removes an optional metric from decode cell c (the server did
+// SetValue stores v as metric m's value in traffic cell c (rounded to the
+// nearest whole number for a count); it does nothing when m is not a
+// traffic metric.
+func (c *TrafficCell) SetValue(m metric.Metric, v float64) {
+	if f, _ := fieldOf(m); f.traffic != nil {
+		f.traffic(c).set(v)
+	}
+}
+
+// ClearValue removes optional metric m from decode cell c (the server did
 // not report it); a metric that is always present is set to zero.
-func (m Metric) ClearDecode(c *DecodeCell) {
-	if m.field.decode != nil {
-		m.field.decode(c).clear()
+func (c *DecodeCell) ClearValue(m metric.Metric) {
+	if f, _ := fieldOf(m); f.decode != nil {
+		f.decode(c).clear()
 	}
 }
 
 // Metric returns the named metric of a prefill cell; ok is false for an
 // unknown name.
 func (c *PrefillCell) Metric(name string) (v float64, ok bool) {
-	m, ok := LookupMetric(PhasePrefill, name)
+	m, ok := metric.Lookup(vocab.PhasePrefill, name)
 	if !ok {
 		return 0, false
 	}
-	return m.OfPrefill(c)
+	return c.Value(m)
 }
 
 // Metric returns the named metric of a decode cell; ok is false for an
 // unknown name or an optional metric the server did not provide.
 func (c *DecodeCell) Metric(name string) (v float64, ok bool) {
-	m, ok := LookupMetric(PhaseDecode, name)
+	m, ok := metric.Lookup(vocab.PhaseDecode, name)
 	if !ok {
 		return 0, false
 	}
-	return m.OfDecode(c)
+	return c.Value(m)
+}
+
+// Metric returns the named metric of a traffic cell; ok is false for an
+// unknown name.
+func (c *TrafficCell) Metric(name string) (v float64, ok bool) {
+	m, ok := metric.Lookup(vocab.PhaseTraffic, name)
+	if !ok {
+		return 0, false
+	}
+	return c.Value(m)
 }
 
 // cellField is where a metric lives in a cell of its phase: exactly one of

@@ -3,9 +3,10 @@ package result
 import (
 	"encoding/json"
 	"fmt"
-	"math"
-	"strings"
 	"testing"
+
+	"github.com/slogate/slogate/metric"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestMetricFieldsMatchJSON sets every metric of the table through its
@@ -15,20 +16,20 @@ func TestMetricFieldsMatchJSON(t *testing.T) {
 	var p PrefillCell
 	var d DecodeCell
 	var tc TrafficCell
-	want := map[Phase]map[string]float64{PhasePrefill: {}, PhaseDecode: {}, PhaseTraffic: {}}
-	for i, m := range Metrics {
+	want := map[vocab.Phase]map[string]float64{vocab.PhasePrefill: {}, vocab.PhaseDecode: {}, vocab.PhaseTraffic: {}}
+	for i, m := range metric.Table {
 		v := float64(100 + i)
 		switch m.Phase {
-		case PhasePrefill:
-			m.SetPrefill(&p, v)
-		case PhaseDecode:
-			m.SetDecode(&d, v)
-		case PhaseTraffic:
-			m.SetTraffic(&tc, v)
+		case vocab.PhasePrefill:
+			p.SetValue(m, v)
+		case vocab.PhaseDecode:
+			d.SetValue(m, v)
+		case vocab.PhaseTraffic:
+			tc.SetValue(m, v)
 		}
 		want[m.Phase][m.Name] = v
 	}
-	for phase, cell := range map[Phase]any{PhasePrefill: &p, PhaseDecode: &d, PhaseTraffic: &tc} {
+	for phase, cell := range map[vocab.Phase]any{vocab.PhasePrefill: &p, vocab.PhaseDecode: &d, vocab.PhaseTraffic: &tc} {
 		b, err := json.Marshal(cell)
 		if err != nil {
 			t.Fatal(err)
@@ -47,16 +48,16 @@ func TestMetricFieldsMatchJSON(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range Metrics {
+	for _, m := range metric.Table {
 		var got float64
 		var ok bool
 		switch m.Phase {
-		case PhasePrefill:
-			got, ok = m.OfPrefill(&p)
-		case PhaseTraffic:
-			got, ok = m.OfTraffic(&tc)
+		case vocab.PhasePrefill:
+			got, ok = p.Value(m)
+		case vocab.PhaseTraffic:
+			got, ok = tc.Value(m)
 		default:
-			got, ok = m.OfDecode(&d)
+			got, ok = d.Value(m)
 		}
 		if !ok || got != want[m.Phase][m.Name] {
 			t.Errorf("%s %s: read back %v (ok=%v), want %v", m.Phase, m.Name, got, ok, want[m.Phase][m.Name])
@@ -64,36 +65,39 @@ func TestMetricFieldsMatchJSON(t *testing.T) {
 	}
 }
 
-func TestMetricTableWellFormed(t *testing.T) {
-	seen := map[string]bool{}
-	for _, m := range Metrics {
+// TestMetricStorage: every metric of the table has exactly one cell field,
+// of its phase, stored as the table says (Integer, Optional), and every
+// field is of a metric of the table.
+func TestMetricStorage(t *testing.T) {
+	for _, m := range metric.Table {
 		key := fmt.Sprintf("%s/%s", m.Phase, m.Name)
-		if seen[key] {
-			t.Errorf("%s is in the table twice", key)
+		f, ok := fields[fieldKey{m.Phase, m.Name}]
+		if !ok {
+			t.Errorf("%s has no cell field", key)
+			continue
 		}
-		seen[key] = true
-		if m.Doc == "" || m.Label == "" {
-			t.Errorf("%s has no doc or no label", key)
-		}
-		fields := 0
-		for _, set := range []bool{m.field.prefill != nil, m.field.decode != nil, m.field.traffic != nil} {
+		n := 0
+		for _, set := range []bool{f.prefill != nil, f.decode != nil, f.traffic != nil} {
 			if set {
-				fields++
+				n++
 			}
 		}
-		if fields != 1 {
+		if n != 1 {
 			t.Errorf("%s: needs exactly one cell field for its phase", key)
 		}
-		if (m.field.traffic != nil) != (m.Phase == PhaseTraffic) {
+		if (f.traffic != nil) != (m.Phase == vocab.PhaseTraffic) {
 			t.Errorf("%s: field is of the wrong phase", key)
 		}
-		if (m.field.prefill != nil) != (m.Phase == PhasePrefill) {
+		if (f.prefill != nil) != (m.Phase == vocab.PhasePrefill) {
 			t.Errorf("%s: field is of the wrong phase", key)
 		}
-		if m.PercentileOf != "" {
-			if _, ok := LookupMetric(m.Phase, m.PercentileOf); !ok {
-				t.Errorf("%s is a percentile of unknown metric %q", key, m.PercentileOf)
-			}
+		if f.integer != m.Integer() || f.optional != m.Optional() {
+			t.Errorf("%s: stored with integer=%v optional=%v, the table says %v, %v", key, f.integer, f.optional, m.Integer(), m.Optional())
+		}
+	}
+	for k := range fields {
+		if _, ok := metric.Lookup(k.phase, k.name); !ok {
+			t.Errorf("%s/%s has a cell field but is not in the table", k.phase, k.name)
 		}
 	}
 }
@@ -130,67 +134,27 @@ func TestCellMetric(t *testing.T) {
 
 func TestSetAndClear(t *testing.T) {
 	var d DecodeCell
-	completed, _ := LookupMetric(PhaseDecode, "completed")
-	completed.SetDecode(&d, 11.5)
+	completed, _ := metric.Lookup(vocab.PhaseDecode, "completed")
+	d.SetValue(completed, 11.5)
 	if d.Completed != 12 {
 		t.Errorf("completed set to 11.5 stored %d, want it rounded to 12", d.Completed)
 	}
 	if !completed.Integer() || completed.Optional() {
 		t.Errorf("completed: Integer=%v Optional=%v, want true, false", completed.Integer(), completed.Optional())
 	}
-	srv, _ := LookupMetric(PhaseDecode, "server_total_tps")
-	srv.SetDecode(&d, 5)
+	srv, _ := metric.Lookup(vocab.PhaseDecode, "server_total_tps")
+	d.SetValue(srv, 5)
 	if d.ServerTotalTPS == nil || *d.ServerTotalTPS != 5 {
 		t.Fatalf("server_total_tps not set: %v", d.ServerTotalTPS)
 	}
-	srv.ClearDecode(&d)
+	d.ClearValue(srv)
 	if d.ServerTotalTPS != nil {
-		t.Errorf("server_total_tps still set after ClearDecode")
+		t.Errorf("server_total_tps still set after ClearValue")
 	}
 	// A prefill metric neither reads nor writes a decode cell.
-	tps, _ := LookupMetric(PhasePrefill, "tps")
-	tps.SetDecode(&d, 1)
-	if _, ok := tps.OfDecode(&d); ok {
+	tps, _ := metric.Lookup(vocab.PhasePrefill, "tps")
+	d.SetValue(tps, 1)
+	if _, ok := d.Value(tps); ok {
 		t.Error("a prefill metric read a decode cell")
 	}
-}
-
-func TestMedian(t *testing.T) {
-	tests := []struct {
-		name string
-		xs   []float64
-		want float64
-	}{
-		{name: "one", xs: []float64{3}, want: 3},
-		{name: "odd, unsorted", xs: []float64{9, 1, 5}, want: 5},
-		{name: "even averages the middle two", xs: []float64{4, 1, 10, 2}, want: 3},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			in := append([]float64(nil), tt.xs...)
-			if got := Median.Of(tt.xs); got != tt.want {
-				t.Errorf("Median.Of(%v) = %v, want %v", tt.xs, got, tt.want)
-			}
-			for i := range in {
-				if in[i] != tt.xs[i] {
-					t.Fatalf("Median.Of reordered its input: %v", tt.xs)
-				}
-			}
-		})
-	}
-	if !math.IsNaN(Median.Of(nil)) {
-		t.Error("median of nothing is not NaN")
-	}
-}
-
-func TestMustMetric(t *testing.T) {
-	if m := MustMetric(PhaseDecode, "tbt_ms"); m.Name != "tbt_ms" || m.Phase != PhaseDecode {
-		t.Errorf("MustMetric(decode, tbt_ms) = %s/%s", m.Phase, m.Name)
-	}
-	defer func() {
-		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `no prefill metric "total_tps"`) {
-			t.Errorf("MustMetric of a decode-only name in prefill: recovered %v, want a panic naming it", r)
-		}
-	}()
-	MustMetric(PhasePrefill, "total_tps")
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"time"
+
+	"github.com/slogate/slogate/vocab"
 )
 
 // RequestRecord is one line of requests.jsonl: one generation request the
@@ -15,8 +17,8 @@ type RequestRecord struct {
 	// server: "decode/ctx=8K/conc=64", "prefill/ctx=8K",
 	// "traffic/steady/ctx=8K/rate=0.5", "search/max-c/conc=16"
 	// (CellRef.Name).
-	Cell  string `json:"cell"`
-	Phase Phase  `json:"phase"`
+	Cell  string      `json:"cell"`
+	Phase vocab.Phase `json:"phase"`
 	// Purpose is "" for a request of the cell's measurement and "warm-up"
 	// for a cache warm-up request (max_tokens 1) sent before the cell.
 	Purpose string `json:"purpose,omitempty"`

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/slogate/slogate/vocab"
 )
 
 // Schema is the value of the "schema" key of every results.json.
@@ -360,27 +362,18 @@ type KVUsageCheck struct {
 }
 
 // Ref returns the reference that names this cell.
-func (c *PrefillCell) Ref() CellRef { return CellRef{Phase: PhasePrefill, Context: c.Context} }
+func (c *PrefillCell) Ref() CellRef { return CellRef{Phase: vocab.PhasePrefill, Context: c.Context} }
 
 // Ref returns the reference that names this cell.
 func (c *DecodeCell) Ref() CellRef {
-	return CellRef{Phase: PhaseDecode, Matrix: c.Matrix, Search: c.Search, Context: c.Context, Concurrency: c.Concurrency}
+	return CellRef{Phase: vocab.PhaseDecode, Matrix: c.Matrix, Search: c.Search, Context: c.Context, Concurrency: c.Concurrency}
 }
-
-// Phase names the two kinds of cells.
-type Phase string
-
-// Phases.
-const (
-	PhasePrefill Phase = "prefill"
-	PhaseDecode  Phase = "decode"
-)
 
 // CellRef names one cell: a prefill context, or a decode context × concurrency
 // of a matrix.
 type CellRef struct {
-	Phase  Phase  `json:"phase"`
-	Matrix string `json:"matrix,omitempty"` // decode only; "" means "decode"
+	Phase  vocab.Phase `json:"phase"`
+	Matrix string      `json:"matrix,omitempty"` // decode only; "" means "decode"
 	// Search names the search block of a probe cell (ProbeRef); "" otherwise.
 	Search      string `json:"search,omitempty"`
 	Context     int    `json:"context"`

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/slogate/slogate/vocab"
 )
 
 func TestParseTokens(t *testing.T) {
@@ -109,9 +110,9 @@ func TestOutcomeJSON(t *testing.T) {
 }
 
 func TestTestNames(t *testing.T) {
-	prefill := CellRef{Phase: PhasePrefill, Context: 8192}
-	decode := CellRef{Phase: PhaseDecode, Context: 8192, Concurrency: 64}
-	long := CellRef{Phase: PhaseDecode, Matrix: "long", Context: 257024, Concurrency: 2}
+	prefill := CellRef{Phase: vocab.PhasePrefill, Context: 8192}
+	decode := CellRef{Phase: vocab.PhaseDecode, Context: 8192, Concurrency: 64}
+	long := CellRef{Phase: vocab.PhaseDecode, Matrix: "long", Context: 257024, Concurrency: 2}
 	tests := []struct {
 		name string
 		id   TestID
@@ -148,7 +149,7 @@ func TestResultsWriteRead(t *testing.T) {
 		Prefill: []PrefillCell{{Context: 8192, Status: StatusValid, TPS: 46700, TTFTMs: 175}},
 		Decode:  []DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: StatusQueued, TotalTPS: 6018.4}},
 		Verdicts: []Verdict{{Test: "qwen/assert/a", Kind: KindAssert, Outcome: Fail,
-			Cells: []CellRef{{Phase: PhaseDecode, Context: 8192, Concurrency: 64}}}},
+			Cells: []CellRef{{Phase: vocab.PhaseDecode, Context: 8192, Concurrency: 64}}}},
 	}
 	if err := want.Write(path); err != nil {
 		t.Fatal(err)
@@ -168,8 +169,8 @@ func TestResultsWriteRead(t *testing.T) {
 func TestReadCells(t *testing.T) {
 	var buf bytes.Buffer
 	recs := []CellRecord{
-		{Server: "qwen", Phase: PhasePrefill, Prefill: &PrefillCell{Context: 8192, Status: StatusValid}},
-		{Server: "qwen", Phase: PhaseDecode, Decode: &DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 1, Status: StatusValid}},
+		{Server: "qwen", Phase: vocab.PhasePrefill, Prefill: &PrefillCell{Context: 8192, Status: StatusValid}},
+		{Server: "qwen", Phase: vocab.PhaseDecode, Decode: &DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 1, Status: StatusValid}},
 	}
 	for _, r := range recs {
 		if err := AppendCell(&buf, r); err != nil {

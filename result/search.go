@@ -1,6 +1,10 @@
 package result
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/slogate/slogate/vocab"
+)
 
 // KindSearch is the kind of the tests of an SLO search: each probe is a
 // test "<server>/search/<name>/conc=N" (docs/method.md#search).
@@ -61,7 +65,7 @@ func (r *Results) SearchByName(name string) (*Search, bool) {
 // ProbeRef is the reference of search name's probe at concurrency conc and
 // context ctx: a decode cell whose test is "<server>/search/<name>/conc=N".
 func ProbeRef(name string, ctx, conc int) CellRef {
-	return CellRef{Phase: PhaseDecode, Search: name, Context: ctx, Concurrency: conc}
+	return CellRef{Phase: vocab.PhaseDecode, Search: name, Context: ctx, Concurrency: conc}
 }
 
 // searchNameParts are the name elements of a probe below the server.

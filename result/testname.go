@@ -3,6 +3,8 @@ package result
 import (
 	"strconv"
 	"strings"
+
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestID identifies one test slogate runs and reports: a measured cell, an
@@ -78,21 +80,21 @@ func (r CellRef) Name() string {
 // concurrency is known.
 func (r CellRef) nameParts(withLabel bool) []string {
 	var parts []string
-	if r.Phase == PhaseTraffic {
+	if r.Phase == vocab.PhaseTraffic {
 		if withLabel {
-			parts = append(parts, string(PhaseTraffic), r.Matrix)
+			parts = append(parts, string(vocab.PhaseTraffic), r.Matrix)
 		}
 		return append(parts, "ctx="+FormatTokens(r.Context), "rate="+FormatRate(r.Rate))
 	}
 	if withLabel {
-		if r.Phase == PhasePrefill {
-			parts = append(parts, string(PhasePrefill))
+		if r.Phase == vocab.PhasePrefill {
+			parts = append(parts, string(vocab.PhasePrefill))
 		} else {
 			parts = append(parts, r.MatrixLabel())
 		}
 	}
 	parts = append(parts, "ctx="+FormatTokens(r.Context))
-	if r.Phase == PhaseDecode && r.Concurrency > 0 {
+	if r.Phase == vocab.PhaseDecode && r.Concurrency > 0 {
 		parts = append(parts, "conc="+strconv.Itoa(r.Concurrency))
 	}
 	return parts

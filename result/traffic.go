@@ -2,11 +2,9 @@ package result
 
 import (
 	"strconv"
-)
 
-// PhaseTraffic names the cells of a `traffic` block: open-loop arrivals at
-// one request rate (docs/method.md#traffic).
-const PhaseTraffic Phase = "traffic"
+	"github.com/slogate/slogate/vocab"
+)
 
 // Arrival processes of a traffic block (docs/method.md#arrival-schedules).
 const (
@@ -69,7 +67,7 @@ type TrafficCell struct {
 
 // Ref returns the reference that names this cell.
 func (c *TrafficCell) Ref() CellRef {
-	return CellRef{Phase: PhaseTraffic, Matrix: c.Traffic, Context: c.Context, Rate: c.Rate}
+	return CellRef{Phase: vocab.PhaseTraffic, Matrix: c.Traffic, Context: c.Context, Rate: c.Rate}
 }
 
 // FormatRate spells a request rate as specs index it and test names show
@@ -89,115 +87,6 @@ func (r *Results) TrafficLabels() []string {
 	return labelsOf(r.Traffic, func(c *TrafficCell) string { return c.Traffic })
 }
 
-// Metric returns the named metric of a traffic cell; ok is false for an
-// unknown name.
-func (c *TrafficCell) Metric(name string) (v float64, ok bool) {
-	m, ok := LookupMetric(PhaseTraffic, name)
-	if !ok {
-		return 0, false
-	}
-	return m.OfTraffic(c)
-}
-
-// OfTraffic returns the metric's value in traffic cell c; ok is false when
-// m is not a traffic metric.
-func (m Metric) OfTraffic(c *TrafficCell) (v float64, ok bool) {
-	if m.field.traffic == nil {
-		return 0, false
-	}
-	return m.field.traffic(c).get()
-}
-
-// SetTraffic stores v as the metric's value in traffic cell c (rounded to
-// the nearest whole number for a count); it does nothing when m is not a
-// traffic metric.
-func (m Metric) SetTraffic(c *TrafficCell, v float64) {
-	if m.field.traffic != nil {
-		m.field.traffic(c).set(v)
-	}
-}
-
 func trafficField[T number](f func(*TrafficCell) *T) cellField {
 	return cellField{traffic: func(c *TrafficCell) slot { return slotOf(f(c)) }, integer: isInteger[T]()}
-}
-
-// trafficMetrics are the metrics of a traffic cell (docs/method.md#traffic),
-// part of the one table Metrics.
-var trafficMetrics = []Metric{
-	{Name: "achieved_rps", Phase: PhaseTraffic, Label: "Achieved req/s",
-		Unit: "req/s", HigherIsBetter: true, Precision: 2,
-		Doc:   "requests launched inside the window ÷ window seconds",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.AchievedRPS })},
-	{Name: "goodput_rps", Phase: PhaseTraffic, Label: "Goodput req/s",
-		Unit: "req/s", HigherIsBetter: true, Precision: 2,
-		Doc:   "requests launched inside the window that completed meeting every SLO ÷ window seconds",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.GoodputRPS })},
-	{Name: "goodput_share", Phase: PhaseTraffic, Label: "Goodput share",
-		Unit: "", HigherIsBetter: true, Precision: 3,
-		Doc:   "share of the window's requests that completed meeting every SLO",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.GoodputShare })},
-	{Name: "launched", Phase: PhaseTraffic, Label: "Launched requests",
-		Unit: "requests", HigherIsBetter: true, Precision: 0,
-		Doc:   "requests launched inside the window",
-		field: trafficField(func(c *TrafficCell) *int { return &c.Launched })},
-	{Name: "completed", Phase: PhaseTraffic, Label: "Completed requests",
-		Unit: "requests", HigherIsBetter: true, Precision: 0,
-		Doc:   "requests launched inside the window that finished",
-		field: trafficField(func(c *TrafficCell) *int { return &c.Completed })},
-	{Name: "unfinished", Phase: PhaseTraffic, Label: "Unfinished requests",
-		Unit: "requests", Precision: 0,
-		Doc:   "requests launched inside the window still running at the drain timeout",
-		field: trafficField(func(c *TrafficCell) *int { return &c.Unfinished })},
-	{Name: "e2e_ms", Phase: PhaseTraffic, Label: "E2E latency",
-		Unit: "ms", Precision: 0,
-		Doc: "median end-to-end latency (launch to the stream's end) of the completed requests", Samples: "completed requests",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.E2EMs })},
-	{Name: "e2e_ms_p90", Phase: PhaseTraffic, Label: "E2E latency p90",
-		Unit: "ms", Precision: 0, PercentileOf: "e2e_ms",
-		Doc:   "90th percentile end-to-end latency",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.E2EMsP90 })},
-	{Name: "e2e_ms_p99", Phase: PhaseTraffic, Label: "E2E latency p99",
-		Unit: "ms", Precision: 0, PercentileOf: "e2e_ms",
-		Doc:   "99th percentile end-to-end latency",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.E2EMsP99 })},
-	{Name: "e2e_ms_mean", Phase: PhaseTraffic, Label: "E2E latency mean",
-		Unit: "ms", Precision: 0,
-		Doc:   "mean end-to-end latency (the W of Little's law)",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.E2EMsMean })},
-	{Name: "ttft_ms", Phase: PhaseTraffic, Label: "TTFT",
-		Unit: "ms", Precision: 0,
-		Doc: "median time to first token of the window's requests", Samples: "requests",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMs })},
-	{Name: "ttft_ms_p90", Phase: PhaseTraffic, Label: "TTFT p90",
-		Unit: "ms", Precision: 0, PercentileOf: "ttft_ms",
-		Doc:   "90th percentile time to first token",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMsP90 })},
-	{Name: "ttft_ms_p99", Phase: PhaseTraffic, Label: "TTFT p99",
-		Unit: "ms", Precision: 0, PercentileOf: "ttft_ms",
-		Doc:   "99th percentile time to first token",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMsP99 })},
-	{Name: "tbt_ms", Phase: PhaseTraffic, Label: "Time between tokens",
-		Unit: "ms", Precision: 1,
-		Doc: "median over the window's completed requests of each one's TPOT (the older name of tpot_ms)", Samples: "completed requests",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.TBTMs })},
-	{Name: "tbt_ms_p90", Phase: PhaseTraffic, Label: "Time between tokens p90",
-		Unit: "ms", Precision: 1, PercentileOf: "tbt_ms",
-		Doc:   "90th percentile of the requests' mean time between tokens",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.TBTMsP90 })},
-	{Name: "tbt_ms_p99", Phase: PhaseTraffic, Label: "Time between tokens p99",
-		Unit: "ms", Precision: 1, PercentileOf: "tbt_ms",
-		Doc:   "99th percentile of the requests' mean time between tokens",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.TBTMsP99 })},
-	{Name: "tpot_ms", Phase: PhaseTraffic, Label: "TPOT",
-		Unit: "ms", Precision: 1, Samples: "completed requests",
-		Doc:   "median TPOT as vLLM defines it, (last token chunk − first chunk) ÷ (output tokens − 1), of the window's completed requests (tbt_ms holds the same)",
-		field: statsField(PhaseTraffic, "tpot_ms")},
-	{Name: "concurrency_avg", Phase: PhaseTraffic, Label: "Average in flight",
-		Unit: "requests", Precision: 2,
-		Doc:   "time-averaged number of requests in flight (launched, not ended) over the window",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.ConcurrencyAvg })},
-	{Name: "measured_s", Phase: PhaseTraffic, Label: "Measured for",
-		Unit: "s", HigherIsBetter: true, Precision: 1,
-		Doc:   "window length actually measured",
-		field: trafficField(func(c *TrafficCell) *float64 { return &c.MeasuredS })},
 }

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner/promread"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Timeouts of the measurement method. Waits that depend on the amount of
@@ -119,7 +121,7 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 	if r.cfg.loadClock != nil {
 		streams.now = r.cfg.loadClock(streams)
 	}
-	streams.log, streams.meta = r.requests, requestMeta{cell: ref.Name(), phase: result.PhaseDecode, repeat: repeat, promptTokens: int64(ref.Context)}
+	streams.log, streams.meta = r.requests, requestMeta{cell: ref.Name(), phase: vocab.PhaseDecode, repeat: repeat, promptTokens: int64(ref.Context)}
 	streams.start(cellCtx)
 	// stop cancels the streams and waits for them; false when they did not
 	// end in time (their goroutines may still write the slots' stats).
@@ -229,7 +231,7 @@ measuring:
 	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = round(stats.ttft[0], 1), round(stats.ttft[1], 1), round(stats.ttft[2], 1)
 	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = round(stats.tbt[0], 3), round(stats.tbt[1], 3), round(stats.tbt[2], 3)
 	for _, d := range stats.dists {
-		storeDistribution(result.PhaseDecode, d, r.measure().PercentilesOf(), func(m result.Metric, v float64) { m.SetDecode(&cell, v) })
+		storeDistribution(vocab.PhaseDecode, d, r.measure().PercentilesOf(), func(m metric.Metric, v float64) { cell.SetValue(m, v) })
 	}
 	cell.ActiveAvg = round(stats.activeAvg, 2)
 	cell.Completed = stats.completed

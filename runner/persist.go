@@ -9,6 +9,7 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 func (r *run) initialResults() *result.Results {
@@ -60,14 +61,14 @@ func (r *run) recordPrefill(c result.PrefillCell) error {
 	r.results.Prefill = append(r.results.Prefill, c)
 	r.cellsDone++
 	r.observer.PrefillDone(c, time.Duration(c.ElapsedS*float64(time.Second)))
-	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: result.PhasePrefill, Prefill: &c})
+	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: vocab.PhasePrefill, Prefill: &c})
 }
 
 func (r *run) recordDecode(c result.DecodeCell) error {
 	r.results.Decode = append(r.results.Decode, c)
 	r.cellsDone++
 	r.observer.DecodeDone(c, time.Duration(c.ElapsedS*float64(time.Second)))
-	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: result.PhaseDecode, Decode: &c})
+	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: vocab.PhaseDecode, Decode: &c})
 }
 
 // persist writes out the requests of the cell (requests.jsonl, synced),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner/sse"
+	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
 
@@ -31,7 +32,7 @@ func firstTokenTimeout(n, others int) time.Duration {
 // limit (docs/method.md#repeat-auto), numbered from first in
 // requests.jsonl (0: not a repeat). It returns every request's run.
 func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool, n, limit, first int, more func([]result.PrefillCell) bool) ([]result.PrefillCell, error) {
-	ref := result.CellRef{Phase: result.PhasePrefill, Context: ctxLen}
+	ref := result.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
 	if !record {
 		n, limit = 1, 1
 	}
@@ -50,7 +51,7 @@ func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, s
 		if record {
 			r.observer.Progress(Progress{Cell: ref, Stage: result.StagePrefill, CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
 		}
-		meta := requestMeta{cell: ref.Name(), phase: result.PhasePrefill, repeat: first + i}
+		meta := requestMeta{cell: ref.Name(), phase: vocab.PhasePrefill, repeat: first + i}
 		if !record {
 			meta.purpose, meta.repeat = result.PurposeWarmUp, 0
 		}
@@ -98,7 +99,7 @@ func (r *run) warmStreams(ctx context.Context, cp *contextPrompts, salt string) 
 	}
 	t0 := time.Now()
 	for i, p := range cp.prompts[1:] {
-		meta := requestMeta{cell: result.CellRef{Phase: result.PhasePrefill, Context: cp.ctxLen}.Name(), phase: result.PhasePrefill,
+		meta := requestMeta{cell: result.CellRef{Phase: vocab.PhasePrefill, Context: cp.ctxLen}.Name(), phase: vocab.PhasePrefill,
 			purpose: result.PurposeWarmUp, stream: i + 2}
 		if _, err := r.coldRequest(ctx, r.fields.body(p, 1, 0, salt), len(p.Tokens), meta); err != nil {
 			if ctx.Err() != nil {

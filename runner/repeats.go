@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
 
 // Repeats (measure.repeat > 1) combine into one cell by iterating the metric
-// table result.Metrics: each metric becomes its Combine over the runs, the
+// table metric.Table: each metric becomes its Combine over the runs, the
 // cell's Spread keeps [min, max] and its Samples every run's value, for
 // the interval that compares runs (docs/method.md#comparing-runs).
 
@@ -34,14 +36,14 @@ func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
 	c.Repeats = len(runs)
 	c.Spread = map[string][2]float64{}
 	c.Samples = map[string][]float64{}
-	for _, m := range result.PhaseMetrics(result.PhasePrefill) {
+	for _, m := range metric.OfPhase(vocab.PhasePrefill) {
 		var xs []float64
 		for i := range runs {
-			if v, ok := m.OfPrefill(&runs[i]); ok {
+			if v, ok := runs[i].Value(m); ok {
 				xs = append(xs, v)
 			}
 		}
-		m.SetPrefill(&c, m.Combine.Of(xs))
+		c.SetValue(m, m.Combine.Of(xs))
 		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
 		c.Samples[m.Name] = xs
 	}
@@ -84,7 +86,7 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 	for _, m := range decodeRunMetrics(runs) {
 		var xs []float64
 		for i := range runs {
-			if v, ok := m.OfDecode(&runs[i]); ok {
+			if v, ok := runs[i].Value(m); ok {
 				xs = append(xs, v)
 			}
 		}
@@ -92,12 +94,12 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 			// An optional metric some run lacks: a single run's value would
 			// pass for the combined one, without spread.
 			if len(xs) > 0 {
-				m.ClearDecode(&c)
+				c.ClearValue(m)
 				notes = append(notes, fmt.Sprintf("%s dropped: %d of %d repeats reported it", m.Name, len(xs), len(runs)))
 			}
 			continue
 		}
-		m.SetDecode(&c, m.Combine.Of(xs))
+		c.SetValue(m, m.Combine.Of(xs))
 		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
 		c.Samples[m.Name] = xs
 	}
@@ -118,20 +120,20 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 
 // decodeRunMetrics are the metrics to combine over runs: the table's, then
 // every statistic of the naming rule some run has (docs/method.md#metric-names).
-func decodeRunMetrics(runs []result.DecodeCell) []result.Metric {
-	out := result.PhaseMetrics(result.PhaseDecode)
+func decodeRunMetrics(runs []result.DecodeCell) []metric.Metric {
+	out := metric.OfPhase(vocab.PhaseDecode)
 	var names []string
 	for i := range runs {
 		for name := range runs[i].Stats {
-			if _, known := result.LookupMetric(result.PhaseDecode, name); known && !slices.Contains(names, name) &&
-				!slices.ContainsFunc(out, func(m result.Metric) bool { return m.Name == name }) {
+			if _, known := metric.Lookup(vocab.PhaseDecode, name); known && !slices.Contains(names, name) &&
+				!slices.ContainsFunc(out, func(m metric.Metric) bool { return m.Name == name }) {
 				names = append(names, name)
 			}
 		}
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		out = append(out, result.MustMetric(result.PhaseDecode, name))
+		out = append(out, metric.Must(vocab.PhaseDecode, name))
 	}
 	return out
 }
@@ -309,10 +311,10 @@ func (r *run) wantsRun(pc *pendingCell, round, quota int) bool {
 	case !r.measure().RepeatAuto || pc.stopped != "":
 		return false
 	}
-	more, why := r.wantsMore(pc.ref, func(m result.Metric) ([]float64, bool) {
+	more, why := r.wantsMore(pc.ref, func(m metric.Metric) ([]float64, bool) {
 		var xs []float64
 		for i := range pc.runs {
-			v, ok := m.OfDecode(&pc.runs[i])
+			v, ok := pc.runs[i].Value(m)
 			if !ok {
 				return nil, false
 			}
@@ -331,7 +333,7 @@ func (r *run) wantsRun(pc *pendingCell, round, quota int) bool {
 // metric's values so far (false when a run lacks it: not gated). The
 // answer is no at max_repeat and once the run's GPU time reaches
 // max_gpu_time; why says which (or what decided the metrics).
-func (r *run) wantsMore(ref result.CellRef, samples func(result.Metric) ([]float64, bool), n int) (bool, string) {
+func (r *run) wantsMore(ref result.CellRef, samples func(metric.Metric) ([]float64, bool), n int) (bool, string) {
 	m := r.measure()
 	if n >= m.MaxRepeat {
 		return false, fmt.Sprintf("max_repeat = %d reached", m.MaxRepeat)
@@ -362,27 +364,27 @@ func (r *run) wantsMore(ref result.CellRef, samples func(result.Metric) ([]float
 // baselineSamples are the -baseline's samples of metric in cell ref (its
 // one value when it was not repeated); nil without a baseline or when it
 // did not measure the cell: the cell then stops on its own precision.
-func (r *run) baselineSamples(ref result.CellRef, metric result.Metric) []float64 {
+func (r *run) baselineSamples(ref result.CellRef, metric metric.Metric) []float64 {
 	b := r.cfg.Baseline
 	if b == nil {
 		return nil
 	}
 	switch ref.Phase {
-	case result.PhasePrefill:
+	case vocab.PhasePrefill:
 		if c, ok := b.PrefillCell(ref.Context); ok && c.Status.Measured() {
 			if xs := c.Samples[metric.Name]; len(xs) > 0 {
 				return xs
 			}
-			if v, ok := metric.OfPrefill(c); ok {
+			if v, ok := c.Value(metric); ok {
 				return []float64{v}
 			}
 		}
-	case result.PhaseDecode:
+	case vocab.PhaseDecode:
 		if c, ok := b.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency); ok && c.Status.Measured() {
 			if xs := c.Samples[metric.Name]; len(xs) > 0 {
 				return xs
 			}
-			if v, ok := metric.OfDecode(c); ok {
+			if v, ok := c.Value(metric); ok {
 				return []float64{v}
 			}
 		}
@@ -424,7 +426,7 @@ func (r *run) plannedRepeats() int { return max(r.measure().Repeat, 1) }
 // in boots (nil with one boot), stopped as stopped says; perRepeat is a
 // repeat's mean cost, for the boot-level sizing of its gated metrics
 // (bootLevels).
-func (r *run) design(phase result.Phase, boots []int, stopped string, samples map[string][]float64, perRepeat time.Duration) *result.RepeatDesign {
+func (r *run) design(phase vocab.Phase, boots []int, stopped string, samples map[string][]float64, perRepeat time.Duration) *result.RepeatDesign {
 	d := &result.RepeatDesign{StopReason: stopped}
 	if r.boots() > 1 {
 		d.Boots = boots
@@ -486,21 +488,21 @@ func (r *run) finishPrefill(pc *pendingCell) result.PrefillCell {
 	c.ElapsedS = round(busy.Seconds(), 2)
 	c.GPUSeconds = round(r.cfg.Plan.GPUTime(busy).Seconds(), 2)
 	if len(pc.prefills) > 1 {
-		c.Design = r.design(result.PhasePrefill, pc.boots, pc.stopped, c.Samples, busy/time.Duration(len(pc.prefills)))
+		c.Design = r.design(vocab.PhasePrefill, pc.boots, pc.stopped, c.Samples, busy/time.Duration(len(pc.prefills)))
 	}
 	return c
 }
 
 // gatedMetrics are the metrics repeat = "auto" decides a cell on: those a
 // baseline comparison reads by default (compare.DefaultMetrics).
-func gatedMetrics(phase result.Phase) []result.Metric { return compare.DefaultMetrics(phase) }
+func gatedMetrics(phase vocab.Phase) []metric.Metric { return compare.DefaultMetrics(phase) }
 
 // prefillStep sends the step's cold prefill requests: one warm-up when
 // the cell is not recorded (or is done: recorded, or failed in an
 // earlier boot), else this boot's repeats of the cell, recorded at the
 // run's last boot.
 func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool) error {
-	ref := result.CellRef{Phase: result.PhasePrefill, Context: ctxLen}
+	ref := result.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
 	pc := r.pendingOf(ref)
 	if !record || pc.recorded || pc.failedWhy != "" {
 		_, err := r.prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil)
@@ -516,10 +518,10 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt workload.Promp
 		limit = max(n, m.MaxRepeat)
 		more = func(runs []result.PrefillCell) bool {
 			all := append(slices.Clip(pc.prefills), runs...)
-			ok, why := r.wantsMore(ref, func(metric result.Metric) ([]float64, bool) {
+			ok, why := r.wantsMore(ref, func(metric metric.Metric) ([]float64, bool) {
 				var xs []float64
 				for i := range all {
-					v, ok := metric.OfPrefill(&all[i])
+					v, ok := all[i].Value(metric)
 					if !ok {
 						return nil, false
 					}

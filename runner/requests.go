@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // This file writes requests.jsonl (docs/method.md#per-request-records): one
@@ -102,7 +103,7 @@ type requestMeta struct {
 	// server's usage says otherwise.
 	promptTokens int64
 	cell         string
-	phase        result.Phase
+	phase        vocab.Phase
 	purpose      string
 	repeat       int
 	stream       int

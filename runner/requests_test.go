@@ -12,7 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestRequestTraceRecord: a trace becomes the documented record: TTFT from
@@ -32,8 +34,8 @@ func TestRequestTraceRecord(t *testing.T) {
 		return tr
 	}
 	f := func(v float64) *float64 { return &v }
-	meta := requestMeta{cell: "decode/ctx=1K/conc=2", phase: result.PhaseDecode, stream: 2, repeat: 1}
-	base := result.RequestRecord{Cell: "decode/ctx=1K/conc=2", Phase: result.PhaseDecode, Stream: 2, Repeat: 1,
+	meta := requestMeta{cell: "decode/ctx=1K/conc=2", phase: vocab.PhaseDecode, stream: 2, repeat: 1}
+	base := result.RequestRecord{Cell: "decode/ctx=1K/conc=2", Phase: vocab.PhaseDecode, Stream: 2, Repeat: 1,
 		Start: origin.Add(10 * time.Millisecond), End: origin.Add(52 * time.Millisecond),
 		TTFTMs: f(20), E2EMs: 42, TPOTMs: f(5), // (50 − 30) ÷ (5 − 1)
 		ITL:          &result.GapSummary{Count: 3, Mean: 6.667, P50: 5, P99: 9.9, Max: 10},
@@ -125,7 +127,7 @@ func BenchmarkRequestLog256(b *testing.B) {
 	l := newRequestLog(f)
 	defer l.close()
 	origin := time.Now()
-	meta := requestMeta{cell: "decode/ctx=8K/conc=256", phase: result.PhaseDecode, promptTokens: 8192}
+	meta := requestMeta{cell: "decode/ctx=8K/conc=256", phase: vocab.PhaseDecode, promptTokens: 8192}
 	const streams, tokens = 256, 4096
 	traces := make([]requestTrace, streams)
 	b.ReportAllocs()
@@ -172,8 +174,8 @@ func TestStoreDistribution(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var c result.DecodeCell
-			storeDistribution(result.PhaseDecode, distribution{"ttft_ms", tt.xs, 1}, []float64{50, 90, 95, 99.9},
-				func(m result.Metric, v float64) { m.SetDecode(&c, v) })
+			storeDistribution(vocab.PhaseDecode, distribution{"ttft_ms", tt.xs, 1}, []float64{50, 90, 95, 99.9},
+				func(m metric.Metric, v float64) { c.SetValue(m, v) })
 			if d := cmp.Diff(tt.want, c.Stats); d != "" {
 				t.Errorf("stats (-want +got):\n%s", d)
 			}

@@ -41,6 +41,7 @@ import (
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
 
@@ -305,7 +306,7 @@ func (r *run) lastBoot() bool { return r.bootNo >= r.boots() }
 // cells.
 func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	salt := fmt.Sprintf("%s-%d", r.runID, st.Context)
-	record := st.Prefill && !r.measuredRefs[result.CellRef{Phase: result.PhasePrefill, Context: st.Context}]
+	record := st.Prefill && !r.measuredRefs[result.CellRef{Phase: vocab.PhasePrefill, Context: st.Context}]
 	var todo []result.CellRef
 	for _, ref := range st.Decode {
 		if !r.measuredRefs[ref] {

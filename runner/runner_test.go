@@ -22,6 +22,7 @@ import (
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
 
@@ -650,7 +651,7 @@ func TestResumeKeepsCells(t *testing.T) {
 	cfg := testConfig(t, "http://127.0.0.1:1", sp, "")
 	srv := sp.Servers[0].Name
 	dec := func(conc int, st result.Status) result.CellRecord {
-		return result.CellRecord{Server: srv, Phase: result.PhaseDecode,
+		return result.CellRecord{Server: srv, Phase: vocab.PhaseDecode,
 			Decode: &result.DecodeCell{Matrix: "decode", Context: 1000, Concurrency: conc, Status: st, TotalTPS: float64(conc)}}
 	}
 	tests := []struct {
@@ -666,7 +667,7 @@ func TestResumeKeepsCells(t *testing.T) {
 			keptConc: []int{1}, left: 3},
 		{name: "a later record wins", records: []result.CellRecord{dec(2, result.StatusValid), dec(2, result.StatusError), dec(4, result.StatusError), dec(4, result.StatusOverCapacity)},
 			keptConc: []int{4}, left: 3},
-		{name: "another server's cells ignored", records: []result.CellRecord{{Server: "other", Phase: result.PhaseDecode,
+		{name: "another server's cells ignored", records: []result.CellRecord{{Server: "other", Phase: vocab.PhaseDecode,
 			Decode: &result.DecodeCell{Matrix: "decode", Context: 1000, Concurrency: 1, Status: result.StatusValid}}}, left: 4},
 	}
 	for _, tc := range tests {

@@ -11,6 +11,7 @@ import (
 	"github.com/slogate/slogate/assert"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // SearchObserver is an Observer that also hears about searches
@@ -261,7 +262,7 @@ func (r *run) recordProbe(idx int, p result.SearchProbe) error {
 		r.observer.DecodeDone(p.Cell, elapsed)
 	}
 	c := p.Cell
-	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: result.PhaseDecode, Decode: &c})
+	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: vocab.PhaseDecode, Decode: &c})
 }
 
 // observeSearch tells a SearchObserver that search s is done.

@@ -4,7 +4,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/metric"
+	"github.com/slogate/slogate/vocab"
 )
 
 // percentile returns the p-th percentile (0..100) of xs with linear
@@ -54,18 +55,18 @@ type distribution struct {
 // percentile of ps, the mean and the count. Without samples only the count
 // (0) is stored: a percentile of nothing is absent, not 0 (the fields of
 // the table, which cannot be absent, keep 0 as before).
-func storeDistribution(phase result.Phase, d distribution, ps []float64, set func(result.Metric, float64)) {
-	count := result.MustMetric(phase, result.CountName(d.name))
+func storeDistribution(phase vocab.Phase, d distribution, ps []float64, set func(metric.Metric, float64)) {
+	count := metric.Must(phase, metric.CountName(d.name))
 	set(count, float64(len(d.xs)))
 	if len(d.xs) == 0 {
 		return
 	}
 	for _, p := range append([]float64{50}, ps...) {
-		set(result.MustMetric(phase, result.PercentileName(d.name, p)), round(percentile(d.xs, p), d.decimals))
+		set(metric.Must(phase, metric.PercentileName(d.name, p)), round(percentile(d.xs, p), d.decimals))
 	}
 	var sum float64
 	for _, x := range d.xs {
 		sum += x
 	}
-	set(result.MustMetric(phase, result.MeanName(d.name)), round(sum/float64(len(d.xs)), d.decimals))
+	set(metric.Must(phase, metric.MeanName(d.name)), round(sum/float64(len(d.xs)), d.decimals))
 }

@@ -10,9 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner/sse"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // This file measures traffic cells (docs/method.md#traffic): requests
@@ -417,7 +419,7 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, t.MaxOutstanding), idleTimeout: r.cfg.StreamIdleTimeout,
 		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
 		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}),
-		log: r.requests, meta: requestMeta{cell: ref.Name(), phase: result.PhaseTraffic, promptTokens: int64(ref.Context)}}
+		log: r.requests, meta: requestMeta{cell: ref.Name(), phase: vocab.PhaseTraffic, promptTokens: int64(ref.Context)}}
 	l.wg.Add(1)
 	go l.dispatch(cellCtx)
 	// stop cancels the requests and waits for them; false when they did not
@@ -521,7 +523,7 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = round(w.ttft[0], 1), round(w.ttft[1], 1), round(w.ttft[2], 1)
 	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = round(w.tbt[0], 3), round(w.tbt[1], 3), round(w.tbt[2], 3)
 	for _, d := range w.dists {
-		storeDistribution(result.PhaseTraffic, d, r.measure().PercentilesOf(), func(m result.Metric, v float64) { m.SetTraffic(cell, v) })
+		storeDistribution(vocab.PhaseTraffic, d, r.measure().PercentilesOf(), func(m metric.Metric, v float64) { cell.SetValue(m, v) })
 	}
 	cell.ConcurrencyAvg = round(w.concurrencyAvg, 3)
 	cell.CapHits = int(l.capHits.Load())
@@ -543,5 +545,5 @@ func (r *run) recordTraffic(c result.TrafficCell) error {
 	if o, ok := r.observer.(TrafficObserver); ok {
 		o.TrafficDone(c, time.Duration(c.ElapsedS*float64(time.Second)))
 	}
-	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: result.PhaseTraffic, Traffic: &c})
+	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: vocab.PhaseTraffic, Traffic: &c})
 }

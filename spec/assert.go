@@ -11,7 +11,9 @@ import (
 
 	"github.com/slogate/slogate/internal/numfmt"
 	namesuggest "github.com/slogate/slogate/internal/suggest"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // ServerAttributes are the attributes of the `server` object that
@@ -126,11 +128,11 @@ func (l *loader) references(expr hcl.Expression) ([]result.CellRef, bool, hcl.Di
 				}
 				ctxs = []int{ctx}
 				if len(tr) > 2 {
-					diags = append(diags, l.metricStep(tr, 2, result.PhasePrefill, "prefill")...)
+					diags = append(diags, l.metricStep(tr, 2, vocab.PhasePrefill, "prefill")...)
 				}
 			}
 			for _, c := range ctxs {
-				addCell(result.CellRef{Phase: result.PhasePrefill, Context: c})
+				addCell(result.CellRef{Phase: vocab.PhasePrefill, Context: c})
 			}
 		default:
 			if t := l.spec.TrafficBlock(root); t != nil {
@@ -162,11 +164,11 @@ func (l *loader) references(expr hcl.Expression) ([]result.CellRef, bool, hcl.Di
 				concs = []int{conc}
 			}
 			if len(tr) > 3 {
-				diags = append(diags, l.metricStep(tr, 3, result.PhaseDecode, m.Label)...)
+				diags = append(diags, l.metricStep(tr, 3, vocab.PhaseDecode, m.Label)...)
 			}
 			for _, c := range ctxs {
 				for _, k := range concs {
-					addCell(result.CellRef{Phase: result.PhaseDecode, Matrix: m.Label, Context: c, Concurrency: k})
+					addCell(result.CellRef{Phase: vocab.PhaseDecode, Matrix: m.Label, Context: c, Concurrency: k})
 				}
 			}
 		}
@@ -244,19 +246,19 @@ func concurrencyStep(tr hcl.Traversal, i int, m *Matrix) (int, hcl.Diagnostics) 
 
 // metricStep checks that tr[i] names a metric of phase, a percentile
 // among them one that measure.percentiles lists.
-func (l *loader) metricStep(tr hcl.Traversal, i int, phase result.Phase, what string) hcl.Diagnostics {
+func (l *loader) metricStep(tr hcl.Traversal, i int, phase vocab.Phase, what string) hcl.Diagnostics {
 	name, ok := stepName(tr[i])
 	if !ok {
 		return hcl.Diagnostics{invalidCtx("Invalid cell reference", tr[i].SourceRange(), tr.SourceRange(),
-			fmt.Sprintf("Read a metric of the cell by name, like .%s.", result.MetricNames(phase)[0]))}
+			fmt.Sprintf("Read a metric of the cell by name, like .%s.", metric.Names(phase)[0]))}
 	}
-	if m, ok := result.LookupMetric(phase, name); ok {
+	if m, ok := metric.Lookup(phase, name); ok {
 		return l.percentileMeasured(m, tr[i].SourceRange(), tr.SourceRange())
 	}
 	if name == CellStatusAttribute {
 		return nil
 	}
-	names := result.MetricNames(phase)
+	names := metric.Names(phase)
 	return hcl.Diagnostics{unknownMetric(tr[i].SourceRange(), tr.SourceRange(),
 		fmt.Sprintf("%s cells have no metric %q; the %s metrics are %s.", what, name, phase, strings.Join(names, ", ")),
 		name, names)}
@@ -307,8 +309,8 @@ func unknownName(summary string, subject, context hcl.Range, detail, name string
 
 // percentileMeasured reports a percentile of the naming rule that
 // measure.percentiles does not list (docs/method.md#metric-names).
-func (l *loader) percentileMeasured(m result.Metric, subject, context hcl.Range) hcl.Diagnostics {
-	ps := result.DefaultPercentiles
+func (l *loader) percentileMeasured(m metric.Metric, subject, context hcl.Range) hcl.Diagnostics {
+	ps := metric.DefaultPercentiles
 	if l.spec.Measure != nil && len(l.spec.Measure.Percentiles) > 0 {
 		ps = l.spec.Measure.Percentiles
 	}

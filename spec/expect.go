@@ -9,7 +9,9 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // decodeExpect decodes an `expect "NAME"` block and checks its rows against
@@ -35,7 +37,7 @@ func (l *loader) decodeExpect(blk *hcl.Block) (*Expect, hcl.Diagnostics) {
 
 	// What the rows must match: the prefill contexts (one value per row) or
 	// a matrix's contexts × concurrency.
-	phase := result.PhaseDecode
+	phase := vocab.PhaseDecode
 	var contexts []int
 	cols := 0
 	matrixRange := blk.DefRange
@@ -44,7 +46,7 @@ func (l *loader) decodeExpect(blk *hcl.Block) (*Expect, hcl.Diagnostics) {
 	}
 	known := true
 	if e.Matrix == rootPrefill {
-		phase = result.PhasePrefill
+		phase = vocab.PhasePrefill
 		if l.spec.Prefill == nil {
 			diags = append(diags, invalid("Reference to unmeasured prefill", matrixRange,
 				"expect %q describes prefill, but the spec has no prefill block.", e.Name))
@@ -69,10 +71,10 @@ func (l *loader) decodeExpect(blk *hcl.Block) (*Expect, hcl.Diagnostics) {
 		diags = append(diags, d...)
 		if ok {
 			e.Metric, e.MetricRange = s, at["metric"].Expr.Range()
-			if m, found := result.LookupMetric(phase, s); found {
+			if m, found := metric.Lookup(phase, s); found {
 				diags = append(diags, l.percentileMeasured(m, at["metric"].Expr.Range(), blk.DefRange)...)
 			} else {
-				names := result.MetricNames(phase)
+				names := metric.Names(phase)
 				diags = append(diags, unknownMetric(at["metric"].Expr.Range(), blk.DefRange,
 					fmt.Sprintf("%s cells have no metric %q; the %s metrics are %s.", phase, s, phase, strings.Join(names, ", ")),
 					s, names))
@@ -89,7 +91,7 @@ func (l *loader) decodeExpect(blk *hcl.Block) (*Expect, hcl.Diagnostics) {
 }
 
 // expectRows decodes values = { "8K" = [v1, v2, …], … }.
-func (l *loader) expectRows(a *hcl.Attribute, e *Expect, phase result.Phase, contexts []int, cols int, known bool) ([]ExpectRow, hcl.Diagnostics) {
+func (l *loader) expectRows(a *hcl.Attribute, e *Expect, phase vocab.Phase, contexts []int, cols int, known bool) ([]ExpectRow, hcl.Diagnostics) {
 	pairs, diags := hcl.ExprMap(a.Expr)
 	if diags.HasErrors() {
 		return nil, hcl.Diagnostics{invalid("Invalid expect values", a.Expr.Range(),
@@ -135,7 +137,7 @@ func (l *loader) expectRows(a *hcl.Attribute, e *Expect, phase result.Phase, con
 			if len(values) != cols {
 				detail := fmt.Sprintf("Row %s has %d values but matrix %q measures %d concurrency levels (%s): give one value per level, null where there is no expectation.",
 					result.FormatTokens(ctx), len(values), e.Matrix, cols, numfmt.List(l.spec.Matrix(e.Matrix).concurrencyOrNil(), strconv.Itoa))
-				if phase == result.PhasePrefill {
+				if phase == vocab.PhasePrefill {
 					detail = fmt.Sprintf("A prefill row holds one value; row %s has %d.", result.FormatTokens(ctx), len(values))
 				}
 				diags = append(diags, invalidCtx("Expect row does not match matrix", p.Value.Range(), rng, detail))

@@ -11,6 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
 
@@ -50,11 +51,11 @@ var specCmpOpts = cmp.Options{
 }
 
 func decodeRef(matrix string, ctx, conc int) result.CellRef {
-	return result.CellRef{Phase: result.PhaseDecode, Matrix: matrix, Context: ctx, Concurrency: conc}
+	return result.CellRef{Phase: vocab.PhaseDecode, Matrix: matrix, Context: ctx, Concurrency: conc}
 }
 
 func prefillRef(ctx int) result.CellRef {
-	return result.CellRef{Phase: result.PhasePrefill, Context: ctx}
+	return result.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
 }
 
 func TestLoadValid(t *testing.T) {

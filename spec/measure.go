@@ -229,7 +229,7 @@ func (l *loader) decodeMatrix(blk *hcl.Block) (*Matrix, hcl.Diagnostics) {
 
 // percentileList reads measure.percentiles: a list of numbers, each more
 // than 0 and less than 100 and written once, each diagnostic at its
-// element. Spelled in metric names by result.PercentileSuffix (99.9 is
+// element. Spelled in metric names by metric.PercentileSuffix (99.9 is
 // "_p99_9"), a percentile needs no more decimals than FormatFloat gives.
 func (l *loader) percentileList(attr *hcl.Attribute) ([]float64, hcl.Diagnostics) {
 	return l.numberList(attr, numberListKind{name: "percentiles", what: "percentile", value: percentileValue,

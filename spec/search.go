@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Search is a `search "NAME"` block: find the largest concurrency in
@@ -152,7 +153,7 @@ func (l *loader) objectiveReferences(expr hcl.Expression) ([]string, hcl.Diagnos
 					"Read a metric of the probe's cell by name, like cell.per_request_tps."))
 				continue
 			}
-			d := l.metricStep(tr, 1, result.PhaseDecode, "Decode")
+			d := l.metricStep(tr, 1, vocab.PhaseDecode, "Decode")
 			diags = append(diags, d...)
 			if name, ok := stepName(tr[1]); ok && !d.HasErrors() && name != CellStatusAttribute && !slices.Contains(metrics, name) {
 				metrics = append(metrics, name)
@@ -202,7 +203,7 @@ func (l *loader) searchReference(tr hcl.Traversal) ([]string, hcl.Diagnostics) {
 				fmt.Sprintf("A search has no attribute %q; it has %s.", attr, strings.Join(SearchAttributes, ", ")), attr, SearchAttributes)}
 		}
 		if attr == "cell" && len(tr) > 3 {
-			if d := l.metricStep(tr, 3, result.PhaseDecode, "Search"); d.HasErrors() {
+			if d := l.metricStep(tr, 3, vocab.PhaseDecode, "Search"); d.HasErrors() {
 				return nil, d
 			}
 		}

@@ -114,7 +114,7 @@ type Measure struct {
 	RepeatRange, MaxGPUTimeRange, BootsRange hcl.Range
 	// Percentiles are the latency percentiles measured besides the median
 	// (docs/method.md#metric-names), in the order written; nil means
-	// result.DefaultPercentiles.
+	// metric.DefaultPercentiles.
 	Percentiles []float64
 
 	DeclRange hcl.Range

@@ -15,6 +15,7 @@ import (
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Traffic is a `traffic "LABEL"` block: open-loop arrivals at each of Rates
@@ -403,11 +404,11 @@ func (l *loader) trafficReference(tr hcl.Traversal, t *Traffic, addCell func(res
 	}
 	var diags hcl.Diagnostics
 	if len(tr) > 3 {
-		diags = l.metricStep(tr, 3, result.PhaseTraffic, fmt.Sprintf("Traffic %q", t.Label))
+		diags = l.metricStep(tr, 3, vocab.PhaseTraffic, fmt.Sprintf("Traffic %q", t.Label))
 	}
 	for _, c := range ctxs {
 		for _, r := range rates {
-			addCell(result.CellRef{Phase: result.PhaseTraffic, Matrix: t.Label, Context: c, Rate: r})
+			addCell(result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: c, Rate: r})
 		}
 	}
 	return diags

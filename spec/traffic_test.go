@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 func TestTrafficDecodes(t *testing.T) {
@@ -54,9 +55,9 @@ assert "holds" {
 		t.Errorf("traffic blocks (-want +got):\n%s", d)
 	}
 	wantCells := []result.CellRef{
-		{Phase: result.PhaseTraffic, Matrix: "steady", Context: 8192, Rate: 0.5},
-		{Phase: result.PhaseTraffic, Matrix: "steady", Context: 8192, Rate: 4},
-		{Phase: result.PhaseTraffic, Matrix: "flat", Context: 1024, Rate: 3},
+		{Phase: vocab.PhaseTraffic, Matrix: "steady", Context: 8192, Rate: 0.5},
+		{Phase: vocab.PhaseTraffic, Matrix: "steady", Context: 8192, Rate: 4},
+		{Phase: vocab.PhaseTraffic, Matrix: "flat", Context: 1024, Rate: 3},
 	}
 	if d := cmp.Diff(wantCells, sp.Asserts[0].Cells); d != "" {
 		t.Errorf("cells the assert reads (-want +got):\n%s", d)

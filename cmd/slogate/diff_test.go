@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 )
 
@@ -68,7 +69,7 @@ func TestCmdDiff(t *testing.T) {
 	// straddle -5%), or 10% (inconclusive, the estimate beyond), or lie
 	// entirely below them (regressed).
 	repeated := func(name string, samples []float64) string {
-		return writeRunWith(t, dir, name, result.Median.Of(samples), func(r *result.Results) {
+		return writeRunWith(t, dir, name, metric.Median.Of(samples), func(r *result.Results) {
 			r.Measure.Repeat = 5
 			c := &r.Decode[1]
 			c.Repeats = 5

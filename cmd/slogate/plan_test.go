@@ -15,6 +15,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec/spectest"
+	"github.com/slogate/slogate/vocab"
 )
 
 // runPlan runs `slogate plan args…` and returns stdout, failing on error.
@@ -102,8 +103,8 @@ func TestPlanJSONShape(t *testing.T) {
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	prefill8K := result.CellRef{Phase: result.PhasePrefill, Context: 8192}
-	decode8K64 := result.CellRef{Phase: result.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
+	prefill8K := result.CellRef{Phase: vocab.PhasePrefill, Context: 8192}
+	decode8K64 := result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
 	s := doc.Servers[0]
 	if diff := cmp.Diff([]result.CellRef{prefill8K, decode8K64}, s.Cells); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)
