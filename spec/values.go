@@ -43,6 +43,18 @@ func (l *loader) value(name string, expr hcl.Expression, ty cty.Type) (cty.Value
 	return cv, true, diags
 }
 
+// attr is attribute name of attrs converted to ty (l.value), with the
+// attribute for its range; ok is false when it is absent, null or does not
+// convert (diags then say why, but for an absent or null one).
+func (l *loader) attr(attrs hcl.Attributes, name string, ty cty.Type) (*hcl.Attribute, cty.Value, bool, hcl.Diagnostics) {
+	a, ok := attrs[name]
+	if !ok {
+		return nil, cty.NilVal, false, nil
+	}
+	v, ok, diags := l.value(name, a.Expr, ty)
+	return a, v, ok, diags
+}
+
 func typeError(name string, expr hcl.Expression, ctx *hcl.EvalContext, err error) *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity:    hcl.DiagError,
@@ -64,11 +76,7 @@ func invalid(summary string, rng hcl.Range, format string, args ...any) *hcl.Dia
 }
 
 func (l *loader) str(attrs hcl.Attributes, name string) (string, bool, hcl.Diagnostics) {
-	a, ok := attrs[name]
-	if !ok {
-		return "", false, nil
-	}
-	v, ok, diags := l.value(name, a.Expr, cty.String)
+	_, v, ok, diags := l.attr(attrs, name, cty.String)
 	if !ok {
 		return "", false, diags
 	}
@@ -76,11 +84,7 @@ func (l *loader) str(attrs hcl.Attributes, name string) (string, bool, hcl.Diagn
 }
 
 func (l *loader) boolean(attrs hcl.Attributes, name string) (*bool, hcl.Diagnostics) {
-	a, ok := attrs[name]
-	if !ok {
-		return nil, nil
-	}
-	v, ok, diags := l.value(name, a.Expr, cty.Bool)
+	_, v, ok, diags := l.attr(attrs, name, cty.Bool)
 	if !ok {
 		return nil, diags
 	}
@@ -89,11 +93,7 @@ func (l *loader) boolean(attrs hcl.Attributes, name string) (*bool, hcl.Diagnost
 }
 
 func (l *loader) float(attrs hcl.Attributes, name string) (*float64, hcl.Diagnostics) {
-	a, ok := attrs[name]
-	if !ok {
-		return nil, nil
-	}
-	v, ok, diags := l.value(name, a.Expr, cty.Number)
+	_, v, ok, diags := l.attr(attrs, name, cty.Number)
 	if !ok {
 		return nil, diags
 	}
@@ -103,11 +103,7 @@ func (l *loader) float(attrs hcl.Attributes, name string) (*float64, hcl.Diagnos
 
 // positiveInt reads a whole number ≥ 1 (≤ max when max > 0).
 func (l *loader) positiveInt(attrs hcl.Attributes, name string, max int) (*int, hcl.Diagnostics) {
-	a, ok := attrs[name]
-	if !ok {
-		return nil, nil
-	}
-	v, ok, diags := l.value(name, a.Expr, cty.Number)
+	a, v, ok, diags := l.attr(attrs, name, cty.Number)
 	if !ok {
 		return nil, diags
 	}
@@ -137,11 +133,7 @@ func wholeNumber(f *big.Float) (int, bool) {
 
 // duration reads a Go duration string such as "30s" or "60m".
 func (l *loader) duration(attrs hcl.Attributes, name string) (time.Duration, string, bool, hcl.Diagnostics) {
-	a, ok := attrs[name]
-	if !ok {
-		return 0, "", false, nil
-	}
-	v, ok, diags := l.value(name, a.Expr, cty.String)
+	a, v, ok, diags := l.attr(attrs, name, cty.String)
 	if !ok {
 		return 0, "", false, diags
 	}
@@ -155,11 +147,7 @@ func (l *loader) duration(attrs hcl.Attributes, name string) (time.Duration, str
 }
 
 func (l *loader) stringList(attrs hcl.Attributes, name string) ([]string, hcl.Diagnostics) {
-	a, ok := attrs[name]
-	if !ok {
-		return nil, nil
-	}
-	v, ok, diags := l.value(name, a.Expr, cty.List(cty.String))
+	a, v, ok, diags := l.attr(attrs, name, cty.List(cty.String))
 	if !ok {
 		return nil, diags
 	}
@@ -175,11 +163,7 @@ func (l *loader) stringList(attrs hcl.Attributes, name string) ([]string, hcl.Di
 }
 
 func (l *loader) stringMap(attrs hcl.Attributes, name string) (map[string]string, hcl.Diagnostics) {
-	a, ok := attrs[name]
-	if !ok {
-		return nil, nil
-	}
-	v, ok, diags := l.value(name, a.Expr, cty.Map(cty.String))
+	a, v, ok, diags := l.attr(attrs, name, cty.Map(cty.String))
 	if !ok {
 		return nil, diags
 	}
