@@ -10,8 +10,8 @@ import (
 
 // Container is a server's `container { … }` block: the server runs from an
 // image through a container runtime instead of as a bare command
-// (docs/spec.md#container). The image's entrypoint is `vllm serve`, so the
-// model and the vLLM flags follow the image on the runtime's command line.
+// (docs/spec.md#container). The model and the engine's flags follow the
+// image (and Command) on the runtime's command line.
 type Container struct {
 	Runtime string // "docker" (default) or "podman"
 	Image   string
@@ -24,6 +24,10 @@ type Container struct {
 	// Args are extra runtime flags, placed after slogate's own and before
 	// the image.
 	Args []string
+	// Command are the words after the image, before the model: what the
+	// container runs (SGLang's image has no entrypoint: ["sglang",
+	// "serve"]). nil leaves the engine's default (Server.ContainerCommand).
+	Command []string
 	// NamePrefix starts the container's name: PREFIX-<run-id>-<server>
 	// (default "slogate").
 	NamePrefix string
@@ -62,6 +66,7 @@ var containerSchema = &hcl.BodySchema{
 		{Name: "shm_size"},
 		{Name: "ipc"},
 		{Name: "args"},
+		{Name: "command"},
 		{Name: "name_prefix"},
 	},
 }
@@ -134,6 +139,19 @@ func (l *loader) decodeContainer(blk *hcl.Block) (*Container, hcl.Diagnostics) {
 	}
 	c.Args, d = l.stringList(at, "args")
 	add(d...)
+	if a, ok := at["command"]; ok {
+		c.Command, d = l.stringList(at, "command")
+		add(d...)
+		if c.Command == nil && !d.HasErrors() {
+			c.Command = []string{} // command = []: the image's entrypoint alone
+		}
+		for _, w := range c.Command {
+			if strings.TrimSpace(w) == "" {
+				add(invalid("Invalid command", a.Expr.Range(), "command lists the words the container runs, such as [\"sglang\", \"serve\"]; a word is empty."))
+				break
+			}
+		}
+	}
 	for _, a := range c.Args {
 		flag, _, _ := strings.Cut(a, "=")
 		if why, owned := ownedRuntimeFlags[flag]; owned {

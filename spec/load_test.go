@@ -70,7 +70,7 @@ func TestLoadValid(t *testing.T) {
 			want: &Spec{
 				Filename: "testdata/valid/minimal.hcl",
 				Servers: []*Server{{
-					Name: "qwen", Command: "vllm", Model: "Qwen/Qwen3.5-4B",
+					Name: "qwen", Engine: "vllm", Command: "vllm", Model: "Qwen/Qwen3.5-4B",
 					Host: "0.0.0.0", Port: 8000, ReadyTimeout: 30 * time.Minute,
 				}},
 				Measure:  &Measure{Duration: 30 * time.Second, DurationText: "30s", MaxOutput: 4096, Endpoint: "completions", Repeat: 1, Boots: 1},
@@ -86,7 +86,7 @@ func TestLoadValid(t *testing.T) {
 				Filename: "testdata/valid/full.hcl",
 				Servers: []*Server{
 					{
-						Name: "big", Command: "$HOME/venv/bin/vllm", Model: "org/Model", ServedModelName: "big",
+						Name: "big", Engine: "vllm", Command: "$HOME/venv/bin/vllm", Model: "org/Model", ServedModelName: "big",
 						TensorParallelSize: ptr(2), PipelineParallelSize: ptr(1), DataParallelSize: ptr(1),
 						EnableExpertParallel: ptr(true), MaxModelLen: ptr(262144), GPUMemoryUtilization: ptr(0.9),
 						MaxNumBatchedTokens: ptr(8192), MaxNumSeqs: ptr(64), AttentionBackend: "flash_attn",
@@ -103,7 +103,7 @@ func TestLoadValid(t *testing.T) {
 						ReadyTimeout: time.Hour,
 						Labels:       map[string]string{"quantization": "FP8", "gpu": "H200 NVL"},
 					},
-					{Name: "small", Command: "vllm", Model: "org/Small", Host: "0.0.0.0", Port: 8000, ReadyTimeout: 30 * time.Minute},
+					{Name: "small", Engine: "vllm", Command: "vllm", Model: "org/Small", Host: "0.0.0.0", Port: 8000, ReadyTimeout: 30 * time.Minute},
 				},
 				Measure: &Measure{Duration: 2 * time.Second, DurationText: "2s", MaxOutput: 1024, Endpoint: "chat", Repeat: 3, Boots: 1},
 				Prefill: &Prefill{Contexts: []int{8192, 32768, 131072}},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,16 +22,18 @@ func (s *Server) ServedName() string {
 }
 
 // LaunchMaxNumSeqs is the max_num_seqs the server is launched with: the
-// last --max-num-seqs in args (also written --max_num_seqs, as vLLM's
-// FlexibleArgumentParser reads underscores as dashes, or with "=value"),
+// last of the engine's flag for it in args (vLLM's --max-num-seqs, also
+// written --max_num_seqs, as vLLM's FlexibleArgumentParser reads
+// underscores as dashes; SGLang's --max-running-requests; or with "=value"),
 // which wins over the max_num_seqs attribute because args are rendered
-// after it and argparse keeps the last; else the attribute; nil when
-// neither sets it (or args' value is not a positive number).
+// after it and argparse keeps the last; else the attribute; else what the
+// engine fixes by itself (SGLang: 48 under speculative decoding); nil when
+// none sets it (or args' value is not a positive number).
 func (s *Server) LaunchMaxNumSeqs() *int {
 	n := s.MaxNumSeqs
 	for i := 0; i < len(s.Args); i++ {
 		flag, val, hasVal := strings.Cut(s.Args[i], "=")
-		if flag != "--max-num-seqs" && flag != "--max_num_seqs" {
+		if !slices.Contains(s.syntax().maxNumSeqsFlags, flag) {
 			continue
 		}
 		if !hasVal {
@@ -46,17 +49,22 @@ func (s *Server) LaunchMaxNumSeqs() *int {
 		}
 		n = &v
 	}
+	if n == nil && s.syntax().impliedMaxNumSeqs != nil {
+		n = s.syntax().impliedMaxNumSeqs(s)
+	}
 	return n
 }
 
-// Argv is the exact launch command: COMMAND serve MODEL --flag value …, with
+// Argv is the exact launch command: COMMAND serve MODEL --flag value … in
+// the engine's flags (docs/spec.md#engines), with
 // typed attributes rendered only when set and `args` appended last. It holds
 // the real API key: pass it to exec only, and RedactedArgv everywhere else.
-// For a server with a container block it is ContainerArgv(runIDPlaceholder):
-// launch ContainerArgv of the run's id.
+// For a server with a container block it is
+// LaunchContainerArgv(runIDPlaceholder): launch LaunchContainerArgv of the
+// run's id.
 func (s *Server) Argv() []string {
 	if s.Container != nil {
-		return s.ContainerArgv(runIDPlaceholder)
+		return s.LaunchContainerArgv(runIDPlaceholder)
 	}
 	return s.argv(s.APIKey)
 }
@@ -64,7 +72,7 @@ func (s *Server) Argv() []string {
 // RedactedArgv is Argv with the API key replaced by "<redacted>".
 func (s *Server) RedactedArgv() []string {
 	if s.Container != nil {
-		return s.ContainerArgv(runIDPlaceholder) // holds no secret
+		return s.ContainerArgv(runIDPlaceholder) // the key redacted
 	}
 	if s.APIKey == "" {
 		return s.argv("")
@@ -75,56 +83,9 @@ func (s *Server) RedactedArgv() []string {
 func (s *Server) argv(key string) []string {
 	cmd := s.Command
 	if cmd == "" {
-		cmd = "vllm"
+		cmd = s.syntax().command
 	}
-	return append([]string{cmd, "serve"}, s.serveArgs(key, s.Host)...)
-}
-
-// serveArgs are the arguments of `vllm serve`: MODEL --flag value …, the
-// API key's flag only when key is set, --host host.
-func (s *Server) serveArgs(key, host string) []string {
-	a := []string{s.Model}
-	str := func(flag, v string) {
-		if v != "" {
-			a = append(a, flag, v)
-		}
-	}
-	num := func(flag string, v *int) {
-		if v != nil {
-			a = append(a, flag, strconv.Itoa(*v))
-		}
-	}
-	str("--served-model-name", s.ServedModelName)
-	num("--tensor-parallel-size", s.TensorParallelSize)
-	num("--pipeline-parallel-size", s.PipelineParallelSize)
-	num("--data-parallel-size", s.DataParallelSize)
-	if s.EnableExpertParallel != nil && *s.EnableExpertParallel {
-		a = append(a, "--enable-expert-parallel")
-	}
-	num("--max-model-len", s.MaxModelLen)
-	if s.GPUMemoryUtilization != nil {
-		a = append(a, "--gpu-memory-utilization", strconv.FormatFloat(*s.GPUMemoryUtilization, 'f', -1, 64))
-	}
-	str("--host", host)
-	if s.Port != 0 {
-		a = append(a, "--port", strconv.Itoa(s.Port))
-	}
-	str("--api-key", key)
-	num("--max-num-batched-tokens", s.MaxNumBatchedTokens)
-	num("--max-num-seqs", s.MaxNumSeqs)
-	str("--attention-backend", s.AttentionBackend)
-	str("--kv-cache-dtype", s.KVCacheDtype)
-	if s.EnablePrefixCaching != nil {
-		if *s.EnablePrefixCaching {
-			a = append(a, "--enable-prefix-caching")
-		} else {
-			a = append(a, "--no-enable-prefix-caching")
-		}
-	}
-	if s.Speculative != nil {
-		a = append(a, "--speculative-config", s.Speculative.JSON())
-	}
-	return append(a, s.Args...)
+	return append([]string{cmd, "serve"}, s.syntax().serveArgs(s, key, s.Host)...)
 }
 
 // JSON renders the block as vLLM's --speculative-config value: method, model
@@ -190,17 +151,37 @@ func (s *Server) ContainerName(runID string) string {
 //
 //	RUNTIME run --rm --name NAME --label slogate.run=RUNID --label slogate.server=SERVER
 //	  -p [HOST:]PORT:PORT [--gpus G] [--ipc I] [--shm-size S] [-v V]… [-e NAME]… [args…]
-//	  IMAGE MODEL --flag value …
+//	  IMAGE [COMMAND…] MODEL --flag value …
 //
-// The image's entrypoint is `vllm serve`, so the model and vLLM's flags
-// follow the image, with --host 0.0.0.0 (the published port reaches the
-// server only through the container's own interface). The server's env and
-// the API key go to the container by name (-e NAME), their values through
-// the runtime's environment (LaunchEnv): no secret is ever on this command
-// line, and vLLM reads the key from VLLM_API_KEY (docs/vllm.md#auth) instead
-// of --api-key. A host other than a wildcard publishes the port on that
-// address only. It is nil for a server without a container block.
+// COMMAND is the container block's command, else the engine's (none for
+// vLLM, whose image's entrypoint is `vllm serve`; `sglang serve` for
+// SGLang, whose image has no entrypoint). The model and the engine's flags
+// follow, with --host 0.0.0.0 (the published port reaches the server only
+// through the container's own interface). The server's env and the API key
+// go to the container by name (-e NAME), their values through the
+// runtime's environment (LaunchEnv), and vLLM reads the key from
+// VLLM_API_KEY (docs/vllm.md#auth) instead of --api-key. An engine with no
+// such variable (SGLang) takes --api-key: here it is "<redacted>", and
+// LaunchContainerArgv holds the real key. A host other than a wildcard
+// publishes the port on that address only. It is nil for a server without
+// a container block.
 func (s *Server) ContainerArgv(runID string) []string {
+	if s.APIKey == "" || s.syntax().apiKeyEnv != "" {
+		return s.containerArgv(runID, "")
+	}
+	return s.containerArgv(runID, Redacted)
+}
+
+// LaunchContainerArgv is ContainerArgv with the real API key where the
+// engine takes it only as a flag: pass it to exec only.
+func (s *Server) LaunchContainerArgv(runID string) []string {
+	if s.syntax().apiKeyEnv != "" {
+		return s.containerArgv(runID, "")
+	}
+	return s.containerArgv(runID, s.APIKey)
+}
+
+func (s *Server) containerArgv(runID, key string) []string {
 	c := s.Container
 	if c == nil {
 		return nil
@@ -231,7 +212,20 @@ func (s *Server) ContainerArgv(runID string) []string {
 	}
 	a = append(a, c.Args...)
 	a = append(a, c.Image)
-	return append(a, s.serveArgs("", "0.0.0.0")...)
+	a = append(a, s.ContainerCommand()...)
+	return append(a, s.syntax().serveArgs(s, key, "0.0.0.0")...)
+}
+
+// ContainerCommand are the words after the image: the container block's
+// command, else the engine's default (docs/spec.md#container).
+func (s *Server) ContainerCommand() []string {
+	if s.Container == nil {
+		return nil
+	}
+	if s.Container.Command != nil {
+		return s.Container.Command
+	}
+	return s.syntax().containerCommand
 }
 
 // gpuFlags hands the GPUs to the container: docker's --gpus VALUE; for
@@ -260,11 +254,13 @@ func (c *Container) gpuFlags() []string {
 const cdiGPU = "nvidia.com/gpu"
 
 // LaunchEnv is the environment slogate adds to its own for the launched
-// process: env, and for a container server also VLLM_API_KEY set to the
-// API key (the runtime hands each variable to the container by name). It
-// holds secrets: pass it to exec only, and RedactedEnv everywhere else.
+// process: env, and for a container server also the engine's API key
+// variable (vLLM's VLLM_API_KEY) set to the API key (the runtime hands each
+// variable to the container by name). It holds secrets: pass it to exec
+// only, and RedactedEnv everywhere else.
 func (s *Server) LaunchEnv() map[string]string {
-	if s.Container == nil || s.APIKey == "" {
+	apiKeyEnv := s.syntax().apiKeyEnv
+	if s.Container == nil || s.APIKey == "" || apiKeyEnv == "" {
 		return s.Env
 	}
 	env := make(map[string]string, len(s.Env)+1)
@@ -274,9 +270,6 @@ func (s *Server) LaunchEnv() map[string]string {
 	env[apiKeyEnv] = s.APIKey
 	return env
 }
-
-// apiKeyEnv is where vLLM reads its API key when --api-key is not given.
-const apiKeyEnv = "VLLM_API_KEY"
 
 // wildcardHost reports whether host binds every interface.
 func wildcardHost(host string) bool {

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
-	"strings"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -16,6 +14,7 @@ import (
 
 var serverSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
+		{Name: "engine"},
 		{Name: "command"},
 		{Name: "model", Required: true},
 		{Name: "served_model_name"},
@@ -51,20 +50,11 @@ var speculativeSchema = &hcl.BodySchema{
 	},
 }
 
-// CacheDTypes are the values of vLLM's --kv-cache-dtype (the CacheDType
-// literal of vllm/config/cache.py, 2026-09 builds). An unknown value is a
-// warning, not an error: newer builds add values.
-var CacheDTypes = []string{
-	"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "nvfp4_ds_mla",
-	"turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc",
-	"int4_per_token_head", "int8_per_token_head", "fp8_per_token_head", "nvfp4", "nvfp4_4over6",
-}
-
 // decodeServer decodes a `server "NAME"` block, applying defaults.
 func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 	s := &Server{
 		Name:         blk.Labels[0],
-		Command:      DefaultCommand,
+		Engine:       DefaultEngine,
 		Host:         DefaultHost,
 		Port:         DefaultPort,
 		ReadyTimeout: DefaultReadyTimeout,
@@ -73,6 +63,8 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 	content, diags := blk.Body.Content(serverSchema)
 	at := content.Attributes
 	add := func(d hcl.Diagnostics) { diags = append(diags, d...) }
+	add(l.decodeEngine(at, s))
+	s.Command = s.syntax().command
 	setStr := func(dst *string, name string, nonEmpty bool) {
 		v, ok, d := l.str(at, name)
 		add(d)
@@ -90,15 +82,6 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 	setStr(&s.ServedModelName, "served_model_name", false)
 	setStr(&s.AttentionBackend, "attention_backend", false)
 	setStr(&s.KVCacheDtype, "kv_cache_dtype", false)
-	if a, ok := at["kv_cache_dtype"]; ok && s.KVCacheDtype != "" && !slices.Contains(CacheDTypes, s.KVCacheDtype) {
-		detail := fmt.Sprintf("vLLM's --kv-cache-dtype takes %s (CacheDType in vllm/config/cache.py, docs/vllm.md#flags); %q is not one of them, so vLLM may refuse to start. Newer builds add values: ignore this warning if yours knows it.",
-			strings.Join(CacheDTypes, ", "), s.KVCacheDtype)
-		if near := nearest(s.KVCacheDtype, CacheDTypes); near != "" {
-			detail += fmt.Sprintf(" Did you mean %q?", near)
-		}
-		add(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Unknown kv_cache_dtype", Detail: detail,
-			Subject: a.Expr.Range().Ptr(), Context: a.Range.Ptr()}})
-	}
 	setStr(&s.APIKey, "api_key", false)
 	setStr(&s.Host, "host", true)
 
@@ -155,6 +138,8 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 	s.Labels, d = l.stringMap(at, "labels")
 	add(d)
 
+	add(checkEngineValues(at, s))
+
 	blocks := content.Blocks.ByType()
 	for i, sb := range blocks["speculative"] {
 		if i > 0 {
@@ -162,7 +147,7 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 				"A server has at most one speculative block; the first one is at %s.", where(blocks["speculative"][0].DefRange))})
 			continue
 		}
-		sp, d := l.decodeSpeculative(sb)
+		sp, d := l.decodeSpeculative(sb, s.syntax())
 		add(d)
 		s.Speculative = sp
 	}
@@ -177,14 +162,14 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 		s.Container = c
 		if a, ok := at["command"]; ok {
 			add(hcl.Diagnostics{invalid("Command with a container", a.Expr.Range(),
-				"A server with a container block runs the image's entrypoint (vllm serve), so command is not used: remove it, or remove the container block to launch %q directly.", s.Command)})
+				"A server with a container block runs the image (its entrypoint, or the container block's command), so the server's command is not used: remove it, or remove the container block to launch %q directly.", s.Command)})
 		}
 	}
 	return s, diags
 }
 
 // decodeSpeculative decodes a server's `speculative` block.
-func (l *loader) decodeSpeculative(blk *hcl.Block) (*Speculative, hcl.Diagnostics) {
+func (l *loader) decodeSpeculative(blk *hcl.Block, e *engineSyntax) (*Speculative, hcl.Diagnostics) {
 	sp := &Speculative{DeclRange: blk.DefRange}
 	content, diags := blk.Body.Content(speculativeSchema)
 	at := content.Attributes
@@ -208,6 +193,13 @@ func (l *loader) decodeSpeculative(blk *hcl.Block) (*Speculative, hcl.Diagnostic
 		if len(cfg) > 0 {
 			sp.Config = cfg
 		}
+	}
+	if e.checkSpeculative != nil && !diags.HasErrors() {
+		cfgRange := blk.DefRange
+		if a, ok := at["config"]; ok {
+			cfgRange = a.Expr.Range()
+		}
+		diags = append(diags, e.checkSpeculative(sp, at, cfgRange)...)
 	}
 	return sp, diags
 }

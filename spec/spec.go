@@ -38,8 +38,12 @@ type Spec struct {
 
 // Server is one `server "NAME"` block: how to launch an inference server.
 type Server struct {
-	Name                 string
-	Command              string // default "vllm"
+	Name string
+	// Engine is the inference engine launched: EngineVLLM (default) or
+	// EngineSGLang (docs/spec.md#engines). It decides the flags the typed
+	// attributes render to and the values they take.
+	Engine               string
+	Command              string // default: the engine's executable ("vllm", "sglang")
 	Model                string
 	ServedModelName      string // "" when unset; ServedName falls back to Model
 	TensorParallelSize   *int

@@ -1,0 +1,245 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	namesuggest "github.com/slogate/slogate/internal/suggest"
+)
+
+// sglangSyntax is SGLang's launch: `sglang serve MODEL --flag value …`, the
+// flags named after ServerArgs' fields (python/sglang/srt/server_args.py;
+// docs/sglang.md#flags).
+var sglangSyntax = &engineSyntax{
+	title:     "SGLang",
+	command:   "sglang",
+	serveArgs: sglangServeArgs,
+	// ServerArgs.kv_cache_dtype's choices (server_args.py, 2026 builds;
+	// fp4_e2m1 in older ones).
+	kvCacheDtypes: []string{"auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16", "fp4_e2m1"},
+	// ATTENTION_BACKEND_CHOICES of server_args.py (2026 builds).
+	attentionBackends: []string{
+		"triton", "torch_native", "flex_attention", "dsa", "nsa", "dsv4", "compressed",
+		"cutlass_mla", "fa3", "fa4", "flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla",
+		"trtllm_mha", "dual_chunk_flash_attn", "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer",
+		"aiter", "wave", "intel_amx", "ascend", "intel_xpu",
+	},
+	valuesSource: "the choices of ServerArgs in python/sglang/srt/server_args.py, docs/sglang.md#flags",
+	unsupported: map[string]string{
+		"enable_expert_parallel": `SGLang sizes expert parallelism instead of switching it on: write args = ["--ep-size", "N"] (docs/sglang.md#flags).`,
+		"max_num_batched_tokens": `SGLang bounds a prefill chunk and a prefill batch separately: write args = ["--chunked-prefill-size", "N"] and/or ["--max-prefill-tokens", "N"] (docs/sglang.md#flags).`,
+	},
+	checkSpeculative: checkSGLangSpeculative,
+	maxNumSeqsFlags:  []string{"--max-running-requests", "--max_running_requests"},
+	// speculative_hook.py: every builtin algorithm's handler sets
+	// max_running_requests = 48 when it is not given ("Max running
+	// requests is reset to 48 for speculative decoding").
+	impliedMaxNumSeqs: func(s *Server) *int {
+		if s.Speculative == nil {
+			return nil
+		}
+		n := 48
+		return &n
+	},
+	// lmsysorg/sglang has no ENTRYPOINT or CMD (docs/sglang.md#launch).
+	containerCommand: []string{"sglang", "serve"},
+	apiKeyEnv:        "", // --api-key only
+	docs:             "docs/sglang.md#flags",
+}
+
+// sglangServeArgs are the arguments of `sglang serve`: MODEL --flag value
+// …, the API key's flag only when key is set, --host host, args last.
+// --enable-metrics is always given: slogate reads /metrics, which SGLang
+// serves only with it (docs/sglang.md#metrics).
+func sglangServeArgs(s *Server, key, host string) []string {
+	a := []string{s.Model}
+	str := func(flag, v string) {
+		if v != "" {
+			a = append(a, flag, v)
+		}
+	}
+	num := func(flag string, v *int) {
+		if v != nil {
+			a = append(a, flag, strconv.Itoa(*v))
+		}
+	}
+	str("--served-model-name", s.ServedModelName)
+	num("--tp-size", s.TensorParallelSize)
+	num("--pp-size", s.PipelineParallelSize)
+	num("--dp-size", s.DataParallelSize)
+	num("--context-length", s.MaxModelLen)
+	if s.GPUMemoryUtilization != nil {
+		a = append(a, "--mem-fraction-static", strconv.FormatFloat(*s.GPUMemoryUtilization, 'f', -1, 64))
+	}
+	str("--host", host)
+	if s.Port != 0 {
+		a = append(a, "--port", strconv.Itoa(s.Port))
+	}
+	str("--api-key", key)
+	num("--max-running-requests", s.MaxNumSeqs)
+	str("--attention-backend", s.AttentionBackend)
+	str("--kv-cache-dtype", s.KVCacheDtype)
+	if s.EnablePrefixCaching != nil && !*s.EnablePrefixCaching {
+		a = append(a, "--disable-radix-cache") // the radix cache is on by default
+	}
+	a = append(a, "--enable-metrics")
+	if sp := s.Speculative; sp != nil {
+		a = append(a, sglangSpeculativeArgs(sp)...)
+	}
+	return append(a, s.Args...)
+}
+
+// sglangAlgorithm is one of SGLang's builtin speculative algorithms and how
+// a number of speculative tokens N is written for it.
+type sglangAlgorithm struct {
+	name string
+	// width renders N: the flags giving N drafted tokens a step; nil when
+	// N has no one meaning for the algorithm.
+	width func(n int) []string
+}
+
+// sglangBlock is DFLASH's width: a block of N+1, the verify window whose
+// first position is the last verified token, so it drafts N
+// (docs/sglang.md#speculative-token-mapping: dflash_worker.py fills
+// block position 0 with it and drafts block_size-1).
+func sglangBlock(n int) []string {
+	return []string{"--speculative-dflash-block-size", strconv.Itoa(n + 1)}
+}
+
+// sglangWindow is DSPARK's width: a verify window of N drafted tokens and
+// the one before them, N+1 (speculative_hook.py's _handle_dspark checks
+// num_draft_tokens = gamma + 1).
+func sglangWindow(n int) []string {
+	return []string{"--speculative-num-draft-tokens", strconv.Itoa(n + 1)}
+}
+
+// sglangChain is the EAGLE family's width as a chain: N draft steps of one
+// candidate each, so N+1 tokens verified (speculative_hook.py's
+// _handle_eagle_family sets num_draft_tokens = num_steps + 1 at topk 1, and
+// needs all three once num_steps is given).
+func sglangChain(n int) []string {
+	return []string{"--speculative-num-steps", strconv.Itoa(n), "--speculative-eagle-topk", "1",
+		"--speculative-num-draft-tokens", strconv.Itoa(n + 1)}
+}
+
+// sglangAlgorithms are SGLang's builtin --speculative-algorithm values
+// (ServerArgs.speculative_algorithm's help; SGLang upper-cases the value),
+// keyed by their lower-case name.
+var sglangAlgorithms = map[string]sglangAlgorithm{
+	"dflash":     {"DFLASH", sglangBlock},
+	"dspark":     {"DSPARK", sglangWindow},
+	"eagle":      {"EAGLE", sglangChain},
+	"eagle3":     {"EAGLE3", sglangChain},
+	"nextn":      {"NEXTN", sglangChain},
+	"standalone": {"STANDALONE", sglangChain},
+	"ngram":      {"NGRAM", nil}, // a tree of --speculative-num-draft-tokens, not a chain of N
+}
+
+// vllmToSGLang maps vLLM's speculative methods to SGLang's algorithm of the
+// same kind, so that one speculative block launches either engine.
+var vllmToSGLang = map[string]string{"mtp": "nextn", "draft_model": "standalone"}
+
+// sglangAlgorithmOf is the SGLang algorithm a speculative method names
+// (vLLM's name or SGLang's, in any case); ok is false for none.
+func sglangAlgorithmOf(method string) (sglangAlgorithm, bool) {
+	m := strings.ToLower(method)
+	if to, ok := vllmToSGLang[m]; ok {
+		m = to
+	}
+	alg, ok := sglangAlgorithms[m]
+	return alg, ok
+}
+
+// sglangSpeculativeArgs renders the speculative block as SGLang's flags:
+// --speculative-algorithm, the draft model, N as the algorithm's width,
+// then each config key K as --speculative-K (docs/sglang.md#speculative-decoding).
+func sglangSpeculativeArgs(sp *Speculative) []string {
+	alg, ok := sglangAlgorithmOf(sp.Method)
+	if !ok {
+		return nil // Load refused it
+	}
+	a := []string{"--speculative-algorithm", alg.name}
+	if sp.Model != "" {
+		a = append(a, "--speculative-draft-model-path", sp.Model)
+	}
+	if n := sp.NumSpeculativeTokens; n != nil && alg.width != nil {
+		a = append(a, alg.width(*n)...)
+	}
+	for _, k := range sortedKeys(sp.Config) {
+		flag := "--speculative-" + strings.ReplaceAll(k, "_", "-")
+		switch v := sp.Config[k].(type) {
+		case bool:
+			if v {
+				a = append(a, flag)
+			}
+		case string:
+			a = append(a, flag, v)
+		default:
+			b, _ := json.Marshal(v)
+			a = append(a, flag, string(b))
+		}
+	}
+	return a
+}
+
+// sglangAlgorithmNames lists SGLang's builtin algorithms and the vLLM
+// names slogate maps to them, for diagnostics.
+func sglangAlgorithmNames() []string {
+	var names []string
+	for _, k := range sortedKeys(sglangAlgorithms) {
+		names = append(names, sglangAlgorithms[k].name)
+	}
+	return names
+}
+
+// checkSGLangSpeculative reports what of a speculative block SGLang cannot
+// take: no method, a method it lacks, a token count NGRAM has no meaning
+// for, and config keys that repeat what the attributes render or that are
+// not one flag's value.
+func checkSGLangSpeculative(sp *Speculative, at hcl.Attributes, cfg hcl.Range) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	builtins := strings.Join(sglangAlgorithmNames(), ", ")
+	if sp.Method == "" {
+		return append(diags, invalid("Missing speculative method", sp.DeclRange,
+			"SGLang needs --speculative-algorithm: set method to one of %s (or vLLM's mtp, draft_model), see docs/sglang.md#speculative-decoding.", builtins))
+	}
+	alg, ok := sglangAlgorithmOf(sp.Method)
+	if !ok {
+		detail := fmt.Sprintf("SGLang has no speculative method %q: its --speculative-algorithm takes %s, and slogate maps vLLM's mtp to NEXTN and draft_model to STANDALONE (docs/sglang.md#speculative-decoding). An algorithm a plugin registers goes in args instead: args = [\"--speculative-algorithm\", \"NAME\"].",
+			sp.Method, builtins)
+		if near := namesuggest.Closest(strings.ToLower(sp.Method), append(sortedKeys(sglangAlgorithms), sortedKeys(vllmToSGLang)...)); near != "" {
+			detail += fmt.Sprintf(" Did you mean %q?", near)
+		}
+		return append(diags, invalidCtx("Speculative method not supported by SGLang", at["method"].Expr.Range(), at["method"].Range, detail))
+	}
+	if sp.NumSpeculativeTokens != nil && alg.width == nil {
+		diags = append(diags, invalidCtx("Attribute not supported by SGLang", at["num_speculative_tokens"].NameRange, at["num_speculative_tokens"].Range,
+			fmt.Sprintf("SGLang's %s drafts a tree of --speculative-num-draft-tokens (default 12), not a chain of num_speculative_tokens: remove it and write config = { num_draft_tokens = N } (docs/sglang.md#speculative-decoding).", alg.name)))
+	}
+	if alg.name == "DFLASH" && sp.Model == "" {
+		diags = append(diags, invalid("Missing draft model", sp.DeclRange,
+			"SGLang's DFLASH needs --speculative-draft-model-path: set model to the draft model (speculative_hook.py _handle_dflash)."))
+	}
+	owned := map[string]string{"algorithm": "method", "draft_model_path": "model", "draft_model": "model"}
+	if sp.NumSpeculativeTokens != nil && alg.width != nil {
+		for _, k := range []string{"num_steps", "eagle_topk", "num_draft_tokens", "dflash_block_size"} {
+			owned[k] = "num_speculative_tokens"
+		}
+	}
+	for _, k := range sortedKeys(sp.Config) {
+		if attr, clash := owned[k]; clash {
+			diags = append(diags, invalid("Duplicate speculative setting", cfg,
+				"config sets %q, which %s renders for SGLang (docs/sglang.md#speculative-decoding): remove one of them.", k, attr))
+		}
+		switch sp.Config[k].(type) {
+		case map[string]any, []any:
+			diags = append(diags, invalid("Invalid speculative setting", cfg,
+				"For SGLang each config key K is the flag --speculative-K with one value; %q holds a list or object.", k))
+		}
+	}
+	return diags
+}
