@@ -65,7 +65,8 @@ func changed(setting, a, b string) []Difference {
 
 // Settings lists the measurement settings in which b differs from a: the
 // window (measure.duration as run, -duration included), max_output, the
-// endpoint, repeat (unless either side is repeat = "auto"), the workload, and whether the server was simulated. Two
+// endpoint, repeat (unless either side is repeat = "auto"), the workload,
+// whether the server was simulated, and the engine. Two
 // runs are only comparable when the list is empty: a 1 s window is not a
 // 3 s window measured again (docs/method.md#comparing-runs).
 func Settings(a, b *result.Results) []Difference {
@@ -82,7 +83,14 @@ func Settings(a, b *result.Results) []Difference {
 	}
 	out = append(out, workloadDiff(workloadJSON(a.Workload), workloadJSON(b.Workload))...)
 	out = append(out, changed("server", serverKind(a), serverKind(b))...)
+	out = append(out, changed("engine", a.Server.EngineName(), b.Server.EngineName())...)
 	return out
+}
+
+// EngineChanged reports whether a and b measured different engines: their
+// comparison is a settings change (docs/method.md#comparing-runs).
+func EngineChanged(a, b *result.Results) bool {
+	return a.Server.EngineName() != b.Server.EngineName()
 }
 
 // window is the measurement window as written ("3s"), or its seconds.
@@ -209,6 +217,17 @@ func marshalJSON(v any) string {
 	return string(b)
 }
 
+// engineTitle is an engine's name as people write it.
+func engineTitle(engine string) string {
+	switch engine {
+	case "vllm":
+		return "vLLM"
+	case "sglang":
+		return "SGLang"
+	}
+	return engine
+}
+
 // ignoredFlags differ between any two runs without changing what is
 // measured: where the server listens, and its (redacted) key.
 var ignoredFlags = map[string]bool{"--host": true, "--port": true, "--api-key": true}
@@ -221,7 +240,12 @@ func Server(a, b *result.Results) []Difference {
 	var out []Difference
 	out = append(out, changed("model", a.Server.Model, b.Server.Model)...)
 	if va, vb := a.Server.Version, b.Server.Version; va != vb {
-		out = append(out, Difference{Setting: "vLLM", A: va, B: vb, HasA: va != "", HasB: vb != ""})
+		setting := engineTitle(a.Server.EngineName())
+		if !EngineChanged(a, b) {
+			out = append(out, Difference{Setting: setting, A: va, B: vb, HasA: va != "", HasB: vb != ""})
+		} else {
+			out = append(out, Difference{Setting: "version", A: setting + " " + va, B: engineTitle(b.Server.EngineName()) + " " + vb, HasA: true, HasB: true})
+		}
 	}
 	fa, fb := flags(a.Server.Argv), flags(b.Server.Argv)
 	for _, name := range unionKeys(fa.order, fb.order) {

@@ -73,12 +73,24 @@ type GPUTime struct {
 	StartupS []float64 `json:"startup_s,omitempty"`
 }
 
+// EngineName is the server's engine, "vllm" for results that predate the
+// field.
+func (s *Server) EngineName() string {
+	if s.Engine == "" {
+		return "vllm"
+	}
+	return s.Engine
+}
+
 // GPUHours is GPUSeconds in hours.
 func (g *GPUTime) GPUHours() float64 { return g.GPUSeconds / 3600 }
 
 // Server describes the server that was measured.
 type Server struct {
-	Name        string            `json:"name"`
+	Name string `json:"name"`
+	// Engine is the inference engine ("vllm", "sglang"); "" in results
+	// written before engines were recorded, which were all vLLM.
+	Engine      string            `json:"engine,omitempty"`
 	Model       string            `json:"model"`
 	ServedModel string            `json:"served_model"`
 	Argv        []string          `json:"argv,omitempty"` // API key redacted
