@@ -124,7 +124,7 @@ type unproducible struct {
 // /metrics, which every vLLM serves.
 func cannotProduce(m metric.Metric, srv *spec.Server) string {
 	switch m.Name {
-	case "spec_accept_rate", "spec_accept_len":
+	case metric.SpecAcceptRate, metric.SpecAcceptLen:
 		if srv != nil && srv.Speculative == nil {
 			return fmt.Sprintf("server %q has no speculative block, so it reports no %s (vLLM exports speculative-decoding counters only when speculative decoding is on). Add a speculative block to the server, or read another metric.", srv.Name, m.Name)
 		}

@@ -29,10 +29,10 @@ import (
 // The metrics codified, from the metric table: their names, units and
 // directions (which way the margin goes).
 var (
-	totalTPS   = metric.Must(vocab.PhaseDecode, "total_tps")
-	ttft       = metric.Must(vocab.PhaseDecode, "ttft_ms")
-	ttftP99    = metric.Must(vocab.PhaseDecode, "ttft_ms_p99")
-	prefillTPS = metric.Must(vocab.PhasePrefill, "tps")
+	totalTPS   = metric.Must(vocab.PhaseDecode, metric.TotalTPS)
+	ttft       = metric.Must(vocab.PhaseDecode, metric.TTFTMs)
+	ttftP99    = metric.Must(vocab.PhaseDecode, metric.TTFTMsP99)
+	prefillTPS = metric.Must(vocab.PhasePrefill, metric.TPS)
 )
 
 // Options controls the generated blocks.

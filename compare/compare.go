@@ -25,8 +25,8 @@ import (
 // defaultMetrics are the metrics of each phase compared when
 // Options.Metrics is empty: the headline throughput and latencies.
 var defaultMetrics = map[vocab.Phase][]string{
-	vocab.PhaseDecode:  {"total_tps", "ttft_ms", "tbt_ms"},
-	vocab.PhasePrefill: {"tps"},
+	vocab.PhaseDecode:  {metric.TotalTPS, metric.TTFTMs, metric.TBTMs},
+	vocab.PhasePrefill: {metric.TPS},
 }
 
 // DefaultTolerance is the relative change below which a cell is unchanged.

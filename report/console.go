@@ -169,7 +169,7 @@ func progressLine(p Progress) string {
 		fmt.Fprintf(&b, " %.1fs", p.Elapsed.Seconds())
 	}
 	if p.TPS > 0 {
-		b.WriteString("  " + metricText(metric.Must(vocab.PhaseDecode, "total_tps"), p.TPS) + " tok/s")
+		b.WriteString("  " + metricText(metric.Must(vocab.PhaseDecode, metric.TotalTPS), p.TPS) + " tok/s")
 	}
 	if p.Cells > 0 {
 		fmt.Fprintf(&b, "  cells %d/%d", p.CellsDone, p.Cells)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 )
 
@@ -261,8 +262,8 @@ func decodeSummary(c *result.DecodeCell) string {
 	if !c.Status.Measured() {
 		return withReason(statusWord(c.Status), c.Reason)
 	}
-	s := decodeText(c, "total_tps") + " tok/s · " + decodeText(c, "per_request_tps") + " tok/s per request · " +
-		decodeText(c, "ttft_ms") + " TTFT · " + decodeText(c, "tbt_ms") + " between tokens"
+	s := decodeText(c, metric.TotalTPS) + " tok/s · " + decodeText(c, metric.PerRequestTPS) + " tok/s per request · " +
+		decodeText(c, metric.TTFTMs) + " TTFT · " + decodeText(c, metric.TBTMs) + " between tokens"
 	if c.Status == result.StatusQueued {
 		s += " · requests queued"
 	}

@@ -45,7 +45,7 @@ func decodeText(c *result.DecodeCell, name string) string {
 
 // prefillTTFTText is the TTFT of a prefill cell: "175 ms".
 func prefillTTFTText(c *result.PrefillCell) string {
-	m := metric.Must(vocab.PhasePrefill, "ttft_ms")
+	m := metric.Must(vocab.PhasePrefill, metric.TTFTMs)
 	v, _ := c.Value(m)
 	return metricText(m, v)
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 )
 
@@ -327,7 +328,7 @@ func heatMap(m matrixView) string {
 			default:
 				f := c.TotalTPS / hi
 				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" stroke="#fff"/>`, x, y, cw, ch, viridisAt(f))
-				b.f(`<text x="%.1f" y="%.1f" text-anchor="middle" class="cell" fill="%s">%s</text>`, x+cw/2, y+ch/2+4, textOn(f), html.EscapeString(decodeText(c, "total_tps")))
+				b.f(`<text x="%.1f" y="%.1f" text-anchor="middle" class="cell" fill="%s">%s</text>`, x+cw/2, y+ch/2+4, textOn(f), html.EscapeString(decodeText(c, metric.TotalTPS)))
 				if c.Status == result.StatusQueued {
 					b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#d00" stroke-width="2" stroke-dasharray="4 3" class="queued"/>`, x+2, y+2, cw-4, ch-4)
 					b.f(`<text x="%.1f" y="%.1f" text-anchor="end" class="qmark" fill="%s">Q</text>`, x+cw-5, y+12, textOn(f))

@@ -18,8 +18,8 @@ import (
 // report.html's charts of goodput and TTFT p99 against the request rate.
 
 // trafficColumns are the metrics of the Traffic table, in order.
-var trafficColumns = []string{"launched", "completed", "achieved_rps", "goodput_rps", "goodput_share", "e2e_ms", "e2e_ms_p99",
-	"ttft_ms", "ttft_ms_p99", "tbt_ms", "tbt_ms_p99", "concurrency_avg"}
+var trafficColumns = []string{metric.Launched, metric.Completed, metric.AchievedRPS, metric.GoodputRPS, metric.GoodputShare,
+	metric.E2EMs, metric.E2EMsP99, metric.TTFTMs, metric.TTFTMsP99, metric.TBTMs, metric.TBTMsP99, metric.ConcurrencyAvg}
 
 // TrafficSummary is the one-line summary of a measured traffic cell, the
 // counts first so that a rate reads with what it rests on: "80 launched,

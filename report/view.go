@@ -598,7 +598,7 @@ func cellParts(c *result.DecodeCell) (tps string, queued bool, ttft string, word
 	case c == nil:
 		return "", false, "", dash
 	case c.Status.Measured():
-		return decodeText(c, "total_tps"), c.Status == result.StatusQueued, decodeText(c, "ttft_ms") + " TTFT", ""
+		return decodeText(c, metric.TotalTPS), c.Status == result.StatusQueued, decodeText(c, metric.TTFTMs) + " TTFT", ""
 	default:
 		return "", false, "", statusWord(c.Status)
 	}
@@ -654,16 +654,16 @@ func span(xs []int, f func(int) string) string {
 // completed request, a dash elsewhere.
 func prefillAllRow(c *result.PrefillCell) []string {
 	row := []string{"Prefill", result.FormatTokens(c.Context), "1", statusWord(c.Status)}
-	tps := metric.Must(vocab.PhasePrefill, "tps")
+	tps := metric.Must(vocab.PhasePrefill, metric.TPS)
 	for _, m := range allColumns() {
 		text := dash
 		if c.Status.Measured() {
 			switch m.Name {
-			case "total_tps":
+			case metric.TotalTPS:
 				text = prefillTPSText(c.TPS, tps.Precision)
-			case "ttft_ms":
+			case metric.TTFTMs:
 				text = prefillTTFTText(c)
-			case "completed":
+			case metric.Completed:
 				text = "1"
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
@@ -58,7 +59,7 @@ type TrafficSLO struct {
 }
 
 // SLOKeys are the keys a traffic block's slo object accepts.
-var SLOKeys = []string{"ttft_ms", "tbt_ms", "e2e_ms"}
+var SLOKeys = []string{metric.TTFTMs, metric.TBTMs, metric.E2EMs}
 
 // DefaultTrafficWarmUp is a traffic block's warm-up when it sets none.
 const DefaultTrafficWarmUp = 10 * time.Second
@@ -324,11 +325,11 @@ func (l *loader) slo(attr *hcl.Attribute) (TrafficSLO, hcl.Diagnostics) {
 		key := ks.AsString()
 		var dst **float64
 		switch key {
-		case "ttft_ms":
+		case metric.TTFTMs:
 			dst = &slo.TTFTMs
-		case "tbt_ms":
+		case metric.TBTMs:
 			dst = &slo.TBTMs
-		case "e2e_ms":
+		case metric.E2EMs:
 			dst = &slo.E2EMs
 		default:
 			diags = append(diags, unknownName("Unsupported SLO metric", p.Key.Range(), attr.Range,

@@ -1,0 +1,43 @@
+package metric
+
+// The names of the metrics of Table, as specs, results.json and the
+// command line spell them. Code outside the table names a metric by one of
+// these, never by a string literal, so that a renamed metric is renamed
+// everywhere by the compiler (TestNamesAreTheTable checks each is in
+// Table).
+const (
+	// Prefill.
+	TPS = "tps"
+
+	// Decode (TTFT, TBT, TPOT, Completed and MeasuredS are traffic metrics
+	// too; TTFTMs a prefill one).
+	TotalTPS       = "total_tps"
+	PerRequestTPS  = "per_request_tps"
+	TTFTMs         = "ttft_ms"
+	TTFTMsP90      = "ttft_ms_p90"
+	TTFTMsP99      = "ttft_ms_p99"
+	TBTMs          = "tbt_ms"
+	TBTMsP90       = "tbt_ms_p90"
+	TBTMsP99       = "tbt_ms_p99"
+	ITLMs          = "itl_ms"
+	TPOTMs         = "tpot_ms"
+	ActiveAvg      = "active_avg"
+	Completed      = "completed"
+	OutputTokens   = "output_tokens"
+	MeasuredS      = "measured_s"
+	ServerTotalTPS = "server_total_tps"
+	SpecAcceptRate = "spec_accept_rate"
+	SpecAcceptLen  = "spec_accept_len"
+
+	// Traffic.
+	AchievedRPS    = "achieved_rps"
+	GoodputRPS     = "goodput_rps"
+	GoodputShare   = "goodput_share"
+	Launched       = "launched"
+	Unfinished     = "unfinished"
+	E2EMs          = "e2e_ms"
+	E2EMsP90       = "e2e_ms_p90"
+	E2EMsP99       = "e2e_ms_p99"
+	E2EMsMean      = "e2e_ms_mean"
+	ConcurrencyAvg = "concurrency_avg"
+)
