@@ -33,7 +33,7 @@ FUZZ     = $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 fuzz:
 	$(FUZZ) -fuzz '^FuzzLoad$$' ./spec
 	$(FUZZ) -fuzz '^FuzzSSE$$' ./runner/sse
-	$(FUZZ) -fuzz '^FuzzMetrics$$' ./runner/promread
+	$(FUZZ) -fuzz '^FuzzMetrics$$' ./promread
 	$(FUZZ) -fuzz '^FuzzPromptField$$' ./sim
 
 # 256 streams against the simulator for 60s (SLOGATE_LOAD_WINDOW=20s shortens

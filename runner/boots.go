@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/lifecycle"
+	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
@@ -22,7 +25,7 @@ func (r *run) reboot(ctx context.Context, b int) error {
 	if err := r.stopServer(); err != nil {
 		return err
 	}
-	r.client.close()
+	r.client.Close()
 	logPath := filepath.Join(r.cfg.OutDir, "server.log")
 	if err := os.Rename(logPath, filepath.Join(r.cfg.OutDir, fmt.Sprintf("server.boot%d.log", b-1))); err != nil && !os.IsNotExist(err) {
 		return exit.Infraf("keeping the server log of boot %d: %v", b-1, err)
@@ -31,11 +34,111 @@ func (r *run) reboot(ctx context.Context, b int) error {
 	return r.boot(ctx)
 }
 
+// boot starts the server (or checks the endpoint) and waits until it is
+// ready (package lifecycle); its up time counts from the launch.
+func (r *run) boot(ctx context.Context) error {
+	srv := r.cfg.Server
+	if r.cfg.Endpoint != "" {
+		r.client = lifecycle.NewClient(r.cfg.Endpoint, srv.APIKey, srv.ServedName())
+		r.server = lifecycle.Endpoint(r.client)
+		r.logf("measuring the running server at %s (no boot, no stop)", r.client.Base())
+		if r.boots() > 1 {
+			return exit.Usagef("measure.boots = %d restarts the server between groups of repeats, which -endpoint cannot (slogate did not start it): drop -endpoint, or set boots = 1", r.boots())
+		}
+		info, err := r.server.WaitEndpoint(ctx, endpointReadyTimeout)
+		if err != nil {
+			return err
+		}
+		r.upSince = time.Now()
+		r.maxModelLen = info.MaxModelLen
+		return nil
+	}
+	logPath := filepath.Join(r.cfg.OutDir, "server.log")
+	l, err := lifecycle.NewLauncher(lifecycle.LaunchConfig{Server: srv, Sim: r.cfg.Sim, SimExecutable: r.cfg.SimExecutable,
+		Boot: r.bootNo, RunID: strings.TrimPrefix(r.runID, "slogate-"), LogPath: logPath, Logf: r.logf, Warn: r.warn})
+	if l != nil {
+		r.client = l.Client
+	}
+	if err != nil {
+		return err
+	}
+	r.upSince = time.Now()
+	if r.server, err = l.Start(ctx); err != nil {
+		return err
+	}
+	timeout := srv.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	t0 := time.Now()
+	info, err := r.server.WaitReady(ctx, timeout, func(s string) { r.logf("%s", s) })
+	if err != nil {
+		return err
+	}
+	r.maxModelLen = info.MaxModelLen
+	r.startups = append(r.startups, time.Since(t0))
+	r.logf("server ready in %.1fs (log: %s)", time.Since(t0).Seconds(), logPath)
+	return nil
+}
+
+// discover reads the version, KV capacity, max_model_len, GPUs and the
+// facts the server states (package lifecycle), and prepares the workload's
+// prompt builder.
+func (r *run) discover(ctx context.Context) error {
+	srv := r.cfg.Server
+	facts := &r.results.Server
+	kv := r.server.Discover(ctx, srv, facts)
+	r.kvPool = plan.KVPool{Tokens: kv.Tokens, Engines: kv.Engines}
+	r.kvDetail = kv.Detail
+	if kv.Warning != "" {
+		r.warn(kv.Warning)
+	}
+	mml, err := r.setupWorkload(ctx)
+	if err != nil {
+		return err
+	}
+	statedMaxModelLen := r.maxModelLen // from GET /v1/models; 0: not listed
+	if r.maxModelLen == 0 && srv.MaxModelLen != nil {
+		r.maxModelLen = *srv.MaxModelLen
+	}
+	if r.maxModelLen == 0 {
+		r.maxModelLen = mml
+	}
+	facts.MaxModelLen = r.maxModelLen
+	warnings, notes := r.server.ReadStatedFacts(ctx, srv, facts, statedMaxModelLen)
+	for _, w := range warnings {
+		r.warn(w)
+	}
+	for _, f := range notes {
+		r.logf("server %s: %s", srv.Name, f)
+	}
+	kvText := "unknown"
+	if r.kvPool.Tokens > 0 {
+		kvText = fmt.Sprintf("%d tokens (from %s)", r.kvPool.Tokens, facts.KVCacheSource)
+		if r.kvDetail != "" {
+			kvText = fmt.Sprintf("%d tokens (from %s: %s)", r.kvPool.Tokens, facts.KVCacheSource, r.kvDetail)
+		}
+		if r.kvPool.Engines > 1 {
+			kvText += fmt.Sprintf(", %d per engine over %d data-parallel engines", r.kvPool.PerEngine(), r.kvPool.Engines)
+		}
+	}
+	r.logf("server %s: version %s, max_model_len %d, KV cache %s", srv.Name, orDash(facts.Version), r.maxModelLen, kvText)
+	return ctx.Err()
+}
+
+// orDash shows an unknown value as "unknown".
+func orDash(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
 // stopServer stops the running server (its process group or container)
 // and adds its up time to the run's.
 func (r *run) stopServer() error {
-	err := r.server.stop(r.cfg.StopGrace, r.cfg.ForceStop)
-	r.server, r.serverProcess = nil, nil
+	err := r.server.Stop(r.cfg.StopGrace, r.cfg.ForceStop)
+	r.server = nil
 	if !r.upSince.IsZero() {
 		r.upBefore += time.Since(r.upSince)
 		r.upSince = time.Time{}

@@ -3,10 +3,6 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,56 +12,17 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/vllmfake"
+	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/workload"
 )
 
-// TestServerTokenizer: the runner's workload.Tokenizer asks POST /tokenize
-// exactly as vLLM serves it: messages with add_generation_prompt and the
-// chat_template_kwargs (left out when there are none), plain text without
-// special tokens; it returns the token IDs and keeps max_model_len.
-func TestServerTokenizer(t *testing.T) {
-	var bodies []map[string]any
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var m map[string]any
-		json.NewDecoder(r.Body).Decode(&m)
-		bodies = append(bodies, m)
-		fmt.Fprint(w, `{"count":3,"max_model_len":8192,"tokens":[5,6,7]}`)
-	}))
-	defer s.Close()
-	tok := &serverTokenizer{c: newAPIClient(s.URL, "", "qwen")}
-	msgs := []openai.ChatCompletionMessage{{Role: "user", Content: "doc\n\nWrite."}}
-	ctx := context.Background()
-	ids1, err1 := tok.TokenizeChat(ctx, msgs, true, map[string]any{"enable_thinking": false})
-	ids2, err2 := tok.TokenizeChat(ctx, msgs, true, nil)
-	ids3, err3 := tok.TokenizeText(ctx, "plain")
-	if err := errors.Join(err1, err2, err3); err != nil {
-		t.Fatal(err)
-	}
-	for _, ids := range [][]int{ids1, ids2, ids3} {
-		if !cmp.Equal(ids, []int{5, 6, 7}) {
-			t.Errorf("ids = %v, want [5 6 7]", ids)
-		}
-	}
-	user := []any{map[string]any{"role": "user", "content": "doc\n\nWrite."}}
-	want := []map[string]any{
-		{"model": "qwen", "messages": user, "add_generation_prompt": true, "chat_template_kwargs": map[string]any{"enable_thinking": false}},
-		{"model": "qwen", "messages": user, "add_generation_prompt": true},
-		{"model": "qwen", "prompt": "plain", "add_special_tokens": false},
-	}
-	if diff := cmp.Diff(want, bodies); diff != "" {
-		t.Errorf("/tokenize requests (-want +got):\n%s", diff)
-	}
-	if tok.calls != 3 || tok.maxModelLen != 8192 || tok.bytes <= 0 {
-		t.Errorf("calls %d, max_model_len %d, bytes %d; want 3, 8192, > 0", tok.calls, tok.maxModelLen, tok.bytes)
-	}
-}
-
 func TestChatRequestTokenAccounting(t *testing.T) {
 	tests := []struct {
 		name         string
-		fake         *fakeVLLM
+		fake         *vllmfake.Server
 		tokens       float64
 		decodeTokens float64
 		gaps         []float32 // ms per token: each chunk spans one 1 ms pause
@@ -74,22 +31,22 @@ func TestChatRequestTokenAccounting(t *testing.T) {
 		// The role chunk (0 tokens) gives the TTFT; the first token chunk
 		// after it is not a decode gap.
 		{name: "per-chunk usage, role chunk, reasoning then content, multi-token chunks",
-			fake: &fakeVLLM{tokens: 10, perChunk: 3, reasoning: true}, tokens: 10, decodeTokens: 7,
+			fake: &vllmfake.Server{Tokens: 10, PerChunk: 3, Reasoning: true}, tokens: 10, decodeTokens: 7,
 			gaps: []float32{1.0 / 3, 1.0 / 3, 1}, source: result.TokenSourceUsage},
 		{name: "final usage only: the role chunk is not a token",
-			fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "final"}, tokens: 10, decodeTokens: 8,
+			fake: &vllmfake.Server{Tokens: 10, PerChunk: 2, Usage: "final"}, tokens: 10, decodeTokens: 8,
 			gaps: []float32{0.5, 0.5, 0.5, 0.5}, source: result.TokenSourceFinalUsage},
 		{name: "no usage: one token per content chunk, none for the role chunk",
-			fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "none", reasoning: true}, tokens: 5, decodeTokens: 4,
+			fake: &vllmfake.Server{Tokens: 10, PerChunk: 2, Usage: "none", Reasoning: true}, tokens: 5, decodeTokens: 4,
 			gaps: []float32{1, 1, 1, 1}, source: result.TokenSourceChunks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// The fake's 1 ms pauses advance the load's clock as the chunks
 			// are read (clockedTransport): gaps are exact, not real time.
-			tc.fake.gap = time.Millisecond
+			tc.fake.Gap = time.Millisecond
 			var clock atomic.Int64
-			c := tc.fake.clockedClient(t, &clock)
+			c := clockedClient(t, tc.fake, &clock)
 			l := newLoad(c, "/v1/chat/completions", [][]byte{chatFields.body(hiPrompt, 100, 100, "")}, 1, 5*time.Second, 300*time.Millisecond)
 			l.now = clock.Load
 			l.windowStart.Store(0)
@@ -189,8 +146,8 @@ func chatSpecConfig(t *testing.T, url string, conc ...int) Config {
 }
 
 func TestRunChatEndpoint(t *testing.T) {
-	f := fakeVLLM{tokens: 100000, perChunk: 2, gap: 2 * time.Millisecond, kvBlocks: 1000, maxModelLen: 8192}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, PerChunk: 2, Gap: 2 * time.Millisecond, KVBlocks: 1000, MaxModelLen: 8192}
+	s := f.Start(t)
 	cfg := chatSpecConfig(t, s.URL, 1, 2)
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -213,7 +170,7 @@ func TestRunChatEndpoint(t *testing.T) {
 			t.Errorf("cell %s tbt_ms = %v, want about 1 ms", c.Ref().Name(), c.TBTMs)
 		}
 	}
-	body := f.lastBody.Load().(map[string]any)
+	body := f.LastBody.Load().(map[string]any)
 	msgs, _ := body["messages"].([]any)
 	if body["max_completion_tokens"] != 4096.0 || body["min_tokens"] != 4096.0 || body["ignore_eos"] != true ||
 		body["temperature"] != nil || body["cache_salt"] == nil || body["prompt"] != nil || len(msgs) != 1 {
@@ -226,8 +183,8 @@ func TestRunChatEndpoint(t *testing.T) {
 }
 
 func TestRunChatClosestBelowIsACellWarning(t *testing.T) {
-	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, kvBlocks: 1000, chatCount: func(s string) int { return 20 + 3*((len(s)+11)/12) }}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond, KVBlocks: 1000, ChatCount: func(s string) int { return 20 + 3*((len(s)+11)/12) }}
+	s := f.Start(t)
 	res, err := Run(context.Background(), chatSpecConfig(t, s.URL, 1))
 	if err != nil {
 		t.Fatal(err)
@@ -244,25 +201,33 @@ func TestRunChatClosestBelowIsACellWarning(t *testing.T) {
 func TestRunChatNeedsTokenize(t *testing.T) {
 	tests := []struct {
 		name string
-		fake *fakeVLLM
+		fake *vllmfake.Server
 		want string
 	}{
-		{name: "no /tokenize", fake: &fakeVLLM{tokens: 10, noTokenize: true},
+		{name: "no /tokenize", fake: &vllmfake.Server{Tokens: 10, NoTokenize: true},
 			want: "sizes its prompts through POST /tokenize with messages (the server's chat template), which failed at %s: the server does not serve it"},
-		{name: "/tokenize without messages", fake: &fakeVLLM{tokens: 10, noChatTokenize: true},
+		{name: "/tokenize without messages", fake: &vllmfake.Server{Tokens: 10, NoChatTokenize: true},
 			want: "which failed at %s: POST /tokenize with messages answered 400"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := tc.fake.start(t)
+			s := tc.fake.Start(t)
 			res, err := Run(context.Background(), chatSpecConfig(t, s.URL, 1))
 			want := strings.ReplaceAll(tc.want, "%s", s.URL)
 			if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `workload { prompt = "random" } on measure.endpoint = "completions"`) {
 				t.Fatalf("err = %v, want exit 3 containing %q and suggesting completions", err, want)
 			}
-			if len(res.Decode) != 0 || tc.fake.requests.Load() != 0 {
-				t.Errorf("measured %+v with %d requests, want nothing", res.Decode, tc.fake.requests.Load())
+			if len(res.Decode) != 0 || tc.fake.Requests.Load() != 0 {
+				t.Errorf("measured %+v with %d requests, want nothing", res.Decode, tc.fake.Requests.Load())
 			}
 		})
 	}
+}
+
+// clockedClient is a client of f's handler served in process, whose pauses
+// advance clock instead of passing in real time (vllmfake.Server.ClockedClient).
+func clockedClient(t *testing.T, f *vllmfake.Server, clock *atomic.Int64) *lifecycle.Client {
+	t.Helper()
+	h := f.ClockedClient(t, clock) // starts f: its model is set after this
+	return lifecycle.NewClientOver(h, "http://fake.invalid", "", f.Model)
 }

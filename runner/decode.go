@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/metric"
+	"github.com/slogate/slogate/promread"
 	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/runner/promread"
 	"github.com/slogate/slogate/vocab"
 )
 
@@ -164,7 +164,7 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 	}
 
 	// The window (docs/method.md#window).
-	before, beforeAt, beforeErr := r.client.metrics(ctx)
+	before, beforeAt, beforeErr := r.client.Metrics(ctx)
 	windowStart := streams.now()
 	streams.windowStart.Store(windowStart)
 	windowOpened := time.Now()
@@ -209,7 +209,7 @@ measuring:
 	windowEnd := streams.now()
 	streams.windowEnd.Store(windowEnd)
 	ev.window = windowEvidence(polls, concurrency)
-	after, afterAt, afterErr := r.client.metrics(ctx)
+	after, afterAt, afterErr := r.client.Metrics(ctx)
 	// Closing the connections aborts the requests (docs/method.md#window).
 	if !stop() {
 		// Streams still running may still be writing their slots' stats:
@@ -348,7 +348,7 @@ func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, r
 func (r *run) takePoll(ctx context.Context, streams *load, concurrency int, scrapes *scrapeTimes) (poll, promread.Snapshot, error) {
 	c := int64(concurrency)
 	outBefore := streams.outstanding.Load()
-	s, at, took, err := r.client.timedMetrics(ctx)
+	s, at, took, err := r.client.TimedMetrics(ctx)
 	scrapes.add(took)
 	sinceOrigin := at.Sub(streams.origin)
 	p := poll{at: sinceOrigin, decoding: int(streams.decoding.Load()), started: int(streams.started.Load())}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
@@ -17,8 +18,8 @@ import (
 func TestStreamsThatDoNotStopMakeAnError(t *testing.T) {
 	defer func(d time.Duration) { streamsExitTimeout = d }(streamsExitTimeout)
 	streamsExitTimeout = time.Nanosecond // no stream ends that fast
-	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
+	s := f.Start(t)
 	res, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(2), "decode"))
 	if err != nil {
 		t.Fatal(err)
@@ -49,8 +50,8 @@ func TestGateTimeout(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, firstDelay: 2 * time.Second, waiting: tc.waiting}
-			s := f.start(t)
+			f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond, FirstDelay: 2 * time.Second, Waiting: tc.waiting}
+			s := f.Start(t)
 			res, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(2), "decode"))
 			if err != nil {
 				t.Fatal(err)
@@ -76,8 +77,8 @@ func TestGateTimeout(t *testing.T) {
 func TestTrafficRequestsThatDoNotStopMakeAnError(t *testing.T) {
 	defer func(d time.Duration) { streamsExitTimeout = d }(streamsExitTimeout)
 	streamsExitTimeout = time.Nanosecond // no request ends that fast
-	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
+	s := f.Start(t)
 	sp := smallSpec()
 	sp.Matrices = nil
 	sp.Measure.MaxOutput = 100 // 200 ms a request: some are always running when the cell closes

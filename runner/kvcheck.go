@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/promread"
 	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/runner/promread"
 )
 
 // This file is the KV capacity cross-check of docs/method.md#kv-capacity:

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slogate/slogate/runner/promread"
+	"github.com/slogate/slogate/promread"
 )
 
 // TestKVCheck: the cross-check of docs/method.md#kv-capacity takes its

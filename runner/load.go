@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner/sse"
 )
@@ -56,7 +57,7 @@ type slotStats struct {
 // prompt (stream i sends bodies[i mod len(bodies)]: one shared prompt, or
 // one per stream when the workload is distinct), and accounts every chunk against the window [windowStart, windowEnd].
 type load struct {
-	client                 *apiClient
+	client                 *lifecycle.Client
 	path                   string // /v1/completions or /v1/chat/completions
 	url                    string
 	bodies                 [][]byte
@@ -89,8 +90,8 @@ type load struct {
 }
 
 // newLoad prepares C streams POSTing bodies to path.
-func newLoad(client *apiClient, path string, bodies [][]byte, conc int, firstChunkTimeout, idleTimeout time.Duration) *load {
-	l := &load{client: client, path: path, url: client.base + path, bodies: bodies, origin: time.Now(),
+func newLoad(client *lifecycle.Client, path string, bodies [][]byte, conc int, firstChunkTimeout, idleTimeout time.Duration) *load {
+	l := &load{client: client, path: path, url: client.Base() + path, bodies: bodies, origin: time.Now(),
 		firstChunkTimeout: firstChunkTimeout, idleTimeout: idleTimeout, slots: make([]slotStats, conc), failed: make(chan struct{})}
 	l.now = l.realNow
 	l.windowStart.Store(math.MaxInt64)
@@ -189,7 +190,7 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 		rec.InWindow = counted
 		l.log.write(&rec)
 	}()
-	stream, err := l.client.openStream(rctx, l.url, l.path, body)
+	stream, err := l.client.OpenStream(rctx, l.url, l.path, body)
 	if err != nil {
 		return streamError(ctx, rctx, err)
 	}
@@ -348,7 +349,7 @@ func streamError(cellCtx, rctx context.Context, err error) error {
 	if errors.As(err, &ae) {
 		return ae
 	}
-	var se *streamStatusError
+	var se *lifecycle.StreamStatusError
 	if errors.As(err, &se) {
 		return se
 	}

@@ -135,7 +135,7 @@ func (r *run) coldRequest(ctx context.Context, body []byte, n int, meta requestM
 		rec := tr.record(t0, meta, finished, err == nil && !eof && ctx.Err() != nil, err)
 		r.requests.write(&rec)
 	}()
-	stream, err := r.client.openStream(rctx, r.client.base+r.genPath(), r.genPath(), body)
+	stream, err := r.client.OpenStream(rctx, r.client.Base()+r.genPath(), r.genPath(), body)
 	if err != nil {
 		return 0, streamError(ctx, rctx, err)
 	}

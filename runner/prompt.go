@@ -12,6 +12,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/workload"
@@ -134,8 +135,8 @@ func (r *run) setupWorkload(ctx context.Context) (int, error) {
 	w := r.cfg.Spec.Workload
 	opts := workloadOptions(w)
 	r.chat = r.results.Measure.Endpoint == "chat"
-	r.fields = newRequestFields(r.client.model, r.chat, w)
-	r.tokenizer = &serverTokenizer{c: r.client}
+	r.fields = newRequestFields(r.client.Model(), r.chat, w)
+	r.tokenizer = lifecycle.NewTokenizer(r.client)
 	r.builder = workload.New(r.tokenizer, opts)
 	var err error
 	if opts.Prompt == workload.Random {
@@ -147,16 +148,16 @@ func (r *run) setupWorkload(ctx context.Context) (int, error) {
 		if ctx.Err() != nil {
 			return 0, context.Cause(ctx)
 		}
-		var se *statusError
-		if errors.As(err, &se) && se.code == 404 {
+		var se *lifecycle.StatusError
+		if errors.As(err, &se) && se.Code == 404 {
 			err = errors.New("the server does not serve it")
 		}
 		if opts.Prompt == workload.Random {
-			return 0, exit.Infraf("workload prompt = \"random\" learns the vocabulary's range through POST /tokenize, which failed at %s: %v", r.client.base, err)
+			return 0, exit.Infraf("workload prompt = \"random\" learns the vocabulary's range through POST /tokenize, which failed at %s: %v", r.client.Base(), err)
 		}
-		return 0, exit.Infraf("workload prompt = \"article\" sizes its prompts through POST /tokenize with messages (the server's chat template), which failed at %s: %v; a server without a chat template can be measured with workload { prompt = \"random\" } on measure.endpoint = \"completions\"", r.client.base, err)
+		return 0, exit.Infraf("workload prompt = \"article\" sizes its prompts through POST /tokenize with messages (the server's chat template), which failed at %s: %v; a server without a chat template can be measured with workload { prompt = \"random\" } on measure.endpoint = \"completions\"", r.client.Base(), err)
 	}
-	return r.tokenizer.maxModelLen, nil
+	return r.tokenizer.MaxModelLen, nil
 }
 
 // cappedPromptTokens is the prompt length of a context: ctxLen, capped one
@@ -190,7 +191,7 @@ func (cp *contextPrompts) tokens() int { return len(cp.prompts[0].Tokens) }
 // the context.
 func (r *run) buildPrompts(ctx context.Context, ctxLen, streams int) (*contextPrompts, error) {
 	n := r.cappedPromptTokens(ctxLen)
-	calls, bytes, t0 := r.tokenizer.calls, r.tokenizer.bytes, time.Now()
+	calls, bytes, t0 := r.tokenizer.Calls, r.tokenizer.Bytes, time.Now()
 	ps, err := r.builder.Prompts(ctx, n, streams)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -199,7 +200,7 @@ func (r *run) buildPrompts(ctx context.Context, ctxLen, streams int) (*contextPr
 		return nil, exit.Infraf("building the prompts of context %s: %v", result.FormatTokens(ctxLen), err)
 	}
 	r.logf("prompts at %s: %d of %d tokens built in %v with %d POST /tokenize calls (%s exchanged)",
-		result.FormatTokens(ctxLen), len(ps), n, time.Since(t0).Round(time.Millisecond), r.tokenizer.calls-calls, byteSize(r.tokenizer.bytes-bytes))
+		result.FormatTokens(ctxLen), len(ps), n, time.Since(t0).Round(time.Millisecond), r.tokenizer.Calls-calls, byteSize(r.tokenizer.Bytes-bytes))
 	cp := &contextPrompts{ctxLen: ctxLen, prompts: ps}
 	for i, p := range ps {
 		for _, w := range p.Warnings {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/result"
 )
 
@@ -132,8 +133,8 @@ func TestRepeatFailureKeepsMeasuredRuns(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond}
-			s := f.start(t)
+			f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
+			s := f.Start(t)
 			sp := smallSpec(1)
 			sp.Measure.Repeat = 3
 			cfg := testConfig(t, s.URL, sp, "decode")
@@ -143,7 +144,7 @@ func TestRepeatFailureKeepsMeasuredRuns(t *testing.T) {
 				if tc.interrupt {
 					cancel(errors.New("interrupted"))
 				} else {
-					f.failNow.Store(true)
+					f.FailNow.Store(true)
 				}
 			}}
 			res, err := Run(ctx, cfg)
@@ -202,8 +203,8 @@ func (o *windowOrder) Progress(p Progress) {
 // rounds, cell 1, cell 2, cell 1, cell 2, not back to back; each cell
 // keeps every repeat's samples and its busy time (docs/method.md#repeats).
 func TestRepeatsInterleave(t *testing.T) {
-	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
+	s := f.Start(t)
 	sp := smallSpec(1, 2)
 	sp.Measure.Duration = 300 * time.Millisecond
 	sp.Measure.Repeat = 2
@@ -267,8 +268,8 @@ func TestRepeatAuto(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond}
-			s := f.start(t)
+			f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
+			s := f.Start(t)
 			sp := smallSpec(1, 2)
 			sp.Measure.Duration = 200 * time.Millisecond
 			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = 4, true, tc.maxRepeat

@@ -1,5 +1,5 @@
 // Package runner executes a plan against one server: it boots the server
-// (or uses an already running endpoint), waits until it is ready, measures
+// (or uses an already running endpoint) through package lifecycle, measures
 // cold prefill and sustained decode exactly as docs/method.md describes, and
 // writes results.json, cells.jsonl and server.log into the output folder as
 // it goes, so an interrupted or crashed run keeps every measured cell (and
@@ -7,23 +7,20 @@
 // runner never prints.
 //
 // One file per job: runner.go orchestrates a run (the plan's steps, one
-// context each); server.go launches, readies and stops the server;
-// container.go runs a server from an image through docker or podman (the
-// container block) and finds the containers an earlier run left behind;
-// discovery.go learns version, GPUs, max_model_len and the KV capacity
-// (discoverKVCapacity); kvcheck.go cross-checks that capacity against the
-// server's KV usage with one stream resident; prompt.go builds every
-// prompt and request body; prefill.go and decode.go measure cells,
-// traffic.go open-loop traffic cells; search.go runs the SLO searches
-// (docs/method.md#search), each probe a decode cell; load.go drives the
-// streams of a decode cell and accounts their chunks to the window;
-// status.go decides a decode cell's status from what the gate and the
-// window saw; repeats.go takes a context's repeats in rounds (repeat =
-// "auto" included) and combines them over the metric table; boots.go
-// restarts the server for measure.boots and counts GPU time; levels.go
-// sizes the boot and repeat levels (Kalibera and Jones);
+// context each); boots.go boots the server, learns its facts (discover)
+// and restarts it for measure.boots, counting GPU time; kvcheck.go
+// cross-checks the KV capacity against the server's KV usage with one
+// stream resident; prompt.go builds every prompt and request body;
+// prefill.go and decode.go measure cells, traffic.go open-loop traffic
+// cells; search.go runs the SLO searches (docs/method.md#search), each probe
+// a decode cell; load.go drives the streams of a decode cell and accounts
+// their chunks to the window; status.go decides a decode cell's status from
+// what the gate and the window saw; trouble.go tells a failed request from
+// a server that is gone; repeats.go takes a context's repeats in rounds
+// (repeat = "auto" included) and combines them over the metric table;
+// levels.go sizes the boot and repeat levels (Kalibera and Jones);
 // persist.go writes results.json and cells.jsonl; resume.go continues an
-// interrupted run; client.go talks to the server's control endpoints.
+// interrupted run.
 package runner
 
 import (
@@ -38,6 +35,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
@@ -103,13 +101,14 @@ type Config struct {
 
 // run is the state of one Run.
 type run struct {
-	cfg           Config
-	observer      Observer
-	results       *result.Results
-	serverProcess *process // for a container, the runtime's attached client
-	server        launched // stops serverProcess's server: its process group, or its container
-	client        *apiClient
-	maxModelLen   int
+	cfg      Config
+	observer Observer
+	results  *result.Results
+	// server is the server being measured (package lifecycle): launched
+	// (a process group or a container) or an -endpoint; nil once stopped.
+	server      *lifecycle.Server
+	client      *lifecycle.Client
+	maxModelLen int
 	// kvPool is the KV capacity and the data-parallel engines it is split
 	// over (docs/method.md#over-capacity); Tokens 0 when unknown.
 	kvPool   plan.KVPool
@@ -133,7 +132,7 @@ type run struct {
 	// through tokenizer (the server's /tokenize); fields are what every
 	// request carries besides its prompt.
 	builder   *workload.Builder
-	tokenizer *serverTokenizer
+	tokenizer *lifecycle.Tokenizer
 	fields    requestFields
 	// The repeat design (repeats.go): bootNo is the current boot (1, 2,
 	// …); pending the cells whose repeats are being taken; stop
@@ -183,7 +182,7 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 			err = errors.Join(err, perr)
 		}
 	}
-	if r.server != nil {
+	if r.server.Launched() {
 		serr := r.stopServer()
 		switch {
 		case serr != nil && err == nil:
@@ -195,13 +194,13 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 			// is said too, on stderr and in results.json's error.
 			err = exit.With(exit.Code(err), errors.Join(err, serr))
 		default:
-			if addr, busy := portInUse(r.client.base); busy {
+			if addr, busy := lifecycle.PortInUse(r.client.Base()); busy {
 				r.warn(fmt.Sprintf("port %s still accepts connections after the server's process group ended: another process listens there", addr))
 			}
 		}
 	}
 	if r.client != nil {
-		r.client.close()
+		r.client.Close()
 	}
 	if r.cellsFile != nil {
 		r.cellsFile.Close()

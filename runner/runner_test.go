@@ -12,13 +12,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/vllmfake"
+	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
@@ -27,7 +28,7 @@ import (
 )
 
 // openWindow returns a load whose window covers everything.
-func openWindow(c *apiClient, body []byte, conc int) *load {
+func openWindow(c *lifecycle.Client, body []byte, conc int) *load {
 	l := newLoad(c, "/v1/completions", [][]byte{body}, conc, 5*time.Second, 300*time.Millisecond)
 	l.windowStart.Store(0)
 	return l
@@ -36,24 +37,24 @@ func openWindow(c *apiClient, body []byte, conc int) *load {
 func TestRequestTokenAccounting(t *testing.T) {
 	tests := []struct {
 		name         string
-		fake         *fakeVLLM
+		fake         *vllmfake.Server
 		tokens       float64
 		decodeTokens float64
 		gaps         int
 		source       result.TokenSource
 	}{
-		{name: "per-chunk usage, multi-token chunks", fake: &fakeVLLM{tokens: 10, perChunk: 3},
+		{name: "per-chunk usage, multi-token chunks", fake: &vllmfake.Server{Tokens: 10, PerChunk: 3},
 			tokens: 10, decodeTokens: 7, gaps: 3, source: result.TokenSourceUsage},
-		{name: "final usage only: spread over the chunks", fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "final"},
+		{name: "final usage only: spread over the chunks", fake: &vllmfake.Server{Tokens: 10, PerChunk: 2, Usage: "final"},
 			tokens: 10, decodeTokens: 8, gaps: 4, source: result.TokenSourceFinalUsage},
-		{name: "no usage at all: one token per chunk", fake: &fakeVLLM{tokens: 10, perChunk: 2, usage: "none"},
+		{name: "no usage at all: one token per chunk", fake: &vllmfake.Server{Tokens: 10, PerChunk: 2, Usage: "none"},
 			tokens: 5, decodeTokens: 4, gaps: 4, source: result.TokenSourceChunks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.fake.gap = time.Millisecond
-			s := tc.fake.start(t)
-			c := newAPIClient(s.URL, "", "qwen")
+			tc.fake.Gap = time.Millisecond
+			s := tc.fake.Start(t)
+			c := lifecycle.NewClient(s.URL, "", "qwen")
 			l := openWindow(c, completionsFields.body(workload.Prompt{Tokens: []int{1, 2}}, 100, 100, ""), 1)
 			st := &l.slots[0]
 			started := false
@@ -79,19 +80,19 @@ func TestRequestTokenAccounting(t *testing.T) {
 func TestRequestErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		fake *fakeVLLM
+		fake *vllmfake.Server
 		want string
 	}{
-		{name: "HTTP 500", fake: &fakeVLLM{tokens: 5, status: 500}, want: "POST /v1/completions answered HTTP 500: {\"error\":{\"message\":\"overloaded\"}}"},
-		{name: "mid-stream error event", fake: &fakeVLLM{tokens: 5, midError: true}, want: "server error in stream: engine died (InternalServerError)"},
-		{name: "truncated stream", fake: &fakeVLLM{tokens: 5, truncate: true}, want: "stream ended without [DONE] (truncated)"},
-		{name: "stalled stream", fake: &fakeVLLM{tokens: 5, stallAfter: 2}, want: "stream stalled: no data for 300ms (per-stream inactivity timeout)"},
+		{name: "HTTP 500", fake: &vllmfake.Server{Tokens: 5, Status: 500}, want: "POST /v1/completions answered HTTP 500: {\"error\":{\"message\":\"overloaded\"}}"},
+		{name: "mid-stream error event", fake: &vllmfake.Server{Tokens: 5, MidError: true}, want: "server error in stream: engine died (InternalServerError)"},
+		{name: "truncated stream", fake: &vllmfake.Server{Tokens: 5, Truncate: true}, want: "stream ended without [DONE] (truncated)"},
+		{name: "stalled stream", fake: &vllmfake.Server{Tokens: 5, StallAfter: 2}, want: "stream stalled: no data for 300ms (per-stream inactivity timeout)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.fake.gap = time.Millisecond
-			s := tc.fake.start(t)
-			c := newAPIClient(s.URL, "", "qwen")
+			tc.fake.Gap = time.Millisecond
+			s := tc.fake.Start(t)
+			c := lifecycle.NewClient(s.URL, "", "qwen")
 			l := openWindow(c, completionsFields.body(workload.Prompt{Tokens: []int{1}}, 100, 100, ""), 1)
 			started := false
 			err := l.request(context.Background(), &l.slots[0], l.bodies[0], &started)
@@ -103,9 +104,9 @@ func TestRequestErrors(t *testing.T) {
 }
 
 func TestRequestCancelledIsNotAnError(t *testing.T) {
-	f := fakeVLLM{tokens: 1000, gap: 5 * time.Millisecond}
-	s := f.start(t)
-	c := newAPIClient(s.URL, "", "qwen")
+	f := vllmfake.Server{Tokens: 1000, Gap: 5 * time.Millisecond}
+	s := f.Start(t)
+	c := lifecycle.NewClient(s.URL, "", "qwen")
 	l := openWindow(c, completionsFields.body(workload.Prompt{Tokens: []int{1}}, 1000, 1000, ""), 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
@@ -213,99 +214,6 @@ func TestCombineDecode(t *testing.T) {
 	}
 }
 
-// TestKVFromLog: the KV capacity of every log form users get
-// (runner/testdata/kvlog/*.log: prefixes (EngineCore_DP0 pid=N),
-// (EngineCore pid=N), (Worker_TP0 pid=N), none; timestamps and pids elided
-// as "..."; one line or two; the concurrency line alone; "per GPU" memory
-// lines; thousands separators or none), summed over engines; an engine
-// whose two lines disagree by more than 1 % takes concurrency × length,
-// with a warning naming both numbers and vLLM #40691
-// (docs/vllm.md#kv-cache-log-lines).
-func TestKVFromLog(t *testing.T) {
-	tests := []struct {
-		name string
-		file string // under testdata/kvlog
-		log  string // inline, when file is ""
-		dp   int    // data_parallel_size; 0: 1
-		want int64
-		warn []string // substrings of the one warning; nil: none
-	}{
-		{name: "current one-line layout", file: "current-one-line.log", want: 425424},
-		{name: "vLLM 0.24 (EngineCore pid=N)", file: "v024-engine-core.log", want: 1216512},
-		{name: "two-line layout, Worker_TP memory lines", file: "two-lines-worker-memory.log", want: 508880},
-		{name: "no prefix", file: "no-prefix.log", want: 175856},
-		{name: "pids and timestamps elided as ...", file: "elided.log", want: 53136},
-		{name: "concurrency line only: X × N", file: "concurrency-only.log", want: 31200},
-		{name: "vLLM 0.19 hybrid: the lines disagree", file: "hybrid-0.19-disagree.log", want: 1082654,
-			warn: []string{`"GPU KV cache size: 290,864 tokens"`, `"Maximum concurrency for 32,768 tokens per request: 33.04x" gives 1,082,654 tokens`, "using 1,082,654", "vLLM #40691"}},
-		{name: "two engines add up", file: "two-engines.log", want: 2 * 160784},
-		{name: "per GPU memory lines are not capacities", file: "per-gpu-memory.log", want: 349984},
-		{name: "other loggers' timestamps", file: "dynamo-timestamps.log", want: 739536},
-		{name: "no KV line", file: "no-kv-line.log", want: 0},
-		{name: "older two-line layout, two engines",
-			log: "(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1087] GPU KV cache size: 160,000 tokens\n" +
-				"(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1091] Maximum concurrency for 100,000 tokens per request: 1.60x\n" +
-				"(EngineCore_DP1 pid=2) INFO [kv_cache_utils.py:1087] GPU KV cache size: 160,000 tokens\n" +
-				"(EngineCore_DP1 pid=2) INFO [kv_cache_utils.py:1091] Maximum concurrency for 100,000 tokens per request: 1.60x\n",
-			want: 320000},
-		{name: "an engine logging twice counts once (its last line)",
-			log: "(EngineCore_DP0 pid=1) GPU KV cache size: 1,000 tokens\n(EngineCore_DP0 pid=1) GPU KV cache size: 2,000 tokens\n", want: 2000},
-		{name: "within 1 % the size line wins",
-			log:  "GPU KV cache size: 100,400 tokens, Maximum concurrency for 100,000 tokens per request: 1.00x\n",
-			want: 100400},
-		{name: "no separators", log: "GPU KV cache size: 7000 tokens\n", want: 7000},
-		// Two engines logging without a prefix fold into engine 0 (its last
-		// line wins): half the pool unless data_parallel_size says two.
-		{name: "data_parallel_size 2, lines without engine prefixes", dp: 2,
-			log:  "GPU KV cache size: 160,784 tokens\nGPU KV cache size: 160,784 tokens\n",
-			want: 2 * 160784, warn: []string{"KV cache lines for 1 of the 2 data-parallel engines (data_parallel_size = 2", "assuming the engines are alike, 160,784 tokens each", "321,568 in all", "set kv_cache_tokens"}},
-		{name: "data_parallel_size 2, both engines logged", dp: 2, file: "two-engines.log", want: 2 * 160784},
-		// 10,300 ÷ 32,768 = 0.3143, printed 0.31x: 0.31 × 32,768 = 10,158 is
-		// 1.4 % below the size, from the two-decimal rounding alone.
-		{name: "below 0.5x the rounding is no disagreement",
-			log:  "GPU KV cache size: 10,300 tokens, Maximum concurrency for 32,768 tokens per request: 0.31x\n",
-			want: 10300},
-		{name: "below 0.5x, beyond the rounding",
-			log:  "GPU KV cache size: 5,000 tokens, Maximum concurrency for 32,768 tokens per request: 0.31x\n",
-			want: 10158, warn: []string{`"GPU KV cache size: 5,000 tokens"`, "gives 10,158 tokens", "vLLM #40691"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join("testdata", "kvlog", tc.file)
-			if tc.file == "" {
-				p = filepath.Join(t.TempDir(), "server.log")
-				os.WriteFile(p, []byte(tc.log), 0o644)
-			}
-			got := kvFromLog(p, max(tc.dp, 1))
-			if got.tokens != tc.want {
-				t.Errorf("kvFromLog = %d tokens (%s), want %d", got.tokens, got.detail, tc.want)
-			}
-			if len(tc.warn) == 0 {
-				if len(got.warnings) > 0 {
-					t.Errorf("warnings %q, want none", got.warnings)
-				}
-				return
-			}
-			if len(got.warnings) != 1 {
-				t.Fatalf("warnings %q, want one", got.warnings)
-			}
-			for _, w := range tc.warn {
-				if !strings.Contains(got.warnings[0], w) {
-					t.Errorf("warning lacks %q:\n%s", w, got.warnings[0])
-				}
-			}
-		})
-	}
-}
-
-func TestParseGPUs(t *testing.T) {
-	got := parseGPUs("0, NVIDIA H200 NVL, 143771\n1, NVIDIA H200 NVL, 143771\n")
-	want := []gpuInfo{{0, "NVIDIA H200 NVL", 143771}, {1, "NVIDIA H200 NVL", 143771}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
 // testConfig measures a fake endpoint with short windows.
 func testConfig(t *testing.T, url string, sp *spec.Spec, run string) Config {
 	srv := sp.Servers[0]
@@ -330,8 +238,8 @@ func smallSpec(conc ...int) *spec.Spec {
 func TestRunEndpoint(t *testing.T) {
 	// Capacity 700 blocks × 16 = 11,200 tokens: C × (1000 + 4096) fits for
 	// C = 1 and 2, not for C = 64.
-	f := fakeVLLM{tokens: 100000, perChunk: 2, gap: 2 * time.Millisecond, kvBlocks: 700, maxModelLen: 8192}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, PerChunk: 2, Gap: 2 * time.Millisecond, KVBlocks: 700, MaxModelLen: 8192}
+	s := f.Start(t)
 	cfg := testConfig(t, s.URL, smallSpec(1, 2, 64), "")
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -360,7 +268,7 @@ func TestRunEndpoint(t *testing.T) {
 			t.Errorf("cell %s tbt_ms = %v, want about 1 ms", c.Ref().Name(), c.TBTMs)
 		}
 	}
-	body := f.lastBody.Load().(map[string]any)
+	body := f.LastBody.Load().(map[string]any)
 	if body["min_tokens"] != 4096.0 || body["ignore_eos"] != true || body["temperature"] != nil || body["cache_salt"] == nil ||
 		len(body["prompt"].([]any)) != 1000 {
 		t.Errorf("last request body = %v", body)
@@ -382,8 +290,8 @@ func TestRunEndpoint(t *testing.T) {
 }
 
 func TestRunQueued(t *testing.T) {
-	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, waiting: 3}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond, Waiting: 3}
+	s := f.Start(t)
 	res, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(2), "decode"))
 	if err != nil {
 		t.Fatal(err)
@@ -423,13 +331,13 @@ func TestRunWaitingDuringTheHold(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, full: 2, waitingAt: func(n int64) float64 {
+			f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond, Full: 2, WaitingAt: func(n int64) float64 {
 				if slices.Contains(tc.waitingAt, n) {
 					return 1
 				}
 				return 0
 			}}
-			s := f.start(t)
+			s := f.Start(t)
 			cfg := testConfig(t, s.URL, smallSpec(2), "decode")
 			cfg.SteadyHold = 2 * time.Second
 			res, err := Run(context.Background(), cfg)
@@ -439,7 +347,7 @@ func TestRunWaitingDuringTheHold(t *testing.T) {
 			if len(res.Decode) != 1 || res.Decode[0].Status != tc.want || res.Decode[0].Reason != tc.wantReason {
 				t.Fatalf("decode = %+v, want one cell %s %q", res.Decode, tc.want, tc.wantReason)
 			}
-			if got := f.fullPolls.Load(); got <= slices.Max(tc.waitingAt) {
+			if got := f.FullPolls.Load(); got <= slices.Max(tc.waitingAt) {
 				t.Fatalf("the fake saw %d polls with all streams running: the waiting poll never came", got)
 			}
 		})
@@ -447,8 +355,8 @@ func TestRunWaitingDuringTheHold(t *testing.T) {
 }
 
 func TestRunStreamErrorMakesCellError(t *testing.T) {
-	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond, midError: true}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond, MidError: true}
+	s := f.Start(t)
 	res, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(1), "decode"))
 	if err != nil {
 		t.Fatal(err)
@@ -464,15 +372,15 @@ func TestRunStreamErrorMakesCellError(t *testing.T) {
 func TestRunServerRefusal(t *testing.T) {
 	tests := []struct {
 		name string
-		fake *fakeVLLM
+		fake *vllmfake.Server
 		want string
 	}{
-		{name: "wrong served name", fake: &fakeVLLM{model: "someone-else", tokens: 10}, want: `the server at %s serves "someone-else", not "qwen": set served_model_name`},
-		{name: "API key refused", fake: &fakeVLLM{model: "qwen", tokens: 10, authRequired: "secret"}, want: "GET /v1/models was refused (401 Unauthorized): set api_key"},
+		{name: "wrong served name", fake: &vllmfake.Server{Model: "someone-else", Tokens: 10}, want: `the server at %s serves "someone-else", not "qwen": set served_model_name`},
+		{name: "API key refused", fake: &vllmfake.Server{Model: "qwen", Tokens: 10, AuthRequired: "secret"}, want: "GET /v1/models was refused (401 Unauthorized): set api_key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := tc.fake.start(t)
+			s := tc.fake.Start(t)
 			_, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(1), ""))
 			want := tc.want
 			if strings.Contains(want, "%s") {
@@ -498,8 +406,8 @@ func TestRunUnreachableEndpoint(t *testing.T) {
 }
 
 func TestRunInterrupted(t *testing.T) {
-	f := fakeVLLM{tokens: 100000, gap: 2 * time.Millisecond}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
+	s := f.Start(t)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sig := exit.With(exit.SIGINT, errors.New("interrupted by interrupt"))
 	cfg := testConfig(t, s.URL, smallSpec(1, 2), "")
@@ -529,85 +437,6 @@ func (c *cancelAfter) CellStart(result.CellRef) {
 	}
 }
 
-func TestProcessLifecycle(t *testing.T) {
-	dir := t.TempDir()
-	t.Run("stop ends the whole group", func(t *testing.T) {
-		p, err := startProcess([]string{"sh", "-c", "sleep 60 & sleep 60 & echo started; wait"}, nil, filepath.Join(dir, "a.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(200 * time.Millisecond)
-		if err := p.stop(2*time.Second, nil); err != nil {
-			t.Fatal(err)
-		}
-		if syscall.Kill(-p.pgid, 0) != syscall.ESRCH {
-			t.Fatal("process group still exists")
-		}
-	})
-	t.Run("SIGTERM ignored: SIGKILL after the grace", func(t *testing.T) {
-		p, err := startProcess([]string{"sh", "-c", "trap '' TERM; sleep 60 & wait"}, nil, filepath.Join(dir, "b.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(200 * time.Millisecond)
-		start := time.Now()
-		if err := p.stop(300*time.Millisecond, nil); err != nil {
-			t.Fatal(err)
-		}
-		if time.Since(start) < 300*time.Millisecond || groupExists(p.pgid) {
-			t.Fatal("the group was not killed after the grace period")
-		}
-	})
-	t.Run("SIGTERM ignored: a closed force channel kills at once", func(t *testing.T) {
-		p, err := startProcess([]string{"sh", "-c", "trap '' TERM; sleep 60 & wait"}, nil, filepath.Join(dir, "f.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(200 * time.Millisecond)
-		force := make(chan struct{})
-		time.AfterFunc(200*time.Millisecond, func() { close(force) })
-		start := time.Now()
-		if err := p.stop(time.Minute, force); err != nil {
-			t.Fatal(err)
-		}
-		if time.Since(start) > 30*time.Second || groupExists(p.pgid) {
-			t.Fatalf("force did not cut the one-minute grace short (took %v)", time.Since(start))
-		}
-	})
-	t.Run("exit before ready shows the log", func(t *testing.T) {
-		p, err := startProcess([]string{"sh", "-c", "echo loading weights; echo 'CUDA out of memory' >&2; exit 1"},
-			map[string]string{"X": "1"}, filepath.Join(dir, "c.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.stop(time.Second, nil)
-		c := newAPIClient("http://127.0.0.1:1", "", "qwen")
-		_, err = waitReady(context.Background(), p, c, 10*time.Second, nil)
-		if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "CUDA out of memory") {
-			t.Fatalf("err = %v", err)
-		}
-	})
-	t.Run("env is merged over the environment", func(t *testing.T) {
-		logp := filepath.Join(dir, "d.log")
-		p, err := startProcess([]string{"sh", "-c", "echo $SLOGATE_T_A $HOME"}, map[string]string{"SLOGATE_T_A": "yes"}, logp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		<-p.exited
-		p.stop(time.Second, nil)
-		b, _ := os.ReadFile(logp)
-		if got := strings.TrimSpace(string(b)); got != "yes "+os.Getenv("HOME") {
-			t.Errorf("log = %q", got)
-		}
-	})
-	t.Run("missing command", func(t *testing.T) {
-		_, err := startProcess([]string{"/nonexistent/vllm", "serve"}, nil, filepath.Join(dir, "e.log"))
-		if exit.Code(err) != exit.Infra || !strings.Contains(err.Error(), "/nonexistent/vllm") {
-			t.Fatalf("err = %v", err)
-		}
-	})
-}
-
 func TestRunRefusesBusyPort(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -631,20 +460,6 @@ func TestRunRefusesBusyPort(t *testing.T) {
 type regexpT = regexp.Regexp
 
 func mustRegexp(s string) *regexp.Regexp { return regexp.MustCompile(s) }
-
-func TestServerLogRedactsSecrets(t *testing.T) {
-	logp := filepath.Join(t.TempDir(), "server.log")
-	p, err := startProcess([]string{"sh", "-c", `echo "non-default args: {'api_key': ['sk-123']}"; printf 'tail sk-123'`}, nil, logp, "sk-123")
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-p.exited
-	p.stop(time.Second, nil)
-	b, _ := os.ReadFile(logp)
-	if got, want := string(b), "non-default args: {'api_key': ['<redacted>']}\ntail <redacted>"; got != want {
-		t.Errorf("log = %q, want %q", got, want)
-	}
-}
 
 func TestResumeKeepsCells(t *testing.T) {
 	sp := smallSpec(1, 2, 4)
@@ -704,109 +519,6 @@ func TestResumeKeepsCells(t *testing.T) {
 	}
 }
 
-// TestSpeculativeFromLog: the speculative method from vLLM's "non-default
-// args" startup line (a Python dict), "" when the line has no
-// speculative_config, unknown without the line or without a method.
-func TestSpeculativeFromLog(t *testing.T) {
-	tests := []struct {
-		name   string
-		log    string
-		method string
-		ok     bool
-	}{
-		{name: "dflash", log: "(APIServer pid=1) INFO 11-30 21:02:10 [utils.py:328] non-default args: {'model': 'Qwen/Qwen3.5-4B', 'speculative_config': {'method': 'dflash', 'model': 'z-lab/Qwen3.5-4B-DFlash', 'num_speculative_tokens': 7}, 'kv_cache_dtype': 'fp8'}\n",
-			method: "dflash", ok: true},
-		{name: "no speculative_config", log: "(APIServer pid=1) INFO [utils.py:328] non-default args: {'model': 'm', 'max_num_seqs': 64}\n", method: "", ok: true},
-		{name: "no method", log: "non-default args: {'speculative_config': {'model': 'x', 'num_speculative_tokens': 3}}\n", ok: false},
-		{name: "nested dict", log: "non-default args: {'model': 'm', 'speculative_config': {'method': 'dflash', 'model': 'x', 'num_speculative_tokens': 15, 'draft_tensor_parallel_size': 1, 'extra': {'a': 1}}, 'max_num_seqs': 8}\n",
-			method: "dflash", ok: true},
-		{name: "nested dict before the method", log: "non-default args: {'speculative_config': {'extra': {'a': '}'}, 'method': 'eagle3'}}\n", method: "eagle3", ok: true},
-		{name: "JSON string", log: `non-default args: {'model': 'm', 'speculative_config': '{"method": "ngram", "num_speculative_tokens": 4}'}` + "\n", method: "ngram", ok: true},
-		{name: "None", log: "non-default args: {'model': 'm', 'speculative_config': None}\n", method: "", ok: true},
-		// Present but unreadable is unknown, never "no speculation".
-		{name: "unreadable", log: "non-default args: {'model': 'm', 'speculative_config': SpeculativeConfig(method=dflash)}\n", ok: false},
-		{name: "cut off", log: "non-default args: {'speculative_config': {'method': 'dflash', 'extra': {'a': 1}\n", ok: false},
-		{name: "no line", log: "(APIServer pid=1) INFO Starting vLLM API server\n", ok: false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "server.log")
-			os.WriteFile(p, []byte(tc.log), 0o644)
-			m, ok := speculativeFromLog(p)
-			if m != tc.method || ok != tc.ok {
-				t.Errorf("speculativeFromLog = %q, %v; want %q, %v", m, ok, tc.method, tc.ok)
-			}
-		})
-	}
-}
-
-// TestFactDisagreements: a warning for each fact the spec asked and the
-// server states otherwise; none for a fact the spec left to the server or
-// the server does not state.
-func TestFactDisagreements(t *testing.T) {
-	on, off := true, false
-	stated := map[string]string{"kv_cache_dtype": "vllm:cache_config_info", "enable_prefix_caching": "vllm:cache_config_info", "speculative": "server.log (non-default args)", "max_model_len": "GET /v1/models"}
-	tests := []struct {
-		name   string
-		asked  result.ServerAsked
-		server result.Server
-		mml    int
-		want   []string
-	}{
-		{name: "all agree", asked: result.ServerAsked{KVCacheDtype: "fp8", PrefixCaching: &on, Speculative: "dflash", MaxModelLen: 8192},
-			server: result.Server{KVCacheDtype: "fp8", PrefixCaching: &on, Speculative: "dflash", Stated: stated}, mml: 8192},
-		{name: "everything differs", asked: result.ServerAsked{KVCacheDtype: "fp8", PrefixCaching: &off, Speculative: "dflash", MaxModelLen: 8192},
-			server: result.Server{KVCacheDtype: "auto", PrefixCaching: &on, Stated: stated}, mml: 4096,
-			want: []string{
-				"spec says kv_cache_dtype fp8; the server reports auto (vllm:cache_config_info)",
-				"spec says enable_prefix_caching false; the server reports true (vllm:cache_config_info)",
-				"spec says max_model_len 8192; the server reports 4096 (GET /v1/models)",
-				"spec says speculative dflash; the server reports none (server.log (non-default args))",
-			}},
-		{name: "a speculative block without a method agrees with any", asked: result.ServerAsked{Speculative: "on"},
-			server: result.Server{Speculative: "dflash", Stated: stated}},
-		{name: "a speculative block the server does not run", asked: result.ServerAsked{Speculative: "on"},
-			server: result.Server{Stated: stated}, want: []string{"spec says speculative on; the server reports none (server.log (non-default args))"}},
-		{name: "the spec left them to the server", server: result.Server{KVCacheDtype: "auto", PrefixCaching: &on, Stated: stated}},
-		{name: "the server does not state them", asked: result.ServerAsked{KVCacheDtype: "fp8", Speculative: "dflash"},
-			server: result.Server{KVCacheDtype: "fp8", Speculative: "dflash"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := factDisagreements(&tc.asked, &tc.server, tc.mml)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestUnstatedFacts: the console names each fact the spec asked and the
-// server did not state as the spec's; nothing for a stated fact or one the
-// spec did not ask.
-func TestUnstatedFacts(t *testing.T) {
-	tests := []struct {
-		name   string
-		asked  result.ServerAsked
-		stated map[string]string
-		want   []string
-	}{
-		{name: "neither stated", asked: result.ServerAsked{KVCacheDtype: "fp8", Speculative: "dflash"},
-			want: []string{"kv_cache_dtype fp8 (from the spec; the server did not say)", "speculative dflash (from the spec; the server did not say)"}},
-		{name: "both stated", asked: result.ServerAsked{KVCacheDtype: "fp8", Speculative: "dflash"},
-			stated: map[string]string{"kv_cache_dtype": "vllm:cache_config_info", "speculative": "server.log (non-default args)"}},
-		{name: "nothing asked"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := unstatedFacts(&tc.asked, &result.Server{Stated: tc.stated})
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // TestSamplingRejected: the exit-3 message of a server that answers every
 // request vLLM's speculative-decoding 400 blames the spec only when it sends
 // a min_p vLLM rejects (above 1e-5) or a logit_bias; an explicit min_p = 0
@@ -833,7 +545,7 @@ func TestSamplingRejected(t *testing.T) {
 			sp := &spec.Spec{Workload: &spec.Workload{}}
 			sp.Workload.Sampling, sp.Workload.LogitBias = tc.sampling, tc.bias
 			r := &run{cfg: Config{Spec: sp, Server: &spec.Server{Name: "q"}}}
-			err := r.samplingRejected(&streamStatusError{path: "/v1/completions", code: 400, body: specDecodeSamplingMessage + "."})
+			err := r.samplingRejected(&lifecycle.StreamStatusError{Path: "/v1/completions", Code: 400, Body: specDecodeSamplingMessage + "."})
 			if err == nil {
 				t.Fatal("samplingRejected = nil")
 			}
@@ -852,8 +564,8 @@ func TestSamplingRejected(t *testing.T) {
 // twice the nominal 500 ms: over the nominal one total_tps would come out
 // at least twice as high as output_tokens ÷ measured_s.
 func TestTotalTPSOverMeasuredWindow(t *testing.T) {
-	f := fakeVLLM{tokens: 100000, perChunk: 2, gap: 2 * time.Millisecond}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, PerChunk: 2, Gap: 2 * time.Millisecond}
+	s := f.Start(t)
 	cfg := testConfig(t, s.URL, smallSpec(2), "")
 	cfg.loadClock = func(l *load) func() int64 { return func() int64 { return 2 * int64(time.Since(l.origin)) } }
 	res, err := Run(context.Background(), cfg)

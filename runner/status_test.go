@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,8 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/vllmfake"
+	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/spec"
 )
 
 // TestCellStatus: queued only when the server made requests wait
@@ -271,55 +270,10 @@ func TestGateTimedOut(t *testing.T) {
 	}
 }
 
-// TestDiscoverKVCapacity: the spec, then kv_cache_size_tokens × engines,
-// then the log lines summed over engines, then num_gpu_blocks × block_size
-// once (with a warning), else unknown (docs/method.md#kv-capacity).
-func TestDiscoverKVCapacity(t *testing.T) {
-	logWith := filepath.Join(t.TempDir(), "server.log")
-	os.WriteFile(logWith, []byte("(EngineCore_DP0 pid=2) INFO kv_cache_utils.py:1308] GPU KV cache size: 7,000 tokens, Maximum concurrency for 1,000 tokens per request: 7.00x\n"+
-		"(EngineCore_DP1 pid=3) INFO kv_cache_utils.py:1308] GPU KV cache size: 7,000 tokens, Maximum concurrency for 1,000 tokens per request: 7.00x\n"), 0o644)
-	specTokens := int64(5000)
-	tests := []struct {
-		name        string
-		fake        func() *fakeVLLM
-		log         string // the launched server's log ("" = an endpoint)
-		spec        *int64
-		wantTokens  int64
-		wantSource  string
-		wantWarning string
-	}{
-		{name: "the spec beats everything", fake: func() *fakeVLLM { return &fakeVLLM{kvBlocks: 600, kvSizeTokens: 4800, engines: 2} }, log: logWith, spec: &specTokens,
-			wantTokens: 5000, wantSource: "spec"},
-		{name: "kv_cache_size_tokens × engines beats the log", fake: func() *fakeVLLM { return &fakeVLLM{kvBlocks: 600, kvSizeTokens: 4800, engines: 2} }, log: logWith,
-			wantTokens: 9600, wantSource: "metrics"},
-		{name: "the log, summed over engines, beats num_gpu_blocks × block_size", fake: func() *fakeVLLM { return &fakeVLLM{kvBlocks: 600, engines: 2, noKVSize: true} }, log: logWith,
-			wantTokens: 14000, wantSource: "log"},
-		{name: "num_gpu_blocks × block_size once, not per engine, with a warning", fake: func() *fakeVLLM { return &fakeVLLM{kvBlocks: 600, engines: 2, noKVSize: true} },
-			wantTokens: 9600, wantSource: "metrics-estimate", wantWarning: "wrong for hybrid models"},
-		{name: "unknown", fake: func() *fakeVLLM { return &fakeVLLM{} }, wantWarning: "KV cache capacity unknown"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := tc.fake().start(t)
-			r := &run{cfg: Config{Server: &spec.Server{Name: "q", KVCacheTokens: tc.spec}}, client: newAPIClient(s.URL, "", "qwen")}
-			if tc.log != "" {
-				r.serverProcess = &process{logPath: tc.log}
-			}
-			tokens, source, warning := r.discoverKVCapacity(context.Background())
-			if tokens != tc.wantTokens || source != tc.wantSource {
-				t.Errorf("discoverKVCapacity = %d %q, want %d %q", tokens, source, tc.wantTokens, tc.wantSource)
-			}
-			if (tc.wantWarning == "") != (warning == "") || !strings.Contains(warning, tc.wantWarning) {
-				t.Errorf("warning = %q, want one containing %q", warning, tc.wantWarning)
-			}
-		})
-	}
-}
-
 // TestInTransit: a stream's request counts as in transit while it has no
 // first chunk and was sent less than the bound before.
 func TestInTransit(t *testing.T) {
-	l := newLoad(newAPIClient("http://127.0.0.1:1", "", "m"), "/v1/completions", [][]byte{nil}, 4, time.Second, time.Second)
+	l := newLoad(lifecycle.NewClient("http://127.0.0.1:1", "", "m"), "/v1/completions", [][]byte{nil}, 4, time.Second, time.Second)
 	now := int64(10 * time.Second)
 	l.awaiting[0].Store(now - int64(100*time.Millisecond)) // just sent
 	l.awaiting[1].Store(now - int64(999*time.Millisecond)) // sent almost a bound ago
@@ -364,8 +318,8 @@ func TestScrapeTimes(t *testing.T) {
 // at least 8 ms records its scrapes (results.json's polling) and warns that
 // polling may perturb the server.
 func TestSlowScrapesWarn(t *testing.T) {
-	f := fakeVLLM{tokens: 100000, perChunk: 2, gap: 2 * time.Millisecond, kvBlocks: 1000, maxModelLen: 8192, metricsDelay: 8 * time.Millisecond}
-	s := f.start(t)
+	f := vllmfake.Server{Tokens: 100000, PerChunk: 2, Gap: 2 * time.Millisecond, KVBlocks: 1000, MaxModelLen: 8192, MetricsDelay: 8 * time.Millisecond}
+	s := f.Start(t)
 	res, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(1), ""))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner/sse"
@@ -107,7 +108,7 @@ type trafficRequest struct {
 
 // trafficLoad launches one cell's requests and keeps their spans.
 type trafficLoad struct {
-	client            *apiClient
+	client            *lifecycle.Client
 	path, url         string
 	body              func(i int) []byte
 	origin            time.Time
@@ -230,7 +231,7 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []b
 		rec.InWindow = inWindow
 		l.log.write(&rec)
 	}()
-	stream, err := l.client.openStream(rctx, l.url, l.path, body)
+	stream, err := l.client.OpenStream(rctx, l.url, l.path, body)
 	if err != nil {
 		return streamError(ctx, rctx, err)
 	}
@@ -415,7 +416,7 @@ func (r *run) trafficCell(ctx context.Context, ref result.CellRef, bodies [][]by
 func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traffic, body func(int) []byte, cell *result.TrafficCell) (result.TrafficCell, error) {
 	cellCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	l := &trafficLoad{client: r.client, path: r.genPath(), url: r.client.base + r.genPath(), body: body,
+	l := &trafficLoad{client: r.client, path: r.genPath(), url: r.client.Base() + r.genPath(), body: body,
 		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, t.MaxOutstanding), idleTimeout: r.cfg.StreamIdleTimeout,
 		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
 		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}),
@@ -472,7 +473,7 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 		now := time.Now()
 		inWindow := !now.Before(l.origin.Add(t.WarmUp)) && now.Before(windowEnd)
 		if inWindow {
-			s, at, took, err := r.client.timedMetrics(ctx)
+			s, at, took, err := r.client.TimedMetrics(ctx)
 			scrapes.add(took)
 			p := poll{at: at.Sub(l.origin)}
 			if err == nil && s.HasRequests {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slogate/slogate/internal/vllmfake"
+	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 )
@@ -188,10 +190,10 @@ func waitingPoll(ms int, waiting float64) poll {
 // runLoad drives a trafficLoad against f at rate req/s (constant arrivals)
 // with the given cap for d, then stops it, and returns it with the peak
 // number in flight: as the server saw them, and as the client counted them.
-func runLoad(t *testing.T, f *fakeVLLM, rate float64, maxOutstanding int, d time.Duration) (l *trafficLoad, serverPeak, clientPeak int64) {
+func runLoad(t *testing.T, f *vllmfake.Server, rate float64, maxOutstanding int, d time.Duration) (l *trafficLoad, serverPeak, clientPeak int64) {
 	t.Helper()
-	srv := f.start(t)
-	client := newAPIClient(srv.URL, "", "qwen")
+	srv := f.Start(t)
+	client := lifecycle.NewClient(srv.URL, "", "qwen")
 	body := []byte(`{"model":"qwen","prompt":[1,2,3],"max_tokens":20,"min_tokens":20,"stream":true}`)
 	l = &trafficLoad{client: client, path: "/v1/completions", url: srv.URL + "/v1/completions",
 		body: func(int) []byte { return body }, origin: time.Now(), firstChunkTimeout: 10 * time.Second, idleTimeout: 10 * time.Second,
@@ -202,7 +204,7 @@ func runLoad(t *testing.T, f *fakeVLLM, rate float64, maxOutstanding int, d time
 	go l.dispatch(ctx)
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		serverPeak, clientPeak = max(serverPeak, f.running.Load()), max(clientPeak, l.inFlight.Load())
+		serverPeak, clientPeak = max(serverPeak, f.Running.Load()), max(clientPeak, l.inFlight.Load())
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
@@ -220,7 +222,7 @@ func runLoad(t *testing.T, f *fakeVLLM, rate float64, maxOutstanding int, d time
 // 0.4 s, about 20 are in flight at once (far more than a closed loop's
 // few), and none waits for a slot.
 func TestTrafficLoadOpenLoop(t *testing.T) {
-	l, peak, _ := runLoad(t, &fakeVLLM{tokens: 20, gap: 20 * time.Millisecond}, 50, 4096, 1500*time.Millisecond)
+	l, peak, _ := runLoad(t, &vllmfake.Server{Tokens: 20, Gap: 20 * time.Millisecond}, 50, 4096, 1500*time.Millisecond)
 	if peak < 12 {
 		t.Errorf("at most %d requests in flight at once, want about 50 × 0.4 = 20 (open loop)", peak)
 	}
@@ -237,7 +239,7 @@ func TestTrafficLoadOpenLoop(t *testing.T) {
 func TestTrafficLoadCap(t *testing.T) {
 	// The client's count: the server's may show one more for a moment (a
 	// handler still returning when the client has read [DONE]).
-	l, _, peak := runLoad(t, &fakeVLLM{tokens: 20, gap: 20 * time.Millisecond}, 50, 5, time.Second)
+	l, _, peak := runLoad(t, &vllmfake.Server{Tokens: 20, Gap: 20 * time.Millisecond}, 50, 5, time.Second)
 	if peak > 5 || peak < 4 {
 		t.Errorf("%d requests in flight at once, want max_outstanding 5 (the load keeps it full)", peak)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/cli"
-	"github.com/slogate/slogate/runner"
+	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/spec"
 )
 
@@ -30,7 +30,7 @@ func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	if *prefix != "" && !spec.ValidContainerNamePrefix(*prefix) {
 		return fls.Usagef("-name-prefix %q is not a container name prefix: letters, digits, '_', '.' and '-', beginning with a letter or digit", *prefix)
 	}
-	names, err := runner.LeftoverContainers(ctx, runtime.Value())
+	names, err := lifecycle.LeftoverContainers(ctx, runtime.Value())
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		fmt.Fprintf(stdout, "no container labelled %s in %s\n", spec.LabelRun, runtime.Value())
 		return nil
 	}
-	if err := runner.RemoveContainers(runtime.Value(), names); err != nil {
+	if err := lifecycle.RemoveContainers(runtime.Value(), names); err != nil {
 		return err
 	}
 	for _, n := range names {

@@ -1,4 +1,4 @@
-package runner
+package lifecycle
 
 import (
 	"bytes"
@@ -24,14 +24,6 @@ import (
 // client) carries the label slogate.run: the next run reports it and
 // `slogate clean` removes it (docs/spec.md#container).
 
-// launched is a server slogate started and must stop: a process group
-// (*process) or a container (*container).
-type launched interface {
-	// stop ends the server (within grace, at once when force closes) and
-	// checks that nothing of it is left.
-	stop(grace time.Duration, force <-chan struct{}) error
-}
-
 // runtimeCommandTimeout bounds each runtime command but `stop`, whose
 // bound is the grace period plus this.
 var runtimeCommandTimeout = 30 * time.Second
@@ -42,7 +34,7 @@ type container struct {
 	path    string // its executable, as found on PATH
 	name    string
 	// client is the attached `RUNTIME run`, its output in server.log.
-	client *process
+	client *Process
 }
 
 // lookupRuntime finds the container runtime on PATH; its absence is an
@@ -65,17 +57,17 @@ func lookupRuntime(runtime string) (string, error) {
 func startContainer(runtimePath string, srv *spec.Server, runID, logPath string) (*container, error) {
 	argv := srv.ContainerArgv(runID)
 	argv[0] = runtimePath
-	p, err := startProcess(argv, srv.LaunchEnv(), logPath, srv.APIKey)
+	p, err := StartProcess(argv, srv.LaunchEnv(), logPath, srv.APIKey)
 	if err != nil {
 		return nil, err
 	}
 	return &container{runtime: srv.Container.Runtime, path: runtimePath, name: srv.ContainerName(runID), client: p}, nil
 }
 
-// stop stops the container (`stop -t GRACE`; `rm -f` at once when force
+// Stop stops the container (`stop -t GRACE`; `rm -f` at once when force
 // closes), removes it (`rm -f`), checks that the runtime no longer lists it,
 // then makes sure its client has exited.
-func (c *container) stop(grace time.Duration, force <-chan struct{}) error {
+func (c *container) Stop(grace time.Duration, force <-chan struct{}) error {
 	var errs []string
 	// SIGTERM, grace, SIGKILL: the runtime does it inside the container,
 	// where every process of the server is.
@@ -114,7 +106,7 @@ func (c *container) stop(grace time.Duration, force <-chan struct{}) error {
 		case <-time.After(10 * time.Second):
 		}
 	}
-	if err := c.client.stop(2*time.Second, force); err != nil {
+	if err := c.client.Stop(2*time.Second, force); err != nil {
 		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {
@@ -230,8 +222,10 @@ func notRunning(out string) bool {
 
 // bootContainer checks the runtime and reports the containers earlier runs
 // left behind (a warning: they may be another run's, going on now), then
-// starts srv's container. The caller waits for readiness as for a process.
-func (r *run) bootContainer(ctx context.Context, srv *spec.Server, logPath string) (*container, error) {
+// starts the server's container. The caller waits for readiness as for a
+// process.
+func (l *Launcher) bootContainer(ctx context.Context) (*container, error) {
+	srv := l.srv
 	runtime := srv.Container.Runtime
 	path, err := lookupRuntime(runtime)
 	if err != nil {
@@ -242,10 +236,10 @@ func (r *run) bootContainer(ctx context.Context, srv *spec.Server, logPath strin
 		return nil, err
 	}
 	if len(left) > 0 {
-		r.warn(fmt.Sprintf("%s lists %d container(s) labelled %s by an earlier slogate run: %s; they may hold GPU memory or the port. If no other slogate run is going on, remove them with `slogate clean -runtime %s`",
+		l.cfg.Warn(fmt.Sprintf("%s lists %d container(s) labelled %s by an earlier slogate run: %s; they may hold GPU memory or the port. If no other slogate run is going on, remove them with `slogate clean -runtime %s`",
 			runtime, len(left), spec.LabelRun, strings.Join(left, ", "), runtime))
 	}
-	id := strings.TrimPrefix(r.runID, "slogate-")
-	r.logf("starting server: %s", spec.ShellCommand(srv.RedactedEnv(), srv.ContainerArgv(id)))
-	return startContainer(path, srv, id, logPath)
+	id := l.cfg.RunID
+	l.cfg.Logf("starting server: %s", spec.ShellCommand(srv.RedactedEnv(), srv.ContainerArgv(id)))
+	return startContainer(path, srv, id, l.cfg.LogPath)
 }

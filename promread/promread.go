@@ -1,4 +1,4 @@
-// Package promread reads the vLLM /metrics values the runner needs from the
+// Package promread reads the vLLM /metrics values slogate needs from the
 // Prometheus text format (parsed with prometheus/common/expfmt): request
 // gauges, token, preemption and speculative-decoding counters, the KV cache
 // usage per engine, and what vllm:cache_config_info says about the KV cache
@@ -7,7 +7,7 @@
 // (docs/vllm.md#metrics); the KV facts keep one value per engine, because
 // vLLM's per-engine series do not all add up (num_gpu_blocks is already the
 // total over engines on every series). Deciding the capacity from them is
-// the runner's job (runner/discovery.go).
+// lifecycle's job (lifecycle/discovery.go).
 package promread
 
 import (

@@ -1,4 +1,4 @@
-package runner
+package lifecycle
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/slogate/slogate/runner/promread"
+	"github.com/slogate/slogate/promread"
 )
 
 // controlTimeout bounds every non-streaming request (health, models,
@@ -41,22 +41,38 @@ func newTransport() *http.Transport {
 	}
 }
 
-// apiClient talks to one vLLM-compatible server.
-type apiClient struct {
+// Client talks to one vLLM-compatible server: its control endpoints
+// (health, models, version, metrics, tokenize) and its streaming
+// generation requests.
+type Client struct {
 	base   string // http://host:port
 	apiKey string
 	model  string // served model name
 	http   *http.Client
 }
 
-func newAPIClient(base, apiKey, model string) *apiClient {
-	return &apiClient{base: strings.TrimRight(base, "/"), apiKey: apiKey, model: model,
-		http: &http.Client{Transport: newTransport()}}
+// NewClient is a client of the server at base (http://host:port) serving
+// model, sending apiKey as a bearer token when it is not empty.
+func NewClient(base, apiKey, model string) *Client {
+	return NewClientOver(&http.Client{Transport: newTransport()}, base, apiKey, model)
 }
 
-func (c *apiClient) close() { c.http.CloseIdleConnections() }
+// NewClientOver is NewClient over the HTTP client h (tests serve a handler
+// in process through it).
+func NewClientOver(h *http.Client, base, apiKey, model string) *Client {
+	return &Client{base: strings.TrimRight(base, "/"), apiKey: apiKey, model: model, http: h}
+}
 
-func (c *apiClient) authorize(req *http.Request) {
+// Base is the server's base URL, without a trailing slash.
+func (c *Client) Base() string { return c.base }
+
+// Model is the served model name requests ask for.
+func (c *Client) Model() string { return c.model }
+
+// Close closes the client's idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+func (c *Client) authorize(req *http.Request) {
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
@@ -64,7 +80,7 @@ func (c *apiClient) authorize(req *http.Request) {
 
 // do sends a bounded control request and returns the status and up to 64 MiB
 // of body (a /tokenize answer of a 1M-token prompt is about 7 MB).
-func (c *apiClient) do(ctx context.Context, method, path string, body any) (int, []byte, error) {
+func (c *Client) do(ctx context.Context, method, path string, body any) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, controlTimeout)
 	defer cancel()
 	var rd io.Reader
@@ -92,29 +108,29 @@ func (c *apiClient) do(ctx context.Context, method, path string, body any) (int,
 	return resp.StatusCode, b, err
 }
 
-// statusError is a control request answered with an HTTP status other than
+// StatusError is a control request answered with an HTTP status other than
 // 200; callers tell the statuses apart with errors.As.
-type statusError struct {
-	request string // "GET /v1/models"
-	code    int
-	body    string // a snippet of the answer, "" to leave it out
+type StatusError struct {
+	Request string // "GET /v1/models"
+	Code    int
+	Body    string // a snippet of the answer, "" to leave it out
 }
 
-func (e *statusError) Error() string {
-	if e.body == "" {
-		return fmt.Sprintf("%s answered %d", e.request, e.code)
+func (e *StatusError) Error() string {
+	if e.Body == "" {
+		return fmt.Sprintf("%s answered %d", e.Request, e.Code)
 	}
-	return fmt.Sprintf("%s answered %d: %s", e.request, e.code, e.body)
+	return fmt.Sprintf("%s answered %d: %s", e.Request, e.Code, e.Body)
 }
 
 // health is GET /health == 200.
-func (c *apiClient) health(ctx context.Context) error {
+func (c *Client) health(ctx context.Context) error {
 	code, _, err := c.do(ctx, http.MethodGet, "/health", nil)
 	if err != nil {
 		return err
 	}
 	if code != http.StatusOK {
-		return &statusError{request: "GET /health", code: code}
+		return &StatusError{Request: "GET /health", Code: code}
 	}
 	return nil
 }
@@ -126,13 +142,13 @@ type vllmModel struct {
 }
 
 // models is GET /v1/models.
-func (c *apiClient) models(ctx context.Context) ([]vllmModel, error) {
+func (c *Client) models(ctx context.Context) ([]vllmModel, error) {
 	code, b, err := c.do(ctx, http.MethodGet, "/v1/models", nil)
 	if err != nil {
 		return nil, err
 	}
 	if code != http.StatusOK {
-		return nil, &statusError{request: "GET /v1/models", code: code, body: snippet(b)}
+		return nil, &StatusError{Request: "GET /v1/models", Code: code, Body: snippet(b)}
 	}
 	var list struct {
 		Data []vllmModel `json:"data"`
@@ -144,7 +160,7 @@ func (c *apiClient) models(ctx context.Context) ([]vllmModel, error) {
 }
 
 // version is GET /version, "" when the server does not say.
-func (c *apiClient) version(ctx context.Context) string {
+func (c *Client) version(ctx context.Context) string {
 	code, b, err := c.do(ctx, http.MethodGet, "/version", nil)
 	if err != nil || code != http.StatusOK {
 		return ""
@@ -156,15 +172,15 @@ func (c *apiClient) version(ctx context.Context) string {
 	return v.Version
 }
 
-// metrics scrapes /metrics; the snapshot's time is the middle of the scrape.
-func (c *apiClient) metrics(ctx context.Context) (promread.Snapshot, time.Time, error) {
-	s, mid, _, err := c.timedMetrics(ctx)
+// Metrics scrapes /metrics; the snapshot's time is the middle of the scrape.
+func (c *Client) Metrics(ctx context.Context) (promread.Snapshot, time.Time, error) {
+	s, mid, _, err := c.TimedMetrics(ctx)
 	return s, mid, err
 }
 
-// timedMetrics is metrics with how long the scrape took (the request and
+// TimedMetrics is Metrics with how long the scrape took (the request and
 // its answer, not the parse).
-func (c *apiClient) timedMetrics(ctx context.Context) (promread.Snapshot, time.Time, time.Duration, error) {
+func (c *Client) TimedMetrics(ctx context.Context) (promread.Snapshot, time.Time, time.Duration, error) {
 	t0 := time.Now()
 	code, b, err := c.do(ctx, http.MethodGet, "/metrics", nil)
 	took := time.Since(t0)
@@ -179,19 +195,22 @@ func (c *apiClient) timedMetrics(ctx context.Context) (promread.Snapshot, time.T
 	return s, mid, took, err
 }
 
-// serverTokenizer is the server's POST /tokenize as a workload.Tokenizer.
-// It keeps the max_model_len the answers give and counts the calls and the
+// Tokenizer is the server's POST /tokenize as a workload.Tokenizer. It
+// keeps the max_model_len the answers give and counts the calls and the
 // bytes exchanged (the cost of building prompts, logged per context).
-type serverTokenizer struct {
-	c           *apiClient
-	maxModelLen int // from the last answer that gave one
-	calls       int
-	bytes       int64 // request and answer bodies
+type Tokenizer struct {
+	c           *Client
+	MaxModelLen int // from the last answer that gave one
+	Calls       int
+	Bytes       int64 // request and answer bodies
 }
+
+// NewTokenizer is c's POST /tokenize.
+func NewTokenizer(c *Client) *Tokenizer { return &Tokenizer{c: c} }
 
 // TokenizeChat renders messages through the server's chat template (the
 // same rendering /v1/chat/completions does) and returns the token IDs.
-func (t *serverTokenizer) TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, addGenerationPrompt bool, chatTemplateKwargs map[string]any) ([]int, error) {
+func (t *Tokenizer) TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, addGenerationPrompt bool, chatTemplateKwargs map[string]any) ([]int, error) {
 	req := map[string]any{"model": t.c.model, "messages": messages, "add_generation_prompt": addGenerationPrompt}
 	if chatTemplateKwargs != nil {
 		req["chat_template_kwargs"] = chatTemplateKwargs
@@ -200,23 +219,23 @@ func (t *serverTokenizer) TokenizeChat(ctx context.Context, messages []openai.Ch
 }
 
 // TokenizeText returns the token IDs of text without special tokens.
-func (t *serverTokenizer) TokenizeText(ctx context.Context, text string) ([]int, error) {
+func (t *Tokenizer) TokenizeText(ctx context.Context, text string) ([]int, error) {
 	return t.tokenize(ctx, "POST /tokenize", map[string]any{"model": t.c.model, "prompt": text, "add_special_tokens": false})
 }
 
-func (t *serverTokenizer) tokenize(ctx context.Context, what string, req map[string]any) ([]int, error) {
+func (t *Tokenizer) tokenize(ctx context.Context, what string, req map[string]any) ([]int, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
-	t.calls++
+	t.Calls++
 	code, b, err := t.c.do(ctx, http.MethodPost, "/tokenize", json.RawMessage(body))
-	t.bytes += int64(len(body) + len(b))
+	t.Bytes += int64(len(body) + len(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", what, err)
 	}
 	if code != http.StatusOK {
-		return nil, &statusError{request: what, code: code, body: snippet(b)}
+		return nil, &StatusError{Request: what, Code: code, Body: snippet(b)}
 	}
 	var r struct {
 		Tokens      []int `json:"tokens"`
@@ -226,7 +245,7 @@ func (t *serverTokenizer) tokenize(ctx context.Context, what string, req map[str
 		return nil, fmt.Errorf("%s: %v", what, err)
 	}
 	if r.MaxModelLen > 0 {
-		t.maxModelLen = r.MaxModelLen
+		t.MaxModelLen = r.MaxModelLen
 	}
 	return r.Tokens, nil
 }
@@ -239,12 +258,12 @@ func snippet(b []byte) string {
 	return s
 }
 
-// openStream POSTs a streaming generation request (body, already encoded)
+// OpenStream POSTs a streaming generation request (body, already encoded)
 // to url and returns the server's event stream, which the caller closes. A
 // status other than 200 is an error quoting the start of the server's body
 // (path names the endpoint in it). Decode and traffic cells both open their
 // streams here.
-func (c *apiClient) openStream(ctx context.Context, url, path string, body []byte) (io.ReadCloser, error) {
+func (c *Client) OpenStream(ctx context.Context, url, path string, body []byte) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -259,19 +278,19 @@ func (c *apiClient) openStream(ctx context.Context, url, path string, body []byt
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
 		resp.Body.Close()
-		return nil, &streamStatusError{path: path, code: resp.StatusCode, body: snippet(b)}
+		return nil, &StreamStatusError{Path: path, Code: resp.StatusCode, Body: snippet(b)}
 	}
 	return resp.Body, nil
 }
 
-// streamStatusError is a generation request answered with a status other
+// StreamStatusError is a generation request answered with a status other
 // than 200; the cell's error quotes it as it is.
-type streamStatusError struct {
-	path string // "/v1/completions"
-	code int
-	body string // a snippet of the answer
+type StreamStatusError struct {
+	Path string // "/v1/completions"
+	Code int
+	Body string // a snippet of the answer
 }
 
-func (e *streamStatusError) Error() string {
-	return fmt.Sprintf("POST %s answered HTTP %d: %s", e.path, e.code, e.body)
+func (e *StreamStatusError) Error() string {
+	return fmt.Sprintf("POST %s answered HTTP %d: %s", e.Path, e.Code, e.Body)
 }

@@ -1,4 +1,8 @@
-package runner
+// Package vllmfake is an httptest stand-in for vLLM's HTTP surface that the
+// tests of lifecycle, measure and runner share (docs/vllm.md): exact control
+// over every stream, and a transport that serves it in process on an
+// injected clock. It is for tests only; slogate sim is the simulator.
+package vllmfake
 
 import (
 	"context"
@@ -14,74 +18,75 @@ import (
 	"time"
 )
 
-// fakeVLLM is an httptest stand-in for vLLM's HTTP surface (docs/vllm.md),
+// Server is an httptest stand-in for vLLM's HTTP surface (docs/vllm.md),
 // with exact control over the stream: tokens per chunk, gap between chunks,
 // and how usage is reported.
-type fakeVLLM struct {
-	model        string
-	tokens       int           // completion tokens per request
-	perChunk     int           // tokens per chunk
-	gap          time.Duration // between chunks
-	firstDelay   time.Duration // before the first chunk, the request running
-	usage        string        // "continuous" (default), "final" or "none"
-	kvBlocks     int           // cache_config_info num_gpu_blocks (block size 16, the total over engines); 0 = absent
-	kvSizeTokens int           // cache_config_info kv_cache_size_tokens (per engine); 0 = kvBlocks × 16 ÷ engines
-	noKVSize     bool          // kv_cache_size_tokens "None": a build before vLLM PR #42206
-	engines      int           // cache_config_info series, one per engine (default 1)
-	status       int           // answer /v1/completions with this HTTP status when set
-	midError     bool          // send an error event after the first chunk
-	failNow      atomic.Bool   // from now on, send an error event after the next chunk
-	truncate     bool          // close after the first chunk without [DONE]
-	stallAfter   int           // stop sending (without closing) after this many chunks
-	waiting      float64       // reported num_requests_waiting
-	metricsDelay time.Duration // before answering /metrics
-	// waitingAt, when set, gives num_requests_waiting for the nth /metrics
-	// request (1-based) that found `full` generation requests running, each
+type Server struct {
+	Model        string
+	Tokens       int           // completion tokens per request
+	PerChunk     int           // tokens per chunk
+	Gap          time.Duration // between chunks
+	FirstDelay   time.Duration // before the first chunk, the request running
+	Usage        string        // "continuous" (default), "final" or "none"
+	KVBlocks     int           // cache_config_info num_gpu_blocks (block size 16, the total over engines); 0 = absent
+	KVSizeTokens int           // cache_config_info kv_cache_size_tokens (per engine); 0 = KVBlocks × 16 ÷ Engines
+	NoKVSize     bool          // kv_cache_size_tokens "None": a build before vLLM PR #42206
+	Engines      int           // cache_config_info series, one per engine (default 1)
+	Status       int           // answer /v1/completions with this HTTP status when set
+	MidError     bool          // send an error event after the first chunk
+	FailNow      atomic.Bool   // from now on, send an error event after the next chunk
+	Truncate     bool          // close after the first chunk without [DONE]
+	StallAfter   int           // stop sending (without closing) after this many chunks
+	Waiting      float64       // reported num_requests_waiting
+	MetricsDelay time.Duration // before answering /metrics
+	// WaitingAt, when set, gives num_requests_waiting for the nth /metrics
+	// request (1-based) that found Full generation requests running, each
 	// sent its first chunk; n counts polls, not time, so load cannot shift
-	// which poll reports the queue. Before the first such poll: waiting.
-	waitingAt    func(n int64) float64
-	full         int64
-	fullPolls    atomic.Int64
-	running      atomic.Int64
-	streaming    atomic.Int64 // running requests sent their first chunk (counted just before it is written)
-	generated    atomic.Int64
-	requests     atomic.Int64
-	lastBody     atomic.Value // the last completion request body
-	noTokenize   bool
-	maxModelLen  int
-	authRequired string
-	// chatCount is the token count /tokenize gives a chat prompt with this
+	// which poll reports the queue. Before the first such poll: Waiting.
+	WaitingAt    func(n int64) float64
+	Full         int64
+	FullPolls    atomic.Int64
+	Running      atomic.Int64
+	Streaming    atomic.Int64 // running requests sent their first chunk (counted just before it is written)
+	Generated    atomic.Int64
+	Requests     atomic.Int64
+	LastBody     atomic.Value // the last completion request body
+	NoTokenize   bool
+	MaxModelLen  int
+	AuthRequired string
+	// ChatCount is the token count /tokenize gives a chat prompt with this
 	// user message (default: 20 template tokens + one per 4 bytes).
-	chatCount func(content string) int
-	// noChatTokenize answers /tokenize with messages 400 (prompt still works).
-	noChatTokenize bool
-	// reasoning makes chat streams send their first half as delta.reasoning.
-	reasoning     bool
-	tokenizeCalls atomic.Int64   // /tokenize requests with messages
-	mux           *http.ServeMux // the handler, set by start
+	ChatCount func(content string) int
+	// NoChatTokenize answers /tokenize with messages 400 (prompt still works).
+	NoChatTokenize bool
+	// Reasoning makes chat streams send their first half as delta.reasoning.
+	Reasoning     bool
+	TokenizeCalls atomic.Int64   // /tokenize requests with messages
+	mux           *http.ServeMux // the handler, set by Start
 }
 
-func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
+// Start serves f until the test ends.
+func (f *Server) Start(t testing.TB) *httptest.Server {
 	t.Helper()
-	if f.model == "" {
-		f.model = "qwen"
+	if f.Model == "" {
+		f.Model = "qwen"
 	}
-	if f.perChunk == 0 {
-		f.perChunk = 1
+	if f.PerChunk == 0 {
+		f.PerChunk = 1
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {})
 	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"version":"0.0.fake"}`) })
 	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, r *http.Request) {
-		if f.authRequired != "" && r.Header.Get("Authorization") != "Bearer "+f.authRequired {
+		if f.AuthRequired != "" && r.Header.Get("Authorization") != "Bearer "+f.AuthRequired {
 			w.WriteHeader(401)
 			fmt.Fprint(w, `{"error":"Unauthorized"}`)
 			return
 		}
-		fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","root":"/models/x","max_model_len":%d}]}`, f.model, f.maxModelLen)
+		fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","root":"/models/x","max_model_len":%d}]}`, f.Model, f.MaxModelLen)
 	})
 	mux.HandleFunc("/tokenize", func(w http.ResponseWriter, r *http.Request) {
-		if f.noTokenize {
+		if f.NoTokenize {
 			http.NotFound(w, r)
 			return
 		}
@@ -106,58 +111,58 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 			return b.String()
 		}
 		if len(req.Messages) > 0 {
-			f.tokenizeCalls.Add(1)
-			if f.noChatTokenize || !req.AddGenerationPrompt || req.Messages[0].Role != "user" {
+			f.TokenizeCalls.Add(1)
+			if f.NoChatTokenize || !req.AddGenerationPrompt || req.Messages[0].Role != "user" {
 				w.WriteHeader(400)
 				fmt.Fprint(w, `{"error":{"message":"chat template not available"}}`)
 				return
 			}
-			count := f.chatCount
+			count := f.ChatCount
 			if count == nil {
 				count = func(s string) int { return 20 + (len(s)+3)/4 }
 			}
 			n := count(req.Messages[0].Content)
-			fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.maxModelLen, ids(n))
+			fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.MaxModelLen, ids(n))
 			return
 		}
 		n := (len(req.Prompt) + 3) / 4
-		fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.maxModelLen, ids(n))
+		fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.MaxModelLen, ids(n))
 	})
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(f.metricsDelay)
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", f.model, f.running.Load())
-		waiting := f.waiting
-		if f.waitingAt != nil && f.running.Load() >= f.full && f.streaming.Load() >= f.full {
-			waiting = f.waitingAt(f.fullPolls.Add(1))
+		time.Sleep(f.MetricsDelay)
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", f.Model, f.Running.Load())
+		waiting := f.Waiting
+		if f.WaitingAt != nil && f.Running.Load() >= f.Full && f.Streaming.Load() >= f.Full {
+			waiting = f.WaitingAt(f.FullPolls.Add(1))
 		}
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.model, waiting)
-		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.model, f.generated.Load())
-		if f.kvBlocks > 0 || f.kvSizeTokens > 0 {
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.Model, waiting)
+		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.Model, f.Generated.Load())
+		if f.KVBlocks > 0 || f.KVSizeTokens > 0 {
 			size := "None" // docs/vllm.md#cache-config-info: unset fields render as "None"
 			switch {
-			case f.noKVSize:
-			case f.kvSizeTokens > 0:
-				size = fmt.Sprint(f.kvSizeTokens)
+			case f.NoKVSize:
+			case f.KVSizeTokens > 0:
+				size = fmt.Sprint(f.KVSizeTokens)
 			default:
-				size = fmt.Sprint(f.kvBlocks * 16 / max(f.engines, 1))
+				size = fmt.Sprint(f.KVBlocks * 16 / max(f.Engines, 1))
 			}
 			fmt.Fprint(w, "# TYPE vllm:cache_config_info gauge\n")
-			for e := range max(f.engines, 1) {
-				fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"16\",engine=\"%d\",kv_cache_size_tokens=%q,num_gpu_blocks=\"%d\"} 1\n", e, size, f.kvBlocks)
+			for e := range max(f.Engines, 1) {
+				fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"16\",engine=\"%d\",kv_cache_size_tokens=%q,num_gpu_blocks=\"%d\"} 1\n", e, size, f.KVBlocks)
 			}
 		}
 	})
 	generate := func(w http.ResponseWriter, r *http.Request, chat bool) {
-		f.requests.Add(1)
+		f.Requests.Add(1)
 		var body map[string]any
 		json.NewDecoder(r.Body).Decode(&body)
-		f.lastBody.Store(body)
-		if f.status != 0 {
-			w.WriteHeader(f.status)
+		f.LastBody.Store(body)
+		if f.Status != 0 {
+			w.WriteHeader(f.Status)
 			fmt.Fprint(w, `{"error":{"message":"overloaded"}}`)
 			return
 		}
-		max := f.tokens
+		max := f.Tokens
 		limit := "max_tokens"
 		if chat {
 			limit = "max_completion_tokens"
@@ -165,33 +170,33 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 		if mt, ok := body[limit].(float64); ok && int(mt) < max {
 			max = int(mt)
 		}
-		f.running.Add(1)
-		defer f.running.Add(-1)
+		f.Running.Add(1)
+		defer f.Running.Add(-1)
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
 		sent, chunks := 0, 0
 		usage := func(n int) string {
-			if f.usage == "" || f.usage == "continuous" {
+			if f.Usage == "" || f.Usage == "continuous" {
 				return fmt.Sprintf(`,"usage":{"prompt_tokens":10,"total_tokens":%d,"completion_tokens":%d}`, 10+n, n)
 			}
 			return ""
 		}
 		for sent < max {
-			gap := f.gap
+			gap := f.Gap
 			if sent == 0 {
-				gap += f.firstDelay
+				gap += f.FirstDelay
 			}
 			if !pause(r.Context(), w, gap) {
 				return
 			}
 			if chunks == 0 {
-				f.streaming.Add(1) // before the chunk: a client that has it sees the count
-				defer f.streaming.Add(-1)
+				f.Streaming.Add(1) // before the chunk: a client that has it sees the count
+				defer f.Streaming.Add(-1)
 			}
-			k := min(f.perChunk, max-sent)
+			k := min(f.PerChunk, max-sent)
 			sent += k
 			chunks++
-			f.generated.Add(int64(k))
+			f.Generated.Add(int64(k))
 			fin := "null"
 			if sent == max {
 				fin = `"length"`
@@ -204,25 +209,25 @@ func (f *fakeVLLM) start(t *testing.T) *httptest.Server {
 					fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]%s}\n\n", usage(0))
 				}
 				field := "content"
-				if f.reasoning && sent <= max/2 {
+				if f.Reasoning && sent <= max/2 {
 					field = "reasoning"
 				}
 				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{%q:\"x\"},\"logprobs\":null,\"finish_reason\":%s}]%s}\n\n", field, fin, usage(sent))
 			}
 			fl.Flush()
-			if f.midError || f.failNow.Load() {
+			if f.MidError || f.FailNow.Load() {
 				fmt.Fprint(w, "data: {\"error\":{\"message\":\"engine died\",\"type\":\"InternalServerError\",\"code\":500}}\n\ndata: [DONE]\n\n")
 				return
 			}
-			if f.truncate {
+			if f.Truncate {
 				return
 			}
-			if f.stallAfter > 0 && chunks >= f.stallAfter {
+			if f.StallAfter > 0 && chunks >= f.StallAfter {
 				<-r.Context().Done()
 				return
 			}
 		}
-		if f.usage != "none" {
+		if f.Usage != "none" {
 			fmt.Fprintf(w, "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"total_tokens\":%d,\"completion_tokens\":%d}}\n\n", 10+sent, sent)
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
@@ -263,14 +268,13 @@ type clockedTransport struct {
 	clock *atomic.Int64 // ns
 }
 
-// clockedClient is a client of f's handler through a clockedTransport, and
-// the clock to give the load (l.now = clock.Load).
-func (f *fakeVLLM) clockedClient(t *testing.T, clock *atomic.Int64) *apiClient {
+// ClockedClient is an HTTP client of f's handler through a clocked
+// transport: its pauses advance clock (ns) instead of passing in real time,
+// so a load whose clock is clock.Load sees exactly the handler's gaps.
+func (f *Server) ClockedClient(t testing.TB, clock *atomic.Int64) *http.Client {
 	t.Helper()
-	f.start(t) // builds f.mux
-	c := newAPIClient("http://fake.invalid", "", f.model)
-	c.http = &http.Client{Transport: clockedTransport{h: f.mux, clock: clock}}
-	return c
+	f.Start(t) // builds f.mux
+	return &http.Client{Transport: clockedTransport{h: f.mux, clock: clock}}
 }
 
 func (tr clockedTransport) RoundTrip(req *http.Request) (*http.Response, error) {

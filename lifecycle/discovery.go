@@ -1,4 +1,4 @@
-package runner
+package lifecycle
 
 import (
 	"bufio"
@@ -15,53 +15,38 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
 )
 
-// discover reads the version, KV capacity, max_model_len, GPUs, and
-// prepares the workload's prompt builder.
-func (r *run) discover(ctx context.Context) error {
-	srv := r.cfg.Server
-	facts := &r.results.Server
-	facts.Endpoint = r.client.base
-	facts.Version = r.client.version(ctx)
+// KV is the KV cache capacity discovery found
+// (docs/method.md#kv-capacity): Tokens in all (0 when unknown), from Source
+// (result.KVSource*), read as Detail says when it came from the log
+// ("engine 0: …"), with a Warning when the figure is doubtful or missing;
+// Engines is the data-parallel engines it is split over.
+type KV struct {
+	Tokens                  int64
+	Source, Detail, Warning string
+	Engines                 int
+}
+
+// Discover records in facts what a ready server says about where it
+// runs: its endpoint, version (GET /version), GPUs (nvidia-smi) and KV
+// capacity (discoverKVCapacity, kvEngines), which it also returns.
+func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.Server) KV {
+	facts.Endpoint = s.Client.base
+	facts.Version = s.Client.version(ctx)
 	for _, g := range gpus(ctx) {
 		facts.GPUs = append(facts.GPUs, result.GPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryMiB})
 	}
-	var kvWarning string
-	r.kvPool.Tokens, facts.KVCacheSource, kvWarning = r.discoverKVCapacity(ctx)
-	r.kvPool.Engines = r.kvEngines(ctx)
-	facts.KVCacheTokens = r.kvPool.Tokens
-	if r.kvPool.Engines > 1 {
-		facts.KVCacheEngines = r.kvPool.Engines
+	var kv KV
+	kv.Tokens, facts.KVCacheSource, kv.Warning, kv.Detail = s.discoverKVCapacity(ctx, srv)
+	kv.Source = facts.KVCacheSource
+	kv.Engines = s.kvEngines(ctx, srv)
+	facts.KVCacheTokens = kv.Tokens
+	if kv.Engines > 1 {
+		facts.KVCacheEngines = kv.Engines
 	}
-	if kvWarning != "" {
-		r.warn(kvWarning)
-	}
-	mml, err := r.setupWorkload(ctx)
-	if err != nil {
-		return err
-	}
-	statedMaxModelLen := r.maxModelLen // from GET /v1/models; 0: not listed
-	if r.maxModelLen == 0 && srv.MaxModelLen != nil {
-		r.maxModelLen = *srv.MaxModelLen
-	}
-	if r.maxModelLen == 0 {
-		r.maxModelLen = mml
-	}
-	facts.MaxModelLen = r.maxModelLen
-	r.readStatedFacts(ctx, statedMaxModelLen)
-	kv := "unknown"
-	if r.kvPool.Tokens > 0 {
-		kv = fmt.Sprintf("%d tokens (from %s)", r.kvPool.Tokens, facts.KVCacheSource)
-		if r.kvDetail != "" {
-			kv = fmt.Sprintf("%d tokens (from %s: %s)", r.kvPool.Tokens, facts.KVCacheSource, r.kvDetail)
-		}
-		if r.kvPool.Engines > 1 {
-			kv += fmt.Sprintf(", %d per engine over %d data-parallel engines", r.kvPool.PerEngine(), r.kvPool.Engines)
-		}
-	}
-	r.logf("server %s: version %s, max_model_len %d, KV cache %s", srv.Name, orDash(facts.Version), r.maxModelLen, kv)
-	return ctx.Err()
+	return kv
 }
 
 // discoverKVCapacity is the one place that decides the server's KV cache
@@ -79,42 +64,43 @@ func (r *run) discover(ctx context.Context) error {
 //     on hybrid models block_size is not the token unit
 //     (docs/vllm.md#hybrid-models);
 //  5. unknown: 0, "" and a warning.
-func (r *run) discoverKVCapacity(ctx context.Context) (tokens int64, source, warning string) {
-	if kv := r.cfg.Server.KVCacheTokens; kv != nil && *kv > 0 {
-		return *kv, result.KVSourceSpec, ""
+//
+// detail says how a capacity read from the log was read.
+func (s *Server) discoverKVCapacity(ctx context.Context, srv *spec.Server) (tokens int64, source, warning, detail string) {
+	if kv := srv.KVCacheTokens; kv != nil && *kv > 0 {
+		return *kv, result.KVSourceSpec, "", ""
 	}
-	snap, _, err := r.client.metrics(ctx)
+	snap, _, err := s.Client.Metrics(ctx)
 	if err == nil && snap.KV.SizeTokens > 0 {
-		return snap.KV.SizeTokens, result.KVSourceMetrics, ""
+		return snap.KV.SizeTokens, result.KVSourceMetrics, "", ""
 	}
-	if r.serverProcess != nil {
+	if s.proc != nil {
 		dp := 1
-		if d := r.cfg.Server.DataParallelSize; d != nil {
+		if d := srv.DataParallelSize; d != nil {
 			dp = *d
 		}
-		if lr := kvFromLog(r.serverProcess.logPath, dp); lr.tokens > 0 {
-			r.kvDetail = lr.detail
-			return lr.tokens, result.KVSourceLog, strings.Join(lr.warnings, "; ")
+		if lr := kvFromLog(s.proc.logPath, dp); lr.tokens > 0 {
+			return lr.tokens, result.KVSourceLog, strings.Join(lr.warnings, "; "), lr.detail
 		}
 	}
 	if n := snap.KV.BlocksTimesBlockSize(); err == nil && n > 0 {
 		return n, result.KVSourceMetricsEstimate, fmt.Sprintf("KV cache capacity %d tokens is estimated as vllm:cache_config_info's num_gpu_blocks %d × block_size %d "+
 			"(the server reports no kv_cache_size_tokens label and logs no \"GPU KV cache size\" line): this is wrong for hybrid models "+
 			"(Mamba or linear-attention layers, several KV cache groups), whose block_size is not the unit of a token capacity; "+
-			"set kv_cache_tokens in the spec if you know the capacity (docs/vllm.md#hybrid-models)", n, snap.KV.NumGPUBlocks, snap.KV.BlockSize)
+			"set kv_cache_tokens in the spec if you know the capacity (docs/vllm.md#hybrid-models)", n, snap.KV.NumGPUBlocks, snap.KV.BlockSize), ""
 	}
-	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line): no cell is skipped as over capacity"
+	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line): no cell is skipped as over capacity", ""
 }
 
 // kvEngines is the number of data-parallel engines the KV capacity is
 // split over (docs/method.md#over-capacity): the spec's
 // data_parallel_size, else the engines vllm:cache_config_info has a series
 // for, else one.
-func (r *run) kvEngines(ctx context.Context) int {
-	if dp := r.cfg.Server.DataParallelSize; dp != nil && *dp > 1 {
+func (s *Server) kvEngines(ctx context.Context, srv *spec.Server) int {
+	if dp := srv.DataParallelSize; dp != nil && *dp > 1 {
 		return *dp
 	}
-	if snap, _, err := r.client.metrics(ctx); err == nil && snap.KV.Engines > 1 {
+	if snap, _, err := s.Client.Metrics(ctx); err == nil && snap.KV.Engines > 1 {
 		return snap.KV.Engines
 	}
 	return 1
@@ -122,11 +108,11 @@ func (r *run) kvEngines(ctx context.Context) int {
 
 // simulatorVersionSuffix ends the version slogate's simulator answers on
 // GET /version ("0.11.0-slogate-sim", sim/profile.go): a server that says
-// so is simulated, also when it is reached through -endpoint. (The runner
+// so is simulated, also when it is reached through -endpoint. (lifecycle
 // does not import the simulator, so the suffix is written here too.)
 const simulatorVersionSuffix = "-slogate-sim"
 
-// readStatedFacts records what the server states about itself beside what
+// ReadStatedFacts records in facts what the server states about itself beside what
 // the spec asked (docs/method.md#server-facts): the version (GET /version;
 // the simulator's ends in simulatorVersionSuffix), max_model_len (GET
 // /v1/models), the KV cache dtype, block size and prefix caching
@@ -134,10 +120,10 @@ const simulatorVersionSuffix = "-slogate-sim"
 // "non-default args" line of a launched server: vLLM exposes no config
 // metric for it, docs/vllm.md#server-facts). A stated fact replaces the
 // spec's in results.json, and so in conditions' server.*; every
-// disagreement with the spec is a warning.
-func (r *run) readStatedFacts(ctx context.Context, maxModelLen int) {
-	srv := r.cfg.Server
-	facts := &r.results.Server
+// disagreement with the spec is one of the warnings, and each fact the spec
+// asked that the server did not state one of the notes (unstatedFacts).
+// maxModelLen is the one GET /v1/models listed (0: none).
+func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *result.Server, maxModelLen int) (warnings, notes []string) {
 	asked := &result.ServerAsked{KVCacheDtype: srv.KVCacheDtype, PrefixCaching: srv.EnablePrefixCaching}
 	if srv.Speculative != nil {
 		asked.Speculative = srv.Speculative.Method
@@ -159,7 +145,7 @@ func (r *run) readStatedFacts(ctx context.Context, maxModelLen int) {
 	if maxModelLen > 0 {
 		stated["max_model_len"] = "GET /v1/models"
 	}
-	if snap, _, err := r.client.metrics(ctx); err == nil {
+	if snap, _, err := s.Client.Metrics(ctx); err == nil {
 		const from = "vllm:cache_config_info"
 		if d := snap.KV.CacheDtype; d != "" {
 			facts.KVCacheDtype = d
@@ -175,8 +161,8 @@ func (r *run) readStatedFacts(ctx context.Context, maxModelLen int) {
 			stated["enable_prefix_caching"] = from
 		}
 	}
-	if r.serverProcess != nil {
-		if method, ok := speculativeFromLog(r.serverProcess.logPath); ok {
+	if s.proc != nil {
+		if method, ok := speculativeFromLog(s.proc.logPath); ok {
 			facts.Speculative = method
 			stated["speculative"] = "server.log (non-default args)"
 		}
@@ -184,12 +170,7 @@ func (r *run) readStatedFacts(ctx context.Context, maxModelLen int) {
 	if len(stated) > 0 {
 		facts.Stated = stated
 	}
-	for _, w := range factDisagreements(asked, facts, maxModelLen) {
-		r.warn(w)
-	}
-	for _, f := range unstatedFacts(asked, facts) {
-		r.logf("server %s: %s", srv.Name, f)
-	}
+	return factDisagreements(asked, facts, maxModelLen), unstatedFacts(asked, facts)
 }
 
 // unstatedFacts are the facts the spec asked that the server did not
@@ -328,14 +309,6 @@ func pythonValue(s string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// orDash shows an unknown value as "unknown".
-func orDash(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 // The KV capacity lines vLLM prints at startup
