@@ -205,7 +205,29 @@ func WithBaseline(base, res *result.Results, opt BaselineOptions) (verdicts []re
 	if m := compare.MethodOf(tables); !m.Statistical() {
 		notes = append(notes, "baseline: "+m.Note())
 	}
+	if compare.EngineChanged(base, res) {
+		verdicts = InformOnly(verdicts)
+		notes = append(notes, "baseline: "+compare.EngineNote(base, res))
+	}
 	return verdicts, notes, nil
+}
+
+// InformOnly turns the verdicts of a comparison across engines into
+// information (docs/method.md#comparing-engines): a regression or an
+// inconclusive cell passes, its lines kept and marked, since a baseline
+// gates only a run of the same engine. An Error (a cell this run could not
+// measure) stays an Error: an errored server is never reported as a fast
+// or slow one.
+func InformOnly(verdicts []result.Verdict) []result.Verdict {
+	out := make([]result.Verdict, len(verdicts))
+	for i, v := range verdicts {
+		if v.Outcome == result.Fail || v.Outcome == result.Inconclusive {
+			v.Details = append(append([]string(nil), v.Details...), "(informs only: "+v.Outcome.String()+" against a baseline of another engine, which never gates)")
+			v.Outcome = result.Pass
+		}
+		out[i] = v
+	}
+	return out
 }
 
 // CheckSettings compares the measurement settings of res with those of the

@@ -186,6 +186,21 @@ func TestWithBaseline(t *testing.T) {
 			t.Errorf("%v %q %q; want a pass, accepted", v[0].Outcome, v[0].Message, v[0].Details)
 		}
 	})
+	t.Run("another engine: refused, then allowed it informs and never gates", func(t *testing.T) {
+		sg := run(3, "0.5.5", 5400, 5420, 5300, 5380, 5350)
+		sg.Server.Engine = "sglang"
+		if _, _, err := WithBaseline(base, sg, BaselineOptions{Tolerance: 0.05}); exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), "engine: vllm → sglang") {
+			t.Fatalf("err %v, want exit 2 naming the engine change", err)
+		}
+		v, notes, err := WithBaseline(base, sg, BaselineOptions{Tolerance: 0.05, AllowSettingsChange: true})
+		if err != nil || v[0].Outcome != result.Pass || !strings.Contains(v[0].Details[0], "(-10.4%, bounds -11.7…-9.2% at 95.2% confidence each, 5+5 runs), regressed beyond 5%") ||
+			v[len(v)-1].Details[len(v[len(v)-1].Details)-1] != "(informs only: fail against a baseline of another engine, which never gates)" {
+			t.Errorf("err %v, %v %q; want a pass keeping the regression's interval, marked as informing", err, v[0].Outcome, v[0].Details)
+		}
+		if !strings.Contains(strings.Join(notes, "\n"), "engines differ (vLLM → SGLang): the comparison informs") {
+			t.Errorf("notes %q lack the engine note", notes)
+		}
+	})
 	t.Run("regression", func(t *testing.T) {
 		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5400, 5420, 5300, 5380, 5350), BaselineOptions{Tolerance: 0.05})
 		if v[0].Outcome != result.Fail || !strings.Contains(v[0].Details[0], "(-10.4%, bounds -11.7…-9.2% at 95.2% confidence each, 5+5 runs), regressed beyond 5%") {

@@ -88,9 +88,16 @@ func Settings(a, b *result.Results) []Difference {
 }
 
 // EngineChanged reports whether a and b measured different engines: their
-// comparison is a settings change (docs/method.md#comparing-runs).
+// comparison is a settings change, and it informs, never gates
+// (docs/method.md#comparing-engines).
 func EngineChanged(a, b *result.Results) bool {
 	return a.Server.EngineName() != b.Server.EngineName()
+}
+
+// EngineNote says that a comparison across engines informs only.
+func EngineNote(a, b *result.Results) string {
+	return fmt.Sprintf("engines differ (%s → %s): the comparison informs; it gates only against a run of the same engine (docs/method.md#comparing-engines)",
+		engineTitle(a.Server.EngineName()), engineTitle(b.Server.EngineName()))
 }
 
 // window is the measurement window as written ("3s"), or its seconds.

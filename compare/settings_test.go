@@ -33,6 +33,8 @@ func TestSettings(t *testing.T) {
 			[]string{"max_output: 256 → 512", "endpoint: completions → chat"}},
 		{"repeat, 0 read as 1", func(b *result.Results) { b.Measure.Repeat = 0 }, []string{"repeat: 5 → 1"}},
 		{"simulated against real", func(b *result.Results) { b.Server.Simulated = true }, []string{"server: real → simulated"}},
+		{"another engine", func(b *result.Results) { b.Server.Engine = "sglang" }, []string{"engine: vllm → sglang"}},
+		{"results before engines were recorded are vLLM's", func(b *result.Results) { b.Server.Engine = "vllm" }, nil},
 		{"workload field changed", func(b *result.Results) {
 			b.Workload = record(`{"prompt":"random","distinct":true,"sampling":{"temperature":0.70}}`)
 		}, []string{"workload.prompt: article → random"}},

@@ -23,7 +23,7 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	tolerance := fls.Fraction("tolerance", "5%", "relative change allowed before a cell counts as changed, `PCT` (5% or 0.05)")
 	alphaFlag := fls.String("alpha", "0.05", "one-sided error level `P` of each bound of the Hodges–Lehmann interval that decides cells repeated on both sides")
 	inconclusive := fls.Choice("inconclusive", compare.InconclusivePolicies, "what a cell that cannot be decided does, `POLICY`: fail (exit 4 when nothing regressed) or pass (accept the risk; an estimate beyond the tolerance still fails)")
-	allowSettings := fls.Bool("allow-settings-change", false, "compare runs measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real); the differences head the output")
+	allowSettings := fls.Bool("allow-settings-change", false, "compare runs measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real, engine); the differences head the output")
 	metrics := fls.String("metric", "", "comma-separated `METRICS` to compare (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill)")
 	files, err := fls.Parse(stdout, args)
 	if err != nil {
@@ -71,7 +71,14 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		return exit.Infraf("diff: writing output: %w", err)
 	}
 	compare.WriteSummary(stdout, tables)
-	switch compare.Outcome(tables) {
+	outcome := compare.Outcome(tables)
+	if compare.EngineChanged(a, b) {
+		fmt.Fprintln(stdout, compare.EngineNote(a, b))
+		if outcome != result.Error {
+			return nil
+		}
+	}
+	switch outcome {
 	case result.Error:
 		return exit.Quiet(exit.Infra)
 	case result.Fail:
