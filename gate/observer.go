@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner"
@@ -56,7 +55,7 @@ func (o *observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 		o.end(test, result.Error, elapsed)
 		return
 	}
-	o.stream.Output(test, fmt.Sprintf("%s tok/s prefill · TTFT %s ms (cold)", numfmt.Fixed(c.TPS, 1), numfmt.Fixed(c.TTFTMs, 0)))
+	o.stream.Output(test, report.PrefillLine(&c))
 	if d := c.Design; d != nil && d.StopReason != "" {
 		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, d.StopReason))
 	}
@@ -92,12 +91,7 @@ func (o *observer) decodeLines(c result.DecodeCell) (string, result.Outcome) {
 		o.stream.Output(test, "error: "+c.Reason)
 		return test, result.Error
 	}
-	line := fmt.Sprintf("%s tok/s total · %s tok/s/request · TTFT %s ms · TBT %s ms · %s",
-		numfmt.Fixed(c.TotalTPS, 1), numfmt.Fixed(c.PerRequestTPS, 1), numfmt.Fixed(c.TTFTMs, 0), numfmt.Fixed(c.TBTMs, 2), c.Status)
-	if c.Status == result.StatusQueued && c.Reason != "" {
-		line += " (" + c.Reason + ")"
-	}
-	o.stream.Output(test, line)
+	o.stream.Output(test, report.DecodeLine(&c))
 	if d := c.Design; d != nil && d.StopReason != "" {
 		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, d.StopReason))
 	}

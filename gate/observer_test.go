@@ -44,7 +44,7 @@ func TestObserver(t *testing.T) {
 	o.Abort(exit.Infraf("the server exited during the run\nlog lines"))
 	want := []string{
 		"RUN q/prefill/ctx=8K", "  46,712.3 tok/s prefill · TTFT 175 ms (cold)", "END pass q/prefill/ctx=8K",
-		"RUN q/decode/ctx=8K/conc=64", "  6,018.4 tok/s total · 95.9 tok/s/request · TTFT 1,027 ms · TBT 10.40 ms · valid", "  warning: w", "END pass q/decode/ctx=8K/conc=64",
+		"RUN q/decode/ctx=8K/conc=64", "  6,018.4 tok/s total · 95.9 tok/s/request · TTFT 1,027 ms · TBT 10.4 ms · valid", "  warning: w", "END pass q/decode/ctx=8K/conc=64",
 		"RUN q/decode/ctx=251K/conc=128", "  over capacity, not run: too big", "END skip q/decode/ctx=251K/conc=128",
 		"RUN q/decode/ctx=8K/conc=1", "  error: stream stalled", "END error q/decode/ctx=8K/conc=1",
 		"RUN q/decode/ctx=1K/conc=2", "  not measured: the server exited during the run", "END error q/decode/ctx=1K/conc=2",

@@ -169,3 +169,31 @@ func TestPrefillMetricsLine(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestConsoleCellLines: the console's one-line summaries of a prefill and a
+// decode cell show each number at the metric table's precision (TBT to one
+// decimal, TTFT to whole milliseconds), then a decode cell's status, with a
+// queued cell's reason after it.
+func TestConsoleCellLines(t *testing.T) {
+	decode := func(st result.Status, reason string) string {
+		return DecodeLine(&result.DecodeCell{Status: st, Reason: reason,
+			TotalTPS: 6018.44, PerRequestTPS: 95.94, TTFTMs: 1026.6, TBTMs: 10.44})
+	}
+	tests := []struct {
+		name, got, want string
+	}{
+		{name: "prefill", got: PrefillLine(&result.PrefillCell{TPS: 46712.34, TTFTMs: 175.4}),
+			want: "46,712.3 tok/s prefill · TTFT 175 ms (cold)"},
+		{name: "decode valid", got: decode(result.StatusValid, ""),
+			want: "6,018.4 tok/s total · 95.9 tok/s/request · TTFT 1,027 ms · TBT 10.4 ms · valid"},
+		{name: "decode queued with its reason", got: decode(result.StatusQueued, "3 preemptions"),
+			want: "6,018.4 tok/s total · 95.9 tok/s/request · TTFT 1,027 ms · TBT 10.4 ms · queued (3 preemptions)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got  %q\nwant %q", tt.got, tt.want)
+			}
+		})
+	}
+}

@@ -43,11 +43,36 @@ func decodeText(c *result.DecodeCell, name string) string {
 	return metricText(m, v)
 }
 
-// prefillTTFTText is the TTFT of a prefill cell: "175 ms".
-func prefillTTFTText(c *result.PrefillCell) string {
-	m := metric.Must(vocab.PhasePrefill, metric.TTFTMs)
+// prefillText is metric name of prefill cell c as reports show it: the
+// TTFT "175 ms", the throughput "46,712.3" (the Prefill table and the
+// summaries show it in thousands instead: prefillTPSText).
+func prefillText(c *result.PrefillCell, name string) string {
+	m := metric.Must(vocab.PhasePrefill, name)
 	v, _ := c.Value(m)
 	return metricText(m, v)
+}
+
+// prefillTTFTText is the TTFT of a prefill cell: "175 ms".
+func prefillTTFTText(c *result.PrefillCell) string { return prefillText(c, metric.TTFTMs) }
+
+// PrefillLine is the console's one-line summary of a measured prefill
+// cell, each number as the metric table shows it: "46,712.3 tok/s prefill ·
+// TTFT 175 ms (cold)".
+func PrefillLine(c *result.PrefillCell) string {
+	return prefillText(c, metric.TPS) + " tok/s prefill · TTFT " + prefillText(c, metric.TTFTMs) + " (cold)"
+}
+
+// DecodeLine is the console's one-line summary of a measured decode cell,
+// each number as the metric table shows it, then the status: "6,018.4
+// tok/s total · 95.9 tok/s/request · TTFT 1,027 ms · TBT 10.4 ms · valid",
+// with the reason of a queued cell after it.
+func DecodeLine(c *result.DecodeCell) string {
+	line := decodeText(c, metric.TotalTPS) + " tok/s total · " + decodeText(c, metric.PerRequestTPS) + " tok/s/request · TTFT " +
+		decodeText(c, metric.TTFTMs) + " · TBT " + decodeText(c, metric.TBTMs) + " · " + string(c.Status)
+	if c.Status == result.StatusQueued && c.Reason != "" {
+		line += " (" + c.Reason + ")"
+	}
+	return line
 }
 
 // prefillTPSText is a prefill throughput: in thousands from 10,000 up
