@@ -43,6 +43,13 @@ func decodeText(c *result.DecodeCell, name string) string {
 	return metricText(m, v)
 }
 
+// trafficText is metric name of traffic cell c as reports show it.
+func trafficText(c *result.TrafficCell, name string) string {
+	m := metric.Must(vocab.PhaseTraffic, name)
+	v, _ := c.Value(m)
+	return metricText(m, v)
+}
+
 // prefillText is metric name of prefill cell c as reports show it: the
 // TTFT "175 ms", the throughput "46,712.3" (the Prefill table and the
 // summaries show it in thousands instead: prefillTPSText).

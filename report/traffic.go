@@ -25,13 +25,18 @@ var trafficColumns = []string{metric.Launched, metric.Completed, metric.Achieved
 // counts first so that a rate reads with what it rests on: "80 launched,
 // 78 completed in 20s: 3.98 of 4 req/s achieved · goodput 3.90 req/s
 // (98.0%) · TTFT p99 312 ms · e2e p50 2,301 ms · 9.2 in flight · valid".
+//
+// The numbers are the metric table's (trafficText), but for three that read
+// otherwise in this line: the window in the shortest seconds ("in 20s"), the
+// goodput share as a percentage and the requests in flight to one decimal
+// (the table shows two).
 func TrafficSummary(c *result.TrafficCell) string {
-	line := fmt.Sprintf("%s launched, %s completed in %ss: %s of %s req/s achieved · goodput %s req/s (%s%%) · TTFT p99 %s ms · e2e p50 %s ms · %s in flight · %s",
-		numfmt.Int(int64(c.Launched)), numfmt.Int(int64(c.Completed)), numfmt.Shortest(c.MeasuredS), numfmt.Fixed(c.AchievedRPS, 2), result.FormatRate(c.Rate),
-		numfmt.Fixed(c.GoodputRPS, 2), numfmt.Fixed(c.GoodputShare*100, 1),
-		numfmt.Fixed(c.TTFTMsP99, 0), numfmt.Fixed(c.E2EMs, 0), numfmt.Fixed(c.ConcurrencyAvg, 1), c.Status)
+	line := fmt.Sprintf("%s launched, %s completed in %ss: %s of %s req/s achieved · goodput %s req/s (%s%%) · TTFT p99 %s · e2e p50 %s · %s in flight · %s",
+		trafficText(c, metric.Launched), trafficText(c, metric.Completed), numfmt.Shortest(c.MeasuredS), trafficText(c, metric.AchievedRPS), result.FormatRate(c.Rate),
+		trafficText(c, metric.GoodputRPS), numfmt.Fixed(c.GoodputShare*100, 1),
+		trafficText(c, metric.TTFTMsP99), trafficText(c, metric.E2EMs), numfmt.Fixed(c.ConcurrencyAvg, 1), c.Status)
 	if c.Unfinished > 0 {
-		line += fmt.Sprintf(" (%s unfinished)", numfmt.Int(int64(c.Unfinished)))
+		line += fmt.Sprintf(" (%s unfinished)", trafficText(c, metric.Unfinished))
 	}
 	if c.Status == result.StatusQueued && c.Reason != "" {
 		line += " (" + c.Reason + ")"
@@ -120,13 +125,11 @@ func trafficTables(res *result.Results) []trafficTable {
 		for _, c := range cells {
 			r := []string{result.FormatRate(c.Rate), statusWord(c.Status)}
 			for _, name := range trafficColumns {
-				m := metric.Must(vocab.PhaseTraffic, name)
-				v, _ := c.Value(m)
 				if !c.Status.Measured() {
 					r = append(r, dash)
 					continue
 				}
-				r = append(r, metricText(m, v))
+				r = append(r, trafficText(c, name))
 			}
 			t.Rows = append(t.Rows, r)
 		}
