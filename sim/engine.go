@@ -42,6 +42,26 @@ type engineParams struct {
 	// so TTFT, which is prefill): --sim-slowdown; 0 (unset) means 1. A
 	// build whose kernels are uniformly slower, for a gate to catch.
 	slowdown float64
+	// observe, when set, is told what each iteration did (on the loop's
+	// goroutine): the seam through which an engine-specific surface reports
+	// at its own cadence (SGLang's scheduler metrics and batch log lines).
+	observe func(stepEvent)
+}
+
+// stepEvent is one iteration's work as an engine-specific surface sees it:
+// a prefill batch (requests admitted this iteration; SGLang logs and sets
+// its gauges there) or a decode step.
+type stepEvent struct {
+	decode       bool          // a decode step ran (else: requests were admitted)
+	now          time.Duration // the engine's clock after the work
+	newSeqs      int           // requests admitted (prefill batch)
+	newTokens    int64         // their prompt tokens not found in the prefix cache
+	cachedTokens int64         // their prompt tokens found in it
+	running      int           // requests running after the work
+	waiting      int           // requests waiting after it
+	heldTokens   int           // KV tokens the running requests hold (prompt + generated)
+	st           *stats        // the loop's counters (read only, on the loop's goroutine)
+	batch        int           // sequences in the decode step
 }
 
 // noiseCorrelation is the correlation time of --sim-noise's jitter: the
@@ -200,7 +220,13 @@ func (e *engine) run(ctx context.Context) {
 // reports busy=false when there is nothing to do, ok=false when ctx ended.
 func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
 	e.intake()
+	runBefore, queriesBefore, hitsBefore := len(e.running), e.st.prefixQueries, e.st.prefixHits
 	e.admit()
+	if e.p.observe != nil && len(e.running) > runBefore {
+		hits := e.st.prefixHits - hitsBefore
+		e.report(stepEvent{newSeqs: len(e.running) - runBefore,
+			newTokens: e.st.prefixQueries - queriesBefore - hits, cachedTokens: hits})
+	}
 	e.firstTokens()
 	if e.p.preempt {
 		e.reserveStep()
@@ -219,6 +245,9 @@ func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
 			return true, false
 		}
 		e.decode(e.batch, step)
+		if e.p.observe != nil {
+			e.report(stepEvent{decode: true, batch: len(e.batch)})
+		}
 		e.publish()
 		return true, true
 	}
@@ -591,6 +620,15 @@ func (e *engine) publish() {
 	e.snapMu.Lock()
 	e.snap = e.st
 	e.snapMu.Unlock()
+}
+
+// report completes ev with the loop's state and hands it to observe.
+func (e *engine) report(ev stepEvent) {
+	ev.now, ev.running, ev.waiting, ev.st = e.now, len(e.running), len(e.waiting), &e.st
+	for _, r := range e.running {
+		ev.heldTokens += r.promptTokens + r.generated
+	}
+	e.p.observe(ev)
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
