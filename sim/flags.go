@@ -76,6 +76,7 @@ type Config struct {
 	RecordFile         string        // --sim-record: append one JSON line per generation request
 	DevMode            bool          // VLLM_SERVER_DEV_MODE set to a non-zero integer: dev routes exist
 	Ignored            []string      // vLLM flags accepted but not modelled
+	sglang             bool          // parsed as SGLang's command line: settle skips vLLM-only refusals
 	NonDefault         []string      // modelled flags that were set, for the args log line
 	speculativeDotKeys map[string]string
 }
@@ -459,11 +460,7 @@ func parseServe(args []string) (*Config, error) {
 	if len(c.ServedNames) == 0 {
 		c.ServedNames = []string{c.Model}
 	}
-	if n, err := strconv.ParseUint(os.Getenv("SLOGATE_BOOT"), 10, 64); err == nil {
-		c.BootSeed = n
-	} else {
-		c.BootSeed = uint64(time.Now().UnixNano())
-	}
+	c.BootSeed = bootSeed()
 	// vLLM reads bool(int(VLLM_SERVER_DEV_MODE)).
 	if n, err := strconv.Atoi(os.Getenv("VLLM_SERVER_DEV_MODE")); err == nil && n != 0 {
 		c.DevMode = true
@@ -500,6 +497,15 @@ func parseServe(args []string) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// bootSeed seeds --sim-boot-noise: $SLOGATE_BOOT (slogate run's boot
+// number), else the start time.
+func bootSeed() uint64 {
+	if n, err := strconv.ParseUint(os.Getenv("SLOGATE_BOOT"), 10, 64); err == nil {
+		return n
+	}
+	return uint64(time.Now().UnixNano())
 }
 
 // hybridModels are the model families the simulator serves as hybrid

@@ -31,6 +31,14 @@ import (
 // Main runs `slogate sim` with args (what follows "sim"). It returns nil
 // when ctx is cancelled (SIGINT/SIGTERM): a clean shutdown.
 func Main(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	engine, args, err := splitEngine(args)
+	if err != nil {
+		fmt.Fprint(stderr, usageText)
+		return err
+	}
+	if engine == "sglang" {
+		return mainSGLang(ctx, stdout, stderr, args)
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, usageText)
 		if len(args) == 0 {
@@ -160,7 +168,7 @@ func settle(cfg *Config) (*settings, error) {
 	s.kv = describeKV(s.kvTokens, s.maxLen, cfg.Hybrid)
 	// The engine admits against the capacity vLLM reports.
 	s.kvTokens = s.kv.sizeTokens / blockSize * blockSize
-	if s.maxLen > s.kvTokens {
+	if s.maxLen > s.kvTokens && !cfg.sglang { // SGLang serves a context longer than its pool
 		return nil, exit.With(1, fmt.Errorf("to serve at least one request with the model's max seq len (%d), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %d. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine",
 			s.maxLen, float64(s.maxLen)/float64(1<<20), float64(s.kvTokens)/float64(1<<20), s.kvTokens))
 	}

@@ -1,0 +1,616 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/slogate/slogate/internal/exit"
+)
+
+// sglangTest runs the SGLang imitation in-process on an httptest server.
+type sglangTest struct {
+	*httptest.Server
+	srv *sglangServer
+	log *syncBuffer
+}
+
+// startSGLangTest parses args as `slogate sim --engine sglang serve …`
+// does, resolves and settles them, and serves; ready marks the server up
+// (the warmup done) without running the warmup request.
+func startSGLangTest(t testing.TB, ready bool, args ...string) *sglangTest {
+	t.Helper()
+	c, err := parseSGLang(args, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	log := &sglangLogger{w: logs, dp: c.core.DataParallel}
+	if err := c.resolve(log); err != nil {
+		t.Fatal(err)
+	}
+	st, err := settleSGLang(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := newSGLangServer(c, st, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, e := range srv.engs {
+		go e.run(ctx)
+	}
+	srv.up.Store(ready)
+	hs := httptest.NewServer(srv.routes())
+	t.Cleanup(func() {
+		cancel()
+		hs.CloseClientConnections()
+		hs.Close()
+		for _, e := range srv.engs {
+			<-e.stopped
+		}
+	})
+	return &sglangTest{hs, srv, logs}
+}
+
+func (ts *sglangTest) do(t testing.TB, method, path, key string, body any) *http.Response {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, ts.URL+path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func decodeJSON(t testing.TB, r io.Reader) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.NewDecoder(r).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestSGLangParse(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		launch bool
+		check  func(t *testing.T, c *sglangConfig)
+	}{
+		{name: "serve positional model and defaults", args: []string{"Qwen/Qwen3.5-4B"}, check: func(t *testing.T, c *sglangConfig) {
+			if c.core.Model != "Qwen/Qwen3.5-4B" || c.core.Host != "127.0.0.1" || c.core.Port != 30000 || c.core.ServedNames[0] != "Qwen/Qwen3.5-4B" {
+				t.Errorf("model %q host %q port %d served %v", c.core.Model, c.core.Host, c.core.Port, c.core.ServedNames)
+			}
+			if c.decodeLogInterval != 40 || c.enableMetrics {
+				t.Errorf("decode_log_interval %d, enable_metrics %v; want 40, false", c.decodeLogInterval, c.enableMetrics)
+			}
+		}},
+		{name: "launch_server form", launch: true, args: []string{"--model-path", "m", "--tensor-parallel-size", "2", "--dp-size=2"}, check: func(t *testing.T, c *sglangConfig) {
+			if c.core.Model != "m" || c.core.TensorParallel != 2 || c.core.DataParallel != 2 {
+				t.Errorf("model %q tp %d dp %d", c.core.Model, c.core.TensorParallel, c.core.DataParallel)
+			}
+		}},
+		{name: "abbreviated --tp", args: []string{"m", "--tp", "4"}, check: func(t *testing.T, c *sglangConfig) {
+			if c.core.TensorParallel != 4 {
+				t.Errorf("tp %d, want 4 (argparse prefix of --tp-size)", c.core.TensorParallel)
+			}
+		}},
+		{name: "served name is one value, the last wins", args: []string{"m", "--served-model-name", "a", "--served-model-name", "b"}, check: func(t *testing.T, c *sglangConfig) {
+			if !cmp.Equal(c.core.ServedNames, []string{"b"}) {
+				t.Errorf("served %v", c.core.ServedNames)
+			}
+		}},
+		{name: "SGLang flags set the core model", args: []string{"m", "--context-length", "32768", "--mem-fraction-static", "0.8", "--max-running-requests", "64",
+			"--kv-cache-dtype", "fp8_e4m3", "--disable-radix-cache", "--enable-metrics", "--decode-log-interval", "10", "--api-key", "k", "--chunked-prefill-size", "4096"}, check: func(t *testing.T, c *sglangConfig) {
+			core := c.core
+			if core.MaxModelLen != 32768 || core.GPUMemUtil != 0.8 || *c.maxRunning != 64 || core.KVCacheDtype != "fp8_e4m3" ||
+				core.PrefixCaching == nil || *core.PrefixCaching || !c.enableMetrics || c.decodeLogInterval != 10 || c.apiKey != "k" || core.MaxNumBatchedTokens != 4096 {
+				t.Errorf("core %+v sglang %+v", core, c)
+			}
+		}},
+		{name: "known flags are accepted and ignored", args: []string{"m", "--trust-remote-code", "--cuda-graph-max-bs", "128", "--enable-torch-compile", "--no-dcp-replicate-q-proj"}, check: func(t *testing.T, c *sglangConfig) {
+			if !cmp.Equal(c.ignored, []string{"--trust-remote-code", "--cuda-graph-max-bs 128", "--enable-torch-compile", "--no-dcp-replicate-q-proj"}) {
+				t.Errorf("ignored %q", c.ignored)
+			}
+		}},
+		{name: "sim flags", args: []string{"m", "--sim-tbt", "2ms", "--sim-kv-tokens", "65536", "--sim-drain-poll", "100ms", "--sim-tokenize-prompt-only"}, check: func(t *testing.T, c *sglangConfig) {
+			if c.core.TBT != 2*time.Millisecond || c.core.KVTokens != 65536 || c.drainPoll != 100*time.Millisecond || !c.tokenizePromptOnly {
+				t.Errorf("tbt %v kv %d poll %v prompt-only %v", c.core.TBT, c.core.KVTokens, c.drainPoll, c.tokenizePromptOnly)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseSGLang(tc.args, tc.launch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestSGLangParseErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		launch bool
+		want   string
+	}{
+		{name: "unknown flag", args: []string{"m", "--max-num-seqs", "8", "--foo"}, want: "sglang serve: error: unrecognized arguments: --max-num-seqs 8 --foo"},
+		{name: "vLLM's underscore spelling is not SGLang's", args: []string{"m", "--tp_size", "2"}, want: "unrecognized arguments: --tp_size 2"},
+		{name: "model after flags", args: []string{"--tp-size", "2", "m"}, want: "sglang serve: error: unrecognized arguments: m"},
+		{name: "launch_server has no positional model", launch: true, args: []string{"m"}, want: "unrecognized arguments: m"},
+		{name: "missing model", launch: true, args: []string{"--port", "1"}, want: "the following arguments are required: --model-path/--model"},
+		{name: "ambiguous prefix", args: []string{"m", "--speculative-d", "x"}, want: "ambiguous option: --speculative-d could match"},
+		{name: "vLLM kv dtype name", args: []string{"m", "--kv-cache-dtype", "fp8"}, want: "argument --kv-cache-dtype: invalid choice: 'fp8' (choose from 'auto', 'fp8_e5m2'"},
+		{name: "attention backend", args: []string{"m", "--attention-backend", "flash_attn"}, want: "argument --attention-backend: invalid choice: 'flash_attn'"},
+		{name: "not an int", args: []string{"m", "--tp-size", "two"}, want: "argument --tp-size/--tensor-parallel-size: invalid int value: 'two'"},
+		{name: "missing value", args: []string{"m", "--port"}, want: "argument --port: expected one argument"},
+		{name: "store_true with a value", args: []string{"m", "--enable-metrics=yes"}, want: "argument --enable-metrics: ignored explicit argument 'yes'"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseSGLang(tc.args, tc.launch)
+			var ae *argparseError
+			if !errors.As(err, &ae) {
+				t.Fatalf("err %v, want an argparse error", err)
+			}
+			if !strings.Contains(ae.Error(), tc.want) {
+				t.Errorf("error %q\nwant it to contain %q", ae.Error(), tc.want)
+			}
+		})
+	}
+	if _, err := parseSGLang([]string{"m", "--sim-tbd", "1ms"}, false); err == nil || !strings.Contains(err.Error(), "unknown simulator flag --sim-tbd; did you mean --sim-tbt?") {
+		t.Errorf("--sim-tbd: %v", err)
+	}
+}
+
+func TestSGLangResolveSpeculative(t *testing.T) {
+	tests := []struct {
+		name        string
+		args        []string
+		drafts      int // core NumSpeculativeTokens
+		draftTokens int // speculative_num_draft_tokens
+		running     int
+		err         string
+	}{
+		{name: "DFLASH block 8 drafts 7", args: []string{"--speculative-algorithm", "dflash", "--speculative-draft-model-path", "z-lab/d", "--speculative-dflash-block-size", "8"}, drafts: 7, draftTokens: 8, running: 48},
+		{name: "DFLASH default block 16", args: []string{"--speculative-algorithm", "DFLASH", "--speculative-draft-model", "z-lab/d", "--max-running-requests", "16"}, drafts: 15, draftTokens: 16, running: 16},
+		{name: "DFLASH block and draft tokens differ", args: []string{"--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "d", "--speculative-dflash-block-size", "8", "--speculative-num-draft-tokens", "6"},
+			err: "ValueError: Both --speculative-num-draft-tokens and --speculative-dflash-block-size are set but they differ. For DFLASH they must match. speculative_num_draft_tokens=6, speculative_dflash_block_size=8."},
+		{name: "DFLASH needs a draft model", args: []string{"--speculative-algorithm", "DFLASH"}, err: "ValueError: DFLASH speculative decoding requires setting --speculative-draft-model-path."},
+		{name: "EAGLE topk 1 forces steps+1 draft tokens", args: []string{"--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "5", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "10"}, drafts: 5, draftTokens: 6, running: 48},
+		{name: "NEXTN is EAGLE", args: []string{"--speculative-algorithm", "NEXTN", "--speculative-num-steps", "2", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3"}, drafts: 2, draftTokens: 3, running: 48},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseSGLang(append([]string{"m"}, tc.args...), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.resolve(&sglangLogger{w: io.Discard})
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("err %v\nwant %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.core.Speculative.NumSpeculativeTokens; got != tc.drafts || *c.numDraftTokens != tc.draftTokens || *c.maxRunning != tc.running {
+				t.Errorf("drafts %d draft tokens %d running %d, want %d %d %d", got, *c.numDraftTokens, *c.maxRunning, tc.drafts, tc.draftTokens, tc.running)
+			}
+		})
+	}
+}
+
+func TestSGLangReadiness(t *testing.T) {
+	ts := startSGLangTest(t, false, "m", "--sim-tbt", "1ms")
+	if got := ts.do(t, "GET", "/health", "", nil).StatusCode; got != 503 {
+		t.Errorf("/health while starting: %d, want 503", got)
+	}
+	// /v1/models and /get_model_info already answer while /health is 503.
+	if got := ts.do(t, "GET", "/v1/models", "", nil).StatusCode; got != 200 {
+		t.Errorf("/v1/models while starting: %d, want 200", got)
+	}
+	ts.srv.warmupAndReady(context.Background())
+	if !strings.Contains(ts.log.String(), "The server is fired up and ready to roll!") {
+		t.Errorf("no ready line in\n%s", ts.log)
+	}
+	if got := ts.do(t, "GET", "/health", "", nil).StatusCode; got != 200 {
+		t.Errorf("/health when up: %d, want 200", got)
+	}
+	ts.srv.draining.Store(true)
+	if got := ts.do(t, "GET", "/health_generate", "", nil).StatusCode; got != 503 {
+		t.Errorf("/health_generate while draining: %d, want 503", got)
+	}
+}
+
+func TestSGLangModelsAndServerInfo(t *testing.T) {
+	ts := startSGLangTest(t, true, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--context-length", "32768", "--dp-size", "2",
+		"--sim-kv-tokens", "65536", "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "z-lab/d", "--speculative-dflash-block-size", "8")
+	models := decodeJSON(t, ts.do(t, "GET", "/v1/models", "", nil).Body)
+	card := models["data"].([]any)[0].(map[string]any)
+	if card["id"] != "qwen" || card["root"] != "qwen" || card["owned_by"] != "sglang" || card["max_model_len"] != 32768.0 {
+		t.Errorf("model card %v", card)
+	}
+	for _, path := range []string{"/server_info", "/get_server_info"} {
+		info := decodeJSON(t, ts.do(t, "GET", path, "", nil).Body)
+		if info["max_total_num_tokens"] != 65536.0 || info["max_req_input_len"] != 32767.0 || info["status"] != "ready" {
+			t.Errorf("%s: top level max_total_num_tokens %v max_req_input_len %v status %v", path, info["max_total_num_tokens"], info["max_req_input_len"], info["status"])
+		}
+		if _, nested := info["scheduler_info"]; nested {
+			t.Errorf("%s: scheduler_info is merged at the top level in SGLang, not nested", path)
+		}
+		if info["speculative_num_draft_tokens"] != 8.0 || info["max_running_requests"] != 48.0 || info["chunked_prefill_size"] != nil {
+			t.Errorf("%s: draft tokens %v, max_running_requests %v, chunked_prefill_size %v", path, info["speculative_num_draft_tokens"], info["max_running_requests"], info["chunked_prefill_size"])
+		}
+		states := info["internal_states"].([]any)
+		if len(states) != 2 {
+			t.Fatalf("%s: %d internal_states, want one per DP rank (2)", path, len(states))
+		}
+		for _, s := range states {
+			if got := s.(map[string]any)["memory_usage"].(map[string]any)["token_capacity"]; got != 65536.0 {
+				t.Errorf("%s: token_capacity %v, want each rank's 65536", path, got)
+			}
+		}
+	}
+}
+
+func TestSGLangTokenize(t *testing.T) {
+	ts := startSGLangTest(t, true, "Qwen/Qwen3.5-4B", "--context-length", "4096")
+	tok := decodeJSON(t, ts.do(t, "POST", "/v1/tokenize", "", map[string]any{"prompt": "hello world"}).Body)
+	if tok["count"] != float64(len(tokenize("hello world"))) || tok["max_model_len"] != float64(profiles["qwen"].MaxModel) {
+		t.Errorf("tokenize %v; max_model_len is the tokenizer's (%d), not --context-length", tok, profiles["qwen"].MaxModel)
+	}
+	msgs := []map[string]string{{"role": "user", "content": "hi"}}
+	chat := decodeJSON(t, ts.do(t, "POST", "/tokenize", "", map[string]any{"messages": msgs}).Body)
+	if want := len(tokenize(chatTemplate([]chatMessage{{Role: "user", Content: json.RawMessage(`"hi"`)}}, true, nil))); chat["count"] != float64(want) {
+		t.Errorf("messages form: count %v, want %d", chat["count"], want)
+	}
+	both := ts.do(t, "POST", "/tokenize", "", map[string]any{"messages": msgs, "prompt": "x"})
+	if body := readAll(t, both.Body); both.StatusCode != 400 || !strings.Contains(body, "Exactly one of 'prompt' or 'messages' must be provided.") {
+		t.Errorf("both forms: %d %s", both.StatusCode, body)
+	}
+	old := startSGLangTest(t, true, "m", "--sim-tokenize-prompt-only")
+	if resp := old.do(t, "POST", "/tokenize", "", map[string]any{"messages": msgs}); resp.StatusCode != 400 {
+		t.Errorf("prompt-only build took messages: %d", resp.StatusCode)
+	}
+}
+
+// sseLines reads the data: lines of a stream until [DONE] or EOF.
+func sseLines(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if l, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			out = append(out, l)
+			if l == "[DONE]" {
+				break
+			}
+		}
+	}
+	return out
+}
+
+func TestSGLangStreamForms(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--sim-tbt", "1ms", "--sim-one-token-chunks")
+	tests := []struct {
+		name string
+		path string
+		body map[string]any
+		want []string // normalised data: lines
+	}{
+		{name: "plain: usage null on every chunk", path: "/v1/completions", body: map[string]any{"prompt": []int{1, 2, 3}, "max_tokens": 2, "stream": true},
+			want: []string{
+				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"default","choices":[{"index":0,"text":" hello","logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}`,
+				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"default","choices":[{"index":0,"text":" hello","logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":null}`,
+				`[DONE]`}},
+		{name: "continuous usage without include_usage", path: "/v1/completions", body: map[string]any{"model": "m", "prompt": []int{1, 2, 3}, "max_tokens": 1, "stream": true,
+			"stream_options": map[string]any{"continuous_usage_stats": true}},
+			want: []string{
+				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"m","choices":[{"index":0,"text":" hello","logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":{"prompt_tokens":3,"total_tokens":4,"completion_tokens":1,"prompt_tokens_details":null,"reasoning_tokens":0}}`,
+				`[DONE]`}},
+		{name: "include_usage: a final usage chunk", path: "/v1/completions", body: map[string]any{"model": "m", "prompt": []int{1, 2, 3}, "max_tokens": 1, "stream": true,
+			"stream_options": map[string]any{"include_usage": true}},
+			want: []string{
+				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"m","choices":[{"index":0,"text":" hello","logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":null}`,
+				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"m","choices":[],"usage":{"prompt_tokens":3,"total_tokens":4,"completion_tokens":1,"reasoning_tokens":0}}`,
+				`[DONE]`}},
+		{name: "chat: the role chunk comes with the first token", path: "/v1/chat/completions", body: map[string]any{"model": "m", "messages": []map[string]string{{"role": "user", "content": "hi"}},
+			"max_tokens": 1, "stream": true},
+			want: []string{
+				`{"id":"chatcmpl-ID","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}`,
+				`{"id":"chatcmpl-ID","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"role":null,"content":" hello","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":null}`,
+				`[DONE]`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := ts.do(t, "POST", tc.path, "", tc.body)
+			if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+				t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+			got := sseLines(t, resp.Body)
+			for i := range got {
+				got[i] = normalise(got[i])
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("stream (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestSGLangRequestErrors(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--context-length", "100", "--sim-tbt", "1ms")
+	tests := []struct {
+		name string
+		body map[string]any
+		code int
+		want string
+	}{
+		{name: "input + max_tokens equal to the context is refused", body: map[string]any{"prompt": make([]int, 90), "max_tokens": 10}, code: 400,
+			want: "Requested token count exceeds the model's maximum context length of 100 tokens. You requested a total of 100 tokens: 90 tokens from the input messages and 10 tokens for the completion."},
+		{name: "input as long as the context", body: map[string]any{"prompt": make([]int, 100), "max_tokens": 1}, code: 400,
+			want: "The input (100 tokens) is longer than the model's context length (100 tokens)."},
+		{name: "max_tokens zero", body: map[string]any{"prompt": []int{1}, "max_tokens": 0}, code: 400, want: "max_tokens must be positive"},
+		{name: "one below the context is served", body: map[string]any{"prompt": make([]int, 89), "max_tokens": 10}, code: 200, want: `"finish_reason":"length"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := ts.do(t, "POST", "/v1/completions", "", tc.body)
+			body := readAll(t, resp.Body)
+			if resp.StatusCode != tc.code || !strings.Contains(body, tc.want) {
+				t.Errorf("%d %s\nwant %d containing %q", resp.StatusCode, body, tc.code, tc.want)
+			}
+			if tc.code == 400 && !strings.Contains(body, `"object":"error"`) {
+				t.Errorf("error body %s is not SGLang's flat ErrorResponse", body)
+			}
+		})
+	}
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/completions", strings.NewReader(`{"prompt":"x"}`))
+	resp, err := http.DefaultClient.Do(req) // no Content-Type
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if body := readAll(t, resp.Body); resp.StatusCode != 400 || !strings.Contains(body, "Only 'application/json' is allowed") {
+		t.Errorf("no content type: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestSGLangAuthAndMetricsRoute(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--api-key", "k", "--enable-metrics")
+	for _, tc := range []struct {
+		path, key string
+		code      int
+	}{
+		{"/v1/models", "", 401}, {"/v1/models", "k", 200}, {"/server_info", "", 401}, {"/health", "", 200}, {"/metrics", "", 200},
+	} {
+		if got := ts.do(t, "GET", tc.path, tc.key, nil).StatusCode; got != tc.code {
+			t.Errorf("GET %s key %q: %d, want %d", tc.path, tc.key, got, tc.code)
+		}
+	}
+	if body := readAll(t, ts.do(t, "GET", "/v1/models", "wrong", nil).Body); strings.TrimSpace(body) != `{"error":"Unauthorized"}` {
+		t.Errorf("401 body %s", body)
+	}
+	plain := startSGLangTest(t, true, "m")
+	if got := plain.do(t, "GET", "/metrics", "", nil).StatusCode; got != 404 {
+		t.Errorf("/metrics without --enable-metrics: %d, want 404", got)
+	}
+}
+
+func TestSGLangFlushCache(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--sim-tbt", "5ms")
+	const text = "Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n"
+	idle := ts.do(t, "POST", "/flush_cache", "", nil)
+	if body := readAll(t, idle.Body); idle.StatusCode != 200 || body != text {
+		t.Errorf("idle flush: %d %q", idle.StatusCode, body)
+	}
+	resp := ts.do(t, "POST", "/v1/completions", "", map[string]any{"prompt": []int{1, 2}, "max_tokens": 100000, "stream": true})
+	br := bufio.NewReader(resp.Body)
+	if _, err := br.ReadString('\n'); err != nil { // the first chunk: the request runs
+		t.Fatal(err)
+	}
+	busy := ts.do(t, "GET", "/flush_cache", "", nil)
+	if body := readAll(t, busy.Body); busy.StatusCode != 400 || body != text {
+		t.Errorf("flush while a request runs: %d %q, want 400 with the same text", busy.StatusCode, body)
+	}
+}
+
+// TestSGLangMetricCadence steps an engine in virtual time and checks that
+// the scheduler gauges move only at prefill batches and every
+// decode_log_interval decode steps, and keep their values when idle.
+func TestSGLangMetricCadence(t *testing.T) {
+	c, err := parseSGLang([]string{"m", "--sim-tbt", "10ms", "--sim-kv-tokens", "65536", "--decode-log-interval", "4"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := settleSGLang(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	sch := &sglangScheduler{rank: 0, interval: 4, maxTotal: st.kvTokens, log: &sglangLogger{w: logs}}
+	p := st.params
+	p.observe = sch.observe
+	e := newEngine(p)
+	e.virtual = true
+	ctx := context.Background()
+	if sch.gauges().set {
+		t.Fatal("gauges set before any batch")
+	}
+	a, b := newRequest(100, 10, 1), newRequest(100, 6, 2)
+	e.submit(a)
+	e.submit(b)
+	e.iterate(ctx) // admits both: one prefill batch
+	g := sch.gauges()
+	if !g.set || g.numRunning != 0 || g.numQueue != 0 {
+		t.Errorf("after the prefill batch: %+v; want set, running 0 (the new sequences are not in the decode batch yet)", g)
+	}
+	steps := 0
+	for range 20 {
+		before := sch.gauges()
+		busy, _ := e.iterate(ctx)
+		if !busy {
+			break
+		}
+		steps = sch.forwardCtDecode
+		g = sch.gauges()
+		if steps%4 != 0 && g != before {
+			t.Fatalf("decode step %d changed the gauges: %+v → %+v (only every 4th may)", steps, before, g)
+		}
+		if steps == 4 {
+			if g.numRunning != 2 {
+				t.Errorf("at the 4th decode step: running %d, want 2", g.numRunning)
+			}
+			// Every token so far over the time since the scheduler started
+			// (the first log's interval covers the prefills too).
+			if want := float64(e.st.generationTokens) / e.now.Seconds(); g.genThroughput != want || e.st.generationTokens < 8 {
+				t.Errorf("gen_throughput %v, want %v (tokens since the last log ÷ the virtual time since it)", g.genThroughput, want)
+			}
+			logAt := e.now
+			defer func() {
+				if sch.lastDecodeLog < logAt {
+					t.Errorf("last decode log at %v, before the 4th step's %v", sch.lastDecodeLog, logAt)
+				}
+			}()
+		}
+	}
+	if len(e.running) != 0 {
+		t.Fatalf("%d still running", len(e.running))
+	}
+	idle := sch.gauges()
+	if idle.numRunning == 0 {
+		t.Errorf("after the last request finished: running %d; SGLang's gauge keeps the last decode log's value until the next prefill batch", idle.numRunning)
+	}
+	if !strings.Contains(logs.String(), "Prefill batch, #new-seq: 2, #new-token: 200, #cached-token: 0") || !strings.Contains(logs.String(), "Decode batch, #running-req: 2") {
+		t.Errorf("batch lines missing:\n%s", logs)
+	}
+	// A prefill batch with a prefix hit sets cache_hit_rate; the next
+	// decode log resets it to 0.
+	e.cache.insert(7, 160)
+	e.submit(newRequest(160, 8, 7))
+	e.iterate(ctx)
+	if g := sch.gauges(); g.cacheHitRate <= 0 || g.numRunning != 0 {
+		t.Errorf("after a cached prefill: hit rate %v running %d", g.cacheHitRate, g.numRunning)
+	}
+	for sch.forwardCtDecode%4 != 0 || sch.gauges().cacheHitRate != 0 {
+		if busy, _ := e.iterate(ctx); !busy {
+			t.Fatal("idle before a decode log")
+		}
+	}
+}
+
+func TestSGLangTokenizerMetrics(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--sim-tbt", "1ms", "--enable-metrics")
+	before := readAll(t, ts.do(t, "GET", "/metrics", "", nil).Body)
+	if strings.Contains(before, "sglang:prompt_tokens_total{") {
+		t.Errorf("token counters before any request finished:\n%s", before)
+	}
+	resp := ts.do(t, "POST", "/v1/completions", "", map[string]any{"prompt": []int{1, 2, 3, 4}, "max_tokens": 5})
+	readAll(t, resp.Body)
+	body := readAll(t, ts.do(t, "GET", "/metrics", "", nil).Body)
+	for _, want := range []string{
+		`sglang:prompt_tokens_total{model_name="m"} 4.0`,
+		`sglang:generation_tokens_total{model_name="m"} 5.0`,
+		`sglang:num_requests_total{model_name="m"} 1.0`,
+		`sglang:e2e_request_latency_seconds_count{model_name="m"} 1.0`,
+		`sglang:time_to_first_token_seconds_count{model_name="m"} 1.0`,
+		`sglang:num_running_reqs{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"}`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// TestSGLangDrain checks the SIGTERM watchdog: it keeps logging the
+// requests left and does not return while one is in flight, however long.
+func TestSGLangDrain(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--sim-drain-poll", "5ms")
+	done := ts.srv.track("cmpl-1")
+	finished := make(chan struct{})
+	go func() { ts.srv.drain(context.Background()); close(finished) }()
+	const waiting = "Gracefully exiting... Remaining number of requests 1. Remaining requests remaining_rids=['cmpl-1']."
+	for strings.Count(ts.log.String(), waiting) < 3 {
+		select {
+		case <-finished:
+			t.Fatalf("drain returned with a request in flight:\n%s", ts.log)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if got := ts.do(t, "GET", "/health", "", nil).StatusCode; got != 503 {
+		t.Errorf("/health while draining: %d, want 503", got)
+	}
+	done()
+	<-finished
+	lines := strings.Split(strings.TrimSpace(ts.log.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasSuffix(last, "Gracefully exiting... Remaining number of requests 0. Remaining requests remaining_rids=[].") {
+		t.Errorf("last line %q", last)
+	}
+}
+
+func TestSGLangMain(t *testing.T) {
+	tests := []struct {
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{name: "no command", args: []string{"--engine", "sglang"}, code: exit.Usage, stderr: "Usage: slogate sim --engine sglang serve MODEL"},
+		{name: "help on stdout", args: []string{"--engine=sglang", "serve", "--help"}, code: 0, stdout: "--speculative-dflash-block-size B"},
+		{name: "mistyped engine", args: []string{"--engine", "sglan", "serve", "m"}, code: exit.Usage, stderr: ""},
+		{name: "argparse error", args: []string{"--engine", "sglang", "serve", "m", "--max-num-seqs", "4"}, code: exit.Usage,
+			stderr: "usage: sglang serve [-h] --model-path MODEL_PATH [options]\nsglang serve: error: unrecognized arguments: --max-num-seqs 4\n"},
+		{name: "launch_server form implies sglang", args: []string{"-m", "sglang.launch_server", "--model", "m", "--bogus"}, code: exit.Usage,
+			stderr: "sglang serve: error: unrecognized arguments: --bogus"},
+		{name: "startup ValueError exits 1", args: []string{"--engine", "sglang", "serve", "m", "--speculative-algorithm", "DFLASH"}, code: 1,
+			stderr: "ValueError: DFLASH speculative decoding requires setting --speculative-draft-model-path."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := Main(context.Background(), &stdout, &stderr, tc.args)
+			if got := exit.Code(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\nstderr: %s", got, err, tc.code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("stdout %q\nstderr %q\nwant %q / %q", stdout.String(), stderr.String(), tc.stdout, tc.stderr)
+			}
+		})
+	}
+	err := Main(context.Background(), io.Discard, io.Discard, []string{"--engine", "sglan", "serve", "m"})
+	if err == nil || !strings.Contains(err.Error(), `unknown engine "sglan" for 'slogate sim --engine'; did you mean sglang?`) {
+		t.Errorf("mistyped engine: %v", err)
+	}
+}
+
