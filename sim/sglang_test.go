@@ -613,4 +613,3 @@ func TestSGLangMain(t *testing.T) {
 		t.Errorf("mistyped engine: %v", err)
 	}
 }
-

@@ -493,6 +493,7 @@ func (l *logger) printf(proc, level, where, format string, a ...any) {
 }
 
 const usageText = `Usage: slogate sim serve MODEL [vLLM flags] [--sim-* flags]
+   or: slogate sim --engine sglang serve MODEL [SGLang flags]   (see 'slogate sim --engine sglang serve --help')
 
 Runs a vLLM-compatible simulator: same flags, HTTP API and /metrics as
 'vllm serve', with performance fitted to real measurements (profiles qwen,

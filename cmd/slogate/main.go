@@ -43,7 +43,7 @@ var program = &cli.Program{
 		{Name: "merge", Summary: "combine the results folders of several runs into one", Run: cmdMerge},
 		{Name: "codify", Summary: "print HCL expect/assert blocks from a measured run", Run: cmdCodify},
 		{Name: "clean", Summary: "remove containers a killed run left behind", Run: cmdClean},
-		{Name: "sim", Summary: "run the built-in vLLM-compatible simulator", Run: cmdSim},
+		{Name: "sim", Summary: "run the built-in vLLM- or SGLang-compatible simulator", Run: cmdSim},
 		{Name: "version", Summary: "print slogate's version, commit and Go version", Run: cmdVersion},
 	},
 	Footer:  []string{"Exit codes: 0 pass, 1 assertion failed, 2 usage or invalid spec, 3 infrastructure error."},

@@ -7,7 +7,8 @@ import (
 	"github.com/slogate/slogate/sim"
 )
 
-// cmdSim runs the built-in vLLM-compatible simulator (`slogate sim serve MODEL …`).
+// cmdSim runs the built-in simulator (`slogate sim serve MODEL …`, vLLM; `slogate sim
+// --engine sglang serve MODEL …`, SGLang).
 // Its flags are vllm serve's (sim parses them); its help goes to stdout for
 // -h, --help and `slogate help sim`, like every command's.
 func cmdSim(ctx context.Context, stdout, stderr io.Writer, args []string) error {
