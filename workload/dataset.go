@@ -75,9 +75,16 @@ type Dataset struct {
 // DatasetError is a problem with a dataset file: which file, which line
 // (0 when the problem is the whole file), and why.
 type DatasetError struct {
-	Path   string
+	Path string
+	// Format is the format the file was read as (given or detected); ""
+	// when the problem came before the format was known.
+	Format string
 	Line   int
 	Reason string
+	// Unreadable is set when the file could not be read at all; Empty when
+	// it holds no usable entry (none at all, none with two turns, none the
+	// filter keeps).
+	Unreadable, Empty bool
 }
 
 func (e *DatasetError) Error() string {
@@ -97,7 +104,7 @@ func (e *DatasetError) Error() string {
 func ReadDataset(path, format string) (*Dataset, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &DatasetError{Path: path, Reason: fmt.Sprintf("cannot read the dataset: %v", errors.Unwrap(err))}
+		return nil, &DatasetError{Path: path, Reason: fmt.Sprintf("cannot read the dataset: %v", errors.Unwrap(err)), Unreadable: true}
 	}
 	return ParseDataset(path, data, format)
 }
@@ -105,12 +112,13 @@ func ReadDataset(path, format string) (*Dataset, error) {
 // ParseDataset is ReadDataset for a file already in memory; path names it
 // in errors.
 func ParseDataset(path string, data []byte, format string) (*Dataset, error) {
+	read := format
 	fail := func(line int, format string, args ...any) error {
-		return &DatasetError{Path: path, Line: line, Reason: fmt.Sprintf(format, args...)}
+		return &DatasetError{Path: path, Format: read, Line: line, Reason: fmt.Sprintf(format, args...)}
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		return nil, fail(0, "the dataset is empty")
+		return nil, &DatasetError{Path: path, Reason: "the dataset is empty", Empty: true}
 	}
 	if !utf8.Valid(data) {
 		off := 0
@@ -126,6 +134,7 @@ func ParseDataset(path string, data []byte, format string) (*Dataset, error) {
 	if format == "" {
 		format = detectFormat(trimmed)
 	}
+	read = format
 	d := &Dataset{Path: path, Format: format}
 	var err error
 	switch format {
@@ -144,7 +153,7 @@ func ParseDataset(path string, data []byte, format string) (*Dataset, error) {
 		if d.Skipped > 0 {
 			why = fmt.Sprintf("no entry with two or more conversation turns (%d skipped)", d.Skipped)
 		}
-		return nil, fail(0, "the dataset holds %s", why)
+		return nil, &DatasetError{Path: path, Format: format, Reason: "the dataset holds " + why, Empty: true}
 	}
 	return d, nil
 }

@@ -356,7 +356,7 @@ func (p *Planner) planDataset(ctx context.Context, cfg PlanConfig) ([]Request, e
 		}
 	}
 	if p.units() == 0 {
-		return nil, &DatasetError{Path: p.data.Path, Reason: fmt.Sprintf("no entry passes the filter (%d entries: %s)", len(p.order), p.dropText())}
+		return nil, &DatasetError{Path: p.data.Path, Format: p.data.Format, Reason: fmt.Sprintf("no entry passes the filter (%d entries: %s)", len(p.order), p.dropText()), Empty: true}
 	}
 	reqs := make([]Request, cfg.Requests)
 	for i := range reqs {
@@ -370,7 +370,7 @@ func (p *Planner) planDataset(ctx context.Context, cfg PlanConfig) ([]Request, e
 			return nil, err
 		}
 		if cfg.MaxModelLen > 0 && reqs[i].PromptTokens+reqs[i].OutputTokens > cfg.MaxModelLen {
-			return nil, &DatasetError{Path: p.data.Path, Line: reqs[i].Line, Reason: fmt.Sprintf("the prompt (%d tokens) and its output (%d tokens) exceed the server's max_model_len %d: lower max_total_tokens to drop such entries, or raise max_model_len",
+			return nil, &DatasetError{Path: p.data.Path, Format: p.data.Format, Line: reqs[i].Line, Reason: fmt.Sprintf("the prompt (%d tokens) and its output (%d tokens) exceed the server's max_model_len %d: lower max_total_tokens to drop such entries, or raise max_model_len",
 				reqs[i].PromptTokens, reqs[i].OutputTokens, cfg.MaxModelLen)}
 		}
 	}
