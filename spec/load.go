@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/slogate/slogate/result"
 )
@@ -120,10 +121,10 @@ type loader struct {
 	contextRanges map[*Matrix][]hcl.Range
 	// prefillContextRanges[i] is where Prefill.Contexts[i] is written.
 	prefillContextRanges []hcl.Range
-	// workloadPromptRange is where workload.prompt was set (nil: default).
-	workloadPromptRange *hcl.Range
-	// workloadSampling is workload.sampling's attribute (nil: not set).
-	workloadSampling *hcl.Attribute
+	// promptRange[w] is where workload w's prompt is written (absent: the
+	// default); samplingAttr[w] is its sampling attribute.
+	promptRange  map[*Workload]*hcl.Range
+	samplingAttr map[*Workload]*hcl.Attribute
 	// pending expect blocks: decoded after every matrix is known.
 	expectBlocks []*hcl.Block
 	assertBlocks []*hcl.Block
@@ -131,9 +132,12 @@ type loader struct {
 }
 
 func (l *loader) load(f *hcl.File) hcl.Diagnostics {
-	content, diags := f.Body.Content(rootSchema)
+	body, named := namedWorkloadBlocks(f.Body)
+	content, diags := body.Content(rootSchema)
+	content.Blocks = append(content.Blocks, named...)
 	l.maxModelLenRange = map[*Server]hcl.Range{}
 	l.contextRanges = map[*Matrix][]hcl.Range{}
+	l.promptRange, l.samplingAttr = map[*Workload]*hcl.Range{}, map[*Workload]*hcl.Attribute{}
 
 	// Variables first: every other block may read var.NAME.
 	seen := map[string]map[string]hcl.Range{}
@@ -208,6 +212,14 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 				l.spec.Prefill = p
 			}
 		case "workload":
+			if len(blk.Labels) == 1 {
+				if !dup(blk) {
+					w, d := l.decodeWorkload(blk)
+					diags = append(diags, d...)
+					l.spec.Workloads = append(l.spec.Workloads, w)
+				}
+				continue
+			}
 			if single(&workloadBlock, blk) {
 				w, d := l.decodeWorkload(blk)
 				diags = append(diags, d...)
@@ -276,6 +288,30 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 	diags = append(diags, l.checkModelLen()...)
 	diags = append(diags, l.checkWorkload()...)
 	return diags
+}
+
+// namedWorkloadBlocks takes the `workload "NAME"` blocks out of a file's
+// body: the schema names the workload block once, unlabelled (the
+// unnamed block prefill and decode use), and HCL's schema cannot hold the
+// same block type with and without a label. The rest of the body is
+// decoded by the schema as before; a workload block with more labels stays
+// in it, for HCL's "Extraneous label" diagnostic.
+func namedWorkloadBlocks(body hcl.Body) (hcl.Body, hcl.Blocks) {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return body, nil
+	}
+	rest := *sb
+	rest.Blocks = nil
+	var named hcl.Blocks
+	for _, b := range sb.Blocks {
+		if b.Type == "workload" && len(b.Labels) == 1 {
+			named = append(named, b.AsHCLBlock())
+			continue
+		}
+		rest.Blocks = append(rest.Blocks, b)
+	}
+	return &rest, named
 }
 
 func seenType(blocks hcl.Blocks, typ string) bool {

@@ -21,9 +21,10 @@ type Spec struct {
 	Files map[string]*hcl.File
 
 	Servers   []*Server
-	Measure   *Measure  // never nil after Load: defaults applied
-	Prefill   *Prefill  // nil when the spec has no prefill block
-	Workload  *Workload // never nil after Load: defaults applied
+	Measure   *Measure    // never nil after Load: defaults applied
+	Prefill   *Prefill    // nil when the spec has no prefill block
+	Workload  *Workload   // the unnamed workload block; never nil after Load: defaults applied
+	Workloads []*Workload // the named workload blocks, in the order written
 	Matrices  []*Matrix
 	Traffic   []*Traffic // traffic blocks, in the order written
 	Asserts   []*Assert

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,19 +15,52 @@ import (
 	"github.com/slogate/slogate/workload"
 )
 
-// Workload is the `workload` block: what the decode and prefill requests
-// send (docs/spec.md#workload). Spec.Workload is never nil after Load: a
-// spec without the block gets DefaultWorkload's values, the seed reports'
-// method (an article prompt, one prompt shared by every stream, the
-// server's default sampling).
+// Workload is a `workload` block: what requests send
+// (docs/spec.md#workload). The unnamed block is what the decode and prefill
+// requests send, and traffic blocks without a workload attribute; a named
+// block, `workload "NAME"`, is what the traffic blocks that name it send
+// (docs/spec.md#named-workloads). Spec.Workload is never nil after Load: a
+// spec without the unnamed block gets DefaultWorkload's values, the seed
+// reports' method (an article prompt, one prompt shared by every stream,
+// the server's default sampling).
 type Workload struct {
+	// Name is a named block's label; "" for the unnamed block.
+	Name string
 	// Options are the block's values: prompt (workload.Article, the
-	// default, or workload.Random), document, instruction, distinct,
-	// sampling, chat_template_kwargs and seed (DefaultSeed when the spec
-	// does not set it). The workload package takes them as they are.
+	// default, or workload.Random; a named block also
+	// workload.DatasetPrompt), document, instruction, distinct, sampling,
+	// chat_template_kwargs and seed (DefaultSeed when the spec does not
+	// set it), and a named block's dataset, lengths, prefix and turns. The
+	// workload package takes them as they are.
 	workload.Options
+	// Dataset is the dataset file as read at load time (nil without one),
+	// to hand to workload.NewPlanner; DatasetText is the path as written.
+	Dataset     *workload.Dataset
+	DatasetText string
 
 	DeclRange hcl.Range
+	// DatasetRange, InputTokensRange, OutputTokensRange, PrefixRange and
+	// TurnsRange are where those attributes are written (DeclRange when
+	// unset), for diagnostics about them after the load (a dataset line a
+	// plan cannot send).
+	DatasetRange, InputTokensRange, OutputTokensRange, PrefixRange, TurnsRange hcl.Range
+}
+
+// SetsLengths reports whether the workload decides its prompts' lengths
+// itself (a dataset or input_tokens), so that a traffic block using it has
+// no context.
+func (w *Workload) SetsLengths() bool {
+	return w.Prompt == workload.DatasetPrompt || w.InputTokens.IsSet()
+}
+
+// NamedWorkload returns the `workload "NAME"` block called name, or nil.
+func (s *Spec) NamedWorkload(name string) *Workload {
+	for _, w := range s.Workloads {
+		if w.Name == name {
+			return w
+		}
+	}
+	return nil
 }
 
 // DefaultSeed seeds random prompts when workload.seed is not set; it is
@@ -59,29 +93,47 @@ func DefaultWorkload(rng hcl.Range) *Workload {
 	return &Workload{Options: workload.Options{Prompt: workload.Article, Seed: DefaultSeed}, DeclRange: rng}
 }
 
-// decodeWorkload decodes the `workload` block, applying defaults. The
-// check against measure.endpoint waits for checkWorkload, after every
-// block is decoded.
+// decodeWorkload decodes a `workload` block, the unnamed one or a named
+// one (whose traffic attributes decodeTrafficWorkload reads), applying
+// defaults. The checks against measure.endpoint and the servers wait for
+// checkWorkload, after every block is decoded.
 func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 	w := DefaultWorkload(blk.DefRange)
-	content, diags := blk.Body.Content(workloadSchema)
+	named := len(blk.Labels) == 1
+	schema := workloadSchema
+	kinds := []string{workload.Article, workload.Random}
+	if named {
+		w.Name, w.IgnoreEOS, schema = blk.Labels[0], true, namedWorkloadSchema
+		kinds = append(kinds, workload.DatasetPrompt)
+	}
+	content, diags := blk.Body.Content(schema)
 	at := content.Attributes
 
 	if p, ok, d := l.str(at, "prompt"); ok || d != nil {
 		diags = append(diags, d...)
-		if ok {
-			if p != workload.Article && p != workload.Random {
-				diags = append(diags, unknownName("Invalid prompt", at["prompt"].Expr.Range(), at["prompt"].Range,
-					fmt.Sprintf("prompt is %q (a reference document and an instruction to write about it, rendered by the chat template) or %q (random token IDs); got %q.",
-						workload.Article, workload.Random, p), p, []string{workload.Article, workload.Random}))
-			} else {
-				w.Prompt = p
+		switch {
+		case !ok:
+		case p == workload.DatasetPrompt && !named:
+			diags = append(diags, invalid("Dataset prompts in the unnamed workload", at["prompt"].Expr.Range(),
+				"The unnamed workload block is what prefill and decode cells send, at each context of their list; a dataset brings its own lengths. Put the dataset in a named block, workload \"replay\" { prompt = %q, dataset = \"…\" }, and name it in a traffic block: workload = \"replay\".",
+				workload.DatasetPrompt))
+		case !slices.Contains(kinds, p):
+			detail := fmt.Sprintf("prompt is %q (a reference document and an instruction to write about it, rendered by the chat template) or %q (random token IDs); got %q.",
+				workload.Article, workload.Random, p)
+			if named {
+				detail = fmt.Sprintf("prompt is %q (a reference document and an instruction to write about it, rendered by the chat template), %q (random token IDs) or %q (the prompts of a dataset file); got %q.",
+					workload.Article, workload.Random, workload.DatasetPrompt, p)
 			}
+			diags = append(diags, unknownName("Invalid prompt", at["prompt"].Expr.Range(), at["prompt"].Range, detail, p, kinds))
+		default:
+			w.Prompt = p
 		}
 	}
-	l.workloadPromptRange = nil
 	if a, ok := at["prompt"]; ok {
-		l.workloadPromptRange = a.Expr.Range().Ptr()
+		l.promptRange[w] = a.Expr.Range().Ptr()
+	}
+	if _, ok := at["dataset"]; ok && l.promptRange[w] == nil {
+		w.Prompt = workload.DatasetPrompt // dataset alone says where prompts come from
 	}
 	random := w.Prompt == workload.Random
 
@@ -91,6 +143,13 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 			diags = append(diags, invalidCtx("Not used by random prompts", a.NameRange, a.Range,
 				fmt.Sprintf("%s is part of an article prompt; prompt = %q sends random token IDs, with no document, instruction or chat template. Remove %s, or use prompt = %q.",
 					name, workload.Random, name, workload.Article)))
+			delete(at, name)
+		}
+	}
+	for _, name := range []string{"document", "instruction", "distinct"} {
+		if a, ok := at[name]; ok && w.Prompt == workload.DatasetPrompt {
+			diags = append(diags, invalidCtx("Not used by dataset prompts", a.NameRange, a.Range,
+				fmt.Sprintf("%s shapes article prompts; prompt = %q sends the dataset's prompts as they are. Remove %s.", name, workload.DatasetPrompt, name)))
 			delete(at, name)
 		}
 	}
@@ -121,12 +180,11 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 			w.Distinct = *b
 		}
 	}
-	l.workloadSampling = nil
 	if a, ok := at["sampling"]; ok {
 		s, bias, d := l.sampling(a)
 		diags = append(diags, d...)
 		w.Sampling, w.LogitBias = s, bias
-		l.workloadSampling = a
+		l.samplingAttr[w] = a
 	}
 	if a, ok := at["chat_template_kwargs"]; ok {
 		kw, d := l.jsonObject(a)
@@ -134,7 +192,7 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 		w.ChatTemplateKwargs = kw
 	}
 	if a, ok := at["seed"]; ok {
-		if !random {
+		if !random && !named {
 			diags = append(diags, invalidCtx("Seed without random prompts", a.NameRange, a.Range,
 				fmt.Sprintf("seed seeds the token IDs of prompt = %q; this workload's prompt is %q. Remove seed (a sampling seed goes in sampling = { seed = … }).",
 					workload.Random, w.Prompt)))
@@ -150,6 +208,9 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 				}
 			}
 		}
+	}
+	if named {
+		diags = append(diags, l.decodeTrafficWorkload(w, at)...)
 	}
 	return w, diags
 }
@@ -303,17 +364,22 @@ func (l *loader) objectValueRange(a *hcl.Attribute, k string) hcl.Range {
 	return a.Expr.Range()
 }
 
-// checkWorkload checks the workload against the other blocks: random
-// prompts are token IDs, which only /v1/completions takes; min_p and
-// logit_bias are rejected by a server with speculative decoding.
+// checkWorkload checks each workload against the other blocks: random
+// prompts are token IDs, which only /v1/completions takes; conversations
+// go to /v1/chat/completions only; min_p and logit_bias are rejected by a
+// server with speculative decoding.
 func (l *loader) checkWorkload() hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	if l.spec.Workload.Prompt == workload.Random && l.spec.Measure.Endpoint == "chat" && l.workloadPromptRange != nil {
-		diags = append(diags, invalid("Random prompts on the chat endpoint", *l.workloadPromptRange,
-			"prompt = %q sends token IDs, which /v1/chat/completions cannot take; measure.endpoint is \"chat\" (%s). Use endpoint = \"completions\", or prompt = %q.",
-			workload.Random, where(l.spec.Measure.DeclRange), workload.Article))
+	for _, w := range append([]*Workload{l.spec.Workload}, l.spec.Workloads...) {
+		if w.Prompt == workload.Random && l.spec.Measure.Endpoint == "chat" && l.promptRange[w] != nil {
+			diags = append(diags, invalid("Random prompts on the chat endpoint", *l.promptRange[w],
+				"prompt = %q sends token IDs, which /v1/chat/completions cannot take; measure.endpoint is \"chat\" (%s). Use endpoint = \"completions\", or prompt = %q.",
+				workload.Random, where(l.spec.Measure.DeclRange), workload.Article))
+		}
+		diags = append(diags, l.checkConversations(w)...)
+		diags = append(diags, l.checkSpeculativeSampling(w)...)
 	}
-	return append(diags, l.checkSpeculativeSampling()...)
+	return diags
 }
 
 // specDecodeMinP is vLLM's _SAMPLING_EPS: a min_p above it is "set"; a
@@ -330,8 +396,8 @@ const samplingEps = 1e-5
 // decoding.", so every request of the run would fail. A temperature below
 // 1e-5 is greedy: SamplingParams.__post_init__ resets min_p to 0 before
 // the check, so min_p is then no error.
-func (l *loader) checkSpeculativeSampling() hcl.Diagnostics {
-	a := l.workloadSampling
+func (l *loader) checkSpeculativeSampling(w *Workload) hcl.Diagnostics {
+	a := l.samplingAttr[w]
 	if a == nil {
 		return nil
 	}
@@ -347,7 +413,6 @@ func (l *loader) checkSpeculativeSampling() hcl.Diagnostics {
 	}
 	const rule = "vLLM answers HTTP 400 \"The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.\" to every such request (SamplingParams._validate_spec_decode, vLLM PR #31982; docs/vllm.md#sampling-parameters)"
 	var diags hcl.Diagnostics
-	w := l.spec.Workload
 	// Compared as the float64 vLLM parses from the request's JSON.
 	greedy := false
 	if t, ok := w.Sampling["temperature"]; ok {
