@@ -17,15 +17,29 @@ import (
 	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/workload"
 )
 
-// Traffic is a `traffic "LABEL"` block: open-loop arrivals at each of Rates
-// requests per second against one context (docs/spec.md#traffic,
-// docs/method.md#traffic). Each rate is a cell.
+// Traffic is a `traffic "LABEL"` block (docs/spec.md#traffic,
+// docs/method.md#traffic): open-loop arrivals at each of Rates requests per
+// second, or a closed loop keeping each of Concurrency requests in flight,
+// over one workload. Each rate or concurrency is a cell.
 type Traffic struct {
-	Label   string // the name used in expressions: steady["8K"][4]
+	Label string // the name used in expressions: steady["8K"][4], replay[8]
+	// Workload names the `workload "NAME"` block the requests send; "" is
+	// the unnamed workload. WorkloadRange is where it is written.
+	Workload      string
+	WorkloadRange hcl.Range
+	// Context is the prompt length; 0 when the workload sets its own
+	// lengths (a dataset or input_tokens), and then the cells are indexed
+	// without it: replay[8] rather than steady["8K"][4].
 	Context int
-	Rates   []float64 // requests per second, in the order written
+	// Rates are the open loop's requests per second, in the order
+	// written; nil for a closed loop.
+	Rates []float64
+	// Concurrency are the closed loop's requests in flight, in the order
+	// written (as vllm bench serve --max-concurrency); nil for an open loop.
+	Concurrency []int
 	// Arrivals is "poisson" (default), "constant" or "gamma"; Burstiness is
 	// the gamma shape (set exactly when Arrivals is "gamma").
 	Arrivals   string
@@ -66,8 +80,10 @@ const DefaultTrafficWarmUp = 10 * time.Second
 
 var trafficSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "context", Required: true},
-		{Name: "rate", Required: true},
+		{Name: "workload"},
+		{Name: "context"},
+		{Name: "rate"},
+		{Name: "concurrency"},
 		{Name: "arrivals"},
 		{Name: "burstiness"},
 		{Name: "duration"},
@@ -114,10 +130,37 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 			t.ContextRange = at["context"].Expr.Range()
 		}
 	}
+	if s, ok, d := l.str(at, "workload"); ok || d != nil {
+		diags = append(diags, d...)
+		if ok {
+			t.Workload, t.WorkloadRange = s, at["workload"].Expr.Range()
+		}
+	}
 	if a, ok := at["rate"]; ok {
 		rates, d := l.rateList(a)
 		diags = append(diags, d...)
 		t.Rates = rates
+	}
+	if a, ok := at["concurrency"]; ok {
+		if r, both := at["rate"]; both {
+			diags = append(diags, invalidCtx("Rate and concurrency", a.NameRange, a.Range,
+				fmt.Sprintf("A traffic block is an open loop at each rate or a closed loop at each concurrency, not both (rate is at %s). Split it into two traffic blocks.", where(r.NameRange))))
+		} else {
+			concs, _, d := l.intList(a, "concurrency")
+			diags = append(diags, d...)
+			t.Concurrency = concs
+			// What only an open loop's arrival schedule reads.
+			for _, name := range []string{"arrivals", "burstiness", "seed", "max_outstanding"} {
+				if o, ok := at[name]; ok {
+					diags = append(diags, invalidCtx("Not used in a closed loop", o.NameRange, o.Range,
+						fmt.Sprintf("%s shapes an open loop's arrivals; with concurrency each request is sent when one in flight ends, so %s would be ignored. Remove it, or use rate.", name, name)))
+					delete(at, name)
+				}
+			}
+		}
+	} else if _, ok := at["rate"]; !ok {
+		diags = append(diags, invalid("Missing rate or concurrency", blk.DefRange,
+			"A traffic block needs rate = [1, 2, 4] (requests per second, an open loop) or concurrency = [8, 32] (requests in flight, a closed loop)."))
 	}
 	if s, ok, d := l.str(at, "arrivals"); ok || d != nil {
 		diags = append(diags, d...)
@@ -356,6 +399,7 @@ func (l *loader) slo(attr *hcl.Attribute) (TrafficSLO, hcl.Diagnostics) {
 // room for max_output under a server's max_model_len.
 func (l *loader) checkTraffic() hcl.Diagnostics {
 	var diags hcl.Diagnostics
+	fitChecked := map[*Workload]bool{}
 	for _, t := range l.spec.Traffic {
 		if t.Duration == 0 {
 			t.Duration, t.DurationText = l.spec.Measure.Duration, l.spec.Measure.DurationText
@@ -364,20 +408,32 @@ func (l *loader) checkTraffic() hcl.Diagnostics {
 			diags = append(diags, invalid("Duplicate label", t.DeclRange,
 				"Traffic %q has the label of the matrix at %s; conditions read both as %s[CTX][…]. Give one another label.", t.Label, where(m.DeclRange), t.Label))
 		}
+		w, d := l.trafficWorkload(t)
+		diags = append(diags, d...)
+		if w == nil {
+			continue
+		}
+		maxOut, outText := l.spec.Measure.MaxOutput, "max_output"
+		if w.OutputTokens.IsSet() {
+			maxOut, outText = w.OutputTokens.Max, "output_tokens' max"
+		}
+		if w.InputTokens.IsSet() && !fitChecked[w] {
+			fitChecked[w] = true
+			diags = append(diags, l.checkLengthsFit(t, w, maxOut, outText)...)
+		}
 		if t.Context == 0 {
 			continue
 		}
-		maxOut := l.spec.Measure.MaxOutput
 		for _, srv := range l.spec.Servers {
-			if srv.MaxModelLen == nil || t.Context+maxOut <= *srv.MaxModelLen {
+			if srv.MaxModelLen == nil || t.Context+w.Prefix.Tokens+maxOut <= *srv.MaxModelLen {
 				continue
 			}
 			mml := *srv.MaxModelLen
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Context too long for max_model_len",
-				Detail: fmt.Sprintf("Traffic %q sends prompts of %s (%d tokens) plus max_output %d = %d tokens, more than server %q allows (max_model_len = %d at %s). Use a context of at most %d tokens, lower measure.max_output, or raise max_model_len.",
-					t.Label, result.FormatTokens(t.Context), t.Context, maxOut, t.Context+maxOut, srv.Name, mml, where(l.maxModelLenRange[srv]), mml-maxOut),
+				Detail: fmt.Sprintf("Traffic %q sends prompts of %s (%d tokens%s) plus %s %d = %d tokens, more than server %q allows (max_model_len = %d at %s). Use a context of at most %d tokens, lower %s, or raise max_model_len.",
+					t.Label, result.FormatTokens(t.Context), t.Context, prefixText(w.Prefix), outText, maxOut, t.Context+w.Prefix.Tokens+maxOut, srv.Name, mml, where(l.maxModelLenRange[srv]), mml-maxOut-w.Prefix.Tokens, outText),
 				Subject: t.ContextRange.Ptr(),
 			})
 		}
@@ -385,57 +441,171 @@ func (l *loader) checkTraffic() hcl.Diagnostics {
 	return diags
 }
 
-// trafficReference checks a condition's traversal of traffic block t
-// (t["8K"][4].goodput_rps) and adds the cells it reads.
-func (l *loader) trafficReference(tr hcl.Traversal, t *Traffic, addCell func(result.CellRef)) hcl.Diagnostics {
-	ctxs, rates := []int{t.Context}, t.Rates
-	if len(tr) > 1 {
-		ctx, d := l.contextStep(tr, 1, fmt.Sprintf("traffic %q", t.Label), []int{t.Context})
-		if d.HasErrors() {
-			return d
+// trafficWorkload resolves traffic block t's workload and checks its
+// context against it: a named workload must exist; a workload that sets
+// its own lengths takes no context, any other needs one.
+func (l *loader) trafficWorkload(t *Traffic) (*Workload, hcl.Diagnostics) {
+	w := l.spec.Workload
+	if t.Workload != "" {
+		if w = l.spec.NamedWorkload(t.Workload); w == nil {
+			names := make([]string, len(l.spec.Workloads))
+			for i, n := range l.spec.Workloads {
+				names[i] = n.Name
+			}
+			detail := fmt.Sprintf("workload names a `workload \"NAME\" { … }` block; there is no workload %q.", t.Workload)
+			if len(names) == 0 {
+				detail += " Add one, or remove workload to send the unnamed workload."
+			}
+			return nil, hcl.Diagnostics{unknownName("Unknown workload", t.WorkloadRange, t.DeclRange, detail, t.Workload, names)}
 		}
-		ctxs = []int{ctx}
 	}
-	if len(tr) > 2 {
-		rate, d := rateStep(tr, 2, t)
-		if d.HasErrors() {
-			return d
-		}
-		rates = []float64{rate}
+	switch {
+	case w.SetsLengths() && t.Context != 0:
+		return nil, hcl.Diagnostics{invalid("Context with a workload that sets lengths", t.ContextRange,
+			"Workload %q (%s) decides each prompt's length (%s), so traffic %q has no context: remove context. Its cells are read as %s[RATE] (or %s[CONC] in a closed loop).",
+			w.Name, where(w.DeclRange), lengthSource(w), t.Label, t.Label, t.Label)}
+	case !w.SetsLengths() && t.Context == 0:
+		return nil, hcl.Diagnostics{invalid("Missing context", t.DeclRange,
+			"Traffic %q sends prompts of one length: add context = \"8K\" (or name a workload whose dataset or input_tokens sets the lengths).", t.Label)}
 	}
+	return w, nil
+}
+
+// lengthSource says where a workload's prompt lengths come from.
+func lengthSource(w *Workload) string {
+	if w.Prompt == workload.DatasetPrompt {
+		return "its dataset " + w.DatasetText
+	}
+	return "input_tokens = " + w.InputTokens.String()
+}
+
+// prefixText is ", behind a prefix of P tokens" for a workload with
+// shared prefixes.
+func prefixText(p workload.Prefix) string {
+	if !p.IsSet() {
+		return ""
+	}
+	return fmt.Sprintf(" behind a shared prefix of %d", p.Tokens)
+}
+
+// checkLengthsFit reports a workload whose longest prompt (prefix
+// included) and longest output exceed a server's max_model_len.
+func (l *loader) checkLengthsFit(t *Traffic, w *Workload, maxOut int, outText string) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	if len(tr) > 3 {
-		diags = l.metricStep(tr, 3, vocab.PhaseTraffic, fmt.Sprintf("Traffic %q", t.Label))
-	}
-	for _, c := range ctxs {
-		for _, r := range rates {
-			addCell(result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: c, Rate: r})
+	longest := w.Prefix.Tokens + w.InputTokens.Max
+	for _, srv := range l.spec.Servers {
+		if srv.MaxModelLen == nil || longest+maxOut <= *srv.MaxModelLen {
+			continue
 		}
+		diags = append(diags, invalid("Lengths too long for max_model_len", w.InputTokensRange,
+			"Traffic %q sends workload %q's prompts of up to %d tokens%s plus %s %d = %d tokens, more than server %q allows (max_model_len = %d at %s). Lower input_tokens' max, or raise max_model_len.",
+			t.Label, w.Name, w.InputTokens.Max, prefixText(w.Prefix), outText, maxOut, longest+maxOut, srv.Name, *srv.MaxModelLen, where(l.maxModelLenRange[srv])))
 	}
 	return diags
 }
 
-// rateStep reads tr[i] as a rate index that t measures: a number, or a
-// string for rates that are not whole ("0.5").
-func rateStep(tr hcl.Traversal, i int, t *Traffic) (float64, hcl.Diagnostics) {
+// Cells are the cells traffic block t measures, in the order written:
+// one per rate (open loop) or per concurrency (closed loop), at t's
+// context (0 when its workload sets the lengths).
+func (t *Traffic) Cells() []result.CellRef {
+	var refs []result.CellRef
+	for _, r := range t.Rates {
+		refs = append(refs, result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: r})
+	}
+	for _, c := range t.Concurrency {
+		refs = append(refs, result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Concurrency: c})
+	}
+	return refs
+}
+
+// ClosedLoop reports whether t keeps a concurrency in flight rather than
+// launching at rates.
+func (t *Traffic) ClosedLoop() bool { return len(t.Concurrency) > 0 }
+
+// trafficReference checks a condition's traversal of traffic block t
+// (t["8K"][4].goodput_rps; t[8].goodput_rps when t has no context) and
+// adds the cells it reads.
+func (l *loader) trafficReference(tr hcl.Traversal, t *Traffic, addCell func(result.CellRef)) hcl.Diagnostics {
+	cells := t.Cells()
+	i := 1 // the step after the label
+	if t.Context != 0 {
+		if len(tr) > i {
+			if _, d := l.contextStep(tr, i, fmt.Sprintf("traffic %q", t.Label), []int{t.Context}); d.HasErrors() {
+				return d
+			}
+		}
+		i++
+	}
+	if len(tr) > i {
+		ref, d := trafficStep(tr, i, t)
+		if d.HasErrors() {
+			return d
+		}
+		cells = []result.CellRef{ref}
+	}
+	var diags hcl.Diagnostics
+	if len(tr) > i+1 {
+		diags = l.metricStep(tr, i+1, vocab.PhaseTraffic, fmt.Sprintf("Traffic %q", t.Label))
+	}
+	for _, c := range cells {
+		addCell(c)
+	}
+	return diags
+}
+
+// trafficIndex is how a condition indexes traffic block t's cells, with
+// an example: steady["8K"][4], replay[8].
+func trafficIndex(t *Traffic, key string) string {
+	if t.Context == 0 {
+		return fmt.Sprintf("%s[%s]", t.Label, key)
+	}
+	return fmt.Sprintf("%s[%q][%s]", t.Label, result.FormatTokens(t.Context), key)
+}
+
+// trafficStep reads tr[i] as the index of one of t's cells: a rate (a
+// number, or a string for rates that are not whole: "0.5") in an open
+// loop, a concurrency in a closed loop.
+func trafficStep(tr hcl.Traversal, i int, t *Traffic) (result.CellRef, hcl.Diagnostics) {
+	ref := result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context}
+	what, example := "rate", "4"
+	if t.ClosedLoop() {
+		what, example = "concurrency", strconv.Itoa(t.Concurrency[0])
+	} else if len(t.Rates) > 0 {
+		example = result.FormatRate(t.Rates[0])
+	}
 	idx, ok := tr[i].(hcl.TraverseIndex)
 	if !ok {
-		example := "4"
-		if len(t.Rates) > 0 {
-			example = result.FormatRate(t.Rates[0])
+		return ref, hcl.Diagnostics{invalidCtx("Invalid cell reference", tr[i].SourceRange(), tr.SourceRange(),
+			fmt.Sprintf("Index traffic %q with a %s, like %s.goodput_rps.", t.Label, what, trafficIndex(t, example)))}
+	}
+	hint := ""
+	if t.Context == 0 && idx.Key.IsKnown() && !idx.Key.IsNull() && idx.Key.Type() == cty.String {
+		if _, err := result.ParseTokens(idx.Key.AsString()); err == nil {
+			hint = fmt.Sprintf(" Traffic %q has no context (its workload sets the lengths): index it as %s.", t.Label, trafficIndex(t, example))
 		}
-		return 0, hcl.Diagnostics{invalidCtx("Invalid cell reference", tr[i].SourceRange(), tr.SourceRange(),
-			fmt.Sprintf("Index a context of %s with a rate, like %s[%q][%s].goodput_rps.", t.Label, t.Label, result.FormatTokens(t.Context), example))}
+	}
+	if t.ClosedLoop() {
+		conc, err := concurrencyValue(idx.Key)
+		if err != nil {
+			return ref, hcl.Diagnostics{invalidCtx("Invalid concurrency", tr[i].SourceRange(), tr.SourceRange(), upperFirst(err.Error())+"."+hint)}
+		}
+		if !slices.Contains(t.Concurrency, conc) {
+			return ref, hcl.Diagnostics{invalidCtx("Reference to an unmeasured concurrency", tr[i].SourceRange(), tr.SourceRange(),
+				fmt.Sprintf("Traffic %q does not measure concurrency %d; it measures %s.", t.Label, conc, numfmt.List(t.Concurrency, strconv.Itoa)))}
+		}
+		ref.Concurrency = conc
+		return ref, nil
 	}
 	rate, err := rateValue(idx.Key)
 	if err != nil {
-		return 0, hcl.Diagnostics{invalidCtx("Invalid rate", tr[i].SourceRange(), tr.SourceRange(), upperFirst(err.Error())+".")}
+		return ref, hcl.Diagnostics{invalidCtx("Invalid rate", tr[i].SourceRange(), tr.SourceRange(), upperFirst(err.Error())+"."+hint)}
 	}
 	if !slices.Contains(t.Rates, rate) {
-		return 0, hcl.Diagnostics{invalidCtx("Reference to an unmeasured rate", tr[i].SourceRange(), tr.SourceRange(),
+		return ref, hcl.Diagnostics{invalidCtx("Reference to an unmeasured rate", tr[i].SourceRange(), tr.SourceRange(),
 			fmt.Sprintf("Traffic %q does not measure rate %s; it measures %s.", t.Label, result.FormatRate(rate), numfmt.List(t.Rates, result.FormatRate)))}
 	}
-	return rate, nil
+	ref.Rate = rate
+	return ref, nil
 }
 
 func quotedList(ss []string) string {
