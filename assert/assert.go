@@ -14,6 +14,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Evaluate checks every assert and expect block of sp against res (the
@@ -42,13 +43,13 @@ func ExitCode(verdicts []result.Verdict) int {
 	for _, v := range verdicts {
 		c := exit.OK
 		switch {
-		case v.Outcome == result.Error && v.Infra:
+		case v.Outcome == vocab.Error && v.Infra:
 			c = exit.Infra
-		case v.Outcome == result.Error:
+		case v.Outcome == vocab.Error:
 			c = exit.Usage
-		case v.Outcome == result.Fail:
+		case v.Outcome == vocab.Fail:
 			c = exit.Fail
-		case v.Outcome == result.Inconclusive:
+		case v.Outcome == vocab.Inconclusive:
 			c = exit.Inconclusive
 		}
 		code = exit.Worst(code, c)
@@ -59,13 +60,13 @@ func ExitCode(verdicts []result.Verdict) int {
 // evalAssert evaluates one assert block.
 func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 	v := result.Verdict{
-		Test:    result.TestID{Server: sc.server, Kind: result.KindAssert, Block: a.Name}.Name(),
-		Kind:    result.KindAssert,
+		Test:    vocab.TestID{Server: sc.server, Kind: vocab.KindAssert, Block: a.Name}.Name(),
+		Kind:    vocab.KindAssert,
 		Message: a.ErrorMessage,
 		Cells:   a.Cells,
 	}
 	if a.Condition == nil {
-		v.Outcome = result.Error
+		v.Outcome = vocab.Error
 		v.Message = "assert " + a.Name + " has no condition"
 		v.File, v.Line = a.DeclRange.Filename, a.DeclRange.Start.Line
 		return v
@@ -96,7 +97,7 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 		return v
 	}
 	if diags.HasErrors() {
-		v.Outcome = result.Error
+		v.Outcome = vocab.Error
 		v.Message = "condition could not be evaluated: " + firstError(diags)
 		v.Details = sc.diagLines(diags)
 		return v
@@ -104,17 +105,17 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 	val, _ = val.Unmark()
 	switch {
 	case val.IsNull():
-		v.Outcome = result.Error
+		v.Outcome = vocab.Error
 		v.Message = "condition is null: it must be true or false"
 		v.Details = sc.diagLines(conditionDiag(rng, "Null condition", "The condition evaluated to null; it must be true or false."))
 		return v
 	case !val.IsKnown():
-		v.Outcome = result.Error
+		v.Outcome = vocab.Error
 		v.Message = "condition is unknown: it must be true or false"
 		v.Details = sc.diagLines(conditionDiag(rng, "Unknown condition", "The condition's value is not known; it must be true or false."))
 		return v
 	case val.Type() != cty.Bool:
-		v.Outcome = result.Error
+		v.Outcome = vocab.Error
 		v.Message = "condition is a " + val.Type().FriendlyName() + ", not a bool"
 		v.Details = sc.diagLines(conditionDiag(rng, "Condition is not a bool",
 			fmt.Sprintf("The condition evaluated to a %s; write a comparison such as decode[\"8K\"][64].total_tps >= 6000.", val.Type().FriendlyName())))
@@ -122,9 +123,9 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 	}
 	v.Details = sc.explain(a.Condition)
 	if val.True() {
-		v.Outcome = result.Pass
+		v.Outcome = vocab.Pass
 	} else {
-		v.Outcome = result.Fail
+		v.Outcome = vocab.Fail
 		if v.Message == "" {
 			v.Message = "condition is false"
 		}
@@ -136,12 +137,12 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 // unknown server facts: a Fail when every such read is of an over-capacity
 // cell, an infrastructure Error when any is not. Details list every read.
 func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts []string, searches []searchRead) {
-	v.Outcome = result.Fail
+	v.Outcome = vocab.Fail
 	var msgs []string
 	seen := map[string]bool{}
 	for _, c := range cells {
 		if !c.overCapacity() {
-			v.Outcome, v.Infra = result.Error, true
+			v.Outcome, v.Infra = vocab.Error, true
 		}
 		v.Details = append(v.Details, c.detail())
 		if !seen[c.message()] {
@@ -150,14 +151,14 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 		}
 	}
 	for _, f := range facts {
-		v.Outcome, v.Infra = result.Error, true
+		v.Outcome, v.Infra = vocab.Error, true
 		msg := "server." + f + " is not known: the run could not learn it from the server"
 		v.Details = append(v.Details, msg)
 		msgs = append(msgs, msg)
 	}
 	for _, s := range searches {
 		if s.infra {
-			v.Outcome, v.Infra = result.Error, true
+			v.Outcome, v.Infra = vocab.Error, true
 		}
 		v.Details = append(v.Details, s.msg)
 		msgs = append(msgs, s.msg)

@@ -30,14 +30,14 @@ func fixture() (*spec.Spec, *result.Results) {
 		Server:  result.Server{Name: "qwen", Model: "Qwen/Qwen3.5-4B", ServedModel: "qwen", Version: "0.11.0", KVCacheTokens: 1_000_000, KVCacheSource: "metrics"},
 		Measure: result.Measure{MaxOutput: 4096},
 		Prefill: []result.PrefillCell{
-			{Context: 8192, Status: result.StatusValid, TPS: 40000, TTFTMs: 204.8},
-			{Context: 16384, Status: result.StatusValid, TPS: 38000, TTFTMs: 431.2},
+			{Context: 8192, Status: vocab.StatusValid, TPS: 40000, TTFTMs: 204.8},
+			{Context: 16384, Status: vocab.StatusValid, TPS: 38000, TTFTMs: 431.2},
 		},
 		Decode: []result.DecodeCell{
-			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 408.2, TTFTMs: 50, TBTMs: 2.4},
-			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid, TotalTPS: 5421.3, TTFTMs: 310, TBTMs: 11.8},
-			{Matrix: "decode", Context: 8192, Concurrency: 128, Status: result.StatusOverCapacity},
-			{Matrix: "decode", Context: 16384, Concurrency: 1, Status: result.StatusError, Reason: "HTTP 500 from /v1/completions"},
+			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusValid, TotalTPS: 408.2, TTFTMs: 50, TBTMs: 2.4},
+			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid, TotalTPS: 5421.3, TTFTMs: 310, TBTMs: 11.8},
+			{Matrix: "decode", Context: 8192, Concurrency: 128, Status: vocab.StatusOverCapacity},
+			{Matrix: "decode", Context: 16384, Concurrency: 1, Status: vocab.StatusError, Reason: "HTTP 500 from /v1/completions"},
 		},
 	}
 	return sp, res
@@ -70,132 +70,132 @@ func TestEvaluateAssert(t *testing.T) {
 	tests := []struct {
 		name    string
 		cond    string
-		outcome result.Outcome
+		outcome vocab.Outcome
 		infra   bool
 		message string // "" = the error_message
 		details []string
 		edit    func(*result.Results) // changes the fixture's results (nil: none)
 	}{
 		{
-			name: "pass", cond: `decode["8K"][64].total_tps >= 5000`, outcome: result.Pass,
+			name: "pass", cond: `decode["8K"][64].total_tps >= 5000`, outcome: vocab.Pass,
 			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 5000: ok`},
 		},
 		{
-			name: "fail prints the breach", cond: `decode["8K"][64].total_tps >= 6000`, outcome: result.Fail,
+			name: "fail prints the breach", cond: `decode["8K"][64].total_tps >= 6000`, outcome: vocab.Fail,
 			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6% from the threshold)`},
 		},
 		{
-			name: "constant on the left is flipped", cond: `6000 <= decode["8K"][64].total_tps`, outcome: result.Fail,
+			name: "constant on the left is flipped", cond: `6000 <= decode["8K"][64].total_tps`, outcome: vocab.Fail,
 			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6% from the threshold)`},
 		},
 		{
-			name: "lower is better latency", cond: `decode["8K"][64].ttft_ms < 250`, outcome: result.Fail,
+			name: "lower is better latency", cond: `decode["8K"][64].ttft_ms < 250`, outcome: vocab.Fail,
 			details: []string{`decode["8K"][64].ttft_ms = 310, want < 250 (+24.0% from the threshold)`},
 		},
 		{
-			name: "context as a number", cond: `decode[8192][64].total_tps > 5421`, outcome: result.Pass,
+			name: "context as a number", cond: `decode[8192][64].total_tps > 5421`, outcome: vocab.Pass,
 			details: []string{`decode[8192][64].total_tps = 5421.3, want > 5421: ok`},
 		},
 		{
-			name: "context and concurrency as digit strings", cond: `decode["8192"]["64"].total_tps == 5421.3`, outcome: result.Pass,
+			name: "context and concurrency as digit strings", cond: `decode["8192"]["64"].total_tps == 5421.3`, outcome: vocab.Pass,
 			details: []string{`decode["8192"]["64"].total_tps = 5421.3, want == 5421.3: ok`},
 		},
 		{
-			name: "lower-case suffix", cond: `decode["8k"][64].total_tps > 5421`, outcome: result.Pass,
+			name: "lower-case suffix", cond: `decode["8k"][64].total_tps > 5421`, outcome: vocab.Pass,
 			details: []string{`decode["8k"][64].total_tps = 5421.3, want > 5421: ok`},
 		},
 		{
-			name: "compound: failed comparison first", cond: `decode["8K"][1].ttft_ms <= 100 && decode["8K"][64].total_tps >= 6000`, outcome: result.Fail,
+			name: "compound: failed comparison first", cond: `decode["8K"][1].ttft_ms <= 100 && decode["8K"][64].total_tps >= 6000`, outcome: vocab.Fail,
 			details: []string{
 				`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6% from the threshold)`,
 				`decode["8K"][1].ttft_ms = 50, want <= 100: ok`,
 			},
 		},
 		{
-			name: "computed threshold lists the other side's reads", cond: `decode["8K"][64].total_tps >= 14 * decode["8K"][1].total_tps`, outcome: result.Fail,
+			name: "computed threshold lists the other side's reads", cond: `decode["8K"][64].total_tps >= 14 * decode["8K"][1].total_tps`, outcome: vocab.Fail,
 			details: []string{
 				`decode["8K"][64].total_tps = 5421.3, want >= 5714.8 (14 * decode["8K"][1].total_tps) (-5.1% from the threshold)`,
 				`decode["8K"][1].total_tps = 408.2`,
 			},
 		},
 		{
-			name: "for expression", cond: `min([for c in [1, 64] : decode["8K"][c].total_tps]...) > 1000`, outcome: result.Fail,
+			name: "for expression", cond: `min([for c in [1, 64] : decode["8K"][c].total_tps]...) > 1000`, outcome: vocab.Fail,
 			details: []string{`min([for c in [1, 64] : decode["8K"][c].total_tps]...) = 408.2, want > 1000 (-59.2% from the threshold)`},
 		},
 		{
-			name: "over capacity read fails with the arithmetic", cond: `decode["8K"][128].total_tps >= 1`, outcome: result.Fail,
+			name: "over capacity read fails with the arithmetic", cond: `decode["8K"][128].total_tps >= 1`, outcome: vocab.Fail,
 			message: overCap8K128,
 			details: []string{overCap8K128},
 		},
 		{
-			name: "over capacity read behind a short circuit", cond: `true || decode["8K"][128].total_tps > 0`, outcome: result.Fail,
+			name: "over capacity read behind a short circuit", cond: `true || decode["8K"][128].total_tps > 0`, outcome: vocab.Fail,
 			message: overCap8K128,
 			details: []string{overCap8K128},
 		},
 		{
-			name: "over capacity read inside a for expression", cond: `max([for c in [1, 128] : decode["8K"][c].total_tps]...) > 0`, outcome: result.Fail,
+			name: "over capacity read inside a for expression", cond: `max([for c in [1, 128] : decode["8K"][c].total_tps]...) > 0`, outcome: vocab.Fail,
 			message: overCap8K128,
 			details: []string{overCap8K128},
 		},
 		{
-			name: "over capacity read inside try", cond: `try(decode["8K"][128].total_tps > 0, true)`, outcome: result.Fail,
+			name: "over capacity read inside try", cond: `try(decode["8K"][128].total_tps > 0, true)`, outcome: vocab.Fail,
 			message: overCap8K128,
 			details: []string{overCap8K128},
 		},
 		{
-			name: "over capacity and errored reads: the error wins", cond: `decode["8K"][128].total_tps > 0 && decode["16K"][1].ttft_ms < 100`, outcome: result.Error, infra: true,
+			name: "over capacity and errored reads: the error wins", cond: `decode["8K"][128].total_tps > 0 && decode["16K"][1].ttft_ms < 100`, outcome: vocab.Error, infra: true,
 			message: "cell not measured: error: HTTP 500 from /v1/completions; " + overCap8K128,
 			details: []string{`decode["16K"][1]: cell not measured: error: HTTP 500 from /v1/completions`, overCap8K128},
 		},
 		{
-			name: "errored cell", cond: `decode["16K"][1].ttft_ms < 100`, outcome: result.Error, infra: true,
+			name: "errored cell", cond: `decode["16K"][1].ttft_ms < 100`, outcome: vocab.Error, infra: true,
 			message: "cell not measured: error: HTTP 500 from /v1/completions",
 			details: []string{`decode["16K"][1]: cell not measured: error: HTTP 500 from /v1/completions`},
 		},
 		{
-			name: "absent cell", cond: `decode["16K"][64].total_tps > 0`, outcome: result.Error, infra: true,
+			name: "absent cell", cond: `decode["16K"][64].total_tps > 0`, outcome: vocab.Error, infra: true,
 			message: "cell not measured: the results have no such cell",
 			details: []string{`decode["16K"][64]: cell not measured: the results have no such cell`},
 		},
 		{
-			name: "absent cell of an interrupted run", cond: `decode["16K"][64].total_tps > 0`, outcome: result.Error, infra: true,
+			name: "absent cell of an interrupted run", cond: `decode["16K"][64].total_tps > 0`, outcome: vocab.Error, infra: true,
 			edit:    func(r *result.Results) { r.Interrupted = true },
 			message: "cell not measured: the run was interrupted before measuring it",
 			details: []string{`decode["16K"][64]: cell not measured: the run was interrupted before measuring it`},
 		},
 		{
-			name: "absent cell of a run stopped by an error", cond: `decode["16K"][64].total_tps > 0`, outcome: result.Error, infra: true,
+			name: "absent cell of a run stopped by an error", cond: `decode["16K"][64].total_tps > 0`, outcome: vocab.Error, infra: true,
 			edit:    func(r *result.Results) { r.Error = "the server exited (code 1)\nsee server.log" },
 			message: "cell not measured: the run stopped before measuring it (the server exited (code 1))",
 			details: []string{`decode["16K"][64]: cell not measured: the run stopped before measuring it (the server exited (code 1))`},
 		},
 		{
-			name: "absent prefill cell", cond: `prefill["32K"].tps > 0`, outcome: result.Error, infra: true,
+			name: "absent prefill cell", cond: `prefill["32K"].tps > 0`, outcome: vocab.Error, infra: true,
 			message: "cell not measured: the results have no such cell",
 			details: []string{`prefill["32K"]: cell not measured: the results have no such cell`},
 		},
 		{
-			name: "status of an over-capacity cell is readable", cond: `decode["8K"][128].status == "over_capacity"`, outcome: result.Pass,
+			name: "status of an over-capacity cell is readable", cond: `decode["8K"][128].status == "over_capacity"`, outcome: vocab.Pass,
 			details: []string{`decode["8K"][128].status = "over_capacity", want == "over_capacity": ok`},
 		},
 		{
-			name: "prefill read", cond: `prefill["8K"].tps >= 30000`, outcome: result.Pass,
+			name: "prefill read", cond: `prefill["8K"].tps >= 30000`, outcome: vocab.Pass,
 			details: []string{`prefill["8K"].tps = 40000, want >= 30000: ok`},
 		},
 		{
-			name: "prefill latency by number key", cond: `prefill[8192].ttft_ms <= 200`, outcome: result.Fail,
+			name: "prefill latency by number key", cond: `prefill[8192].ttft_ms <= 200`, outcome: vocab.Fail,
 			details: []string{`prefill[8192].ttft_ms = 204.8, want <= 200 (+2.4% from the threshold)`},
 		},
 		{
-			name: "server read", cond: `server.kv_cache_tokens >= 64 * (8192 + 4096)`, outcome: result.Pass,
+			name: "server read", cond: `server.kv_cache_tokens >= 64 * (8192 + 4096)`, outcome: vocab.Pass,
 			details: []string{`server.kv_cache_tokens = 1000000, want >= 786432 (64 * (8192 + 4096)): ok`},
 		},
 		{
-			name: "server version", cond: `server.version == "0.11.0" && server.name == "qwen"`, outcome: result.Pass,
+			name: "server version", cond: `server.version == "0.11.0" && server.name == "qwen"`, outcome: vocab.Pass,
 			details: []string{`server.version = "0.11.0", want == "0.11.0": ok`, `server.name = "qwen", want == "qwen": ok`},
 		},
 		{
-			name: "unknown server fact", cond: `server.max_num_seqs >= 64`, outcome: result.Error, infra: true,
+			name: "unknown server fact", cond: `server.max_num_seqs >= 64`, outcome: vocab.Error, infra: true,
 			message: "server.max_num_seqs is not known: the run could not learn it from the server",
 			details: []string{"server.max_num_seqs is not known: the run could not learn it from the server"},
 		},
@@ -203,26 +203,26 @@ func TestEvaluateAssert(t *testing.T) {
 		// them: the spec's value beside them in results.json is what was
 		// asked, not what ran.
 		{
-			name: "kv_cache_dtype the server did not state", cond: `server.kv_cache_dtype == "fp8"`, outcome: result.Error, infra: true,
+			name: "kv_cache_dtype the server did not state", cond: `server.kv_cache_dtype == "fp8"`, outcome: vocab.Error, infra: true,
 			edit:    func(r *result.Results) { r.Server.KVCacheDtype = "fp8" },
 			message: "server.kv_cache_dtype is not known: the run could not learn it from the server",
 			details: []string{"server.kv_cache_dtype is not known: the run could not learn it from the server"},
 		},
 		{
-			name: "kv_cache_dtype the server stated", cond: `server.kv_cache_dtype == "fp8"`, outcome: result.Fail,
+			name: "kv_cache_dtype the server stated", cond: `server.kv_cache_dtype == "fp8"`, outcome: vocab.Fail,
 			edit: func(r *result.Results) {
 				r.Server.KVCacheDtype, r.Server.Stated = "auto", map[string]string{"kv_cache_dtype": "vllm:cache_config_info"}
 			},
 			details: []string{`server.kv_cache_dtype = "auto", want == "fp8"`},
 		},
 		{
-			name: "speculative the server did not state", cond: `server.speculative == "dflash"`, outcome: result.Error, infra: true,
+			name: "speculative the server did not state", cond: `server.speculative == "dflash"`, outcome: vocab.Error, infra: true,
 			edit:    func(r *result.Results) { r.Server.Speculative = "dflash" },
 			message: "server.speculative is not known: the run could not learn it from the server",
 			details: []string{"server.speculative is not known: the run could not learn it from the server"},
 		},
 		{
-			name: "no speculation, stated", cond: `server.speculative == ""`, outcome: result.Pass,
+			name: "no speculation, stated", cond: `server.speculative == ""`, outcome: vocab.Pass,
 			edit: func(r *result.Results) {
 				r.Server.Stated = map[string]string{"speculative": "server.log (non-default args)"}
 			},
@@ -246,11 +246,11 @@ func TestEvaluateAssert(t *testing.T) {
 				wantMsg = msg
 			}
 			want := result.Verdict{
-				Test: "qwen/assert/decode_8k_64", Kind: result.KindAssert, Outcome: tc.outcome,
+				Test: "qwen/assert/decode_8k_64", Kind: vocab.KindAssert, Outcome: tc.outcome,
 				Rule: tc.cond, File: "specs/qwen.hcl", Line: 2, Message: wantMsg,
 				Details: tc.details, Infra: tc.infra,
 			}
-			if tc.outcome == result.Pass {
+			if tc.outcome == vocab.Pass {
 				want.Message = msg
 			}
 			if diff := cmp.Diff(want, v, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Cells" }, cmp.Ignore())); diff != "" {
@@ -279,7 +279,7 @@ func TestEvaluateSpecErrors(t *testing.T) {
 			sp, res := fixture()
 			withAssert(t, sp, "broken", tc.cond, "")
 			v := Evaluate(sp, nil, res)[0]
-			if v.Outcome != result.Error || v.Infra {
+			if v.Outcome != vocab.Error || v.Infra {
 				t.Errorf("outcome %v infra %v, want error without infra", v.Outcome, v.Infra)
 			}
 			if v.Message != tc.message {
@@ -305,7 +305,7 @@ func TestEvaluateCells(t *testing.T) {
 	sp, res := fixture()
 	withAssert(t, sp, "two", `decode["8K"][64].total_tps >= 2 * prefill["16K"].tps / 1000 && decode[8192][1].ttft_ms < 100`, "")
 	got := Evaluate(sp, nil, res)[0].Cells
-	want := []result.CellRef{
+	want := []vocab.CellRef{
 		{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64},
 		{Phase: vocab.PhasePrefill, Context: 16384},
 		{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1},
@@ -316,22 +316,22 @@ func TestEvaluateCells(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
-	v := func(o result.Outcome, infra bool) result.Verdict { return result.Verdict{Outcome: o, Infra: infra} }
+	v := func(o vocab.Outcome, infra bool) result.Verdict { return result.Verdict{Outcome: o, Infra: infra} }
 	tests := []struct {
 		name     string
 		verdicts []result.Verdict
 		want     int
 	}{
 		{"none", nil, 0},
-		{"all pass", []result.Verdict{v(result.Pass, false), v(result.Skip, false)}, 0},
-		{"a fail", []result.Verdict{v(result.Pass, false), v(result.Fail, false)}, 1},
-		{"spec error beats fail", []result.Verdict{v(result.Fail, false), v(result.Error, false)}, 2},
-		{"infra beats spec error", []result.Verdict{v(result.Error, false), v(result.Error, true), v(result.Fail, false)}, 3},
-		{"infra alone", []result.Verdict{v(result.Error, true)}, 3},
-		{"infra flag on a fail is still a fail", []result.Verdict{v(result.Fail, true)}, 1},
-		{"an inconclusive comparison alone is 4", []result.Verdict{v(result.Pass, false), v(result.Inconclusive, false)}, 4},
-		{"a fail beats inconclusive", []result.Verdict{v(result.Inconclusive, false), v(result.Fail, false), v(result.Inconclusive, false)}, 1},
-		{"infra beats inconclusive", []result.Verdict{v(result.Inconclusive, false), v(result.Error, true)}, 3},
+		{"all pass", []result.Verdict{v(vocab.Pass, false), v(vocab.Skip, false)}, 0},
+		{"a fail", []result.Verdict{v(vocab.Pass, false), v(vocab.Fail, false)}, 1},
+		{"spec error beats fail", []result.Verdict{v(vocab.Fail, false), v(vocab.Error, false)}, 2},
+		{"infra beats spec error", []result.Verdict{v(vocab.Error, false), v(vocab.Error, true), v(vocab.Fail, false)}, 3},
+		{"infra alone", []result.Verdict{v(vocab.Error, true)}, 3},
+		{"infra flag on a fail is still a fail", []result.Verdict{v(vocab.Fail, true)}, 1},
+		{"an inconclusive comparison alone is 4", []result.Verdict{v(vocab.Pass, false), v(vocab.Inconclusive, false)}, 4},
+		{"a fail beats inconclusive", []result.Verdict{v(vocab.Inconclusive, false), v(vocab.Fail, false), v(vocab.Inconclusive, false)}, 1},
+		{"infra beats inconclusive", []result.Verdict{v(vocab.Inconclusive, false), v(vocab.Error, true)}, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -346,7 +346,7 @@ func TestExitCode(t *testing.T) {
 // max_output; when the results lack them (or disagree with the status) the
 // line repeats the runner's reason instead of inventing numbers.
 func TestOverCapacityLine(t *testing.T) {
-	ref := result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 257024, Concurrency: 128}
+	ref := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 257024, Concurrency: 128}
 	tests := []struct {
 		name   string
 		server result.Server
@@ -404,23 +404,23 @@ func TestEvaluateTraffic(t *testing.T) {
 	sp := &spec.Spec{Traffic: []*spec.Traffic{{Label: "steady", Context: 8192, Rates: []float64{0.5, 4, 8}}}}
 	res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
 		Traffic: []result.TrafficCell{
-			{Traffic: "steady", Context: 8192, Rate: 0.5, Status: result.StatusValid, GoodputRPS: 0.49, TTFTMsP99: 80},
-			{Traffic: "steady", Context: 8192, Rate: 4, Status: result.StatusValid, GoodputRPS: 3.9, TTFTMsP99: 120},
-			{Traffic: "steady", Context: 8192, Rate: 8, Status: result.StatusError, Reason: "HTTP 500"},
+			{Traffic: "steady", Context: 8192, Rate: 0.5, Status: vocab.StatusValid, GoodputRPS: 0.49, TTFTMsP99: 80},
+			{Traffic: "steady", Context: 8192, Rate: 4, Status: vocab.StatusValid, GoodputRPS: 3.9, TTFTMsP99: 120},
+			{Traffic: "steady", Context: 8192, Rate: 8, Status: vocab.StatusError, Reason: "HTTP 500"},
 		}}
 	tests := []struct {
 		name    string
 		cond    string
-		outcome result.Outcome
+		outcome vocab.Outcome
 		detail  string
 	}{
-		{name: "integer rate passes", cond: `steady["8K"][4].goodput_rps >= 3.5`, outcome: result.Pass,
+		{name: "integer rate passes", cond: `steady["8K"][4].goodput_rps >= 3.5`, outcome: vocab.Pass,
 			detail: `steady["8K"][4].goodput_rps = 3.9, want >= 3.5: ok`},
-		{name: "integer rate fails", cond: `steady["8K"][4].goodput_rps >= 3.95`, outcome: result.Fail,
+		{name: "integer rate fails", cond: `steady["8K"][4].goodput_rps >= 3.95`, outcome: vocab.Fail,
 			detail: `steady["8K"][4].goodput_rps = 3.9, want >= 3.95 (-1.3% from the threshold)`},
-		{name: "fractional rate as a string", cond: `steady["8K"]["0.5"].ttft_ms_p99 <= 100`, outcome: result.Pass,
+		{name: "fractional rate as a string", cond: `steady["8K"]["0.5"].ttft_ms_p99 <= 100`, outcome: vocab.Pass,
 			detail: `steady["8K"]["0.5"].ttft_ms_p99 = 80, want <= 100: ok`},
-		{name: "errored cell", cond: `steady["8K"][8].goodput_rps >= 1`, outcome: result.Error,
+		{name: "errored cell", cond: `steady["8K"][8].goodput_rps >= 1`, outcome: vocab.Error,
 			detail: `steady["8K"][8]: cell not measured: error: HTTP 500`},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // CompareBaseline compares every decode and prefill cell of res with the same
@@ -30,18 +31,18 @@ func CompareBaseline(base, res *result.Results, opt compare.Options) []result.Ve
 	if err != nil { // only for unknown metric names; the defaults are known
 		panic(err)
 	}
-	lost := map[result.CellRef]compare.Finding{}
+	lost := map[vocab.CellRef]compare.Finding{}
 	for _, f := range compare.Findings(tables) {
 		lost[f.Ref] = f
 	}
 	server := res.Server.Name
 	type entry struct {
-		ref   result.CellRef
+		ref   vocab.CellRef
 		cells []compare.Cell
 		mets  []metric.Metric
 	}
-	var order []result.CellRef
-	byRef := map[result.CellRef]*entry{}
+	var order []vocab.CellRef
+	byRef := map[vocab.CellRef]*entry{}
 	for _, t := range tables {
 		for _, c := range t.Cells {
 			e := byRef[c.Ref]
@@ -66,32 +67,32 @@ func CompareBaseline(base, res *result.Results, opt compare.Options) []result.Ve
 
 // baselineVerdict merges the per-metric comparisons of one cell; lost is
 // the cell's finding when the baseline measured it and this run did not.
-func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, mets []metric.Metric, tol float64, policy compare.InconclusivePolicy, lost compare.Finding) result.Verdict {
+func baselineVerdict(server string, ref vocab.CellRef, cells []compare.Cell, mets []metric.Metric, tol float64, policy compare.InconclusivePolicy, lost compare.Finding) result.Verdict {
 	v := result.Verdict{
-		Test:  result.TestID{Server: server, Kind: result.KindBaseline, Cell: &ref}.Name(),
-		Kind:  result.KindBaseline,
+		Test:  vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
+		Kind:  vocab.KindBaseline,
 		Rule:  "within " + numfmt.Percent(tol) + " of the baseline",
-		Cells: []result.CellRef{ref},
+		Cells: []vocab.CellRef{ref},
 	}
 	a, b := cells[0].A, cells[0].B // the cell's presence and status are the same for every metric
 	switch {
 	case !a.Present || !a.Status.Measured():
-		v.Outcome = result.Skip
+		v.Outcome = vocab.Skip
 		if !a.Present {
 			v.Message = "not in the baseline"
 		} else {
 			v.Message = "baseline cell not measured: " + reasonFor(a.Status, a.Reason)
 		}
 		return v
-	case b.Present && b.Status == result.StatusError:
-		v.Outcome, v.Infra = result.Error, true
+	case b.Present && b.Status == vocab.StatusError:
+		v.Outcome, v.Infra = vocab.Error, true
 		v.Message = unmeasured{ref: ref, reason: reasonFor(b.Status, b.Reason)}.message()
 		v.Details = []string{refExpr(ref) + ": " + v.Message + " (the baseline measured it)"}
 		return v
 	case !b.Present || !b.Status.Measured():
 		// Lost capacity is a measured property of the new server, not an
 		// infrastructure failure: a regression.
-		v.Outcome = result.Fail
+		v.Outcome = vocab.Fail
 		v.Message = lost.Reason
 		v.Details = []string{refExpr(ref) + ": " + lost.Reason + ": the baseline measured this cell, this run did not"}
 		if lost.Detail != "" {
@@ -118,7 +119,7 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 			regressed = append(regressed, m.Name)
 		case compare.Inconclusive:
 			line += ": inconclusive, " + compare.InconclusiveText(&c, m.HigherIsBetter, tol, policy)
-			if c.Outcome == result.Fail {
+			if c.Outcome == vocab.Fail {
 				beyond = append(beyond, m.Name)
 			} else {
 				inconclusive = append(inconclusive, m.Name)
@@ -131,14 +132,14 @@ func baselineVerdict(server string, ref result.CellRef, cells []compare.Cell, me
 			}
 		}
 		v.Details = append(v.Details, line)
-		v.Outcome = result.Worst(v.Outcome, c.Outcome)
+		v.Outcome = vocab.Worst(v.Outcome, c.Outcome)
 	}
 	switch {
 	case len(regressed) > 0:
 		v.Message = fmt.Sprintf("%s regressed beyond %s against the baseline", joinAnd(regressed), numfmt.Percent(tol))
 	case len(beyond) > 0:
 		v.Message = fmt.Sprintf("%s inconclusive against the baseline, and estimated beyond %s: fails even with -inconclusive pass", joinAnd(beyond), numfmt.Percent(tol))
-	case len(inconclusive) > 0 && v.Outcome == result.Inconclusive:
+	case len(inconclusive) > 0 && v.Outcome == vocab.Inconclusive:
 		v.Message = fmt.Sprintf("%s inconclusive against the baseline: neither regressed nor shown within %s; measure more (or -inconclusive pass)", joinAnd(inconclusive), numfmt.Percent(tol))
 	}
 	return v
@@ -221,9 +222,9 @@ func WithBaseline(base, res *result.Results, opt BaselineOptions) (verdicts []re
 func InformOnly(verdicts []result.Verdict) []result.Verdict {
 	out := make([]result.Verdict, len(verdicts))
 	for i, v := range verdicts {
-		if v.Outcome == result.Fail || v.Outcome == result.Inconclusive {
+		if v.Outcome == vocab.Fail || v.Outcome == vocab.Inconclusive {
 			v.Details = append(append([]string(nil), v.Details...), "(informs only: "+v.Outcome.String()+" against a baseline of another engine, which never gates)")
-			v.Outcome = result.Pass
+			v.Outcome = vocab.Pass
 		}
 		out[i] = v
 	}

@@ -25,9 +25,9 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 	if label == prefillMatrix {
 		phase = vocab.PhasePrefill
 	}
-	block := result.TestID{Server: sc.server, Kind: result.KindExpect, Block: e.Name}
+	block := vocab.TestID{Server: sc.server, Kind: vocab.KindExpect, Block: e.Name}
 	base := block.Name()
-	cellTest := func(ref result.CellRef) string {
+	cellTest := func(ref vocab.CellRef) string {
 		id := block
 		id.Cell = &ref
 		return id.Name()
@@ -35,7 +35,7 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 	metric, ok := metric.Lookup(phase, e.Metric)
 	if !ok {
 		return []result.Verdict{{
-			Test: base, Kind: result.KindExpect, Outcome: result.Error,
+			Test: base, Kind: vocab.KindExpect, Outcome: vocab.Error,
 			File: e.DeclRange.Filename, Line: e.DeclRange.Start.Line,
 			Message: fmt.Sprintf("expect %s: %q is not a %s metric", e.Name, e.Metric, phase),
 		}}
@@ -49,7 +49,7 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 		}
 		if concs == nil {
 			return []result.Verdict{{
-				Test: base, Kind: result.KindExpect, Outcome: result.Error,
+				Test: base, Kind: vocab.KindExpect, Outcome: vocab.Error,
 				File: e.DeclRange.Filename, Line: e.DeclRange.Start.Line,
 				Message: fmt.Sprintf("expect %s: the spec has no matrix %q to line the values up with", e.Name, label),
 			}}
@@ -61,14 +61,14 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 			if want == nil {
 				continue
 			}
-			ref := result.CellRef{Phase: phase, Context: row.Context}
+			ref := vocab.CellRef{Phase: phase, Context: row.Context}
 			if phase == vocab.PhaseDecode {
 				if i >= len(concs) {
 					out = append(out, result.Verdict{
 						// Named after the row: the value has no concurrency level.
-						Test: cellTest(ref), Kind: result.KindExpect, Outcome: result.Error,
+						Test: cellTest(ref), Kind: vocab.KindExpect, Outcome: vocab.Error,
 						File: row.Range.Filename, Line: row.Range.Start.Line,
-						Message: fmt.Sprintf("row %s has %d values but matrix %q has %d concurrency levels", result.FormatTokens(row.Context), len(row.Values), label, len(concs)),
+						Message: fmt.Sprintf("row %s has %d values but matrix %q has %d concurrency levels", vocab.FormatTokens(row.Context), len(row.Values), label, len(concs)),
 					})
 					break
 				}
@@ -81,11 +81,11 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 }
 
 // expectCell checks one expected value against the measured cell.
-func (sc *scope) expectCell(test string, ref result.CellRef, m metric.Metric, want, tol float64, row spec.ExpectRow) result.Verdict {
+func (sc *scope) expectCell(test string, ref vocab.CellRef, m metric.Metric, want, tol float64, row spec.ExpectRow) result.Verdict {
 	v := result.Verdict{
-		Test: test, Kind: result.KindExpect,
+		Test: test, Kind: vocab.KindExpect,
 		File: row.Range.Filename, Line: row.Range.Start.Line,
-		Cells: []result.CellRef{ref},
+		Cells: []vocab.CellRef{ref},
 	}
 	// A throughput may fall to want × (1 − tol), a latency rise to want × (1 + tol).
 	op, sign, dir, limit := ">=", "-", "below", want*(1-tol)
@@ -103,7 +103,7 @@ func (sc *scope) expectCell(test string, ref result.CellRef, m metric.Metric, wa
 		sc.unmeasuredVerdict(&v, []unmeasured{unmeasuredRead(ref, status, why, sc.res)}, nil, nil)
 		return v
 	case got == nil:
-		v.Outcome = result.Error
+		v.Outcome = vocab.Error
 		v.Message = fmt.Sprintf("%s was not reported for this cell (the server exposes no such metric)", m.Name)
 		return v
 	}
@@ -113,7 +113,7 @@ func (sc *scope) expectCell(test string, ref result.CellRef, m metric.Metric, wa
 	}
 	v.Details = []string{fmt.Sprintf("%s = %s, want %s (%s from expected)", m.Name, numfmt.Value(*got), v.Rule[len(m.Name)+1:], numfmt.Delta(miss))}
 	if breached(*got) {
-		v.Outcome = result.Fail
+		v.Outcome = vocab.Fail
 		v.Message = fmt.Sprintf("%s at %s is %s the expected %s by more than %s", m.Name, ref.Name(), dir, numfmt.Value(want), numfmt.Percent(tol))
 	}
 	return v
@@ -122,7 +122,7 @@ func (sc *scope) expectCell(test string, ref result.CellRef, m metric.Metric, wa
 // measured returns a metric of the cell ref: found is false when the
 // results have no such cell; val is nil for an optional metric the server
 // did not report.
-func (sc *scope) measured(ref result.CellRef, metric string) (val *float64, status result.Status, why string, found bool) {
+func (sc *scope) measured(ref vocab.CellRef, metric string) (val *float64, status vocab.Status, why string, found bool) {
 	var (
 		x  float64
 		ok bool

@@ -28,17 +28,17 @@ func TestEvaluateExpect(t *testing.T) {
 			}},
 			want: []result.Verdict{
 				{
-					Test: "qwen/expect/tps/ctx=8K/conc=1", Kind: result.KindExpect, Outcome: result.Pass,
+					Test: "qwen/expect/tps/ctx=8K/conc=1", Kind: vocab.KindExpect, Outcome: vocab.Pass,
 					Rule: "total_tps >= 380 (400 - 5%)", File: "specs/qwen.hcl", Line: 10,
 					Details: []string{"total_tps = 408.2, want >= 380 (400 - 5%) (+2.0% from expected)"},
-					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1}},
+					Cells:   []vocab.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1}},
 				},
 				{
-					Test: "qwen/expect/tps/ctx=8K/conc=64", Kind: result.KindExpect, Outcome: result.Fail,
+					Test: "qwen/expect/tps/ctx=8K/conc=64", Kind: vocab.KindExpect, Outcome: vocab.Fail,
 					Rule: "total_tps >= 5717.5 (6018.4 - 5%)", File: "specs/qwen.hcl", Line: 10,
 					Message: "total_tps at decode/ctx=8K/conc=64 is below the expected 6018.4 by more than 5%",
 					Details: []string{"total_tps = 5421.3, want >= 5717.5 (6018.4 - 5%) (-9.9% from expected)"},
-					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}},
+					Cells:   []vocab.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}},
 				},
 			},
 		},
@@ -49,17 +49,17 @@ func TestEvaluateExpect(t *testing.T) {
 			}},
 			want: []result.Verdict{
 				{
-					Test: "qwen/expect/ttft/ctx=8K/conc=1", Kind: result.KindExpect, Outcome: result.Fail,
+					Test: "qwen/expect/ttft/ctx=8K/conc=1", Kind: vocab.KindExpect, Outcome: vocab.Fail,
 					Rule: "ttft_ms <= 44 (40 + 10%)", File: "specs/qwen.hcl", Line: 20,
 					Message: "ttft_ms at decode/ctx=8K/conc=1 is above the expected 40 by more than 10%",
 					Details: []string{"ttft_ms = 50, want <= 44 (40 + 10%) (+25.0% from expected)"},
-					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1}},
+					Cells:   []vocab.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 1}},
 				},
 				{
-					Test: "qwen/expect/ttft/ctx=8K/conc=64", Kind: result.KindExpect, Outcome: result.Pass,
+					Test: "qwen/expect/ttft/ctx=8K/conc=64", Kind: vocab.KindExpect, Outcome: vocab.Pass,
 					Rule: "ttft_ms <= 440 (400 + 10%)", File: "specs/qwen.hcl", Line: 20,
 					Details: []string{"ttft_ms = 310, want <= 440 (400 + 10%) (-22.5% from expected)"},
-					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}},
+					Cells:   []vocab.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}},
 				},
 			},
 		},
@@ -71,25 +71,25 @@ func TestEvaluateExpect(t *testing.T) {
 			}},
 			want: []result.Verdict{
 				{
-					Test: "qwen/expect/tps/ctx=8K/conc=128", Kind: result.KindExpect, Outcome: result.Fail,
+					Test: "qwen/expect/tps/ctx=8K/conc=128", Kind: vocab.KindExpect, Outcome: vocab.Fail,
 					Rule: "total_tps >= 6650 (7000 - 5%)", File: "specs/qwen.hcl", Line: 10,
 					Message: overCap8K128,
 					Details: []string{overCap8K128},
-					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 128}},
+					Cells:   []vocab.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 128}},
 				},
 				{
-					Test: "qwen/expect/tps/ctx=16K/conc=1", Kind: result.KindExpect, Outcome: result.Error, Infra: true,
+					Test: "qwen/expect/tps/ctx=16K/conc=1", Kind: vocab.KindExpect, Outcome: vocab.Error, Infra: true,
 					Rule: "total_tps >= 285 (300 - 5%)", File: "specs/qwen.hcl", Line: 11,
 					Message: "cell not measured: error: HTTP 500 from /v1/completions",
 					Details: []string{`decode["16K"][1]: cell not measured: error: HTTP 500 from /v1/completions`},
-					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 16384, Concurrency: 1}},
+					Cells:   []vocab.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 16384, Concurrency: 1}},
 				},
 				{
-					Test: "qwen/expect/tps/ctx=16K/conc=64", Kind: result.KindExpect, Outcome: result.Error, Infra: true,
+					Test: "qwen/expect/tps/ctx=16K/conc=64", Kind: vocab.KindExpect, Outcome: vocab.Error, Infra: true,
 					Rule: "total_tps >= 4750 (5000 - 5%)", File: "specs/qwen.hcl", Line: 11,
 					Message: "cell not measured: the results have no such cell",
 					Details: []string{`decode["16K"][64]: cell not measured: the results have no such cell`},
-					Cells:   []result.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 16384, Concurrency: 64}},
+					Cells:   []vocab.CellRef{{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 16384, Concurrency: 64}},
 				},
 			},
 		},
@@ -101,17 +101,17 @@ func TestEvaluateExpect(t *testing.T) {
 			}},
 			want: []result.Verdict{
 				{
-					Test: "qwen/expect/prefill_tps/ctx=8K", Kind: result.KindExpect, Outcome: result.Fail,
+					Test: "qwen/expect/prefill_tps/ctx=8K", Kind: vocab.KindExpect, Outcome: vocab.Fail,
 					Rule: "tps >= 41800 (44000 - 5%)", File: "specs/qwen.hcl", Line: 30,
 					Message: "tps at prefill/ctx=8K is below the expected 44000 by more than 5%",
 					Details: []string{"tps = 40000, want >= 41800 (44000 - 5%) (-9.1% from expected)"},
-					Cells:   []result.CellRef{{Phase: vocab.PhasePrefill, Context: 8192}},
+					Cells:   []vocab.CellRef{{Phase: vocab.PhasePrefill, Context: 8192}},
 				},
 				{
-					Test: "qwen/expect/prefill_tps/ctx=16K", Kind: result.KindExpect, Outcome: result.Pass,
+					Test: "qwen/expect/prefill_tps/ctx=16K", Kind: vocab.KindExpect, Outcome: vocab.Pass,
 					Rule: "tps >= 36575 (38500 - 5%)", File: "specs/qwen.hcl", Line: 31,
 					Details: []string{"tps = 38000, want >= 36575 (38500 - 5%) (-1.3% from expected)"},
-					Cells:   []result.CellRef{{Phase: vocab.PhasePrefill, Context: 16384}},
+					Cells:   []vocab.CellRef{{Phase: vocab.PhasePrefill, Context: 16384}},
 				},
 			},
 		},
@@ -138,19 +138,19 @@ func TestExpectBoundary(t *testing.T) {
 		metric   string
 		measured float64
 		expected float64
-		want     result.Outcome
+		want     vocab.Outcome
 	}{
-		{"tps at the edge", "total_tps", 95, 100, result.Pass},
-		{"tps just below", "total_tps", 94.99, 100, result.Fail},
-		{"tps far above", "total_tps", 300, 100, result.Pass},
-		{"latency at the edge", "tbt_ms", 105, 100, result.Pass},
-		{"latency just above", "tbt_ms", 105.01, 100, result.Fail},
-		{"latency far below", "tbt_ms", 1, 100, result.Pass},
+		{"tps at the edge", "total_tps", 95, 100, vocab.Pass},
+		{"tps just below", "total_tps", 94.99, 100, vocab.Fail},
+		{"tps far above", "total_tps", 300, 100, vocab.Pass},
+		{"latency at the edge", "tbt_ms", 105, 100, vocab.Pass},
+		{"latency just above", "tbt_ms", 105.01, 100, vocab.Fail},
+		{"latency far below", "tbt_ms", 1, 100, vocab.Pass},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := &spec.Spec{Matrices: []*spec.Matrix{{Label: "decode", Contexts: []int{1024}, Concurrency: []int{1}}}}
-			c := result.DecodeCell{Matrix: "decode", Context: 1024, Concurrency: 1, Status: result.StatusValid}
+			c := result.DecodeCell{Matrix: "decode", Context: 1024, Concurrency: 1, Status: vocab.StatusValid}
 			c.TotalTPS, c.TBTMs = tc.measured, tc.measured
 			res := &result.Results{Server: result.Server{Name: "s"}, Decode: []result.DecodeCell{c}}
 			sp.Expects = []*spec.Expect{{Name: "e", Metric: tc.metric, Tolerance: 0.05, Rows: []spec.ExpectRow{rowAt(1024, 1, ptr(tc.expected))}}}

@@ -12,7 +12,6 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/slogate/slogate/internal/numfmt"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
 
@@ -208,17 +207,17 @@ func traversalText(t hcl.Traversal) string {
 }
 
 // refExpr is how a spec reads a cell: decode["8K"][64] or prefill["8K"].
-func refExpr(r result.CellRef) string {
+func refExpr(r vocab.CellRef) string {
 	switch r.Phase {
 	case vocab.PhasePrefill:
-		return fmt.Sprintf("prefill[%q]", result.FormatTokens(r.Context))
+		return fmt.Sprintf("prefill[%q]", vocab.FormatTokens(r.Context))
 	case vocab.PhaseTraffic:
-		if rate := result.FormatRate(r.Rate); strings.Contains(rate, ".") {
-			return fmt.Sprintf("%s[%q][%q]", r.Matrix, result.FormatTokens(r.Context), rate)
+		if rate := vocab.FormatRate(r.Rate); strings.Contains(rate, ".") {
+			return fmt.Sprintf("%s[%q][%q]", r.Matrix, vocab.FormatTokens(r.Context), rate)
 		}
-		return fmt.Sprintf("%s[%q][%s]", r.Matrix, result.FormatTokens(r.Context), result.FormatRate(r.Rate))
+		return fmt.Sprintf("%s[%q][%s]", r.Matrix, vocab.FormatTokens(r.Context), vocab.FormatRate(r.Rate))
 	}
-	return fmt.Sprintf("%s[%q][%d]", r.MatrixLabel(), result.FormatTokens(r.Context), r.Concurrency)
+	return fmt.Sprintf("%s[%q][%d]", r.MatrixLabel(), vocab.FormatTokens(r.Context), r.Concurrency)
 }
 
 // formatCty renders a value for a detail line.
@@ -250,9 +249,9 @@ func formatCty(v cty.Value) string {
 // cellsRead finds the cells a condition reads statically, in order of first
 // appearance (the spec loader fills Assert.Cells the same way; this is the
 // fallback for specs built in code).
-func cellsRead(expr hcl.Expression) []result.CellRef {
-	var out []result.CellRef
-	seen := map[result.CellRef]bool{}
+func cellsRead(expr hcl.Expression) []vocab.CellRef {
+	var out []vocab.CellRef
+	seen := map[vocab.CellRef]bool{}
 	for _, t := range expr.Variables() {
 		ref, ok := cellOf(t)
 		if ok && !seen[ref] {
@@ -264,7 +263,7 @@ func cellsRead(expr hcl.Expression) []result.CellRef {
 }
 
 // cellOf turns prefill[CTX]… or LABEL[CTX][CONC]… into a cell reference.
-func cellOf(t hcl.Traversal) (result.CellRef, bool) {
+func cellOf(t hcl.Traversal) (vocab.CellRef, bool) {
 	key := func(i int) (int, bool) {
 		if i >= len(t) {
 			return 0, false
@@ -275,7 +274,7 @@ func cellOf(t hcl.Traversal) (result.CellRef, bool) {
 		}
 		switch ix.Key.Type() {
 		case cty.String:
-			n, err := result.ParseTokens(ix.Key.AsString())
+			n, err := vocab.ParseTokens(ix.Key.AsString())
 			return n, err == nil
 		case cty.Number:
 			f, _ := ix.Key.AsBigFloat().Int64()
@@ -286,15 +285,15 @@ func cellOf(t hcl.Traversal) (result.CellRef, bool) {
 	root := t.RootName()
 	switch root {
 	case "server", "var":
-		return result.CellRef{}, false
+		return vocab.CellRef{}, false
 	case "prefill":
 		ctx, ok := key(1)
-		return result.CellRef{Phase: vocab.PhasePrefill, Context: ctx}, ok
+		return vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}, ok
 	}
 	ctx, ok1 := key(1)
 	conc, ok2 := key(2)
 	if !ok1 || !ok2 {
-		return result.CellRef{}, false
+		return vocab.CellRef{}, false
 	}
-	return result.CellRef{Phase: vocab.PhaseDecode, Matrix: root, Context: ctx, Concurrency: conc}, true
+	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: root, Context: ctx, Concurrency: conc}, true
 }

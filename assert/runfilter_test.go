@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/plan"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestRunSelectsEachVerdictByName checks that `-run` and verdicts spell test
@@ -30,10 +30,10 @@ func TestRunSelectsEachVerdictByName(t *testing.T) {
 			p := plan.New(sp, srv, regexp.MustCompile("^"+regexp.QuoteMeta(v.Test)+"$"))
 			var kept []string
 			for _, a := range p.Asserts {
-				kept = append(kept, result.TestID{Server: srv.Name, Kind: result.KindAssert, Block: a.Name}.Name())
+				kept = append(kept, vocab.TestID{Server: srv.Name, Kind: vocab.KindAssert, Block: a.Name}.Name())
 			}
 			for _, e := range p.Expects {
-				kept = append(kept, result.TestID{Server: srv.Name, Kind: result.KindExpect, Block: e.Name}.Name())
+				kept = append(kept, vocab.TestID{Server: srv.Name, Kind: vocab.KindExpect, Block: e.Name}.Name())
 			}
 			if len(kept) != 1 {
 				t.Fatalf("-run %q kept blocks %v, want exactly the one of the verdict", v.Test, kept)

@@ -25,9 +25,9 @@ import (
 // the mark in its result: that is how Evaluate tells "read a cell that has
 // no numbers" from a number, whatever ||, for or try the read sits in.
 type unmeasured struct {
-	ref    result.CellRef
-	status result.Status // "" when the results have no such cell
-	reason string        // "over capacity", "error: <reason>", "not measured"
+	ref    vocab.CellRef
+	status vocab.Status // "" when the results have no such cell
+	reason string       // "over capacity", "error: <reason>", "not measured"
 	// arithmetic is, for an over-capacity cell, the skip rule with this
 	// run's numbers (overCapacityLine); "" otherwise.
 	arithmetic string
@@ -36,7 +36,7 @@ type unmeasured struct {
 // overCapacity reports whether the read is of a cell skipped as over
 // capacity: a measured property of the server (its KV cache is too small),
 // so a test that needs the cell fails (exit 1) rather than errs.
-func (u unmeasured) overCapacity() bool { return u.status == result.StatusOverCapacity }
+func (u unmeasured) overCapacity() bool { return u.status == vocab.StatusOverCapacity }
 
 // message is the one-line summary of the read: the capacity arithmetic of
 // an over-capacity cell, "cell not measured: <why>" otherwise.
@@ -58,12 +58,12 @@ func (u unmeasured) detail() string {
 
 // unmeasuredRead describes the read of cell ref, which has status st (""
 // when absent) and the runner's reason why.
-func unmeasuredRead(ref result.CellRef, st result.Status, why string, res *result.Results) unmeasured {
+func unmeasuredRead(ref vocab.CellRef, st vocab.Status, why string, res *result.Results) unmeasured {
 	u := unmeasured{ref: ref, status: st, reason: reasonFor(st, why)}
 	if st == "" {
 		u.reason = absentReason(res)
 	}
-	if st == result.StatusOverCapacity {
+	if st == vocab.StatusOverCapacity {
 		u.arithmetic = overCapacityLine(ref, res, why)
 	}
 	return u
@@ -74,7 +74,7 @@ func unmeasuredRead(ref result.CellRef, st result.Status, why string, res *resul
 // (257,024 + 4,096) = 33,423,360 tokens > KV cache 24,000,000 tokens (from
 // metrics)`. When the results lack what the arithmetic needs (or disagree
 // with the status), it repeats the runner's reason instead.
-func overCapacityLine(ref result.CellRef, res *result.Results, reason string) string {
+func overCapacityLine(ref vocab.CellRef, res *result.Results, reason string) string {
 	head := refExpr(ref) + " is over capacity"
 	pool := plan.KVPool{Tokens: res.Server.KVCacheTokens, Engines: res.Server.KVCacheEngines}
 	maxOut := res.Measure.MaxOutput
@@ -114,9 +114,9 @@ type scope struct {
 // own. The aliases mean that iterating over a matrix (for k, row in decode)
 // visits each context once per spelling; index it instead.
 func contextKeys(ctx int) []string {
-	keys := []string{result.FormatTokens(ctx)}
+	keys := []string{vocab.FormatTokens(ctx)}
 	if s := strconv.Itoa(ctx); s != keys[0] {
-		keys = append(keys, s, strings.ToLower(keys[0])) // "8k", as result.ParseTokens accepts it
+		keys = append(keys, s, strings.ToLower(keys[0])) // "8k", as vocab.ParseTokens accepts it
 	}
 	if ctx%(1<<20) == 0 {
 		m := strconv.Itoa(ctx>>20) + "M"
@@ -162,11 +162,11 @@ func firstLine(s string) string {
 }
 
 // reasonFor says why a cell with status st (nil cell = absent) has no numbers.
-func reasonFor(st result.Status, why string) string {
+func reasonFor(st vocab.Status, why string) string {
 	switch st {
-	case result.StatusOverCapacity:
+	case vocab.StatusOverCapacity:
 		return "over capacity"
-	case result.StatusError:
+	case vocab.StatusError:
 		if why == "" {
 			return "error"
 		}
@@ -191,9 +191,9 @@ func cellObject(phase vocab.Phase, ps []float64, status cty.Value, value func(me
 // metrics as numbers (null for an optional metric the server did not
 // report); for a cell without numbers every metric is an unknown number
 // marked with why it has none.
-func measuredCell(ref result.CellRef, res *result.Results, ps []float64) cty.Value {
+func measuredCell(ref vocab.CellRef, res *result.Results, ps []float64) cty.Value {
 	var (
-		st      result.Status
+		st      vocab.Status
 		why     string
 		valueOf func(string) (float64, bool)
 	)
@@ -302,7 +302,7 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 	l := specLayout(sp)
 	l.addResults(res)
 	ps := specPercentiles(sp)
-	sc := scopeOf(sp, name, l, func(ref result.CellRef) cty.Value { return measuredCell(ref, res, ps) },
+	sc := scopeOf(sp, name, l, func(ref vocab.CellRef) cty.Value { return measuredCell(ref, res, ps) },
 		serverObject(name, srv, &res.Server))
 	sc.res = res
 	sc.addSearches(func(s *spec.Search) cty.Value { return searchValue(s, res, ps) })
@@ -312,7 +312,7 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 // scopeOf builds a scope over the cells of l, each cell's object made by
 // cell, and the `server` object srv. The real scope (newScope) and the
 // static one (newStaticScope) differ only in cell and srv.
-func scopeOf(sp *spec.Spec, server string, l layout, cell func(result.CellRef) cty.Value, srv cty.Value) *scope {
+func scopeOf(sp *spec.Spec, server string, l layout, cell func(vocab.CellRef) cty.Value, srv cty.Value) *scope {
 	sc := &scope{sp: sp, server: server, roots: map[string]bool{"prefill": true, "server": true}}
 	parent := sp.EvalContext
 	if parent == nil {
@@ -324,21 +324,21 @@ func scopeOf(sp *spec.Spec, server string, l layout, cell func(result.CellRef) c
 
 	for label, g := range l.decode {
 		sc.roots[label] = true
-		vars[label] = gridValue(cellObjectType(vocab.PhaseDecode, ps), g, strconv.Itoa, func(ctx, conc int) result.CellRef {
-			return result.CellRef{Phase: vocab.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
+		vars[label] = gridValue(cellObjectType(vocab.PhaseDecode, ps), g, strconv.Itoa, func(ctx, conc int) vocab.CellRef {
+			return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
 		}, cell)
 	}
 	for label, g := range l.traffic {
 		sc.roots[label] = true
 		// A number index converts to its shortest string: 4 → "4", 0.5 → "0.5".
-		vars[label] = gridValue(cellObjectType(vocab.PhaseTraffic, ps), g, result.FormatRate, func(ctx int, rate float64) result.CellRef {
-			return result.CellRef{Phase: vocab.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
+		vars[label] = gridValue(cellObjectType(vocab.PhaseTraffic, ps), g, vocab.FormatRate, func(ctx int, rate float64) vocab.CellRef {
+			return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
 		}, cell)
 	}
 
 	prefill := map[string]cty.Value{}
 	for ctx := range l.prefill {
-		obj := cell(result.CellRef{Phase: vocab.PhasePrefill, Context: ctx})
+		obj := cell(vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx})
 		for _, k := range contextKeys(ctx) {
 			prefill[k] = obj
 		}
@@ -449,7 +449,7 @@ func defaultEvalContext() *hcl.EvalContext {
 // sortedMarks returns the unmeasured, unknown-server-fact and search marks
 // in a stable order (cells by name, then facts, then searches).
 func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string, searches []searchRead) {
-	seenCell := map[result.CellRef]bool{}
+	seenCell := map[vocab.CellRef]bool{}
 	seenFact := map[string]bool{}
 	seenSearch := map[searchRead]bool{}
 	for m := range marks {
@@ -481,7 +481,7 @@ func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string, sear
 // context (under every spelling of contextKeys) → column key → cell object.
 // Decode columns are concurrencies, traffic columns rates; key spells a
 // column as the map key, ref names its cell.
-func gridValue[K comparable](objType cty.Type, grid map[int]map[K]bool, key func(K) string, ref func(ctx int, col K) result.CellRef, cell func(result.CellRef) cty.Value) cty.Value {
+func gridValue[K comparable](objType cty.Type, grid map[int]map[K]bool, key func(K) string, ref func(ctx int, col K) vocab.CellRef, cell func(vocab.CellRef) cty.Value) cty.Value {
 	rows := map[string]cty.Value{}
 	for ctx, cols := range grid {
 		vals := map[string]cty.Value{}

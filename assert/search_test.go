@@ -6,6 +6,7 @@ import (
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 const searchSpec = `
@@ -29,32 +30,32 @@ assert "fast_at_answer" {
 func TestEvaluateSearch(t *testing.T) {
 	probe := func(c int, passed bool, ttft float64) result.SearchProbe {
 		return result.SearchProbe{Concurrency: c, Passed: passed,
-			Cell: result.DecodeCell{Search: "max_users", Context: 8192, Concurrency: c, Status: result.StatusValid, PerRequestTPS: 60, TTFTMs: ttft}}
+			Cell: result.DecodeCell{Search: "max_users", Context: 8192, Concurrency: c, Status: vocab.StatusValid, PerRequestTPS: 60, TTFTMs: ttft}}
 	}
 	tests := []struct {
 		name      string
 		search    *result.Search
-		want      [2]result.Outcome
+		want      [2]vocab.Outcome
 		wantInfra bool
 		wantMsg   string
 	}{
 		{name: "answer above the floor passes",
 			search: &result.Search{Name: "max_users", Range: [2]int{1, 64}, Concurrency: 50, Found: true, Monotone: true,
 				Probes: []result.SearchProbe{probe(32, true, 100), probe(64, false, 900), probe(50, true, 400), probe(51, false, 600)}},
-			want: [2]result.Outcome{result.Pass, result.Pass}},
+			want: [2]vocab.Outcome{vocab.Pass, vocab.Pass}},
 		{name: "answer below the floor fails with the value",
 			search: &result.Search{Name: "max_users", Range: [2]int{1, 64}, Concurrency: 40, Found: true, Monotone: true,
 				Probes: []result.SearchProbe{probe(40, true, 700), probe(41, false, 900)}},
-			want: [2]result.Outcome{result.Fail, result.Fail}, wantMsg: "search[\"max_users\"].concurrency = 40, want >= 48"},
+			want: [2]vocab.Outcome{vocab.Fail, vocab.Fail}, wantMsg: "search[\"max_users\"].concurrency = 40, want >= 48"},
 		{name: "not found: concurrency 0 fails, the cell at the answer fails",
 			search: &result.Search{Name: "max_users", Range: [2]int{1, 64}, Monotone: true,
 				Probes: []result.SearchProbe{probe(1, false, 900), probe(2, false, 900)}},
-			want: [2]result.Outcome{result.Fail, result.Fail}, wantMsg: "search \"max_users\" found no concurrency in [1, 64] that meets the objective"},
+			want: [2]vocab.Outcome{vocab.Fail, vocab.Fail}, wantMsg: "search \"max_users\" found no concurrency in [1, 64] that meets the objective"},
 		{name: "stopped by an error: infrastructure error",
 			search: &result.Search{Name: "max_users", Range: [2]int{1, 64}, Error: "the probe at concurrency 4 could not be measured: boom"},
-			want:   [2]result.Outcome{result.Error, result.Error}, wantInfra: true, wantMsg: "boom"},
+			want:   [2]vocab.Outcome{vocab.Error, vocab.Error}, wantInfra: true, wantMsg: "boom"},
 		{name: "not run: infrastructure error",
-			want: [2]result.Outcome{result.Error, result.Error}, wantInfra: true, wantMsg: "was not run"},
+			want: [2]vocab.Outcome{vocab.Error, vocab.Error}, wantInfra: true, wantMsg: "was not run"},
 	}
 	sp, diags := spec.LoadSource("s.hcl", []byte(searchSpec), spec.LoadOptions{})
 	if diags.HasErrors() {
@@ -71,7 +72,7 @@ func TestEvaluateSearch(t *testing.T) {
 				t.Fatalf("got %d verdicts, want 2", len(vs))
 			}
 			for i, v := range vs {
-				if v.Outcome != tt.want[i] || v.Infra != (tt.wantInfra && v.Outcome == result.Error) {
+				if v.Outcome != tt.want[i] || v.Infra != (tt.wantInfra && v.Outcome == vocab.Error) {
 					t.Errorf("%s: outcome %v infra %v, want %v infra %v (%s; %q)", v.Test, v.Outcome, v.Infra, tt.want[i], tt.wantInfra, v.Message, v.Details)
 				}
 			}
@@ -94,14 +95,14 @@ func TestObjective(t *testing.T) {
 		t.Fatal(diags)
 	}
 	s := sp.Searches[0]
-	ok, lines, err := Objective(sp, s, &result.DecodeCell{Status: result.StatusValid, PerRequestTPS: 43.2})
+	ok, lines, err := Objective(sp, s, &result.DecodeCell{Status: vocab.StatusValid, PerRequestTPS: 43.2})
 	if err != nil || ok {
 		t.Fatalf("Objective = %v, %v; want false", ok, err)
 	}
 	if want := "cell.per_request_tps = 43.2, want >= 50"; len(lines) == 0 || !strings.HasPrefix(lines[0], want) {
 		t.Errorf("lines = %q, want one starting %q", lines, want)
 	}
-	if ok, _, err := Objective(sp, s, &result.DecodeCell{Status: result.StatusValid, PerRequestTPS: 50}); err != nil || !ok {
+	if ok, _, err := Objective(sp, s, &result.DecodeCell{Status: vocab.StatusValid, PerRequestTPS: 50}); err != nil || !ok {
 		t.Errorf("at the threshold: Objective = %v, %v; want true", ok, err)
 	}
 }

@@ -67,12 +67,12 @@ func bad(m metric.Metric) float64 {
 
 // resultsWith measures every cell of sp's matrices and prefill block, each
 // metric set by value.
-func resultsWith(sp *spec.Spec, srv *spec.Server, value func(result.CellRef, metric.Metric) float64) *result.Results {
+func resultsWith(sp *spec.Spec, srv *spec.Server, value func(vocab.CellRef, metric.Metric) float64) *result.Results {
 	res := &result.Results{Server: result.Server{Name: srv.Name, Model: srv.Model, Version: "0.11.0", KVCacheTokens: 1 << 30}}
 	for _, mx := range sp.Matrices {
 		for _, ctx := range mx.Contexts {
 			for _, conc := range mx.Concurrency {
-				c := result.DecodeCell{Matrix: mx.Label, Context: ctx, Concurrency: conc, Status: result.StatusValid}
+				c := result.DecodeCell{Matrix: mx.Label, Context: ctx, Concurrency: conc, Status: vocab.StatusValid}
 				for _, m := range metric.Table {
 					c.SetValue(m, value(c.Ref(), m))
 				}
@@ -82,7 +82,7 @@ func resultsWith(sp *spec.Spec, srv *spec.Server, value func(result.CellRef, met
 	}
 	if sp.Prefill != nil {
 		for _, ctx := range sp.Prefill.Contexts {
-			c := result.PrefillCell{Context: ctx, Status: result.StatusValid}
+			c := result.PrefillCell{Context: ctx, Status: vocab.StatusValid}
 			for _, m := range metric.Table {
 				c.SetValue(m, value(c.Ref(), m))
 			}
@@ -96,7 +96,7 @@ func resultsWith(sp *spec.Spec, srv *spec.Server, value func(result.CellRef, met
 // expected value.
 type expectCase struct {
 	block string
-	ref   result.CellRef
+	ref   vocab.CellRef
 	want  float64 // the expectation written in the spec
 	got   float64 // the value measured
 	pass  bool    // the verdict the expectation's tolerance calls for
@@ -129,7 +129,7 @@ func plantExpects(t *testing.T, sp *spec.Spec) map[string]expectCase {
 				if want == nil {
 					continue
 				}
-				ref := result.CellRef{Phase: phase, Context: row.Context}
+				ref := vocab.CellRef{Phase: phase, Context: row.Context}
 				if phase == vocab.PhaseDecode {
 					ref.Matrix, ref.Concurrency = mx.Label, mx.Concurrency[i]
 				}
@@ -172,7 +172,7 @@ func TestShippedSpecs(t *testing.T) {
 			if len(cases) == 0 {
 				t.Fatal("the spec has no expect cell to check")
 			}
-			res := resultsWith(sp, srv, func(ref result.CellRef, m metric.Metric) float64 {
+			res := resultsWith(sp, srv, func(ref vocab.CellRef, m metric.Metric) float64 {
 				if c, ok := cases[m.Name+" "+ref.Name()]; ok {
 					return c.got
 				}
@@ -180,7 +180,7 @@ func TestShippedSpecs(t *testing.T) {
 			})
 			seen, fails := 0, 0
 			for _, v := range Evaluate(sp, srv, res) {
-				if v.Kind != result.KindExpect {
+				if v.Kind != vocab.KindExpect {
 					continue
 				}
 				var c expectCase
@@ -195,9 +195,9 @@ func TestShippedSpecs(t *testing.T) {
 					continue
 				}
 				seen++
-				want := result.Pass
+				want := vocab.Pass
 				if !c.pass {
-					want, fails = result.Fail, fails+1
+					want, fails = vocab.Fail, fails+1
 				}
 				if v.Outcome != want {
 					t.Errorf("%s: measured %g against expected %g (%s): %v, want %v; %s %v", v.Test, c.got, c.want, c.how, v.Outcome, want, v.Message, v.Details)
@@ -210,17 +210,17 @@ func TestShippedSpecs(t *testing.T) {
 				t.Errorf("%d expect verdicts for %d planted cells, %d failures; want one verdict per cell and some failures", seen, len(cases), fails)
 			}
 
-			allGood := resultsWith(sp, srv, func(_ result.CellRef, m metric.Metric) float64 { return good(m) })
+			allGood := resultsWith(sp, srv, func(_ vocab.CellRef, m metric.Metric) float64 { return good(m) })
 			verdicts := Evaluate(sp, srv, allGood)
 			for _, a := range sp.Asserts {
 				test := srv.Name + "/assert/" + a.Name
-				if v := find(verdicts, test); v == nil || v.Outcome != result.Pass {
+				if v := find(verdicts, test); v == nil || v.Outcome != vocab.Pass {
 					t.Errorf("%s with every cell good: %+v, want pass", test, v)
 				}
 				if len(a.Cells) == 0 {
 					continue
 				}
-				broken := resultsWith(sp, srv, func(ref result.CellRef, m metric.Metric) float64 {
+				broken := resultsWith(sp, srv, func(ref vocab.CellRef, m metric.Metric) float64 {
 					if slices.Contains(a.Cells, ref) {
 						return bad(m)
 					}
@@ -231,7 +231,7 @@ func TestShippedSpecs(t *testing.T) {
 				switch {
 				case v == nil:
 					t.Errorf("%s: no verdict", test)
-				case v.Outcome != result.Fail:
+				case v.Outcome != vocab.Fail:
 					t.Errorf("%s with %s bad: %v (%s), want fail", test, a.Cells[0].Name(), v.Outcome, v.Message)
 				case v.Message != a.ErrorMessage:
 					t.Errorf("%s: message %q, want the error_message %q", test, v.Message, a.ErrorMessage)
@@ -239,10 +239,10 @@ func TestShippedSpecs(t *testing.T) {
 					t.Errorf("%s: details %q do not show the value read", test, v.Details)
 				}
 				for _, other := range sp.Asserts {
-					if other == a || slices.ContainsFunc(other.Cells, func(r result.CellRef) bool { return slices.Contains(a.Cells, r) }) {
+					if other == a || slices.ContainsFunc(other.Cells, func(r vocab.CellRef) bool { return slices.Contains(a.Cells, r) }) {
 						continue
 					}
-					if ov := find(after, srv.Name+"/assert/"+other.Name); ov == nil || ov.Outcome != result.Pass {
+					if ov := find(after, srv.Name+"/assert/"+other.Name); ov == nil || ov.Outcome != vocab.Pass {
 						t.Errorf("%s reads none of %s's cells, yet with them bad: %+v", other.Name, a.Name, ov)
 					}
 				}
@@ -253,8 +253,8 @@ func TestShippedSpecs(t *testing.T) {
 				ref := a.Cells[0]
 				c, _ := allGood.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency)
 				saved := *c
-				c.Status = result.StatusOverCapacity
-				if v := find(Evaluate(sp, srv, allGood), test); v == nil || v.Outcome != result.Fail || !strings.Contains(v.Message, "is over capacity") {
+				c.Status = vocab.StatusOverCapacity
+				if v := find(Evaluate(sp, srv, allGood), test); v == nil || v.Outcome != vocab.Fail || !strings.Contains(v.Message, "is over capacity") {
 					t.Errorf("%s with %s over capacity: %+v, want a fail that says it is over capacity", test, ref.Name(), v)
 				}
 				*c = saved

@@ -143,7 +143,7 @@ func newStaticScope(sp *spec.Spec, srv *spec.Server) *scope {
 	if srv != nil {
 		name = srv.Name
 	}
-	cell := func(ref result.CellRef) cty.Value {
+	cell := func(ref vocab.CellRef) cty.Value {
 		return cellObject(ref.Phase, specPercentiles(sp), cty.UnknownVal(cty.String), func(m metric.Metric) cty.Value {
 			if why := cannotProduce(m, srv); why != "" {
 				return cty.NullVal(cty.Number).Mark(unproducible{metric: m.Name, why: why})

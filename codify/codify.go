@@ -91,7 +91,7 @@ func (e *UnfitError) Reasons() string {
 func Check(res *result.Results) error {
 	e := &UnfitError{Unfinished: unfinished(res)}
 	for _, c := range leftOut(res) {
-		if c.status == result.StatusError {
+		if c.status == vocab.StatusError {
 			e.Errored = append(e.Errored, c.ref.Name()+": "+c.why)
 		}
 	}
@@ -133,8 +133,8 @@ func unfinished(res *result.Results) string {
 
 // omission is a cell of res without numbers, which codify leaves out.
 type omission struct {
-	ref    result.CellRef
-	status result.Status
+	ref    vocab.CellRef
+	status vocab.Status
 	why    string // "over capacity", or the runner's reason for an error
 }
 
@@ -142,11 +142,11 @@ type omission struct {
 // phase in context and concurrency order.
 func leftOut(res *result.Results) []omission {
 	var out []omission
-	add := func(ref result.CellRef, st result.Status, reason string) {
+	add := func(ref vocab.CellRef, st vocab.Status, reason string) {
 		switch st {
-		case result.StatusOverCapacity:
+		case vocab.StatusOverCapacity:
 			out = append(out, omission{ref, st, "over capacity"})
-		case result.StatusError:
+		case vocab.StatusError:
 			if reason == "" {
 				reason = "error"
 			}
@@ -296,9 +296,9 @@ func assertTTFTTail(body *hclwrite.Body, label string, tails []tailCell, margin 
 		}
 		c := t.cell
 		op, limit := guard(ttftP99, c.TTFTMsP99, margin)
-		name := fmt.Sprintf("%s_ttft_p99_%s_c%d", label, strings.ToLower(result.FormatTokens(c.Context)), c.Concurrency)
+		name := fmt.Sprintf("%s_ttft_p99_%s_c%d", label, strings.ToLower(vocab.FormatTokens(c.Context)), c.Concurrency)
 		writeAssert(body, name, cellTraversal(label, c.Context, c.Concurrency, ttftP99.Name), op, limit,
-			fmt.Sprintf("time to first token p99 at %s x %d rose above %s %s (measured %s over %d requests)", result.FormatTokens(c.Context), c.Concurrency,
+			fmt.Sprintf("time to first token p99 at %s x %d rose above %s %s (measured %s over %d requests)", vocab.FormatTokens(c.Context), c.Concurrency,
 				numfmt.Value(limit), ttftP99.Unit, numfmt.Value(c.TTFTMsP99), t.samples))
 	}
 }
@@ -332,7 +332,7 @@ func expectDecode(body *hclwrite.Body, res *result.Results, label string, margin
 			vals = append(vals, cty.NumberFloatVal(roundToward(c.TotalTPS, 1, totalTPS.HigherIsBetter)))
 		}
 		rows = append(rows, hclwrite.ObjectAttrTokens{
-			Name:  hclwrite.TokensForValue(cty.StringVal(result.FormatTokens(ctx))),
+			Name:  hclwrite.TokensForValue(cty.StringVal(vocab.FormatTokens(ctx))),
 			Value: hclwrite.TokensForValue(cty.TupleVal(vals)),
 		})
 	}
@@ -357,7 +357,7 @@ func expectPrefill(body *hclwrite.Body, res *result.Results, margin float64) boo
 	var rows []hclwrite.ObjectAttrTokens
 	for _, c := range sortedPrefill(res) {
 		rows = append(rows, hclwrite.ObjectAttrTokens{
-			Name:  hclwrite.TokensForValue(cty.StringVal(result.FormatTokens(c.Context))),
+			Name:  hclwrite.TokensForValue(cty.StringVal(vocab.FormatTokens(c.Context))),
 			Value: hclwrite.TokensForValue(cty.NumberFloatVal(roundToward(c.TPS, 1, prefillTPS.HigherIsBetter))),
 		})
 	}
@@ -391,15 +391,15 @@ func assertPeak(body *hclwrite.Body, res *result.Results, label string, margin f
 		return
 	}
 	op, limit := guard(totalTPS, best.TotalTPS, margin)
-	ctx := result.FormatTokens(best.Context)
+	ctx := vocab.FormatTokens(best.Context)
 	writeAssert(body, fmt.Sprintf("%s_peak_%s", label, totalTPS.Name),
 		cellTraversal(label, best.Context, best.Concurrency, totalTPS.Name), op, limit,
 		fmt.Sprintf("%s throughput at %s x %d fell below %s %s (was %s when codified)", label, ctx, best.Concurrency, numfmt.Value(limit), totalTPS.Unit, numfmt.Value(best.TotalTPS)))
 }
 
 func better(c, best *result.DecodeCell) bool {
-	if (c.Status == result.StatusValid) != (best.Status == result.StatusValid) {
-		return c.Status == result.StatusValid
+	if (c.Status == vocab.StatusValid) != (best.Status == vocab.StatusValid) {
+		return c.Status == vocab.StatusValid
 	}
 	return c.TotalTPS > best.TotalTPS
 }
@@ -415,9 +415,9 @@ func assertTTFT(body *hclwrite.Body, res *result.Results, label string, margin f
 				continue
 			}
 			op, limit := guard(ttft, c.TTFTMs, margin)
-			name := fmt.Sprintf("%s_ttft_%s_c%d", label, strings.ToLower(result.FormatTokens(ctx)), conc)
+			name := fmt.Sprintf("%s_ttft_%s_c%d", label, strings.ToLower(vocab.FormatTokens(ctx)), conc)
 			writeAssert(body, name, cellTraversal(label, ctx, conc, ttft.Name), op, limit,
-				fmt.Sprintf("time to first token at %s x %d rose above %s %s (was %s when codified)", result.FormatTokens(ctx), conc, numfmt.Value(limit), ttft.Unit, numfmt.Value(c.TTFTMs)))
+				fmt.Sprintf("time to first token at %s x %d rose above %s %s (was %s when codified)", vocab.FormatTokens(ctx), conc, numfmt.Value(limit), ttft.Unit, numfmt.Value(c.TTFTMs)))
 			return
 		}
 	}
@@ -431,7 +431,7 @@ func assertPrefill(body *hclwrite.Body, res *result.Results, margin float64) {
 	}
 	c := cells[len(cells)-1]
 	op, limit := guard(prefillTPS, c.TPS, margin)
-	ctx := result.FormatTokens(c.Context)
+	ctx := vocab.FormatTokens(c.Context)
 	trav := hcl.Traversal{hcl.TraverseRoot{Name: "prefill"}, hcl.TraverseIndex{Key: cty.StringVal(ctx)}, hcl.TraverseAttr{Name: prefillTPS.Name}}
 	writeAssert(body, "prefill_tps_"+strings.ToLower(ctx), trav, op, limit,
 		fmt.Sprintf("prefill throughput at %s fell below %s %s (was %s when codified)", ctx, numfmt.Value(limit), prefillTPS.Unit, numfmt.Value(c.TPS)))
@@ -464,7 +464,7 @@ func writeAssert(body *hclwrite.Body, name string, trav hcl.Traversal, op hclsyn
 func cellTraversal(label string, ctx, conc int, metric string) hcl.Traversal {
 	return hcl.Traversal{
 		hcl.TraverseRoot{Name: label},
-		hcl.TraverseIndex{Key: cty.StringVal(result.FormatTokens(ctx))},
+		hcl.TraverseIndex{Key: cty.StringVal(vocab.FormatTokens(ctx))},
 		hcl.TraverseIndex{Key: cty.NumberIntVal(int64(conc))},
 		hcl.TraverseAttr{Name: metric},
 	}

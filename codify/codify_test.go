@@ -14,6 +14,7 @@ import (
 	"github.com/slogate/slogate/codify"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Regenerate the golden file with: go test ./codify -update
@@ -35,12 +36,12 @@ matrix "decode" {
 `
 
 func run() *result.Results {
-	cell := func(ctx, conc int, st result.Status, tps, ttft float64) result.DecodeCell {
+	cell := func(ctx, conc int, st vocab.Status, tps, ttft float64) result.DecodeCell {
 		return result.DecodeCell{Matrix: "decode", Context: ctx, Concurrency: conc, Status: st, TotalTPS: tps, TTFTMs: ttft, TBTMs: 2.5}
 	}
 	// The TTFT p99 of 8K × 1 rests on one request (left out and listed);
 	// that of 8K × 64 on 640 (asserted).
-	c1, c64 := cell(8192, 1, result.StatusValid, 408.26, 49.93), cell(8192, 64, result.StatusValid, 6018.47, 300.4)
+	c1, c64 := cell(8192, 1, vocab.StatusValid, 408.26, 49.93), cell(8192, 64, vocab.StatusValid, 6018.47, 300.4)
 	c1.TTFTMsP90, c1.TTFTMsP99 = 49.93, 49.93
 	c1.Stats = map[string]float64{"ttft_ms_count": 1}
 	c64.TTFTMsP90, c64.TTFTMsP99 = 420, 512.3
@@ -51,16 +52,16 @@ func run() *result.Results {
 		Started:  time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
 		Finished: time.Date(2026, 11, 30, 8, 20, 0, 0, time.UTC),
 		Prefill: []result.PrefillCell{
-			{Context: 8192, Status: result.StatusValid, TPS: 40123.456, TTFTMs: 204.17},
-			{Context: 16384, Status: result.StatusValid, TPS: 38001.06, TTFTMs: 431.14},
+			{Context: 8192, Status: vocab.StatusValid, TPS: 40123.456, TTFTMs: 204.17},
+			{Context: 16384, Status: vocab.StatusValid, TPS: 38001.06, TTFTMs: 431.14},
 		},
 		Decode: []result.DecodeCell{
 			c1,
-			cell(8192, 2, result.StatusValid, 779.94, 51.2),
+			cell(8192, 2, vocab.StatusValid, 779.94, 51.2),
 			c64,
-			cell(16384, 1, result.StatusValid, 401.15, 80.02),
-			cell(16384, 2, result.StatusQueued, 760.33, 95),
-			cell(16384, 64, result.StatusOverCapacity, 0, 0),
+			cell(16384, 1, vocab.StatusValid, 401.15, 80.02),
+			cell(16384, 2, vocab.StatusQueued, 760.33, 95),
+			cell(16384, 64, vocab.StatusOverCapacity, 0, 0),
 		},
 	}
 }
@@ -144,11 +145,11 @@ func TestRoundTrip(t *testing.T) {
 		name     string
 		margin   float64
 		slowdown float64 // multiplies every throughput and divides latencies
-		want     result.Outcome
+		want     vocab.Outcome
 	}{
-		{"same run, 10% margin", 0.1, 1, result.Pass},
-		{"same run, zero margin", 0, 1, result.Pass},
-		{"slower run, 10% margin", 0.1, 0.8, result.Fail},
+		{"same run, 10% margin", 0.1, 1, vocab.Pass},
+		{"same run, zero margin", 0, 1, vocab.Pass},
+		{"slower run, 10% margin", 0.1, 0.8, vocab.Fail},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,10 +175,10 @@ func TestRoundTrip(t *testing.T) {
 			if want := 5 + 2 + 4; len(verdicts) != want {
 				t.Errorf("%d verdicts, want %d (5 measured decode cells, 2 prefill rows, 4 asserts: the 8K x 1 TTFT p99 rests on 1 request)", len(verdicts), want)
 			}
-			worst := result.Pass
+			worst := vocab.Pass
 			for _, v := range verdicts {
-				worst = result.Worst(worst, v.Outcome)
-				if tc.want == result.Pass && v.Outcome != result.Pass {
+				worst = vocab.Worst(worst, v.Outcome)
+				if tc.want == vocab.Pass && v.Outcome != vocab.Pass {
 					t.Errorf("%s: %v %s %v", v.Test, v.Outcome, v.Message, v.Details)
 				}
 			}
@@ -190,7 +191,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestGenerateNothingMeasured(t *testing.T) {
 	res := &result.Results{Server: result.Server{Name: "qwen"}, Finished: time.Now(), Decode: []result.DecodeCell{
-		{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusOverCapacity},
+		{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusOverCapacity},
 	}}
 	if _, err := codify.Generate(res, codify.Options{Margin: 0.1}); err != codify.ErrNothingMeasured {
 		t.Errorf("error %v, want ErrNothingMeasured", err)
@@ -202,8 +203,8 @@ func TestGenerateNothingMeasured(t *testing.T) {
 // over-capacity cells included, is not.
 func TestCheck(t *testing.T) {
 	errored := func(r *result.Results) {
-		r.Decode[1].Status, r.Decode[1].Reason = result.StatusError, "HTTP 500 from /v1/completions"
-		r.Prefill[1].Status, r.Prefill[1].Reason = result.StatusError, "the stream ended without a token"
+		r.Decode[1].Status, r.Decode[1].Reason = vocab.StatusError, "HTTP 500 from /v1/completions"
+		r.Prefill[1].Status, r.Prefill[1].Reason = vocab.StatusError, "the stream ended without a token"
 	}
 	tests := []struct {
 		name   string
@@ -266,7 +267,7 @@ func TestCheck(t *testing.T) {
 func TestGenerateForced(t *testing.T) {
 	res := run()
 	res.Error = "the run took longer than -timeout 5s and was stopped"
-	res.Decode[2].Status, res.Decode[2].Reason = result.StatusError, "HTTP 500 from /v1/completions" // 8K × 64, the peak
+	res.Decode[2].Status, res.Decode[2].Reason = vocab.StatusError, "HTTP 500 from /v1/completions" // 8K × 64, the peak
 	out, err := codify.Generate(res, codify.Options{Margin: 0.1, Force: true})
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func MeasuredNoise(res *result.Results, margin, alpha float64) Noise {
 		alpha = compare.DefaultAlpha
 	}
 	n := Noise{Noise: math.NaN(), Supported: math.NaN()}
-	consider := func(ref result.CellRef, phase vocab.Phase, samples map[string][]float64) {
+	consider := func(ref vocab.CellRef, phase vocab.Phase, samples map[string][]float64) {
 		for _, m := range compare.DefaultMetrics(phase) {
 			xs := samples[m.Name]
 			if len(xs) < 2 {

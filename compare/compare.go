@@ -126,8 +126,8 @@ func (c Change) String() string {
 type Side struct {
 	// Present is false when the run has no such cell at all.
 	Present bool
-	Status  result.Status // the cell's status in this run
-	Reason  string        // why the cell has no numbers, when it has none
+	Status  vocab.Status // the cell's status in this run
+	Reason  string       // why the cell has no numbers, when it has none
 	// Value is the metric; meaningful only when HasValue, which is false
 	// for a cell that was not measured or did not report the metric.
 	Value    float64
@@ -146,8 +146,8 @@ type Side struct {
 
 // Cell is one compared cell of one metric.
 type Cell struct {
-	Ref  result.CellRef // the cell compared
-	A, B Side           // the reference run and the new run
+	Ref  vocab.CellRef // the cell compared
+	A, B Side          // the reference run and the new run
 	// Delta is the change of B from A: the Hodges–Lehmann estimate of
 	// B ÷ A − 1 when a Test decided the cell, else (B − A) ÷ |A|; NaN
 	// unless both sides have values and A ≠ 0.
@@ -161,7 +161,7 @@ type Cell struct {
 	// lost, Error when errored, Inconclusive when inconclusive (Pass with
 	// -inconclusive pass, unless Delta is beyond the tolerance: Fail),
 	// Pass otherwise.
-	Outcome result.Outcome
+	Outcome vocab.Outcome
 }
 
 // EstimateBeyond reports whether an inconclusive cell's estimated change is
@@ -308,7 +308,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 		for _, m := range metricsFor(vocab.PhasePrefill, opt.Metrics) {
 			t := Table{Phase: vocab.PhasePrefill, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Inconclusive: opt.Inconclusive, Contexts: ctxs}
 			for _, ctx := range ctxs {
-				ref := result.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
+				ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
 				ca, _ := a.PrefillCell(ctx)
 				cb, _ := b.PrefillCell(ctx)
 				t.Cells = append(t.Cells, decideCell(ref, prefillSide(ca, m), prefillSide(cb, m), m, opt))
@@ -328,7 +328,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 					if !okA && !okB {
 						continue
 					}
-					ref := result.CellRef{Phase: vocab.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
+					ref := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
 					t.Cells = append(t.Cells, decideCell(ref, decodeSide(ca, m), decodeSide(cb, m), m, opt))
 				}
 			}
@@ -350,7 +350,7 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 //   - A measured, B errored: Errored; A measured, B over capacity, absent or
 //     not run: Lost;
 //   - a value on one side only otherwise: OnlyA or OnlyB, not a failure.
-func decideCell(ref result.CellRef, a, b Side, m metric.Metric, opt Options) Cell {
+func decideCell(ref vocab.CellRef, a, b Side, m metric.Metric, opt Options) Cell {
 	c := Cell{Ref: ref, A: a, B: b, Delta: math.NaN()}
 	switch {
 	case a.HasValue && b.HasValue:
@@ -366,7 +366,7 @@ func decideCell(ref result.CellRef, a, b Side, m metric.Metric, opt Options) Cel
 		} else {
 			c.Change = decide(a.Value, b.Value, opt.Tolerance, m.HigherIsBetter)
 		}
-	case a.HasValue && b.Present && b.Status == result.StatusError:
+	case a.HasValue && b.Present && b.Status == vocab.StatusError:
 		c.Change = Errored
 	case a.HasValue && !(b.Present && b.Status.Measured()):
 		c.Change = Lost
@@ -382,21 +382,21 @@ func decideCell(ref result.CellRef, a, b Side, m metric.Metric, opt Options) Cel
 }
 
 // cellOutcome is what a decided cell does to the gate (Cell.Outcome).
-func cellOutcome(c *Cell, m metric.Metric, opt Options) result.Outcome {
+func cellOutcome(c *Cell, m metric.Metric, opt Options) vocab.Outcome {
 	switch c.Change {
 	case Errored:
-		return result.Error
+		return vocab.Error
 	case Regressed, Lost:
-		return result.Fail
+		return vocab.Fail
 	case Inconclusive:
 		switch {
 		case opt.Inconclusive == InconclusiveFail:
-			return result.Inconclusive
+			return vocab.Inconclusive
 		case c.EstimateBeyond(opt.Tolerance, m.HigherIsBetter):
-			return result.Fail
+			return vocab.Fail
 		}
 	}
-	return result.Pass
+	return vocab.Pass
 }
 
 // prefillSide is one run's view of its prefill cell c (nil = absent) for metric m.
@@ -420,7 +420,7 @@ func decodeSide(c *result.DecodeCell, m metric.Metric) Side {
 // presentSide is the view of a recorded cell: its value when measured and
 // the cell has the metric (hasValue), and its [min, max] spread and samples
 // when it was repeated and the run recorded them for the metric.
-func presentSide(st result.Status, reason string, repeats int, spreads map[string][2]float64, samples map[string][]float64, metric string, value float64, hasValue bool) Side {
+func presentSide(st vocab.Status, reason string, repeats int, spreads map[string][2]float64, samples map[string][]float64, metric string, value float64, hasValue bool) Side {
 	s := Side{Present: true, Status: st, Reason: reason, Repeats: max(repeats, 1)}
 	if st.Measured() {
 		s.Value, s.HasValue = value, hasValue
@@ -453,11 +453,11 @@ func AnyRegressed(tables []Table) bool {
 // 4; with -inconclusive pass only one whose estimate is beyond the
 // tolerance fails, as Fail), else Pass. Improvements and cells only B
 // measured never fail.
-func Outcome(tables []Table) result.Outcome {
-	o := result.Pass
+func Outcome(tables []Table) vocab.Outcome {
+	o := vocab.Pass
 	for _, t := range tables {
 		for _, c := range t.Cells {
-			o = result.Worst(o, c.Outcome)
+			o = vocab.Worst(o, c.Outcome)
 		}
 	}
 	return o

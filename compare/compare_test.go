@@ -13,6 +13,7 @@ import (
 
 	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Regenerate the golden files with: go test ./compare -update
@@ -79,7 +80,7 @@ func TestParsePercent(t *testing.T) {
 }
 
 func decode(ctx, conc int, tps, ttft, tbt float64) result.DecodeCell {
-	return result.DecodeCell{Matrix: "decode", Context: ctx, Concurrency: conc, Status: result.StatusValid, TotalTPS: tps, TTFTMs: ttft, TBTMs: tbt}
+	return result.DecodeCell{Matrix: "decode", Context: ctx, Concurrency: conc, Status: vocab.StatusValid, TotalTPS: tps, TTFTMs: ttft, TBTMs: tbt}
 }
 
 // runs returns two runs that exercise every kind of cell: unchanged,
@@ -91,14 +92,14 @@ func decode(ctx, conc int, tps, ttft, tbt float64) result.DecodeCell {
 func runs() (a, b *result.Results) {
 	a = &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
 		Prefill: []result.PrefillCell{
-			{Context: 8192, Status: result.StatusValid, TPS: 40000, TTFTMs: 204.8},
-			{Context: 16384, Status: result.StatusValid, TPS: 38000, TTFTMs: 431.2},
+			{Context: 8192, Status: vocab.StatusValid, TPS: 40000, TTFTMs: 204.8},
+			{Context: 16384, Status: vocab.StatusValid, TPS: 38000, TTFTMs: 431.2},
 		},
 		Decode: []result.DecodeCell{
 			decode(8192, 1, 408.2, 50, 2.4),
 			decode(8192, 64, 6018.4, 300, 10.5),
 			decode(16384, 1, 400, 80, 2.5),
-			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: result.StatusOverCapacity},
+			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: vocab.StatusOverCapacity},
 			decode(32768, 1, 380, 120, 2.6),
 			decode(4096, 1, 420, 40, 2.3),
 			decode(4096, 64, 6500, 250, 9.8),
@@ -107,18 +108,18 @@ func runs() (a, b *result.Results) {
 	}
 	b = &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
 		Prefill: []result.PrefillCell{
-			{Context: 8192, Status: result.StatusValid, TPS: 39000, TTFTMs: 210},
-			{Context: 16384, Status: result.StatusValid, TPS: 30000, TTFTMs: 546.1},
+			{Context: 8192, Status: vocab.StatusValid, TPS: 39000, TTFTMs: 210},
+			{Context: 16384, Status: vocab.StatusValid, TPS: 30000, TTFTMs: 546.1},
 		},
 		Decode: []result.DecodeCell{
 			decode(8192, 1, 410, 49, 2.4),
 			decode(8192, 64, 5421.3, 340, 11.8),
 			decode(16384, 1, 440, 70, 2.3),
-			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: result.StatusOverCapacity},
-			{Matrix: "decode", Context: 32768, Concurrency: 1, Status: result.StatusError, Reason: "stream stalled"},
+			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: vocab.StatusOverCapacity},
+			{Matrix: "decode", Context: 32768, Concurrency: 1, Status: vocab.StatusError, Reason: "stream stalled"},
 			decode(32768, 64, 5000, 900, 12),
 			decode(4096, 1, 398, 40.2, 2.31),
-			{Matrix: "decode", Context: 4096, Concurrency: 64, Status: result.StatusOverCapacity,
+			{Matrix: "decode", Context: 4096, Concurrency: 64, Status: vocab.StatusOverCapacity,
 				Reason: "64 × (4096 + 4096) = 524288 tokens > KV cache 500000 tokens"},
 		},
 	}
@@ -196,7 +197,7 @@ func TestCompare(t *testing.T) {
 	if !AnyRegressed(tables) {
 		t.Error("AnyRegressed = false, want true")
 	}
-	if got := Outcome(tables); got != result.Error {
+	if got := Outcome(tables); got != vocab.Error {
 		t.Errorf("Outcome = %v, want error (32K×1 errored in B)", got)
 	}
 	c, _ := tables[1].Lookup(8192, 64)

@@ -11,14 +11,13 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/metric"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
 
 // measured is a side with a value and, when samples are given, as many
 // repeats as samples.
 func measured(v float64, samples ...float64) Side {
-	s := Side{Present: true, Status: result.StatusValid, Value: v, HasValue: true, Repeats: 1}
+	s := Side{Present: true, Status: vocab.StatusValid, Value: v, HasValue: true, Repeats: 1}
 	if len(samples) > 0 {
 		s.Repeats, s.Samples = len(samples), samples
 		s.Spread, s.HasSpread = [2]float64{slices.Min(samples), slices.Max(samples)}, true
@@ -33,10 +32,10 @@ func measured(v float64, samples ...float64) Side {
 func TestDecideCell(t *testing.T) {
 	tps := metric.Must(vocab.PhaseDecode, "total_tps")
 	tbt := metric.Must(vocab.PhaseDecode, "tbt_ms")
-	ref := result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
-	overCap := Side{Present: true, Status: result.StatusOverCapacity, Reason: "64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens", Repeats: 1}
-	errored := Side{Present: true, Status: result.StatusError, Reason: "stream stalled", Repeats: 1}
-	noMetric := Side{Present: true, Status: result.StatusValid, Repeats: 1}
+	ref := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
+	overCap := Side{Present: true, Status: vocab.StatusOverCapacity, Reason: "64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens", Repeats: 1}
+	errored := Side{Present: true, Status: vocab.StatusError, Reason: "stream stalled", Repeats: 1}
+	noMetric := Side{Present: true, Status: vocab.StatusValid, Repeats: 1}
 	a5 := []float64{100, 101, 102, 103, 104}
 	tests := []struct {
 		name   string
@@ -108,7 +107,7 @@ func TestDecideCell(t *testing.T) {
 // and 12% (regressed) below A.
 func TestCellOutcome(t *testing.T) {
 	tps := metric.Must(vocab.PhaseDecode, "total_tps")
-	ref := result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
+	ref := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
 	a := measured(420, 418, 420, 425, 416, 421)
 	beyond := measured(398, 398, 397, 400, 394, 399)
 	inside := measured(401, 401, 397, 404, 394, 402)
@@ -118,15 +117,15 @@ func TestCellOutcome(t *testing.T) {
 		b      Side
 		policy InconclusivePolicy
 		change Change
-		want   result.Outcome
+		want   vocab.Outcome
 	}{
-		{"inconclusive fails as inconclusive by default", inside, InconclusiveFail, Inconclusive, result.Inconclusive},
-		{"inconclusive with the estimate beyond, by default: inconclusive", beyond, InconclusiveFail, Inconclusive, result.Inconclusive},
-		{"-inconclusive pass accepts an estimate inside the tolerance", inside, InconclusivePass, Inconclusive, result.Pass},
-		{"-inconclusive pass: an estimate beyond the tolerance still fails", beyond, InconclusivePass, Inconclusive, result.Fail},
-		{"regressed fails under either policy", regressed, InconclusivePass, Regressed, result.Fail},
-		{"errored is an error under either policy", Side{Present: true, Status: result.StatusError, Repeats: 1}, InconclusivePass, Errored, result.Error},
-		{"lost fails", Side{}, InconclusivePass, Lost, result.Fail},
+		{"inconclusive fails as inconclusive by default", inside, InconclusiveFail, Inconclusive, vocab.Inconclusive},
+		{"inconclusive with the estimate beyond, by default: inconclusive", beyond, InconclusiveFail, Inconclusive, vocab.Inconclusive},
+		{"-inconclusive pass accepts an estimate inside the tolerance", inside, InconclusivePass, Inconclusive, vocab.Pass},
+		{"-inconclusive pass: an estimate beyond the tolerance still fails", beyond, InconclusivePass, Inconclusive, vocab.Fail},
+		{"regressed fails under either policy", regressed, InconclusivePass, Regressed, vocab.Fail},
+		{"errored is an error under either policy", Side{Present: true, Status: vocab.StatusError, Repeats: 1}, InconclusivePass, Errored, vocab.Error},
+		{"lost fails", Side{}, InconclusivePass, Lost, vocab.Fail},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,7 +181,7 @@ func TestFindings(t *testing.T) {
 }
 
 func TestMethodNote(t *testing.T) {
-	ref := result.CellRef{Phase: vocab.PhaseDecode, Context: 8192, Concurrency: 1}
+	ref := vocab.CellRef{Phase: vocab.PhaseDecode, Context: 8192, Concurrency: 1}
 	cell := func(test bool, ra, rb int) Cell {
 		c := Cell{Ref: ref, A: measured(1), B: measured(1)}
 		c.A.Repeats, c.B.Repeats = ra, rb
@@ -242,7 +241,7 @@ func (r noiseRates) decided() float64 { return r.regressed + r.within }
 func simulateNoise(row noiseRow, cells int, seed uint64) noiseRates {
 	rng := rand.New(rand.NewPCG(seed, uint64(row.n*1000+row.max)))
 	m := metric.Must(vocab.PhaseDecode, "total_tps")
-	ref := result.CellRef{Phase: vocab.PhaseDecode, Context: 8192, Concurrency: 64}
+	ref := vocab.CellRef{Phase: vocab.PhaseDecode, Context: 8192, Concurrency: 64}
 	draw := func(median float64) float64 { return median * math.Exp(row.noise*rng.NormFloat64()) }
 	side := func(xs []float64) Side { return measured(metric.Median.Of(xs), xs...) }
 	var r noiseRates

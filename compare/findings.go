@@ -6,13 +6,13 @@ import (
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/metric"
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Finding is a cell A measured and B did not: lost (over capacity, absent,
 // not run) or errored.
 type Finding struct {
-	Ref    result.CellRef
+	Ref    vocab.CellRef
 	Change Change // Lost or Errored
 	// Reason is the decision in words, with A's value of the first metric
 	// compared: "lost: over capacity (was 6,018.4 tok/s)", "error: stream
@@ -36,7 +36,7 @@ func (f Finding) String() string {
 // Findings lists the lost and errored cells of the tables, each once (from
 // the first table that decided it), in table order.
 func Findings(tables []Table) []Finding {
-	seen := map[result.CellRef]bool{}
+	seen := map[vocab.CellRef]bool{}
 	var out []Finding
 	for _, t := range tables {
 		for _, c := range t.Cells {
@@ -65,7 +65,7 @@ func finding(c Cell, m metric.Metric) Finding {
 	switch {
 	case !c.B.Present:
 		why = "not measured"
-	case c.B.Status == result.StatusOverCapacity:
+	case c.B.Status == vocab.StatusOverCapacity:
 		why = "over capacity"
 	default:
 		why = strings.ReplaceAll(string(c.B.Status), "_", " ")

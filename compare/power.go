@@ -142,14 +142,14 @@ func PowerOfBaseline(n int, noise, tolerance, alpha float64, m int) BaselinePowe
 func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alpha float64) []string {
 	type worst struct {
 		cells, of int
-		ref       result.CellRef
+		ref       vocab.CellRef
 		noise     float64
 		n, need   int
 		capped    bool // no number of candidate repeats would do
 	}
 	var order []string
 	by := map[string]*worst{}
-	check := func(ref result.CellRef, phase vocab.Phase, samples map[string][]float64) {
+	check := func(ref vocab.CellRef, phase vocab.Phase, samples map[string][]float64) {
 		for _, m := range metricsFor(phase, nil) {
 			xs := samples[m.Name]
 			noise := LogNoise(xs)

@@ -167,7 +167,7 @@ func renderTable(b *strings.Builder, t *Table) {
 			if !ok {
 				continue
 			}
-			row := []string{result.FormatTokens(ctx), sideText(c.A), sideText(c.B), deltaText(c)}
+			row := []string{vocab.FormatTokens(ctx), sideText(c.A), sideText(c.B), deltaText(c)}
 			if tested(t) {
 				row = append(row, BoundsText(c))
 			}
@@ -180,7 +180,7 @@ func renderTable(b *strings.Builder, t *Table) {
 		}
 		rows = append(rows, head)
 		for _, ctx := range t.Contexts {
-			ra := []string{result.FormatTokens(ctx), "A"}
+			ra := []string{vocab.FormatTokens(ctx), "A"}
 			rb := []string{"", "B"}
 			rd := []string{"", "Δ"}
 			rp := []string{"", "CI"}
@@ -244,9 +244,9 @@ func sideText(s Side) string {
 		return "—"
 	case s.HasValue:
 		return numfmt.Value(s.Value)
-	case s.Status == result.StatusOverCapacity:
+	case s.Status == vocab.StatusOverCapacity:
 		return "over cap"
-	case s.Status == result.StatusError:
+	case s.Status == vocab.StatusError:
 		return "error"
 	case s.Status.Measured():
 		return "n/a"
@@ -320,7 +320,7 @@ func WriteSummary(w io.Writer, tables []Table) {
 		n := 0
 		for _, t := range tables {
 			for _, c := range t.Cells {
-				if c.Change == Inconclusive && c.Outcome == result.Pass {
+				if c.Change == Inconclusive && c.Outcome == vocab.Pass {
 					n++
 				}
 			}

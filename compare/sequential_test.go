@@ -185,7 +185,7 @@ func TestBaselineWarnings(t *testing.T) {
 		return out
 	}
 	base := func(noise float64) *result.Results {
-		return &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
+		return &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
 			TotalTPS: 6000, Repeats: 5, Samples: map[string][]float64{"total_tps": spread(noise)}}}}
 	}
 	got := BaselineWarnings(base(0.05), 5, 0.05, 0.05)
@@ -219,7 +219,7 @@ func TestCompareDecidesAsTheDesign(t *testing.T) {
 			stop, why = s.Look(a, b, true)
 		}
 		cell := func(xs []float64) result.DecodeCell {
-			return result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
+			return result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
 				TotalTPS: metric.Median.Of(xs), Repeats: len(xs), Samples: map[string][]float64{"total_tps": xs}}
 		}
 		ra := &result.Results{Measure: result.Measure{Repeat: 10}, Decode: []result.DecodeCell{cell(a)}}

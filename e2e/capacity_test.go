@@ -14,6 +14,7 @@ import (
 	"time"
 
 	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Capacity and status truth on vLLM-shaped servers (docs/method.md#kv-capacity,
@@ -116,12 +117,12 @@ func TestCapacityDataParallelHybrid(t *testing.T) {
 			s.KVCacheTokens, s.KVCacheSource, truth.capacity(), truth.sizePerEngine, truth.blocksTimes)
 	}
 	cells := decodeCells(t, o, 2)
-	if c := cells["ctx=8K/conc=32"]; c.Status != res.StatusOverCapacity {
+	if c := cells["ctx=8K/conc=32"]; c.Status != vocab.StatusOverCapacity {
 		t.Errorf("8K × 32: status %s, want over_capacity (%d tokens > %d)", c.Status, need8Kx32, truth.capacity())
 	}
 	c := cells["ctx=8K/conc=1"]
 	check := c.KVUsageCheck
-	if c.Status != res.StatusValid || check == nil {
+	if c.Status != vocab.StatusValid || check == nil {
 		t.Fatalf("8K × 1: status %s (%s), kv_usage_check %+v; want valid with a check", c.Status, c.Reason, check)
 	}
 	if check.Engines != 2 || !within(float64(check.ImpliedCapacityTokens), float64(truth.capacity()), 0.05) || len(c.Warnings) != 0 {
@@ -149,7 +150,7 @@ func TestCapacityFromLogLines(t *testing.T) {
 	if s := o.results.Server; s.KVCacheTokens != truth.capacity() || s.KVCacheSource != res.KVSourceLog {
 		t.Errorf("capacity %d from %q, want %d (two engines' log lines) from log", s.KVCacheTokens, s.KVCacheSource, truth.capacity())
 	}
-	if c := decodeCells(t, o, 1)["ctx=8K/conc=32"]; c.Status != res.StatusOverCapacity {
+	if c := decodeCells(t, o, 1)["ctx=8K/conc=32"]; c.Status != vocab.StatusOverCapacity {
 		t.Errorf("8K × 32: status %s, want over_capacity", c.Status)
 	}
 }
@@ -267,7 +268,7 @@ matrix "decode" {
 		t.Fatalf("want exit 0\n%s", o.dump())
 	}
 	c := decodeCells(t, o, 1)["ctx=8K/conc=16"]
-	if c.Status != res.StatusValid {
+	if c.Status != vocab.StatusValid {
 		t.Errorf("8K × 16: status %s (%s), want valid", c.Status, c.Reason)
 	}
 	// The premise: the restart gaps show in active_avg (64-token outputs
@@ -304,7 +305,7 @@ matrix "decode" {
 		t.Fatalf("want exit 0\n%s", o.dump())
 	}
 	c := decodeCells(t, o, 1)["ctx=1K/conc=8"]
-	if c.Status != res.StatusQueued || c.Preemptions == nil || *c.Preemptions == 0 || !strings.Contains(c.Reason, "preempted") {
+	if c.Status != vocab.StatusQueued || c.Preemptions == nil || *c.Preemptions == 0 || !strings.Contains(c.Reason, "preempted") {
 		t.Errorf("1K × 8: status %s (%s), preemptions %v; want queued with preemptions > 0 in the reason", c.Status, c.Reason, deref64(c.Preemptions))
 	}
 }
@@ -335,7 +336,7 @@ matrix "decode" {
 				t.Fatalf("want exit 3 (a cell could not be measured)\n%s", o.dump())
 			}
 			const msg = "server error in stream: simulated mid-stream error (--sim-midstream-error-after) (InternalServerError)"
-			if c := decodeCells(t, o, 1)["ctx=1K/conc=1"]; c.Status != res.StatusError || !strings.Contains(c.Reason, msg) {
+			if c := decodeCells(t, o, 1)["ctx=1K/conc=1"]; c.Status != vocab.StatusError || !strings.Contains(c.Reason, msg) {
 				t.Errorf("1K × 1: status %s reason %q, want error with %q", c.Status, c.Reason, msg)
 			}
 		})
@@ -410,7 +411,7 @@ func TestSeedCapacityOnTheSimulator(t *testing.T) {
 				t.Fatalf("%d decode cells, want %d\n%s", len(results.Decode), len(tc.over), r.Stdout)
 			}
 			for _, c := range results.Decode {
-				if c.Status != res.StatusOverCapacity {
+				if c.Status != vocab.StatusOverCapacity {
 					t.Errorf("%s: status %s, want over_capacity as in the seed report", c.Ref().Name(), c.Status)
 				}
 			}

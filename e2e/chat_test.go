@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestChatMatchesSimulatorSettings: measure.endpoint = "chat" streams
@@ -46,7 +46,7 @@ matrix "decode" {
 		t.Fatalf("results: %+v", results)
 	}
 	for _, c := range results.Prefill {
-		if c.Status != res.StatusValid || c.TPS <= 0 {
+		if c.Status != vocab.StatusValid || c.TPS <= 0 {
 			t.Errorf("prefill %s: %+v", c.Ref().Name(), c)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	slores "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // writeResults writes a results.json whose decode 8K×64 total_tps and 8K×1
@@ -17,11 +18,11 @@ func writeResults(t *testing.T, path string, tps64, ttft1 float64) {
 		Spec:    "specs/demo.hcl",
 		Server:  slores.Server{Name: "demo", Model: "demo/model", Version: "0.11.0", Simulated: true},
 		Started: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
-		Prefill: []slores.PrefillCell{{Context: 8192, Status: slores.StatusValid, TPS: 40000, TTFTMs: 204.8}},
+		Prefill: []slores.PrefillCell{{Context: 8192, Status: vocab.StatusValid, TPS: 40000, TTFTMs: 204.8}},
 		Decode: []slores.DecodeCell{
-			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: slores.StatusValid, TotalTPS: 408.2, TTFTMs: ttft1, TBTMs: 2.4},
-			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: slores.StatusValid, TotalTPS: tps64, TTFTMs: 300, TBTMs: 10.5},
-			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: slores.StatusOverCapacity},
+			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusValid, TotalTPS: 408.2, TTFTMs: ttft1, TBTMs: 2.4},
+			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid, TotalTPS: tps64, TTFTMs: 300, TBTMs: 10.5},
+			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: vocab.StatusOverCapacity},
 		},
 	}
 	if err := r.Write(path); err != nil {

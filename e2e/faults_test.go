@@ -11,6 +11,7 @@ import (
 	"time"
 
 	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Hardening tests (issue 6, item 1): every fault the simulator can produce
@@ -185,7 +186,7 @@ func TestFaultServerExitsDuringWarmUp(t *testing.T) {
 	}
 	o.wantSaid(t, "exited during the run", "simulated by --sim-exit-after")
 	o.wantKept(t, true)
-	if len(o.results.Prefill) != 1 || o.results.Prefill[0].Status != res.StatusValid || len(o.results.Decode) != 0 {
+	if len(o.results.Prefill) != 1 || o.results.Prefill[0].Status != vocab.StatusValid || len(o.results.Decode) != 0 {
 		t.Errorf("want the valid prefill cell and no decode cell, got %+v %+v", o.results.Prefill, o.results.Decode)
 	}
 }
@@ -245,7 +246,7 @@ func TestFaultCellErrors(t *testing.T) {
 				t.Fatalf("want both decode cells recorded (the run goes on), got %+v\n%s", o.results.Decode, o.dump())
 			}
 			for _, c := range o.results.Decode {
-				if c.Status != res.StatusError || !strings.Contains(c.Reason, tc.reason) {
+				if c.Status != vocab.StatusError || !strings.Contains(c.Reason, tc.reason) {
 					t.Errorf("%s: status %s reason %q, want error with %q", c.Ref().Name(), c.Status, c.Reason, tc.reason)
 				}
 				o.wantSaid(t, "--- FAIL: "+c.Ref().TestName("sim"))
@@ -286,7 +287,7 @@ matrix "decode" {
 		t.Fatalf("decode cells: %+v", o.results.Decode)
 	}
 	c := o.results.Decode[0]
-	if c.Status != res.StatusValid || c.TokenSource != "final_usage" {
+	if c.Status != vocab.StatusValid || c.TokenSource != "final_usage" {
 		t.Errorf("status %s token_source %q, want valid and final_usage", c.Status, c.TokenSource)
 	}
 	if c.ServerTotalTPS == nil || !within(c.TotalTPS, *c.ServerTotalTPS, 0.10) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestPlanMatrixSeedSpecs: `plan -format matrix` on the three seed specs
@@ -177,14 +178,14 @@ func TestMergeResultsFolders(t *testing.T) {
 			}
 		}
 		m := readMerged(t, merged)
-		if m.ExitCode != 1 || m.Outcome != res.Fail || len(m.Runs) != 2 {
+		if m.ExitCode != 1 || m.Outcome != vocab.Fail || len(m.Runs) != 2 {
 			t.Fatalf("merged: exit %d outcome %v runs %d", m.ExitCode, m.Outcome, len(m.Runs))
 		}
 		// The verdicts are those recorded, not evaluated again.
 		for i, want := range []struct {
 			dir     string
-			outcome res.Outcome
-		}{{"a", res.Pass}, {"b", res.Fail}} {
+			outcome vocab.Outcome
+		}{{"a", vocab.Pass}, {"b", vocab.Fail}} {
 			run := m.Runs[i]
 			recorded := readResults(t, filepath.Join(runs, want.dir))
 			if run.Dir != want.dir || run.Outcome != want.outcome || len(run.Results.Verdicts) != 1 ||
@@ -232,7 +233,7 @@ func TestMergeResultsFolders(t *testing.T) {
 		if r.Code != 3 || !strings.Contains(r.Stdout, "FAIL  a\t") || !strings.Contains(r.Stdout, "exit 3") {
 			t.Errorf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		if m := readMerged(t, merged); m.ExitCode != 3 || m.Outcome != res.Error || m.Runs[1].Outcome != res.Error {
+		if m := readMerged(t, merged); m.ExitCode != 3 || m.Outcome != vocab.Error || m.Runs[1].Outcome != vocab.Error {
 			t.Errorf("merged: exit %d outcome %v", m.ExitCode, m.Outcome)
 		}
 		if md := readFile(t, filepath.Join(merged, "report.md")); !strings.Contains(md, "- **a** ended early: ") {

@@ -56,7 +56,7 @@ func TestGateLostCapacity(t *testing.T) {
 	if r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", outB, after); r.Code != 0 {
 		t.Fatalf("run B: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if c, _ := readResults(t, outB).DecodeCell("decode", 1024, 4); c == nil || c.Status != res.StatusOverCapacity {
+	if c, _ := readResults(t, outB).DecodeCell("decode", 1024, 4); c == nil || c.Status != vocab.StatusOverCapacity {
 		t.Fatalf("run B: 1K×4 is %+v, want over capacity", c)
 	}
 	a, b := filepath.Join(outA, "results.json"), filepath.Join(outB, "results.json")
@@ -246,7 +246,7 @@ func TestGateNoise(t *testing.T) {
 		beyond := 0
 		for _, tb := range decisions(t, runs["same"], compare.InconclusivePass) {
 			for _, c := range tb.Cells {
-				if c.Change == compare.Inconclusive && c.Outcome == res.Fail {
+				if c.Change == compare.Inconclusive && c.Outcome == vocab.Fail {
 					beyond++
 				}
 			}
@@ -303,18 +303,18 @@ func TestGateNoise(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, r.Stdout, r.Stderr)
 		}
-		outcomes := map[res.Outcome]int{}
+		outcomes := map[vocab.Outcome]int{}
 		for _, v := range got.Verdicts {
-			if v.Kind == res.KindBaseline {
+			if v.Kind == vocab.KindBaseline {
 				outcomes[v.Outcome]++
 			}
 		}
 		t.Logf("run -baseline: exit %d, baseline verdicts %v", r.Code, outcomes)
 		wantCode := 4
-		if outcomes[res.Fail] > 0 {
+		if outcomes[vocab.Fail] > 0 {
 			wantCode = 1
 		}
-		if r.Code != wantCode || outcomes[res.Pass] > 0 || outcomes[res.Fail]+outcomes[res.Inconclusive] != 4 ||
+		if r.Code != wantCode || outcomes[vocab.Pass] > 0 || outcomes[vocab.Fail]+outcomes[vocab.Inconclusive] != 4 ||
 			!strings.Contains(r.Stdout, "--- FAIL: sim/baseline/decode/ctx=") {
 			t.Errorf("exit %d, want %d; baseline verdicts %v, want 4 failed or inconclusive\nstdout:\n%s\nstderr:\n%s", r.Code, wantCode, outcomes, r.Stdout, r.Stderr)
 		}
@@ -324,8 +324,8 @@ func TestGateNoise(t *testing.T) {
 			t.Errorf("no warning that the baseline caps the power:\n%s", r.Stderr)
 		}
 		junit := readFile(t, filepath.Join(out, "junit.xml"))
-		if outcomes[res.Inconclusive] > 0 && (!strings.Contains(junit, `type="inconclusive"`) || !strings.Contains(r.Stdout, "inconclusive against the baseline: neither regressed nor shown within 5%")) {
-			t.Errorf("%d inconclusive verdicts, but no JUnit failure of type inconclusive or no message:\n%s\nstdout:\n%s", outcomes[res.Inconclusive], junit, r.Stdout)
+		if outcomes[vocab.Inconclusive] > 0 && (!strings.Contains(junit, `type="inconclusive"`) || !strings.Contains(r.Stdout, "inconclusive against the baseline: neither regressed nor shown within 5%")) {
+			t.Errorf("%d inconclusive verdicts, but no JUnit failure of type inconclusive or no message:\n%s\nstdout:\n%s", outcomes[vocab.Inconclusive], junit, r.Stdout)
 		}
 	})
 	t.Run("-inconclusive takes fail or pass", func(t *testing.T) {

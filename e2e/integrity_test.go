@@ -9,6 +9,7 @@ import (
 	"time"
 
 	slores "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // capacitySpec measures 1K × {1, 16} with 256-token outputs on a simulator
@@ -70,8 +71,8 @@ func TestIntegrityLostCapacityFails(t *testing.T) {
 		t.Fatalf("no results.json\n%s", lost.dump())
 	}
 	for _, v := range lost.results.Verdicts {
-		if strings.Contains(v.Test, "conc=16") || v.Kind == slores.KindAssert {
-			if v.Outcome != slores.Fail || v.Infra || v.Message != arithmetic {
+		if strings.Contains(v.Test, "conc=16") || v.Kind == vocab.KindAssert {
+			if v.Outcome != vocab.Fail || v.Infra || v.Message != arithmetic {
 				t.Errorf("results.json verdict %s: %v infra=%v %q, want fail with the arithmetic", v.Test, v.Outcome, v.Infra, v.Message)
 			}
 		}

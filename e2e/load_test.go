@@ -20,6 +20,7 @@ import (
 	res "github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Load tests (issue 6, item 6): 256 concurrent streams against the
@@ -168,7 +169,7 @@ func TestLoadRunnerInProcess(t *testing.T) {
 	c := results.Decode[0]
 	t.Logf("cell: status %s, total_tps %.0f, server_total_tps %v, active_avg %.1f, completed %d, output_tokens %d, measured_s %.1f, warnings %v",
 		c.Status, c.TotalTPS, deref(c.ServerTotalTPS), c.ActiveAvg, c.Completed, c.OutputTokens, c.MeasuredS, c.Warnings)
-	if c.Status != res.StatusValid || len(c.Warnings) > 0 || len(results.Warnings) > 0 || c.Reason != "" {
+	if c.Status != vocab.StatusValid || len(c.Warnings) > 0 || len(results.Warnings) > 0 || c.Reason != "" {
 		t.Errorf("cell not clean: status %s reason %q warnings %v %v", c.Status, c.Reason, c.Warnings, results.Warnings)
 	}
 	// What the simulator itself generated decides; the configured rate
@@ -277,7 +278,7 @@ wait:
 	c := r.Decode[0]
 	t.Logf("slogate run -sim, %d streams × %v: peak RSS %.1f MiB, peak threads %d; total_tps %.0f, server_total_tps %v, completed %d, status %s, warnings %v",
 		loadStreams, window, float64(peakRSS)/1024, peakThreads, c.TotalTPS, deref(c.ServerTotalTPS), c.Completed, c.Status, c.Warnings)
-	if c.Status != res.StatusValid || len(c.Warnings) > 0 {
+	if c.Status != vocab.StatusValid || len(c.Warnings) > 0 {
 		t.Errorf("cell not clean: %s %q %v", c.Status, c.Reason, c.Warnings)
 	}
 	if peakRSS > 500*1024 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Hardening tests (issue 6, item 3): `slogate run -resume OUT` continues an
@@ -186,7 +187,7 @@ func TestResumeRemeasuresErrors(t *testing.T) {
 		t.Fatalf("results.json: %d prefill, %d decode cells", len(got.Prefill), len(got.Decode))
 	}
 	for _, c := range got.Decode {
-		if c.Status != res.StatusValid {
+		if c.Status != vocab.StatusValid {
 			t.Errorf("%s: %s (%s) after resume, want valid", c.Ref().Name(), c.Status, c.Reason)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // writeSpec writes a one-server spec for the simulator on a free port and
@@ -98,7 +99,7 @@ const (
 func checkFlatTimings(t *testing.T, c res.DecodeCell, tbtMs, ttftMs float64) {
 	t.Helper()
 	name := c.Ref().Name()
-	if c.Status != res.StatusValid {
+	if c.Status != vocab.StatusValid {
 		t.Errorf("%s: status %s (%s), want valid", name, c.Status, c.Reason)
 	}
 	if c.ServerTotalTPS == nil || !within(c.TotalTPS, *c.ServerTotalTPS, serverAgreement) {
@@ -198,13 +199,13 @@ matrix "decode" {
 	for _, c := range results.Decode {
 		over := int64(c.Concurrency)*int64(c.Context+maxOut) > kv
 		switch {
-		case over && c.Status != res.StatusOverCapacity:
+		case over && c.Status != vocab.StatusOverCapacity:
 			t.Errorf("%s: status %s, want over_capacity", c.Ref().Name(), c.Status)
-		case !over && c.Status == res.StatusOverCapacity:
+		case !over && c.Status == vocab.StatusOverCapacity:
 			t.Errorf("%s: skipped as over capacity but fits", c.Ref().Name())
-		case !over && c.Concurrency > maxSeqs && c.Status != res.StatusQueued:
+		case !over && c.Concurrency > maxSeqs && c.Status != vocab.StatusQueued:
 			t.Errorf("%s: status %s, want queued (C > max_num_seqs)", c.Ref().Name(), c.Status)
-		case !over && c.Concurrency <= maxSeqs && c.Status != res.StatusValid:
+		case !over && c.Concurrency <= maxSeqs && c.Status != vocab.StatusValid:
 			t.Errorf("%s: status %s (%s), want valid", c.Ref().Name(), c.Status, c.Reason)
 		}
 	}
@@ -399,7 +400,7 @@ matrix "decode" {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	c := readResults(t, out).Decode[0]
-	if c.Status != res.StatusValid || c.ActiveAvg < 127 {
+	if c.Status != vocab.StatusValid || c.ActiveAvg < 127 {
 		t.Fatalf("cell: %+v", c)
 	}
 	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux

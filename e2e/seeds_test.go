@@ -10,6 +10,7 @@ import (
 	"time"
 
 	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestSeedsReproduce (issues 10 and 11, done when): the seed specs, run on
@@ -28,7 +29,7 @@ func TestSeedsReproduce(t *testing.T) {
 		// Fast prefill keeps the 32 cold 8K prompts of the warm-up short;
 		// the queue comes from the server running fewer than 32.
 		results := runSeedSim(t, "glm-5.3-flash-nvfp4-h200x2.hcl", `["--sim-prefill-tps", "100000000"]`, "ctx=8K/conc=(16|32)$")
-		want := map[int]res.Status{16: res.StatusValid, 32: res.StatusQueued}
+		want := map[int]vocab.Status{16: vocab.StatusValid, 32: vocab.StatusQueued}
 		if len(results.Decode) != len(want) {
 			t.Fatalf("decode = %+v, want 8K × 16 and 8K × 32", results.Decode)
 		}
@@ -36,7 +37,7 @@ func TestSeedsReproduce(t *testing.T) {
 			if c.Status != want[c.Concurrency] {
 				t.Errorf("%s: %s %q, want %s as in the seed report", c.Ref().Name(), c.Status, c.Reason, want[c.Concurrency])
 			}
-			if c.Status == res.StatusQueued && !strings.Contains(c.Reason, "waited") && !strings.Contains(c.Reason, "waiting requests") {
+			if c.Status == vocab.StatusQueued && !strings.Contains(c.Reason, "waited") && !strings.Contains(c.Reason, "waiting requests") {
 				t.Errorf("%s: reason %q does not name the waiting requests", c.Ref().Name(), c.Reason)
 			}
 		}
@@ -50,7 +51,7 @@ func TestSeedsReproduce(t *testing.T) {
 			t.Fatalf("decode = %+v, want 8K × 4", results.Decode)
 		}
 		c := results.Decode[0]
-		if d := (c.TotalTPS - seed) / seed; c.Status != res.StatusValid || d > 0.10 || d < -0.10 {
+		if d := (c.TotalTPS - seed) / seed; c.Status != vocab.StatusValid || d > 0.10 || d < -0.10 {
 			t.Errorf("%s: %s total_tps %.1f, want valid within 10 %% of the seed's %.1f (%+.1f %%)", c.Ref().Name(), c.Status, c.TotalTPS, seed, d*100)
 		}
 	})

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	res "github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
 
@@ -50,10 +49,10 @@ matrix "decode" {
 	}
 	cells := decodeCells(t, o, 2)
 	const want = "⌈23 ÷ 2⌉ = 12 per engine × (8192 + 256) = 101376 tokens > one engine's KV cache 100000 tokens (200000 over 2 engines)"
-	if c := cells["ctx=8K/conc=23"]; c.Status != res.StatusOverCapacity || c.Reason != want {
+	if c := cells["ctx=8K/conc=23"]; c.Status != vocab.StatusOverCapacity || c.Reason != want {
 		t.Errorf("8K × 23: status %s (%s), want over_capacity: %s", c.Status, c.Reason, want)
 	}
-	if c := cells["ctx=8K/conc=12"]; c.Status != res.StatusValid || c.TotalTPS <= 0 {
+	if c := cells["ctx=8K/conc=12"]; c.Status != vocab.StatusValid || c.TotalTPS <= 0 {
 		t.Errorf("8K × 12: status %s (%s), total_tps %.1f; want valid and measured (6 per engine fit)", c.Status, c.Reason, c.TotalTPS)
 	}
 }
@@ -103,9 +102,9 @@ matrix "decode" {
 	var doc struct {
 		Servers []struct {
 			Cells []struct {
-				res.CellRef
-				Status res.Status `json:"status"`
-				Reason string     `json:"reason"`
+				vocab.CellRef
+				Status vocab.Status `json:"status"`
+				Reason string       `json:"reason"`
 			} `json:"cells"`
 			EstimatedS int64 `json:"estimated_s"`
 		} `json:"servers"`
@@ -181,7 +180,7 @@ matrix "decode" {
 		t.Fatalf("want exit 0\n%s", o.dump())
 	}
 	for name, c := range decodeCells(t, o, 6) {
-		if c.Status != res.StatusValid {
+		if c.Status != vocab.StatusValid {
 			t.Errorf("%s: status %s (%s), want valid", name, c.Status, c.Reason)
 		}
 		if c.Completed == 0 {
@@ -215,7 +214,7 @@ matrix "decode" {
 		t.Fatalf("want exit 0\n%s", o.dump())
 	}
 	c := decodeCells(t, o, 1)["ctx=1K/conc=32"]
-	if c.Status != res.StatusValid {
+	if c.Status != vocab.StatusValid {
 		t.Errorf("1K × 32: status %s (%s), want valid", c.Status, c.Reason)
 	}
 	if c.Completed < 16 {
@@ -250,7 +249,7 @@ matrix "decode" {
 			t.Fatalf("want exit 0\n%s", o.dump())
 		}
 		c := decodeCells(t, o, 1)["ctx=8K/conc=128"]
-		if c.Status != res.StatusQueued || !strings.HasPrefix(c.Reason, "the server ran 64 of 128 requests; ") {
+		if c.Status != vocab.StatusQueued || !strings.HasPrefix(c.Reason, "the server ran 64 of 128 requests; ") {
 			t.Errorf("8K × 128: status %s (%s), want queued: the server ran 64 of 128 requests; … waited", c.Status, c.Reason)
 		}
 		// The gate's timeout here is 30 s + 3 s + 128 × 8,192 ÷ 10,000 s
@@ -282,7 +281,7 @@ matrix "decode" {
 				t.Fatalf("want exit 0\n%s", o.dump())
 			}
 			c := decodeCells(t, o, 1)["ctx=1K/conc=16"]
-			if c.Status != res.StatusQueued || !strings.HasPrefix(c.Reason, "the server ran 8 of 16 requests; ") {
+			if c.Status != vocab.StatusQueued || !strings.HasPrefix(c.Reason, "the server ran 8 of 16 requests; ") {
 				t.Errorf("1K × 16: status %s (%s), want queued: the server ran 8 of 16 requests; … waited", c.Status, c.Reason)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Traffic cells against the simulator where queueing theory gives the
@@ -97,7 +98,7 @@ assert "holds_at_40" {
 	}
 	for _, c := range []res.TrafficCell{cell("flat", 2), cell("flat", 4), cell("flat", 8), cell("random", 4)} {
 		name := c.Ref().Name()
-		if c.Status != res.StatusValid {
+		if c.Status != vocab.StatusValid {
 			t.Errorf("%s: status %s (%s), want valid (below the running cap)", name, c.Status, c.Reason)
 		}
 		little := c.AchievedRPS * c.E2EMsMean / 1000
@@ -126,7 +127,7 @@ assert "holds_at_40" {
 	if below.GoodputShare < 0.9 || above.GoodputShare > 0.5 {
 		t.Errorf("over: goodput share %.3f at 4 req/s and %.3f at 40 req/s, want ≥ 0.9 below the cap and ≤ 0.5 above", below.GoodputShare, above.GoodputShare)
 	}
-	if above.Status != res.StatusQueued {
+	if above.Status != vocab.StatusQueued {
 		t.Errorf("over at 40 req/s: status %s, want queued (the server made requests wait)", above.Status)
 	}
 	for _, want := range []string{

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestBaselinePowerWarnings: before any server starts, a baseline whose
@@ -18,7 +19,7 @@ func TestBaselinePowerWarnings(t *testing.T) {
 		for _, k := range []float64{0, 1, -1, 2, -2} {
 			xs = append(xs, 6000*math.Exp(k*noise/math.Sqrt(2.5)))
 		}
-		return &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
+		return &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
 			TotalTPS: 6000, Repeats: 5, Samples: map[string][]float64{"total_tps": xs}}}}
 	}
 	specs := []*spec.Spec{{Measure: &spec.Measure{Repeat: 5}}, {Measure: &spec.Measure{Repeat: 5}}}

@@ -15,6 +15,7 @@ import (
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // finishConfig is what finish needs once one server has been measured.
@@ -54,7 +55,7 @@ type finishConfig struct {
 // ::error annotations). It returns the merged outcome of the verdicts; the
 // error is an infrastructure error (exit 3) when a report could not be
 // written, and the verdicts are streamed and saved as far as possible anyway.
-func finish(fc finishConfig) (result.Outcome, error) {
+func finish(fc finishConfig) (vocab.Outcome, error) {
 	res := fc.Results
 	getenv := fc.Getenv
 	if getenv == nil {
@@ -130,7 +131,7 @@ func streamVerdict(s report.TestStream, v result.Verdict) {
 	for _, d := range details {
 		s.Output(v.Test, d)
 	}
-	if v.Message != "" && v.Outcome >= result.Skip && !containsLine(details, v.Message) {
+	if v.Message != "" && v.Outcome >= vocab.Skip && !containsLine(details, v.Message) {
 		s.Output(v.Test, "    "+v.Message)
 	}
 	s.End(v.Test, v.Outcome, 0)

@@ -15,6 +15,7 @@ import (
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // finishSpec has one assert that passes, one that fails, one that reads an
@@ -48,12 +49,12 @@ type recStream struct{ b strings.Builder }
 
 func (r *recStream) Run(test string)          { fmt.Fprintf(&r.b, "=== RUN   %s\n", test) }
 func (r *recStream) Output(test, line string) { fmt.Fprintf(&r.b, "    %s\n", line) }
-func (r *recStream) End(test string, o result.Outcome, _ time.Duration) {
+func (r *recStream) End(test string, o vocab.Outcome, _ time.Duration) {
 	fmt.Fprintf(&r.b, "--- %s: %s\n", strings.ToUpper(o.String()), test)
 }
-func (r *recStream) Log(line string)                          { fmt.Fprintf(&r.b, "%s\n", line) }
-func (r *recStream) Progress(report.Progress)                 {}
-func (r *recStream) Finish(o result.Outcome, _ time.Duration) {}
+func (r *recStream) Log(line string)                         { fmt.Fprintf(&r.b, "%s\n", line) }
+func (r *recStream) Progress(report.Progress)                {}
+func (r *recStream) Finish(o vocab.Outcome, _ time.Duration) {}
 
 func finishResults() *result.Results {
 	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -63,10 +64,10 @@ func finishResults() *result.Results {
 		Measure: result.Measure{Duration: "2s", DurationS: 2, MaxOutput: 256},
 		Started: start, Finished: start.Add(10 * time.Second),
 		Decode: []result.DecodeCell{
-			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 408.2, TTFTMs: 78, MeasuredS: 2},
-			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid, TotalTPS: 5421.3, TTFTMs: 1027, MeasuredS: 2},
-			{Matrix: "decode", Context: 16384, Concurrency: 1, Status: result.StatusValid, TotalTPS: 375.6, TTFTMs: 102, MeasuredS: 2},
-			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: result.StatusError, Reason: "HTTP 500 from /v1/completions"}, // an assert reading it errs (exit 3)
+			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusValid, TotalTPS: 408.2, TTFTMs: 78, MeasuredS: 2},
+			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid, TotalTPS: 5421.3, TTFTMs: 1027, MeasuredS: 2},
+			{Matrix: "decode", Context: 16384, Concurrency: 1, Status: vocab.StatusValid, TotalTPS: 375.6, TTFTMs: 102, MeasuredS: 2},
+			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: vocab.StatusError, Reason: "HTTP 500 from /v1/completions"}, // an assert reading it errs (exit 3)
 		},
 	}
 }
@@ -86,22 +87,22 @@ func TestFinishServer(t *testing.T) {
 		env         map[string]string
 		json        bool
 		keep        func(string) bool
-		wantOutcome result.Outcome
+		wantOutcome vocab.Outcome
 		wantTests   []string
 		wantStdout  bool // annotations on stdout
 		wantStderr  bool // annotations on stderr
 		wantSummary bool
 	}{
-		{name: "plain", wantOutcome: result.Error,
+		{name: "plain", wantOutcome: vocab.Error,
 			wantTests: []string{"qwen/assert/decode_8k_1", "qwen/assert/decode_8k_64", "qwen/assert/needs_16k_64"}},
 		{name: "github actions", env: map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": "summary.md"},
-			wantOutcome: result.Error, wantStdout: true, wantSummary: true,
+			wantOutcome: vocab.Error, wantStdout: true, wantSummary: true,
 			wantTests: []string{"qwen/assert/decode_8k_1", "qwen/assert/decode_8k_64", "qwen/assert/needs_16k_64"}},
 		{name: "github actions under -json", env: map[string]string{"GITHUB_ACTIONS": "true"}, json: true,
-			wantOutcome: result.Error, wantStderr: true,
+			wantOutcome: vocab.Error, wantStderr: true,
 			wantTests: []string{"qwen/assert/decode_8k_1", "qwen/assert/decode_8k_64", "qwen/assert/needs_16k_64"}},
 		{name: "-run keeps one assertion", keep: func(s string) bool { return strings.Contains(s, "8k_1") },
-			wantOutcome: result.Pass, wantTests: []string{"qwen/assert/decode_8k_1"}},
+			wantOutcome: vocab.Pass, wantTests: []string{"qwen/assert/decode_8k_1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

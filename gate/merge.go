@@ -13,6 +13,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // MergeOptions is one `slogate merge -out DIR OUT...`.
@@ -34,7 +35,7 @@ type MergeOptions struct {
 // slogate/merged/v1), one report.md and report.html with a section per
 // server, one junit.xml, a copy of each server's results.json in
 // OutDir/<server>/, or OutDir/<spec>/<server>/ when two runs share a server
-// name (result.RunNames; for a later -baseline), and the GitHub step summary when
+// name (vocab.RunNames; for a later -baseline), and the GitHub step summary when
 // GITHUB_STEP_SUMMARY is set. The verdicts are taken as each run recorded
 // them; no spec is evaluated again. The error carries the exit code: the
 // worst of the runs' (RunExitCode) as a quiet error, a usage error (2) for
@@ -55,7 +56,7 @@ func Merge(o MergeOptions) error {
 		res  *result.Results
 	}
 	var ins []input
-	var keys []result.RunKey
+	var keys []vocab.RunKey
 	for _, in := range o.Inputs {
 		path, b, res, err := readInput(in)
 		if err != nil {
@@ -65,11 +66,11 @@ func Merge(o MergeOptions) error {
 			return exit.Usagef("merge: %s: server name %q cannot name a folder", path, name)
 		}
 		ins = append(ins, input{path, b, res})
-		keys = append(keys, result.RunKey{Spec: res.Spec, Server: res.Server.Name})
+		keys = append(keys, vocab.RunKey{Spec: res.Spec, Server: res.Server.Name})
 	}
 	// A run is named by its server, or by spec and server when another run
-	// has the same server name (result.RunNames): its folder and test names.
-	names := result.RunNames(keys)
+	// has the same server name (vocab.RunNames): its folder and test names.
+	names := vocab.RunNames(keys)
 	raw := map[string][]byte{} // Dir → the results.json as read
 	sources := map[string]string{}
 	for i, in := range ins {
@@ -81,7 +82,7 @@ func Merge(o MergeOptions) error {
 		code := RunExitCode(in.res)
 		run := result.MergedRun{Dir: dir, Source: filepath.Dir(in.path), Outcome: runOutcome(in.res, code), ExitCode: code, Results: in.res}
 		m.Runs = append(m.Runs, run)
-		m.Outcome = result.Worst(m.Outcome, run.Outcome)
+		m.Outcome = vocab.Worst(m.Outcome, run.Outcome)
 		m.ExitCode = exit.Worst(m.ExitCode, code)
 	}
 	if err := writeMerged(o.OutDir, m, raw); err != nil {
@@ -127,15 +128,15 @@ func RunExitCode(res *result.Results) int {
 
 // runOutcome is a run's outcome in a merged set: its worst verdict, or
 // Error when its exit code says infrastructure.
-func runOutcome(res *result.Results, code int) result.Outcome {
+func runOutcome(res *result.Results, code int) vocab.Outcome {
 	if code == exit.Infra {
-		return result.Error
+		return vocab.Error
 	}
 	return res.Outcome()
 }
 
-func endWord(o result.Outcome) string {
-	if o == result.Pass {
+func endWord(o vocab.Outcome) string {
+	if o == vocab.Pass {
 		return "ok"
 	}
 	return "FAIL"

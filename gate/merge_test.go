@@ -7,33 +7,34 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/vocab"
 
 	"github.com/slogate/slogate/result"
 )
 
 func TestRunExitCode(t *testing.T) {
-	fail := result.Verdict{Test: "s/assert/x", Outcome: result.Fail}
-	inconclusive := result.Verdict{Test: "s/baseline/decode/ctx=8K/conc=64", Kind: result.KindBaseline, Outcome: result.Inconclusive}
+	fail := result.Verdict{Test: "s/assert/x", Outcome: vocab.Fail}
+	inconclusive := result.Verdict{Test: "s/baseline/decode/ctx=8K/conc=64", Kind: vocab.KindBaseline, Outcome: vocab.Inconclusive}
 	tests := []struct {
 		name string
 		res  result.Results
 		want int
 	}{
 		{name: "no verdicts pass", res: result.Results{}, want: 0},
-		{name: "a failed assert is 1", res: result.Results{Verdicts: []result.Verdict{{Outcome: result.Pass}, fail}}, want: 1},
-		{name: "a condition that is not a bool is 2", res: result.Results{Verdicts: []result.Verdict{fail, {Outcome: result.Error}}}, want: 2},
-		{name: "a verdict on an unmeasured cell is 3", res: result.Results{Verdicts: []result.Verdict{fail, {Outcome: result.Error, Infra: true}}}, want: 3},
+		{name: "a failed assert is 1", res: result.Results{Verdicts: []result.Verdict{{Outcome: vocab.Pass}, fail}}, want: 1},
+		{name: "a condition that is not a bool is 2", res: result.Results{Verdicts: []result.Verdict{fail, {Outcome: vocab.Error}}}, want: 2},
+		{name: "a verdict on an unmeasured cell is 3", res: result.Results{Verdicts: []result.Verdict{fail, {Outcome: vocab.Error, Infra: true}}}, want: 3},
 		{name: "a run that ended early is 3", res: result.Results{Error: "server exited", Verdicts: []result.Verdict{fail}}, want: 3},
 		{name: "an interrupted run is 3", res: result.Results{Interrupted: true}, want: 3},
-		{name: "a decode cell that could not be measured is 3", res: result.Results{Decode: []result.DecodeCell{{Status: result.StatusError}}}, want: 3},
-		{name: "a prefill cell that could not be measured is 3", res: result.Results{Prefill: []result.PrefillCell{{Status: result.StatusError}}}, want: 3},
+		{name: "a decode cell that could not be measured is 3", res: result.Results{Decode: []result.DecodeCell{{Status: vocab.StatusError}}}, want: 3},
+		{name: "a prefill cell that could not be measured is 3", res: result.Results{Prefill: []result.PrefillCell{{Status: vocab.StatusError}}}, want: 3},
 		{name: "a search stopped by an error is 3", res: result.Results{Search: []result.Search{{Name: "x", Error: "probe could not be measured"}}}, want: 3},
 		{name: "a search without an answer is not an error", res: result.Results{Search: []result.Search{{Name: "x", Found: false}}}, want: 0},
-		{name: "a traffic cell that could not be measured is 3", res: result.Results{Traffic: []result.TrafficCell{{Status: result.StatusError}}}, want: 3},
-		{name: "an inconclusive baseline comparison is 4", res: result.Results{Verdicts: []result.Verdict{{Outcome: result.Pass}, inconclusive}}, want: 4},
+		{name: "a traffic cell that could not be measured is 3", res: result.Results{Traffic: []result.TrafficCell{{Status: vocab.StatusError}}}, want: 3},
+		{name: "an inconclusive baseline comparison is 4", res: result.Results{Verdicts: []result.Verdict{{Outcome: vocab.Pass}, inconclusive}}, want: 4},
 		{name: "a failure anywhere outweighs an inconclusive comparison: 1", res: result.Results{Verdicts: []result.Verdict{inconclusive, fail, inconclusive}}, want: 1},
-		{name: "an unmeasured cell outweighs an inconclusive comparison: 3", res: result.Results{Verdicts: []result.Verdict{inconclusive}, Decode: []result.DecodeCell{{Status: result.StatusError}}}, want: 3},
-		{name: "an over-capacity cell is not an error", res: result.Results{Decode: []result.DecodeCell{{Status: result.StatusOverCapacity}}}, want: 0},
+		{name: "an unmeasured cell outweighs an inconclusive comparison: 3", res: result.Results{Verdicts: []result.Verdict{inconclusive}, Decode: []result.DecodeCell{{Status: vocab.StatusError}}}, want: 3},
+		{name: "an over-capacity cell is not an error", res: result.Results{Decode: []result.DecodeCell{{Status: vocab.StatusOverCapacity}}}, want: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,7 +73,7 @@ func TestMergeUnmeasured(t *testing.T) {
 		res  result.Results
 	}{
 		{name: "errored search", res: result.Results{Search: []result.Search{{Name: "slo", Error: "the probe at concurrency 8 could not be measured: engine died"}}}},
-		{name: "errored traffic cell", res: result.Results{Traffic: []result.TrafficCell{{Traffic: "poisson", Context: 1024, Rate: 2, Status: result.StatusError, Reason: "engine died"}}}},
+		{name: "errored traffic cell", res: result.Results{Traffic: []result.TrafficCell{{Traffic: "poisson", Context: 1024, Rate: 2, Status: vocab.StatusError, Reason: "engine died"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,18 +91,18 @@ func TestMergeUnmeasured(t *testing.T) {
 // TestMergeInconclusive: merge exits with the worst of its runs, where an
 // inconclusive run (4) loses to a regressed one (1) and wins over a pass.
 func TestMergeInconclusive(t *testing.T) {
-	run := func(t *testing.T, server string, o result.Outcome) string {
+	run := func(t *testing.T, server string, o vocab.Outcome) string {
 		return resultsFolder(t, result.Results{Server: result.Server{Name: server},
-			Verdicts: []result.Verdict{{Test: server + "/baseline/decode/ctx=8K/conc=64", Kind: result.KindBaseline, Outcome: o}}})
+			Verdicts: []result.Verdict{{Test: server + "/baseline/decode/ctx=8K/conc=64", Kind: vocab.KindBaseline, Outcome: o}}})
 	}
 	tests := []struct {
 		name  string
-		runs  map[string]result.Outcome
+		runs  map[string]vocab.Outcome
 		want  int
 		lines []string
 	}{
-		{"inconclusive and pass: 4", map[string]result.Outcome{"a": result.Inconclusive, "b": result.Pass}, exit.Inconclusive, []string{"FAIL  a", "exit 4", "ok    b"}},
-		{"inconclusive and regressed: 1", map[string]result.Outcome{"a": result.Inconclusive, "b": result.Fail}, exit.Fail, []string{"exit 4", "exit 1", "(exit 1)"}},
+		{"inconclusive and pass: 4", map[string]vocab.Outcome{"a": vocab.Inconclusive, "b": vocab.Pass}, exit.Inconclusive, []string{"FAIL  a", "exit 4", "ok    b"}},
+		{"inconclusive and regressed: 1", map[string]vocab.Outcome{"a": vocab.Inconclusive, "b": vocab.Fail}, exit.Fail, []string{"exit 4", "exit 1", "(exit 1)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,8 +131,8 @@ func TestMergeInconclusive(t *testing.T) {
 func TestMergeSharedServerName(t *testing.T) {
 	write := func(spec, server string) string {
 		return resultsFolder(t, result.Results{Spec: spec, Server: result.Server{Name: server},
-			Decode:   []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 400}},
-			Verdicts: []result.Verdict{{Test: server + "/assert/tps", Kind: result.KindAssert, Outcome: result.Pass}}})
+			Decode:   []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusValid, TotalTPS: 400}},
+			Verdicts: []result.Verdict{{Test: server + "/assert/tps", Kind: vocab.KindAssert, Outcome: vocab.Pass}}})
 	}
 	demo, seed, glm := write("specs/demo.hcl", "qwen"), write("specs/qwen3.5-4b-h200-dflash.hcl", "qwen"), write("specs/glm.hcl", "glm")
 	out := filepath.Join(t.TempDir(), "merged")

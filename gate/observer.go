@@ -10,6 +10,7 @@ import (
 	"github.com/slogate/slogate/report"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner"
+	"github.com/slogate/slogate/vocab"
 )
 
 // observer adapts the runner's events to a report.TestStream: each cell is
@@ -35,7 +36,7 @@ func newObserver(stream report.TestStream, server string, verbose bool) *observe
 func (o *observer) Log(line string) { o.stream.Log(line) }
 
 // CellStart announces the cell as a running test.
-func (o *observer) CellStart(ref result.CellRef) {
+func (o *observer) CellStart(ref vocab.CellRef) {
 	test := ref.TestName(o.server)
 	o.open[test] = time.Now()
 	o.stream.Run(test)
@@ -50,9 +51,9 @@ func (o *observer) Progress(p runner.Progress) {
 // PrefillDone ends a prefill cell's test with its summary line.
 func (o *observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 	test := c.Ref().TestName(o.server)
-	if c.Status == result.StatusError {
+	if c.Status == vocab.StatusError {
 		o.stream.Output(test, "error: "+c.Reason)
-		o.end(test, result.Error, elapsed)
+		o.end(test, vocab.Error, elapsed)
 		return
 	}
 	o.stream.Output(test, report.PrefillLine(&c))
@@ -62,14 +63,14 @@ func (o *observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 	if o.verbose {
 		o.stream.Output(test, report.PrefillMetrics(&c))
 	}
-	o.end(test, result.Pass, elapsed)
+	o.end(test, vocab.Pass, elapsed)
 }
 
 // DecodeDone ends a decode cell's test with its summary line (over-capacity
 // cells, never announced, are announced here and skipped).
 func (o *observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 	test, out := o.decodeLines(c)
-	if out == result.Skip {
+	if out == vocab.Skip {
 		elapsed = 0
 	}
 	o.end(test, out, elapsed)
@@ -78,18 +79,18 @@ func (o *observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 // decodeLines announces decode cell c when it was not (over capacity),
 // writes its summary lines and returns its test name and outcome: Skip
 // over capacity, Error when it could not be measured, Pass otherwise.
-func (o *observer) decodeLines(c result.DecodeCell) (string, result.Outcome) {
+func (o *observer) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
 	test := c.Ref().TestName(o.server)
 	if _, open := o.open[test]; !open { // over-capacity cells are announced here
 		o.stream.Run(test)
 	}
 	switch c.Status {
-	case result.StatusOverCapacity:
+	case vocab.StatusOverCapacity:
 		o.stream.Output(test, "over capacity, not run: "+c.Reason)
-		return test, result.Skip
-	case result.StatusError:
+		return test, vocab.Skip
+	case vocab.StatusError:
 		o.stream.Output(test, "error: "+c.Reason)
-		return test, result.Error
+		return test, vocab.Error
 	}
 	o.stream.Output(test, report.DecodeLine(&c))
 	if d := c.Design; d != nil && d.StopReason != "" {
@@ -101,7 +102,7 @@ func (o *observer) decodeLines(c result.DecodeCell) (string, result.Outcome) {
 	for _, w := range c.Warnings {
 		o.stream.Output(test, "warning: "+w)
 	}
-	return test, result.Pass
+	return test, vocab.Pass
 }
 
 // TrafficDone ends a traffic cell's test with its summary line
@@ -111,9 +112,9 @@ func (o *observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	if _, open := o.open[test]; !open {
 		o.stream.Run(test)
 	}
-	if c.Status == result.StatusError {
+	if c.Status == vocab.StatusError {
 		o.stream.Output(test, "error: "+c.Reason)
-		o.end(test, result.Error, elapsed)
+		o.end(test, vocab.Error, elapsed)
 		return
 	}
 	o.stream.Output(test, report.TrafficSummary(&c))
@@ -123,10 +124,10 @@ func (o *observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	for _, w := range c.Warnings {
 		o.stream.Output(test, "warning: "+w)
 	}
-	o.end(test, result.Pass, elapsed)
+	o.end(test, vocab.Pass, elapsed)
 }
 
-func (o *observer) end(test string, out result.Outcome, elapsed time.Duration) {
+func (o *observer) end(test string, out vocab.Outcome, elapsed time.Duration) {
 	o.stream.End(test, out, elapsed)
 	delete(o.open, test)
 }
@@ -142,6 +143,6 @@ func (o *observer) Abort(err error) {
 	}
 	for _, test := range slices.Sorted(maps.Keys(o.open)) {
 		o.stream.Output(test, "not measured: "+msg)
-		o.end(test, result.Error, time.Since(o.open[test]))
+		o.end(test, vocab.Error, time.Since(o.open[test]))
 	}
 }

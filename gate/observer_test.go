@@ -17,30 +17,30 @@ type recordStream struct{ lines []string }
 
 func (r *recordStream) Run(test string)          { r.lines = append(r.lines, "RUN "+test) }
 func (r *recordStream) Output(test, line string) { r.lines = append(r.lines, "  "+line) }
-func (r *recordStream) End(test string, o result.Outcome, _ time.Duration) {
+func (r *recordStream) End(test string, o vocab.Outcome, _ time.Duration) {
 	r.lines = append(r.lines, "END "+o.String()+" "+test)
 }
-func (r *recordStream) Log(line string)                          { r.lines = append(r.lines, "LOG "+line) }
-func (r *recordStream) Progress(report.Progress)                 {}
-func (r *recordStream) Finish(o result.Outcome, _ time.Duration) {}
+func (r *recordStream) Log(line string)                         { r.lines = append(r.lines, "LOG "+line) }
+func (r *recordStream) Progress(report.Progress)                {}
+func (r *recordStream) Finish(o vocab.Outcome, _ time.Duration) {}
 
 func TestObserver(t *testing.T) {
 	rs := &recordStream{}
 	o := newObserver(rs, "q", false)
-	pre := result.PrefillCell{Context: 8192, Status: result.StatusValid, TPS: 46712.3, TTFTMs: 175.4}
+	pre := result.PrefillCell{Context: 8192, Status: vocab.StatusValid, TPS: 46712.3, TTFTMs: 175.4}
 	o.CellStart(pre.Ref())
 	o.PrefillDone(pre, time.Second)
-	valid := result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid,
+	valid := result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
 		TotalTPS: 6018.4, PerRequestTPS: 95.9, TTFTMs: 1027, TBTMs: 10.4, Warnings: []string{"w"}}
 	o.CellStart(valid.Ref())
 	o.DecodeDone(valid, time.Second)
-	over := result.DecodeCell{Matrix: "decode", Context: 257024, Concurrency: 128, Status: result.StatusOverCapacity, Reason: "too big"}
+	over := result.DecodeCell{Matrix: "decode", Context: 257024, Concurrency: 128, Status: vocab.StatusOverCapacity, Reason: "too big"}
 	o.CellStart(over.Ref())
 	o.DecodeDone(over, 0)
-	errCell := result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusError, Reason: "stream stalled"}
+	errCell := result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusError, Reason: "stream stalled"}
 	o.CellStart(errCell.Ref())
 	o.DecodeDone(errCell, 0)
-	o.CellStart(result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 1024, Concurrency: 2})
+	o.CellStart(vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 1024, Concurrency: 2})
 	o.Abort(exit.Infraf("the server exited during the run\nlog lines"))
 	want := []string{
 		"RUN q/prefill/ctx=8K", "  46,712.3 tok/s prefill · TTFT 175 ms (cold)", "END pass q/prefill/ctx=8K",

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // DefaultOutRoot is where a run without -out writes: a fresh folder per
@@ -45,7 +45,7 @@ var resultFiles = []string{"results.json", "cells.jsonl", "requests.jsonl", "ser
 // run writes into a fresh default folder (newRunDir). With -out DIR and
 // several servers each writes into DIR/<run name>: DIR/<server>, or
 // DIR/<spec>/<server> when another spec of the run has a server of the
-// same name (result.RunNames, the rule of merged folders).
+// same name (vocab.RunNames, the rule of merged folders).
 func (o *Options) explicitOutDir(sp *spec.Spec, srv *spec.Server) string {
 	switch {
 	case o.Resumed != nil:
@@ -53,20 +53,20 @@ func (o *Options) explicitOutDir(sp *spec.Spec, srv *spec.Server) string {
 	case o.OutDir == "":
 		return ""
 	}
-	var keys []result.RunKey
+	var keys []vocab.RunKey
 	at := -1
 	for _, s := range o.Specs {
 		for _, v := range s.Servers {
 			if s == sp && v == srv {
 				at = len(keys)
 			}
-			keys = append(keys, result.RunKey{Spec: s.Filename, Server: v.Name})
+			keys = append(keys, vocab.RunKey{Spec: s.Filename, Server: v.Name})
 		}
 	}
 	if len(keys) == 1 || at < 0 {
 		return o.OutDir
 	}
-	return filepath.Join(o.OutDir, filepath.FromSlash(result.RunNames(keys)[at]))
+	return filepath.Join(o.OutDir, filepath.FromSlash(vocab.RunNames(keys)[at]))
 }
 
 // CheckOutDirs refuses, before any server starts, a run that would lose

@@ -22,6 +22,7 @@ import (
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Options is one `slogate run` over valid specs, its flags already checked.
@@ -93,16 +94,16 @@ func Run(ctx context.Context, o Options) error {
 			stream = report.NewConsole(o.Stdout, sp.Filename, report.ConsoleOptionsFor(o.Stdout, nil))
 		}
 		specStart := time.Now()
-		specWorst := result.Pass
+		specWorst := vocab.Pass
 		for _, srv := range sp.Servers {
 			sr := serverRun{Options: &o, spec: sp, server: srv, stream: stream, outDir: o.explicitOutDir(sp, srv)}
 			res, outcome, err := sr.run(ctx)
 			if res != nil {
 				all = append(all, res)
 			}
-			specWorst = result.Worst(specWorst, outcome)
+			specWorst = vocab.Worst(specWorst, outcome)
 			if err != nil {
-				specWorst = result.Worst(specWorst, result.Error)
+				specWorst = vocab.Worst(specWorst, vocab.Error)
 				if firstErr == nil {
 					firstErr = err
 				}
@@ -168,7 +169,7 @@ type serverRun struct {
 // run measures one server and finishes it (verdicts, reports). The error
 // is the run's infrastructure error or interruption; the outcome is that
 // of the verdicts.
-func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, error) {
+func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, error) {
 	srv := sr.server
 	p := plan.New(sr.spec, srv, sr.Keep)
 	obs := newObserver(sr.stream, srv.Name, sr.Verbose || sr.JSON)
@@ -179,21 +180,21 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 			pattern = sr.Keep.String()
 		}
 		sr.stream.Log(fmt.Sprintf("%s: no cell or assertion matches -run %q; the server is not started", srv.Name, pattern))
-		return nil, result.Pass, nil
+		return nil, vocab.Pass, nil
 	}
 	out, latest := sr.outDir, false // latest: out's LatestLink moves to it when the run completes
 	switch {
 	case out == "":
 		var err error
 		if out, err = newRunDir(sr.spec, srv, sr.RunID); err != nil {
-			return nil, result.Error, err
+			return nil, vocab.Error, err
 		}
 		latest = true
 	case sr.Resumed != nil:
 		latest = hasLatestLink(out)
 	case sr.Overwrite:
 		if err := clearResults(out); err != nil {
-			return nil, result.Error, err
+			return nil, vocab.Error, err
 		}
 	}
 	sr.stream.Log(sr.header(p, out))
@@ -212,7 +213,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, result.Outcome, e
 	}
 	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode)+len(res.Search) == 0 {
 		// Nothing measured (the server never came up): no verdicts to give.
-		return res, result.Error, runErr
+		return res, vocab.Error, runErr
 	}
 	// Only the kept assertions and expect cells are evaluated and reported.
 	keepTest := func(test string) bool { return sr.Keep == nil || sr.Keep.MatchString(test) }

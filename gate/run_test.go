@@ -6,6 +6,7 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestUnmeasuredCells: a cell that could not be measured is exit 3 naming
@@ -13,14 +14,14 @@ import (
 // over-capacity cells are not.
 func TestUnmeasuredCells(t *testing.T) {
 	measured := &result.Results{
-		Prefill: []result.PrefillCell{{Context: 8192, Status: result.StatusValid}},
-		Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusQueued},
-			{Matrix: "decode", Context: 262144, Concurrency: 128, Status: result.StatusOverCapacity}},
+		Prefill: []result.PrefillCell{{Context: 8192, Status: vocab.StatusValid}},
+		Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusQueued},
+			{Matrix: "decode", Context: 262144, Concurrency: 128, Status: vocab.StatusOverCapacity}},
 	}
 	if err := unmeasuredCells("q", measured, "OUT", false); err != nil {
 		t.Errorf("every cell measured or skipped: %v, want nil", err)
 	}
-	failed := &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusError, Reason: "stream stalled"}}}
+	failed := &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusError, Reason: "stream stalled"}}}
 	tests := []struct {
 		name     string
 		endpoint bool

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // ProbeDone ends a search probe's test: the cell's summary line as for a
@@ -14,10 +15,10 @@ import (
 func (o *observer) ProbeDone(p result.SearchProbe, elapsed time.Duration) {
 	test, out := o.decodeLines(p.Cell)
 	switch {
-	case out == result.Skip:
+	case out == vocab.Skip:
 		o.stream.Output(test, "objective not met: over capacity")
 		elapsed = 0
-	case out == result.Error:
+	case out == vocab.Error:
 	case p.Passed:
 		o.stream.Output(test, "objective met")
 	case p.Reason != "":
@@ -37,18 +38,18 @@ func (o *observer) SearchDone(s result.Search) {
 //
 //	search qwen/search/max_users: concurrency 23 meets the objective at ctx=8K (24 fails; 9 probes in 52s)
 func searchSummary(server string, s result.Search) string {
-	head := fmt.Sprintf("search %s: ", result.TestID{Server: server, Kind: result.KindSearch, Block: s.Name}.Name())
+	head := fmt.Sprintf("search %s: ", vocab.TestID{Server: server, Kind: vocab.KindSearch, Block: s.Name}.Name())
 	tail := fmt.Sprintf("%d probes in %s", len(s.Probes), time.Duration(s.ElapsedS*float64(time.Second)).Round(time.Second))
 	var line string
 	switch {
 	case s.Error != "":
 		line = head + "no answer: " + s.Error + " (" + tail + ")"
 	case !s.Found:
-		line = fmt.Sprintf("%sno concurrency in [%d, %d] meets the objective at ctx=%s (%d fails; %s)", head, s.Range[0], s.Range[1], result.FormatTokens(s.Context), s.Range[0], tail)
+		line = fmt.Sprintf("%sno concurrency in [%d, %d] meets the objective at ctx=%s (%d fails; %s)", head, s.Range[0], s.Range[1], vocab.FormatTokens(s.Context), s.Range[0], tail)
 	case s.ConfirmedBy == 0:
-		line = fmt.Sprintf("%sconcurrency %d meets the objective at ctx=%s: the whole range [%d, %d] passes (%s)", head, s.Concurrency, result.FormatTokens(s.Context), s.Range[0], s.Range[1], tail)
+		line = fmt.Sprintf("%sconcurrency %d meets the objective at ctx=%s: the whole range [%d, %d] passes (%s)", head, s.Concurrency, vocab.FormatTokens(s.Context), s.Range[0], s.Range[1], tail)
 	default:
-		line = fmt.Sprintf("%sconcurrency %d meets the objective at ctx=%s (%d fails; %s)", head, s.Concurrency, result.FormatTokens(s.Context), s.ConfirmedBy, tail)
+		line = fmt.Sprintf("%sconcurrency %d meets the objective at ctx=%s (%d fails; %s)", head, s.Concurrency, vocab.FormatTokens(s.Context), s.ConfirmedBy, tail)
 	}
 	if !s.Monotone {
 		line += "; not monotone: a probe passed above a failing one"

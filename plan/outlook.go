@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
 )
@@ -12,8 +11,8 @@ import (
 // server runs at once: they will wait), or "" (nothing known); Reason
 // gives the arithmetic.
 type Outlook struct {
-	Status result.Status `json:"status,omitempty"`
-	Reason string        `json:"reason,omitempty"`
+	Status vocab.Status `json:"status,omitempty"`
+	Reason string       `json:"reason,omitempty"`
 }
 
 // CellOutlook applies the run's rules to decode cell ref of server srv
@@ -23,20 +22,20 @@ type Outlook struct {
 // busiest engine's requests exceed its max_num_seqs (the attribute or
 // --max-num-seqs in args: spec.Server.LaunchMaxNumSeqs). Other cells get no
 // outlook.
-func CellOutlook(srv *spec.Server, maxOutput int, ref result.CellRef) Outlook {
+func CellOutlook(srv *spec.Server, maxOutput int, ref vocab.CellRef) Outlook {
 	if ref.Phase != vocab.PhaseDecode || srv == nil {
 		return Outlook{}
 	}
 	pool := SpecPool(srv)
 	if pool.OverCapacity(ref.Concurrency, ref.Context, maxOutput) {
-		return Outlook{Status: result.StatusOverCapacity, Reason: pool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil) + " (from the spec's kv_cache_tokens)"}
+		return Outlook{Status: vocab.StatusOverCapacity, Reason: pool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil) + " (from the spec's kv_cache_tokens)"}
 	}
 	seqs := 0
 	if n := srv.LaunchMaxNumSeqs(); n != nil {
 		seqs = *n
 	}
 	if queue, why := pool.WillQueue(ref.Concurrency, seqs); queue {
-		return Outlook{Status: result.StatusQueued, Reason: why}
+		return Outlook{Status: vocab.StatusQueued, Reason: why}
 	}
 	return Outlook{}
 }

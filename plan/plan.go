@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
 )
@@ -70,21 +69,21 @@ type Step struct {
 	Prefill bool
 	// Decode holds the kept decode cells at this context: matrices in spec
 	// order, concurrency ascending within a matrix.
-	Decode []result.CellRef
+	Decode []vocab.CellRef
 	// Traffic holds the kept traffic cells at this context, measured after
 	// Decode: traffic blocks in spec order, rates ascending within a block.
-	Traffic []result.CellRef
+	Traffic []vocab.CellRef
 	// Searches are the kept search blocks at this context, run after the
 	// decode cells.
 	Searches []*spec.Search
 }
 
 // Cells returns every recorded cell in measurement order.
-func (p *Plan) Cells() []result.CellRef {
-	var out []result.CellRef
+func (p *Plan) Cells() []vocab.CellRef {
+	var out []vocab.CellRef
 	for _, s := range p.Steps {
 		if s.Prefill {
-			out = append(out, result.CellRef{Phase: vocab.PhasePrefill, Context: s.Context})
+			out = append(out, vocab.CellRef{Phase: vocab.PhasePrefill, Context: s.Context})
 		}
 		out = append(out, s.Decode...)
 		out = append(out, s.Traffic...)
@@ -103,10 +102,10 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	match := func(name string) bool { return keep == nil || keep.MatchString(name) }
 
 	prefillCtx := map[int]bool{} // recorded prefill cells
-	decode := map[result.CellRef]bool{}
-	var order []result.CellRef // decode cells in spec order of appearance
+	decode := map[vocab.CellRef]bool{}
+	var order []vocab.CellRef // decode cells in spec order of appearance
 
-	addDecode := func(r result.CellRef) {
+	addDecode := func(r vocab.CellRef) {
 		r.Phase = vocab.PhaseDecode
 		if r.Matrix == "" {
 			r.Matrix = "decode"
@@ -116,8 +115,8 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 			order = append(order, r)
 		}
 	}
-	traffic := map[result.CellRef]bool{}
-	addCell := func(r result.CellRef) {
+	traffic := map[vocab.CellRef]bool{}
+	addCell := func(r vocab.CellRef) {
 		switch r.Phase {
 		case vocab.PhasePrefill:
 			prefillCtx[r.Context] = true
@@ -131,7 +130,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 
 	if sp.Prefill != nil {
 		for _, ctx := range sp.Prefill.Contexts {
-			r := result.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
+			r := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
 			if match(r.TestName(srv.Name)) {
 				prefillCtx[ctx] = true
 			}
@@ -140,7 +139,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	for _, m := range sp.Matrices {
 		for _, ctx := range m.Contexts {
 			for _, c := range m.Concurrency {
-				r := result.CellRef{Phase: vocab.PhaseDecode, Matrix: m.Label, Context: ctx, Concurrency: c}
+				r := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: m.Label, Context: ctx, Concurrency: c}
 				if match(r.TestName(srv.Name)) {
 					addDecode(r)
 				}
@@ -149,14 +148,14 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	}
 	for _, t := range sp.Traffic {
 		for _, rate := range t.Rates {
-			r := result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
+			r := vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
 			if match(r.TestName(srv.Name)) {
 				traffic[r] = true
 			}
 		}
 	}
 	for _, a := range sp.Asserts {
-		if !match(result.TestID{Server: srv.Name, Kind: result.KindAssert, Block: a.Name}.Name()) {
+		if !match(vocab.TestID{Server: srv.Name, Kind: vocab.KindAssert, Block: a.Name}.Name()) {
 			continue
 		}
 		p.Asserts = append(p.Asserts, a)
@@ -203,7 +202,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	}
 	for _, t := range sp.Traffic { // spec order; rates ascending below
 		for _, rate := range t.Rates {
-			r := result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
+			r := vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
 			if traffic[r] {
 				s := step(r.Context)
 				s.Traffic = append(s.Traffic, r)
@@ -211,7 +210,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		}
 	}
 	for _, s := range steps {
-		slices.SortStableFunc(s.Traffic, func(a, b result.CellRef) int {
+		slices.SortStableFunc(s.Traffic, func(a, b vocab.CellRef) int {
 			if a.Matrix != b.Matrix {
 				return 0
 			}
@@ -223,7 +222,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		matrixIndex[m.Label] = i
 	}
 	for _, s := range steps {
-		slices.SortStableFunc(s.Decode, func(a, b result.CellRef) int {
+		slices.SortStableFunc(s.Decode, func(a, b vocab.CellRef) int {
 			ia, oka := matrixIndex[a.Matrix]
 			ib, okb := matrixIndex[b.Matrix]
 			if !oka {
@@ -269,7 +268,7 @@ func keepExpect(sp *spec.Spec, server string, e *spec.Expect, match func(string)
 			if !ok {
 				continue
 			}
-			if match(result.TestID{Server: server, Kind: result.KindExpect, Block: e.Name, Cell: &ref}.Name()) {
+			if match(vocab.TestID{Server: server, Kind: vocab.KindExpect, Block: e.Name, Cell: &ref}.Name()) {
 				kept++
 			} else {
 				nr.Values[i] = nil
@@ -288,9 +287,9 @@ func keepExpect(sp *spec.Spec, server string, e *spec.Expect, match func(string)
 }
 
 // ExpectCells lists the cells an expect block reads: one per non-null value.
-func ExpectCells(sp *spec.Spec, e *spec.Expect) []result.CellRef {
+func ExpectCells(sp *spec.Spec, e *spec.Expect) []vocab.CellRef {
 	conc := expectConcurrency(sp, e)
-	var out []result.CellRef
+	var out []vocab.CellRef
 	for _, row := range e.Rows {
 		for i, v := range row.Values {
 			if v == nil {
@@ -304,18 +303,18 @@ func ExpectCells(sp *spec.Spec, e *spec.Expect) []result.CellRef {
 	return out
 }
 
-func expectRef(e *spec.Expect, ctx, i int, conc []int) (result.CellRef, bool) {
+func expectRef(e *spec.Expect, ctx, i int, conc []int) (vocab.CellRef, bool) {
 	if e.Matrix == "prefill" {
-		return result.CellRef{Phase: vocab.PhasePrefill, Context: ctx}, i == 0
+		return vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}, i == 0
 	}
 	if i >= len(conc) {
-		return result.CellRef{}, false
+		return vocab.CellRef{}, false
 	}
 	m := e.Matrix
 	if m == "" {
 		m = "decode"
 	}
-	return result.CellRef{Phase: vocab.PhaseDecode, Matrix: m, Context: ctx, Concurrency: conc[i]}, true
+	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: m, Context: ctx, Concurrency: conc[i]}, true
 }
 
 // expectConcurrency is the concurrency list of the matrix an expect block
@@ -399,11 +398,11 @@ func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
 // measured (a resumed run): how many cells, and the estimate of measuring
 // them (each context's cold prefill request is sent again when a decode
 // cell of it is left, as the runner does; a search is always run again).
-func (p *Plan) Remaining(sp *spec.Spec, done map[result.CellRef]bool) (int, time.Duration) {
+func (p *Plan) Remaining(sp *spec.Spec, done map[vocab.CellRef]bool) (int, time.Duration) {
 	left := &Plan{Server: p.Server}
 	for _, s := range p.Steps {
-		keep := func(refs []result.CellRef) []result.CellRef {
-			var out []result.CellRef
+		keep := func(refs []vocab.CellRef) []vocab.CellRef {
+			var out []vocab.CellRef
 			for _, r := range refs {
 				if !done[r] {
 					out = append(out, r)
@@ -412,7 +411,7 @@ func (p *Plan) Remaining(sp *spec.Spec, done map[result.CellRef]bool) (int, time
 			return out
 		}
 		st := Step{Context: s.Context, Decode: keep(s.Decode), Traffic: keep(s.Traffic), Searches: s.Searches}
-		st.Prefill = s.Prefill && !done[result.CellRef{Phase: vocab.PhasePrefill, Context: s.Context}]
+		st.Prefill = s.Prefill && !done[vocab.CellRef{Phase: vocab.PhasePrefill, Context: s.Context}]
 		if st.Prefill || len(st.Decode)+len(st.Traffic)+len(st.Searches) > 0 {
 			left.Steps = append(left.Steps, st)
 		}

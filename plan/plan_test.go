@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
 )
@@ -15,8 +14,8 @@ import (
 func pf(v float64) *float64 { return &v }
 func pi64(v int64) *int64   { return &v }
 
-func dec(m string, ctx, c int) result.CellRef {
-	return result.CellRef{Phase: vocab.PhaseDecode, Matrix: m, Context: ctx, Concurrency: c}
+func dec(m string, ctx, c int) vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: m, Context: ctx, Concurrency: c}
 }
 
 func testSpec() *spec.Spec {
@@ -29,8 +28,8 @@ func testSpec() *spec.Spec {
 			{Label: "long", Contexts: []int{8192}, Concurrency: []int{2}},
 		},
 		Asserts: []*spec.Assert{
-			{Name: "d8k64", Cells: []result.CellRef{dec("decode", 8192, 64)}},
-			{Name: "pre32k", Cells: []result.CellRef{{Phase: vocab.PhasePrefill, Context: 32768}}},
+			{Name: "d8k64", Cells: []vocab.CellRef{dec("decode", 8192, 64)}},
+			{Name: "pre32k", Cells: []vocab.CellRef{{Phase: vocab.PhasePrefill, Context: 32768}}},
 		},
 		Expects: []*spec.Expect{
 			{Name: "tps", Metric: "total_tps", Rows: []spec.ExpectRow{
@@ -53,8 +52,8 @@ func TestNew(t *testing.T) {
 		{
 			name: "everything, contexts ascending, concurrency ascending, matrices in spec order",
 			steps: []Step{
-				{Context: 8192, Prefill: true, Decode: []result.CellRef{dec("decode", 8192, 1), dec("decode", 8192, 8), dec("decode", 8192, 64), dec("long", 8192, 2)}},
-				{Context: 16384, Prefill: true, Decode: []result.CellRef{dec("decode", 16384, 1), dec("decode", 16384, 8), dec("decode", 16384, 64)}},
+				{Context: 8192, Prefill: true, Decode: []vocab.CellRef{dec("decode", 8192, 1), dec("decode", 8192, 8), dec("decode", 8192, 64), dec("long", 8192, 2)}},
+				{Context: 16384, Prefill: true, Decode: []vocab.CellRef{dec("decode", 16384, 1), dec("decode", 16384, 8), dec("decode", 16384, 64)}},
 				{Context: 32768, Prefill: true},
 				{Context: 262144, Prefill: true},
 			},
@@ -64,12 +63,12 @@ func TestNew(t *testing.T) {
 		{
 			name:  "a kept decode cell keeps its context's prefill",
 			run:   "decode/ctx=16K/conc=8",
-			steps: []Step{{Context: 16384, Prefill: true, Decode: []result.CellRef{dec("decode", 16384, 8)}}},
+			steps: []Step{{Context: 16384, Prefill: true, Decode: []vocab.CellRef{dec("decode", 16384, 8)}}},
 		},
 		{
 			name:    "unanchored, not split at slashes",
 			run:     "conc=64",
-			steps:   []Step{{Context: 8192, Prefill: true, Decode: []result.CellRef{dec("decode", 8192, 64)}}, {Context: 16384, Prefill: true, Decode: []result.CellRef{dec("decode", 16384, 64)}}},
+			steps:   []Step{{Context: 8192, Prefill: true, Decode: []vocab.CellRef{dec("decode", 8192, 64)}}, {Context: 16384, Prefill: true, Decode: []vocab.CellRef{dec("decode", 16384, 64)}}},
 			expects: 1, // tps/ctx=16K/conc=64 (the 8K row has no value at 64)
 		},
 		{
@@ -81,7 +80,7 @@ func TestNew(t *testing.T) {
 		{
 			name:    "expect cells are their own tests",
 			run:     "expect/tps/ctx=8K/conc=8",
-			steps:   []Step{{Context: 8192, Prefill: true, Decode: []result.CellRef{dec("decode", 8192, 8)}}},
+			steps:   []Step{{Context: 8192, Prefill: true, Decode: []vocab.CellRef{dec("decode", 8192, 8)}}},
 			expects: 1,
 		},
 		{
@@ -124,7 +123,7 @@ func TestExpectPartiallyKept(t *testing.T) {
 		t.Fatalf("got %d expects", len(p.Expects))
 	}
 	e := p.Expects[0]
-	want := []result.CellRef{dec("decode", 16384, 1), dec("decode", 16384, 64)}
+	want := []vocab.CellRef{dec("decode", 16384, 1), dec("decode", 16384, 64)}
 	if diff := cmp.Diff(want, ExpectCells(testSpec(), e)); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)
 	}
@@ -195,8 +194,8 @@ func TestEstimate(t *testing.T) {
 	}
 }
 
-func trf(label string, ctx int, rate float64) result.CellRef {
-	return result.CellRef{Phase: vocab.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
+func trf(label string, ctx int, rate float64) vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
 }
 
 // TestTrafficCells: a traffic block's rates are cells of its context's
@@ -211,7 +210,7 @@ func TestTrafficCells(t *testing.T) {
 			{Label: "steady", Context: 1024, Rates: []float64{4, 0.5, 2}, Duration: 5 * time.Second, WarmUp: time.Second},
 			{Label: "long", Context: 8192, Rates: []float64{1}, Duration: 5 * time.Second, WarmUp: time.Second},
 		},
-		Asserts: []*spec.Assert{{Name: "good", Cells: []result.CellRef{trf("long", 8192, 1)}}},
+		Asserts: []*spec.Assert{{Name: "good", Cells: []vocab.CellRef{trf("long", 8192, 1)}}},
 	}
 	srv := &spec.Server{Name: "qwen"}
 	tests := []struct {
@@ -220,14 +219,14 @@ func TestTrafficCells(t *testing.T) {
 		steps []Step
 	}{
 		{name: "everything", steps: []Step{
-			{Context: 1024, Decode: []result.CellRef{dec("decode", 1024, 1)}, Traffic: []result.CellRef{trf("steady", 1024, 0.5), trf("steady", 1024, 2), trf("steady", 1024, 4)}},
-			{Context: 8192, Traffic: []result.CellRef{trf("long", 8192, 1)}},
+			{Context: 1024, Decode: []vocab.CellRef{dec("decode", 1024, 1)}, Traffic: []vocab.CellRef{trf("steady", 1024, 0.5), trf("steady", 1024, 2), trf("steady", 1024, 4)}},
+			{Context: 8192, Traffic: []vocab.CellRef{trf("long", 8192, 1)}},
 		}},
 		{name: "one rate by name", run: `traffic/steady/ctx=1K/rate=0\.5$`, steps: []Step{
-			{Context: 1024, Traffic: []result.CellRef{trf("steady", 1024, 0.5)}},
+			{Context: 1024, Traffic: []vocab.CellRef{trf("steady", 1024, 0.5)}},
 		}},
 		{name: "an assert adds what it reads", run: `assert/good`, steps: []Step{
-			{Context: 8192, Traffic: []result.CellRef{trf("long", 8192, 1)}},
+			{Context: 8192, Traffic: []vocab.CellRef{trf("long", 8192, 1)}},
 		}},
 	}
 	for _, tt := range tests {
@@ -260,21 +259,21 @@ func TestRemaining(t *testing.T) {
 	p := New(sp, &spec.Server{Name: "q"}, regexp.MustCompile("ctx=8K"))
 	cell := estimateWarmUp + SteadyHold + 2*time.Second
 	prefill8K := time.Duration(8192.0 / 20000 * float64(time.Second))
-	pre := result.CellRef{Phase: vocab.PhasePrefill, Context: 8192}
+	pre := vocab.CellRef{Phase: vocab.PhasePrefill, Context: 8192}
 	tests := []struct {
 		name      string
-		done      []result.CellRef
+		done      []vocab.CellRef
 		wantCells int
 		wantEst   time.Duration
 	}{
 		{name: "nothing done", wantCells: 5, wantEst: p.Estimated},
-		{name: "prefill and two decode cells done", done: []result.CellRef{pre, dec("decode", 8192, 1), dec("decode", 8192, 8)},
+		{name: "prefill and two decode cells done", done: []vocab.CellRef{pre, dec("decode", 8192, 1), dec("decode", 8192, 8)},
 			wantCells: 2, wantEst: prefill8K + 2*cell},
 		{name: "everything done", done: p.Cells(), wantCells: 0, wantEst: 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			done := map[result.CellRef]bool{}
+			done := map[vocab.CellRef]bool{}
 			for _, r := range tc.done {
 				done[r] = true
 			}

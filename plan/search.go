@@ -4,8 +4,8 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // keptSearches returns the searches of sp that the run measures: those
@@ -20,7 +20,7 @@ func keptSearches(sp *spec.Spec, server string, asserts []*spec.Assert, match fu
 	}
 	var out []*spec.Search
 	for _, s := range sp.Searches {
-		if need[s.Name] || match(result.TestID{Server: server, Kind: result.KindSearch, Block: s.Name}.Name()) {
+		if need[s.Name] || match(vocab.TestID{Server: server, Kind: vocab.KindSearch, Block: s.Name}.Name()) {
 			out = append(out, s)
 		}
 	}

@@ -108,14 +108,14 @@ func (c *console) Output(test, line string) { c.print(detailLine(line)) }
 
 // End prints "--- PASS: name (1.23s)" (or SKIP/FAIL) and removes the
 // progress line of that test.
-func (c *console) End(test string, o result.Outcome, elapsed time.Duration) {
+func (c *console) End(test string, o vocab.Outcome, elapsed time.Duration) {
 	line := endLine(test, o, elapsed)
 	word := endWord(o)
 	col := c.pass
 	switch o {
-	case result.Skip:
+	case vocab.Skip:
 		col = c.skip
-	case result.Inconclusive, result.Fail, result.Error:
+	case vocab.Inconclusive, vocab.Fail, vocab.Error:
 		col = c.fail
 	}
 	line = strings.Replace(line, word, col.Sprint(word), 1)
@@ -181,7 +181,7 @@ func progressLine(p Progress) string {
 }
 
 // Finish prints "PASS"/"FAIL" and "ok  \tspec\t12.3s" or "FAIL\tspec\t12.3s".
-func (c *console) Finish(o result.Outcome, elapsed time.Duration) {
+func (c *console) Finish(o vocab.Outcome, elapsed time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearProgress()

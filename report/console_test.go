@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 func TestConsole(t *testing.T) {
@@ -20,12 +21,12 @@ func TestConsole(t *testing.T) {
 	c.Run("qwen/decode/ctx=8K/conc=64")
 	c.Progress(Progress{Test: "qwen/decode/ctx=8K/conc=64", Stage: result.StageMeasuring, Elapsed: time.Second, Window: 30 * time.Second})
 	c.Output("qwen/decode/ctx=8K/conc=64", "6,018.4 tok/s total · valid")
-	c.End("qwen/decode/ctx=8K/conc=64", result.Pass, 32100*time.Millisecond)
+	c.End("qwen/decode/ctx=8K/conc=64", vocab.Pass, 32100*time.Millisecond)
 	c.Run("qwen/decode/ctx=251K/conc=128")
-	c.End("qwen/decode/ctx=251K/conc=128", result.Skip, 0)
+	c.End("qwen/decode/ctx=251K/conc=128", vocab.Skip, 0)
 	c.Run("qwen/assert/a")
-	c.End("qwen/assert/a", result.Error, 0)
-	c.Finish(result.Error, 12345*time.Millisecond)
+	c.End("qwen/assert/a", vocab.Error, 0)
+	c.Finish(vocab.Error, 12345*time.Millisecond)
 	want := `starting server: vllm serve Qwen/Qwen3.5-4B
 === RUN   qwen/decode/ctx=8K/conc=64
     6,018.4 tok/s total · valid
@@ -44,7 +45,7 @@ FAIL	specs/qwen.hcl	12.345s
 
 func TestConsoleOkLine(t *testing.T) {
 	var b bytes.Buffer
-	NewConsole(&b, "specs/demo.hcl", ConsoleOptions{}).Finish(result.Skip, 1500*time.Millisecond)
+	NewConsole(&b, "specs/demo.hcl", ConsoleOptions{}).Finish(vocab.Skip, 1500*time.Millisecond)
 	if got, want := b.String(), "PASS\nok  \tspecs/demo.hcl\t1.500s\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -57,7 +58,7 @@ func TestConsoleProgressLine(t *testing.T) {
 	c.Progress(Progress{Test: "q/decode/ctx=8K/conc=1", Stage: result.StageMeasuring, Elapsed: 12300 * time.Millisecond,
 		Window: 30 * time.Second, TPS: 5432.1, CellsDone: 5, Cells: 48, ETA: 750 * time.Second})
 	c.Output("q/decode/ctx=8K/conc=1", "detail")
-	c.End("q/decode/ctx=8K/conc=1", result.Pass, time.Second)
+	c.End("q/decode/ctx=8K/conc=1", vocab.Pass, time.Second)
 	progress := "q/decode/ctx=8K/conc=1  measuring 12.3s/30s  5,432.1 tok/s  cells 5/48  ETA 12m30s"
 	want := "=== RUN   q/decode/ctx=8K/conc=1\n" +
 		progress + // drawn
@@ -71,8 +72,8 @@ func TestConsoleProgressLine(t *testing.T) {
 func TestConsoleColor(t *testing.T) {
 	var b bytes.Buffer
 	c := NewConsole(&b, "s.hcl", ConsoleOptions{Color: true})
-	c.End("t", result.Pass, 0)
-	c.End("t", result.Fail, 0)
+	c.End("t", vocab.Pass, 0)
+	c.End("t", vocab.Fail, 0)
 	if !strings.Contains(b.String(), "\033[32mPASS\033[0m") || !strings.Contains(b.String(), "\033[31;1mFAIL") {
 		t.Errorf("no colour codes in %q", b.String())
 	}
@@ -175,7 +176,7 @@ func TestPrefillMetricsLine(t *testing.T) {
 // decimal, TTFT to whole milliseconds), then a decode cell's status, with a
 // queued cell's reason after it.
 func TestConsoleCellLines(t *testing.T) {
-	decode := func(st result.Status, reason string) string {
+	decode := func(st vocab.Status, reason string) string {
 		return DecodeLine(&result.DecodeCell{Status: st, Reason: reason,
 			TotalTPS: 6018.44, PerRequestTPS: 95.94, TTFTMs: 1026.6, TBTMs: 10.44})
 	}
@@ -184,9 +185,9 @@ func TestConsoleCellLines(t *testing.T) {
 	}{
 		{name: "prefill", got: PrefillLine(&result.PrefillCell{TPS: 46712.34, TTFTMs: 175.4}),
 			want: "46,712.3 tok/s prefill · TTFT 175 ms (cold)"},
-		{name: "decode valid", got: decode(result.StatusValid, ""),
+		{name: "decode valid", got: decode(vocab.StatusValid, ""),
 			want: "6,018.4 tok/s total · 95.9 tok/s/request · TTFT 1,027 ms · TBT 10.4 ms · valid"},
-		{name: "decode queued with its reason", got: decode(result.StatusQueued, "3 preemptions"),
+		{name: "decode queued with its reason", got: decode(vocab.StatusQueued, "3 preemptions"),
 			want: "6,018.4 tok/s total · 95.9 tok/s/request · TTFT 1,027 ms · TBT 10.4 ms · queued (3 preemptions)"},
 	}
 	for _, tt := range tests {

@@ -36,7 +36,7 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 	// cell writes the rows of one cell: where (kind, label, context,
 	// concurrency, rate), its status and repeats, and its metrics read by
 	// value.
-	cell := func(where []string, st result.Status, repeats int, metrics []metric.Metric, value func(string) (float64, bool)) {
+	cell := func(where []string, st vocab.Status, repeats int, metrics []metric.Metric, value func(string) (float64, bool)) {
 		rep := strconv.Itoa(max(repeats, 1))
 		head := append([]string{server}, where...)
 		if !st.Measured() {
@@ -76,13 +76,13 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 	traffic := metric.ForCells(vocab.PhaseTraffic, ps)
 	for i := range res.Traffic {
 		c := &res.Traffic[i]
-		cell([]string{"traffic", c.Traffic, strconv.Itoa(c.Context), "", result.FormatRate(c.Rate)}, c.Status, 1, traffic, c.Metric)
+		cell([]string{"traffic", c.Traffic, strconv.Itoa(c.Context), "", vocab.FormatRate(c.Rate)}, c.Status, 1, traffic, c.Metric)
 	}
 	for _, s := range res.Search {
 		status := "found"
 		switch {
 		case s.Error != "":
-			status = string(result.StatusError)
+			status = string(vocab.StatusError)
 		case !s.Found:
 			status = "not_found"
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestServerFactsInReport: report.md shows a server fact as the server
@@ -29,7 +30,7 @@ func TestServerFactsInReport(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.server.Name, tc.server.Model = "qwen", "Qwen/Qwen3.5-4B"
 			res := &result.Results{Schema: result.Schema, Spec: "specs/qwen.hcl", Server: tc.server,
-				Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 400}}}
+				Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusValid, TotalTPS: 400}}}
 			var b bytes.Buffer
 			if err := WriteMarkdown(&b, res); err != nil {
 				t.Fatal(err)

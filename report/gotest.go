@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // The lines below are the exact text `go test -v` prints. The console and
@@ -20,13 +20,13 @@ func detailLine(line string) string { return "    " + line + "\n" }
 
 // endLine is "--- PASS: name (1.23s)\n" ("--- FAIL" for Inconclusive, Fail and Error,
 // "--- SKIP" for Skip).
-func endLine(test string, o result.Outcome, elapsed time.Duration) string {
+func endLine(test string, o vocab.Outcome, elapsed time.Duration) string {
 	return fmt.Sprintf("--- %s: %s (%s)\n", endWord(o), test, elapsedSeconds(elapsed))
 }
 
 // finishLines are the package's last lines: "PASS\nok  \tspec\t1.234s\n" or
 // "FAIL\nFAIL\tspec\t1.234s\n".
-func finishLines(pkg string, o result.Outcome, elapsed time.Duration) []string {
+func finishLines(pkg string, o vocab.Outcome, elapsed time.Duration) []string {
 	if o.Failed() {
 		return []string{"FAIL\n", fmt.Sprintf("FAIL\t%s\t%.3fs\n", pkg, elapsed.Seconds())}
 	}
@@ -35,18 +35,18 @@ func finishLines(pkg string, o result.Outcome, elapsed time.Duration) []string {
 
 // endWord is the word of a test's end line: PASS, SKIP, or FAIL (for Fail
 // and Error, as go test has no error outcome).
-func endWord(o result.Outcome) string {
+func endWord(o vocab.Outcome) string {
 	switch o {
-	case result.Pass:
+	case vocab.Pass:
 		return "PASS"
-	case result.Skip:
+	case vocab.Skip:
 		return "SKIP"
 	}
 	return "FAIL"
 }
 
 // action is the test2json Action that ends a test with outcome o.
-func action(o result.Outcome) string { return strings.ToLower(endWord(o)) }
+func action(o vocab.Outcome) string { return strings.ToLower(endWord(o)) }
 
 // elapsedSeconds renders a duration as go test does: "1.23s".
 func elapsedSeconds(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }

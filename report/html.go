@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 //go:embed report.html.tmpl
@@ -86,7 +87,7 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 	for _, m := range v.Matrices {
 		hm := htmlMatrix{matrixView: m, Lines: template.HTML(decodeChart(m)), Heat: template.HTML(heatMap(m))}
 		for i, ctx := range m.Contexts {
-			row := htmlRow{Context: result.FormatTokens(ctx)}
+			row := htmlRow{Context: vocab.FormatTokens(ctx)}
 			for _, c := range m.Cells[i] {
 				row.Cells = append(row.Cells, newHTMLCell(c))
 			}

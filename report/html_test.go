@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 func renderHTML(t *testing.T, res *result.Results) string {
@@ -64,10 +65,10 @@ func TestHTMLContent(t *testing.T) {
 								t.Errorf("matrix cell text %q missing", s)
 							}
 						}
-						if c != nil && c.Status == result.StatusQueued && !strings.Contains(h, `class="queued"`) {
+						if c != nil && c.Status == vocab.StatusQueued && !strings.Contains(h, `class="queued"`) {
 							t.Error("queued cell not marked in the heat map")
 						}
-						if c != nil && c.Status == result.StatusOverCapacity && !strings.Contains(h, `class="over"`) {
+						if c != nil && c.Status == vocab.StatusOverCapacity && !strings.Contains(h, `class="over"`) {
 							t.Error("over-capacity cell not hatched in the heat map")
 						}
 					}

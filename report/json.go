@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // event is one test2json event; the field order and omitempty rules are
@@ -35,7 +35,7 @@ type jsonStream struct {
 	// outcome is the worst of its subtests, as go test reports a parent.
 	root        string
 	rootStart   time.Time
-	rootOutcome result.Outcome
+	rootOutcome vocab.Outcome
 	err         error
 }
 
@@ -87,7 +87,7 @@ func (s *jsonStream) openRoot(test string) {
 		return
 	}
 	s.closeRoot()
-	s.root, s.rootStart, s.rootOutcome = root, s.now(), result.Pass
+	s.root, s.rootStart, s.rootOutcome = root, s.now(), vocab.Pass
 	s.emit(event{Time: s.rootStart, Action: "run", Test: root})
 	s.output(root, runLine(root))
 }
@@ -125,7 +125,7 @@ func (s *jsonStream) Output(test, line string) {
 }
 
 // End closes a test with its outcome.
-func (s *jsonStream) End(test string, o result.Outcome, elapsed time.Duration) {
+func (s *jsonStream) End(test string, o vocab.Outcome, elapsed time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.running[test]; !ok {
@@ -139,7 +139,7 @@ func (s *jsonStream) End(test string, o result.Outcome, elapsed time.Duration) {
 	secs := roundSeconds(elapsed)
 	s.emit(event{Time: s.now(), Action: action(o), Test: test, Elapsed: &secs})
 	if rootOf(test) == s.root {
-		s.rootOutcome = result.Worst(s.rootOutcome, o)
+		s.rootOutcome = vocab.Worst(s.rootOutcome, o)
 	}
 }
 
@@ -155,12 +155,12 @@ func (s *jsonStream) Progress(Progress) {}
 
 // Finish closes the open parent test and writes the package's final
 // PASS/ok or FAIL lines and its pass/fail event.
-func (s *jsonStream) Finish(o result.Outcome, elapsed time.Duration) {
+func (s *jsonStream) Finish(o vocab.Outcome, elapsed time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closeRoot()
-	if o == result.Skip {
-		o = result.Pass // a package with only skipped tests is "ok"
+	if o == vocab.Skip {
+		o = vocab.Pass // a package with only skipped tests is "ok"
 	}
 	for _, l := range finishLines(s.pkg, o, elapsed) {
 		s.output("", l)

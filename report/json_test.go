@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // printStreamEnv makes the test binary print demoStream's events and exit
@@ -45,24 +45,24 @@ func demoStream(s TestStream) {
 	s.Log("starting server demo (simulator)")
 	s.Run("demo/prefill/ctx=8K")
 	s.Output("demo/prefill/ctx=8K", "46.7K tok/s · 175 ms TTFT")
-	s.End("demo/prefill/ctx=8K", result.Pass, 1200*time.Millisecond)
+	s.End("demo/prefill/ctx=8K", vocab.Pass, 1200*time.Millisecond)
 	s.Run("demo/decode/ctx=8K/conc=64")
 	s.Output("demo/decode/ctx=8K/conc=64", "6,018.4 tok/s · 1,027 ms TTFT")
-	s.End("demo/decode/ctx=8K/conc=64", result.Pass, 2*time.Second)
+	s.End("demo/decode/ctx=8K/conc=64", vocab.Pass, 2*time.Second)
 	s.Run("demo/decode/ctx=251K/conc=128")
 	s.Output("demo/decode/ctx=251K/conc=128", "over capacity: 128 × (257024 + 4096) > 3370240 KV tokens")
-	s.End("demo/decode/ctx=251K/conc=128", result.Skip, 0)
+	s.End("demo/decode/ctx=251K/conc=128", vocab.Skip, 0)
 	s.Run("demo/assert/decode_8k_1")
-	s.End("demo/assert/decode_8k_1", result.Pass, 0)
+	s.End("demo/assert/decode_8k_1", vocab.Pass, 0)
 	s.Run("demo/assert/decode_8k_64")
 	s.Output("demo/assert/decode_8k_64", `specs/demo.hcl:42: decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)`)
 	s.Output("demo/assert/decode_8k_64", "    decode throughput at 8K x 64 fell below 6,000 tok/s")
-	s.End("demo/assert/decode_8k_64", result.Fail, 0)
+	s.End("demo/assert/decode_8k_64", vocab.Fail, 0)
 	s.Run("demo/assert/needs_16k")
 	s.Output("demo/assert/needs_16k", "specs/demo.hcl:50: cell not measured: over capacity")
-	s.End("demo/assert/needs_16k", result.Error, 0)
+	s.End("demo/assert/needs_16k", vocab.Error, 0)
 	s.Progress(Progress{Test: "ignored"})
-	s.Finish(result.Error, 3500*time.Millisecond)
+	s.Finish(vocab.Error, 3500*time.Millisecond)
 }
 
 func TestJSONStreamGolden(t *testing.T) {
@@ -134,8 +134,8 @@ func TestJSONStreamPassingPackage(t *testing.T) {
 	var b bytes.Buffer
 	s := newJSONStream(&b, "specs/ok.hcl", fakeClock())
 	s.Run("ok/decode/ctx=8K/conc=1")
-	s.End("ok/decode/ctx=8K/conc=1", result.Pass, time.Second)
-	s.Finish(result.Pass, 2*time.Second)
+	s.End("ok/decode/ctx=8K/conc=1", vocab.Pass, time.Second)
+	s.Finish(vocab.Pass, 2*time.Second)
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	var last struct {
 		Action  string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 type junitSuites struct {
@@ -67,11 +68,11 @@ func WriteJUnit(w io.Writer, runs []*result.Results) error {
 	doc := junitSuites{Name: "slogate"}
 	index := map[string]int{}
 	var total float64
-	keys := make([]result.RunKey, len(runs))
+	keys := make([]vocab.RunKey, len(runs))
 	for i, res := range runs {
-		keys[i] = result.RunKey{Spec: res.Spec, Server: res.Server.Name}
+		keys[i] = vocab.RunKey{Spec: res.Spec, Server: res.Server.Name}
 	}
-	names := result.RunNames(keys)
+	names := vocab.RunNames(keys)
 	for ri, res := range runs {
 		i, ok := index[res.Spec]
 		if !ok {
@@ -123,7 +124,7 @@ func WriteJUnit(w io.Writer, runs []*result.Results) error {
 }
 
 // addRun adds the test cases of one run to s, its tests named after run
-// (result.RunNames: the server, or <spec>/<server> when another run of the
+// (vocab.RunNames: the server, or <spec>/<server> when another run of the
 // document has a server of the same name).
 func addRun(s *junitSuite, res *result.Results, run string) {
 	srv := run
@@ -152,7 +153,7 @@ func addRun(s *junitSuite, res *result.Results, run string) {
 	}
 	// cellCase is one cell's test case: its summary line as output, its
 	// status as the problem.
-	cellCase := func(ref result.CellRef, elapsedS float64, summary string, st result.Status, reason string) {
+	cellCase := func(ref vocab.CellRef, elapsedS float64, summary string, st vocab.Status, reason string) {
 		c := newCase(ref.TestName(srv), elapsedS)
 		c.SystemOut = summary
 		cellProblem(&c, st, reason)
@@ -195,15 +196,15 @@ func addRun(s *junitSuite, res *result.Results, run string) {
 			msg = v.Details[0]
 		}
 		switch v.Outcome {
-		case result.Fail:
+		case vocab.Fail:
 			c.Failure = &junitProblem{Message: msg, Type: v.Kind, Text: text}
-		case result.Inconclusive:
+		case vocab.Inconclusive:
 			// A failure of its own type, so that CI can tell "measure more"
 			// from "regressed".
 			c.Failure = &junitProblem{Message: msg, Type: "inconclusive", Text: text}
-		case result.Error:
+		case vocab.Error:
 			c.Error = &junitProblem{Message: msg, Type: v.Kind, Text: text}
-		case result.Skip:
+		case vocab.Skip:
 			if msg == "" {
 				msg = "skipped"
 			}
@@ -235,11 +236,11 @@ func verdictText(v result.Verdict) string {
 	return strings.Join(lines, "\n")
 }
 
-func cellProblem(c *junitCase, s result.Status, reason string) {
+func cellProblem(c *junitCase, s vocab.Status, reason string) {
 	switch s {
-	case result.StatusOverCapacity:
+	case vocab.StatusOverCapacity:
 		c.Skipped = &junitProblem{Message: "over capacity"}
-	case result.StatusError:
+	case vocab.StatusError:
 		if reason == "" {
 			reason = "cell could not be measured"
 		}
@@ -264,7 +265,7 @@ func decodeSummary(c *result.DecodeCell) string {
 	}
 	s := decodeText(c, metric.TotalTPS) + " tok/s · " + decodeText(c, metric.PerRequestTPS) + " tok/s per request · " +
 		decodeText(c, metric.TTFTMs) + " TTFT · " + decodeText(c, metric.TBTMs) + " between tokens"
-	if c.Status == result.StatusQueued {
+	if c.Status == vocab.StatusQueued {
 		s += " · requests queued"
 	}
 	return s

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // sampleRun is a small run with every status and outcome.
@@ -22,26 +23,26 @@ func sampleRun(spec, server string) *result.Results {
 		Measure: result.Measure{Duration: "2s", DurationS: 2, MaxOutput: 256, Endpoint: "completions", Repeat: 1},
 		Started: start, Finished: start.Add(12500 * time.Millisecond),
 		Prefill: []result.PrefillCell{
-			{Context: 8192, Status: result.StatusValid, TPS: 46700, TTFTMs: 175.4, ElapsedS: 0.2},
-			{Context: 16384, Status: result.StatusError, Reason: "HTTP 500 from /v1/completions", ElapsedS: 0.1},
+			{Context: 8192, Status: vocab.StatusValid, TPS: 46700, TTFTMs: 175.4, ElapsedS: 0.2},
+			{Context: 16384, Status: vocab.StatusError, Reason: "HTTP 500 from /v1/completions", ElapsedS: 0.1},
 		},
 		Decode: []result.DecodeCell{
-			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 408.2, PerRequestTPS: 405.9,
+			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusValid, TotalTPS: 408.2, PerRequestTPS: 405.9,
 				TTFTMs: 78, TBTMs: 2.5, ActiveAvg: 1, Completed: 3, OutputTokens: 12247, MeasuredS: 30, ElapsedS: 2.5},
-			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusQueued, TotalTPS: 5421.3, PerRequestTPS: 84.7,
+			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusQueued, TotalTPS: 5421.3, PerRequestTPS: 84.7,
 				TTFTMs: 8671, TBTMs: 26.6, ActiveAvg: 23.1, OutputTokens: 162639, MeasuredS: 30, ElapsedS: 3.5},
-			{Matrix: "decode", Context: 16384, Concurrency: 1, Status: result.StatusError, Reason: "stream stalled for 30s"},
-			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: result.StatusOverCapacity, Reason: "64 × (16384 + 256) > 1,000,000 KV tokens"},
+			{Matrix: "decode", Context: 16384, Concurrency: 1, Status: vocab.StatusError, Reason: "stream stalled for 30s"},
+			{Matrix: "decode", Context: 16384, Concurrency: 64, Status: vocab.StatusOverCapacity, Reason: "64 × (16384 + 256) > 1,000,000 KV tokens"},
 		},
 		Verdicts: []result.Verdict{
-			{Test: server + "/assert/decode_8k_1", Kind: result.KindAssert, Outcome: result.Pass, Rule: `decode["8K"][1].total_tps >= 300`,
+			{Test: server + "/assert/decode_8k_1", Kind: vocab.KindAssert, Outcome: vocab.Pass, Rule: `decode["8K"][1].total_tps >= 300`,
 				File: spec, Line: 30, Details: []string{`decode["8K"][1].total_tps = 408.2`}},
-			{Test: server + "/assert/decode_8k_64", Kind: result.KindAssert, Outcome: result.Fail, Rule: `decode["8K"][64].total_tps >= 6000`,
+			{Test: server + "/assert/decode_8k_64", Kind: vocab.KindAssert, Outcome: vocab.Fail, Rule: `decode["8K"][64].total_tps >= 6000`,
 				File: spec, Line: 42, Message: "decode throughput at 8K x 64 fell below 6,000 tok/s",
 				Details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)`}},
-			{Test: server + "/assert/needs_16k_64", Kind: result.KindAssert, Outcome: result.Error, Rule: `decode["16K"][64].ttft_ms < 500`,
+			{Test: server + "/assert/needs_16k_64", Kind: vocab.KindAssert, Outcome: vocab.Error, Rule: `decode["16K"][64].ttft_ms < 500`,
 				File: spec, Line: 50, Message: "cell not measured: over capacity", Infra: true},
-			{Test: server + "/expect/decode_total_tps/ctx=16K/conc=64", Kind: result.KindExpect, Outcome: result.Skip, Message: "no expectation"},
+			{Test: server + "/expect/decode_total_tps/ctx=16K/conc=64", Kind: vocab.KindExpect, Outcome: vocab.Skip, Message: "no expectation"},
 		},
 	}
 }
@@ -119,9 +120,9 @@ func TestJUnitEscapes(t *testing.T) {
 func TestJUnitInconclusive(t *testing.T) {
 	res := &result.Results{Schema: result.Schema, Spec: "specs/a.hcl", Server: result.Server{Name: "qwen"},
 		Verdicts: []result.Verdict{
-			{Test: "qwen/baseline/decode/ctx=8K/conc=64", Kind: result.KindBaseline, Outcome: result.Inconclusive,
+			{Test: "qwen/baseline/decode/ctx=8K/conc=64", Kind: vocab.KindBaseline, Outcome: vocab.Inconclusive,
 				Message: "total_tps inconclusive against the baseline"},
-			{Test: "qwen/baseline/decode/ctx=8K/conc=1", Kind: result.KindBaseline, Outcome: result.Fail, Message: "total_tps regressed"},
+			{Test: "qwen/baseline/decode/ctx=8K/conc=1", Kind: vocab.KindBaseline, Outcome: vocab.Fail, Message: "total_tps regressed"},
 		}}
 	var buf bytes.Buffer
 	if err := WriteJUnit(&buf, []*result.Results{res}); err != nil {

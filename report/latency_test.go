@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestLatencyTable: report.md and report.html list each distribution of a
@@ -12,7 +13,7 @@ import (
 // no samples shows dashes; results without the statistics (the seeds) get
 // no table (TestMarkdownReproducesSeeds).
 func TestLatencyTable(t *testing.T) {
-	c := result.DecodeCell{Matrix: "decode", Context: 2048, Concurrency: 1, Status: result.StatusValid, TTFTMs: 34, TTFTMsP90: 34, TTFTMsP99: 34,
+	c := result.DecodeCell{Matrix: "decode", Context: 2048, Concurrency: 1, Status: vocab.StatusValid, TTFTMs: 34, TTFTMsP90: 34, TTFTMsP99: 34,
 		Stats: map[string]float64{"ttft_ms_count": 1, "ttft_ms_mean": 34, "ttft_ms_p95": 34, "tpot_ms_count": 0}}
 	res := &result.Results{Server: result.Server{Name: "qwen"}, Measure: result.Measure{Percentiles: []float64{50, 90, 95, 99}}, Decode: []result.DecodeCell{c}}
 	var md strings.Builder

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // WriteMarkdown renders res as report.md in the layout of the seed reports:
@@ -116,7 +117,7 @@ func writeMatrices(b *bufio.Writer, v *view) {
 		}
 		mdTable(b, head, func(row func(...string)) {
 			for i, ctx := range m.Contexts {
-				r := []string{result.FormatTokens(ctx)}
+				r := []string{vocab.FormatTokens(ctx)}
 				for _, c := range m.Cells[i] {
 					r = append(r, cellText(c))
 				}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // WriteMergedMarkdown renders a merged results set (`slogate merge`) as one
@@ -68,14 +69,14 @@ func writeMergedIndex(b *bufio.Writer, m *result.Merged) {
 // verdictCounts says how many verdicts of each outcome a run has: "3 pass,
 // 1 fail"; "none" without verdicts.
 func verdictCounts(res *result.Results) string {
-	var n [result.Error + 1]int
+	var n [vocab.Error + 1]int
 	for _, v := range res.Verdicts {
-		if v.Outcome >= result.Pass && v.Outcome <= result.Error {
+		if v.Outcome >= vocab.Pass && v.Outcome <= vocab.Error {
 			n[v.Outcome]++
 		}
 	}
 	var parts []string
-	for o := result.Pass; o <= result.Error; o++ {
+	for o := vocab.Pass; o <= vocab.Error; o++ {
 		if n[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[o], o))
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 func TestDemoteHeadings(t *testing.T) {
@@ -31,7 +32,7 @@ func TestMergedHTMLUniqueIDs(t *testing.T) {
 	run := func(name string) result.MergedRun {
 		res := &result.Results{Schema: result.Schema, Spec: "s.hcl", Server: result.Server{Name: name, Model: "m"}}
 		for _, c := range []int{1, 2} {
-			res.Decode = append(res.Decode, result.DecodeCell{Matrix: "decode", Context: 1024, Concurrency: c, Status: result.StatusValid, TotalTPS: 100 * float64(c)})
+			res.Decode = append(res.Decode, result.DecodeCell{Matrix: "decode", Context: 1024, Concurrency: c, Status: vocab.StatusValid, TotalTPS: 100 * float64(c)})
 		}
 		return result.MergedRun{Dir: name, Results: res}
 	}

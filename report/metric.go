@@ -76,7 +76,7 @@ func PrefillLine(c *result.PrefillCell) string {
 func DecodeLine(c *result.DecodeCell) string {
 	line := decodeText(c, metric.TotalTPS) + " tok/s total · " + decodeText(c, metric.PerRequestTPS) + " tok/s/request · TTFT " +
 		decodeText(c, metric.TTFTMs) + " · TBT " + decodeText(c, metric.TBTMs) + " · " + string(c.Status)
-	if c.Status == result.StatusQueued && c.Reason != "" {
+	if c.Status == vocab.StatusQueued && c.Reason != "" {
 		line += " (" + c.Reason + ")"
 	}
 	return line

@@ -37,7 +37,7 @@ func (o NoiseOptions) withDefaults() NoiseOptions {
 // NoiseRow is the measured noise of one gated metric of one cell
 // (docs/method.md#noise).
 type NoiseRow struct {
-	Cell   result.CellRef
+	Cell   vocab.CellRef
 	Metric string
 	// Repeats is how many samples the cell has; Boots over how many boots.
 	Repeats, Boots int
@@ -62,7 +62,7 @@ type NoiseRow struct {
 func Noise(res *result.Results, opt NoiseOptions) []NoiseRow {
 	opt = opt.withDefaults()
 	var rows []NoiseRow
-	add := func(ref result.CellRef, phase vocab.Phase, samples map[string][]float64, value func(metric.Metric) (float64, bool), d *result.RepeatDesign) {
+	add := func(ref vocab.CellRef, phase vocab.Phase, samples map[string][]float64, value func(metric.Metric) (float64, bool), d *result.RepeatDesign) {
 		for _, m := range compare.DefaultMetrics(phase) {
 			xs := samples[m.Name]
 			if len(xs) == 0 {

@@ -165,7 +165,7 @@ func probeMetricText(c *result.DecodeCell, name string) string {
 
 // searchAnswerText says what the search found, in one line.
 func searchAnswerText(s *result.Search) string {
-	where := fmt.Sprintf("at context %s, concurrency %d to %d", result.FormatTokens(s.Context), s.Range[0], s.Range[1])
+	where := fmt.Sprintf("at context %s, concurrency %d to %d", vocab.FormatTokens(s.Context), s.Range[0], s.Range[1])
 	var line string
 	switch {
 	case s.Error != "":
@@ -244,7 +244,7 @@ func searchChart(v searchView) string {
 	py := func(y float64) float64 { return top + ph - y/ytop*ph }
 
 	var b svgBuilder
-	title := fmt.Sprintf("%s: %s by concurrency at %s", v.Title, c.Metric, result.FormatTokens(s.Context))
+	title := fmt.Sprintf("%s: %s by concurrency at %s", v.Title, c.Metric, vocab.FormatTokens(s.Context))
 	b.f(`<svg class="chart" viewBox="0 0 %.0f %.0f" style="max-width:%.0fpx" role="img" aria-label="%s">`, W, H, W*1.25, html.EscapeString(title))
 	b.text(left, 20, "start", "ctitle", title)
 	for _, yv := range yt {

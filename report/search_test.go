@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestObjectiveComparisons: the `cell.M OP number` comparisons of an
@@ -41,7 +42,7 @@ func TestObjectiveComparisons(t *testing.T) {
 func searchResults() *result.Results {
 	probe := func(c int, tps float64, passed bool) result.SearchProbe {
 		return result.SearchProbe{Concurrency: c, Passed: passed, Cell: result.DecodeCell{Search: "max_users", Context: 8192, Concurrency: c,
-			Status: result.StatusValid, PerRequestTPS: tps, TTFTMsP99: 100}}
+			Status: vocab.StatusValid, PerRequestTPS: tps, TTFTMsP99: 100}}
 	}
 	return &result.Results{Server: result.Server{Name: "qwen"}, Search: []result.Search{{
 		Name: "max_users", Context: 8192, Range: [2]int{1, 16}, Objective: "cell.per_request_tps >= 50 && cell.ttft_ms_p99 <= 2000",
@@ -133,7 +134,7 @@ func TestSearchChartLabels(t *testing.T) {
 			for _, p := range tt.probes {
 				c := int(p[0])
 				s.Probes = append(s.Probes, result.SearchProbe{Concurrency: c, Passed: c <= tt.answer, Cell: result.DecodeCell{
-					Search: "max_users", Context: 8192, Concurrency: c, Status: result.StatusValid, PerRequestTPS: p[1]}})
+					Search: "max_users", Context: 8192, Concurrency: c, Status: vocab.StatusValid, PerRequestTPS: p[1]}})
 			}
 			svg := searchChart(newSearchViews(res)[0])
 			label := fmt.Sprintf("answer %d", tt.answer)

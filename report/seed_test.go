@@ -15,6 +15,7 @@ import (
 
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec/spectest"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Golden files live in testdata/. Regenerate them with:
@@ -167,12 +168,12 @@ func buildSeedResults(t testing.TB, sd seed, st seedText) *result.Results {
 		Measure: result.Measure{Duration: "30s", DurationS: 30, MaxOutput: 4096, Endpoint: "completions", Repeat: 1},
 		Started: sd.started, Finished: sd.started,
 	}
-	status := map[string]result.Status{"Valid": result.StatusValid, "Requests queued": result.StatusQueued, "Over capacity": result.StatusOverCapacity}
+	status := map[string]vocab.Status{"Valid": vocab.StatusValid, "Requests queued": vocab.StatusQueued, "Over capacity": vocab.StatusOverCapacity}
 	for _, r := range st.all {
 		if len(r) != 12 {
 			t.Fatalf("seed %s: row %q has %d cells", sd.name, r, len(r))
 		}
-		ctx, err := result.ParseTokens(r[1])
+		ctx, err := vocab.ParseTokens(r[1])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,7 +364,7 @@ func TestFormatNumbers(t *testing.T) {
 		{name: "prefill huge", got: prefillTPSText(1234567, 1), want: "1,234.6K"},
 		{name: "tick", got: tickLabel(1500), want: "1.5K"},
 		{name: "small tick", got: tickLabel(250), want: "250"},
-		{name: "context", got: result.FormatTokens(257024), want: "251K"},
+		{name: "context", got: vocab.FormatTokens(257024), want: "251K"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

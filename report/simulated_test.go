@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestSimulatedRunSaysSo: every place that names the hardware of a run of
@@ -34,7 +35,7 @@ func TestSimulatedRunSaysSo(t *testing.T) {
 				res := &result.Results{
 					Schema: result.Schema, Spec: "specs/qwen.hcl",
 					Server: result.Server{Name: "qwen", Model: "Qwen/Qwen3.5-4B", Simulated: simulated, Labels: map[string]string{"gpu": "H200"}},
-					Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 400}},
+					Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusValid, TotalTPS: 400}},
 				}
 				var b bytes.Buffer
 				if err := r.render(&b, res); err != nil {

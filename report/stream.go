@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestStream receives a run as a go test-shaped stream of tests: one test per
@@ -18,13 +19,13 @@ type TestStream interface {
 	Output(test, line string)
 	// End closes a test: "--- PASS", "--- SKIP" or "--- FAIL" (an Error
 	// outcome is shown as FAIL; its detail lines say why).
-	End(test string, o result.Outcome, elapsed time.Duration)
+	End(test string, o vocab.Outcome, elapsed time.Duration)
 	// Log prints a line that belongs to no test (server start, warnings).
 	Log(line string)
 	// Progress updates the live progress line; a no-op unless on a TTY.
 	Progress(p Progress)
 	// Finish prints the package's final "ok" or "FAIL" line.
-	Finish(o result.Outcome, elapsed time.Duration)
+	Finish(o vocab.Outcome, elapsed time.Duration)
 }
 
 // Progress is the live state of the cell being measured.

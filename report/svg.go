@@ -16,6 +16,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // palette is a colour-blind-friendly qualitative palette (Okabe–Ito, then
@@ -238,13 +239,13 @@ func decodeChart(m matrixView) string {
 	}
 	var ss []series
 	for i, ctx := range m.Contexts {
-		s := series{Name: result.FormatTokens(ctx), Color: palette[i%len(palette)]}
+		s := series{Name: vocab.FormatTokens(ctx), Color: palette[i%len(palette)]}
 		for _, c := range m.Cells[i] {
 			if c == nil || !c.Status.Measured() {
 				continue
 			}
 			s.Points = append(s.Points, point{X: math.Log2(float64(c.Concurrency)), Y: c.TotalTPS,
-				Hollow: c.Status == result.StatusQueued,
+				Hollow: c.Status == vocab.StatusQueued,
 				Label:  fmt.Sprintf("%s × %d: %s", s.Name, c.Concurrency, cellText(c))})
 		}
 		ss = append(ss, s)
@@ -261,10 +262,10 @@ func prefillChart(res *result.Results) string {
 	for _, c := range res.Prefill {
 		x := math.Log2(float64(c.Context))
 		xt = append(xt, x)
-		xl = append(xl, result.FormatTokens(c.Context))
+		xl = append(xl, vocab.FormatTokens(c.Context))
 		if c.Status.Measured() {
 			s.Points = append(s.Points, point{X: x, Y: c.TPS,
-				Label: fmt.Sprintf("%s: %s tok/s, %s TTFT", result.FormatTokens(c.Context), prefillTPSText(c.TPS, 0), prefillTTFTText(&c))})
+				Label: fmt.Sprintf("%s: %s tok/s, %s TTFT", vocab.FormatTokens(c.Context), prefillTPSText(c.TPS, 0), prefillTTFTText(&c))})
 		}
 	}
 	return lineChart("Prefill throughput by context length (cold request)", "prompt tok/s", xt, xl,
@@ -307,29 +308,29 @@ func heatMap(m matrixView) string {
 	}
 	for i, ctx := range m.Contexts {
 		y := top + ch*float64(i)
-		b.text(left-8, y+ch/2+4, "end", "tick", result.FormatTokens(ctx))
+		b.text(left-8, y+ch/2+4, "end", "tick", vocab.FormatTokens(ctx))
 		for j, c := range m.Cells[i] {
 			x := left + cw*float64(j)
 			title := "not recorded"
 			if c != nil {
-				title = fmt.Sprintf("%s × %d: %s", result.FormatTokens(ctx), c.Concurrency, cellText(c))
+				title = fmt.Sprintf("%s × %d: %s", vocab.FormatTokens(ctx), c.Concurrency, cellText(c))
 			}
 			b.f(`<g><title>%s</title>`, html.EscapeString(title))
 			switch {
 			case c == nil:
 				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fafafa" stroke="#fff"/>`, x, y, cw, ch)
 				b.text(x+cw/2, y+ch/2+4, "middle", "cell dim", dash)
-			case c.Status == result.StatusOverCapacity:
+			case c.Status == vocab.StatusOverCapacity:
 				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#hatch-%s)" stroke="#fff" class="over"/>`, x, y, cw, ch, svgID(m.Label))
 				b.text(x+cw/2, y+ch/2+4, "middle", "cell dim", "over cap.")
-			case c.Status == result.StatusError:
+			case c.Status == vocab.StatusError:
 				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#f4c7c3" stroke="#fff" class="err"/>`, x, y, cw, ch)
 				b.text(x+cw/2, y+ch/2+4, "middle", "cell errtext", "error")
 			default:
 				f := c.TotalTPS / hi
 				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" stroke="#fff"/>`, x, y, cw, ch, viridisAt(f))
 				b.f(`<text x="%.1f" y="%.1f" text-anchor="middle" class="cell" fill="%s">%s</text>`, x+cw/2, y+ch/2+4, textOn(f), html.EscapeString(decodeText(c, metric.TotalTPS)))
-				if c.Status == result.StatusQueued {
+				if c.Status == vocab.StatusQueued {
 					b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#d00" stroke-width="2" stroke-dasharray="4 3" class="queued"/>`, x+2, y+2, cw-4, ch-4)
 					b.f(`<text x="%.1f" y="%.1f" text-anchor="end" class="qmark" fill="%s">Q</text>`, x+cw-5, y+12, textOn(f))
 				}

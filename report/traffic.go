@@ -32,13 +32,13 @@ var trafficColumns = []string{metric.Launched, metric.Completed, metric.Achieved
 // (the table shows two).
 func TrafficSummary(c *result.TrafficCell) string {
 	line := fmt.Sprintf("%s launched, %s completed in %ss: %s of %s req/s achieved · goodput %s req/s (%s%%) · TTFT p99 %s · e2e p50 %s · %s in flight · %s",
-		trafficText(c, metric.Launched), trafficText(c, metric.Completed), numfmt.Shortest(c.MeasuredS), trafficText(c, metric.AchievedRPS), result.FormatRate(c.Rate),
+		trafficText(c, metric.Launched), trafficText(c, metric.Completed), numfmt.Shortest(c.MeasuredS), trafficText(c, metric.AchievedRPS), vocab.FormatRate(c.Rate),
 		trafficText(c, metric.GoodputRPS), numfmt.Fixed(c.GoodputShare*100, 1),
 		trafficText(c, metric.TTFTMsP99), trafficText(c, metric.E2EMs), numfmt.Fixed(c.ConcurrencyAvg, 1), c.Status)
 	if c.Unfinished > 0 {
 		line += fmt.Sprintf(" (%s unfinished)", trafficText(c, metric.Unfinished))
 	}
-	if c.Status == result.StatusQueued && c.Reason != "" {
+	if c.Status == vocab.StatusQueued && c.Reason != "" {
 		line += " (" + c.Reason + ")"
 	}
 	return line
@@ -64,7 +64,7 @@ func TrafficMetrics(c *result.TrafficCell) string {
 	}
 	parts = append(parts, statsParts(vocab.PhaseTraffic, c.Stats)...)
 	sched := "arrivals=" + c.Arrivals
-	if c.Arrivals == result.ArrivalsGamma {
+	if c.Arrivals == vocab.ArrivalsGamma {
 		sched += fmt.Sprintf(" burstiness=%g", c.Burstiness)
 	}
 	parts = append(parts, sched, fmt.Sprintf("seed=%d", c.Seed))
@@ -81,7 +81,7 @@ func trafficBlocks(res *result.Results) [][]*result.TrafficCell {
 	index := map[[2]string]int{}
 	for i := range res.Traffic {
 		c := &res.Traffic[i]
-		key := [2]string{c.Traffic, result.FormatTokens(c.Context)}
+		key := [2]string{c.Traffic, vocab.FormatTokens(c.Context)}
 		j, ok := index[key]
 		if !ok {
 			j = len(out)
@@ -97,10 +97,10 @@ func trafficBlocks(res *result.Results) [][]*result.TrafficCell {
 // (poisson arrivals)".
 func trafficTitle(c *result.TrafficCell) string {
 	arr := c.Arrivals
-	if arr == result.ArrivalsGamma {
+	if arr == vocab.ArrivalsGamma {
 		arr += fmt.Sprintf(", burstiness %g", c.Burstiness)
 	}
-	return fmt.Sprintf("Traffic %s at %s (%s arrivals, seed %d)", c.Traffic, result.FormatTokens(c.Context), arr, c.Seed)
+	return fmt.Sprintf("Traffic %s at %s (%s arrivals, seed %d)", c.Traffic, vocab.FormatTokens(c.Context), arr, c.Seed)
 }
 
 // trafficIntro is the sentence under each Traffic table's title.
@@ -123,7 +123,7 @@ func trafficTables(res *result.Results) []trafficTable {
 			t.Header = append(t.Header, metric.Must(vocab.PhaseTraffic, name).Label)
 		}
 		for _, c := range cells {
-			r := []string{result.FormatRate(c.Rate), statusWord(c.Status)}
+			r := []string{vocab.FormatRate(c.Rate), statusWord(c.Status)}
 			for _, name := range trafficColumns {
 				if !c.Status.Measured() {
 					r = append(r, dash)
@@ -171,13 +171,13 @@ func trafficCharts(res *result.Results) []htmlChart {
 		for _, c := range cells {
 			x := math.Log2(c.Rate)
 			xt = append(xt, x)
-			xl = append(xl, result.FormatRate(c.Rate))
-			offered.Points = append(offered.Points, point{X: x, Y: c.Rate, Label: fmt.Sprintf("offered rate %s req/s", result.FormatRate(c.Rate))})
+			xl = append(xl, vocab.FormatRate(c.Rate))
+			offered.Points = append(offered.Points, point{X: x, Y: c.Rate, Label: fmt.Sprintf("offered rate %s req/s", vocab.FormatRate(c.Rate))})
 			if !c.Status.Measured() {
 				continue
 			}
-			q := c.Status == result.StatusQueued
-			label := fmt.Sprintf("rate %s: %s", result.FormatRate(c.Rate), TrafficSummary(c))
+			q := c.Status == vocab.StatusQueued
+			label := fmt.Sprintf("rate %s: %s", vocab.FormatRate(c.Rate), TrafficSummary(c))
 			achieved.Points = append(achieved.Points, point{X: x, Y: c.AchievedRPS, Hollow: q, Label: label})
 			good.Points = append(good.Points, point{X: x, Y: c.GoodputRPS, Hollow: q, Label: label})
 			ttft.Points = append(ttft.Points, point{X: x, Y: c.TTFTMsP99, Hollow: q, Label: label})

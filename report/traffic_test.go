@@ -7,20 +7,21 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // trafficResults is a traffic block of three rates: every request good at
 // the lowest two (goodput = achieved), half at the highest.
 func trafficResults() *result.Results {
-	cell := func(rate, achieved, good float64, launched, completed int, st result.Status) result.TrafficCell {
-		return result.TrafficCell{Traffic: "steady", Context: 1024, Rate: rate, Arrivals: result.ArrivalsPoisson, Status: st,
+	cell := func(rate, achieved, good float64, launched, completed int, st vocab.Status) result.TrafficCell {
+		return result.TrafficCell{Traffic: "steady", Context: 1024, Rate: rate, Arrivals: vocab.ArrivalsPoisson, Status: st,
 			AchievedRPS: achieved, GoodputRPS: good, GoodputShare: good / achieved, Launched: launched, Completed: completed,
 			MeasuredS: 10, E2EMs: 300, TTFTMs: 20, TTFTMsP99: 40, TBTMs: 5, ConcurrencyAvg: achieved * 0.3}
 	}
 	return &result.Results{Server: result.Server{Name: "qwen"}, Traffic: []result.TrafficCell{
-		cell(0.5, 0.2, 0.2, 2, 2, result.StatusValid),
-		cell(4, 3.9, 3.9, 39, 39, result.StatusValid),
-		cell(16, 15.8, 7.9, 158, 150, result.StatusQueued),
+		cell(0.5, 0.2, 0.2, 2, 2, vocab.StatusValid),
+		cell(4, 3.9, 3.9, 39, 39, vocab.StatusValid),
+		cell(16, 15.8, 7.9, 158, 150, vocab.StatusQueued),
 	}}
 }
 

@@ -23,15 +23,15 @@ import (
 // metric.go formats the numbers in it.
 
 // statusWord is a cell status as the seeds word it.
-func statusWord(s result.Status) string {
+func statusWord(s vocab.Status) string {
 	switch s {
-	case result.StatusValid:
+	case vocab.StatusValid:
 		return "Valid"
-	case result.StatusQueued:
+	case vocab.StatusQueued:
 		return "Requests queued"
-	case result.StatusOverCapacity:
+	case vocab.StatusOverCapacity:
 		return "Over capacity"
-	case result.StatusError:
+	case vocab.StatusError:
 		return "Error"
 	}
 	if s == "" {
@@ -41,7 +41,7 @@ func statusWord(s result.Status) string {
 }
 
 // outcomeWord is a verdict outcome as go test prints it.
-func outcomeWord(o result.Outcome) string { return strings.ToUpper(o.String()) }
+func outcomeWord(o vocab.Outcome) string { return strings.ToUpper(o.String()) }
 
 // Legend lines, worded as in the seed reports.
 const (
@@ -243,7 +243,7 @@ func summaryLine(res *result.Results) string {
 	if len(ctxs) > 0 {
 		sort.Ints(concs)
 		sum = append(sum, fmt.Sprintf("%d %s (%s) × %d concurrency %s (%s)",
-			len(ctxs), plural(len(ctxs), "context", "contexts"), span(ctxs, result.FormatTokens),
+			len(ctxs), plural(len(ctxs), "context", "contexts"), span(ctxs, vocab.FormatTokens),
 			len(concs), plural(len(concs), "level", "levels"), span(concs, strconv.Itoa)))
 	}
 	if len(res.Prefill) > 0 {
@@ -251,7 +251,7 @@ func summaryLine(res *result.Results) string {
 		for _, c := range res.Prefill {
 			pc = append(pc, c.Context)
 		}
-		sum = append(sum, "prefill at "+numfmt.List(uniqueInts(pc), result.FormatTokens))
+		sum = append(sum, "prefill at "+numfmt.List(uniqueInts(pc), vocab.FormatTokens))
 	}
 	return strings.Join(sum, " · ")
 }
@@ -408,12 +408,12 @@ func launchCommand(s *result.Server) string {
 // addPrefill fills the Prefill table and notes each cell's status.
 func (v *view) addPrefill(cells []result.PrefillCell) {
 	for _, c := range cells {
-		r := prefillRow{Context: result.FormatTokens(c.Context), TPS: dash, TTFT: dash, Status: statusWord(c.Status)}
+		r := prefillRow{Context: vocab.FormatTokens(c.Context), TPS: dash, TTFT: dash, Status: statusWord(c.Status)}
 		if c.Status.Measured() {
 			r.TPS, r.TTFT = prefillTPSText(c.TPS, 0), prefillTTFTText(&c)
 		}
 		v.Prefill = append(v.Prefill, r)
-		v.noteStatus(c.Status, "prefill ctx="+result.FormatTokens(c.Context), c.Reason)
+		v.noteStatus(c.Status, "prefill ctx="+vocab.FormatTokens(c.Context), c.Reason)
 	}
 }
 
@@ -427,7 +427,7 @@ func (v *view) addMatrices(res *result.Results) {
 				if c == nil {
 					continue
 				}
-				v.noteStatus(c.Status, fmt.Sprintf("%s ctx=%s conc=%d", m.Label, result.FormatTokens(m.Contexts[i]), m.Concurrency[j]), c.Reason)
+				v.noteStatus(c.Status, fmt.Sprintf("%s ctx=%s conc=%d", m.Label, vocab.FormatTokens(m.Contexts[i]), m.Concurrency[j]), c.Reason)
 				for _, w := range c.Warnings {
 					v.Warnings = append(v.Warnings, c.Ref().Name()+": "+w)
 				}
@@ -502,7 +502,7 @@ func allMeasurements(prefill []result.PrefillCell, matrices []matrixView) [][]st
 
 // decodeAllRow is one decode cell's row of All measurements.
 func decodeAllRow(phase string, c *result.DecodeCell) []string {
-	r := []string{phase, result.FormatTokens(c.Context), strconv.Itoa(c.Concurrency), statusWord(c.Status)}
+	r := []string{phase, vocab.FormatTokens(c.Context), strconv.Itoa(c.Concurrency), statusWord(c.Status)}
 	for _, m := range allColumns() {
 		if c.Status.Measured() {
 			r = append(r, decodeText(c, m.Name))
@@ -529,9 +529,9 @@ func (v *view) addVerdicts(verdicts []result.Verdict) {
 
 // runOutcome is the outcome the report heads with: the worst verdict's,
 // Error when the run ended early.
-func runOutcome(res *result.Results) result.Outcome {
+func runOutcome(res *result.Results) vocab.Outcome {
 	if res.Error != "" {
-		return result.Error
+		return vocab.Error
 	}
 	return res.Outcome()
 }
@@ -559,13 +559,13 @@ func noiseSection(res *result.Results) *noiseView {
 	return &noiseView{Header: head, Rows: body, Note: note}
 }
 
-func (v *view) noteStatus(s result.Status, where, reason string) {
+func (v *view) noteStatus(s vocab.Status, where, reason string) {
 	switch s {
-	case result.StatusQueued:
+	case vocab.StatusQueued:
 		v.AnyQueued = true
-	case result.StatusOverCapacity:
+	case vocab.StatusOverCapacity:
 		v.AnyOver = true
-	case result.StatusError:
+	case vocab.StatusError:
 		v.AnyError = true
 		if reason == "" {
 			reason = "no reason recorded"
@@ -598,7 +598,7 @@ func cellParts(c *result.DecodeCell) (tps string, queued bool, ttft string, word
 	case c == nil:
 		return "", false, "", dash
 	case c.Status.Measured():
-		return decodeText(c, metric.TotalTPS), c.Status == result.StatusQueued, decodeText(c, metric.TTFTMs) + " TTFT", ""
+		return decodeText(c, metric.TotalTPS), c.Status == vocab.StatusQueued, decodeText(c, metric.TTFTMs) + " TTFT", ""
 	default:
 		return "", false, "", statusWord(c.Status)
 	}
@@ -653,7 +653,7 @@ func span(xs []int, f func(int) string) string {
 // throughput under the decode throughput column, its TTFT under TTFT, one
 // completed request, a dash elsewhere.
 func prefillAllRow(c *result.PrefillCell) []string {
-	row := []string{"Prefill", result.FormatTokens(c.Context), "1", statusWord(c.Status)}
+	row := []string{"Prefill", vocab.FormatTokens(c.Context), "1", statusWord(c.Status)}
 	tps := metric.Must(vocab.PhasePrefill, metric.TPS)
 	for _, m := range allColumns() {
 		text := dash

@@ -5,22 +5,23 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestViewErrorsNameTheirCells: the Errors section lists every errored
 // cell by phase, matrix, context and concurrency, prefill first, then each
 // matrix row by row, with "no reason recorded" where the cell has none.
 func TestViewErrorsNameTheirCells(t *testing.T) {
-	cell := func(matrix string, ctx, conc int, st result.Status, reason string) result.DecodeCell {
+	cell := func(matrix string, ctx, conc int, st vocab.Status, reason string) result.DecodeCell {
 		return result.DecodeCell{Matrix: matrix, Context: ctx, Concurrency: conc, Status: st, Reason: reason}
 	}
 	res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
-		Prefill: []result.PrefillCell{{Context: 4096, Status: result.StatusError, Reason: "timed out"}},
+		Prefill: []result.PrefillCell{{Context: 4096, Status: vocab.StatusError, Reason: "timed out"}},
 		Decode: []result.DecodeCell{
-			cell("decode", 16384, 1, result.StatusError, ""),
-			cell("decode", 8192, 4, result.StatusError, "HTTP 500"),
-			cell("decode", 8192, 1, result.StatusValid, ""),
-			cell("long", 131072, 2, result.StatusError, "stream cut"),
+			cell("decode", 16384, 1, vocab.StatusError, ""),
+			cell("decode", 8192, 4, vocab.StatusError, "HTTP 500"),
+			cell("decode", 8192, 1, vocab.StatusValid, ""),
+			cell("long", 131072, 2, vocab.StatusError, "stream cut"),
 		}}
 	got := newView(res).Errors
 	want := []string{

@@ -3,8 +3,8 @@ package result
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"strings"
+
+	"github.com/slogate/slogate/vocab"
 )
 
 // MergedSchema is the value of the "schema" key of the results.json that
@@ -17,7 +17,7 @@ const MergedSchema = "slogate/merged/v1"
 type Merged struct {
 	Schema string `json:"schema"`
 	// Outcome is the worst outcome of the runs.
-	Outcome Outcome `json:"outcome"`
+	Outcome vocab.Outcome `json:"outcome"`
 	// ExitCode is the worst exit code of the runs: what `slogate merge` exits with.
 	ExitCode int         `json:"exit_code"`
 	Runs     []MergedRun `json:"runs"`
@@ -34,7 +34,7 @@ type MergedRun struct {
 	Source string `json:"source"`
 	// Outcome is the run's outcome: the worst verdict, or error when the
 	// run ended early or a cell could not be measured.
-	Outcome Outcome `json:"outcome"`
+	Outcome vocab.Outcome `json:"outcome"`
 	// ExitCode is what `slogate run` exited with for this run alone,
 	// derived from what it recorded (0, 1, 2 or 3).
 	ExitCode int      `json:"exit_code"`
@@ -64,41 +64,4 @@ func DecodeMerged(name string, b []byte) (*Merged, error) {
 		return nil, fmt.Errorf("%s: schema is %q, want %q (was it written by slogate merge?)", name, m.Schema, MergedSchema)
 	}
 	return &m, nil
-}
-
-// RunKey identifies one server's run in a set: its spec file and the
-// server's name.
-type RunKey struct{ Spec, Server string }
-
-// RunNames names each run of a set the way tests, merged results folders
-// and CI matrix jobs name it (docs/ci.md#run-names): the server's name, or
-// <spec>/<server> (SpecName) when another run of the set, of another spec,
-// has a server of the same name, as the Qwen seed spec and demo.hcl both
-// have "qwen".
-func RunNames(runs []RunKey) []string {
-	specs := map[string]map[string]bool{} // server → the specs that have it
-	for _, r := range runs {
-		if specs[r.Server] == nil {
-			specs[r.Server] = map[string]bool{}
-		}
-		specs[r.Server][r.Spec] = true
-	}
-	names := make([]string, len(runs))
-	for i, r := range runs {
-		names[i] = r.Server
-		if len(specs[r.Server]) > 1 {
-			names[i] = SpecName(r.Spec) + "/" + r.Server
-		}
-	}
-	return names
-}
-
-// SpecName is a spec path's file name without its folder and extension
-// ("specs/qwen3.5-4b-h200-dflash.hcl" → "qwen3.5-4b-h200-dflash").
-func SpecName(path string) string {
-	base := filepath.Base(path)
-	if ext := filepath.Ext(base); ext != "" && ext != base {
-		base = strings.TrimSuffix(base, ext)
-	}
-	return base
 }

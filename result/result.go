@@ -182,34 +182,13 @@ type Measure struct {
 	Percentiles []float64 `json:"percentiles,omitempty"`
 }
 
-// Status is the state of one measured cell.
-type Status string
-
-// Cell statuses (docs/method.md#statuses).
-const (
-	// StatusValid: measured in steady state.
-	StatusValid Status = "valid"
-	// StatusQueued: measured, but the server made requests wait: requests
-	// waiting for capacity, preemptions during the window, or fewer than C
-	// running beyond the requests in transit for a sustained part of the
-	// window (docs/method.md#statuses).
-	StatusQueued Status = "queued"
-	// StatusOverCapacity: not run, C × (ctx + max_output) exceeds the KV cache.
-	StatusOverCapacity Status = "over_capacity"
-	// StatusError: the cell could not be measured; Reason says why.
-	StatusError Status = "error"
-)
-
-// Measured reports whether a cell with this status carries numbers.
-func (s Status) Measured() bool { return s == StatusValid || s == StatusQueued }
-
 // PrefillCell is one cold prefill measurement at a context length.
 type PrefillCell struct {
-	Context int     `json:"context"`
-	Status  Status  `json:"status"`
-	Reason  string  `json:"reason,omitempty"`
-	TPS     float64 `json:"tps"`     // context ÷ TTFT
-	TTFTMs  float64 `json:"ttft_ms"` // time to the first chunk of a cold request
+	Context int          `json:"context"`
+	Status  vocab.Status `json:"status"`
+	Reason  string       `json:"reason,omitempty"`
+	TPS     float64      `json:"tps"`     // context ÷ TTFT
+	TTFTMs  float64      `json:"ttft_ms"` // time to the first chunk of a cold request
 	// ElapsedS is the time the server was busy for the cell: the sum of
 	// its repeats (docs/method.md#gpu-time).
 	ElapsedS float64 `json:"elapsed_s,omitempty"`
@@ -263,23 +242,23 @@ type Levels struct {
 type DecodeCell struct {
 	Matrix string `json:"matrix"` // the matrix label, usually "decode"; "" for a search probe
 	// Search is the search block a probe cell belongs to; "" otherwise.
-	Search        string  `json:"search,omitempty"`
-	Context       int     `json:"context"`
-	Concurrency   int     `json:"concurrency"`
-	Status        Status  `json:"status"`
-	Reason        string  `json:"reason,omitempty"`
-	TotalTPS      float64 `json:"total_tps"`
-	PerRequestTPS float64 `json:"per_request_tps"`
-	TTFTMs        float64 `json:"ttft_ms"`
-	TTFTMsP90     float64 `json:"ttft_ms_p90"`
-	TTFTMsP99     float64 `json:"ttft_ms_p99"`
-	TBTMs         float64 `json:"tbt_ms"`
-	TBTMsP90      float64 `json:"tbt_ms_p90"`
-	TBTMsP99      float64 `json:"tbt_ms_p99"`
-	ActiveAvg     float64 `json:"active_avg"`
-	Completed     int     `json:"completed"`
-	OutputTokens  int64   `json:"output_tokens"`
-	MeasuredS     float64 `json:"measured_s"`
+	Search        string       `json:"search,omitempty"`
+	Context       int          `json:"context"`
+	Concurrency   int          `json:"concurrency"`
+	Status        vocab.Status `json:"status"`
+	Reason        string       `json:"reason,omitempty"`
+	TotalTPS      float64      `json:"total_tps"`
+	PerRequestTPS float64      `json:"per_request_tps"`
+	TTFTMs        float64      `json:"ttft_ms"`
+	TTFTMsP90     float64      `json:"ttft_ms_p90"`
+	TTFTMsP99     float64      `json:"ttft_ms_p99"`
+	TBTMs         float64      `json:"tbt_ms"`
+	TBTMsP90      float64      `json:"tbt_ms_p90"`
+	TBTMsP99      float64      `json:"tbt_ms_p99"`
+	ActiveAvg     float64      `json:"active_avg"`
+	Completed     int          `json:"completed"`
+	OutputTokens  int64        `json:"output_tokens"`
+	MeasuredS     float64      `json:"measured_s"`
 	// ServerTotalTPS is Δvllm:generation_tokens_total ÷ window; nil when /metrics has no such counter.
 	ServerTotalTPS        *float64 `json:"server_total_tps,omitempty"`
 	SpeculativeAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
@@ -374,34 +353,13 @@ type KVUsageCheck struct {
 }
 
 // Ref returns the reference that names this cell.
-func (c *PrefillCell) Ref() CellRef { return CellRef{Phase: vocab.PhasePrefill, Context: c.Context} }
+func (c *PrefillCell) Ref() vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhasePrefill, Context: c.Context}
+}
 
 // Ref returns the reference that names this cell.
-func (c *DecodeCell) Ref() CellRef {
-	return CellRef{Phase: vocab.PhaseDecode, Matrix: c.Matrix, Search: c.Search, Context: c.Context, Concurrency: c.Concurrency}
-}
-
-// CellRef names one cell: a prefill context, or a decode context × concurrency
-// of a matrix.
-type CellRef struct {
-	Phase  vocab.Phase `json:"phase"`
-	Matrix string      `json:"matrix,omitempty"` // decode only; "" means "decode"
-	// Search names the search block of a probe cell (ProbeRef); "" otherwise.
-	Search      string `json:"search,omitempty"`
-	Context     int    `json:"context"`
-	Concurrency int    `json:"concurrency,omitempty"`
-	// Rate is a traffic cell's request rate (requests per second); Matrix
-	// then holds the traffic block's label.
-	Rate float64 `json:"rate,omitempty"`
-}
-
-// MatrixLabel returns the matrix label of a decode reference ("decode" when
-// unset), the block label of a traffic reference.
-func (r CellRef) MatrixLabel() string {
-	if r.Matrix == "" {
-		return "decode"
-	}
-	return r.Matrix
+func (c *DecodeCell) Ref() vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: c.Matrix, Search: c.Search, Context: c.Context, Concurrency: c.Concurrency}
 }
 
 // PrefillCell returns the prefill cell at ctx, if measured or recorded.
@@ -426,10 +384,10 @@ func (r *Results) MatrixLabels() []string {
 }
 
 // Outcome returns the worst verdict outcome, Pass when there are none.
-func (r *Results) Outcome() Outcome {
-	o := Pass
+func (r *Results) Outcome() vocab.Outcome {
+	o := vocab.Pass
 	for _, v := range r.Verdicts {
-		o = Worst(o, v.Outcome)
+		o = vocab.Worst(o, v.Outcome)
 	}
 	return o
 }

@@ -1,15 +1,5 @@
 package result
 
-import (
-	"strconv"
-
-	"github.com/slogate/slogate/vocab"
-)
-
-// KindSearch is the kind of the tests of an SLO search: each probe is a
-// test "<server>/search/<name>/conc=N" (docs/method.md#search).
-const KindSearch = "search"
-
 // Search is the outcome of one `search "NAME"` block: the largest
 // concurrency in Range whose decode cell at Context meets the objective
 // (docs/method.md#search). It is one element of results.json's "search"
@@ -60,15 +50,4 @@ func (s *Search) Probe(c int) (*SearchProbe, bool) {
 // SearchByName returns the search called name, if r holds it.
 func (r *Results) SearchByName(name string) (*Search, bool) {
 	return find(r.Search, func(s *Search) bool { return s.Name == name })
-}
-
-// ProbeRef is the reference of search name's probe at concurrency conc and
-// context ctx: a decode cell whose test is "<server>/search/<name>/conc=N".
-func ProbeRef(name string, ctx, conc int) CellRef {
-	return CellRef{Phase: vocab.PhaseDecode, Search: name, Context: ctx, Concurrency: conc}
-}
-
-// searchNameParts are the name elements of a probe below the server.
-func (r CellRef) searchNameParts() []string {
-	return []string{KindSearch, r.Search, "conc=" + strconv.Itoa(r.Concurrency)}
 }

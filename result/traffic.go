@@ -1,21 +1,8 @@
 package result
 
 import (
-	"strconv"
-
 	"github.com/slogate/slogate/vocab"
 )
-
-// Arrival processes of a traffic block (docs/method.md#arrival-schedules).
-const (
-	ArrivalsPoisson  = "poisson"
-	ArrivalsConstant = "constant"
-	ArrivalsGamma    = "gamma"
-)
-
-// DefaultMaxOutstanding is the safety cap on a traffic cell's requests in
-// flight when the spec sets none (docs/method.md#traffic).
-const DefaultMaxOutstanding = 4096
 
 // TrafficCell is one open-loop measurement: requests launched at the
 // arrival times of one rate, whatever the server's completions do.
@@ -26,11 +13,11 @@ type TrafficCell struct {
 	// Arrivals is the arrival process ("poisson", "constant", "gamma"),
 	// Burstiness its gamma shape (0 unless gamma) and Seed the seed of the
 	// schedule, so that the same schedule can be drawn again.
-	Arrivals   string  `json:"arrivals"`
-	Burstiness float64 `json:"burstiness,omitempty"`
-	Seed       int64   `json:"seed"`
-	Status     Status  `json:"status"`
-	Reason     string  `json:"reason,omitempty"`
+	Arrivals   string       `json:"arrivals"`
+	Burstiness float64      `json:"burstiness,omitempty"`
+	Seed       int64        `json:"seed"`
+	Status     vocab.Status `json:"status"`
+	Reason     string       `json:"reason,omitempty"`
 
 	AchievedRPS    float64 `json:"achieved_rps"`
 	Launched       int     `json:"launched"`
@@ -66,13 +53,9 @@ type TrafficCell struct {
 }
 
 // Ref returns the reference that names this cell.
-func (c *TrafficCell) Ref() CellRef {
-	return CellRef{Phase: vocab.PhaseTraffic, Matrix: c.Traffic, Context: c.Context, Rate: c.Rate}
+func (c *TrafficCell) Ref() vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: c.Traffic, Context: c.Context, Rate: c.Rate}
 }
-
-// FormatRate spells a request rate as specs index it and test names show
-// it: "4", "0.5" (the shortest decimal that reads back as the same number).
-func FormatRate(rate float64) string { return strconv.FormatFloat(rate, 'f', -1, 64) }
 
 // TrafficCell returns the cell of traffic block label at ctx and rate, if recorded.
 func (r *Results) TrafficCell(label string, ctx int, rate float64) (*TrafficCell, bool) {

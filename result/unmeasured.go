@@ -1,5 +1,7 @@
 package result
 
+import "github.com/slogate/slogate/vocab"
+
 // Unmeasured lists what the run could not measure, one "name: reason" line
 // each: prefill, decode and traffic cells with status error, and searches
 // stopped by a probe they could not measure or judge (docs/method.md#statuses).
@@ -8,23 +10,23 @@ package result
 func (r *Results) Unmeasured() []string {
 	var out []string
 	for _, c := range r.Prefill {
-		if c.Status == StatusError {
+		if c.Status == vocab.StatusError {
 			out = append(out, c.Ref().Name()+": "+c.Reason)
 		}
 	}
 	for _, c := range r.Decode {
-		if c.Status == StatusError {
+		if c.Status == vocab.StatusError {
 			out = append(out, c.Ref().Name()+": "+c.Reason)
 		}
 	}
 	for _, c := range r.Traffic {
-		if c.Status == StatusError {
+		if c.Status == vocab.StatusError {
 			out = append(out, c.Ref().Name()+": "+c.Reason)
 		}
 	}
 	for _, s := range r.Search {
 		if s.Error != "" {
-			out = append(out, KindSearch+"/"+s.Name+": "+s.Error)
+			out = append(out, vocab.KindSearch+"/"+s.Name+": "+s.Error)
 		}
 	}
 	return out

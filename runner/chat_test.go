@@ -16,6 +16,7 @@ import (
 	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
 
@@ -156,14 +157,14 @@ func TestRunChatEndpoint(t *testing.T) {
 	if res.Measure.Endpoint != "chat" || len(res.Warnings) != 0 {
 		t.Errorf("measure %+v, warnings %q", res.Measure, res.Warnings)
 	}
-	if len(res.Prefill) != 1 || res.Prefill[0].Status != result.StatusValid || res.Prefill[0].TPS <= 0 {
+	if len(res.Prefill) != 1 || res.Prefill[0].Status != vocab.StatusValid || res.Prefill[0].TPS <= 0 {
 		t.Errorf("prefill = %+v", res.Prefill)
 	}
 	if len(res.Decode) != 2 {
 		t.Fatalf("decode = %+v", res.Decode)
 	}
 	for _, c := range res.Decode {
-		if c.Status != result.StatusValid || c.OutputTokens <= 0 || c.TokenSource != result.TokenSourceUsage || len(c.Warnings) != 0 {
+		if c.Status != vocab.StatusValid || c.OutputTokens <= 0 || c.TokenSource != result.TokenSourceUsage || len(c.Warnings) != 0 {
 			t.Errorf("cell %s = %+v", c.Ref().Name(), c)
 		}
 		if c.TBTMs < 0.5 || c.TBTMs > 5 { // 2 ms per 2-token chunk

@@ -41,7 +41,7 @@ const speculativeDidNotRun = "speculative decoding did not run in this cell (vll
 // (the matrix cells' repeats are interleaved instead: repeats.go). bodies
 // are the context's request bodies by stream (one when the prompt is
 // shared).
-func (r *run) decode(ctx context.Context, ref result.CellRef, bodies [][]byte) (result.DecodeCell, error) {
+func (r *run) decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte) (result.DecodeCell, error) {
 	r.observer.CellStart(ref)
 	start := time.Now()
 	m := r.measure()
@@ -49,7 +49,7 @@ func (r *run) decode(ctx context.Context, ref result.CellRef, bodies [][]byte) (
 	if status, reason, ok := r.unrunnable(ref); ok {
 		c := base
 		c.Status, c.Reason = status, reason
-		if status == result.StatusError {
+		if status == vocab.StatusError {
 			c.ElapsedS = round(time.Since(start).Seconds(), 2)
 		}
 		return c, nil
@@ -58,7 +58,7 @@ func (r *run) decode(ctx context.Context, ref result.CellRef, bodies [][]byte) (
 	var runs []result.DecodeCell
 	for i := 0; i < repeat; i++ {
 		c, err := r.decodeOnce(ctx, ref, bodies, repeatNumber(i, repeat))
-		if err != nil || c.Status == result.StatusError {
+		if err != nil || c.Status == vocab.StatusError {
 			if len(runs) == 0 {
 				return c, err
 			}
@@ -95,7 +95,7 @@ func repeatNumber(i, n int) int {
 // (docs/method.md#repeats).
 func partialRepeats(runs []result.DecodeCell, k, n int, why string) result.DecodeCell {
 	c := mergeDecodeRuns(runs)
-	c.Status = result.StatusError
+	c.Status = vocab.StatusError
 	c.Reason = fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d measured before are kept in samples)", k, n, why, len(runs))
 	return c
 }
@@ -111,7 +111,7 @@ func firstLine(s string) string {
 // decodeOnce is the sustained decode of docs/method.md#decode: C streams restarted as they
 // finish; the steady-state gate; a fixed window; the metrics of the window.
 // repeat is the run's number for requests.jsonl (0 when the cell runs once).
-func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byte, repeat int) (result.DecodeCell, error) {
+func (r *run) decodeOnce(ctx context.Context, ref vocab.CellRef, bodies [][]byte, repeat int) (result.DecodeCell, error) {
 	concurrency := ref.Concurrency
 	cell := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: concurrency}
 	window := r.window()
@@ -141,7 +141,7 @@ func (r *run) decodeOnce(ctx context.Context, ref result.CellRef, bodies [][]byt
 		if terr := r.serverTrouble(ctx, err); terr != nil {
 			return cell, terr
 		}
-		cell.Status, cell.Reason = result.StatusError, err.Error()
+		cell.Status, cell.Reason = vocab.StatusError, err.Error()
 		return cell, nil
 	}
 	progress := func(stage result.Stage, elapsed time.Duration, tps float64) {
@@ -214,7 +214,7 @@ measuring:
 	if !stop() {
 		// Streams still running may still be writing their slots' stats:
 		// they are not read.
-		cell.Status, cell.Reason = result.StatusError, fmt.Sprintf("streams did not stop within %v", streamsExitTimeout)
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("streams did not stop within %v", streamsExitTimeout)
 		return cell, nil
 	}
 	select {
@@ -307,7 +307,7 @@ type gateOutcome struct {
 // the steady state held, a stable queue (queued, with why), or the timeout
 // (queued when the gate's polls showed the server making requests wait,
 // else a note). A stream failure returns its error.
-func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref result.CellRef, progress func(result.Stage, time.Duration, float64), scrapes *scrapeTimes) (g gateOutcome, err error) {
+func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref vocab.CellRef, progress func(result.Stage, time.Duration, float64), scrapes *scrapeTimes) (g gateOutcome, err error) {
 	hold := r.cfg.SteadyHold
 	timeout := steadyBase + hold + time.Duration(float64(concurrency)*float64(ref.Context)/steadyPrefillRate*float64(time.Second))
 	timeout = min(timeout, steadyMax)

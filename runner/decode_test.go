@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/vllmfake"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestStreamsThatDoNotStopMakeAnError: when a cell's streams do not end
@@ -24,7 +24,7 @@ func TestStreamsThatDoNotStopMakeAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Decode) != 1 || res.Decode[0].Status != result.StatusError || res.Decode[0].Reason != "streams did not stop within 1ns" ||
+	if len(res.Decode) != 1 || res.Decode[0].Status != vocab.StatusError || res.Decode[0].Reason != "streams did not stop within 1ns" ||
 		res.Decode[0].OutputTokens != 0 {
 		t.Fatalf("decode = %+v, want one error cell without numbers", res.Decode)
 	}
@@ -41,12 +41,12 @@ func TestGateTimeout(t *testing.T) {
 	tests := []struct {
 		name    string
 		waiting float64
-		want    result.Status
+		want    vocab.Status
 		wantWhy string // in the reason (queued) or the notes (valid)
 	}{
-		{name: "no sign of waiting", want: result.StatusValid,
+		{name: "no sign of waiting", want: vocab.StatusValid,
 			wantWhy: "; measured anyway: the server made no request wait: not every stream was past its first token (requests waiting or fewer than 2 running for 0.0s of "},
-		{name: "waiting requests", waiting: 1, want: result.StatusQueued, wantWhy: "; server running 2, waiting 1); the server made requests wait for "},
+		{name: "waiting requests", waiting: 1, want: vocab.StatusQueued, wantWhy: "; server running 2, waiting 1); the server made requests wait for "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestGateTimeout(t *testing.T) {
 			}
 			c := res.Decode[0]
 			where := c.Reason
-			if tc.want == result.StatusValid {
+			if tc.want == vocab.StatusValid {
 				where = strings.Join(c.Notes, "\n")
 			}
 			if c.Status != tc.want || !strings.Contains(where, "steady state not reached within 1s (0 of 2 streams decoding") || !strings.Contains(where, tc.wantWhy) {
@@ -88,7 +88,7 @@ func TestTrafficRequestsThatDoNotStopMakeAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Traffic) != 1 || res.Traffic[0].Status != result.StatusError || res.Traffic[0].Reason != "requests did not stop within 1ns" ||
+	if len(res.Traffic) != 1 || res.Traffic[0].Status != vocab.StatusError || res.Traffic[0].Reason != "requests did not stop within 1ns" ||
 		res.Traffic[0].Launched != 0 {
 		t.Fatalf("traffic = %+v, want one error cell without numbers", res.Traffic)
 	}

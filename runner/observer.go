@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Observer receives the run's events as they happen. cmd/slogate adapts
@@ -12,7 +13,7 @@ type Observer interface {
 	// Log is a line that belongs to no cell (server start, warnings).
 	Log(line string)
 	// CellStart announces a cell about to be measured.
-	CellStart(ref result.CellRef)
+	CellStart(ref vocab.CellRef)
 	// Progress is the live state of the cell being measured (about twice a second).
 	Progress(p Progress)
 	// PrefillDone reports a finished prefill cell (any status).
@@ -23,7 +24,7 @@ type Observer interface {
 
 // Progress is the live state of a cell.
 type Progress struct {
-	Cell      result.CellRef
+	Cell      vocab.CellRef
 	Stage     result.Stage  // prefill, warm-up or measuring
 	Elapsed   time.Duration // time into the window (or into the stage)
 	Window    time.Duration // the window's length
@@ -38,7 +39,7 @@ type Progress struct {
 type nopObserver struct{}
 
 func (nopObserver) Log(string)                                    {}
-func (nopObserver) CellStart(result.CellRef)                      {}
+func (nopObserver) CellStart(vocab.CellRef)                       {}
 func (nopObserver) Progress(Progress)                             {}
 func (nopObserver) PrefillDone(result.PrefillCell, time.Duration) {}
 func (nopObserver) DecodeDone(result.DecodeCell, time.Duration)   {}

@@ -96,11 +96,11 @@ func (r *run) writeResults() error {
 // sortCells puts the cells in plan order (a resumed run appends the
 // missing ones after those measured before).
 func (r *run) sortCells() {
-	order := map[result.CellRef]int{}
+	order := map[vocab.CellRef]int{}
 	for i, ref := range r.cfg.Plan.Cells() {
 		order[ref] = i
 	}
-	pos := func(ref result.CellRef) int {
+	pos := func(ref vocab.CellRef) int {
 		if i, ok := order[ref]; ok {
 			return i
 		}

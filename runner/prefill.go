@@ -32,7 +32,7 @@ func firstTokenTimeout(n, others int) time.Duration {
 // limit (docs/method.md#repeat-auto), numbered from first in
 // requests.jsonl (0: not a repeat). It returns every request's run.
 func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool, n, limit, first int, more func([]result.PrefillCell) bool) ([]result.PrefillCell, error) {
-	ref := result.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
+	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
 	if !record {
 		n, limit = 1, 1
 	}
@@ -57,7 +57,7 @@ func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, s
 		}
 		t0 := time.Now()
 		ttft, err := r.coldRequest(ctx, body, len(prompt.Tokens), meta)
-		c := result.PrefillCell{Context: ctxLen, Status: result.StatusValid, ElapsedS: time.Since(t0).Seconds()}
+		c := result.PrefillCell{Context: ctxLen, Status: vocab.StatusValid, ElapsedS: time.Since(t0).Seconds()}
 		if err != nil {
 			if ctx.Err() != nil {
 				return runs, context.Cause(ctx)
@@ -65,7 +65,7 @@ func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, s
 			if terr := r.serverTrouble(ctx, err); terr != nil {
 				return runs, terr
 			}
-			c.Status, c.Reason = result.StatusError, err.Error()
+			c.Status, c.Reason = vocab.StatusError, err.Error()
 		} else {
 			c.TTFTMs = round(ttft.Seconds()*1000, 1)
 			c.TPS = round(float64(len(prompt.Tokens))/ttft.Seconds(), 1)
@@ -74,7 +74,7 @@ func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, s
 		if last {
 			break
 		}
-		if c.Status == result.StatusError || (i+1 >= n && (more == nil || !more(runs))) {
+		if c.Status == vocab.StatusError || (i+1 >= n && (more == nil || !more(runs))) {
 			// Stopped before the warm request: send it unrecorded.
 			if _, err := r.prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil); err != nil {
 				return runs, err
@@ -82,8 +82,8 @@ func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, s
 			break
 		}
 	}
-	if !record && runs[0].Status == result.StatusError {
-		r.warn(fmt.Sprintf("cache warm-up request at %s failed: %s", result.FormatTokens(ctxLen), runs[0].Reason))
+	if !record && runs[0].Status == vocab.StatusError {
+		r.warn(fmt.Sprintf("cache warm-up request at %s failed: %s", vocab.FormatTokens(ctxLen), runs[0].Reason))
 	}
 	return runs, nil
 }
@@ -99,7 +99,7 @@ func (r *run) warmStreams(ctx context.Context, cp *contextPrompts, salt string) 
 	}
 	t0 := time.Now()
 	for i, p := range cp.prompts[1:] {
-		meta := requestMeta{cell: result.CellRef{Phase: vocab.PhasePrefill, Context: cp.ctxLen}.Name(), phase: vocab.PhasePrefill,
+		meta := requestMeta{cell: vocab.CellRef{Phase: vocab.PhasePrefill, Context: cp.ctxLen}.Name(), phase: vocab.PhasePrefill,
 			purpose: result.PurposeWarmUp, stream: i + 2}
 		if _, err := r.coldRequest(ctx, r.fields.body(p, 1, 0, salt), len(p.Tokens), meta); err != nil {
 			if ctx.Err() != nil {
@@ -108,10 +108,10 @@ func (r *run) warmStreams(ctx context.Context, cp *contextPrompts, salt string) 
 			if terr := r.serverTrouble(ctx, err); terr != nil {
 				return terr
 			}
-			r.warn(fmt.Sprintf("cache warm-up request of stream %d at %s failed: %v", i+2, result.FormatTokens(cp.ctxLen), err))
+			r.warn(fmt.Sprintf("cache warm-up request of stream %d at %s failed: %v", i+2, vocab.FormatTokens(cp.ctxLen), err))
 		}
 	}
-	r.logf("prompts at %s: warmed the prompts of streams 2–%d in %v", result.FormatTokens(cp.ctxLen), len(cp.prompts), time.Since(t0).Round(time.Millisecond))
+	r.logf("prompts at %s: warmed the prompts of streams 2–%d in %v", vocab.FormatTokens(cp.ctxLen), len(cp.prompts), time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 

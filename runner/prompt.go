@@ -15,6 +15,7 @@ import (
 	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
 
@@ -197,16 +198,16 @@ func (r *run) buildPrompts(ctx context.Context, ctxLen, streams int) (*contextPr
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		return nil, exit.Infraf("building the prompts of context %s: %v", result.FormatTokens(ctxLen), err)
+		return nil, exit.Infraf("building the prompts of context %s: %v", vocab.FormatTokens(ctxLen), err)
 	}
 	r.logf("prompts at %s: %d of %d tokens built in %v with %d POST /tokenize calls (%s exchanged)",
-		result.FormatTokens(ctxLen), len(ps), n, time.Since(t0).Round(time.Millisecond), r.tokenizer.Calls-calls, byteSize(r.tokenizer.Bytes-bytes))
+		vocab.FormatTokens(ctxLen), len(ps), n, time.Since(t0).Round(time.Millisecond), r.tokenizer.Calls-calls, byteSize(r.tokenizer.Bytes-bytes))
 	cp := &contextPrompts{ctxLen: ctxLen, prompts: ps}
 	for i, p := range ps {
 		for _, w := range p.Warnings {
-			msg := fmt.Sprintf("prompt at %s: %s", result.FormatTokens(ctxLen), w)
+			msg := fmt.Sprintf("prompt at %s: %s", vocab.FormatTokens(ctxLen), w)
 			if len(ps) > 1 {
-				msg = fmt.Sprintf("prompt at %s, stream %d: %s", result.FormatTokens(ctxLen), i+1, w)
+				msg = fmt.Sprintf("prompt at %s, stream %d: %s", vocab.FormatTokens(ctxLen), i+1, w)
 			}
 			r.warn(msg)
 			cp.warnings = append(cp.warnings, msg)

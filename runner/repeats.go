@@ -28,7 +28,7 @@ func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
 		return runs[0]
 	}
 	for _, x := range runs {
-		if x.Status == result.StatusError {
+		if x.Status == vocab.StatusError {
 			return x
 		}
 	}
@@ -65,7 +65,7 @@ func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 			worst = x
 		}
 	}
-	if worst.Status == result.StatusError {
+	if worst.Status == vocab.StatusError {
 		return worst
 	}
 	c := mergeDecodeRuns(runs)
@@ -167,7 +167,7 @@ type stopRule interface {
 // pendingCell is a cell of the plan while its repeats are taken, over
 // rounds and boots.
 type pendingCell struct {
-	ref   result.CellRef
+	ref   vocab.CellRef
 	runs  []result.DecodeCell
 	boots []int // the boot of each run
 	// prefills are a prefill cell's runs (ref.Phase prefill).
@@ -197,7 +197,7 @@ func share(total, boots, b int) int {
 }
 
 // pending returns the pendingCell of ref, creating it.
-func (r *run) pendingOf(ref result.CellRef) *pendingCell {
+func (r *run) pendingOf(ref vocab.CellRef) *pendingCell {
 	if pc, ok := r.pending[ref]; ok {
 		return pc
 	}
@@ -221,7 +221,7 @@ func (r *run) boots() int { return max(r.measure().Boots, 1) }
 // repeats are taken, with the context's prompt warnings. An
 // infrastructure error returns at once; the cells' runs so far stay
 // pending (recordPartials keeps them).
-func (r *run) measureDecodeCells(ctx context.Context, refs []result.CellRef, bodies func() [][]byte, warnings []string) error {
+func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodies func() [][]byte, warnings []string) error {
 	cells := make([]*pendingCell, 0, len(refs))
 	for _, ref := range refs {
 		pc := r.pendingOf(ref)
@@ -253,7 +253,7 @@ func (r *run) measureDecodeCells(ctx context.Context, refs []result.CellRef, bod
 				}
 				return err
 			}
-			if c.Status == result.StatusError {
+			if c.Status == vocab.StatusError {
 				pc.failedAt, pc.failedWhy = len(pc.runs)+1, c.Reason
 				if len(pc.runs) == 0 {
 					pc.final = &c
@@ -333,7 +333,7 @@ func (r *run) wantsRun(pc *pendingCell, round, quota int) bool {
 // metric's values so far (false when a run lacks it: not gated). The
 // answer is no at max_repeat and once the run's GPU time reaches
 // max_gpu_time; why says which (or what decided the metrics).
-func (r *run) wantsMore(ref result.CellRef, samples func(metric.Metric) ([]float64, bool), n int) (bool, string) {
+func (r *run) wantsMore(ref vocab.CellRef, samples func(metric.Metric) ([]float64, bool), n int) (bool, string) {
 	m := r.measure()
 	if n >= m.MaxRepeat {
 		return false, fmt.Sprintf("max_repeat = %d reached", m.MaxRepeat)
@@ -364,7 +364,7 @@ func (r *run) wantsMore(ref result.CellRef, samples func(metric.Metric) ([]float
 // baselineSamples are the -baseline's samples of metric in cell ref (its
 // one value when it was not repeated); nil without a baseline or when it
 // did not measure the cell: the cell then stops on its own precision.
-func (r *run) baselineSamples(ref result.CellRef, metric metric.Metric) []float64 {
+func (r *run) baselineSamples(ref vocab.CellRef, metric metric.Metric) []float64 {
 	b := r.cfg.Baseline
 	if b == nil {
 		return nil
@@ -408,7 +408,7 @@ func (r *run) finishDecode(pc *pendingCell) result.DecodeCell {
 		c = combineDecode(pc.runs)
 	}
 	c.Matrix, c.Context, c.Concurrency = ref.MatrixLabel(), ref.Context, ref.Concurrency
-	if c.Status != result.StatusOverCapacity {
+	if c.Status != vocab.StatusOverCapacity {
 		c.ElapsedS = round(pc.busy.Seconds(), 2)
 		c.GPUSeconds = round(r.cfg.Plan.GPUTime(pc.busy).Seconds(), 2)
 	}
@@ -477,8 +477,8 @@ func (r *run) recordPartials(why string) error {
 // repeats were all taken), with its busy time, GPU time and design.
 func (r *run) finishPrefill(pc *pendingCell) result.PrefillCell {
 	c := combinePrefill(pc.prefills)
-	if pc.failedWhy != "" && c.Status != result.StatusError {
-		c.Status = result.StatusError
+	if pc.failedWhy != "" && c.Status != vocab.StatusError {
+		c.Status = vocab.StatusError
 		c.Reason = fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d measured before are kept in samples)", pc.failedAt, r.plannedRepeats(), pc.failedWhy, len(pc.prefills))
 	}
 	var busy time.Duration
@@ -502,7 +502,7 @@ func gatedMetrics(phase vocab.Phase) []metric.Metric { return compare.DefaultMet
 // earlier boot), else this boot's repeats of the cell, recorded at the
 // run's last boot.
 func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool) error {
-	ref := result.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
+	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
 	pc := r.pendingOf(ref)
 	if !record || pc.recorded || pc.failedWhy != "" {
 		_, err := r.prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil)
@@ -541,7 +541,7 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt workload.Promp
 	}
 	runs, err := r.prefill(ctx, ctxLen, prompt, salt, true, n, limit, first, more)
 	for _, c := range runs {
-		if c.Status == result.StatusError && pc.failedWhy == "" {
+		if c.Status == vocab.StatusError && pc.failedWhy == "" {
 			pc.failedAt, pc.failedWhy = len(pc.prefills)+1, c.Reason
 		}
 		pc.prefills = append(pc.prefills, c)

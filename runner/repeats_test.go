@@ -14,6 +14,7 @@ import (
 
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 func ptr(v float64) *float64 { return &v }
@@ -28,42 +29,42 @@ func TestCombineRepeats(t *testing.T) {
 		runs       []result.DecodeCell
 		wantRate   *float64
 		wantSpread map[string][2]float64 // the entries checked
-		wantStatus result.Status
+		wantStatus vocab.Status
 		// wantNotes and wantWarnings, when set, are the cell's notes and warnings.
 		wantNotes, wantWarnings []string
 	}{
 		{name: "optional metric in every run",
 			runs: []result.DecodeCell{
-				{Status: result.StatusValid, TBTMsP99: 9, SpeculativeAcceptRate: ptr(0.5), OutputTokens: 11},
-				{Status: result.StatusValid, TBTMsP99: 3, SpeculativeAcceptRate: ptr(0.7), OutputTokens: 12},
-				{Status: result.StatusValid, TBTMsP99: 5, SpeculativeAcceptRate: ptr(0.6), OutputTokens: 15},
+				{Status: vocab.StatusValid, TBTMsP99: 9, SpeculativeAcceptRate: ptr(0.5), OutputTokens: 11},
+				{Status: vocab.StatusValid, TBTMsP99: 3, SpeculativeAcceptRate: ptr(0.7), OutputTokens: 12},
+				{Status: vocab.StatusValid, TBTMsP99: 5, SpeculativeAcceptRate: ptr(0.6), OutputTokens: 15},
 			},
 			wantRate:   ptr(0.6),
 			wantSpread: map[string][2]float64{"tbt_ms_p99": {3, 9}, "spec_accept_rate": {0.5, 0.7}, "output_tokens": {11, 15}},
-			wantStatus: result.StatusValid},
+			wantStatus: vocab.StatusValid},
 		{name: "optional metric missing in one run is dropped, with a note",
 			runs: []result.DecodeCell{
-				{Status: result.StatusValid, SpeculativeAcceptRate: ptr(0.5)},
-				{Status: result.StatusValid},
+				{Status: vocab.StatusValid, SpeculativeAcceptRate: ptr(0.5)},
+				{Status: vocab.StatusValid},
 			},
 			wantRate:   nil,
 			wantSpread: map[string][2]float64{"spec_accept_rate": {}},
 			wantNotes:  []string{"spec_accept_rate dropped: 1 of 2 repeats reported it"},
-			wantStatus: result.StatusValid},
+			wantStatus: vocab.StatusValid},
 		{name: "a warning of every run is kept once",
 			runs: []result.DecodeCell{
-				{Status: result.StatusValid, Warnings: []string{speculativeDidNotRun}},
-				{Status: result.StatusValid, Warnings: []string{speculativeDidNotRun, "no /metrics around the window: server_total_tps not measured"}},
-				{Status: result.StatusValid, Warnings: []string{speculativeDidNotRun}},
+				{Status: vocab.StatusValid, Warnings: []string{speculativeDidNotRun}},
+				{Status: vocab.StatusValid, Warnings: []string{speculativeDidNotRun, "no /metrics around the window: server_total_tps not measured"}},
+				{Status: vocab.StatusValid, Warnings: []string{speculativeDidNotRun}},
 			},
 			wantWarnings: []string{speculativeDidNotRun, "no /metrics around the window: server_total_tps not measured"},
-			wantStatus:   result.StatusValid},
+			wantStatus:   vocab.StatusValid},
 		{name: "an errored run is the result",
 			runs: []result.DecodeCell{
-				{Status: result.StatusValid, TotalTPS: 5},
-				{Status: result.StatusError, Reason: "stalled"},
+				{Status: vocab.StatusValid, TotalTPS: 5},
+				{Status: vocab.StatusError, Reason: "stalled"},
 			},
-			wantStatus: result.StatusError},
+			wantStatus: vocab.StatusError},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,10 +92,10 @@ func TestCombineRepeats(t *testing.T) {
 			}
 		})
 	}
-	if c := combineDecode([]result.DecodeCell{{Status: result.StatusValid, TBTMsP99: 9, OutputTokens: 11}, {Status: result.StatusValid, TBTMsP99: 3, OutputTokens: 12}}); c.TBTMsP99 != 6 || c.OutputTokens != 12 {
+	if c := combineDecode([]result.DecodeCell{{Status: vocab.StatusValid, TBTMsP99: 9, OutputTokens: 11}, {Status: vocab.StatusValid, TBTMsP99: 3, OutputTokens: 12}}); c.TBTMsP99 != 6 || c.OutputTokens != 12 {
 		t.Errorf("two runs: tbt_ms_p99 %v output_tokens %d, want 6 and 12 (the median 11.5 rounded)", c.TBTMsP99, c.OutputTokens)
 	}
-	p := combinePrefill([]result.PrefillCell{{Status: result.StatusValid, TPS: 10, TTFTMs: 300}, {Status: result.StatusValid, TPS: 30, TTFTMs: 100}, {Status: result.StatusValid, TPS: 20, TTFTMs: 200}})
+	p := combinePrefill([]result.PrefillCell{{Status: vocab.StatusValid, TPS: 10, TTFTMs: 300}, {Status: vocab.StatusValid, TPS: 30, TTFTMs: 100}, {Status: vocab.StatusValid, TPS: 20, TTFTMs: 200}})
 	if p.TPS != 20 || p.TTFTMs != 200 || p.Repeats != 3 || p.Spread["tps"] != [2]float64{10, 30} || p.Spread["ttft_ms"] != [2]float64{100, 300} {
 		t.Errorf("prefill combined = %+v", p)
 	}
@@ -160,7 +161,7 @@ func TestRepeatFailureKeepsMeasuredRuns(t *testing.T) {
 					t.Fatalf("decode = %+v, want one cell", r.Decode)
 				}
 				c := r.Decode[0]
-				if c.Status != result.StatusError || !strings.HasPrefix(c.Reason, tc.wantReason) || c.Repeats != 1 ||
+				if c.Status != vocab.StatusError || !strings.HasPrefix(c.Reason, tc.wantReason) || c.Repeats != 1 ||
 					len(c.Samples["total_tps"]) != 1 || c.Samples["total_tps"][0] <= 0 || c.TotalTPS != c.Samples["total_tps"][0] {
 					t.Errorf("cell = %+v, want an error %q keeping repeat 1's total_tps", c, tc.wantReason)
 				}
@@ -183,7 +184,7 @@ type windowOrder struct {
 	nopObserver
 	mu    sync.Mutex
 	cells []int // concurrency of each window
-	last  result.CellRef
+	last  vocab.CellRef
 	open  bool
 }
 
@@ -275,7 +276,7 @@ func TestRepeatAuto(t *testing.T) {
 			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = 4, true, tc.maxRepeat
 			sp.Measure.MaxGPUTime = time.Duration(tc.budget * float64(time.Second))
 			cfg := testConfig(t, s.URL, sp, "decode")
-			cfg.Baseline = &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 1000, Concurrency: 1, Status: result.StatusValid,
+			cfg.Baseline = &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 1000, Concurrency: 1, Status: vocab.StatusValid,
 				TotalTPS: 7, Samples: map[string][]float64{"total_tps": {7, 8, 9}}}}}
 			rule := &untilRule{want: tc.want}
 			defer func(old func(result.Measure, float64, float64) stopRule) { newStopRule = old }(newStopRule)

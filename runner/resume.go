@@ -15,6 +15,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Resumed is what `slogate run -resume DIR` found in the folder of an
@@ -156,8 +157,8 @@ func (rs *Resumed) Apply(cfg *Config) {
 
 // Measured is the set of cells the interrupted run measured that a resumed
 // run keeps (keptRecords): the others of its plan are left to measure.
-func (rs *Resumed) Measured() map[result.CellRef]bool {
-	done := map[result.CellRef]bool{}
+func (rs *Resumed) Measured() map[vocab.CellRef]bool {
+	done := map[vocab.CellRef]bool{}
 	for _, rec := range keptRecords(rs.Records, rs.Server) {
 		switch {
 		case rec.Prefill != nil:
@@ -178,9 +179,9 @@ func (rs *Resumed) Measured() map[result.CellRef]bool {
 // record counts. Superseded records are left as zero records in place.
 func keptRecords(recs []result.CellRecord, server string) []result.CellRecord {
 	var kept []result.CellRecord
-	index := map[result.CellRef]int{}
+	index := map[vocab.CellRef]int{}
 	for _, rec := range recs {
-		var ref result.CellRef
+		var ref vocab.CellRef
 		var failed bool
 		switch {
 		case rec.Server != server:
@@ -188,11 +189,11 @@ func keptRecords(recs []result.CellRecord, server string) []result.CellRecord {
 		case rec.Decode != nil && rec.Decode.Search != "":
 			continue // a search is run again as a whole (docs/method.md#search)
 		case rec.Prefill != nil:
-			ref, failed = rec.Prefill.Ref(), rec.Prefill.Status == result.StatusError
+			ref, failed = rec.Prefill.Ref(), rec.Prefill.Status == vocab.StatusError
 		case rec.Decode != nil:
-			ref, failed = rec.Decode.Ref(), rec.Decode.Status == result.StatusError
+			ref, failed = rec.Decode.Ref(), rec.Decode.Status == vocab.StatusError
 		case rec.Traffic != nil:
-			ref, failed = rec.Traffic.Ref(), rec.Traffic.Status == result.StatusError
+			ref, failed = rec.Traffic.Ref(), rec.Traffic.Status == vocab.StatusError
 		}
 		if i, ok := index[ref]; ok {
 			kept[i] = result.CellRecord{} // superseded by this later record
@@ -212,7 +213,7 @@ func keptRecords(recs []result.CellRecord, server string) []result.CellRecord {
 // than once, the last record counts. cells.jsonl is rewritten with exactly
 // the kept records, so it and results.json hold each cell once.
 func (r *run) resume() (int, error) {
-	r.measuredRefs = map[result.CellRef]bool{}
+	r.measuredRefs = map[vocab.CellRef]bool{}
 	if r.cfg.Resume != nil {
 		if p := r.cfg.Previous; p != nil {
 			r.results.Started = p.Started

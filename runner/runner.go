@@ -123,7 +123,7 @@ type run struct {
 	cellsDone  int
 	cellsTotal int
 	// measuredRefs are the cells already measured (by a resumed run).
-	measuredRefs map[result.CellRef]bool
+	measuredRefs map[vocab.CellRef]bool
 	started      time.Time
 	// chat is measure.endpoint = "chat": requests send messages, not
 	// token IDs.
@@ -138,7 +138,7 @@ type run struct {
 	// …); pending the cells whose repeats are being taken; stop
 	// repeat = "auto"'s rule (nil with a fixed repeat).
 	bootNo  int
-	pending map[result.CellRef]*pendingCell
+	pending map[vocab.CellRef]*pendingCell
 	stop    stopRule
 	// GPU time (docs/method.md#gpu-time): upSince is when the current
 	// boot's server was launched (zero while none is up), upBefore the up
@@ -166,7 +166,7 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 		cfg.SteadyHold = plan.SteadyHold
 	}
 	r := &run{cfg: cfg, observer: cfg.Observer, started: time.Now(), kvChecked: map[int]bool{},
-		bootNo: 1, pending: map[result.CellRef]*pendingCell{}}
+		bootNo: 1, pending: map[vocab.CellRef]*pendingCell{}}
 	var b [6]byte
 	rand.Read(b[:])
 	r.runID = "slogate-" + hex.EncodeToString(b[:])
@@ -305,14 +305,14 @@ func (r *run) lastBoot() bool { return r.bootNo >= r.boots() }
 // cells.
 func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	salt := fmt.Sprintf("%s-%d", r.runID, st.Context)
-	record := st.Prefill && !r.measuredRefs[result.CellRef{Phase: vocab.PhasePrefill, Context: st.Context}]
-	var todo []result.CellRef
+	record := st.Prefill && !r.measuredRefs[vocab.CellRef{Phase: vocab.PhasePrefill, Context: st.Context}]
+	var todo []vocab.CellRef
 	for _, ref := range st.Decode {
 		if !r.measuredRefs[ref] {
 			todo = append(todo, ref)
 		}
 	}
-	var trafficTodo []result.CellRef
+	var trafficTodo []vocab.CellRef
 	for _, ref := range st.Traffic {
 		if !r.measuredRefs[ref] {
 			trafficTodo = append(trafficTodo, ref)

@@ -199,13 +199,13 @@ var completionsFields = requestFields{model: "qwen"}
 
 func TestCombineDecode(t *testing.T) {
 	runs := []result.DecodeCell{
-		{Status: result.StatusValid, TotalTPS: 100, Completed: 1, OutputTokens: 10, TokenSource: result.TokenSourceUsage},
-		{Status: result.StatusQueued, Reason: "waited", TotalTPS: 300, Completed: 3, OutputTokens: 30, TokenSource: result.TokenSourceUsage},
-		{Status: result.StatusValid, TotalTPS: 200, Completed: 2, OutputTokens: 20, TokenSource: result.TokenSourceChunks},
+		{Status: vocab.StatusValid, TotalTPS: 100, Completed: 1, OutputTokens: 10, TokenSource: result.TokenSourceUsage},
+		{Status: vocab.StatusQueued, Reason: "waited", TotalTPS: 300, Completed: 3, OutputTokens: 30, TokenSource: result.TokenSourceUsage},
+		{Status: vocab.StatusValid, TotalTPS: 200, Completed: 2, OutputTokens: 20, TokenSource: result.TokenSourceChunks},
 	}
 	c := combineDecode(runs)
 	if c.TotalTPS != 200 || c.Completed != 2 || c.OutputTokens != 20 || c.Repeats != 3 ||
-		c.Status != result.StatusQueued || c.TokenSource != result.TokenSourceChunks || c.Spread["total_tps"] != [2]float64{100, 300} {
+		c.Status != vocab.StatusQueued || c.TokenSource != result.TokenSourceChunks || c.Spread["total_tps"] != [2]float64{100, 300} {
 		t.Errorf("combined = %+v", c)
 	}
 	// Every run's value is kept, in the order measured, for the interval that compares runs.
@@ -248,14 +248,14 @@ func TestRunEndpoint(t *testing.T) {
 	if res.Server.KVCacheTokens != 11200 || res.Server.KVCacheSource != "metrics" || res.Server.Version != "0.0.fake" || res.Server.MaxModelLen != 8192 {
 		t.Errorf("server = %+v", res.Server)
 	}
-	if len(res.Prefill) != 1 || res.Prefill[0].Status != result.StatusValid || res.Prefill[0].TPS <= 0 {
+	if len(res.Prefill) != 1 || res.Prefill[0].Status != vocab.StatusValid || res.Prefill[0].TPS <= 0 {
 		t.Errorf("prefill = %+v", res.Prefill)
 	}
-	var statuses []result.Status
+	var statuses []vocab.Status
 	for _, c := range res.Decode {
 		statuses = append(statuses, c.Status)
 	}
-	if diff := cmp.Diff([]result.Status{result.StatusValid, result.StatusValid, result.StatusOverCapacity}, statuses); diff != "" {
+	if diff := cmp.Diff([]vocab.Status{vocab.StatusValid, vocab.StatusValid, vocab.StatusOverCapacity}, statuses); diff != "" {
 		t.Fatalf("statuses (-want +got):\n%s\n%+v", diff, res.Decode)
 	}
 	for _, c := range res.Decode[:2] {
@@ -296,7 +296,7 @@ func TestRunQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Decode) != 1 || res.Decode[0].Status != result.StatusQueued || !strings.Contains(res.Decode[0].Reason, "waited") {
+	if len(res.Decode) != 1 || res.Decode[0].Status != vocab.StatusQueued || !strings.Contains(res.Decode[0].Reason, "waited") {
 		t.Fatalf("decode = %+v, want one queued cell", res.Decode)
 	}
 	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], "KV cache capacity unknown") {
@@ -317,17 +317,17 @@ func TestRunWaitingDuringTheHold(t *testing.T) {
 	tests := []struct {
 		name       string
 		waitingAt  []int64 // the polls (counted from all C streaming) that report num_requests_waiting = 1
-		want       result.Status
+		want       vocab.Status
 		wantReason string
 	}{
 		// The hold begins at poll 1 (or 2, if the client had not yet read a
 		// first token); polls 10 and 11 are inside the 2 s hold unless ten
 		// polls of 50 ms took 2 s.
 		{name: "in the hold", waitingAt: []int64{10, 11},
-			want: result.StatusQueued, wantReason: "the server reported requests waiting for capacity during the steady-state hold"},
-		{name: "one poll in the hold is a moment", waitingAt: []int64{10}, want: result.StatusValid},
+			want: vocab.StatusQueued, wantReason: "the server reported requests waiting for capacity during the steady-state hold"},
+		{name: "one poll in the hold is a moment", waitingAt: []int64{10}, want: vocab.StatusValid},
 		// Polls 1 and 2 keep the conditions from holding: the ramp-up.
-		{name: "in the ramp-up", waitingAt: []int64{1, 2}, want: result.StatusValid},
+		{name: "in the ramp-up", waitingAt: []int64{1, 2}, want: vocab.StatusValid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -361,7 +361,7 @@ func TestRunStreamErrorMakesCellError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Decode) != 1 || res.Decode[0].Status != result.StatusError || !strings.Contains(res.Decode[0].Reason, "engine died") {
+	if len(res.Decode) != 1 || res.Decode[0].Status != vocab.StatusError || !strings.Contains(res.Decode[0].Reason, "engine died") {
 		t.Fatalf("decode = %+v, want an error cell", res.Decode)
 	}
 }
@@ -431,7 +431,7 @@ type cancelAfter struct {
 	cancel func()
 }
 
-func (c *cancelAfter) CellStart(result.CellRef) {
+func (c *cancelAfter) CellStart(vocab.CellRef) {
 	if c.seen++; c.seen == c.n+1 {
 		c.cancel()
 	}
@@ -465,7 +465,7 @@ func TestResumeKeepsCells(t *testing.T) {
 	sp := smallSpec(1, 2, 4)
 	cfg := testConfig(t, "http://127.0.0.1:1", sp, "")
 	srv := sp.Servers[0].Name
-	dec := func(conc int, st result.Status) result.CellRecord {
+	dec := func(conc int, st vocab.Status) result.CellRecord {
 		return result.CellRecord{Server: srv, Phase: vocab.PhaseDecode,
 			Decode: &result.DecodeCell{Matrix: "decode", Context: 1000, Concurrency: conc, Status: st, TotalTPS: float64(conc)}}
 	}
@@ -476,14 +476,14 @@ func TestResumeKeepsCells(t *testing.T) {
 		left     int   // cells of the plan (1 prefill + 3 decode) still to measure
 	}{
 		{name: "nothing recorded", left: 4},
-		{name: "valid cells kept", records: []result.CellRecord{dec(1, result.StatusValid), dec(2, result.StatusQueued)},
+		{name: "valid cells kept", records: []result.CellRecord{dec(1, vocab.StatusValid), dec(2, vocab.StatusQueued)},
 			keptConc: []int{1, 2}, left: 2},
-		{name: "errors measured again", records: []result.CellRecord{dec(1, result.StatusValid), dec(2, result.StatusError)},
+		{name: "errors measured again", records: []result.CellRecord{dec(1, vocab.StatusValid), dec(2, vocab.StatusError)},
 			keptConc: []int{1}, left: 3},
-		{name: "a later record wins", records: []result.CellRecord{dec(2, result.StatusValid), dec(2, result.StatusError), dec(4, result.StatusError), dec(4, result.StatusOverCapacity)},
+		{name: "a later record wins", records: []result.CellRecord{dec(2, vocab.StatusValid), dec(2, vocab.StatusError), dec(4, vocab.StatusError), dec(4, vocab.StatusOverCapacity)},
 			keptConc: []int{4}, left: 3},
 		{name: "another server's cells ignored", records: []result.CellRecord{{Server: "other", Phase: vocab.PhaseDecode,
-			Decode: &result.DecodeCell{Matrix: "decode", Context: 1000, Concurrency: 1, Status: result.StatusValid}}}, left: 4},
+			Decode: &result.DecodeCell{Matrix: "decode", Context: 1000, Concurrency: 1, Status: vocab.StatusValid}}}, left: 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -138,7 +138,7 @@ func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *c
 		Objective: assert.ObjectiveText(sp, s), Monotone: true, Probes: []result.SearchProbe{}})
 	idx := len(r.results.Search) - 1
 	ans, err := searchConcurrency(s.Lo, s.Hi, func(c int) (probeVerdict, error) {
-		cell, err := r.decode(ctx, result.ProbeRef(s.Name, s.Context, c), bodies)
+		cell, err := r.decode(ctx, vocab.ProbeRef(s.Name, s.Context, c), bodies)
 		if err != nil {
 			return probeVerdict{}, err
 		}
@@ -150,7 +150,7 @@ func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *c
 		var v probeVerdict
 		var stop error
 		switch {
-		case cell.Status == result.StatusOverCapacity:
+		case cell.Status == vocab.StatusOverCapacity:
 			v.overCapacity = true
 			p.Reason = "over capacity: " + cell.Reason
 		case !cell.Status.Measured():

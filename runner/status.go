@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // This file is where a decode cell's status is decided
@@ -17,13 +18,13 @@ import (
 // capacity when its requests cannot all fit in the KV cache
 // (docs/method.md#over-capacity), an error when a request cannot fit in
 // max_model_len.
-func (r *run) unrunnable(ref result.CellRef) (result.Status, string, bool) {
+func (r *run) unrunnable(ref vocab.CellRef) (vocab.Status, string, bool) {
 	maxOutput := r.measure().MaxOutput
 	if r.kvPool.OverCapacity(ref.Concurrency, ref.Context, maxOutput) {
-		return result.StatusOverCapacity, r.kvPool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil), true
+		return vocab.StatusOverCapacity, r.kvPool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil), true
 	}
 	if r.maxModelLen > 0 && ref.Context+maxOutput > r.maxModelLen {
-		return result.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, maxOutput, r.maxModelLen), true
+		return vocab.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, maxOutput, r.maxModelLen), true
 	}
 	return "", "", false
 }
@@ -238,7 +239,7 @@ type waitEvidence struct {
 // the reason; valid otherwise. The client's own restart gaps lower
 // active_avg and give a note, never the queued status; so do deferred
 // requests (they wait on a LoRA budget or a KV transfer, not for capacity).
-func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status result.Status, reason string, notes []string) {
+func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status vocab.Status, reason string, notes []string) {
 	if ev.gateNote != "" {
 		notes = append(notes, ev.gateNote)
 	}
@@ -268,9 +269,9 @@ func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status res
 		why = append(why, fmt.Sprintf("the server preempted %d requests during the window (vllm:num_preemptions_total)", ev.preemptions))
 	}
 	if len(why) == 0 {
-		return result.StatusValid, "", notes
+		return vocab.StatusValid, "", notes
 	}
-	return result.StatusQueued, strings.Join(why, "; "), notes
+	return vocab.StatusQueued, strings.Join(why, "; "), notes
 }
 
 // gate is the steady-state gate's state (docs/method.md#steady-state-gate),
@@ -412,13 +413,13 @@ func (g *gate) timedOut(timeout time.Duration) gateOutcome {
 
 // statusRank orders the statuses of repeated runs of one cell from best to
 // worst: valid, queued, over_capacity, error.
-func statusRank(s result.Status) int {
+func statusRank(s vocab.Status) int {
 	switch s {
-	case result.StatusValid:
+	case vocab.StatusValid:
 		return 0
-	case result.StatusQueued:
+	case vocab.StatusQueued:
 		return 1
-	case result.StatusOverCapacity:
+	case vocab.StatusOverCapacity:
 		return 2
 	}
 	return 3
@@ -430,14 +431,14 @@ func statusRank(s result.Status) int {
 // outstanding cap reached (the client, not the server, held them back) or
 // when some of the window's requests had not finished by the drain
 // timeout; valid otherwise.
-func trafficStatus(polls []poll, capHits, maxOutstanding, unfinished int) (result.Status, string) {
+func trafficStatus(polls []poll, capHits, maxOutstanding, unfinished int) (vocab.Status, string) {
 	switch {
 	case waitedInARow(polls):
-		return result.StatusQueued, "the server reported waiting requests in two polls in a row during the window"
+		return vocab.StatusQueued, "the server reported waiting requests in two polls in a row during the window"
 	case capHits > 0:
-		return result.StatusQueued, fmt.Sprintf("%d arrivals found %d requests outstanding (max_outstanding) and were launched late", capHits, maxOutstanding)
+		return vocab.StatusQueued, fmt.Sprintf("%d arrivals found %d requests outstanding (max_outstanding) and were launched late", capHits, maxOutstanding)
 	case unfinished > 0:
-		return result.StatusQueued, fmt.Sprintf("%d of the window's requests did not finish", unfinished)
+		return vocab.StatusQueued, fmt.Sprintf("%d of the window's requests did not finish", unfinished)
 	}
-	return result.StatusValid, ""
+	return vocab.StatusValid, ""
 }

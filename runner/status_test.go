@@ -12,6 +12,7 @@ import (
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestCellStatus: queued only when the server made requests wait
@@ -27,35 +28,35 @@ func TestCellStatus(t *testing.T) {
 		name       string
 		ev         waitEvidence
 		activeAvg  float64
-		want       result.Status
+		want       vocab.Status
 		wantReason string
 		wantNote   string
 	}{
-		{name: "all streams active", ev: none, activeAvg: 63.9, want: result.StatusValid},
-		{name: "restart gaps are a note, not queued", ev: none, activeAvg: 55.2, want: result.StatusValid,
+		{name: "all streams active", ev: none, activeAvg: 63.9, want: vocab.StatusValid},
+		{name: "restart gaps are a note, not queued", ev: none, activeAvg: 55.2, want: vocab.StatusValid,
 			wantNote: "55.2 of 64 streams active on average: the client's restart gaps"},
 		{name: "the gate found a queue", ev: with(func(e *waitEvidence) { e.gateQueued, e.gateReason = true, "gate reason" }), activeAvg: 64,
-			want: result.StatusQueued, wantReason: "gate reason"},
+			want: vocab.StatusQueued, wantReason: "gate reason"},
 		{name: "waiting for capacity during the window", ev: with(func(e *waitEvidence) { e.window.waiting = true }), activeAvg: 64,
-			want: result.StatusQueued, wantReason: "the server reported requests waiting for capacity during the window"},
+			want: vocab.StatusQueued, wantReason: "the server reported requests waiting for capacity during the window"},
 		{name: "waiting for capacity during the steady-state hold", ev: with(func(e *waitEvidence) { e.gateWaiting = true }), activeAvg: 64,
-			want: result.StatusQueued, wantReason: "the server reported requests waiting for capacity during the steady-state hold"},
-		{name: "deferred requests are a note", ev: with(func(e *waitEvidence) { e.window.deferred = 3 }), activeAvg: 64, want: result.StatusValid,
+			want: vocab.StatusQueued, wantReason: "the server reported requests waiting for capacity during the steady-state hold"},
+		{name: "deferred requests are a note", ev: with(func(e *waitEvidence) { e.window.deferred = 3 }), activeAvg: 64, want: vocab.StatusValid,
 			wantNote: `up to 3 requests were deferred during the window (vllm:num_requests_waiting_by_reason{reason="deferred"}`},
 		{name: "preemptions during the window", ev: with(func(e *waitEvidence) { e.preemptions = 3 }), activeAvg: 64,
-			want: result.StatusQueued, wantReason: "the server preempted 3 requests during the window (vllm:num_preemptions_total)"},
+			want: vocab.StatusQueued, wantReason: "the server preempted 3 requests during the window (vllm:num_preemptions_total)"},
 		{name: "a single preemption is enough", ev: with(func(e *waitEvidence) { e.preemptions = 1 }), activeAvg: 64,
-			want: result.StatusQueued, wantReason: "the server preempted 1 requests during the window (vllm:num_preemptions_total)"},
-		{name: "no preemptions", ev: with(func(e *waitEvidence) { e.preemptions = 0 }), activeAvg: 64, want: result.StatusValid},
+			want: vocab.StatusQueued, wantReason: "the server preempted 1 requests during the window (vllm:num_preemptions_total)"},
+		{name: "no preemptions", ev: with(func(e *waitEvidence) { e.preemptions = 0 }), activeAvg: 64, want: vocab.StatusValid},
 		{name: "fewer running than outstanding for a quarter of the window", ev: with(func(e *waitEvidence) { e.window.short = short(500*time.Millisecond, 2*time.Second, 10) }), activeAvg: 64,
-			want: result.StatusQueued, wantReason: "the server ran fewer than 64 requests while 64 were outstanding (beyond those just sent) for 0.5s of the window's 2.0s"},
-		{name: "just under a quarter of the window", ev: with(func(e *waitEvidence) { e.window.short = short(499*time.Millisecond, 2*time.Second, 10) }), activeAvg: 64, want: result.StatusValid},
-		{name: "one short interval is a moment, whatever its share", ev: with(func(e *waitEvidence) { e.window.short = short(time.Second, 2*time.Second, 1) }), activeAvg: 64, want: result.StatusValid},
+			want: vocab.StatusQueued, wantReason: "the server ran fewer than 64 requests while 64 were outstanding (beyond those just sent) for 0.5s of the window's 2.0s"},
+		{name: "just under a quarter of the window", ev: with(func(e *waitEvidence) { e.window.short = short(499*time.Millisecond, 2*time.Second, 10) }), activeAvg: 64, want: vocab.StatusValid},
+		{name: "one short interval is a moment, whatever its share", ev: with(func(e *waitEvidence) { e.window.short = short(time.Second, 2*time.Second, 1) }), activeAvg: 64, want: vocab.StatusValid},
 		{name: "waiting and preemptions are both in the reason", ev: with(func(e *waitEvidence) { e.window.waiting, e.preemptions = true, 2 }), activeAvg: 64,
-			want: result.StatusQueued, wantReason: "the server reported requests waiting for capacity during the window; the server preempted 2 requests during the window (vllm:num_preemptions_total)"},
+			want: vocab.StatusQueued, wantReason: "the server reported requests waiting for capacity during the window; the server preempted 2 requests during the window (vllm:num_preemptions_total)"},
 		{name: "a stable queue at the gate says it for the window too", ev: with(func(e *waitEvidence) {
 			e.gateQueued, e.gateReason, e.window.waiting, e.window.short = true, "the server ran 24 of 32 requests; 8 waited", true, short(2*time.Second, 2*time.Second, 40)
-		}), activeAvg: 24, want: result.StatusQueued, wantReason: "the server ran 24 of 32 requests; 8 waited", wantNote: "24.0 of 64"},
+		}), activeAvg: 24, want: vocab.StatusQueued, wantReason: "the server ran 24 of 32 requests; 8 waited", wantNote: "24.0 of 64"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,9 +57,9 @@ func newArrivalSchedule(kind string, rate, burstiness float64, seed int64) *arri
 // next is the gap before the next arrival, in seconds.
 func (a *arrivalSchedule) next() float64 {
 	switch a.kind {
-	case result.ArrivalsConstant:
+	case vocab.ArrivalsConstant:
 		return 1 / a.rate
-	case result.ArrivalsGamma:
+	case vocab.ArrivalsGamma:
 		return gammaSample(a.rng, a.burstiness) / (a.rate * a.burstiness)
 	}
 	return a.rng.ExpFloat64() / a.rate
@@ -387,23 +387,23 @@ const trafficPrompts = 32
 
 // trafficCell measures one traffic cell with the context's decode request
 // bodies (request i sends bodies[i mod len(bodies)]).
-func (r *run) trafficCell(ctx context.Context, ref result.CellRef, bodies [][]byte) (result.TrafficCell, error) {
+func (r *run) trafficCell(ctx context.Context, ref vocab.CellRef, bodies [][]byte) (result.TrafficCell, error) {
 	r.observer.CellStart(ref)
 	start := time.Now()
 	t := r.cfg.Spec.TrafficBlock(ref.Matrix)
 	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate}
 	if t == nil {
-		cell.Status, cell.Reason = result.StatusError, fmt.Sprintf("the spec has no traffic block %q", ref.Matrix)
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("the spec has no traffic block %q", ref.Matrix)
 		return cell, nil
 	}
 	cell.Arrivals, cell.Burstiness, cell.Seed, cell.MaxOutstanding = t.Arrivals, t.Burstiness, t.Seed, t.MaxOutstanding
 	mo := r.measure().MaxOutput
 	if r.maxModelLen > 0 && ref.Context+mo > r.maxModelLen {
-		cell.Status, cell.Reason = result.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, mo, r.maxModelLen)
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, mo, r.maxModelLen)
 		return cell, nil
 	}
 	if len(bodies) == 0 {
-		cell.Status, cell.Reason = result.StatusError, "no prompt was built for the context"
+		cell.Status, cell.Reason = vocab.StatusError, "no prompt was built for the context"
 		return cell, nil
 	}
 	body := func(i int) []byte { return bodies[i%len(bodies)] }
@@ -413,7 +413,7 @@ func (r *run) trafficCell(ctx context.Context, ref result.CellRef, bodies [][]by
 }
 
 // trafficOnce runs the warm-up, the window and the drain of one cell.
-func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traffic, body func(int) []byte, cell *result.TrafficCell) (result.TrafficCell, error) {
+func (r *run) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, body func(int) []byte, cell *result.TrafficCell) (result.TrafficCell, error) {
 	cellCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	l := &trafficLoad{client: r.client, path: r.genPath(), url: r.client.Base() + r.genPath(), body: body,
@@ -445,7 +445,7 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 		if terr := r.serverTrouble(ctx, err); terr != nil {
 			return *cell, terr
 		}
-		cell.Status, cell.Reason = result.StatusError, err.Error()
+		cell.Status, cell.Reason = vocab.StatusError, err.Error()
 		return *cell, nil
 	}
 	window := t.Duration
@@ -501,7 +501,7 @@ func (r *run) trafficOnce(ctx context.Context, ref result.CellRef, t *spec.Traff
 	// Cool-down arrivals kept the load steady while the window's last
 	// requests finished; closing them aborts them (docs/method.md#traffic).
 	if !stop() {
-		cell.Status, cell.Reason = result.StatusError, fmt.Sprintf("requests did not stop within %v", streamsExitTimeout)
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("requests did not stop within %v", streamsExitTimeout)
 		return *cell, nil
 	}
 	l.mu.Lock()

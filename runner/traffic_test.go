@@ -8,8 +8,8 @@ import (
 
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/lifecycle"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // gapStats draws n gaps and returns their mean and variance.
@@ -39,11 +39,11 @@ func TestArrivalSchedules(t *testing.T) {
 		rate, b    float64
 		wantVarMul float64 // variance × rate²
 	}{
-		{name: "constant", kind: result.ArrivalsConstant, rate: 4, wantVarMul: 0},
-		{name: "poisson", kind: result.ArrivalsPoisson, rate: 4, wantVarMul: 1},
-		{name: "gamma bursty", kind: result.ArrivalsGamma, rate: 2, b: 0.5, wantVarMul: 2},
-		{name: "gamma regular", kind: result.ArrivalsGamma, rate: 8, b: 4, wantVarMul: 0.25},
-		{name: "gamma 1 is poisson", kind: result.ArrivalsGamma, rate: 0.5, b: 1, wantVarMul: 1},
+		{name: "constant", kind: vocab.ArrivalsConstant, rate: 4, wantVarMul: 0},
+		{name: "poisson", kind: vocab.ArrivalsPoisson, rate: 4, wantVarMul: 1},
+		{name: "gamma bursty", kind: vocab.ArrivalsGamma, rate: 2, b: 0.5, wantVarMul: 2},
+		{name: "gamma regular", kind: vocab.ArrivalsGamma, rate: 8, b: 4, wantVarMul: 0.25},
+		{name: "gamma 1 is poisson", kind: vocab.ArrivalsGamma, rate: 0.5, b: 1, wantVarMul: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,19 +158,19 @@ func TestTrafficStatus(t *testing.T) {
 		name                string
 		polls               []poll
 		capHits, unfinished int
-		want                result.Status
+		want                vocab.Status
 		wantReason          string
 	}{
-		{name: "valid", want: result.StatusValid},
-		{name: "server queued", polls: []poll{waitingPoll(0, 0), waitingPoll(50, 2), waitingPoll(100, 1)}, want: result.StatusQueued,
+		{name: "valid", want: vocab.StatusValid},
+		{name: "server queued", polls: []poll{waitingPoll(0, 0), waitingPoll(50, 2), waitingPoll(100, 1)}, want: vocab.StatusQueued,
 			wantReason: "the server reported waiting requests in two polls in a row during the window"},
 		// One poll alone is a moment (docs/method.md#statuses): a request
 		// that waited one engine step.
-		{name: "one waiting poll", polls: []poll{waitingPoll(0, 0), waitingPoll(50, 3), waitingPoll(100, 0), waitingPoll(150, 2)}, want: result.StatusValid},
-		{name: "waiting polls apart from a failed scrape", polls: []poll{waitingPoll(0, 1), {at: 50 * time.Millisecond}, waitingPoll(100, 1)}, want: result.StatusQueued,
+		{name: "one waiting poll", polls: []poll{waitingPoll(0, 0), waitingPoll(50, 3), waitingPoll(100, 0), waitingPoll(150, 2)}, want: vocab.StatusValid},
+		{name: "waiting polls apart from a failed scrape", polls: []poll{waitingPoll(0, 1), {at: 50 * time.Millisecond}, waitingPoll(100, 1)}, want: vocab.StatusQueued,
 			wantReason: "the server reported waiting requests in two polls in a row during the window"},
-		{name: "cap hit", capHits: 3, want: result.StatusQueued, wantReason: "3 arrivals found 64 requests outstanding (max_outstanding) and were launched late"},
-		{name: "unfinished", unfinished: 2, want: result.StatusQueued, wantReason: "2 of the window's requests did not finish"},
+		{name: "cap hit", capHits: 3, want: vocab.StatusQueued, wantReason: "3 arrivals found 64 requests outstanding (max_outstanding) and were launched late"},
+		{name: "unfinished", unfinished: 2, want: vocab.StatusQueued, wantReason: "2 of the window's requests did not finish"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,7 +197,7 @@ func runLoad(t *testing.T, f *vllmfake.Server, rate float64, maxOutstanding int,
 	body := []byte(`{"model":"qwen","prompt":[1,2,3],"max_tokens":20,"min_tokens":20,"stream":true}`)
 	l = &trafficLoad{client: client, path: "/v1/completions", url: srv.URL + "/v1/completions",
 		body: func(int) []byte { return body }, origin: time.Now(), firstChunkTimeout: 10 * time.Second, idleTimeout: 10 * time.Second,
-		sched: newArrivalSchedule(result.ArrivalsConstant, rate, 0, 0), slots: make(chan struct{}, maxOutstanding),
+		sched: newArrivalSchedule(vocab.ArrivalsConstant, rate, 0, 0), slots: make(chan struct{}, maxOutstanding),
 		windowStart: 0, windowEnd: int64(d), failed: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	l.wg.Add(1)

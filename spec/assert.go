@@ -12,7 +12,6 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	namesuggest "github.com/slogate/slogate/internal/suggest"
 	"github.com/slogate/slogate/metric"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
 
@@ -77,14 +76,14 @@ func (l *loader) decodeAssert(blk *hcl.Block) (*Assert, hcl.Diagnostics) {
 // returns the cells they read, in order of first appearance, and whether
 // the condition reads `server`. A traversal that stops above a cell (e.g.
 // decode["8K"] inside a for expression) needs every cell below it.
-func (l *loader) references(expr hcl.Expression) ([]result.CellRef, bool, hcl.Diagnostics) {
+func (l *loader) references(expr hcl.Expression) ([]vocab.CellRef, bool, hcl.Diagnostics) {
 	var (
 		diags       hcl.Diagnostics
-		cells       []result.CellRef
+		cells       []vocab.CellRef
 		readsServer bool
 		readsData   bool
 	)
-	addCell := func(c result.CellRef) {
+	addCell := func(c vocab.CellRef) {
 		if !slices.Contains(cells, c) {
 			cells = append(cells, c)
 		}
@@ -132,7 +131,7 @@ func (l *loader) references(expr hcl.Expression) ([]result.CellRef, bool, hcl.Di
 				}
 			}
 			for _, c := range ctxs {
-				addCell(result.CellRef{Phase: vocab.PhasePrefill, Context: c})
+				addCell(vocab.CellRef{Phase: vocab.PhasePrefill, Context: c})
 			}
 		default:
 			if t := l.spec.TrafficBlock(root); t != nil {
@@ -168,7 +167,7 @@ func (l *loader) references(expr hcl.Expression) ([]result.CellRef, bool, hcl.Di
 			}
 			for _, c := range ctxs {
 				for _, k := range concs {
-					addCell(result.CellRef{Phase: vocab.PhaseDecode, Matrix: m.Label, Context: c, Concurrency: k})
+					addCell(vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: m.Label, Context: c, Concurrency: k})
 				}
 			}
 		}
@@ -214,7 +213,7 @@ func (l *loader) contextStep(tr hcl.Traversal, i int, what string, measured []in
 	// "it measures ." of nothing.
 	if len(measured) > 0 && !slices.Contains(measured, ctx) {
 		return 0, hcl.Diagnostics{invalidCtx("Reference to an unmeasured context", tr[i].SourceRange(), tr.SourceRange(),
-			fmt.Sprintf("%s does not measure context %s; it measures %s.", upperFirst(what), result.FormatTokens(ctx), numfmt.List(measured, result.FormatTokens)))}
+			fmt.Sprintf("%s does not measure context %s; it measures %s.", upperFirst(what), vocab.FormatTokens(ctx), numfmt.List(measured, vocab.FormatTokens)))}
 	}
 	return ctx, nil
 }

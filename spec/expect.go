@@ -10,7 +10,6 @@ import (
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/metric"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
 
@@ -119,7 +118,7 @@ func (l *loader) expectRows(a *hcl.Attribute, e *Expect, phase vocab.Phase, cont
 			continue
 		}
 		if prev, dup := seen[ctx]; dup {
-			diags = append(diags, invalid("Duplicate expect row", p.Key.Range(), "Context %s already has a row at %s.", result.FormatTokens(ctx), where(prev)))
+			diags = append(diags, invalid("Duplicate expect row", p.Key.Range(), "Context %s already has a row at %s.", vocab.FormatTokens(ctx), where(prev)))
 			continue
 		}
 		seen[ctx] = p.Key.Range()
@@ -131,14 +130,14 @@ func (l *loader) expectRows(a *hcl.Attribute, e *Expect, phase vocab.Phase, cont
 		if known {
 			if !containsInt(contexts, ctx) {
 				diags = append(diags, invalidCtx("Reference to an unmeasured context", p.Key.Range(), rng,
-					fmt.Sprintf("%s does not measure context %s; it measures %s.", expectTarget(e), result.FormatTokens(ctx), numfmt.List(contexts, result.FormatTokens))))
+					fmt.Sprintf("%s does not measure context %s; it measures %s.", expectTarget(e), vocab.FormatTokens(ctx), numfmt.List(contexts, vocab.FormatTokens))))
 				continue
 			}
 			if len(values) != cols {
 				detail := fmt.Sprintf("Row %s has %d values but matrix %q measures %d concurrency levels (%s): give one value per level, null where there is no expectation.",
-					result.FormatTokens(ctx), len(values), e.Matrix, cols, numfmt.List(l.spec.Matrix(e.Matrix).concurrencyOrNil(), strconv.Itoa))
+					vocab.FormatTokens(ctx), len(values), e.Matrix, cols, numfmt.List(l.spec.Matrix(e.Matrix).concurrencyOrNil(), strconv.Itoa))
 				if phase == vocab.PhasePrefill {
-					detail = fmt.Sprintf("A prefill row holds one value; row %s has %d.", result.FormatTokens(ctx), len(values))
+					detail = fmt.Sprintf("A prefill row holds one value; row %s has %d.", vocab.FormatTokens(ctx), len(values))
 				}
 				diags = append(diags, invalidCtx("Expect row does not match matrix", p.Value.Range(), rng, detail))
 				continue

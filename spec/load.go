@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // LoadOptions are the inputs of a spec that do not come from its file.
@@ -362,7 +362,7 @@ func (l *loader) checkModelLen() hcl.Diagnostics {
 						Severity: hcl.DiagError,
 						Summary:  "Context too long for max_model_len",
 						Detail: fmt.Sprintf("Matrix %q decodes at context %s (%d tokens) plus max_output %d = %d tokens, more than server %q allows (max_model_len = %d at %s). Use a context of at most %d tokens, lower measure.max_output, or raise max_model_len.",
-							m.Label, result.FormatTokens(c), c, maxOut, c+maxOut, srv.Name, mml, where(ctxRange), mml-maxOut),
+							m.Label, vocab.FormatTokens(c), c, maxOut, c+maxOut, srv.Name, mml, where(ctxRange), mml-maxOut),
 						Subject: l.contextRanges[m][i].Ptr(),
 					})
 				}
@@ -375,7 +375,7 @@ func (l *loader) checkModelLen() hcl.Diagnostics {
 						Severity: hcl.DiagError,
 						Summary:  "Context too long for max_model_len",
 						Detail: fmt.Sprintf("Prefill context %s (%d tokens) is more than server %q allows (max_model_len = %d at %s). A prefill context may be at most max_model_len.",
-							result.FormatTokens(c), c, srv.Name, mml, where(ctxRange)),
+							vocab.FormatTokens(c), c, srv.Name, mml, where(ctxRange)),
 						Subject: l.prefillContextRanges[i].Ptr(),
 					})
 				}

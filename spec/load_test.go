@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
@@ -50,12 +49,12 @@ var specCmpOpts = cmp.Options{
 	cmp.Comparer(func(a, b cty.Type) bool { return a.Equals(b) }),
 }
 
-func decodeRef(matrix string, ctx, conc int) result.CellRef {
-	return result.CellRef{Phase: vocab.PhaseDecode, Matrix: matrix, Context: ctx, Concurrency: conc}
+func decodeRef(matrix string, ctx, conc int) vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: matrix, Context: ctx, Concurrency: conc}
 }
 
-func prefillRef(ctx int) result.CellRef {
-	return result.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
+func prefillRef(ctx int) vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
 }
 
 func TestLoadValid(t *testing.T) {
@@ -76,7 +75,7 @@ func TestLoadValid(t *testing.T) {
 				Measure:  &Measure{Duration: 30 * time.Second, DurationText: "30s", MaxOutput: 4096, Endpoint: "completions", Repeat: 1, Boots: 1},
 				Workload: &Workload{Options: workload.Options{Prompt: "article", Seed: DefaultSeed}},
 				Matrices: []*Matrix{{Label: "decode", Contexts: []int{8192}, Concurrency: []int{1}}},
-				Asserts:  []*Assert{{Name: "decode_8k_1", Cells: []result.CellRef{decodeRef("decode", 8192, 1)}}},
+				Asserts:  []*Assert{{Name: "decode_8k_1", Cells: []vocab.CellRef{decodeRef("decode", 8192, 1)}}},
 			},
 		},
 		{
@@ -118,12 +117,12 @@ func TestLoadValid(t *testing.T) {
 					{Label: "long", Contexts: []int{131072}, Concurrency: []int{1}},
 				},
 				Asserts: []*Assert{
-					{Name: "decode_8k_4", ErrorMessage: "too slow", Cells: []result.CellRef{decodeRef("decode", 8192, 4)}},
-					{Name: "prefill_and_long", Cells: []result.CellRef{prefillRef(131072), decodeRef("long", 131072, 1)}},
-					{Name: "whole_row", Cells: []result.CellRef{
+					{Name: "decode_8k_4", ErrorMessage: "too slow", Cells: []vocab.CellRef{decodeRef("decode", 8192, 4)}},
+					{Name: "prefill_and_long", Cells: []vocab.CellRef{prefillRef(131072), decodeRef("long", 131072, 1)}},
+					{Name: "whole_row", Cells: []vocab.CellRef{
 						decodeRef("decode", 32768, 1), decodeRef("decode", 32768, 4), decodeRef("decode", 32768, 16)}},
 					{Name: "capacity", ReadsServer: true},
-					{Name: "status_and_labels", ReadsServer: true, Cells: []result.CellRef{decodeRef("decode", 8192, 1)}},
+					{Name: "status_and_labels", ReadsServer: true, Cells: []vocab.CellRef{decodeRef("decode", 8192, 1)}},
 				},
 				Expects: []*Expect{
 					{Name: "decode_total_tps", Matrix: "decode", Metric: "total_tps", Tolerance: 0.1, Rows: []ExpectRow{

@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
 
@@ -129,7 +128,7 @@ func (l *loader) checkSearchContext(s *Search, rng hcl.Range) hcl.Diagnostics {
 		mml := *srv.MaxModelLen
 		diags = append(diags, invalid("Context too long for max_model_len", rng,
 			"Search %q decodes at context %s (%d tokens) plus max_output %d = %d tokens, more than server %q allows (max_model_len = %d at %s). Use a context of at most %d tokens, lower measure.max_output, or raise max_model_len.",
-			s.Name, result.FormatTokens(s.Context), s.Context, maxOut, s.Context+maxOut, srv.Name, mml, where(l.maxModelLenRange[srv]), mml-maxOut))
+			s.Name, vocab.FormatTokens(s.Context), s.Context, maxOut, s.Context+maxOut, srv.Name, mml, where(l.maxModelLenRange[srv]), mml-maxOut))
 	}
 	return diags
 }

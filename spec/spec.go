@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Spec is one parsed and validated spec file.
@@ -151,7 +151,7 @@ type Assert struct {
 	ErrorMessage string
 	// Cells are the cells the condition reads, found statically from its
 	// traversals, in order of first appearance.
-	Cells []result.CellRef
+	Cells []vocab.CellRef
 	// ReadsServer is true when the condition reads the `server` object.
 	ReadsServer bool
 	// Searches are the names of the search blocks the condition reads
@@ -202,6 +202,6 @@ type Variable struct {
 
 // Name is the spec's file name without folder and extension
 // ("specs/qwen3.5-4b-h200-dflash.hcl" → "qwen3.5-4b-h200-dflash",
-// result.SpecName): what default results folders, CI matrix jobs and
+// vocab.SpecName): what default results folders, CI matrix jobs and
 // merged test names call it.
-func (s *Spec) Name() string { return result.SpecName(s.Filename) }
+func (s *Spec) Name() string { return vocab.SpecName(s.Filename) }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/metric"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
@@ -95,7 +94,7 @@ var trafficSchema = &hcl.BodySchema{
 }
 
 // arrivalKinds are the accepted values of arrivals.
-var arrivalKinds = []string{result.ArrivalsPoisson, result.ArrivalsConstant, result.ArrivalsGamma}
+var arrivalKinds = []string{vocab.ArrivalsPoisson, vocab.ArrivalsConstant, vocab.ArrivalsGamma}
 
 // TrafficBlock returns the traffic block with label, or nil.
 func (s *Spec) TrafficBlock(label string) *Traffic {
@@ -111,8 +110,8 @@ func (s *Spec) TrafficBlock(label string) *Traffic {
 // label cannot be used in expressions.
 func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 	label := blk.Labels[0]
-	t := &Traffic{Label: label, Arrivals: result.ArrivalsPoisson, WarmUp: DefaultTrafficWarmUp,
-		MaxOutstanding: result.DefaultMaxOutstanding, DeclRange: blk.DefRange}
+	t := &Traffic{Label: label, Arrivals: vocab.ArrivalsPoisson, WarmUp: DefaultTrafficWarmUp,
+		MaxOutstanding: vocab.DefaultMaxOutstanding, DeclRange: blk.DefRange}
 	content, diags := blk.Body.Content(trafficSchema)
 	switch {
 	case label == rootPrefill || label == rootServer || label == rootVar || label == rootSearch:
@@ -178,7 +177,7 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 		rng := at["burstiness"].Expr.Range()
 		switch {
 		case b == nil:
-		case t.Arrivals != result.ArrivalsGamma:
+		case t.Arrivals != vocab.ArrivalsGamma:
 			diags = append(diags, invalid("Burstiness without gamma arrivals", rng,
 				"burstiness is the shape of gamma arrivals; with arrivals = %q it would be ignored. Set arrivals = \"gamma\" or remove burstiness.", t.Arrivals))
 		case !(*b > 0) || math.IsInf(*b, 0):
@@ -187,7 +186,7 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 		default:
 			t.Burstiness = *b
 		}
-	} else if t.Arrivals == result.ArrivalsGamma {
+	} else if t.Arrivals == vocab.ArrivalsGamma {
 		diags = append(diags, invalid("Missing burstiness", at["arrivals"].Expr.Range(),
 			"gamma arrivals need burstiness, the gamma shape: 1 is Poisson, 0.5 burstier, 4 more regular. Add burstiness = 0.5, for example."))
 	}
@@ -232,7 +231,7 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 // rateList reads rate: one number or a list of numbers, each > 0 and
 // written once, each diagnostic at its element.
 func (l *loader) rateList(attr *hcl.Attribute) ([]float64, hcl.Diagnostics) {
-	return l.numberList(attr, numberListKind{name: "rate", what: "rate", scalar: true, value: rateValue, spell: result.FormatRate})
+	return l.numberList(attr, numberListKind{name: "rate", what: "rate", scalar: true, value: rateValue, spell: vocab.FormatRate})
 }
 
 // numberListKind describes a list attribute of distinct numbers for
@@ -433,7 +432,7 @@ func (l *loader) checkTraffic() hcl.Diagnostics {
 				Severity: hcl.DiagError,
 				Summary:  "Context too long for max_model_len",
 				Detail: fmt.Sprintf("Traffic %q sends prompts of %s (%d tokens%s) plus %s %d = %d tokens, more than server %q allows (max_model_len = %d at %s). Use a context of at most %d tokens, lower %s, or raise max_model_len.",
-					t.Label, result.FormatTokens(t.Context), t.Context, prefixText(w.Prefix), outText, maxOut, t.Context+w.Prefix.Tokens+maxOut, srv.Name, mml, where(l.maxModelLenRange[srv]), mml-maxOut-w.Prefix.Tokens, outText),
+					t.Label, vocab.FormatTokens(t.Context), t.Context, prefixText(w.Prefix), outText, maxOut, t.Context+w.Prefix.Tokens+maxOut, srv.Name, mml, where(l.maxModelLenRange[srv]), mml-maxOut-w.Prefix.Tokens, outText),
 				Subject: t.ContextRange.Ptr(),
 			})
 		}
@@ -507,13 +506,13 @@ func (l *loader) checkLengthsFit(t *Traffic, w *Workload, maxOut int, outText st
 // Cells are the cells traffic block t measures, in the order written:
 // one per rate (open loop) or per concurrency (closed loop), at t's
 // context (0 when its workload sets the lengths).
-func (t *Traffic) Cells() []result.CellRef {
-	var refs []result.CellRef
+func (t *Traffic) Cells() []vocab.CellRef {
+	var refs []vocab.CellRef
 	for _, r := range t.Rates {
-		refs = append(refs, result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: r})
+		refs = append(refs, vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: r})
 	}
 	for _, c := range t.Concurrency {
-		refs = append(refs, result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Concurrency: c})
+		refs = append(refs, vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Concurrency: c})
 	}
 	return refs
 }
@@ -525,7 +524,7 @@ func (t *Traffic) ClosedLoop() bool { return len(t.Concurrency) > 0 }
 // trafficReference checks a condition's traversal of traffic block t
 // (t["8K"][4].goodput_rps; t[8].goodput_rps when t has no context) and
 // adds the cells it reads.
-func (l *loader) trafficReference(tr hcl.Traversal, t *Traffic, addCell func(result.CellRef)) hcl.Diagnostics {
+func (l *loader) trafficReference(tr hcl.Traversal, t *Traffic, addCell func(vocab.CellRef)) hcl.Diagnostics {
 	cells := t.Cells()
 	i := 1 // the step after the label
 	if t.Context != 0 {
@@ -541,7 +540,7 @@ func (l *loader) trafficReference(tr hcl.Traversal, t *Traffic, addCell func(res
 		if d.HasErrors() {
 			return d
 		}
-		cells = []result.CellRef{ref}
+		cells = []vocab.CellRef{ref}
 	}
 	var diags hcl.Diagnostics
 	if len(tr) > i+1 {
@@ -559,19 +558,19 @@ func trafficIndex(t *Traffic, key string) string {
 	if t.Context == 0 {
 		return fmt.Sprintf("%s[%s]", t.Label, key)
 	}
-	return fmt.Sprintf("%s[%q][%s]", t.Label, result.FormatTokens(t.Context), key)
+	return fmt.Sprintf("%s[%q][%s]", t.Label, vocab.FormatTokens(t.Context), key)
 }
 
 // trafficStep reads tr[i] as the index of one of t's cells: a rate (a
 // number, or a string for rates that are not whole: "0.5") in an open
 // loop, a concurrency in a closed loop.
-func trafficStep(tr hcl.Traversal, i int, t *Traffic) (result.CellRef, hcl.Diagnostics) {
-	ref := result.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context}
+func trafficStep(tr hcl.Traversal, i int, t *Traffic) (vocab.CellRef, hcl.Diagnostics) {
+	ref := vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context}
 	what, example := "rate", "4"
 	if t.ClosedLoop() {
 		what, example = "concurrency", strconv.Itoa(t.Concurrency[0])
 	} else if len(t.Rates) > 0 {
-		example = result.FormatRate(t.Rates[0])
+		example = vocab.FormatRate(t.Rates[0])
 	}
 	idx, ok := tr[i].(hcl.TraverseIndex)
 	if !ok {
@@ -580,7 +579,7 @@ func trafficStep(tr hcl.Traversal, i int, t *Traffic) (result.CellRef, hcl.Diagn
 	}
 	hint := ""
 	if t.Context == 0 && idx.Key.IsKnown() && !idx.Key.IsNull() && idx.Key.Type() == cty.String {
-		if _, err := result.ParseTokens(idx.Key.AsString()); err == nil {
+		if _, err := vocab.ParseTokens(idx.Key.AsString()); err == nil {
 			hint = fmt.Sprintf(" Traffic %q has no context (its workload sets the lengths): index it as %s.", t.Label, trafficIndex(t, example))
 		}
 	}
@@ -602,7 +601,7 @@ func trafficStep(tr hcl.Traversal, i int, t *Traffic) (result.CellRef, hcl.Diagn
 	}
 	if !slices.Contains(t.Rates, rate) {
 		return ref, hcl.Diagnostics{invalidCtx("Reference to an unmeasured rate", tr[i].SourceRange(), tr.SourceRange(),
-			fmt.Sprintf("Traffic %q does not measure rate %s; it measures %s.", t.Label, result.FormatRate(rate), numfmt.List(t.Rates, result.FormatRate)))}
+			fmt.Sprintf("Traffic %q does not measure rate %s; it measures %s.", t.Label, vocab.FormatRate(rate), numfmt.List(t.Rates, vocab.FormatRate)))}
 	}
 	ref.Rate = rate
 	return ref, nil

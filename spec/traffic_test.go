@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
 
@@ -44,7 +43,7 @@ assert "holds" {
 	want := []*Traffic{
 		{Label: "steady", Context: 8192, Rates: []float64{0.5, 1, 4}, Arrivals: "gamma", Burstiness: 0.5,
 			Duration: 20 * time.Second, DurationText: "20s", WarmUp: 2 * time.Second, Seed: 7,
-			MaxOutstanding: result.DefaultMaxOutstanding, SLO: TrafficSLO{TTFTMs: &ttft, TBTMs: &tbt}},
+			MaxOutstanding: vocab.DefaultMaxOutstanding, SLO: TrafficSLO{TTFTMs: &ttft, TBTMs: &tbt}},
 		{Label: "flat", Context: 1024, Rates: []float64{3}, Arrivals: "constant",
 			Duration: 5 * time.Second, DurationText: "5s", WarmUp: DefaultTrafficWarmUp, MaxOutstanding: 64},
 	}
@@ -54,7 +53,7 @@ assert "holds" {
 	}, cmp.Ignore())); d != "" {
 		t.Errorf("traffic blocks (-want +got):\n%s", d)
 	}
-	wantCells := []result.CellRef{
+	wantCells := []vocab.CellRef{
 		{Phase: vocab.PhaseTraffic, Matrix: "steady", Context: 8192, Rate: 0.5},
 		{Phase: vocab.PhaseTraffic, Matrix: "steady", Context: 8192, Rate: 4},
 		{Phase: vocab.PhaseTraffic, Matrix: "flat", Context: 1024, Rate: 3},

@@ -10,7 +10,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // This file evaluates attribute expressions into Go values. Each helper
@@ -179,13 +179,13 @@ func (l *loader) stringMap(attrs hcl.Attributes, name string) (map[string]string
 }
 
 // tokenValue turns one evaluated value into a token count: a positive whole
-// number, or a string such as "8K" (result.ParseTokens).
+// number, or a string such as "8K" (vocab.ParseTokens).
 func tokenValue(v cty.Value) (int, error) {
 	switch {
 	case v.IsNull():
 		return 0, fmt.Errorf("null is not a token count")
 	case v.Type() == cty.String:
-		return result.ParseTokens(v.AsString())
+		return vocab.ParseTokens(v.AsString())
 	case v.Type() == cty.Number:
 		n, ok := wholeNumber(v.AsBigFloat())
 		if !ok || n < 1 {
@@ -321,7 +321,7 @@ func describe(kind string, n int) string {
 	if kind == "concurrency" {
 		return fmt.Sprint(n)
 	}
-	return result.FormatTokens(n)
+	return vocab.FormatTokens(n)
 }
 
 func upperFirst(s string) string {

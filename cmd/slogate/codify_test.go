@@ -11,6 +11,7 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 func TestCmdCodify(t *testing.T) {
@@ -20,7 +21,7 @@ func TestCmdCodify(t *testing.T) {
 		r.Interrupted, r.Error = true, "interrupted by SIGINT"
 	})
 	errored := finishedRun(t, writeRun(t, dir, "errored.json", 6018.4), func(r *result.Results) {
-		r.Decode[1].Status, r.Decode[1].Reason = result.StatusError, "HTTP 500 from /v1/completions"
+		r.Decode[1].Status, r.Decode[1].Reason = vocab.StatusError, "HTTP 500 from /v1/completions"
 	})
 	empty := filepath.Join(dir, "empty.json")
 	if err := (&result.Results{Server: result.Server{Name: "qwen"}}).Write(empty); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // cmdDiff is `slogate diff [flags] A.json B.json`: it refuses runs measured
@@ -74,16 +74,16 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	outcome := compare.Outcome(tables)
 	if compare.EngineChanged(a, b) {
 		fmt.Fprintln(stdout, compare.EngineNote(a, b))
-		if outcome != result.Error {
+		if outcome != vocab.Error {
 			return nil
 		}
 	}
 	switch outcome {
-	case result.Error:
+	case vocab.Error:
 		return exit.Quiet(exit.Infra)
-	case result.Fail:
+	case vocab.Fail:
 		return exit.Quiet(exit.Fail)
-	case result.Inconclusive:
+	case vocab.Inconclusive:
 		return exit.Quiet(exit.Inconclusive)
 	}
 	return nil

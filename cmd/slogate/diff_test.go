@@ -12,6 +12,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // writeRun writes a results.json with one prefill cell and a 1×2 decode
@@ -26,10 +27,10 @@ func writeRunWith(t *testing.T, dir, name string, tps64 float64, change func(*re
 	r := &result.Results{
 		Server:  result.Server{Name: "qwen", Model: "Qwen/Qwen3.5-4B", Version: "0.11.0"},
 		Measure: result.Measure{Duration: "3s", DurationS: 3, MaxOutput: 256, Endpoint: "completions", Repeat: 1},
-		Prefill: []result.PrefillCell{{Context: 8192, Status: result.StatusValid, TPS: 40000, TTFTMs: 204.8}},
+		Prefill: []result.PrefillCell{{Context: 8192, Status: vocab.StatusValid, TPS: 40000, TTFTMs: 204.8}},
 		Decode: []result.DecodeCell{
-			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: result.StatusValid, TotalTPS: 408.2, TTFTMs: 50, TBTMs: 2.4},
-			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusValid, TotalTPS: tps64, TTFTMs: 300, TBTMs: 10.5},
+			{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusValid, TotalTPS: 408.2, TTFTMs: 50, TBTMs: 2.4},
+			{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid, TotalTPS: tps64, TTFTMs: 300, TBTMs: 10.5},
 		},
 	}
 	if change != nil {
@@ -48,12 +49,12 @@ func TestCmdDiff(t *testing.T) {
 	same := writeRun(t, dir, "same.json", 6000)
 	worse := writeRun(t, dir, "worse.json", 5421.3)
 	overCap := writeRunWith(t, dir, "overcap.json", 0, func(r *result.Results) {
-		r.Decode[1] = result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusOverCapacity,
+		r.Decode[1] = result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusOverCapacity,
 			Reason: "64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens"}
 	})
 	missing := writeRunWith(t, dir, "missing.json", 0, func(r *result.Results) { r.Decode = r.Decode[:1] })
 	errored := writeRunWith(t, dir, "errored.json", 0, func(r *result.Results) {
-		r.Decode[1] = result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: result.StatusError, Reason: "stream stalled"}
+		r.Decode[1] = result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusError, Reason: "stream stalled"}
 	})
 	shorter := writeRunWith(t, dir, "shorter.json", 6000, func(r *result.Results) { r.Measure.Duration, r.Measure.DurationS = "1s", 1 })
 	simulated := writeRunWith(t, dir, "simulated.json", 6000, func(r *result.Results) { r.Server.Simulated = true })

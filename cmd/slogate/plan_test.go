@@ -13,7 +13,6 @@ import (
 
 	"github.com/slogate/slogate/internal/cli/planview"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec/spectest"
 	"github.com/slogate/slogate/vocab"
 )
@@ -91,10 +90,10 @@ func TestPlanJSONShape(t *testing.T) {
 			Name       string            `json:"name"`
 			Argv       []string          `json:"argv"`
 			Env        map[string]string `json:"env"`
-			Cells      []result.CellRef  `json:"cells"`
+			Cells      []vocab.CellRef   `json:"cells"`
 			Assertions []struct {
-				Name  string           `json:"name"`
-				Cells []result.CellRef `json:"cells"`
+				Name  string          `json:"name"`
+				Cells []vocab.CellRef `json:"cells"`
 			} `json:"assertions"`
 			EstimatedS *int64 `json:"estimated_s"`
 		} `json:"servers"`
@@ -103,14 +102,14 @@ func TestPlanJSONShape(t *testing.T) {
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	prefill8K := result.CellRef{Phase: vocab.PhasePrefill, Context: 8192}
-	decode8K64 := result.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
+	prefill8K := vocab.CellRef{Phase: vocab.PhasePrefill, Context: 8192}
+	decode8K64 := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
 	s := doc.Servers[0]
-	if diff := cmp.Diff([]result.CellRef{prefill8K, decode8K64}, s.Cells); diff != "" {
+	if diff := cmp.Diff([]vocab.CellRef{prefill8K, decode8K64}, s.Cells); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)
 	}
 	if len(s.Assertions) != 1 || s.Assertions[0].Name != "decode_8k_64" ||
-		!cmp.Equal([]result.CellRef{decode8K64}, s.Assertions[0].Cells) {
+		!cmp.Equal([]vocab.CellRef{decode8K64}, s.Assertions[0].Cells) {
 		t.Errorf("assertions: %+v", s.Assertions)
 	}
 	if s.EstimatedS == nil || *s.EstimatedS <= 0 || s.Env == nil || s.Argv[1] != "serve" {

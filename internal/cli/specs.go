@@ -18,8 +18,8 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/report"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // SpecFile is one spec file as loaded: its path as given, the spec (usable
@@ -141,7 +141,7 @@ func writeInvalidSpecEvents(w io.Writer, f SpecFile) error {
 	for _, l := range strings.Split(strings.TrimRight(text.String(), "\n"), "\n") {
 		stream.Log(l)
 	}
-	stream.Finish(result.Fail, 0)
+	stream.Finish(vocab.Fail, 0)
 	return nil
 }
 

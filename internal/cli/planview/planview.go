@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/plan"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/vocab"
 )
 
 // Document is the document `slogate plan -format json` prints.
@@ -96,7 +96,7 @@ func gpuHours(d time.Duration, gpus int) float64 {
 // "queued" (more requests than the server runs at once), with the
 // arithmetic; both omitted when nothing is known.
 type Cell struct {
-	result.CellRef
+	vocab.CellRef
 	plan.Outlook
 }
 
@@ -112,10 +112,10 @@ type Search struct {
 
 // Assertion is one assert or expect block and the cells it reads.
 type Assertion struct {
-	Name  string           `json:"name"`
-	Kind  string           `json:"kind"` // "assert" or "expect"
-	Test  string           `json:"test"` // full test name, as -run matches it
-	Cells []result.CellRef `json:"cells"`
+	Name  string          `json:"name"`
+	Kind  string          `json:"kind"` // "assert" or "expect"
+	Test  string          `json:"test"` // full test name, as -run matches it
+	Cells []vocab.CellRef `json:"cells"`
 	// Searches are the search blocks an assert reads (search["NAME"]).
 	Searches []string `json:"searches,omitempty"`
 }
@@ -162,26 +162,26 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 	}
 	for _, a := range p.Asserts {
 		out.Assertions = append(out.Assertions, Assertion{
-			Name: a.Name, Kind: "assert", Test: result.TestID{Server: srv.Name, Kind: result.KindAssert, Block: a.Name}.Name(), Cells: nonNil(a.Cells),
+			Name: a.Name, Kind: "assert", Test: vocab.TestID{Server: srv.Name, Kind: vocab.KindAssert, Block: a.Name}.Name(), Cells: nonNil(a.Cells),
 			Searches: a.Searches,
 		})
 	}
 	for _, x := range p.Searches {
-		out.Searches = append(out.Searches, Search{Name: x.Name, Test: result.TestID{Server: srv.Name, Kind: result.KindSearch, Block: x.Name}.Name(),
+		out.Searches = append(out.Searches, Search{Name: x.Name, Test: vocab.TestID{Server: srv.Name, Kind: vocab.KindSearch, Block: x.Name}.Name(),
 			Context: x.Context, Range: [2]int{x.Lo, x.Hi}, MaxProbes: plan.MaxProbes(x.Lo, x.Hi)})
 	}
 	for _, e := range p.Expects {
 		out.Assertions = append(out.Assertions, Assertion{
-			Name: e.Name, Kind: "expect", Test: result.TestID{Server: srv.Name, Kind: result.KindExpect, Block: e.Name}.Name(), Cells: nonNil(plan.ExpectCells(sp, e)),
+			Name: e.Name, Kind: "expect", Test: vocab.TestID{Server: srv.Name, Kind: vocab.KindExpect, Block: e.Name}.Name(), Cells: nonNil(plan.ExpectCells(sp, e)),
 		})
 	}
 	return out
 }
 
 // nonNil is c, or an empty list: JSON shows [] rather than null.
-func nonNil(c []result.CellRef) []result.CellRef {
+func nonNil(c []vocab.CellRef) []vocab.CellRef {
 	if c == nil {
-		return []result.CellRef{}
+		return []vocab.CellRef{}
 	}
 	return c
 }
@@ -211,16 +211,16 @@ func (s Server) writeText(w io.Writer) {
 	fmt.Fprintf(w, "  cells: %d, in order:\n", len(s.Cells))
 	for _, c := range s.Cells {
 		switch c.Status {
-		case result.StatusOverCapacity:
+		case vocab.StatusOverCapacity:
 			fmt.Fprintf(w, "    %s  over capacity, will not run: %s\n", c.TestName(s.Name), c.Reason)
-		case result.StatusQueued:
+		case vocab.StatusQueued:
 			fmt.Fprintf(w, "    %s  will queue: %s\n", c.TestName(s.Name), c.Reason)
 		default:
 			fmt.Fprintf(w, "    %s\n", c.TestName(s.Name))
 		}
 	}
 	for _, x := range s.Searches {
-		fmt.Fprintf(w, "  search: %s/conc=N  ctx=%s, concurrency in [%d, %d], at most %d probes\n", x.Test, result.FormatTokens(x.Context), x.Range[0], x.Range[1], x.MaxProbes)
+		fmt.Fprintf(w, "  search: %s/conc=N  ctx=%s, concurrency in [%d, %d], at most %d probes\n", x.Test, vocab.FormatTokens(x.Context), x.Range[0], x.Range[1], x.MaxProbes)
 	}
 	if len(s.Assertions) > 0 {
 		fmt.Fprintln(w, "  assertions:")
@@ -247,7 +247,7 @@ func (s Server) writeText(w io.Writer) {
 }
 
 // cellSummary names up to four cells, else counts them.
-func cellSummary(cells []result.CellRef) string {
+func cellSummary(cells []vocab.CellRef) string {
 	switch {
 	case len(cells) == 0:
 		return "no cells (reads the server only)"
@@ -269,7 +269,7 @@ type MatrixEntry struct {
 	// Job names the CI job: <spec>/<server> ("qwen3.5-4b-h200-dflash/qwen"),
 	// so that specs may share server names.
 	Job string `json:"job"`
-	// Dir is the run's name in a merge of the matrix (result.RunNames):
+	// Dir is the run's name in a merge of the matrix (vocab.RunNames):
 	// the server, or <spec>/<server> when another spec of the matrix has a
 	// server of the same name. Its results folder, `-out out/<dir>`, and
 	// its baseline, MERGED/<dir>/results.json, are named by it.
@@ -284,7 +284,7 @@ type MatrixEntry struct {
 // same file name) are an error: their runs could not be told apart.
 func Matrix(specs []*spec.Spec, keep *regexp.Regexp) ([]MatrixEntry, error) {
 	entries := []MatrixEntry{}
-	var keys []result.RunKey
+	var keys []vocab.RunKey
 	seen := map[string]string{} // job → spec
 	for _, sp := range specs {
 		for _, srv := range sp.Servers {
@@ -293,7 +293,7 @@ func Matrix(specs []*spec.Spec, keep *regexp.Regexp) ([]MatrixEntry, error) {
 				return nil, fmt.Errorf("%s and %s both have server %q and the same file name: their matrix jobs would both be %s; rename a file or a server", prev, sp.Filename, srv.Name, job)
 			}
 			seen[job] = sp.Filename
-			keys = append(keys, result.RunKey{Spec: sp.Filename, Server: srv.Name})
+			keys = append(keys, vocab.RunKey{Spec: sp.Filename, Server: srv.Name})
 			entries = append(entries, MatrixEntry{
 				Spec:      sp.Filename,
 				Server:    srv.Name,
@@ -303,7 +303,7 @@ func Matrix(specs []*spec.Spec, keep *regexp.Regexp) ([]MatrixEntry, error) {
 			})
 		}
 	}
-	for i, name := range result.RunNames(keys) {
+	for i, name := range vocab.RunNames(keys) {
 		entries[i].Dir = name
 	}
 	return entries, nil

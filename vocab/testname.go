@@ -1,10 +1,9 @@
-package result
+package vocab
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/slogate/slogate/vocab"
 )
 
 // TestID identifies one test slogate runs and reports: a measured cell, an
@@ -80,22 +79,70 @@ func (r CellRef) Name() string {
 // concurrency is known.
 func (r CellRef) nameParts(withLabel bool) []string {
 	var parts []string
-	if r.Phase == vocab.PhaseTraffic {
+	if r.Phase == PhaseTraffic {
 		if withLabel {
-			parts = append(parts, string(vocab.PhaseTraffic), r.Matrix)
+			parts = append(parts, string(PhaseTraffic), r.Matrix)
 		}
 		return append(parts, "ctx="+FormatTokens(r.Context), "rate="+FormatRate(r.Rate))
 	}
 	if withLabel {
-		if r.Phase == vocab.PhasePrefill {
-			parts = append(parts, string(vocab.PhasePrefill))
+		if r.Phase == PhasePrefill {
+			parts = append(parts, string(PhasePrefill))
 		} else {
 			parts = append(parts, r.MatrixLabel())
 		}
 	}
 	parts = append(parts, "ctx="+FormatTokens(r.Context))
-	if r.Phase == vocab.PhaseDecode && r.Concurrency > 0 {
+	if r.Phase == PhaseDecode && r.Concurrency > 0 {
 		parts = append(parts, "conc="+strconv.Itoa(r.Concurrency))
 	}
 	return parts
+}
+
+// Verdict kinds.
+const (
+	KindAssert   = "assert"
+	KindExpect   = "expect"
+	KindBaseline = "baseline"
+)
+
+// KindSearch is the kind of the tests of an SLO search: each probe is a
+// test "<server>/search/<name>/conc=N" (docs/method.md#search).
+const KindSearch = "search"
+
+// RunKey identifies one server's run in a set: its spec file and the
+// server's name.
+type RunKey struct{ Spec, Server string }
+
+// RunNames names each run of a set the way tests, merged results folders
+// and CI matrix jobs name it (docs/ci.md#run-names): the server's name, or
+// <spec>/<server> (SpecName) when another run of the set, of another spec,
+// has a server of the same name, as the Qwen seed spec and demo.hcl both
+// have "qwen".
+func RunNames(runs []RunKey) []string {
+	specs := map[string]map[string]bool{} // server → the specs that have it
+	for _, r := range runs {
+		if specs[r.Server] == nil {
+			specs[r.Server] = map[string]bool{}
+		}
+		specs[r.Server][r.Spec] = true
+	}
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.Server
+		if len(specs[r.Server]) > 1 {
+			names[i] = SpecName(r.Spec) + "/" + r.Server
+		}
+	}
+	return names
+}
+
+// SpecName is a spec path's file name without its folder and extension
+// ("specs/qwen3.5-4b-h200-dflash.hcl" → "qwen3.5-4b-h200-dflash").
+func SpecName(path string) string {
+	base := filepath.Base(path)
+	if ext := filepath.Ext(base); ext != "" && ext != base {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
 }

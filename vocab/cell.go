@@ -1,0 +1,75 @@
+package vocab
+
+import "strconv"
+
+// Cell references, statuses and the parameters a cell is named by.
+
+// CellRef names one cell: a prefill context, or a decode context × concurrency
+// of a matrix.
+type CellRef struct {
+	Phase  Phase  `json:"phase"`
+	Matrix string `json:"matrix,omitempty"` // decode only; "" means "decode"
+	// Search names the search block of a probe cell (ProbeRef); "" otherwise.
+	Search      string `json:"search,omitempty"`
+	Context     int    `json:"context"`
+	Concurrency int    `json:"concurrency,omitempty"`
+	// Rate is a traffic cell's request rate (requests per second); Matrix
+	// then holds the traffic block's label.
+	Rate float64 `json:"rate,omitempty"`
+}
+
+// MatrixLabel returns the matrix label of a decode reference ("decode" when
+// unset), the block label of a traffic reference.
+func (r CellRef) MatrixLabel() string {
+	if r.Matrix == "" {
+		return "decode"
+	}
+	return r.Matrix
+}
+
+// ProbeRef is the reference of search name's probe at concurrency conc and
+// context ctx: a decode cell whose test is "<server>/search/<name>/conc=N".
+func ProbeRef(name string, ctx, conc int) CellRef {
+	return CellRef{Phase: PhaseDecode, Search: name, Context: ctx, Concurrency: conc}
+}
+
+// searchNameParts are the name elements of a probe below the server.
+func (r CellRef) searchNameParts() []string {
+	return []string{KindSearch, r.Search, "conc=" + strconv.Itoa(r.Concurrency)}
+}
+
+// Status is the state of one measured cell.
+type Status string
+
+// Cell statuses (docs/method.md#statuses).
+const (
+	// StatusValid: measured in steady state.
+	StatusValid Status = "valid"
+	// StatusQueued: measured, but the server made requests wait: requests
+	// waiting for capacity, preemptions during the window, or fewer than C
+	// running beyond the requests in transit for a sustained part of the
+	// window (docs/method.md#statuses).
+	StatusQueued Status = "queued"
+	// StatusOverCapacity: not run, C × (ctx + max_output) exceeds the KV cache.
+	StatusOverCapacity Status = "over_capacity"
+	// StatusError: the cell could not be measured; Reason says why.
+	StatusError Status = "error"
+)
+
+// Measured reports whether a cell with this status carries numbers.
+func (s Status) Measured() bool { return s == StatusValid || s == StatusQueued }
+
+// Arrival processes of a traffic block (docs/method.md#arrival-schedules).
+const (
+	ArrivalsPoisson  = "poisson"
+	ArrivalsConstant = "constant"
+	ArrivalsGamma    = "gamma"
+)
+
+// DefaultMaxOutstanding is the safety cap on a traffic cell's requests in
+// flight when the spec sets none (docs/method.md#traffic).
+const DefaultMaxOutstanding = 4096
+
+// FormatRate spells a request rate as specs index it and test names show
+// it: "4", "0.5" (the shortest decimal that reads back as the same number).
+func FormatRate(rate float64) string { return strconv.FormatFloat(rate, 'f', -1, 64) }
