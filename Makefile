@@ -32,7 +32,7 @@ FUZZTIME ?= 10s
 FUZZ     = $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 fuzz:
 	$(FUZZ) -fuzz '^FuzzLoad$$' ./spec
-	$(FUZZ) -fuzz '^FuzzSSE$$' ./runner/sse
+	$(FUZZ) -fuzz '^FuzzSSE$$' ./measure/sse
 	$(FUZZ) -fuzz '^FuzzMetrics$$' ./promread
 	$(FUZZ) -fuzz '^FuzzPromptField$$' ./sim
 

@@ -11,6 +11,7 @@ import (
 	"github.com/slogate/slogate/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/lifecycle"
+	"github.com/slogate/slogate/measure"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
@@ -93,10 +94,11 @@ func (r *run) discover(ctx context.Context) error {
 	if kv.Warning != "" {
 		r.warn(kv.Warning)
 	}
-	mml, err := r.setupWorkload(ctx)
+	prompts, mml, err := measure.NewPrompts(ctx, r.client, r.cfg.Spec.Workload, r.results.Measure.Endpoint == "chat")
 	if err != nil {
 		return err
 	}
+	r.prompts = prompts
 	statedMaxModelLen := r.maxModelLen // from GET /v1/models; 0: not listed
 	if r.maxModelLen == 0 && srv.MaxModelLen != nil {
 		r.maxModelLen = *srv.MaxModelLen
@@ -159,8 +161,8 @@ func (r *run) serverUp() time.Duration {
 // gpuTime is the run's GPU time (docs/method.md#gpu-time).
 func (r *run) gpuTime() *result.GPUTime {
 	up := r.serverUp()
-	g := &result.GPUTime{GPUs: max(r.cfg.Plan.GPUs, 1), ServerS: round(up.Seconds(), 2),
-		GPUSeconds: round(r.cfg.Plan.GPUTime(up).Seconds(), 2)}
+	g := &result.GPUTime{GPUs: max(r.cfg.Plan.GPUs, 1), ServerS: measure.Round(up.Seconds(), 2),
+		GPUSeconds: measure.Round(r.cfg.Plan.GPUTime(up).Seconds(), 2)}
 	var cells float64
 	for _, c := range r.results.Prefill {
 		cells += c.ElapsedS
@@ -171,11 +173,11 @@ func (r *run) gpuTime() *result.GPUTime {
 	for _, c := range r.results.Traffic {
 		cells += c.ElapsedS
 	}
-	g.CellsS = round(cells, 2)
+	g.CellsS = measure.Round(cells, 2)
 	if r.cfg.Endpoint == "" {
 		g.Boots = len(r.startups)
 		for _, d := range r.startups {
-			g.StartupS = append(g.StartupS, round(d.Seconds(), 2))
+			g.StartupS = append(g.StartupS, measure.Round(d.Seconds(), 2))
 		}
 	}
 	return g

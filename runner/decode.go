@@ -2,39 +2,51 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/slogate/slogate/metric"
-	"github.com/slogate/slogate/promread"
+	"github.com/slogate/slogate/measure"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
 
-// Timeouts of the measurement method. Waits that depend on the amount of
-// prefill work scale with it at an assumed slow prefill rate.
-const (
-	slowPrefillRate   = 2000.0  // tok/s assumed when bounding a first-token wait
-	steadyPrefillRate = 10000.0 // tok/s: the steady-state timeout grows by C×ctx at this rate
-	steadyMax         = 30 * time.Minute
-)
+// meter is what measuring a cell now needs (package measure), from the
+// run's state: the server of this boot, what discovery learned, the spec's
+// measure block, and the run's requests.jsonl, warnings and observer.
+func (r *run) meter() *measure.Meter {
+	m := r.measure()
+	return &measure.Meter{Server: r.server, Spec: r.cfg.Server, Workload: r.cfg.Spec.Workload, Prompts: r.prompts,
+		Window: r.window(), MaxOutput: m.MaxOutput, Percentiles: m.PercentilesOf(), MaxModelLen: r.maxModelLen,
+		KVTokens: r.kvPool.Tokens, KVSource: r.results.Server.KVCacheSource,
+		SteadyHold: r.cfg.SteadyHold, StreamIdleTimeout: r.cfg.StreamIdleTimeout,
+		Record: r.requests.write, Progress: r.progress, Warn: r.warn, Logf: r.logf}
+}
 
-// Variables so tests can shorten them: steadyBase is the steady-state
-// gate's timeout before the hold and the prefill work are added;
-// streamsExitTimeout bounds the wait for a cell's streams to end once
-// cancelled.
-var (
-	steadyBase         = 30 * time.Second
-	streamsExitTimeout = 10 * time.Second
-)
+// progress tells the observer a cell's live state, with where the run is.
+func (r *run) progress(p measure.Progress) {
+	r.observer.Progress(Progress{Cell: p.Cell, Stage: p.Stage, Elapsed: p.Elapsed, Window: p.Window, TPS: p.TPS, Active: p.Active,
+		CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
+}
 
-// speculativeDidNotRun is the warning of a decode cell whose server has a
-// speculative block but whose vllm:spec_decode_num_drafts_total did not
-// move during the window: vLLM switches speculation off per request for
-// some sampling settings (docs/method.md#workload).
-const speculativeDidNotRun = "speculative decoding did not run in this cell (vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config and its log"
+// decodeOnce measures decode cell ref once (measure.Meter.Decode), with the
+// KV cross-check in the first cell of one stream of each context that
+// gives one (docs/method.md#kv-capacity). repeat is the run's number for
+// requests.jsonl (0 when the cell runs once).
+func (r *run) decodeOnce(ctx context.Context, ref vocab.CellRef, bodies [][]byte, repeat int) (result.DecodeCell, error) {
+	c, err := r.meter().Decode(ctx, ref, bodies, repeat, !r.kvChecked[ref.Context])
+	if c.KVUsageCheck != nil {
+		r.kvChecked[ref.Context] = true
+	}
+	return c, err
+}
+
+// trafficCell measures one traffic cell (measure.Meter.Traffic) with the
+// context's decode request bodies.
+func (r *run) trafficCell(ctx context.Context, ref vocab.CellRef, bodies [][]byte) (result.TrafficCell, error) {
+	r.observer.CellStart(ref)
+	return r.meter().Traffic(ctx, ref, r.cfg.Spec.TrafficBlock(ref.Matrix), bodies)
+}
 
 // decode measures one decode cell, repeat times back to back, or skips it
 // as over capacity: a search's probe, decided before the next is chosen
@@ -50,7 +62,7 @@ func (r *run) decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte) (r
 		c := base
 		c.Status, c.Reason = status, reason
 		if status == vocab.StatusError {
-			c.ElapsedS = round(time.Since(start).Seconds(), 2)
+			c.ElapsedS = measure.Round(time.Since(start).Seconds(), 2)
 		}
 		return c, nil
 	}
@@ -69,14 +81,14 @@ func (r *run) decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte) (r
 			}
 			p := partialRepeats(runs, i+1, repeat, why)
 			p.Matrix, p.Context, p.Concurrency = base.Matrix, base.Context, base.Concurrency
-			p.ElapsedS = round(time.Since(start).Seconds(), 2)
+			p.ElapsedS = measure.Round(time.Since(start).Seconds(), 2)
 			return p, err
 		}
 		runs = append(runs, c)
 	}
 	c := combineDecode(runs)
 	c.Matrix, c.Context, c.Concurrency = base.Matrix, base.Context, base.Concurrency
-	c.ElapsedS = round(time.Since(start).Seconds(), 2)
+	c.ElapsedS = measure.Round(time.Since(start).Seconds(), 2)
 	return c, nil
 }
 
@@ -108,261 +120,18 @@ func firstLine(s string) string {
 	return s
 }
 
-// decodeOnce is the sustained decode of docs/method.md#decode: C streams restarted as they
-// finish; the steady-state gate; a fixed window; the metrics of the window.
-// repeat is the run's number for requests.jsonl (0 when the cell runs once).
-func (r *run) decodeOnce(ctx context.Context, ref vocab.CellRef, bodies [][]byte, repeat int) (result.DecodeCell, error) {
-	concurrency := ref.Concurrency
-	cell := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: concurrency}
-	window := r.window()
-	cellCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	streams := newLoad(r.client, r.genPath(), bodies, concurrency, firstTokenTimeout(ref.Context, concurrency), r.cfg.StreamIdleTimeout)
-	if r.cfg.loadClock != nil {
-		streams.now = r.cfg.loadClock(streams)
+// unrunnable says whether the decode cell ref cannot be run on this server,
+// with the status and reason to record instead of measuring it: over
+// capacity when its requests cannot all fit in the KV cache
+// (docs/method.md#over-capacity), an error when a request cannot fit in
+// max_model_len.
+func (r *run) unrunnable(ref vocab.CellRef) (vocab.Status, string, bool) {
+	maxOutput := r.measure().MaxOutput
+	if r.kvPool.OverCapacity(ref.Concurrency, ref.Context, maxOutput) {
+		return vocab.StatusOverCapacity, r.kvPool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil), true
 	}
-	streams.log, streams.meta = r.requests, requestMeta{cell: ref.Name(), phase: vocab.PhaseDecode, repeat: repeat, promptTokens: int64(ref.Context)}
-	streams.start(cellCtx)
-	// stop cancels the streams and waits for them; false when they did not
-	// end in time (their goroutines may still write the slots' stats).
-	stop := func() bool {
-		cancel()
-		if !streams.wait(streamsExitTimeout) {
-			r.warn(fmt.Sprintf("%s: streams did not close within %v", ref.Name(), streamsExitTimeout))
-			return false
-		}
-		return true
+	if r.maxModelLen > 0 && ref.Context+maxOutput > r.maxModelLen {
+		return vocab.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, maxOutput, r.maxModelLen), true
 	}
-	fail := func(err error) (result.DecodeCell, error) {
-		stop()
-		if ctx.Err() != nil {
-			return cell, context.Cause(ctx)
-		}
-		if terr := r.serverTrouble(ctx, err); terr != nil {
-			return cell, terr
-		}
-		cell.Status, cell.Reason = vocab.StatusError, err.Error()
-		return cell, nil
-	}
-	progress := func(stage result.Stage, elapsed time.Duration, tps float64) {
-		r.observer.Progress(Progress{Cell: ref, Stage: stage, Elapsed: elapsed, Window: window, TPS: tps,
-			Active: int(streams.decoding.Load()), CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
-	}
-
-	// The steady-state gate (docs/method.md#steady-state-gate).
-	ev := waitEvidence{preemptions: -1}
-	var scrapes scrapeTimes
-	g, err := r.steadyState(ctx, streams, concurrency, ref, progress, &scrapes)
-	ev.gateQueued, ev.gateReason, ev.gateWaiting, ev.gateNote = g.queued, g.reason, g.waited, g.note
-	var sf streamFailure
-	switch {
-	case errors.As(err, &sf):
-		return fail(sf.err)
-	case err != nil:
-		stop()
-		return cell, err
-	}
-
-	// The window (docs/method.md#window).
-	before, beforeAt, beforeErr := r.client.Metrics(ctx)
-	windowStart := streams.now()
-	streams.windowStart.Store(windowStart)
-	windowOpened := time.Now()
-	var kvc *kvCheck // the KV cross-check (docs/method.md#kv-capacity)
-	if concurrency == 1 && !r.kvChecked[ref.Context] {
-		kvc = &kvCheck{context: ref.Context}
-	}
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	endAt := time.NewTimer(window)
-	defer endAt.Stop()
-	lastProgress := time.Time{}
-	var polls []poll // the window's, for the status rules
-measuring:
-	for {
-		select {
-		case <-ctx.Done():
-			stop()
-			return cell, context.Cause(ctx)
-		case <-streams.failed:
-			return fail(streams.failErr)
-		case <-endAt.C:
-			break measuring
-		case <-tick.C:
-			if err := r.procExited(); err != nil {
-				stop()
-				return cell, err
-			}
-			complBefore := streams.completion.Load()
-			p, s, err := r.takePoll(ctx, streams, concurrency, &scrapes)
-			polls = append(polls, p)
-			if err == nil && kvc != nil {
-				kvc.sample(s, complBefore, streams.completion.Load(), streams.decoding.Load())
-			}
-			if time.Since(lastProgress) >= 500*time.Millisecond {
-				el := time.Since(windowOpened)
-				progress(result.StageMeasuring, el, float64(streams.windowTokens.Load())/el.Seconds())
-				lastProgress = time.Now()
-			}
-		}
-	}
-	windowEnd := streams.now()
-	streams.windowEnd.Store(windowEnd)
-	ev.window = windowEvidence(polls, concurrency)
-	after, afterAt, afterErr := r.client.Metrics(ctx)
-	// Closing the connections aborts the requests (docs/method.md#window).
-	if !stop() {
-		// Streams still running may still be writing their slots' stats:
-		// they are not read.
-		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("streams did not stop within %v", streamsExitTimeout)
-		return cell, nil
-	}
-	select {
-	case <-streams.failed:
-		// A stream failed as the window closed: the window is still complete.
-	default:
-	}
-
-	stats := streams.stats()
-	cell.MeasuredS = round(stats.measuredS, 3)
-	cell.OutputTokens = int64(stats.tokens + 0.5)
-	cell.TotalTPS = round(stats.tokens/stats.measuredS, 1)
-	cell.PerRequestTPS = round(stats.perRequestTPS, 1)
-	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = round(stats.ttft[0], 1), round(stats.ttft[1], 1), round(stats.ttft[2], 1)
-	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = round(stats.tbt[0], 3), round(stats.tbt[1], 3), round(stats.tbt[2], 3)
-	for _, d := range stats.dists {
-		storeDistribution(vocab.PhaseDecode, d, r.measure().PercentilesOf(), func(m metric.Metric, v float64) { cell.SetValue(m, v) })
-	}
-	cell.ActiveAvg = round(stats.activeAvg, 2)
-	cell.Completed = stats.completed
-	cell.TokenSource = stats.source
-	if beforeErr == nil && afterErr == nil && before.HasGenerationTokens && after.HasGenerationTokens && afterAt.After(beforeAt) {
-		v := round((after.GenerationTokens-before.GenerationTokens)/afterAt.Sub(beforeAt).Seconds(), 1)
-		cell.ServerTotalTPS = &v
-		if cell.TotalTPS > 0 {
-			if d := (v - cell.TotalTPS) / cell.TotalTPS; d > 0.02 || d < -0.02 {
-				cell.Warnings = append(cell.Warnings, fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f by %+.1f%%", v, cell.TotalTPS, d*100))
-			}
-		}
-	}
-	if beforeErr == nil && afterErr == nil && before.HasSpeculative && after.HasSpeculative {
-		drafts := after.SpeculativeDrafts - before.SpeculativeDrafts
-		draftTokens := after.SpeculativeDraftTokens - before.SpeculativeDraftTokens
-		accepted := after.SpeculativeAcceptedTokens - before.SpeculativeAcceptedTokens
-		if draftTokens > 0 {
-			v := round(accepted/draftTokens, 4)
-			cell.SpeculativeAcceptRate = &v
-		}
-		if drafts > 0 {
-			v := round(1+accepted/drafts, 3)
-			cell.SpeculativeAcceptLen = &v
-		}
-	}
-	if beforeErr == nil && afterErr == nil && r.cfg.Server.Speculative != nil &&
-		(!after.HasSpeculative || after.SpeculativeDrafts == before.SpeculativeDrafts) {
-		cell.Warnings = append(cell.Warnings, speculativeDidNotRun)
-	}
-	if beforeErr == nil && afterErr == nil && before.HasPreemptions && after.HasPreemptions {
-		n := int64(max(after.Preemptions-before.Preemptions, 0))
-		cell.Preemptions, ev.preemptions = &n, n
-	}
-	if beforeErr != nil || afterErr != nil {
-		cell.Warnings = append(cell.Warnings, "no /metrics around the window: server_total_tps not measured")
-	}
-	if kvc != nil {
-		var warning string
-		cell.KVUsageCheck, warning = kvc.result(ref.Name(), r.kvPool.Tokens, r.results.Server.KVCacheSource)
-		if cell.KVUsageCheck != nil {
-			r.kvChecked[ref.Context] = true
-		}
-		if warning != "" {
-			cell.Warnings = append(cell.Warnings, warning)
-			r.logf("warning: %s", warning)
-		}
-	}
-	var slow string
-	if cell.Polling, slow = scrapes.record(); slow != "" {
-		cell.Warnings = append(cell.Warnings, slow)
-	}
-	cell.Status, cell.Reason, cell.Notes = cellStatus(ev, stats.activeAvg, concurrency)
-	return cell, nil
+	return "", "", false
 }
-
-// gateOutcome is what the steady-state gate found (steadyState).
-type gateOutcome struct {
-	// queued is set, with reason, when the server made requests wait at
-	// the gate: a stable queue, or a timeout with the polls showing it.
-	queued bool
-	reason string
-	// waited: the server reported waiting requests once the conditions had
-	// first held (docs/method.md#statuses).
-	waited bool
-	// note says the gate timed out with no sign of the server making
-	// requests wait; the cell is measured anyway.
-	note string
-}
-
-// steadyState waits for docs/method.md#steady-state-gate, polling
-// /metrics every pollEvery and handing each poll to a gate (status.go):
-// the steady state held, a stable queue (queued, with why), or the timeout
-// (queued when the gate's polls showed the server making requests wait,
-// else a note). A stream failure returns its error.
-func (r *run) steadyState(ctx context.Context, streams *load, concurrency int, ref vocab.CellRef, progress func(result.Stage, time.Duration, float64), scrapes *scrapeTimes) (g gateOutcome, err error) {
-	hold := r.cfg.SteadyHold
-	timeout := steadyBase + hold + time.Duration(float64(concurrency)*float64(ref.Context)/steadyPrefillRate*float64(time.Second))
-	timeout = min(timeout, steadyMax)
-	start := time.Now()
-	deadline := start.Add(timeout)
-	gt := newGate(concurrency, hold)
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return g, context.Cause(ctx)
-		case <-streams.failed:
-			return g, streamFailure{streams.failErr}
-		case <-tick.C:
-		}
-		if err := r.procExited(); err != nil {
-			return g, err
-		}
-		p, _, _ := r.takePoll(ctx, streams, concurrency, scrapes)
-		switch gt.observe(p) {
-		case gateSteady:
-			return gateOutcome{waited: gt.waited()}, nil
-		case gateQueue:
-			return gateOutcome{queued: true, reason: gt.queueReason(), waited: gt.waited()}, nil
-		}
-		if time.Now().After(deadline) {
-			return gt.timedOut(timeout), nil
-		}
-		progress(result.StageWarmUp, time.Since(start), 0)
-	}
-}
-
-// takePoll reads /metrics and what the client has at that moment (the
-// status rules' input, docs/method.md#statuses); the poll's time is the
-// middle of the scrape, since the streams' origin. The snapshot and the
-// error are the scrape's; how long it took goes to scrapes.
-func (r *run) takePoll(ctx context.Context, streams *load, concurrency int, scrapes *scrapeTimes) (poll, promread.Snapshot, error) {
-	c := int64(concurrency)
-	outBefore := streams.outstanding.Load()
-	s, at, took, err := r.client.TimedMetrics(ctx)
-	scrapes.add(took)
-	sinceOrigin := at.Sub(streams.origin)
-	p := poll{at: sinceOrigin, decoding: int(streams.decoding.Load()), started: int(streams.started.Load())}
-	if err == nil && s.HasRequests {
-		p.gauges = true
-		p.running, p.waiting, p.deferred = s.Running, s.QueuedForCapacity(), s.WaitingDeferred
-		p.allOutstanding = outBefore == c && streams.outstanding.Load() == c
-		p.inTransit = streams.inTransit(int64(sinceOrigin), transitBound)
-	}
-	return p, s, err
-}
-
-// streamFailure is a stream's error surfacing from the steady-state wait:
-// it makes the cell an error, unless the server itself is gone.
-type streamFailure struct{ err error }
-
-func (s streamFailure) Error() string { return s.err.Error() }

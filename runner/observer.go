@@ -43,3 +43,11 @@ func (nopObserver) CellStart(vocab.CellRef)                       {}
 func (nopObserver) Progress(Progress)                             {}
 func (nopObserver) PrefillDone(result.PrefillCell, time.Duration) {}
 func (nopObserver) DecodeDone(result.DecodeCell, time.Duration)   {}
+
+// TrafficObserver is implemented by an Observer that also wants finished
+// traffic cells (an optional interface, so that observers written before
+// traffic cells keep working).
+type TrafficObserver interface {
+	// TrafficDone reports a finished traffic cell (any status).
+	TrafficDone(c result.TrafficCell, elapsed time.Duration)
+}

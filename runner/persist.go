@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/measure"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
@@ -46,7 +47,7 @@ func (r *run) initialResults() *result.Results {
 		}
 	}
 	return &result.Results{Schema: result.Schema, Spec: sp.Filename, Tool: r.cfg.Tool, Server: rs, Measure: m,
-		Workload: workloadRecord(sp.Workload), Started: time.Now().UTC(), Prefill: []result.PrefillCell{}, Decode: []result.DecodeCell{}, Verdicts: []result.Verdict{}}
+		Workload: measure.WorkloadRecord(sp.Workload), Started: time.Now().UTC(), Prefill: []result.PrefillCell{}, Decode: []result.DecodeCell{}, Verdicts: []result.Verdict{}}
 }
 
 func parseDurS(s string) float64 {
@@ -109,4 +110,14 @@ func (r *run) sortCells() {
 	slices.SortStableFunc(r.results.Prefill, func(a, b result.PrefillCell) int { return pos(a.Ref()) - pos(b.Ref()) })
 	slices.SortStableFunc(r.results.Decode, func(a, b result.DecodeCell) int { return pos(a.Ref()) - pos(b.Ref()) })
 	slices.SortStableFunc(r.results.Traffic, func(a, b result.TrafficCell) int { return pos(a.Ref()) - pos(b.Ref()) })
+}
+
+// recordTraffic keeps a finished traffic cell.
+func (r *run) recordTraffic(c result.TrafficCell) error {
+	r.results.Traffic = append(r.results.Traffic, c)
+	r.cellsDone++
+	if o, ok := r.observer.(TrafficObserver); ok {
+		o.TrafficDone(c, time.Duration(c.ElapsedS*float64(time.Second)))
+	}
+	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: vocab.PhaseTraffic, Traffic: &c})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/measure"
 	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
@@ -409,8 +410,8 @@ func (r *run) finishDecode(pc *pendingCell) result.DecodeCell {
 	}
 	c.Matrix, c.Context, c.Concurrency = ref.MatrixLabel(), ref.Context, ref.Concurrency
 	if c.Status != vocab.StatusOverCapacity {
-		c.ElapsedS = round(pc.busy.Seconds(), 2)
-		c.GPUSeconds = round(r.cfg.Plan.GPUTime(pc.busy).Seconds(), 2)
+		c.ElapsedS = measure.Round(pc.busy.Seconds(), 2)
+		c.GPUSeconds = measure.Round(r.cfg.Plan.GPUTime(pc.busy).Seconds(), 2)
 	}
 	if len(pc.runs) > 1 {
 		c.Design = r.design(ref.Phase, pc.boots, pc.stopped, c.Samples, pc.busy/time.Duration(len(pc.runs)))
@@ -485,8 +486,8 @@ func (r *run) finishPrefill(pc *pendingCell) result.PrefillCell {
 	for _, x := range pc.prefills {
 		busy += time.Duration(x.ElapsedS * float64(time.Second))
 	}
-	c.ElapsedS = round(busy.Seconds(), 2)
-	c.GPUSeconds = round(r.cfg.Plan.GPUTime(busy).Seconds(), 2)
+	c.ElapsedS = measure.Round(busy.Seconds(), 2)
+	c.GPUSeconds = measure.Round(r.cfg.Plan.GPUTime(busy).Seconds(), 2)
 	if len(pc.prefills) > 1 {
 		c.Design = r.design(vocab.PhasePrefill, pc.boots, pc.stopped, c.Samples, busy/time.Duration(len(pc.prefills)))
 	}
@@ -505,7 +506,7 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt workload.Promp
 	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
 	pc := r.pendingOf(ref)
 	if !record || pc.recorded || pc.failedWhy != "" {
-		_, err := r.prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil)
+		_, err := r.meter().Prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil)
 		return err
 	}
 	if len(pc.prefills) == 0 {
@@ -539,7 +540,7 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt workload.Promp
 	if r.measure().Repeat <= 1 && !r.measure().RepeatAuto {
 		first = 0 // one run: not a repeat
 	}
-	runs, err := r.prefill(ctx, ctxLen, prompt, salt, true, n, limit, first, more)
+	runs, err := r.meter().Prefill(ctx, ctxLen, prompt, salt, true, n, limit, first, more)
 	for _, c := range runs {
 		if c.Status == vocab.StatusError && pc.failedWhy == "" {
 			pc.failedAt, pc.failedWhy = len(pc.prefills)+1, c.Reason
@@ -571,4 +572,18 @@ func combinePolling(runs []result.DecodeCell) *result.Polling {
 	}
 	out.MeanMs = math.Round(sum/float64(out.Scrapes)*1000) / 1000
 	return &out
+}
+
+// statusRank orders the statuses of repeated runs of one cell from best to
+// worst: valid, queued, over_capacity, error.
+func statusRank(s vocab.Status) int {
+	switch s {
+	case vocab.StatusValid:
+		return 0
+	case vocab.StatusQueued:
+		return 1
+	case vocab.StatusOverCapacity:
+		return 2
+	}
+	return 3
 }

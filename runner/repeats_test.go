@@ -17,6 +17,10 @@ import (
 	"github.com/slogate/slogate/vocab"
 )
 
+// specWarning is a warning a decode cell may carry (package measure's
+// when speculative decoding did not run).
+const specWarning = "speculative decoding did not run in this cell (vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config and its log"
+
 func ptr(v float64) *float64 { return &v }
 
 // TestCombineRepeats: repeats combine every metric of the table by its
@@ -53,11 +57,11 @@ func TestCombineRepeats(t *testing.T) {
 			wantStatus: vocab.StatusValid},
 		{name: "a warning of every run is kept once",
 			runs: []result.DecodeCell{
-				{Status: vocab.StatusValid, Warnings: []string{speculativeDidNotRun}},
-				{Status: vocab.StatusValid, Warnings: []string{speculativeDidNotRun, "no /metrics around the window: server_total_tps not measured"}},
-				{Status: vocab.StatusValid, Warnings: []string{speculativeDidNotRun}},
+				{Status: vocab.StatusValid, Warnings: []string{specWarning}},
+				{Status: vocab.StatusValid, Warnings: []string{specWarning, "no /metrics around the window: server_total_tps not measured"}},
+				{Status: vocab.StatusValid, Warnings: []string{specWarning}},
 			},
-			wantWarnings: []string{speculativeDidNotRun, "no /metrics around the window: server_total_tps not measured"},
+			wantWarnings: []string{specWarning, "no /metrics around the window: server_total_tps not measured"},
 			wantStatus:   vocab.StatusValid},
 		{name: "an errored run is the result",
 			runs: []result.DecodeCell{

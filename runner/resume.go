@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/measure"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
@@ -119,7 +120,7 @@ func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, notes io.Wr
 	}
 	if prev.Workload != nil {
 		was, _ := json.Marshal(prev.Workload)
-		now, _ := json.Marshal(workloadRecord(sp.Workload))
+		now, _ := json.Marshal(measure.WorkloadRecord(sp.Workload))
 		if !bytes.Equal(was, now) {
 			return exit.Usagef("-resume %s: the spec's workload changed since that run (was %s, now %s): its cells would not be comparable; restore it or start a fresh run without -resume",
 				rs.Dir, was, now)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/measure"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/workload"
@@ -46,9 +47,9 @@ func TestMatchPrevious(t *testing.T) {
 			r.Server.Simulated, r.Server.Argv, r.Server.Endpoint = true, nil, "http://127.0.0.1:8123"
 		}), wantDur: time.Second, wantEP: "http://127.0.0.1:8123"},
 		{name: "only cells.jsonl survived", rs: &Resumed{Dir: "OUT", Server: "q"}},
-		{name: "the same workload", rs: prev(func(r *result.Results) { r.Workload = workloadRecord(sp.Workload) }), wantDur: time.Second, wantSim: true},
+		{name: "the same workload", rs: prev(func(r *result.Results) { r.Workload = measure.WorkloadRecord(sp.Workload) }), wantDur: time.Second, wantSim: true},
 		{name: "workload changed", rs: prev(func(r *result.Results) {
-			r.Workload = workloadRecord(&spec.Workload{Options: workload.Options{Prompt: "random", Seed: 7}})
+			r.Workload = measure.WorkloadRecord(&spec.Workload{Options: workload.Options{Prompt: "random", Seed: 7}})
 		}),
 			wantCode: exit.Usage, wantMsg: `the spec's workload changed since that run (was {"prompt":"random"`},
 	}

@@ -1,26 +1,22 @@
 // Package runner executes a plan against one server: it boots the server
 // (or uses an already running endpoint) through package lifecycle, measures
-// cold prefill and sustained decode exactly as docs/method.md describes, and
-// writes results.json, cells.jsonl and server.log into the output folder as
-// it goes, so an interrupted or crashed run keeps every measured cell (and
-// can be resumed: LoadResume, Config.Resume). Events go to an Observer; the
-// runner never prints.
+// each cell of the plan through package measure, exactly as docs/method.md
+// describes, and writes results.json, cells.jsonl, requests.jsonl and
+// server.log into the output folder as it goes, so an interrupted or
+// crashed run keeps every measured cell (and can be resumed: LoadResume,
+// Config.Resume). Events go to an Observer; the runner never prints.
 //
 // One file per job: runner.go orchestrates a run (the plan's steps, one
 // context each); boots.go boots the server, learns its facts (discover)
-// and restarts it for measure.boots, counting GPU time; kvcheck.go
-// cross-checks the KV capacity against the server's KV usage with one
-// stream resident; prompt.go builds every prompt and request body;
-// prefill.go and decode.go measure cells, traffic.go open-loop traffic
-// cells; search.go runs the SLO searches (docs/method.md#search), each probe
-// a decode cell; load.go drives the streams of a decode cell and accounts
-// their chunks to the window; status.go decides a decode cell's status from
-// what the gate and the window saw; trouble.go tells a failed request from
-// a server that is gone; repeats.go takes a context's repeats in rounds
-// (repeat = "auto" included) and combines them over the metric table;
-// levels.go sizes the boot and repeat levels (Kalibera and Jones);
-// persist.go writes results.json and cells.jsonl; resume.go continues an
-// interrupted run.
+// and restarts it for measure.boots, counting GPU time; decode.go measures
+// a decode or traffic cell through package measure (a search's probe with
+// its repeats back to back) or records why it cannot be run; repeats.go
+// takes a context's repeats in rounds (repeat = "auto" included) and
+// combines them over the metric table; levels.go sizes the boot and repeat
+// levels (Kalibera and Jones); search.go runs the SLO searches
+// (docs/method.md#search), each probe a decode cell; persist.go writes
+// results.json and cells.jsonl, requests.go requests.jsonl; resume.go
+// continues an interrupted run; observer.go is what the run tells.
 package runner
 
 import (
@@ -36,11 +32,11 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/lifecycle"
+	"github.com/slogate/slogate/measure"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
-	"github.com/slogate/slogate/workload"
 )
 
 // Defaults for Config's zero values.
@@ -80,9 +76,6 @@ type Config struct {
 	// StreamIdleTimeout ends a stream that sends nothing for this long (the
 	// cell becomes an error; the run goes on).
 	StreamIdleTimeout time.Duration
-	// loadClock, when set (tests), replaces a decode cell's clock: it is
-	// given the load and returns its now (ns since origin).
-	loadClock func(l *load) func() int64
 	// SteadyHold overrides plan.SteadyHold (tests only).
 	SteadyHold time.Duration
 	// Resume continues an interrupted run in OutDir: its cells.jsonl records
@@ -125,15 +118,9 @@ type run struct {
 	// measuredRefs are the cells already measured (by a resumed run).
 	measuredRefs map[vocab.CellRef]bool
 	started      time.Time
-	// chat is measure.endpoint = "chat": requests send messages, not
-	// token IDs.
-	chat bool
-	// The workload (docs/method.md#workload): builder makes every prompt
-	// through tokenizer (the server's /tokenize); fields are what every
-	// request carries besides its prompt.
-	builder   *workload.Builder
-	tokenizer *lifecycle.Tokenizer
-	fields    requestFields
+	// prompts builds every prompt of the workload (docs/method.md#workload)
+	// through the server's /tokenize and encodes the requests.
+	prompts *measure.Prompts
 	// The repeat design (repeats.go): bootNo is the current boot (1, 2,
 	// …); pending the cells whose repeats are being taken; stop
 	// repeat = "auto"'s rule (nil with a fixed repeat).
@@ -329,10 +316,10 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	}
 	// The prompts the runnable decode cells use: one per stream of the
 	// largest when the workload is distinct (docs/method.md#workload);
-	// traffic cells cycle through trafficPrompts of them.
+	// traffic cells cycle through measure.TrafficPrompts of them.
 	streams := 0
 	if len(trafficTodo) > 0 {
-		streams = trafficPrompts
+		streams = measure.TrafficPrompts
 	}
 	for _, ref := range todo {
 		if !r.kvPool.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput) {
@@ -342,16 +329,16 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	for _, sr := range searches {
 		streams = max(streams, r.largestProbe(sr))
 	}
-	var cp *contextPrompts
+	var cp *measure.ContextPrompts
 	if record || streams > 0 {
 		var err error
-		if cp, err = r.buildPrompts(ctx, st.Context, max(streams, 1)); err != nil {
+		if cp, err = r.meter().BuildPrompts(ctx, st.Context, max(streams, 1)); err != nil {
 			return err
 		}
-		if err := r.prefillStep(ctx, st.Context, cp.prompts[0], salt, record); err != nil {
+		if err := r.prefillStep(ctx, st.Context, cp.Prompts[0], salt, record); err != nil {
 			return err
 		}
-		if err := r.warmStreams(ctx, cp, salt); err != nil {
+		if err := r.meter().WarmStreams(ctx, cp, salt); err != nil {
 			return err
 		}
 	}
@@ -359,17 +346,17 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 		if cp == nil {
 			return nil
 		}
-		return r.decodeBodies(cp, salt)
+		return r.meter().DecodeBodies(cp, salt)
 	}
 	var warnings []string
 	if cp != nil {
-		warnings = cp.warnings
+		warnings = cp.Warnings
 	}
 	if err := r.measureDecodeCells(ctx, todo, bodies, warnings); err != nil {
 		return err
 	}
 	for _, ref := range trafficTodo {
-		cell, err := r.trafficCell(ctx, ref, r.decodeBodies(cp, salt))
+		cell, err := r.trafficCell(ctx, ref, r.meter().DecodeBodies(cp, salt))
 		if err != nil {
 			return err
 		}
@@ -380,7 +367,7 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	for _, sr := range searches {
 		var bodies [][]byte
 		if cp != nil {
-			bodies = r.decodeBodies(cp, salt)
+			bodies = r.meter().DecodeBodies(cp, salt)
 		}
 		if err := r.search(ctx, sr, bodies, cp); err != nil {
 			return err

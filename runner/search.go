@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/assert"
+	"github.com/slogate/slogate/measure"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
@@ -131,7 +132,7 @@ func answerOf(passed map[int]bool) searchAnswer {
 // objective. bodies are the context's decode request bodies (one per
 // stream of the largest probe when the workload is distinct), cp its
 // prompts (nil when every probe is over capacity).
-func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *contextPrompts) error {
+func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *measure.ContextPrompts) error {
 	start := time.Now()
 	sp := r.cfg.Spec
 	r.results.Search = append(r.results.Search, result.Search{Name: s.Name, Context: s.Context, Range: [2]int{s.Lo, s.Hi},
@@ -143,7 +144,7 @@ func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *c
 			return probeVerdict{}, err
 		}
 		if cp != nil && cell.Status.Measured() {
-			cell.Warnings = append(cell.Warnings, cp.warnings...)
+			cell.Warnings = append(cell.Warnings, cp.Warnings...)
 		}
 		cell.Matrix, cell.Search = "", s.Name
 		p := result.SearchProbe{Concurrency: c, Cell: cell}
@@ -186,7 +187,7 @@ func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *c
 		return v, nil
 	})
 	res := &r.results.Search[idx]
-	res.ElapsedS = round(time.Since(start).Seconds(), 2)
+	res.ElapsedS = measure.Round(time.Since(start).Seconds(), 2)
 	var stopped errSearchStopped
 	switch {
 	case errors.As(err, &stopped):

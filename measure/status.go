@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"fmt"
@@ -12,22 +12,6 @@ import (
 // This file is where a decode cell's status is decided
 // (docs/method.md#statuses); a cell whose streams failed is an error where
 // the failure is seen (decode.go), and an error is never reported as slow.
-
-// unrunnable says whether the decode cell ref cannot be run on this server,
-// with the status and reason to record instead of measuring it: over
-// capacity when its requests cannot all fit in the KV cache
-// (docs/method.md#over-capacity), an error when a request cannot fit in
-// max_model_len.
-func (r *run) unrunnable(ref vocab.CellRef) (vocab.Status, string, bool) {
-	maxOutput := r.measure().MaxOutput
-	if r.kvPool.OverCapacity(ref.Concurrency, ref.Context, maxOutput) {
-		return vocab.StatusOverCapacity, r.kvPool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil), true
-	}
-	if r.maxModelLen > 0 && ref.Context+maxOutput > r.maxModelLen {
-		return vocab.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, maxOutput, r.maxModelLen), true
-	}
-	return "", "", false
-}
 
 // Polling and the thresholds of the status rules (docs/method.md#statuses).
 const (
@@ -409,20 +393,6 @@ func (g *gate) timedOut(timeout time.Duration) gateOutcome {
 		out.note += fmt.Sprintf(" (requests waiting or fewer than %d running for %.1fs of %.1fs)", g.concurrency, ev.held.Seconds(), ev.observed.Seconds())
 	}
 	return out
-}
-
-// statusRank orders the statuses of repeated runs of one cell from best to
-// worst: valid, queued, over_capacity, error.
-func statusRank(s vocab.Status) int {
-	switch s {
-	case vocab.StatusValid:
-		return 0
-	case vocab.StatusQueued:
-		return 1
-	case vocab.StatusOverCapacity:
-		return 2
-	}
-	return 3
 }
 
 // trafficStatus is the status of a measured traffic cell: queued when the

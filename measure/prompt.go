@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -28,9 +28,9 @@ func workloadOptions(w *spec.Workload) workload.Options {
 	return w.Options
 }
 
-// workloadRecord is what results.json records of the spec's workload
+// WorkloadRecord is what results.json records of the spec's workload
 // (docs/method.md#workload).
-func workloadRecord(w *spec.Workload) *result.Workload {
+func WorkloadRecord(w *spec.Workload) *result.Workload {
 	rec := workload.New(nil, workloadOptions(w)).Record() // Record asks the tokenizer nothing
 	return &rec
 }
@@ -127,103 +127,111 @@ func (f requestFields) body(p workload.Prompt, maxTokens, minTokens int, salt st
 	return append(b, '}')
 }
 
-// setupWorkload prepares the run's prompt builder over the server's POST
-// /tokenize and checks that /tokenize answers the way the workload needs
-// (an article renders through the chat template; random prompts learn the
-// vocabulary from plain text). It returns the max_model_len /tokenize
-// reported (0 when it did not say).
-func (r *run) setupWorkload(ctx context.Context) (int, error) {
-	w := r.cfg.Spec.Workload
+// Prompts builds a run's prompts over the server's POST /tokenize and
+// encodes its generation requests: on the endpoint measure.endpoint names,
+// with the workload's fields.
+type Prompts struct {
+	chat      bool // measure.endpoint = "chat": requests send messages, not token IDs
+	fields    requestFields
+	tokenizer *lifecycle.Tokenizer
+	builder   *workload.Builder
+}
+
+// NewPrompts prepares the run's prompt builder over c's POST /tokenize for
+// workload w (chat: measure.endpoint = "chat") and checks that /tokenize
+// answers the way the workload needs (an article renders through the chat
+// template; random prompts learn the vocabulary from plain text). It
+// returns the max_model_len /tokenize reported (0 when it did not say).
+func NewPrompts(ctx context.Context, c *lifecycle.Client, w *spec.Workload, chat bool) (*Prompts, int, error) {
 	opts := workloadOptions(w)
-	r.chat = r.results.Measure.Endpoint == "chat"
-	r.fields = newRequestFields(r.client.Model(), r.chat, w)
-	r.tokenizer = lifecycle.NewTokenizer(r.client)
-	r.builder = workload.New(r.tokenizer, opts)
+	tok := lifecycle.NewTokenizer(c)
+	p := &Prompts{chat: chat, fields: newRequestFields(c.Model(), chat, w), tokenizer: tok, builder: workload.New(tok, opts)}
 	var err error
 	if opts.Prompt == workload.Random {
-		_, err = r.tokenizer.TokenizeText(ctx, "Hello")
+		_, err = tok.TokenizeText(ctx, "Hello")
 	} else {
-		_, err = r.tokenizer.TokenizeChat(ctx, []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "Hello"}}, true, opts.ChatTemplateKwargs)
+		_, err = tok.TokenizeChat(ctx, []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "Hello"}}, true, opts.ChatTemplateKwargs)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, context.Cause(ctx)
+			return nil, 0, context.Cause(ctx)
 		}
 		var se *lifecycle.StatusError
 		if errors.As(err, &se) && se.Code == 404 {
 			err = errors.New("the server does not serve it")
 		}
 		if opts.Prompt == workload.Random {
-			return 0, exit.Infraf("workload prompt = \"random\" learns the vocabulary's range through POST /tokenize, which failed at %s: %v", r.client.Base(), err)
+			return nil, 0, exit.Infraf("workload prompt = \"random\" learns the vocabulary's range through POST /tokenize, which failed at %s: %v", c.Base(), err)
 		}
-		return 0, exit.Infraf("workload prompt = \"article\" sizes its prompts through POST /tokenize with messages (the server's chat template), which failed at %s: %v; a server without a chat template can be measured with workload { prompt = \"random\" } on measure.endpoint = \"completions\"", r.client.Base(), err)
+		return nil, 0, exit.Infraf("workload prompt = \"article\" sizes its prompts through POST /tokenize with messages (the server's chat template), which failed at %s: %v; a server without a chat template can be measured with workload { prompt = \"random\" } on measure.endpoint = \"completions\"", c.Base(), err)
 	}
-	return r.tokenizer.MaxModelLen, nil
+	return p, tok.MaxModelLen, nil
 }
 
 // cappedPromptTokens is the prompt length of a context: ctxLen, capped one
 // token below max_model_len so that the prefill request can still emit its
 // token.
-func (r *run) cappedPromptTokens(ctxLen int) int {
-	if r.maxModelLen > 0 && ctxLen > r.maxModelLen-1 {
-		return r.maxModelLen - 1
+func (m *Meter) cappedPromptTokens(ctxLen int) int {
+	if m.MaxModelLen > 0 && ctxLen > m.MaxModelLen-1 {
+		return m.MaxModelLen - 1
 	}
 	return ctxLen
 }
 
-// contextPrompts are the prompts of one context, by stream (one when the
+// ContextPrompts are the prompts of one context, by stream (one when the
 // workload is not distinct), and their decode request bodies.
-type contextPrompts struct {
+type ContextPrompts struct {
 	ctxLen  int
-	prompts []workload.Prompt
-	// warnings say how the prompts differ from the context (the workload's
+	Prompts []workload.Prompt
+	// Warnings say how the prompts differ from the context (the workload's
 	// prompt warnings); cells measured with them carry them too.
-	warnings []string
+	Warnings []string
 	bodies   [][]byte // decode bodies by stream, built on first use
 }
 
 // tokens is the length of the prompts (stream 0's; all are the same length
 // but for a shortfall warning).
-func (cp *contextPrompts) tokens() int { return len(cp.prompts[0].Tokens) }
+func (cp *ContextPrompts) tokens() int { return len(cp.Prompts[0].Tokens) }
 
-// buildPrompts builds the prompts of a context for streams streams
+// BuildPrompts builds the prompts of a context for streams streams
 // (workload.Builder.Prompts: one per stream when distinct) at the capped
 // length, logs what building them cost, and warns when they differ from
 // the context.
-func (r *run) buildPrompts(ctx context.Context, ctxLen, streams int) (*contextPrompts, error) {
-	n := r.cappedPromptTokens(ctxLen)
-	calls, bytes, t0 := r.tokenizer.Calls, r.tokenizer.Bytes, time.Now()
-	ps, err := r.builder.Prompts(ctx, n, streams)
+func (m *Meter) BuildPrompts(ctx context.Context, ctxLen, streams int) (*ContextPrompts, error) {
+	n := m.cappedPromptTokens(ctxLen)
+	tok := m.Prompts.tokenizer
+	calls, bytes, t0 := tok.Calls, tok.Bytes, time.Now()
+	ps, err := m.Prompts.builder.Prompts(ctx, n, streams)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
 		return nil, exit.Infraf("building the prompts of context %s: %v", vocab.FormatTokens(ctxLen), err)
 	}
-	r.logf("prompts at %s: %d of %d tokens built in %v with %d POST /tokenize calls (%s exchanged)",
-		vocab.FormatTokens(ctxLen), len(ps), n, time.Since(t0).Round(time.Millisecond), r.tokenizer.Calls-calls, byteSize(r.tokenizer.Bytes-bytes))
-	cp := &contextPrompts{ctxLen: ctxLen, prompts: ps}
+	m.logf("prompts at %s: %d of %d tokens built in %v with %d POST /tokenize calls (%s exchanged)",
+		vocab.FormatTokens(ctxLen), len(ps), n, time.Since(t0).Round(time.Millisecond), tok.Calls-calls, byteSize(tok.Bytes-bytes))
+	cp := &ContextPrompts{ctxLen: ctxLen, Prompts: ps}
 	for i, p := range ps {
 		for _, w := range p.Warnings {
 			msg := fmt.Sprintf("prompt at %s: %s", vocab.FormatTokens(ctxLen), w)
 			if len(ps) > 1 {
 				msg = fmt.Sprintf("prompt at %s, stream %d: %s", vocab.FormatTokens(ctxLen), i+1, w)
 			}
-			r.warn(msg)
-			cp.warnings = append(cp.warnings, msg)
+			m.warn(msg)
+			cp.Warnings = append(cp.Warnings, msg)
 		}
 	}
 	return cp, nil
 }
 
-// decodeBodies returns the decode request bodies of the context's prompts
+// DecodeBodies returns the decode request bodies of the context's prompts
 // (max_tokens = min_tokens = max_output, the context's cache_salt), encoded
 // on first use and then reused by every cell of the context.
-func (r *run) decodeBodies(cp *contextPrompts, salt string) [][]byte {
+func (m *Meter) DecodeBodies(cp *ContextPrompts, salt string) [][]byte {
 	if cp.bodies == nil {
-		mo := r.measure().MaxOutput
-		for _, p := range cp.prompts {
-			cp.bodies = append(cp.bodies, r.fields.body(p, mo, mo, salt))
+		mo := m.MaxOutput
+		for _, p := range cp.Prompts {
+			cp.bodies = append(cp.bodies, m.Prompts.fields.body(p, mo, mo, salt))
 		}
 	}
 	return cp.bodies
@@ -240,9 +248,9 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// genPath is the streaming endpoint measure.endpoint names.
-func (r *run) genPath() string {
-	if r.chat {
+// Path is the streaming endpoint measure.endpoint names.
+func (p *Prompts) Path() string {
+	if p.chat {
 		return "/v1/chat/completions"
 	}
 	return "/v1/completions"

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/lifecycle"
+	"github.com/slogate/slogate/measure/sse"
 	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/runner/sse"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
 )
@@ -23,14 +23,6 @@ import (
 // completions do (open loop), through a warm-up and a window; the requests
 // that start in the window are the cell's, and the cell waits for them to
 // finish.
-
-// TrafficObserver is implemented by an Observer that also wants finished
-// traffic cells (an optional interface, so that observers written before
-// traffic cells keep working).
-type TrafficObserver interface {
-	// TrafficDone reports a finished traffic cell (any status).
-	TrafficDone(c result.TrafficCell, elapsed time.Duration)
-}
 
 // trafficDrainMin is the shortest wait for a window's requests to finish
 // after the window closes; the wait is the longer of it and the window.
@@ -118,10 +110,10 @@ type trafficLoad struct {
 	slots             chan struct{} // the outstanding cap
 	windowStart       int64         // ns since origin
 	windowEnd         int64
-	// log receives a record of every request when it ends, meta says
-	// which cell it belongs to (requests.jsonl); log may be nil.
-	log  *requestLog
-	meta requestMeta
+	// record receives a record of every request when it ends, meta says
+	// which cell it belongs to (requests.jsonl); record may be nil.
+	record func(*result.RequestRecord)
+	meta   requestMeta
 
 	mu       sync.Mutex
 	reqs     []*trafficRequest
@@ -204,7 +196,7 @@ func (l *trafficLoad) windowDone() bool {
 }
 
 // request runs one streaming request to its end; nil when it finished or
-// ctx was cancelled. Either way it writes the request's record to the log
+// ctx was cancelled. Either way it hands the request's record to record
 // (inWindow: it was launched inside the window).
 func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []byte, inWindow bool) (err error) {
 	rctx, cancel := context.WithCancelCause(ctx)
@@ -229,7 +221,9 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []b
 		}
 		rec := tr.record(l.origin, l.meta, eof && req.finished, err == nil && !eof && ctx.Err() != nil, err)
 		rec.InWindow = inWindow
-		l.log.write(&rec)
+		if l.record != nil {
+			l.record(&rec)
+		}
 	}()
 	stream, err := l.client.OpenStream(rctx, l.url, l.path, body)
 	if err != nil {
@@ -380,26 +374,25 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 // within reports whether v meets the limit (nil: no limit).
 func within(limit *float64, v float64) bool { return limit == nil || v <= *limit }
 
-// trafficPrompts is how many prompts a distinct workload builds for a
+// TrafficPrompts is how many prompts a distinct workload builds for a
 // context's traffic cells (docs/method.md#traffic): request i sends prompt
-// i mod trafficPrompts (or the decode cells' prompts, when they are more).
-const trafficPrompts = 32
+// i mod TrafficPrompts (or the decode cells' prompts, when they are more).
+const TrafficPrompts = 32
 
-// trafficCell measures one traffic cell with the context's decode request
+// Traffic measures traffic cell ref of traffic block t (nil: the spec has
+// none of that name, an error cell) with the context's decode request
 // bodies (request i sends bodies[i mod len(bodies)]).
-func (r *run) trafficCell(ctx context.Context, ref vocab.CellRef, bodies [][]byte) (result.TrafficCell, error) {
-	r.observer.CellStart(ref)
+func (m *Meter) Traffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, bodies [][]byte) (result.TrafficCell, error) {
 	start := time.Now()
-	t := r.cfg.Spec.TrafficBlock(ref.Matrix)
 	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate}
 	if t == nil {
 		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("the spec has no traffic block %q", ref.Matrix)
 		return cell, nil
 	}
 	cell.Arrivals, cell.Burstiness, cell.Seed, cell.MaxOutstanding = t.Arrivals, t.Burstiness, t.Seed, t.MaxOutstanding
-	mo := r.measure().MaxOutput
-	if r.maxModelLen > 0 && ref.Context+mo > r.maxModelLen {
-		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, mo, r.maxModelLen)
+	mo := m.MaxOutput
+	if m.MaxModelLen > 0 && ref.Context+mo > m.MaxModelLen {
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, mo, m.MaxModelLen)
 		return cell, nil
 	}
 	if len(bodies) == 0 {
@@ -407,20 +400,20 @@ func (r *run) trafficCell(ctx context.Context, ref vocab.CellRef, bodies [][]byt
 		return cell, nil
 	}
 	body := func(i int) []byte { return bodies[i%len(bodies)] }
-	c, err := r.trafficOnce(ctx, ref, t, body, &cell)
-	c.ElapsedS = round(time.Since(start).Seconds(), 2)
+	c, err := m.trafficOnce(ctx, ref, t, body, &cell)
+	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
 	return c, err
 }
 
 // trafficOnce runs the warm-up, the window and the drain of one cell.
-func (r *run) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, body func(int) []byte, cell *result.TrafficCell) (result.TrafficCell, error) {
+func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, body func(int) []byte, cell *result.TrafficCell) (result.TrafficCell, error) {
 	cellCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	l := &trafficLoad{client: r.client, path: r.genPath(), url: r.client.Base() + r.genPath(), body: body,
-		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, t.MaxOutstanding), idleTimeout: r.cfg.StreamIdleTimeout,
+	l := &trafficLoad{client: m.Server.Client, path: m.Prompts.Path(), url: m.Server.Client.Base() + m.Prompts.Path(), body: body,
+		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, t.MaxOutstanding), idleTimeout: m.StreamIdleTimeout,
 		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
 		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}),
-		log: r.requests, meta: requestMeta{cell: ref.Name(), phase: vocab.PhaseTraffic, promptTokens: int64(ref.Context)}}
+		record: m.record, meta: requestMeta{cell: ref.Name(), phase: vocab.PhaseTraffic, promptTokens: int64(ref.Context)}}
 	l.wg.Add(1)
 	go l.dispatch(cellCtx)
 	// stop cancels the requests and waits for them; false when they did not
@@ -433,7 +426,7 @@ func (r *run) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffi
 		case <-done:
 			return true
 		case <-time.After(streamsExitTimeout):
-			r.warn(fmt.Sprintf("%s: requests did not close within %v", ref.Name(), streamsExitTimeout))
+			m.warn(fmt.Sprintf("%s: requests did not close within %v", ref.Name(), streamsExitTimeout))
 			return false
 		}
 	}
@@ -442,7 +435,7 @@ func (r *run) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffi
 		if ctx.Err() != nil {
 			return *cell, context.Cause(ctx)
 		}
-		if terr := r.serverTrouble(ctx, err); terr != nil {
+		if terr := m.trouble(ctx, err); terr != nil {
 			return *cell, terr
 		}
 		cell.Status, cell.Reason = vocab.StatusError, err.Error()
@@ -466,14 +459,14 @@ func (r *run) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffi
 			return fail(l.failErr)
 		case <-tick.C:
 		}
-		if err := r.procExited(); err != nil {
+		if err := m.Server.Exited(); err != nil {
 			stop()
 			return *cell, err
 		}
 		now := time.Now()
 		inWindow := !now.Before(l.origin.Add(t.WarmUp)) && now.Before(windowEnd)
 		if inWindow {
-			s, at, took, err := r.client.TimedMetrics(ctx)
+			s, at, took, err := m.Server.Client.TimedMetrics(ctx)
 			scrapes.add(took)
 			p := poll{at: at.Sub(l.origin)}
 			if err == nil && s.HasRequests {
@@ -493,8 +486,8 @@ func (r *run) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffi
 			if !now.Before(l.origin.Add(t.WarmUp)) {
 				stage, el = result.StageMeasuring, min(now.Sub(l.origin.Add(t.WarmUp)), window)
 			}
-			r.observer.Progress(Progress{Cell: ref, Stage: stage, Elapsed: el, Window: window,
-				Active: int(l.inFlight.Load()), CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
+			m.progress(Progress{Cell: ref, Stage: stage, Elapsed: el, Window: window,
+				Active: int(l.inFlight.Load())})
 			lastProgress = now
 		}
 	}
@@ -516,17 +509,17 @@ func (r *run) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffi
 	default:
 	}
 	w := trafficStats(reqs, l.windowStart, l.windowEnd, t.SLO)
-	cell.MeasuredS = round(w.measuredS, 3)
+	cell.MeasuredS = Round(w.measuredS, 3)
 	cell.Launched, cell.Completed, cell.Unfinished = w.launched, w.completed, w.unfinished
-	cell.AchievedRPS = round(w.achievedRPS, 3)
-	cell.GoodputRPS, cell.GoodputShare = round(w.goodputRPS, 3), round(w.goodputShare, 4)
-	cell.E2EMs, cell.E2EMsP90, cell.E2EMsP99, cell.E2EMsMean = round(w.e2e[0], 1), round(w.e2e[1], 1), round(w.e2e[2], 1), round(w.e2eMean, 1)
-	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = round(w.ttft[0], 1), round(w.ttft[1], 1), round(w.ttft[2], 1)
-	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = round(w.tbt[0], 3), round(w.tbt[1], 3), round(w.tbt[2], 3)
+	cell.AchievedRPS = Round(w.achievedRPS, 3)
+	cell.GoodputRPS, cell.GoodputShare = Round(w.goodputRPS, 3), Round(w.goodputShare, 4)
+	cell.E2EMs, cell.E2EMsP90, cell.E2EMsP99, cell.E2EMsMean = Round(w.e2e[0], 1), Round(w.e2e[1], 1), Round(w.e2e[2], 1), Round(w.e2eMean, 1)
+	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = Round(w.ttft[0], 1), Round(w.ttft[1], 1), Round(w.ttft[2], 1)
+	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = Round(w.tbt[0], 3), Round(w.tbt[1], 3), Round(w.tbt[2], 3)
 	for _, d := range w.dists {
-		storeDistribution(vocab.PhaseTraffic, d, r.measure().PercentilesOf(), func(m metric.Metric, v float64) { cell.SetValue(m, v) })
+		storeDistribution(vocab.PhaseTraffic, d, m.Percentiles, func(m metric.Metric, v float64) { cell.SetValue(m, v) })
 	}
-	cell.ConcurrencyAvg = round(w.concurrencyAvg, 3)
+	cell.ConcurrencyAvg = Round(w.concurrencyAvg, 3)
 	cell.CapHits = int(l.capHits.Load())
 	if !drained {
 		cell.Warnings = append(cell.Warnings, fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain))
@@ -537,14 +530,4 @@ func (r *run) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffi
 	}
 	cell.Status, cell.Reason = trafficStatus(polls, cell.CapHits, t.MaxOutstanding, w.unfinished)
 	return *cell, nil
-}
-
-// recordTraffic keeps a finished traffic cell.
-func (r *run) recordTraffic(c result.TrafficCell) error {
-	r.results.Traffic = append(r.results.Traffic, c)
-	r.cellsDone++
-	if o, ok := r.observer.(TrafficObserver); ok {
-		o.TrafficDone(c, time.Duration(c.ElapsedS*float64(time.Second)))
-	}
-	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: vocab.PhaseTraffic, Traffic: &c})
 }

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/lifecycle"
+	"github.com/slogate/slogate/measure/sse"
 	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/runner/sse"
 )
 
 // errStalled is the cause of a stream cancelled by its inactivity timer.
@@ -79,9 +79,9 @@ type load struct {
 	// now is the clock every chunk, request and window bound is stamped
 	// with, in ns since origin: realNow, or a test's clock.
 	now func() int64
-	// log receives a record of every request when it ends, meta says
-	// which cell it belongs to (requests.jsonl); log may be nil.
-	log      *requestLog
+	// record receives a record of every request when it ends, meta says
+	// which cell it belongs to (requests.jsonl); record may be nil.
+	record   func(*result.RequestRecord)
 	meta     requestMeta
 	wg       sync.WaitGroup
 	failOnce sync.Once
@@ -162,7 +162,7 @@ func (l *load) wait(d time.Duration) bool {
 
 // request runs one streaming request to its end. It returns nil when the
 // request finished or ctx was cancelled, and the error otherwise. Either
-// way it writes the request's record to the log.
+// way it hands the request's record to record.
 func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStarted *bool) (err error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -188,7 +188,9 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 		m.stream = st.stream
 		rec := tr.record(l.origin, m, finished, err == nil && !eof && ctx.Err() != nil, err)
 		rec.InWindow = counted
-		l.log.write(&rec)
+		if l.record != nil {
+			l.record(&rec)
+		}
 	}()
 	stream, err := l.client.OpenStream(rctx, l.url, l.path, body)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package sse reads the server-sent event stream of a vLLM (OpenAI-style)
 // streaming completion or chat completion and decodes, per chunk, only what
-// the runner measures: whether the chunk carries choices, the cumulative
+// a cell measures: whether the chunk carries choices, the cumulative
 // usage counters, whether a choice finished, whether it carries a role or
 // generated text, and a mid-stream error.
 //
@@ -21,7 +21,7 @@
 // counted as a finished request; and its request type cannot send
 // temperature 0 (omitempty) nor vLLM's ignore_eos/min_tokens/cache_salt.
 // We keep go-openai's wire types where they fit (openai.Usage in tests and
-// the model listing in package runner).
+// the model listing in package lifecycle).
 //
 // Chat chunks go through the same scanner: go-openai's
 // ChatCompletionStreamResponse would decode every delta's content, tool
@@ -204,7 +204,7 @@ func (r *Reader) event() ([]byte, error) {
 }
 
 // Parse decodes one data payload. The common vLLM chunk is decoded by a
-// scanner that looks only at the top-level keys the runner needs (no
+// scanner that looks only at the top-level keys a cell needs (no
 // allocation); anything unusual (an error, odd nesting) goes through
 // encoding/json, so the result is always what encoding/json would say.
 func Parse(data []byte) (Chunk, error) {

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -8,16 +8,17 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/lifecycle"
-	"github.com/slogate/slogate/runner/sse"
+	"github.com/slogate/slogate/measure/sse"
 )
 
-// serverTrouble checks, after a stream failed, whether the server itself is
-// gone; it returns an infrastructure error when it is.
-func (r *run) serverTrouble(ctx context.Context, failure error) error {
-	if err := r.samplingRejected(failure); err != nil {
+// trouble checks, after a stream failed, whether the run cannot go on: the
+// server refuses every request (samplingRejected), or it is gone
+// (lifecycle.Server.Gone); it returns an infrastructure error when so.
+func (m *Meter) trouble(ctx context.Context, failure error) error {
+	if err := m.samplingRejected(failure); err != nil {
 		return err
 	}
-	return r.server.Gone(ctx)
+	return m.Server.Gone(ctx)
 }
 
 // specDecodeSamplingMessage is the start of vLLM's answer to a request
@@ -33,7 +34,7 @@ const specDecodeSamplingMessage = "The min_p and logit_bias sampling parameters 
 // default (docs/vllm.md#sampling-defaults), or the server speculates
 // without the spec saying so. The remedy is the user's: slogate never
 // changes the workload by itself. nil for any other failure.
-func (r *run) samplingRejected(failure error) error {
+func (m *Meter) samplingRejected(failure error) error {
 	var se *lifecycle.StreamStatusError
 	var ae *sse.APIError
 	var msg string
@@ -48,8 +49,8 @@ func (r *run) samplingRejected(failure error) error {
 	if !strings.Contains(msg, specDecodeSamplingMessage) {
 		return nil
 	}
-	srv := r.cfg.Server
-	w := r.cfg.Spec.Workload
+	srv := m.Spec
+	w := m.Workload
 	// min_p counts as sent when vLLM would reject it: above _SAMPLING_EPS
 	// (an explicit min_p = 0 pins it and is never the cause) at a
 	// temperature that is not greedy (below 1e-5 vLLM resets min_p first).
@@ -69,6 +70,3 @@ func (r *run) samplingRejected(failure error) error {
 	}
 	return exit.Infraf("server %s rejects every request: %s. %s (docs/vllm.md#sampling-defaults): %s; slogate does not change the workload by itself", srv.Name, msg, why, remedy)
 }
-
-// procExited returns the server's exit as an error, nil while it runs.
-func (r *run) procExited() error { return r.server.Exited() }

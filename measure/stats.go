@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"math"
@@ -32,8 +32,9 @@ func percentile(xs []float64, p float64) float64 {
 
 func median(xs []float64) float64 { return percentile(xs, 50) }
 
-// round rounds to d decimals for stable, readable JSON.
-func round(v float64, d int) float64 {
+// Round rounds v to d decimals for stable, readable JSON (0 for NaN and
+// the infinities).
+func Round(v float64, d int) float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0
 	}
@@ -62,11 +63,11 @@ func storeDistribution(phase vocab.Phase, d distribution, ps []float64, set func
 		return
 	}
 	for _, p := range append([]float64{50}, ps...) {
-		set(metric.Must(phase, metric.PercentileName(d.name, p)), round(percentile(d.xs, p), d.decimals))
+		set(metric.Must(phase, metric.PercentileName(d.name, p)), Round(percentile(d.xs, p), d.decimals))
 	}
 	var sum float64
 	for _, x := range d.xs {
 		sum += x
 	}
-	set(metric.Must(phase, metric.MeanName(d.name)), round(sum/float64(len(d.xs)), d.decimals))
+	set(metric.Must(phase, metric.MeanName(d.name)), Round(sum/float64(len(d.xs)), d.decimals))
 }

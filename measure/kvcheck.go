@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"fmt"
@@ -82,7 +82,7 @@ func (k *kvCheck) result(name string, capacity int64, source string) (*result.KV
 	s := ss[len(ss)/2]
 	implied := s.implied()
 	c := &result.KVUsageCheck{
-		UsagePerc:             round(s.usage, 8),
+		UsagePerc:             Round(s.usage, 8),
 		ResidentTokens:        s.resident,
 		ImpliedCapacityTokens: int64(math.Round(implied)),
 		Engines:               s.engines,
@@ -93,7 +93,7 @@ func (k *kvCheck) result(name string, capacity int64, source string) (*result.KV
 	}
 	perEngine := float64(capacity) / float64(s.engines)
 	c.CapacityTokens, c.CapacitySource = capacity, source
-	c.ExpectedPerc = round(float64(s.resident)/perEngine, 8)
+	c.ExpectedPerc = Round(float64(s.resident)/perEngine, 8)
 	c.FootprintTokens = int64(math.Round(s.usage * perEngine))
 	ratio := float64(capacity) / implied
 	if math.Abs(ratio-1) <= kvCheckTolerance {

@@ -1,15 +1,12 @@
-package runner
+package measure
 
 import (
-	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
@@ -312,27 +309,5 @@ func TestScrapeTimes(t *testing.T) {
 				t.Errorf("record: (-want +got):\n%s\nwarning %q, want %q", diff, warn, tc.warn)
 			}
 		})
-	}
-}
-
-// TestSlowScrapesWarn: a decode cell against a server whose /metrics takes
-// at least 8 ms records its scrapes (results.json's polling) and warns that
-// polling may perturb the server.
-func TestSlowScrapesWarn(t *testing.T) {
-	f := vllmfake.Server{Tokens: 100000, PerChunk: 2, Gap: 2 * time.Millisecond, KVBlocks: 1000, MaxModelLen: 8192, MetricsDelay: 8 * time.Millisecond}
-	s := f.Start(t)
-	res, err := Run(context.Background(), testConfig(t, s.URL, smallSpec(1), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Decode) != 1 {
-		t.Fatalf("decode = %+v", res.Decode)
-	}
-	c := res.Decode[0]
-	if p := c.Polling; p == nil || p.Scrapes < 2 || p.MeanMs < 8 || p.MaxMs < p.MeanMs {
-		t.Errorf("polling = %+v, want scrapes of at least 8 ms", p)
-	}
-	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "polling may perturb the server") }) {
-		t.Errorf("warnings %q lack \"polling may perturb the server\"", c.Warnings)
 	}
 }

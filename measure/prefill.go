@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slogate/slogate/measure/sse"
 	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/runner/sse"
 	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
@@ -23,7 +23,7 @@ func firstTokenTimeout(n, others int) time.Duration {
 	return min(2*time.Minute+time.Duration(work/slowPrefillRate*float64(time.Second)), 30*time.Minute)
 }
 
-// prefill sends the cold requests for a context: prompts the server has
+// Prefill sends the cold requests for a context: prompts the server has
 // not seen (a fresh cache_salt), max_tokens 1; ttft = time to the first
 // chunk. The last request uses salt and so warms the prompt cache for the
 // decode cells that use the same prompt and salt. Unrecorded (record
@@ -31,7 +31,7 @@ func firstTokenTimeout(n, others int) time.Duration {
 // this boot: n, and with repeat = "auto" more while more says so, up to
 // limit (docs/method.md#repeat-auto), numbered from first in
 // requests.jsonl (0: not a repeat). It returns every request's run.
-func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool, n, limit, first int, more func([]result.PrefillCell) bool) ([]result.PrefillCell, error) {
+func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool, n, limit, first int, more func([]result.PrefillCell) bool) ([]result.PrefillCell, error) {
 	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
 	if !record {
 		n, limit = 1, 1
@@ -47,28 +47,28 @@ func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, s
 		if !last {
 			s = fmt.Sprintf("%s-cold%d", salt, i)
 		}
-		body := r.fields.body(prompt, 1, 0, s)
+		body := m.Prompts.fields.body(prompt, 1, 0, s)
 		if record {
-			r.observer.Progress(Progress{Cell: ref, Stage: result.StagePrefill, CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
+			m.progress(Progress{Cell: ref, Stage: result.StagePrefill})
 		}
 		meta := requestMeta{cell: ref.Name(), phase: vocab.PhasePrefill, repeat: first + i}
 		if !record {
 			meta.purpose, meta.repeat = result.PurposeWarmUp, 0
 		}
 		t0 := time.Now()
-		ttft, err := r.coldRequest(ctx, body, len(prompt.Tokens), meta)
+		ttft, err := m.coldRequest(ctx, body, len(prompt.Tokens), meta)
 		c := result.PrefillCell{Context: ctxLen, Status: vocab.StatusValid, ElapsedS: time.Since(t0).Seconds()}
 		if err != nil {
 			if ctx.Err() != nil {
 				return runs, context.Cause(ctx)
 			}
-			if terr := r.serverTrouble(ctx, err); terr != nil {
+			if terr := m.trouble(ctx, err); terr != nil {
 				return runs, terr
 			}
 			c.Status, c.Reason = vocab.StatusError, err.Error()
 		} else {
-			c.TTFTMs = round(ttft.Seconds()*1000, 1)
-			c.TPS = round(float64(len(prompt.Tokens))/ttft.Seconds(), 1)
+			c.TTFTMs = Round(ttft.Seconds()*1000, 1)
+			c.TPS = Round(float64(len(prompt.Tokens))/ttft.Seconds(), 1)
 		}
 		runs = append(runs, c)
 		if last {
@@ -76,48 +76,48 @@ func (r *run) prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, s
 		}
 		if c.Status == vocab.StatusError || (i+1 >= n && (more == nil || !more(runs))) {
 			// Stopped before the warm request: send it unrecorded.
-			if _, err := r.prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil); err != nil {
+			if _, err := m.Prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil); err != nil {
 				return runs, err
 			}
 			break
 		}
 	}
 	if !record && runs[0].Status == vocab.StatusError {
-		r.warn(fmt.Sprintf("cache warm-up request at %s failed: %s", vocab.FormatTokens(ctxLen), runs[0].Reason))
+		m.warn(fmt.Sprintf("cache warm-up request at %s failed: %s", vocab.FormatTokens(ctxLen), runs[0].Reason))
 	}
 	return runs, nil
 }
 
-// warmStreams warms the prompts of a distinct workload's other streams
+// WarmStreams warms the prompts of a distinct workload's other streams
 // (stream 0's is the prefill request's) with the context's cache_salt, one
 // max_tokens = 1 request each, so that every decode stream starts warm as
 // with a shared prompt (docs/method.md#workload). They are the prompts of
 // the largest cell that fits the KV cache, so they fit in it together.
-func (r *run) warmStreams(ctx context.Context, cp *contextPrompts, salt string) error {
-	if len(cp.prompts) < 2 {
+func (m *Meter) WarmStreams(ctx context.Context, cp *ContextPrompts, salt string) error {
+	if len(cp.Prompts) < 2 {
 		return nil
 	}
 	t0 := time.Now()
-	for i, p := range cp.prompts[1:] {
+	for i, p := range cp.Prompts[1:] {
 		meta := requestMeta{cell: vocab.CellRef{Phase: vocab.PhasePrefill, Context: cp.ctxLen}.Name(), phase: vocab.PhasePrefill,
 			purpose: result.PurposeWarmUp, stream: i + 2}
-		if _, err := r.coldRequest(ctx, r.fields.body(p, 1, 0, salt), len(p.Tokens), meta); err != nil {
+		if _, err := m.coldRequest(ctx, m.Prompts.fields.body(p, 1, 0, salt), len(p.Tokens), meta); err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
-			if terr := r.serverTrouble(ctx, err); terr != nil {
+			if terr := m.trouble(ctx, err); terr != nil {
 				return terr
 			}
-			r.warn(fmt.Sprintf("cache warm-up request of stream %d at %s failed: %v", i+2, vocab.FormatTokens(cp.ctxLen), err))
+			m.warn(fmt.Sprintf("cache warm-up request of stream %d at %s failed: %v", i+2, vocab.FormatTokens(cp.ctxLen), err))
 		}
 	}
-	r.logf("prompts at %s: warmed the prompts of streams 2–%d in %v", vocab.FormatTokens(cp.ctxLen), len(cp.prompts), time.Since(t0).Round(time.Millisecond))
+	m.logf("prompts at %s: warmed the prompts of streams 2–%d in %v", vocab.FormatTokens(cp.ctxLen), len(cp.Prompts), time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 
 // coldRequest sends one request and returns its time to the first chunk,
 // reading the stream to its end; its record goes to requests.jsonl with meta.
-func (r *run) coldRequest(ctx context.Context, body []byte, n int, meta requestMeta) (ttft time.Duration, err error) {
+func (m *Meter) coldRequest(ctx context.Context, body []byte, n int, meta requestMeta) (ttft time.Duration, err error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	firstChunkTimeout := firstTokenTimeout(n, 0)
@@ -133,9 +133,9 @@ func (r *run) coldRequest(ctx context.Context, body []byte, n int, meta requestM
 	defer func() {
 		tr.end = int64(time.Since(t0))
 		rec := tr.record(t0, meta, finished, err == nil && !eof && ctx.Err() != nil, err)
-		r.requests.write(&rec)
+		m.record(&rec)
 	}()
-	stream, err := r.client.OpenStream(rctx, r.client.Base()+r.genPath(), r.genPath(), body)
+	stream, err := m.Server.Client.OpenStream(rctx, m.Server.Client.Base()+m.Prompts.Path(), m.Prompts.Path(), body)
 	if err != nil {
 		return 0, streamError(ctx, rctx, err)
 	}
@@ -150,8 +150,8 @@ func (r *run) coldRequest(ctx context.Context, body []byte, n int, meta requestM
 		if err != nil {
 			return 0, streamError(ctx, rctx, err)
 		}
-		limit.Store(int64(r.cfg.StreamIdleTimeout))
-		timer.Reset(r.cfg.StreamIdleTimeout)
+		limit.Store(int64(m.StreamIdleTimeout))
+		timer.Reset(m.StreamIdleTimeout)
 		if ch.HasUsage {
 			tr.promptTokens, tr.outputTokens = ch.PromptTokens, ch.CompletionTokens
 		}
