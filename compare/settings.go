@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/workload"
 )
 
 // Difference is one setting that differs between run A and run B.
@@ -116,7 +117,7 @@ func serverKind(r *result.Results) string {
 }
 
 // workloadJSON is the record as results.json writes it; nil when absent.
-func workloadJSON(w *result.Workload) json.RawMessage {
+func workloadJSON(w *workload.Record) json.RawMessage {
 	if w == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/workload"
 )
 
 func settingsRun() *result.Results {
@@ -106,8 +107,8 @@ func TestServer(t *testing.T) {
 }
 
 // record reads a workload record from its JSON.
-func record(js string) *result.Workload {
-	var r result.Workload
+func record(js string) *workload.Record {
+	var r workload.Record
 	if err := json.Unmarshal([]byte(js), &r); err != nil {
 		panic(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/lifecycle"
-	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
@@ -30,7 +29,7 @@ func workloadOptions(w *spec.Workload) workload.Options {
 
 // WorkloadRecord is what results.json records of the spec's workload
 // (docs/method.md#workload).
-func WorkloadRecord(w *spec.Workload) *result.Workload {
+func WorkloadRecord(w *spec.Workload) *workload.Record {
 	rec := workload.New(nil, workloadOptions(w)).Record() // Record asks the tokenizer nothing
 	return &rec
 }

@@ -724,7 +724,7 @@ func repeatsTaken(res *result.Results) string {
 // workloadText is the Run section's "Workload" line: what the requests
 // sent (docs/method.md#workload), e.g. "article (built-in corpus), shared
 // prompt, server-default sampling".
-func workloadText(w *result.Workload) string {
+func workloadText(w *workload.Record) string {
 	var parts []string
 	switch w.Prompt {
 	case workload.Random:

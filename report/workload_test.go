@@ -18,14 +18,14 @@ func TestWorkloadText(t *testing.T) {
 		ChatTemplateKwargs: map[string]any{"enable_thinking": false}}).Record()
 	tests := []struct {
 		name string
-		rec  result.Workload
+		rec  workload.Record
 		want string
 	}{
 		{name: "default", rec: def, want: "article (built-in corpus), shared prompt, server-default sampling"},
 		{name: "own document and instruction, distinct, sampling, kwargs", rec: own,
 			want: "article (own document, sha256 " + own.DocumentSHA256[:12] + ", own instruction, sha256 " + own.InstructionSHA256[:12] +
 				`), distinct prompt per stream, sampling temperature 0.6, top_p 0.95, chat_template_kwargs {"enable_thinking":false}`},
-		{name: "random", rec: result.Workload{Prompt: "random", RandomSeed: &seed},
+		{name: "random", rec: workload.Record{Prompt: "random", RandomSeed: &seed},
 			want: "random token IDs (seed 42), shared prompt, server-default sampling"},
 	}
 	for _, tc := range tests {
@@ -43,7 +43,7 @@ func TestReportsShowWorkload(t *testing.T) {
 	rec := workload.New(nil, workload.Options{}).Record()
 	for _, tc := range []struct {
 		name     string
-		workload *result.Workload
+		workload *workload.Record
 		want     bool
 	}{{"recorded", &rec, true}, {"not recorded", nil, false}} {
 		t.Run(tc.name, func(t *testing.T) {

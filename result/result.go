@@ -5,11 +5,11 @@
 package result
 
 import (
-	"encoding/json"
 	"strings"
 	"time"
 
 	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/workload"
 )
 
 // Schema is the value of the "schema" key of every results.json.
@@ -27,9 +27,9 @@ type Results struct {
 	// chat_template_kwargs as sent, the document's and instruction's
 	// SHA-256 or the random seed. Nil in results.json files written before
 	// slogate recorded it.
-	Workload *Workload `json:"workload,omitempty"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
+	Workload *workload.Record `json:"workload,omitempty"`
+	Started  time.Time        `json:"started"`
+	Finished time.Time        `json:"finished"`
 	// Prefill cells in measurement order.
 	Prefill []PrefillCell `json:"prefill"`
 	// Decode cells in measurement order.
@@ -410,27 +410,4 @@ func (r *Results) Describe(dateLayout string) string {
 		parts = append(parts, r.Started.UTC().Format(dateLayout))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// Workload is what results.json keeps of the workload a run sent
-// ("workload"; docs/method.md#workload): enough to tell whether two runs
-// measured the same thing. The workload package fills it in.
-type Workload struct {
-	Prompt   string `json:"prompt"`
-	Distinct bool   `json:"distinct"`
-	// Sampling are the sampling fields sent, as written; {} when the
-	// server's defaults were used.
-	Sampling map[string]json.Number `json:"sampling"`
-	// LogitBias is sampling.logit_bias as sent (token ID → bias); absent
-	// when unset.
-	LogitBias map[string]json.Number `json:"logit_bias,omitempty"`
-	// ChatTemplateKwargs are the template arguments; {} when none.
-	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
-	// DocumentSHA256 and InstructionSHA256 hash the article's document (as
-	// given, before it is cut or continued) and instruction; empty for
-	// random prompts.
-	DocumentSHA256    string `json:"document_sha256,omitempty"`
-	InstructionSHA256 string `json:"instruction_sha256,omitempty"`
-	// RandomSeed seeds random prompts; nil for articles.
-	RandomSeed *uint64 `json:"random_seed,omitempty"`
 }

@@ -14,8 +14,6 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/slogate/slogate/result"
 )
 
 // Prompt kinds (the values of workload.prompt in a spec).
@@ -222,8 +220,8 @@ func (b *Builder) build(ctx context.Context, n, stream int) (Prompt, error) {
 func streamHeader(i int) string { return fmt.Sprintf("Reader %d:\n\n", i+1) }
 
 // Record returns the workload's record for results.json.
-func (b *Builder) Record() result.Workload {
-	r := result.Workload{
+func (b *Builder) Record() Record {
+	r := Record{
 		Prompt:             b.opts.Prompt,
 		Distinct:           b.opts.Distinct,
 		Sampling:           map[string]json.Number{},
