@@ -202,6 +202,10 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
 		Tool: sr.Tool, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
 		Baseline: sr.Baseline, Tolerance: sr.Tolerance, Alpha: sr.Alpha,
+		Objective: func(s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
+			return assert.Objective(sr.spec, s, c)
+		},
+		ObjectiveText: func(s *spec.Search) string { return assert.ObjectiveText(sr.spec, s) },
 	}
 	if sr.Resumed != nil {
 		sr.Resumed.Apply(&cfg)

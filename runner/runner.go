@@ -84,6 +84,11 @@ type Config struct {
 	// that run's results.json, when readable (server facts, start time).
 	Resume   []result.CellRecord
 	Previous *result.Results
+	// Objective judges each probe of the plan's searches, ObjectiveText is
+	// a search's objective as the spec writes it (results.json); gate
+	// builds both from package assert. A plan with searches needs them.
+	Objective     Objective
+	ObjectiveText func(s *spec.Search) string
 	// Baseline is the -baseline run: repeat = "auto" repeats a cell until
 	// its comparison with the baseline's cell is decided; nil decides each
 	// cell on its own precision. Tolerance and Alpha are the comparison's

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slogate/slogate/assert"
 	"github.com/slogate/slogate/measure"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
@@ -25,6 +24,13 @@ type SearchObserver interface {
 	// SearchDone reports a finished search (any outcome).
 	SearchDone(s result.Search)
 }
+
+// Objective judges search s's probe cell c (docs/method.md#search):
+// whether c met the objective, the values it read, one comparison per line
+// (as assert details write them), and an error when it cannot say (a metric
+// the cell lacks, a value that is not a bool). gate builds it from package
+// assert, so that the runner evaluates no condition itself.
+type Objective func(s *spec.Search, c *result.DecodeCell) (met bool, lines []string, err error)
 
 // probeVerdict is what a probe tells the search.
 type probeVerdict struct {
@@ -129,14 +135,13 @@ func answerOf(passed map[int]bool) searchAnswer {
 
 // search runs one search block at the step's context: each probe is a
 // decode cell measured by the method (decode), then judged by the
-// objective. bodies are the context's decode request bodies (one per
+// objective (Config.Objective). bodies are the context's decode request bodies (one per
 // stream of the largest probe when the workload is distinct), cp its
 // prompts (nil when every probe is over capacity).
 func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *measure.ContextPrompts) error {
 	start := time.Now()
-	sp := r.cfg.Spec
 	r.results.Search = append(r.results.Search, result.Search{Name: s.Name, Context: s.Context, Range: [2]int{s.Lo, s.Hi},
-		Objective: assert.ObjectiveText(sp, s), Monotone: true, Probes: []result.SearchProbe{}})
+		Objective: r.cfg.ObjectiveText(s), Monotone: true, Probes: []result.SearchProbe{}})
 	idx := len(r.results.Search) - 1
 	ans, err := searchConcurrency(s.Lo, s.Hi, func(c int) (probeVerdict, error) {
 		cell, err := r.decode(ctx, vocab.ProbeRef(s.Name, s.Context, c), bodies)
@@ -158,7 +163,7 @@ func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *m
 			stop = fmt.Errorf("the probe at concurrency %d could not be measured: %s", c, cell.Reason)
 			p.Reason = cell.Reason
 		default:
-			ok, lines, oerr := assert.Objective(sp, s, &cell)
+			ok, lines, oerr := r.cfg.Objective(s, &cell)
 			switch {
 			case oerr != nil:
 				stop = fmt.Errorf("the probe at concurrency %d: %v", c, oerr)
