@@ -68,8 +68,8 @@ func (r *run) boot(ctx context.Context) error {
 		return err
 	}
 	timeout := srv.ReadyTimeout
-	if timeout <= 0 {
-		timeout = DefaultReadyTimeout
+	if timeout <= 0 { // a server block built without spec.Load
+		timeout = spec.DefaultReadyTimeout
 	}
 	t0 := time.Now()
 	info, err := r.server.WaitReady(ctx, timeout, func(s string) { r.logf("%s", s) })

@@ -41,7 +41,6 @@ import (
 
 // Defaults for Config's zero values.
 const (
-	DefaultReadyTimeout      = 30 * time.Minute
 	DefaultStopGrace         = 30 * time.Second
 	DefaultStreamIdleTimeout = 60 * time.Second
 )
