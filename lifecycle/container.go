@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/spec"
 )
 
@@ -240,6 +241,6 @@ func (l *Launcher) bootContainer(ctx context.Context) (*container, error) {
 			runtime, len(left), spec.LabelRun, strings.Join(left, ", "), runtime))
 	}
 	id := l.cfg.RunID
-	l.cfg.Logf("starting server: %s", spec.ShellCommand(srv.RedactedEnv(), srv.ContainerArgv(id)))
+	l.cfg.Logf("starting server: %s", shellcmd.Line(srv.RedactedEnv(), srv.ContainerArgv(id)))
 	return startContainer(path, srv, id, l.cfg.LogPath)
 }

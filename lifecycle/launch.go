@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/spec"
 )
 
@@ -185,7 +186,7 @@ func (l *Launcher) Start(ctx context.Context) (*Server, error) {
 		}
 		return &Server{Client: l.Client, proc: c.client, stopper: c}, nil
 	}
-	l.cfg.Logf("starting server: %s", spec.ShellCommand(srv.RedactedEnv(), l.shown))
+	l.cfg.Logf("starting server: %s", shellcmd.Line(srv.RedactedEnv(), l.shown))
 	p, err := StartProcess(l.argv, l.env, l.cfg.LogPath, srv.APIKey)
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/internal/shellcmd"
 )
 
 // Process is a launched server (or a container runtime's attached client):
@@ -147,7 +147,7 @@ func (rw *redactingWriter) Write(p []byte) (int, error) {
 
 func (rw *redactingWriter) emit(b []byte) {
 	for _, s := range rw.secrets {
-		b = bytes.ReplaceAll(b, s, []byte(spec.Redacted))
+		b = bytes.ReplaceAll(b, s, []byte(shellcmd.Redacted))
 	}
 	rw.w.Write(b)
 }

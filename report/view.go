@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
@@ -189,10 +189,10 @@ func redactArgv(argv []string) []string {
 	for i := 0; i < len(out); i++ {
 		switch {
 		case out[i] == "--api-key" && i+1 < len(out):
-			out[i+1] = spec.Redacted
+			out[i+1] = shellcmd.Redacted
 			i++
 		case strings.HasPrefix(out[i], "--api-key="):
-			out[i] = "--api-key=" + spec.Redacted
+			out[i] = "--api-key=" + shellcmd.Redacted
 		}
 	}
 	return out
@@ -402,7 +402,7 @@ func launchCommand(s *result.Server) string {
 	if len(s.Argv) == 0 {
 		return ""
 	}
-	return spec.ShellCommand(s.Env, redactArgv(s.Argv))
+	return shellcmd.Line(s.Env, redactArgv(s.Argv))
 }
 
 // addPrefill fills the Prefill table and notes each cell's status.

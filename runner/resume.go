@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/measure"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
@@ -141,7 +142,7 @@ func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, notes io.Wr
 	if set.Endpoint == "" && len(prev.Server.Argv) > 0 {
 		if now := sp.Servers[0].RedactedArgv(); !slices.Equal(now, prev.Server.Argv) {
 			return exit.Usagef("-resume %s: the server's launch command changed since that run:\n  was: %s\n  now: %s\nits cells would not be comparable; restore the spec or start a fresh run without -resume",
-				rs.Dir, spec.ShellCommand(nil, prev.Server.Argv), spec.ShellCommand(nil, now))
+				rs.Dir, shellcmd.Line(nil, prev.Server.Argv), shellcmd.Line(nil, now))
 		}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/shellcmd"
 )
 
 // TestContainerArgv renders container servers and checks every word of the
@@ -59,7 +61,7 @@ func TestContainerArgv(t *testing.T) {
 				"vllm/vllm-openai:nightly", "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--max-model-len", "32768",
 				"--host", "0.0.0.0", "--port", "8123", "--enforce-eager"},
 			wantEnv:  map[string]string{"HF_TOKEN": "hf_secret", "VLLM_API_KEY": key, "VLLM_USE_V2_MODEL_RUNNER": "1"},
-			wantShow: map[string]string{"HF_TOKEN": Redacted, "VLLM_API_KEY": Redacted, "VLLM_USE_V2_MODEL_RUNNER": "1"},
+			wantShow: map[string]string{"HF_TOKEN": shellcmd.Redacted, "VLLM_API_KEY": shellcmd.Redacted, "VLLM_USE_V2_MODEL_RUNNER": "1"},
 		},
 		{
 			name: "docker takes a count of GPUs with --gpus",
@@ -126,7 +128,7 @@ func TestContainerArgv(t *testing.T) {
 			if diff := cmp.Diff(placeholder, srv.Argv()); diff != "" {
 				t.Errorf("Argv is not the run-independent container argv (-want +got):\n%s", diff)
 			}
-			shown := ShellCommand(srv.RedactedEnv(), srv.RedactedArgv())
+			shown := shellcmd.Line(srv.RedactedEnv(), srv.RedactedArgv())
 			for _, w := range append(srv.ContainerArgv(tt.runID), shown) {
 				if strings.Contains(w, key) || strings.Contains(w, "hf_secret") || w == "--api-key" {
 					t.Errorf("a secret or --api-key is on the container's command line: %q", w)

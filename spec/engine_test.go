@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/slogate/slogate/internal/shellcmd"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/sglang")
@@ -36,7 +38,7 @@ func TestSGLangSeedLaunch(t *testing.T) {
 				t.Fatalf("servers = %v, want one SGLang server named %q", s.Servers, server)
 			}
 			srv := s.Servers[0]
-			got := ShellCommand(srv.RedactedEnv(), srv.RedactedArgv()) + "\n"
+			got := shellcmd.Line(srv.RedactedEnv(), srv.RedactedArgv()) + "\n"
 			golden := filepath.Join("testdata", "sglang", name+".launch")
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {

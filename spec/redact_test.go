@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/shellcmd"
 )
 
 func TestRedactedEnv(t *testing.T) {
@@ -27,9 +29,9 @@ func TestRedactedEnv(t *testing.T) {
 			},
 			want: map[string]string{
 				"VLLM_USE_V2_MODEL_RUNNER": "1",
-				"HF_TOKEN":                 Redacted,
-				"VLLM_API_KEY":             Redacted,
-				"EXTRA_ARGS":               "--api-key=" + Redacted,
+				"HF_TOKEN":                 shellcmd.Redacted,
+				"VLLM_API_KEY":             shellcmd.Redacted,
+				"EXTRA_ARGS":               "--api-key=" + shellcmd.Redacted,
 				"EMPTY_SECRET":             "",
 			},
 		},

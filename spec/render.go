@@ -8,10 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-)
 
-// Redacted replaces secrets wherever slogate prints or saves them.
-const Redacted = "<redacted>"
+	"github.com/slogate/slogate/internal/shellcmd"
+)
 
 // ServedName is the model name clients must send: served_model_name, else model.
 func (s *Server) ServedName() string {
@@ -77,7 +76,7 @@ func (s *Server) RedactedArgv() []string {
 	if s.APIKey == "" {
 		return s.argv("")
 	}
-	return s.argv(Redacted)
+	return s.argv(shellcmd.Redacted)
 }
 
 func (s *Server) argv(key string) []string {
@@ -169,7 +168,7 @@ func (s *Server) ContainerArgv(runID string) []string {
 	if s.APIKey == "" || s.syntax().apiKeyEnv != "" {
 		return s.containerArgv(runID, "")
 	}
-	return s.containerArgv(runID, Redacted)
+	return s.containerArgv(runID, shellcmd.Redacted)
 }
 
 // LaunchContainerArgv is ContainerArgv with the real API key where the
@@ -290,40 +289,6 @@ func (s *Server) BaseURL() string {
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(port))
 }
 
-// ShellCommand renders env and argv as one line a person can paste into a
-// shell: `env K=V … 'cmd' serve …`, each word quoted only when it needs it.
-// Pass RedactedArgv, never Argv.
-func ShellCommand(env map[string]string, argv []string) string {
-	var words []string
-	if len(env) > 0 {
-		words = append(words, "env")
-		keys := make([]string, 0, len(env))
-		for k := range env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			words = append(words, ShellQuote(k+"="+env[k]))
-		}
-	}
-	for _, a := range argv {
-		words = append(words, ShellQuote(a))
-	}
-	return strings.Join(words, " ")
-}
-
-// ShellQuote quotes one word for a POSIX shell, leaving it bare when safe.
-// "<redacted>" is left bare so it reads as a placeholder.
-func ShellQuote(w string) string {
-	if w == Redacted {
-		return w
-	}
-	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
-		return w
-	}
-	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-}
-
 // secretEnvName matches environment variable names that hold credentials.
 var secretEnvName = regexp.MustCompile(`(?i)(key|token|secret|passw|credential)`)
 
@@ -340,9 +305,9 @@ func (s *Server) RedactedEnv() map[string]string {
 	for k, v := range env {
 		switch {
 		case secretEnvName.MatchString(k) && v != "":
-			v = Redacted
+			v = shellcmd.Redacted
 		case s.APIKey != "" && strings.Contains(v, s.APIKey):
-			v = strings.ReplaceAll(v, s.APIKey, Redacted)
+			v = strings.ReplaceAll(v, s.APIKey, shellcmd.Redacted)
 		}
 		out[k] = v
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/spec/spectest"
 )
 
@@ -66,7 +67,7 @@ func TestSeedLaunch(t *testing.T) {
 			}
 			srv := s.Servers[0]
 			// Through the shell line, as `slogate plan` prints it.
-			got, err := spectest.ParseLine(ShellCommand(srv.Env, srv.RedactedArgv()))
+			got, err := spectest.ParseLine(shellcmd.Line(srv.Env, srv.RedactedArgv()))
 			if err != nil {
 				t.Fatalf("rendered launch: %v", err)
 			}
@@ -124,55 +125,5 @@ func TestAPIKeyVariable(t *testing.T) {
 				t.Errorf("command %q", got)
 			}
 		})
-	}
-}
-
-// TestShellQuoteRoundTrip checks that a shell splits ShellQuote's output
-// back into the original word.
-func TestShellQuoteRoundTrip(t *testing.T) {
-	tests := []struct{ name, word string }{
-		{name: "plain", word: "--port"},
-		{name: "empty", word: ""},
-		{name: "space", word: "a b"},
-		{name: "single quote", word: "it's"},
-		{name: "json", word: `{"method":"dflash","n":7}`},
-		{name: "dollar", word: "$HOME/bin/vllm"},
-		{name: "backslash", word: `a\b`},
-		{name: "glob", word: "*.hcl"},
-		{name: "newline", word: "a\nb"},
-		{name: "quotes mixed", word: `'"'"'`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			words, err := spectest.SplitWords("x " + ShellQuote(tt.word) + " y")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff([]string{"x", tt.word, "y"}, words); diff != "" {
-				t.Errorf("round trip of %q via %s (-want +got):\n%s", tt.word, ShellQuote(tt.word), diff)
-			}
-		})
-	}
-}
-
-// TestShellQuoteWithSh checks ShellQuote against a real POSIX shell when
-// one is installed.
-func TestShellQuoteWithSh(t *testing.T) {
-	sh, err := execLookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	words := []string{"", "a b", "it's", `{"a":1}`, "$HOME", `\`, "*", "a\nb"}
-	var quoted []string
-	for _, w := range words {
-		quoted = append(quoted, ShellQuote(w))
-	}
-	out, err := execOutput(sh, "-c", "set -- "+strings.Join(quoted, " ")+`; for w in "$@"; do printf '%s\0' "$w"; done`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
-	if diff := cmp.Diff(words, got); diff != "" {
-		t.Errorf("sh split (-want +got):\n%s", diff)
 	}
 }

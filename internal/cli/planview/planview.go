@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/plan"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
@@ -143,7 +144,7 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		Spec:         sp.Filename,
 		Argv:         srv.RedactedArgv(),
 		Env:          env,
-		Command:      spec.ShellCommand(env, srv.RedactedArgv()),
+		Command:      shellcmd.Line(env, srv.RedactedArgv()),
 		Cells:        []Cell{},
 		Assertions:   []Assertion{},
 		Estimated:    int64(math.Round(p.Estimated.Seconds())),
@@ -203,7 +204,7 @@ func (s Server) writeText(w io.Writer) {
 	if len(s.Env) > 0 {
 		fmt.Fprintf(w, "  env:   ")
 		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-			fmt.Fprintf(w, " %s", spec.ShellQuote(k+"="+s.Env[k]))
+			fmt.Fprintf(w, " %s", shellcmd.Quote(k+"="+s.Env[k]))
 		}
 		fmt.Fprintln(w)
 	}
