@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/cli/planview"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/specload"
 )
 
 // cmdPlan is `slogate plan [flags] SPEC...`: per server, the launch
@@ -35,7 +36,7 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if len(paths) == 0 {
 		return fls.Usagef("no SPEC given")
 	}
-	specs, err := cli.LoadSpecs(stderr, paths, vars)
+	specs, err := specload.Load(stderr, paths, vars)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/runner"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/specload"
 )
 
 // cmdRun is `slogate run [flags] SPEC...`: for every server of every spec,
@@ -85,7 +86,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 		o.BaselinePath = baseline
 	}
-	if o.Specs, err = cli.LoadRunSpecs(stdout, stderr, paths, vars, o.JSON); err != nil {
+	if o.Specs, err = specload.LoadForRun(stdout, stderr, paths, vars, o.JSON); err != nil {
 		return err
 	}
 	if server != "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/specload"
 )
 
 // cmdValidate is `slogate validate [flags] SPEC|DIR...`: it loads every spec
@@ -33,9 +34,9 @@ func cmdValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 	if err != nil {
 		return err
 	}
-	files := cli.LoadSpecFiles(paths, vars)
+	files := specload.LoadFiles(paths, vars)
 	if format.Value() == "json" {
-		return cli.WriteValidateJSON(stdout, files)
+		return specload.WriteValidateJSON(stdout, files)
 	}
-	return cli.WriteValidateText(stdout, stderr, files)
+	return specload.WriteValidateText(stdout, stderr, files)
 }

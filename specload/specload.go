@@ -1,14 +1,17 @@
-package cli
+// Package specload loads the spec files a command is given with every
+// static check slogate has (the language's, the conditions' from assert, the
+// plan's), and shows what it found: diagnostics with file, line and snippet
+// on the console, the test2json events of a failed package under -json, or
+// `slogate validate`'s text and JSON. It is what cmd/slogate's run, plan and
+// validate share.
+package specload
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -22,23 +25,23 @@ import (
 	"github.com/slogate/slogate/vocab"
 )
 
-// SpecFile is one spec file as loaded: its path as given, the spec (usable
+// File is one spec file as loaded: its path as given, the spec (usable
 // only when Diags hold no error) and every diagnostic, warnings included.
-type SpecFile struct {
+type File struct {
 	Path  string
 	Spec  *spec.Spec
 	Diags hcl.Diagnostics
 }
 
-// LoadSpecFiles loads each path, in order, and checks the conditions of
+// LoadFiles loads each path, in order, and checks the conditions of
 // each spec statically (assert.CheckLoaded: conditions that can never be
 // true or false are errors before any server starts), in the same pass as
 // the load's reference checks, so that every problem shows at once; a
 // valid spec also gets plan.Check's warnings (a concurrency above
 // max_num_seqs will queue) and its max_gpu_time checked against its plan
 // (plan.CheckBudget).
-func LoadSpecFiles(paths []string, vars spec.Vars) []SpecFile {
-	out := make([]SpecFile, 0, len(paths))
+func LoadFiles(paths []string, vars spec.Vars) []File {
+	out := make([]File, 0, len(paths))
 	for _, p := range paths {
 		s, diags := spec.Load(p, spec.LoadOptions{Vars: vars})
 		diags = append(diags, assert.CheckLoaded(s, diags)...)
@@ -46,7 +49,7 @@ func LoadSpecFiles(paths []string, vars spec.Vars) []SpecFile {
 			diags = append(diags, plan.Check(s)...)
 			diags = append(diags, plan.CheckBudget(s)...)
 		}
-		out = append(out, SpecFile{Path: p, Spec: s, Diags: diags})
+		out = append(out, File{Path: p, Spec: s, Diags: diags})
 	}
 	return out
 }
@@ -54,7 +57,7 @@ func LoadSpecFiles(paths []string, vars spec.Vars) []SpecFile {
 // WriteDiagnostics prints every file's diagnostics on w: file, line,
 // snippet, in colour on the same terms as the console (a terminal, NO_COLOR
 // unset, TERM not dumb).
-func WriteDiagnostics(w io.Writer, files []SpecFile) error {
+func WriteDiagnostics(w io.Writer, files []File) error {
 	color := report.ConsoleOptionsFor(w, nil).Color
 	for _, f := range files {
 		if len(f.Diags) == 0 {
@@ -67,9 +70,9 @@ func WriteDiagnostics(w io.Writer, files []SpecFile) error {
 	return nil
 }
 
-// ValidSpecs returns the specs without errors, and exit.Quiet(exit.Usage)
+// Valid returns the specs without errors, and exit.Quiet(exit.Usage)
 // when any file had an error (its diagnostics are assumed shown).
-func ValidSpecs(files []SpecFile) ([]*spec.Spec, error) {
+func Valid(files []File) ([]*spec.Spec, error) {
 	var ok []*spec.Spec
 	var err error
 	for _, f := range files {
@@ -82,57 +85,22 @@ func ValidSpecs(files []SpecFile) ([]*spec.Spec, error) {
 	return ok, err
 }
 
-// LoadSpecs loads each path, printing every diagnostic (warnings too) on
+// Load loads each path, printing every diagnostic (warnings too) on
 // stderr. It returns the valid specs, and exit.Quiet(exit.Usage) when any
 // spec had an error.
-func LoadSpecs(stderr io.Writer, paths []string, vars spec.Vars) ([]*spec.Spec, error) {
-	files := LoadSpecFiles(paths, vars)
+func Load(stderr io.Writer, paths []string, vars spec.Vars) ([]*spec.Spec, error) {
+	files := LoadFiles(paths, vars)
 	if err := WriteDiagnostics(stderr, files); err != nil {
 		return nil, err
 	}
-	return ValidSpecs(files)
-}
-
-// ExpandSpecPaths replaces each folder among paths by every *.hcl file
-// below it, in lexical order (folders whose names start with "." are
-// skipped: .git and the like); other paths stay as given, so that a
-// missing file is reported by the loader like any unreadable spec. A
-// folder without a single spec is a usage error of command cmd.
-func ExpandSpecPaths(cmd string, paths []string) ([]string, error) {
-	var out []string
-	for _, p := range paths {
-		info, err := os.Stat(p)
-		if err != nil || !info.IsDir() {
-			out = append(out, p)
-			continue
-		}
-		n := len(out)
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			switch {
-			case err != nil:
-				return err
-			case d.IsDir() && path != p && strings.HasPrefix(d.Name(), "."):
-				return filepath.SkipDir
-			case !d.IsDir() && strings.HasSuffix(d.Name(), ".hcl"):
-				out = append(out, path)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, Usagef(cmd, "reading folder %s: %v", p, err)
-		}
-		if len(out) == n {
-			return nil, Usagef(cmd, "no *.hcl spec file in folder %s", p)
-		}
-	}
-	return out, nil
+	return Valid(files)
 }
 
 // writeInvalidSpecEvents writes what `go test -json` writes for a package
 // that does not build, for an invalid spec file: test2json events with
 // Package = the spec file, its diagnostics (without colour) as "output"
 // events, then the FAIL lines and a "fail" event.
-func writeInvalidSpecEvents(w io.Writer, f SpecFile) error {
+func writeInvalidSpecEvents(w io.Writer, f File) error {
 	var text bytes.Buffer
 	if err := spec.WriteDiagnostics(&text, f.Spec.Files, f.Diags, false); err != nil {
 		return exit.Infraf("writing diagnostics: %w", err)
@@ -145,12 +113,12 @@ func writeInvalidSpecEvents(w io.Writer, f SpecFile) error {
 	return nil
 }
 
-// LoadRunSpecs loads the specs `slogate run` runs, printing their
+// LoadForRun loads the specs `slogate run` runs, printing their
 // diagnostics on stderr; under -json (json) an invalid spec also gets the
 // test2json events of a failed package on stdout, as `go test -json` gives
 // a package that does not build, so that gotestsum shows the failure.
-func LoadRunSpecs(stdout, stderr io.Writer, paths []string, vars spec.Vars, json bool) ([]*spec.Spec, error) {
-	files := LoadSpecFiles(paths, vars)
+func LoadForRun(stdout, stderr io.Writer, paths []string, vars spec.Vars, json bool) ([]*spec.Spec, error) {
+	files := LoadFiles(paths, vars)
 	if err := WriteDiagnostics(stderr, files); err != nil {
 		return nil, err
 	}
@@ -161,15 +129,15 @@ func LoadRunSpecs(stdout, stderr io.Writer, paths []string, vars spec.Vars, json
 			}
 		}
 	}
-	return ValidSpecs(files)
+	return Valid(files)
 }
 
 // WriteValidateText is `slogate validate`'s text output: the diagnostics
 // on stderr, "ok  SPEC" on stdout for each valid spec; when a spec is
 // invalid it returns exit.Quiet(exit.Usage).
-func WriteValidateText(stdout, stderr io.Writer, files []SpecFile) error {
+func WriteValidateText(stdout, stderr io.Writer, files []File) error {
 	werr := WriteDiagnostics(stderr, files)
-	specs, err := ValidSpecs(files)
+	specs, err := Valid(files)
 	for _, s := range specs {
 		fmt.Fprintf(stdout, "ok  %s\n", s.Filename)
 	}
@@ -182,7 +150,7 @@ func WriteValidateText(stdout, stderr io.Writer, files []SpecFile) error {
 // WriteValidateJSON prints the diagnostics of all files as one document
 // in the shape of `terraform validate -json` (diagjson); when a spec is
 // invalid it returns exit.Quiet(exit.Usage).
-func WriteValidateJSON(stdout io.Writer, files []SpecFile) error {
+func WriteValidateJSON(stdout io.Writer, files []File) error {
 	var diags hcl.Diagnostics
 	sources := map[string]*hcl.File{}
 	for _, f := range files {
