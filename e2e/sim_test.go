@@ -206,7 +206,7 @@ func rawTokenStream(addr string, chunks *atomic.Int64, stop <-chan struct{}) err
 	}
 	defer conn.Close()
 	go func() { <-stop; conn.Close() }()
-	body := `{"prompt":[1,2,3],"max_tokens":10000000,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`
+	body := `{"prompt":[1,2,3],"max_tokens":10000000,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`
 	fmt.Fprintf(conn, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	marker := []byte("data: {")
 	work := make([]byte, 64<<10)

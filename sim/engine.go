@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/list"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -74,11 +73,16 @@ type stepEvent struct {
 const noiseCorrelation = 2 * time.Second
 
 // request is one generation request as the engine sees it. Prompts are
-// kept only as a hash and a length.
+// kept only as a hash, a length and their prefix-cache block keys.
 type request struct {
 	promptTokens int
 	maxTokens    int
 	hash         uint64
+	chain        blockChain // the prompt's block keys (prefix caching)
+	// limit is how many tokens the request generates: maxTokens, or with
+	// ignore_eos false where the model stops (eos: its last token is EOS).
+	limit int
+	eos   bool
 
 	// Owned by the step loop.
 	arrived   time.Duration // virtual time of arrival
@@ -91,6 +95,11 @@ type request struct {
 	generated int
 	residual  float64 // speculative sampling: expected minus emitted tokens so far
 	resumed   bool    // preempted once: its re-prefill is not a first token
+	held      []*cachedBlock
+
+	// cachedTokens is the prompt tokens the prefix cache served at the
+	// request's first scheduling (vLLM's num_cached_tokens); -1 before.
+	cachedTokens atomic.Int64
 
 	// Shared with the HTTP handler.
 	pending atomic.Int64  // tokens generated and not yet sent
@@ -98,8 +107,18 @@ type request struct {
 	notify  chan struct{} // poked (non-blocking) when pending grows
 }
 
+// newRequest is a request whose prompt is known only by hash (tests): its
+// block keys are derived from the hash, so two such prompts share every
+// block when their hashes are equal and none otherwise. It runs to
+// maxTokens.
 func newRequest(promptTokens, maxTokens int, hash uint64) *request {
-	return &request{promptTokens: promptTokens, maxTokens: maxTokens, hash: hash, notify: make(chan struct{}, 1)}
+	r := &request{promptTokens: promptTokens, maxTokens: maxTokens, limit: maxTokens, hash: hash, notify: make(chan struct{}, 1)}
+	for i := range promptTokens {
+		r.chain.add(int(mix64(hash^uint64(i/blockSize)) >> 40))
+	}
+	r.chain.clip()
+	r.cachedTokens.Store(-1)
+	return r
 }
 
 // engine is the simulated vLLM engine core: one goroutine stepping a
@@ -148,7 +167,7 @@ func newEngine(p engineParams) *engine {
 		p: p, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		noiseRNG: noiseRNG, noiseX: p.noise * noiseRNG.NormFloat64(),
 		wake: make(chan struct{}, 1), stopped: make(chan struct{}),
-		cache: newPrefixCache(p.numBlocks * blockSize), timer: t,
+		cache: newPrefixCache(), timer: t,
 		st: stats{ttft: histogram{bounds: ttftBuckets}, itl: histogram{bounds: itlBuckets}},
 	}
 }
@@ -220,12 +239,16 @@ func (e *engine) run(ctx context.Context) {
 // reports busy=false when there is nothing to do, ok=false when ctx ended.
 func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
 	e.intake()
-	runBefore, queriesBefore, hitsBefore := len(e.running), e.st.prefixQueries, e.st.prefixHits
+	runBefore := len(e.running)
 	e.admit()
 	if e.p.observe != nil && len(e.running) > runBefore {
-		hits := e.st.prefixHits - hitsBefore
-		e.report(stepEvent{newSeqs: len(e.running) - runBefore,
-			newTokens: e.st.prefixQueries - queriesBefore - hits, cachedTokens: hits})
+		ev := stepEvent{newSeqs: len(e.running) - runBefore}
+		for _, r := range e.running[runBefore:] {
+			hit := int64(len(r.held) * blockSize) // right after admission, r holds its hit blocks
+			ev.cachedTokens += hit
+			ev.newTokens += int64(r.promptTokens) - hit
+		}
+		e.report(ev)
 	}
 	e.firstTokens()
 	if e.p.preempt {
@@ -313,7 +336,7 @@ func (e *engine) intake() {
 		e.waiting = append(e.waiting, r)
 	}
 	e.waiting = dropAborted(e.waiting, nil)
-	e.running = dropAborted(e.running, func(r *request) { e.usedBlocks -= r.blocks; e.st.aborted++ })
+	e.running = dropAborted(e.running, func(r *request) { e.usedBlocks -= r.blocks; e.st.aborted++; e.releaseBlocks(r) })
 }
 
 func dropAborted(rs []*request, free func(*request)) []*request {
@@ -351,25 +374,77 @@ func (e *engine) admit() {
 		r.blocks = need
 		r.admitted = e.now
 		e.running = append(e.running, r)
-		e.st.prefixQueries += int64(r.promptTokens)
-		hit := e.p.prefixCache && e.cache.lookup(r.hash)
-		if hit {
-			e.st.prefixHits += int64((r.promptTokens - 1) / blockSize * blockSize)
-		}
-		prefill := r.promptTokens
+		cached := e.lookup(r)
+		full := cached > 0 && cached == (r.promptTokens-1)/blockSize*blockSize
+		prefill := r.promptTokens - cached
 		switch {
-		case r.resumed && hit:
+		case r.resumed && full:
 			prefill = max(r.generated, 1) // recompute what the preemption dropped
 		case r.resumed:
 			prefill += r.generated
-		case hit:
+		case full:
 			r.warm = true
 			continue
 		}
 		start := max(e.now, e.prefillBusy)
-		r.firstAt = start + seconds(float64(prefill)/e.prefillRate(prefill)*e.p.slowdown)
-		e.prefillBusy = r.firstAt
+		if cached == 0 || r.resumed && full {
+			r.firstAt = start + seconds(float64(prefill)/e.prefillRate(prefill)*e.p.slowdown)
+			e.prefillBusy = r.firstAt
+			continue
+		}
+		// A partial hit prefills only the uncached tokens (vLLM computes
+		// from the first uncached block), at the cost of extending a
+		// cached context: T(all) − T(cached), T(n) = n ÷ rate(n), and no
+		// less than the uncached tokens at the whole context's rate; its
+		// first token comes no sooner than a full hit's.
+		total := cached + prefill
+		t := float64(total)/e.prefillRate(total) - float64(cached)/e.prefillRate(cached)
+		t = max(t, float64(prefill)/e.prefillRate(total))
+		e.prefillBusy = start + seconds(t*e.p.slowdown)
+		r.firstAt = max(e.prefillBusy, e.warmReady(r))
 	}
+}
+
+// lookup finds r's longest cached prefix in whole blocks (at most prompt −
+// 1 tokens), holds those blocks and returns their tokens; a new request's
+// lookup counts in vllm:prefix_cache_queries and _hits and sets its
+// cached tokens (a preempted one's does not: vLLM counts those apart).
+func (e *engine) lookup(r *request) int {
+	if !e.p.prefixCache {
+		r.cachedTokens.CompareAndSwap(-1, 0)
+		return 0
+	}
+	keys := r.chain.blocks[:min(len(r.chain.blocks), (r.promptTokens-1)/blockSize)]
+	r.held = e.cache.acquire(keys, r.held[:0])
+	cached := len(r.held) * blockSize
+	if !r.resumed {
+		e.st.prefixQueries += int64(r.promptTokens)
+		e.st.prefixHits += int64(cached)
+	}
+	r.cachedTokens.CompareAndSwap(-1, int64(cached))
+	return cached
+}
+
+// cachePrompt caches the blocks of r's prompt once it is computed.
+func (e *engine) cachePrompt(r *request) {
+	if e.p.prefixCache {
+		r.held = e.cache.hold(r.chain.blocks[len(r.held):], r.held)
+	}
+}
+
+// releaseBlocks lets go of r's cached blocks (finished, aborted or
+// preempted); a finished request first caches the full blocks its output
+// filled, as vLLM caches a request's blocks as they fill: every output
+// token but the last, whose KV is never computed (an EOS among them).
+func (e *engine) releaseBlocks(r *request) {
+	if !e.p.prefixCache {
+		return
+	}
+	if r.generated == r.limit && len(r.held) == len(r.chain.blocks) {
+		r.held = e.cache.hold(r.chain.extend(genTokenID, r.generated-1), r.held)
+	}
+	e.cache.release(r.held)
+	r.held = r.held[:0]
 }
 
 // warmReady is when a prefix-cache hit gets its first token: the seed's
@@ -397,9 +472,9 @@ func (e *engine) firstTokens() {
 			continue
 		}
 		r.decoding = true
+		e.cachePrompt(r)
 		if !r.resumed {
 			r.firstTok = e.now
-			e.cache.insert(r.hash, r.promptTokens)
 			e.st.promptTokens += int64(r.promptTokens)
 			e.st.ttft.observe((e.now - r.arrived).Seconds())
 		}
@@ -498,6 +573,7 @@ func (e *engine) reserveStep() {
 
 // preemptRequest frees r's KV and puts it at the front of the waiting queue.
 func (e *engine) preemptRequest(r *request) {
+	e.releaseBlocks(r)
 	e.usedBlocks -= r.blocks
 	r.blocks = 0
 	r.decoding, r.warm = false, false
@@ -522,10 +598,10 @@ func (e *engine) decode(batch []*request, step time.Duration) {
 	e.st.steps++
 }
 
-// emit delivers n tokens to r and retires it when it reached max_tokens;
-// it reports whether r left the running list.
+// emit delivers n tokens to r and retires it when it reached its limit
+// (max_tokens, or its EOS); it reports whether r left the running list.
 func (e *engine) emit(r *request, n int) bool {
-	n = min(n, r.maxTokens-r.generated)
+	n = min(n, r.limit-r.generated)
 	r.generated += n
 	e.st.generationTokens += int64(n)
 	r.pending.Add(int64(n))
@@ -533,11 +609,16 @@ func (e *engine) emit(r *request, n int) bool {
 	case r.notify <- struct{}{}:
 	default:
 	}
-	if r.generated < r.maxTokens {
+	if r.generated < r.limit {
 		return false
 	}
 	e.usedBlocks -= r.blocks
-	e.st.success++
+	e.releaseBlocks(r)
+	if r.eos {
+		e.st.stopped++
+	} else {
+		e.st.success++
+	}
 	e.removeRunning(r)
 	return true
 }
@@ -569,7 +650,7 @@ func (e *engine) sampleTokens(r *request) int {
 	r.residual += e.p.acceptLen - float64(n)
 	// The last step of a request needs only what is left (vLLM drafts the
 	// same, and counts only the tokens it emits as accepted).
-	n = min(n, max(r.maxTokens-r.generated, 1))
+	n = min(n, max(r.limit-r.generated, 1))
 	e.st.drafts++
 	e.st.draftTokens += int64(k)
 	e.st.acceptedTokens += int64(n - 1)
@@ -616,6 +697,9 @@ func (e *engine) publish() {
 			e.st.usedBlocks += blocksFor(r.promptTokens + r.generated)
 		}
 	}
+	// Cached blocks no request holds live in the KV cache's free room:
+	// what running requests occupy evicts them, least recently used first.
+	e.cache.trim(e.p.numBlocks - e.st.usedBlocks)
 	e.balance()
 	e.snapMu.Lock()
 	e.snap = e.st
@@ -632,55 +716,3 @@ func (e *engine) report(ev stepEvent) {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-// maxCacheEntries bounds the prefix cache's bookkeeping, so a stream of
-// distinct short prompts cannot grow the simulator's memory.
-const maxCacheEntries = 1 << 16
-
-// prefixCache remembers recently prefilled prompts by hash, evicting the
-// least recently used beyond the KV capacity in tokens (or beyond
-// maxCacheEntries prompts).
-type prefixCache struct {
-	capacity int
-	tokens   int
-	order    *list.List // front = most recent; values are cacheEntry
-	index    map[uint64]*list.Element
-	resetReq bool // guarded by engine.mu
-}
-
-type cacheEntry struct {
-	hash   uint64
-	tokens int
-}
-
-func newPrefixCache(capacity int) *prefixCache {
-	return &prefixCache{capacity: capacity, order: list.New(), index: map[uint64]*list.Element{}}
-}
-
-func (c *prefixCache) lookup(h uint64) bool {
-	el, ok := c.index[h]
-	if ok {
-		c.order.MoveToFront(el)
-	}
-	return ok
-}
-
-func (c *prefixCache) insert(h uint64, tokens int) {
-	if el, ok := c.index[h]; ok {
-		c.order.MoveToFront(el)
-		return
-	}
-	c.index[h] = c.order.PushFront(cacheEntry{h, tokens})
-	c.tokens += tokens
-	for (c.tokens > c.capacity || c.order.Len() > maxCacheEntries) && c.order.Len() > 1 {
-		old := c.order.Remove(c.order.Back()).(cacheEntry)
-		delete(c.index, old.hash)
-		c.tokens -= old.tokens
-	}
-}
-
-func (c *prefixCache) reset() {
-	c.order.Init()
-	clear(c.index)
-	c.tokens = 0
-}

@@ -31,6 +31,7 @@ type Config struct {
 	KVCacheDtype        string             // --kv-cache-dtype
 	GPUMemUtil          float64            // 0 = the profile's value
 	PrefixCaching       *bool              // nil = default (on)
+	PromptTokensDetails bool               // --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens
 	Speculative         *SpeculativeConfig // --speculative-config (-sc); nil = none
 	// GenerationDefaults are the server's default sampling values, as vLLM's
 	// ModelConfig.get_diff_sampling_param() computes them: the
@@ -74,6 +75,7 @@ type Config struct {
 	SlowAt             SlowBand      // --sim-slow-at-concurrency: a band of batch sizes whose steps are slower
 	Slowdown           float64       // --sim-slowdown: every step (prefill and decode) F× as long; 0 = unset (1)
 	RecordFile         string        // --sim-record: append one JSON line per generation request
+	EOSMean            float64       // --sim-eos-mean: mean answer length where a request lets the model stop; 0 = defaultEOSMean
 	DevMode            bool          // VLLM_SERVER_DEV_MODE set to a non-zero integer: dev routes exist
 	Ignored            []string      // vLLM flags accepted but not modelled
 	sglang             bool          // parsed as SGLang's command line: settle skips vLLM-only refusals
@@ -210,6 +212,7 @@ func modelledFlags(c *Config) map[string]setter {
 			c.PrefixCaching = &b
 			return nil
 		}},
+		"enable-prompt-tokens-details": flag(&c.PromptTokensDetails),
 		"speculative-config": {kindValue, func(c *Config, v string) error {
 			var s SpeculativeConfig
 			dec := json.NewDecoder(strings.NewReader(v))
@@ -323,6 +326,14 @@ func modelledFlags(c *Config) map[string]setter {
 			c.SlowAt = b
 			return err
 		}},
+		"sim-eos-mean": {kindValue, func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f >= 1) || math.IsInf(f, 0) {
+				return fmt.Errorf("want a mean answer length in tokens, at least 1, got %q", v)
+			}
+			c.EOSMean = f
+			return nil
+		}},
 		"sim-record":         {kindValue, func(c *Config, v string) error { c.RecordFile = v; return nil }},
 		"data-parallel-size": {kindValue, parseIntFlag(&c.DataParallel, 1)},
 	}
@@ -348,6 +359,14 @@ func (c *Config) kvLogForm() string {
 		return kvLogTwoLines
 	}
 	return kvLogOneLine
+}
+
+// eosMean is --sim-eos-mean, else defaultEOSMean.
+func (c *Config) eosMean() float64 {
+	if c.EOSMean > 0 {
+		return c.EOSMean
+	}
+	return defaultEOSMean
 }
 
 // shortAliases maps vLLM's short flags to their long names.

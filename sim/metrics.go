@@ -39,7 +39,8 @@ type stats struct {
 
 	promptTokens, generationTokens int64
 	prefixQueries, prefixHits      int64
-	success, aborted, steps        int64
+	success, aborted, steps        int64 // success: finished by length
+	stopped                        int64 // finished at their EOS
 	preemptions                    int64
 	drafts, draftTokens            int64
 	acceptedTokens                 int64
@@ -125,6 +126,8 @@ func writeMetrics(b *bytes.Buffer, info metricsInfo, snaps []stats) {
 				v = snaps[i].aborted
 			case "length":
 				v = snaps[i].success
+			case "stop":
+				v = snaps[i].stopped
 			}
 			fmt.Fprintf(b, "vllm:request_success_total{%s,finished_reason=%q} %s\n", labels[i], reason, fmtFloat(float64(v)))
 		}

@@ -33,7 +33,7 @@ func simulateCell(t *testing.T, s *settings, ctx, conc, maxOut int, hold, window
 	e := newEngine(s.params)
 	e.virtual = true
 	const hash = 42
-	e.cache.insert(hash, ctx)
+	e.cache.warm(ctx, hash)
 	type client struct {
 		r     *request
 		start time.Duration
@@ -478,19 +478,38 @@ func TestPrefillAndPrefixCache(t *testing.T) {
 }
 
 func TestPrefixCacheEviction(t *testing.T) {
-	c := newPrefixCache(100)
-	c.insert(1, 60)
-	c.insert(2, 30)
-	c.lookup(1) // 1 is now the most recent
-	c.insert(3, 30)
-	if !c.lookup(1) || c.lookup(2) || !c.lookup(3) {
-		t.Errorf("want 2 evicted (least recent) when 120 > 100 tokens")
+	c := newPrefixCache()
+	a, b, d := []uint64{1, 2, 3}, []uint64{4, 5}, []uint64{6, 7}
+	c.release(c.hold(a, nil))
+	c.release(c.hold(b, nil))
+	c.release(c.acquire(a, nil)) // a is now the most recent
+	c.release(c.hold(d, nil))
+	c.trim(5)
+	if got := len(c.acquire(a, nil)); got != 3 {
+		t.Errorf("a: %d blocks cached, want 3 (recently used)", got)
 	}
-	c = newPrefixCache(1 << 40)
-	for i := range maxCacheEntries + 10 {
-		c.insert(uint64(i), 1)
+	if got := len(c.acquire(b, nil)); got != 0 {
+		t.Errorf("b: %d blocks cached, want 0 (least recently used, evicted when 7 > 5 blocks)", got)
 	}
-	if c.order.Len() != maxCacheEntries || len(c.index) != maxCacheEntries {
-		t.Errorf("%d entries, want at most %d", c.order.Len(), maxCacheEntries)
+	c = newPrefixCache()
+	held := c.hold([]uint64{1, 2}, nil)
+	c.release(c.hold([]uint64{3}, nil))
+	c.trim(0)
+	if got := len(c.acquire([]uint64{1, 2}, nil)); got != 2 {
+		t.Errorf("held blocks: %d cached after trim(0), want 2 (a running request's blocks are never evicted)", got)
+	}
+	if _, ok := c.index[3]; ok {
+		t.Errorf("a free block survived trim(0)")
+	}
+	c.release(held)
+	c = newPrefixCache()
+	keys := make([]uint64, maxCacheBlocks+10)
+	for i := range keys {
+		keys[i] = uint64(i)
+	}
+	c.release(c.hold(keys, nil))
+	c.trim(1 << 40)
+	if len(c.index) != maxCacheBlocks || c.nFree != maxCacheBlocks {
+		t.Errorf("%d blocks (%d free), want at most %d", len(c.index), c.nFree, maxCacheBlocks)
 	}
 }

@@ -92,19 +92,23 @@ func tokenize(text string) []int {
 
 // textTokens is text's token count and the hash of its token IDs (the same
 // hash a completions prompt of those IDs gets, so the prefix cache treats
-// a chat prompt and its token IDs alike).
-func textTokens(text string) (n int, hash uint64) {
+// a chat prompt and its token IDs alike); with chain non-nil it also feeds
+// chain every ID.
+func textTokens(text string, chain *blockChain) (n int, hash uint64) {
 	hash = fnvOffset
 	eachToken(text, func(id int) {
 		n++
 		hash = (hash ^ uint64(id)) * fnvPrime
+		if chain != nil {
+			chain.add(id)
+		}
 	})
 	return n, hash
 }
 
 // countTokens is len(tokenize(text)) without building the slice.
 func countTokens(text string) int {
-	n, _ := textTokens(text)
+	n, _ := textTokens(text, nil)
 	return n
 }
 
@@ -133,8 +137,14 @@ outer:
 	return b.String()
 }
 
-// genText is the text of one generated token.
-const genText = " hello"
+// genText is the text of one generated token: two bytes, one token
+// (genTokenID) when tokenized, so an answer a client sends back in a
+// conversation's history renders to the very tokens that were generated
+// and hits their cached blocks, as a real model's answer does.
+const genText = " a"
+
+// genTokenID is the ID of genText's token.
+const genTokenID = pairBase + ' '<<8 | 'a'
 
 // FNV-1a, 64 bit.
 const (
@@ -155,7 +165,8 @@ func hashString(h uint64, s string) uint64 {
 type promptField struct {
 	tokens int
 	hash   uint64
-	maxID  uint64 // largest token ID given (0 for text)
+	chain  blockChain // the prefix cache's block keys
+	maxID  uint64     // largest token ID given (0 for text)
 	set    bool
 	digest *promptDigest // when set before decoding: fed every token ID (--sim-record)
 }
@@ -175,7 +186,7 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		p.tokens, p.hash = textTokens(s)
+		p.tokens, p.hash = textTokens(s, &p.chain)
 		if p.digest != nil {
 			eachToken(s, p.digest.add)
 		}
@@ -201,6 +212,7 @@ func (p *promptField) UnmarshalJSON(b []byte) error {
 		h = (h ^ v) * fnvPrime
 		n++
 		maxID = max(maxID, v)
+		p.chain.add(int(v))
 		if p.digest != nil {
 			p.digest.add(int(v))
 		}

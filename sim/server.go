@@ -315,6 +315,7 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	var prompt int
 	var hash uint64
+	chain := &req.Prompt.chain
 	switch {
 	case chat:
 		if len(req.Messages) == 0 {
@@ -322,7 +323,8 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 			return
 		}
 		text := chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, req.ChatTemplateKwargs)
-		prompt, hash = textTokens(text)
+		chain = &blockChain{}
+		prompt, hash = textTokens(text, chain)
 		if digest != nil {
 			eachToken(text, digest.add)
 		}
@@ -342,6 +344,7 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	if req.CacheSalt != "" {
 		hash = hashString(hash^0x5bd1e995, req.CacheSalt)
+		saltChain(chain.blocks, req.CacheSalt)
 	}
 	maxTokens := 16
 	switch {
@@ -381,7 +384,15 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 			return
 		}
 	}
-	er := newRequest(prompt, maxTokens, hash)
+	er := &request{promptTokens: prompt, maxTokens: maxTokens, hash: hash, chain: *chain, notify: make(chan struct{}, 1)}
+	er.chain.clip()
+	er.cachedTokens.Store(-1)
+	minTokens := 0
+	if req.MinTokens != nil {
+		minTokens = *req.MinTokens
+	}
+	er.limit, er.eos = outputLimit(maxTokens, minTokens, req.IgnoreEOS != nil && *req.IgnoreEOS,
+		naturalLength(hash, s.cfg.Seed, req.seed(), s.cfg.eosMean()))
 	eng := s.pickEngine()
 	if s.record != nil {
 		endpoint := "/v1/completions"
@@ -402,10 +413,43 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 		continuous := includeUsage && req.StreamOptions.ContinuousUsageStats && !s.cfg.NoContinuousUsage
 		c := newChunker(chat, id, time.Now().Unix(), model, prompt, continuous)
+		c.details = s.cfg.PromptTokensDetails
 		s.stream(w, r, eng, er, c, includeUsage)
 		return
 	}
 	s.complete(w, r, eng, er, chat, id, model, prompt)
+}
+
+// finishReason is the finish_reason of a response that has sent sent of
+// er's tokens: "" until the last, then "stop" when it ended at its EOS,
+// else "length".
+func finishReason(er *request, sent int) string {
+	switch {
+	case sent < er.limit:
+		return ""
+	case er.eos:
+		return "stop"
+	}
+	return "length"
+}
+
+// visibleTokens is how many of the first sent tokens render as text: an
+// EOS token does not (vLLM skips special tokens when detokenizing).
+func visibleTokens(er *request, sent int) int {
+	if er.eos && sent == er.limit {
+		return sent - 1
+	}
+	return sent
+}
+
+// seed is the request's seed field as an integer (0 when absent or not
+// an integer).
+func (f *samplingFields) seed() uint64 {
+	var v int64
+	if f.Seed != nil && json.Unmarshal(f.Seed, &v) == nil {
+		return uint64(v)
+	}
+	return 0
 }
 
 // pickEngine chooses the data-parallel engine for a new request: the
@@ -440,7 +484,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er 
 	buf := make([]byte, 0, 4096)
 	sent, chunks := 0, 0
 	cfg := s.cfg
-	for sent < er.maxTokens {
+	for sent < er.limit {
 		select {
 		case <-er.notify:
 		case <-r.Context().Done():
@@ -488,11 +532,11 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er 
 			sent += k
 			n -= k
 			chunks++
-			buf = c.content(buf, k, sent, sent == er.maxTokens)
+			buf = c.content(buf, k, sent, finishReason(er, sent))
 		}
-		if sent == er.maxTokens {
+		if sent == er.limit {
 			if includeUsage {
-				buf = c.final(buf, sent)
+				buf = c.final(buf, sent, int(er.cachedTokens.Load()))
 			}
 			buf = append(buf, doneChunk...)
 		}
@@ -520,7 +564,7 @@ func (s *server) flush(w http.ResponseWriter, f http.Flusher, b []byte) bool {
 // complete answers a non-streaming request once every token is generated.
 func (s *server) complete(w http.ResponseWriter, r *http.Request, eng *engine, er *request, chat bool, id, model string, prompt int) {
 	got := 0
-	for got < er.maxTokens {
+	for got < er.limit {
 		select {
 		case <-er.notify:
 			got += int(er.pending.Swap(0))
@@ -532,16 +576,21 @@ func (s *server) complete(w http.ResponseWriter, r *http.Request, eng *engine, e
 			return
 		}
 	}
-	text := strings.Repeat(genText, got)
-	usage := map[string]any{"prompt_tokens": prompt, "total_tokens": prompt + got, "completion_tokens": got, "prompt_tokens_details": nil}
+	text := strings.Repeat(genText, visibleTokens(er, got))
+	var details any
+	if s.cfg.PromptTokensDetails {
+		details = map[string]any{"cached_tokens": er.cachedTokens.Load()}
+	}
+	usage := map[string]any{"prompt_tokens": prompt, "total_tokens": prompt + got, "completion_tokens": got, "prompt_tokens_details": details}
 	var choice map[string]any
 	object := "text_completion"
+	finish := finishReason(er, got)
 	if chat {
 		object = "chat.completion"
 		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "reasoning": nil, "tool_calls": []any{}},
-			"logprobs": nil, "finish_reason": "length", "stop_reason": nil}
+			"logprobs": nil, "finish_reason": finish, "stop_reason": nil}
 	} else {
-		choice = map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": "length", "stop_reason": nil, "prompt_logprobs": nil}
+		choice = map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": finish, "stop_reason": nil, "prompt_logprobs": nil}
 	}
 	writeJSON(w, 200, map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": model,
 		"choices": []any{choice}, "usage": usage})

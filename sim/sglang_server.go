@@ -113,7 +113,7 @@ func (s *sglangServer) warmupAndReady(ctx contextDone) {
 		}
 		for _, e := range s.engs {
 			start := time.Now()
-			prompt, hash := textTokens("The capital city of France is")
+			prompt, hash := textTokens("The capital city of France is", nil)
 			r := newRequest(prompt, 8, hash)
 			e.submit(r)
 			got := 0
@@ -425,7 +425,7 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 			return
 		}
 		text := chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, req.ChatTemplateKwargs)
-		prompt, hash = textTokens(text)
+		prompt, hash = textTokens(text, nil)
 		if digest != nil {
 			eachToken(text, digest.add)
 		}

@@ -331,25 +331,25 @@ func TestSGLangStreamForms(t *testing.T) {
 	}{
 		{name: "plain: usage null on every chunk", path: "/v1/completions", body: map[string]any{"prompt": []int{1, 2, 3}, "max_tokens": 2, "stream": true},
 			want: []string{
-				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"default","choices":[{"index":0,"text":" hello","logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}`,
-				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"default","choices":[{"index":0,"text":" hello","logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":null}`,
+				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"default","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}`,
+				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"default","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":null}`,
 				`[DONE]`}},
 		{name: "continuous usage without include_usage", path: "/v1/completions", body: map[string]any{"model": "m", "prompt": []int{1, 2, 3}, "max_tokens": 1, "stream": true,
 			"stream_options": map[string]any{"continuous_usage_stats": true}},
 			want: []string{
-				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"m","choices":[{"index":0,"text":" hello","logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":{"prompt_tokens":3,"total_tokens":4,"completion_tokens":1,"prompt_tokens_details":null,"reasoning_tokens":0}}`,
+				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":{"prompt_tokens":3,"total_tokens":4,"completion_tokens":1,"prompt_tokens_details":null,"reasoning_tokens":0}}`,
 				`[DONE]`}},
 		{name: "include_usage: a final usage chunk", path: "/v1/completions", body: map[string]any{"model": "m", "prompt": []int{1, 2, 3}, "max_tokens": 1, "stream": true,
 			"stream_options": map[string]any{"include_usage": true}},
 			want: []string{
-				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"m","choices":[{"index":0,"text":" hello","logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":null}`,
+				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":null}`,
 				`{"id":"cmpl-ID","object":"text_completion","created":0,"model":"m","choices":[],"usage":{"prompt_tokens":3,"total_tokens":4,"completion_tokens":1,"reasoning_tokens":0}}`,
 				`[DONE]`}},
 		{name: "chat: the role chunk comes with the first token", path: "/v1/chat/completions", body: map[string]any{"model": "m", "messages": []map[string]string{{"role": "user", "content": "hi"}},
 			"max_tokens": 1, "stream": true},
 			want: []string{
 				`{"id":"chatcmpl-ID","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}`,
-				`{"id":"chatcmpl-ID","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"role":null,"content":" hello","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":null}`,
+				`{"id":"chatcmpl-ID","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"role":null,"content":" a","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":"length","matched_stop":null}],"usage":null}`,
 				`[DONE]`}},
 	}
 	for _, tc := range tests {
@@ -517,7 +517,7 @@ func TestSGLangMetricCadence(t *testing.T) {
 	}
 	// A prefill batch with a prefix hit sets cache_hit_rate; the next
 	// decode log resets it to 0.
-	e.cache.insert(7, 160)
+	e.cache.warm(160, 7)
 	e.submit(newRequest(160, 8, 7))
 	e.iterate(ctx)
 	if g := sch.gauges(); g.cacheHitRate <= 0 || g.numRunning != 0 {

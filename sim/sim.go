@@ -510,7 +510,8 @@ vLLM flags it models (any other vLLM flag is accepted and ignored):
   --data-parallel-size N         N engines sharing the load, each its own KV and batch (-dp)
   --kv-cache-dtype D             auto, fp8, …
   --gpu-memory-utilization F     fraction of GPU memory vLLM may use
-  --[no-]enable-prefix-caching   prefix caching on or off
+  --[no-]enable-prefix-caching   prefix caching on or off (16-token blocks, LRU eviction)
+                                 (with --enable-prompt-tokens-details, usage has the cached tokens)
   --speculative-config JSON      e.g. '{"method":"dflash","num_speculative_tokens":7}' (-sc)
   --generation-config DIR        default sampling from DIR/generation_config.json (auto, vllm: none)
   --override-generation-config   default sampling as JSON, e.g. '{"min_p": 0.05}'; as vLLM, only
@@ -532,6 +533,8 @@ Simulator flags:
                                  and $SLOGATE_BOOT, else the start time): boot-to-boot variation
   --sim-slow-at-concurrency N:F  steps F× slower while N (or LO-HI) requests run: a non-monotone server
   --sim-record FILE              append one JSON line per generation request (what was sent)
+  --sim-eos-mean N               mean answer length (log-normal, seeded per prompt) of requests
+                                 without ignore_eos, which end at their EOS (256)
 vLLM variants:
   --sim-hybrid                   hybrid (linear-attention) model: large block_size,
                                  num_gpu_blocks x block_size is not the token capacity

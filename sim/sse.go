@@ -8,6 +8,7 @@ import "strconv"
 type chunker struct {
 	chat       bool
 	continuous bool   // usage on every chunk
+	details    bool   // --enable-prompt-tokens-details: the final usage has prompt_tokens_details
 	head       []byte // data: {"id":…,"object":…,"created":…,"model":…,"choices":[
 	prompt     int
 }
@@ -27,14 +28,20 @@ func newChunker(chat bool, id string, created int64, model string, prompt int, c
 	return &chunker{chat: chat, continuous: continuous, head: head, prompt: prompt}
 }
 
-// usage appends "usage":{…} with completion tokens so far.
-func (c *chunker) usage(b []byte, completion int) []byte {
+// usage appends "usage":{…} with completion tokens so far and, when
+// cached >= 0, prompt_tokens_details with the cached prompt tokens.
+func (c *chunker) usage(b []byte, completion, cached int) []byte {
 	b = append(b, `"usage":{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(c.prompt), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(c.prompt+completion), 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(completion), 10)
+	if cached >= 0 {
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(cached), 10)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 
@@ -44,19 +51,24 @@ func (c *chunker) role(b []byte) []byte {
 	b = append(b, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`...)
 	if c.continuous {
 		b = append(b, ',')
-		b = c.usage(b, 0)
+		b = c.usage(b, 0, -1)
 	}
 	return append(b, "}\n\n"...)
 }
 
 // content appends a chunk carrying n tokens; total is the completion
-// tokens so far including them; final marks the last one.
-func (c *chunker) content(b []byte, n, total int, final bool) []byte {
+// tokens so far including them; finish is the last one's finish_reason
+// ("" before it). A "stop" chunk's last token is the EOS, which renders as
+// no text.
+func (c *chunker) content(b []byte, n, total int, finish string) []byte {
 	b = append(b, c.head...)
 	if c.chat {
 		b = append(b, `{"index":0,"delta":{"content":"`...)
 	} else {
 		b = append(b, `{"index":0,"text":"`...)
+	}
+	if finish == "stop" {
+		n--
 	}
 	for range n {
 		b = append(b, genText...)
@@ -66,8 +78,10 @@ func (c *chunker) content(b []byte, n, total int, final bool) []byte {
 	} else {
 		b = append(b, `","logprobs":null,"finish_reason":`...)
 	}
-	if final {
-		b = append(b, `"length"`...)
+	if finish != "" {
+		b = append(b, '"')
+		b = append(b, finish...)
+		b = append(b, '"')
 	} else {
 		b = append(b, `null`...)
 	}
@@ -77,16 +91,22 @@ func (c *chunker) content(b []byte, n, total int, final bool) []byte {
 	b = append(b, `}]`...)
 	if c.continuous {
 		b = append(b, ',')
-		b = c.usage(b, total)
+		b = c.usage(b, total, -1)
 	}
 	return append(b, "}\n\n"...)
 }
 
-// final appends the usage-only chunk sent when include_usage is set.
-func (c *chunker) final(b []byte, total int) []byte {
+// final appends the usage-only chunk sent when include_usage is set; with
+// --enable-prompt-tokens-details its usage says how many prompt tokens
+// the prefix cache served (vLLM puts prompt_tokens_details on this final
+// usage only, not on the continuous usage of each chunk).
+func (c *chunker) final(b []byte, total, cached int) []byte {
 	b = append(b, c.head...)
 	b = append(b, "],"...)
-	b = c.usage(b, total)
+	if !c.details {
+		cached = -1
+	}
+	b = c.usage(b, total, max(cached, -1))
 	return append(b, "}\n\n"...)
 }
 

@@ -332,7 +332,7 @@ func TestPreemption(t *testing.T) {
 		done := make(chan struct{}, 3)
 		for i := range 3 {
 			go func() {
-				resp := ts.post(t, "/v1/completions", "", map[string]any{"prompt": []int{1, i, 3}, "max_tokens": 1900})
+				resp := ts.post(t, "/v1/completions", "", map[string]any{"prompt": []int{1, i, 3}, "max_tokens": 1900, "ignore_eos": true})
 				readAll(t, resp.Body)
 				done <- struct{}{}
 			}()
