@@ -398,15 +398,26 @@ func TestOverCapacityLine(t *testing.T) {
 }
 
 // TestEvaluateTraffic: conditions read traffic cells by label, context and
-// rate (non-integer rates by their string), and a read of an errored
-// traffic cell is an infrastructure error naming the cell.
+// rate (non-integer rates by their string), or by rate or concurrency
+// alone when the block's workload sets the lengths (LABEL[RATE],
+// LABEL[CONC]); a closed loop at a context reads LABEL[CTX][CONC]. A read
+// of an errored traffic cell is an infrastructure error naming the cell.
 func TestEvaluateTraffic(t *testing.T) {
-	sp := &spec.Spec{Traffic: []*spec.Traffic{{Label: "steady", Context: 8192, Rates: []float64{0.5, 4, 8}}}}
+	sp := &spec.Spec{Traffic: []*spec.Traffic{
+		{Label: "steady", Context: 8192, Rates: []float64{0.5, 4, 8}},
+		{Label: "replay", Concurrency: []int{8, 32}},
+		{Label: "open", Rates: []float64{8}},
+		{Label: "closed", Context: 1024, Concurrency: []int{8}},
+	}}
 	res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
 		Traffic: []result.TrafficCell{
 			{Traffic: "steady", Context: 8192, Rate: 0.5, Status: vocab.StatusValid, GoodputRPS: 0.49, TTFTMsP99: 80},
 			{Traffic: "steady", Context: 8192, Rate: 4, Status: vocab.StatusValid, GoodputRPS: 3.9, TTFTMsP99: 120},
 			{Traffic: "steady", Context: 8192, Rate: 8, Status: vocab.StatusError, Reason: "HTTP 500"},
+			{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid, GoodputRPS: 7, TTFTMsP99: 90},
+			{Traffic: "replay", Concurrency: 32, Status: vocab.StatusError, Reason: "HTTP 500"},
+			{Traffic: "open", Rate: 8, Status: vocab.StatusValid, GoodputRPS: 7.5},
+			{Traffic: "closed", Context: 1024, Concurrency: 8, Status: vocab.StatusValid, GoodputRPS: 6},
 		}}
 	tests := []struct {
 		name    string
@@ -422,6 +433,14 @@ func TestEvaluateTraffic(t *testing.T) {
 			detail: `steady["8K"]["0.5"].ttft_ms_p99 = 80, want <= 100: ok`},
 		{name: "errored cell", cond: `steady["8K"][8].goodput_rps >= 1`, outcome: vocab.Error,
 			detail: `steady["8K"][8]: cell not measured: error: HTTP 500`},
+		{name: "closed loop without context", cond: `replay[8].goodput_rps >= 6.5`, outcome: vocab.Pass,
+			detail: `replay[8].goodput_rps = 7, want >= 6.5: ok`},
+		{name: "open loop without context", cond: `open[8].goodput_rps >= 7.6`, outcome: vocab.Fail,
+			detail: `open[8].goodput_rps = 7.5, want >= 7.6 (-1.3% from the threshold)`},
+		{name: "closed loop at a context", cond: `closed["1K"][8].goodput_rps == 6`, outcome: vocab.Pass,
+			detail: `closed["1K"][8].goodput_rps = 6, want == 6: ok`},
+		{name: "errored closed-loop cell", cond: `replay[32].goodput_rps >= 1`, outcome: vocab.Error,
+			detail: `replay[32]: cell not measured: error: HTTP 500`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

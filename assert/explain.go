@@ -206,16 +206,24 @@ func traversalText(t hcl.Traversal) string {
 	return b.String()
 }
 
-// refExpr is how a spec reads a cell: decode["8K"][64] or prefill["8K"].
+// refExpr is how a spec reads a cell: decode["8K"][64], prefill["8K"],
+// steady["8K"][4], replay[8] (a traffic block without context).
 func refExpr(r vocab.CellRef) string {
 	switch r.Phase {
 	case vocab.PhasePrefill:
 		return fmt.Sprintf("prefill[%q]", vocab.FormatTokens(r.Context))
 	case vocab.PhaseTraffic:
-		if rate := vocab.FormatRate(r.Rate); strings.Contains(rate, ".") {
-			return fmt.Sprintf("%s[%q][%q]", r.Matrix, vocab.FormatTokens(r.Context), rate)
+		key := strconv.Itoa(r.Concurrency)
+		if r.Concurrency == 0 {
+			key = vocab.FormatRate(r.Rate)
+			if strings.Contains(key, ".") {
+				key = strconv.Quote(key)
+			}
 		}
-		return fmt.Sprintf("%s[%q][%s]", r.Matrix, vocab.FormatTokens(r.Context), vocab.FormatRate(r.Rate))
+		if r.Context == 0 {
+			return fmt.Sprintf("%s[%s]", r.Matrix, key)
+		}
+		return fmt.Sprintf("%s[%q][%s]", r.Matrix, vocab.FormatTokens(r.Context), key)
 	}
 	return fmt.Sprintf("%s[%q][%d]", r.MatrixLabel(), vocab.FormatTokens(r.Context), r.Concurrency)
 }

@@ -202,7 +202,7 @@ func measuredCell(ref vocab.CellRef, res *result.Results, ps []float64) cty.Valu
 			st, why, valueOf = c.Status, c.Reason, c.Metric
 		}
 	} else if ref.Phase == vocab.PhaseTraffic {
-		if c, ok := res.TrafficCell(ref.Matrix, ref.Context, ref.Rate); ok {
+		if c, ok := res.TrafficCell(ref); ok {
 			st, why, valueOf = c.Status, c.Reason, c.Metric
 		}
 	} else if c, ok := res.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency); ok {
@@ -226,19 +226,36 @@ func measuredCell(ref vocab.CellRef, res *result.Results, ps []float64) cty.Valu
 
 // layout is the shape of a scope's data: the cells of every decode matrix
 // (label → context → concurrency), the prefill contexts and the cells of
-// every traffic block (label → context → rate).
+// every traffic block (label → context → rate or concurrency; context 0
+// when the block's workload sets the lengths).
 type layout struct {
 	decode  map[string]map[int]map[int]bool
 	prefill map[int]bool
-	traffic map[string]map[int]map[float64]bool
+	traffic map[string]map[int]map[trafficKey]bool
+}
+
+// trafficKey is a traffic cell's column: an open loop's rate or a closed
+// loop's concurrency (the other is 0).
+type trafficKey struct {
+	rate float64
+	conc int
+}
+
+// String is how a condition indexes the column: a number index converts
+// to its shortest string (4 → "4", 0.5 → "0.5").
+func (k trafficKey) String() string {
+	if k.conc > 0 {
+		return strconv.Itoa(k.conc)
+	}
+	return vocab.FormatRate(k.rate)
 }
 
 // specLayout is the cells sp measures.
 func specLayout(sp *spec.Spec) layout {
-	l := layout{decode: map[string]map[int]map[int]bool{}, prefill: map[int]bool{}, traffic: map[string]map[int]map[float64]bool{}}
+	l := layout{decode: map[string]map[int]map[int]bool{}, prefill: map[int]bool{}, traffic: map[string]map[int]map[trafficKey]bool{}}
 	for _, t := range sp.Traffic {
-		for _, r := range t.Rates {
-			l.addTraffic(t.Label, t.Context, r)
+		for _, ref := range t.Cells() {
+			l.addTraffic(ref)
 		}
 	}
 	for _, m := range sp.Matrices {
@@ -269,14 +286,15 @@ func (l layout) addDecode(label string, ctx, conc int) {
 	l.decode[label][ctx][conc] = true
 }
 
-func (l layout) addTraffic(label string, ctx int, rate float64) {
+func (l layout) addTraffic(ref vocab.CellRef) {
+	label, ctx := ref.Matrix, ref.Context
 	if l.traffic[label] == nil {
-		l.traffic[label] = map[int]map[float64]bool{}
+		l.traffic[label] = map[int]map[trafficKey]bool{}
 	}
 	if l.traffic[label][ctx] == nil {
-		l.traffic[label][ctx] = map[float64]bool{}
+		l.traffic[label][ctx] = map[trafficKey]bool{}
 	}
-	l.traffic[label][ctx][rate] = true
+	l.traffic[label][ctx][trafficKey{ref.Rate, ref.Concurrency}] = true
 }
 
 // addResults adds every cell res holds (a resumed or older run may hold
@@ -289,7 +307,7 @@ func (l layout) addResults(res *result.Results) {
 		l.prefill[c.Context] = true
 	}
 	for _, c := range res.Traffic {
-		l.addTraffic(c.Traffic, c.Context, c.Rate)
+		l.addTraffic(c.Ref())
 	}
 }
 
@@ -330,10 +348,16 @@ func scopeOf(sp *spec.Spec, server string, l layout, cell func(vocab.CellRef) ct
 	}
 	for label, g := range l.traffic {
 		sc.roots[label] = true
-		// A number index converts to its shortest string: 4 → "4", 0.5 → "0.5".
-		vars[label] = gridValue(cellObjectType(vocab.PhaseTraffic, ps), g, vocab.FormatRate, func(ctx int, rate float64) vocab.CellRef {
-			return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: label, Context: ctx, Rate: rate}
-		}, cell)
+		ref := func(ctx int, k trafficKey) vocab.CellRef {
+			return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: label, Context: ctx, Rate: k.rate, Concurrency: k.conc}
+		}
+		objType := cellObjectType(vocab.PhaseTraffic, ps)
+		if t := sp.TrafficBlock(label); t != nil && t.Context == 0 {
+			// No context to index: the block's cells by rate or concurrency.
+			vars[label] = rowValue(objType, g[0], trafficKey.String, func(k trafficKey) vocab.CellRef { return ref(0, k) }, cell)
+			continue
+		}
+		vars[label] = gridValue(objType, g, trafficKey.String, ref, cell)
 	}
 
 	prefill := map[string]cty.Value{}
@@ -484,14 +508,7 @@ func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string, sear
 func gridValue[K comparable](objType cty.Type, grid map[int]map[K]bool, key func(K) string, ref func(ctx int, col K) vocab.CellRef, cell func(vocab.CellRef) cty.Value) cty.Value {
 	rows := map[string]cty.Value{}
 	for ctx, cols := range grid {
-		vals := map[string]cty.Value{}
-		for col := range cols {
-			vals[key(col)] = cell(ref(ctx, col))
-		}
-		row := cty.MapValEmpty(objType)
-		if len(vals) > 0 {
-			row = cty.MapVal(vals)
-		}
+		row := rowValue(objType, cols, key, func(col K) vocab.CellRef { return ref(ctx, col) }, cell)
 		for _, k := range contextKeys(ctx) {
 			rows[k] = row
 		}
@@ -500,4 +517,17 @@ func gridValue[K comparable](objType cty.Type, grid map[int]map[K]bool, key func
 		return cty.MapValEmpty(cty.Map(objType))
 	}
 	return cty.MapVal(rows)
+}
+
+// rowValue is one row of a grid (or a traffic block without context): the
+// cells of cols by their key.
+func rowValue[K comparable](objType cty.Type, cols map[K]bool, key func(K) string, ref func(col K) vocab.CellRef, cell func(vocab.CellRef) cty.Value) cty.Value {
+	vals := map[string]cty.Value{}
+	for col := range cols {
+		vals[key(col)] = cell(ref(col))
+	}
+	if len(vals) == 0 {
+		return cty.MapValEmpty(objType)
+	}
+	return cty.MapVal(vals)
 }

@@ -90,7 +90,7 @@ assert "holds_at_40" {
 		}
 	}
 	cell := func(label string, rate float64) res.TrafficCell {
-		c, ok := results.TrafficCell(label, 1024, rate)
+		c, ok := results.TrafficCell(vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: label, Context: 1024, Rate: rate})
 		if !ok {
 			t.Fatalf("no cell %s at rate %v", label, rate)
 		}

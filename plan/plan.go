@@ -147,8 +147,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		}
 	}
 	for _, t := range sp.Traffic {
-		for _, rate := range t.Rates {
-			r := vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
+		for _, r := range t.Cells() {
 			if match(r.TestName(srv.Name)) {
 				traffic[r] = true
 			}
@@ -200,9 +199,10 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 			s.Prefill = true
 		}
 	}
-	for _, t := range sp.Traffic { // spec order; rates ascending below
-		for _, rate := range t.Rates {
-			r := vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: t.Label, Context: t.Context, Rate: rate}
+	// A traffic block whose workload sets its lengths (context 0) has a
+	// step of its own, context 0, with no prefill or decode.
+	for _, t := range sp.Traffic { // spec order; rates (concurrencies) ascending below
+		for _, r := range t.Cells() {
 			if traffic[r] {
 				s := step(r.Context)
 				s.Traffic = append(s.Traffic, r)
@@ -214,7 +214,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 			if a.Matrix != b.Matrix {
 				return 0
 			}
-			return cmp.Compare(a.Rate, b.Rate)
+			return cmp.Or(cmp.Compare(a.Rate, b.Rate), cmp.Compare(a.Concurrency, b.Concurrency))
 		})
 	}
 	matrixIndex := map[string]int{}

@@ -209,8 +209,12 @@ func TestTrafficCells(t *testing.T) {
 		Traffic: []*spec.Traffic{
 			{Label: "steady", Context: 1024, Rates: []float64{4, 0.5, 2}, Duration: 5 * time.Second, WarmUp: time.Second},
 			{Label: "long", Context: 8192, Rates: []float64{1}, Duration: 5 * time.Second, WarmUp: time.Second},
+			{Label: "replay", Concurrency: []int{32, 8}, Duration: 5 * time.Second, WarmUp: time.Second},
 		},
 		Asserts: []*spec.Assert{{Name: "good", Cells: []vocab.CellRef{trf("long", 8192, 1)}}},
+	}
+	replay := func(conc int) vocab.CellRef {
+		return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: "replay", Concurrency: conc}
 	}
 	srv := &spec.Server{Name: "qwen"}
 	tests := []struct {
@@ -219,8 +223,12 @@ func TestTrafficCells(t *testing.T) {
 		steps []Step
 	}{
 		{name: "everything", steps: []Step{
+			{Context: 0, Traffic: []vocab.CellRef{replay(8), replay(32)}},
 			{Context: 1024, Decode: []vocab.CellRef{dec("decode", 1024, 1)}, Traffic: []vocab.CellRef{trf("steady", 1024, 0.5), trf("steady", 1024, 2), trf("steady", 1024, 4)}},
 			{Context: 8192, Traffic: []vocab.CellRef{trf("long", 8192, 1)}},
+		}},
+		{name: "a closed-loop cell without context by name", run: `traffic/replay/conc=8$`, steps: []Step{
+			{Context: 0, Traffic: []vocab.CellRef{replay(8)}},
 		}},
 		{name: "one rate by name", run: `traffic/steady/ctx=1K/rate=0\.5$`, steps: []Step{
 			{Context: 1024, Traffic: []vocab.CellRef{trf("steady", 1024, 0.5)}},
@@ -247,6 +255,9 @@ func TestTrafficCells(t *testing.T) {
 		t.Errorf("estimate of one traffic cell = %v, want cold prefill + warm-up + window + drain = %v", p.Estimated, want)
 	}
 	if got := trf("steady", 1024, 0.5).TestName("qwen"); got != "qwen/traffic/steady/ctx=1K/rate=0.5" {
+		t.Errorf("test name %q", got)
+	}
+	if got := replay(8).TestName("qwen"); got != "qwen/traffic/replay/conc=8" {
 		t.Errorf("test name %q", got)
 	}
 }

@@ -4,12 +4,16 @@ import (
 	"github.com/slogate/slogate/vocab"
 )
 
-// TrafficCell is one open-loop measurement: requests launched at the
-// arrival times of one rate, whatever the server's completions do.
+// TrafficCell is one traffic measurement: an open loop's requests launched
+// at the arrival times of one rate, whatever the server's completions do,
+// or a closed loop keeping Concurrency requests in flight.
 type TrafficCell struct {
-	Traffic string  `json:"traffic"` // the traffic block's label
+	Traffic string `json:"traffic"` // the traffic block's label
+	// Context is the prompt length; 0 when the workload sets its own.
 	Context int     `json:"context"`
-	Rate    float64 `json:"rate"` // configured requests per second
+	Rate    float64 `json:"rate"` // configured requests per second; 0 in a closed loop
+	// Concurrency is a closed loop's requests in flight; 0 in an open loop.
+	Concurrency int `json:"concurrency,omitempty"`
 	// Arrivals is the arrival process ("poisson", "constant", "gamma"),
 	// Burstiness its gamma shape (0 unless gamma) and Seed the seed of the
 	// schedule, so that the same schedule can be drawn again.
@@ -54,14 +58,13 @@ type TrafficCell struct {
 
 // Ref returns the reference that names this cell.
 func (c *TrafficCell) Ref() vocab.CellRef {
-	return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: c.Traffic, Context: c.Context, Rate: c.Rate}
+	return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: c.Traffic, Context: c.Context, Rate: c.Rate, Concurrency: c.Concurrency}
 }
 
-// TrafficCell returns the cell of traffic block label at ctx and rate, if recorded.
-func (r *Results) TrafficCell(label string, ctx int, rate float64) (*TrafficCell, bool) {
-	return find(r.Traffic, func(c *TrafficCell) bool {
-		return c.Traffic == label && c.Context == ctx && c.Rate == rate
-	})
+// TrafficCell returns the traffic cell ref names (its label, context, and
+// rate or concurrency), if recorded.
+func (r *Results) TrafficCell(ref vocab.CellRef) (*TrafficCell, bool) {
+	return find(r.Traffic, func(c *TrafficCell) bool { return c.Ref() == ref })
 }
 
 // TrafficLabels lists the labels of the traffic blocks r has cells of, in

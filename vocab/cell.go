@@ -4,17 +4,22 @@ import "strconv"
 
 // Cell references, statuses and the parameters a cell is named by.
 
-// CellRef names one cell: a prefill context, or a decode context × concurrency
-// of a matrix.
+// CellRef names one cell: a prefill context, a decode context ×
+// concurrency of a matrix, or a traffic block's rate or concurrency (at its
+// context, when it has one).
 type CellRef struct {
 	Phase  Phase  `json:"phase"`
 	Matrix string `json:"matrix,omitempty"` // decode only; "" means "decode"
 	// Search names the search block of a probe cell (ProbeRef); "" otherwise.
-	Search      string `json:"search,omitempty"`
-	Context     int    `json:"context"`
-	Concurrency int    `json:"concurrency,omitempty"`
-	// Rate is a traffic cell's request rate (requests per second); Matrix
-	// then holds the traffic block's label.
+	Search string `json:"search,omitempty"`
+	// Context is the cell's prompt length; 0 for a traffic cell whose
+	// workload sets its own lengths (a dataset, input_tokens).
+	Context int `json:"context"`
+	// Concurrency is a decode cell's streams, or a closed-loop traffic
+	// cell's requests in flight (Rate is then 0).
+	Concurrency int `json:"concurrency,omitempty"`
+	// Rate is an open-loop traffic cell's request rate (requests per
+	// second); Matrix then holds the traffic block's label.
 	Rate float64 `json:"rate,omitempty"`
 }
 

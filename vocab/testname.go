@@ -29,6 +29,8 @@ type TestID struct {
 //	<server>/decode/ctx=8K/conc=64            a measured decode cell (its matrix label)
 //	<server>/prefill/ctx=8K                   a measured prefill cell
 //	<server>/traffic/<label>/ctx=8K/rate=4    a measured traffic cell (rate in requests/s)
+//	<server>/traffic/<label>/conc=8           a closed-loop traffic cell whose workload sets
+//	                                          its lengths (no context; ctx=8K/conc=8 with one)
 //	<server>/assert/<name>                    an assert block
 //	<server>/expect/<name>                    an expect block as a whole
 //	<server>/expect/<name>/ctx=8K/conc=64     one decode cell of an expect block
@@ -76,14 +78,21 @@ func (r CellRef) Name() string {
 
 // nameParts are the elements of the cell's name: the phase or matrix label
 // (when withLabel), "ctx=8K", and "conc=64" for a decode cell whose
-// concurrency is known.
+// concurrency is known; a traffic cell's "rate=4" or "conc=8", after
+// "ctx=8K" only when the cell has a context.
 func (r CellRef) nameParts(withLabel bool) []string {
 	var parts []string
 	if r.Phase == PhaseTraffic {
 		if withLabel {
 			parts = append(parts, string(PhaseTraffic), r.Matrix)
 		}
-		return append(parts, "ctx="+FormatTokens(r.Context), "rate="+FormatRate(r.Rate))
+		if r.Context > 0 {
+			parts = append(parts, "ctx="+FormatTokens(r.Context))
+		}
+		if r.Concurrency > 0 {
+			return append(parts, "conc="+strconv.Itoa(r.Concurrency))
+		}
+		return append(parts, "rate="+FormatRate(r.Rate))
 	}
 	if withLabel {
 		if r.Phase == PhasePrefill {

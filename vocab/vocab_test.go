@@ -68,6 +68,10 @@ func TestTestNames(t *testing.T) {
 	prefill := CellRef{Phase: PhasePrefill, Context: 8192}
 	decode := CellRef{Phase: PhaseDecode, Context: 8192, Concurrency: 64}
 	long := CellRef{Phase: PhaseDecode, Matrix: "long", Context: 257024, Concurrency: 2}
+	steady := CellRef{Phase: PhaseTraffic, Matrix: "steady", Context: 8192, Rate: 0.5}
+	closedCtx := CellRef{Phase: PhaseTraffic, Matrix: "closed", Context: 8192, Concurrency: 8}
+	replay := CellRef{Phase: PhaseTraffic, Matrix: "replay", Concurrency: 8}
+	replayRate := CellRef{Phase: PhaseTraffic, Matrix: "replay_open", Rate: 4}
 	tests := []struct {
 		name string
 		id   TestID
@@ -82,6 +86,11 @@ func TestTestNames(t *testing.T) {
 		{name: "expect prefill cell", id: TestID{Server: "qwen", Kind: KindExpect, Block: "pf", Cell: &prefill}, want: "qwen/expect/pf/ctx=8K"},
 		{name: "baseline decode", id: TestID{Server: "qwen", Kind: KindBaseline, Cell: &decode}, want: "qwen/baseline/decode/ctx=8K/conc=64"},
 		{name: "baseline prefill", id: TestID{Server: "qwen", Kind: KindBaseline, Cell: &prefill}, want: "qwen/baseline/prefill/ctx=8K"},
+		{name: "open-loop traffic at a context", id: TestID{Server: "qwen", Cell: &steady}, want: "qwen/traffic/steady/ctx=8K/rate=0.5"},
+		{name: "closed-loop traffic at a context", id: TestID{Server: "qwen", Cell: &closedCtx}, want: "qwen/traffic/closed/ctx=8K/conc=8"},
+		{name: "closed-loop traffic without context", id: TestID{Server: "qwen", Cell: &replay}, want: "qwen/traffic/replay/conc=8"},
+		{name: "open-loop traffic without context", id: TestID{Server: "qwen", Cell: &replayRate}, want: "qwen/traffic/replay_open/rate=4"},
+		{name: "baseline traffic without context", id: TestID{Server: "qwen", Kind: KindBaseline, Cell: &replay}, want: "qwen/baseline/traffic/replay/conc=8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
