@@ -289,6 +289,23 @@ func (r *run) run(ctx context.Context) error {
 // are recorded at its end.
 func (r *run) lastBoot() bool { return r.bootNo >= r.boots() }
 
+// unmeasurableTraffic says why this runner cannot measure traffic block
+// t's cells, or "": it measures open loops of the unnamed workload at a
+// context; a closed loop (concurrency) and a named workload (datasets,
+// length distributions, prefixes, turns) are recorded as errors saying so
+// rather than run with the wrong requests.
+func unmeasurableTraffic(t *spec.Traffic) string {
+	switch {
+	case t == nil:
+		return ""
+	case t.ClosedLoop():
+		return "this slogate does not run closed-loop traffic (concurrency) yet"
+	case t.Workload != "":
+		return fmt.Sprintf("this slogate does not send named workloads (workload %q) yet", t.Workload)
+	}
+	return ""
+}
+
 // measureStep measures one plan step, that is one context: it builds the
 // context's prompts, sends the cold prefill request (recorded when the plan
 // says so; it warms the prompt cache either way) and, for a distinct
@@ -305,9 +322,18 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	}
 	var trafficTodo []vocab.CellRef
 	for _, ref := range st.Traffic {
-		if !r.measuredRefs[ref] {
-			trafficTodo = append(trafficTodo, ref)
+		if r.measuredRefs[ref] {
+			continue
 		}
+		if why := unmeasurableTraffic(r.cfg.Spec.TrafficBlock(ref.Matrix)); why != "" {
+			cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency, Status: vocab.StatusError, Reason: why}
+			r.observer.CellStart(ref)
+			if err := r.recordTraffic(cell); err != nil {
+				return err
+			}
+			continue
+		}
+		trafficTodo = append(trafficTodo, ref)
 	}
 	searches := st.Searches
 	if r.bootNo > 1 {
