@@ -12,6 +12,7 @@ import (
 
 	"github.com/slogate/slogate/lifecycle"
 	"github.com/slogate/slogate/measure/sse"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 )
 
@@ -439,7 +440,7 @@ func (l *load) stats() windowStats {
 	w.perRequestTPS = median(perStream)
 	w.ttft = [3]float64{percentile(ttfts, 50), percentile(ttfts, 90), percentile(ttfts, 99)}
 	w.tbt = [3]float64{percentile(gaps, 50), percentile(gaps, 90), percentile(gaps, 99)}
-	w.dists = []distribution{{"ttft_ms", ttfts, 1}, {"tbt_ms", gaps, 3}, {"itl_ms", chunkGaps, 3}, {"tpot_ms", tpots, 3}}
+	w.dists = []distribution{{metric.TTFTMs, ttfts, 1}, {metric.TBTMs, gaps, 3}, {metric.ITLMs, chunkGaps, 3}, {metric.TPOTMs, tpots, 3}}
 	if w.source == "" {
 		w.source = result.TokenSourceUsage
 	}

@@ -367,7 +367,7 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 	w.ttft = [3]float64{percentile(ttfts, 50), percentile(ttfts, 90), percentile(ttfts, 99)}
 	w.tbt = [3]float64{percentile(tbts, 50), percentile(tbts, 90), percentile(tbts, 99)}
 	// tbt_ms is each request's TPOT under its older name: tpot_ms holds the same samples.
-	w.dists = []distribution{{"e2e_ms", e2es, 1}, {"ttft_ms", ttfts, 1}, {"tbt_ms", tbts, 3}, {"tpot_ms", tbts, 3}}
+	w.dists = []distribution{{metric.E2EMs, e2es, 1}, {metric.TTFTMs, ttfts, 1}, {metric.TBTMs, tbts, 3}, {metric.TPOTMs, tbts, 3}}
 	return w
 }
 
