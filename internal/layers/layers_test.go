@@ -1,0 +1,379 @@
+// Package layers holds the test of slogate's import layering: the packages
+// are declared in layers, top to bottom, and a package imports only
+// packages of the layers below its own (never one of its own layer or
+// above), plus the rules below that name the arrows the reshape removed.
+// The imports are go list's, so the test sees what the compiler sees.
+// README.md's Development section draws the same layers (TestReadmeDrawsLayers).
+package layers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// layers are slogate's packages from the top (the binary) to the bottom
+// (the vocabulary, then the leaf utilities), as paths below the module.
+// A package imports only packages of later layers; packages of one layer
+// are independent of each other. A new package goes into the layer that
+// its imports and importers leave it.
+var layers = [][]string{
+	// The binary, and the generator of the simulator's profiles.
+	{"cmd/slogate", "sim/internal/genprofiles"},
+	// What each command does, and the commands' plumbing.
+	{"gate", "specload", "codify", "sim", "internal/cli", "internal/cli/planview", "internal/interrupt"},
+	// Running a plan's steps; verdicts from the rules; rendering the reports.
+	{"runner", "assert", "report"},
+	// Measuring one cell against a client; comparing two sets of results.
+	{"measure", "compare"},
+	// A server's lifecycle: launch, readiness, stop, discovery, containers.
+	{"lifecycle"},
+	// A spec's cells in order, -run filtering, estimates.
+	{"plan"},
+	// The spec language; the measured data and its file IO (results.json).
+	// Neither imports the other.
+	{"spec", "result"},
+	// The prompts a workload block asks for, and its record.
+	{"workload"},
+	// The metric table.
+	{"metric"},
+	// The vocabulary: cell references, statuses, outcomes, test names.
+	{"vocab"},
+	// Leaf utilities any layer may use; they import no other package of
+	// slogate.
+	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/cli/diagjson",
+		"internal/cmdlines", "internal/vllmfake", "promread", "measure/sse", "spec/spectest"},
+}
+
+// forbidden are the arrows the layering above forbids that the reshape
+// removed (issue 21), each stated on its own so that it stands even if the
+// layers are redrawn: from must not depend on to, directly or through
+// another package. A prefix ending in "/" stands for every package below
+// it.
+var forbidden = []struct{ from, to, why string }{
+	{"spec", "result", "the language must not depend on the measured data, which does file IO"},
+	{"internal/", "assert", "internal/ holds utilities and plumbing, not application logic"},
+	{"internal/", "report", "internal/ holds utilities and plumbing, not application logic"},
+	{"report", "spec", "reports render results, not the language"},
+	{"runner", "assert", "the search's objective is a function gate builds from assert"},
+	{"measure", "plan", "measuring one cell knows nothing of plans"},
+	{"measure", "runner", "measuring one cell knows nothing of plans"},
+}
+
+// noFileIO are the packages that must do no file IO (the vocabulary and the
+// metric table): they import none of these standard packages directly.
+var noFileIO = struct {
+	packages []string
+	imports  []string
+}{
+	packages: []string{"vocab", "metric"},
+	imports:  []string{"os", "os/exec", "io", "io/fs", "io/ioutil", "bufio", "embed", "net", "net/http", "syscall"},
+}
+
+// pkg is what go list says of one package.
+type pkg struct {
+	ImportPath string
+	GoFiles    []string
+	Imports    []string
+}
+
+// listed runs go list on the module once: its path and its packages with
+// Go files (test-only packages such as e2e have no imports to check), by
+// path below the module.
+func listed(t *testing.T) (module string, pkgs map[string]pkg) {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Path}}").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	module = strings.TrimSpace(string(out))
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -json ./...: %v\n%s", err, stderr.String())
+	}
+	sources(t, root)
+	pkgs = map[string]pkg{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list -json: %v", err)
+		}
+		if len(p.GoFiles) == 0 {
+			continue
+		}
+		rel, ok := strings.CutPrefix(p.ImportPath, module+"/")
+		if !ok {
+			t.Fatalf("%s is not below module %s", p.ImportPath, module)
+		}
+		var own []string
+		for _, imp := range p.Imports {
+			if r, ok := strings.CutPrefix(imp, module+"/"); ok {
+				own = append(own, r)
+			}
+		}
+		p.Imports = own // the module's packages only
+		pkgs[rel] = p
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found only %d packages: the listing missed the tree", len(pkgs))
+	}
+	return module, pkgs
+}
+
+// sources walks the module's folders and stats each Go file, so that go
+// test's cache, which knows only the files a test opens or stats itself
+// (not go list's), reruns these tests when an import changes.
+func sources(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != root:
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(p, ".go"):
+			_, err = os.Stat(p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stdImports are a package's standard-library imports as go list gives them.
+func stdImports(t *testing.T, module, rel string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, module+"/"+rel)
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", rel, err)
+	}
+	var std []string
+	for _, imp := range strings.Fields(string(out)) {
+		if !strings.Contains(strings.Split(imp, "/")[0], ".") {
+			std = append(std, imp)
+		}
+	}
+	return std
+}
+
+// layerOf maps each declared package to its layer's index (0 is the top).
+func layerOf(t *testing.T) map[string]int {
+	t.Helper()
+	at := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l {
+			if j, dup := at[p]; dup {
+				t.Fatalf("%s is declared in layers %d and %d", p, j, i)
+			}
+			at[p] = i
+		}
+	}
+	return at
+}
+
+// TestLayering: every package is in a layer, and imports only packages of
+// the layers below its own.
+func TestLayering(t *testing.T) {
+	_, pkgs := listed(t)
+	at := layerOf(t)
+	for _, rel := range sortedKeys(pkgs) {
+		li, ok := at[rel]
+		if !ok {
+			t.Errorf("package %s is in no layer: add it to layers in internal/layers/layers_test.go (and to README.md's Development section)", rel)
+			continue
+		}
+		for _, imp := range pkgs[rel].Imports {
+			lj, ok := at[imp]
+			switch {
+			case !ok:
+				// reported for imp itself
+			case lj == li:
+				t.Errorf("%s imports %s of its own layer %v: packages of one layer are independent", rel, imp, layers[li])
+			case lj < li:
+				t.Errorf("%s (layer %d) imports %s, of layer %d above it %v", rel, li, imp, lj, layers[lj])
+			}
+		}
+	}
+	for p := range at {
+		if _, ok := pkgs[p]; !ok {
+			t.Errorf("layers declare %s, which go list does not list: remove it", p)
+		}
+	}
+}
+
+// TestForbiddenArrows: none of the arrows the reshape removed is back,
+// directly or through another package.
+func TestForbiddenArrows(t *testing.T) {
+	_, pkgs := listed(t)
+	for _, rule := range forbidden {
+		for _, rel := range sortedKeys(pkgs) {
+			if !matches(rule.from, rel) {
+				continue
+			}
+			for _, dep := range deps(pkgs, rel) {
+				if matches(rule.to, dep) {
+					t.Errorf("%s depends on %s (%s): %s must not depend on %s: %s",
+						rel, dep, strings.Join(path(pkgs, rel, dep), " → "), rule.from, rule.to, rule.why)
+				}
+			}
+		}
+	}
+}
+
+// TestVocabularyDoesNoFileIO: the vocabulary and the metric table import no
+// package of slogate but the vocabulary, and no standard package that does
+// file IO.
+func TestVocabularyDoesNoFileIO(t *testing.T) {
+	module, pkgs := listed(t)
+	for _, rel := range noFileIO.packages {
+		for _, imp := range pkgs[rel].Imports {
+			if imp != "vocab" {
+				t.Errorf("%s imports %s: the vocabulary and the metric table depend on nothing but the vocabulary", rel, imp)
+			}
+		}
+		for _, imp := range stdImports(t, module, rel) {
+			if slices.Contains(noFileIO.imports, imp) {
+				t.Errorf("%s imports %s: the vocabulary and the metric table do no file IO", rel, imp)
+			}
+		}
+	}
+}
+
+// TestReadmeDrawsLayers: the first code block of README.md's Development
+// section draws the layers, top to bottom: each layer's packages, one line
+// each ("gate/   what it does"), layers separated by a line of "─" or "↓".
+func TestReadmeDrawsLayers(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, dev, ok := strings.Cut(string(b), "\n## Development\n")
+	if !ok {
+		t.Fatal("README.md has no Development section")
+	}
+	_, block, ok := strings.Cut(dev, "```\n")
+	if !ok {
+		t.Fatal("README.md's Development section has no code block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	got := drawnLayers(block)
+	var want [][]string
+	for _, l := range layers {
+		want = append(want, slices.Sorted(slices.Values(l)))
+	}
+	if !slices.EqualFunc(got, want, slices.Equal[[]string]) {
+		t.Errorf("README.md's Development section draws the layers\n%s\nwant (layers_test.go)\n%s", format(got), format(want))
+	}
+}
+
+// separator is a line between two layers of the drawing.
+var separator = regexp.MustCompile(`^\s*[─↓]`)
+
+// drawnLayers reads the layers of a drawing: the packages named at the start
+// of a line ("gate/"), grouped between separator lines, each group sorted.
+func drawnLayers(block string) [][]string {
+	var out [][]string
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, slices.Sorted(slices.Values(cur)))
+		}
+		cur = nil
+	}
+	for _, line := range strings.Split(block, "\n") {
+		if separator.MatchString(line) {
+			flush()
+			continue
+		}
+		if line == "" || line[0] == ' ' {
+			continue // a description's continuation
+		}
+		word, _, _ := strings.Cut(line, " ")
+		if p, ok := strings.CutSuffix(word, "/"); ok {
+			cur = append(cur, p)
+		}
+	}
+	flush()
+	return out
+}
+
+func format(ls [][]string) string {
+	var b strings.Builder
+	for i, l := range ls {
+		fmt.Fprintf(&b, "  %d: %s\n", i, strings.Join(l, " "))
+	}
+	return b.String()
+}
+
+// matches reports whether package rel is pattern, or below it when the
+// pattern ends in "/".
+func matches(pattern, rel string) bool {
+	if strings.HasSuffix(pattern, "/") {
+		return strings.HasPrefix(rel, pattern)
+	}
+	return rel == pattern
+}
+
+// deps are every package of the module rel depends on, directly or not.
+func deps(pkgs map[string]pkg, rel string) []string {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(p string) {
+		for _, imp := range pkgs[p].Imports {
+			if !seen[imp] {
+				seen[imp] = true
+				walk(imp)
+			}
+		}
+	}
+	walk(rel)
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// path is a shortest chain of imports from one package to another.
+func path(pkgs map[string]pkg, from, to string) []string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p == to {
+			var chain []string
+			for ; p != ""; p = prev[p] {
+				chain = append([]string{p}, chain...)
+			}
+			return chain
+		}
+		for _, imp := range pkgs[p].Imports {
+			if _, ok := prev[imp]; !ok {
+				prev[imp] = p
+				queue = append(queue, imp)
+			}
+		}
+	}
+	return []string{from, "?", to}
+}
+
+func sortedKeys(m map[string]pkg) []string { return slices.Sorted(maps.Keys(m)) }
