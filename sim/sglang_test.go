@@ -298,6 +298,10 @@ func TestSGLangTokenize(t *testing.T) {
 	if body := readAll(t, both.Body); both.StatusCode != 400 || !strings.Contains(body, "Exactly one of 'prompt' or 'messages' must be provided.") {
 		t.Errorf("both forms: %d %s", both.StatusCode, body)
 	}
+	neither := ts.do(t, "POST", "/tokenize", "", map[string]any{"add_special_tokens": true})
+	if body := readAll(t, neither.Body); neither.StatusCode != 400 || !strings.Contains(body, "Exactly one of 'prompt' or 'messages' must be provided.") {
+		t.Errorf("neither prompt nor messages: %d %s", neither.StatusCode, body)
+	}
 	old := startSGLangTest(t, true, "m", "--sim-tokenize-prompt-only")
 	if resp := old.do(t, "POST", "/tokenize", "", map[string]any{"messages": msgs}); resp.StatusCode != 400 {
 		t.Errorf("prompt-only build took messages: %d", resp.StatusCode)
@@ -536,6 +540,26 @@ func TestSGLangTokenizerMetrics(t *testing.T) {
 	if strings.Contains(before, "sglang:prompt_tokens_total{") {
 		t.Errorf("token counters before any request finished:\n%s", before)
 	}
+	// While a request streams, the token counters have not moved: they
+	// grow when it finishes.
+	long := ts.do(t, "POST", "/v1/completions", "", map[string]any{"prompt": []int{9, 9}, "max_tokens": 100000, "stream": true})
+	if _, err := bufio.NewReader(long.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // some tokens stream (any number will do)
+	if mid := readAll(t, ts.do(t, "GET", "/metrics", "", nil).Body); strings.Contains(mid, "sglang:generation_tokens_total{") {
+		t.Errorf("token counters moved while the request ran:\n%s", mid)
+	}
+	long.Body.Close() // the client leaves: an aborted request
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		m := readAll(t, ts.do(t, "GET", "/metrics", "", nil).Body)
+		if strings.Contains(m, `sglang:num_aborted_requests_total{model_name="m"} 1.0`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no aborted request counted after the client left:\n%s", m)
+		}
+	}
 	resp := ts.do(t, "POST", "/v1/completions", "", map[string]any{"prompt": []int{1, 2, 3, 4}, "max_tokens": 5})
 	readAll(t, resp.Body)
 	body := readAll(t, ts.do(t, "GET", "/metrics", "", nil).Body)
@@ -544,7 +568,7 @@ func TestSGLangTokenizerMetrics(t *testing.T) {
 		`sglang:generation_tokens_total{model_name="m"} 5.0`,
 		`sglang:num_requests_total{model_name="m"} 1.0`,
 		`sglang:e2e_request_latency_seconds_count{model_name="m"} 1.0`,
-		`sglang:time_to_first_token_seconds_count{model_name="m"} 1.0`,
+		`sglang:time_to_first_token_seconds_count{model_name="m"} 2.0`,
 		`sglang:num_running_reqs{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"}`,
 	} {
 		if !strings.Contains(body, want) {
