@@ -63,6 +63,10 @@ func TestNamedWorkloads(t *testing.T) {
 			want: workload.Options{Prompt: workload.Random, Seed: DefaultSeed, Filter: workload.DefaultFilter, IgnoreEOS: true,
 				InputTokens: workload.Length{Distribution: workload.Normal, Mean: 1000, Stddev: 200, Min: 400, Max: 1600}}},
 		{name: "normal with GuideLLM's bounds", block: `
+  input_tokens = { mean = 1000, stddev = 100 }`,
+			want: workload.Options{Prompt: workload.Article, Seed: DefaultSeed, Filter: workload.DefaultFilter, IgnoreEOS: true,
+				InputTokens: workload.Length{Distribution: workload.Normal, Mean: 1000, Stddev: 100, Min: 500, Max: 1500}}},
+		{name: "normal whose GuideLLM min is below 1", block: `
   input_tokens = { mean = 300, stddev = 100 }`,
 			want: workload.Options{Prompt: workload.Article, Seed: DefaultSeed, Filter: workload.DefaultFilter, IgnoreEOS: true,
 				InputTokens: workload.Length{Distribution: workload.Normal, Mean: 300, Stddev: 100, Min: 1, Max: 800}}},

@@ -99,6 +99,7 @@ func TestDatasetErrors(t *testing.T) {
 		{name: "unterminated list", file: "bad/sharegpt_unterminated.json", line: 3, reason: "malformed JSON"},
 		{name: "malformed line", file: "bad/prompts_malformed.jsonl", line: 3, reason: "malformed JSON: invalid character '}' looking for beginning of object key string"},
 		{name: "missing prompt", file: "bad/prompts_missing_prompt.jsonl", line: 3, reason: `no "prompt" field`},
+		{name: "two values on a line", file: "bad/prompts_two_values.jsonl", line: 2, reason: "more than one JSON value on the line"},
 		{name: "output_tokens type", file: "bad/prompts_output_tokens.jsonl", line: 2, reason: `output_tokens is a whole number ≥ 1; got "many"`},
 		{name: "output_tokens zero", file: "bad/prompts_zero_output_tokens.jsonl", line: 1, reason: "output_tokens is a whole number ≥ 1; got 0"},
 		{name: "no user message", file: "bad/messages_no_user.jsonl", line: 2, reason: "the conversation has no user message"},

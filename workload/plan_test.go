@@ -130,17 +130,47 @@ func jsonID(t *testing.T, d *Dataset, e Entry) string {
 
 // TestPlanShareGPTFixedOutput: a fixed output_tokens replaces the
 // reference's count, and the output minimum is not checked (vLLM's
-// skip_min_output_len_check).
+// skip_min_output_len_check), even for a fixed length below it.
 func TestPlanShareGPTFixedOutput(t *testing.T) {
-	opts := Options{Prompt: DatasetPrompt, DatasetPath: filepath.Join(datasets, "sharegpt.json"), OutputTokens: FixedLength(100)}
+	opts := Options{Prompt: DatasetPrompt, DatasetPath: filepath.Join(datasets, "sharegpt.json"), OutputTokens: FixedLength(3)}
 	p := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 9})
 	if p.Dropped.OutputTooShort != 0 || p.Usable != 9 {
 		t.Errorf("dropped %+v, usable %d; want the short output kept (9 usable)", p.Dropped, p.Usable)
 	}
 	for _, r := range p.Requests {
-		if r.OutputTokens != 100 || r.ReferenceTokens != 0 {
-			t.Errorf("request %d: output %d, reference %d; want 100 and uncounted", r.Index, r.OutputTokens, r.ReferenceTokens)
+		if r.OutputTokens != 3 || r.ReferenceTokens != 0 {
+			t.Errorf("request %d: output %d, reference %d; want 3 and uncounted", r.Index, r.OutputTokens, r.ReferenceTokens)
 		}
+	}
+}
+
+// TestPlanDatasetPrefix: behind shared prefixes a dataset prompt is sent
+// as token IDs, the group's P tokens then the prompt's own, so exactly G
+// distinct heads of P tokens; its text is the prefix's text then the prompt.
+func TestPlanDatasetPrefix(t *testing.T) {
+	tok := &pairTokenizer{}
+	path := filepath.Join(datasets, "sharegpt.json")
+	d, err := ReadDataset(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompts := map[int]string{}
+	for _, e := range d.Entries {
+		prompts[e.Index] = e.Prompt
+	}
+	opts := Options{Prompt: DatasetPrompt, DatasetPath: path, Prefix: Prefix{Groups: 3, Tokens: 32}}
+	p := plan(t, tok, opts, PlanConfig{Requests: 12})
+	heads := map[string]bool{}
+	for _, r := range p.Requests {
+		own, _ := tok.TokenizeText(context.Background(), prompts[r.Entry])
+		heads[fmt.Sprint(r.Tokens[:32])] = true
+		if r.PrefixGroup != r.Index%3 || !strings.HasPrefix(r.Text, fmt.Sprintf("Shared context %d:", r.PrefixGroup+1)) || !strings.HasSuffix(r.Text, "\n\n"+prompts[r.Entry]) ||
+			len(r.Tokens) != r.PromptTokens || !slices.Equal(r.Tokens[32:], own) {
+			t.Errorf("request %d: group %d, text %.30q, %d tokens (%d planned)", r.Index, r.PrefixGroup, r.Text, len(r.Tokens), r.PromptTokens)
+		}
+	}
+	if len(heads) != 3 {
+		t.Errorf("%d distinct 32-token heads, want 3", len(heads))
 	}
 }
 
