@@ -418,6 +418,7 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 	}
 	var prompt int
 	var hash uint64
+	chain := &req.Prompt.chain
 	switch {
 	case chat:
 		if req.Messages == nil {
@@ -425,7 +426,8 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 			return
 		}
 		text := chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, req.ChatTemplateKwargs)
-		prompt, hash = textTokens(text, nil)
+		chain = &blockChain{}
+		prompt, hash = textTokens(text, chain)
 		if digest != nil {
 			eachToken(text, digest.add)
 		}
@@ -441,6 +443,7 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 	}
 	if req.CacheSalt != "" {
 		hash = hashString(hash^0x5bd1e995, req.CacheSalt)
+		saltChain(chain.blocks, req.CacheSalt)
 	}
 	maxLen := s.st.maxLen
 	maxTokens := 16
@@ -478,7 +481,17 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 			return
 		}
 	}
-	er := newRequest(prompt, maxTokens, hash)
+	// The model is the vLLM imitation's: it stops at a seeded EOS unless
+	// ignore_eos, never before min_tokens (SGLang's min_new_tokens).
+	er := &request{promptTokens: prompt, maxTokens: maxTokens, hash: hash, chain: *chain, notify: make(chan struct{}, 1)}
+	er.chain.clip()
+	er.cachedTokens.Store(-1)
+	minTokens := 0
+	if req.MinTokens != nil {
+		minTokens = *req.MinTokens
+	}
+	er.limit, er.eos = outputLimit(maxTokens, minTokens, req.IgnoreEOS != nil && *req.IgnoreEOS,
+		naturalLength(hash, s.c.core.Seed, req.seed(), s.c.core.eosMean()))
 	eng := s.pickEngine()
 	if s.record != nil {
 		endpoint := "/v1/completions"
@@ -549,7 +562,7 @@ func (o *sglangOutput) next() (n int, ok bool) {
 		}
 		o.last = now
 		o.got += n
-		if o.got >= o.er.maxTokens && !o.finished {
+		if o.got >= o.er.limit && !o.finished {
 			o.finished = true
 			o.s.tm.finished(o.prompt, o.got, 0, now.Sub(o.arrived))
 		}
@@ -564,7 +577,7 @@ func (o *sglangOutput) abort() {
 
 // complete answers a non-streaming request once every token is generated.
 func (s *sglangServer) complete(w http.ResponseWriter, o *sglangOutput, chat bool, id, model string) {
-	for o.got < o.er.maxTokens {
+	for o.got < o.er.limit {
 		if _, ok := o.next(); !ok {
 			if o.r.Context().Err() == nil {
 				sglangError(w, 500, "InternalServerError", "server shutting down")
@@ -572,7 +585,8 @@ func (s *sglangServer) complete(w http.ResponseWriter, o *sglangOutput, chat boo
 			return
 		}
 	}
-	text := strings.Repeat(genText, o.got)
+	text := strings.Repeat(genText, visibleTokens(o.er, o.got))
+	finish, matched := sglangFinish(o.er, o.got)
 	usage := map[string]any{"prompt_tokens": o.prompt, "total_tokens": o.prompt + o.got, "completion_tokens": o.got,
 		"prompt_tokens_details": nil, "reasoning_tokens": 0}
 	var choice map[string]any
@@ -580,9 +594,9 @@ func (s *sglangServer) complete(w http.ResponseWriter, o *sglangOutput, chat boo
 	if chat {
 		object = "chat.completion"
 		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "reasoning_content": nil, "tool_calls": nil},
-			"logprobs": nil, "finish_reason": "length", "matched_stop": nil}
+			"logprobs": nil, "finish_reason": finish, "matched_stop": matched}
 	} else {
-		choice = map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": "length", "matched_stop": nil}
+		choice = map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": finish, "matched_stop": matched}
 	}
 	writeJSON(w, 200, map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": model,
 		"choices": []any{choice}, "usage": usage, "metadata": nil})
@@ -596,7 +610,7 @@ func (s *sglangServer) stream(w http.ResponseWriter, o *sglangOutput, c *sglangC
 	cfg := s.c.core
 	buf := make([]byte, 0, 4096)
 	sent, chunks := 0, 0
-	for sent < o.er.maxTokens {
+	for sent < o.er.limit {
 		n, ok := o.next()
 		if !ok {
 			return
@@ -635,9 +649,9 @@ func (s *sglangServer) stream(w http.ResponseWriter, o *sglangOutput, c *sglangC
 			sent += k
 			n -= k
 			chunks++
-			buf = c.content(buf, k, sent, sent == o.er.maxTokens)
+			buf = c.content(buf, k, sent, o.er)
 		}
-		if sent == o.er.maxTokens {
+		if sent == o.er.limit {
 			if includeUsage {
 				buf = c.final(buf, sent)
 			}
@@ -697,9 +711,13 @@ func (c *sglangChunker) role(b []byte) []byte {
 	return b
 }
 
-// content appends a chunk of n tokens; total counts the completion tokens
-// so far, final marks the last.
-func (c *sglangChunker) content(b []byte, n, total int, final bool) []byte {
+// content appends a chunk of n of er's tokens; total counts the
+// completion tokens so far.
+func (c *sglangChunker) content(b []byte, n, total int, er *request) []byte {
+	finish, matched := sglangFinish(er, total)
+	if finish == "stop" {
+		n-- // the EOS token has no text
+	}
 	b = c.head(b)
 	if c.chat {
 		b = append(b, `{"index":0,"delta":{"role":null,"content":"`...)
@@ -714,12 +732,17 @@ func (c *sglangChunker) content(b []byte, n, total int, final bool) []byte {
 	} else {
 		b = append(b, `","logprobs":null,"finish_reason":`...)
 	}
-	if final {
-		b = append(b, `"length"`...)
+	if finish == "" {
+		b = append(b, `null,"matched_stop":null}],`...)
 	} else {
-		b = append(b, `null`...)
+		b = append(b, `"`+finish+`","matched_stop":`...)
+		if matched == nil {
+			b = append(b, `null`...)
+		} else {
+			b = strconv.AppendInt(b, int64(matched.(int)), 10)
+		}
+		b = append(b, `}],`...)
 	}
-	b = append(b, `,"matched_stop":null}],`...)
 	if c.continuous {
 		b = c.usage(b, total, false)
 	} else {
@@ -734,4 +757,21 @@ func (c *sglangChunker) final(b []byte, total int) []byte {
 	b = append(b, "],"...)
 	b = c.usage(b, total, true)
 	return append(b, "}\n\n"...)
+}
+
+// sglangEOS is the token the simulated model ends on (Qwen's <|im_end|>):
+// SGLang reports a stop on EOS with the token as matched_stop.
+const sglangEOS = 151645
+
+// sglangFinish is finish_reason and matched_stop after sent of er's
+// tokens: none before the last; "stop" with the EOS token when it ended
+// there, else "length" (matched_stop null).
+func sglangFinish(er *request, sent int) (reason string, matched any) {
+	switch finishReason(er, sent) {
+	case "stop":
+		return "stop", sglangEOS
+	case "length":
+		return "length", nil
+	}
+	return "", nil
 }

@@ -373,6 +373,38 @@ func TestSGLangStreamForms(t *testing.T) {
 	}
 }
 
+// TestSGLangStopsAtEOS: without ignore_eos the simulated model ends at its
+// EOS (never before min_tokens), which SGLang reports as finish_reason
+// "stop" with the EOS token as matched_stop; with ignore_eos it runs to
+// max_tokens ("length", matched_stop null).
+func TestSGLangStopsAtEOS(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--sim-tbt", "1ms", "--sim-eos-mean", "4")
+	tests := []struct {
+		name   string
+		body   map[string]any
+		finish string
+		match  any
+		min    int
+	}{
+		{name: "EOS", body: map[string]any{"prompt": []int{5, 6, 7}, "max_tokens": 200}, finish: "stop", match: float64(sglangEOS), min: 1},
+		{name: "min_tokens holds the EOS back", body: map[string]any{"prompt": []int{5, 6, 7}, "max_tokens": 200, "min_tokens": 50}, finish: "stop", match: float64(sglangEOS), min: 51},
+		{name: "ignore_eos", body: map[string]any{"prompt": []int{5, 6, 7}, "max_tokens": 20, "ignore_eos": true}, finish: "length", match: nil, min: 20},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := decodeJSON(t, ts.do(t, "POST", "/v1/completions", "", tc.body).Body)
+			choice := got["choices"].([]any)[0].(map[string]any)
+			n := got["usage"].(map[string]any)["completion_tokens"].(float64)
+			if choice["finish_reason"] != tc.finish || choice["matched_stop"] != tc.match || int(n) < tc.min {
+				t.Errorf("finish %v matched_stop %v after %v tokens; want %s, %v, at least %d", choice["finish_reason"], choice["matched_stop"], n, tc.finish, tc.match, tc.min)
+			}
+			if want := strings.Repeat(genText, int(n)-1); tc.finish == "stop" && choice["text"] != want {
+				t.Errorf("text of %d characters, want %d: the EOS token has no text", len(choice["text"].(string)), len(want))
+			}
+		})
+	}
+}
+
 func TestSGLangRequestErrors(t *testing.T) {
 	ts := startSGLangTest(t, true, "m", "--context-length", "100", "--sim-tbt", "1ms")
 	tests := []struct {
