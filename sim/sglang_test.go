@@ -405,6 +405,41 @@ func TestSGLangStopsAtEOS(t *testing.T) {
 	}
 }
 
+// TestSGLangStreamStopsAtEOS: streamed, the EOS ends the stream with a
+// "stop" chunk whose token has no text.
+func TestSGLangStreamStopsAtEOS(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--sim-tbt", "1ms", "--sim-eos-mean", "4")
+	resp := ts.do(t, "POST", "/v1/completions", "", map[string]any{"prompt": []int{5, 6, 7}, "max_tokens": 200, "stream": true,
+		"stream_options": map[string]any{"continuous_usage_stats": true}})
+	var text, finish string
+	var n float64
+	for _, l := range sseLines(t, resp.Body) {
+		if l == "[DONE]" {
+			continue
+		}
+		var chunk struct {
+			Choices []struct {
+				Text         string  `json:"text"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage struct {
+				CompletionTokens float64 `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal([]byte(l), &chunk); err != nil {
+			t.Fatal(err)
+		}
+		text += chunk.Choices[0].Text
+		n = chunk.Usage.CompletionTokens
+		if f := chunk.Choices[0].FinishReason; f != nil {
+			finish = *f
+		}
+	}
+	if finish != "stop" || text != strings.Repeat(genText, int(n)-1) {
+		t.Errorf("finish %q, %d characters of text for %v tokens; want stop and the text of all but the EOS", finish, len(text), n)
+	}
+}
+
 func TestSGLangRequestErrors(t *testing.T) {
 	ts := startSGLangTest(t, true, "m", "--context-length", "100", "--sim-tbt", "1ms")
 	tests := []struct {
