@@ -99,6 +99,9 @@ func (l *loader) decodeTrafficWorkload(w *Workload, at hcl.Attributes) hcl.Diagn
 			continue
 		}
 		*fa.dst(&w.Filter) = *n
+		if fa.name == "max_total_tokens" {
+			l.maxTotalRange[w] = at[fa.name].Expr.Range()
+		}
 	}
 	if f := w.Filter; f.MinPromptTokens > f.MaxPromptTokens || f.MaxPromptTokens > f.MaxTotalTokens {
 		// At the upper limit of the pair that crosses, as written.
@@ -392,6 +395,30 @@ func (l *loader) prefix(a *hcl.Attribute) (workload.Prefix, hcl.Diagnostics) {
 		return workload.Prefix{}, append(diags, invalid("Invalid prefix", a.Expr.Range(), "prefix needs groups and tokens, as in %s.", example))
 	}
 	return p, diags
+}
+
+// checkFilterFits reports a ShareGPT workload whose filter keeps entries
+// longer than a server's max_model_len: such an entry would stop the
+// traffic cell when its tokens are counted (the filter is where vLLM's
+// benchmark drops long entries, so the limit belongs there).
+func (l *loader) checkFilterFits(t *Traffic, w *Workload) hcl.Diagnostics {
+	if w.Dataset == nil || w.Dataset.Format != workload.FormatShareGPT {
+		return nil
+	}
+	rng, written := l.maxTotalRange[w]
+	if !written {
+		rng = w.DatasetRange
+	}
+	var diags hcl.Diagnostics
+	for _, srv := range l.spec.Servers {
+		if srv.MaxModelLen == nil || w.Filter.MaxTotalTokens <= *srv.MaxModelLen {
+			continue
+		}
+		diags = append(diags, invalid("Filter beyond max_model_len", rng,
+			"Traffic %q replays workload %q, whose filter keeps entries of up to max_total_tokens = %d tokens (prompt and output; vLLM's default 2048 when not written), more than server %q allows (max_model_len = %d at %s). Set max_total_tokens = %d.",
+			t.Label, w.Name, w.Filter.MaxTotalTokens, srv.Name, *srv.MaxModelLen, where(l.maxModelLenRange[srv]), *srv.MaxModelLen))
+	}
+	return diags
 }
 
 // checkConversations reports a workload of conversations on the

@@ -125,6 +125,8 @@ type loader struct {
 	// default); samplingAttr[w] is its sampling attribute.
 	promptRange  map[*Workload]*hcl.Range
 	samplingAttr map[*Workload]*hcl.Attribute
+	// maxTotalRange[w] is where workload w's max_total_tokens is written.
+	maxTotalRange map[*Workload]hcl.Range
 	// pending expect blocks: decoded after every matrix is known.
 	expectBlocks []*hcl.Block
 	assertBlocks []*hcl.Block
@@ -137,7 +139,7 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 	content.Blocks = append(content.Blocks, named...)
 	l.maxModelLenRange = map[*Server]hcl.Range{}
 	l.contextRanges = map[*Matrix][]hcl.Range{}
-	l.promptRange, l.samplingAttr = map[*Workload]*hcl.Range{}, map[*Workload]*hcl.Attribute{}
+	l.promptRange, l.samplingAttr, l.maxTotalRange = map[*Workload]*hcl.Range{}, map[*Workload]*hcl.Attribute{}, map[*Workload]hcl.Range{}
 
 	// Variables first: every other block may read var.NAME.
 	seen := map[string]map[string]hcl.Range{}

@@ -416,9 +416,12 @@ func (l *loader) checkTraffic() hcl.Diagnostics {
 		if w.OutputTokens.IsSet() {
 			maxOut, outText = w.OutputTokens.Max, "output_tokens' max"
 		}
-		if w.InputTokens.IsSet() && !fitChecked[w] {
+		if !fitChecked[w] {
 			fitChecked[w] = true
-			diags = append(diags, l.checkLengthsFit(t, w, maxOut, outText)...)
+			if w.InputTokens.IsSet() {
+				diags = append(diags, l.checkLengthsFit(t, w, maxOut, outText)...)
+			}
+			diags = append(diags, l.checkFilterFits(t, w)...)
 		}
 		if t.Context == 0 {
 			continue

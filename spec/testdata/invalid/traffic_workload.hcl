@@ -73,3 +73,13 @@ traffic "replay_conc" {
   workload    = "replay"
   concurrency = [8, 32]
 }
+
+workload "long_entries" {
+  dataset          = "../../../testdata/datasets/sharegpt.json"
+  max_total_tokens = "8K" # ERROR: Filter beyond max_model_len
+}
+
+traffic "long_replay" {
+  workload    = "long_entries"
+  concurrency = [4]
+}
