@@ -14,6 +14,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/slogate/slogate/promread"
+	"github.com/slogate/slogate/spec"
 )
 
 // controlTimeout bounds every non-streaming request (health, models,
@@ -49,6 +50,7 @@ type Client struct {
 	apiKey string
 	model  string // served model name
 	http   *http.Client
+	engine Engine // vLLM unless ForServer says otherwise
 }
 
 // NewClient is a client of the server at base (http://host:port) serving
@@ -60,7 +62,14 @@ func NewClient(base, apiKey, model string) *Client {
 // NewClientOver is NewClient over the HTTP client h (tests serve a handler
 // in process through it).
 func NewClientOver(h *http.Client, base, apiKey, model string) *Client {
-	return &Client{base: strings.TrimRight(base, "/"), apiKey: apiKey, model: model, http: h}
+	return &Client{base: strings.TrimRight(base, "/"), apiKey: apiKey, model: model, http: h, engine: vllmEngine{}}
+}
+
+// ForServer sets the engine c talks to from the server block (its metric
+// names, where it states its facts) and returns c.
+func (c *Client) ForServer(srv *spec.Server) *Client {
+	c.engine = engineFor(srv)
+	return c
 }
 
 // Base is the server's base URL, without a trailing slash.
@@ -159,18 +168,9 @@ func (c *Client) models(ctx context.Context) ([]vllmModel, error) {
 	return list.Data, nil
 }
 
-// version is GET /version, "" when the server does not say.
-func (c *Client) version(ctx context.Context) string {
-	code, b, err := c.do(ctx, http.MethodGet, "/version", nil)
-	if err != nil || code != http.StatusOK {
-		return ""
-	}
-	var v struct {
-		Version string `json:"version"`
-	}
-	json.Unmarshal(b, &v)
-	return v.Version
-}
+// version is the server's version as its engine states it, and where it
+// was read; "" when it does not say.
+func (c *Client) version(ctx context.Context) (string, string) { return c.engine.Version(ctx, c) }
 
 // Metrics scrapes /metrics; the snapshot's time is the middle of the scrape.
 func (c *Client) Metrics(ctx context.Context) (promread.Snapshot, time.Time, error) {
@@ -191,7 +191,7 @@ func (c *Client) TimedMetrics(ctx context.Context) (promread.Snapshot, time.Time
 	if code != http.StatusOK {
 		return promread.Snapshot{}, mid, took, fmt.Errorf("GET /metrics answered %d", code)
 	}
-	s, err := promread.Parse(bytes.NewReader(b), c.model)
+	s, err := c.engine.ParseMetrics(bytes.NewReader(b), c.model)
 	return s, mid, took, err
 }
 

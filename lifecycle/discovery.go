@@ -34,7 +34,7 @@ type KV struct {
 // capacity (discoverKVCapacity, kvEngines), which it also returns.
 func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.Server) KV {
 	facts.Endpoint = s.Client.base
-	facts.Version = s.Client.version(ctx)
+	facts.Version, s.versionFrom = s.Client.version(ctx)
 	for _, g := range gpus(ctx) {
 		facts.GPUs = append(facts.GPUs, result.GPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryMiB})
 	}
@@ -50,46 +50,25 @@ func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.S
 }
 
 // discoverKVCapacity is the one place that decides the server's KV cache
-// capacity in tokens and where it came from (docs/method.md#kv-capacity);
-// the first source that gives a value wins:
-//
-//  1. the spec's kv_cache_tokens ("spec": a user who knows better says so);
-//  2. vllm:cache_config_info's kv_cache_size_tokens, one engine's capacity,
-//     summed over the engines ("metrics"; docs/vllm.md#cache-config-info);
-//  3. the KV lines of a launched server's log ("GPU KV cache size",
-//     "Maximum concurrency"), per engine, summed ("log", with a warning
-//     when an engine's two lines disagree; docs/vllm.md#kv-cache-log-lines);
-//  4. num_gpu_blocks × block_size, taken once because num_gpu_blocks is
-//     already the total over engines ("metrics-estimate"), with a warning:
-//     on hybrid models block_size is not the token unit
-//     (docs/vllm.md#hybrid-models);
-//  5. unknown: 0, "" and a warning.
-//
-// detail says how a capacity read from the log was read.
+// capacity in tokens and where it came from (docs/method.md#kv-capacity):
+// the spec's kv_cache_tokens ("spec": a user who knows better says so),
+// else what the server's engine states (Engine.KVCapacity: vLLM's
+// vllm:cache_config_info and log lines, SGLang's /server_info, gauge and
+// log lines), else unknown with a warning. detail says how a capacity read
+// from the log was read.
 func (s *Server) discoverKVCapacity(ctx context.Context, srv *spec.Server) (tokens int64, source, warning, detail string) {
 	if kv := srv.KVCacheTokens; kv != nil && *kv > 0 {
 		return *kv, result.KVSourceSpec, "", ""
 	}
-	snap, _, err := s.Client.Metrics(ctx)
-	if err == nil && snap.KV.SizeTokens > 0 {
-		return snap.KV.SizeTokens, result.KVSourceMetrics, "", ""
+	dp := 1
+	if d := srv.DataParallelSize; d != nil {
+		dp = *d
 	}
+	logPath := ""
 	if s.proc != nil {
-		dp := 1
-		if d := srv.DataParallelSize; d != nil {
-			dp = *d
-		}
-		if lr := kvFromLog(s.proc.logPath, dp); lr.tokens > 0 {
-			return lr.tokens, result.KVSourceLog, strings.Join(lr.warnings, "; "), lr.detail
-		}
+		logPath = s.proc.logPath
 	}
-	if n := snap.KV.BlocksTimesBlockSize(); err == nil && n > 0 {
-		return n, result.KVSourceMetricsEstimate, fmt.Sprintf("KV cache capacity %d tokens is estimated as vllm:cache_config_info's num_gpu_blocks %d × block_size %d "+
-			"(the server reports no kv_cache_size_tokens label and logs no \"GPU KV cache size\" line): this is wrong for hybrid models "+
-			"(Mamba or linear-attention layers, several KV cache groups), whose block_size is not the unit of a token capacity; "+
-			"set kv_cache_tokens in the spec if you know the capacity (docs/vllm.md#hybrid-models)", n, snap.KV.NumGPUBlocks, snap.KV.BlockSize), ""
-	}
-	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line): no cell is skipped as over capacity", ""
+	return s.Client.engine.KVCapacity(ctx, s.Client, logPath, dp)
 }
 
 // kvEngines is the number of data-parallel engines the KV capacity is
@@ -126,7 +105,7 @@ const simulatorVersionSuffix = "-slogate-sim"
 func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *result.Server, maxModelLen int) (warnings, notes []string) {
 	asked := &result.ServerAsked{KVCacheDtype: srv.KVCacheDtype, PrefixCaching: srv.EnablePrefixCaching}
 	if srv.Speculative != nil {
-		asked.Speculative = srv.Speculative.Method
+		asked.Speculative = srv.SpeculativeMethod() // in the engine's spelling
 		if asked.Speculative == "" {
 			asked.Speculative = speculativeUnnamed
 		}
@@ -137,7 +116,10 @@ func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *r
 	facts.Asked = asked
 	stated := map[string]string{}
 	if facts.Version != "" {
-		stated["version"] = "GET /version"
+		stated["version"] = s.versionFrom
+		if s.versionFrom == "" { // a version set without Discover
+			stated["version"] = "GET /version"
+		}
 		if strings.HasSuffix(facts.Version, simulatorVersionSuffix) {
 			facts.Simulated = true
 		}
@@ -145,28 +127,11 @@ func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *r
 	if maxModelLen > 0 {
 		stated["max_model_len"] = "GET /v1/models"
 	}
-	if snap, _, err := s.Client.Metrics(ctx); err == nil {
-		const from = "vllm:cache_config_info"
-		if d := snap.KV.CacheDtype; d != "" {
-			facts.KVCacheDtype = d
-			stated["kv_cache_dtype"] = from
-		}
-		if snap.KV.BlockSize > 0 {
-			facts.BlockSize = snap.KV.BlockSize
-			stated["block_size"] = from
-		}
-		if p := snap.KV.PrefixCaching; p != "" {
-			on := p == "True"
-			facts.PrefixCaching = &on
-			stated["enable_prefix_caching"] = from
-		}
-	}
+	logPath := ""
 	if s.proc != nil {
-		if method, ok := speculativeFromLog(s.proc.logPath); ok {
-			facts.Speculative = method
-			stated["speculative"] = "server.log (non-default args)"
-		}
+		logPath = s.proc.logPath
 	}
+	s.Client.engine.StatedFacts(ctx, s.Client, logPath, facts, stated)
 	if len(stated) > 0 {
 		facts.Stated = stated
 	}

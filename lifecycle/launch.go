@@ -34,6 +34,8 @@ type Server struct {
 	proc *Process
 	// stopper stops what was launched; nil for an endpoint.
 	stopper launched
+	// versionFrom is where Discover read the version ("GET /version").
+	versionFrom string
 }
 
 // Endpoint is the already running server c talks to (-endpoint): no
@@ -165,10 +167,11 @@ func NewLauncher(cfg LaunchConfig) (*Launcher, error) {
 				return nil, exit.Infraf("finding the slogate binary for -sim: %v", err)
 			}
 		}
-		argv = append([]string{exe, "sim"}, argv[1:]...)
-		shown = append([]string{"slogate", "sim"}, shown[1:]...)
+		sim := engineFor(srv).SimFlags()
+		argv = append(append([]string{exe, "sim"}, sim...), argv[1:]...)
+		shown = append(append([]string{"slogate", "sim"}, sim...), shown[1:]...)
 	}
-	l := &Launcher{cfg: cfg, srv: srv, argv: argv, env: env, shown: shown, Client: NewClient(srv.BaseURL(), srv.APIKey, srv.ServedName())}
+	l := &Launcher{cfg: cfg, srv: srv, argv: argv, env: env, shown: shown, Client: NewClient(srv.BaseURL(), srv.APIKey, srv.ServedName()).ForServer(srv)}
 	if addr, busy := PortInUse(l.Client.base); busy {
 		return l, exit.Infraf("port %s already accepts connections before the server was started: a stale server would answer instead of the new one; stop it (e.g. `fuser -k %s/tcp`) or choose another port", addr, strings.Split(addr, ":")[len(strings.Split(addr, ":"))-1])
 	}

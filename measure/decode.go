@@ -262,7 +262,12 @@ func (d *decodeRun) storeServerCounters(a metricsAround) {
 	if before.HasSpeculative && after.HasSpeculative {
 		storeSpeculative(cell, before, after)
 	}
-	if d.m.Spec.Speculative != nil && (!after.HasSpeculative || after.SpeculativeDrafts == before.SpeculativeDrafts) {
+	if after.HasSpecAcceptGauges && !after.HasSpeculative {
+		storeSpeculativeGauges(cell, after)
+	}
+	ran := after.HasSpeculative && after.SpeculativeDrafts != before.SpeculativeDrafts ||
+		after.HasSpecAcceptGauges && after.SpecAcceptLength > 0
+	if d.m.Spec.Speculative != nil && !ran {
 		cell.Warnings = append(cell.Warnings, speculativeDidNotRun)
 	}
 	if before.HasPreemptions && after.HasPreemptions {
@@ -281,6 +286,18 @@ func storeServerTotalTPS(cell *result.DecodeCell, a metricsAround) {
 		if diff := (v - cell.TotalTPS) / cell.TotalTPS; diff > 0.02 || diff < -0.02 {
 			cell.Warnings = append(cell.Warnings, fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f by %+.1f%%", v, cell.TotalTPS, diff*100))
 		}
+	}
+}
+
+// storeSpeculativeGauges stores the acceptance SGLang's gauges
+// sglang:spec_accept_length and spec_accept_rate state at the window's end:
+// set at SGLang's last decode log before it (docs/sglang.md#metric-cadence),
+// so acceptance near the end of the window, not summed over it as vLLM's
+// counters are.
+func storeSpeculativeGauges(cell *result.DecodeCell, after promread.Snapshot) {
+	length, rate := Round(after.SpecAcceptLength, 3), Round(after.SpecAcceptRate, 4)
+	if length > 0 {
+		cell.SpeculativeAcceptLen, cell.SpeculativeAcceptRate = &length, &rate
 	}
 }
 

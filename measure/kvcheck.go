@@ -114,6 +114,8 @@ func suspect(source string) string {
 		return "vllm:cache_config_info's kv_cache_size_tokens is suspect (or the model holds more per request than its tokens, such as a hybrid model's state blocks)"
 	case result.KVSourceLog:
 		return "the \"GPU KV cache size\" log line is suspect (builds before about April 2026 printed a wrong figure for hybrid models: docs/vllm.md#kv-cache-log-lines)"
+	case result.KVSourceServerInfo:
+		return "GET /server_info's token_capacity is suspect"
 	case result.KVSourceMetricsEstimate:
 		return "num_gpu_blocks × block_size is suspect (wrong for hybrid models: docs/vllm.md#hybrid-models); set kv_cache_tokens in the spec"
 	}

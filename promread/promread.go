@@ -52,6 +52,13 @@ type Snapshot struct {
 	// engine label ("" for a series without one); nil when absent. Each
 	// engine's value is relative to its own KV cache.
 	KVUsage map[string]float64
+	// SpecAcceptLength and SpecAcceptRate are SGLang's gauges
+	// sglang:spec_accept_length and sglang:spec_accept_rate, the mean over
+	// data-parallel ranks; HasSpecAcceptGauges says they were present.
+	// They are set at SGLang's decode logs only, so they lag
+	// (docs/sglang.md#metric-cadence). vLLM has counters instead.
+	SpecAcceptLength, SpecAcceptRate float64
+	HasSpecAcceptGauges              bool
 }
 
 // KVCacheInfo is vllm:cache_config_info read as vLLM writes it

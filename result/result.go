@@ -314,13 +314,18 @@ type Polling struct {
 const (
 	// KVSourceSpec: the spec's kv_cache_tokens.
 	KVSourceSpec = "spec"
-	// KVSourceMetrics: vllm:cache_config_info's kv_cache_size_tokens × engines.
+	// KVSourceMetrics: vllm:cache_config_info's kv_cache_size_tokens × engines
+	// (SGLang: sglang:max_total_num_tokens summed over dp_rank).
 	KVSourceMetrics = "metrics"
-	// KVSourceLog: the "GPU KV cache size" log lines, summed over engines.
+	// KVSourceLog: the "GPU KV cache size" log lines, summed over engines
+	// (SGLang: "KV Cache is allocated. #tokens: N" per DP rank).
 	KVSourceLog = "log"
 	// KVSourceMetricsEstimate: num_gpu_blocks × block_size, wrong for
 	// hybrid models.
 	KVSourceMetricsEstimate = "metrics-estimate"
+	// KVSourceServerInfo: SGLang's GET /server_info, each data-parallel
+	// rank's token_capacity summed (docs/sglang.md#server-info).
+	KVSourceServerInfo = "server_info"
 )
 
 // KVUsageCheck compares the KV usage the server reports with one stream

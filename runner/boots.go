@@ -40,7 +40,7 @@ func (r *run) reboot(ctx context.Context, b int) error {
 func (r *run) boot(ctx context.Context) error {
 	srv := r.cfg.Server
 	if r.cfg.Endpoint != "" {
-		r.client = lifecycle.NewClient(r.cfg.Endpoint, srv.APIKey, srv.ServedName())
+		r.client = lifecycle.NewClient(r.cfg.Endpoint, srv.APIKey, srv.ServedName()).ForServer(srv)
 		r.server = lifecycle.Endpoint(r.client)
 		r.logf("measuring the running server at %s (no boot, no stop)", r.client.Base())
 		if r.boots() > 1 {

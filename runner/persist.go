@@ -31,7 +31,7 @@ func (r *run) initialResults() *result.Results {
 		rs.MaxNumSeqs = *srv.MaxNumSeqs
 	}
 	if srv.Speculative != nil {
-		rs.Speculative = srv.Speculative.Method
+		rs.Speculative = srv.SpeculativeMethod()
 	}
 	m := result.Measure{Duration: "30s", DurationS: 30, MaxOutput: 4096, Endpoint: "completions", Repeat: 1}
 	if sp.Measure != nil {

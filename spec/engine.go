@@ -146,3 +146,19 @@ func checkEngineValues(at hcl.Attributes, s *Server) hcl.Diagnostics {
 	}
 	return diags
 }
+
+// SpeculativeMethod is the speculative block's method as the server's
+// engine names it, so that what the server states can be compared with it:
+// SGLang's algorithm ("dflash" → "DFLASH", vLLM's "mtp" → "NEXTN"), vLLM's
+// method as written; "" without a block or a method.
+func (s *Server) SpeculativeMethod() string {
+	if s.Speculative == nil {
+		return ""
+	}
+	if s.syntax() == sglangSyntax {
+		if alg, ok := sglangAlgorithmOf(s.Speculative.Method); ok {
+			return alg.name
+		}
+	}
+	return s.Speculative.Method
+}

@@ -263,3 +263,20 @@ func loadSource(t *testing.T, src string) *Spec {
 	}
 	return s
 }
+
+// TestSpeculativeMethod checks the method each engine states for a block.
+func TestSpeculativeMethod(t *testing.T) {
+	tests := []struct{ name, engine, method, want string }{
+		{"vLLM as written", "vllm", "dflash", "dflash"},
+		{"SGLang's spelling", "sglang", "dflash", "DFLASH"},
+		{"vLLM's mtp on SGLang", "sglang", "mtp", "NEXTN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := loadSource(t, "server \"s\" {\n  engine = \""+tt.engine+"\"\n  model = \"m\"\n  speculative {\n    method = \""+tt.method+"\"\n    model = \"d\"\n  }\n}\n").Servers[0]
+			if got := s.SpeculativeMethod(); got != tt.want {
+				t.Errorf("SpeculativeMethod = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,105 @@
+package promread
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// ParseSGLang reads an SGLang /metrics page (--enable-metrics;
+// docs/sglang.md#metrics) into the same Snapshot as Parse: Running and
+// Waiting from the gauges sglang:num_running_reqs and num_queue_reqs,
+// KV.SizeTokens from
+// sglang:max_total_num_tokens, one value per dp_rank, and the speculative
+// gauges. Values are summed over dp_rank (the gauges of one rank are its
+// own); model filters by model_name as Parse does. SGLang's scheduler
+// gauges are set at prefill batches and every --decode-log-interval decode
+// steps only (docs/sglang.md#metric-cadence): a reading may be that old.
+func ParseSGLang(r io.Reader, modelName string) (Snapshot, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("reading /metrics: %w", err)
+	}
+	var s Snapshot
+	// gauge sums a scheduler gauge over the ranks, each rank once.
+	gauge := func(name string) (float64, bool) {
+		f, ok := fams[name]
+		if !ok {
+			return 0, false
+		}
+		total := 0.0
+		for _, v := range byRank(f, modelName) {
+			total += v
+		}
+		return total, true
+	}
+	var okR, okW bool
+	s.Running, okR = gauge("sglang:num_running_reqs")
+	s.Waiting, okW = gauge("sglang:num_queue_reqs")
+	s.HasRequests = okR && okW
+	// sglang:generation_tokens_total is left unread: SGLang adds a
+	// request's tokens when it finishes (docs/sglang.md#metrics), so its
+	// rate over a window of long streams is not the server's throughput,
+	// and server_total_tps is not measured on SGLang.
+	// KVUsage stays nil: sglang:token_usage is not refreshed while the
+	// server idles (docs/sglang.md#metric-cadence), so the one-stream KV
+	// cross-check would read a value from before the stream.
+	if f, ok := fams["sglang:max_total_num_tokens"]; ok {
+		ranks := byRank(f, modelName)
+		s.KV.Engines = len(ranks)
+		for _, v := range ranks {
+			if v < 1 || v > maxLabelValue || s.KV.SizeTokens > math.MaxInt64-int64(v) {
+				s.KV.SizeTokens = 0
+				break
+			}
+			s.KV.SizeTokens += int64(v)
+		}
+	}
+	length, okL := meanGauge(fams["sglang:spec_accept_length"], modelName)
+	rate, okA := meanGauge(fams["sglang:spec_accept_rate"], modelName)
+	if okL {
+		s.SpecAcceptLength, s.SpecAcceptRate, s.HasSpecAcceptGauges = length, rate, okA
+	}
+	return s, nil
+}
+
+// byRank is a gauge family's value per dp_rank label ("" without one),
+// the largest where a rank has several series (tp_rank 0 reports; with
+// --enable-metrics-for-all-schedulers every TP rank repeats its rank's
+// value).
+func byRank(f *dto.MetricFamily, modelName string) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range f.GetMetric() {
+		if !modelMatches(m, modelName) || m.GetGauge() == nil {
+			continue
+		}
+		r := labelValue(m, "dp_rank")
+		out[r] = max(out[r], m.GetGauge().GetValue())
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// meanGauge is the mean over dp_rank of a gauge family; ok is false when
+// the family is absent.
+func meanGauge(f *dto.MetricFamily, modelName string) (float64, bool) {
+	if f == nil {
+		return 0, false
+	}
+	ranks := byRank(f, modelName)
+	if len(ranks) == 0 {
+		return 0, false
+	}
+	total := 0.0
+	for _, v := range ranks {
+		total += v
+	}
+	return total / float64(len(ranks)), true
+}

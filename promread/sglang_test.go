@@ -1,0 +1,57 @@
+package promread
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// sglangPage is /metrics as SGLang writes it (docs/sglang.md#metrics) for
+// two data-parallel ranks, TP rank 0 of each reporting, and another
+// model's series that must be left out.
+const sglangPage = `# HELP sglang:num_running_reqs The number of running requests.
+# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 16.0
+sglang:num_running_reqs{dp_rank="1",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 12.0
+sglang:num_running_reqs{dp_rank="0",engine_type="unified",model_name="other",pp_rank="0",tp_rank="0"} 99.0
+# TYPE sglang:num_queue_reqs gauge
+sglang:num_queue_reqs{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 0.0
+sglang:num_queue_reqs{dp_rank="1",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 4.0
+# TYPE sglang:token_usage gauge
+sglang:token_usage{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 0.25
+sglang:token_usage{dp_rank="1",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 0.5
+# TYPE sglang:max_total_num_tokens gauge
+sglang:max_total_num_tokens{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 500000.0
+sglang:max_total_num_tokens{dp_rank="1",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 500000.0
+# TYPE sglang:spec_accept_length gauge
+sglang:spec_accept_length{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 3.0
+sglang:spec_accept_length{dp_rank="1",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 4.0
+# TYPE sglang:spec_accept_rate gauge
+sglang:spec_accept_rate{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 0.3
+sglang:spec_accept_rate{dp_rank="1",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 0.5
+# TYPE sglang:generation_tokens_total counter
+sglang:generation_tokens_total{model_name="qwen"} 12345.0
+`
+
+func TestParseSGLang(t *testing.T) {
+	s, err := ParseSGLang(strings.NewReader(sglangPage), "qwen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Snapshot{
+		Running: 28, Waiting: 4, HasRequests: true,
+		KV:               KVCacheInfo{Engines: 2, SizeTokens: 1000000},
+		SpecAcceptLength: 3.5, SpecAcceptRate: 0.4, HasSpecAcceptGauges: true,
+	}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+	// A vLLM page read as SGLang's has none of its values, and the reverse.
+	if v, _ := ParseSGLang(strings.NewReader("vllm:num_requests_running 3\nvllm:num_requests_waiting 1\n"), ""); v.HasRequests {
+		t.Errorf("vLLM's gauges read as SGLang's: %+v", v)
+	}
+	if v, _ := Parse(strings.NewReader(sglangPage), "qwen"); v.HasRequests {
+		t.Errorf("SGLang's gauges read as vLLM's: %+v", v)
+	}
+}
