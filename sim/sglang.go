@@ -116,6 +116,8 @@ Simulator flags: the vLLM simulator's --sim-* flags (see 'slogate sim serve --he
   --sim-warmup D                    extra time the warmup request takes (/health 503 meanwhile)
   --sim-drain-poll D                the SIGTERM watchdog's period (SGLang's 5s)
   --sim-tokenize-prompt-only        a build whose /tokenize has no messages form
+  --sim-kv-log-only                 a fault: only the log tells the KV capacity (no /server_info,
+                                    no sglang:max_total_num_tokens)
 
 Examples:
   slogate sim --engine sglang serve Qwen/Qwen3.5-4B --port 30000 --enable-metrics

@@ -48,6 +48,7 @@ type sglangConfig struct {
 	warmup             time.Duration // --sim-warmup: extra time the warmup request takes (JIT, first batch)
 	drainPoll          time.Duration // --sim-drain-poll: the SIGTERM watchdog's period (SGLang's 5 s)
 	tokenizePromptOnly bool          // --sim-tokenize-prompt-only: a build before /tokenize took messages
+	kvLogOnly          bool          // --sim-kv-log-only: only the log tells the KV capacity
 
 	given   []string // the SGLang flags given, dashed, for the server_args log line
 	ignored []string // known SGLang flags the simulator does not model
@@ -262,6 +263,14 @@ func sglangFlags(c *sglangConfig) []sglangFlag {
 		sglangFlag{names: []string{"--sim-tokenize-prompt-only"}, kind: sgSimFlagB, set: func(c *sglangConfig, v string) error {
 			b, err := strconv.ParseBool(v)
 			c.tokenizePromptOnly = b
+			return err
+		}},
+		// A fault, not a build: /server_info and /get_server_info answer
+		// 404 and /metrics has no sglang:max_total_num_tokens, so only the
+		// log tells the KV capacity (a client's last resort).
+		sglangFlag{names: []string{"--sim-kv-log-only"}, kind: sgSimFlagB, set: func(c *sglangConfig, v string) error {
+			b, err := strconv.ParseBool(v)
+			c.kvLogOnly = b
 			return err
 		}},
 	)

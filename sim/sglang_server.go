@@ -247,6 +247,10 @@ func (s *sglangServer) serverArgs() map[string]any {
 // scheduler_info (status, max_total_num_tokens, max_req_input_len) merged
 // at the top level, internal_states per DP rank, the version.
 func (s *sglangServer) serverInfo(w http.ResponseWriter, r *http.Request) {
+	if s.c.kvLogOnly {
+		http.NotFound(w, r)
+		return
+	}
 	info := s.serverArgs()
 	info["status"] = "ready"
 	info["max_total_num_tokens"] = s.st.kvTokens
@@ -302,6 +306,14 @@ func (s *sglangServer) metrics(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
 	writeSGLangMetrics(&b, s.c.core.ServedNames[0], s.scheds, s.tm)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if s.c.kvLogOnly { // the fault: leave the capacity gauge out
+		for _, line := range strings.SplitAfter(b.String(), "\n") {
+			if !strings.Contains(line, "sglang:max_total_num_tokens") {
+				io.WriteString(w, line)
+			}
+		}
+		return
+	}
 	io.Copy(w, &b)
 }
 
