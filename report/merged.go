@@ -48,9 +48,9 @@ func WriteMergedSummary(w io.Writer, m *result.Merged) error {
 
 // writeMergedIndex is the table of the runs at the top of a merged report.
 func writeMergedIndex(b *bufio.Writer, m *result.Merged) {
-	mdTable(b, []string{"Server", "Spec", "Outcome", "Exit", "Verdicts", "Model"}, func(row func(...string)) {
+	mdTable(b, []string{"Server", "Spec", "Outcome", "Exit", "Verdicts", "Model", "Engine"}, func(row func(...string)) {
 		for _, r := range m.Runs {
-			row(r.Dir, r.Results.Spec, outcomeWord(r.Outcome), strconv.Itoa(r.ExitCode), verdictCounts(r.Results), r.Results.Server.Model)
+			row(r.Dir, r.Results.Spec, outcomeWord(r.Outcome), strconv.Itoa(r.ExitCode), verdictCounts(r.Results), r.Results.Server.Model, r.Results.Server.EngineName())
 		}
 	})
 	fmt.Fprintln(b)

@@ -296,7 +296,11 @@ func hardwareFacts(s *result.Server) []kv {
 // engineFacts is the Engine table: the engine and its build from the
 // labels, then the settings the server reports (engineSettings).
 func engineFacts(s *result.Server) []kv {
-	facts := []kv{{"Engine", labelOr(s, "engine", "vllm")}}
+	engine := s.Engine // the server block's engine; the label for older results
+	if engine == "" {
+		engine = labelOr(s, "engine", "vllm")
+	}
+	facts := []kv{{"Engine", engine}}
 	if s.Version != "" {
 		facts = append(facts, kv{"Version", s.Version})
 	}
