@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -200,9 +201,13 @@ func (c *Client) TimedMetrics(ctx context.Context) (promread.Snapshot, time.Time
 // bytes exchanged (the cost of building prompts, logged per context).
 type Tokenizer struct {
 	c           *Client
-	MaxModelLen int // from the last answer that gave one
+	MaxModelLen int // from the last answer that gave one (0 where it is not the server's)
 	Calls       int
 	Bytes       int64 // request and answer bodies
+	// chatByUsage is set once /tokenize refused the messages form and the
+	// engine measures a chat prompt's length another way (SGLang builds
+	// whose /tokenize takes a prompt only).
+	chatByUsage bool
 }
 
 // NewTokenizer is c's POST /tokenize.
@@ -210,12 +215,45 @@ func NewTokenizer(c *Client) *Tokenizer { return &Tokenizer{c: c} }
 
 // TokenizeChat renders messages through the server's chat template (the
 // same rendering /v1/chat/completions does) and returns the token IDs.
+// Where /tokenize refuses the messages form (400 or 422) and the engine
+// can tell the length another way (Engine.ChatPromptTokens), it returns
+// that many IDs of -1: the length is the server's, the IDs are unknown
+// (the article builder reads the length only; the random one's
+// special-token probe learns nothing from them).
 func (t *Tokenizer) TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, addGenerationPrompt bool, chatTemplateKwargs map[string]any) ([]int, error) {
-	req := map[string]any{"model": t.c.model, "messages": messages, "add_generation_prompt": addGenerationPrompt}
-	if chatTemplateKwargs != nil {
-		req["chat_template_kwargs"] = chatTemplateKwargs
+	if !t.chatByUsage {
+		req := map[string]any{"model": t.c.model, "messages": messages, "add_generation_prompt": addGenerationPrompt}
+		if chatTemplateKwargs != nil {
+			req["chat_template_kwargs"] = chatTemplateKwargs
+		}
+		ids, err := t.tokenize(ctx, "POST /tokenize with messages", req)
+		var se *StatusError
+		if err == nil || !errors.As(err, &se) || (se.Code != http.StatusBadRequest && se.Code != http.StatusUnprocessableEntity) || !addGenerationPrompt {
+			return ids, err
+		}
+		n, can, uerr := t.c.engine.ChatPromptTokens(ctx, t.c, messages, chatTemplateKwargs)
+		if !can {
+			return ids, err
+		}
+		t.chatByUsage = true
+		return unknownIDs(n), uerr
 	}
-	return t.tokenize(ctx, "POST /tokenize with messages", req)
+	t.Calls++
+	n, _, err := t.c.engine.ChatPromptTokens(ctx, t.c, messages, chatTemplateKwargs)
+	return unknownIDs(n), err
+}
+
+// unknownIDs are n token IDs known by their number only (-1 each); nil for
+// none.
+func unknownIDs(n int) []int {
+	if n <= 0 {
+		return nil
+	}
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = -1
+	}
+	return ids
 }
 
 // TokenizeText returns the token IDs of text without special tokens.
@@ -244,7 +282,7 @@ func (t *Tokenizer) tokenize(ctx context.Context, what string, req map[string]an
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %v", what, err)
 	}
-	if r.MaxModelLen > 0 {
+	if r.MaxModelLen > 0 && t.c.engine.TokenizeStatesContext() {
 		t.MaxModelLen = r.MaxModelLen
 	}
 	return r.Tokens, nil

@@ -38,6 +38,14 @@ type Engine interface {
 	// (docs/method.md#server-facts): kv_cache_dtype, block_size,
 	// enable_prefix_caching, speculative.
 	StatedFacts(ctx context.Context, c *Client, logPath string, facts *result.Server, stated map[string]string)
+	// TokenizeStatesContext reports whether POST /tokenize's max_model_len
+	// is the server's context length (vLLM) rather than the tokenizer's
+	// model_max_length (SGLang).
+	TokenizeStatesContext() bool
+	// ChatPromptTokens is the rendered length of a chat prompt (with the
+	// generation prompt) where POST /tokenize has no messages form, by
+	// another request; ok is false when the engine has no such way.
+	ChatPromptTokens(ctx context.Context, c *Client, messages any, chatTemplateKwargs map[string]any) (n int, ok bool, err error)
 }
 
 // engineFor is the server's engine; vLLM when it names none (spec.Load has

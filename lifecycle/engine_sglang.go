@@ -206,3 +206,39 @@ func (e sglangEngine) StatedFacts(ctx context.Context, c *Client, logPath string
 		stated["enable_prefix_caching"] = info.path
 	}
 }
+
+// TokenizeStatesContext: SGLang's /tokenize answers the tokenizer's
+// model_max_length, not --context-length (docs/sglang.md#tokenize).
+func (sglangEngine) TokenizeStatesContext() bool { return false }
+
+// ChatPromptTokens is the rendered chat prompt's length on a build whose
+// /tokenize takes a prompt only (docs/sglang.md#tokenize): a
+// non-streaming /v1/chat/completions of the messages with max_tokens 1,
+// whose usage.prompt_tokens is the prompt as the chat template rendered
+// it, generation prompt included (SGLang's chat request adds it). It costs
+// a prefill of the prompt per call, and the radix cache keeps that
+// prompt's blocks: the builder's prompts differ from their first tokens
+// on (each stream's header), so no measured request reuses them beyond
+// the chat template's opening.
+func (sglangEngine) ChatPromptTokens(ctx context.Context, c *Client, messages any, chatTemplateKwargs map[string]any) (int, bool, error) {
+	req := map[string]any{"model": c.model, "messages": messages, "max_tokens": 1, "stream": false}
+	if chatTemplateKwargs != nil {
+		req["chat_template_kwargs"] = chatTemplateKwargs
+	}
+	code, b, err := c.do(ctx, http.MethodPost, "/v1/chat/completions", req)
+	if err != nil {
+		return 0, true, fmt.Errorf("POST /v1/chat/completions (max_tokens 1, for the prompt's length): %v", err)
+	}
+	if code != http.StatusOK {
+		return 0, true, &StatusError{Request: "POST /v1/chat/completions (max_tokens 1, for the prompt's length)", Code: code, Body: snippet(b)}
+	}
+	var r struct {
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.Usage.PromptTokens <= 0 {
+		return 0, true, fmt.Errorf("POST /v1/chat/completions (max_tokens 1) gave no usage.prompt_tokens: %s", snippet(b))
+	}
+	return r.Usage.PromptTokens, true, nil
+}

@@ -97,3 +97,11 @@ func (vllmEngine) StatedFacts(ctx context.Context, c *Client, logPath string, fa
 		}
 	}
 }
+
+// TokenizeStatesContext: vLLM's /tokenize answers the server's max_model_len.
+func (vllmEngine) TokenizeStatesContext() bool { return true }
+
+// ChatPromptTokens: vLLM's /tokenize always takes messages.
+func (vllmEngine) ChatPromptTokens(context.Context, *Client, any, map[string]any) (int, bool, error) {
+	return 0, false, nil
+}

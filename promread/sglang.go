@@ -75,11 +75,20 @@ func ParseSGLang(r io.Reader, modelName string) (Snapshot, error) {
 func byRank(f *dto.MetricFamily, modelName string) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range f.GetMetric() {
-		if !modelMatches(m, modelName) || m.GetGauge() == nil {
+		if !modelMatches(m, modelName) {
+			continue
+		}
+		var v float64
+		switch {
+		case m.GetGauge() != nil:
+			v = m.GetGauge().GetValue()
+		case m.GetUntyped() != nil: // a page without # TYPE lines
+			v = m.GetUntyped().GetValue()
+		default:
 			continue
 		}
 		r := labelValue(m, "dp_rank")
-		out[r] = max(out[r], m.GetGauge().GetValue())
+		out[r] = max(out[r], v)
 	}
 	if len(out) == 0 {
 		return nil
