@@ -111,7 +111,7 @@ type run struct {
 	kvPool   plan.KVPool
 	kvDetail string // how a capacity read from server.log was read ("engine 0: …")
 	// kvChecked are the contexts whose KV cross-check is done
-	// (docs/method.md#kv-capacity; kvcheck.go).
+	// (docs/method.md#kv-capacity; measure/kvcheck.go).
 	kvChecked map[int]bool
 	runID     string
 	cellsFile *os.File
