@@ -39,6 +39,12 @@ type Snapshot struct {
 	// GenerationTokens is vllm:generation_tokens_total.
 	GenerationTokens    float64
 	HasGenerationTokens bool
+	// PrefixCacheQueries and PrefixCacheHits are
+	// vllm:prefix_cache_queries_total and vllm:prefix_cache_hits_total
+	// (prompt tokens looked up and found, summed over engines;
+	// docs/vllm.md#prefix-caching); HasPrefixCache says both were present.
+	PrefixCacheQueries, PrefixCacheHits float64
+	HasPrefixCache                      bool
 	// Preemptions is vllm:num_preemptions_total; HasPreemptions says the
 	// counter was present.
 	Preemptions    float64
@@ -131,6 +137,10 @@ func Parse(r io.Reader, modelName string) (Snapshot, error) {
 		s.WaitingCapacity, s.WaitingDeferred, s.HasWaitingByReason = waitingByReason(f, modelName)
 	}
 	s.GenerationTokens, s.HasGenerationTokens = sum("vllm:generation_tokens_total", "vllm:generation_tokens")
+	var hasQ, hasH bool
+	s.PrefixCacheQueries, hasQ = sum("vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries")
+	s.PrefixCacheHits, hasH = sum("vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits")
+	s.HasPrefixCache = hasQ && hasH
 	var okD, okT, okA bool
 	s.SpeculativeDrafts, okD = sum("vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_drafts")
 	s.SpeculativeDraftTokens, okT = sum("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens")
