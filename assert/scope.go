@@ -181,7 +181,11 @@ func reasonFor(st vocab.Status, why string) string {
 // one definition of a cell's type (cellObjectType).
 func cellObject(phase vocab.Phase, ps []float64, status cty.Value, value func(metric.Metric) cty.Value) cty.Value {
 	attrs := map[string]cty.Value{spec.CellStatusAttribute: status}
-	for _, m := range metric.ForCells(phase, ps) {
+	ms := metric.ForCells(phase, ps)
+	if phase == vocab.PhaseTraffic {
+		ms = append(ms, metric.TurnMetrics()...) // ttft_ms_turn1 …: null without conversations
+	}
+	for _, m := range ms {
 		attrs[m.Name] = value(m)
 	}
 	return cty.ObjectVal(attrs)

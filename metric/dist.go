@@ -151,3 +151,39 @@ func Stats(phase vocab.Phase, ps []float64) []Metric {
 func ForCells(phase vocab.Phase, ps []float64) []Metric {
 	return append(OfPhase(phase), Stats(phase, ps)...)
 }
+
+// MaxTurnMetrics is how many per-turn TTFTs a traffic cell's conditions can
+// read (ttft_ms_turn1 … ttft_ms_turn8): later turns are measured and kept
+// in results.json, under the same rule, but not offered to conditions.
+const MaxTurnMetrics = 8
+
+// TurnName is the name of the TTFT of conversation turn n (1-based):
+// "ttft_ms_turn3".
+func TurnName(n int) string { return TTFTMsTurn + strconv.Itoa(n) }
+
+// turnMetric is the per-turn TTFT called name ("ttft_ms_turn<N>", N ≥ 1,
+// written without leading zeros); ok is false for any other name.
+func turnMetric(phase vocab.Phase, name string) (Metric, bool) {
+	digits, found := strings.CutPrefix(name, TTFTMsTurn)
+	n, err := strconv.Atoi(digits)
+	if !found || err != nil || n < 1 || TurnName(n) != name {
+		return Metric{}, false
+	}
+	if phase != vocab.PhaseTraffic {
+		return Metric{}, false
+	}
+	return Metric{Name: name, Phase: phase, Label: "TTFT turn " + digits, Unit: "ms", Precision: 0,
+		Doc:      "median time to first token of the window's requests at conversation turn " + digits + " (docs/method.md#conversations)",
+		optional: true}, true
+}
+
+// TurnMetrics are the per-turn TTFTs conditions can read on a traffic
+// cell: turns 1 to MaxTurnMetrics.
+func TurnMetrics() []Metric {
+	out := make([]Metric, 0, MaxTurnMetrics)
+	for n := 1; n <= MaxTurnMetrics; n++ {
+		m, _ := turnMetric(vocab.PhaseTraffic, TurnName(n))
+		out = append(out, m)
+	}
+	return out
+}

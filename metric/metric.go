@@ -184,6 +184,9 @@ func Lookup(phase vocab.Phase, name string) (Metric, bool) {
 	if m, ok := tableMetric(phase, name); ok {
 		return m, true
 	}
+	if m, ok := turnMetric(phase, name); ok {
+		return m, true
+	}
 	return derivedMetric(phase, name)
 }
 
@@ -303,6 +306,10 @@ var trafficMetrics = []Metric{
 	{Name: TPOTMs, Phase: vocab.PhaseTraffic, Label: "TPOT",
 		Unit: "ms", Precision: 1, Samples: "completed requests",
 		Doc:      "median TPOT as vLLM defines it, (last token chunk − first chunk) ÷ (output tokens − 1), of the window's completed requests (tbt_ms holds the same)",
+		optional: true},
+	{Name: PrefixCacheHitRate, Phase: vocab.PhaseTraffic, Label: "Prefix cache hit rate",
+		Unit: "", HigherIsBetter: true, Precision: 3,
+		Doc:      "Δvllm:prefix_cache_hits ÷ Δvllm:prefix_cache_queries from the cell's start to its end: the share of prompt tokens the server's prefix cache served",
 		optional: true},
 	{Name: ConcurrencyAvg, Phase: vocab.PhaseTraffic, Label: "Average in flight",
 		Unit: "requests", Precision: 2,

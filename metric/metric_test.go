@@ -95,3 +95,27 @@ func TestStats(t *testing.T) {
 		t.Errorf("PercentileName(99.9) = %q", got)
 	}
 }
+
+func TestTurnMetrics(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"ttft_ms_turn1", true}, {"ttft_ms_turn12", true}, {"ttft_ms_turn0", false},
+		{"ttft_ms_turn01", false}, {"ttft_ms_turn", false}, {"ttft_ms_turnx", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, ok := Lookup(vocab.PhaseTraffic, tt.name)
+			if ok != tt.ok || ok && (m.Name != tt.name || m.Unit != "ms" || !m.Optional()) {
+				t.Errorf("Lookup(traffic, %q) = %+v, %v; want ok %v", tt.name, m, ok, tt.ok)
+			}
+			if _, ok := Lookup(vocab.PhaseDecode, tt.name); ok {
+				t.Errorf("%q is a decode metric", tt.name)
+			}
+		})
+	}
+	if ms := TurnMetrics(); len(ms) != MaxTurnMetrics || ms[2].Name != "ttft_ms_turn3" {
+		t.Errorf("TurnMetrics = %d metrics, third %q", len(ms), ms[2].Name)
+	}
+}

@@ -40,4 +40,11 @@ const (
 	E2EMsP99       = "e2e_ms_p99"
 	E2EMsMean      = "e2e_ms_mean"
 	ConcurrencyAvg = "concurrency_avg"
+	// PrefixCacheHitRate is Δvllm:prefix_cache_hits ÷ Δvllm:prefix_cache_queries over a cell.
+	PrefixCacheHitRate = "prefix_cache_hit_rate"
 )
+
+// TTFTMsTurn is the stem of the per-turn TTFTs of a traffic cell,
+// ttft_ms_turn1, ttft_ms_turn2, …: a naming rule (TurnName, dist.go) like
+// the percentiles', not a metric of Table.
+const TTFTMsTurn = "ttft_ms_turn"
