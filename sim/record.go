@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -32,6 +34,26 @@ type recordLine struct {
 	IgnoreEOS           *bool                      `json:"ignore_eos"`
 	CacheSalt           bool                       `json:"cache_salt"` // a non-empty cache_salt was sent
 	Stream              bool                       `json:"stream"`
+	Messages            []recordMessage            `json:"messages,omitempty"` // chat: each message as sent
+}
+
+// recordMessage is what --sim-record keeps of one chat message: its role,
+// its content's token count (without the template) and the SHA-256 of the
+// content text.
+type recordMessage struct {
+	Role          string `json:"role"`
+	ContentTokens int    `json:"content_tokens"`
+	ContentSHA256 string `json:"content_sha256"`
+}
+
+func recordMessages(msgs []chatMessage) []recordMessage {
+	var out []recordMessage
+	for _, m := range msgs {
+		text := m.text()
+		sum := sha256.Sum256([]byte(text))
+		out = append(out, recordMessage{Role: m.Role, ContentTokens: countTokens(text), ContentSHA256: hex.EncodeToString(sum[:])})
+	}
+	return out
 }
 
 func openRecorder(path string) (*recorder, error) {

@@ -402,7 +402,8 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		s.record.write(&recordLine{Endpoint: endpoint, Engine: eng.p.index, PromptTokens: prompt,
 			PromptTokenIDsHead: digest.head, PromptTokenIDsTail: digest.tail(), PromptDistinctIDs: digest.distinct, PromptSHA256: digest.hex(), Sampling: req.present(),
 			ChatTemplateKwargs: req.ChatTemplateKwargs, MaxTokens: req.MaxTokens, MaxCompletionTokens: req.MaxCompletionTokens,
-			MinTokens: req.MinTokens, IgnoreEOS: req.IgnoreEOS, CacheSalt: req.CacheSalt != "", Stream: req.Stream})
+			MinTokens: req.MinTokens, IgnoreEOS: req.IgnoreEOS, CacheSalt: req.CacheSalt != "", Stream: req.Stream,
+			Messages: recordMessages(req.Messages)})
 	}
 	eng.submit(er)
 	id := "cmpl-" + newID()
