@@ -134,6 +134,33 @@ type Prompts struct {
 	fields    requestFields
 	tokenizer *lifecycle.Tokenizer
 	builder   *workload.Builder
+	// planners are the named workloads' planners, made on first use and
+	// kept, so a traffic block's next cell reuses the requests planned.
+	planners map[*spec.Workload]*workload.Planner
+}
+
+// plan plans cfg's requests of named workload w (cfg.Endpoint is the
+// run's).
+func (p *Prompts) plan(ctx context.Context, w *spec.Workload, cfg workload.PlanConfig) (*workload.Plan, error) {
+	pl, ok := p.planners[w]
+	if !ok {
+		if p.planners == nil {
+			p.planners = map[*spec.Workload]*workload.Planner{}
+		}
+		pl = workload.NewPlanner(p.tokenizer, w.Options, w.Dataset)
+		p.planners[w] = pl
+	}
+	cfg.Endpoint = "completions"
+	if p.chat {
+		cfg.Endpoint = "chat"
+	}
+	return pl.Plan(ctx, cfg)
+}
+
+// fieldsFor is the request fields of named workload w: the run's model
+// and endpoint, w's sampling fields and chat_template_kwargs.
+func (p *Prompts) fieldsFor(w *spec.Workload) requestFields {
+	return newRequestFields(p.fields.model, p.chat, w)
 }
 
 // NewPrompts prepares the run's prompt builder over c's POST /tokenize for

@@ -2,10 +2,13 @@ package measure
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,13 +19,17 @@ import (
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/workload"
 )
 
 // This file measures traffic cells (docs/method.md#traffic): requests
 // launched at the arrival times of one rate, whatever the server's
-// completions do (open loop), through a warm-up and a window; the requests
-// that start in the window are the cell's, and the cell waits for them to
-// finish.
+// completions do (open loop), or as many kept in flight as the cell's
+// concurrency, each slot sending its next request when its last ended
+// (closed loop, as vllm bench serve --max-concurrency), through a warm-up
+// and a window; the requests that start in the window are the cell's, and
+// the cell waits for them to finish. A conversation's turns are sent one
+// after the other, each once the previous answer is in (work.go).
 
 // trafficDrainMin is the shortest wait for a window's requests to finish
 // after the window closes; the wait is the longer of it and the window.
@@ -96,13 +103,15 @@ type trafficRequest struct {
 	tokens  int64
 	// finished: the stream ended with a finish_reason and [DONE].
 	finished bool
+	turn     int // the request's 1-based conversation turn; 0 outside conversations
 }
 
 // trafficLoad launches one cell's requests and keeps their spans.
 type trafficLoad struct {
 	client            *lifecycle.Client
 	path, url         string
-	body              func(i int) []byte
+	work              trafficWork
+	closed            int // a closed loop's requests in flight; 0: an open loop
 	origin            time.Time
 	firstChunkTimeout time.Duration
 	idleTimeout       time.Duration
@@ -133,11 +142,15 @@ func (l *trafficLoad) fail(err error) {
 	l.failOnce.Do(func() { l.failErr = err; close(l.failed) })
 }
 
-// dispatch launches requests at the schedule's arrival times until ctx
-// ends. An arrival that finds the outstanding cap reached waits for a
+// dispatch launches units of work at the schedule's arrival times until
+// ctx ends. An arrival that finds the outstanding cap reached waits for a
 // slot, and is counted in capHits.
 func (l *trafficLoad) dispatch(ctx context.Context) {
 	defer l.wg.Done()
+	if l.closed > 0 {
+		l.closedLoop(ctx)
+		return
+	}
 	at := 0.0 // seconds since origin
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -160,10 +173,43 @@ func (l *trafficLoad) dispatch(ctx context.Context) {
 				return
 			}
 		}
-		// The launch time is taken under the lock windowDone reads it with,
-		// so no window request can register after the window is seen done.
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			l.unit(ctx, i)
+			<-l.slots
+		}()
+	}
+}
+
+// closedLoop keeps l.closed units in flight: each slot sends unit after
+// unit, the next as soon as its last ended, until ctx ends.
+func (l *trafficLoad) closedLoop(ctx context.Context) {
+	var next atomic.Int64
+	for range l.closed {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for ctx.Err() == nil {
+				if !l.unit(ctx, int(next.Add(1)-1)) && ctx.Err() == nil {
+					return // the request failed: the cell fails (l.failed)
+				}
+			}
+		}()
+	}
+}
+
+// unit sends unit i's requests, turn after turn, each launched when the
+// previous one's answer is in; it stops at a request that does not finish.
+// It reports false when a request failed (and failed the cell).
+func (l *trafficLoad) unit(ctx context.Context, i int) bool {
+	var answers []string
+	for t := range l.work.turns(i) {
+		// The launch time is taken under the lock windowDone reads it
+		// with, so no window request can register after the window is
+		// seen done.
 		l.mu.Lock()
-		req := &trafficRequest{launch: l.now(), first: -1, lastTok: -1, end: -1}
+		req := &trafficRequest{launch: l.now(), first: -1, lastTok: -1, end: -1, turn: l.work.turnOf(i, t)}
 		inWindow := req.launch >= l.windowStart && req.launch < l.windowEnd
 		if inWindow {
 			l.windowOpen.Add(1)
@@ -171,20 +217,21 @@ func (l *trafficLoad) dispatch(ctx context.Context) {
 		l.reqs = append(l.reqs, req)
 		l.mu.Unlock()
 		l.inFlight.Add(1)
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			err := l.request(ctx, req, l.body(i), inWindow) // an aborted request keeps end = -1
-			l.inFlight.Add(-1)
-			if inWindow {
-				l.windowOpen.Add(-1)
-			}
-			<-l.slots
-			if err != nil && ctx.Err() == nil {
-				l.fail(err)
-			}
-		}()
+		answer, err := l.request(ctx, req, i, t, l.work.body(i, t, answers), inWindow) // an aborted request keeps end = -1
+		l.inFlight.Add(-1)
+		if inWindow {
+			l.windowOpen.Add(-1)
+		}
+		if err != nil && ctx.Err() == nil {
+			l.fail(err)
+			return false
+		}
+		if !req.finished {
+			return true
+		}
+		answers = append(answers, answer)
 	}
+	return true
 }
 
 // windowDone reports whether the window has closed and every request
@@ -195,10 +242,11 @@ func (l *trafficLoad) windowDone() bool {
 	return l.now() >= l.windowEnd && l.windowOpen.Load() == 0
 }
 
-// request runs one streaming request to its end; nil when it finished or
-// ctx was cancelled. Either way it hands the request's record to record
-// (inWindow: it was launched inside the window).
-func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []byte, inWindow bool) (err error) {
+// request runs one streaming request, unit i's turn t, to its end; nil
+// when it finished or ctx was cancelled. Either way it hands the request's
+// record to record (inWindow: it was launched inside the window). It
+// returns the generated text when later turns need it.
+func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int, body []byte, inWindow bool) (answer string, err error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var limit atomic.Int64
@@ -207,8 +255,15 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []b
 	defer timer.Stop()
 	var tr requestTrace
 	tr.begin(req.launch)
-	tr.promptTokens = l.meta.promptTokens
+	var rec result.RequestRecord
+	tr.promptTokens = l.work.describe(i, t, &rec)
+	if tr.promptTokens == 0 {
+		tr.promptTokens = l.meta.promptTokens
+	}
 	var chunks, usageTokens, finalTokens int64
+	var cached *int64
+	var text strings.Builder
+	wantText := l.work.wantsAnswers()
 	eof := false
 	defer func() {
 		tr.end = l.now()
@@ -219,15 +274,18 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []b
 		if finalTokens > 0 {
 			tr.outputTokens = finalTokens
 		}
-		rec := tr.record(l.origin, l.meta, eof && req.finished, err == nil && !eof && ctx.Err() != nil, err)
-		rec.InWindow = inWindow
+		r := tr.record(l.origin, l.meta, eof && req.finished, err == nil && !eof && ctx.Err() != nil, err)
+		r.DatasetEntry, r.Conversation, r.Turn, r.PrefixGroup = rec.DatasetEntry, rec.Conversation, rec.Turn, rec.PrefixGroup
+		r.CachedTokens = cached
+		r.InWindow = inWindow
+		rec = r
 		if l.record != nil {
 			l.record(&rec)
 		}
 	}()
 	stream, err := l.client.OpenStream(rctx, l.url, l.path, body)
 	if err != nil {
-		return streamError(ctx, rctx, err)
+		return "", streamError(ctx, rctx, err)
 	}
 	defer stream.Close()
 	rd := sse.NewReader(stream, 16<<10)
@@ -235,6 +293,15 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []b
 	for {
 		ch, err := rd.Next()
 		now := l.now()
+		if err == nil && (wantText && ch.Text || ch.Choices == 0 && ch.HasUsage) {
+			var d chunkDetails
+			if json.Unmarshal(rd.Data(), &d) == nil {
+				text.WriteString(d.text())
+				if n, ok := d.cached(); ok {
+					cached = &n
+				}
+			}
+		}
 		if err == io.EOF {
 			req.end, req.finished = now, sawFinish
 			req.tokens = chunks
@@ -245,10 +312,10 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, body []b
 				req.tokens = finalTokens
 			}
 			eof = true
-			return nil
+			return text.String(), nil
 		}
 		if err != nil {
-			return streamError(ctx, rctx, err)
+			return "", streamError(ctx, rctx, err)
 		}
 		limit.Store(int64(l.idleTimeout))
 		timer.Reset(l.idleTimeout)
@@ -299,6 +366,9 @@ type trafficWindow struct {
 	concurrencyAvg            float64
 	// dists are the cell's latency distributions (docs/method.md#metric-names).
 	dists []distribution
+	// turnTTFTs are the window's TTFTs by conversation turn (1-based);
+	// nil outside conversations.
+	turnTTFTs map[int][]float64
 }
 
 // trafficStats computes a window's metrics from every request's span: the
@@ -332,6 +402,12 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 		w.launched++
 		if q.first >= 0 {
 			ttfts = append(ttfts, float64(q.first-q.launch)/1e6)
+			if q.turn > 0 {
+				if w.turnTTFTs == nil {
+					w.turnTTFTs = map[int][]float64{}
+				}
+				w.turnTTFTs[q.turn] = append(w.turnTTFTs[q.turn], float64(q.first-q.launch)/1e6)
+			}
 		}
 		if q.end < 0 {
 			w.unfinished++
@@ -399,18 +475,80 @@ func (m *Meter) Traffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic,
 		cell.Status, cell.Reason = vocab.StatusError, "no prompt was built for the context"
 		return cell, nil
 	}
-	body := func(i int) []byte { return bodies[i%len(bodies)] }
-	c, err := m.trafficOnce(ctx, ref, t, body, &cell)
+	c, err := m.trafficOnce(ctx, ref, t, bodiesWork{bodies: bodies, promptTokens: int64(ref.Context)}, &cell)
 	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
 	return c, err
 }
 
+// WorkloadTraffic measures traffic cell ref of traffic block t over its
+// named workload w: the requests a plan of w gives (workload.Planner over
+// the server's /tokenize), a dataset's entries, drawn lengths, shared
+// prefixes, conversations. A plan that cannot be made is an error cell
+// saying why.
+func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, w *spec.Workload) (result.TrafficCell, error) {
+	start := time.Now()
+	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency,
+		Arrivals: t.Arrivals, Burstiness: t.Burstiness, Seed: t.Seed, MaxOutstanding: t.MaxOutstanding}
+	plan, err := m.Prompts.plan(ctx, w, workload.PlanConfig{Requests: plannedRequests(t, ref), Context: ref.Context, MaxOutput: m.MaxOutput, MaxModelLen: m.MaxModelLen})
+	if err != nil {
+		if ctx.Err() != nil {
+			return cell, context.Cause(ctx)
+		}
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("workload %q: %v", w.Name, err)
+		return cell, nil
+	}
+	cell.Warnings = append(cell.Warnings, plan.Warnings...)
+	if plan.Examined > 0 {
+		d := plan.Dropped
+		cell.Warnings = append(cell.Warnings, fmt.Sprintf("dataset %s: %d entries examined, %d kept, %d dropped (%d with fewer than two turns, %d prompts too short, %d outputs too short, %d prompts too long, %d too long in all)",
+			w.DatasetText, plan.Examined+d.TooFewTurns, plan.Usable, d.Total(), d.TooFewTurns, d.PromptTooShort, d.OutputTooShort, d.PromptTooLong, d.TotalTooLong))
+	}
+	var datasetID func(workload.Request) string
+	if w.Prompt == workload.DatasetPrompt {
+		ids := map[int]string{}
+		if w.Dataset != nil {
+			for _, e := range w.Dataset.Entries {
+				if e.ID != "" {
+					ids[e.Index] = e.ID
+				}
+			}
+		}
+		datasetID = func(r workload.Request) string {
+			if id, ok := ids[r.Entry]; ok {
+				return id
+			}
+			return strconv.Itoa(r.Entry)
+		}
+	}
+	work, err := newPlanWork(m.Prompts.fieldsFor(w), plan, w.IgnoreEOS, datasetID)
+	if err != nil {
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("workload %q: %v", w.Name, err)
+		return cell, nil
+	}
+	c, err := m.trafficOnce(ctx, ref, t, work, &cell)
+	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
+	return c, err
+}
+
+// plannedRequests is how many requests to plan for a cell: what its
+// warm-up and window launch at the rate, or 16 per slot of a closed loop,
+// at least 64; the cell reuses them in order should it send more.
+func plannedRequests(t *spec.Traffic, ref vocab.CellRef) int {
+	n := 16 * ref.Concurrency
+	if ref.Rate > 0 {
+		n = int(math.Ceil(ref.Rate*(t.WarmUp+t.Duration).Seconds())) + 1
+	}
+	return max(n, 64)
+}
+
 // trafficOnce runs the warm-up, the window and the drain of one cell.
-func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, body func(int) []byte, cell *result.TrafficCell) (result.TrafficCell, error) {
+func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, work trafficWork, cell *result.TrafficCell) (result.TrafficCell, error) {
 	cellCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	l := &trafficLoad{client: m.Server.Client, path: m.Prompts.Path(), url: m.Server.Client.Base() + m.Prompts.Path(), body: body,
-		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, t.MaxOutstanding), idleTimeout: m.StreamIdleTimeout,
+	cell.Concurrency = ref.Concurrency
+	before, _, beforeErr := m.Server.Client.Metrics(ctx) // the prefix cache's counters at the start
+	l := &trafficLoad{client: m.Server.Client, path: m.Prompts.Path(), url: m.Server.Client.Base() + m.Prompts.Path(), work: work, closed: ref.Concurrency,
+		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, max(t.MaxOutstanding, ref.Concurrency)), idleTimeout: m.StreamIdleTimeout,
 		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
 		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}),
 		record: m.record, meta: requestMeta{cell: ref.Name(), phase: vocab.PhaseTraffic, promptTokens: int64(ref.Context)}}
@@ -509,6 +647,14 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	default:
 	}
 	w := trafficStats(reqs, l.windowStart, l.windowEnd, t.SLO)
+	if after, _, err := m.Server.Client.Metrics(ctx); err == nil && beforeErr == nil && before.HasPrefixCache && after.HasPrefixCache {
+		if dq := after.PrefixCacheQueries - before.PrefixCacheQueries; dq > 0 {
+			cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), Round((after.PrefixCacheHits-before.PrefixCacheHits)/dq, 4))
+		}
+	}
+	for turn, ttfts := range w.turnTTFTs {
+		cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.TurnName(turn)), Round(percentile(ttfts, 50), 1))
+	}
 	cell.MeasuredS = Round(w.measuredS, 3)
 	cell.Launched, cell.Completed, cell.Unfinished = w.launched, w.completed, w.unfinished
 	cell.AchievedRPS = Round(w.achievedRPS, 3)

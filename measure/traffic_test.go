@@ -191,12 +191,18 @@ func waitingPoll(ms int, waiting float64) poll {
 // with the given cap for d, then stops it, and returns it with the peak
 // number in flight: as the server saw them, and as the client counted them.
 func runLoad(t *testing.T, f *vllmfake.Server, rate float64, maxOutstanding int, d time.Duration) (l *trafficLoad, serverPeak, clientPeak int64) {
+	return runLoadClosed(t, f, rate, maxOutstanding, 0, d)
+}
+
+// runLoadClosed is runLoad, with closed > 0 a closed loop of that many
+// requests in flight instead of arrivals.
+func runLoadClosed(t *testing.T, f *vllmfake.Server, rate float64, maxOutstanding, closed int, d time.Duration) (l *trafficLoad, serverPeak, clientPeak int64) {
 	t.Helper()
 	srv := f.Start(t)
 	client := lifecycle.NewClient(srv.URL, "", "qwen")
 	body := []byte(`{"model":"qwen","prompt":[1,2,3],"max_tokens":20,"min_tokens":20,"stream":true}`)
 	l = &trafficLoad{client: client, path: "/v1/completions", url: srv.URL + "/v1/completions",
-		body: func(int) []byte { return body }, origin: time.Now(), firstChunkTimeout: 10 * time.Second, idleTimeout: 10 * time.Second,
+		work: bodiesWork{bodies: [][]byte{body}}, closed: closed, origin: time.Now(), firstChunkTimeout: 10 * time.Second, idleTimeout: 10 * time.Second,
 		sched: newArrivalSchedule(vocab.ArrivalsConstant, rate, 0, 0), slots: make(chan struct{}, maxOutstanding),
 		windowStart: 0, windowEnd: int64(d), failed: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -245,5 +251,28 @@ func TestTrafficLoadCap(t *testing.T) {
 	}
 	if hits := l.capHits.Load(); hits < 10 {
 		t.Errorf("cap hits %d, want most of the ~50 arrivals (each found 5 in flight)", hits)
+	}
+}
+
+// TestTrafficLoadClosedLoop: a closed loop keeps exactly its concurrency
+// in flight, each slot sending its next request as its last one ends:
+// 6 slots of 0.4 s requests launch about 6 ÷ 0.4 = 15 a second, whatever
+// the (unused) rate says, and never wait for the cap.
+func TestTrafficLoadClosedLoop(t *testing.T) {
+	l, _, peak := runLoadClosed(t, &vllmfake.Server{Tokens: 20, Gap: 20 * time.Millisecond}, 1000, 4096, 6, 1500*time.Millisecond)
+	if peak != 6 {
+		t.Errorf("%d requests in flight at most, want the concurrency 6", peak)
+	}
+	if hits := l.capHits.Load(); hits != 0 {
+		t.Errorf("cap hits %d, want 0 in a closed loop", hits)
+	}
+	finished := 0
+	for _, q := range l.reqs {
+		if q.finished {
+			finished++
+		}
+	}
+	if n := len(l.reqs); n < 18 || n > 30 || finished < 12 {
+		t.Errorf("%d requests launched (%d finished) in 1.5 s by 6 slots of 0.4 s requests, want about 6 × 1.5 ÷ 0.4 ≈ 22 + 6", n, finished)
 	}
 }

@@ -30,9 +30,16 @@ var trafficColumns = []string{metric.Launched, metric.Completed, metric.Achieved
 // otherwise in this line: the window in the shortest seconds ("in 20s"), the
 // goodput share as a percentage and the requests in flight to one decimal
 // (the table shows two).
+//
+// A closed loop has no rate to achieve: its line says "19.00 req/s achieved
+// at concurrency 4".
 func TrafficSummary(c *result.TrafficCell) string {
-	line := fmt.Sprintf("%s launched, %s completed in %ss: %s of %s req/s achieved · goodput %s req/s (%s%%) · TTFT p99 %s · e2e p50 %s · %s in flight · %s",
-		trafficText(c, metric.Launched), trafficText(c, metric.Completed), numfmt.Shortest(c.MeasuredS), trafficText(c, metric.AchievedRPS), vocab.FormatRate(c.Rate),
+	achieved := trafficText(c, metric.AchievedRPS) + " of " + vocab.FormatRate(c.Rate) + " req/s achieved"
+	if c.Concurrency > 0 {
+		achieved = fmt.Sprintf("%s req/s achieved at concurrency %d", trafficText(c, metric.AchievedRPS), c.Concurrency)
+	}
+	line := fmt.Sprintf("%s launched, %s completed in %ss: %s · goodput %s req/s (%s%%) · TTFT p99 %s · e2e p50 %s · %s in flight · %s",
+		trafficText(c, metric.Launched), trafficText(c, metric.Completed), numfmt.Shortest(c.MeasuredS), achieved,
 		trafficText(c, metric.GoodputRPS), numfmt.Fixed(c.GoodputShare*100, 1),
 		trafficText(c, metric.TTFTMsP99), trafficText(c, metric.E2EMs), numfmt.Fixed(c.ConcurrencyAvg, 1), c.Status)
 	if c.Unfinished > 0 {

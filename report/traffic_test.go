@@ -37,6 +37,12 @@ func TestTrafficSummary(t *testing.T) {
 			t.Errorf("TrafficSummary =\n%s\nwant\n%s", got, want)
 		}
 	}
+	closed := cells[1]
+	closed.Rate, closed.Concurrency = 0, 4
+	want := "39 launched, 39 completed in 10s: 3.90 req/s achieved at concurrency 4 · goodput 3.90 req/s (100.0%) · TTFT p99 40 ms · e2e p50 300 ms · 1.2 in flight · valid"
+	if got := TrafficSummary(&closed); got != want {
+		t.Errorf("closed loop: TrafficSummary =\n%s\nwant\n%s", got, want)
+	}
 }
 
 // TestGoodputChart: goodput is drawn last (on top), solid and thin, over

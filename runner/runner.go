@@ -289,23 +289,6 @@ func (r *run) run(ctx context.Context) error {
 // are recorded at its end.
 func (r *run) lastBoot() bool { return r.bootNo >= r.boots() }
 
-// unmeasurableTraffic says why this runner cannot measure traffic block
-// t's cells, or "": it measures open loops of the unnamed workload at a
-// context; a closed loop (concurrency) and a named workload (datasets,
-// length distributions, prefixes, turns) are recorded as errors saying so
-// rather than run with the wrong requests.
-func unmeasurableTraffic(t *spec.Traffic) string {
-	switch {
-	case t == nil:
-		return ""
-	case t.ClosedLoop():
-		return "this slogate does not run closed-loop traffic (concurrency) yet"
-	case t.Workload != "":
-		return fmt.Sprintf("this slogate does not send named workloads (workload %q) yet", t.Workload)
-	}
-	return ""
-}
-
 // measureStep measures one plan step, that is one context: it builds the
 // context's prompts, sends the cold prefill request (recorded when the plan
 // says so; it warms the prompt cache either way) and, for a distinct
@@ -320,17 +303,15 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			todo = append(todo, ref)
 		}
 	}
-	var trafficTodo []vocab.CellRef
+	// Traffic cells of a named workload send its plan's requests
+	// (measure.WorkloadTraffic); the others the context's prompts.
+	var trafficTodo, workloadTodo []vocab.CellRef
 	for _, ref := range st.Traffic {
 		if r.measuredRefs[ref] {
 			continue
 		}
-		if why := unmeasurableTraffic(r.cfg.Spec.TrafficBlock(ref.Matrix)); why != "" {
-			cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency, Status: vocab.StatusError, Reason: why}
-			r.observer.CellStart(ref)
-			if err := r.recordTraffic(cell); err != nil {
-				return err
-			}
+		if t := r.cfg.Spec.TrafficBlock(ref.Matrix); t != nil && t.Workload != "" {
+			workloadTodo = append(workloadTodo, ref)
 			continue
 		}
 		trafficTodo = append(trafficTodo, ref)
@@ -339,7 +320,7 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	if r.bootNo > 1 {
 		// Traffic cells and searches are not repeated: the first boot
 		// measures them.
-		trafficTodo, searches = nil, nil
+		trafficTodo, workloadTodo, searches = nil, nil, nil
 		if len(todo) == 0 && !record {
 			return nil
 		}
@@ -387,6 +368,17 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	}
 	for _, ref := range trafficTodo {
 		cell, err := r.trafficCell(ctx, ref, r.meter().DecodeBodies(cp, salt))
+		if err != nil {
+			return err
+		}
+		if err := r.recordTraffic(cell); err != nil {
+			return err
+		}
+	}
+	for _, ref := range workloadTodo {
+		r.observer.CellStart(ref)
+		t := r.cfg.Spec.TrafficBlock(ref.Matrix)
+		cell, err := r.meter().WorkloadTraffic(ctx, ref, t, r.cfg.Spec.NamedWorkload(t.Workload))
 		if err != nil {
 			return err
 		}

@@ -366,25 +366,3 @@ func TestSlowScrapesWarn(t *testing.T) {
 		t.Errorf("warnings %q lack \"polling may perturb the server\"", c.Warnings)
 	}
 }
-
-// TestUnmeasurableTraffic: closed loops and named workloads are recorded
-// as errors saying so, never run with the unnamed workload's requests.
-func TestUnmeasurableTraffic(t *testing.T) {
-	tests := []struct {
-		name string
-		t    *spec.Traffic
-		want string
-	}{
-		{name: "open loop of the unnamed workload", t: &spec.Traffic{Label: "steady", Context: 1024, Rates: []float64{1}}},
-		{name: "closed loop", t: &spec.Traffic{Label: "c", Context: 1024, Concurrency: []int{8}}, want: "closed-loop traffic (concurrency)"},
-		{name: "named workload", t: &spec.Traffic{Label: "r", Workload: "replay", Rates: []float64{1}}, want: `named workloads (workload "replay")`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := unmeasurableTraffic(tt.t)
-			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-				t.Errorf("unmeasurableTraffic = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}

@@ -101,6 +101,11 @@ func NewReader(r io.Reader, size int) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, size)}
 }
 
+// Data is the raw data of the event Next returned last, valid until the
+// next call to Next: for a caller that needs more of a chunk than Chunk
+// holds (a conversation's answer text, the final usage's details).
+func (r *Reader) Data() []byte { return r.data }
+
 // Next returns the next chunk. At "data: [DONE]" it returns io.EOF; when the
 // stream ends without it, ErrTruncated; a mid-stream error event (nested or
 // flat) is returned as an *APIError; a data event that is not a JSON object is an error.
