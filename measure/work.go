@@ -55,6 +55,7 @@ type planWork struct {
 	f         requestFields
 	ignoreEOS bool
 	convs     [][]workload.Request // the plan's requests by conversation, turns in order
+	repeat    []bool               // convs[c] repeats an earlier conversation of the plan (the same dataset entry)
 	multi     bool                 // some conversation has more than one turn
 	datasetID func(r workload.Request) string
 }
@@ -74,6 +75,12 @@ func newPlanWork(f requestFields, plan *workload.Plan, ignoreEOS bool, datasetID
 	if len(w.convs) == 0 {
 		return nil, fmt.Errorf("the workload's plan has no request")
 	}
+	seen := map[int]bool{}
+	for _, c := range w.convs {
+		e := c[0].Entry
+		w.repeat = append(w.repeat, e >= 0 && seen[e])
+		seen[e] = true
+	}
 	if w.multi && !f.chat {
 		return nil, fmt.Errorf("a conversation resends its history as chat messages: it needs measure.endpoint = \"chat\" (/v1/chat/completions)")
 	}
@@ -91,6 +98,11 @@ func (w *planWork) turnOf(i, t int) int {
 	return t + 1
 }
 
+// body is unit i's turn t. A conversation sent again (the dataset had
+// fewer than the cell sends) carries a cache_salt of its own, the same on
+// all its turns: its turns hit their own history, as a new user's would,
+// not the cache an earlier send of the same words left (which would make
+// its first turn warm and hide what later turns gain).
 func (w *planWork) body(i, t int, answers []string) []byte {
 	c := w.conv(i)
 	var history []openai.ChatCompletionMessage
@@ -98,7 +110,11 @@ func (w *planWork) body(i, t int, answers []string) []byte {
 		history = append(history, c[k].Messages...)
 		history = append(history, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: answers[k]})
 	}
-	return w.f.planBody(c[t], history, w.ignoreEOS)
+	salt := ""
+	if w.multi && (i >= len(w.convs) || w.repeat[i]) {
+		salt = "slogate-conversation-" + strconv.Itoa(i)
+	}
+	return w.f.planBody(c[t], history, w.ignoreEOS, salt)
 }
 
 func (w *planWork) describe(i, t int, rec *result.RequestRecord) int64 {
@@ -124,7 +140,9 @@ func (w *planWork) describe(i, t int, rec *result.RequestRecord) int64 {
 // ignoreEOS the request asks the server to ignore EOS and sets min_tokens
 // to the same length, so the output is exactly that long; without, the
 // model may stop sooner and the output length is what the server reports.
-func (f requestFields) planBody(r workload.Request, history []openai.ChatCompletionMessage, ignoreEOS bool) []byte {
+// No cache_salt but a repeated conversation's (body): requests sharing a
+// prefix share its cached blocks, as the workload means them to.
+func (f requestFields) planBody(r workload.Request, history []openai.ChatCompletionMessage, ignoreEOS bool, salt string) []byte {
 	b := make([]byte, 0, len(r.Tokens)*7+len(r.Text)+len(f.extra)+512)
 	b = append(b, `{"model":`...)
 	b = strconv.AppendQuote(b, f.model)
@@ -166,6 +184,10 @@ func (f requestFields) planBody(r workload.Request, history []openai.ChatComplet
 	}
 	b = append(b, f.extra...)
 	b = append(b, `,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
+	if salt != "" {
+		b = append(b, `,"cache_salt":`...)
+		b = strconv.AppendQuote(b, salt)
+	}
 	return append(b, '}')
 }
 
