@@ -1,0 +1,410 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slogate/slogate/metric"
+	res "github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
+)
+
+// Traffic over named workloads, read back from the simulator's --sim-record
+// and the run's requests.jsonl (docs/method.md#traffic,
+// docs/spec.md#named-workloads).
+
+// recordedMessage is one chat message of a --sim-record line.
+type recordedMessage struct {
+	Role          string `json:"role"`
+	ContentTokens int    `json:"content_tokens"`
+	ContentSHA256 string `json:"content_sha256"`
+}
+
+// sentChat is a --sim-record line with the fields these tests read.
+type sentChat struct {
+	sentRequest
+	Messages []recordedMessage `json:"messages"`
+}
+
+func readSentChat(t *testing.T, path string) []sentChat {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []sentChat
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var s sentChat
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			t.Fatalf("--sim-record line %q: %v", sc.Text(), err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func readRequestRecords(t *testing.T, out string) []res.RequestRecord {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []res.RequestRecord
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var r res.RequestRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("requests.jsonl line %q: %v", line, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// tokenIDs is the simulator's /tokenize of text, without special tokens.
+func tokenIDs(t *testing.T, base, text string) []int {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"prompt": text})
+	resp, err := http.Post(base+"/tokenize", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tok struct{ Tokens []int }
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil {
+		t.Fatal(err)
+	}
+	return tok.Tokens
+}
+
+// idsSHA is --sim-record's prompt_sha256 of ids: each ID as 4 bytes
+// little-endian.
+func idsSHA(ids []int) string {
+	h := sha256.New()
+	var b [4]byte
+	for _, id := range ids {
+		binary.LittleEndian.PutUint32(b[:], uint32(id))
+		h.Write(b[:])
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// TestTrafficOverWorkloads runs, on one simulator with the completions
+// endpoint: w-spec's ShareGPT file replayed open loop and closed loop (every
+// request's prompt is a kept entry's first turn, raw and untemplated, its
+// max_tokens = min_tokens the second turn's token count; the dropped
+// entries are counted); a { mean = 1000, stddev = 200, min = 400, max =
+// 1600 } input distribution over ≥ 200 distinct requests (mean within 3 %,
+// stddev within 10 %); and prefix = { groups = 4, tokens = 256 }: exactly
+// 4 requests find no cached head (the first of each group), every other
+// one finds its group's 256 tokens cached, and the sent prompts have
+// exactly 4 distinct heads.
+func TestTrafficOverWorkloads(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	t.Cleanup(func() { noLeftovers(t, mark) })
+	recPath := filepath.Join(t.TempDir(), "sent.jsonl")
+	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--max-model-len", "8192",
+		"--sim-tbt", "1ms", "--sim-ttft", "5ms", "--sim-prefill-tps", "1000000", "--sim-kv-tokens", "10000000",
+		"--enable-prompt-tokens-details", "--sim-record", recPath)
+	dataset, err := filepath.Abs("../testdata/datasets/sharegpt.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := writeSpec(t, freePort(t), "", fmt.Sprintf(`
+measure { max_output = 16 }
+workload "replay" {
+  dataset = %q
+}
+workload "spread" {
+  prompt        = "random"
+  input_tokens  = { mean = 1000, stddev = 200, min = 400, max = 1600 }
+  output_tokens = 3
+  seed          = 7
+}
+workload "shared" {
+  prompt        = "random"
+  input_tokens  = 64
+  output_tokens = 5
+  prefix        = { groups = 4, tokens = 256 }
+}
+traffic "replay_open" {
+  workload = "replay"
+  rate     = [20]
+  duration = "1s"
+  warmup   = "200ms"
+}
+traffic "replay" {
+  workload    = "replay"
+  concurrency = [4]
+  duration    = "1s"
+  warmup      = "200ms"
+}
+traffic "spread" {
+  workload    = "spread"
+  concurrency = [16]
+  duration    = "1s"
+  warmup      = "200ms"
+}
+traffic "shared" {
+  workload    = "shared"
+  concurrency = [4]
+  duration    = "1s"
+  warmup      = "200ms"
+}
+`, dataset))
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-endpoint", base, "-v", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	results := readResults(t, out)
+	sent := readSentChat(t, recPath)
+	records := readRequestRecords(t, out)
+
+	// The ShareGPT filter, applied here to the simulator's token counts:
+	// kept entries by the digest of their first turn's tokens, with the
+	// second turn's token count.
+	var entries []struct {
+		Conversations []struct{ Value string } `json:"conversations"`
+	}
+	raw, err := os.ReadFile(dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		t.Fatal(err)
+	}
+	kept, dropped := map[string]int{}, 0
+	for _, e := range entries {
+		if len(e.Conversations) < 2 {
+			dropped++
+			continue
+		}
+		p, o := tokenIDs(t, base, e.Conversations[0].Value), len(tokenIDs(t, base, e.Conversations[1].Value))
+		if len(p) < 4 || o < 4 || len(p) > 1024 || len(p)+o > 2048 {
+			dropped++
+			continue
+		}
+		kept[idsSHA(p)] = o
+	}
+	if len(kept) == 0 || dropped == 0 {
+		t.Fatalf("the testdata file keeps %d and drops %d entries: it must do both", len(kept), dropped)
+	}
+	cells := map[string]res.TrafficCell{}
+	for _, c := range results.Traffic {
+		cells[c.Traffic] = c
+		if c.Status != vocab.StatusValid || c.Launched == 0 || c.Completed != c.Launched {
+			t.Errorf("%s: %s (%s), %d of %d completed; want valid, all completed", c.Ref().Name(), c.Status, c.Reason, c.Completed, c.Launched)
+		}
+	}
+	for _, label := range []string{"replay_open", "replay"} {
+		c := cells[label]
+		want := fmt.Sprintf("%d kept, %d dropped", len(kept), dropped)
+		if !strings.Contains(strings.Join(c.Warnings, "\n"), want) {
+			t.Errorf("%s: warnings %q do not count the dataset's entries (%s)", label, c.Warnings, want)
+		}
+	}
+	if c := cells["replay"]; c.Concurrency != 4 || c.Rate != 0 || c.ConcurrencyAvg < 3.5 || c.ConcurrencyAvg > 4.01 {
+		t.Errorf("replay closed loop: concurrency %d rate %v, %.2f in flight on average; want 4 kept in flight", c.Concurrency, c.Rate, c.ConcurrencyAvg)
+	}
+	if !strings.Contains(r.Stdout, "=== RUN   sim/traffic/replay/conc=4") || !strings.Contains(r.Stdout, "req/s achieved at concurrency 4") {
+		t.Errorf("the closed-loop cell's test name or line is missing:\n%s", r.Stdout)
+	}
+
+	var replayed, spread, shared []sentChat
+	for _, s := range sent {
+		if s.PromptTokens == 0 || s.limit() < 0 {
+			continue
+		}
+		switch {
+		case s.limit() == 3:
+			spread = append(spread, s)
+		case s.limit() == 5:
+			shared = append(shared, s)
+		default:
+			replayed = append(replayed, s)
+		}
+	}
+	if len(replayed) < 10 {
+		t.Fatalf("%d replayed requests recorded, want the two cells' (dozens)", len(replayed))
+	}
+	for _, s := range replayed {
+		out, ok := kept[s.SHA256]
+		switch {
+		case !ok:
+			t.Fatalf("a replayed prompt of %d tokens is no kept entry's first turn (raw text, untemplated)", s.PromptTokens)
+		case s.limit() != out || s.MinTokens == nil || *s.MinTokens != out || s.IgnoreEOS == nil || !*s.IgnoreEOS:
+			t.Fatalf("a replayed request asks max_tokens %d min_tokens %v ignore_eos %v, want %d, %d, true (its second turn's tokens)", s.limit(), s.MinTokens, s.IgnoreEOS, out, out)
+		case s.Endpoint != "/v1/completions":
+			t.Fatalf("replayed on %s", s.Endpoint)
+		}
+	}
+
+	distinct := map[string]float64{}
+	for _, s := range spread {
+		distinct[s.SHA256] = float64(s.PromptTokens)
+	}
+	if len(distinct) < 200 {
+		t.Fatalf("%d distinct spread prompts, want ≥ 200", len(distinct))
+	}
+	var sum, sum2 float64
+	for _, n := range distinct {
+		sum += n
+		sum2 += n * n
+		if n < 400 || n > 1600 {
+			t.Errorf("a spread prompt of %v tokens, outside [400, 1600]", n)
+		}
+	}
+	mean := sum / float64(len(distinct))
+	sd := math.Sqrt(sum2/float64(len(distinct)) - mean*mean)
+	t.Logf("spread: %d distinct prompts, mean %.1f, stddev %.1f tokens", len(distinct), mean, sd)
+	if math.Abs(mean-1000) > 30 || math.Abs(sd-200) > 20 {
+		t.Errorf("spread: mean %.1f stddev %.1f over %d prompts, want 1000 ± 3%% and 200 ± 10%%", mean, sd, len(distinct))
+	}
+
+	heads := map[string]bool{}
+	for _, s := range shared {
+		heads[fmt.Sprint(s.Head)] = true
+	}
+	if len(heads) != 4 {
+		t.Errorf("%d distinct 64-token heads among %d shared-prefix prompts, want 4", len(heads), len(shared))
+	}
+	cold, warm := 0, 0
+	for _, rec := range records {
+		if !strings.Contains(rec.Cell, "traffic/shared/") || rec.Status != res.RequestFinished {
+			continue
+		}
+		switch {
+		case rec.CachedTokens == nil:
+			t.Fatalf("a shared-prefix record without cached_tokens (--enable-prompt-tokens-details is on)")
+		case *rec.CachedTokens == 0:
+			cold++
+		case *rec.CachedTokens >= 256:
+			warm++
+		default:
+			t.Errorf("a shared-prefix request with %d cached tokens: a 256-token head is all 16 blocks or none", *rec.CachedTokens)
+		}
+		if rec.PrefixGroup == "" {
+			t.Errorf("a shared-prefix record without prefix_group")
+		}
+	}
+	if cold != 4 || warm < 10 {
+		t.Errorf("shared prefixes: %d requests found no cached head, %d found their group's; want exactly 4 (one per group) and the rest", cold, warm)
+	}
+	sharedCell := cells["shared"]
+	if v, ok := sharedCell.Metric(metric.PrefixCacheHitRate); !ok || v < 0.5 {
+		t.Errorf("shared: prefix_cache_hit_rate %v (%v), want most prompt tokens cached", v, ok)
+	}
+}
+
+// TestConversationTurns: a 3-turn conversation from a messages dataset on
+// the chat endpoint sends each turn with the whole history, the server's
+// own answers included, and its third turn (all but its last question
+// cached) has a lower TTFT than its first (a cold 3,500-token prefill).
+func TestConversationTurns(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	t.Cleanup(func() { noLeftovers(t, mark) })
+	recPath := filepath.Join(t.TempDir(), "sent.jsonl")
+	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--max-model-len", "16384",
+		"--sim-tbt", "1ms", "--sim-ttft", "5ms", "--sim-prefill-tps", "20000", "--sim-kv-tokens", "10000000",
+		"--enable-prompt-tokens-details", "--sim-record", recPath)
+	dataset, err := filepath.Abs("../testdata/datasets/conversations.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := writeSpecLen(t, freePort(t), 16384, "", fmt.Sprintf(`
+measure {
+  endpoint   = "chat"
+  max_output = 16
+}
+workload "chat" {
+  dataset       = %q
+  output_tokens = 8
+}
+traffic "chat" {
+  workload    = "chat"
+  concurrency = [2]
+  duration    = "1s"
+  warmup      = "200ms"
+}
+assert "later_turns_faster" {
+  condition = chat[2].ttft_ms_turn3 < chat[2].ttft_ms_turn1
+}
+`, dataset))
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-endpoint", base, "-v", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	answer := sha(strings.Repeat(" a", 8)) // the simulator's 8-token answer
+	thirds := 0
+	for _, s := range readSentChat(t, recPath) {
+		if len(s.Messages) != 6 {
+			continue
+		}
+		thirds++
+		roles := []string{}
+		for _, m := range s.Messages {
+			roles = append(roles, m.Role)
+		}
+		if got := strings.Join(roles, ","); got != "system,user,assistant,user,assistant,user" {
+			t.Fatalf("a third turn sends roles %s, want system,user,assistant,user,assistant,user", got)
+		}
+		if s.Messages[2].ContentSHA256 != answer || s.Messages[4].ContentSHA256 != answer {
+			t.Fatalf("a third turn's history does not carry the server's two answers verbatim: %+v", s.Messages)
+		}
+	}
+	if thirds == 0 {
+		t.Fatal("no third turn was sent")
+	}
+	type conv struct{ first, third float64 }
+	convs := map[string]*conv{}
+	for _, rec := range readRequestRecords(t, out) {
+		if rec.Status != res.RequestFinished || rec.TTFTMs == nil || rec.Conversation == "" {
+			continue
+		}
+		c := convs[rec.Conversation]
+		if c == nil {
+			c = &conv{}
+			convs[rec.Conversation] = c
+		}
+		switch rec.Turn {
+		case 1:
+			c.first = *rec.TTFTMs
+		case 3:
+			c.third = *rec.TTFTMs
+			if rec.CachedTokens == nil || *rec.CachedTokens < 3000 {
+				t.Errorf("a third turn with %v cached tokens, want the history's (> 3000)", rec.CachedTokens)
+			}
+		}
+	}
+	checked := 0
+	for id, c := range convs {
+		if c.first > 0 && c.third > 0 {
+			checked++
+			if c.third >= c.first {
+				t.Errorf("conversation %s: third turn TTFT %.1f ms, first %.1f ms; want the third lower (its history cached)", id, c.third, c.first)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no conversation completed its first and third turns")
+	}
+	if !strings.Contains(r.Stdout, "--- PASS: sim/assert/later_turns_faster") {
+		t.Errorf("the per-turn condition did not pass:\n%s", r.Stdout)
+	}
+}
