@@ -32,7 +32,7 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 		id.Cell = &ref
 		return id.Name()
 	}
-	metric, ok := metric.Lookup(phase, e.Metric)
+	expected, ok := metric.Lookup(phase, e.Metric)
 	if !ok {
 		return []result.Verdict{{
 			Test: base, Kind: vocab.KindExpect, Outcome: vocab.Error,
@@ -74,7 +74,7 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 				}
 				ref.Matrix, ref.Concurrency = label, concs[i]
 			}
-			out = append(out, sc.expectCell(cellTest(ref), ref, metric, *want, e.Tolerance, row))
+			out = append(out, sc.expectCell(cellTest(ref), ref, expected, *want, e.Tolerance, row))
 		}
 	}
 	return out

@@ -345,16 +345,16 @@ func (r *run) wantsMore(ref vocab.CellRef, samples func(metric.Metric) ([]float6
 		}
 	}
 	var reasons []string
-	for _, metric := range gatedMetrics(ref.Phase) {
-		xs, ok := samples(metric)
+	for _, gated := range gatedMetrics(ref.Phase) {
+		xs, ok := samples(gated)
 		if !ok {
 			continue
 		}
-		stop, why := r.stop.Look(r.baselineSamples(ref, metric), xs, metric.HigherIsBetter)
+		stop, why := r.stop.Look(r.baselineSamples(ref, gated), xs, gated.HigherIsBetter)
 		if !stop {
 			return true, ""
 		}
-		reasons = append(reasons, metric.Name+": "+why)
+		reasons = append(reasons, gated.Name+": "+why)
 	}
 	if len(reasons) == 0 {
 		return false, "no gated metric"
@@ -362,10 +362,10 @@ func (r *run) wantsMore(ref vocab.CellRef, samples func(metric.Metric) ([]float6
 	return false, strings.Join(reasons, "; ")
 }
 
-// baselineSamples are the -baseline's samples of metric in cell ref (its
+// baselineSamples are the -baseline's samples of metric m in cell ref (its
 // one value when it was not repeated); nil without a baseline or when it
 // did not measure the cell: the cell then stops on its own precision.
-func (r *run) baselineSamples(ref vocab.CellRef, metric metric.Metric) []float64 {
+func (r *run) baselineSamples(ref vocab.CellRef, m metric.Metric) []float64 {
 	b := r.cfg.Baseline
 	if b == nil {
 		return nil
@@ -373,19 +373,19 @@ func (r *run) baselineSamples(ref vocab.CellRef, metric metric.Metric) []float64
 	switch ref.Phase {
 	case vocab.PhasePrefill:
 		if c, ok := b.PrefillCell(ref.Context); ok && c.Status.Measured() {
-			if xs := c.Samples[metric.Name]; len(xs) > 0 {
+			if xs := c.Samples[m.Name]; len(xs) > 0 {
 				return xs
 			}
-			if v, ok := c.Value(metric); ok {
+			if v, ok := c.Value(m); ok {
 				return []float64{v}
 			}
 		}
 	case vocab.PhaseDecode:
 		if c, ok := b.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency); ok && c.Status.Measured() {
-			if xs := c.Samples[metric.Name]; len(xs) > 0 {
+			if xs := c.Samples[m.Name]; len(xs) > 0 {
 				return xs
 			}
-			if v, ok := c.Value(metric); ok {
+			if v, ok := c.Value(m); ok {
 				return []float64{v}
 			}
 		}
@@ -519,10 +519,10 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt workload.Promp
 		limit = max(n, m.MaxRepeat)
 		more = func(runs []result.PrefillCell) bool {
 			all := append(slices.Clip(pc.prefills), runs...)
-			ok, why := r.wantsMore(ref, func(metric metric.Metric) ([]float64, bool) {
+			ok, why := r.wantsMore(ref, func(gated metric.Metric) ([]float64, bool) {
 				var xs []float64
 				for i := range all {
-					v, ok := all[i].Value(metric)
+					v, ok := all[i].Value(gated)
 					if !ok {
 						return nil, false
 					}
