@@ -45,6 +45,30 @@ type engineParams struct {
 	// goroutine): the seam through which an engine-specific surface reports
 	// at its own cadence (SGLang's scheduler metrics and batch log lines).
 	observe func(stepEvent)
+	// ratio, when set, admits as SGLang's PrefillAdder does instead of
+	// reserving each request's whole output: KV is allocated as tokens
+	// come, and requests are retracted when the pool runs out.
+	ratio *tokenRatio
+}
+
+// tokenRatio is SGLang's new_token_ratio admission (managers/scheduler.py,
+// schedule_policy.py, environ.py; docs/sglang.md#admission): a request is
+// admitted when its prompt and clipped max_new_tokens fit in the free pool
+// beside the running requests' clipped remaining outputs × the ratio; the
+// ratio starts at init, falls by decay each decode step to min, and after
+// a retraction is re-estimated from the requests left.
+type tokenRatio struct {
+	init, min, decay float64
+	clip             int // SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION
+	retractSteps     int // SGLANG_RETRACT_DECODE_STEPS
+}
+
+// sglangTokenRatio is SGLang's defaults at schedule_conservativeness 1:
+// init 0.7, min 0.7 × 0.14, over 600 decode steps; clip 4096; 20 steps.
+func sglangTokenRatio() *tokenRatio {
+	const init = 0.7
+	minRatio := init * 0.14
+	return &tokenRatio{init: init, min: minRatio, decay: (init - minRatio) / 600, clip: 4096, retractSteps: 20}
 }
 
 // stepEvent is one iteration's work as an engine-specific surface sees it:
@@ -153,6 +177,8 @@ type engine struct {
 
 	// Published with the snapshot, read by the data-parallel load balancer.
 	nWaiting, nRunning atomic.Int64
+
+	newTokenRatio float64 // SGLang's new_token_ratio (engineParams.ratio)
 }
 
 func newEngine(p engineParams) *engine {
@@ -163,13 +189,17 @@ func newEngine(p engineParams) *engine {
 	t.Stop()
 	seed := p.seed + uint64(p.index)*0x9e3779b97f4a7c15
 	noiseRNG := rand.New(rand.NewPCG(seed, 0x6e6f697365))
-	return &engine{
+	e := &engine{
 		p: p, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		noiseRNG: noiseRNG, noiseX: p.noise * noiseRNG.NormFloat64(),
 		wake: make(chan struct{}, 1), stopped: make(chan struct{}),
 		cache: newPrefixCache(), timer: t,
 		st: stats{ttft: histogram{bounds: ttftBuckets}, itl: histogram{bounds: itlBuckets}},
 	}
+	if p.ratio != nil {
+		e.newTokenRatio = p.ratio.init
+	}
+	return e
 }
 
 // submit hands a request to the loop.
@@ -251,7 +281,7 @@ func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
 		e.report(ev)
 	}
 	e.firstTokens()
-	if e.p.preempt {
+	if e.p.preempt || e.p.ratio != nil {
 		e.reserveStep()
 	}
 	e.batch = e.batch[:0]
@@ -268,6 +298,9 @@ func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
 			return true, false
 		}
 		e.decode(e.batch, step)
+		if ra := e.p.ratio; ra != nil {
+			e.newTokenRatio = max(e.newTokenRatio-ra.decay, ra.min)
+		}
 		if e.p.observe != nil {
 			e.report(stepEvent{decode: true, batch: len(e.batch)})
 		}
@@ -362,10 +395,10 @@ func (e *engine) admit() {
 	for len(e.waiting) > 0 && len(e.running) < e.p.runCap {
 		r := e.waiting[0]
 		need := blocksFor(r.promptTokens + r.maxTokens)
-		if e.p.preempt {
+		if e.p.preempt || e.p.ratio != nil {
 			need = blocksFor(r.promptTokens + r.generated)
 		}
-		if e.usedBlocks+need > e.p.numBlocks {
+		if e.usedBlocks+need > e.p.numBlocks || e.p.ratio != nil && !e.ratioAdmits(r) {
 			break
 		}
 		e.waiting[0] = nil
@@ -554,7 +587,7 @@ func (e *engine) reserveStep() {
 		}
 		need := blocksFor(r.promptTokens+r.generated+ahead) - r.blocks
 		for need > 0 && e.usedBlocks+need > e.p.numBlocks {
-			victim := e.running[len(e.running)-1]
+			victim := e.victim()
 			e.preemptRequest(victim)
 			if victim == r {
 				break
@@ -569,6 +602,56 @@ func (e *engine) reserveStep() {
 			r.blocks += need
 		}
 	}
+}
+
+// victim is the request to preempt when the pool is full: vLLM's most
+// recently admitted; with SGLang's admission retract_decode's choice (the
+// "length" policy: the fewest tokens generated, then the longest prompt),
+// after which new_token_ratio is re-estimated from the requests that stay.
+func (e *engine) victim() *request {
+	ra := e.p.ratio
+	if ra == nil {
+		return e.running[len(e.running)-1]
+	}
+	v := e.running[0]
+	for _, r := range e.running[1:] {
+		if r.generated < v.generated || r.generated == v.generated && r.promptTokens > v.promptTokens {
+			v = r
+		}
+	}
+	decoded, maxNew, left := 0, 0, 0
+	for _, r := range e.running {
+		if r != v {
+			decoded += r.generated
+			maxNew += r.maxTokens
+			left++
+		}
+	}
+	if maxNew > 0 {
+		e.newTokenRatio = min(1, float64(decoded+ra.retractSteps*left)/float64(maxNew))
+	}
+	return v
+}
+
+// ratioAdmits is SGLang's PrefillAdder check for r: its prompt (less what
+// the prefix cache holds) and min(max_new_tokens, clip) must stay below
+// the free pool less the reservations — the running requests' clipped
+// remaining outputs × new_token_ratio, and the whole clipped outputs of
+// those admitted in this same batch. (SGLang clips a request's
+// max_new_tokens to the pool, so one always fits an empty one.)
+func (e *engine) ratioAdmits(r *request) bool {
+	ra := e.p.ratio
+	offset := 0.0
+	for _, x := range e.running {
+		rest := float64(min(x.maxTokens-x.generated, ra.clip))
+		if x.admitted != e.now {
+			rest *= e.newTokenRatio
+		}
+		offset += rest
+	}
+	free := float64((e.p.numBlocks - e.usedBlocks) * blockSize)
+	need := float64(r.promptTokens + min(r.maxTokens-r.generated, ra.clip))
+	return need < free-offset
 }
 
 // preemptRequest frees r's KV and puts it at the front of the waiting queue.
@@ -691,7 +774,7 @@ func (e *engine) publish() {
 	// step's), even where the simulator admits against the whole
 	// prompt + max_tokens (docs/vllm.md#metrics).
 	e.st.usedBlocks = e.usedBlocks
-	if !e.p.preempt {
+	if !e.p.preempt && e.p.ratio == nil {
 		e.st.usedBlocks = 0
 		for _, r := range e.running {
 			e.st.usedBlocks += blocksFor(r.promptTokens + r.generated)

@@ -184,6 +184,9 @@ func settleSGLang(c *sglangConfig) (*settings, error) {
 	}
 	st.maxSeqs = running
 	st.params.runCap = running
+	if !c.core.Preempt {
+		st.params.ratio = sglangTokenRatio() // SGLang's admission, unless --sim-preempt asks for vLLM's
+	}
 	if st.prof.RunCap > 0 {
 		st.params.runCap = min(running, st.prof.RunCap)
 	}

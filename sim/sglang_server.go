@@ -483,6 +483,12 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 			maxLen, prompt+maxTokens, prompt, maxTokens))
 		return
 	}
+	// The scheduler clips max_new_tokens to what the pool can hold
+	// (handle_generate_request: max_req_len − input − 1); the request ends
+	// there by length, without an error.
+	if clip := maxReqInputLen(s.st) - prompt - 1; clip >= 1 && maxTokens > clip {
+		maxTokens = clip
+	}
 	if s.c.core.ErrorRate > 0 {
 		s.rngMu.Lock()
 		fail := s.errorRNG.Float64() < s.c.core.ErrorRate

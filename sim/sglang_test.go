@@ -440,6 +440,18 @@ func TestSGLangStreamStopsAtEOS(t *testing.T) {
 	}
 }
 
+// TestSGLangClipsToThePool: a request whose output cannot fit in the KV
+// pool is not refused; SGLang clips max_new_tokens to max_req_len − input
+// − 1 and it ends by length there.
+func TestSGLangClipsToThePool(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--sim-tbt", "100us", "--sim-kv-tokens", "2048")
+	got := decodeJSON(t, ts.do(t, "POST", "/v1/completions", "", map[string]any{"prompt": make([]int, 1000), "max_tokens": 5000, "ignore_eos": true}).Body)
+	// max_req_len = min(context − 1, pool − 1) = 2047.
+	if n := got["usage"].(map[string]any)["completion_tokens"]; n != float64(2047-1000-1) {
+		t.Errorf("completion_tokens %v, want %d", n, 2047-1000-1)
+	}
+}
+
 func TestSGLangRequestErrors(t *testing.T) {
 	ts := startSGLangTest(t, true, "m", "--context-length", "100", "--sim-tbt", "1ms")
 	tests := []struct {
@@ -598,6 +610,58 @@ func TestSGLangMetricCadence(t *testing.T) {
 		if busy, _ := e.iterate(ctx); !busy {
 			t.Fatal("idle before a decode log")
 		}
+	}
+}
+
+// TestSGLangAdmission: SGLang admits against new_token_ratio × the
+// outputs still to come, not their whole length, so more requests run
+// than a full reservation allows; when the pool runs out it retracts one
+// (back to the queue, re-prefilled later) and every request still ends.
+func TestSGLangAdmission(t *testing.T) {
+	c, err := parseSGLang([]string{"m", "--sim-tbt", "1ms", "--sim-kv-tokens", "4096"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := settleSGLang(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(st.params)
+	e.virtual = true
+	var reqs []*request
+	for i := range 4 {
+		r := newRequest(512, 1024, uint64(100+i))
+		reqs = append(reqs, r)
+		e.submit(r)
+	}
+	e.iterate(context.Background())
+	// In one prefill batch each admitted request reserves its whole clipped
+	// output: 2 × 1536 of 4096, a third does not fit beside them (the
+	// prompts alone, 4 × 512, would).
+	if len(e.running) != 2 {
+		t.Errorf("first prefill batch admitted %d, want 2", len(e.running))
+	}
+	most := 0
+	for range 20000 {
+		if busy, _ := e.iterate(context.Background()); !busy {
+			break
+		}
+		most = max(most, len(e.running))
+	}
+	// A full reservation (prompt + max_tokens = 1536 each) fits 2 in 4096.
+	if most < 3 {
+		t.Errorf("at most %d running; SGLang's ratio admission runs more than the 2 a full reservation fits", most)
+	}
+	if e.st.preemptions == 0 {
+		t.Errorf("no retraction although %d requests of 1536 tokens ran in a 4096-token pool", most)
+	}
+	for i, r := range reqs {
+		if r.generated != r.maxTokens {
+			t.Errorf("request %d generated %d of %d", i, r.generated, r.maxTokens)
+		}
+	}
+	if e.newTokenRatio < st.params.ratio.min || e.newTokenRatio > 1 {
+		t.Errorf("new_token_ratio %v outside [%v, 1]", e.newTokenRatio, st.params.ratio.min)
 	}
 }
 
