@@ -76,7 +76,13 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 	traffic := metric.ForCells(vocab.PhaseTraffic, ps)
 	for i := range res.Traffic {
 		c := &res.Traffic[i]
-		cell([]string{"traffic", c.Traffic, strconv.Itoa(c.Context), "", vocab.FormatRate(c.Rate)}, c.Status, 1, traffic, c.Metric)
+		// A closed loop's cell is its concurrency (no rate); a cell without
+		// context (its workload sets the lengths) has an empty context.
+		rate := vocab.FormatRate(c.Rate)
+		if c.Concurrency > 0 {
+			rate = ""
+		}
+		cell([]string{"traffic", c.Traffic, integer(c.Context), integer(c.Concurrency), rate}, c.Status, 1, traffic, c.Metric)
 	}
 	for _, s := range res.Search {
 		status := "found"

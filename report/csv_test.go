@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 )
 
 // TestCSVSeeds: `report -format csv` of each seed run (rebuilt from the
@@ -58,3 +61,34 @@ func TestCSVSeeds(t *testing.T) {
 
 func itoa(n int) string     { return strconv.Itoa(n) }
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// TestCSVTrafficKeys: a traffic row names its cell as the spec does: the
+// context (empty when the workload sets the lengths), and the rate of an
+// open loop or the concurrency of a closed one.
+func TestCSVTrafficKeys(t *testing.T) {
+	res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "q"}, Traffic: []result.TrafficCell{
+		{Traffic: "steady", Context: 8192, Rate: 0.5, Status: vocab.StatusError},
+		{Traffic: "replay", Concurrency: 8, Status: vocab.StatusError},
+		{Traffic: "closed", Context: 1024, Concurrency: 4, Status: vocab.StatusError},
+	}}
+	b, err := Render("csv", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, r := range rows[1:] {
+		got = append(got, r[1:6])
+	}
+	want := [][]string{
+		{"traffic", "steady", "8192", "", "0.5"},
+		{"traffic", "replay", "", "8", ""},
+		{"traffic", "closed", "1024", "4", ""},
+	}
+	if !slices.EqualFunc(got, want, slices.Equal[[]string]) {
+		t.Errorf("traffic rows' kind, label, context, concurrency, rate = %q, want %q", got, want)
+	}
+}
