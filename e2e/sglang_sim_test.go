@@ -48,7 +48,7 @@ func TestSGLangSimDrainsOnSIGTERM(t *testing.T) {
 		}
 	}
 	const tokens = 200 // 2 s at 10 ms per token: the drain outlasts several watchdog periods
-	body := `{"prompt":[1,2,3],"max_tokens":200,"stream":true}`
+	body := `{"prompt":[1,2,3],"max_tokens":200,"ignore_eos":true,"stream":true}`
 	resp, err := http.Post(base+"/v1/completions", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
