@@ -400,6 +400,7 @@ func (m *Meter) takePoll(ctx context.Context, streams *load, concurrency int, sc
 	if err == nil && s.HasRequests {
 		p.gauges = true
 		p.running, p.waiting, p.deferred = s.Running, s.QueuedForCapacity(), s.WaitingDeferred
+		p.runningLags = s.RunningLags
 		p.allOutstanding = outBefore == c && streams.outstanding.Load() == c
 		p.inTransit = streams.inTransit(int64(sinceOrigin), transitBound)
 	}

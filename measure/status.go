@@ -98,6 +98,10 @@ type poll struct {
 	// inTransit is the client's requests sent less than transitBound ago
 	// and without a first chunk: the server may not count them yet.
 	inTransit int
+	// runningLags: running is the state at the server's last gauge update
+	// (SGLang), so a shortfall of it is not evidence of queueing
+	// (promread.Snapshot.RunningLags); waiting still is.
+	runningLags bool
 	// decoding is the streams past their first token; started the slots
 	// that have had a first token at least once.
 	decoding, started int
@@ -107,7 +111,7 @@ type poll struct {
 // outstanding, beyond those just sent: running + inTransit < C while all
 // C were outstanding.
 func (p poll) short(concurrency int) bool {
-	return p.gauges && p.allOutstanding && p.running+float64(p.inTransit) < float64(concurrency)
+	return p.gauges && !p.runningLags && p.allOutstanding && p.running+float64(p.inTransit) < float64(concurrency)
 }
 
 // queueing says whether this poll shows requests waiting for capacity.
@@ -320,7 +324,7 @@ func (g *gate) observe(p poll) gateVerdict {
 		g.waitedRun.add(p, p.queueing())
 	}
 	clientOK := p.started == g.concurrency
-	serverOK := !p.gauges || (p.running+float64(p.inTransit) >= c && p.waiting == 0)
+	serverOK := !p.gauges || ((p.runningLags || p.running+float64(p.inTransit) >= c) && p.waiting == 0)
 	switch {
 	case clientOK && serverOK:
 		g.failing = false

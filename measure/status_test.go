@@ -311,3 +311,36 @@ func TestScrapeTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestLaggingRunningGauge: SGLang's running gauge is the state at its last
+// update (promread.Snapshot.RunningLags), so fewer running than C is no
+// shortfall there, while waiting requests still queue the cell; the same
+// polls from a live gauge (vLLM's) are a shortfall.
+func TestLaggingRunningGauge(t *testing.T) {
+	polls := func(lags bool, waiting float64) []poll {
+		var ps []poll
+		for i := 0; i < 20; i++ {
+			ps = append(ps, poll{at: time.Duration(i) * 50 * time.Millisecond, gauges: true, running: 1, waiting: waiting,
+				allOutstanding: true, decoding: 2, started: 2, runningLags: lags})
+		}
+		return ps
+	}
+	tests := []struct {
+		name    string
+		lags    bool
+		waiting float64
+		want    vocab.Status
+	}{
+		{"live gauge: a shortfall", false, 0, vocab.StatusQueued},
+		{"lagging gauge: no shortfall", true, 0, vocab.StatusValid},
+		{"lagging gauge, requests waiting: queued", true, 1, vocab.StatusQueued},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := waitEvidence{preemptions: -1, window: windowEvidence(polls(tt.lags, tt.waiting), 2)}
+			if got, reason, _ := cellStatus(ev, 2, 2); got != tt.want {
+				t.Errorf("status %s (%s), want %s", got, reason, tt.want)
+			}
+		})
+	}
+}

@@ -30,6 +30,12 @@ type Snapshot struct {
 	Running, Waiting float64
 	// HasRequests is true when both request gauges were present.
 	HasRequests bool
+	// RunningLags says Running is the state at the server's last gauge
+	// update, not now: SGLang sets its gauges at prefill batches and
+	// every --decode-log-interval decode steps, and a prefill batch's
+	// count leaves out the requests it admits (docs/sglang.md#metric-cadence).
+	// A shortfall of running requests then says nothing of queueing.
+	RunningLags bool
 	// WaitingCapacity and WaitingDeferred are
 	// vllm:num_requests_waiting_by_reason{reason="capacity"} and
 	// {reason="deferred"} (vLLM PR #38435); HasWaitingByReason says the

@@ -42,6 +42,7 @@ func ParseSGLang(r io.Reader, modelName string) (Snapshot, error) {
 	s.Running, okR = gauge("sglang:num_running_reqs")
 	s.Waiting, okW = gauge("sglang:num_queue_reqs")
 	s.HasRequests = okR && okW
+	s.RunningLags = true
 	// sglang:generation_tokens_total is left unread: SGLang adds a
 	// request's tokens when it finishes (docs/sglang.md#metrics), so its
 	// rate over a window of long streams is not the server's throughput,

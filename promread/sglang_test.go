@@ -40,7 +40,7 @@ func TestParseSGLang(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Snapshot{
-		Running: 28, Waiting: 4, HasRequests: true,
+		Running: 28, Waiting: 4, HasRequests: true, RunningLags: true,
 		KV:               KVCacheInfo{Engines: 2, SizeTokens: 1000000},
 		SpecAcceptLength: 3.5, SpecAcceptRate: 0.4, HasSpecAcceptGauges: true,
 	}
