@@ -508,26 +508,12 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er 
 		}
 		for n > 0 {
 			k := min(per, n)
-			switch {
-			case cfg.StallAfter > 0 && chunks >= cfg.StallAfter:
-				s.flush(w, flusher, buf)
-				<-r.Context().Done() // hold the connection open, send nothing
-				s.abort(eng, er)
-				return
-			case cfg.MidstreamErrAfter > 0 && chunks >= cfg.MidstreamErrAfter:
-				if cfg.FlatErrors {
-					// vLLM builds before the nested shape sent the ErrorResponse itself.
-					buf = append(buf, `data: {"object":"error","message":"simulated mid-stream error (--sim-midstream-error-after)","type":"InternalServerError","param":null,"code":500}`+"\n\n"...)
-				} else {
-					buf = append(buf, `data: {"error":{"message":"simulated mid-stream error (--sim-midstream-error-after)","type":"InternalServerError","param":null,"code":500}}`+"\n\n"...)
-				}
-				buf = append(buf, doneChunk...)
-				s.flush(w, flusher, buf)
-				s.abort(eng, er)
-				return
-			case cfg.TruncateAfter > 0 && chunks >= cfg.TruncateAfter:
-				s.flush(w, flusher, buf)
-				s.abort(eng, er)
+			errLine := `data: {"error":{"message":"simulated mid-stream error (--sim-midstream-error-after)","type":"InternalServerError","param":null,"code":500}}` + "\n\n"
+			if cfg.FlatErrors {
+				// vLLM builds before the nested shape sent the ErrorResponse itself.
+				errLine = `data: {"object":"error","message":"simulated mid-stream error (--sim-midstream-error-after)","type":"InternalServerError","param":null,"code":500}` + "\n\n"
+			}
+			if s.streamFault(w, flusher, buf, chunks, errLine, r.Context().Done(), func() { s.abort(eng, er) }) {
 				return
 			}
 			sent += k
@@ -546,6 +532,31 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er 
 			return
 		}
 	}
+}
+
+// streamFault applies the stream fault due before chunk number chunks,
+// then aborts the request (abort) and reports true: --sim-stall-after
+// flushes what is pending and holds the connection open, sending nothing,
+// until the client leaves (done); --sim-midstream-error-after sends
+// errLine and [DONE]; --sim-truncate-after flushes and ends without
+// [DONE]. It reports false when none is due.
+func (s *server) streamFault(w http.ResponseWriter, f http.Flusher, buf []byte, chunks int, errLine string, done <-chan struct{}, abort func()) bool {
+	cfg := s.cfg
+	switch {
+	case cfg.StallAfter > 0 && chunks >= cfg.StallAfter:
+		s.flush(w, f, buf)
+		<-done
+	case cfg.MidstreamErrAfter > 0 && chunks >= cfg.MidstreamErrAfter:
+		buf = append(buf, errLine...)
+		buf = append(buf, doneChunk...)
+		s.flush(w, f, buf)
+	case cfg.TruncateAfter > 0 && chunks >= cfg.TruncateAfter:
+		s.flush(w, f, buf)
+	default:
+		return false
+	}
+	abort()
+	return true
 }
 
 // flush writes b (if any) and flushes it to the client; it reports false

@@ -647,21 +647,7 @@ func (s *sglangServer) stream(w http.ResponseWriter, o *sglangOutput, c *sglangC
 		}
 		for n > 0 {
 			k := min(per, n)
-			switch {
-			case cfg.StallAfter > 0 && chunks >= cfg.StallAfter:
-				s.flush(w, flusher, buf)
-				<-o.r.Context().Done()
-				o.abort()
-				return
-			case cfg.MidstreamErrAfter > 0 && chunks >= cfg.MidstreamErrAfter:
-				buf = append(buf, `data: {"error": {"object": "error", "message": "simulated mid-stream error (--sim-midstream-error-after)", "type": "InternalServerError", "param": null, "code": 500}}`+"\n\n"...)
-				buf = append(buf, doneChunk...)
-				s.flush(w, flusher, buf)
-				o.abort()
-				return
-			case cfg.TruncateAfter > 0 && chunks >= cfg.TruncateAfter:
-				s.flush(w, flusher, buf)
-				o.abort()
+			if s.streamFault(w, flusher, buf, chunks, sglangMidstreamError, o.r.Context().Done(), o.abort) {
 				return
 			}
 			sent += k
@@ -681,6 +667,11 @@ func (s *sglangServer) stream(w http.ResponseWriter, o *sglangOutput, c *sglangC
 		}
 	}
 }
+
+// sglangMidstreamError is --sim-midstream-error-after's line in SGLang's
+// form (create_streaming_error_response): the flat ErrorResponse under
+// "error", as json.dumps writes it.
+const sglangMidstreamError = `data: {"error": {"object": "error", "message": "simulated mid-stream error (--sim-midstream-error-after)", "type": "InternalServerError", "param": null, "code": 500}}` + "\n\n"
 
 // sglangChunker formats one request's chunks as SGLang's pydantic models
 // dump them: every field, "usage": null unless continuous usage is on.
