@@ -452,6 +452,17 @@ func TestSGLangClipsToThePool(t *testing.T) {
 	}
 }
 
+// TestSGLangMidstreamError: SGLang's mid-stream error is the flat
+// ErrorResponse under "error", then [DONE].
+func TestSGLangMidstreamError(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--sim-tbt", "1ms", "--sim-one-token-chunks", "--sim-midstream-error-after", "2")
+	lines := sseLines(t, ts.do(t, "POST", "/v1/completions", "", map[string]any{"prompt": []int{1}, "max_tokens": 50, "ignore_eos": true, "stream": true}).Body)
+	want := []string{`{"error": {"object": "error", "message": "simulated mid-stream error (--sim-midstream-error-after)", "type": "InternalServerError", "param": null, "code": 500}}`, "[DONE]"}
+	if len(lines) != 4 || !cmp.Equal(lines[2:], want) {
+		t.Errorf("stream %q\nwant two chunks then %q", lines, want)
+	}
+}
+
 func TestSGLangRequestErrors(t *testing.T) {
 	ts := startSGLangTest(t, true, "m", "--context-length", "100", "--sim-tbt", "1ms")
 	tests := []struct {
