@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -69,9 +70,6 @@ func (s *sglangScheduler) usage(held int) float64 {
 
 // observe is the engine's observe hook.
 func (s *sglangScheduler) observe(ev stepEvent) {
-	if !s.started {
-		s.started, s.lastDecodeLog, s.lastPrefillLog = true, 0, 0
-	}
 	if !ev.decode {
 		s.prefill(ev)
 		return
@@ -276,6 +274,9 @@ func writeSGLangMetrics(b *bytes.Buffer, model string, scheds []*sglangScheduler
 	counter("sglang:num_aborted_requests_total", "Number of requests aborted.", tm.aborted, tm.aborted > 0)
 	hist := func(name, help string, h *sglangHistogram) {
 		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+		if h.sum == 0 && !slices.ContainsFunc(h.counts, func(c float64) bool { return c > 0 }) {
+			return // never observed: no series, as prometheus_client writes it
+		}
 		var cum float64
 		for i, le := range h.bounds {
 			cum += h.counts[i]

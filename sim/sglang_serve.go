@@ -79,7 +79,7 @@ func (c *sglangConfig) resolve(log *sglangLogger) error {
 		algo = "EAGLE" // _resolve_speculative_algorithm_alias
 		c.specAlgorithm = algo
 	}
-	warn := func(format string, a ...any) { log.http("WARNING "+format, a...) }
+	warn := log.http // SGLang's format shows no level: "[time] message"
 	one := func(p **int, name string) {
 		if *p == nil {
 			v := 1
@@ -213,7 +213,7 @@ func serveSGLang(ctx context.Context, stderr io.Writer, c *sglangConfig) error {
 	}
 	log.http("server_args=ServerArgs(%s)", c.serverArgsRepr())
 	for _, ig := range c.ignored {
-		log.http("WARNING sim: ignoring SGLang flag %s (not modelled by the simulator)", ig)
+		log.http("sim: ignoring SGLang flag %s (not modelled by the simulator)", ig)
 	}
 	st, err := settleSGLang(c)
 	if err != nil {

@@ -290,7 +290,7 @@ func (s *sglangServer) flushCache(w http.ResponseWriter, r *http.Request) {
 	code := 200
 	if busy > 0 {
 		code = http.StatusBadRequest
-		s.log.rank(0, "WARNING Cache not flushed because there are pending requests. #queue-req: %d, #running-req: %d", s.engs[0].nWaiting.Load(), s.engs[0].nRunning.Load())
+		s.log.rank(0, "Cache not flushed because there are pending requests. #queue-req: %d, #running-req: %d", s.engs[0].nWaiting.Load(), s.engs[0].nRunning.Load())
 	} else {
 		for _, e := range s.engs {
 			e.resetPrefixCache()
@@ -494,7 +494,7 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 		fail := s.errorRNG.Float64() < s.c.core.ErrorRate
 		s.rngMu.Unlock()
 		if fail {
-			s.log.http("ERROR simulated server error (--sim-error-rate %g)", s.c.core.ErrorRate)
+			s.log.http("sim: simulated server error (--sim-error-rate %g)", s.c.core.ErrorRate)
 			sglangError(w, 500, "InternalServerError", "Internal server error: simulated server error (--sim-error-rate)")
 			return
 		}
