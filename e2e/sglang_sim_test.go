@@ -111,3 +111,59 @@ func TestSGLangSimUnknownFlag(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
+
+// TestSGLangSimSchedulersEscape: with --dp-size 2 the SGLang imitation's
+// data-parallel schedulers leave the server's process tree (#23627): after
+// the server has drained and killed itself they are still alive, reparented
+// but in its process group, and a signal to the group ends them.
+func TestSGLangSimSchedulersEscape(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	port := freePort(t)
+	cmd := exec.Command(bin, "sim", "--engine", "sglang", "serve", "m", "--port", fmt.Sprint(port), "--dp-size", "2",
+		"--sim-tbt", "2ms", "--sim-drain-poll", "50ms")
+	cmd.Env = append(childEnv(), markEnv+"="+mark)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var log syncBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if resp, err := http.Get(base + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready after 20s:\n%s", log.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the server did not end after SIGTERM:\n%s", log.String())
+	}
+	left, err := leftovers(mark)
+	if err != nil {
+		t.Skipf("cannot look for processes left behind: %v", err)
+	}
+	schedulers := 0
+	for _, l := range left {
+		if strings.Contains(l, "sglang::scheduler_DP") {
+			schedulers++
+		}
+	}
+	if schedulers != 2 {
+		t.Errorf("%d scheduler processes alive after the server ended, want the 2 that escaped; left: %q", schedulers, left)
+	}
+	syscall.Kill(-pgid, syscall.SIGTERM) // the group: what a launcher must signal
+	noLeftovers(t, mark)
+}

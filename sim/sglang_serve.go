@@ -223,6 +223,13 @@ func serveSGLang(ctx context.Context, stderr io.Writer, c *sglangConfig) error {
 	log.http("sim: simulator profile %q (%s)", st.prof.Name, st.prof.Source)
 	// The schedulers load the model and allocate the KV pool before the
 	// HTTP server starts listening: connections are refused meanwhile.
+	if st.engines > 1 {
+		// Data-parallel schedulers escape the launcher's process tree
+		// (#23627): stand-ins only a signal to the group reaches.
+		if err := spawnEscapedSchedulers(st.engines); err != nil {
+			return exit.With(1, err)
+		}
+	}
 	for i := range st.engines {
 		log.rank(i, "Load weight begin. avail mem=%.2f GB", 80.0)
 	}

@@ -31,6 +31,9 @@ import (
 // Main runs `slogate sim` with args (what follows "sim"). It returns nil
 // when ctx is cancelled (SIGINT/SIGTERM): a clean shutdown.
 func Main(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	if handled, err := runHiddenCommand(ctx, args); handled {
+		return err
+	}
 	engine, args, err := splitEngine(args)
 	if err != nil {
 		fmt.Fprint(stderr, usageText)
