@@ -112,13 +112,14 @@ func TestSGLangStatedFacts(t *testing.T) {
 // and /tokenize's max_model_len (the tokenizer's) is not taken as the
 // server's context.
 func TestSGLangChatLengthByUsage(t *testing.T) {
-	var chats int
+	var chats, messageForms int
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req map[string]any
 		json.NewDecoder(r.Body).Decode(&req)
 		switch r.URL.Path {
 		case "/tokenize":
 			if _, ok := req["messages"]; ok {
+				messageForms++
 				w.WriteHeader(400)
 				w.Write([]byte(`{"object":"error","message":"1 validation error for TokenizeRequest\nprompt\n  Field required","code":400}`))
 				return
@@ -143,8 +144,8 @@ func TestSGLangChatLengthByUsage(t *testing.T) {
 			t.Fatalf("call %d: %d ids, %v; want 42 from usage.prompt_tokens", i, len(ids), err)
 		}
 	}
-	if chats != 2 {
-		t.Errorf("%d chat requests, want one per call (the messages form is not tried again)", chats)
+	if chats != 2 || messageForms != 1 {
+		t.Errorf("%d chat requests and %d /tokenize with messages, want one chat request per call and the refused messages form not tried again", chats, messageForms)
 	}
 	if _, err := tok.TokenizeText(context.Background(), "Hello"); err != nil || tok.MaxModelLen != 0 {
 		t.Errorf("TokenizeText: %v, MaxModelLen %d; want SGLang's tokenizer limit left out", err, tok.MaxModelLen)
