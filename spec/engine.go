@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -161,4 +162,29 @@ func (s *Server) SpeculativeMethod() string {
 		}
 	}
 	return s.Speculative.Method
+}
+
+// launchArgs builds a launch's arguments, each flag only when its
+// attribute is set; an engine's serveArgs writes its own flags with it.
+type launchArgs []string
+
+// str adds flag v unless v is "".
+func (a *launchArgs) str(flag, v string) {
+	if v != "" {
+		*a = append(*a, flag, v)
+	}
+}
+
+// num adds flag *v unless v is nil.
+func (a *launchArgs) num(flag string, v *int) {
+	if v != nil {
+		*a = append(*a, flag, strconv.Itoa(*v))
+	}
+}
+
+// fraction adds flag *v, written as short as it is exact, unless v is nil.
+func (a *launchArgs) fraction(flag string, v *float64) {
+	if v != nil {
+		*a = append(*a, flag, strconv.FormatFloat(*v, 'f', -1, 64))
+	}
 }

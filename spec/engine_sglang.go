@@ -56,28 +56,17 @@ var sglangSyntax = &engineSyntax{
 // --enable-metrics is always given: slogate reads /metrics, which SGLang
 // serves only with it (docs/sglang.md#metrics).
 func sglangServeArgs(s *Server, key, host string) []string {
-	a := []string{s.Model}
-	str := func(flag, v string) {
-		if v != "" {
-			a = append(a, flag, v)
-		}
-	}
-	num := func(flag string, v *int) {
-		if v != nil {
-			a = append(a, flag, strconv.Itoa(*v))
-		}
-	}
+	a := launchArgs{s.Model}
+	str, num := a.str, a.num
 	str("--served-model-name", s.ServedModelName)
 	num("--tp-size", s.TensorParallelSize)
 	num("--pp-size", s.PipelineParallelSize)
 	num("--dp-size", s.DataParallelSize)
 	num("--context-length", s.MaxModelLen)
-	if s.GPUMemoryUtilization != nil {
-		a = append(a, "--mem-fraction-static", strconv.FormatFloat(*s.GPUMemoryUtilization, 'f', -1, 64))
-	}
+	a.fraction("--mem-fraction-static", s.GPUMemoryUtilization)
 	str("--host", host)
 	if s.Port != 0 {
-		a = append(a, "--port", strconv.Itoa(s.Port))
+		num("--port", &s.Port)
 	}
 	str("--api-key", key)
 	num("--max-running-requests", s.MaxNumSeqs)

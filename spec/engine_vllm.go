@@ -1,7 +1,5 @@
 package spec
 
-import "strconv"
-
 // vllmSyntax is vLLM's launch: `vllm serve MODEL --flag value …`
 // (docs/vllm.md#flags).
 var vllmSyntax = &engineSyntax{
@@ -19,17 +17,8 @@ var vllmSyntax = &engineSyntax{
 // vllmServeArgs are the arguments of `vllm serve`: MODEL --flag value …, the
 // API key's flag only when key is set, --host host.
 func vllmServeArgs(s *Server, key, host string) []string {
-	a := []string{s.Model}
-	str := func(flag, v string) {
-		if v != "" {
-			a = append(a, flag, v)
-		}
-	}
-	num := func(flag string, v *int) {
-		if v != nil {
-			a = append(a, flag, strconv.Itoa(*v))
-		}
-	}
+	a := launchArgs{s.Model}
+	str, num := a.str, a.num
 	str("--served-model-name", s.ServedModelName)
 	num("--tensor-parallel-size", s.TensorParallelSize)
 	num("--pipeline-parallel-size", s.PipelineParallelSize)
@@ -38,12 +27,10 @@ func vllmServeArgs(s *Server, key, host string) []string {
 		a = append(a, "--enable-expert-parallel")
 	}
 	num("--max-model-len", s.MaxModelLen)
-	if s.GPUMemoryUtilization != nil {
-		a = append(a, "--gpu-memory-utilization", strconv.FormatFloat(*s.GPUMemoryUtilization, 'f', -1, 64))
-	}
+	a.fraction("--gpu-memory-utilization", s.GPUMemoryUtilization)
 	str("--host", host)
 	if s.Port != 0 {
-		a = append(a, "--port", strconv.Itoa(s.Port))
+		num("--port", &s.Port)
 	}
 	str("--api-key", key)
 	num("--max-num-batched-tokens", s.MaxNumBatchedTokens)
