@@ -28,7 +28,7 @@ func TestReadDatasetFormats(t *testing.T) {
 				Reference: "Yeast in the dough turns sugar into carbon dioxide. The gluten network traps the gas, so the loaf swells, and the heat of the oven sets the crumb around the bubbles."}},
 		{name: "jsonl detected", file: "prompts.jsonl", wantFormat: FormatJSONL, entries: 5,
 			first: Entry{Index: 0, Line: 1, Prompt: "Describe a lighthouse keeper's night in three sentences."}},
-		{name: "messages detected", file: "conversations.jsonl", wantFormat: FormatMessages, entries: 2,
+		{name: "messages detected", file: "messages.jsonl", wantFormat: FormatMessages, entries: 2,
 			first: Entry{Index: 0, Line: 1, ID: "baking", Prompt: "Why did my bread come out flat?",
 				Reference: "Most often the yeast was tired or the dough was not proved long enough, so there was too little gas to lift it."}},
 		{name: "format given", file: "prompts.jsonl", format: FormatJSONL, wantFormat: FormatJSONL, entries: 5,

@@ -202,7 +202,7 @@ func TestPlanMaxModelLen(t *testing.T) {
 // after the previous one; the first turn carries the system message; the
 // output is the dataset answer's length (vLLM's multi-turn max_tokens).
 func TestPlanMessages(t *testing.T) {
-	opts := Options{Prompt: DatasetPrompt, DatasetPath: filepath.Join(datasets, "conversations.jsonl"), Seed: 1}
+	opts := Options{Prompt: DatasetPrompt, DatasetPath: filepath.Join(datasets, "messages.jsonl"), Seed: 1}
 	p := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 5})
 	type turn struct {
 		Conv, Turn int

@@ -58,7 +58,7 @@ workload "shapes" {
 }
 
 workload "convs" {
-  dataset = "../../../testdata/datasets/conversations.jsonl" # ERROR: Conversations on the completions endpoint
+  dataset = "../../../testdata/datasets/messages.jsonl" # ERROR: Conversations on the completions endpoint
   prefix  = { groups = 2, tokens = 64 } # ERROR: Prefix with conversations
 }
 
