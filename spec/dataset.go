@@ -57,7 +57,7 @@ func (l *loader) decodeTrafficWorkload(w *Workload, at hcl.Attributes) hcl.Diagn
 		switch {
 		case !ok:
 		case !dataset:
-			diags = append(diags, notWithout("format", at["format"], w))
+			diags = append(diags, datasetOnly("format", at["format"], w))
 		case !slices.Contains(workload.Formats, f):
 			diags = append(diags, unknownName("Invalid dataset format", at["format"].Expr.Range(), at["format"].Range,
 				fmt.Sprintf("format is %s (docs/spec.md#datasets); got %q. Leave it out to detect the format from the file.", quotedList(workload.Formats), f), f, workload.Formats))
@@ -163,9 +163,9 @@ func (l *loader) decodeTrafficWorkload(w *Workload, at hcl.Attributes) hcl.Diagn
 	return diags
 }
 
-// notWithout is the diagnostic for an attribute a dataset needs, written
+// datasetOnly is the diagnostic for an attribute only a dataset reads, written
 // without one.
-func notWithout(name string, a *hcl.Attribute, w *Workload) *hcl.Diagnostic {
+func datasetOnly(name string, a *hcl.Attribute, w *Workload) *hcl.Diagnostic {
 	return invalidCtx("Not used by generated prompts", a.NameRange, a.Range,
 		fmt.Sprintf("%s belongs to a dataset (prompt = %q); this workload's prompt is %q. Remove %s.", name, workload.DatasetPrompt, w.Prompt, name))
 }
