@@ -370,12 +370,11 @@ type windowStats struct {
 	ttft          [3]float64 // median, p90, p99
 	tbt           [3]float64
 	// dists are the cell's latency distributions (docs/method.md#metric-names).
-	dists          []distribution
-	activeAvg      float64
-	completed      int
-	source         result.TokenSource
-	measuredS      float64
-	startedStreams int
+	dists     []distribution
+	activeAvg float64
+	completed int
+	source    result.TokenSource
+	measuredS float64
 }
 
 func (l *load) stats() windowStats {

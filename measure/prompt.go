@@ -215,10 +215,6 @@ type ContextPrompts struct {
 	bodies   [][]byte // decode bodies by stream, built on first use
 }
 
-// tokens is the length of the prompts (stream 0's; all are the same length
-// but for a shortfall warning).
-func (cp *ContextPrompts) tokens() int { return len(cp.Prompts[0].Tokens) }
-
 // BuildPrompts builds the prompts of a context for streams streams
 // (workload.Builder.Prompts: one per stream when distinct) at the capped
 // length, logs what building them cost, and warns when they differ from

@@ -1,7 +1,6 @@
 package measure
 
 import (
-	"context"
 	"slices"
 	"time"
 
@@ -107,11 +106,4 @@ func float32Percentile(xs []float32, p float64) float64 {
 		return float64(xs[len(xs)-1])
 	}
 	return float64(xs[lo]) + (float64(xs[lo+1])-float64(xs[lo]))*(pos-float64(lo))
-}
-
-// cancelledBy reports whether a request that ended with err was closed by
-// slogate: its cell's context is done, and streamError turned the read's
-// error into nil.
-func cancelledBy(cellCtx context.Context, err error) bool {
-	return err == nil && cellCtx.Err() != nil
 }
