@@ -160,7 +160,7 @@ assert "holds_one_more" {
 		fmt.Sprintf("--- PASS: qwen/search/max_users/conc=%d", want),
 		"tok/s/request",
 		"objective met",
-		fmt.Sprintf("objective not met: cell.per_request_tps = "),
+		"objective not met: cell.per_request_tps = ",
 		fmt.Sprintf("search qwen/search/max_users: concurrency %d meets the objective at ctx=8K (%d fails;", want, want+1),
 		"--- PASS: qwen/assert/holds_answer",
 		"--- FAIL: qwen/assert/holds_one_more",

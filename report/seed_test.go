@@ -61,16 +61,15 @@ var seeds = []seed{
 
 // seedText is a parsed seed report.
 type seedText struct {
-	lines    []string
-	title    string
-	summary  string
-	facts    [][2]string // Hardware / Engine / Run "key: value" pairs
-	launch   string
-	prefill  []string   // "8K context46.7K175 ms TTFT"
-	matrix   [][]string // rows: context, then one cell per concurrency
-	concs    []string
-	all      [][]string // All measurements rows
-	legendOK bool
+	lines   []string
+	title   string
+	summary string
+	facts   [][2]string // Hardware / Engine / Run "key: value" pairs
+	launch  string
+	prefill []string   // "8K context46.7K175 ms TTFT"
+	matrix  [][]string // rows: context, then one cell per concurrency
+	concs   []string
+	all     [][]string // All measurements rows
 }
 
 func readSeed(t testing.TB, name string) seedText {
