@@ -54,10 +54,10 @@ func LoadFiles(paths []string, vars spec.Vars) []File {
 	return out
 }
 
-// WriteDiagnostics prints every file's diagnostics on w: file, line,
+// writeDiagnostics prints every file's diagnostics on w: file, line,
 // snippet, in colour on the same terms as the console (a terminal, NO_COLOR
 // unset, TERM not dumb).
-func WriteDiagnostics(w io.Writer, files []File) error {
+func writeDiagnostics(w io.Writer, files []File) error {
 	color := report.ConsoleOptionsFor(w, nil).Color
 	for _, f := range files {
 		if len(f.Diags) == 0 {
@@ -70,9 +70,9 @@ func WriteDiagnostics(w io.Writer, files []File) error {
 	return nil
 }
 
-// Valid returns the specs without errors, and exit.Quiet(exit.Usage)
+// valid returns the specs without errors, and exit.Quiet(exit.Usage)
 // when any file had an error (its diagnostics are assumed shown).
-func Valid(files []File) ([]*spec.Spec, error) {
+func valid(files []File) ([]*spec.Spec, error) {
 	var ok []*spec.Spec
 	var err error
 	for _, f := range files {
@@ -90,10 +90,10 @@ func Valid(files []File) ([]*spec.Spec, error) {
 // spec had an error.
 func Load(stderr io.Writer, paths []string, vars spec.Vars) ([]*spec.Spec, error) {
 	files := LoadFiles(paths, vars)
-	if err := WriteDiagnostics(stderr, files); err != nil {
+	if err := writeDiagnostics(stderr, files); err != nil {
 		return nil, err
 	}
-	return Valid(files)
+	return valid(files)
 }
 
 // writeInvalidSpecEvents writes what `go test -json` writes for a package
@@ -119,7 +119,7 @@ func writeInvalidSpecEvents(w io.Writer, f File) error {
 // a package that does not build, so that gotestsum shows the failure.
 func LoadForRun(stdout, stderr io.Writer, paths []string, vars spec.Vars, json bool) ([]*spec.Spec, error) {
 	files := LoadFiles(paths, vars)
-	if err := WriteDiagnostics(stderr, files); err != nil {
+	if err := writeDiagnostics(stderr, files); err != nil {
 		return nil, err
 	}
 	for _, f := range files {
@@ -129,15 +129,15 @@ func LoadForRun(stdout, stderr io.Writer, paths []string, vars spec.Vars, json b
 			}
 		}
 	}
-	return Valid(files)
+	return valid(files)
 }
 
 // WriteValidateText is `slogate validate`'s text output: the diagnostics
 // on stderr, "ok  SPEC" on stdout for each valid spec; when a spec is
 // invalid it returns exit.Quiet(exit.Usage).
 func WriteValidateText(stdout, stderr io.Writer, files []File) error {
-	werr := WriteDiagnostics(stderr, files)
-	specs, err := Valid(files)
+	werr := writeDiagnostics(stderr, files)
+	specs, err := valid(files)
 	for _, s := range specs {
 		fmt.Fprintf(stdout, "ok  %s\n", s.Filename)
 	}
