@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"math"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -198,13 +199,7 @@ func runLoad(t *testing.T, f *vllmfake.Server, rate float64, maxOutstanding int,
 // requests in flight instead of arrivals.
 func runLoadClosed(t *testing.T, f *vllmfake.Server, rate float64, maxOutstanding, closed int, d time.Duration) (l *trafficLoad, serverPeak, clientPeak int64) {
 	t.Helper()
-	srv := f.Start(t)
-	client := lifecycle.NewClient(srv.URL, "", "qwen")
-	body := []byte(`{"model":"qwen","prompt":[1,2,3],"max_tokens":20,"min_tokens":20,"stream":true}`)
-	l = &trafficLoad{client: client, path: "/v1/completions", url: srv.URL + "/v1/completions",
-		work: bodiesWork{bodies: [][]byte{body}}, closed: closed, origin: time.Now(), firstChunkTimeout: 10 * time.Second, idleTimeout: 10 * time.Second,
-		sched: newArrivalSchedule(vocab.ArrivalsConstant, rate, 0, 0), slots: make(chan struct{}, maxOutstanding),
-		windowStart: 0, windowEnd: int64(d), failed: make(chan struct{})}
+	l = testTrafficLoad(f.Start(t), rate, maxOutstanding, closed, d)
 	ctx, cancel := context.WithCancel(context.Background())
 	l.wg.Add(1)
 	go l.dispatch(ctx)
@@ -240,17 +235,69 @@ func TestTrafficLoadOpenLoop(t *testing.T) {
 	}
 }
 
+// testTrafficLoad is a load of 20-token completions against srv at rate
+// (constant arrivals) or, with closed > 0, a closed loop, its window the
+// first d.
+func testTrafficLoad(srv *httptest.Server, rate float64, maxOutstanding, closed int, d time.Duration) *trafficLoad {
+	client := lifecycle.NewClient(srv.URL, "", "qwen")
+	body := []byte(`{"model":"qwen","prompt":[1,2,3],"max_tokens":20,"min_tokens":20,"stream":true}`)
+	return &trafficLoad{client: client, path: "/v1/completions", url: srv.URL + "/v1/completions",
+		work: bodiesWork{bodies: [][]byte{body}}, closed: closed, origin: time.Now(), firstChunkTimeout: 10 * time.Second, idleTimeout: 10 * time.Second,
+		sched: newArrivalSchedule(vocab.ArrivalsConstant, rate, 0, 0), slots: make(chan struct{}, maxOutstanding),
+		windowStart: 0, windowEnd: int64(d), failed: make(chan struct{})}
+}
+
 // TestTrafficLoadCap: the safety cap holds the requests in flight at
-// max_outstanding, and the arrivals that found it reached are counted.
+// max_outstanding, and each arrival that finds it reached waits for a slot
+// and is counted. The fake holds every request open until the test ends
+// one (Hold), so which arrivals find the cap reached is the test's doing,
+// not the machine's speed: at 200 req/s the first 5 arrivals take the
+// slots and the 6th waits (one hit); each request the test ends lets the
+// waiting arrival in, and the next one, already due, waits in its turn.
 func TestTrafficLoadCap(t *testing.T) {
-	// The client's count: the server's may show one more for a moment (a
-	// handler still returning when the client has read [DONE]).
-	l, _, peak := runLoad(t, &vllmfake.Server{Tokens: 20, Gap: 20 * time.Millisecond}, 50, 5, time.Second)
-	if peak > 5 || peak < 4 {
-		t.Errorf("%d requests in flight at once, want max_outstanding 5 (the load keeps it full)", peak)
+	f := &vllmfake.Server{Tokens: 20, PerChunk: 20, Hold: make(chan struct{})}
+	l := testTrafficLoad(f.Start(t), 200, 5, 0, time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	l.wg.Add(1)
+	go l.dispatch(ctx)
+	defer func() {
+		cancel()
+		l.wg.Wait()
+	}()
+	launched := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.reqs)
 	}
-	if hits := l.capHits.Load(); hits < 10 {
-		t.Errorf("cap hits %d, want most of the ~50 arrivals (each found 5 in flight)", hits)
+	// settled waits until, k requests having ended, 5 + k are launched,
+	// 5 are in flight on both sides and k + 1 arrivals have found the cap
+	// reached: a condition, not a margin of time (the deadline only bounds
+	// a broken test). It fails at once when the load overshoots.
+	settled := func(k int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			n, in, hits := launched(), l.inFlight.Load(), l.capHits.Load()
+			if in > 5 || n > 5+k || hits > int64(k+1) {
+				t.Fatalf("after %d requests ended: %d launched, %d in flight, %d cap hits; want at most 5 + %d, max_outstanding 5, %d", k, n, in, hits, k, k+1)
+			}
+			if n == 5+k && in == 5 && f.Running.Load() == 5 && hits == int64(k+1) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after %d requests ended: %d launched, %d in flight (%d on the server), %d cap hits after 10 s; want 5 + %d, 5, %d",
+					k, n, in, f.Running.Load(), hits, k, k+1)
+			}
+		}
+	}
+	const ended = 3
+	for k := range ended + 1 {
+		settled(k)
+		if k < ended {
+			f.Hold <- struct{}{} // one request ends
+		}
+	}
+	if hits := l.capHits.Load(); hits != ended+1 {
+		t.Errorf("cap hits %d, want %d: each arrival after the first 5 found the cap reached", hits, ended+1)
 	}
 }
 

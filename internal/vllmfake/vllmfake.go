@@ -37,6 +37,10 @@ type Server struct {
 	FailNow      atomic.Bool   // from now on, send an error event after the next chunk
 	Truncate     bool          // close after the first chunk without [DONE]
 	StallAfter   int           // stop sending (without closing) after this many chunks
+	// Hold, when set, keeps each completion request open after its last
+	// token until the test sends on it (one send ends one request), so
+	// a test decides when requests end instead of the clock.
+	Hold         chan struct{}
 	Waiting      float64       // reported num_requests_waiting
 	MetricsDelay time.Duration // before answering /metrics
 	// WaitingAt, when set, gives num_requests_waiting for the nth /metrics
@@ -224,6 +228,13 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 			}
 			if f.StallAfter > 0 && chunks >= f.StallAfter {
 				<-r.Context().Done()
+				return
+			}
+		}
+		if f.Hold != nil {
+			select {
+			case <-f.Hold:
+			case <-r.Context().Done():
 				return
 			}
 		}
