@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func TestRunChatEndpoint(t *testing.T) {
 		t.Fatalf("decode = %+v", res.Decode)
 	}
 	for _, c := range res.Decode {
-		if c.Status != vocab.StatusValid || c.OutputTokens <= 0 || c.TokenSource != result.TokenSourceUsage || len(c.Warnings) != 0 {
+		if c.Status != vocab.StatusValid || c.OutputTokens <= 0 || c.TokenSource != result.TokenSourceUsage || len(withoutSlowScrape(c)) != 0 {
 			t.Errorf("cell %s = %+v", c.Ref().Name(), c)
 		}
 		if c.TBTMs < 0.5 || c.TBTMs > 5 { // 2 ms per 2-token chunk
@@ -57,6 +58,26 @@ func TestRunChatEndpoint(t *testing.T) {
 	if got := 20 + (len(content)+3)/4; got != 1000 {
 		t.Errorf("the chat prompt renders to %d tokens, want 1000", got)
 	}
+}
+
+// withoutSlowScrape is cell c's warnings but the one that reports the
+// machine rather than the code under test: the slow-scrape warning, when it
+// quotes the cell's own recorded scrapes (c.Polling) and their mean is above
+// the 5 ms it warns at. On a loaded machine the fake's real /metrics
+// scrapes can take that long (6.1 ms once); whether they did is in the
+// record, so a test that wants no warning still fails on any other, or on
+// this one without a slow mean to show for it. The rule itself is
+// measure's TestScrapeTimes.
+func withoutSlowScrape(c result.DecodeCell) []string {
+	var out []string
+	for _, w := range c.Warnings {
+		if p := c.Polling; p != nil && p.MeanMs > 5 &&
+			strings.HasPrefix(w, fmt.Sprintf("GET /metrics took %.1f ms on average (max %.1f ms, %d scrapes ", p.MeanMs, p.MaxMs, p.Scrapes)) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 func TestRunChatClosestBelowIsACellWarning(t *testing.T) {
