@@ -48,9 +48,10 @@ type PlanConfig struct {
 	// MaxOutput is the output length of generated prompts when the
 	// workload sets no output_tokens (measure.max_output).
 	MaxOutput int
-	// Endpoint is "chat" or "completions": on chat, an Article prompt is
-	// sized through the chat template; a dataset prompt is counted as text
-	// either way (as vLLM's benchmark counts it).
+	// Endpoint is the run's, "chat" or "completions". No plan differs by it
+	// today: an article is sized through the chat template on both (the
+	// completions endpoint sends the rendered token IDs), a dataset prompt
+	// is counted as text on both (as vLLM's benchmark counts it).
 	Endpoint string
 	// MaxModelLen is the server's max_model_len (0: unknown). A request
 	// whose prompt and output exceed it is an error naming its dataset
