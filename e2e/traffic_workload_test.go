@@ -109,8 +109,10 @@ func idsSHA(ids []int) string {
 // 1600 } input distribution over ≥ 200 distinct requests (mean within 3 %,
 // stddev within 10 %); and prefix = { groups = 4, tokens = 256 }: exactly
 // 4 requests find no cached head (the first of each group), every other
-// one finds its group's 256 tokens cached, and the sent prompts have
-// exactly 4 distinct heads.
+// one finds its group's 256 tokens cached, the sent prompts have exactly 4
+// distinct heads, and the cell's prefix_cache_hit_rate is its records'
+// cached share; and ignore_eos = false: no min_tokens, the model stops where
+// it will, and the records' output lengths say where.
 func TestTrafficOverWorkloads(t *testing.T) {
 	t.Parallel()
 	mark := newMark(t)
@@ -139,6 +141,18 @@ workload "shared" {
   input_tokens  = 64
   output_tokens = 5
   prefix        = { groups = 4, tokens = 256 }
+}
+workload "free" {
+  prompt        = "random"
+  input_tokens  = 64
+  output_tokens = 200
+  ignore_eos    = false
+}
+traffic "free" {
+  workload    = "free"
+  concurrency = [8]
+  duration    = "1s"
+  warmup      = "200ms"
 }
 traffic "replay_open" {
   workload = "replay"
@@ -224,7 +238,7 @@ traffic "shared" {
 		t.Errorf("the closed-loop cell's test name or line is missing:\n%s", r.Stdout)
 	}
 
-	var replayed, spread, shared []sentChat
+	var replayed, spread, shared, free []sentChat
 	for _, s := range sent {
 		if s.PromptTokens == 0 || s.limit() < 0 {
 			continue
@@ -234,6 +248,8 @@ traffic "shared" {
 			spread = append(spread, s)
 		case s.limit() == 5:
 			shared = append(shared, s)
+		case s.limit() == 200:
+			free = append(free, s)
 		default:
 			replayed = append(replayed, s)
 		}
@@ -275,6 +291,30 @@ traffic "shared" {
 		t.Errorf("spread: mean %.1f stddev %.1f over %d prompts, want 1000 ± 3%% and 200 ± 10%%", mean, sd, len(distinct))
 	}
 
+	// ignore_eos = false: the model stops where it will, and the records
+	// say how long each output was.
+	for _, s := range free {
+		if s.IgnoreEOS == nil || *s.IgnoreEOS || s.MinTokens != nil {
+			t.Fatalf("free: ignore_eos %v min_tokens %v, want false and none", s.IgnoreEOS, s.MinTokens)
+		}
+	}
+	lengths, stops := map[int64]bool{}, 0
+	for _, rec := range records {
+		if !strings.Contains(rec.Cell, "traffic/free/") || rec.Status != res.RequestFinished {
+			continue
+		}
+		lengths[rec.OutputTokens] = true
+		if rec.FinishReason == "stop" {
+			stops++
+			if rec.OutputTokens >= 200 {
+				t.Errorf("free: a request stopped at its EOS after %d tokens, max_tokens 200", rec.OutputTokens)
+			}
+		}
+	}
+	if len(free) == 0 || stops == 0 || len(lengths) < 5 {
+		t.Errorf("free: %d requests sent, %d stopped at their EOS, %d distinct output lengths; want the model's own lengths, measured", len(free), stops, len(lengths))
+	}
+
 	heads := map[string]bool{}
 	for _, s := range shared {
 		heads[fmt.Sprint(s.Head)] = true
@@ -305,8 +345,15 @@ traffic "shared" {
 		t.Errorf("shared prefixes: %d requests found no cached head, %d found their group's; want exactly 4 (one per group) and the rest", cold, warm)
 	}
 	sharedCell := cells["shared"]
-	if v, ok := sharedCell.Metric(metric.PrefixCacheHitRate); !ok || v < 0.5 {
-		t.Errorf("shared: prefix_cache_hit_rate %v (%v), want most prompt tokens cached", v, ok)
+	var cachedSum, promptSum float64
+	for _, rec := range records {
+		if strings.Contains(rec.Cell, "traffic/shared/") && rec.CachedTokens != nil {
+			cachedSum += float64(*rec.CachedTokens)
+			promptSum += float64(rec.PromptTokens)
+		}
+	}
+	if v, ok := sharedCell.Metric(metric.PrefixCacheHitRate); !ok || math.Abs(v-cachedSum/promptSum) > 0.05 {
+		t.Errorf("shared: prefix_cache_hit_rate %v (%v), want the records' cached share %.3f", v, ok, cachedSum/promptSum)
 	}
 }
 
