@@ -263,6 +263,11 @@ func TestServedPrefixCache(t *testing.T) {
 	if _, _, ok, _ := usageOf(t, body); ok {
 		t.Errorf("without --enable-prompt-tokens-details: prompt_tokens_details present: %s", body)
 	}
+	stream = readAll(t, plain.post(t, "/v1/completions", "", map[string]any{"prompt": head, "max_tokens": 2, "ignore_eos": true,
+		"stream": true, "stream_options": map[string]any{"include_usage": true}}).Body)
+	if strings.Contains(stream, "prompt_tokens_details") || !strings.Contains(stream, `"choices":[],"usage"`) {
+		t.Errorf("without --enable-prompt-tokens-details: want a final usage without prompt_tokens_details:\n%s", stream)
+	}
 }
 
 // TestConversationHitsItsAnswers: a chat turn that sends the last answer
