@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -56,7 +57,9 @@ type planWork struct {
 	ignoreEOS bool
 	convs     [][]workload.Request // the plan's requests by conversation, turns in order
 	repeat    []bool               // convs[c] repeats an earlier conversation of the plan (the same dataset entry)
-	multi     bool                 // some conversation has more than one turn
+	bodies    [][]byte             // single requests' bodies, encoded on first send (they never change)
+	bodiesMu  sync.Mutex
+	multi     bool // some conversation has more than one turn
 	datasetID func(r workload.Request) string
 }
 
@@ -104,6 +107,18 @@ func (w *planWork) turnOf(i, t int) int {
 // not the cache an earlier send of the same words left (which would make
 // its first turn warm and hide what later turns gain).
 func (w *planWork) body(i, t int, answers []string) []byte {
+	if !w.multi {
+		w.bodiesMu.Lock()
+		defer w.bodiesMu.Unlock()
+		if w.bodies == nil {
+			w.bodies = make([][]byte, len(w.convs))
+		}
+		k := i % len(w.convs)
+		if w.bodies[k] == nil {
+			w.bodies[k] = w.f.planBody(w.convs[k][0], nil, w.ignoreEOS, "")
+		}
+		return w.bodies[k]
+	}
 	c := w.conv(i)
 	var history []openai.ChatCompletionMessage
 	for k := 0; k < t; k++ {
