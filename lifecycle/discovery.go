@@ -30,8 +30,9 @@ type KV struct {
 }
 
 // Discover records in facts what a ready server says about where it
-// runs: its endpoint, version (GET /version), GPUs (nvidia-smi) and KV
-// capacity (discoverKVCapacity, kvEngines), which it also returns.
+// runs: its endpoint, version (its engine's: vLLM's GET /version, SGLang's
+// /server_info), GPUs (nvidia-smi) and KV capacity (discoverKVCapacity,
+// kvEngines), which it also returns.
 func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.Server) KV {
 	facts.Endpoint = s.Client.base
 	facts.Version, s.versionFrom = s.Client.version(ctx)
@@ -64,11 +65,15 @@ func (s *Server) discoverKVCapacity(ctx context.Context, srv *spec.Server) (toke
 	if d := srv.DataParallelSize; d != nil {
 		dp = *d
 	}
-	logPath := ""
-	if s.proc != nil {
-		logPath = s.proc.logPath
+	return s.Client.engine.KVCapacity(ctx, s.Client, s.logPath(), dp)
+}
+
+// logPath is a launched server's log, "" for an endpoint.
+func (s *Server) logPath() string {
+	if s.proc == nil {
+		return ""
 	}
-	return s.Client.engine.KVCapacity(ctx, s.Client, logPath, dp)
+	return s.proc.logPath
 }
 
 // kvEngines is the number of data-parallel engines the KV capacity is
@@ -92,12 +97,11 @@ func (s *Server) kvEngines(ctx context.Context, srv *spec.Server) int {
 const simulatorVersionSuffix = "-slogate-sim"
 
 // ReadStatedFacts records in facts what the server states about itself beside what
-// the spec asked (docs/method.md#server-facts): the version (GET /version;
-// the simulator's ends in simulatorVersionSuffix), max_model_len (GET
-// /v1/models), the KV cache dtype, block size and prefix caching
-// (vllm:cache_config_info), and the speculative method (the startup log's
-// "non-default args" line of a launched server: vLLM exposes no config
-// metric for it, docs/vllm.md#server-facts). A stated fact replaces the
+// the spec asked (docs/method.md#server-facts): the version (the
+// simulator's ends in simulatorVersionSuffix), max_model_len (GET
+// /v1/models), and what its engine states of the KV cache dtype, block
+// size, prefix caching and speculative method (Engine.StatedFacts: vLLM's
+// vllm:cache_config_info and startup log, SGLang's /server_info). A stated fact replaces the
 // spec's in results.json, and so in conditions' server.*; every
 // disagreement with the spec is one of the warnings, and each fact the spec
 // asked that the server did not state one of the notes (unstatedFacts).
@@ -127,11 +131,7 @@ func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *r
 	if maxModelLen > 0 {
 		stated["max_model_len"] = "GET /v1/models"
 	}
-	logPath := ""
-	if s.proc != nil {
-		logPath = s.proc.logPath
-	}
-	s.Client.engine.StatedFacts(ctx, s.Client, logPath, facts, stated)
+	s.Client.engine.StatedFacts(ctx, s.Client, s.logPath(), facts, stated)
 	if len(stated) > 0 {
 		facts.Stated = stated
 	}
