@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/vocab"
 	"github.com/slogate/slogate/workload"
 )
 
@@ -98,7 +99,7 @@ func EngineChanged(a, b *result.Results) bool {
 // EngineNote says that a comparison across engines informs only.
 func EngineNote(a, b *result.Results) string {
 	return fmt.Sprintf("engines differ (%s → %s): the comparison informs; it gates only against a run of the same engine (docs/method.md#comparing-engines)",
-		engineTitle(a.Server.EngineName()), engineTitle(b.Server.EngineName()))
+		vocab.EngineTitle(a.Server.EngineName()), vocab.EngineTitle(b.Server.EngineName()))
 }
 
 // window is the measurement window as written ("3s"), or its seconds.
@@ -225,17 +226,6 @@ func marshalJSON(v any) string {
 	return string(b)
 }
 
-// engineTitle is an engine's name as people write it.
-func engineTitle(engine string) string {
-	switch engine {
-	case "vllm":
-		return "vLLM"
-	case "sglang":
-		return "SGLang"
-	}
-	return engine
-}
-
 // ignoredFlags differ between any two runs without changing what is
 // measured: where the server listens, and its (redacted) key.
 var ignoredFlags = map[string]bool{"--host": true, "--port": true, "--api-key": true}
@@ -248,11 +238,11 @@ func Server(a, b *result.Results) []Difference {
 	var out []Difference
 	out = append(out, changed("model", a.Server.Model, b.Server.Model)...)
 	if va, vb := a.Server.Version, b.Server.Version; va != vb {
-		setting := engineTitle(a.Server.EngineName())
+		setting := vocab.EngineTitle(a.Server.EngineName())
 		if !EngineChanged(a, b) {
 			out = append(out, Difference{Setting: setting, A: va, B: vb, HasA: va != "", HasB: vb != ""})
 		} else {
-			out = append(out, Difference{Setting: "version", A: setting + " " + va, B: engineTitle(b.Server.EngineName()) + " " + vb, HasA: true, HasB: true})
+			out = append(out, Difference{Setting: "version", A: setting + " " + va, B: vocab.EngineTitle(b.Server.EngineName()) + " " + vb, HasA: true, HasB: true})
 		}
 	}
 	fa, fb := flags(a.Server.Argv), flags(b.Server.Argv)

@@ -193,7 +193,8 @@ matrix "decode" {
 	if d.Code != 0 {
 		t.Errorf("diff across engines: exit %d, want 0 (it informs)\n%s%s", d.Code, d.Stdout, d.Stderr)
 	}
-	for _, w := range []string{"engine: vllm → sglang", "total_tps", "bounds", "engines differ (vLLM → SGLang): the comparison informs"} {
+	for _, w := range []string{"engine: vllm → sglang", "SGLang 0.5.5-slogate-sim, simulated", "version vLLM ", "→ SGLang 0.5.5-slogate-sim",
+		"--max-running-requests 8 added", "total_tps", "CI ", "engines differ (vLLM → SGLang): the comparison informs"} {
 		if !strings.Contains(d.Stdout, w) {
 			t.Errorf("diff output lacks %q:\n%s", w, d.Stdout)
 		}

@@ -406,7 +406,7 @@ func (r *Results) Describe(dateLayout string) string {
 		parts = append(parts, r.Server.Model)
 	}
 	if r.Server.Version != "" {
-		parts = append(parts, "vLLM "+r.Server.Version)
+		parts = append(parts, vocab.EngineTitle(r.Server.Engine)+" "+r.Server.Version)
 	}
 	if r.Server.Simulated {
 		parts = append(parts, "simulated")
