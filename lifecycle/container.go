@@ -56,7 +56,7 @@ func lookupRuntime(runtime string) (string, error) {
 // startContainer launches server srv as container name of run runID, its
 // logs in logPath (the API key redacted).
 func startContainer(runtimePath string, srv *spec.Server, runID, logPath string) (*container, error) {
-	argv := srv.ContainerArgv(runID)
+	argv := srv.LaunchContainerArgv(runID) // the real key where the engine takes it as a flag (SGLang)
 	argv[0] = runtimePath
 	p, err := StartProcess(argv, srv.LaunchEnv(), logPath, srv.APIKey)
 	if err != nil {

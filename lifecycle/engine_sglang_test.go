@@ -7,11 +7,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/spec"
 )
 
 // TestSGLangKVCapacity checks where SGLang's KV capacity is read, in
@@ -154,5 +156,44 @@ func TestSGLangChatLengthByUsage(t *testing.T) {
 	v := NewClient(ts.URL, "", "m")
 	if _, err := NewTokenizer(v).TokenizeChat(context.Background(), msgs, true, nil); err == nil {
 		t.Errorf("vLLM's refused messages form gave no error")
+	}
+}
+
+// TestSGLangContainerLaunchKey: an SGLang container gets the real API key
+// on its command line (SGLang reads it from --api-key only), while the
+// log of what was started shows it redacted.
+func TestSGLangContainerLaunchKey(t *testing.T) {
+	dir := t.TempDir()
+	argsFile := filepath.Join(dir, "argv")
+	runtime := filepath.Join(dir, "runtime")
+	if err := os.WriteFile(runtime, []byte("#!/bin/sh\necho \"$@\" > "+argsFile+"\necho \"key sekrit-key seen\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, diags := spec.LoadSource("s.hcl", []byte(`server "s" {
+  engine  = "sglang"
+  model   = "m"
+  api_key = "sekrit-key"
+  container { image = "lmsysorg/sglang:v0.5.5" }
+}
+matrix "decode" {
+  contexts    = ["8K"]
+  concurrency = [1]
+}
+`), spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	logPath := filepath.Join(dir, "server.log")
+	c, err := startContainer(runtime, s.Servers[0], "r1", logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-c.client.exited
+	argv, _ := os.ReadFile(argsFile)
+	if !strings.Contains(string(argv), "lmsysorg/sglang:v0.5.5 sglang serve m ") || !strings.Contains(string(argv), "--api-key sekrit-key") {
+		t.Errorf("the container's command line %q lacks sglang serve and the real key", argv)
+	}
+	if log, _ := os.ReadFile(logPath); strings.Contains(string(log), "sekrit-key") {
+		t.Errorf("server.log holds the key: %q", log)
 	}
 }
