@@ -238,3 +238,43 @@ matrix "decode" {
 		}
 	}
 }
+
+// TestSGLangDPStop (issue 23): an SGLang server with two data-parallel
+// ranks, whose schedulers leave the server's process tree as SGLang's do
+// (#23627, imitated by the simulator), is stopped with nothing left, and
+// its KV capacity is both ranks' /server_info token_capacity.
+func TestSGLangDPStop(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	path := specFile(t, "dp.hcl", fmt.Sprintf(`
+server "qwen" {
+  engine             = "sglang"
+  model              = "Qwen/Qwen3.5-4B"
+  served_model_name  = "qwen"
+  data_parallel_size = 2
+  max_model_len      = 16384
+  host               = "127.0.0.1"
+  port               = %d
+  ready_timeout      = "20s"
+  args               = ["--sim-kv-tokens", "300000", "--sim-tbt", "4ms", "--sim-ttft", "20ms", "--sim-prefill-tps", "2000000", "--sim-drain-poll", "100ms"]
+}
+measure {
+  duration   = "1s"
+  max_output = 64
+}
+matrix "decode" {
+  contexts    = ["4K"]
+  concurrency = [2]
+}
+`, freePort(t)))
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-out", out, path)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	noLeftovers(t, mark)
+	s := readResults(t, out).Server
+	if s.KVCacheTokens != 600_000 || s.KVCacheSource != res.KVSourceServerInfo || s.KVCacheEngines != 2 {
+		t.Errorf("KV %d from %q over %d engines, want 600000 from server_info over 2", s.KVCacheTokens, s.KVCacheSource, s.KVCacheEngines)
+	}
+}
