@@ -46,8 +46,7 @@ type htmlData struct {
 	MatrixCharts []htmlMatrix
 	Searches     []htmlSearch
 	// Traffic are the traffic blocks' tables, as in report.md.
-	Traffic      []trafficTable
-	TrafficIntro string
+	Traffic []trafficTable
 	// Latency is the Latency statistics table, as in report.md.
 	Latency      latencyTable
 	LatencyIntro string
@@ -99,7 +98,7 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 		d.Charts = append(d.Charts, htmlChart{Title: "Prefill", SVG: template.HTML(prefillChart(res))})
 	}
 	d.Charts = append(d.Charts, trafficCharts(res)...)
-	d.Traffic, d.TrafficIntro = trafficTables(res), trafficIntro
+	d.Traffic = trafficTables(res)
 	d.Latency, d.LatencyIntro = newLatencyTable(res), latencyIntro
 	for _, sv := range newSearchViews(res) {
 		// searchChart escapes every text it writes, as svg.go does.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/slogate/slogate/internal/numfmt"
@@ -107,16 +109,39 @@ func trafficTitle(c *result.TrafficCell) string {
 	if arr == vocab.ArrivalsGamma {
 		arr += fmt.Sprintf(", burstiness %g", c.Burstiness)
 	}
-	return fmt.Sprintf("Traffic %s at %s (%s arrivals, seed %d)", c.Traffic, vocab.FormatTokens(c.Context), arr, c.Seed)
+	at := ""
+	if c.Context > 0 {
+		at = " at " + vocab.FormatTokens(c.Context)
+	}
+	if c.Concurrency > 0 {
+		return fmt.Sprintf("Traffic %s%s (closed loop)", c.Traffic, at)
+	}
+	return fmt.Sprintf("Traffic %s%s (%s arrivals, seed %d)", c.Traffic, at, arr, c.Seed)
 }
 
-// trafficIntro is the sentence under each Traffic table's title.
-const trafficIntro = "open-loop requests at each rate; the window's requests (those launched in it) are measured to their end; goodput counts those meeting every SLO"
+// trafficLoad is how a cell's load is given: its rate (open loop) or its
+// concurrency (closed loop), as its table row and chart label show it.
+func trafficLoad(c *result.TrafficCell) string {
+	if c.Concurrency > 0 {
+		return strconv.Itoa(c.Concurrency)
+	}
+	return vocab.FormatRate(c.Rate)
+}
+
+// trafficIntro is the sentence under each Traffic table's title (closed: a
+// closed loop's).
+func trafficIntro(closed bool) string {
+	if closed {
+		return "a closed loop keeping each concurrency's requests in flight; the window's requests (those launched in it) are measured to their end; goodput counts those meeting every SLO"
+	}
+	return "open-loop requests at each rate; the window's requests (those launched in it) are measured to their end; goodput counts those meeting every SLO"
+}
 
 // trafficTable is one traffic block's table, as report.md and report.html
 // show it: one row per rate.
 type trafficTable struct {
 	Title  string
+	Intro  string
 	Header []string
 	Rows   [][]string
 }
@@ -125,13 +150,24 @@ type trafficTable struct {
 func trafficTables(res *result.Results) []trafficTable {
 	var out []trafficTable
 	for _, cells := range trafficBlocks(res) {
-		t := trafficTable{Title: trafficTitle(cells[0]), Header: []string{"Rate (req/s)", "Status"}}
-		for _, name := range trafficColumns {
+		closed := cells[0].Concurrency > 0
+		t := trafficTable{Title: trafficTitle(cells[0]), Intro: trafficIntro(closed), Header: []string{"Rate (req/s)", "Status"}}
+		if closed {
+			t.Header[0] = "Concurrency"
+		}
+		columns := trafficColumns
+		for _, c := range cells {
+			if _, ok := c.Metric(metric.PrefixCacheHitRate); ok { // a server with the counters
+				columns = append(slices.Clip(trafficColumns), metric.PrefixCacheHitRate)
+				break
+			}
+		}
+		for _, name := range columns {
 			t.Header = append(t.Header, metric.Must(vocab.PhaseTraffic, name).Label)
 		}
 		for _, c := range cells {
-			r := []string{vocab.FormatRate(c.Rate), statusWord(c.Status)}
-			for _, name := range trafficColumns {
+			r := []string{trafficLoad(c), statusWord(c.Status)}
+			for _, name := range columns {
 				if !c.Status.Measured() {
 					r = append(r, dash)
 					continue
@@ -148,7 +184,7 @@ func trafficTables(res *result.Results) []trafficTable {
 // writeTraffic writes report.md's Traffic tables: one row per rate.
 func writeTraffic(b *bufio.Writer, res *result.Results) {
 	for _, t := range trafficTables(res) {
-		fmt.Fprintf(b, "## %s\n\n%s\n\n", mdText(t.Title), trafficIntro)
+		fmt.Fprintf(b, "## %s\n\n%s\n\n", mdText(t.Title), t.Intro)
 		mdTable(b, t.Header, func(row func(...string)) {
 			for _, r := range t.Rows {
 				row(r...)
@@ -175,26 +211,41 @@ func trafficCharts(res *result.Results) []htmlChart {
 		achieved := series{Name: "achieved", Color: palette[1%len(palette)], Dash: "7 4", Width: 4, Marker: markerSquare}
 		good := series{Name: "goodput", Color: palette[0], Width: 2}
 		ttft := series{Name: "TTFT p99", Color: palette[2%len(palette)]}
+		closed := cells[0].Concurrency > 0
+		axis := "configured rate, requests/s (log₂ scale)"
+		if closed {
+			axis = "concurrency, requests in flight (log₂ scale)"
+		}
 		for _, c := range cells {
 			x := math.Log2(c.Rate)
+			label := fmt.Sprintf("rate %s: %s", vocab.FormatRate(c.Rate), TrafficSummary(c))
+			if closed {
+				// A closed loop offers no rate: no achieved = offered line.
+				x = math.Log2(float64(c.Concurrency))
+				label = fmt.Sprintf("concurrency %d: %s", c.Concurrency, TrafficSummary(c))
+			} else {
+				offered.Points = append(offered.Points, point{X: x, Y: c.Rate, Label: fmt.Sprintf("offered rate %s req/s", vocab.FormatRate(c.Rate))})
+			}
 			xt = append(xt, x)
-			xl = append(xl, vocab.FormatRate(c.Rate))
-			offered.Points = append(offered.Points, point{X: x, Y: c.Rate, Label: fmt.Sprintf("offered rate %s req/s", vocab.FormatRate(c.Rate))})
+			xl = append(xl, trafficLoad(c))
 			if !c.Status.Measured() {
 				continue
 			}
 			q := c.Status == vocab.StatusQueued
-			label := fmt.Sprintf("rate %s: %s", vocab.FormatRate(c.Rate), TrafficSummary(c))
 			achieved.Points = append(achieved.Points, point{X: x, Y: c.AchievedRPS, Hollow: q, Label: label})
 			good.Points = append(good.Points, point{X: x, Y: c.GoodputRPS, Hollow: q, Label: label})
 			ttft.Points = append(ttft.Points, point{X: x, Y: c.TTFTMsP99, Hollow: q, Label: label})
 		}
 		title := trafficTitle(cells[0])
+		rates := []series{offered, achieved, good}
+		if closed {
+			rates = rates[1:]
+		}
 		out = append(out,
 			htmlChart{Title: title, SVG: template.HTML(lineChart(title+": goodput", "requests/s", xt, xl,
-				"configured rate, requests/s (log₂ scale)", []series{offered, achieved, good}, true))},
+				axis, rates, true))},
 			htmlChart{Title: title, SVG: template.HTML(lineChart(title+": TTFT p99", "ms", xt, xl,
-				"configured rate, requests/s (log₂ scale)", []series{ttft}, false))})
+				axis, []series{ttft}, false))})
 	}
 	return out
 }

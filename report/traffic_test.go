@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
@@ -96,5 +97,36 @@ func TestHTMLTrafficTable(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
+	}
+}
+
+// TestClosedLoopTraffic: a closed-loop block without a context is tabled
+// and charted by its concurrency (no rate, no achieved = offered line),
+// and a block whose server has the prefix-cache counters gets their hit
+// rate as a column.
+func TestClosedLoopTraffic(t *testing.T) {
+	cell := func(conc int, achieved float64) result.TrafficCell {
+		c := result.TrafficCell{Traffic: "replay", Concurrency: conc, Arrivals: vocab.ArrivalsPoisson, Status: vocab.StatusValid,
+			AchievedRPS: achieved, GoodputRPS: achieved, GoodputShare: 1, Launched: 10, Completed: 10, MeasuredS: 10}
+		c.SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), 0.5)
+		return c
+	}
+	res := &result.Results{Server: result.Server{Name: "qwen"}, Traffic: []result.TrafficCell{cell(8, 4), cell(32, 9)}}
+	tables := trafficTables(res)
+	if len(tables) != 1 {
+		t.Fatalf("%d tables, want 1", len(tables))
+	}
+	tb := tables[0]
+	if tb.Title != "Traffic replay (closed loop)" || tb.Header[0] != "Concurrency" || tb.Rows[1][0] != "32" ||
+		tb.Header[len(tb.Header)-1] != "Prefix cache hit rate" || tb.Rows[0][len(tb.Rows[0])-1] != "0.500" || !strings.Contains(tb.Intro, "closed loop") {
+		t.Errorf("table %q %q %q %q", tb.Title, tb.Header, tb.Rows, tb.Intro)
+	}
+	charts := trafficCharts(res)
+	if len(charts) != 2 {
+		t.Fatalf("%d charts, want 2", len(charts))
+	}
+	svg := string(charts[0].SVG)
+	if strings.Contains(svg, "achieved = offered") || strings.Contains(svg, "NaN") || strings.Contains(svg, "Inf") || !strings.Contains(svg, "concurrency 32") {
+		t.Errorf("closed-loop goodput chart: want points by concurrency, no offered line:\n%.600s", svg)
 	}
 }
