@@ -251,16 +251,45 @@ func (l *loader) metricStep(tr hcl.Traversal, i int, phase vocab.Phase, what str
 		return hcl.Diagnostics{invalidCtx("Invalid cell reference", tr[i].SourceRange(), tr.SourceRange(),
 			fmt.Sprintf("Read a metric of the cell by name, like .%s.", metric.Names(phase)[0]))}
 	}
-	if m, ok := metric.Lookup(phase, name); ok {
+	m, ok := metric.Lookup(phase, name)
+	if ok && isTurnBeyond(name) {
+		// The naming rule reads any turn, but a cell's object holds turns
+		// 1 … MaxTurnMetrics only: said here, not as HCL's bare
+		// "Unsupported attribute" of the static check.
+		return hcl.Diagnostics{invalidCtx("Unknown metric", tr[i].SourceRange(), tr.SourceRange(),
+			fmt.Sprintf("Conditions read the TTFT of conversation turns 1 to %d (%s … %s); %q is beyond them.",
+				metric.MaxTurnMetrics, metric.TurnName(1), metric.TurnName(metric.MaxTurnMetrics), name))}
+	}
+	if ok {
 		return l.percentileMeasured(m, tr[i].SourceRange(), tr.SourceRange())
 	}
 	if name == CellStatusAttribute {
 		return nil
 	}
 	names := metric.Names(phase)
+	listed := strings.Join(names, ", ")
+	if phase == vocab.PhaseTraffic {
+		// The per-turn TTFTs are a naming rule, not table rows: offer them
+		// to the suggestion and name them in the list.
+		for _, t := range metric.TurnMetrics() {
+			names = append(names, t.Name)
+		}
+		listed += fmt.Sprintf(", and %s … %s (the TTFT of each conversation turn)", metric.TurnName(1), metric.TurnName(metric.MaxTurnMetrics))
+	}
 	return hcl.Diagnostics{unknownMetric(tr[i].SourceRange(), tr.SourceRange(),
-		fmt.Sprintf("%s cells have no metric %q; the %s metrics are %s.", what, name, phase, strings.Join(names, ", ")),
+		fmt.Sprintf("%s cells have no metric %q; the %s metrics are %s.", what, name, phase, listed),
 		name, names)}
+}
+
+// isTurnBeyond reports whether name is a per-turn TTFT past the turns a
+// condition can read (ttft_ms_turn9 and on).
+func isTurnBeyond(name string) bool {
+	for _, t := range metric.TurnMetrics() {
+		if t.Name == name {
+			return false
+		}
+	}
+	return strings.HasPrefix(name, metric.TTFTMsTurn)
 }
 
 func (l *loader) undeclaredVar(name string, tr hcl.Traversal) *hcl.Diagnostic {

@@ -35,6 +35,12 @@ func TestPercentiles(t *testing.T) {
 		{name: "the unit left out", line: 7,
 			body: "matrix \"decode\" {\ncontexts = [\"1K\"]\nconcurrency = [1]\n}\nassert \"a\" {\ncondition = decode[\"1K\"][1].ttft_p99 < 1\n}",
 			want: []string{"Unknown metric", `Did you mean "ttft_ms_p99"?`}},
+		{name: "a turn's TTFT misspelt", line: 7,
+			body: "traffic \"t\" {\ncontext = \"1K\"\nrate = [1]\n}\nassert \"a\" {\ncondition = t[\"1K\"][1].ttft_ms_trun3 < 1\n}",
+			want: []string{"Unknown metric", "ttft_ms_turn1 … ttft_ms_turn8 (the TTFT of each conversation turn)", `Did you mean "ttft_ms_turn3"?`}},
+		{name: "a turn beyond the eighth", line: 7,
+			body: "traffic \"t\" {\ncontext = \"1K\"\nrate = [1]\n}\nassert \"a\" {\ncondition = t[\"1K\"][1].ttft_ms_turn9 < 1\n}",
+			want: []string{"Unknown metric", `turns 1 to 8 (ttft_ms_turn1 … ttft_ms_turn8); "ttft_ms_turn9" is beyond them`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
