@@ -188,8 +188,9 @@ type BaselineOptions struct {
 // WithBaseline checks that res was measured like base (CheckSettings),
 // then compares them cell by cell (CompareBaseline). notes are lines for the
 // console, in order: the settings that differ when allowed, the server
-// differences ("vLLM 0.26.1 → 0.27.2; --max-num-seqs 32 → 64"), and how the
-// decisions were made when they were not all statistical. When the settings
+// differences ("vLLM 0.26.1 → 0.27.2; --max-num-seqs 32 → 64"), how the
+// decisions were made when they were not all statistical, and the traffic
+// cells side by side (compare.Traffic: information, no verdict). When the settings
 // differ and opt does not allow it, err is CheckSettings' usage error and
 // there are no verdicts: numbers measured differently are not compared.
 func WithBaseline(base, res *result.Results, opt BaselineOptions) (verdicts []result.Verdict, notes []string, err error) {
@@ -205,6 +206,12 @@ func WithBaseline(base, res *result.Results, opt BaselineOptions) (verdicts []re
 	tables, _ := compare.Compare(base, res, copt)
 	if m := compare.MethodOf(tables); !m.Statistical() {
 		notes = append(notes, "baseline: "+m.Note())
+	}
+	if traffic := compare.Traffic(base, res); len(traffic) > 0 {
+		notes = append(notes, "baseline: "+compare.TrafficNote)
+		for _, l := range traffic {
+			notes = append(notes, "baseline:   "+l)
+		}
 	}
 	if compare.EngineChanged(base, res) {
 		verdicts = InformOnly(verdicts)

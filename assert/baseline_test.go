@@ -201,6 +201,20 @@ func TestWithBaseline(t *testing.T) {
 			t.Errorf("notes %q lack the engine note", notes)
 		}
 	})
+	t.Run("traffic cells inform in the notes, never a verdict", func(t *testing.T) {
+		withTraffic := func(r *result.Results, ttft float64) *result.Results {
+			r.Traffic = []result.TrafficCell{{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid,
+				AchievedRPS: 4, GoodputRPS: 4, Completed: 8, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
+			return r
+		}
+		v, notes, err := WithBaseline(withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 100),
+			withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 300), BaselineOptions{Tolerance: 0.05})
+		want := []string{"baseline: traffic cells (one window each, not repeated: informs, never gates; docs/method.md#comparing-traffic):",
+			"baseline:   traffic/replay/conc=8: achieved_rps 4 → 4 req/s (0.0%), goodput_rps 4 → 4 req/s (0.0%), ttft_ms_p99 100 → 300 ms (+200.0%), e2e_ms 500 → 500 ms (0.0%), tbt_ms 6 → 6 ms (0.0%)"}
+		if err != nil || len(v) != 1 || v[0].Outcome != vocab.Pass || len(notes) < 2 || !cmp.Equal(notes[len(notes)-2:], want) {
+			t.Errorf("err %v, verdicts %v, notes %q; want the decode cell's one passing verdict and the notes ending %q", err, v, notes, want)
+		}
+	})
 	t.Run("regression", func(t *testing.T) {
 		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5400, 5420, 5300, 5380, 5350), BaselineOptions{Tolerance: 0.05})
 		if v[0].Outcome != vocab.Fail || !strings.Contains(v[0].Details[0], "(-10.4%, bounds -11.7…-9.2% at 95.2% confidence each, 5+5 runs), regressed beyond 5%") {

@@ -5,7 +5,8 @@
 // better for throughputs, lower for latencies) from the Hodges–Lehmann
 // interval of the change (shift.go) when both sides have samples, finds the
 // cells A measured and B lost, compares the runs' measurement settings
-// (settings.go), and renders the matrices as text. `slogate diff` prints it; assert.CompareBaseline turns it
+// (settings.go), and renders the matrices as text; traffic cells, one window
+// each, are set side by side without a decision (traffic.go). `slogate diff` prints it; assert.CompareBaseline turns it
 // into verdicts. The decisions are docs/method.md#comparing-runs.
 package compare
 

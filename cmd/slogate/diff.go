@@ -63,14 +63,23 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		return exit.Usagef("diff: %v", err)
 	}
 	compare.WriteHeader(stdout, files[0], a, files[1], b, settings)
-	if len(tables) == 0 {
+	traffic := compare.Traffic(a, b)
+	if len(tables) == 0 && len(traffic) == 0 {
 		fmt.Fprintln(stdout, "no cells to compare: neither run has measured cells")
 		return nil
 	}
-	if err := compare.Render(stdout, tables); err != nil {
-		return exit.Infraf("diff: writing output: %w", err)
+	if len(tables) > 0 {
+		if err := compare.Render(stdout, tables); err != nil {
+			return exit.Infraf("diff: writing output: %w", err)
+		}
+		compare.WriteSummary(stdout, tables)
 	}
-	compare.WriteSummary(stdout, tables)
+	if len(traffic) > 0 {
+		fmt.Fprintln(stdout, "\n"+compare.TrafficNote)
+		for _, l := range traffic {
+			fmt.Fprintln(stdout, "  "+l)
+		}
+	}
 	outcome := compare.Outcome(tables)
 	if compare.EngineChanged(a, b) {
 		fmt.Fprintln(stdout, compare.EngineNote(a, b))

@@ -82,6 +82,19 @@ func TestCmdDiff(t *testing.T) {
 	repNoise := repeated("rep-noise.json", []float64{5520, 5100, 6900, 5280, 7500})
 	repWorse := repeated("rep-worse.json", []float64{5000, 5100, 5200, 5050, 5150})
 	repBeyond := repeated("rep-beyond.json", []float64{5000, 5500, 6300, 5200, 6900})
+	// Traffic cells, one window each: B's TTFT three times A's informs and
+	// never fails; with no decode or prefill cell they are all there is.
+	withTraffic := func(name string, ttft float64, only bool) string {
+		return writeRunWith(t, dir, name, 6000, func(r *result.Results) {
+			if only {
+				r.Prefill, r.Decode = nil, nil
+			}
+			r.Traffic = []result.TrafficCell{{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid,
+				AchievedRPS: 4, GoodputRPS: 4, Launched: 8, Completed: 8, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
+		})
+	}
+	trafficA, trafficB := withTraffic("traffic-a.json", 100, false), withTraffic("traffic-b.json", 300, false)
+	trafficOnlyA, trafficOnlyB := withTraffic("traffic-only-a.json", 100, true), withTraffic("traffic-only-b.json", 300, true)
 	notJSON := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(notJSON, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
@@ -126,6 +139,9 @@ func TestCmdDiff(t *testing.T) {
 		{name: "alpha as a flag", args: []string{"-alpha", "0.01", a, worse}, code: 1, inStdout: []string{"measure.repeat = 5 on both runs", "at α = 0.01"}},
 		{name: "bad alpha", args: []string{"-alpha", "0", a, worse}, code: 2, inError: "-alpha:"},
 		{name: "unknown metric", args: []string{"-metric", "speed", a, worse}, code: 2, inError: `-metric: unknown metric "speed"; the metrics are `},
+		{name: "traffic cells inform after the tables", args: []string{trafficA, trafficB}, code: 0, inStdout: []string{"0 regressed",
+			"\ntraffic cells (one window each, not repeated: informs, never gates; docs/method.md#comparing-traffic):\n  traffic/replay/conc=8: achieved_rps 4 → 4 req/s (0.0%), goodput_rps 4 → 4 req/s (0.0%), ttft_ms_p99 100 → 300 ms (+200.0%), "}},
+		{name: "traffic cells alone are compared", args: []string{trafficOnlyA, trafficOnlyB}, code: 0, inStdout: []string{"traffic/replay/conc=8: achieved_rps 4 → 4 req/s"}},
 		{name: "missing file", args: []string{a, filepath.Join(dir, "nope.json")}, code: 2, inError: "nope.json does not exist"},
 		{name: "not a results file", args: []string{a, notJSON}, code: 2, inError: "not a slogate results file"},
 	}
