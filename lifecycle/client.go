@@ -43,7 +43,8 @@ func newTransport() *http.Transport {
 	}
 }
 
-// Client talks to one vLLM-compatible server: its control endpoints
+// Client talks to one OpenAI-compatible server of its engine (vLLM unless
+// ForServer says otherwise): its control endpoints
 // (health, models, version, metrics, tokenize) and its streaming
 // generation requests.
 type Client struct {
@@ -168,6 +169,10 @@ func (c *Client) models(ctx context.Context) ([]vllmModel, error) {
 	}
 	return list.Data, nil
 }
+
+// SpeculativeIdle is the warning of a decode cell whose speculation did
+// not run, in the terms of c's engine (Engine.SpeculativeIdle).
+func (c *Client) SpeculativeIdle() string { return c.engine.SpeculativeIdle() }
 
 // version is the server's version as its engine states it, and where it
 // was read; "" when it does not say.

@@ -46,6 +46,10 @@ type Engine interface {
 	// generation prompt) where POST /tokenize has no messages form, by
 	// another request; ok is false when the engine has no such way.
 	ChatPromptTokens(ctx context.Context, c *Client, messages any, chatTemplateKwargs map[string]any) (n int, ok bool, err error)
+	// SpeculativeIdle is the warning of a decode cell whose server has a
+	// speculative block but whose /metrics show no drafting in the window,
+	// naming the engine's own metric and launch flag.
+	SpeculativeIdle() string
 }
 
 // engineFor is the server's engine; vLLM when it names none (spec.Load has

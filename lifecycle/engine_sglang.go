@@ -242,3 +242,11 @@ func (sglangEngine) ChatPromptTokens(ctx context.Context, c *Client, messages an
 	}
 	return r.Usage.PromptTokens, true, nil
 }
+
+// SpeculativeIdle: SGLang has no draft counter, only the gauges
+// sglang:spec_accept_length and sglang:spec_accept_rate, set at decode log
+// intervals (docs/sglang.md#metrics), so an idle speculation is an accept
+// length of 0 or no gauge at the window's end.
+func (sglangEngine) SpeculativeIdle() string {
+	return "speculative decoding did not run in this cell (sglang:spec_accept_length was 0 or absent after the window): check the server's --speculative-algorithm and its log"
+}

@@ -105,3 +105,10 @@ func (vllmEngine) TokenizeStatesContext() bool { return true }
 func (vllmEngine) ChatPromptTokens(context.Context, *Client, any, map[string]any) (int, bool, error) {
 	return 0, false, nil
 }
+
+// SpeculativeIdle: vLLM counts drafts in vllm:spec_decode_num_drafts_total
+// and switches speculation off per request for some sampling settings
+// (docs/method.md#workload).
+func (vllmEngine) SpeculativeIdle() string {
+	return "speculative decoding did not run in this cell (vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config and its log"
+}

@@ -29,12 +29,6 @@ var (
 	streamsExitTimeout = 10 * time.Second
 )
 
-// speculativeDidNotRun is the warning of a decode cell whose server has a
-// speculative block but whose vllm:spec_decode_num_drafts_total did not
-// move during the window: vLLM switches speculation off per request for
-// some sampling settings (docs/method.md#workload).
-const speculativeDidNotRun = "speculative decoding did not run in this cell (vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config and its log"
-
 // Decode measures decode cell ref once, the sustained decode of
 // docs/method.md#decode: C streams restarted as they finish, each sending
 // its body of bodies (by stream, one when the prompt is shared); the
@@ -268,7 +262,7 @@ func (d *decodeRun) storeServerCounters(a metricsAround) {
 	ran := after.HasSpeculative && after.SpeculativeDrafts != before.SpeculativeDrafts ||
 		after.HasSpecAcceptGauges && after.SpecAcceptLength > 0
 	if d.m.Spec.Speculative != nil && !ran {
-		cell.Warnings = append(cell.Warnings, speculativeDidNotRun)
+		cell.Warnings = append(cell.Warnings, d.m.Server.Client.SpeculativeIdle())
 	}
 	if before.HasPreemptions && after.HasPreemptions {
 		n := int64(max(after.Preemptions-before.Preemptions, 0))

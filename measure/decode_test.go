@@ -133,3 +133,39 @@ func decodeRef(ctx, conc int) vocab.CellRef {
 func testBodies(m *Meter, n int) [][]byte {
 	return [][]byte{m.Prompts.fields.body(workload.Prompt{Tokens: make([]int, n)}, m.MaxOutput, m.MaxOutput, "salt")}
 }
+
+// TestSpeculativeIdleNamesTheEngine: a decode cell whose server has a
+// speculative block but whose /metrics show no drafting warns in the
+// terms of the server's engine (its own metric and launch flag), never
+// another engine's (an SGLang cell named vLLM's counter and
+// --speculative-config). The fake's /metrics has no draft counter and no
+// acceptance gauge, so speculation shows as idle on both.
+func TestSpeculativeIdleNamesTheEngine(t *testing.T) {
+	for _, tc := range []struct {
+		name, engine, want, other string
+	}{
+		{"vllm", spec.EngineVLLM, "vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config", "sglang:"},
+		{"sglang", spec.EngineSGLang, "sglang:spec_accept_length was 0 or absent after the window): check the server's --speculative-algorithm", "vllm:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := vllmfake.Server{Tokens: 100000, PerChunk: 2, Gap: 2 * time.Millisecond}
+			s := f.Start(t)
+			m := testMeter(s.URL)
+			m.Spec = &spec.Server{Name: "q", Engine: tc.engine, Speculative: &spec.Speculative{Method: "eagle3"}}
+			m.Server.Client.ForServer(m.Spec)
+			c, err := m.Decode(context.Background(), decodeRef(1000, 1), testBodies(m, 1000), 0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warned []string
+			for _, w := range c.Warnings {
+				if strings.HasPrefix(w, "speculative decoding did not run in this cell") {
+					warned = append(warned, w)
+				}
+			}
+			if len(warned) != 1 || !strings.Contains(warned[0], tc.want) || strings.Contains(warned[0], tc.other) {
+				t.Fatalf("speculation warnings %q, want one containing %q and no %q (all warnings: %q)", warned, tc.want, tc.other, c.Warnings)
+			}
+		})
+	}
+}
