@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	res "github.com/slogate/slogate/result"
 	"github.com/slogate/slogate/vocab"
 )
@@ -184,6 +185,17 @@ matrix "decode" {
 	if err != nil || !strings.Contains(string(md), "| vllm |") || !strings.Contains(string(md), "| Engine |") ||
 		!strings.Contains(string(md), "| sglang |") {
 		t.Errorf("merged report lacks the engines (%v):\n%s", err, md)
+	}
+	// The side-by-side table holds each server's own cell in its column,
+	// the numbers its results.json recorded.
+	want := "| decode 4K × 4 |"
+	for _, p := range []string{a, b} {
+		c := readResults(t, filepath.Dir(p)).Decode[0]
+		want += fmt.Sprintf(" %s tok/s · TTFT %s ms · TBT %s ms |", numfmt.Fixed(c.TotalTPS, 1), numfmt.Fixed(c.TTFTMs, 0), numfmt.Fixed(c.TBTMs, 1))
+	}
+	if !strings.Contains(string(md), "| Cell | vllm (vLLM ") || !strings.Contains(string(md), " | sglang (SGLang 0.5.5-slogate-sim) |") ||
+		!strings.Contains(string(md), want) {
+		t.Errorf("merged report lacks the side-by-side row %q under a header naming each engine:\n%s", want, md)
 	}
 	refused := slogate(t, mark, time.Minute, "", nil, "diff", a, b)
 	if refused.Code != 2 || !strings.Contains(refused.Stderr, "engine: vllm → sglang") {

@@ -14,12 +14,15 @@ import (
 )
 
 // WriteMergedMarkdown renders a merged results set (`slogate merge`) as one
-// report.md: an index of the runs (server, spec, outcome, exit code), then
-// each run's report.md as a section, its headings one level down.
+// report.md: an index of the runs (server, spec, outcome, exit code), for
+// each model more than one server measured the same cells side by side (a
+// column per server, its engine named), then each run's report.md as a
+// section, its headings one level down.
 func WriteMergedMarkdown(w io.Writer, m *result.Merged) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, "Speed test matrix\n\n# slogate: %s across %d %s\n\n", outcomeWord(m.Outcome), len(m.Runs), plural(len(m.Runs), "server", "servers"))
 	writeMergedIndex(b, m)
+	writeSideBySide(b, m)
 	for _, r := range m.Runs {
 		var one bytes.Buffer
 		if err := WriteMarkdown(&one, r.Results); err != nil {

@@ -60,3 +60,47 @@ func TestMergedHTMLUniqueIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestMergedSideBySide: a merged report puts the same cells of the servers
+// of one model side by side, a column per server named with its engine
+// and version: prefill and decode cells lined up by reference, a status
+// word for a cell without numbers, a dash where a server lacks the cell;
+// a model only one server measured gets no comparison. The section is
+// golden (testdata/merged-side-by-side.md; go test ./report -update).
+func TestMergedSideBySide(t *testing.T) {
+	run := func(dir, engine, version, model string, prefill []result.PrefillCell, decode []result.DecodeCell) result.MergedRun {
+		res := &result.Results{Schema: result.Schema, Spec: "engines.hcl", Prefill: prefill, Decode: decode,
+			Server: result.Server{Name: dir, Engine: engine, Version: version, Model: model}}
+		return result.MergedRun{Dir: dir, Results: res}
+	}
+	valid := func(ctx, conc int, tps, ttft, tbt float64) result.DecodeCell {
+		return result.DecodeCell{Matrix: "decode", Context: ctx, Concurrency: conc, Status: vocab.StatusValid, TotalTPS: tps, TTFTMs: ttft, TBTMs: tbt}
+	}
+	queued := valid(8192, 64, 2612, 1900.4, 21.2)
+	queued.Status = vocab.StatusQueued
+	m := &result.Merged{Schema: result.MergedSchema, Runs: []result.MergedRun{
+		run("vllm", "", "0.26.1", "Qwen/Qwen3.5-4B",
+			[]result.PrefillCell{{Context: 8192, Status: vocab.StatusValid, TPS: 46712.3, TTFTMs: 175.4}},
+			[]result.DecodeCell{valid(8192, 1, 408.2, 31.6, 2.4), queued,
+				{Matrix: "decode", Context: 256000, Concurrency: 128, Status: vocab.StatusOverCapacity}}),
+		run("glm", "vllm", "0.26.1", "nvidia/GLM-5.3-Flash-NVFP4", nil, []result.DecodeCell{valid(8192, 1, 90, 50, 11)}),
+		run("sglang", "sglang", "0.5.5", "Qwen/Qwen3.5-4B",
+			[]result.PrefillCell{{Context: 8192, Status: vocab.StatusValid, TPS: 9819, TTFTMs: 834.3}},
+			[]result.DecodeCell{valid(8192, 64, 3100.5, 700, 19.9), valid(8192, 1, 390.1, 35, 2.5),
+				{Matrix: "decode", Search: "max_conc", Context: 8192, Concurrency: 96, Status: vocab.StatusValid, TotalTPS: 1}}),
+	}}
+	var b strings.Builder
+	if err := WriteMergedMarkdown(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	start := strings.Index(md, "## Side by side")
+	end := strings.Index(md, "---\n")
+	if start < 0 || end < start {
+		t.Fatalf("no side-by-side section before the runs:\n%s", md)
+	}
+	if strings.Count(md, "## Side by side") != 1 {
+		t.Errorf("want one comparison (GLM was measured by one server only):\n%s", md[start:end])
+	}
+	golden(t, "merged-side-by-side.md", []byte(md[start:end]))
+}
