@@ -231,6 +231,24 @@ traffic "shared" {
 			t.Errorf("%s: warnings %q do not count the dataset's entries (%s)", label, c.Warnings, want)
 		}
 	}
+	// Which form the prompts took, in results.json and in the report, with
+	// the dataset's warnings (reuse, counts) among the report's.
+	for label, want := range map[string]string{"replay": "raw text on /v1/completions, untemplated", "spread": "token IDs on /v1/completions (no template)"} {
+		if c := cells[label]; c.Workload != label || c.Prompts != want {
+			t.Errorf("%s: workload %q, prompts %q; want %q, %q", label, c.Workload, c.Prompts, label, want)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`; workload "replay", its prompts sent as raw text on /v1/completions, untemplated`,
+		"- traffic/replay/conc=4: dataset " + dataset + fmt.Sprintf(": %d entries examined, %d kept", len(entries), len(kept)),
+		"- traffic/replay/conc=4: " + dataset + fmt.Sprintf(" has %d usable entries for ", len(kept))} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
 	if c := cells["replay"]; c.Concurrency != 4 || c.Rate != 0 || c.ConcurrencyAvg < 3.5 || c.ConcurrencyAvg > 4.01 {
 		t.Errorf("replay closed loop: concurrency %d rate %v, %.2f in flight on average; want 4 kept in flight", c.Concurrency, c.Rate, c.ConcurrencyAvg)
 	}

@@ -520,7 +520,9 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 			return strconv.Itoa(r.Entry)
 		}
 	}
-	work, err := newPlanWork(m.Prompts.fieldsFor(w), plan, w.IgnoreEOS, datasetID)
+	fields := m.Prompts.fieldsFor(w)
+	cell.Workload, cell.Prompts = w.Name, promptForm(fields, plan)
+	work, err := newPlanWork(fields, plan, w.IgnoreEOS, datasetID)
 	if err != nil {
 		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("workload %q: %v", w.Name, err)
 		return cell, nil

@@ -3,6 +3,7 @@ package measure
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -145,6 +146,23 @@ func (w *planWork) describe(i, t int, rec *result.RequestRecord) int64 {
 		rec.PrefixGroup = strconv.Itoa(r.PrefixGroup)
 	}
 	return int64(r.PromptTokens)
+}
+
+// promptForm says how planBody sends the plan's prompts, for the cell's
+// record and report (docs/method.md#named-workloads-in-traffic): on chat
+// the server templates them, on completions text goes raw and untemplated
+// and token IDs as they are.
+func promptForm(f requestFields, plan *workload.Plan) string {
+	conversations := slices.ContainsFunc(plan.Requests, func(r workload.Request) bool { return r.Turn > 0 })
+	switch {
+	case f.chat && conversations:
+		return "each conversation's messages so far on /v1/chat/completions, templated by the server"
+	case f.chat:
+		return "one user message on /v1/chat/completions, templated by the server"
+	case len(plan.Requests) > 0 && plan.Requests[0].Tokens != nil:
+		return "token IDs on /v1/completions (no template)"
+	}
+	return "raw text on /v1/completions, untemplated"
 }
 
 // planBody encodes a planned request: on chat its messages after history

@@ -25,20 +25,24 @@ func TestPlanBody(t *testing.T) {
 		ignoreEOS bool
 		salt      string
 		want      string
+		form      string // promptForm of a plan of r: what the report says was sent
 	}{
-		{name: "completions: dataset text raw, untemplated", r: text, ignoreEOS: true,
+		{name: "completions: dataset text raw, untemplated", r: text, ignoreEOS: true, form: "raw text on /v1/completions, untemplated",
 			want: `{"model":"m","prompt":"Why is the sky blue?","max_tokens":7,"min_tokens":7,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`},
-		{name: "completions: token IDs", r: ids, ignoreEOS: true,
+		{name: "completions: token IDs", r: ids, ignoreEOS: true, form: "token IDs on /v1/completions (no template)",
 			want: `{"model":"m","prompt":[11,12,13],"max_tokens":5,"min_tokens":5,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`},
-		{name: "chat: the prompt as one user message; the model may stop", chat: true, r: text,
+		{name: "chat: the prompt as one user message; the model may stop", chat: true, r: text, form: "one user message on /v1/chat/completions, templated by the server",
 			want: `{"model":"m","messages":[{"role":"user","content":"Why is the sky blue?"}],"max_completion_tokens":7,"ignore_eos":false,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`},
-		{name: "chat: a later turn after its history, salted", chat: true, history: history, salt: "s",
+		{name: "chat: a later turn after its history, salted", chat: true, history: history, salt: "s", form: "each conversation's messages so far on /v1/chat/completions, templated by the server",
 			r:    workload.Request{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "More?"}}, OutputTokens: 3, Turn: 1},
 			want: `{"model":"m","messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":" a a"},{"role":"user","content":"More?"}],"max_completion_tokens":3,"ignore_eos":false,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"cache_salt":"s"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := string(requestFields{model: "m", chat: tt.chat}.planBody(tt.r, tt.history, tt.ignoreEOS, tt.salt))
+			if form := promptForm(requestFields{chat: tt.chat}, &workload.Plan{Requests: []workload.Request{tt.r}}); form != tt.form {
+				t.Errorf("prompt form %q, want %q", form, tt.form)
+			}
 			if got != tt.want {
 				t.Errorf("body\n%s\nwant\n%s", got, tt.want)
 			}

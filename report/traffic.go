@@ -152,6 +152,11 @@ func trafficTables(res *result.Results) []trafficTable {
 	for _, cells := range trafficBlocks(res) {
 		closed := cells[0].Concurrency > 0
 		t := trafficTable{Title: trafficTitle(cells[0]), Intro: trafficIntro(closed), Header: []string{"Rate (req/s)", "Status"}}
+		if c := cells[0]; c.Workload != "" && c.Prompts != "" {
+			// Templated or raw: what the server was asked matters to
+			// whoever reads the latencies (docs/method.md#named-workloads-in-traffic).
+			t.Intro += fmt.Sprintf("; workload %q, its prompts sent as %s", c.Workload, c.Prompts)
+		}
 		if closed {
 			t.Header[0] = "Concurrency"
 		}

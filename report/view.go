@@ -215,6 +215,12 @@ func newView(res *result.Results) *view {
 	}
 	v.addPrefill(res.Prefill)
 	v.addMatrices(res)
+	for i := range res.Traffic { // a dataset's counts, its reuse in order, …
+		c := &res.Traffic[i]
+		for _, w := range c.Warnings {
+			v.Warnings = append(v.Warnings, c.Ref().Name()+": "+w)
+		}
+	}
 	v.All = allMeasurements(res.Prefill, v.Matrices)
 	v.addVerdicts(res.Verdicts)
 	v.Warnings = runWarnings(res, v.Warnings)

@@ -51,6 +51,12 @@ type TrafficCell struct {
 	// ElapsedS is the wall time the cell took, warm-up and drain included.
 	ElapsedS float64  `json:"elapsed_s,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Workload is the named workload the cell sent ("" for the unnamed
+	// one) and Prompts how its prompts went on the wire: "one user message
+	// on /v1/chat/completions, templated by the server", "raw text on
+	// /v1/completions, untemplated" or "token IDs on /v1/completions".
+	Workload string `json:"workload,omitempty"`
+	Prompts  string `json:"prompts,omitempty"`
 	// Polling is how long the window's /metrics scrapes took; nil when it
 	// took none.
 	Polling *Polling `json:"polling,omitempty"`
