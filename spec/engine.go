@@ -38,6 +38,10 @@ type engineSyntax struct {
 	// (nil: not checked); their source is cited in the warning.
 	kvCacheDtypes, attentionBackends []string
 	valuesSource                     string
+	// otherSpellings are values another engine writes for one of this
+	// engine's, by attribute: the warning of such a value names this
+	// engine's spelling instead of the nearest string.
+	otherSpellings map[string]map[string]spelling
 	// unsupported names the typed attributes the engine has no flag for,
 	// each with what to write instead.
 	unsupported map[string]string
@@ -60,6 +64,10 @@ type engineSyntax struct {
 	// docs is where docs/ describes the engine's flags.
 	docs string
 }
+
+// spelling is one engine's value for what another engine spells
+// otherwise: the value and where the two are said to be the same.
+type spelling struct{ value, why string }
 
 // engines holds every engine slogate launches, by the name a spec writes.
 var engines = map[string]*engineSyntax{
@@ -133,7 +141,9 @@ func checkEngineValues(at hcl.Attributes, s *Server) hcl.Diagnostics {
 		}
 		detail := fmt.Sprintf("%s's %s takes %s (%s); %q is not one of them, so %s may refuse to start. Newer builds add values: ignore this warning if yours knows it.",
 			e.title, v.flag, strings.Join(v.known, ", "), e.valuesSource, v.value, e.title)
-		if near := nearest(v.value, v.known); near != "" {
+		if sp, ok := e.otherSpellings[v.name][v.value]; ok {
+			detail += fmt.Sprintf(" %q is another engine's spelling: %s writes %q (%s).", v.value, e.title, sp.value, sp.why)
+		} else if near := nearest(v.value, v.known); near != "" {
 			detail += fmt.Sprintf(" Did you mean %q?", near)
 		}
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Unknown " + v.name, Detail: detail,

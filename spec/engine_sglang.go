@@ -29,6 +29,14 @@ var sglangSyntax = &engineSyntax{
 		"aiter", "wave", "intel_amx", "ascend", "intel_xpu",
 	},
 	valuesSource: "the choices of ServerArgs in python/sglang/srt/server_args.py, docs/sglang.md#flags",
+	otherSpellings: map[string]map[string]spelling{
+		"kv_cache_dtype": {"fp8": {"fp8_e4m3", "vLLM's fp8 is fp8_e4m3: \"CUDA 11.8+ supports fp8 (=fp8_e4m3)\", vllm/config/cache.py"}},
+		"attention_backend": {
+			"FLASHINFER":  {"flashinfer", "the FlashInfer kernels"},
+			"TRITON_ATTN": {"triton", "the Triton kernels"},
+			"FLASH_ATTN":  {"fa3", "FlashAttention 3, which vLLM's FLASH_ATTN runs on Hopper; fa4 on Blackwell"},
+		},
+	},
 	unsupported: map[string]string{
 		"enable_expert_parallel": `SGLang sizes expert parallelism instead of switching it on: write args = ["--ep-size", "N"] (docs/sglang.md#flags).`,
 		"max_num_batched_tokens": `SGLang bounds a prefill chunk and a prefill batch separately: write args = ["--chunked-prefill-size", "N"] and/or ["--max-prefill-tokens", "N"] (docs/sglang.md#flags).`,

@@ -212,6 +212,7 @@ func TestEngineDiagnostics(t *testing.T) {
 		summary string
 		line    int
 		detail  []string
+		absent  []string
 	}{
 		{name: "unknown engine", body: `engine = "sglnag"`, summary: "Unknown engine", line: 3,
 			detail: []string{`"sglang" or "vllm"`, `Did you mean "sglang"?`}},
@@ -220,7 +221,15 @@ func TestEngineDiagnostics(t *testing.T) {
 		{name: "speculative method SGLang lacks", body: "engine = \"sglang\"\n  speculative {\n    method = \"dflsh\"\n  }", summary: "Speculative method not supported by SGLang", line: 5,
 			detail: []string{`SGLang has no speculative method "dflsh"`, "DFLASH, DSPARK, EAGLE, EAGLE3, NEXTN, NGRAM, STANDALONE", `Did you mean "dflash"?`}},
 		{name: "kv_cache_dtype outside SGLang's list", body: "engine = \"sglang\"\n  kv_cache_dtype = \"fp8\"", summary: "Unknown kv_cache_dtype", line: 4,
-			detail: []string{"SGLang's --kv-cache-dtype takes auto, fp8_e5m2, fp8_e4m3", `"fp8" is not one of them`}},
+			detail: []string{"SGLang's --kv-cache-dtype takes auto, fp8_e5m2, fp8_e4m3", `"fp8" is not one of them`,
+				`"fp8" is another engine's spelling: SGLang writes "fp8_e4m3" (vLLM's fp8 is fp8_e4m3`},
+			absent: []string{"Did you mean"}}, // "mxfp8", the nearest string, is another format
+		{name: "vLLM's attention backend on SGLang", body: "engine = \"sglang\"\n  attention_backend = \"FLASH_ATTN\"", summary: "Unknown attention_backend", line: 4,
+			detail: []string{`"FLASH_ATTN" is another engine's spelling: SGLang writes "fa3"`}},
+		{name: "SGLang's kv_cache_dtype on vLLM", body: `kv_cache_dtype = "bf16"`, summary: "Unknown kv_cache_dtype", line: 3,
+			detail: []string{"vLLM's --kv-cache-dtype takes", `"bf16" is another engine's spelling: vLLM writes "bfloat16"`}},
+		{name: "a value no engine spells", body: "engine = \"sglang\"\n  kv_cache_dtype = \"fp8_e4m4\"", summary: "Unknown kv_cache_dtype", line: 4,
+			detail: []string{`Did you mean "fp8_e4m3"?`}, absent: []string{"another engine's spelling"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,6 +250,11 @@ func TestEngineDiagnostics(t *testing.T) {
 			for _, w := range tt.detail {
 				if !strings.Contains(d.Detail, w) {
 					t.Errorf("detail %q lacks %q", d.Detail, w)
+				}
+			}
+			for _, w := range tt.absent {
+				if strings.Contains(d.Detail, w) {
+					t.Errorf("detail %q has %q", d.Detail, w)
 				}
 			}
 		})

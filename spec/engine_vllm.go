@@ -3,11 +3,14 @@ package spec
 // vllmSyntax is vLLM's launch: `vllm serve MODEL --flag value …`
 // (docs/vllm.md#flags).
 var vllmSyntax = &engineSyntax{
-	title:            "vLLM",
-	command:          "vllm",
-	serveArgs:        vllmServeArgs,
-	kvCacheDtypes:    CacheDTypes,
-	valuesSource:     "CacheDType in vllm/config/cache.py, docs/vllm.md#flags",
+	title:         "vLLM",
+	command:       "vllm",
+	serveArgs:     vllmServeArgs,
+	kvCacheDtypes: CacheDTypes,
+	valuesSource:  "CacheDType in vllm/config/cache.py, docs/vllm.md#flags",
+	otherSpellings: map[string]map[string]spelling{
+		"kv_cache_dtype": {"bf16": {"bfloat16", "SGLang's bf16 and bfloat16 are one choice, docs/sglang.md#flags"}},
+	},
 	maxNumSeqsFlags:  []string{"--max-num-seqs", "--max_num_seqs"},
 	containerCommand: nil, // vllm/vllm-openai's entrypoint is `vllm serve`
 	apiKeyEnv:        "VLLM_API_KEY",
