@@ -371,8 +371,14 @@ func (p *Planner) planDataset(ctx context.Context, cfg PlanConfig) ([]Request, e
 			return nil, err
 		}
 		if cfg.MaxModelLen > 0 && reqs[i].PromptTokens+reqs[i].OutputTokens > cfg.MaxModelLen {
-			return nil, &DatasetError{Path: p.data.Path, Format: p.data.Format, Line: reqs[i].Line, Reason: fmt.Sprintf("the prompt (%d tokens) and its output (%d tokens) exceed the server's max_model_len %d: lower max_total_tokens to drop such entries, or raise max_model_len",
-				reqs[i].PromptTokens, reqs[i].OutputTokens, cfg.MaxModelLen)}
+			// Only ShareGPT is filtered: a JSONL or messages line is sent as
+			// written, so the remedy is the line itself.
+			remedy := "shorten or remove the line, lower output_tokens, or raise max_model_len"
+			if p.data.Format == FormatShareGPT {
+				remedy = "lower max_total_tokens to drop such entries, or raise max_model_len"
+			}
+			return nil, &DatasetError{Path: p.data.Path, Format: p.data.Format, Line: reqs[i].Line, Reason: fmt.Sprintf("the prompt (%d tokens) and its output (%d tokens) exceed the server's max_model_len %d: %s",
+				reqs[i].PromptTokens, reqs[i].OutputTokens, cfg.MaxModelLen, remedy)}
 		}
 	}
 	return reqs, nil

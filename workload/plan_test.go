@@ -193,8 +193,8 @@ func TestPlanMaxModelLen(t *testing.T) {
 	path := filepath.Join(datasets, "prompts.jsonl")
 	_, err := NewPlanner(&pairTokenizer{}, Options{Prompt: DatasetPrompt, DatasetPath: path}, nil).Plan(context.Background(), PlanConfig{Requests: 5, MaxModelLen: 280})
 	var de *DatasetError
-	if !errors.As(err, &de) || de.Line == 0 || !strings.Contains(de.Error(), "exceed the server's max_model_len 280") {
-		t.Fatalf("error %v, want a DatasetError at a line over max_model_len", err)
+	if !errors.As(err, &de) || de.Line == 0 || !strings.Contains(de.Error(), "exceed the server's max_model_len 280: shorten or remove the line, lower output_tokens, or raise max_model_len") {
+		t.Fatalf("error %v, want a DatasetError at a line over max_model_len, with a JSONL line's remedy (no filter: max_total_tokens is ShareGPT's)", err)
 	}
 }
 
