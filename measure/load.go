@@ -23,6 +23,31 @@ func (e errStalled) Error() string {
 	return fmt.Sprintf("stream stalled: no data for %v (per-stream inactivity timeout)", e.after)
 }
 
+// stallTimer cancels a request's context with errStalled when its stream is
+// silent longer than allowed: the first chunk's timeout at first, then the
+// idle timeout after each chunk. Every request of every cell kind reads
+// its stream under one.
+type stallTimer struct {
+	limit atomic.Int64 // the inactivity allowed right now
+	timer *time.Timer
+}
+
+// newStallTimer returns a child of ctx that the timer cancels, the timer,
+// and the function that stops both (to defer).
+func newStallTimer(ctx context.Context, first time.Duration) (context.Context, *stallTimer, func()) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	s := &stallTimer{}
+	s.limit.Store(int64(first))
+	s.timer = time.AfterFunc(first, func() { cancel(errStalled{time.Duration(s.limit.Load())}) })
+	return rctx, s, func() { s.timer.Stop(); cancel(nil) }
+}
+
+// chunk restarts the wait after a chunk: idle from now.
+func (s *stallTimer) chunk(idle time.Duration) {
+	s.limit.Store(int64(idle))
+	s.timer.Reset(idle)
+}
+
 // span is one request's life in a cell, in ns since the cell's origin.
 type span struct {
 	first, end int64 // first chunk; end of the stream (-1 while open)
@@ -165,12 +190,8 @@ func (l *load) wait(d time.Duration) bool {
 // request finished or ctx was cancelled, and the error otherwise. Either
 // way it hands the request's record to record.
 func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStarted *bool) (err error) {
-	rctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var limit atomic.Int64 // the inactivity allowed right now
-	limit.Store(int64(l.firstChunkTimeout))
-	timer := time.AfterFunc(l.firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
-	defer timer.Stop()
+	rctx, stall, stop := newStallTimer(ctx, l.firstChunkTimeout)
+	defer stop()
 
 	l.outstanding.Add(1)
 	defer l.outstanding.Add(-1)
@@ -252,8 +273,7 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 			tr.outputTokens = max(tr.outputTokens, prevCompl)
 			return streamError(ctx, rctx, err)
 		}
-		limit.Store(int64(l.idleTimeout))
-		timer.Reset(l.idleTimeout)
+		stall.chunk(l.idleTimeout)
 		windowStart, windowEnd := l.windowStart.Load(), l.windowEnd.Load()
 		in := now >= windowStart && now <= windowEnd
 		if ch.HasUsage {

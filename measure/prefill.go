@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync/atomic"
 	"time"
 
 	"github.com/slogate/slogate/measure/sse"
@@ -118,13 +117,8 @@ func (m *Meter) WarmStreams(ctx context.Context, cp *ContextPrompts, salt string
 // coldRequest sends one request and returns its time to the first chunk,
 // reading the stream to its end; its record goes to requests.jsonl with meta.
 func (m *Meter) coldRequest(ctx context.Context, body []byte, n int, meta requestMeta) (ttft time.Duration, err error) {
-	rctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	firstChunkTimeout := firstTokenTimeout(n, 0)
-	var limit atomic.Int64
-	limit.Store(int64(firstChunkTimeout))
-	timer := time.AfterFunc(firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
-	defer timer.Stop()
+	rctx, stall, stop := newStallTimer(ctx, firstTokenTimeout(n, 0))
+	defer stop()
 	t0 := time.Now()
 	var tr requestTrace
 	tr.begin(0)
@@ -150,8 +144,7 @@ func (m *Meter) coldRequest(ctx context.Context, body []byte, n int, meta reques
 		if err != nil {
 			return 0, streamError(ctx, rctx, err)
 		}
-		limit.Store(int64(m.StreamIdleTimeout))
-		timer.Reset(m.StreamIdleTimeout)
+		stall.chunk(m.StreamIdleTimeout)
 		if ch.HasUsage {
 			tr.promptTokens, tr.outputTokens = ch.PromptTokens, ch.CompletionTokens
 		}

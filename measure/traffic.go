@@ -247,12 +247,8 @@ func (l *trafficLoad) windowDone() bool {
 // record to record (inWindow: it was launched inside the window). It
 // returns the generated text when later turns need it.
 func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int, body []byte, inWindow bool) (answer string, err error) {
-	rctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var limit atomic.Int64
-	limit.Store(int64(l.firstChunkTimeout))
-	timer := time.AfterFunc(l.firstChunkTimeout, func() { cancel(errStalled{time.Duration(limit.Load())}) })
-	defer timer.Stop()
+	rctx, stall, stop := newStallTimer(ctx, l.firstChunkTimeout)
+	defer stop()
 	var tr requestTrace
 	tr.begin(req.launch)
 	var rec result.RequestRecord
@@ -317,8 +313,7 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int
 		if err != nil {
 			return "", streamError(ctx, rctx, err)
 		}
-		limit.Store(int64(l.idleTimeout))
-		timer.Reset(l.idleTimeout)
+		stall.chunk(l.idleTimeout)
 		if ch.HasUsage {
 			tr.promptTokens = ch.PromptTokens
 		}
