@@ -374,25 +374,12 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 			s.maxLen, maxTokens, prompt, prompt+maxTokens, prompt))
 		return
 	}
-	if s.cfg.ErrorRate > 0 {
-		s.rngMu.Lock()
-		fail := s.errorRNG.Float64() < s.cfg.ErrorRate
-		s.rngMu.Unlock()
-		if fail {
-			s.log.printf("APIServer", "ERROR", "serving.py:1", "simulated server error (--sim-error-rate %g)", s.cfg.ErrorRate)
-			apiError(w, 500, "InternalServerError", "", "simulated server error (--sim-error-rate)")
-			return
-		}
+	if s.simulatedError() {
+		s.log.printf("APIServer", "ERROR", "serving.py:1", "simulated server error (--sim-error-rate %g)", s.cfg.ErrorRate)
+		apiError(w, 500, "InternalServerError", "", "simulated server error (--sim-error-rate)")
+		return
 	}
-	er := &request{promptTokens: prompt, maxTokens: maxTokens, hash: hash, chain: *chain, notify: make(chan struct{}, 1)}
-	er.chain.clip()
-	er.cachedTokens.Store(-1)
-	minTokens := 0
-	if req.MinTokens != nil {
-		minTokens = *req.MinTokens
-	}
-	er.limit, er.eos = outputLimit(maxTokens, minTokens, req.IgnoreEOS != nil && *req.IgnoreEOS,
-		naturalLength(hash, s.cfg.Seed, req.seed(), s.cfg.eosMean()))
+	er := s.engineRequest(&req, prompt, maxTokens, hash, chain)
 	eng := s.pickEngine()
 	if s.record != nil {
 		endpoint := "/v1/completions"
@@ -667,4 +654,30 @@ func newID() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// simulatedError draws whether this request fails with --sim-error-rate.
+func (s *server) simulatedError() bool {
+	if s.cfg.ErrorRate <= 0 {
+		return false
+	}
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.errorRNG.Float64() < s.cfg.ErrorRate
+}
+
+// engineRequest is the engines' request of a generation request with its
+// prompt (tokens, hash and block chain) and max_tokens: the model stops at
+// a seeded EOS unless ignore_eos, never before min_tokens.
+func (s *server) engineRequest(req *genRequest, prompt, maxTokens int, hash uint64, chain *blockChain) *request {
+	er := &request{promptTokens: prompt, maxTokens: maxTokens, hash: hash, chain: *chain, notify: make(chan struct{}, 1)}
+	er.chain.clip()
+	er.cachedTokens.Store(-1)
+	minTokens := 0
+	if req.MinTokens != nil {
+		minTokens = *req.MinTokens
+	}
+	er.limit, er.eos = outputLimit(maxTokens, minTokens, req.IgnoreEOS != nil && *req.IgnoreEOS,
+		naturalLength(hash, s.cfg.Seed, req.seed(), s.cfg.eosMean()))
+	return er
 }

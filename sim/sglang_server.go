@@ -489,27 +489,14 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 	if clip := maxReqInputLen(s.st) - prompt - 1; clip >= 1 && maxTokens > clip {
 		maxTokens = clip
 	}
-	if s.c.core.ErrorRate > 0 {
-		s.rngMu.Lock()
-		fail := s.errorRNG.Float64() < s.c.core.ErrorRate
-		s.rngMu.Unlock()
-		if fail {
-			s.log.http("sim: simulated server error (--sim-error-rate %g)", s.c.core.ErrorRate)
-			sglangError(w, 500, "InternalServerError", "Internal server error: simulated server error (--sim-error-rate)")
-			return
-		}
+	if s.simulatedError() {
+		s.log.http("sim: simulated server error (--sim-error-rate %g)", s.c.core.ErrorRate)
+		sglangError(w, 500, "InternalServerError", "Internal server error: simulated server error (--sim-error-rate)")
+		return
 	}
 	// The model is the vLLM imitation's: it stops at a seeded EOS unless
 	// ignore_eos, never before min_tokens (SGLang's min_new_tokens).
-	er := &request{promptTokens: prompt, maxTokens: maxTokens, hash: hash, chain: *chain, notify: make(chan struct{}, 1)}
-	er.chain.clip()
-	er.cachedTokens.Store(-1)
-	minTokens := 0
-	if req.MinTokens != nil {
-		minTokens = *req.MinTokens
-	}
-	er.limit, er.eos = outputLimit(maxTokens, minTokens, req.IgnoreEOS != nil && *req.IgnoreEOS,
-		naturalLength(hash, s.c.core.Seed, req.seed(), s.c.core.eosMean()))
+	er := s.engineRequest(&req, prompt, maxTokens, hash, chain)
 	eng := s.pickEngine()
 	if s.record != nil {
 		endpoint := "/v1/completions"
