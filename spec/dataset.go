@@ -436,7 +436,11 @@ func (l *loader) checkConversations(w *Workload) hcl.Diagnostics {
 	default:
 		return nil
 	}
+	at := "the default: the spec has no measure block" // no range to name (it read "file:0")
+	if l.spec.Measure.DeclRange.Start.Line > 0 {
+		at = where(l.spec.Measure.DeclRange)
+	}
 	return hcl.Diagnostics{invalid("Conversations on the completions endpoint", rng,
 		"%s sends each turn with the conversation's history as chat messages, which only /v1/chat/completions takes; measure.endpoint is %q (%s). Set measure { endpoint = \"chat\" }.",
-		what, l.spec.Measure.Endpoint, where(l.spec.Measure.DeclRange))}
+		what, l.spec.Measure.Endpoint, at)}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/slogate/slogate/workload"
 )
@@ -136,5 +137,30 @@ func TestDatasetDiagnosticDetail(t *testing.T) {
 	}
 	for line, w := range want {
 		t.Errorf("no diagnostic at line %d (%q)", line, w)
+	}
+}
+
+// TestConversationsEndpointWhere: a conversation on the completions
+// endpoint names where the endpoint was set, or says it is the default
+// (it named "c.hcl:0" of a spec without a measure block).
+func TestConversationsEndpointWhere(t *testing.T) {
+	tests := []struct {
+		name, measure, want string
+	}{
+		{name: "no measure block", want: `measure.endpoint is "completions" (the default: the spec has no measure block)`},
+		{name: "a measure block", measure: "measure {\n  duration = \"2s\"\n}\n", want: `measure.endpoint is "completions" (c.hcl:2)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "server \"q\" { model = \"m\" }\n" + tt.measure + "workload \"chat\" {\n  input_tokens = 100\n  turns = 3\n}\n"
+			_, diags := LoadSource("c.hcl", []byte(src), LoadOptions{})
+			errs := diags.Errs()
+			if len(errs) != 1 {
+				t.Fatalf("want one diagnostic, got %v", diags)
+			}
+			if d := errs[0].(*hcl.Diagnostic); d.Summary != "Conversations on the completions endpoint" || !strings.Contains(d.Detail, tt.want) {
+				t.Errorf("%s: %s; want the detail to say %q", d.Summary, d.Detail, tt.want)
+			}
+		})
 	}
 }
