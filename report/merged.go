@@ -35,12 +35,13 @@ func WriteMergedMarkdown(w io.Writer, m *result.Merged) error {
 }
 
 // WriteMergedSummary renders the short Markdown summary of a merged results
-// set for a CI job page ($GITHUB_STEP_SUMMARY): the index of the runs, then
-// each run's summary (WriteSummary).
+// set for a CI job page ($GITHUB_STEP_SUMMARY): the index of the runs, the
+// side-by-side comparisons, then each run's summary (WriteSummary).
 func WriteMergedSummary(w io.Writer, m *result.Merged) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, "### slogate merge: %s across %d %s\n\n", outcomeWord(m.Outcome), len(m.Runs), plural(len(m.Runs), "server", "servers"))
 	writeMergedIndex(b, m)
+	writeSideBySide(b, m)
 	for _, r := range m.Runs {
 		if err := WriteSummary(b, r.Results); err != nil {
 			return err
@@ -131,10 +132,16 @@ var mergedHTMLTemplate = template.Must(template.New("merged").Funcs(template.Fun
 <p class="kicker">Speed test matrix · merged</p>
 <h1>slogate: {{.Outcome}} across {{len .Runs}} servers <span class="badge {{lower .Outcome}}">{{.Outcome}}</span></h1>
 <table>
-<tr><th class="left">Server</th><th class="left">Spec</th><th class="left">Outcome</th><th>Exit</th><th class="left">Verdicts</th><th class="left">Model</th></tr>
-{{range .Runs}}<tr><td class="left"><a href="#{{.ID}}">{{.Server}}</a></td><td class="left">{{.Spec}}</td><td class="left outcome-{{lower .Outcome}}">{{.Outcome}}</td><td>{{.Exit}}</td><td class="left">{{.Verdicts}}</td><td class="left">{{.Model}}</td></tr>
+<tr><th class="left">Server</th><th class="left">Spec</th><th class="left">Outcome</th><th>Exit</th><th class="left">Verdicts</th><th class="left">Model</th><th class="left">Engine</th></tr>
+{{range .Runs}}<tr><td class="left"><a href="#{{.ID}}">{{.Server}}</a></td><td class="left">{{.Spec}}</td><td class="left outcome-{{lower .Outcome}}">{{.Outcome}}</td><td>{{.Exit}}</td><td class="left">{{.Verdicts}}</td><td class="left">{{.Model}}</td><td class="left">{{.Engine}}</td></tr>
 {{end}}</table>
-{{range .Runs}}<section class="run" id="{{.ID}}">
+{{range .Sides}}<h2>Side by side: {{.Model}}</h2>
+<table>
+<tr><th class="left">Cell</th>{{range .Heads}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr><td class="left">{{.Cell}}</td>{{range .Texts}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+<p class="legend">{{$.SideLegend}}</p>
+{{end}}{{range .Runs}}<section class="run" id="{{.ID}}">
 {{.Body}}
 </section>
 {{end}}</main>
@@ -143,8 +150,37 @@ var mergedHTMLTemplate = template.Must(template.New("merged").Funcs(template.Fun
 `))
 
 type mergedHTMLRun struct {
-	ID, Server, Spec, Outcome, Exit, Verdicts, Model string
-	Body                                             template.HTML
+	ID, Server, Spec, Outcome, Exit, Verdicts, Model, Engine string
+	Body                                                     template.HTML
+}
+
+// mergedHTMLSide is one side-by-side comparison on the merged page.
+type mergedHTMLSide struct {
+	Model string
+	Heads []string
+	Rows  []struct {
+		Cell  string
+		Texts []string
+	}
+}
+
+// htmlSides are the merged set's comparisons (sideBySides) for the page.
+func htmlSides(m *result.Merged) []mergedHTMLSide {
+	var out []mergedHTMLSide
+	for _, s := range sideBySides(m) {
+		h := mergedHTMLSide{Model: s.model}
+		for _, r := range s.runs {
+			h.Heads = append(h.Heads, sideHeader(r))
+		}
+		for _, r := range s.rows {
+			h.Rows = append(h.Rows, struct {
+				Cell  string
+				Texts []string
+			}{r.cell, r.texts})
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // WriteMergedHTML renders a merged results set as one self-contained
@@ -152,10 +188,12 @@ type mergedHTMLRun struct {
 // run's report.html content as a section.
 func WriteMergedHTML(w io.Writer, m *result.Merged) error {
 	data := struct {
-		Outcome string
-		Style   template.CSS
-		Runs    []mergedHTMLRun
-	}{Outcome: outcomeWord(m.Outcome)}
+		Outcome    string
+		Style      template.CSS
+		Runs       []mergedHTMLRun
+		Sides      []mergedHTMLSide
+		SideLegend string
+	}{Outcome: outcomeWord(m.Outcome), Sides: htmlSides(m), SideLegend: strings.ReplaceAll(legendSideBySide, "`", "")}
 	for i, r := range m.Runs {
 		var one bytes.Buffer
 		if err := WriteHTML(&one, r.Results); err != nil {
@@ -173,7 +211,7 @@ func WriteMergedHTML(w io.Writer, m *result.Merged) error {
 		body = strings.NewReplacer(`id="`, `id="`+id+"-", `url(#`, `url(#`+id+"-").Replace(body)
 		data.Runs = append(data.Runs, mergedHTMLRun{
 			ID: id, Server: r.Dir, Spec: r.Results.Spec,
-			Outcome: outcomeWord(r.Outcome), Exit: strconv.Itoa(r.ExitCode), Verdicts: verdictCounts(r.Results), Model: r.Results.Server.Model,
+			Outcome: outcomeWord(r.Outcome), Exit: strconv.Itoa(r.ExitCode), Verdicts: verdictCounts(r.Results), Model: r.Results.Server.Model, Engine: r.Results.Server.EngineName(),
 			// body is the inside of <main> as WriteHTML rendered it: its
 			// template escaped every piece of text in it.
 			Body: template.HTML(body),

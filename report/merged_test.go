@@ -103,4 +103,26 @@ func TestMergedSideBySide(t *testing.T) {
 		t.Errorf("want one comparison (GLM was measured by one server only):\n%s", md[start:end])
 	}
 	golden(t, "merged-side-by-side.md", []byte(md[start:end]))
+	// The CI summary and the merged page hold the same comparison.
+	var sum strings.Builder
+	if err := WriteMergedSummary(&sum, m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sum.String(), md[start:end]) {
+		t.Errorf("the merged summary lacks the side-by-side section:\n%s", sum.String())
+	}
+	var page strings.Builder
+	if err := WriteMergedHTML(&page, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"<h2>Side by side: Qwen/Qwen3.5-4B</h2>", "<th>vllm (vLLM 0.26.1)</th><th>sglang (SGLang 0.5.5)</th>",
+		"<tr><td class=\"left\">decode 8K × 64</td><td>2,612.0 tok/s · TTFT 1,900 ms · TBT 21.2 ms · Requests queued</td><td>3,100.5 tok/s · TTFT 700 ms · TBT 19.9 ms</td></tr>",
+		"<tr><td class=\"left\">decode 250K × 128</td><td>Over capacity</td><td>—</td></tr>", "<td class=\"left\">sglang</td></tr>"} {
+		if !strings.Contains(page.String(), w) {
+			t.Errorf("the merged page lacks %q", w)
+		}
+	}
+	if strings.Count(page.String(), "<h2>Side by side") != 1 {
+		t.Errorf("the merged page has %d comparisons, want 1", strings.Count(page.String(), "<h2>Side by side"))
+	}
 }
