@@ -83,6 +83,11 @@ func trafficLine(a, b *result.TrafficCell) string {
 	if !latencies {
 		line += fmt.Sprintf(" (completed %d → %d: no latencies to compare)", a.Completed, b.Completed)
 	}
+	// A named workload is not among the compared settings (only the
+	// unnamed one's record is): what the cells sent is said when it differs.
+	if a.Workload != b.Workload || a.Prompts != b.Prompts {
+		line += fmt.Sprintf(" (sent differently: %s → %s)", sentText(a), sentText(b))
+	}
 	return line
 }
 
@@ -93,4 +98,13 @@ func statusText(c *result.TrafficCell) string {
 		return string(c.Status) + ": " + c.Reason
 	}
 	return string(c.Status)
+}
+
+// sentText is what a traffic cell sent: `workload "replay", raw text on
+// /v1/completions, untemplated`, or "the unnamed workload".
+func sentText(c *result.TrafficCell) string {
+	if c.Workload == "" {
+		return "the unnamed workload"
+	}
+	return fmt.Sprintf("workload %q, %s", c.Workload, c.Prompts)
 }

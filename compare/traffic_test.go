@@ -46,6 +46,16 @@ func TestTraffic(t *testing.T) {
 			b:    []result.TrafficCell{idle},
 			want: []string{"traffic/steady/ctx=8K/rate=0.5: achieved_rps 4 → 0 req/s (-100.0%), goodput_rps 3 → 0 req/s (-100.0%) (completed 8 → 0: no latencies to compare)"}},
 	}
+	chat := cell("replay", 0, 0, 16, 100)
+	chat.Workload, chat.Prompts = "replay", "one user message on /v1/chat/completions, templated by the server"
+	raw := chat
+	raw.Prompts = "raw text on /v1/completions, untemplated"
+	tests = append(tests, struct {
+		name string
+		a, b []result.TrafficCell
+		want []string
+	}{name: "what was sent differs", a: []result.TrafficCell{raw}, b: []result.TrafficCell{chat},
+		want: []string{`traffic/replay/conc=16: achieved_rps 4 → 4 req/s (0.0%), goodput_rps 3 → 3 req/s (0.0%), ttft_ms_p99 100 → 100 ms (0.0%), e2e_ms 500 → 500 ms (0.0%), tbt_ms 6 → 6 ms (0.0%) (sent differently: workload "replay", raw text on /v1/completions, untemplated → workload "replay", one user message on /v1/chat/completions, templated by the server)`}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Traffic(&result.Results{Traffic: tt.a}, &result.Results{Traffic: tt.b})
