@@ -455,7 +455,7 @@ const TrafficPrompts = 32
 // bodies (request i sends bodies[i mod len(bodies)]).
 func (m *Meter) Traffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, bodies [][]byte) (result.TrafficCell, error) {
 	start := time.Now()
-	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate}
+	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency}
 	if t == nil {
 		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("the spec has no traffic block %q", ref.Matrix)
 		return cell, nil

@@ -323,3 +323,27 @@ func TestTrafficLoadClosedLoop(t *testing.T) {
 		t.Errorf("%d requests launched (%d finished) in 1.5 s by 6 slots of 0.4 s requests, want about 6 × 1.5 ÷ 0.4 ≈ 22 + 6", n, finished)
 	}
 }
+
+// TestTrafficErrorCellKey: a closed loop's cell that errors before it
+// sends is still keyed by its concurrency (it was keyed rate=0: named
+// "…/rate=0", lost to -baseline, conditions and -resume).
+func TestTrafficErrorCellKey(t *testing.T) {
+	ref := vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: "steady", Context: 8192, Concurrency: 8}
+	tr := &spec.Traffic{Label: "steady"}
+	for _, tt := range []struct {
+		name string
+		m    *Meter
+		t    *spec.Traffic
+	}{
+		{name: "no such block", m: &Meter{}},
+		{name: "longer than max_model_len", m: &Meter{MaxOutput: 256, MaxModelLen: 4096}, t: tr},
+		{name: "no prompt built", m: &Meter{MaxOutput: 256}, t: tr},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := tt.m.Traffic(context.Background(), ref, tt.t, nil)
+			if err != nil || c.Status != vocab.StatusError || c.Ref() != ref {
+				t.Errorf("cell %s (%s, %v), err %v; want an error cell keyed %s", c.Ref().Name(), c.Status, c.Reason, err, ref.Name())
+			}
+		})
+	}
+}
