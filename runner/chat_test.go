@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/result/resulttest"
 	"github.com/slogate/slogate/vocab"
 )
 
@@ -41,7 +41,7 @@ func TestRunChatEndpoint(t *testing.T) {
 		t.Fatalf("decode = %+v", res.Decode)
 	}
 	for _, c := range res.Decode {
-		if c.Status != vocab.StatusValid || c.OutputTokens <= 0 || c.TokenSource != result.TokenSourceUsage || len(withoutSlowScrape(c)) != 0 {
+		if c.Status != vocab.StatusValid || c.OutputTokens <= 0 || c.TokenSource != result.TokenSourceUsage || len(resulttest.UnexplainedWarnings(c)) != 0 {
 			t.Errorf("cell %s = %+v", c.Ref().Name(), c)
 		}
 		if c.TBTMs < 0.5 || c.TBTMs > 5 { // 2 ms per 2-token chunk
@@ -60,26 +60,6 @@ func TestRunChatEndpoint(t *testing.T) {
 	}
 }
 
-// withoutSlowScrape is cell c's warnings but the one that reports the
-// machine rather than the code under test: the slow-scrape warning, when it
-// quotes the cell's own recorded scrapes (c.Polling) and their mean is above
-// the 5 ms it warns at. On a loaded machine the fake's real /metrics
-// scrapes can take that long (6.1 ms once); whether they did is in the
-// record, so a test that wants no warning still fails on any other, or on
-// this one without a slow mean to show for it. The rule itself is
-// measure's TestScrapeTimes.
-func withoutSlowScrape(c result.DecodeCell) []string {
-	var out []string
-	for _, w := range c.Warnings {
-		if p := c.Polling; p != nil && p.MeanMs > 5 &&
-			strings.HasPrefix(w, fmt.Sprintf("GET /metrics took %.1f ms on average (max %.1f ms, %d scrapes ", p.MeanMs, p.MaxMs, p.Scrapes)) {
-			continue
-		}
-		out = append(out, w)
-	}
-	return out
-}
-
 func TestRunChatClosestBelowIsACellWarning(t *testing.T) {
 	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond, KVBlocks: 1000, ChatCount: func(s string) int { return 20 + 3*((len(s)+11)/12) }}
 	s := f.Start(t)
@@ -91,7 +71,7 @@ func TestRunChatClosestBelowIsACellWarning(t *testing.T) {
 	if diff := cmp.Diff([]string{want}, res.Warnings); diff != "" {
 		t.Errorf("run warnings (-want +got):\n%s", diff)
 	}
-	if len(res.Decode) != 1 || !cmp.Equal([]string{want}, res.Decode[0].Warnings) {
+	if len(res.Decode) != 1 || !cmp.Equal([]string{want}, resulttest.UnexplainedWarnings(res.Decode[0])) {
 		t.Errorf("decode = %+v, want the shortfall as a cell warning", res.Decode)
 	}
 }

@@ -39,8 +39,9 @@ var layers = [][]string{
 	{"measure", "compare"},
 	// A server's lifecycle: launch, readiness, stop, discovery, containers.
 	{"lifecycle"},
-	// A spec's cells in order, -run filtering, estimates.
-	{"plan"},
+	// A spec's cells in order, -run filtering, estimates; which of a
+	// cell's warnings its record explains by load (for tests).
+	{"plan", "result/resulttest"},
 	// The spec language; the measured data and its file IO (results.json).
 	// Neither imports the other.
 	{"spec", "result"},
