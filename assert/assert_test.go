@@ -404,14 +404,17 @@ func TestOverCapacityLine(t *testing.T) {
 // of an errored traffic cell is an infrastructure error naming the cell.
 func TestEvaluateTraffic(t *testing.T) {
 	sp := &spec.Spec{Traffic: []*spec.Traffic{
-		{Label: "steady", Context: 8192, Rates: []float64{0.5, 4, 8}},
+		{Label: "steady", Context: 8192, Rates: []float64{0.5, 1, 4, 8}},
 		{Label: "replay", Concurrency: []int{8, 32}},
 		{Label: "open", Rates: []float64{8}},
 		{Label: "closed", Context: 1024, Concurrency: []int{8}},
 	}}
 	res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
 		Traffic: []result.TrafficCell{
-			{Traffic: "steady", Context: 8192, Rate: 0.5, Status: vocab.StatusValid, GoodputRPS: 0.49, TTFTMsP99: 80},
+			{Traffic: "steady", Context: 8192, Rate: 0.5, Status: vocab.StatusValid, GoodputRPS: 0.49, Launched: 10, Completed: 10, TTFTMsP99: 80},
+			// No request completed in rate 1's window: its latencies are
+			// unmeasured (the fields hold 0), its counts and share are not.
+			{Traffic: "steady", Context: 8192, Rate: 1, Status: vocab.StatusValid, Launched: 2, Completed: 0, Warnings: []string{"no request completed"}},
 			{Traffic: "steady", Context: 8192, Rate: 4, Status: vocab.StatusValid, GoodputRPS: 3.9, TTFTMsP99: 120},
 			{Traffic: "steady", Context: 8192, Rate: 8, Status: vocab.StatusError, Reason: "HTTP 500"},
 			{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid, GoodputRPS: 7, TTFTMsP99: 90},
@@ -431,6 +434,16 @@ func TestEvaluateTraffic(t *testing.T) {
 			detail: `steady["8K"][4].goodput_rps = 3.9, want >= 3.95 (-1.3% from the threshold)`},
 		{name: "fractional rate as a string", cond: `steady["8K"]["0.5"].ttft_ms_p99 <= 100`, outcome: vocab.Pass,
 			detail: `steady["8K"]["0.5"].ttft_ms_p99 = 80, want <= 100: ok`},
+		{name: "latency of a cell where nothing completed", cond: `steady["8K"][1].ttft_ms_p99 < 2000`, outcome: vocab.Error,
+			detail: `steady["8K"][1]: latency not measured: no request completed in the cell's window`},
+		{name: "its e2e mean, under an or", cond: `steady["8K"][1].e2e_ms_mean < 2000 || true`, outcome: vocab.Error,
+			detail: `steady["8K"][1]: latency not measured: no request completed in the cell's window`},
+		{name: "its naming-rule percentile", cond: `steady["8K"][1].tpot_ms_p99 < 50`, outcome: vocab.Error,
+			detail: `steady["8K"][1]: latency not measured: no request completed in the cell's window`},
+		{name: "its goodput share is measured", cond: `steady["8K"][1].goodput_share >= 0.9`, outcome: vocab.Fail,
+			detail: `steady["8K"][1].goodput_share = 0, want >= 0.9 (-100.0% from the threshold)`},
+		{name: "its counts are measured", cond: `steady["8K"][1].launched == 2`, outcome: vocab.Pass,
+			detail: `steady["8K"][1].launched = 2, want == 2: ok`},
 		{name: "errored cell", cond: `steady["8K"][8].goodput_rps >= 1`, outcome: vocab.Error,
 			detail: `steady["8K"][8]: cell not measured: error: HTTP 500`},
 		{name: "closed loop without context", cond: `replay[8].goodput_rps >= 6.5`, outcome: vocab.Pass,

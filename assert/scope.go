@@ -31,6 +31,9 @@ type unmeasured struct {
 	// arithmetic is, for an over-capacity cell, the skip rule with this
 	// run's numbers (overCapacityLine); "" otherwise.
 	arithmetic string
+	// noneCompleted marks a latency read of a measured traffic cell in
+	// which no request completed: its other metrics are numbers.
+	noneCompleted bool
 }
 
 // overCapacity reports whether the read is of a cell skipped as over
@@ -43,6 +46,9 @@ func (u unmeasured) overCapacity() bool { return u.status == vocab.StatusOverCap
 func (u unmeasured) message() string {
 	if u.arithmetic != "" {
 		return u.arithmetic
+	}
+	if u.noneCompleted {
+		return "latency not measured: no request completed in the cell's window"
 	}
 	return "cell not measured: " + u.reason
 }
@@ -201,6 +207,7 @@ func measuredCell(ref vocab.CellRef, res *result.Results, ps []float64) cty.Valu
 		why     string
 		valueOf func(string) (float64, bool)
 	)
+	var noneCompleted bool
 	if ref.Phase == vocab.PhasePrefill {
 		if c, ok := res.PrefillCell(ref.Context); ok {
 			st, why, valueOf = c.Status, c.Reason, c.Metric
@@ -208,6 +215,7 @@ func measuredCell(ref vocab.CellRef, res *result.Results, ps []float64) cty.Valu
 	} else if ref.Phase == vocab.PhaseTraffic {
 		if c, ok := res.TrafficCell(ref); ok {
 			st, why, valueOf = c.Status, c.Reason, c.Metric
+			noneCompleted = c.Completed == 0
 		}
 	} else if c, ok := res.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency); ok {
 		st, why, valueOf = c.Status, c.Reason, c.Metric
@@ -223,6 +231,11 @@ func measuredCell(ref vocab.CellRef, res *result.Results, ps []float64) cty.Valu
 	return cellObject(ref.Phase, ps, status, func(m metric.Metric) cty.Value {
 		if v, ok := valueOf(m.Name); ok {
 			return cty.NumberFloatVal(v)
+		}
+		if noneCompleted {
+			// A statistic of no completed request: unmeasured, so a
+			// test that reads it errs (exit 3) rather than passes.
+			return cty.UnknownVal(cty.Number).Mark(unmeasured{ref: ref, status: st, reason: "no request completed", noneCompleted: true})
 		}
 		return cty.NullVal(cty.Number)
 	})

@@ -439,6 +439,16 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 	w.tbt = [3]float64{percentile(tbts, 50), percentile(tbts, 90), percentile(tbts, 99)}
 	// tbt_ms is each request's TPOT under its older name: tpot_ms holds the same samples.
 	w.dists = []distribution{{metric.E2EMs, e2es, 1}, {metric.TTFTMs, ttfts, 1}, {metric.TBTMs, tbts, 3}, {metric.TPOTMs, tbts, 3}}
+	if w.completed == 0 {
+		// A latency of a window in which no request completed is
+		// unmeasured, not 0, though some first tokens came: the table's
+		// fields keep 0 and read as unmeasured (TrafficCell.Value), the
+		// naming rule's statistics are left out.
+		w.turnTTFTs = nil
+		for i := range w.dists {
+			w.dists[i].xs = nil
+		}
+	}
 	return w
 }
 
@@ -648,6 +658,9 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 		if dq := after.PrefixCacheQueries - before.PrefixCacheQueries; dq > 0 {
 			cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), Round((after.PrefixCacheHits-before.PrefixCacheHits)/dq, 4))
 		}
+	}
+	if w.completed == 0 {
+		cell.Warnings = append(cell.Warnings, fmt.Sprintf("no request completed in the %v window (%d launched), so its latencies are unmeasured: give the traffic block a longer duration or a higher rate", t.Duration, w.launched))
 	}
 	for turn, ttfts := range w.turnTTFTs {
 		cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.TurnName(turn)), Round(percentile(ttfts, 50), 1))

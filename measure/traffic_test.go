@@ -4,11 +4,13 @@ import (
 	"context"
 	"math"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/lifecycle"
+	"github.com/slogate/slogate/metric"
 	"github.com/slogate/slogate/spec"
 	"github.com/slogate/slogate/vocab"
 )
@@ -345,5 +347,63 @@ func TestTrafficErrorCellKey(t *testing.T) {
 				t.Errorf("cell %s (%s, %v), err %v; want an error cell keyed %s", c.Ref().Name(), c.Status, c.Reason, err, ref.Name())
 			}
 		})
+	}
+}
+
+// TestTrafficNoneCompleted: a cell in whose window no request completed
+// (here none is launched: at 0.5 req/s, constant, the first arrival is at
+// 2 s and the window is 100–400 ms) records its counts, but its latencies
+// are unmeasured, not 0 — every statistic of the table and of the naming
+// rule, and the goodput share of no launched request — and its warning
+// says so and what to change.
+func TestTrafficNoneCompleted(t *testing.T) {
+	f := vllmfake.Server{Tokens: 20, Gap: time.Millisecond}
+	m := testMeter(f.Start(t).URL)
+	m.MaxOutput = 20
+	tr := &spec.Traffic{Label: "steady", Context: 1000, Rates: []float64{0.5}, Arrivals: "constant",
+		Duration: 300 * time.Millisecond, DurationText: "300ms", WarmUp: 100 * time.Millisecond, MaxOutstanding: 64}
+	ref := vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: "steady", Context: 1000, Rate: 0.5}
+	c, err := m.Traffic(context.Background(), ref, tr, testBodies(m, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status != vocab.StatusValid || c.Launched != 0 || c.Completed != 0 {
+		t.Fatalf("cell %s %q, %d launched, %d completed; want a valid cell with none", c.Status, c.Reason, c.Launched, c.Completed)
+	}
+	for _, name := range []string{metric.TTFTMs, metric.TTFTMsP99, metric.E2EMs, metric.E2EMsMean, metric.TBTMsP90, metric.GoodputShare, "tpot_ms_p99", "ttft_ms_p90"} {
+		if v, ok := c.Metric(name); ok {
+			t.Errorf("%s = %v, want unmeasured", name, v)
+		}
+	}
+	for _, name := range []string{metric.Launched, metric.Completed, metric.GoodputRPS, metric.AchievedRPS} {
+		if v, ok := c.Metric(name); !ok || v != 0 {
+			t.Errorf("%s = %v, %v; want a measured 0", name, v, ok)
+		}
+	}
+	want := "no request completed in the 300ms window (0 launched), so its latencies are unmeasured: give the traffic block a longer duration or a higher rate"
+	if !slices.Contains(c.Warnings, want) {
+		t.Errorf("warnings %q lack %q", c.Warnings, want)
+	}
+}
+
+// TestTrafficStatsNoneCompleted: a window in which requests got their
+// first token but none completed keeps no latency samples: its statistics
+// are unmeasured, not those of the first tokens alone.
+func TestTrafficStatsNoneCompleted(t *testing.T) {
+	reqs := []trafficRequest{
+		{launch: 0, first: ms(100), lastTok: ms(300), end: -1, tokens: 5, turn: 2},                // still running
+		{launch: ms(10), first: ms(50), lastTok: ms(60), end: ms(70), tokens: 2, finished: false}, // aborted
+	}
+	w := trafficStats(reqs, 0, ms(1000), spec.TrafficSLO{})
+	if w.launched != 2 || w.completed != 0 {
+		t.Fatalf("launched %d, completed %d; want 2, 0", w.launched, w.completed)
+	}
+	for _, d := range w.dists {
+		if len(d.xs) != 0 {
+			t.Errorf("%s has %d samples, want none", d.name, len(d.xs))
+		}
+	}
+	if len(w.turnTTFTs) != 0 {
+		t.Errorf("turn TTFTs %v, want none", w.turnTTFTs)
 	}
 }

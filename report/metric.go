@@ -43,10 +43,14 @@ func decodeText(c *result.DecodeCell, name string) string {
 	return metricText(m, v)
 }
 
-// trafficText is metric name of traffic cell c as reports show it.
+// trafficText is metric name of traffic cell c as reports show it; a dash
+// when the cell does not have it (a latency where no request completed).
 func trafficText(c *result.TrafficCell, name string) string {
 	m := metric.Must(vocab.PhaseTraffic, name)
-	v, _ := c.Value(m)
+	v, ok := c.Value(m)
+	if !ok {
+		return dash
+	}
 	return metricText(m, v)
 }
 

@@ -40,9 +40,9 @@ func TrafficSummary(c *result.TrafficCell) string {
 	if c.Concurrency > 0 {
 		achieved = fmt.Sprintf("%s req/s achieved at concurrency %d", trafficText(c, metric.AchievedRPS), c.Concurrency)
 	}
-	line := fmt.Sprintf("%s launched, %s completed in %ss: %s · goodput %s req/s (%s%%) · TTFT p99 %s · e2e p50 %s · %s in flight · %s",
+	line := fmt.Sprintf("%s launched, %s completed in %ss: %s · goodput %s req/s (%s) · TTFT p99 %s · e2e p50 %s · %s in flight · %s",
 		trafficText(c, metric.Launched), trafficText(c, metric.Completed), numfmt.Shortest(c.MeasuredS), achieved,
-		trafficText(c, metric.GoodputRPS), numfmt.Fixed(c.GoodputShare*100, 1),
+		trafficText(c, metric.GoodputRPS), goodputPercent(c),
 		trafficText(c, metric.TTFTMsP99), trafficText(c, metric.E2EMs), numfmt.Fixed(c.ConcurrencyAvg, 1), c.Status)
 	if c.Unfinished > 0 {
 		line += fmt.Sprintf(" (%s unfinished)", trafficText(c, metric.Unfinished))
@@ -51,6 +51,16 @@ func TrafficSummary(c *result.TrafficCell) string {
 		line += " (" + c.Reason + ")"
 	}
 	return line
+}
+
+// goodputPercent is the goodput share of c as a percentage ("95.0%"); a
+// dash in a cell that launched no request.
+func goodputPercent(c *result.TrafficCell) string {
+	v, ok := c.Value(metric.Must(vocab.PhaseTraffic, metric.GoodputShare))
+	if !ok {
+		return dash
+	}
+	return numfmt.Fixed(v*100, 1) + "%"
 }
 
 // TrafficMetrics is the full metric line of a traffic cell (go test -v
@@ -239,7 +249,9 @@ func trafficCharts(res *result.Results) []htmlChart {
 			q := c.Status == vocab.StatusQueued
 			achieved.Points = append(achieved.Points, point{X: x, Y: c.AchievedRPS, Hollow: q, Label: label})
 			good.Points = append(good.Points, point{X: x, Y: c.GoodputRPS, Hollow: q, Label: label})
-			ttft.Points = append(ttft.Points, point{X: x, Y: c.TTFTMsP99, Hollow: q, Label: label})
+			if v, ok := c.Value(metric.Must(vocab.PhaseTraffic, metric.TTFTMsP99)); ok { // no point where nothing completed
+				ttft.Points = append(ttft.Points, point{X: x, Y: v, Hollow: q, Label: label})
+			}
 		}
 		title := trafficTitle(cells[0])
 		rates := []series{offered, achieved, good}

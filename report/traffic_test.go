@@ -38,9 +38,21 @@ func TestTrafficSummary(t *testing.T) {
 			t.Errorf("TrafficSummary =\n%s\nwant\n%s", got, want)
 		}
 	}
+	// Where no request completed the latencies are unmeasured (the fields
+	// hold 0), and with none launched the goodput share too: dashes.
+	none := result.TrafficCell{Traffic: "steady", Context: 1024, Rate: 4, Status: vocab.StatusValid, Launched: 3, MeasuredS: 1}
+	want := "3 launched, 0 completed in 1s: 0.00 of 4 req/s achieved · goodput 0.00 req/s (0.0%) · TTFT p99 — · e2e p50 — · 0.0 in flight · valid"
+	if got := TrafficSummary(&none); got != want {
+		t.Errorf("none completed: TrafficSummary =\n%s\nwant\n%s", got, want)
+	}
+	none.Launched = 0
+	want = "0 launched, 0 completed in 1s: 0.00 of 4 req/s achieved · goodput 0.00 req/s (—) · TTFT p99 — · e2e p50 — · 0.0 in flight · valid"
+	if got := TrafficSummary(&none); got != want {
+		t.Errorf("none launched: TrafficSummary =\n%s\nwant\n%s", got, want)
+	}
 	closed := cells[1]
 	closed.Rate, closed.Concurrency = 0, 4
-	want := "39 launched, 39 completed in 10s: 3.90 req/s achieved at concurrency 4 · goodput 3.90 req/s (100.0%) · TTFT p99 40 ms · e2e p50 300 ms · 1.2 in flight · valid"
+	want = "39 launched, 39 completed in 10s: 3.90 req/s achieved at concurrency 4 · goodput 3.90 req/s (100.0%) · TTFT p99 40 ms · e2e p50 300 ms · 1.2 in flight · valid"
 	if got := TrafficSummary(&closed); got != want {
 		t.Errorf("closed loop: TrafficSummary =\n%s\nwant\n%s", got, want)
 	}

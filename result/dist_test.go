@@ -52,7 +52,7 @@ func TestNamingRule(t *testing.T) {
 					m.Name, m.PercentileOf, m.Unit, m.Integer(), tt.metric, tt.percentileOf, tt.unit, tt.integer)
 			}
 			var d DecodeCell
-			var c TrafficCell
+			c := TrafficCell{Launched: 1, Completed: 1} // a latency of no completed request is unmeasured
 			if tt.phase == vocab.PhaseDecode {
 				d.SetValue(m, 12)
 				if v, ok := d.Value(m); !ok || v != 12 {

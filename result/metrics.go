@@ -39,20 +39,20 @@ var fields = map[fieldKey]cellField{
 	{vocab.PhaseDecode, metric.SpecAcceptLen}:       decodeOptional(func(c *DecodeCell) **float64 { return &c.SpeculativeAcceptLen }),
 	{vocab.PhaseTraffic, metric.AchievedRPS}:        trafficField(func(c *TrafficCell) *float64 { return &c.AchievedRPS }),
 	{vocab.PhaseTraffic, metric.GoodputRPS}:         trafficField(func(c *TrafficCell) *float64 { return &c.GoodputRPS }),
-	{vocab.PhaseTraffic, metric.GoodputShare}:       trafficField(func(c *TrafficCell) *float64 { return &c.GoodputShare }),
+	{vocab.PhaseTraffic, metric.GoodputShare}:       trafficShare(func(c *TrafficCell) *float64 { return &c.GoodputShare }),
 	{vocab.PhaseTraffic, metric.Launched}:           trafficField(func(c *TrafficCell) *int { return &c.Launched }),
 	{vocab.PhaseTraffic, metric.Completed}:          trafficField(func(c *TrafficCell) *int { return &c.Completed }),
 	{vocab.PhaseTraffic, metric.Unfinished}:         trafficField(func(c *TrafficCell) *int { return &c.Unfinished }),
-	{vocab.PhaseTraffic, metric.E2EMs}:              trafficField(func(c *TrafficCell) *float64 { return &c.E2EMs }),
-	{vocab.PhaseTraffic, metric.E2EMsP90}:           trafficField(func(c *TrafficCell) *float64 { return &c.E2EMsP90 }),
-	{vocab.PhaseTraffic, metric.E2EMsP99}:           trafficField(func(c *TrafficCell) *float64 { return &c.E2EMsP99 }),
-	{vocab.PhaseTraffic, metric.E2EMsMean}:          trafficField(func(c *TrafficCell) *float64 { return &c.E2EMsMean }),
-	{vocab.PhaseTraffic, metric.TTFTMs}:             trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMs }),
-	{vocab.PhaseTraffic, metric.TTFTMsP90}:          trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMsP90 }),
-	{vocab.PhaseTraffic, metric.TTFTMsP99}:          trafficField(func(c *TrafficCell) *float64 { return &c.TTFTMsP99 }),
-	{vocab.PhaseTraffic, metric.TBTMs}:              trafficField(func(c *TrafficCell) *float64 { return &c.TBTMs }),
-	{vocab.PhaseTraffic, metric.TBTMsP90}:           trafficField(func(c *TrafficCell) *float64 { return &c.TBTMsP90 }),
-	{vocab.PhaseTraffic, metric.TBTMsP99}:           trafficField(func(c *TrafficCell) *float64 { return &c.TBTMsP99 }),
+	{vocab.PhaseTraffic, metric.E2EMs}:              trafficLatency(func(c *TrafficCell) *float64 { return &c.E2EMs }),
+	{vocab.PhaseTraffic, metric.E2EMsP90}:           trafficLatency(func(c *TrafficCell) *float64 { return &c.E2EMsP90 }),
+	{vocab.PhaseTraffic, metric.E2EMsP99}:           trafficLatency(func(c *TrafficCell) *float64 { return &c.E2EMsP99 }),
+	{vocab.PhaseTraffic, metric.E2EMsMean}:          trafficLatency(func(c *TrafficCell) *float64 { return &c.E2EMsMean }),
+	{vocab.PhaseTraffic, metric.TTFTMs}:             trafficLatency(func(c *TrafficCell) *float64 { return &c.TTFTMs }),
+	{vocab.PhaseTraffic, metric.TTFTMsP90}:          trafficLatency(func(c *TrafficCell) *float64 { return &c.TTFTMsP90 }),
+	{vocab.PhaseTraffic, metric.TTFTMsP99}:          trafficLatency(func(c *TrafficCell) *float64 { return &c.TTFTMsP99 }),
+	{vocab.PhaseTraffic, metric.TBTMs}:              trafficLatency(func(c *TrafficCell) *float64 { return &c.TBTMs }),
+	{vocab.PhaseTraffic, metric.TBTMsP90}:           trafficLatency(func(c *TrafficCell) *float64 { return &c.TBTMsP90 }),
+	{vocab.PhaseTraffic, metric.TBTMsP99}:           trafficLatency(func(c *TrafficCell) *float64 { return &c.TBTMsP99 }),
 	{vocab.PhaseTraffic, metric.TPOTMs}:             statsField(vocab.PhaseTraffic, metric.TPOTMs),
 	{vocab.PhaseTraffic, metric.PrefixCacheHitRate}: statsField(vocab.PhaseTraffic, metric.PrefixCacheHitRate),
 	{vocab.PhaseTraffic, metric.ConcurrencyAvg}:     trafficField(func(c *TrafficCell) *float64 { return &c.ConcurrencyAvg }),
@@ -90,9 +90,14 @@ func (c *PrefillCell) Value(m metric.Metric) (v float64, ok bool) {
 }
 
 // Value returns metric m's value in traffic cell c; ok is false when m is
-// not a traffic metric.
+// not a traffic metric, or is a latency statistic of a cell in which no
+// request completed or the goodput share of one that launched none: a
+// statistic of no samples is unmeasured, not 0 (docs/method.md#traffic).
 func (c *TrafficCell) Value(m metric.Metric) (v float64, ok bool) {
 	if f, _ := fieldOf(m); f.traffic != nil {
+		if f.measuredIn != nil && !f.measuredIn(c) {
+			return 0, false
+		}
 		return f.traffic(c).get()
 	}
 	return 0, false
@@ -170,6 +175,9 @@ type cellField struct {
 	traffic  func(*TrafficCell) slot
 	integer  bool // stored as int or int64
 	optional bool // stored as *float64, nil when not reported
+	// measuredIn reports whether a traffic cell's stored value is a
+	// measurement (nil: always); the field keeps 0 when it is not.
+	measuredIn func(*TrafficCell) bool
 }
 
 // slot is one metric's storage in one cell: exactly one pointer is set

@@ -82,3 +82,20 @@ func (r *Results) TrafficLabels() []string {
 func trafficField[T number](f func(*TrafficCell) *T) cellField {
 	return cellField{traffic: func(c *TrafficCell) slot { return slotOf(f(c)) }, integer: isInteger[T]()}
 }
+
+// trafficLatency is a traffic cell's latency statistic: measured only when
+// at least one request completed in the window (e2e, TBT and goodput are
+// over completed requests; a cell without one keeps 0 in the field).
+func trafficLatency(f func(*TrafficCell) *float64) cellField {
+	field := trafficField(f)
+	field.measuredIn = func(c *TrafficCell) bool { return c.Completed > 0 }
+	return field
+}
+
+// trafficShare is a traffic cell's share of its launched requests: measured
+// only when the window launched at least one.
+func trafficShare(f func(*TrafficCell) *float64) cellField {
+	field := trafficField(f)
+	field.measuredIn = func(c *TrafficCell) bool { return c.Launched > 0 }
+	return field
+}
