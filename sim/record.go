@@ -46,6 +46,25 @@ type recordMessage struct {
 	ContentSHA256 string `json:"content_sha256"`
 }
 
+// recordRequest writes one generation request's line to --sim-record (a
+// no-op when it is off), for the vLLM and the SGLang imitation alike: what
+// the engine was asked (prompt digest, sampling, lengths) and, on chat, each
+// message of the history.
+func (s *server) recordRequest(chat bool, eng *engine, prompt int, digest *promptDigest, req *genRequest) {
+	if s.record == nil {
+		return
+	}
+	endpoint := "/v1/completions"
+	if chat {
+		endpoint = "/v1/chat/completions"
+	}
+	s.record.write(&recordLine{Endpoint: endpoint, Engine: eng.p.index, PromptTokens: prompt,
+		PromptTokenIDsHead: digest.head, PromptTokenIDsTail: digest.tail(), PromptDistinctIDs: digest.distinct, PromptSHA256: digest.hex(), Sampling: req.present(),
+		ChatTemplateKwargs: req.ChatTemplateKwargs, MaxTokens: req.MaxTokens, MaxCompletionTokens: req.MaxCompletionTokens,
+		MinTokens: req.MinTokens, IgnoreEOS: req.IgnoreEOS, CacheSalt: req.CacheSalt != "", Stream: req.Stream,
+		Messages: recordMessages(req.Messages)})
+}
+
 func recordMessages(msgs []chatMessage) []recordMessage {
 	var out []recordMessage
 	for _, m := range msgs {

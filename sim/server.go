@@ -381,17 +381,7 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	er := s.engineRequest(&req, prompt, maxTokens, hash, chain)
 	eng := s.pickEngine()
-	if s.record != nil {
-		endpoint := "/v1/completions"
-		if chat {
-			endpoint = "/v1/chat/completions"
-		}
-		s.record.write(&recordLine{Endpoint: endpoint, Engine: eng.p.index, PromptTokens: prompt,
-			PromptTokenIDsHead: digest.head, PromptTokenIDsTail: digest.tail(), PromptDistinctIDs: digest.distinct, PromptSHA256: digest.hex(), Sampling: req.present(),
-			ChatTemplateKwargs: req.ChatTemplateKwargs, MaxTokens: req.MaxTokens, MaxCompletionTokens: req.MaxCompletionTokens,
-			MinTokens: req.MinTokens, IgnoreEOS: req.IgnoreEOS, CacheSalt: req.CacheSalt != "", Stream: req.Stream,
-			Messages: recordMessages(req.Messages)})
-	}
+	s.recordRequest(chat, eng, prompt, digest, &req)
 	eng.submit(er)
 	id := "cmpl-" + newID()
 	if chat {

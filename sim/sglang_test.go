@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -777,5 +779,40 @@ func TestSGLangMain(t *testing.T) {
 	err := Main(context.Background(), io.Discard, io.Discard, []string{"--engine", "sglan", "serve", "m"})
 	if err == nil || !strings.Contains(err.Error(), `unknown engine "sglan" for 'slogate sim --engine'; did you mean sglang?`) {
 		t.Errorf("mistyped engine: %v", err)
+	}
+}
+
+// TestSGLangRecordsChatMessages: --sim-record on the SGLang imitation keeps
+// a chat request's history, message by message, as the vLLM imitation's
+// does (a conversation's e2e checks read it on either engine).
+func TestSGLangRecordsChatMessages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sent.jsonl")
+	ts := startSGLangTest(t, true, "m", "--sim-tbt", "1ms", "--sim-record", path)
+	msgs := []map[string]string{{"role": "user", "content": "first question"}, {"role": "assistant", "content": " a a a"}, {"role": "user", "content": "second"}}
+	resp := ts.do(t, "POST", "/v1/chat/completions", "", map[string]any{"messages": msgs, "max_tokens": 2, "ignore_eos": true})
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	ts.srv.record.close()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line struct {
+		Endpoint string `json:"endpoint"`
+		Messages []struct {
+			Role          string `json:"role"`
+			ContentTokens int    `json:"content_tokens"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(raw), &line); err != nil {
+		t.Fatalf("record %q: %v", raw, err)
+	}
+	if line.Endpoint != "/v1/chat/completions" || len(line.Messages) != 3 {
+		t.Fatalf("record = %+v, want the chat endpoint and its 3 messages", line)
+	}
+	for i, m := range line.Messages {
+		if m.Role != msgs[i]["role"] || m.ContentTokens != countTokens(msgs[i]["content"]) {
+			t.Errorf("message %d = %+v, want role %s and %d content tokens", i, m, msgs[i]["role"], countTokens(msgs[i]["content"]))
+		}
 	}
 }
