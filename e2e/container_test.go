@@ -505,13 +505,20 @@ func TestContainerSlogateKilled(t *testing.T) {
 			t.Fatalf("containers %v, want one", names)
 		}
 		left := names[0]
-		// Like a CI system killing the whole tree at once: the client is
-		// stopped first so that it cannot pass on its parent-death signal.
+		// Like a CI system killing the whole tree at once, without giving
+		// the client its parent-death signal to pass on: slogate is
+		// stopped (it cannot react to its client's end), the client
+		// killed, then slogate — as TestContainerRealRuntimeSlogateKilled does. (Stopping
+		// the client and killing slogate first orphans the client's stopped
+		// process group: the kernel sends it SIGHUP and SIGCONT, and the
+		// resumed client may pass its pending SIGTERM on, which removed the
+		// container in one CI-shaped run.)
 		client := ce.container(t, left).ClientPID
-		syscall.Kill(client, syscall.SIGSTOP)
+		syscall.Kill(b.cmd.Process.Pid, syscall.SIGSTOP)
+		b.waitFor(t, "slogate to stop", 10*time.Second, func() bool { return processState(b.cmd.Process.Pid) == 'T' })
+		syscall.Kill(client, syscall.SIGKILL)
 		b.cmd.Process.Kill()
 		<-b.done
-		syscall.Kill(client, syscall.SIGKILL)
 		time.Sleep(time.Second)
 		if got := ce.containers(); !cmp.Equal(got, []string{left}) {
 			t.Fatalf("after kill -9 of slogate and its client, containers %v, want %s still there", got, left)
