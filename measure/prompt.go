@@ -102,14 +102,8 @@ func (f requestFields) body(p workload.Prompt, maxTokens, minTokens int, salt st
 		b = append(b, msgs...)
 		b = append(b, `,"max_completion_tokens":`...)
 	} else {
-		b = append(b, `,"prompt":[`...)
-		for i, id := range p.Tokens {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, int64(id), 10)
-		}
-		b = append(b, `],"max_tokens":`...)
+		b = appendTokenIDs(append(b, `,"prompt":`...), p.Tokens)
+		b = append(b, `,"max_tokens":`...)
 	}
 	b = strconv.AppendInt(b, int64(maxTokens), 10)
 	if minTokens > 0 {
@@ -117,6 +111,25 @@ func (f requestFields) body(p workload.Prompt, maxTokens, minTokens int, salt st
 		b = strconv.AppendInt(b, int64(minTokens), 10)
 	}
 	b = append(b, `,"ignore_eos":true`...)
+	return f.appendTail(b, salt)
+}
+
+// appendTokenIDs appends ids as a JSON array of integers.
+func appendTokenIDs(b []byte, ids []int) []byte {
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(id), 10)
+	}
+	return append(b, ']')
+}
+
+// appendTail ends a generation request's body the same way on every
+// endpoint: the workload's sampling fields, streaming with usage on every
+// chunk, and the cell's cache_salt when it has one.
+func (f requestFields) appendTail(b []byte, salt string) []byte {
 	b = append(b, f.extra...)
 	b = append(b, `,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
 	if salt != "" {

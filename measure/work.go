@@ -193,14 +193,8 @@ func (f requestFields) planBody(r workload.Request, history []openai.ChatComplet
 		b = append(b, raw...)
 		b = append(b, `,"max_completion_tokens":`...)
 	case r.Tokens != nil:
-		b = append(b, `,"prompt":[`...)
-		for i, id := range r.Tokens {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, int64(id), 10)
-		}
-		b = append(b, `],"max_tokens":`...)
+		b = appendTokenIDs(append(b, `,"prompt":`...), r.Tokens)
+		b = append(b, `,"max_tokens":`...)
 	default:
 		raw, _ := json.Marshal(r.Text) // a string always encodes
 		b = append(b, `,"prompt":`...)
@@ -215,13 +209,7 @@ func (f requestFields) planBody(r workload.Request, history []openai.ChatComplet
 	} else {
 		b = append(b, `,"ignore_eos":false`...)
 	}
-	b = append(b, f.extra...)
-	b = append(b, `,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}`...)
-	if salt != "" {
-		b = append(b, `,"cache_salt":`...)
-		b = strconv.AppendQuote(b, salt)
-	}
-	return append(b, '}')
+	return f.appendTail(b, salt)
 }
 
 // chunkDetails is what a traffic request reads of a chunk beyond sse.Chunk:
