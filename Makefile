@@ -31,10 +31,10 @@ test: vet
 FUZZTIME ?= 10s
 FUZZ     = $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 fuzz:
-	$(FUZZ) -fuzz '^FuzzLoad$$' ./spec
-	$(FUZZ) -fuzz '^FuzzSSE$$' ./measure/sse
-	$(FUZZ) -fuzz '^FuzzMetrics$$' ./promread
-	$(FUZZ) -fuzz '^FuzzPromptField$$' ./sim
+	$(FUZZ) -fuzz '^FuzzLoad$$' ./internal/spec
+	$(FUZZ) -fuzz '^FuzzSSE$$' ./internal/measure/sse
+	$(FUZZ) -fuzz '^FuzzMetrics$$' ./internal/promread
+	$(FUZZ) -fuzz '^FuzzPromptField$$' ./internal/sim
 
 # 256 streams against the simulator for 60s (SLOGATE_LOAD_WINDOW=20s shortens
 # it): no errors, goroutines back to baseline, flat memory.
@@ -43,7 +43,7 @@ load:
 
 # Regenerate the simulator's profiles from the seed reports.
 profiles:
-	$(GO) generate ./sim
+	$(GO) generate ./internal/sim
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

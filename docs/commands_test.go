@@ -195,7 +195,7 @@ func shownRefused(doc, flag string) bool {
 
 // resultsFixture is a results.json of the repository that a documented
 // `slogate report` line renders in place of the run output it names.
-const resultsFixture = "report/testdata/qwen3.5-4b-h200-dflash.results.json"
+const resultsFixture = "internal/report/testdata/qwen3.5-4b-h200-dflash.results.json"
 
 // runDocCommand runs c from the repository's root when it is one that can
 // run here: validate and plan of a file of the repository as written;

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/result/resulttest"
-	"github.com/slogate/slogate/vocab"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/result/resulttest"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // Capacity and status truth on vLLM-shaped servers (docs/method.md#kv-capacity,
@@ -370,7 +370,7 @@ func deref64(p *int64) string {
 // -var sim_args=["--sim-hybrid"]; GLM is one engine on two GPUs), gives a
 // KV capacity from the metrics inside the bounds the seed report sets (its
 // largest measured cell fits, its smallest over-capacity cell does not:
-// sim/profiles/*.json kv_cache_tokens_bounds), and the seed's
+// internal/sim/profiles/*.json kv_cache_tokens_bounds), and the seed's
 // over-capacity cells are skipped as over capacity. Only those cells are
 // selected, so only their contexts' cold prefills are measured, made quick
 // with fastPrefill.
@@ -424,7 +424,7 @@ func TestSeedCapacityOnTheSimulator(t *testing.T) {
 // capacity range the seed report allows.
 func profileKVBounds(t *testing.T, profile string) (lo, hi int64) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "sim", "profiles", profile+".json"))
+	b, err := os.ReadFile(filepath.Join("..", "internal", "sim", "profiles", profile+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slogate/slogate/result/resulttest"
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/result/resulttest"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // TestChatMatchesSimulatorSettings: measure.endpoint = "chat" streams

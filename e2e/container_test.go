@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	res "github.com/slogate/slogate/result"
+	res "github.com/slogate/slogate/internal/result"
 )
 
 // Container lifecycle tests (issue 14, item 1): a server with a container

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	slores "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	slores "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // writeResults writes a results.json whose decode 8K×64 total_tps and 8K×1

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/numfmt"
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // sglangSeedSpec is the Qwen DFlash seed (specs/sglang/) shrunk to the

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // Hardening tests (issue 6, item 1): every fault the simulator can produce

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // TestPlanMatrixSeedSpecs: `plan -format matrix` on the three seed specs

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slogate/slogate/compare"
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/compare"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // gateMatrix is a one-row matrix whose 1K×4 cell needs 4 × (1024 + 1024) =

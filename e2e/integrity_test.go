@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	slores "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	slores "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // capacitySpec measures 1K × {1, 16} with 256-token outputs on a simulator

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slogate/slogate/plan"
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/runner"
-	"github.com/slogate/slogate/spec"
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/plan"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/runner"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // Load tests (issue 6, item 6): 256 concurrent streams against the

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	res "github.com/slogate/slogate/result"
+	res "github.com/slogate/slogate/internal/result"
 )
 
 // Container tests against a real podman (issue 21): slogate's own argv

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slogate/slogate/compare"
-	"github.com/slogate/slogate/metric"
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/metric"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // repeatMatrix is one context with two decode cells, short windows.

@@ -14,8 +14,8 @@ import (
 )
 
 // reportSeedResults is a results.json built from the GLM seed report's numbers
-// (report/testdata, regenerated with go test ./report -update).
-const reportSeedResults = "../report/testdata/glm-5.3-flash-nvfp4-h200x2.results.json"
+// (internal/report/testdata, regenerated with go test ./internal/report -update).
+const reportSeedResults = "../internal/report/testdata/glm-5.3-flash-nvfp4-h200x2.results.json"
 
 // TestReportCommand re-renders a saved run in every format, to stdout and
 // to a file, and checks bad usage exits 2 with a message saying what to do.

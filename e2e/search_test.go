@@ -14,15 +14,15 @@ import (
 
 // qwenPerRequestTPS is the simulator's own per-request decode rate of the
 // qwen profile at context ctx and concurrency c, for a server launched
-// without a speculative block, computed from sim/profiles/qwen.json the way
-// the simulator builds its curves (sim/profile.go buildModel): the per-
+// without a speculative block, computed from internal/sim/profiles/qwen.json the way
+// the simulator builds its curves (internal/sim/profile.go buildModel): the per-
 // sequence rate total_tps ÷ active_avg at batch active_avg, interpolated
 // log–log; the profile was measured with speculative decoding, so a plain
 // server makes one token per step at 1 ÷ draft_overhead of the step time,
 // acceptance_length tokens fewer per step.
 func qwenPerRequestTPS(t *testing.T, ctx int) func(c float64) float64 {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "sim", "profiles", "qwen.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "internal", "sim", "profiles", "qwen.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

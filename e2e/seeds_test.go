@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // TestSeedsReproduce (issues 10 and 11, done when): the seed specs, run on

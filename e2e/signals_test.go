@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	res "github.com/slogate/slogate/result"
+	res "github.com/slogate/slogate/internal/result"
 )
 
 // Hardening tests (issue 6, item 2): SIGINT or SIGTERM to `slogate run`

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // Statuses before and after the run (docs/method.md#over-capacity,

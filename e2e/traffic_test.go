@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // Traffic cells against the simulator where queueing theory gives the

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slogate/slogate/metric"
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/metric"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // Traffic over named workloads, read back from the simulator's --sim-record

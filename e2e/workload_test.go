@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	res "github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/workload"
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/workload"
 )
 
 // sentRequest is one --sim-record line: what the runner sent.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/internal/result"
 )
 
 // TestResultsFileArgs: every command that reads a results.json says what to

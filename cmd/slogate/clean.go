@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/cli"
-	"github.com/slogate/slogate/lifecycle"
-	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/spec"
 )
 
 // cmdClean is `slogate clean [-runtime docker|podman] [-name-prefix P]`:

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/slogate/slogate/codify"
+	"github.com/slogate/slogate/internal/codify"
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
 )

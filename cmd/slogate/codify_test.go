@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 func TestCmdCodify(t *testing.T) {

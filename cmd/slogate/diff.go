@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // cmdDiff is `slogate diff [flags] A.json B.json`: it refuses runs measured

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/metric"
-	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // writeRun writes a results.json with one prefill cell and a 1×2 decode

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/slogate/slogate/gate"
+	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/cli"
 )
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"io"
 
-	"github.com/slogate/slogate/compare"
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/report"
+	"github.com/slogate/slogate/internal/report"
 )
 
 // cmdNoise is `slogate noise [-tolerance PCT] [-alpha P] [-repeats N]

@@ -4,12 +4,12 @@ import (
 	"context"
 	"io"
 
-	"github.com/slogate/slogate/gate"
+	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/cli/planview"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/spec"
-	"github.com/slogate/slogate/specload"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/specload"
 )
 
 // cmdPlan is `slogate plan [flags] SPEC...`: per server, the launch

@@ -13,8 +13,8 @@ import (
 
 	"github.com/slogate/slogate/internal/cli/planview"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/spec/spectest"
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/spec/spectest"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // runPlan runs `slogate plan args…` and returns stdout, failing on error.
@@ -153,7 +153,7 @@ func TestPlanUsageErrors(t *testing.T) {
 		{name: "bad format", args: []string{"-format", "yaml", "../../specs/demo.hcl"}, want: `plan: -format is text, json or matrix, not "yaml"`},
 		{name: "bad regexp", args: []string{"-run", "(", "../../specs/demo.hcl"}, want: "-run"},
 		{name: "no spec", args: nil, want: "plan: no SPEC given"},
-		{name: "invalid spec", args: []string{"../../spec/testdata/invalid/measure.hcl"}, want: "Invalid endpoint"},
+		{name: "invalid spec", args: []string{"../../internal/spec/testdata/invalid/measure.hcl"}, want: "Invalid endpoint"},
 		{name: "matrix with a server of two specs of the same file name", args: []string{"-format", "matrix", "../../specs/demo.hcl", dup},
 			want: `../../specs/demo.hcl and ` + dup + ` both have server "qwen" and the same file name: their matrix jobs would both be demo/qwen`},
 	}

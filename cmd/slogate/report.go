@@ -6,7 +6,7 @@ import (
 
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/report"
+	"github.com/slogate/slogate/internal/report"
 )
 
 // cmdReport is `slogate report [-format md|html|json|csv] [-o FILE] RESULTS.json`:

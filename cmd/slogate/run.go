@@ -7,15 +7,15 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/slogate/slogate/compare"
-	"github.com/slogate/slogate/gate"
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/interrupt"
-	"github.com/slogate/slogate/result"
-	"github.com/slogate/slogate/runner"
-	"github.com/slogate/slogate/spec"
-	"github.com/slogate/slogate/specload"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/runner"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/specload"
 )
 
 // cmdRun is `slogate run [flags] SPEC...`: for every server of every spec,

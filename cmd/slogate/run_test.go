@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/internal/result"
 )
 
 func TestRunUsageErrors(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/slogate/slogate/sim"
+	"github.com/slogate/slogate/internal/sim"
 )
 
 // cmdSim runs the built-in simulator (`slogate sim serve MODEL …`, vLLM; `slogate sim

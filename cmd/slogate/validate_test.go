@@ -39,18 +39,18 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name:     "broken spec exits 2 with file, line and snippet",
-			args:     []string{"../../spec/testdata/invalid/unknown_attribute.hcl"},
+			args:     []string{"../../internal/spec/testdata/invalid/unknown_attribute.hcl"},
 			wantCode: exit.Usage,
 			wantStderr: []string{
 				"Error: Unsupported argument",
-				"on ../../spec/testdata/invalid/unknown_attribute.hcl line 3",
+				"on ../../internal/spec/testdata/invalid/unknown_attribute.hcl line 3",
 				`Did you mean "tensor_parallel_size"?`,
 				"tensor_paralel_size  = 1",
 			},
 		},
 		{
 			name:       "one bad spec among good ones",
-			args:       []string{"../../specs/demo.hcl", "../../spec/testdata/invalid/no_server.hcl"},
+			args:       []string{"../../specs/demo.hcl", "../../internal/spec/testdata/invalid/no_server.hcl"},
 			wantCode:   exit.Usage,
 			wantStdout: []string{"ok  ../../specs/demo.hcl"},
 			wantStderr: []string{"Missing server block"},

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/result"
+	"github.com/slogate/slogate/internal/result"
 )
 
 // ReadResults reads a results.json named on the command line of subcommand

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/internal/spec"
 )
 
 // testFlags is a flag set with one flag of each kind the commands use.

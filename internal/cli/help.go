@@ -1,6 +1,6 @@
 package cli
 
-import "github.com/slogate/slogate/spec"
+import "github.com/slogate/slogate/internal/spec"
 
 // commandHelp is what `slogate help COMMAND` and `slogate COMMAND -h` print
 // around each command's flags: usage, what it does, examples. The one-line

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/slogate/slogate/spec"
+	"github.com/slogate/slogate/internal/spec"
 )
 
 // Fraction is a flag value for a tolerance or margin, written "5%" or

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slogate/slogate/spec/spectest"
+	"github.com/slogate/slogate/internal/spec/spectest"
 )
 
 // TestQuoteRoundTrip checks that a shell splits Quote's output

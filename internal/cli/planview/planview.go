@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/shellcmd"
-	"github.com/slogate/slogate/plan"
-	"github.com/slogate/slogate/spec"
-	"github.com/slogate/slogate/vocab"
+	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // Document is the document `slogate plan -format json` prints.

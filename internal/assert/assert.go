@@ -1,0 +1,237 @@
+// Package assert turns a spec's assert and expect blocks, and baseline
+// comparisons, into Verdicts over measured Results.
+package assert
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// Evaluate checks every assert and expect block of sp against res (the
+// results of server srv) and returns one verdict per test, in spec order:
+// the asserts first, then each expect cell row by row.
+func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results) []result.Verdict {
+	sc := newScope(sp, srv, res)
+	var out []result.Verdict
+	for _, a := range sp.Asserts {
+		out = append(out, sc.evalAssert(a))
+	}
+	for _, e := range sp.Expects {
+		out = append(out, sc.evalExpect(e)...)
+	}
+	return out
+}
+
+// ExitCode maps verdicts to slogate's exit code (README.md#exit-codes): 3 when any
+// Error was caused by a missing measurement (an errored or absent cell), 2
+// when any other Error (the spec is wrong, e.g. a condition that is not a
+// bool), 1 when any test failed (a test that needs an over-capacity cell
+// fails), 4 when a baseline comparison was inconclusive and nothing failed,
+// 0 otherwise (exit.Worst).
+func ExitCode(verdicts []result.Verdict) int {
+	code := exit.OK
+	for _, v := range verdicts {
+		c := exit.OK
+		switch {
+		case v.Outcome == vocab.Error && v.Infra:
+			c = exit.Infra
+		case v.Outcome == vocab.Error:
+			c = exit.Usage
+		case v.Outcome == vocab.Fail:
+			c = exit.Fail
+		case v.Outcome == vocab.Inconclusive:
+			c = exit.Inconclusive
+		}
+		code = exit.Worst(code, c)
+	}
+	return code
+}
+
+// evalAssert evaluates one assert block.
+func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
+	v := result.Verdict{
+		Test:    vocab.TestID{Server: sc.server, Kind: vocab.KindAssert, Block: a.Name}.Name(),
+		Kind:    vocab.KindAssert,
+		Message: a.ErrorMessage,
+		Cells:   a.Cells,
+	}
+	if a.Condition == nil {
+		v.Outcome = vocab.Error
+		v.Message = "assert " + a.Name + " has no condition"
+		v.File, v.Line = a.DeclRange.Filename, a.DeclRange.Start.Line
+		return v
+	}
+	rng := a.Condition.Range()
+	v.File, v.Line = rng.Filename, rng.Start.Line
+	v.Rule = sc.source(rng)
+	if v.Cells == nil {
+		v.Cells = cellsRead(a.Condition)
+	}
+
+	val, diags := a.Condition.Value(sc.ctx)
+
+	// Reads of cells without numbers first, whether or not the condition
+	// errs or short-circuits: an over-capacity cell is a measured property
+	// of the server, so the test fails with the capacity arithmetic; an
+	// errored or absent cell, or a server fact the run could not learn, is an
+	// infrastructure Error (README.md#exit-codes).
+	marks := leafMarks(sc, a.Condition)
+	if !diags.HasErrors() {
+		_, m := val.UnmarkDeep()
+		for k := range m {
+			marks[k] = struct{}{}
+		}
+	}
+	if cells, facts, searches := sortedMarks(marks); len(cells)+len(facts)+len(searches) > 0 {
+		sc.unmeasuredVerdict(&v, cells, facts, searches)
+		return v
+	}
+	if diags.HasErrors() {
+		v.Outcome = vocab.Error
+		v.Message = "condition could not be evaluated: " + firstError(diags)
+		v.Details = sc.diagLines(diags)
+		return v
+	}
+	val, _ = val.Unmark()
+	switch {
+	case val.IsNull():
+		v.Outcome = vocab.Error
+		v.Message = "condition is null: it must be true or false"
+		v.Details = sc.diagLines(conditionDiag(rng, "Null condition", "The condition evaluated to null; it must be true or false."))
+		return v
+	case !val.IsKnown():
+		v.Outcome = vocab.Error
+		v.Message = "condition is unknown: it must be true or false"
+		v.Details = sc.diagLines(conditionDiag(rng, "Unknown condition", "The condition's value is not known; it must be true or false."))
+		return v
+	case val.Type() != cty.Bool:
+		v.Outcome = vocab.Error
+		v.Message = "condition is a " + val.Type().FriendlyName() + ", not a bool"
+		v.Details = sc.diagLines(conditionDiag(rng, "Condition is not a bool",
+			fmt.Sprintf("The condition evaluated to a %s; write a comparison such as decode[\"8K\"][64].total_tps >= 6000.", val.Type().FriendlyName())))
+		return v
+	}
+	v.Details = sc.explain(a.Condition)
+	if val.True() {
+		v.Outcome = vocab.Pass
+	} else {
+		v.Outcome = vocab.Fail
+		if v.Message == "" {
+			v.Message = "condition is false"
+		}
+	}
+	return v
+}
+
+// unmeasuredVerdict fills v for a test that read cells without numbers or
+// unknown server facts: a Fail when every such read is of an over-capacity
+// cell, an infrastructure Error when any is not. Details list every read.
+func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts []string, searches []searchRead) {
+	v.Outcome = vocab.Fail
+	var msgs []string
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if !c.overCapacity() {
+			v.Outcome, v.Infra = vocab.Error, true
+		}
+		v.Details = append(v.Details, c.detail())
+		if !seen[c.message()] {
+			seen[c.message()] = true
+			msgs = append(msgs, c.message())
+		}
+	}
+	for _, f := range facts {
+		v.Outcome, v.Infra = vocab.Error, true
+		msg := "server." + f + " is not known: the run could not learn it from the server"
+		v.Details = append(v.Details, msg)
+		msgs = append(msgs, msg)
+	}
+	for _, s := range searches {
+		if s.infra {
+			v.Outcome, v.Infra = vocab.Error, true
+		}
+		v.Details = append(v.Details, s.msg)
+		msgs = append(msgs, s.msg)
+	}
+	v.Message = strings.Join(msgs, "; ")
+}
+
+// conditionDiag is an error diagnostic pointing at a condition.
+func conditionDiag(rng hcl.Range, summary, detail string) hcl.Diagnostics {
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()}}
+}
+
+// firstError is the summary and detail of the first error in diags.
+func firstError(diags hcl.Diagnostics) string {
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			if d.Detail != "" {
+				return d.Summary + ": " + d.Detail
+			}
+			return d.Summary
+		}
+	}
+	return diags.Error()
+}
+
+// diagLines renders diagnostics with HCL's text writer (file, line,
+// snippet) as detail lines.
+func (sc *scope) diagLines(diags hcl.Diagnostics) []string {
+	var buf bytes.Buffer
+	wr := hcl.NewDiagnosticTextWriter(&buf, sc.sp.Files, 0, false)
+	if err := wr.WriteDiagnostics(diags); err != nil {
+		return []string{diags.Error()}
+	}
+	return strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+}
+
+// source returns the bytes of rng as written in the spec, or "" when the
+// spec's source is not at hand.
+func (sc *scope) source(rng hcl.Range) string {
+	if sc.sp.Files == nil {
+		return ""
+	}
+	f := sc.sp.Files[rng.Filename]
+	if f == nil || rng.Start.Byte < 0 || rng.End.Byte > len(f.Bytes) || rng.Start.Byte > rng.End.Byte {
+		return ""
+	}
+	return string(f.Bytes[rng.Start.Byte:rng.End.Byte])
+}
+
+// leafMarks collects the unmeasured/unknown-fact marks of every traversal in
+// expr that reads a single value (a metric, not a whole cell or matrix), so
+// that a read is caught even when the condition errors or short-circuits.
+func leafMarks(sc *scope, expr hcl.Expression) cty.ValueMarks {
+	marks := cty.ValueMarks{}
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return marks
+	}
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		t, ok := n.(*hclsyntax.ScopeTraversalExpr)
+		if !ok {
+			return nil
+		}
+		val, diags := t.Value(sc.ctx)
+		if diags.HasErrors() {
+			return nil
+		}
+		if val.Type().IsPrimitiveType() || val.Type() == cty.DynamicPseudoType {
+			for m := range val.Marks() {
+				marks[m] = struct{}{}
+			}
+		}
+		return nil
+	})
+	return marks
+}

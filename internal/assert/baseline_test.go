@@ -1,0 +1,224 @@
+package assert
+
+import (
+	"testing"
+
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+func TestCompareBaseline(t *testing.T) {
+	cell := func(ctx, conc int, tps, ttft, tbt float64) result.DecodeCell {
+		return result.DecodeCell{Matrix: "decode", Context: ctx, Concurrency: conc, Status: vocab.StatusValid, TotalTPS: tps, TTFTMs: ttft, TBTMs: tbt}
+	}
+	over := func(ctx, conc int) result.DecodeCell {
+		return result.DecodeCell{Matrix: "decode", Context: ctx, Concurrency: conc, Status: vocab.StatusOverCapacity}
+	}
+	base := &result.Results{Server: result.Server{Name: "old"},
+		Prefill: []result.PrefillCell{{Context: 8192, Status: vocab.StatusValid, TPS: 40000, TTFTMs: 204.8}},
+		Decode: []result.DecodeCell{
+			cell(8192, 1, 408.2, 50, 2.4),
+			cell(8192, 64, 6018.4, 300, 10.5),
+			cell(16384, 1, 400, 80, 2.5),
+			over(16384, 64),
+		},
+	}
+	res := &result.Results{Server: result.Server{Name: "qwen"},
+		Prefill: []result.PrefillCell{{Context: 8192, Status: vocab.StatusValid, TPS: 39500, TTFTMs: 207.4}},
+		Decode: []result.DecodeCell{
+			cell(8192, 1, 410, 49, 2.4),
+			cell(8192, 64, 5421.3, 300, 10.5),
+			{Matrix: "decode", Context: 16384, Concurrency: 1, Status: vocab.StatusError, Reason: "stream stalled"},
+			cell(16384, 64, 4000, 900, 12),
+			cell(32768, 1, 380, 120, 2.6),
+		},
+	}
+	ref := func(phase vocab.Phase, ctx, conc int) []vocab.CellRef {
+		if phase == vocab.PhasePrefill {
+			return []vocab.CellRef{{Phase: phase, Context: ctx}}
+		}
+		return []vocab.CellRef{{Phase: phase, Matrix: "decode", Context: ctx, Concurrency: conc}}
+	}
+	const rule = "within 5% of the baseline"
+	want := []result.Verdict{
+		{
+			Test: "qwen/baseline/prefill/ctx=8K", Kind: vocab.KindBaseline, Outcome: vocab.Pass, Rule: rule,
+			Details: []string{"tps: baseline 40000, now 39500 (-1.2%, 1+1 runs: not statistical)"},
+			Cells:   ref(vocab.PhasePrefill, 8192, 0),
+		},
+		{
+			Test: "qwen/baseline/decode/ctx=8K/conc=1", Kind: vocab.KindBaseline, Outcome: vocab.Pass, Rule: rule,
+			Details: []string{
+				"total_tps: baseline 408.2, now 410 (+0.4%, 1+1 runs: not statistical)",
+				"ttft_ms: baseline 50, now 49 (-2.0%, 1+1 runs: not statistical)",
+				"tbt_ms: baseline 2.4, now 2.4 (0.0%, 1+1 runs: not statistical)",
+			},
+			Cells: ref(vocab.PhaseDecode, 8192, 1),
+		},
+		{
+			Test: "qwen/baseline/decode/ctx=8K/conc=64", Kind: vocab.KindBaseline, Outcome: vocab.Fail, Rule: rule,
+			Message: "total_tps regressed beyond 5% against the baseline",
+			Details: []string{
+				"total_tps: baseline 6018.4, now 5421.3 (-9.9%, 1+1 runs: not statistical), regressed beyond 5% (higher is better)",
+				"ttft_ms: baseline 300, now 300 (0.0%, 1+1 runs: not statistical)",
+				"tbt_ms: baseline 10.5, now 10.5 (0.0%, 1+1 runs: not statistical)",
+			},
+			Cells: ref(vocab.PhaseDecode, 8192, 64),
+		},
+		{
+			Test: "qwen/baseline/decode/ctx=16K/conc=1", Kind: vocab.KindBaseline, Outcome: vocab.Error, Infra: true, Rule: rule,
+			Message: "cell not measured: error: stream stalled",
+			Details: []string{`decode["16K"][1]: cell not measured: error: stream stalled (the baseline measured it)`},
+			Cells:   ref(vocab.PhaseDecode, 16384, 1),
+		},
+		{
+			Test: "qwen/baseline/decode/ctx=16K/conc=64", Kind: vocab.KindBaseline, Outcome: vocab.Skip, Rule: rule,
+			Message: "baseline cell not measured: over capacity",
+			Cells:   ref(vocab.PhaseDecode, 16384, 64),
+		},
+		{
+			Test: "qwen/baseline/decode/ctx=32K/conc=1", Kind: vocab.KindBaseline, Outcome: vocab.Skip, Rule: rule,
+			Message: "not in the baseline",
+			Cells:   ref(vocab.PhaseDecode, 32768, 1),
+		},
+	}
+	got := CompareBaseline(base, res, compare.Options{Tolerance: 0.05})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+}
+
+// TestCompareBaselineLostCells: a cell the baseline measured and the new
+// run lacks entirely or ran over capacity is lost, a failure (exit 1, not
+// the infrastructure's 3) quoting the baseline's value and the capacity
+// arithmetic; latencies regress upward.
+func TestCompareBaselineLostCells(t *testing.T) {
+	base := &result.Results{Server: result.Server{Name: "qwen"}, Decode: []result.DecodeCell{
+		{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusValid, TotalTPS: 400, TTFTMs: 50, TBTMs: 2},
+		{Matrix: "decode", Context: 8192, Concurrency: 2, Status: vocab.StatusValid, TotalTPS: 800, TTFTMs: 50, TBTMs: 2},
+		{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid, TotalTPS: 6018.4, TTFTMs: 300, TBTMs: 10.5},
+	}}
+	res := &result.Results{Server: result.Server{Name: "qwen"}, Decode: []result.DecodeCell{
+		{Matrix: "decode", Context: 8192, Concurrency: 1, Status: vocab.StatusQueued, TotalTPS: 400, TTFTMs: 60, TBTMs: 2},
+		{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusOverCapacity,
+			Reason: "64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens"},
+	}}
+	got := CompareBaseline(base, res, compare.Options{Tolerance: 0.05})
+	if len(got) != 3 {
+		t.Fatalf("got %d verdicts, want 3", len(got))
+	}
+	if got[0].Outcome != vocab.Fail || got[0].Message != "ttft_ms regressed beyond 5% against the baseline" {
+		t.Errorf("conc=1: %v %q, want a ttft_ms regression", got[0].Outcome, got[0].Message)
+	}
+	if got[1].Outcome != vocab.Fail || got[1].Infra || got[1].Message != "lost: not measured (was 800.0 tok/s)" {
+		t.Errorf("conc=2: %v infra=%v %q, want a lost cell", got[1].Outcome, got[1].Infra, got[1].Message)
+	}
+	wantOver := []string{
+		`decode["8K"][64]: lost: over capacity (was 6,018.4 tok/s): the baseline measured this cell, this run did not`,
+		"64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens",
+	}
+	if got[2].Outcome != vocab.Fail || got[2].Message != "lost: over capacity (was 6,018.4 tok/s)" || !cmp.Equal(got[2].Details, wantOver) {
+		t.Errorf("conc=64: %v %q %q, want lost to over capacity", got[2].Outcome, got[2].Message, got[2].Details)
+	}
+	if code := ExitCode(got); code != 1 {
+		t.Errorf("ExitCode = %d, want 1 (a lost cell is a failure, not infrastructure)", code)
+	}
+}
+
+// TestWithBaseline: runs measured with different settings are refused
+// (exit 2) unless allowed, and then the differences head the notes; server
+// differences are noted, never refused; repeated cells are decided by the
+// interval of the change, whose bounds the detail line shows, and a
+// comparison the noise leaves open is inconclusive (it was "not
+// significant", a pass, before the three outcomes).
+func TestWithBaseline(t *testing.T) {
+	run := func(window float64, version string, tps ...float64) *result.Results {
+		r := &result.Results{Server: result.Server{Name: "qwen", Version: version},
+			Measure: result.Measure{Duration: numfmt.Shortest(window) + "s", DurationS: window, MaxOutput: 256, Endpoint: "completions", Repeat: len(tps)},
+			Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
+				TotalTPS: metric.Median.Of(tps), TTFTMs: 300, TBTMs: 10.5, Repeats: len(tps),
+				Samples: map[string][]float64{"total_tps": tps}}}}
+		return r
+	}
+	base := run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950)
+	t.Run("settings differ", func(t *testing.T) {
+		v, _, err := WithBaseline(base, run(1, "0.26.1", 6000, 6100, 5900, 6050, 5950), BaselineOptions{Tolerance: 0.05})
+		if exit.Code(err) != exit.Usage || err == nil || !strings.Contains(err.Error(), "not comparable:\n  window: 3s → 1s\n") || v != nil {
+			t.Errorf("err %v (exit %d), %d verdicts; want exit 2 naming the window and no verdicts", err, exit.Code(err), len(v))
+		}
+	})
+	t.Run("settings differ, allowed", func(t *testing.T) {
+		v, notes, err := WithBaseline(base, run(1, "0.27.2", 6000, 6100, 5900, 6050, 5950), BaselineOptions{Tolerance: 0.05, AllowSettingsChange: true})
+		want := []string{"baseline: settings differ (-allow-settings-change): window: 3s → 1s", "baseline: server vLLM 0.26.1 → 0.27.2"}
+		if err != nil || len(v) != 1 || !cmp.Equal(notes[:2], want) {
+			t.Errorf("err %v, %d verdicts, notes %q; want %q", err, len(v), notes, want)
+		}
+	})
+	t.Run("noise is inconclusive, not a pass", func(t *testing.T) {
+		v, notes, err := WithBaseline(base, run(3, "0.26.1", 5500, 6120, 5400, 6080, 5300), BaselineOptions{Tolerance: 0.05})
+		want := "total_tps: baseline 6000, now 5500: inconclusive, -8.3% (bounds -10.9…+2.0%, each at 95.2% confidence, 5+5 repeats); noise 4.9%: 34 repeats a side would decide it"
+		if err != nil || v[0].Outcome != vocab.Inconclusive || v[0].Details[0] != want ||
+			v[0].Message != "total_tps inconclusive against the baseline: neither regressed nor shown within 5%; measure more (or -inconclusive pass)" {
+			t.Errorf("err %v, %v %q %q; want inconclusive with %q", err, v[0].Outcome, v[0].Message, v[0].Details, want)
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], "2 of 3 cell metrics were decided by the tolerance alone") {
+			t.Errorf("notes %q, want one saying ttft_ms and tbt_ms were not decided statistically", notes)
+		}
+	})
+	t.Run("-inconclusive pass: an estimate beyond the tolerance still fails", func(t *testing.T) {
+		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5500, 6120, 5400, 6080, 5300), BaselineOptions{Tolerance: 0.05, Inconclusive: compare.InconclusivePass})
+		if v[0].Outcome != vocab.Fail || !strings.HasSuffix(v[0].Details[0], "; the estimate is beyond 5%: fails even with -inconclusive pass") ||
+			v[0].Message != "total_tps inconclusive against the baseline, and estimated beyond 5%: fails even with -inconclusive pass" {
+			t.Errorf("%v %q %q; want a failure for the estimate", v[0].Outcome, v[0].Message, v[0].Details)
+		}
+	})
+	t.Run("-inconclusive pass accepts an estimate inside the tolerance", func(t *testing.T) {
+		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5700, 6150, 5550, 6050, 5850), BaselineOptions{Tolerance: 0.05, Inconclusive: compare.InconclusivePass})
+		if v[0].Outcome != vocab.Pass || !strings.HasSuffix(v[0].Details[0], "; accepted (-inconclusive pass)") || v[0].Message != "" {
+			t.Errorf("%v %q %q; want a pass, accepted", v[0].Outcome, v[0].Message, v[0].Details)
+		}
+	})
+	t.Run("another engine: refused, then allowed it informs and never gates", func(t *testing.T) {
+		sg := run(3, "0.5.5", 5400, 5420, 5300, 5380, 5350)
+		sg.Server.Engine = "sglang"
+		if _, _, err := WithBaseline(base, sg, BaselineOptions{Tolerance: 0.05}); exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), "engine: vllm → sglang") {
+			t.Fatalf("err %v, want exit 2 naming the engine change", err)
+		}
+		v, notes, err := WithBaseline(base, sg, BaselineOptions{Tolerance: 0.05, AllowSettingsChange: true})
+		if err != nil || v[0].Outcome != vocab.Pass || !strings.Contains(v[0].Details[0], "(-10.4%, bounds -11.7…-9.2% at 95.2% confidence each, 5+5 runs), regressed beyond 5%") ||
+			v[len(v)-1].Details[len(v[len(v)-1].Details)-1] != "(informs only: fail against a baseline of another engine, which never gates)" {
+			t.Errorf("err %v, %v %q; want a pass keeping the regression's interval, marked as informing", err, v[0].Outcome, v[0].Details)
+		}
+		if !strings.Contains(strings.Join(notes, "\n"), "engines differ (vLLM → SGLang): the comparison informs") {
+			t.Errorf("notes %q lack the engine note", notes)
+		}
+	})
+	t.Run("traffic cells inform in the notes, never a verdict", func(t *testing.T) {
+		withTraffic := func(r *result.Results, ttft float64) *result.Results {
+			r.Traffic = []result.TrafficCell{{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid,
+				AchievedRPS: 4, GoodputRPS: 4, Completed: 8, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
+			return r
+		}
+		v, notes, err := WithBaseline(withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 100),
+			withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 300), BaselineOptions{Tolerance: 0.05})
+		want := []string{"baseline: traffic cells (one window each, not repeated: informs, never gates; docs/method.md#comparing-traffic):",
+			"baseline:   traffic/replay/conc=8: achieved_rps 4 → 4 req/s (0.0%), goodput_rps 4 → 4 req/s (0.0%), ttft_ms_p99 100 → 300 ms (+200.0%), e2e_ms 500 → 500 ms (0.0%), tbt_ms 6 → 6 ms (0.0%)"}
+		if err != nil || len(v) != 1 || v[0].Outcome != vocab.Pass || len(notes) < 2 || !cmp.Equal(notes[len(notes)-2:], want) {
+			t.Errorf("err %v, verdicts %v, notes %q; want the decode cell's one passing verdict and the notes ending %q", err, v, notes, want)
+		}
+	})
+	t.Run("regression", func(t *testing.T) {
+		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5400, 5420, 5300, 5380, 5350), BaselineOptions{Tolerance: 0.05})
+		if v[0].Outcome != vocab.Fail || !strings.Contains(v[0].Details[0], "(-10.4%, bounds -11.7…-9.2% at 95.2% confidence each, 5+5 runs), regressed beyond 5%") {
+			t.Errorf("%v %q; want a regression with its bounds", v[0].Outcome, v[0].Details)
+		}
+	})
+}

@@ -1,0 +1,149 @@
+package assert
+
+import (
+	"fmt"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// prefillMatrix is the Expect.Matrix value that makes an expect block a
+// prefill row set (one value per context).
+const prefillMatrix = "prefill"
+
+// evalExpect evaluates one expect block: one verdict per cell that has a
+// non-null expected value.
+func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
+	phase := vocab.PhaseDecode
+	label := e.Matrix
+	if label == "" {
+		label = "decode"
+	}
+	if label == prefillMatrix {
+		phase = vocab.PhasePrefill
+	}
+	block := vocab.TestID{Server: sc.server, Kind: vocab.KindExpect, Block: e.Name}
+	base := block.Name()
+	cellTest := func(ref vocab.CellRef) string {
+		id := block
+		id.Cell = &ref
+		return id.Name()
+	}
+	expected, ok := metric.Lookup(phase, e.Metric)
+	if !ok {
+		return []result.Verdict{{
+			Test: base, Kind: vocab.KindExpect, Outcome: vocab.Error,
+			File: e.DeclRange.Filename, Line: e.DeclRange.Start.Line,
+			Message: fmt.Sprintf("expect %s: %q is not a %s metric", e.Name, e.Metric, phase),
+		}}
+	}
+	var concs []int
+	if phase == vocab.PhaseDecode {
+		for _, m := range sc.sp.Matrices {
+			if m.Label == label {
+				concs = m.Concurrency
+			}
+		}
+		if concs == nil {
+			return []result.Verdict{{
+				Test: base, Kind: vocab.KindExpect, Outcome: vocab.Error,
+				File: e.DeclRange.Filename, Line: e.DeclRange.Start.Line,
+				Message: fmt.Sprintf("expect %s: the spec has no matrix %q to line the values up with", e.Name, label),
+			}}
+		}
+	}
+	var out []result.Verdict
+	for _, row := range e.Rows {
+		for i, want := range row.Values {
+			if want == nil {
+				continue
+			}
+			ref := vocab.CellRef{Phase: phase, Context: row.Context}
+			if phase == vocab.PhaseDecode {
+				if i >= len(concs) {
+					out = append(out, result.Verdict{
+						// Named after the row: the value has no concurrency level.
+						Test: cellTest(ref), Kind: vocab.KindExpect, Outcome: vocab.Error,
+						File: row.Range.Filename, Line: row.Range.Start.Line,
+						Message: fmt.Sprintf("row %s has %d values but matrix %q has %d concurrency levels", vocab.FormatTokens(row.Context), len(row.Values), label, len(concs)),
+					})
+					break
+				}
+				ref.Matrix, ref.Concurrency = label, concs[i]
+			}
+			out = append(out, sc.expectCell(cellTest(ref), ref, expected, *want, e.Tolerance, row))
+		}
+	}
+	return out
+}
+
+// expectCell checks one expected value against the measured cell.
+func (sc *scope) expectCell(test string, ref vocab.CellRef, m metric.Metric, want, tol float64, row spec.ExpectRow) result.Verdict {
+	v := result.Verdict{
+		Test: test, Kind: vocab.KindExpect,
+		File: row.Range.Filename, Line: row.Range.Start.Line,
+		Cells: []vocab.CellRef{ref},
+	}
+	// A throughput may fall to want × (1 − tol), a latency rise to want × (1 + tol).
+	op, sign, dir, limit := ">=", "-", "below", want*(1-tol)
+	breached := func(got float64) bool { return got < limit }
+	if !m.HigherIsBetter {
+		op, sign, dir, limit = "<=", "+", "above", want*(1+tol)
+		breached = func(got float64) bool { return got > limit }
+	}
+	v.Rule = fmt.Sprintf("%s %s %s (%s %s %s)", m.Name, op, numfmt.Value(limit), numfmt.Value(want), sign, numfmt.Percent(tol))
+
+	got, status, why, found := sc.measured(ref, m.Name)
+	switch {
+	case !found || !status.Measured():
+		// Over capacity fails with the arithmetic; errored or absent errs.
+		sc.unmeasuredVerdict(&v, []unmeasured{unmeasuredRead(ref, status, why, sc.res)}, nil, nil)
+		return v
+	case got == nil:
+		v.Outcome = vocab.Error
+		v.Message = fmt.Sprintf("%s was not reported for this cell (the server exposes no such metric)", m.Name)
+		return v
+	}
+	miss := 0.0
+	if want != 0 {
+		miss = (*got - want) / want
+	}
+	v.Details = []string{fmt.Sprintf("%s = %s, want %s (%s from expected)", m.Name, numfmt.Value(*got), v.Rule[len(m.Name)+1:], numfmt.Delta(miss))}
+	if breached(*got) {
+		v.Outcome = vocab.Fail
+		v.Message = fmt.Sprintf("%s at %s is %s the expected %s by more than %s", m.Name, ref.Name(), dir, numfmt.Value(want), numfmt.Percent(tol))
+	}
+	return v
+}
+
+// measured returns a metric of the cell ref: found is false when the
+// results have no such cell; val is nil for an optional metric the server
+// did not report.
+func (sc *scope) measured(ref vocab.CellRef, metric string) (val *float64, status vocab.Status, why string, found bool) {
+	var (
+		x  float64
+		ok bool
+	)
+	if ref.Phase == vocab.PhasePrefill {
+		c, f := sc.res.PrefillCell(ref.Context)
+		if !f {
+			return nil, "", "", false
+		}
+		x, ok = c.Metric(metric)
+		status, why = c.Status, c.Reason
+	} else {
+		c, f := sc.res.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency)
+		if !f {
+			return nil, "", "", false
+		}
+		x, ok = c.Metric(metric)
+		status, why = c.Status, c.Reason
+	}
+	if !ok {
+		return nil, status, why, true
+	}
+	return &x, status, why, true
+}

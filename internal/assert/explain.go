@@ -1,0 +1,307 @@
+package assert
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// relational maps HCL's comparison operations to how they are written.
+var relational = map[*hclsyntax.Operation]string{
+	hclsyntax.OpGreaterThan:        ">",
+	hclsyntax.OpGreaterThanOrEqual: ">=",
+	hclsyntax.OpLessThan:           "<",
+	hclsyntax.OpLessThanOrEqual:    "<=",
+	hclsyntax.OpEqual:              "==",
+	hclsyntax.OpNotEqual:           "!=",
+}
+
+// flipped is the operator that keeps a comparison's meaning when its sides
+// are swapped (6000 <= x is x >= 6000).
+var flipped = map[string]string{">": "<", ">=": "<=", "<": ">", "<=": ">=", "==": "==", "!=": "!="}
+
+// explain lists the values a condition read, k6-style: one line per
+// comparison, failed ones first, as
+//
+//	decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)
+//
+// then one "name = value" line for every other value read. Comparisons that
+// depend on local names (inside a for expression) cannot be evaluated on
+// their own and are skipped.
+func (sc *scope) explain(expr hcl.Expression) []string {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return nil
+	}
+	var failed, passed []string
+	covered := map[hcl.Range]bool{}
+	var traversals []*hclsyntax.ScopeTraversalExpr
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		switch n := n.(type) {
+		case *hclsyntax.BinaryOpExpr:
+			op, ok := relational[n.Op]
+			if !ok {
+				return nil
+			}
+			line, held, subject, evaluated := sc.comparisonLine(n, op)
+			if !evaluated {
+				return nil
+			}
+			if held {
+				passed = append(passed, line)
+			} else {
+				failed = append(failed, line)
+			}
+			// The subject's value is on the line; values read on the other
+			// side are listed after the comparisons.
+			for _, t := range traversalsIn(subject) {
+				covered[t.SrcRange] = true
+			}
+		case *hclsyntax.ScopeTraversalExpr:
+			traversals = append(traversals, n)
+		}
+		return nil
+	})
+	lines := append(failed, passed...)
+	seen := map[string]bool{}
+	for _, t := range traversals {
+		if covered[t.SrcRange] || !sc.roots[t.Traversal.RootName()] {
+			continue
+		}
+		val, diags := t.Value(sc.ctx)
+		if diags.HasErrors() {
+			continue
+		}
+		l := sc.text(t) + " = " + formatCty(val)
+		if !seen[l] {
+			seen[l] = true
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// comparisonLine renders one comparison: held reports whether it held,
+// subject is the side that reads measured data, and evaluated is false when
+// the comparison could not be evaluated on its own.
+func (sc *scope) comparisonLine(n *hclsyntax.BinaryOpExpr, op string) (line string, held bool, subject hclsyntax.Expression, evaluated bool) {
+	res, diags := n.Value(sc.ctx)
+	if diags.HasErrors() || !res.IsWhollyKnown() || res.IsNull() {
+		return "", false, nil, false
+	}
+	res, _ = res.Unmark()
+	subject = n.LHS
+	other := n.RHS
+	if !sc.readsData(n.LHS) && sc.readsData(n.RHS) {
+		subject, other = n.RHS, n.LHS
+		op = flipped[op]
+	}
+	sv, d1 := subject.Value(sc.ctx)
+	ov, d2 := other.Value(sc.ctx)
+	if d1.HasErrors() || d2.HasErrors() {
+		return "", false, nil, false
+	}
+	sv, _ = sv.UnmarkDeep()
+	ov, _ = ov.UnmarkDeep()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s = %s, want %s %s", sc.text(subject), formatCty(sv), op, formatCty(ov))
+	if !isLiteral(other) {
+		fmt.Fprintf(&b, " (%s)", sc.text(other))
+	}
+	held = res.Type() == cty.Bool && res.True()
+	if held {
+		b.WriteString(": ok")
+	} else if s, o, ok := numbers(sv, ov); ok && o != 0 {
+		// The distance from the threshold, not from an expected value
+		// (an expect's line says "from expected").
+		fmt.Fprintf(&b, " (%s from the threshold)", numfmt.Delta((s-o)/math.Abs(o)))
+	}
+	return b.String(), held, subject, true
+}
+
+// numbers returns both values as float64 when both are known numbers.
+func numbers(a, b cty.Value) (float64, float64, bool) {
+	if a.IsNull() || b.IsNull() || !a.IsKnown() || !b.IsKnown() || a.Type() != cty.Number || b.Type() != cty.Number {
+		return 0, 0, false
+	}
+	x, _ := a.AsBigFloat().Float64()
+	y, _ := b.AsBigFloat().Float64()
+	return x, y, true
+}
+
+// isLiteral reports whether e is a constant written in place (6000, "x").
+func isLiteral(e hclsyntax.Expression) bool {
+	switch e := e.(type) {
+	case *hclsyntax.LiteralValueExpr:
+		return true
+	case *hclsyntax.TemplateExpr:
+		return e.IsStringLiteral()
+	case *hclsyntax.UnaryOpExpr:
+		return isLiteral(e.Val)
+	}
+	return false
+}
+
+// readsData reports whether e reads measured data or server facts.
+func (sc *scope) readsData(e hclsyntax.Expression) bool {
+	for _, t := range e.Variables() {
+		if sc.roots[t.RootName()] {
+			return true
+		}
+	}
+	return false
+}
+
+// traversalsIn lists the scope traversals inside n.
+func traversalsIn(n hclsyntax.Node) []*hclsyntax.ScopeTraversalExpr {
+	var out []*hclsyntax.ScopeTraversalExpr
+	hclsyntax.VisitAll(n, func(n hclsyntax.Node) hcl.Diagnostics {
+		if t, ok := n.(*hclsyntax.ScopeTraversalExpr); ok {
+			out = append(out, t)
+		}
+		return nil
+	})
+	return out
+}
+
+// text is an expression as written in the spec; without the source at hand
+// a traversal is rendered from its steps.
+func (sc *scope) text(e hclsyntax.Expression) string {
+	if s := sc.source(e.Range()); s != "" {
+		return s
+	}
+	if t, ok := e.(*hclsyntax.ScopeTraversalExpr); ok {
+		return traversalText(t.Traversal)
+	}
+	if l, ok := e.(*hclsyntax.LiteralValueExpr); ok {
+		return formatCty(l.Val)
+	}
+	return "(expression at " + e.Range().String() + ")"
+}
+
+// traversalText renders decode["8K"][64].total_tps from its steps.
+func traversalText(t hcl.Traversal) string {
+	var b strings.Builder
+	for _, step := range t {
+		switch s := step.(type) {
+		case hcl.TraverseRoot:
+			b.WriteString(s.Name)
+		case hcl.TraverseAttr:
+			b.WriteString("." + s.Name)
+		case hcl.TraverseIndex:
+			b.WriteString("[" + formatCty(s.Key) + "]")
+		case hcl.TraverseSplat:
+			b.WriteString("[*]")
+		}
+	}
+	return b.String()
+}
+
+// refExpr is how a spec reads a cell: decode["8K"][64], prefill["8K"],
+// steady["8K"][4], replay[8] (a traffic block without context).
+func refExpr(r vocab.CellRef) string {
+	switch r.Phase {
+	case vocab.PhasePrefill:
+		return fmt.Sprintf("prefill[%q]", vocab.FormatTokens(r.Context))
+	case vocab.PhaseTraffic:
+		key := strconv.Itoa(r.Concurrency)
+		if r.Concurrency == 0 {
+			key = vocab.FormatRate(r.Rate)
+			if strings.Contains(key, ".") {
+				key = strconv.Quote(key)
+			}
+		}
+		if r.Context == 0 {
+			return fmt.Sprintf("%s[%s]", r.Matrix, key)
+		}
+		return fmt.Sprintf("%s[%q][%s]", r.Matrix, vocab.FormatTokens(r.Context), key)
+	}
+	return fmt.Sprintf("%s[%q][%d]", r.MatrixLabel(), vocab.FormatTokens(r.Context), r.Concurrency)
+}
+
+// formatCty renders a value for a detail line.
+func formatCty(v cty.Value) string {
+	v, _ = v.UnmarkDeep()
+	switch {
+	case v.IsNull():
+		return "null"
+	case !v.IsKnown():
+		return "(unknown)"
+	case v.Type() == cty.Number:
+		f, _ := v.AsBigFloat().Float64()
+		return numfmt.Value(f)
+	case v.Type() == cty.String:
+		return strconv.Quote(v.AsString())
+	case v.Type() == cty.Bool:
+		return strconv.FormatBool(v.True())
+	}
+	if !v.IsWhollyKnown() {
+		return "(partly unknown " + v.Type().FriendlyName() + ")"
+	}
+	b, err := ctyjson.Marshal(v, v.Type())
+	if err != nil {
+		return v.GoString()
+	}
+	return string(b)
+}
+
+// cellsRead finds the cells a condition reads statically, in order of first
+// appearance (the spec loader fills Assert.Cells the same way; this is the
+// fallback for specs built in code).
+func cellsRead(expr hcl.Expression) []vocab.CellRef {
+	var out []vocab.CellRef
+	seen := map[vocab.CellRef]bool{}
+	for _, t := range expr.Variables() {
+		ref, ok := cellOf(t)
+		if ok && !seen[ref] {
+			seen[ref] = true
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// cellOf turns prefill[CTX]… or LABEL[CTX][CONC]… into a cell reference.
+func cellOf(t hcl.Traversal) (vocab.CellRef, bool) {
+	key := func(i int) (int, bool) {
+		if i >= len(t) {
+			return 0, false
+		}
+		ix, ok := t[i].(hcl.TraverseIndex)
+		if !ok || ix.Key.IsNull() || !ix.Key.IsKnown() {
+			return 0, false
+		}
+		switch ix.Key.Type() {
+		case cty.String:
+			n, err := vocab.ParseTokens(ix.Key.AsString())
+			return n, err == nil
+		case cty.Number:
+			f, _ := ix.Key.AsBigFloat().Int64()
+			return int(f), f > 0
+		}
+		return 0, false
+	}
+	root := t.RootName()
+	switch root {
+	case "server", "var":
+		return vocab.CellRef{}, false
+	case "prefill":
+		ctx, ok := key(1)
+		return vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}, ok
+	}
+	ctx, ok1 := key(1)
+	conc, ok2 := key(2)
+	if !ok1 || !ok2 {
+		return vocab.CellRef{}, false
+	}
+	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: root, Context: ctx, Concurrency: conc}, true
+}

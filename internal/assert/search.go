@@ -1,0 +1,199 @@
+package assert
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// rootSearch is the variable assertions read searches by:
+// search["NAME"].concurrency (docs/spec.md#search).
+const rootSearch = "search"
+
+// rootCell is the variable a search objective reads its probe's cell by.
+const rootCell = "cell"
+
+// searchRead marks the values of a search that has no answer to give: not
+// run or stopped by an error (infra: an infrastructure Error, exit 3), or
+// run without finding a concurrency that meets the objective (the cell at
+// the answer does not exist: the test fails).
+type searchRead struct {
+	name  string
+	msg   string
+	infra bool
+}
+
+// probeObjectType is the type of one element of search["NAME"].probes.
+var probeObjectType = cty.Object(map[string]cty.Type{"concurrency": cty.Number, "passed": cty.Bool})
+
+// searchObject builds search["NAME"] from its parts; searchObjectType is its
+// type, taken from the same function so the two cannot drift apart.
+func searchObject(conc, found, monotone, cell, probes cty.Value) cty.Value {
+	return cty.ObjectVal(map[string]cty.Value{
+		"concurrency": conc, "found": found, "monotone": monotone, "cell": cell, "probes": probes,
+	})
+}
+
+func searchObjectType(ps []float64) cty.Type {
+	return searchObject(cty.UnknownVal(cty.Number), cty.UnknownVal(cty.Bool), cty.UnknownVal(cty.Bool),
+		cty.UnknownVal(cellObjectType(vocab.PhaseDecode, ps)), cty.UnknownVal(cty.List(probeObjectType))).Type()
+}
+
+// unknownSearch is search["NAME"] with every attribute unknown, marked m
+// (no mark when m is nil: the static scope); its cell has the statistics of
+// percentiles ps.
+func unknownSearch(m *searchRead, ps []float64) cty.Value {
+	attrs := map[string]cty.Value{}
+	for name, ty := range searchObjectType(ps).AttributeTypes() {
+		v := cty.UnknownVal(ty)
+		if name == "cell" {
+			v = cellObject(vocab.PhaseDecode, ps, cty.UnknownVal(cty.String), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number) })
+		}
+		if m != nil {
+			v = markAll(v, *m)
+		}
+		attrs[name] = v
+	}
+	return cty.ObjectVal(attrs)
+}
+
+// markAll marks v, and each attribute of an object v, with m.
+func markAll(v cty.Value, m searchRead) cty.Value {
+	if v.Type().IsObjectType() && v.IsKnown() {
+		attrs := map[string]cty.Value{}
+		for name := range v.Type().AttributeTypes() {
+			attrs[name] = v.GetAttr(name).Mark(m)
+		}
+		return cty.ObjectVal(attrs)
+	}
+	return v.Mark(m)
+}
+
+// probeCell is the object of a measured probe cell (cell.<metric>), with
+// the statistics of percentiles ps.
+func probeCell(c *result.DecodeCell, ps []float64) cty.Value {
+	return cellObject(vocab.PhaseDecode, ps, cty.StringVal(string(c.Status)), func(m metric.Metric) cty.Value {
+		if v, ok := c.Metric(m.Name); ok {
+			return cty.NumberFloatVal(v)
+		}
+		return cty.NullVal(cty.Number)
+	})
+}
+
+// searchValue is search["NAME"] as res recorded it.
+func searchValue(s *spec.Search, res *result.Results, ps []float64) cty.Value {
+	r, ok := res.SearchByName(s.Name)
+	switch {
+	case !ok:
+		return unknownSearch(&searchRead{name: s.Name, msg: fmt.Sprintf("search %q was not run", s.Name), infra: true}, ps)
+	case r.Error != "":
+		return unknownSearch(&searchRead{name: s.Name, msg: fmt.Sprintf("search %q has no answer: %s", s.Name, r.Error), infra: true}, ps)
+	}
+	probes := cty.ListValEmpty(probeObjectType)
+	if len(r.Probes) > 0 {
+		var ps []cty.Value
+		for _, p := range r.Probes {
+			ps = append(ps, cty.ObjectVal(map[string]cty.Value{"concurrency": cty.NumberIntVal(int64(p.Concurrency)), "passed": cty.BoolVal(p.Passed)}))
+		}
+		probes = cty.ListVal(ps)
+	}
+	var cell cty.Value
+	if p, ok := r.Probe(r.Concurrency); r.Found && ok {
+		cell = probeCell(&p.Cell, ps)
+	} else {
+		m := searchRead{name: s.Name, msg: fmt.Sprintf("search %q found no concurrency in [%d, %d] that meets the objective, so it has no cell", s.Name, r.Range[0], r.Range[1])}
+		cell = cellObject(vocab.PhaseDecode, ps, cty.StringVal("not_measured").Mark(m), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(m) })
+	}
+	return searchObject(cty.NumberIntVal(int64(r.Concurrency)), cty.BoolVal(r.Found), cty.BoolVal(r.Monotone), cell, probes)
+}
+
+// searchesVar is the `search` variable: one object per search block of sp,
+// built by value.
+func searchesVar(sp *spec.Spec, value func(*spec.Search) cty.Value) cty.Value {
+	if len(sp.Searches) == 0 {
+		return cty.MapValEmpty(searchObjectType(specPercentiles(sp)))
+	}
+	m := map[string]cty.Value{}
+	for _, s := range sp.Searches {
+		m[s.Name] = value(s)
+	}
+	return cty.MapVal(m)
+}
+
+// addSearches adds the `search` variable to sc.
+func (sc *scope) addSearches(value func(*spec.Search) cty.Value) {
+	sc.ctx.Variables[rootSearch] = searchesVar(sc.sp, value)
+	sc.roots[rootSearch] = true
+}
+
+// objectiveScope is the scope an objective is evaluated in: `cell` is the
+// probe's cell, var and the functions come from the spec.
+func objectiveScope(sp *spec.Spec, cell cty.Value) *scope {
+	parent := sp.EvalContext
+	if parent == nil {
+		parent = defaultEvalContext()
+	}
+	ctx := parent.NewChild()
+	ctx.Variables = map[string]cty.Value{rootCell: cell}
+	return &scope{sp: sp, ctx: ctx, roots: map[string]bool{rootCell: true}}
+}
+
+// checkObjective is the static check of a search's objective (as for an
+// assert's condition: docs/spec.md#static-checks): evaluated over a cell of
+// unknown metrics, it must be a bool.
+func checkObjective(sp *spec.Spec, s *spec.Search, srv *spec.Server) hcl.Diagnostics {
+	if s.Objective == nil {
+		return nil
+	}
+	cell := cellObject(vocab.PhaseDecode, specPercentiles(sp), cty.UnknownVal(cty.String), func(m metric.Metric) cty.Value {
+		if why := cannotProduce(m, srv); why != "" {
+			return cty.NullVal(cty.Number).Mark(unproducible{metric: m.Name, why: why})
+		}
+		return cty.UnknownVal(cty.Number)
+	})
+	diags := objectiveScope(sp, cell).checkCondition(s.Objective)
+	for _, d := range diags {
+		if d.Summary == "Condition is not a bool" || d.Summary == "Null condition" {
+			d.Summary = strings.Replace(d.Summary, "Condition", "Objective", 1)
+			d.Detail = strings.Replace(strings.Replace(d.Detail, "The condition", "The objective", 1),
+				`decode["8K"][64].total_tps >= 6000`, "cell.per_request_tps >= 50", 1)
+		}
+	}
+	return diags
+}
+
+// Objective evaluates search s's objective over the probe cell c
+// (docs/method.md#search). It returns whether the objective held and the
+// values it read, one comparison per line (k6-style, as assert details);
+// an error when it cannot say (a metric the cell lacks, a non-bool value).
+func Objective(sp *spec.Spec, s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
+	sc := objectiveScope(sp, probeCell(c, specPercentiles(sp)))
+	val, diags := s.Objective.Value(sc.ctx)
+	if diags.HasErrors() {
+		return false, nil, fmt.Errorf("objective could not be evaluated: %s", firstError(diags))
+	}
+	val, _ = val.UnmarkDeep()
+	switch {
+	case val.IsNull() || !val.IsKnown():
+		return false, nil, fmt.Errorf("objective is null or unknown: it must be true or false")
+	case val.Type() != cty.Bool:
+		return false, nil, fmt.Errorf("objective is a %s, not a bool", val.Type().FriendlyName())
+	}
+	return val.True(), sc.explain(s.Objective), nil
+}
+
+// ObjectiveText is the objective of s as written in the spec.
+func ObjectiveText(sp *spec.Spec, s *spec.Search) string {
+	if s.Objective == nil {
+		return ""
+	}
+	sc := &scope{sp: sp}
+	return sc.source(s.Objective.Range())
+}

@@ -1,0 +1,247 @@
+package compare
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// TestPocockBound: the two-look bound of Pocock (1977) for equally spaced
+// looks (correlation √½) at one-sided α = 0.05 is 1.875 (Jennison &
+// Turnbull 2000, Table 2.1, two-sided 0.10); one look (correlation 1) is
+// the plain 1.645, independent looks the Šidák 1.955.
+func TestPocockBound(t *testing.T) {
+	tests := []struct {
+		name string
+		rho  float64
+		want float64
+	}{
+		{"equally spaced looks", math.Sqrt(0.5), 1.875},
+		{"nearly one look", 0.99999, 1.645},
+		{"independent looks", 0, 1.955},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pocockBound(tc.rho, 0.05); math.Abs(got-tc.want) > 0.003 {
+				t.Errorf("pocockBound(%v, 0.05) = %.4f, want %.3f", tc.rho, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSequentialLevel: the level of each look lies between one look's α
+// and the Šidák level, falls as the baseline grows (looks less
+// correlated), and is attainable at the first look from a baseline of 4.
+func TestSequentialLevel(t *testing.T) {
+	s := Sequential{}
+	prev := 1.0
+	for _, n := range []int{4, 5, 10, 20, 100} {
+		l := s.Level(n)
+		if l >= 0.05 || l <= 1-math.Sqrt(0.95) {
+			t.Errorf("baseline %d: level %v outside (Šidák 0.0253, 0.05)", n, l)
+		}
+		if l > prev {
+			t.Errorf("baseline %d: level %v above that of a smaller baseline (%v)", n, l, prev)
+		}
+		prev = l
+		if _, _, ok := attainable(n, DefaultMinRepeat, l); !ok {
+			t.Errorf("baseline %d: the first look (%d repeats) cannot attain the level %v", n, DefaultMinRepeat, l)
+		}
+	}
+}
+
+func TestSequentialLook(t *testing.T) {
+	spread := func(center, noise float64, n int) []float64 {
+		// n values evenly spread in ±noise·√3 around center (a uniform of
+		// standard deviation ≈ noise): deterministic samples.
+		out := make([]float64, n)
+		for i := range out {
+			f := -1 + 2*float64(i)/float64(max(n-1, 1))
+			out[i] = center * math.Exp(f*noise*math.Sqrt(3))
+		}
+		// Interleave, so that prefixes are spread too.
+		for i := 1; i < n; i += 2 {
+			j := n - i
+			if j > i {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+		return out
+	}
+	s := Sequential{Tolerance: 0.05}
+	tests := []struct {
+		name      string
+		baseline  []float64
+		candidate []float64
+		higher    bool
+		stop      bool
+		reason    string // a part of the reason
+	}{
+		{"fewer than Min repeats", spread(100, 0.01, 5), spread(100, 0.01, 3), true, false, "3 of at least 4 repeats"},
+		{"quiet and unchanged: within at the first look", spread(100, 0.005, 5), spread(100, 0.005, 4), true, true, "unchanged at the first look (4 repeats)"},
+		{"quiet and 20% slower: regressed at the first look", spread(100, 0.005, 5), spread(80, 0.005, 4), true, true, "regressed at the first look (4 repeats)"},
+		{"latency 20% up: regressed at the first look", spread(10, 0.005, 5), spread(12, 0.005, 4), false, true, "regressed at the first look"},
+		{"noisy at the first look: the second stage", spread(100, 0.03, 10), spread(97, 0.03, 4), true, false, "repeating to"},
+		{"noisy, one repeat into the second stage: no look", spread(100, 0.03, 10), append(spread(97, 0.03, 4), 97), true, false, "the second stage, sized from the noise of the first 4"},
+		{"noisy at Max: the last look", spread(100, 0.03, 10), spread(95, 0.03, 20), true, true, "at the second look (20 repeats"},
+		{"a baseline of one repeat can decide nothing", []float64{100}, spread(100, 0.01, 4), true, true, "no decision is possible against a baseline of 1 repeats"},
+		{"no baseline: quiet is precise enough at Min", nil, spread(100, 0.005, 4), true, true, "precise enough after 4 repeats"},
+		{"no baseline: noisy needs more", nil, spread(100, 0.04, 4), true, false, "needs"},
+		{"no baseline: Max stops", nil, spread(100, 0.08, 20), true, true, "stopped at max_repeat = 20"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stop, reason := s.Look(tc.baseline, tc.candidate, tc.higher)
+			if stop != tc.stop || !strings.Contains(reason, tc.reason) {
+				t.Errorf("Look = %v, %q; want %v, containing %q", stop, reason, tc.stop, tc.reason)
+			}
+		})
+	}
+}
+
+// TestSequentialSecondStageSize: stage two grows with the noise of stage
+// one, and stops at Max when the baseline caps the power.
+func TestSequentialSecondStageSize(t *testing.T) {
+	s := Sequential{}.withDefaults()
+	base := func(noise float64, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = 100 * math.Exp(noise*float64(2*(i%2)-1))
+		}
+		return out
+	}
+	prev := 0
+	for _, noise := range []float64{0.01, 0.02, 0.03, 0.04} {
+		got, _ := s.secondStage(base(noise, 20), base(noise, 4), true, s.Level(20))
+		if got < prev || got <= s.Min || got > s.Max {
+			t.Errorf("noise %v: second stage %d (previous noise %d; Min %d, Max %d)", noise, got, prev, s.Min, s.Max)
+		}
+		prev = got
+	}
+	if got, _ := s.secondStage(base(0.05, 5), base(0.05, 4), true, s.Level(5)); got != s.Max {
+		t.Errorf("a baseline of 5 at noise 5%%: second stage %d, want Max %d (the baseline caps the power)", got, s.Max)
+	}
+}
+
+// TestEstimates: the repeats a tolerance needs catch the tolerance and
+// decide a change of twice it with power 0.9, and the baseline's power
+// caps what a candidate's repeats can decide.
+func TestEstimates(t *testing.T) {
+	for _, noise := range []float64{0.005, 0.02, 0.05} {
+		n := RepeatsFor(noise, 0.05, 0.05)
+		if n == 0 {
+			t.Fatalf("noise %v: no repeats decide 5%%", noise)
+		}
+		if c := SmallestChange(noise, n, 0.05); !(c <= 0.05) {
+			t.Errorf("noise %v: RepeatsFor = %d, but %d a side catch only %.3f", noise, n, n, c)
+		}
+		// The fewest: one repeat less misses the power at twice the
+		// tolerance (×1/1.1 against an edge of ×0.95).
+		d := math.Log(0.95 * 1.1)
+		if p := powerToDecide(n, n, noise, d, 0.05); p < DecisionPower {
+			t.Errorf("noise %v: RepeatsFor = %d, but its power at ×1/1.1 is only %.3f", noise, n, p)
+		}
+		if p := powerToDecide(n-1, n-1, noise, d, 0.05); n > 1 && p >= DecisionPower {
+			t.Errorf("noise %v: RepeatsFor = %d, but %d a side already have power %.3f", noise, n, n-1, p)
+		}
+	}
+	if n := RepeatsFor(0.05, 0.05, 0.05); n < 15 || n > 25 {
+		t.Errorf("noise 5%%, tolerance 5%%: RepeatsFor = %d, want about 20", n)
+	}
+	if c := SmallestChange(0.02, 2, 0.05); !math.IsNaN(c) {
+		t.Errorf("2 a side cannot attain 0.05, yet catch %v", c)
+	}
+	// "A baseline of 5 at noise 0.05 cannot reach a decision however many
+	// repeats the candidate adds."
+	s := Sequential{}
+	for _, m := range []int{20, 100} {
+		p := PowerOfBaseline(5, 0.05, 0.05, s.Level(5), m)
+		if p.Enough || p.Need <= 5 {
+			t.Errorf("baseline 5 at noise 5%% against %d candidate repeats: %+v, want not enough and a need above 5", m, p)
+		}
+	}
+	if p := PowerOfBaseline(5, 0.01, 0.05, s.Level(5), 20); !p.Enough || p.Need > 5 {
+		t.Errorf("baseline 5 at noise 1%%: %+v, want enough", p)
+	}
+}
+
+// TestBaselineWarnings: a baseline of 5 repeats at noise 5% cannot be
+// decided against any candidate, and the warning says how many baseline
+// repeats would; a quiet baseline gives no warning.
+func TestBaselineWarnings(t *testing.T) {
+	spread := func(noise float64) []float64 {
+		// Five values of log standard deviation noise: 0, ±a, ±2a with
+		// a = noise / √2.5.
+		a := noise / math.Sqrt(2.5)
+		var out []float64
+		for _, k := range []float64{0, 1, -1, 2, -2} {
+			out = append(out, 6000*math.Exp(k*a))
+		}
+		return out
+	}
+	base := func(noise float64) *result.Results {
+		return &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
+			TotalTPS: 6000, Repeats: 5, Samples: map[string][]float64{"total_tps": spread(noise)}}}}
+	}
+	got := BaselineWarnings(base(0.05), 5, 0.05, 0.05)
+	want := "decode total_tps: 1 of 1 baseline cells cannot be decided within 5% with power 0.9 against 5 repeats, and no number of candidate repeats would (the baseline caps the power); the noisiest, decode/ctx=8K/conc=64, has noise 5.0% over 5 repeats: "
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.Contains(got[0], " baseline repeats would be needed, or a wider -tolerance") {
+		t.Errorf("warnings %q, want one starting %q", got, want)
+	}
+	if got := BaselineWarnings(base(0.005), 5, 0.05, 0.05); len(got) != 0 {
+		t.Errorf("a quiet baseline warns: %q", got)
+	}
+}
+
+// TestCompareDecidesAsTheDesign: a run measured with repeat = "auto" is
+// compared at the design's level, so that diff and -baseline give the
+// decision the stopping rule reached (regressed, within, or inconclusive
+// at the last look).
+func TestCompareDecidesAsTheDesign(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := Sequential{Max: 20, Tolerance: 0.05, Alpha: 0.05}
+	tps := metric.Must(vocab.PhaseDecode, "total_tps")
+	seen := map[Change]bool{}
+	for i := range 60 {
+		ratio := []float64{1, 0.95, 1 / 1.1}[i%3]
+		var a, b []float64
+		for range 10 {
+			a = append(a, 100*math.Exp(0.03*rng.NormFloat64()))
+		}
+		var why string
+		for stop := false; !stop; {
+			b = append(b, 100*ratio*math.Exp(0.03*rng.NormFloat64()))
+			stop, why = s.Look(a, b, true)
+		}
+		cell := func(xs []float64) result.DecodeCell {
+			return result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
+				TotalTPS: metric.Median.Of(xs), Repeats: len(xs), Samples: map[string][]float64{"total_tps": xs}}
+		}
+		ra := &result.Results{Measure: result.Measure{Repeat: 10}, Decode: []result.DecodeCell{cell(a)}}
+		rb := &result.Results{Measure: result.Measure{Repeat: 4, RepeatAuto: true, MaxRepeat: 20}, Decode: []result.DecodeCell{cell(b)}}
+		tables, err := Compare(ra, rb, Options{Tolerance: 0.05, Alpha: 0.05, Metrics: []string{tps.Name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tables[0].Cells[0]
+		if c.Test == nil || c.Test.Alpha != s.Level(10) {
+			t.Fatalf("cell decided at %+v, want the design's level %v", c.Test, s.Level(10))
+		}
+		change := c.Change
+		if change == Improved {
+			change = Unchanged
+		}
+		seen[change] = true
+		if want := change.String() + " at the"; !strings.HasPrefix(why, want) {
+			t.Errorf("%d repeats: the design stopped with %q, the comparison says %v", len(b), why, c.Change)
+		}
+	}
+	if !seen[Regressed] || !seen[Unchanged] || !seen[Inconclusive] {
+		t.Errorf("decisions seen %v: want each outcome at least once", seen)
+	}
+}

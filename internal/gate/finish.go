@@ -1,0 +1,202 @@
+package gate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/slogate/slogate/internal/assert"
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/report"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// finishConfig is what finish needs once one server has been measured.
+type finishConfig struct {
+	Spec     *spec.Spec
+	Server   *spec.Server
+	Results  *result.Results // measured; Verdicts are filled in here
+	Baseline *result.Results // nil unless -baseline was given
+	// Tolerance for baseline comparisons, as a fraction.
+	Tolerance float64
+	// Alpha is the one-sided level of the baseline intervals' bounds
+	// (-alpha); Inconclusive what an undecided comparison does.
+	Alpha        float64
+	Inconclusive compare.InconclusivePolicy
+	// AllowSettingsChange compares with a baseline measured differently.
+	AllowSettingsChange bool
+	// OutDir receives results.json, report.md, report.html and junit.xml;
+	// "" writes no files.
+	OutDir string
+	Stream report.TestStream
+	// Keep selects the verdicts to report by full test name (-run); nil keeps all.
+	Keep func(test string) bool
+	// Getenv reads the environment (os.Getenv when nil). The CI conveniences
+	// read GITHUB_STEP_SUMMARY and GITHUB_ACTIONS through it.
+	Getenv func(string) string
+	// Stdout and Stderr receive GitHub Actions annotations: Stdout normally,
+	// Stderr under -json (JSON is true), so the event stream stays pure.
+	// Either may be nil: no annotations are printed then.
+	Stdout, Stderr io.Writer
+	JSON           bool
+}
+
+// finish evaluates the spec's assert/expect blocks and the baseline
+// comparison against the measured results, streams each verdict as a test,
+// writes results.json (with the verdicts), report.md, report.html and
+// junit.xml into OutDir, and serves the CI conveniences (GitHub step summary,
+// ::error annotations). It returns the merged outcome of the verdicts; the
+// error is an infrastructure error (exit 3) when a report could not be
+// written, and the verdicts are streamed and saved as far as possible anyway.
+func finish(fc finishConfig) (vocab.Outcome, error) {
+	res := fc.Results
+	getenv := fc.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var verdicts []result.Verdict
+	if fc.Spec != nil && fc.Server != nil {
+		verdicts = append(verdicts, assert.Evaluate(fc.Spec, fc.Server, res)...)
+	}
+	var baselineErr error // the runs' settings differ: exit 2, no baseline verdicts
+	if fc.Baseline != nil {
+		bv, notes, err := assert.WithBaseline(fc.Baseline, res, assert.BaselineOptions{
+			Tolerance: fc.Tolerance, Alpha: fc.Alpha, Inconclusive: fc.Inconclusive, AllowSettingsChange: fc.AllowSettingsChange})
+		verdicts, baselineErr = append(verdicts, bv...), err
+		for _, n := range notes {
+			if fc.Stream != nil {
+				fc.Stream.Log(n)
+			}
+		}
+	}
+	res.Verdicts = res.Verdicts[:0]
+	for _, v := range verdicts {
+		if fc.Keep == nil || fc.Keep(v.Test) {
+			res.Verdicts = append(res.Verdicts, v)
+		}
+	}
+	if fc.Stream != nil {
+		for _, v := range res.Verdicts {
+			streamVerdict(fc.Stream, v)
+		}
+	}
+
+	var errs []error
+	if fc.OutDir != "" {
+		errs = append(errs, writeReports(fc.OutDir, res))
+	}
+	if path := getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		if err := appendStepSummary(path, res); err != nil && fc.Stream != nil {
+			// A summary is a convenience: warn, never fail the run for it.
+			fc.Stream.Log("slogate: warning: GITHUB_STEP_SUMMARY: " + err.Error())
+		}
+	}
+	if getenv("GITHUB_ACTIONS") == "true" {
+		w := fc.Stdout
+		if fc.JSON {
+			w = fc.Stderr
+		}
+		if w != nil {
+			writeAnnotations(w, res.Verdicts)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return res.Outcome(), exit.With(exit.Infra, err)
+	}
+	return res.Outcome(), baselineErr
+}
+
+// streamVerdict reports one verdict as a test: its detail lines (the first
+// one prefixed with the rule's file:line when the test did not pass, as go
+// test prefixes t.Errorf), the author's message indented below, then the end.
+func streamVerdict(s report.TestStream, v result.Verdict) {
+	s.Run(v.Test)
+	details := v.Details
+	if v.Outcome.Failed() {
+		switch where := v.Where(); {
+		case where == "":
+		case len(details) == 0:
+			details = []string{where + ": " + v.Rule}
+		default:
+			details = append([]string{where + ": " + details[0]}, details[1:]...)
+		}
+	}
+	for _, d := range details {
+		s.Output(v.Test, d)
+	}
+	if v.Message != "" && v.Outcome >= vocab.Skip && !containsLine(details, v.Message) {
+		s.Output(v.Test, "    "+v.Message)
+	}
+	s.End(v.Test, v.Outcome, 0)
+}
+
+func containsLine(lines []string, s string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeReports writes results.json, report.md, report.html and junit.xml
+// into dir, each atomically; it tries every file and joins the errors.
+func writeReports(dir string, res *result.Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	var errs []error
+	if err := res.Write(filepath.Join(dir, "results.json")); err != nil {
+		errs = append(errs, fmt.Errorf("writing results.json: %w", err))
+	}
+	errs = append(errs,
+		renderFile(dir, "report.md", func(w io.Writer) error { return report.WriteMarkdown(w, res) }),
+		renderFile(dir, "report.html", func(w io.Writer) error { return report.WriteHTML(w, res) }),
+		renderFile(dir, "junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, []*result.Results{res}) }))
+	return errors.Join(errs...)
+}
+
+// renderFile renders a file into memory and writes it atomically as
+// dir/name, so that a render that fails half-way leaves the previous file
+// (or none) rather than a torn one. The error names the file.
+func renderFile(dir, name string, render func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := render(&b); err != nil {
+		return fmt.Errorf("rendering %s: %w", name, err)
+	}
+	if err := result.WriteFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
+}
+
+// writeJUnitFile writes one JUnit document covering every server of every
+// spec of the run (-junit FILE). An unwritable path is an infrastructure
+// error (exit 3) naming the file.
+func writeJUnitFile(path string, runs []*result.Results) error {
+	var b bytes.Buffer
+	if err := report.WriteJUnit(&b, runs); err != nil {
+		return exit.Infraf("rendering JUnit: %v", err)
+	}
+	if err := result.WriteFileAtomic(path, b.Bytes()); err != nil {
+		return exit.Infraf("writing -junit file %s: %v (does its folder exist?)", path, err)
+	}
+	return nil
+}
+
+// appendStepSummary appends the Markdown summary of res to the GitHub
+// Actions job summary file.
+func appendStepSummary(path string, res *result.Results) error {
+	var b bytes.Buffer
+	if err := report.WriteSummary(&b, res); err != nil {
+		return err
+	}
+	return appendFile(path, b.Bytes())
+}

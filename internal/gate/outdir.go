@@ -1,0 +1,207 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// DefaultOutRoot is where a run without -out writes: a fresh folder per
+// run, DefaultOutRoot/<spec>/<server>/<run-id>, so that two runs never
+// write into the same folder, and beside those folders a link LatestLink
+// to the last run that completed.
+const DefaultOutRoot = "slogate-out"
+
+// LatestLink is the name of the link, in DefaultOutRoot/<spec>/<server>,
+// to the folder of the last run of that server that completed (measured its
+// plan and wrote its reports, whatever the verdicts): `slogate codify
+// slogate-out/demo/qwen/latest/results.json`. A run that was interrupted or
+// stopped by an infrastructure error leaves it where it was.
+const LatestLink = "latest"
+
+// runIDFormat names a default results folder after the run's start (UTC);
+// a second run started within the same second gets a "-2" suffix.
+const runIDFormat = "20060102-150405"
+
+// resultsMarkers are the files that make a folder a run's results: a run
+// refuses to write into a folder holding one unless -resume or -overwrite.
+var resultsMarkers = []string{"results.json", "cells.jsonl"}
+
+// resultFiles are the files a run writes into its results folder (runner:
+// results.json, cells.jsonl, requests.jsonl, server.log; finish: the
+// reports). -overwrite removes them before the run, so that nothing of the
+// replaced run is left to be read as this one's.
+var resultFiles = []string{"results.json", "cells.jsonl", "requests.jsonl", "server.log", "report.md", "report.html", "junit.xml"}
+
+// explicitOutDir is the folder -resume or -out gives a server; "" when the
+// run writes into a fresh default folder (newRunDir). With -out DIR and
+// several servers each writes into DIR/<run name>: DIR/<server>, or
+// DIR/<spec>/<server> when another spec of the run has a server of the
+// same name (vocab.RunNames, the rule of merged folders).
+func (o *Options) explicitOutDir(sp *spec.Spec, srv *spec.Server) string {
+	switch {
+	case o.Resumed != nil:
+		return o.Resumed.Dir
+	case o.OutDir == "":
+		return ""
+	}
+	var keys []vocab.RunKey
+	at := -1
+	for _, s := range o.Specs {
+		for _, v := range s.Servers {
+			if s == sp && v == srv {
+				at = len(keys)
+			}
+			keys = append(keys, vocab.RunKey{Spec: s.Filename, Server: v.Name})
+		}
+	}
+	if len(keys) == 1 || at < 0 {
+		return o.OutDir
+	}
+	return filepath.Join(o.OutDir, filepath.FromSlash(vocab.RunNames(keys)[at]))
+}
+
+// CheckOutDirs refuses, before any server starts, a run that would lose
+// results (exit 2, saying what to do instead): a -out folder that already
+// holds a run's results (unless -overwrite; -resume continues one), two
+// servers writing into one folder, and a -baseline inside a folder the run
+// writes (it would be overwritten by the run it is compared with; symlinks
+// are resolved on both sides). A default folder is new for every run, so
+// it holds nothing.
+func (o *Options) CheckOutDirs() error {
+	if o.Resumed != nil && o.Overwrite {
+		return exit.Usagef("-resume %s continues the run in that folder and -overwrite would replace it: give one of them", o.Resumed.Dir)
+	}
+	writer := map[string]string{} // folder → server that writes it
+	for _, sp := range o.Specs {
+		for _, srv := range sp.Servers {
+			dir := o.explicitOutDir(sp, srv)
+			if dir == "" {
+				continue
+			}
+			who := sp.Name() + "/" + srv.Name
+			key := realPath(dir)
+			if prev, ok := writer[key]; ok {
+				return exit.Usagef("%s and %s would both write into %s: give the specs one at a time, or rename a server", prev, who, dir)
+			}
+			writer[key] = who
+			if o.BaselinePath != "" && inside(o.BaselinePath, dir) {
+				return exit.Usagef("-baseline %s lies inside %s, the results folder this run writes: the run would overwrite what it is compared with; copy the baseline out of it or write this run elsewhere (a new -out, or none for a fresh slogate-out folder)", o.BaselinePath, dir)
+			}
+			if o.Resumed != nil || o.Overwrite {
+				continue
+			}
+			if held := heldResults(dir); len(held) > 0 {
+				return exit.Usagef("%s already holds the results of a run (%s): continue it with `-resume %s`, write this run elsewhere with a new -out (or none: each run then gets its own folder under %s), or replace it with -overwrite", dir, strings.Join(held, ", "), dir, DefaultOutRoot)
+			}
+		}
+	}
+	return nil
+}
+
+// heldResults lists the results markers dir holds.
+func heldResults(dir string) []string {
+	var held []string
+	for _, name := range resultsMarkers {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			held = append(held, name)
+		}
+	}
+	return held
+}
+
+// clearResults removes the files of the run dir held (-overwrite); other
+// files there are left alone.
+func clearResults(dir string) error {
+	for _, name := range resultFiles {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return exit.Infraf("-overwrite: %v", err)
+		}
+	}
+	return nil
+}
+
+// newRunDir creates the fresh default folder of one server's run,
+// DefaultOutRoot/<spec>/<server>/<id>, with a numeric suffix when a run
+// started in the same second already took the name. Mkdir fails on an
+// existing folder, so two concurrent runs never share one.
+func newRunDir(sp *spec.Spec, srv *spec.Server, id string) (string, error) {
+	parent := filepath.Join(DefaultOutRoot, sp.Name(), srv.Name)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", exit.Infraf("creating the results folder: %v", err)
+	}
+	for n := 1; ; n++ {
+		name := id
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", id, n)
+		}
+		dir := filepath.Join(parent, name)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", exit.Infraf("creating the results folder: %v", err)
+		}
+	}
+}
+
+// runID names the default folders of a run started at t.
+func runID(t time.Time) string { return t.UTC().Format(runIDFormat) }
+
+// hasLatestLink reports whether dir's parent holds a LatestLink: dir is
+// then a default results folder (a resumed one too).
+func hasLatestLink(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(filepath.Dir(dir), LatestLink))
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+}
+
+// moveLatest points dir's sibling LatestLink at dir, atomically (a new
+// link renamed over the old one), relative so that the folder can move.
+func moveLatest(dir string) error {
+	parent := filepath.Dir(dir)
+	tmp := filepath.Join(parent, fmt.Sprintf(".%s-%d", LatestLink, os.Getpid()))
+	os.Remove(tmp)
+	if err := os.Symlink(filepath.Base(dir), tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(parent, LatestLink)); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// inside reports whether file lies in dir or below it, after resolving
+// both to real absolute paths (dir need not exist yet).
+func inside(file, dir string) bool {
+	rel, err := filepath.Rel(realPath(dir), realPath(file))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// realPath is path made absolute with every symlink resolved, as far as it
+// exists: the part that does not exist yet is appended as written.
+func realPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(p) == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}

@@ -1,0 +1,136 @@
+package gate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/runner"
+	"github.com/slogate/slogate/internal/spec"
+)
+
+func TestExplicitOutDir(t *testing.T) {
+	one := &spec.Spec{Filename: "specs/one.hcl", Servers: []*spec.Server{{Name: "q"}}}
+	two := &spec.Spec{Filename: "specs/two.hcl", Servers: []*spec.Server{{Name: "q"}, {Name: "r"}}}
+	tests := []struct {
+		name string
+		o    Options
+		sp   *spec.Spec
+		srv  int
+		want string
+	}{
+		{name: "default: a fresh folder", o: Options{Specs: []*spec.Spec{one}}, sp: one, want: ""},
+		{name: "-out with one server", o: Options{Specs: []*spec.Spec{one}, OutDir: "x"}, sp: one, want: "x"},
+		{name: "-out with several servers", o: Options{Specs: []*spec.Spec{two}, OutDir: "x"}, sp: two, srv: 1, want: filepath.Join("x", "r")},
+		{name: "-out with a server name two specs share", o: Options{Specs: []*spec.Spec{one, two}, OutDir: "x"}, sp: one, want: filepath.Join("x", "one", "q")},
+		{name: "-out with a server name no other spec has", o: Options{Specs: []*spec.Spec{one, two}, OutDir: "x"}, sp: two, srv: 1, want: filepath.Join("x", "r")},
+		{name: "-resume writes into its folder", o: Options{Specs: []*spec.Spec{two}, OutDir: "x", Resumed: &runner.Resumed{Dir: "r"}}, sp: two, want: "r"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.o.explicitOutDir(tc.sp, tc.sp.Servers[tc.srv]); got != tc.want {
+				t.Errorf("explicitOutDir = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCheckOutDirs: a folder holding results, a baseline inside the folder
+// written (through a symlink too) and two servers sharing a folder are
+// refused with exit 2 saying what to do; -resume and -overwrite are
+// allowed into a folder holding results, not together.
+func TestCheckOutDirs(t *testing.T) {
+	root := t.TempDir()
+	full := filepath.Join(root, "full")
+	empty := filepath.Join(root, "empty")
+	for _, d := range []string{full, empty} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	baseline := filepath.Join(full, "results.json")
+	if err := os.WriteFile(baseline, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(full, link); err != nil {
+		t.Fatal(err)
+	}
+	one := []*spec.Spec{{Filename: "a.hcl", Servers: []*spec.Server{{Name: "q"}}}}
+	same := []*spec.Spec{{Filename: "x/a.hcl", Servers: []*spec.Server{{Name: "q"}}}, {Filename: "y/a.hcl", Servers: []*spec.Server{{Name: "q"}}}}
+	tests := []struct {
+		name string
+		o    Options
+		want string // "" = allowed
+	}{
+		{name: "empty folder", o: Options{Specs: one, OutDir: empty}},
+		{name: "missing folder", o: Options{Specs: one, OutDir: filepath.Join(root, "new", "deeper")}},
+		{name: "default folder", o: Options{Specs: one}},
+		{name: "folder holding results", o: Options{Specs: one, OutDir: full},
+			want: full + " already holds the results of a run (results.json): continue it with `-resume " + full + "`, write this run elsewhere with a new -out (or none: each run then gets its own folder under slogate-out), or replace it with -overwrite"},
+		{name: "-overwrite", o: Options{Specs: one, OutDir: full, Overwrite: true}},
+		{name: "-resume", o: Options{Specs: one, Resumed: &runner.Resumed{Dir: full}}},
+		{name: "-resume and -overwrite", o: Options{Specs: one, Resumed: &runner.Resumed{Dir: full}, Overwrite: true},
+			want: "-resume " + full + " continues the run in that folder and -overwrite would replace it: give one of them"},
+		{name: "baseline inside -out", o: Options{Specs: one, OutDir: full, Overwrite: true, BaselinePath: baseline},
+			want: "-baseline " + baseline + " lies inside " + full + ", the results folder this run writes"},
+		{name: "baseline inside -out through a symlink", o: Options{Specs: one, OutDir: empty, Overwrite: true, BaselinePath: filepath.Join(link, "results.json")}},
+		{name: "-out is a symlink to the baseline's folder", o: Options{Specs: one, OutDir: link, Overwrite: true, BaselinePath: baseline},
+			want: "-baseline " + baseline + " lies inside " + link},
+		{name: "baseline beside -out", o: Options{Specs: one, OutDir: empty, BaselinePath: baseline}},
+		{name: "baseline inside the resumed folder", o: Options{Specs: one, Resumed: &runner.Resumed{Dir: full}, BaselinePath: filepath.Join(link, "results.json")},
+			want: "-baseline " + filepath.Join(link, "results.json") + " lies inside " + full},
+		{name: "two servers into one folder", o: Options{Specs: same, OutDir: empty},
+			want: "a/q and a/q would both write into " + filepath.Join(empty, "a", "q")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.CheckOutDirs()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("err = %v (exit %d), want exit 2 with\n%s", err, exit.Code(err), tc.want)
+			}
+		})
+	}
+}
+
+// TestNewRunDir: every run gets its own folder, a second one started in the
+// same second a suffixed one; latest moves to the folder it is given.
+func TestNewRunDir(t *testing.T) {
+	t.Chdir(t.TempDir())
+	sp := &spec.Spec{Filename: "specs/demo.hcl"}
+	srv := &spec.Server{Name: "qwen"}
+	a, err := newRunDir(sp, srv, "20261201-094600")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newRunDir(sp, srv, "20261201-094600")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join("slogate-out", "demo", "qwen", "20261201-094600"); a != want {
+		t.Errorf("first folder %s, want %s", a, want)
+	}
+	if want := filepath.Join("slogate-out", "demo", "qwen", "20261201-094600-2"); b != want {
+		t.Errorf("second folder %s, want %s", b, want)
+	}
+	if hasLatestLink(a) {
+		t.Errorf("latest exists before any run completed")
+	}
+	for _, dir := range []string{a, b, a} {
+		if err := moveLatest(dir); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.Readlink(filepath.Join("slogate-out", "demo", "qwen", "latest"))
+		if err != nil || got != filepath.Base(dir) {
+			t.Errorf("latest → %q (%v), want %q", got, err, filepath.Base(dir))
+		}
+	}
+	if !hasLatestLink(b) {
+		t.Errorf("hasLatestLink(%s) = false after a run completed", b)
+	}
+}

@@ -1,0 +1,281 @@
+// Package gate turns the measurements of `slogate run` into its answer: it
+// runs each server of each spec through the runner, streams every cell and
+// verdict as a test, evaluates the assertions and the baseline, writes the
+// reports and GitHub annotations, and decides the run's exit code (a
+// breach exits 1, a cell that could not be measured exits 3).
+package gate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/assert"
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/report"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/runner"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// Options is one `slogate run` over valid specs, its flags already checked.
+type Options struct {
+	Specs []*spec.Spec
+	// Keep selects the cells and assertions by full test name (-run); nil keeps all.
+	Keep *regexp.Regexp
+	// OutDir is -out: "" gives every server a fresh folder
+	// DefaultOutRoot/<spec>/<server>/<run-id>; with several servers, each
+	// writes into OutDir/<server> (explicitOutDir). A resumed run writes
+	// into its folder. CheckOutDirs refuses a folder holding results.
+	OutDir string
+	// Overwrite replaces the results an -out folder holds (-overwrite).
+	Overwrite bool
+	// RunID names the default folders (runID of the start when "").
+	RunID string
+	// Resumed continues an interrupted run (-resume); nil otherwise.
+	Resumed *runner.Resumed
+	// Endpoint measures a running server (-endpoint); Sim launches the
+	// simulator (-sim).
+	Endpoint string
+	Sim      bool
+	// Duration overrides measure.duration when > 0 (-duration).
+	Duration time.Duration
+	// Baseline is the -baseline run (nil without one); Tolerance the
+	// allowed regression against it, as a fraction; Alpha the one-sided
+	// level of each bound of its intervals (-alpha); Inconclusive what a
+	// comparison that cannot decide does (-inconclusive); BaselinePath its
+	// file, which CheckOutDirs keeps out of the folders the run writes;
+	// AllowSettingsChange compares with a baseline measured with other
+	// settings (docs/method.md#comparing-runs).
+	Baseline            *result.Results
+	BaselinePath        string
+	Tolerance           float64
+	Alpha               float64
+	Inconclusive        compare.InconclusivePolicy
+	AllowSettingsChange bool
+	// JUnit is the -junit file; "" writes none.
+	JUnit string
+	// Verbose prints every cell's full metric line (-v); JSON streams
+	// test2json events on Stdout instead of the console (-json).
+	Verbose, JSON bool
+	// Tool is slogate's version, recorded in results.json.
+	Tool string
+	// StreamIdleTimeout and ForceStop are passed to runner.Config.
+	StreamIdleTimeout time.Duration
+	ForceStop         <-chan struct{}
+	Stdout, Stderr    io.Writer
+}
+
+// Run measures every server of every spec and finishes each (verdicts,
+// reports). It stops at the first interruption. The error carries the exit
+// code: the first infrastructure error or interruption, else the worst
+// verdict's code (assert.ExitCode) as a quiet error, the FAIL lines having
+// told the story.
+func Run(ctx context.Context, o Options) error {
+	if o.RunID == "" {
+		o.RunID = runID(time.Now())
+	}
+	var all []*result.Results
+	verdictCode := exit.OK // worst over servers
+	var firstErr error
+	for _, sp := range o.Specs {
+		sp = sp.WithDuration(o.Duration)
+		var stream report.TestStream
+		if o.JSON {
+			stream = report.NewJSONStream(o.Stdout, sp.Filename)
+		} else {
+			stream = report.NewConsole(o.Stdout, sp.Filename, report.ConsoleOptionsFor(o.Stdout, nil))
+		}
+		specStart := time.Now()
+		specWorst := vocab.Pass
+		for _, srv := range sp.Servers {
+			sr := serverRun{Options: &o, spec: sp, server: srv, stream: stream, outDir: o.explicitOutDir(sp, srv)}
+			res, outcome, err := sr.run(ctx)
+			if res != nil {
+				all = append(all, res)
+			}
+			specWorst = vocab.Worst(specWorst, outcome)
+			if err != nil {
+				specWorst = vocab.Worst(specWorst, vocab.Error)
+				if firstErr == nil {
+					firstErr = err
+				}
+				if ctx.Err() != nil {
+					break // interrupted or -timeout: no further server
+				}
+			}
+			if res != nil {
+				verdictCode = exit.Worst(verdictCode, assert.ExitCode(res.Verdicts))
+			}
+		}
+		stream.Finish(specWorst, time.Since(specStart))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if o.JUnit != "" {
+		if err := writeJUnitFile(o.JUnit, all); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if verdictCode != exit.OK {
+		// 3 for a verdict that read an unmeasured cell, 2 for a condition
+		// that is not a bool, 1 for a breach.
+		return exit.Quiet(verdictCode)
+	}
+	return nil
+}
+
+// Resume narrows Specs to the server of the interrupted run in Resumed and
+// makes the run measure the way it did (runner.Resumed.MatchPrevious); the
+// settings it carries over it says on notes. Without Resumed it does nothing.
+func (o *Options) Resume(notes io.Writer) error {
+	if o.Resumed == nil {
+		return nil
+	}
+	specs, err := o.Resumed.SelectServer(o.Specs)
+	if err != nil {
+		return err
+	}
+	o.Specs = specs
+	set := runner.ResumeSettings{Duration: o.Duration, Sim: o.Sim, Endpoint: o.Endpoint}
+	if err := o.Resumed.MatchPrevious(o.Specs[0], &set, notes); err != nil {
+		return err
+	}
+	o.Duration, o.Sim, o.Endpoint = set.Duration, set.Sim, set.Endpoint
+	return nil
+}
+
+// serverRun is the run of one server of one spec.
+type serverRun struct {
+	*Options
+	spec   *spec.Spec
+	server *spec.Server
+	stream report.TestStream
+	// outDir is the folder -out or -resume gives; "" for a fresh default one.
+	outDir string
+}
+
+// run measures one server and finishes it (verdicts, reports). The error
+// is the run's infrastructure error or interruption; the outcome is that
+// of the verdicts.
+func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, error) {
+	srv := sr.server
+	p := plan.New(sr.spec, srv, sr.Keep)
+	obs := newObserver(sr.stream, srv.Name, sr.Verbose || sr.JSON)
+	if len(p.Steps) == 0 && len(p.Asserts) == 0 && len(p.Expects) == 0 {
+		// Like go test's "no tests to run": nothing is started.
+		pattern := ""
+		if sr.Keep != nil {
+			pattern = sr.Keep.String()
+		}
+		sr.stream.Log(fmt.Sprintf("%s: no cell or assertion matches -run %q; the server is not started", srv.Name, pattern))
+		return nil, vocab.Pass, nil
+	}
+	out, latest := sr.outDir, false // latest: out's LatestLink moves to it when the run completes
+	switch {
+	case out == "":
+		var err error
+		if out, err = newRunDir(sr.spec, srv, sr.RunID); err != nil {
+			return nil, vocab.Error, err
+		}
+		latest = true
+	case sr.Resumed != nil:
+		latest = hasLatestLink(out)
+	case sr.Overwrite:
+		if err := clearResults(out); err != nil {
+			return nil, vocab.Error, err
+		}
+	}
+	sr.stream.Log(sr.header(p, out))
+	cfg := runner.Config{
+		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
+		Tool: sr.Tool, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
+		Baseline: sr.Baseline, Tolerance: sr.Tolerance, Alpha: sr.Alpha,
+		Objective: func(s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
+			return assert.Objective(sr.spec, s, c)
+		},
+		ObjectiveText: func(s *spec.Search) string { return assert.ObjectiveText(sr.spec, s) },
+	}
+	if sr.Resumed != nil {
+		sr.Resumed.Apply(&cfg)
+	}
+	res, runErr := runner.Run(ctx, cfg)
+	obs.Abort(runErr)
+	if g := res.GPUTime; g != nil {
+		sr.stream.Log(fmt.Sprintf("%s: GPU time %s", srv.Name, report.GPUTimeText(g)))
+	}
+	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode)+len(res.Search) == 0 {
+		// Nothing measured (the server never came up): no verdicts to give.
+		return res, vocab.Error, runErr
+	}
+	// Only the kept assertions and expect cells are evaluated and reported.
+	keepTest := func(test string) bool { return sr.Keep == nil || sr.Keep.MatchString(test) }
+	outcome, ferr := finish(finishConfig{
+		Spec: sr.spec, Server: srv, Results: res, Baseline: sr.Baseline, Tolerance: sr.Tolerance,
+		Alpha: sr.Alpha, Inconclusive: sr.Inconclusive, AllowSettingsChange: sr.AllowSettingsChange, OutDir: out,
+		Stream: sr.stream, Keep: keepTest, Stdout: sr.Stdout, Stderr: sr.Stderr, JSON: sr.JSON,
+	})
+	if runErr != nil {
+		if n := len(res.Prefill) + len(res.Decode); n > 0 && !exit.IsQuiet(runErr) {
+			// Say how to continue: what was measured is kept.
+			runErr = exit.With(exit.Code(runErr), fmt.Errorf("%w\nthe %d cell(s) measured so far are kept in %s; `slogate run -resume %s` measures the rest", runErr, n, out, out))
+		}
+		return res, outcome, runErr
+	}
+	if ferr != nil {
+		return res, outcome, ferr
+	}
+	if latest {
+		if err := moveLatest(out); err != nil {
+			fmt.Fprintf(sr.Stderr, "slogate: warning: %s not moved to %s: %v\n", filepath.Join(filepath.Dir(out), LatestLink), out, err)
+		}
+	}
+	return res, outcome, unmeasuredCells(srv.Name, res, out, sr.Endpoint != "")
+}
+
+// header is the line that opens a server's run: what it measures, how
+// long that should take and where the results go. A resumed run counts
+// only the cells left to measure.
+func (sr serverRun) header(p *plan.Plan, out string) string {
+	name := sr.server.Name
+	if sr.Sim {
+		name += " (simulated)" // the header says so before any number is shown
+	}
+	cells, est := len(p.Cells()), p.Estimated
+	left := ""
+	if sr.Resumed != nil {
+		done := sr.Resumed.Measured()
+		cells, est = p.Remaining(sr.spec, done)
+		left = fmt.Sprintf(" left of %d", len(p.Cells()))
+	}
+	return fmt.Sprintf("%s: %d cells%s, estimated %s (server start-up not included); results in %s",
+		name, cells, left, est.Round(time.Second), out)
+}
+
+// unmeasuredCells makes what the run could not measure
+// (result.Results.Unmeasured, the rule RunExitCode reads too) an
+// infrastructure problem (exit 3), whether or not an assertion reads it. It
+// returns nil when everything was measured.
+func unmeasuredCells(server string, res *result.Results, outDir string, endpoint bool) error {
+	failed := res.Unmeasured()
+	if len(failed) == 0 {
+		return nil
+	}
+	serverLog := filepath.Join(outDir, "server.log")
+	if endpoint {
+		serverLog = "the server's log"
+	}
+	return exit.Infraf("%s: %d cell(s) could not be measured:\n  %s\nsee %s; `slogate run -resume %s` measures them again and keeps the others",
+		server, len(failed), strings.Join(failed, "\n  "), serverLog, outDir)
+}

@@ -1,0 +1,252 @@
+package lifecycle
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/slogate/slogate/internal/promread"
+	"github.com/slogate/slogate/internal/result"
+)
+
+// sglangEngine is SGLang (docs/sglang.md): GET /server_info (older builds
+// /get_server_info), sglang:* metrics, the scheduler's KV log lines.
+type sglangEngine struct{}
+
+// SimFlags makes the simulator imitate SGLang.
+func (sglangEngine) SimFlags() []string { return []string{"--engine", "sglang"} }
+
+// ParseMetrics reads SGLang's metric names (promread.ParseSGLang).
+func (sglangEngine) ParseMetrics(r io.Reader, model string) (promread.Snapshot, error) {
+	return promread.ParseSGLang(r, model)
+}
+
+// sglangServerInfo is what slogate reads of GET /server_info: the server
+// args at the top level with the scheduler's handshake merged in, and one
+// internal state per DP rank (docs/sglang.md#server-info).
+type sglangServerInfo struct {
+	Version              string          `json:"version"`
+	MaxTotalNumTokens    int64           `json:"max_total_num_tokens"`
+	DPSize               int             `json:"dp_size"`
+	KVCacheDtype         string          `json:"kv_cache_dtype"`
+	SpeculativeAlgorithm json.RawMessage `json:"speculative_algorithm"` // absent, null or a name
+	DisableRadixCache    *bool           `json:"disable_radix_cache"`
+	InternalStates       []struct {
+		MemoryUsage struct {
+			TokenCapacity int64 `json:"token_capacity"`
+		} `json:"memory_usage"`
+	} `json:"internal_states"`
+	// path is where it was read: "GET /server_info" or "GET /get_server_info".
+	path string
+}
+
+// serverInfo is GET /server_info, or GET /get_server_info where the newer
+// path is not served (404); nil when neither answers.
+func (sglangEngine) serverInfo(ctx context.Context, c *Client) *sglangServerInfo {
+	for _, path := range []string{"/server_info", "/get_server_info"} {
+		code, b, err := c.do(ctx, http.MethodGet, path, nil)
+		if err != nil || code != http.StatusOK {
+			continue
+		}
+		var info sglangServerInfo
+		if json.Unmarshal(b, &info) != nil {
+			continue
+		}
+		info.path = "GET " + path
+		return &info
+	}
+	return nil
+}
+
+// Version is /server_info's version.
+func (e sglangEngine) Version(ctx context.Context, c *Client) (string, string) {
+	if info := e.serverInfo(ctx, c); info != nil && info.Version != "" {
+		return info.Version, info.path
+	}
+	return "", ""
+}
+
+// KVCapacity is, the first that gives a value (docs/method.md#kv-capacity,
+// docs/sglang.md#server-info):
+//
+//  1. GET /server_info: the token_capacity of every DP rank's internal
+//     state, summed; without internal states, the top-level
+//     max_total_num_tokens (one rank's handshake) × dp_size ("server_info");
+//  2. sglang:max_total_num_tokens, summed over dp_rank ("metrics");
+//  3. a launched server's log: each DP rank's "KV Cache is allocated.
+//     #tokens: N" (else its "max_total_num_tokens=N"), summed ("log");
+//  4. unknown: 0, "" and a warning.
+func (e sglangEngine) KVCapacity(ctx context.Context, c *Client, logPath string, dp int) (tokens int64, source, warning, detail string) {
+	if info := e.serverInfo(ctx, c); info != nil {
+		var sum int64
+		for _, st := range info.InternalStates {
+			if st.MemoryUsage.TokenCapacity <= 0 {
+				sum = 0
+				break
+			}
+			sum += st.MemoryUsage.TokenCapacity
+		}
+		if sum > 0 {
+			return sum, result.KVSourceServerInfo, "", fmt.Sprintf("%s: token_capacity of %d DP rank(s)", info.path, len(info.InternalStates))
+		}
+		if n := info.MaxTotalNumTokens; n > 0 {
+			ranks := max(info.DPSize, 1)
+			return n * int64(ranks), result.KVSourceServerInfo, "", fmt.Sprintf("%s: max_total_num_tokens %d × dp_size %d", info.path, n, ranks)
+		}
+	}
+	if snap, _, err := c.Metrics(ctx); err == nil && snap.KV.SizeTokens > 0 {
+		return snap.KV.SizeTokens, result.KVSourceMetrics, "", ""
+	}
+	if logPath != "" {
+		if n, d, w := sglangKVFromLog(logPath, dp); n > 0 {
+			return n, result.KVSourceLog, w, d
+		}
+	}
+	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no max_total_num_tokens in GET /server_info or /metrics, no \"KV Cache is allocated\" log line): no cell is skipped as over capacity", ""
+}
+
+// SGLang's scheduler log lines (docs/sglang.md#log-lines): the KV pool,
+// the scheduler's summary, and the rank prefix ("[… DP1 TP0]").
+var (
+	sglangKVAllocRe = regexp.MustCompile(`KV Cache is allocated\. #tokens: (\d+)`)
+	sglangMaxTotRe  = regexp.MustCompile(`max_total_num_tokens=(\d+)`)
+	sglangDPRe      = regexp.MustCompile(`^\[[^\]]*\bDP(\d+)\b[^\]]*\]`)
+)
+
+// sglangKVFromLog sums the KV capacity of each DP rank the log names: its
+// "KV Cache is allocated" line, else its "max_total_num_tokens=" line (a
+// line without a DP prefix is rank 0). With fewer ranks than dp the ranks
+// are taken as alike (mean × dp) with a warning saying so.
+func sglangKVFromLog(path string, dp int) (tokens int64, detail, warning string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", ""
+	}
+	defer f.Close()
+	alloc, summary := map[int]int64{}, map[int]int64{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		rank := 0
+		if m := sglangDPRe.FindStringSubmatch(line); m != nil {
+			rank, _ = strconv.Atoi(m[1])
+		}
+		if m := sglangKVAllocRe.FindStringSubmatch(line); m != nil {
+			alloc[rank], _ = strconv.ParseInt(m[1], 10, 64)
+		} else if m := sglangMaxTotRe.FindStringSubmatch(line); m != nil {
+			summary[rank], _ = strconv.ParseInt(m[1], 10, 64)
+		}
+	}
+	ranks := map[int]int64{}
+	for r, n := range summary {
+		ranks[r] = n
+	}
+	for r, n := range alloc { // the pool's own line wins
+		ranks[r] = n
+	}
+	var order []int
+	var parts []string
+	for r, n := range ranks {
+		if n <= 0 {
+			return 0, "", ""
+		}
+		tokens += n
+		order = append(order, r)
+	}
+	if tokens == 0 {
+		return 0, "", ""
+	}
+	sort.Ints(order)
+	for _, r := range order {
+		parts = append(parts, fmt.Sprintf("DP%d: %d tokens", r, ranks[r]))
+	}
+	detail = strings.Join(parts, "; ")
+	if dp > len(ranks) {
+		mean := tokens / int64(len(ranks))
+		warning = fmt.Sprintf("the server log has KV lines for %d of %d data-parallel ranks: the ranks are taken as alike, %d tokens each", len(ranks), dp, mean)
+		tokens = mean * int64(dp)
+	}
+	return tokens, detail, warning
+}
+
+// StatedFacts reads kv_cache_dtype, speculative_algorithm and
+// disable_radix_cache from GET /server_info (the server's args as it was
+// launched: docs/sglang.md#server-info).
+func (e sglangEngine) StatedFacts(ctx context.Context, c *Client, logPath string, facts *result.Server, stated map[string]string) {
+	info := e.serverInfo(ctx, c)
+	if info == nil {
+		return
+	}
+	if info.KVCacheDtype != "" {
+		facts.KVCacheDtype = info.KVCacheDtype
+		stated["kv_cache_dtype"] = info.path
+	}
+	if raw := info.SpeculativeAlgorithm; len(raw) > 0 {
+		var a *string
+		if json.Unmarshal(raw, &a) == nil {
+			facts.Speculative = "" // null: the server runs without
+			if a != nil {
+				facts.Speculative = strings.ToUpper(*a)
+			}
+			stated["speculative"] = info.path
+		}
+	}
+	if d := info.DisableRadixCache; d != nil {
+		on := !*d
+		facts.PrefixCaching = &on
+		stated["enable_prefix_caching"] = info.path
+	}
+}
+
+// TokenizeStatesContext: SGLang's /tokenize answers the tokenizer's
+// model_max_length, not --context-length (docs/sglang.md#tokenize).
+func (sglangEngine) TokenizeStatesContext() bool { return false }
+
+// ChatPromptTokens is the rendered chat prompt's length on a build whose
+// /tokenize takes a prompt only (docs/sglang.md#tokenize): a
+// non-streaming /v1/chat/completions of the messages with max_tokens 1,
+// whose usage.prompt_tokens is the prompt as the chat template rendered
+// it, generation prompt included (SGLang's chat request adds it). It costs
+// a prefill of the prompt per call, and the radix cache keeps that
+// prompt's blocks: the builder's prompts differ from their first tokens
+// on (each stream's header), so no measured request reuses them beyond
+// the chat template's opening.
+func (sglangEngine) ChatPromptTokens(ctx context.Context, c *Client, messages any, chatTemplateKwargs map[string]any) (int, bool, error) {
+	req := map[string]any{"model": c.model, "messages": messages, "max_tokens": 1, "stream": false}
+	if chatTemplateKwargs != nil {
+		req["chat_template_kwargs"] = chatTemplateKwargs
+	}
+	code, b, err := c.do(ctx, http.MethodPost, "/v1/chat/completions", req)
+	if err != nil {
+		return 0, true, fmt.Errorf("POST /v1/chat/completions (max_tokens 1, for the prompt's length): %v", err)
+	}
+	if code != http.StatusOK {
+		return 0, true, &StatusError{Request: "POST /v1/chat/completions (max_tokens 1, for the prompt's length)", Code: code, Body: snippet(b)}
+	}
+	var r struct {
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.Usage.PromptTokens <= 0 {
+		return 0, true, fmt.Errorf("POST /v1/chat/completions (max_tokens 1) gave no usage.prompt_tokens: %s", snippet(b))
+	}
+	return r.Usage.PromptTokens, true, nil
+}
+
+// SpeculativeIdle: SGLang has no draft counter, only the gauges
+// sglang:spec_accept_length and sglang:spec_accept_rate, set at decode log
+// intervals (docs/sglang.md#metrics), so an idle speculation is an accept
+// length of 0 or no gauge at the window's end.
+func (sglangEngine) SpeculativeIdle() string {
+	return "speculative decoding did not run in this cell (sglang:spec_accept_length was 0 or absent after the window): check the server's --speculative-algorithm and its log"
+}

@@ -1,0 +1,198 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/shellcmd"
+	"github.com/slogate/slogate/internal/spec"
+)
+
+// launched is a server slogate started and must stop: a process group
+// (*Process) or a container (*container).
+type launched interface {
+	// Stop ends the server (within grace, at once when force closes) and
+	// checks that nothing of it is left.
+	Stop(grace time.Duration, force <-chan struct{}) error
+}
+
+// Server is the server a run measures: one slogate launched (a process
+// group, or a container run by the runtime's attached client), or an
+// already running endpoint it neither started nor stops.
+type Server struct {
+	// Client talks to the server.
+	Client *Client
+	// proc is the server's process, or for a container the runtime's
+	// attached client (its output is server.log, its exit the
+	// container's); nil for an endpoint.
+	proc *Process
+	// stopper stops what was launched; nil for an endpoint.
+	stopper launched
+	// versionFrom is where Discover read the version ("GET /version").
+	versionFrom string
+}
+
+// Endpoint is the already running server c talks to (-endpoint): no
+// process, no stop.
+func Endpoint(c *Client) *Server { return &Server{Client: c} }
+
+// Launched reports whether slogate started s (and so must stop it); false
+// for an endpoint and for nil.
+func (s *Server) Launched() bool { return s != nil && s.stopper != nil }
+
+// Stop ends a launched server's process group or container: SIGTERM (or
+// the runtime's stop), up to grace for it to exit (cut short when force
+// closes), then SIGKILL; then it checks that nothing of it is left.
+func (s *Server) Stop(grace time.Duration, force <-chan struct{}) error {
+	return s.stopper.Stop(grace, force)
+}
+
+// WaitReady polls until a launched server is ready (waitReady): it fails
+// at once when the process exits, and after timeout otherwise; progress
+// hears a note every 30 s of waiting.
+func (s *Server) WaitReady(ctx context.Context, timeout time.Duration, progress func(string)) (ReadyInfo, error) {
+	return waitReady(ctx, s.proc, s.Client, timeout, progress)
+}
+
+// WaitEndpoint checks, for up to timeout, that an endpoint's server is
+// ready (waitReady). A server that cannot be reached is an infrastructure
+// error saying so; one that answers but refuses (another served name, the
+// API key) says what to fix.
+func (s *Server) WaitEndpoint(ctx context.Context, timeout time.Duration) (ReadyInfo, error) {
+	info, err := waitReady(ctx, nil, s.Client, timeout, nil)
+	if err != nil {
+		if refusal := (*serverRefusal)(nil); exit.Code(err) == exit.Infra && !errors.As(err, &refusal) {
+			return info, exit.Infraf("the endpoint %s is unreachable or not ready: %v (is the server running? check -endpoint)", s.Client.base, err)
+		}
+		return info, err
+	}
+	return info, nil
+}
+
+// Exited returns a launched server's exit as an error, nil while it runs
+// (and always for an endpoint).
+func (s *Server) Exited() error {
+	if s.proc != nil && !s.proc.Alive() {
+		return s.proc.exitedErr("exited during the run")
+	}
+	return nil
+}
+
+// Gone checks, after a request failed, whether the server itself is gone:
+// a launched server whose process exited (waiting up to 1.5 s for the exit
+// to show), an endpoint that stops answering GET /health. It returns an
+// infrastructure error when it is, nil when the server is still there (or
+// ctx ended).
+func (s *Server) Gone(ctx context.Context) error {
+	if s.proc != nil {
+		select {
+		case <-s.proc.exited:
+			return s.proc.exitedErr("exited during the run")
+		case <-time.After(1500 * time.Millisecond):
+		case <-ctx.Done():
+			return nil
+		}
+		return nil
+	}
+	for i := 0; i < 3; i++ {
+		if s.Client.health(ctx) == nil {
+			return nil
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return exit.Infraf("the endpoint %s stopped answering GET /health during the run", s.Client.base)
+}
+
+// LaunchConfig is how to launch one server.
+type LaunchConfig struct {
+	Server *spec.Server
+	// Sim launches the server's argv with this program's `sim` subcommand
+	// in place of the command (SimExecutable, default os.Executable()).
+	Sim           bool
+	SimExecutable string
+	// Boot is the boot's number (1, 2, … for measure.boots), given to the
+	// server as SLOGATE_BOOT.
+	Boot int
+	// RunID names and labels the run's container.
+	RunID string
+	// LogPath receives the server's output.
+	LogPath string
+	// Logf and Warn hear what the launch says (the command it starts, the
+	// containers earlier runs left behind).
+	Logf func(format string, args ...any)
+	Warn func(msg string)
+}
+
+// Launcher is a server ready to be started: its command, environment and
+// client decided, its port checked free.
+type Launcher struct {
+	cfg   LaunchConfig
+	srv   *spec.Server // cfg.Server, without its container block under -sim
+	argv  []string
+	env   map[string]string
+	shown []string // argv as the log shows it: secrets redacted
+	// Client will talk to the server once it is started.
+	Client *Client
+}
+
+// NewLauncher prepares cfg's launch: the argv (the simulator's under
+// -sim), the environment with SLOGATE_BOOT, the client, and a check that
+// nothing already accepts connections at the server's port (a stale
+// server would answer instead of the new one).
+func NewLauncher(cfg LaunchConfig) (*Launcher, error) {
+	srv := cfg.Server
+	if cfg.Sim && srv.Container != nil {
+		cfg.Logf("-sim: the simulator runs as a process; the container block is not used")
+		srv = srv.WithoutContainer()
+	}
+	argv, env := srv.Argv(), maps.Clone(srv.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	// The boot number, for a server that wants to know (the simulator's
+	// --sim-boot-noise seeds its per-start offset with it).
+	env["SLOGATE_BOOT"] = strconv.Itoa(cfg.Boot)
+	shown := srv.RedactedArgv()
+	if cfg.Sim {
+		exe := cfg.SimExecutable
+		if exe == "" {
+			var err error
+			if exe, err = os.Executable(); err != nil {
+				return nil, exit.Infraf("finding the slogate binary for -sim: %v", err)
+			}
+		}
+		sim := engineFor(srv).SimFlags()
+		argv = append(append([]string{exe, "sim"}, sim...), argv[1:]...)
+		shown = append(append([]string{"slogate", "sim"}, sim...), shown[1:]...)
+	}
+	l := &Launcher{cfg: cfg, srv: srv, argv: argv, env: env, shown: shown, Client: NewClient(srv.BaseURL(), srv.APIKey, srv.ServedName()).ForServer(srv)}
+	if addr, busy := PortInUse(l.Client.base); busy {
+		return l, exit.Infraf("port %s already accepts connections before the server was started: a stale server would answer instead of the new one; stop it (e.g. `fuser -k %s/tcp`) or choose another port", addr, strings.Split(addr, ":")[len(strings.Split(addr, ":"))-1])
+	}
+	return l, nil
+}
+
+// Start starts the server: its container (bootContainer) or its process.
+// The caller waits for readiness (Server.WaitReady) and stops it.
+func (l *Launcher) Start(ctx context.Context) (*Server, error) {
+	srv := l.srv
+	if srv.Container != nil {
+		c, err := l.bootContainer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &Server{Client: l.Client, proc: c.client, stopper: c}, nil
+	}
+	l.cfg.Logf("starting server: %s", shellcmd.Line(srv.RedactedEnv(), l.shown))
+	p, err := StartProcess(l.argv, l.env, l.cfg.LogPath, srv.APIKey)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{Client: l.Client, proc: p, stopper: p}, nil
+}

@@ -1,0 +1,408 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/promread"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// Timeouts of the measurement method. Waits that depend on the amount of
+// prefill work scale with it at an assumed slow prefill rate.
+const (
+	slowPrefillRate   = 2000.0  // tok/s assumed when bounding a first-token wait
+	steadyPrefillRate = 10000.0 // tok/s: the steady-state timeout grows by C×ctx at this rate
+	steadyMax         = 30 * time.Minute
+)
+
+// Variables so tests can shorten them: steadyBase is the steady-state
+// gate's timeout before the hold and the prefill work are added;
+// streamsExitTimeout bounds the wait for a cell's streams to end once
+// cancelled.
+var (
+	steadyBase         = 30 * time.Second
+	streamsExitTimeout = 10 * time.Second
+)
+
+// Decode measures decode cell ref once, the sustained decode of
+// docs/method.md#decode: C streams restarted as they finish, each sending
+// its body of bodies (by stream, one when the prompt is shared); the
+// steady-state gate; a fixed window; the metrics of the window. repeat is
+// the run's number for requests.jsonl (0 when the cell runs once);
+// crossCheckKV asks for the KV cross-check (docs/method.md#kv-capacity),
+// which a cell of one stream takes. A cell that cannot be measured is an
+// error cell; the error is the run's end (ctx's cause, a server gone).
+func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, repeat int, crossCheckKV bool) (result.DecodeCell, error) {
+	d := m.startStreams(ctx, ref, bodies, repeat)
+	defer d.cancel()
+	if err := d.awaitSteadyState(); err != nil {
+		return d.end(err)
+	}
+	around, err := d.measureWindow(crossCheckKV && ref.Concurrency == 1)
+	if err != nil {
+		return d.end(err)
+	}
+	// Closing the connections aborts the requests (docs/method.md#window).
+	if !d.stop() {
+		// Streams still running may still be writing their slots' stats:
+		// they are not read.
+		d.cell.Status, d.cell.Reason = vocab.StatusError, fmt.Sprintf("streams did not stop within %v", streamsExitTimeout)
+		return d.cell, nil
+	}
+	select {
+	case <-d.streams.failed:
+		// A stream failed as the window closed: the window is still complete.
+	default:
+	}
+	stats := d.streams.stats()
+	d.storeClientMetrics(stats)
+	d.storeServerCounters(around)
+	d.storeKVCheck()
+	var slow string
+	if d.cell.Polling, slow = d.scrapes.record(); slow != "" {
+		d.cell.Warnings = append(d.cell.Warnings, slow)
+	}
+	d.cell.Status, d.cell.Reason, d.cell.Notes = cellStatus(d.ev, stats.activeAvg, ref.Concurrency)
+	return d.cell, nil
+}
+
+// decodeRun is one decode cell being measured (Meter.Decode): its streams,
+// and what its gate, its window and its /metrics scrapes saw.
+type decodeRun struct {
+	m   *Meter
+	ctx context.Context // the run's: its end ends the cell
+	ref vocab.CellRef
+	// cell is the cell as measured so far.
+	cell    result.DecodeCell
+	streams *load
+	cancel  context.CancelFunc // closes the streams
+	ev      waitEvidence
+	scrapes scrapeTimes
+	kvc     *kvCheck // the KV cross-check (docs/method.md#kv-capacity); nil without
+}
+
+// startStreams starts the cell's C streams, restarted as they finish, each
+// request recorded with the cell's name and repeat.
+func (m *Meter) startStreams(ctx context.Context, ref vocab.CellRef, bodies [][]byte, repeat int) *decodeRun {
+	concurrency := ref.Concurrency
+	d := &decodeRun{m: m, ctx: ctx, ref: ref, ev: waitEvidence{preemptions: -1},
+		cell: result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: concurrency}}
+	cellCtx, cancel := context.WithCancel(ctx)
+	d.cancel = cancel
+	d.streams = newLoad(m.Server.Client, m.Prompts.Path(), bodies, concurrency, firstTokenTimeout(ref.Context, concurrency), m.StreamIdleTimeout)
+	if m.clock != nil {
+		d.streams.now = m.clock(d.streams)
+	}
+	d.streams.record, d.streams.meta = m.record, requestMeta{cell: ref.Name(), phase: vocab.PhaseDecode, repeat: repeat, promptTokens: int64(ref.Context)}
+	d.streams.start(cellCtx)
+	return d
+}
+
+// stop cancels the streams and waits for them; false when they did not
+// end in time (their goroutines may still write the slots' stats).
+func (d *decodeRun) stop() bool {
+	d.cancel()
+	if !d.streams.wait(streamsExitTimeout) {
+		d.m.warn(fmt.Sprintf("%s: streams did not close within %v", d.ref.Name(), streamsExitTimeout))
+		return false
+	}
+	return true
+}
+
+// end stops a cell that could not be measured to its end. A stream's
+// failure (streamFailure) makes it an error cell, unless the run is over
+// or the server refuses every request or is gone (Meter.trouble); any other
+// error (the run's end, the server's exit) is returned as it is.
+func (d *decodeRun) end(err error) (result.DecodeCell, error) {
+	d.stop()
+	var sf streamFailure
+	if !errors.As(err, &sf) {
+		return d.cell, err
+	}
+	if d.ctx.Err() != nil {
+		return d.cell, context.Cause(d.ctx)
+	}
+	if terr := d.m.trouble(d.ctx, sf.err); terr != nil {
+		return d.cell, terr
+	}
+	d.cell.Status, d.cell.Reason = vocab.StatusError, sf.err.Error()
+	return d.cell, nil
+}
+
+// progress tells the Meter the cell's live state.
+func (d *decodeRun) progress(stage result.Stage, elapsed time.Duration, tps float64) {
+	d.m.progress(Progress{Cell: d.ref, Stage: stage, Elapsed: elapsed, Window: d.m.Window, TPS: tps,
+		Active: int(d.streams.decoding.Load())})
+}
+
+// awaitSteadyState waits at the steady-state gate
+// (docs/method.md#steady-state-gate; steadyState) and keeps what it found
+// for the status rules.
+func (d *decodeRun) awaitSteadyState() error {
+	g, err := d.m.steadyState(d.ctx, d.streams, d.ref.Concurrency, d.ref, d.progress, &d.scrapes)
+	d.ev.gateQueued, d.ev.gateReason, d.ev.gateWaiting, d.ev.gateNote = g.queued, g.reason, g.waited, g.note
+	return err
+}
+
+// metricsAround is /metrics as read on either side of the window; ok when
+// both reads succeeded.
+type metricsAround struct {
+	before, after     promread.Snapshot
+	beforeAt, afterAt time.Time
+	ok                bool
+}
+
+// measureWindow runs the fixed window (docs/method.md#window): the streams'
+// tokens count inside it, /metrics is read at both ends and polled every
+// pollEvery for the status rules (and, with crossCheckKV, for the KV
+// cross-check), the progress told twice a second. A stream's failure is a
+// streamFailure; the run's end and the server's exit end it as they are.
+func (d *decodeRun) measureWindow(crossCheckKV bool) (metricsAround, error) {
+	m, streams := d.m, d.streams
+	var a metricsAround
+	var beforeErr error
+	a.before, a.beforeAt, beforeErr = m.Server.Client.Metrics(d.ctx)
+	streams.windowStart.Store(streams.now())
+	windowOpened := time.Now()
+	if crossCheckKV {
+		d.kvc = &kvCheck{context: d.ref.Context}
+	}
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	endAt := time.NewTimer(m.Window)
+	defer endAt.Stop()
+	lastProgress := time.Time{}
+	var polls []poll // the window's, for the status rules
+measuring:
+	for {
+		select {
+		case <-d.ctx.Done():
+			return a, context.Cause(d.ctx)
+		case <-streams.failed:
+			return a, streamFailure{streams.failErr}
+		case <-endAt.C:
+			break measuring
+		case <-tick.C:
+			if err := m.Server.Exited(); err != nil {
+				return a, err
+			}
+			d.poll(&polls)
+			if time.Since(lastProgress) >= 500*time.Millisecond {
+				el := time.Since(windowOpened)
+				d.progress(result.StageMeasuring, el, float64(streams.windowTokens.Load())/el.Seconds())
+				lastProgress = time.Now()
+			}
+		}
+	}
+	streams.windowEnd.Store(streams.now())
+	d.ev.window = windowEvidence(polls, d.ref.Concurrency)
+	var afterErr error
+	a.after, a.afterAt, afterErr = m.Server.Client.Metrics(d.ctx)
+	a.ok = beforeErr == nil && afterErr == nil
+	return a, nil
+}
+
+// poll takes one of the window's polls (takePoll) onto polls, and feeds
+// its scrape to the KV cross-check with the tokens the stream had on
+// either side of it.
+func (d *decodeRun) poll(polls *[]poll) {
+	streams := d.streams
+	complBefore := streams.completion.Load()
+	p, s, err := d.m.takePoll(d.ctx, streams, d.ref.Concurrency, &d.scrapes)
+	*polls = append(*polls, p)
+	if err == nil && d.kvc != nil {
+		d.kvc.sample(s, complBefore, streams.completion.Load(), streams.decoding.Load())
+	}
+}
+
+// storeClientMetrics stores the window's metrics as the client measured
+// them (docs/method.md#metrics).
+func (d *decodeRun) storeClientMetrics(stats windowStats) {
+	cell := &d.cell
+	cell.MeasuredS = Round(stats.measuredS, 3)
+	cell.OutputTokens = int64(stats.tokens + 0.5)
+	cell.TotalTPS = Round(stats.tokens/stats.measuredS, 1)
+	cell.PerRequestTPS = Round(stats.perRequestTPS, 1)
+	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = Round(stats.ttft[0], 1), Round(stats.ttft[1], 1), Round(stats.ttft[2], 1)
+	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = Round(stats.tbt[0], 3), Round(stats.tbt[1], 3), Round(stats.tbt[2], 3)
+	for _, dist := range stats.dists {
+		storeDistribution(vocab.PhaseDecode, dist, d.m.Percentiles, func(m metric.Metric, v float64) { cell.SetValue(m, v) })
+	}
+	cell.ActiveAvg = Round(stats.activeAvg, 2)
+	cell.Completed = stats.completed
+	cell.TokenSource = stats.source
+}
+
+// storeServerCounters stores what the server's counters say of the window
+// (server_total_tps, the speculative acceptance, the preemptions, which
+// the status rules weigh too), with a warning where server_total_tps
+// disagrees with total_tps, where speculative decoding did not run
+// although the server block asks for it, and where /metrics could not be
+// read around the window.
+func (d *decodeRun) storeServerCounters(a metricsAround) {
+	cell, before, after := &d.cell, a.before, a.after
+	if !a.ok {
+		cell.Warnings = append(cell.Warnings, "no /metrics around the window: server_total_tps not measured")
+		return
+	}
+	if before.HasGenerationTokens && after.HasGenerationTokens && a.afterAt.After(a.beforeAt) {
+		storeServerTotalTPS(cell, a)
+	}
+	if before.HasSpeculative && after.HasSpeculative {
+		storeSpeculative(cell, before, after)
+	}
+	if after.HasSpecAcceptGauges && !after.HasSpeculative {
+		storeSpeculativeGauges(cell, after)
+	}
+	ran := after.HasSpeculative && after.SpeculativeDrafts != before.SpeculativeDrafts ||
+		after.HasSpecAcceptGauges && after.SpecAcceptLength > 0
+	if d.m.Spec.Speculative != nil && !ran {
+		cell.Warnings = append(cell.Warnings, d.m.Server.Client.SpeculativeIdle())
+	}
+	if before.HasPreemptions && after.HasPreemptions {
+		n := int64(max(after.Preemptions-before.Preemptions, 0))
+		cell.Preemptions, d.ev.preemptions = &n, n
+	}
+}
+
+// storeServerTotalTPS stores server_total_tps, the server's generation
+// tokens over the time between the two reads, with a warning when it
+// differs from total_tps by more than 2 %.
+func storeServerTotalTPS(cell *result.DecodeCell, a metricsAround) {
+	v := Round((a.after.GenerationTokens-a.before.GenerationTokens)/a.afterAt.Sub(a.beforeAt).Seconds(), 1)
+	cell.ServerTotalTPS = &v
+	if cell.TotalTPS > 0 {
+		if diff := (v - cell.TotalTPS) / cell.TotalTPS; diff > 0.02 || diff < -0.02 {
+			cell.Warnings = append(cell.Warnings, fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f by %+.1f%%", v, cell.TotalTPS, diff*100))
+		}
+	}
+}
+
+// storeSpeculativeGauges stores the acceptance SGLang's gauges
+// sglang:spec_accept_length and spec_accept_rate state at the window's end:
+// set at SGLang's last decode log before it (docs/sglang.md#metric-cadence),
+// so acceptance near the end of the window, not summed over it as vLLM's
+// counters are.
+func storeSpeculativeGauges(cell *result.DecodeCell, after promread.Snapshot) {
+	length, rate := Round(after.SpecAcceptLength, 3), Round(after.SpecAcceptRate, 4)
+	if length > 0 {
+		cell.SpeculativeAcceptLen, cell.SpeculativeAcceptRate = &length, &rate
+	}
+}
+
+// storeSpeculative stores the speculative decoding's acceptance over the
+// window from vLLM's spec_decode counters: the accepted share of the draft
+// tokens, and the mean acceptance length (one token plus the accepted per
+// draft).
+func storeSpeculative(cell *result.DecodeCell, before, after promread.Snapshot) {
+	drafts := after.SpeculativeDrafts - before.SpeculativeDrafts
+	draftTokens := after.SpeculativeDraftTokens - before.SpeculativeDraftTokens
+	accepted := after.SpeculativeAcceptedTokens - before.SpeculativeAcceptedTokens
+	if draftTokens > 0 {
+		v := Round(accepted/draftTokens, 4)
+		cell.SpeculativeAcceptRate = &v
+	}
+	if drafts > 0 {
+		v := Round(1+accepted/drafts, 3)
+		cell.SpeculativeAcceptLen = &v
+	}
+}
+
+// storeKVCheck stores the KV cross-check's finding (docs/method.md#kv-capacity)
+// when the cell took it, and its warning when the capacity is suspect.
+func (d *decodeRun) storeKVCheck() {
+	if d.kvc == nil {
+		return
+	}
+	var warning string
+	d.cell.KVUsageCheck, warning = d.kvc.result(d.ref.Name(), d.m.KVTokens, d.m.KVSource)
+	if warning != "" {
+		d.cell.Warnings = append(d.cell.Warnings, warning)
+		d.m.logf("warning: %s", warning)
+	}
+}
+
+// gateOutcome is what the steady-state gate found (steadyState).
+type gateOutcome struct {
+	// queued is set, with reason, when the server made requests wait at
+	// the gate: a stable queue, or a timeout with the polls showing it.
+	queued bool
+	reason string
+	// waited: the server reported waiting requests once the conditions had
+	// first held (docs/method.md#statuses).
+	waited bool
+	// note says the gate timed out with no sign of the server making
+	// requests wait; the cell is measured anyway.
+	note string
+}
+
+// steadyState waits for docs/method.md#steady-state-gate, polling
+// /metrics every pollEvery and handing each poll to a gate (status.go):
+// the steady state held, a stable queue (queued, with why), or the timeout
+// (queued when the gate's polls showed the server making requests wait,
+// else a note). A stream failure returns its error.
+func (m *Meter) steadyState(ctx context.Context, streams *load, concurrency int, ref vocab.CellRef, progress func(result.Stage, time.Duration, float64), scrapes *scrapeTimes) (g gateOutcome, err error) {
+	hold := m.SteadyHold
+	timeout := steadyBase + hold + time.Duration(float64(concurrency)*float64(ref.Context)/steadyPrefillRate*float64(time.Second))
+	timeout = min(timeout, steadyMax)
+	start := time.Now()
+	deadline := start.Add(timeout)
+	gt := newGate(concurrency, hold)
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return g, context.Cause(ctx)
+		case <-streams.failed:
+			return g, streamFailure{streams.failErr}
+		case <-tick.C:
+		}
+		if err := m.Server.Exited(); err != nil {
+			return g, err
+		}
+		p, _, _ := m.takePoll(ctx, streams, concurrency, scrapes)
+		switch gt.observe(p) {
+		case gateSteady:
+			return gateOutcome{waited: gt.waited()}, nil
+		case gateQueue:
+			return gateOutcome{queued: true, reason: gt.queueReason(), waited: gt.waited()}, nil
+		}
+		if time.Now().After(deadline) {
+			return gt.timedOut(timeout), nil
+		}
+		progress(result.StageWarmUp, time.Since(start), 0)
+	}
+}
+
+// takePoll reads /metrics and what the client has at that moment (the
+// status rules' input, docs/method.md#statuses); the poll's time is the
+// middle of the scrape, since the streams' origin. The snapshot and the
+// error are the scrape's; how long it took goes to scrapes.
+func (m *Meter) takePoll(ctx context.Context, streams *load, concurrency int, scrapes *scrapeTimes) (poll, promread.Snapshot, error) {
+	c := int64(concurrency)
+	outBefore := streams.outstanding.Load()
+	s, at, took, err := m.Server.Client.TimedMetrics(ctx)
+	scrapes.add(took)
+	sinceOrigin := at.Sub(streams.origin)
+	p := poll{at: sinceOrigin, decoding: int(streams.decoding.Load()), started: int(streams.started.Load())}
+	if err == nil && s.HasRequests {
+		p.gauges = true
+		p.running, p.waiting, p.deferred = s.Running, s.QueuedForCapacity(), s.WaitingDeferred
+		p.runningLags = s.RunningLags
+		p.allOutstanding = outBefore == c && streams.outstanding.Load() == c
+		p.inTransit = streams.inTransit(int64(sinceOrigin), transitBound)
+	}
+	return p, s, err
+}
+
+// streamFailure is a stream's error surfacing from the steady-state wait:
+// it makes the cell an error, unless the server itself is gone.
+type streamFailure struct{ err error }
+
+func (s streamFailure) Error() string { return s.err.Error() }

@@ -1,0 +1,171 @@
+package measure
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slogate/slogate/internal/vllmfake"
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/workload"
+)
+
+// TestStreamsThatDoNotStopMakeAnError: when a cell's streams do not end
+// within the exit timeout after the window, their goroutines may still be
+// writing their stats: the cell is an error and the stats are not read
+// (with -race, reading them would be a data race).
+func TestStreamsThatDoNotStopMakeAnError(t *testing.T) {
+	defer func(d time.Duration) { streamsExitTimeout = d }(streamsExitTimeout)
+	streamsExitTimeout = time.Nanosecond // no stream ends that fast
+	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
+	s := f.Start(t)
+	m := testMeter(s.URL)
+	c, err := m.Decode(context.Background(), decodeRef(1000, 2), testBodies(m, 1000), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status != vocab.StatusError || c.Reason != "streams did not stop within 1ns" || c.OutputTokens != 0 {
+		t.Fatalf("decode = %+v, want an error cell without numbers", c)
+	}
+}
+
+// TestGateTimeout: a steady-state gate that times out makes the cell
+// queued only when its polls showed the server making requests wait
+// (docs/method.md#statuses); otherwise — here the server runs all C but
+// the streams are not past their first token — the cell is valid, with a
+// note saying the gate timed out and why.
+func TestGateTimeout(t *testing.T) {
+	defer func(d time.Duration) { steadyBase = d }(steadyBase)
+	steadyBase = 500 * time.Millisecond
+	tests := []struct {
+		name    string
+		waiting float64
+		want    vocab.Status
+		wantWhy string // in the reason (queued) or the notes (valid)
+	}{
+		{name: "no sign of waiting", want: vocab.StatusValid,
+			wantWhy: "; measured anyway: the server made no request wait: not every stream was past its first token (requests waiting or fewer than 2 running for 0.0s of "},
+		{name: "waiting requests", waiting: 1, want: vocab.StatusQueued, wantWhy: "; server running 2, waiting 1); the server made requests wait for "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond, FirstDelay: 2 * time.Second, Waiting: tc.waiting}
+			s := f.Start(t)
+			m := testMeter(s.URL)
+			c, err := m.Decode(context.Background(), decodeRef(1000, 2), testBodies(m, 1000), 0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			where := c.Reason
+			if tc.want == vocab.StatusValid {
+				where = strings.Join(c.Notes, "\n")
+			}
+			if c.Status != tc.want || !strings.Contains(where, "steady state not reached within 1s (0 of 2 streams decoding") || !strings.Contains(where, tc.wantWhy) {
+				t.Errorf("cell %s %q, notes %q; want %s saying %q", c.Status, c.Reason, c.Notes, tc.want, tc.wantWhy)
+			}
+		})
+	}
+}
+
+// TestTrafficRequestsThatDoNotStopMakeAnError: the same for a traffic
+// cell — requests still running past the exit timeout may still be writing
+// their times, so the cell is an error and they are not read.
+func TestTrafficRequestsThatDoNotStopMakeAnError(t *testing.T) {
+	defer func(d time.Duration) { streamsExitTimeout = d }(streamsExitTimeout)
+	streamsExitTimeout = time.Nanosecond // no request ends that fast
+	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
+	s := f.Start(t)
+	m := testMeter(s.URL)
+	m.MaxOutput = 100 // 200 ms a request: some are always running when the cell closes
+	tr := &spec.Traffic{Label: "steady", Context: 1000, Rates: []float64{20}, Arrivals: "constant",
+		Duration: 300 * time.Millisecond, DurationText: "300ms", WarmUp: 100 * time.Millisecond, MaxOutstanding: 64}
+	ref := vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: "steady", Context: 1000, Rate: 20}
+	c, err := m.Traffic(context.Background(), ref, tr, testBodies(m, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status != vocab.StatusError || c.Reason != "requests did not stop within 1ns" || c.Launched != 0 {
+		t.Fatalf("traffic = %+v, want an error cell without numbers", c)
+	}
+}
+
+// TestTotalTPSOverMeasuredWindow: total_tps divides the window's tokens by
+// the window as measured, not by the nominal duration. The cell's clock
+// runs twice as fast as real time, so the measured window is at least
+// twice the nominal 500 ms: over the nominal one total_tps would come out
+// at least twice as high as output_tokens ÷ measured_s.
+func TestTotalTPSOverMeasuredWindow(t *testing.T) {
+	f := vllmfake.Server{Tokens: 100000, PerChunk: 2, Gap: 2 * time.Millisecond}
+	s := f.Start(t)
+	m := testMeter(s.URL)
+	m.clock = func(l *load) func() int64 { return func() int64 { return 2 * int64(time.Since(l.origin)) } }
+	c, err := m.Decode(context.Background(), decodeRef(1000, 2), testBodies(m, 1000), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MeasuredS < 1 {
+		t.Fatalf("measured_s %v, want ≥ 1 (twice the 500 ms window on the doubled clock)", c.MeasuredS)
+	}
+	want := float64(c.OutputTokens) / c.MeasuredS
+	if c.TotalTPS < 0.99*want || c.TotalTPS > 1.01*want {
+		t.Errorf("total_tps %v, want output_tokens %d ÷ measured_s %v = %.1f (over the nominal 0.5 s it would be %.1f)",
+			c.TotalTPS, c.OutputTokens, c.MeasuredS, want, float64(c.OutputTokens)/0.5)
+	}
+}
+
+// testMeter measures the fake at url with short windows: 500 ms, a 100 ms
+// hold, a 2 s inactivity timeout, max_output 4096 on /v1/completions.
+func testMeter(url string) *Meter {
+	return &Meter{Server: lifecycle.Endpoint(lifecycle.NewClient(url, "", "qwen")), Spec: &spec.Server{Name: "q"},
+		Prompts: &Prompts{fields: completionsFields}, Window: 500 * time.Millisecond, MaxOutput: 4096,
+		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second}
+}
+
+// decodeRef names the decode cell at ctx and conc of the matrix "decode".
+func decodeRef(ctx, conc int) vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: ctx, Concurrency: conc}
+}
+
+// testBodies is the decode request body of one shared prompt of n tokens.
+func testBodies(m *Meter, n int) [][]byte {
+	return [][]byte{m.Prompts.fields.body(workload.Prompt{Tokens: make([]int, n)}, m.MaxOutput, m.MaxOutput, "salt")}
+}
+
+// TestSpeculativeIdleNamesTheEngine: a decode cell whose server has a
+// speculative block but whose /metrics show no drafting warns in the
+// terms of the server's engine (its own metric and launch flag), never
+// another engine's (an SGLang cell named vLLM's counter and
+// --speculative-config). The fake's /metrics has no draft counter and no
+// acceptance gauge, so speculation shows as idle on both.
+func TestSpeculativeIdleNamesTheEngine(t *testing.T) {
+	for _, tc := range []struct {
+		name, engine, want, other string
+	}{
+		{"vllm", spec.EngineVLLM, "vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config", "sglang:"},
+		{"sglang", spec.EngineSGLang, "sglang:spec_accept_length was 0 or absent after the window): check the server's --speculative-algorithm", "vllm:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := vllmfake.Server{Tokens: 100000, PerChunk: 2, Gap: 2 * time.Millisecond}
+			s := f.Start(t)
+			m := testMeter(s.URL)
+			m.Spec = &spec.Server{Name: "q", Engine: tc.engine, Speculative: &spec.Speculative{Method: "eagle3"}}
+			m.Server.Client.ForServer(m.Spec)
+			c, err := m.Decode(context.Background(), decodeRef(1000, 1), testBodies(m, 1000), 0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warned []string
+			for _, w := range c.Warnings {
+				if strings.HasPrefix(w, "speculative decoding did not run in this cell") {
+					warned = append(warned, w)
+				}
+			}
+			if len(warned) != 1 || !strings.Contains(warned[0], tc.want) || strings.Contains(warned[0], tc.other) {
+				t.Fatalf("speculation warnings %q, want one containing %q and no %q (all warnings: %q)", warned, tc.want, tc.other, c.Warnings)
+			}
+		})
+	}
+}

@@ -1,0 +1,467 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/measure/sse"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+)
+
+// errStalled is the cause of a stream cancelled by its inactivity timer.
+type errStalled struct{ after time.Duration }
+
+func (e errStalled) Error() string {
+	return fmt.Sprintf("stream stalled: no data for %v (per-stream inactivity timeout)", e.after)
+}
+
+// stallTimer cancels a request's context with errStalled when its stream is
+// silent longer than allowed: the first chunk's timeout at first, then the
+// idle timeout after each chunk. Every request of every cell kind reads
+// its stream under one.
+type stallTimer struct {
+	limit atomic.Int64 // the inactivity allowed right now
+	timer *time.Timer
+}
+
+// newStallTimer returns a child of ctx that the timer cancels, the timer,
+// and the function that stops both (to defer).
+func newStallTimer(ctx context.Context, first time.Duration) (context.Context, *stallTimer, func()) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	s := &stallTimer{}
+	s.limit.Store(int64(first))
+	s.timer = time.AfterFunc(first, func() { cancel(errStalled{time.Duration(s.limit.Load())}) })
+	return rctx, s, func() { s.timer.Stop(); cancel(nil) }
+}
+
+// chunk restarts the wait after a chunk: idle from now.
+func (s *stallTimer) chunk(idle time.Duration) {
+	s.limit.Store(int64(idle))
+	s.timer.Reset(idle)
+}
+
+// span is one request's life in a cell, in ns since the cell's origin.
+type span struct {
+	first, end int64 // first chunk; end of the stream (-1 while open)
+	finished   bool  // ended with a finish_reason and [DONE]
+}
+
+// slotStats is what one stream slot saw. It is written only by its own
+// goroutine and read after that goroutine has exited.
+type slotStats struct {
+	tokens       float64   // tokens in chunks that arrived inside the window
+	decodeTokens float64   // the same, excluding each request's first chunk
+	decodeNs     int64     // inter-chunk gaps of those chunks
+	gaps         []float32 // per chunk in the window: gap ÷ tokens, in ms
+	chunkGaps    []float32 // per chunk in the window after a request's first: the gap itself (ITL), in ms
+	tpots        []float64 // ms, TPOT of every request completed inside the window
+	ttfts        []float64 // ms, every request of the cell that got a first chunk
+	spans        []span
+	source       result.TokenSource // least exact token source of a request counted inside the window
+	stream       int                // the slot's 1-based number (requests.jsonl)
+	trace        requestTrace       // the request running now, for requests.jsonl
+
+	// Requests without per-chunk usage. Those that got their final usage
+	// give the tokens-per-chunk ratio (finalTokens ÷ finalChunks); those cut at
+	// the window's end never do, and their provisional one-token-per-chunk
+	// counts (provisional*) are scaled by that ratio in stats.
+	finalTokens, finalChunks                   float64
+	provisionalTokens, provisionalDecodeTokens float64
+	provisionalGaps                            [][2]int // index ranges into gaps
+	awaitingCorrection                         bool
+}
+
+// load drives C streams, restarting each as it finishes with its own
+// prompt (stream i sends bodies[i mod len(bodies)]: one shared prompt, or
+// one per stream when the workload is distinct), and accounts every chunk against the window [windowStart, windowEnd].
+type load struct {
+	client                 *lifecycle.Client
+	path                   string // /v1/completions or /v1/chat/completions
+	url                    string
+	bodies                 [][]byte
+	origin                 time.Time
+	firstChunkTimeout      time.Duration // inactivity allowed before the first chunk
+	idleTimeout            time.Duration // inactivity allowed between chunks
+	windowStart, windowEnd atomic.Int64  // window bounds in ns since origin (MaxInt64 = unset)
+	decoding               atomic.Int64  // streams past their first token right now
+	started                atomic.Int64  // slots that have had a first token at least once
+	windowTokens           atomic.Int64  // tokens inside the window so far (for progress)
+	outstanding            atomic.Int64  // requests sent and not yet ended (docs/method.md#statuses)
+	completion             atomic.Int64  // completion tokens of the latest chunk of any stream: at C = 1, the stream's (the KV cross-check)
+	slots                  []slotStats
+	// awaiting[i] is when slot i sent its current request, in ns since
+	// origin, while that request has no first chunk; -1 otherwise. The
+	// status rules excuse such a young request from the server's running
+	// count: it may not have reached the engine yet (inTransit).
+	awaiting []atomic.Int64
+	// now is the clock every chunk, request and window bound is stamped
+	// with, in ns since origin: realNow, or a test's clock.
+	now func() int64
+	// record receives a record of every request when it ends, meta says
+	// which cell it belongs to (requests.jsonl); record may be nil.
+	record   func(*result.RequestRecord)
+	meta     requestMeta
+	wg       sync.WaitGroup
+	failOnce sync.Once
+	failErr  error
+	failed   chan struct{}
+}
+
+// newLoad prepares C streams POSTing bodies to path.
+func newLoad(client *lifecycle.Client, path string, bodies [][]byte, conc int, firstChunkTimeout, idleTimeout time.Duration) *load {
+	l := &load{client: client, path: path, url: client.Base() + path, bodies: bodies, origin: time.Now(),
+		firstChunkTimeout: firstChunkTimeout, idleTimeout: idleTimeout, slots: make([]slotStats, conc), failed: make(chan struct{})}
+	l.now = l.realNow
+	l.windowStart.Store(math.MaxInt64)
+	l.windowEnd.Store(math.MaxInt64)
+	l.awaiting = make([]atomic.Int64, conc)
+	for i := range l.slots {
+		l.slots[i].stream = i + 1
+		l.awaiting[i].Store(-1)
+	}
+	return l
+}
+
+// inTransit counts the streams whose current request was sent less than
+// bound before now (ns since origin) and has no first chunk yet: requests
+// a server may not count yet, because they have not reached its engine,
+// or reached it after its last published stats (docs/method.md#statuses).
+func (l *load) inTransit(now int64, bound time.Duration) int {
+	n := 0
+	for i := range l.awaiting {
+		if sent := l.awaiting[i].Load(); sent >= 0 && now-sent < int64(bound) {
+			n++
+		}
+	}
+	return n
+}
+
+// realNow is the load's clock: ns since its origin.
+func (l *load) realNow() int64 { return int64(time.Since(l.origin)) }
+
+// start launches the streams; they run until ctx is cancelled or one fails.
+func (l *load) start(ctx context.Context) {
+	for i := range l.slots {
+		l.wg.Add(1)
+		body := l.bodies[i%len(l.bodies)]
+		go func(st *slotStats) {
+			defer l.wg.Done()
+			everStarted := false
+			for ctx.Err() == nil {
+				if err := l.request(ctx, st, body, &everStarted); err != nil {
+					if ctx.Err() == nil {
+						l.fail(err)
+					}
+					return
+				}
+			}
+		}(&l.slots[i])
+	}
+}
+
+func (l *load) fail(err error) {
+	l.failOnce.Do(func() {
+		l.failErr = err
+		close(l.failed)
+	})
+}
+
+// wait waits for the streams to exit, at most d; it reports whether they did.
+func (l *load) wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// request runs one streaming request to its end. It returns nil when the
+// request finished or ctx was cancelled, and the error otherwise. Either
+// way it hands the request's record to record.
+func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStarted *bool) (err error) {
+	rctx, stall, stop := newStallTimer(ctx, l.firstChunkTimeout)
+	defer stop()
+
+	l.outstanding.Add(1)
+	defer l.outstanding.Add(-1)
+	l.completion.Store(0)
+	start := l.now()
+	awaiting := &l.awaiting[st.stream-1]
+	awaiting.Store(start)
+	defer awaiting.Store(-1)
+	tr := &st.trace
+	tr.begin(start)
+	tr.promptTokens = l.meta.promptTokens
+	eof, finished, counted := false, false, false
+	defer func() {
+		tr.end = l.now()
+		m := l.meta
+		m.stream = st.stream
+		rec := tr.record(l.origin, m, finished, err == nil && !eof && ctx.Err() != nil, err)
+		rec.InWindow = counted
+		if l.record != nil {
+			l.record(&rec)
+		}
+	}()
+	stream, err := l.client.OpenStream(rctx, l.url, l.path, body)
+	if err != nil {
+		return streamError(ctx, rctx, err)
+	}
+	defer stream.Close()
+
+	rd := sse.NewReader(stream, 16<<10)
+	sp := span{first: -1, end: -1}
+	// prevTok is when the last chunk carrying tokens arrived (-1: none yet).
+	// A chat stream starts with a role chunk of zero tokens: it gives the
+	// TTFT (docs/vllm.md#chat), and the first token chunk after it starts decoding
+	// as a completions stream's first chunk does.
+	prevTok := int64(-1)
+	prevChunk := int64(-1) // the last chunk with choices (ITL, as vLLM times it)
+	var prevCompl int64
+	perChunkUsage := false
+	var provisionalInWindow, provisionalTotal float64 // chunks counted as one token (no per-chunk usage)
+	var provisionalDecodeInWindow float64             // of those, in the window and not the request's first
+	gapStart := len(st.gaps)                          // this request's gap samples are st.gaps[gapStart:]
+	sawFinish, finalUsage := false, false
+	endSpan := func(now int64, finished bool) {
+		sp.end, sp.finished = now, finished
+		if sp.first >= 0 {
+			l.decoding.Add(-1)
+			st.spans = append(st.spans, sp)
+		}
+		if counted { // the request's token source, if it counted inside the window
+			var src result.TokenSource
+			switch {
+			case perChunkUsage:
+				src = result.TokenSourceUsage
+			case finalUsage:
+				src = result.TokenSourceFinalUsage
+			default: // cut before its final usage: corrected in stats
+				st.provisionalTokens += provisionalInWindow
+				st.provisionalDecodeTokens += provisionalDecodeInWindow
+				st.provisionalGaps = append(st.provisionalGaps, [2]int{gapStart, len(st.gaps)})
+				st.awaitingCorrection = true
+			}
+			st.source = st.source.LeastExact(src)
+		}
+	}
+	for {
+		ch, err := rd.Next()
+		now := l.now()
+		if err == io.EOF {
+			endSpan(now, sawFinish)
+			eof, finished = true, sawFinish
+			tr.outputTokens = max(tr.outputTokens, prevCompl)
+			if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); sawFinish && now >= w0 && now <= w1 && tr.outputTokens > 1 && tr.last > tr.first {
+				st.tpots = append(st.tpots, float64(tr.last-tr.first)/1e6/float64(tr.outputTokens-1))
+			}
+			return nil
+		}
+		if err != nil {
+			endSpan(now, false)
+			tr.outputTokens = max(tr.outputTokens, prevCompl)
+			return streamError(ctx, rctx, err)
+		}
+		stall.chunk(l.idleTimeout)
+		windowStart, windowEnd := l.windowStart.Load(), l.windowEnd.Load()
+		in := now >= windowStart && now <= windowEnd
+		if ch.HasUsage {
+			tr.promptTokens = ch.PromptTokens
+		}
+		if ch.Choices == 0 {
+			if ch.HasUsage {
+				tr.outputTokens = ch.CompletionTokens
+			}
+			// The final usage chunk: correct the provisional one-token-per-chunk
+			// counts when the chunks carried no usage of their own.
+			if ch.HasUsage && !perChunkUsage && provisionalTotal > 0 {
+				finalUsage = true
+				st.finalTokens += float64(ch.CompletionTokens)
+				st.finalChunks += provisionalTotal
+				if per := float64(ch.CompletionTokens) / provisionalTotal; provisionalInWindow > 0 && per > 0 {
+					st.tokens += provisionalInWindow * (per - 1)
+					st.decodeTokens += provisionalDecodeInWindow * (per - 1)
+					for i := gapStart; i < len(st.gaps); i++ {
+						st.gaps[i] = float32(float64(st.gaps[i]) / per)
+					}
+				}
+			}
+			continue
+		}
+		var k float64
+		switch {
+		case ch.HasUsage:
+			perChunkUsage = true
+			k = float64(ch.CompletionTokens - prevCompl)
+			if k < 0 {
+				k = 0
+			}
+			prevCompl = ch.CompletionTokens
+		case ch.Role && !ch.Text:
+			// A chat role chunk without usage carries no token.
+		default:
+			k = 1
+			prevCompl++
+			provisionalTotal++
+			if in {
+				provisionalInWindow++
+			}
+		}
+		l.completion.Store(prevCompl)
+		tr.chunk(now)
+		if in && prevChunk >= 0 {
+			st.chunkGaps = append(st.chunkGaps, float32(float64(now-prevChunk)/1e6))
+		}
+		prevChunk = now
+		if ch.Finished {
+			sawFinish = true
+			tr.finishReason = ch.FinishReason
+		}
+		if sp.first < 0 { // TTFT: the first chunk of any kind (vLLM sends the chat role chunk with the first token)
+			sp.first = now
+			awaiting.Store(-1)
+			st.ttfts = append(st.ttfts, float64(now-start)/1e6)
+			l.decoding.Add(1)
+			if !*everStarted {
+				*everStarted = true
+				l.started.Add(1)
+			}
+		}
+		if in {
+			st.tokens += k
+			l.windowTokens.Add(int64(k))
+			counted = true
+			if prevTok >= 0 && k > 0 {
+				if !ch.HasUsage {
+					provisionalDecodeInWindow++
+				}
+				gap := now - prevTok
+				st.decodeTokens += k
+				st.decodeNs += gap
+				st.gaps = append(st.gaps, float32(float64(gap)/1e6/k))
+			}
+		}
+		if k > 0 {
+			prevTok = now
+		}
+	}
+}
+
+// streamError turns a failed read into nil (the cell closed the stream) or
+// a readable error.
+func streamError(cellCtx, rctx context.Context, err error) error {
+	if cellCtx.Err() != nil {
+		return nil
+	}
+	var st errStalled
+	if cause := context.Cause(rctx); errors.As(cause, &st) {
+		return st
+	}
+	var ae *sse.APIError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var se *lifecycle.StreamStatusError
+	if errors.As(err, &se) {
+		return se
+	}
+	if errors.Is(err, sse.ErrTruncated) {
+		return err
+	}
+	return fmt.Errorf("stream failed: %v", err)
+}
+
+// windowStats are the metrics of docs/method.md#metrics, computed from the slots after the streams
+// have exited.
+type windowStats struct {
+	tokens        float64
+	perRequestTPS float64
+	ttft          [3]float64 // median, p90, p99
+	tbt           [3]float64
+	// dists are the cell's latency distributions (docs/method.md#metric-names).
+	dists     []distribution
+	activeAvg float64
+	completed int
+	source    result.TokenSource
+	measuredS float64
+}
+
+func (l *load) stats() windowStats {
+	windowStart, windowEnd := l.windowStart.Load(), l.windowEnd.Load()
+	var w windowStats
+	w.measuredS = float64(windowEnd-windowStart) / 1e9
+	var perStream, ttfts, gaps, chunkGaps, tpots []float64
+	var activeNs float64
+	// The tokens-per-chunk ratio of requests that reported only a final usage.
+	var finalTok, finalChunks float64
+	for i := range l.slots {
+		finalTok += l.slots[i].finalTokens
+		finalChunks += l.slots[i].finalChunks
+	}
+	for i := range l.slots {
+		st := &l.slots[i]
+		if st.awaitingCorrection {
+			src := result.TokenSourceChunks
+			if finalChunks > 0 && finalTok > 0 {
+				per := finalTok / finalChunks
+				st.tokens += st.provisionalTokens * (per - 1)
+				st.decodeTokens += st.provisionalDecodeTokens * (per - 1)
+				for _, r := range st.provisionalGaps {
+					for j := r[0]; j < r[1]; j++ {
+						st.gaps[j] = float32(float64(st.gaps[j]) / per)
+					}
+				}
+				src = result.TokenSourceFinalUsage
+			}
+			st.awaitingCorrection, st.provisionalTokens, st.provisionalDecodeTokens, st.provisionalGaps = false, 0, 0, nil
+			st.source = st.source.LeastExact(src)
+		}
+		w.tokens += st.tokens
+		if st.decodeNs > 0 {
+			perStream = append(perStream, st.decodeTokens/(float64(st.decodeNs)/1e9))
+		}
+		ttfts = append(ttfts, st.ttfts...)
+		for _, g := range st.gaps {
+			gaps = append(gaps, float64(g))
+		}
+		for _, g := range st.chunkGaps {
+			chunkGaps = append(chunkGaps, float64(g))
+		}
+		tpots = append(tpots, st.tpots...)
+		for _, sp := range st.spans {
+			end := sp.end
+			if end < 0 || end > windowEnd {
+				end = windowEnd
+			}
+			if start := max(sp.first, windowStart); end > start {
+				activeNs += float64(end - start)
+			}
+			if sp.finished && sp.end >= windowStart && sp.end <= windowEnd {
+				w.completed++
+			}
+		}
+		w.source = w.source.LeastExact(st.source)
+	}
+	if windowEnd > windowStart {
+		w.activeAvg = activeNs / float64(windowEnd-windowStart)
+	}
+	w.perRequestTPS = median(perStream)
+	w.ttft = [3]float64{percentile(ttfts, 50), percentile(ttfts, 90), percentile(ttfts, 99)}
+	w.tbt = [3]float64{percentile(gaps, 50), percentile(gaps, 90), percentile(gaps, 99)}
+	w.dists = []distribution{{metric.TTFTMs, ttfts, 1}, {metric.TBTMs, gaps, 3}, {metric.ITLMs, chunkGaps, 3}, {metric.TPOTMs, tpots, 3}}
+	if w.source == "" {
+		w.source = result.TokenSourceUsage
+	}
+	return w
+}

@@ -1,0 +1,101 @@
+// Package measure measures one cell against a ready server, exactly as
+// docs/method.md describes, and returns what it measured: it knows nothing
+// of plans, of the cells around it, or of files (the runner decides what to
+// measure and writes the results).
+//
+// One file per job: meter.go is what measuring needs (Meter); prompt.go
+// builds every prompt and request body over the server's /tokenize;
+// prefill.go sends the cold prefill requests and warms the prompt cache;
+// decode.go measures a decode cell (the steady-state gate, the window, its
+// metrics), load.go drives its streams and accounts their chunks to the
+// window, status.go decides its status from what the gate and the window
+// saw, kvcheck.go cross-checks the KV capacity against the server's KV
+// usage with one stream resident; traffic.go measures open-loop traffic
+// cells; requests.go makes the records of requests.jsonl; stats.go the
+// percentiles and distributions; trouble.go tells a failed request from a
+// server that is gone; sse/ reads the event streams.
+package measure
+
+import (
+	"time"
+
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// Meter is what measuring cells against one server needs. The runner
+// builds one for each cell from its run's state; nil funcs do nothing.
+type Meter struct {
+	// Server is the server measured: its client, and whether it is gone.
+	Server *lifecycle.Server
+	// Spec is the server's block (its speculative block), Workload the
+	// spec's workload (what a refused request says of the sampling).
+	Spec     *spec.Server
+	Workload *spec.Workload
+	// Prompts builds the prompts and encodes the requests (NewPrompts).
+	Prompts *Prompts
+	// Window is a decode cell's window (measure.duration), MaxOutput its
+	// requests' max_output, Percentiles the statistics its distributions
+	// keep beyond the median (result.Measure.PercentilesOf).
+	Window      time.Duration
+	MaxOutput   int
+	Percentiles []float64
+	// MaxModelLen is the server's max_model_len; 0 when unknown.
+	MaxModelLen int
+	// KVTokens and KVSource are the KV capacity in use and where it came
+	// from, for the KV cross-check (docs/method.md#kv-capacity).
+	KVTokens int64
+	KVSource string
+	// SteadyHold is how long the steady-state gate's conditions must hold;
+	// StreamIdleTimeout ends a stream that sends nothing for this long.
+	SteadyHold        time.Duration
+	StreamIdleTimeout time.Duration
+	// Record receives each request's record of requests.jsonl when the
+	// request ends; it is called by the cell's goroutines concurrently.
+	Record func(*result.RequestRecord)
+	// Progress hears the live state of the cell (about twice a second).
+	Progress func(Progress)
+	// Warn is a warning of the run (results.json's warnings), Logf a line
+	// that belongs to no cell.
+	Warn func(msg string)
+	Logf func(format string, args ...any)
+	// clock, when set (tests), replaces a decode cell's clock: it is given
+	// the load and returns its now (ns since origin).
+	clock func(l *load) func() int64
+}
+
+// Progress is the live state of the cell being measured.
+type Progress struct {
+	Cell    vocab.CellRef
+	Stage   result.Stage  // prefill, warm-up or measuring
+	Elapsed time.Duration // time into the window (or into the stage)
+	Window  time.Duration // the window's length
+	TPS     float64       // output tokens/s inside the window so far
+	Active  int           // streams past their first token (requests in flight)
+}
+
+func (m *Meter) progress(p Progress) {
+	if m.Progress != nil {
+		m.Progress(p)
+	}
+}
+
+func (m *Meter) warn(msg string) {
+	if m.Warn != nil {
+		m.Warn(msg)
+	}
+}
+
+func (m *Meter) logf(format string, args ...any) {
+	if m.Logf != nil {
+		m.Logf(format, args...)
+	}
+}
+
+func (m *Meter) record(rec *result.RequestRecord) {
+	if m.Record != nil {
+		m.Record(rec)
+	}
+}

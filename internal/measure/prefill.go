@@ -1,0 +1,165 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/slogate/slogate/internal/measure/sse"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/workload"
+)
+
+// firstTokenTimeout bounds the wait for the first chunk of a prompt of n
+// tokens sent together with `others` more: 2 min + their prefill at a slow
+// 2,000 tok/s for a cold prompt (1M tokens: about 10 min) and a tenth of
+// that per extra stream (warm prompts that only wait their turn), at most
+// 30 min.
+func firstTokenTimeout(n, others int) time.Duration {
+	work := float64(n) * (1 + float64(others)/10)
+	return min(2*time.Minute+time.Duration(work/slowPrefillRate*float64(time.Second)), 30*time.Minute)
+}
+
+// Prefill sends the cold requests for a context: prompts the server has
+// not seen (a fresh cache_salt), max_tokens 1; ttft = time to the first
+// chunk. The last request uses salt and so warms the prompt cache for the
+// decode cells that use the same prompt and salt. Unrecorded (record
+// false), it is that one warm-up request; recorded, the cell's repeats of
+// this boot: n, and with repeat = "auto" more while more says so, up to
+// limit (docs/method.md#repeat-auto), numbered from first in
+// requests.jsonl (0: not a repeat). It returns every request's run.
+func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool, n, limit, first int, more func([]result.PrefillCell) bool) ([]result.PrefillCell, error) {
+	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
+	if !record {
+		n, limit = 1, 1
+	}
+	limit = max(limit, n)
+	var runs []result.PrefillCell
+	for i := 0; ; i++ {
+		// The last request is the warm one; a request that may turn out
+		// the last (repeat = "auto") uses a fresh salt, and the warm-up
+		// follows on its own.
+		last := i == limit-1
+		s := salt
+		if !last {
+			s = fmt.Sprintf("%s-cold%d", salt, i)
+		}
+		body := m.Prompts.fields.body(prompt, 1, 0, s)
+		if record {
+			m.progress(Progress{Cell: ref, Stage: result.StagePrefill})
+		}
+		meta := requestMeta{cell: ref.Name(), phase: vocab.PhasePrefill, repeat: first + i}
+		if !record {
+			meta.purpose, meta.repeat = result.PurposeWarmUp, 0
+		}
+		t0 := time.Now()
+		ttft, err := m.coldRequest(ctx, body, len(prompt.Tokens), meta)
+		c := result.PrefillCell{Context: ctxLen, Status: vocab.StatusValid, ElapsedS: time.Since(t0).Seconds()}
+		if err != nil {
+			if ctx.Err() != nil {
+				return runs, context.Cause(ctx)
+			}
+			if terr := m.trouble(ctx, err); terr != nil {
+				return runs, terr
+			}
+			c.Status, c.Reason = vocab.StatusError, err.Error()
+		} else {
+			c.TTFTMs = Round(ttft.Seconds()*1000, 1)
+			c.TPS = Round(float64(len(prompt.Tokens))/ttft.Seconds(), 1)
+		}
+		runs = append(runs, c)
+		if last {
+			break
+		}
+		if c.Status == vocab.StatusError || (i+1 >= n && (more == nil || !more(runs))) {
+			// Stopped before the warm request: send it unrecorded.
+			if _, err := m.Prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil); err != nil {
+				return runs, err
+			}
+			break
+		}
+	}
+	if !record && runs[0].Status == vocab.StatusError {
+		m.warn(fmt.Sprintf("cache warm-up request at %s failed: %s", vocab.FormatTokens(ctxLen), runs[0].Reason))
+	}
+	return runs, nil
+}
+
+// WarmStreams warms the prompts of a distinct workload's other streams
+// (stream 0's is the prefill request's) with the context's cache_salt, one
+// max_tokens = 1 request each, so that every decode stream starts warm as
+// with a shared prompt (docs/method.md#workload). They are the prompts of
+// the largest cell that fits the KV cache, so they fit in it together.
+func (m *Meter) WarmStreams(ctx context.Context, cp *ContextPrompts, salt string) error {
+	if len(cp.Prompts) < 2 {
+		return nil
+	}
+	t0 := time.Now()
+	for i, p := range cp.Prompts[1:] {
+		meta := requestMeta{cell: vocab.CellRef{Phase: vocab.PhasePrefill, Context: cp.ctxLen}.Name(), phase: vocab.PhasePrefill,
+			purpose: result.PurposeWarmUp, stream: i + 2}
+		if _, err := m.coldRequest(ctx, m.Prompts.fields.body(p, 1, 0, salt), len(p.Tokens), meta); err != nil {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			if terr := m.trouble(ctx, err); terr != nil {
+				return terr
+			}
+			m.warn(fmt.Sprintf("cache warm-up request of stream %d at %s failed: %v", i+2, vocab.FormatTokens(cp.ctxLen), err))
+		}
+	}
+	m.logf("prompts at %s: warmed the prompts of streams 2–%d in %v", vocab.FormatTokens(cp.ctxLen), len(cp.Prompts), time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// coldRequest sends one request and returns its time to the first chunk,
+// reading the stream to its end; its record goes to requests.jsonl with meta.
+func (m *Meter) coldRequest(ctx context.Context, body []byte, n int, meta requestMeta) (ttft time.Duration, err error) {
+	rctx, stall, stop := newStallTimer(ctx, firstTokenTimeout(n, 0))
+	defer stop()
+	t0 := time.Now()
+	var tr requestTrace
+	tr.begin(0)
+	tr.promptTokens = int64(n) // the prompt as built; the server's usage overrides it
+	eof, finished := false, false
+	defer func() {
+		tr.end = int64(time.Since(t0))
+		rec := tr.record(t0, meta, finished, err == nil && !eof && ctx.Err() != nil, err)
+		m.record(&rec)
+	}()
+	stream, err := m.Server.Client.OpenStream(rctx, m.Server.Client.Base()+m.Prompts.Path(), m.Prompts.Path(), body)
+	if err != nil {
+		return 0, streamError(ctx, rctx, err)
+	}
+	defer stream.Close()
+	rd := sse.NewReader(stream, 16<<10)
+	for {
+		ch, err := rd.Next()
+		if err == io.EOF {
+			eof = true
+			break
+		}
+		if err != nil {
+			return 0, streamError(ctx, rctx, err)
+		}
+		stall.chunk(m.StreamIdleTimeout)
+		if ch.HasUsage {
+			tr.promptTokens, tr.outputTokens = ch.PromptTokens, ch.CompletionTokens
+		}
+		if ch.Choices > 0 {
+			tr.chunk(int64(time.Since(t0)))
+			if ttft == 0 {
+				ttft = time.Since(t0)
+			}
+			if ch.Finished {
+				finished, tr.finishReason = true, ch.FinishReason
+			}
+		}
+	}
+	if ttft == 0 {
+		return 0, fmt.Errorf("the stream ended without a token")
+	}
+	return ttft, nil
+}

@@ -1,0 +1,418 @@
+package measure
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// This file is where a decode cell's status is decided
+// (docs/method.md#statuses); a cell whose streams failed is an error where
+// the failure is seen (decode.go), and an error is never reported as slow.
+
+// Polling and the thresholds of the status rules (docs/method.md#statuses).
+const (
+	// pollEvery is how often a decode cell reads /metrics during the
+	// steady-state gate and the window. vLLM publishes its request gauges
+	// once per engine step (tens of milliseconds), so a poll every 50 ms
+	// sees each state that lasts a step or two; the rules below weigh
+	// polls by the time between them, so the share of a window a state
+	// held is measured, not guessed from a handful of polls.
+	pollEvery = 50 * time.Millisecond
+	// transitBound is how long a request just sent may be missing from the
+	// server's running count: it reaches vLLM's engine core at the next
+	// step boundary and shows in the stats at the end of the step that
+	// schedules it (two engine steps, plus the HTTP hop). A restarted
+	// stream's request younger than this explains a shortfall; one older
+	// than this, without its first token, is not running and is not
+	// reported waiting: the server is holding it somewhere.
+	transitBound = time.Second
+	// sustainedShare is the share of a window (or of a gate that timed
+	// out) during which the server must have made requests wait for the
+	// cell to be queued by the shortfall rule.
+	sustainedShare = 0.25
+	// holdGrace is how long the gate's conditions may fail before the
+	// hold starts again: a restart's moment of fewer running lasts an
+	// engine step or two.
+	holdGrace = 250 * time.Millisecond
+)
+
+// slowScrape is the mean /metrics scrape time above which a cell warns that
+// polling may perturb the server (docs/method.md#polling): at 20 scrapes a
+// second, 5 ms each keeps the server's front end busy with /metrics a tenth
+// of the time.
+const slowScrape = 5 * time.Millisecond
+
+// scrapeTimes gathers how long a cell's /metrics scrapes took.
+type scrapeTimes struct {
+	n         int
+	sum, most time.Duration
+}
+
+func (s *scrapeTimes) add(d time.Duration) {
+	s.n++
+	s.sum += d
+	s.most = max(s.most, d)
+}
+
+// record is the cell's Polling and, when the mean scrape exceeds
+// slowScrape, its warning; nil and "" without scrapes.
+func (s scrapeTimes) record() (*result.Polling, string) {
+	if s.n == 0 {
+		return nil, ""
+	}
+	mean := s.sum / time.Duration(s.n)
+	p := &result.Polling{Scrapes: s.n, MeanMs: millis(mean), MaxMs: millis(s.most)}
+	if mean <= slowScrape {
+		return p, ""
+	}
+	return p, fmt.Sprintf("GET /metrics took %.1f ms on average (max %.1f ms, %d scrapes at one per %v): polling may perturb the server (docs/method.md#polling)",
+		p.MeanMs, p.MaxMs, s.n, pollEvery)
+}
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// poll is one /metrics read of a decode (or traffic) cell together with what the client
+// had at that moment: the input of the status rules, which are pure
+// functions of a sequence of polls (their times injected, never read from
+// the clock).
+type poll struct {
+	// at is when the poll was taken (the middle of the scrape), since any
+	// fixed origin.
+	at time.Duration
+	// gauges: the server's request gauges were read; the fields below
+	// from running to deferred are meaningful only then.
+	gauges  bool
+	running float64
+	// waiting is the requests waiting for capacity
+	// (promread.Snapshot.QueuedForCapacity); deferred those waiting on a
+	// LoRA budget or a KV transfer (0 where the server does not say).
+	waiting, deferred float64
+	// allOutstanding: the client had all C requests outstanding on both
+	// sides of the scrape.
+	allOutstanding bool
+	// inTransit is the client's requests sent less than transitBound ago
+	// and without a first chunk: the server may not count them yet.
+	inTransit int
+	// runningLags: running is the state at the server's last gauge update
+	// (SGLang), so a shortfall of it is not evidence of queueing
+	// (promread.Snapshot.RunningLags); waiting still is.
+	runningLags bool
+	// decoding is the streams past their first token; started the slots
+	// that have had a first token at least once.
+	decoding, started int
+}
+
+// short says whether the server ran fewer requests than the client had
+// outstanding, beyond those just sent: running + inTransit < C while all
+// C were outstanding.
+func (p poll) short(concurrency int) bool {
+	return p.gauges && !p.runningLags && p.allOutstanding && p.running+float64(p.inTransit) < float64(concurrency)
+}
+
+// queueing says whether this poll shows requests waiting for capacity.
+func (p poll) queueing() bool { return p.gauges && p.waiting > 0 }
+
+// sustained measures how long a property of polls held, weighted by time:
+// an interval between two consecutive polls with gauges counts when the
+// property held at both of its ends (one poll alone is a moment: a request
+// that waits one engine step, a restart read half-way). Observed is the
+// time covered by those intervals, held the part of it the property held,
+// intervals how many intervals it held in.
+type sustained struct {
+	observed, held time.Duration
+	intervals      int
+	last           *poll
+	lastHeld       bool
+}
+
+// add takes the next poll and whether the property held at it.
+func (s *sustained) add(p poll, holds bool) {
+	if !p.gauges {
+		return
+	}
+	if s.last != nil {
+		d := p.at - s.last.at
+		s.observed += d
+		if holds && s.lastHeld {
+			s.held += d
+			s.intervals++
+		}
+	}
+	cp := p
+	s.last, s.lastHeld = &cp, holds
+}
+
+// share is held ÷ observed (0 when nothing was observed).
+func (s sustained) share() float64 {
+	if s.observed <= 0 {
+		return 0
+	}
+	return float64(s.held) / float64(s.observed)
+}
+
+// windowFindings is what the window's polls show (windowEvidence).
+type windowFindings struct {
+	// waiting: requests waited for capacity in two polls in a row.
+	waiting bool
+	// short is the time the server ran fewer than C beyond the requests
+	// in transit; of observed.
+	short sustained
+	// deferred is the most requests seen deferred in a poll.
+	deferred float64
+	// polls counts the polls with the request gauges.
+	polls int
+}
+
+// windowEvidence applies the rules of docs/method.md#statuses to the
+// window's polls, in order.
+func windowEvidence(polls []poll, concurrency int) windowFindings {
+	f := windowFindings{waiting: waitedInARow(polls)}
+	for _, p := range polls {
+		if !p.gauges {
+			continue
+		}
+		f.polls++
+		f.short.add(p, p.short(concurrency))
+		f.deferred = max(f.deferred, p.deferred)
+	}
+	return f
+}
+
+// waitedInARow says whether requests waited for capacity in two polls in a
+// row (polls without the request gauges are skipped): the waiting rule of
+// decode and traffic cells alike. One poll alone is a moment — a request
+// that waits one engine step — and at pollEvery a moment is seen often.
+func waitedInARow(polls []poll) bool {
+	var waiting sustained
+	for _, p := range polls {
+		waiting.add(p, p.queueing())
+	}
+	return waiting.intervals > 0
+}
+
+// shortfall says whether the server ran fewer than C (beyond the requests
+// in transit) for a sustained share of the time observed.
+func (s sustained) shortfall() bool {
+	return s.intervals >= 2 && s.share() >= sustainedShare
+}
+
+// waitEvidence is what the steady-state gate and the window saw of the
+// server making requests wait (docs/method.md#statuses).
+type waitEvidence struct {
+	// gateQueued is the gate's own finding: a stable queue, or a timeout
+	// with the server making requests wait (gateReason says which).
+	gateQueued bool
+	gateReason string
+	// gateNote says the gate timed out with no sign of waiting: a note on
+	// a cell measured anyway.
+	gateNote string
+	// gateWaiting: requests waited for capacity (in two polls in a row)
+	// once the gate's conditions had first held (the ramp-up, when C
+	// requests arrive at once and are admitted over a few engine steps,
+	// does not count).
+	gateWaiting bool
+	// window is what the window's polls showed.
+	window windowFindings
+	// preemptions is Δnum_preemptions_total over the window; -1 unknown.
+	preemptions int64
+}
+
+// cellStatus decides a measured decode cell's status: queued only when the
+// server made requests wait (docs/method.md#statuses), with the evidence in
+// the reason; valid otherwise. The client's own restart gaps lower
+// active_avg and give a note, never the queued status; so do deferred
+// requests (they wait on a LoRA budget or a KV transfer, not for capacity).
+func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status vocab.Status, reason string, notes []string) {
+	if ev.gateNote != "" {
+		notes = append(notes, ev.gateNote)
+	}
+	if activeAvg < 0.95*float64(concurrency) {
+		notes = append(notes, fmt.Sprintf("%.1f of %d streams active on average: the client's restart gaps (a finished stream's next request before its first token), not server queueing", activeAvg, concurrency))
+	}
+	if ev.window.deferred > 0 {
+		notes = append(notes, fmt.Sprintf("up to %.0f requests were deferred during the window (vllm:num_requests_waiting_by_reason{reason=\"deferred\"}: a LoRA budget or a KV transfer), not waiting for capacity", ev.window.deferred))
+	}
+	// The first sign of a queue says it (a stable queue at the gate also
+	// shows as waiting requests and a shortfall in the window), and
+	// preemptions are added: they are a different way of waiting.
+	var why []string
+	w := ev.window
+	switch {
+	case ev.gateQueued:
+		why = append(why, ev.gateReason)
+	case w.waiting:
+		why = append(why, "the server reported requests waiting for capacity during the window")
+	case ev.gateWaiting:
+		why = append(why, "the server reported requests waiting for capacity during the steady-state hold")
+	case w.short.shortfall():
+		why = append(why, fmt.Sprintf("the server ran fewer than %d requests while %d were outstanding (beyond those just sent) for %.1fs of the window's %.1fs",
+			concurrency, concurrency, w.short.held.Seconds(), w.short.observed.Seconds()))
+	}
+	if ev.preemptions > 0 {
+		why = append(why, fmt.Sprintf("the server preempted %d requests during the window (vllm:num_preemptions_total)", ev.preemptions))
+	}
+	if len(why) == 0 {
+		return vocab.StatusValid, "", notes
+	}
+	return vocab.StatusQueued, strings.Join(why, "; "), notes
+}
+
+// gate is the steady-state gate's state (docs/method.md#steady-state-gate),
+// fed one poll at a time by observe: the hold of the steady conditions, a
+// stable queue, and what a timeout needs to decide.
+type gate struct {
+	concurrency int
+	hold        time.Duration
+	haveHeld    bool          // the conditions hold now (heldSince is set)
+	heldSince   time.Duration // since when
+	failing     bool          // the conditions fail now, failingSince since when
+	failingFrom time.Duration
+	everHeld    bool // the conditions have held once: the ramp-up is over
+	// A queue: since when requests have waited (queueing), at most how
+	// many ran and waited since then.
+	queueing         bool
+	queueSince       time.Duration
+	plateau, waitMax float64
+	// waited: requests waited for capacity, in two polls in a row, once
+	// the conditions had first held.
+	waitedRun sustained
+	// evidence measures, over the whole gate, the time the server made
+	// requests wait (waiting, or fewer running beyond those in transit).
+	evidence sustained
+	last     poll
+	polls    int
+}
+
+// newGate is a gate for C streams and the given hold.
+func newGate(concurrency int, hold time.Duration) *gate {
+	return &gate{concurrency: concurrency, hold: hold}
+}
+
+// gateVerdict is what one poll decided: nothing yet, the steady state
+// held, or a stable queue (with its reason).
+type gateVerdict int
+
+const (
+	gateWaiting gateVerdict = iota
+	gateSteady
+	gateQueue
+)
+
+// observe feeds the next poll to the gate and says whether it decided.
+//
+// Steady: the client has had a first token on every stream and the server
+// runs all C — counting the requests in transit, which a restart makes
+// for a moment — with none waiting for capacity, held for the hold; the
+// conditions may fail for up to holdGrace without starting the hold again.
+//
+// A stable queue: requests wait for capacity in every poll for the hold,
+// while the number the server runs stays at its plateau (it does not rise:
+// the server is not still admitting the ramp-up) and every request it
+// runs has been prefilled once (started ≥ running: a long prompt still in
+// its first prefill is the ramp-up, not a queue).
+func (g *gate) observe(p poll) gateVerdict {
+	g.polls++
+	g.last = p
+	c := float64(g.concurrency)
+	g.evidence.add(p, p.queueing() || p.short(g.concurrency))
+	if g.everHeld {
+		g.waitedRun.add(p, p.queueing())
+	}
+	clientOK := p.started == g.concurrency
+	serverOK := !p.gauges || ((p.runningLags || p.running+float64(p.inTransit) >= c) && p.waiting == 0)
+	switch {
+	case clientOK && serverOK:
+		g.failing = false
+		if !g.haveHeld {
+			g.haveHeld, g.heldSince, g.everHeld = true, p.at, true
+		}
+	case g.haveHeld:
+		if !g.failing {
+			g.failing, g.failingFrom = true, p.at
+		}
+		if p.at-g.failingFrom > holdGrace {
+			g.haveHeld, g.failing = false, false
+		}
+	}
+	if g.haveHeld && !g.failing && p.at-g.heldSince >= g.hold {
+		return gateSteady
+	}
+	if p.queueing() && p.running > 0 && float64(p.started) >= p.running {
+		if !g.queueing || p.running > g.plateau {
+			g.queueing, g.queueSince, g.plateau, g.waitMax = true, p.at, p.running, 0
+		}
+		g.waitMax = max(g.waitMax, p.waiting)
+		if p.at-g.queueSince >= g.hold {
+			return gateQueue
+		}
+	} else {
+		g.queueing = false
+	}
+	return gateWaiting
+}
+
+// queueReason is the reason of a stable queue: "the server ran 64 of 128
+// requests; 64 waited".
+func (g *gate) queueReason() string {
+	return fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", g.plateau, g.concurrency, g.waitMax)
+}
+
+// waited says whether requests waited for capacity (in two polls in a
+// row) once the conditions had first held.
+func (g *gate) waited() bool { return g.waitedRun.intervals > 0 }
+
+// timedOut is the outcome of a gate whose timeout passed: queued when its
+// polls showed the server making requests wait for a sustained share of
+// the gate (the ramp-up, when C requests arrive at once, is a few seconds
+// of a timeout of 30 s or more); otherwise a note on a cell measured
+// anyway, saying why the gate timed out.
+func (g *gate) timedOut(timeout time.Duration) gateOutcome {
+	p := g.last
+	msg := fmt.Sprintf("steady state not reached within %v (%d of %d streams decoding", timeout.Round(time.Second), p.decoding, g.concurrency)
+	if p.gauges {
+		msg += fmt.Sprintf("; server running %.0f, waiting %.0f", p.running, p.waiting)
+	}
+	msg += ")"
+	out := gateOutcome{waited: g.waited()}
+	ev := g.evidence
+	if ev.shortfall() {
+		out.queued = true
+		out.reason = fmt.Sprintf("%s; the server made requests wait for %.1fs of the %.1fs observed; measured anyway", msg, ev.held.Seconds(), ev.observed.Seconds())
+		return out
+	}
+	why := "the server made no request wait"
+	switch {
+	case ev.observed == 0:
+		why = "no request gauges in /metrics to tell whether the server made requests wait"
+	case p.decoding < g.concurrency:
+		why += ": not every stream was past its first token"
+	}
+	out.note = msg + "; measured anyway: " + why
+	if ev.observed > 0 {
+		out.note += fmt.Sprintf(" (requests waiting or fewer than %d running for %.1fs of %.1fs)", g.concurrency, ev.held.Seconds(), ev.observed.Seconds())
+	}
+	return out
+}
+
+// trafficStatus is the status of a measured traffic cell: queued when the
+// server reported waiting requests in two polls in a row during the window
+// (waitedInARow, the rule of cellStatus), when arrivals found the
+// outstanding cap reached (the client, not the server, held them back) or
+// when some of the window's requests had not finished by the drain
+// timeout; valid otherwise.
+func trafficStatus(polls []poll, capHits, maxOutstanding, unfinished int) (vocab.Status, string) {
+	switch {
+	case waitedInARow(polls):
+		return vocab.StatusQueued, "the server reported waiting requests in two polls in a row during the window"
+	case capHits > 0:
+		return vocab.StatusQueued, fmt.Sprintf("%d arrivals found %d requests outstanding (max_outstanding) and were launched late", capHits, maxOutstanding)
+	case unfinished > 0:
+		return vocab.StatusQueued, fmt.Sprintf("%d of the window's requests did not finish", unfinished)
+	}
+	return vocab.StatusValid, ""
+}

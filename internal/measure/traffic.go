@@ -1,0 +1,689 @@
+package measure
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/measure/sse"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/workload"
+)
+
+// This file measures traffic cells (docs/method.md#traffic): requests
+// launched at the arrival times of one rate, whatever the server's
+// completions do (open loop), or as many kept in flight as the cell's
+// concurrency, each slot sending its next request when its last ended
+// (closed loop, as vllm bench serve --max-concurrency), through a warm-up
+// and a window; the requests that start in the window are the cell's, and
+// the cell waits for them to finish. A conversation's turns are sent one
+// after the other, each once the previous answer is in (work.go).
+
+// trafficDrainMin is the shortest wait for a window's requests to finish
+// after the window closes; the wait is the longer of it and the window.
+const trafficDrainMin = 60 * time.Second
+
+// arrivalSchedule draws the gaps between arrivals of one rate
+// (docs/method.md#arrival-schedules), as `vllm bench serve` does
+// (docs/vllm.md#bench-serve): poisson is exponential gaps of mean 1/rate,
+// gamma has shape burstiness and scale 1/(rate·burstiness) (mean 1/rate,
+// squared coefficient of variation 1/burstiness), constant is 1/rate.
+type arrivalSchedule struct {
+	kind       string
+	rate       float64
+	burstiness float64
+	rng        *rand.Rand
+}
+
+// newArrivalSchedule seeds a schedule: the same seed draws the same gaps.
+func newArrivalSchedule(kind string, rate, burstiness float64, seed int64) *arrivalSchedule {
+	return &arrivalSchedule{kind: kind, rate: rate, burstiness: burstiness,
+		rng: rand.New(rand.NewPCG(uint64(seed), 0x736c6f67617465))} // "slogate"
+}
+
+// next is the gap before the next arrival, in seconds.
+func (a *arrivalSchedule) next() float64 {
+	switch a.kind {
+	case vocab.ArrivalsConstant:
+		return 1 / a.rate
+	case vocab.ArrivalsGamma:
+		return gammaSample(a.rng, a.burstiness) / (a.rate * a.burstiness)
+	}
+	return a.rng.ExpFloat64() / a.rate
+}
+
+// gammaSample draws from Gamma(shape, 1) by Marsaglia and Tsang's method
+// (shape < 1 through the boost U^(1/shape)). Hand-written: the standard
+// library has no gamma distribution and this module's dependencies do not
+// include one (gonum would be the only reason to add it).
+func gammaSample(rng *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		return gammaSample(rng, shape+1) * math.Pow(u, 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
+
+// trafficRequest is one request's life, in ns since the cell's origin.
+// Its fields are written by the request's goroutine and read after every
+// goroutine of the cell has exited.
+type trafficRequest struct {
+	launch  int64
+	first   int64 // first chunk; -1 before it
+	lastTok int64 // last chunk carrying tokens; -1 before it
+	end     int64 // end of the stream; -1 while open
+	tokens  int64
+	// finished: the stream ended with a finish_reason and [DONE].
+	finished bool
+	turn     int // the request's 1-based conversation turn; 0 outside conversations
+}
+
+// trafficLoad launches one cell's requests and keeps their spans.
+type trafficLoad struct {
+	client            *lifecycle.Client
+	path, url         string
+	work              trafficWork
+	closed            int // a closed loop's requests in flight; 0: an open loop
+	origin            time.Time
+	firstChunkTimeout time.Duration
+	idleTimeout       time.Duration
+	sched             *arrivalSchedule
+	slots             chan struct{} // the outstanding cap
+	windowStart       int64         // ns since origin
+	windowEnd         int64
+	// record receives a record of every request when it ends, meta says
+	// which cell it belongs to (requests.jsonl); record may be nil.
+	record func(*result.RequestRecord)
+	meta   requestMeta
+
+	mu       sync.Mutex
+	reqs     []*trafficRequest
+	inFlight atomic.Int64
+	// windowOpen counts the window's requests that have not ended.
+	windowOpen atomic.Int64
+	capHits    atomic.Int64
+	wg         sync.WaitGroup
+	failOnce   sync.Once
+	failErr    error
+	failed     chan struct{}
+}
+
+func (l *trafficLoad) now() int64 { return int64(time.Since(l.origin)) }
+
+func (l *trafficLoad) fail(err error) {
+	l.failOnce.Do(func() { l.failErr = err; close(l.failed) })
+}
+
+// dispatch launches units of work at the schedule's arrival times until
+// ctx ends. An arrival that finds the outstanding cap reached waits for a
+// slot, and is counted in capHits.
+func (l *trafficLoad) dispatch(ctx context.Context) {
+	defer l.wg.Done()
+	if l.closed > 0 {
+		l.closedLoop(ctx)
+		return
+	}
+	at := 0.0 // seconds since origin
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for i := 0; ; i++ {
+		at += l.sched.next()
+		timer.Reset(time.Until(l.origin.Add(time.Duration(at * float64(time.Second)))))
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		select {
+		case l.slots <- struct{}{}:
+		default:
+			l.capHits.Add(1)
+			select {
+			case l.slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			l.unit(ctx, i)
+			<-l.slots
+		}()
+	}
+}
+
+// closedLoop keeps l.closed units in flight: each slot sends unit after
+// unit, the next as soon as its last ended, until ctx ends.
+func (l *trafficLoad) closedLoop(ctx context.Context) {
+	var next atomic.Int64
+	for range l.closed {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for ctx.Err() == nil {
+				if !l.unit(ctx, int(next.Add(1)-1)) && ctx.Err() == nil {
+					return // the request failed: the cell fails (l.failed)
+				}
+			}
+		}()
+	}
+}
+
+// unit sends unit i's requests, turn after turn, each launched when the
+// previous one's answer is in; it stops at a request that does not finish.
+// It reports false when a request failed (and failed the cell).
+func (l *trafficLoad) unit(ctx context.Context, i int) bool {
+	var answers []string
+	for t := range l.work.turns(i) {
+		// The launch time is taken under the lock windowDone reads it
+		// with, so no window request can register after the window is
+		// seen done.
+		l.mu.Lock()
+		req := &trafficRequest{launch: l.now(), first: -1, lastTok: -1, end: -1, turn: l.work.turnOf(i, t)}
+		inWindow := req.launch >= l.windowStart && req.launch < l.windowEnd
+		if inWindow {
+			l.windowOpen.Add(1)
+		}
+		l.reqs = append(l.reqs, req)
+		l.mu.Unlock()
+		l.inFlight.Add(1)
+		answer, err := l.request(ctx, req, i, t, l.work.body(i, t, answers), inWindow) // an aborted request keeps end = -1
+		l.inFlight.Add(-1)
+		if inWindow {
+			l.windowOpen.Add(-1)
+		}
+		if err != nil && ctx.Err() == nil {
+			l.fail(err)
+			return false
+		}
+		if !req.finished {
+			return true
+		}
+		answers = append(answers, answer)
+	}
+	return true
+}
+
+// windowDone reports whether the window has closed and every request
+// launched in it has ended.
+func (l *trafficLoad) windowDone() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.now() >= l.windowEnd && l.windowOpen.Load() == 0
+}
+
+// request runs one streaming request, unit i's turn t, to its end; nil
+// when it finished or ctx was cancelled. Either way it hands the request's
+// record to record (inWindow: it was launched inside the window). It
+// returns the generated text when later turns need it.
+func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int, body []byte, inWindow bool) (answer string, err error) {
+	rctx, stall, stop := newStallTimer(ctx, l.firstChunkTimeout)
+	defer stop()
+	var tr requestTrace
+	tr.begin(req.launch)
+	var rec result.RequestRecord
+	tr.promptTokens = l.work.describe(i, t, &rec)
+	if tr.promptTokens == 0 {
+		tr.promptTokens = l.meta.promptTokens
+	}
+	var chunks, usageTokens, finalTokens int64
+	var cached *int64
+	var text strings.Builder
+	wantText := l.work.wantsAnswers()
+	eof := false
+	defer func() {
+		tr.end = l.now()
+		tr.outputTokens = chunks
+		if usageTokens > 0 {
+			tr.outputTokens = usageTokens
+		}
+		if finalTokens > 0 {
+			tr.outputTokens = finalTokens
+		}
+		r := tr.record(l.origin, l.meta, eof && req.finished, err == nil && !eof && ctx.Err() != nil, err)
+		r.DatasetEntry, r.Conversation, r.Turn, r.PrefixGroup = rec.DatasetEntry, rec.Conversation, rec.Turn, rec.PrefixGroup
+		r.CachedTokens = cached
+		r.InWindow = inWindow
+		rec = r
+		if l.record != nil {
+			l.record(&rec)
+		}
+	}()
+	stream, err := l.client.OpenStream(rctx, l.url, l.path, body)
+	if err != nil {
+		return "", streamError(ctx, rctx, err)
+	}
+	defer stream.Close()
+	rd := sse.NewReader(stream, 16<<10)
+	sawFinish := false
+	for {
+		ch, err := rd.Next()
+		now := l.now()
+		if err == nil && (wantText && ch.Text || ch.Choices == 0 && ch.HasUsage) {
+			var d chunkDetails
+			if json.Unmarshal(rd.Data(), &d) == nil {
+				text.WriteString(d.text())
+				if n, ok := d.cached(); ok {
+					cached = &n
+				}
+			}
+		}
+		if err == io.EOF {
+			req.end, req.finished = now, sawFinish
+			req.tokens = chunks
+			if usageTokens > 0 {
+				req.tokens = usageTokens
+			}
+			if finalTokens > 0 {
+				req.tokens = finalTokens
+			}
+			eof = true
+			return text.String(), nil
+		}
+		if err != nil {
+			return "", streamError(ctx, rctx, err)
+		}
+		stall.chunk(l.idleTimeout)
+		if ch.HasUsage {
+			tr.promptTokens = ch.PromptTokens
+		}
+		if ch.Choices > 0 {
+			tr.chunk(now)
+		}
+		if ch.Choices == 0 {
+			if ch.HasUsage {
+				finalTokens = ch.CompletionTokens
+			}
+			continue
+		}
+		if req.first < 0 {
+			req.first = now // TTFT: the first chunk of any kind, as for decode
+		}
+		if ch.Finished {
+			sawFinish = true
+			tr.finishReason = ch.FinishReason
+		}
+		if ch.Role && !ch.Text && !ch.HasUsage {
+			continue // a chat role chunk carries no token
+		}
+		if ch.HasUsage {
+			if ch.CompletionTokens > usageTokens {
+				usageTokens = ch.CompletionTokens
+				req.lastTok = now
+			}
+			continue
+		}
+		chunks++
+		req.lastTok = now
+	}
+}
+
+// trafficWindow is what a traffic cell's window measured
+// (docs/method.md#traffic), computed by trafficStats.
+type trafficWindow struct {
+	measuredS                 float64
+	launched, completed, good int
+	unfinished                int
+	achievedRPS, goodputRPS   float64
+	goodputShare              float64
+	e2e, ttft, tbt            [3]float64 // median, p90, p99 (ms)
+	e2eMean                   float64
+	concurrencyAvg            float64
+	// dists are the cell's latency distributions (docs/method.md#metric-names).
+	dists []distribution
+	// turnTTFTs are the window's TTFTs by conversation turn (1-based);
+	// nil outside conversations.
+	turnTTFTs map[int][]float64
+}
+
+// trafficStats computes a window's metrics from every request's span: the
+// requests launched in [windowStart, windowEnd) are the window's; each
+// meets slo when its own TTFT, its own mean time between tokens and its own
+// end-to-end latency are each at most the limit (docs/method.md#goodput);
+// the time-averaged concurrency integrates every request's [launch, end)
+// over the window, so that it equals achieved rate × mean e2e latency in
+// steady state (Little's law). A request still open counts as open until
+// windowEnd.
+func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.TrafficSLO) trafficWindow {
+	var w trafficWindow
+	span := windowEnd - windowStart
+	if span <= 0 {
+		return w
+	}
+	w.measuredS = float64(span) / 1e9
+	var e2es, ttfts, tbts []float64
+	var inFlightNs float64
+	for _, q := range reqs {
+		end := q.end
+		if end < 0 || end > windowEnd {
+			end = windowEnd
+		}
+		if start := max(q.launch, windowStart); end > start {
+			inFlightNs += float64(end - start)
+		}
+		if q.launch < windowStart || q.launch >= windowEnd {
+			continue
+		}
+		w.launched++
+		if q.first >= 0 {
+			ttfts = append(ttfts, float64(q.first-q.launch)/1e6)
+			if q.turn > 0 {
+				if w.turnTTFTs == nil {
+					w.turnTTFTs = map[int][]float64{}
+				}
+				w.turnTTFTs[q.turn] = append(w.turnTTFTs[q.turn], float64(q.first-q.launch)/1e6)
+			}
+		}
+		if q.end < 0 {
+			w.unfinished++
+			continue
+		}
+		if !q.finished {
+			continue
+		}
+		w.completed++
+		e2e := float64(q.end-q.launch) / 1e6
+		e2es = append(e2es, e2e)
+		w.e2eMean += e2e
+		ttft := float64(q.first-q.launch) / 1e6
+		tbt := 0.0 // one token: no gap, as vllm bench serve counts it for goodput
+		if q.tokens > 1 && q.lastTok > q.first {
+			tbt = float64(q.lastTok-q.first) / 1e6 / float64(q.tokens-1)
+			tbts = append(tbts, tbt)
+		}
+		if within(slo.TTFTMs, ttft) && within(slo.TBTMs, tbt) && within(slo.E2EMs, e2e) {
+			w.good++
+		}
+	}
+	if w.completed > 0 {
+		w.e2eMean /= float64(w.completed)
+	}
+	w.achievedRPS = float64(w.launched) / w.measuredS
+	w.goodputRPS = float64(w.good) / w.measuredS
+	if w.launched > 0 {
+		w.goodputShare = float64(w.good) / float64(w.launched)
+	}
+	w.concurrencyAvg = inFlightNs / float64(span)
+	w.e2e = [3]float64{percentile(e2es, 50), percentile(e2es, 90), percentile(e2es, 99)}
+	w.ttft = [3]float64{percentile(ttfts, 50), percentile(ttfts, 90), percentile(ttfts, 99)}
+	w.tbt = [3]float64{percentile(tbts, 50), percentile(tbts, 90), percentile(tbts, 99)}
+	// tbt_ms is each request's TPOT under its older name: tpot_ms holds the same samples.
+	w.dists = []distribution{{metric.E2EMs, e2es, 1}, {metric.TTFTMs, ttfts, 1}, {metric.TBTMs, tbts, 3}, {metric.TPOTMs, tbts, 3}}
+	if w.completed == 0 {
+		// A latency of a window in which no request completed is
+		// unmeasured, not 0, though some first tokens came: the table's
+		// fields keep 0 and read as unmeasured (TrafficCell.Value), the
+		// naming rule's statistics are left out.
+		w.turnTTFTs = nil
+		for i := range w.dists {
+			w.dists[i].xs = nil
+		}
+	}
+	return w
+}
+
+// within reports whether v meets the limit (nil: no limit).
+func within(limit *float64, v float64) bool { return limit == nil || v <= *limit }
+
+// TrafficPrompts is how many prompts a distinct workload builds for a
+// context's traffic cells (docs/method.md#traffic): request i sends prompt
+// i mod TrafficPrompts (or the decode cells' prompts, when they are more).
+const TrafficPrompts = 32
+
+// Traffic measures traffic cell ref of traffic block t (nil: the spec has
+// none of that name, an error cell) with the context's decode request
+// bodies (request i sends bodies[i mod len(bodies)]).
+func (m *Meter) Traffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, bodies [][]byte) (result.TrafficCell, error) {
+	start := time.Now()
+	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency}
+	if t == nil {
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("the spec has no traffic block %q", ref.Matrix)
+		return cell, nil
+	}
+	cell.Arrivals, cell.Burstiness, cell.Seed, cell.MaxOutstanding = t.Arrivals, t.Burstiness, t.Seed, t.MaxOutstanding
+	mo := m.MaxOutput
+	if m.MaxModelLen > 0 && ref.Context+mo > m.MaxModelLen {
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, mo, m.MaxModelLen)
+		return cell, nil
+	}
+	if len(bodies) == 0 {
+		cell.Status, cell.Reason = vocab.StatusError, "no prompt was built for the context"
+		return cell, nil
+	}
+	c, err := m.trafficOnce(ctx, ref, t, bodiesWork{bodies: bodies, promptTokens: int64(ref.Context)}, &cell)
+	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
+	return c, err
+}
+
+// WorkloadTraffic measures traffic cell ref of traffic block t over its
+// named workload w: the requests a plan of w gives (workload.Planner over
+// the server's /tokenize), a dataset's entries, drawn lengths, shared
+// prefixes, conversations. A plan that cannot be made is an error cell
+// saying why.
+func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, w *spec.Workload) (result.TrafficCell, error) {
+	start := time.Now()
+	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency,
+		Arrivals: t.Arrivals, Burstiness: t.Burstiness, Seed: t.Seed, MaxOutstanding: t.MaxOutstanding}
+	plan, err := m.Prompts.plan(ctx, w, workload.PlanConfig{Requests: plannedRequests(t, ref), Context: ref.Context, MaxOutput: m.MaxOutput, MaxModelLen: m.MaxModelLen})
+	if err != nil {
+		if ctx.Err() != nil {
+			return cell, context.Cause(ctx)
+		}
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("workload %q: %v", w.Name, err)
+		return cell, nil
+	}
+	cell.Warnings = append(cell.Warnings, plan.Warnings...)
+	if plan.Examined > 0 {
+		d := plan.Dropped
+		cell.Warnings = append(cell.Warnings, fmt.Sprintf("dataset %s: %d entries examined, %d kept, %d dropped (%d with fewer than two turns, %d prompts too short, %d outputs too short, %d prompts too long, %d too long in all)",
+			w.DatasetText, plan.Examined+d.TooFewTurns, plan.Usable, d.Total(), d.TooFewTurns, d.PromptTooShort, d.OutputTooShort, d.PromptTooLong, d.TotalTooLong))
+	}
+	var datasetID func(workload.Request) string
+	if w.Prompt == workload.DatasetPrompt {
+		ids := map[int]string{}
+		if w.Dataset != nil {
+			for _, e := range w.Dataset.Entries {
+				if e.ID != "" {
+					ids[e.Index] = e.ID
+				}
+			}
+		}
+		datasetID = func(r workload.Request) string {
+			if id, ok := ids[r.Entry]; ok {
+				return id
+			}
+			return strconv.Itoa(r.Entry)
+		}
+	}
+	fields := m.Prompts.fieldsFor(w)
+	cell.Workload, cell.Prompts = w.Name, promptForm(fields, plan)
+	work, err := newPlanWork(fields, plan, w.IgnoreEOS, datasetID)
+	if err != nil {
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("workload %q: %v", w.Name, err)
+		return cell, nil
+	}
+	c, err := m.trafficOnce(ctx, ref, t, work, &cell)
+	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
+	return c, err
+}
+
+// plannedRequests is how many requests to plan for a cell: what its
+// warm-up and window launch at the rate, or 16 per slot of a closed loop,
+// at least 64; the cell reuses them in order should it send more.
+func plannedRequests(t *spec.Traffic, ref vocab.CellRef) int {
+	n := 16 * ref.Concurrency
+	if ref.Rate > 0 {
+		n = int(math.Ceil(ref.Rate*(t.WarmUp+t.Duration).Seconds())) + 1
+	}
+	return max(n, 64)
+}
+
+// trafficOnce runs the warm-up, the window and the drain of one cell.
+func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, work trafficWork, cell *result.TrafficCell) (result.TrafficCell, error) {
+	cellCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cell.Concurrency = ref.Concurrency
+	before, _, beforeErr := m.Server.Client.Metrics(ctx) // the prefix cache's counters at the start
+	l := &trafficLoad{client: m.Server.Client, path: m.Prompts.Path(), url: m.Server.Client.Base() + m.Prompts.Path(), work: work, closed: ref.Concurrency,
+		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, max(t.MaxOutstanding, ref.Concurrency)), idleTimeout: m.StreamIdleTimeout,
+		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
+		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}),
+		record: m.record, meta: requestMeta{cell: ref.Name(), phase: vocab.PhaseTraffic, promptTokens: int64(ref.Context)}}
+	l.wg.Add(1)
+	go l.dispatch(cellCtx)
+	// stop cancels the requests and waits for them; false when they did not
+	// end in time (their goroutines may still write the requests' times).
+	stop := func() bool {
+		cancel()
+		done := make(chan struct{})
+		go func() { l.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return true
+		case <-time.After(streamsExitTimeout):
+			m.warn(fmt.Sprintf("%s: requests did not close within %v", ref.Name(), streamsExitTimeout))
+			return false
+		}
+	}
+	fail := func(err error) (result.TrafficCell, error) {
+		stop()
+		if ctx.Err() != nil {
+			return *cell, context.Cause(ctx)
+		}
+		if terr := m.trouble(ctx, err); terr != nil {
+			return *cell, terr
+		}
+		cell.Status, cell.Reason = vocab.StatusError, err.Error()
+		return *cell, nil
+	}
+	window := t.Duration
+	drain := max(trafficDrainMin, window)
+	windowEnd := l.origin.Add(t.WarmUp + window)
+	drained := false
+	var polls []poll // the window's request gauges, for waitedInARow
+	var scrapes scrapeTimes
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	lastProgress := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			stop()
+			return *cell, context.Cause(ctx)
+		case <-l.failed:
+			return fail(l.failErr)
+		case <-tick.C:
+		}
+		if err := m.Server.Exited(); err != nil {
+			stop()
+			return *cell, err
+		}
+		now := time.Now()
+		inWindow := !now.Before(l.origin.Add(t.WarmUp)) && now.Before(windowEnd)
+		if inWindow {
+			s, at, took, err := m.Server.Client.TimedMetrics(ctx)
+			scrapes.add(took)
+			p := poll{at: at.Sub(l.origin)}
+			if err == nil && s.HasRequests {
+				p.gauges, p.waiting = true, s.QueuedForCapacity()
+			}
+			polls = append(polls, p)
+		}
+		if l.windowDone() {
+			drained = true
+			break
+		}
+		if now.After(windowEnd.Add(drain)) {
+			break
+		}
+		if now.Sub(lastProgress) >= 500*time.Millisecond {
+			stage, el := result.StageWarmUp, now.Sub(l.origin)
+			if !now.Before(l.origin.Add(t.WarmUp)) {
+				stage, el = result.StageMeasuring, min(now.Sub(l.origin.Add(t.WarmUp)), window)
+			}
+			m.progress(Progress{Cell: ref, Stage: stage, Elapsed: el, Window: window,
+				Active: int(l.inFlight.Load())})
+			lastProgress = now
+		}
+	}
+	// Cool-down arrivals kept the load steady while the window's last
+	// requests finished; closing them aborts them (docs/method.md#traffic).
+	if !stop() {
+		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("requests did not stop within %v", streamsExitTimeout)
+		return *cell, nil
+	}
+	l.mu.Lock()
+	reqs := make([]trafficRequest, len(l.reqs))
+	for i, q := range l.reqs {
+		reqs[i] = *q
+	}
+	l.mu.Unlock()
+	select {
+	case <-l.failed:
+		// A request failed as the cell closed: the window is complete.
+	default:
+	}
+	w := trafficStats(reqs, l.windowStart, l.windowEnd, t.SLO)
+	if after, _, err := m.Server.Client.Metrics(ctx); err == nil && beforeErr == nil && before.HasPrefixCache && after.HasPrefixCache {
+		if dq := after.PrefixCacheQueries - before.PrefixCacheQueries; dq > 0 {
+			cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), Round((after.PrefixCacheHits-before.PrefixCacheHits)/dq, 4))
+		}
+	}
+	if w.completed == 0 {
+		cell.Warnings = append(cell.Warnings, fmt.Sprintf("no request completed in the %v window (%d launched), so its latencies are unmeasured: give the traffic block a longer duration or a higher rate", t.Duration, w.launched))
+	}
+	for turn, ttfts := range w.turnTTFTs {
+		cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.TurnName(turn)), Round(percentile(ttfts, 50), 1))
+	}
+	cell.MeasuredS = Round(w.measuredS, 3)
+	cell.Launched, cell.Completed, cell.Unfinished = w.launched, w.completed, w.unfinished
+	cell.AchievedRPS = Round(w.achievedRPS, 3)
+	cell.GoodputRPS, cell.GoodputShare = Round(w.goodputRPS, 3), Round(w.goodputShare, 4)
+	cell.E2EMs, cell.E2EMsP90, cell.E2EMsP99, cell.E2EMsMean = Round(w.e2e[0], 1), Round(w.e2e[1], 1), Round(w.e2e[2], 1), Round(w.e2eMean, 1)
+	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = Round(w.ttft[0], 1), Round(w.ttft[1], 1), Round(w.ttft[2], 1)
+	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = Round(w.tbt[0], 3), Round(w.tbt[1], 3), Round(w.tbt[2], 3)
+	for _, d := range w.dists {
+		storeDistribution(vocab.PhaseTraffic, d, m.Percentiles, func(m metric.Metric, v float64) { cell.SetValue(m, v) })
+	}
+	cell.ConcurrencyAvg = Round(w.concurrencyAvg, 3)
+	cell.CapHits = int(l.capHits.Load())
+	if !drained {
+		cell.Warnings = append(cell.Warnings, fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain))
+	}
+	var slow string
+	if cell.Polling, slow = scrapes.record(); slow != "" {
+		cell.Warnings = append(cell.Warnings, slow)
+	}
+	cell.Status, cell.Reason = trafficStatus(polls, cell.CapHits, t.MaxOutstanding, w.unfinished)
+	return *cell, nil
+}

@@ -1,0 +1,49 @@
+package measure
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/spec"
+)
+
+// TestSamplingRejected: the exit-3 message of a server that answers every
+// request vLLM's speculative-decoding 400 blames the spec only when it sends
+// a min_p vLLM rejects (above 1e-5) or a logit_bias; an explicit min_p = 0
+// or none points at the server's defaults, generation_config.json or
+// --override-generation-config.
+func TestSamplingRejected(t *testing.T) {
+	defaults := []string{"the min_p comes from the server's defaults", "--override-generation-config", "add sampling = { min_p = 0 }"}
+	blame := []string{"the spec sends min_p or logit_bias", "remove min_p and logit_bias from workload.sampling"}
+	tests := []struct {
+		name     string
+		sampling map[string]json.Number
+		bias     map[string]json.Number
+		want     []string
+	}{
+		{name: "no min_p", want: defaults},
+		{name: "min_p = 0", sampling: map[string]json.Number{"min_p": "0"}, want: defaults},
+		{name: "min_p = 1e-5", sampling: map[string]json.Number{"min_p": "0.00001"}, want: defaults},
+		{name: "min_p = 0.05", sampling: map[string]json.Number{"min_p": "0.05"}, want: blame},
+		{name: "min_p = 0.05 at a greedy temperature", sampling: map[string]json.Number{"min_p": "0.05", "temperature": "0"}, want: defaults},
+		{name: "logit_bias", bias: map[string]json.Number{"7": "-100"}, want: blame},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &spec.Workload{}
+			w.Sampling, w.LogitBias = tc.sampling, tc.bias
+			m := &Meter{Spec: &spec.Server{Name: "q"}, Workload: w}
+			err := m.samplingRejected(&lifecycle.StreamStatusError{Path: "/v1/completions", Code: 400, Body: specDecodeSamplingMessage + "."})
+			if err == nil {
+				t.Fatal("samplingRejected = nil")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("message lacks %q: %s", w, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,248 @@
+package measure
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/workload"
+)
+
+// This file is what a traffic cell sends (docs/method.md#traffic): units
+// of work, each one request or a conversation's turns sent one after the
+// other, every turn once the previous one's answer is in.
+
+// trafficWork is the requests of a traffic cell, by unit: unit i of a cell
+// is the i-th launched (an arrival in an open loop, the next free slot in a
+// closed one).
+type trafficWork interface {
+	// turns is how many requests unit i sends, in order.
+	turns(i int) int
+	// body encodes unit i's request of turn t; answers are the texts the
+	// server answered the unit's earlier turns.
+	body(i, t int, answers []string) []byte
+	// wantsAnswers reports whether later turns need the answers' text.
+	wantsAnswers() bool
+	// describe fills what the record of unit i's turn t says of where the
+	// request came from (dataset entry, conversation, turn, prefix group)
+	// and its prompt length as planned.
+	describe(i, t int, rec *result.RequestRecord) (promptTokens int64)
+	// turnOf is the 1-based conversation turn of unit i's turn t (0: the
+	// work has no conversations).
+	turnOf(i, t int) int
+}
+
+// bodiesWork is a context's prompt bodies: unit i is one request sending
+// bodies[i mod len(bodies)].
+type bodiesWork struct {
+	bodies       [][]byte
+	promptTokens int64
+}
+
+func (w bodiesWork) turns(int) int                                  { return 1 }
+func (w bodiesWork) body(i, _ int, _ []string) []byte               { return w.bodies[i%len(w.bodies)] }
+func (w bodiesWork) wantsAnswers() bool                             { return false }
+func (w bodiesWork) turnOf(int, int) int                            { return 0 }
+func (w bodiesWork) describe(int, int, *result.RequestRecord) int64 { return w.promptTokens }
+
+// planWork is a named workload's plan: unit i is conversation i mod the
+// plan's conversations (a single request is a conversation of one turn),
+// reused in order past the plan's end.
+type planWork struct {
+	f         requestFields
+	ignoreEOS bool
+	convs     [][]workload.Request // the plan's requests by conversation, turns in order
+	repeat    []bool               // convs[c] repeats an earlier conversation of the plan (the same dataset entry)
+	bodies    [][]byte             // single requests' bodies, encoded on first send (they never change)
+	bodiesMu  sync.Mutex
+	multi     bool // some conversation has more than one turn
+	datasetID func(r workload.Request) string
+}
+
+// newPlanWork groups plan's requests by conversation. datasetID names a
+// request's dataset entry in its record ("" without a dataset).
+func newPlanWork(f requestFields, plan *workload.Plan, ignoreEOS bool, datasetID func(workload.Request) string) (*planWork, error) {
+	w := &planWork{f: f, ignoreEOS: ignoreEOS, datasetID: datasetID}
+	for _, r := range plan.Requests {
+		if r.Turn == 0 || len(w.convs) == 0 {
+			w.convs = append(w.convs, nil)
+		}
+		c := len(w.convs) - 1
+		w.convs[c] = append(w.convs[c], r)
+		w.multi = w.multi || r.Turn > 0
+	}
+	if len(w.convs) == 0 {
+		return nil, fmt.Errorf("the workload's plan has no request")
+	}
+	seen := map[int]bool{}
+	for _, c := range w.convs {
+		e := c[0].Entry
+		w.repeat = append(w.repeat, e >= 0 && seen[e])
+		seen[e] = true
+	}
+	if w.multi && !f.chat {
+		return nil, fmt.Errorf("a conversation resends its history as chat messages: it needs measure.endpoint = \"chat\" (/v1/chat/completions)")
+	}
+	return w, nil
+}
+
+func (w *planWork) conv(i int) []workload.Request { return w.convs[i%len(w.convs)] }
+func (w *planWork) turns(i int) int               { return len(w.conv(i)) }
+func (w *planWork) wantsAnswers() bool            { return w.multi }
+
+func (w *planWork) turnOf(i, t int) int {
+	if !w.multi {
+		return 0
+	}
+	return t + 1
+}
+
+// body is unit i's turn t. A conversation sent again (the dataset had
+// fewer than the cell sends) carries a cache_salt of its own, the same on
+// all its turns: its turns hit their own history, as a new user's would,
+// not the cache an earlier send of the same words left (which would make
+// its first turn warm and hide what later turns gain).
+func (w *planWork) body(i, t int, answers []string) []byte {
+	if !w.multi {
+		w.bodiesMu.Lock()
+		defer w.bodiesMu.Unlock()
+		if w.bodies == nil {
+			w.bodies = make([][]byte, len(w.convs))
+		}
+		k := i % len(w.convs)
+		if w.bodies[k] == nil {
+			w.bodies[k] = w.f.planBody(w.convs[k][0], nil, w.ignoreEOS, "")
+		}
+		return w.bodies[k]
+	}
+	c := w.conv(i)
+	var history []openai.ChatCompletionMessage
+	for k := 0; k < t; k++ {
+		history = append(history, c[k].Messages...)
+		history = append(history, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: answers[k]})
+	}
+	salt := ""
+	if w.multi && (i >= len(w.convs) || w.repeat[i]) {
+		salt = "slogate-conversation-" + strconv.Itoa(i)
+	}
+	return w.f.planBody(c[t], history, w.ignoreEOS, salt)
+}
+
+func (w *planWork) describe(i, t int, rec *result.RequestRecord) int64 {
+	r := w.conv(i)[t]
+	if w.datasetID != nil {
+		rec.DatasetEntry = w.datasetID(r)
+	}
+	if w.multi {
+		rec.Conversation = strconv.Itoa(i)
+		rec.Turn = t + 1
+	}
+	if r.PrefixGroup >= 0 {
+		rec.PrefixGroup = strconv.Itoa(r.PrefixGroup)
+	}
+	return int64(r.PromptTokens)
+}
+
+// promptForm says how planBody sends the plan's prompts, for the cell's
+// record and report (docs/method.md#named-workloads-in-traffic): on chat
+// the server templates them, on completions text goes raw and untemplated
+// and token IDs as they are.
+func promptForm(f requestFields, plan *workload.Plan) string {
+	conversations := slices.ContainsFunc(plan.Requests, func(r workload.Request) bool { return r.Turn > 0 })
+	switch {
+	case f.chat && conversations:
+		return "each conversation's messages so far on /v1/chat/completions, templated by the server"
+	case f.chat:
+		return "one user message on /v1/chat/completions, templated by the server"
+	case len(plan.Requests) > 0 && plan.Requests[0].Tokens != nil:
+		return "token IDs on /v1/completions (no template)"
+	}
+	return "raw text on /v1/completions, untemplated"
+}
+
+// planBody encodes a planned request: on chat its messages after history
+// (the conversation so far, the server's answers included), one user
+// message holding the prompt for a dataset's prompt; on completions its
+// token IDs, or its text raw and untemplated (as vLLM's ShareGPT benchmark
+// sends a dataset prompt). max_tokens is the planned output length; with
+// ignoreEOS the request asks the server to ignore EOS and sets min_tokens
+// to the same length, so the output is exactly that long; without, the
+// model may stop sooner and the output length is what the server reports.
+// No cache_salt but a repeated conversation's (body): requests sharing a
+// prefix share its cached blocks, as the workload means them to.
+func (f requestFields) planBody(r workload.Request, history []openai.ChatCompletionMessage, ignoreEOS bool, salt string) []byte {
+	b := make([]byte, 0, len(r.Tokens)*7+len(r.Text)+len(f.extra)+512)
+	b = append(b, `{"model":`...)
+	b = strconv.AppendQuote(b, f.model)
+	switch {
+	case f.chat:
+		msgs := append(history, r.Messages...)
+		if len(r.Messages) == 0 {
+			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: r.Text})
+		}
+		raw, err := json.Marshal(msgs)
+		if err != nil { // plain string messages always encode
+			panic(err)
+		}
+		b = append(b, `,"messages":`...)
+		b = append(b, raw...)
+		b = append(b, `,"max_completion_tokens":`...)
+	case r.Tokens != nil:
+		b = appendTokenIDs(append(b, `,"prompt":`...), r.Tokens)
+		b = append(b, `,"max_tokens":`...)
+	default:
+		raw, _ := json.Marshal(r.Text) // a string always encodes
+		b = append(b, `,"prompt":`...)
+		b = append(b, raw...)
+		b = append(b, `,"max_tokens":`...)
+	}
+	b = strconv.AppendInt(b, int64(r.OutputTokens), 10)
+	if ignoreEOS {
+		b = append(b, `,"min_tokens":`...)
+		b = strconv.AppendInt(b, int64(r.OutputTokens), 10)
+		b = append(b, `,"ignore_eos":true`...)
+	} else {
+		b = append(b, `,"ignore_eos":false`...)
+	}
+	return f.appendTail(b, salt)
+}
+
+// chunkDetails is what a traffic request reads of a chunk beyond sse.Chunk:
+// the generated text (a conversation's answer) and the final usage's
+// cached prompt tokens. Decoded with encoding/json, only for the chunks
+// that need it.
+type chunkDetails struct {
+	Choices []struct {
+		Text  string `json:"text"`
+		Delta struct {
+			Content string `json:"content"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		Details *struct {
+			CachedTokens *int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+}
+
+// text is the chunk's generated text.
+func (d *chunkDetails) text() string {
+	s := ""
+	for _, c := range d.Choices {
+		s += c.Text + c.Delta.Content
+	}
+	return s
+}
+
+// cached is the final usage's prompt_tokens_details.cached_tokens, if sent.
+func (d *chunkDetails) cached() (int64, bool) {
+	if d.Usage == nil || d.Usage.Details == nil || d.Usage.Details.CachedTokens == nil {
+		return 0, false
+	}
+	return *d.Usage.Details.CachedTokens, true
+}

@@ -1,0 +1,92 @@
+package measure
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/workload"
+)
+
+// TestPlanBody: a planned request on each endpoint and with and without
+// ignore_eos, as sent.
+func TestPlanBody(t *testing.T) {
+	text := workload.Request{Text: "Why is the sky blue?", OutputTokens: 7, PrefixGroup: -1}
+	ids := workload.Request{Tokens: []int{11, 12, 13}, OutputTokens: 5, PrefixGroup: -1}
+	history := []openai.ChatCompletionMessage{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: " a a"}}
+	tests := []struct {
+		name      string
+		chat      bool
+		r         workload.Request
+		history   []openai.ChatCompletionMessage
+		ignoreEOS bool
+		salt      string
+		want      string
+		form      string // promptForm of a plan of r: what the report says was sent
+	}{
+		{name: "completions: dataset text raw, untemplated", r: text, ignoreEOS: true, form: "raw text on /v1/completions, untemplated",
+			want: `{"model":"m","prompt":"Why is the sky blue?","max_tokens":7,"min_tokens":7,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`},
+		{name: "completions: token IDs", r: ids, ignoreEOS: true, form: "token IDs on /v1/completions (no template)",
+			want: `{"model":"m","prompt":[11,12,13],"max_tokens":5,"min_tokens":5,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`},
+		{name: "chat: the prompt as one user message; the model may stop", chat: true, r: text, form: "one user message on /v1/chat/completions, templated by the server",
+			want: `{"model":"m","messages":[{"role":"user","content":"Why is the sky blue?"}],"max_completion_tokens":7,"ignore_eos":false,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`},
+		{name: "chat: a later turn after its history, salted", chat: true, history: history, salt: "s", form: "each conversation's messages so far on /v1/chat/completions, templated by the server",
+			r:    workload.Request{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "More?"}}, OutputTokens: 3, Turn: 1},
+			want: `{"model":"m","messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":" a a"},{"role":"user","content":"More?"}],"max_completion_tokens":3,"ignore_eos":false,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"cache_salt":"s"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(requestFields{model: "m", chat: tt.chat}.planBody(tt.r, tt.history, tt.ignoreEOS, tt.salt))
+			if form := promptForm(requestFields{chat: tt.chat}, &workload.Plan{Requests: []workload.Request{tt.r}}); form != tt.form {
+				t.Errorf("prompt form %q, want %q", form, tt.form)
+			}
+			if got != tt.want {
+				t.Errorf("body\n%s\nwant\n%s", got, tt.want)
+			}
+			if !json.Valid([]byte(got)) {
+				t.Errorf("not JSON: %s", got)
+			}
+		})
+	}
+}
+
+// TestPlanWork: a plan's requests grouped into conversations, the history
+// built from the answers, a repeated conversation salted, the records'
+// fields; and conversations refused on completions.
+func TestPlanWork(t *testing.T) {
+	turn := func(i, conv, turn, entry int, content string) workload.Request {
+		return workload.Request{Index: i, Conversation: conv, Turn: turn, Entry: entry, PrefixGroup: -1, OutputTokens: 4,
+			Messages: []openai.ChatCompletionMessage{{Role: "user", Content: content}}, PromptTokens: 10 + i}
+	}
+	plan := &workload.Plan{Requests: []workload.Request{
+		turn(0, 0, 0, 3, "q1"), turn(1, 0, 1, 3, "q2"),
+		turn(2, 2, 0, 5, "r1"), turn(3, 2, 1, 5, "r2"),
+		turn(4, 4, 0, 3, "q1"), turn(5, 4, 1, 3, "q2"), // entry 3 again
+	}}
+	w, err := newPlanWork(requestFields{model: "m", chat: true}, plan, true, func(r workload.Request) string { return "e" + string(rune('0'+r.Entry)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.convs) != 3 || w.turns(0) != 2 || !w.wantsAnswers() || w.turnOf(1, 1) != 2 {
+		t.Fatalf("%d conversations, %d turns, answers %v, turn %d; want 3, 2, true, 2", len(w.convs), w.turns(0), w.wantsAnswers(), w.turnOf(1, 1))
+	}
+	second := string(w.body(1, 1, []string{" a a a a"}))
+	if !strings.Contains(second, `"messages":[{"role":"user","content":"r1"},{"role":"assistant","content":" a a a a"},{"role":"user","content":"r2"}]`) || strings.Contains(second, "cache_salt") {
+		t.Errorf("second turn of unit 1: %s; want r1, the answer, r2 and no salt", second)
+	}
+	for _, i := range []int{2, 3} { // entry 3 sent again; unit 3 goes round the plan
+		if b := string(w.body(i, 0, nil)); !strings.Contains(b, `"cache_salt":"slogate-conversation-`) {
+			t.Errorf("unit %d repeats a conversation without a salt of its own: %s", i, b)
+		}
+	}
+	var rec result.RequestRecord
+	if n := w.describe(1, 1, &rec); n != 13 || rec.DatasetEntry != "e5" || rec.Conversation != "1" || rec.Turn != 2 || rec.PrefixGroup != "" {
+		t.Errorf("record of unit 1 turn 2: %+v, prompt %d", rec, n)
+	}
+	if _, err := newPlanWork(requestFields{model: "m"}, plan, true, nil); err == nil || !strings.Contains(err.Error(), `measure.endpoint = "chat"`) {
+		t.Errorf("conversations on completions: %v, want the chat endpoint asked for", err)
+	}
+}

@@ -1,0 +1,420 @@
+// Package plan decides what `slogate run` measures for one server, and in
+// which order: the contexts ascending, at each context the cold prefill
+// request (which also warms the prompt cache) and then its decode cells. It
+// applies `-run REGEX` filtering and estimates how long the run will take.
+// `slogate plan` prints a Plan; the runner executes one.
+package plan
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// Assumptions behind Estimated. They are deliberately round: the estimate
+// tells a person whether a run takes minutes or hours, nothing finer.
+const (
+	// estimatePrefillRate is the prefill speed assumed for the cold request
+	// of each context (tokens per second).
+	estimatePrefillRate = 20000
+	// estimateWarmUp is the time assumed for C streams to reach their first
+	// token once the prompt cache is warm.
+	estimateWarmUp = 2 * time.Second
+	// SteadyHold is how long the steady-state condition must hold before a
+	// decode window opens (docs/method.md#steady-state-gate). The runner uses it too.
+	SteadyHold = 3 * time.Second
+	// estimateDrain is the time assumed for a traffic window's last
+	// requests to finish.
+	estimateDrain = 10 * time.Second
+)
+
+// Plan is the ordered work for one server.
+type Plan struct {
+	Server *spec.Server
+	// Steps in measurement order: contexts ascending.
+	Steps []Step
+	// Asserts are the kept assert blocks, in spec order.
+	Asserts []*spec.Assert
+	// Searches are the kept search blocks (docs/method.md#search), in spec
+	// order; each is also on the Step of its context.
+	Searches []*spec.Search
+	// Expects are the kept expect blocks, in spec order. When -run keeps only
+	// some cells of an expect block, the copy here has the other values set
+	// to null ("no expectation").
+	Expects []*spec.Expect
+	// Estimated is the expected wall time of the measurements, server
+	// start-up excluded; with repeat = "auto" at the minimum repeats.
+	Estimated time.Duration
+	// EstimatedMax is Estimated with every cell repeated max_repeat times
+	// (repeat = "auto"); Estimated otherwise.
+	EstimatedMax time.Duration
+	// GPUs is the GPUs the server occupies (GPUs): estimates and measured
+	// busy time times GPUs are GPU time.
+	GPUs int
+}
+
+// GPUTime is d of the server's busy time as GPU time (× p.GPUs).
+func (p *Plan) GPUTime(d time.Duration) time.Duration { return d * time.Duration(max(p.GPUs, 1)) }
+
+// Step is everything measured at one context length.
+type Step struct {
+	Context int
+	// Prefill is true when the cold prefill request is recorded as a cell
+	// (the context is in prefill.contexts or a kept test reads it). The cold
+	// request is sent either way: it warms the prompt cache for Decode.
+	Prefill bool
+	// Decode holds the kept decode cells at this context: matrices in spec
+	// order, concurrency ascending within a matrix.
+	Decode []vocab.CellRef
+	// Traffic holds the kept traffic cells at this context, measured after
+	// Decode: traffic blocks in spec order, rates ascending within a block.
+	Traffic []vocab.CellRef
+	// Searches are the kept search blocks at this context, run after the
+	// decode cells.
+	Searches []*spec.Search
+}
+
+// Cells returns every recorded cell in measurement order.
+func (p *Plan) Cells() []vocab.CellRef {
+	var out []vocab.CellRef
+	for _, s := range p.Steps {
+		if s.Prefill {
+			out = append(out, vocab.CellRef{Phase: vocab.PhasePrefill, Context: s.Context})
+		}
+		out = append(out, s.Decode...)
+		out = append(out, s.Traffic...)
+	}
+	return out
+}
+
+// New builds the plan of server srv of sp. keep is the -run filter (nil keeps
+// everything): a cell, assert or expect cell is kept when its full test name
+// matches, unanchored and not split at slashes. A kept assertion or expect
+// cell adds the cells it reads; a kept decode cell always gets its context's
+// cold prefill request (recorded only when the context is in
+// prefill.contexts).
+func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
+	p := &Plan{Server: srv}
+	match := func(name string) bool { return keep == nil || keep.MatchString(name) }
+
+	prefillCtx := map[int]bool{} // recorded prefill cells
+	decode := map[vocab.CellRef]bool{}
+	var order []vocab.CellRef // decode cells in spec order of appearance
+
+	addDecode := func(r vocab.CellRef) {
+		r.Phase = vocab.PhaseDecode
+		if r.Matrix == "" {
+			r.Matrix = "decode"
+		}
+		if !decode[r] {
+			decode[r] = true
+			order = append(order, r)
+		}
+	}
+	traffic := map[vocab.CellRef]bool{}
+	addCell := func(r vocab.CellRef) {
+		switch r.Phase {
+		case vocab.PhasePrefill:
+			prefillCtx[r.Context] = true
+			return
+		case vocab.PhaseTraffic:
+			traffic[r] = true
+			return
+		}
+		addDecode(r)
+	}
+
+	if sp.Prefill != nil {
+		for _, ctx := range sp.Prefill.Contexts {
+			r := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
+			if match(r.TestName(srv.Name)) {
+				prefillCtx[ctx] = true
+			}
+		}
+	}
+	for _, m := range sp.Matrices {
+		for _, ctx := range m.Contexts {
+			for _, c := range m.Concurrency {
+				r := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: m.Label, Context: ctx, Concurrency: c}
+				if match(r.TestName(srv.Name)) {
+					addDecode(r)
+				}
+			}
+		}
+	}
+	for _, t := range sp.Traffic {
+		for _, r := range t.Cells() {
+			if match(r.TestName(srv.Name)) {
+				traffic[r] = true
+			}
+		}
+	}
+	for _, a := range sp.Asserts {
+		if !match(vocab.TestID{Server: srv.Name, Kind: vocab.KindAssert, Block: a.Name}.Name()) {
+			continue
+		}
+		p.Asserts = append(p.Asserts, a)
+		for _, r := range a.Cells {
+			addCell(r)
+		}
+	}
+	for _, e := range sp.Expects {
+		if kept := keepExpect(sp, srv.Name, e, match); kept != nil {
+			p.Expects = append(p.Expects, kept)
+			for _, r := range ExpectCells(sp, kept) {
+				addCell(r)
+			}
+		}
+	}
+
+	// A prefill cell is recorded only for contexts in prefill.contexts or
+	// read by a kept test; a decode cell's context gets its cold request
+	// regardless.
+	inPrefillBlock := map[int]bool{}
+	if sp.Prefill != nil {
+		for _, ctx := range sp.Prefill.Contexts {
+			inPrefillBlock[ctx] = true
+		}
+	}
+	steps := map[int]*Step{}
+	step := func(ctx int) *Step {
+		s, ok := steps[ctx]
+		if !ok {
+			s = &Step{Context: ctx}
+			steps[ctx] = s
+		}
+		return s
+	}
+	for ctx := range prefillCtx {
+		step(ctx).Prefill = true
+	}
+	for _, r := range order {
+		s := step(r.Context)
+		s.Decode = append(s.Decode, r)
+		if inPrefillBlock[r.Context] {
+			s.Prefill = true
+		}
+	}
+	// A traffic block whose workload sets its lengths (context 0) has a
+	// step of its own, context 0, with no prefill or decode.
+	for _, t := range sp.Traffic { // spec order; rates (concurrencies) ascending below
+		for _, r := range t.Cells() {
+			if traffic[r] {
+				s := step(r.Context)
+				s.Traffic = append(s.Traffic, r)
+			}
+		}
+	}
+	for _, s := range steps {
+		slices.SortStableFunc(s.Traffic, func(a, b vocab.CellRef) int {
+			if a.Matrix != b.Matrix {
+				return 0
+			}
+			return cmp.Or(cmp.Compare(a.Rate, b.Rate), cmp.Compare(a.Concurrency, b.Concurrency))
+		})
+	}
+	matrixIndex := map[string]int{}
+	for i, m := range sp.Matrices {
+		matrixIndex[m.Label] = i
+	}
+	for _, s := range steps {
+		slices.SortStableFunc(s.Decode, func(a, b vocab.CellRef) int {
+			ia, oka := matrixIndex[a.Matrix]
+			ib, okb := matrixIndex[b.Matrix]
+			if !oka {
+				ia = len(sp.Matrices)
+			}
+			if !okb {
+				ib = len(sp.Matrices)
+			}
+			if ia != ib {
+				return ia - ib
+			}
+			return a.Concurrency - b.Concurrency
+		})
+		p.Steps = append(p.Steps, *s)
+	}
+	slices.SortFunc(p.Steps, func(a, b Step) int { return a.Context - b.Context })
+	p.addSearchSteps(keptSearches(sp, srv.Name, p.Asserts, match))
+	p.GPUs = GPUs(srv)
+	once, repeat, maxRepeat := estimate(p, sp.Measure), 1, 1
+	if m := sp.Measure; m != nil {
+		repeat, maxRepeat = max(m.Repeat, 1), max(m.Repeat, m.MaxRepeat, 1)
+	}
+	p.Estimated = once*time.Duration(repeat) + estimateTraffic(p, sp)
+	p.EstimatedMax = once*time.Duration(maxRepeat) + estimateTraffic(p, sp)
+	return p
+}
+
+// keepExpect returns e when all of its cells are kept, a copy with the
+// unkept values nulled when some are, and nil when none are.
+func keepExpect(sp *spec.Spec, server string, e *spec.Expect, match func(string) bool) *spec.Expect {
+	conc := expectConcurrency(sp, e)
+	cp := *e
+	cp.Rows = nil
+	kept, all := 0, true
+	for _, row := range e.Rows {
+		nr := row
+		nr.Values = slices.Clone(row.Values)
+		for i, v := range row.Values {
+			if v == nil {
+				continue
+			}
+			ref, ok := expectRef(e, row.Context, i, conc)
+			if !ok {
+				continue
+			}
+			if match(vocab.TestID{Server: server, Kind: vocab.KindExpect, Block: e.Name, Cell: &ref}.Name()) {
+				kept++
+			} else {
+				nr.Values[i] = nil
+				all = false
+			}
+		}
+		cp.Rows = append(cp.Rows, nr)
+	}
+	switch {
+	case kept == 0:
+		return nil
+	case all:
+		return e
+	}
+	return &cp
+}
+
+// ExpectCells lists the cells an expect block reads: one per non-null value.
+func ExpectCells(sp *spec.Spec, e *spec.Expect) []vocab.CellRef {
+	conc := expectConcurrency(sp, e)
+	var out []vocab.CellRef
+	for _, row := range e.Rows {
+		for i, v := range row.Values {
+			if v == nil {
+				continue
+			}
+			if ref, ok := expectRef(e, row.Context, i, conc); ok {
+				out = append(out, ref)
+			}
+		}
+	}
+	return out
+}
+
+func expectRef(e *spec.Expect, ctx, i int, conc []int) (vocab.CellRef, bool) {
+	if e.Matrix == "prefill" {
+		return vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}, i == 0
+	}
+	if i >= len(conc) {
+		return vocab.CellRef{}, false
+	}
+	m := e.Matrix
+	if m == "" {
+		m = "decode"
+	}
+	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: m, Context: ctx, Concurrency: conc[i]}, true
+}
+
+// expectConcurrency is the concurrency list of the matrix an expect block
+// describes (nil for prefill or an unknown matrix).
+func expectConcurrency(sp *spec.Spec, e *spec.Expect) []int {
+	label := e.Matrix
+	if label == "" {
+		label = "decode"
+	}
+	for _, m := range sp.Matrices {
+		if m.Label == label {
+			return m.Concurrency
+		}
+	}
+	return nil
+}
+
+// estimate returns the expected wall time of one repeat of p under measure
+// settings m: per context the cold prefill (ctx ÷ estimatePrefillRate), per
+// decode cell warm-up + SteadyHold + duration. Cells that the spec's
+// kv_cache_tokens already marks over capacity count as zero.
+func estimate(p *Plan, m *spec.Measure) time.Duration {
+	dur, maxOut := 30*time.Second, 4096
+	if m != nil {
+		if m.Duration > 0 {
+			dur = m.Duration
+		}
+		if m.MaxOutput > 0 {
+			maxOut = m.MaxOutput
+		}
+	}
+	var total time.Duration
+	for _, s := range p.Steps {
+		total += time.Duration(float64(s.Context) / estimatePrefillRate * float64(time.Second))
+		for _, r := range s.Decode {
+			if SpecPool(p.Server).OverCapacity(r.Concurrency, r.Context, maxOut) {
+				continue
+			}
+			total += estimateWarmUp + SteadyHold + dur
+		}
+		for _, sr := range s.Searches {
+			total += time.Duration(MaxProbes(sr.Lo, sr.Hi)) * (estimateWarmUp + SteadyHold + dur)
+		}
+	}
+	return total
+}
+
+// SpecPool is the KV pool the spec states for srv: its kv_cache_tokens
+// (the total over engines, as the runner records it) split over its
+// data_parallel_size engines; Tokens is 0 when the spec sets no capacity.
+func SpecPool(srv *spec.Server) KVPool {
+	var k KVPool
+	if srv == nil {
+		return k
+	}
+	if srv.KVCacheTokens != nil {
+		k.Tokens = *srv.KVCacheTokens
+	}
+	if srv.DataParallelSize != nil {
+		k.Engines = *srv.DataParallelSize
+	}
+	return k
+}
+
+// estimateTraffic is the expected wall time of p's traffic cells: warm-up
+// and window each, plus estimateDrain for the window's last requests to
+// finish.
+func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
+	var total time.Duration
+	for _, s := range p.Steps {
+		for _, r := range s.Traffic {
+			if t := sp.TrafficBlock(r.Matrix); t != nil {
+				total += t.WarmUp + t.Duration + estimateDrain
+			}
+		}
+	}
+	return total
+}
+
+// Remaining is what is left of the plan when the cells in done are already
+// measured (a resumed run): how many cells, and the estimate of measuring
+// them (each context's cold prefill request is sent again when a decode
+// cell of it is left, as the runner does; a search is always run again).
+func (p *Plan) Remaining(sp *spec.Spec, done map[vocab.CellRef]bool) (int, time.Duration) {
+	left := &Plan{Server: p.Server}
+	for _, s := range p.Steps {
+		keep := func(refs []vocab.CellRef) []vocab.CellRef {
+			var out []vocab.CellRef
+			for _, r := range refs {
+				if !done[r] {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
+		st := Step{Context: s.Context, Decode: keep(s.Decode), Traffic: keep(s.Traffic), Searches: s.Searches}
+		st.Prefill = s.Prefill && !done[vocab.CellRef{Phase: vocab.PhasePrefill, Context: s.Context}]
+		if st.Prefill || len(st.Decode)+len(st.Traffic)+len(st.Searches) > 0 {
+			left.Steps = append(left.Steps, st)
+		}
+	}
+	return len(left.Cells()), estimate(left, sp.Measure) + estimateTraffic(left, sp)
+}

@@ -1,0 +1,359 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"html"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// comparison is one `cell.METRIC OP number` of a search objective.
+type comparison struct {
+	Metric string
+	Op     string
+	Value  float64
+}
+
+func (c comparison) String() string {
+	return c.Metric + " " + c.Op + " " + strconv.FormatFloat(c.Value, 'f', -1, 64)
+}
+
+// relationalOps are HCL's comparison operations as written.
+var relationalOps = map[*hclsyntax.Operation]string{
+	hclsyntax.OpGreaterThan: ">", hclsyntax.OpGreaterThanOrEqual: ">=",
+	hclsyntax.OpLessThan: "<", hclsyntax.OpLessThanOrEqual: "<=",
+}
+
+// flippedOp keeps a comparison's meaning when its sides swap.
+var flippedOp = map[string]string{">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+// objectiveComparisons parses a search objective's text for its
+// `cell.METRIC OP number` comparisons, in the order written (others, such
+// as comparisons with var.NAME, are left out).
+func objectiveComparisons(text string) []comparison {
+	expr, diags := hclsyntax.ParseExpression([]byte(text), "objective", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil
+	}
+	var out []comparison
+	hclsyntax.VisitAll(expr, func(n hclsyntax.Node) hcl.Diagnostics {
+		b, ok := n.(*hclsyntax.BinaryOpExpr)
+		if !ok {
+			return nil
+		}
+		op, ok := relationalOps[b.Op]
+		if !ok {
+			return nil
+		}
+		metric, v, ok := cellAndNumber(b.LHS, b.RHS)
+		if !ok {
+			if metric, v, ok = cellAndNumber(b.RHS, b.LHS); ok {
+				op = flippedOp[op]
+			}
+		}
+		if ok {
+			out = append(out, comparison{Metric: metric, Op: op, Value: v})
+		}
+		return nil
+	})
+	return out
+}
+
+// cellAndNumber reads `cell.METRIC` from a and a number literal from b.
+func cellAndNumber(a, b hclsyntax.Expression) (string, float64, bool) {
+	t, ok := a.(*hclsyntax.ScopeTraversalExpr)
+	if !ok || len(t.Traversal) != 2 || t.Traversal.RootName() != "cell" {
+		return "", 0, false
+	}
+	attr, ok := t.Traversal[1].(hcl.TraverseAttr)
+	if !ok {
+		return "", 0, false
+	}
+	v, diags := b.Value(nil)
+	if diags.HasErrors() || v.IsNull() || !v.IsKnown() || !v.Type().Equals(cty.Number) {
+		return "", 0, false
+	}
+	f, _ := v.AsBigFloat().Float64()
+	return attr.Name, f, true
+}
+
+// searchView is one search as the reports show it.
+type searchView struct {
+	Title   string // "Search max_users"
+	Answer  string // one line: the answer and how it was found
+	Rule    string // the objective as written
+	Charted string // the comparison charted ("" when none)
+	Others  []string
+	Header  []string
+	Rows    [][]string
+	search  *result.Search
+	compare []comparison
+}
+
+func newSearchViews(res *result.Results) []searchView {
+	var out []searchView
+	for i := range res.Search {
+		s := &res.Search[i]
+		v := searchView{Title: "Search " + s.Name, Rule: s.Objective, search: s, compare: objectiveComparisons(s.Objective)}
+		v.Answer = searchAnswerText(s)
+		if len(v.compare) > 0 {
+			v.Charted = v.compare[0].String()
+			for _, c := range v.compare[1:] {
+				v.Others = append(v.Others, c.String())
+			}
+		}
+		v.Header = []string{"#", "Concurrency", "Status"}
+		var metrics []string
+		for _, c := range v.compare {
+			if !containsStr(metrics, c.Metric) {
+				metrics = append(metrics, c.Metric)
+			}
+		}
+		v.Header = append(v.Header, metrics...)
+		v.Header = append(v.Header, "Objective")
+		for n, p := range s.Probes {
+			row := []string{strconv.Itoa(n + 1), strconv.Itoa(p.Concurrency), statusWord(p.Cell.Status)}
+			for _, m := range metrics {
+				row = append(row, probeMetricText(&p.Cell, m))
+			}
+			verdict := "met"
+			if !p.Passed {
+				verdict = "not met"
+				if p.Reason != "" {
+					verdict += ": " + p.Reason
+				}
+			}
+			v.Rows = append(v.Rows, append(row, verdict))
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func containsStr(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// probeMetricText is a probe's metric as the tables show it.
+func probeMetricText(c *result.DecodeCell, name string) string {
+	if !c.Status.Measured() {
+		return dash
+	}
+	m, ok := metric.Lookup(vocab.PhaseDecode, name)
+	v, has := c.Metric(name)
+	if !ok || !has {
+		return dash
+	}
+	return numfmt.Fixed(v, m.Precision)
+}
+
+// searchAnswerText says what the search found, in one line.
+func searchAnswerText(s *result.Search) string {
+	where := fmt.Sprintf("at context %s, concurrency %d to %d", vocab.FormatTokens(s.Context), s.Range[0], s.Range[1])
+	var line string
+	switch {
+	case s.Error != "":
+		line = fmt.Sprintf("No answer %s: %s.", where, s.Error)
+	case !s.Found:
+		line = fmt.Sprintf("No concurrency meets the objective %s: even %d fails (concurrency = 0, found = false).", where, s.Range[0])
+	case s.ConfirmedBy == 0:
+		line = fmt.Sprintf("Largest concurrency meeting the objective %s: %d, the top of the range (nothing above it was probed).", where, s.Concurrency)
+	default:
+		line = fmt.Sprintf("Largest concurrency meeting the objective %s: %d (confirmed: %d fails).", where, s.Concurrency, s.ConfirmedBy)
+	}
+	line += fmt.Sprintf(" %d probes.", len(s.Probes))
+	if !s.Monotone {
+		line += " Not monotone: a probe passed above a failing one; the answer is the largest concurrency with every probe at or below it passing."
+	}
+	return line
+}
+
+// writeSearches writes each search's section of report.md.
+func writeSearches(b *bufio.Writer, res *result.Results) {
+	for _, v := range newSearchViews(res) {
+		fmt.Fprintf(b, "## %s\n\n%s\n\nObjective: %s\n\n", v.Title, mdText(v.Answer), mdCode(v.Rule))
+		if v.Charted != "" {
+			fmt.Fprintf(b, "The HTML report charts %s against concurrency", mdCode(v.Charted))
+			if len(v.Others) > 0 {
+				codes := make([]string, len(v.Others))
+				for i, o := range v.Others {
+					codes[i] = mdCode(o)
+				}
+				fmt.Fprintf(b, "; the objective also requires %s", strings.Join(codes, ", "))
+			}
+			fmt.Fprint(b, ".\n\n")
+		}
+		mdTable(b, v.Header, func(row func(...string)) {
+			for _, r := range v.Rows {
+				row(r...)
+			}
+		})
+		fmt.Fprintln(b)
+	}
+}
+
+// searchChart plots the objective's first comparison's metric against
+// concurrency (log₂ axis) for every measured probe, passing probes filled,
+// failing ones hollow, with the threshold as a dashed line and the answer
+// marked. It returns "" when the objective has no `cell.M OP number`.
+func searchChart(v searchView) string {
+	if len(v.compare) == 0 {
+		return ""
+	}
+	c := v.compare[0]
+	s := v.search
+	const W, H = 640.0, 340.0
+	left, right, top, bottom := 64.0, 24.0, 36.0, 48.0
+	pw, ph := W-left-right, H-top-bottom
+	ymax := c.Value
+	type pt struct {
+		x, y   float64
+		passed bool
+		label  string
+	}
+	var pts []pt
+	for _, p := range s.Probes {
+		y, ok := p.Cell.Metric(c.Metric)
+		if !p.Cell.Status.Measured() || !ok {
+			continue
+		}
+		ymax = math.Max(ymax, y)
+		pts = append(pts, pt{math.Log2(float64(p.Concurrency)), y, p.Passed,
+			fmt.Sprintf("concurrency %d: %s = %s (%s)", p.Concurrency, c.Metric, numfmt.Shortest(y), map[bool]string{true: "met", false: "not met"}[p.Passed])})
+	}
+	yt := niceTicks(ymax*1.1, 5)
+	ytop := yt[len(yt)-1]
+	xmin, xmax := math.Log2(float64(s.Range[0])), math.Log2(float64(s.Range[1]))
+	px := func(x float64) float64 { return left + (x-xmin)/(xmax-xmin)*pw }
+	py := func(y float64) float64 { return top + ph - y/ytop*ph }
+
+	var b svgBuilder
+	title := fmt.Sprintf("%s: %s by concurrency at %s", v.Title, c.Metric, vocab.FormatTokens(s.Context))
+	b.f(`<svg class="chart" viewBox="0 0 %.0f %.0f" style="max-width:%.0fpx" role="img" aria-label="%s">`, W, H, W*1.25, html.EscapeString(title))
+	b.text(left, 20, "start", "ctitle", title)
+	for _, yv := range yt {
+		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="grid"/>`, left, py(yv), left+pw, py(yv))
+		b.text(left-8, py(yv)+4, "end", "tick", tickLabel(yv))
+	}
+	var ticks []int
+	for k := s.Range[0]; k < s.Range[1]; k *= 2 {
+		ticks = append(ticks, k)
+	}
+	ticks = append(ticks, s.Range[1])
+	lastLabel := math.Inf(-1)
+	for _, k := range ticks {
+		x := px(math.Log2(float64(k)))
+		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="grid"/>`, x, top, x, top+ph)
+		if x-lastLabel >= 28 {
+			b.text(x, top+ph+18, "middle", "tick", strconv.Itoa(k))
+			lastLabel = x
+		}
+	}
+	b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="axis"/>`, left, top+ph, left+pw, top+ph)
+	b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="axis"/>`, left, top, left, top+ph)
+	b.text(left+pw/2, H-8, "middle", "atitle", "simultaneous requests (log₂ scale)")
+	b.f(`<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle" class="atitle">%s</text>`, top+ph/2, html.EscapeString(c.Metric))
+	// The threshold.
+	ty := py(c.Value)
+	b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#D55E00" stroke-width="1.5" stroke-dasharray="6 4"/>`, left, ty, left+pw, ty)
+	var marks [][2]float64 // the probes' positions, which labels must not cover
+	for _, p := range pts {
+		marks = append(marks, [2]float64{px(p.x), py(p.y)})
+	}
+	objective := "objective: " + c.String()
+	ox, oy, oanchor := labelSpot(objective, ty, left, left+pw, top, top+ph, marks)
+	b.text(ox, oy, oanchor, "tick", objective)
+	// The answer: its label beside the line, on the side with room (at the
+	// top of the range, to its left).
+	if s.Found {
+		ax := px(math.Log2(float64(s.Concurrency)))
+		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#009E73" stroke-width="1.5" stroke-dasharray="2 3"/>`, ax, top, ax, top+ph)
+		answer := fmt.Sprintf("answer %d", s.Concurrency)
+		if ax+4+textWidth(answer) <= left+pw {
+			b.text(ax+4, top+12, "start", "tick", answer)
+		} else {
+			b.text(ax-4, top+12, "end", "tick", answer)
+		}
+	}
+	for _, p := range pts {
+		fill, stroke := "#009E73", "#009E73"
+		if !p.passed {
+			fill, stroke = "#fff", "#D55E00"
+		}
+		b.f(`<circle cx="%.1f" cy="%.1f" r="4" fill="%s" stroke="%s" stroke-width="1.8"><title>%s</title></circle>`,
+			px(p.x), py(p.y), fill, stroke, html.EscapeString(p.label))
+	}
+	b.f(`</svg>`)
+	return b.String()
+}
+
+// textWidth estimates the width in px of a tick label (12 px sans-serif).
+func textWidth(s string) float64 { return 6.6 * float64(len([]rune(s))) }
+
+// labelSpot places the label of a horizontal line at height y between x0
+// and x1 (inside the plot's top and bottom): above or below it, at its left
+// or right end, the first spot whose box covers none of marks; the right
+// end above it when every spot covers one.
+func labelSpot(label string, y, x0, x1, top, bottom float64, marks [][2]float64) (x, ly float64, anchor string) {
+	w := textWidth(label)
+	type spot struct {
+		x, y   float64
+		anchor string
+		box    [4]float64 // x0, y0, x1, y1
+	}
+	above, below := y-6, y+16
+	if above-12 < top {
+		above = below
+	}
+	if below > bottom-4 {
+		below = above
+	}
+	var spots []spot
+	for _, sy := range []float64{above, below} {
+		spots = append(spots,
+			spot{x0 + 6, sy, "start", [4]float64{x0 + 6, sy - 12, x0 + 6 + w, sy + 3}},
+			spot{x1 - 4, sy, "end", [4]float64{x1 - 4 - w, sy - 12, x1 - 4, sy + 3}})
+	}
+	for _, sp := range spots {
+		free := true
+		for _, m := range marks {
+			// A probe's mark is a circle of radius 4 (with its stroke, 6).
+			if m[0]+6 >= sp.box[0] && m[0]-6 <= sp.box[2] && m[1]+6 >= sp.box[1] && m[1]-6 <= sp.box[3] {
+				free = false
+				break
+			}
+		}
+		if free {
+			return sp.x, sp.y, sp.anchor
+		}
+	}
+	return x1 - 4, above, "end"
+}
+
+// probeSummary is a probe's decode summary and whether it met the objective.
+func probeSummary(p *result.SearchProbe) string {
+	line := decodeSummary(&p.Cell)
+	switch {
+	case p.Passed:
+		return line + "\nobjective met"
+	case p.Reason != "":
+		return line + "\nobjective not met: " + p.Reason
+	}
+	return line + "\nobjective not met"
+}

@@ -1,0 +1,268 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"html/template"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// This file renders traffic cells (docs/method.md#traffic): the console's
+// one-line summary and metric line, report.md's Traffic table and
+// report.html's charts of goodput and TTFT p99 against the request rate.
+
+// trafficColumns are the metrics of the Traffic table, in order.
+var trafficColumns = []string{metric.Launched, metric.Completed, metric.AchievedRPS, metric.GoodputRPS, metric.GoodputShare,
+	metric.E2EMs, metric.E2EMsP99, metric.TTFTMs, metric.TTFTMsP99, metric.TBTMs, metric.TBTMsP99, metric.ConcurrencyAvg}
+
+// TrafficSummary is the one-line summary of a measured traffic cell, the
+// counts first so that a rate reads with what it rests on: "80 launched,
+// 78 completed in 20s: 3.98 of 4 req/s achieved · goodput 3.90 req/s
+// (98.0%) · TTFT p99 312 ms · e2e p50 2,301 ms · 9.2 in flight · valid".
+//
+// The numbers are the metric table's (trafficText), but for three that read
+// otherwise in this line: the window in the shortest seconds ("in 20s"), the
+// goodput share as a percentage and the requests in flight to one decimal
+// (the table shows two).
+//
+// A closed loop has no rate to achieve: its line says "19.00 req/s achieved
+// at concurrency 4".
+func TrafficSummary(c *result.TrafficCell) string {
+	achieved := trafficText(c, metric.AchievedRPS) + " of " + vocab.FormatRate(c.Rate) + " req/s achieved"
+	if c.Concurrency > 0 {
+		achieved = fmt.Sprintf("%s req/s achieved at concurrency %d", trafficText(c, metric.AchievedRPS), c.Concurrency)
+	}
+	line := fmt.Sprintf("%s launched, %s completed in %ss: %s · goodput %s req/s (%s) · TTFT p99 %s · e2e p50 %s · %s in flight · %s",
+		trafficText(c, metric.Launched), trafficText(c, metric.Completed), numfmt.Shortest(c.MeasuredS), achieved,
+		trafficText(c, metric.GoodputRPS), goodputPercent(c),
+		trafficText(c, metric.TTFTMsP99), trafficText(c, metric.E2EMs), numfmt.Fixed(c.ConcurrencyAvg, 1), c.Status)
+	if c.Unfinished > 0 {
+		line += fmt.Sprintf(" (%s unfinished)", trafficText(c, metric.Unfinished))
+	}
+	if c.Status == vocab.StatusQueued && c.Reason != "" {
+		line += " (" + c.Reason + ")"
+	}
+	return line
+}
+
+// goodputPercent is the goodput share of c as a percentage ("95.0%"); a
+// dash in a cell that launched no request.
+func goodputPercent(c *result.TrafficCell) string {
+	v, ok := c.Value(metric.Must(vocab.PhaseTraffic, metric.GoodputShare))
+	if !ok {
+		return dash
+	}
+	return numfmt.Fixed(v*100, 1) + "%"
+}
+
+// TrafficMetrics is the full metric line of a traffic cell (go test -v
+// detail): every metric of the table, a percentile beside its median
+// ("e2e_ms=2301/2900/3100"), then the schedule (arrivals, seed).
+func TrafficMetrics(c *result.TrafficCell) string {
+	var parts []string
+	index := map[string]int{}
+	for _, m := range metric.OfPhase(vocab.PhaseTraffic) {
+		v, ok := c.Value(m)
+		if !ok {
+			continue
+		}
+		if i, ok := index[m.PercentileOf]; ok {
+			parts[i] += "/" + rawValue(m, v)
+			continue
+		}
+		index[m.Name] = len(parts)
+		parts = append(parts, m.Name+"="+rawValue(m, v))
+	}
+	parts = append(parts, statsParts(vocab.PhaseTraffic, c.Stats)...)
+	sched := "arrivals=" + c.Arrivals
+	if c.Arrivals == vocab.ArrivalsGamma {
+		sched += fmt.Sprintf(" burstiness=%g", c.Burstiness)
+	}
+	parts = append(parts, sched, fmt.Sprintf("seed=%d", c.Seed))
+	if c.CapHits > 0 {
+		parts = append(parts, fmt.Sprintf("cap_hits=%d (max_outstanding %d)", c.CapHits, c.MaxOutstanding))
+	}
+	return strings.Join(parts, " ")
+}
+
+// trafficBlocks groups res's traffic cells by block label and context, in
+// order of first appearance, rates ascending as measured.
+func trafficBlocks(res *result.Results) [][]*result.TrafficCell {
+	var out [][]*result.TrafficCell
+	index := map[[2]string]int{}
+	for i := range res.Traffic {
+		c := &res.Traffic[i]
+		key := [2]string{c.Traffic, vocab.FormatTokens(c.Context)}
+		j, ok := index[key]
+		if !ok {
+			j = len(out)
+			index[key] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], c)
+	}
+	return out
+}
+
+// trafficTitle names a block's table and charts: "Traffic steady at 8K
+// (poisson arrivals)".
+func trafficTitle(c *result.TrafficCell) string {
+	arr := c.Arrivals
+	if arr == vocab.ArrivalsGamma {
+		arr += fmt.Sprintf(", burstiness %g", c.Burstiness)
+	}
+	at := ""
+	if c.Context > 0 {
+		at = " at " + vocab.FormatTokens(c.Context)
+	}
+	if c.Concurrency > 0 {
+		return fmt.Sprintf("Traffic %s%s (closed loop)", c.Traffic, at)
+	}
+	return fmt.Sprintf("Traffic %s%s (%s arrivals, seed %d)", c.Traffic, at, arr, c.Seed)
+}
+
+// trafficLoad is how a cell's load is given: its rate (open loop) or its
+// concurrency (closed loop), as its table row and chart label show it.
+func trafficLoad(c *result.TrafficCell) string {
+	if c.Concurrency > 0 {
+		return strconv.Itoa(c.Concurrency)
+	}
+	return vocab.FormatRate(c.Rate)
+}
+
+// trafficIntro is the sentence under each Traffic table's title (closed: a
+// closed loop's).
+func trafficIntro(closed bool) string {
+	if closed {
+		return "a closed loop keeping each concurrency's requests in flight; the window's requests (those launched in it) are measured to their end; goodput counts those meeting every SLO"
+	}
+	return "open-loop requests at each rate; the window's requests (those launched in it) are measured to their end; goodput counts those meeting every SLO"
+}
+
+// trafficTable is one traffic block's table, as report.md and report.html
+// show it: one row per rate.
+type trafficTable struct {
+	Title  string
+	Intro  string
+	Header []string
+	Rows   [][]string
+}
+
+// trafficTables are the tables of res's traffic blocks.
+func trafficTables(res *result.Results) []trafficTable {
+	var out []trafficTable
+	for _, cells := range trafficBlocks(res) {
+		closed := cells[0].Concurrency > 0
+		t := trafficTable{Title: trafficTitle(cells[0]), Intro: trafficIntro(closed), Header: []string{"Rate (req/s)", "Status"}}
+		if c := cells[0]; c.Workload != "" && c.Prompts != "" {
+			// Templated or raw: what the server was asked matters to
+			// whoever reads the latencies (docs/method.md#named-workloads-in-traffic).
+			t.Intro += fmt.Sprintf("; workload %q, its prompts sent as %s", c.Workload, c.Prompts)
+		}
+		if closed {
+			t.Header[0] = "Concurrency"
+		}
+		columns := trafficColumns
+		for _, c := range cells {
+			if _, ok := c.Metric(metric.PrefixCacheHitRate); ok { // a server with the counters
+				columns = append(slices.Clip(trafficColumns), metric.PrefixCacheHitRate)
+				break
+			}
+		}
+		for _, name := range columns {
+			t.Header = append(t.Header, metric.Must(vocab.PhaseTraffic, name).Label)
+		}
+		for _, c := range cells {
+			r := []string{trafficLoad(c), statusWord(c.Status)}
+			for _, name := range columns {
+				if !c.Status.Measured() {
+					r = append(r, dash)
+					continue
+				}
+				r = append(r, trafficText(c, name))
+			}
+			t.Rows = append(t.Rows, r)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// writeTraffic writes report.md's Traffic tables: one row per rate.
+func writeTraffic(b *bufio.Writer, res *result.Results) {
+	for _, t := range trafficTables(res) {
+		fmt.Fprintf(b, "## %s\n\n%s\n\n", mdText(t.Title), t.Intro)
+		mdTable(b, t.Header, func(row func(...string)) {
+			for _, r := range t.Rows {
+				row(r...)
+			}
+		})
+		fmt.Fprintln(b)
+	}
+}
+
+// trafficCharts are report.html's charts of each traffic block: goodput
+// (with the achieved rate) and TTFT p99 against the configured rate. svg.go
+// escapes every piece of text it writes, which makes the template.HTML
+// conversion safe.
+func trafficCharts(res *result.Results) []htmlChart {
+	var out []htmlChart
+	for _, cells := range trafficBlocks(res) {
+		var xt []float64
+		var xl []string
+		// achieved and goodput coincide when every request meets the SLO:
+		// achieved is drawn first, wide and dashed with square marks, and
+		// goodput on top, thin and solid with round ones, so that both show;
+		// the dotted diagonal is achieved = offered.
+		offered := series{Name: "achieved = offered", Color: "#777", Dash: "2 4", Width: 1.5, Marker: markerNone}
+		achieved := series{Name: "achieved", Color: palette[1%len(palette)], Dash: "7 4", Width: 4, Marker: markerSquare}
+		good := series{Name: "goodput", Color: palette[0], Width: 2}
+		ttft := series{Name: "TTFT p99", Color: palette[2%len(palette)]}
+		closed := cells[0].Concurrency > 0
+		axis := "configured rate, requests/s (log₂ scale)"
+		if closed {
+			axis = "concurrency, requests in flight (log₂ scale)"
+		}
+		for _, c := range cells {
+			x := math.Log2(c.Rate)
+			label := fmt.Sprintf("rate %s: %s", vocab.FormatRate(c.Rate), TrafficSummary(c))
+			if closed {
+				// A closed loop offers no rate: no achieved = offered line.
+				x = math.Log2(float64(c.Concurrency))
+				label = fmt.Sprintf("concurrency %d: %s", c.Concurrency, TrafficSummary(c))
+			} else {
+				offered.Points = append(offered.Points, point{X: x, Y: c.Rate, Label: fmt.Sprintf("offered rate %s req/s", vocab.FormatRate(c.Rate))})
+			}
+			xt = append(xt, x)
+			xl = append(xl, trafficLoad(c))
+			if !c.Status.Measured() {
+				continue
+			}
+			q := c.Status == vocab.StatusQueued
+			achieved.Points = append(achieved.Points, point{X: x, Y: c.AchievedRPS, Hollow: q, Label: label})
+			good.Points = append(good.Points, point{X: x, Y: c.GoodputRPS, Hollow: q, Label: label})
+			if v, ok := c.Value(metric.Must(vocab.PhaseTraffic, metric.TTFTMsP99)); ok { // no point where nothing completed
+				ttft.Points = append(ttft.Points, point{X: x, Y: v, Hollow: q, Label: label})
+			}
+		}
+		title := trafficTitle(cells[0])
+		rates := []series{offered, achieved, good}
+		if closed {
+			rates = rates[1:]
+		}
+		out = append(out,
+			htmlChart{Title: title, SVG: template.HTML(lineChart(title+": goodput", "requests/s", xt, xl,
+				axis, rates, true))},
+			htmlChart{Title: title, SVG: template.HTML(lineChart(title+": TTFT p99", "ms", xt, xl,
+				axis, []series{ttft}, false))})
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+package report
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// trafficResults is a traffic block of three rates: every request good at
+// the lowest two (goodput = achieved), half at the highest.
+func trafficResults() *result.Results {
+	cell := func(rate, achieved, good float64, launched, completed int, st vocab.Status) result.TrafficCell {
+		return result.TrafficCell{Traffic: "steady", Context: 1024, Rate: rate, Arrivals: vocab.ArrivalsPoisson, Status: st,
+			AchievedRPS: achieved, GoodputRPS: good, GoodputShare: good / achieved, Launched: launched, Completed: completed,
+			MeasuredS: 10, E2EMs: 300, TTFTMs: 20, TTFTMsP99: 40, TBTMs: 5, ConcurrencyAvg: achieved * 0.3}
+	}
+	return &result.Results{Server: result.Server{Name: "qwen"}, Traffic: []result.TrafficCell{
+		cell(0.5, 0.2, 0.2, 2, 2, vocab.StatusValid),
+		cell(4, 3.9, 3.9, 39, 39, vocab.StatusValid),
+		cell(16, 15.8, 7.9, 158, 150, vocab.StatusQueued),
+	}}
+}
+
+// TestTrafficSummary: the traffic line says how many requests were
+// launched and finished, and the rate offered, before the rates achieved.
+func TestTrafficSummary(t *testing.T) {
+	cells := trafficResults().Traffic
+	for i, want := range map[int]string{
+		0: "2 launched, 2 completed in 10s: 0.20 of 0.5 req/s achieved · goodput 0.20 req/s (100.0%) · TTFT p99 40 ms · e2e p50 300 ms · 0.1 in flight · valid",
+		2: "158 launched, 150 completed in 10s: 15.80 of 16 req/s achieved · goodput 7.90 req/s (50.0%) · TTFT p99 40 ms · e2e p50 300 ms · 4.7 in flight · queued",
+	} {
+		if got := TrafficSummary(&cells[i]); got != want {
+			t.Errorf("TrafficSummary =\n%s\nwant\n%s", got, want)
+		}
+	}
+	// Where no request completed the latencies are unmeasured (the fields
+	// hold 0), and with none launched the goodput share too: dashes.
+	none := result.TrafficCell{Traffic: "steady", Context: 1024, Rate: 4, Status: vocab.StatusValid, Launched: 3, MeasuredS: 1}
+	want := "3 launched, 0 completed in 1s: 0.00 of 4 req/s achieved · goodput 0.00 req/s (0.0%) · TTFT p99 — · e2e p50 — · 0.0 in flight · valid"
+	if got := TrafficSummary(&none); got != want {
+		t.Errorf("none completed: TrafficSummary =\n%s\nwant\n%s", got, want)
+	}
+	none.Launched = 0
+	want = "0 launched, 0 completed in 1s: 0.00 of 4 req/s achieved · goodput 0.00 req/s (—) · TTFT p99 — · e2e p50 — · 0.0 in flight · valid"
+	if got := TrafficSummary(&none); got != want {
+		t.Errorf("none launched: TrafficSummary =\n%s\nwant\n%s", got, want)
+	}
+	closed := cells[1]
+	closed.Rate, closed.Concurrency = 0, 4
+	want = "39 launched, 39 completed in 10s: 3.90 req/s achieved at concurrency 4 · goodput 3.90 req/s (100.0%) · TTFT p99 40 ms · e2e p50 300 ms · 1.2 in flight · valid"
+	if got := TrafficSummary(&closed); got != want {
+		t.Errorf("closed loop: TrafficSummary =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestGoodputChart: goodput is drawn last (on top), solid and thin, over
+// achieved, wide and dashed with square marks, so that both show where
+// they coincide; the dotted achieved = offered line runs through each
+// configured rate.
+func TestGoodputChart(t *testing.T) {
+	charts := trafficCharts(trafficResults())
+	if len(charts) != 2 {
+		t.Fatalf("%d charts, want goodput and TTFT p99", len(charts))
+	}
+	svg := string(charts[0].SVG)
+	lines := regexp.MustCompile(`<polyline points="[^"]*" fill="none" stroke="([^"]+)" stroke-width="([0-9.]+)"( stroke-dasharray="([^"]+)")?/>`).FindAllStringSubmatch(svg, -1)
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want achieved = offered, achieved, goodput:\n%s", len(lines), svg)
+	}
+	offered, achieved, good := lines[0], lines[1], lines[2]
+	if offered[1] != "#777" || offered[4] == "" {
+		t.Errorf("the first line is not the dotted grey achieved = offered: %q", offered[0])
+	}
+	aw, _ := strconv.ParseFloat(achieved[2], 64)
+	gw, _ := strconv.ParseFloat(good[2], 64)
+	if achieved[4] == "" || aw <= gw {
+		t.Errorf("achieved (%q) must be dashed and wider than goodput (%q), drawn before it", achieved[0], good[0])
+	}
+	if good[4] != "" || good[1] == achieved[1] {
+		t.Errorf("goodput (%q) must be solid, in another colour than achieved", good[0])
+	}
+	if n := strings.Count(svg, `width="9" height="9"`); n < 3 {
+		t.Errorf("%d square marks, want one per achieved point (and the legend's)", n)
+	}
+	for _, want := range []string{"achieved = offered", ">achieved<", ">goodput<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("legend lacks %q", want)
+		}
+	}
+	// The reference passes through (rate, rate): at rate 16 it is the top point.
+	if !strings.Contains(svg, "<title>offered rate 16 req/s</title>") {
+		t.Errorf("no reference point at the offered rate 16")
+	}
+}
+
+// TestHTMLTrafficTable: report.html has the Traffic table report.md has.
+func TestHTMLTrafficTable(t *testing.T) {
+	html := renderHTML(t, trafficResults())
+	for _, want := range []string{
+		"<h2>Traffic steady at 1K (poisson arrivals, seed 0)</h2>",
+		"<th>Launched requests</th>", "<th>Completed requests</th>", "<th>Goodput req/s</th>",
+		"<td>158</td><td>150</td><td>15.80</td><td>7.90</td>",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
+
+// TestClosedLoopTraffic: a closed-loop block without a context is tabled
+// and charted by its concurrency (no rate, no achieved = offered line),
+// and a block whose server has the prefix-cache counters gets their hit
+// rate as a column.
+func TestClosedLoopTraffic(t *testing.T) {
+	cell := func(conc int, achieved float64) result.TrafficCell {
+		c := result.TrafficCell{Traffic: "replay", Concurrency: conc, Arrivals: vocab.ArrivalsPoisson, Status: vocab.StatusValid,
+			AchievedRPS: achieved, GoodputRPS: achieved, GoodputShare: 1, Launched: 10, Completed: 10, MeasuredS: 10}
+		c.SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), 0.5)
+		return c
+	}
+	res := &result.Results{Server: result.Server{Name: "qwen"}, Traffic: []result.TrafficCell{cell(8, 4), cell(32, 9)}}
+	tables := trafficTables(res)
+	if len(tables) != 1 {
+		t.Fatalf("%d tables, want 1", len(tables))
+	}
+	tb := tables[0]
+	if tb.Title != "Traffic replay (closed loop)" || tb.Header[0] != "Concurrency" || tb.Rows[1][0] != "32" ||
+		tb.Header[len(tb.Header)-1] != "Prefix cache hit rate" || tb.Rows[0][len(tb.Rows[0])-1] != "0.500" || !strings.Contains(tb.Intro, "closed loop") {
+		t.Errorf("table %q %q %q %q", tb.Title, tb.Header, tb.Rows, tb.Intro)
+	}
+	charts := trafficCharts(res)
+	if len(charts) != 2 {
+		t.Fatalf("%d charts, want 2", len(charts))
+	}
+	svg := string(charts[0].SVG)
+	if strings.Contains(svg, "achieved = offered") || strings.Contains(svg, "NaN") || strings.Contains(svg, "Inf") || !strings.Contains(svg, "concurrency 32") {
+		t.Errorf("closed-loop goodput chart: want points by concurrency, no offered line:\n%.600s", svg)
+	}
+}

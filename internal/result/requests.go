@@ -1,0 +1,116 @@
+package result
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// RequestRecord is one line of requests.jsonl: one generation request the
+// runner sent, written when it ended (docs/method.md#per-request-records).
+// The fields under "Workloads" are left out today; datasets and
+// conversations fill them in.
+type RequestRecord struct {
+	// Cell is the name of the cell the request belongs to, below the
+	// server: "decode/ctx=8K/conc=64", "prefill/ctx=8K",
+	// "traffic/steady/ctx=8K/rate=0.5", "search/max-c/conc=16"
+	// (CellRef.Name).
+	Cell  string      `json:"cell"`
+	Phase vocab.Phase `json:"phase"`
+	// Purpose is "" for a request of the cell's measurement and "warm-up"
+	// for a cache warm-up request (max_tokens 1) sent before the cell.
+	Purpose string `json:"purpose,omitempty"`
+	// Repeat is the run of a repeated cell the request belongs to (1-based;
+	// measure.repeat > 1), 0 otherwise.
+	Repeat int `json:"repeat,omitempty"`
+	// Stream is the decode stream (1-based) that sent it; 0 for prefill and
+	// traffic requests.
+	Stream int `json:"stream,omitempty"`
+	// Start is when the request was sent, End when its stream ended.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// TTFTMs is the time from Start to the first chunk; nil when none came.
+	TTFTMs *float64 `json:"ttft_ms,omitempty"`
+	// E2EMs is the time from Start to End.
+	E2EMs float64 `json:"e2e_ms"`
+	// TPOTMs is (time of the last token chunk − first chunk) ÷ (output
+	// tokens − 1), vLLM's TPOT (docs/method.md#tpot-and-itl); nil with fewer
+	// than 2 output tokens.
+	TPOTMs *float64 `json:"tpot_ms,omitempty"`
+	// ITL summarises the request's inter-token latencies: the gaps between
+	// consecutive token chunks, as vLLM's benchmark records them (one per
+	// chunk, however many tokens it carries); nil when there were none.
+	ITL          *GapSummary `json:"itl_ms,omitempty"`
+	PromptTokens int64       `json:"prompt_tokens"`
+	OutputTokens int64       `json:"output_tokens"`
+	// FinishReason is the server's finish_reason ("length", "stop", …); ""
+	// when the stream ended without one.
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Status is how the request ended: RequestFinished, RequestCancelled or
+	// RequestError (Error then says why).
+	Status RequestStatus `json:"status"`
+	Error  string        `json:"error,omitempty"`
+	// InWindow is set on a decode request whose tokens counted in the
+	// cell's window, and on a traffic request launched inside the window
+	// (the requests the cell's metrics are computed from).
+	InWindow bool `json:"in_window,omitempty"`
+
+	// Workloads: set by dataset and conversation workloads.
+
+	// DatasetEntry names the dataset entry the prompt came from (its id,
+	// or its index in the file).
+	DatasetEntry string `json:"dataset_entry,omitempty"`
+	// Conversation and Turn place the request in a multi-turn
+	// conversation (Turn is 1-based).
+	Conversation string `json:"conversation,omitempty"`
+	Turn         int    `json:"turn,omitempty"`
+	// PrefixGroup names the group of requests sharing a prompt prefix.
+	PrefixGroup string `json:"prefix_group,omitempty"`
+	// CachedTokens is the prompt tokens the server reported served from its
+	// prefix cache (usage.prompt_tokens_details.cached_tokens); nil when it
+	// did not say.
+	CachedTokens *int64 `json:"cached_tokens,omitempty"`
+}
+
+// PurposeWarmUp is the Purpose of a cache warm-up request.
+const PurposeWarmUp = "warm-up"
+
+// RequestStatus is how one request ended.
+type RequestStatus string
+
+// Request statuses.
+const (
+	// RequestFinished: the stream ended with a finish_reason and [DONE].
+	RequestFinished RequestStatus = "finished"
+	// RequestCancelled: slogate closed the stream (a decode cell's window
+	// closed, a traffic cell's cool-down arrivals were cut, the run was
+	// stopped).
+	RequestCancelled RequestStatus = "cancelled"
+	// RequestError: the request failed (an HTTP error, an error event, a
+	// stalled or truncated stream).
+	RequestError RequestStatus = "error"
+	// RequestUnfinished: the stream ended without a finish_reason or was
+	// cut by the server without an error.
+	RequestUnfinished RequestStatus = "unfinished"
+)
+
+// GapSummary summarises one request's inter-token latencies, in ms.
+type GapSummary struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// AppendRequest writes one record as a single JSON line.
+func AppendRequest(w io.Writer, rec *RequestRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

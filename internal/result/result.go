@@ -1,0 +1,418 @@
+// Package result is slogate's measured data model: the Results of one server's
+// run, its prefill and decode cells, metric names, cell statuses, verdict
+// outcomes and the results.json / cells.jsonl formats. The runner produces it;
+// assert and report consume it. It contains no logic that needs a server.
+package result
+
+import (
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/workload"
+)
+
+// Schema is the value of the "schema" key of every results.json.
+const Schema = "slogate/results/v1"
+
+// Results is everything measured for one server of one spec.
+type Results struct {
+	Schema  string  `json:"schema"`
+	Spec    string  `json:"spec"`           // path of the spec file as given on the command line
+	Tool    string  `json:"tool,omitempty"` // slogate version that measured
+	Server  Server  `json:"server"`
+	Measure Measure `json:"measure"`
+	// Workload is what the requests sent (docs/method.md#workload): the
+	// prompt kind, distinct or shared, the sampling fields and
+	// chat_template_kwargs as sent, the document's and instruction's
+	// SHA-256 or the random seed. Nil in results.json files written before
+	// slogate recorded it.
+	Workload *workload.Record `json:"workload,omitempty"`
+	Started  time.Time        `json:"started"`
+	Finished time.Time        `json:"finished"`
+	// Prefill cells in measurement order.
+	Prefill []PrefillCell `json:"prefill"`
+	// Decode cells in measurement order.
+	Decode []DecodeCell `json:"decode"`
+	// Traffic cells (open-loop arrivals) in measurement order.
+	Traffic []TrafficCell `json:"traffic,omitempty"`
+	// Search holds the outcome of each search block (docs/method.md#search).
+	Search []Search `json:"search,omitempty"`
+	// Verdicts of the spec's assert/expect blocks and baseline comparisons.
+	Verdicts []Verdict `json:"verdicts"`
+	// Error is the infrastructure error that ended the run early, if any.
+	Error string `json:"error,omitempty"`
+	// Interrupted is set when the run was stopped by a signal.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Warnings are run-level notes (for example "KV capacity unknown").
+	Warnings []string `json:"warnings,omitempty"`
+	// GPUTime is what the run cost in server time and GPU time
+	// (docs/method.md#gpu-time); nil in results.json files written before
+	// slogate recorded it.
+	GPUTime *GPUTime `json:"gpu_time,omitempty"`
+}
+
+// GPUTime is a run's cost: the time its server was up for it and that
+// time × the GPUs it occupies (docs/method.md#gpu-time).
+type GPUTime struct {
+	// GPUs is the GPUs the plan counts for the server (tp × pp × dp, or
+	// labels.gpu_count when larger; `slogate plan -format matrix`).
+	GPUs int `json:"gpus"`
+	// ServerS is the time the server was up for the run: from each launch
+	// to its stop, over every boot (for -endpoint, from the readiness
+	// check to the end).
+	ServerS float64 `json:"server_s"`
+	// GPUSeconds is ServerS × GPUs.
+	GPUSeconds float64 `json:"gpu_seconds"`
+	// CellsS is the part of ServerS spent measuring cells: the sum of the
+	// cells' elapsed_s.
+	CellsS float64 `json:"cells_s"`
+	// Boots is how many times the server was started (measure.boots; 0
+	// for -endpoint); StartupS the time each took to become ready.
+	Boots    int       `json:"boots,omitempty"`
+	StartupS []float64 `json:"startup_s,omitempty"`
+}
+
+// EngineName is the server's engine, "vllm" for results that predate the
+// field.
+func (s *Server) EngineName() string {
+	if s.Engine == "" {
+		return "vllm"
+	}
+	return s.Engine
+}
+
+// GPUHours is GPUSeconds in hours.
+func (g *GPUTime) GPUHours() float64 { return g.GPUSeconds / 3600 }
+
+// Server describes the server that was measured.
+type Server struct {
+	Name string `json:"name"`
+	// Engine is the inference engine ("vllm", "sglang"); "" in results
+	// written before engines were recorded, which were all vLLM.
+	Engine      string            `json:"engine,omitempty"`
+	Model       string            `json:"model"`
+	ServedModel string            `json:"served_model"`
+	Argv        []string          `json:"argv,omitempty"` // API key redacted
+	Env         map[string]string `json:"env,omitempty"`
+	Endpoint    string            `json:"endpoint"` // base URL measured, e.g. http://127.0.0.1:8000
+	Version     string            `json:"version,omitempty"`
+	MaxModelLen int               `json:"max_model_len,omitempty"`
+	// KVCacheTokens is the KV cache capacity in tokens; 0 when unknown.
+	KVCacheTokens int64 `json:"kv_cache_tokens,omitempty"`
+	// KVCacheSource says where KVCacheTokens came from: one of the
+	// KVSource* constants ("spec", "metrics", "log", "metrics-estimate");
+	// "" when unknown (docs/method.md#kv-capacity).
+	KVCacheSource string `json:"kv_cache_source,omitempty"`
+	// KVCacheEngines is the number of data-parallel engines KVCacheTokens
+	// is split over: a request lives in one engine's pool
+	// (docs/method.md#over-capacity); 0 or 1 means one.
+	KVCacheEngines int `json:"kv_cache_engines,omitempty"`
+	// MaxNumSeqs is the server's cap on running requests when known.
+	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
+	// TensorParallelSize as launched (0 when not set).
+	TensorParallelSize int `json:"tensor_parallel_size,omitempty"`
+	// KVCacheDtype is the KV cache dtype: what the server states
+	// (vllm:cache_config_info's cache_dtype) when it does, else the spec's
+	// ("" when neither says); Stated says which, and conditions read only
+	// a stated one.
+	KVCacheDtype string `json:"kv_cache_dtype,omitempty"`
+	// Speculative is the speculative decoding method ("" when off): what
+	// the server's startup log states when it was read, else the spec's;
+	// Stated says which, and conditions read only a stated one.
+	Speculative string `json:"speculative,omitempty"`
+	// BlockSize is vllm:cache_config_info's block_size (on hybrid models
+	// an aligned size, not a token unit); 0 when the server does not say.
+	BlockSize int64 `json:"block_size,omitempty"`
+	// PrefixCaching is the server's enable_prefix_caching
+	// (vllm:cache_config_info); nil when it does not say.
+	PrefixCaching *bool `json:"enable_prefix_caching,omitempty"`
+	// Stated names each fact above that the server stated itself, and
+	// where ("kv_cache_dtype": "vllm:cache_config_info", "version": "GET
+	// /version", …); a fact not named here is the spec's
+	// (docs/method.md#server-facts).
+	Stated map[string]string `json:"stated,omitempty"`
+	// Asked is what the spec asked for the facts a server states; nil
+	// for results written before it was recorded.
+	Asked *ServerAsked `json:"asked,omitempty"`
+	// GPUs as listed by nvidia-smi; empty when it is not present.
+	GPUs []GPU `json:"gpus,omitempty"`
+	// Labels are free-form facts from the spec shown in reports
+	// (e.g. quantization, gpu, build).
+	Labels map[string]string `json:"labels,omitempty"`
+	// Simulated is true when the server was slogate's built-in simulator.
+	Simulated bool `json:"simulated,omitempty"`
+}
+
+// ServerAsked is what the spec's server block asked for the facts the
+// server states about itself (docs/method.md#server-facts): each is empty
+// when the spec left it to the server's default.
+type ServerAsked struct {
+	KVCacheDtype  string `json:"kv_cache_dtype,omitempty"`
+	Speculative   string `json:"speculative,omitempty"` // the speculative block's method
+	PrefixCaching *bool  `json:"enable_prefix_caching,omitempty"`
+	MaxModelLen   int    `json:"max_model_len,omitempty"`
+}
+
+// GPU is one device as reported by nvidia-smi.
+type GPU struct {
+	Index     int    `json:"index"`
+	Name      string `json:"name"`
+	MemoryMiB int    `json:"memory_mib"`
+}
+
+// Measure records the measurement settings in force.
+type Measure struct {
+	Duration  string  `json:"duration"`   // as written, e.g. "30s"
+	DurationS float64 `json:"duration_s"` // the same in seconds
+	MaxOutput int     `json:"max_output"`
+	Endpoint  string  `json:"endpoint"` // "completions" or "chat"
+	// Repeat is how many times each cell was measured; with RepeatAuto
+	// the minimum, MaxRepeat the most (docs/method.md#repeat-auto).
+	Repeat     int  `json:"repeat"`
+	RepeatAuto bool `json:"repeat_auto,omitempty"`
+	MaxRepeat  int  `json:"max_repeat,omitempty"`
+	// MaxGPUTimeS is max_gpu_time in seconds; 0 is no bound.
+	MaxGPUTimeS float64 `json:"max_gpu_time_s,omitempty"`
+	// Boots is how many times the server was started, the repeats split
+	// over the boots (docs/method.md#boots); 0 or 1 is one.
+	Boots int `json:"boots,omitempty"`
+	// Percentiles are measure.percentiles; empty means DefaultPercentiles
+	// (results written before the setting, or a spec that left it out).
+	Percentiles []float64 `json:"percentiles,omitempty"`
+}
+
+// PrefillCell is one cold prefill measurement at a context length.
+type PrefillCell struct {
+	Context int          `json:"context"`
+	Status  vocab.Status `json:"status"`
+	Reason  string       `json:"reason,omitempty"`
+	TPS     float64      `json:"tps"`     // context ÷ TTFT
+	TTFTMs  float64      `json:"ttft_ms"` // time to the first chunk of a cold request
+	// ElapsedS is the time the server was busy for the cell: the sum of
+	// its repeats (docs/method.md#gpu-time).
+	ElapsedS float64 `json:"elapsed_s,omitempty"`
+	// GPUSeconds is ElapsedS × the GPUs the plan counts.
+	GPUSeconds float64 `json:"gpu_seconds,omitempty"`
+	// Repeats, Spread and Samples are set when measure.repeat > 1: the
+	// reported value is the median, Spread holds [min, max] per metric and
+	// Samples every run's value per metric, in the order measured.
+	Repeats int                   `json:"repeats,omitempty"`
+	Spread  map[string][2]float64 `json:"spread,omitempty"`
+	Samples map[string][]float64  `json:"samples,omitempty"`
+	// Design is how the repeats were taken: their boots, and why
+	// repeat = "auto" stopped; nil for a single run.
+	Design *RepeatDesign `json:"design,omitempty"`
+}
+
+// RepeatDesign is how a cell's repeats were taken (docs/method.md#repeats).
+type RepeatDesign struct {
+	// Boots is the server boot (1, 2, …) of each sample, in the order of
+	// Samples; nil when the server was booted once.
+	Boots []int `json:"boots,omitempty"`
+	// StopReason says why repeat = "auto" stopped repeating the cell
+	// ("" with a fixed repeat).
+	StopReason string `json:"stop_reason,omitempty"`
+	// Levels are the boot-level and repeat-level variance components per
+	// metric, with two boots or more (docs/method.md#boots).
+	Levels map[string]Levels `json:"levels,omitempty"`
+}
+
+// Levels are the variance components of one metric of a cell measured
+// over several boots, after Kalibera and Jones (docs/method.md#boots): on
+// log values, so that each is a squared relative spread.
+type Levels struct {
+	// Within is S₁², the mean over boots of the variance between the
+	// repeats of one boot.
+	Within float64 `json:"within"`
+	// Between is T₂² = S₂² − S₁² ÷ n, the variance boots add beyond what
+	// their repeats' noise explains (S₂² the variance of the boots' means,
+	// n the repeats a boot); 0 when none is seen.
+	Between float64 `json:"between"`
+	// RepeatsPerBoot is the optimal repeats a boot, ⌈√(c₂ ÷ c₁ ×
+	// S₁² ÷ T₂²)⌉ with c₂ a boot's cost and c₁ a repeat's; 0 when Between
+	// is 0 (one boot with all the repeats is then as good).
+	RepeatsPerBoot int `json:"repeats_per_boot"`
+	// BootsFor is the boots of RepeatsPerBoot repeats that a change of the
+	// tolerance needs (one-sided α, power 0.9, per-boot means as the unit).
+	BootsFor int `json:"boots_for,omitempty"`
+}
+
+// DecodeCell is one sustained-decode measurement at context × concurrency.
+type DecodeCell struct {
+	Matrix string `json:"matrix"` // the matrix label, usually "decode"; "" for a search probe
+	// Search is the search block a probe cell belongs to; "" otherwise.
+	Search        string       `json:"search,omitempty"`
+	Context       int          `json:"context"`
+	Concurrency   int          `json:"concurrency"`
+	Status        vocab.Status `json:"status"`
+	Reason        string       `json:"reason,omitempty"`
+	TotalTPS      float64      `json:"total_tps"`
+	PerRequestTPS float64      `json:"per_request_tps"`
+	TTFTMs        float64      `json:"ttft_ms"`
+	TTFTMsP90     float64      `json:"ttft_ms_p90"`
+	TTFTMsP99     float64      `json:"ttft_ms_p99"`
+	TBTMs         float64      `json:"tbt_ms"`
+	TBTMsP90      float64      `json:"tbt_ms_p90"`
+	TBTMsP99      float64      `json:"tbt_ms_p99"`
+	ActiveAvg     float64      `json:"active_avg"`
+	Completed     int          `json:"completed"`
+	OutputTokens  int64        `json:"output_tokens"`
+	MeasuredS     float64      `json:"measured_s"`
+	// ServerTotalTPS is Δvllm:generation_tokens_total ÷ window; nil when /metrics has no such counter.
+	ServerTotalTPS        *float64 `json:"server_total_tps,omitempty"`
+	SpeculativeAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
+	SpeculativeAcceptLen  *float64 `json:"spec_accept_len,omitempty"`
+	// Stats holds the latency statistics that are not fields, by metric
+	// name (docs/method.md#metric-names): "ttft_ms_p95", "itl_ms",
+	// "ttft_ms_count", ….
+	Stats map[string]float64 `json:"stats,omitempty"`
+	// TokenSource is how the output tokens were counted: usage (per-chunk
+	// usage deltas), final_usage or chunks.
+	TokenSource TokenSource `json:"token_source,omitempty"`
+	// Preemptions is Δvllm:num_preemptions_total over the window; nil when
+	// /metrics has no such counter. More than 0 makes the cell queued
+	// (docs/method.md#statuses).
+	Preemptions *int64 `json:"preemptions,omitempty"`
+	// KVUsageCheck is the KV capacity cross-check, taken in the first
+	// concurrency-1 cell of each context (docs/method.md#kv-capacity).
+	KVUsageCheck *KVUsageCheck `json:"kv_usage_check,omitempty"`
+	// ElapsedS is the time the server was busy for the cell, warm-up
+	// included: the sum of its repeats (docs/method.md#gpu-time).
+	ElapsedS float64 `json:"elapsed_s,omitempty"`
+	// GPUSeconds is ElapsedS × the GPUs the plan counts.
+	GPUSeconds float64               `json:"gpu_seconds,omitempty"`
+	Repeats    int                   `json:"repeats,omitempty"`
+	Spread     map[string][2]float64 `json:"spread,omitempty"`
+	// Samples holds every repeated run's value per metric, in the order
+	// measured (measure.repeat > 1); `slogate diff` tests them for a
+	// significant change (docs/method.md#comparing-runs).
+	Samples map[string][]float64 `json:"samples,omitempty"`
+	// Design is how the repeats were taken (boots, repeat = "auto"'s
+	// stop); nil for a single run.
+	Design   *RepeatDesign `json:"design,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
+	// Notes are facts about the cell that are not problems, such as the
+	// client's restart gaps lowering active_avg.
+	Notes []string `json:"notes,omitempty"`
+	// Polling is how long the cell's /metrics scrapes took; nil when it
+	// took none.
+	Polling *Polling `json:"polling,omitempty"`
+}
+
+// Polling is how long a cell's /metrics scrapes took: the status rules poll
+// every 50 ms (docs/method.md#polling), and a scrape that takes long is
+// work the server does beside the measured requests.
+type Polling struct {
+	Scrapes int     `json:"scrapes"`
+	MeanMs  float64 `json:"scrape_ms_mean"`
+	MaxMs   float64 `json:"scrape_ms_max"`
+}
+
+// KV capacity sources, in the order the runner tries them
+// (docs/method.md#kv-capacity): Server.KVCacheSource.
+const (
+	// KVSourceSpec: the spec's kv_cache_tokens.
+	KVSourceSpec = "spec"
+	// KVSourceMetrics: vllm:cache_config_info's kv_cache_size_tokens × engines
+	// (SGLang: sglang:max_total_num_tokens summed over dp_rank).
+	KVSourceMetrics = "metrics"
+	// KVSourceLog: the "GPU KV cache size" log lines, summed over engines
+	// (SGLang: "KV Cache is allocated. #tokens: N" per DP rank).
+	KVSourceLog = "log"
+	// KVSourceMetricsEstimate: num_gpu_blocks × block_size, wrong for
+	// hybrid models.
+	KVSourceMetricsEstimate = "metrics-estimate"
+	// KVSourceServerInfo: SGLang's GET /server_info, each data-parallel
+	// rank's token_capacity summed (docs/sglang.md#server-info).
+	KVSourceServerInfo = "server_info"
+)
+
+// KVUsageCheck compares the KV usage the server reports with one stream
+// resident against the capacity in use (docs/method.md#kv-capacity). The
+// numbers are those of the median sample (by implied capacity).
+type KVUsageCheck struct {
+	// UsagePerc is vllm:kv_cache_usage_perc (0..1, as vLLM writes it) of
+	// the engine holding the stream.
+	UsagePerc float64 `json:"usage_perc"`
+	// ExpectedPerc is ResidentTokens ÷ (CapacityTokens ÷ Engines): what the
+	// usage should be if the capacity is right; 0 when it is unknown.
+	ExpectedPerc float64 `json:"expected_perc,omitempty"`
+	// ResidentTokens is the stream's context + the tokens generated so far.
+	ResidentTokens int64 `json:"resident_tokens"`
+	// FootprintTokens is UsagePerc × (CapacityTokens ÷ Engines): the
+	// tokens the request occupies by the server's account, if the capacity
+	// is right; 0 when it is unknown.
+	FootprintTokens int64 `json:"footprint_tokens,omitempty"`
+	// ImpliedCapacityTokens is ResidentTokens ÷ UsagePerc × Engines: the
+	// capacity the usage implies.
+	ImpliedCapacityTokens int64 `json:"implied_capacity_tokens"`
+	// CapacityTokens and CapacitySource are the capacity in use
+	// (server.kv_cache_tokens and server.kv_cache_source).
+	CapacityTokens int64  `json:"capacity_tokens,omitempty"`
+	CapacitySource string `json:"capacity_source,omitempty"`
+	// Engines is the number of engines reporting kv_cache_usage_perc.
+	Engines int `json:"engines"`
+	// Samples is how many /metrics polls had the one stream resident.
+	Samples int `json:"samples"`
+}
+
+// Ref returns the reference that names this cell.
+func (c *PrefillCell) Ref() vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhasePrefill, Context: c.Context}
+}
+
+// Ref returns the reference that names this cell.
+func (c *DecodeCell) Ref() vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: c.Matrix, Search: c.Search, Context: c.Context, Concurrency: c.Concurrency}
+}
+
+// PrefillCell returns the prefill cell at ctx, if measured or recorded.
+func (r *Results) PrefillCell(ctx int) (*PrefillCell, bool) {
+	return find(r.Prefill, func(c *PrefillCell) bool { return c.Context == ctx })
+}
+
+// DecodeCell returns the decode cell of matrix at ctx × conc, if recorded.
+func (r *Results) DecodeCell(matrix string, ctx, conc int) (*DecodeCell, bool) {
+	if matrix == "" {
+		matrix = "decode"
+	}
+	return find(r.Decode, func(c *DecodeCell) bool {
+		return c.Matrix == matrix && c.Context == ctx && c.Concurrency == conc
+	})
+}
+
+// MatrixLabels lists the labels of the decode matrices r has cells of, in
+// order of first appearance.
+func (r *Results) MatrixLabels() []string {
+	return labelsOf(r.Decode, func(c *DecodeCell) string { return c.Ref().MatrixLabel() })
+}
+
+// Outcome returns the worst verdict outcome, Pass when there are none.
+func (r *Results) Outcome() vocab.Outcome {
+	o := vocab.Pass
+	for _, v := range r.Verdicts {
+		o = vocab.Worst(o, v.Outcome)
+	}
+	return o
+}
+
+// Describe names the run in one line for headers: "server qwen, Qwen/Qwen3.5-4B,
+// vLLM 0.26.1, simulated, <start>", the start formatted with dateLayout and
+// every part left out when unknown.
+func (r *Results) Describe(dateLayout string) string {
+	parts := []string{"server " + r.Server.Name}
+	if r.Server.Model != "" {
+		parts = append(parts, r.Server.Model)
+	}
+	if r.Server.Version != "" {
+		parts = append(parts, vocab.EngineTitle(r.Server.Engine)+" "+r.Server.Version)
+	}
+	if r.Server.Simulated {
+		parts = append(parts, "simulated")
+	}
+	if !r.Started.IsZero() {
+		parts = append(parts, r.Started.UTC().Format(dateLayout))
+	}
+	return strings.Join(parts, ", ")
+}

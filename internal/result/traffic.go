@@ -1,0 +1,101 @@
+package result
+
+import (
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// TrafficCell is one traffic measurement: an open loop's requests launched
+// at the arrival times of one rate, whatever the server's completions do,
+// or a closed loop keeping Concurrency requests in flight.
+type TrafficCell struct {
+	Traffic string `json:"traffic"` // the traffic block's label
+	// Context is the prompt length; 0 when the workload sets its own.
+	Context int     `json:"context"`
+	Rate    float64 `json:"rate"` // configured requests per second; 0 in a closed loop
+	// Concurrency is a closed loop's requests in flight; 0 in an open loop.
+	Concurrency int `json:"concurrency,omitempty"`
+	// Arrivals is the arrival process ("poisson", "constant", "gamma"),
+	// Burstiness its gamma shape (0 unless gamma) and Seed the seed of the
+	// schedule, so that the same schedule can be drawn again.
+	Arrivals   string       `json:"arrivals"`
+	Burstiness float64      `json:"burstiness,omitempty"`
+	Seed       int64        `json:"seed"`
+	Status     vocab.Status `json:"status"`
+	Reason     string       `json:"reason,omitempty"`
+
+	AchievedRPS    float64 `json:"achieved_rps"`
+	Launched       int     `json:"launched"`
+	Completed      int     `json:"completed"`
+	Unfinished     int     `json:"unfinished"`
+	E2EMs          float64 `json:"e2e_ms"`
+	E2EMsP90       float64 `json:"e2e_ms_p90"`
+	E2EMsP99       float64 `json:"e2e_ms_p99"`
+	E2EMsMean      float64 `json:"e2e_ms_mean"`
+	TTFTMs         float64 `json:"ttft_ms"`
+	TTFTMsP90      float64 `json:"ttft_ms_p90"`
+	TTFTMsP99      float64 `json:"ttft_ms_p99"`
+	TBTMs          float64 `json:"tbt_ms"`
+	TBTMsP90       float64 `json:"tbt_ms_p90"`
+	TBTMsP99       float64 `json:"tbt_ms_p99"`
+	ConcurrencyAvg float64 `json:"concurrency_avg"`
+	GoodputRPS     float64 `json:"goodput_rps"`
+	GoodputShare   float64 `json:"goodput_share"`
+	MeasuredS      float64 `json:"measured_s"`
+	// CapHits counts the arrivals that found MaxOutstanding requests in
+	// flight and were launched late, when a slot freed (0: never).
+	CapHits        int `json:"cap_hits,omitempty"`
+	MaxOutstanding int `json:"max_outstanding"`
+	// Stats holds the latency statistics that are not fields, by metric
+	// name (docs/method.md#metric-names): "ttft_ms_p95", "e2e_ms_count", ….
+	Stats map[string]float64 `json:"stats,omitempty"`
+	// ElapsedS is the wall time the cell took, warm-up and drain included.
+	ElapsedS float64  `json:"elapsed_s,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Workload is the named workload the cell sent ("" for the unnamed
+	// one) and Prompts how its prompts went on the wire: "one user message
+	// on /v1/chat/completions, templated by the server", "raw text on
+	// /v1/completions, untemplated" or "token IDs on /v1/completions".
+	Workload string `json:"workload,omitempty"`
+	Prompts  string `json:"prompts,omitempty"`
+	// Polling is how long the window's /metrics scrapes took; nil when it
+	// took none.
+	Polling *Polling `json:"polling,omitempty"`
+}
+
+// Ref returns the reference that names this cell.
+func (c *TrafficCell) Ref() vocab.CellRef {
+	return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: c.Traffic, Context: c.Context, Rate: c.Rate, Concurrency: c.Concurrency}
+}
+
+// TrafficCell returns the traffic cell ref names (its label, context, and
+// rate or concurrency), if recorded.
+func (r *Results) TrafficCell(ref vocab.CellRef) (*TrafficCell, bool) {
+	return find(r.Traffic, func(c *TrafficCell) bool { return c.Ref() == ref })
+}
+
+// TrafficLabels lists the labels of the traffic blocks r has cells of, in
+// order of first appearance.
+func (r *Results) TrafficLabels() []string {
+	return labelsOf(r.Traffic, func(c *TrafficCell) string { return c.Traffic })
+}
+
+func trafficField[T number](f func(*TrafficCell) *T) cellField {
+	return cellField{traffic: func(c *TrafficCell) slot { return slotOf(f(c)) }, integer: isInteger[T]()}
+}
+
+// trafficLatency is a traffic cell's latency statistic: measured only when
+// at least one request completed in the window (e2e, TBT and goodput are
+// over completed requests; a cell without one keeps 0 in the field).
+func trafficLatency(f func(*TrafficCell) *float64) cellField {
+	field := trafficField(f)
+	field.measuredIn = func(c *TrafficCell) bool { return c.Completed > 0 }
+	return field
+}
+
+// trafficShare is a traffic cell's share of its launched requests: measured
+// only when the window launched at least one.
+func trafficShare(f func(*TrafficCell) *float64) cellField {
+	field := trafficField(f)
+	field.measuredIn = func(c *TrafficCell) bool { return c.Launched > 0 }
+	return field
+}

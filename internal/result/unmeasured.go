@@ -1,0 +1,33 @@
+package result
+
+import "github.com/slogate/slogate/internal/vocab"
+
+// Unmeasured lists what the run could not measure, one "name: reason" line
+// each: prefill, decode and traffic cells with status error, and searches
+// stopped by a probe they could not measure or judge (docs/method.md#statuses).
+// It is the one rule behind exit 3 for a run that measured only part of its
+// plan, used by `slogate run` and by `slogate merge` alike.
+func (r *Results) Unmeasured() []string {
+	var out []string
+	for _, c := range r.Prefill {
+		if c.Status == vocab.StatusError {
+			out = append(out, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	for _, c := range r.Decode {
+		if c.Status == vocab.StatusError {
+			out = append(out, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	for _, c := range r.Traffic {
+		if c.Status == vocab.StatusError {
+			out = append(out, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	for _, s := range r.Search {
+		if s.Error != "" {
+			out = append(out, vocab.KindSearch+"/"+s.Name+": "+s.Error)
+		}
+	}
+	return out
+}

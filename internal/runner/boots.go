@@ -1,0 +1,220 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/measure"
+	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+)
+
+// reboot stops the server and starts it again for boot b of
+// measure.boots (docs/method.md#boots): the same stop as at the end of a
+// run, so that no process of the last boot is left, and the same start.
+// The last boot's log is kept as server.bootN.log.
+func (r *run) reboot(ctx context.Context, b int) error {
+	r.logf("boot %d of %d: restarting the server (measure.boots = %d)", b, r.boots(), r.boots())
+	if err := r.stopServer(); err != nil {
+		return err
+	}
+	r.client.Close()
+	logPath := filepath.Join(r.cfg.OutDir, "server.log")
+	if err := os.Rename(logPath, filepath.Join(r.cfg.OutDir, fmt.Sprintf("server.boot%d.log", b-1))); err != nil && !os.IsNotExist(err) {
+		return exit.Infraf("keeping the server log of boot %d: %v", b-1, err)
+	}
+	r.bootNo = b
+	return r.boot(ctx)
+}
+
+// boot starts the server (or checks the endpoint) and waits until it is
+// ready (package lifecycle); its up time counts from the launch.
+func (r *run) boot(ctx context.Context) error {
+	srv := r.cfg.Server
+	if r.cfg.Endpoint != "" {
+		r.client = lifecycle.NewClient(r.cfg.Endpoint, srv.APIKey, srv.ServedName()).ForServer(srv)
+		r.server = lifecycle.Endpoint(r.client)
+		r.logf("measuring the running server at %s (no boot, no stop)", r.client.Base())
+		if r.boots() > 1 {
+			return exit.Usagef("measure.boots = %d restarts the server between groups of repeats, which -endpoint cannot (slogate did not start it): drop -endpoint, or set boots = 1", r.boots())
+		}
+		info, err := r.server.WaitEndpoint(ctx, endpointReadyTimeout)
+		if err != nil {
+			return err
+		}
+		r.upSince = time.Now()
+		r.maxModelLen = info.MaxModelLen
+		return nil
+	}
+	logPath := filepath.Join(r.cfg.OutDir, "server.log")
+	l, err := lifecycle.NewLauncher(lifecycle.LaunchConfig{Server: srv, Sim: r.cfg.Sim, SimExecutable: r.cfg.SimExecutable,
+		Boot: r.bootNo, RunID: strings.TrimPrefix(r.runID, "slogate-"), LogPath: logPath, Logf: r.logf, Warn: r.warn})
+	if l != nil {
+		r.client = l.Client
+	}
+	if err != nil {
+		return err
+	}
+	r.upSince = time.Now()
+	if r.server, err = l.Start(ctx); err != nil {
+		return err
+	}
+	timeout := srv.ReadyTimeout
+	if timeout <= 0 { // a server block built without spec.Load
+		timeout = spec.DefaultReadyTimeout
+	}
+	t0 := time.Now()
+	info, err := r.server.WaitReady(ctx, timeout, func(s string) { r.logf("%s", s) })
+	if err != nil {
+		return err
+	}
+	r.maxModelLen = info.MaxModelLen
+	r.startups = append(r.startups, time.Since(t0))
+	r.logf("server ready in %.1fs (log: %s)", time.Since(t0).Seconds(), logPath)
+	return nil
+}
+
+// discover reads the version, KV capacity, max_model_len, GPUs and the
+// facts the server states (package lifecycle), and prepares the workload's
+// prompt builder.
+func (r *run) discover(ctx context.Context) error {
+	srv := r.cfg.Server
+	facts := &r.results.Server
+	kv := r.server.Discover(ctx, srv, facts)
+	r.kvPool = plan.KVPool{Tokens: kv.Tokens, Engines: kv.Engines}
+	r.kvDetail = kv.Detail
+	if kv.Warning != "" {
+		r.warn(kv.Warning)
+	}
+	prompts, mml, err := measure.NewPrompts(ctx, r.client, r.cfg.Spec.Workload, r.results.Measure.Endpoint == "chat")
+	if err != nil {
+		return err
+	}
+	r.prompts = prompts
+	statedMaxModelLen := r.maxModelLen // from GET /v1/models; 0: not listed
+	if r.maxModelLen == 0 && srv.MaxModelLen != nil {
+		r.maxModelLen = *srv.MaxModelLen
+	}
+	if r.maxModelLen == 0 {
+		r.maxModelLen = mml
+	}
+	facts.MaxModelLen = r.maxModelLen
+	warnings, notes := r.server.ReadStatedFacts(ctx, srv, facts, statedMaxModelLen)
+	for _, w := range warnings {
+		r.warn(w)
+	}
+	for _, f := range notes {
+		r.logf("server %s: %s", srv.Name, f)
+	}
+	kvText := "unknown"
+	if r.kvPool.Tokens > 0 {
+		kvText = fmt.Sprintf("%d tokens (from %s)", r.kvPool.Tokens, facts.KVCacheSource)
+		if r.kvDetail != "" {
+			kvText = fmt.Sprintf("%d tokens (from %s: %s)", r.kvPool.Tokens, facts.KVCacheSource, r.kvDetail)
+		}
+		if r.kvPool.Engines > 1 {
+			kvText += fmt.Sprintf(", %d per engine over %d data-parallel engines", r.kvPool.PerEngine(), r.kvPool.Engines)
+		}
+	}
+	r.logf("server %s: version %s, max_model_len %d, KV cache %s", srv.Name, orDash(facts.Version), r.maxModelLen, kvText)
+	return ctx.Err()
+}
+
+// orDash shows an unknown value as "unknown".
+func orDash(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// stopServer stops the running server (its process group or container)
+// and adds its up time to the run's.
+func (r *run) stopServer() error {
+	err := r.server.Stop(r.cfg.StopGrace, r.cfg.ForceStop)
+	r.server = nil
+	if !r.upSince.IsZero() {
+		r.upBefore += time.Since(r.upSince)
+		r.upSince = time.Time{}
+	}
+	return err
+}
+
+// serverUp is the time the server has been up for this run so far, over
+// every boot.
+func (r *run) serverUp() time.Duration {
+	up := r.upBefore
+	if !r.upSince.IsZero() {
+		up += time.Since(r.upSince)
+	}
+	return up
+}
+
+// gpuTime is the run's GPU time (docs/method.md#gpu-time).
+func (r *run) gpuTime() *result.GPUTime {
+	up := r.serverUp()
+	g := &result.GPUTime{GPUs: max(r.cfg.Plan.GPUs, 1), ServerS: measure.Round(up.Seconds(), 2),
+		GPUSeconds: measure.Round(r.cfg.Plan.GPUTime(up).Seconds(), 2)}
+	var cells float64
+	for _, c := range r.results.Prefill {
+		cells += c.ElapsedS
+	}
+	for _, c := range r.results.Decode {
+		cells += c.ElapsedS
+	}
+	for _, c := range r.results.Traffic {
+		cells += c.ElapsedS
+	}
+	g.CellsS = measure.Round(cells, 2)
+	if r.cfg.Endpoint == "" {
+		g.Boots = len(r.startups)
+		for _, d := range r.startups {
+			g.StartupS = append(g.StartupS, measure.Round(d.Seconds(), 2))
+		}
+	}
+	return g
+}
+
+// bootCost is a boot's cost for the boot-level sizing: the mean time a
+// start took to become ready.
+func (r *run) bootCost() time.Duration {
+	if len(r.startups) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range r.startups {
+		sum += d
+	}
+	return sum / time.Duration(len(r.startups))
+}
+
+// tolerance and alpha are the comparison's (-tolerance, -alpha), or
+// compare's defaults.
+func (r *run) tolerance() float64 {
+	if r.cfg.Tolerance > 0 {
+		return r.cfg.Tolerance
+	}
+	return compare.DefaultTolerance
+}
+
+func (r *run) alpha() float64 {
+	if r.cfg.Alpha > 0 {
+		return r.cfg.Alpha
+	}
+	return compare.DefaultAlpha
+}
+
+// newStopRule is repeat = "auto"'s stopping rule for measure m
+// (compare.Sequential, docs/method.md#repeat-auto); a variable so that
+// tests can give another.
+var newStopRule = func(m result.Measure, tolerance, alpha float64) stopRule {
+	return compare.Sequential{Min: max(m.Repeat, spec.MinAutoRepeat), Max: m.MaxRepeat, Alpha: alpha, Tolerance: tolerance}
+}

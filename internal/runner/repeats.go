@@ -1,0 +1,589 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/measure"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/workload"
+)
+
+// Repeats (measure.repeat > 1) combine into one cell by iterating the metric
+// table metric.Table: each metric becomes its Combine over the runs, the
+// cell's Spread keeps [min, max] and its Samples every run's value, for
+// the interval that compares runs (docs/method.md#comparing-runs).
+
+// combinePrefill merges repeated prefill runs; an errored run is the result.
+func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	for _, x := range runs {
+		if x.Status == vocab.StatusError {
+			return x
+		}
+	}
+	c := runs[len(runs)-1]
+	c.Repeats = len(runs)
+	c.Spread = map[string][2]float64{}
+	c.Samples = map[string][]float64{}
+	for _, m := range metric.OfPhase(vocab.PhasePrefill) {
+		var xs []float64
+		for i := range runs {
+			if v, ok := runs[i].Value(m); ok {
+				xs = append(xs, v)
+			}
+		}
+		c.SetValue(m, m.Combine.Of(xs))
+		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
+		c.Samples[m.Name] = xs
+	}
+	return c
+}
+
+// combineDecode merges repeated runs of a decode cell: the status is the
+// worst (an errored run is the result); an optional metric is kept only
+// when every run has it (else it is dropped, with a note); the warnings and
+// notes of the runs are kept once each, the preemptions add up; the token
+// source is the least exact; the KV cross-check is the first run's.
+func combineDecode(runs []result.DecodeCell) result.DecodeCell {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	worst := runs[0]
+	for _, x := range runs {
+		if statusRank(x.Status) > statusRank(worst.Status) {
+			worst = x
+		}
+	}
+	if worst.Status == vocab.StatusError {
+		return worst
+	}
+	c := mergeDecodeRuns(runs)
+	c.Status, c.Reason = worst.Status, worst.Reason
+	return c
+}
+
+// mergeDecodeRuns combines the metrics, warnings and notes of measured runs
+// of one decode cell (combineDecode), whatever their number; the status is
+// runs[0]'s.
+func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
+	c := runs[0]
+	c.Stats = maps.Clone(c.Stats)
+	c.Repeats = len(runs)
+	c.Spread = map[string][2]float64{}
+	c.Samples = map[string][]float64{}
+	var notes []string
+	for _, m := range decodeRunMetrics(runs) {
+		var xs []float64
+		for i := range runs {
+			if v, ok := runs[i].Value(m); ok {
+				xs = append(xs, v)
+			}
+		}
+		if len(xs) < len(runs) {
+			// An optional metric some run lacks: a single run's value would
+			// pass for the combined one, without spread.
+			if len(xs) > 0 {
+				c.ClearValue(m)
+				notes = append(notes, fmt.Sprintf("%s dropped: %d of %d repeats reported it", m.Name, len(xs), len(runs)))
+			}
+			continue
+		}
+		c.SetValue(m, m.Combine.Of(xs))
+		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
+		c.Samples[m.Name] = xs
+	}
+	var warns []string
+	c.Polling = combinePolling(runs)
+	for i, x := range runs {
+		warns = appendNew(warns, x.Warnings...)
+		notes = appendNew(notes, x.Notes...)
+		c.TokenSource = c.TokenSource.LeastExact(x.TokenSource)
+		if i > 0 && c.Preemptions != nil && x.Preemptions != nil {
+			n := *c.Preemptions + *x.Preemptions
+			c.Preemptions = &n
+		}
+	}
+	c.Warnings, c.Notes = warns, notes
+	return c
+}
+
+// decodeRunMetrics are the metrics to combine over runs: the table's, then
+// every statistic of the naming rule some run has (docs/method.md#metric-names).
+func decodeRunMetrics(runs []result.DecodeCell) []metric.Metric {
+	out := metric.OfPhase(vocab.PhaseDecode)
+	var names []string
+	for i := range runs {
+		for name := range runs[i].Stats {
+			if _, known := metric.Lookup(vocab.PhaseDecode, name); known && !slices.Contains(names, name) &&
+				!slices.ContainsFunc(out, func(m metric.Metric) bool { return m.Name == name }) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		out = append(out, metric.Must(vocab.PhaseDecode, name))
+	}
+	return out
+}
+
+// appendNew appends the elements of add that list does not hold yet.
+func appendNew(list []string, add ...string) []string {
+	for _, s := range add {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+// The repeat design (docs/method.md#repeats). A step's decode cells are
+// repeated in rounds, cell 1 run 1, cell 2 run 1, …, cell 1 run 2, …, so
+// that a cell's repeats are spaced by the other cells' and do not share
+// the server's slow drift. With measure.boots > 1 the server is started
+// that many times and every cell gets its share of the repeats in each
+// boot (share). With repeat = "auto" a cell gets its minimum, then more
+// rounds while its gated metrics are undecided (stopRule), up to
+// max_repeat and within max_gpu_time.
+
+// stopRule decides whether one gated metric of a cell has repeats enough
+// (compare.Sequential): against the baseline's samples of the cell, or
+// alone when baseline is nil.
+type stopRule interface {
+	Look(baseline, candidate []float64, higherIsBetter bool) (stop bool, reason string)
+}
+
+// pendingCell is a cell of the plan while its repeats are taken, over
+// rounds and boots.
+type pendingCell struct {
+	ref   vocab.CellRef
+	runs  []result.DecodeCell
+	boots []int // the boot of each run
+	// prefills are a prefill cell's runs (ref.Phase prefill).
+	prefills []result.PrefillCell
+	busy     time.Duration // the server time of its runs
+	// final is the cell as recorded when it is not repeated: unrunnable
+	// (over capacity, beyond max_model_len) or failed at its first run.
+	final *result.DecodeCell
+	// failedAt and failedWhy: the run that could not be measured, which
+	// ends the repeats (the runs before it are kept).
+	failedAt  int
+	failedWhy string
+	// stopped says why repeat = "auto" stopped ("" while it goes on).
+	stopped  string
+	recorded bool
+}
+
+// share is how many of total repeats boot b (1-based) of boots takes: as
+// even as can be, the first boots taking one more.
+func share(total, boots, b int) int {
+	boots = max(boots, 1)
+	n := total / boots
+	if b <= total%boots {
+		n++
+	}
+	return n
+}
+
+// pending returns the pendingCell of ref, creating it.
+func (r *run) pendingOf(ref vocab.CellRef) *pendingCell {
+	if pc, ok := r.pending[ref]; ok {
+		return pc
+	}
+	pc := &pendingCell{ref: ref}
+	r.pending[ref] = pc
+	return pc
+}
+
+// repeatsThisBoot is the repeats of a fixed design (or repeat = "auto"'s
+// minimum) the current boot takes.
+func (r *run) repeatsThisBoot() int {
+	m := r.measure()
+	return share(max(m.Repeat, 1), r.boots(), r.bootNo)
+}
+
+// boots is measure.boots (1 for -endpoint, which cannot restart).
+func (r *run) boots() int { return max(r.measure().Boots, 1) }
+
+// measureDecodeCells measures the step's decode cells refs this boot, in
+// rounds (the file comment); in the last boot each is recorded once its
+// repeats are taken, with the context's prompt warnings. An
+// infrastructure error returns at once; the cells' runs so far stay
+// pending (recordPartials keeps them).
+func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodies func() [][]byte, warnings []string) error {
+	cells := make([]*pendingCell, 0, len(refs))
+	for _, ref := range refs {
+		pc := r.pendingOf(ref)
+		if pc.final == nil && len(pc.runs) == 0 && pc.failedWhy == "" {
+			if status, reason, ok := r.unrunnable(ref); ok {
+				c := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: status, Reason: reason}
+				pc.final = &c
+			}
+		}
+		cells = append(cells, pc)
+	}
+	quota := r.repeatsThisBoot()
+	for round := 0; ; round++ {
+		ran := false
+		for _, pc := range cells {
+			if !r.wantsRun(pc, round, quota) {
+				continue
+			}
+			ran = true
+			if len(pc.runs) == 0 {
+				r.observer.CellStart(pc.ref)
+			}
+			t0 := time.Now()
+			c, err := r.decodeOnce(ctx, pc.ref, bodies(), repeatNumber(len(pc.runs), r.plannedRepeats()))
+			pc.busy += time.Since(t0)
+			if err != nil {
+				if len(pc.runs) > 0 {
+					pc.failedAt, pc.failedWhy = len(pc.runs)+1, firstLine(err.Error())
+				}
+				return err
+			}
+			if c.Status == vocab.StatusError {
+				pc.failedAt, pc.failedWhy = len(pc.runs)+1, c.Reason
+				if len(pc.runs) == 0 {
+					pc.final = &c
+				}
+				continue
+			}
+			pc.runs = append(pc.runs, c)
+			pc.boots = append(pc.boots, r.bootNo)
+			if r.lastBoot() && !r.wantsRun(pc, round+1, quota) {
+				// Recorded as soon as its repeats are all taken, so that an
+				// interruption keeps it whole.
+				if err := r.recordFinished(pc, warnings); err != nil {
+					return err
+				}
+			}
+		}
+		if r.lastBoot() {
+			// Cells that did not run to the end of the round: unrunnable,
+			// failed.
+			for _, pc := range cells {
+				if !pc.recorded && !r.wantsRun(pc, round+1, quota) {
+					if err := r.recordFinished(pc, warnings); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if !ran {
+			return nil
+		}
+	}
+}
+
+// recordFinished records decode cell pc, its repeats all taken; warnings
+// are the context's prompt warnings, added to a measured cell.
+func (r *run) recordFinished(pc *pendingCell, warnings []string) error {
+	cell := r.finishDecode(pc)
+	if cell.Status.Measured() {
+		cell.Warnings = append(cell.Warnings, warnings...)
+	}
+	pc.recorded = true
+	return r.recordDecode(cell)
+}
+
+// wantsRun says whether cell pc gets a run in round (0-based) of this
+// boot, whose fixed share is quota: every round below it, and with
+// repeat = "auto" more while the stop rule, max_repeat and max_gpu_time
+// allow (the reason it stops is kept).
+func (r *run) wantsRun(pc *pendingCell, round, quota int) bool {
+	switch {
+	case pc.final != nil || pc.failedWhy != "" || pc.recorded:
+		return false
+	case round < quota:
+		return true
+	case !r.measure().RepeatAuto || pc.stopped != "":
+		return false
+	}
+	more, why := r.wantsMore(pc.ref, func(m metric.Metric) ([]float64, bool) {
+		var xs []float64
+		for i := range pc.runs {
+			v, ok := pc.runs[i].Value(m)
+			if !ok {
+				return nil, false
+			}
+			xs = append(xs, v)
+		}
+		return xs, true
+	}, len(pc.runs))
+	if !more {
+		pc.stopped = why
+	}
+	return more
+}
+
+// wantsMore is repeat = "auto"'s question for a cell that has its minimum
+// and n runs: does any gated metric want another repeat? samples gives a
+// metric's values so far (false when a run lacks it: not gated). The
+// answer is no at max_repeat and once the run's GPU time reaches
+// max_gpu_time; why says which (or what decided the metrics).
+func (r *run) wantsMore(ref vocab.CellRef, samples func(metric.Metric) ([]float64, bool), n int) (bool, string) {
+	m := r.measure()
+	if n >= m.MaxRepeat {
+		return false, fmt.Sprintf("max_repeat = %d reached", m.MaxRepeat)
+	}
+	if budget := time.Duration(m.MaxGPUTimeS * float64(time.Second)); budget > 0 {
+		if spent := r.cfg.Plan.GPUTime(r.serverUp()); spent >= budget {
+			return false, fmt.Sprintf("max_gpu_time = %v reached (%v of GPU time spent)", budget, spent.Round(time.Second))
+		}
+	}
+	var reasons []string
+	for _, gated := range gatedMetrics(ref.Phase) {
+		xs, ok := samples(gated)
+		if !ok {
+			continue
+		}
+		stop, why := r.stop.Look(r.baselineSamples(ref, gated), xs, gated.HigherIsBetter)
+		if !stop {
+			return true, ""
+		}
+		reasons = append(reasons, gated.Name+": "+why)
+	}
+	if len(reasons) == 0 {
+		return false, "no gated metric"
+	}
+	return false, strings.Join(reasons, "; ")
+}
+
+// baselineSamples are the -baseline's samples of metric m in cell ref (its
+// one value when it was not repeated); nil without a baseline or when it
+// did not measure the cell: the cell then stops on its own precision.
+func (r *run) baselineSamples(ref vocab.CellRef, m metric.Metric) []float64 {
+	b := r.cfg.Baseline
+	if b == nil {
+		return nil
+	}
+	switch ref.Phase {
+	case vocab.PhasePrefill:
+		if c, ok := b.PrefillCell(ref.Context); ok && c.Status.Measured() {
+			if xs := c.Samples[m.Name]; len(xs) > 0 {
+				return xs
+			}
+			if v, ok := c.Value(m); ok {
+				return []float64{v}
+			}
+		}
+	case vocab.PhaseDecode:
+		if c, ok := b.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency); ok && c.Status.Measured() {
+			if xs := c.Samples[m.Name]; len(xs) > 0 {
+				return xs
+			}
+			if v, ok := c.Value(m); ok {
+				return []float64{v}
+			}
+		}
+	}
+	return nil
+}
+
+// finishDecode is cell pc as recorded once its repeats are taken: the
+// unrunnable or failed cell, the partial cell of a repeat that failed
+// after others (partialRepeats), or the combined runs, with the time the
+// server was busy for them, its GPU time and the design.
+func (r *run) finishDecode(pc *pendingCell) result.DecodeCell {
+	ref := pc.ref
+	var c result.DecodeCell
+	switch {
+	case pc.final != nil:
+		c = *pc.final
+	case pc.failedWhy != "":
+		c = partialRepeats(pc.runs, pc.failedAt, r.plannedRepeats(), pc.failedWhy)
+	default:
+		c = combineDecode(pc.runs)
+	}
+	c.Matrix, c.Context, c.Concurrency = ref.MatrixLabel(), ref.Context, ref.Concurrency
+	if c.Status != vocab.StatusOverCapacity {
+		c.ElapsedS = measure.Round(pc.busy.Seconds(), 2)
+		c.GPUSeconds = measure.Round(r.cfg.Plan.GPUTime(pc.busy).Seconds(), 2)
+	}
+	if len(pc.runs) > 1 {
+		c.Design = r.design(ref.Phase, pc.boots, pc.stopped, c.Samples, pc.busy/time.Duration(len(pc.runs)))
+	}
+	return c
+}
+
+// plannedRepeats is the repeats a cell is planned: repeat, or
+// repeat = "auto"'s minimum.
+func (r *run) plannedRepeats() int { return max(r.measure().Repeat, 1) }
+
+// design is the RepeatDesign of a cell of phase whose samples were taken
+// in boots (nil with one boot), stopped as stopped says; perRepeat is a
+// repeat's mean cost, for the boot-level sizing of its gated metrics
+// (bootLevels).
+func (r *run) design(phase vocab.Phase, boots []int, stopped string, samples map[string][]float64, perRepeat time.Duration) *result.RepeatDesign {
+	d := &result.RepeatDesign{StopReason: stopped}
+	if r.boots() > 1 {
+		d.Boots = boots
+		d.Levels = map[string]result.Levels{}
+		for _, m := range gatedMetrics(phase) {
+			if lv, ok := bootLevels(samples[m.Name], boots, r.bootCost(), perRepeat, r.tolerance(), r.alpha()); ok {
+				d.Levels[m.Name] = lv
+			}
+		}
+	}
+	if d.StopReason == "" && d.Boots == nil {
+		return nil
+	}
+	return d
+}
+
+// recordPartials records every cell that has runs but was not recorded:
+// the run ended (why) before their repeats were all taken
+// (docs/method.md#repeats). They are errors keeping the runs measured.
+func (r *run) recordPartials(why string) error {
+	var errs []error
+	for _, ref := range r.cfg.Plan.Cells() {
+		pc, ok := r.pending[ref]
+		if !ok || pc.recorded {
+			continue
+		}
+		switch {
+		case len(pc.prefills) > 0:
+			if pc.failedWhy == "" {
+				pc.failedAt, pc.failedWhy = len(pc.prefills)+1, why
+			}
+			errs = append(errs, r.recordPrefill(r.finishPrefill(pc)))
+		case len(pc.runs) > 0:
+			if pc.failedWhy == "" {
+				pc.failedAt, pc.failedWhy = len(pc.runs)+1, why
+			}
+			errs = append(errs, r.recordDecode(r.finishDecode(pc)))
+		default:
+			continue
+		}
+		pc.recorded = true
+	}
+	return errors.Join(errs...)
+}
+
+// finishPrefill is prefill cell pc as recorded: its runs combined (the
+// first that errored, if one did; partial when the run ended before its
+// repeats were all taken), with its busy time, GPU time and design.
+func (r *run) finishPrefill(pc *pendingCell) result.PrefillCell {
+	c := combinePrefill(pc.prefills)
+	if pc.failedWhy != "" && c.Status != vocab.StatusError {
+		c.Status = vocab.StatusError
+		c.Reason = fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d measured before are kept in samples)", pc.failedAt, r.plannedRepeats(), pc.failedWhy, len(pc.prefills))
+	}
+	var busy time.Duration
+	for _, x := range pc.prefills {
+		busy += time.Duration(x.ElapsedS * float64(time.Second))
+	}
+	c.ElapsedS = measure.Round(busy.Seconds(), 2)
+	c.GPUSeconds = measure.Round(r.cfg.Plan.GPUTime(busy).Seconds(), 2)
+	if len(pc.prefills) > 1 {
+		c.Design = r.design(vocab.PhasePrefill, pc.boots, pc.stopped, c.Samples, busy/time.Duration(len(pc.prefills)))
+	}
+	return c
+}
+
+// gatedMetrics are the metrics repeat = "auto" decides a cell on: those a
+// baseline comparison reads by default (compare.DefaultMetrics).
+func gatedMetrics(phase vocab.Phase) []metric.Metric { return compare.DefaultMetrics(phase) }
+
+// prefillStep sends the step's cold prefill requests: one warm-up when
+// the cell is not recorded (or is done: recorded, or failed in an
+// earlier boot), else this boot's repeats of the cell, recorded at the
+// run's last boot.
+func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool) error {
+	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
+	pc := r.pendingOf(ref)
+	if !record || pc.recorded || pc.failedWhy != "" {
+		_, err := r.meter().Prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil)
+		return err
+	}
+	if len(pc.prefills) == 0 {
+		r.observer.CellStart(ref)
+	}
+	n := r.repeatsThisBoot()
+	limit := n
+	var more func([]result.PrefillCell) bool
+	if m := r.measure(); m.RepeatAuto {
+		limit = max(n, m.MaxRepeat)
+		more = func(runs []result.PrefillCell) bool {
+			all := append(slices.Clip(pc.prefills), runs...)
+			ok, why := r.wantsMore(ref, func(gated metric.Metric) ([]float64, bool) {
+				var xs []float64
+				for i := range all {
+					v, ok := all[i].Value(gated)
+					if !ok {
+						return nil, false
+					}
+					xs = append(xs, v)
+				}
+				return xs, true
+			}, len(all))
+			if !ok {
+				pc.stopped = why
+			}
+			return ok
+		}
+	}
+	first := len(pc.prefills) + 1
+	if r.measure().Repeat <= 1 && !r.measure().RepeatAuto {
+		first = 0 // one run: not a repeat
+	}
+	runs, err := r.meter().Prefill(ctx, ctxLen, prompt, salt, true, n, limit, first, more)
+	for _, c := range runs {
+		if c.Status == vocab.StatusError && pc.failedWhy == "" {
+			pc.failedAt, pc.failedWhy = len(pc.prefills)+1, c.Reason
+		}
+		pc.prefills = append(pc.prefills, c)
+		pc.boots = append(pc.boots, r.bootNo)
+	}
+	if err != nil || !r.lastBoot() {
+		return err
+	}
+	pc.recorded = true
+	return r.recordPrefill(r.finishPrefill(pc))
+}
+
+// combinePolling is the repeats' scrapes together: the mean over every
+// scrape, the longest; nil when no repeat scraped.
+func combinePolling(runs []result.DecodeCell) *result.Polling {
+	var out result.Polling
+	var sum float64
+	for _, x := range runs {
+		if p := x.Polling; p != nil {
+			out.Scrapes += p.Scrapes
+			sum += p.MeanMs * float64(p.Scrapes)
+			out.MaxMs = max(out.MaxMs, p.MaxMs)
+		}
+	}
+	if out.Scrapes == 0 {
+		return nil
+	}
+	out.MeanMs = math.Round(sum/float64(out.Scrapes)*1000) / 1000
+	return &out
+}
+
+// statusRank orders the statuses of repeated runs of one cell from best to
+// worst: valid, queued, over_capacity, error.
+func statusRank(s vocab.Status) int {
+	switch s {
+	case vocab.StatusValid:
+		return 0
+	case vocab.StatusQueued:
+		return 1
+	case vocab.StatusOverCapacity:
+		return 2
+	}
+	return 3
+}

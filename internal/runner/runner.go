@@ -1,0 +1,408 @@
+// Package runner executes a plan against one server: it boots the server
+// (or uses an already running endpoint) through package lifecycle, measures
+// each cell of the plan through package measure, exactly as docs/method.md
+// describes, and writes results.json, cells.jsonl, requests.jsonl and
+// server.log into the output folder as it goes, so an interrupted or
+// crashed run keeps every measured cell (and can be resumed: LoadResume,
+// Config.Resume). Events go to an Observer; the runner never prints.
+//
+// One file per job: runner.go orchestrates a run (the plan's steps, one
+// context each); boots.go boots the server, learns its facts (discover)
+// and restarts it for measure.boots, counting GPU time; decode.go measures
+// a decode or traffic cell through package measure (a search's probe with
+// its repeats back to back) or records why it cannot be run; repeats.go
+// takes a context's repeats in rounds (repeat = "auto" included) and
+// combines them over the metric table; levels.go sizes the boot and repeat
+// levels (Kalibera and Jones); search.go runs the SLO searches
+// (docs/method.md#search), each probe a decode cell; persist.go writes
+// results.json and cells.jsonl, requests.go requests.jsonl; resume.go
+// continues an interrupted run; observer.go is what the run tells.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/measure"
+	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultStopGrace         = 30 * time.Second
+	DefaultStreamIdleTimeout = 60 * time.Second
+)
+
+// endpointReadyTimeout bounds the checks of an already running -endpoint
+// (a variable so tests can shorten it).
+var endpointReadyTimeout = 5 * time.Second
+
+// Config is one server's run.
+type Config struct {
+	Spec   *spec.Spec
+	Server *spec.Server
+	Plan   *plan.Plan
+	// OutDir receives results.json, cells.jsonl and server.log.
+	OutDir string
+	// Endpoint, when set, is the base URL of an already running server to
+	// measure: no boot, no stop.
+	Endpoint string
+	// Sim launches the server's argv with this program's `sim` subcommand
+	// in place of the command (SimExecutable, default os.Executable()).
+	Sim           bool
+	SimExecutable string
+	// Tool is slogate's version, recorded in results.json.
+	Tool string
+	// Observer receives events; nil discards them.
+	Observer Observer
+	// StopGrace is how long the server gets to exit after SIGTERM.
+	StopGrace time.Duration
+	// ForceStop, when closed, cuts StopGrace short: the server's process
+	// group gets SIGKILL at once (a second Ctrl-C). nil never fires.
+	ForceStop <-chan struct{}
+	// StreamIdleTimeout ends a stream that sends nothing for this long (the
+	// cell becomes an error; the run goes on).
+	StreamIdleTimeout time.Duration
+	// SteadyHold overrides plan.SteadyHold (tests only).
+	SteadyHold time.Duration
+	// Resume continues an interrupted run in OutDir: its cells.jsonl records
+	// (this server's) are kept as measured, appended to rather than
+	// replaced, and only the plan's missing cells are measured. Previous is
+	// that run's results.json, when readable (server facts, start time).
+	Resume   []result.CellRecord
+	Previous *result.Results
+	// Objective judges each probe of the plan's searches, ObjectiveText is
+	// a search's objective as the spec writes it (results.json); gate
+	// builds both from package assert. A plan with searches needs them.
+	Objective     Objective
+	ObjectiveText func(s *spec.Search) string
+	// Baseline is the -baseline run: repeat = "auto" repeats a cell until
+	// its comparison with the baseline's cell is decided; nil decides each
+	// cell on its own precision. Tolerance and Alpha are the comparison's
+	// (0: compare's defaults).
+	Baseline         *result.Results
+	Tolerance, Alpha float64
+}
+
+// run is the state of one Run.
+type run struct {
+	cfg      Config
+	observer Observer
+	results  *result.Results
+	// server is the server being measured (package lifecycle): launched
+	// (a process group or a container) or an -endpoint; nil once stopped.
+	server      *lifecycle.Server
+	client      *lifecycle.Client
+	maxModelLen int
+	// kvPool is the KV capacity and the data-parallel engines it is split
+	// over (docs/method.md#over-capacity); Tokens 0 when unknown.
+	kvPool   plan.KVPool
+	kvDetail string // how a capacity read from server.log was read ("engine 0: …")
+	// kvChecked are the contexts whose KV cross-check is done
+	// (docs/method.md#kv-capacity; measure/kvcheck.go).
+	kvChecked map[int]bool
+	runID     string
+	cellsFile *os.File
+	// requests is requests.jsonl: a record of every generation request.
+	requests   *requestLog
+	cellsDone  int
+	cellsTotal int
+	// measuredRefs are the cells already measured (by a resumed run).
+	measuredRefs map[vocab.CellRef]bool
+	started      time.Time
+	// prompts builds every prompt of the workload (docs/method.md#workload)
+	// through the server's /tokenize and encodes the requests.
+	prompts *measure.Prompts
+	// The repeat design (repeats.go): bootNo is the current boot (1, 2,
+	// …); pending the cells whose repeats are being taken; stop
+	// repeat = "auto"'s rule (nil with a fixed repeat).
+	bootNo  int
+	pending map[vocab.CellRef]*pendingCell
+	stop    stopRule
+	// GPU time (docs/method.md#gpu-time): upSince is when the current
+	// boot's server was launched (zero while none is up), upBefore the up
+	// time of the boots before it, startups each boot's time to ready.
+	upSince  time.Time
+	upBefore time.Duration
+	startups []time.Duration
+}
+
+// Run measures cfg.Plan. It always returns the Results (with whatever was
+// measured, Error set when the run ended early) and writes them to
+// OUT/results.json; the error carries its exit code (exit.Infra for
+// server trouble; a context cause such as a signal's exit code as is).
+func Run(ctx context.Context, cfg Config) (*result.Results, error) {
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = DefaultStopGrace
+	}
+	if cfg.StreamIdleTimeout <= 0 {
+		cfg.StreamIdleTimeout = DefaultStreamIdleTimeout
+	}
+	if cfg.SteadyHold <= 0 {
+		cfg.SteadyHold = plan.SteadyHold
+	}
+	r := &run{cfg: cfg, observer: cfg.Observer, started: time.Now(), kvChecked: map[int]bool{},
+		bootNo: 1, pending: map[vocab.CellRef]*pendingCell{}}
+	var b [6]byte
+	rand.Read(b[:])
+	r.runID = "slogate-" + hex.EncodeToString(b[:])
+	r.results = r.initialResults()
+	r.cellsTotal = len(cfg.Plan.Cells())
+
+	if m := r.measure(); m.RepeatAuto {
+		r.stop = newStopRule(m, cfg.Tolerance, cfg.Alpha)
+	}
+	err := r.run(ctx)
+	if err != nil {
+		if perr := r.recordPartials(firstLine(err.Error())); perr != nil {
+			err = errors.Join(err, perr)
+		}
+	}
+	if r.server.Launched() {
+		serr := r.stopServer()
+		switch {
+		case serr != nil && err == nil:
+			err = serr
+		case serr != nil:
+			// The run already failed (a signal, -timeout, a crash): its exit
+			// code stands, but a server that would not stop (a container
+			// still holding GPU memory, a process group surviving SIGKILL)
+			// is said too, on stderr and in results.json's error.
+			err = exit.With(exit.Code(err), errors.Join(err, serr))
+		default:
+			if addr, busy := lifecycle.PortInUse(r.client.Base()); busy {
+				r.warn(fmt.Sprintf("port %s still accepts connections after the server's process group ended: another process listens there", addr))
+			}
+		}
+	}
+	if r.client != nil {
+		r.client.Close()
+	}
+	if r.cellsFile != nil {
+		r.cellsFile.Close()
+	}
+	if cerr := r.requests.close(); cerr != nil {
+		r.warn(fmt.Sprintf("writing requests.jsonl: %v", cerr))
+	}
+	r.results.Finished = time.Now().UTC()
+	r.results.GPUTime = r.gpuTime()
+	r.sortCells()
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+			r.results.Interrupted = true
+		}
+		r.results.Error = err.Error()
+	}
+	if werr := r.writeResults(); werr != nil && err == nil {
+		err = werr
+	}
+	return r.results, err
+}
+
+func (r *run) measure() result.Measure { return r.results.Measure }
+
+func (r *run) window() time.Duration {
+	return time.Duration(r.results.Measure.DurationS * float64(time.Second))
+}
+
+func (r *run) logf(format string, args ...any) { r.observer.Log(fmt.Sprintf(format, args...)) }
+
+func (r *run) warn(msg string) {
+	if slices.Contains(r.results.Warnings, msg) { // a resumed run repeats the first one's
+		return
+	}
+	r.results.Warnings = append(r.results.Warnings, msg)
+	r.observer.Log("warning: " + msg)
+}
+
+func (r *run) run(ctx context.Context) error {
+	if err := os.MkdirAll(r.cfg.OutDir, 0o755); err != nil {
+		return exit.Infraf("creating the output folder: %v", err)
+	}
+	remaining, err := r.resume() // rewrites cells.jsonl when resuming
+	if err != nil {
+		return err
+	}
+	mode := os.O_CREATE | os.O_WRONLY | os.O_APPEND | os.O_TRUNC
+	if r.cfg.Resume != nil {
+		mode &^= os.O_TRUNC
+	}
+	f, err := os.OpenFile(filepath.Join(r.cfg.OutDir, "cells.jsonl"), mode, 0o644)
+	if err != nil {
+		return exit.Infraf("creating cells.jsonl: %v", err)
+	}
+	r.cellsFile = f
+	// requests.jsonl is appended to on -resume as cells.jsonl is; records
+	// of a cell that did not finish stay, with no cell of their name in
+	// cells.jsonl (docs/method.md#per-request-records).
+	rf, err := os.OpenFile(filepath.Join(r.cfg.OutDir, "requests.jsonl"), mode, 0o644)
+	if err != nil {
+		return exit.Infraf("creating requests.jsonl: %v", err)
+	}
+	r.requests = newRequestLog(rf)
+	if err := r.writeResults(); err != nil {
+		return err
+	}
+	if remaining == 0 {
+		if r.cfg.Resume != nil {
+			r.logf("%s: nothing left to measure: every cell of the plan is in %s", r.cfg.Server.Name, filepath.Join(r.cfg.OutDir, "cells.jsonl"))
+		}
+		return nil
+	}
+	if err := r.boot(ctx); err != nil {
+		return err
+	}
+	if err := r.discover(ctx); err != nil {
+		return err
+	}
+	for b := 1; b <= r.boots(); b++ {
+		if b > 1 {
+			if err := r.reboot(ctx, b); err != nil {
+				return err
+			}
+		}
+		for _, step := range r.cfg.Plan.Steps {
+			if err := r.measureStep(ctx, step); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lastBoot says whether the current boot is the run's last: the cells
+// are recorded at its end.
+func (r *run) lastBoot() bool { return r.bootNo >= r.boots() }
+
+// measureStep measures one plan step, that is one context: it builds the
+// context's prompts, sends the cold prefill request (recorded when the plan
+// says so; it warms the prompt cache either way) and, for a distinct
+// workload, warms every other stream's prompt, then measures its decode
+// cells.
+func (r *run) measureStep(ctx context.Context, st plan.Step) error {
+	salt := fmt.Sprintf("%s-%d", r.runID, st.Context)
+	record := st.Prefill && !r.measuredRefs[vocab.CellRef{Phase: vocab.PhasePrefill, Context: st.Context}]
+	var todo []vocab.CellRef
+	for _, ref := range st.Decode {
+		if !r.measuredRefs[ref] {
+			todo = append(todo, ref)
+		}
+	}
+	// Traffic cells of a named workload send its plan's requests
+	// (measure.WorkloadTraffic); the others the context's prompts.
+	var trafficTodo, workloadTodo []vocab.CellRef
+	for _, ref := range st.Traffic {
+		if r.measuredRefs[ref] {
+			continue
+		}
+		if t := r.cfg.Spec.TrafficBlock(ref.Matrix); t != nil && t.Workload != "" {
+			workloadTodo = append(workloadTodo, ref)
+			continue
+		}
+		trafficTodo = append(trafficTodo, ref)
+	}
+	searches := st.Searches
+	if r.bootNo > 1 {
+		// Traffic cells and searches are not repeated: the first boot
+		// measures them.
+		trafficTodo, workloadTodo, searches = nil, nil, nil
+		if len(todo) == 0 && !record {
+			return nil
+		}
+	}
+	// The prompts the runnable decode cells use: one per stream of the
+	// largest when the workload is distinct (docs/method.md#workload);
+	// traffic cells cycle through measure.TrafficPrompts of them.
+	streams := 0
+	if len(trafficTodo) > 0 {
+		streams = measure.TrafficPrompts
+	}
+	for _, ref := range todo {
+		if !r.kvPool.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput) {
+			streams = max(streams, ref.Concurrency)
+		}
+	}
+	for _, sr := range searches {
+		streams = max(streams, r.largestProbe(sr))
+	}
+	var cp *measure.ContextPrompts
+	if record || streams > 0 {
+		var err error
+		if cp, err = r.meter().BuildPrompts(ctx, st.Context, max(streams, 1)); err != nil {
+			return err
+		}
+		if err := r.prefillStep(ctx, st.Context, cp.Prompts[0], salt, record); err != nil {
+			return err
+		}
+		if err := r.meter().WarmStreams(ctx, cp, salt); err != nil {
+			return err
+		}
+	}
+	bodies := func() [][]byte {
+		if cp == nil {
+			return nil
+		}
+		return r.meter().DecodeBodies(cp, salt)
+	}
+	var warnings []string
+	if cp != nil {
+		warnings = cp.Warnings
+	}
+	if err := r.measureDecodeCells(ctx, todo, bodies, warnings); err != nil {
+		return err
+	}
+	for _, ref := range trafficTodo {
+		cell, err := r.trafficCell(ctx, ref, r.meter().DecodeBodies(cp, salt))
+		if err != nil {
+			return err
+		}
+		if err := r.recordTraffic(cell); err != nil {
+			return err
+		}
+	}
+	for _, ref := range workloadTodo {
+		r.observer.CellStart(ref)
+		t := r.cfg.Spec.TrafficBlock(ref.Matrix)
+		cell, err := r.meter().WorkloadTraffic(ctx, ref, t, r.cfg.Spec.NamedWorkload(t.Workload))
+		if err != nil {
+			return err
+		}
+		if err := r.recordTraffic(cell); err != nil {
+			return err
+		}
+	}
+	for _, sr := range searches {
+		var bodies [][]byte
+		if cp != nil {
+			bodies = r.meter().DecodeBodies(cp, salt)
+		}
+		if err := r.search(ctx, sr, bodies, cp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eta estimates the time left from the plan's estimate and the cells done.
+func (r *run) eta() time.Duration {
+	if r.cellsTotal == 0 {
+		return 0
+	}
+	left := r.cfg.Plan.Estimated * time.Duration(r.cellsTotal-r.cellsDone) / time.Duration(r.cellsTotal)
+	return left
+}

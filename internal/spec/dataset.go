@@ -1,0 +1,446 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/slogate/slogate/internal/workload"
+)
+
+// namedWorkloadSchema is a `workload "NAME"` block's: the unnamed block's
+// attributes and the ones traffic reads (docs/spec.md#named-workloads).
+var namedWorkloadSchema = &hcl.BodySchema{
+	Attributes: append(slices.Clone(workloadSchema.Attributes),
+		hcl.AttributeSchema{Name: "dataset"},
+		hcl.AttributeSchema{Name: "format"},
+		hcl.AttributeSchema{Name: "min_prompt_tokens"},
+		hcl.AttributeSchema{Name: "min_output_tokens"},
+		hcl.AttributeSchema{Name: "max_prompt_tokens"},
+		hcl.AttributeSchema{Name: "max_total_tokens"},
+		hcl.AttributeSchema{Name: "input_tokens"},
+		hcl.AttributeSchema{Name: "output_tokens"},
+		hcl.AttributeSchema{Name: "ignore_eos"},
+		hcl.AttributeSchema{Name: "prefix"},
+		hcl.AttributeSchema{Name: "turns"},
+	),
+}
+
+// filterAttributes are the attributes of vLLM's is_valid_sequence limits,
+// each with where its value goes.
+var filterAttributes = []struct {
+	name string
+	dst  func(*workload.Filter) *int
+}{
+	{"min_prompt_tokens", func(f *workload.Filter) *int { return &f.MinPromptTokens }},
+	{"min_output_tokens", func(f *workload.Filter) *int { return &f.MinOutputTokens }},
+	{"max_prompt_tokens", func(f *workload.Filter) *int { return &f.MaxPromptTokens }},
+	{"max_total_tokens", func(f *workload.Filter) *int { return &f.MaxTotalTokens }},
+}
+
+// decodeTrafficWorkload decodes a named workload's traffic attributes into
+// w: the dataset (read now, so that its problems are diagnostics at load
+// time) and its filter, the lengths, ignore_eos, prefix and turns.
+func (l *loader) decodeTrafficWorkload(w *Workload, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, r := range []*hcl.Range{&w.DatasetRange, &w.InputTokensRange, &w.OutputTokensRange, &w.PrefixRange, &w.TurnsRange} {
+		*r = w.DeclRange
+	}
+	dataset := w.Prompt == workload.DatasetPrompt
+	if f, ok, d := l.str(at, "format"); ok || d != nil {
+		diags = append(diags, d...)
+		switch {
+		case !ok:
+		case !dataset:
+			diags = append(diags, datasetOnly("format", at["format"], w))
+		case !slices.Contains(workload.Formats, f):
+			diags = append(diags, unknownName("Invalid dataset format", at["format"].Expr.Range(), at["format"].Range,
+				fmt.Sprintf("format is %s (docs/spec.md#datasets); got %q. Leave it out to detect the format from the file.", quotedList(workload.Formats), f), f, workload.Formats))
+		default:
+			w.DatasetFormat = f
+		}
+	}
+	if p, ok, d := l.str(at, "dataset"); ok || d != nil {
+		diags = append(diags, d...)
+		a := at["dataset"]
+		switch {
+		case !ok:
+		case !dataset:
+			diags = append(diags, invalidCtx("Dataset with generated prompts", a.NameRange, a.Range,
+				fmt.Sprintf("dataset is read by prompt = %q; this workload's prompt is %q. Remove prompt (or set it to %q), or remove dataset.", workload.DatasetPrompt, w.Prompt, workload.DatasetPrompt)))
+		default:
+			w.DatasetText, w.DatasetRange = p, a.Expr.Range()
+			w.DatasetPath = p
+			if !filepath.IsAbs(p) {
+				w.DatasetPath = filepath.Join(l.dir, p)
+			}
+			diags = append(diags, l.readDataset(w, a)...)
+		}
+	} else if dataset && l.promptRange[w] != nil {
+		diags = append(diags, invalid("Missing dataset", *l.promptRange[w],
+			"prompt = %q sends the prompts of a dataset file; add dataset = \"sharegpt.json\" (a path relative to the spec's folder).", workload.DatasetPrompt))
+	}
+
+	w.Filter = workload.DefaultFilter
+	for _, fa := range filterAttributes {
+		n, d := l.tokens(at, fa.name)
+		diags = append(diags, d...)
+		if n == nil {
+			continue
+		}
+		if a := at[fa.name]; !dataset || (w.Dataset != nil && w.Dataset.Format != workload.FormatShareGPT) {
+			diags = append(diags, invalidCtx("Filter without a ShareGPT dataset", a.NameRange, a.Range,
+				fmt.Sprintf("%s drops ShareGPT entries by their token counts, as vLLM's is_valid_sequence does; this workload %s. Remove %s.", fa.name, datasetKind(w), fa.name)))
+			continue
+		}
+		*fa.dst(&w.Filter) = *n
+		if fa.name == "max_total_tokens" {
+			l.maxTotalRange[w] = at[fa.name].Expr.Range()
+		}
+	}
+	if f := w.Filter; f.MinPromptTokens > f.MaxPromptTokens || f.MaxPromptTokens > f.MaxTotalTokens {
+		// At the upper limit of the pair that crosses, as written.
+		a := at["max_total_tokens"]
+		if f.MinPromptTokens > f.MaxPromptTokens || a == nil {
+			a = at["max_prompt_tokens"]
+		}
+		if a == nil {
+			a = at["min_prompt_tokens"]
+		}
+		diags = append(diags, invalid("Filter keeps nothing", a.Expr.Range(),
+			"min_prompt_tokens (%d) ≤ max_prompt_tokens (%d) ≤ max_total_tokens (%d) must hold, or every entry is dropped.", f.MinPromptTokens, f.MaxPromptTokens, f.MaxTotalTokens))
+	}
+
+	if a, ok := at["input_tokens"]; ok {
+		if dataset {
+			diags = append(diags, invalidCtx("Not used by dataset prompts", a.NameRange, a.Range,
+				"input_tokens sizes generated prompts; a dataset's prompts keep their own lengths. Remove input_tokens."))
+		} else if n, d := l.length(a); d != nil || n.IsSet() {
+			diags = append(diags, d...)
+			w.InputTokens, w.InputTokensRange = n, a.Expr.Range()
+		}
+	}
+	if a, ok := at["output_tokens"]; ok {
+		n, d := l.length(a)
+		diags = append(diags, d...)
+		w.OutputTokens, w.OutputTokensRange = n, a.Expr.Range()
+	}
+	if b, d := l.boolean(at, "ignore_eos"); b != nil || d != nil {
+		diags = append(diags, d...)
+		if b != nil {
+			w.IgnoreEOS = *b
+		}
+	}
+	if a, ok := at["prefix"]; ok {
+		p, d := l.prefix(a)
+		diags = append(diags, d...)
+		w.Prefix, w.PrefixRange = p, a.Expr.Range()
+		if w.Dataset != nil && w.Dataset.Format == workload.FormatMessages {
+			diags = append(diags, invalidCtx("Prefix with conversations", a.NameRange, a.Range,
+				"prefix puts a shared prefix before each prompt; a messages dataset's conversations are sent as they are (their own system messages and history are what later turns share). Remove prefix."))
+		}
+	}
+	if n, d := l.positiveInt(at, "turns", 0); n != nil || d != nil {
+		diags = append(diags, d...)
+		if n != nil {
+			a := at["turns"]
+			w.Turns, w.TurnsRange = *n, a.Expr.Range()
+			switch {
+			case w.Prompt == workload.Random && *n > 1:
+				diags = append(diags, invalidCtx("Turns with random prompts", a.NameRange, a.Range,
+					fmt.Sprintf("a conversation is chat messages on /v1/chat/completions; prompt = %q sends token IDs, which only /v1/completions takes. Use prompt = %q.", workload.Random, workload.Article)))
+			case dataset && w.Dataset != nil && w.Dataset.Format != workload.FormatMessages && *n > 1:
+				diags = append(diags, invalidCtx("Turns without conversations", a.NameRange, a.Range,
+					fmt.Sprintf("turns sends a conversation's next user turns; this workload %s, one prompt an entry. Use a messages dataset (format = %q), or remove turns.", datasetKind(w), workload.FormatMessages)))
+			}
+		}
+	}
+	return diags
+}
+
+// datasetOnly is the diagnostic for an attribute only a dataset reads, written
+// without one.
+func datasetOnly(name string, a *hcl.Attribute, w *Workload) *hcl.Diagnostic {
+	return invalidCtx("Not used by generated prompts", a.NameRange, a.Range,
+		fmt.Sprintf("%s belongs to a dataset (prompt = %q); this workload's prompt is %q. Remove %s.", name, workload.DatasetPrompt, w.Prompt, name))
+}
+
+// datasetKind says what a workload's prompts are, for messages.
+func datasetKind(w *Workload) string {
+	switch {
+	case w.Prompt != workload.DatasetPrompt:
+		return fmt.Sprintf("generates its prompts (prompt = %q)", w.Prompt)
+	case w.Dataset == nil:
+		return "has no readable dataset"
+	}
+	return fmt.Sprintf("reads a %s dataset", w.Dataset.Format)
+}
+
+// readDataset reads w's dataset at load time, so that an unreadable file,
+// a malformed line or a missing field is a diagnostic at the dataset
+// attribute naming the dataset's own file and line.
+func (l *loader) readDataset(w *Workload, a *hcl.Attribute) hcl.Diagnostics {
+	d, err := workload.ReadDataset(w.DatasetPath, w.DatasetFormat)
+	if err == nil {
+		w.Dataset = d
+		return nil
+	}
+	var de *workload.DatasetError
+	if !errors.As(err, &de) {
+		return hcl.Diagnostics{invalidCtx("Invalid dataset", a.Expr.Range(), a.Range, err.Error()+".")}
+	}
+	summary, fix := "Invalid dataset", "Fix the file, or point dataset at another."
+	switch {
+	case de.Unreadable:
+		summary, fix = "Cannot read dataset", fmt.Sprintf("The path is relative to the spec's folder (%s).", l.dir)
+	case de.Empty:
+		summary = "Empty dataset"
+	}
+	if de.Format != "" && w.DatasetFormat == "" {
+		fix += fmt.Sprintf(" It was read as %s, detected from the file; format = %s sets the format.", de.Format, quotedList(workload.Formats))
+	}
+	return hcl.Diagnostics{invalidCtx(summary, a.Expr.Range(), a.Range, fmt.Sprintf("%s. %s", de.Error(), fix))}
+}
+
+// objectAttr is one key of an object attribute as written: its name, its
+// value and where the key is.
+type objectAttr struct {
+	name     string
+	value    hcl.Expression
+	keyRange hcl.Range
+}
+
+// objectAttrs reads an object constructor's keys, reporting a value that is
+// not one ({ … } is required, as example shows).
+func (l *loader) objectAttrs(a *hcl.Attribute, example string) ([]objectAttr, hcl.Diagnostics) {
+	pairs, diags := hcl.ExprMap(a.Expr)
+	if diags.HasErrors() {
+		return nil, hcl.Diagnostics{typeError(a.Name, a.Expr, l.spec.EvalContext, fmt.Errorf("an object such as %s is required", example))}
+	}
+	var out []objectAttr
+	for _, p := range pairs {
+		name := hcl.ExprAsKeyword(p.Key)
+		if name == "" {
+			v, d := p.Key.Value(l.spec.EvalContext)
+			if d.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+				diags = append(diags, invalid("Invalid key", p.Key.Range(), "%s's keys are names, as in %s.", a.Name, example))
+				continue
+			}
+			name = v.AsString()
+		}
+		out = append(out, objectAttr{name, p.Value, p.Key.Range()})
+	}
+	return out, diags
+}
+
+// lengthKeys are the keys of a length object.
+var lengthKeys = []string{"min", "max", "mean", "stddev", "distribution"}
+
+// lengthDistributions are the values of a length object's distribution.
+var lengthDistributions = []string{workload.Uniform, workload.Normal, workload.Lognormal}
+
+// length reads input_tokens or output_tokens: a token count (512, "1K"),
+// { min, max } (uniform, both included), or { mean, stddev, min, max }
+// (normal, rounded and clipped; min and max default to mean ∓ 5 stddev, min
+// at least 1, as GuideLLM's), with distribution = "lognormal" for a
+// log-normal of that mean and stddev.
+func (l *loader) length(a *hcl.Attribute) (workload.Length, hcl.Diagnostics) {
+	const example = "{ mean = 1000, stddev = 200, min = 400, max = 1600 }"
+	if _, d := hcl.ExprMap(a.Expr); d.HasErrors() {
+		n, diags := l.tokens(hcl.Attributes{a.Name: a}, a.Name)
+		if n == nil {
+			return workload.Length{}, diags
+		}
+		return workload.FixedLength(*n), diags
+	}
+	keys, diags := l.objectAttrs(a, example)
+	var out workload.Length
+	var mean, stddev *float64
+	var lo, hi *int
+	dist := ""
+	for _, k := range keys {
+		switch k.name {
+		case "min", "max":
+			v, ok, d := l.value(a.Name+"."+k.name, k.value, cty.DynamicPseudoType)
+			diags = append(diags, d...)
+			if !ok {
+				continue
+			}
+			n, err := tokenValue(v)
+			if err != nil {
+				diags = append(diags, invalid("Invalid token count", k.value.Range(), "%s.%s: %s.", a.Name, k.name, err))
+				continue
+			}
+			if k.name == "min" {
+				lo = &n
+			} else {
+				hi = &n
+			}
+		case "mean", "stddev":
+			v, ok, d := l.value(a.Name+"."+k.name, k.value, cty.Number)
+			diags = append(diags, d...)
+			if !ok {
+				continue
+			}
+			f, _ := v.AsBigFloat().Float64()
+			if math.IsInf(f, 0) || f < 0 || (k.name == "mean" && f == 0) {
+				diags = append(diags, invalid("Invalid length", k.value.Range(), "%s.%s is a number of tokens %s; got %s.", a.Name, k.name,
+					map[string]string{"mean": "more than 0", "stddev": "at least 0"}[k.name], v.AsBigFloat().Text('g', -1)))
+				continue
+			}
+			if k.name == "mean" {
+				mean = &f
+			} else {
+				stddev = &f
+			}
+		case "distribution":
+			v, ok, d := l.value(a.Name+".distribution", k.value, cty.String)
+			diags = append(diags, d...)
+			if !ok {
+				continue
+			}
+			if s := v.AsString(); slices.Contains(lengthDistributions, s) {
+				dist = s
+			} else {
+				diags = append(diags, unknownName("Invalid distribution", k.value.Range(), a.Range,
+					fmt.Sprintf("%s.distribution is %s; got %q.", a.Name, quotedList(lengthDistributions), s), s, lengthDistributions))
+			}
+		default:
+			diags = append(diags, unknownName("Unknown length key", k.keyRange, a.Range,
+				fmt.Sprintf("A length is a token count, { min, max } (uniform) or %s, optionally with distribution = %q; %q is not one of its keys.", example, workload.Lognormal, k.name),
+				k.name, lengthKeys))
+		}
+	}
+	if diags.HasErrors() {
+		return workload.Length{}, diags
+	}
+	bad := func(format string, args ...any) (workload.Length, hcl.Diagnostics) {
+		return workload.Length{}, append(diags, invalid("Invalid length", a.Expr.Range(), format, args...))
+	}
+	switch {
+	case mean == nil && stddev == nil:
+		if dist == workload.Normal || dist == workload.Lognormal {
+			return bad("%s.distribution = %q needs mean and stddev, as in %s.", a.Name, dist, example)
+		}
+		if lo == nil || hi == nil {
+			return bad("%s = { min, max } needs both (a uniform draw from min to max, both included); for one count write %s = 512.", a.Name, a.Name)
+		}
+		out = workload.Length{Distribution: workload.Uniform, Min: *lo, Max: *hi}
+	case mean == nil || stddev == nil:
+		return bad("%s needs mean and stddev together, as in %s.", a.Name, example)
+	case dist == workload.Uniform:
+		return bad("%s.distribution = %q draws from min to max; mean and stddev belong to %q and %q.", a.Name, dist, workload.Normal, workload.Lognormal)
+	default:
+		out = workload.Length{Distribution: workload.Normal, Mean: *mean, Stddev: *stddev}
+		if dist == workload.Lognormal {
+			out.Distribution = workload.Lognormal
+		}
+		out.Min = max(1, int(math.Round(*mean-5**stddev)))
+		out.Max = int(math.Round(*mean + 5**stddev))
+		if lo != nil {
+			out.Min = *lo
+		}
+		if hi != nil {
+			out.Max = *hi
+		}
+	}
+	if err := out.Check(); err != nil {
+		return bad("%s: %s.", a.Name, err)
+	}
+	return out, diags
+}
+
+// prefix reads prefix = { groups = G, tokens = P }.
+func (l *loader) prefix(a *hcl.Attribute) (workload.Prefix, hcl.Diagnostics) {
+	const example = "{ groups = 4, tokens = 256 }"
+	keys, diags := l.objectAttrs(a, example)
+	var p workload.Prefix
+	for _, k := range keys {
+		switch k.name {
+		case "groups":
+			v, ok, d := l.value("prefix.groups", k.value, cty.Number)
+			diags = append(diags, d...)
+			if !ok {
+				continue
+			}
+			n, whole := wholeNumber(v.AsBigFloat())
+			if !whole || n < 1 {
+				diags = append(diags, invalid("Invalid prefix", k.value.Range(), "prefix.groups is a whole number ≥ 1 (how many shared prefixes); got %s.", v.AsBigFloat().Text('g', -1)))
+				continue
+			}
+			p.Groups = n
+		case "tokens":
+			v, ok, d := l.value("prefix.tokens", k.value, cty.DynamicPseudoType)
+			diags = append(diags, d...)
+			if !ok {
+				continue
+			}
+			n, err := tokenValue(v)
+			if err != nil {
+				diags = append(diags, invalid("Invalid prefix", k.value.Range(), "prefix.tokens: %s.", err))
+				continue
+			}
+			p.Tokens = n
+		default:
+			diags = append(diags, unknownName("Unknown prefix key", k.keyRange, a.Range,
+				fmt.Sprintf("prefix is %s: how many shared prefixes and how long each is; %q is not one of its keys.", example, k.name), k.name, []string{"groups", "tokens"}))
+		}
+	}
+	if !diags.HasErrors() && (p.Groups == 0 || p.Tokens == 0) {
+		return workload.Prefix{}, append(diags, invalid("Invalid prefix", a.Expr.Range(), "prefix needs groups and tokens, as in %s.", example))
+	}
+	return p, diags
+}
+
+// checkFilterFits reports a ShareGPT workload whose filter keeps entries
+// longer than a server's max_model_len: such an entry would stop the
+// traffic cell when its tokens are counted (the filter is where vLLM's
+// benchmark drops long entries, so the limit belongs there).
+func (l *loader) checkFilterFits(t *Traffic, w *Workload) hcl.Diagnostics {
+	if w.Dataset == nil || w.Dataset.Format != workload.FormatShareGPT {
+		return nil
+	}
+	rng, written := l.maxTotalRange[w]
+	if !written {
+		rng = w.DatasetRange
+	}
+	var diags hcl.Diagnostics
+	for _, srv := range l.spec.Servers {
+		if srv.MaxModelLen == nil || w.Filter.MaxTotalTokens <= *srv.MaxModelLen {
+			continue
+		}
+		diags = append(diags, invalid("Filter beyond max_model_len", rng,
+			"Traffic %q replays workload %q, whose filter keeps entries of up to max_total_tokens = %d tokens (prompt and output; vLLM's default 2048 when not written), more than server %q allows (max_model_len = %d at %s). Set max_total_tokens = %d.",
+			t.Label, w.Name, w.Filter.MaxTotalTokens, srv.Name, *srv.MaxModelLen, where(l.maxModelLenRange[srv]), *srv.MaxModelLen))
+	}
+	return diags
+}
+
+// checkConversations reports a workload of conversations on the
+// completions endpoint: each turn resends the history as chat messages,
+// which only /v1/chat/completions takes.
+func (l *loader) checkConversations(w *Workload) hcl.Diagnostics {
+	if l.spec.Measure.Endpoint == "chat" {
+		return nil
+	}
+	rng, what := w.TurnsRange, fmt.Sprintf("turns = %d", w.Turns)
+	switch {
+	case w.Turns > 1 && w.Prompt == workload.Article:
+	case w.Dataset != nil && w.Dataset.Format == workload.FormatMessages:
+		rng, what = w.DatasetRange, "a messages dataset"
+	default:
+		return nil
+	}
+	at := "the default: the spec has no measure block" // no range to name (it read "file:0")
+	if l.spec.Measure.DeclRange.Start.Line > 0 {
+		at = where(l.spec.Measure.DeclRange)
+	}
+	return hcl.Diagnostics{invalid("Conversations on the completions endpoint", rng,
+		"%s sends each turn with the conversation's history as chat messages, which only /v1/chat/completions takes; measure.endpoint is %q (%s). Set measure { endpoint = \"chat\" }.",
+		what, l.spec.Measure.Endpoint, at)}
+}
