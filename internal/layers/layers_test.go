@@ -29,8 +29,9 @@ import (
 // are independent of each other. A new package goes into the layer that
 // its imports and importers leave it.
 var layers = [][]string{
-	// The binary, and the generator of the simulator's profiles.
-	{"cmd/slogate", "internal/sim/internal/genprofiles"},
+	// The binary, the generator of the simulator's profiles, and that of
+	// the llama.cpp tests' models.
+	{"cmd/slogate", "internal/sim/internal/genprofiles", "internal/gguf/genmodels"},
 	// What each command does, and the commands' plumbing.
 	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/cli/planview", "internal/interrupt"},
 	// Running a plan's steps; verdicts from the rules; rendering the reports.
@@ -54,7 +55,8 @@ var layers = [][]string{
 	// Leaf utilities any layer may use; they import no other package of
 	// slogate.
 	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/cli/diagjson",
-		"internal/cmdlines", "internal/vllmfake", "internal/promread", "internal/measure/sse", "internal/spec/spectest"},
+		"internal/cmdlines", "internal/vllmfake", "internal/promread", "internal/measure/sse", "internal/spec/spectest",
+		"internal/gguf"},
 }
 
 // forbidden are the arrows the layering above forbids that the reshape
