@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,8 +25,9 @@ matrix "decode" {
 `
 
 // TestOutDirNotOverwritten: a run into a folder holding results, -run
-// into a full run's folder included, is refused (exit 2, saying -resume, a
-// new -out or -overwrite) and leaves results.json byte for byte; a
+// into a full run's folder included, is refused (exit 2, saying a new -out
+// or -overwrite; not -resume, which has nothing left to measure in a
+// completed run) and leaves results.json byte for byte; a
 // -baseline inside the folder the run writes (named through a symlink) is
 // refused before the server starts; -overwrite replaces the results.
 func TestOutDirNotOverwritten(t *testing.T) {
@@ -41,8 +44,8 @@ func TestOutDirNotOverwritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refusal := out + " already holds the results of a run (results.json, cells.jsonl): continue it with `-resume " + out +
-		"`, write this run elsewhere with a new -out (or none: each run then gets its own folder under slogate-out), or replace it with -overwrite"
+	refusal := out + " already holds the results of a completed run (results.json, cells.jsonl): " +
+		"write this run elsewhere with a new -out (or none: each run then gets its own folder under slogate-out), or replace it with -overwrite"
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -51,8 +54,8 @@ func TestOutDirNotOverwritten(t *testing.T) {
 		{name: "-run into a full run's folder", args: []string{"run", "-sim", "-run", "prefill", "-out", out, spec}},
 	} {
 		r := slogate(t, mark, 20*time.Second, "", nil, tc.args...)
-		if r.Code != 2 || !strings.Contains(r.Stderr, refusal) {
-			t.Errorf("%s: exit %d, want 2 saying\n%s\nstdout:\n%s\nstderr:\n%s", tc.name, r.Code, refusal, r.Stdout, r.Stderr)
+		if r.Code != 2 || !strings.Contains(r.Stderr, refusal) || strings.Contains(r.Stderr, "-resume") {
+			t.Errorf("%s: exit %d, want 2 saying (and not naming -resume)\n%s\nstdout:\n%s\nstderr:\n%s", tc.name, r.Code, refusal, r.Stdout, r.Stderr)
 		}
 		if strings.Contains(r.Stdout+r.Stderr, "starting server") {
 			t.Errorf("%s: a server was started:\n%s%s", tc.name, r.Stdout, r.Stderr)
@@ -143,5 +146,52 @@ func TestDefaultOutDir(t *testing.T) {
 	}
 	if entries, _ := filepath.Glob(filepath.Join(parent, "2*")); len(entries) != 3 {
 		t.Errorf("folders %v, want 3 (the stopped run has its own)", entries)
+	}
+}
+
+// TestOutDirReusableAfterNothingMeasured: a run that fails before it
+// measures (the port already taken: exit 3) says its -out holds no
+// results; the retry into the same folder is not refused, replaces the
+// failed run's files and measures.
+func TestOutDirReusableAfterNothingMeasured(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	port := freePort(t)
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { // accept and drop, like a stale server that still answers
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	spec := writeSpec(t, port, fastSim, smallRun)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	said := "nothing was measured: " + out + " holds no results, and a run with -out " + out + " again replaces what it holds"
+	if r.Code != 3 || !strings.Contains(r.Stderr, "already accepts connections") || !strings.Contains(r.Stderr, said) {
+		t.Fatalf("port taken: exit %d, want 3 saying\n%s\nstderr:\n%s", r.Code, said, r.Stderr)
+	}
+	if strings.Contains(r.Stderr, "-resume") {
+		t.Errorf("port taken: the error suggests -resume although nothing was measured:\n%s", r.Stderr)
+	}
+	l.Close()
+
+	r = slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("retry into the same -out: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if want := "sim: " + out + " held a run that measured nothing (port 127.0.0.1:"; !strings.Contains(r.Stdout, want) || !strings.Contains(r.Stdout, "): replacing it") {
+		t.Errorf("the retry does not say it replaces the failed run (%q … replacing it):\n%s", want, r.Stdout)
+	}
+	got := readResults(t, out)
+	if got.Error != "" || len(got.Prefill) != 1 || len(got.Decode) != 1 || len(readCellsFile(t, out)) != 2 {
+		t.Errorf("retry: error %q, %d prefill and %d decode cells, %d lines in cells.jsonl; want the retry's 1 + 1", got.Error, len(got.Prefill), len(got.Decode), len(readCellsFile(t, out)))
 	}
 }

@@ -149,6 +149,12 @@ func TestResumeUsage(t *testing.T) {
 	os.WriteFile(other, bytes.Replace(src, []byte(`server "sim"`), []byte(`server "other"`), 1), 0o644)
 	out := filepath.Join(t.TempDir(), "out")
 	interruptedRun(t, mark, spec, out, 1)
+	// A run into the interrupted run's folder is refused naming -resume:
+	// something is left to measure there.
+	r = slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	if want := "already holds the results of a run (results.json, cells.jsonl): continue it with `-resume " + out + "`"; r.Code != 2 || !strings.Contains(r.Stderr, want) {
+		t.Errorf("-out into an interrupted run's folder: exit %d, want 2 saying\n%s\nstderr:\n%s", r.Code, want, r.Stderr)
+	}
 	r = slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-resume", out, other)
 	if r.Code != 2 || !strings.Contains(r.Stderr, `"sim"`) {
 		t.Errorf("-resume with another server's spec: exit %d, want 2 naming the recorded server\n%s", r.Code, r.Stderr)

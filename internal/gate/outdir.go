@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -99,23 +100,84 @@ func (o *Options) CheckOutDirs() error {
 			if o.Resumed != nil || o.Overwrite {
 				continue
 			}
-			if held := heldResults(dir); len(held) > 0 {
-				return exit.Usagef("%s already holds the results of a run (%s): continue it with `-resume %s`, write this run elsewhere with a new -out (or none: each run then gets its own folder under %s), or replace it with -overwrite", dir, strings.Join(held, ", "), dir, DefaultOutRoot)
+			if h := readHeld(dir); len(h.markers) > 0 && h.measured {
+				if h.left {
+					return exit.Usagef("%s already holds the results of a run (%s): continue it with `-resume %s`, write this run elsewhere with a new -out (or none: each run then gets its own folder under %s), or replace it with -overwrite", dir, strings.Join(h.markers, ", "), dir, DefaultOutRoot)
+				}
+				// A completed run: -resume would have nothing to measure.
+				return exit.Usagef("%s already holds the results of a completed run (%s): write this run elsewhere with a new -out (or none: each run then gets its own folder under %s), or replace it with -overwrite", dir, strings.Join(h.markers, ", "), DefaultOutRoot)
 			}
 		}
 	}
 	return nil
 }
 
-// heldResults lists the results markers dir holds.
-func heldResults(dir string) []string {
-	var held []string
+// held is what a results folder holds, as CheckOutDirs judges it.
+type held struct {
+	// markers are the results markers the folder holds.
+	markers []string
+	// measured is false when the run there recorded no cell and no verdict
+	// (it failed before measuring: the port was taken, the server never
+	// came up): the folder is then reusable (reusableOutDir).
+	measured bool
+	// left is true when that run did not finish (interrupted, ended by an
+	// error, a cell left unmeasured, or no readable results.json): -resume
+	// can continue it.
+	left bool
+	// err is the error that ended that run, "" when none is recorded.
+	err string
+}
+
+// readHeld reads what dir holds. Anything it cannot read counts as
+// measured and left: a folder is never taken as empty by mistake.
+func readHeld(dir string) held {
+	var h held
 	for _, name := range resultsMarkers {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-			held = append(held, name)
+			h.markers = append(h.markers, name)
 		}
 	}
-	return held
+	if len(h.markers) == 0 {
+		return h
+	}
+	h.measured, h.left = true, true
+	res, err := result.Read(filepath.Join(dir, "results.json"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // cells.jsonl alone says
+	case err != nil:
+		return h
+	default:
+		h.err = res.Error
+		h.left = res.Finished.IsZero() || res.Error != "" || res.Interrupted || len(res.Unmeasured()) > 0
+		if len(res.Prefill)+len(res.Decode)+len(res.Traffic)+len(res.Search)+len(res.Verdicts) > 0 {
+			return h
+		}
+	}
+	recs, err := readCellsFile(filepath.Join(dir, "cells.jsonl"))
+	h.measured = err != nil || len(recs) > 0
+	return h
+}
+
+// readCellsFile reads a cells.jsonl; a missing file holds no record.
+func readCellsFile(path string) ([]result.CellRecord, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return result.ReadCells(f)
+}
+
+// reusableOutDir reports whether dir holds the files of a run that
+// measured nothing (readHeld): a run into it replaces them (clearResults)
+// instead of being refused, so that a CI retry into the same -out works.
+// It returns the error that ended that run.
+func reusableOutDir(dir string) (bool, string) {
+	h := readHeld(dir)
+	return len(h.markers) > 0 && !h.measured, h.err
 }
 
 // clearResults removes the files of the run dir held (-overwrite); other

@@ -1,14 +1,19 @@
 package gate
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 func TestExplicitOutDir(t *testing.T) {
@@ -58,6 +63,13 @@ func TestCheckOutDirs(t *testing.T) {
 	if err := os.Symlink(full, link); err != nil {
 		t.Fatal(err)
 	}
+	// complete: a run that finished; nothing: one that failed before it
+	// measured (the port was taken); cellsOnly: a killed run's cells.jsonl.
+	complete, nothing, cellsOnly := filepath.Join(root, "complete"), filepath.Join(root, "nothing"), filepath.Join(root, "cells-only")
+	cell := result.PrefillCell{Context: 1024, Status: vocab.StatusValid, TPS: 1}
+	writeRun(t, complete, &result.Results{Started: time.Now(), Finished: time.Now(), Prefill: []result.PrefillCell{cell}}, &cell)
+	writeRun(t, nothing, &result.Results{Started: time.Now(), Finished: time.Now(), Error: "port 127.0.0.1:8000 already accepts connections"}, nil)
+	writeRun(t, cellsOnly, nil, &cell)
 	one := []*spec.Spec{{Filename: "a.hcl", Servers: []*spec.Server{{Name: "q"}}}}
 	same := []*spec.Spec{{Filename: "x/a.hcl", Servers: []*spec.Server{{Name: "q"}}}, {Filename: "y/a.hcl", Servers: []*spec.Server{{Name: "q"}}}}
 	tests := []struct {
@@ -70,6 +82,11 @@ func TestCheckOutDirs(t *testing.T) {
 		{name: "default folder", o: Options{Specs: one}},
 		{name: "folder holding results", o: Options{Specs: one, OutDir: full},
 			want: full + " already holds the results of a run (results.json): continue it with `-resume " + full + "`, write this run elsewhere with a new -out (or none: each run then gets its own folder under slogate-out), or replace it with -overwrite"},
+		{name: "folder of a completed run", o: Options{Specs: one, OutDir: complete},
+			want: complete + " already holds the results of a completed run (results.json, cells.jsonl): write this run elsewhere with a new -out (or none: each run then gets its own folder under slogate-out), or replace it with -overwrite"},
+		{name: "folder of a run that measured nothing", o: Options{Specs: one, OutDir: nothing}},
+		{name: "folder of a killed run's cells.jsonl", o: Options{Specs: one, OutDir: cellsOnly},
+			want: cellsOnly + " already holds the results of a run (cells.jsonl): continue it with `-resume " + cellsOnly + "`"},
 		{name: "-overwrite", o: Options{Specs: one, OutDir: full, Overwrite: true}},
 		{name: "-resume", o: Options{Specs: one, Resumed: &runner.Resumed{Dir: full}}},
 		{name: "-resume and -overwrite", o: Options{Specs: one, Resumed: &runner.Resumed{Dir: full}, Overwrite: true},
@@ -93,8 +110,65 @@ func TestCheckOutDirs(t *testing.T) {
 				t.Errorf("refused: %v", err)
 			case tc.want != "" && (exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), tc.want)):
 				t.Errorf("err = %v (exit %d), want exit 2 with\n%s", err, exit.Code(err), tc.want)
+			case tc.want != "" && strings.Contains(tc.want, "completed") && strings.Contains(err.Error(), "-resume"):
+				t.Errorf("the refusal of a completed run's folder names -resume, which has nothing to measure: %v", err)
 			}
 		})
+	}
+}
+
+// writeRun writes a results folder: res as results.json (none when nil)
+// and cells.jsonl holding c (empty when nil).
+func writeRun(t *testing.T, dir string, res *result.Results, c *result.PrefillCell) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if res != nil {
+		if err := res.Write(filepath.Join(dir, "results.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if c != nil {
+		if err := result.AppendCell(&b, result.CellRecord{Server: "q", Phase: vocab.PhasePrefill, Prefill: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cells.jsonl"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReusableOutDir: only a folder whose run recorded no cell and no
+// verdict is reusable; the error that ended that run is returned to be said.
+func TestReusableOutDir(t *testing.T) {
+	root := t.TempDir()
+	cell := result.PrefillCell{Context: 1024, Status: vocab.StatusValid, TPS: 1}
+	tests := []struct {
+		name    string
+		res     *result.Results
+		cell    *result.PrefillCell
+		want    bool
+		wantErr string
+	}{
+		{name: "nothing measured", res: &result.Results{Error: "port taken"}, want: true, wantErr: "port taken"},
+		{name: "a cell in results.json", res: &result.Results{Prefill: []result.PrefillCell{cell}}, cell: &cell},
+		{name: "a cell in cells.jsonl only", res: &result.Results{Error: "crashed"}, cell: &cell, wantErr: "crashed"},
+		{name: "a verdict", res: &result.Results{Verdicts: []result.Verdict{{Test: "q/assert/x"}}}},
+		{name: "no results.json, empty cells.jsonl", want: true},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(root, strconv.Itoa(i))
+			writeRun(t, dir, tc.res, tc.cell)
+			if got, err := reusableOutDir(dir); got != tc.want || err != tc.wantErr {
+				t.Errorf("reusableOutDir = %v, %q; want %v, %q", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+	if got, _ := reusableOutDir(filepath.Join(root, "missing")); got {
+		t.Errorf("a missing folder is reusable: it holds no run to replace")
 	}
 }
 

@@ -196,6 +196,19 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 		if err := clearResults(out); err != nil {
 			return nil, vocab.Error, err
 		}
+	default:
+		if ok, was := reusableOutDir(out); ok {
+			// An earlier run into out measured nothing (CheckOutDirs let it
+			// through): replace its files, so that none is read as this run's.
+			if err := clearResults(out); err != nil {
+				return nil, vocab.Error, err
+			}
+			if was != "" {
+				was, _, _ = strings.Cut(was, "\n")
+				was = " (" + was + ")"
+			}
+			sr.stream.Log(fmt.Sprintf("%s: %s held a run that measured nothing%s: replacing it", srv.Name, out, was))
+		}
 	}
 	sr.stream.Log(sr.header(p, out))
 	cfg := runner.Config{
@@ -217,6 +230,10 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	}
 	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode)+len(res.Search) == 0 {
 		// Nothing measured (the server never came up): no verdicts to give.
+		if sr.outDir != "" && sr.Resumed == nil && !exit.IsQuiet(runErr) {
+			// Say that the folder is not taken: a retry into it works.
+			runErr = exit.With(exit.Code(runErr), fmt.Errorf("%w\nnothing was measured: %s holds no results, and a run with -out %s again replaces what it holds", runErr, out, out))
+		}
 		return res, vocab.Error, runErr
 	}
 	// Only the kept assertions and expect cells are evaluated and reported.
