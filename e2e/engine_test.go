@@ -196,6 +196,20 @@ matrix "decode" {
 		!strings.Contains(string(md), "| sglang |") {
 		t.Errorf("merged report lacks the engines (%v):\n%s", err, md)
 	}
+	// Each report is headed with its own run's engine and version: the
+	// SGLang run's said "vllm · 0.5.5-slogate-sim".
+	for _, h := range []struct{ file, want string }{
+		{filepath.Join(out, "sglang", "report.md"), "\nsglang · 0.5.5-slogate-sim · "},
+		{filepath.Join(out, "sglang", "report.html"), `<p class="summary">sglang · 0.5.5-slogate-sim · `},
+		{filepath.Join(out, "vllm", "report.md"), "\nvllm · "},
+		{filepath.Join(merged, "report.md"), "\nsglang · 0.5.5-slogate-sim · "},
+		{filepath.Join(merged, "report.md"), "| sglang · 0.5.5-slogate-sim |"},
+		{filepath.Join(merged, "report.html"), `<p class="summary">sglang · 0.5.5-slogate-sim · `},
+	} {
+		if b, err := os.ReadFile(h.file); err != nil || !strings.Contains(string(b), h.want) {
+			t.Errorf("%s is not headed %q (%v):\n%s", h.file, h.want, err, b)
+		}
+	}
 	// The side-by-side table holds each server's own cell in its column,
 	// the numbers its results.json recorded.
 	want := "| decode 4K × 4 |"

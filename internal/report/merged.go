@@ -54,7 +54,7 @@ func WriteMergedSummary(w io.Writer, m *result.Merged) error {
 func writeMergedIndex(b *bufio.Writer, m *result.Merged) {
 	mdTable(b, []string{"Server", "Spec", "Outcome", "Exit", "Verdicts", "Model", "Engine"}, func(row func(...string)) {
 		for _, r := range m.Runs {
-			row(r.Dir, r.Results.Spec, outcomeWord(r.Outcome), strconv.Itoa(r.ExitCode), verdictCounts(r.Results), r.Results.Server.Model, r.Results.Server.EngineName())
+			row(r.Dir, r.Results.Spec, outcomeWord(r.Outcome), strconv.Itoa(r.ExitCode), verdictCounts(r.Results), r.Results.Server.Model, engineHeader(&r.Results.Server))
 		}
 	})
 	fmt.Fprintln(b)
@@ -211,7 +211,7 @@ func WriteMergedHTML(w io.Writer, m *result.Merged) error {
 		body = strings.NewReplacer(`id="`, `id="`+id+"-", `url(#`, `url(#`+id+"-").Replace(body)
 		data.Runs = append(data.Runs, mergedHTMLRun{
 			ID: id, Server: r.Dir, Spec: r.Results.Spec,
-			Outcome: outcomeWord(r.Outcome), Exit: strconv.Itoa(r.ExitCode), Verdicts: verdictCounts(r.Results), Model: r.Results.Server.Model, Engine: r.Results.Server.EngineName(),
+			Outcome: outcomeWord(r.Outcome), Exit: strconv.Itoa(r.ExitCode), Verdicts: verdictCounts(r.Results), Model: r.Results.Server.Model, Engine: engineHeader(&r.Results.Server),
 			// body is the inside of <main> as WriteHTML rendered it: its
 			// template escaped every piece of text in it.
 			Body: template.HTML(body),

@@ -117,7 +117,7 @@ func TestMergedSideBySide(t *testing.T) {
 	}
 	for _, w := range []string{"<h2>Side by side: Qwen/Qwen3.5-4B</h2>", "<th>vllm (vLLM 0.26.1)</th><th>sglang (SGLang 0.5.5)</th>",
 		"<tr><td class=\"left\">decode 8K × 64</td><td>2,612.0 tok/s · TTFT 1,900 ms · TBT 21.2 ms · Requests queued</td><td>3,100.5 tok/s · TTFT 700 ms · TBT 19.9 ms</td></tr>",
-		"<tr><td class=\"left\">decode 250K × 128</td><td>Over capacity</td><td>—</td></tr>", "<td class=\"left\">sglang</td></tr>"} {
+		"<tr><td class=\"left\">decode 250K × 128</td><td>Over capacity</td><td>—</td></tr>", "<td class=\"left\">sglang · 0.5.5</td></tr>"} {
 		if !strings.Contains(page.String(), w) {
 			t.Errorf("the merged page lacks %q", w)
 		}

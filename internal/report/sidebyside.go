@@ -116,7 +116,7 @@ func decodeSideText(c *result.DecodeCell) string {
 // sideHeader names a run's column: the server and its engine with its
 // version ("vllm (vLLM 0.26.1)").
 func sideHeader(r result.MergedRun) string {
-	engine := vocab.EngineTitle(r.Results.Server.Engine)
+	engine := vocab.EngineTitle(engineName(&r.Results.Server))
 	if v := r.Results.Server.Version; v != "" {
 		engine += " " + v
 	}

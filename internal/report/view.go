@@ -228,15 +228,32 @@ func newView(res *result.Results) *view {
 	return v
 }
 
+// engineName is the run's engine: the server block's ("sglang"), else the
+// engine label of results that predate the field, else "vllm".
+func engineName(s *result.Server) string {
+	if s.Engine != "" {
+		return s.Engine
+	}
+	return labelOr(s, "engine", "vllm")
+}
+
+// engineHeader is the run's engine and version as every report heads it
+// (report.md, report.html, the CI summary and each run of a merged
+// report): "sglang · 0.5.5", or the engine alone when the server stated
+// no version.
+func engineHeader(s *result.Server) string {
+	if s.Version == "" {
+		return engineName(s)
+	}
+	return engineName(s) + " · " + s.Version
+}
+
 // summaryLine is the line under the title: engine · version · quantization
 // · matrix shape · prefill contexts.
 func summaryLine(res *result.Results) string {
 	s := &res.Server
 	var sum []string
-	sum = append(sum, labelOr(s, "engine", "vllm"))
-	if s.Version != "" {
-		sum = append(sum, s.Version)
-	}
+	sum = append(sum, engineHeader(s))
 	if q := s.Labels["quantization"]; q != "" {
 		sum = append(sum, q)
 	}
@@ -302,11 +319,7 @@ func hardwareFacts(s *result.Server) []kv {
 // engineFacts is the Engine table: the engine and its build from the
 // labels, then the settings the server reports (engineSettings).
 func engineFacts(s *result.Server) []kv {
-	engine := s.Engine // the server block's engine; the label for older results
-	if engine == "" {
-		engine = labelOr(s, "engine", "vllm")
-	}
-	facts := []kv{{"Engine", engine}}
+	facts := []kv{{"Engine", engineName(s)}}
 	if s.Version != "" {
 		facts = append(facts, kv{"Version", s.Version})
 	}
