@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // checkRendered checks that p's token IDs are exactly what the chat
@@ -325,4 +326,62 @@ func BenchmarkArticle251K(b *testing.B) {
 		calls = bld.Calls()
 	}
 	b.ReportMetric(float64(calls), "tokenize-calls/op")
+}
+
+// rangeTokenizer gives plain text the IDs lo … lo+255 in turn (the
+// narrowest range random prompts take), special left out, one a 4 bytes;
+// a chat rendering is the text's IDs behind the special ID special.
+type rangeTokenizer struct{ lo, special int }
+
+func (r rangeTokenizer) TokenizeText(ctx context.Context, text string) ([]int, error) {
+	var ids []int
+	for i := 0; len(ids) < max(len(text)/4, 1); i++ {
+		if id := r.lo + i%256; id != r.special {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+func (r rangeTokenizer) TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, gen bool, kw map[string]any) ([]int, error) {
+	ids, _ := r.TokenizeText(ctx, messages[0].Content)
+	return append([]int{r.special}, ids...), nil
+}
+
+// TestRandomDrawsWholeRange: random prompts draw from the whole ordinary
+// range, both of its ends included (the largest ID the tokenizer gave is
+// drawn, not only those below it), and never a special token.
+func TestRandomDrawsWholeRange(t *testing.T) {
+	tests := []struct {
+		name        string
+		lo, special int
+	}{
+		{name: "special outside the range", lo: 1000, special: 151644},
+		{name: "special inside the range", lo: 1000, special: 1100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const n = 8192 // each of 256 IDs is missed with probability (255/256)^8192 ≈ 1e-14
+			p, err := New(rangeTokenizer{lo: tt.lo, special: tt.special}, Options{Prompt: Random, Seed: 1}).Prompt(context.Background(), n, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[int]int{}
+			for _, id := range p.Tokens {
+				seen[id]++
+			}
+			hi := tt.lo + 255
+			if seen[tt.lo] == 0 || seen[hi] == 0 {
+				t.Errorf("lowest ID %d drawn %d times, highest %d drawn %d times in %d tokens: the range's ends must be drawable", tt.lo, seen[tt.lo], hi, seen[hi], n)
+			}
+			if seen[tt.special] > 0 {
+				t.Errorf("special ID %d drawn %d times", tt.special, seen[tt.special])
+			}
+			for id := range seen {
+				if id < tt.lo || id > hi {
+					t.Errorf("ID %d outside the ordinary range %d…%d", id, tt.lo, hi)
+				}
+			}
+		})
+	}
 }
