@@ -23,10 +23,12 @@ const specWarning = "speculative decoding did not run in this cell (vllm:spec_de
 
 func ptr(v float64) *float64 { return &v }
 
+func ptrInt(v int64) *int64 { return &v }
+
 // TestCombineRepeats: repeats combine every metric of the table by its
 // median with [min, max] in Spread; an optional metric only when every run
-// has it (else it is dropped, with a note); warnings once each; an errored
-// run is the result.
+// has it (else it is dropped, with a note); warnings once each; the
+// preemptions summed; an errored run is the result.
 func TestCombineRepeats(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -36,6 +38,8 @@ func TestCombineRepeats(t *testing.T) {
 		wantStatus vocab.Status
 		// wantNotes and wantWarnings, when set, are the cell's notes and warnings.
 		wantNotes, wantWarnings []string
+		// wantPreemptions, when set, is the cell's preemption count.
+		wantPreemptions *int64
 	}{
 		{name: "optional metric in every run",
 			runs: []result.DecodeCell{
@@ -63,6 +67,14 @@ func TestCombineRepeats(t *testing.T) {
 			},
 			wantWarnings: []string{specWarning, "no /metrics around the window: server_total_tps not measured"},
 			wantStatus:   vocab.StatusValid},
+		{name: "the preemptions of the runs add up",
+			runs: []result.DecodeCell{
+				{Status: vocab.StatusValid, Preemptions: ptrInt(2)},
+				{Status: vocab.StatusValid, Preemptions: ptrInt(0)},
+				{Status: vocab.StatusValid, Preemptions: ptrInt(5)},
+			},
+			wantPreemptions: ptrInt(7),
+			wantStatus:      vocab.StatusValid},
 		{name: "an errored run is the result",
 			runs: []result.DecodeCell{
 				{Status: vocab.StatusValid, TotalTPS: 5},
@@ -87,6 +99,11 @@ func TestCombineRepeats(t *testing.T) {
 			if tc.wantWarnings != nil {
 				if diff := cmp.Diff(tc.wantWarnings, c.Warnings); diff != "" {
 					t.Errorf("warnings (-want +got):\n%s", diff)
+				}
+			}
+			if tc.wantPreemptions != nil {
+				if diff := cmp.Diff(tc.wantPreemptions, c.Preemptions); diff != "" {
+					t.Errorf("preemptions (-want +got):\n%s", diff)
 				}
 			}
 			for name, want := range tc.wantSpread {
