@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -99,7 +99,7 @@ func EngineChanged(a, b *result.Results) bool {
 // EngineNote says that a comparison across engines informs only.
 func EngineNote(a, b *result.Results) string {
 	return fmt.Sprintf("engines differ (%s → %s): the comparison informs; it gates only against a run of the same engine (docs/method.md#comparing-engines)",
-		vocab.EngineTitle(a.Server.EngineName()), vocab.EngineTitle(b.Server.EngineName()))
+		registry.Title(a.Server.EngineName()), registry.Title(b.Server.EngineName()))
 }
 
 // window is the measurement window as written ("3s"), or its seconds.
@@ -238,11 +238,11 @@ func Server(a, b *result.Results) []Difference {
 	var out []Difference
 	out = append(out, changed("model", a.Server.Model, b.Server.Model)...)
 	if va, vb := a.Server.Version, b.Server.Version; va != vb {
-		setting := vocab.EngineTitle(a.Server.EngineName())
+		setting := registry.Title(a.Server.EngineName())
 		if !EngineChanged(a, b) {
 			out = append(out, Difference{Setting: setting, A: va, B: vb, HasA: va != "", HasB: vb != ""})
 		} else {
-			out = append(out, Difference{Setting: "version", A: setting + " " + va, B: vocab.EngineTitle(b.Server.EngineName()) + " " + vb, HasA: true, HasB: true})
+			out = append(out, Difference{Setting: "version", A: setting + " " + va, B: registry.Title(b.Server.EngineName()) + " " + vb, HasA: true, HasB: true})
 		}
 	}
 	fa, fb := flags(a.Server.Argv), flags(b.Server.Argv)

@@ -46,6 +46,14 @@ var layers = [][]string{
 	// The spec language; the measured data and its file IO (results.json).
 	// Neither imports the other.
 	{"internal/spec", "internal/result"},
+	// The one list of engines (registry.For(name)), which the layers above
+	// call; the engine packages, one per engine, independent of each other
+	// (a new engine is one more package here); the interface and the
+	// engine-neutral types they implement and take. They sit below spec,
+	// so they render from neutral inputs (engine.Launch), never spec.Server.
+	{"internal/engine/registry"},
+	{"internal/engine/vllm", "internal/engine/sglang"},
+	{"internal/engine"},
 	// The prompts a workload block asks for, and its record.
 	{"internal/workload"},
 	// The metric table.
@@ -72,6 +80,8 @@ var forbidden = []struct{ from, to, why string }{
 	{"internal/runner", "internal/assert", "the search's objective is a function gate builds from assert"},
 	{"internal/measure", "internal/plan", "measuring one cell knows nothing of plans"},
 	{"internal/measure", "internal/runner", "measuring one cell knows nothing of plans"},
+	{"internal/engine/", "internal/spec", "an engine renders and diagnoses from neutral inputs (engine.Launch): spec calls the engines, never the reverse"},
+	{"internal/engine/", "internal/lifecycle", "an engine reads a server through engine-neutral inputs, not lifecycle's client"},
 }
 
 // noFileIO are the packages that must do no file IO (the vocabulary and the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -116,7 +117,7 @@ func decodeSideText(c *result.DecodeCell) string {
 // sideHeader names a run's column: the server and its engine with its
 // version ("vllm (vLLM 0.26.1)").
 func sideHeader(r result.MergedRun) string {
-	engine := vocab.EngineTitle(engineName(&r.Results.Server))
+	engine := registry.Title(engineName(&r.Results.Server))
 	if v := r.Results.Server.Version; v != "" {
 		engine += " " + v
 	}

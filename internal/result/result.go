@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/workload"
 )
@@ -406,7 +407,7 @@ func (r *Results) Describe(dateLayout string) string {
 		parts = append(parts, r.Server.Model)
 	}
 	if r.Server.Version != "" {
-		parts = append(parts, vocab.EngineTitle(r.Server.Engine)+" "+r.Server.Version)
+		parts = append(parts, registry.Title(r.Server.Engine)+" "+r.Server.Version)
 	}
 	if r.Server.Simulated {
 		parts = append(parts, "simulated")

@@ -1,11 +1,9 @@
 package spec
 
 import (
-	"encoding/json"
 	"net"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -32,7 +30,7 @@ func (s *Server) LaunchMaxNumSeqs() *int {
 	n := s.MaxNumSeqs
 	for i := 0; i < len(s.Args); i++ {
 		flag, val, hasVal := strings.Cut(s.Args[i], "=")
-		if !slices.Contains(s.syntax().maxNumSeqsFlags, flag) {
+		if !slices.Contains(s.syntax().MaxNumSeqsFlags, flag) {
 			continue
 		}
 		if !hasVal {
@@ -48,8 +46,8 @@ func (s *Server) LaunchMaxNumSeqs() *int {
 		}
 		n = &v
 	}
-	if n == nil && s.syntax().impliedMaxNumSeqs != nil {
-		n = s.syntax().impliedMaxNumSeqs(s)
+	if n == nil && s.syntax().ImpliedMaxNumSeqs != nil {
+		n = s.syntax().ImpliedMaxNumSeqs(s.launch())
 	}
 	return n
 }
@@ -82,50 +80,9 @@ func (s *Server) RedactedArgv() []string {
 func (s *Server) argv(key string) []string {
 	cmd := s.Command
 	if cmd == "" {
-		cmd = s.syntax().command
+		cmd = s.syntax().Command
 	}
-	return append([]string{cmd, "serve"}, s.syntax().serveArgs(s, key, s.Host)...)
-}
-
-// JSON renders the block as vLLM's --speculative-config value: method, model
-// and num_speculative_tokens first, then the config keys in sorted order.
-func (sp *Speculative) JSON() string {
-	var b strings.Builder
-	b.WriteByte('{')
-	n := 0
-	member := func(k string, v any) {
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		n++
-		kb, _ := json.Marshal(k)
-		vb, err := json.Marshal(v)
-		if err != nil {
-			vb = []byte("null")
-		}
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
-	}
-	if sp.Method != "" {
-		member("method", sp.Method)
-	}
-	if sp.Model != "" {
-		member("model", sp.Model)
-	}
-	if sp.NumSpeculativeTokens != nil {
-		member("num_speculative_tokens", *sp.NumSpeculativeTokens)
-	}
-	keys := make([]string, 0, len(sp.Config))
-	for k := range sp.Config {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		member(k, sp.Config[k])
-	}
-	b.WriteByte('}')
-	return b.String()
+	return append(append([]string{cmd}, s.syntax().Subcommand...), s.serveArgs(key, s.Host)...)
 }
 
 // WithoutContainer is a copy of s launched as a bare command (the container
@@ -165,7 +122,7 @@ func (s *Server) ContainerName(runID string) string {
 // publishes the port on that address only. It is nil for a server without
 // a container block.
 func (s *Server) ContainerArgv(runID string) []string {
-	if s.APIKey == "" || s.syntax().apiKeyEnv != "" {
+	if s.APIKey == "" || s.syntax().APIKeyEnv != "" {
 		return s.containerArgv(runID, "")
 	}
 	return s.containerArgv(runID, shellcmd.Redacted)
@@ -174,7 +131,7 @@ func (s *Server) ContainerArgv(runID string) []string {
 // LaunchContainerArgv is ContainerArgv with the real API key where the
 // engine takes it only as a flag: pass it to exec only.
 func (s *Server) LaunchContainerArgv(runID string) []string {
-	if s.syntax().apiKeyEnv != "" {
+	if s.syntax().APIKeyEnv != "" {
 		return s.containerArgv(runID, "")
 	}
 	return s.containerArgv(runID, s.APIKey)
@@ -212,7 +169,7 @@ func (s *Server) containerArgv(runID, key string) []string {
 	a = append(a, c.Args...)
 	a = append(a, c.Image)
 	a = append(a, s.ContainerCommand()...)
-	return append(a, s.syntax().serveArgs(s, key, "0.0.0.0")...)
+	return append(a, s.serveArgs(key, "0.0.0.0")...)
 }
 
 // ContainerCommand are the words after the image: the container block's
@@ -224,7 +181,7 @@ func (s *Server) ContainerCommand() []string {
 	if s.Container.Command != nil {
 		return s.Container.Command
 	}
-	return s.syntax().containerCommand
+	return s.syntax().ContainerCommand
 }
 
 // gpuFlags hands the GPUs to the container: docker's --gpus VALUE; for
@@ -258,7 +215,7 @@ const cdiGPU = "nvidia.com/gpu"
 // variable to the container by name). It holds secrets: pass it to exec
 // only, and RedactedEnv everywhere else.
 func (s *Server) LaunchEnv() map[string]string {
-	apiKeyEnv := s.syntax().apiKeyEnv
+	apiKeyEnv := s.syntax().APIKeyEnv
 	if s.Container == nil || s.APIKey == "" || apiKeyEnv == "" {
 		return s.Env
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/slogate/slogate/internal/engine"
 )
 
 var serverSchema = &hcl.BodySchema{
@@ -64,7 +66,7 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 	at := content.Attributes
 	add := func(d hcl.Diagnostics) { diags = append(diags, d...) }
 	add(l.decodeEngine(at, s))
-	s.Command = s.syntax().command
+	s.Command = s.syntax().Command
 	setStr := func(dst *string, name string, nonEmpty bool) {
 		v, ok, d := l.str(at, name)
 		add(d)
@@ -169,7 +171,7 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 }
 
 // decodeSpeculative decodes a server's `speculative` block.
-func (l *loader) decodeSpeculative(blk *hcl.Block, e *engineSyntax) (*Speculative, hcl.Diagnostics) {
+func (l *loader) decodeSpeculative(blk *hcl.Block, e *engine.Syntax) (*Speculative, hcl.Diagnostics) {
 	sp := &Speculative{DeclRange: blk.DefRange}
 	content, diags := blk.Body.Content(speculativeSchema)
 	at := content.Attributes
@@ -194,12 +196,12 @@ func (l *loader) decodeSpeculative(blk *hcl.Block, e *engineSyntax) (*Speculativ
 			sp.Config = cfg
 		}
 	}
-	if e.checkSpeculative != nil && !diags.HasErrors() {
+	if e.CheckSpeculative != nil && !diags.HasErrors() {
 		cfgRange := blk.DefRange
 		if a, ok := at["config"]; ok {
 			cfgRange = a.Expr.Range()
 		}
-		diags = append(diags, e.checkSpeculative(sp, at, cfgRange)...)
+		diags = append(diags, e.CheckSpeculative(sp, at, cfgRange)...)
 	}
 	return sp, diags
 }

@@ -77,17 +77,6 @@ type Server struct {
 	DeclRange hcl.Range
 }
 
-// Speculative is the `speculative` block, rendered as --speculative-config JSON.
-type Speculative struct {
-	Method               string
-	Model                string
-	NumSpeculativeTokens *int
-	// Config holds any other key of vLLM's speculative config, as JSON values.
-	Config map[string]any
-
-	DeclRange hcl.Range
-}
-
 // Measure is the `measure` block.
 type Measure struct {
 	Duration     time.Duration // default 30s

@@ -123,11 +123,3 @@ func TestRunNames(t *testing.T) {
 		})
 	}
 }
-
-func TestEngineTitle(t *testing.T) {
-	for name, want := range map[string]string{"": "vLLM", "vllm": "vLLM", "sglang": "SGLang", "trtllm": "trtllm"} {
-		if got := EngineTitle(name); got != want {
-			t.Errorf("EngineTitle(%q) = %q, want %q", name, got, want)
-		}
-	}
-}

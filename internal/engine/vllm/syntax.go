@@ -1,27 +1,31 @@
-package spec
+package vllm
 
-// vllmSyntax is vLLM's launch: `vllm serve MODEL --flag value …`
+import "github.com/slogate/slogate/internal/engine"
+
+// syntax is vLLM's launch: `vllm serve MODEL --flag value …`
 // (docs/vllm.md#flags).
-var vllmSyntax = &engineSyntax{
-	title:         "vLLM",
-	command:       "vllm",
-	serveArgs:     vllmServeArgs,
-	kvCacheDtypes: CacheDTypes,
-	valuesSource:  "CacheDType in vllm/config/cache.py, docs/vllm.md#flags",
-	otherSpellings: map[string]map[string]spelling{
-		"kv_cache_dtype": {"bf16": {"bfloat16", "SGLang's bf16 and bfloat16 are one choice, docs/sglang.md#flags"}},
+var syntax = &engine.Syntax{
+	Command:              "vllm",
+	Subcommand:           []string{"serve"},
+	ServeArgs:            serveArgs,
+	KVCacheDtypes:        CacheDTypes,
+	KVCacheDtypeFlag:     "--kv-cache-dtype",
+	AttentionBackendFlag: "--attention-backend",
+	ValuesSource:         "CacheDType in vllm/config/cache.py, docs/vllm.md#flags",
+	OtherSpellings: map[string]map[string]engine.Spelling{
+		"kv_cache_dtype": {"bf16": {Value: "bfloat16", Why: "SGLang's bf16 and bfloat16 are one choice, docs/sglang.md#flags"}},
 	},
-	maxNumSeqsFlags:  []string{"--max-num-seqs", "--max_num_seqs"},
-	containerCommand: nil, // vllm/vllm-openai's entrypoint is `vllm serve`
-	apiKeyEnv:        "VLLM_API_KEY",
-	docs:             "docs/vllm.md#flags",
+	MaxNumSeqsFlags:  []string{"--max-num-seqs", "--max_num_seqs"},
+	ContainerCommand: nil, // vllm/vllm-openai's entrypoint is `vllm serve`
+	APIKeyEnv:        "VLLM_API_KEY",
+	Docs:             "docs/vllm.md#flags",
 }
 
-// vllmServeArgs are the arguments of `vllm serve`: MODEL --flag value …, the
+// serveArgs are the arguments of `vllm serve`: MODEL --flag value …, the
 // API key's flag only when key is set, --host host.
-func vllmServeArgs(s *Server, key, host string) []string {
-	a := launchArgs{s.Model}
-	str, num := a.str, a.num
+func serveArgs(s engine.Launch, key, host string) []string {
+	a := engine.Args{s.Model}
+	str, num := a.Str, a.Num
 	str("--served-model-name", s.ServedModelName)
 	num("--tensor-parallel-size", s.TensorParallelSize)
 	num("--pipeline-parallel-size", s.PipelineParallelSize)
@@ -30,7 +34,7 @@ func vllmServeArgs(s *Server, key, host string) []string {
 		a = append(a, "--enable-expert-parallel")
 	}
 	num("--max-model-len", s.MaxModelLen)
-	a.fraction("--gpu-memory-utilization", s.GPUMemoryUtilization)
+	a.Fraction("--gpu-memory-utilization", s.GPUMemoryUtilization)
 	str("--host", host)
 	if s.Port != 0 {
 		num("--port", &s.Port)

@@ -1,4 +1,4 @@
-package spec
+package sglang
 
 import (
 	"encoding/json"
@@ -8,45 +8,49 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/slogate/slogate/internal/engine"
 	namesuggest "github.com/slogate/slogate/internal/suggest"
 )
 
-// sglangSyntax is SGLang's launch: `sglang serve MODEL --flag value …`, the
+// syntax is SGLang's launch: `sglang serve MODEL --flag value …`, the
 // flags named after ServerArgs' fields (python/sglang/srt/server_args.py;
 // docs/sglang.md#flags).
-var sglangSyntax = &engineSyntax{
-	title:     "SGLang",
-	command:   "sglang",
-	serveArgs: sglangServeArgs,
+var syntax = &engine.Syntax{
+	Command:    "sglang",
+	Subcommand: []string{"serve"},
+	ServeArgs:  serveArgs,
 	// ServerArgs.kv_cache_dtype's choices (server_args.py, 2026 builds;
 	// fp4_e2m1 in older ones).
-	kvCacheDtypes: []string{"auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16", "fp4_e2m1"},
+	KVCacheDtypes: []string{"auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16", "fp4_e2m1"},
 	// ATTENTION_BACKEND_CHOICES of server_args.py (2026 builds).
-	attentionBackends: []string{
+	AttentionBackends: []string{
 		"triton", "torch_native", "flex_attention", "dsa", "nsa", "dsv4", "compressed",
 		"cutlass_mla", "fa3", "fa4", "flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla",
 		"trtllm_mha", "dual_chunk_flash_attn", "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer",
 		"aiter", "wave", "intel_amx", "ascend", "intel_xpu",
 	},
-	valuesSource: "the choices of ServerArgs in python/sglang/srt/server_args.py, docs/sglang.md#flags",
-	otherSpellings: map[string]map[string]spelling{
-		"kv_cache_dtype": {"fp8": {"fp8_e4m3", "vLLM's fp8 is fp8_e4m3: \"CUDA 11.8+ supports fp8 (=fp8_e4m3)\", vllm/config/cache.py"}},
+	ValuesSource:         "the choices of ServerArgs in python/sglang/srt/server_args.py, docs/sglang.md#flags",
+	KVCacheDtypeFlag:     "--kv-cache-dtype",
+	AttentionBackendFlag: "--attention-backend",
+	OtherSpellings: map[string]map[string]engine.Spelling{
+		"kv_cache_dtype": {"fp8": {Value: "fp8_e4m3", Why: "vLLM's fp8 is fp8_e4m3: \"CUDA 11.8+ supports fp8 (=fp8_e4m3)\", vllm/config/cache.py"}},
 		"attention_backend": {
-			"FLASHINFER":  {"flashinfer", "the FlashInfer kernels"},
-			"TRITON_ATTN": {"triton", "the Triton kernels"},
-			"FLASH_ATTN":  {"fa3", "FlashAttention 3, which vLLM's FLASH_ATTN runs on Hopper; fa4 on Blackwell"},
+			"FLASHINFER":  {Value: "flashinfer", Why: "the FlashInfer kernels"},
+			"TRITON_ATTN": {Value: "triton", Why: "the Triton kernels"},
+			"FLASH_ATTN":  {Value: "fa3", Why: "FlashAttention 3, which vLLM's FLASH_ATTN runs on Hopper; fa4 on Blackwell"},
 		},
 	},
-	unsupported: map[string]string{
+	Unsupported: map[string]string{
 		"enable_expert_parallel": `SGLang sizes expert parallelism instead of switching it on: write args = ["--ep-size", "N"] (docs/sglang.md#flags).`,
 		"max_num_batched_tokens": `SGLang bounds a prefill chunk and a prefill batch separately: write args = ["--chunked-prefill-size", "N"] and/or ["--max-prefill-tokens", "N"] (docs/sglang.md#flags).`,
 	},
-	checkSpeculative: checkSGLangSpeculative,
-	maxNumSeqsFlags:  []string{"--max-running-requests", "--max_running_requests"},
+	CheckSpeculative:  checkSpeculative,
+	SpeculativeMethod: speculativeMethod,
+	MaxNumSeqsFlags:   []string{"--max-running-requests", "--max_running_requests"},
 	// speculative_hook.py: every builtin algorithm's handler sets
 	// max_running_requests = 48 when it is not given ("Max running
 	// requests is reset to 48 for speculative decoding").
-	impliedMaxNumSeqs: func(s *Server) *int {
+	ImpliedMaxNumSeqs: func(s engine.Launch) *int {
 		if s.Speculative == nil {
 			return nil
 		}
@@ -54,24 +58,24 @@ var sglangSyntax = &engineSyntax{
 		return &n
 	},
 	// lmsysorg/sglang has no ENTRYPOINT or CMD (docs/sglang.md#launch).
-	containerCommand: []string{"sglang", "serve"},
-	apiKeyEnv:        "", // --api-key only
-	docs:             "docs/sglang.md#flags",
+	ContainerCommand: []string{"sglang", "serve"},
+	APIKeyEnv:        "", // --api-key only
+	Docs:             "docs/sglang.md#flags",
 }
 
-// sglangServeArgs are the arguments of `sglang serve`: MODEL --flag value
+// serveArgs are the arguments of `sglang serve`: MODEL --flag value
 // …, the API key's flag only when key is set, --host host, args last.
 // --enable-metrics is always given: slogate reads /metrics, which SGLang
 // serves only with it (docs/sglang.md#metrics).
-func sglangServeArgs(s *Server, key, host string) []string {
-	a := launchArgs{s.Model}
-	str, num := a.str, a.num
+func serveArgs(s engine.Launch, key, host string) []string {
+	a := engine.Args{s.Model}
+	str, num := a.Str, a.Num
 	str("--served-model-name", s.ServedModelName)
 	num("--tp-size", s.TensorParallelSize)
 	num("--pp-size", s.PipelineParallelSize)
 	num("--dp-size", s.DataParallelSize)
 	num("--context-length", s.MaxModelLen)
-	a.fraction("--mem-fraction-static", s.GPUMemoryUtilization)
+	a.Fraction("--mem-fraction-static", s.GPUMemoryUtilization)
 	str("--host", host)
 	if s.Port != 0 {
 		num("--port", &s.Port)
@@ -154,7 +158,7 @@ func sglangAlgorithmOf(method string) (sglangAlgorithm, bool) {
 // sglangSpeculativeArgs renders the speculative block as SGLang's flags:
 // --speculative-algorithm, the draft model, N as the algorithm's width,
 // then each config key K as --speculative-K (docs/sglang.md#speculative-decoding).
-func sglangSpeculativeArgs(sp *Speculative) []string {
+func sglangSpeculativeArgs(sp *engine.Speculative) []string {
 	alg, ok := sglangAlgorithmOf(sp.Method)
 	if !ok {
 		return nil // Load refused it
@@ -166,7 +170,7 @@ func sglangSpeculativeArgs(sp *Speculative) []string {
 	if n := sp.NumSpeculativeTokens; n != nil && alg.width != nil {
 		a = append(a, alg.width(*n)...)
 	}
-	for _, k := range sortedKeys(sp.Config) {
+	for _, k := range engine.SortedKeys(sp.Config) {
 		flag := "--speculative-" + strings.ReplaceAll(k, "_", "-")
 		switch v := sp.Config[k].(type) {
 		case bool:
@@ -187,38 +191,38 @@ func sglangSpeculativeArgs(sp *Speculative) []string {
 // names slogate maps to them, for diagnostics.
 func sglangAlgorithmNames() []string {
 	var names []string
-	for _, k := range sortedKeys(sglangAlgorithms) {
+	for _, k := range engine.SortedKeys(sglangAlgorithms) {
 		names = append(names, sglangAlgorithms[k].name)
 	}
 	return names
 }
 
-// checkSGLangSpeculative reports what of a speculative block SGLang cannot
+// checkSpeculative reports what of a speculative block SGLang cannot
 // take: no method, a method it lacks, a token count NGRAM has no meaning
 // for, and config keys that repeat what the attributes render or that are
 // not one flag's value.
-func checkSGLangSpeculative(sp *Speculative, at hcl.Attributes, cfg hcl.Range) hcl.Diagnostics {
+func checkSpeculative(sp *engine.Speculative, at hcl.Attributes, cfg hcl.Range) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	builtins := strings.Join(sglangAlgorithmNames(), ", ")
 	if sp.Method == "" {
-		return append(diags, invalid("Missing speculative method", sp.DeclRange,
+		return append(diags, engine.Invalid("Missing speculative method", sp.DeclRange,
 			"SGLang needs --speculative-algorithm: set method to one of %s (or vLLM's mtp, draft_model), see docs/sglang.md#speculative-decoding.", builtins))
 	}
 	alg, ok := sglangAlgorithmOf(sp.Method)
 	if !ok {
 		detail := fmt.Sprintf("SGLang has no speculative method %q: its --speculative-algorithm takes %s, and slogate maps vLLM's mtp to NEXTN and draft_model to STANDALONE (docs/sglang.md#speculative-decoding). An algorithm a plugin registers goes in args instead: args = [\"--speculative-algorithm\", \"NAME\"].",
 			sp.Method, builtins)
-		if near := namesuggest.Closest(strings.ToLower(sp.Method), append(sortedKeys(sglangAlgorithms), sortedKeys(vllmToSGLang)...)); near != "" {
+		if near := namesuggest.Closest(strings.ToLower(sp.Method), append(engine.SortedKeys(sglangAlgorithms), engine.SortedKeys(vllmToSGLang)...)); near != "" {
 			detail += fmt.Sprintf(" Did you mean %q?", near)
 		}
-		return append(diags, invalidCtx("Speculative method not supported by SGLang", at["method"].Expr.Range(), at["method"].Range, detail))
+		return append(diags, engine.InvalidCtx("Speculative method not supported by SGLang", at["method"].Expr.Range(), at["method"].Range, detail))
 	}
 	if sp.NumSpeculativeTokens != nil && alg.width == nil {
-		diags = append(diags, invalidCtx("Attribute not supported by SGLang", at["num_speculative_tokens"].NameRange, at["num_speculative_tokens"].Range,
+		diags = append(diags, engine.InvalidCtx("Attribute not supported by SGLang", at["num_speculative_tokens"].NameRange, at["num_speculative_tokens"].Range,
 			fmt.Sprintf("SGLang's %s drafts a tree of --speculative-num-draft-tokens (default 12), not a chain of num_speculative_tokens: remove it and write config = { num_draft_tokens = N } (docs/sglang.md#speculative-decoding).", alg.name)))
 	}
 	if alg.name == "DFLASH" && sp.Model == "" {
-		diags = append(diags, invalid("Missing draft model", sp.DeclRange,
+		diags = append(diags, engine.Invalid("Missing draft model", sp.DeclRange,
 			"SGLang's DFLASH needs --speculative-draft-model-path: set model to the draft model (speculative_hook.py _handle_dflash)."))
 	}
 	owned := map[string]string{"algorithm": "method", "draft_model_path": "model", "draft_model": "model"}
@@ -227,16 +231,26 @@ func checkSGLangSpeculative(sp *Speculative, at hcl.Attributes, cfg hcl.Range) h
 			owned[k] = "num_speculative_tokens"
 		}
 	}
-	for _, k := range sortedKeys(sp.Config) {
+	for _, k := range engine.SortedKeys(sp.Config) {
 		if attr, clash := owned[k]; clash {
-			diags = append(diags, invalid("Duplicate speculative setting", cfg,
+			diags = append(diags, engine.Invalid("Duplicate speculative setting", cfg,
 				"config sets %q, which %s renders for SGLang (docs/sglang.md#speculative-decoding): remove one of them.", k, attr))
 		}
 		switch sp.Config[k].(type) {
 		case map[string]any, []any:
-			diags = append(diags, invalid("Invalid speculative setting", cfg,
+			diags = append(diags, engine.Invalid("Invalid speculative setting", cfg,
 				"For SGLang each config key K is the flag --speculative-K with one value; %q holds a list or object.", k))
 		}
 	}
 	return diags
+}
+
+// speculativeMethod is SGLang's algorithm for the block's method
+// ("dflash" → "DFLASH", vLLM's "mtp" → "NEXTN"), else the method as
+// written.
+func speculativeMethod(sp *engine.Speculative) string {
+	if alg, ok := sglangAlgorithmOf(sp.Method); ok {
+		return alg.name
+	}
+	return sp.Method
 }

@@ -1,0 +1,209 @@
+// Package engine is what slogate knows of an inference engine beyond what
+// every OpenAI-compatible server shares, behind one interface, Engine; each
+// engine is one package below it (internal/engine/vllm,
+// internal/engine/sglang) and internal/engine/registry lists them
+// (registry.For(name)).
+//
+// The layering, from the top (internal/layers/layers_test.go checks it):
+//
+//	spec, result, lifecycle, measure, compare, report  call registry.For(name)
+//	  ↓
+//	internal/engine/registry  the one list of engines: Lookup, For, Names, Title
+//	  ↓
+//	internal/engine/vllm, internal/engine/sglang  one package per engine, independent
+//	  ↓
+//	internal/engine  this package: the interface and the engine-neutral types
+//
+// The engine packages sit below spec, so they take neutral inputs (Launch,
+// the typed attributes a launch renders; Speculative, which spec aliases),
+// never a spec.Server: spec renders and diagnoses through them, and they
+// import neither spec nor anything above it. Nothing outside an engine's
+// package names its metrics or flags (the layering test greps for the
+// metric prefixes).
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Engine is one inference engine slogate launches and measures.
+type Engine interface {
+	// Name is the engine as a spec names it (server { engine = "vllm" }).
+	Name() string
+	// Title is the engine's name as people write it ("vLLM").
+	Title() string
+	// Syntax is how the engine's launch is written.
+	Syntax() *Syntax
+}
+
+// Syntax is how one engine's launch is written: the flags the typed server
+// attributes render to and the values the engine takes.
+type Syntax struct {
+	// Command is the executable launched when the server sets none.
+	Command string
+	// Subcommand are the words between the command and ServeArgs
+	// (["serve"] for `vllm serve`); nil for none.
+	Subcommand []string
+	// ServeArgs renders the arguments after the subcommand: MODEL and the
+	// flags, the API key's flag only when key is set, --host host, args
+	// last.
+	ServeArgs func(l Launch, key, host string) []string
+	// KVCacheDtypes and AttentionBackends are the values the engine takes
+	// (nil: not checked), and KVCacheDtypeFlag and AttentionBackendFlag
+	// the flags that take them; ValuesSource is cited in the warning.
+	KVCacheDtypes, AttentionBackends       []string
+	KVCacheDtypeFlag, AttentionBackendFlag string
+	ValuesSource                           string
+	// OtherSpellings are values another engine writes for one of this
+	// engine's, by attribute: the warning of such a value names this
+	// engine's spelling instead of the nearest string.
+	OtherSpellings map[string]map[string]Spelling
+	// Unsupported names the typed attributes the engine has no flag for,
+	// each with what to write instead.
+	Unsupported map[string]string
+	// CheckSpeculative reports what of the speculative block the engine
+	// cannot take (nil: everything is passed through); at are the block's
+	// attributes, cfg the range of its config (else of the block).
+	CheckSpeculative func(sp *Speculative, at hcl.Attributes, cfg hcl.Range) hcl.Diagnostics
+	// SpeculativeMethod is the block's method as the engine names it, so
+	// that what the server states can be compared with it (nil: the method
+	// as written).
+	SpeculativeMethod func(sp *Speculative) string
+	// MaxNumSeqsFlags are the spellings of the engine's flag for the most
+	// requests it runs at once, as args may write it.
+	MaxNumSeqsFlags []string
+	// ImpliedMaxNumSeqs is the most requests the engine runs at once when
+	// neither the attribute nor args set it, where the engine fixes it
+	// (nil: the engine sizes it itself, unknown here).
+	ImpliedMaxNumSeqs func(l Launch) *int
+	// ContainerCommand are the words placed after the image when the
+	// container block sets no command (nil: the image's entrypoint serves).
+	ContainerCommand []string
+	// APIKeyEnv is the variable the engine reads its API key from when no
+	// flag gives it ("": it has none, so the key goes on the command line).
+	APIKeyEnv string
+	// Docs is where docs/ describes the engine's flags.
+	Docs string
+}
+
+// Spelling is one engine's value for what another engine spells
+// otherwise: the value and where the two are said to be the same.
+type Spelling struct{ Value, Why string }
+
+// Launch is what an engine renders a launch from: the server block's typed
+// attributes (spec.Server's, nil or "" when unset).
+type Launch struct {
+	Model, ServedModelName                                     string
+	TensorParallelSize, PipelineParallelSize, DataParallelSize *int
+	EnableExpertParallel                                       *bool
+	MaxModelLen                                                *int
+	GPUMemoryUtilization                                       *float64
+	MaxNumBatchedTokens, MaxNumSeqs                            *int
+	AttentionBackend, KVCacheDtype                             string
+	EnablePrefixCaching                                        *bool
+	Speculative                                                *Speculative
+	// Port is 0 when the spec leaves it to the engine's default.
+	Port int
+	// Args are the server's args, rendered last.
+	Args []string
+}
+
+// Speculative is the `speculative` block (spec.Speculative is this type).
+type Speculative struct {
+	Method               string
+	Model                string
+	NumSpeculativeTokens *int
+	// Config holds any other key of the engine's speculative config, as
+	// JSON values.
+	Config map[string]any
+
+	DeclRange hcl.Range
+}
+
+// JSON renders the block as one JSON object (vLLM's --speculative-config
+// value): method, model and num_speculative_tokens first, then the config
+// keys in sorted order.
+func (sp *Speculative) JSON() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	n := 0
+	member := func(k string, v any) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(v)
+		if err != nil {
+			vb = []byte("null")
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	if sp.Method != "" {
+		member("method", sp.Method)
+	}
+	if sp.Model != "" {
+		member("model", sp.Model)
+	}
+	if sp.NumSpeculativeTokens != nil {
+		member("num_speculative_tokens", *sp.NumSpeculativeTokens)
+	}
+	for _, k := range SortedKeys(sp.Config) {
+		member(k, sp.Config[k])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// Args builds a launch's arguments, each flag only when its attribute is
+// set.
+type Args []string
+
+// Str adds flag v unless v is "".
+func (a *Args) Str(flag, v string) {
+	if v != "" {
+		*a = append(*a, flag, v)
+	}
+}
+
+// Num adds flag *v unless v is nil.
+func (a *Args) Num(flag string, v *int) {
+	if v != nil {
+		*a = append(*a, flag, strconv.Itoa(*v))
+	}
+}
+
+// Fraction adds flag *v, written as short as it is exact, unless v is nil.
+func (a *Args) Fraction(flag string, v *float64) {
+	if v != nil {
+		*a = append(*a, flag, strconv.FormatFloat(*v, 'f', -1, 64))
+	}
+}
+
+// Invalid is an error diagnostic at rng, its detail formatted.
+func Invalid(summary string, rng hcl.Range, format string, args ...any) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: rng.Ptr()}
+}
+
+// InvalidCtx is an error diagnostic at subject within context.
+func InvalidCtx(summary string, subject, context hcl.Range, detail string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: subject.Ptr(), Context: context.Ptr()}
+}
+
+// SortedKeys are m's keys in order.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,40 @@
+package registry
+
+import "testing"
+
+// TestTitle: an engine's title; "" is vLLM's (results written before
+// engines were recorded); an unknown name is itself (moved from vocab).
+func TestTitle(t *testing.T) {
+	for name, want := range map[string]string{"": "vLLM", "vllm": "vLLM", "sglang": "SGLang", "trtllm": "trtllm"} {
+		if got := Title(name); got != want {
+			t.Errorf("Title(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestFor: For falls back to the default engine for "" and an unknown
+// name; Lookup says it does not know the latter.
+func TestFor(t *testing.T) {
+	tests := []struct {
+		name, engine, want string
+		known              bool
+	}{
+		{"vllm", "vllm", "vllm", true},
+		{"sglang", "sglang", "sglang", true},
+		{"unset", "", "vllm", false},
+		{"unknown", "trtllm", "vllm", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := For(tc.engine).Name(); got != tc.want {
+				t.Errorf("For(%q) = %q, want %q", tc.engine, got, tc.want)
+			}
+			if _, ok := Lookup(tc.engine); ok != tc.known {
+				t.Errorf("Lookup(%q) ok = %v, want %v", tc.engine, ok, tc.known)
+			}
+		})
+	}
+	if got := Names(); len(got) != 2 || got[0] != "sglang" || got[1] != "vllm" {
+		t.Errorf("Names() = %q, want [sglang vllm]", got)
+	}
+}
