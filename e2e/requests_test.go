@@ -173,3 +173,49 @@ assert "tail" {
 		t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
 	}
 }
+
+// TestTrafficNoWarmUp: a traffic block's warmup = "0s" is no warm-up (it
+// was refused as "must be a positive duration"): the window opens with the
+// first request, so every request of the cell's requests.jsonl lines is in
+// the window and the cell launched them all.
+func TestTrafficNoWarmUp(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	t.Cleanup(func() { noLeftovers(t, mark) })
+	spec := writeSpec(t, freePort(t), `"--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-kv-tokens", "1000000"`, `measure {
+  duration   = "1s"
+  max_output = 16
+}
+traffic "cold" {
+  context  = "1K"
+  rate     = [8]
+  duration = "1s"
+  warmup   = "0s"
+}
+`)
+	if v := slogate(t, mark, time.Minute, "", nil, "plan", spec); v.Code != 0 || !strings.Contains(v.Stdout, "traffic/cold") {
+		t.Fatalf("plan: exit %d\n%s%s", v.Code, v.Stdout, v.Stderr)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	results := readResults(t, out)
+	if len(results.Traffic) != 1 || results.Traffic[0].Launched == 0 {
+		t.Fatalf("traffic cells %+v: want one that launched requests", results.Traffic)
+	}
+	n := 0
+	for _, rec := range readRequests(t, out) {
+		if rec.Phase != vocab.PhaseTraffic {
+			continue
+		}
+		n++
+		if !rec.InWindow {
+			t.Errorf("record %+v is outside the window: warmup = \"0s\" sends no warm-up", rec)
+		}
+	}
+	if n != results.Traffic[0].Launched {
+		t.Errorf("%d traffic records, the cell launched %d: every request is in the window", n, results.Traffic[0].Launched)
+	}
+}

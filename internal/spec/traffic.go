@@ -196,7 +196,7 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 			t.Duration, t.DurationText = d, text
 		}
 	}
-	if d, _, ok, dd := l.duration(at, "warmup"); ok || dd != nil {
+	if d, _, ok, dd := l.durationOrZero(at, "warmup"); ok || dd != nil {
 		diags = append(diags, dd...)
 		if ok {
 			t.WarmUp = d

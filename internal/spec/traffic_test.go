@@ -31,6 +31,11 @@ traffic "flat" {
   duration = "5s"
   max_outstanding = 64
 }
+traffic "cold" {
+  context = 1024
+  rate    = 1
+  warmup  = "0s"
+}
 assert "holds" {
   condition = steady["8K"]["0.5"].goodput_rps >= 0.4 && steady["8K"][4].ttft_ms_p99 < 2000 && flat[1024][3].status == "valid"
 }
@@ -46,6 +51,9 @@ assert "holds" {
 			MaxOutstanding: vocab.DefaultMaxOutstanding, SLO: TrafficSLO{TTFTMs: &ttft, TBTMs: &tbt}},
 		{Label: "flat", Context: 1024, Rates: []float64{3}, Arrivals: "constant",
 			Duration: 5 * time.Second, DurationText: "5s", WarmUp: DefaultTrafficWarmUp, MaxOutstanding: 64},
+		// warmup = "0s" is no warm-up, not the default's 10 s.
+		{Label: "cold", Context: 1024, Rates: []float64{1}, Arrivals: "poisson",
+			Duration: 20 * time.Second, DurationText: "20s", WarmUp: 0, MaxOutstanding: vocab.DefaultMaxOutstanding},
 	}
 	if d := cmp.Diff(want, sp.Traffic, cmp.FilterPath(func(p cmp.Path) bool {
 		f := p.Last().String()
@@ -71,6 +79,7 @@ func TestTrafficDiagnosticDetails(t *testing.T) {
 		{name: "arrivals suggestion", block: `arrivals = "poison"`, want: []string{`"poisson", "constant" or "gamma"`, `Did you mean "poisson"?`}},
 		{name: "slo suggestion", block: `slo = { ttft_msec = 1 }`, want: []string{"ttft_ms, tbt_ms, e2e_ms", `Did you mean "ttft_ms"?`}},
 		{name: "rate not positive", block: `rate = [0]`, want: []string{"more than 0 requests per second; got 0"}},
+		{name: "negative warmup", block: `warmup = "-2s"`, want: []string{`warmup must be a duration such as "0s" (none)`, `got "-2s"`}},
 		{name: "burstiness without gamma", block: "burstiness = 2", want: []string{`arrivals = "poisson"`, `Set arrivals = "gamma"`}},
 	}
 	for _, tt := range tests {

@@ -131,15 +131,29 @@ func wholeNumber(f *big.Float) (int, bool) {
 	return int(i), true
 }
 
-// duration reads a Go duration string such as "30s" or "60m".
+// duration reads a positive Go duration string such as "30s" or "60m".
 func (l *loader) duration(attrs hcl.Attributes, name string) (time.Duration, string, bool, hcl.Diagnostics) {
+	return l.durationFrom(attrs, name, false)
+}
+
+// durationOrZero reads a Go duration string that may be "0s", meaning
+// none (a traffic block's warmup: no warm-up).
+func (l *loader) durationOrZero(attrs hcl.Attributes, name string) (time.Duration, string, bool, hcl.Diagnostics) {
+	return l.durationFrom(attrs, name, true)
+}
+
+func (l *loader) durationFrom(attrs hcl.Attributes, name string, zero bool) (time.Duration, string, bool, hcl.Diagnostics) {
 	a, v, ok, diags := l.attr(attrs, name, cty.String)
 	if !ok {
 		return 0, "", false, diags
 	}
 	text := v.AsString()
 	d, err := time.ParseDuration(text)
-	if err != nil || d <= 0 {
+	switch {
+	case zero && (err != nil || d < 0):
+		return 0, "", false, append(diags, invalid("Invalid duration", a.Expr.Range(),
+			"%s must be a duration such as \"0s\" (none), \"10s\" or \"2m\"; got %q.", name, text))
+	case !zero && (err != nil || d <= 0):
 		return 0, "", false, append(diags, invalid("Invalid duration", a.Expr.Range(),
 			"%s must be a positive duration such as \"30s\", \"2m\" or \"1h30m\"; got %q.", name, text))
 	}

@@ -54,6 +54,18 @@ traffic "long" {
   rate    = [1]
 }
 
+traffic "negative_warmup" {
+  context = "8K"
+  rate    = 2
+  warmup  = "-1s" # ERROR: Invalid duration
+}
+
+traffic "bad_warmup" {
+  context = "8K"
+  rate    = 2
+  warmup  = "none" # ERROR: Invalid duration
+}
+
 traffic "decode" { # ERROR: Duplicate label
   context = "8K"
   rate    = 2
