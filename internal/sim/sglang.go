@@ -118,6 +118,7 @@ Simulator flags: the vLLM simulator's --sim-* flags (see 'slogate sim serve --he
   --sim-tokenize-prompt-only        a build whose /tokenize has no messages form
   --sim-kv-log-only                 a fault: only the log tells the KV capacity (no /server_info,
                                     no sglang:max_total_num_tokens)
+  --sim-legacy-build                a 2025 build: the KV line without its dtype, fp4_e2m1 served
 
 Examples:
   slogate sim --engine sglang serve Qwen/Qwen3.5-4B --port 30000 --enable-metrics

@@ -49,6 +49,7 @@ type sglangConfig struct {
 	drainPoll          time.Duration // --sim-drain-poll: the SIGTERM watchdog's period (SGLang's 5 s)
 	tokenizePromptOnly bool          // --sim-tokenize-prompt-only: a build before /tokenize took messages
 	kvLogOnly          bool          // --sim-kv-log-only: only the log tells the KV capacity
+	legacyBuild        bool          // --sim-legacy-build: a 2025 build (KV line without dtype, fp4_e2m1 accepted)
 
 	given   []string // the SGLang flags given, dashed, for the server_args log line
 	ignored []string // known SGLang flags the simulator does not model
@@ -271,6 +272,13 @@ func sglangFlags(c *sglangConfig) []sglangFlag {
 		sglangFlag{names: []string{"--sim-kv-log-only"}, kind: sgSimFlagB, set: func(c *sglangConfig, v string) error {
 			b, err := strconv.ParseBool(v)
 			c.kvLogOnly = b
+			return err
+		}},
+		// An older build: the KV line without its dtype ("KV Cache is
+		// allocated. #tokens: N, …"), --kv-cache-dtype fp4_e2m1 served.
+		sglangFlag{names: []string{"--sim-legacy-build"}, kind: sgSimFlagB, set: func(c *sglangConfig, v string) error {
+			b, err := strconv.ParseBool(v)
+			c.legacyBuild = b
 			return err
 		}},
 	)

@@ -20,12 +20,15 @@ import (
 
 // sglangLogger writes SGLang's log lines: Python logging's
 // "[%(asctime)s] %(message)s" on stderr (prepare_server_args), the
-// scheduler's lines with its rank after the time ("[… TP0]", "[… DP1 TP0]"
-// under data parallelism, as users paste them).
+// scheduler's lines with its rank after the time as run_scheduler_process
+// builds it: " DP{d}" under data parallelism, " TP{t}" when --tp-size is
+// above 1 ("[… TP0]", "[… DP1 TP0]"; docs/sglang.md#log-lines).
 type sglangLogger struct {
 	mu  sync.Mutex
 	w   io.Writer
 	dp  int              // --dp-size
+	tp  int              // --tp-size
+	dpa bool             // --enable-dp-attention: the DP ranks share one TP group
 	now func() time.Time // the clock the timestamps read (time.Now)
 }
 
@@ -42,14 +45,34 @@ func (l *sglangLogger) line(prefix, format string, a ...any) {
 // http logs a line of the HTTP server / TokenizerManager process.
 func (l *sglangLogger) http(format string, a ...any) { l.line("", format, a...) }
 
-// rank logs a line of DP rank r's TP0 scheduler.
+// rank logs a line of DP rank r's first scheduler: its TP rank is 0, or
+// under DP attention r × (tp ÷ dp), the TP rank of the group's first GPU
+// (the DP ranks split one TP group).
 func (l *sglangLogger) rank(r int, format string, a ...any) {
-	prefix := " TP0"
-	if l.dp > 1 {
-		prefix = " DP" + strconv.Itoa(r) + " TP0"
-	}
-	l.line(prefix, format, a...)
+	l.line(l.rankPrefix(r), format, a...)
 }
+
+// rankPrefix is DP rank r's first scheduler's prefix.
+func (l *sglangLogger) rankPrefix(r int) string {
+	prefix := ""
+	if l.dp > 1 {
+		prefix = " DP" + strconv.Itoa(r)
+	}
+	if l.tp > 1 {
+		t := 0
+		if l.dpa && l.dp > 1 {
+			t = r * max(l.tp/l.dp, 1)
+		}
+		prefix += " TP" + strconv.Itoa(t)
+	}
+	return prefix
+}
+
+// firstRank reports whether DP rank r's first scheduler has TP rank 0, the
+// one that logs the scheduler's summary line ("if self.tp_rank == 0",
+// managers/scheduler.py): every DP rank's under plain data parallelism,
+// DP0's only under DP attention.
+func (l *sglangLogger) firstRank(r int) bool { return r == 0 || !(l.dpa && l.dp > 1) }
 
 // raw writes a line as is (uvicorn's, Python warnings).
 func (l *sglangLogger) raw(s string) {
@@ -71,6 +94,11 @@ func (e *sglangStartupError) Error() string { return e.msg }
 // config: the drafts per step are speculative_num_draft_tokens − 1
 // (docs/sglang.md#speculative-token-mapping).
 func (c *sglangConfig) resolve(log *sglangLogger) error {
+	if c.kvCacheDtype == "fp4_e2m1" && !c.legacyBuild {
+		// configure_kv_cache_dtype (mem_cache/kv_cache_dtype.py, 2026):
+		// argparse still lists the choice, startup refuses it.
+		return &sglangStartupError{"ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16."}
+	}
 	algo := c.specAlgorithm
 	if algo == "" {
 		return nil
@@ -193,6 +221,42 @@ func settleSGLang(c *sglangConfig) (*settings, error) {
 	return st, nil
 }
 
+// logPools writes each DP rank's KV pool line and the scheduler's summary
+// as SGLang's startup does (docs/sglang.md#log-lines): the pool line from
+// KVCache._finalize_allocation_log (mem_cache/memory_pool.py) on every
+// rank, the summary from the TP-rank-0 scheduler only.
+func logPools(log *sglangLogger, c *sglangConfig, st *settings) {
+	for i := range st.engines {
+		kvGB := float64(st.kvTokens) * kvBytesPerToken / 2 / 1e9
+		if c.legacyBuild { // before KVCache._finalize_allocation_log named the dtype
+			log.rank(i, "KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size: %.2f GB", st.kvTokens, kvGB, kvGB)
+		} else {
+			log.rank(i, "KV Cache is allocated. dtype: %s, #tokens: %d, K size: %.2f GB, V size: %.2f GB", sglangTorchDtype(c.kvCacheDtype), st.kvTokens, kvGB, kvGB)
+		}
+	}
+	for i := range st.engines {
+		if log.firstRank(i) {
+			log.rank(i, "max_total_num_tokens=%d, chunked_prefill_size=%d, max_prefill_tokens=%d, max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB",
+				st.kvTokens, c.core.MaxNumBatchedTokens, c.maxPrefillTokens, st.maxSeqs, st.maxLen, 10.0)
+		}
+	}
+}
+
+// sglangTorchDtype is the torch dtype SGLang's KV line names for a
+// --kv-cache-dtype (configure_kv_cache_dtype, mem_cache/kv_cache_dtype.py):
+// auto is the model's dtype, bfloat16 for the simulator's models.
+func sglangTorchDtype(kvCacheDtype string) string {
+	switch kvCacheDtype {
+	case "fp8_e4m3", "mxfp8":
+		return "torch.float8_e4m3fn"
+	case "fp8_e5m2":
+		return "torch.float8_e5m2"
+	case "nvfp4", "fp4_mx_block16", "fp4_e2m1":
+		return "torch.float4_e2m1fn_x2"
+	}
+	return "torch.bfloat16"
+}
+
 // maxReqInputLen is the scheduler's max_req_input_len.
 func maxReqInputLen(st *settings) int { return min(st.maxLen-1, st.kvTokens-1) }
 
@@ -200,7 +264,7 @@ func maxReqInputLen(st *settings) int { return min(st.maxLen-1, st.kvTokens-1) }
 // cause interrupt.Notify gives ctx) drains in-flight requests with no
 // timeout before exiting; SIGINT stops at once (docs/sglang.md#shutdown).
 func serveSGLang(ctx context.Context, stderr io.Writer, c *sglangConfig) error {
-	log := &sglangLogger{w: stderr, dp: c.core.DataParallel}
+	log := &sglangLogger{w: stderr, dp: c.core.DataParallel, tp: c.core.TensorParallel, dpa: c.enableDPAttention}
 	if c.core.IgnoreSIGTERM {
 		signal.Ignore(syscall.SIGTERM) // as serve: only SIGINT or SIGKILL stops it
 	}
@@ -247,12 +311,7 @@ func serveSGLang(ctx context.Context, stderr io.Writer, c *sglangConfig) error {
 	if srv.record != nil {
 		defer srv.record.close()
 	}
-	for i := range st.engines {
-		kvGB := float64(st.kvTokens) * kvBytesPerToken / 2 / 1e9
-		log.rank(i, "KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size: %.2f GB", st.kvTokens, kvGB, kvGB)
-		log.rank(i, "max_total_num_tokens=%d, chunked_prefill_size=%d, max_prefill_tokens=%d, max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB",
-			st.kvTokens, c.core.MaxNumBatchedTokens, c.maxPrefillTokens, st.maxSeqs, st.maxLen, 10.0)
-	}
+	logPools(log, c, st)
 	ln, err := net.Listen("tcp", net.JoinHostPort(c.core.Host, strconv.Itoa(c.core.Port)))
 	if err != nil {
 		return exit.With(1, fmt.Errorf("cannot listen on %s:%d: %w", c.core.Host, c.core.Port, err))

@@ -763,6 +763,8 @@ func TestSGLangMain(t *testing.T) {
 			stderr: "sglang serve: error: unrecognized arguments: --bogus"},
 		{name: "startup ValueError exits 1", args: []string{"--engine", "sglang", "serve", "m", "--speculative-algorithm", "DFLASH"}, code: 1,
 			stderr: "ValueError: DFLASH speculative decoding requires setting --speculative-draft-model-path."},
+		{name: "2026 builds refuse fp4_e2m1 at startup", args: []string{"--engine", "sglang", "serve", "m", "--kv-cache-dtype", "fp4_e2m1"}, code: 1,
+			stderr: "ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16.\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -814,5 +816,64 @@ func TestSGLangRecordsChatMessages(t *testing.T) {
 		if m.Role != msgs[i]["role"] || m.ContentTokens != countTokens(msgs[i]["content"]) {
 			t.Errorf("message %d = %+v, want role %s and %d content tokens", i, m, msgs[i]["role"], countTokens(msgs[i]["content"]))
 		}
+	}
+}
+
+// TestSGLangStartupPoolLines: the KV pool line names its torch dtype, as
+// 2026 builds print it (KVCache._finalize_allocation_log), or not with
+// --sim-legacy-build; the rank prefix has DP only under data parallelism
+// and TP only above --tp-size 1; under DP attention the DP ranks split one
+// TP group and only TP rank 0 (DP0) prints the scheduler's summary.
+func TestSGLangStartupPoolLines(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string // the lines without their timestamps, in order
+	}{
+		{name: "2026 form, one GPU: no rank prefix", args: []string{"m", "--sim-kv-tokens", "4096"}, want: []string{
+			"] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 4096, K size: ",
+			"] max_total_num_tokens=4096, chunked_prefill_size="}},
+		{name: "fp8 names its torch dtype", args: []string{"m", "--sim-kv-tokens", "4096", "--kv-cache-dtype", "fp8_e4m3", "--tp-size", "2"}, want: []string{
+			" TP0] KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 4096, ",
+			" TP0] max_total_num_tokens=4096, "}},
+		{name: "legacy build: no dtype", args: []string{"m", "--sim-kv-tokens", "4096", "--sim-legacy-build"}, want: []string{
+			"] KV Cache is allocated. #tokens: 4096, K size: ",
+			"] max_total_num_tokens=4096, "}},
+		{name: "data parallel: each rank's TP0 prints the summary", args: []string{"m", "--sim-kv-tokens", "4096", "--dp-size", "2"}, want: []string{
+			" DP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 4096, ",
+			" DP1] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 4096, ",
+			" DP0] max_total_num_tokens=4096, ",
+			" DP1] max_total_num_tokens=4096, "}},
+		{name: "DP attention: one TP group, the summary on DP0 only", args: []string{"m", "--sim-kv-tokens", "4096", "--dp-size", "2", "--tp-size", "4", "--enable-dp-attention"}, want: []string{
+			" DP0 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 4096, ",
+			" DP1 TP2] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 4096, ",
+			" DP0 TP0] max_total_num_tokens=4096, "}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseSGLang(tc.args, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs bytes.Buffer
+			log := &sglangLogger{w: &logs, dp: c.core.DataParallel, tp: c.core.TensorParallel, dpa: c.enableDPAttention}
+			if err := c.resolve(log); err != nil {
+				t.Fatal(err)
+			}
+			st, err := settleSGLang(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logPools(log, c, st)
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			if len(lines) != len(tc.want) {
+				t.Fatalf("%d lines, want %d:\n%s", len(lines), len(tc.want), logs.String())
+			}
+			for i, w := range tc.want {
+				if at := strings.Index(lines[i], w); at < 0 || strings.ContainsAny(lines[i][1:at], "[]") {
+					t.Errorf("line %d = %q, want it to contain %q right after the timestamp", i, lines[i], w)
+				}
+			}
+		})
 	}
 }
