@@ -1,16 +1,11 @@
 package lifecycle
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/slogate/slogate/internal/promread"
@@ -111,71 +106,6 @@ func (e sglangEngine) KVCapacity(ctx context.Context, c *Client, logPath string,
 		}
 	}
 	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no max_total_num_tokens in GET /server_info or /metrics, no \"KV Cache is allocated\" log line): no cell is skipped as over capacity", ""
-}
-
-// SGLang's scheduler log lines (docs/sglang.md#log-lines): the KV pool,
-// the scheduler's summary, and the rank prefix ("[… DP1 TP0]").
-var (
-	sglangKVAllocRe = regexp.MustCompile(`KV Cache is allocated\. #tokens: (\d+)`)
-	sglangMaxTotRe  = regexp.MustCompile(`max_total_num_tokens=(\d+)`)
-	sglangDPRe      = regexp.MustCompile(`^\[[^\]]*\bDP(\d+)\b[^\]]*\]`)
-)
-
-// sglangKVFromLog sums the KV capacity of each DP rank the log names: its
-// "KV Cache is allocated" line, else its "max_total_num_tokens=" line (a
-// line without a DP prefix is rank 0). With fewer ranks than dp the ranks
-// are taken as alike (mean × dp) with a warning saying so.
-func sglangKVFromLog(path string, dp int) (tokens int64, detail, warning string) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, "", ""
-	}
-	defer f.Close()
-	alloc, summary := map[int]int64{}, map[int]int64{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		rank := 0
-		if m := sglangDPRe.FindStringSubmatch(line); m != nil {
-			rank, _ = strconv.Atoi(m[1])
-		}
-		if m := sglangKVAllocRe.FindStringSubmatch(line); m != nil {
-			alloc[rank], _ = strconv.ParseInt(m[1], 10, 64)
-		} else if m := sglangMaxTotRe.FindStringSubmatch(line); m != nil {
-			summary[rank], _ = strconv.ParseInt(m[1], 10, 64)
-		}
-	}
-	ranks := map[int]int64{}
-	for r, n := range summary {
-		ranks[r] = n
-	}
-	for r, n := range alloc { // the pool's own line wins
-		ranks[r] = n
-	}
-	var order []int
-	var parts []string
-	for r, n := range ranks {
-		if n <= 0 {
-			return 0, "", ""
-		}
-		tokens += n
-		order = append(order, r)
-	}
-	if tokens == 0 {
-		return 0, "", ""
-	}
-	sort.Ints(order)
-	for _, r := range order {
-		parts = append(parts, fmt.Sprintf("DP%d: %d tokens", r, ranks[r]))
-	}
-	detail = strings.Join(parts, "; ")
-	if dp > len(ranks) {
-		mean := tokens / int64(len(ranks))
-		warning = fmt.Sprintf("the server log has KV lines for %d of %d data-parallel ranks: the ranks are taken as alike, %d tokens each", len(ranks), dp, mean)
-		tokens = mean * int64(dp)
-	}
-	return tokens, detail, warning
 }
 
 // StatedFacts reads kv_cache_dtype, speculative_algorithm and

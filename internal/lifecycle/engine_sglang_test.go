@@ -197,3 +197,65 @@ matrix "decode" {
 		t.Errorf("server.log holds the key: %q", log)
 	}
 }
+
+// TestSGLangKVFromLogFixtures reads SGLang's KV capacity from startup logs
+// users pasted (testdata/sglang-kvlog/README.md names each source) and from
+// forms written inline: the 2026 line with its dtype and the older one,
+// TP ranks that repeat their DP rank's pools, a draft pool after the
+// target's, the SWAKVPool's full pool, DP prefixes after a container
+// runtime's timestamp, and DP attention, whose summary line only DP0 logs.
+func TestSGLangKVFromLogFixtures(t *testing.T) {
+	tests := []struct {
+		name, file, log string // file under testdata/sglang-kvlog, else log
+		dp              int
+		tokens          int64
+		detail          string
+		warn            string // a substring of the warning; "" for none
+	}{
+		{name: "CUDA 2026: target then draft pool per TP rank", file: "cuda-2026-draft-pool.log", dp: 1, tokens: 454112, detail: "DP0: 454112 tokens"},
+		{name: "Ascend 2026: TP16, no TP0 line", file: "ascend-2026-tp16.log", dp: 1, tokens: 387968, detail: "DP0: 387968 tokens"},
+		{name: "2026 summary alone, one GPU", file: "summary-only-2026.log", dp: 1, tokens: 2086558, detail: "DP0: 2086558 tokens"},
+		{name: "SWA: the SWAKVPool's full pool", file: "swa-2025.log", dp: 1, tokens: 1496958, detail: "DP0: 1496958 tokens"},
+		{name: "the line without dtype", file: "legacy-tp8-2025.log", dp: 1, tokens: 3059425, detail: "DP0: 3059425 tokens"},
+		{name: "DP attention, DP0's summary and DP7's pool of 8 ranks", file: "dp-attention-2025.log", dp: 8, tokens: 8 * 1230416,
+			detail: "DP0: 1230416 tokens; DP7: 1230416 tokens", warn: "KV lines for 2 of 8 data-parallel ranks"},
+		{name: "DP attention, MLA form, 4 of 8 ranks", file: "dp-attention-mla-2025.log", dp: 8, tokens: 8 * 161488,
+			detail: "DP1: 161488 tokens; DP3: 161488 tokens; DP5: 161488 tokens; DP7: 161488 tokens", warn: "4 of 8"},
+		{name: "DP attention: every rank's pool, the summary on DP0 only", dp: 2, tokens: 2 * 454112, detail: "DP0: 454112 tokens; DP1: 454112 tokens",
+			log: "[2026-09-12 00:22:48 DP0 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" +
+				"[2026-09-12 00:22:48 DP0 TP1] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" +
+				"[2026-09-12 00:22:48 DP1 TP2] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" +
+				"[2026-09-12 00:22:48 DP1 TP3] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" +
+				"[2026-09-12 00:22:50 DP0 TP0] max_total_num_tokens=454112, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=65536\n"},
+		{name: "DP attention, the summary alone: DP0's, the ranks alike", dp: 4, tokens: 4 * 1230416, detail: "DP0: 1230416 tokens",
+			log:  "[2025-06-10 14:09:45 DP0 TP0] max_total_num_tokens=1230416, chunked_prefill_size=16384, max_prefill_tokens=16384, max_running_requests=3846, context_len=163840\n",
+			warn: "DP0's alone under DP attention"},
+		{name: "docker --timestamps: DP ranks after the runtime's prefix", dp: 2, tokens: 454112 + 400000, detail: "DP0: 454112 tokens; DP1: 400000 tokens",
+			log: "2026-09-12T00:22:48.123456789Z [2026-09-12 00:22:48 DP0 TP0] KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" +
+				"2026-09-12T00:22:48.223456789Z [2026-09-12 00:22:48 DP1 TP0] KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 400000, K size: 3.05 GB, V size: 3.05 GB\n"},
+		{name: "a draft pool that differs: the target's, named", dp: 1, tokens: 56320,
+			detail: "DP0: 56320 tokens (the target's pool, the first; a later pool of 70656 tokens is a draft model's)",
+			log: "[2026-06-11 10:00:00] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 56320, K size: 5.40 GB, V size: 5.40 GB\n" +
+				"[2026-06-11 10:00:01] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 70656, K size: 0.68 GB, V size: 0.68 GB\n"},
+		{name: "MOE_DP is not a DP rank", dp: 1, tokens: 1000, detail: "DP0: 1000 tokens",
+			log: "[2026-09-12 00:22:48 MOE_DP1 TP1] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1000, KV size: 1.00 GB\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join("testdata", "sglang-kvlog", tc.file)
+			if tc.file == "" {
+				path = filepath.Join(t.TempDir(), "server.log")
+				if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tokens, detail, warning := sglangKVFromLog(path, tc.dp)
+			if tokens != tc.tokens || detail != tc.detail {
+				t.Errorf("got %d tokens (%q), want %d (%q)", tokens, detail, tc.tokens, tc.detail)
+			}
+			if (tc.warn == "") != (warning == "") || !strings.Contains(warning, tc.warn) {
+				t.Errorf("warning %q, want one containing %q", warning, tc.warn)
+			}
+		})
+	}
+}
