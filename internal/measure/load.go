@@ -214,26 +214,22 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 			l.record(&rec)
 		}
 	}()
-	stream, err := l.client.OpenStream(rctx, l.url, l.path, body)
+	ts, err := openTokenStream(rctx, l.client, l.url, l.path, body, stall, l.idleTimeout, l.now, tr)
 	if err != nil {
 		return streamError(ctx, rctx, err)
 	}
-	defer stream.Close()
+	defer ts.close()
 
-	rd := sse.NewReader(stream, 16<<10)
 	sp := span{first: -1, end: -1}
 	// prevTok is when the last chunk carrying tokens arrived (-1: none yet).
 	// A chat stream starts with a role chunk of zero tokens: it gives the
 	// TTFT (docs/vllm.md#chat), and the first token chunk after it starts decoding
 	// as a completions stream's first chunk does.
 	prevTok := int64(-1)
-	prevChunk := int64(-1) // the last chunk with choices (ITL, as vLLM times it)
-	var prevCompl int64
-	perChunkUsage := false
-	var provisionalInWindow, provisionalTotal float64 // chunks counted as one token (no per-chunk usage)
-	var provisionalDecodeInWindow float64             // of those, in the window and not the request's first
-	gapStart := len(st.gaps)                          // this request's gap samples are st.gaps[gapStart:]
-	sawFinish, finalUsage := false, false
+	prevChunk := int64(-1)                // the last chunk with choices (ITL, as vLLM times it)
+	var provisionalInWindow float64       // chunks counted as one token (no per-chunk usage)
+	var provisionalDecodeInWindow float64 // of those, in the window and not the request's first
+	gapStart := len(st.gaps)              // this request's gap samples are st.gaps[gapStart:]
 	endSpan := func(now int64, finished bool) {
 		sp.end, sp.finished = now, finished
 		if sp.first >= 0 {
@@ -243,9 +239,9 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 		if counted { // the request's token source, if it counted inside the window
 			var src result.TokenSource
 			switch {
-			case perChunkUsage:
+			case ts.perChunkUsage:
 				src = result.TokenSourceUsage
-			case finalUsage:
+			case ts.final && ts.provisional > 0:
 				src = result.TokenSourceFinalUsage
 			default: // cut before its final usage: corrected in stats
 				st.provisionalTokens += provisionalInWindow
@@ -257,36 +253,29 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 		}
 	}
 	for {
-		ch, err := rd.Next()
-		now := l.now()
+		ch, err := ts.next()
+		now := ch.at
 		if err == io.EOF {
-			endSpan(now, sawFinish)
-			eof, finished = true, sawFinish
-			tr.outputTokens = max(tr.outputTokens, prevCompl)
-			if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); sawFinish && now >= w0 && now <= w1 && tr.outputTokens > 1 && tr.last > tr.first {
+			endSpan(now, ts.finished)
+			eof, finished = true, ts.finished
+			tr.outputTokens = ts.outputTokens()
+			if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); ts.finished && now >= w0 && now <= w1 && tr.outputTokens > 1 && tr.last > tr.first {
 				st.tpots = append(st.tpots, float64(tr.last-tr.first)/1e6/float64(tr.outputTokens-1))
 			}
 			return nil
 		}
 		if err != nil {
 			endSpan(now, false)
-			tr.outputTokens = max(tr.outputTokens, prevCompl)
+			tr.outputTokens = ts.outputTokens()
 			return streamError(ctx, rctx, err)
 		}
-		stall.chunk(l.idleTimeout)
 		windowStart, windowEnd := l.windowStart.Load(), l.windowEnd.Load()
 		in := now >= windowStart && now <= windowEnd
-		if ch.HasUsage {
-			tr.promptTokens = ch.PromptTokens
-		}
 		if ch.Choices == 0 {
-			if ch.HasUsage {
-				tr.outputTokens = ch.CompletionTokens
-			}
 			// The final usage chunk: correct the provisional one-token-per-chunk
 			// counts when the chunks carried no usage of their own.
-			if ch.HasUsage && !perChunkUsage && provisionalTotal > 0 {
-				finalUsage = true
+			if ch.HasUsage && !ts.perChunkUsage && ts.provisional > 0 {
+				provisionalTotal := float64(ts.provisional)
 				st.finalTokens += float64(ch.CompletionTokens)
 				st.finalChunks += provisionalTotal
 				if per := float64(ch.CompletionTokens) / provisionalTotal; provisionalInWindow > 0 && per > 0 {
@@ -299,36 +288,17 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 			}
 			continue
 		}
-		var k float64
-		switch {
-		case ch.HasUsage:
-			perChunkUsage = true
-			k = float64(ch.CompletionTokens - prevCompl)
-			if k < 0 {
-				k = 0
-			}
-			prevCompl = ch.CompletionTokens
-		case ch.Role && !ch.Text:
-			// A chat role chunk without usage carries no token.
-		default:
-			k = 1
-			prevCompl++
-			provisionalTotal++
-			if in {
-				provisionalInWindow++
-			}
+		k := float64(ch.tokens)
+		provisional := !ch.HasUsage && ch.tokens > 0 // counted one token until the final usage says
+		if in && provisional {
+			provisionalInWindow++
 		}
-		l.completion.Store(prevCompl)
-		tr.chunk(now)
+		l.completion.Store(ts.completion)
 		if in && prevChunk >= 0 {
 			st.chunkGaps = append(st.chunkGaps, float32(float64(now-prevChunk)/1e6))
 		}
 		prevChunk = now
-		if ch.Finished {
-			sawFinish = true
-			tr.finishReason = ch.FinishReason
-		}
-		if sp.first < 0 { // TTFT: the first chunk of any kind (vLLM sends the chat role chunk with the first token)
+		if ch.first { // TTFT: the first chunk of any kind (vLLM sends the chat role chunk with the first token)
 			sp.first = now
 			awaiting.Store(-1)
 			st.ttfts = append(st.ttfts, float64(now-start)/1e6)
@@ -343,7 +313,7 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 			l.windowTokens.Add(int64(k))
 			counted = true
 			if prevTok >= 0 && k > 0 {
-				if !ch.HasUsage {
+				if provisional {
 					provisionalDecodeInWindow++
 				}
 				gap := now - prevTok

@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/slogate/slogate/internal/measure/sse"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/workload"
@@ -129,33 +128,24 @@ func (m *Meter) coldRequest(ctx context.Context, body []byte, n int, meta reques
 		rec := tr.record(t0, meta, finished, err == nil && !eof && ctx.Err() != nil, err)
 		m.record(&rec)
 	}()
-	stream, err := m.Server.Client.OpenStream(rctx, m.Server.Client.Base()+m.Prompts.Path(), m.Prompts.Path(), body)
+	clock := func() int64 { return int64(time.Since(t0)) }
+	ts, err := openTokenStream(rctx, m.Server.Client, m.Server.Client.Base()+m.Prompts.Path(), m.Prompts.Path(), body, stall, m.StreamIdleTimeout, clock, &tr)
 	if err != nil {
 		return 0, streamError(ctx, rctx, err)
 	}
-	defer stream.Close()
-	rd := sse.NewReader(stream, 16<<10)
+	defer ts.close()
 	for {
-		ch, err := rd.Next()
+		ch, err := ts.next()
+		tr.outputTokens = ts.outputTokens()
 		if err == io.EOF {
-			eof = true
+			eof, finished = true, ts.finished
 			break
 		}
 		if err != nil {
 			return 0, streamError(ctx, rctx, err)
 		}
-		stall.chunk(m.StreamIdleTimeout)
-		if ch.HasUsage {
-			tr.promptTokens, tr.outputTokens = ch.PromptTokens, ch.CompletionTokens
-		}
-		if ch.Choices > 0 {
-			tr.chunk(int64(time.Since(t0)))
-			if ttft == 0 {
-				ttft = time.Since(t0)
-			}
-			if ch.Finished {
-				finished, tr.finishReason = true, ch.FinishReason
-			}
+		if ch.first {
+			ttft = time.Duration(ch.at)
 		}
 	}
 	if ttft == 0 {

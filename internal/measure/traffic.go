@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/lifecycle"
-	"github.com/slogate/slogate/internal/measure/sse"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
@@ -256,95 +255,50 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int
 	if tr.promptTokens == 0 {
 		tr.promptTokens = l.meta.promptTokens
 	}
-	var chunks, usageTokens, finalTokens int64
-	var cached *int64
+	var ts *tokenStream
 	var text strings.Builder
 	wantText := l.work.wantsAnswers()
 	eof := false
 	defer func() {
 		tr.end = l.now()
-		tr.outputTokens = chunks
-		if usageTokens > 0 {
-			tr.outputTokens = usageTokens
-		}
-		if finalTokens > 0 {
-			tr.outputTokens = finalTokens
-		}
 		r := tr.record(l.origin, l.meta, eof && req.finished, err == nil && !eof && ctx.Err() != nil, err)
 		r.DatasetEntry, r.Conversation, r.Turn, r.PrefixGroup = rec.DatasetEntry, rec.Conversation, rec.Turn, rec.PrefixGroup
-		r.CachedTokens = cached
+		if ts != nil {
+			r.CachedTokens = ts.cached
+		}
 		r.InWindow = inWindow
 		rec = r
 		if l.record != nil {
 			l.record(&rec)
 		}
 	}()
-	stream, err := l.client.OpenStream(rctx, l.url, l.path, body)
+	ts, err = openTokenStream(rctx, l.client, l.url, l.path, body, stall, l.idleTimeout, l.now, &tr)
 	if err != nil {
 		return "", streamError(ctx, rctx, err)
 	}
-	defer stream.Close()
-	rd := sse.NewReader(stream, 16<<10)
-	sawFinish := false
+	defer ts.close()
 	for {
-		ch, err := rd.Next()
-		now := l.now()
-		if err == nil && (wantText && ch.Text || ch.Choices == 0 && ch.HasUsage) {
-			var d chunkDetails
-			if json.Unmarshal(rd.Data(), &d) == nil {
-				text.WriteString(d.text())
-				if n, ok := d.cached(); ok {
-					cached = &n
-				}
-			}
-		}
+		ch, err := ts.next()
+		tr.outputTokens = ts.outputTokens()
 		if err == io.EOF {
-			req.end, req.finished = now, sawFinish
-			req.tokens = chunks
-			if usageTokens > 0 {
-				req.tokens = usageTokens
-			}
-			if finalTokens > 0 {
-				req.tokens = finalTokens
-			}
+			req.end, req.finished = ch.at, ts.finished
+			req.tokens = ts.outputTokens()
+			req.lastTok = ts.lastTok
 			eof = true
 			return text.String(), nil
 		}
 		if err != nil {
 			return "", streamError(ctx, rctx, err)
 		}
-		stall.chunk(l.idleTimeout)
-		if ch.HasUsage {
-			tr.promptTokens = ch.PromptTokens
-		}
-		if ch.Choices > 0 {
-			tr.chunk(now)
-		}
-		if ch.Choices == 0 {
-			if ch.HasUsage {
-				finalTokens = ch.CompletionTokens
+		if wantText && ch.Text {
+			var d chunkDetails
+			if json.Unmarshal(ts.rd.Data(), &d) == nil {
+				text.WriteString(d.text())
 			}
-			continue
 		}
-		if req.first < 0 {
-			req.first = now // TTFT: the first chunk of any kind, as for decode
+		if ch.first {
+			req.first = ch.at // TTFT: the first chunk of any kind, as for decode
 		}
-		if ch.Finished {
-			sawFinish = true
-			tr.finishReason = ch.FinishReason
-		}
-		if ch.Role && !ch.Text && !ch.HasUsage {
-			continue // a chat role chunk carries no token
-		}
-		if ch.HasUsage {
-			if ch.CompletionTokens > usageTokens {
-				usageTokens = ch.CompletionTokens
-				req.lastTok = now
-			}
-			continue
-		}
-		chunks++
-		req.lastTok = now
 	}
 }
 

@@ -5,7 +5,8 @@ import "bytes"
 // scan is the allocation-free fast path of Parse. It walks the top-level
 // object and reads only "choices[*].finish_reason", whether "choices[*].text"
 // and "choices[*].delta.{role,content,reasoning,reasoning_content}" are
-// non-empty strings, and "usage.{prompt,completion}_tokens". It reports
+// non-empty strings, "usage.{prompt,completion}_tokens", and whether
+// "timings" is there. It reports
 // ok=false for anything it does not handle exactly as encoding/json would
 // (an "error" member or "object": "error", a repeated "choices" member, whose elements
 // encoding/json would merge, escaped or case-folded keys, non-integer
@@ -24,6 +25,10 @@ func scan(b []byte) (c Chunk, ok bool) {
 			return s.choices(&c)
 		case bytes.Equal(key, usageKey[1:len(usageKey)-1]):
 			return s.usage(&c)
+		case bytes.Equal(key, timingsKey[1:len(timingsKey)-1]):
+			// Only whether it is there: ParseTimings reads it, once a request.
+			c.HasTimings = s.peek() != 'n'
+			return s.skip()
 		case bytes.Equal(key, objectKey[1:len(objectKey)-1]):
 			// "object": "error" is the flat error shape
 			// (docs/vllm.md#mid-stream-errors): left to encoding/json, as is
@@ -36,6 +41,7 @@ func scan(b []byte) (c Chunk, ok bool) {
 			bytes.EqualFold(key, objectKey[1:len(objectKey)-1]),
 			bytes.EqualFold(key, choicesKey[1:len(choicesKey)-1]),
 			bytes.EqualFold(key, usageKey[1:len(usageKey)-1]),
+			bytes.EqualFold(key, timingsKey[1:len(timingsKey)-1]),
 			bytes.EqualFold(key, errorKey[1:len(errorKey)-1]):
 			return false
 		}

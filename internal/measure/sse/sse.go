@@ -84,6 +84,39 @@ type Chunk struct {
 	// "reasoning_content" (chat; reasoning_content is the name vLLM used
 	// before PR #27752).
 	Text bool
+	// HasTimings is true when the chunk carries a non-null "timings"
+	// object: llama.cpp's server sends the request's own timings so in its
+	// last chunk (ParseTimings reads them).
+	HasTimings bool
+}
+
+// Timings is what a server says of one request's own timings, in
+// llama.cpp's names ("timings" in its server's last chunk): the prompt
+// tokens evaluated (cache_n more were reused from its cache) and the time
+// they took, the tokens predicted, their time and rate, and the draft
+// tokens of speculative decoding proposed and accepted. Absent fields are 0.
+type Timings struct {
+	PromptN            int64   `json:"prompt_n"`
+	PromptMs           float64 `json:"prompt_ms"`
+	PredictedN         int64   `json:"predicted_n"`
+	PredictedMs        float64 `json:"predicted_ms"`
+	PredictedPerSecond float64 `json:"predicted_per_second"`
+	DraftN             int64   `json:"draft_n"`
+	DraftNAccepted     int64   `json:"draft_n_accepted"`
+	CacheN             int64   `json:"cache_n"`
+}
+
+// ParseTimings reads the "timings" object of a data payload (a chunk whose
+// HasTimings is true); ok is false when it has none or it is not an
+// object of numbers.
+func ParseTimings(data []byte) (t Timings, ok bool) {
+	var w struct {
+		Timings *Timings `json:"timings"`
+	}
+	if json.Unmarshal(data, &w) != nil || w.Timings == nil {
+		return Timings{}, false
+	}
+	return *w.Timings, true
 }
 
 // Reader reads data events from a stream. It is not safe for concurrent use.
@@ -144,6 +177,7 @@ var (
 	contentKey  = []byte(`"content"`)
 	reasonKey   = []byte(`"reasoning"`)
 	reasonCKey  = []byte(`"reasoning_content"`)
+	timingsKey  = []byte(`"timings"`)
 	promptKey   = []byte(`"prompt_tokens"`)
 	complKey    = []byte(`"completion_tokens"`)
 	nullLiteral = []byte("null")
@@ -244,7 +278,8 @@ type wireChunk struct {
 	} `json:"usage"`
 	Error json.RawMessage `json:"error"`
 	// "error" in the flat error shape: {"object": "error", "message": …}.
-	Object json.RawMessage `json:"object"`
+	Object  json.RawMessage `json:"object"`
+	Timings json.RawMessage `json:"timings"`
 }
 
 func parseJSON(data []byte) (Chunk, error) {
@@ -287,6 +322,7 @@ func parseJSON(data []byte) (Chunk, error) {
 			c.Text = true
 		}
 	}
+	c.HasTimings = len(w.Timings) > 0 && !bytes.Equal(w.Timings, nullLiteral)
 	if w.Usage != nil {
 		c.HasUsage = true
 		c.PromptTokens = w.Usage.PromptTokens

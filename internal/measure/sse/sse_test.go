@@ -268,6 +268,8 @@ func FuzzSSE(f *testing.F) {
 	f.Add([]byte(`data: {"usage":{"completion_tokens":12345678901234567890}}`))
 	f.Add([]byte(chatChunk(`{"role":"assistant","content":""}`, 0, "") + chatChunk(`{"reasoning":"r","content":null}`, 2, "stop") + done))
 	f.Add([]byte(`{"choices":[{"delta":{"content":"a"},"delta":{"role":"x"}}]}`))
+	f.Add([]byte(llamaLast))
+	f.Add([]byte(`{"choices":[],"timings":null,"Timings":{}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := NewReader(bytes.NewReader(b), 16)
 		for i := 0; i < len(b)+2; i++ {
@@ -384,4 +386,41 @@ type memDoer []byte
 func (m memDoer) Do(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
 		Body: io.NopCloser(bytes.NewReader(m)), Request: req}, nil
+}
+
+// llamaLast is the last chunk of a llama.cpp server's chat stream: the
+// finish reason with an empty delta, the usage, and the request's own
+// timings (speculative decoding on, 12 prompt tokens reused from its cache).
+const llamaLast = `{"choices":[{"finish_reason":"length","index":0,"delta":{}}],"created":1764489600,"id":"chatcmpl-x","model":"m","system_fingerprint":"b6500","object":"chat.completion.chunk","usage":{"completion_tokens":16,"prompt_tokens":40,"total_tokens":56},"timings":{"cache_n":12,"prompt_n":28,"prompt_ms":31.5,"prompt_per_token_ms":1.125,"prompt_per_second":888.9,"predicted_n":16,"predicted_ms":120.25,"predicted_per_token_ms":7.515625,"predicted_per_second":133.06,"draft_n":20,"draft_n_accepted":11}}`
+
+func TestTimings(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		has  bool
+		want Timings
+	}{
+		{name: "llama.cpp's last chunk", data: llamaLast, has: true,
+			want: Timings{PromptN: 28, PromptMs: 31.5, PredictedN: 16, PredictedMs: 120.25, PredictedPerSecond: 133.06, DraftN: 20, DraftNAccepted: 11, CacheN: 12}},
+		{name: "a vLLM chunk has none", data: strings.TrimSuffix(strings.TrimPrefix(vllmChunk("a", 1, ""), "data: "), "\n\n")},
+		{name: "null is none", data: `{"choices":[],"timings":null}`},
+		{name: "fields it does not have are 0", data: `{"choices":[],"timings":{"predicted_n":3}}`, has: true, want: Timings{PredictedN: 3}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, path := range []struct {
+				name  string
+				parse func([]byte) (Chunk, error)
+			}{{"scanner", Parse}, {"encoding/json", parseJSON}} {
+				c, err := path.parse([]byte(tc.data))
+				if err != nil || c.HasTimings != tc.has {
+					t.Errorf("%s: HasTimings = %v, %v; want %v", path.name, c.HasTimings, err, tc.has)
+				}
+			}
+			got, ok := ParseTimings([]byte(tc.data))
+			if ok != tc.has || got != tc.want {
+				t.Errorf("ParseTimings = %+v, %v; want %+v, %v", got, ok, tc.want, tc.has)
+			}
+		})
+	}
 }

@@ -1,0 +1,142 @@
+package measure
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/measure/sse"
+)
+
+// tokenStream reads one generation request's event stream for every cell
+// kind (decode, traffic, cold prefill) and counts its tokens, usage and
+// timings one way:
+//   - a chunk with choices and usage carries the increase of its
+//     completion_tokens (per-chunk usage: continuous_usage_stats);
+//   - a chat role chunk without usage or text carries no token;
+//   - any other chunk with choices counts one token, provisionally: the
+//     final usage chunk (choices: [], include_usage) says how many the
+//     chunks carried in all;
+//   - the request's output tokens are the final usage's completion_tokens,
+//     or the count so far when that is more (or the final usage has not
+//     come);
+//   - the TTFT is the first chunk with choices (vLLM sends the chat role
+//     chunk with the first token), and every chunk with choices is an
+//     inter-chunk latency of the request's trace (docs/method.md#tpot-and-itl).
+//
+// Each chunk restarts the stall timer. The cell kinds keep only their own
+// accounting on top (decode's window, traffic's spans, prefill's TTFT).
+type tokenStream struct {
+	rd    *sse.Reader
+	body  io.ReadCloser
+	stall *stallTimer
+	idle  time.Duration // inactivity allowed between chunks
+	now   func() int64  // the cell's clock, ns since its origin
+	tr    *requestTrace
+
+	// completion is the completion tokens so far: the latest per-chunk
+	// usage, plus one for each chunk counted without usage.
+	completion int64
+	// perChunkUsage: a chunk with choices carried usage.
+	perChunkUsage bool
+	// provisional counts the chunks counted one token each (no usage).
+	provisional int64
+	// final: the final usage chunk came, with finalTokens.
+	final       bool
+	finalTokens int64
+	// finished: a choice carried a finish_reason.
+	finished bool
+	// first and lastTok are when the first chunk with choices and the last
+	// chunk carrying tokens arrived (-1: none yet).
+	first, lastTok int64
+	// cached is the final usage's prompt_tokens_details.cached_tokens, when
+	// the server sent it.
+	cached *int64
+	// timings is what the server said of the request's own timings
+	// (llama.cpp's "timings" object), when it did; no cell records it yet.
+	timings *sse.Timings
+}
+
+// streamChunk is one chunk as the stream counts it.
+type streamChunk struct {
+	sse.Chunk
+	at     int64 // when it arrived, on the cell's clock
+	tokens int64 // the tokens it carries (0 for the final usage chunk)
+	first  bool  // the request's first chunk with choices: its TTFT
+}
+
+// openTokenStream POSTs body to the client's url and returns its stream,
+// read under stall (the first chunk's timeout already running), with tr
+// the request's trace; the caller closes it.
+func openTokenStream(rctx context.Context, c *lifecycle.Client, url, path string, body []byte, stall *stallTimer, idle time.Duration, now func() int64, tr *requestTrace) (*tokenStream, error) {
+	b, err := c.OpenStream(rctx, url, path, body)
+	if err != nil {
+		return nil, err
+	}
+	return &tokenStream{rd: sse.NewReader(b, 16<<10), body: b, stall: stall, idle: idle, now: now, tr: tr, first: -1, lastTok: -1}, nil
+}
+
+// close closes the stream.
+func (s *tokenStream) close() { s.body.Close() }
+
+// next returns the next chunk: io.EOF at "data: [DONE]", the reader's
+// error otherwise (a mid-stream error, a truncation, a cancelled read).
+// The chunk's arrival time is taken after the read, with or without error.
+func (s *tokenStream) next() (streamChunk, error) {
+	ch, err := s.rd.Next()
+	c := streamChunk{Chunk: ch, at: s.now()}
+	if err != nil {
+		return c, err
+	}
+	s.stall.chunk(s.idle)
+	if ch.HasUsage {
+		s.tr.promptTokens = ch.PromptTokens
+	}
+	if ch.HasTimings {
+		if t, ok := sse.ParseTimings(s.rd.Data()); ok {
+			s.timings = &t
+		}
+	}
+	if ch.Choices == 0 {
+		if ch.HasUsage {
+			s.final, s.finalTokens = true, ch.CompletionTokens
+			var d chunkDetails
+			if json.Unmarshal(s.rd.Data(), &d) == nil {
+				if n, ok := d.cached(); ok {
+					s.cached = &n
+				}
+			}
+		}
+		return c, nil
+	}
+	switch {
+	case ch.HasUsage:
+		s.perChunkUsage = true
+		c.tokens = max(ch.CompletionTokens-s.completion, 0)
+		s.completion = ch.CompletionTokens
+	case ch.Role && !ch.Text:
+		// A chat role chunk without usage carries no token.
+	default:
+		c.tokens = 1
+		s.completion++
+		s.provisional++
+	}
+	s.tr.chunk(c.at)
+	if s.first < 0 {
+		s.first, c.first = c.at, true
+	}
+	if ch.Finished {
+		s.finished = true
+		s.tr.finishReason = ch.FinishReason
+	}
+	if c.tokens > 0 {
+		s.lastTok = c.at
+	}
+	return c, nil
+}
+
+// outputTokens is the request's output tokens: the final usage's, or the
+// count so far when that is more (or the final usage has not come).
+func (s *tokenStream) outputTokens() int64 { return max(s.finalTokens, s.completion) }
