@@ -138,6 +138,15 @@ var sglangAlgorithms = map[string]sglangAlgorithm{
 	"nextn":      {"NEXTN", sglangChain},
 	"standalone": {"STANDALONE", sglangChain},
 	"ngram":      {"NGRAM", nil}, // a tree of --speculative-num-draft-tokens, not a chain of N
+	// UNO drafts with a LoRA of the target (--uno-lora-path, no draft
+	// model); its --speculative-num-draft-tokens is a verify width Q,
+	// linear or a tree (speculative_hook.py _handle_uno).
+	"uno": {"UNO", nil},
+	// FROZEN_KV_MTP: Gemma 4's assistant draft, reading the target's KV
+	// in place; NEXTN or EAGLE with such a draft resolve to it
+	// (_resolve_speculative_algorithm_alias), and it drafts a chain of
+	// top-k 1 as the EAGLE family does (spec_info.py is_eagle).
+	"frozen_kv_mtp": {"FROZEN_KV_MTP", sglangChain},
 }
 
 // vllmToSGLang maps vLLM's speculative methods to SGLang's algorithm of the
@@ -218,8 +227,15 @@ func checkSpeculative(sp *engine.Speculative, at hcl.Attributes, cfg hcl.Range) 
 		return append(diags, engine.InvalidCtx("Speculative method not supported by SGLang", at["method"].Expr.Range(), at["method"].Range, detail))
 	}
 	if sp.NumSpeculativeTokens != nil && alg.width == nil {
-		diags = append(diags, engine.InvalidCtx("Attribute not supported by SGLang", at["num_speculative_tokens"].NameRange, at["num_speculative_tokens"].Range,
-			fmt.Sprintf("SGLang's %s drafts a tree of --speculative-num-draft-tokens (default 12), not a chain of num_speculative_tokens: remove it and write config = { num_draft_tokens = N } (docs/sglang.md#speculative-decoding).", alg.name)))
+		why := fmt.Sprintf("SGLang's %s drafts a tree of --speculative-num-draft-tokens (default 12), not a chain of num_speculative_tokens: remove it and write config = { num_draft_tokens = N } (docs/sglang.md#speculative-decoding).", alg.name)
+		if alg.name == "UNO" {
+			why = "SGLang's UNO takes --speculative-num-draft-tokens as its verify width Q, a chain's or a tree's, not num_speculative_tokens: remove it and write config = { num_draft_tokens = Q } (speculative_hook.py _handle_uno, docs/sglang.md#speculative-decoding)."
+		}
+		diags = append(diags, engine.InvalidCtx("Attribute not supported by SGLang", at["num_speculative_tokens"].NameRange, at["num_speculative_tokens"].Range, why))
+	}
+	if alg.name == "UNO" && sp.Model != "" {
+		diags = append(diags, engine.InvalidCtx("Draft model not supported by UNO", at["model"].NameRange, at["model"].Range,
+			"SGLang's UNO reuses the target model and refuses --speculative-draft-model-path (speculative_hook.py _handle_uno): remove model and give its draft LoRA as args = [\"--uno-lora-path\", \"PATH\"]."))
 	}
 	if alg.name == "DFLASH" && sp.Model == "" {
 		diags = append(diags, engine.Invalid("Missing draft model", sp.DeclRange,
