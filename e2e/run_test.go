@@ -409,3 +409,39 @@ matrix "decode" {
 		t.Errorf("runner max RSS %d MiB, want < 500 MiB", rss/1024)
 	}
 }
+
+// TestServerLogNormalStop: a run that finished says in server.log that it
+// stops the server normally, and the simulator's own line after it says it
+// shuts down; every normal stop's log ended with "slogate: SIGTERM:
+// stopping the server and writing what was measured…", an interruption's
+// message.
+func TestServerLogNormalStop(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpec(t, freePort(t), `"--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-kv-tokens", "1000000"`, `
+measure {
+  duration   = "300ms"
+  max_output = 64
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1]
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	stop := strings.Index(log, "slogate: normal stop, the run is done: stopping the server: SIGTERM, up to 30s to exit, then SIGKILL\n")
+	sim := strings.Index(log, "slogate: SIGTERM: the simulator is shutting down\n")
+	if stop < 0 || sim < stop || strings.Contains(log, "writing what was measured") {
+		t.Errorf("server.log does not end with the normal stop's lines:\n%s", log)
+	}
+}

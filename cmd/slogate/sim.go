@@ -4,8 +4,15 @@ import (
 	"context"
 	"io"
 
+	"github.com/slogate/slogate/internal/interrupt"
 	"github.com/slogate/slogate/internal/sim"
 )
+
+// simMessages are what the simulator says on a signal: it shuts down.
+var simMessages = interrupt.Messages{
+	First:  "the simulator is shutting down",
+	Second: "second signal: the simulator is already shutting down",
+}
 
 // cmdSim runs the built-in simulator (`slogate sim serve MODEL …`, vLLM; `slogate sim
 // --engine sglang serve MODEL …`, SGLang).
@@ -15,5 +22,8 @@ func cmdSim(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		args = []string{"serve", "--help"} // sim prints its usage on stdout for this
 	}
+	// The simulator is the server: its stderr is a run's server.log, where
+	// run's "stopping the server and writing what was measured" misled.
+	interrupt.SetMessages(ctx, simMessages)
 	return sim.Main(ctx, stdout, stderr, args)
 }

@@ -11,18 +11,36 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/slogate/slogate/internal/exit"
 )
 
+// Messages are what Notify says on the first and on the second signal,
+// after "slogate: SIGTERM: " and "slogate: " respectively.
+type Messages struct {
+	First, Second string
+}
+
+// RunMessages are the messages of a command that stops the server it
+// measures (`slogate run`), the default.
+var RunMessages = Messages{
+	First:  "stopping the server and writing what was measured (signal again to kill the server now)",
+	Second: "second signal: killing the server's process group now",
+}
+
 // Notify returns ctx cancelled on the first SIGINT or SIGTERM, its cause
 // an exit error for the signal, and carrying the channel Force returns.
-// Messages go to stderr. The signals stay caught for the process's life.
+// Messages (RunMessages unless SetMessages changed them) go to stderr. The
+// signals stay caught for the process's life.
 func Notify(parent context.Context, stderr io.Writer) context.Context {
 	ctx, cancel := context.WithCancelCause(parent)
 	force := make(chan struct{})
 	ctx = context.WithValue(ctx, forceKey{}, (<-chan struct{})(force))
+	msgs := new(atomic.Pointer[Messages])
+	msgs.Store(&RunMessages)
+	ctx = context.WithValue(ctx, messagesKey{}, msgs)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -31,7 +49,7 @@ func Notify(parent context.Context, stderr io.Writer) context.Context {
 			if n++; n == 2 {
 				// The server may ignore SIGTERM or take its time: a second
 				// signal skips the grace period and kills its group now.
-				fmt.Fprintln(stderr, "slogate: second signal: killing the server's process group now")
+				fmt.Fprintln(stderr, "slogate: "+msgs.Load().Second)
 				close(force)
 				continue
 			}
@@ -44,7 +62,7 @@ func Notify(parent context.Context, stderr io.Writer) context.Context {
 			if sig == syscall.SIGTERM {
 				code, name = exit.SIGTERM, "SIGTERM"
 			}
-			fmt.Fprintf(stderr, "slogate: %s: stopping the server and writing what was measured (signal again to kill the server now)\n", name)
+			fmt.Fprintf(stderr, "slogate: %s: %s\n", name, msgs.Load().First)
 			cancel(exit.With(code, fmt.Errorf("interrupted by %s", name)))
 		}
 	}()
@@ -53,6 +71,19 @@ func Notify(parent context.Context, stderr io.Writer) context.Context {
 
 // forceKey carries the channel closed on a second signal.
 type forceKey struct{}
+
+// messagesKey carries what Notify says on a signal.
+type messagesKey struct{}
+
+// SetMessages replaces what ctx's Notify says on a signal: a command that
+// is itself the server (`slogate sim`, whose stderr is a run's server.log)
+// says it shuts down, not that it stops a server and writes what was
+// measured. A context without Notify is left alone.
+func SetMessages(ctx context.Context, m Messages) {
+	if p, ok := ctx.Value(messagesKey{}).(*atomic.Pointer[Messages]); ok {
+		p.Store(&m)
+	}
+}
 
 // Force returns the channel Notify closes when the user signals a second
 // time, or nil (never fires) for a context without one.

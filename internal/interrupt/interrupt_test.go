@@ -69,3 +69,32 @@ func TestNotify(t *testing.T) {
 		t.Errorf("stderr %q does not announce the kill", stderr.String())
 	}
 }
+
+// TestSetMessages: a command that is itself the server (slogate sim) says
+// what it does on a signal instead of run's "stopping the server and
+// writing what was measured", which ended every normal stop's server.log.
+func TestSetMessages(t *testing.T) {
+	var stderr lockedBuffer
+	ctx := Notify(context.Background(), &stderr)
+	SetMessages(context.Background(), Messages{First: "ignored"}) // no Notify: nothing to change
+	SetMessages(ctx, Messages{First: "the simulator is shutting down", Second: "second signal: still shutting down"})
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGTERM did not cancel the context")
+	}
+	got := stderr.String()
+	if !strings.Contains(got, "slogate: SIGTERM: the simulator is shutting down\n") || strings.Contains(got, "writing what was measured") {
+		t.Errorf("stderr %q, want the set message only", got)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	select {
+	case <-Force(ctx):
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second SIGTERM did not close the force channel")
+	}
+	if got := stderr.String(); !strings.Contains(got, "slogate: second signal: still shutting down\n") {
+		t.Errorf("stderr %q lacks the set second message", got)
+	}
+}

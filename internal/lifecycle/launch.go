@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"strconv"
@@ -46,10 +47,18 @@ func Endpoint(c *Client) *Server { return &Server{Client: c} }
 // for an endpoint and for nil.
 func (s *Server) Launched() bool { return s != nil && s.stopper != nil }
 
+// StopNormal is the reason of the stop at the end of a run that finished
+// (Server.Stop's why).
+const StopNormal = "normal stop, the run is done"
+
 // Stop ends a launched server's process group or container: SIGTERM (or
 // the runtime's stop), up to grace for it to exit (cut short when force
-// closes), then SIGKILL; then it checks that nothing of it is left.
-func (s *Server) Stop(grace time.Duration, force <-chan struct{}) error {
+// closes), then SIGKILL; then it checks that nothing of it is left. First
+// it says in server.log why and how ("slogate: normal stop, the run is
+// done: stopping the server: SIGTERM, up to 30s to exit, then SIGKILL"),
+// so that the server's shutdown lines after it are not read as a crash.
+func (s *Server) Stop(why string, grace time.Duration, force <-chan struct{}) error {
+	s.proc.note(fmt.Sprintf("slogate: %s: stopping the server: SIGTERM, up to %v to exit, then SIGKILL", why, grace))
 	return s.stopper.Stop(grace, force)
 }
 

@@ -45,6 +45,7 @@ type Process struct {
 	pgid    int
 	logPath string
 	log     *os.File
+	rw      *redactingWriter // nil when the output goes to log directly
 	exited  chan struct{}
 	waitErr error
 }
@@ -85,6 +86,9 @@ func StartProcess(argv []string, env map[string]string, logPath string, secrets 
 	// cores (SIGKILL orphans them: docs/vllm.md#shutdown).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	p := &Process{cmd: cmd, logPath: logPath, log: logf, exited: make(chan struct{})}
+	if rw, ok := out.(*redactingWriter); ok {
+		p.rw = rw
+	}
 	started := make(chan error, 1)
 	go func() {
 		// Pdeathsig fires when the *thread* that forked the child exits, and
@@ -172,6 +176,19 @@ func (p *Process) exitedErr(when string) error {
 		status = p.waitErr.Error()
 	}
 	return exit.Infraf("the server %s (%s); last lines of %s:\n%s", when, status, p.logPath, strings.Join(lastLines(p.logPath, 40), "\n"))
+}
+
+// note writes one line of slogate's own to the process's log, between
+// whole lines of the server's when they go through the redacting writer.
+func (p *Process) note(line string) {
+	if p == nil || p.log == nil {
+		return
+	}
+	if p.rw != nil {
+		p.rw.mu.Lock()
+		defer p.rw.mu.Unlock()
+	}
+	p.log.WriteString(line + "\n")
 }
 
 // LogPath is the file the process's output goes to.

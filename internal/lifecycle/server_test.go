@@ -104,3 +104,51 @@ func TestServerLogRedactsSecrets(t *testing.T) {
 		t.Errorf("log = %q, want %q", got, want)
 	}
 }
+
+// TestStopSaysWhy: a launched server's stop first writes slogate's line to
+// server.log, saying why it stops and how, before the server's own
+// shutdown lines (a normal stop ended server.log with the simulator's
+// "stopping the server and writing what was measured", read as an
+// interruption), with and without the redacting writer in between.
+func TestStopSaysWhy(t *testing.T) {
+	tests := []struct {
+		name    string
+		why     string
+		secrets []string
+	}{
+		{name: "normal stop", why: StopNormal},
+		{name: "normal stop through the redacting writer", why: StopNormal, secrets: []string{"sk-secret"}},
+		{name: "a run that ended early", why: "the run ended early (interrupted by SIGTERM)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logPath := filepath.Join(t.TempDir(), "server.log")
+			p, err := StartProcess([]string{"sh", "-c", "trap 'echo shutting down; exit 0' TERM; echo up; while :; do sleep 0.05; done"}, nil, logPath, tt.secrets...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for b, _ := os.ReadFile(logPath); !strings.Contains(string(b), "up\n"); b, _ = os.ReadFile(logPath) {
+				if time.Now().After(deadline) {
+					p.Stop(time.Second, nil)
+					t.Fatalf("the server never logged: %q", b)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			s := &Server{proc: p, stopper: p}
+			if err := s.Stop(tt.why, 2*time.Second, nil); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// After slogate's line, the server's own: sh's "Terminated"
+			// for its sleep, then its trap.
+			want := "up\nslogate: " + tt.why + ": stopping the server: SIGTERM, up to 2s to exit, then SIGKILL\n"
+			if !strings.HasPrefix(string(b), want) || !strings.HasSuffix(string(b), "shutting down\n") {
+				t.Errorf("server.log = %q, want %q then the server's shutdown", b, want)
+			}
+		})
+	}
+}

@@ -23,7 +23,7 @@ import (
 // The last boot's log is kept as server.bootN.log.
 func (r *run) reboot(ctx context.Context, b int) error {
 	r.logf("boot %d of %d: restarting the server (measure.boots = %d)", b, r.boots(), r.boots())
-	if err := r.stopServer(); err != nil {
+	if err := r.stopServer(fmt.Sprintf("normal stop, boot %d of %d starts next", b, r.boots())); err != nil {
 		return err
 	}
 	r.client.Close()
@@ -136,10 +136,10 @@ func orDash(s string) string {
 	return s
 }
 
-// stopServer stops the running server (its process group or container)
-// and adds its up time to the run's.
-func (r *run) stopServer() error {
-	err := r.server.Stop(r.cfg.StopGrace, r.cfg.ForceStop)
+// stopServer stops the running server (its process group or container),
+// saying why in server.log, and adds its up time to the run's.
+func (r *run) stopServer(why string) error {
+	err := r.server.Stop(why, r.cfg.StopGrace, r.cfg.ForceStop)
 	r.server = nil
 	if !r.upSince.IsZero() {
 		r.upBefore += time.Since(r.upSince)

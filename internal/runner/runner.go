@@ -174,7 +174,11 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 		}
 	}
 	if r.server.Launched() {
-		serr := r.stopServer()
+		why := lifecycle.StopNormal
+		if err != nil {
+			why = "the run ended early (" + firstLine(err.Error()) + ")"
+		}
+		serr := r.stopServer(why)
 		switch {
 		case serr != nil && err == nil:
 			err = serr
