@@ -252,3 +252,67 @@ func TestResumeMeasuresLikeBefore(t *testing.T) {
 		t.Errorf("resume took %v", el)
 	}
 }
+
+// TestResumeKeepsWhatWasAsked (issue 29): a run interrupted under -run
+// and -duration is resumed without them and measures exactly the rest of
+// what it was asked: the header counts the cells its -run kept (3 decode
+// cells and their context's prefill, of 5), no other cell is measured; resumed again when complete it says there is nothing
+// left, starts nothing and exits 0; another -run is refused.
+func TestResumeKeepsWhatWasAsked(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := faultSpec(t, freePort(t), "", fastSim, strings.Replace(resumeBody, `"1s"`, `"30s"`, 1))
+	out := filepath.Join(t.TempDir(), "out")
+	const filter = `ctx=1K/conc=(1|2|3)$`
+	b := startSlogate(t, mark, "run", "-sim", "-run", filter, "-duration", "1s", "-out", out, spec)
+	b.waitFor(t, "finished cells", time.Minute, func() bool { return cellLines(out) >= 2 }) // the prefill and a decode cell
+	b.cmd.Process.Signal(syscall.SIGINT)
+	if code := b.exitAfter(t, 45*time.Second); code != 130 {
+		t.Fatalf("interrupted run: exit %d, want 130\nstderr:\n%s", code, b.stderr.String())
+	}
+	first := readResults(t, out)
+	if f := first.Flags; f == nil || f.Run != filter || f.Duration != "1s" {
+		t.Fatalf("results.json records flags %+v, want -run %q -duration 1s", f, filter)
+	}
+	kept := len(first.Decode)
+	if kept < 1 || kept >= 3 {
+		c, _ := os.ReadFile(filepath.Join(out, "cells.jsonl"))
+		t.Fatalf("interrupted run kept %d decode cells, want 1 or 2\n%s\n%s", kept, c, b.stdout.String())
+	}
+
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-resume", out)
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if want := fmt.Sprintf("sim (simulated): %d cells left of 4, estimated ", 3-kept); !strings.Contains(r.Stdout, want) {
+		t.Errorf("the resumed run's header does not count the cells -run kept (%q):\n%s", want, r.Stdout)
+	}
+	if want := "slogate: -resume: -run '" + filter + "', as the interrupted run was given"; !strings.Contains(r.Stderr, want) {
+		t.Errorf("the resumed run does not say it keeps -run (%q):\n%s", want, r.Stderr)
+	}
+	for _, other := range []string{"sim/prefill/ctx=1K", "sim/decode/ctx=1K/conc=1", "sim/decode/ctx=1K/conc=4"} {
+		if strings.Contains(r.Stdout, "=== RUN   "+other+"\n") {
+			t.Errorf("the resumed run measured %s, which the first run measured or -run left out", other)
+		}
+	}
+	got := readResults(t, out)
+	if got.Interrupted || got.Error != "" || len(got.Prefill) != 1 || len(got.Decode) != 3 || got.Flags == nil || got.Flags.Run != filter {
+		t.Fatalf("resumed results.json: interrupted %v error %q, %d prefill and %d decode cells, flags %+v; want 1 + 3 under -run %q",
+			got.Interrupted, got.Error, len(got.Prefill), len(got.Decode), got.Flags, filter)
+	}
+	for _, c := range got.Decode {
+		if c.MeasuredS > 5 { // 1 s kept, not the spec's 30 s (room for a loaded machine)
+			t.Errorf("%s measured %.1fs: the resumed run did not keep -duration 1s", c.Ref().Name(), c.MeasuredS)
+		}
+	}
+
+	r = slogate(t, mark, time.Minute, "", nil, "run", "-resume", out)
+	if r.Code != 0 || !strings.Contains(r.Stdout+r.Stderr, "nothing left to measure") || strings.Contains(r.Stdout, "starting server") {
+		t.Errorf("resume of the completed run: exit %d, want 0 saying nothing is left, no server started\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = slogate(t, mark, time.Minute, "", nil, "run", "-resume", out, "-run", "conc=4")
+	if want := "that run was given -run '" + filter + "', not -run conc=4"; r.Code != 2 || !strings.Contains(r.Stderr, want) {
+		t.Errorf("-resume with another -run: exit %d, want 2 saying %q\n%s", r.Code, want, r.Stderr)
+	}
+}

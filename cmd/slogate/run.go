@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -43,15 +44,35 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	inconclusive := fs.Choice("inconclusive", compare.InconclusivePolicies, "what a -baseline comparison that cannot decide does, `POLICY`: fail (exit 4 when nothing regressed) or pass (accept the risk; an estimate beyond the tolerance still fails)")
 	fs.BoolVar(&o.AllowSettingsChange, "allow-settings-change", false, "compare with a -baseline measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real)")
 	fs.DurationVar(&o.StreamIdleTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D` (its cell becomes an error; the run goes on)")
-	fs.StringVar(&resume, "resume", "", "continue the interrupted run in folder `DIR` (its cells.jsonl): measure only the missing cells; SPEC defaults to the one it ran")
+	fs.StringVar(&resume, "resume", "", "continue the interrupted run in folder `DIR` (its cells.jsonl): measure only the missing cells, with the -run, -server, -duration, -stream-timeout and -var it was given; SPEC defaults to the one it ran")
 	fs.DurationVar(&timeout, "timeout", 0, "bound the whole run by `D` (0 = no bound); exceeding it is an infrastructure error (exit 3)")
 	paths, err := fs.Parse(stdout, args)
 	if err != nil {
 		return err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	// The flags that select what the run measures, recorded in
+	// results.json (result.RunFlags): -resume takes them from there.
+	flags := result.RunFlags{Run: keep.String(), Server: server, Vars: vars}
+	if given["stream-timeout"] {
+		flags.StreamTimeout = o.StreamIdleTimeout.String()
+	}
 	if resume != "" {
 		if o.Resumed, err = runner.LoadResume(resume); err != nil {
 			return err
+		}
+		if err := o.Resumed.MatchFlags(&flags, func(name string) bool { return given[name] }, stderr); err != nil {
+			return err
+		}
+		if err := keep.Set(flags.Run); err != nil {
+			return fs.Usagef("-resume %s: its -run %q: %v", resume, flags.Run, err)
+		}
+		server, vars = flags.Server, flags.Vars
+		if flags.StreamTimeout != "" {
+			if o.StreamIdleTimeout, err = time.ParseDuration(flags.StreamTimeout); err != nil {
+				return fs.Usagef("-resume %s: its -stream-timeout %q: %v", resume, flags.StreamTimeout, err)
+			}
 		}
 		if len(paths) == 0 && o.Resumed.SpecPath() != "" {
 			paths = []string{o.Resumed.SpecPath()}
@@ -89,6 +110,11 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if o.Specs, err = specload.LoadForRun(stdout, stderr, paths, vars, o.JSON); err != nil {
 		return err
 	}
+	var servers []*spec.Server
+	for _, sp := range o.Specs {
+		servers = append(servers, sp.Servers...)
+	}
+	flags.Vars = vars.Redacted(servers)
 	if server != "" {
 		if o.Specs, err = gate.SelectServer(o.Specs, server); err != nil {
 			return err
@@ -97,6 +123,10 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if err := o.Resume(stderr); err != nil {
 		return err
 	}
+	if o.Duration > 0 {
+		flags.Duration = o.Duration.String()
+	}
+	o.Flags = &flags
 	if err := o.CheckOutDirs(); err != nil {
 		return err
 	}

@@ -67,6 +67,9 @@ type Options struct {
 	Verbose, JSON bool
 	// Tool is slogate's version, recorded in results.json.
 	Tool string
+	// Flags are the run's selecting flags as given, recorded in each
+	// server's results.json for -resume (result.RunFlags); nil records none.
+	Flags *result.RunFlags
 	// StreamIdleTimeout and ForceStop are passed to runner.Config.
 	StreamIdleTimeout time.Duration
 	ForceStop         <-chan struct{}
@@ -213,7 +216,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	sr.stream.Log(sr.header(p, out))
 	cfg := runner.Config{
 		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
-		Tool: sr.Tool, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
+		Tool: sr.Tool, Flags: sr.Flags, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
 		Baseline: sr.Baseline, Tolerance: sr.Tolerance, Alpha: sr.Alpha,
 		Objective: func(s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
 			return assert.Objective(sr.spec, s, c)

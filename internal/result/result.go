@@ -29,8 +29,12 @@ type Results struct {
 	// SHA-256 or the random seed. Nil in results.json files written before
 	// slogate recorded it.
 	Workload *workload.Record `json:"workload,omitempty"`
-	Started  time.Time        `json:"started"`
-	Finished time.Time        `json:"finished"`
+	// Flags are the flags of `slogate run` that decided what the run
+	// measured, as given; -resume measures the rest with the same ones.
+	// Nil in results.json files written before slogate recorded them.
+	Flags    *RunFlags `json:"flags,omitempty"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
 	// Prefill cells in measurement order.
 	Prefill []PrefillCell `json:"prefill"`
 	// Decode cells in measurement order.
@@ -51,6 +55,26 @@ type Results struct {
 	// (docs/method.md#gpu-time); nil in results.json files written before
 	// slogate recorded it.
 	GPUTime *GPUTime `json:"gpu_time,omitempty"`
+}
+
+// RunFlags are the flags of `slogate run` that select what a run measures
+// and how, as given on its command line; each is empty when not given. A
+// resumed run (-resume) takes them from the run it continues, so that it
+// measures exactly the rest of what that run was asked.
+type RunFlags struct {
+	// Run is -run, the test-name filter of cells and assertions.
+	Run string `json:"run,omitempty"`
+	// Server is -server, the one server measured of the specs.
+	Server string `json:"server,omitempty"`
+	// Duration is -duration, the window that replaced measure.duration.
+	Duration string `json:"duration,omitempty"`
+	// StreamTimeout is -stream-timeout.
+	StreamTimeout string `json:"stream_timeout,omitempty"`
+	// Vars are the -var settings, NAME → VALUE; a secret's value (the
+	// server's api_key, a credential's environment variable, a name that
+	// says it holds one) is shellcmd.Redacted, and a resumed run needs it
+	// given again.
+	Vars map[string]string `json:"vars,omitempty"`
 }
 
 // GPUTime is a run's cost: the time its server was up for it and that

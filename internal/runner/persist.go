@@ -46,7 +46,7 @@ func (r *run) initialResults() *result.Results {
 			m.Duration = sp.Measure.Duration.String()
 		}
 	}
-	return &result.Results{Schema: result.Schema, Spec: sp.Filename, Tool: r.cfg.Tool, Server: rs, Measure: m,
+	return &result.Results{Schema: result.Schema, Spec: sp.Filename, Tool: r.cfg.Tool, Server: rs, Measure: m, Flags: r.cfg.Flags,
 		Workload: measure.WorkloadRecord(sp.Workload), Started: time.Now().UTC(), Prefill: []result.PrefillCell{}, Decode: []result.DecodeCell{}, Verdicts: []result.Verdict{}}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,6 +83,78 @@ func (rs *Resumed) SelectServer(specs []*spec.Spec) ([]*spec.Spec, error) {
 		}
 	}
 	return nil, exit.Usagef("-resume %s: that run measured server %q, but the spec defines %s: give the spec it ran", rs.Dir, rs.Server, strings.Join(names, ", "))
+}
+
+// MatchFlags makes a resumed run take the selecting flags of the run it
+// continues (result.RunFlags, recorded in its results.json), so that it
+// measures exactly the rest of what that run was asked: -run, -server,
+// -stream-timeout and each -var not given again are taken from the record,
+// and said on notes; one given again with another value is a usage error
+// (its cells would answer another question: start a fresh run instead), as
+// is a -var the first run was not given. A secret -var (recorded redacted)
+// must be given again. now holds the flags as given, given says which
+// flags were (by name: "run", "server", "stream-timeout"). Results
+// written before flags were recorded leave now as it is.
+func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool, notes io.Writer) error {
+	if rs.Previous == nil || rs.Previous.Flags == nil {
+		return nil
+	}
+	was := rs.Previous.Flags
+	for _, f := range []struct {
+		flag     string
+		was, now *string
+	}{
+		{"run", &was.Run, &now.Run},
+		{"server", &was.Server, &now.Server},
+		{"stream-timeout", &was.StreamTimeout, &now.StreamTimeout},
+	} {
+		switch {
+		case !given(f.flag):
+			if *f.was != "" && *f.now != *f.was {
+				fmt.Fprintf(notes, "slogate: -resume: -%s %s, as the interrupted run was given\n", f.flag, shellcmd.Quote(*f.was))
+			}
+			*f.now = *f.was
+		case *f.now != *f.was && f.flag != "stream-timeout":
+			return exit.Usagef("-resume %s: that run was given %s, not -%s %s: a resumed run measures the rest of what that run was asked; drop -%s (or start a fresh run)",
+				rs.Dir, flagText(f.flag, *f.was), f.flag, shellcmd.Quote(*f.now), f.flag)
+		}
+	}
+	var carried []string
+	for _, name := range slices.Sorted(maps.Keys(was.Vars)) {
+		v, ok := now.Vars[name]
+		switch {
+		case ok && was.Vars[name] != shellcmd.Redacted && v != was.Vars[name]:
+			return exit.Usagef("-resume %s: that run was given -var %s=%s, not %s: a resumed run measures the rest of what that run was asked; drop -var %s (or start a fresh run)",
+				rs.Dir, name, shellcmd.Quote(was.Vars[name]), shellcmd.Quote(v), name)
+		case ok:
+		case was.Vars[name] == shellcmd.Redacted:
+			return exit.Usagef("-resume %s: that run was given -var %s, a secret results.json does not record: give -var %s=… again", rs.Dir, name, name)
+		default:
+			if now.Vars == nil {
+				now.Vars = map[string]string{}
+			}
+			now.Vars[name] = was.Vars[name]
+			carried = append(carried, name+"="+shellcmd.Quote(was.Vars[name]))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(now.Vars)) {
+		if _, ok := was.Vars[name]; !ok {
+			return exit.Usagef("-resume %s: that run was not given -var %s: a resumed run measures the rest of what that run was asked; drop it (or start a fresh run)", rs.Dir, name)
+		}
+	}
+	if len(carried) > 0 {
+		fmt.Fprintf(notes, "slogate: -resume: -var %s, as the interrupted run was given\n", strings.Join(carried, " -var "))
+	}
+	return nil
+}
+
+// flagText is how a recorded flag is named in a message: "-run 'x'", or
+// "no -run" when it was not given.
+func flagText(flag, value string) string {
+	if value == "" {
+		return "no -" + flag
+	}
+	return "-" + flag + " " + shellcmd.Quote(value)
 }
 
 // ResumeSettings are the run settings a resumed run must share with the

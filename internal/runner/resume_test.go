@@ -2,6 +2,9 @@ package runner
 
 import (
 	"bytes"
+	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +12,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/workload"
 )
@@ -66,6 +70,69 @@ func TestMatchPrevious(t *testing.T) {
 			}
 			if err == nil && (f.Duration != tc.wantDur || f.Sim != tc.wantSim || f.Endpoint != tc.wantEP) {
 				t.Errorf("duration %v sim %v endpoint %q; want %v %v %q", f.Duration, f.Sim, f.Endpoint, tc.wantDur, tc.wantSim, tc.wantEP)
+			}
+		})
+	}
+}
+
+// TestMatchFlags: a resumed run takes the interrupted run's -run,
+// -server, -stream-timeout and -var when not given again, and refuses
+// other values (a secret -var it needs given again).
+func TestMatchFlags(t *testing.T) {
+	recorded := &result.RunFlags{Run: "ctx=8K/conc=(1|2)$", Server: "q", StreamTimeout: "5s",
+		Vars: map[string]string{"sim_args": "[]", "api_key": shellcmd.Redacted}}
+	rs := &Resumed{Dir: "OUT", Server: "q", Previous: &result.Results{Flags: recorded}}
+	tests := []struct {
+		name    string
+		rs      *Resumed
+		now     result.RunFlags
+		given   []string
+		want    result.RunFlags
+		wantMsg string // the usage error; "" for none
+		wantSay string // on notes
+	}{
+		{name: "every flag carries over", rs: rs, now: result.RunFlags{Vars: map[string]string{"api_key": "k"}},
+			want:    result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "5s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
+			wantSay: "slogate: -resume: -run 'ctx=8K/conc=(1|2)$', as the interrupted run was given\n"},
+		{name: "the same flags again", rs: rs, given: []string{"run", "server"},
+			now:  result.RunFlags{Run: recorded.Run, Server: "q", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
+			want: result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "5s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}}},
+		{name: "another -run", rs: rs, given: []string{"run"}, now: result.RunFlags{Run: "conc=4"},
+			wantMsg: "-resume OUT: that run was given -run 'ctx=8K/conc=(1|2)$', not -run conc=4: a resumed run measures the rest of what that run was asked; drop -run"},
+		{name: "-run where the first run had none", rs: &Resumed{Dir: "OUT", Previous: &result.Results{Flags: &result.RunFlags{}}}, given: []string{"run"}, now: result.RunFlags{Run: "conc=4"},
+			wantMsg: "that run was given no -run, not -run conc=4"},
+		{name: "another -server", rs: rs, given: []string{"server"}, now: result.RunFlags{Server: "r"},
+			wantMsg: "that run was given -server q, not -server r"},
+		{name: "another -stream-timeout is allowed", rs: rs, given: []string{"stream-timeout"}, now: result.RunFlags{StreamTimeout: "9s", Vars: map[string]string{"api_key": "k"}},
+			want: result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "9s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}}},
+		{name: "another -var", rs: rs, now: result.RunFlags{Vars: map[string]string{"api_key": "k", "sim_args": `["--sim-slowdown", "1.2"]`}},
+			wantMsg: `that run was given -var sim_args='[]', not '["--sim-slowdown", "1.2"]'`},
+		{name: "a -var the first run was not given", rs: rs, now: result.RunFlags{Vars: map[string]string{"api_key": "k", "extra": "1"}},
+			wantMsg: "that run was not given -var extra"},
+		{name: "a secret -var not given again", rs: rs, now: result.RunFlags{},
+			wantMsg: "that run was given -var api_key, a secret results.json does not record: give -var api_key=… again"},
+		{name: "results without flags", rs: &Resumed{Dir: "OUT", Previous: &result.Results{}}, given: []string{"run"}, now: result.RunFlags{Run: "x"},
+			want: result.RunFlags{Run: "x"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			now := tc.now
+			var notes bytes.Buffer
+			err := tc.rs.MatchFlags(&now, func(f string) bool { return slices.Contains(tc.given, f) }, &notes)
+			if tc.wantMsg != "" {
+				if exit.Code(err) != exit.Usage || !strings.Contains(fmt.Sprint(err), tc.wantMsg) {
+					t.Fatalf("err = %v (exit %d), want exit 2 with %q", err, exit.Code(err), tc.wantMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(now, tc.want) {
+				t.Errorf("flags = %+v, want %+v", now, tc.want)
+			}
+			if tc.wantSay != "" && !strings.Contains(notes.String(), tc.wantSay) {
+				t.Errorf("notes lack %q:\n%s", tc.wantSay, notes.String())
 			}
 		})
 	}

@@ -65,6 +65,9 @@ type Config struct {
 	SimExecutable string
 	// Tool is slogate's version, recorded in results.json.
 	Tool string
+	// Flags are the run's selecting flags, recorded in results.json
+	// (result.RunFlags); nil records none.
+	Flags *result.RunFlags
 	// Observer receives events; nil discards them.
 	Observer Observer
 	// StopGrace is how long the server gets to exit after SIGTERM.
