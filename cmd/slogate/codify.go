@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/slogate/slogate/internal/codify"
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/codify"
 	"github.com/slogate/slogate/internal/exit"
 )
 

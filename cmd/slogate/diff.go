@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/vocab"
 )

@@ -4,8 +4,8 @@ import (
 	"context"
 	"io"
 
-	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/gate"
 )
 
 // cmdMerge is `slogate merge -out DIR OUT...`: it combines the results

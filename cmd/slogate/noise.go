@@ -4,8 +4,8 @@ import (
 	"context"
 	"io"
 
-	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/report"
 )

@@ -4,10 +4,10 @@ import (
 	"context"
 	"io"
 
-	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/cli/planview"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/specload"
 )

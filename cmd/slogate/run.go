@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/slogate/slogate/internal/compare"
-	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/interrupt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"

@@ -6,8 +6,8 @@ import (
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )

@@ -3,8 +3,8 @@ package assert
 import (
 	"fmt"
 
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"

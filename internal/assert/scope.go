@@ -11,8 +11,8 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"

@@ -17,9 +17,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/slogate/slogate/internal/suggest"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/suggest"
 	"github.com/slogate/slogate/internal/vocab"
 )
 

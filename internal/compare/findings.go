@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/vocab"
 )
 

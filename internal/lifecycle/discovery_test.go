@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vllmfake"
 )
 
 // TestKVFromLog: the KV capacity of every log form users get

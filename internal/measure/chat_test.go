@@ -11,10 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/workload"
 )
 

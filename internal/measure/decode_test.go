@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/workload"
 )

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/workload"
 )
 

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
 )
 

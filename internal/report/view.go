@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/slogate/slogate/internal/numfmt"
-	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/workload"
 )

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/result/resulttest"
+	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
 )
 

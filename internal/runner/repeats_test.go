@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
 )
 

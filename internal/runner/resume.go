@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 )

@@ -16,10 +16,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
 )
 

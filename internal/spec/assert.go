@@ -9,9 +9,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
 	namesuggest "github.com/slogate/slogate/internal/suggest"
-	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/vocab"
 )
 

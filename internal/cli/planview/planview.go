@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 )
