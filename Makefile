@@ -33,7 +33,7 @@ FUZZ     = $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 fuzz:
 	$(FUZZ) -fuzz '^FuzzLoad$$' ./internal/spec
 	$(FUZZ) -fuzz '^FuzzSSE$$' ./internal/measure/sse
-	$(FUZZ) -fuzz '^FuzzMetrics$$' ./internal/promread
+	$(FUZZ) -fuzz '^FuzzMetrics$$' ./internal/engine/vllm
 	$(FUZZ) -fuzz '^FuzzPromptField$$' ./internal/sim
 
 # 256 streams against the simulator for 60s (SLOGATE_LOAD_WINDOW=20s shortens

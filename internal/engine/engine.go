@@ -23,13 +23,18 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/slogate/slogate/internal/promread"
 )
 
 // Engine is one inference engine slogate launches and measures.
@@ -40,6 +45,126 @@ type Engine interface {
 	Title() string
 	// Syntax is how the engine's launch is written.
 	Syntax() *Syntax
+	// SimFlags are the `slogate sim` flags, before "serve", that make the
+	// simulator (internal/sim) imitate the engine: its persona (-sim).
+	SimFlags() []string
+
+	// ParseMetrics reads the engine's /metrics page into the
+	// engine-neutral figures measure reads; model filters by the served
+	// name.
+	ParseMetrics(r io.Reader, model string) (promread.Snapshot, error)
+	// Version is the server's version and where it was read ("GET
+	// /version"); "" when it does not say.
+	Version(ctx context.Context, c Conn) (version, from string)
+	// KVCapacity is the KV cache capacity in tokens the server states (the
+	// spec's kv_cache_tokens is applied before), from source (KVSource*),
+	// with a warning when the figure is doubtful or missing and a detail
+	// of how a log was read; logPath is the launched server's log ("" for
+	// an endpoint); dp is the spec's data_parallel_size (1 when unset).
+	KVCapacity(ctx context.Context, c Conn, logPath string, dp int) (tokens int64, source, warning, detail string)
+	// StatedFacts are the settings the server states, of the ones a spec
+	// asks (docs/method.md#server-facts), each with where it was read.
+	StatedFacts(ctx context.Context, c Conn, logPath string) Facts
+
+	// TokenizeBody is the body of POST /tokenize for text, without
+	// special tokens (vLLM's {"model", "prompt", "add_special_tokens"}).
+	TokenizeBody(model, text string) any
+	// TokenizeChatBody is the body of POST /tokenize for chat messages
+	// rendered through the server's chat template; chatTemplateKwargs is
+	// nil when the workload sets none.
+	TokenizeChatBody(model string, messages any, addGenerationPrompt bool, chatTemplateKwargs map[string]any) any
+	// TokenizeStatesContext reports whether POST /tokenize's max_model_len
+	// is the server's context length (vLLM) rather than the tokenizer's
+	// model_max_length (SGLang).
+	TokenizeStatesContext() bool
+	// ChatPromptTokens is the rendered length of a chat prompt (with the
+	// generation prompt) where POST /tokenize has no messages form, by
+	// another request; ok is false when the engine has no such way.
+	ChatPromptTokens(ctx context.Context, c Conn, messages any, chatTemplateKwargs map[string]any) (n int, ok bool, err error)
+	// SpeculativeIdle is the warning of a decode cell whose server has a
+	// speculative block but whose /metrics show no drafting in the window,
+	// naming the engine's own metric and launch flag.
+	SpeculativeIdle() string
+}
+
+// Conn is what an engine reads a server through (lifecycle's Client).
+type Conn interface {
+	// Do sends a bounded control request, body JSON-encoded unless nil,
+	// and returns the status and the answer's body.
+	Do(ctx context.Context, method, path string, body any) (code int, b []byte, err error)
+	// Metrics scrapes /metrics, read by the engine's ParseMetrics; the
+	// time is the middle of the scrape.
+	Metrics(ctx context.Context) (promread.Snapshot, time.Time, error)
+	// Model is the served model name requests ask for.
+	Model() string
+}
+
+// Facts are the settings a server states about itself
+// (docs/method.md#server-facts). Only the facts Stated names are set.
+type Facts struct {
+	KVCacheDtype  string
+	BlockSize     int64
+	PrefixCaching *bool
+	// Speculative is the speculative method, "" when the server runs
+	// without.
+	Speculative string
+	// Stated names each fact stated ("kv_cache_dtype", "block_size",
+	// "enable_prefix_caching", "speculative") with where it was read
+	// ("GET /server_info").
+	Stated map[string]string
+}
+
+// State records fact as stated, read from where.
+func (f *Facts) State(fact, from string) {
+	if f.Stated == nil {
+		f.Stated = map[string]string{}
+	}
+	f.Stated[fact] = from
+}
+
+// KV capacity sources, in the order they are tried
+// (docs/method.md#kv-capacity); result.Server.KVCacheSource holds one.
+const (
+	// KVSourceSpec: the spec's kv_cache_tokens.
+	KVSourceSpec = "spec"
+	// KVSourceMetrics: the engine's metrics (vLLM's cache config metric's
+	// kv_cache_size_tokens × engines; SGLang's token capacity gauge
+	// summed over dp_rank).
+	KVSourceMetrics = "metrics"
+	// KVSourceLog: the KV lines of the server's log, summed over engines
+	// or ranks.
+	KVSourceLog = "log"
+	// KVSourceMetricsEstimate: num_gpu_blocks × block_size, wrong for
+	// hybrid models.
+	KVSourceMetricsEstimate = "metrics-estimate"
+	// KVSourceServerInfo: SGLang's GET /server_info, each data-parallel
+	// rank's token_capacity summed (docs/sglang.md#server-info).
+	KVSourceServerInfo = "server_info"
+)
+
+// StatusError is a control request answered with an HTTP status other than
+// 200; callers tell the statuses apart with errors.As.
+type StatusError struct {
+	Request string // "GET /v1/models"
+	Code    int
+	Body    string // a snippet of the answer, "" to leave it out
+}
+
+func (e *StatusError) Error() string {
+	if e.Body == "" {
+		return fmt.Sprintf("%s answered %d", e.Request, e.Code)
+	}
+	return fmt.Sprintf("%s answered %d: %s", e.Request, e.Code, e.Body)
+}
+
+// Snippet is the start of an answer's body for an error: trimmed, at most
+// 300 bytes and an ellipsis.
+func Snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
 }
 
 // Syntax is how one engine's launch is written: the flags the typed server

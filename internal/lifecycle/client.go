@@ -14,6 +14,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/spec"
 )
@@ -52,7 +53,7 @@ type Client struct {
 	apiKey string
 	model  string // served model name
 	http   *http.Client
-	engine Engine // vLLM unless ForServer says otherwise
+	engine engine.Engine // vLLM unless ForServer says otherwise
 }
 
 // NewClient is a client of the server at base (http://host:port) serving
@@ -64,7 +65,7 @@ func NewClient(base, apiKey, model string) *Client {
 // NewClientOver is NewClient over the HTTP client h (tests serve a handler
 // in process through it).
 func NewClientOver(h *http.Client, base, apiKey, model string) *Client {
-	return &Client{base: strings.TrimRight(base, "/"), apiKey: apiKey, model: model, http: h, engine: vllmEngine{}}
+	return &Client{base: strings.TrimRight(base, "/"), apiKey: apiKey, model: model, http: h, engine: engineFor(nil)}
 }
 
 // ForServer sets the engine c talks to from the server block (its metric
@@ -119,19 +120,10 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (int, []
 	return resp.StatusCode, b, err
 }
 
-// StatusError is a control request answered with an HTTP status other than
-// 200; callers tell the statuses apart with errors.As.
-type StatusError struct {
-	Request string // "GET /v1/models"
-	Code    int
-	Body    string // a snippet of the answer, "" to leave it out
-}
-
-func (e *StatusError) Error() string {
-	if e.Body == "" {
-		return fmt.Sprintf("%s answered %d", e.Request, e.Code)
-	}
-	return fmt.Sprintf("%s answered %d: %s", e.Request, e.Code, e.Body)
+// Do is a bounded control request (engine.Conn): the engines read the
+// server through it.
+func (c *Client) Do(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	return c.do(ctx, method, path, body)
 }
 
 // health is GET /health == 200.
@@ -227,10 +219,7 @@ func NewTokenizer(c *Client) *Tokenizer { return &Tokenizer{c: c} }
 // special-token probe learns nothing from them).
 func (t *Tokenizer) TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, addGenerationPrompt bool, chatTemplateKwargs map[string]any) ([]int, error) {
 	if !t.chatByUsage {
-		req := map[string]any{"model": t.c.model, "messages": messages, "add_generation_prompt": addGenerationPrompt}
-		if chatTemplateKwargs != nil {
-			req["chat_template_kwargs"] = chatTemplateKwargs
-		}
+		req := t.c.engine.TokenizeChatBody(t.c.model, messages, addGenerationPrompt, chatTemplateKwargs)
 		ids, err := t.tokenize(ctx, "POST /tokenize with messages", req)
 		var se *StatusError
 		if err == nil || !errors.As(err, &se) || (se.Code != http.StatusBadRequest && se.Code != http.StatusUnprocessableEntity) || !addGenerationPrompt {
@@ -263,10 +252,10 @@ func unknownIDs(n int) []int {
 
 // TokenizeText returns the token IDs of text without special tokens.
 func (t *Tokenizer) TokenizeText(ctx context.Context, text string) ([]int, error) {
-	return t.tokenize(ctx, "POST /tokenize", map[string]any{"model": t.c.model, "prompt": text, "add_special_tokens": false})
+	return t.tokenize(ctx, "POST /tokenize", t.c.engine.TokenizeBody(t.c.model, text))
 }
 
-func (t *Tokenizer) tokenize(ctx context.Context, what string, req map[string]any) ([]int, error) {
+func (t *Tokenizer) tokenize(ctx context.Context, what string, req any) ([]int, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -293,13 +282,7 @@ func (t *Tokenizer) tokenize(ctx context.Context, what string, req map[string]an
 	return r.Tokens, nil
 }
 
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
-}
+func snippet(b []byte) string { return engine.Snippet(b) }
 
 // OpenStream POSTs a streaming generation request (body, already encoded)
 // to url and returns the server's event stream, which the caller closes. A

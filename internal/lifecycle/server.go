@@ -8,11 +8,11 @@
 // launched one, or an already running -endpoint); client.go talks to the
 // server's endpoints (control requests, /tokenize, streaming generation);
 // discovery.go learns version, GPUs, max_model_len, the KV capacity
-// (discoverKVCapacity) and the facts the server states; engine.go is what
-// differs by engine behind one interface (engine_vllm.go: vLLM's metric
-// names and log lines, docs/vllm.md; engine_sglang.go: SGLang's
-// /server_info, metrics and log lines, docs/sglang.md). It knows nothing
-// of plans or cells.
+// (discoverKVCapacity) and the facts the server states; what differs by
+// engine it asks the server's engine.Engine (engine.go: internal/engine/vllm
+// for vLLM's metric names and log lines, docs/vllm.md;
+// internal/engine/sglang for SGLang's /server_info, metrics and log lines,
+// docs/sglang.md). It knows nothing of plans or cells.
 package lifecycle
 
 import (

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/workload"
@@ -335,22 +336,20 @@ type Polling struct {
 }
 
 // KV capacity sources, in the order the runner tries them
-// (docs/method.md#kv-capacity): Server.KVCacheSource.
+// (docs/method.md#kv-capacity): Server.KVCacheSource. Each engine's
+// package says where its sources read (engine.KVSource*).
 const (
 	// KVSourceSpec: the spec's kv_cache_tokens.
-	KVSourceSpec = "spec"
-	// KVSourceMetrics: vllm:cache_config_info's kv_cache_size_tokens × engines
-	// (SGLang: sglang:max_total_num_tokens summed over dp_rank).
-	KVSourceMetrics = "metrics"
-	// KVSourceLog: the "GPU KV cache size" log lines, summed over engines
-	// (SGLang: "KV Cache is allocated. #tokens: N" per DP rank).
-	KVSourceLog = "log"
+	KVSourceSpec = engine.KVSourceSpec
+	// KVSourceMetrics: the engine's metrics.
+	KVSourceMetrics = engine.KVSourceMetrics
+	// KVSourceLog: the KV lines of the server's log, summed over engines.
+	KVSourceLog = engine.KVSourceLog
 	// KVSourceMetricsEstimate: num_gpu_blocks × block_size, wrong for
 	// hybrid models.
-	KVSourceMetricsEstimate = "metrics-estimate"
-	// KVSourceServerInfo: SGLang's GET /server_info, each data-parallel
-	// rank's token_capacity summed (docs/sglang.md#server-info).
-	KVSourceServerInfo = "server_info"
+	KVSourceMetricsEstimate = engine.KVSourceMetricsEstimate
+	// KVSourceServerInfo: SGLang's GET /server_info.
+	KVSourceServerInfo = engine.KVSourceServerInfo
 )
 
 // KVUsageCheck compares the KV usage the server reports with one stream

@@ -1,6 +1,9 @@
 package registry
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestTitle: an engine's title; "" is vLLM's (results written before
 // engines were recorded); an unknown name is itself (moved from vocab).
@@ -36,5 +39,28 @@ func TestFor(t *testing.T) {
 	}
 	if got := Names(); len(got) != 2 || got[0] != "sglang" || got[1] != "vllm" {
 		t.Errorf("Names() = %q, want [sglang vllm]", got)
+	}
+}
+
+// TestEnginesReadOnlyTheirOwnMetrics: each engine's ParseMetrics reads its
+// own request gauges and none of another engine's (moved from promread's
+// TestParseSGLang).
+func TestEnginesReadOnlyTheirOwnMetrics(t *testing.T) {
+	pages := map[string]string{
+		"vllm":   "vllm:num_requests_running 3\nvllm:num_requests_waiting 1\n",
+		"sglang": "sglang:num_running_reqs 3\nsglang:num_queue_reqs 1\n",
+	}
+	for _, reader := range Names() {
+		for _, writer := range Names() {
+			t.Run(reader+" reads "+writer, func(t *testing.T) {
+				s, err := For(reader).ParseMetrics(strings.NewReader(pages[writer]), "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.HasRequests != (reader == writer) {
+					t.Errorf("HasRequests = %v reading %s's page as %s's (%+v)", s.HasRequests, writer, reader, s)
+				}
+			})
+		}
 	}
 }

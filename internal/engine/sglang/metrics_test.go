@@ -1,10 +1,12 @@
-package promread
+package sglang
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/promread"
 )
 
 // sglangPage is /metrics as SGLang writes it (docs/sglang.md#metrics) for
@@ -35,23 +37,21 @@ sglang:generation_tokens_total{model_name="qwen"} 12345.0
 `
 
 func TestParseSGLang(t *testing.T) {
-	s, err := ParseSGLang(strings.NewReader(sglangPage), "qwen")
+	s, err := ParseMetrics(strings.NewReader(sglangPage), "qwen")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Snapshot{
+	want := promread.Snapshot{
 		Running: 28, Waiting: 4, HasRequests: true, RunningLags: true,
-		KV:               KVCacheInfo{Engines: 2, SizeTokens: 1000000},
+		KV:               promread.KVCacheInfo{Engines: 2, SizeTokens: 1000000},
 		SpecAcceptLength: 3.5, SpecAcceptRate: 0.4, HasSpecAcceptGauges: true,
 	}
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
-	// A vLLM page read as SGLang's has none of its values, and the reverse.
-	if v, _ := ParseSGLang(strings.NewReader("vllm:num_requests_running 3\nvllm:num_requests_waiting 1\n"), ""); v.HasRequests {
+	// A vLLM page read as SGLang's has none of its values (the reverse is
+	// registry's TestEnginesReadOnlyTheirOwnMetrics).
+	if v, _ := ParseMetrics(strings.NewReader("vllm:num_requests_running 3\nvllm:num_requests_waiting 1\n"), ""); v.HasRequests {
 		t.Errorf("vLLM's gauges read as SGLang's: %+v", v)
-	}
-	if v, _ := Parse(strings.NewReader(sglangPage), "qwen"); v.HasRequests {
-		t.Errorf("SGLang's gauges read as vLLM's: %+v", v)
 	}
 }

@@ -1,4 +1,4 @@
-package lifecycle
+package sglang
 
 import (
 	"bufio"

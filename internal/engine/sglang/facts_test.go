@@ -1,8 +1,7 @@
-package lifecycle
+package sglang
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,10 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/engine"
+	"github.com/slogate/slogate/internal/engine/enginetest"
 )
 
 // TestSGLangKVCapacity checks where SGLang's KV capacity is read, in
@@ -32,19 +29,19 @@ func TestSGLangKVCapacity(t *testing.T) {
 		wantDetai string
 	}{
 		{name: "token_capacity per DP rank", paths: map[string]string{"/server_info": `{"max_total_num_tokens": 500, "dp_size": 2, "internal_states": [{"memory_usage": {"token_capacity": 500}}, {"memory_usage": {"token_capacity": 400}}]}`},
-			tokens: 900, source: result.KVSourceServerInfo, wantDetai: "GET /server_info: token_capacity of 2 DP rank(s)"},
+			tokens: 900, source: engine.KVSourceServerInfo, wantDetai: "GET /server_info: token_capacity of 2 DP rank(s)"},
 		{name: "top level × dp_size without internal states", paths: map[string]string{"/server_info": `{"max_total_num_tokens": 500, "dp_size": 2}`},
-			tokens: 1000, source: result.KVSourceServerInfo, wantDetai: "GET /server_info: max_total_num_tokens 500 × dp_size 2"},
+			tokens: 1000, source: engine.KVSourceServerInfo, wantDetai: "GET /server_info: max_total_num_tokens 500 × dp_size 2"},
 		{name: "older builds: /get_server_info", paths: map[string]string{"/get_server_info": `{"max_total_num_tokens": 700, "internal_states": [{"memory_usage": {"token_capacity": 700}}]}`},
-			tokens: 700, source: result.KVSourceServerInfo, wantDetai: "GET /get_server_info: token_capacity of 1 DP rank(s)"},
+			tokens: 700, source: engine.KVSourceServerInfo, wantDetai: "GET /get_server_info: token_capacity of 1 DP rank(s)"},
 		{name: "the gauge", paths: map[string]string{"/metrics": "sglang:max_total_num_tokens{dp_rank=\"0\",model_name=\"m\"} 300\nsglang:max_total_num_tokens{dp_rank=\"1\",model_name=\"m\"} 300\n"},
-			tokens: 600, source: result.KVSourceMetrics},
+			tokens: 600, source: engine.KVSourceMetrics},
 		{name: "the log, one line per DP rank; the pool's line wins over the summary", dp: 2, log: "[2026-03-11 13:53:23 DP0 TP0] KV Cache is allocated. #tokens: 1000, K size: 1 GB, V size: 1 GB\n" +
 			"[2026-03-11 13:53:23 DP0 TP0] max_total_num_tokens=999, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=65536\n" +
 			"[2026-03-11 13:53:23 DP1 TP0] max_total_num_tokens=800, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=65536\n",
-			tokens: 1800, source: result.KVSourceLog, wantDetai: "DP0: 1000 tokens; DP1: 800 tokens"},
+			tokens: 1800, source: engine.KVSourceLog, wantDetai: "DP0: 1000 tokens; DP1: 800 tokens"},
 		{name: "the log names fewer ranks than dp: alike, with a warning", dp: 2, log: "[2026-03-11 13:53:23 TP0] KV Cache is allocated. #tokens: 1000, KV size: 1 GB\n",
-			tokens: 2000, source: result.KVSourceLog, wantWarn: true, wantDetai: "DP0: 1000 tokens"},
+			tokens: 2000, source: engine.KVSourceLog, wantWarn: true, wantDetai: "DP0: 1000 tokens"},
 		{name: "nothing says", dp: 1, tokens: 0, source: "", wantWarn: true},
 	}
 	for _, tt := range tests {
@@ -63,9 +60,8 @@ func TestSGLangKVCapacity(t *testing.T) {
 				logPath = filepath.Join(t.TempDir(), "server.log")
 				os.WriteFile(logPath, []byte(tt.log), 0o644)
 			}
-			c := NewClient(ts.URL, "", "m").ForServer(nil)
-			c.engine = sglangEngine{}
-			tokens, source, warning, detail := c.engine.KVCapacity(context.Background(), c, logPath, max(tt.dp, 1))
+			c := enginetest.Conn{Base: ts.URL, ModelName: "m", E: Engine{}}
+			tokens, source, warning, detail := Engine{}.KVCapacity(context.Background(), c, logPath, max(tt.dp, 1))
 			if tokens != tt.tokens || source != tt.source || (warning != "") != tt.wantWarn || detail != tt.wantDetai {
 				t.Errorf("got %d from %q (warning %q, detail %q); want %d from %q (warning %v, detail %q)", tokens, source, warning, detail, tt.tokens, tt.source, tt.wantWarn, tt.wantDetai)
 			}
@@ -96,105 +92,15 @@ func TestSGLangStatedFacts(t *testing.T) {
 				w.Write([]byte(tt.body))
 			}))
 			defer ts.Close()
-			c := NewClient(ts.URL, "", "m")
-			c.engine = sglangEngine{}
-			facts, stated := &result.Server{}, map[string]string{}
-			sglangEngine{}.StatedFacts(context.Background(), c, "", facts, stated)
+			c := enginetest.Conn{Base: ts.URL, ModelName: "m", E: Engine{}}
+			facts := Engine{}.StatedFacts(context.Background(), c, "")
+			stated := facts.Stated
 			_, specStated := stated["speculative"]
 			if facts.Speculative != tt.spec || facts.KVCacheDtype != tt.dtype || facts.PrefixCaching == nil || *facts.PrefixCaching != tt.prefix ||
 				specStated != tt.hasSpecStated || stated["kv_cache_dtype"] != "GET /server_info" {
 				t.Errorf("facts %+v stated %v", facts, stated)
 			}
 		})
-	}
-}
-
-// TestSGLangChatLengthByUsage: where SGLang's /tokenize refuses messages,
-// a chat prompt's length is a one-token chat request's usage.prompt_tokens,
-// and /tokenize's max_model_len (the tokenizer's) is not taken as the
-// server's context.
-func TestSGLangChatLengthByUsage(t *testing.T) {
-	var chats, messageForms int
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req map[string]any
-		json.NewDecoder(r.Body).Decode(&req)
-		switch r.URL.Path {
-		case "/tokenize":
-			if _, ok := req["messages"]; ok {
-				messageForms++
-				w.WriteHeader(400)
-				w.Write([]byte(`{"object":"error","message":"1 validation error for TokenizeRequest\nprompt\n  Field required","code":400}`))
-				return
-			}
-			w.Write([]byte(`{"tokens":[1,2,3],"count":3,"max_model_len":131072}`))
-		case "/v1/chat/completions":
-			chats++
-			if req["max_tokens"] != float64(1) {
-				t.Errorf("max_tokens %v, want 1", req["max_tokens"])
-			}
-			w.Write([]byte(`{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":42,"completion_tokens":1}}`))
-		}
-	}))
-	defer ts.Close()
-	c := NewClient(ts.URL, "", "m")
-	c.engine = sglangEngine{}
-	tok := NewTokenizer(c)
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "Hello"}}
-	for i := 0; i < 2; i++ {
-		ids, err := tok.TokenizeChat(context.Background(), msgs, true, nil)
-		if err != nil || len(ids) != 42 {
-			t.Fatalf("call %d: %d ids, %v; want 42 from usage.prompt_tokens", i, len(ids), err)
-		}
-	}
-	if chats != 2 || messageForms != 1 {
-		t.Errorf("%d chat requests and %d /tokenize with messages, want one chat request per call and the refused messages form not tried again", chats, messageForms)
-	}
-	if _, err := tok.TokenizeText(context.Background(), "Hello"); err != nil || tok.MaxModelLen != 0 {
-		t.Errorf("TokenizeText: %v, MaxModelLen %d; want SGLang's tokenizer limit left out", err, tok.MaxModelLen)
-	}
-	// vLLM: a refused messages form is an error, not a fallback.
-	v := NewClient(ts.URL, "", "m")
-	if _, err := NewTokenizer(v).TokenizeChat(context.Background(), msgs, true, nil); err == nil {
-		t.Errorf("vLLM's refused messages form gave no error")
-	}
-}
-
-// TestSGLangContainerLaunchKey: an SGLang container gets the real API key
-// on its command line (SGLang reads it from --api-key only), while the
-// log of what was started shows it redacted.
-func TestSGLangContainerLaunchKey(t *testing.T) {
-	dir := t.TempDir()
-	argsFile := filepath.Join(dir, "argv")
-	runtime := filepath.Join(dir, "runtime")
-	if err := os.WriteFile(runtime, []byte("#!/bin/sh\necho \"$@\" > "+argsFile+"\necho \"key sekrit-key seen\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s, diags := spec.LoadSource("s.hcl", []byte(`server "s" {
-  engine  = "sglang"
-  model   = "m"
-  api_key = "sekrit-key"
-  container { image = "lmsysorg/sglang:v0.5.5" }
-}
-matrix "decode" {
-  contexts    = ["8K"]
-  concurrency = [1]
-}
-`), spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	logPath := filepath.Join(dir, "server.log")
-	c, err := startContainer(runtime, s.Servers[0], "r1", logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-c.client.exited
-	argv, _ := os.ReadFile(argsFile)
-	if !strings.Contains(string(argv), "lmsysorg/sglang:v0.5.5 sglang serve m ") || !strings.Contains(string(argv), "--api-key sekrit-key") {
-		t.Errorf("the container's command line %q lacks sglang serve and the real key", argv)
-	}
-	if log, _ := os.ReadFile(logPath); strings.Contains(string(log), "sekrit-key") {
-		t.Errorf("server.log holds the key: %q", log)
 	}
 }
 

@@ -1,4 +1,4 @@
-package lifecycle
+package sglang
 
 import (
 	"context"
@@ -8,20 +8,16 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/promread"
-	"github.com/slogate/slogate/internal/result"
 )
 
-// sglangEngine is SGLang (docs/sglang.md): GET /server_info (older builds
-// /get_server_info), sglang:* metrics, the scheduler's KV log lines.
-type sglangEngine struct{}
-
 // SimFlags makes the simulator imitate SGLang.
-func (sglangEngine) SimFlags() []string { return []string{"--engine", "sglang"} }
+func (Engine) SimFlags() []string { return []string{"--engine", "sglang"} }
 
-// ParseMetrics reads SGLang's metric names (promread.ParseSGLang).
-func (sglangEngine) ParseMetrics(r io.Reader, model string) (promread.Snapshot, error) {
-	return promread.ParseSGLang(r, model)
+// ParseMetrics reads SGLang's metric names (ParseMetrics).
+func (Engine) ParseMetrics(r io.Reader, model string) (promread.Snapshot, error) {
+	return ParseMetrics(r, model)
 }
 
 // sglangServerInfo is what slogate reads of GET /server_info: the server
@@ -45,9 +41,9 @@ type sglangServerInfo struct {
 
 // serverInfo is GET /server_info, or GET /get_server_info where the newer
 // path is not served (404); nil when neither answers.
-func (sglangEngine) serverInfo(ctx context.Context, c *Client) *sglangServerInfo {
+func (Engine) serverInfo(ctx context.Context, c engine.Conn) *sglangServerInfo {
 	for _, path := range []string{"/server_info", "/get_server_info"} {
-		code, b, err := c.do(ctx, http.MethodGet, path, nil)
+		code, b, err := c.Do(ctx, http.MethodGet, path, nil)
 		if err != nil || code != http.StatusOK {
 			continue
 		}
@@ -62,7 +58,7 @@ func (sglangEngine) serverInfo(ctx context.Context, c *Client) *sglangServerInfo
 }
 
 // Version is /server_info's version.
-func (e sglangEngine) Version(ctx context.Context, c *Client) (string, string) {
+func (e Engine) Version(ctx context.Context, c engine.Conn) (string, string) {
 	if info := e.serverInfo(ctx, c); info != nil && info.Version != "" {
 		return info.Version, info.path
 	}
@@ -79,7 +75,7 @@ func (e sglangEngine) Version(ctx context.Context, c *Client) (string, string) {
 //  3. a launched server's log: each DP rank's "KV Cache is allocated.
 //     #tokens: N" (else its "max_total_num_tokens=N"), summed ("log");
 //  4. unknown: 0, "" and a warning.
-func (e sglangEngine) KVCapacity(ctx context.Context, c *Client, logPath string, dp int) (tokens int64, source, warning, detail string) {
+func (e Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp int) (tokens int64, source, warning, detail string) {
 	if info := e.serverInfo(ctx, c); info != nil {
 		var sum int64
 		for _, st := range info.InternalStates {
@@ -90,19 +86,19 @@ func (e sglangEngine) KVCapacity(ctx context.Context, c *Client, logPath string,
 			sum += st.MemoryUsage.TokenCapacity
 		}
 		if sum > 0 {
-			return sum, result.KVSourceServerInfo, "", fmt.Sprintf("%s: token_capacity of %d DP rank(s)", info.path, len(info.InternalStates))
+			return sum, engine.KVSourceServerInfo, "", fmt.Sprintf("%s: token_capacity of %d DP rank(s)", info.path, len(info.InternalStates))
 		}
 		if n := info.MaxTotalNumTokens; n > 0 {
 			ranks := max(info.DPSize, 1)
-			return n * int64(ranks), result.KVSourceServerInfo, "", fmt.Sprintf("%s: max_total_num_tokens %d × dp_size %d", info.path, n, ranks)
+			return n * int64(ranks), engine.KVSourceServerInfo, "", fmt.Sprintf("%s: max_total_num_tokens %d × dp_size %d", info.path, n, ranks)
 		}
 	}
 	if snap, _, err := c.Metrics(ctx); err == nil && snap.KV.SizeTokens > 0 {
-		return snap.KV.SizeTokens, result.KVSourceMetrics, "", ""
+		return snap.KV.SizeTokens, engine.KVSourceMetrics, "", ""
 	}
 	if logPath != "" {
 		if n, d, w := sglangKVFromLog(logPath, dp); n > 0 {
-			return n, result.KVSourceLog, w, d
+			return n, engine.KVSourceLog, w, d
 		}
 	}
 	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no max_total_num_tokens in GET /server_info or /metrics, no \"KV Cache is allocated\" log line): no cell is skipped as over capacity", ""
@@ -111,14 +107,15 @@ func (e sglangEngine) KVCapacity(ctx context.Context, c *Client, logPath string,
 // StatedFacts reads kv_cache_dtype, speculative_algorithm and
 // disable_radix_cache from GET /server_info (the server's args as it was
 // launched: docs/sglang.md#server-info).
-func (e sglangEngine) StatedFacts(ctx context.Context, c *Client, logPath string, facts *result.Server, stated map[string]string) {
+func (e Engine) StatedFacts(ctx context.Context, c engine.Conn, logPath string) engine.Facts {
+	var facts engine.Facts
 	info := e.serverInfo(ctx, c)
 	if info == nil {
-		return
+		return facts
 	}
 	if info.KVCacheDtype != "" {
 		facts.KVCacheDtype = info.KVCacheDtype
-		stated["kv_cache_dtype"] = info.path
+		facts.State("kv_cache_dtype", info.path)
 	}
 	if raw := info.SpeculativeAlgorithm; len(raw) > 0 {
 		var a *string
@@ -127,19 +124,37 @@ func (e sglangEngine) StatedFacts(ctx context.Context, c *Client, logPath string
 			if a != nil {
 				facts.Speculative = strings.ToUpper(*a)
 			}
-			stated["speculative"] = info.path
+			facts.State("speculative", info.path)
 		}
 	}
 	if d := info.DisableRadixCache; d != nil {
 		on := !*d
 		facts.PrefixCaching = &on
-		stated["enable_prefix_caching"] = info.path
+		facts.State("enable_prefix_caching", info.path)
 	}
+	return facts
+}
+
+// TokenizeBody is SGLang's POST /tokenize of text, the form vLLM's takes:
+// {"model", "prompt", "add_special_tokens": false} (docs/sglang.md#tokenize).
+func (Engine) TokenizeBody(model, text string) any {
+	return map[string]any{"model": model, "prompt": text, "add_special_tokens": false}
+}
+
+// TokenizeChatBody is POST /tokenize of chat messages in vLLM's form,
+// which newer SGLang builds take; older ones refuse it, and
+// ChatPromptTokens measures the length instead (docs/sglang.md#tokenize).
+func (Engine) TokenizeChatBody(model string, messages any, addGenerationPrompt bool, chatTemplateKwargs map[string]any) any {
+	req := map[string]any{"model": model, "messages": messages, "add_generation_prompt": addGenerationPrompt}
+	if chatTemplateKwargs != nil {
+		req["chat_template_kwargs"] = chatTemplateKwargs
+	}
+	return req
 }
 
 // TokenizeStatesContext: SGLang's /tokenize answers the tokenizer's
 // model_max_length, not --context-length (docs/sglang.md#tokenize).
-func (sglangEngine) TokenizeStatesContext() bool { return false }
+func (Engine) TokenizeStatesContext() bool { return false }
 
 // ChatPromptTokens is the rendered chat prompt's length on a build whose
 // /tokenize takes a prompt only (docs/sglang.md#tokenize): a
@@ -150,17 +165,17 @@ func (sglangEngine) TokenizeStatesContext() bool { return false }
 // prompt's blocks: the builder's prompts differ from their first tokens
 // on (each stream's header), so no measured request reuses them beyond
 // the chat template's opening.
-func (sglangEngine) ChatPromptTokens(ctx context.Context, c *Client, messages any, chatTemplateKwargs map[string]any) (int, bool, error) {
-	req := map[string]any{"model": c.model, "messages": messages, "max_tokens": 1, "stream": false}
+func (Engine) ChatPromptTokens(ctx context.Context, c engine.Conn, messages any, chatTemplateKwargs map[string]any) (int, bool, error) {
+	req := map[string]any{"model": c.Model(), "messages": messages, "max_tokens": 1, "stream": false}
 	if chatTemplateKwargs != nil {
 		req["chat_template_kwargs"] = chatTemplateKwargs
 	}
-	code, b, err := c.do(ctx, http.MethodPost, "/v1/chat/completions", req)
+	code, b, err := c.Do(ctx, http.MethodPost, "/v1/chat/completions", req)
 	if err != nil {
 		return 0, true, fmt.Errorf("POST /v1/chat/completions (max_tokens 1, for the prompt's length): %v", err)
 	}
 	if code != http.StatusOK {
-		return 0, true, &StatusError{Request: "POST /v1/chat/completions (max_tokens 1, for the prompt's length)", Code: code, Body: snippet(b)}
+		return 0, true, &engine.StatusError{Request: "POST /v1/chat/completions (max_tokens 1, for the prompt's length)", Code: code, Body: engine.Snippet(b)}
 	}
 	var r struct {
 		Usage struct {
@@ -168,7 +183,7 @@ func (sglangEngine) ChatPromptTokens(ctx context.Context, c *Client, messages an
 		} `json:"usage"`
 	}
 	if err := json.Unmarshal(b, &r); err != nil || r.Usage.PromptTokens <= 0 {
-		return 0, true, fmt.Errorf("POST /v1/chat/completions (max_tokens 1) gave no usage.prompt_tokens: %s", snippet(b))
+		return 0, true, fmt.Errorf("POST /v1/chat/completions (max_tokens 1) gave no usage.prompt_tokens: %s", engine.Snippet(b))
 	}
 	return r.Usage.PromptTokens, true, nil
 }
@@ -177,6 +192,6 @@ func (sglangEngine) ChatPromptTokens(ctx context.Context, c *Client, messages an
 // sglang:spec_accept_length and sglang:spec_accept_rate, set at decode log
 // intervals (docs/sglang.md#metrics), so an idle speculation is an accept
 // length of 0 or no gauge at the window's end.
-func (sglangEngine) SpeculativeIdle() string {
+func (Engine) SpeculativeIdle() string {
 	return "speculative decoding did not run in this cell (sglang:spec_accept_length was 0 or absent after the window): check the server's --speculative-algorithm and its log"
 }

@@ -1,31 +1,29 @@
-package promread
+package sglang
 
 import (
-	"fmt"
 	"io"
 	"math"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+
+	"github.com/slogate/slogate/internal/promread"
 )
 
-// ParseSGLang reads an SGLang /metrics page (--enable-metrics;
-// docs/sglang.md#metrics) into the same Snapshot as Parse: Running and
+// ParseMetrics reads an SGLang /metrics page (--enable-metrics;
+// docs/sglang.md#metrics) into the engine-neutral figures: Running and
 // Waiting from the gauges sglang:num_running_reqs and num_queue_reqs,
 // KV.SizeTokens from
 // sglang:max_total_num_tokens, one value per dp_rank, and the speculative
 // gauges. Values are summed over dp_rank (the gauges of one rank are its
-// own); model filters by model_name as Parse does. SGLang's scheduler
+// own); model filters by model_name as vLLM's does. SGLang's scheduler
 // gauges are set at prefill batches and every --decode-log-interval decode
 // steps only (docs/sglang.md#metric-cadence): a reading may be that old.
-func ParseSGLang(r io.Reader, modelName string) (Snapshot, error) {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(r)
+func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
+	fams, err := promread.Families(r)
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("reading /metrics: %w", err)
+		return promread.Snapshot{}, err
 	}
-	var s Snapshot
+	var s promread.Snapshot
 	// gauge sums a scheduler gauge over the ranks, each rank once.
 	gauge := func(name string) (float64, bool) {
 		f, ok := fams[name]
@@ -54,7 +52,7 @@ func ParseSGLang(r io.Reader, modelName string) (Snapshot, error) {
 		ranks := byRank(f, modelName)
 		s.KV.Engines = len(ranks)
 		for _, v := range ranks {
-			if v < 1 || v > maxLabelValue || s.KV.SizeTokens > math.MaxInt64-int64(v) {
+			if v < 1 || v > promread.MaxLabelValue || s.KV.SizeTokens > math.MaxInt64-int64(v) {
 				s.KV.SizeTokens = 0
 				break
 			}
@@ -76,7 +74,7 @@ func ParseSGLang(r io.Reader, modelName string) (Snapshot, error) {
 func byRank(f *dto.MetricFamily, modelName string) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range f.GetMetric() {
-		if !modelMatches(m, modelName) {
+		if !promread.ModelMatches(m, modelName) {
 			continue
 		}
 		var v float64
@@ -88,7 +86,7 @@ func byRank(f *dto.MetricFamily, modelName string) map[string]float64 {
 		default:
 			continue
 		}
-		r := labelValue(m, "dp_rank")
+		r := promread.LabelValue(m, "dp_rank")
 		out[r] = max(out[r], v)
 	}
 	if len(out) == 0 {
