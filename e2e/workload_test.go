@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slogate/slogate/internal/requests"
 	res "github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/workload"
 )
 
 // sentRequest is one --sim-record line: what the runner sent.
@@ -155,7 +155,7 @@ matrix "decode" {
   concurrency = [1, 4]
 }
 `)
-		wantTail := renderedTail(t, base, workload.DefaultInstruction, nil)
+		wantTail := renderedTail(t, base, requests.DefaultInstruction, nil)
 		decode := decodeRequests(sent, maxOutput)
 		if len(decode) < 10 {
 			t.Fatalf("%d decode requests recorded, want at least 1+4 per context", len(decode))
@@ -183,7 +183,7 @@ matrix "decode" {
 			}
 		}
 		want := fmt.Sprintf(`{"prompt":"article","distinct":false,"sampling":{},"chat_template_kwargs":{},"document_sha256":%q,"instruction_sha256":%q}`,
-			sha(workload.Corpus()), sha(workload.DefaultInstruction))
+			sha(requests.Corpus()), sha(requests.DefaultInstruction))
 		if got := workloadJSON(t, results); got != want {
 			t.Errorf("results.json workload = %s\nwant %s", got, want)
 		}
@@ -202,7 +202,7 @@ matrix "decode" {
 }
 `)
 		kwargs := map[string]any{"enable_thinking": false}
-		wantTail := renderedTail(t, base, workload.DefaultInstruction, kwargs)
+		wantTail := renderedTail(t, base, requests.DefaultInstruction, kwargs)
 		decode := decodeRequests(sent, maxOutput)
 		if len(decode) < 2 {
 			t.Fatalf("%d decode requests recorded", len(decode))

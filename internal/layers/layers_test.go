@@ -38,8 +38,9 @@ var layers = [][]string{
 	{"internal/runner", "internal/assert", "internal/report"},
 	// Measuring one cell against a client; comparing two sets of results.
 	{"internal/measure", "internal/compare"},
-	// A server's lifecycle: launch, readiness, stop, discovery, containers.
-	{"internal/lifecycle"},
+	// A server's lifecycle: launch, readiness, stop, discovery, containers;
+	// the requests a workload sends: prompts, datasets read, schedules.
+	{"internal/lifecycle", "internal/requests"},
 	// A spec's cells in order, -run filtering, estimates; which of a
 	// cell's warnings its record explains by load (for tests).
 	{"internal/plan", "internal/result/resulttest"},
@@ -54,8 +55,6 @@ var layers = [][]string{
 	{"internal/engine/registry"},
 	{"internal/engine/vllm", "internal/engine/sglang", "internal/engine/enginetest"},
 	{"internal/engine"},
-	// The prompts a workload block asks for, and its record.
-	{"internal/workload"},
 	// The metric table.
 	{"internal/metric"},
 	// The vocabulary: cell references, statuses, outcomes, test names.
@@ -64,7 +63,7 @@ var layers = [][]string{
 	// slogate.
 	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/cli/diagjson",
 		"internal/cmdlines", "internal/vllmfake", "internal/promread", "internal/measure/sse", "internal/spec/spectest",
-		"internal/gguf"},
+		"internal/gguf", "internal/workload"},
 }
 
 // forbidden are the arrows the layering above forbids that the reshape
@@ -82,15 +81,18 @@ var forbidden = []struct{ from, to, why string }{
 	{"internal/measure", "internal/runner", "measuring one cell knows nothing of plans"},
 	{"internal/engine/", "internal/spec", "an engine renders and diagnoses from neutral inputs (engine.Launch): spec calls the engines, never the reverse"},
 	{"internal/engine/", "internal/lifecycle", "an engine reads a server through engine-neutral inputs, not lifecycle's client"},
+	{"internal/spec", "internal/requests", "the language reads no dataset: specload passes requests.ReadDataset in spec.LoadOptions"},
+	{"internal/result", "internal/requests", "the measured data keeps the workload's record, a value of package workload"},
 }
 
-// noFileIO are the packages that must do no file IO (the vocabulary and the
-// metric table): they import none of these standard packages directly.
+// noFileIO are the packages that must do no file IO (the vocabulary, the
+// metric table and the workload's values): they import none of these
+// standard packages directly.
 var noFileIO = struct {
 	packages []string
 	imports  []string
 }{
-	packages: []string{"internal/vocab", "internal/metric"},
+	packages: []string{"internal/vocab", "internal/metric", "internal/workload"},
 	imports:  []string{"os", "os/exec", "io", "io/fs", "io/ioutil", "bufio", "embed", "net", "net/http", "syscall"},
 }
 
@@ -255,20 +257,41 @@ func TestForbiddenArrows(t *testing.T) {
 	}
 }
 
-// TestVocabularyDoesNoFileIO: the vocabulary and the metric table import no
-// package of slogate but the vocabulary, and no standard package that does
-// file IO.
+// TestVocabularyDoesNoFileIO: the vocabulary, the metric table and the
+// workload's values import no package of slogate but the vocabulary, and
+// no standard package that does file IO.
 func TestVocabularyDoesNoFileIO(t *testing.T) {
 	module, pkgs := listed(t)
 	for _, rel := range noFileIO.packages {
 		for _, imp := range pkgs[rel].Imports {
 			if imp != "internal/vocab" {
-				t.Errorf("%s imports %s: the vocabulary and the metric table depend on nothing but the vocabulary", rel, imp)
+				t.Errorf("%s imports %s: the vocabulary, the metric table and the workload's values depend on nothing but the vocabulary", rel, imp)
 			}
 		}
 		for _, imp := range stdImports(t, module, rel) {
 			if slices.Contains(noFileIO.imports, imp) {
-				t.Errorf("%s imports %s: the vocabulary and the metric table do no file IO", rel, imp)
+				t.Errorf("%s imports %s: the vocabulary, the metric table and the workload's values do no file IO", rel, imp)
+			}
+		}
+	}
+}
+
+// TestSpecReadsOnlySpecFiles: no package of slogate that the spec language
+// depends on, directly or not, imports a standard package that does file
+// IO: spec reads its own files (and file()'s), and a dataset only through
+// the reader spec.LoadOptions hands it.
+func TestSpecReadsOnlySpecFiles(t *testing.T) {
+	module, pkgs := listed(t)
+	const from = "internal/spec"
+	d := deps(pkgs, from)
+	if len(d) == 0 {
+		t.Fatalf("%s depends on no package of slogate: the listing missed its imports", from)
+	}
+	for _, dep := range d {
+		for _, imp := range stdImports(t, module, dep) {
+			if slices.Contains(noFileIO.imports, imp) {
+				t.Errorf("%s depends on %s (%s), which imports %s: spec's imports read no file but the spec's own",
+					from, dep, strings.Join(path(pkgs, from, dep), " → "), imp)
 			}
 		}
 	}

@@ -193,7 +193,7 @@ func (c *Client) TimedMetrics(ctx context.Context) (promread.Snapshot, time.Time
 	return s, mid, took, err
 }
 
-// Tokenizer is the server's POST /tokenize as a workload.Tokenizer. It
+// Tokenizer is the server's POST /tokenize as a requests.Tokenizer. It
 // keeps the max_model_len the answers give and counts the calls and the
 // bytes exchanged (the cost of building prompts, logged per context).
 type Tokenizer struct {

@@ -13,7 +13,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// TestServerTokenizer: the run's workload.Tokenizer asks POST /tokenize
+// TestServerTokenizer: the run's requests.Tokenizer asks POST /tokenize
 // exactly as vLLM serves it: messages with add_generation_prompt and the
 // chat_template_kwargs (left out when there are none), plain text without
 // special tokens; it returns the token IDs and keeps max_model_len.

@@ -12,6 +12,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
@@ -77,7 +78,7 @@ func TestChatRequestTokenAccounting(t *testing.T) {
 
 var (
 	chatFields = requestFields{model: "qwen", chat: true}
-	hiPrompt   = workload.Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}, Tokens: []int{1, 2, 3}}
+	hiPrompt   = requests.Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}, Tokens: []int{1, 2, 3}}
 )
 
 // TestRequestBody: a request sends the prompt (token IDs on completions,
@@ -86,7 +87,7 @@ var (
 // spec sets it), chat_template_kwargs on chat only, stream_options and the
 // cache_salt when given.
 func TestRequestBody(t *testing.T) {
-	prompt := workload.Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "a \"quoted\"\nline"}}, Tokens: []int{7, 8, 9}}
+	prompt := requests.Prompt{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "a \"quoted\"\nline"}}, Tokens: []int{7, 8, 9}}
 	custom := &spec.Workload{Options: workload.Options{Sampling: map[string]json.Number{"top_p": "0.95", "temperature": "0.60", "repetition_penalty": "1"},
 		ChatTemplateKwargs: map[string]any{"enable_thinking": false}}}
 	stream := map[string]any{"include_usage": true, "continuous_usage_stats": true}

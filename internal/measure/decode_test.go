@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
-	"github.com/slogate/slogate/internal/workload"
 )
 
 // TestStreamsThatDoNotStopMakeAnError: when a cell's streams do not end
@@ -131,7 +131,7 @@ func decodeRef(ctx, conc int) vocab.CellRef {
 
 // testBodies is the decode request body of one shared prompt of n tokens.
 func testBodies(m *Meter, n int) [][]byte {
-	return [][]byte{m.Prompts.fields.body(workload.Prompt{Tokens: make([]int, n)}, m.MaxOutput, m.MaxOutput, "salt")}
+	return [][]byte{m.Prompts.fields.body(requests.Prompt{Tokens: make([]int, n)}, m.MaxOutput, m.MaxOutput, "salt")}
 }
 
 // TestSpeculativeIdleNamesTheEngine: a decode cell whose server has a

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vllmfake"
-	"github.com/slogate/slogate/internal/workload"
 )
 
 // openWindow returns a load whose window covers everything.
@@ -42,7 +42,7 @@ func TestRequestTokenAccounting(t *testing.T) {
 			tc.fake.Gap = time.Millisecond
 			s := tc.fake.Start(t)
 			c := lifecycle.NewClient(s.URL, "", "qwen")
-			l := openWindow(c, completionsFields.body(workload.Prompt{Tokens: []int{1, 2}}, 100, 100, ""), 1)
+			l := openWindow(c, completionsFields.body(requests.Prompt{Tokens: []int{1, 2}}, 100, 100, ""), 1)
 			st := &l.slots[0]
 			started := false
 			if err := l.request(context.Background(), st, l.bodies[0], &started); err != nil {
@@ -80,7 +80,7 @@ func TestRequestErrors(t *testing.T) {
 			tc.fake.Gap = time.Millisecond
 			s := tc.fake.Start(t)
 			c := lifecycle.NewClient(s.URL, "", "qwen")
-			l := openWindow(c, completionsFields.body(workload.Prompt{Tokens: []int{1}}, 100, 100, ""), 1)
+			l := openWindow(c, completionsFields.body(requests.Prompt{Tokens: []int{1}}, 100, 100, ""), 1)
 			started := false
 			err := l.request(context.Background(), &l.slots[0], l.bodies[0], &started)
 			if err == nil || err.Error() != tc.want {
@@ -94,7 +94,7 @@ func TestRequestCancelledIsNotAnError(t *testing.T) {
 	f := vllmfake.Server{Tokens: 1000, Gap: 5 * time.Millisecond}
 	s := f.Start(t)
 	c := lifecycle.NewClient(s.URL, "", "qwen")
-	l := openWindow(c, completionsFields.body(workload.Prompt{Tokens: []int{1}}, 1000, 1000, ""), 1)
+	l := openWindow(c, completionsFields.body(requests.Prompt{Tokens: []int{1}}, 1000, 1000, ""), 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	started := false

@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
-	"github.com/slogate/slogate/internal/workload"
 )
 
 // firstTokenTimeout bounds the wait for the first chunk of a prompt of n
@@ -29,7 +29,7 @@ func firstTokenTimeout(n, others int) time.Duration {
 // this boot: n, and with repeat = "auto" more while more says so, up to
 // limit (docs/method.md#repeat-auto), numbered from first in
 // requests.jsonl (0: not a repeat). It returns every request's run.
-func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool, n, limit, first int, more func([]result.PrefillCell) bool) ([]result.PrefillCell, error) {
+func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt requests.Prompt, salt string, record bool, n, limit, first int, more func([]result.PrefillCell) bool) ([]result.PrefillCell, error) {
 	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
 	if !record {
 		n, limit = 1, 1

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/workload"
@@ -30,7 +31,7 @@ func workloadOptions(w *spec.Workload) workload.Options {
 // WorkloadRecord is what results.json records of the spec's workload
 // (docs/method.md#workload).
 func WorkloadRecord(w *spec.Workload) *workload.Record {
-	rec := workload.New(nil, workloadOptions(w)).Record() // Record asks the tokenizer nothing
+	rec := requests.NewBuilder(nil, workloadOptions(w)).Record() // Record asks the tokenizer nothing
 	return &rec
 }
 
@@ -89,7 +90,7 @@ func newRequestFields(model string, chat bool, w *spec.Workload) requestFields {
 // they have no ignore_eos, min_tokens, continuous_usage_stats or
 // cache_salt, drop zero values (omitempty), and would re-encode a
 // 250K-token prompt for every request.
-func (f requestFields) body(p workload.Prompt, maxTokens, minTokens int, salt string) []byte {
+func (f requestFields) body(p requests.Prompt, maxTokens, minTokens int, salt string) []byte {
 	b := make([]byte, 0, len(p.Tokens)*7+len(f.extra)+512)
 	b = append(b, `{"model":`...)
 	b = strconv.AppendQuote(b, f.model)
@@ -146,28 +147,28 @@ type Prompts struct {
 	chat      bool // measure.endpoint = "chat": requests send messages, not token IDs
 	fields    requestFields
 	tokenizer *lifecycle.Tokenizer
-	builder   *workload.Builder
+	builder   *requests.Builder
 	// planners are the named workloads' planners, made on first use and
 	// kept, so a traffic block's next cell reuses the requests planned.
-	planners map[*spec.Workload]*workload.Planner
+	planners map[*spec.Workload]*requests.Scheduler
 }
 
 // plan plans cfg's requests of named workload w (cfg.Endpoint is the
 // run's).
-func (p *Prompts) plan(ctx context.Context, w *spec.Workload, cfg workload.PlanConfig) (*workload.Plan, error) {
+func (p *Prompts) plan(ctx context.Context, w *spec.Workload, cfg requests.ScheduleConfig) (*requests.Schedule, error) {
 	pl, ok := p.planners[w]
 	if !ok {
 		if p.planners == nil {
-			p.planners = map[*spec.Workload]*workload.Planner{}
+			p.planners = map[*spec.Workload]*requests.Scheduler{}
 		}
-		pl = workload.NewPlanner(p.tokenizer, w.Options, w.Dataset)
+		pl = requests.NewScheduler(p.tokenizer, w.Options, w.Dataset)
 		p.planners[w] = pl
 	}
 	cfg.Endpoint = "completions"
 	if p.chat {
 		cfg.Endpoint = "chat"
 	}
-	return pl.Plan(ctx, cfg)
+	return pl.Schedule(ctx, cfg)
 }
 
 // fieldsFor is the request fields of named workload w: the run's model
@@ -184,7 +185,7 @@ func (p *Prompts) fieldsFor(w *spec.Workload) requestFields {
 func NewPrompts(ctx context.Context, c *lifecycle.Client, w *spec.Workload, chat bool) (*Prompts, int, error) {
 	opts := workloadOptions(w)
 	tok := lifecycle.NewTokenizer(c)
-	p := &Prompts{chat: chat, fields: newRequestFields(c.Model(), chat, w), tokenizer: tok, builder: workload.New(tok, opts)}
+	p := &Prompts{chat: chat, fields: newRequestFields(c.Model(), chat, w), tokenizer: tok, builder: requests.NewBuilder(tok, opts)}
 	var err error
 	if opts.Prompt == workload.Random {
 		_, err = tok.TokenizeText(ctx, "Hello")
@@ -221,7 +222,7 @@ func (m *Meter) cappedPromptTokens(ctxLen int) int {
 // workload is not distinct), and their decode request bodies.
 type ContextPrompts struct {
 	ctxLen  int
-	Prompts []workload.Prompt
+	Prompts []requests.Prompt
 	// Warnings say how the prompts differ from the context (the workload's
 	// prompt warnings); cells measured with them carry them too.
 	Warnings []string
@@ -229,7 +230,7 @@ type ContextPrompts struct {
 }
 
 // BuildPrompts builds the prompts of a context for streams streams
-// (workload.Builder.Prompts: one per stream when distinct) at the capped
+// (requests.Builder.Prompts: one per stream when distinct) at the capped
 // length, logs what building them cost, and warns when they differ from
 // the context.
 func (m *Meter) BuildPrompts(ctx context.Context, ctxLen, streams int) (*ContextPrompts, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
@@ -440,7 +441,7 @@ func (m *Meter) Traffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic,
 }
 
 // WorkloadTraffic measures traffic cell ref of traffic block t over its
-// named workload w: the requests a plan of w gives (workload.Planner over
+// named workload w: the requests a plan of w gives (requests.Scheduler over
 // the server's /tokenize), a dataset's entries, drawn lengths, shared
 // prefixes, conversations. A plan that cannot be made is an error cell
 // saying why.
@@ -448,7 +449,7 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 	start := time.Now()
 	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency,
 		Arrivals: t.Arrivals, Burstiness: t.Burstiness, Seed: t.Seed, MaxOutstanding: t.MaxOutstanding}
-	plan, err := m.Prompts.plan(ctx, w, workload.PlanConfig{Requests: plannedRequests(t, ref), Context: ref.Context, MaxOutput: m.MaxOutput, MaxModelLen: m.MaxModelLen})
+	plan, err := m.Prompts.plan(ctx, w, requests.ScheduleConfig{Requests: plannedRequests(t, ref), Context: ref.Context, MaxOutput: m.MaxOutput, MaxModelLen: m.MaxModelLen})
 	if err != nil {
 		if ctx.Err() != nil {
 			return cell, context.Cause(ctx)
@@ -462,7 +463,7 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 		cell.Warnings = append(cell.Warnings, fmt.Sprintf("dataset %s: %d entries examined, %d kept, %d dropped (%d with fewer than two turns, %d prompts too short, %d outputs too short, %d prompts too long, %d too long in all)",
 			w.DatasetText, plan.Examined+d.TooFewTurns, plan.Usable, d.Total(), d.TooFewTurns, d.PromptTooShort, d.OutputTooShort, d.PromptTooLong, d.TotalTooLong))
 	}
-	var datasetID func(workload.Request) string
+	var datasetID func(requests.Request) string
 	if w.Prompt == workload.DatasetPrompt {
 		ids := map[int]string{}
 		if w.Dataset != nil {
@@ -472,7 +473,7 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 				}
 			}
 		}
-		datasetID = func(r workload.Request) string {
+		datasetID = func(r requests.Request) string {
 			if id, ok := ids[r.Entry]; ok {
 				return id
 			}

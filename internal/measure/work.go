@@ -9,8 +9,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/workload"
 )
 
 // This file is what a traffic cell sends (docs/method.md#traffic): units
@@ -56,17 +56,17 @@ func (w bodiesWork) describe(int, int, *result.RequestRecord) int64 { return w.p
 type planWork struct {
 	f         requestFields
 	ignoreEOS bool
-	convs     [][]workload.Request // the plan's requests by conversation, turns in order
+	convs     [][]requests.Request // the plan's requests by conversation, turns in order
 	repeat    []bool               // convs[c] repeats an earlier conversation of the plan (the same dataset entry)
 	bodies    [][]byte             // single requests' bodies, encoded on first send (they never change)
 	bodiesMu  sync.Mutex
 	multi     bool // some conversation has more than one turn
-	datasetID func(r workload.Request) string
+	datasetID func(r requests.Request) string
 }
 
 // newPlanWork groups plan's requests by conversation. datasetID names a
 // request's dataset entry in its record ("" without a dataset).
-func newPlanWork(f requestFields, plan *workload.Plan, ignoreEOS bool, datasetID func(workload.Request) string) (*planWork, error) {
+func newPlanWork(f requestFields, plan *requests.Schedule, ignoreEOS bool, datasetID func(requests.Request) string) (*planWork, error) {
 	w := &planWork{f: f, ignoreEOS: ignoreEOS, datasetID: datasetID}
 	for _, r := range plan.Requests {
 		if r.Turn == 0 || len(w.convs) == 0 {
@@ -91,7 +91,7 @@ func newPlanWork(f requestFields, plan *workload.Plan, ignoreEOS bool, datasetID
 	return w, nil
 }
 
-func (w *planWork) conv(i int) []workload.Request { return w.convs[i%len(w.convs)] }
+func (w *planWork) conv(i int) []requests.Request { return w.convs[i%len(w.convs)] }
 func (w *planWork) turns(i int) int               { return len(w.conv(i)) }
 func (w *planWork) wantsAnswers() bool            { return w.multi }
 
@@ -152,8 +152,8 @@ func (w *planWork) describe(i, t int, rec *result.RequestRecord) int64 {
 // record and report (docs/method.md#named-workloads-in-traffic): on chat
 // the server templates them, on completions text goes raw and untemplated
 // and token IDs as they are.
-func promptForm(f requestFields, plan *workload.Plan) string {
-	conversations := slices.ContainsFunc(plan.Requests, func(r workload.Request) bool { return r.Turn > 0 })
+func promptForm(f requestFields, plan *requests.Schedule) string {
+	conversations := slices.ContainsFunc(plan.Requests, func(r requests.Request) bool { return r.Turn > 0 })
 	switch {
 	case f.chat && conversations:
 		return "each conversation's messages so far on /v1/chat/completions, templated by the server"
@@ -175,7 +175,7 @@ func promptForm(f requestFields, plan *workload.Plan) string {
 // model may stop sooner and the output length is what the server reports.
 // No cache_salt but a repeated conversation's (body): requests sharing a
 // prefix share its cached blocks, as the workload means them to.
-func (f requestFields) planBody(r workload.Request, history []openai.ChatCompletionMessage, ignoreEOS bool, salt string) []byte {
+func (f requestFields) planBody(r requests.Request, history []openai.ChatCompletionMessage, ignoreEOS bool, salt string) []byte {
 	b := make([]byte, 0, len(r.Tokens)*7+len(r.Text)+len(f.extra)+512)
 	b = append(b, `{"model":`...)
 	b = strconv.AppendQuote(b, f.model)

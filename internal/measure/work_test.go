@@ -7,20 +7,20 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/workload"
 )
 
 // TestPlanBody: a planned request on each endpoint and with and without
 // ignore_eos, as sent.
 func TestPlanBody(t *testing.T) {
-	text := workload.Request{Text: "Why is the sky blue?", OutputTokens: 7, PrefixGroup: -1}
-	ids := workload.Request{Tokens: []int{11, 12, 13}, OutputTokens: 5, PrefixGroup: -1}
+	text := requests.Request{Text: "Why is the sky blue?", OutputTokens: 7, PrefixGroup: -1}
+	ids := requests.Request{Tokens: []int{11, 12, 13}, OutputTokens: 5, PrefixGroup: -1}
 	history := []openai.ChatCompletionMessage{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: " a a"}}
 	tests := []struct {
 		name      string
 		chat      bool
-		r         workload.Request
+		r         requests.Request
 		history   []openai.ChatCompletionMessage
 		ignoreEOS bool
 		salt      string
@@ -34,13 +34,13 @@ func TestPlanBody(t *testing.T) {
 		{name: "chat: the prompt as one user message; the model may stop", chat: true, r: text, form: "one user message on /v1/chat/completions, templated by the server",
 			want: `{"model":"m","messages":[{"role":"user","content":"Why is the sky blue?"}],"max_completion_tokens":7,"ignore_eos":false,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`},
 		{name: "chat: a later turn after its history, salted", chat: true, history: history, salt: "s", form: "each conversation's messages so far on /v1/chat/completions, templated by the server",
-			r:    workload.Request{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "More?"}}, OutputTokens: 3, Turn: 1},
+			r:    requests.Request{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "More?"}}, OutputTokens: 3, Turn: 1},
 			want: `{"model":"m","messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":" a a"},{"role":"user","content":"More?"}],"max_completion_tokens":3,"ignore_eos":false,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"cache_salt":"s"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := string(requestFields{model: "m", chat: tt.chat}.planBody(tt.r, tt.history, tt.ignoreEOS, tt.salt))
-			if form := promptForm(requestFields{chat: tt.chat}, &workload.Plan{Requests: []workload.Request{tt.r}}); form != tt.form {
+			if form := promptForm(requestFields{chat: tt.chat}, &requests.Schedule{Requests: []requests.Request{tt.r}}); form != tt.form {
 				t.Errorf("prompt form %q, want %q", form, tt.form)
 			}
 			if got != tt.want {
@@ -57,16 +57,16 @@ func TestPlanBody(t *testing.T) {
 // built from the answers, a repeated conversation salted, the records'
 // fields; and conversations refused on completions.
 func TestPlanWork(t *testing.T) {
-	turn := func(i, conv, turn, entry int, content string) workload.Request {
-		return workload.Request{Index: i, Conversation: conv, Turn: turn, Entry: entry, PrefixGroup: -1, OutputTokens: 4,
+	turn := func(i, conv, turn, entry int, content string) requests.Request {
+		return requests.Request{Index: i, Conversation: conv, Turn: turn, Entry: entry, PrefixGroup: -1, OutputTokens: 4,
 			Messages: []openai.ChatCompletionMessage{{Role: "user", Content: content}}, PromptTokens: 10 + i}
 	}
-	plan := &workload.Plan{Requests: []workload.Request{
+	plan := &requests.Schedule{Requests: []requests.Request{
 		turn(0, 0, 0, 3, "q1"), turn(1, 0, 1, 3, "q2"),
 		turn(2, 2, 0, 5, "r1"), turn(3, 2, 1, 5, "r2"),
 		turn(4, 4, 0, 3, "q1"), turn(5, 4, 1, 3, "q2"), // entry 3 again
 	}}
-	w, err := newPlanWork(requestFields{model: "m", chat: true}, plan, true, func(r workload.Request) string { return "e" + string(rune('0'+r.Entry)) })
+	w, err := newPlanWork(requestFields{model: "m", chat: true}, plan, true, func(r requests.Request) string { return "e" + string(rune('0'+r.Entry)) })
 	if err != nil {
 		t.Fatal(err)
 	}

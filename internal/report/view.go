@@ -16,6 +16,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -758,12 +759,12 @@ func workloadText(w *workload.Record) string {
 		parts = append(parts, "random token IDs"+seed)
 	default:
 		var src []string
-		if w.DocumentSHA256 == sha256Hex(workload.Corpus()) {
+		if w.DocumentSHA256 == sha256Hex(requests.Corpus()) {
 			src = append(src, "built-in corpus")
 		} else {
 			src = append(src, "own document, sha256 "+short(w.DocumentSHA256))
 		}
-		if w.InstructionSHA256 != sha256Hex(workload.DefaultInstruction) {
+		if w.InstructionSHA256 != sha256Hex(requests.DefaultInstruction) {
 			src = append(src, "own instruction, sha256 "+short(w.InstructionSHA256))
 		}
 		parts = append(parts, w.Prompt+" ("+strings.Join(src, ", ")+")")

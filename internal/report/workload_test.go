@@ -6,14 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/workload"
 )
 
 func TestWorkloadText(t *testing.T) {
 	seed := uint64(42)
-	def := workload.New(nil, workload.Options{}).Record()
-	own := workload.New(nil, workload.Options{Document: "My text.", Instruction: "Summarise.", Distinct: true,
+	def := requests.NewBuilder(nil, workload.Options{}).Record()
+	own := requests.NewBuilder(nil, workload.Options{Document: "My text.", Instruction: "Summarise.", Distinct: true,
 		Sampling:           map[string]json.Number{"top_p": "0.95", "temperature": "0.6"},
 		ChatTemplateKwargs: map[string]any{"enable_thinking": false}}).Record()
 	tests := []struct {
@@ -40,7 +41,7 @@ func TestWorkloadText(t *testing.T) {
 // TestReportsShowWorkload: the Run section of report.md and report.html
 // has the Workload line; results without a workload record have none.
 func TestReportsShowWorkload(t *testing.T) {
-	rec := workload.New(nil, workload.Options{}).Record()
+	rec := requests.NewBuilder(nil, workload.Options{}).Record()
 	for _, tc := range []struct {
 		name     string
 		workload *workload.Record

@@ -13,9 +13,9 @@ import (
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
-	"github.com/slogate/slogate/internal/workload"
 )
 
 // Repeats (measure.repeat > 1) combine into one cell by iterating the metric
@@ -502,7 +502,7 @@ func gatedMetrics(phase vocab.Phase) []metric.Metric { return compare.DefaultMet
 // the cell is not recorded (or is done: recorded, or failed in an
 // earlier boot), else this boot's repeats of the cell, recorded at the
 // run's last boot.
-func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt workload.Prompt, salt string, record bool) error {
+func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt requests.Prompt, salt string, record bool) error {
 	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
 	pc := r.pendingOf(ref)
 	if !record || pc.recorded || pc.failedWhy != "" {

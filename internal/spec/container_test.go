@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/shellcmd"
 )
 
@@ -107,7 +108,7 @@ func TestContainerArgv(t *testing.T) {
 				label = "qwen"
 			}
 			src := "server \"" + label + "\" {\n  " + tt.server + "\n}\n"
-			s, diags := LoadSource("c.hcl", []byte(src), LoadOptions{LookupEnv: testEnv})
+			s, diags := LoadSource("c.hcl", []byte(src), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
@@ -146,7 +147,7 @@ func TestWithoutContainer(t *testing.T) {
   api_key = "k1"
   container { image = "img" }
 }`
-	s, diags := LoadSource("c.hcl", []byte(src), LoadOptions{LookupEnv: testEnv})
+	s, diags := LoadSource("c.hcl", []byte(src), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -176,7 +177,7 @@ func TestContainerDiagnosticDetail(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := "server \"q\" {\n  model = \"m\"\n  container {\n    image = \"i\"\n    " + tt.attr + "\n  }\n}\n"
-			_, diags := LoadSource("c.hcl", []byte(src), LoadOptions{LookupEnv: testEnv})
+			_, diags := LoadSource("c.hcl", []byte(src), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 			if len(diags) != 1 {
 				t.Fatalf("want one diagnostic, got %v", diags)
 			}

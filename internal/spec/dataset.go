@@ -185,7 +185,11 @@ func datasetKind(w *Workload) string {
 // a malformed line or a missing field is a diagnostic at the dataset
 // attribute naming the dataset's own file and line.
 func (l *loader) readDataset(w *Workload, a *hcl.Attribute) hcl.Diagnostics {
-	d, err := workload.ReadDataset(w.DatasetPath, w.DatasetFormat)
+	if l.opts.ReadDataset == nil {
+		return hcl.Diagnostics{invalidCtx("Cannot read dataset", a.Expr.Range(), a.Range,
+			"The spec was loaded without a dataset reader (spec.LoadOptions.ReadDataset), so the dataset cannot be read or checked.")}
+	}
+	d, err := l.opts.ReadDataset(w.DatasetPath, w.DatasetFormat)
 	if err == nil {
 		w.Dataset = d
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -88,7 +89,7 @@ func TestNamedWorkloads(t *testing.T) {
 				endpoint = "completions"
 			}
 			src := fmt.Sprintf("server \"s\" { model = \"m\" }\nmeasure { endpoint = %q }\nworkload \"w\" {%s\n}\n", endpoint, tt.block)
-			s, diags := LoadSource(filepath.Join(dir, "spec.hcl"), []byte(src), LoadOptions{LookupEnv: testEnv})
+			s, diags := LoadSource(filepath.Join(dir, "spec.hcl"), []byte(src), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
@@ -111,7 +112,7 @@ func TestNamedWorkloads(t *testing.T) {
 // and why (the fixture's comments pin the summaries and spec lines).
 func TestDatasetDiagnosticDetail(t *testing.T) {
 	const path = "testdata/invalid/workload_dataset.hcl"
-	_, diags := Load(path, LoadOptions{LookupEnv: testEnv})
+	_, diags := Load(path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 	want := map[int]string{
 		6:  "testdata/datasets/none.json: cannot read the dataset: no such file or directory. The path is relative to the spec's folder",
 		10: "testdata/datasets/bad/empty.json: the dataset is empty.",
@@ -162,5 +163,17 @@ func TestConversationsEndpointWhere(t *testing.T) {
 				t.Errorf("%s: %s; want the detail to say %q", d.Summary, d.Detail, tt.want)
 			}
 		})
+	}
+}
+
+// TestDatasetWithoutReader: spec reads no dataset itself; loaded without
+// LoadOptions.ReadDataset, a dataset attribute is an error saying why,
+// not a dataset silently left unchecked.
+func TestDatasetWithoutReader(t *testing.T) {
+	src := "server \"s\" { model = \"m\" }\nworkload \"w\" {\n  dataset = \"sharegpt.json\"\n}\n"
+	_, diags := LoadSource("spec.hcl", []byte(src), LoadOptions{LookupEnv: testEnv})
+	if len(diags) != 1 || diags[0].Summary != "Cannot read dataset" || diags[0].Subject == nil || diags[0].Subject.Start.Line != 3 ||
+		!strings.Contains(diags[0].Detail, "without a dataset reader (spec.LoadOptions.ReadDataset)") {
+		t.Fatalf("diags = %v, want one \"Cannot read dataset\" at line 3 naming spec.LoadOptions.ReadDataset", diags)
 	}
 }

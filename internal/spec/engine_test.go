@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/shellcmd"
 )
 
@@ -30,7 +31,7 @@ var sglangSeeds = map[string]string{
 func TestSGLangSeedLaunch(t *testing.T) {
 	for name, server := range sglangSeeds {
 		t.Run(name, func(t *testing.T) {
-			s, diags := Load(filepath.Join("..", "..", "specs", "sglang", name+".hcl"), LoadOptions{LookupEnv: testEnv})
+			s, diags := Load(filepath.Join("..", "..", "specs", "sglang", name+".hcl"), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
@@ -269,7 +270,7 @@ func TestEngineDiagnostics(t *testing.T) {
 // only the server's diagnostics remain).
 func loadSourceDiags(t *testing.T, src string) (*Spec, hcl.Diagnostics) {
 	t.Helper()
-	return LoadSource("engine.hcl", []byte(src+"matrix \"decode\" {\n  contexts = [\"8K\"]\n  concurrency = [1]\n}\n"), LoadOptions{LookupEnv: testEnv})
+	return LoadSource("engine.hcl", []byte(src+"matrix \"decode\" {\n  contexts = [\"8K\"]\n  concurrency = [1]\n}\n"), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 }
 
 // loadSource is loadSourceDiags of a spec that must load without errors.

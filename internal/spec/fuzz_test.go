@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/slogate/slogate/internal/requests"
 )
 
 // FuzzLoad feeds arbitrary sources to the loader: it must never panic and
@@ -27,8 +29,9 @@ func FuzzLoad(f *testing.F) {
 	name := filepath.Join("testdata", "fuzz.hcl")
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, diags := LoadSource(name, src, LoadOptions{
-			Vars:      map[string]string{"api_key": "k"},
-			LookupEnv: testEnv,
+			Vars:        map[string]string{"api_key": "k"},
+			LookupEnv:   testEnv,
+			ReadDataset: requests.ReadDataset,
 		})
 		if s == nil || s.Files == nil || s.Measure == nil {
 			t.Fatalf("Load returned %+v", s)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/workload"
 )
 
 // LoadOptions are the inputs of a spec that do not come from its file.
@@ -20,6 +21,12 @@ type LoadOptions struct {
 	Vars map[string]string
 	// LookupEnv backs the env() function; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// ReadDataset reads a named workload's dataset file at load time, so
+	// that its problems are diagnostics at the dataset attribute; a
+	// problem with the file is a *workload.DatasetError. specload passes
+	// requests.ReadDataset: spec itself reads no file but the spec's own
+	// (internal/layers). Nil makes every dataset attribute an error.
+	ReadDataset func(path, format string) (*workload.Dataset, error)
 }
 
 // Defaults applied when a spec leaves an attribute unset.

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/workload"
 )
@@ -145,7 +146,7 @@ func TestLoadValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, diags := Load(tt.path, LoadOptions{LookupEnv: testEnv})
+			got, diags := Load(tt.path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 			if len(diags) > 0 {
 				t.Fatalf("diagnostics: %v", diags)
 			}
@@ -161,7 +162,7 @@ func TestLoadValid(t *testing.T) {
 
 // TestRangesKept checks that decoded structs point back at their source.
 func TestRangesKept(t *testing.T) {
-	s, diags := Load("testdata/valid/full.hcl", LoadOptions{LookupEnv: testEnv})
+	s, diags := Load("testdata/valid/full.hcl", LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -233,7 +234,7 @@ func TestEvalContext(t *testing.T) {
 func TestSpecsDir(t *testing.T) {
 	for _, path := range seedSpecPaths(t, true) {
 		t.Run(path, func(t *testing.T) {
-			_, diags := Load(path, LoadOptions{LookupEnv: testEnv})
+			_, diags := Load(path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 			if len(diags) > 0 {
 				t.Errorf("diagnostics: %v", diags)
 			}

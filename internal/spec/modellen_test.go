@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/slogate/slogate/internal/requests"
 )
 
 // TestModelLenDetail: each max_model_len check's diagnostic says, in its
@@ -52,7 +54,7 @@ measure { max_output = 4096 }
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, diags := LoadSource("len.hcl", []byte(tt.src), LoadOptions{LookupEnv: testEnv})
+			_, diags := LoadSource("len.hcl", []byte(tt.src), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 			var got []*hcl.Diagnostic
 			for _, d := range diags {
 				if d.Summary == tt.summary {

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/spec/spectest"
 )
@@ -58,7 +59,7 @@ func TestSeedLaunch(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed launch: %v", err)
 			}
-			s, diags := Load(filepath.Join("..", "..", "specs", name+".hcl"), LoadOptions{LookupEnv: testEnv})
+			s, diags := Load(filepath.Join("..", "..", "specs", name+".hcl"), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}

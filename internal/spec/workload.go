@@ -34,7 +34,7 @@ type Workload struct {
 	// workload package takes them as they are.
 	workload.Options
 	// Dataset is the dataset file as read at load time (nil without one),
-	// to hand to workload.NewPlanner; DatasetText is the path as written.
+	// to hand to requests.NewScheduler; DatasetText is the path as written.
 	Dataset     *workload.Dataset
 	DatasetText string
 

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -91,7 +92,7 @@ func TestWorkload(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := "server \"a\" { model = \"m\" }\n" + tt.extra + "\n" + tt.block + "\n"
-			s, diags := LoadSource("w.hcl", []byte(src), LoadOptions{LookupEnv: testEnv})
+			s, diags := LoadSource("w.hcl", []byte(src), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 			if tt.wantErr != "" {
 				if len(diags) != 1 || diags[0].Summary != tt.wantErr {
 					t.Fatalf("diagnostics %v, want one %q", diags, tt.wantErr)
@@ -149,7 +150,7 @@ expect "e" {
   values    = { "8K" = [1] }
 }
 `
-			s, diags := LoadSource("t.hcl", []byte(src), LoadOptions{LookupEnv: testEnv})
+			s, diags := LoadSource("t.hcl", []byte(src), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 			if tt.wantErr != "" {
 				if len(diags) != 1 || diags[0].Summary != "Invalid tolerance" || !strings.Contains(diags[0].Detail, tt.wantErr) {
 					t.Fatalf("diagnostics %v, want one Invalid tolerance saying %q", diags, tt.wantErr)
@@ -179,7 +180,7 @@ expect "e" {
 // TestSpeculativeGreedyMinP: min_p with a speculative block is no error at a
 // greedy temperature (vLLM resets min_p first); the same min_p at 1e-5 is.
 func TestSpeculativeGreedyMinP(t *testing.T) {
-	if _, diags := Load("testdata/valid/speculative_greedy.hcl", LoadOptions{LookupEnv: testEnv}); len(diags) > 0 {
+	if _, diags := Load("testdata/valid/speculative_greedy.hcl", LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset}); len(diags) > 0 {
 		t.Fatalf("diagnostics: %v", diags)
 	}
 	src, err := os.ReadFile("testdata/valid/speculative_greedy.hcl")
@@ -188,7 +189,7 @@ func TestSpeculativeGreedyMinP(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "warm.hcl")
 	os.WriteFile(p, bytes.Replace(src, []byte("0.000009"), []byte("0.00001"), 1), 0o644)
-	_, diags := Load(p, LoadOptions{LookupEnv: testEnv})
+	_, diags := Load(p, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 	if len(diags) != 1 || diags[0].Summary != "min_p with speculative decoding" {
 		t.Errorf("at temperature 1e-5: diagnostics %v, want one \"min_p with speculative decoding\"", diags)
 	}
@@ -198,7 +199,7 @@ func TestSpeculativeGreedyMinP(t *testing.T) {
 // accepts (and min_p at 1e-5 beside a speculative block, which vLLM takes
 // as unset): no diagnostic.
 func TestSamplingBoundaries(t *testing.T) {
-	s, diags := Load("testdata/valid/sampling.hcl", LoadOptions{LookupEnv: testEnv})
+	s, diags := Load("testdata/valid/sampling.hcl", LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
 	if len(diags) > 0 {
 		t.Fatalf("diagnostics: %v", diags)
 	}

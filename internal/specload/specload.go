@@ -21,6 +21,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/report"
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -43,7 +44,7 @@ type File struct {
 func LoadFiles(paths []string, vars spec.Vars) []File {
 	out := make([]File, 0, len(paths))
 	for _, p := range paths {
-		s, diags := spec.Load(p, spec.LoadOptions{Vars: vars})
+		s, diags := spec.Load(p, spec.LoadOptions{Vars: vars, ReadDataset: requests.ReadDataset})
 		diags = append(diags, assert.CheckLoaded(s, diags)...)
 		if !diags.HasErrors() {
 			diags = append(diags, plan.Check(s)...)

@@ -76,3 +76,16 @@ func TestLengthCheck(t *testing.T) {
 		})
 	}
 }
+
+// meanStddev is the mean and sample standard deviation of xs.
+func meanStddev(xs []float64) (float64, float64) {
+	var s, s2 float64
+	for _, x := range xs {
+		s += x
+	}
+	m := s / float64(len(xs))
+	for _, x := range xs {
+		s2 += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(s2 / float64(len(xs)-1))
+}

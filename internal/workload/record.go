@@ -4,7 +4,7 @@ import "encoding/json"
 
 // Record is what results.json keeps of the workload a run sent
 // ("workload"; docs/method.md#workload): enough to tell whether two runs
-// measured the same thing. Builder.Record fills it in.
+// measured the same thing. requests.Builder.Record fills it in.
 type Record struct {
 	Prompt   string `json:"prompt"`
 	Distinct bool   `json:"distinct"`

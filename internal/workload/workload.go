@@ -1,20 +1,12 @@
-// Package workload builds the prompts a spec's workload block asks for
-// (docs/method.md#workload): article chat prompts sized through the
-// server's tokenizer to exactly a context length, random token-ID prompts,
-// and one prompt per stream when the workload is distinct. It does not
-// speak HTTP: the caller supplies a Tokenizer (POST /tokenize).
+// Package workload holds what a spec's workload block says, as values
+// (docs/method.md#workload): the prompt kinds, the options, the length
+// distributions, the dataset filter and shared prefixes, a dataset's
+// entries once read, and the record results.json keeps of what was sent.
+// It does no IO: package requests reads datasets and builds the requests
+// (spec and result import these values without either).
 package workload
 
-import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"strings"
-
-	openai "github.com/sashabaranov/go-openai"
-)
+import "encoding/json"
 
 // Prompt kinds (the values of workload.prompt in a spec).
 const (
@@ -26,29 +18,16 @@ const (
 	DatasetPrompt = "dataset"
 )
 
-// Tokenizer is the server's tokenizer, as POST /tokenize serves it.
-type Tokenizer interface {
-	// TokenizeChat renders messages through the model's chat template,
-	// with the assistant's generation prompt when addGenerationPrompt,
-	// passing chatTemplateKwargs to the template (nil: none), and returns
-	// the rendered prompt's token IDs: exactly what /v1/chat/completions
-	// would feed the model.
-	TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, addGenerationPrompt bool, chatTemplateKwargs map[string]any) ([]int, error)
-	// TokenizeText returns the token IDs of text, without special tokens
-	// (add_special_tokens false).
-	TokenizeText(ctx context.Context, text string) ([]int, error)
-}
-
 // Options is what a spec's workload block says (docs/spec.md#workload):
 // spec.Workload embeds it and adds the block's source range, so the block is
-// defined here once and New takes it as the spec loaded it.
+// defined here once and requests.NewBuilder takes it as the spec loaded it.
 type Options struct {
 	// Prompt is Article ("" means Article) or Random.
 	Prompt string
-	// Document is the article's reference text; "" means Corpus().
+	// Document is the article's reference text; "" means requests.Corpus().
 	Document string
 	// Instruction is what the article prompt asks for after the document;
-	// "" means DefaultInstruction.
+	// "" means requests.DefaultInstruction.
 	Instruction string
 	// Distinct gives every concurrent stream its own prompt (no shared
 	// prefix); false sends one prompt on every stream.
@@ -70,7 +49,7 @@ type Options struct {
 	Seed uint64
 
 	// The attributes below belong to named workloads (docs/spec.md#named-workloads):
-	// a traffic block's requests, planned by NewPlanner.
+	// a traffic block's requests, scheduled by requests.NewScheduler.
 
 	// DatasetPath is the dataset file (Prompt == DatasetPrompt), resolved
 	// against the spec's folder; DatasetFormat is FormatShareGPT,
@@ -80,12 +59,12 @@ type Options struct {
 	// is_valid_sequence does (ShareGPT only); DefaultFilter when unset.
 	Filter Filter
 	// InputTokens is the prompt length of Random and Article prompts
-	// (without a shared prefix's tokens); unset: PlanConfig.Context.
+	// (without a shared prefix's tokens); unset: requests.ScheduleConfig.Context.
 	InputTokens Length
 	// OutputTokens is each request's output length (max_tokens, and
 	// min_tokens when IgnoreEOS); unset: a dataset's own (ShareGPT's
 	// reference output, a JSONL line's output_tokens, else
-	// DefaultJSONLOutputTokens), for generated prompts PlanConfig.MaxOutput.
+	// DefaultJSONLOutputTokens), for generated prompts requests.ScheduleConfig.MaxOutput.
 	OutputTokens Length
 	// IgnoreEOS asks the server to ignore EOS (with min_tokens), so that
 	// output lengths are what was asked; false lets the model stop.
@@ -98,158 +77,30 @@ type Options struct {
 	Turns int
 }
 
-// Prompt is one prompt of n tokens.
-type Prompt struct {
-	// Messages is the article's one user message, for
-	// /v1/chat/completions; nil for random prompts.
-	Messages []openai.ChatCompletionMessage
-	// Tokens are the prompt's token IDs, for /v1/completions: for an
-	// article, the rendered chat prompt exactly as /tokenize returned it
-	// (chat template and generation prompt included: send them as they are,
-	// with no second template pass).
-	Tokens []int
-	// Warnings say how the prompt differs from what was asked (a count
-	// below the context when no cut renders to it exactly, a user document
-	// continued past its end); empty when it is exact.
-	Warnings []string
+// Filter drops dataset entries by token counts, as vLLM's
+// is_valid_sequence (vllm/benchmarks/dataset_utils.py) does for its ShareGPT
+// dataset: a prompt shorter than MinPromptTokens, an output shorter than
+// MinOutputTokens (checked only when the output length is the reference's,
+// not a fixed output_tokens), a prompt longer than MaxPromptTokens, or a
+// prompt and output together longer than MaxTotalTokens.
+type Filter struct {
+	MinPromptTokens, MinOutputTokens, MaxPromptTokens, MaxTotalTokens int
 }
 
-// Builder builds the prompts of one workload against one server's
-// tokenizer. It keeps what it learned (characters per token, the
-// vocabulary range, the last context's prompts) between calls; it is not
-// safe for concurrent use.
-type Builder struct {
-	tok  Tokenizer
-	opts Options
+// DefaultFilter is is_valid_sequence's defaults: min_len 4 (prompt and
+// output), max_prompt_len 1024, max_total_len 2048.
+var DefaultFilter = Filter{MinPromptTokens: 4, MinOutputTokens: 4, MaxPromptTokens: 1024, MaxTotalTokens: 2048}
 
-	doc         *document
-	instruction string
-	userDoc     bool
-
-	// charsPerToken is the document's bytes per token (0: not measured).
-	charsPerToken float64
-	sampleIDs     []int
-	vocab         *vocabRange
-
-	// The prompts of the last context asked for, by stream.
-	cacheN  int
-	cache   []Prompt
-	lastCut int
-
-	calls int
+// Prefix is a workload's shared prefixes: request i begins with prefix
+// i mod Groups, Tokens tokens long. The zero Prefix is none.
+type Prefix struct {
+	Groups, Tokens int
 }
 
-// New returns a Builder for opts over tok.
-func New(tok Tokenizer, opts Options) *Builder {
-	if opts.Prompt == "" {
-		opts.Prompt = Article
-	}
-	b := &Builder{tok: tok, opts: opts, instruction: opts.Instruction}
-	if b.instruction == "" {
-		b.instruction = DefaultInstruction
-	}
-	text := opts.Document
-	if strings.TrimSpace(text) == "" {
-		text = Corpus()
-	} else {
-		b.userDoc = true
-	}
-	b.doc = newDocument(text)
-	return b
-}
+// IsSet reports whether p asks for shared prefixes.
+func (p Prefix) IsSet() bool { return p.Groups > 0 }
 
-// Calls is the number of Tokenizer calls made so far.
-func (b *Builder) Calls() int { return b.calls }
-
-// Prompts returns the prompts of a decode cell at context n with streams
-// concurrent streams: one per stream (stream i sends Prompts(…)[i] on every
-// request, restarts included) when the workload is distinct, else one
-// prompt every stream shares. Prompts of a context are built once: asking
-// again for the same n with as many streams or fewer costs no Tokenizer
-// call, and stream i's prompt does not depend on streams. The prompts are
-// shared with the Builder's cache: read them, do not modify them.
-func (b *Builder) Prompts(ctx context.Context, n, streams int) ([]Prompt, error) {
-	if n <= 0 {
-		return nil, fmt.Errorf("a prompt needs at least one token; asked for %d", n)
-	}
-	count := 1
-	if b.opts.Distinct {
-		count = max(streams, 1)
-	}
-	if n != b.cacheN {
-		b.cacheN, b.cache = n, nil
-	}
-	for i := len(b.cache); i < count; i++ {
-		p, err := b.build(ctx, n, i)
-		if err != nil {
-			return nil, err
-		}
-		b.cache = append(b.cache, p)
-	}
-	return b.cache[:count], nil
-}
-
-// Prompt returns stream's prompt at context n (stream is ignored unless
-// the workload is distinct): the prompt of a prefill request, or of one
-// stream of a decode cell.
-func (b *Builder) Prompt(ctx context.Context, n, stream int) (Prompt, error) {
-	if !b.opts.Distinct {
-		stream = 0
-	}
-	ps, err := b.Prompts(ctx, n, stream+1)
-	if err != nil {
-		return Prompt{}, err
-	}
-	return ps[stream], nil
-}
-
-func (b *Builder) build(ctx context.Context, n, stream int) (Prompt, error) {
-	if b.opts.Prompt == Random {
-		return b.random(ctx, n, stream)
-	}
-	header := ""
-	if b.opts.Distinct {
-		header = streamHeader(stream)
-	}
-	return b.article(ctx, n, header)
-}
-
-// streamHeader opens stream i's prompt when prompts are distinct: it
-// differs between streams within the prompt's first tokens, so no two
-// streams share a prefix-cache block.
-func streamHeader(i int) string { return fmt.Sprintf("Reader %d:\n\n", i+1) }
-
-// Record returns the workload's record for results.json.
-func (b *Builder) Record() Record {
-	r := Record{
-		Prompt:             b.opts.Prompt,
-		Distinct:           b.opts.Distinct,
-		Sampling:           map[string]json.Number{},
-		ChatTemplateKwargs: map[string]any{},
-	}
-	for k, v := range b.opts.Sampling {
-		r.Sampling[k] = v
-	}
-	if len(b.opts.LogitBias) > 0 {
-		r.LogitBias = map[string]json.Number{}
-		for k, v := range b.opts.LogitBias {
-			r.LogitBias[k] = v
-		}
-	}
-	if b.opts.Prompt == Random {
-		seed := b.opts.Seed
-		r.RandomSeed = &seed
-		return r
-	}
-	for k, v := range b.opts.ChatTemplateKwargs {
-		r.ChatTemplateKwargs[k] = v
-	}
-	r.DocumentSHA256 = sha256Hex(b.doc.base)
-	r.InstructionSHA256 = sha256Hex(b.instruction)
-	return r
-}
-
-func sha256Hex(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
-}
+// DefaultJSONLOutputTokens is the output length of a JSONL prompt line
+// without output_tokens when the workload sets none: vLLM's
+// --custom-output-len default.
+const DefaultJSONLOutputTokens = 256

@@ -1,4 +1,4 @@
-package workload
+package requests
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/slogate/slogate/internal/workload"
 )
 
 // checkRendered checks that p's token IDs are exactly what the chat
@@ -53,7 +55,7 @@ func TestArticleExact(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tok := &fakeTokenizer{}
-			b := New(tok, Options{})
+			b := NewBuilder(tok, workload.Options{})
 			ps, err := b.Prompts(context.Background(), tt.n, 64)
 			if err != nil {
 				t.Fatal(err)
@@ -83,7 +85,7 @@ func TestArticleMillion(t *testing.T) {
 	}
 	const n = 1 << 20
 	tok := &fakeTokenizer{}
-	b := New(tok, Options{})
+	b := NewBuilder(tok, workload.Options{})
 	p, err := b.Prompt(context.Background(), n, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +109,7 @@ func TestArticleMillion(t *testing.T) {
 // every piece is 3 tokens), the closest count below is used, with a warning.
 func TestArticleNotExact(t *testing.T) {
 	tok := &fakeTokenizer{perPiece: 3}
-	b := New(tok, Options{})
+	b := NewBuilder(tok, workload.Options{})
 	const n = 8192 // 3 specials + 3 per piece: n % 3 == 2 is out of reach
 	p, err := b.Prompt(context.Background(), n, 0)
 	if err != nil {
@@ -134,7 +136,7 @@ func TestArticleOptions(t *testing.T) {
 	const instruction = "Describe the harbour."
 	kwargs := map[string]any{"enable_thinking": false}
 	tok := &fakeTokenizer{}
-	b := New(tok, Options{Document: doc, Instruction: instruction, ChatTemplateKwargs: kwargs})
+	b := NewBuilder(tok, workload.Options{Document: doc, Instruction: instruction, ChatTemplateKwargs: kwargs})
 	p, err := b.Prompt(context.Background(), 4096, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +168,7 @@ func TestArticleOptions(t *testing.T) {
 // TestArticleTooShort: a context the template and instruction alone exceed
 // is an error that says so.
 func TestArticleTooShort(t *testing.T) {
-	b := New(&fakeTokenizer{}, Options{})
+	b := NewBuilder(&fakeTokenizer{}, workload.Options{})
 	_, err := b.Prompt(context.Background(), 20, 0)
 	if err == nil || !strings.Contains(err.Error(), "the chat template and the instruction alone render to") {
 		t.Fatalf("err = %v, want the template-and-instruction error", err)
@@ -179,7 +181,7 @@ func TestArticleTooShort(t *testing.T) {
 func TestDistinct(t *testing.T) {
 	const n, streams = 8192, 64
 	tok := &fakeTokenizer{}
-	b := New(tok, Options{Distinct: true})
+	b := NewBuilder(tok, workload.Options{Distinct: true})
 	ctx := context.Background()
 	ps, err := b.Prompts(ctx, n, streams)
 	if err != nil {
@@ -215,7 +217,7 @@ func TestDistinct(t *testing.T) {
 	if b.Calls() != calls {
 		t.Errorf("asking again for 8 streams made %d more calls", b.Calls()-calls)
 	}
-	fresh, err := New(&fakeTokenizer{}, Options{Distinct: true}).Prompts(ctx, n, 8)
+	fresh, err := NewBuilder(&fakeTokenizer{}, workload.Options{Distinct: true}).Prompts(ctx, n, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +236,7 @@ func TestRandom(t *testing.T) {
 	const n = 8192
 	build := func(seed uint64, distinct bool, streams int) []Prompt {
 		t.Helper()
-		ps, err := New(&fakeTokenizer{}, Options{Prompt: Random, Seed: seed, Distinct: distinct}).Prompts(ctx, n, streams)
+		ps, err := NewBuilder(&fakeTokenizer{}, workload.Options{Prompt: workload.Random, Seed: seed, Distinct: distinct}).Prompts(ctx, n, streams)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,30 +278,30 @@ func TestRandom(t *testing.T) {
 func TestRecord(t *testing.T) {
 	tests := []struct {
 		name string
-		opts Options
+		opts workload.Options
 		want string
 	}{
 		{
 			name: "default article",
-			opts: Options{},
+			opts: workload.Options{},
 			want: fmt.Sprintf(`{"prompt":"article","distinct":false,"sampling":{},"chat_template_kwargs":{},"document_sha256":%q,"instruction_sha256":%q}`,
 				sha256Hex(Corpus()), sha256Hex(DefaultInstruction)),
 		},
 		{
 			name: "random with sampling",
-			opts: Options{Prompt: Random, Distinct: true, Seed: 42, Sampling: map[string]json.Number{"temperature": "0.6", "top_k": "20"}},
+			opts: workload.Options{Prompt: workload.Random, Distinct: true, Seed: 42, Sampling: map[string]json.Number{"temperature": "0.6", "top_k": "20"}},
 			want: `{"prompt":"random","distinct":true,"sampling":{"temperature":0.6,"top_k":20},"chat_template_kwargs":{},"random_seed":42}`,
 		},
 		{
 			name: "article with kwargs",
-			opts: Options{Document: "d", Instruction: "i", ChatTemplateKwargs: map[string]any{"enable_thinking": false}},
+			opts: workload.Options{Document: "d", Instruction: "i", ChatTemplateKwargs: map[string]any{"enable_thinking": false}},
 			want: fmt.Sprintf(`{"prompt":"article","distinct":false,"sampling":{},"chat_template_kwargs":{"enable_thinking":false},"document_sha256":%q,"instruction_sha256":%q}`,
 				sha256Hex("d"), sha256Hex("i")),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := json.Marshal(New(&fakeTokenizer{}, tt.opts).Record())
+			got, err := json.Marshal(NewBuilder(&fakeTokenizer{}, tt.opts).Record())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -319,7 +321,7 @@ func BenchmarkArticle251K(b *testing.B) {
 	ctx := context.Background()
 	calls := 0
 	for b.Loop() {
-		bld := New(&fakeTokenizer{}, Options{})
+		bld := NewBuilder(&fakeTokenizer{}, workload.Options{})
 		if _, err := bld.Prompt(ctx, 257024, 0); err != nil {
 			b.Fatal(err)
 		}
@@ -362,7 +364,7 @@ func TestRandomDrawsWholeRange(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			const n = 8192 // each of 256 IDs is missed with probability (255/256)^8192 ≈ 1e-14
-			p, err := New(rangeTokenizer{lo: tt.lo, special: tt.special}, Options{Prompt: Random, Seed: 1}).Prompt(context.Background(), n, 0)
+			p, err := NewBuilder(rangeTokenizer{lo: tt.lo, special: tt.special}, workload.Options{Prompt: workload.Random, Seed: 1}).Prompt(context.Background(), n, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package workload
+package requests
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/slogate/slogate/internal/workload"
 )
 
 // pairTokenizer counts as slogate's simulator does: one token per two
@@ -41,9 +43,9 @@ func (p *pairTokenizer) TokenizeChat(ctx context.Context, messages []openai.Chat
 	return p.TokenizeText(ctx, b.String())
 }
 
-func plan(t *testing.T, tok Tokenizer, opts Options, cfg PlanConfig) *Plan {
+func plan(t *testing.T, tok Tokenizer, opts workload.Options, cfg ScheduleConfig) *Schedule {
 	t.Helper()
-	p, err := NewPlanner(tok, opts, nil).Plan(context.Background(), cfg)
+	p, err := NewScheduler(tok, opts, nil).Schedule(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +63,12 @@ func TestPlanShareGPT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byIndex := map[int]Entry{}
+	byIndex := map[int]workload.Entry{}
 	for _, e := range d.Entries {
 		byIndex[e.Index] = e
 	}
-	opts := Options{Prompt: DatasetPrompt, DatasetPath: path, Seed: 3, IgnoreEOS: true}
-	p := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 20})
+	opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: path, Seed: 3, IgnoreEOS: true}
+	p := plan(t, &pairTokenizer{}, opts, ScheduleConfig{Requests: 20})
 	want := Dropped{TooFewTurns: 2, PromptTooShort: 1, OutputTooShort: 1, PromptTooLong: 1, TotalTooLong: 1}
 	if p.Dropped != want || p.Usable != 8 || p.Examined != 12 || p.Reused != 12 {
 		t.Errorf("dropped %+v, usable %d, examined %d, reused %d; want %+v, 8, 12, 12", p.Dropped, p.Usable, p.Examined, p.Reused, want)
@@ -99,7 +101,7 @@ func TestPlanShareGPT(t *testing.T) {
 	}
 
 	// A shorter plan is the longer one's start; another seed another order.
-	short := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 5})
+	short := plan(t, &pairTokenizer{}, opts, ScheduleConfig{Requests: 5})
 	if diff := cmp.Diff(p.Requests[:5], short.Requests); diff != "" {
 		t.Errorf("a 5-request plan is not the 20-request plan's start (-want +got):\n%s", diff)
 	}
@@ -107,7 +109,7 @@ func TestPlanShareGPT(t *testing.T) {
 		t.Errorf("a 5-request plan reused %d, warned %q, examined %d entries", short.Reused, short.Warnings, short.Examined)
 	}
 	opts.Seed = 4
-	other := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 8})
+	other := plan(t, &pairTokenizer{}, opts, ScheduleConfig{Requests: 8})
 	if slices.EqualFunc(other.Requests, p.Requests[:8], func(a, b Request) bool { return a.Entry == b.Entry }) {
 		t.Errorf("seeds 3 and 4 send the entries in the same order")
 	}
@@ -115,7 +117,7 @@ func TestPlanShareGPT(t *testing.T) {
 
 // jsonID is the fixture entry's "id" (the fixture names each entry keep-N
 // or drop-REASON).
-func jsonID(t *testing.T, d *Dataset, e Entry) string {
+func jsonID(t *testing.T, d *workload.Dataset, e workload.Entry) string {
 	t.Helper()
 	src := readFile(t, d.Path)
 	lines := strings.Split(src, "\n")
@@ -132,8 +134,8 @@ func jsonID(t *testing.T, d *Dataset, e Entry) string {
 // reference's count, and the output minimum is not checked (vLLM's
 // skip_min_output_len_check), even for a fixed length below it.
 func TestPlanShareGPTFixedOutput(t *testing.T) {
-	opts := Options{Prompt: DatasetPrompt, DatasetPath: filepath.Join(datasets, "sharegpt.json"), OutputTokens: FixedLength(3)}
-	p := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 9})
+	opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: filepath.Join(datasets, "sharegpt.json"), OutputTokens: workload.FixedLength(3)}
+	p := plan(t, &pairTokenizer{}, opts, ScheduleConfig{Requests: 9})
 	if p.Dropped.OutputTooShort != 0 || p.Usable != 9 {
 		t.Errorf("dropped %+v, usable %d; want the short output kept (9 usable)", p.Dropped, p.Usable)
 	}
@@ -158,8 +160,8 @@ func TestPlanDatasetPrefix(t *testing.T) {
 	for _, e := range d.Entries {
 		prompts[e.Index] = e.Prompt
 	}
-	opts := Options{Prompt: DatasetPrompt, DatasetPath: path, Prefix: Prefix{Groups: 3, Tokens: 32}}
-	p := plan(t, tok, opts, PlanConfig{Requests: 12})
+	opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: path, Prefix: workload.Prefix{Groups: 3, Tokens: 32}}
+	p := plan(t, tok, opts, ScheduleConfig{Requests: 12})
 	heads := map[string]bool{}
 	for _, r := range p.Requests {
 		own, _ := tok.TokenizeText(context.Background(), prompts[r.Entry])
@@ -176,8 +178,8 @@ func TestPlanDatasetPrefix(t *testing.T) {
 
 // TestPlanJSONL: a line's output_tokens, else vLLM's custom default 256.
 func TestPlanJSONL(t *testing.T) {
-	opts := Options{Prompt: DatasetPrompt, DatasetPath: filepath.Join(datasets, "prompts.jsonl")}
-	p := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 5})
+	opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: filepath.Join(datasets, "prompts.jsonl")}
+	p := plan(t, &pairTokenizer{}, opts, ScheduleConfig{Requests: 5})
 	got := map[int]int{}
 	for _, r := range p.Requests {
 		got[r.Line] = r.OutputTokens
@@ -191,10 +193,10 @@ func TestPlanJSONL(t *testing.T) {
 // an error naming its line, before anything is sent.
 func TestPlanMaxModelLen(t *testing.T) {
 	path := filepath.Join(datasets, "prompts.jsonl")
-	_, err := NewPlanner(&pairTokenizer{}, Options{Prompt: DatasetPrompt, DatasetPath: path}, nil).Plan(context.Background(), PlanConfig{Requests: 5, MaxModelLen: 280})
-	var de *DatasetError
+	_, err := NewScheduler(&pairTokenizer{}, workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: path}, nil).Schedule(context.Background(), ScheduleConfig{Requests: 5, MaxModelLen: 280})
+	var de *workload.DatasetError
 	if !errors.As(err, &de) || de.Line == 0 || !strings.Contains(de.Error(), "exceed the server's max_model_len 280: shorten or remove the line, lower output_tokens, or raise max_model_len") {
-		t.Fatalf("error %v, want a DatasetError at a line over max_model_len, with a JSONL line's remedy (no filter: max_total_tokens is ShareGPT's)", err)
+		t.Fatalf("error %v, want a workload.DatasetError at a line over max_model_len, with a JSONL line's remedy (no filter: max_total_tokens is ShareGPT's)", err)
 	}
 }
 
@@ -202,8 +204,8 @@ func TestPlanMaxModelLen(t *testing.T) {
 // after the previous one; the first turn carries the system message; the
 // output is the dataset answer's length (vLLM's multi-turn max_tokens).
 func TestPlanMessages(t *testing.T) {
-	opts := Options{Prompt: DatasetPrompt, DatasetPath: filepath.Join(datasets, "messages.jsonl"), Seed: 1}
-	p := plan(t, &pairTokenizer{}, opts, PlanConfig{Requests: 5})
+	opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: filepath.Join(datasets, "messages.jsonl"), Seed: 1}
+	p := plan(t, &pairTokenizer{}, opts, ScheduleConfig{Requests: 5})
 	type turn struct {
 		Conv, Turn int
 		Roles      []string
@@ -229,7 +231,7 @@ func TestPlanMessages(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("turns (-want +got):\n%s", diff)
 	}
-	capped := plan(t, &pairTokenizer{}, Options{Prompt: DatasetPrompt, DatasetPath: opts.DatasetPath, Seed: 1, Turns: 1}, PlanConfig{Requests: 2})
+	capped := plan(t, &pairTokenizer{}, workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: opts.DatasetPath, Seed: 1, Turns: 1}, ScheduleConfig{Requests: 2})
 	if capped.Requests[1].Turn != 0 || capped.Requests[1].Conversation != 1 {
 		t.Errorf("turns = 1: request 1 is turn %d of conversation %d, want a second conversation's first turn", capped.Requests[1].Turn, capped.Requests[1].Conversation)
 	}
@@ -239,9 +241,9 @@ func TestPlanMessages(t *testing.T) {
 // 256-token heads, each request's prompt its prefix plus its own input.
 func TestPlanRandomPrefix(t *testing.T) {
 	tok := &fakeTokenizer{}
-	opts := Options{Prompt: Random, Seed: 9, Prefix: Prefix{Groups: 4, Tokens: 256},
-		InputTokens: Length{Distribution: Uniform, Min: 100, Max: 300}, OutputTokens: FixedLength(16)}
-	p := plan(t, tok, opts, PlanConfig{Requests: 40})
+	opts := workload.Options{Prompt: workload.Random, Seed: 9, Prefix: workload.Prefix{Groups: 4, Tokens: 256},
+		InputTokens: workload.Length{Distribution: workload.Uniform, Min: 100, Max: 300}, OutputTokens: workload.FixedLength(16)}
+	p := plan(t, tok, opts, ScheduleConfig{Requests: 40})
 	heads := map[string]int{}
 	for _, r := range p.Requests {
 		head := fmt.Sprint(r.Tokens[:256])
@@ -268,9 +270,9 @@ func TestPlanRandomPrefix(t *testing.T) {
 // template, and 400 draws have the asked mean and spread.
 func TestPlanArticleDistribution(t *testing.T) {
 	tok := &fakeTokenizer{}
-	in := Length{Distribution: Normal, Mean: 1000, Stddev: 200, Min: 400, Max: 1600}
-	opts := Options{Prompt: Article, Seed: 5, InputTokens: in, OutputTokens: FixedLength(64), Distinct: true}
-	p := plan(t, tok, opts, PlanConfig{Requests: 400, Endpoint: "chat"})
+	in := workload.Length{Distribution: workload.Normal, Mean: 1000, Stddev: 200, Min: 400, Max: 1600}
+	opts := workload.Options{Prompt: workload.Article, Seed: 5, InputTokens: in, OutputTokens: workload.FixedLength(64), Distinct: true}
+	p := plan(t, tok, opts, ScheduleConfig{Requests: 400, Endpoint: "chat"})
 	var lens []float64
 	for _, r := range p.Requests {
 		want := in.Sample(rand.New(rand.NewPCG(5, uint64(r.Index)<<4|streamInput)))
@@ -301,8 +303,8 @@ func meanStddev(xs []float64) (float64, float64) {
 // article of its length, later turns text of theirs.
 func TestPlanTurns(t *testing.T) {
 	tok := &fakeTokenizer{}
-	opts := Options{Prompt: Article, Turns: 3, InputTokens: FixedLength(300), OutputTokens: FixedLength(20)}
-	p := plan(t, tok, opts, PlanConfig{Requests: 6, Endpoint: "chat"})
+	opts := workload.Options{Prompt: workload.Article, Turns: 3, InputTokens: workload.FixedLength(300), OutputTokens: workload.FixedLength(20)}
+	p := plan(t, tok, opts, ScheduleConfig{Requests: 6, Endpoint: "chat"})
 	for _, r := range p.Requests {
 		if r.Conversation != r.Index-r.Index%3 || r.Turn != r.Index%3 || r.PromptTokens != 300 || len(r.Messages) != 1 {
 			t.Errorf("request %d: conversation %d turn %d, %d tokens, %d messages", r.Index, r.Conversation, r.Turn, r.PromptTokens, len(r.Messages))

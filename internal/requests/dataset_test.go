@@ -1,4 +1,4 @@
-package workload
+package requests
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/workload"
 )
 
 // datasets is the repository's dataset fixtures folder.
@@ -21,18 +23,18 @@ func TestReadDatasetFormats(t *testing.T) {
 		name, file, format string
 		wantFormat         string
 		entries, skipped   int
-		first              Entry
+		first              workload.Entry
 	}{
-		{name: "sharegpt detected", file: "sharegpt.json", wantFormat: FormatShareGPT, entries: 12, skipped: 2,
-			first: Entry{Index: 0, Line: 2, Prompt: "Why does bread rise in the oven?",
+		{name: "sharegpt detected", file: "sharegpt.json", wantFormat: workload.FormatShareGPT, entries: 12, skipped: 2,
+			first: workload.Entry{Index: 0, Line: 2, Prompt: "Why does bread rise in the oven?",
 				Reference: "Yeast in the dough turns sugar into carbon dioxide. The gluten network traps the gas, so the loaf swells, and the heat of the oven sets the crumb around the bubbles."}},
-		{name: "jsonl detected", file: "prompts.jsonl", wantFormat: FormatJSONL, entries: 5,
-			first: Entry{Index: 0, Line: 1, Prompt: "Describe a lighthouse keeper's night in three sentences."}},
-		{name: "messages detected", file: "messages.jsonl", wantFormat: FormatMessages, entries: 2,
-			first: Entry{Index: 0, Line: 1, ID: "baking", Prompt: "Why did my bread come out flat?",
+		{name: "jsonl detected", file: "prompts.jsonl", wantFormat: workload.FormatJSONL, entries: 5,
+			first: workload.Entry{Index: 0, Line: 1, Prompt: "Describe a lighthouse keeper's night in three sentences."}},
+		{name: "messages detected", file: "messages.jsonl", wantFormat: workload.FormatMessages, entries: 2,
+			first: workload.Entry{Index: 0, Line: 1, ID: "baking", Prompt: "Why did my bread come out flat?",
 				Reference: "Most often the yeast was tired or the dough was not proved long enough, so there was too little gas to lift it."}},
-		{name: "format given", file: "prompts.jsonl", format: FormatJSONL, wantFormat: FormatJSONL, entries: 5,
-			first: Entry{Index: 0, Line: 1, Prompt: "Describe a lighthouse keeper's night in three sentences."}},
+		{name: "format given", file: "prompts.jsonl", format: workload.FormatJSONL, wantFormat: workload.FormatJSONL, entries: 5,
+			first: workload.Entry{Index: 0, Line: 1, Prompt: "Describe a lighthouse keeper's night in three sentences."}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,7 +94,7 @@ func TestDatasetErrors(t *testing.T) {
 		{name: "missing file", file: "bad/none.json", reason: "cannot read the dataset: no such file or directory"},
 		{name: "empty", file: "bad/empty.json", reason: "the dataset is empty"},
 		{name: "malformed entry", file: "bad/sharegpt_malformed.json", line: 4, reason: "entry 3: malformed JSON: invalid character '{' after array element"},
-		{name: "not a list", file: "bad/sharegpt_object.json", format: FormatShareGPT, line: 1, reason: "a ShareGPT dataset is a JSON list of entries"},
+		{name: "not a list", file: "bad/sharegpt_object.json", format: workload.FormatShareGPT, line: 1, reason: "a ShareGPT dataset is a JSON list of entries"},
 		{name: "missing value", file: "bad/sharegpt_missing_value.json", line: 8, reason: `entry 2: conversations[0] has no "value" (the turn's text)`},
 		{name: "value type", file: "bad/sharegpt_value_type.json", line: 3, reason: "entry 2: conversations.value is a JSON number, want a string"},
 		{name: "no usable entry", file: "bad/sharegpt_no_usable.json", reason: "the dataset holds no entry with two or more conversation turns (2 skipped)"},
@@ -103,7 +105,7 @@ func TestDatasetErrors(t *testing.T) {
 		{name: "output_tokens type", file: "bad/prompts_output_tokens.jsonl", line: 2, reason: `output_tokens is a whole number ≥ 1; got "many"`},
 		{name: "output_tokens zero", file: "bad/prompts_zero_output_tokens.jsonl", line: 1, reason: "output_tokens is a whole number ≥ 1; got 0"},
 		{name: "no user message", file: "bad/messages_no_user.jsonl", line: 2, reason: "the conversation has no user message"},
-		{name: "unknown role", file: "bad/messages_role.jsonl", format: FormatMessages, line: 1, reason: `messages[0] has role "human"; the roles are system, user and assistant`},
+		{name: "unknown role", file: "bad/messages_role.jsonl", format: workload.FormatMessages, line: 1, reason: `messages[0] has role "human"; the roles are system, user and assistant`},
 		{name: "not UTF-8", file: "bad/not_utf8.jsonl", line: 2, reason: "the dataset is not UTF-8 text"},
 		{name: "unknown format", file: "prompts.jsonl", format: "csv", reason: `unknown dataset format "csv"`},
 	}
@@ -111,9 +113,9 @@ func TestDatasetErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(datasets, tt.file)
 			_, err := ReadDataset(path, tt.format)
-			var de *DatasetError
+			var de *workload.DatasetError
 			if !errors.As(err, &de) {
-				t.Fatalf("error %v (%T), want a *DatasetError", err, err)
+				t.Fatalf("error %v (%T), want a *workload.DatasetError", err, err)
 			}
 			if de.Path != path || de.Line != tt.line || !strings.Contains(de.Reason, tt.reason) {
 				t.Errorf("got %s:%d %q; want %s:%d containing %q", de.Path, de.Line, de.Reason, path, tt.line, tt.reason)

@@ -1,4 +1,4 @@
-package workload
+package requests
 
 import (
 	"context"
@@ -7,40 +7,14 @@ import (
 	"math/rand/v2"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/slogate/slogate/internal/workload"
 )
 
-// Filter drops dataset entries by token counts, as vLLM's
-// is_valid_sequence (vllm/benchmarks/dataset_utils.py) does for its ShareGPT
-// dataset: a prompt shorter than MinPromptTokens, an output shorter than
-// MinOutputTokens (checked only when the output length is the reference's,
-// not a fixed output_tokens), a prompt longer than MaxPromptTokens, or a
-// prompt and output together longer than MaxTotalTokens.
-type Filter struct {
-	MinPromptTokens, MinOutputTokens, MaxPromptTokens, MaxTotalTokens int
-}
-
-// DefaultFilter is is_valid_sequence's defaults: min_len 4 (prompt and
-// output), max_prompt_len 1024, max_total_len 2048.
-var DefaultFilter = Filter{MinPromptTokens: 4, MinOutputTokens: 4, MaxPromptTokens: 1024, MaxTotalTokens: 2048}
-
-// Prefix is a workload's shared prefixes: request i begins with prefix
-// i mod Groups, Tokens tokens long. The zero Prefix is none.
-type Prefix struct {
-	Groups, Tokens int
-}
-
-// IsSet reports whether p asks for shared prefixes.
-func (p Prefix) IsSet() bool { return p.Groups > 0 }
-
-// DefaultJSONLOutputTokens is the output length of a JSONL prompt line
-// without output_tokens when the workload sets none: vLLM's
-// --custom-output-len default.
-const DefaultJSONLOutputTokens = 256
-
-// PlanConfig is what a plan needs besides the workload.
-type PlanConfig struct {
-	// Requests is how many requests to plan (≥ 1). Request i of a plan
-	// does not depend on Requests: a longer plan extends a shorter one.
+// ScheduleConfig is what a schedule needs besides the workload.
+type ScheduleConfig struct {
+	// Requests is how many requests to plan (≥ 1). Request i of a schedule
+	// does not depend on Requests: a longer schedule extends a shorter one.
 	Requests int
 	// Context is the prompt length of Random and Article prompts when the
 	// workload sets no input_tokens (a traffic block's context).
@@ -61,7 +35,7 @@ type PlanConfig struct {
 
 // Request is one planned request.
 type Request struct {
-	// Index is the request's place in the plan (0-based).
+	// Index is the request's place in the schedule (0-based).
 	Index int
 	// Text is the prompt as text (dataset prompts, and a shared prefix
 	// followed by one): what /v1/completions sends, raw and untemplated as
@@ -101,13 +75,13 @@ type Request struct {
 	// Conversation identifies the request's conversation: the Index of
 	// its first turn. Turn is the request's turn within it (0-based). A
 	// single-turn request is its own conversation: Conversation = Index,
-	// Turn = 0. A plan lists a
+	// Turn = 0. A schedule lists a
 	// conversation's turns in order, one conversation after the other; a
 	// turn is sent only after the previous turn's answer.
 	Conversation, Turn int
 }
 
-// Dropped counts the dataset entries left out of a plan, by reason.
+// Dropped counts the dataset entries left out of a schedule, by reason.
 type Dropped struct {
 	// TooFewTurns are ShareGPT entries without two conversation turns,
 	// dropped while reading (Dataset.Skipped).
@@ -122,34 +96,34 @@ func (d Dropped) Total() int {
 	return d.TooFewTurns + d.PromptTooShort + d.OutputTooShort + d.PromptTooLong + d.TotalTooLong
 }
 
-// Plan is a workload's planned requests.
-type Plan struct {
+// Schedule is a workload's planned requests.
+type Schedule struct {
 	Requests []Request
 	// Dropped counts the dataset entries the filter left out, among the
-	// entries examined (a plan examines entries in shuffled order until it
+	// entries examined (a schedule examines entries in shuffled order until it
 	// has enough, as vLLM does, and all of them when it has too few).
 	Dropped Dropped
 	// Examined is how many dataset entries were examined; Usable how many
 	// of them were kept (Examined = Usable + the filter's drops).
 	Examined, Usable int
 	// Reused is how many requests send an entry already sent earlier in
-	// the plan: there were fewer usable entries than requests, and the
+	// the schedule: there were fewer usable entries than requests, and the
 	// plan reuses them in order (Warnings says so).
 	Reused int
-	// Warnings say how the plan differs from what was asked.
+	// Warnings say how the schedule differs from what was asked.
 	Warnings []string
 }
 
-// Planner plans the requests of one named workload against one server's
+// Scheduler plans the requests of one named workload against one server's
 // tokenizer. It keeps the dataset, the token counts and the prompts it
-// has built between calls, so a second Plan (a traffic block's next cell)
+// has built between calls, so a second Schedule (a traffic block's next cell)
 // costs no Tokenizer call for the requests already planned. It is not safe
 // for concurrent use.
-type Planner struct {
-	opts Options
+type Scheduler struct {
+	opts workload.Options
 	tok  Tokenizer
 	b    *Builder
-	data *Dataset
+	data *workload.Dataset
 
 	order []int       // dataset entry positions in shuffled order
 	next  int         // the next position of order to examine
@@ -164,7 +138,7 @@ type Planner struct {
 
 // keptEntry is a dataset entry the filter kept, with its counts.
 type keptEntry struct {
-	e         *Entry
+	e         *workload.Entry
 	prompt    int   // prompt tokens (text)
 	reference int   // reference tokens, when counted
 	ids       []int // prompt IDs, kept only behind a shared prefix
@@ -181,19 +155,19 @@ type prefixRef struct {
 
 type articleKey struct{ n, group, reader int }
 
-// NewPlanner returns a Planner for opts over tok. data is the workload's
+// NewScheduler returns a Scheduler for opts over tok. data is the workload's
 // dataset when the caller has read it already (as spec validation does);
-// nil reads opts.DatasetPath at the first Plan.
-func NewPlanner(tok Tokenizer, opts Options, data *Dataset) *Planner {
-	if opts.Filter == (Filter{}) {
-		opts.Filter = DefaultFilter
+// nil reads opts.DatasetPath at the first Schedule.
+func NewScheduler(tok Tokenizer, opts workload.Options, data *workload.Dataset) *Scheduler {
+	if opts.Filter == (workload.Filter{}) {
+		opts.Filter = workload.DefaultFilter
 	}
-	return &Planner{opts: opts, tok: tok, b: New(tok, opts), data: data,
+	return &Scheduler{opts: opts, tok: tok, b: NewBuilder(tok, opts), data: data,
 		prefixText: map[int]prefixRef{}, articles: map[articleKey]Prompt{}}
 }
 
 // RNG streams of a request: each draw has its own, seeded by the workload's
-// seed and the request's index, so request i is the same in every plan.
+// seed and the request's index, so request i is the same in every schedule.
 const (
 	streamInput = iota + 1
 	streamOutput
@@ -202,21 +176,21 @@ const (
 	streamPrefix
 )
 
-func (p *Planner) rng(i, stream int) *rand.Rand {
+func (p *Scheduler) rng(i, stream int) *rand.Rand {
 	return rand.New(rand.NewPCG(p.opts.Seed, uint64(i)<<4|uint64(stream)))
 }
 
-// Plan returns cfg.Requests requests. An error says what cannot be planned:
+// Schedule returns cfg.Requests requests. An error says what cannot be planned:
 // a dataset that cannot be read (a *DatasetError), a dataset none of whose
 // entries passes the filter, a request longer than cfg.MaxModelLen (naming
 // the dataset line), a tokenizer failure.
-func (p *Planner) Plan(ctx context.Context, cfg PlanConfig) (*Plan, error) {
+func (p *Scheduler) Schedule(ctx context.Context, cfg ScheduleConfig) (*Schedule, error) {
 	if cfg.Requests < 1 {
 		return nil, fmt.Errorf("a plan needs at least one request; asked for %d", cfg.Requests)
 	}
 	var reqs []Request
 	var err error
-	if p.opts.Prompt == DatasetPrompt {
+	if p.opts.Prompt == workload.DatasetPrompt {
 		reqs, err = p.planDataset(ctx, cfg)
 	} else {
 		reqs, err = p.planGenerated(ctx, cfg)
@@ -224,18 +198,18 @@ func (p *Planner) Plan(ctx context.Context, cfg PlanConfig) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Requests: reqs, Dropped: p.drops, Warnings: append([]string(nil), p.warnings...)}
+	plan := &Schedule{Requests: reqs, Dropped: p.drops, Warnings: append([]string(nil), p.warnings...)}
 	if p.data != nil {
 		plan.Dropped.TooFewTurns = p.data.Skipped
 		plan.Examined, plan.Usable = p.next, len(p.kept)
 		units := len(p.kept)
-		if p.data.Format == FormatMessages {
+		if p.data.Format == workload.FormatMessages {
 			units = len(p.turns)
 		}
 		if units < len(reqs) {
 			plan.Reused = len(reqs) - units
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s has %d usable %s for %d requests (%d dropped by the filter): the %d are reused in order, so %d requests repeat an earlier one",
-				p.data.Path, units, plural(units, "entry", "entries", p.data.Format == FormatMessages), len(reqs), plan.Dropped.Total(), units, plan.Reused))
+				p.data.Path, units, plural(units, "entry", "entries", p.data.Format == workload.FormatMessages), len(reqs), plan.Dropped.Total(), units, plan.Reused))
 		}
 	}
 	return plan, nil
@@ -252,7 +226,7 @@ func plural(n int, one, many string, turns bool) string {
 }
 
 // load reads the dataset and shuffles its order once.
-func (p *Planner) load() error {
+func (p *Scheduler) load() error {
 	if p.data == nil {
 		d, err := ReadDataset(p.opts.DatasetPath, p.opts.DatasetFormat)
 		if err != nil {
@@ -273,8 +247,8 @@ func (p *Planner) load() error {
 }
 
 // units is how many requests the kept entries give before reuse.
-func (p *Planner) units() int {
-	if p.data.Format == FormatMessages {
+func (p *Scheduler) units() int {
+	if p.data.Format == workload.FormatMessages {
 		return len(p.turns)
 	}
 	return len(p.kept)
@@ -282,11 +256,11 @@ func (p *Planner) units() int {
 
 // examine counts the next entry in shuffled order and keeps it when the
 // filter does.
-func (p *Planner) examine(ctx context.Context, cfg PlanConfig) error {
+func (p *Scheduler) examine(ctx context.Context, cfg ScheduleConfig) error {
 	e := &p.data.Entries[p.order[p.next]]
 	p.next++
 	k := keptEntry{e: e}
-	if p.data.Format == FormatMessages {
+	if p.data.Format == workload.FormatMessages {
 		// Conversations are not filtered (vLLM's multi-turn benchmark
 		// sends them as they are); each user message is a turn.
 		t := 0
@@ -311,7 +285,7 @@ func (p *Planner) examine(ctx context.Context, cfg PlanConfig) error {
 		k.ids = ids
 	}
 	fixedOutput := p.opts.OutputTokens.IsSet()
-	if p.data.Format == FormatShareGPT {
+	if p.data.Format == workload.FormatShareGPT {
 		out := 0
 		if !fixedOutput {
 			ref, err := p.tok.TokenizeText(ctx, e.Reference)
@@ -344,7 +318,7 @@ func (p *Planner) examine(ctx context.Context, cfg PlanConfig) error {
 
 // planDataset plans dataset requests: the kept entries in shuffled order,
 // reused in order when there are fewer than requests.
-func (p *Planner) planDataset(ctx context.Context, cfg PlanConfig) ([]Request, error) {
+func (p *Scheduler) planDataset(ctx context.Context, cfg ScheduleConfig) ([]Request, error) {
 	if err := p.load(); err != nil {
 		return nil, err
 	}
@@ -357,12 +331,12 @@ func (p *Planner) planDataset(ctx context.Context, cfg PlanConfig) ([]Request, e
 		}
 	}
 	if p.units() == 0 {
-		return nil, &DatasetError{Path: p.data.Path, Format: p.data.Format, Reason: fmt.Sprintf("no entry passes the filter (%d entries: %s)", len(p.order), p.dropText()), Empty: true}
+		return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Reason: fmt.Sprintf("no entry passes the filter (%d entries: %s)", len(p.order), p.dropText()), Empty: true}
 	}
 	reqs := make([]Request, cfg.Requests)
 	for i := range reqs {
 		var err error
-		if p.data.Format == FormatMessages {
+		if p.data.Format == workload.FormatMessages {
 			reqs[i], err = p.turnRequest(ctx, cfg, i)
 		} else {
 			reqs[i], err = p.entryRequest(ctx, cfg, i)
@@ -374,17 +348,17 @@ func (p *Planner) planDataset(ctx context.Context, cfg PlanConfig) ([]Request, e
 			// Only ShareGPT is filtered: a JSONL or messages line is sent as
 			// written, so the remedy is the line itself.
 			remedy := "shorten or remove the line, lower output_tokens, or raise max_model_len"
-			if p.data.Format == FormatShareGPT {
+			if p.data.Format == workload.FormatShareGPT {
 				remedy = "lower max_total_tokens to drop such entries, or raise max_model_len"
 			}
-			return nil, &DatasetError{Path: p.data.Path, Format: p.data.Format, Line: reqs[i].Line, Reason: fmt.Sprintf("the prompt (%d tokens) and its output (%d tokens) exceed the server's max_model_len %d: %s",
+			return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Line: reqs[i].Line, Reason: fmt.Sprintf("the prompt (%d tokens) and its output (%d tokens) exceed the server's max_model_len %d: %s",
 				reqs[i].PromptTokens, reqs[i].OutputTokens, cfg.MaxModelLen, remedy)}
 		}
 	}
 	return reqs, nil
 }
 
-func (p *Planner) dropText() string {
+func (p *Scheduler) dropText() string {
 	d := p.drops
 	return fmt.Sprintf("%d with fewer than %d prompt tokens, %d with fewer than %d output tokens, %d with more than %d prompt tokens, %d with more than %d tokens in all, %d with fewer than two turns",
 		d.PromptTooShort, p.opts.Filter.MinPromptTokens, d.OutputTooShort, p.opts.Filter.MinOutputTokens,
@@ -393,7 +367,7 @@ func (p *Planner) dropText() string {
 
 // outputTokens is request i's output length: the workload's draw, else
 // fallback.
-func (p *Planner) outputTokens(i, fallback int) int {
+func (p *Scheduler) outputTokens(i, fallback int) int {
 	if p.opts.OutputTokens.IsSet() {
 		return p.opts.OutputTokens.Sample(p.rng(i, streamOutput))
 	}
@@ -401,11 +375,11 @@ func (p *Planner) outputTokens(i, fallback int) int {
 }
 
 // entryRequest is request i of a ShareGPT or JSONL prompt dataset.
-func (p *Planner) entryRequest(ctx context.Context, cfg PlanConfig, i int) (Request, error) {
+func (p *Scheduler) entryRequest(ctx context.Context, cfg ScheduleConfig, i int) (Request, error) {
 	k := p.kept[i%len(p.kept)]
 	fallback := k.reference
-	if p.data.Format == FormatJSONL {
-		fallback = DefaultJSONLOutputTokens
+	if p.data.Format == workload.FormatJSONL {
+		fallback = workload.DefaultJSONLOutputTokens
 		if k.e.OutputTokens > 0 {
 			fallback = k.e.OutputTokens
 		}
@@ -431,7 +405,7 @@ func (p *Planner) entryRequest(ctx context.Context, cfg PlanConfig, i int) (Requ
 // conversation, its new messages (a system message and the user message
 // for the first turn; the user message for later ones: the server's
 // answers replace the dataset's assistant messages in the history).
-func (p *Planner) turnRequest(ctx context.Context, cfg PlanConfig, i int) (Request, error) {
+func (p *Scheduler) turnRequest(ctx context.Context, cfg ScheduleConfig, i int) (Request, error) {
 	ref := p.turns[i%len(p.turns)]
 	k := p.kept[ref.k]
 	var msgs []openai.ChatCompletionMessage
@@ -466,7 +440,7 @@ func (p *Planner) turnRequest(ctx context.Context, cfg PlanConfig, i int) (Reque
 		n += len(ids)
 	}
 	r.PromptTokens = n
-	fallback := DefaultJSONLOutputTokens
+	fallback := workload.DefaultJSONLOutputTokens
 	if reference != "" && !p.opts.OutputTokens.IsSet() {
 		ids, err := p.tok.TokenizeText(ctx, reference)
 		if err != nil {
@@ -482,13 +456,13 @@ func (p *Planner) turnRequest(ctx context.Context, cfg PlanConfig, i int) (Reque
 // from the group's own generator; otherwise a text of exactly Tokens
 // tokens (a "Shared context G:" header and the document), so that groups
 // differ from their first tokens.
-func (p *Planner) prefix(ctx context.Context, g int) (prefixRef, error) {
+func (p *Scheduler) prefix(ctx context.Context, g int) (prefixRef, error) {
 	if pre, ok := p.prefixText[g]; ok {
 		return pre, nil
 	}
 	n := p.opts.Prefix.Tokens
 	var pre prefixRef
-	if p.opts.Prompt == Random {
+	if p.opts.Prompt == workload.Random {
 		if err := p.b.learnVocab(ctx); err != nil {
 			return prefixRef{}, err
 		}
@@ -506,13 +480,13 @@ func (p *Planner) prefix(ctx context.Context, g int) (prefixRef, error) {
 
 // planGenerated plans Random and Article requests: lengths drawn per
 // request, prompts built to them exactly.
-func (p *Planner) planGenerated(ctx context.Context, cfg PlanConfig) ([]Request, error) {
+func (p *Scheduler) planGenerated(ctx context.Context, cfg ScheduleConfig) ([]Request, error) {
 	in := p.opts.InputTokens
 	if !in.IsSet() {
 		if cfg.Context < 1 {
 			return nil, fmt.Errorf("the workload sets no input_tokens and the plan no context")
 		}
-		in = FixedLength(cfg.Context)
+		in = workload.FixedLength(cfg.Context)
 	}
 	turns := max(p.opts.Turns, 1)
 	reqs := make([]Request, cfg.Requests)
@@ -536,7 +510,7 @@ func (p *Planner) planGenerated(ctx context.Context, cfg PlanConfig) ([]Request,
 			}
 		}
 		switch {
-		case p.opts.Prompt == Random:
+		case p.opts.Prompt == workload.Random:
 			if err := p.b.learnVocab(ctx); err != nil {
 				return nil, err
 			}
@@ -575,7 +549,7 @@ func (p *Planner) planGenerated(ctx context.Context, cfg PlanConfig) ([]Request,
 // article is an article prompt of n tokens (chat template included)
 // behind shared prefix pre (group g, -1: none), with reader's header when
 // reader ≥ 0; prompts are cached by length, group and reader.
-func (p *Planner) article(ctx context.Context, pre prefixRef, g, reader, n int) (Prompt, error) {
+func (p *Scheduler) article(ctx context.Context, pre prefixRef, g, reader, n int) (Prompt, error) {
 	key := articleKey{n, g, reader}
 	if pr, ok := p.articles[key]; ok {
 		return pr, nil
@@ -593,7 +567,7 @@ func (p *Planner) article(ctx context.Context, pre prefixRef, g, reader, n int) 
 }
 
 // warn records a warning once.
-func (p *Planner) warn(w string) {
+func (p *Scheduler) warn(w string) {
 	for _, old := range p.warnings {
 		if old == w {
 			return

@@ -1,4 +1,4 @@
-package workload
+package requests
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/slogate/slogate/internal/workload"
 )
 
 // writeShareGPT writes a ShareGPT file of n entries to dir: prompts of
@@ -58,11 +60,11 @@ func BenchmarkPlanShareGPT10k(b *testing.B) {
 	path := writeShareGPT(b, b.TempDir(), 10000)
 	info, _ := os.Stat(path)
 	b.SetBytes(info.Size())
-	var plan *Plan
+	var plan *Schedule
 	for b.Loop() {
 		var err error
-		plan, err = NewPlanner(&pairTokenizer{}, Options{Prompt: DatasetPrompt, DatasetPath: path, Seed: 1}, nil).
-			Plan(context.Background(), PlanConfig{Requests: 10000})
+		plan, err = NewScheduler(&pairTokenizer{}, workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: path, Seed: 1}, nil).
+			Schedule(context.Background(), ScheduleConfig{Requests: 10000})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -74,11 +76,11 @@ func BenchmarkPlanShareGPT10k(b *testing.B) {
 // BenchmarkPlanRandom10k plans 10,000 random-token prompts with a normal
 // input distribution (mean 1000) and a uniform output distribution.
 func BenchmarkPlanRandom10k(b *testing.B) {
-	opts := Options{Prompt: Random, Seed: 1,
-		InputTokens:  Length{Distribution: Normal, Mean: 1000, Stddev: 200, Min: 400, Max: 1600},
-		OutputTokens: Length{Distribution: Uniform, Min: 64, Max: 512}}
+	opts := workload.Options{Prompt: workload.Random, Seed: 1,
+		InputTokens:  workload.Length{Distribution: workload.Normal, Mean: 1000, Stddev: 200, Min: 400, Max: 1600},
+		OutputTokens: workload.Length{Distribution: workload.Uniform, Min: 64, Max: 512}}
 	for b.Loop() {
-		if _, err := NewPlanner(&fakeTokenizer{}, opts, nil).Plan(context.Background(), PlanConfig{Requests: 10000}); err != nil {
+		if _, err := NewScheduler(&fakeTokenizer{}, opts, nil).Schedule(context.Background(), ScheduleConfig{Requests: 10000}); err != nil {
 			b.Fatal(err)
 		}
 	}
