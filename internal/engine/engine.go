@@ -85,6 +85,35 @@ type Engine interface {
 	// speculative block but whose /metrics show no drafting in the window,
 	// naming the engine's own metric and launch flag.
 	SpeculativeIdle() string
+	// Status is what the status rules and the KV cross-check take from the
+	// engine beside its figures (docs/method.md#statuses).
+	Status() *Status
+}
+
+// Status is what measure's status rules and KV cross-check take from an
+// engine beside the figures of its /metrics (docs/method.md#statuses,
+// docs/method.md#kv-capacity): what its deferred requests wait for, and
+// the names its notes, reasons and warnings quote.
+type Status struct {
+	// DeferredIsQueued says the requests the engine reports deferred
+	// (promread.Snapshot.WaitingDeferred) wait for capacity, so the rules
+	// count them as waiting (WaitingDeferred is then not part of the
+	// snapshot's waiting figure); false: they wait on something else and
+	// are a note.
+	DeferredIsQueued bool
+	// Deferred says what the deferred requests wait on, quoting the
+	// engine's gauge, for the note of a cell that saw some.
+	Deferred string
+	// Preemptions names the engine's preemption counter, for the reason
+	// of a cell queued by preemptions.
+	Preemptions string
+	// KVUsage names the KV cache usage gauge the one-stream cross-check
+	// reads.
+	KVUsage string
+	// KVSuspect says which figure of the capacity's source (KVSource*,
+	// not KVSourceSpec) a failed KV cross-check points at; "" for a source
+	// the engine has no word for.
+	KVSuspect func(source string) string
 }
 
 // Conn is what an engine reads a server through (lifecycle's Client).

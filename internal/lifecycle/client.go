@@ -75,6 +75,9 @@ func (c *Client) ForServer(srv *spec.Server) *Client {
 	return c
 }
 
+// Engine is the engine c talks to (vLLM unless ForServer says otherwise).
+func (c *Client) Engine() engine.Engine { return c.engine }
+
 // Base is the server's base URL, without a trailing slash.
 func (c *Client) Base() string { return c.base }
 

@@ -90,7 +90,7 @@ type decodeRun struct {
 // request recorded with the cell's name and repeat.
 func (m *Meter) startStreams(ctx context.Context, ref vocab.CellRef, bodies [][]byte, repeat int) *decodeRun {
 	concurrency := ref.Concurrency
-	d := &decodeRun{m: m, ctx: ctx, ref: ref, ev: waitEvidence{preemptions: -1},
+	d := &decodeRun{m: m, ctx: ctx, ref: ref, ev: waitEvidence{preemptions: -1, terms: m.Server.Client.Engine().Status()},
 		cell: result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: concurrency}}
 	cellCtx, cancel := context.WithCancel(ctx)
 	d.cancel = cancel
@@ -170,7 +170,7 @@ func (d *decodeRun) measureWindow(crossCheckKV bool) (metricsAround, error) {
 	streams.windowStart.Store(streams.now())
 	windowOpened := time.Now()
 	if crossCheckKV {
-		d.kvc = &kvCheck{context: d.ref.Context}
+		d.kvc = &kvCheck{context: d.ref.Context, terms: m.Server.Client.Engine().Status()}
 	}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
@@ -283,8 +283,8 @@ func storeServerTotalTPS(cell *result.DecodeCell, a metricsAround) {
 	}
 }
 
-// storeSpeculativeGauges stores the acceptance SGLang's gauges
-// sglang:spec_accept_length and spec_accept_rate state at the window's end:
+// storeSpeculativeGauges stores the acceptance SGLang's gauges of the
+// accept length and rate state at the window's end:
 // set at SGLang's last decode log before it (docs/sglang.md#metric-cadence),
 // so acceptance near the end of the window, not summed over it as vLLM's
 // counters are.
@@ -393,7 +393,8 @@ func (m *Meter) takePoll(ctx context.Context, streams *load, concurrency int, sc
 	p := poll{at: sinceOrigin, decoding: int(streams.decoding.Load()), started: int(streams.started.Load())}
 	if err == nil && s.HasRequests {
 		p.gauges = true
-		p.running, p.waiting, p.deferred = s.Running, s.QueuedForCapacity(), s.WaitingDeferred
+		p.running = s.Running
+		p.waiting, p.deferred = waitingOf(s, m.Server.Client.Engine().Status())
 		p.runningLags = s.RunningLags
 		p.allOutstanding = outBefore == c && streams.outstanding.Load() == c
 		p.inTransit = streams.inTransit(int64(sinceOrigin), transitBound)

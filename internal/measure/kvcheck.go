@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/result"
@@ -12,7 +13,7 @@ import (
 
 // This file is the KV capacity cross-check of docs/method.md#kv-capacity:
 // in the first concurrency-1 decode cell of each context, the window's
-// /metrics polls sample vllm:kv_cache_usage_perc with the one stream
+// /metrics polls sample the KV cache usage gauge with the one stream
 // resident, and the usage is compared with (ctx + tokens generated) ÷ the
 // capacity in use. It records what it finds in the cell and warns when the
 // two disagree by more than kvCheckTolerance; it never changes the
@@ -25,6 +26,8 @@ const kvCheckTolerance = 0.25
 type kvCheck struct {
 	context int
 	samples []kvSample
+	// terms names the engine's gauge and the suspect figure of a source.
+	terms *engine.Status
 }
 
 // kvSample is one poll with the one stream resident: the usage of the
@@ -99,25 +102,19 @@ func (k *kvCheck) result(name string, capacity int64, source string) (*result.KV
 	if math.Abs(ratio-1) <= kvCheckTolerance {
 		return c, ""
 	}
-	return c, fmt.Sprintf("KV cross-check (%s): one stream holding %s tokens uses %.4g%% of an engine's KV cache (vllm:kv_cache_usage_perc), "+
+	return c, fmt.Sprintf("KV cross-check (%s): one stream holding %s tokens uses %.4g%% of an engine's KV cache (%s), "+
 		"which implies a capacity of %s tokens; the capacity in use, %s tokens from %s, is %.2f× that: %s",
-		name, numfmt.Int(s.resident), s.usage*100, numfmt.Int(c.ImpliedCapacityTokens), numfmt.Int(capacity), source, ratio, suspect(source))
+		name, numfmt.Int(s.resident), s.usage*100, k.terms.KVUsage, numfmt.Int(c.ImpliedCapacityTokens), numfmt.Int(capacity), source, ratio, suspect(k.terms, source))
 }
 
 // suspect says which source of the capacity a failed cross-check points
-// at (docs/method.md#kv-capacity).
-func suspect(source string) string {
-	switch source {
-	case result.KVSourceSpec:
+// at (docs/method.md#kv-capacity), in the engine's terms.
+func suspect(terms *engine.Status, source string) string {
+	if source == result.KVSourceSpec {
 		return "the spec's kv_cache_tokens is suspect"
-	case result.KVSourceMetrics:
-		return "vllm:cache_config_info's kv_cache_size_tokens is suspect (or the model holds more per request than its tokens, such as a hybrid model's state blocks)"
-	case result.KVSourceLog:
-		return "the \"GPU KV cache size\" log line is suspect (builds before about April 2026 printed a wrong figure for hybrid models: docs/vllm.md#kv-cache-log-lines)"
-	case result.KVSourceServerInfo:
-		return "GET /server_info's token_capacity is suspect"
-	case result.KVSourceMetricsEstimate:
-		return "num_gpu_blocks × block_size is suspect (wrong for hybrid models: docs/vllm.md#hybrid-models); set kv_cache_tokens in the spec"
+	}
+	if s := terms.KVSuspect(source); s != "" {
+		return s
 	}
 	return "the capacity's source is suspect"
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/promread"
 )
 
@@ -59,7 +60,7 @@ func TestKVCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			k := &kvCheck{context: ctx}
+			k := &kvCheck{context: ctx, terms: registry.For("vllm").Status()}
 			for _, s := range tc.snaps {
 				k.sample(s, 990, 1010, tc.decoding)
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/engine"
+	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -89,8 +91,11 @@ type poll struct {
 	gauges  bool
 	running float64
 	// waiting is the requests waiting for capacity
-	// (promread.Snapshot.QueuedForCapacity); deferred those waiting on a
-	// LoRA budget or a KV transfer (0 where the server does not say).
+	// (promread.Snapshot.QueuedForCapacity, and the deferred ones where
+	// the engine's deferred requests wait for capacity:
+	// engine.Status.DeferredIsQueued); deferred those waiting on
+	// something else (vLLM: a LoRA budget or a KV transfer; 0 where the
+	// server does not say).
 	waiting, deferred float64
 	// allOutstanding: the client had all C requests outstanding on both
 	// sides of the scrape.
@@ -105,6 +110,17 @@ type poll struct {
 	// decoding is the streams past their first token; started the slots
 	// that have had a first token at least once.
 	decoding, started int
+}
+
+// waitingOf is a scrape's requests waiting for capacity and those deferred
+// for another reason, as the status rules count them: the engine's
+// deferred requests are waiting ones where they wait for capacity
+// (engine.Status.DeferredIsQueued).
+func waitingOf(s promread.Snapshot, st *engine.Status) (waiting, deferred float64) {
+	if st.DeferredIsQueued {
+		return s.QueuedForCapacity() + s.WaitingDeferred, 0
+	}
+	return s.QueuedForCapacity(), s.WaitingDeferred
 }
 
 // short says whether the server ran fewer requests than the client had
@@ -218,15 +234,19 @@ type waitEvidence struct {
 	gateWaiting bool
 	// window is what the window's polls showed.
 	window windowFindings
-	// preemptions is Δnum_preemptions_total over the window; -1 unknown.
+	// preemptions is Δ of the server's preemption counter over the
+	// window; -1 unknown.
 	preemptions int64
+	// terms are the engine's names the notes and reasons quote.
+	terms *engine.Status
 }
 
 // cellStatus decides a measured decode cell's status: queued only when the
 // server made requests wait (docs/method.md#statuses), with the evidence in
 // the reason; valid otherwise. The client's own restart gaps lower
 // active_avg and give a note, never the queued status; so do deferred
-// requests (they wait on a LoRA budget or a KV transfer, not for capacity).
+// requests where the engine's deferred requests do not wait for capacity
+// (vLLM's wait on a LoRA budget or a KV transfer; engine.Status).
 func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status vocab.Status, reason string, notes []string) {
 	if ev.gateNote != "" {
 		notes = append(notes, ev.gateNote)
@@ -235,7 +255,7 @@ func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status voc
 		notes = append(notes, fmt.Sprintf("%.1f of %d streams active on average: the client's restart gaps (a finished stream's next request before its first token), not server queueing", activeAvg, concurrency))
 	}
 	if ev.window.deferred > 0 {
-		notes = append(notes, fmt.Sprintf("up to %.0f requests were deferred during the window (vllm:num_requests_waiting_by_reason{reason=\"deferred\"}: a LoRA budget or a KV transfer), not waiting for capacity", ev.window.deferred))
+		notes = append(notes, fmt.Sprintf("up to %.0f requests were deferred during the window (%s), not waiting for capacity", ev.window.deferred, ev.terms.Deferred))
 	}
 	// The first sign of a queue says it (a stable queue at the gate also
 	// shows as waiting requests and a shortfall in the window), and
@@ -254,7 +274,7 @@ func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status voc
 			concurrency, concurrency, w.short.held.Seconds(), w.short.observed.Seconds()))
 	}
 	if ev.preemptions > 0 {
-		why = append(why, fmt.Sprintf("the server preempted %d requests during the window (vllm:num_preemptions_total)", ev.preemptions))
+		why = append(why, fmt.Sprintf("the server preempted %d requests during the window (%s)", ev.preemptions, ev.terms.Preemptions))
 	}
 	if len(why) == 0 {
 		return vocab.StatusValid, "", notes

@@ -7,7 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/engine"
+	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -16,7 +19,7 @@ import (
 // (docs/method.md#statuses); the client's restart gaps and deferred
 // requests give a note.
 func TestCellStatus(t *testing.T) {
-	none := waitEvidence{preemptions: -1}
+	none := waitEvidence{preemptions: -1, terms: vllmStatus}
 	with := func(f func(*waitEvidence)) waitEvidence { ev := none; f(&ev); return ev }
 	short := func(held, observed time.Duration, intervals int) sustained {
 		return sustained{held: held, observed: observed, intervals: intervals}
@@ -337,9 +340,36 @@ func TestLaggingRunningGauge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev := waitEvidence{preemptions: -1, window: windowEvidence(polls(tt.lags, tt.waiting), 2)}
+			ev := waitEvidence{preemptions: -1, terms: vllmStatus, window: windowEvidence(polls(tt.lags, tt.waiting), 2)}
 			if got, reason, _ := cellStatus(ev, 2, 2); got != tt.want {
 				t.Errorf("status %s (%s), want %s", got, reason, tt.want)
+			}
+		})
+	}
+}
+
+// vllmStatus is vLLM's engine.Status: the terms a vLLM cell's notes and
+// reasons quote.
+var vllmStatus = registry.For("vllm").Status()
+
+// TestWaitingOf: deferred requests are a note where the engine's wait on
+// something else (vLLM's LoRA budget or KV transfer), and waiting for
+// capacity where the engine says its deferred requests wait for it.
+func TestWaitingOf(t *testing.T) {
+	snap := promread.Snapshot{Waiting: 5, WaitingCapacity: 2, WaitingDeferred: 3, HasWaitingByReason: true}
+	tests := []struct {
+		name                  string
+		status                *engine.Status
+		wantWaiting, wantDefd float64
+	}{
+		{name: "vLLM: deferred is not capacity", status: vllmStatus, wantWaiting: 2, wantDefd: 3},
+		{name: "deferred means queued", status: &engine.Status{DeferredIsQueued: true}, wantWaiting: 5, wantDefd: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, d := waitingOf(snap, tc.status)
+			if w != tc.wantWaiting || d != tc.wantDefd {
+				t.Errorf("waitingOf = %g waiting, %g deferred; want %g, %g", w, d, tc.wantWaiting, tc.wantDefd)
 			}
 		})
 	}

@@ -570,7 +570,8 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 			scrapes.add(took)
 			p := poll{at: at.Sub(l.origin)}
 			if err == nil && s.HasRequests {
-				p.gauges, p.waiting = true, s.QueuedForCapacity()
+				p.gauges = true
+				p.waiting, _ = waitingOf(s, m.Server.Client.Engine().Status())
 			}
 			polls = append(polls, p)
 		}

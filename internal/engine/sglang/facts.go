@@ -188,6 +188,21 @@ func (Engine) ChatPromptTokens(ctx context.Context, c engine.Conn, messages any,
 	return r.Usage.PromptTokens, true, nil
 }
 
+// Status: SGLang reports no deferred requests and no preemption counter;
+// its KV usage gauge is not read (sglang:token_usage is not refreshed while
+// the server idles, docs/sglang.md#metric-cadence), so the cross-check
+// does not run, but a failed one would point at /server_info.
+func (Engine) Status() *engine.Status { return status }
+
+var status = &engine.Status{
+	KVSuspect: func(source string) string {
+		if source == engine.KVSourceServerInfo {
+			return "GET /server_info's token_capacity is suspect"
+		}
+		return ""
+	},
+}
+
 // SpeculativeIdle: SGLang has no draft counter, only the gauges
 // sglang:spec_accept_length and sglang:spec_accept_rate, set at decode log
 // intervals (docs/sglang.md#metrics), so an idle speculation is an accept

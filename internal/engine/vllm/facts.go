@@ -125,6 +125,27 @@ func (Engine) ChatPromptTokens(context.Context, engine.Conn, any, map[string]any
 	return 0, false, nil
 }
 
+// Status: vLLM's deferred requests wait on a LoRA budget or a KV
+// transfer, not for capacity (vLLM PR #38435; docs/vllm.md#metrics).
+func (Engine) Status() *engine.Status { return status }
+
+var status = &engine.Status{
+	Deferred:    "vllm:num_requests_waiting_by_reason{reason=\"deferred\"}: a LoRA budget or a KV transfer",
+	Preemptions: "vllm:num_preemptions_total",
+	KVUsage:     "vllm:kv_cache_usage_perc",
+	KVSuspect: func(source string) string {
+		switch source {
+		case engine.KVSourceMetrics:
+			return "vllm:cache_config_info's kv_cache_size_tokens is suspect (or the model holds more per request than its tokens, such as a hybrid model's state blocks)"
+		case engine.KVSourceLog:
+			return "the \"GPU KV cache size\" log line is suspect (builds before about April 2026 printed a wrong figure for hybrid models: docs/vllm.md#kv-cache-log-lines)"
+		case engine.KVSourceMetricsEstimate:
+			return "num_gpu_blocks × block_size is suspect (wrong for hybrid models: docs/vllm.md#hybrid-models); set kv_cache_tokens in the spec"
+		}
+		return ""
+	},
+}
+
 // SpeculativeIdle: vLLM counts drafts in vllm:spec_decode_num_drafts_total
 // and switches speculation off per request for some sampling settings
 // (docs/method.md#workload).
