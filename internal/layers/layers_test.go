@@ -63,7 +63,7 @@ var layers = [][]string{
 	// slogate.
 	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/cli/diagjson",
 		"internal/cmdlines", "internal/vllmfake", "internal/promread", "internal/measure/sse", "internal/spec/spectest",
-		"internal/gguf", "internal/workload"},
+		"internal/gguf", "internal/workload", "internal/warning"},
 }
 
 // forbidden are the arrows the layering above forbids that the reshape
@@ -86,13 +86,13 @@ var forbidden = []struct{ from, to, why string }{
 }
 
 // noFileIO are the packages that must do no file IO (the vocabulary, the
-// metric table and the workload's values): they import none of these
-// standard packages directly.
+// metric table, the workload's values and the warnings): they import none
+// of these standard packages directly.
 var noFileIO = struct {
 	packages []string
 	imports  []string
 }{
-	packages: []string{"internal/vocab", "internal/metric", "internal/workload"},
+	packages: []string{"internal/vocab", "internal/metric", "internal/workload", "internal/warning"},
 	imports:  []string{"os", "os/exec", "io", "io/fs", "io/ioutil", "bufio", "embed", "net", "net/http", "syscall"},
 }
 

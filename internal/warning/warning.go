@@ -1,0 +1,177 @@
+// Package warning holds slogate's typed warnings, after terraform's
+// diagnostics: a warning is a value with a code naming its kind (a stable
+// string a test or a tool matches), a summary, a detail, and the figures
+// behind it (the slow-scrape warning's mean, maximum and count; the
+// server-counter cross-check's two throughputs and their gap). The text a
+// report shows is String(), made from the summary and the detail; a test
+// matches the code and the figures, never the text (docs/method.md#polling
+// says what the slow-scrape figures mean).
+//
+// Package warning is a leaf: measure, runner and lifecycle create warnings
+// and result stores them (results.json), without either importing the
+// other.
+package warning
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Code names one kind of warning. A code is stable once released: tests,
+// resulttest and tools reading results.json match it. The empty Code is a
+// warning of no known kind (a results.json written before warnings had
+// codes, whose warnings were plain strings).
+type Code string
+
+// The codes of the warnings a decode cell carries, with the figures each
+// holds.
+const (
+	// SlowScrape: GET /metrics took longer than 5 ms on average while
+	// the cell was measured, so polling may perturb the server. Figures:
+	// FigMeanMs, FigMaxMs, FigScrapes, FigIntervalMs (the polling period).
+	SlowScrape Code = "slow_scrape"
+	// ServerTPSGap: the server's own counter, server_total_tps, differs
+	// from the client's total_tps by more than 2 %. Figures:
+	// FigServerTotalTPS, FigTotalTPS, FigGap (server − client over client,
+	// as a fraction: −0.125 is −12.5 %).
+	ServerTPSGap Code = "server_tps_gap"
+	// NoMetrics: /metrics could not be read around the window, so
+	// server_total_tps was not measured. No figures.
+	NoMetrics Code = "no_metrics"
+	// SpeculativeIdle: the server block asks for speculative decoding but
+	// the server's counters show none ran in the cell. No figures.
+	SpeculativeIdle Code = "speculative_idle"
+	// KVCapacity: the KV cross-check found the capacity the run assumes
+	// suspect (docs/method.md#kv-capacity). Figures: FigImpliedTokens
+	// (what the server's usage implies), FigCapacityTokens (the capacity
+	// in use), FigRatio (the second over the first).
+	KVCapacity Code = "kv_capacity"
+	// PromptInexact: a prompt differs from the context asked (a count
+	// below it when no cut renders to it exactly, a document continued
+	// past its end). No figures.
+	PromptInexact Code = "prompt_inexact"
+)
+
+// Figure names, the keys of Warning.Figures.
+const (
+	FigMeanMs         = "mean_ms"
+	FigMaxMs          = "max_ms"
+	FigScrapes        = "scrapes"
+	FigIntervalMs     = "interval_ms"
+	FigServerTotalTPS = "server_total_tps"
+	FigTotalTPS       = "total_tps"
+	FigGap            = "gap"
+	FigImpliedTokens  = "implied_tokens"
+	FigCapacityTokens = "capacity_tokens"
+	FigRatio          = "ratio"
+)
+
+// Warning is one warning: what kind (Code), what it says (Summary and
+// Detail, which String joins as the reports show it), and the figures it
+// quotes, by name (nil when it quotes none).
+type Warning struct {
+	Code    Code               `json:"code,omitempty"`
+	Summary string             `json:"summary"`
+	Detail  string             `json:"detail,omitempty"`
+	Figures map[string]float64 `json:"figures,omitempty"`
+}
+
+// New is the warning of code with its summary, detail and figures.
+func New(code Code, summary, detail string, figures map[string]float64) Warning {
+	return Warning{Code: code, Summary: summary, Detail: detail, Figures: figures}
+}
+
+// Text is a warning of no known kind whose text is s: a warning a package
+// has not given a code yet, and every warning of an old results.json.
+func Text(s string) Warning { return Warning{Summary: s} }
+
+// Textf is Text of fmt.Sprintf(format, args...).
+func Textf(format string, args ...any) Warning { return Text(fmt.Sprintf(format, args...)) }
+
+// String is the warning as every report shows it: the summary, then ": "
+// and the detail when there is one.
+func (w Warning) String() string {
+	if w.Detail == "" {
+		return w.Summary
+	}
+	return w.Summary + ": " + w.Detail
+}
+
+// Figure is the figure named name, and whether the warning holds it.
+func (w Warning) Figure(name string) (float64, bool) {
+	v, ok := w.Figures[name]
+	return v, ok
+}
+
+// Equal reports whether w and o are the same warning: code, text and
+// figures.
+func (w Warning) Equal(o Warning) bool {
+	if w.Code != o.Code || w.Summary != o.Summary || w.Detail != o.Detail || len(w.Figures) != len(o.Figures) {
+		return false
+	}
+	for k, v := range w.Figures {
+		if ov, ok := o.Figures[k]; !ok || ov != v {
+			return false
+		}
+	}
+	return true
+}
+
+// UnmarshalJSON reads a warning as results.json holds it: an object with
+// its code, summary, detail and figures, or, in a file written before
+// warnings had codes, a plain string (a warning of no known kind).
+func (w *Warning) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*w = Text(s)
+		return nil
+	}
+	type plain Warning // without this method
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("a warning is a string or an object with a summary: %w", err)
+	}
+	*w = Warning(p)
+	return nil
+}
+
+// Strings are the warnings' texts (String), in order: what the reports
+// and the console print.
+func Strings(ws []Warning) []string {
+	if ws == nil {
+		return nil
+	}
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.String()
+	}
+	return out
+}
+
+// AppendNew appends to ws each of more that ws does not hold yet (Equal),
+// keeping the order: the warnings of repeated runs, each kept once.
+func AppendNew(ws []Warning, more ...Warning) []Warning {
+	for _, m := range more {
+		dup := false
+		for _, w := range ws {
+			if w.Equal(m) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			ws = append(ws, m)
+		}
+	}
+	return ws
+}
+
+// Has reports whether ws holds a warning of code.
+func Has(ws []Warning, code Code) bool {
+	for _, w := range ws {
+		if w.Code == code {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,88 @@
+package warning
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestString: a warning reads as its summary, then ": " and its detail
+// when it has one; Strings keeps the order.
+func TestString(t *testing.T) {
+	tests := []struct {
+		name string
+		w    Warning
+		want string
+	}{
+		{name: "summary and detail", w: New(NoMetrics, "no /metrics around the window", "server_total_tps not measured", nil),
+			want: "no /metrics around the window: server_total_tps not measured"},
+		{name: "summary alone", w: New(ServerTPSGap, "server_total_tps 331.1 differs from total_tps 378.5 by -12.5%", "", nil),
+			want: "server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"},
+		{name: "a text of no kind", w: Textf("%d of the window's requests", 3), want: "3 of the window's requests"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.w.String(); got != tt.want {
+				t.Errorf("String() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := Strings([]Warning{tests[0].w, tests[2].w}); !cmp.Equal(got, []string{tests[0].want, tests[2].want}) {
+		t.Errorf("Strings = %q", got)
+	}
+}
+
+// TestJSON: results.json holds a warning as an object (code, summary,
+// detail, figures) and reads it back equal; a results.json written before
+// warnings had codes holds plain strings, read as warnings of no kind with
+// the same text; anything else is an error.
+func TestJSON(t *testing.T) {
+	slow := New(SlowScrape, "GET /metrics took 10.1 ms on average (max 55.0 ms, 49 scrapes at one per 50ms)",
+		"polling may perturb the server (docs/method.md#polling)",
+		map[string]float64{FigMeanMs: 10.1, FigMaxMs: 55, FigScrapes: 49, FigIntervalMs: 50})
+	b, err := json.Marshal([]Warning{slow, Text("plain")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `[{"code":"slow_scrape","summary":"GET /metrics took 10.1 ms on average (max 55.0 ms, 49 scrapes at one per 50ms)","detail":"polling may perturb the server (docs/method.md#polling)","figures":{"interval_ms":50,"max_ms":55,"mean_ms":10.1,"scrapes":49}},{"summary":"plain"}]`
+	if string(b) != want {
+		t.Errorf("marshalled\n %s\nwant\n %s", b, want)
+	}
+	tests := []struct {
+		name, in string
+		want     []Warning
+		wantErr  bool
+	}{
+		{name: "objects", in: want, want: []Warning{slow, Text("plain")}},
+		{name: "an old file's strings", in: `["server_total_tps 331.1 differs from total_tps 378.5 by -12.5%", "no /metrics around the window: server_total_tps not measured"]`,
+			want: []Warning{Text("server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"), Text("no /metrics around the window: server_total_tps not measured")}},
+		{name: "a number", in: `[3]`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []Warning
+			err := json.Unmarshal([]byte(tt.in), &got)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if !tt.wantErr && !cmp.Equal(got, tt.want) {
+				t.Errorf("read %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAppendNew: a warning already held (same code, text and figures) is
+// not appended twice; one that differs in a figure is.
+func TestAppendNew(t *testing.T) {
+	a := New(ServerTPSGap, "gap", "", map[string]float64{FigGap: 0.1})
+	b := New(ServerTPSGap, "gap", "", map[string]float64{FigGap: 0.2})
+	got := AppendNew([]Warning{a}, a, b, b, Text("x"))
+	if want := []Warning{a, b, Text("x")}; !cmp.Equal(got, want) {
+		t.Errorf("AppendNew = %+v, want %+v", got, want)
+	}
+	if !Has(got, ServerTPSGap) || Has(got, SlowScrape) {
+		t.Errorf("Has: %v %v, want true false", Has(got, ServerTPSGap), Has(got, SlowScrape))
+	}
+}
