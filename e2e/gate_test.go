@@ -14,6 +14,7 @@ import (
 
 	"github.com/slogate/slogate/internal/compare"
 	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -189,11 +190,11 @@ func TestGateNoise(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tables, err := compare.Compare(ra, rb, compare.Options{Tolerance: 0.05, Metrics: noiseMetrics, Inconclusive: policy})
-		if err != nil {
-			t.Fatal(err)
+		c := compare.Build(ra, rb, compare.Policy{Tolerance: 0.05, Metrics: noiseMetrics, Inconclusive: policy})
+		if c.Refused {
+			t.Fatalf("the runs' settings differ: %v", c.Settings)
 		}
-		return tables
+		return c.Tables
 	}
 
 	// At 5% run-to-run noise with 5 repeats a side the interval calls about
@@ -212,7 +213,7 @@ func TestGateNoise(t *testing.T) {
 					t.Errorf("%s %s: not decided by an interval (%d and %d samples)", tb.Title(), c.Ref.Name(), len(c.A.Samples), len(c.B.Samples))
 				case c.Change == compare.Regressed:
 					regressed++
-					t.Logf("%s %s: regressed, Δ %.1f%% bounds %s", tb.Title(), c.Ref.Name(), c.Delta*100, compare.BoundsText(&c))
+					t.Logf("%s %s: regressed, Δ %.1f%% bounds %s", tb.Title(), c.Ref.Name(), c.Delta*100, views.BoundsText(&c))
 				case c.Change == compare.Inconclusive:
 					inconclusive++
 				case c.Change == compare.Unchanged, c.Change == compare.Improved:
@@ -284,7 +285,7 @@ func TestGateNoise(t *testing.T) {
 				case c.Change == compare.Inconclusive:
 					inconclusive++
 				default:
-					t.Errorf("%s %s: %v (Δ %.1f%%, bounds %s) on a server 10%% slower", tb.Title(), c.Ref.Name(), c.Change, c.Delta*100, compare.BoundsText(&c))
+					t.Errorf("%s %s: %v (Δ %.1f%%, bounds %s) on a server 10%% slower", tb.Title(), c.Ref.Name(), c.Change, c.Delta*100, views.BoundsText(&c))
 				}
 			}
 		}

@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/views"
 )
 
 // cmdDiff is `slogate diff [flags] A.json B.json`: it refuses runs measured
@@ -41,6 +40,10 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err := compare.CheckMetrics(names); err != nil {
 		return fls.Usagef("-metric: %v", err)
 	}
+	policy := compare.Policy{Tolerance: tol, Alpha: alpha, Metrics: names, AllowSettingsChange: *allowSettings}
+	if policy.Inconclusive, err = compare.ParseInconclusive(inconclusive.Value()); err != nil {
+		return fls.Usagef("%v", err)
+	}
 	a, err := cli.ReadResults("diff", files[0])
 	if err != nil {
 		return err
@@ -49,51 +52,15 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err != nil {
 		return err
 	}
-	settings := compare.Settings(a, b)
-	if len(settings) > 0 && !*allowSettings {
-		return exit.Usagef("diff: %s and %s were measured with different settings, so their numbers are not comparable:\n  %s\nmeasure B like A, or pass -allow-settings-change to compare anyway",
-			files[0], files[1], compare.JoinDifferences(settings, "\n  "))
+	view := views.Diff{PathA: files[0], PathB: files[1], C: compare.Build(a, b, policy)}
+	if err := view.Refusal(); err != nil {
+		return err
 	}
-	policy, err := compare.ParseInconclusive(inconclusive.Value())
-	if err != nil {
-		return fls.Usagef("%v", err)
+	if err := view.Text(stdout); err != nil {
+		return exit.Infraf("diff: writing output: %w", err)
 	}
-	tables, err := compare.Compare(a, b, compare.Options{Tolerance: tol, Alpha: alpha, Metrics: names, Inconclusive: policy})
-	if err != nil {
-		return exit.Usagef("diff: %v", err)
-	}
-	compare.WriteHeader(stdout, files[0], a, files[1], b, settings)
-	traffic := compare.Traffic(a, b)
-	if len(tables) == 0 && len(traffic) == 0 {
-		fmt.Fprintln(stdout, "no cells to compare: neither run has measured cells")
-		return nil
-	}
-	if len(tables) > 0 {
-		if err := compare.Render(stdout, tables); err != nil {
-			return exit.Infraf("diff: writing output: %w", err)
-		}
-		compare.WriteSummary(stdout, tables)
-	}
-	if len(traffic) > 0 {
-		fmt.Fprintln(stdout, "\n"+compare.TrafficNote)
-		for _, l := range traffic {
-			fmt.Fprintln(stdout, "  "+l)
-		}
-	}
-	outcome := compare.Outcome(tables)
-	if compare.EngineChanged(a, b) {
-		fmt.Fprintln(stdout, compare.EngineNote(a, b))
-		if outcome != vocab.Error {
-			return nil
-		}
-	}
-	switch outcome {
-	case vocab.Error:
-		return exit.Quiet(exit.Infra)
-	case vocab.Fail:
-		return exit.Quiet(exit.Fail)
-	case vocab.Inconclusive:
-		return exit.Quiet(exit.Inconclusive)
+	if code := view.C.ExitCode(); code != exit.OK {
+		return exit.Quiet(code)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	tolerance := fs.Fraction("tolerance", "5%", "allowed regression against -baseline, `PCT` (5% or 0.05)")
 	fs.StringVar(&alpha, "alpha", "0.05", "one-sided error level `P` of each bound of the interval deciding -baseline cells repeated on both sides")
 	inconclusive := fs.Choice("inconclusive", compare.InconclusivePolicies, "what a -baseline comparison that cannot decide does, `POLICY`: fail (exit 4 when nothing regressed) or pass (accept the risk; an estimate beyond the tolerance still fails)")
-	fs.BoolVar(&o.AllowSettingsChange, "allow-settings-change", false, "compare with a -baseline measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real)")
+	fs.BoolVar(&o.Policy.AllowSettingsChange, "allow-settings-change", false, "compare with a -baseline measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real)")
 	fs.DurationVar(&o.StreamIdleTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D` (its cell becomes an error; the run goes on)")
 	fs.StringVar(&resume, "resume", "", "continue the interrupted run in folder `DIR` (its cells.jsonl): measure only the missing cells, with the -run, -server, -duration, -stream-timeout and -var it was given; SPEC defaults to the one it ran")
 	fs.DurationVar(&timeout, "timeout", 0, "bound the whole run by `D` (0 = no bound); exceeding it is an infrastructure error (exit 3)")
@@ -94,11 +94,11 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if o.StreamIdleTimeout <= 0 {
 		return fs.Usagef("-stream-timeout must be positive")
 	}
-	o.Tolerance = tolerance.Value()
-	if o.Inconclusive, err = compare.ParseInconclusive(inconclusive.Value()); err != nil {
+	o.Policy.Tolerance = tolerance.Value()
+	if o.Policy.Inconclusive, err = compare.ParseInconclusive(inconclusive.Value()); err != nil {
 		return fs.Usagef("%v", err)
 	}
-	if o.Alpha, err = compare.ParseAlpha(alpha); err != nil {
+	if o.Policy.Alpha, err = compare.ParseAlpha(alpha); err != nil {
 		return fs.Usagef("-alpha: %v", err)
 	}
 	if baseline != "" {
@@ -130,10 +130,11 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if err := o.CheckOutDirs(); err != nil {
 		return err
 	}
-	if err := o.CheckBaselineSettings(); err != nil {
+	warnings, err := o.CheckBaseline()
+	if err != nil {
 		return err
 	}
-	for _, w := range o.BaselinePowerWarnings() {
+	for _, w := range warnings {
 		fmt.Fprintln(stderr, "slogate: warning: "+w)
 	}
 	if timeout > 0 {

@@ -206,28 +206,6 @@ func traversalText(t hcl.Traversal) string {
 	return b.String()
 }
 
-// refExpr is how a spec reads a cell: decode["8K"][64], prefill["8K"],
-// steady["8K"][4], replay[8] (a traffic block without context).
-func refExpr(r vocab.CellRef) string {
-	switch r.Phase {
-	case vocab.PhasePrefill:
-		return fmt.Sprintf("prefill[%q]", vocab.FormatTokens(r.Context))
-	case vocab.PhaseTraffic:
-		key := strconv.Itoa(r.Concurrency)
-		if r.Concurrency == 0 {
-			key = vocab.FormatRate(r.Rate)
-			if strings.Contains(key, ".") {
-				key = strconv.Quote(key)
-			}
-		}
-		if r.Context == 0 {
-			return fmt.Sprintf("%s[%s]", r.Matrix, key)
-		}
-		return fmt.Sprintf("%s[%q][%s]", r.Matrix, vocab.FormatTokens(r.Context), key)
-	}
-	return fmt.Sprintf("%s[%q][%d]", r.MatrixLabel(), vocab.FormatTokens(r.Context), r.Concurrency)
-}
-
 // formatCty renders a value for a detail line.
 func formatCty(v cty.Value) string {
 	v, _ = v.UnmarkDeep()

@@ -59,13 +59,13 @@ func (u unmeasured) detail() string {
 	if u.arithmetic != "" {
 		return u.arithmetic
 	}
-	return refExpr(u.ref) + ": " + u.message()
+	return u.ref.Expr() + ": " + u.message()
 }
 
 // unmeasuredRead describes the read of cell ref, which has status st (""
 // when absent) and the runner's reason why.
 func unmeasuredRead(ref vocab.CellRef, st vocab.Status, why string, res *result.Results) unmeasured {
-	u := unmeasured{ref: ref, status: st, reason: reasonFor(st, why)}
+	u := unmeasured{ref: ref, status: st, reason: st.Unmeasured(why)}
 	if st == "" {
 		u.reason = absentReason(res)
 	}
@@ -81,7 +81,7 @@ func unmeasuredRead(ref vocab.CellRef, st vocab.Status, why string, res *result.
 // metrics)`. When the results lack what the arithmetic needs (or disagree
 // with the status), it repeats the runner's reason instead.
 func overCapacityLine(ref vocab.CellRef, res *result.Results, reason string) string {
-	head := refExpr(ref) + " is over capacity"
+	head := ref.Expr() + " is over capacity"
 	pool := plan.KVPool{Tokens: res.Server.KVCacheTokens, Engines: res.Server.KVCacheEngines}
 	maxOut := res.Measure.MaxOutput
 	conc := max(ref.Concurrency, 1)
@@ -165,20 +165,6 @@ func absentReason(res *result.Results) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// reasonFor says why a cell with status st (nil cell = absent) has no numbers.
-func reasonFor(st vocab.Status, why string) string {
-	switch st {
-	case vocab.StatusOverCapacity:
-		return "over capacity"
-	case vocab.StatusError:
-		if why == "" {
-			return "error"
-		}
-		return "error: " + why
-	}
-	return "not measured"
 }
 
 // cellObject builds the object of one cell of phase: its status (a string)

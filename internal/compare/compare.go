@@ -1,13 +1,16 @@
-// Package compare compares two measured runs cell by cell: for each metric
-// it lines up the matrix of run A with run B, decides per cell whether the
-// change is regressed, within the tolerance (unchanged or improved) or
+// Package compare compares two measured runs, once: Build lines up the
+// matrix of run A with run B for each metric and decides per cell whether
+// the change is regressed, within the tolerance (unchanged or improved) or
 // inconclusive (direction from the metric table, metric.Table: higher is
 // better for throughputs, lower for latencies) from the Hodges–Lehmann
 // interval of the change (shift.go) when both sides have samples, finds the
 // cells A measured and B lost, compares the runs' measurement settings
-// (settings.go), and renders the matrices as text; traffic cells, one window
-// each, are set side by side without a decision (traffic.go). `slogate diff` prints it; assert.CompareBaseline turns it
-// into verdicts. The decisions are docs/method.md#comparing-runs.
+// (settings.go), sets traffic cells, one window each, side by side without
+// a decision (traffic.go), and merges it all into one Comparison with its
+// outcome and exit code; BuildPlanned is the same check before a run.
+// Nothing here renders: internal/views writes a Comparison as `slogate
+// diff`'s text, Markdown and JSON, and as -baseline's verdicts. The
+// decisions are docs/method.md#comparing-runs.
 package compare
 
 import (
@@ -24,7 +27,7 @@ import (
 )
 
 // defaultMetrics are the metrics of each phase compared when
-// Options.Metrics is empty: the headline throughput and latencies.
+// Policy.Metrics is empty: the headline throughput and latencies.
 var defaultMetrics = map[vocab.Phase][]string{
 	vocab.PhaseDecode:  {metric.TotalTPS, metric.TTFTMs, metric.TBTMs},
 	vocab.PhasePrefill: {metric.TPS},
@@ -32,28 +35,6 @@ var defaultMetrics = map[vocab.Phase][]string{
 
 // DefaultTolerance is the relative change below which a cell is unchanged.
 const DefaultTolerance = 0.05
-
-// Options says what to compare.
-type Options struct {
-	// Tolerance is a fraction: a change of at most Tolerance × |A| is
-	// "within tolerance".
-	Tolerance float64
-	// Alpha is the one-sided error level of each bound of the interval
-	// that decides cells with samples on both sides; 0 means DefaultAlpha.
-	// When B was measured with repeat = "auto", Alpha is the design's
-	// overall level and each cell is decided at the level of its looks
-	// (Sequential.Level for A's repeats).
-	Alpha float64
-	// Inconclusive says what an inconclusive cell does to the gate
-	// (InconclusiveFail by default).
-	Inconclusive InconclusivePolicy
-	// Metrics restricts the comparison to these metric names (each applies
-	// to every phase that has it); empty means the defaults.
-	Metrics []string
-	// design is B's sequential design when B was measured with repeat =
-	// "auto" (Compare reads it from B's measure settings).
-	design *Sequential
-}
 
 // InconclusivePolicy is what an inconclusive comparison does to the gate
 // (-inconclusive fail|pass).
@@ -182,17 +163,11 @@ func (c *Cell) EstimateBeyond(tolerance float64, higherIsBetter bool) bool {
 // Table is one metric's matrix: rows are contexts, columns concurrency
 // levels (a single column for prefill).
 type Table struct {
-	Phase  vocab.Phase   // prefill or decode
-	Matrix string        // decode matrix label; "" for prefill
-	Metric metric.Metric // the metric compared
-	// Tolerance used for the decisions, as a fraction.
-	Tolerance float64
-	// Alpha is the one-sided level asked of each bound.
-	Alpha float64
-	// Inconclusive is the policy the cells' outcomes were decided with.
-	Inconclusive InconclusivePolicy
-	Contexts     []int // row keys, ascending: every context either run has
-	Concurrency  []int // column keys, ascending; nil for prefill
+	Phase       vocab.Phase   // prefill or decode
+	Matrix      string        // decode matrix label; "" for prefill
+	Metric      metric.Metric // the metric compared (its tolerance, α and policy are the Comparison's)
+	Contexts    []int         // row keys, ascending: every context either run has
+	Concurrency []int         // column keys, ascending; nil for prefill
 	// Cells holds every cell recorded by either run, row-major.
 	Cells []Cell
 }
@@ -287,32 +262,23 @@ func CheckMetrics(names []string) error {
 	return nil
 }
 
-// Compare lines up a and b and returns one table per matrix and metric:
-// prefill metrics first (when either run has prefill cells), then each
-// decode matrix in order of first appearance.
-func Compare(a, b *result.Results, opt Options) ([]Table, error) {
-	if err := CheckMetrics(opt.Metrics); err != nil {
-		return nil, err
-	}
-	if opt.Alpha == 0 {
-		opt.Alpha = DefaultAlpha
-	}
-	if b.Measure.RepeatAuto && opt.design == nil {
-		// B stopped by the sequential design: its cells are decided at the
-		// design's level, so that the verdict is the one the design reached.
-		s := Sequential{Min: max(b.Measure.Repeat, DefaultMinRepeat), Max: b.Measure.MaxRepeat, Alpha: opt.Alpha, Tolerance: opt.Tolerance}
-		opt.design = &s
-	}
+// buildTables lines up a and b and returns one table per matrix and
+// metric: prefill metrics first (when either run has prefill cells), then
+// each decode matrix in order of first appearance. p.Alpha is resolved;
+// design is B's sequential design when B was measured with repeat =
+// "auto" (its cells are decided at the design's level, so that the
+// verdict is the one the design reached), else nil.
+func buildTables(a, b *result.Results, p Policy, design *Sequential) []Table {
 	var tables []Table
 	if len(a.Prefill)+len(b.Prefill) > 0 {
 		ctxs := unionInts(prefillContexts(a), prefillContexts(b))
-		for _, m := range metricsFor(vocab.PhasePrefill, opt.Metrics) {
-			t := Table{Phase: vocab.PhasePrefill, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Inconclusive: opt.Inconclusive, Contexts: ctxs}
+		for _, m := range metricsFor(vocab.PhasePrefill, p.Metrics) {
+			t := Table{Phase: vocab.PhasePrefill, Metric: m, Contexts: ctxs}
 			for _, ctx := range ctxs {
 				ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
 				ca, _ := a.PrefillCell(ctx)
 				cb, _ := b.PrefillCell(ctx)
-				t.Cells = append(t.Cells, decideCell(ref, prefillSide(ca, m), prefillSide(cb, m), m, opt))
+				t.Cells = append(t.Cells, decideCell(ref, prefillSide(ca, m), prefillSide(cb, m), m, p, design))
 			}
 			tables = append(tables, t)
 		}
@@ -320,8 +286,8 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 	for _, label := range matrixLabels(a, b) {
 		ctxs := unionInts(decodeAxis(a, label, true), decodeAxis(b, label, true))
 		concs := unionInts(decodeAxis(a, label, false), decodeAxis(b, label, false))
-		for _, m := range metricsFor(vocab.PhaseDecode, opt.Metrics) {
-			t := Table{Phase: vocab.PhaseDecode, Matrix: label, Metric: m, Tolerance: opt.Tolerance, Alpha: opt.Alpha, Inconclusive: opt.Inconclusive, Contexts: ctxs, Concurrency: concs}
+		for _, m := range metricsFor(vocab.PhaseDecode, p.Metrics) {
+			t := Table{Phase: vocab.PhaseDecode, Matrix: label, Metric: m, Contexts: ctxs, Concurrency: concs}
 			for _, ctx := range ctxs {
 				for _, conc := range concs {
 					ca, okA := a.DecodeCell(label, ctx, conc)
@@ -330,13 +296,13 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 						continue
 					}
 					ref := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: label, Context: ctx, Concurrency: conc}
-					t.Cells = append(t.Cells, decideCell(ref, decodeSide(ca, m), decodeSide(cb, m), m, opt))
+					t.Cells = append(t.Cells, decideCell(ref, decodeSide(ca, m), decodeSide(cb, m), m, p, design))
 				}
 			}
 			tables = append(tables, t)
 		}
 	}
-	return tables, nil
+	return tables
 }
 
 // decideCell fills Delta, Change, Test and Outcome for one cell
@@ -351,21 +317,21 @@ func Compare(a, b *result.Results, opt Options) ([]Table, error) {
 //   - A measured, B errored: Errored; A measured, B over capacity, absent or
 //     not run: Lost;
 //   - a value on one side only otherwise: OnlyA or OnlyB, not a failure.
-func decideCell(ref vocab.CellRef, a, b Side, m metric.Metric, opt Options) Cell {
+func decideCell(ref vocab.CellRef, a, b Side, m metric.Metric, p Policy, design *Sequential) Cell {
 	c := Cell{Ref: ref, A: a, B: b, Delta: math.NaN()}
 	switch {
 	case a.HasValue && b.HasValue:
 		if a.Value != 0 {
 			c.Delta = (b.Value - a.Value) / math.Abs(a.Value)
 		}
-		alpha := opt.Alpha
-		if opt.design != nil {
-			alpha = opt.design.Level(len(a.Samples))
+		alpha := p.alpha()
+		if design != nil {
+			alpha = design.Level(len(a.Samples))
 		}
-		if t, change, ok := testCell(a.Samples, b.Samples, m.HigherIsBetter, opt.Tolerance, alpha); ok {
+		if t, change, ok := testCell(a.Samples, b.Samples, m.HigherIsBetter, p.Tolerance, alpha); ok {
 			c.Test, c.Change, c.Delta = &t, change, t.Change()
 		} else {
-			c.Change = decide(a.Value, b.Value, opt.Tolerance, m.HigherIsBetter)
+			c.Change = decide(a.Value, b.Value, p.Tolerance, m.HigherIsBetter)
 		}
 	case a.HasValue && b.Present && b.Status == vocab.StatusError:
 		c.Change = Errored
@@ -378,12 +344,12 @@ func decideCell(ref vocab.CellRef, a, b Side, m metric.Metric, opt Options) Cell
 	default:
 		c.Change = Neither
 	}
-	c.Outcome = cellOutcome(&c, m, opt)
+	c.Outcome = cellOutcome(&c, m, p)
 	return c
 }
 
 // cellOutcome is what a decided cell does to the gate (Cell.Outcome).
-func cellOutcome(c *Cell, m metric.Metric, opt Options) vocab.Outcome {
+func cellOutcome(c *Cell, m metric.Metric, opt Policy) vocab.Outcome {
 	switch c.Change {
 	case Errored:
 		return vocab.Error
@@ -447,13 +413,13 @@ func AnyRegressed(tables []Table) bool {
 	return false
 }
 
-// Outcome is the comparison's result as a gate, the worst of its cells'
+// Outcome is the tables' result as a gate, the worst of their cells'
 // (Cell.Outcome): Error when a cell A measured errored in B (an
 // infrastructure problem, exit 3), else Fail when a cell regressed or was
 // lost (exit 1), else Inconclusive when a cell could not be decided (exit
 // 4; with -inconclusive pass only one whose estimate is beyond the
 // tolerance fails, as Fail), else Pass. Improvements and cells only B
-// measured never fail.
+// measured never fail. Comparison.Outcome is the whole comparison's.
 func Outcome(tables []Table) vocab.Outcome {
 	o := vocab.Pass
 	for _, t := range tables {

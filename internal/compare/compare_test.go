@@ -1,11 +1,7 @@
 package compare
 
 import (
-	"bytes"
-	"flag"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,9 +11,6 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
-
-// Regenerate the golden files with: go test ./compare -update
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestDecide(t *testing.T) {
 	tests := []struct {
@@ -145,10 +138,7 @@ func runs() (a, b *result.Results) {
 
 func TestCompare(t *testing.T) {
 	a, b := runs()
-	tables, err := Compare(a, b, Options{Tolerance: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tables := Build(a, b, Policy{Tolerance: 0.05}).Tables
 	type key struct {
 		table string
 		ctx   int
@@ -264,10 +254,7 @@ func TestCompareKnownDeltas(t *testing.T) {
 		{"beyond a 3% tolerance", 0.03, Regressed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tables, err := Compare(a, b, Options{Tolerance: tc.tolerance})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tables := Build(a, b, Policy{Tolerance: tc.tolerance}).Tables
 			both := 0
 			for _, tb := range tables {
 				for _, c := range tb.Cells {
@@ -314,45 +301,17 @@ func TestCompareMetricsOption(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tables, err := Compare(a, b, Options{Tolerance: 0.05, Metrics: tc.metrics})
-			if (err != nil) != tc.wantErr {
+			if err := CheckMetrics(tc.metrics); (err != nil) != tc.wantErr {
 				t.Fatalf("error = %v, wantErr %v", err, tc.wantErr)
 			}
 			var titles []string
-			for _, tb := range tables {
+			for _, tb := range Build(a, b, Policy{Tolerance: 0.05, Metrics: tc.metrics}).Tables {
 				titles = append(titles, tb.Title())
 			}
 			if diff := cmp.Diff(tc.titles, titles); diff != "" {
 				t.Errorf("tables (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// TestRender compares the text rendering with testdata/diff.golden.
-// Regenerate with: go test ./compare -update
-func TestRender(t *testing.T) {
-	a, b := runs()
-	tables, err := Compare(a, b, Options{Tolerance: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := Render(&buf, tables); err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "diff.golden")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./compare -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("rendering differs from %s (-want +got); if intended, run go test ./compare -update:\n%s", golden, diff)
 	}
 }
 

@@ -7,8 +7,9 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/vocab"
@@ -76,7 +77,7 @@ func TestDecideCell(t *testing.T) {
 			if alpha == 0 {
 				alpha = DefaultAlpha
 			}
-			c := decideCell(ref, tc.a, tc.b, tc.m, Options{Tolerance: 0.05, Alpha: alpha})
+			c := decideCell(ref, tc.a, tc.b, tc.m, Policy{Tolerance: 0.05, Alpha: alpha}, nil)
 			if c.Change != tc.want {
 				t.Errorf("change %v, want %v (%+v)", c.Change, tc.want, c.Test)
 			}
@@ -129,7 +130,7 @@ func TestCellOutcome(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := decideCell(ref, a, tc.b, tps, Options{Tolerance: 0.05, Alpha: 0.05, Inconclusive: tc.policy})
+			c := decideCell(ref, a, tc.b, tps, Policy{Tolerance: 0.05, Alpha: 0.05, Inconclusive: tc.policy}, nil)
 			if c.Change != tc.change || c.Outcome != tc.want {
 				t.Errorf("%v (Δ %.4f), outcome %v; want %v, %v", c.Change, c.Delta, c.Outcome, tc.change, tc.want)
 			}
@@ -158,29 +159,37 @@ func TestRepeatsNeeded(t *testing.T) {
 	}
 }
 
-// TestFindings: the reasons of lost and errored cells quote A's value and
-// B's own reason (the capacity arithmetic).
+// TestFindings: the lost and errored cells, each once, with A's value of
+// the first metric and B's own side (its status and reason: the capacity
+// arithmetic); views.FindingText words them.
 func TestFindings(t *testing.T) {
 	a, b := runs()
-	tables, err := Compare(a, b, Options{Tolerance: 0.05})
-	if err != nil {
-		t.Fatal(err)
+	type row struct {
+		cell   string
+		change Change
+		was    float64
+		status vocab.Status
+		reason string
 	}
-	var got []string
-	for _, f := range Findings(tables) {
-		got = append(got, f.String())
+	var got []row
+	for _, f := range Build(a, b, Policy{Tolerance: 0.05}).Lost {
+		got = append(got, row{f.Ref.Name(), f.Change, f.Was, f.B.Status, f.B.Reason})
 	}
-	want := []string{
-		"decode/ctx=4K/conc=64: lost: over capacity (was 6,500.0 tok/s); 64 × (4096 + 4096) = 524288 tokens > KV cache 500000 tokens",
-		"decode/ctx=32K/conc=1: error: stream stalled (was 380.0 tok/s)",
-		"decode/ctx=64K/conc=1: lost: not measured (was 350.0 tok/s)",
+	want := []row{
+		{"decode/ctx=4K/conc=64", Lost, 6500, vocab.StatusOverCapacity, "64 × (4096 + 4096) = 524288 tokens > KV cache 500000 tokens"},
+		{"decode/ctx=32K/conc=1", Errored, 380, vocab.StatusError, "stream stalled"},
+		{"decode/ctx=64K/conc=1", Lost, 350, "", ""},
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(row{})); d != "" {
+		t.Errorf("findings (-want +got):\n%s", d)
 	}
 }
 
-func TestMethodNote(t *testing.T) {
+// TestMethodOf counts how the cells measured on both sides were decided:
+// with an interval (the lowest confidence and the sizes that attained it)
+// or by the tolerance alone (the fewest runs a side); views.MethodNote
+// words it.
+func TestMethodOf(t *testing.T) {
 	ref := vocab.CellRef{Phase: vocab.PhaseDecode, Context: 8192, Concurrency: 1}
 	cell := func(test bool, ra, rb int) Cell {
 		c := Cell{Ref: ref, A: measured(1), B: measured(1)}
@@ -191,21 +200,25 @@ func TestMethodNote(t *testing.T) {
 		}
 		return c
 	}
+	_, level55, _ := attainable(5, 5, 0.05)
 	tests := []struct {
 		name  string
 		cells []Cell
-		want  string
+		want  Method
 	}{
-		{"all tested", []Cell{cell(true, 5, 5), cell(true, 4, 4)}, "Decisions are statistical: every cell's change has Hodges–Lehmann bounds, each one-sided at 95.2% confidence or more (α = 0.05, the level 5+5 repeats attain)"},
-		{"none tested", []Cell{cell(false, 1, 2)}, "Decisions are not statistical: the tolerance alone decided (1 run per cell in A, 2 runs in B: too few to attain α = 0.05); measure.repeat = 3 on both runs is the least that gives each cell an interval of its change at α = 0.05"},
-		{"some tested", []Cell{cell(true, 5, 5), cell(false, 5, 2)}, "1 of 2 cell metrics were decided by the tolerance alone, not statistically (5 runs per cell in A, 2 runs in B"},
-		{"nothing on both sides", []Cell{{Ref: ref, A: measured(1)}}, ""},
+		{"all tested", []Cell{cell(true, 5, 5), cell(true, 4, 4)}, Method{Tested: 2, Confidence: 1 - level55, SizeA: 5, SizeB: 5, Alpha: 0.05, RepeatsNeeded: 3}},
+		{"none tested", []Cell{cell(false, 1, 2)}, Method{Untested: 1, RepeatsA: 1, RepeatsB: 2, Alpha: 0.05, RepeatsNeeded: 3}},
+		{"some tested", []Cell{cell(true, 5, 5), cell(false, 5, 2)}, Method{Tested: 1, Untested: 1, RepeatsA: 5, RepeatsB: 2, Confidence: 1 - level55, SizeA: 5, SizeB: 5, Alpha: 0.05, RepeatsNeeded: 3}},
+		{"nothing on both sides", []Cell{{Ref: ref, A: measured(1)}}, Method{Alpha: 0.05, RepeatsNeeded: 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := MethodOf([]Table{{Alpha: 0.05, Cells: tc.cells}}).Note()
-			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
-				t.Errorf("note %q, want it to contain %q", got, tc.want)
+			got := methodOf([]Table{{Cells: tc.cells}}, 0.05)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("method (-want +got):\n%s", d)
+			}
+			if got.Statistical() != (tc.want.Untested == 0) {
+				t.Errorf("Statistical() = %v", got.Statistical())
 			}
 		})
 	}
@@ -248,7 +261,7 @@ func simulateNoise(row noiseRow, cells int, seed uint64) noiseRates {
 	var nA, nB int
 	for range cells {
 		var a, b []float64
-		opt := Options{Tolerance: 0.05, Alpha: 0.05}
+		opt := Policy{Tolerance: 0.05, Alpha: 0.05}
 		if row.n > 0 {
 			for range row.n {
 				a, b = append(a, draw(100)), append(b, draw(100*row.ratio))
@@ -269,7 +282,7 @@ func simulateNoise(row noiseRow, cells int, seed uint64) noiseRates {
 			opt.Alpha = s.Level(len(a))
 		}
 		nA, nB = nA+len(a), nB+len(b)
-		switch decideCell(ref, side(a), side(b), m, opt).Change {
+		switch decideCell(ref, side(a), side(b), m, opt, nil).Change {
 		case Regressed:
 			r.regressed++
 		case Unchanged, Improved:

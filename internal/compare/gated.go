@@ -6,6 +6,6 @@ import (
 )
 
 // DefaultMetrics are the metrics of phase a comparison reads when
-// Options.Metrics is empty: a baseline's, and so the ones repeat = "auto"
+// Policy.Metrics is empty: a baseline's, and so the ones repeat = "auto"
 // decides a cell on (docs/method.md#repeat-auto).
 func DefaultMetrics(phase vocab.Phase) []metric.Metric { return metricsFor(phase, nil) }

@@ -1,10 +1,8 @@
 package compare
 
 import (
-	"fmt"
 	"math"
 
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -132,23 +130,36 @@ func PowerOfBaseline(n int, noise, tolerance, alpha float64, m int) BaselinePowe
 	return p
 }
 
-// BaselineWarnings is the pre-run check of a -baseline (docs/method.md#sequential-repeats):
-// for each metric compared by default, the cells whose baseline samples
-// (their count and measured noise) cannot reach a decision with power 0.9
-// against a candidate of candidateRepeats repeats at level alpha: one line
-// per metric, naming how many cells, the noisiest of them, and how many
-// baseline repeats it would need. Nothing when every cell can be decided
-// or the baseline has no samples.
-func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alpha float64) []string {
-	type worst struct {
-		cells, of int
-		ref       vocab.CellRef
-		noise     float64
-		n, need   int
-		capped    bool // no number of candidate repeats would do
-	}
+// PowerShortfall is one metric whose baseline cells cannot all be decided
+// against the candidate's repeats (BaselineWarnings).
+type PowerShortfall struct {
+	Phase  vocab.Phase
+	Metric string
+	// Cells of Of baseline cells (with samples) fall short.
+	Cells, Of int
+	// Candidate is the candidate's repeats checked against.
+	Candidate int
+	// Noisiest is the noisiest cell short, its Noise over N repeats; Need
+	// the baseline repeats it would need (0: more than
+	// MaxRepeatsEstimate); Capped that no number of candidate repeats
+	// would do (the baseline caps the power).
+	Noisiest vocab.CellRef
+	Noise    float64
+	N, Need  int
+	Capped   bool
+}
+
+// BaselineWarnings is the pre-run check of a -baseline's power
+// (docs/method.md#sequential-repeats): for each metric compared by
+// default, the cells whose baseline samples (their count and measured
+// noise) cannot reach a decision with power 0.9 against a candidate of
+// candidateRepeats repeats at level alpha: one shortfall per metric,
+// naming how many cells, the noisiest of them, and how many baseline
+// repeats it would need. Nothing when every cell can be decided or the
+// baseline has no samples.
+func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alpha float64) []PowerShortfall {
 	var order []string
-	by := map[string]*worst{}
+	by := map[string]*PowerShortfall{}
 	check := func(ref vocab.CellRef, phase vocab.Phase, samples map[string][]float64) {
 		for _, m := range metricsFor(phase, nil) {
 			xs := samples[m.Name]
@@ -159,19 +170,19 @@ func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alp
 			key := string(phase) + " " + m.Name
 			w := by[key]
 			if w == nil {
-				w = &worst{}
+				w = &PowerShortfall{Phase: phase, Metric: m.Name, Candidate: candidateRepeats}
 				by[key] = w
 				order = append(order, key)
 			}
-			w.of++
+			w.Of++
 			p := PowerOfBaseline(len(xs), noise, tolerance, alpha, candidateRepeats)
 			if p.Enough {
 				continue
 			}
-			w.cells++
-			if w.cells == 1 || noise > w.noise {
-				w.ref, w.noise, w.n, w.need = ref, noise, len(xs), p.Need
-				w.capped = !PowerOfBaseline(len(xs), noise, tolerance, alpha, MaxRepeatsEstimate).Enough
+			w.Cells++
+			if w.Cells == 1 || noise > w.Noise {
+				w.Noisiest, w.Noise, w.N, w.Need = ref, noise, len(xs), p.Need
+				w.Capped = !PowerOfBaseline(len(xs), noise, tolerance, alpha, MaxRepeatsEstimate).Enough
 			}
 		}
 	}
@@ -185,22 +196,11 @@ func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alp
 			check(c.Ref(), vocab.PhaseDecode, c.Samples)
 		}
 	}
-	var out []string
+	var out []PowerShortfall
 	for _, key := range order {
-		w := by[key]
-		if w.cells == 0 {
-			continue
+		if w := by[key]; w.Cells > 0 {
+			out = append(out, *w)
 		}
-		need := fmt.Sprintf("%d baseline repeats would be needed", w.need)
-		if w.need == 0 {
-			need = fmt.Sprintf("more than %d baseline repeats would be needed", MaxRepeatsEstimate)
-		}
-		capped := ""
-		if w.capped {
-			capped = ", and no number of candidate repeats would (the baseline caps the power)"
-		}
-		out = append(out, fmt.Sprintf("%s: %d of %d baseline cells cannot be decided within %s with power 0.9 against %d repeats%s; the noisiest, %s, has noise %s over %d repeats: %s, or a wider -tolerance",
-			key, w.cells, w.of, numfmt.Percent(tolerance), candidateRepeats, capped, w.ref.Name(), noiseText(w.noise), w.n, need))
 	}
 	return out
 }

@@ -189,12 +189,13 @@ func TestBaselineWarnings(t *testing.T) {
 			TotalTPS: 6000, Repeats: 5, Samples: map[string][]float64{"total_tps": spread(noise)}}}}
 	}
 	got := BaselineWarnings(base(0.05), 5, 0.05, 0.05)
-	want := "decode total_tps: 1 of 1 baseline cells cannot be decided within 5% with power 0.9 against 5 repeats, and no number of candidate repeats would (the baseline caps the power); the noisiest, decode/ctx=8K/conc=64, has noise 5.0% over 5 repeats: "
-	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.Contains(got[0], " baseline repeats would be needed, or a wider -tolerance") {
-		t.Errorf("warnings %q, want one starting %q", got, want)
+	ref := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
+	if len(got) != 1 || got[0].Phase != vocab.PhaseDecode || got[0].Metric != "total_tps" || got[0].Cells != 1 || got[0].Of != 1 ||
+		got[0].Candidate != 5 || !got[0].Capped || got[0].Noisiest != ref || got[0].N != 5 || math.Abs(got[0].Noise-0.05) > 1e-9 || got[0].Need == 1 {
+		t.Errorf("shortfalls %+v, want one for decode total_tps: 1 of 1 cells, capped, the noisiest 8K×64 at noise 5%% over 5 repeats", got)
 	}
 	if got := BaselineWarnings(base(0.005), 5, 0.05, 0.05); len(got) != 0 {
-		t.Errorf("a quiet baseline warns: %q", got)
+		t.Errorf("a quiet baseline warns: %+v", got)
 	}
 }
 
@@ -224,11 +225,7 @@ func TestCompareDecidesAsTheDesign(t *testing.T) {
 		}
 		ra := &result.Results{Measure: result.Measure{Repeat: 10}, Decode: []result.DecodeCell{cell(a)}}
 		rb := &result.Results{Measure: result.Measure{Repeat: 4, RepeatAuto: true, MaxRepeat: 20}, Decode: []result.DecodeCell{cell(b)}}
-		tables, err := Compare(ra, rb, Options{Tolerance: 0.05, Alpha: 0.05, Metrics: []string{tps.Name}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := tables[0].Cells[0]
+		c := Build(ra, rb, Policy{Tolerance: 0.05, Alpha: 0.05, Metrics: []string{tps.Name}}).Tables[0].Cells[0]
 		if c.Test == nil || c.Test.Alpha != s.Level(10) {
 			t.Fatalf("cell decided at %+v, want the design's level %v", c.Test, s.Level(10))
 		}

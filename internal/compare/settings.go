@@ -72,20 +72,44 @@ func changed(setting, a, b string) []Difference {
 // runs are only comparable when the list is empty: a 1 s window is not a
 // 3 s window measured again (docs/method.md#comparing-runs).
 func Settings(a, b *result.Results) []Difference {
+	return settingsDiff(measuredSettings(a), measuredSettings(b))
+}
+
+// settings are what Settings compares, of a run measured or about to be
+// (Planned).
+type settings struct {
+	measure   result.Measure
+	simulated bool
+	engine    string
+	// workload is the record as results.json writes it; known is false
+	// before a run, which records it itself.
+	workload json.RawMessage
+	known    bool
+}
+
+func measuredSettings(r *result.Results) settings {
+	return settings{measure: r.Measure, simulated: r.Server.Simulated, engine: r.Server.EngineName(), workload: workloadJSON(r.Workload), known: true}
+}
+
+// settingsDiff lists the settings in which b differs from a; a workload is
+// compared only when both are known.
+func settingsDiff(a, b settings) []Difference {
 	var out []Difference
-	if a.Measure.DurationS != b.Measure.DurationS {
-		out = append(out, changed("window", window(a.Measure), window(b.Measure))...)
+	if a.measure.DurationS != b.measure.DurationS {
+		out = append(out, changed("window", window(a.measure), window(b.measure))...)
 	}
-	out = append(out, changed("max_output", strconv.Itoa(a.Measure.MaxOutput), strconv.Itoa(b.Measure.MaxOutput))...)
-	out = append(out, changed("endpoint", a.Measure.Endpoint, b.Measure.Endpoint)...)
-	if !a.Measure.RepeatAuto && !b.Measure.RepeatAuto {
+	out = append(out, changed("max_output", strconv.Itoa(a.measure.MaxOutput), strconv.Itoa(b.measure.MaxOutput))...)
+	out = append(out, changed("endpoint", a.measure.Endpoint, b.measure.Endpoint)...)
+	if !a.measure.RepeatAuto && !b.measure.RepeatAuto {
 		// repeat = "auto" takes as many repeats as each cell needs: its
 		// counts are not a setting to match (docs/method.md#repeat-auto).
-		out = append(out, changed("repeat", strconv.Itoa(max(a.Measure.Repeat, 1)), strconv.Itoa(max(b.Measure.Repeat, 1)))...)
+		out = append(out, changed("repeat", strconv.Itoa(max(a.measure.Repeat, 1)), strconv.Itoa(max(b.measure.Repeat, 1)))...)
 	}
-	out = append(out, workloadDiff(workloadJSON(a.Workload), workloadJSON(b.Workload))...)
-	out = append(out, changed("server", serverKind(a), serverKind(b))...)
-	out = append(out, changed("engine", a.Server.EngineName(), b.Server.EngineName())...)
+	if a.known && b.known {
+		out = append(out, workloadDiff(a.workload, b.workload)...)
+	}
+	out = append(out, changed("server", serverKind(a.simulated), serverKind(b.simulated))...)
+	out = append(out, changed("engine", a.engine, b.engine)...)
 	return out
 }
 
@@ -96,12 +120,6 @@ func EngineChanged(a, b *result.Results) bool {
 	return a.Server.EngineName() != b.Server.EngineName()
 }
 
-// EngineNote says that a comparison across engines informs only.
-func EngineNote(a, b *result.Results) string {
-	return fmt.Sprintf("engines differ (%s → %s): the comparison informs; it gates only against a run of the same engine (docs/method.md#comparing-engines)",
-		registry.Title(a.Server.EngineName()), registry.Title(b.Server.EngineName()))
-}
-
 // window is the measurement window as written ("3s"), or its seconds.
 func window(m result.Measure) string {
 	if m.Duration != "" {
@@ -110,8 +128,8 @@ func window(m result.Measure) string {
 	return strconv.FormatFloat(m.DurationS, 'f', -1, 64) + "s"
 }
 
-func serverKind(r *result.Results) string {
-	if r.Server.Simulated {
+func serverKind(simulated bool) string {
+	if simulated {
 		return "simulated"
 	}
 	return "real"

@@ -3,7 +3,7 @@ package compare
 import "math"
 
 // DefaultAlpha is the one-sided error level of each bound of a comparison
-// when Options.Alpha is 0: a regression is called, or a cell shown within
+// when Policy.Alpha is 0: a regression is called, or a cell shown within
 // the tolerance, with at most this chance of being wrong (at the level the
 // sizes attain, at or below it).
 const DefaultAlpha = 0.05

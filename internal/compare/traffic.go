@@ -1,31 +1,53 @@
 package compare
 
 import (
-	"fmt"
-	"strings"
+	"math"
 
 	"github.com/slogate/slogate/internal/metric"
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
-// trafficMetrics are what a traffic line sets side by side: the rate the
-// server kept up, the share of it meeting the SLO, and the latencies a
+// trafficMetrics are what a traffic comparison sets side by side: the rate
+// the server kept up, the share of it meeting the SLO, and the latencies a
 // team's SLO is written in.
 var trafficMetrics = []string{metric.AchievedRPS, metric.GoodputRPS, metric.TTFTMsP99, metric.E2EMs, metric.TBTMs}
 
-// TrafficNote is the line heading Traffic's lines: why they never gate.
-const TrafficNote = "traffic cells (one window each, not repeated: informs, never gates; docs/method.md#comparing-traffic):"
+// TrafficPair is one traffic key's cells side by side. A traffic cell is
+// one window of one boot, never repeated, so there is no interval to decide
+// a change with: it shows each side's values and Δ, and nothing here is a
+// verdict (docs/method.md#comparing-traffic).
+type TrafficPair struct {
+	Ref vocab.CellRef
+	// A and B are the cells; nil when that run has no such cell.
+	A, B *result.TrafficCell
+	// Values are the metrics both measured, in trafficMetrics' order; the
+	// latencies only when both sides completed a request (Latencies).
+	Values    []TrafficValue
+	Latencies bool
+	// SentDiffers: the cells sent a different named workload or prompt
+	// form (a named workload is not among the compared settings).
+	SentDiffers bool
+}
+
+// Measured reports whether both sides have a measured cell (Values are set).
+func (p *TrafficPair) Measured() bool {
+	return p.A != nil && p.B != nil && p.A.Status.Measured() && p.B.Status.Measured()
+}
+
+// TrafficValue is one metric of a traffic pair.
+type TrafficValue struct {
+	Metric metric.Metric
+	A, B   float64
+	// Delta is (B − A) ÷ A; NaN when A is 0.
+	Delta float64
+}
 
 // Traffic lines up the traffic cells of a and b by their key (the traffic
 // label, the context when the block has one, and the rate or concurrency:
-// vocab.CellRef) and returns one line per key either run recorded, in a's
-// order, then b's new ones. A traffic cell is one window of one boot, never
-// repeated, so there is no interval to decide a change with: a line shows
-// each side's values and Δ, and nothing here is a verdict
-// (docs/method.md#comparing-traffic).
-func Traffic(a, b *result.Results) []string {
+// vocab.CellRef) and returns one pair per key either run recorded, in a's
+// order, then b's new ones.
+func Traffic(a, b *result.Results) []TrafficPair {
 	var order []vocab.CellRef
 	seen := map[vocab.CellRef]bool{}
 	for _, r := range []*result.Results{a, b} {
@@ -36,33 +58,28 @@ func Traffic(a, b *result.Results) []string {
 			}
 		}
 	}
-	var out []string
+	var out []TrafficPair
 	for _, ref := range order {
 		ca, _ := a.TrafficCell(ref)
 		cb, _ := b.TrafficCell(ref)
-		out = append(out, ref.Name()+": "+trafficLine(ca, cb))
+		out = append(out, trafficPair(ref, ca, cb))
 	}
 	return out
 }
 
-// trafficLine is what one key's cells say: each metric A → B with Δ when
-// both measured, else which side has what.
-func trafficLine(a, b *result.TrafficCell) string {
-	switch {
-	case a == nil:
-		return "only B (no baseline cell): " + statusText(b)
-	case b == nil:
-		return "only A (not measured by B): " + statusText(a)
-	case !a.Status.Measured() || !b.Status.Measured():
-		return statusText(a) + " → " + statusText(b)
+// trafficPair sets one key's cells side by side: each metric A → B with Δ
+// when both measured.
+func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell) TrafficPair {
+	p := TrafficPair{Ref: ref, A: a, B: b}
+	if !p.Measured() {
+		return p
 	}
 	// A side that completed nothing has no latencies (its zeros are not
 	// fast requests): only the rates are set side by side then.
-	latencies := a.Completed > 0 && b.Completed > 0
-	var parts []string
+	p.Latencies = a.Completed > 0 && b.Completed > 0
 	for _, name := range trafficMetrics {
 		m := metric.Must(vocab.PhaseTraffic, name)
-		if m.Unit == "ms" && !latencies {
+		if m.Unit == "ms" && !p.Latencies {
 			continue
 		}
 		va, okA := a.Value(m)
@@ -70,41 +87,12 @@ func trafficLine(a, b *result.TrafficCell) string {
 		if !okA || !okB {
 			continue
 		}
-		p := fmt.Sprintf("%s %s → %s", name, numfmt.Value(va), numfmt.Value(vb))
-		if m.Unit != "" {
-			p += " " + m.Unit
-		}
+		v := TrafficValue{Metric: m, A: va, B: vb, Delta: math.NaN()}
 		if va != 0 {
-			p += " (" + numfmt.Delta((vb-va)/va) + ")"
+			v.Delta = (vb - va) / va
 		}
-		parts = append(parts, p)
+		p.Values = append(p.Values, v)
 	}
-	line := strings.Join(parts, ", ")
-	if !latencies {
-		line += fmt.Sprintf(" (completed %d → %d: no latencies to compare)", a.Completed, b.Completed)
-	}
-	// A named workload is not among the compared settings (only the
-	// unnamed one's record is): what the cells sent is said when it differs.
-	if a.Workload != b.Workload || a.Prompts != b.Prompts {
-		line += fmt.Sprintf(" (sent differently: %s → %s)", sentText(a), sentText(b))
-	}
-	return line
-}
-
-// statusText is a traffic cell's status and, when it has numbers, none
-// of them: "valid", "error: stream stalled".
-func statusText(c *result.TrafficCell) string {
-	if c.Reason != "" {
-		return string(c.Status) + ": " + c.Reason
-	}
-	return string(c.Status)
-}
-
-// sentText is what a traffic cell sent: `workload "replay", raw text on
-// /v1/completions, untemplated`, or "the unnamed workload".
-func sentText(c *result.TrafficCell) string {
-	if c.Workload == "" {
-		return "the unnamed workload"
-	}
-	return fmt.Sprintf("workload %q, %s", c.Workload, c.Prompts)
+	p.SentDiffers = a.Workload != b.Workload || a.Prompts != b.Prompts
+	return p
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
@@ -12,7 +13,9 @@ import (
 
 // TestBaselinePowerWarnings: before any server starts, a baseline whose
 // repeats and noise cannot decide the tolerance against the spec's repeats
-// is warned about, once per metric; a quiet one and no baseline are not.
+// is warned about, once per metric (over every spec and server); a quiet
+// one and no baseline are not. The settings differ (the baseline records
+// none): with -allow-settings-change, the power is checked alone.
 func TestBaselinePowerWarnings(t *testing.T) {
 	baseline := func(noise float64) *result.Results {
 		var xs []float64
@@ -22,9 +25,10 @@ func TestBaselinePowerWarnings(t *testing.T) {
 		return &result.Results{Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
 			TotalTPS: 6000, Repeats: 5, Samples: map[string][]float64{"total_tps": xs}}}}
 	}
-	specs := []*spec.Spec{{Measure: &spec.Measure{Repeat: 5}}, {Measure: &spec.Measure{Repeat: 5}}}
-	fixed4 := []*spec.Spec{{Measure: &spec.Measure{Repeat: 4}}}
-	auto := []*spec.Spec{{Measure: &spec.Measure{Repeat: 4, RepeatAuto: true, MaxRepeat: 20}}}
+	srv := []*spec.Server{{Name: "a"}, {Name: "b"}}
+	specs := []*spec.Spec{{Measure: &spec.Measure{Repeat: 5}, Servers: srv}, {Measure: &spec.Measure{Repeat: 5}, Servers: srv}}
+	fixed4 := []*spec.Spec{{Measure: &spec.Measure{Repeat: 4}, Servers: srv}}
+	auto := []*spec.Spec{{Measure: &spec.Measure{Repeat: 4, RepeatAuto: true, MaxRepeat: 20}, Servers: srv}}
 	tests := []struct {
 		name     string
 		specs    []*spec.Spec // nil: two specs of repeat = 5
@@ -45,8 +49,11 @@ func TestBaselinePowerWarnings(t *testing.T) {
 			if sp == nil {
 				sp = specs
 			}
-			o := Options{Specs: sp, Baseline: tc.baseline, Tolerance: 0.05}
-			got := o.BaselinePowerWarnings()
+			o := Options{Specs: sp, Baseline: tc.baseline, Policy: compare.Policy{Tolerance: 0.05, AllowSettingsChange: true}}
+			got, err := o.CheckBaseline()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tc.want == "" && len(got) > 0 || tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.want)) {
 				t.Errorf("warnings %q, want one starting %q (once for both specs)", got, tc.want)
 			}

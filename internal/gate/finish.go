@@ -15,6 +15,7 @@ import (
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -24,14 +25,8 @@ type finishConfig struct {
 	Server   *spec.Server
 	Results  *result.Results // measured; Verdicts are filled in here
 	Baseline *result.Results // nil unless -baseline was given
-	// Tolerance for baseline comparisons, as a fraction.
-	Tolerance float64
-	// Alpha is the one-sided level of the baseline intervals' bounds
-	// (-alpha); Inconclusive what an undecided comparison does.
-	Alpha        float64
-	Inconclusive compare.InconclusivePolicy
-	// AllowSettingsChange compares with a baseline measured differently.
-	AllowSettingsChange bool
+	// Policy is how Results is compared with Baseline.
+	Policy compare.Policy
 	// OutDir receives results.json, report.md, report.html and junit.xml;
 	// "" writes no files.
 	OutDir string
@@ -67,10 +62,13 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 	}
 	var baselineErr error // the runs' settings differ: exit 2, no baseline verdicts
 	if fc.Baseline != nil {
-		bv, notes, err := assert.WithBaseline(fc.Baseline, res, assert.BaselineOptions{
-			Tolerance: fc.Tolerance, Alpha: fc.Alpha, Inconclusive: fc.Inconclusive, AllowSettingsChange: fc.AllowSettingsChange})
-		verdicts, baselineErr = append(verdicts, bv...), err
-		for _, n := range notes {
+		// The one comparison of this run with its baseline: its view gives
+		// the console notes and the verdicts, or the refusal of settings
+		// that differ (no verdicts then: numbers measured differently are
+		// not compared).
+		bv := views.Baseline{C: compare.Build(fc.Baseline, res, fc.Policy)}
+		verdicts, baselineErr = append(verdicts, bv.Verdicts()...), bv.Refusal()
+		for _, n := range bv.Notes() {
 			if fc.Stream != nil {
 				fc.Stream.Log(n)
 			}

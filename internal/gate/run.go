@@ -47,19 +47,14 @@ type Options struct {
 	Sim      bool
 	// Duration overrides measure.duration when > 0 (-duration).
 	Duration time.Duration
-	// Baseline is the -baseline run (nil without one); Tolerance the
-	// allowed regression against it, as a fraction; Alpha the one-sided
-	// level of each bound of its intervals (-alpha); Inconclusive what a
-	// comparison that cannot decide does (-inconclusive); BaselinePath its
+	// Baseline is the -baseline run (nil without one); BaselinePath its
 	// file, which CheckOutDirs keeps out of the folders the run writes;
-	// AllowSettingsChange compares with a baseline measured with other
-	// settings (docs/method.md#comparing-runs).
-	Baseline            *result.Results
-	BaselinePath        string
-	Tolerance           float64
-	Alpha               float64
-	Inconclusive        compare.InconclusivePolicy
-	AllowSettingsChange bool
+	// Policy how the run is compared with it (-tolerance, -alpha,
+	// -inconclusive, -allow-settings-change; docs/method.md#comparing-runs),
+	// which repeat = "auto" stops on too.
+	Baseline     *result.Results
+	BaselinePath string
+	Policy       compare.Policy
 	// JUnit is the -junit file; "" writes none.
 	JUnit string
 	// Verbose prints every cell's full metric line (-v); JSON streams
@@ -217,7 +212,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	cfg := runner.Config{
 		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
 		Tool: sr.Tool, Flags: sr.Flags, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
-		Baseline: sr.Baseline, Tolerance: sr.Tolerance, Alpha: sr.Alpha,
+		Baseline: sr.Baseline, Policy: sr.Policy,
 		Objective: func(s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
 			return assert.Objective(sr.spec, s, c)
 		},
@@ -242,8 +237,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	// Only the kept assertions and expect cells are evaluated and reported.
 	keepTest := func(test string) bool { return sr.Keep == nil || sr.Keep.MatchString(test) }
 	outcome, ferr := finish(finishConfig{
-		Spec: sr.spec, Server: srv, Results: res, Baseline: sr.Baseline, Tolerance: sr.Tolerance,
-		Alpha: sr.Alpha, Inconclusive: sr.Inconclusive, AllowSettingsChange: sr.AllowSettingsChange, OutDir: out,
+		Spec: sr.spec, Server: srv, Results: res, Baseline: sr.Baseline, Policy: sr.Policy, OutDir: out,
 		Stream: sr.stream, Keep: keepTest, Stdout: sr.Stdout, Stderr: sr.Stderr, JSON: sr.JSON,
 	})
 	if runErr != nil {

@@ -199,15 +199,15 @@ func (r *run) bootCost() time.Duration {
 // tolerance and alpha are the comparison's (-tolerance, -alpha), or
 // compare's defaults.
 func (r *run) tolerance() float64 {
-	if r.cfg.Tolerance > 0 {
-		return r.cfg.Tolerance
+	if r.cfg.Policy.Tolerance > 0 {
+		return r.cfg.Policy.Tolerance
 	}
 	return compare.DefaultTolerance
 }
 
 func (r *run) alpha() float64 {
-	if r.cfg.Alpha > 0 {
-		return r.cfg.Alpha
+	if r.cfg.Policy.Alpha > 0 {
+		return r.cfg.Policy.Alpha
 	}
 	return compare.DefaultAlpha
 }

@@ -30,6 +30,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/measure"
@@ -93,10 +94,10 @@ type Config struct {
 	ObjectiveText func(s *spec.Search) string
 	// Baseline is the -baseline run: repeat = "auto" repeats a cell until
 	// its comparison with the baseline's cell is decided; nil decides each
-	// cell on its own precision. Tolerance and Alpha are the comparison's
-	// (0: compare's defaults).
-	Baseline         *result.Results
-	Tolerance, Alpha float64
+	// cell on its own precision. Policy is the comparison's (its Tolerance
+	// and Alpha; 0: compare's defaults).
+	Baseline *result.Results
+	Policy   compare.Policy
 }
 
 // run is the state of one Run.
@@ -168,7 +169,7 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 	r.cellsTotal = len(cfg.Plan.Cells())
 
 	if m := r.measure(); m.RepeatAuto {
-		r.stop = newStopRule(m, cfg.Tolerance, cfg.Alpha)
+		r.stop = newStopRule(m, cfg.Policy.Tolerance, cfg.Policy.Alpha)
 	}
 	err := r.run(ctx)
 	if err != nil {

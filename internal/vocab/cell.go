@@ -1,6 +1,10 @@
 package vocab
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Cell references, statuses and the parameters a cell is named by.
 
@@ -78,3 +82,40 @@ const DefaultMaxOutstanding = 4096
 // FormatRate spells a request rate as specs index it and test names show
 // it: "4", "0.5" (the shortest decimal that reads back as the same number).
 func FormatRate(rate float64) string { return strconv.FormatFloat(rate, 'f', -1, 64) }
+
+// Expr is how a spec reads a cell: decode["8K"][64], prefill["8K"],
+// steady["8K"][4], replay[8] (a traffic block without context).
+func (r CellRef) Expr() string {
+	switch r.Phase {
+	case PhasePrefill:
+		return fmt.Sprintf("prefill[%q]", FormatTokens(r.Context))
+	case PhaseTraffic:
+		key := strconv.Itoa(r.Concurrency)
+		if r.Concurrency == 0 {
+			key = FormatRate(r.Rate)
+			if strings.Contains(key, ".") {
+				key = strconv.Quote(key)
+			}
+		}
+		if r.Context == 0 {
+			return fmt.Sprintf("%s[%s]", r.Matrix, key)
+		}
+		return fmt.Sprintf("%s[%q][%s]", r.Matrix, FormatTokens(r.Context), key)
+	}
+	return fmt.Sprintf("%s[%q][%d]", r.MatrixLabel(), FormatTokens(r.Context), r.Concurrency)
+}
+
+// Unmeasured is why a cell of status s has no numbers, with the runner's
+// reason why: "over capacity", "error: stream stalled", "not measured".
+func (s Status) Unmeasured(why string) string {
+	switch s {
+	case StatusOverCapacity:
+		return "over capacity"
+	case StatusError:
+		if why == "" {
+			return "error"
+		}
+		return "error: " + why
+	}
+	return "not measured"
+}

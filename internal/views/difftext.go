@@ -1,4 +1,10 @@
-package compare
+// Package views renders what the commands show, apart from the domain
+// packages that decide it (terraform's internal/command/views: one view per
+// command, human and machine). compare builds one value per comparison
+// (compare.Comparison); the diff view writes it as text, Markdown or JSON,
+// and the baseline view turns it into -baseline's verdicts and console
+// notes. No view decides: each reads the decisions the value holds.
+package views
 
 import (
 	"fmt"
@@ -8,8 +14,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
-	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -20,8 +26,9 @@ const (
 	markInconclusive = "?"
 )
 
-// Render writes every table as text, then the lost and errored cells with
-// their reasons, a legend and how the decisions were made (MethodOf):
+// writeTables writes every table of c as text, then the lost and errored
+// cells with their reasons, a legend and how the decisions were made
+// (MethodNote):
 //
 //	decode total_tps (tok/s, higher is better), tolerance 5%
 //	  ctx  conc        1        64
@@ -34,36 +41,36 @@ const (
 // cell: its bounds of the change, each one-sided at the confidence the note
 // gives. The inconclusive cells are listed after the tables with what
 // would decide them (InconclusiveLines).
-func Render(w io.Writer, tables []Table) error {
+func writeTables(w io.Writer, c *compare.Comparison) error {
 	var b strings.Builder
-	for i, t := range tables {
+	tol := numfmt.Percent(c.Policy.Tolerance)
+	for i := range c.Tables {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		renderTable(&b, &t)
+		renderTable(&b, &c.Tables[i], c.Policy.Tolerance)
 	}
-	if fs := Findings(tables); len(fs) > 0 {
+	if len(c.Lost) > 0 {
 		b.WriteString("\nCells A measured and B did not:\n")
-		for _, f := range fs {
+		for _, f := range c.Lost {
 			mark := markRegressed
-			if f.Change == Errored {
+			if f.Change == compare.Errored {
 				mark = "!"
 			}
-			fmt.Fprintf(&b, "  %s %s\n", mark, f)
+			fmt.Fprintf(&b, "  %s %s\n", mark, FindingText(f))
 		}
 	}
-	if lines := InconclusiveLines(tables); len(lines) > 0 {
-		fmt.Fprintf(&b, "\nInconclusive: neither regressed nor shown within %s:\n", numfmt.Percent(tables[0].Tolerance))
+	if lines := InconclusiveLines(c); len(lines) > 0 {
+		fmt.Fprintf(&b, "\nInconclusive: neither regressed nor shown within %s:\n", tol)
 		for _, l := range lines {
 			fmt.Fprintf(&b, "  %s %s\n", markInconclusive, l)
 		}
 	}
-	if len(tables) > 0 {
-		tol := numfmt.Percent(tables[0].Tolerance)
+	if len(c.Tables) > 0 {
 		fmt.Fprintf(&b, "\nΔ = (B − A) ÷ A, with samples on both sides the Hodges–Lehmann estimate.  %s regression beyond %s, or lost   %s improvement beyond %s   %s inconclusive\n",
 			markRegressed, tol, markImproved, tol, markInconclusive)
 		b.WriteString("over cap = over capacity (not run)   error = not measured   — = not in that run   n/a = metric not reported   CI = bounds of the change\n")
-		if note := MethodOf(tables).Note(); note != "" {
+		if note := MethodNote(c.Method); note != "" {
 			b.WriteString(note + "\n")
 		}
 	}
@@ -72,7 +79,7 @@ func Render(w io.Writer, tables []Table) error {
 }
 
 // tested reports whether an interval decided any cell of t.
-func tested(t *Table) bool {
+func tested(t *compare.Table) bool {
 	for _, c := range t.Cells {
 		if c.Test != nil {
 			return true
@@ -83,7 +90,7 @@ func tested(t *Table) bool {
 
 // BoundsText is the bounds of the cell's change, "-12.3…-7.4%"; "" when no
 // interval decided it.
-func BoundsText(c *Cell) string {
+func BoundsText(c *compare.Cell) string {
 	if c.Test == nil {
 		return ""
 	}
@@ -103,15 +110,15 @@ func bound(frac float64) string {
 // fails for an estimate beyond the tolerance.
 //
 //	total_tps at decode/ctx=8K/conc=64: -8.2% (bounds -14.9…+0.3%, each at 95.2% confidence, 5+5 repeats); noise 4.1%: 14 repeats a side would decide it
-func InconclusiveLines(tables []Table) []string {
+func InconclusiveLines(cmp *compare.Comparison) []string {
 	var out []string
-	for _, t := range tables {
+	for _, t := range cmp.Tables {
 		for i := range t.Cells {
 			c := &t.Cells[i]
-			if c.Change != Inconclusive || c.Test == nil {
+			if c.Change != compare.Inconclusive || c.Test == nil {
 				continue
 			}
-			out = append(out, t.Metric.Name+" at "+c.Ref.Name()+": "+InconclusiveText(c, t.Metric.HigherIsBetter, t.Tolerance, t.Inconclusive))
+			out = append(out, t.Metric.Name+" at "+c.Ref.Name()+": "+InconclusiveText(c, t.Metric.HigherIsBetter, cmp.Policy.Tolerance, cmp.Policy.Inconclusive))
 		}
 	}
 	return out
@@ -120,7 +127,7 @@ func InconclusiveLines(tables []Table) []string {
 // InconclusiveText is what InconclusiveLines says of one cell, after its
 // name, for a metric whose direction is higherIsBetter, at the tolerance
 // and under the policy the cell was decided with.
-func InconclusiveText(c *Cell, higherIsBetter bool, tolerance float64, policy InconclusivePolicy) string {
+func InconclusiveText(c *compare.Cell, higherIsBetter bool, tolerance float64, policy compare.InconclusivePolicy) string {
 	x := c.Test
 	s := fmt.Sprintf("%s (bounds %s, each at %s confidence, %d+%d repeats)", numfmt.Delta(c.Delta), BoundsText(c), confidenceText(x.Confidence()), x.NA, x.NB)
 	switch {
@@ -128,9 +135,9 @@ func InconclusiveText(c *Cell, higherIsBetter bool, tolerance float64, policy In
 	case x.Needed > 0:
 		s += fmt.Sprintf("; noise %s: %d repeats a side would decide it", noiseText(x.Noise), x.Needed)
 	default:
-		s += fmt.Sprintf("; noise %s: more than %d repeats a side would be needed to decide it", noiseText(x.Noise), MaxRepeatsEstimate)
+		s += fmt.Sprintf("; noise %s: more than %d repeats a side would be needed to decide it", noiseText(x.Noise), compare.MaxRepeatsEstimate)
 	}
-	if policy == InconclusivePass {
+	if policy == compare.InconclusivePass {
 		if c.EstimateBeyond(tolerance, higherIsBetter) {
 			s += fmt.Sprintf("; the estimate is beyond %s: fails even with -inconclusive pass", numfmt.Percent(tolerance))
 		} else {
@@ -143,12 +150,15 @@ func InconclusiveText(c *Cell, higherIsBetter bool, tolerance float64, policy In
 // confidenceText is a confidence as a percentage with one decimal: "95.2%".
 func confidenceText(c float64) string { return strconv.FormatFloat(c*100, 'f', 1, 64) + "%" }
 
-func renderTable(b *strings.Builder, t *Table) {
+// noiseText is a measured noise as a percentage with one decimal: "4.1%".
+func noiseText(noise float64) string { return fmt.Sprintf("%.1f%%", noise*100) }
+
+func renderTable(b *strings.Builder, t *compare.Table, tolerance float64) {
 	unit := t.Metric.Unit
 	if unit != "" {
 		unit += ", "
 	}
-	fmt.Fprintf(b, "%s (%s%s), tolerance %s\n", t.Title(), unit, t.Metric.Direction(), numfmt.Percent(t.Tolerance))
+	fmt.Fprintf(b, "%s (%s%s), tolerance %s\n", t.Title(), unit, t.Metric.Direction(), numfmt.Percent(tolerance))
 	if len(t.Cells) == 0 {
 		b.WriteString("  (no cells in either run)\n")
 		return
@@ -238,7 +248,7 @@ func writeColumns(b *strings.Builder, rows [][]string, labels int) {
 }
 
 // sideText is one run's value, or why it has none.
-func sideText(s Side) string {
+func sideText(s compare.Side) string {
 	switch {
 	case !s.Present:
 		return "—"
@@ -255,17 +265,17 @@ func sideText(s Side) string {
 }
 
 // deltaText is the relative change with its marker.
-func deltaText(c *Cell) string {
+func deltaText(c *compare.Cell) string {
 	switch c.Change {
-	case OnlyA:
+	case compare.OnlyA:
 		return "A only  "
-	case OnlyB:
+	case compare.OnlyB:
 		return "B only  "
-	case Neither:
+	case compare.Neither:
 		return ""
-	case Lost:
+	case compare.Lost:
 		return "lost " + markRegressed
-	case Errored:
+	case compare.Errored:
 		return "error !"
 	}
 	d := "n/a"
@@ -275,58 +285,55 @@ func deltaText(c *Cell) string {
 	// Every Δ ends in a two-character marker column ("" for a plain change)
 	// so that the numbers line up.
 	switch c.Change {
-	case Regressed:
+	case compare.Regressed:
 		return d + " " + markRegressed
-	case Improved:
+	case compare.Improved:
 		return d + " " + markImproved
-	case Inconclusive:
+	case compare.Inconclusive:
 		return d + " " + markInconclusive
 	}
 	return d + "  "
 }
 
-// WriteHeader writes what heads `slogate diff`: the settings that differ
+// writeHeader writes what heads `slogate diff`: the settings that differ
 // (when compared anyway), one line naming each run (file, server, model,
 // version, start), and the server differences.
-func WriteHeader(w io.Writer, pathA string, a *result.Results, pathB string, b *result.Results, settings []Difference) {
-	if len(settings) > 0 {
-		fmt.Fprintf(w, "Settings differ (-allow-settings-change): %s\n", JoinDifferences(settings, "; "))
+func writeHeader(w io.Writer, pathA, pathB string, c *compare.Comparison) {
+	if len(c.Settings) > 0 {
+		fmt.Fprintf(w, "Settings differ (-allow-settings-change): %s\n", JoinDifferences(c.Settings, "; "))
 	}
-	fmt.Fprintf(w, "A: %s (%s)\n", pathA, a.Describe("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(w, "B: %s (%s)\n", pathB, b.Describe("2006-01-02 15:04 UTC"))
-	if h := ServerHeader(Server(a, b)); h != "" {
+	fmt.Fprintf(w, "A: %s (%s)\n", pathA, c.A.Describe("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "B: %s (%s)\n", pathB, c.B.Describe("2006-01-02 15:04 UTC"))
+	if h := ServerHeader(c.Server); h != "" {
 		fmt.Fprintf(w, "Server: %s\n", h)
 	}
 	fmt.Fprintln(w)
 }
 
-// WriteSummary writes the closing line of `slogate diff`: how many cells
+// writeSummary writes the closing line of `slogate diff`: how many cells
 // regressed, improved, stayed, were inconclusive, were on one side only,
 // were lost and errored; inconclusive cells are counted apart from the
 // regressions, with how many -inconclusive pass accepted (those estimated
 // beyond the tolerance still fail).
-func WriteSummary(w io.Writer, tables []Table) {
-	s := Summarize(tables)
+func writeSummary(w io.Writer, c *compare.Comparison) {
+	fmt.Fprintln(w, "\n"+summaryText(c))
+}
+
+// summaryText is the counts of writeSummary on one line.
+func summaryText(c *compare.Comparison) string {
+	s := c.Summary()
 	lost, errored := 0, 0
-	for _, f := range Findings(tables) {
-		if f.Change == Lost {
+	for _, f := range c.Lost {
+		if f.Change == compare.Lost {
 			lost++
 		} else {
 			errored++
 		}
 	}
 	accepted := ""
-	if s[Inconclusive] > 0 && len(tables) > 0 && tables[0].Inconclusive == InconclusivePass {
-		n := 0
-		for _, t := range tables {
-			for _, c := range t.Cells {
-				if c.Change == Inconclusive && c.Outcome == vocab.Pass {
-					n++
-				}
-			}
-		}
-		accepted = fmt.Sprintf(" (%d accepted: -inconclusive pass)", n)
+	if s[compare.Inconclusive] > 0 && c.Policy.Inconclusive == compare.InconclusivePass {
+		accepted = fmt.Sprintf(" (%d accepted: -inconclusive pass)", c.Accepted())
 	}
-	fmt.Fprintf(w, "\n%d regressed, %d improved, %d unchanged, %d inconclusive%s, %d on one side only; %d cell(s) lost, %d errored\n",
-		s[Regressed], s[Improved], s[Unchanged], s[Inconclusive], accepted, s[OnlyA]+s[OnlyB], lost, errored)
+	return fmt.Sprintf("%d regressed, %d improved, %d unchanged, %d inconclusive%s, %d on one side only; %d cell(s) lost, %d errored",
+		s[compare.Regressed], s[compare.Improved], s[compare.Unchanged], s[compare.Inconclusive], accepted, s[compare.OnlyA]+s[compare.OnlyB], lost, errored)
 }

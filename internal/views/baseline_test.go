@@ -1,9 +1,10 @@
-package assert
+package views
 
 import (
-	"testing"
-
+	"math"
 	"strings"
+	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -14,6 +15,18 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
+
+// compareBaseline is the baseline view's verdicts of res against base.
+func compareBaseline(base, res *result.Results, p compare.Policy) []result.Verdict {
+	return Baseline{C: compare.Build(base, res, p)}.Verdicts()
+}
+
+// withBaseline is what -baseline shows of res against base: the verdicts,
+// the console notes and the refusal of settings that differ.
+func withBaseline(base, res *result.Results, p compare.Policy) (verdicts []result.Verdict, notes []string, err error) {
+	v := Baseline{C: compare.Build(base, res, p)}
+	return v.Verdicts(), v.Notes(), v.Refusal()
+}
 
 func TestCompareBaseline(t *testing.T) {
 	cell := func(ctx, conc int, tps, ttft, tbt float64) result.DecodeCell {
@@ -90,7 +103,7 @@ func TestCompareBaseline(t *testing.T) {
 			Cells:   ref(vocab.PhaseDecode, 32768, 1),
 		},
 	}
-	got := CompareBaseline(base, res, compare.Options{Tolerance: 0.05})
+	got := compareBaseline(base, res, compare.Policy{Tolerance: 0.05})
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
@@ -111,7 +124,7 @@ func TestCompareBaselineLostCells(t *testing.T) {
 		{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusOverCapacity,
 			Reason: "64 × (8192 + 256) = 540672 tokens > KV cache 500000 tokens"},
 	}}
-	got := CompareBaseline(base, res, compare.Options{Tolerance: 0.05})
+	got := compareBaseline(base, res, compare.Policy{Tolerance: 0.05})
 	if len(got) != 3 {
 		t.Fatalf("got %d verdicts, want 3", len(got))
 	}
@@ -128,7 +141,7 @@ func TestCompareBaselineLostCells(t *testing.T) {
 	if got[2].Outcome != vocab.Fail || got[2].Message != "lost: over capacity (was 6,018.4 tok/s)" || !cmp.Equal(got[2].Details, wantOver) {
 		t.Errorf("conc=64: %v %q %q, want lost to over capacity", got[2].Outcome, got[2].Message, got[2].Details)
 	}
-	if code := ExitCode(got); code != 1 {
+	if code := compare.Build(base, res, compare.Policy{Tolerance: 0.05}).ExitCode(); code != 1 {
 		t.Errorf("ExitCode = %d, want 1 (a lost cell is a failure, not infrastructure)", code)
 	}
 }
@@ -150,20 +163,20 @@ func TestWithBaseline(t *testing.T) {
 	}
 	base := run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950)
 	t.Run("settings differ", func(t *testing.T) {
-		v, _, err := WithBaseline(base, run(1, "0.26.1", 6000, 6100, 5900, 6050, 5950), BaselineOptions{Tolerance: 0.05})
+		v, _, err := withBaseline(base, run(1, "0.26.1", 6000, 6100, 5900, 6050, 5950), compare.Policy{Tolerance: 0.05})
 		if exit.Code(err) != exit.Usage || err == nil || !strings.Contains(err.Error(), "not comparable:\n  window: 3s → 1s\n") || v != nil {
 			t.Errorf("err %v (exit %d), %d verdicts; want exit 2 naming the window and no verdicts", err, exit.Code(err), len(v))
 		}
 	})
 	t.Run("settings differ, allowed", func(t *testing.T) {
-		v, notes, err := WithBaseline(base, run(1, "0.27.2", 6000, 6100, 5900, 6050, 5950), BaselineOptions{Tolerance: 0.05, AllowSettingsChange: true})
+		v, notes, err := withBaseline(base, run(1, "0.27.2", 6000, 6100, 5900, 6050, 5950), compare.Policy{Tolerance: 0.05, AllowSettingsChange: true})
 		want := []string{"baseline: settings differ (-allow-settings-change): window: 3s → 1s", "baseline: server vLLM 0.26.1 → 0.27.2"}
 		if err != nil || len(v) != 1 || !cmp.Equal(notes[:2], want) {
 			t.Errorf("err %v, %d verdicts, notes %q; want %q", err, len(v), notes, want)
 		}
 	})
 	t.Run("noise is inconclusive, not a pass", func(t *testing.T) {
-		v, notes, err := WithBaseline(base, run(3, "0.26.1", 5500, 6120, 5400, 6080, 5300), BaselineOptions{Tolerance: 0.05})
+		v, notes, err := withBaseline(base, run(3, "0.26.1", 5500, 6120, 5400, 6080, 5300), compare.Policy{Tolerance: 0.05})
 		want := "total_tps: baseline 6000, now 5500: inconclusive, -8.3% (bounds -10.9…+2.0%, each at 95.2% confidence, 5+5 repeats); noise 4.9%: 34 repeats a side would decide it"
 		if err != nil || v[0].Outcome != vocab.Inconclusive || v[0].Details[0] != want ||
 			v[0].Message != "total_tps inconclusive against the baseline: neither regressed nor shown within 5%; measure more (or -inconclusive pass)" {
@@ -174,14 +187,14 @@ func TestWithBaseline(t *testing.T) {
 		}
 	})
 	t.Run("-inconclusive pass: an estimate beyond the tolerance still fails", func(t *testing.T) {
-		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5500, 6120, 5400, 6080, 5300), BaselineOptions{Tolerance: 0.05, Inconclusive: compare.InconclusivePass})
+		v, _, _ := withBaseline(base, run(3, "0.26.1", 5500, 6120, 5400, 6080, 5300), compare.Policy{Tolerance: 0.05, Inconclusive: compare.InconclusivePass})
 		if v[0].Outcome != vocab.Fail || !strings.HasSuffix(v[0].Details[0], "; the estimate is beyond 5%: fails even with -inconclusive pass") ||
 			v[0].Message != "total_tps inconclusive against the baseline, and estimated beyond 5%: fails even with -inconclusive pass" {
 			t.Errorf("%v %q %q; want a failure for the estimate", v[0].Outcome, v[0].Message, v[0].Details)
 		}
 	})
 	t.Run("-inconclusive pass accepts an estimate inside the tolerance", func(t *testing.T) {
-		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5700, 6150, 5550, 6050, 5850), BaselineOptions{Tolerance: 0.05, Inconclusive: compare.InconclusivePass})
+		v, _, _ := withBaseline(base, run(3, "0.26.1", 5700, 6150, 5550, 6050, 5850), compare.Policy{Tolerance: 0.05, Inconclusive: compare.InconclusivePass})
 		if v[0].Outcome != vocab.Pass || !strings.HasSuffix(v[0].Details[0], "; accepted (-inconclusive pass)") || v[0].Message != "" {
 			t.Errorf("%v %q %q; want a pass, accepted", v[0].Outcome, v[0].Message, v[0].Details)
 		}
@@ -189,10 +202,10 @@ func TestWithBaseline(t *testing.T) {
 	t.Run("another engine: refused, then allowed it informs and never gates", func(t *testing.T) {
 		sg := run(3, "0.5.5", 5400, 5420, 5300, 5380, 5350)
 		sg.Server.Engine = "sglang"
-		if _, _, err := WithBaseline(base, sg, BaselineOptions{Tolerance: 0.05}); exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), "engine: vllm → sglang") {
+		if _, _, err := withBaseline(base, sg, compare.Policy{Tolerance: 0.05}); exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), "engine: vllm → sglang") {
 			t.Fatalf("err %v, want exit 2 naming the engine change", err)
 		}
-		v, notes, err := WithBaseline(base, sg, BaselineOptions{Tolerance: 0.05, AllowSettingsChange: true})
+		v, notes, err := withBaseline(base, sg, compare.Policy{Tolerance: 0.05, AllowSettingsChange: true})
 		if err != nil || v[0].Outcome != vocab.Pass || !strings.Contains(v[0].Details[0], "(-10.4%, bounds -11.7…-9.2% at 95.2% confidence each, 5+5 runs), regressed beyond 5%") ||
 			v[len(v)-1].Details[len(v[len(v)-1].Details)-1] != "(informs only: fail against a baseline of another engine, which never gates)" {
 			t.Errorf("err %v, %v %q; want a pass keeping the regression's interval, marked as informing", err, v[0].Outcome, v[0].Details)
@@ -207,8 +220,8 @@ func TestWithBaseline(t *testing.T) {
 				AchievedRPS: 4, GoodputRPS: 4, Completed: 8, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
 			return r
 		}
-		v, notes, err := WithBaseline(withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 100),
-			withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 300), BaselineOptions{Tolerance: 0.05})
+		v, notes, err := withBaseline(withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 100),
+			withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 300), compare.Policy{Tolerance: 0.05})
 		want := []string{"baseline: traffic cells (one window each, not repeated: informs, never gates; docs/method.md#comparing-traffic):",
 			"baseline:   traffic/replay/conc=8: achieved_rps 4 → 4 req/s (0.0%), goodput_rps 4 → 4 req/s (0.0%), ttft_ms_p99 100 → 300 ms (+200.0%), e2e_ms 500 → 500 ms (0.0%), tbt_ms 6 → 6 ms (0.0%)"}
 		if err != nil || len(v) != 1 || v[0].Outcome != vocab.Pass || len(notes) < 2 || !cmp.Equal(notes[len(notes)-2:], want) {
@@ -216,9 +229,45 @@ func TestWithBaseline(t *testing.T) {
 		}
 	})
 	t.Run("regression", func(t *testing.T) {
-		v, _, _ := WithBaseline(base, run(3, "0.26.1", 5400, 5420, 5300, 5380, 5350), BaselineOptions{Tolerance: 0.05})
+		v, _, _ := withBaseline(base, run(3, "0.26.1", 5400, 5420, 5300, 5380, 5350), compare.Policy{Tolerance: 0.05})
 		if v[0].Outcome != vocab.Fail || !strings.Contains(v[0].Details[0], "(-10.4%, bounds -11.7…-9.2% at 95.2% confidence each, 5+5 runs), regressed beyond 5%") {
 			t.Errorf("%v %q; want a regression with its bounds", v[0].Outcome, v[0].Details)
 		}
 	})
+}
+
+// TestBaselineWarnings: a baseline of 5 repeats at noise 5% cannot be
+// decided against any candidate, and the warning says how many baseline
+// repeats would; a quiet baseline gives no warning.
+func TestBaselineWarnings(t *testing.T) {
+	spread := func(noise float64) []float64 {
+		// Five values of log standard deviation noise: 0, ±a, ±2a with
+		// a = noise / √2.5.
+		a := noise / math.Sqrt(2.5)
+		var out []float64
+		for _, k := range []float64{0, 1, -1, 2, -2} {
+			out = append(out, 6000*math.Exp(k*a))
+		}
+		return out
+	}
+	base := func(noise float64) *result.Results {
+		return &result.Results{Measure: result.Measure{Duration: "3s", DurationS: 3, Repeat: 5},
+			Decode: []result.DecodeCell{{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
+				TotalTPS: 6000, Repeats: 5, Samples: map[string][]float64{"total_tps": spread(noise)}}}}
+	}
+	planned := compare.Planned{Window: 3 * time.Second, Repeat: 5}
+	got := Baseline{C: compare.BuildPlanned(base(0.05), planned, compare.Policy{Tolerance: 0.05})}.Warnings()
+	want := "-baseline: decode total_tps: 1 of 1 baseline cells cannot be decided within 5% with power 0.9 against 5 repeats, and no number of candidate repeats would (the baseline caps the power); the noisiest, decode/ctx=8K/conc=64, has noise 5.0% over 5 repeats: "
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.Contains(got[0], " baseline repeats would be needed, or a wider -tolerance") {
+		t.Errorf("warnings %q, want one starting %q", got, want)
+	}
+	if got := (Baseline{C: compare.BuildPlanned(base(0.005), planned, compare.Policy{Tolerance: 0.05})}).Warnings(); len(got) != 0 {
+		t.Errorf("a quiet baseline warns: %q", got)
+	}
+	// The settings planned differ from the baseline's: refused before the
+	// run (exit 2), naming each difference.
+	err := Baseline{C: compare.BuildPlanned(base(0.005), compare.Planned{Window: time.Second, Repeat: 5, Simulated: true}, compare.Policy{Tolerance: 0.05})}.Refusal()
+	if exit.Code(err) != exit.Usage || err == nil || !strings.Contains(err.Error(), "not comparable:\n  window: 3s → 1s\n  server: real → simulated\n") {
+		t.Errorf("refusal %v, want exit 2 naming the window and the server kind", err)
+	}
 }

@@ -1,9 +1,10 @@
-package compare
+package views
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -58,7 +59,7 @@ func TestTraffic(t *testing.T) {
 		want: []string{`traffic/replay/conc=16: achieved_rps 4 → 4 req/s (0.0%), goodput_rps 3 → 3 req/s (0.0%), ttft_ms_p99 100 → 100 ms (0.0%), e2e_ms 500 → 500 ms (0.0%), tbt_ms 6 → 6 ms (0.0%) (sent differently: workload "replay", raw text on /v1/completions, untemplated → workload "replay", one user message on /v1/chat/completions, templated by the server)`}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Traffic(&result.Results{Traffic: tt.a}, &result.Results{Traffic: tt.b})
+			got := TrafficLines(compare.Traffic(&result.Results{Traffic: tt.a}, &result.Results{Traffic: tt.b}))
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("lines (-want +got):\n%s", d)
 			}

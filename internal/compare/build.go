@@ -1,0 +1,276 @@
+package compare
+
+import (
+	"time"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// Policy is how a comparison decides: what -tolerance, -alpha,
+// -inconclusive, -allow-settings-change and diff's -metric say, read once
+// and passed on whole (gate.Options, runner.Config and the finish step hold
+// this one value).
+type Policy struct {
+	// Tolerance is a fraction: a change of at most Tolerance × |A| is
+	// "within tolerance".
+	Tolerance float64
+	// Alpha is the one-sided error level of each bound of the interval
+	// that decides cells with samples on both sides; 0 means DefaultAlpha.
+	// When B was measured with repeat = "auto", Alpha is the design's
+	// overall level and each cell is decided at the level of its looks
+	// (Sequential.Level for A's repeats).
+	Alpha float64
+	// Inconclusive says what an inconclusive cell does to the gate
+	// (InconclusiveFail by default).
+	Inconclusive InconclusivePolicy
+	// AllowSettingsChange compares runs measured with different settings
+	// instead of refusing to (Comparison.Refused).
+	AllowSettingsChange bool
+	// Metrics restricts the comparison to these metric names (each applies
+	// to every phase that has it); empty means the defaults. CheckMetrics
+	// validates them; a name no phase has compares nothing.
+	Metrics []string
+}
+
+// alpha is p.Alpha, or DefaultAlpha when unset.
+func (p Policy) alpha() float64 {
+	if p.Alpha == 0 {
+		return DefaultAlpha
+	}
+	return p.Alpha
+}
+
+// Comparison is two runs compared once, under one Policy: everything
+// `slogate diff` and `run -baseline` show and decide. The views render it;
+// nothing else decides. A later kind of comparison (correctness, paired
+// traffic, search) adds its own slice here, filled by Build, and its
+// outcomes to the merge in Build: it never compares on its own.
+type Comparison struct {
+	// A is the reference run (the baseline), B the new one (the
+	// candidate); nil A or B only in a pre-run check (BuildPlanned), whose
+	// B is still to be measured.
+	A, B *result.Results
+	// Policy is the one decided with; its Alpha resolved.
+	Policy Policy
+	// Settings are the measurement settings that differ (Settings). When
+	// there are some and the policy does not allow it, the comparison is
+	// Refused: numbers measured differently are not compared, and nothing
+	// below is filled in.
+	Settings []Difference
+	Refused  bool
+	// Server is how B's server differs from A's (Server): shown, never
+	// refused.
+	Server []Difference
+	// EngineChanged: A and B measured different engines; the comparison
+	// informs, never gates (docs/method.md#comparing-engines): every Fail
+	// or Inconclusive cell passes, an Error stays.
+	EngineChanged bool
+	// Tables are the decode and prefill comparisons, one per matrix and
+	// metric (prefill first), cell by cell.
+	Tables []Table
+	// Cells are the same cells, each once with its metrics merged: one
+	// per cell either run recorded, in the order of the tables and their
+	// cells (prefill first, then each decode matrix row by row).
+	Cells []CellResult
+	// Lost are the cells A measured and B did not (lost or errored).
+	Lost []Finding
+	// Method is how the cells measured on both sides were decided.
+	Method Method
+	// Traffic are the traffic cells side by side: information, no
+	// decision (docs/method.md#comparing-traffic).
+	Traffic []TrafficPair
+	// Power is the pre-run check's (BuildPlanned): the metrics whose
+	// baseline cells cannot be decided within the tolerance with power 0.9
+	// against the repeats the spec measures. Empty after a run.
+	Power []PowerShortfall
+	// Outcome is the comparison as a gate, the worst of its cells'
+	// (vocab's order: Pass < Skip < Inconclusive < Fail < Error) after the
+	// engine rule; Error when Refused.
+	Outcome vocab.Outcome
+}
+
+// CellResult is one cell's comparison over every metric compared.
+type CellResult struct {
+	Ref vocab.CellRef
+	// A and B are the cell's presence and status in each run (their
+	// values are the first metric's; Metrics has each one's).
+	A, B Side
+	// Metrics are the cell's per-metric comparisons, in the tables' order.
+	Metrics []MetricCell
+	// Lost is the cell's finding when A measured it and B did not.
+	Lost *Finding
+	// Decided is the cell's outcome from the decisions alone: Skip when
+	// the baseline did not measure it, Error when B errored, Fail when B
+	// lost it, else the worst of its metrics'.
+	Decided vocab.Outcome
+	// Outcome is what it does to the gate: Decided, except that a Fail or
+	// Inconclusive passes when the engines differ (InformsOnly).
+	Outcome vocab.Outcome
+}
+
+// InformsOnly reports whether the engine rule turned the cell's Fail or
+// Inconclusive into a Pass.
+func (c *CellResult) InformsOnly() bool { return c.Outcome != c.Decided }
+
+// MetricCell is one metric's comparison of a cell.
+type MetricCell struct {
+	Metric metric.Metric
+	Cell   Cell
+}
+
+// Build compares b with a under p, once: the settings check (a refusal
+// when they differ and p does not allow it), the server differences, each
+// decode and prefill cell per metric with its statistics, the lost cells,
+// the method, the traffic cells side by side and the overall outcome.
+// When b was measured with repeat = "auto" its cells are decided at the
+// sequential design's level, the one its repeats stopped at.
+func Build(a, b *result.Results, p Policy) *Comparison {
+	p.Alpha = p.alpha()
+	c := &Comparison{A: a, B: b, Policy: p, Settings: Settings(a, b)}
+	if len(c.Settings) > 0 && !p.AllowSettingsChange {
+		c.Refused, c.Outcome = true, vocab.Error
+		return c
+	}
+	c.Server = Server(a, b)
+	c.EngineChanged = EngineChanged(a, b)
+	var design *Sequential
+	if b.Measure.RepeatAuto {
+		s := Sequential{Min: max(b.Measure.Repeat, DefaultMinRepeat), Max: b.Measure.MaxRepeat, Alpha: p.Alpha, Tolerance: p.Tolerance}
+		design = &s
+	}
+	c.Tables = buildTables(a, b, p, design)
+	c.Lost = Findings(c.Tables)
+	c.Method = methodOf(c.Tables, p.Alpha)
+	c.Traffic = Traffic(a, b)
+	c.Cells = cellResults(c.Tables, c.Lost, c.EngineChanged)
+	for _, cr := range c.Cells {
+		c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
+	}
+	return c
+}
+
+// ExitCode is the comparison's exit code: 2 when Refused (a usage error),
+// else 3 for an Error (a cell A measured errored in B), 1 for a Fail, 4
+// for an Inconclusive, 0 otherwise.
+func (c *Comparison) ExitCode() int {
+	switch {
+	case c.Refused:
+		return exit.Usage
+	case c.Outcome == vocab.Error:
+		return exit.Infra
+	case c.Outcome == vocab.Fail:
+		return exit.Fail
+	case c.Outcome == vocab.Inconclusive:
+		return exit.Inconclusive
+	}
+	return exit.OK
+}
+
+// Summary counts the cells of every table by Change.
+func (c *Comparison) Summary() Summary { return Summarize(c.Tables) }
+
+// Accepted counts the inconclusive cells (× metrics) that -inconclusive pass
+// accepted (those estimated beyond the tolerance still fail).
+func (c *Comparison) Accepted() int {
+	n := 0
+	for _, t := range c.Tables {
+		for _, x := range t.Cells {
+			if x.Change == Inconclusive && x.Outcome == vocab.Pass {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// cellResults merges the tables' per-metric cells into one result per cell.
+func cellResults(tables []Table, lost []Finding, engineChanged bool) []CellResult {
+	lostAt := map[vocab.CellRef]*Finding{}
+	for i := range lost {
+		lostAt[lost[i].Ref] = &lost[i]
+	}
+	var out []CellResult
+	at := map[vocab.CellRef]int{}
+	for _, t := range tables {
+		for _, x := range t.Cells {
+			i, ok := at[x.Ref]
+			if !ok {
+				i = len(out)
+				at[x.Ref] = i
+				out = append(out, CellResult{Ref: x.Ref, A: x.A, B: x.B, Lost: lostAt[x.Ref]})
+			}
+			out[i].Metrics = append(out[i].Metrics, MetricCell{Metric: t.Metric, Cell: x})
+		}
+	}
+	for i := range out {
+		cr := &out[i]
+		switch a, b := cr.A, cr.B; {
+		case !a.Present || !a.Status.Measured():
+			cr.Decided = vocab.Skip
+		case b.Present && b.Status == vocab.StatusError:
+			cr.Decided = vocab.Error
+		case !b.Present || !b.Status.Measured():
+			// Lost capacity is a measured property of the new server, not
+			// an infrastructure failure: a regression.
+			cr.Decided = vocab.Fail
+		default:
+			for _, m := range cr.Metrics {
+				cr.Decided = vocab.Worst(cr.Decided, m.Cell.Outcome)
+			}
+		}
+		cr.Outcome = cr.Decided
+		if engineChanged && (cr.Decided == vocab.Fail || cr.Decided == vocab.Inconclusive) {
+			cr.Outcome = vocab.Pass
+		}
+	}
+	return out
+}
+
+// Planned is what a spec's server is about to be measured with, for the
+// pre-run check of a -baseline (BuildPlanned).
+type Planned struct {
+	// Window is the measurement window (measure.duration, or -duration).
+	Window    time.Duration
+	MaxOutput int
+	Endpoint  string
+	// Repeat is measure.repeat; with RepeatAuto, MaxRepeat is the most a
+	// cell may take.
+	Repeat     int
+	RepeatAuto bool
+	MaxRepeat  int
+	// Simulated is -sim; Engine the server's engine ("" is vLLM).
+	Simulated bool
+	Engine    string
+}
+
+// BuildPlanned is the pre-run check of a -baseline, before any server
+// starts: the settings base was measured with against those planned
+// (window, max_output, endpoint, repeat, simulated or real, the engine;
+// the workload is recorded by the run itself, so Build compares it when
+// the run ends), refused unless p allows it, and the power of base's cells
+// against the repeats planned (max_repeat with repeat = "auto": the
+// baseline caps the power only when even that many cannot decide).
+func BuildPlanned(base *result.Results, planned Planned, p Policy) *Comparison {
+	p.Alpha = p.alpha()
+	engine := (&result.Server{Engine: planned.Engine}).EngineName()
+	cand := settings{
+		measure: result.Measure{Duration: planned.Window.String(), DurationS: planned.Window.Seconds(), MaxOutput: planned.MaxOutput,
+			Endpoint: planned.Endpoint, Repeat: max(planned.Repeat, 1), RepeatAuto: planned.RepeatAuto},
+		simulated: planned.Simulated, engine: engine,
+	}
+	c := &Comparison{A: base, Policy: p, Settings: settingsDiff(measuredSettings(base), cand)}
+	if len(c.Settings) > 0 && !p.AllowSettingsChange {
+		c.Refused, c.Outcome = true, vocab.Error
+		return c
+	}
+	c.EngineChanged = base.Server.EngineName() != engine
+	repeats := planned.Repeat
+	if planned.RepeatAuto {
+		repeats = planned.MaxRepeat
+	}
+	c.Power = BaselineWarnings(base, max(repeats, 1), p.Tolerance, p.Alpha)
+	return c
+}

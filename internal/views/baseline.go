@@ -1,0 +1,207 @@
+package views
+
+import (
+	"fmt"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// Baseline is the view of `run -baseline`: the comparison C of a run with
+// its baseline (compare.Build), or before the run the pre-run check
+// (compare.BuildPlanned).
+type Baseline struct {
+	C *compare.Comparison
+}
+
+// Refusal is the usage error (exit 2) of a baseline measured with other
+// settings than this run (before it, or after it for the workload), each
+// difference on a line; nil unless the comparison was refused.
+func (v Baseline) Refusal() error {
+	if !v.C.Refused {
+		return nil
+	}
+	return exit.Usagef("-baseline: the baseline and this run are measured with different settings, so their numbers are not comparable:\n  %s\nmeasure like the baseline, or pass -allow-settings-change to compare anyway",
+		JoinDifferences(v.C.Settings, "\n  "))
+}
+
+// Warnings are the pre-run check's power shortfalls, one line each
+// ("-baseline: decode total_tps: 1 of 1 baseline cells cannot be decided …").
+func (v Baseline) Warnings() []string {
+	var out []string
+	for _, w := range v.C.Power {
+		out = append(out, "-baseline: "+PowerText(w, v.C.Policy.Tolerance))
+	}
+	return out
+}
+
+// Notes are the console lines of the comparison, in order: the settings
+// that differ when allowed, the server differences ("vLLM 0.26.1 →
+// 0.27.2; --max-num-seqs 32 → 64"), how the decisions were made when they
+// were not all statistical, the traffic cells side by side (information, no
+// verdict), and the engine rule's note when the engines differ. None when
+// the comparison was refused.
+func (v Baseline) Notes() []string {
+	c := v.C
+	if c.Refused {
+		return nil
+	}
+	var notes []string
+	if len(c.Settings) > 0 {
+		notes = append(notes, "baseline: settings differ (-allow-settings-change): "+JoinDifferences(c.Settings, "; "))
+	}
+	if h := ServerHeader(c.Server); h != "" {
+		notes = append(notes, "baseline: server "+h)
+	}
+	if !c.Method.Statistical() {
+		notes = append(notes, "baseline: "+MethodNote(c.Method))
+	}
+	if len(c.Traffic) > 0 {
+		notes = append(notes, "baseline: "+TrafficNote)
+		for _, l := range TrafficLines(c.Traffic) {
+			notes = append(notes, "baseline:   "+l)
+		}
+	}
+	if c.EngineChanged {
+		notes = append(notes, "baseline: "+EngineNote(c))
+	}
+	return notes
+}
+
+// Verdicts are the comparison's verdicts, one per decode and prefill cell
+// either run recorded, named "<server>/baseline/decode/ctx=8K/conc=64",
+// each with the outcome the comparison decided (compare.CellResult) and
+// its lines: per metric the baseline's value and this run's, the change
+// with its bounds (or that the tolerance alone decided), and the decision;
+// a cross-engine comparison's Fail or Inconclusive cell passes with a line
+// saying it informs only (docs/method.md#comparing-engines). None when
+// the comparison was refused.
+func (v Baseline) Verdicts() []result.Verdict {
+	if v.C.Refused {
+		return nil
+	}
+	var out []result.Verdict
+	for i := range v.C.Cells {
+		out = append(out, baselineVerdict(v.C.B.Server.Name, &v.C.Cells[i], v.C.Policy))
+	}
+	return out
+}
+
+// baselineVerdict words one cell's comparison.
+func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy) result.Verdict {
+	ref, tol := cr.Ref, p.Tolerance
+	v := result.Verdict{
+		Test:    vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
+		Kind:    vocab.KindBaseline,
+		Rule:    "within " + numfmt.Percent(tol) + " of the baseline",
+		Cells:   []vocab.CellRef{ref},
+		Outcome: cr.Decided,
+	}
+	a, b := cr.A, cr.B
+	switch {
+	case cr.Decided == vocab.Skip:
+		if !a.Present {
+			v.Message = "not in the baseline"
+		} else {
+			v.Message = "baseline cell not measured: " + a.Status.Unmeasured(a.Reason)
+		}
+	case cr.Decided == vocab.Error && b.Present && b.Status == vocab.StatusError:
+		v.Infra = true
+		v.Message = "cell not measured: " + b.Status.Unmeasured(b.Reason)
+		v.Details = []string{ref.Expr() + ": " + v.Message + " (the baseline measured it)"}
+	case cr.Lost != nil && cr.Lost.Change == compare.Lost:
+		reason := findingReason(*cr.Lost)
+		v.Message = reason
+		v.Details = []string{ref.Expr() + ": " + reason + ": the baseline measured this cell, this run did not"}
+		if cr.Lost.B.Reason != "" {
+			v.Details = append(v.Details, cr.Lost.B.Reason)
+		}
+	default:
+		v.Details, v.Message = metricLines(cr, p)
+	}
+	if cr.InformsOnly() {
+		v.Details = append(append([]string(nil), v.Details...), "(informs only: "+cr.Decided.String()+" against a baseline of another engine, which never gates)")
+	}
+	v.Outcome = cr.Outcome
+	return v
+}
+
+// metricLines are a measured cell's lines, one per metric, and its message
+// naming the metrics that regressed (or could not be decided).
+func metricLines(cr *compare.CellResult, p compare.Policy) (details []string, message string) {
+	tol := p.Tolerance
+	var regressed, beyond, inconclusive []string
+	for i := range cr.Metrics {
+		m, c := cr.Metrics[i].Metric, &cr.Metrics[i].Cell
+		line := fmt.Sprintf("%s: baseline %s, now %s", m.Name, sideValue(c.A), sideValue(c.B))
+		if c.A.HasValue && c.B.HasValue && c.Change != compare.Inconclusive {
+			line += " (" + deltaOrNA(c.Delta)
+			if c.Test != nil {
+				line += fmt.Sprintf(", bounds %s at %.1f%% confidence each, %d+%d runs", BoundsText(c), c.Test.Confidence()*100, c.Test.NA, c.Test.NB)
+			} else {
+				line += fmt.Sprintf(", %d+%d runs: not statistical", c.A.Repeats, c.B.Repeats)
+			}
+			line += ")"
+		}
+		switch c.Change {
+		case compare.Regressed:
+			line += fmt.Sprintf(", regressed beyond %s (%s)", numfmt.Percent(tol), m.Direction())
+			regressed = append(regressed, m.Name)
+		case compare.Inconclusive:
+			line += ": inconclusive, " + InconclusiveText(c, m.HigherIsBetter, tol, p.Inconclusive)
+			if c.Outcome == vocab.Fail {
+				beyond = append(beyond, m.Name)
+			} else {
+				inconclusive = append(inconclusive, m.Name)
+			}
+		case compare.Improved:
+			line += ", improved"
+		case compare.Unchanged:
+			if c.Test != nil {
+				line += fmt.Sprintf(", within %s", numfmt.Percent(tol))
+			}
+		}
+		details = append(details, line)
+	}
+	switch {
+	case len(regressed) > 0:
+		message = fmt.Sprintf("%s regressed beyond %s against the baseline", joinAnd(regressed), numfmt.Percent(tol))
+	case len(beyond) > 0:
+		message = fmt.Sprintf("%s inconclusive against the baseline, and estimated beyond %s: fails even with -inconclusive pass", joinAnd(beyond), numfmt.Percent(tol))
+	case len(inconclusive) > 0 && cr.Decided == vocab.Inconclusive:
+		message = fmt.Sprintf("%s inconclusive against the baseline: neither regressed nor shown within %s; measure more (or -inconclusive pass)", joinAnd(inconclusive), numfmt.Percent(tol))
+	}
+	return details, message
+}
+
+func sideValue(s compare.Side) string {
+	if !s.HasValue {
+		return "n/a"
+	}
+	return numfmt.Value(s.Value)
+}
+
+func deltaOrNA(d float64) string {
+	if d != d { // NaN: the baseline value was 0
+		return "n/a"
+	}
+	return numfmt.Delta(d)
+}
+
+// joinAnd joins names as "a", "a and b", "a, b and c".
+func joinAnd(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	s := names[0]
+	for _, n := range names[1 : len(names)-1] {
+		s += ", " + n
+	}
+	return s + " and " + names[len(names)-1]
+}
