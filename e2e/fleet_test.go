@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -331,4 +332,104 @@ func junitCases(t *testing.T, path string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// TestMergeSeedAndSGLangTwin (issue 29): the Ling seed spec and its SGLang
+// twin, specs/ling-….hcl and specs/sglang/ling-….hcl, share a file name
+// and a server name. Each run alone keeps the names it always had
+// (ling/decode/…, so that its baselines and JUnit history still match);
+// `slogate merge -out merged vllm sglang` names them apart by the folder
+// that tells the specs apart, in its folders, stdout, junit.xml and
+// report.md, each naming its own spec file, and so does one run of both
+// (its default folders, -junit); the same run twice is refused naming its
+// spec; a baseline of a single run still matches by its names.
+func TestMergeSeedAndSGLangTwin(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	root := t.TempDir()
+	const ling = "ling-3.0-flash-int4-h200x2"
+	vllmSpec, sglangSpec := "specs/"+ling+".hcl", "specs/sglang/"+ling+".hcl"
+	port := regexp.MustCompile(`(?m)^(\s*port\s*=\s*)8000$`)
+	for _, p := range []string{vllmSpec, sglangSpec} {
+		src, err := os.ReadFile(filepath.Join("..", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !port.Match(src) {
+			t.Fatalf("%s: no port = 8000 line to move to a free port", p)
+		}
+		src = port.ReplaceAll(src, []byte(fmt.Sprintf("${1}%d", freePort(t))))
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cell := []string{"-run", `decode/ctx=8K/conc=1$`, "-duration", "500ms"}
+	for _, run := range []struct{ out, spec string }{{"vllm", vllmSpec}, {"sglang", sglangSpec}} {
+		r := slogate(t, mark, 2*time.Minute, root, nil, append(append([]string{"run", "-sim"}, cell...), "-out", run.out, run.spec)...)
+		if r.Code != 0 {
+			t.Fatalf("run %s: exit %d\nstdout:\n%s\nstderr:\n%s", run.spec, r.Code, r.Stdout, r.Stderr)
+		}
+		if !strings.Contains(r.Stdout, "=== RUN   ling/decode/ctx=8K/conc=1\n") {
+			t.Errorf("run %s alone does not keep the test names it had (ling/decode/ctx=8K/conc=1):\n%s", run.spec, r.Stdout)
+		}
+	}
+
+	r := slogate(t, mark, time.Minute, root, nil, "merge", "-out", "merged", "vllm", "sglang")
+	if r.Code != 0 {
+		t.Fatalf("merge: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	runs := []struct{ name, spec, source string }{
+		{ling + "/ling", vllmSpec, "vllm"},
+		{"sglang/" + ling + "/ling", sglangSpec, "sglang"},
+	}
+	junit := readFile(t, filepath.Join(root, "merged", "junit.xml"))
+	md := readFile(t, filepath.Join(root, "merged", "report.md"))
+	for _, run := range runs {
+		if want := "ok    " + run.name + "\t" + run.spec + "\texit 0\t" + run.source + "\n"; !strings.Contains(r.Stdout, want) {
+			t.Errorf("merge's stdout lacks %q:\n%s", want, r.Stdout)
+		}
+		if got := readResults(t, filepath.Join(root, "merged", filepath.FromSlash(run.name))); got.Spec != run.spec {
+			t.Errorf("merged/%s/results.json is of %s, want %s", run.name, got.Spec, run.spec)
+		}
+		if want := `classname="` + run.spec + `" name="` + run.name + `/decode/ctx=8K/conc=1"`; !strings.Contains(junit, want) {
+			t.Errorf("merged junit.xml lacks %s:\n%s", want, junit)
+		}
+		if want := "Server **" + run.name + "** of " + run.spec + ": PASS"; !strings.Contains(md, want) {
+			t.Errorf("merged report.md lacks %q", want)
+		}
+	}
+
+	r = slogate(t, mark, time.Minute, root, nil, "merge", "-out", "twice", "vllm", "vllm")
+	if want := `merge: vllm/results.json and vllm/results.json both hold server "ling" of ` + vllmSpec + ": merge each run once"; r.Code != 2 || !strings.Contains(r.Stderr, want) {
+		t.Errorf("the same run twice: exit %d, want 2 saying %q\n%s", r.Code, want, r.Stderr)
+	}
+
+	// Both specs in one run: each gets its own default folder (and latest),
+	// and -junit names the runs as merge does.
+	r = slogate(t, mark, 3*time.Minute, root, nil, append(append([]string{"run", "-sim"}, cell...), "-junit", "both.xml", vllmSpec, sglangSpec)...)
+	if r.Code != 0 {
+		t.Fatalf("run of both specs: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	both := readFile(t, filepath.Join(root, "both.xml"))
+	for _, run := range runs {
+		latest := filepath.Join(root, "slogate-out", filepath.FromSlash(run.name), "latest")
+		if got := readResults(t, latest); got.Spec != run.spec {
+			t.Errorf("%s holds a run of %s, want %s", latest, got.Spec, run.spec)
+		}
+		if want := `classname="` + run.spec + `" name="` + run.name + `/decode/ctx=8K/conc=1"`; !strings.Contains(both, want) {
+			t.Errorf("-junit of both specs lacks %s:\n%s", want, both)
+		}
+	}
+
+	// The merged copy of a run is a baseline its spec's next run matches
+	// by the names it always had.
+	baseline := filepath.Join("merged", "sglang", ling, "ling", "results.json")
+	r = slogate(t, mark, 2*time.Minute, root, nil, append(append([]string{"run", "-sim"}, cell...), "-baseline", baseline, "-out", "again", sglangSpec)...)
+	if !strings.Contains(r.Stdout, "=== RUN   ling/baseline/decode/ctx=8K/conc=1\n") || strings.Contains(r.Stdout+r.Stderr, "B only") || r.Code == 2 || r.Code == 3 {
+		t.Errorf("-baseline of the merged copy: exit %d, want the cell compared as ling/baseline/decode/ctx=8K/conc=1\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
 }

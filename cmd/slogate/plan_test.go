@@ -141,10 +141,6 @@ func TestPlanText(t *testing.T) {
 }
 
 func TestPlanUsageErrors(t *testing.T) {
-	dup := filepath.Join(t.TempDir(), "demo.hcl") // another folder's demo.hcl
-	if b, err := os.ReadFile("../../specs/demo.hcl"); err != nil || os.WriteFile(dup, b, 0o644) != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name string
 		args []string
@@ -154,8 +150,8 @@ func TestPlanUsageErrors(t *testing.T) {
 		{name: "bad regexp", args: []string{"-run", "(", "../../specs/demo.hcl"}, want: "-run"},
 		{name: "no spec", args: nil, want: "plan: no SPEC given"},
 		{name: "invalid spec", args: []string{"../../internal/spec/testdata/invalid/measure.hcl"}, want: "Invalid endpoint"},
-		{name: "matrix with a server of two specs of the same file name", args: []string{"-format", "matrix", "../../specs/demo.hcl", dup},
-			want: `../../specs/demo.hcl and ` + dup + ` both have server "qwen" and the same file name: their matrix jobs would both be demo/qwen`},
+		{name: "matrix with one spec given twice", args: []string{"-format", "matrix", "../../specs/demo.hcl", "../../specs/./demo.hcl"},
+			want: `../../specs/demo.hcl and ../../specs/./demo.hcl both have server "qwen": their matrix jobs would both be demo/qwen; give each spec once`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,6 +221,38 @@ func TestPlanMatrixOfTheRepository(t *testing.T) {
 		"qwen3.5-4b-h200-dflash/qwen":     "qwen3.5-4b-h200-dflash/qwen",
 		"glm-5.3-flash-nvfp4-h200x2/glm":  "glm",
 		"ling-3.0-flash-int4-h200x2/ling": "ling",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("job → dir (-want +got):\n%s", diff)
+	}
+}
+
+// TestPlanMatrixWithTheSGLangTwins (issue 29): the repository's specs and
+// their SGLang twins in specs/sglang/ fan out together although each twin
+// has its vLLM spec's file and server name: a twin's job and dir gain the
+// folder that tells it apart, the vLLM specs' keep the names they had.
+func TestPlanMatrixWithTheSGLangTwins(t *testing.T) {
+	specs, err := filepath.Glob("../../specs/*.hcl")
+	twins, err2 := filepath.Glob("../../specs/sglang/*.hcl")
+	if err != nil || err2 != nil || len(twins) < 3 {
+		t.Fatalf("specs: %v %v %v %v", specs, twins, err, err2)
+	}
+	var entries []planview.MatrixEntry
+	if err := json.Unmarshal([]byte(runPlan(t, append([]string{"-format", "matrix"}, append(specs, twins...)...)...)), &entries); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range entries {
+		got[e.Job] = e.Dir
+	}
+	want := map[string]string{
+		"demo/qwen":                              "demo/qwen",
+		"qwen3.5-4b-h200-dflash/qwen":            "qwen3.5-4b-h200-dflash/qwen",
+		"glm-5.3-flash-nvfp4-h200x2/glm":         "glm-5.3-flash-nvfp4-h200x2/glm",
+		"ling-3.0-flash-int4-h200x2/ling":        "ling-3.0-flash-int4-h200x2/ling",
+		"sglang/qwen3.5-4b-h200-dflash/qwen":     "sglang/qwen3.5-4b-h200-dflash/qwen",
+		"sglang/glm-5.3-flash-nvfp4-h200x2/glm":  "sglang/glm-5.3-flash-nvfp4-h200x2/glm",
+		"sglang/ling-3.0-flash-int4-h200x2/ling": "sglang/ling-3.0-flash-int4-h200x2/ling",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("job → dir (-want +got):\n%s", diff)

@@ -46,7 +46,8 @@ var resultFiles = []string{"results.json", "cells.jsonl", "requests.jsonl", "ser
 // run writes into a fresh default folder (newRunDir). With -out DIR and
 // several servers each writes into DIR/<run name>: DIR/<server>, or
 // DIR/<spec>/<server> when another spec of the run has a server of the
-// same name (vocab.RunNames, the rule of merged folders).
+// same name, <spec> with the folders that tell two specs of one file name
+// apart (vocab.RunNames, the rule of merged folders).
 func (o *Options) explicitOutDir(sp *spec.Spec, srv *spec.Server) string {
 	switch {
 	case o.Resumed != nil:
@@ -88,10 +89,10 @@ func (o *Options) CheckOutDirs() error {
 			if dir == "" {
 				continue
 			}
-			who := sp.Name() + "/" + srv.Name
+			who := fmt.Sprintf("server %q of %s", srv.Name, sp.Filename)
 			key := realPath(dir)
 			if prev, ok := writer[key]; ok {
-				return exit.Usagef("%s and %s would both write into %s: give the specs one at a time, or rename a server", prev, who, dir)
+				return exit.Usagef("%s and %s would both write into %s: give each spec once, or rename a server", prev, who, dir)
 			}
 			writer[key] = who
 			if o.BaselinePath != "" && inside(o.BaselinePath, dir) {
@@ -193,10 +194,12 @@ func clearResults(dir string) error {
 
 // newRunDir creates the fresh default folder of one server's run,
 // DefaultOutRoot/<spec>/<server>/<id>, with a numeric suffix when a run
-// started in the same second already took the name. Mkdir fails on an
-// existing folder, so two concurrent runs never share one.
-func newRunDir(sp *spec.Spec, srv *spec.Server, id string) (string, error) {
-	parent := filepath.Join(DefaultOutRoot, sp.Name(), srv.Name)
+// started in the same second already took the name; specName is the
+// spec's name among the run's specs (vocab.SpecNames: its file name, with
+// the folders that tell two specs of one file name apart). Mkdir fails on
+// an existing folder, so two concurrent runs never share one.
+func newRunDir(specName, server, id string) (string, error) {
+	parent := filepath.Join(DefaultOutRoot, filepath.FromSlash(specName), server)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", exit.Infraf("creating the results folder: %v", err)
 	}

@@ -19,6 +19,7 @@ import (
 func TestExplicitOutDir(t *testing.T) {
 	one := &spec.Spec{Filename: "specs/one.hcl", Servers: []*spec.Server{{Name: "q"}}}
 	two := &spec.Spec{Filename: "specs/two.hcl", Servers: []*spec.Server{{Name: "q"}, {Name: "r"}}}
+	twin := &spec.Spec{Filename: "specs/sglang/one.hcl", Servers: []*spec.Server{{Name: "q"}}}
 	tests := []struct {
 		name string
 		o    Options
@@ -31,6 +32,8 @@ func TestExplicitOutDir(t *testing.T) {
 		{name: "-out with several servers", o: Options{Specs: []*spec.Spec{two}, OutDir: "x"}, sp: two, srv: 1, want: filepath.Join("x", "r")},
 		{name: "-out with a server name two specs share", o: Options{Specs: []*spec.Spec{one, two}, OutDir: "x"}, sp: one, want: filepath.Join("x", "one", "q")},
 		{name: "-out with a server name no other spec has", o: Options{Specs: []*spec.Spec{one, two}, OutDir: "x"}, sp: two, srv: 1, want: filepath.Join("x", "r")},
+		{name: "-out with a server of two specs of one file name", o: Options{Specs: []*spec.Spec{one, twin}, OutDir: "x"}, sp: twin, want: filepath.Join("x", "sglang", "one", "q")},
+		{name: "-out with the other of them", o: Options{Specs: []*spec.Spec{one, twin}, OutDir: "x"}, sp: one, want: filepath.Join("x", "one", "q")},
 		{name: "-resume writes into its folder", o: Options{Specs: []*spec.Spec{two}, OutDir: "x", Resumed: &runner.Resumed{Dir: "r"}}, sp: two, want: "r"},
 	}
 	for _, tc := range tests {
@@ -71,7 +74,8 @@ func TestCheckOutDirs(t *testing.T) {
 	writeRun(t, nothing, &result.Results{Started: time.Now(), Finished: time.Now(), Error: "port 127.0.0.1:8000 already accepts connections"}, nil)
 	writeRun(t, cellsOnly, nil, &cell)
 	one := []*spec.Spec{{Filename: "a.hcl", Servers: []*spec.Server{{Name: "q"}}}}
-	same := []*spec.Spec{{Filename: "x/a.hcl", Servers: []*spec.Server{{Name: "q"}}}, {Filename: "y/a.hcl", Servers: []*spec.Server{{Name: "q"}}}}
+	same := []*spec.Spec{{Filename: "x/a.hcl", Servers: []*spec.Server{{Name: "q"}}}, {Filename: "x/a.hcl", Servers: []*spec.Server{{Name: "q"}}}}
+	twins := []*spec.Spec{{Filename: "x/a.hcl", Servers: []*spec.Server{{Name: "q"}}}, {Filename: "y/a.hcl", Servers: []*spec.Server{{Name: "q"}}}}
 	tests := []struct {
 		name string
 		o    Options
@@ -100,7 +104,8 @@ func TestCheckOutDirs(t *testing.T) {
 		{name: "baseline inside the resumed folder", o: Options{Specs: one, Resumed: &runner.Resumed{Dir: full}, BaselinePath: filepath.Join(link, "results.json")},
 			want: "-baseline " + filepath.Join(link, "results.json") + " lies inside " + full},
 		{name: "two servers into one folder", o: Options{Specs: same, OutDir: empty},
-			want: "a/q and a/q would both write into " + filepath.Join(empty, "a", "q")},
+			want: `server "q" of x/a.hcl and server "q" of x/a.hcl would both write into ` + filepath.Join(empty, "q") + ": give each spec once, or rename a server"},
+		{name: "specs of one file name in two folders", o: Options{Specs: twins, OutDir: empty}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,13 +181,11 @@ func TestReusableOutDir(t *testing.T) {
 // same second a suffixed one; latest moves to the folder it is given.
 func TestNewRunDir(t *testing.T) {
 	t.Chdir(t.TempDir())
-	sp := &spec.Spec{Filename: "specs/demo.hcl"}
-	srv := &spec.Server{Name: "qwen"}
-	a, err := newRunDir(sp, srv, "20261201-094600")
+	a, err := newRunDir("demo", "qwen", "20261201-094600")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := newRunDir(sp, srv, "20261201-094600")
+	b, err := newRunDir("demo", "qwen", "20261201-094600")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,5 +209,9 @@ func TestNewRunDir(t *testing.T) {
 	}
 	if !hasLatestLink(b) {
 		t.Errorf("hasLatestLink(%s) = false after a run completed", b)
+	}
+	twin, err := newRunDir("sglang/demo", "qwen", "20261201-094600")
+	if want := filepath.Join("slogate-out", "sglang", "demo", "qwen", "20261201-094600"); err != nil || twin != want {
+		t.Errorf("the folder of a twin spec's run %s (%v), want %s", twin, err, want)
 	}
 }

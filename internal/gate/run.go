@@ -83,7 +83,12 @@ func Run(ctx context.Context, o Options) error {
 	var all []*result.Results
 	verdictCode := exit.OK // worst over servers
 	var firstErr error
-	for _, sp := range o.Specs {
+	paths := make([]string, len(o.Specs))
+	for i, sp := range o.Specs {
+		paths[i] = sp.Filename
+	}
+	specNames := vocab.SpecNames(paths) // the default folders' <spec>
+	for i, sp := range o.Specs {
 		sp = sp.WithDuration(o.Duration)
 		var stream report.TestStream
 		if o.JSON {
@@ -94,7 +99,7 @@ func Run(ctx context.Context, o Options) error {
 		specStart := time.Now()
 		specWorst := vocab.Pass
 		for _, srv := range sp.Servers {
-			sr := serverRun{Options: &o, spec: sp, server: srv, stream: stream, outDir: o.explicitOutDir(sp, srv)}
+			sr := serverRun{Options: &o, spec: sp, specName: specNames[i], server: srv, stream: stream, outDir: o.explicitOutDir(sp, srv)}
 			res, outcome, err := sr.run(ctx)
 			if res != nil {
 				all = append(all, res)
@@ -157,9 +162,11 @@ func (o *Options) Resume(notes io.Writer) error {
 // serverRun is the run of one server of one spec.
 type serverRun struct {
 	*Options
-	spec   *spec.Spec
-	server *spec.Server
-	stream report.TestStream
+	spec *spec.Spec
+	// specName names the spec's default folders (vocab.SpecNames).
+	specName string
+	server   *spec.Server
+	stream   report.TestStream
 	// outDir is the folder -out or -resume gives; "" for a fresh default one.
 	outDir string
 }
@@ -184,7 +191,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	switch {
 	case out == "":
 		var err error
-		if out, err = newRunDir(sr.spec, srv, sr.RunID); err != nil {
+		if out, err = newRunDir(sr.specName, srv.Name, sr.RunID); err != nil {
 			return nil, vocab.Error, err
 		}
 		latest = true

@@ -1,7 +1,9 @@
 package vocab
 
 import (
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -125,23 +127,78 @@ type RunKey struct{ Spec, Server string }
 
 // RunNames names each run of a set the way tests, merged results folders
 // and CI matrix jobs name it (docs/ci.md#run-names): the server's name, or
-// <spec>/<server> (SpecName) when another run of the set, of another spec,
-// has a server of the same name, as the Qwen seed spec and demo.hcl both
-// have "qwen".
+// <spec>/<server> when another run of the set, of another spec, has a
+// server of the same name, as the Qwen seed spec and demo.hcl both have
+// "qwen". <spec> is SpecNames of the specs sharing that name: the file's
+// base name ("demo/qwen"), with as many of its folders as tell it from the
+// others when their base names are the same
+// ("sglang/ling-3.0-flash-int4-h200x2/ling" beside
+// "ling-3.0-flash-int4-h200x2/ling"). A set of one spec keeps the names it
+// always had.
 func RunNames(runs []RunKey) []string {
-	specs := map[string]map[string]bool{} // server → the specs that have it
+	specs := map[string][]string{} // server → the specs that have it (cleaned), in order
 	for _, r := range runs {
-		if specs[r.Server] == nil {
-			specs[r.Server] = map[string]bool{}
+		if p := filepath.Clean(r.Spec); !slices.Contains(specs[r.Server], p) {
+			specs[r.Server] = append(specs[r.Server], p)
 		}
-		specs[r.Server][r.Spec] = true
 	}
 	names := make([]string, len(runs))
 	for i, r := range runs {
 		names[i] = r.Server
-		if len(specs[r.Server]) > 1 {
-			names[i] = SpecName(r.Spec) + "/" + r.Server
+		if shared := specs[r.Server]; len(shared) > 1 {
+			names[i] = SpecNames(shared)[slices.Index(shared, filepath.Clean(r.Spec))] + "/" + r.Server
 		}
+	}
+	return names
+}
+
+// SpecNames names each spec path of a set, without its extension, by the
+// shortest tail of its path, relative to the folder all of them share,
+// that no other path of the set ends with: the file's base name (SpecName)
+// when it alone has it; else as many folders as tell it apart
+// ("specs/sglang/ling.hcl" → "sglang/ling" beside "specs/ling.hcl", which
+// has no folder left below the shared "specs" and stays "ling"). Equal
+// paths (the same file, cleaned) get the same name; distinct ones never do.
+func SpecNames(paths []string) []string {
+	parts := make([][]string, len(paths))
+	for i, p := range paths {
+		p = filepath.ToSlash(filepath.Clean(p))
+		if dir := path.Dir(p); dir != "." {
+			parts[i] = strings.Split(dir, "/")
+		}
+		parts[i] = append(parts[i], SpecName(p))
+	}
+	// Drop the folders every path shares (never a file's own name).
+	for len(parts) > 0 {
+		first := parts[0]
+		shared := len(first) > 1
+		for _, q := range parts[1:] {
+			shared = shared && len(q) > 1 && q[0] == first[0]
+		}
+		if !shared {
+			break
+		}
+		for i := range parts {
+			parts[i] = parts[i][1:]
+		}
+	}
+	tail := func(q []string, d int) string { return strings.Join(q[len(q)-d:], "/") }
+	names := make([]string, len(paths))
+	for i, p := range parts {
+		d := 1
+		for ; d < len(p); d++ {
+			clash := false
+			for j, q := range parts {
+				if j != i && len(q) >= d && !slices.Equal(q, p) && tail(q, d) == tail(p, d) {
+					clash = true
+					break
+				}
+			}
+			if !clash {
+				break
+			}
+		}
+		names[i] = tail(p, d)
 	}
 	return names
 }

@@ -104,6 +104,9 @@ func TestTestNames(t *testing.T) {
 	}
 }
 
+// TestRunNames: a run is named by its server, or by the shortest tail
+// of its spec's path that tells it from the other specs with a server of
+// that name (docs/ci.md#run-names).
 func TestRunNames(t *testing.T) {
 	tests := []struct {
 		name string
@@ -114,11 +117,47 @@ func TestRunNames(t *testing.T) {
 		{name: "a name two specs share gains the spec's", runs: []RunKey{{"specs/demo.hcl", "qwen"}, {"specs/qwen3.5-4b-h200-dflash.hcl", "qwen"}, {"specs/glm.hcl", "glm"}},
 			want: []string{"demo/qwen", "qwen3.5-4b-h200-dflash/qwen", "glm"}},
 		{name: "two servers of one spec", runs: []RunKey{{"a.hcl", "x"}, {"a.hcl", "y"}}, want: []string{"x", "y"}},
+		{name: "one spec given twice", runs: []RunKey{{"specs/a.hcl", "x"}, {"specs/a.hcl", "x"}}, want: []string{"x", "x"}},
+		{name: "specs of one file name in two folders", runs: []RunKey{{"specs/ling-3.0-flash-int4-h200x2.hcl", "ling"}, {"specs/sglang/ling-3.0-flash-int4-h200x2.hcl", "ling"}, {"specs/glm.hcl", "glm"}},
+			want: []string{"ling-3.0-flash-int4-h200x2/ling", "sglang/ling-3.0-flash-int4-h200x2/ling", "glm"}},
+		{name: "the same twins given the other way round", runs: []RunKey{{"specs/sglang/ling.hcl", "ling"}, {"specs/ling.hcl", "ling"}},
+			want: []string{"sglang/ling/ling", "ling/ling"}},
+		{name: "only the specs sharing the server name count", runs: []RunKey{{"specs/demo.hcl", "qwen"}, {"specs/q.hcl", "qwen"}, {"specs/sglang/demo.hcl", "other"}},
+			want: []string{"demo/qwen", "q/qwen", "other"}},
+		{name: "two folders deep", runs: []RunKey{{"a/x/s.hcl", "q"}, {"b/x/s.hcl", "q"}}, want: []string{"a/x/s/q", "b/x/s/q"}},
+		{name: "a path written differently is the same spec", runs: []RunKey{{"./specs/a.hcl", "q"}, {"specs/a.hcl", "q"}, {"specs/b.hcl", "q"}}, want: []string{"a/q", "a/q", "b/q"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := RunNames(tc.runs); !slices.Equal(got, tc.want) {
 				t.Errorf("RunNames = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSpecNames: the base name when it is unique, else as many folders
+// below the shared one as tell the paths apart; distinct paths never get
+// the same name.
+func TestSpecNames(t *testing.T) {
+	tests := []struct {
+		name  string
+		paths []string
+		want  []string
+	}{
+		{name: "one spec", paths: []string{"specs/sglang/ling.hcl"}, want: []string{"ling"}},
+		{name: "distinct base names", paths: []string{"specs/a.hcl", "other/b.hcl"}, want: []string{"a", "b"}},
+		{name: "one base name, one folder apart", paths: []string{"specs/ling.hcl", "specs/sglang/ling.hcl"}, want: []string{"ling", "sglang/ling"}},
+		{name: "no shared folder", paths: []string{"ling.hcl", "sglang/ling.hcl"}, want: []string{"ling", "sglang/ling"}},
+		{name: "absolute and relative", paths: []string{"../../specs/demo.hcl", "/tmp/t1/demo.hcl"}, want: []string{"specs/demo", "t1/demo"}},
+		{name: "three of one name", paths: []string{"a/s.hcl", "a/b/s.hcl", "a/c/b/s.hcl"}, want: []string{"s", "b/s", "c/b/s"}},
+		{name: "no extension", paths: []string{"x/spec", "y/spec"}, want: []string{"x/spec", "y/spec"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := SpecNames(tc.paths)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("SpecNames(%q) = %q, want %q", tc.paths, got, tc.want)
 			}
 		})
 	}

@@ -268,7 +268,9 @@ type MatrixEntry struct {
 	Spec   string `json:"spec"`
 	Server string `json:"server"`
 	// Job names the CI job: <spec>/<server> ("qwen3.5-4b-h200-dflash/qwen"),
-	// so that specs may share server names.
+	// so that specs may share server names; <spec> is vocab.SpecNames of
+	// the matrix's specs (the base name, with the folders that tell two
+	// specs of one file name apart: "sglang/ling-3.0-flash-int4-h200x2/ling").
 	Job string `json:"job"`
 	// Dir is the run's name in a merge of the matrix (vocab.RunNames):
 	// the server, or <spec>/<server> when another spec of the matrix has a
@@ -281,17 +283,22 @@ type MatrixEntry struct {
 }
 
 // Matrix is the CI matrix of specs: one entry per server of each spec. Two
-// entries with the same job name (the same server of two specs with the
-// same file name) are an error: their runs could not be told apart.
+// entries with the same job name (the same server of one spec given twice)
+// are an error: their runs could not be told apart.
 func Matrix(specs []*spec.Spec, keep *regexp.Regexp) ([]MatrixEntry, error) {
 	entries := []MatrixEntry{}
 	var keys []vocab.RunKey
+	paths := make([]string, len(specs))
+	for i, sp := range specs {
+		paths[i] = sp.Filename
+	}
+	specNames := vocab.SpecNames(paths)
 	seen := map[string]string{} // job → spec
-	for _, sp := range specs {
+	for i, sp := range specs {
 		for _, srv := range sp.Servers {
-			job := sp.Name() + "/" + srv.Name
+			job := specNames[i] + "/" + srv.Name
 			if prev, dup := seen[job]; dup {
-				return nil, fmt.Errorf("%s and %s both have server %q and the same file name: their matrix jobs would both be %s; rename a file or a server", prev, sp.Filename, srv.Name, job)
+				return nil, fmt.Errorf("%s and %s both have server %q: their matrix jobs would both be %s; give each spec once", prev, sp.Filename, srv.Name, job)
 			}
 			seen[job] = sp.Filename
 			keys = append(keys, vocab.RunKey{Spec: sp.Filename, Server: srv.Name})
