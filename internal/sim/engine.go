@@ -425,16 +425,20 @@ func (e *engine) admit() {
 			e.prefillBusy = r.firstAt
 			continue
 		}
-		// A partial hit prefills only the uncached tokens (vLLM computes
-		// from the first uncached block), at the cost of extending a
-		// cached context: T(all) − T(cached), T(n) = n ÷ rate(n), and no
-		// less than the uncached tokens at the whole context's rate; its
-		// first token comes no sooner than a full hit's.
+		// A partial hit prefills only the uncached tokens, as vLLM's
+		// scheduler schedules request.num_tokens − num_computed_tokens
+		// (docs/vllm.md#prefix-caching), at the cost of extending a cached
+		// context: T(all) − T(cached), T(n) = n ÷ rate(n), and no less
+		// than the uncached tokens at the whole context's rate. That is
+		// never more than T(all), a miss's prefill: the hit's first token
+		// comes sooner than a miss's by the prefill it skips. (It was
+		// floored at the warm TTFT, so a later turn of a conversation, a
+		// hit, came slower than its uncached first turn.)
 		total := cached + prefill
 		t := float64(total)/e.prefillRate(total) - float64(cached)/e.prefillRate(cached)
-		t = max(t, float64(prefill)/e.prefillRate(total))
+		t = min(max(t, float64(prefill)/e.prefillRate(total)), float64(total)/e.prefillRate(total))
 		e.prefillBusy = start + seconds(t*e.p.slowdown)
-		r.firstAt = max(e.prefillBusy, e.warmReady(r))
+		r.firstAt = e.prefillBusy
 	}
 }
 

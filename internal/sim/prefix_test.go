@@ -109,6 +109,61 @@ func TestPartialHitPrefillsTheRest(t *testing.T) {
 	}
 }
 
+// TestPartialHitNeverSlowerThanMiss: a prompt whose head is cached
+// prefills only the rest, so its first token comes sooner than the same
+// prompt's uncached by the prefill it skips, and is no longer floored at
+// the warm TTFT (50 ms here): a conversation's later turn, its history
+// cached, came at the warm TTFT, slower than its uncached first turn.
+func TestPartialHitNeverSlowerThanMiss(t *testing.T) {
+	tests := []struct {
+		name     string
+		shared   int           // tokens shared with the cached 2,000-token prompt
+		extra    int           // new tokens after them
+		want     time.Duration // TTFT at 100,000 tok/s
+		wantMiss time.Duration // the same prompt uncached
+	}{
+		{name: "next turn: 2,000 cached, 400 new", shared: 2_000, extra: 400, want: 4 * time.Millisecond, wantMiss: 24 * time.Millisecond},
+		{name: "half cached", shared: 1_000, extra: 1_000, want: 10080 * time.Microsecond, wantMiss: 20 * time.Millisecond},
+		{name: "one block cached", shared: 16, extra: 2_000, want: 20 * time.Millisecond, wantMiss: 20160 * time.Microsecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			params := func(cache bool) engineParams {
+				return engineParams{numBlocks: 1 << 20, runCap: 16, prefixCache: cache, acceptLen: 1, stepScale: 1, profAccept: 1,
+					tbt: 10 * time.Microsecond, ttft: 50 * time.Millisecond, prefillTPS: 100_000, seed: 1}
+			}
+			req := func(ids []int) *request {
+				r := newRequest(len(ids), 10, 0)
+				r.chain = chainOf(ids)
+				return r
+			}
+			prompt := append(seq(1000, tt.shared), seq(90_000, tt.extra)...)
+			e := newEngine(params(true))
+			e.virtual = true
+			first := req(seq(1000, 2_000))
+			e.submit(first)
+			ttftOf(t, e, first)
+			hit := req(prompt)
+			e.submit(hit)
+			got := ttftOf(t, e, hit)
+			cold := newEngine(params(false))
+			cold.virtual = true
+			miss := req(prompt)
+			cold.submit(miss)
+			gotMiss := ttftOf(t, cold, miss)
+			if d := got - tt.want; d < -20*time.Microsecond || d > 20*time.Microsecond {
+				t.Errorf("hit TTFT %v, want %v (the %d uncached tokens' prefill)", got, tt.want, len(prompt)-int(hit.cachedTokens.Load()))
+			}
+			if d := gotMiss - tt.wantMiss; d < -20*time.Microsecond || d > 20*time.Microsecond {
+				t.Errorf("miss TTFT %v, want %v", gotMiss, tt.wantMiss)
+			}
+			if got > gotMiss {
+				t.Errorf("hit TTFT %v slower than the miss's %v", got, gotMiss)
+			}
+		})
+	}
+}
+
 // TestEvictionUnderKVPressure: cached blocks no request holds give way,
 // least recently used first, to what running requests occupy.
 func TestEvictionUnderKVPressure(t *testing.T) {
