@@ -192,8 +192,49 @@ func trafficTables(res *result.Results) []trafficTable {
 			t.Rows = append(t.Rows, r)
 		}
 		out = append(out, t)
+		if turns, ok := turnTable(t.Title, t.Header[0], cells); ok {
+			out = append(out, turns)
+		}
 	}
 	return out
+}
+
+// turnTable is a conversation block's per-turn TTFT table, after its
+// Traffic table: one row per rate or concurrency, a column per turn any of
+// its cells measured (ttft_ms_turn1, …); ok is false for a block without
+// conversations.
+func turnTable(title, load string, cells []*result.TrafficCell) (trafficTable, bool) {
+	turns := 0
+	for _, c := range cells {
+		for n := turns + 1; ; n++ {
+			if _, ok := c.Stats[metric.TurnName(n)]; !ok {
+				break
+			}
+			turns = n
+		}
+	}
+	if turns == 0 {
+		return trafficTable{}, false
+	}
+	t := trafficTable{Title: title + ": TTFT by conversation turn", Header: []string{load, "Status"},
+		Intro: "the median time to first token of the window's requests at each turn of a conversation, in ms; " +
+			"a later turn resends the history, which the prefix cache serves, so only its new tokens are prefilled (docs/method.md#conversations)"}
+	for n := 1; n <= turns; n++ {
+		t.Header = append(t.Header, "Turn "+strconv.Itoa(n))
+	}
+	for _, c := range cells {
+		r := []string{trafficLoad(c), statusWord(c.Status)}
+		for n := 1; n <= turns; n++ {
+			v, ok := c.Stats[metric.TurnName(n)]
+			if !ok || !c.Status.Measured() {
+				r = append(r, dash)
+				continue
+			}
+			r = append(r, numfmt.Fixed(v, 0))
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	return t, true
 }
 
 // writeTraffic writes report.md's Traffic tables: one row per rate.

@@ -142,3 +142,61 @@ func TestClosedLoopTraffic(t *testing.T) {
 		t.Errorf("closed-loop goodput chart: want points by concurrency, no offered line:\n%.600s", svg)
 	}
 }
+
+// TestTurnTable: a conversation block's report has, after its Traffic
+// table, a table of its per-turn TTFT (ttft_ms_turn1, …), a column per
+// turn any cell measured and a dash where a cell lacks one; a block
+// without conversations has none. report.md's section is golden
+// (testdata/traffic-turns.md; go test ./report -update) and report.html
+// holds the same table.
+func TestTurnTable(t *testing.T) {
+	cell := func(conc int, status vocab.Status, turns ...float64) result.TrafficCell {
+		c := result.TrafficCell{Traffic: "chat", Concurrency: conc, Arrivals: vocab.ArrivalsPoisson, Status: status,
+			AchievedRPS: 4, GoodputRPS: 4, GoodputShare: 1, Launched: 20, Completed: 20, MeasuredS: 5}
+		for i, v := range turns {
+			c.SetValue(metric.Must(vocab.PhaseTraffic, metric.TurnName(i+1)), v)
+		}
+		return c
+	}
+	tests := []struct {
+		name   string
+		cells  []result.TrafficCell
+		tables int
+	}{
+		{name: "conversations", cells: []result.TrafficCell{cell(4, vocab.StatusValid, 88.3, 12.4, 12.6), cell(16, vocab.StatusValid, 120.7, 30.2), cell(64, vocab.StatusError)}, tables: 2},
+		{name: "no conversations", cells: []result.TrafficCell{cell(4, vocab.StatusValid)}, tables: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := &result.Results{Server: result.Server{Name: "qwen"}, Traffic: tt.cells}
+			if got := len(trafficTables(res)); got != tt.tables {
+				t.Fatalf("%d tables, want %d", got, tt.tables)
+			}
+			if tt.tables == 1 {
+				return
+			}
+			var b strings.Builder
+			if err := WriteMarkdown(&b, res); err != nil {
+				t.Fatal(err)
+			}
+			md := b.String()
+			start := strings.Index(md, "## Traffic chat (closed loop): TTFT by conversation turn")
+			if start < 0 {
+				t.Fatalf("report.md has no per-turn table:\n%s", md)
+			}
+			end := strings.Index(md[start+3:], "\n## ")
+			if end < 0 {
+				end = len(md) - start - 3
+			}
+			golden(t, "traffic-turns.md", []byte(md[start:start+3+end]))
+			page := renderHTML(t, res)
+			for _, want := range []string{"<h2>Traffic chat (closed loop): TTFT by conversation turn</h2>",
+				"<th>Turn 1</th><th>Turn 2</th><th>Turn 3</th>", "<td>4</td><td class=\"left\">Valid</td><td>88</td><td>12</td><td>13</td>",
+				"<td>16</td><td class=\"left\">Valid</td><td>121</td><td>30</td><td>—</td>"} {
+				if !strings.Contains(page, want) {
+					t.Errorf("report.html lacks %q", want)
+				}
+			}
+		})
+	}
+}
