@@ -244,9 +244,13 @@ func marshalJSON(v any) string {
 	return string(b)
 }
 
-// ignoredFlags differ between any two runs without changing what is
-// measured: where the server listens, and its (redacted) key.
-var ignoredFlags = map[string]bool{"--host": true, "--port": true, "--api-key": true}
+// unmeasured says whether a flag differs between two runs without
+// changing what is measured on either side's engine: where the server
+// listens, and its (redacted) key (engine.Syntax.UnmeasuredFlags).
+func unmeasured(a, b *result.Results, flag string) bool {
+	return slices.Contains(registry.For(a.Server.EngineName()).Syntax().UnmeasuredFlags, flag) ||
+		slices.Contains(registry.For(b.Server.EngineName()).Syntax().UnmeasuredFlags, flag)
+}
 
 // Server lists how b's server differs from a's: the model, the vLLM
 // version, every command-line flag added, removed or changed (--host,
@@ -267,7 +271,7 @@ func Server(a, b *result.Results) []Difference {
 	for _, name := range unionKeys(fa.order, fb.order) {
 		va, inA := fa.values[name]
 		vb, inB := fb.values[name]
-		if ignoredFlags[name] || (inA && inB && va == vb) {
+		if unmeasured(a, b, name) || (inA && inB && va == vb) {
 			continue
 		}
 		out = append(out, Difference{Setting: name, A: va, B: vb, HasA: inA, HasB: inB})

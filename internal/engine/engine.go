@@ -88,6 +88,25 @@ type Engine interface {
 	// Status is what the status rules and the KV cross-check take from the
 	// engine beside its figures (docs/method.md#statuses).
 	Status() *Status
+	// SamplingRejected reads a failed request's answer msg: when it is the
+	// engine refusing the request's sampling settings, so that every
+	// request of the run would fail alike, it says why (from what the
+	// workload sent, s) and what the user can do, and ok is true; false
+	// for any other answer.
+	SamplingRejected(msg string, s Sampling) (why, remedy string, ok bool)
+}
+
+// Sampling is what a workload sends of its sampling settings, for
+// SamplingRejected.
+type Sampling struct {
+	// MinP is the min_p sent (0 when none); Temperature the temperature
+	// sent, nil when none.
+	MinP        float64
+	Temperature *float64
+	// LogitBias says a logit_bias is sent.
+	LogitBias bool
+	// Speculative says the server block has a speculative block.
+	Speculative bool
 }
 
 // Status is what measure's status rules and KV cross-check take from an
@@ -244,6 +263,10 @@ type Syntax struct {
 	APIKeyEnv string
 	// Docs is where docs/ describes the engine's flags.
 	Docs string
+	// UnmeasuredFlags are the flags that differ between two runs without
+	// changing what is measured (where the server listens, its redacted
+	// key): comparing two runs' settings leaves them out.
+	UnmeasuredFlags []string
 }
 
 // Spelling is one engine's value for what another engine spells

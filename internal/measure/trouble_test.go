@@ -35,7 +35,7 @@ func TestSamplingRejected(t *testing.T) {
 			w := &spec.Workload{}
 			w.Sampling, w.LogitBias = tc.sampling, tc.bias
 			m := &Meter{Spec: &spec.Server{Name: "q"}, Workload: w}
-			err := m.samplingRejected(&lifecycle.StreamStatusError{Path: "/v1/completions", Code: 400, Body: specDecodeSamplingMessage + "."})
+			err := m.samplingRejected(&lifecycle.StreamStatusError{Path: "/v1/completions", Code: 400, Body: vllmSamplingRefusal})
 			if err == nil {
 				t.Fatal("samplingRejected = nil")
 			}
@@ -47,3 +47,7 @@ func TestSamplingRejected(t *testing.T) {
 		})
 	}
 }
+
+// vllmSamplingRefusal is vLLM's 400 to min_p or logit_bias under
+// speculative decoding (SamplingParams._validate_spec_decode).
+const vllmSamplingRefusal = "The min_p and logit_bias sampling parameters are not yet supported with speculative decoding."

@@ -203,6 +203,12 @@ var status = &engine.Status{
 	},
 }
 
+// SamplingRejected: slogate knows no SGLang answer that refuses every
+// request's sampling settings alike.
+func (Engine) SamplingRejected(string, engine.Sampling) (why, remedy string, ok bool) {
+	return "", "", false
+}
+
 // SpeculativeIdle: SGLang has no draft counter, only the gauges
 // sglang:spec_accept_length and sglang:spec_accept_rate, set at decode log
 // intervals (docs/sglang.md#metrics), so an idle speculation is an accept

@@ -165,3 +165,11 @@ func TestSGLangKVFromLogFixtures(t *testing.T) {
 		})
 	}
 }
+
+// TestSamplingRejectedNone: no SGLang answer ends the run as vLLM's
+// refusal of min_p under speculative decoding does.
+func TestSamplingRejectedNone(t *testing.T) {
+	if why, remedy, ok := (Engine{}).SamplingRejected("The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.", engine.Sampling{Speculative: true}); ok {
+		t.Errorf("SGLang read vLLM's refusal: %q, %q", why, remedy)
+	}
+}

@@ -60,6 +60,7 @@ var syntax = &engine.Syntax{
 	// lmsysorg/sglang has no ENTRYPOINT or CMD (docs/sglang.md#launch).
 	ContainerCommand: []string{"sglang", "serve"},
 	APIKeyEnv:        "", // --api-key only
+	UnmeasuredFlags:  []string{"--host", "--port", "--api-key"},
 	Docs:             "docs/sglang.md#flags",
 }
 

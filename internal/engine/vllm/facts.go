@@ -146,6 +146,39 @@ var status = &engine.Status{
 	},
 }
 
+// specDecodeSamplingMessage is the start of vLLM's answer to a request
+// whose min_p or logit_bias its speculative decoding cannot take
+// (SamplingParams._validate_spec_decode, vLLM PR #31982).
+const specDecodeSamplingMessage = "The min_p and logit_bias sampling parameters are not yet supported with speculative decoding"
+
+// SamplingRejected reads vLLM's refusal of min_p or logit_bias under
+// speculative decoding. The spec cannot send min_p or logit_bias with a
+// speculative block (spec load refuses it), so the min_p the server
+// objects to is the model's generation_config.json default
+// (docs/vllm.md#sampling-defaults), or the server speculates without the
+// spec saying so.
+func (Engine) SamplingRejected(msg string, s engine.Sampling) (why, remedy string, ok bool) {
+	if !strings.Contains(msg, specDecodeSamplingMessage) {
+		return "", "", false
+	}
+	// min_p counts as sent when vLLM would reject it: above _SAMPLING_EPS
+	// (an explicit min_p = 0 pins it and is never the cause) at a
+	// temperature that is not greedy (below 1e-5 vLLM resets min_p first).
+	sentMinP := s.MinP > 1e-5
+	if s.Temperature != nil && *s.Temperature < 1e-5 {
+		sentMinP = false
+	}
+	switch {
+	case !s.Speculative && (sentMinP || s.LogitBias):
+		why = "the spec sends min_p or logit_bias, and the server runs speculative decoding although the server block has no speculative block"
+		remedy = "remove min_p and logit_bias from workload.sampling, or serve without speculative decoding"
+	default:
+		why = "the spec sends no min_p above 1e-5 and no logit_bias, so the min_p comes from the server's defaults: the model's generation_config.json or the server's --override-generation-config, which vLLM applies to every request that leaves min_p out"
+		remedy = "add sampling = { min_p = 0 } to the workload block (or start the server with --generation-config vllm and no min_p in --override-generation-config)"
+	}
+	return why + " (docs/vllm.md#sampling-defaults)", remedy, true
+}
+
 // SpeculativeIdle: vLLM counts drafts in vllm:spec_decode_num_drafts_total
 // and switches speculation off per request for some sampling settings
 // (docs/method.md#workload).

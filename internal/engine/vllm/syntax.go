@@ -18,6 +18,7 @@ var syntax = &engine.Syntax{
 	MaxNumSeqsFlags:  []string{"--max-num-seqs", "--max_num_seqs"},
 	ContainerCommand: nil, // vllm/vllm-openai's entrypoint is `vllm serve`
 	APIKeyEnv:        "VLLM_API_KEY",
+	UnmeasuredFlags:  []string{"--host", "--port", "--api-key"},
 	Docs:             "docs/vllm.md#flags",
 }
 
