@@ -100,6 +100,7 @@ var noFileIO = struct {
 // pkg is what go list says of one package.
 type pkg struct {
 	ImportPath string
+	Dir        string
 	GoFiles    []string
 	Imports    []string
 }
@@ -305,6 +306,64 @@ func TestSpecReadsOnlySpecFiles(t *testing.T) {
 			if slices.Contains(noFileIO.imports, imp) {
 				t.Errorf("%s depends on %s (%s), which imports %s: spec's imports read no file but the spec's own",
 					from, dep, strings.Join(path(pkgs, from, dep), " → "), imp)
+			}
+		}
+	}
+}
+
+// engineHome is the folder of the engine packages: internal/engine/NAME
+// is engine NAME's package, but for engineSupport.
+const engineHome = "internal/engine/"
+
+// engineSupport are the packages under engineHome that are no engine.
+var engineSupport = []string{"internal/engine/registry", "internal/engine/enginetest"}
+
+// engineNameExceptions may name an engine's metrics outside its package,
+// each with why; a prefix ending in "/" stands for the package and those
+// below it, a path ending in ".go" for one file.
+var engineNameExceptions = []struct{ path, why string }{
+	{"internal/sim/", "the simulators imitate the engines, metric names included: they are not knowledge slogate measures with"},
+	{"internal/vllmfake", "an httptest stand-in for vLLM's HTTP surface, for tests"},
+	{"internal/metric/metric.go", "the metric table's docs define server_total_tps and prefix_cache_hit_rate by vLLM's counters, as docs/method.md does (user-facing text)"},
+}
+
+// TestEngineNamesStayInTheirPackages: no non-test Go source outside an
+// engine's package (internal/engine/NAME) names that engine's metrics (the
+// prefix "NAME:"), comments included, but engineNameExceptions: what an
+// engine exposes is read in its package into engine-neutral figures
+// (README's "How to add an engine").
+func TestEngineNamesStayInTheirPackages(t *testing.T) {
+	_, pkgs := listed(t)
+	var engines []string
+	for _, rel := range sortedKeys(pkgs) {
+		if name, ok := strings.CutPrefix(rel, engineHome); ok && !strings.Contains(name, "/") && !slices.Contains(engineSupport, rel) {
+			engines = append(engines, name)
+		}
+	}
+	if len(engines) < 2 {
+		t.Fatalf("engines %q: the listing missed internal/engine's packages", engines)
+	}
+	metric := regexp.MustCompile(`\b(` + strings.Join(engines, "|") + `):[a-z_]`)
+	for _, rel := range sortedKeys(pkgs) {
+		p := pkgs[rel]
+		for _, f := range p.GoFiles {
+			file := rel + "/" + f
+			if slices.ContainsFunc(engineNameExceptions, func(e struct{ path, why string }) bool {
+				return file == e.path || matches(e.path, rel)
+			}) {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				for _, m := range metric.FindAllStringSubmatch(line, -1) {
+					if rel != engineHome+m[1] {
+						t.Errorf("%s:%d names %s's metric %q: read it in internal/engine/%s into engine-neutral figures (promread.Snapshot, engine.Status), or say why in engineNameExceptions",
+							file, i+1, m[1], strings.TrimSpace(line), m[1])
+					}
+				}
 			}
 		}
 	}

@@ -49,7 +49,7 @@ func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.S
 // capacity in tokens and where it came from (docs/method.md#kv-capacity):
 // the spec's kv_cache_tokens ("spec": a user who knows better says so),
 // else what the server's engine states (Engine.KVCapacity: vLLM's
-// vllm:cache_config_info and log lines, SGLang's /server_info, gauge and
+// cache config metric and log lines, SGLang's /server_info, gauge and
 // log lines), else unknown with a warning. detail says how a capacity read
 // from the log was read.
 func (s *Server) discoverKVCapacity(ctx context.Context, srv *spec.Server) (tokens int64, source, warning, detail string) {
@@ -73,7 +73,7 @@ func (s *Server) logPath() string {
 
 // kvEngines is the number of data-parallel engines the KV capacity is
 // split over (docs/method.md#over-capacity): the spec's
-// data_parallel_size, else the engines vllm:cache_config_info has a series
+// data_parallel_size, else the engines the KV figures of /metrics have a series
 // for, else one.
 func (s *Server) kvEngines(ctx context.Context, srv *spec.Server) int {
 	if dp := srv.DataParallelSize; dp != nil && *dp > 1 {
@@ -96,7 +96,7 @@ const simulatorVersionSuffix = "-slogate-sim"
 // simulator's ends in simulatorVersionSuffix), max_model_len (GET
 // /v1/models), and what its engine states of the KV cache dtype, block
 // size, prefix caching and speculative method (Engine.StatedFacts: vLLM's
-// vllm:cache_config_info and startup log, SGLang's /server_info). A stated fact replaces the
+// cache config metric and startup log, SGLang's /server_info). A stated fact replaces the
 // spec's in results.json, and so in conditions' server.*; every
 // disagreement with the spec is one of the warnings, and each fact the spec
 // asked that the server did not state one of the notes (unstatedFacts).
@@ -173,7 +173,7 @@ const speculativeUnnamed = "on"
 
 // factDisagreements are the warnings for each fact the spec asked and the
 // server states otherwise ("spec says kv_cache_dtype fp8; the server
-// reports auto (vllm:cache_config_info)").
+// reports auto (WHERE)", where is where the engine read it).
 func factDisagreements(asked *result.ServerAsked, s *result.Server, maxModelLen int) []string {
 	var out []string
 	say := func(fact, want, got string) {

@@ -40,7 +40,7 @@ const (
 	E2EMsP99       = "e2e_ms_p99"
 	E2EMsMean      = "e2e_ms_mean"
 	ConcurrencyAvg = "concurrency_avg"
-	// PrefixCacheHitRate is Δvllm:prefix_cache_hits ÷ Δvllm:prefix_cache_queries over a cell.
+	// PrefixCacheHitRate is Δ prefix-cache hits ÷ Δ prefix-cache queries over a cell (the server's counters).
 	PrefixCacheHitRate = "prefix_cache_hit_rate"
 )
 

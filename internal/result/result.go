@@ -103,7 +103,7 @@ type GPUTime struct {
 // field.
 func (s *Server) EngineName() string {
 	if s.Engine == "" {
-		return "vllm"
+		return registry.Default
 	}
 	return s.Engine
 }
@@ -139,7 +139,7 @@ type Server struct {
 	// TensorParallelSize as launched (0 when not set).
 	TensorParallelSize int `json:"tensor_parallel_size,omitempty"`
 	// KVCacheDtype is the KV cache dtype: what the server states
-	// (vllm:cache_config_info's cache_dtype) when it does, else the spec's
+	// (vLLM's cache config metric, SGLang's /server_info) when it does, else the spec's
 	// ("" when neither says); Stated says which, and conditions read only
 	// a stated one.
 	KVCacheDtype string `json:"kv_cache_dtype,omitempty"`
@@ -147,14 +147,14 @@ type Server struct {
 	// the server's startup log states when it was read, else the spec's;
 	// Stated says which, and conditions read only a stated one.
 	Speculative string `json:"speculative,omitempty"`
-	// BlockSize is vllm:cache_config_info's block_size (on hybrid models
+	// BlockSize is the block size the server states (vLLM: on hybrid models
 	// an aligned size, not a token unit); 0 when the server does not say.
 	BlockSize int64 `json:"block_size,omitempty"`
 	// PrefixCaching is the server's enable_prefix_caching
-	// (vllm:cache_config_info); nil when it does not say.
+	// (as its engine states it); nil when it does not say.
 	PrefixCaching *bool `json:"enable_prefix_caching,omitempty"`
 	// Stated names each fact above that the server stated itself, and
-	// where ("kv_cache_dtype": "vllm:cache_config_info", "version": "GET
+	// where ("kv_cache_dtype": the engine's source of it, "version": "GET
 	// /version", …); a fact not named here is the spec's
 	// (docs/method.md#server-facts).
 	Stated map[string]string `json:"stated,omitempty"`
@@ -285,7 +285,7 @@ type DecodeCell struct {
 	Completed     int          `json:"completed"`
 	OutputTokens  int64        `json:"output_tokens"`
 	MeasuredS     float64      `json:"measured_s"`
-	// ServerTotalTPS is Δvllm:generation_tokens_total ÷ window; nil when /metrics has no such counter.
+	// ServerTotalTPS is Δ of the server's generated-tokens counter ÷ window; nil when /metrics has no such counter.
 	ServerTotalTPS        *float64 `json:"server_total_tps,omitempty"`
 	SpeculativeAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
 	SpeculativeAcceptLen  *float64 `json:"spec_accept_len,omitempty"`
@@ -296,7 +296,7 @@ type DecodeCell struct {
 	// TokenSource is how the output tokens were counted: usage (per-chunk
 	// usage deltas), final_usage or chunks.
 	TokenSource TokenSource `json:"token_source,omitempty"`
-	// Preemptions is Δvllm:num_preemptions_total over the window; nil when
+	// Preemptions is Δ of the server's preemption counter over the window; nil when
 	// /metrics has no such counter. More than 0 makes the cell queued
 	// (docs/method.md#statuses).
 	Preemptions *int64 `json:"preemptions,omitempty"`
@@ -356,7 +356,7 @@ const (
 // resident against the capacity in use (docs/method.md#kv-capacity). The
 // numbers are those of the median sample (by implied capacity).
 type KVUsageCheck struct {
-	// UsagePerc is vllm:kv_cache_usage_perc (0..1, as vLLM writes it) of
+	// UsagePerc is the server's KV cache usage gauge (0..1, as vLLM writes it) of
 	// the engine holding the stream.
 	UsagePerc float64 `json:"usage_perc"`
 	// ExpectedPerc is ResidentTokens ÷ (CapacityTokens ÷ Engines): what the
