@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	res "github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/result/resulttest"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // Capacity and status truth on vLLM-shaped servers (docs/method.md#kv-capacity,
@@ -239,11 +241,14 @@ matrix "decode" {
 	if c.KVUsageCheck == nil || !within(float64(c.KVUsageCheck.ImpliedCapacityTokens), float64(truth.capacity()), 0.05) {
 		t.Fatalf("8K × 1: kv_usage_check %+v, want an implied capacity within 5%% of the truth %d", c.KVUsageCheck, truth.capacity())
 	}
-	warned := strings.Join(c.Warnings, "\n")
-	for _, want := range []string{"KV cross-check", "from spec, is 2.0", "the spec's kv_cache_tokens is suspect"} {
-		if !strings.Contains(warned, want) {
-			t.Errorf("8K × 1 warnings %q lack %q", c.Warnings, want)
-		}
+	i := slices.IndexFunc(c.Warnings, func(w warning.Warning) bool { return w.Code == warning.KVCapacity })
+	if i < 0 {
+		t.Fatalf("8K × 1 warnings %q lack a kv_capacity warning", c.Warnings)
+	}
+	ratio, _ := c.Warnings[i].Figure(warning.FigRatio)
+	capacity, _ := c.Warnings[i].Figure(warning.FigCapacityTokens)
+	if capacity != float64(specKV) || !within(ratio, 2, 0.05) {
+		t.Errorf("8K × 1 kv_capacity figures %v, want the spec's capacity %d at 2.0× the implied", c.Warnings[i].Figures, specKV)
 	}
 	o.wantSaid(t, "the spec's kv_cache_tokens is suspect")
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/slogate/slogate/internal/requests"
 	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // sentRequest is one --sim-record line: what the runner sent.
@@ -330,7 +331,7 @@ func TestSpeculativeDidNotRunWarning(t *testing.T) {
 				t.Fatalf("decode cells %+v", results.Decode)
 			}
 			c := results.Decode[0]
-			if got := slices.Contains(c.Warnings, workloadWarning); got != tc.warned {
+			if got := warning.Has(c.Warnings, warning.SpeculativeIdle); got != tc.warned {
 				t.Errorf("cell warnings %q: the speculative warning present = %v, want %v", c.Warnings, got, tc.warned)
 			}
 			if got := strings.Contains(r.Stdout+r.Stderr, workloadWarning); got != tc.warned {

@@ -100,7 +100,7 @@ func (o *observer) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
 		o.stream.Output(test, report.DecodeMetrics(&c))
 	}
 	for _, w := range c.Warnings {
-		o.stream.Output(test, "warning: "+w)
+		o.stream.Output(test, "warning: "+w.String())
 	}
 	return test, vocab.Pass
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // recordStream records TestStream calls as lines.
@@ -31,7 +32,7 @@ func TestObserver(t *testing.T) {
 	o.CellStart(pre.Ref())
 	o.PrefillDone(pre, time.Second)
 	valid := result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
-		TotalTPS: 6018.4, PerRequestTPS: 95.9, TTFTMs: 1027, TBTMs: 10.4, Warnings: []string{"w"}}
+		TotalTPS: 6018.4, PerRequestTPS: 95.9, TTFTMs: 1027, TBTMs: 10.4, Warnings: []warning.Warning{warning.Text("w")}}
 	o.CellStart(valid.Ref())
 	o.DecodeDone(valid, time.Second)
 	over := result.DecodeCell{Matrix: "decode", Context: 257024, Concurrency: 128, Status: vocab.StatusOverCapacity, Reason: "too big"}

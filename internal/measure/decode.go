@@ -10,6 +10,7 @@ import (
 	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // Timeouts of the measurement method. Waits that depend on the amount of
@@ -63,10 +64,9 @@ func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, 
 	d.storeClientMetrics(stats)
 	d.storeServerCounters(around)
 	d.storeKVCheck()
-	var slow string
-	if d.cell.Polling, slow = d.scrapes.record(); slow != "" {
-		d.cell.Warnings = append(d.cell.Warnings, slow)
-	}
+	var slow []warning.Warning
+	d.cell.Polling, slow = d.scrapes.record()
+	d.cell.Warnings = append(d.cell.Warnings, slow...)
 	d.cell.Status, d.cell.Reason, d.cell.Notes = cellStatus(d.ev, stats.activeAvg, ref.Concurrency)
 	return d.cell, nil
 }
@@ -247,7 +247,7 @@ func (d *decodeRun) storeClientMetrics(stats windowStats) {
 func (d *decodeRun) storeServerCounters(a metricsAround) {
 	cell, before, after := &d.cell, a.before, a.after
 	if !a.ok {
-		cell.Warnings = append(cell.Warnings, "no /metrics around the window: server_total_tps not measured")
+		cell.Warnings = append(cell.Warnings, warning.New(warning.NoMetrics, "no /metrics around the window", "server_total_tps not measured", nil))
 		return
 	}
 	if before.HasGenerationTokens && after.HasGenerationTokens && a.afterAt.After(a.beforeAt) {
@@ -262,7 +262,7 @@ func (d *decodeRun) storeServerCounters(a metricsAround) {
 	ran := after.HasSpeculative && after.SpeculativeDrafts != before.SpeculativeDrafts ||
 		after.HasSpecAcceptGauges && after.SpecAcceptLength > 0
 	if d.m.Spec.Speculative != nil && !ran {
-		cell.Warnings = append(cell.Warnings, d.m.Server.Client.SpeculativeIdle())
+		cell.Warnings = append(cell.Warnings, warning.New(warning.SpeculativeIdle, d.m.Server.Client.SpeculativeIdle(), "", nil))
 	}
 	if before.HasPreemptions && after.HasPreemptions {
 		n := int64(max(after.Preemptions-before.Preemptions, 0))
@@ -278,7 +278,9 @@ func storeServerTotalTPS(cell *result.DecodeCell, a metricsAround) {
 	cell.ServerTotalTPS = &v
 	if cell.TotalTPS > 0 {
 		if diff := (v - cell.TotalTPS) / cell.TotalTPS; diff > 0.02 || diff < -0.02 {
-			cell.Warnings = append(cell.Warnings, fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f by %+.1f%%", v, cell.TotalTPS, diff*100))
+			cell.Warnings = append(cell.Warnings, warning.New(warning.ServerTPSGap,
+				fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f by %+.1f%%", v, cell.TotalTPS, diff*100), "",
+				map[string]float64{warning.FigServerTotalTPS: v, warning.FigTotalTPS: cell.TotalTPS, warning.FigGap: diff}))
 		}
 	}
 }
@@ -319,11 +321,16 @@ func (d *decodeRun) storeKVCheck() {
 	if d.kvc == nil {
 		return
 	}
-	var warning string
-	d.cell.KVUsageCheck, warning = d.kvc.result(d.ref.Name(), d.m.KVTokens, d.m.KVSource)
-	if warning != "" {
-		d.cell.Warnings = append(d.cell.Warnings, warning)
-		d.m.logf("warning: %s", warning)
+	var text string
+	d.cell.KVUsageCheck, text = d.kvc.result(d.ref.Name(), d.m.KVTokens, d.m.KVSource)
+	if text != "" {
+		c := d.cell.KVUsageCheck
+		d.cell.Warnings = append(d.cell.Warnings, warning.New(warning.KVCapacity, text, "", map[string]float64{
+			warning.FigImpliedTokens:  float64(c.ImpliedCapacityTokens),
+			warning.FigCapacityTokens: float64(c.CapacityTokens),
+			warning.FigRatio:          float64(c.CapacityTokens) / float64(c.ImpliedCapacityTokens),
+		}))
+		d.m.logf("warning: %s", text)
 	}
 }
 

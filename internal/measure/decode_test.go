@@ -11,6 +11,7 @@ import (
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // TestStreamsThatDoNotStopMakeAnError: when a cell's streams do not end
@@ -159,8 +160,8 @@ func TestSpeculativeIdleNamesTheEngine(t *testing.T) {
 			}
 			var warned []string
 			for _, w := range c.Warnings {
-				if strings.HasPrefix(w, "speculative decoding did not run in this cell") {
-					warned = append(warned, w)
+				if w.Code == warning.SpeculativeIdle {
+					warned = append(warned, w.String())
 				}
 			}
 			if len(warned) != 1 || !strings.Contains(warned[0], tc.want) || strings.Contains(warned[0], tc.other) {

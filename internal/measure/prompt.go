@@ -16,6 +16,7 @@ import (
 	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -224,8 +225,9 @@ type ContextPrompts struct {
 	ctxLen  int
 	Prompts []requests.Prompt
 	// Warnings say how the prompts differ from the context (the workload's
-	// prompt warnings); cells measured with them carry them too.
-	Warnings []string
+	// prompt warnings, warning.PromptInexact); cells measured with them
+	// carry them too.
+	Warnings []warning.Warning
 	bodies   [][]byte // decode bodies by stream, built on first use
 }
 
@@ -249,12 +251,13 @@ func (m *Meter) BuildPrompts(ctx context.Context, ctxLen, streams int) (*Context
 	cp := &ContextPrompts{ctxLen: ctxLen, Prompts: ps}
 	for i, p := range ps {
 		for _, w := range p.Warnings {
-			msg := fmt.Sprintf("prompt at %s: %s", vocab.FormatTokens(ctxLen), w)
+			at := "prompt at " + vocab.FormatTokens(ctxLen)
 			if len(ps) > 1 {
-				msg = fmt.Sprintf("prompt at %s, stream %d: %s", vocab.FormatTokens(ctxLen), i+1, w)
+				at = fmt.Sprintf("prompt at %s, stream %d", vocab.FormatTokens(ctxLen), i+1)
 			}
-			m.warn(msg)
-			cp.Warnings = append(cp.Warnings, msg)
+			pw := warning.New(warning.PromptInexact, at, w, nil)
+			m.warn(pw.String())
+			cp.Warnings = append(cp.Warnings, pw)
 		}
 	}
 	return cp, nil

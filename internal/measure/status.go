@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // This file is where a decode cell's status is decided
@@ -62,17 +63,19 @@ func (s *scrapeTimes) add(d time.Duration) {
 
 // record is the cell's Polling and, when the mean scrape exceeds
 // slowScrape, its warning; nil and "" without scrapes.
-func (s scrapeTimes) record() (*result.Polling, string) {
+func (s scrapeTimes) record() (*result.Polling, []warning.Warning) {
 	if s.n == 0 {
-		return nil, ""
+		return nil, nil
 	}
 	mean := s.sum / time.Duration(s.n)
 	p := &result.Polling{Scrapes: s.n, MeanMs: millis(mean), MaxMs: millis(s.most)}
 	if mean <= slowScrape {
-		return p, ""
+		return p, nil
 	}
-	return p, fmt.Sprintf("GET /metrics took %.1f ms on average (max %.1f ms, %d scrapes at one per %v): polling may perturb the server (docs/method.md#polling)",
-		p.MeanMs, p.MaxMs, s.n, pollEvery)
+	return p, []warning.Warning{warning.New(warning.SlowScrape,
+		fmt.Sprintf("GET /metrics took %.1f ms on average (max %.1f ms, %d scrapes at one per %v)", p.MeanMs, p.MaxMs, s.n, pollEvery),
+		"polling may perturb the server (docs/method.md#polling)",
+		map[string]float64{warning.FigMeanMs: p.MeanMs, warning.FigMaxMs: p.MaxMs, warning.FigScrapes: float64(s.n), warning.FigIntervalMs: millis(pollEvery)})}
 }
 
 // millis is d in milliseconds, to the microsecond.

@@ -13,6 +13,7 @@ import (
 	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // TestCellStatus: queued only when the server made requests wait
@@ -286,20 +287,24 @@ func TestInTransit(t *testing.T) {
 }
 
 // TestScrapeTimes: a cell records the mean and the longest /metrics scrape
-// and warns when the mean exceeds slowScrape (5 ms); no scrape, no record.
+// and warns when the mean exceeds slowScrape (5 ms), a slow_scrape warning
+// quoting the record's figures and the polling period; no scrape, no
+// record.
 func TestScrapeTimes(t *testing.T) {
 	msd := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	tests := []struct {
 		name    string
 		scrapes []time.Duration
 		want    *result.Polling
-		warn    string
+		warn    []warning.Warning
 	}{
 		{name: "none"},
 		{name: "fast", scrapes: []time.Duration{msd(1), msd(2), msd(9)}, want: &result.Polling{Scrapes: 3, MeanMs: 4, MaxMs: 9}},
 		{name: "at the bound", scrapes: []time.Duration{msd(5), msd(5)}, want: &result.Polling{Scrapes: 2, MeanMs: 5, MaxMs: 5}},
 		{name: "slow", scrapes: []time.Duration{msd(4), msd(8.5)}, want: &result.Polling{Scrapes: 2, MeanMs: 6.25, MaxMs: 8.5},
-			warn: "GET /metrics took 6.2 ms on average (max 8.5 ms, 2 scrapes at one per 50ms): polling may perturb the server (docs/method.md#polling)"},
+			warn: []warning.Warning{{Code: warning.SlowScrape, Summary: "GET /metrics took 6.2 ms on average (max 8.5 ms, 2 scrapes at one per 50ms)",
+				Detail:  "polling may perturb the server (docs/method.md#polling)",
+				Figures: map[string]float64{warning.FigMeanMs: 6.25, warning.FigMaxMs: 8.5, warning.FigScrapes: 2, warning.FigIntervalMs: 50}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -308,8 +313,11 @@ func TestScrapeTimes(t *testing.T) {
 				s.add(d)
 			}
 			got, warn := s.record()
-			if diff := cmp.Diff(tc.want, got); diff != "" || warn != tc.warn {
-				t.Errorf("record: (-want +got):\n%s\nwarning %q, want %q", diff, warn, tc.warn)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("record: (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.warn, warn); diff != "" {
+				t.Errorf("warning (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -636,10 +637,9 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	if !drained {
 		cell.Warnings = append(cell.Warnings, fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain))
 	}
-	var slow string
-	if cell.Polling, slow = scrapes.record(); slow != "" {
-		cell.Warnings = append(cell.Warnings, slow)
-	}
+	var slow []warning.Warning
+	cell.Polling, slow = scrapes.record()
+	cell.Warnings = append(cell.Warnings, warning.Strings(slow)...)
 	cell.Status, cell.Reason = trafficStatus(polls, cell.CapHits, t.MaxOutstanding, w.unfinished)
 	return *cell, nil
 }

@@ -13,10 +13,10 @@ import (
 
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/vocab"
-	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -453,7 +453,7 @@ func (v *view) addMatrices(res *result.Results) {
 				}
 				v.noteStatus(c.Status, fmt.Sprintf("%s ctx=%s conc=%d", m.Label, vocab.FormatTokens(m.Contexts[i]), m.Concurrency[j]), c.Reason)
 				for _, w := range c.Warnings {
-					v.Warnings = append(v.Warnings, c.Ref().Name()+": "+w)
+					v.Warnings = append(v.Warnings, c.Ref().Name()+": "+w.String())
 				}
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -316,8 +317,11 @@ type DecodeCell struct {
 	Samples map[string][]float64 `json:"samples,omitempty"`
 	// Design is how the repeats were taken (boots, repeat = "auto"'s
 	// stop); nil for a single run.
-	Design   *RepeatDesign `json:"design,omitempty"`
-	Warnings []string      `json:"warnings,omitempty"`
+	Design *RepeatDesign `json:"design,omitempty"`
+	// Warnings are the cell's typed warnings (code, text, figures); a
+	// results.json written before they had codes holds plain strings,
+	// read as warnings of no kind with the same text.
+	Warnings []warning.Warning `json:"warnings,omitempty"`
 	// Notes are facts about the cell that are not problems, such as the
 	// client's restart gaps lowering active_avg.
 	Notes []string `json:"notes,omitempty"`

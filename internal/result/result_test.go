@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 func TestResultsWriteRead(t *testing.T) {
@@ -143,5 +144,34 @@ func TestOutcomeJSON(t *testing.T) {
 	var v Verdict
 	if err := json.Unmarshal([]byte(`{"outcome":"meh"}`), &v); err == nil {
 		t.Error("unknown outcome decoded without error")
+	}
+}
+
+// TestReadOldWarnings: a results.json written before warnings had codes
+// holds them as plain strings; it still reads, each warning of no kind
+// (no code, so resulttest never explains it) with the same text, and
+// written again it holds them as objects.
+func TestReadOldWarnings(t *testing.T) {
+	const old = `{"schema":"slogate/results/v1","spec":"s.hcl","server":{"name":"q"},
+"decode":[{"matrix":"decode","context":8192,"concurrency":1,"status":"valid",
+"warnings":["server_total_tps 331.1 differs from total_tps 378.5 by -12.5%","no /metrics around the window: server_total_tps not measured"]}]}`
+	r, err := Decode("old.json", []byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []warning.Warning{warning.Text("server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"),
+		warning.Text("no /metrics around the window: server_total_tps not measured")}
+	if len(r.Decode) != 1 || !cmp.Equal(r.Decode[0].Warnings, want) {
+		t.Fatalf("decode %+v, want one cell with warnings %+v", r.Decode, want)
+	}
+	if got := warning.Strings(r.Decode[0].Warnings); !cmp.Equal(got, []string{want[0].Summary, want[1].Summary}) {
+		t.Errorf("texts %q", got)
+	}
+	b, err := json.Marshal(r.Decode[0].Warnings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := `[{"summary":"server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"},{"summary":"no /metrics around the window: server_total_tps not measured"}]`; string(b) != s {
+		t.Errorf("written again: %s, want %s", b, s)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/slogate/slogate/internal/result/resulttest"
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 func chatSpecConfig(t *testing.T, url string, conc ...int) Config {
@@ -71,8 +72,11 @@ func TestRunChatClosestBelowIsACellWarning(t *testing.T) {
 	if diff := cmp.Diff([]string{want}, res.Warnings); diff != "" {
 		t.Errorf("run warnings (-want +got):\n%s", diff)
 	}
-	if len(res.Decode) != 1 || !cmp.Equal([]string{want}, resulttest.UnexplainedWarnings(res.Decode[0])) {
-		t.Errorf("decode = %+v, want the shortfall as a cell warning", res.Decode)
+	if len(res.Decode) != 1 {
+		t.Fatalf("decode = %+v, want one cell", res.Decode)
+	}
+	if ws := resulttest.UnexplainedWarnings(res.Decode[0]); len(ws) != 1 || ws[0].Code != warning.PromptInexact || ws[0].String() != res.Warnings[0] {
+		t.Errorf("cell warnings %+v, want the run's shortfall warning as one prompt_inexact cell warning", ws)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // Repeats (measure.repeat > 1) combine into one cell by iterating the metric
@@ -104,10 +105,10 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
 		c.Samples[m.Name] = xs
 	}
-	var warns []string
+	var warns []warning.Warning
 	c.Polling = combinePolling(runs)
 	for i, x := range runs {
-		warns = appendNew(warns, x.Warnings...)
+		warns = warning.AppendNew(warns, x.Warnings...)
 		notes = appendNew(notes, x.Notes...)
 		c.TokenSource = c.TokenSource.LeastExact(x.TokenSource)
 		if i > 0 && c.Preemptions != nil && x.Preemptions != nil {
@@ -222,7 +223,7 @@ func (r *run) boots() int { return max(r.measure().Boots, 1) }
 // repeats are taken, with the context's prompt warnings. An
 // infrastructure error returns at once; the cells' runs so far stay
 // pending (recordPartials keeps them).
-func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodies func() [][]byte, warnings []string) error {
+func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodies func() [][]byte, warnings []warning.Warning) error {
 	cells := make([]*pendingCell, 0, len(refs))
 	for _, ref := range refs {
 		pc := r.pendingOf(ref)
@@ -290,7 +291,7 @@ func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodi
 
 // recordFinished records decode cell pc, its repeats all taken; warnings
 // are the context's prompt warnings, added to a measured cell.
-func (r *run) recordFinished(pc *pendingCell, warnings []string) error {
+func (r *run) recordFinished(pc *pendingCell, warnings []warning.Warning) error {
 	cell := r.finishDecode(pc)
 	if cell.Status.Measured() {
 		cell.Warnings = append(cell.Warnings, warnings...)

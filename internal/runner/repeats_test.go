@@ -15,11 +15,19 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
-// specWarning is a warning a decode cell may carry (package measure's
-// when speculative decoding did not run).
-const specWarning = "speculative decoding did not run in this cell (vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config and its log"
+// specWarning and noMetrics are warnings a decode cell may carry
+// (package measure's when speculative decoding did not run, and when
+// /metrics could not be read around the window).
+var (
+	specWarning = warning.New(warning.SpeculativeIdle, "speculative decoding did not run in this cell (vllm:spec_decode_num_drafts_total did not move): check the server's --speculative-config and its log", "", nil)
+	noMetrics   = warning.New(warning.NoMetrics, "no /metrics around the window", "server_total_tps not measured", nil)
+	// gapA and gapB are cross-checks of one text whose figures differ.
+	gapA = warning.New(warning.ServerTPSGap, "server_total_tps 90.0 differs from total_tps 100.0 by -10.0%", "", map[string]float64{warning.FigGap: -0.1})
+	gapB = warning.New(warning.ServerTPSGap, "server_total_tps 90.0 differs from total_tps 100.0 by -10.0%", "", map[string]float64{warning.FigGap: -0.1000001})
+)
 
 func ptr(v float64) *float64 { return &v }
 
@@ -37,7 +45,8 @@ func TestCombineRepeats(t *testing.T) {
 		wantSpread map[string][2]float64 // the entries checked
 		wantStatus vocab.Status
 		// wantNotes and wantWarnings, when set, are the cell's notes and warnings.
-		wantNotes, wantWarnings []string
+		wantNotes    []string
+		wantWarnings []warning.Warning
 		// wantPreemptions, when set, is the cell's preemption count.
 		wantPreemptions *int64
 	}{
@@ -61,11 +70,18 @@ func TestCombineRepeats(t *testing.T) {
 			wantStatus: vocab.StatusValid},
 		{name: "a warning of every run is kept once",
 			runs: []result.DecodeCell{
-				{Status: vocab.StatusValid, Warnings: []string{specWarning}},
-				{Status: vocab.StatusValid, Warnings: []string{specWarning, "no /metrics around the window: server_total_tps not measured"}},
-				{Status: vocab.StatusValid, Warnings: []string{specWarning}},
+				{Status: vocab.StatusValid, Warnings: []warning.Warning{specWarning}},
+				{Status: vocab.StatusValid, Warnings: []warning.Warning{specWarning, noMetrics}},
+				{Status: vocab.StatusValid, Warnings: []warning.Warning{specWarning}},
 			},
-			wantWarnings: []string{specWarning, "no /metrics around the window: server_total_tps not measured"},
+			wantWarnings: []warning.Warning{specWarning, noMetrics},
+			wantStatus:   vocab.StatusValid},
+		{name: "a warning of one text whose figures differ is kept once, the first",
+			runs: []result.DecodeCell{
+				{Status: vocab.StatusValid, Warnings: []warning.Warning{gapA}},
+				{Status: vocab.StatusValid, Warnings: []warning.Warning{gapB}},
+			},
+			wantWarnings: []warning.Warning{gapA},
 			wantStatus:   vocab.StatusValid},
 		{name: "the preemptions of the runs add up",
 			runs: []result.DecodeCell{

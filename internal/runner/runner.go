@@ -38,6 +38,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // Defaults for Config's zero values.
@@ -367,7 +368,7 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 		}
 		return r.meter().DecodeBodies(cp, salt)
 	}
-	var warnings []string
+	var warnings []warning.Warning
 	if cp != nil {
 		warnings = cp.Warnings
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 func TestCombineDecode(t *testing.T) {
@@ -362,7 +363,11 @@ func TestSlowScrapesWarn(t *testing.T) {
 	if p := c.Polling; p == nil || p.Scrapes < 2 || p.MeanMs < 8 || p.MaxMs < p.MeanMs {
 		t.Errorf("polling = %+v, want scrapes of at least 8 ms", p)
 	}
-	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "polling may perturb the server") }) {
-		t.Errorf("warnings %q lack \"polling may perturb the server\"", c.Warnings)
+	if !slices.ContainsFunc(c.Warnings, func(w warning.Warning) bool {
+		mean, _ := w.Figure(warning.FigMeanMs)
+		n, _ := w.Figure(warning.FigScrapes)
+		return w.Code == warning.SlowScrape && c.Polling != nil && mean == c.Polling.MeanMs && int(n) == c.Polling.Scrapes
+	}) {
+		t.Errorf("warnings %+v lack a slow-scrape warning quoting the recorded polling %+v", c.Warnings, c.Polling)
 	}
 }

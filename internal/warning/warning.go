@@ -148,13 +148,15 @@ func Strings(ws []Warning) []string {
 	return out
 }
 
-// AppendNew appends to ws each of more that ws does not hold yet (Equal),
-// keeping the order: the warnings of repeated runs, each kept once.
+// AppendNew appends to ws each of more whose code and text ws does not
+// hold yet, keeping the order: the warnings of repeated runs, each kept
+// once. Two warnings of one text whose figures differ (in digits the text
+// rounds away) are one warning, the first, as the reports print one line.
 func AppendNew(ws []Warning, more ...Warning) []Warning {
 	for _, m := range more {
 		dup := false
 		for _, w := range ws {
-			if w.Equal(m) {
+			if w.Code == m.Code && w.String() == m.String() {
 				dup = true
 				break
 			}

@@ -73,13 +73,15 @@ func TestJSON(t *testing.T) {
 	}
 }
 
-// TestAppendNew: a warning already held (same code, text and figures) is
-// not appended twice; one that differs in a figure is.
+// TestAppendNew: a warning whose code and text are already held is not
+// appended again, even when a figure differs (the first is kept); one of
+// another text, or of the same text and another code, is.
 func TestAppendNew(t *testing.T) {
 	a := New(ServerTPSGap, "gap", "", map[string]float64{FigGap: 0.1})
-	b := New(ServerTPSGap, "gap", "", map[string]float64{FigGap: 0.2})
-	got := AppendNew([]Warning{a}, a, b, b, Text("x"))
-	if want := []Warning{a, b, Text("x")}; !cmp.Equal(got, want) {
+	a2 := New(ServerTPSGap, "gap", "", map[string]float64{FigGap: 0.1000001})
+	b := New(ServerTPSGap, "gap 2", "", map[string]float64{FigGap: 0.2})
+	got := AppendNew([]Warning{a}, a, a2, b, b, Text("gap"))
+	if want := []Warning{a, b, Text("gap")}; !cmp.Equal(got, want) {
 		t.Errorf("AppendNew = %+v, want %+v", got, want)
 	}
 	if !Has(got, ServerTPSGap) || Has(got, SlowScrape) {

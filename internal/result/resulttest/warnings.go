@@ -3,33 +3,34 @@
 package resulttest
 
 import (
-	"fmt"
 	"math"
-	"strings"
 
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // UnexplainedWarnings is decode cell c's warnings but those that report a
 // loaded machine rather than the code under test, each tolerated only when
-// the cell's own record shows the load that causes it:
+// the cell's own record shows the load that causes it. They are matched by
+// code and figures, never by text:
 //
-//   - the slow-scrape warning (docs/method.md#polling), when it quotes the
-//     cell's recorded scrapes (c.Polling) and their mean is above the 5 ms
-//     it warns at;
-//   - the server_total_tps cross-check, when it quotes the cell's recorded
-//     server_total_tps and total_tps, and the difference, as a shift of the
-//     window (|Δ| × measured_s), is no longer than two of the cell's slowest
-//     recorded scrapes (c.Polling.MaxMs): the server's counter is read by
-//     one /metrics scrape on each side of the window, and a scrape stalled
-//     that long moves the server's window against the client's by up to
-//     its duration.
+//   - the slow-scrape warning (warning.SlowScrape; docs/method.md#polling),
+//     when its mean, maximum and count are the cell's recorded scrapes
+//     (c.Polling) and the mean is above the 5 ms it warns at;
+//   - the server_total_tps cross-check (warning.ServerTPSGap), when its two
+//     figures are the cell's recorded server_total_tps and total_tps, and
+//     their difference, as a shift of the window (|gap| × measured_s), is
+//     no longer than two of the cell's slowest recorded scrapes
+//     (c.Polling.MaxMs): the server's counter is read by one /metrics
+//     scrape on each side of the window, and a scrape stalled that long
+//     moves the server's window against the client's by up to its
+//     duration.
 //
 // A test that wants no warning still fails on any other, or on these
 // without the slow scrapes to show for them. The rules themselves are
 // measure's tests (TestScrapeTimes and the cross-check's).
-func UnexplainedWarnings(c result.DecodeCell) []string {
-	var out []string
+func UnexplainedWarnings(c result.DecodeCell) []warning.Warning {
+	var out []warning.Warning
 	for _, w := range c.Warnings {
 		if !slowScrape(c, w) && !stalledCrossCheck(c, w) {
 			out = append(out, w)
@@ -38,21 +39,26 @@ func UnexplainedWarnings(c result.DecodeCell) []string {
 	return out
 }
 
-func slowScrape(c result.DecodeCell, w string) bool {
-	p := c.Polling
-	return p != nil && p.MeanMs > 5 &&
-		strings.HasPrefix(w, fmt.Sprintf("GET /metrics took %.1f ms on average (max %.1f ms, %d scrapes ", p.MeanMs, p.MaxMs, p.Scrapes))
+// figureIs reports whether w holds figure name with value want.
+func figureIs(w warning.Warning, name string, want float64) bool {
+	v, ok := w.Figure(name)
+	return ok && v == want
 }
 
-func stalledCrossCheck(c result.DecodeCell, w string) bool {
+func slowScrape(c result.DecodeCell, w warning.Warning) bool {
+	p := c.Polling
+	return w.Code == warning.SlowScrape && p != nil && p.MeanMs > 5 &&
+		figureIs(w, warning.FigMeanMs, p.MeanMs) && figureIs(w, warning.FigMaxMs, p.MaxMs) &&
+		figureIs(w, warning.FigScrapes, float64(p.Scrapes))
+}
+
+func stalledCrossCheck(c result.DecodeCell, w warning.Warning) bool {
 	p, s := c.Polling, c.ServerTotalTPS
-	if p == nil || s == nil || c.TotalTPS <= 0 {
+	if w.Code != warning.ServerTPSGap || p == nil || s == nil || c.TotalTPS <= 0 ||
+		!figureIs(w, warning.FigServerTotalTPS, *s) || !figureIs(w, warning.FigTotalTPS, c.TotalTPS) {
 		return false
 	}
 	diff := (*s - c.TotalTPS) / c.TotalTPS
-	if w != fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f by %+.1f%%", *s, c.TotalTPS, diff*100) {
-		return false
-	}
 	shiftMs := math.Abs(diff) * c.MeasuredS * 1000
 	return shiftMs <= 2*p.MaxMs
 }
