@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
@@ -129,6 +130,41 @@ func TestDiscoverKVCapacity(t *testing.T) {
 			}
 			if (tc.wantWarning == "") != (warning == "") || !strings.Contains(warning, tc.wantWarning) {
 				t.Errorf("warning = %q, want one containing %q", warning, tc.wantWarning)
+			}
+		})
+	}
+}
+
+// TestStateFacts: each fact the engine states replaces the spec's in
+// results.json, named in stated with its source; a fact it does not state
+// keeps the spec's value.
+func TestStateFacts(t *testing.T) {
+	on := true
+	tests := []struct {
+		name       string
+		facts      engine.Facts
+		want       result.Server
+		wantStated map[string]string
+	}{
+		{name: "every fact", facts: engine.Facts{KVCacheDtype: "fp8", BlockSize: 16, PrefixCaching: &on, Speculative: "dflash",
+			Stated: map[string]string{"kv_cache_dtype": "m", "block_size": "m", "enable_prefix_caching": "m", "speculative": "log"}},
+			want:       result.Server{KVCacheDtype: "fp8", BlockSize: 16, PrefixCaching: &on, Speculative: "dflash"},
+			wantStated: map[string]string{"kv_cache_dtype": "m", "block_size": "m", "enable_prefix_caching": "m", "speculative": "log"}},
+		{name: "stated as none: no speculation", facts: engine.Facts{Stated: map[string]string{"speculative": "GET /server_info"}},
+			want:       result.Server{KVCacheDtype: "auto", Speculative: ""},
+			wantStated: map[string]string{"speculative": "GET /server_info"}},
+		{name: "nothing stated: the spec's stay", facts: engine.Facts{KVCacheDtype: "fp8", BlockSize: 16},
+			want: result.Server{KVCacheDtype: "auto", Speculative: "eagle3"}, wantStated: map[string]string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, stated := result.Server{KVCacheDtype: "auto", Speculative: "eagle3"}, map[string]string{}
+			stateFacts(tc.facts, &got, stated)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("facts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantStated, stated); diff != "" {
+				t.Errorf("stated (-want +got):\n%s", diff)
 			}
 		})
 	}
