@@ -114,6 +114,12 @@ type Sampling struct {
 // docs/method.md#kv-capacity): what its deferred requests wait for, and
 // the names its notes, reasons and warnings quote.
 type Status struct {
+	// ContextIsSlot says max_model_len is one slot's context, fixed before
+	// any request (llama.cpp's -c ÷ --parallel), so a cell whose context +
+	// max_output exceeds it is over capacity, decided before sending; false
+	// (vLLM, SGLang): such a cell is an error, the server refusing its
+	// requests.
+	ContextIsSlot bool
 	// DeferredIsQueued says the requests the engine reports deferred
 	// (promread.Snapshot.WaitingDeferred) wait for capacity, so the rules
 	// count them as waiting (WaitingDeferred is then not part of the

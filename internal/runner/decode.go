@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/engine"
+	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -130,8 +132,29 @@ func (r *run) unrunnable(ref vocab.CellRef) (vocab.Status, string, bool) {
 	if r.kvPool.OverCapacity(ref.Concurrency, ref.Context, maxOutput) {
 		return vocab.StatusOverCapacity, r.kvPool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil), true
 	}
-	if r.maxModelLen > 0 && ref.Context+maxOutput > r.maxModelLen {
-		return vocab.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, maxOutput, r.maxModelLen), true
+	return beyondContext(ref, maxOutput, r.maxModelLen, r.engineStatus())
+}
+
+// engineStatus is what the status rules take from the server's engine
+// (vLLM's without a server).
+func (r *run) engineStatus() *engine.Status {
+	if r.server == nil || r.server.Client == nil {
+		return registry.For("").Status()
 	}
-	return "", "", false
+	return r.server.Client.Engine().Status()
+}
+
+// beyondContext says whether a cell's requests cannot fit in max_model_len
+// (0: unknown), and with which status: over capacity where the engine's
+// max_model_len is one slot's context (engine.Status.ContextIsSlot), else
+// an error.
+func beyondContext(ref vocab.CellRef, maxOutput, maxModelLen int, st *engine.Status) (vocab.Status, string, bool) {
+	if maxModelLen <= 0 || ref.Context+maxOutput <= maxModelLen {
+		return "", "", false
+	}
+	status := vocab.StatusError
+	if st.ContextIsSlot {
+		status = vocab.StatusOverCapacity
+	}
+	return status, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, maxOutput, maxModelLen), true
 }
