@@ -40,24 +40,38 @@ func (m *Meter) samplingRejected(failure error) error {
 	default:
 		return nil
 	}
-	srv := m.Spec
-	w := m.Workload
-	sent := engine.Sampling{LogitBias: len(w.LogitBias) > 0, Speculative: srv.Speculative != nil}
-	sent.MinP, _ = w.Sampling["min_p"].Float64()
-	if t, err := w.Sampling["temperature"].Float64(); err == nil {
-		sent.Temperature = &t
-	}
-	why, remedy, ok := m.engine().SamplingRejected(msg, sent)
+	why, remedy, ok := m.engine().SamplingRejected(msg, m.sentSampling())
 	if !ok {
 		return nil
 	}
-	return exit.Infraf("server %s rejects every request: %s. %s: %s; slogate does not change the workload by itself", srv.Name, msg, why, remedy)
+	return exit.Infraf("server %s rejects every request: %s. %s: %s; slogate does not change the workload by itself", m.Spec.Name, msg, why, remedy)
+}
+
+// sentSampling is what the cell's workload sends of its sampling settings,
+// and whether its server block speculates (none of it without a workload or
+// a server block, as in tests of one rule).
+func (m *Meter) sentSampling() engine.Sampling {
+	var sent engine.Sampling
+	if m.Spec != nil {
+		sent.Speculative = m.Spec.Speculative != nil
+	}
+	if w := m.Workload; w != nil {
+		sent.LogitBias = len(w.LogitBias) > 0
+		sent.MinP, _ = w.Sampling["min_p"].Float64()
+		if t, err := w.Sampling["temperature"].Float64(); err == nil {
+			sent.Temperature = &t
+		}
+	}
+	return sent
 }
 
 // engine is the measured server's engine (vLLM for a Meter without a
 // server, as in tests of one rule).
 func (m *Meter) engine() engine.Engine {
 	if m.Server == nil || m.Server.Client == nil {
+		if m.Spec == nil {
+			return registry.For("")
+		}
 		return registry.For(m.Spec.Engine)
 	}
 	return m.Server.Client.Engine()
