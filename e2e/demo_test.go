@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	slores "github.com/slogate/slogate/internal/result"
 )
 
 // TestDemo runs `make demo`'s script as written (scripts/demo.sh with
@@ -76,6 +79,27 @@ func TestDemo(t *testing.T) {
 	runs, _ := filepath.Glob(filepath.Join(dir, "slogate-out", "demo", "qwen", "2*", "results.json"))
 	latest, _ := os.Readlink(filepath.Join(dir, "slogate-out", "demo", "qwen", "latest"))
 	if len(runs) != 2 || !strings.Contains(runs[1], latest) {
-		t.Errorf("results %v, latest → %q: want both runs kept, latest the upgrade's", runs, latest)
+		t.Fatalf("results %v, latest → %q: want both runs kept, latest the upgrade's", runs, latest)
+	}
+	// The upgrade's report.md tabulates the comparison: a row per cell and
+	// metric with both runs' recorded values, the regression failing.
+	up, err := slores.Read(runs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstRun, err := slores.Read(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(filepath.Dir(runs[1]), "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	was, _ := firstRun.DecodeCell("decode", 8192, 16)
+	now, _ := up.DecodeCell("decode", 8192, 16)
+	row := fmt.Sprintf("| decode/ctx=8K/conc=16 | total_tps (tok/s) | %s | %s | ", numfmt.Value(was.TotalTPS), numfmt.Value(now.TotalTPS))
+	if up.Comparison == nil || !strings.Contains(string(md), "## Baseline comparison") || !strings.Contains(string(md), row) ||
+		!strings.Contains(string(md), "| FAIL: regressed |") {
+		t.Errorf("the upgrade's report.md lacks the comparison row %q…FAIL: regressed:\n%s", row, md)
 	}
 }

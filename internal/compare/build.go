@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"math"
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
@@ -274,3 +275,58 @@ func BuildPlanned(base *result.Results, planned Planned, p Policy) *Comparison {
 	c.Power = BaselineWarnings(base, max(repeats, 1), p.Tolerance, p.Alpha)
 	return c
 }
+
+// Record is the comparison as results.json keeps it (result.Comparison):
+// a row per cell and metric with both values, the change, its bounds, the
+// decision and the outcome (Skip for a cell the baseline did not measure;
+// a Fail or Inconclusive passes when the engines differ). Nil when the
+// comparison was refused or is a pre-run check.
+func (c *Comparison) Record() *result.Comparison {
+	if c.Refused || c.B == nil {
+		return nil
+	}
+	r := &result.Comparison{Baseline: c.A.Describe("2006-01-02 15:04 UTC"), Tolerance: c.Policy.Tolerance, Alpha: c.Policy.Alpha,
+		InformsOnly: c.EngineChanged, Outcome: c.Outcome, Rows: []result.ComparisonRow{}}
+	for _, cr := range c.Cells {
+		for _, mc := range cr.Metrics {
+			r.Rows = append(r.Rows, row(&cr, mc))
+		}
+	}
+	return r
+}
+
+// row is one cell and metric of Record.
+func row(cr *CellResult, mc MetricCell) result.ComparisonRow {
+	m, x := mc.Metric, mc.Cell
+	ref := x.Ref
+	r := result.ComparisonRow{Cell: ref.Name(), Phase: ref.Phase, Matrix: ref.Matrix, Context: ref.Context, Concurrency: ref.Concurrency,
+		Metric: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, BaselineStatus: x.A.Status, NowStatus: x.B.Status,
+		Decision: x.Change.Key(), Outcome: x.Outcome}
+	if x.A.Present {
+		r.BaselineRepeats = x.A.Repeats
+	}
+	if x.B.Present {
+		r.NowRepeats = x.B.Repeats
+	}
+	if x.A.HasValue {
+		r.Baseline = ptr(x.A.Value)
+	}
+	if x.B.HasValue {
+		r.Now = ptr(x.B.Value)
+	}
+	if !math.IsNaN(x.Delta) && x.A.HasValue && x.B.HasValue {
+		r.Change = ptr(x.Delta)
+	}
+	if t := x.Test; t != nil {
+		r.Lower, r.Upper, r.Confidence = ptr(t.Lower-1), ptr(t.Upper-1), ptr(t.Confidence())
+	}
+	switch {
+	case cr.Decided == vocab.Skip:
+		r.Outcome = vocab.Skip
+	case cr.InformsOnly() && (r.Outcome == vocab.Fail || r.Outcome == vocab.Inconclusive):
+		r.Outcome = vocab.Pass
+	}
+	return r
+}
+
+func ptr(v float64) *float64 { return &v }

@@ -96,6 +96,17 @@ const (
 
 var changeNames = [...]string{"unchanged", "improved", "regressed", "inconclusive", "A only", "B only", "neither", "lost", "errored"}
 
+var changeKeys = [...]string{"unchanged", "improved", "regressed", "inconclusive", "baseline_only", "now_only", "neither", "lost", "errored"}
+
+// Key is the change as a JSON word (results.json's comparison, diff
+// -format json): "regressed", "baseline_only", "now_only", …
+func (c Change) Key() string {
+	if c < 0 || int(c) >= len(changeKeys) {
+		return fmt.Sprintf("change_%d", int(c))
+	}
+	return changeKeys[c]
+}
+
 // String names the change: "regressed", "inconclusive", "A only", …
 func (c Change) String() string {
 	if c < 0 || int(c) >= len(changeNames) {

@@ -67,6 +67,7 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 		// that differ (no verdicts then: numbers measured differently are
 		// not compared).
 		bv := views.Baseline{C: compare.Build(fc.Baseline, res, fc.Policy)}
+		res.Comparison = bv.C.Record() // the reports' comparison table and charts
 		verdicts, baselineErr = append(verdicts, bv.Verdicts()...), bv.Refusal()
 		for _, n := range bv.Notes() {
 			if fc.Stream != nil {

@@ -49,6 +49,9 @@ type htmlData struct {
 	Traffic []trafficTable
 	// Latency is the Latency statistics table, as in report.md.
 	Latency      latencyTable
+	// Comparison is the -baseline comparison's table, as in report.md;
+	// nil without a baseline.
+	Comparison *comparisonTable
 	LatencyIntro string
 }
 
@@ -84,7 +87,7 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 	// The SVG strings are built by svg.go, which escapes every piece of
 	// text it writes; that is what makes the template.HTML conversion safe.
 	for _, m := range v.Matrices {
-		hm := htmlMatrix{matrixView: m, Lines: template.HTML(decodeChart(m)), Heat: template.HTML(heatMap(m))}
+		hm := htmlMatrix{matrixView: m, Lines: template.HTML(decodeChart(m, res.Comparison)), Heat: template.HTML(heatMap(m))}
 		for i, ctx := range m.Contexts {
 			row := htmlRow{Context: vocab.FormatTokens(ctx)}
 			for _, c := range m.Cells[i] {
@@ -99,6 +102,7 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 	}
 	d.Charts = append(d.Charts, trafficCharts(res)...)
 	d.Traffic = trafficTables(res)
+	d.Comparison = newComparisonTable(res.Comparison)
 	d.Latency, d.LatencyIntro = newLatencyTable(res), latencyIntro
 	for _, sv := range newSearchViews(res) {
 		// searchChart escapes every text it writes, as svg.go does.

@@ -82,6 +82,7 @@ func WriteMarkdown(w io.Writer, res *result.Results) error {
 		})
 		p("\n%s\n\n", mdText(n.Note))
 	}
+	writeComparison(b, res.Comparison)
 	writeVerdicts(b, v)
 	if len(v.Warnings) > 0 {
 		p("## Warnings\n\n")

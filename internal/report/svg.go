@@ -229,8 +229,10 @@ func hollowNote(ss []series) bool {
 	return false
 }
 
-// decodeChart is total tok/s against concurrency, one line per context.
-func decodeChart(m matrixView) string {
+// decodeChart is total tok/s against concurrency, one line per context;
+// with a -baseline comparison (base), each context's baseline too, dashed
+// in the same colour.
+func decodeChart(m matrixView, base *result.Comparison) string {
 	var xt []float64
 	var xl []string
 	for _, c := range m.Concurrency {
@@ -249,12 +251,33 @@ func decodeChart(m matrixView) string {
 				Label:  fmt.Sprintf("%s × %d: %s", s.Name, c.Concurrency, cellText(c))})
 		}
 		ss = append(ss, s)
+		if bs := decodeBaseline(m, i, base, s); len(bs.Points) > 0 {
+			ss = append(ss, bs)
+		}
 	}
-	return lineChart("Decode throughput by concurrency (one line per context)", "total tok/s",
-		xt, xl, "simultaneous requests (log₂ scale)", ss, true)
+	title := "Decode throughput by concurrency (one line per context)"
+	if base != nil {
+		title = "Decode throughput by concurrency (one line per context; dashed: the baseline)"
+	}
+	return lineChart(title, "total tok/s", xt, xl, "simultaneous requests (log₂ scale)", ss, true)
 }
 
-// prefillChart is cold prefill tok/s against context length.
+// decodeBaseline is the baseline's series of row i of m (the context of
+// s): its total tok/s at each concurrency it measured, dashed.
+func decodeBaseline(m matrixView, i int, base *result.Comparison, s series) series {
+	bs := series{Name: s.Name + " baseline", Color: s.Color, Dash: "6 4", Marker: markerSquare}
+	ctx := m.Contexts[i]
+	for _, conc := range m.Concurrency {
+		if v, ok := baselineValue(base, vocab.PhaseDecode, m.Label, ctx, conc, "total_tps"); ok {
+			bs.Points = append(bs.Points, point{X: math.Log2(float64(conc)), Y: v,
+				Label: fmt.Sprintf("%s × %d: baseline %s tok/s", s.Name, conc, numfmt.Value(v))})
+		}
+	}
+	return bs
+}
+
+// prefillChart is cold prefill tok/s against context length; with a
+// -baseline comparison, the baseline's too, dashed.
 func prefillChart(res *result.Results) string {
 	var xt []float64
 	var xl []string
@@ -268,8 +291,19 @@ func prefillChart(res *result.Results) string {
 				Label: fmt.Sprintf("%s: %s tok/s, %s TTFT", vocab.FormatTokens(c.Context), prefillTPSText(c.TPS, 0), prefillTTFTText(&c))})
 		}
 	}
+	ss := []series{s}
+	bs := series{Name: "baseline", Color: palette[0], Dash: "6 4", Marker: markerSquare}
+	for _, c := range res.Prefill {
+		if v, ok := baselineValue(res.Comparison, vocab.PhasePrefill, "", c.Context, 0, "tps"); ok {
+			bs.Points = append(bs.Points, point{X: math.Log2(float64(c.Context)), Y: v,
+				Label: fmt.Sprintf("%s: baseline %s tok/s", vocab.FormatTokens(c.Context), numfmt.Value(v))})
+		}
+	}
+	if len(bs.Points) > 0 {
+		ss = append(ss, bs)
+	}
 	return lineChart("Prefill throughput by context length (cold request)", "prompt tok/s", xt, xl,
-		"context length (log₂ scale)", []series{s}, false)
+		"context length (log₂ scale)", ss, len(ss) > 1)
 }
 
 // heatMap is the decode matrix coloured by total tok/s: over-capacity cells

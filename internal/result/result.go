@@ -47,6 +47,9 @@ type Results struct {
 	Search []Search `json:"search,omitempty"`
 	// Verdicts of the spec's assert/expect blocks and baseline comparisons.
 	Verdicts []Verdict `json:"verdicts"`
+	// Comparison is the -baseline comparison per cell and metric (nil
+	// without a baseline), which the reports tabulate and chart.
+	Comparison *Comparison `json:"comparison,omitempty"`
 	// Error is the infrastructure error that ended the run early, if any.
 	Error string `json:"error,omitempty"`
 	// Interrupted is set when the run was stopped by a signal.

@@ -1,0 +1,147 @@
+package report
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// comparisonTable is a -baseline comparison (result.Comparison) as a table:
+// a row per cell and metric with the baseline's value, this run's, the
+// change, its bounds and the outcome; report.md, report.html and diff
+// -format md show it.
+type comparisonTable struct {
+	Intro  string
+	Header []string
+	Rows   [][]string
+}
+
+// newComparisonTable is c's table; nil without a comparison.
+func newComparisonTable(c *result.Comparison) *comparisonTable {
+	if c == nil {
+		return nil
+	}
+	t := &comparisonTable{
+		Intro: "Against the baseline " + c.Baseline + ", tolerance " + numfmt.Percent(c.Tolerance) + ", α = " + numfmt.Shortest(c.Alpha) +
+			". Change = (now − baseline) ÷ baseline, with repeats on both sides the Hodges–Lehmann estimate; bounds are each one-sided at the confidence shown.",
+		Header: []string{"Cell", "Metric", "Baseline", "Now", "Change", "Bounds", "Outcome"},
+	}
+	if c.InformsOnly {
+		t.Intro += " The engines differ: the comparison informs and never gates (docs/method.md#comparing-engines)."
+	}
+	for _, r := range c.Rows {
+		metric := r.Metric
+		if r.Unit != "" {
+			metric += " (" + r.Unit + ")"
+		}
+		t.Rows = append(t.Rows, []string{r.Cell, metric, rowValue(r.Baseline, r.BaselineStatus, r.BaselineRepeats), rowValue(r.Now, r.NowStatus, r.NowRepeats),
+			rowChange(r.Change), rowBounds(r), rowOutcome(r)})
+	}
+	return t
+}
+
+// rowValue is one side's value, or why it has none: "—" when that run has
+// no such cell, "over cap", "error", "n/a" (measured without the metric).
+func rowValue(v *float64, st vocab.Status, repeats int) string {
+	switch {
+	case v != nil:
+		return numfmt.Value(*v)
+	case repeats == 0:
+		return dash
+	case st == vocab.StatusOverCapacity:
+		return "over cap"
+	case st == vocab.StatusError:
+		return "error"
+	case st.Measured():
+		return "n/a"
+	}
+	return strings.ReplaceAll(string(st), "_", " ")
+}
+
+func rowChange(c *float64) string {
+	if c == nil {
+		return dash
+	}
+	return numfmt.Delta(*c)
+}
+
+// rowBounds is "-18.6…-18.0% (95.2%)", or "—" without an interval.
+func rowBounds(r result.ComparisonRow) string {
+	if r.Lower == nil || r.Upper == nil {
+		return dash
+	}
+	s := strings.TrimSuffix(numfmt.Delta(*r.Lower), "%") + "…" + numfmt.Delta(*r.Upper)
+	if r.Confidence != nil {
+		s += " (" + strconv.FormatFloat(*r.Confidence*100, 'f', 1, 64) + "%)"
+	}
+	return s
+}
+
+// rowOutcome is the outcome and the decision: "FAIL: regressed", "pass:
+// unchanged", "skip: now only", "INCONCLUSIVE".
+func rowOutcome(r result.ComparisonRow) string {
+	o, decision := r.Outcome.String(), strings.ReplaceAll(r.Decision, "_", " ")
+	if r.Outcome.Failed() {
+		o = strings.ToUpper(o)
+	}
+	if decision == r.Outcome.String() {
+		return o // INCONCLUSIVE, not INCONCLUSIVE: inconclusive
+	}
+	return o + ": " + decision
+}
+
+// writeComparison is report.md's comparison section.
+func writeComparison(b *bufio.Writer, c *result.Comparison) {
+	t := newComparisonTable(c)
+	if t == nil {
+		return
+	}
+	b.WriteString("## Baseline comparison\n\n" + mdText(t.Intro) + "\n\n")
+	writeComparisonRows(b, t)
+	b.WriteString("\n")
+}
+
+func writeComparisonRows(b *bufio.Writer, t *comparisonTable) {
+	mdTable(b, t.Header, func(row func(...string)) {
+		for _, r := range t.Rows {
+			row(r...)
+		}
+	})
+}
+
+// WriteComparisonTable writes c's table as Markdown, a row per cell and
+// metric (baseline, now, change, bounds, outcome), without a heading: the
+// table report.md shows under "Baseline comparison", for diff -format md.
+func WriteComparisonTable(w io.Writer, c *result.Comparison) error {
+	t := newComparisonTable(c)
+	if t == nil {
+		return nil
+	}
+	b := bufio.NewWriter(w)
+	writeComparisonRows(b, t)
+	return b.Flush()
+}
+
+// baselineValue is the baseline's value of metric at a decode cell (phase
+// decode, matrix label) or a prefill cell, for the charts; ok is false
+// without a comparison or a baseline value there.
+func baselineValue(c *result.Comparison, phase vocab.Phase, label string, ctx, conc int, metric string) (float64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	for _, r := range c.Rows {
+		if r.Phase != phase || r.Metric != metric || r.Context != ctx || r.Baseline == nil {
+			continue
+		}
+		if phase == vocab.PhaseDecode && (r.Concurrency != conc || vocab.CellRef{Phase: phase, Matrix: r.Matrix}.MatrixLabel() != label) {
+			continue
+		}
+		return *r.Baseline, true
+	}
+	return 0, false
+}
