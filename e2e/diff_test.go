@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,5 +87,43 @@ func TestDiffUsage(t *testing.T) {
 		if !strings.Contains(r.Stderr, "slogate:") && !strings.Contains(r.Stderr, "Usage:") {
 			t.Errorf("slogate %v: no explanation on stderr:\n%s", args, r.Stderr)
 		}
+	}
+}
+
+// TestDiffFormats: diff -format md and json say what the text says, with
+// the same exit code: the verdict on top and a row per cell and metric in
+// Markdown, the rows' figures in JSON; an unknown format is a usage error.
+func TestDiffFormats(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base, worse := filepath.Join(dir, "base.json"), filepath.Join(dir, "worse.json")
+	writeResults(t, base, 6018.4, 50)
+	writeResults(t, worse, 5421.3, 50)
+	md := slogate(t, newMark(t), 20*time.Second, "", nil, "diff", "-format", "md", base, worse)
+	if md.Code != 1 || !strings.HasPrefix(md.Stdout, "**slogate diff: FAIL (exit 1): 1 regressed") ||
+		!strings.Contains(md.Stdout, "| decode/ctx=8K/conc=64 | total_tps (tok/s) | 6018.4 | 5421.3 | -9.9% | — | FAIL: regressed |\n") {
+		t.Errorf("-format md: exit %d, want 1 with the verdict on top and the regressed row\nstdout:\n%s\nstderr:\n%s", md.Code, md.Stdout, md.Stderr)
+	}
+	js := slogate(t, newMark(t), 20*time.Second, "", nil, "diff", "-format", "json", base, worse)
+	var doc struct {
+		Outcome  string `json:"outcome"`
+		ExitCode int    `json:"exit_code"`
+		Rows     []slores.ComparisonRow
+	}
+	if err := json.Unmarshal([]byte(js.Stdout), &doc); err != nil {
+		t.Fatalf("-format json: %v\n%s", err, js.Stdout)
+	}
+	found := false
+	for _, r := range doc.Rows {
+		if r.Cell == "decode/ctx=8K/conc=64" && r.Metric == "total_tps" {
+			found = *r.Baseline == 6018.4 && *r.Now == 5421.3 && r.Decision == "regressed" && r.Outcome == vocab.Fail
+		}
+	}
+	if js.Code != 1 || doc.Outcome != "fail" || doc.ExitCode != 1 || !found {
+		t.Errorf("-format json: exit %d, outcome %q, exit_code %d, the 8K×64 total_tps row found %v; want a regression, exit 1\n%s", js.Code, doc.Outcome, doc.ExitCode, found, js.Stdout)
+	}
+	bad := slogate(t, newMark(t), 20*time.Second, "", nil, "diff", "-format", "html", base, worse)
+	if bad.Code != 2 || !strings.Contains(bad.Stderr, "html") {
+		t.Errorf("-format html: exit %d, want 2 naming it\nstderr:\n%s", bad.Code, bad.Stderr)
 	}
 }

@@ -16,13 +16,20 @@ import (
 // relative change (and its bounds) per cell, the cells B lost and the
 // inconclusive ones; it exits 3 when a cell A measured errored in B, else 1
 // when a cell regressed or was lost, else 4 when a cell was inconclusive
-// (unless -inconclusive pass) (docs/method.md#comparing-runs).
+// (unless -inconclusive pass) (docs/method.md#comparing-runs). -format md
+// writes it as Markdown for a pull request or the GitHub step summary,
+// -format json as one document (docs/diff.schema.json); the exit code is
+// the same.
+// diffFormats are diff's -format words, the default first.
+var diffFormats = []string{"text", "md", "json"}
+
 func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.CommandFlagSet("diff")
 	tolerance := fls.Fraction("tolerance", "5%", "relative change allowed before a cell counts as changed, `PCT` (5% or 0.05)")
 	alphaFlag := fls.String("alpha", "0.05", "one-sided error level `P` of each bound of the Hodges–Lehmann interval that decides cells repeated on both sides")
 	inconclusive := fls.Choice("inconclusive", compare.InconclusivePolicies, "what a cell that cannot be decided does, `POLICY`: fail (exit 4 when nothing regressed) or pass (accept the risk; an estimate beyond the tolerance still fails)")
 	allowSettings := fls.Bool("allow-settings-change", false, "compare runs measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real, engine); the differences head the output")
+	format := fls.Choice("format", diffFormats, "output `FORMAT`: text (the console's), md (Markdown for a pull-request comment or the GitHub step summary) or json (docs/diff.schema.json)")
 	metrics := fls.String("metric", "", "comma-separated `METRICS` to compare (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill)")
 	files, err := fls.Parse(stdout, args)
 	if err != nil {
@@ -56,7 +63,8 @@ func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err := view.Refusal(); err != nil {
 		return err
 	}
-	if err := view.Text(stdout); err != nil {
+	render := map[string]func(io.Writer) error{"text": view.Text, "md": view.Markdown, "json": view.JSON}[format.Value()]
+	if err := render(stdout); err != nil {
 		return exit.Infraf("diff: writing output: %w", err)
 	}
 	if code := view.C.ExitCode(); code != exit.OK {

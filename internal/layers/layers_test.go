@@ -34,9 +34,10 @@ var layers = [][]string{
 	{"cmd/slogate", "internal/sim/internal/genprofiles", "internal/gguf/genmodels"},
 	// What each command does, and the commands' plumbing.
 	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/cli/planview", "internal/interrupt"},
-	// Running a plan's steps; verdicts from the rules; rendering the
-	// reports; the commands' views of a comparison.
-	{"internal/runner", "internal/assert", "internal/report", "internal/views"},
+	// The commands' views of a comparison (text, Markdown, JSON, verdicts).
+	{"internal/views"},
+	// Running a plan's steps; verdicts from the rules; rendering the reports.
+	{"internal/runner", "internal/assert", "internal/report"},
 	// Measuring one cell against a client; comparing two sets of results.
 	{"internal/measure", "internal/compare"},
 	// A server's lifecycle: launch, readiness, stop, discovery, containers;

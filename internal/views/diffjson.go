@@ -1,0 +1,183 @@
+package views
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// DiffSchema names the version of diff -format json's document; its JSON
+// Schema is docs/diff.schema.json.
+const DiffSchema = "slogate-diff/1"
+
+// diffJSON is diff -format json's document (docs/diff.schema.json).
+type diffJSON struct {
+	Schema   string        `json:"schema"`
+	Verdict  string        `json:"verdict"`
+	Outcome  vocab.Outcome `json:"outcome"`
+	ExitCode int           `json:"exit_code"`
+	A        runJSON       `json:"a"`
+	B        runJSON       `json:"b"`
+	Policy   policyJSON    `json:"policy"`
+	// Settings are the measurement settings that differ (compared with
+	// -allow-settings-change), Server the server differences.
+	Settings    []differenceJSON `json:"settings"`
+	Server      []differenceJSON `json:"server"`
+	InformsOnly bool             `json:"informs_only"`
+	// Rows are the cells and metrics (results.json's comparison rows).
+	Rows    []result.ComparisonRow `json:"rows"`
+	Lost    []lostJSON             `json:"lost"`
+	Traffic []trafficJSON          `json:"traffic"`
+	Method  methodJSON             `json:"method"`
+	Summary map[string]int         `json:"summary"`
+}
+
+type runJSON struct {
+	Path    string `json:"path"`
+	Server  string `json:"server"`
+	Model   string `json:"model"`
+	Engine  string `json:"engine"`
+	Version string `json:"version"`
+	Started string `json:"started,omitempty"`
+}
+
+type policyJSON struct {
+	Tolerance    float64  `json:"tolerance"`
+	Alpha        float64  `json:"alpha"`
+	Inconclusive string   `json:"inconclusive"`
+	Metrics      []string `json:"metrics"`
+}
+
+// differenceJSON is a setting that differs; a side without it is null.
+type differenceJSON struct {
+	Setting string  `json:"setting"`
+	A       *string `json:"a"`
+	B       *string `json:"b"`
+	Text    string  `json:"text"`
+}
+
+type lostJSON struct {
+	Cell     string `json:"cell"`
+	Decision string `json:"decision"`
+	Text     string `json:"text"`
+}
+
+type trafficJSON struct {
+	Cell    string             `json:"cell"`
+	AStatus vocab.Status       `json:"a_status,omitempty"`
+	BStatus vocab.Status       `json:"b_status,omitempty"`
+	Values  []trafficValueJSON `json:"values"`
+	Text    string             `json:"text"`
+}
+
+type trafficValueJSON struct {
+	Metric string   `json:"metric"`
+	Unit   string   `json:"unit,omitempty"`
+	A      float64  `json:"a"`
+	B      float64  `json:"b"`
+	Change *float64 `json:"change"`
+}
+
+type methodJSON struct {
+	Statistical bool   `json:"statistical"`
+	Tested      int    `json:"tested"`
+	Untested    int    `json:"untested"`
+	Note        string `json:"note"`
+}
+
+// JSON writes the diff as one JSON document (docs/diff.schema.json): the
+// verdict, outcome and exit code, both runs, the policy, the settings and
+// server differences, a row per cell and metric with both values, the
+// change, its bounds, the decision and the outcome, the lost cells, the
+// traffic cells side by side, the method and the counts.
+func (d Diff) JSON(w io.Writer) error {
+	c := d.C
+	doc := diffJSON{
+		Schema: DiffSchema, Verdict: d.Verdict(), Outcome: c.Outcome, ExitCode: c.ExitCode(),
+		A: runOf(d.PathA, c.A), B: runOf(d.PathB, c.B),
+		Policy:      policyJSON{Tolerance: c.Policy.Tolerance, Alpha: c.Policy.Alpha, Inconclusive: compare.InconclusivePolicies[c.Policy.Inconclusive], Metrics: metricNames(c)},
+		Settings:    differences(c.Settings),
+		Server:      differences(c.Server),
+		InformsOnly: c.EngineChanged,
+		Rows:        []result.ComparisonRow{},
+		Lost:        []lostJSON{},
+		Traffic:     []trafficJSON{},
+		Method:      methodJSON{Statistical: c.Method.Statistical(), Tested: c.Method.Tested, Untested: c.Method.Untested, Note: MethodNote(c.Method)},
+		Summary:     map[string]int{},
+	}
+	if rec := c.Record(); rec != nil {
+		doc.Rows = rec.Rows
+	}
+	for _, f := range c.Lost {
+		doc.Lost = append(doc.Lost, lostJSON{Cell: f.Ref.Name(), Decision: f.Change.Key(), Text: FindingText(f)})
+	}
+	lines := TrafficLines(c.Traffic)
+	for i, p := range c.Traffic {
+		t := trafficJSON{Cell: p.Ref.Name(), Values: []trafficValueJSON{}, Text: lines[i]}
+		if p.A != nil {
+			t.AStatus = p.A.Status
+		}
+		if p.B != nil {
+			t.BStatus = p.B.Status
+		}
+		for _, v := range p.Values {
+			tv := trafficValueJSON{Metric: v.Metric.Name, Unit: v.Metric.Unit, A: v.A, B: v.B}
+			if !math.IsNaN(v.Delta) {
+				tv.Change = &v.Delta
+			}
+			t.Values = append(t.Values, tv)
+		}
+		doc.Traffic = append(doc.Traffic, t)
+	}
+	for ch, n := range c.Summary() {
+		doc.Summary[ch.Key()] = n
+	}
+	for _, k := range []compare.Change{compare.Unchanged, compare.Improved, compare.Regressed, compare.Inconclusive, compare.Lost, compare.Errored} {
+		doc.Summary[k.Key()] += 0 // every count present, 0 included
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func runOf(path string, r *result.Results) runJSON {
+	j := runJSON{Path: path, Server: r.Server.Name, Model: r.Server.Model, Engine: r.Server.EngineName(), Version: r.Server.Version}
+	if !r.Started.IsZero() {
+		j.Started = r.Started.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	return j
+}
+
+// metricNames are the metrics compared, in the tables' order, each once.
+func metricNames(c *compare.Comparison) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, t := range c.Tables {
+		if !seen[t.Metric.Name] {
+			seen[t.Metric.Name] = true
+			out = append(out, t.Metric.Name)
+		}
+	}
+	return out
+}
+
+func differences(ds []compare.Difference) []differenceJSON {
+	out := []differenceJSON{}
+	for _, d := range ds {
+		j := differenceJSON{Setting: d.Setting, Text: d.String()}
+		if d.HasA {
+			a := d.A
+			j.A = &a
+		}
+		if d.HasB {
+			b := d.B
+			j.B = &b
+		}
+		out = append(out, j)
+	}
+	return out
+}
