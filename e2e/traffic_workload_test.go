@@ -243,12 +243,23 @@ traffic "shared" {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The two replay blocks' cells carry the same dataset counts: report.md
+	// lists them once, after both cells.
+	open := cells["replay_open"]
+	counts := "dataset " + dataset + fmt.Sprintf(": %d entries examined, %d kept", len(entries), len(kept))
 	for _, want := range []string{`; workload "replay", its prompts sent as raw text on /v1/completions, untemplated`,
-		"- traffic/replay/conc=4: dataset " + dataset + fmt.Sprintf(": %d entries examined, %d kept", len(entries), len(kept)),
-		"- traffic/replay/conc=4: " + dataset + fmt.Sprintf(" has %d usable entries for ", len(kept))} {
+		"- " + open.Ref().Name() + ", traffic/replay/conc=4 (2 cells): " + counts,
+		"- " + open.Ref().Name() + ", traffic/replay/conc=4 (2 cells): " + dataset + fmt.Sprintf(" has %d usable entries for ", len(kept))} {
 		if !strings.Contains(string(md), want) {
-			t.Errorf("report.md lacks %q", want)
+			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
+	}
+	if n := strings.Count(string(md), counts); n != 1 {
+		t.Errorf("report.md has the dataset counts %d times, want once", n)
+	}
+	// The console too: in full under the first cell, then a line naming it.
+	if n := strings.Count(r.Stdout, counts); n != 1 || !strings.Contains(r.Stdout, "warning: as under sim/"+open.Ref().Name()+" (the 2nd cell with it)") {
+		t.Errorf("the console prints the dataset counts %d times, want once and then a line naming the first cell:\n%s", n, r.Stdout)
 	}
 	if c := cells["replay"]; c.Concurrency != 4 || c.Rate != 0 || c.ConcurrencyAvg < 3.5 || c.ConcurrencyAvg > 4.01 {
 		t.Errorf("replay closed loop: concurrency %d rate %v, %.2f in flight on average; want 4 kept in flight", c.Concurrency, c.Rate, c.ConcurrencyAvg)
@@ -415,6 +426,16 @@ assert "later_turns_faster" {
 	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-endpoint", base, "-v", "-out", out, spec)
 	if r.Code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// A messages dataset has no ShareGPT filter: no filter counts (they
+	// were all zeros) in its warnings or on the console.
+	for _, c := range readResults(t, out).Traffic {
+		if w := strings.Join(c.Warnings, "\n"); strings.Contains(w, "entries examined") || strings.Contains(w, "prompts too short") {
+			t.Errorf("%s warns with the ShareGPT filter's counts:\n%s", c.Ref().Name(), w)
+		}
+	}
+	if strings.Contains(r.Stdout, "entries examined") {
+		t.Errorf("the console prints the ShareGPT filter's counts for a messages dataset:\n%s", r.Stdout)
 	}
 	answer := sha(strings.Repeat(" a", 8)) // the simulator's 8-token answer
 	thirds := 0

@@ -11,6 +11,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // observer adapts the runner's events to a report.TestStream: each cell is
@@ -24,12 +25,22 @@ type observer struct {
 	// started: the repeats of a context's cells are interleaved, so
 	// several are open at once (docs/method.md#repeats).
 	open map[string]time.Time
+	// warned are the warnings already printed, by text: the test that
+	// printed each and how many cells have carried it.
+	warned map[string]*warned
+}
+
+// warned is a warning the console printed: under which test, and in how
+// many cells in all so far.
+type warned struct {
+	test, last string // the first test that carried it, and the latest
+	cells      int
 }
 
 // newObserver returns the observer of server's cells, streaming to stream;
 // verbose adds every cell's full metric line.
 func newObserver(stream report.TestStream, server string, verbose bool) *observer {
-	return &observer{stream: stream, server: server, verbose: verbose, open: map[string]time.Time{}}
+	return &observer{stream: stream, server: server, verbose: verbose, open: map[string]time.Time{}, warned: map[string]*warned{}}
 }
 
 // Log streams a line that belongs to no cell.
@@ -99,9 +110,7 @@ func (o *observer) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
 	if o.verbose {
 		o.stream.Output(test, report.DecodeMetrics(&c))
 	}
-	for _, w := range c.Warnings {
-		o.stream.Output(test, "warning: "+w.String())
-	}
+	o.warnings(test, warning.Strings(c.Warnings))
 	return test, vocab.Pass
 }
 
@@ -121,10 +130,44 @@ func (o *observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	if o.verbose {
 		o.stream.Output(test, report.TrafficMetrics(&c))
 	}
-	for _, w := range c.Warnings {
-		o.stream.Output(test, "warning: "+w)
-	}
+	o.warnings(test, c.Warnings)
 	o.end(test, vocab.Pass, elapsed)
+}
+
+// warnings prints a cell's warnings under its test: each text once per
+// server, at the first cell that carries it; a later cell repeating it
+// word for word gets one short line naming that test and counting the
+// cells (every cell of a dataset block repeated its dataset's warnings).
+func (o *observer) warnings(test string, ws []string) {
+	for _, w := range ws {
+		first, seen := o.warned[w]
+		if !seen {
+			o.warned[w] = &warned{test: test, last: test, cells: 1}
+			o.stream.Output(test, "warning: "+w)
+			continue
+		}
+		if first.last == test {
+			continue // the same cell again
+		}
+		first.cells, first.last = first.cells+1, test
+		o.stream.Output(test, fmt.Sprintf("warning: as under %s (%s)", first.test, ordinalCells(first.cells)))
+	}
+}
+
+// ordinalCells is "2nd cell", "3rd cell", "11th cell".
+func ordinalCells(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("the %d%s cell with it", n, suffix)
 }
 
 func (o *observer) end(test string, out vocab.Outcome, elapsed time.Duration) {

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +53,49 @@ func TestObserver(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, rs.lines); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestObserverWarningsOnce: the console prints each warning once per
+// server, under the first cell that carries it; a later cell repeating it
+// word for word gets one line naming that cell and counting the cells
+// (each dataset cell repeated its dataset's two warnings in full).
+func TestObserverWarningsOnce(t *testing.T) {
+	rs := &recordStream{}
+	o := newObserver(rs, "q", false)
+	cell := func(conc int, ws ...string) result.TrafficCell {
+		return result.TrafficCell{Traffic: "chat", Concurrency: conc, Status: vocab.StatusValid, Launched: 1, Completed: 1, MeasuredS: 1, Warnings: ws}
+	}
+	for _, c := range []result.TrafficCell{cell(4, "reused", "counts"), cell(8, "reused", "counts", "only here"), cell(16, "counts", "counts")} {
+		o.CellStart(c.Ref())
+		o.TrafficDone(c, time.Second)
+	}
+	var got []string
+	for _, l := range rs.lines {
+		if strings.HasPrefix(l, "RUN ") || strings.HasPrefix(l, "  warning: ") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		"RUN q/traffic/chat/conc=4", "  warning: reused", "  warning: counts",
+		"RUN q/traffic/chat/conc=8", "  warning: as under q/traffic/chat/conc=4 (the 2nd cell with it)",
+		"  warning: as under q/traffic/chat/conc=4 (the 2nd cell with it)", "  warning: only here",
+		"RUN q/traffic/chat/conc=16", "  warning: as under q/traffic/chat/conc=4 (the 3rd cell with it)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestOrdinalCells(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		n    int
+		want string
+	}{{"2", 2, "the 2nd cell with it"}, {"3", 3, "the 3rd cell with it"}, {"4", 4, "the 4th cell with it"}, {"11", 11, "the 11th cell with it"},
+		{"12", 12, "the 12th cell with it"}, {"21", 21, "the 21st cell with it"}, {"112", 112, "the 112th cell with it"}} {
+		if got := ordinalCells(tt.n); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -459,7 +459,9 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 		return cell, nil
 	}
 	cell.Warnings = append(cell.Warnings, plan.Warnings...)
-	if plan.Examined > 0 {
+	// The counts are the ShareGPT filter's (vllm bench serve's): a JSONL or
+	// messages dataset has no filter, so its counts would be zeros.
+	if plan.Examined > 0 && w.Dataset != nil && w.Dataset.Format == workload.FormatShareGPT {
 		d := plan.Dropped
 		cell.Warnings = append(cell.Warnings, fmt.Sprintf("dataset %s: %d entries examined, %d kept, %d dropped (%d with fewer than two turns, %d prompts too short, %d outputs too short, %d prompts too long, %d too long in all)",
 			w.DatasetText, plan.Examined+d.TooFewTurns, plan.Usable, d.Total(), d.TooFewTurns, d.PromptTooShort, d.OutputTooShort, d.PromptTooLong, d.TotalTooLong))

@@ -74,7 +74,8 @@ type view struct {
 	Verdicts                     []verdictRow
 	Failures                     []verdictRow // failed or errored verdicts
 	Warnings                     []string
-	Outcome                      string // PASS / FAIL / ERROR / SKIP
+	cellWarnings                 []cellWarning // the cells' warnings, grouped into Warnings
+	Outcome                      string        // PASS / FAIL / ERROR / SKIP
 	// Noise is the Noise section (docs/method.md#noise); nil when no cell
 	// was repeated.
 	Noise *noiseView
@@ -219,12 +220,12 @@ func newView(res *result.Results) *view {
 	for i := range res.Traffic { // a dataset's counts, its reuse in order, …
 		c := &res.Traffic[i]
 		for _, w := range c.Warnings {
-			v.Warnings = append(v.Warnings, c.Ref().Name()+": "+w)
+			v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w})
 		}
 	}
 	v.All = allMeasurements(res.Prefill, v.Matrices)
 	v.addVerdicts(res.Verdicts)
-	v.Warnings = runWarnings(res, v.Warnings)
+	v.Warnings = runWarnings(res, groupCellWarnings(v.cellWarnings))
 	v.Noise = noiseSection(res)
 	return v
 }
@@ -453,7 +454,7 @@ func (v *view) addMatrices(res *result.Results) {
 				}
 				v.noteStatus(c.Status, fmt.Sprintf("%s ctx=%s conc=%d", m.Label, vocab.FormatTokens(m.Contexts[i]), m.Concurrency[j]), c.Reason)
 				for _, w := range c.Warnings {
-					v.Warnings = append(v.Warnings, c.Ref().Name()+": "+w.String())
+					v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w.String()})
 				}
 			}
 		}
@@ -558,6 +559,38 @@ func runOutcome(res *result.Results) vocab.Outcome {
 		return vocab.Error
 	}
 	return res.Outcome()
+}
+
+// cellWarning is one warning of one cell, the cell named as results.json
+// names it ("traffic/chat/conc=4").
+type cellWarning struct{ cell, text string }
+
+// groupCellWarnings lists each warning once, in the order first seen,
+// after the cells that carry it: "decode/ctx=8K/conc=1: text" for one
+// cell, "traffic/chat/conc=4, traffic/chat/conc=8 (2 cells): text" for a
+// warning several cells repeat word for word (a dataset's counts, which
+// every cell of its block carried).
+func groupCellWarnings(ws []cellWarning) []string {
+	var order []string
+	cells := map[string][]string{}
+	for _, w := range ws {
+		if _, seen := cells[w.text]; !seen {
+			order = append(order, w.text)
+		}
+		if cs := cells[w.text]; len(cs) == 0 || cs[len(cs)-1] != w.cell {
+			cells[w.text] = append(cs, w.cell)
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, text := range order {
+		cs := cells[text]
+		if len(cs) == 1 {
+			out = append(out, cs[0]+": "+text)
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (%d cells): %s", strings.Join(cs, ", "), len(cs), text))
+	}
+	return out
 }
 
 // runWarnings is the Warnings list: why the run ended early or was
