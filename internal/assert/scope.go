@@ -82,7 +82,7 @@ func unmeasuredRead(ref vocab.CellRef, st vocab.Status, why string, res *result.
 // with the status), it repeats the runner's reason instead.
 func overCapacityLine(ref vocab.CellRef, res *result.Results, reason string) string {
 	head := ref.Expr() + " is over capacity"
-	pool := plan.KVPool{Tokens: res.Server.KVCacheTokens, Engines: res.Server.KVCacheEngines}
+	pool := plan.KVPool{Tokens: res.Server.KVCacheTokens, Engines: res.Server.KVCacheEngines, Slots: res.Server.KVCacheSlots}
 	maxOut := res.Measure.MaxOutput
 	conc := max(ref.Concurrency, 1)
 	if maxOut <= 0 || !pool.OverCapacity(conc, ref.Context, maxOut) {

@@ -62,6 +62,11 @@ type Engine interface {
 	// of how a log was read; logPath is the launched server's log ("" for
 	// an endpoint); dp is the spec's data_parallel_size (1 when unset).
 	KVCapacity(ctx context.Context, c Conn, logPath string, dp int) (tokens int64, source, warning, detail string)
+	// KVSlots is the number of slots the KV capacity is split into, each
+	// request in one slot's KV of its own (llama-server's --parallel
+	// slots), 0 where every request shares the pool (vLLM, SGLang);
+	// logPath as for KVCapacity.
+	KVSlots(ctx context.Context, c Conn, logPath string) int
 	// StatedFacts are the settings the server states, of the ones a spec
 	// asks (docs/method.md#server-facts), each with where it was read.
 	StatedFacts(ctx context.Context, c Conn, logPath string) Facts
@@ -71,7 +76,8 @@ type Engine interface {
 	TokenizeBody(model, text string) any
 	// TokenizeChatBody is the body of POST /tokenize for chat messages
 	// rendered through the server's chat template; chatTemplateKwargs is
-	// nil when the workload sets none.
+	// nil when the workload sets none. nil where /tokenize has no messages
+	// form (llama.cpp): ChatPromptTokens sizes chat prompts instead.
 	TokenizeChatBody(model string, messages any, addGenerationPrompt bool, chatTemplateKwargs map[string]any) any
 	// TokenizeStatesContext reports whether POST /tokenize's max_model_len
 	// is the server's context length (vLLM) rather than the tokenizer's
@@ -194,6 +200,9 @@ const (
 	// KVSourceServerInfo: SGLang's GET /server_info, each data-parallel
 	// rank's token_capacity summed (docs/sglang.md#server-info).
 	KVSourceServerInfo = "server_info"
+	// KVSourceProps: llama-server's GET /props, total_slots × a slot's
+	// n_ctx (one slot's n_ctx for a unified pool; docs/llamacpp.md#kv-capacity).
+	KVSourceProps = "props"
 )
 
 // StatusError is a control request answered with an HTTP status other than
@@ -250,6 +259,14 @@ type Syntax struct {
 	// cannot take (nil: everything is passed through); at are the block's
 	// attributes, cfg the range of its config (else of the block).
 	CheckSpeculative func(sp *Speculative, at hcl.Attributes, cfg hcl.Range) hcl.Diagnostics
+	// CheckLaunch reports what of the launch the engine refuses beyond
+	// Unsupported and CheckSpeculative (nil: nothing): values it exits on,
+	// args it cannot parse; at are the server block's attributes.
+	CheckLaunch func(l Launch, at hcl.Attributes) hcl.Diagnostics
+	// LaunchNotes say how the launch was rendered where a flag is not an
+	// attribute's value as written (llama.cpp's -c), for `slogate plan`
+	// (nil: none).
+	LaunchNotes func(l Launch) []string
 	// SpeculativeMethod is the block's method as the engine names it, so
 	// that what the server states can be compared with it (nil: the method
 	// as written).
@@ -267,6 +284,9 @@ type Syntax struct {
 	// APIKeyEnv is the variable the engine reads its API key from when no
 	// flag gives it ("": it has none, so the key goes on the command line).
 	APIKeyEnv string
+	// NoSimulator says `slogate sim` has no persona of the engine: -sim
+	// is refused for it.
+	NoSimulator bool
 	// Docs is where docs/ describes the engine's flags.
 	Docs string
 	// UnmeasuredFlags are the flags that differ between two runs without

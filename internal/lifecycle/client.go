@@ -221,8 +221,11 @@ func NewTokenizer(c *Client) *Tokenizer { return &Tokenizer{c: c} }
 // (the article builder reads the length only; the random one's
 // special-token probe learns nothing from them).
 func (t *Tokenizer) TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, addGenerationPrompt bool, chatTemplateKwargs map[string]any) ([]int, error) {
+	req := t.c.engine.TokenizeChatBody(t.c.model, messages, addGenerationPrompt, chatTemplateKwargs)
+	if req == nil {
+		t.chatByUsage = true // the engine's /tokenize has no messages form (llama.cpp)
+	}
 	if !t.chatByUsage {
-		req := t.c.engine.TokenizeChatBody(t.c.model, messages, addGenerationPrompt, chatTemplateKwargs)
 		ids, err := t.tokenize(ctx, "POST /tokenize with messages", req)
 		var se *StatusError
 		if err == nil || !errors.As(err, &se) || (se.Code != http.StatusBadRequest && se.Code != http.StatusUnprocessableEntity) || !addGenerationPrompt {

@@ -17,11 +17,13 @@ import (
 // (docs/method.md#kv-capacity): Tokens in all (0 when unknown), from Source
 // (result.KVSource*), read as Detail says when it came from the log
 // ("engine 0: …"), with a Warning when the figure is doubtful or missing;
-// Engines is the data-parallel engines it is split over.
+// Engines is the data-parallel engines it is split over, Slots the slots
+// with KV of their own (Engine.KVSlots: llama-server's; 0 for one pool).
 type KV struct {
 	Tokens                  int64
 	Source, Detail, Warning string
 	Engines                 int
+	Slots                   int
 }
 
 // Discover records in facts what a ready server says about where it
@@ -41,6 +43,10 @@ func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.S
 	facts.KVCacheTokens = kv.Tokens
 	if kv.Engines > 1 {
 		facts.KVCacheEngines = kv.Engines
+	}
+	if kv.Tokens > 0 && kv.Source != result.KVSourceSpec {
+		kv.Slots = s.Client.engine.KVSlots(ctx, s.Client, s.logPath())
+		facts.KVCacheSlots = kv.Slots
 	}
 	return kv
 }

@@ -168,6 +168,10 @@ func NewLauncher(cfg LaunchConfig) (*Launcher, error) {
 	// --sim-boot-noise seeds its per-start offset with it).
 	env["SLOGATE_BOOT"] = strconv.Itoa(cfg.Boot)
 	shown := srv.RedactedArgv()
+	if cfg.Sim && srv.SyntaxOf().NoSimulator {
+		return nil, exit.Usagef("-sim: slogate's simulator imitates vLLM and SGLang, not %s (server %q, engine = %q): drop -sim to launch the real server (docs/spec.md#engines)",
+			spec.EngineTitle(srv.Engine), srv.Name, srv.Engine)
+	}
 	if cfg.Sim {
 		exe := cfg.SimExecutable
 		if exe == "" {

@@ -17,6 +17,21 @@ type KVPool struct {
 	// Engines is the number of data-parallel engines Tokens is split over;
 	// ≤ 1 means one.
 	Engines int
+	// Slots is the number of requests the server runs at once, each in KV
+	// of its own of Tokens ÷ Slots (llama-server's slots with --parallel:
+	// docs/llamacpp.md#kv-capacity); 0 when every request shares the pool.
+	// With slots a request longer than one slot's KV does not fit whatever
+	// the concurrency, and requests beyond Slots wait for a free slot,
+	// holding no KV.
+	Slots int
+}
+
+// PerSlot is one slot's KV (0 without slots).
+func (k KVPool) PerSlot() int64 {
+	if k.Slots <= 0 {
+		return 0
+	}
+	return k.Tokens / int64(k.Slots)
 }
 
 // engines is the number of engines, at least one.
@@ -42,13 +57,20 @@ func (k KVPool) Need(conc, ctx, maxOutput int) int64 {
 
 // OverCapacity is the skip rule of docs/method.md#over-capacity: the
 // busiest engine's ⌈C ÷ engines⌉ requests of ctx + max_output tokens each
-// exceed one engine's capacity. An unknown capacity never skips.
+// exceed one engine's capacity; with slots, one request's ctx + max_output
+// exceed a slot's (llama-server cuts such a request short silently). An
+// unknown capacity never skips.
 func (k KVPool) OverCapacity(conc, ctx, maxOutput int) bool {
+	if k.Slots > 0 {
+		return k.Tokens > 0 && int64(ctx)+int64(maxOutput) > k.PerSlot()
+	}
 	return k.Tokens > 0 && k.Need(conc, ctx, maxOutput) > k.PerEngine()
 }
 
 // Arithmetic is the rule with the cell's numbers, each number written by
-// num (nil writes plain digits): "64 × (262144 + 4096) = 17039360 tokens >
+// num (nil writes plain digits): "2048 + 256 = 2304 tokens a request >
+// a slot's KV cache 2048 tokens (8192 over 4 slots)" with slots;
+// "64 × (262144 + 4096) = 17039360 tokens >
 // KV cache 3468544 tokens" for one engine; "⌈64 ÷ 2⌉ = 32 per engine ×
 // (8192 + 256) = 270336 tokens > one engine's KV cache 262144 tokens
 // (524288 over 2 engines)" under data parallelism. It states the
@@ -60,6 +82,10 @@ func (k KVPool) Arithmetic(conc, ctx, maxOutput int, num func(int64) string) str
 	cmp := ">"
 	if !k.OverCapacity(conc, ctx, maxOutput) {
 		cmp = "≤"
+	}
+	if k.Slots > 0 {
+		return fmt.Sprintf("%s + %s = %s tokens a request %s a slot's KV cache %s tokens (%s over %d slots)", num(int64(ctx)), num(int64(maxOutput)),
+			num(int64(ctx)+int64(maxOutput)), cmp, num(k.PerSlot()), num(k.Tokens), k.Slots)
 	}
 	need := num(k.Need(conc, ctx, maxOutput))
 	if k.engines() == 1 {

@@ -8,7 +8,8 @@ import (
 
 // TestKVPoolOverCapacity: C × (ctx + max_output) against the capacity for
 // one engine; ⌈C ÷ engines⌉ × (ctx + max_output) against one engine's pool
-// under data parallelism (docs/method.md#over-capacity).
+// under data parallelism (docs/method.md#over-capacity); with slots, one
+// request's ctx + max_output against a slot's KV.
 func TestKVPoolOverCapacity(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -31,6 +32,10 @@ func TestKVPoolOverCapacity(t *testing.T) {
 			wantText: "⌈3 ÷ 2⌉ = 2 per engine × (9000 + 1000) = 20000 tokens ≤ one engine's KV cache 20000 tokens (40000 over 2 engines)"},
 		{name: "DP 2: C × (ctx + out) fits the total, ⌈C ÷ 2⌉ × … exceeds one engine", pool: KVPool{Tokens: 40000, Engines: 2}, conc: 3, ctx: 9000, o: 1001, want: true,
 			wantText: "⌈3 ÷ 2⌉ = 2 per engine × (9000 + 1001) = 20002 tokens > one engine's KV cache 20000 tokens (40000 over 2 engines)"},
+		{name: "slots: a request fits its slot at any concurrency", pool: KVPool{Tokens: 4096, Slots: 2}, conc: 8, ctx: 1792, o: 256, want: false,
+			wantText: "1792 + 256 = 2048 tokens a request ≤ a slot's KV cache 2048 tokens (4096 over 2 slots)"},
+		{name: "slots: one token over a slot, though the pool holds it", pool: KVPool{Tokens: 4096, Slots: 2}, conc: 1, ctx: 1793, o: 256, want: true,
+			wantText: "1793 + 256 = 2049 tokens a request > a slot's KV cache 2048 tokens (4096 over 2 slots)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -138,6 +138,10 @@ type Server struct {
 	// is split over: a request lives in one engine's pool
 	// (docs/method.md#over-capacity); 0 or 1 means one.
 	KVCacheEngines int `json:"kv_cache_engines,omitempty"`
+	// KVCacheSlots is the number of slots KVCacheTokens is split into, a
+	// request in one slot's KV (llama-server's --parallel slots:
+	// docs/llamacpp.md#kv-capacity); 0 when requests share the pool.
+	KVCacheSlots int `json:"kv_cache_slots,omitempty"`
 	// MaxNumSeqs is the server's cap on running requests when known.
 	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
 	// TensorParallelSize as launched (0 when not set).
@@ -357,6 +361,8 @@ const (
 	KVSourceMetricsEstimate = engine.KVSourceMetricsEstimate
 	// KVSourceServerInfo: SGLang's GET /server_info.
 	KVSourceServerInfo = engine.KVSourceServerInfo
+	// KVSourceProps: llama-server's GET /props (slots × a slot's n_ctx).
+	KVSourceProps = engine.KVSourceProps
 )
 
 // KVUsageCheck compares the KV usage the server reports with one stream

@@ -89,7 +89,7 @@ func (r *run) discover(ctx context.Context) error {
 	srv := r.cfg.Server
 	facts := &r.results.Server
 	kv := r.server.Discover(ctx, srv, facts)
-	r.kvPool = plan.KVPool{Tokens: kv.Tokens, Engines: kv.Engines}
+	r.kvPool = plan.KVPool{Tokens: kv.Tokens, Engines: kv.Engines, Slots: kv.Slots}
 	r.kvDetail = kv.Detail
 	if kv.Warning != "" {
 		r.warn(kv.Warning)
@@ -119,6 +119,9 @@ func (r *run) discover(ctx context.Context) error {
 		kvText = fmt.Sprintf("%d tokens (from %s)", r.kvPool.Tokens, facts.KVCacheSource)
 		if r.kvDetail != "" {
 			kvText = fmt.Sprintf("%d tokens (from %s: %s)", r.kvPool.Tokens, facts.KVCacheSource, r.kvDetail)
+		}
+		if r.kvPool.Slots > 0 {
+			kvText += fmt.Sprintf(", %d per slot over %d slots", r.kvPool.PerSlot(), r.kvPool.Slots)
 		}
 		if r.kvPool.Engines > 1 {
 			kvText += fmt.Sprintf(", %d per engine over %d data-parallel engines", r.kvPool.PerEngine(), r.kvPool.Engines)

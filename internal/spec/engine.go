@@ -13,12 +13,15 @@ import (
 )
 
 // Engines slogate launches (server { engine = "…" }). Each is one package
-// below internal/engine (internal/engine/vllm, internal/engine/sglang),
+// below internal/engine (internal/engine/vllm, internal/engine/sglang,
+// internal/engine/llamacpp),
 // listed in internal/engine/registry: how its launch is written
 // (engine.Syntax), how it is read and measured.
 const (
 	EngineVLLM   = "vllm"
 	EngineSGLang = "sglang"
+	// EngineLlamaCpp is llama.cpp's llama-server (docs/llamacpp.md).
+	EngineLlamaCpp = "llamacpp"
 	// DefaultEngine is the engine of a server that names none.
 	DefaultEngine = registry.Default
 )
@@ -40,6 +43,9 @@ func (s *Server) engine() engine.Engine { return registry.For(s.Engine) }
 
 // syntax is how the server's engine's launch is written.
 func (s *Server) syntax() *engine.Syntax { return s.engine().Syntax() }
+
+// SyntaxOf is how the server's engine's launch is written.
+func (s *Server) SyntaxOf() *engine.Syntax { return s.syntax() }
 
 // launch is what the server's engine renders its launch from.
 func (s *Server) launch() engine.Launch {
@@ -104,6 +110,9 @@ func checkEngineValues(at hcl.Attributes, s *Server) hcl.Diagnostics {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Unknown " + v.name, Detail: detail,
 			Subject: a.Expr.Range().Ptr(), Context: a.Range.Ptr()})
 	}
+	if e.CheckLaunch != nil {
+		diags = append(diags, e.CheckLaunch(s.launch(), at)...)
+	}
 	for _, name := range sortedKeys(e.Unsupported) {
 		if a, set := at[name]; set {
 			diags = append(diags, invalidCtx("Attribute not supported by "+title, a.NameRange, a.Range,
@@ -111,6 +120,16 @@ func checkEngineValues(at hcl.Attributes, s *Server) hcl.Diagnostics {
 		}
 	}
 	return diags
+}
+
+// LaunchNotes say how the engine rendered a flag that is not an
+// attribute's value as written (llama.cpp's -c = max_model_len ×
+// --parallel), for `slogate plan`; nil for none.
+func (s *Server) LaunchNotes() []string {
+	if f := s.syntax().LaunchNotes; f != nil {
+		return f(s.launch())
+	}
+	return nil
 }
 
 // SpeculativeMethod is the speculative block's method as the server's

@@ -30,15 +30,18 @@ type Document struct {
 // Server is one server's plan: its launch (API key redacted), the
 // cells in measurement order, what each assertion reads, and the estimate.
 type Server struct {
-	Name       string            `json:"name"`
-	Spec       string            `json:"spec"`
-	Argv       []string          `json:"argv"`
-	Env        map[string]string `json:"env"`
-	Command    string            `json:"command"` // argv and env as one shell line
-	Cells      []Cell            `json:"cells"`
-	Assertions []Assertion       `json:"assertions"`
-	Searches   []Search          `json:"searches,omitempty"`
-	Estimated  int64             `json:"estimated_s"`
+	Name    string            `json:"name"`
+	Spec    string            `json:"spec"`
+	Argv    []string          `json:"argv"`
+	Env     map[string]string `json:"env"`
+	Command string            `json:"command"` // argv and env as one shell line
+	// LaunchNotes say how the engine rendered a flag that is not an
+	// attribute as written (llama.cpp's -c = max_model_len × --parallel).
+	LaunchNotes []string    `json:"launch_notes,omitempty"`
+	Cells       []Cell      `json:"cells"`
+	Assertions  []Assertion `json:"assertions"`
+	Searches    []Search    `json:"searches,omitempty"`
+	Estimated   int64       `json:"estimated_s"`
 	// EstimatedMax is the estimate at max_repeat (repeat = "auto"), the
 	// same as Estimated otherwise.
 	EstimatedMax int64 `json:"estimated_max_s"`
@@ -145,6 +148,7 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		Argv:         srv.RedactedArgv(),
 		Env:          env,
 		Command:      shellcmd.Line(env, srv.RedactedArgv()),
+		LaunchNotes:  srv.LaunchNotes(),
 		Cells:        []Cell{},
 		Assertions:   []Assertion{},
 		Estimated:    int64(math.Round(p.Estimated.Seconds())),
@@ -201,6 +205,9 @@ func (d Document) WriteText(w io.Writer) {
 func (s Server) writeText(w io.Writer) {
 	fmt.Fprintf(w, "server %s (%s)\n", s.Name, s.Spec)
 	fmt.Fprintf(w, "  launch: %s\n", s.Command)
+	for _, n := range s.LaunchNotes {
+		fmt.Fprintf(w, "          %s\n", n)
+	}
 	if len(s.Env) > 0 {
 		fmt.Fprintf(w, "  env:   ")
 		for _, k := range slices.Sorted(maps.Keys(s.Env)) {

@@ -104,6 +104,9 @@ func (e Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, d
 	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no max_total_num_tokens in GET /server_info or /metrics, no \"KV Cache is allocated\" log line): no cell is skipped as over capacity", ""
 }
 
+// KVSlots: every request shares the KV pool.
+func (Engine) KVSlots(context.Context, engine.Conn, string) int { return 0 }
+
 // StatedFacts reads kv_cache_dtype, speculative_algorithm and
 // disable_radix_cache from GET /server_info (the server's args as it was
 // launched: docs/sglang.md#server-info).

@@ -70,6 +70,9 @@ func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp 
 	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line): no cell is skipped as over capacity", ""
 }
 
+// KVSlots: every request shares the KV pool.
+func (Engine) KVSlots(context.Context, engine.Conn, string) int { return 0 }
+
 // StatedFacts reads the KV cache dtype, block size and prefix caching from
 // vllm:cache_config_info, and the speculative method from the startup
 // log's "non-default args" line of a launched server: vLLM exposes no
