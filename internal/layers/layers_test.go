@@ -55,7 +55,7 @@ var layers = [][]string{
 	// engine-neutral types they implement and take. They sit below spec,
 	// so they render from neutral inputs (engine.Launch), never spec.Server.
 	{"internal/engine/registry"},
-	{"internal/engine/vllm", "internal/engine/sglang", "internal/engine/enginetest"},
+	{"internal/engine/vllm", "internal/engine/sglang", "internal/engine/llamacpp", "internal/engine/enginetest"},
 	{"internal/engine"},
 	// The metric table.
 	{"internal/metric"},

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/slogate/slogate/internal/engine"
+	"github.com/slogate/slogate/internal/engine/llamacpp"
 	"github.com/slogate/slogate/internal/engine/sglang"
 	"github.com/slogate/slogate/internal/engine/vllm"
 )
@@ -19,8 +20,9 @@ const Default = vllm.Name
 
 // engines holds every engine, by its name.
 var engines = map[string]engine.Engine{
-	vllm.Name:   vllm.Engine{},
-	sglang.Name: sglang.Engine{},
+	vllm.Name:     vllm.Engine{},
+	sglang.Name:   sglang.Engine{},
+	llamacpp.Name: llamacpp.Engine{},
 }
 
 // Lookup is the engine a spec names; ok is false for an unknown name.

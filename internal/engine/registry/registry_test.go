@@ -24,6 +24,7 @@ func TestFor(t *testing.T) {
 	}{
 		{"vllm", "vllm", "vllm", true},
 		{"sglang", "sglang", "sglang", true},
+		{"llamacpp", "llamacpp", "llamacpp", true},
 		{"unset", "", "vllm", false},
 		{"unknown", "trtllm", "vllm", false},
 	}
@@ -37,8 +38,8 @@ func TestFor(t *testing.T) {
 			}
 		})
 	}
-	if got := Names(); len(got) != 2 || got[0] != "sglang" || got[1] != "vllm" {
-		t.Errorf("Names() = %q, want [sglang vllm]", got)
+	if got := strings.Join(Names(), " "); got != "llamacpp sglang vllm" {
+		t.Errorf("Names() = %q, want [llamacpp sglang vllm]", got)
 	}
 }
 
@@ -47,8 +48,9 @@ func TestFor(t *testing.T) {
 // TestParseSGLang).
 func TestEnginesReadOnlyTheirOwnMetrics(t *testing.T) {
 	pages := map[string]string{
-		"vllm":   "vllm:num_requests_running 3\nvllm:num_requests_waiting 1\n",
-		"sglang": "sglang:num_running_reqs 3\nsglang:num_queue_reqs 1\n",
+		"vllm":     "vllm:num_requests_running 3\nvllm:num_requests_waiting 1\n",
+		"sglang":   "sglang:num_running_reqs 3\nsglang:num_queue_reqs 1\n",
+		"llamacpp": "llamacpp:requests_processing 3\nllamacpp:requests_deferred 1\n",
 	}
 	for _, reader := range Names() {
 		for _, writer := range Names() {
