@@ -91,7 +91,7 @@ func childEnv(extra ...string) []string {
 }
 
 // newMark returns a fresh tag for one test.
-func newMark(t *testing.T) string {
+func newMark(t testing.TB) string {
 	var b [8]byte
 	rand.Read(b[:])
 	return t.Name() + "-" + hex.EncodeToString(b[:])
@@ -142,7 +142,7 @@ func slogate(t *testing.T, mark string, timeout time.Duration, dir string, env [
 // and each locked (flock on a file named after it under the temporary
 // folder) until the test ends, so that concurrent e2e runs, of another
 // checkout too, skip it.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	port, lock, err := ports().next()
 	if err != nil {
@@ -245,7 +245,7 @@ func portRange() (lo, hi int) {
 // group, waits for /health, and stops it when the test ends. It returns the
 // base URL. A port another process bound first (possible, if unlikely: see
 // freePort) is retried with another one.
-func startSim(t *testing.T, mark, model string, args ...string) string {
+func startSim(t testing.TB, mark, model string, args ...string) string {
 	t.Helper()
 	for range 3 {
 		if base, ok := startSimOnce(t, mark, model, freePort(t), args...); ok {
@@ -258,7 +258,7 @@ func startSim(t *testing.T, mark, model string, args ...string) string {
 
 // startSimOnce is one try of startSim: ok is false when the port turned out
 // to be taken.
-func startSimOnce(t *testing.T, mark, model string, port int, args ...string) (base string, ok bool) {
+func startSimOnce(t testing.TB, mark, model string, port int, args ...string) (base string, ok bool) {
 	t.Helper()
 	argv := append([]string{"sim", "serve", model, "--host", "127.0.0.1", "--port", fmt.Sprint(port)}, args...)
 	cmd := exec.Command(bin, argv...)
@@ -341,7 +341,7 @@ func leftovers(mark string) ([]string, error) {
 // (after a grace period of a few seconds for processes still exiting).
 // Where /proc is missing it skips the test, saying why, rather than pass a
 // check it cannot make (a failure already reported still fails the test).
-func noLeftovers(t *testing.T, mark string) {
+func noLeftovers(t testing.TB, mark string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
