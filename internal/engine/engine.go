@@ -11,15 +11,17 @@
 //	internal/engine/registry  the one list of engines: Lookup, For, Names, Title
 //	  ↓
 //	internal/engine/vllm, internal/engine/sglang  one package per engine, independent
+//	  (internal/engine/enginetest beside them: a Conn for their tests)
 //	  ↓
 //	internal/engine  this package: the interface and the engine-neutral types
 //
 // The engine packages sit below spec, so they take neutral inputs (Launch,
 // the typed attributes a launch renders; Speculative, which spec aliases),
 // never a spec.Server: spec renders and diagnoses through them, and they
-// import neither spec nor anything above it. Nothing outside an engine's
-// package names its metrics or flags (the layering test greps for the
-// metric prefixes).
+// import neither spec nor anything above it. They read a running server
+// for lifecycle through Conn (lifecycle's Client), never lifecycle itself.
+// Nothing outside an engine's package names its metrics (the layering
+// test greps every non-test source for "NAME:" of each engine NAME).
 package engine
 
 import (
