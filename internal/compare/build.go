@@ -83,6 +83,9 @@ type Comparison struct {
 	// Traffic are the traffic cells side by side: information, no
 	// decision (docs/method.md#comparing-traffic).
 	Traffic []TrafficPair
+	// Correctness are the new run's correctness blocks, each compared
+	// with the baseline's of the same name (docs/method.md#correctness).
+	Correctness []CorrectnessResult
 	// Power is the pre-run check's (BuildPlanned): the metrics whose
 	// baseline cells cannot be decided within the tolerance with power 0.9
 	// against the repeats the spec measures. Empty after a run.
@@ -149,6 +152,17 @@ func Build(a, b *result.Results, p Policy) *Comparison {
 	c.Cells = cellResults(c.Tables, c.Lost, c.EngineChanged)
 	for _, cr := range c.Cells {
 		c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
+	}
+	c.Correctness = buildCorrectness(a, b, p)
+	for i := range c.Correctness {
+		cr := &c.Correctness[i]
+		if c.EngineChanged && (cr.Outcome == vocab.Fail || cr.Outcome == vocab.Inconclusive) {
+			cr.Notes = append(cr.Notes, "the engines differ: the comparison informs, it does not gate")
+			cr.Outcome = vocab.Pass
+		}
+		if cr.Outcome != vocab.Skip {
+			c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
+		}
 	}
 	return c
 }

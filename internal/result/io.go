@@ -12,13 +12,21 @@ import (
 	"github.com/slogate/slogate/internal/vocab"
 )
 
-// Read loads a results.json file and checks its schema.
+// Read loads a results.json file and checks its schema, and the outputs
+// of its correctness blocks from correctness.jsonl beside it.
 func Read(path string) (*Results, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Decode(path, b)
+	r, err := Decode(path, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.ReadCorrectness(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Decode parses results.json content; name is used in error messages.

@@ -45,6 +45,10 @@ type Results struct {
 	Traffic []TrafficCell `json:"traffic,omitempty"`
 	// Search holds the outcome of each search block (docs/method.md#search).
 	Search []Search `json:"search,omitempty"`
+	// Correctness holds each correctness block's settings and figures; its
+	// outputs are in correctness.jsonl beside results.json
+	// (docs/method.md#correctness).
+	Correctness []Correctness `json:"correctness,omitempty"`
 	// Verdicts of the spec's assert/expect blocks and baseline comparisons.
 	Verdicts []Verdict `json:"verdicts"`
 	// Comparison is the -baseline comparison per cell and metric (nil

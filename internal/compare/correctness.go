@@ -1,0 +1,372 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"unicode/utf8"
+
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// The decisions of a correctness block against the baseline's
+// (docs/method.md#correctness): greedy agreement per prompt, exact and not
+// statistical, and the accuracy of the same items, paired.
+
+// DefaultNearTieGap is the logprob gap (nats) within which a divergence
+// whose tokens are each in the other side's top-k is a near tie.
+const DefaultNearTieGap = 0.1
+
+// DefaultMargin is the accuracy comparison's non-inferiority margin: a
+// drop of less than one point of accuracy is within tolerance.
+const DefaultMargin = 0.01
+
+// Agreement is how one prompt's greedy output compares with the
+// baseline's.
+type Agreement int
+
+// Agreements.
+const (
+	// Exact: the same tokens (or, without tokens, the same text).
+	Exact Agreement = iota
+	// NearTie: the outputs diverge at a position where each side's token
+	// is in the other's top-k and their logprobs are within the gap on
+	// both sides: two nearly equal choices (vLLM's check_logprobs_close).
+	NearTie
+	// Mismatch: any other divergence.
+	Mismatch
+	// Unpaired: a side has no output for the prompt (its request failed):
+	// not decided.
+	Unpaired
+)
+
+var agreementNames = [...]string{"exact", "near tie", "mismatch", "unpaired"}
+
+// String names the agreement: "exact", "near tie", "mismatch", "unpaired".
+func (a Agreement) String() string {
+	if a < 0 || int(a) >= len(agreementNames) {
+		return fmt.Sprintf("agreement(%d)", int(a))
+	}
+	return agreementNames[a]
+}
+
+// PromptAgreement is one prompt's comparison.
+type PromptAgreement struct {
+	// Line is the prompt's dataset line; A and B are both sides' outputs.
+	Line int
+	A, B result.CorrectnessOutput
+	Kind Agreement
+	// Position is the first token position where the outputs differ
+	// (0-based); with ByText, the first differing character (the outputs
+	// have no tokens); -1 when exact.
+	Position int
+	ByText   bool
+	// Why says what made a divergence a mismatch or a near tie, in words.
+	Why string
+}
+
+// Agree compares b's greedy output for a prompt with a's
+// (docs/method.md#correctness): exact when their tokens are the same;
+// else, at the first position where the tokens differ, a near tie when
+// b's token is in a's top-k there and a's in b's (the rule of vLLM's
+// tests/models/utils.py check_logprobs_close) and, on each side, the two
+// tokens' logprobs differ by at most gap; any other divergence (a token
+// outside the other's top-k, a gap too wide, no logprobs to tell, one
+// output ending where the other goes on) is a mismatch. Outputs without
+// tokens compare by text.
+func Agree(a, b result.CorrectnessOutput, gap float64) PromptAgreement {
+	p := PromptAgreement{Line: a.Line, A: a, B: b, Position: -1}
+	if a.Error != "" || b.Error != "" {
+		p.Kind, p.Why = Unpaired, "a request failed"
+		return p
+	}
+	if len(a.Tokens) == 0 || len(b.Tokens) == 0 {
+		if a.Text == b.Text {
+			return p
+		}
+		p.Kind, p.ByText, p.Position = Mismatch, true, firstDiff(a.Text, b.Text)
+		p.Why = "the texts differ (no tokens to compare)"
+		return p
+	}
+	n := min(len(a.Tokens), len(b.Tokens))
+	for i := range n {
+		ta, tb := a.Tokens[i], b.Tokens[i]
+		if ta.Same(tb.ID, tb.Text) {
+			continue
+		}
+		p.Position = i
+		p.Kind, p.Why = nearTie(ta, tb, gap)
+		return p
+	}
+	if len(a.Tokens) != len(b.Tokens) {
+		p.Position, p.Kind = n, Mismatch
+		short := "the baseline"
+		if len(b.Tokens) < len(a.Tokens) {
+			short = "the candidate"
+		}
+		p.Why = fmt.Sprintf("%s stops after %d tokens, the other goes on", short, n)
+	}
+	return p
+}
+
+// nearTie classifies a divergence of token ta (the baseline's) and tb
+// (the candidate's) at one position.
+func nearTie(ta, tb result.Token, gap float64) (Agreement, string) {
+	if len(ta.Top) == 0 || len(tb.Top) == 0 {
+		return Mismatch, "no top-k logprobs to tell a near tie"
+	}
+	bInA, okA := inTop(ta.Top, tb)
+	aInB, okB := inTop(tb.Top, ta)
+	switch {
+	case !okA:
+		return Mismatch, fmt.Sprintf("the candidate's token %q is not in the baseline's top %d", tb.Text, len(ta.Top))
+	case !okB:
+		return Mismatch, fmt.Sprintf("the baseline's token %q is not in the candidate's top %d", ta.Text, len(tb.Top))
+	}
+	gapA := ta.Logprob - bInA // ≥ 0 under greedy: ta is a's choice
+	gapB := tb.Logprob - aInB
+	if w := max(math.Abs(gapA), math.Abs(gapB)); w > gap {
+		return Mismatch, fmt.Sprintf("both tokens in each other's top-k, but %.3g apart in logprob (the near-tie gap is %.3g)", w, gap)
+	}
+	return NearTie, fmt.Sprintf("both tokens in each other's top-k, %.3g apart in logprob", max(math.Abs(gapA), math.Abs(gapB)))
+}
+
+// inTop returns the logprob of token t in top, and whether it is there.
+func inTop(top []result.TopToken, t result.Token) (float64, bool) {
+	for _, x := range top {
+		if t.Same(x.ID, x.Text) {
+			return x.Logprob, true
+		}
+	}
+	return 0, false
+}
+
+// firstDiff is the first character (rune) index where a and b differ.
+func firstDiff(a, b string) int {
+	i := 0
+	for len(a) > 0 && len(b) > 0 {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			return i
+		}
+		a, b, i = a[na:], b[nb:], i+1
+	}
+	return i
+}
+
+// Greedy is a block's greedy agreement with the baseline: per prompt,
+// then the counts and the decision, exact rather than statistical: a run
+// with no more mismatches than MaxMismatch × the prompts compared passes
+// however few the prompts, one with more is regressed.
+type Greedy struct {
+	// Prompts are the prompts compared (both sides answered); Exact,
+	// NearTies and Mismatches count them by kind; Unpaired counts the
+	// prompts a side has no output for.
+	Prompts, Exact, NearTies, Mismatches, Unpaired int
+	// Diverged are the prompts that are not exact, in dataset order.
+	Diverged []PromptAgreement
+	// MaxMismatch is the share accepted (the block's max_mismatch); Gap
+	// the near-tie gap used.
+	MaxMismatch, Gap float64
+	// Change is Regressed when the mismatch share is above MaxMismatch,
+	// else Unchanged.
+	Change Change
+}
+
+// AgreementRate, NearTieRate and MismatchRate are the shares of the
+// prompts compared; 0 when none were.
+func (g *Greedy) AgreementRate() float64 { return share(g.Exact, g.Prompts) }
+
+// NearTieRate is the share of prompts that diverged at a near tie.
+func (g *Greedy) NearTieRate() float64 { return share(g.NearTies, g.Prompts) }
+
+// MismatchRate is the share of prompts that mismatched.
+func (g *Greedy) MismatchRate() float64 { return share(g.Mismatches, g.Prompts) }
+
+func share(k, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(k) / float64(n)
+}
+
+// CompareGreedy compares each of b's outputs with a's output for the same
+// dataset line (Agree) and decides: Regressed when more than maxMismatch
+// of the prompts compared mismatch. A near tie never counts as a
+// mismatch.
+func CompareGreedy(a, b []result.CorrectnessOutput, gap, maxMismatch float64) Greedy {
+	g := Greedy{MaxMismatch: maxMismatch, Gap: gap}
+	byLine := map[int]result.CorrectnessOutput{}
+	for _, o := range a {
+		byLine[o.Line] = o
+	}
+	for _, ob := range b {
+		oa, ok := byLine[ob.Line]
+		if !ok {
+			g.Unpaired++
+			continue
+		}
+		p := Agree(oa, ob, gap)
+		switch p.Kind {
+		case Exact:
+			g.Exact++
+		case NearTie:
+			g.NearTies++
+		case Mismatch:
+			g.Mismatches++
+		case Unpaired:
+			g.Unpaired++
+			continue
+		}
+		g.Prompts++
+		if p.Kind != Exact {
+			g.Diverged = append(g.Diverged, p)
+		}
+	}
+	// Allowed mismatches: the share of the prompts, rounded down, so that
+	// max_mismatch = 0.01 over 150 prompts allows 1 (the rate is printed
+	// beside it).
+	if float64(g.Mismatches) > maxMismatch*float64(g.Prompts)+1e-9 {
+		g.Change = Regressed
+	}
+	return g
+}
+
+// CorrectnessResult is one correctness block of the new run compared
+// with the baseline's block of the same name: greedy agreement, paired
+// accuracy, and what the two could not compare.
+type CorrectnessResult struct {
+	// Name is the block's; A is the baseline's block (nil when the
+	// baseline has none: nothing is compared), B the new run's.
+	Name string
+	A, B *result.Correctness
+	// Refused says why the blocks are not compared: they were measured
+	// with different settings (max_output, endpoint) or other prompts.
+	Refused string
+	// Greedy is the greedy agreement; nil when refused or without A.
+	Greedy *Greedy
+	// Accuracy is the paired accuracy of the items both runs scored; nil
+	// without a scorer on both sides.
+	Accuracy *Paired
+	// Lossless is set when B ran with speculative decoding and A without:
+	// the greedy agreement is then the check that speculative decoding is
+	// lossless under greedy (docs/method.md#correctness).
+	Lossless bool
+	// Notes are what the comparison could not see or should be read with
+	// (logprobs missing on a side, other concurrency).
+	Notes []string
+	// Outcome is the block's effect on the gate: Skip without a baseline
+	// block, Error when refused or when a request of B failed, Fail when
+	// the greedy agreement or the accuracy regressed, Inconclusive when
+	// the accuracy is (Pass with -inconclusive pass), else Pass.
+	Outcome vocab.Outcome
+}
+
+// buildCorrectness compares each of b's correctness blocks with a's of
+// the same name, under p (its Alpha and Inconclusive; the block's own
+// max_mismatch, margin and near-tie gap, as b recorded them).
+func buildCorrectness(a, b *result.Results, p Policy) []CorrectnessResult {
+	var out []CorrectnessResult
+	for i := range b.Correctness {
+		cb := &b.Correctness[i]
+		r := CorrectnessResult{Name: cb.Name, B: cb, A: a.CorrectnessBlock(cb.Name), Outcome: vocab.Skip}
+		if r.A == nil {
+			out = append(out, r)
+			continue
+		}
+		ca := r.A
+		r.Refused = correctnessRefusal(ca, cb)
+		if r.Refused != "" {
+			r.Outcome = vocab.Error
+			out = append(out, r)
+			continue
+		}
+		if ca.Concurrency != cb.Concurrency {
+			r.Notes = append(r.Notes, fmt.Sprintf("the baseline sent %d requests at a time, this run %d: batching can change a kernel's arithmetic, and so the greedy tokens", ca.Concurrency, cb.Concurrency))
+		}
+		if ca.Logprobs == 0 || cb.Logprobs == 0 || len(ca.Unavailable)+len(cb.Unavailable) > 0 {
+			r.Notes = append(r.Notes, "a side has no top-k logprobs: every divergence counts as a mismatch (no near tie can be told)")
+		}
+		g := CompareGreedy(ca.Outputs, cb.Outputs, cb.NearTieGap, cb.MaxMismatch)
+		r.Greedy = &g
+		r.Lossless = cb.Speculative && !ca.Speculative
+		r.Outcome = vocab.Pass
+		if g.Change == Regressed {
+			r.Outcome = vocab.Fail
+		}
+		if ca.Scorer != "" && cb.Scorer != "" {
+			pa := pairAccuracy(ca.Outputs, cb.Outputs, cb.Margin, p.alpha())
+			r.Accuracy = &pa
+			switch pa.Change {
+			case Regressed:
+				r.Outcome = vocab.Worst(r.Outcome, vocab.Fail)
+			case Inconclusive:
+				if p.Inconclusive == InconclusiveFail {
+					r.Outcome = vocab.Worst(r.Outcome, vocab.Inconclusive)
+				}
+			}
+		}
+		if cb.Errors > 0 || g.Unpaired > 0 {
+			r.Outcome = vocab.Worst(r.Outcome, vocab.Error)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// correctnessRefusal is why blocks a and b cannot be compared: "" when
+// they can.
+func correctnessRefusal(a, b *result.Correctness) string {
+	switch {
+	case len(a.Outputs) == 0:
+		return fmt.Sprintf("the baseline has no outputs of block %q (%s missing beside its results.json)", a.Name, result.CorrectnessFile)
+	case a.MaxOutput != b.MaxOutput:
+		return fmt.Sprintf("max_output differs: %d in the baseline, %d here", a.MaxOutput, b.MaxOutput)
+	case a.Endpoint != b.Endpoint:
+		return fmt.Sprintf("the endpoint differs: %s in the baseline, %s here", a.Endpoint, b.Endpoint)
+	}
+	prompts := map[int]string{}
+	for _, o := range a.Outputs {
+		prompts[o.Line] = o.Prompt
+	}
+	for _, o := range b.Outputs {
+		if p, ok := prompts[o.Line]; ok && p != o.Prompt {
+			return fmt.Sprintf("the prompts differ: line %d of the dataset is not the baseline's", o.Line)
+		}
+	}
+	return ""
+}
+
+// pairAccuracy pairs the scored outputs of a and b by dataset line and
+// decides the change (ComparePaired).
+func pairAccuracy(a, b []result.CorrectnessOutput, margin, alpha float64) Paired {
+	right := map[int]bool{}
+	for _, o := range a {
+		if o.Correct != nil {
+			right[o.Line] = *o.Correct
+		}
+	}
+	var items, ac, bc, worse, better int
+	for _, o := range b {
+		x, ok := right[o.Line]
+		if !ok || o.Correct == nil {
+			continue
+		}
+		y := *o.Correct
+		items++
+		if x {
+			ac++
+		}
+		if y {
+			bc++
+		}
+		switch {
+		case x && !y:
+			worse++
+		case y && !x:
+			better++
+		}
+	}
+	return ComparePaired(items, ac, bc, worse, better, margin, alpha)
+}

@@ -1,0 +1,315 @@
+package compare
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/internal/result"
+)
+
+// tok is a generated token with its logprob and top-k (text, logprob pairs).
+func tok(id int, text string, lp float64, top ...any) result.Token {
+	t := result.Token{ID: id, Text: text, Logprob: lp}
+	for i := 0; i+3 <= len(top); i += 3 {
+		t.Top = append(t.Top, result.TopToken{ID: top[i].(int), Text: top[i+1].(string), Logprob: top[i+2].(float64)})
+	}
+	return t
+}
+
+func out(line int, toks ...result.Token) result.CorrectnessOutput {
+	o := result.CorrectnessOutput{Block: "g", Line: line, Tokens: toks}
+	for _, t := range toks {
+		o.Text += t.Text
+	}
+	return o
+}
+
+func TestAgree(t *testing.T) {
+	the := tok(1, "the", -0.1, 1, "the", -0.1, 2, "a", -0.15)
+	a2 := tok(2, "a", -0.15, 2, "a", -0.15, 1, "the", -0.16)
+	cat := tok(3, " cat", -0.2, 3, " cat", -0.2, 4, " dog", -2.0)
+	far := tok(2, "a", -0.1, 2, "a", -0.1, 1, "the", -0.9) // "the" in top-k, 0.8 apart
+	outside := tok(9, "zz", -0.1, 9, "zz", -0.1, 8, "yy", -0.2)
+	bare := result.Token{ID: 2, Text: "a", Logprob: -0.1}
+	tests := []struct {
+		name string
+		a, b result.CorrectnessOutput
+		kind Agreement
+		pos  int
+		why  string
+	}{
+		{name: "same tokens", a: out(1, the, cat), b: out(1, the, cat), kind: Exact, pos: -1},
+		{name: "near tie: each in the other's top-k, within the gap", a: out(1, cat, the), b: out(1, cat, a2), kind: NearTie, pos: 1, why: "0.05 apart"},
+		{name: "outside the other's top-k", a: out(1, the), b: out(1, outside), kind: Mismatch, pos: 0, why: `token "zz" is not in the baseline's top 2`},
+		{name: "in top-k but beyond the gap", a: out(1, the), b: out(1, far), kind: Mismatch, pos: 0, why: "0.8 apart in logprob (the near-tie gap is 0.1)"},
+		{name: "no logprobs", a: out(1, the), b: out(1, bare), kind: Mismatch, pos: 0, why: "no top-k logprobs"},
+		{name: "candidate stops early", a: out(1, the, cat), b: out(1, the), kind: Mismatch, pos: 1, why: "the candidate stops after 1 tokens"},
+		{name: "no tokens, same text", a: result.CorrectnessOutput{Text: "abc"}, b: result.CorrectnessOutput{Text: "abc"}, kind: Exact, pos: -1},
+		{name: "no tokens, texts differ", a: result.CorrectnessOutput{Text: "abc"}, b: result.CorrectnessOutput{Text: "abd"}, kind: Mismatch, pos: 2, why: "the texts differ"},
+		{name: "a failed request", a: out(1, the), b: result.CorrectnessOutput{Error: "HTTP 500"}, kind: Unpaired, pos: -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Agree(tt.a, tt.b, DefaultNearTieGap)
+			if got.Kind != tt.kind || got.Position != tt.pos {
+				t.Fatalf("Agree = %v at %d (%s), want %v at %d", got.Kind, got.Position, got.Why, tt.kind, tt.pos)
+			}
+			if !strings.Contains(got.Why, tt.why) {
+				t.Errorf("why = %q, want it to contain %q", got.Why, tt.why)
+			}
+		})
+	}
+}
+
+func TestCompareGreedy(t *testing.T) {
+	the := tok(1, "the", -0.1, 1, "the", -0.1, 2, "a", -0.15)
+	a2 := tok(2, "a", -0.15, 2, "a", -0.15, 1, "the", -0.16)
+	zz := tok(9, "zz", -0.1, 9, "zz", -0.1)
+	var a, b []result.CorrectnessOutput
+	for line := 1; line <= 100; line++ {
+		a = append(a, out(line, the))
+		switch {
+		case line <= 3: // near ties
+			b = append(b, out(line, a2))
+		case line <= 5: // mismatches
+			b = append(b, out(line, zz))
+		default:
+			b = append(b, out(line, the))
+		}
+	}
+	tests := []struct {
+		name        string
+		maxMismatch float64
+		want        Change
+	}{
+		{name: "max_mismatch 0: two mismatches regress", maxMismatch: 0, want: Regressed},
+		{name: "max_mismatch 0.02 allows two of 100", maxMismatch: 0.02, want: Unchanged},
+		{name: "max_mismatch 0.019 allows one of 100", maxMismatch: 0.019, want: Regressed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := CompareGreedy(a, b, DefaultNearTieGap, tt.maxMismatch)
+			if g.Prompts != 100 || g.Exact != 95 || g.NearTies != 3 || g.Mismatches != 2 {
+				t.Fatalf("counts = %d prompts, %d exact, %d near ties, %d mismatches; want 100, 95, 3, 2", g.Prompts, g.Exact, g.NearTies, g.Mismatches)
+			}
+			if g.Change != tt.want {
+				t.Errorf("change = %v, want %v", g.Change, tt.want)
+			}
+			if g.AgreementRate() != 0.95 || g.NearTieRate() != 0.03 || g.MismatchRate() != 0.02 {
+				t.Errorf("rates = %v %v %v", g.AgreementRate(), g.NearTieRate(), g.MismatchRate())
+			}
+			if len(g.Diverged) != 5 || g.Diverged[0].Line != 1 || g.Diverged[4].Line != 5 {
+				t.Errorf("diverged = %d prompts", len(g.Diverged))
+			}
+		})
+	}
+}
+
+func TestWilson(t *testing.T) {
+	tests := []struct {
+		name   string
+		k, n   int
+		lo, hi float64
+	}{
+		// Wilson 1927; the 95% interval of 8 of 10 is [0.490, 0.943]
+		// (Newcombe 1998, table I).
+		{name: "8 of 10", k: 8, n: 10, lo: 0.4902, hi: 0.9433},
+		{name: "0 of 10", k: 0, n: 10, lo: 0, hi: 0.2775},
+		{name: "10 of 10", k: 10, n: 10, lo: 0.7225, hi: 1},
+		{name: "nothing scored", k: 0, n: 0, lo: 0, hi: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lo, hi := Wilson(tt.k, tt.n, 0.025)
+			if math.Abs(lo-tt.lo) > 5e-4 || math.Abs(hi-tt.hi) > 5e-4 {
+				t.Errorf("Wilson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", tt.k, tt.n, lo, hi, tt.lo, tt.hi)
+			}
+		})
+	}
+}
+
+func TestComparePaired(t *testing.T) {
+	tests := []struct {
+		name         string
+		items, worse int
+		better       int
+		margin       float64
+		want         Change
+		pvalue       float64 // checked when > 0
+		needs        bool
+	}{
+		{name: "no discordant pair: identical", items: 50, want: Unchanged},
+		// 12 discordant, 2 B's way: P(X ≤ 2 | 12, ½) = 79/4096.
+		{name: "a drop shown", items: 200, worse: 10, better: 2, margin: 0.01, want: Regressed, pvalue: 79.0 / 4096},
+		{name: "balanced discordance among many items", items: 20000, worse: 100, better: 100, margin: 0.01, want: Unchanged},
+		{name: "too few items to tell", items: 100, worse: 6, better: 4, margin: 0.01, want: Inconclusive, needs: true},
+		{name: "a significant gain", items: 1000, worse: 5, better: 60, margin: 0.01, want: Improved},
+		{name: "nothing scored", items: 0, want: Inconclusive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := ComparePaired(tt.items, 0, 0, tt.worse, tt.better, tt.margin, DefaultAlpha)
+			if p.Change != tt.want {
+				t.Fatalf("change = %v (diff %.4f, [%.4f, %.4f], p %.4f), want %v", p.Change, p.Diff, p.Lower, p.Upper, p.PValue, tt.want)
+			}
+			if tt.pvalue > 0 && math.Abs(p.PValue-tt.pvalue) > 1e-9 {
+				t.Errorf("p-value = %v, want %v", p.PValue, tt.pvalue)
+			}
+			if (p.Need > tt.items) != tt.needs {
+				t.Errorf("need = %d items, want more than the %d measured: %v", p.Need, tt.items, tt.needs)
+			}
+		})
+	}
+}
+
+func TestItemsFor(t *testing.T) {
+	tests := []struct {
+		name string
+		base float64
+	}{
+		{name: "accuracy 0.5", base: 0.5},
+		{name: "accuracy 0.7", base: 0.7},
+		{name: "accuracy 0.9", base: 0.9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := ItemsFor(tt.base, AccuracyDrop, DefaultAlpha, AccuracyPower)
+			if DropPower(n, tt.base, AccuracyDrop, DefaultAlpha) < AccuracyPower || DropPower(n-1, tt.base, AccuracyDrop, DefaultAlpha) >= AccuracyPower {
+				t.Errorf("ItemsFor = %d: power there %.4f, one fewer %.4f", n, DropPower(n, tt.base, AccuracyDrop, DefaultAlpha), DropPower(n-1, tt.base, AccuracyDrop, DefaultAlpha))
+			}
+			// The normal approximation of the unpaired sizing, TensorRT-LLM's
+			// (z_α + z_β)² · (p₁(1−p₁) + p₂(1−p₂)) ÷ θ², agrees within 10%:
+			// independent errors are what an unpaired test assumes.
+			z := normalQuantile(0.95) + normalQuantile(0.8)
+			p2 := tt.base - AccuracyDrop
+			approx := z * z * (tt.base*(1-tt.base) + p2*(1-p2)) / (AccuracyDrop * AccuracyDrop)
+			if float64(n) > approx*1.1 || float64(n) < approx*0.9 {
+				t.Errorf("ItemsFor = %d, the normal sizing says %.0f", n, approx)
+			}
+			r := RecommendedItems(tt.base, DefaultAlpha)
+			if r%100 != 0 || r < n || DropPower(r, tt.base, AccuracyDrop, DefaultAlpha) < 0.81 {
+				t.Errorf("RecommendedItems = %d (ItemsFor %d)", r, n)
+			}
+		})
+	}
+}
+
+// corrRun is a run with one correctness block "greedy" of n prompts, each
+// output the token "the"; right answers where right(line).
+func corrRun(n int, right func(line int) bool) *result.Results {
+	the := tok(1, "the", -0.1, 1, "the", -0.1, 2, "a", -0.15)
+	c := result.Correctness{Name: "greedy", Endpoint: "completions", MaxOutput: 8, Logprobs: 5, Concurrency: 1, Scorer: "exact",
+		Margin: DefaultMargin, NearTieGap: DefaultNearTieGap, Prompts: n}
+	for line := 1; line <= n; line++ {
+		o := out(line, the)
+		o.Prompt = "p"
+		r := right(line)
+		o.Correct = &r
+		c.Outputs = append(c.Outputs, o)
+	}
+	return &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"}, Correctness: []result.Correctness{c}}
+}
+
+func TestBuildCorrectness(t *testing.T) {
+	half := func(line int) bool { return line%2 == 0 }
+	tests := []struct {
+		name    string
+		change  func(b *result.Results)
+		inconc  InconclusivePolicy
+		outcome string
+		exit    int
+		check   func(t *testing.T, r CorrectnessResult)
+	}{
+		{name: "identical builds pass", change: func(*result.Results) {}, outcome: "pass", exit: 0,
+			check: func(t *testing.T, r CorrectnessResult) {
+				if r.Greedy.Exact != 400 || r.Accuracy.Change != Unchanged {
+					t.Errorf("greedy %+v accuracy %v", r.Greedy.Exact, r.Accuracy.Change)
+				}
+			}},
+		{name: "one mismatch fails with max_mismatch 0", change: func(b *result.Results) {
+			b.Correctness[0].Outputs[7].Tokens = []result.Token{tok(9, "zz", -0.1, 9, "zz", -0.1)}
+		}, outcome: "fail", exit: 1, check: func(t *testing.T, r CorrectnessResult) {
+			if r.Greedy.Mismatches != 1 || r.Greedy.Diverged[0].Line != 8 {
+				t.Errorf("greedy = %+v", r.Greedy)
+			}
+		}},
+		{name: "an accuracy drop fails", change: func(b *result.Results) {
+			for i := range 40 { // 40 of the 200 right answers turn wrong
+				no := false
+				b.Correctness[0].Outputs[2*i+1].Correct = &no
+			}
+		}, outcome: "fail", exit: 1, check: func(t *testing.T, r CorrectnessResult) {
+			if r.Accuracy.Change != Regressed || r.Accuracy.Worse != 40 {
+				t.Errorf("accuracy = %+v", r.Accuracy)
+			}
+		}},
+		{name: "a small accuracy change is inconclusive", change: func(b *result.Results) {
+			flip(b, 8, 4) // 8 right answers turn wrong, 4 wrong ones right
+		}, outcome: "inconclusive", exit: 4, check: func(t *testing.T, r CorrectnessResult) {
+			if r.Accuracy.Change != Inconclusive || r.Accuracy.Need <= 400 {
+				t.Errorf("accuracy = %+v", r.Accuracy)
+			}
+		}},
+		{name: "-inconclusive pass accepts it", inconc: InconclusivePass, change: func(b *result.Results) {
+			flip(b, 8, 4) // 8 right answers turn wrong, 4 wrong ones right
+		}, outcome: "pass", exit: 0},
+		{name: "max_output differs: not compared", change: func(b *result.Results) { b.Correctness[0].MaxOutput = 16 },
+			outcome: "error", exit: 3, check: func(t *testing.T, r CorrectnessResult) {
+				if !strings.Contains(r.Refused, "max_output differs: 8 in the baseline, 16 here") {
+					t.Errorf("refused = %q", r.Refused)
+				}
+			}},
+		{name: "other prompts: not compared", change: func(b *result.Results) { b.Correctness[0].Outputs[3].Prompt = "q" },
+			outcome: "error", exit: 3, check: func(t *testing.T, r CorrectnessResult) {
+				if !strings.Contains(r.Refused, "line 4 of the dataset") {
+					t.Errorf("refused = %q", r.Refused)
+				}
+			}},
+		{name: "a block the baseline lacks is skipped", change: func(b *result.Results) { b.Correctness[0].Name = "other" },
+			outcome: "pass", exit: 0, check: func(t *testing.T, r CorrectnessResult) {
+				if r.Outcome.String() != "skip" || r.Greedy != nil {
+					t.Errorf("outcome = %v", r.Outcome)
+				}
+			}},
+		{name: "speculative against a baseline without: the losslessness check", change: func(b *result.Results) { b.Correctness[0].Speculative = true },
+			outcome: "pass", exit: 0, check: func(t *testing.T, r CorrectnessResult) {
+				if !r.Lossless {
+					t.Error("not marked as the losslessness check")
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := corrRun(400, half), corrRun(400, half)
+			tt.change(b)
+			c := Build(a, b, Policy{Tolerance: DefaultTolerance, Inconclusive: tt.inconc})
+			if len(c.Correctness) != 1 {
+				t.Fatalf("%d correctness results", len(c.Correctness))
+			}
+			if c.Outcome.String() != tt.outcome || c.ExitCode() != tt.exit {
+				t.Errorf("outcome %v exit %d, want %s exit %d", c.Outcome, c.ExitCode(), tt.outcome, tt.exit)
+			}
+			if tt.check != nil {
+				tt.check(t, c.Correctness[0])
+			}
+		})
+	}
+}
+
+// flip turns worse of b's right answers wrong and better wrong ones right.
+func flip(b *result.Results, worse, better int) {
+	for i, o := range b.Correctness[0].Outputs {
+		v := *o.Correct
+		switch {
+		case v && worse > 0:
+			worse--
+		case !v && better > 0:
+			better--
+		default:
+			continue
+		}
+		v = !v
+		b.Correctness[0].Outputs[i].Correct = &v
+	}
+}
