@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	res "github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // Traffic over named workloads, read back from the simulator's --sim-record
@@ -227,9 +229,13 @@ traffic "shared" {
 	}
 	for _, label := range []string{"replay_open", "replay"} {
 		c := cells[label]
-		want := fmt.Sprintf("%d kept, %d dropped", len(kept), dropped)
-		if !strings.Contains(strings.Join(c.Warnings, "\n"), want) {
-			t.Errorf("%s: warnings %q do not count the dataset's entries (%s)", label, c.Warnings, want)
+		counted := slices.ContainsFunc(c.Warnings, func(w warning.Warning) bool {
+			k, _ := w.Figure(warning.FigKept)
+			d, _ := w.Figure(warning.FigDropped)
+			return w.Code == warning.DatasetCounts && int(k) == len(kept) && int(d) == dropped
+		})
+		if !counted {
+			t.Errorf("%s: warnings %q do not count the dataset's entries (%d kept, %d dropped)", label, c.Warnings, len(kept), dropped)
 		}
 	}
 	// Which form the prompts took, in results.json and in the report, with
@@ -430,8 +436,8 @@ assert "later_turns_faster" {
 	// A messages dataset has no ShareGPT filter: no filter counts (they
 	// were all zeros) in its warnings or on the console.
 	for _, c := range readResults(t, out).Traffic {
-		if w := strings.Join(c.Warnings, "\n"); strings.Contains(w, "entries examined") || strings.Contains(w, "prompts too short") {
-			t.Errorf("%s warns with the ShareGPT filter's counts:\n%s", c.Ref().Name(), w)
+		if warning.Has(c.Warnings, warning.DatasetCounts) {
+			t.Errorf("%s warns with the ShareGPT filter's counts:\n%q", c.Ref().Name(), c.Warnings)
 		}
 	}
 	if strings.Contains(r.Stdout, "entries examined") {

@@ -13,6 +13,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 func ptr(v float64) *float64 { return &v }
@@ -414,7 +415,7 @@ func TestEvaluateTraffic(t *testing.T) {
 			{Traffic: "steady", Context: 8192, Rate: 0.5, Status: vocab.StatusValid, GoodputRPS: 0.49, Launched: 10, Completed: 10, TTFTMsP99: 80},
 			// No request completed in rate 1's window: its latencies are
 			// unmeasured (the fields hold 0), its counts and share are not.
-			{Traffic: "steady", Context: 8192, Rate: 1, Status: vocab.StatusValid, Launched: 2, Completed: 0, Warnings: []string{"no request completed"}},
+			{Traffic: "steady", Context: 8192, Rate: 1, Status: vocab.StatusValid, Launched: 2, Completed: 0, Warnings: []warning.Warning{warning.New(warning.NoCompletion, "no request completed", "", nil)}},
 			{Traffic: "steady", Context: 8192, Rate: 4, Status: vocab.StatusValid, GoodputRPS: 3.9, TTFTMsP99: 120},
 			{Traffic: "steady", Context: 8192, Rate: 8, Status: vocab.StatusError, Reason: "HTTP 500"},
 			{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid, GoodputRPS: 7, TTFTMsP99: 90},

@@ -130,7 +130,7 @@ func (o *observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	if o.verbose {
 		o.stream.Output(test, report.TrafficMetrics(&c))
 	}
-	o.warnings(test, c.Warnings)
+	o.warnings(test, warning.Strings(c.Warnings))
 	o.end(test, vocab.Pass, elapsed)
 }
 

@@ -64,7 +64,11 @@ func TestObserverWarningsOnce(t *testing.T) {
 	rs := &recordStream{}
 	o := newObserver(rs, "q", false)
 	cell := func(conc int, ws ...string) result.TrafficCell {
-		return result.TrafficCell{Traffic: "chat", Concurrency: conc, Status: vocab.StatusValid, Launched: 1, Completed: 1, MeasuredS: 1, Warnings: ws}
+		var typed []warning.Warning
+		for _, w := range ws {
+			typed = append(typed, warning.Text(w))
+		}
+		return result.TrafficCell{Traffic: "chat", Concurrency: conc, Status: vocab.StatusValid, Launched: 1, Completed: 1, MeasuredS: 1, Warnings: typed}
 	}
 	for _, c := range []result.TrafficCell{cell(4, "reused", "counts"), cell(8, "reused", "counts", "only here"), cell(16, "counts", "counts")} {
 		o.CellStart(c.Ref())

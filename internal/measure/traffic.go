@@ -463,8 +463,12 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 	// messages dataset has no filter, so its counts would be zeros.
 	if plan.Examined > 0 && w.Dataset != nil && w.Dataset.Format == workload.FormatShareGPT {
 		d := plan.Dropped
-		cell.Warnings = append(cell.Warnings, fmt.Sprintf("dataset %s: %d entries examined, %d kept, %d dropped (%d with fewer than two turns, %d prompts too short, %d outputs too short, %d prompts too long, %d too long in all)",
-			w.DatasetText, plan.Examined+d.TooFewTurns, plan.Usable, d.Total(), d.TooFewTurns, d.PromptTooShort, d.OutputTooShort, d.PromptTooLong, d.TotalTooLong))
+		cell.Warnings = append(cell.Warnings, warning.New(warning.DatasetCounts, "dataset "+w.DatasetText,
+			fmt.Sprintf("%d entries examined, %d kept, %d dropped (%d with fewer than two turns, %d prompts too short, %d outputs too short, %d prompts too long, %d too long in all)",
+				plan.Examined+d.TooFewTurns, plan.Usable, d.Total(), d.TooFewTurns, d.PromptTooShort, d.OutputTooShort, d.PromptTooLong, d.TotalTooLong),
+			map[string]float64{warning.FigExamined: float64(plan.Examined + d.TooFewTurns), warning.FigKept: float64(plan.Usable), warning.FigDropped: float64(d.Total()),
+				warning.FigTooFewTurns: float64(d.TooFewTurns), warning.FigPromptTooShort: float64(d.PromptTooShort), warning.FigOutputTooShort: float64(d.OutputTooShort),
+				warning.FigPromptTooLong: float64(d.PromptTooLong), warning.FigTotalTooLong: float64(d.TotalTooLong)}))
 	}
 	var datasetID func(requests.Request) string
 	if w.Prompt == workload.DatasetPrompt {
@@ -619,7 +623,10 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 		}
 	}
 	if w.completed == 0 {
-		cell.Warnings = append(cell.Warnings, fmt.Sprintf("no request completed in the %v window (%d launched), so its latencies are unmeasured: give the traffic block a longer duration or a higher rate", t.Duration, w.launched))
+		cell.Warnings = append(cell.Warnings, warning.New(warning.NoCompletion,
+			fmt.Sprintf("no request completed in the %v window (%d launched), so its latencies are unmeasured", t.Duration, w.launched),
+			"give the traffic block a longer duration or a higher rate",
+			map[string]float64{warning.FigLaunched: float64(w.launched), warning.FigWindowS: t.Duration.Seconds()}))
 	}
 	for turn, ttfts := range w.turnTTFTs {
 		cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.TurnName(turn)), Round(percentile(ttfts, 50), 1))
@@ -637,11 +644,13 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	cell.ConcurrencyAvg = Round(w.concurrencyAvg, 3)
 	cell.CapHits = int(l.capHits.Load())
 	if !drained {
-		cell.Warnings = append(cell.Warnings, fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain))
+		cell.Warnings = append(cell.Warnings, warning.New(warning.Unfinished,
+			fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain), "",
+			map[string]float64{warning.FigUnfinished: float64(w.unfinished), warning.FigDrainS: drain.Seconds()}))
 	}
 	var slow []warning.Warning
 	cell.Polling, slow = scrapes.record()
-	cell.Warnings = append(cell.Warnings, warning.Strings(slow)...)
+	cell.Warnings = append(cell.Warnings, slow...)
 	cell.Status, cell.Reason = trafficStatus(polls, cell.CapHits, t.MaxOutstanding, w.unfinished)
 	return *cell, nil
 }

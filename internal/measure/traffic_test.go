@@ -13,6 +13,7 @@ import (
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // gapStats draws n gaps and returns their mean and variance.
@@ -380,9 +381,10 @@ func TestTrafficNoneCompleted(t *testing.T) {
 			t.Errorf("%s = %v, %v; want a measured 0", name, v, ok)
 		}
 	}
-	want := "no request completed in the 300ms window (0 launched), so its latencies are unmeasured: give the traffic block a longer duration or a higher rate"
-	if !slices.Contains(c.Warnings, want) {
-		t.Errorf("warnings %q lack %q", c.Warnings, want)
+	want := warning.New(warning.NoCompletion, "no request completed in the 300ms window (0 launched), so its latencies are unmeasured",
+		"give the traffic block a longer duration or a higher rate", map[string]float64{warning.FigLaunched: 0, warning.FigWindowS: 0.3})
+	if !slices.ContainsFunc(c.Warnings, want.Equal) {
+		t.Errorf("warnings %+v lack %+v", c.Warnings, want)
 	}
 }
 

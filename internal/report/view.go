@@ -220,7 +220,7 @@ func newView(res *result.Results) *view {
 	for i := range res.Traffic { // a dataset's counts, its reuse in order, …
 		c := &res.Traffic[i]
 		for _, w := range c.Warnings {
-			v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w})
+			v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w.String()})
 		}
 	}
 	v.All = allMeasurements(res.Prefill, v.Matrices)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // TestViewErrorsNameTheirCells: the Errors section lists every errored
@@ -65,8 +66,8 @@ func TestGroupCellWarnings(t *testing.T) {
 		})
 	}
 	res := &result.Results{Server: result.Server{Name: "qwen"}, Traffic: []result.TrafficCell{
-		{Traffic: "chat", Concurrency: 4, Status: vocab.StatusValid, Warnings: []string{"the dataset's counts"}},
-		{Traffic: "chat", Concurrency: 8, Status: vocab.StatusValid, Warnings: []string{"the dataset's counts"}}}}
+		{Traffic: "chat", Concurrency: 4, Status: vocab.StatusValid, Warnings: []warning.Warning{warning.Text("the dataset's counts")}},
+		{Traffic: "chat", Concurrency: 8, Status: vocab.StatusValid, Warnings: []warning.Warning{warning.Text("the dataset's counts")}}}}
 	var b strings.Builder
 	if err := WriteMarkdown(&b, res); err != nil {
 		t.Fatal(err)

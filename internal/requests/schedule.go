@@ -8,6 +8,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/slogate/slogate/internal/warning"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -110,8 +111,9 @@ type Schedule struct {
 	// the schedule: there were fewer usable entries than requests, and the
 	// plan reuses them in order (Warnings says so).
 	Reused int
-	// Warnings say how the schedule differs from what was asked.
-	Warnings []string
+	// Warnings say how the schedule differs from what was asked
+	// (warning.DatasetReused, warning.PromptInexact).
+	Warnings []warning.Warning
 }
 
 // Scheduler plans the requests of one named workload against one server's
@@ -133,7 +135,7 @@ type Scheduler struct {
 
 	prefixText map[int]prefixRef
 	articles   map[articleKey]Prompt
-	warnings   []string
+	warnings   []warning.Warning
 }
 
 // keptEntry is a dataset entry the filter kept, with its counts.
@@ -198,7 +200,7 @@ func (p *Scheduler) Schedule(ctx context.Context, cfg ScheduleConfig) (*Schedule
 	if err != nil {
 		return nil, err
 	}
-	plan := &Schedule{Requests: reqs, Dropped: p.drops, Warnings: append([]string(nil), p.warnings...)}
+	plan := &Schedule{Requests: reqs, Dropped: p.drops, Warnings: append([]warning.Warning(nil), p.warnings...)}
 	if p.data != nil {
 		plan.Dropped.TooFewTurns = p.data.Skipped
 		plan.Examined, plan.Usable = p.next, len(p.kept)
@@ -208,8 +210,12 @@ func (p *Scheduler) Schedule(ctx context.Context, cfg ScheduleConfig) (*Schedule
 		}
 		if units < len(reqs) {
 			plan.Reused = len(reqs) - units
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s has %d usable %s for %d requests (%d dropped by the filter): the %d are reused in order, so %d requests repeat an earlier one",
-				p.data.Path, units, plural(units, "entry", "entries", p.data.Format == workload.FormatMessages), len(reqs), plan.Dropped.Total(), units, plan.Reused))
+			plan.Warnings = append(plan.Warnings, warning.New(warning.DatasetReused,
+				fmt.Sprintf("%s has %d usable %s for %d requests (%d dropped by the filter)",
+					p.data.Path, units, plural(units, "entry", "entries", p.data.Format == workload.FormatMessages), len(reqs), plan.Dropped.Total()),
+				fmt.Sprintf("the %d are reused in order, so %d requests repeat an earlier one", units, plan.Reused),
+				map[string]float64{warning.FigKept: float64(units), warning.FigRequests: float64(len(reqs)),
+					warning.FigDropped: float64(plan.Dropped.Total()), warning.FigReused: float64(plan.Reused)}))
 		}
 	}
 	return plan, nil
@@ -538,7 +544,7 @@ func (p *Scheduler) planGenerated(ctx context.Context, cfg ScheduleConfig) ([]Re
 				r.Text = r.Messages[0].Content
 			}
 			for _, w := range pr.Warnings {
-				p.warn(fmt.Sprintf("request %d: %s", i, w))
+				p.warn(warning.New(warning.PromptInexact, fmt.Sprintf("request %d", i), w, nil))
 			}
 		}
 		reqs[i] = r
@@ -567,13 +573,8 @@ func (p *Scheduler) article(ctx context.Context, pre prefixRef, g, reader, n int
 }
 
 // warn records a warning once.
-func (p *Scheduler) warn(w string) {
-	for _, old := range p.warnings {
-		if old == w {
-			return
-		}
-	}
-	p.warnings = append(p.warnings, w)
+func (p *Scheduler) warn(w warning.Warning) {
+	p.warnings = warning.AppendNew(p.warnings, w)
 }
 
 // fitText returns header followed by the document cut so that the text is

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/slogate/slogate/internal/warning"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -73,8 +74,9 @@ func TestPlanShareGPT(t *testing.T) {
 	if p.Dropped != want || p.Usable != 8 || p.Examined != 12 || p.Reused != 12 {
 		t.Errorf("dropped %+v, usable %d, examined %d, reused %d; want %+v, 8, 12, 12", p.Dropped, p.Usable, p.Examined, p.Reused, want)
 	}
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "8 usable entries for 20 requests (6 dropped by the filter)") {
-		t.Errorf("warnings %q, want the reuse warning", p.Warnings)
+	reuse := map[string]float64{warning.FigKept: 8, warning.FigRequests: 20, warning.FigDropped: 6, warning.FigReused: 12}
+	if len(p.Warnings) != 1 || p.Warnings[0].Code != warning.DatasetReused || !cmp.Equal(p.Warnings[0].Figures, reuse) {
+		t.Errorf("warnings %+v, want the reuse warning with figures %v", p.Warnings, reuse)
 	}
 	seen := map[int]bool{}
 	for i, r := range p.Requests {

@@ -2,6 +2,7 @@ package result
 
 import (
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // TrafficCell is one traffic measurement: an open loop's requests launched
@@ -49,8 +50,9 @@ type TrafficCell struct {
 	// name (docs/method.md#metric-names): "ttft_ms_p95", "e2e_ms_count", ….
 	Stats map[string]float64 `json:"stats,omitempty"`
 	// ElapsedS is the wall time the cell took, warm-up and drain included.
-	ElapsedS float64  `json:"elapsed_s,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	ElapsedS float64 `json:"elapsed_s,omitempty"`
+	// Warnings are the cell's typed warnings, as a decode cell's.
+	Warnings []warning.Warning `json:"warnings,omitempty"`
 	// Workload is the named workload the cell sent ("" for the unnamed
 	// one) and Prompts how its prompts went on the wire: "one user message
 	// on /v1/chat/completions, templated by the server", "raw text on

@@ -52,6 +52,28 @@ const (
 	PromptInexact Code = "prompt_inexact"
 )
 
+// The codes of the warnings a traffic cell carries besides SlowScrape and
+// PromptInexact, with the figures each holds.
+const (
+	// DatasetCounts: what the named workload's schedule did with its
+	// dataset (docs/method.md#traffic-workloads). Figures: FigExamined,
+	// FigKept, FigDropped, and the drops by reason FigTooFewTurns,
+	// FigPromptTooShort, FigOutputTooShort, FigPromptTooLong,
+	// FigTotalTooLong.
+	DatasetCounts Code = "dataset_counts"
+	// DatasetReused: the dataset has fewer usable entries than the cell's
+	// requests, which reuse them in order. Figures: FigKept (the usable
+	// entries, or turns), FigRequests, FigDropped, FigReused.
+	DatasetReused Code = "dataset_reused"
+	// NoCompletion: no request completed in the window, so the cell's
+	// latencies are unmeasured. Figures: FigLaunched, FigWindowS.
+	NoCompletion Code = "no_completion"
+	// Unfinished: requests of the window were still running after the
+	// drain; they count as not meeting the SLO. Figures: FigUnfinished,
+	// FigDrainS.
+	Unfinished Code = "unfinished"
+)
+
 // Figure names, the keys of Warning.Figures.
 const (
 	FigMeanMs         = "mean_ms"
@@ -64,6 +86,20 @@ const (
 	FigImpliedTokens  = "implied_tokens"
 	FigCapacityTokens = "capacity_tokens"
 	FigRatio          = "ratio"
+	FigExamined       = "examined"
+	FigKept           = "kept"
+	FigDropped        = "dropped"
+	FigTooFewTurns    = "too_few_turns"
+	FigPromptTooShort = "prompt_too_short"
+	FigOutputTooShort = "output_too_short"
+	FigPromptTooLong  = "prompt_too_long"
+	FigTotalTooLong   = "total_too_long"
+	FigRequests       = "requests"
+	FigReused         = "reused"
+	FigLaunched       = "launched"
+	FigWindowS        = "window_s"
+	FigUnfinished     = "unfinished"
+	FigDrainS         = "drain_s"
 )
 
 // Warning is one warning: what kind (Code), what it says (Summary and
