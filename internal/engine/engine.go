@@ -89,6 +89,12 @@ type Engine interface {
 	// generation prompt) where POST /tokenize has no messages form, by
 	// another request; ok is false when the engine has no such way.
 	ChatPromptTokens(ctx context.Context, c Conn, messages any, chatTemplateKwargs map[string]any) (n int, ok bool, err error)
+	// ChatPromptIDs are a chat prompt's token IDs (with the generation
+	// prompt and the special tokens the chat request adds) where POST
+	// /tokenize has no messages form (TokenizeChatBody is nil) but the
+	// engine renders and tokenizes it by other requests (llama.cpp's
+	// /apply-template, then /tokenize); ok is false where it cannot.
+	ChatPromptIDs(ctx context.Context, c Conn, messages any, chatTemplateKwargs map[string]any) (ids []int, ok bool, err error)
 	// SpeculativeIdle is the warning of a decode cell whose server has a
 	// speculative block but whose /metrics show no drafting in the window,
 	// naming the engine's own metric and launch flag.

@@ -214,7 +214,9 @@ type Tokenizer struct {
 func NewTokenizer(c *Client) *Tokenizer { return &Tokenizer{c: c} }
 
 // TokenizeChat renders messages through the server's chat template (the
-// same rendering /v1/chat/completions does) and returns the token IDs.
+// same rendering /v1/chat/completions does) and returns the token IDs:
+// by /tokenize's messages form, else where the engine has none by its
+// own requests (Engine.ChatPromptIDs).
 // Where /tokenize refuses the messages form (400 or 422) and the engine
 // can tell the length another way (Engine.ChatPromptTokens), it returns
 // that many IDs of -1: the length is the server's, the IDs are unknown
@@ -222,8 +224,12 @@ func NewTokenizer(c *Client) *Tokenizer { return &Tokenizer{c: c} }
 // special-token probe learns nothing from them).
 func (t *Tokenizer) TokenizeChat(ctx context.Context, messages []openai.ChatCompletionMessage, addGenerationPrompt bool, chatTemplateKwargs map[string]any) ([]int, error) {
 	req := t.c.engine.TokenizeChatBody(t.c.model, messages, addGenerationPrompt, chatTemplateKwargs)
-	if req == nil {
-		t.chatByUsage = true // the engine's /tokenize has no messages form (llama.cpp)
+	if req == nil { // the engine's /tokenize has no messages form (llama.cpp)
+		t.Calls++
+		if ids, ok, err := t.c.engine.ChatPromptIDs(ctx, t.c, messages, chatTemplateKwargs); ok {
+			return ids, err
+		}
+		t.chatByUsage = true
 	}
 	if !t.chatByUsage {
 		ids, err := t.tokenize(ctx, "POST /tokenize with messages", req)

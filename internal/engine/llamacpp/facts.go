@@ -194,45 +194,53 @@ func (Engine) TokenizeChatBody(string, any, bool, map[string]any) any { return n
 // TokenizeStatesContext: llama-server's /tokenize states no context.
 func (Engine) TokenizeStatesContext() bool { return false }
 
-// ChatPromptTokens is a chat prompt's length as /v1/chat/completions
-// counts it: POST /apply-template renders the messages through the chat
+// ChatPromptIDs are a chat prompt's token IDs as /v1/chat/completions
+// sees them: POST /apply-template renders the messages through the chat
 // template with the generation prompt (the same parse as a chat request,
 // no inference), then POST /tokenize {"content", "add_special": true}
-// counts it with the BOS the chat request adds (a chat request's
-// usage.prompt_tokens is /tokenize of the rendering + 1 on a model that
-// adds BOS; docs/llamacpp.md#tokenize).
-func (Engine) ChatPromptTokens(ctx context.Context, c engine.Conn, messages any, chatTemplateKwargs map[string]any) (int, bool, error) {
+// tokenizes the rendering with the BOS the chat request adds (a chat
+// request's usage.prompt_tokens is /tokenize of the rendering + 1 on a
+// model that adds BOS; docs/llamacpp.md#tokenize). Sent as a token-ID
+// prompt on /v1/completions (no BOS added to IDs) they are that exact
+// prompt.
+func (Engine) ChatPromptIDs(ctx context.Context, c engine.Conn, messages any, chatTemplateKwargs map[string]any) ([]int, bool, error) {
 	req := map[string]any{"messages": messages}
 	if chatTemplateKwargs != nil {
 		req["chat_template_kwargs"] = chatTemplateKwargs
 	}
 	code, b, err := c.Do(ctx, http.MethodPost, "/apply-template", req)
 	if err != nil {
-		return 0, true, fmt.Errorf("POST /apply-template: %v", err)
+		return nil, true, fmt.Errorf("POST /apply-template: %v", err)
 	}
 	if code != http.StatusOK {
-		return 0, true, &engine.StatusError{Request: "POST /apply-template", Code: code, Body: engine.Snippet(b)}
+		return nil, true, &engine.StatusError{Request: "POST /apply-template", Code: code, Body: engine.Snippet(b)}
 	}
 	var t struct {
 		Prompt *string `json:"prompt"`
 	}
 	if err := json.Unmarshal(b, &t); err != nil || t.Prompt == nil {
-		return 0, true, fmt.Errorf("POST /apply-template gave no prompt: %s", engine.Snippet(b))
+		return nil, true, fmt.Errorf("POST /apply-template gave no prompt: %s", engine.Snippet(b))
 	}
 	code, b, err = c.Do(ctx, http.MethodPost, "/tokenize", map[string]any{"content": *t.Prompt, "add_special": true})
 	if err != nil {
-		return 0, true, fmt.Errorf("POST /tokenize (the chat template's rendering): %v", err)
+		return nil, true, fmt.Errorf("POST /tokenize (the chat template's rendering): %v", err)
 	}
 	if code != http.StatusOK {
-		return 0, true, &engine.StatusError{Request: "POST /tokenize (the chat template's rendering)", Code: code, Body: engine.Snippet(b)}
+		return nil, true, &engine.StatusError{Request: "POST /tokenize (the chat template's rendering)", Code: code, Body: engine.Snippet(b)}
 	}
 	var r struct {
-		Tokens []json.RawMessage `json:"tokens"`
+		Tokens []int `json:"tokens"`
 	}
 	if err := json.Unmarshal(b, &r); err != nil || len(r.Tokens) == 0 {
-		return 0, true, fmt.Errorf("POST /tokenize gave no tokens for the chat template's rendering: %s", engine.Snippet(b))
+		return nil, true, fmt.Errorf("POST /tokenize gave no tokens for the chat template's rendering: %s", engine.Snippet(b))
 	}
-	return len(r.Tokens), true, nil
+	return r.Tokens, true, nil
+}
+
+// ChatPromptTokens is len(ChatPromptIDs).
+func (e Engine) ChatPromptTokens(ctx context.Context, c engine.Conn, messages any, chatTemplateKwargs map[string]any) (int, bool, error) {
+	ids, ok, err := e.ChatPromptIDs(ctx, c, messages, chatTemplateKwargs)
+	return len(ids), ok, err
 }
 
 // SpeculativeIdle: llama.cpp counts verification steps in

@@ -3,6 +3,7 @@ package llamacpp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -145,16 +146,16 @@ func TestStatedFacts(t *testing.T) {
 	}
 }
 
-// TestChatPromptTokens: a chat prompt's length is /apply-template's
+// TestChatPromptIDs: a chat prompt's IDs are /apply-template's
 // rendering tokenized with add_special (the BOS the chat request adds).
-func TestChatPromptTokens(t *testing.T) {
+func TestChatPromptIDs(t *testing.T) {
 	srv, got := fakeServer(t, map[string]answer{
 		"/apply-template": {200, `{"prompt":"<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"}`},
 		"/tokenize":       {200, `{"tokens":[1,3,10,11,4,5,3,12,5]}`},
 	})
-	n, ok, err := Engine{}.ChatPromptTokens(context.Background(), conn(srv), []map[string]string{{"role": "user", "content": "hi"}}, nil)
-	if err != nil || !ok || n != 9 {
-		t.Fatalf("ChatPromptTokens = %d, %v, %v; want 9", n, ok, err)
+	ids, ok, err := Engine{}.ChatPromptIDs(context.Background(), conn(srv), []map[string]string{{"role": "user", "content": "hi"}}, nil)
+	if err != nil || !ok || fmt.Sprint(ids) != "[1 3 10 11 4 5 3 12 5]" {
+		t.Fatalf("ChatPromptIDs = %v, %v, %v; want the rendering's IDs with BOS", ids, ok, err)
 	}
 	var tok map[string]any
 	if err := json.Unmarshal([]byte(got["/tokenize"]), &tok); err != nil {

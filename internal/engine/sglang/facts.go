@@ -159,6 +159,12 @@ func (Engine) TokenizeChatBody(model string, messages any, addGenerationPrompt b
 // model_max_length, not --context-length (docs/sglang.md#tokenize).
 func (Engine) TokenizeStatesContext() bool { return false }
 
+// ChatPromptIDs: SGLang has no request that renders a chat prompt
+// without generating; ChatPromptTokens measures its length instead.
+func (Engine) ChatPromptIDs(context.Context, engine.Conn, any, map[string]any) ([]int, bool, error) {
+	return nil, false, nil
+}
+
 // ChatPromptTokens is the rendered chat prompt's length on a build whose
 // /tokenize takes a prompt only (docs/sglang.md#tokenize): a
 // non-streaming /v1/chat/completions of the messages with max_tokens 1,

@@ -123,6 +123,11 @@ func (Engine) TokenizeChatBody(model string, messages any, addGenerationPrompt b
 // TokenizeStatesContext: vLLM's /tokenize answers the server's max_model_len.
 func (Engine) TokenizeStatesContext() bool { return true }
 
+// ChatPromptIDs: vLLM's /tokenize always takes messages.
+func (Engine) ChatPromptIDs(context.Context, engine.Conn, any, map[string]any) ([]int, bool, error) {
+	return nil, false, nil
+}
+
 // ChatPromptTokens: vLLM's /tokenize always takes messages.
 func (Engine) ChatPromptTokens(context.Context, engine.Conn, any, map[string]any) (int, bool, error) {
 	return 0, false, nil
