@@ -273,11 +273,11 @@ func TestPlanRepeatAuto(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	// Two cells of 2 s warm-up + 3 s hold + 10 s window, and the 1K prefill
-	// (0.05 s): 30.05 s a repeat, 120.2 s at 4 and 300.5 s at 10, printed
-	// in whole seconds; one GPU.
+	// Two cells of warm-up (0.25 s and C × 1K at 1M tok/s) + 3 s hold +
+	// 10 s window, and the 1K prefill (0.05 s): 26.55 s a repeat, 106.2 s
+	// at 4 and 265.5 s at 10, printed in whole seconds; one GPU.
 	for _, w := range []string{"repeats: auto: 4 to 10 a cell, until each gated cell is decided",
-		"estimated: 2m0s at the minimum, 5m1s at max_repeat", "GPU time: 0.033 to 0.083 GPU-hours (× 1 GPU)"} {
+		"estimated: 1m46s at the minimum, 4m26s at max_repeat", "GPU time: 0.030 to 0.074 GPU-hours (× 1 GPU)"} {
 		if !strings.Contains(r.Stdout, w) {
 			t.Errorf("plan does not say %q:\n%s", w, r.Stdout)
 		}

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -444,4 +446,76 @@ matrix "decode" {
 	if stop < 0 || sim < stop || strings.Contains(log, "writing what was measured") {
 		t.Errorf("server.log does not end with the normal stop's lines:\n%s", log)
 	}
+}
+
+// TestPlanEstimateMatchesWall: plan's estimate of a run on the simulator
+// is within 20 % of the wall the run recorded (started to finished, less
+// the server's start-up, which the estimate leaves out): it said 1m2s for
+// the demo, which took 42 s (a 2 s warm-up a decode cell, a 10 s drain a
+// traffic cell). Load only lengthens the wall, so an estimate above it by
+// more than 20 % always fails; one below it by more than 20 % fails only
+// when the machine was not loaded (load average below its cores), and is
+// logged otherwise.
+func TestPlanEstimateMatchesWall(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpec(t, freePort(t), `"--sim-kv-tokens", "1000000"`, `
+measure {
+  duration   = "1s"
+  max_output = 64
+  repeat     = 2
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1, 8]
+}
+traffic "steady" {
+  context  = "1K"
+  rate     = [4]
+  duration = "1s"
+  warmup   = "500ms"
+}
+`)
+	p := slogate(t, mark, time.Minute, "", nil, "plan", "-format", "json", spec)
+	var doc struct {
+		Servers []struct {
+			Estimated int64 `json:"estimated_s"`
+		} `json:"servers"`
+	}
+	if p.Code != 0 || json.Unmarshal([]byte(p.Stdout), &doc) != nil || len(doc.Servers) != 1 {
+		t.Fatalf("plan: exit %d\n%s%s", p.Code, p.Stdout, p.Stderr)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 3*time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	res := readResults(t, out)
+	wall := res.Finished.Sub(res.Started).Seconds()
+	if res.GPUTime != nil {
+		for _, s := range res.GPUTime.StartupS {
+			wall -= s
+		}
+	}
+	est := float64(doc.Servers[0].Estimated)
+	load := loadAverage()
+	t.Logf("estimated %.0f s, measured %.1f s (%+.0f %%), load average %.1f on %d cores", est, wall, (est-wall)/wall*100, load, runtime.NumCPU())
+	switch {
+	case est > 1.2*wall:
+		t.Errorf("estimated %.0f s, measured %.1f s: more than 20 %% over", est, wall)
+	case est < 0.8*wall && load < float64(runtime.NumCPU()):
+		t.Errorf("estimated %.0f s, measured %.1f s on an idle machine: more than 20 %% under", est, wall)
+	}
+}
+
+// loadAverage is the machine's 1-minute load average (0 when unknown).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var v float64
+	fmt.Sscan(string(b), &v)
+	return v
 }

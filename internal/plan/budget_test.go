@@ -14,9 +14,9 @@ import (
 // estimate at 4 repeats × the GPUs the server occupies.
 func TestCheckBudget(t *testing.T) {
 	two := 2
-	// One decode cell at 8K: 8192/20000 s of prefill + 2 s warm-up + 3 s
-	// hold + 2 s window = 7.41 s a repeat, 29.6 s at 4.
-	minimum := 4 * (time.Duration(8192.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second)
+	// One decode cell at 8K × 4: 8192/20000 s of prefill + 0.283 s
+	// warm-up + 3 s hold + 2 s window = 5.69 s a repeat, 22.8 s at 4.
+	minimum := 4 * (time.Duration(8192.0/20000*float64(time.Second)) + estimateWarmUp(4, 8192, false) + SteadyHold + 2*time.Second)
 	tests := []struct {
 		name   string
 		budget time.Duration
@@ -26,9 +26,9 @@ func TestCheckBudget(t *testing.T) {
 		{name: "no bound", budget: 0},
 		{name: "room for the minimum", budget: minimum},
 		{name: "just below the minimum", budget: minimum - time.Second,
-			want: `cannot hold the minimum of server "q": its 1 cells at 4 repeats are estimated at 30s of measuring × 1 GPU(s) = 30s GPU time`},
+			want: `cannot hold the minimum of server "q": its 1 cells at 4 repeats are estimated at 23s of measuring × 1 GPU(s) = 23s GPU time`},
 		{name: "GPUs count: room for one GPU is short for two", budget: minimum, tp: &two,
-			want: `× 2 GPU(s) = 59s GPU time (` + "`slogate plan`" + ` shows the estimate). Raise max_gpu_time to at least 1m0s`},
+			want: `× 2 GPU(s) = 46s GPU time (` + "`slogate plan`" + ` shows the estimate). Raise max_gpu_time to at least 1m0s`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

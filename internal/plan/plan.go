@@ -21,15 +21,24 @@ const (
 	// estimatePrefillRate is the prefill speed assumed for the cold request
 	// of each context (tokens per second).
 	estimatePrefillRate = 20000
-	// estimateWarmUp is the time assumed for C streams to reach their first
-	// token once the prompt cache is warm.
-	estimateWarmUp = 2 * time.Second
+	// estimateFirstToken is the time assumed for a decode cell's streams
+	// to start and their first token to come, before their prompts'
+	// prefill (estimateWarmUp).
+	estimateFirstToken = 250 * time.Millisecond
+	// estimateWarmRate is the rate assumed for C streams sharing a cached
+	// prompt to reach their first token, C × ctx tokens a second: the seed
+	// reports' warm TTFT is 1.8 s at 8K × 128 and 6.4 s at 251K × 32
+	// (testdata/seeds), 1.3 s and 8.5 s at this rate. Streams with
+	// distinct prompts prefill each at estimatePrefillRate.
+	estimateWarmRate = 1_000_000
 	// SteadyHold is how long the steady-state condition must hold before a
 	// decode window opens (docs/method.md#steady-state-gate). The runner uses it too.
 	SteadyHold = 3 * time.Second
-	// estimateDrain is the time assumed for a traffic window's last
-	// requests to finish.
-	estimateDrain = 10 * time.Second
+	// estimateTokenTime is the time assumed per output token of a traffic
+	// request, for the window's last requests to finish (estimateDrain):
+	// 10 ms, the seed reports' time between tokens at 8K × 64. A flat 10 s
+	// drain made a short traffic cell's estimate five times its wall.
+	estimateTokenTime = 10 * time.Millisecond
 )
 
 // Plan is the ordered work for one server.
@@ -241,7 +250,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	slices.SortFunc(p.Steps, func(a, b Step) int { return a.Context - b.Context })
 	p.addSearchSteps(keptSearches(sp, srv.Name, p.Asserts, match))
 	p.GPUs = GPUs(srv)
-	once, repeat, maxRepeat := estimate(p, sp.Measure), 1, 1
+	once, repeat, maxRepeat := estimate(p, sp), 1, 1
 	if m := sp.Measure; m != nil {
 		repeat, maxRepeat = max(m.Repeat, 1), max(m.Repeat, m.MaxRepeat, 1)
 	}
@@ -332,11 +341,28 @@ func expectConcurrency(sp *spec.Spec, e *spec.Expect) []int {
 	return nil
 }
 
-// estimate returns the expected wall time of one repeat of p under measure
-// settings m: per context the cold prefill (ctx ÷ estimatePrefillRate), per
-// decode cell warm-up + SteadyHold + duration. Cells that the spec's
-// kv_cache_tokens already marks over capacity count as zero.
-func estimate(p *Plan, m *spec.Measure) time.Duration {
+// estimateWarmUp is the time assumed for conc streams of ctx tokens to
+// reach their first token: estimateFirstToken, then their prompts' prefill
+// (C × ctx at estimateWarmRate over a shared, cached prompt; at
+// estimatePrefillRate when each stream has its own). It was 2 s flat, which
+// made a small run's estimate a third too long (the demo: 1m2s estimated,
+// 42 s measured).
+func estimateWarmUp(conc, ctx int, distinct bool) time.Duration {
+	rate := float64(estimateWarmRate)
+	if distinct {
+		rate = estimatePrefillRate
+	}
+	return estimateFirstToken + time.Duration(float64(conc)*float64(ctx)/rate*float64(time.Second))
+}
+
+// estimate returns the expected wall time of one repeat of p under the
+// spec's measure settings: per context the cold prefill (ctx ÷
+// estimatePrefillRate), per decode cell warm-up (estimateWarmUp) +
+// SteadyHold + duration. Cells that the spec's kv_cache_tokens already
+// marks over capacity count as zero.
+func estimate(p *Plan, sp *spec.Spec) time.Duration {
+	m := sp.Measure
+	distinct := sp.Workload != nil && sp.Workload.Distinct
 	dur, maxOut := 30*time.Second, 4096
 	if m != nil {
 		if m.Duration > 0 {
@@ -353,10 +379,12 @@ func estimate(p *Plan, m *spec.Measure) time.Duration {
 			if SpecPool(p.Server).OverCapacity(r.Concurrency, r.Context, maxOut) {
 				continue
 			}
-			total += estimateWarmUp + SteadyHold + dur
+			total += estimateWarmUp(r.Concurrency, r.Context, distinct) + SteadyHold + dur
 		}
 		for _, sr := range s.Searches {
-			total += time.Duration(MaxProbes(sr.Lo, sr.Hi)) * (estimateWarmUp + SteadyHold + dur)
+			// A probe's concurrency is not known before the search runs:
+			// the range's middle stands for each.
+			total += time.Duration(MaxProbes(sr.Lo, sr.Hi)) * (estimateWarmUp((sr.Lo+sr.Hi)/2, s.Context, distinct) + SteadyHold + dur)
 		}
 	}
 	return total
@@ -387,11 +415,25 @@ func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
 	for _, s := range p.Steps {
 		for _, r := range s.Traffic {
 			if t := sp.TrafficBlock(r.Matrix); t != nil {
-				total += t.WarmUp + t.Duration + estimateDrain
+				total += t.WarmUp + t.Duration + estimateDrain(sp, t)
 			}
 		}
 	}
 	return total
+}
+
+// estimateDrain is the time assumed for traffic block t's last window
+// requests to finish: a first token, then its output at estimateTokenTime
+// a token (the named workload's output_tokens at most, else max_output).
+func estimateDrain(sp *spec.Spec, t *spec.Traffic) time.Duration {
+	out := 4096
+	if m := sp.Measure; m != nil && m.MaxOutput > 0 {
+		out = m.MaxOutput
+	}
+	if w := sp.NamedWorkload(t.Workload); w != nil && w.OutputTokens.IsSet() && w.OutputTokens.Max > 0 {
+		out = w.OutputTokens.Max
+	}
+	return estimateFirstToken + time.Duration(out)*estimateTokenTime
 }
 
 // Remaining is what is left of the plan when the cells in done are already
@@ -416,5 +458,5 @@ func (p *Plan) Remaining(sp *spec.Spec, done map[vocab.CellRef]bool) (int, time.
 			left.Steps = append(left.Steps, st)
 		}
 	}
-	return len(left.Cells()), estimate(left, sp.Measure) + estimateTraffic(left, sp)
+	return len(left.Cells()), estimate(left, sp) + estimateTraffic(left, sp)
 }

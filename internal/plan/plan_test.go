@@ -9,6 +9,7 @@ import (
 
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/workload"
 )
 
 func pf(v float64) *float64 { return &v }
@@ -153,18 +154,23 @@ func TestEstimate(t *testing.T) {
 		kv   *int64
 		rep  int
 		// auto sets repeat = "auto" with max_repeat auto.
-		auto    int
+		auto     int
+		distinct bool // workload { distinct = true }
 		want    time.Duration
 		wantMax time.Duration // 0: want
 	}{
 		{name: "one 20K-token prefill", run: "prefill/ctx=16K", want: time.Duration(16384.0 / 20000 * float64(time.Second))},
+		// 8 streams over a cached 16K prompt: 0.25 s + 8 × 16,384 tokens at
+		// 1M tok/s = 0.381 s to their first tokens.
 		{name: "decode cell adds warm-up, hold and window", run: "decode/ctx=16K/conc=8",
-			want: time.Duration(16384.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second},
+			want: time.Duration(16384.0/20000*float64(time.Second)) + 381072*time.Microsecond + SteadyHold + 2*time.Second},
+		{name: "distinct prompts prefill each stream's", run: "decode/ctx=16K/conc=8", distinct: true,
+			want: time.Duration(16384.0/20000*float64(time.Second)) + 250*time.Millisecond + time.Duration(8*16384.0/20000*float64(time.Second)) + SteadyHold + 2*time.Second},
 		{name: "repeat multiplies", run: "decode/ctx=16K/conc=8", rep: 3,
-			want: 3 * (time.Duration(16384.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second)},
+			want: 3 * (time.Duration(16384.0/20000*float64(time.Second)) + 381072*time.Microsecond + SteadyHold + 2*time.Second)},
 		{name: "repeat auto: the minimum, and max_repeat at most", run: "decode/ctx=16K/conc=8", rep: 4, auto: 10,
-			want:    4 * (time.Duration(16384.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second),
-			wantMax: 10 * (time.Duration(16384.0/20000*float64(time.Second)) + estimateWarmUp + SteadyHold + 2*time.Second)},
+			want:    4 * (time.Duration(16384.0/20000*float64(time.Second)) + 381072*time.Microsecond + SteadyHold + 2*time.Second),
+			wantMax: 10 * (time.Duration(16384.0/20000*float64(time.Second)) + 381072*time.Microsecond + SteadyHold + 2*time.Second)},
 		{name: "over capacity by the spec's kv_cache_tokens costs nothing", run: "decode/ctx=16K/conc=64", kv: pi64(100000),
 			want: time.Duration(16384.0 / 20000 * float64(time.Second))},
 	}
@@ -179,6 +185,9 @@ func TestEstimate(t *testing.T) {
 			}
 			s := *sp
 			s.Measure = &m
+			if tc.distinct {
+				s.Workload = &spec.Workload{Options: workload.Options{Distinct: true}}
+			}
 			p := New(&s, &spec.Server{Name: "q", KVCacheTokens: tc.kv}, regexp.MustCompile(tc.run))
 			if p.Estimated != tc.want {
 				t.Errorf("Estimated = %v, want %v", p.Estimated, tc.want)
@@ -251,8 +260,16 @@ func TestTrafficCells(t *testing.T) {
 	}
 	p := New(sp, srv, regexp.MustCompile(`traffic/long/`))
 	coldPrefill := time.Duration(8192.0 / estimatePrefillRate * float64(time.Second))
-	if want := coldPrefill + time.Second + 5*time.Second + estimateDrain; p.Estimated != want {
+	// The drain: a first token and max_output's 64 tokens at 10 ms.
+	if want := coldPrefill + time.Second + 5*time.Second + 250*time.Millisecond + 640*time.Millisecond; p.Estimated != want {
 		t.Errorf("estimate of one traffic cell = %v, want cold prefill + warm-up + window + drain = %v", p.Estimated, want)
+	}
+	// A named workload's output_tokens sets the drain: 128 tokens.
+	named := *sp
+	named.Traffic = []*spec.Traffic{{Label: "chat", Workload: "chat", Concurrency: []int{4}, Duration: 2 * time.Second}}
+	named.Workloads = []*spec.Workload{{Name: "chat", Options: workload.Options{OutputTokens: workload.FixedLength(128)}}}
+	if got, want := estimateDrain(&named, named.Traffic[0]), 250*time.Millisecond+1280*time.Millisecond; got != want {
+		t.Errorf("drain of a 128-token workload = %v, want %v", got, want)
 	}
 	if got := trf("steady", 1024, 0.5).TestName("qwen"); got != "qwen/traffic/steady/ctx=1K/rate=0.5" {
 		t.Errorf("test name %q", got)
@@ -268,7 +285,7 @@ func TestTrafficCells(t *testing.T) {
 func TestRemaining(t *testing.T) {
 	sp := testSpec()
 	p := New(sp, &spec.Server{Name: "q"}, regexp.MustCompile("ctx=8K"))
-	cell := estimateWarmUp + SteadyHold + 2*time.Second
+	cell := func(conc int) time.Duration { return estimateWarmUp(conc, 8192, false) + SteadyHold + 2*time.Second }
 	prefill8K := time.Duration(8192.0 / 20000 * float64(time.Second))
 	pre := vocab.CellRef{Phase: vocab.PhasePrefill, Context: 8192}
 	tests := []struct {
@@ -279,7 +296,7 @@ func TestRemaining(t *testing.T) {
 	}{
 		{name: "nothing done", wantCells: 5, wantEst: p.Estimated},
 		{name: "prefill and two decode cells done", done: []vocab.CellRef{pre, dec("decode", 8192, 1), dec("decode", 8192, 8)},
-			wantCells: 2, wantEst: prefill8K + 2*cell},
+			wantCells: 2, wantEst: prefill8K + cell(64) + cell(2)},
 		{name: "everything done", done: p.Cells(), wantCells: 0, wantEst: 0},
 	}
 	for _, tc := range tests {
