@@ -265,9 +265,27 @@ func TestBaselineWarnings(t *testing.T) {
 		t.Errorf("a quiet baseline warns: %q", got)
 	}
 	// The settings planned differ from the baseline's: refused before the
-	// run (exit 2), naming each difference.
-	err := Baseline{C: compare.BuildPlanned(base(0.005), compare.Planned{Window: time.Second, Repeat: 5, Simulated: true}, compare.Policy{Tolerance: 0.05})}.Refusal()
-	if exit.Code(err) != exit.Usage || err == nil || !strings.Contains(err.Error(), "not comparable:\n  window: 3s → 1s\n  server: real → simulated\n") {
-		t.Errorf("refusal %v, want exit 2 naming the window and the server kind", err)
+	// run (exit 2), naming each difference; allowed, nothing is refused.
+	for _, tc := range []struct {
+		name    string
+		planned compare.Planned
+		allow   bool
+		want    string // "" for no refusal
+	}{
+		{"window and server kind", compare.Planned{Window: time.Second, Repeat: 5, Simulated: true}, false, "not comparable:\n  window: 3s → 1s\n  server: real → simulated\n"},
+		{"another engine", compare.Planned{Window: 3 * time.Second, Repeat: 5, Engine: "sglang"}, false, "not comparable:\n  engine: vllm → sglang\n"},
+		{"repeat", compare.Planned{Window: 3 * time.Second, Repeat: 3}, false, "not comparable:\n  repeat: 5 → 3\n"},
+		{"the same settings", planned, false, ""},
+		{"allowed", compare.Planned{Window: time.Second, Repeat: 5, Engine: "sglang"}, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Baseline{C: compare.BuildPlanned(base(0.005), tc.planned, compare.Policy{Tolerance: 0.05, AllowSettingsChange: tc.allow})}.Refusal()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (exit.Code(err) != exit.Usage || err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("refusal %v, want exit 2 saying %q", err, tc.want)
+			}
+		})
 	}
 }
