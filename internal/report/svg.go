@@ -255,11 +255,10 @@ func decodeChart(m matrixView, base *result.Comparison) string {
 			ss = append(ss, bs)
 		}
 	}
-	title := "Decode throughput by concurrency (one line per context)"
-	if base != nil {
-		title = "Decode throughput by concurrency (one line per context; dashed: the baseline)"
-	}
-	return lineChart(title, "total tok/s", xt, xl, "simultaneous requests (log₂ scale)", ss, true)
+	// The legend names each baseline line ("8K baseline"): the title
+	// stays the one that fits.
+	return lineChart("Decode throughput by concurrency (one line per context)", "total tok/s",
+		xt, xl, "simultaneous requests (log₂ scale)", ss, true)
 }
 
 // decodeBaseline is the baseline's series of row i of m (the context of
