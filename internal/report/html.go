@@ -48,10 +48,10 @@ type htmlData struct {
 	// Traffic are the traffic blocks' tables, as in report.md.
 	Traffic []trafficTable
 	// Latency is the Latency statistics table, as in report.md.
-	Latency      latencyTable
+	Latency latencyTable
 	// Comparison is the -baseline comparison's table, as in report.md;
 	// nil without a baseline.
-	Comparison *comparisonTable
+	Comparison   *comparisonTable
 	LatencyIntro string
 }
 
