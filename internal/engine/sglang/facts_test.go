@@ -143,6 +143,10 @@ func TestSGLangKVFromLogFixtures(t *testing.T) {
 			detail: "DP0: 56320 tokens (the target's pool, the first; a later pool of 70656 tokens is a draft model's)",
 			log: "[2026-06-11 10:00:00] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 56320, K size: 5.40 GB, V size: 5.40 GB\n" +
 				"[2026-06-11 10:00:01] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 70656, K size: 0.68 GB, V size: 0.68 GB\n"},
+		{name: "SWA pools unequal: the SWAKVPool's full size, not the first pool", dp: 1, tokens: 400000, detail: "DP0: 400000 tokens",
+			log: "[2026-09-12 00:22:48] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 100000, K size: 1.00 GB, V size: 1.00 GB\n" +
+				"[2026-09-12 00:22:48] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 400000, K size: 0.50 GB, V size: 0.50 GB\n" +
+				"[2026-09-12 00:22:48] SWAKVPool mem usage: 3.00 GB, swa size: 100000, full size: 400000\n"},
 		{name: "MOE_DP is not a DP rank", dp: 1, tokens: 1000, detail: "DP0: 1000 tokens",
 			log: "[2026-09-12 00:22:48 MOE_DP1 TP1] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1000, KV size: 1.00 GB\n"},
 	}
