@@ -95,6 +95,11 @@ type Engine interface {
 	// engine renders and tokenizes it by other requests (llama.cpp's
 	// /apply-template, then /tokenize); ok is false where it cannot.
 	ChatPromptIDs(ctx context.Context, c Conn, messages any, chatTemplateKwargs map[string]any) (ids []int, ok bool, err error)
+	// StreamClosesConnection says the server closes a connection after a
+	// streamed response without saying so (no "Connection: close"), so a
+	// client must not reuse it: a request sent on it would meet EOF
+	// (llama-server, docs/llamacpp.md#streaming).
+	StreamClosesConnection() bool
 	// SpeculativeIdle is the warning of a decode cell whose server has a
 	// speculative block but whose /metrics show no drafting in the window,
 	// naming the engine's own metric and launch flag.

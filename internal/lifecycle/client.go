@@ -308,6 +308,10 @@ func (c *Client) OpenStream(ctx context.Context, url, path string, body []byte) 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	// A server that closes a stream's connection unannounced
+	// (llama-server) must not have it reused: the next request on it
+	// would meet EOF.
+	req.Close = c.engine.StreamClosesConnection()
 	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -69,3 +69,40 @@ func TestLlamaCppNoSimulator(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestStreamClosesConnection: llama-server closes a streamed response's
+// connection without saying so, so its streams ask for "Connection:
+// close" (a reused connection met EOF: "Post …: EOF" on the real server);
+// vLLM's keep their connection.
+func TestStreamClosesConnection(t *testing.T) {
+	tests := []struct {
+		name   string
+		engine string
+		close  bool
+	}{
+		{name: "llama.cpp", engine: spec.EngineLlamaCpp, close: true},
+		{name: "vLLM", engine: spec.EngineVLLM, close: false},
+		{name: "SGLang", engine: spec.EngineSGLang, close: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked []bool
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				asked = append(asked, r.Close)
+				w.Write([]byte("data: [DONE]\n\n"))
+			}))
+			defer ts.Close()
+			c := NewClient(ts.URL, "", "tiny").ForServer(&spec.Server{Engine: tt.engine})
+			for i := 0; i < 2; i++ {
+				b, err := c.OpenStream(context.Background(), ts.URL+"/v1/completions", "/v1/completions", []byte(`{}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.Close()
+			}
+			if fmt.Sprint(asked) != fmt.Sprint([]bool{tt.close, tt.close}) {
+				t.Errorf("Connection: close asked %v, want %v on both streams", asked, tt.close)
+			}
+		})
+	}
+}

@@ -243,6 +243,13 @@ func (e Engine) ChatPromptTokens(ctx context.Context, c engine.Conn, messages an
 	return len(ids), ok, err
 }
 
+// StreamClosesConnection: llama-server (b11669) closes the connection
+// after a streamed response while its headers say "Keep-Alive: timeout=5,
+// max=100" (curl: "Connection 0 seems to be dead" on the next request;
+// a non-streamed response's connection is reused), so a reused one meets
+// EOF (docs/llamacpp.md#streaming).
+func (Engine) StreamClosesConnection() bool { return true }
+
 // SpeculativeIdle: llama.cpp counts verification steps in
 // llamacpp:spec_decode_num_drafts_total, at the end of each request.
 func (Engine) SpeculativeIdle() string {

@@ -104,6 +104,10 @@ func (e Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, d
 	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no max_total_num_tokens in GET /server_info or /metrics, no \"KV Cache is allocated\" log line): no cell is skipped as over capacity", ""
 }
 
+// StreamClosesConnection: SGLang keeps a streamed response's connection
+// alive as HTTP/1.1 says.
+func (Engine) StreamClosesConnection() bool { return false }
+
 // KVSlots: every request shares the KV pool.
 func (Engine) KVSlots(context.Context, engine.Conn, string) int { return 0 }
 

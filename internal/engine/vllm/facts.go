@@ -70,6 +70,10 @@ func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp 
 	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line): no cell is skipped as over capacity", ""
 }
 
+// StreamClosesConnection: vLLM keeps a streamed response's connection
+// alive as HTTP/1.1 says.
+func (Engine) StreamClosesConnection() bool { return false }
+
 // KVSlots: every request shares the KV pool.
 func (Engine) KVSlots(context.Context, engine.Conn, string) int { return 0 }
 
