@@ -1,0 +1,233 @@
+package e2e
+
+// slogate against the real llama-server (engine = "llamacpp",
+// docs/llamacpp.md): a spec slogate launches, the same server through
+// -endpoint, a model path that does not exist. The server and the models
+// are llamaServer's (llamacpp_infra_test.go): without them these tests
+// skip saying why, and fail under CI=true. Each keeps its windows short
+// (-t 1, 2 s cells, 64-token outputs): the real-engine suite must stay
+// within a few minutes on two cores.
+//
+// The helpers (llamaSpec, runLlama, llamaCell) are for every real-engine
+// test: they write a llamacpp spec and run slogate on it.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// llamaWorkload is a short instruction: the built-in one renders to about
+// 360 tokens in tiny.gguf's 380-token vocabulary, more than a short context.
+const llamaWorkload = `
+workload { instruction = "Write about it." }
+`
+
+// llamaSpecOpts is one llamacpp server block and the rest of its spec.
+type llamaSpecOpts struct {
+	// Command is the executable (llamaServer's); "" leaves it out, for
+	// -endpoint.
+	Command string
+	// Model is the GGUF path (-m).
+	Model string
+	// Port is the server's port (a free one from freePort).
+	Port int
+	// MaxModelLen and MaxNumSeqs are the attributes, 0 to leave them out.
+	MaxModelLen, MaxNumSeqs int
+	// Args are the server's args; nil means ["-t", "1"] (one thread: the
+	// machine's other core stays slogate's).
+	Args []string
+	// Server holds more lines of the server block.
+	Server string
+	// Body is the rest of the spec: measure, matrices, assertions (add
+	// llamaWorkload for contexts below about 400 tokens).
+	Body string
+}
+
+// llamaSpec writes a spec of one llamacpp server "tiny" (served as
+// "tiny") and returns its path.
+func llamaSpec(t *testing.T, o llamaSpecOpts) string {
+	t.Helper()
+	args := o.Args
+	if args == nil {
+		args = []string{"-t", "1"}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "server \"tiny\" {\n  engine            = \"llamacpp\"\n")
+	if o.Command != "" {
+		fmt.Fprintf(&b, "  command           = %q\n", o.Command)
+	}
+	fmt.Fprintf(&b, "  model             = %q\n  served_model_name = \"tiny\"\n  host              = \"127.0.0.1\"\n  port              = %d\n  ready_timeout     = \"60s\"\n", o.Model, o.Port)
+	if o.MaxModelLen > 0 {
+		fmt.Fprintf(&b, "  max_model_len     = %d\n", o.MaxModelLen)
+	}
+	if o.MaxNumSeqs > 0 {
+		fmt.Fprintf(&b, "  max_num_seqs      = %d\n", o.MaxNumSeqs)
+	}
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	fmt.Fprintf(&b, "  args              = [%s]\n%s}\n%s\n", strings.Join(q, ", "), o.Server, o.Body)
+	return specFile(t, "spec.hcl", b.String())
+}
+
+// runLlama runs slogate with args (within 4 minutes) and checks that no
+// process tagged with mark is left, llama-server included.
+func runLlama(t *testing.T, mark string, args ...string) result {
+	t.Helper()
+	r := slogate(t, mark, 4*time.Minute, "", nil, args...)
+	noLeftovers(t, mark)
+	return r
+}
+
+// llamaCell is the decode cell of results at ctx and conc, failing the
+// test without one.
+func llamaCell(t *testing.T, r *res.Results, ctx, conc int) res.DecodeCell {
+	t.Helper()
+	for _, c := range r.Decode {
+		if c.Context == ctx && c.Concurrency == conc {
+			return c
+		}
+	}
+	t.Fatalf("no decode cell at context %d, concurrency %d in %+v", ctx, conc, r.Decode)
+	return res.DecodeCell{}
+}
+
+// TestLlamaCppRun: a spec slogate launches on llama-server passes: the
+// launch renders -c as max_model_len × --parallel (plan says so), the
+// version is /props' build_info, the KV capacity is the server's -c from
+// /props in 2 slots, cells at concurrency ≤ --parallel are valid and the
+// one above it queued (llamacpp:requests_deferred), and the server is
+// stopped with nothing left behind.
+func TestLlamaCppRun(t *testing.T) {
+	t.Parallel()
+	server, models := llamaServer(t)
+	mark := newMark(t)
+	spec := llamaSpec(t, llamaSpecOpts{Command: server, Model: filepath.Join(models, "tiny.gguf"), Port: freePort(t),
+		MaxModelLen: 512, MaxNumSeqs: 2, Body: llamaWorkload + `
+measure {
+  duration   = "2s"
+  max_output = 64
+}
+prefill { contexts = ["256"] }
+matrix "decode" {
+  contexts    = ["256"]
+  concurrency = [1, 2, 4]
+}
+assert "streams" {
+  condition     = decode["256"][1].per_request_tps > 1
+  error_message = "no tokens"
+}
+`})
+	plan := runLlama(t, mark, "plan", spec)
+	if plan.Code != 0 || !strings.Contains(plan.Stdout, " -c 1024 --parallel 2 ") ||
+		!strings.Contains(plan.Stdout, "-c 1024 = max_model_len 512 × --parallel 2: llama-server splits -c over its slots") {
+		t.Fatalf("plan (exit %d) does not say how -c was rendered:\n%s%s", plan.Code, plan.Stdout, plan.Stderr)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	r := runLlama(t, mark, "run", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	results := readResults(t, out)
+	srv := results.Server
+	if srv.Engine != "llamacpp" || !strings.HasPrefix(srv.Version, "b") || srv.Stated["version"] != "GET /props (build_info)" {
+		t.Errorf("engine %q, version %q from %q; want llamacpp's build_info from GET /props", srv.Engine, srv.Version, srv.Stated["version"])
+	}
+	if srv.KVCacheTokens != 1024 || srv.KVCacheSource != res.KVSourceProps || srv.KVCacheSlots != 2 {
+		t.Errorf("KV cache %d tokens from %q in %d slots, want the server's -c 1024 from props in 2 slots", srv.KVCacheTokens, srv.KVCacheSource, srv.KVCacheSlots)
+	}
+	if !strings.Contains(r.Stdout, "KV cache 1024 tokens (from props: GET /props (total_slots × default_generation_settings.n_ctx): 2 slots × 512 tokens), 512 per slot over 2 slots") {
+		t.Errorf("the run does not say where the KV capacity came from:\n%s", r.Stdout)
+	}
+	for _, conc := range []int{1, 2} {
+		if c := llamaCell(t, results, 256, conc); c.Status != vocab.StatusValid || c.OutputTokens <= 0 {
+			t.Errorf("256 × %d: %s (%s), %d tokens; want valid", conc, c.Status, c.Reason, c.OutputTokens)
+		}
+	}
+	if c := llamaCell(t, results, 256, 4); c.Status != vocab.StatusQueued || !strings.Contains(c.Reason, "waited") {
+		t.Errorf("256 × 4 on 2 slots: %s (%s), want queued", c.Status, c.Reason)
+	}
+	if len(results.Prefill) != 1 || results.Prefill[0].Status != vocab.StatusValid {
+		t.Errorf("prefill: %+v", results.Prefill)
+	}
+	log, _ := os.ReadFile(filepath.Join(out, "server.log"))
+	if !strings.Contains(string(log), "n_slots = 2, n_ctx_slot = 512, kv_unified = 'false'") {
+		t.Errorf("server.log lacks the slot line slogate reads:\n%s", log)
+	}
+}
+
+// TestLlamaCppEndpoint: the same server started outside slogate and
+// measured through -endpoint (no max_model_len in the spec): the KV
+// capacity is /props' slots × n_ctx, -c, with the warning that /props
+// does not say whether the pool is unified; a cell whose context +
+// max_output exceeds a slot is over capacity before anything is sent (the
+// server would cut its requests short), one within a slot runs.
+func TestLlamaCppEndpoint(t *testing.T) {
+	t.Parallel()
+	server, models := llamaServer(t)
+	mark := newMark(t)
+	p := startLlama(t, server, mark, "-m", filepath.Join(models, "tiny.gguf"), "--alias", "tiny", "-c", "1024", "--parallel", "2", "-t", "1", "--metrics")
+	spec := llamaSpec(t, llamaSpecOpts{Model: filepath.Join(models, "tiny.gguf"), Port: 1, Body: llamaWorkload + `
+measure {
+  duration   = "2s"
+  max_output = 64
+}
+matrix "decode" {
+  contexts    = ["256", "480"]
+  concurrency = [1]
+}
+`})
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark+"-slogate", 4*time.Minute, "", nil, "run", "-endpoint", p.base, "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	results := readResults(t, out)
+	if results.Server.KVCacheTokens != 1024 || results.Server.KVCacheSlots != 2 {
+		t.Errorf("KV cache %d tokens in %d slots, want the server's -c 1024 in 2", results.Server.KVCacheTokens, results.Server.KVCacheSlots)
+	}
+	if !strings.Contains(r.Stdout+r.Stderr, "which /props does not say: set kv_cache_tokens in the spec if so") {
+		t.Errorf("no warning that an endpoint's pool may be unified:\n%s%s", r.Stdout, r.Stderr)
+	}
+	if c := llamaCell(t, results, 256, 1); c.Status != vocab.StatusValid {
+		t.Errorf("256 × 1: %s (%s), want valid", c.Status, c.Reason)
+	}
+	over := llamaCell(t, results, 480, 1)
+	if over.Status != vocab.StatusOverCapacity || over.Reason != "480 + 64 = 544 tokens a request > a slot's KV cache 512 tokens (1024 over 2 slots)" || over.Completed != 0 {
+		t.Errorf("480 × 1: %s (%q), %d completed; want over capacity by the slot, nothing sent", over.Status, over.Reason, over.Completed)
+	}
+	reqs, _ := os.ReadFile(filepath.Join(out, "requests.jsonl"))
+	if strings.Contains(string(reqs), `"context":480`) {
+		t.Errorf("requests.jsonl has a request of the over-capacity cell:\n%s", reqs)
+	}
+}
+
+// TestLlamaCppMissingModel: a model path that does not exist makes
+// llama-server exit while loading; slogate exits 3 quoting the server's
+// own error from the last lines of server.log.
+func TestLlamaCppMissingModel(t *testing.T) {
+	t.Parallel()
+	server, _ := llamaServer(t)
+	mark := newMark(t)
+	missing := filepath.Join(t.TempDir(), "nonexistent", "x.gguf")
+	spec := llamaSpec(t, llamaSpecOpts{Command: server, Model: missing, Port: freePort(t), Body: `
+matrix "decode" {
+  contexts    = ["256"]
+  concurrency = [1]
+}
+`})
+	r := runLlama(t, mark, "run", "-out", filepath.Join(t.TempDir(), "out"), spec)
+	all := r.Stdout + r.Stderr
+	if r.Code != 3 || !strings.Contains(all, "failed to open GGUF file '"+missing+"' (No such file or directory)") ||
+		!strings.Contains(all, "llama_server: exiting due to model loading error") {
+		t.Errorf("exit %d, want 3 with llama-server's error quoted from server.log:\n%s", r.Code, all)
+	}
+}
