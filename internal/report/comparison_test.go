@@ -24,8 +24,9 @@ func baselineRun(t *testing.T) *result.Results {
 	return res
 }
 
-// TestComparisonTable: a -baseline run's report.md and report.html hold a
-// table per cell and metric (baseline, now, change, bounds, outcome), and
+// TestComparisonTable: a -baseline run's report.md, its GitHub step
+// summary and report.html hold a table per cell and metric (baseline,
+// now, change, bounds, outcome), and
 // the charts draw the baseline beside the run; a run without a baseline
 // has neither.
 func TestComparisonTable(t *testing.T) {
@@ -45,6 +46,13 @@ func TestComparisonTable(t *testing.T) {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md.String())
 		}
+	}
+	var summary bytes.Buffer
+	if err := WriteSummary(&summary, res); err != nil {
+		t.Fatal(err)
+	}
+	if row := "| decode/ctx=8K/conc=1 | total_tps (tok/s) | 500 | 408.2 | -18.4% | — | FAIL: regressed |\n"; !strings.Contains(summary.String(), row) {
+		t.Errorf("the step summary lacks %q:\n%s", row, summary.String())
 	}
 	h := renderHTML(t, res)
 	for _, want := range []string{

@@ -95,7 +95,8 @@ func WriteMarkdown(w io.Writer, res *result.Results) error {
 }
 
 // WriteSummary renders the short Markdown summary for a CI job page
-// ($GITHUB_STEP_SUMMARY): title, outcome, the decode matrix and the verdicts.
+// ($GITHUB_STEP_SUMMARY): title, outcome, the decode matrix, the
+// -baseline comparison's table when there is one, and the verdicts.
 func WriteSummary(w io.Writer, res *result.Results) error {
 	v := newView(res)
 	b := bufio.NewWriter(w)
@@ -105,6 +106,7 @@ func WriteSummary(w io.Writer, res *result.Results) error {
 	}
 	writeMatrices(b, v)
 	writeSearches(b, res)
+	writeComparison(b, res.Comparison)
 	writeVerdicts(b, v)
 	return b.Flush()
 }
