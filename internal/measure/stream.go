@@ -81,12 +81,34 @@ func openTokenStream(rctx context.Context, c *lifecycle.Client, url, path string
 // close closes the stream.
 func (s *tokenStream) close() { s.body.Close() }
 
+// drainTimeout bounds the wait for the end of a response after its
+// "data: [DONE]". vLLM, SGLang and llama.cpp end it at once; a server that
+// keeps it open past this costs the request's connection, not its figures.
+const drainTimeout = 100 * time.Millisecond
+
+// drainLimit is the most of a response read after its "data: [DONE]".
+const drainLimit = 4 << 10
+
+// drain reads the response to its end after "data: [DONE]", so that the
+// HTTP client puts the connection back in its pool for the stream's next
+// request: closed before its end, the connection is closed, and every
+// request dialled a new one (a 128-stream cell of 128-token requests: a
+// thousand connections a second). A read cut by drainTimeout only loses
+// the connection.
+func (s *tokenStream) drain() {
+	s.stall.chunk(drainTimeout)
+	io.Copy(io.Discard, io.LimitReader(s.body, drainLimit))
+}
+
 // next returns the next chunk: io.EOF at "data: [DONE]", the reader's
 // error otherwise (a mid-stream error, a truncation, a cancelled read).
 // The chunk's arrival time is taken after the read, with or without error.
 func (s *tokenStream) next() (streamChunk, error) {
 	ch, err := s.rd.Next()
 	c := streamChunk{Chunk: ch, at: s.now()}
+	if err == io.EOF {
+		s.drain()
+	}
 	if err != nil {
 		return c, err
 	}

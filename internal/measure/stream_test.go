@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -90,6 +92,67 @@ func TestTokenStream(t *testing.T) {
 				t.Errorf("timings %+v, want none", *ts.timings)
 			case tc.timings != nil && (ts.timings == nil || *ts.timings != *tc.timings):
 				t.Errorf("timings %+v, want %+v", ts.timings, *tc.timings)
+			}
+		})
+	}
+}
+
+// TestTokenStreamReusesConnections: a stream read to its [DONE] leaves its
+// connection to the next request (every request dialled a new one, as
+// the response was closed before its end), and a server that keeps the
+// response open after [DONE] holds the request at most drainTimeout.
+func TestTokenStreamReusesConnections(t *testing.T) {
+	tests := []struct {
+		name  string
+		hold  bool // the server keeps each response open after [DONE]
+		conns int  // connections five requests take
+	}{
+		{name: "the response ends after [DONE]", conns: 1},
+		{name: "the response stays open after [DONE]", hold: true, conns: 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, `data: {"choices":[{"text":"a","finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n")
+				w.(http.Flusher).Flush()
+				if tc.hold {
+					select {
+					case <-r.Context().Done():
+					case <-release:
+					}
+				}
+			}))
+			var conns atomic.Int64
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					conns.Add(1)
+				}
+			}
+			srv.Start()
+			defer srv.Close()
+			defer close(release)
+			c := lifecycle.NewClient(srv.URL, "", "m")
+			for range 5 {
+				rctx, stall, stop := newStallTimer(context.Background(), 5*time.Second)
+				var tr requestTrace
+				tr.begin(0)
+				ts, err := openTokenStream(rctx, c, srv.URL+"/v1/completions", "/v1/completions", []byte("{}"), stall, 5*time.Second, func() int64 { return 0 }, &tr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t0 := time.Now()
+				for err == nil {
+					_, err = ts.next()
+				}
+				if el := time.Since(t0); err != io.EOF || el > drainTimeout+2*time.Second {
+					t.Errorf("the stream ended with %v after %v; want io.EOF within about %v", err, el, drainTimeout)
+				}
+				ts.close()
+				stop()
+			}
+			if got := conns.Load(); got != int64(tc.conns) {
+				t.Errorf("five requests took %d connections, want %d", got, tc.conns)
 			}
 		})
 	}
