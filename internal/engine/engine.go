@@ -95,6 +95,13 @@ type Engine interface {
 	// engine renders and tokenizes it by other requests (llama.cpp's
 	// /apply-template, then /tokenize); ok is false where it cannot.
 	ChatPromptIDs(ctx context.Context, c Conn, messages any, chatTemplateKwargs map[string]any) (ids []int, ok bool, err error)
+	// UncachedField is the JSON member (`"key":value`) a generation
+	// request adds so that the server evaluates its whole prompt, reusing
+	// nothing it cached: for a cold prefill request where the request's
+	// fresh cache_salt does not keep the server from reusing a cached
+	// prefix (llama-server's `"cache_prompt":false`); "" where the salt
+	// does (vLLM, SGLang).
+	UncachedField() string
 	// StreamClosesConnection says the server closes a connection after a
 	// streamed response without saying so (no "Connection: close"), so a
 	// client must not reuse it: a request sent on it would meet EOF

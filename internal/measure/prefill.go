@@ -46,7 +46,8 @@ func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt requests.Prompt,
 			s = fmt.Sprintf("%s-cold%d", salt, i)
 		}
 		body := m.Prompts.fields.body(prompt, 1, 0, s)
-		if record {
+		if record { // measured: cold, whatever the server cached
+			body = m.Prompts.fields.coldBody(prompt, s)
 			m.progress(Progress{Cell: ref, Stage: result.StagePrefill})
 		}
 		meta := requestMeta{cell: ref.Name(), phase: vocab.PhasePrefill, repeat: first + i}

@@ -43,6 +43,10 @@ type requestFields struct {
 	model string
 	chat  bool   // /v1/chat/completions: messages and max_completion_tokens
 	extra []byte // `,"temperature":0.6,…` and on chat `,"chat_template_kwargs":{…}`
+	// uncached is the engine's member that makes a request evaluate its
+	// whole prompt (engine.Engine.UncachedField: llama-server's
+	// "cache_prompt":false), "" where a fresh cache_salt does.
+	uncached string
 }
 
 // newRequestFields encodes w's sampling fields exactly as written (sorted
@@ -116,6 +120,19 @@ func (f requestFields) body(p requests.Prompt, maxTokens, minTokens int, salt st
 	return f.appendTail(b, salt)
 }
 
+// coldBody is body for a cold prefill request: also the engine's member
+// that keeps the server from reusing a cached prefix, where a fresh
+// cache_salt does not (llama-server's "cache_prompt":false).
+func (f requestFields) coldBody(p requests.Prompt, salt string) []byte {
+	b := f.body(p, 1, 0, salt)
+	if f.uncached == "" {
+		return b
+	}
+	b = append(b[:len(b)-1], ',')
+	b = append(b, f.uncached...)
+	return append(b, '}')
+}
+
 // appendTokenIDs appends ids as a JSON array of integers.
 func appendTokenIDs(b []byte, ids []int) []byte {
 	b = append(b, '[')
@@ -175,7 +192,9 @@ func (p *Prompts) plan(ctx context.Context, w *spec.Workload, cfg requests.Sched
 // fieldsFor is the request fields of named workload w: the run's model
 // and endpoint, w's sampling fields and chat_template_kwargs.
 func (p *Prompts) fieldsFor(w *spec.Workload) requestFields {
-	return newRequestFields(p.fields.model, p.chat, w)
+	f := newRequestFields(p.fields.model, p.chat, w)
+	f.uncached = p.fields.uncached
+	return f
 }
 
 // NewPrompts prepares the run's prompt builder over c's POST /tokenize for
@@ -187,6 +206,7 @@ func NewPrompts(ctx context.Context, c *lifecycle.Client, w *spec.Workload, chat
 	opts := workloadOptions(w)
 	tok := lifecycle.NewTokenizer(c)
 	p := &Prompts{chat: chat, fields: newRequestFields(c.Model(), chat, w), tokenizer: tok, builder: requests.NewBuilder(tok, opts)}
+	p.fields.uncached = c.Engine().UncachedField()
 	var err error
 	if opts.Prompt == workload.Random {
 		_, err = tok.TokenizeText(ctx, "Hello")

@@ -243,6 +243,12 @@ func (e Engine) ChatPromptTokens(ctx context.Context, c engine.Conn, messages an
 	return len(ids), ok, err
 }
 
+// UncachedField: llama-server has no cache_salt (it ignores the field)
+// and reuses a slot's cached prefix (an identical second prompt came back
+// with 1,001 of 1,002 tokens cached); "cache_prompt": false makes it
+// evaluate the whole prompt (docs/llamacpp.md#prompt-cache).
+func (Engine) UncachedField() string { return `"cache_prompt":false` }
+
 // StreamClosesConnection: llama-server (b11669) closes the connection
 // after a streamed response while its headers say "Keep-Alive: timeout=5,
 // max=100" (curl: "Connection 0 seems to be dead" on the next request;

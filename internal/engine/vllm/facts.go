@@ -74,6 +74,10 @@ func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp 
 // alive as HTTP/1.1 says.
 func (Engine) StreamClosesConnection() bool { return false }
 
+// UncachedField: vLLM's prefix cache keys on cache_salt, so a fresh salt
+// makes a request cold.
+func (Engine) UncachedField() string { return "" }
+
 // KVSlots: every request shares the KV pool.
 func (Engine) KVSlots(context.Context, engine.Conn, string) int { return 0 }
 
