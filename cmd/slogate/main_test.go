@@ -34,8 +34,8 @@ func TestTopLevel(t *testing.T) {
 		stderr string // exact ("" = must be empty), or a substring when code is 2 and stdout is ""
 	}{
 		{name: "no arguments: help on stderr, exit 2", args: nil, code: 2, stderr: "Usage: slogate COMMAND [flags] [args]"},
-		{name: "help", args: []string{"help"}, code: 0, stdout: "Exit codes: 0 pass, 1 assertion failed"},
-		{name: "-h", args: []string{"-h"}, code: 0, stdout: "  codify    print HCL expect/assert blocks"},
+		{name: "help", args: []string{"help"}, code: 0, stdout: "Exit codes:\n  0    pass\n  1    an assertion or baseline comparison failed\n"},
+		{name: "-h", args: []string{"-h"}, code: 0, stdout: "  codify    HCL expect/assert blocks from a run\n"},
 		{name: "--help", args: []string{"--help"}, code: 0, stdout: "Usage: slogate COMMAND [flags] [args]"},
 		{name: "-help", args: []string{"-help"}, code: 0, stdout: "Run 'slogate help COMMAND'"},
 		{name: "unknown command suggests the close one", args: []string{"runn"}, code: 2,
