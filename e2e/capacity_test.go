@@ -190,8 +190,8 @@ func TestCapacityFromLogForms(t *testing.T) {
 			}
 			var warned string
 			for _, w := range o.results.Warnings {
-				if strings.Contains(w, "#40691") {
-					warned = w
+				if w.Code == warning.KVDoubtful {
+					warned = w.String()
 				}
 			}
 			if got := warned != ""; got != tc.warn {

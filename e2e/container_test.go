@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // Container lifecycle tests (issue 14, item 1): a server with a container
@@ -536,8 +538,10 @@ func TestContainerSlogateKilled(t *testing.T) {
 			t.Errorf("the next run does not report the leftover %s and how to remove it:\n%s", left, r.Stdout+r.Stderr)
 		}
 		results, err := res.Read(filepath.Join(out2, "results.json"))
-		if err != nil || !strings.Contains(strings.Join(results.Warnings, "\n"), left) {
-			t.Errorf("results.json does not record the warning: %v", err)
+		if err != nil || !slices.ContainsFunc(results.Warnings, func(w warning.Warning) bool {
+			return w.Code == warning.LeftoverContainers && w.Figures[warning.FigContainers] == 1
+		}) {
+			t.Errorf("results.json does not record the leftover_containers warning (1 container): %v %+v", err, results.Warnings)
 		}
 		if got := ce.containers(); !cmp.Equal(got, []string{left}) {
 			t.Errorf("the next run touched the leftover: containers %v, want %s", got, left)

@@ -14,6 +14,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // A container server is run by the runtime's attached client (`docker run`
@@ -237,8 +238,10 @@ func (l *Launcher) bootContainer(ctx context.Context) (*container, error) {
 		return nil, err
 	}
 	if len(left) > 0 {
-		l.cfg.Warn(fmt.Sprintf("%s lists %d container(s) labelled %s by an earlier slogate run: %s; they may hold GPU memory or the port. If no other slogate run is going on, remove them with `slogate clean -runtime %s`",
-			runtime, len(left), spec.LabelRun, strings.Join(left, ", "), runtime))
+		l.cfg.Warn(warning.New(warning.LeftoverContainers,
+			fmt.Sprintf("%s lists %d container(s) labelled %s by an earlier slogate run", runtime, len(left), spec.LabelRun),
+			fmt.Sprintf("%s; they may hold GPU memory or the port. If no other slogate run is going on, remove them with `slogate clean -runtime %s`", strings.Join(left, ", "), runtime),
+			map[string]float64{warning.FigContainers: float64(len(left))}))
 	}
 	id := l.cfg.RunID
 	l.cfg.Logf("starting server: %s", shellcmd.Line(srv.RedactedEnv(), srv.ContainerArgv(id)))

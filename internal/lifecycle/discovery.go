@@ -11,6 +11,7 @@ import (
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // KV is the KV cache capacity discovery found
@@ -20,10 +21,13 @@ import (
 // Engines is the data-parallel engines it is split over, Slots the slots
 // with KV of their own (Engine.KVSlots: llama-server's; 0 for one pool).
 type KV struct {
-	Tokens                  int64
-	Source, Detail, Warning string
-	Engines                 int
-	Slots                   int
+	Tokens         int64
+	Source, Detail string
+	// Warning is warning.KVUnknown without a capacity, warning.KVDoubtful
+	// with one the engine doubts; the zero Warning when there is none.
+	Warning warning.Warning
+	Engines int
+	Slots   int
 }
 
 // Discover records in facts what a ready server says about where it
@@ -37,7 +41,15 @@ func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.S
 		facts.GPUs = append(facts.GPUs, result.GPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryMiB})
 	}
 	var kv KV
-	kv.Tokens, facts.KVCacheSource, kv.Warning, kv.Detail = s.discoverKVCapacity(ctx, srv)
+	var warned string
+	kv.Tokens, facts.KVCacheSource, warned, kv.Detail = s.discoverKVCapacity(ctx, srv)
+	switch {
+	case warned == "":
+	case kv.Tokens == 0:
+		kv.Warning = warning.New(warning.KVUnknown, warned, "", nil)
+	default:
+		kv.Warning = warning.New(warning.KVDoubtful, warned, "", nil)
+	}
 	kv.Source = facts.KVCacheSource
 	kv.Engines = s.kvEngines(ctx, srv)
 	facts.KVCacheTokens = kv.Tokens
@@ -107,7 +119,7 @@ const simulatorVersionSuffix = "-slogate-sim"
 // disagreement with the spec is one of the warnings, and each fact the spec
 // asked that the server did not state one of the notes (unstatedFacts).
 // maxModelLen is the one GET /v1/models listed (0: none).
-func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *result.Server, maxModelLen int) (warnings, notes []string) {
+func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *result.Server, maxModelLen int) (warnings []warning.Warning, notes []string) {
 	asked := &result.ServerAsked{KVCacheDtype: srv.KVCacheDtype, PrefixCaching: srv.EnablePrefixCaching}
 	if srv.Speculative != nil {
 		asked.Speculative = srv.SpeculativeMethod() // in the engine's spelling
@@ -180,10 +192,10 @@ const speculativeUnnamed = "on"
 // factDisagreements are the warnings for each fact the spec asked and the
 // server states otherwise ("spec says kv_cache_dtype fp8; the server
 // reports auto (WHERE)", where is where the engine read it).
-func factDisagreements(asked *result.ServerAsked, s *result.Server, maxModelLen int) []string {
-	var out []string
+func factDisagreements(asked *result.ServerAsked, s *result.Server, maxModelLen int) []warning.Warning {
+	var out []warning.Warning
 	say := func(fact, want, got string) {
-		out = append(out, fmt.Sprintf("spec says %s %s; the server reports %s (%s)", fact, want, got, s.Stated[fact]))
+		out = append(out, warning.New(warning.FactDisagrees, fmt.Sprintf("spec says %s %s; the server reports %s (%s)", fact, want, got, s.Stated[fact]), "", nil))
 	}
 	if _, ok := s.Stated["kv_cache_dtype"]; ok && asked.KVCacheDtype != "" && asked.KVCacheDtype != s.KVCacheDtype {
 		say("kv_cache_dtype", asked.KVCacheDtype, s.KVCacheDtype)

@@ -13,6 +13,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 func TestParseGPUs(t *testing.T) {
@@ -57,8 +58,13 @@ func TestFactDisagreements(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := factDisagreements(&tc.asked, &tc.server, tc.mml)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, warning.Strings(got)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+			for _, w := range got {
+				if w.Code != warning.FactDisagrees {
+					t.Errorf("%q has code %q, want %q", w, w.Code, warning.FactDisagrees)
+				}
 			}
 		})
 	}

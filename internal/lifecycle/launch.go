@@ -13,6 +13,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // launched is a server slogate started and must stop: a process group
@@ -135,7 +136,7 @@ type LaunchConfig struct {
 	// Logf and Warn hear what the launch says (the command it starts, the
 	// containers earlier runs left behind).
 	Logf func(format string, args ...any)
-	Warn func(msg string)
+	Warn func(warning.Warning)
 }
 
 // Launcher is a server ready to be started: its command, environment and

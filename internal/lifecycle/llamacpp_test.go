@@ -13,6 +13,7 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // TestLlamaCppTokenizer: llama-server's /tokenize takes {"content"} and
@@ -64,7 +65,7 @@ func TestLlamaCppTokenizer(t *testing.T) {
 // error saying why, before anything is started.
 func TestLlamaCppNoSimulator(t *testing.T) {
 	srv := &spec.Server{Name: "tiny", Engine: spec.EngineLlamaCpp, Model: "/m/tiny.gguf", Port: 1}
-	_, err := NewLauncher(LaunchConfig{Server: srv, Sim: true, Logf: t.Logf, Warn: func(string) {}})
+	_, err := NewLauncher(LaunchConfig{Server: srv, Sim: true, Logf: t.Logf, Warn: func(warning.Warning) {}})
 	if exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), `-sim: slogate's simulator imitates vLLM and SGLang, not llama.cpp (server "tiny", engine = "llamacpp")`) {
 		t.Fatalf("err = %v", err)
 	}

@@ -108,7 +108,8 @@ func (m *Meter) startStreams(ctx context.Context, ref vocab.CellRef, bodies [][]
 func (d *decodeRun) stop() bool {
 	d.cancel()
 	if !d.streams.wait(streamsExitTimeout) {
-		d.m.warn(fmt.Sprintf("%s: streams did not close within %v", d.ref.Name(), streamsExitTimeout))
+		d.m.warn(warning.New(warning.StreamsNotClosed, d.ref.Name(), fmt.Sprintf("streams did not close within %v", streamsExitTimeout),
+			map[string]float64{warning.FigTimeoutS: streamsExitTimeout.Seconds()}))
 		return false
 	}
 	return true

@@ -23,6 +23,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // Meter is what measuring cells against one server needs. The runner
@@ -59,7 +60,7 @@ type Meter struct {
 	Progress func(Progress)
 	// Warn is a warning of the run (results.json's warnings), Logf a line
 	// that belongs to no cell.
-	Warn func(msg string)
+	Warn func(warning.Warning)
 	Logf func(format string, args ...any)
 	// clock, when set (tests), replaces a decode cell's clock: it is given
 	// the load and returns its now (ns since origin).
@@ -82,9 +83,9 @@ func (m *Meter) progress(p Progress) {
 	}
 }
 
-func (m *Meter) warn(msg string) {
+func (m *Meter) warn(w warning.Warning) {
 	if m.Warn != nil {
-		m.Warn(msg)
+		m.Warn(w)
 	}
 }
 

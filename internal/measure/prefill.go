@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // firstTokenTimeout bounds the wait for the first chunk of a prompt of n
@@ -82,7 +83,7 @@ func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt requests.Prompt,
 		}
 	}
 	if !record && runs[0].Status == vocab.StatusError {
-		m.warn(fmt.Sprintf("cache warm-up request at %s failed: %s", vocab.FormatTokens(ctxLen), runs[0].Reason))
+		m.warn(warning.New(warning.WarmUpFailed, fmt.Sprintf("cache warm-up request at %s failed", vocab.FormatTokens(ctxLen)), runs[0].Reason, nil))
 	}
 	return runs, nil
 }
@@ -107,7 +108,7 @@ func (m *Meter) WarmStreams(ctx context.Context, cp *ContextPrompts, salt string
 			if terr := m.trouble(ctx, err); terr != nil {
 				return terr
 			}
-			m.warn(fmt.Sprintf("cache warm-up request of stream %d at %s failed: %v", i+2, vocab.FormatTokens(cp.ctxLen), err))
+			m.warn(warning.New(warning.WarmUpFailed, fmt.Sprintf("cache warm-up request of stream %d at %s failed", i+2, vocab.FormatTokens(cp.ctxLen)), err.Error(), nil))
 		}
 	}
 	m.logf("prompts at %s: warmed the prompts of streams 2–%d in %v", vocab.FormatTokens(cp.ctxLen), len(cp.Prompts), time.Since(t0).Round(time.Millisecond))

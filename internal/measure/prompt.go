@@ -245,7 +245,8 @@ type ContextPrompts struct {
 	ctxLen  int
 	Prompts []requests.Prompt
 	// Warnings say how the prompts differ from the context (the workload's
-	// prompt warnings, warning.PromptInexact); cells measured with them
+	// prompt warnings, by stream: their codes and figures, the prompt
+	// named in the summary); cells measured with them
 	// carry them too.
 	Warnings []warning.Warning
 	bodies   [][]byte // decode bodies by stream, built on first use
@@ -275,8 +276,8 @@ func (m *Meter) BuildPrompts(ctx context.Context, ctxLen, streams int) (*Context
 			if len(ps) > 1 {
 				at = fmt.Sprintf("prompt at %s, stream %d", vocab.FormatTokens(ctxLen), i+1)
 			}
-			pw := warning.New(warning.PromptInexact, at, w, nil)
-			m.warn(pw.String())
+			pw := warning.New(w.Code, at, w.String(), w.Figures)
+			m.warn(pw)
 			cp.Warnings = append(cp.Warnings, pw)
 		}
 	}

@@ -533,7 +533,8 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 		case <-done:
 			return true
 		case <-time.After(streamsExitTimeout):
-			m.warn(fmt.Sprintf("%s: requests did not close within %v", ref.Name(), streamsExitTimeout))
+			m.warn(warning.New(warning.StreamsNotClosed, ref.Name(), fmt.Sprintf("requests did not close within %v", streamsExitTimeout),
+				map[string]float64{warning.FigTimeoutS: streamsExitTimeout.Seconds()}))
 			return false
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 func renderHTML(t *testing.T, res *result.Results) string {
@@ -114,7 +115,7 @@ func TestHTMLEscapes(t *testing.T) {
 	res.Server.Model = `evil/<script>alert(1)</script>`
 	res.Server.Labels = map[string]string{"gpu": `<img src=x onerror=alert(1)>`}
 	res.Verdicts[1].Message = `<iframe src="javascript:alert(1)">`
-	res.Warnings = []string{"<style>body{display:none}</style>"}
+	res.Warnings = []warning.Warning{warning.Text("<style>body{display:none}</style>")}
 	h := renderHTML(t, res)
 	for _, bad := range []string{"<script>", "<img", "<iframe", "<style>body"} {
 		if strings.Contains(h, bad) {

@@ -17,6 +17,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -603,7 +604,7 @@ func runWarnings(res *result.Results, cells []string) []string {
 	if res.Interrupted {
 		w = append([]string{"The run was interrupted; cells not reached are missing."}, w...)
 	}
-	return append(w, res.Warnings...)
+	return append(w, warning.Strings(res.Warnings)...)
 }
 
 // noiseSection is the Noise section; nil when no cell was repeated.

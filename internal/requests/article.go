@@ -6,6 +6,8 @@ import (
 	"math"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // DefaultInstruction follows the document when the spec gives no
@@ -153,18 +155,22 @@ func (b *Builder) article(ctx context.Context, n int, header string) (Prompt, er
 	if bestTokens < 0 {
 		return Prompt{}, fmt.Errorf("no cut of the document renders to %d tokens or fewer", n)
 	}
-	best.Warnings = append(b.continued(b.lastCut),
-		fmt.Sprintf("no cut of the document renders to exactly %d tokens through the chat template; the closest below, %d tokens, is used", n, bestTokens))
+	best.Warnings = append(b.continued(b.lastCut), warning.New(warning.PromptShort,
+		fmt.Sprintf("no cut of the document renders to exactly %d tokens through the chat template; the closest below, %d tokens, is used", n, bestTokens), "",
+		map[string]float64{warning.FigAskedTokens: float64(n), warning.FigTokens: float64(bestTokens)}))
 	return best, nil
 }
 
 // continued warns when a user's document was continued past its end to
 // reach the cut (the built-in corpus is meant to be continued).
-func (b *Builder) continued(cut int) []string {
+func (b *Builder) continued(cut int) []warning.Warning {
 	if !b.userDoc || cut <= len(b.doc.base) {
 		return nil
 	}
-	return []string{fmt.Sprintf("the document (%d bytes) is shorter than the prompt needs (%d bytes): it is continued with its paragraphs re-ordered and their sentences rotated", len(b.doc.base), cut)}
+	return []warning.Warning{warning.New(warning.DocumentContinued,
+		fmt.Sprintf("the document (%d bytes) is shorter than the prompt needs (%d bytes)", len(b.doc.base), cut),
+		"it is continued with its paragraphs re-ordered and their sentences rotated",
+		map[string]float64{warning.FigDocumentBytes: float64(len(b.doc.base)), warning.FigNeededBytes: float64(cut)})}
 }
 
 func sign(x int) int {

@@ -18,6 +18,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/slogate/slogate/internal/warning"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -47,7 +48,7 @@ type Prompt struct {
 	// Warnings say how the prompt differs from what was asked (a count
 	// below the context when no cut renders to it exactly, a user document
 	// continued past its end); empty when it is exact.
-	Warnings []string
+	Warnings []warning.Warning
 }
 
 // Builder builds the prompts of one workload against one server's

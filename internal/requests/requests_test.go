@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/slogate/slogate/internal/warning"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -119,8 +120,9 @@ func TestArticleNotExact(t *testing.T) {
 	if got >= n || got < n-3 {
 		t.Fatalf("%d tokens, want the closest count below %d (within 3)", got, n)
 	}
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], fmt.Sprintf("closest below, %d tokens", got)) {
-		t.Errorf("warnings %q, want one naming the count used", p.Warnings)
+	if want := map[string]float64{warning.FigAskedTokens: float64(n), warning.FigTokens: float64(got)}; len(p.Warnings) != 1 ||
+		p.Warnings[0].Code != warning.PromptShort || !cmp.Equal(p.Warnings[0].Figures, want) {
+		t.Errorf("warnings %+v, want one prompt_short quoting %v", p.Warnings, want)
 	}
 	checkRendered(t, tok, p, nil, DefaultInstruction)
 	if b.Calls() > 20 {
@@ -149,8 +151,8 @@ func TestArticleOptions(t *testing.T) {
 	if !strings.HasPrefix(content, doc+"\n\n") || strings.HasPrefix(content[len(doc)+2:], doc[:40]) {
 		t.Errorf("the message is not the document continued with a variation of it: %q…", content[:200])
 	}
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "continued") {
-		t.Errorf("warnings %q, want one saying the document was continued", p.Warnings)
+	if len(p.Warnings) != 1 || p.Warnings[0].Code != warning.DocumentContinued || p.Warnings[0].Figures[warning.FigDocumentBytes] != float64(len(doc)) {
+		t.Errorf("warnings %+v, want one document_continued quoting the document's %d bytes", p.Warnings, len(doc))
 	}
 	// The think block of enable_thinking=false is part of the count.
 	withThink := tok.tokenize(tok.render(p.Messages, true, kwargs), true)

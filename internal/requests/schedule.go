@@ -112,7 +112,7 @@ type Schedule struct {
 	// plan reuses them in order (Warnings says so).
 	Reused int
 	// Warnings say how the schedule differs from what was asked
-	// (warning.DatasetReused, warning.PromptInexact).
+	// (warning.DatasetReused; a prompt's warnings, request by request).
 	Warnings []warning.Warning
 }
 
@@ -544,7 +544,7 @@ func (p *Scheduler) planGenerated(ctx context.Context, cfg ScheduleConfig) ([]Re
 				r.Text = r.Messages[0].Content
 			}
 			for _, w := range pr.Warnings {
-				p.warn(warning.New(warning.PromptInexact, fmt.Sprintf("request %d", i), w, nil))
+				p.warn(warning.New(w.Code, fmt.Sprintf("request %d", i), w.String(), w.Figures))
 			}
 		}
 		reqs[i] = r

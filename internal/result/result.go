@@ -58,8 +58,10 @@ type Results struct {
 	Error string `json:"error,omitempty"`
 	// Interrupted is set when the run was stopped by a signal.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// Warnings are run-level notes (for example "KV capacity unknown").
-	Warnings []string `json:"warnings,omitempty"`
+	// Warnings are the run's own warnings (for example KV capacity
+	// unknown), typed as the cells' are; an old results.json's plain
+	// strings read as warnings of no kind.
+	Warnings []warning.Warning `json:"warnings,omitempty"`
 	// GPUTime is what the run cost in server time and GPU time
 	// (docs/method.md#gpu-time); nil in results.json files written before
 	// slogate recorded it.

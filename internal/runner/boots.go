@@ -91,7 +91,7 @@ func (r *run) discover(ctx context.Context) error {
 	kv := r.server.Discover(ctx, srv, facts)
 	r.kvPool = plan.KVPool{Tokens: kv.Tokens, Engines: kv.Engines, Slots: kv.Slots}
 	r.kvDetail = kv.Detail
-	if kv.Warning != "" {
+	if kv.Warning.Summary != "" {
 		r.warn(kv.Warning)
 	}
 	prompts, mml, err := measure.NewPrompts(ctx, r.client, r.cfg.Spec.Workload, r.results.Measure.Endpoint == "chat")

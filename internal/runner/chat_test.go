@@ -68,15 +68,15 @@ func TestRunChatClosestBelowIsACellWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "prompt at 1000: no cut of the document renders to exactly 1000 tokens through the chat template; the closest below, 998 tokens, is used"
-	if diff := cmp.Diff([]string{want}, res.Warnings); diff != "" {
-		t.Errorf("run warnings (-want +got):\n%s", diff)
+	want := map[string]float64{warning.FigAskedTokens: 1000, warning.FigTokens: 998}
+	if len(res.Warnings) != 1 || res.Warnings[0].Code != warning.PromptShort || !cmp.Equal(res.Warnings[0].Figures, want) {
+		t.Errorf("run warnings %+v, want one prompt_short quoting %v", res.Warnings, want)
 	}
 	if len(res.Decode) != 1 {
 		t.Fatalf("decode = %+v, want one cell", res.Decode)
 	}
-	if ws := resulttest.UnexplainedWarnings(res.Decode[0]); len(ws) != 1 || ws[0].Code != warning.PromptInexact || ws[0].String() != res.Warnings[0] {
-		t.Errorf("cell warnings %+v, want the run's shortfall warning as one prompt_inexact cell warning", ws)
+	if ws := resulttest.UnexplainedWarnings(res.Decode[0]); len(ws) != 1 || len(res.Warnings) != 1 || !ws[0].Equal(res.Warnings[0]) {
+		t.Errorf("cell warnings %+v, want the run's shortfall warning as the cell's one warning", ws)
 	}
 }
 

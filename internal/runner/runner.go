@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/slogate/slogate/internal/compare"
@@ -195,7 +194,7 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 			err = exit.With(exit.Code(err), errors.Join(err, serr))
 		default:
 			if addr, busy := lifecycle.PortInUse(r.client.Base()); busy {
-				r.warn(fmt.Sprintf("port %s still accepts connections after the server's process group ended: another process listens there", addr))
+				r.warn(warning.New(warning.PortInUse, fmt.Sprintf("port %s still accepts connections after the server's process group ended", addr), "another process listens there", nil))
 			}
 		}
 	}
@@ -206,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 		r.cellsFile.Close()
 	}
 	if cerr := r.requests.close(); cerr != nil {
-		r.warn(fmt.Sprintf("writing requests.jsonl: %v", cerr))
+		r.warn(warning.New(warning.RequestsLog, "writing requests.jsonl", cerr.Error(), nil))
 	}
 	r.results.Finished = time.Now().UTC()
 	r.results.GPUTime = r.gpuTime()
@@ -231,12 +230,12 @@ func (r *run) window() time.Duration {
 
 func (r *run) logf(format string, args ...any) { r.observer.Log(fmt.Sprintf(format, args...)) }
 
-func (r *run) warn(msg string) {
-	if slices.Contains(r.results.Warnings, msg) { // a resumed run repeats the first one's
+func (r *run) warn(w warning.Warning) {
+	if warning.Holds(r.results.Warnings, w) { // a resumed run repeats the first one's
 		return
 	}
-	r.results.Warnings = append(r.results.Warnings, msg)
-	r.observer.Log("warning: " + msg)
+	r.results.Warnings = append(r.results.Warnings, w)
+	r.observer.Log("warning: " + w.String())
 }
 
 func (r *run) run(ctx context.Context) error {

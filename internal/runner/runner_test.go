@@ -126,8 +126,8 @@ func TestRunQueued(t *testing.T) {
 	if len(res.Decode) != 1 || res.Decode[0].Status != vocab.StatusQueued || !strings.Contains(res.Decode[0].Reason, "waited") {
 		t.Fatalf("decode = %+v, want one queued cell", res.Decode)
 	}
-	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], "KV cache capacity unknown") {
-		t.Errorf("warnings = %q, want the unknown-capacity warning", res.Warnings)
+	if len(res.Warnings) == 0 || res.Warnings[0].Code != warning.KVUnknown {
+		t.Errorf("warnings = %+v, want the unknown-capacity warning", res.Warnings)
 	}
 }
 

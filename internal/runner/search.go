@@ -12,6 +12,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // SearchObserver is an Observer that also hears about searches
@@ -198,7 +199,7 @@ func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *m
 	case errors.As(err, &stopped):
 		res.Error = stopped.Error()
 		res.Monotone = answerOf(probesPassed(res.Probes)).monotone
-		r.warn(fmt.Sprintf("search %s stopped without an answer: %s", s.Name, res.Error))
+		r.warn(warning.New(warning.SearchNoAnswer, fmt.Sprintf("search %s stopped without an answer", s.Name), res.Error, nil))
 	case err != nil:
 		res.Error = "the run ended during the search: " + err.Error()
 		r.observeSearch(*res)
@@ -206,8 +207,9 @@ func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *m
 	default:
 		res.Concurrency, res.Found, res.Monotone, res.ConfirmedBy = ans.answer, ans.found, ans.monotone, ans.confirmedBy
 		if !ans.monotone {
-			r.warn(fmt.Sprintf("search %s: the objective is not monotone in concurrency (%s): the answer %d is the largest concurrency with every probe at or below it passing",
-				s.Name, probeList(res.Probes), ans.answer))
+			r.warn(warning.New(warning.SearchNotMonotone, "search "+s.Name,
+				fmt.Sprintf("the objective is not monotone in concurrency (%s): the answer %d is the largest concurrency with every probe at or below it passing", probeList(res.Probes), ans.answer),
+				map[string]float64{warning.FigAnswer: float64(ans.answer)}))
 		}
 	}
 	r.observeSearch(*res)

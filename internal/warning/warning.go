@@ -46,17 +46,21 @@ const (
 	// (what the server's usage implies), FigCapacityTokens (the capacity
 	// in use), FigRatio (the second over the first).
 	KVCapacity Code = "kv_capacity"
-	// PromptInexact: a prompt differs from the context asked (a count
-	// below it when no cut renders to it exactly, a document continued
-	// past its end). No figures.
-	PromptInexact Code = "prompt_inexact"
+	// PromptShort: no cut of the article's document renders to exactly
+	// the tokens asked through the chat template; the closest count below
+	// is used. Figures: FigAskedTokens, FigTokens.
+	PromptShort Code = "prompt_short"
+	// DocumentContinued: the user's document is shorter than the prompt
+	// needs and is continued (its paragraphs re-ordered). Figures:
+	// FigDocumentBytes, FigNeededBytes.
+	DocumentContinued Code = "document_continued"
 )
 
-// The codes of the warnings a traffic cell carries besides SlowScrape and
-// PromptInexact, with the figures each holds.
+// The codes of the warnings a traffic cell carries besides SlowScrape,
+// PromptShort and DocumentContinued, with the figures each holds.
 const (
 	// DatasetCounts: what the named workload's schedule did with its
-	// dataset (docs/method.md#traffic-workloads). Figures: FigExamined,
+	// dataset (docs/spec.md#named-workloads). Figures: FigExamined,
 	// FigKept, FigDropped, and the drops by reason FigTooFewTurns,
 	// FigPromptTooShort, FigOutputTooShort, FigPromptTooLong,
 	// FigTotalTooLong.
@@ -72,6 +76,38 @@ const (
 	// drain; they count as not meeting the SLO. Figures: FigUnfinished,
 	// FigDrainS.
 	Unfinished Code = "unfinished"
+)
+
+// The codes of a run's own warnings (results.json's top-level warnings).
+const (
+	// KVUnknown: the server's KV cache capacity is unknown (no spec
+	// value, nothing the engine states). No figures.
+	KVUnknown Code = "kv_unknown"
+	// KVDoubtful: the engine stated a KV capacity the run doubts (vLLM
+	// #40691's log line of a hybrid model). No figures.
+	KVDoubtful Code = "kv_doubtful"
+	// FactDisagrees: a fact the spec asked (kv_cache_dtype, prefix
+	// caching, max_model_len, the speculative method) is not what the
+	// server states (docs/method.md#server-facts). No figures.
+	FactDisagrees Code = "fact_disagrees"
+	// LeftoverContainers: the container runtime lists containers an
+	// earlier slogate run left. Figures: FigContainers.
+	LeftoverContainers Code = "leftover_containers"
+	// PortInUse: the port still accepts connections after the server's
+	// process group ended. No figures.
+	PortInUse Code = "port_in_use"
+	// RequestsLog: requests.jsonl could not be written. No figures.
+	RequestsLog Code = "requests_log"
+	// SearchNoAnswer: a search stopped without an answer. No figures.
+	SearchNoAnswer Code = "search_no_answer"
+	// SearchNotMonotone: a search's objective is not monotone in
+	// concurrency. Figures: FigAnswer.
+	SearchNotMonotone Code = "search_not_monotone"
+	// StreamsNotClosed: a cell's streams did not close within their
+	// timeout. Figures: FigTimeoutS.
+	StreamsNotClosed Code = "streams_not_closed"
+	// WarmUpFailed: a cache warm-up request failed. No figures.
+	WarmUpFailed Code = "warmup_failed"
 )
 
 // Figure names, the keys of Warning.Figures.
@@ -100,6 +136,13 @@ const (
 	FigWindowS        = "window_s"
 	FigUnfinished     = "unfinished"
 	FigDrainS         = "drain_s"
+	FigContainers     = "containers"
+	FigAnswer         = "answer"
+	FigTimeoutS       = "timeout_s"
+	FigAskedTokens    = "asked_tokens"
+	FigTokens         = "tokens"
+	FigDocumentBytes  = "document_bytes"
+	FigNeededBytes    = "needed_bytes"
 )
 
 // Warning is one warning: what kind (Code), what it says (Summary and
@@ -190,18 +233,21 @@ func Strings(ws []Warning) []string {
 // rounds away) are one warning, the first, as the reports print one line.
 func AppendNew(ws []Warning, more ...Warning) []Warning {
 	for _, m := range more {
-		dup := false
-		for _, w := range ws {
-			if w.Code == m.Code && w.String() == m.String() {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		if !Holds(ws, m) {
 			ws = append(ws, m)
 		}
 	}
 	return ws
+}
+
+// Holds reports whether ws holds a warning of w's code and text.
+func Holds(ws []Warning, w Warning) bool {
+	for _, x := range ws {
+		if x.Code == w.Code && x.String() == w.String() {
+			return true
+		}
+	}
+	return false
 }
 
 // Has reports whether ws holds a warning of code.
