@@ -127,22 +127,21 @@ func TestREADMEFromTable(t *testing.T) {
 		t.Errorf("README's Commands block is not the help table:\n got %q\nwant %q", got, want)
 	}
 
-	_, exits, _ := strings.Cut(readme, "\n## Exit codes\n")
-	var codes []string
-	for _, l := range strings.Split(exits, "\n") {
-		if strings.HasPrefix(l, "## ") {
-			break
-		}
-		if f := strings.Split(l, "|"); len(f) > 2 && strings.TrimSpace(f[1]) != "code" && !strings.HasPrefix(strings.TrimSpace(f[1]), "-") {
-			codes = append(codes, strings.Fields(strings.ReplaceAll(f[1], "/", " "))...)
-		}
-	}
 	var table []string
 	for _, e := range cli.ExitCodes {
 		table = append(table, strconv.Itoa(e.Code))
 	}
-	if !slices.Equal(codes, table) {
-		t.Errorf("README's exit codes %v, the table's %v", codes, table)
+	ci, err := os.ReadFile(filepath.Join(repoRoot, "docs", "ci.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, doc, heading string }{
+		{"README", readme, "\n## Exit codes\n"},
+		{"docs/ci.md", string(ci), "\n### 5. What each exit code means\n"},
+	} {
+		if codes := exitCodeRows(tt.doc, tt.heading); !slices.Equal(codes, table) {
+			t.Errorf("%s's exit codes %v, the table's %v", tt.name, codes, table)
+		}
 	}
 
 	docs, _ := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
@@ -212,4 +211,23 @@ func TestHelpExamplesSpecs(t *testing.T) {
 	if checked < 5 {
 		t.Errorf("checked %d example spec paths, want the run, validate and plan examples' at least", checked)
 	}
+}
+
+// exitCodeRows are the codes of the first column of the table under
+// heading in doc ("130 / 143" is two), up to the next heading.
+func exitCodeRows(doc, heading string) []string {
+	_, section, ok := strings.Cut(doc, heading)
+	if !ok {
+		return nil
+	}
+	var codes []string
+	for _, l := range strings.Split(section, "\n") {
+		if strings.HasPrefix(l, "#") {
+			break
+		}
+		if f := strings.Split(l, "|"); len(f) > 2 && !slices.Contains([]string{"code", "exit"}, strings.TrimSpace(f[1])) && !strings.HasPrefix(strings.TrimSpace(f[1]), "-") {
+			codes = append(codes, strings.Fields(strings.ReplaceAll(f[1], "/", " "))...)
+		}
+	}
+	return codes
 }
