@@ -38,11 +38,11 @@ func scan(b []byte) (c Chunk, ok bool) {
 			}
 			return s.skip()
 		case bytes.Equal(key, errorKey[1:len(errorKey)-1]),
-			bytes.EqualFold(key, objectKey[1:len(objectKey)-1]),
-			bytes.EqualFold(key, choicesKey[1:len(choicesKey)-1]),
-			bytes.EqualFold(key, usageKey[1:len(usageKey)-1]),
-			bytes.EqualFold(key, timingsKey[1:len(timingsKey)-1]),
-			bytes.EqualFold(key, errorKey[1:len(errorKey)-1]):
+			foldKey(key, objectKey),
+			foldKey(key, choicesKey),
+			foldKey(key, usageKey),
+			foldKey(key, timingsKey),
+			foldKey(key, errorKey):
 			return false
 		}
 		return s.skip()
@@ -59,6 +59,9 @@ type scanner struct {
 }
 
 func (s *scanner) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' { // the usual case: no whitespace
+		return
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -178,9 +181,9 @@ func (s *scanner) choices(c *Chunk) bool {
 					return s.nonEmptyString(&text)
 				case bytes.Equal(key, deltaKey[1:len(deltaKey)-1]):
 					return s.delta(&role, &content, &reasoning, &reasoningContent)
-				case bytes.EqualFold(key, finishKey[1:len(finishKey)-1]),
-					bytes.EqualFold(key, textKey[1:len(textKey)-1]),
-					bytes.EqualFold(key, deltaKey[1:len(deltaKey)-1]):
+				case foldKey(key, finishKey),
+					foldKey(key, textKey),
+					foldKey(key, deltaKey):
 					return false
 				}
 				return s.skip()
@@ -231,10 +234,10 @@ func (s *scanner) delta(role, content, reasoning, reasoningContent *bool) bool {
 			return s.nonEmptyString(reasoning)
 		case bytes.Equal(key, reasonCKey[1:len(reasonCKey)-1]):
 			return s.nonEmptyString(reasoningContent)
-		case bytes.EqualFold(key, roleKey[1:len(roleKey)-1]),
-			bytes.EqualFold(key, contentKey[1:len(contentKey)-1]),
-			bytes.EqualFold(key, reasonKey[1:len(reasonKey)-1]),
-			bytes.EqualFold(key, reasonCKey[1:len(reasonCKey)-1]):
+		case foldKey(key, roleKey),
+			foldKey(key, contentKey),
+			foldKey(key, reasonKey),
+			foldKey(key, reasonCKey):
 			return false
 		}
 		return s.skip()
@@ -267,8 +270,8 @@ func (s *scanner) usage(c *Chunk) bool {
 			return s.int(&prompt)
 		case bytes.Equal(key, complKey[1:len(complKey)-1]):
 			return s.int(&compl)
-		case bytes.EqualFold(key, promptKey[1:len(promptKey)-1]),
-			bytes.EqualFold(key, complKey[1:len(complKey)-1]):
+		case foldKey(key, promptKey),
+			foldKey(key, complKey):
 			return false
 		}
 		return s.skip()
@@ -383,10 +386,29 @@ func (s *scanner) skip() bool {
 		return s.lit("null")
 	case c == '-' || (c >= '0' && c <= '9'):
 		start := s.i
-		for s.i < len(s.b) && bytes.IndexByte([]byte("+-.eE0123456789"), s.b[s.i]) >= 0 {
+		for s.i < len(s.b) && numberByte(s.b[s.i]) {
 			s.i++
 		}
 		return s.i > start
 	}
 	return false
+}
+
+// numberByte reports whether c may be part of a JSON number (a switch: a
+// bytes.IndexByte call a digit was a fifth of the scan).
+func numberByte(c byte) bool {
+	switch c {
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '-', '+', '.', 'e', 'E':
+		return true
+	}
+	return false
+}
+
+// foldKey reports whether key equals k (a quoted key) under case folding,
+// as encoding/json matches field names. Keys are ASCII here (key leaves
+// any other to encoding/json), so the length test first spares the fold of
+// every other key.
+func foldKey(key, k []byte) bool {
+	k = k[1 : len(k)-1]
+	return len(key) == len(k) && bytes.EqualFold(key, k)
 }
