@@ -491,7 +491,7 @@ func (e *engine) warmReady(r *request) time.Duration {
 		return r.admitted + time.Duration(float64(e.p.ttft)*e.p.slowdown)
 	}
 	n := float64(len(e.running) + len(e.waiting))
-	return r.admitted + seconds(e.p.model.warmTTFT.at(float64(r.promptTokens), n)*e.p.slowdown)
+	return r.admitted + seconds(e.p.model.warmAt(float64(r.promptTokens), n)*e.p.slowdown)
 }
 
 func (e *engine) readyAt(r *request) time.Duration {

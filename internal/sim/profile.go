@@ -184,6 +184,21 @@ type model struct {
 	prefill  surface // cold prefill tokens/s at (context); one row per context
 }
 
+// warmAt is the warm TTFT, in seconds, of a prompt of ctx tokens with n
+// requests in the system: the seed rows' surface, which below the
+// smallest context a seed measured shrinks with the prompt as a cold
+// prefill does (ctx ÷ that context) instead of staying at that context's
+// value, so that a full prefix-cache hit of a short prompt is not slower
+// than its miss (Qwen's 78 ms at 8K stood for a 1K prompt too, whose cold
+// prefill takes 22 ms).
+func (m *model) warmAt(ctx, n float64) float64 {
+	t := m.warmTTFT.at(ctx, n)
+	if len(m.warmTTFT) > 0 && ctx < m.warmTTFT[0].ctx {
+		t *= ctx / m.warmTTFT[0].ctx
+	}
+	return t
+}
+
 // buildModel derives the engine's curves from a profile's seed rows.
 //
 // Per-sequence decode rate = total_tps ÷ active_avg at batch = active_avg:
