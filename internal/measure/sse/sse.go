@@ -134,6 +134,13 @@ func NewReader(r io.Reader, size int) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, size)}
 }
 
+// Reset makes r read from rd afresh, keeping its buffers: a reader kept
+// for the next stream allocates nothing.
+func (r *Reader) Reset(rd io.Reader) {
+	r.br.Reset(rd)
+	r.data, r.done = r.data[:0], false
+}
+
 // Data is the raw data of the event Next returned last, valid until the
 // next call to Next: for a caller that needs more of a chunk than Chunk
 // holds (a conversation's answer text, the final usage's details).
@@ -187,7 +194,7 @@ var (
 // its data (nil for an event without data, e.g. a comment). A final event
 // not followed by a blank line is still returned.
 func (r *Reader) event() ([]byte, error) {
-	r.data = r.data[:0]
+	r.data, r.done = r.data[:0], false
 	has := false
 	for {
 		line, err := r.br.ReadSlice('\n')

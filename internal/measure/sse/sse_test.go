@@ -424,3 +424,34 @@ func TestTimings(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderReset: a reader reset onto a new stream reads it afresh,
+// whatever the last one left: its [DONE], an event cut in the middle,
+// bytes after [DONE].
+func TestReaderReset(t *testing.T) {
+	tests := []struct {
+		name, before string
+	}{
+		{name: "after [DONE]", before: vllmChunk("a", 1, "length") + done},
+		{name: "after a cut event", before: vllmChunk("a", 1, "")[:40]},
+		{name: "after bytes past [DONE]", before: done + vllmChunk("x", 9, "")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(tc.before), 64)
+			for {
+				if _, err := r.Next(); err != nil {
+					break
+				}
+			}
+			r.Reset(strings.NewReader(vllmChunk("b c", 2, "stop") + done))
+			c, err := r.Next()
+			if err != nil || c.CompletionTokens != 2 || c.FinishReason != "stop" {
+				t.Fatalf("after Reset: %+v, %v; want the new stream's chunk", c, err)
+			}
+			if _, err := r.Next(); err != io.EOF {
+				t.Errorf("after the new stream's [DONE]: %v, want io.EOF", err)
+			}
+		})
+	}
+}
