@@ -231,3 +231,32 @@ matrix "decode" {
 		t.Errorf("exit %d, want 3 with llama-server's error quoted from server.log:\n%s", r.Code, all)
 	}
 }
+
+// TestLlamaCppCutShortIsAnError: with the slots' limit hidden from slogate
+// (the spec's kv_cache_tokens replaces what /props says, so the cell is not
+// over capacity), a request whose prompt fits a slot while prompt +
+// max_output does not is sent, and llama-server cuts it short without an
+// error (finish_reason "length"); the stream ending short of what
+// ignore_eos asked is the cell's error, exit 3, never a fast cell.
+func TestLlamaCppCutShortIsAnError(t *testing.T) {
+	t.Parallel()
+	server, models := llamaServer(t)
+	mark := newMark(t)
+	p := startLlama(t, server, mark, "-m", filepath.Join(models, "tiny.gguf"), "--alias", "tiny", "-c", "1024", "--parallel", "2", "-t", "1", "--metrics")
+	spec := llamaSpec(t, llamaSpecOpts{Model: filepath.Join(models, "tiny.gguf"), Port: 1, Server: "  kv_cache_tokens   = 100000\n", Body: llamaWorkload + `
+measure {
+  duration   = "2s"
+  max_output = 64
+}
+matrix "decode" {
+  contexts    = ["480"]
+  concurrency = [1]
+}
+`})
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark+"-slogate", 4*time.Minute, "", nil, "run", "-endpoint", p.base, "-out", out, spec)
+	c := llamaCell(t, readResults(t, out), 480, 1)
+	if r.Code != 3 || c.Status != vocab.StatusError || !strings.Contains(c.Reason, "of the 64 tokens ignore_eos asked for (finish_reason \"length\"): it cut the request short") {
+		t.Errorf("exit %d, cell %s (%s); want exit 3 and the cut stream as the cell's error\n%s%s", r.Code, c.Status, c.Reason, r.Stdout, r.Stderr)
+	}
+}

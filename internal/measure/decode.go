@@ -95,6 +95,7 @@ func (m *Meter) startStreams(ctx context.Context, ref vocab.CellRef, bodies [][]
 	cellCtx, cancel := context.WithCancel(ctx)
 	d.cancel = cancel
 	d.streams = newLoad(m.Server.Client, m.Prompts.Path(), bodies, concurrency, firstTokenTimeout(ref.Context, concurrency), m.StreamIdleTimeout)
+	d.streams.exact = int64(m.MaxOutput) // DecodeBodies' max_tokens = min_tokens, ignore_eos
 	if m.clock != nil {
 		d.streams.now = m.clock(d.streams)
 	}

@@ -97,6 +97,10 @@ type load struct {
 	outstanding            atomic.Int64  // requests sent and not yet ended (docs/method.md#statuses)
 	completion             atomic.Int64  // completion tokens of the latest chunk of any stream: at C = 1, the stream's (the KV cross-check)
 	slots                  []slotStats
+	// exact is the output tokens each request asks for with ignore_eos
+	// (max_tokens = min_tokens = max_output); a stream that finishes with
+	// fewer is an error (errShortStream). 0: not checked.
+	exact int64
 	// awaiting[i] is when slot i sent its current request, in ns since
 	// origin, while that request has no first chunk; -1 otherwise. The
 	// status rules excuse such a young request from the server's running
@@ -259,6 +263,9 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 			endSpan(now, ts.finished)
 			eof, finished = true, ts.finished
 			tr.outputTokens = ts.outputTokens()
+			if err := ts.short(l.exact); err != nil {
+				return err
+			}
 			if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); ts.finished && now >= w0 && now <= w1 && tr.outputTokens > 1 && tr.last > tr.first {
 				st.tpots = append(st.tpots, float64(tr.last-tr.first)/1e6/float64(tr.outputTokens-1))
 			}

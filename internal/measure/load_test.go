@@ -66,14 +66,20 @@ func TestRequestTokenAccounting(t *testing.T) {
 
 func TestRequestErrors(t *testing.T) {
 	tests := []struct {
-		name string
-		fake *vllmfake.Server
-		want string
+		name  string
+		fake  *vllmfake.Server
+		exact int64 // the tokens ignore_eos asks for (load.exact)
+		want  string
 	}{
 		{name: "HTTP 500", fake: &vllmfake.Server{Tokens: 5, Status: 500}, want: "POST /v1/completions answered HTTP 500: {\"error\":{\"message\":\"overloaded\"}}"},
 		{name: "mid-stream error event", fake: &vllmfake.Server{Tokens: 5, MidError: true}, want: "server error in stream: engine died (InternalServerError)"},
 		{name: "truncated stream", fake: &vllmfake.Server{Tokens: 5, Truncate: true}, want: "stream ended without [DONE] (truncated)"},
 		{name: "stalled stream", fake: &vllmfake.Server{Tokens: 5, StallAfter: 2}, want: "stream stalled: no data for 300ms (per-stream inactivity timeout)"},
+		// llama-server cuts a request past its slot's context silently
+		// (docs/llamacpp.md#context-limit): a finished stream short of what
+		// ignore_eos asked is an error, never a fast request.
+		{name: "finished short of ignore_eos", fake: &vllmfake.Server{Tokens: 5}, exact: 100,
+			want: `the server ended a stream after 5 of the 100 tokens ignore_eos asked for (finish_reason "length"): it cut the request short, so the cell is not measured (a context or slot limit below the prompt and max_output?)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,6 +87,7 @@ func TestRequestErrors(t *testing.T) {
 			s := tc.fake.Start(t)
 			c := lifecycle.NewClient(s.URL, "", "qwen")
 			l := openWindow(c, completionsFields.body(requests.Prompt{Tokens: []int{1}}, 100, 100, ""), 1)
+			l.exact = tc.exact
 			started := false
 			err := l.request(context.Background(), &l.slots[0], l.bodies[0], &started)
 			if err == nil || err.Error() != tc.want {

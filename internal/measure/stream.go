@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -170,6 +171,30 @@ func (s *tokenStream) next() (streamChunk, error) {
 		s.lastTok = c.at
 	}
 	return c, nil
+}
+
+// errShortStream is a stream that finished (a finish_reason and [DONE])
+// with fewer tokens than its request asked with ignore_eos: the server
+// cut it short without an error (llama-server past a slot's context,
+// docs/llamacpp.md#context-limit). Such a request would make a cell look
+// faster than the server is, so it is the cell's error, never a fast
+// cell (docs/method.md#statuses).
+type errShortStream struct {
+	got, want int64
+	reason    string
+}
+
+func (e errShortStream) Error() string {
+	return fmt.Sprintf("the server ended a stream after %d of the %d tokens ignore_eos asked for (finish_reason %q): it cut the request short, so the cell is not measured (a context or slot limit below the prompt and max_output?)", e.got, e.want, e.reason)
+}
+
+// short is errShortStream when the stream finished with fewer than want
+// tokens (want 0: the request did not ask an exact count), else nil.
+func (s *tokenStream) short(want int64) error {
+	if want <= 0 || !s.finished || s.outputTokens() >= want {
+		return nil
+	}
+	return errShortStream{got: s.outputTokens(), want: want, reason: s.tr.finishReason}
 }
 
 // outputTokens is the request's output tokens: the final usage's, or the

@@ -287,6 +287,10 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int
 			req.tokens = ts.outputTokens()
 			req.lastTok = ts.lastTok
 			eof = true
+			if err := ts.short(l.work.exact(i, t)); err != nil {
+				req.finished = false
+				return "", err
+			}
 			return text.String(), nil
 		}
 		if err != nil {
@@ -436,7 +440,7 @@ func (m *Meter) Traffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic,
 		cell.Status, cell.Reason = vocab.StatusError, "no prompt was built for the context"
 		return cell, nil
 	}
-	c, err := m.trafficOnce(ctx, ref, t, bodiesWork{bodies: bodies, promptTokens: int64(ref.Context)}, &cell)
+	c, err := m.trafficOnce(ctx, ref, t, bodiesWork{bodies: bodies, promptTokens: int64(ref.Context), exactTokens: int64(mo)}, &cell)
 	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
 	return c, err
 }

@@ -35,6 +35,10 @@ type trafficWork interface {
 	// turnOf is the 1-based conversation turn of unit i's turn t (0: the
 	// work has no conversations).
 	turnOf(i, t int) int
+	// exact is the output tokens unit i's turn t asks for with ignore_eos
+	// (0: the model may stop sooner); a stream that finishes with fewer is
+	// an error (errShortStream).
+	exact(i, t int) int64
 }
 
 // bodiesWork is a context's prompt bodies: unit i is one request sending
@@ -42,6 +46,7 @@ type trafficWork interface {
 type bodiesWork struct {
 	bodies       [][]byte
 	promptTokens int64
+	exactTokens  int64 // the bodies' max_tokens = min_tokens with ignore_eos; 0: unchecked
 }
 
 func (w bodiesWork) turns(int) int                                  { return 1 }
@@ -49,6 +54,7 @@ func (w bodiesWork) body(i, _ int, _ []string) []byte               { return w.b
 func (w bodiesWork) wantsAnswers() bool                             { return false }
 func (w bodiesWork) turnOf(int, int) int                            { return 0 }
 func (w bodiesWork) describe(int, int, *result.RequestRecord) int64 { return w.promptTokens }
+func (w bodiesWork) exact(int, int) int64                           { return w.exactTokens }
 
 // planWork is a named workload's plan: unit i is conversation i mod the
 // plan's conversations (a single request is a conversation of one turn),
@@ -131,6 +137,14 @@ func (w *planWork) body(i, t int, answers []string) []byte {
 		salt = "slogate-conversation-" + strconv.Itoa(i)
 	}
 	return w.f.planBody(c[t], history, w.ignoreEOS, salt)
+}
+
+// exact is the request's planned output with ignore_eos, 0 without.
+func (w *planWork) exact(i, t int) int64 {
+	if !w.ignoreEOS {
+		return 0
+	}
+	return int64(w.conv(i)[t].OutputTokens)
 }
 
 func (w *planWork) describe(i, t int, rec *result.RequestRecord) int64 {
