@@ -12,7 +12,9 @@ package e2e
 // test: they write a llamacpp spec and run slogate on it.
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +23,7 @@ import (
 
 	res "github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // llamaWorkload is a short instruction: the built-in one renders to about
@@ -104,8 +107,11 @@ func llamaCell(t *testing.T, r *res.Results, ctx, conc int) res.DecodeCell {
 // launch renders -c as max_model_len × --parallel (plan says so), the
 // version is /props' build_info, the KV capacity is the server's -c from
 // /props in 2 slots, cells at concurrency ≤ --parallel are valid and the
-// one above it queued (llamacpp:requests_deferred), and the server is
-// stopped with nothing left behind.
+// one above it queued (llamacpp:requests_deferred), one stream's
+// per_request_tps is within 10 % of the server's own predicted_per_second,
+// the counter and rate cross-checks hold, requests.jsonl records the
+// server's timings and the measured prefill request reused nothing, and
+// the server is stopped with nothing left behind.
 func TestLlamaCppRun(t *testing.T) {
 	t.Parallel()
 	server, models := llamaServer(t)
@@ -158,10 +164,58 @@ assert "streams" {
 	if len(results.Prefill) != 1 || results.Prefill[0].Status != vocab.StatusValid {
 		t.Errorf("prefill: %+v", results.Prefill)
 	}
+	// The server's own clock: one stream's per_request_tps within 10 % of
+	// the median of the server's predicted_per_second for the requests
+	// that finished in the window, no counter or rate warning.
+	one := llamaCell(t, results, 256, 1)
+	if s := one.ServerPerRequestTPS; s == nil || math.Abs(*s-one.PerRequestTPS) > 0.10*one.PerRequestTPS {
+		t.Errorf("256 × 1: per_request_tps %.1f, the server's %v; want within 10 %%", one.PerRequestTPS, s)
+	}
+	for _, c := range results.Decode {
+		for _, w := range c.Warnings {
+			if w.Code == warning.ServerCounterGap || w.Code == warning.ServerRequestTPSGap {
+				t.Errorf("%d × %d: %s", c.Context, c.Concurrency, w)
+			}
+		}
+	}
+	recs := llamaRequests(t, out)
+	var timed, prefill int
+	for _, rec := range recs {
+		if rec.ServerTimings != nil {
+			timed++
+		}
+		if rec.Phase == vocab.PhasePrefill && rec.Purpose == "" {
+			prefill++
+			if rec.ServerTimings == nil || rec.ServerTimings.CacheN != 0 || rec.ServerTimings.PromptN != rec.PromptTokens {
+				t.Errorf("a measured prefill request reused the server's cache (cache_prompt false): %+v", rec.ServerTimings)
+			}
+		}
+	}
+	if timed == 0 || prefill != 1 {
+		t.Errorf("%d of %d requests.jsonl records carry the server's timings, %d measured prefill requests", timed, len(recs), prefill)
+	}
 	log, _ := os.ReadFile(filepath.Join(out, "server.log"))
 	if !strings.Contains(string(log), "n_slots = 2, n_ctx_slot = 512, kv_unified = 'false'") {
 		t.Errorf("server.log lacks the slot line slogate reads:\n%s", log)
 	}
+}
+
+// llamaRequests reads out/requests.jsonl.
+func llamaRequests(t *testing.T, out string) []res.RequestRecord {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []res.RequestRecord
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r res.RequestRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("requests.jsonl: %v: %s", err, line)
+		}
+		recs = append(recs, r)
+	}
+	return recs
 }
 
 // TestLlamaCppEndpoint: the same server started outside slogate and

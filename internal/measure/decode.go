@@ -84,6 +84,9 @@ type decodeRun struct {
 	ev      waitEvidence
 	scrapes scrapeTimes
 	kvc     *kvCheck // the KV cross-check (docs/method.md#kv-capacity); nil without
+	// finished are the requests the server gave timings for, for the
+	// counter cross-check (storeServerCounters).
+	finished []finishedRequest
 }
 
 // startStreams starts the cell's C streams, restarted as they finish, each
@@ -235,6 +238,10 @@ func (d *decodeRun) storeClientMetrics(stats windowStats) {
 	for _, dist := range stats.dists {
 		storeDistribution(vocab.PhaseDecode, dist, d.m.Percentiles, func(m metric.Metric, v float64) { cell.SetValue(m, v) })
 	}
+	if len(stats.serverTPS) > 0 {
+		storeServerPerRequestTPS(cell, median(stats.serverTPS))
+	}
+	d.finished = stats.finished
 	cell.ActiveAvg = Round(stats.activeAvg, 2)
 	cell.Completed = stats.completed
 	cell.TokenSource = stats.source
@@ -270,6 +277,65 @@ func (d *decodeRun) storeServerCounters(a metricsAround) {
 		n := int64(max(after.Preemptions-before.Preemptions, 0))
 		cell.Preemptions, d.ev.preemptions = &n, n
 	}
+	if before.HasFinishedTokens && after.HasFinishedTokens && len(d.finished) > 0 {
+		if w, bad := counterCrossCheck(after.FinishedTokens-before.FinishedTokens, a.beforeAt, a.afterAt, d.streams.origin, d.finished); bad {
+			cell.Warnings = append(cell.Warnings, w)
+		}
+	}
+}
+
+// serverRateTolerance is how far the server's own per-request rate may be
+// from per_request_tps before the cell warns: the two clocks time the same
+// tokens, the server's without the network and the client's reading.
+const serverRateTolerance = 0.10
+
+// storeServerPerRequestTPS stores the median of the server's own
+// per-request rates, with a warning when it differs from per_request_tps
+// by more than serverRateTolerance (docs/llamacpp.md#server-timings).
+func storeServerPerRequestTPS(cell *result.DecodeCell, v float64) {
+	v = Round(v, 1)
+	cell.ServerPerRequestTPS = &v
+	if cell.PerRequestTPS <= 0 {
+		return
+	}
+	if diff := (v - cell.PerRequestTPS) / cell.PerRequestTPS; diff > serverRateTolerance || diff < -serverRateTolerance {
+		cell.Warnings = append(cell.Warnings, warning.New(warning.ServerRequestTPSGap,
+			fmt.Sprintf("the server's own per-request rate %.1f tok/s (timings.predicted_per_second, median) differs from per_request_tps %.1f by %+.1f%%", v, cell.PerRequestTPS, diff*100),
+			"the client's clock and the server's disagree on how fast a request's tokens came: a loaded client, a slow network, or tokens the client miscounts",
+			map[string]float64{warning.FigServerPerRequestTPS: v, warning.FigPerRequestTPS: cell.PerRequestTPS, warning.FigGap: diff}))
+	}
+}
+
+// counterMargin is how near a scrape a request's end may be without the
+// cross-check placing it on either side: the server adds a request's
+// tokens when it releases the request, a moment before the client reads
+// the stream's end, and a scrape's instant is its middle.
+const counterMargin = 100 * time.Millisecond
+
+// counterCrossCheck compares the change of the server's finished-tokens
+// counter between the scrapes at before and after with the predicted_n of
+// the requests that finished between them (ends in ns since origin): the
+// counter must lie between the sum of those that surely finished between
+// them (more than counterMargin inside) and the sum of those that may have
+// (within counterMargin outside); bad when it does not, with the warning.
+func counterCrossCheck(delta float64, before, after, origin time.Time, finished []finishedRequest) (warning.Warning, bool) {
+	var sure, maybe int64
+	for _, f := range finished {
+		end := origin.Add(time.Duration(f.end))
+		if end.After(before.Add(counterMargin)) && end.Before(after.Add(-counterMargin)) {
+			sure += f.predicted
+		}
+		if end.After(before.Add(-counterMargin)) && end.Before(after.Add(counterMargin)) {
+			maybe += f.predicted
+		}
+	}
+	if delta >= float64(sure) && delta <= float64(maybe) {
+		return warning.Warning{}, false
+	}
+	return warning.New(warning.ServerCounterGap,
+		fmt.Sprintf("the server's finished-tokens counter moved by %.0f between the scrapes around the window, but the requests that finished between them predicted %d (%d more finished too near a scrape to place)", delta, sure, maybe-sure),
+		"the counter and the requests' own timings disagree: tokens counted twice or lost, or a request the client did not see",
+		map[string]float64{warning.FigCounterTokens: delta, warning.FigFinishedTokens: float64(sure), warning.FigUncertainTokens: float64(maybe - sure)}), true
 }
 
 // storeServerTotalTPS stores server_total_tps, the server's generation

@@ -67,7 +67,12 @@ type slotStats struct {
 	spans        []span
 	source       result.TokenSource // least exact token source of a request counted inside the window
 	stream       int                // the slot's 1-based number (requests.jsonl)
-	trace        requestTrace       // the request running now, for requests.jsonl
+	// serverTPS is the server's own rate (timings.predicted_per_second) of
+	// every request with timings completed inside the window; finished
+	// every request with timings that finished, when and its predicted_n.
+	serverTPS []float64
+	finished  []finishedRequest
+	trace     requestTrace // the request running now, for requests.jsonl
 
 	// Requests without per-chunk usage. Those that got their final usage
 	// give the tokens-per-chunk ratio (finalTokens ÷ finalChunks); those cut at
@@ -146,6 +151,12 @@ func (l *load) inTransit(now int64, bound time.Duration) int {
 		}
 	}
 	return n
+}
+
+// finishedRequest is a request that finished, when (ns since the load's
+// origin) and the tokens the server says it predicted.
+type finishedRequest struct {
+	end, predicted int64
 }
 
 // realNow is the load's clock: ns since its origin.
@@ -266,6 +277,12 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 			if err := ts.short(l.exact); err != nil {
 				return err
 			}
+			if tm := ts.timings; tm != nil && ts.finished {
+				st.finished = append(st.finished, finishedRequest{end: now, predicted: tm.PredictedN})
+				if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); now >= w0 && now <= w1 && tm.PredictedN > 1 {
+					st.serverTPS = append(st.serverTPS, tm.PredictedPerSecond)
+				}
+			}
 			if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); ts.finished && now >= w0 && now <= w1 && tr.outputTokens > 1 && tr.last > tr.first {
 				st.tpots = append(st.tpots, float64(tr.last-tr.first)/1e6/float64(tr.outputTokens-1))
 			}
@@ -364,8 +381,13 @@ func streamError(cellCtx, rctx context.Context, err error) error {
 type windowStats struct {
 	tokens        float64
 	perRequestTPS float64
-	ttft          [3]float64 // median, p90, p99
-	tbt           [3]float64
+	// serverTPS are the server's own per-request rates of the requests
+	// completed in the window; finished every request the server gave
+	// timings for, when it finished (wall clock) and what it predicted.
+	serverTPS []float64
+	finished  []finishedRequest
+	ttft      [3]float64 // median, p90, p99
+	tbt       [3]float64
 	// dists are the cell's latency distributions (docs/method.md#metric-names).
 	dists     []distribution
 	activeAvg float64
@@ -416,6 +438,8 @@ func (l *load) stats() windowStats {
 			chunkGaps = append(chunkGaps, float64(g))
 		}
 		tpots = append(tpots, st.tpots...)
+		w.serverTPS = append(w.serverTPS, st.serverTPS...)
+		w.finished = append(w.finished, st.finished...)
 		for _, sp := range st.spans {
 			end := sp.end
 			if end < 0 || end > windowEnd {

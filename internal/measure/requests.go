@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/slogate/slogate/internal/measure/sse"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -23,6 +24,7 @@ type requestTrace struct {
 	promptTokens            int64
 	outputTokens            int64
 	finishReason            string
+	timings                 *sse.Timings // the server's, from its last chunk
 }
 
 // begin starts tracing a request sent at start.
@@ -62,6 +64,10 @@ func (t *requestTrace) record(origin time.Time, m requestMeta, finished, cancell
 		Start: origin.Add(time.Duration(t.start)).UTC(), End: origin.Add(time.Duration(t.end)).UTC(),
 		E2EMs: Round(float64(t.end-t.start)/1e6, 3), PromptTokens: t.promptTokens, OutputTokens: t.outputTokens,
 		FinishReason: t.finishReason}
+	if tm := t.timings; tm != nil {
+		rec.ServerTimings = &result.ServerTimings{PromptN: tm.PromptN, PromptMs: tm.PromptMs, PredictedN: tm.PredictedN, PredictedMs: tm.PredictedMs,
+			PredictedPerSecond: tm.PredictedPerSecond, DraftN: tm.DraftN, DraftNAccepted: tm.DraftNAccepted, CacheN: tm.CacheN}
+	}
 	switch {
 	case err != nil:
 		rec.Status, rec.Error = result.RequestError, err.Error()

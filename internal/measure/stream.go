@@ -57,7 +57,8 @@ type tokenStream struct {
 	// the server sent it.
 	cached *int64
 	// timings is what the server said of the request's own timings
-	// (llama.cpp's "timings" object), when it did; no cell records it yet.
+	// (llama.cpp's "timings" object), when it did; requests.jsonl records
+	// it, and a decode cell cross-checks its rates and counters with it.
 	timings *sse.Timings
 }
 
@@ -133,6 +134,7 @@ func (s *tokenStream) next() (streamChunk, error) {
 	if ch.HasTimings {
 		if t, ok := sse.ParseTimings(s.rd.Data()); ok {
 			s.timings = &t
+			s.tr.timings = &t
 		}
 	}
 	if ch.Choices == 0 {

@@ -49,6 +49,13 @@ type Snapshot struct {
 	// says both were present.
 	PrefixCacheQueries, PrefixCacheHits float64
 	HasPrefixCache                      bool
+	// FinishedTokens is a counter of generated tokens the server adds to
+	// when each request finishes, by that request's own count
+	// (llama-server's tokens_predicted_total): not a rate over a window of
+	// long streams, but checkable against the requests that finished
+	// between two scrapes. HasFinishedTokens says it was present.
+	FinishedTokens    float64
+	HasFinishedTokens bool
 	// Preemptions is the server's preemption counter; HasPreemptions says
 	// the counter was present.
 	Preemptions    float64

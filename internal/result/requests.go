@@ -72,6 +72,26 @@ type RequestRecord struct {
 	// prefix cache (usage.prompt_tokens_details.cached_tokens); nil when it
 	// did not say.
 	CachedTokens *int64 `json:"cached_tokens,omitempty"`
+	// ServerTimings is what the server said of the request's own timings
+	// (llama-server's "timings" in its last chunk:
+	// docs/llamacpp.md#server-timings); nil where it says nothing.
+	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
+}
+
+// ServerTimings is a server's own account of one request: the prompt
+// tokens it evaluated (CacheN more were reused) and their time, the tokens
+// it predicted, their time and rate ((PredictedN − 1) ÷ PredictedMs, the
+// first token excluded as per_request_tps excludes it), and the draft
+// tokens speculative decoding proposed and the target accepted.
+type ServerTimings struct {
+	PromptN            int64   `json:"prompt_n"`
+	PromptMs           float64 `json:"prompt_ms"`
+	PredictedN         int64   `json:"predicted_n"`
+	PredictedMs        float64 `json:"predicted_ms"`
+	PredictedPerSecond float64 `json:"predicted_per_second"`
+	DraftN             int64   `json:"draft_n,omitempty"`
+	DraftNAccepted     int64   `json:"draft_n_accepted,omitempty"`
+	CacheN             int64   `json:"cache_n"`
 }
 
 // PurposeWarmUp is the Purpose of a cache warm-up request.

@@ -303,6 +303,11 @@ type DecodeCell struct {
 	ServerTotalTPS        *float64 `json:"server_total_tps,omitempty"`
 	SpeculativeAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
 	SpeculativeAcceptLen  *float64 `json:"spec_accept_len,omitempty"`
+	// ServerPerRequestTPS is the median of the server's own per-request
+	// rate (llama-server's timings.predicted_per_second) over the requests
+	// that finished in the window, the cross-check of PerRequestTPS
+	// (docs/llamacpp.md#server-timings); nil where the server gives none.
+	ServerPerRequestTPS *float64 `json:"server_per_request_tps,omitempty"`
 	// Stats holds the latency statistics that are not fields, by metric
 	// name (docs/method.md#metric-names): "ttft_ms_p95", "itl_ms",
 	// "ttft_ms_count", ….

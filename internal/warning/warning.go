@@ -35,6 +35,19 @@ const (
 	// FigServerTotalTPS, FigTotalTPS, FigGap (server − client over client,
 	// as a fraction: −0.125 is −12.5 %).
 	ServerTPSGap Code = "server_tps_gap"
+	// ServerRequestTPSGap: the server's own per-request rate
+	// (server_per_request_tps, from each request's timings) differs from
+	// the client's per_request_tps by more than 10 %. Figures:
+	// FigServerPerRequestTPS, FigPerRequestTPS, FigGap (server − client
+	// over client).
+	ServerRequestTPSGap Code = "server_request_tps_gap"
+	// ServerCounterGap: the server's finished-tokens counter moved, between
+	// the two scrapes around the window, by other than the tokens its
+	// requests that finished between them say they predicted. Figures:
+	// FigCounterTokens (the counter's change), FigFinishedTokens (the
+	// requests' sum), FigUncertainTokens (of requests that finished too
+	// near a scrape to place).
+	ServerCounterGap Code = "server_counter_gap"
 	// NoMetrics: /metrics could not be read around the window, so
 	// server_total_tps was not measured. No figures.
 	NoMetrics Code = "no_metrics"
@@ -112,37 +125,42 @@ const (
 
 // Figure names, the keys of Warning.Figures.
 const (
-	FigMeanMs         = "mean_ms"
-	FigMaxMs          = "max_ms"
-	FigScrapes        = "scrapes"
-	FigIntervalMs     = "interval_ms"
-	FigServerTotalTPS = "server_total_tps"
-	FigTotalTPS       = "total_tps"
-	FigGap            = "gap"
-	FigImpliedTokens  = "implied_tokens"
-	FigCapacityTokens = "capacity_tokens"
-	FigRatio          = "ratio"
-	FigExamined       = "examined"
-	FigKept           = "kept"
-	FigDropped        = "dropped"
-	FigTooFewTurns    = "too_few_turns"
-	FigPromptTooShort = "prompt_too_short"
-	FigOutputTooShort = "output_too_short"
-	FigPromptTooLong  = "prompt_too_long"
-	FigTotalTooLong   = "total_too_long"
-	FigRequests       = "requests"
-	FigReused         = "reused"
-	FigLaunched       = "launched"
-	FigWindowS        = "window_s"
-	FigUnfinished     = "unfinished"
-	FigDrainS         = "drain_s"
-	FigContainers     = "containers"
-	FigAnswer         = "answer"
-	FigTimeoutS       = "timeout_s"
-	FigAskedTokens    = "asked_tokens"
-	FigTokens         = "tokens"
-	FigDocumentBytes  = "document_bytes"
-	FigNeededBytes    = "needed_bytes"
+	FigMeanMs              = "mean_ms"
+	FigMaxMs               = "max_ms"
+	FigScrapes             = "scrapes"
+	FigIntervalMs          = "interval_ms"
+	FigServerTotalTPS      = "server_total_tps"
+	FigServerPerRequestTPS = "server_per_request_tps"
+	FigPerRequestTPS       = "per_request_tps"
+	FigCounterTokens       = "counter_tokens"
+	FigFinishedTokens      = "finished_tokens"
+	FigUncertainTokens     = "uncertain_tokens"
+	FigTotalTPS            = "total_tps"
+	FigGap                 = "gap"
+	FigImpliedTokens       = "implied_tokens"
+	FigCapacityTokens      = "capacity_tokens"
+	FigRatio               = "ratio"
+	FigExamined            = "examined"
+	FigKept                = "kept"
+	FigDropped             = "dropped"
+	FigTooFewTurns         = "too_few_turns"
+	FigPromptTooShort      = "prompt_too_short"
+	FigOutputTooShort      = "output_too_short"
+	FigPromptTooLong       = "prompt_too_long"
+	FigTotalTooLong        = "total_too_long"
+	FigRequests            = "requests"
+	FigReused              = "reused"
+	FigLaunched            = "launched"
+	FigWindowS             = "window_s"
+	FigUnfinished          = "unfinished"
+	FigDrainS              = "drain_s"
+	FigContainers          = "containers"
+	FigAnswer              = "answer"
+	FigTimeoutS            = "timeout_s"
+	FigAskedTokens         = "asked_tokens"
+	FigTokens              = "tokens"
+	FigDocumentBytes       = "document_bytes"
+	FigNeededBytes         = "needed_bytes"
 )
 
 // Warning is one warning: what kind (Code), what it says (Summary and

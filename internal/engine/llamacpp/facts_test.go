@@ -228,6 +228,9 @@ func TestParseMetrics(t *testing.T) {
 	if !s.HasSpeculative || s.SpeculativeDrafts != 225 || s.SpeculativeDraftTokens != 893 || s.SpeculativeAcceptedTokens != 172 {
 		t.Errorf("speculative %v/%v/%v (has %v)", s.SpeculativeDrafts, s.SpeculativeDraftTokens, s.SpeculativeAcceptedTokens, s.HasSpeculative)
 	}
+	if !s.HasFinishedTokens || s.FinishedTokens != 6014 {
+		t.Errorf("finished tokens %v (has %v), want tokens_predicted_total 6014", s.FinishedTokens, s.HasFinishedTokens)
+	}
 	if s.HasGenerationTokens || s.HasPreemptions || s.KVUsage != nil {
 		t.Errorf("read what llama.cpp does not have per step: %+v", s)
 	}

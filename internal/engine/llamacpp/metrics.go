@@ -13,10 +13,12 @@ import (
 // each scrape); the prefix cache from prompt_tokens_total (evaluated,
 // cached ones excluded) and prompt_tokens_cached_total; the speculative
 // counters from spec_decode_num_drafts_total (verification steps),
-// num_draft_tokens_total and num_accepted_tokens_total. tokens_predicted_total
-// is left unread as the generation counter: llama-server adds a request's
-// tokens when it finishes (as spec_decode_* too), so its rate over a
-// window of long streams is not the server's throughput.
+// num_draft_tokens_total and num_accepted_tokens_total;
+// tokens_predicted_total as FinishedTokens, not the generation counter:
+// llama-server adds a request's tokens when it finishes (as spec_decode_*
+// too), so its rate over a window of long streams is not the server's
+// throughput, but its change between two scrapes is the predicted_n of the
+// requests that finished between them.
 func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 	fams, err := promread.Families(r)
 	if err != nil {
@@ -39,6 +41,7 @@ func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 	if okE && okC {
 		s.PrefixCacheQueries, s.PrefixCacheHits, s.HasPrefixCache = evaluated+cached, cached, true
 	}
+	s.FinishedTokens, s.HasFinishedTokens = val("llamacpp:tokens_predicted_total")
 	drafts, okD := val("llamacpp:spec_decode_num_drafts_total")
 	drafted, okT := val("llamacpp:spec_decode_num_draft_tokens_total")
 	accepted, okA := val("llamacpp:spec_decode_num_accepted_tokens_total")
