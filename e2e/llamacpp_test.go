@@ -178,6 +178,12 @@ assert "streams" {
 			}
 		}
 	}
+	if len(srv.GPUs) == 0 { // a CPU server: its cost is server time
+		if g := results.GPUTime; g == nil || !g.CPU || g.GPUs != 0 || g.GPUSeconds != 0 || g.ServerS <= 0 ||
+			!strings.Contains(r.Stdout, "tiny: GPU time none: a CPU server, no GPU found (") {
+			t.Errorf("gpu_time %+v; want a CPU server's server-seconds, said so:\n%s", g, r.Stdout)
+		}
+	}
 	recs := llamaRequests(t, out)
 	var timed, prefill int
 	for _, rec := range recs {

@@ -304,6 +304,10 @@ type Syntax struct {
 	// APIKeyEnv is the variable the engine reads its API key from when no
 	// flag gives it ("": it has none, so the key goes on the command line).
 	APIKeyEnv string
+	// CPUBuilds says the engine has CPU-only builds: a server of it on a
+	// machine where no GPU is found (nvidia-smi) runs on CPUs, and its
+	// cost is server time, not GPU time (docs/method.md#gpu-time).
+	CPUBuilds bool
 	// NoSimulator says `slogate sim` has no persona of the engine: -sim
 	// is refused for it.
 	NoSimulator bool

@@ -741,8 +741,16 @@ func repeated(rows []NoiseRow) bool {
 }
 
 // GPUTimeText is a run's GPU time in words: "0.015 GPU-hours (53.8 s of
-// server time × 1 GPU, 3 boots)".
+// server time × 1 GPU, 3 boots)"; for a CPU server "none: a CPU server, no
+// GPU found (53.8 s of server time)".
 func GPUTimeText(g *result.GPUTime) string {
+	if g.CPU {
+		s := fmt.Sprintf("none: a CPU server, no GPU found (%s s of server time", numfmt.Fixed(g.ServerS, 1))
+		if g.Boots > 1 {
+			s += fmt.Sprintf(", %d boots", g.Boots)
+		}
+		return s + ")"
+	}
 	s := fmt.Sprintf("%.3f GPU-hours (%s s of server time × %d GPU", g.GPUHours(), numfmt.Fixed(g.ServerS, 1), g.GPUs)
 	if g.Boots > 1 {
 		s += fmt.Sprintf(", %d boots", g.Boots)

@@ -103,6 +103,10 @@ type GPUTime struct {
 	// CellsS is the part of ServerS spent measuring cells: the sum of the
 	// cells' elapsed_s.
 	CellsS float64 `json:"cells_s"`
+	// CPU says the server ran without GPUs (an engine with CPU builds,
+	// llama.cpp, where nvidia-smi found none): GPUs and GPUSeconds are 0,
+	// and ServerS is the run's cost.
+	CPU bool `json:"cpu,omitempty"`
 	// Boots is how many times the server was started (measure.boots; 0
 	// for -endpoint); StartupS the time each took to become ready.
 	Boots    int       `json:"boots,omitempty"`

@@ -161,11 +161,28 @@ func (r *run) serverUp() time.Duration {
 	return up
 }
 
+// cpuServer says the server runs without GPUs: its engine has CPU builds
+// (engine.Syntax.CPUBuilds: llama.cpp) and discovery found no GPU.
+func (r *run) cpuServer() bool {
+	return r.cfg.Server.SyntaxOf().CPUBuilds && len(r.results.Server.GPUs) == 0
+}
+
+// gpuSeconds is d × the plan's GPUs, 0 on a CPU server.
+func (r *run) gpuSeconds(d time.Duration) float64 {
+	if r.cpuServer() {
+		return 0
+	}
+	return measure.Round(r.cfg.Plan.GPUTime(d).Seconds(), 2)
+}
+
 // gpuTime is the run's GPU time (docs/method.md#gpu-time).
 func (r *run) gpuTime() *result.GPUTime {
 	up := r.serverUp()
 	g := &result.GPUTime{GPUs: max(r.cfg.Plan.GPUs, 1), ServerS: measure.Round(up.Seconds(), 2),
-		GPUSeconds: measure.Round(r.cfg.Plan.GPUTime(up).Seconds(), 2)}
+		GPUSeconds: r.gpuSeconds(up)}
+	if r.cpuServer() {
+		g.CPU, g.GPUs = true, 0
+	}
 	var cells float64
 	for _, c := range r.results.Prefill {
 		cells += c.ElapsedS

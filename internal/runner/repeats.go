@@ -412,7 +412,7 @@ func (r *run) finishDecode(pc *pendingCell) result.DecodeCell {
 	c.Matrix, c.Context, c.Concurrency = ref.MatrixLabel(), ref.Context, ref.Concurrency
 	if c.Status != vocab.StatusOverCapacity {
 		c.ElapsedS = measure.Round(pc.busy.Seconds(), 2)
-		c.GPUSeconds = measure.Round(r.cfg.Plan.GPUTime(pc.busy).Seconds(), 2)
+		c.GPUSeconds = r.gpuSeconds(pc.busy)
 	}
 	if len(pc.runs) > 1 {
 		c.Design = r.design(ref.Phase, pc.boots, pc.stopped, c.Samples, pc.busy/time.Duration(len(pc.runs)))
@@ -488,7 +488,7 @@ func (r *run) finishPrefill(pc *pendingCell) result.PrefillCell {
 		busy += time.Duration(x.ElapsedS * float64(time.Second))
 	}
 	c.ElapsedS = measure.Round(busy.Seconds(), 2)
-	c.GPUSeconds = measure.Round(r.cfg.Plan.GPUTime(busy).Seconds(), 2)
+	c.GPUSeconds = r.gpuSeconds(busy)
 	if len(pc.prefills) > 1 {
 		c.Design = r.design(vocab.PhasePrefill, pc.boots, pc.stopped, c.Samples, busy/time.Duration(len(pc.prefills)))
 	}

@@ -37,11 +37,14 @@ type Server struct {
 	Command string            `json:"command"` // argv and env as one shell line
 	// LaunchNotes say how the engine rendered a flag that is not an
 	// attribute as written (llama.cpp's -c = max_model_len × --parallel).
-	LaunchNotes []string    `json:"launch_notes,omitempty"`
-	Cells       []Cell      `json:"cells"`
-	Assertions  []Assertion `json:"assertions"`
-	Searches    []Search    `json:"searches,omitempty"`
-	Estimated   int64       `json:"estimated_s"`
+	LaunchNotes []string `json:"launch_notes,omitempty"`
+	// CPUBuilds says the engine has CPU-only builds (llama.cpp): without
+	// a GPU the server uses none, and its cost is the estimated time.
+	CPUBuilds  bool        `json:"cpu_builds,omitempty"`
+	Cells      []Cell      `json:"cells"`
+	Assertions []Assertion `json:"assertions"`
+	Searches   []Search    `json:"searches,omitempty"`
+	Estimated  int64       `json:"estimated_s"`
 	// EstimatedMax is the estimate at max_repeat (repeat = "auto"), the
 	// same as Estimated otherwise.
 	EstimatedMax int64 `json:"estimated_max_s"`
@@ -149,6 +152,7 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		Env:          env,
 		Command:      shellcmd.Line(env, srv.RedactedArgv()),
 		LaunchNotes:  srv.LaunchNotes(),
+		CPUBuilds:    srv.SyntaxOf().CPUBuilds,
 		Cells:        []Cell{},
 		Assertions:   []Assertion{},
 		Estimated:    int64(math.Round(p.Estimated.Seconds())),
@@ -247,11 +251,20 @@ func (s Server) writeText(w io.Writer) {
 	if s.Repeats.Auto {
 		fmt.Fprintf(w, "  estimated: %s at the minimum, %s at max_repeat (measurements only; server start-up not included)\n",
 			est, time.Duration(s.EstimatedMax)*time.Second)
-		fmt.Fprintf(w, "  GPU time: %.3f to %.3f GPU-hours (× %d GPU)\n", s.GPUHours, s.GPUHoursMax, s.GPUs)
+		fmt.Fprintf(w, "  GPU time: %.3f to %.3f GPU-hours (× %d GPU)%s\n", s.GPUHours, s.GPUHoursMax, s.GPUs, s.cpuNote())
 		return
 	}
 	fmt.Fprintf(w, "  estimated: %s (measurements only; server start-up not included)\n", est)
-	fmt.Fprintf(w, "  GPU time: %.3f GPU-hours (× %d GPU)\n", s.GPUHours, s.GPUs)
+	fmt.Fprintf(w, "  GPU time: %.3f GPU-hours (× %d GPU)%s\n", s.GPUHours, s.GPUs, s.cpuNote())
+}
+
+// cpuNote follows the GPU time of an engine with CPU builds: on a CPU the
+// server uses no GPU and costs the estimated time only.
+func (s Server) cpuNote() string {
+	if !s.CPUBuilds {
+		return ""
+	}
+	return "; none on a CPU build (no GPU found at run time): then the cost is the server time"
 }
 
 // cellSummary names up to four cells, else counts them.

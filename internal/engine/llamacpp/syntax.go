@@ -41,6 +41,7 @@ var syntax = &engine.Syntax{
 	ContainerCommand: nil,
 	APIKeyEnv:        "LLAMA_API_KEY",
 	NoSimulator:      true,
+	CPUBuilds:        true,
 	Docs:             "docs/llamacpp.md#flags",
 }
 
