@@ -270,25 +270,47 @@ matrix "decode" {
 	}
 }
 
-// TestLlamaCppMissingModel: a model path that does not exist makes
-// llama-server exit while loading; slogate exits 3 quoting the server's
-// own error from the last lines of server.log.
-func TestLlamaCppMissingModel(t *testing.T) {
+// TestLlamaCppStartFails: a server that exits while loading makes slogate
+// exit 3 quoting llama-server's own error from the last lines of
+// server.log, and, where the log names what the spec should change, says
+// so: a model path that does not exist; --split-mode tensor on a build
+// that finds no GPU.
+func TestLlamaCppStartFails(t *testing.T) {
 	t.Parallel()
-	server, _ := llamaServer(t)
-	mark := newMark(t)
+	server, models := llamaServer(t)
 	missing := filepath.Join(t.TempDir(), "nonexistent", "x.gguf")
-	spec := llamaSpec(t, llamaSpecOpts{Command: server, Model: missing, Port: freePort(t), Body: `
+	tests := []struct {
+		name  string
+		model string
+		args  []string
+		want  []string
+	}{
+		{name: "missing model", model: missing,
+			want: []string{"failed to open GGUF file '" + missing + "' (No such file or directory)", "llama_server: exiting due to model loading error"}},
+		{name: "split mode tensor without a GPU", model: filepath.Join(models, "tiny.gguf"), args: []string{"-t", "1", "--split-mode", "tensor"},
+			want: []string{"LLAMA_SPLIT_MODE_TENSOR needs >= 1 devices", "llama-server found no GPU for --split-mode tensor in args"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			mark := newMark(t)
+			spec := llamaSpec(t, llamaSpecOpts{Command: server, Model: tt.model, Port: freePort(t), Args: tt.args, Body: `
 matrix "decode" {
   contexts    = ["256"]
   concurrency = [1]
 }
 `})
-	r := runLlama(t, mark, "run", "-out", filepath.Join(t.TempDir(), "out"), spec)
-	all := r.Stdout + r.Stderr
-	if r.Code != 3 || !strings.Contains(all, "failed to open GGUF file '"+missing+"' (No such file or directory)") ||
-		!strings.Contains(all, "llama_server: exiting due to model loading error") {
-		t.Errorf("exit %d, want 3 with llama-server's error quoted from server.log:\n%s", r.Code, all)
+			r := runLlama(t, mark, "run", "-out", filepath.Join(t.TempDir(), "out"), spec)
+			all := r.Stdout + r.Stderr
+			if r.Code != 3 || !strings.Contains(all, "exited before it was ready") {
+				t.Errorf("exit %d, want 3 with the server's exit:\n%s", r.Code, all)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("the output lacks %q:\n%s", w, all)
+				}
+			}
+		})
 	}
 }
 

@@ -95,6 +95,12 @@ type Engine interface {
 	// engine renders and tokenizes it by other requests (llama.cpp's
 	// /apply-template, then /tokenize); ok is false where it cannot.
 	ChatPromptIDs(ctx context.Context, c Conn, messages any, chatTemplateKwargs map[string]any) (ids []int, ok bool, err error)
+	// ExitHint says in slogate's words why a server exited before it was
+	// ready, read from the last lines of its log, where the engine knows
+	// the failure and what to change in the spec (llama-server: a KV cache
+	// type its model's head size refuses, --split-mode tensor without a
+	// GPU); "" otherwise.
+	ExitHint(logTail []string) string
 	// UncachedField is the JSON member (`"key":value`) a generation
 	// request adds so that the server evaluates its whole prompt, reusing
 	// nothing it cached: for a cold prefill request where the request's

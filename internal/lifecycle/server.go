@@ -299,7 +299,11 @@ func waitReady(ctx context.Context, p *Process, c *Client, timeout time.Duration
 	lastNote := time.Time{}
 	for {
 		if p != nil && !p.Alive() {
-			return ReadyInfo{}, p.exitedErr("exited before it was ready")
+			err := p.exitedErr("exited before it was ready")
+			if hint := c.engine.ExitHint(lastLines(p.logPath, 40)); hint != "" {
+				err = exit.Infraf("%v\n%s", err, hint)
+			}
+			return ReadyInfo{}, err
 		}
 		if err := context.Cause(ctx); ctx.Err() != nil {
 			return ReadyInfo{}, err

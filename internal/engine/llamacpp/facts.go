@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/promread"
@@ -241,6 +242,27 @@ func (Engine) ChatPromptIDs(ctx context.Context, c engine.Conn, messages any, ch
 func (e Engine) ChatPromptTokens(ctx context.Context, c engine.Conn, messages any, chatTemplateKwargs map[string]any) (int, bool, error) {
 	ids, ok, err := e.ChatPromptIDs(ctx, c, messages, chatTemplateKwargs)
 	return len(ids), ok, err
+}
+
+// blockRe is llama-server's refusal of a quantized KV cache type whose
+// block does not divide the model's head size: "K cache type q8_0 with
+// block size 32 does not divide n_embd_head_k=24".
+var blockRe = regexp.MustCompile(`([KV]) cache type (\S+) with block size (\d+) does not divide n_embd_head_[kv]=(\d+)`)
+
+// ExitHint explains the exits whose log lines name what the spec should
+// change (docs/llamacpp.md#errors): a quantized KV cache type whose block
+// does not divide the head size, and --split-mode tensor on a build that
+// finds no GPU.
+func (Engine) ExitHint(logTail []string) string {
+	for _, l := range logTail {
+		if m := blockRe.FindStringSubmatch(l); m != nil {
+			return fmt.Sprintf("llama-server refused kv_cache_dtype %q: a quantized KV cache type's block (%s) must divide the model's head size (%s), and this model's does not; choose a type whose block divides it, or f16, bf16 or f32, which have none (docs/llamacpp.md#kv-cache-types)", m[2], m[3], m[4])
+		}
+		if strings.Contains(l, "LLAMA_SPLIT_MODE_TENSOR needs >= 1 devices") {
+			return "llama-server found no GPU for --split-mode tensor in args: a build without GPU offload exits on it; remove it (docs/llamacpp.md#flags)"
+		}
+	}
+	return ""
 }
 
 // UncachedField: llama-server has no cache_salt (it ignores the field)

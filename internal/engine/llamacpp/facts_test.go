@@ -235,3 +235,30 @@ func TestParseMetrics(t *testing.T) {
 		t.Errorf("read what llama.cpp does not have per step: %+v", s)
 	}
 }
+
+// TestExitHint: the exits whose log says what the spec should change, in
+// b11669's words (docs/llamacpp.md#errors).
+func TestExitHint(t *testing.T) {
+	tests := []struct {
+		name string
+		log  []string
+		want string
+	}{
+		{name: "KV type the head size refuses", log: []string{
+			"0.00.015.641 E llama_init_from_model: K cache type q8_0 with block size 32 does not divide n_embd_head_k=24",
+			"0.00.018.446 E srv    load_model: failed to create_context with model '/tmp/probe-models/head24.gguf'",
+			"0.00.018.877 E srv  llama_server: exiting due to model loading error"},
+			want: `llama-server refused kv_cache_dtype "q8_0": a quantized KV cache type's block (32) must divide the model's head size (24)`},
+		{name: "split mode tensor without a GPU", log: []string{"0.00.021.302 E llama_prepare_model_devices: LLAMA_SPLIT_MODE_TENSOR needs >= 1 devices"},
+			want: "llama-server found no GPU for --split-mode tensor in args"},
+		{name: "a missing model is quoted as it is", log: []string{"0.00.014.132 E gguf_init_from_file: failed to open GGUF file '/x.gguf' (No such file or directory)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Engine{}.ExitHint(tt.log)
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("ExitHint = %q, want one containing %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -112,6 +112,9 @@ func (Engine) StreamClosesConnection() bool { return false }
 // makes a request cold.
 func (Engine) UncachedField() string { return "" }
 
+// ExitHint: SGLang's own errors are quoted as they are.
+func (Engine) ExitHint([]string) string { return "" }
+
 // KVSlots: every request shares the KV pool.
 func (Engine) KVSlots(context.Context, engine.Conn, string) int { return 0 }
 
