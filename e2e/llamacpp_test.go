@@ -122,7 +122,7 @@ measure {
   duration   = "2s"
   max_output = 64
 }
-prefill { contexts = ["256"] }
+prefill { contexts = ["256", "384"] }
 matrix "decode" {
   contexts    = ["256"]
   concurrency = [1, 2, 4]
@@ -161,7 +161,7 @@ assert "streams" {
 	if c := llamaCell(t, results, 256, 4); c.Status != vocab.StatusQueued || !strings.Contains(c.Reason, "waited") {
 		t.Errorf("256 × 4 on 2 slots: %s (%s), want queued", c.Status, c.Reason)
 	}
-	if len(results.Prefill) != 1 || results.Prefill[0].Status != vocab.StatusValid {
+	if len(results.Prefill) != 2 || results.Prefill[0].Status != vocab.StatusValid || results.Prefill[1].Status != vocab.StatusValid {
 		t.Errorf("prefill: %+v", results.Prefill)
 	}
 	// The server's own clock: one stream's per_request_tps within 10 % of
@@ -197,7 +197,7 @@ assert "streams" {
 			}
 		}
 	}
-	if timed == 0 || prefill != 1 {
+	if timed == 0 || prefill != 2 { // 384's prompt shares its document's start with 256's: cold only by cache_prompt false
 		t.Errorf("%d of %d requests.jsonl records carry the server's timings, %d measured prefill requests", timed, len(recs), prefill)
 	}
 	log, _ := os.ReadFile(filepath.Join(out, "server.log"))
@@ -224,8 +224,10 @@ func llamaRequests(t *testing.T, out string) []res.RequestRecord {
 	return recs
 }
 
-// TestLlamaCppEndpoint: the same server started outside slogate and
-// measured through -endpoint (no max_model_len in the spec): the KV
+// TestLlamaCppEndpoint: the same server started outside slogate with
+// --api-key (every endpoint but /health then needs it: /props, /slots,
+// /metrics, /tokenize, /apply-template, /v1/models) and measured through
+// -endpoint (no max_model_len in the spec): the version is read, the KV
 // capacity is /props' slots × n_ctx, -c, with the warning that /props
 // does not say whether the pool is unified; a cell whose context +
 // max_output exceeds a slot is over capacity before anything is sent (the
@@ -234,8 +236,12 @@ func TestLlamaCppEndpoint(t *testing.T) {
 	t.Parallel()
 	server, models := llamaServer(t)
 	mark := newMark(t)
-	p := startLlama(t, server, mark, "-m", filepath.Join(models, "tiny.gguf"), "--alias", "tiny", "-c", "1024", "--parallel", "2", "-t", "1", "--metrics")
-	spec := llamaSpec(t, llamaSpecOpts{Model: filepath.Join(models, "tiny.gguf"), Port: 1, Body: llamaWorkload + `
+	p := startLlama(t, server, mark, "-m", filepath.Join(models, "tiny.gguf"), "--alias", "tiny", "-c", "1024", "--parallel", "2", "-t", "1", "--metrics",
+		"--api-key", "e2e-llama-key")
+	if code, _, err := get(p.base + "/props"); err != nil || code != 401 {
+		t.Fatalf("GET /props without the key: %d, %v; want 401", code, err)
+	}
+	spec := llamaSpec(t, llamaSpecOpts{Model: filepath.Join(models, "tiny.gguf"), Port: 1, Server: "  api_key           = \"e2e-llama-key\"\n", Body: llamaWorkload + `
 measure {
   duration   = "2s"
   max_output = 64
@@ -251,6 +257,9 @@ matrix "decode" {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	results := readResults(t, out)
+	if !strings.HasPrefix(results.Server.Version, "b") {
+		t.Errorf("version %q: GET /props was not read with the key", results.Server.Version)
+	}
 	if results.Server.KVCacheTokens != 1024 || results.Server.KVCacheSlots != 2 {
 		t.Errorf("KV cache %d tokens in %d slots, want the server's -c 1024 in 2", results.Server.KVCacheTokens, results.Server.KVCacheSlots)
 	}
