@@ -136,12 +136,20 @@ func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp 
 	case "true":
 		return s.Context, engine.KVSourceProps, "", fmt.Sprintf("%s: one unified pool of %d tokens shared by %d slots (kv_unified 'true' in server.log)", s.From, s.Context, s.Count)
 	case "false":
-		return s.Count * s.Context, engine.KVSourceProps, "", fmt.Sprintf("%s: %d slots × %d tokens", s.From, s.Count, s.Context)
+		return s.Count * s.Context, engine.KVSourceProps, "", fmt.Sprintf("%s: %s × %d tokens", s.From, slotsText(s.Count), s.Context)
 	}
 	return s.Count * s.Context, engine.KVSourceProps,
 		fmt.Sprintf("KV cache capacity taken as %d slots × %d tokens = %d (GET /props); a llama-server started with --kv-unified (its default when --parallel is not given) shares one pool of %d tokens among its slots instead, which /props does not say: set kv_cache_tokens in the spec if so (docs/llamacpp.md#kv-capacity)",
 			s.Count, s.Context, s.Count*s.Context, s.Context),
-		fmt.Sprintf("%s: %d slots × %d tokens", s.From, s.Count, s.Context)
+		fmt.Sprintf("%s: %s × %d tokens", s.From, slotsText(s.Count), s.Context)
+}
+
+// slotsText is "1 slot", "2 slots".
+func slotsText(n int64) string {
+	if n == 1 {
+		return "1 slot"
+	}
+	return fmt.Sprintf("%d slots", n)
 }
 
 // KVSlots is the slots' count when each has KV of its own (kv_unified
