@@ -83,7 +83,7 @@ func TestInvalidFixtures(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatalf("%s announces no diagnostic: add `# ERROR: Summary` (or `# WARNING: Summary`) on the offending line", path)
 			}
-			s, diags := Load(path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
+			s, diags := Load(path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset, ReadItems: requests.ReadItems})
 			var got []wantDiag
 			for _, d := range diags {
 				if d.Subject == nil {
@@ -153,7 +153,7 @@ server "a" {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, diags := LoadSource("vars.hcl", []byte(src), LoadOptions{Vars: tt.vars, LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
+			s, diags := LoadSource("vars.hcl", []byte(src), LoadOptions{Vars: tt.vars, LookupEnv: testEnv, ReadDataset: requests.ReadDataset, ReadItems: requests.ReadItems})
 			var got []string
 			for _, d := range diags {
 				got = append(got, d.Summary)
@@ -211,7 +211,7 @@ func TestFileFunction(t *testing.T) {
 			if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, diags := Load(path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
+			s, diags := Load(path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset, ReadItems: requests.ReadItems})
 			if tt.wantErr != "" {
 				if len(diags) != 1 || diags[0].Summary != tt.wantErr || !strings.Contains(diags[0].Detail, tt.wantDetail) {
 					t.Fatalf("diags = %v, want one %q whose detail says %q", diags, tt.wantErr, tt.wantDetail)

@@ -27,6 +27,10 @@ type LoadOptions struct {
 	// requests.ReadDataset: spec itself reads no file but the spec's own
 	// (internal/layers). Nil makes every dataset attribute an error.
 	ReadDataset func(path, format string) (*workload.Dataset, error)
+	// ReadItems reads a correctness block's dataset at load time, so that
+	// a problem with a line is a diagnostic at that line; specload passes
+	// requests.ReadItems. Nil makes every correctness dataset an error.
+	ReadItems func(path string) (*workload.Items, error)
 }
 
 // Defaults applied when a spec leaves an attribute unset.
@@ -110,6 +114,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "assert", LabelNames: []string{"name"}},
 		{Type: "expect", LabelNames: []string{"name"}},
 		{Type: "search", LabelNames: []string{"name"}},
+		{Type: "correctness", LabelNames: []string{"name"}},
 	},
 }
 
@@ -263,6 +268,12 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 		case "search":
 			if !dup(blk) {
 				l.searchBlocks = append(l.searchBlocks, blk)
+			}
+		case "correctness":
+			if !dup(blk) {
+				c, d := l.decodeCorrectness(blk)
+				diags = append(diags, d...)
+				l.spec.Correctness = append(l.spec.Correctness, c)
 			}
 		}
 	}

@@ -146,7 +146,7 @@ func TestLoadValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, diags := Load(tt.path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
+			got, diags := Load(tt.path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset, ReadItems: requests.ReadItems})
 			if len(diags) > 0 {
 				t.Fatalf("diagnostics: %v", diags)
 			}
@@ -162,7 +162,7 @@ func TestLoadValid(t *testing.T) {
 
 // TestRangesKept checks that decoded structs point back at their source.
 func TestRangesKept(t *testing.T) {
-	s, diags := Load("testdata/valid/full.hcl", LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
+	s, diags := Load("testdata/valid/full.hcl", LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset, ReadItems: requests.ReadItems})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -234,7 +234,7 @@ func TestEvalContext(t *testing.T) {
 func TestSpecsDir(t *testing.T) {
 	for _, path := range seedSpecPaths(t, true) {
 		t.Run(path, func(t *testing.T) {
-			_, diags := Load(path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
+			_, diags := Load(path, LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset, ReadItems: requests.ReadItems})
 			if len(diags) > 0 {
 				t.Errorf("diagnostics: %v", diags)
 			}

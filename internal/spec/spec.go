@@ -30,7 +30,9 @@ type Spec struct {
 	Asserts   []*Assert
 	Expects   []*Expect
 	Searches  []*Search
-	Variables []*Variable
+	// Correctness are the correctness blocks, in the order written.
+	Correctness []*Correctness
+	Variables   []*Variable
 
 	// EvalContext holds the functions (env, file, cty stdlib) and the "var"
 	// object. assert evaluates conditions in a child of it.

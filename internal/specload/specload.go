@@ -44,7 +44,7 @@ type File struct {
 func LoadFiles(paths []string, vars spec.Vars) []File {
 	out := make([]File, 0, len(paths))
 	for _, p := range paths {
-		s, diags := spec.Load(p, spec.LoadOptions{Vars: vars, ReadDataset: requests.ReadDataset})
+		s, diags := spec.Load(p, spec.LoadOptions{Vars: vars, ReadDataset: requests.ReadDataset, ReadItems: requests.ReadItems})
 		diags = append(diags, assert.CheckLoaded(s, diags)...)
 		if !diags.HasErrors() {
 			diags = append(diags, plan.Check(s)...)

@@ -70,6 +70,9 @@ type DatasetError struct {
 	Format string
 	Line   int
 	Reason string
+	// Data are the file's bytes when the problem is at a line, for a
+	// diagnostic's snippet of that line; nil otherwise.
+	Data []byte
 	// Unreadable is set when the file could not be read at all; Empty when
 	// it holds no usable entry (none at all, none with two turns, none the
 	// filter keeps).

@@ -1,0 +1,255 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/slogate/slogate/internal/workload"
+)
+
+// Correctness is a `correctness "NAME"` block (docs/spec.md#correctness):
+// greedy requests for a dataset's prompts in the same boot as the speed
+// cells, outside every timed window, their outputs compared with the
+// baseline's and, with a scorer, scored against the dataset's answers.
+type Correctness struct {
+	Name string
+	// DatasetText is the dataset as written, DatasetPath resolved against
+	// the spec's folder; Items its lines.
+	DatasetText, DatasetPath string
+	Items                    *workload.Items
+	// Chat is set when the dataset's lines are conversations (sent to the
+	// chat API), else they are prompts (the completions API).
+	Chat bool
+	// MaxOutput is the tokens asked for each prompt (default 64);
+	// Logprobs the top-k kept at every position (default 5, 0: none).
+	MaxOutput, Logprobs int
+	// Scorer is one of Scorers, "" for no accuracy check; Pattern the
+	// regex scorer's pattern (one capture group: the answer).
+	Scorer  string
+	Pattern string
+	// Concurrency is the requests in flight (default 1: batching can
+	// change a kernel's arithmetic, and with it the greedy tokens).
+	Concurrency int
+	// MaxMismatch is the share of prompts allowed to mismatch the
+	// baseline (default 0); Margin the accuracy's non-inferiority margin
+	// (default 0.01); NearTieGap the logprob gap of a near tie (default
+	// 0.1).
+	MaxMismatch, Margin, NearTieGap float64
+
+	DeclRange hcl.Range
+}
+
+// Defaults of a correctness block.
+const (
+	DefaultCorrectnessMaxOutput = 64
+	DefaultLogprobs             = 5
+	DefaultCorrectnessMargin    = 0.01
+	DefaultNearTieGap           = 0.1
+	// MaxLogprobs is the most top-k logprobs a block may ask (vLLM's
+	// default max_logprobs is 20).
+	MaxLogprobs = 20
+)
+
+// Scorers are the values of scorer (docs/spec.md#correctness).
+var Scorers = []string{"exact", "contains", "regex", "number", "choice", "json"}
+
+var correctnessSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "dataset", Required: true},
+		{Name: "max_output"},
+		{Name: "logprobs"},
+		{Name: "scorer"},
+		{Name: "pattern"},
+		{Name: "concurrency"},
+		{Name: "max_mismatch"},
+		{Name: "margin"},
+		{Name: "near_tie_gap"},
+	},
+}
+
+// CorrectnessBlock returns the correctness block called name, or nil.
+func (s *Spec) CorrectnessBlock(name string) *Correctness {
+	for _, c := range s.Correctness {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// decodeCorrectness decodes a `correctness "NAME"` block and reads its
+// dataset: a problem with a line of the file is a diagnostic at that line
+// of the file.
+func (l *loader) decodeCorrectness(blk *hcl.Block) (*Correctness, hcl.Diagnostics) {
+	c := &Correctness{Name: blk.Labels[0], DeclRange: blk.DefRange, MaxOutput: DefaultCorrectnessMaxOutput, Logprobs: DefaultLogprobs,
+		Concurrency: 1, Margin: DefaultCorrectnessMargin, NearTieGap: DefaultNearTieGap}
+	content, diags := blk.Body.Content(correctnessSchema)
+	if !hclsyntax.ValidIdentifier(c.Name) {
+		diags = append(diags, invalid("Invalid correctness name", blk.LabelRanges[0],
+			"%q cannot be read in conditions as correctness[%q]: a name starts with a letter and holds letters, digits, _ and -.", c.Name, c.Name))
+	}
+	at := content.Attributes
+	if n, d := l.positiveInt(at, "max_output", 0); d != nil || n != nil {
+		diags = append(diags, d...)
+		if n != nil {
+			c.MaxOutput = *n
+		}
+	}
+	if n, d := l.positiveInt(at, "concurrency", 0); d != nil || n != nil {
+		diags = append(diags, d...)
+		if n != nil {
+			c.Concurrency = *n
+		}
+	}
+	if a, v, ok, d := l.attr(at, "logprobs", cty.Number); ok || d != nil {
+		diags = append(diags, d...)
+		if ok {
+			n, whole := wholeNumber(v.AsBigFloat())
+			if !whole || n < 0 || n > MaxLogprobs {
+				diags = append(diags, invalid("Invalid value", a.Expr.Range(),
+					"logprobs is the top-k kept at every position, a whole number from 0 (none) to %d; got %s.", MaxLogprobs, v.AsBigFloat().Text('g', -1)))
+			} else {
+				c.Logprobs = n
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *float64
+		what string
+	}{
+		{"max_mismatch", &c.MaxMismatch, "the share of prompts allowed to mismatch the baseline, from 0 to 1"},
+		{"margin", &c.Margin, "the accuracy drop within tolerance, a share from 0 to 1 (0.01 is one point)"},
+		{"near_tie_gap", &c.NearTieGap, "the logprob gap of a near tie, in nats, from 0 to 10"},
+	} {
+		v, d := l.float(at, f.name)
+		diags = append(diags, d...)
+		if v == nil {
+			continue
+		}
+		hi := 1.0
+		if f.name == "near_tie_gap" {
+			hi = 10
+		}
+		if *v < 0 || *v > hi {
+			diags = append(diags, invalid("Invalid value", at[f.name].Expr.Range(), "%s is %s; got %g.", f.name, f.what, *v))
+			continue
+		}
+		*f.dst = *v
+	}
+	if s, ok, d := l.str(at, "scorer"); ok || d != nil {
+		diags = append(diags, d...)
+		if ok && !slices.Contains(Scorers, s) {
+			a := at["scorer"]
+			diags = append(diags, unknownName("Invalid scorer", a.Expr.Range(), a.Range,
+				fmt.Sprintf("scorer is %s (docs/spec.md#correctness); got %q.", quotedList(Scorers), s), s, Scorers))
+		} else if ok {
+			c.Scorer = s
+		}
+	}
+	if p, ok, d := l.str(at, "pattern"); ok || d != nil {
+		diags = append(diags, d...)
+		a := at["pattern"]
+		switch re, err := regexp.Compile(p); {
+		case !ok:
+		case c.Scorer != "regex":
+			diags = append(diags, invalidCtx("Pattern without the regex scorer", a.NameRange, a.Range,
+				fmt.Sprintf("pattern is the regex scorer's; this block's scorer is %q. Set scorer = \"regex\", or remove pattern.", c.Scorer)))
+		case err != nil:
+			diags = append(diags, invalid("Invalid pattern", a.Expr.Range(), "pattern is an RE2 regular expression (Go's regexp): %v.", err))
+		case re.NumSubexp() < 1:
+			diags = append(diags, invalid("Pattern without a capture group", a.Expr.Range(),
+				"The regex scorer compares the pattern's first capture group with the answer; %q has none. Put the answer's part in parentheses, as in \"#### (\\\\d+)\".", p))
+		default:
+			c.Pattern = p
+		}
+	} else if c.Scorer == "regex" {
+		diags = append(diags, invalid("Missing pattern", at["scorer"].Expr.Range(),
+			"The regex scorer reads the answer from the output by a pattern with a capture group: add pattern = \"#### (\\\\d+)\"."))
+	}
+	if a, ok := at["dataset"]; ok {
+		diags = append(diags, l.readItems(c, a)...)
+	}
+	return c, diags
+}
+
+// readItems reads c's dataset and checks its lines against the block: one
+// API for every line, an answer on every line when there is a scorer.
+func (l *loader) readItems(c *Correctness, a *hcl.Attribute) hcl.Diagnostics {
+	p, ok, diags := l.str(hcl.Attributes{"dataset": a}, "dataset")
+	if !ok {
+		return diags
+	}
+	c.DatasetText, c.DatasetPath = p, p
+	if !filepath.IsAbs(p) {
+		c.DatasetPath = filepath.Join(l.dir, p)
+	}
+	if l.opts.ReadItems == nil {
+		return hcl.Diagnostics{invalidCtx("Cannot read dataset", a.Expr.Range(), a.Range,
+			"The spec was loaded without a correctness dataset reader (spec.LoadOptions.ReadItems), so the dataset cannot be read or checked.")}
+	}
+	items, err := l.opts.ReadItems(c.DatasetPath)
+	var de *workload.DatasetError
+	switch {
+	case err == nil:
+	case errors.As(err, &de) && de.Line > 0 && len(de.Data) > 0:
+		return hcl.Diagnostics{l.atDatasetLine(c, a, de.Data, de.Line, "Invalid dataset line", de.Reason+".")}
+	case errors.As(err, &de) && de.Unreadable:
+		return hcl.Diagnostics{invalidCtx("Cannot read dataset", a.Expr.Range(), a.Range,
+			fmt.Sprintf("%s. The path is relative to the spec's folder (%s).", de.Error(), l.dir))}
+	default:
+		return hcl.Diagnostics{invalidCtx("Invalid dataset", a.Expr.Range(), a.Range, err.Error()+".")}
+	}
+	c.Items = items
+	c.Chat = items.Items[0].Chat()
+	for _, it := range items.Items {
+		if it.Chat() != c.Chat {
+			kind := map[bool]string{true: "a conversation (chat API)", false: "a prompt (completions API)"}
+			return hcl.Diagnostics{l.atDatasetLine(c, a, items.Data, it.Line, "Mixed dataset",
+				fmt.Sprintf("This line is %s and line %d is %s: a block's lines all go to one API. Split them into two correctness blocks.",
+					kind[it.Chat()], items.Items[0].Line, kind[c.Chat]))}
+		}
+		if c.Scorer != "" && !it.HasAnswer {
+			return hcl.Diagnostics{l.atDatasetLine(c, a, items.Data, it.Line, "Answer missing",
+				fmt.Sprintf("The block's scorer %q scores each output against the line's \"answer\"; this line has none. Add \"answer\" to every line, or remove scorer (the outputs are then compared with the baseline's only).", c.Scorer))}
+		}
+	}
+	return nil
+}
+
+// atDatasetLine is a diagnostic at line of c's dataset file (data are its
+// bytes, kept in Spec.Files for the snippet), naming the block whose
+// dataset it is.
+func (l *loader) atDatasetLine(c *Correctness, a *hcl.Attribute, data []byte, line int, summary, detail string) *hcl.Diagnostic {
+	name := c.DatasetPath
+	if l.spec.Files[name] == nil {
+		l.spec.Files[name] = &hcl.File{Bytes: data}
+	}
+	start, n := 0, 1
+	for n < line && start < len(data) {
+		if data[start] == '\n' {
+			n++
+		}
+		start++
+	}
+	end := start
+	for end < len(data) && data[end] != '\n' {
+		end++
+	}
+	rng := hcl.Range{Filename: name,
+		Start: hcl.Pos{Line: line, Column: 1, Byte: start},
+		End:   hcl.Pos{Line: line, Column: end - start + 1, Byte: end}}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf("%s (The dataset of correctness %q, %s.)", detail, c.Name, where(a.Range)),
+		Subject:  &rng,
+	}
+}
