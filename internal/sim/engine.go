@@ -107,6 +107,9 @@ type request struct {
 	// ignore_eos false where the model stops (eos: its last token is EOS).
 	limit int
 	eos   bool
+	// ask is what the request asked of logprobs: with them, the output is
+	// the prompt's greedy output (greedy.go).
+	ask logprobsAsk
 
 	// Owned by the step loop.
 	arrived   time.Duration // virtual time of arrival

@@ -55,6 +55,9 @@ type Config struct {
 	ExitAfter          time.Duration // --sim-exit-after
 	StallAfter         int           // --sim-stall-after
 	ErrorRate          float64       // --sim-error-rate
+	Drift              float64       // --sim-drift: the share of prompts whose greedy output diverges (greedy.go)
+	Accuracy           float64       // --sim-accuracy: the probability that an output answers right, when Answers
+	Answers            bool          // --sim-accuracy was given
 	MidstreamErrAfter  int           // --sim-midstream-error-after
 	TruncateAfter      int           // --sim-truncate-after
 	NoContinuousUsage  bool          // --sim-no-continuous-usage
@@ -276,6 +279,22 @@ func modelledFlags(c *Config) map[string]setter {
 				return fmt.Errorf("want a fraction in [0, 1], got %q", v)
 			}
 			c.ErrorRate = f
+			return nil
+		}},
+		"sim-drift": {kindValue, func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1 {
+				return fmt.Errorf("want a fraction in [0, 1], got %q", v)
+			}
+			c.Drift = f
+			return nil
+		}},
+		"sim-accuracy": {kindValue, func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1 {
+				return fmt.Errorf("want a fraction in [0, 1], got %q", v)
+			}
+			c.Accuracy, c.Answers = f, true
 			return nil
 		}},
 		"sim-midstream-error-after": count(&c.MidstreamErrAfter),

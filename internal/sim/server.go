@@ -566,6 +566,16 @@ func (s *server) complete(w http.ResponseWriter, r *http.Request, eng *engine, e
 		}
 	}
 	text := strings.Repeat(genText, visibleTokens(er, got))
+	var logprobs any
+	if er.ask.on {
+		toks := greedyOutput(s.cfg, er.hash, visibleTokens(er, got), er.ask.topK)
+		text = greedyText(toks)
+		if chat {
+			logprobs = chatLogprobs(toks, er.ask.topK)
+		} else {
+			logprobs = completionLogprobs(toks, er.ask.topK)
+		}
+	}
 	var details any
 	if s.cfg.PromptTokensDetails {
 		details = map[string]any{"cached_tokens": er.cachedTokens.Load()}
@@ -577,9 +587,9 @@ func (s *server) complete(w http.ResponseWriter, r *http.Request, eng *engine, e
 	if chat {
 		object = "chat.completion"
 		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "reasoning": nil, "tool_calls": []any{}},
-			"logprobs": nil, "finish_reason": finish, "stop_reason": nil}
+			"logprobs": logprobs, "finish_reason": finish, "stop_reason": nil}
 	} else {
-		choice = map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": finish, "stop_reason": nil, "prompt_logprobs": nil}
+		choice = map[string]any{"index": 0, "text": text, "logprobs": logprobs, "finish_reason": finish, "stop_reason": nil, "prompt_logprobs": nil}
 	}
 	writeJSON(w, 200, map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": model,
 		"choices": []any{choice}, "usage": usage})
@@ -660,7 +670,7 @@ func (s *server) simulatedError() bool {
 // prompt (tokens, hash and block chain) and max_tokens: the model stops at
 // a seeded EOS unless ignore_eos, never before min_tokens.
 func (s *server) engineRequest(req *genRequest, prompt, maxTokens int, hash uint64, chain *blockChain) *request {
-	er := &request{promptTokens: prompt, maxTokens: maxTokens, hash: hash, chain: *chain, notify: make(chan struct{}, 1)}
+	er := &request{promptTokens: prompt, maxTokens: maxTokens, hash: hash, chain: *chain, notify: make(chan struct{}, 1), ask: req.logprobsAsk()}
 	er.chain.clip()
 	er.cachedTokens.Store(-1)
 	minTokens := 0

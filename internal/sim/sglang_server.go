@@ -582,6 +582,16 @@ func (s *sglangServer) complete(w http.ResponseWriter, o *sglangOutput, chat boo
 		}
 	}
 	text := strings.Repeat(genText, visibleTokens(o.er, o.got))
+	var logprobs any
+	if o.er.ask.on {
+		toks := greedyOutput(s.c.core, o.er.hash, visibleTokens(o.er, o.got), o.er.ask.topK)
+		text = greedyText(toks)
+		if chat {
+			logprobs = chatLogprobs(toks, o.er.ask.topK)
+		} else {
+			logprobs = completionLogprobs(toks, o.er.ask.topK)
+		}
+	}
 	finish, matched := sglangFinish(o.er, o.got)
 	usage := map[string]any{"prompt_tokens": o.prompt, "total_tokens": o.prompt + o.got, "completion_tokens": o.got,
 		"prompt_tokens_details": nil, "reasoning_tokens": 0}
@@ -590,9 +600,9 @@ func (s *sglangServer) complete(w http.ResponseWriter, o *sglangOutput, chat boo
 	if chat {
 		object = "chat.completion"
 		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "reasoning_content": nil, "tool_calls": nil},
-			"logprobs": nil, "finish_reason": finish, "matched_stop": matched}
+			"logprobs": logprobs, "finish_reason": finish, "matched_stop": matched}
 	} else {
-		choice = map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": finish, "matched_stop": matched}
+		choice = map[string]any{"index": 0, "text": text, "logprobs": logprobs, "finish_reason": finish, "matched_stop": matched}
 	}
 	writeJSON(w, 200, map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": model,
 		"choices": []any{choice}, "usage": usage, "metadata": nil})

@@ -553,6 +553,11 @@ Faults:
   --sim-exit-after D             crash (exit 1) after D
   --sim-stall-after N            streams stop sending after N chunks, connection kept open
   --sim-error-rate P             answer HTTP 500 to this fraction of generation requests
+Correctness (a request with logprobs gets a greedy output seeded by its prompt):
+  --sim-drift P                  this share of prompts diverges at a seeded position: half at
+                                 a near tie, half at a mismatch
+  --sim-accuracy A               outputs begin " #### N", N the prompt's answer with
+                                 probability A (seeded by the prompt), else N + 1
   --sim-midstream-error-after N  send data: {"error":…} then [DONE] after N chunks
   --sim-truncate-after N         close streams after N chunks without [DONE]
   --sim-no-continuous-usage      ignore stream_options.continuous_usage_stats
