@@ -266,7 +266,7 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.writeResults(); err != nil {
 		return err
 	}
-	if remaining == 0 {
+	if remaining == 0 && !r.correctnessPending() {
 		if r.cfg.Resume != nil {
 			r.logf("%s: nothing left to measure: every cell of the plan is in %s", r.cfg.Server.Name, filepath.Join(r.cfg.OutDir, "cells.jsonl"))
 		}
@@ -290,7 +290,7 @@ func (r *run) run(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return r.correctness(ctx)
 }
 
 // lastBoot says whether the current boot is the run's last: the cells

@@ -121,6 +121,12 @@ const (
 	StreamsNotClosed Code = "streams_not_closed"
 	// WarmUpFailed: a cache warm-up request failed. No figures.
 	WarmUpFailed Code = "warmup_failed"
+	// CorrectnessUnavailable: a correctness block could not do part of its
+	// check (a server that refuses logprobs). No figures.
+	CorrectnessUnavailable Code = "correctness_unavailable"
+	// CorrectnessErrors: requests of a correctness block failed. Figures:
+	// FigRequests (sent), FigFailed.
+	CorrectnessErrors Code = "correctness_errors"
 )
 
 // Figure names, the keys of Warning.Figures.
@@ -161,6 +167,7 @@ const (
 	FigTokens              = "tokens"
 	FigDocumentBytes       = "document_bytes"
 	FigNeededBytes         = "needed_bytes"
+	FigFailed              = "failed"
 )
 
 // Warning is one warning: what kind (Code), what it says (Summary and

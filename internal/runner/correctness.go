@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/measure"
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/warning"
+)
+
+// correctness measures the spec's correctness blocks on the run's last
+// boot, after every cell (outside every timed window;
+// docs/method.md#correctness): each block's outputs go to
+// correctness.jsonl beside results.json, its settings, figures and cost
+// to results.json. A block already in the results (a resumed run that
+// measured it) is kept.
+func (r *run) correctness(ctx context.Context) error {
+	blocks := r.cfg.Spec.Correctness
+	if len(blocks) == 0 || r.client == nil {
+		return nil
+	}
+	gpus := max(r.cfg.Plan.GPUs, 1)
+	for _, c := range blocks {
+		if r.results.CorrectnessBlock(c.Name) != nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r.logf("%s: correctness %q: %d prompts, greedy, %d at a time", r.cfg.Server.Name, c.Name, len(c.Items.Items), c.Concurrency)
+		rec := measure.Correctness(ctx, r.client, c)
+		rec.Speculative = r.cfg.Server.Speculative != nil
+		rec.GPUSeconds = measure.Round(rec.ElapsedS*float64(gpus), 2)
+		for _, u := range rec.Unavailable {
+			r.warn(warning.New(warning.CorrectnessUnavailable, fmt.Sprintf("correctness %q", c.Name), u, nil))
+		}
+		if rec.Errors > 0 {
+			r.warn(warning.New(warning.CorrectnessErrors, fmt.Sprintf("correctness %q: %d of %d requests failed", c.Name, rec.Errors, rec.Prompts),
+				"their outputs in correctness.jsonl record why", map[string]float64{warning.FigRequests: float64(rec.Prompts), warning.FigFailed: float64(rec.Errors)}))
+		}
+		r.results.Correctness = append(r.results.Correctness, rec)
+		if err := r.results.WriteCorrectness(r.cfg.OutDir); err != nil {
+			return exit.Infraf("writing correctness.jsonl: %v", err)
+		}
+		if err := r.writeResults(); err != nil {
+			return err
+		}
+		r.logf("%s: correctness %q: %d outputs in %ss (%s GPU-s)", r.cfg.Server.Name, c.Name, rec.Prompts-rec.Errors,
+			numfmt.Fixed(rec.ElapsedS, 1), numfmt.Fixed(rec.GPUSeconds, 1))
+	}
+	return nil
+}
+
+// correctnessPending reports whether a correctness block of the spec is
+// still to be measured.
+func (r *run) correctnessPending() bool {
+	for _, c := range r.cfg.Spec.Correctness {
+		if r.results.CorrectnessBlock(c.Name) == nil {
+			return true
+		}
+	}
+	return false
+}
