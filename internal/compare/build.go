@@ -306,6 +306,9 @@ func (c *Comparison) Record() *result.Comparison {
 			r.Rows = append(r.Rows, row(&cr, mc))
 		}
 	}
+	for i := range c.Correctness {
+		r.Correctness = append(r.Correctness, correctnessRecord(&c.Correctness[i], c.Policy.Alpha))
+	}
 	return r
 }
 

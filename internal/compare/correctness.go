@@ -370,3 +370,80 @@ func pairAccuracy(a, b []result.CorrectnessOutput, margin, alpha float64) Paired
 	}
 	return ComparePaired(items, ac, bc, worse, better, margin, alpha)
 }
+
+// contextTokens is how many tokens a divergence's record shows on each
+// side of its position.
+const contextTokens = 8
+
+// correctnessRecord is the record of one block's comparison in
+// results.json (Comparison.Record), what the reports show.
+func correctnessRecord(cr *CorrectnessResult, alpha float64) result.CorrectnessComparison {
+	r := result.CorrectnessComparison{Name: cr.Name, Outcome: cr.Outcome, Missing: cr.A == nil, Refused: cr.Refused,
+		Lossless: cr.Lossless, Notes: cr.Notes}
+	if g := cr.Greedy; g != nil {
+		r.Prompts, r.Exact, r.NearTies, r.Mismatches, r.Unpaired = g.Prompts, g.Exact, g.NearTies, g.Mismatches, g.Unpaired
+		r.AgreementRate, r.NearTieRate, r.MismatchRate = g.AgreementRate(), g.NearTieRate(), g.MismatchRate()
+		r.MaxMismatch, r.Regressed = g.MaxMismatch, g.Change == Regressed
+		for _, p := range g.Diverged {
+			r.Diverged = append(r.Diverged, DivergenceRecord(p))
+		}
+	}
+	if p := cr.Accuracy; p != nil {
+		a := &result.AccuracyComparison{Items: p.Items, Worse: p.Worse, Better: p.Better, Change: p.Diff,
+			Bounds: [2]float64{p.Lower, p.Upper}, PValue: p.PValue, Margin: p.Margin, Need: p.Need}
+		if p.Items > 0 {
+			a.Baseline, a.Now = float64(p.ACorrect)/float64(p.Items), float64(p.BCorrect)/float64(p.Items)
+		}
+		lo, hi := Wilson(p.ACorrect, p.Items, 0.025)
+		a.BaselineCI = [2]float64{lo, hi}
+		lo, hi = Wilson(p.BCorrect, p.Items, 0.025)
+		a.NowCI = [2]float64{lo, hi}
+		switch p.Change {
+		case Unchanged:
+			a.Decision = "within"
+		case Improved:
+			a.Decision = "improved"
+		case Regressed:
+			a.Decision = "regressed"
+		default:
+			a.Decision = "inconclusive"
+		}
+		if p.Items > 0 {
+			a.ItemsFor3 = RecommendedItems(min(max(a.Baseline, AccuracyDrop+0.01), 0.99), alpha)
+		}
+		r.Accuracy = a
+	}
+	return r
+}
+
+// DivergenceRecord records where prompt p's outputs part: the shared
+// text just before, each side's text from there (8 tokens), each side's
+// top-k there.
+func DivergenceRecord(p PromptAgreement) result.Divergence {
+	d := result.Divergence{Line: p.Line, Prompt: p.B.Prompt, Kind: p.Kind.String(), Position: p.Position, ByText: p.ByText, Why: p.Why}
+	if p.ByText {
+		ra, rb := []rune(p.A.Text), []rune(p.B.Text)
+		from := max(0, p.Position-40)
+		d.Before = string(ra[from:min(p.Position, len(ra))])
+		d.Baseline = string(ra[min(p.Position, len(ra)):min(p.Position+40, len(ra))])
+		d.Now = string(rb[min(p.Position, len(rb)):min(p.Position+40, len(rb))])
+		return d
+	}
+	text := func(toks []result.Token, from, to int) string {
+		var s string
+		for _, t := range toks[max(0, min(from, len(toks))):max(0, min(to, len(toks)))] {
+			s += t.Text
+		}
+		return s
+	}
+	d.Before = text(p.A.Tokens, p.Position-contextTokens, p.Position)
+	d.Baseline = text(p.A.Tokens, p.Position, p.Position+contextTokens)
+	d.Now = text(p.B.Tokens, p.Position, p.Position+contextTokens)
+	if p.Position < len(p.A.Tokens) {
+		d.BaselineTop = p.A.Tokens[p.Position].Top
+	}
+	if p.Position < len(p.B.Tokens) {
+		d.NowTop = p.B.Tokens[p.Position].Top
+	}
+	return d
+}

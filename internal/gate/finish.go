@@ -61,12 +61,14 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 		verdicts = append(verdicts, assert.Evaluate(fc.Spec, fc.Server, res)...)
 	}
 	var baselineErr error // the runs' settings differ: exit 2, no baseline verdicts
+	var comparison *compare.Comparison
 	if fc.Baseline != nil {
 		// The one comparison of this run with its baseline: its view gives
 		// the console notes and the verdicts, or the refusal of settings
 		// that differ (no verdicts then: numbers measured differently are
 		// not compared).
 		bv := views.Baseline{C: compare.Build(fc.Baseline, res, fc.Policy)}
+		comparison = bv.C
 		res.Comparison = bv.C.Record() // the reports' comparison table and charts
 		verdicts, baselineErr = append(verdicts, bv.Verdicts()...), bv.Refusal()
 		for _, n := range bv.Notes() {
@@ -75,6 +77,9 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 			}
 		}
 	}
+	// The correctness blocks' verdicts: against the baseline's blocks
+	// through the same comparison, or as measured without one.
+	verdicts = append(verdicts, views.CorrectnessVerdicts(res, comparison)...)
 	res.Verdicts = res.Verdicts[:0]
 	for _, v := range verdicts {
 		if fc.Keep == nil || fc.Keep(v.Test) {

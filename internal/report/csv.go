@@ -16,7 +16,9 @@ var CSVHeader = []string{"server", "kind", "label", "context", "concurrency", "r
 
 // WriteCSV writes res as CSV (docs/ci.md#exports): after CSVHeader, one
 // row per measured cell and metric, in the order of results.json (prefill,
-// decode, search probes, traffic, then each search's answer); a cell
+// decode, search probes, traffic, then each search's answer, then each
+// correctness block's figures: kind "correctness", its name as the label,
+// with its status the comparison's outcome, "measured" without one); a cell
 // without numbers (over capacity, error) is one row with its status and no
 // metric. Every metric of the cell is there, the statistics of the naming
 // rule included (docs/method.md#metric-names); samples is the count of the
@@ -98,6 +100,7 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 		}
 		cw.Write([]string{server, "search", s.Name, strconv.Itoa(s.Context), "", "", "concurrency", value, "requests", status, strconv.Itoa(len(s.Probes)), "1"})
 	}
+	writeCorrectnessCSV(cw, res)
 	cw.Flush()
 	return cw.Error()
 }

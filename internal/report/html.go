@@ -45,6 +45,8 @@ type htmlData struct {
 	Charts       []htmlChart
 	MatrixCharts []htmlMatrix
 	Searches     []htmlSearch
+	// Correctness are the correctness blocks' sections, as in report.md.
+	Correctness []correctnessView
 	// Traffic are the traffic blocks' tables, as in report.md.
 	Traffic []trafficTable
 	// Latency is the Latency statistics table, as in report.md.
@@ -102,6 +104,7 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 	}
 	d.Charts = append(d.Charts, trafficCharts(res)...)
 	d.Traffic = trafficTables(res)
+	d.Correctness = newCorrectnessViews(res)
 	d.Comparison = newComparisonTable(res.Comparison)
 	d.Latency, d.LatencyIntro = newLatencyTable(res), latencyIntro
 	for _, sv := range newSearchViews(res) {

@@ -53,6 +53,7 @@ func WriteMarkdown(w io.Writer, res *result.Results) error {
 	writeMatrices(b, v)
 	writeTraffic(b, res)
 	writeSearches(b, res)
+	writeCorrectness(b, res)
 	writeLatency(b, res)
 	if len(v.All) > 0 {
 		p("## All measurements\n\n%s\n\n", legendMedians)

@@ -23,6 +23,93 @@ type Comparison struct {
 	// Rows are the cells either run recorded, each metric compared, in
 	// order: prefill first, then each decode matrix row by row.
 	Rows []ComparisonRow `json:"rows"`
+	// Correctness are the run's correctness blocks compared with the
+	// baseline's (docs/method.md#correctness), in the spec's order.
+	Correctness []CorrectnessComparison `json:"correctness,omitempty"`
+}
+
+// CorrectnessComparison is one correctness block compared with the
+// baseline's block of the same name.
+type CorrectnessComparison struct {
+	Name    string        `json:"name"`
+	Outcome vocab.Outcome `json:"outcome"`
+	// Missing: the baseline has no such block (nothing compared);
+	// Refused why the blocks were not compared.
+	Missing bool   `json:"missing,omitempty"`
+	Refused string `json:"refused,omitempty"`
+	// Prompts compared, and how they agreed; Unpaired those a side has no
+	// output for.
+	Prompts    int `json:"prompts"`
+	Exact      int `json:"exact"`
+	NearTies   int `json:"near_ties"`
+	Mismatches int `json:"mismatches"`
+	Unpaired   int `json:"unpaired,omitempty"`
+	// AgreementRate, NearTieRate and MismatchRate are shares of Prompts;
+	// MaxMismatch the share allowed; Regressed whether the mismatches
+	// were more.
+	AgreementRate float64 `json:"agreement_rate"`
+	NearTieRate   float64 `json:"near_tie_rate"`
+	MismatchRate  float64 `json:"mismatch_rate"`
+	MaxMismatch   float64 `json:"max_mismatch"`
+	Regressed     bool    `json:"regressed,omitempty"`
+	// Lossless: this run's server decoded speculatively and the
+	// baseline's did not: the agreement is speculative decoding's
+	// losslessness under greedy.
+	Lossless bool `json:"lossless,omitempty"`
+	// Notes are what to read the comparison with.
+	Notes []string `json:"notes,omitempty"`
+	// Accuracy is the paired accuracy; nil without a scorer on both sides.
+	Accuracy *AccuracyComparison `json:"accuracy,omitempty"`
+	// Diverged are the prompts that did not agree exactly, in dataset
+	// order.
+	Diverged []Divergence `json:"diverged,omitempty"`
+}
+
+// AccuracyComparison is the paired accuracy of a correctness block.
+type AccuracyComparison struct {
+	// Items are the items scored on both sides; Baseline and Now the
+	// accuracies, each with its Wilson interval (95%).
+	Items      int        `json:"items"`
+	Baseline   float64    `json:"baseline"`
+	Now        float64    `json:"now"`
+	BaselineCI [2]float64 `json:"baseline_ci"`
+	NowCI      [2]float64 `json:"now_ci"`
+	// Worse and Better are the discordant pairs; Change the accuracy's
+	// change with its bounds; PValue the exact McNemar p-value of "no
+	// drop"; Margin the non-inferiority margin.
+	Worse  int        `json:"worse"`
+	Better int        `json:"better"`
+	Change float64    `json:"change"`
+	Bounds [2]float64 `json:"bounds"`
+	PValue float64    `json:"p_value"`
+	Margin float64    `json:"margin"`
+	// Decision is "within" (tolerance), "improved", "regressed" or
+	// "inconclusive"; Need the items that would decide an inconclusive
+	// one; ItemsFor3 the items that catch a 3-point drop at power 0.8 from
+	// the baseline's accuracy.
+	Decision  string `json:"decision"`
+	Need      int    `json:"need,omitempty"`
+	ItemsFor3 int    `json:"items_for_3_points,omitempty"`
+}
+
+// Divergence is one prompt whose output differs from the baseline's.
+type Divergence struct {
+	// Line is the dataset line; Kind "near tie" or "mismatch"; Position
+	// the first token (or, ByText, character) that differs; Why in words.
+	Line     int    `json:"line"`
+	Prompt   string `json:"prompt"`
+	Kind     string `json:"kind"`
+	Position int    `json:"position"`
+	ByText   bool   `json:"by_text,omitempty"`
+	Why      string `json:"why"`
+	// Before is the text both outputs share just before the divergence;
+	// Baseline and Now each side's text from it (a few tokens).
+	Before   string `json:"before"`
+	Baseline string `json:"baseline"`
+	Now      string `json:"now"`
+	// BaselineTop and NowTop are each side's top-k at the position.
+	BaselineTop []TopToken `json:"baseline_top,omitempty"`
+	NowTop      []TopToken `json:"now_top,omitempty"`
 }
 
 // ComparisonRow is one cell and metric of a Comparison.

@@ -35,7 +35,7 @@ func (d Diff) Refusal() error {
 func (d Diff) Text(w io.Writer) error {
 	c := d.C
 	writeHeader(w, d.PathA, d.PathB, c)
-	if len(c.Tables) == 0 && len(c.Traffic) == 0 {
+	if len(c.Tables) == 0 && len(c.Traffic) == 0 && len(c.Correctness) == 0 {
 		_, err := fmt.Fprintln(w, "no cells to compare: neither run has measured cells")
 		return err
 	}
@@ -48,6 +48,12 @@ func (d Diff) Text(w io.Writer) error {
 	if len(c.Traffic) > 0 {
 		fmt.Fprintln(w, "\n"+TrafficNote)
 		for _, l := range TrafficLines(c.Traffic) {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
+	if lines := CorrectnessLines(c); len(lines) > 0 {
+		fmt.Fprintln(w, "\nCorrectness (greedy outputs and accuracy, docs/method.md#correctness):")
+		for _, l := range lines {
 			fmt.Fprintln(w, "  "+l)
 		}
 	}

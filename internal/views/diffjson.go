@@ -34,6 +34,9 @@ type diffJSON struct {
 	Traffic []trafficJSON          `json:"traffic"`
 	Method  methodJSON             `json:"method"`
 	Summary map[string]int         `json:"summary"`
+	// Correctness are B's correctness blocks compared with A's
+	// (docs/method.md#correctness); absent when B has none.
+	Correctness []result.CorrectnessComparison `json:"correctness,omitempty"`
 }
 
 type runJSON struct {
@@ -110,7 +113,7 @@ func (d Diff) JSON(w io.Writer) error {
 		Summary:     map[string]int{},
 	}
 	if rec := c.Record(); rec != nil {
-		doc.Rows = rec.Rows
+		doc.Rows, doc.Correctness = rec.Rows, rec.Correctness
 	}
 	for _, f := range c.Lost {
 		doc.Lost = append(doc.Lost, lostJSON{Cell: f.Ref.Name(), Decision: f.Change.Key(), Text: FindingText(f)})

@@ -68,6 +68,17 @@ func (d Diff) Markdown(w io.Writer) error {
 		}
 		p("\n")
 	}
+	if lines := CorrectnessLines(c); len(lines) > 0 {
+		p("Correctness (greedy outputs and accuracy):\n\n")
+		for _, l := range lines {
+			indent := ""
+			if strings.HasPrefix(l, "  ") {
+				indent = "  "
+			}
+			p("%s- %s\n", indent, md(strings.TrimSpace(l)))
+		}
+		p("\n")
+	}
 	if len(c.Traffic) > 0 {
 		p("%s\n\n", md(strings.TrimSuffix(TrafficNote, ":")+":"))
 		for _, l := range TrafficLines(c.Traffic) {

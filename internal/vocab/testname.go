@@ -39,6 +39,7 @@ type TestID struct {
 //	<server>/expect/<name>/ctx=8K             one prefill cell of an expect block (or a
 //	                                          decode row, for a value past the matrix's last concurrency)
 //	<server>/baseline/decode/ctx=8K/conc=64   one cell compared with a baseline
+//	<server>/correctness/<name>               a correctness block (against the baseline's when given)
 //	<server>/search/<name>/conc=64            one probe of a search block
 //	<server>/search/<name>                    a search block as a whole (-run matches it)
 func (t TestID) Name() string {
@@ -120,6 +121,10 @@ const (
 // KindSearch is the kind of the tests of an SLO search: each probe is a
 // test "<server>/search/<name>/conc=N" (docs/method.md#search).
 const KindSearch = "search"
+
+// KindCorrectness is the kind of a correctness block's test,
+// "<server>/correctness/<name>" (TestID with Block the block's name).
+const KindCorrectness = "correctness"
 
 // RunKey identifies one server's run in a set: its spec file and the
 // server's name.

@@ -1,0 +1,149 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/sim"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// correctnessDataset writes n completions prompts, each with the answer
+// the simulator gives it when right (sim.AnswerFor), and returns its path.
+func correctnessDataset(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		p := fmt.Sprintf("Question %d: how many apples are %d and %d apples?", i, i, 3*i+1)
+		line, _ := json.Marshal(map[string]string{"prompt": p, "answer": sim.AnswerFor(p)})
+		b.Write(append(line, '\n'))
+	}
+	path := filepath.Join(t.TempDir(), "prompts.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCorrectnessGate: a correctness block measured in the same boot as
+// the speed cells; identical builds agree on every prompt and pass; a
+// build whose outputs drift (--sim-drift) fails with exit 1 naming the
+// mismatches while its speed verdicts pass; a planted accuracy drop
+// (--sim-accuracy 0.9 → 0.6) fails as an accuracy regression; diff
+// compares the blocks too; the block's wall and GPU time are reported
+// apart from the speed cells'.
+func TestCorrectnessGate(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	port := freePort(t)
+	data := correctnessDataset(t, 60)
+	body := fmt.Sprintf(`
+measure {
+  duration   = "1s"
+  max_output = 256
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1]
+}
+correctness "greedy" {
+  dataset    = %q
+  max_output = 16
+  scorer     = "regex"
+  pattern    = "#### (\\d+)"
+}
+`, data)
+	spec := func(args string) string {
+		return writeSpecLen(t, port, 4096, `"--sim-tbt", "5ms", "--sim-ttft", "20ms", `+args, body)
+	}
+	dir := t.TempDir()
+	outA := filepath.Join(dir, "a")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", outA, spec(`"--sim-accuracy", "0.9"`))
+	if r.Code != 0 {
+		t.Fatalf("run A: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	a := readResults(t, outA)
+	c := a.CorrectnessBlock("greedy")
+	if c == nil || c.Prompts != 60 || len(c.Outputs) != 60 || c.Scored != 60 || c.Errors != 0 || c.ElapsedS <= 0 || c.GPUSeconds <= 0 {
+		t.Fatalf("run A's block: %+v", c)
+	}
+	if c.Correct < 45 || c.Correct > 59 {
+		t.Errorf("--sim-accuracy 0.9: %d of 60 right", c.Correct)
+	}
+	if n := len(c.Outputs[0].Tokens); n != 16 || len(c.Outputs[0].Tokens[2].Top) != 5 {
+		t.Errorf("an output has %d tokens, want 16 with a top-5 each", n)
+	}
+	for _, want := range []string{"--- PASS: sim/correctness/greedy", "accuracy 0.", "95% interval", "GPU-s (apart from the speed cells)"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("run A's stdout lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	baseline := filepath.Join(outA, "results.json")
+
+	tests := []struct {
+		name    string
+		args    string
+		code    int
+		want    []string
+		notWant []string
+	}{
+		{name: "identical builds agree", args: `"--sim-accuracy", "0.9"`, code: 0,
+			want: []string{"--- PASS: sim/correctness/greedy", "60 of 60 prompts agree exactly, 0 near ties, 0 mismatches"}},
+		{name: "drifted outputs fail while speed passes", args: `"--sim-accuracy", "0.9", "--sim-drift", "0.3"`, code: 1,
+			want: []string{"--- FAIL: sim/correctness/greedy", "mismatch the baseline", "> max_mismatch 0%", ": mismatch at token ",
+				": near tie at token ", "--- PASS: sim/baseline/decode/ctx=1K/conc=1"},
+			notWant: []string{"--- FAIL: sim/baseline/"}},
+		{name: "a planted accuracy drop fails", args: `"--sim-accuracy", "0.6"`, code: 1,
+			want: []string{"--- FAIL: sim/correctness/greedy", "accuracy regressed: 0.", "--- PASS: sim/baseline/decode/ctx=1K/conc=1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
+			r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-baseline", baseline, "-tolerance", "50%", "-out", out, spec(tt.args))
+			if r.Code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, tt.code, r.Stdout, r.Stderr)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(r.Stdout, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
+				}
+			}
+			for _, no := range tt.notWant {
+				if strings.Contains(r.Stdout, no) {
+					t.Errorf("stdout has %q:\n%s", no, r.Stdout)
+				}
+			}
+			b := readResults(t, out)
+			if v := verdictOf(b, "sim/correctness/greedy"); v == nil || (v.Outcome == vocab.Pass) != (tt.code == 0) {
+				t.Errorf("results.json's verdict: %+v", v)
+			}
+			if b.Comparison == nil || len(b.Comparison.Correctness) != 1 {
+				t.Fatalf("results.json has no correctness comparison: %+v", b.Comparison)
+			}
+			if tt.code == 0 {
+				return
+			}
+			d := slogate(t, mark, 20*time.Second, "", nil, "diff", "-tolerance", "50%", baseline, filepath.Join(out, "results.json"))
+			if d.Code != 1 || !strings.Contains(d.Stdout, `correctness "greedy": fail`) {
+				t.Errorf("diff: exit %d\nstdout:\n%s\nstderr:\n%s", d.Code, d.Stdout, d.Stderr)
+			}
+		})
+	}
+}
+
+// verdictOf is the verdict of test name in r, or nil.
+func verdictOf(r *res.Results, name string) *res.Verdict {
+	for i := range r.Verdicts {
+		if r.Verdicts[i].Test == name {
+			return &r.Verdicts[i]
+		}
+	}
+	return nil
+}

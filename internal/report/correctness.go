@@ -1,0 +1,200 @@
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/result"
+)
+
+// correctnessView is one correctness block's section of report.md and
+// report.html (docs/method.md#correctness): what it measured and cost,
+// its accuracy with its interval (beside the baseline's), its agreement
+// with the baseline, and each diverged prompt: where, both continuations
+// side by side, the top-k there on each side.
+type correctnessView struct {
+	Title string
+	Lines []string
+	// Header and Rows are the diverged prompts' table; empty when none.
+	Header []string
+	Rows   [][]string
+}
+
+// promptWidth is the most characters of a prompt a row shows.
+const promptWidth = 60
+
+// newCorrectnessViews are the sections of res's correctness blocks, in
+// the spec's order.
+func newCorrectnessViews(res *result.Results) []correctnessView {
+	by := map[string]*result.CorrectnessComparison{}
+	if res.Comparison != nil {
+		for i := range res.Comparison.Correctness {
+			by[res.Comparison.Correctness[i].Name] = &res.Comparison.Correctness[i]
+		}
+	}
+	var out []correctnessView
+	for i := range res.Correctness {
+		b := &res.Correctness[i]
+		v := correctnessView{Title: "Correctness: " + b.Name}
+		v.Lines = append(v.Lines, fmt.Sprintf("%d prompts of %s to the %s API, greedy (temperature 0, seed %d), max_output %d, top-%d logprobs, %d at a time",
+			b.Prompts, b.Dataset, b.Endpoint, b.Seed, b.MaxOutput, b.Logprobs, b.Concurrency))
+		v.Lines = append(v.Lines, fmt.Sprintf("Cost: %ss wall, %s GPU-s, after the speed cells and outside their windows", numfmt.Fixed(b.ElapsedS, 1), numfmt.Fixed(b.GPUSeconds, 1)))
+		if b.Errors > 0 {
+			v.Lines = append(v.Lines, fmt.Sprintf("%d of %d requests failed (correctness.jsonl records why)", b.Errors, b.Prompts))
+		}
+		for _, u := range b.Unavailable {
+			v.Lines = append(v.Lines, "Could not: "+u)
+		}
+		cc := by[b.Name]
+		if b.Scored > 0 {
+			line := "Accuracy: " + accuracyCI(float64(b.Correct)/float64(b.Scored), b.Correct, b.Scored)
+			if cc != nil && cc.Accuracy != nil {
+				a := cc.Accuracy
+				line += fmt.Sprintf("; the baseline %s [%s, %s] on the same %d items", numfmt.Fixed(a.Baseline, 3), numfmt.Fixed(a.BaselineCI[0], 3), numfmt.Fixed(a.BaselineCI[1], 3), a.Items)
+			}
+			v.Lines = append(v.Lines, line)
+		}
+		switch {
+		case cc == nil:
+			v.Lines = append(v.Lines, "No baseline: the outputs are recorded in correctness.jsonl for a later run to compare with")
+		case cc.Missing:
+			v.Lines = append(v.Lines, "The baseline has no block of this name: nothing compared")
+		case cc.Refused != "":
+			v.Lines = append(v.Lines, "Not compared with the baseline: "+cc.Refused)
+		default:
+			v.Lines = append(v.Lines, fmt.Sprintf("Against the baseline (%s): %d of %d prompts agree exactly (%s), %d near ties (%s), %d mismatches (%s; max_mismatch %s)",
+				strings.ToUpper(cc.Outcome.String()), cc.Exact, cc.Prompts, numfmt.Percent(cc.AgreementRate), cc.NearTies, numfmt.Percent(cc.NearTieRate),
+				cc.Mismatches, numfmt.Percent(cc.MismatchRate), numfmt.Percent(cc.MaxMismatch)))
+			if cc.Lossless {
+				word := "lossless"
+				if cc.Regressed {
+					word = "not lossless"
+				}
+				v.Lines = append(v.Lines, "Speculative decoding is "+word+" under greedy: this run decodes speculatively, the baseline did not")
+			}
+			if a := cc.Accuracy; a != nil {
+				line := fmt.Sprintf("Paired accuracy: %s points [%s, %s], %d right only in the baseline, %d only now, McNemar p = %s: %s",
+					signedPoints(a.Change), signedPoints(a.Bounds[0]), signedPoints(a.Bounds[1]), a.Worse, a.Better, numfmt.Fixed(a.PValue, 4), a.Decision)
+				if a.Need > 0 {
+					line += fmt.Sprintf(" (about %s items would decide it)", numfmt.Int(int64(a.Need)))
+				}
+				if a.ItemsFor3 > 0 {
+					line += fmt.Sprintf("; %s items catch a 3-point drop at power 0.8", numfmt.Int(int64(a.ItemsFor3)))
+				}
+				v.Lines = append(v.Lines, line)
+			}
+			v.Lines = append(v.Lines, cc.Notes...)
+			if len(cc.Diverged) > 0 {
+				v.Header = []string{"Line", "Prompt", "Kind", "Position", "Shared text before", "Baseline continues", "This run continues", "Baseline top-k there", "This run's top-k there", "Why"}
+				for _, d := range cc.Diverged {
+					pos := "token " + strconv.Itoa(d.Position)
+					if d.ByText {
+						pos = "character " + strconv.Itoa(d.Position)
+					}
+					v.Rows = append(v.Rows, []string{strconv.Itoa(d.Line), clip(d.Prompt, promptWidth), d.Kind, pos, strconv.Quote(d.Before),
+						strconv.Quote(d.Baseline), strconv.Quote(d.Now), topText(d.BaselineTop), topText(d.NowTop), d.Why})
+				}
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// accuracyCI is "0.620 (31 of 50; 95% interval 0.482–0.741)" (Wilson
+// 1927).
+func accuracyCI(acc float64, k, n int) string {
+	lo, hi := compare.Wilson(k, n, 0.025)
+	return fmt.Sprintf("%s (%d of %d; 95%% interval %s–%s)", numfmt.Fixed(acc, 3), k, n, numfmt.Fixed(lo, 3), numfmt.Fixed(hi, 3))
+}
+
+// signedPoints is a share's change in points with its sign: "+1.2".
+func signedPoints(x float64) string {
+	s := numfmt.Fixed(100*x, 1)
+	if x >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// topText is a position's top-k: `" the" -0.10, " a" -0.15`.
+func topText(top []result.TopToken) string {
+	var parts []string
+	for _, t := range top {
+		parts = append(parts, strconv.Quote(t.Text)+" "+numfmt.Fixed(t.Logprob, 2))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clip shortens s to n characters with an ellipsis.
+func clip(s string, n int) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) <= n {
+		return string(r)
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// writeCorrectness writes each correctness block's section of report.md.
+func writeCorrectness(b *bufio.Writer, res *result.Results) {
+	for _, v := range newCorrectnessViews(res) {
+		fmt.Fprintf(b, "## %s\n\n", mdText(v.Title))
+		for _, l := range v.Lines {
+			fmt.Fprintf(b, "- %s\n", mdText(l))
+		}
+		b.WriteString("\n")
+		if len(v.Rows) > 0 {
+			mdTable(b, v.Header, func(row func(...string)) {
+				for _, r := range v.Rows {
+					row(r...)
+				}
+			})
+			b.WriteString("\n")
+		}
+	}
+}
+
+// writeCorrectnessCSV writes each correctness block's rows of the CSV
+// export: its prompts, accuracy (with a scorer), wall and GPU time, and,
+// against a baseline, the agreement, near-tie and mismatch rates and the
+// accuracy's change; samples is the prompts (or items) behind a figure.
+func writeCorrectnessCSV(cw *csv.Writer, res *result.Results) {
+	by := map[string]*result.CorrectnessComparison{}
+	if res.Comparison != nil {
+		for i := range res.Comparison.Correctness {
+			by[res.Comparison.Correctness[i].Name] = &res.Comparison.Correctness[i]
+		}
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for i := range res.Correctness {
+		b := &res.Correctness[i]
+		status := "measured"
+		cc := by[b.Name]
+		if cc != nil && !cc.Missing {
+			status = cc.Outcome.String()
+		}
+		row := func(metric string, v float64, unit string, samples int) {
+			cw.Write([]string{res.Server.Name, "correctness", b.Name, "", strconv.Itoa(b.Concurrency), "", metric, num(v), unit, status, strconv.Itoa(samples), "1"})
+		}
+		row("prompts", float64(b.Prompts), "prompts", b.Prompts)
+		if b.Scored > 0 {
+			row("accuracy", b.Accuracy(), "share", b.Scored)
+		}
+		row("elapsed_s", b.ElapsedS, "s", b.Prompts)
+		row("gpu_seconds", b.GPUSeconds, "GPU-s", b.Prompts)
+		if cc == nil || cc.Missing || cc.Refused != "" {
+			continue
+		}
+		row("agreement_rate", cc.AgreementRate, "share", cc.Prompts)
+		row("near_tie_rate", cc.NearTieRate, "share", cc.Prompts)
+		row("mismatch_rate", cc.MismatchRate, "share", cc.Prompts)
+		if a := cc.Accuracy; a != nil {
+			row("accuracy_change", a.Change, "share", a.Items)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// maxDivergenceLines is how many diverged prompts a verdict lists (the
+// report lists them all).
+const maxDivergenceLines = 10
+
+// CorrectnessVerdicts are the verdicts of res's correctness blocks, one
+// each, named "<server>/correctness/<name>" (docs/method.md#correctness):
+// with a comparison (c, from -baseline), its decision of each block
+// (compare.CorrectnessResult) with the agreement's counts, each diverged
+// prompt (the first ten) and the paired accuracy; without one, or for a
+// block the baseline lacks, the block as measured: a Pass with its
+// accuracy and interval, an Error when a request failed.
+func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Verdict {
+	by := map[string]*compare.CorrectnessResult{}
+	if c != nil && !c.Refused {
+		for i := range c.Correctness {
+			by[c.Correctness[i].Name] = &c.Correctness[i]
+		}
+	}
+	var out []result.Verdict
+	for i := range res.Correctness {
+		b := &res.Correctness[i]
+		v := result.Verdict{Test: vocab.TestID{Server: res.Server.Name, Kind: vocab.KindCorrectness, Block: b.Name}.Name(),
+			Kind: vocab.KindCorrectness, Outcome: vocab.Pass}
+		v.Details = append(v.Details, measuredLine(b))
+		for _, u := range b.Unavailable {
+			v.Details = append(v.Details, "could not: "+u)
+		}
+		cr := by[b.Name]
+		if cr == nil || cr.Outcome == vocab.Skip {
+			v.Rule = "measured (no baseline block to compare with)"
+			v.Message = "outputs recorded; " + strconv.Itoa(b.Prompts-b.Errors) + " of " + strconv.Itoa(b.Prompts) + " prompts answered"
+			if b.Scored > 0 {
+				acc := "accuracy " + accuracyText(b.Correct, b.Scored)
+				v.Message += "; " + acc
+				v.Details = append(v.Details, acc)
+			}
+			if b.Errors > 0 {
+				v.Outcome, v.Infra = vocab.Error, true
+				v.Message = fmt.Sprintf("%d of %d requests failed", b.Errors, b.Prompts)
+			}
+			out = append(out, v)
+			continue
+		}
+		v.Outcome = cr.Outcome
+		v.Rule = fmt.Sprintf("greedy outputs agree with the baseline's (max_mismatch %s)", numfmt.Percent(b.MaxMismatch))
+		if b.Scorer != "" {
+			v.Rule += fmt.Sprintf("; accuracy not below the baseline's by %s points", numfmt.Shortest(100*b.Margin))
+		}
+		if cr.Refused != "" {
+			v.Infra = true
+			v.Message = "not compared: " + cr.Refused
+			out = append(out, v)
+			continue
+		}
+		g := cr.Greedy
+		var msgs []string
+		agree := fmt.Sprintf("%d of %d prompts agree exactly, %d near ties, %d mismatches (%s)", g.Exact, g.Prompts, g.NearTies, g.Mismatches,
+			numfmt.Percent(g.MismatchRate()))
+		if g.Change == compare.Regressed {
+			msgs = append(msgs, fmt.Sprintf("%d of %d prompts mismatch the baseline (%s > max_mismatch %s)", g.Mismatches, g.Prompts,
+				numfmt.Percent(g.MismatchRate()), numfmt.Percent(g.MaxMismatch)))
+		}
+		v.Details = append(v.Details, agree)
+		if cr.Lossless {
+			word := "lossless"
+			if g.Change == compare.Regressed {
+				word = "NOT lossless"
+			}
+			v.Details = append(v.Details, fmt.Sprintf("speculative decoding is %s under greedy: against the baseline without speculation, %s", word, agree))
+		}
+		for i, p := range g.Diverged {
+			if i == maxDivergenceLines {
+				v.Details = append(v.Details, fmt.Sprintf("… and %d more (report.md lists them all)", len(g.Diverged)-i))
+				break
+			}
+			v.Details = append(v.Details, DivergenceLine(p))
+		}
+		if g.Unpaired > 0 {
+			v.Infra = true
+			msgs = append(msgs, fmt.Sprintf("%d prompts have no output on a side (a request failed)", g.Unpaired))
+		}
+		if p := cr.Accuracy; p != nil {
+			line, msg := pairedLines(p)
+			v.Details = append(v.Details, line)
+			if msg != "" {
+				msgs = append(msgs, msg)
+			}
+		}
+		v.Details = append(v.Details, cr.Notes...)
+		if len(msgs) == 0 {
+			msgs = append(msgs, agree)
+		}
+		v.Message = strings.Join(msgs, "; ")
+		out = append(out, v)
+	}
+	return out
+}
+
+// measuredLine says what a block measured and what it cost, apart from
+// the speed cells.
+func measuredLine(b *result.Correctness) string {
+	return fmt.Sprintf("%d prompts, greedy, max_output %d, top-%d logprobs, %d at a time; %ss wall, %s GPU-s (apart from the speed cells)",
+		b.Prompts, b.MaxOutput, b.Logprobs, b.Concurrency, numfmt.Fixed(b.ElapsedS, 1), numfmt.Fixed(b.GPUSeconds, 1))
+}
+
+// accuracyText is "0.62 (31 of 50; 95% interval 0.48–0.74)".
+func accuracyText(k, n int) string {
+	lo, hi := compare.Wilson(k, n, 0.025)
+	return fmt.Sprintf("%s (%d of %d; 95%% interval %s–%s)", numfmt.Fixed(float64(k)/float64(n), 3), k, n, numfmt.Fixed(lo, 3), numfmt.Fixed(hi, 3))
+}
+
+// pairedLines words a paired accuracy comparison: its line, and the
+// message when it regressed or is inconclusive.
+func pairedLines(p *compare.Paired) (line, msg string) {
+	line = fmt.Sprintf("accuracy %s now, %s in the baseline, over %d paired items: %d right only in the baseline, %d only now; change %s points [%s, %s], McNemar p = %s",
+		accuracyText(p.BCorrect, p.Items), accuracyText(p.ACorrect, p.Items), p.Items, p.Worse, p.Better,
+		signed(100*p.Diff), signed(100*p.Lower), signed(100*p.Upper), numfmt.Fixed(p.PValue, 4))
+	switch p.Change {
+	case compare.Regressed:
+		msg = fmt.Sprintf("accuracy regressed: %s → %s (%s points, a drop the exact McNemar test shows at p = %s)",
+			numfmt.Fixed(float64(p.ACorrect)/float64(p.Items), 3), numfmt.Fixed(float64(p.BCorrect)/float64(p.Items), 3), signed(100*p.Diff), numfmt.Fixed(p.PValue, 4))
+	case compare.Inconclusive:
+		need := "no count of items would, at these rates"
+		if p.Need > 0 {
+			need = fmt.Sprintf("about %s items would decide it", numfmt.Int(int64(p.Need)))
+		}
+		msg = fmt.Sprintf("accuracy inconclusive: the change %s points [%s, %s] neither rules out a %s-point drop nor shows one; %s",
+			signed(100*p.Diff), signed(100*p.Lower), signed(100*p.Upper), numfmt.Shortest(100*p.Margin), need)
+	}
+	return line, msg
+}
+
+// signed formats a change with its sign, one decimal.
+func signed(x float64) string {
+	s := numfmt.Fixed(x, 1)
+	if x >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// DivergenceLine words one diverged prompt: "line 7: mismatch at token 3:
+// baseline " the cat" | now " zz12 dog" (the candidate's token …)".
+func DivergenceLine(p compare.PromptAgreement) string {
+	d := compare.DivergenceRecord(p)
+	where := "token " + strconv.Itoa(d.Position)
+	if d.ByText {
+		where = "character " + strconv.Itoa(d.Position)
+	}
+	return fmt.Sprintf("line %d: %s at %s: …%q + baseline %q | now %q (%s)", d.Line, d.Kind, where, d.Before, d.Baseline, d.Now, d.Why)
+}
+
+// CorrectnessLines are the diff's lines of the correctness blocks B
+// compared with A's (docs/method.md#correctness): per block its decision
+// and counts, then each diverged prompt (the first ten) and the paired
+// accuracy. None when B has no correctness block.
+func CorrectnessLines(c *compare.Comparison) []string {
+	var out []string
+	for i := range c.Correctness {
+		cr := &c.Correctness[i]
+		head := fmt.Sprintf("correctness %q: %s", cr.Name, cr.Outcome)
+		switch {
+		case cr.A == nil:
+			out = append(out, head+": not in A, nothing compared")
+			continue
+		case cr.Refused != "":
+			out = append(out, head+": not compared: "+cr.Refused)
+			continue
+		}
+		g := cr.Greedy
+		out = append(out, fmt.Sprintf("%s: %d of %d prompts agree exactly, %d near ties, %d mismatches (%s; max_mismatch %s)", head,
+			g.Exact, g.Prompts, g.NearTies, g.Mismatches, numfmt.Percent(g.MismatchRate()), numfmt.Percent(g.MaxMismatch)))
+		if cr.Lossless {
+			out = append(out, "  B decodes speculatively and A does not: this is speculative decoding's losslessness under greedy")
+		}
+		for i, p := range g.Diverged {
+			if i == maxDivergenceLines {
+				out = append(out, fmt.Sprintf("  … and %d more", len(g.Diverged)-i))
+				break
+			}
+			out = append(out, "  "+DivergenceLine(p))
+		}
+		if p := cr.Accuracy; p != nil {
+			line, msg := pairedLines(p)
+			out = append(out, "  "+line)
+			if msg != "" {
+				out = append(out, "  "+msg)
+			}
+		}
+		for _, n := range cr.Notes {
+			out = append(out, "  "+n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package views
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// block is a run of one correctness block "greedy" over n prompts whose
+// outputs are " a" except the lines in other (" z", outside the top-k);
+// right answers except the lines in wrong.
+func block(n int, other, wrong map[int]bool, errors int) *result.Results {
+	c := result.Correctness{Name: "greedy", Endpoint: "completions", MaxOutput: 4, Logprobs: 2, Concurrency: 1, Scorer: "exact",
+		Margin: 0.01, NearTieGap: 0.1, Prompts: n, Errors: errors, ElapsedS: 1, GPUSeconds: 2}
+	for line := 1; line <= n; line++ {
+		t := result.Token{ID: 1, Text: " a", Logprob: -0.1, Top: []result.TopToken{{ID: 1, Text: " a", Logprob: -0.1}, {ID: 2, Text: " b", Logprob: -2}}}
+		if other[line] {
+			t = result.Token{ID: 9, Text: " z", Logprob: -0.1, Top: []result.TopToken{{ID: 9, Text: " z", Logprob: -0.1}}}
+		}
+		right := !wrong[line]
+		c.Outputs = append(c.Outputs, result.CorrectnessOutput{Block: "greedy", Line: line, Prompt: "p", Tokens: []result.Token{t}, Text: t.Text, Correct: &right})
+		c.Scored++
+		if right {
+			c.Correct++
+		}
+	}
+	return &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"}, Correctness: []result.Correctness{c}}
+}
+
+func TestCorrectnessVerdicts(t *testing.T) {
+	many := map[int]bool{}
+	for i := 1; i <= 40; i++ {
+		many[2*i] = true
+	}
+	tests := []struct {
+		name     string
+		base, b  *result.Results
+		outcome  vocab.Outcome
+		infra    bool
+		message  string
+		details  []string
+		diffText []string
+	}{
+		{name: "no baseline", b: block(10, nil, map[int]bool{3: true}, 0), outcome: vocab.Pass,
+			message: "outputs recorded; 10 of 10 prompts answered; accuracy 0.900 (9 of 10; 95% interval 0.596–0.982)",
+			details: []string{"10 prompts, greedy, max_output 4, top-2 logprobs, 1 at a time; 1.0s wall, 2.0 GPU-s (apart from the speed cells)"}},
+		{name: "no baseline, failed requests", b: block(10, nil, nil, 2), outcome: vocab.Error, infra: true, message: "2 of 10 requests failed"},
+		{name: "identical", base: block(10, nil, nil, 0), b: block(10, nil, nil, 0), outcome: vocab.Pass,
+			message: "10 of 10 prompts agree exactly, 0 near ties, 0 mismatches (0%)", diffText: []string{`correctness "greedy": pass: 10 of 10 prompts agree exactly`}},
+		{name: "a mismatch", base: block(10, nil, nil, 0), b: block(10, map[int]bool{4: true}, nil, 0), outcome: vocab.Fail,
+			message:  "1 of 10 prompts mismatch the baseline (10% > max_mismatch 0%)",
+			details:  []string{`line 4: mismatch at token 0: …"" + baseline " a" | now " z" (the candidate's token " z" is not in the baseline's top 2)`},
+			diffText: []string{`correctness "greedy": fail: 9 of 10 prompts agree exactly, 0 near ties, 1 mismatches (10%; max_mismatch 0%)`, "line 4: mismatch at token 0"}},
+		{name: "an accuracy drop", base: block(100, nil, nil, 0), b: block(100, nil, many, 0), outcome: vocab.Fail,
+			message:  "accuracy regressed: 1.000 → 0.600 (-40.0 points, a drop the exact McNemar test shows at p = 0.0000)",
+			diffText: []string{"accuracy regressed: 1.000 → 0.600"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c *compare.Comparison
+			if tt.base != nil {
+				c = compare.Build(tt.base, tt.b, compare.Policy{Tolerance: 0.05})
+			}
+			vs := CorrectnessVerdicts(tt.b, c)
+			if len(vs) != 1 {
+				t.Fatalf("%d verdicts", len(vs))
+			}
+			v := vs[0]
+			if v.Test != "qwen/correctness/greedy" || v.Outcome != tt.outcome || v.Infra != tt.infra || v.Message != tt.message {
+				t.Errorf("verdict %s %v infra=%v %q, want %v infra=%v %q", v.Test, v.Outcome, v.Infra, v.Message, tt.outcome, tt.infra, tt.message)
+			}
+			for _, d := range tt.details {
+				found := false
+				for _, x := range v.Details {
+					found = found || x == d
+				}
+				if !found {
+					t.Errorf("details lack %q:\n%s", d, strings.Join(v.Details, "\n"))
+				}
+			}
+			if c == nil {
+				return
+			}
+			var buf bytes.Buffer
+			if err := (Diff{PathA: "a.json", PathB: "b.json", C: c}).Text(&buf); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.diffText {
+				if !strings.Contains(buf.String(), w) {
+					t.Errorf("diff lacks %q:\n%s", w, buf.String())
+				}
+			}
+		})
+	}
+}
