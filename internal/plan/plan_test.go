@@ -156,8 +156,8 @@ func TestEstimate(t *testing.T) {
 		// auto sets repeat = "auto" with max_repeat auto.
 		auto     int
 		distinct bool // workload { distinct = true }
-		want    time.Duration
-		wantMax time.Duration // 0: want
+		want     time.Duration
+		wantMax  time.Duration // 0: want
 	}{
 		{name: "one 20K-token prefill", run: "prefill/ctx=16K", want: time.Duration(16384.0 / 20000 * float64(time.Second))},
 		// 8 streams over a cached 16K prompt: 0.25 s + 8 × 16,384 tokens at
