@@ -33,11 +33,11 @@ var layers = [][]string{
 	// the llama.cpp tests' models.
 	{"cmd/slogate", "internal/sim/internal/genprofiles", "internal/gguf/genmodels"},
 	// What each command does, and the commands' plumbing.
-	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/cli/planview", "internal/interrupt"},
+	{"internal/gate", "internal/bisect", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/cli/planview", "internal/interrupt"},
 	// The commands' views of a comparison (text, Markdown, JSON, verdicts).
 	{"internal/views"},
 	// Running a plan's steps; verdicts from the rules; rendering the reports.
-	{"internal/runner", "internal/assert", "internal/report"},
+	{"internal/runner", "internal/assert", "internal/report", "internal/bisect/decision"},
 	// Measuring one cell against a client; comparing two sets of results.
 	{"internal/measure", "internal/compare"},
 	// A server's lifecycle: launch, readiness, stop, discovery, containers;
