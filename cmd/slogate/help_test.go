@@ -80,7 +80,8 @@ func padRight(s string, n int) string { return s + strings.Repeat(" ", max(0, n-
 
 // TestREADMEFromTable: README's Commands block has one line per synopsis
 // of the table, "slogate NAME SYNOPSIS   SUMMARY"; its Exit codes table has
-// exactly the table's codes; every precedence README and docs write is the
+// exactly the table's codes, as do docs/ci.md's and docs/commands.md's
+// (the details); every precedence README and docs write is the
 // table's; the -format words README lists for each command are the ones
 // the command accepts.
 func TestREADMEFromTable(t *testing.T) {
@@ -135,9 +136,14 @@ func TestREADMEFromTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	commands, err := os.ReadFile(filepath.Join(repoRoot, "docs", "commands.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct{ name, doc, heading string }{
 		{"README", readme, "\n## Exit codes\n"},
 		{"docs/ci.md", string(ci), "\n### 5. What each exit code means\n"},
+		{"docs/commands.md", string(commands), "\n## Exit codes\n"},
 	} {
 		if codes := exitCodeRows(tt.doc, tt.heading); !slices.Equal(codes, table) {
 			t.Errorf("%s's exit codes %v, the table's %v", tt.name, codes, table)
