@@ -206,6 +206,16 @@ matrix "decode" {
 
 		swap(tiny)
 		r2 := runLlama(t, mark, "run", "-out", same, "-baseline", baseline, "-tolerance", "10%", spec)
+		if r2.Code == 1 {
+			// The same bytes cannot have regressed; the machine's other
+			// load can have slowed this run (on a shared 2-core machine a
+			// load average of 14 took one repeat from 700 to 51 tok/s).
+			// Measured once more; a second regression fails.
+			la, _ := os.ReadFile("/proc/loadavg")
+			t.Logf("round %d: the identical build regressed (load average %s); measuring it once more:\n%s", round, strings.TrimSpace(string(la)), gateLine(r2.Stdout, "total_tps"))
+			same += "-again"
+			r2 = runLlama(t, mark, "run", "-out", same, "-baseline", baseline, "-tolerance", "10%", spec)
+		}
 		if (r2.Code != 0 && r2.Code != 4) || strings.Contains(r2.Stdout, "regressed beyond") || !strings.Contains(r2.Stdout, test) {
 			t.Errorf("round %d: the identical build at 10%%: exit %d, want 0 or 4 and no regression\nstdout:\n%s\nstderr:\n%s", round, r2.Code, r2.Stdout, r2.Stderr)
 		}
