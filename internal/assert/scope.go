@@ -327,6 +327,7 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 		serverObject(name, srv, &res.Server))
 	sc.res = res
 	sc.addSearches(func(s *spec.Search) cty.Value { return searchValue(s, res, ps) })
+	sc.addCorrectness(func(c *spec.Correctness) cty.Value { return correctnessValue(c, res) })
 	return sc
 }
 

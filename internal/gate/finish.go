@@ -56,10 +56,7 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	var verdicts []result.Verdict
-	if fc.Spec != nil && fc.Server != nil {
-		verdicts = append(verdicts, assert.Evaluate(fc.Spec, fc.Server, res)...)
-	}
+	var verdicts, baselineVerdicts []result.Verdict
 	var baselineErr error // the runs' settings differ: exit 2, no baseline verdicts
 	var comparison *compare.Comparison
 	if fc.Baseline != nil {
@@ -70,13 +67,20 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 		bv := views.Baseline{C: compare.Build(fc.Baseline, res, fc.Policy)}
 		comparison = bv.C
 		res.Comparison = bv.C.Record() // the reports' comparison table and charts
-		verdicts, baselineErr = append(verdicts, bv.Verdicts()...), bv.Refusal()
+		baselineVerdicts, baselineErr = bv.Verdicts(), bv.Refusal()
 		for _, n := range bv.Notes() {
 			if fc.Stream != nil {
 				fc.Stream.Log(n)
 			}
 		}
 	}
+	// The conditions read res.Comparison (correctness["NAME"]'s figures
+	// against the baseline), so they are evaluated after the comparison;
+	// their verdicts come first.
+	if fc.Spec != nil && fc.Server != nil {
+		verdicts = append(verdicts, assert.Evaluate(fc.Spec, fc.Server, res)...)
+	}
+	verdicts = append(verdicts, baselineVerdicts...)
 	// The correctness blocks' verdicts: against the baseline's blocks
 	// through the same comparison, or as measured without one.
 	verdicts = append(verdicts, views.CorrectnessVerdicts(res, comparison)...)

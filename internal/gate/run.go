@@ -178,7 +178,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	srv := sr.server
 	p := plan.New(sr.spec, srv, sr.Keep)
 	obs := newObserver(sr.stream, srv.Name, sr.Verbose || sr.JSON)
-	if len(p.Steps) == 0 && len(p.Asserts) == 0 && len(p.Expects) == 0 {
+	if len(p.Steps) == 0 && len(p.Asserts) == 0 && len(p.Expects) == 0 && len(p.Correctness) == 0 {
 		// Like go test's "no tests to run": nothing is started.
 		pattern := ""
 		if sr.Keep != nil {

@@ -51,6 +51,10 @@ type Plan struct {
 	// Searches are the kept search blocks (docs/method.md#search), in spec
 	// order; each is also on the Step of its context.
 	Searches []*spec.Search
+	// Correctness are the kept correctness blocks (-run keeps
+	// "<server>/correctness/<name>"), in spec order; the runner measures
+	// them after every step (docs/method.md#correctness).
+	Correctness []*spec.Correctness
 	// Expects are the kept expect blocks, in spec order. When -run keeps only
 	// some cells of an expect block, the copy here has the other values set
 	// to null ("no expectation").
@@ -160,6 +164,11 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 			if match(r.TestName(srv.Name)) {
 				traffic[r] = true
 			}
+		}
+	}
+	for _, c := range sp.Correctness {
+		if match(vocab.TestID{Server: srv.Name, Kind: vocab.KindCorrectness, Block: c.Name}.Name()) {
+			p.Correctness = append(p.Correctness, c)
 		}
 	}
 	for _, a := range sp.Asserts {

@@ -10,14 +10,14 @@ import (
 	"github.com/slogate/slogate/internal/warning"
 )
 
-// correctness measures the spec's correctness blocks on the run's last
+// correctness measures the plan's correctness blocks on the run's last
 // boot, after every cell (outside every timed window;
 // docs/method.md#correctness): each block's outputs go to
 // correctness.jsonl beside results.json, its settings, figures and cost
 // to results.json. A block already in the results (a resumed run that
 // measured it) is kept.
 func (r *run) correctness(ctx context.Context) error {
-	blocks := r.cfg.Spec.Correctness
+	blocks := r.cfg.Plan.Correctness
 	if len(blocks) == 0 || r.client == nil {
 		return nil
 	}
@@ -56,7 +56,7 @@ func (r *run) correctness(ctx context.Context) error {
 // correctnessPending reports whether a correctness block of the spec is
 // still to be measured.
 func (r *run) correctnessPending() bool {
-	for _, c := range r.cfg.Spec.Correctness {
+	for _, c := range r.cfg.Plan.Correctness {
 		if r.results.CorrectnessBlock(c.Name) == nil {
 			return true
 		}

@@ -111,6 +111,9 @@ func (l *loader) references(expr hcl.Expression) ([]vocab.CellRef, bool, hcl.Dia
 			readsData = true
 			_, d := l.searchReference(tr)
 			diags = append(diags, d...)
+		case rootCorrectness:
+			readsData = true
+			diags = append(diags, l.correctnessReference(tr)...)
 		case rootPrefill:
 			readsData = true
 			if l.spec.Prefill == nil {

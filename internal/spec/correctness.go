@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/workload"
 )
 
@@ -252,4 +254,41 @@ func (l *loader) atDatasetLine(c *Correctness, a *hcl.Attribute, data []byte, li
 		Detail:   fmt.Sprintf("%s (The dataset of correctness %q, %s.)", detail, c.Name, where(a.Range)),
 		Subject:  &rng,
 	}
+}
+
+// rootCorrectness is the root name under which conditions read the
+// correctness blocks: correctness["NAME"].mismatch_rate.
+const rootCorrectness = "correctness"
+
+// correctnessReference checks a condition's read of correctness[...]:
+// correctness["NAME"].<figure> of a declared block (metric.Correctness).
+func (l *loader) correctnessReference(tr hcl.Traversal) hcl.Diagnostics {
+	var names []string
+	for _, c := range l.spec.Correctness {
+		names = append(names, c.Name)
+	}
+	if len(tr) < 2 {
+		return nil
+	}
+	name, ok := stepName(tr[1])
+	if _, isIndex := tr[1].(hcl.TraverseIndex); !ok || !isIndex {
+		return hcl.Diagnostics{invalidCtx("Invalid correctness reference", tr[1].SourceRange(), tr.SourceRange(),
+			`Index correctness with a correctness block's name, like correctness["greedy"].mismatch_rate.`)}
+	}
+	if l.spec.CorrectnessBlock(name) == nil {
+		known := "no correctness block is declared"
+		if len(names) > 0 {
+			known = "the declared correctness blocks are " + strings.Join(names, ", ")
+		}
+		return hcl.Diagnostics{unknownName("Reference to an undeclared correctness block", tr[1].SourceRange(), tr.SourceRange(),
+			fmt.Sprintf("No correctness %q is declared; %s.", name, known), name, names)}
+	}
+	if len(tr) > 2 {
+		attr, ok := stepName(tr[2])
+		if all := metric.CorrectnessNames(); !ok || !slices.Contains(all, attr) {
+			return hcl.Diagnostics{unknownName("Unsupported attribute", tr[2].SourceRange(), tr.SourceRange(),
+				fmt.Sprintf("A correctness block has no figure %q; it has %s (docs/spec.md#correctness).", attr, strings.Join(all, ", ")), attr, all)}
+		}
+	}
+	return nil
 }

@@ -204,9 +204,9 @@ func (l *loader) decodeMatrix(blk *hcl.Block) (*Matrix, hcl.Diagnostics) {
 	m := &Matrix{Label: label, DeclRange: blk.DefRange}
 	content, diags := blk.Body.Content(matrixSchema)
 	switch {
-	case label == rootPrefill || label == rootServer || label == rootVar || label == rootSearch:
+	case label == rootPrefill || label == rootServer || label == rootVar || label == rootSearch || label == rootCorrectness:
 		diags = append(diags, invalid("Reserved matrix label", blk.LabelRanges[0],
-			"%q is a reserved name in conditions (prefill, server, search and var are); choose another label, such as \"decode\".", label))
+			"%q is a reserved name in conditions (prefill, server, search, correctness and var are); choose another label, such as \"decode\".", label))
 		return nil, diags
 	case !hclsyntax.ValidIdentifier(label):
 		diags = append(diags, invalid("Invalid matrix label", blk.LabelRanges[0],

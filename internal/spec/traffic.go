@@ -114,9 +114,9 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 		MaxOutstanding: vocab.DefaultMaxOutstanding, DeclRange: blk.DefRange}
 	content, diags := blk.Body.Content(trafficSchema)
 	switch {
-	case label == rootPrefill || label == rootServer || label == rootVar || label == rootSearch:
+	case label == rootPrefill || label == rootServer || label == rootVar || label == rootSearch || label == rootCorrectness:
 		return nil, append(diags, invalid("Reserved traffic label", blk.LabelRanges[0],
-			"%q is a reserved name in conditions (prefill, server, search and var are); choose another label, such as \"steady\".", label))
+			"%q is a reserved name in conditions (prefill, server, search, correctness and var are); choose another label, such as \"steady\".", label))
 	case !hclsyntax.ValidIdentifier(label):
 		return nil, append(diags, invalid("Invalid traffic label", blk.LabelRanges[0],
 			"%q cannot be read in conditions as %s[CTX][RATE]: a label starts with a letter and holds letters, digits, _ and -.", label, label))

@@ -19,4 +19,7 @@ const (
 	// PhaseTraffic: a traffic cell, requests arriving at a rate
 	// (docs/method.md#traffic).
 	PhaseTraffic Phase = "traffic"
+	// PhaseCorrectness: the figures of a correctness block (no cell;
+	// docs/method.md#correctness).
+	PhaseCorrectness Phase = "correctness"
 )

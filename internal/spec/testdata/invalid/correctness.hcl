@@ -46,3 +46,20 @@ correctness "missing" {
 correctness "ok" { # ERROR: Duplicate correctness block
   dataset = "../correctness/answers.jsonl"
 }
+
+assert "reads_ok" {
+  condition = correctness["ok"].mismatch_rate <= 0 && correctness["ok"].accuracy >= 0.5
+}
+
+assert "undeclared" {
+  condition = correctness["nope"].mismatch_rate <= 0 # ERROR: Reference to an undeclared correctness block
+}
+
+assert "bad_figure" {
+  condition = correctness["ok"].mismatch <= 0 # ERROR: Unsupported attribute
+}
+
+matrix "correctness" { # ERROR: Reserved matrix label
+  contexts    = ["1K"]
+  concurrency = [1]
+}

@@ -1,0 +1,104 @@
+package assert
+
+import (
+	"fmt"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+)
+
+// rootCorrectness is the variable conditions read correctness blocks by:
+// correctness["NAME"].mismatch_rate (docs/spec.md#correctness).
+const rootCorrectness = "correctness"
+
+// correctnessObjectType is correctness["NAME"]'s type: a number per
+// figure of metric.Correctness.
+func correctnessObjectType() cty.Type {
+	attrs := map[string]cty.Type{}
+	for _, f := range metric.Correctness {
+		attrs[f.Name] = cty.Number
+	}
+	return cty.Object(attrs)
+}
+
+// unknownCorrectness is correctness["NAME"] with every figure unknown,
+// marked m (none when m is nil: the static scope).
+func unknownCorrectness(m *searchRead) cty.Value {
+	attrs := map[string]cty.Value{}
+	for _, f := range metric.Correctness {
+		v := cty.UnknownVal(cty.Number)
+		if m != nil {
+			v = v.Mark(*m)
+		}
+		attrs[f.Name] = v
+	}
+	return cty.ObjectVal(attrs)
+}
+
+// correctnessValue is correctness["NAME"] as res recorded it: the run's
+// figures, and the comparison's when res was compared with a baseline
+// (res.Comparison, which gate fills before the conditions are read). A
+// figure the run cannot give (a comparison's without -baseline, an
+// accuracy without a scorer, a block not measured) is unknown with a
+// mark that says why; a test reading it is an Error.
+func correctnessValue(c *spec.Correctness, res *result.Results) cty.Value {
+	b := res.CorrectnessBlock(c.Name)
+	if b == nil {
+		return unknownCorrectness(&searchRead{name: c.Name, msg: fmt.Sprintf("correctness %q was not measured", c.Name), infra: true})
+	}
+	var cc *result.CorrectnessComparison
+	if res.Comparison != nil {
+		for i := range res.Comparison.Correctness {
+			if x := &res.Comparison.Correctness[i]; x.Name == c.Name && !x.Missing && x.Refused == "" {
+				cc = x
+			}
+		}
+	}
+	lo, hi := compare.Wilson(b.Correct, b.Scored, 0.025)
+	run := map[string]float64{
+		metric.CorrectnessPrompts: float64(b.Prompts), metric.CorrectnessErrors: float64(b.Errors),
+		metric.CorrectnessAccuracy: b.Accuracy(), metric.CorrectnessAccuracyLower: lo, metric.CorrectnessAccuracyUpper: hi,
+		metric.CorrectnessElapsedS: b.ElapsedS, metric.CorrectnessGPUSeconds: b.GPUSeconds,
+	}
+	if cc != nil {
+		run[metric.AgreementRate], run[metric.NearTieRate], run[metric.MismatchRate] = cc.AgreementRate, cc.NearTieRate, cc.MismatchRate
+		run[metric.Mismatches] = float64(cc.Mismatches)
+		if cc.Accuracy != nil {
+			run[metric.AccuracyChange] = cc.Accuracy.Change
+		}
+	}
+	attrs := map[string]cty.Value{}
+	for _, f := range metric.Correctness {
+		v, ok := run[f.Name]
+		switch {
+		case f.Scored && b.Scored == 0:
+			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{name: c.Name,
+				msg: fmt.Sprintf("correctness[%q].%s: the block scored no output (it has no scorer)", c.Name, f.Name), infra: true})
+		case !ok:
+			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{name: c.Name,
+				msg: fmt.Sprintf("correctness[%q].%s is measured against the baseline's block: run with -baseline (the baseline needs a block %q)", c.Name, f.Name, c.Name), infra: true})
+		default:
+			attrs[f.Name] = cty.NumberFloatVal(v)
+		}
+	}
+	return cty.ObjectVal(attrs)
+}
+
+// addCorrectness adds the `correctness` variable to sc: one object per
+// correctness block of sp, built by value.
+func (sc *scope) addCorrectness(value func(*spec.Correctness) cty.Value) {
+	v := cty.MapValEmpty(correctnessObjectType())
+	if len(sc.sp.Correctness) > 0 {
+		m := map[string]cty.Value{}
+		for _, c := range sc.sp.Correctness {
+			m[c.Name] = value(c)
+		}
+		v = cty.MapVal(m)
+	}
+	sc.ctx.Variables[rootCorrectness] = v
+	sc.roots[rootCorrectness] = true
+}
