@@ -231,7 +231,7 @@ func TestRunJSONReports(t *testing.T) {
 	}
 }
 
-// TestRunJSONThroughGotestsum is the CI recipe from the README:
+// TestRunJSONThroughGotestsum is the CI recipe of docs/commands.md#output:
 // gotestsum --junitfile j.xml --raw-command -- slogate run -json SPEC.
 func TestRunJSONThroughGotestsum(t *testing.T) {
 	t.Parallel()

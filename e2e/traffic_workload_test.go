@@ -502,7 +502,7 @@ assert "later_turns_faster" {
 	}
 }
 
-// TestLaterTurnsGainOnSimulator: the README's later_turns_gain assert
+// TestLaterTurnsGainOnSimulator: docs/spec.md's later_turns_gain assert
 // passes on the simulator as it comes (the Qwen profile, no timing flags):
 // a later turn, its history a prefix-cache hit, prefills only its new
 // tokens, so it is never slower than a miss; it failed at 97.6 ms against
