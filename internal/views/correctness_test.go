@@ -55,6 +55,13 @@ func TestCorrectnessVerdicts(t *testing.T) {
 			message:  "1 of 10 prompts mismatch the baseline (10% > max_mismatch 0%)",
 			details:  []string{`line 4: mismatch at token 0: …"" + baseline " a" | now " z" (the candidate's token " z" is not in the baseline's top 2)`},
 			diffText: []string{`correctness "greedy": fail: 9 of 10 prompts agree exactly, 0 near ties, 1 mismatches (10%; max_mismatch 0%)`, "line 4: mismatch at token 0"}},
+		{name: "speculative against a baseline without: lossless", base: block(10, nil, nil, 0), b: speculative(block(10, nil, nil, 0)), outcome: vocab.Pass,
+			message:  "10 of 10 prompts agree exactly, 0 near ties, 0 mismatches (0%)",
+			details:  []string{"speculative decoding is lossless under greedy: against the baseline without speculation, 10 of 10 prompts agree exactly, 0 near ties, 0 mismatches (0%)"},
+			diffText: []string{"B decodes speculatively and A does not: this is speculative decoding's losslessness under greedy"}},
+		{name: "speculative and a mismatch: not lossless", base: block(10, nil, nil, 0), b: speculative(block(10, map[int]bool{2: true}, nil, 0)), outcome: vocab.Fail,
+			message: "1 of 10 prompts mismatch the baseline (10% > max_mismatch 0%)",
+			details: []string{"speculative decoding is NOT lossless under greedy: against the baseline without speculation, 9 of 10 prompts agree exactly, 0 near ties, 1 mismatches (10%)"}},
 		{name: "an accuracy drop", base: block(100, nil, nil, 0), b: block(100, nil, many, 0), outcome: vocab.Fail,
 			message:  "accuracy regressed: 1.000 → 0.600 (-40.0 points, a drop the exact McNemar test shows at p = 0.0000)",
 			diffText: []string{"accuracy regressed: 1.000 → 0.600"}},
@@ -96,4 +103,10 @@ func TestCorrectnessVerdicts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// speculative marks r's block as measured with speculative decoding.
+func speculative(r *result.Results) *result.Results {
+	r.Correctness[0].Speculative = true
+	return r
 }
