@@ -398,7 +398,9 @@ func TestLlamaCppKilled(t *testing.T) {
 
 // TestLlamaCppTrafficAndSearch: on the real server, open-loop and
 // closed-loop traffic over a named workload (random prompts of 64 to 192
-// tokens, 64-token outputs) complete their requests, and the SLO search
+// tokens, 64-token outputs) complete their requests (the closed loop at 2
+// on 2 slots valid; the open loop valid or queued by the server's waiting
+// requests, as Poisson arrivals may put a third in flight), and the SLO search
 // for the largest concurrency whose cells are valid (none waiting for a
 // slot: llamacpp:requests_deferred) finds --parallel, 2, with 3 and 4
 // queued.
@@ -466,9 +468,15 @@ assert "traffic" {
 		t.Errorf("search probes %v: want 1 and 2 valid, 3 and 4 queued (2 slots)", probes)
 	}
 	for _, c := range results.Traffic {
-		t.Logf("traffic %s: %d completed, %s", c.Traffic, c.Completed, c.Status)
-		if c.Completed == 0 || c.Status != vocab.StatusValid {
-			t.Errorf("traffic cell %s: %d completed, %s (%s); want valid with requests", c.Traffic, c.Completed, c.Status, c.Reason)
+		t.Logf("traffic %s: %d completed, %s %s", c.Traffic, c.Completed, c.Status, c.Reason)
+		// The closed loop keeps 2 requests in flight on 2 slots: none
+		// waits. Poisson arrivals at 4/s can put a third in flight, so
+		// the open loop is valid, or queued by the server's own waiting
+		// requests (llamacpp:requests_deferred), never anything else.
+		ok := c.Status == vocab.StatusValid ||
+			c.Traffic == "open" && c.Status == vocab.StatusQueued && strings.Contains(c.Reason, "the server reported waiting requests")
+		if c.Completed == 0 || !ok {
+			t.Errorf("traffic cell %s: %d completed, %s (%s); want requests completed and valid (the open loop: or queued by the server's waiting requests)", c.Traffic, c.Completed, c.Status, c.Reason)
 		}
 	}
 	if len(results.Traffic) != 2 {
