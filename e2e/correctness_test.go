@@ -147,3 +147,37 @@ func verdictOf(r *res.Results, name string) *res.Verdict {
 	}
 	return nil
 }
+
+// TestCorrectnessBadDataset: a correctness dataset's problem is a
+// diagnostic at the dataset's own line, with the line as its snippet,
+// and exit 2 before any server starts (validate and run alike).
+func TestCorrectnessBadDataset(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	tests := []struct {
+		name, data, block string
+		line              int
+		summary           string
+	}{
+		{name: "a scorer without answers", data: "{\"prompt\": \"a\", \"answer\": \"1\"}\n{\"prompt\": \"b\"}\n", block: `scorer = "exact"`, line: 2, summary: "Answer missing"},
+		{name: "neither prompt nor messages", data: "{\"prompt\": \"a\"}\n{\"question\": \"b\"}\n", line: 2, summary: "Invalid dataset line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "prompts.jsonl")
+			if err := os.WriteFile(data, []byte(tt.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec := writeSpec(t, freePort(t), `"--sim-tbt", "5ms"`, fmt.Sprintf("correctness \"greedy\" {\n  dataset = %q\n  %s\n}\n", data, tt.block))
+			for _, cmd := range [][]string{{"validate", spec}, {"run", "-sim", "-out", filepath.Join(t.TempDir(), "out"), spec}} {
+				r := slogate(t, mark, 20*time.Second, "", nil, cmd...)
+				out := r.Stdout + r.Stderr
+				snippet := strings.Split(tt.data, "\n")[tt.line-1]
+				if r.Code != 2 || !strings.Contains(out, tt.summary) || !strings.Contains(out, fmt.Sprintf("on %s line %d", data, tt.line)) || !strings.Contains(out, snippet) {
+					t.Errorf("%s: exit %d, want 2 with %q at %s:%d and its snippet\nstdout:\n%s\nstderr:\n%s", cmd[0], r.Code, tt.summary, data, tt.line, r.Stdout, r.Stderr)
+				}
+			}
+		})
+	}
+}
