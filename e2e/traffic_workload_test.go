@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,9 +254,19 @@ traffic "shared" {
 	// lists them once, after both cells.
 	open := cells["replay_open"]
 	counts := "dataset " + dataset + fmt.Sprintf(": %d entries examined, %d kept", len(entries), len(kept))
-	for _, want := range []string{`; workload "replay", its prompts sent as raw text on /v1/completions, untemplated`,
-		"- " + open.Ref().Name() + ", traffic/replay/conc=4 (2 cells): " + counts,
-		"- " + open.Ref().Name() + ", traffic/replay/conc=4 (2 cells): " + dataset + fmt.Sprintf(" has %d usable entries for ", len(kept))} {
+	// The reuse line counts each cell's requests sent, so the two cells'
+	// lines differ.
+	wants := []string{`; workload "replay", its prompts sent as raw text on /v1/completions, untemplated`,
+		"- " + open.Ref().Name() + ", traffic/replay/conc=4 (2 cells): " + counts}
+	for _, c := range []res.TrafficCell{open, cells["replay"]} {
+		i := slices.IndexFunc(c.Warnings, func(w warning.Warning) bool { return w.Code == warning.DatasetReused })
+		if i < 0 {
+			t.Fatalf("%s: no reuse warning among %q", c.Ref().Name(), c.Warnings)
+		}
+		n, _ := c.Warnings[i].Figure(warning.FigRequests)
+		wants = append(wants, "- "+c.Ref().Name()+": "+dataset+fmt.Sprintf(" has %d usable entries for the %d requests the cell sent", len(kept), int(n)))
+	}
+	for _, want := range wants {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
@@ -546,6 +557,27 @@ assert "later_turns_gain" {
 	t.Logf("turn 1 %.1f ms, turn 3 %.1f ms", t1, t3)
 	if !ok1 || !ok3 || t3 >= t1 {
 		t.Fatalf("turn TTFTs %v (%v), %v (%v): want turn 3 below turn 1", t1, ok1, t3, ok3)
+	}
+	// The 3 conversations' 9 turns are fewer than the cell sends: the
+	// reuse warning counts the requests sent (requests.jsonl's), not the
+	// 64 planned.
+	sent, turns := 0, map[string]bool{}
+	for _, rec := range readRequestRecords(t, out) {
+		if rec.Cell == c.Ref().Name() {
+			sent++
+			turns[rec.DatasetEntry+"/"+strconv.Itoa(rec.Turn)] = true
+		}
+	}
+	reuse := slices.IndexFunc(c.Warnings, func(w warning.Warning) bool { return w.Code == warning.DatasetReused })
+	if reuse < 0 || sent <= len(turns) {
+		t.Fatalf("the cell sent %d requests of %d turns; warnings %q: want more sent than turns, and a reuse warning", sent, len(turns), c.Warnings)
+	}
+	w := c.Warnings[reuse]
+	n, _ := w.Figure(warning.FigRequests)
+	reused, _ := w.Figure(warning.FigReused)
+	said := fmt.Sprintf(" has 9 usable turns for the %d requests the cell sent, its warm-up included (0 dropped by the filter): the 9 are reused in order, so %d requests repeated an earlier one", sent, sent-len(turns))
+	if int(n) != sent || int(reused) != sent-len(turns) || !strings.Contains(w.String(), said) || !strings.Contains(r.Stdout, said) {
+		t.Errorf("reuse warning %q (figures %v) on the console:\n%s\nwant it to say%s", w, w.Figures, r.Stdout, said)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {

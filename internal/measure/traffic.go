@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -462,7 +463,9 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("workload %q: %v", w.Name, err)
 		return cell, nil
 	}
-	cell.Warnings = append(cell.Warnings, plan.Warnings...)
+	// The plan's reuse warning counts the requests planned; the cell's
+	// (after it ran) counts those it sent.
+	cell.Warnings = append(cell.Warnings, slices.DeleteFunc(slices.Clone(plan.Warnings), func(w warning.Warning) bool { return w.Code == warning.DatasetReused })...)
 	// The counts are the ShareGPT filter's (vllm bench serve's): a JSONL or
 	// messages dataset has no filter, so its counts would be zeros.
 	if plan.Examined > 0 && w.Dataset != nil && w.Dataset.Format == workload.FormatShareGPT {
@@ -500,6 +503,9 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 	}
 	c, err := m.trafficOnce(ctx, ref, t, work, &cell)
 	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
+	if reuse, ok := plan.SentReuseWarning(work.sentCounts()); ok && err == nil {
+		c.Warnings = append(c.Warnings, reuse)
+	}
 	return c, err
 }
 

@@ -68,6 +68,10 @@ type planWork struct {
 	bodiesMu  sync.Mutex
 	multi     bool // some conversation has more than one turn
 	datasetID func(r requests.Request) string
+
+	sentMu sync.Mutex
+	sent   int            // requests sent (body calls)
+	seen   map[[2]int]int // the dataset entries' turns sent: (entry, turn) → times
 }
 
 // newPlanWork groups plan's requests by conversation. datasetID names a
@@ -114,6 +118,7 @@ func (w *planWork) turnOf(i, t int) int {
 // not the cache an earlier send of the same words left (which would make
 // its first turn warm and hide what later turns gain).
 func (w *planWork) body(i, t int, answers []string) []byte {
+	w.count(w.conv(i)[t])
 	if !w.multi {
 		w.bodiesMu.Lock()
 		defer w.bodiesMu.Unlock()
@@ -137,6 +142,31 @@ func (w *planWork) body(i, t int, answers []string) []byte {
 		salt = "slogate-conversation-" + strconv.Itoa(i)
 	}
 	return w.f.planBody(c[t], history, w.ignoreEOS, salt)
+}
+
+// count records that r is being sent.
+func (w *planWork) count(r requests.Request) {
+	w.sentMu.Lock()
+	defer w.sentMu.Unlock()
+	w.sent++
+	if r.Entry >= 0 {
+		if w.seen == nil {
+			w.seen = map[[2]int]int{}
+		}
+		w.seen[[2]int{r.Entry, r.Turn}]++
+	}
+}
+
+// sentCounts is how many requests were sent, and how many of them sent a
+// dataset entry's turn sent before (a conversation sent again counts each
+// of its turns).
+func (w *planWork) sentCounts() (sent, repeats int) {
+	w.sentMu.Lock()
+	defer w.sentMu.Unlock()
+	for _, n := range w.seen {
+		repeats += n - 1
+	}
+	return w.sent, repeats
 }
 
 // exact is the request's planned output with ignore_eos, 0 without.

@@ -90,3 +90,45 @@ func TestPlanWork(t *testing.T) {
 		t.Errorf("conversations on completions: %v, want the chat endpoint asked for", err)
 	}
 }
+
+// TestPlanWorkSentCounts: the requests a cell sent and how many of them
+// sent a dataset entry's turn again, whether the plan repeats the entry or
+// the cell goes round the plan.
+func TestPlanWorkSentCounts(t *testing.T) {
+	turn := func(i, turn, entry int) requests.Request {
+		return requests.Request{Index: i, Turn: turn, Entry: entry, PrefixGroup: -1, OutputTokens: 4,
+			Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "q"}}}
+	}
+	conversations := &requests.Schedule{Requests: []requests.Request{
+		turn(0, 0, 3), turn(1, 1, 3), turn(2, 0, 5), turn(3, 1, 5),
+		turn(4, 0, 3), turn(5, 1, 3), // entry 3 again in the plan
+	}}
+	singles := &requests.Schedule{Requests: []requests.Request{turn(0, 0, 1), turn(1, 0, 2)}}
+	generated := &requests.Schedule{Requests: []requests.Request{turn(0, 0, -1), turn(1, 0, -1)}}
+	tests := []struct {
+		name          string
+		plan          *requests.Schedule
+		send          [][2]int // (unit, turn) in the order sent
+		sent, repeats int
+	}{
+		{name: "first turns only", plan: conversations, send: [][2]int{{0, 0}, {1, 0}}, sent: 2},
+		{name: "the plan's repeated conversation", plan: conversations, send: [][2]int{{0, 0}, {0, 1}, {1, 0}, {2, 0}, {2, 1}}, sent: 5, repeats: 2},
+		{name: "round the plan", plan: conversations, send: [][2]int{{1, 0}, {1, 1}, {4, 0}}, sent: 3, repeats: 1},
+		{name: "single requests round the plan", plan: singles, send: [][2]int{{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0}}, sent: 5, repeats: 3},
+		{name: "no dataset: no repeats counted", plan: generated, send: [][2]int{{0, 0}, {1, 0}, {2, 0}}, sent: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := newPlanWork(requestFields{model: "m", chat: true}, tt.plan, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tt.send {
+				w.body(s[0], s[1], make([]string, s[1]))
+			}
+			if sent, repeats := w.sentCounts(); sent != tt.sent || repeats != tt.repeats {
+				t.Errorf("sent %d, repeats %d; want %d, %d", sent, repeats, tt.sent, tt.repeats)
+			}
+		})
+	}
+}

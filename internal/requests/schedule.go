@@ -112,8 +112,48 @@ type Schedule struct {
 	// plan reuses them in order (Warnings says so).
 	Reused int
 	// Warnings say how the schedule differs from what was asked
-	// (warning.DatasetReused; a prompt's warnings, request by request).
+	// (warning.DatasetReused of the requests planned, worded so; a
+	// prompt's warnings, request by request).
 	Warnings []warning.Warning
+
+	reuse reuseInfo // what SentReuseWarning says of the dataset
+}
+
+// reuseInfo is what the reuse warning names of a schedule's dataset.
+type reuseInfo struct {
+	path    string
+	units   int // usable entries, or turns of a messages dataset; 0: no dataset
+	turns   bool
+	dropped int
+}
+
+// reuseWarning is the warning.DatasetReused of requests requests, repeats
+// of them repeating an earlier one; sent says they were sent (a cell's
+// count, its warm-up included), not planned.
+func (r reuseInfo) reuseWarning(requests, repeats int, sent bool) warning.Warning {
+	unit := plural(r.units, "entry", "entries", r.turns)
+	summary := fmt.Sprintf("%s has %d usable %s for %d planned requests (%d dropped by the filter)", r.path, r.units, unit, requests, r.dropped)
+	detail := fmt.Sprintf("the %d are reused in order, so %d planned requests repeat an earlier one", r.units, repeats)
+	if sent {
+		summary = fmt.Sprintf("%s has %d usable %s for the %d requests the cell sent, its warm-up included (%d dropped by the filter)", r.path, r.units, unit, requests, r.dropped)
+		detail = fmt.Sprintf("the %d are reused in order, so %d requests repeated an earlier one", r.units, repeats)
+	}
+	return warning.New(warning.DatasetReused, summary, detail,
+		map[string]float64{warning.FigKept: float64(r.units), warning.FigRequests: float64(requests),
+			warning.FigDropped: float64(r.dropped), warning.FigReused: float64(repeats)})
+}
+
+// SentReuseWarning is the warning.DatasetReused of a cell that sent sent
+// of the schedule's requests (its warm-up included), repeats of them
+// sending a dataset entry (a conversation's turn) the cell had sent
+// already; false when none repeated or the schedule has no dataset. A
+// cell reports it in place of the planned one Warnings holds: a cell
+// stops sending when its window closes, far short of the plan at times.
+func (s *Schedule) SentReuseWarning(sent, repeats int) (warning.Warning, bool) {
+	if s.reuse.units == 0 || repeats <= 0 {
+		return warning.Warning{}, false
+	}
+	return s.reuse.reuseWarning(sent, repeats, true), true
 }
 
 // Scheduler plans the requests of one named workload against one server's
@@ -208,14 +248,10 @@ func (p *Scheduler) Schedule(ctx context.Context, cfg ScheduleConfig) (*Schedule
 		if p.data.Format == workload.FormatMessages {
 			units = len(p.turns)
 		}
+		plan.reuse = reuseInfo{path: p.data.Path, units: units, turns: p.data.Format == workload.FormatMessages, dropped: plan.Dropped.Total()}
 		if units < len(reqs) {
 			plan.Reused = len(reqs) - units
-			plan.Warnings = append(plan.Warnings, warning.New(warning.DatasetReused,
-				fmt.Sprintf("%s has %d usable %s for %d requests (%d dropped by the filter)",
-					p.data.Path, units, plural(units, "entry", "entries", p.data.Format == workload.FormatMessages), len(reqs), plan.Dropped.Total()),
-				fmt.Sprintf("the %d are reused in order, so %d requests repeat an earlier one", units, plan.Reused),
-				map[string]float64{warning.FigKept: float64(units), warning.FigRequests: float64(len(reqs)),
-					warning.FigDropped: float64(plan.Dropped.Total()), warning.FigReused: float64(plan.Reused)}))
+			plan.Warnings = append(plan.Warnings, plan.reuse.reuseWarning(len(reqs), plan.Reused, false))
 		}
 	}
 	return plan, nil

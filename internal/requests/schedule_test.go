@@ -78,6 +78,9 @@ func TestPlanShareGPT(t *testing.T) {
 	if len(p.Warnings) != 1 || p.Warnings[0].Code != warning.DatasetReused || !cmp.Equal(p.Warnings[0].Figures, reuse) {
 		t.Errorf("warnings %+v, want the reuse warning with figures %v", p.Warnings, reuse)
 	}
+	if planned := path + " has 8 usable entries for 20 planned requests (6 dropped by the filter): the 8 are reused in order, so 12 planned requests repeat an earlier one"; len(p.Warnings) == 1 && p.Warnings[0].String() != planned {
+		t.Errorf("the plan's reuse warning says\n%s\nwant\n%s", p.Warnings[0], planned)
+	}
 	seen := map[int]bool{}
 	for i, r := range p.Requests {
 		e, ok := byIndex[r.Entry]
@@ -317,5 +320,44 @@ func TestPlanTurns(t *testing.T) {
 	}
 	if p.Requests[0].Messages[0].Content == p.Requests[3].Messages[0].Content {
 		t.Errorf("two conversations open with the same message")
+	}
+}
+
+// TestSentReuseWarning: the reuse warning a cell reports counts the
+// requests it sent, not those planned, and is absent when none repeated
+// (a window closed before the dataset's entries ran out).
+func TestSentReuseWarning(t *testing.T) {
+	path := filepath.Join(datasets, "sharegpt.json")
+	opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: path, Seed: 3, IgnoreEOS: true}
+	p := plan(t, &pairTokenizer{}, opts, ScheduleConfig{Requests: 64})
+	tests := []struct {
+		name           string
+		sent, repeats  int
+		want           string // "" : no warning
+		wantFigRequest float64
+	}{
+		{name: "fewer sent than the entries", sent: 6, repeats: 0},
+		{name: "the entries sent once each", sent: 8, repeats: 0},
+		{name: "some sent again", sent: 11, repeats: 3, wantFigRequest: 11,
+			want: path + " has 8 usable entries for the 11 requests the cell sent, its warm-up included (6 dropped by the filter): the 8 are reused in order, so 3 requests repeated an earlier one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, ok := p.SentReuseWarning(tt.sent, tt.repeats)
+			if tt.want == "" {
+				if ok {
+					t.Errorf("warned %q, want no warning", w)
+				}
+				return
+			}
+			figs := map[string]float64{warning.FigKept: 8, warning.FigRequests: tt.wantFigRequest, warning.FigDropped: 6, warning.FigReused: float64(tt.repeats)}
+			if !ok || w.Code != warning.DatasetReused || w.String() != tt.want || !cmp.Equal(w.Figures, figs) {
+				t.Errorf("warning %v %q (figures %v), want\n%s (figures %v)", ok, w, w.Figures, tt.want, figs)
+			}
+		})
+	}
+	generated := plan(t, &fakeTokenizer{}, workload.Options{Prompt: workload.Random, Seed: 1, InputTokens: workload.FixedLength(8), OutputTokens: workload.FixedLength(4)}, ScheduleConfig{Requests: 4})
+	if w, ok := generated.SentReuseWarning(10, 6); ok {
+		t.Errorf("a plan without a dataset warned %q", w)
 	}
 }
