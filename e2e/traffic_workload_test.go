@@ -575,7 +575,7 @@ assert "later_turns_gain" {
 	w := c.Warnings[reuse]
 	n, _ := w.Figure(warning.FigRequests)
 	reused, _ := w.Figure(warning.FigReused)
-	said := fmt.Sprintf(" has 9 usable turns for the %d requests the cell sent, its warm-up included (0 dropped by the filter): the 9 are reused in order, so %d requests repeated an earlier one", sent, sent-len(turns))
+	said := fmt.Sprintf(" has 9 usable turns for the %d requests the cell sent, warm-up and cool-down ones included (0 dropped by the filter): the 9 are reused in order, so %d requests repeated an earlier one", sent, sent-len(turns))
 	if int(n) != sent || int(reused) != sent-len(turns) || !strings.Contains(w.String(), said) || !strings.Contains(r.Stdout, said) {
 		t.Errorf("reuse warning %q (figures %v) on the console:\n%s\nwant it to say%s", w, w.Figures, r.Stdout, said)
 	}

@@ -129,13 +129,13 @@ type reuseInfo struct {
 
 // reuseWarning is the warning.DatasetReused of requests requests, repeats
 // of them repeating an earlier one; sent says they were sent (a cell's
-// count, its warm-up included), not planned.
+// count, warm-up and cool-down requests included), not planned.
 func (r reuseInfo) reuseWarning(requests, repeats int, sent bool) warning.Warning {
 	unit := plural(r.units, "entry", "entries", r.turns)
 	summary := fmt.Sprintf("%s has %d usable %s for %d planned requests (%d dropped by the filter)", r.path, r.units, unit, requests, r.dropped)
 	detail := fmt.Sprintf("the %d are reused in order, so %d planned requests repeat an earlier one", r.units, repeats)
 	if sent {
-		summary = fmt.Sprintf("%s has %d usable %s for the %d requests the cell sent, its warm-up included (%d dropped by the filter)", r.path, r.units, unit, requests, r.dropped)
+		summary = fmt.Sprintf("%s has %d usable %s for the %d requests the cell sent, warm-up and cool-down ones included (%d dropped by the filter)", r.path, r.units, unit, requests, r.dropped)
 		detail = fmt.Sprintf("the %d are reused in order, so %d requests repeated an earlier one", r.units, repeats)
 	}
 	return warning.New(warning.DatasetReused, summary, detail,
@@ -144,9 +144,9 @@ func (r reuseInfo) reuseWarning(requests, repeats int, sent bool) warning.Warnin
 }
 
 // SentReuseWarning is the warning.DatasetReused of a cell that sent sent
-// of the schedule's requests (its warm-up included), repeats of them
-// sending a dataset entry (a conversation's turn) the cell had sent
-// already; false when none repeated or the schedule has no dataset. A
+// of the schedule's requests (warm-up and cool-down ones included),
+// repeats of them sending a dataset entry (a conversation's turn) the
+// cell had sent already; false when none repeated or the schedule has no dataset. A
 // cell reports it in place of the planned one Warnings holds: a cell
 // stops sending when its window closes, far short of the plan at times.
 func (s *Schedule) SentReuseWarning(sent, repeats int) (warning.Warning, bool) {

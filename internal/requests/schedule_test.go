@@ -339,7 +339,7 @@ func TestSentReuseWarning(t *testing.T) {
 		{name: "fewer sent than the entries", sent: 6, repeats: 0},
 		{name: "the entries sent once each", sent: 8, repeats: 0},
 		{name: "some sent again", sent: 11, repeats: 3, wantFigRequest: 11,
-			want: path + " has 8 usable entries for the 11 requests the cell sent, its warm-up included (6 dropped by the filter): the 8 are reused in order, so 3 requests repeated an earlier one"},
+			want: path + " has 8 usable entries for the 11 requests the cell sent, warm-up and cool-down ones included (6 dropped by the filter): the 8 are reused in order, so 3 requests repeated an earlier one"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
