@@ -38,6 +38,7 @@ var program = &cli.Program{
 		{Name: "validate", Summary: cli.Summary("validate"), Run: cmdValidate},
 		{Name: "plan", Summary: cli.Summary("plan"), Run: cmdPlan},
 		{Name: "diff", Summary: cli.Summary("diff"), Run: cmdDiff},
+		{Name: "bisect", Summary: cli.Summary("bisect"), Run: cmdBisect},
 		{Name: "report", Summary: cli.Summary("report"), Run: cmdReport},
 		{Name: "noise", Summary: cli.Summary("noise"), Run: cmdNoise},
 		{Name: "merge", Summary: cli.Summary("merge"), Run: cmdMerge},

@@ -490,4 +490,6 @@ func ReadLog(dir string) ([]decision.Record, error) {
 }
 
 // Elapsed is a GPU time in seconds as a duration.
-func Elapsed(s float64) time.Duration { return time.Duration(s * float64(time.Second)).Round(100 * time.Millisecond) }
+func Elapsed(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(100 * time.Millisecond)
+}

@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bisectSpec is a launched simulator whose build is the variable build
+// (b00, b01, …): every cell is 30% slower from build k on, the 8-stream
+// cell 40% slower from build k8 on, and build fail does not start (its
+// --sim-noise is no number). Four repeats a side decide a clear change.
+func bisectSpec(t *testing.T, port int, matrix string) string {
+	return specFile(t, "bisect.hcl", fmt.Sprintf(`variable "build" {
+  type    = string
+  default = "b00"
+}
+variable "k" {
+  type    = number
+  default = 99
+}
+variable "k8" {
+  type    = number
+  default = 99
+}
+variable "fail" {
+  type    = string
+  default = ""
+}
+server "sim" {
+  model             = "Qwen/Qwen3.5-4B"
+  served_model_name = "qwen"
+  host              = "127.0.0.1"
+  port              = %d
+  max_model_len     = 65536
+  ready_timeout     = "20s"
+  args = ["--sim-tbt", "5ms", "--sim-ttft", "300ms", "--sim-noise", var.build == var.fail ? "not-a-number" : "0.002",
+    "--sim-slowdown", tonumber(substr(var.build, 1, 2)) >= var.k ? "1.3" : "1.0",
+  "--sim-slow-at-concurrency", tonumber(substr(var.build, 1, 2)) >= var.k8 ? "8:1.4" : "8:1.0"]
+}
+measure {
+  duration   = "300ms"
+  max_output = 256
+  repeat     = 4
+}
+%s`, port, matrix))
+}
+
+// buildList writes b00 … b(n-1), one a line.
+func buildList(t *testing.T, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "b%02d\n", i)
+	}
+	return specFile(t, "builds.txt", b.String())
+}
+
+func jsonlLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+// TestBisectFindsFirstBad: 16 builds, every cell slower from b11 on: the
+// first bad is b11, found in ⌈log₂ 16⌉ = 4 steps + at most 1, each step
+// on a line with its outcome and GPU time, bisect.jsonl holding a line per
+// build measured, the endpoints included.
+func TestBisectFindsFirstBad(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	out := filepath.Join(t.TempDir(), "bisect")
+	sp := bisectSpec(t, freePort(t), "matrix \"decode\" {\n  contexts = [\"1K\"]\n  concurrency = [4]\n}\n")
+	r := slogate(t, mark, 5*time.Minute, "", nil, "bisect", "-sim", "-var-name", "build", "-var", "k=11",
+		"-good", "b00", "-bad", "b15", "-candidates", buildList(t, 16), "-out", out, sp)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, want := range []string{"first bad: b11\n", "  decode/ctx=1K/conc=4: ", "tbt_ms +", "against good at b11 (regressed)", "; last good b10 (",
+		"b00 (the good build): measured; GPU time ", "b15 (the bad build): measured; GPU time "} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	steps := strings.Count(r.Stdout, " (step ")
+	if steps < 4 || steps > 5 {
+		t.Errorf("%d steps, want ⌈log₂ 16⌉ = 4 (+1 at most):\n%s", steps, r.Stdout)
+	}
+	if n := len(jsonlLines(t, filepath.Join(out, "bisect.jsonl"))); n != steps+2 {
+		t.Errorf("bisect.jsonl has %d lines, want %d (the steps and both endpoints)", n, steps+2)
+	}
+}
+
+// TestBisectTwoCellsSkipResume: of 8 builds, the 8-stream cell regresses
+// from b02 and both from b05, and b03 does not start: each cell's first
+// bad is found, b03 is skipped and said; with bisect.jsonl's last record
+// removed (an interruption in that step), -resume measures only that build
+// again and gives the same answer.
+func TestBisectTwoCellsSkipResume(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	out := filepath.Join(t.TempDir(), "bisect")
+	sp := bisectSpec(t, freePort(t), "matrix \"decode\" {\n  contexts = [\"1K\"]\n  concurrency = [1, 8]\n}\n")
+	builds := buildList(t, 8)
+	args := []string{"bisect", "-sim", "-var-name", "build", "-var", "k=5", "-var", "k8=2", "-var", "fail=b03",
+		"-good", "b00", "-bad", "b07", "-candidates", builds, "-out", out, sp}
+	r := slogate(t, mark, 5*time.Minute, "", nil, args...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, want := range []string{"first bad: b02 (decode/ctx=1K/conc=8)\n", "first bad: b05 (decode/ctx=1K/conc=1)\n", "b03 (step 1): skipped: "} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	log := filepath.Join(out, "bisect.jsonl")
+	lines := jsonlLines(t, log)
+	last := lines[len(lines)-1]
+	if err := os.WriteFile(log, []byte(strings.Join(lines[:len(lines)-1], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rr := slogate(t, mark, 5*time.Minute, "", nil, append([]string{args[0], "-resume"}, args[1:]...)...)
+	if rr.Code != 0 {
+		t.Fatalf("resume: exit %d, want 0\n%s\n%s", rr.Code, rr.Stdout, rr.Stderr)
+	}
+	if want := fmt.Sprintf("resuming the bisection in %s: %d build(s) measured are read back", out, len(lines)-1); !strings.Contains(rr.Stdout, want) {
+		t.Errorf("resume stdout lacks %q:\n%s", want, rr.Stdout)
+	}
+	after := jsonlLines(t, log)
+	if len(after) != len(lines) || after[len(after)-1] == "" {
+		t.Fatalf("bisect.jsonl after the resume: %d lines, want %d", len(after), len(lines))
+	}
+	// Only the removed step was measured again: the other lines are the
+	// same bytes, and the answer is the same.
+	if strings.Join(after[:len(after)-1], "\n") != strings.Join(lines[:len(lines)-1], "\n") {
+		t.Errorf("the resume rewrote finished steps' records")
+	}
+	if !strings.Contains(after[len(after)-1], strings.SplitN(last, ",", 2)[0]) {
+		t.Errorf("the resume measured %s, want the removed step %s", after[len(after)-1][:40], last[:40])
+	}
+	for _, want := range []string{"first bad: b02 (decode/ctx=1K/conc=8)\n", "first bad: b05 (decode/ctx=1K/conc=1)\n"} {
+		if !strings.Contains(rr.Stdout, want) {
+			t.Errorf("resume stdout lacks %q:\n%s", want, rr.Stdout)
+		}
+	}
+}
+
+// TestBisectBadInput: a candidates file without good or bad is a usage
+// error (exit 2) before anything starts; good no better than bad on any
+// cell exits 1 with the comparison.
+func TestBisectBadInput(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	sp := bisectSpec(t, freePort(t), "matrix \"decode\" {\n  contexts = [\"1K\"]\n  concurrency = [4]\n}\n")
+	builds := buildList(t, 4)
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		want    string
+		wantOut bool
+	}{
+		{name: "good not in the candidates", args: []string{"-good", "b09", "-bad", "b03"}, code: 2, want: "the candidates list does not contain -good b09"},
+		{name: "bad not in the candidates", args: []string{"-good", "b00", "-bad", "b09"}, code: 2, want: "the candidates list does not contain -bad b09"},
+		{name: "good after bad", args: []string{"-good", "b03", "-bad", "b00"}, code: 2, want: "-good b03 must come before -bad b00"},
+		{name: "good no better than bad", args: []string{"-good", "b00", "-bad", "b03"}, code: 1, wantOut: true,
+			want: "the good build b00 is not better than the bad build b03 on any cell: nothing to bisect"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"bisect", "-sim", "-var-name", "build", "-candidates", builds, "-out", filepath.Join(t.TempDir(), "b")}, tt.args...)
+			r := slogate(t, mark, 3*time.Minute, "", nil, append(args, sp)...)
+			got := r.Stderr
+			if tt.wantOut {
+				got = r.Stdout
+			}
+			if r.Code != tt.code || !strings.Contains(got, tt.want) {
+				t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", r.Code, tt.code, tt.want, r.Stdout, r.Stderr)
+			}
+			if tt.wantOut && !strings.Contains(r.Stdout, "total_tps") {
+				t.Errorf("no comparison printed:\n%s", r.Stdout)
+			}
+		})
+	}
+}
