@@ -33,7 +33,9 @@ var layers = [][]string{
 	// the llama.cpp tests' models.
 	{"cmd/slogate", "internal/sim/internal/genprofiles", "internal/gguf/genmodels"},
 	// What each command does, and the commands' plumbing.
-	{"internal/gate", "internal/bisect", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/cli/planview", "internal/interrupt"},
+	// `slogate bisect`: specs loaded per build, each measured by the runner.
+	{"internal/bisect"},
+	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/cli/planview", "internal/interrupt"},
 	// The commands' views of a comparison (text, Markdown, JSON, verdicts).
 	{"internal/views"},
 	// Running a plan's steps; verdicts from the rules; rendering the reports.
