@@ -383,9 +383,17 @@ func runFacts(res *result.Results) []kv {
 	if res.Tool != "" {
 		tool += " " + res.Tool
 	}
-	facts = append(facts, kv{"Benchmark tool", tool},
-		kv{"Decode test", "Fixed duration"},
-		kv{"Prefill mode", "Measured during decode warm-up"})
+	facts = append(facts, kv{"Benchmark tool", tool})
+	// The decode and prefill rows say how those cells were measured: a
+	// run of traffic cells alone has none, and its named workloads' cells
+	// send their own prompts (their sections say which).
+	decode := len(res.Decode) > 0 || len(res.Search) > 0
+	if decode {
+		facts = append(facts, kv{"Decode test", "Fixed duration"})
+	}
+	if decode || len(res.Prefill) > 0 {
+		facts = append(facts, kv{"Prefill mode", "Measured during decode warm-up"})
+	}
 	facts = append(facts, measureFacts(res)...)
 	if g := res.GPUTime; g != nil {
 		facts = append(facts, kv{"GPU time", GPUTimeText(g)})
@@ -393,10 +401,25 @@ func runFacts(res *result.Results) []kv {
 	if s.Endpoint != "" {
 		facts = append(facts, kv{"Endpoint", s.Endpoint})
 	}
-	if res.Workload != nil {
+	if res.Workload != nil && sendsMeasureWorkload(res) {
 		facts = append(facts, kv{"Workload", workloadText(res.Workload)})
 	}
 	return facts
+}
+
+// sendsMeasureWorkload reports whether some cell of res sent the prompts
+// of the spec's workload block (res.Workload): a decode, prefill or
+// search cell, or a traffic cell without a named workload.
+func sendsMeasureWorkload(res *result.Results) bool {
+	if len(res.Decode) > 0 || len(res.Prefill) > 0 || len(res.Search) > 0 {
+		return true
+	}
+	for _, c := range res.Traffic {
+		if c.Workload == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // measureFacts are the Run table's rows of the measure block: the window,

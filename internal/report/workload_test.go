@@ -39,16 +39,31 @@ func TestWorkloadText(t *testing.T) {
 }
 
 // TestReportsShowWorkload: the Run section of report.md and report.html
-// has the Workload line; results without a workload record have none.
+// has the Workload line when a cell sent the workload block's prompts (a
+// decode, prefill or search cell, a traffic cell without a named
+// workload), and the Decode test and Prefill mode lines only for the
+// cells they describe; results without a workload record have none, nor
+// a run of named-workload traffic cells alone (they send their own).
 func TestReportsShowWorkload(t *testing.T) {
 	rec := requests.NewBuilder(nil, workload.Options{}).Record()
+	decode := []result.DecodeCell{{Context: 8192, Concurrency: 1}}
 	for _, tc := range []struct {
-		name     string
-		workload *workload.Record
-		want     bool
-	}{{"recorded", &rec, true}, {"not recorded", nil, false}} {
+		name                 string
+		workload             *workload.Record
+		decode               []result.DecodeCell
+		prefill              []result.PrefillCell
+		traffic              []result.TrafficCell
+		want, decodeRow, pre bool
+	}{
+		{name: "recorded, decode cells", workload: &rec, decode: decode, want: true, decodeRow: true, pre: true},
+		{name: "not recorded", decode: decode, decodeRow: true, pre: true},
+		{name: "recorded, prefill cells alone", workload: &rec, prefill: []result.PrefillCell{{Context: 8192}}, want: true, pre: true},
+		{name: "recorded, traffic on the workload block's prompts", workload: &rec, traffic: []result.TrafficCell{{Traffic: "steady", Context: 8192, Rate: 1}}, want: true},
+		{name: "recorded, traffic of named workloads alone", workload: &rec, traffic: []result.TrafficCell{{Traffic: "chat", Concurrency: 4, Workload: "chat"}}},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "q", Model: "Qwen/Q"}, Workload: tc.workload}
+			res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "q", Model: "Qwen/Q"}, Workload: tc.workload,
+				Decode: tc.decode, Prefill: tc.prefill, Traffic: tc.traffic}
 			var md, html bytes.Buffer
 			if err := WriteMarkdown(&md, res); err != nil {
 				t.Fatal(err)
@@ -60,6 +75,12 @@ func TestReportsShowWorkload(t *testing.T) {
 			for name, out := range map[string]string{"report.md": md.String(), "report.html": html.String()} {
 				if got := strings.Contains(out, "Workload") && strings.Contains(out, line); got != tc.want {
 					t.Errorf("%s shows the workload line: %v, want %v\n%s", name, got, tc.want, out)
+				}
+				if got := strings.Contains(out, "Fixed duration"); got != tc.decodeRow {
+					t.Errorf("%s shows the Decode test line: %v, want %v", name, got, tc.decodeRow)
+				}
+				if got := strings.Contains(out, "Measured during decode warm-up"); got != tc.pre {
+					t.Errorf("%s shows the Prefill mode line: %v, want %v", name, got, tc.pre)
 				}
 			}
 		})
