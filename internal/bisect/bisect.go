@@ -382,7 +382,7 @@ func (b *bisection) measure(ctx context.Context, req Request, role string) (*res
 		}
 	}
 	if err != nil {
-		rec.Error = firstLine(err.Error())
+		rec.Error = err.Error()
 		return nil, rec, nil
 	}
 	if res == nil {
@@ -453,15 +453,6 @@ func differences(c *compare.Comparison) string {
 			s += "\n  "
 		}
 		s += fmt.Sprint(d)
-	}
-	return s
-}
-
-func firstLine(s string) string {
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
 	}
 	return s
 }

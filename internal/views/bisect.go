@@ -32,7 +32,8 @@ func BisectStep(r decision.Record, n int) string {
 		b.WriteString("): measured")
 	}
 	if r.Error != "" {
-		fmt.Fprintf(&b, " skipped: %s", r.Error)
+		msg, _, _ := strings.Cut(r.Error, "\n")
+		fmt.Fprintf(&b, " skipped: %s", msg)
 	}
 	for i, c := range r.Cells {
 		if i > 0 {

@@ -31,7 +31,8 @@ type Record struct {
 	// GPUSeconds is what the step cost (result.GPUTime: GPU seconds, or
 	// the server's seconds on a CPU server).
 	GPUSeconds float64 `json:"gpu_seconds"`
-	// Error is why the build was skipped: it did not start or errored.
+	// Error is why the build was skipped: it did not start or errored
+	// (the whole message; the console shows its first line).
 	Error string `json:"error,omitempty"`
 }
 
