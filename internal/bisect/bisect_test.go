@@ -27,8 +27,10 @@ type world struct {
 	slowdown float64
 	sigma    float64
 	rng      *rand.Rand
-	// fail are builds that do not start.
-	fail map[int]bool
+	// fail are builds that do not start; noisy builds repeat with this
+	// noise instead of sigma.
+	fail  map[int]bool
+	noisy map[int]float64
 	// window and boot are a repeat's and a start's GPU seconds.
 	window, boot float64
 	calls        []Request
@@ -56,7 +58,11 @@ func (w *world) draw(c, i int) (tps, ttft, tbt float64) {
 	if w.k[c] >= 0 && i >= w.k[c] {
 		f = w.slowdown
 	}
-	n := math.Exp(w.sigma*w.rng.NormFloat64() - w.sigma*w.sigma/2)
+	sigma := w.sigma
+	if s, ok := w.noisy[i]; ok {
+		sigma = s
+	}
+	n := math.Exp(sigma*w.rng.NormFloat64() - sigma*sigma/2)
 	return 1000 / f * n, 100 * f / n, 5 * f / n
 }
 
@@ -233,6 +239,34 @@ func TestRunSkippedNeighbourIsUndecided(t *testing.T) {
 	a := rep.Cells[0]
 	if a.Found || strings.Join(a.Candidates, ",") != "b07,b08" {
 		t.Fatalf("answer %+v, want undecided between b07 (skipped) and b08", a)
+	}
+}
+
+// TestRunInconclusiveIsUndecided: a build whose repeats are too noisy to
+// decide, even measured again with the most repeats, is never guessed:
+// the cell whose first bad is beside it is left undecided between them.
+func TestRunInconclusiveIsUndecided(t *testing.T) {
+	w := newWorld(8, 1.2, 0.01, 8)
+	w.noisy = map[int]float64{7: 0.4}
+	rep, err := Run(context.Background(), config(w, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rep.Cells[0]
+	if a.Found || strings.Join(a.Candidates, ",") != "b07,b08" {
+		t.Fatalf("answer %+v, want undecided between b07 (inconclusive) and b08", a)
+	}
+	attempts := 0
+	for _, s := range rep.Steps {
+		if s.Build == "b07" {
+			attempts++
+			if s.Cells[0].Outcome != decision.Inconclusive {
+				t.Errorf("b07 attempt %d: %s, want inconclusive", s.Attempt, s.Cells[0].Outcome)
+			}
+		}
+	}
+	if attempts != 2 {
+		t.Errorf("b07 measured %d times, want 2 (the second with more repeats)", attempts)
 	}
 }
 
