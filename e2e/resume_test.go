@@ -102,6 +102,17 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(out, "junit.xml")); err != nil || !bytes.Contains(b, []byte("sim/decode/ctx=1K/conc=4")) {
 		t.Errorf("junit.xml not rewritten for the whole matrix: %v", err)
 	}
+	// The interrupted run's server log (how it ended) is kept beside the
+	// resumed run's.
+	attempt := filepath.Join(out, "server.attempt1.log")
+	if want := "-resume: the resumed run's server log is kept as " + attempt; !strings.Contains(r.Stdout, want) {
+		t.Errorf("the resumed run does not say where the interrupted run's server log went (%q):\n%s", want, r.Stdout)
+	}
+	for name, want := range map[string]string{attempt: "slogate: the run ended early (interrupted by SIGINT", filepath.Join(out, "server.log"): "slogate: normal stop, the run is done"} {
+		if b, err := os.ReadFile(name); err != nil || !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%s lacks %q (%v):\n%s", name, want, err, b)
+		}
+	}
 }
 
 // TestResumeComplete: resuming a finished run (spec taken from its

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,9 +39,13 @@ var resultsMarkers = []string{"results.json", "cells.jsonl"}
 
 // resultFiles are the files a run writes into its results folder (runner:
 // results.json, cells.jsonl, requests.jsonl, server.log; finish: the
-// reports). -overwrite removes them before the run, so that nothing of the
-// replaced run is left to be read as this one's.
-var resultFiles = []string{"results.json", "cells.jsonl", "requests.jsonl", "server.log", "report.md", "report.html", "junit.xml"}
+// reports), and resultLogs the server logs it keeps (an earlier boot's,
+// a resumed run's). -overwrite removes them before the run, so that
+// nothing of the replaced run is left to be read as this one's.
+var (
+	resultFiles = []string{"results.json", "cells.jsonl", "requests.jsonl", "server.log", "report.md", "report.html", "junit.xml"}
+	resultLogs  = []string{"server.boot*.log", "server.attempt*.log"}
+)
 
 // explicitOutDir is the folder -resume or -out gives a server; "" when the
 // run writes into a fresh default folder (newRunDir). With -out DIR and
@@ -184,7 +189,14 @@ func reusableOutDir(dir string) (bool, string) {
 // clearResults removes the files of the run dir held (-overwrite); other
 // files there are left alone.
 func clearResults(dir string) error {
-	for _, name := range resultFiles {
+	names := slices.Clone(resultFiles)
+	for _, pattern := range resultLogs {
+		logs, _ := filepath.Glob(filepath.Join(dir, pattern)) // the patterns are well-formed
+		for _, l := range logs {
+			names = append(names, filepath.Base(l))
+		}
+	}
+	for _, name := range names {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return exit.Infraf("-overwrite: %v", err)
 		}

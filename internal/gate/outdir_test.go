@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -174,6 +175,45 @@ func TestReusableOutDir(t *testing.T) {
 	}
 	if got, _ := reusableOutDir(filepath.Join(root, "missing")); got {
 		t.Errorf("a missing folder is reusable: it holds no run to replace")
+	}
+}
+
+// TestClearResults: -overwrite removes the files a run writes and the
+// server logs it keeps (an earlier boot's, a resumed run's), and leaves
+// every other file of the folder alone.
+func TestClearResults(t *testing.T) {
+	tests := []struct {
+		name        string
+		files, kept []string
+	}{
+		{name: "a run's files", files: []string{"results.json", "cells.jsonl", "requests.jsonl", "server.log", "report.md", "report.html", "junit.xml"}},
+		{name: "kept server logs", files: []string{"server.log", "server.boot1.log", "server.boot2.log", "server.attempt1.log", "server.attempt12.log"}},
+		{name: "other files stay", files: []string{"results.json", "server.attempt1.log"}, kept: []string{"notes.txt", "server.log.bak", "baseline.json"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, name := range append(slices.Clone(tc.files), tc.kept...) {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := clearResults(dir); err != nil {
+				t.Fatal(err)
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var left []string
+			for _, e := range entries {
+				left = append(left, e.Name())
+			}
+			want := slices.Sorted(slices.Values(tc.kept))
+			if !slices.Equal(left, want) {
+				t.Errorf("left %q, want %q", left, want)
+			}
+		})
 	}
 }
 

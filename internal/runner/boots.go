@@ -35,6 +35,28 @@ func (r *run) reboot(ctx context.Context, b int) error {
 	return r.boot(ctx)
 }
 
+// keepAttemptLog keeps, before a resumed run starts the server, the
+// server.log of the run it resumes (why that run ended: a signal, a
+// crash) as server.attemptN.log, N the first number free (1 for the
+// first resume), instead of letting the new server's log replace it.
+func (r *run) keepAttemptLog() error {
+	logPath := filepath.Join(r.cfg.OutDir, "server.log")
+	if _, err := os.Stat(logPath); err != nil {
+		return nil // the run resumed launched no server (or its log is gone)
+	}
+	for n := 1; ; n++ {
+		kept := filepath.Join(r.cfg.OutDir, fmt.Sprintf("server.attempt%d.log", n))
+		if _, err := os.Lstat(kept); err == nil {
+			continue
+		}
+		if err := os.Rename(logPath, kept); err != nil {
+			return exit.Infraf("-resume: keeping the resumed run's server log: %v", err)
+		}
+		r.logf("-resume: the resumed run's server log is kept as %s", kept)
+		return nil
+	}
+}
+
 // boot starts the server (or checks the endpoint) and waits until it is
 // ready (package lifecycle); its up time counts from the launch.
 func (r *run) boot(ctx context.Context) error {

@@ -272,6 +272,11 @@ func (r *run) run(ctx context.Context) error {
 		}
 		return nil
 	}
+	if r.cfg.Resume != nil && r.cfg.Endpoint == "" {
+		if err := r.keepAttemptLog(); err != nil {
+			return err
+		}
+	}
 	if err := r.boot(ctx); err != nil {
 		return err
 	}
