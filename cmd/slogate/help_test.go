@@ -237,3 +237,39 @@ func exitCodeRows(doc, heading string) []string {
 	}
 	return codes
 }
+
+// TestDocsRunFlags: docs/commands.md's table of run's flags (under
+// "## Running") names every flag `slogate help run` lists, and no other:
+// it lacked -inconclusive.
+func TestDocsRunFlags(t *testing.T) {
+	help, _, code := cliRun(t, "help", "run")
+	if code != 0 {
+		t.Fatalf("help run: exit %d", code)
+	}
+	_, flags, ok := strings.Cut(help, "\nFlags")
+	if !ok {
+		t.Fatalf("help run has no Flags section:\n%s", help)
+	}
+	flags, _, _ = strings.Cut(flags, "\n\n")
+	var want []string
+	for _, m := range regexp.MustCompile(`(?m)^  (-[a-z-]+)`).FindAllStringSubmatch(flags, -1) {
+		want = append(want, m[1])
+	}
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "commands.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, running, _ := strings.Cut(string(b), "\n## Running\n")
+	running, _, _ = strings.Cut(running, "\n## ")
+	var got []string
+	for _, row := range regexp.MustCompile("(?m)^\\| (`-[^|]*)\\|").FindAllStringSubmatch(running, -1) {
+		for _, m := range regexp.MustCompile("`(-[a-z-]+)").FindAllStringSubmatch(row[1], -1) {
+			got = append(got, m[1])
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if len(want) < 15 || !slices.Equal(got, want) {
+		t.Errorf("docs/commands.md's run flags\n %q\nhelp run's\n %q", got, want)
+	}
+}
