@@ -152,9 +152,10 @@ func TestBisectTwoCellsSkipResume(t *testing.T) {
 	}
 }
 
-// TestBisectBadInput: a candidates file without good or bad is a usage
-// error (exit 2) before anything starts; good no better than bad on any
-// cell exits 1 with the comparison.
+// TestBisectBadInput: a candidates file without good or bad, or an -out
+// holding a bisection, is a usage error (exit 2) before anything starts;
+// good no better than bad on any cell exits 1 with the comparison; a
+// -max-gpu-time the endpoints spend exits 4, undecided, saying so.
 func TestBisectBadInput(t *testing.T) {
 	t.Parallel()
 	mark := newMark(t)
@@ -167,16 +168,26 @@ func TestBisectBadInput(t *testing.T) {
 		code    int
 		want    string
 		wantOut bool
+		held    bool // -out already holds a bisect.jsonl
 	}{
 		{name: "good not in the candidates", args: []string{"-good", "b09", "-bad", "b03"}, code: 2, want: "the candidates list does not contain -good b09"},
 		{name: "bad not in the candidates", args: []string{"-good", "b00", "-bad", "b09"}, code: 2, want: "the candidates list does not contain -bad b09"},
 		{name: "good after bad", args: []string{"-good", "b03", "-bad", "b00"}, code: 2, want: "-good b03 must come before -bad b00"},
 		{name: "good no better than bad", args: []string{"-good", "b00", "-bad", "b03"}, code: 1, wantOut: true,
 			want: "the good build b00 is not better than the bad build b03 on any cell: nothing to bisect"},
+		{name: "budget out after the endpoints", args: []string{"-good", "b00", "-bad", "b03", "-var", "k=2", "-max-gpu-time", "1s"}, code: 4, wantOut: true,
+			want: "undecided: decode/ctx=1K/conc=4: the first bad is one of b01, b02, b03 (last good b00)\nthe GPU time budget ran out (-max-gpu-time): "},
+		{name: "a folder holding a bisection", args: []string{"-good", "b00", "-bad", "b03"}, held: true, code: 2,
+			want: "already holds a bisection (bisect.jsonl): continue it with -resume, or give another -out"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"bisect", "-sim", "-var-name", "build", "-candidates", builds, "-out", filepath.Join(t.TempDir(), "b")}, tt.args...)
+			dir := filepath.Join(t.TempDir(), "b")
+			if tt.held {
+				os.MkdirAll(dir, 0o755)
+				os.WriteFile(filepath.Join(dir, "bisect.jsonl"), []byte("{}\n"), 0o644)
+			}
+			args := append([]string{"bisect", "-sim", "-var-name", "build", "-candidates", builds, "-out", dir}, tt.args...)
 			r := slogate(t, mark, 3*time.Minute, "", nil, append(args, sp)...)
 			got := r.Stderr
 			if tt.wantOut {
@@ -185,7 +196,7 @@ func TestBisectBadInput(t *testing.T) {
 			if r.Code != tt.code || !strings.Contains(got, tt.want) {
 				t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", r.Code, tt.code, tt.want, r.Stdout, r.Stderr)
 			}
-			if tt.wantOut && !strings.Contains(r.Stdout, "total_tps") {
+			if tt.code == 1 && !strings.Contains(r.Stdout, "total_tps") {
 				t.Errorf("no comparison printed:\n%s", r.Stdout)
 			}
 		})
