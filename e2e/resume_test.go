@@ -102,6 +102,12 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(out, "junit.xml")); err != nil || !bytes.Contains(b, []byte("sim/decode/ctx=1K/conc=4")) {
 		t.Errorf("junit.xml not rewritten for the whole matrix: %v", err)
 	}
+	// The run's cost is both runs': the interrupted one's server time
+	// and boot, then the resumed one's.
+	if g, f := got.GPUTime, first.GPUTime; g == nil || f == nil || g.Boots != 2 || len(g.StartupS) != 2 || g.StartupS[0] != f.StartupS[0] ||
+		g.ServerS <= f.ServerS || g.ServerS < g.CellsS || g.GPUSeconds != g.ServerS {
+		t.Errorf("resumed gpu_time %+v, interrupted run's %+v: want both boots, more server time than the first run's and no less than the cells'", g, f)
+	}
 	// The interrupted run's server log (how it ended) is kept beside the
 	// resumed run's.
 	attempt := filepath.Join(out, "server.attempt1.log")
@@ -127,6 +133,7 @@ func TestResumeComplete(t *testing.T) {
 		t.Fatalf("first run: exit %d\n%s", r.Code, r.Stderr)
 	}
 	before, _ := os.ReadFile(filepath.Join(out, "cells.jsonl"))
+	firstRun := readResults(t, out)
 	r := slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-resume", out)
 	if r.Code != 0 {
 		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
@@ -140,6 +147,10 @@ func TestResumeComplete(t *testing.T) {
 	after, _ := os.ReadFile(filepath.Join(out, "cells.jsonl"))
 	if !bytes.Equal(before, after) {
 		t.Errorf("cells.jsonl changed:\n%s\n→\n%s", before, after)
+	}
+	// The run's cost stays the first run's: nothing was started.
+	if g, first := readResults(t, out).GPUTime, firstRun.GPUTime; g == nil || first == nil || g.ServerS != first.ServerS || g.GPUSeconds != first.GPUSeconds || g.Boots != 1 {
+		t.Errorf("gpu_time after resuming a complete run %+v, want the first run's %+v", g, first)
 	}
 }
 

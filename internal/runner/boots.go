@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -221,6 +222,14 @@ func (r *run) gpuTime() *result.GPUTime {
 		for _, d := range r.startups {
 			g.StartupS = append(g.StartupS, measure.Round(d.Seconds(), 2))
 		}
+	}
+	// A resumed run's cells include those the run it continues measured:
+	// its cost is both runs' (cells_s counts every cell kept).
+	if p := r.cfg.Previous; r.cfg.Resume != nil && p != nil && p.GPUTime != nil {
+		g.ServerS = measure.Round(g.ServerS+p.GPUTime.ServerS, 2)
+		g.GPUSeconds = measure.Round(g.GPUSeconds+p.GPUTime.GPUSeconds, 2)
+		g.Boots += p.GPUTime.Boots
+		g.StartupS = append(slices.Clone(p.GPUTime.StartupS), g.StartupS...)
 	}
 	return g
 }
