@@ -300,6 +300,11 @@ type Syntax struct {
 	// MaxNumSeqsFlags are the spellings of the engine's flag for the most
 	// requests it runs at once, as args may write it.
 	MaxNumSeqsFlags []string
+	// MaxNumSeqsName is the engine's own name of that cap, which the
+	// messages of a cell above it quote beside max_num_seqs ("--parallel":
+	// llama-server's slots); "" where the engine's flag is max_num_seqs
+	// by name (vLLM's --max-num-seqs).
+	MaxNumSeqsName string
 	// ImpliedMaxNumSeqs is the most requests the engine runs at once when
 	// neither the attribute nor args set it, where the engine fixes it
 	// (nil: the engine sizes it itself, unknown here).

@@ -24,6 +24,18 @@ type KVPool struct {
 	// the concurrency, and requests beyond Slots wait for a free slot,
 	// holding no KV.
 	Slots int
+	// Knob is the engine's name of the cap on running requests in the
+	// messages (engine.Syntax.MaxNumSeqsName: llama-server's
+	// "--parallel"); "" for max_num_seqs.
+	Knob string
+}
+
+// knob is the cap on running requests as the messages name it.
+func (k KVPool) knob() string {
+	if k.Knob == "" {
+		return "max_num_seqs"
+	}
+	return k.Knob
 }
 
 // PerSlot is one slot's KV (0 without slots).
@@ -99,7 +111,7 @@ func (k KVPool) Arithmetic(conc, ctx, maxOutput int, num func(int64) string) str
 // WillQueue says whether C requests exceed the servers' cap on running
 // requests: vLLM's max_num_seqs is per engine, so the busiest engine's
 // ⌈C ÷ engines⌉ against it (maxNumSeqs ≤ 0: no cap known). The reason
-// gives the numbers.
+// gives the numbers, naming the cap by Knob.
 func (k KVPool) WillQueue(conc, maxNumSeqs int) (bool, string) {
 	if maxNumSeqs <= 0 {
 		return false, ""
@@ -109,7 +121,7 @@ func (k KVPool) WillQueue(conc, maxNumSeqs int) (bool, string) {
 		return false, ""
 	}
 	if k.engines() == 1 {
-		return true, fmt.Sprintf("%d requests > max_num_seqs %d: %d will wait", conc, maxNumSeqs, conc-maxNumSeqs)
+		return true, fmt.Sprintf("%d requests > %s %d: %d will wait", conc, k.knob(), maxNumSeqs, conc-maxNumSeqs)
 	}
-	return true, fmt.Sprintf("⌈%d ÷ %d⌉ = %d requests per engine > max_num_seqs %d", conc, k.engines(), per, maxNumSeqs)
+	return true, fmt.Sprintf("⌈%d ÷ %d⌉ = %d requests per engine > %s %d", conc, k.engines(), per, k.knob(), maxNumSeqs)
 }

@@ -67,6 +67,7 @@ func TestKVPoolWillQueue(t *testing.T) {
 		{name: "over the cap", conc: 128, seqs: 64, want: "128 requests > max_num_seqs 64: 64 will wait"},
 		{name: "DP 2 within the cap per engine", pool: KVPool{Engines: 2}, conc: 128, seqs: 64},
 		{name: "DP 2 over the cap per engine", pool: KVPool{Engines: 2}, conc: 129, seqs: 64, want: "⌈129 ÷ 2⌉ = 65 requests per engine > max_num_seqs 64"},
+		{name: "llama-server's slots named by its flag", pool: KVPool{Slots: 2, Knob: "--parallel"}, conc: 4, seqs: 2, want: "4 requests > --parallel 2: 2 will wait"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,12 +42,18 @@ func Check(sp *spec.Spec) hcl.Diagnostics {
 			if first < 0 {
 				continue
 			}
+			// The engine's own name of the cap, where it is not
+			// max_num_seqs (llama-server's --parallel).
+			its := ""
+			if pool.Knob != "" {
+				its = " (" + pool.Knob + ")"
+			}
 			d := &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
 				Summary:  "Concurrency above max_num_seqs",
-				Detail: fmt.Sprintf("Matrix %q runs %s streams, but server %q runs at most max_num_seqs = %d requests at once per engine (%s): "+
-					"its cells at %s will be queued, not valid (docs/method.md#plan-statuses). Lower the concurrency or raise max_num_seqs to measure the server with every request running.",
-					m.Label, strings.Join(over, ", "), srv.Name, *seqs, why, plural(len(over), "this concurrency", "these concurrencies")),
+				Detail: fmt.Sprintf("Matrix %q runs %s streams, but server %q runs at most max_num_seqs%s = %d requests at once per engine (%s): "+
+					"its cells at %s will be queued, not valid (docs/method.md#plan-statuses). Lower the concurrency or raise max_num_seqs%s to measure the server with every request running.",
+					m.Label, strings.Join(over, ", "), srv.Name, its, *seqs, why, plural(len(over), "this concurrency", "these concurrencies"), its),
 			}
 			if first < len(m.ConcurrencyRanges) {
 				d.Subject = m.ConcurrencyRanges[first].Ptr()

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // TestCheck: a matrix concurrency above a server's max_num_seqs (per
@@ -52,5 +53,51 @@ matrix "wide" {
 	}
 	if d.Subject == nil || d.Subject.Start.Line != 13 || string(src[d.Subject.Start.Byte:d.Subject.End.Byte]) != "16" {
 		t.Errorf("subject = %v, want the 16 on line 13", d.Subject)
+	}
+}
+
+// TestCheckNamesTheEnginesFlag: the warning and the plan's outlook of a
+// cell above llama-server's slots name its own flag, --parallel, beside
+// max_num_seqs (engine.Syntax.MaxNumSeqsName); vLLM's stay max_num_seqs.
+func TestCheckNamesTheEnginesFlag(t *testing.T) {
+	tests := []struct {
+		name, engine, model string
+		wantDetail, wantWhy string
+		unwanted            string
+	}{
+		{name: "llama.cpp's --parallel", engine: "llamacpp", model: "/m/tiny.gguf",
+			wantDetail: `runs at most max_num_seqs (--parallel) = 2 requests at once per engine (4 requests > --parallel 2: 2 will wait)`,
+			wantWhy:    "4 requests > --parallel 2: 2 will wait"},
+		{name: "vLLM's max_num_seqs", engine: "vllm", model: "m",
+			wantDetail: `runs at most max_num_seqs = 2 requests at once per engine (4 requests > max_num_seqs 2: 2 will wait)`,
+			wantWhy:    "4 requests > max_num_seqs 2: 2 will wait", unwanted: "--parallel"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `
+server "s" {
+  engine       = "` + tc.engine + `"
+  model        = "` + tc.model + `"
+  max_num_seqs = 2
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1, 4]
+}
+`
+			sp, diags := spec.LoadSource("check.hcl", []byte(src), spec.LoadOptions{})
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			got := Check(sp)
+			if len(got) != 1 || !strings.Contains(got[0].Detail, tc.wantDetail) ||
+				(tc.unwanted != "" && strings.Contains(got[0].Detail, tc.unwanted)) {
+				t.Fatalf("diagnostics %v, want one saying %q", got, tc.wantDetail)
+			}
+			ref := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 1024, Concurrency: 4}
+			if o := CellOutlook(sp.Servers[0], 256, ref); o.Status != vocab.StatusQueued || o.Reason != tc.wantWhy {
+				t.Errorf("outlook %s %q, want queued %q", o.Status, o.Reason, tc.wantWhy)
+			}
+		})
 	}
 }

@@ -413,6 +413,7 @@ func SpecPool(srv *spec.Server) KVPool {
 	if srv.DataParallelSize != nil {
 		k.Engines = *srv.DataParallelSize
 	}
+	k.Knob = srv.SyntaxOf().MaxNumSeqsName
 	return k
 }
 

@@ -35,6 +35,7 @@ var syntax = &engine.Syntax{
 	CheckSpeculative:  checkSpeculative,
 	SpeculativeMethod: speculativeMethod,
 	MaxNumSeqsFlags:   []string{"-np", "--parallel"},
+	MaxNumSeqsName:    "--parallel",
 	LaunchNotes:       launchNotes,
 	// The server image's entrypoint is llama-server (ggml-org's
 	// server images, and the one .ci/run builds).
