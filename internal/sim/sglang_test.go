@@ -766,10 +766,19 @@ func TestSGLangMain(t *testing.T) {
 		{name: "2026 builds refuse fp4_e2m1 at startup", args: []string{"--engine", "sglang", "serve", "m", "--kv-cache-dtype", "fp4_e2m1"}, code: 1,
 			stderr: "ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16.\n"},
 	}
+	// Every case ends before a server would serve: a refusal the simulator
+	// lost would start one on the default port and run until cancelled, so
+	// each case is bounded and says so instead of hanging the package.
+	const bound = 5 * time.Second
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := Main(context.Background(), &stdout, &stderr, tc.args)
+			ctx, cancel := context.WithTimeout(context.Background(), bound)
+			defer cancel()
+			err := Main(ctx, &stdout, &stderr, tc.args)
+			if ctx.Err() != nil {
+				t.Fatalf("still running after %v (it served instead of exiting %d)\nstderr: %s", bound, tc.code, stderr.String())
+			}
 			if got := exit.Code(err); got != tc.code {
 				t.Fatalf("exit %d (%v), want %d\nstderr: %s", got, err, tc.code, stderr.String())
 			}
