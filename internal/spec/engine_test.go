@@ -249,6 +249,10 @@ func TestEngineDiagnostics(t *testing.T) {
 			detail: []string{`"FLASH_ATTN" is another engine's spelling: SGLang writes "fa3"`}},
 		{name: "SGLang's kv_cache_dtype on vLLM", body: `kv_cache_dtype = "bf16"`, summary: "Unknown kv_cache_dtype", line: 3,
 			detail: []string{"vLLM's --kv-cache-dtype takes", `"bf16" is another engine's spelling: vLLM writes "bfloat16"`}},
+		{name: "fp4_e2m1 on SGLang", body: "engine = \"sglang\"\n  kv_cache_dtype = \"fp4_e2m1\"", summary: "KV cache dtype refused by newer SGLang", line: 4,
+			detail: []string{`"ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16."`, `Write kv_cache_dtype = "fp4_mx_block16"`, "mem_cache/kv_cache_dtype.py"}},
+		{name: "fp4_e2m1 in SGLang's args", body: "engine = \"sglang\"\n  args = [\"--kv-cache-dtype=fp4_e2m1\"]", summary: "KV cache dtype refused by newer SGLang", line: 4,
+			detail: []string{"exit at startup on --kv-cache-dtype fp4_e2m1"}},
 		{name: "a value no engine spells", body: "engine = \"sglang\"\n  kv_cache_dtype = \"fp8_e4m4\"", summary: "Unknown kv_cache_dtype", line: 4,
 			detail: []string{`Did you mean "fp8_e4m3"?`}, absent: []string{"another engine's spelling"}},
 	}

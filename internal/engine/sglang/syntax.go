@@ -45,6 +45,7 @@ var syntax = &engine.Syntax{
 		"max_num_batched_tokens": `SGLang bounds a prefill chunk and a prefill batch separately: write args = ["--chunked-prefill-size", "N"] and/or ["--max-prefill-tokens", "N"] (docs/sglang.md#flags).`,
 	},
 	CheckSpeculative:  checkSpeculative,
+	CheckLaunch:       checkLaunch,
 	SpeculativeMethod: speculativeMethod,
 	MaxNumSeqsFlags:   []string{"--max-running-requests", "--max_running_requests"},
 	// speculative_hook.py: every builtin algorithm's handler sets
@@ -62,6 +63,35 @@ var syntax = &engine.Syntax{
 	APIKeyEnv:        "", // --api-key only
 	UnmeasuredFlags:  []string{"--host", "--port", "--api-key"},
 	Docs:             "docs/sglang.md#flags",
+}
+
+// fp4E2M1Refused is the warning detail of kv_cache_dtype fp4_e2m1:
+// argparse still lists the choice, but configure_kv_cache_dtype
+// (python/sglang/srt/mem_cache/kv_cache_dtype.py, 2026 builds) raises at
+// startup (docs/sglang.md#flags). A warning, not an error: an older build
+// serves it, and the spec does not say which build runs.
+const fp4E2M1Refused = `SGLang builds of 2026 exit at startup on --kv-cache-dtype fp4_e2m1, though argparse still lists it: configure_kv_cache_dtype (python/sglang/srt/mem_cache/kv_cache_dtype.py) raises "ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16.". Write kv_cache_dtype = "fp4_mx_block16", the same block-size-16 FP4 E2M1 recipe under its new name (or "nvfp4" for NVIDIA's recipe); keep fp4_e2m1 only for a 2025 build that still serves it (docs/sglang.md#flags).`
+
+// checkLaunch warns of a KV cache dtype newer SGLang builds refuse at
+// startup, as the attribute or in args.
+func checkLaunch(l engine.Launch, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	warn := func(a *hcl.Attribute) {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "KV cache dtype refused by newer SGLang",
+			Detail: fp4E2M1Refused, Subject: a.Expr.Range().Ptr(), Context: a.Range.Ptr()})
+	}
+	if a, ok := at["kv_cache_dtype"]; ok && l.KVCacheDtype == "fp4_e2m1" {
+		warn(a)
+	}
+	if a, ok := at["args"]; ok {
+		for i, arg := range l.Args {
+			if arg == "--kv-cache-dtype=fp4_e2m1" || arg == "--kv-cache-dtype" && i+1 < len(l.Args) && l.Args[i+1] == "fp4_e2m1" {
+				warn(a)
+				break
+			}
+		}
+	}
+	return diags
 }
 
 // serveArgs are the arguments of `sglang serve`: MODEL --flag value

@@ -52,3 +52,17 @@ server "vllm" {
   attention_backend = "fa3" # fine for vLLM: its backends are not checked
   kv_cache_dtype    = "fp8_e4m2" # WARNING: Unknown kv_cache_dtype
 }
+
+# fp4_e2m1 is in SGLang's argparse choices, but 2026 builds exit on it at
+# startup (kv_cache_dtype.py): a warning naming fp4_mx_block16.
+server "fp4" {
+  engine         = "sglang"
+  model          = "Qwen/Qwen3.5-4B"
+  kv_cache_dtype = "fp4_e2m1" # WARNING: KV cache dtype refused by newer SGLang
+}
+
+server "fp4args" {
+  engine = "sglang"
+  model  = "Qwen/Qwen3.5-4B"
+  args   = ["--kv-cache-dtype", "fp4_e2m1"] # WARNING: KV cache dtype refused by newer SGLang
+}
