@@ -128,3 +128,39 @@ func TestAPIKeyVariable(t *testing.T) {
 		})
 	}
 }
+
+// TestSpeculativeDraftKVCacheDtype: a speculative block's config key
+// kv_cache_dtype renders into vLLM's --speculative-config as the draft's
+// own KV cache dtype (SpeculativeConfig.kv_cache_dtype, vLLM PR #48787),
+// beside the target's --kv-cache-dtype.
+func TestSpeculativeDraftKVCacheDtype(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       []string // adjacent words of the argv
+	}{
+		{name: "the draft's dtype beside the target's", body: `kv_cache_dtype = "fp8"
+  speculative {
+    method                 = "dspark"
+    model                  = "d"
+    num_speculative_tokens = 7
+    config = { kv_cache_dtype = "bfloat16" }
+  }`, want: []string{"--kv-cache-dtype", "fp8", "--speculative-config", `{"method":"dspark","model":"d","num_speculative_tokens":7,"kv_cache_dtype":"bfloat16"}`}},
+		{name: "sorted among other config keys", body: `speculative {
+    method = "dflash"
+    model  = "d"
+    config = { kv_cache_dtype = "auto", draft_tensor_parallel_size = 1 }
+  }`, want: []string{"--speculative-config", `{"method":"dflash","model":"d","draft_tensor_parallel_size":1,"kv_cache_dtype":"auto"}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sp, diags := loadSourceDiags(t, "server \"s\" {\n  model = \"m\"\n  "+tt.body+"\n}\n")
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			argv := strings.Join(sp.Servers[0].Argv(), "\x00")
+			if !strings.Contains(argv, strings.Join(tt.want, "\x00")) {
+				t.Errorf("argv %q lacks %q", strings.Split(argv, "\x00"), tt.want)
+			}
+		})
+	}
+}
