@@ -103,14 +103,25 @@ func TestBisectFindsFirstBad(t *testing.T) {
 // removed (an interruption in that step), -resume measures only that build
 // again and gives the same answer.
 func TestBisectTwoCellsSkipResume(t *testing.T) {
+	// Two bisections of 8 builds, 200–260 s on 2 cores: behind a variable
+	// so that make test stays short; the decision and the resume are
+	// also tested in internal/bisect (TestRunResumes, TestRunFindsFirstBad).
+	if os.Getenv("SLOGATE_BISECT_E2E") == "" {
+		t.Skip("SLOGATE_BISECT_E2E=1 runs the two-cell bisection with a skipped build and a resume (200–260 s)")
+	}
 	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	out := filepath.Join(t.TempDir(), "bisect")
 	sp := bisectSpec(t, freePort(t), "matrix \"decode\" {\n  contexts = [\"1K\"]\n  concurrency = [1, 8]\n}\n")
 	builds := buildList(t, 8)
+	// A 10 % tolerance against changes of 30 % and more: in CI's full
+	// suite, at load average 11, an unchanged build's 8-stream total_tps
+	// (-1.9 %) stayed inconclusive at 5 % even with the most repeats, and
+	// the bisection rightly ended undecided (exit 4). This test is of the
+	// two answers, the skip and the resume, not of the gate's precision.
 	args := []string{"bisect", "-sim", "-var-name", "build", "-var", "k=5", "-var", "k8=2", "-var", "fail=b03",
-		"-good", "b00", "-bad", "b07", "-candidates", builds, "-out", out, sp}
+		"-tolerance", "10%", "-good", "b00", "-bad", "b07", "-candidates", builds, "-out", out, sp}
 	r := slogate(t, mark, 5*time.Minute, "", nil, args...)
 	if r.Code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", r.Code, r.Stdout, r.Stderr)

@@ -113,7 +113,6 @@ func llamaCell(t *testing.T, r *res.Results, ctx, conc int) res.DecodeCell {
 // server's timings and the measured prefill request reused nothing, and
 // the server is stopped with nothing left behind.
 func TestLlamaCppRun(t *testing.T) {
-	t.Parallel()
 	server, models := llamaServer(t)
 	mark := newMark(t)
 	spec := llamaSpec(t, llamaSpecOpts{Command: server, Model: filepath.Join(models, "tiny.gguf"), Port: freePort(t),
