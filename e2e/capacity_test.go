@@ -316,6 +316,37 @@ matrix "decode" {
 	}
 }
 
+// TestStatusQueuedOnSGLangRetraction: SGLang admits more streams than
+// their whole outputs fit (its new_token_ratio admission) and retracts
+// some when the pool runs out (docs/sglang.md#admission); the simulator
+// counts them in sglang:num_retracted_requests_total, and the cell is
+// queued with the retractions in its reason, as vLLM's preemptions make
+// it (8 × (1,024 + 4,096) tokens in a 26,624-token pool).
+func TestStatusQueuedOnSGLangRetraction(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	o := runFault(t, mark, 2*time.Minute, "-sim", faultSpec(t, freePort(t), "  engine = \"sglang\"\n  kv_cache_tokens = 1000000",
+		`"--sim-kv-tokens", "26624", "--sim-tbt", "2ms", "--sim-ttft", "20ms", "--sim-prefill-tps", "1000000"`, `
+measure {
+  duration   = "6s"
+  max_output = 4096
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [8]
+}
+`))
+	if o.r.Code != 0 || o.results == nil {
+		t.Fatalf("want exit 0\n%s", o.dump())
+	}
+	c := decodeCells(t, o, 1)["ctx=1K/conc=8"]
+	if c.Status != vocab.StatusQueued || c.Preemptions == nil || *c.Preemptions == 0 ||
+		!strings.Contains(c.Reason, fmt.Sprintf("the server preempted %d requests during the window (sglang:num_retracted_requests_total: requests retracted to the queue", *c.Preemptions)) {
+		t.Errorf("1K × 8: status %s (%s), preemptions %v; want queued with the retractions in the reason", c.Status, c.Reason, deref64(c.Preemptions))
+	}
+}
+
 // TestMidStreamErrorShapes: both shapes of docs/vllm.md#mid-stream-errors
 // make the cell an error carrying the server's message.
 func TestMidStreamErrorShapes(t *testing.T) {

@@ -273,7 +273,9 @@ func (d *decodeRun) storeServerCounters(a metricsAround) {
 	if d.m.Spec.Speculative != nil && !ran {
 		cell.Warnings = append(cell.Warnings, warning.New(warning.SpeculativeIdle, d.m.Server.Client.SpeculativeIdle(), "", nil))
 	}
-	if before.HasPreemptions && after.HasPreemptions {
+	// A counter written from its first preemption on (SGLang's) that
+	// appears during the window counted from 0.
+	if after.HasPreemptions && (before.HasPreemptions || before.PreemptionsFromZero) {
 		n := int64(max(after.Preemptions-before.Preemptions, 0))
 		cell.Preemptions, d.ev.preemptions = &n, n
 	}

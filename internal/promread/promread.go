@@ -60,6 +60,10 @@ type Snapshot struct {
 	// the counter was present.
 	Preemptions    float64
 	HasPreemptions bool
+	// PreemptionsFromZero says the engine writes its preemption counter
+	// from the first preemption on (SGLang's labelled retraction counter),
+	// so a page without it, before one with it, stands for 0.
+	PreemptionsFromZero bool
 	// Speculative decoding counters: drafts, drafted tokens, accepted
 	// tokens.
 	SpeculativeDrafts, SpeculativeDraftTokens, SpeculativeAcceptedTokens float64

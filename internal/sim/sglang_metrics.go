@@ -51,11 +51,16 @@ type sglangScheduler struct {
 	lastDecodeLog         time.Duration
 	lastPrefillLog        time.Duration
 	genAtLog              int64
+	retractedSeen         int64 // the engine's preemptions as last copied to retracted
 	draftsAtLog, accAtLog int64
 	started               bool
 
 	mu sync.Mutex
 	g  sglangGauges
+	// retracted counts the requests the engine retracted (its
+	// preemptions), as increment_retracted_reqs does at each retraction,
+	// not at the logs: sglang:num_retracted_requests_total.
+	retracted int64
 	// cumulative speculative counters for /server_info's avg_spec_accept_length
 	cumDrafts, cumAccepted int64
 	lastGenThroughput      float64
@@ -68,8 +73,16 @@ func (s *sglangScheduler) usage(held int) float64 {
 	return float64(held) / float64(s.maxTotal)
 }
 
-// observe is the engine's observe hook.
+// observe is the engine's observe hook. The retraction counter follows
+// the engine's preemptions at every iteration: a retraction happens as a
+// decode step reserves its tokens, before the step is reported.
 func (s *sglangScheduler) observe(ev stepEvent) {
+	if n := ev.st.preemptions; n != s.retractedSeen {
+		s.retractedSeen = n
+		s.mu.Lock()
+		s.retracted = n
+		s.mu.Unlock()
+	}
 	if !ev.decode {
 		s.prefill(ev)
 		return
@@ -257,6 +270,18 @@ func writeSGLangMetrics(b *bytes.Buffer, model string, scheds []*sglangScheduler
 	gauge("sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", func(g *sglangGauges) float64 { return float64(g.maxTotalTokens) })
 	gauge("sglang:spec_accept_length", "The average acceptance length of speculative decoding.", func(g *sglangGauges) float64 { return g.specAcceptLength })
 	gauge("sglang:spec_accept_rate", "The average acceptance rate of speculative decoding (`accepted tokens / total draft tokens` in batch).", func(g *sglangGauges) float64 { return g.specAcceptRate })
+	// The retraction counter (metrics_collector.py): a labelled
+	// prometheus_client counter, so a rank's series appears at its first
+	// retraction.
+	fmt.Fprintf(b, "# HELP sglang:num_retracted_requests_total Total number of retracted requests.\n# TYPE sglang:num_retracted_requests_total counter\n")
+	for i, s := range scheds {
+		s.mu.Lock()
+		n := s.retracted
+		s.mu.Unlock()
+		if n > 0 {
+			fmt.Fprintf(b, "sglang:num_retracted_requests_total{%s} %s\n", labels[i], fmtFloat(float64(n)))
+		}
+	}
 
 	tm.mu.Lock()
 	defer tm.mu.Unlock()

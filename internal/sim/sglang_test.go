@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -639,6 +640,13 @@ func TestSGLangAdmission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sched := &sglangScheduler{interval: 40, maxTotal: st.kvTokens, log: &sglangLogger{w: io.Discard}}
+	st.params.observe = sched.observe
+	page := func() string {
+		var b bytes.Buffer
+		writeSGLangMetrics(&b, "m", []*sglangScheduler{sched}, newSGLangTokenizerMetrics())
+		return b.String()
+	}
 	e := newEngine(st.params)
 	e.virtual = true
 	var reqs []*request
@@ -648,6 +656,11 @@ func TestSGLangAdmission(t *testing.T) {
 		e.submit(r)
 	}
 	e.iterate(context.Background())
+	// Before the first retraction the counter has no series, as a
+	// labelled prometheus_client counter never incremented.
+	if p := page(); strings.Contains(p, "sglang:num_retracted_requests_total{") || !strings.Contains(p, "# TYPE sglang:num_retracted_requests_total counter") {
+		t.Errorf("before any retraction /metrics has:\n%s", p)
+	}
 	// In one prefill batch each admitted request reserves its whole clipped
 	// output: 2 × 1536 of 4096, a third does not fit beside them (the
 	// prompts alone, 4 × 512, would).
@@ -667,6 +680,11 @@ func TestSGLangAdmission(t *testing.T) {
 	}
 	if e.st.preemptions == 0 {
 		t.Errorf("no retraction although %d requests of 1536 tokens ran in a 4096-token pool", most)
+	}
+	// Each retraction is counted where it happens (increment_retracted_reqs).
+	want := fmt.Sprintf(`sglang:num_retracted_requests_total{engine_type="unified",model_name="m",moe_ep_rank="0",pp_rank="0",tp_rank="0"} %d.0`, e.st.preemptions)
+	if p := page(); !strings.Contains(p, want+"\n") {
+		t.Errorf("/metrics lacks %s:\n%s", want, p)
 	}
 	for i, r := range reqs {
 		if r.generated != r.maxTokens {

@@ -208,13 +208,17 @@ func (Engine) ChatPromptTokens(ctx context.Context, c engine.Conn, messages any,
 	return r.Usage.PromptTokens, true, nil
 }
 
-// Status: SGLang reports no deferred requests and no preemption counter;
-// its KV usage gauge is not read (sglang:token_usage is not refreshed while
-// the server idles, docs/sglang.md#metric-cadence), so the cross-check
-// does not run, but a failed one would point at /server_info.
+// Status: SGLang reports no deferred requests; its preemptions are
+// retractions (retract_decode sends a running request back to the queue
+// when the KV pool runs out, docs/sglang.md#admission), counted by
+// sglang:num_retracted_requests_total; its KV usage gauge is not read
+// (sglang:token_usage is not refreshed while the server idles,
+// docs/sglang.md#metric-cadence), so the cross-check does not run, but a
+// failed one would point at /server_info.
 func (Engine) Status() *engine.Status { return status }
 
 var status = &engine.Status{
+	Preemptions: "sglang:num_retracted_requests_total: requests retracted to the queue when the KV pool ran out",
 	KVSuspect: func(source string) string {
 		if source == engine.KVSourceServerInfo {
 			return "GET /server_info's token_capacity is suspect"

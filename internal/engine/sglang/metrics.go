@@ -13,8 +13,9 @@ import (
 // docs/sglang.md#metrics) into the engine-neutral figures: Running and
 // Waiting from the gauges sglang:num_running_reqs and num_queue_reqs,
 // KV.SizeTokens from
-// sglang:max_total_num_tokens, one value per dp_rank, and the speculative
-// gauges. Values are summed over dp_rank (the gauges of one rank are its
+// sglang:max_total_num_tokens, one value per dp_rank, Preemptions from the
+// retraction counter sglang:num_retracted_requests_total, and the
+// speculative gauges. Values are summed over dp_rank (the gauges of one rank are its
 // own); model filters by model_name as vLLM's does. SGLang's scheduler
 // gauges are set at prefill batches and every --decode-log-interval decode
 // steps only (docs/sglang.md#metric-cadence): a reading may be that old.
@@ -59,6 +60,20 @@ func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 			s.KV.SizeTokens += int64(v)
 		}
 	}
+	// sglang:num_retracted_requests_total counts the requests the
+	// scheduler retracted (SchedulerMetricsCollector.increment_retracted_reqs,
+	// python/sglang/srt/observability/metrics_collector.py): SGLang's
+	// preemption, a request sent back to the queue to re-prefill. Its
+	// series are written from the first retraction on (a labelled
+	// prometheus_client counter), so a page without it is 0 on a build
+	// that has it (PreemptionsFromZero).
+	s.PreemptionsFromZero = true
+	if f, ok := fams["sglang:num_retracted_requests_total"]; ok {
+		for _, v := range byRank(f, modelName) {
+			s.Preemptions += v
+			s.HasPreemptions = true
+		}
+	}
 	length, okL := meanGauge(fams["sglang:spec_accept_length"], modelName)
 	rate, okA := meanGauge(fams["sglang:spec_accept_rate"], modelName)
 	if okL {
@@ -67,7 +82,7 @@ func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 	return s, nil
 }
 
-// byRank is a gauge family's value per dp_rank label ("" without one),
+// byRank is a gauge's or counter's value per dp_rank label ("" without one),
 // the largest where a rank has several series (tp_rank 0 reports; with
 // --enable-metrics-for-all-schedulers every TP rank repeats its rank's
 // value).
@@ -81,6 +96,8 @@ func byRank(f *dto.MetricFamily, modelName string) map[string]float64 {
 		switch {
 		case m.GetGauge() != nil:
 			v = m.GetGauge().GetValue()
+		case m.GetCounter() != nil:
+			v = m.GetCounter().GetValue()
 		case m.GetUntyped() != nil: // a page without # TYPE lines
 			v = m.GetUntyped().GetValue()
 		default:

@@ -10,8 +10,11 @@ import (
 )
 
 // sglangPage is /metrics as SGLang writes it (docs/sglang.md#metrics) for
-// two data-parallel ranks, TP rank 0 of each reporting, and another
-// model's series that must be left out.
+// two data-parallel ranks, TP rank 0 of each reporting (and DP0's TP
+// rank 1 repeating its retraction counter, as
+// --enable-metrics-for-all-schedulers writes it), and another model's
+// series that must be left out. The retraction gauge
+// sglang:num_retracted_reqs (the last batch's) is not the counter.
 const sglangPage = `# HELP sglang:num_running_reqs The number of running requests.
 # TYPE sglang:num_running_reqs gauge
 sglang:num_running_reqs{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 16.0
@@ -34,6 +37,15 @@ sglang:spec_accept_rate{dp_rank="0",engine_type="unified",model_name="qwen",pp_r
 sglang:spec_accept_rate{dp_rank="1",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 0.5
 # TYPE sglang:generation_tokens_total counter
 sglang:generation_tokens_total{model_name="qwen"} 12345.0
+# HELP sglang:num_retracted_reqs The number of retracted requests.
+# TYPE sglang:num_retracted_reqs gauge
+sglang:num_retracted_reqs{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 1.0
+# HELP sglang:num_retracted_requests_total Total number of retracted requests.
+# TYPE sglang:num_retracted_requests_total counter
+sglang:num_retracted_requests_total{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 3.0
+sglang:num_retracted_requests_total{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="1"} 3.0
+sglang:num_retracted_requests_total{dp_rank="1",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 2.0
+sglang:num_retracted_requests_total{dp_rank="0",engine_type="unified",model_name="other",pp_rank="0",tp_rank="0"} 50.0
 `
 
 func TestParseSGLang(t *testing.T) {
@@ -45,9 +57,15 @@ func TestParseSGLang(t *testing.T) {
 		Running: 28, Waiting: 4, HasRequests: true, RunningLags: true,
 		KV:               promread.KVCacheInfo{Engines: 2, SizeTokens: 1000000},
 		SpecAcceptLength: 3.5, SpecAcceptRate: 0.4, HasSpecAcceptGauges: true,
+		Preemptions: 5, HasPreemptions: true, PreemptionsFromZero: true,
 	}
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+	// Before the first retraction SGLang writes no counter series: no
+	// figure, but one that a later page's counter is counted from.
+	if v, _ := ParseMetrics(strings.NewReader(strings.Split(sglangPage, "# HELP sglang:num_retracted_reqs ")[0]), "qwen"); v.HasPreemptions || !v.PreemptionsFromZero {
+		t.Errorf("page without the counter: HasPreemptions %v, PreemptionsFromZero %v; want false, true", v.HasPreemptions, v.PreemptionsFromZero)
 	}
 	// A vLLM page read as SGLang's has none of its values (the reverse is
 	// registry's TestEnginesReadOnlyTheirOwnMetrics).
