@@ -5,11 +5,11 @@ import (
 	"io"
 
 	"github.com/slogate/slogate/internal/cli"
-	"github.com/slogate/slogate/internal/cli/planview"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/specload"
+	"github.com/slogate/slogate/internal/views/planview"
 )
 
 // cmdPlan is `slogate plan [flags] SPEC...`: per server, the launch

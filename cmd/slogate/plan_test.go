@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/slogate/slogate/internal/cli/planview"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/spec/spectest"
+	"github.com/slogate/slogate/internal/views/planview"
 	"github.com/slogate/slogate/internal/vocab"
 )
 

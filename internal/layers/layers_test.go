@@ -35,9 +35,10 @@ var layers = [][]string{
 	// What each command does, and the commands' plumbing.
 	// `slogate bisect`: specs loaded per build, each measured by the runner.
 	{"internal/bisect"},
-	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/cli/planview", "internal/interrupt"},
-	// The commands' views of a comparison (text, Markdown, JSON, verdicts).
-	{"internal/views"},
+	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/interrupt"},
+	// The commands' views: of a comparison (text, Markdown, JSON, verdicts)
+	// and of a plan (text, JSON).
+	{"internal/views", "internal/views/planview"},
 	// Running a plan's steps; verdicts from the rules; rendering the reports.
 	{"internal/runner", "internal/assert", "internal/report", "internal/bisect/decision"},
 	// Measuring one cell against a client; comparing two sets of results.

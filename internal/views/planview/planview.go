@@ -1,7 +1,8 @@
-// Package planview is the plan as `slogate plan` shows it: per server, the
-// launch command and env (API key redacted), the cells in measurement
-// order, the cells each assertion reads, and the estimated measuring time,
-// as a JSON document or as text.
+// Package planview is the plan view (a view, so under internal/views): the
+// plan as `slogate plan` shows it, per server, the launch command and env
+// (API key redacted), the cells in measurement order, the cells each
+// assertion reads, and the estimated measuring time, as a JSON document or
+// as text. It renders plan's values and decides nothing.
 package planview
 
 import (
