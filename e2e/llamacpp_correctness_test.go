@@ -67,11 +67,15 @@ correctness "greedy" {
 	mark := newMark(t)
 	swap(tiny)
 	base := filepath.Join(dir, "base")
-	if r := runLlama(t, mark, "run", "-out", base, one); r.Code != 0 {
+	r := runLlama(t, mark, "run", "-out", base, one)
+	if r.Code != 0 {
 		t.Fatalf("the baseline run exited %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	baseline := filepath.Join(base, "results.json")
 	b := readResults(t, base).CorrectnessBlock("greedy")
+	if b != nil && readResults(t, base).GPUTime.CPU && (b.GPUSeconds != 0 || !strings.Contains(r.Stdout, " server-s on a CPU server, no GPU)")) {
+		t.Errorf("a CPU server's correctness block: %v GPU-s, want 0 and its server-s said so:\n%s", b.GPUSeconds, r.Stdout)
+	}
 	if b == nil || len(b.Outputs) != 20 || b.Errors != 0 || len(b.Unavailable) != 0 || len(b.Outputs[0].Tokens) == 0 ||
 		b.Outputs[0].Tokens[0].ID < 0 || len(b.Outputs[0].Tokens[0].Top) != 5 {
 		t.Fatalf("the baseline's block: %+v", b)
@@ -92,7 +96,7 @@ correctness "greedy" {
 			t.Errorf("tiny.gguf again (run %d of 5): exit %d, want 0 with every prompt agreeing\nstdout:\n%s\nstderr:\n%s", run+1, r.Code, r.Stdout, r.Stderr)
 		}
 	}
-	r := gate("four", four)
+	r = gate("four", four)
 	agree4 := strings.Contains(r.Stdout, "20 of 20 prompts agree exactly")
 	t.Logf("tiny.gguf, 4 requests at a time (--parallel 4) against 1 at a time: exit %d, every prompt agrees: %v", r.Code, agree4)
 	if !agree4 {

@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +137,10 @@ assert "streams" {
 		!strings.Contains(plan.Stdout, "-c 1024 = max_model_len 512 × --parallel 2: llama-server splits -c over its slots") {
 		t.Fatalf("plan (exit %d) does not say how -c was rendered:\n%s%s", plan.Code, plan.Stdout, plan.Stderr)
 	}
+	if !regexp.MustCompile(`GPU time: [0-9.]+ GPU-hours \(× 1 GPU\); none on a CPU build \(no GPU found at run time\): then the cost is [0-9ms.]+ of server time`).MatchString(plan.Stdout) ||
+		!strings.Contains(plan.Stdout, "will queue: 4 requests > --parallel 2: 2 will wait") {
+		t.Errorf("plan does not give a CPU build's server time or name --parallel:\n%s", plan.Stdout)
+	}
 	out := filepath.Join(t.TempDir(), "out")
 	r := runLlama(t, mark, "run", "-out", out, spec)
 	if r.Code != 0 {
@@ -191,6 +196,11 @@ assert "streams" {
 		if g := results.GPUTime; g == nil || !g.CPU || g.GPUs != 0 || g.GPUSeconds != 0 || g.ServerS <= 0 ||
 			!strings.Contains(r.Stdout, "tiny: GPU time none: a CPU server, no GPU found (") {
 			t.Errorf("gpu_time %+v; want a CPU server's server-seconds, said so:\n%s", g, r.Stdout)
+		}
+		md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+		if !strings.Contains(string(md), "# tiny.gguf on CPU (no GPU)") || !strings.Contains(string(md), "- Type: CPU server: no GPU found (nvidia-smi)") ||
+			strings.Contains(string(md), "unknown GPU") {
+			t.Errorf("report.md does not call it a CPU server:\n%s", md)
 		}
 	}
 	recs := llamaRequests(t, out)

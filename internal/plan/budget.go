@@ -12,8 +12,9 @@ import (
 // CheckBudget returns an error diagnostic, at measure.max_gpu_time, for
 // each server of sp whose minimum run cannot fit in it: every cell at
 // repeat = "auto"'s minimum, estimated as `slogate plan` does, times the
-// GPUs the server occupies (GPUs). Nothing is checked without a
-// max_gpu_time.
+// GPUs the server occupies (GPUs); on a CPU build (engine.Syntax.CPUBuilds)
+// the server time, which the estimate on one GPU equals, and the detail says
+// so. Nothing is checked without a max_gpu_time.
 func CheckBudget(sp *spec.Spec) hcl.Diagnostics {
 	m := sp.Measure
 	if m == nil || m.MaxGPUTime <= 0 {
@@ -26,11 +27,15 @@ func CheckBudget(sp *spec.Spec) hcl.Diagnostics {
 		if need <= m.MaxGPUTime {
 			continue
 		}
+		cpu := "" // an engine with CPU builds: without a GPU the budget counts server time
+		if srv.SyntaxOf().CPUBuilds {
+			cpu = fmt.Sprintf("; on a CPU build, no GPU found at run time, max_gpu_time counts the server time, %s", p.Estimated.Round(time.Second))
+		}
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "max_gpu_time below the minimum",
-			Detail: fmt.Sprintf("max_gpu_time = %q cannot hold the minimum of server %q: its %d cells at %d repeats are estimated at %s of measuring × %d GPU(s) = %s GPU time (`slogate plan` shows the estimate). Raise max_gpu_time to at least %s, or measure fewer cells.",
-				m.MaxGPUTimeText, srv.Name, len(p.Cells()), m.Repeat, p.Estimated.Round(time.Second), p.GPUs, need.Round(time.Second), need.Truncate(time.Minute)+time.Minute),
+			Detail: fmt.Sprintf("max_gpu_time = %q cannot hold the minimum of server %q: its %d cells at %d repeats are estimated at %s of measuring × %d GPU(s) = %s GPU time (`slogate plan` shows the estimate%s). Raise max_gpu_time to at least %s, or measure fewer cells.",
+				m.MaxGPUTimeText, srv.Name, len(p.Cells()), m.Repeat, p.Estimated.Round(time.Second), p.GPUs, need.Round(time.Second), cpu, need.Truncate(time.Minute)+time.Minute),
 			Subject: m.MaxGPUTimeRange.Ptr(),
 		})
 	}

@@ -21,6 +21,7 @@ func TestCheckBudget(t *testing.T) {
 		name   string
 		budget time.Duration
 		tp     *int
+		engine string
 		want   string // "" no diagnostic
 	}{
 		{name: "no bound", budget: 0},
@@ -29,6 +30,8 @@ func TestCheckBudget(t *testing.T) {
 			want: `cannot hold the minimum of server "q": its 1 cells at 4 repeats are estimated at 23s of measuring × 1 GPU(s) = 23s GPU time`},
 		{name: "GPUs count: room for one GPU is short for two", budget: minimum, tp: &two,
 			want: `× 2 GPU(s) = 46s GPU time (` + "`slogate plan`" + ` shows the estimate). Raise max_gpu_time to at least 1m0s`},
+		{name: "a CPU build counts its server time", budget: minimum - time.Second, engine: "llamacpp",
+			want: `= 23s GPU time (` + "`slogate plan`" + ` shows the estimate; on a CPU build, no GPU found at run time, max_gpu_time counts the server time, 23s). Raise`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,7 +40,7 @@ func TestCheckBudget(t *testing.T) {
 				Measure: &spec.Measure{Duration: 2 * time.Second, MaxOutput: 1024, Repeat: spec.MinAutoRepeat, RepeatAuto: true,
 					MaxRepeat: 20, MaxGPUTime: tc.budget, MaxGPUTimeText: tc.budget.String(), MaxGPUTimeRange: at},
 				Matrices: []*spec.Matrix{{Label: "decode", Contexts: []int{8192}, Concurrency: []int{4}}},
-				Servers:  []*spec.Server{{Name: "q", TensorParallelSize: tc.tp}},
+				Servers:  []*spec.Server{{Name: "q", Engine: tc.engine, TensorParallelSize: tc.tp}},
 			}
 			diags := CheckBudget(sp)
 			if tc.want == "" {

@@ -135,7 +135,7 @@ func addRun(s *junitSuite, res *result.Results, run string) {
 	}
 	prop("model", res.Server.Model)
 	prop("version", res.Server.Version)
-	prop("hardware", hardwareTitle(&res.Server))
+	prop("hardware", runHardwareTitle(res))
 	if res.Server.Simulated {
 		prop("simulated", "true")
 	}

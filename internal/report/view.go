@@ -172,6 +172,22 @@ func hardwareTitle(s *result.Server) string {
 	return t
 }
 
+// cpuRun says the run's server ran without GPUs (result.GPUTime.CPU: an
+// engine with CPU builds where no GPU was found), so that the report
+// calls it a CPU server, not an unknown GPU (docs/method.md#gpu-time).
+func cpuRun(res *result.Results) bool {
+	return res.GPUTime != nil && res.GPUTime.CPU && len(res.Server.GPUs) == 0
+}
+
+// runHardwareTitle is hardwareTitle, or "CPU (no GPU)" for a CPU server
+// whose spec names no GPU.
+func runHardwareTitle(res *result.Results) string {
+	if _, ok := gpus(&res.Server); !ok && cpuRun(res) {
+		return "CPU (no GPU)"
+	}
+	return hardwareTitle(&res.Server)
+}
+
 // uniqueInts returns the distinct values in first-seen order.
 func uniqueInts(xs []int) []int {
 	seen := map[int]bool{}
@@ -207,10 +223,10 @@ func newView(res *result.Results) *view {
 	s := &res.Server
 	v := &view{
 		Res:      res,
-		Title:    shortModel(s.Model) + " on " + hardwareTitle(s),
+		Title:    shortModel(s.Model) + " on " + runHardwareTitle(res),
 		Summary:  summaryLine(res),
 		Measured: measuredLine(res),
-		Hardware: hardwareFacts(s),
+		Hardware: hardwareFacts(s, cpuRun(res)),
 		Engine:   engineFacts(s),
 		Run:      runFacts(res),
 		Launch:   launchCommand(s),
@@ -292,8 +308,9 @@ func measuredLine(res *result.Results) string {
 }
 
 // hardwareFacts is the Hardware table: the GPUs (nvidia-smi, else the
-// spec's labels), or what stands in for them, and the OS.
-func hardwareFacts(s *result.Server) []kv {
+// spec's labels), or what stands in for them (cpu: a CPU server), and the
+// OS.
+func hardwareFacts(s *result.Server, cpu bool) []kv {
 	var facts []kv
 	if g, ok := gpus(s); ok {
 		typ := "Discrete GPU"
@@ -313,6 +330,8 @@ func hardwareFacts(s *result.Server) []kv {
 		}
 	} else if s.Simulated {
 		facts = append(facts, kv{"Type", "slogate simulator (no GPU)"})
+	} else if cpu {
+		facts = append(facts, kv{"Type", "CPU server: no GPU found (nvidia-smi), so its cost is server time, not GPU time (docs/method.md#gpu-time)"})
 	} else {
 		facts = append(facts, kv{"Type", "unknown (nvidia-smi not found; set labels.gpu in the spec)"})
 	}

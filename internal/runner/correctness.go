@@ -33,6 +33,10 @@ func (r *run) correctness(ctx context.Context) error {
 		rec := measure.Correctness(ctx, r.client, c)
 		rec.Speculative = r.cfg.Server.Speculative != nil
 		rec.GPUSeconds = measure.Round(rec.ElapsedS*float64(gpus), 2)
+		cost := "GPU-s"
+		if r.cpuServer() { // no GPU: its cost is the server time
+			rec.GPUSeconds, cost = 0, "server-s on a CPU server, no GPU"
+		}
 		for _, u := range rec.Unavailable {
 			r.warn(warning.New(warning.CorrectnessUnavailable, fmt.Sprintf("correctness %q", c.Name), u, nil))
 		}
@@ -47,8 +51,12 @@ func (r *run) correctness(ctx context.Context) error {
 		if err := r.writeResults(); err != nil {
 			return err
 		}
-		r.logf("%s: correctness %q: %d outputs in %ss (%s GPU-s)", r.cfg.Server.Name, c.Name, rec.Prompts-rec.Errors,
-			numfmt.Fixed(rec.ElapsedS, 1), numfmt.Fixed(rec.GPUSeconds, 1))
+		spent := rec.GPUSeconds
+		if r.cpuServer() {
+			spent = rec.ElapsedS
+		}
+		r.logf("%s: correctness %q: %d outputs in %ss (%s %s)", r.cfg.Server.Name, c.Name, rec.Prompts-rec.Errors,
+			numfmt.Fixed(rec.ElapsedS, 1), numfmt.Fixed(spent, 1), cost)
 	}
 	return nil
 }

@@ -330,19 +330,33 @@ func (r *run) wantsRun(pc *pendingCell, round, quota int) bool {
 	return more
 }
 
+// budgetReached is the stop reason of a cell whose run spent budget,
+// max_gpu_time: GPU time, or on a CPU server (no GPU) its server time,
+// which is then what max_gpu_time counts (docs/method.md#gpu-time).
+func budgetReached(budget, spent time.Duration, cpu bool) string {
+	if cpu {
+		return fmt.Sprintf("max_gpu_time = %v reached (%v of server time spent: a CPU server, no GPU found, so max_gpu_time counts its server time)", budget, spent.Round(time.Second))
+	}
+	return fmt.Sprintf("max_gpu_time = %v reached (%v of GPU time spent)", budget, spent.Round(time.Second))
+}
+
 // wantsMore is repeat = "auto"'s question for a cell that has its minimum
 // and n runs: does any gated metric want another repeat? samples gives a
 // metric's values so far (false when a run lacks it: not gated). The
-// answer is no at max_repeat and once the run's GPU time reaches
-// max_gpu_time; why says which (or what decided the metrics).
+// answer is no at max_repeat and once the run's GPU time (a CPU
+// server's server time) reaches max_gpu_time; why says which (or what decided the metrics).
 func (r *run) wantsMore(ref vocab.CellRef, samples func(metric.Metric) ([]float64, bool), n int) (bool, string) {
 	m := r.measure()
 	if n >= m.MaxRepeat {
 		return false, fmt.Sprintf("max_repeat = %d reached", m.MaxRepeat)
 	}
 	if budget := time.Duration(m.MaxGPUTimeS * float64(time.Second)); budget > 0 {
-		if spent := r.cfg.Plan.GPUTime(r.serverUp()); spent >= budget {
-			return false, fmt.Sprintf("max_gpu_time = %v reached (%v of GPU time spent)", budget, spent.Round(time.Second))
+		spent := r.cfg.Plan.GPUTime(r.serverUp())
+		if r.cpuServer() {
+			spent = r.serverUp()
+		}
+		if spent >= budget {
+			return false, budgetReached(budget, spent, r.cpuServer())
 		}
 	}
 	var reasons []string

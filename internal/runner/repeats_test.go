@@ -387,3 +387,23 @@ func TestCombinePolling(t *testing.T) {
 		t.Errorf("no scrapes: %+v, want nil", got)
 	}
 }
+
+// TestBudgetReached: max_gpu_time's stop reason counts GPU time, and on a
+// CPU server says that it counted the server time instead.
+func TestBudgetReached(t *testing.T) {
+	tests := []struct {
+		name string
+		cpu  bool
+		want string
+	}{
+		{name: "GPUs", want: "max_gpu_time = 1m0s reached (1m2s of GPU time spent)"},
+		{name: "a CPU server", cpu: true, want: "max_gpu_time = 1m0s reached (1m2s of server time spent: a CPU server, no GPU found, so max_gpu_time counts its server time)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := budgetReached(time.Minute, 62*time.Second, tc.cpu); got != tc.want {
+				t.Errorf("budgetReached = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

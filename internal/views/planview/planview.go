@@ -252,20 +252,22 @@ func (s Server) writeText(w io.Writer) {
 	if s.Repeats.Auto {
 		fmt.Fprintf(w, "  estimated: %s at the minimum, %s at max_repeat (measurements only; server start-up not included)\n",
 			est, time.Duration(s.EstimatedMax)*time.Second)
-		fmt.Fprintf(w, "  GPU time: %.3f to %.3f GPU-hours (× %d GPU)%s\n", s.GPUHours, s.GPUHoursMax, s.GPUs, s.cpuNote())
+		fmt.Fprintf(w, "  GPU time: %.3f to %.3f GPU-hours (× %d GPU)%s\n", s.GPUHours, s.GPUHoursMax, s.GPUs,
+			s.cpuNote(est.String()+" to "+(time.Duration(s.EstimatedMax)*time.Second).String()))
 		return
 	}
 	fmt.Fprintf(w, "  estimated: %s (measurements only; server start-up not included)\n", est)
-	fmt.Fprintf(w, "  GPU time: %.3f GPU-hours (× %d GPU)%s\n", s.GPUHours, s.GPUs, s.cpuNote())
+	fmt.Fprintf(w, "  GPU time: %.3f GPU-hours (× %d GPU)%s\n", s.GPUHours, s.GPUs, s.cpuNote(est.String()))
 }
 
 // cpuNote follows the GPU time of an engine with CPU builds: on a CPU the
-// server uses no GPU and costs the estimated time only.
-func (s Server) cpuNote() string {
+// server uses no GPU and costs the estimated server time, est, only (which
+// max_gpu_time then counts).
+func (s Server) cpuNote(est string) string {
 	if !s.CPUBuilds {
 		return ""
 	}
-	return "; none on a CPU build (no GPU found at run time): then the cost is the server time"
+	return "; none on a CPU build (no GPU found at run time): then the cost is " + est + " of server time"
 }
 
 // cellSummary names up to four cells, else counts them.
