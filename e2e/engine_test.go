@@ -67,6 +67,7 @@ func TestSGLangSeedRun(t *testing.T) {
 		code    int
 		source  string
 		stated  string // where the speculative method was read
+		seqsBy  string // where the running limit (DFLASH's 48) was read
 		// cells are the decode cells measured; the log's case leaves out
 		// 8K × 64 (64 streams through the 3 s steady hold and the window,
 		// the queued status shown by the first case): its KV capacity
@@ -74,9 +75,11 @@ func TestSGLangSeedRun(t *testing.T) {
 		cells string
 	}{
 		{name: "pass, KV from /server_info", floor: 10, code: 0, source: res.KVSourceServerInfo, stated: "GET /server_info",
-			cells: "ctx=8K/conc=1$|ctx=8K/conc=64$|ctx=32K/conc=64$"},
+			seqsBy: "GET /server_info internal_states[].effective_max_running_requests_per_dp",
+			cells:  "ctx=8K/conc=1$|ctx=8K/conc=64$|ctx=32K/conc=64$"},
 		{name: "fail, KV from the log", floor: 1e6, simArgs: `, "--sim-kv-log-only"`, code: 1, source: res.KVSourceLog,
-			cells: "ctx=8K/conc=1$|ctx=32K/conc=64$"},
+			seqsBy: "server.log (max_running_requests=)",
+			cells:  "ctx=8K/conc=1$|ctx=32K/conc=64$"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,6 +102,9 @@ func TestSGLangSeedRun(t *testing.T) {
 			}
 			if tc.stated != "" && s.Stated["speculative"] != tc.stated {
 				t.Errorf("speculative stated by %q, want %q", s.Stated["speculative"], tc.stated)
+			}
+			if s.MaxNumSeqs != 48 || s.Stated["max_num_seqs"] != tc.seqsBy {
+				t.Errorf("max_num_seqs %d stated by %q, want 48 (DFLASH's) by %q", s.MaxNumSeqs, s.Stated["max_num_seqs"], tc.seqsBy)
 			}
 			want := map[[2]int]vocab.Status{{8192, 1}: vocab.StatusValid, {8192, 64}: vocab.StatusQueued, {32768, 64}: vocab.StatusOverCapacity}
 			if !strings.Contains(tc.cells, "ctx=8K/conc=64$") {

@@ -194,9 +194,13 @@ type Facts struct {
 	// Speculative is the speculative method, "" when the server runs
 	// without.
 	Speculative string
+	// MaxNumSeqs is the most requests one engine (data-parallel rank)
+	// runs at once, as the server resolved it (SGLang's
+	// effective_max_running_requests_per_dp).
+	MaxNumSeqs int
 	// Stated names each fact stated ("kv_cache_dtype", "block_size",
-	// "enable_prefix_caching", "speculative") with where it was read
-	// ("GET /server_info").
+	// "enable_prefix_caching", "speculative", "max_num_seqs") with where
+	// it was read ("GET /server_info").
 	Stated map[string]string
 }
 

@@ -113,8 +113,9 @@ const simulatorVersionSuffix = "-slogate-sim"
 // the spec asked (docs/method.md#server-facts): the version (the
 // simulator's ends in simulatorVersionSuffix), max_model_len (GET
 // /v1/models), and what its engine states of the KV cache dtype, block
-// size, prefix caching and speculative method (Engine.StatedFacts: vLLM's
-// cache config metric and startup log, SGLang's /server_info). A stated fact replaces the
+// size, prefix caching, speculative method and running limit
+// (Engine.StatedFacts: vLLM's cache config metric and startup log,
+// SGLang's /server_info and log). A stated fact replaces the
 // spec's in results.json, and so in conditions' server.*; every
 // disagreement with the spec is one of the warnings, and each fact the spec
 // asked that the server did not state one of the notes (unstatedFacts).
@@ -129,6 +130,9 @@ func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *r
 	}
 	if srv.MaxModelLen != nil {
 		asked.MaxModelLen = *srv.MaxModelLen
+	}
+	if n := srv.LaunchMaxNumSeqs(); n != nil {
+		asked.MaxNumSeqs = *n
 	}
 	facts.Asked = asked
 	stated := map[string]string{}
@@ -164,6 +168,8 @@ func stateFacts(f engine.Facts, facts *result.Server, stated map[string]string) 
 			facts.PrefixCaching = f.PrefixCaching
 		case "speculative":
 			facts.Speculative = f.Speculative
+		case "max_num_seqs":
+			facts.MaxNumSeqs = f.MaxNumSeqs
 		default:
 			continue
 		}
@@ -205,6 +211,9 @@ func factDisagreements(asked *result.ServerAsked, s *result.Server, maxModelLen 
 	}
 	if asked.MaxModelLen > 0 && maxModelLen > 0 && asked.MaxModelLen != maxModelLen {
 		say("max_model_len", strconv.Itoa(asked.MaxModelLen), strconv.Itoa(maxModelLen))
+	}
+	if _, ok := s.Stated["max_num_seqs"]; ok && asked.MaxNumSeqs > 0 && asked.MaxNumSeqs != s.MaxNumSeqs {
+		say("max_num_seqs", strconv.Itoa(asked.MaxNumSeqs), strconv.Itoa(s.MaxNumSeqs))
 	}
 	unnamedAgrees := asked.Speculative == speculativeUnnamed && s.Speculative != ""
 	if _, ok := s.Stated["speculative"]; ok && asked.Speculative != s.Speculative && !unnamedAgrees {

@@ -54,6 +54,12 @@ func TestFactDisagreements(t *testing.T) {
 		{name: "the spec left them to the server", server: result.Server{KVCacheDtype: "auto", PrefixCaching: &on, Stated: stated}},
 		{name: "the server does not state them", asked: result.ServerAsked{KVCacheDtype: "fp8", Speculative: "dflash"},
 			server: result.Server{KVCacheDtype: "fp8", Speculative: "dflash"}},
+		{name: "a running limit the server resolved lower", asked: result.ServerAsked{MaxNumSeqs: 64},
+			server: result.Server{MaxNumSeqs: 52, Stated: map[string]string{"max_num_seqs": "GET /server_info internal_states[].effective_max_running_requests_per_dp"}},
+			want:   []string{"spec says max_num_seqs 64; the server reports 52 (GET /server_info internal_states[].effective_max_running_requests_per_dp)"}},
+		{name: "a running limit the engine sized", server: result.Server{MaxNumSeqs: 4096, Stated: map[string]string{"max_num_seqs": "GET /server_info"}}},
+		{name: "a running limit as asked", asked: result.ServerAsked{MaxNumSeqs: 48},
+			server: result.Server{MaxNumSeqs: 48, Stated: map[string]string{"max_num_seqs": "GET /server_info"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,10 +158,10 @@ func TestStateFacts(t *testing.T) {
 		want       result.Server
 		wantStated map[string]string
 	}{
-		{name: "every fact", facts: engine.Facts{KVCacheDtype: "fp8", BlockSize: 16, PrefixCaching: &on, Speculative: "dflash",
-			Stated: map[string]string{"kv_cache_dtype": "m", "block_size": "m", "enable_prefix_caching": "m", "speculative": "log"}},
-			want:       result.Server{KVCacheDtype: "fp8", BlockSize: 16, PrefixCaching: &on, Speculative: "dflash"},
-			wantStated: map[string]string{"kv_cache_dtype": "m", "block_size": "m", "enable_prefix_caching": "m", "speculative": "log"}},
+		{name: "every fact", facts: engine.Facts{KVCacheDtype: "fp8", BlockSize: 16, PrefixCaching: &on, Speculative: "dflash", MaxNumSeqs: 52,
+			Stated: map[string]string{"kv_cache_dtype": "m", "block_size": "m", "enable_prefix_caching": "m", "speculative": "log", "max_num_seqs": "i"}},
+			want:       result.Server{KVCacheDtype: "fp8", BlockSize: 16, PrefixCaching: &on, Speculative: "dflash", MaxNumSeqs: 52},
+			wantStated: map[string]string{"kv_cache_dtype": "m", "block_size": "m", "enable_prefix_caching": "m", "speculative": "log", "max_num_seqs": "i"}},
 		{name: "stated as none: no speculation", facts: engine.Facts{Stated: map[string]string{"speculative": "GET /server_info"}},
 			want:       result.Server{KVCacheDtype: "auto", Speculative: ""},
 			wantStated: map[string]string{"speculative": "GET /server_info"}},

@@ -152,7 +152,10 @@ type Server struct {
 	// request in one slot's KV (llama-server's --parallel slots:
 	// docs/llamacpp.md#kv-capacity); 0 when requests share the pool.
 	KVCacheSlots int `json:"kv_cache_slots,omitempty"`
-	// MaxNumSeqs is the server's cap on running requests when known.
+	// MaxNumSeqs is the server's cap on running requests per engine when
+	// known: what the server states (SGLang's resolved
+	// effective_max_running_requests_per_dp) when it does, else the
+	// spec's; Stated says which.
 	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
 	// TensorParallelSize as launched (0 when not set).
 	TensorParallelSize int `json:"tensor_parallel_size,omitempty"`
@@ -196,6 +199,10 @@ type ServerAsked struct {
 	Speculative   string `json:"speculative,omitempty"` // the speculative block's method
 	PrefixCaching *bool  `json:"enable_prefix_caching,omitempty"`
 	MaxModelLen   int    `json:"max_model_len,omitempty"`
+	// MaxNumSeqs is the running limit the launch sets (the attribute,
+	// args' flag, or the engine's fixed value such as SGLang's 48 under
+	// speculative decoding); 0 when the engine sizes it.
+	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
 }
 
 // GPU is one device as reported by nvidia-smi.

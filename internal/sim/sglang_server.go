@@ -262,7 +262,11 @@ func (s *sglangServer) serverInfo(w http.ResponseWriter, r *http.Request) {
 		state["last_gen_throughput"] = sch.lastGenThroughput
 		sch.mu.Unlock()
 		kvGB := math.Round(float64(s.st.kvTokens)*kvBytesPerToken/1e9*100) / 100
-		state["memory_usage"] = map[string]any{"weight": 8.0, "kvcache": kvGB, "token_capacity": s.st.kvTokens, "cuda_graph": 0.5}
+		state["memory_usage"] = map[string]any{"weight": 8.0, "kvcache": kvGB, "token_capacity": s.st.kvTokens, "graph": 0.5}
+		// Scheduler.get_internal_state: the resolved limit (48 under
+		// speculative decoding, the pool's share when unset), where the
+		// server args' max_running_requests is the CLI value.
+		state["effective_max_running_requests_per_dp"] = s.st.maxSeqs
 		if a := sch.avgAcceptLength(); !math.IsNaN(a) {
 			state["avg_spec_accept_length"] = a
 		}

@@ -282,6 +282,10 @@ func TestSGLangModelsAndServerInfo(t *testing.T) {
 			if got := s.(map[string]any)["memory_usage"].(map[string]any)["token_capacity"]; got != 65536.0 {
 				t.Errorf("%s: token_capacity %v, want each rank's 65536", path, got)
 			}
+			// The resolved limit: DFLASH's 48 for max_running_requests unset.
+			if got := s.(map[string]any)["effective_max_running_requests_per_dp"]; got != 48.0 {
+				t.Errorf("%s: effective_max_running_requests_per_dp %v, want 48", path, got)
+			}
 		}
 	}
 }

@@ -1,11 +1,14 @@
 package sglang
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/slogate/slogate/internal/engine"
@@ -34,6 +37,12 @@ type sglangServerInfo struct {
 		MemoryUsage struct {
 			TokenCapacity int64 `json:"token_capacity"`
 		} `json:"memory_usage"`
+		// EffectiveMaxRunningRequestsPerDP is the rank's resolved running
+		// limit (Scheduler.get_internal_state's
+		// ret["effective_max_running_requests_per_dp"] =
+		// self.max_running_requests), where the top level's
+		// max_running_requests is the CLI value, null when unset.
+		EffectiveMaxRunningRequestsPerDP int `json:"effective_max_running_requests_per_dp"`
 	} `json:"internal_states"`
 	// path is where it was read: "GET /server_info" or "GET /get_server_info".
 	path string
@@ -120,10 +129,20 @@ func (Engine) KVSlots(context.Context, engine.Conn, string) int { return 0 }
 
 // StatedFacts reads kv_cache_dtype, speculative_algorithm and
 // disable_radix_cache from GET /server_info (the server's args as it was
-// launched: docs/sglang.md#server-info).
+// launched: docs/sglang.md#server-info), and the running limit the
+// scheduler resolved (max_num_seqs): each DP rank's
+// effective_max_running_requests_per_dp there, the least where ranks
+// differ, else the log's summary line "max_running_requests=R"
+// (docs/sglang.md#log-lines).
 func (e Engine) StatedFacts(ctx context.Context, c engine.Conn, logPath string) engine.Facts {
 	var facts engine.Facts
 	info := e.serverInfo(ctx, c)
+	if info == nil || !stateRunningLimit(&facts, info) {
+		if n := maxRunningFromLog(logPath); n > 0 {
+			facts.MaxNumSeqs = n
+			facts.State("max_num_seqs", "server.log (max_running_requests=)")
+		}
+	}
 	if info == nil {
 		return facts
 	}
@@ -239,4 +258,51 @@ func (Engine) SamplingRejected(string, engine.Sampling) (why, remedy string, ok 
 // length of 0 or no gauge at the window's end.
 func (Engine) SpeculativeIdle() string {
 	return "speculative decoding did not run in this cell (sglang:spec_accept_length was 0 or absent after the window): check the server's --speculative-algorithm and its log"
+}
+
+// stateRunningLimit states max_num_seqs from the internal states'
+// effective_max_running_requests_per_dp, the least over the DP ranks;
+// false when no rank states one.
+func stateRunningLimit(facts *engine.Facts, info *sglangServerInfo) bool {
+	least := 0
+	for _, st := range info.InternalStates {
+		if n := st.EffectiveMaxRunningRequestsPerDP; n > 0 && (least == 0 || n < least) {
+			least = n
+		}
+	}
+	if least == 0 {
+		return false
+	}
+	facts.MaxNumSeqs = least
+	facts.State("max_num_seqs", info.path+" internal_states[].effective_max_running_requests_per_dp")
+	return true
+}
+
+// maxRunningFromLog is the resolved max_running_requests of the log's
+// first summary line ("max_total_num_tokens=N, …, max_running_requests=R,
+// …", logged by TP rank 0: the same R on every DP rank); 0 when there is
+// none.
+func maxRunningFromLog(path string) int {
+	if path == "" {
+		return 0
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !sglangMaxTotRe.MatchString(line) {
+			continue
+		}
+		if m := sglangMaxRunningRe.FindStringSubmatch(line); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
 }

@@ -104,6 +104,51 @@ func TestSGLangStatedFacts(t *testing.T) {
 	}
 }
 
+// TestSGLangRunningLimit: max_num_seqs is stated from /server_info's
+// internal_states[].effective_max_running_requests_per_dp (the least over
+// the DP ranks), else from the log's summary line, and not at all where
+// neither says.
+func TestSGLangRunningLimit(t *testing.T) {
+	const summary = "[2026-09-12 00:22:50 DP0 TP0] max_total_num_tokens=454112, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=65536, available_gpu_mem=10.00 GB\n"
+	tests := []struct {
+		name, body, log string // body "" is no /server_info
+		want            int
+		from            string
+	}{
+		{name: "the internal state's resolved limit, not the CLI's null",
+			body: `{"max_running_requests": null, "internal_states": [{"memory_usage": {"token_capacity": 20480}, "effective_max_running_requests_per_dp": 128}]}`,
+			log:  summary, want: 128, from: "GET /server_info internal_states[].effective_max_running_requests_per_dp"},
+		{name: "the least of the DP ranks",
+			body: `{"internal_states": [{"effective_max_running_requests_per_dp": 64}, {"effective_max_running_requests_per_dp": 52}]}`,
+			want: 52, from: "GET /server_info internal_states[].effective_max_running_requests_per_dp"},
+		{name: "an older build without the field: the log's summary",
+			body: `{"max_running_requests": 64, "internal_states": [{"memory_usage": {"token_capacity": 20480}}]}`,
+			log:  "[2026-09-12 00:22:48 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" + summary,
+			want: 48, from: "server.log (max_running_requests=)"},
+		{name: "no /server_info: the log's summary", log: summary, want: 48, from: "server.log (max_running_requests=)"},
+		{name: "neither says", body: `{"internal_states": [{}]}`, log: "[2026-09-12 00:22:48] The server is fired up and ready to roll!\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/server_info" || tt.body == "" {
+					http.NotFound(w, r)
+					return
+				}
+				w.Write([]byte(tt.body))
+			}))
+			defer ts.Close()
+			logPath := filepath.Join(t.TempDir(), "server.log")
+			os.WriteFile(logPath, []byte(tt.log), 0o644)
+			c := enginetest.Conn{Base: ts.URL, ModelName: "m", E: Engine{}}
+			f := Engine{}.StatedFacts(context.Background(), c, logPath)
+			if from, stated := f.Stated["max_num_seqs"]; f.MaxNumSeqs != tt.want || from != tt.from || stated != (tt.from != "") {
+				t.Errorf("max_num_seqs %d from %q (stated %v); want %d from %q", f.MaxNumSeqs, from, stated, tt.want, tt.from)
+			}
+		})
+	}
+}
+
 // TestSGLangKVFromLogFixtures reads SGLang's KV capacity from startup logs
 // users pasted (testdata/sglang-kvlog/README.md names each source) and from
 // forms written inline: the 2026 line with its dtype and the older one,

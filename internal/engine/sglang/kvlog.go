@@ -32,8 +32,10 @@ var (
 	sglangKVAllocRe = regexp.MustCompile(`KV Cache is allocated\. (?:dtype: [^,]*, )?#tokens: (\d+)`)
 	sglangSWARe     = regexp.MustCompile(`SWAKVPool mem usage: [^,]*, swa size: \d+, full size: (\d+)`)
 	sglangMaxTotRe  = regexp.MustCompile(`max_total_num_tokens=(\d+)`)
-	sglangDPRe      = regexp.MustCompile(`\bDP(\d+)\b`)
-	sglangTPRe      = regexp.MustCompile(`\bTP(\d+)\b`)
+	// sglangMaxRunningRe is the summary line's resolved running limit.
+	sglangMaxRunningRe = regexp.MustCompile(`\bmax_running_requests=(\d+)`)
+	sglangDPRe         = regexp.MustCompile(`\bDP(\d+)\b`)
+	sglangTPRe         = regexp.MustCompile(`\bTP(\d+)\b`)
 )
 
 // sglangRank is what one DP rank's lines state, from its lowest TP rank.
