@@ -22,6 +22,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -177,7 +178,7 @@ type serverRun struct {
 func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, error) {
 	srv := sr.server
 	p := plan.New(sr.spec, srv, sr.Keep)
-	obs := newObserver(sr.stream, srv.Name, sr.Verbose || sr.JSON)
+	obs := views.NewRunObserver(sr.stream, srv.Name, sr.Verbose || sr.JSON)
 	if len(p.Steps) == 0 && len(p.Asserts) == 0 && len(p.Expects) == 0 && len(p.Correctness) == 0 {
 		// Like go test's "no tests to run": nothing is started.
 		pattern := ""

@@ -3,7 +3,9 @@
 // command, human and machine). compare builds one value per comparison
 // (compare.Comparison); the diff view writes it as text, Markdown or JSON,
 // and the baseline view turns it into -baseline's verdicts and console
-// notes. No view decides: each reads the decisions the value holds.
+// notes. The run view's live lines (RunObserver) render the runner's
+// events as they come; the plan view is internal/views/planview. No view
+// decides: each reads the decisions the value holds.
 package views
 
 import (

@@ -1,4 +1,8 @@
-package gate
+package views
+
+// This file is the run view's live lines: what `slogate run` prints of
+// each cell, probe and search as the runner reports them (the runner's
+// events, rendered on a report.TestStream).
 
 import (
 	"fmt"
@@ -14,10 +18,11 @@ import (
 	"github.com/slogate/slogate/internal/warning"
 )
 
-// observer adapts the runner's events to a report.TestStream: each cell is
-// a test, PASS when measured, SKIP when over capacity, ERROR when it could
-// not be measured. It formats each finished cell's one-line summary.
-type observer struct {
+// RunObserver adapts the runner's events to a report.TestStream: each
+// cell is a test, PASS when measured, SKIP when over capacity, ERROR when
+// it could not be measured. It formats each finished cell's one-line
+// summary (runner.Observer, runner.TrafficObserver, runner.SearchObserver).
+type RunObserver struct {
 	stream  report.TestStream
 	server  string
 	verbose bool
@@ -37,30 +42,30 @@ type warned struct {
 	cells      int
 }
 
-// newObserver returns the observer of server's cells, streaming to stream;
-// verbose adds every cell's full metric line.
-func newObserver(stream report.TestStream, server string, verbose bool) *observer {
-	return &observer{stream: stream, server: server, verbose: verbose, open: map[string]time.Time{}, warned: map[string]*warned{}}
+// NewRunObserver returns the observer of server's cells, streaming to
+// stream; verbose adds every cell's full metric line.
+func NewRunObserver(stream report.TestStream, server string, verbose bool) *RunObserver {
+	return &RunObserver{stream: stream, server: server, verbose: verbose, open: map[string]time.Time{}, warned: map[string]*warned{}}
 }
 
 // Log streams a line that belongs to no cell.
-func (o *observer) Log(line string) { o.stream.Log(line) }
+func (o *RunObserver) Log(line string) { o.stream.Log(line) }
 
 // CellStart announces the cell as a running test.
-func (o *observer) CellStart(ref vocab.CellRef) {
+func (o *RunObserver) CellStart(ref vocab.CellRef) {
 	test := ref.TestName(o.server)
 	o.open[test] = time.Now()
 	o.stream.Run(test)
 }
 
 // Progress streams the live state of the running cell.
-func (o *observer) Progress(p runner.Progress) {
+func (o *RunObserver) Progress(p runner.Progress) {
 	o.stream.Progress(report.Progress{Test: p.Cell.TestName(o.server), Elapsed: p.Elapsed, Window: p.Window,
 		Stage: p.Stage, TPS: p.TPS, CellsDone: p.CellsDone, Cells: p.Cells, ETA: p.ETA})
 }
 
 // PrefillDone ends a prefill cell's test with its summary line.
-func (o *observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
+func (o *RunObserver) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 	test := c.Ref().TestName(o.server)
 	if c.Status == vocab.StatusError {
 		o.stream.Output(test, "error: "+c.Reason)
@@ -79,7 +84,7 @@ func (o *observer) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 
 // DecodeDone ends a decode cell's test with its summary line (over-capacity
 // cells, never announced, are announced here and skipped).
-func (o *observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
+func (o *RunObserver) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 	test, out := o.decodeLines(c)
 	if out == vocab.Skip {
 		elapsed = 0
@@ -90,7 +95,7 @@ func (o *observer) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 // decodeLines announces decode cell c when it was not (over capacity),
 // writes its summary lines and returns its test name and outcome: Skip
 // over capacity, Error when it could not be measured, Pass otherwise.
-func (o *observer) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
+func (o *RunObserver) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
 	test := c.Ref().TestName(o.server)
 	if _, open := o.open[test]; !open { // over-capacity cells are announced here
 		o.stream.Run(test)
@@ -116,7 +121,7 @@ func (o *observer) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
 
 // TrafficDone ends a traffic cell's test with its summary line
 // (runner.TrafficObserver).
-func (o *observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
+func (o *RunObserver) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	test := c.Ref().TestName(o.server)
 	if _, open := o.open[test]; !open {
 		o.stream.Run(test)
@@ -138,7 +143,7 @@ func (o *observer) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 // server, at the first cell that carries it; a later cell repeating it
 // word for word gets one short line naming that test and counting the
 // cells (every cell of a dataset block repeated its dataset's warnings).
-func (o *observer) warnings(test string, ws []string) {
+func (o *RunObserver) warnings(test string, ws []string) {
 	for _, w := range ws {
 		first, seen := o.warned[w]
 		if !seen {
@@ -170,13 +175,13 @@ func ordinalCells(n int) string {
 	return fmt.Sprintf("the %d%s cell with it", n, suffix)
 }
 
-func (o *observer) end(test string, out vocab.Outcome, elapsed time.Duration) {
+func (o *RunObserver) end(test string, out vocab.Outcome, elapsed time.Duration) {
 	o.stream.End(test, out, elapsed)
 	delete(o.open, test)
 }
 
 // Abort closes the tests that were running when the run stopped with err.
-func (o *observer) Abort(err error) {
+func (o *RunObserver) Abort(err error) {
 	if len(o.open) == 0 || err == nil {
 		return
 	}
@@ -188,4 +193,53 @@ func (o *observer) Abort(err error) {
 		o.stream.Output(test, "not measured: "+msg)
 		o.end(test, vocab.Error, time.Since(o.open[test]))
 	}
+}
+
+// ProbeDone ends a search probe's test: the cell's summary line as for a
+// decode cell, then whether it met the objective (docs/method.md#search). A
+// probe over capacity is skipped (it counts as failing the objective); one
+// that could not be measured is an error.
+func (o *RunObserver) ProbeDone(p result.SearchProbe, elapsed time.Duration) {
+	test, out := o.decodeLines(p.Cell)
+	switch {
+	case out == vocab.Skip:
+		o.stream.Output(test, "objective not met: over capacity")
+		elapsed = 0
+	case out == vocab.Error:
+	case p.Passed:
+		o.stream.Output(test, "objective met")
+	case p.Reason != "":
+		o.stream.Output(test, "objective not met: "+p.Reason)
+	default:
+		o.stream.Output(test, "objective not met")
+	}
+	o.end(test, out, elapsed)
+}
+
+// SearchDone logs a search's one-line summary.
+func (o *RunObserver) SearchDone(s result.Search) {
+	o.stream.Log(searchSummary(o.server, s))
+}
+
+// searchSummary is the one line that tells a search's outcome:
+//
+//	search qwen/search/max_users: concurrency 23 meets the objective at ctx=8K (24 fails; 9 probes in 52s)
+func searchSummary(server string, s result.Search) string {
+	head := fmt.Sprintf("search %s: ", vocab.TestID{Server: server, Kind: vocab.KindSearch, Block: s.Name}.Name())
+	tail := fmt.Sprintf("%d probes in %s", len(s.Probes), time.Duration(s.ElapsedS*float64(time.Second)).Round(time.Second))
+	var line string
+	switch {
+	case s.Error != "":
+		line = head + "no answer: " + s.Error + " (" + tail + ")"
+	case !s.Found:
+		line = fmt.Sprintf("%sno concurrency in [%d, %d] meets the objective at ctx=%s (%d fails; %s)", head, s.Range[0], s.Range[1], vocab.FormatTokens(s.Context), s.Range[0], tail)
+	case s.ConfirmedBy == 0:
+		line = fmt.Sprintf("%sconcurrency %d meets the objective at ctx=%s: the whole range [%d, %d] passes (%s)", head, s.Concurrency, vocab.FormatTokens(s.Context), s.Range[0], s.Range[1], tail)
+	default:
+		line = fmt.Sprintf("%sconcurrency %d meets the objective at ctx=%s (%d fails; %s)", head, s.Concurrency, vocab.FormatTokens(s.Context), s.ConfirmedBy, tail)
+	}
+	if !s.Monotone {
+		line += "; not monotone: a probe passed above a failing one"
+	}
+	return line
 }

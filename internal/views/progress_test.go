@@ -1,4 +1,4 @@
-package gate
+package views
 
 import (
 	"strings"
@@ -28,7 +28,7 @@ func (r *recordStream) Finish(o vocab.Outcome, _ time.Duration) {}
 
 func TestObserver(t *testing.T) {
 	rs := &recordStream{}
-	o := newObserver(rs, "q", false)
+	o := NewRunObserver(rs, "q", false)
 	pre := result.PrefillCell{Context: 8192, Status: vocab.StatusValid, TPS: 46712.3, TTFTMs: 175.4}
 	o.CellStart(pre.Ref())
 	o.PrefillDone(pre, time.Second)
@@ -62,7 +62,7 @@ func TestObserver(t *testing.T) {
 // (each dataset cell repeated its dataset's two warnings in full).
 func TestObserverWarningsOnce(t *testing.T) {
 	rs := &recordStream{}
-	o := newObserver(rs, "q", false)
+	o := NewRunObserver(rs, "q", false)
 	cell := func(conc int, ws ...string) result.TrafficCell {
 		var typed []warning.Warning
 		for _, w := range ws {
