@@ -313,6 +313,13 @@ matrix "decode" {
 	if got <= 4 || got > 5+1e-9 || math.Abs(got-logged) > 0.1*logged {
 		t.Errorf("spec_accept_len %.3f, want in (4, 5] and within 10%% of the server's own %.2f", got, logged)
 	}
+	// A step's accepted tokens come as a burst of chunks microseconds
+	// apart (docs/method.md#bursts): the TBT is the burst's gap ÷ its
+	// tokens, near 1 ÷ per_request_tps, never the gaps inside a burst
+	// (0.02 ms before bursts were read as one chunk).
+	if perTok := 1000 / c.PerRequestTPS; c.TBTMs < 0.5*perTok || c.TBTMs > 2*perTok {
+		t.Errorf("tbt_ms %.3f, want near 1000 ÷ per_request_tps %.1f = %.2f ms", c.TBTMs, c.PerRequestTPS, perTok)
+	}
 }
 
 // llamaKillSpec is a prefill cell and a decode matrix whose 3 s windows a

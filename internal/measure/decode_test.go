@@ -170,3 +170,39 @@ func TestSpeculativeIdleNamesTheEngine(t *testing.T) {
 		})
 	}
 }
+
+// TestBurstIsOneChunk: a stream whose tokens come in bursts of chunks,
+// one token each, written back to back every 5 ms (a speculative step's
+// accepted tokens as llama-server sends them) has a TBT of the burst's gap
+// ÷ its tokens and an ITL of the gap between bursts, as vLLM's one chunk
+// of several tokens would (docs/method.md#bursts), never the microseconds
+// between a burst's chunks; one chunk per token every 5 ms is 5 ms each.
+func TestBurstIsOneChunk(t *testing.T) {
+	tests := []struct {
+		name         string
+		burst        int
+		usage        string
+		tbtLo, tbtHi float64
+		itlLo, itlHi float64
+	}{
+		{name: "bursts of 5 with per-chunk usage", burst: 5, tbtLo: 0.9, tbtHi: 1.6, itlLo: 4.9, itlHi: 7},
+		{name: "bursts of 5 with only a final usage", burst: 5, usage: "final", tbtLo: 0.9, tbtHi: 1.6, itlLo: 4.9, itlHi: 7},
+		{name: "one chunk per token", burst: 1, tbtLo: 4.9, tbtHi: 7, itlLo: 4.9, itlHi: 7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := vllmfake.Server{Tokens: 100000, Gap: 5 * time.Millisecond, Burst: tc.burst, Usage: tc.usage}
+			s := f.Start(t)
+			m := testMeter(s.URL)
+			c, err := m.Decode(context.Background(), decodeRef(1000, 1), testBodies(m, 1000), 0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			itl := c.Stats["itl_ms"]
+			if c.OutputTokens == 0 || c.TBTMs < tc.tbtLo || c.TBTMs > tc.tbtHi || c.TBTMsP90 > tc.tbtHi || itl < tc.itlLo || itl > tc.itlHi {
+				t.Errorf("%s (%s), %d tokens: tbt_ms %v, p90 %v (want %v to %v), itl_ms %v (want %v to %v)",
+					c.Status, c.Reason, c.OutputTokens, c.TBTMs, c.TBTMsP90, tc.tbtLo, tc.tbtHi, itl, tc.itlLo, tc.itlHi)
+			}
+		})
+	}
+}

@@ -245,6 +245,11 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 	var provisionalInWindow float64       // chunks counted as one token (no per-chunk usage)
 	var provisionalDecodeInWindow float64 // of those, in the window and not the request's first
 	gapStart := len(st.gaps)              // this request's gap samples are st.gaps[gapStart:]
+	// A burst: token chunks each less than burstGap after the one before
+	// are one gap sample, the burst's gap ÷ its tokens, and one ITL, as
+	// vLLM's one chunk of several tokens is (docs/method.md#bursts);
+	// burst is its sample's index in st.gaps (-1: none open).
+	burst, burstNs, burstTokens := -1, int64(0), 0.0
 	endSpan := func(now int64, finished bool) {
 		sp.end, sp.finished = now, finished
 		if sp.first >= 0 {
@@ -318,7 +323,8 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 			provisionalInWindow++
 		}
 		l.completion.Store(ts.completion)
-		if in && prevChunk >= 0 {
+		inBurst := prevChunk >= 0 && now-prevChunk < burstGap
+		if in && prevChunk >= 0 && !inBurst {
 			st.chunkGaps = append(st.chunkGaps, float32(float64(now-prevChunk)/1e6))
 		}
 		prevChunk = now
@@ -343,8 +349,18 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 				gap := now - prevTok
 				st.decodeTokens += k
 				st.decodeNs += gap
-				st.gaps = append(st.gaps, float32(float64(gap)/1e6/k))
+				if inBurst && burst >= 0 {
+					burstNs, burstTokens = burstNs+gap, burstTokens+k
+					st.gaps[burst] = float32(float64(burstNs) / 1e6 / burstTokens)
+				} else {
+					burst, burstNs, burstTokens = len(st.gaps), gap, k
+					st.gaps = append(st.gaps, float32(float64(gap)/1e6/k))
+				}
+			} else if k > 0 {
+				burst = -1
 			}
+		} else if k > 0 {
+			burst = -1
 		}
 		if k > 0 {
 			prevTok = now

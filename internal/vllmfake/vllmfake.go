@@ -22,10 +22,14 @@ import (
 // with exact control over the stream: tokens per chunk, gap between chunks,
 // and how usage is reported.
 type Server struct {
-	Model        string
-	Tokens       int           // completion tokens per request
-	PerChunk     int           // tokens per chunk
-	Gap          time.Duration // between chunks
+	Model    string
+	Tokens   int           // completion tokens per request
+	PerChunk int           // tokens per chunk
+	Gap      time.Duration // between chunks
+	// Burst sends chunks Burst at a time, back to back, with Gap between
+	// bursts: a speculative step's tokens one chunk each, as llama-server
+	// sends them (0 or 1: every chunk after Gap).
+	Burst        int
 	FirstDelay   time.Duration // before the first chunk, the request running
 	Usage        string        // "continuous" (default), "final" or "none"
 	KVBlocks     int           // cache_config_info num_gpu_blocks (block size 16, the total over engines); 0 = absent
@@ -187,6 +191,9 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 		}
 		for sent < max {
 			gap := f.Gap
+			if f.Burst > 1 && chunks%f.Burst != 0 {
+				gap = 0 // within a burst
+			}
 			if sent == 0 {
 				gap += f.FirstDelay
 			}
