@@ -1,5 +1,12 @@
 // Package report renders Results and Verdicts for people and tools: the go
 // test-style console, test2json events, JUnit XML, Markdown and HTML reports.
+//
+// It is the run's view: it renders what runner, assert and compare decided
+// and decides nothing, and the rule of views (internal/layers/views_test.go:
+// user-facing lines are formatted only in views) counts it as one. It keeps
+// its path, one layer below internal/views, because the commands' views
+// write on its TestStream and console (colour, test2json) rather than the
+// reverse: the stream is the shared surface every view prints through.
 package report
 
 import (

@@ -1,0 +1,178 @@
+package layers
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The rule of views (issue 28): a user-facing line is formatted in a view.
+// Outside viewHomes, a non-test Go source of the module makes none of
+// these calls, which are what "formatting a line for the user" is here:
+//
+//   - fmt.Fprint, Fprintf, Fprintln, Print, Printf, Println: formatted
+//     text written to a stream;
+//   - a call of a method or function named Log or Output (the console's
+//     report.TestStream, the runner's observer) with a fmt.Sprint,
+//     Sprintf or Sprintln call in its arguments: a console line built
+//     where the event happens;
+//   - a call of a function or method named logf or Logf: the same, by a
+//     format string.
+//
+// What the rule allows, and why: the text of an error (fmt.Errorf,
+// exit.*f), of an hcl.Diagnostic (Summary, Detail) and of a typed
+// warning is a value that carries its words, as Go's errors and HCL's
+// diagnostics do; the views decide where and how it is shown (file,
+// line, snippet, colour, JSON). fmt.Sprintf that builds a name, a key or
+// a cell's reason is not a line either. The rule is checked by go/ast,
+// so it sees calls, not text.
+var viewHomes = []struct{ path, why string }{
+	{"internal/views/", "the views: one per command, human and JSON"},
+	{"internal/report/", "the run's view: console, test2json, JUnit, md, html, csv (its package doc says why it stays here)"},
+	{"cmd/slogate/", "the binary's wiring: its usage errors and the exit line, written once"},
+	{"internal/sim/", "the simulators are servers, not slogate's console: HTTP bodies and the imitated engines' logs"},
+	{"internal/vllmfake", "an httptest stand-in for vLLM's HTTP surface, for tests"},
+	{"internal/gguf/genmodels", "a generator run by hand (go run), printing what it wrote"},
+}
+
+// linesToMove are the files that still format user-facing lines outside
+// the views, with how many such calls each holds: the rule's ratchet. A
+// file's count may only fall (lower it here when it does); a file not
+// listed may hold none. Each is a move still to make (issue 28, Build
+// item 2): the runner's, measure's and lifecycle's progress lines become
+// typed events a view renders, as the run's cell lines did
+// (views.RunObserver).
+var linesToMove = map[string]int{
+	// assert's k6-style breach line (`x = 5421.3, want >= 6000`): to
+	// return the figures (rule, value read, threshold, cells) and let a
+	// view write the line.
+	"internal/assert/explain.go": 3,
+	// The commands' help, usage and version texts (the help tables).
+	"internal/cli/flags.go":   10,
+	"internal/cli/program.go": 5,
+	"internal/cli/version.go": 1,
+	// The run's own lines: GitHub annotations, merge's and the server's
+	// header lines, the second signal's note, specload's "ok  SPEC".
+	"internal/gate/annotations.go":    1,
+	"internal/gate/merge.go":          3,
+	"internal/gate/run.go":            4,
+	"internal/interrupt/interrupt.go": 2,
+	"internal/specload/specload.go":   1,
+	"internal/bisect/command.go":      4,
+	// The progress log of a server's run: boots, facts, resume, prompts
+	// built, warnings as they happen.
+	"internal/lifecycle/container.go": 1,
+	"internal/lifecycle/launch.go":    2,
+	"internal/measure/decode.go":      1,
+	"internal/measure/meter.go":       1,
+	"internal/measure/prefill.go":     1,
+	"internal/measure/prompt.go":      1,
+	"internal/runner/boots.go":        7,
+	"internal/runner/correctness.go":  2,
+	"internal/runner/resume.go":       5,
+	"internal/runner/runner.go":       2,
+}
+
+// lineCalls are the calls in file f that format a user-facing line, as
+// "line: call" strings.
+func lineCalls(t *testing.T, fset *token.FileSet, f *ast.File) []string {
+	t.Helper()
+	var out []string
+	name := func(call *ast.CallExpr) (pkg, fn string) {
+		switch fun := call.Fun.(type) {
+		case *ast.Ident:
+			return "", fun.Name
+		case *ast.SelectorExpr:
+			if id, ok := fun.X.(*ast.Ident); ok {
+				return id.Name, fun.Sel.Name
+			}
+			return "", fun.Sel.Name
+		}
+		return "", ""
+	}
+	isSprint := func(n ast.Node) bool {
+		found := false
+		ast.Inspect(n, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				if p, fn := name(c); p == "fmt" && strings.HasPrefix(fn, "Sprint") {
+					found = true
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		pkg, fn := name(call)
+		hit := false
+		switch {
+		case pkg == "fmt" && slices.Contains([]string{"Fprint", "Fprintf", "Fprintln", "Print", "Printf", "Println"}, fn):
+			hit = true
+		case fn == "logf" || fn == "Logf":
+			hit = true
+		case fn == "Log" || fn == "Output":
+			hit = slices.ContainsFunc(call.Args, func(a ast.Expr) bool { return isSprint(a) })
+		}
+		if hit {
+			out = append(out, fset.Position(call.Pos()).String()+": "+strings.TrimPrefix(pkg+"."+fn, "."))
+		}
+		return true
+	})
+	return out
+}
+
+// TestLinesAreFormattedInViews: outside viewHomes, no non-test Go source
+// formats a user-facing line (the rule above), but linesToMove's files,
+// each with no more such calls than it lists.
+func TestLinesAreFormattedInViews(t *testing.T) {
+	_, pkgs := listed(t)
+	fset := token.NewFileSet()
+	counts := map[string][]string{}
+	for _, rel := range sortedKeys(pkgs) {
+		if slices.ContainsFunc(viewHomes, func(h struct{ path, why string }) bool {
+			return matches(h.path, rel) || strings.HasPrefix(rel+"/", h.path)
+		}) {
+			continue
+		}
+		p := pkgs[rel]
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls := lineCalls(t, fset, f); len(calls) > 0 {
+				counts[rel+"/"+name] = calls
+			}
+		}
+	}
+	if len(counts) == 0 && len(linesToMove) == 0 {
+		t.Log("no file outside the views formats a line")
+	}
+	for _, file := range slices.Sorted(maps.Keys(counts)) {
+		calls := counts[file]
+		want, listed := linesToMove[file]
+		switch {
+		case !listed:
+			t.Errorf("%s formats user-facing lines outside the views (%d calls):\n\t%s\nrender them in internal/views (a view of a value this package returns)",
+				file, len(calls), strings.Join(calls, "\n\t"))
+		case len(calls) > want:
+			t.Errorf("%s formats %d user-facing lines, more than the %d linesToMove allows:\n\t%s", file, len(calls), want, strings.Join(calls, "\n\t"))
+		case len(calls) < want:
+			t.Errorf("%s formats %d user-facing lines, fewer than linesToMove's %d: lower its count", file, len(calls), want)
+		}
+	}
+	for file := range linesToMove {
+		if _, ok := counts[file]; !ok {
+			t.Errorf("linesToMove lists %s, which formats no line outside the views: remove it", file)
+		}
+	}
+}
