@@ -301,6 +301,14 @@ type Syntax struct {
 	// that what the server states can be compared with it (nil: the method
 	// as written).
 	SpeculativeMethod func(sp *Speculative) string
+	// SpeculativeSamplingRefusal is the engine's answer, quoted with where
+	// its source says it, to a request whose min_p is above 1e-5 (its
+	// temperature not greedy, below 1e-5) or that sets any logit_bias
+	// while the server decodes speculatively: the spec refuses such a
+	// workload before the run, as every request would fail (vLLM's
+	// SamplingParams._validate_spec_decode); "" where the engine takes
+	// them (SGLang, llama.cpp).
+	SpeculativeSamplingRefusal string
 	// MaxNumSeqsFlags are the spellings of the engine's flag for the most
 	// requests it runs at once, as args may write it.
 	MaxNumSeqsFlags []string

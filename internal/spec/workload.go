@@ -389,13 +389,15 @@ var specDecodeMinP = big.NewFloat(samplingEps)
 // samplingEps is vLLM's _SAMPLING_EPS.
 const samplingEps = 1e-5
 
-// checkSpeculativeSampling applies SamplingParams._validate_spec_decode
-// (vLLM PR #31982): with speculative decoding on, a request whose min_p is
-// above 1e-5 or that sets any logit_bias is answered HTTP 400 "The min_p and
-// logit_bias sampling parameters are not yet supported with speculative
-// decoding.", so every request of the run would fail. A temperature below
-// 1e-5 is greedy: SamplingParams.__post_init__ resets min_p to 0 before
-// the check, so min_p is then no error.
+// checkSpeculativeSampling applies the engine's refusal of min_p and
+// logit_bias with speculative decoding (engine.Syntax.
+// SpeculativeSamplingRefusal: vLLM's SamplingParams._validate_spec_decode,
+// PR #31982): with speculative decoding on, a request whose min_p is above
+// 1e-5 or that sets any logit_bias is answered HTTP 400, so every request
+// of the run would fail. A temperature below 1e-5 is greedy:
+// SamplingParams.__post_init__ resets min_p to 0 before the check, so
+// min_p is then no error. A server of an engine that takes them (SGLang,
+// llama.cpp) is not checked.
 func (l *loader) checkSpeculativeSampling(w *Workload) hcl.Diagnostics {
 	a := l.samplingAttr[w]
 	if a == nil {
@@ -403,7 +405,7 @@ func (l *loader) checkSpeculativeSampling(w *Workload) hcl.Diagnostics {
 	}
 	var spec *Server
 	for _, s := range l.spec.Servers {
-		if s.Speculative != nil {
+		if s.Speculative != nil && s.syntax().SpeculativeSamplingRefusal != "" {
 			spec = s
 			break
 		}
@@ -411,7 +413,7 @@ func (l *loader) checkSpeculativeSampling(w *Workload) hcl.Diagnostics {
 	if spec == nil {
 		return nil
 	}
-	const rule = "vLLM answers HTTP 400 \"The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.\" to every such request (SamplingParams._validate_spec_decode, vLLM PR #31982; docs/vllm.md#sampling-parameters)"
+	rule := spec.syntax().SpeculativeSamplingRefusal
 	var diags hcl.Diagnostics
 	// Compared as the float64 vLLM parses from the request's JSON.
 	greedy := false

@@ -207,3 +207,53 @@ func TestSamplingBoundaries(t *testing.T) {
 		t.Errorf("temperature = %s, want 2", got)
 	}
 }
+
+// TestSpeculativeSamplingIsTheEngines: min_p and logit_bias beside a
+// speculative block are an error only where the engine refuses them
+// (engine.Syntax.SpeculativeSamplingRefusal: vLLM, citing vLLM's rule);
+// llama-server b11669 answered such a request 200 while drafting
+// (docs/llamacpp.md#speculative-decoding), and SGLang states no such rule.
+func TestSpeculativeSamplingIsTheEngines(t *testing.T) {
+	tests := []struct {
+		name, engine, model, method string
+		want                        []string // the diagnostics' summaries
+	}{
+		{name: "vLLM refuses them", engine: "vllm", model: "Qwen/Qwen3.5-4B", method: "draft",
+			want: []string{"min_p with speculative decoding", "logit_bias with speculative decoding"}},
+		{name: "llama.cpp takes them", engine: "llamacpp", model: "/models/tiny.gguf", method: "draft"},
+		{name: "SGLang states no such rule", engine: "sglang", model: "Qwen/Qwen3.5-4B", method: "STANDALONE"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `
+server "s" {
+  engine = "` + tc.engine + `"
+  model  = "` + tc.model + `"
+  speculative {
+    method                 = "` + tc.method + `"
+    model                  = "` + tc.model + `"
+    num_speculative_tokens = 4
+  }
+}
+workload {
+  sampling = {
+    temperature = 1
+    min_p       = 0.1
+    logit_bias  = { "50" = -100 }
+  }
+}
+`
+			_, diags := LoadSource("spec.hcl", []byte(src), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
+			var got []string
+			for _, d := range diags {
+				got = append(got, d.Summary)
+				if !strings.Contains(d.Detail, "vLLM answers HTTP 400") {
+					t.Errorf("%s: %s, want vLLM's rule cited", d.Summary, d.Detail)
+				}
+			}
+			if strings.Join(got, "; ") != strings.Join(tc.want, "; ") {
+				t.Errorf("diagnostics %v, want %v", diags, tc.want)
+			}
+		})
+	}
+}

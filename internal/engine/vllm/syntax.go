@@ -15,11 +15,12 @@ var syntax = &engine.Syntax{
 	OtherSpellings: map[string]map[string]engine.Spelling{
 		"kv_cache_dtype": {"bf16": {Value: "bfloat16", Why: "SGLang's bf16 and bfloat16 are one choice, docs/sglang.md#flags"}},
 	},
-	MaxNumSeqsFlags:  []string{"--max-num-seqs", "--max_num_seqs"},
-	ContainerCommand: nil, // vllm/vllm-openai's entrypoint is `vllm serve`
-	APIKeyEnv:        "VLLM_API_KEY",
-	UnmeasuredFlags:  []string{"--host", "--port", "--api-key"},
-	Docs:             "docs/vllm.md#flags",
+	MaxNumSeqsFlags:            []string{"--max-num-seqs", "--max_num_seqs"},
+	SpeculativeSamplingRefusal: "vLLM answers HTTP 400 \"The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.\" to every such request (SamplingParams._validate_spec_decode, vLLM PR #31982; docs/vllm.md#sampling-parameters)",
+	ContainerCommand:           nil, // vllm/vllm-openai's entrypoint is `vllm serve`
+	APIKeyEnv:                  "VLLM_API_KEY",
+	UnmeasuredFlags:            []string{"--host", "--port", "--api-key"},
+	Docs:                       "docs/vllm.md#flags",
 }
 
 // serveArgs are the arguments of `vllm serve`: MODEL --flag value …, the
