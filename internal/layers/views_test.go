@@ -57,12 +57,11 @@ var linesToMove = map[string]int{
 	"internal/cli/program.go": 5,
 	"internal/cli/version.go": 1,
 	// The run's own lines: GitHub annotations, merge's and the server's
-	// header lines, the second signal's note, specload's "ok  SPEC".
+	// header lines, the second signal's note.
 	"internal/gate/annotations.go":    1,
 	"internal/gate/merge.go":          3,
 	"internal/gate/run.go":            4,
 	"internal/interrupt/interrupt.go": 2,
-	"internal/specload/specload.go":   1,
 	"internal/bisect/command.go":      4,
 	// The progress log of a server's run: boots, facts, resume, prompts
 	// built, warnings as they happen.
