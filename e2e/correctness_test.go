@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,5 +180,77 @@ func TestCorrectnessBadDataset(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCorrectnessResume: a run stopped while its correctness block is
+// measured keeps the block as unfinished (exit 130); -resume measures that
+// block again, and only it; resuming the complete run then keeps the block
+// (its results.json record and correctness.jsonl) and starts no server.
+func TestCorrectnessResume(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	data := correctnessDataset(t, 40)
+	spec := writeSpecLen(t, freePort(t), 4096, `"--sim-tbt", "5ms", "--sim-ttft", "20ms", `, fmt.Sprintf(`
+measure {
+  duration   = "1s"
+  max_output = 256
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [1]
+}
+correctness "greedy" {
+  dataset    = %q
+  max_output = 32
+}
+`, data))
+	out := filepath.Join(t.TempDir(), "out")
+	measuring := `sim: correctness "greedy": 40 prompts, greedy, 1 at a time`
+	b := startSlogate(t, mark, "run", "-sim", "-out", out, spec)
+	b.waitFor(t, "the correctness block", 2*time.Minute, func() bool { return strings.Contains(b.stdout.String(), measuring) })
+	time.Sleep(500 * time.Millisecond) // some outputs in, not all: 40 × 32 tokens × 5 ms
+	b.cmd.Process.Signal(syscall.SIGINT)
+	if code := b.exitAfter(t, 45*time.Second); code != 130 {
+		t.Fatalf("interrupted run: exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, b.stdout.String(), b.stderr.String())
+	}
+	first := readResults(t, out)
+	if c := first.CorrectnessBlock("greedy"); c == nil || !c.Unfinished || c.Errors == 0 || c.Errors == c.Prompts || !first.Interrupted {
+		t.Fatalf("interrupted run's block: %+v (interrupted %v), want unfinished with some outputs", c, first.Interrupted)
+	}
+
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-resume", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, want := range []string{`sim: -resume: correctness "greedy" is measured again: the run it continues was stopped while measuring it`, measuring} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("resume's stdout lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	if strings.Contains(r.Stdout, "=== RUN   sim/decode/ctx=1K/conc=1\n") {
+		t.Errorf("resume measured the decode cell again:\n%s", r.Stdout)
+	}
+	second := readResults(t, out)
+	c := second.CorrectnessBlock("greedy")
+	if c == nil || c.Unfinished || c.Errors != 0 || len(c.Outputs) != 40 || len(second.Correctness) != 1 {
+		t.Fatalf("resumed block: %+v (%d blocks), want 40 outputs, none failed", c, len(second.Correctness))
+	}
+	before, _ := os.ReadFile(filepath.Join(out, res.CorrectnessFile))
+
+	r = slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-resume", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("second resume: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if want := `sim: -resume: correctness "greedy" is kept: 40 outputs in correctness.jsonl`; !strings.Contains(r.Stdout, want) || !strings.Contains(r.Stdout, "nothing left to measure") {
+		t.Errorf("resuming the complete run: stdout lacks %q and \"nothing left to measure\":\n%s", want, r.Stdout)
+	}
+	if strings.Contains(r.Stdout, measuring) || strings.Contains(r.Stdout, "starting server") {
+		t.Errorf("resuming the complete run measured the block again:\n%s", r.Stdout)
+	}
+	after, _ := os.ReadFile(filepath.Join(out, res.CorrectnessFile))
+	if kept := readResults(t, out).CorrectnessBlock("greedy"); string(before) != string(after) || kept == nil || kept.ElapsedS != c.ElapsedS {
+		t.Errorf("the kept block changed: correctness.jsonl equal %v, block %+v", string(before) == string(after), kept)
 	}
 }

@@ -60,6 +60,10 @@ type Correctness struct {
 	// each (a server that refuses logprobs: the outputs are kept, the near
 	// tie rule cannot be applied).
 	Unavailable []string `json:"unavailable,omitempty"`
+	// Unfinished is set when the run was stopped (a signal, -timeout)
+	// while the block was measured: the outputs not sent record why, and
+	// a resumed run measures the block again.
+	Unfinished bool `json:"unfinished,omitempty"`
 	// ElapsedS is the block's wall time; GPUSeconds that time × the
 	// server's GPUs: the cost of the check, apart from the speed cells'
 	// (GPUTime.CellsS).

@@ -31,6 +31,7 @@ func (r *run) correctness(ctx context.Context) error {
 		}
 		r.logf("%s: correctness %q: %d prompts, greedy, %d at a time", r.cfg.Server.Name, c.Name, len(c.Items.Items), c.Concurrency)
 		rec := measure.Correctness(ctx, r.client, c)
+		rec.Unfinished = ctx.Err() != nil
 		rec.Speculative = r.cfg.Server.Speculative != nil
 		rec.GPUSeconds = measure.Round(rec.ElapsedS*float64(gpus), 2)
 		cost := "GPU-s"
@@ -50,6 +51,9 @@ func (r *run) correctness(ctx context.Context) error {
 		}
 		if err := r.writeResults(); err != nil {
 			return err
+		}
+		if rec.Unfinished { // kept, and measured again on -resume
+			return context.Cause(ctx)
 		}
 		spent := rec.GPUSeconds
 		if r.cpuServer() {

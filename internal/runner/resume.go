@@ -3,8 +3,10 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -319,6 +321,9 @@ func (r *run) resume() (int, error) {
 		if err := result.WriteFileAtomic(filepath.Join(r.cfg.OutDir, "cells.jsonl"), buf.Bytes()); err != nil {
 			return 0, exit.Infraf("rewriting cells.jsonl: %v", err)
 		}
+		if err := r.resumeCorrectness(); err != nil {
+			return 0, err
+		}
 	}
 	left := len(r.cfg.Plan.Searches)
 	for _, ref := range r.cfg.Plan.Cells() {
@@ -329,4 +334,61 @@ func (r *run) resume() (int, error) {
 		}
 	}
 	return left, nil
+}
+
+// resumeCorrectness keeps the correctness blocks the resumed run measured
+// in full, with the spec's settings and dataset (results.json's record and
+// its outputs in correctness.jsonl): they are not measured again. A block
+// that was interrupted, changed or whose outputs are gone is measured
+// again, and the run says why. correctness.jsonl is rewritten with the
+// kept blocks' outputs only.
+func (r *run) resumeCorrectness() error {
+	p := r.cfg.Previous
+	if p == nil {
+		return nil
+	}
+	for _, c := range r.cfg.Plan.Correctness {
+		prev := p.CorrectnessBlock(c.Name)
+		if prev == nil {
+			continue
+		}
+		if why := correctnessChanged(prev, c); why != "" {
+			r.logf("%s: -resume: correctness %q is measured again: %s", r.cfg.Server.Name, c.Name, why)
+			continue
+		}
+		r.results.Correctness = append(r.results.Correctness, *prev)
+		r.logf("%s: -resume: correctness %q is kept: %d outputs in %s", r.cfg.Server.Name, c.Name, len(prev.Outputs), result.CorrectnessFile)
+	}
+	if len(r.results.Correctness) == 0 {
+		if err := os.Remove(filepath.Join(r.cfg.OutDir, result.CorrectnessFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return exit.Infraf("-resume: removing %s: %v", result.CorrectnessFile, err)
+		}
+		return nil
+	}
+	if err := r.results.WriteCorrectness(r.cfg.OutDir); err != nil {
+		return exit.Infraf("-resume: rewriting %s: %v", result.CorrectnessFile, err)
+	}
+	return nil
+}
+
+// correctnessChanged says why block prev, as a resumed run recorded it,
+// cannot stand for spec block c: "" when it can (measured to its end, with
+// c's settings, an output for each of c's dataset lines).
+func correctnessChanged(prev *result.Correctness, c *spec.Correctness) string {
+	switch {
+	case prev.Unfinished:
+		return "the run it continues was stopped while measuring it"
+	case prev.Dataset != c.DatasetText || prev.MaxOutput != c.MaxOutput || prev.Logprobs != c.Logprobs ||
+		prev.Concurrency != c.Concurrency || prev.Scorer != c.Scorer || prev.MaxMismatch != c.MaxMismatch ||
+		prev.Margin != c.Margin || prev.NearTieGap != c.NearTieGap:
+		return "its settings changed since that run"
+	case len(prev.Outputs) != prev.Prompts || prev.Prompts != len(c.Items.Items):
+		return fmt.Sprintf("%s holds %d of its %d outputs", result.CorrectnessFile, len(prev.Outputs), len(c.Items.Items))
+	}
+	for i, o := range prev.Outputs {
+		if it := c.Items.Items[i]; o.Line != it.Line || o.Prompt != it.Prompt || o.Answer != it.Answer {
+			return fmt.Sprintf("its dataset changed since that run (line %d)", it.Line)
+		}
+	}
+	return ""
 }
