@@ -1,8 +1,11 @@
 // Package engine is what slogate knows of an inference engine beyond what
 // every OpenAI-compatible server shares, behind one interface, Engine; each
 // engine is one package below it (internal/engine/vllm,
-// internal/engine/sglang) and internal/engine/registry lists them
-// (registry.For(name)).
+// internal/engine/sglang, internal/engine/llamacpp) and
+// internal/engine/registry lists them (registry.For(name)). What only some
+// engines do is an optional hook (ExitHinter, Uncacheder, StreamCloser,
+// ChatPromptIDer), so that a new engine's quirk touches no other
+// engine's package.
 //
 // The layering, from the top (internal/layers/layers_test.go checks it):
 //
@@ -10,7 +13,7 @@
 //	  ↓
 //	internal/engine/registry  the one list of engines: Lookup, For, Names, Title
 //	  ↓
-//	internal/engine/vllm, internal/engine/sglang  one package per engine, independent
+//	internal/engine/vllm, …/sglang, …/llamacpp  one package per engine, independent
 //	  (internal/engine/enginetest beside them: a Conn for their tests)
 //	  ↓
 //	internal/engine  this package: the interface and the engine-neutral types
@@ -89,30 +92,6 @@ type Engine interface {
 	// generation prompt) where POST /tokenize has no messages form, by
 	// another request; ok is false when the engine has no such way.
 	ChatPromptTokens(ctx context.Context, c Conn, messages any, chatTemplateKwargs map[string]any) (n int, ok bool, err error)
-	// ChatPromptIDs are a chat prompt's token IDs (with the generation
-	// prompt and the special tokens the chat request adds) where POST
-	// /tokenize has no messages form (TokenizeChatBody is nil) but the
-	// engine renders and tokenizes it by other requests (llama.cpp's
-	// /apply-template, then /tokenize); ok is false where it cannot.
-	ChatPromptIDs(ctx context.Context, c Conn, messages any, chatTemplateKwargs map[string]any) (ids []int, ok bool, err error)
-	// ExitHint says in slogate's words why a server exited before it was
-	// ready, read from the last lines of its log, where the engine knows
-	// the failure and what to change in the spec (llama-server: a KV cache
-	// type its model's head size refuses, --split-mode tensor without a
-	// GPU); "" otherwise.
-	ExitHint(logTail []string) string
-	// UncachedField is the JSON member (`"key":value`) a generation
-	// request adds so that the server evaluates its whole prompt, reusing
-	// nothing it cached: for a cold prefill request where the request's
-	// fresh cache_salt does not keep the server from reusing a cached
-	// prefix (llama-server's `"cache_prompt":false`); "" where the salt
-	// does (vLLM, SGLang).
-	UncachedField() string
-	// StreamClosesConnection says the server closes a connection after a
-	// streamed response without saying so (no "Connection: close"), so a
-	// client must not reuse it: a request sent on it would meet EOF
-	// (llama-server, docs/llamacpp.md#streaming).
-	StreamClosesConnection() bool
 	// SpeculativeIdle is the warning of a decode cell whose server has a
 	// speculative block but whose /metrics show no drafting in the window,
 	// naming the engine's own metric and launch flag.
@@ -126,6 +105,86 @@ type Engine interface {
 	// workload sent, s) and what the user can do, and ok is true; false
 	// for any other answer.
 	SamplingRejected(msg string, s Sampling) (why, remedy string, ok bool)
+}
+
+// The hooks below are optional: an engine implements the interface only
+// where it differs from what every OpenAI-compatible server does, so that
+// adding an engine's quirk touches no other engine's package; the
+// functions beside them give the default for the rest.
+
+// ChatPromptIDer is an Engine whose POST /tokenize has no messages form
+// (TokenizeChatBody is nil) but that renders and tokenizes a chat prompt
+// by other requests (llama.cpp's /apply-template, then /tokenize).
+type ChatPromptIDer interface {
+	// ChatPromptIDs are a chat prompt's token IDs (with the generation
+	// prompt and the special tokens the chat request adds); ok is false
+	// where it cannot.
+	ChatPromptIDs(ctx context.Context, c Conn, messages any, chatTemplateKwargs map[string]any) (ids []int, ok bool, err error)
+}
+
+// ChatPromptIDs is e's ChatPromptIDer's answer; ok is false for an
+// engine without one.
+func ChatPromptIDs(ctx context.Context, e Engine, c Conn, messages any, chatTemplateKwargs map[string]any) (ids []int, ok bool, err error) {
+	if h, is := e.(ChatPromptIDer); is {
+		return h.ChatPromptIDs(ctx, c, messages, chatTemplateKwargs)
+	}
+	return nil, false, nil
+}
+
+// ExitHinter is an Engine that knows, from the last lines of a server's
+// log, why it exited before it was ready and what to change in the spec
+// (llama-server: a KV cache type its model's head size refuses,
+// --split-mode tensor without a GPU).
+type ExitHinter interface {
+	// ExitHint says it in slogate's words; "" for another failure.
+	ExitHint(logTail []string) string
+}
+
+// ExitHint is e's ExitHinter's hint; "" for an engine without one, whose
+// errors are quoted as they are.
+func ExitHint(e Engine, logTail []string) string {
+	if h, is := e.(ExitHinter); is {
+		return h.ExitHint(logTail)
+	}
+	return ""
+}
+
+// Uncacheder is an Engine whose server may reuse a cached prefix of a
+// request despite its fresh cache_salt (llama-server), so that a cold
+// prefill request must say not to.
+type Uncacheder interface {
+	// UncachedField is the JSON member (`"key":value`) a generation
+	// request adds so that the server evaluates its whole prompt, reusing
+	// nothing it cached (llama-server's `"cache_prompt":false`).
+	UncachedField() string
+}
+
+// UncachedField is e's Uncacheder's field; "" for an engine without one,
+// where the fresh cache_salt keeps the server from reusing a prefix
+// (vLLM, SGLang).
+func UncachedField(e Engine) string {
+	if h, is := e.(Uncacheder); is {
+		return h.UncachedField()
+	}
+	return ""
+}
+
+// StreamCloser is an Engine whose server closes a connection after a
+// streamed response without saying so (no "Connection: close"), so a
+// client must not reuse it: a request sent on it would meet EOF
+// (llama-server, docs/llamacpp.md#streaming).
+type StreamCloser interface {
+	// StreamClosesConnection says the server does.
+	StreamClosesConnection() bool
+}
+
+// StreamClosesConnection is e's StreamCloser's answer; false for an
+// engine without one, whose connections are reused.
+func StreamClosesConnection(e Engine) bool {
+	if h, is := e.(StreamCloser); is {
+		return h.StreamClosesConnection()
+	}
+	return false
 }
 
 // Sampling is what a workload sends of its sampling settings, for

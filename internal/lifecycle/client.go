@@ -226,7 +226,7 @@ func (t *Tokenizer) TokenizeChat(ctx context.Context, messages []openai.ChatComp
 	req := t.c.engine.TokenizeChatBody(t.c.model, messages, addGenerationPrompt, chatTemplateKwargs)
 	if req == nil { // the engine's /tokenize has no messages form (llama.cpp)
 		t.Calls++
-		if ids, ok, err := t.c.engine.ChatPromptIDs(ctx, t.c, messages, chatTemplateKwargs); ok {
+		if ids, ok, err := engine.ChatPromptIDs(ctx, t.c.engine, t.c, messages, chatTemplateKwargs); ok {
 			return ids, err
 		}
 		t.chatByUsage = true
@@ -311,7 +311,7 @@ func (c *Client) OpenStream(ctx context.Context, url, path string, body []byte) 
 	// A server that closes a stream's connection unannounced
 	// (llama-server) must not have it reused: the next request on it
 	// would meet EOF.
-	req.Close = c.engine.StreamClosesConnection()
+	req.Close = engine.StreamClosesConnection(c.engine)
 	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -34,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/shellcmd"
 )
@@ -300,7 +301,7 @@ func waitReady(ctx context.Context, p *Process, c *Client, timeout time.Duration
 	for {
 		if p != nil && !p.Alive() {
 			err := p.exitedErr("exited before it was ready")
-			if hint := c.engine.ExitHint(lastLines(p.logPath, 40)); hint != "" {
+			if hint := engine.ExitHint(c.engine, lastLines(p.logPath, 40)); hint != "" {
 				err = exit.Infraf("%v\n%s", err, hint)
 			}
 			return ReadyInfo{}, err

@@ -11,6 +11,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/requests"
@@ -206,7 +207,7 @@ func NewPrompts(ctx context.Context, c *lifecycle.Client, w *spec.Workload, chat
 	opts := workloadOptions(w)
 	tok := lifecycle.NewTokenizer(c)
 	p := &Prompts{chat: chat, fields: newRequestFields(c.Model(), chat, w), tokenizer: tok, builder: requests.NewBuilder(tok, opts)}
-	p.fields.uncached = c.Engine().UncachedField()
+	p.fields.uncached = engine.UncachedField(c.Engine())
 	var err error
 	if opts.Prompt == workload.Random {
 		_, err = tok.TokenizeText(ctx, "Hello")

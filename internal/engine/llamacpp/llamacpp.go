@@ -14,6 +14,15 @@ type Engine struct{}
 
 var _ engine.Engine = Engine{}
 
+// llama-server's quirks, each an optional hook of package engine, so
+// that no other engine's package carries a stub of them.
+var _ interface {
+	engine.ChatPromptIDer
+	engine.ExitHinter
+	engine.Uncacheder
+	engine.StreamCloser
+} = Engine{}
+
 // Name is "llamacpp".
 func (Engine) Name() string { return Name }
 

@@ -1,8 +1,11 @@
 package registry
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/slogate/slogate/internal/engine"
 )
 
 // TestTitle: an engine's title; "" is vLLM's (results written before
@@ -64,5 +67,45 @@ func TestEnginesReadOnlyTheirOwnMetrics(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestOptionalHooks: llama.cpp's quirks are optional hooks (package
+// engine's ChatPromptIDer, ExitHinter, Uncacheder, StreamCloser) that
+// only it implements; vLLM and SGLang get the defaults without a stub in
+// their packages.
+func TestOptionalHooks(t *testing.T) {
+	tests := []struct {
+		name, engine string
+		uncached     string
+		closes       bool
+		hint         bool
+	}{
+		{name: "llama.cpp", engine: "llamacpp", uncached: `"cache_prompt":false`, closes: true, hint: true},
+		{name: "vLLM", engine: "vllm"},
+		{name: "SGLang", engine: "sglang"},
+	}
+	tail := []string{"llama_init_from_model: failed to initialize the context: LLAMA_SPLIT_MODE_TENSOR needs >= 1 devices"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := For(tc.engine)
+			if got := engine.UncachedField(e); got != tc.uncached {
+				t.Errorf("UncachedField = %q, want %q", got, tc.uncached)
+			}
+			if got := engine.StreamClosesConnection(e); got != tc.closes {
+				t.Errorf("StreamClosesConnection = %v, want %v", got, tc.closes)
+			}
+			if got := engine.ExitHint(e, tail); (got != "") != tc.hint {
+				t.Errorf("ExitHint = %q, want a hint: %v", got, tc.hint)
+			}
+			if _, is := e.(engine.ChatPromptIDer); is != (tc.engine == "llamacpp") {
+				t.Errorf("%s implements ChatPromptIDer: %v", tc.engine, is)
+			}
+			if tc.engine != "llamacpp" { // llama.cpp's needs a server: TestChatPromptIDs
+				if _, ok, err := engine.ChatPromptIDs(context.Background(), e, nil, nil, nil); ok || err != nil {
+					t.Errorf("ChatPromptIDs answered for %s: %v, %v", tc.engine, ok, err)
+				}
+			}
+		})
 	}
 }

@@ -113,17 +113,6 @@ func (e Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, d
 	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no max_total_num_tokens in GET /server_info or /metrics, no \"KV Cache is allocated\" log line): no cell is skipped as over capacity", ""
 }
 
-// StreamClosesConnection: SGLang keeps a streamed response's connection
-// alive as HTTP/1.1 says.
-func (Engine) StreamClosesConnection() bool { return false }
-
-// UncachedField: SGLang's prefix cache keys on cache_salt, so a fresh salt
-// makes a request cold.
-func (Engine) UncachedField() string { return "" }
-
-// ExitHint: SGLang's own errors are quoted as they are.
-func (Engine) ExitHint([]string) string { return "" }
-
 // KVSlots: every request shares the KV pool.
 func (Engine) KVSlots(context.Context, engine.Conn, string) int { return 0 }
 
@@ -188,12 +177,6 @@ func (Engine) TokenizeChatBody(model string, messages any, addGenerationPrompt b
 // TokenizeStatesContext: SGLang's /tokenize answers the tokenizer's
 // model_max_length, not --context-length (docs/sglang.md#tokenize).
 func (Engine) TokenizeStatesContext() bool { return false }
-
-// ChatPromptIDs: SGLang has no request that renders a chat prompt
-// without generating; ChatPromptTokens measures its length instead.
-func (Engine) ChatPromptIDs(context.Context, engine.Conn, any, map[string]any) ([]int, bool, error) {
-	return nil, false, nil
-}
 
 // ChatPromptTokens is the rendered chat prompt's length on a build whose
 // /tokenize takes a prompt only (docs/sglang.md#tokenize): a

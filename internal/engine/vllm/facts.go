@@ -70,17 +70,6 @@ func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp 
 	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line): no cell is skipped as over capacity", ""
 }
 
-// StreamClosesConnection: vLLM keeps a streamed response's connection
-// alive as HTTP/1.1 says.
-func (Engine) StreamClosesConnection() bool { return false }
-
-// UncachedField: vLLM's prefix cache keys on cache_salt, so a fresh salt
-// makes a request cold.
-func (Engine) UncachedField() string { return "" }
-
-// ExitHint: vLLM's own errors are quoted as they are.
-func (Engine) ExitHint([]string) string { return "" }
-
 // KVSlots: every request shares the KV pool.
 func (Engine) KVSlots(context.Context, engine.Conn, string) int { return 0 }
 
@@ -133,11 +122,6 @@ func (Engine) TokenizeChatBody(model string, messages any, addGenerationPrompt b
 
 // TokenizeStatesContext: vLLM's /tokenize answers the server's max_model_len.
 func (Engine) TokenizeStatesContext() bool { return true }
-
-// ChatPromptIDs: vLLM's /tokenize always takes messages.
-func (Engine) ChatPromptIDs(context.Context, engine.Conn, any, map[string]any) ([]int, bool, error) {
-	return nil, false, nil
-}
 
 // ChatPromptTokens: vLLM's /tokenize always takes messages.
 func (Engine) ChatPromptTokens(context.Context, engine.Conn, any, map[string]any) (int, bool, error) {
