@@ -3,7 +3,9 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -404,4 +406,94 @@ func TestFaultTimeoutDuringBoot(t *testing.T) {
 	}
 	o.wantSaid(t, "longer than -timeout 3s")
 	o.wantKept(t, true)
+}
+
+// sleepingMessage is how a cell measured against a sleeping vLLM engine
+// is an Error, not an idle server (docs/vllm.md#metrics).
+const sleepingMessage = `the server is asleep, not idle (its engine at sleep level 1): vllm:engine_sleep_state{sleep_state="awake"} is 0: vLLM's sleep mode (POST /sleep) freed the GPU`
+
+// TestFaultSleepingServer: a vLLM server whose engine sleeps (POST /sleep
+// under VLLM_SERVER_DEV_MODE=1) answers /health and shows nothing running
+// or waiting; put to sleep before the run or during a decode cell, the
+// cell is an Error naming vllm:engine_sleep_state, and the run exits 3.
+func TestFaultSleepingServer(t *testing.T) {
+	t.Parallel()
+	sleep := func(t *testing.T, base string) {
+		t.Helper()
+		resp, err := http.Post(base+"/sleep?level=1", "application/json", nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("POST /sleep: %v %v", resp, err)
+		}
+		resp.Body.Close()
+	}
+	t.Run("before the run", func(t *testing.T) {
+		t.Parallel()
+		mark := newMark(t)
+		t.Cleanup(func() { noLeftovers(t, mark) }) // after startSim's cleanup
+		base := startSimEnv(t, mark, []string{"VLLM_SERVER_DEV_MODE=1"}, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--sim-tbt", "5ms")
+		sleep(t, base)
+		o := runFault(t, mark, time.Minute, "-endpoint", base, faultSpec(t, freePort(t), "", "", oneCell))
+		if o.r.Code != 3 || o.results == nil {
+			t.Fatalf("want exit 3 (no cell could be measured)\n%s", o.dump())
+		}
+		for name, c := range decodeCells(t, o, 2) {
+			if c.Status != vocab.StatusError || !strings.Contains(c.Reason, sleepingMessage) {
+				t.Errorf("%s: status %s reason %q, want error with %q", name, c.Status, c.Reason, sleepingMessage)
+			}
+		}
+		for _, c := range o.results.Prefill {
+			if c.Status != vocab.StatusError || !strings.Contains(c.Reason, sleepingMessage) {
+				t.Errorf("prefill %d: status %s reason %q, want error with %q", c.Context, c.Status, c.Reason, sleepingMessage)
+			}
+		}
+		o.wantSaid(t, sleepingMessage)
+	})
+	t.Run("during a decode cell", func(t *testing.T) {
+		t.Parallel()
+		mark := newMark(t)
+		defer noLeftovers(t, mark)
+		port := freePort(t)
+		base := fmt.Sprintf("http://127.0.0.1:%d", port)
+		spec := faultSpec(t, port, `  env = { VLLM_SERVER_DEV_MODE = "1" }`, fastSim, `
+measure {
+  duration   = "30s"
+  max_output = 4096
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [2]
+}
+`)
+		// Put the server to sleep once the decode cell's two streams run.
+		slept := make(chan struct{})
+		go func() {
+			defer close(slept)
+			for deadline := time.Now().Add(40 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				resp, err := http.Get(base + "/metrics")
+				if err != nil {
+					continue
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if strings.Contains(string(b), `vllm:num_requests_running{engine="0",model_name="qwen"} 2.0`) {
+					if resp, err := http.Post(base+"/sleep?level=1", "application/json", nil); err == nil {
+						resp.Body.Close()
+					}
+					return
+				}
+			}
+		}()
+		o := runFault(t, mark, 2*time.Minute, "-sim", spec)
+		<-slept
+		if o.r.Code != 3 || o.results == nil {
+			t.Fatalf("want exit 3 (the cell could not be measured)\n%s", o.dump())
+		}
+		if c := decodeCells(t, o, 1)["ctx=1K/conc=2"]; c.Status != vocab.StatusError || !strings.Contains(c.Reason, sleepingMessage) {
+			t.Errorf("1K × 2: status %s reason %q, want error with %q", c.Status, c.Reason, sleepingMessage)
+		}
+		// A 30 s window: the cell ended at the sleep, not at its window's end.
+		if o.elapsed > 25*time.Second {
+			t.Errorf("the run took %v: the sleeping server was waited on", o.elapsed)
+		}
+	})
 }

@@ -247,8 +247,15 @@ func portRange() (lo, hi int) {
 // freePort) is retried with another one.
 func startSim(t testing.TB, mark, model string, args ...string) string {
 	t.Helper()
+	return startSimEnv(t, mark, nil, model, args...)
+}
+
+// startSimEnv is startSim with env (NAME=value) added to the simulator's
+// environment.
+func startSimEnv(t testing.TB, mark string, env []string, model string, args ...string) string {
+	t.Helper()
 	for range 3 {
-		if base, ok := startSimOnce(t, mark, model, freePort(t), args...); ok {
+		if base, ok := startSimOnce(t, mark, env, model, freePort(t), args...); ok {
 			return base
 		}
 	}
@@ -258,11 +265,11 @@ func startSim(t testing.TB, mark, model string, args ...string) string {
 
 // startSimOnce is one try of startSim: ok is false when the port turned out
 // to be taken.
-func startSimOnce(t testing.TB, mark, model string, port int, args ...string) (base string, ok bool) {
+func startSimOnce(t testing.TB, mark string, env []string, model string, port int, args ...string) (base string, ok bool) {
 	t.Helper()
 	argv := append([]string{"sim", "serve", model, "--host", "127.0.0.1", "--port", fmt.Sprint(port)}, args...)
 	cmd := exec.Command(bin, argv...)
-	cmd.Env = append(childEnv(), markEnv+"="+mark)
+	cmd.Env = append(childEnv(env...), markEnv+"="+mark)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var log syncBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log

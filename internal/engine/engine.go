@@ -226,6 +226,10 @@ type Status struct {
 	// KVUsage names the KV cache usage gauge the one-stream cross-check
 	// reads.
 	KVUsage string
+	// Asleep says how the engine tells a sleeping engine
+	// (promread.Snapshot.Asleep) and how to wake it, for the error of a
+	// cell measured against one; "" where the engine has no sleep mode.
+	Asleep string
 	// KVSuspect says which figure of the capacity's source (KVSource*,
 	// not KVSourceSpec) a failed KV cross-check points at; "" for a source
 	// the engine has no word for.

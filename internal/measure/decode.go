@@ -39,6 +39,9 @@ var (
 // which a cell of one stream takes. A cell that cannot be measured is an
 // error cell; the error is the run's end (ctx's cause, a server gone).
 func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, repeat int, crossCheckKV bool) (result.DecodeCell, error) {
+	if why := m.awakeCheck(ctx); why != "" {
+		return result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: vocab.StatusError, Reason: why}, nil
+	}
 	d := m.startStreams(ctx, ref, bodies, repeat)
 	defer d.cancel()
 	if err := d.awaitSteadyState(); err != nil {
@@ -125,6 +128,11 @@ func (d *decodeRun) stop() bool {
 // error (the run's end, the server's exit) is returned as it is.
 func (d *decodeRun) end(err error) (result.DecodeCell, error) {
 	d.stop()
+	var ae asleepError
+	if errors.As(err, &ae) {
+		d.cell.Status, d.cell.Reason = vocab.StatusError, ae.why
+		return d.cell, nil
+	}
 	var sf streamFailure
 	if !errors.As(err, &sf) {
 		return d.cell, err
@@ -136,6 +144,9 @@ func (d *decodeRun) end(err error) (result.DecodeCell, error) {
 		return d.cell, terr
 	}
 	d.cell.Status, d.cell.Reason = vocab.StatusError, sf.err.Error()
+	if why := d.m.awakeCheck(d.ctx); why != "" { // the sleep aborted the streams
+		d.cell.Reason = why
+	}
 	return d.cell, nil
 }
 
@@ -196,7 +207,9 @@ measuring:
 			if err := m.Server.Exited(); err != nil {
 				return a, err
 			}
-			d.poll(&polls)
+			if err := d.poll(&polls); err != nil {
+				return a, err
+			}
 			if time.Since(lastProgress) >= 500*time.Millisecond {
 				el := time.Since(windowOpened)
 				d.progress(result.StageMeasuring, el, float64(streams.windowTokens.Load())/el.Seconds())
@@ -214,15 +227,20 @@ measuring:
 
 // poll takes one of the window's polls (takePoll) onto polls, and feeds
 // its scrape to the KV cross-check with the tokens the stream had on
-// either side of it.
-func (d *decodeRun) poll(polls *[]poll) {
+// either side of it; an asleepError when the scrape shows the server's
+// engine asleep.
+func (d *decodeRun) poll(polls *[]poll) error {
 	streams := d.streams
 	complBefore := streams.completion.Load()
 	p, s, err := d.m.takePoll(d.ctx, streams, d.ref.Concurrency, &d.scrapes)
+	if why := d.m.asleep(s); err == nil && why != "" {
+		return asleepError{why}
+	}
 	*polls = append(*polls, p)
 	if err == nil && d.kvc != nil {
 		d.kvc.sample(s, complBefore, streams.completion.Load(), streams.decoding.Load())
 	}
+	return nil
 }
 
 // storeClientMetrics stores the window's metrics as the client measured
@@ -443,7 +461,10 @@ func (m *Meter) steadyState(ctx context.Context, streams *load, concurrency int,
 		if err := m.Server.Exited(); err != nil {
 			return g, err
 		}
-		p, _, _ := m.takePoll(ctx, streams, concurrency, scrapes)
+		p, s, err := m.takePoll(ctx, streams, concurrency, scrapes)
+		if why := m.asleep(s); err == nil && why != "" {
+			return g, asleepError{why}
+		}
 		switch gt.observe(p) {
 		case gateSteady:
 			return gateOutcome{waited: gt.waited()}, nil

@@ -32,6 +32,13 @@ func firstTokenTimeout(n, others int) time.Duration {
 // requests.jsonl (0: not a repeat). It returns every request's run.
 func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt requests.Prompt, salt string, record bool, n, limit, first int, more func([]result.PrefillCell) bool) ([]result.PrefillCell, error) {
 	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
+	if why := m.awakeCheck(ctx); why != "" {
+		// A request to a sleeping engine would wait until it woke.
+		if !record {
+			m.warn(warning.New(warning.WarmUpFailed, fmt.Sprintf("cache warm-up request at %s not sent", vocab.FormatTokens(ctxLen)), why, nil))
+		}
+		return []result.PrefillCell{{Context: ctxLen, Status: vocab.StatusError, Reason: why}}, nil
+	}
 	if !record {
 		n, limit = 1, 1
 	}

@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/slogate/slogate/internal/engine"
@@ -10,6 +11,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/measure/sse"
+	"github.com/slogate/slogate/internal/promread"
 )
 
 // trouble checks, after a stream failed, whether the run cannot go on: the
@@ -75,4 +77,45 @@ func (m *Meter) engine() engine.Engine {
 		return registry.For(m.Spec.Engine)
 	}
 	return m.Server.Client.Engine()
+}
+
+// asleepError ends a cell whose server put its engine to sleep while it
+// was measured: the cell is an Error with why (Meter.asleep).
+type asleepError struct{ why string }
+
+func (e asleepError) Error() string { return e.why }
+
+// asleep is the Error reason of a cell whose server reports, in s, an
+// engine asleep (vLLM's sleep mode, engine.Status.Asleep): such a server
+// answers /health and shows no request running or waiting, so it would
+// read as an idle one; "" when every engine is awake or the engine has no
+// sleep gauge.
+func (m *Meter) asleep(s promread.Snapshot) string {
+	how := m.engine().Status().Asleep
+	if s.Asleep == 0 || how == "" {
+		return ""
+	}
+	engines := "its engine"
+	if s.Asleep > 1 {
+		engines = fmt.Sprintf("%d of its engines", s.Asleep)
+	}
+	level := ""
+	if s.SleepLevel > 0 {
+		level = fmt.Sprintf(" at sleep level %d", s.SleepLevel)
+	}
+	return fmt.Sprintf("the server is asleep, not idle (%s%s): %s", engines, level, how)
+}
+
+// awakeCheck scrapes /metrics before a cell and says why it cannot be
+// measured when the server's engine sleeps (Meter.asleep); "" when it is
+// awake, or when /metrics cannot tell.
+func (m *Meter) awakeCheck(ctx context.Context) string {
+	if m.Server == nil || m.Server.Client == nil {
+		return ""
+	}
+	s, _, err := m.Server.Client.Metrics(ctx)
+	if err != nil {
+		return ""
+	}
+	return m.asleep(s)
 }

@@ -60,6 +60,12 @@ type Snapshot struct {
 	// the counter was present.
 	Preemptions    float64
 	HasPreemptions bool
+	// Asleep is the number of engines the server reports asleep (vLLM's
+	// sleep mode: a sleeping engine answers /health but serves no
+	// request), SleepLevel the deepest level among them; HasSleepState
+	// says the engine's sleep gauge was on the page.
+	Asleep, SleepLevel int
+	HasSleepState      bool
 	// PreemptionsFromZero says the engine writes its preemption counter
 	// from the first preemption on (SGLang's labelled retraction counter),
 	// so a page without it, before one with it, stands for 0.

@@ -182,6 +182,11 @@ type engine struct {
 	nWaiting, nRunning atomic.Int64
 
 	newTokenRatio float64 // SGLang's new_token_ratio (engineParams.ratio)
+
+	// sleepLevel is vLLM's sleep mode (POST /sleep?level=N): 0 awake, else
+	// the level; while it is set the loop runs no step, so arrivals and
+	// running requests wait until POST /wake_up.
+	sleepLevel atomic.Int32
 }
 
 func newEngine(p engineParams) *engine {
@@ -245,6 +250,23 @@ func (e *engine) resetPrefixCache() {
 	e.poke()
 }
 
+// sleep puts the engine to sleep at level (POST /sleep), wakeUp wakes it
+// (POST /wake_up). A sleeping vLLM engine in "abort" mode (the default)
+// also aborts its in-flight requests; the simulator keeps them waiting, as
+// the "keep" mode does.
+func (e *engine) sleep(level int) {
+	e.sleepLevel.Store(int32(level))
+	e.poke()
+}
+
+func (e *engine) wakeUp() {
+	e.sleepLevel.Store(0)
+	e.poke()
+}
+
+// asleep reports whether the engine sleeps.
+func (e *engine) asleep() bool { return e.sleepLevel.Load() > 0 }
+
 // run is the step loop; it returns when ctx is done.
 func (e *engine) run(ctx context.Context) {
 	defer close(e.stopped)
@@ -271,6 +293,13 @@ func (e *engine) run(ctx context.Context) {
 // prefills, then run one decode step (or wait for the next prefill). It
 // reports busy=false when there is nothing to do, ok=false when ctx ended.
 func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
+	if lvl := int(e.sleepLevel.Load()); lvl != e.st.sleepLevel || lvl > 0 {
+		e.st.sleepLevel = lvl
+		if lvl > 0 {
+			e.publish()
+			return false, true
+		}
+	}
 	e.intake()
 	runBefore := len(e.running)
 	e.admit()

@@ -42,6 +42,7 @@ type stats struct {
 	success, aborted, steps        int64 // success: finished by length
 	stopped                        int64 // finished at their EOS
 	preemptions                    int64
+	sleepLevel                     int // vLLM's sleep mode: 0 awake, 1 or 2
 	drafts, draftTokens            int64
 	acceptedTokens                 int64
 	acceptedPerPos                 [16]int64
@@ -95,6 +96,22 @@ func writeMetrics(b *bytes.Buffer, info metricsInfo, snaps []stats) {
 		for i := range snaps {
 			fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"capacity\"} %s\n", labels[i], fmtFloat(float64(snaps[i].waiting)))
 			fmt.Fprintf(b, "vllm:num_requests_waiting_by_reason{%s,reason=\"deferred\"} 0.0\n", labels[i])
+		}
+	}
+	// vLLM's PrometheusStatLogger: one series per engine and state,
+	// awake 1 while the engine serves (docs/vllm.md#metrics).
+	fmt.Fprintf(b, "# HELP vllm:engine_sleep_state Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.\n# TYPE vllm:engine_sleep_state gauge\n")
+	for i := range snaps {
+		lvl := snaps[i].sleepLevel
+		for _, st := range []struct {
+			name string
+			on   bool
+		}{{"awake", lvl == 0}, {"weights_offloaded", lvl == 1}, {"discard_all", lvl == 2}} {
+			v := 0.0
+			if st.on {
+				v = 1
+			}
+			fmt.Fprintf(b, "vllm:engine_sleep_state{%s,sleep_state=%q} %s\n", labels[i], st.name, fmtFloat(v))
 		}
 	}
 	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", func(s *stats) float64 {

@@ -52,6 +52,38 @@ func (s *server) routes() http.Handler {
 			}
 			w.WriteHeader(200)
 		})
+		// Sleep mode's routes (vllm/entrypoints/serve/dev/sleep/api_router.py):
+		// POST /sleep?level=N (1 by default), POST /wake_up, GET
+		// /is_sleeping → {"is_sleeping": bool}. /health still answers 200
+		// while the engines sleep.
+		mux.HandleFunc("POST /sleep", func(w http.ResponseWriter, r *http.Request) {
+			level := 1
+			if v := r.URL.Query().Get("level"); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 || n > 2 {
+					writeJSON(w, http.StatusBadRequest, map[string]string{"error": "level must be 1 or 2, not " + strconv.Quote(v)})
+					return
+				}
+				level = n
+			}
+			for _, e := range s.engs {
+				e.sleep(level)
+			}
+			w.WriteHeader(200)
+		})
+		mux.HandleFunc("POST /wake_up", func(w http.ResponseWriter, r *http.Request) {
+			for _, e := range s.engs {
+				e.wakeUp()
+			}
+			w.WriteHeader(200)
+		})
+		mux.HandleFunc("GET /is_sleeping", func(w http.ResponseWriter, r *http.Request) {
+			asleep := false
+			for _, e := range s.engs {
+				asleep = asleep || e.asleep()
+			}
+			writeJSON(w, 200, map[string]bool{"is_sleeping": asleep})
+		})
 	}
 	return s.auth(mux)
 }

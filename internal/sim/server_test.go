@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -769,5 +770,89 @@ func TestCacheSalt(t *testing.T) {
 	send("tenant-a")
 	if h := hits(); h != 48 {
 		t.Errorf("after /reset_prefix_cache: %g hit tokens, want still 48", h)
+	}
+}
+
+// TestSleepMode: under VLLM_SERVER_DEV_MODE=1 POST /sleep puts every
+// engine to sleep (GET /is_sleeping says so, vllm:engine_sleep_state's
+// awake series is 0 and the level's is 1), /health still answers 200, a
+// request sent meanwhile waits, and POST /wake_up lets it finish.
+func TestSleepMode(t *testing.T) {
+	t.Setenv("VLLM_SERVER_DEV_MODE", "1")
+	ts := startTest(t, "m", "--sim-tbt", "1ms", "--data-parallel-size", "2")
+	state := func() map[string]float64 {
+		time.Sleep(10 * time.Millisecond) // the loop publishes after the poke
+		out := map[string]float64{}
+		for _, m := range scrape(t, ts)["vllm:engine_sleep_state"].GetMetric() {
+			var st, eng string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "sleep_state":
+					st = l.GetValue()
+				case "engine":
+					eng = l.GetValue()
+				}
+			}
+			out[eng+"/"+st] = m.GetGauge().GetValue()
+		}
+		return out
+	}
+	isSleeping := func() bool {
+		resp, err := http.Get(ts.URL + "/is_sleeping")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v struct {
+			IsSleeping bool `json:"is_sleeping"`
+		}
+		json.NewDecoder(resp.Body).Decode(&v)
+		return v.IsSleeping
+	}
+	awake := map[string]float64{"0/awake": 1, "0/weights_offloaded": 0, "0/discard_all": 0, "1/awake": 1, "1/weights_offloaded": 0, "1/discard_all": 0}
+	if got := state(); !maps.Equal(got, awake) || isSleeping() {
+		t.Fatalf("before /sleep: %v, is_sleeping %v", got, isSleeping())
+	}
+	if resp := ts.post(t, "/sleep?level=1", "", nil); resp.StatusCode != 200 {
+		t.Fatalf("POST /sleep: %d", resp.StatusCode)
+	}
+	asleep := map[string]float64{"0/awake": 0, "0/weights_offloaded": 1, "0/discard_all": 0, "1/awake": 0, "1/weights_offloaded": 1, "1/discard_all": 0}
+	if got := state(); !maps.Equal(got, asleep) || !isSleeping() {
+		t.Errorf("asleep: %v, is_sleeping %v", got, isSleeping())
+	}
+	if resp, err := http.Get(ts.URL + "/health"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/health while asleep: %v %v, want 200", resp, err)
+	}
+	done := make(chan int, 1)
+	go func() {
+		raw, _ := json.Marshal(map[string]any{"prompt": []int{1, 2, 3}, "max_tokens": 3})
+		resp, err := http.Post(ts.URL+"/v1/completions", "application/json", bytes.NewReader(raw))
+		if err != nil {
+			done <- 0
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	select {
+	case code := <-done:
+		t.Fatalf("a request to a sleeping engine finished (%d)", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+	ts.post(t, "/wake_up", "", nil)
+	select {
+	case code := <-done:
+		if code != 200 {
+			t.Errorf("after /wake_up: %d, want 200", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request did not finish within 5 s of /wake_up")
+	}
+	if got := state(); !maps.Equal(got, awake) || isSleeping() {
+		t.Errorf("after /wake_up: %v, is_sleeping %v", got, isSleeping())
+	}
+	if resp := ts.post(t, "/sleep?level=3", "", nil); resp.StatusCode != 400 {
+		t.Errorf("POST /sleep?level=3: %d, want 400", resp.StatusCode)
 	}
 }

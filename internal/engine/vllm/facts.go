@@ -136,6 +136,7 @@ var status = &engine.Status{
 	Deferred:    "vllm:num_requests_waiting_by_reason{reason=\"deferred\"}: a LoRA budget or a KV transfer",
 	Preemptions: "vllm:num_preemptions_total",
 	KVUsage:     "vllm:kv_cache_usage_perc",
+	Asleep:      "vllm:engine_sleep_state{sleep_state=\"awake\"} is 0: vLLM's sleep mode (POST /sleep) freed the GPU, /health still answers 200 and no request is served until POST /wake_up (docs/vllm.md#metrics)",
 	KVSuspect: func(source string) string {
 		switch source {
 		case engine.KVSourceMetrics:

@@ -16,7 +16,7 @@ import (
 // vllm:prefix_cache_queries_total and _hits_total (prompt tokens looked up
 // and found; docs/vllm.md#prefix-caching), vllm:num_preemptions_total,
 // the speculative counters vllm:spec_decode_*_total, vllm:kv_cache_usage_perc
-// per engine, and what vllm:cache_config_info says about the KV cache
+// per engine, the engines asleep (vllm:engine_sleep_state), and what vllm:cache_config_info says about the KV cache
 // (docs/vllm.md#cache-config-info). Counters and request gauges are summed
 // over the `engine` label (data parallelism) and filtered by `model_name`;
 // the KV facts keep one value per engine, because vLLM's per-engine series
@@ -58,6 +58,9 @@ func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 	if f, ok := fams["vllm:cache_config_info"]; ok {
 		s.KV = cacheConfigInfo(f)
 	}
+	if f, ok := fams["vllm:engine_sleep_state"]; ok {
+		s.Asleep, s.SleepLevel, s.HasSleepState = sleepState(f, modelName)
+	}
 	if f, ok := fams["vllm:kv_cache_usage_perc"]; ok {
 		for _, m := range f.GetMetric() {
 			if !promread.ModelMatches(m, modelName) || m.GetGauge() == nil {
@@ -71,6 +74,36 @@ func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// sleepState reads vllm:engine_sleep_state (v1/metrics/loggers.py: one
+// gauge per engine and sleep_state; awake 1 while the engine serves, 0
+// asleep, weights_offloaded 1 at sleep level 1, discard_all 1 at level 2):
+// the engines whose awake series is 0, and the deepest level set; ok
+// unless no awake series is on the page.
+func sleepState(f *dto.MetricFamily, modelName string) (asleep, level int, ok bool) {
+	for _, m := range f.GetMetric() {
+		if !promread.ModelMatches(m, modelName) || m.GetGauge() == nil {
+			continue
+		}
+		on := m.GetGauge().GetValue() == 1
+		switch promread.LabelValue(m, "sleep_state") {
+		case "awake":
+			ok = true
+			if m.GetGauge().GetValue() == 0 {
+				asleep++
+			}
+		case "weights_offloaded":
+			if on {
+				level = max(level, 1)
+			}
+		case "discard_all":
+			if on {
+				level = max(level, 2)
+			}
+		}
+	}
+	return asleep, level, ok
 }
 
 // waitingByReason sums the capacity and deferred series of

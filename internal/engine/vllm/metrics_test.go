@@ -1,6 +1,7 @@
 package vllm
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,4 +212,40 @@ func FuzzMetrics(f *testing.F) {
 			t.Fatalf("KV = %+v from a valid page: an overflow", snap.KV)
 		}
 	})
+}
+
+// TestSleepState reads vllm:engine_sleep_state (v1/metrics/loggers.py):
+// the engines whose awake series is 0 and the deepest level set, another
+// model's series left out; a page without the gauge says nothing.
+func TestSleepState(t *testing.T) {
+	series := func(engine, model string, awake, offloaded, discard float64) string {
+		return fmt.Sprintf("vllm:engine_sleep_state{engine=%q,model_name=%q,sleep_state=\"awake\"} %g\n"+
+			"vllm:engine_sleep_state{engine=%q,model_name=%q,sleep_state=\"weights_offloaded\"} %g\n"+
+			"vllm:engine_sleep_state{engine=%q,model_name=%q,sleep_state=\"discard_all\"} %g\n",
+			engine, model, awake, engine, model, offloaded, engine, model, discard)
+	}
+	const head = "# TYPE vllm:engine_sleep_state gauge\n"
+	tests := []struct {
+		name          string
+		page          string
+		asleep, level int
+		has           bool
+	}{
+		{name: "awake", page: head + series("0", "qwen", 1, 0, 0), has: true},
+		{name: "level 1 on one of two engines", page: head + series("0", "qwen", 0, 1, 0) + series("1", "qwen", 1, 0, 0), asleep: 1, level: 1, has: true},
+		{name: "level 2 on both", page: head + series("0", "qwen", 0, 0, 1) + series("1", "qwen", 0, 0, 1), asleep: 2, level: 2, has: true},
+		{name: "another model asleep", page: head + series("0", "qwen", 1, 0, 0) + series("0", "other", 0, 1, 0), has: true},
+		{name: "no gauge", page: "vllm:num_requests_running{engine=\"0\",model_name=\"qwen\"} 1\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := ParseMetrics(strings.NewReader(tt.page), "qwen")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Asleep != tt.asleep || s.SleepLevel != tt.level || s.HasSleepState != tt.has {
+				t.Errorf("asleep %d level %d has %v; want %d, %d, %v", s.Asleep, s.SleepLevel, s.HasSleepState, tt.asleep, tt.level, tt.has)
+			}
+		})
+	}
 }
