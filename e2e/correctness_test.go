@@ -92,17 +92,18 @@ correctness "greedy" {
 		name    string
 		args    string
 		code    int
+		check   string // the check whose verdict decides
 		want    []string
 		notWant []string
 	}{
-		{name: "identical builds agree", args: `"--sim-accuracy", "0.9"`, code: 0,
-			want: []string{"--- PASS: sim/correctness/greedy", "60 of 60 prompts agree exactly, 0 near ties, 0 mismatches"}},
-		{name: "drifted outputs fail while speed passes", args: `"--sim-accuracy", "0.9", "--sim-drift", "0.3"`, code: 1,
-			want: []string{"--- FAIL: sim/correctness/greedy", "mismatch the baseline", "> max_mismatch 0%", ": mismatch at token ",
+		{name: "identical builds agree", args: `"--sim-accuracy", "0.9"`, code: 0, check: "agreement",
+			want: []string{"--- PASS: sim/correctness/greedy/agreement", "--- PASS: sim/correctness/greedy/accuracy", "60 of 60 prompts agree exactly, 0 near ties, 0 mismatches"}},
+		{name: "drifted outputs fail while speed passes", args: `"--sim-accuracy", "0.9", "--sim-drift", "0.3"`, code: 1, check: "agreement",
+			want: []string{"--- FAIL: sim/correctness/greedy/agreement", "mismatch the baseline", "> max_mismatch 0%", ": mismatch at token ",
 				": near tie at token ", "--- PASS: sim/baseline/decode/ctx=1K/conc=1"},
 			notWant: []string{"--- FAIL: sim/baseline/"}},
-		{name: "a planted accuracy drop fails", args: `"--sim-accuracy", "0.6"`, code: 1,
-			want: []string{"--- FAIL: sim/correctness/greedy", "accuracy regressed: 0.", "--- PASS: sim/baseline/decode/ctx=1K/conc=1"}},
+		{name: "a planted accuracy drop fails", args: `"--sim-accuracy", "0.6"`, code: 1, check: "accuracy",
+			want: []string{"--- FAIL: sim/correctness/greedy/accuracy", "accuracy regressed: 0.", "--- PASS: sim/baseline/decode/ctx=1K/conc=1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,8 +123,22 @@ correctness "greedy" {
 				}
 			}
 			b := readResults(t, out)
-			if v := verdictOf(b, "sim/correctness/greedy"); v == nil || (v.Outcome == vocab.Pass) != (tt.code == 0) {
-				t.Errorf("results.json's verdict: %+v", v)
+			if v := verdictOf(b, "sim/correctness/greedy/"+tt.check); v == nil || (v.Outcome == vocab.Pass) != (tt.code == 0) {
+				t.Errorf("results.json's verdict of %s: %+v", tt.check, v)
+			}
+			// JUnit has a case per check, the deciding one failed when the
+			// run fails.
+			junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, check := range []string{"agreement", "accuracy"} {
+				if !strings.Contains(string(junit), `name="sim/correctness/greedy/`+check+`"`) {
+					t.Errorf("junit.xml has no case of the %s check:\n%s", check, junit)
+				}
+			}
+			if failed := `name="sim/correctness/greedy/` + tt.check + `" time="0.000">` + "\n      <failure"; strings.Contains(string(junit), failed) != (tt.code != 0) {
+				t.Errorf("junit.xml: the %s case failed %v, want %v:\n%s", tt.check, !(tt.code != 0), tt.code != 0, junit)
 			}
 			if b.Comparison == nil || len(b.Comparison.Correctness) != 1 {
 				t.Fatalf("results.json has no correctness comparison: %+v", b.Comparison)

@@ -104,7 +104,7 @@ correctness "greedy" {
 	}
 	swap(other)
 	r = gate("other", one)
-	if r.Code != 1 || !strings.Contains(r.Stdout, "--- FAIL: tiny/correctness/greedy") || !strings.Contains(r.Stdout, "mismatch the baseline") ||
+	if r.Code != 1 || !strings.Contains(r.Stdout, "--- FAIL: tiny/correctness/greedy/agreement") || !strings.Contains(r.Stdout, "mismatch the baseline") ||
 		strings.Contains(r.Stdout, "--- FAIL: tiny/baseline/") || !strings.Contains(r.Stdout, "--- PASS: tiny/baseline/decode/ctx=256/conc=1") {
 		t.Fatalf("other.gguf: exit %d, want 1 with the correctness test failed and the speed cell passed\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}

@@ -15,16 +15,34 @@ import (
 // report lists them all).
 const maxDivergenceLines = 10
 
-// CorrectnessVerdicts are the verdicts of res's correctness blocks, one
-// each, named "<server>/correctness/<name>" (docs/method.md#correctness):
-// with a comparison (c, from -baseline), its decision of each block
-// (compare.CorrectnessResult) with the agreement's counts, each diverged
-// prompt (the first ten) and the paired accuracy; without one, or for a
-// block the baseline lacks, the block as measured: a Pass with its
-// accuracy and interval, an Error when a request failed.
+// Correctness checks: the last part of a compared block's verdicts' names,
+// "<server>/correctness/<name>/<check>" (docs/method.md#correctness).
+const (
+	// CheckAgreement is greedy agreement with the baseline.
+	CheckAgreement = "agreement"
+	// CheckAccuracy is the paired task accuracy against the baseline.
+	CheckAccuracy = "accuracy"
+	// CheckLossless is speculative decoding's losslessness under greedy:
+	// this run decoded speculatively, the baseline did not.
+	CheckLossless = "lossless"
+)
+
+// CorrectnessVerdicts are the verdicts of res's correctness blocks
+// (docs/method.md#correctness). With a comparison (c, from -baseline),
+// one verdict per check of each block (compare.CorrectnessResult), named
+// "<server>/correctness/<name>/<check>": greedy agreement with its counts
+// and each diverged prompt (the first ten); the paired accuracy when both
+// blocks have a scorer; speculative losslessness when this run decoded
+// speculatively and the baseline did not. A block the comparison refused
+// is one Error verdict "<server>/correctness/<name>". Without a
+// comparison, or for a block the baseline lacks, one verdict per block,
+// the block as measured: a Pass with its accuracy and interval, an Error
+// when a request failed.
 func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Verdict {
 	by := map[string]*compare.CorrectnessResult{}
+	inconclusive := compare.InconclusiveFail
 	if c != nil && !c.Refused {
+		inconclusive = c.Policy.Inconclusive
 		for i := range c.Correctness {
 			by[c.Correctness[i].Name] = &c.Correctness[i]
 		}
@@ -32,15 +50,18 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 	var out []result.Verdict
 	for i := range res.Correctness {
 		b := &res.Correctness[i]
-		v := result.Verdict{Test: vocab.TestID{Server: res.Server.Name, Kind: vocab.KindCorrectness, Block: b.Name}.Name(),
-			Kind: vocab.KindCorrectness, Outcome: vocab.Pass}
-		v.Details = append(v.Details, measuredLine(b))
-		for _, u := range b.Unavailable {
-			v.Details = append(v.Details, "could not: "+u)
+		name := vocab.TestID{Server: res.Server.Name, Kind: vocab.KindCorrectness, Block: b.Name}.Name()
+		newVerdict := func(test, rule string) result.Verdict {
+			v := result.Verdict{Test: test, Kind: vocab.KindCorrectness, Outcome: vocab.Pass, Rule: rule}
+			v.Details = append(v.Details, measuredLine(b))
+			for _, u := range b.Unavailable {
+				v.Details = append(v.Details, "could not: "+u)
+			}
+			return v
 		}
 		cr := by[b.Name]
 		if cr == nil || cr.Outcome == vocab.Skip {
-			v.Rule = "measured (no baseline block to compare with)"
+			v := newVerdict(name, "measured (no baseline block to compare with)")
 			v.Message = "outputs recorded; " + strconv.Itoa(b.Prompts-b.Errors) + " of " + strconv.Itoa(b.Prompts) + " prompts answered"
 			if b.Scored > 0 {
 				acc := "accuracy " + accuracyText(b.Correct, b.Scored)
@@ -54,57 +75,87 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 			out = append(out, v)
 			continue
 		}
-		v.Outcome = cr.Outcome
-		v.Rule = fmt.Sprintf("greedy outputs agree with the baseline's (max_mismatch %s)", numfmt.Percent(b.MaxMismatch))
-		if b.Scorer != "" {
-			v.Rule += fmt.Sprintf("; accuracy not below the baseline's by %s points", numfmt.Shortest(100*b.Margin))
-		}
+		agreeRule := fmt.Sprintf("greedy outputs agree with the baseline's (max_mismatch %s)", numfmt.Percent(b.MaxMismatch))
 		if cr.Refused != "" {
-			v.Infra = true
+			v := newVerdict(name, agreeRule)
+			v.Outcome, v.Infra = cr.Outcome, true
 			v.Message = "not compared: " + cr.Refused
 			out = append(out, v)
 			continue
 		}
+		// A failed request leaves a prompt without an output: every check
+		// of the block is then an infrastructure Error.
+		failed := ""
+		if b.Errors > 0 {
+			failed = fmt.Sprintf("%d of %d requests failed", b.Errors, b.Prompts)
+		}
 		g := cr.Greedy
-		var msgs []string
 		agree := fmt.Sprintf("%d of %d prompts agree exactly, %d near ties, %d mismatches (%s)", g.Exact, g.Prompts, g.NearTies, g.Mismatches,
 			numfmt.Percent(g.MismatchRate()))
+		ag := newVerdict(name+"/"+CheckAgreement, agreeRule)
+		ag.Details = append(ag.Details, agree)
+		var msgs []string
 		if g.Change == compare.Regressed {
+			ag.Outcome = vocab.Fail
 			msgs = append(msgs, fmt.Sprintf("%d of %d prompts mismatch the baseline (%s > max_mismatch %s)", g.Mismatches, g.Prompts,
 				numfmt.Percent(g.MismatchRate()), numfmt.Percent(g.MaxMismatch)))
 		}
-		v.Details = append(v.Details, agree)
+		for i, p := range g.Diverged {
+			if i == maxDivergenceLines {
+				ag.Details = append(ag.Details, fmt.Sprintf("… and %d more (report.md lists them all)", len(g.Diverged)-i))
+				break
+			}
+			ag.Details = append(ag.Details, DivergenceLine(p))
+		}
+		if g.Unpaired > 0 {
+			ag.Outcome, ag.Infra = vocab.Error, true
+			msgs = append(msgs, fmt.Sprintf("%d prompts have no output on a side (a request failed)", g.Unpaired))
+		} else if failed != "" {
+			ag.Outcome, ag.Infra = vocab.Error, true
+			msgs = append(msgs, failed)
+		}
+		ag.Details = append(ag.Details, cr.Notes...)
+		if len(msgs) == 0 {
+			msgs = append(msgs, agree)
+		}
+		ag.Message = strings.Join(msgs, "; ")
+		out = append(out, ag)
 		if cr.Lossless {
 			word := "lossless"
 			if g.Change == compare.Regressed {
 				word = "NOT lossless"
 			}
-			v.Details = append(v.Details, fmt.Sprintf("speculative decoding is %s under greedy: against the baseline without speculation, %s", word, agree))
-		}
-		for i, p := range g.Diverged {
-			if i == maxDivergenceLines {
-				v.Details = append(v.Details, fmt.Sprintf("… and %d more (report.md lists them all)", len(g.Diverged)-i))
-				break
+			lv := newVerdict(name+"/"+CheckLossless, "speculative decoding is lossless under greedy: its outputs agree with the baseline's, measured without speculation")
+			lv.Outcome, lv.Infra = ag.Outcome, ag.Infra
+			lv.Message = fmt.Sprintf("speculative decoding is %s under greedy: against the baseline without speculation, %s", word, agree)
+			lv.Details = append(lv.Details, lv.Message)
+			if ag.Outcome != vocab.Pass {
+				lv.Message = ag.Message
 			}
-			v.Details = append(v.Details, DivergenceLine(p))
-		}
-		if g.Unpaired > 0 {
-			v.Infra = true
-			msgs = append(msgs, fmt.Sprintf("%d prompts have no output on a side (a request failed)", g.Unpaired))
+			out = append(out, lv)
 		}
 		if p := cr.Accuracy; p != nil {
+			av := newVerdict(name+"/"+CheckAccuracy, fmt.Sprintf("accuracy not below the baseline's by %s points", numfmt.Shortest(100*b.Margin)))
 			line, msg := pairedLines(p)
-			v.Details = append(v.Details, line)
-			if msg != "" {
-				msgs = append(msgs, msg)
+			av.Details = append(av.Details, line)
+			switch p.Change {
+			case compare.Regressed:
+				av.Outcome = vocab.Fail
+			case compare.Inconclusive:
+				if inconclusive == compare.InconclusiveFail {
+					av.Outcome = vocab.Inconclusive
+				}
 			}
+			av.Message = line
+			if msg != "" {
+				av.Message = msg
+			}
+			if failed != "" {
+				av.Outcome, av.Infra = vocab.Error, true
+				av.Message = failed + "; " + av.Message
+			}
+			out = append(out, av)
 		}
-		v.Details = append(v.Details, cr.Notes...)
-		if len(msgs) == 0 {
-			msgs = append(msgs, agree)
-		}
-		v.Message = strings.Join(msgs, "; ")
-		out = append(out, v)
 	}
 	return out
 }
