@@ -5,6 +5,7 @@ package assert
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -162,6 +163,9 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 		}
 		v.Details = append(v.Details, s.msg)
 		msgs = append(msgs, s.msg)
+	}
+	if len(cells) == 0 && len(facts) == 0 && len(searches) > 0 && !slices.ContainsFunc(searches, func(s searchRead) bool { return !s.skip }) {
+		v.Outcome, v.Infra = vocab.Skip, false
 	}
 	v.Message = strings.Join(msgs, "; ")
 }

@@ -44,16 +44,30 @@ func unknownCorrectness(m *searchRead) cty.Value {
 // (res.Comparison, which gate fills before the conditions are read). A
 // figure the run cannot give (a comparison's without -baseline, an
 // accuracy without a scorer, a block not measured) is unknown with a
-// mark that says why; a test reading it is an Error.
+// mark that says why; a test reading it is an Error, but a Skip when it
+// reads a comparison's figure and there is no baseline block to compare
+// with (the run on main that makes the first baseline).
 func correctnessValue(c *spec.Correctness, res *result.Results) cty.Value {
 	b := res.CorrectnessBlock(c.Name)
 	if b == nil {
 		return unknownCorrectness(&searchRead{name: c.Name, msg: fmt.Sprintf("correctness %q was not measured", c.Name), infra: true})
 	}
 	var cc *result.CorrectnessComparison
+	// Why the comparison's figures are not there: a Skip when there is
+	// no baseline to compare with (no -baseline, or a baseline without the
+	// block: the run that makes the first baseline), an Error when there is
+	// one and the blocks could not be compared.
+	why, skip := "no baseline was given (-baseline): skipped", true
 	if res.Comparison != nil {
 		for i := range res.Comparison.Correctness {
-			if x := &res.Comparison.Correctness[i]; x.Name == c.Name && !x.Missing && x.Refused == "" {
+			x := &res.Comparison.Correctness[i]
+			switch {
+			case x.Name != c.Name:
+			case x.Missing:
+				why = fmt.Sprintf("the baseline has no correctness block %q: skipped", c.Name)
+			case x.Refused != "":
+				why, skip = "the blocks were not compared: "+x.Refused, false
+			default:
 				cc = x
 			}
 		}
@@ -78,9 +92,12 @@ func correctnessValue(c *spec.Correctness, res *result.Results) cty.Value {
 		case f.Scored && b.Scored == 0:
 			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{name: c.Name,
 				msg: fmt.Sprintf("correctness[%q].%s: the block scored no output (it has no scorer)", c.Name, f.Name), infra: true})
-		case !ok:
+		case !ok && cc != nil: // accuracy_change: a side has no scorer
 			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{name: c.Name,
-				msg: fmt.Sprintf("correctness[%q].%s is measured against the baseline's block: run with -baseline (the baseline needs a block %q)", c.Name, f.Name, c.Name), infra: true})
+				msg: fmt.Sprintf("correctness[%q].%s: the baseline's block scored no output (it has no scorer)", c.Name, f.Name), infra: true})
+		case !ok:
+			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{name: c.Name, skip: skip, infra: !skip,
+				msg: fmt.Sprintf("correctness[%q].%s is measured against the baseline's block, and %s", c.Name, f.Name, why)})
 		default:
 			attrs[f.Name] = cty.NumberFloatVal(v)
 		}

@@ -29,7 +29,10 @@ assert "accurate" {
 // TestEvaluateCorrectness: conditions read correctness["NAME"]'s figures:
 // the run's (accuracy and its interval) always, the comparison's
 // (mismatch_rate) against a baseline; without one, or without the block
-// measured, a read is an infrastructure Error saying why.
+// measured, a read is an infrastructure Error saying why; but a read of a
+// comparison's figure with no baseline block to compare with (no
+// -baseline, or a baseline without the block) is a Skip: the run on main
+// that makes the first baseline passes.
 func TestEvaluateCorrectness(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "p.jsonl"), []byte("{\"prompt\": \"a\", \"answer\": \"x\"}\n"), 0o644); err != nil {
@@ -53,8 +56,12 @@ func TestEvaluateCorrectness(t *testing.T) {
 		{name: "against a baseline: mismatches fail", blocks: []result.Correctness{block},
 			compared: &result.CorrectnessComparison{Name: "greedy", Prompts: 100, Exact: 97, Mismatches: 3, MismatchRate: 0.03},
 			want:     [2]vocab.Outcome{vocab.Fail, vocab.Pass}, wantMsg: `correctness["greedy"].mismatch_rate = 0.03, want <= 0`},
-		{name: "no baseline: the comparison's figure is an error", blocks: []result.Correctness{block},
-			want: [2]vocab.Outcome{vocab.Error, vocab.Pass}, wantMsg: `correctness["greedy"].mismatch_rate is measured against the baseline's block: run with -baseline`},
+		{name: "no baseline: the comparison's figure skips", blocks: []result.Correctness{block},
+			want: [2]vocab.Outcome{vocab.Skip, vocab.Pass}, wantMsg: `correctness["greedy"].mismatch_rate is measured against the baseline's block, and no baseline was given (-baseline): skipped`},
+		{name: "a baseline without the block: skips", blocks: []result.Correctness{block}, compared: &result.CorrectnessComparison{Name: "greedy", Missing: true},
+			want: [2]vocab.Outcome{vocab.Skip, vocab.Pass}, wantMsg: `correctness["greedy"].mismatch_rate is measured against the baseline's block, and the baseline has no correctness block "greedy": skipped`},
+		{name: "blocks not compared: an error", blocks: []result.Correctness{block}, compared: &result.CorrectnessComparison{Name: "greedy", Refused: "max_output 64 → 32"},
+			want: [2]vocab.Outcome{vocab.Error, vocab.Pass}, wantMsg: `correctness["greedy"].mismatch_rate is measured against the baseline's block, and the blocks were not compared: max_output 64 → 32`},
 		{name: "not measured", want: [2]vocab.Outcome{vocab.Error, vocab.Error}, wantMsg: `correctness "greedy" was not measured`},
 	}
 	for _, tt := range tests {

@@ -28,6 +28,9 @@ type searchRead struct {
 	name  string
 	msg   string
 	infra bool
+	// skip: the figure needs a baseline the run was not given; a test
+	// whose every unknown read is such is a Skip.
+	skip bool
 }
 
 // probeObjectType is the type of one element of search["NAME"].probes.
