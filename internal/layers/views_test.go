@@ -73,7 +73,7 @@ var linesToMove = map[string]int{
 	"internal/measure/prompt.go":      1,
 	"internal/runner/boots.go":        7,
 	"internal/runner/correctness.go":  2,
-	"internal/runner/resume.go":       5,
+	"internal/runner/resume.go":       7,
 	"internal/runner/runner.go":       2,
 }
 
