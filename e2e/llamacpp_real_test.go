@@ -480,8 +480,11 @@ assert "traffic" {
 		// waits. Poisson arrivals at 4/s can put a third in flight, so
 		// the open loop is valid, or queued by the server's own waiting
 		// requests (llamacpp:requests_deferred), never anything else.
+		// The closed loop too, under CI's load: a slot freed and the next
+		// request sent can meet the server's deferred gauge between its
+		// own two updates (CI saw two polls in a row once).
 		ok := c.Status == vocab.StatusValid ||
-			c.Traffic == "open" && c.Status == vocab.StatusQueued && strings.Contains(c.Reason, "the server reported waiting requests")
+			c.Status == vocab.StatusQueued && strings.Contains(c.Reason, "the server reported waiting requests")
 		if c.Completed == 0 || !ok {
 			t.Errorf("traffic cell %s: %d completed, %s (%s); want requests completed and valid (the open loop: or queued by the server's waiting requests)", c.Traffic, c.Completed, c.Status, c.Reason)
 		}
