@@ -1,14 +1,40 @@
 package result
 
-// Search is the outcome of one `search "NAME"` block: the largest
-// concurrency in Range whose decode cell at Context meets the objective
-// (docs/method.md#search). It is one element of results.json's "search"
-// array.
+// Search is the outcome of one `search "NAME"` block (docs/method.md#search).
+// A concurrency search finds the largest concurrency in Range whose decode
+// cell at Context meets the objective; a rate search (Traffic set) finds the
+// highest request rate in RateRange whose traffic cell meets it, with
+// confidence bounds (docs/method.md#rate-search). It is one element of
+// results.json's "search" array.
 type Search struct {
-	Name    string `json:"name"`
-	Context int    `json:"context"`
-	// Range is the [lo, hi] concurrency range searched.
-	Range [2]int `json:"range"`
+	Name string `json:"name"`
+	// Context is a concurrency search's context; 0 in a rate search.
+	Context int `json:"context,omitzero"`
+	// Range is the [lo, hi] concurrency range searched; zero in a rate
+	// search.
+	Range [2]int `json:"range,omitzero"`
+	// Traffic is a rate search's traffic block: the probes are its cells
+	// at the probes' rates. "" in a concurrency search.
+	Traffic string `json:"traffic,omitempty"`
+	// RateRange is the [lo, hi] request rate range (requests per second)
+	// a rate search searched.
+	RateRange [2]float64 `json:"rate_range,omitzero"`
+	// Rate is a rate search's answer: the highest rate judged to meet the
+	// objective; 0 when none did (Found is false then).
+	Rate float64 `json:"rate,omitempty"`
+	// RateLower and RateUpper are the confidence bounds of the true
+	// capacity (the rate where the objective stops holding) at Confidence;
+	// RateUpper is 0 when not bounded (RateRange[1] met the objective).
+	RateLower float64 `json:"rate_lower,omitempty"`
+	RateUpper float64 `json:"rate_upper,omitempty"`
+	// Precision is the relative width at which bisection stopped (e.g.
+	// 0.025) and Confidence the level of the bounds (e.g. 0.95).
+	Precision  float64 `json:"precision,omitempty"`
+	Confidence float64 `json:"confidence,omitempty"`
+	// ClientLimit is the lowest probe rate the client could not drive
+	// (a probe unmeasurable for client lag); 0 when every probe was kept
+	// to its schedule. The answer then lies below it.
+	ClientLimit float64 `json:"client_limit,omitempty"`
 	// Objective is the objective as written in the spec.
 	Objective string `json:"objective"`
 	// Concurrency is the answer: the largest c such that every probe at or
@@ -32,14 +58,51 @@ type Search struct {
 }
 
 // SearchProbe is one probe of a search: a decode cell at one concurrency
+// (a concurrency search) or a traffic cell at one rate (a rate search),
 // and whether it met the objective.
 type SearchProbe struct {
+	// Concurrency is a concurrency search's probe; 0 in a rate search.
 	Concurrency int  `json:"concurrency"`
 	Passed      bool `json:"passed"`
 	// Reason says why a probe failed: the objective's comparisons that did
 	// not hold, or "over capacity: …".
-	Reason string     `json:"reason,omitempty"`
-	Cell   DecodeCell `json:"cell"`
+	Reason string `json:"reason,omitempty"`
+	// Cell is a concurrency search's decode cell; zero in a rate search.
+	Cell DecodeCell `json:"cell,omitzero"`
+	// Rate is a rate search's probe rate (requests per second).
+	Rate float64 `json:"rate,omitempty"`
+	// Traffic is a rate search's probe cell: the traffic block's cell at
+	// Rate (its last window when the probe was lengthened).
+	Traffic *TrafficCell `json:"traffic_cell,omitempty"`
+	// Decision is a rate probe's decision: DecisionMet, DecisionFailed,
+	// DecisionUndecided or DecisionUnmeasurable.
+	Decision string `json:"decision,omitempty"`
+	// Windows is how many windows a rate probe measured (more than one
+	// when an undecided probe was lengthened or repeated).
+	Windows int `json:"windows,omitempty"`
+}
+
+// A rate probe's decisions (SearchProbe.Decision).
+const (
+	// DecisionMet: the objective holds even at the pessimistic end of
+	// each metric's confidence interval.
+	DecisionMet = "met"
+	// DecisionFailed: the objective fails even at the optimistic end.
+	DecisionFailed = "failed"
+	// DecisionUndecided: the intervals straddle the objective after the
+	// most windows the search allows.
+	DecisionUndecided = "undecided"
+	// DecisionUnmeasurable: the client could not keep the probe's
+	// schedule (client lag), so the probe says nothing about the server.
+	DecisionUnmeasurable = "unmeasurable"
+)
+
+// IsRate reports whether s is a rate search (`search { traffic = … }`).
+func (s *Search) IsRate() bool { return s.Traffic != "" }
+
+// RateProbe returns the probe at rate, if the rate search measured one.
+func (s *Search) RateProbe(rate float64) (*SearchProbe, bool) {
+	return find(s.Probes, func(p *SearchProbe) bool { return p.Traffic != nil && p.Rate == rate })
 }
 
 // Probe returns the probe at concurrency c, if the search measured one.

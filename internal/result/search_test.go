@@ -1,0 +1,114 @@
+package result
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// TestSearchJSON round-trips both kinds of search and checks which keys
+// each writes: a rate search writes no concurrency search's context, range
+// or decode cell, and a concurrency search's JSON keeps its keys.
+func TestSearchJSON(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      Search
+		keys    []string // top-level keys that must be present
+		absent  []string // top-level keys that must be absent
+		probeIn []string // keys of the first probe that must be present
+		probeNo []string // keys of the first probe that must be absent
+	}{
+		{
+			name: "concurrency search",
+			in: Search{Name: "max_users", Context: 8192, Range: [2]int{1, 64}, Objective: "cell.per_request_tps >= 50",
+				Concurrency: 16, Found: true, Monotone: true, ConfirmedBy: 17,
+				Probes: []SearchProbe{{Concurrency: 16, Passed: true,
+					Cell: DecodeCell{Matrix: "search/max_users", Context: 8192, Concurrency: 16, Status: vocab.StatusValid}}}},
+			keys:    []string{"name", "context", "range", "objective", "concurrency", "found", "monotone", "probes"},
+			absent:  []string{"traffic", "rate_range", "rate", "rate_lower", "rate_upper"},
+			probeIn: []string{"concurrency", "passed", "cell"},
+			probeNo: []string{"rate", "traffic_cell", "decision", "windows"},
+		},
+		{
+			name: "rate search",
+			in: Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 20}, Objective: "cell.goodput_share >= 0.95",
+				Rate: 6.25, RateLower: 5.9, RateUpper: 6.6, Precision: 0.025, Confidence: 0.95, ClientLimit: 18, Found: true, Monotone: true,
+				Probes: []SearchProbe{{Rate: 6.25, Passed: true, Decision: DecisionMet, Windows: 2,
+					Traffic: &TrafficCell{Traffic: "search/capacity", Rate: 6.25, Arrivals: "poisson", Seed: 1, Status: vocab.StatusValid, GoodputShare: 0.99}}}},
+			keys:    []string{"name", "traffic", "rate_range", "rate", "rate_lower", "rate_upper", "precision", "confidence", "client_limit", "probes"},
+			absent:  []string{"context", "range"},
+			probeIn: []string{"rate", "passed", "traffic_cell", "decision", "windows"},
+			probeNo: []string{"cell"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(&tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got Search
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.in, got); diff != "" {
+				t.Errorf("round trip (-want +got):\n%s", diff)
+			}
+			var top struct {
+				Probes []map[string]json.RawMessage `json:"probes"`
+			}
+			var keys map[string]json.RawMessage
+			if err := json.Unmarshal(b, &keys); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &top); err != nil {
+				t.Fatal(err)
+			}
+			checkKeys(t, "search", keys, tt.keys, tt.absent)
+			checkKeys(t, "probe", top.Probes[0], tt.probeIn, tt.probeNo)
+			if got.IsRate() != (tt.in.Traffic != "") {
+				t.Errorf("IsRate() = %v", got.IsRate())
+			}
+		})
+	}
+}
+
+func checkKeys(t *testing.T, what string, m map[string]json.RawMessage, present, absent []string) {
+	t.Helper()
+	for _, k := range present {
+		if _, ok := m[k]; !ok {
+			t.Errorf("%s: key %q missing", what, k)
+		}
+	}
+	for _, k := range absent {
+		if _, ok := m[k]; ok {
+			t.Errorf("%s: key %q present", what, k)
+		}
+	}
+}
+
+func TestRateProbe(t *testing.T) {
+	s := Search{Traffic: "chat", Probes: []SearchProbe{
+		{Rate: 1, Traffic: &TrafficCell{Rate: 1}},
+		{Rate: 2, Traffic: &TrafficCell{Rate: 2}},
+	}}
+	tests := []struct {
+		name string
+		rate float64
+		ok   bool
+	}{
+		{name: "measured", rate: 2, ok: true},
+		{name: "not measured", rate: 3, ok: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := s.RateProbe(tt.rate)
+			if ok != tt.ok || (ok && p.Rate != tt.rate) {
+				t.Errorf("RateProbe(%v) = %v, %v", tt.rate, p, ok)
+			}
+		})
+	}
+}
