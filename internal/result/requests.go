@@ -57,6 +57,23 @@ type RequestRecord struct {
 	// (the requests the cell's metrics are computed from).
 	InWindow bool `json:"in_window,omitempty"`
 
+	// Traffic schedules: set on a traffic cell's requests.
+
+	// Index is the request's 0-based place in its cell's arrival schedule
+	// (a conversation's turns share their conversation's index and differ
+	// by Turn); nil outside traffic cells.
+	Index *int `json:"index,omitempty"`
+	// PlannedMs is when the schedule planned to send the request, in ms
+	// since the cell's clock zero (the first arrival is planned one gap
+	// after it); nil for a closed loop's requests, which have no planned
+	// time, and for a conversation's later turns, sent when the previous
+	// answer is in.
+	PlannedMs *float64 `json:"planned_ms,omitempty"`
+	// LagMs is the actual send time minus PlannedMs: how far the client
+	// (or, for an arrival held by the outstanding cap, the server) fell
+	// behind the schedule; nil where PlannedMs is.
+	LagMs *float64 `json:"lag_ms,omitempty"`
+
 	// Workloads: set by dataset and conversation workloads.
 
 	// DatasetEntry names the dataset entry the prompt came from (its id,

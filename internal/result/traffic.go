@@ -62,6 +62,17 @@ type TrafficCell struct {
 	// Polling is how long the window's /metrics scrapes took; nil when it
 	// took none.
 	Polling *Polling `json:"polling,omitempty"`
+	// Schedule is what determined the cell's requests and arrivals, with
+	// its Hash; nil in a cell recorded before schedules were, or one that
+	// errored before its requests were planned.
+	Schedule *Schedule `json:"schedule,omitempty"`
+	// LagMsP99 and LagMsMax are the 99th percentile and the maximum of the
+	// client's lag behind its schedule over the cell's arrivals: actual
+	// minus planned send time, an arrival held by the outstanding cap
+	// excepted (docs/method.md#client-lag); 0 in a closed loop, which has
+	// no planned times.
+	LagMsP99 float64 `json:"lag_ms_p99,omitempty"`
+	LagMsMax float64 `json:"lag_ms_max,omitempty"`
 }
 
 // Ref returns the reference that names this cell.

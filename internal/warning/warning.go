@@ -89,6 +89,12 @@ const (
 	// drain; they count as not meeting the SLO. Figures: FigUnfinished,
 	// FigDrainS.
 	Unfinished Code = "unfinished"
+	// ClientLag: the client fell behind its traffic schedule beyond the
+	// bound of docs/method.md#client-lag (the cell is an Error: slogate
+	// could not drive the rate from this machine). Figures: FigLagP99Ms,
+	// FigLagMaxMs, FigLagBoundMs (the p99 bound), FigMeanGapMs (the
+	// schedule's mean gap), FigArrivals (the arrivals the lag is over).
+	ClientLag Code = "client_lag"
 )
 
 // The codes of a run's own warnings (results.json's top-level warnings).
@@ -168,6 +174,11 @@ const (
 	FigDocumentBytes       = "document_bytes"
 	FigNeededBytes         = "needed_bytes"
 	FigFailed              = "failed"
+	FigLagP99Ms            = "lag_ms_p99"
+	FigLagMaxMs            = "lag_ms_max"
+	FigLagBoundMs          = "lag_bound_ms"
+	FigMeanGapMs           = "mean_gap_ms"
+	FigArrivals            = "arrivals"
 )
 
 // Warning is one warning: what kind (Code), what it says (Summary and
