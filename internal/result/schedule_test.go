@@ -29,7 +29,9 @@ func TestScheduleDifferences(t *testing.T) {
 			want: []string{"rate 2.5 vs 0", "concurrency 0 vs 4"}},
 		{name: "window", change: func(s *Schedule) { s.WarmUpS, s.WindowS = 10, 60 }, want: []string{"warm-up 5s vs 10s", "window 30s vs 60s"}},
 		{name: "workload", change: func(s *Schedule) { s.Workload = "" }, want: []string{`workload "chat" vs (none)`}},
-		{name: "setting changed", change: func(s *Schedule) { s.Settings = map[string]string{"prompt": "dataset", "seed": "1", "context": "0", "max_output": "128"} },
+		{name: "setting changed", change: func(s *Schedule) {
+			s.Settings = map[string]string{"prompt": "dataset", "seed": "1", "context": "0", "max_output": "128"}
+		},
 			want: []string{"workload setting seed 0 vs 1"}},
 		{name: "setting added", change: func(s *Schedule) {
 			s.Settings = map[string]string{"prompt": "dataset", "seed": "0", "context": "0", "max_output": "128", "turns": "3"}
