@@ -3,7 +3,7 @@
 // packages of the layers below its own (never one of its own layer or
 // above), plus the rules below that name the arrows the reshape removed.
 // The imports are go list's, so the test sees what the compiler sees.
-// README.md's Development section draws the same layers (TestReadmeDrawsLayers).
+// docs/architecture.md draws the same layers (TestArchitectureDrawsLayers).
 package layers
 
 import (
@@ -222,7 +222,7 @@ func TestLayering(t *testing.T) {
 	for _, rel := range sortedKeys(pkgs) {
 		li, ok := at[rel]
 		if !ok {
-			t.Errorf("package %s is in no layer: add it to layers in internal/layers/layers_test.go (and to README.md's Development section)", rel)
+			t.Errorf("package %s is in no layer: add it to layers in internal/layers/layers_test.go (and to docs/architecture.md's drawing)", rel)
 			continue
 		}
 		for _, imp := range pkgs[rel].Imports {
@@ -373,21 +373,18 @@ func TestEngineNamesStayInTheirPackages(t *testing.T) {
 	}
 }
 
-// TestReadmeDrawsLayers: the first code block of README.md's Development
-// section draws the layers, top to bottom: each layer's packages, one line
-// each ("gate/   what it does"), layers separated by a line of "─" or "↓".
-func TestReadmeDrawsLayers(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// TestArchitectureDrawsLayers: the first code block of docs/architecture.md
+// draws the layers, top to bottom: each layer's packages, one line each
+// ("internal/gate/   what it does"), layers separated by a line of "─" or
+// "↓". (README.md's Development section draws only their top-level shape.)
+func TestArchitectureDrawsLayers(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, dev, ok := strings.Cut(string(b), "\n## Development\n")
+	_, block, ok := strings.Cut(string(b), "```\n")
 	if !ok {
-		t.Fatal("README.md has no Development section")
-	}
-	_, block, ok := strings.Cut(dev, "```\n")
-	if !ok {
-		t.Fatal("README.md's Development section has no code block")
+		t.Fatal("docs/architecture.md has no code block")
 	}
 	block, _, _ = strings.Cut(block, "```")
 	got := drawnLayers(block)
@@ -396,7 +393,7 @@ func TestReadmeDrawsLayers(t *testing.T) {
 		want = append(want, slices.Sorted(slices.Values(l)))
 	}
 	if !slices.EqualFunc(got, want, slices.Equal[[]string]) {
-		t.Errorf("README.md's Development section draws the layers\n%s\nwant (layers_test.go)\n%s", format(got), format(want))
+		t.Errorf("docs/architecture.md draws the layers\n%s\nwant (layers_test.go)\n%s", format(got), format(want))
 	}
 }
 
