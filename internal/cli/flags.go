@@ -24,6 +24,7 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/suggest"
+	"github.com/slogate/slogate/internal/views/helpview"
 )
 
 // Help is what `slogate help CMD` and `slogate CMD -h` print around the
@@ -200,45 +201,16 @@ func expectedForm(fl *flag.Flag, err error) string {
 }
 
 // WriteHelp prints the command's help: usage line, description, every flag
-// with its placeholder, default and meaning, and the examples.
+// with its placeholder, default and meaning, and the examples (the help
+// view writes them).
 func (f *FlagSet) WriteHelp(w io.Writer) {
-	fmt.Fprintf(w, "Usage: %s\n", f.help.Usage)
-	if len(f.help.Doc) > 0 {
-		fmt.Fprintln(w)
-		for _, l := range f.help.Doc {
-			fmt.Fprintln(w, l)
-		}
-	}
-	type row struct{ left, right string }
-	var rows []row
-	width := 0
+	h := helpview.CommandHelp{Usage: f.help.Usage, Doc: f.help.Doc, Examples: f.help.Examples}
 	f.VisitAll(func(fl *flag.Flag) {
 		_, usage := flag.UnquoteUsage(fl)
 		if d := fl.DefValue; !slices.Contains([]string{"", "0", "0s", "false", "[]"}, d) {
 			usage += " (default " + d + ")"
 		}
-		r := row{synopsis(fl), usage}
-		width = max(width, len(r.left))
-		rows = append(rows, r)
+		h.Flags = append(h.Flags, helpview.Flag{Synopsis: synopsis(fl), Usage: usage})
 	})
-	const maxWidth = 26 // a longer synopsis puts its text on the next line
-	width = min(width, maxWidth)
-	if len(rows) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Flags (before or after the arguments; -flag and --flag are the same; -- ends them):")
-		for _, r := range rows {
-			if len(r.left) > width {
-				fmt.Fprintf(w, "  %s\n  %-*s  %s\n", r.left, width, "", r.right)
-				continue
-			}
-			fmt.Fprintf(w, "  %-*s  %s\n", width, r.left, r.right)
-		}
-	}
-	if len(f.help.Examples) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Examples:")
-		for _, e := range f.help.Examples {
-			fmt.Fprintf(w, "  %s\n", e)
-		}
-	}
+	helpview.WriteCommand(w, h)
 }

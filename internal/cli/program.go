@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/suggest"
+	"github.com/slogate/slogate/internal/views/helpview"
 )
 
 // Command is one subcommand of a Program.
@@ -76,15 +76,12 @@ func (p *Program) unknown(name string) error {
 	return exit.Usagef("unknown command %q"+hint, name, p.Name)
 }
 
-// WriteHelp prints the top-level help: intro, usage, commands, footer.
+// WriteHelp prints the top-level help: intro, usage, commands, footer
+// (the help view writes them).
 func (p *Program) WriteHelp(w io.Writer) {
-	fmt.Fprintf(w, "%s\n\nUsage: %s COMMAND [flags] [args]\n\nCommands:\n", p.Intro, p.Name)
-	for _, c := range p.Commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.Name, c.Summary)
+	cmds := make([]helpview.Command, len(p.Commands))
+	for i, c := range p.Commands {
+		cmds[i] = helpview.Command{Name: c.Name, Summary: c.Summary}
 	}
-	fmt.Fprintln(w)
-	for _, l := range p.Footer {
-		fmt.Fprintln(w, l)
-	}
-	fmt.Fprintf(w, "Run '%s help COMMAND' (or '%s COMMAND -h') for a command's flags and examples.\n", p.Name, p.Name)
+	helpview.WriteTop(w, p.Name, p.Intro, cmds, p.Footer)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
@@ -11,6 +10,7 @@ import (
 	"golang.org/x/mod/module"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/views/helpview"
 )
 
 // Version is what `slogate version` prints: which slogate this is, the
@@ -69,21 +69,9 @@ func BuildVersion(ldVersion, ldCommit string, info *debug.BuildInfo) Version {
 	return v
 }
 
-// String is the one line `slogate version` prints:
+// String is the one line `slogate version` prints (helpview.VersionLine):
 // "slogate v1.2.0 (commit 0123456789ab, 2026-11-30T20:00:00Z, modified) go1.26.0 linux/amd64".
-func (v Version) String() string {
-	commit := "commit unknown"
-	if v.Commit != "" {
-		commit = "commit " + v.Commit
-	}
-	if !v.Time.IsZero() {
-		commit += ", " + v.Time.UTC().Format(time.RFC3339)
-	}
-	if v.Modified {
-		commit += ", modified"
-	}
-	return fmt.Sprintf("slogate %s (%s) %s %s", v.Version, commit, v.Go, v.Platform)
-}
+func (v Version) String() string { return helpview.VersionLine(helpview.Version(v)) }
 
 // RunVersion is the `version` command (also -version, --version): it prints
 // v, one line, on stdout.
@@ -96,6 +84,6 @@ func RunVersion(stdout io.Writer, args []string, v Version) error {
 	if err := fls.WantArgs(rest, 0, "no arguments"); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(stdout, v)
+	err = helpview.WriteVersion(stdout, helpview.Version(v))
 	return exit.With(exit.Infra, err)
 }

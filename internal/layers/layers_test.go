@@ -38,7 +38,7 @@ var layers = [][]string{
 	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/interrupt"},
 	// The commands' views: of a comparison (text, Markdown, JSON, verdicts)
 	// and of a plan (text, JSON).
-	{"internal/views", "internal/views/planview"},
+	{"internal/views", "internal/views/planview", "internal/views/helpview"},
 	// Running a plan's steps; verdicts from the rules; rendering the reports.
 	{"internal/runner", "internal/assert", "internal/report", "internal/bisect/decision"},
 	// Measuring one cell against a client; comparing two sets of results.

@@ -52,10 +52,6 @@ var linesToMove = map[string]int{
 	// return the figures (rule, value read, threshold, cells) and let a
 	// view write the line.
 	"internal/assert/explain.go": 3,
-	// The commands' help, usage and version texts (the help tables).
-	"internal/cli/flags.go":   10,
-	"internal/cli/program.go": 5,
-	"internal/cli/version.go": 1,
 	// The run's own lines: GitHub annotations, merge's and the server's
 	// header lines, the second signal's note.
 	"internal/gate/annotations.go":    1,
