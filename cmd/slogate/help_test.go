@@ -76,6 +76,42 @@ func TestHelpFromTable(t *testing.T) {
 	}
 }
 
+// TestUsageLineNamesEveryFlag: a usage line that lists its flags (every
+// command's but run's "[flags]" and sim's, which prints its own help)
+// names each flag the command defines, as `help CMD`'s Flags section
+// lists them: `help diff` lacked -inconclusive, `help plan` -var,
+// `help validate` -format, `help bisect` -var, -duration, -alpha and
+// -stream-timeout.
+func TestUsageLineNamesEveryFlag(t *testing.T) {
+	flagRow := regexp.MustCompile(`(?m)^  (-[a-z][a-z-]*)`)
+	for _, c := range cli.Commands {
+		if c.Name == "sim" {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			help, _, code := cliRun(t, "help", c.Name)
+			usage, rest, _ := strings.Cut(help, "\n")
+			_, flags, _ := strings.Cut(rest, "\nFlags (")
+			flags, _, _ = strings.Cut(flags, "\n\n")
+			if code != 0 {
+				t.Fatalf("help %s exits %d", c.Name, code)
+			}
+			if strings.Contains(usage, "[flags]") {
+				return // the Flags section lists them
+			}
+			named := map[string]bool{}
+			for _, f := range regexp.MustCompile(`-[a-z][a-z-]*`).FindAllString(usage, -1) {
+				named[f] = true
+			}
+			for _, m := range flagRow.FindAllStringSubmatch(flags, -1) {
+				if !named[m[1]] {
+					t.Errorf("%s defines %s; its usage line does not name it:\n%s", c.Name, m[1], usage)
+				}
+			}
+		})
+	}
+}
+
 func padRight(s string, n int) string { return s + strings.Repeat(" ", max(0, n-len(s))) }
 
 // TestREADMEFromTable: README's Commands block has one line per synopsis

@@ -95,7 +95,7 @@ var Commands = []CommandDoc{
 	},
 	{
 		Name: "validate", Summary: "check specs (every *.hcl below a folder); print diagnostics",
-		Synopses: []string{"[-json] [-var N=V] SPEC|DIR..."},
+		Synopses: []string{"[-format text|json] [-json] [-var N=V] SPEC|DIR..."},
 		Doc: []string{"Parse and check spec files, and every *.hcl file below each folder given; print the diagnostics.",
 			"-json prints the document `terraform validate -json` prints."},
 		Exits: []int{0, 2},
@@ -107,7 +107,7 @@ var Commands = []CommandDoc{
 	},
 	{
 		Name: "plan", Summary: "launch argv/env, cells, estimated duration; matrix: one CI job per server",
-		Synopses: []string{"[-format text|json|matrix] [-o FILE] [-run REGEX] [-duration D] [-server NAME] SPEC..."},
+		Synopses: []string{"[-format text|json|matrix] [-o FILE] [-run REGEX] [-duration D] [-server NAME] [-var N=V] SPEC..."},
 		Doc: []string{"Print each server's launch command, the cells to measure in order, the cells each assertion needs, and an estimated duration.",
 			"-format matrix prints a JSON list with one {spec, server, job, dir, estimated_s, gpus} entry per server of each spec, for a CI matrix (docs/ci.md).",
 			"-duration, -server, -run and -var are run's flags: the plan is that of the run given them."},
@@ -120,7 +120,7 @@ var Commands = []CommandDoc{
 	},
 	{
 		Name: "diff", Summary: "compare two runs cell by cell",
-		Synopses: []string{"[-format text|md|json] [-tolerance PCT] [-alpha P] [-metric LIST] [-allow-settings-change] A.json B.json"},
+		Synopses: []string{"[-format text|md|json] [-tolerance PCT] [-alpha P] [-inconclusive fail|pass] [-metric LIST] [-allow-settings-change] A.json B.json"},
 		Doc: []string{"Compare two results files cell by cell: A is the reference, B the new run.",
 			"Exit 0 when every cell is within the tolerance, 1 when one regressed beyond it or was lost (measured",
 			"in A, over capacity or missing in B), 2 on bad usage or runs measured with different settings, 3 when",
@@ -135,7 +135,7 @@ var Commands = []CommandDoc{
 	},
 	{
 		Name: "bisect", Summary: "the first build where each regressed cell regressed, between a good and a bad build",
-		Synopses: []string{"-good G -bad B -candidates FILE [-var-name NAME] [-out DIR] [-resume] [-max-gpu-time D] [-sim] [-tolerance PCT] SPEC"},
+		Synopses: []string{"-good G -bad B -candidates FILE [-var-name NAME] [-var N=V] [-out DIR] [-resume] [-max-gpu-time D] [-sim] [-duration D] [-tolerance PCT] [-alpha P] [-stream-timeout D] SPEC"},
 		Doc: []string{"Bisect the builds listed in FILE (one a line, in order, holding G and B) for the first one where a cell regressed:",
 			"each build replaces the server's container.image, or with -var-name sets that spec variable (a launched server).",
 			"G and B are measured first; only the cells B regressed against G are bisected, with the spec's measure settings",
