@@ -60,6 +60,9 @@ var layers = [][]string{
 	{"internal/engine/registry"},
 	{"internal/engine/vllm", "internal/engine/sglang", "internal/engine/llamacpp", "internal/engine/enginetest"},
 	{"internal/engine"},
+	// The rate search's decisions: bounds, probes, bisection, capacity
+	// lost (pure: the runner and compare call it).
+	{"internal/ratesearch"},
 	// The metric table.
 	{"internal/metric"},
 	// The vocabulary: cell references, statuses, outcomes, test names.

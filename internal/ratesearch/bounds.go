@@ -1,0 +1,144 @@
+// Package ratesearch is the decision code of a rate search
+// (docs/method.md#rate-search): the confidence bounds of a probe's metrics,
+// a probe's decision against its objective, the bisection over request rate
+// that finds the highest rate meeting it with bounds of the true capacity,
+// and the rule that tells capacity lost between two searches. It is pure:
+// the runner measures, through an injected probe function; no clock, no IO.
+package ratesearch
+
+import (
+	"math"
+	"sort"
+
+	"github.com/aclements/go-moremath/mathx"
+)
+
+// Bounds use the exact tails of the binomial distribution, not a normal
+// approximation: a probe's windows have a few hundred requests and the
+// objectives sit in the tails (a 95 % share, a p99), where Wilson's
+// interval, whose coverage oscillates below the nominal level for shares
+// near 1 (Brown, Cai & DasGupta 2001, Statistical Science 16(2)), would
+// spend the error budget the search splits over its probes. go-moremath,
+// already a dependency (compare's tests use it), gives the regularized
+// incomplete beta function; its inverse, which it lacks, is found here by
+// bisection, which the function's monotonicity in x makes exact to 1e-12.
+
+// ShareBounds is the Clopper–Pearson bound (Clopper & Pearson 1934) of a
+// share of k successes in n trials: lo and hi are each a one-sided bound
+// at level alpha (together a 1 − 2·alpha interval). lo is 0 when k is 0,
+// hi 1 when k is n; [0, 1] when n is 0.
+func ShareBounds(k, n int, alpha float64) (lo, hi float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	k = min(max(k, 0), n)
+	lo, hi = 0, 1
+	if k > 0 {
+		// P(X ≥ k | p) = I_p(k, n−k+1) = alpha.
+		lo = invBetaInc(alpha, float64(k), float64(n-k+1))
+	}
+	if k < n {
+		// P(X ≤ k | p) = 1 − I_p(k+1, n−k) = alpha.
+		hi = invBetaInc(1-alpha, float64(k+1), float64(n-k))
+	}
+	return lo, hi
+}
+
+// invBetaInc is the x in [0, 1] where I_x(a, b) = y, by bisection.
+func invBetaInc(y, a, b float64) float64 {
+	lo, hi := 0.0, 1.0
+	for range 200 {
+		mid := (lo + hi) / 2
+		if mathx.BetaInc(mid, a, b) < y {
+			lo = mid
+		} else {
+			hi = mid
+		}
+		if hi-lo < 1e-13 {
+			break
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// binomialCDF is P(X ≤ k) for X ~ Binomial(n, p).
+func binomialCDF(k, n int, p float64) float64 {
+	switch {
+	case k < 0:
+		return 0
+	case k >= n:
+		return 1
+	case p <= 0:
+		return 1
+	case p >= 1:
+		return 0
+	}
+	return mathx.BetaInc(1-p, float64(n-k), float64(k+1))
+}
+
+// OrderBounds gives the order statistics that bound the q-quantile
+// (0 < q < 1) of a continuous distribution from n samples, each a
+// one-sided bound at level alpha, distribution-free (the number of
+// samples below the quantile is Binomial(n, q); David & Nagaraja, Order
+// Statistics, 3rd ed., §7.1): the 1-based ranks lo and hi with
+// P(X₍lo₎ ≤ ξ_q) ≥ 1 − alpha and P(X₍hi₎ ≥ ξ_q) ≥ 1 − alpha. lo is 0 when
+// even the smallest sample is no such bound (too few samples), hi n+1 when
+// even the largest is none.
+func OrderBounds(n int, q, alpha float64) (lo, hi int) {
+	hi = n + 1
+	// hi: the smallest k with P(Bin(n, q) ≤ k−1) ≥ 1 − alpha.
+	for k := 1; k <= n; k++ {
+		if binomialCDF(k-1, n, q) >= 1-alpha {
+			hi = k
+			break
+		}
+	}
+	// lo: the largest k with P(Bin(n, q) ≥ k) ≥ 1 − alpha, that is
+	// P(Bin(n, q) ≤ k−1) ≤ alpha.
+	for k := n; k >= 1; k-- {
+		if binomialCDF(k-1, n, q) <= alpha {
+			lo = k
+			break
+		}
+	}
+	return lo, hi
+}
+
+// PercentileBounds is the q-quantile's distribution-free bounds from the
+// samples (OrderBounds), each one-sided at level alpha: −Inf or +Inf where
+// the samples are too few to bound that side. xs is not modified; +Inf
+// samples (a request that never finished) count as the slowest.
+func PercentileBounds(xs []float64, q, alpha float64) (lo, hi float64) {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	l, h := OrderBounds(len(s), q, alpha)
+	lo, hi = math.Inf(-1), math.Inf(1)
+	if l >= 1 {
+		lo = s[l-1]
+	}
+	if h <= len(s) {
+		hi = s[h-1]
+	}
+	return lo, hi
+}
+
+// Percentile is the q-quantile of the samples as the runner computes
+// its percentiles: linear interpolation between the closest ranks
+// (numpy's default); NaN without samples.
+func Percentile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	pos := q * float64(len(s)-1)
+	i := int(math.Floor(pos))
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	lo, hi := s[i], s[i+1]
+	if math.IsInf(hi, 1) {
+		return hi
+	}
+	return lo + (hi-lo)*(pos-float64(i))
+}

@@ -1,0 +1,81 @@
+package ratesearch
+
+import (
+	"math"
+	"testing"
+)
+
+// TestShareBounds checks the Clopper–Pearson bounds against published
+// values: R's binom.test (whose interval is Clopper–Pearson's), its
+// documentation's example of Mendel's peas (682 of 925: 0.7076683 to
+// 0.7654066) and 5 of 10 (0.187086 to 0.812914), and the closed forms of
+// the edges (k = 0: hi = 1 − α^(1/n); k = n: lo = α^(1/n)).
+func TestShareBounds(t *testing.T) {
+	tests := []struct {
+		name         string
+		k, n         int
+		alpha        float64
+		wantLo, want float64
+	}{
+		{name: "R binom.test docs: 682 of 925", k: 682, n: 925, alpha: 0.025, wantLo: 0.7076683, want: 0.7654066},
+		{name: "5 of 10", k: 5, n: 10, alpha: 0.025, wantLo: 0.187086, want: 0.812914},
+		{name: "none of 10", k: 0, n: 10, alpha: 0.025, wantLo: 0, want: 1 - math.Pow(0.025, 0.1)},
+		{name: "all of 300, one-sided 5 %", k: 300, n: 300, alpha: 0.05, wantLo: math.Pow(0.05, 1.0/300), want: 1},
+		{name: "no trials", k: 0, n: 0, alpha: 0.05, wantLo: 0, want: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lo, hi := ShareBounds(tt.k, tt.n, tt.alpha)
+			if math.Abs(lo-tt.wantLo) > 5e-7 || math.Abs(hi-tt.want) > 5e-7 {
+				t.Errorf("ShareBounds(%d, %d, %g) = [%.7f, %.7f], want [%.7f, %.7f]", tt.k, tt.n, tt.alpha, lo, hi, tt.wantLo, tt.want)
+			}
+		})
+	}
+}
+
+// TestOrderBounds checks the order statistics bounding a quantile against
+// the textbook cases: the median of 10 samples is bounded by the 2nd and
+// 9th (a 97.85 % interval, Conover, Practical Nonparametric Statistics,
+// table A3), and a p99's one-sided 95 % upper bound needs 299 samples
+// (1 − 0.99^299 ≥ 0.95 > 1 − 0.99^298): the largest of 299, none of 298.
+func TestOrderBounds(t *testing.T) {
+	tests := []struct {
+		name           string
+		n              int
+		q, alpha       float64
+		wantLo, wantHi int
+	}{
+		{name: "median of 10", n: 10, q: 0.5, alpha: 0.025, wantLo: 2, wantHi: 9},
+		{name: "p99 of 299", n: 299, q: 0.99, alpha: 0.05, wantLo: 293, wantHi: 299},
+		{name: "p99 of 298: no upper bound", n: 298, q: 0.99, alpha: 0.05, wantHi: 299, wantLo: 292},
+		{name: "median of 3: neither side", n: 3, q: 0.5, alpha: 0.05, wantLo: 0, wantHi: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lo, hi := OrderBounds(tt.n, tt.q, tt.alpha)
+			if lo != tt.wantLo || hi != tt.wantHi {
+				t.Errorf("OrderBounds(%d, %g, %g) = %d, %d; want %d, %d", tt.n, tt.q, tt.alpha, lo, hi, tt.wantLo, tt.wantHi)
+			}
+		})
+	}
+}
+
+// TestPercentileBounds: the bounds are the order statistics of the sorted
+// samples, infinite where too few, and a sample of +Inf (a request that
+// never finished) is the slowest.
+func TestPercentileBounds(t *testing.T) {
+	xs := []float64{10, 3, 7, 1, 9, 2, 8, 4, 6, 5}
+	if lo, hi := PercentileBounds(xs, 0.5, 0.025); lo != 2 || hi != 9 {
+		t.Errorf("median bounds of 1…10 = [%v, %v], want [2, 9]", lo, hi)
+	}
+	if lo, hi := PercentileBounds(xs[:3], 0.5, 0.05); !math.IsInf(lo, -1) || !math.IsInf(hi, 1) {
+		t.Errorf("median bounds of 3 samples = [%v, %v], want [-Inf, +Inf]", lo, hi)
+	}
+	inf := append([]float64{math.Inf(1)}, xs[1:]...)
+	if _, hi := PercentileBounds(inf, 0.5, 0.025); hi != 9 {
+		t.Errorf("upper bound with a +Inf sample = %v, want 9", hi)
+	}
+	if p := Percentile(xs, 0.99); math.Abs(p-9.91) > 1e-9 {
+		t.Errorf("Percentile(1…10, 0.99) = %v, want 9.91 (numpy's linear)", p)
+	}
+}
