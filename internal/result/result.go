@@ -189,6 +189,10 @@ type Server struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Simulated is true when the server was slogate's built-in simulator.
 	Simulated bool `json:"simulated,omitempty"`
+	// PricePerGPUHour is the spec's server.price_per_gpu_hour: what one
+	// of its GPUs costs an hour; nil when the spec sets none. The reports
+	// price a search's answer with it (docs/method.md#cost).
+	PricePerGPUHour *float64 `json:"price_per_gpu_hour,omitempty"`
 }
 
 // ServerAsked is what the spec's server block asked for the facts the

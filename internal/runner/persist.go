@@ -18,7 +18,7 @@ func (r *run) initialResults() *result.Results {
 	rs := result.Server{
 		Name: srv.Name, Engine: srv.Engine, Model: srv.Model, ServedModel: srv.ServedName(), Argv: srv.RedactedArgv(),
 		Env: srv.RedactedEnv(), Endpoint: srv.BaseURL(), KVCacheDtype: srv.KVCacheDtype, Labels: srv.Labels,
-		Simulated: r.cfg.Sim,
+		Simulated: r.cfg.Sim, PricePerGPUHour: srv.PricePerGPUHour,
 	}
 	if r.cfg.Endpoint != "" {
 		rs.Endpoint = strings.TrimRight(r.cfg.Endpoint, "/")

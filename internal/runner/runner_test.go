@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -369,5 +370,33 @@ func TestSlowScrapesWarn(t *testing.T) {
 		return w.Code == warning.SlowScrape && c.Polling != nil && mean == c.Polling.MeanMs && int(n) == c.Polling.Scrapes
 	}) {
 		t.Errorf("warnings %+v lack a slow-scrape warning quoting the recorded polling %+v", c.Warnings, c.Polling)
+	}
+}
+
+// TestPriceRecorded: the spec's price_per_gpu_hour is results.json's
+// server.price_per_gpu_hour, and absent when the spec sets none.
+func TestPriceRecorded(t *testing.T) {
+	price := 3.5
+	tests := []struct {
+		name  string
+		price *float64
+		want  string
+	}{
+		{name: "priced", price: &price, want: `"price_per_gpu_hour":3.5`},
+		{name: "no price", want: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := smallSpec(1)
+			sp.Servers[0].PricePerGPUHour = tc.price
+			r := &run{cfg: testConfig(t, "http://127.0.0.1:1", sp, ""), observer: nopObserver{}}
+			b, err := json.Marshal(r.initialResults().Server)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(b), "price_per_gpu_hour"); got != (tc.want != "") || !strings.Contains(string(b), tc.want) {
+				t.Errorf("server = %s, want %q", b, tc.want)
+			}
+		})
 	}
 }

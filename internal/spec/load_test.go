@@ -80,6 +80,20 @@ func TestLoadValid(t *testing.T) {
 			},
 		},
 		{
+			name: "a price per GPU-hour",
+			path: "testdata/valid/price.hcl",
+			want: &Spec{
+				Filename: "testdata/valid/price.hcl",
+				Servers: []*Server{{
+					Name: "qwen", Engine: "vllm", Command: "vllm", Model: "Qwen/Qwen3.5-4B",
+					Host: "0.0.0.0", Port: 8000, ReadyTimeout: 30 * time.Minute, PricePerGPUHour: ptr(3.5),
+				}},
+				Measure:  &Measure{Duration: 30 * time.Second, DurationText: "30s", MaxOutput: 4096, Endpoint: "completions", Repeat: 1, Boots: 1},
+				Workload: &Workload{Options: workload.Options{Prompt: "article", Seed: DefaultSeed}},
+				Matrices: []*Matrix{{Label: "decode", Contexts: []int{8192}, Concurrency: []int{1}}},
+			},
+		},
+		{
 			name: "every block and attribute",
 			path: "testdata/valid/full.hcl",
 			want: &Spec{

@@ -39,6 +39,7 @@ var serverSchema = &hcl.BodySchema{
 		{Name: "port"},
 		{Name: "ready_timeout"},
 		{Name: "labels"},
+		{Name: "price_per_gpu_hour"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "speculative"}, {Type: "container"}},
 }
@@ -120,6 +121,13 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 		add(hcl.Diagnostics{invalid("Invalid value", at["gpu_memory_utilization"].Expr.Range(),
 			"gpu_memory_utilization is a fraction of GPU memory, greater than 0 and at most 1; got %g.", *g)})
 		s.GPUMemoryUtilization = nil
+	}
+	s.PricePerGPUHour, d = l.float(at, "price_per_gpu_hour")
+	add(d)
+	if p := s.PricePerGPUHour; p != nil && !(*p > 0) {
+		add(hcl.Diagnostics{invalid("Invalid price", at["price_per_gpu_hour"].Expr.Range(),
+			"price_per_gpu_hour is what one GPU costs an hour, a positive number (3.50 for $3.50); got %g.", *p)})
+		s.PricePerGPUHour = nil
 	}
 	if p, d := l.positiveInt(at, "port", 65535); p != nil || d != nil {
 		add(d)

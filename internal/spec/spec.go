@@ -72,6 +72,10 @@ type Server struct {
 	ReadyTimeout  time.Duration
 	// Labels are free-form facts shown in reports (quantization, gpu, build…).
 	Labels map[string]string
+	// PricePerGPUHour is what one of the server's GPUs costs an hour (in
+	// the user's currency, reported as $); nil when unset. The reports
+	// price a search's answer with it (docs/method.md#cost).
+	PricePerGPUHour *float64
 	// Container, when set, runs the server from an image (nil: as a bare
 	// command).
 	Container *Container
