@@ -511,6 +511,28 @@ func InvalidCtx(summary string, subject, context hcl.Range, detail string) *hcl.
 	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: subject.Ptr(), Context: context.Ptr()}
 }
 
+// CheckSpeculativeConfig reports the keys of a speculative block's config
+// (at cfg) that an engine cannot take: a key that repeats what an attribute
+// renders (owned: the key → that attribute), and a key whose value is a
+// list or an object, not one flag's value. title names the engine in the
+// details ("SGLang"), docs is its speculative-decoding section and flag
+// the flag a key K becomes ("--speculative-K").
+func CheckSpeculativeConfig(sp *Speculative, cfg hcl.Range, owned map[string]string, title, docs, flag string) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, k := range SortedKeys(sp.Config) {
+		if attr, clash := owned[k]; clash {
+			diags = append(diags, Invalid("Duplicate speculative setting", cfg,
+				"config sets %q, which %s renders for %s (%s): remove one of them.", k, attr, title, docs))
+		}
+		switch sp.Config[k].(type) {
+		case map[string]any, []any:
+			diags = append(diags, Invalid("Invalid speculative setting", cfg,
+				"For %s each config key K is the flag %s with one value; %q holds a list or object.", title, flag, k))
+		}
+	}
+	return diags
+}
+
 // SortedKeys are m's keys in order.
 func SortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -289,18 +289,7 @@ func checkSpeculative(sp *engine.Speculative, at hcl.Attributes, cfg hcl.Range) 
 		}
 	}
 	owned := map[string]string{"type": "method", "draft_model": "model", "model": "model", "draft_n_max": "num_speculative_tokens", "ngram_mod_n_max": "num_speculative_tokens"}
-	for _, k := range engine.SortedKeys(sp.Config) {
-		if attr, clash := owned[k]; clash {
-			diags = append(diags, engine.Invalid("Duplicate speculative setting", cfg,
-				"config sets %q, which %s renders for llama.cpp (docs/llamacpp.md#speculative-decoding): remove one of them.", k, attr))
-		}
-		switch sp.Config[k].(type) {
-		case map[string]any, []any:
-			diags = append(diags, engine.Invalid("Invalid speculative setting", cfg,
-				"For llama.cpp each config key K is the flag --spec-K with one value; %q holds a list or object.", k))
-		}
-	}
-	return diags
+	return append(diags, engine.CheckSpeculativeConfig(sp, cfg, owned, "llama.cpp", "docs/llamacpp.md#speculative-decoding", "--spec-K")...)
 }
 
 // speculativeMethod is llama.cpp's --spec-type for the block's method

@@ -278,18 +278,7 @@ func checkSpeculative(sp *engine.Speculative, at hcl.Attributes, cfg hcl.Range) 
 			owned[k] = "num_speculative_tokens"
 		}
 	}
-	for _, k := range engine.SortedKeys(sp.Config) {
-		if attr, clash := owned[k]; clash {
-			diags = append(diags, engine.Invalid("Duplicate speculative setting", cfg,
-				"config sets %q, which %s renders for SGLang (docs/sglang.md#speculative-decoding): remove one of them.", k, attr))
-		}
-		switch sp.Config[k].(type) {
-		case map[string]any, []any:
-			diags = append(diags, engine.Invalid("Invalid speculative setting", cfg,
-				"For SGLang each config key K is the flag --speculative-K with one value; %q holds a list or object.", k))
-		}
-	}
-	return diags
+	return append(diags, engine.CheckSpeculativeConfig(sp, cfg, owned, "SGLang", "docs/sglang.md#speculative-decoding", "--speculative-K")...)
 }
 
 // speculativeMethod is SGLang's algorithm for the block's method
