@@ -49,7 +49,7 @@ func TestReportCommand(t *testing.T) {
 		{name: "flags after the file", args: []string{"report", abs, "-format", "md"}, wantStdout: []string{"## All measurements"}},
 		{name: "html to a file", args: []string{"report", "-format", "html", "-o", filepath.Join(dir, "r.html"), abs},
 			wantFile: filepath.Join(dir, "r.html"), wantInFile: []string{"<!DOCTYPE html>", "<svg ", "865.7"}},
-		{name: "json", args: []string{"report", "-format=json", abs}, wantStdout: []string{`"schema": "slogate/results/v1"`, `"total_tps": 865.7`}},
+		{name: "json", args: []string{"report", "-format=json", abs}, wantStdout: []string{`"schema": "slogate/results/v2"`, `"total_tps": 865.7`}},
 		{name: "unknown format", args: []string{"report", "-format", "pdf", abs}, wantCode: 2,
 			wantStderr: []string{"slogate: report: -format is md, html, json or csv, not \"pdf\"\nRun 'slogate help report' for usage.\n"}},
 		{name: "no file", args: []string{"report"}, wantCode: 2, wantStderr: []string{"slogate: report: want exactly one results file, got 0\nRun 'slogate help report' for usage.\n"}},

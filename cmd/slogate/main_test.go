@@ -172,7 +172,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "diff: flags after the files", args: []string{"diff", res, res, "-tolerance", "1%"}, code: 0, stdout: "tolerance 1%"},
 		{name: "diff: unknown flag", args: []string{"diff", res, res, "-tolerence", "1%"}, code: 2,
 			stderr: "slogate: diff: unknown flag -tolerence; did you mean -tolerance?\nRun 'slogate help diff' for usage.\n"},
-		{name: "report: flags after the file", args: []string{"report", res, "-format", "json"}, code: 0, stdout: `"schema": "slogate/results/v1"`},
+		{name: "report: flags after the file", args: []string{"report", res, "-format", "json"}, code: 0, stdout: `"schema": "slogate/results/v2"`},
 		{name: "report: unknown flag", args: []string{"report", "-colour", res}, code: 2,
 			stderr: "slogate: report: unknown flag -colour\nRun 'slogate help report' for usage.\n"},
 		{name: "report: bad format", args: []string{"report", res, "-format", "pdf"}, code: 2,

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -410,4 +411,38 @@ func TestRedactArgv(t *testing.T) {
 		t.Error("report.md shows the API key")
 	}
 	_ = fmt.Sprint
+}
+
+// TestSeedsOfSchemaV1: each seed's results.json as schema v1 (what
+// results.json said before warnings and notes were objects) reads as the
+// current schema's and renders the seed's report.md golden unchanged.
+func TestSeedsOfSchemaV1(t *testing.T) {
+	for _, sd := range seeds {
+		t.Run(sd.name, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", sd.name+".results.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v1 := bytes.Replace(b, []byte(`"schema": "`+result.Schema+`"`), []byte(`"schema": "`+result.SchemaV1+`"`), 1)
+			if bytes.Equal(v1, b) {
+				t.Fatalf("%s.results.json does not declare schema %s", sd.name, result.Schema)
+			}
+			now, err := result.Decode("v2", b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old, err := result.Decode("v1", v1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(now, old); diff != "" {
+				t.Errorf("read as v1 (-v2 +v1):\n%s", diff)
+			}
+			var md strings.Builder
+			if err := WriteMarkdown(&md, old); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, sd.name+".md", []byte(md.String()))
+		})
+	}
 }

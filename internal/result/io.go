@@ -29,7 +29,8 @@ func Read(path string) (*Results, error) {
 	return r, nil
 }
 
-// Decode parses results.json content; name is used in error messages.
+// Decode parses results.json content, of the current Schema or of
+// SchemaV1 (read as the current one); name is used in error messages.
 func Decode(name string, b []byte) (*Results, error) {
 	var r Results
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -39,8 +40,15 @@ func Decode(name string, b []byte) (*Results, error) {
 	if r.Schema == MergedSchema {
 		return nil, fmt.Errorf("%s: is the merged results of several servers (slogate merge): pass the results.json of one server, in the folder beside it named after the server", name)
 	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema is %q, want %q (was it written by slogate run?)", name, r.Schema, Schema)
+	switch r.Schema {
+	case Schema:
+	case SchemaV1:
+		// Its plain-string warnings and notes were read as warnings of
+		// no code (warning.Warning's UnmarshalJSON): what is in memory
+		// is the current schema.
+		r.Schema = Schema
+	default:
+		return nil, fmt.Errorf("%s: schema is %q, want %q or %q (was it written by slogate run?)", name, r.Schema, Schema, SchemaV1)
 	}
 	return &r, nil
 }

@@ -15,8 +15,17 @@ import (
 	"github.com/slogate/slogate/internal/workload"
 )
 
-// Schema is the value of the "schema" key of every results.json.
-const Schema = "slogate/results/v1"
+// Schema is the value of the "schema" key of every results.json slogate
+// writes. Version 2 holds every warning and note as an object (code,
+// summary, detail, figures: internal/warning); version 1's (SchemaV1)
+// may be plain strings.
+const Schema = "slogate/results/v2"
+
+// SchemaV1 is the schema of a results.json written before warnings and
+// notes were typed objects. Decode still reads it: a plain-string warning
+// or note is one of no code with that text, and the results read are the
+// current schema's (a file written again says Schema).
+const SchemaV1 = "slogate/results/v1"
 
 // Results is everything measured for one server of one spec.
 type Results struct {

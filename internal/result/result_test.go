@@ -34,7 +34,7 @@ func TestResultsWriteRead(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	if _, err := Decode("x.json", []byte(`{"schema":"other/v9"}`)); err == nil || !strings.Contains(err.Error(), "slogate/results/v1") {
+	if _, err := Decode("x.json", []byte(`{"schema":"other/v9"}`)); err == nil || !strings.Contains(err.Error(), Schema) || !strings.Contains(err.Error(), SchemaV1) {
 		t.Errorf("wrong schema: err = %v", err)
 	}
 }
@@ -158,6 +158,9 @@ func TestReadOldWarnings(t *testing.T) {
 	r, err := Decode("old.json", []byte(old))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if r.Schema != Schema {
+		t.Errorf("schema read %q, want %q (what is in memory is the current schema)", r.Schema, Schema)
 	}
 	want := []warning.Warning{warning.Text("server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"),
 		warning.Text("no /metrics around the window: server_total_tps not measured")}
