@@ -320,6 +320,10 @@ type trafficWindow struct {
 	e2e, ttft, tbt            [3]float64 // median, p90, p99 (ms)
 	e2eMean                   float64
 	concurrencyAvg            float64
+	// outputTokens are the output tokens of the window's completed
+	// requests, outputTPS them ÷ measuredS.
+	outputTokens int64
+	outputTPS    float64
 	// dists are the cell's latency distributions (docs/method.md#metric-names).
 	dists []distribution
 	// turnTTFTs are the window's TTFTs by conversation turn (1-based);
@@ -373,6 +377,7 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 			continue
 		}
 		w.completed++
+		w.outputTokens += q.tokens
 		e2e := float64(q.end-q.launch) / 1e6
 		e2es = append(e2es, e2e)
 		w.e2eMean += e2e
@@ -391,6 +396,7 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 	}
 	w.achievedRPS = float64(w.launched) / w.measuredS
 	w.goodputRPS = float64(w.good) / w.measuredS
+	w.outputTPS = float64(w.outputTokens) / w.measuredS
 	if w.launched > 0 {
 		w.goodputShare = float64(w.good) / float64(w.launched)
 	}
@@ -653,6 +659,9 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 		storeDistribution(vocab.PhaseTraffic, d, m.Percentiles, func(m metric.Metric, v float64) { cell.SetValue(m, v) })
 	}
 	cell.ConcurrencyAvg = Round(w.concurrencyAvg, 3)
+	if w.completed > 0 {
+		cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.OutputTPS), Round(w.outputTPS, 3))
+	}
 	cell.CapHits = int(l.capHits.Load())
 	if !drained {
 		cell.Warnings = append(cell.Warnings, warning.New(warning.Unfinished,

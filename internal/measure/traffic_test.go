@@ -153,6 +153,11 @@ func TestTrafficStatsGoodput(t *testing.T) {
 			if w.good != tt.wantGood || w.goodputRPS != float64(tt.wantGood) || w.goodputShare != float64(tt.wantGood)/4 {
 				t.Errorf("good %d, goodput %v req/s, share %v; want %d, %d, %v", w.good, w.goodputRPS, w.goodputShare, tt.wantGood, tt.wantGood, float64(tt.wantGood)/4)
 			}
+			// The three completed requests' 11 tokens each in 1 s: neither
+			// the aborted request's nor the one after the window count.
+			if w.outputTokens != 33 || w.outputTPS != 33 {
+				t.Errorf("output tokens %d, %v tok/s; want 33, 33", w.outputTokens, w.outputTPS)
+			}
 		})
 	}
 }
@@ -371,7 +376,7 @@ func TestTrafficNoneCompleted(t *testing.T) {
 	if c.Status != vocab.StatusValid || c.Launched != 0 || c.Completed != 0 {
 		t.Fatalf("cell %s %q, %d launched, %d completed; want a valid cell with none", c.Status, c.Reason, c.Launched, c.Completed)
 	}
-	for _, name := range []string{metric.TTFTMs, metric.TTFTMsP99, metric.E2EMs, metric.E2EMsMean, metric.TBTMsP90, metric.GoodputShare, "tpot_ms_p99", "ttft_ms_p90"} {
+	for _, name := range []string{metric.TTFTMs, metric.TTFTMsP99, metric.E2EMs, metric.E2EMsMean, metric.TBTMsP90, metric.GoodputShare, metric.OutputTPS, "tpot_ms_p99", "ttft_ms_p90"} {
 		if v, ok := c.Metric(name); ok {
 			t.Errorf("%s = %v, want unmeasured", name, v)
 		}
@@ -385,6 +390,29 @@ func TestTrafficNoneCompleted(t *testing.T) {
 		"give the traffic block a longer duration or a higher rate", map[string]float64{warning.FigLaunched: 0, warning.FigWindowS: 0.3})
 	if !slices.ContainsFunc(c.Warnings, want.Equal) {
 		t.Errorf("warnings %+v lack %+v", c.Warnings, want)
+	}
+}
+
+// TestTrafficOutputTPS: on the fake, whose every completion streams 20
+// tokens, a traffic cell's output_tps is its completed requests × 20 ÷ its
+// window: the output tokens of the window's completed requests.
+func TestTrafficOutputTPS(t *testing.T) {
+	f := vllmfake.Server{Tokens: 20, Gap: time.Millisecond}
+	m := testMeter(f.Start(t).URL)
+	m.MaxOutput = 20
+	tr := &spec.Traffic{Label: "steady", Context: 1000, Rates: []float64{20}, Arrivals: "constant",
+		Duration: 500 * time.Millisecond, DurationText: "500ms", WarmUp: 100 * time.Millisecond, MaxOutstanding: 64}
+	ref := vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: "steady", Context: 1000, Rate: 20}
+	c, err := m.Traffic(context.Background(), ref, tr, testBodies(m, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Completed < 5 {
+		t.Fatalf("%d completed of %d launched, want about 10", c.Completed, c.Launched)
+	}
+	got, ok := c.Metric(metric.OutputTPS)
+	if want := Round(float64(20*c.Completed)/c.MeasuredS, 3); !ok || math.Abs(got-want) > 0.01 {
+		t.Errorf("output_tps = %v (%v), want %d completed × 20 tokens ÷ %v s = %v", got, ok, c.Completed, c.MeasuredS, want)
 	}
 }
 

@@ -40,6 +40,9 @@ const (
 	E2EMsP99       = "e2e_ms_p99"
 	E2EMsMean      = "e2e_ms_mean"
 	ConcurrencyAvg = "concurrency_avg"
+	// OutputTPS is the output tokens of a traffic window's completed
+	// requests ÷ its seconds: what a search's answer is priced by.
+	OutputTPS = "output_tps"
 	// PrefixCacheHitRate is Δ prefix-cache hits ÷ Δ prefix-cache queries over a cell (the server's counters).
 	PrefixCacheHitRate = "prefix_cache_hit_rate"
 )

@@ -55,6 +55,7 @@ var fields = map[fieldKey]cellField{
 	{vocab.PhaseTraffic, metric.TBTMsP99}:           trafficLatency(func(c *TrafficCell) *float64 { return &c.TBTMsP99 }),
 	{vocab.PhaseTraffic, metric.TPOTMs}:             statsField(vocab.PhaseTraffic, metric.TPOTMs),
 	{vocab.PhaseTraffic, metric.PrefixCacheHitRate}: statsField(vocab.PhaseTraffic, metric.PrefixCacheHitRate),
+	{vocab.PhaseTraffic, metric.OutputTPS}:          statsField(vocab.PhaseTraffic, metric.OutputTPS),
 	{vocab.PhaseTraffic, metric.ConcurrencyAvg}:     trafficField(func(c *TrafficCell) *float64 { return &c.ConcurrencyAvg }),
 	{vocab.PhaseTraffic, metric.MeasuredS}:          trafficField(func(c *TrafficCell) *float64 { return &c.MeasuredS }),
 }
