@@ -86,6 +86,9 @@ type Comparison struct {
 	// Correctness are the new run's correctness blocks, each compared
 	// with the baseline's of the same name (docs/method.md#correctness).
 	Correctness []CorrectnessResult
+	// Capacity are the rate searches of both runs compared: capacity lost
+	// (docs/method.md#capacity-lost), merged into Outcome.
+	Capacity []CapacityResult
 	// Power is the pre-run check's (BuildPlanned): the metrics whose
 	// baseline cells cannot be decided within the tolerance with power 0.9
 	// against the repeats the spec measures. Empty after a run.
@@ -160,6 +163,12 @@ func Build(a, b *result.Results, p Policy) *Comparison {
 			cr.Notes = append(cr.Notes, "the engines differ: the comparison informs, it does not gate")
 			cr.Outcome = vocab.Pass
 		}
+		if cr.Outcome != vocab.Skip {
+			c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
+		}
+	}
+	c.Capacity = Capacity(a, b, p.Tolerance, c.EngineChanged)
+	for _, cr := range c.Capacity {
 		if cr.Outcome != vocab.Skip {
 			c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
 		}
@@ -308,6 +317,9 @@ func (c *Comparison) Record() *result.Comparison {
 	}
 	for i := range c.Correctness {
 		r.Correctness = append(r.Correctness, correctnessRecord(&c.Correctness[i], c.Policy.Alpha))
+	}
+	for i := range c.Capacity {
+		r.Capacity = append(r.Capacity, capacityRecord(&c.Capacity[i], c.Policy.Tolerance))
 	}
 	return r
 }

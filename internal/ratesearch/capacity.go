@@ -2,7 +2,9 @@ package ratesearch
 
 import (
 	"fmt"
+	"strconv"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -61,7 +63,7 @@ func Capacity(a, b Bounds, tolerance float64) (vocab.Outcome, string) {
 	return vocab.Inconclusive, why + ": longer windows (narrower bounds at each probe) would decide it"
 }
 
-func rate(r float64) string { return fmt.Sprintf("%.3g", r) }
+func rate(r float64) string { return numfmt.Value(r) }
 
 func upper(r float64) string {
 	if r == 0 {
@@ -70,4 +72,5 @@ func upper(r float64) string {
 	return rate(r)
 }
 
-func pct(f float64) string { return fmt.Sprintf("%.3g %%", 100*f) }
+// pct is a fraction as a percentage to two significant digits: "5%", "1.2%".
+func pct(f float64) string { return strconv.FormatFloat(100*f, 'g', 2, 64) + "%" }

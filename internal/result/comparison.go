@@ -26,6 +26,40 @@ type Comparison struct {
 	// Correctness are the run's correctness blocks compared with the
 	// baseline's (docs/method.md#correctness), in the spec's order.
 	Correctness []CorrectnessComparison `json:"correctness,omitempty"`
+	// Capacity are the rate searches of both runs compared: capacity lost
+	// (docs/method.md#capacity-lost), in the run's order of searches.
+	Capacity []CapacityComparison `json:"capacity,omitempty"`
+}
+
+// CapacityComparison is one rate search's answer compared with the
+// baseline's search of the same name.
+type CapacityComparison struct {
+	Search string `json:"search"`
+	// Baseline and Now are each run's answer with its bounds.
+	Baseline CapacityAnswer `json:"baseline"`
+	Now      CapacityAnswer `json:"now"`
+	// Tolerance is the relative capacity that may be lost (the policy's).
+	Tolerance float64 `json:"tolerance"`
+	// Decision is "regressed", "within" (tolerance), "inconclusive" or
+	// "skipped" (nothing to compare); Outcome what it does to the gate
+	// (a Fail or Inconclusive passes when the engines differ).
+	Decision string        `json:"decision"`
+	Outcome  vocab.Outcome `json:"outcome"`
+	// Reason says why, and for an inconclusive one what would decide it.
+	Reason string `json:"reason"`
+}
+
+// CapacityAnswer is one side's rate search answer (Search's fields).
+type CapacityAnswer struct {
+	Found bool `json:"found"`
+	// Rate is the answer (0 when none met); Lower and Upper its
+	// confidence bounds (0: not bounded); Precision the search's.
+	Rate      float64 `json:"rate"`
+	Lower     float64 `json:"rate_lower"`
+	Upper     float64 `json:"rate_upper"`
+	Precision float64 `json:"precision"`
+	// ClientLimit is the lowest rate the client could not drive (0: none).
+	ClientLimit float64 `json:"client_limit,omitempty"`
 }
 
 // CorrectnessComparison is one correctness block compared with the

@@ -112,3 +112,36 @@ func TestRateProbe(t *testing.T) {
 		})
 	}
 }
+
+// TestCapacityComparisonJSON round-trips a capacity comparison and checks
+// its keys: both answers keep their bounds even when 0 (not bounded).
+func TestCapacityComparisonJSON(t *testing.T) {
+	in := Comparison{Baseline: "a", Tolerance: 0.05, Alpha: 0.05, Outcome: vocab.Fail, Rows: []ComparisonRow{},
+		Capacity: []CapacityComparison{{Search: "capacity", Tolerance: 0.05, Decision: "regressed", Outcome: vocab.Fail, Reason: "capacity lost",
+			Baseline: CapacityAnswer{Found: true, Rate: 10, Lower: 9.6, Upper: 10.4, Precision: 0.025},
+			Now:      CapacityAnswer{Found: true, Rate: 8, Lower: 7.7, Precision: 0.025, ClientLimit: 12}}}}
+	b, err := json.Marshal(&in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Comparison
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	var doc struct {
+		Capacity []struct {
+			Now map[string]any `json:"now"`
+		} `json:"capacity"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"found", "rate", "rate_lower", "rate_upper", "precision", "client_limit"} {
+		if _, ok := doc.Capacity[0].Now[k]; !ok {
+			t.Errorf("now has no %q: %v", k, doc.Capacity[0].Now)
+		}
+	}
+}

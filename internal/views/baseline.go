@@ -77,8 +77,10 @@ func (v Baseline) Notes() []string {
 // its lines: per metric the baseline's value and this run's, the change
 // with its bounds (or that the tolerance alone decided), and the decision;
 // a cross-engine comparison's Fail or Inconclusive cell passes with a line
-// saying it informs only (docs/method.md#comparing-engines). None when
-// the comparison was refused.
+// saying it informs only (docs/method.md#comparing-engines); then one per
+// rate search both runs have, "<server>/baseline/search/<name>": capacity
+// lost (docs/method.md#capacity-lost). None when the comparison was
+// refused.
 func (v Baseline) Verdicts() []result.Verdict {
 	if v.C.Refused {
 		return nil
@@ -87,7 +89,7 @@ func (v Baseline) Verdicts() []result.Verdict {
 	for i := range v.C.Cells {
 		out = append(out, baselineVerdict(v.C.B.Server.Name, &v.C.Cells[i], v.C.Policy))
 	}
-	return out
+	return append(out, capacityVerdicts(v.C.B.Server.Name, v.C)...)
 }
 
 // baselineVerdict words one cell's comparison.

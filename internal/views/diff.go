@@ -30,12 +30,13 @@ func (d Diff) Refusal() error {
 // that differ when compared anyway, each run, the server differences), per
 // metric the matrices of both runs with the relative change (and its
 // bounds) per cell, the cells B lost and the inconclusive ones, a legend,
-// the method, the counts, the traffic cells side by side, and the engine
+// the method, the counts, the traffic cells side by side, the rate
+// searches' capacity compared, the correctness blocks, and the engine
 // rule's note when the engines differ.
 func (d Diff) Text(w io.Writer) error {
 	c := d.C
 	writeHeader(w, d.PathA, d.PathB, c)
-	if len(c.Tables) == 0 && len(c.Traffic) == 0 && len(c.Correctness) == 0 {
+	if len(c.Tables) == 0 && len(c.Traffic) == 0 && len(c.Correctness) == 0 && len(c.Capacity) == 0 {
 		_, err := fmt.Fprintln(w, "no cells to compare: neither run has measured cells")
 		return err
 	}
@@ -48,6 +49,12 @@ func (d Diff) Text(w io.Writer) error {
 	if len(c.Traffic) > 0 {
 		fmt.Fprintln(w, "\n"+TrafficNote)
 		for _, l := range TrafficLines(c.Traffic) {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
+	if lines := CapacityLines(c); len(lines) > 0 {
+		fmt.Fprintln(w, "\n"+CapacityNote)
+		for _, l := range lines {
 			fmt.Fprintln(w, "  "+l)
 		}
 	}

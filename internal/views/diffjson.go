@@ -37,6 +37,9 @@ type diffJSON struct {
 	// Correctness are B's correctness blocks compared with A's
 	// (docs/method.md#correctness); absent when B has none.
 	Correctness []result.CorrectnessComparison `json:"correctness,omitempty"`
+	// Capacity are the rate searches of both runs compared
+	// (docs/method.md#capacity-lost); absent when none.
+	Capacity []result.CapacityComparison `json:"capacity,omitempty"`
 }
 
 type runJSON struct {
@@ -96,7 +99,8 @@ type methodJSON struct {
 // verdict, outcome and exit code, both runs, the policy, the settings and
 // server differences, a row per cell and metric with both values, the
 // change, its bounds, the decision and the outcome, the lost cells, the
-// traffic cells side by side, the method and the counts.
+// traffic cells side by side, the method and the counts, and the rate
+// searches' capacity compared.
 func (d Diff) JSON(w io.Writer) error {
 	c := d.C
 	doc := diffJSON{
@@ -113,7 +117,7 @@ func (d Diff) JSON(w io.Writer) error {
 		Summary:     map[string]int{},
 	}
 	if rec := c.Record(); rec != nil {
-		doc.Rows, doc.Correctness = rec.Rows, rec.Correctness
+		doc.Rows, doc.Correctness, doc.Capacity = rec.Rows, rec.Correctness, rec.Capacity
 	}
 	for _, f := range c.Lost {
 		doc.Lost = append(doc.Lost, lostJSON{Cell: f.Ref.Name(), Decision: f.Change.Key(), Text: FindingText(f)})

@@ -13,7 +13,9 @@ import (
 )
 
 // Verdict is the diff's outcome on one line: "FAIL (exit 1): 6 regressed,
-// 0 improved, …"; across engines it says the comparison informs only.
+// 0 improved, …", then the rate searches' decisions ("capacity: 1
+// regressed, 1 within"); across engines it says the comparison informs
+// only.
 func (d Diff) Verdict() string {
 	c := d.C
 	s := fmt.Sprintf("%s (exit %d)", strings.ToUpper(c.Outcome.String()), c.ExitCode())
@@ -21,6 +23,9 @@ func (d Diff) Verdict() string {
 		s += ": " + summaryText(c)
 	} else {
 		s += ": no decode or prefill cells to compare"
+	}
+	if len(c.Capacity) > 0 {
+		s += "; capacity: " + capacitySummary(c.Capacity)
 	}
 	if c.EngineChanged && c.Outcome != vocab.Error {
 		s += "; the engines differ: informs only, never gates"
@@ -32,7 +37,8 @@ func (d Diff) Verdict() string {
 // summary: the verdict on one line on top, the runs and their
 // differences, a table per cell and metric (baseline, now, change,
 // bounds, outcome; report.WriteComparisonTable), the cells B lost and the
-// inconclusive ones, the traffic cells and how the decisions were made.
+// inconclusive ones, the rate searches' capacity compared, the
+// correctness blocks, the traffic cells and how the decisions were made.
 func (d Diff) Markdown(w io.Writer) error {
 	c := d.C
 	b := bufio.NewWriter(w)
@@ -63,6 +69,13 @@ func (d Diff) Markdown(w io.Writer) error {
 	}
 	if lines := InconclusiveLines(c); len(lines) > 0 {
 		p("Inconclusive: neither regressed nor shown within %s:\n\n", md(numfmt.Percent(c.Policy.Tolerance)))
+		for _, l := range lines {
+			p("- %s\n", md(l))
+		}
+		p("\n")
+	}
+	if lines := CapacityLines(c); len(lines) > 0 {
+		p("%s\n\n", md(CapacityNote))
 		for _, l := range lines {
 			p("- %s\n", md(l))
 		}

@@ -39,6 +39,8 @@ type TestID struct {
 //	<server>/expect/<name>/ctx=8K             one prefill cell of an expect block (or a
 //	                                          decode row, for a value past the matrix's last concurrency)
 //	<server>/baseline/decode/ctx=8K/conc=64   one cell compared with a baseline
+//	<server>/baseline/search/<name>           a rate search's answer compared with the baseline's
+//	                                          (capacity lost; Block "search/<name>")
 //	<server>/correctness/<name>               a correctness block (against the baseline's when given)
 //	<server>/search/<name>/conc=64            one probe of a search block
 //	<server>/search/<name>                    a search block as a whole (-run matches it)

@@ -1,0 +1,101 @@
+package views
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// capacityRuns are two runs with four rate searches: one that lost a
+// third of its capacity, one unchanged, one too close to call and one
+// whose candidate met its objective at no rate.
+func capacityRuns() (a, b *result.Results) {
+	s := func(name string, rate, lower, upper float64) result.Search {
+		return result.Search{Name: name, Traffic: "chat", RateRange: [2]float64{1, 32}, Objective: "cell.goodput_share >= 0.95",
+			Found: rate > 0, Rate: rate, RateLower: lower, RateUpper: upper, Precision: 0.025, Confidence: 0.95}
+	}
+	a = &result.Results{Server: result.Server{Name: "srv"}, Search: []result.Search{s("lost", 10, 9.6, 10.4), s("same", 10, 9.6, 10.4), s("close", 10, 9.6, 10.4), s("none", 10, 9.6, 10.4)}}
+	none := s("none", 0, 0, 1)
+	b = &result.Results{Server: result.Server{Name: "srv"}, Search: []result.Search{s("lost", 6.6, 6.3, 6.9), s("same", 10, 9.6, 0), s("close", 9.3, 8.9, 9.7), none}}
+	b.Search[1].ClientLimit = 12
+	return a, b
+}
+
+// TestCapacityGolden renders the rate searches compared as diff's text,
+// Markdown and JSON (the JSON validated against docs/diff.schema.json)
+// and as -baseline's verdicts, against testdata/capacity.golden.
+// Regenerate with: go test ./internal/views -run TestCapacityGolden -update
+func TestCapacityGolden(t *testing.T) {
+	a, b := capacityRuns()
+	d := Diff{PathA: "a.json", PathB: "b.json", C: compare.Build(a, b, compare.Policy{Tolerance: 0.05})}
+	if d.C.Outcome != vocab.Fail || d.C.ExitCode() != 1 {
+		t.Errorf("outcome %s exit %d, want fail, exit 1 (a search lost capacity)", d.C.Outcome, d.C.ExitCode())
+	}
+	var buf bytes.Buffer
+	buf.WriteString("== text\n")
+	if err := d.Text(&buf); err != nil {
+		t.Fatal(err)
+	}
+	buf.WriteString("== markdown\n")
+	if err := d.Markdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var js bytes.Buffer
+	if err := d.JSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "..", "docs", "diff.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(js.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(doc); err != nil {
+		t.Fatalf("the document does not fit docs/diff.schema.json: %v\n%s", err, js.String())
+	}
+	buf.WriteString("== json\n")
+	buf.Write(js.Bytes())
+	buf.WriteString("== -baseline verdicts\n")
+	for _, v := range (Baseline{C: d.C}).Verdicts() {
+		buf.WriteString(v.Test + ": " + v.Outcome.String() + ": " + v.Message + "\n")
+		for _, l := range v.Details {
+			buf.WriteString("  " + l + "\n")
+		}
+	}
+	golden := filepath.Join("testdata", "capacity.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/views -run TestCapacityGolden -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+		t.Errorf("differs from %s (-want +got); if intended, run go test ./internal/views -run TestCapacityGolden -update:\n%s", golden, diff)
+	}
+	// Whatever the golden file is regenerated to, each search's decision.
+	var got []string
+	for _, v := range (Baseline{C: d.C}).Verdicts() {
+		got = append(got, v.Test+" "+v.Outcome.String())
+	}
+	wantV := []string{"srv/baseline/search/lost fail", "srv/baseline/search/same pass", "srv/baseline/search/close inconclusive", "srv/baseline/search/none fail"}
+	if diff := cmp.Diff(wantV, got); diff != "" {
+		t.Errorf("-baseline verdicts (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(buf.String(), "client limit 12 req/s") {
+		t.Errorf("the client limit is not shown")
+	}
+}
