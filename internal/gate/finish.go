@@ -103,7 +103,7 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 	if path := getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		if err := appendStepSummary(path, res); err != nil && fc.Stream != nil {
 			// A summary is a convenience: warn, never fail the run for it.
-			fc.Stream.Log("slogate: warning: GITHUB_STEP_SUMMARY: " + err.Error())
+			fc.Stream.Log(views.StepSummaryWarning(err))
 		}
 	}
 	if getenv("GITHUB_ACTIONS") == "true" {
@@ -112,7 +112,7 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 			w = fc.Stderr
 		}
 		if w != nil {
-			writeAnnotations(w, res.Verdicts)
+			views.WriteAnnotations(w, res.Verdicts)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -246,12 +246,3 @@ func TestWriteJUnitFile(t *testing.T) {
 		t.Errorf("unwritable path: err = %v", err)
 	}
 }
-
-func TestGitHubEscaping(t *testing.T) {
-	if got, want := ghData("50% of\nrequests"), "50%25 of%0Arequests"; got != want {
-		t.Errorf("ghData = %q, want %q", got, want)
-	}
-	if got, want := ghProperty("a:b,c"), "a%3Ab%2Cc"; got != want {
-		t.Errorf("ghProperty = %q, want %q", got, want)
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -93,15 +94,12 @@ func Merge(o MergeOptions) error {
 		if err := report.WriteMergedSummary(&b, m); err == nil {
 			if err := appendFile(path, b.Bytes()); err != nil && o.Stdout != nil {
 				// A summary is a convenience: warn, never fail the merge for it.
-				fmt.Fprintln(o.Stdout, "slogate: warning: GITHUB_STEP_SUMMARY:", err)
+				views.WriteStepSummaryWarning(o.Stdout, err)
 			}
 		}
 	}
 	if o.Stdout != nil {
-		for _, r := range m.Runs {
-			fmt.Fprintf(o.Stdout, "%-5s %s\t%s\texit %d\t%s\n", endWord(r.Outcome), r.Dir, r.Results.Spec, r.ExitCode, r.Source)
-		}
-		fmt.Fprintf(o.Stdout, "%-5s merged %d runs into %s (exit %d)\n", endWord(m.Outcome), len(m.Runs), o.OutDir, m.ExitCode)
+		views.WriteMerged(o.Stdout, m, o.OutDir)
 	}
 	if m.ExitCode != exit.OK {
 		return exit.Quiet(m.ExitCode)
@@ -133,13 +131,6 @@ func runOutcome(res *result.Results, code int) vocab.Outcome {
 		return vocab.Error
 	}
 	return res.Outcome()
-}
-
-func endWord(o vocab.Outcome) string {
-	if o == vocab.Pass {
-		return "ok"
-	}
-	return "FAIL"
 }
 
 // readInput reads the results.json of one merge argument: a folder holding

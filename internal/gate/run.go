@@ -185,7 +185,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 		if sr.Keep != nil {
 			pattern = sr.Keep.String()
 		}
-		sr.stream.Log(fmt.Sprintf("%s: no cell or assertion matches -run %q; the server is not started", srv.Name, pattern))
+		sr.stream.Log(views.NoMatchLine(srv.Name, pattern))
 		return nil, vocab.Pass, nil
 	}
 	out, latest := sr.outDir, false // latest: out's LatestLink moves to it when the run completes
@@ -209,11 +209,8 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 			if err := clearResults(out); err != nil {
 				return nil, vocab.Error, err
 			}
-			if was != "" {
-				was, _, _ = strings.Cut(was, "\n")
-				was = " (" + was + ")"
-			}
-			sr.stream.Log(fmt.Sprintf("%s: %s held a run that measured nothing%s: replacing it", srv.Name, out, was))
+			was, _, _ = strings.Cut(was, "\n")
+			sr.stream.Log(views.ReplacingLine(srv.Name, out, was))
 		}
 	}
 	sr.stream.Log(sr.header(p, out))
@@ -232,7 +229,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	res, runErr := runner.Run(ctx, cfg)
 	obs.Abort(runErr)
 	if g := res.GPUTime; g != nil {
-		sr.stream.Log(fmt.Sprintf("%s: GPU time %s", srv.Name, report.GPUTimeText(g)))
+		sr.stream.Log(views.GPUTimeLine(srv.Name, g))
 	}
 	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode)+len(res.Search) == 0 {
 		// Nothing measured (the server never came up): no verdicts to give.
@@ -260,7 +257,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	}
 	if latest {
 		if err := moveLatest(out); err != nil {
-			fmt.Fprintf(sr.Stderr, "slogate: warning: %s not moved to %s: %v\n", filepath.Join(filepath.Dir(out), LatestLink), out, err)
+			views.WriteLatestNotMoved(sr.Stderr, filepath.Join(filepath.Dir(out), LatestLink), out, err)
 		}
 	}
 	return res, outcome, unmeasuredCells(srv.Name, res, out, sr.Endpoint != "")
@@ -270,19 +267,12 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 // long that should take and where the results go. A resumed run counts
 // only the cells left to measure.
 func (sr serverRun) header(p *plan.Plan, out string) string {
-	name := sr.server.Name
-	if sr.Sim {
-		name += " (simulated)" // the header says so before any number is shown
-	}
-	cells, est := len(p.Cells()), p.Estimated
-	left := ""
+	h := views.RunHeader{Server: sr.server.Name, Sim: sr.Sim, Cells: len(p.Cells()), Estimated: p.Estimated, OutDir: out}
 	if sr.Resumed != nil {
-		done := sr.Resumed.Measured()
-		cells, est = p.Remaining(sr.spec, done)
-		left = fmt.Sprintf(" left of %d", len(p.Cells()))
+		h.Cells, h.Estimated = p.Remaining(sr.spec, sr.Resumed.Measured())
+		h.Resumed, h.Of = true, len(p.Cells())
 	}
-	return fmt.Sprintf("%s: %d cells%s, estimated %s (server start-up not included); results in %s",
-		name, cells, left, est.Round(time.Second), out)
+	return views.RunHeaderLine(h)
 }
 
 // unmeasuredCells makes what the run could not measure

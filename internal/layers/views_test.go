@@ -52,15 +52,10 @@ var linesToMove = map[string]int{
 	// return the figures (rule, value read, threshold, cells) and let a
 	// view write the line.
 	"internal/assert/explain.go": 3,
-	// The run's own lines: GitHub annotations, merge's and the server's
-	// header lines, the second signal's note.
-	"internal/gate/annotations.go":    1,
-	"internal/gate/merge.go":          3,
-	"internal/gate/run.go":            4,
-	"internal/interrupt/interrupt.go": 2,
-	"internal/bisect/command.go":      4,
 	// The progress log of a server's run: boots, facts, resume, prompts
 	// built, warnings as they happen.
+	"internal/bisect/command.go":      4,
+	"internal/interrupt/interrupt.go": 2,
 	"internal/lifecycle/container.go": 1,
 	"internal/lifecycle/launch.go":    2,
 	"internal/measure/decode.go":      1,

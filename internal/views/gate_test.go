@@ -1,0 +1,58 @@
+package views
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+func TestGitHubEscaping(t *testing.T) {
+	if got, want := ghData("50% of\nrequests"), "50%25 of%0Arequests"; got != want {
+		t.Errorf("ghData = %q, want %q", got, want)
+	}
+	if got, want := ghProperty("a:b,c"), "a%3Ab%2Cc"; got != want {
+		t.Errorf("ghProperty = %q, want %q", got, want)
+	}
+}
+
+// TestGateLines: the run's own lines from their figures.
+func TestGateLines(t *testing.T) {
+	tests := []struct {
+		name, got, want string
+	}{
+		{"header", RunHeaderLine(RunHeader{Server: "qwen", Cells: 4, Estimated: 61400 * time.Millisecond, OutDir: "out"}),
+			"qwen: 4 cells, estimated 1m1s (server start-up not included); results in out"},
+		{"header simulated and resumed", RunHeaderLine(RunHeader{Server: "sim", Sim: true, Resumed: true, Cells: 0, Of: 6, Estimated: 0, OutDir: "o"}),
+			"sim (simulated): 0 cells left of 6, estimated 0s (server start-up not included); results in o"},
+		{"no match", NoMatchLine("qwen", "ctx=9K"), `qwen: no cell or assertion matches -run "ctx=9K"; the server is not started`},
+		{"replacing with the error", ReplacingLine("sim", "o", "port busy"), "sim: o held a run that measured nothing (port busy): replacing it"},
+		{"replacing without", ReplacingLine("sim", "o", ""), "sim: o held a run that measured nothing: replacing it"},
+		{"step summary", StepSummaryWarning(errors.New("denied")), "slogate: warning: GITHUB_STEP_SUMMARY: denied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got  %q\nwant %q", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+// TestWriteAnnotations: one ::error per failed verdict, with its file,
+// line and test, the message added when the details lack it.
+func TestWriteAnnotations(t *testing.T) {
+	var b strings.Builder
+	WriteAnnotations(&b, []result.Verdict{
+		{Test: "assert/a", Outcome: vocab.Pass, File: "s.hcl", Line: 3},
+		{Test: "assert/b", Outcome: vocab.Fail, File: "s.hcl", Line: 9, Details: []string{"x = 1, want >= 2"}, Message: "too slow"},
+		{Test: "assert/c", Outcome: vocab.Error},
+	})
+	want := "::error file=s.hcl,line=9,title=assert/b::x = 1, want >= 2%0Atoo slow\n::error title=assert/c::" + vocab.Error.String() + "\n"
+	if b.String() != want {
+		t.Errorf("annotations:\n%q\nwant\n%q", b.String(), want)
+	}
+}
