@@ -92,7 +92,7 @@ func Command(ctx context.Context, o Options) error {
 		if prev, err = ReadLog(o.OutDir); err != nil {
 			return err
 		}
-		fmt.Fprintf(o.Stdout, "resuming the bisection in %s: %d build(s) measured are read back\n", o.OutDir, len(prev))
+		views.WriteBisectResuming(o.Stdout, o.OutDir, len(prev))
 	} else if _, err := os.Stat(filepath.Join(o.OutDir, LogFile)); err == nil {
 		return exit.Usagef("%s already holds a bisection (%s): continue it with -resume, or give another -out", o.OutDir, LogFile)
 	}
@@ -103,15 +103,15 @@ func Command(ctx context.Context, o Options) error {
 			if r.Role == decision.RoleCandidate && r.Attempt == 1 {
 				n++
 			}
-			fmt.Fprintln(o.Stdout, views.BisectStep(r, n))
+			views.WriteBisectStep(o.Stdout, r, n)
 		}}
-	fmt.Fprintf(o.Stdout, "bisecting %d builds from %s (good) to %s (bad); results in %s\n", len(o.Builds), o.Good, o.Bad, o.OutDir)
+	views.WriteBisectStart(o.Stdout, len(o.Builds), o.Good, o.Bad, o.OutDir)
 	rep, err := Run(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	if rep.NoRegression {
-		fmt.Fprintf(o.Stdout, "the good build %s is not better than the bad build %s on any cell: nothing to bisect\n", o.Good, o.Bad)
+		views.WriteBisectNoRegression(o.Stdout, o.Good, o.Bad)
 		views.Diff{PathA: o.Good, PathB: o.Bad, C: rep.GoodVsBad}.Text(o.Stdout)
 		return exit.Quiet(exit.Fail)
 	}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/views"
 )
 
 // Messages are what Notify says on the first and on the second signal,
@@ -49,7 +50,7 @@ func Notify(parent context.Context, stderr io.Writer) context.Context {
 			if n++; n == 2 {
 				// The server may ignore SIGTERM or take its time: a second
 				// signal skips the grace period and kills its group now.
-				fmt.Fprintln(stderr, "slogate: "+msgs.Load().Second)
+				views.WriteSecondSignal(stderr, msgs.Load().Second)
 				close(force)
 				continue
 			}
@@ -62,7 +63,7 @@ func Notify(parent context.Context, stderr io.Writer) context.Context {
 			if sig == syscall.SIGTERM {
 				code, name = exit.SIGTERM, "SIGTERM"
 			}
-			fmt.Fprintf(stderr, "slogate: %s: %s\n", name, msgs.Load().First)
+			views.WriteSignal(stderr, name, msgs.Load().First)
 			cancel(exit.With(code, fmt.Errorf("interrupted by %s", name)))
 		}
 	}()

@@ -54,8 +54,6 @@ var linesToMove = map[string]int{
 	"internal/assert/explain.go": 3,
 	// The progress log of a server's run: boots, facts, resume, prompts
 	// built, warnings as they happen.
-	"internal/bisect/command.go":      4,
-	"internal/interrupt/interrupt.go": 2,
 	"internal/lifecycle/container.go": 1,
 	"internal/lifecycle/launch.go":    2,
 	"internal/measure/decode.go":      1,

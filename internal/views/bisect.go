@@ -153,3 +153,26 @@ func changeWord(key string) string { return strings.ReplaceAll(key, "_", " ") }
 func seconds(s float64) string {
 	return time.Duration(s * float64(time.Second)).Round(100 * time.Millisecond).String()
 }
+
+// WriteBisectResuming says on w that the bisection in dir continues, with
+// the builds its log holds.
+func WriteBisectResuming(w io.Writer, dir string, measured int) {
+	fmt.Fprintf(w, "resuming the bisection in %s: %d build(s) measured are read back\n", dir, measured)
+}
+
+// WriteBisectStep writes BisectStep's line on w.
+func WriteBisectStep(w io.Writer, r decision.Record, n int) {
+	fmt.Fprintln(w, BisectStep(r, n))
+}
+
+// WriteBisectStart writes the line that opens a bisection of builds
+// builds from good to bad, its results in dir.
+func WriteBisectStart(w io.Writer, builds int, good, bad, dir string) {
+	fmt.Fprintf(w, "bisecting %d builds from %s (good) to %s (bad); results in %s\n", builds, good, bad, dir)
+}
+
+// WriteBisectNoRegression says on w that good is not better than bad on
+// any cell: there is nothing to bisect (the comparison follows).
+func WriteBisectNoRegression(w io.Writer, good, bad string) {
+	fmt.Fprintf(w, "the good build %s is not better than the bad build %s on any cell: nothing to bisect\n", good, bad)
+}
