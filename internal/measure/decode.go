@@ -432,8 +432,9 @@ type gateOutcome struct {
 	// first held (docs/method.md#statuses).
 	waited bool
 	// note says the gate timed out with no sign of the server making
-	// requests wait; the cell is measured anyway.
-	note string
+	// requests wait; the cell is measured anyway (warning.GateTimedOut;
+	// no code: no note).
+	note warning.Warning
 }
 
 // steadyState waits for docs/method.md#steady-state-gate, polling

@@ -2,9 +2,13 @@ package measure
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/requests"
@@ -45,10 +49,11 @@ func TestGateTimeout(t *testing.T) {
 		name    string
 		waiting float64
 		want    vocab.Status
-		wantWhy string // in the reason (queued) or the notes (valid)
+		// wantWhy is in the queued cell's reason; a valid cell has a
+		// gate_timed_out note instead.
+		wantWhy string
 	}{
-		{name: "no sign of waiting", want: vocab.StatusValid,
-			wantWhy: "; measured anyway: the server made no request wait: not every stream was past its first token (requests waiting or fewer than 2 running for 0.0s of "},
+		{name: "no sign of waiting", want: vocab.StatusValid},
 		{name: "waiting requests", waiting: 1, want: vocab.StatusQueued, wantWhy: "; server running 2, waiting 1); the server made requests wait for "},
 	}
 	for _, tc := range tests {
@@ -60,12 +65,30 @@ func TestGateTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			where := c.Reason
-			if tc.want == vocab.StatusValid {
-				where = strings.Join(c.Notes, "\n")
+			if c.Status != tc.want {
+				t.Fatalf("cell %s %q, notes %+v; want %s", c.Status, c.Reason, c.Notes, tc.want)
 			}
-			if c.Status != tc.want || !strings.Contains(where, "steady state not reached within 1s (0 of 2 streams decoding") || !strings.Contains(where, tc.wantWhy) {
-				t.Errorf("cell %s %q, notes %q; want %s saying %q", c.Status, c.Reason, c.Notes, tc.want, tc.wantWhy)
+			if tc.want == vocab.StatusQueued {
+				if !strings.Contains(c.Reason, "steady state not reached within 1s (0 of 2 streams decoding") || !strings.Contains(c.Reason, tc.wantWhy) || warning.Has(c.Notes, warning.GateTimedOut) {
+					t.Errorf("queued cell %q, notes %+v; want the reason saying %q and no gate note", c.Reason, c.Notes, tc.wantWhy)
+				}
+				return
+			}
+			// The server ran both requests, none waiting, and no stream
+			// was past its first token when the 1 s timeout passed.
+			i := slices.IndexFunc(c.Notes, func(w warning.Warning) bool { return w.Code == warning.GateTimedOut })
+			if i < 0 {
+				t.Fatalf("notes %+v lack a gate_timed_out note", c.Notes)
+			}
+			want := map[string]float64{warning.FigTimeoutS: 1, warning.FigDecoding: 0, warning.FigConcurrency: 2, warning.FigRunning: 2, warning.FigWaiting: 0, warning.FigHeldS: 0}
+			got := c.Notes[i].Figures
+			if observed := got[warning.FigObservedS]; observed <= 0 {
+				t.Errorf("gate note observed_s %v, want > 0 (the gauges were read)", observed)
+			}
+			got = maps.Clone(got)
+			delete(got, warning.FigObservedS)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("gate note figures (-want +got):\n%s", diff)
 			}
 		})
 	}

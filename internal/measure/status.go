@@ -228,8 +228,8 @@ type waitEvidence struct {
 	gateQueued bool
 	gateReason string
 	// gateNote says the gate timed out with no sign of waiting: a note on
-	// a cell measured anyway.
-	gateNote string
+	// a cell measured anyway (warning.GateTimedOut; no code: none).
+	gateNote warning.Warning
 	// gateWaiting: requests waited for capacity (in two polls in a row)
 	// once the gate's conditions had first held (the ramp-up, when C
 	// requests arrive at once and are admitted over a few engine steps,
@@ -250,15 +250,19 @@ type waitEvidence struct {
 // active_avg and give a note, never the queued status; so do deferred
 // requests where the engine's deferred requests do not wait for capacity
 // (vLLM's wait on a LoRA budget or a KV transfer; engine.Status).
-func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status vocab.Status, reason string, notes []string) {
-	if ev.gateNote != "" {
+func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status vocab.Status, reason string, notes []warning.Warning) {
+	if ev.gateNote.Code != "" {
 		notes = append(notes, ev.gateNote)
 	}
 	if activeAvg < 0.95*float64(concurrency) {
-		notes = append(notes, fmt.Sprintf("%.1f of %d streams active on average: the client's restart gaps (a finished stream's next request before its first token), not server queueing", activeAvg, concurrency))
+		notes = append(notes, warning.New(warning.RestartGaps, fmt.Sprintf("%.1f of %d streams active on average", activeAvg, concurrency),
+			"the client's restart gaps (a finished stream's next request before its first token), not server queueing",
+			map[string]float64{warning.FigActiveAvg: Round(activeAvg, 2), warning.FigConcurrency: float64(concurrency)}))
 	}
 	if ev.window.deferred > 0 {
-		notes = append(notes, fmt.Sprintf("up to %.0f requests were deferred during the window (%s), not waiting for capacity", ev.window.deferred, ev.terms.Deferred))
+		notes = append(notes, warning.New(warning.Deferred,
+			fmt.Sprintf("up to %.0f requests were deferred during the window (%s), not waiting for capacity", ev.window.deferred, ev.terms.Deferred), "",
+			map[string]float64{warning.FigDeferred: ev.window.deferred}))
 	}
 	// The first sign of a queue says it (a stable queue at the gate also
 	// shows as waiting requests and a shortfall in the window), and
@@ -415,10 +419,16 @@ func (g *gate) timedOut(timeout time.Duration) gateOutcome {
 	case p.decoding < g.concurrency:
 		why += ": not every stream was past its first token"
 	}
-	out.note = msg + "; measured anyway: " + why
-	if ev.observed > 0 {
-		out.note += fmt.Sprintf(" (requests waiting or fewer than %d running for %.1fs of %.1fs)", g.concurrency, ev.held.Seconds(), ev.observed.Seconds())
+	figures := map[string]float64{warning.FigTimeoutS: timeout.Round(time.Second).Seconds(),
+		warning.FigDecoding: float64(p.decoding), warning.FigConcurrency: float64(g.concurrency)}
+	if p.gauges {
+		figures[warning.FigRunning], figures[warning.FigWaiting] = p.running, p.waiting
 	}
+	if ev.observed > 0 {
+		why += fmt.Sprintf(" (requests waiting or fewer than %d running for %.1fs of %.1fs)", g.concurrency, ev.held.Seconds(), ev.observed.Seconds())
+		figures[warning.FigHeldS], figures[warning.FigObservedS] = ev.held.Seconds(), ev.observed.Seconds()
+	}
+	out.note = warning.New(warning.GateTimedOut, msg+"; measured anyway", why, figures)
 	return out
 }
 

@@ -1,7 +1,6 @@
 package measure
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 // (docs/method.md#statuses); the client's restart gaps and deferred
 // requests give a note.
 func TestCellStatus(t *testing.T) {
+	gateNote := warning.New(warning.GateTimedOut, "…", "…", map[string]float64{warning.FigTimeoutS: 30, warning.FigDecoding: 60, warning.FigConcurrency: 64})
 	none := waitEvidence{preemptions: -1, terms: vllmStatus}
 	with := func(f func(*waitEvidence)) waitEvidence { ev := none; f(&ev); return ev }
 	short := func(held, observed time.Duration, intervals int) sustained {
@@ -31,11 +31,12 @@ func TestCellStatus(t *testing.T) {
 		activeAvg  float64
 		want       vocab.Status
 		wantReason string
-		wantNote   string
+		// wantNotes are the cell's notes by code and figures.
+		wantNotes []warning.Warning
 	}{
 		{name: "all streams active", ev: none, activeAvg: 63.9, want: vocab.StatusValid},
 		{name: "restart gaps are a note, not queued", ev: none, activeAvg: 55.2, want: vocab.StatusValid,
-			wantNote: "55.2 of 64 streams active on average: the client's restart gaps"},
+			wantNotes: []warning.Warning{{Code: warning.RestartGaps, Figures: map[string]float64{warning.FigActiveAvg: 55.2, warning.FigConcurrency: 64}}}},
 		{name: "the gate found a queue", ev: with(func(e *waitEvidence) { e.gateQueued, e.gateReason = true, "gate reason" }), activeAvg: 64,
 			want: vocab.StatusQueued, wantReason: "gate reason"},
 		{name: "waiting for capacity during the window", ev: with(func(e *waitEvidence) { e.window.waiting = true }), activeAvg: 64,
@@ -43,7 +44,7 @@ func TestCellStatus(t *testing.T) {
 		{name: "waiting for capacity during the steady-state hold", ev: with(func(e *waitEvidence) { e.gateWaiting = true }), activeAvg: 64,
 			want: vocab.StatusQueued, wantReason: "the server reported requests waiting for capacity during the steady-state hold"},
 		{name: "deferred requests are a note", ev: with(func(e *waitEvidence) { e.window.deferred = 3 }), activeAvg: 64, want: vocab.StatusValid,
-			wantNote: `up to 3 requests were deferred during the window (vllm:num_requests_waiting_by_reason{reason="deferred"}`},
+			wantNotes: []warning.Warning{{Code: warning.Deferred, Figures: map[string]float64{warning.FigDeferred: 3}}}},
 		{name: "preemptions during the window", ev: with(func(e *waitEvidence) { e.preemptions = 3 }), activeAvg: 64,
 			want: vocab.StatusQueued, wantReason: "the server preempted 3 requests during the window (vllm:num_preemptions_total)"},
 		{name: "a single preemption is enough", ev: with(func(e *waitEvidence) { e.preemptions = 1 }), activeAvg: 64,
@@ -57,7 +58,10 @@ func TestCellStatus(t *testing.T) {
 			want: vocab.StatusQueued, wantReason: "the server reported requests waiting for capacity during the window; the server preempted 2 requests during the window (vllm:num_preemptions_total)"},
 		{name: "a stable queue at the gate says it for the window too", ev: with(func(e *waitEvidence) {
 			e.gateQueued, e.gateReason, e.window.waiting, e.window.short = true, "the server ran 24 of 32 requests; 8 waited", true, short(2*time.Second, 2*time.Second, 40)
-		}), activeAvg: 24, want: vocab.StatusQueued, wantReason: "the server ran 24 of 32 requests; 8 waited", wantNote: "24.0 of 64"},
+		}), activeAvg: 24, want: vocab.StatusQueued, wantReason: "the server ran 24 of 32 requests; 8 waited",
+			wantNotes: []warning.Warning{{Code: warning.RestartGaps, Figures: map[string]float64{warning.FigActiveAvg: 24, warning.FigConcurrency: 64}}}},
+		{name: "the gate's note comes first", ev: with(func(e *waitEvidence) { e.gateNote = gateNote }), activeAvg: 55.2, want: vocab.StatusValid,
+			wantNotes: []warning.Warning{gateNote, {Code: warning.RestartGaps, Figures: map[string]float64{warning.FigActiveAvg: 55.2, warning.FigConcurrency: 64}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,8 +69,8 @@ func TestCellStatus(t *testing.T) {
 			if got != tc.want || reason != tc.wantReason {
 				t.Errorf("cellStatus = %s %q, want %s %q", got, reason, tc.want, tc.wantReason)
 			}
-			if note := strings.Join(notes, "\n"); (tc.wantNote == "") != (note == "") || !strings.Contains(note, tc.wantNote) {
-				t.Errorf("notes = %q, want %q", note, tc.wantNote)
+			if diff := cmp.Diff(warning.Textless(tc.wantNotes), warning.Textless(notes)); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -242,17 +246,20 @@ func TestGate(t *testing.T) {
 // otherwise it gives a note that says why.
 func TestGateTimedOut(t *testing.T) {
 	tests := []struct {
-		name       string
-		polls      []poll
-		wantQueued bool
-		want       string
+		name  string
+		polls []poll
+		// wantReason is the queued cell's reason; wantNote, by code and
+		// figures, the note of a cell measured anyway.
+		wantReason string
+		wantNote   *warning.Warning
 	}{
-		{name: "held back throughout", polls: polls(16, 601, func(i int, p *poll) { p.running, p.started, p.decoding = 12, 16, 12 }), wantQueued: true,
-			want: "steady state not reached within 33s (12 of 16 streams decoding; server running 12, waiting 0); the server made requests wait for 30.0s of the 30.0s observed; measured anyway"},
+		{name: "held back throughout", polls: polls(16, 601, func(i int, p *poll) { p.running, p.started, p.decoding = 12, 16, 12 }),
+			wantReason: "steady state not reached within 33s (12 of 16 streams decoding; server running 12, waiting 0); the server made requests wait for 30.0s of the 30.0s observed; measured anyway"},
 		{name: "streams not past their first token, the server running all", polls: polls(16, 601, func(i int, p *poll) { p.started, p.decoding = 12, 12 }),
-			want: "steady state not reached within 33s (12 of 16 streams decoding; server running 16, waiting 0); measured anyway: the server made no request wait: not every stream was past its first token (requests waiting or fewer than 16 running for 0.0s of 30.0s)"},
+			wantNote: &warning.Warning{Code: warning.GateTimedOut, Figures: map[string]float64{warning.FigTimeoutS: 33, warning.FigDecoding: 12, warning.FigConcurrency: 16,
+				warning.FigRunning: 16, warning.FigWaiting: 0, warning.FigHeldS: 0, warning.FigObservedS: 30}}},
 		{name: "no gauges", polls: polls(16, 601, func(i int, p *poll) { p.gauges, p.started, p.decoding = false, 12, 12 }),
-			want: "steady state not reached within 33s (12 of 16 streams decoding); measured anyway: no request gauges in /metrics to tell whether the server made requests wait"},
+			wantNote: &warning.Warning{Code: warning.GateTimedOut, Figures: map[string]float64{warning.FigTimeoutS: 33, warning.FigDecoding: 12, warning.FigConcurrency: 16}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,12 +268,16 @@ func TestGateTimedOut(t *testing.T) {
 				g.observe(p)
 			}
 			out := g.timedOut(33 * time.Second)
-			got := out.note
-			if out.queued {
-				got = out.reason
+			if out.queued != (tc.wantReason != "") || out.reason != tc.wantReason {
+				t.Errorf("queued %v %q\nwant   %v %q", out.queued, out.reason, tc.wantReason != "", tc.wantReason)
 			}
-			if out.queued != tc.wantQueued || got != tc.want {
-				t.Errorf("queued %v %q\nwant   %v %q", out.queued, got, tc.wantQueued, tc.want)
+			var note *warning.Warning
+			if out.note.Code != "" {
+				n := out.note.Textless()
+				note = &n
+			}
+			if diff := cmp.Diff(tc.wantNote, note); diff != "" {
+				t.Errorf("note (-want +got):\n%s", diff)
 			}
 		})
 	}

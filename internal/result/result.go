@@ -365,8 +365,10 @@ type DecodeCell struct {
 	// read as warnings of no kind with the same text.
 	Warnings []warning.Warning `json:"warnings,omitempty"`
 	// Notes are facts about the cell that are not problems, such as the
-	// client's restart gaps lowering active_avg.
-	Notes []string `json:"notes,omitempty"`
+	// client's restart gaps lowering active_avg: typed as warnings are
+	// (internal/warning's note codes); a v1 results.json's are plain
+	// strings, read as notes of no code with the same text.
+	Notes []warning.Warning `json:"notes,omitempty"`
 	// Polling is how long the cell's /metrics scrapes took; nil when it
 	// took none.
 	Polling *Polling `json:"polling,omitempty"`

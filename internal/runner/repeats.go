@@ -84,7 +84,7 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 	c.Repeats = len(runs)
 	c.Spread = map[string][2]float64{}
 	c.Samples = map[string][]float64{}
-	var notes []string
+	var notes []warning.Warning
 	for _, m := range decodeRunMetrics(runs) {
 		var xs []float64
 		for i := range runs {
@@ -97,7 +97,8 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 			// pass for the combined one, without spread.
 			if len(xs) > 0 {
 				c.ClearValue(m)
-				notes = append(notes, fmt.Sprintf("%s dropped: %d of %d repeats reported it", m.Name, len(xs), len(runs)))
+				notes = append(notes, warning.New(warning.MetricDropped, m.Name+" dropped", fmt.Sprintf("%d of %d repeats reported it", len(xs), len(runs)),
+					map[string]float64{warning.FigReported: float64(len(xs)), warning.FigRepeats: float64(len(runs))}).About(m.Name))
 			}
 			continue
 		}
@@ -109,7 +110,7 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 	c.Polling = combinePolling(runs)
 	for i, x := range runs {
 		warns = warning.AppendNew(warns, x.Warnings...)
-		notes = appendNew(notes, x.Notes...)
+		notes = warning.AppendNew(notes, x.Notes...)
 		c.TokenSource = c.TokenSource.LeastExact(x.TokenSource)
 		if i > 0 && c.Preemptions != nil && x.Preemptions != nil {
 			n := *c.Preemptions + *x.Preemptions
@@ -138,16 +139,6 @@ func decodeRunMetrics(runs []result.DecodeCell) []metric.Metric {
 		out = append(out, metric.Must(vocab.PhaseDecode, name))
 	}
 	return out
-}
-
-// appendNew appends the elements of add that list does not hold yet.
-func appendNew(list []string, add ...string) []string {
-	for _, s := range add {
-		if !slices.Contains(list, s) {
-			list = append(list, s)
-		}
-	}
-	return list
 }
 
 // The repeat design (docs/method.md#repeats). A step's decode cells are

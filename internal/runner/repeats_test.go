@@ -18,6 +18,12 @@ import (
 	"github.com/slogate/slogate/internal/warning"
 )
 
+// restartGaps and deferred are notes a decode cell may carry.
+var (
+	restartGaps = warning.New(warning.RestartGaps, "…", "…", map[string]float64{warning.FigActiveAvg: 55.2, warning.FigConcurrency: 64})
+	deferred    = warning.New(warning.Deferred, "…", "", map[string]float64{warning.FigDeferred: 3})
+)
+
 // specWarning and noMetrics are warnings a decode cell may carry
 // (package measure's when speculative decoding did not run, and when
 // /metrics could not be read around the window).
@@ -45,7 +51,8 @@ func TestCombineRepeats(t *testing.T) {
 		wantSpread map[string][2]float64 // the entries checked
 		wantStatus vocab.Status
 		// wantNotes and wantWarnings, when set, are the cell's notes and warnings.
-		wantNotes    []string
+		// Notes are compared by code, subject and figures (textless).
+		wantNotes    []warning.Warning
 		wantWarnings []warning.Warning
 		// wantPreemptions, when set, is the cell's preemption count.
 		wantPreemptions *int64
@@ -66,8 +73,15 @@ func TestCombineRepeats(t *testing.T) {
 			},
 			wantRate:   nil,
 			wantSpread: map[string][2]float64{"spec_accept_rate": {}},
-			wantNotes:  []string{"spec_accept_rate dropped: 1 of 2 repeats reported it"},
+			wantNotes: []warning.Warning{{Code: warning.MetricDropped, Subject: "spec_accept_rate",
+				Figures: map[string]float64{warning.FigReported: 1, warning.FigRepeats: 2}}},
 			wantStatus: vocab.StatusValid},
+		{name: "a note of every run is kept once",
+			runs: []result.DecodeCell{
+				{Status: vocab.StatusValid, Notes: []warning.Warning{restartGaps}},
+				{Status: vocab.StatusValid, Notes: []warning.Warning{restartGaps, deferred}},
+			},
+			wantNotes: []warning.Warning{restartGaps, deferred}, wantStatus: vocab.StatusValid},
 		{name: "a warning of every run is kept once",
 			runs: []result.DecodeCell{
 				{Status: vocab.StatusValid, Warnings: []warning.Warning{specWarning}},
@@ -108,7 +122,7 @@ func TestCombineRepeats(t *testing.T) {
 				t.Errorf("spec_accept_rate (-want +got):\n%s", diff)
 			}
 			if tc.wantNotes != nil {
-				if diff := cmp.Diff(tc.wantNotes, c.Notes); diff != "" {
+				if diff := cmp.Diff(warning.Textless(tc.wantNotes), warning.Textless(c.Notes)); diff != "" {
 					t.Errorf("notes (-want +got):\n%s", diff)
 				}
 			}

@@ -7,6 +7,16 @@
 // matches the code and the figures, never the text (docs/method.md#polling
 // says what the slow-scrape figures mean).
 //
+// A note is the same value, kept apart from the warnings (a decode cell's
+// Notes, a correctness comparison's Notes): a fact to read a result with,
+// not a problem, with a code of its own (GateTimedOut, RestartGaps, …)
+// and the figures behind it. One type serves both because a note and a
+// warning differ only in where they are kept and how a report heads them,
+// and a note that turns out to be a problem moves from one list to the
+// other unchanged: the list it is in is its severity. A name a warning is
+// about (a metric dropped, a fact that disagrees) is its Subject, so a
+// test matches code, subject and figures, and never the words.
+//
 // Package warning is a leaf: measure, runner and lifecycle create warnings
 // and result stores them (results.json), without either importing the
 // other.
@@ -67,6 +77,32 @@ const (
 	// needs and is continued (its paragraphs re-ordered). Figures:
 	// FigDocumentBytes, FigNeededBytes.
 	DocumentContinued Code = "document_continued"
+)
+
+// The codes of the notes a decode cell carries (result.DecodeCell.Notes):
+// facts to read the cell with, not problems.
+const (
+	// GateTimedOut: the steady-state gate timed out with no sign of the
+	// server making requests wait, and the cell was measured anyway
+	// (docs/method.md#steady-state-gate). Figures: FigTimeoutS,
+	// FigDecoding (streams past their first token), FigConcurrency; with
+	// the request gauges FigRunning and FigWaiting (the last poll's),
+	// and FigHeldS of FigObservedS (how long requests waited, or fewer
+	// than the concurrency ran, of the time the gauges were observed).
+	GateTimedOut Code = "gate_timed_out"
+	// RestartGaps: active_avg is below 95 % of the concurrency because
+	// of the client's restart gaps, not server queueing. Figures:
+	// FigActiveAvg (as the cell records it, to 2 decimals),
+	// FigConcurrency.
+	RestartGaps Code = "restart_gaps"
+	// Deferred: requests were deferred during the window where the
+	// engine's deferred requests do not wait for capacity. Figures:
+	// FigDeferred (the most seen in one poll).
+	Deferred Code = "deferred"
+	// MetricDropped: a metric only some of a cell's repeats reported is
+	// dropped from the cell. Subject: the metric. Figures: FigReported
+	// (the repeats that reported it), FigRepeats.
+	MetricDropped Code = "metric_dropped"
 )
 
 // The codes of the warnings a traffic cell carries besides SlowScrape,
@@ -174,6 +210,16 @@ const (
 	FigDocumentBytes       = "document_bytes"
 	FigNeededBytes         = "needed_bytes"
 	FigFailed              = "failed"
+	FigDecoding            = "decoding"
+	FigConcurrency         = "concurrency"
+	FigRunning             = "running"
+	FigWaiting             = "waiting"
+	FigHeldS               = "held_s"
+	FigObservedS           = "observed_s"
+	FigActiveAvg           = "active_avg"
+	FigDeferred            = "deferred"
+	FigReported            = "reported"
+	FigRepeats             = "repeats"
 	FigLagP99Ms            = "lag_ms_p99"
 	FigLagMaxMs            = "lag_ms_max"
 	FigLagBoundMs          = "lag_bound_ms"
@@ -181,19 +227,27 @@ const (
 	FigArrivals            = "arrivals"
 )
 
-// Warning is one warning: what kind (Code), what it says (Summary and
-// Detail, which String joins as the reports show it), and the figures it
-// quotes, by name (nil when it quotes none).
+// Warning is one warning, or one note: what kind (Code), what it says
+// (Summary and Detail, which String joins as the reports show it), the
+// name it is about when a name says it (Subject: a metric, a fact), and
+// the figures it quotes, by name (nil when it quotes none).
 type Warning struct {
 	Code    Code               `json:"code,omitempty"`
 	Summary string             `json:"summary"`
 	Detail  string             `json:"detail,omitempty"`
+	Subject string             `json:"subject,omitempty"`
 	Figures map[string]float64 `json:"figures,omitempty"`
 }
 
 // New is the warning of code with its summary, detail and figures.
 func New(code Code, summary, detail string, figures map[string]float64) Warning {
 	return Warning{Code: code, Summary: summary, Detail: detail, Figures: figures}
+}
+
+// About is w about subject (Warning.Subject).
+func (w Warning) About(subject string) Warning {
+	w.Subject = subject
+	return w
 }
 
 // Text is a warning of no known kind whose text is s: a warning a package
@@ -212,16 +266,36 @@ func (w Warning) String() string {
 	return w.Summary + ": " + w.Detail
 }
 
+// Textless is w without its words (Summary and Detail): its code, subject
+// and figures, what a test compares, so that rewording a warning never
+// breaks a test and a wrong figure always does.
+func (w Warning) Textless() Warning {
+	w.Summary, w.Detail = "", ""
+	return w
+}
+
+// Textless is each of ws without its words (Warning.Textless), in order.
+func Textless(ws []Warning) []Warning {
+	if ws == nil {
+		return nil
+	}
+	out := make([]Warning, len(ws))
+	for i, w := range ws {
+		out[i] = w.Textless()
+	}
+	return out
+}
+
 // Figure is the figure named name, and whether the warning holds it.
 func (w Warning) Figure(name string) (float64, bool) {
 	v, ok := w.Figures[name]
 	return v, ok
 }
 
-// Equal reports whether w and o are the same warning: code, text and
-// figures.
+// Equal reports whether w and o are the same warning: code, text,
+// subject and figures.
 func (w Warning) Equal(o Warning) bool {
-	if w.Code != o.Code || w.Summary != o.Summary || w.Detail != o.Detail || len(w.Figures) != len(o.Figures) {
+	if w.Code != o.Code || w.Summary != o.Summary || w.Detail != o.Detail || w.Subject != o.Subject || len(w.Figures) != len(o.Figures) {
 		return false
 	}
 	for k, v := range w.Figures {

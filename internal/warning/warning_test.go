@@ -88,3 +88,41 @@ func TestAppendNew(t *testing.T) {
 		t.Errorf("Has: %v %v, want true false", Has(got, ServerTPSGap), Has(got, SlowScrape))
 	}
 }
+
+// TestTextless: a warning without its words keeps its code, subject and
+// figures, so two warnings of one kind and figures but other words are
+// equal textless, and two of other subjects or figures are not.
+func TestTextless(t *testing.T) {
+	dropped := func(summary, metric string, reported float64) Warning {
+		return New(MetricDropped, summary, "", map[string]float64{FigReported: reported, FigRepeats: 2}).About(metric)
+	}
+	a := dropped("spec_accept_rate dropped", "spec_accept_rate", 1)
+	tests := []struct {
+		name      string
+		b         Warning
+		wantEqual bool
+	}{
+		{name: "other words", b: dropped("reworded", "spec_accept_rate", 1), wantEqual: true},
+		{name: "another subject", b: dropped("spec_accept_rate dropped", "spec_accept_len", 1)},
+		{name: "another figure", b: dropped("spec_accept_rate dropped", "spec_accept_rate", 2)},
+		{name: "another code", b: New(Deferred, a.Summary, "", a.Figures).About(a.Subject)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := a.Textless().Equal(tt.b.Textless()); got != tt.wantEqual {
+				t.Errorf("textless equal = %v, want %v", got, tt.wantEqual)
+			}
+		})
+	}
+	if got := Textless([]Warning{a}); len(got) != 1 || got[0].Summary != "" || got[0].Subject != a.Subject || !cmp.Equal(got[0].Figures, a.Figures) || a.Summary == "" {
+		t.Errorf("Textless = %+v (of %+v): want the code, subject and figures, and the original untouched", got, a)
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Warning
+	if err := json.Unmarshal(b, &back); err != nil || !back.Equal(a) {
+		t.Errorf("round trip of %s = %+v (%v), want %+v", b, back, err, a)
+	}
+}
