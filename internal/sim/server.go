@@ -321,15 +321,73 @@ func (s *server) parseBody(r *http.Request, v any) error {
 	return err
 }
 
-// generate serves /v1/completions and /v1/chat/completions.
-func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
-	var req genRequest
-	var digest *promptDigest
+// readGenRequest parses a generation request's body, its prompt's digest
+// taken as it is read when --sim-record is on (digest nil otherwise).
+func (s *server) readGenRequest(r *http.Request) (req *genRequest, digest *promptDigest, err error) {
+	req = &genRequest{}
 	if s.record != nil {
 		digest = newPromptDigest()
 		req.Prompt.digest = digest
 	}
-	if err := s.parseBody(r, &req); err != nil {
+	return req, digest, s.parseBody(r, req)
+}
+
+// promptTokens is the request's prompt as both imitations count it, once
+// the request is known to have one: the chat template's tokens for chat
+// (added to the digest), else the prompt's; its hash and KV blocks, salted
+// by cache_salt.
+func (req *genRequest) promptTokens(chat bool, digest *promptDigest) (prompt int, hash uint64, chain *blockChain) {
+	chain = &req.Prompt.chain
+	if chat {
+		text := chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, req.ChatTemplateKwargs)
+		chain = &blockChain{}
+		prompt, hash = textTokens(text, chain)
+		if digest != nil {
+			eachToken(text, digest.add)
+		}
+	} else {
+		prompt, hash = req.Prompt.tokens, req.Prompt.hash
+	}
+	if req.CacheSalt != "" {
+		hash = hashString(hash^0x5bd1e995, req.CacheSalt)
+		saltChain(chain.blocks, req.CacheSalt)
+	}
+	return prompt, hash, chain
+}
+
+// requestedTokens is the output the request asks for: max_completion_tokens
+// (chat) or max_tokens, else chatDefault for chat (the engine's: up to the
+// context), else 16 (the OpenAI completions default).
+func (req *genRequest) requestedTokens(chat bool, chatDefault int) int {
+	switch {
+	case chat && req.MaxCompletionTokens != nil:
+		return *req.MaxCompletionTokens
+	case req.MaxTokens != nil:
+		return *req.MaxTokens
+	case chat:
+		return chatDefault
+	}
+	return 16
+}
+
+// admit makes the admitted request's engine request, picks its engine
+// (data-parallel balancing), records it for --sim-record and names it: the
+// caller submits it.
+func (s *server) admit(req *genRequest, chat bool, digest *promptDigest, prompt, maxTokens int, hash uint64, chain *blockChain) (er *request, eng *engine, id string) {
+	er = s.engineRequest(req, prompt, maxTokens, hash, chain)
+	eng = s.pickEngine()
+	s.recordRequest(chat, eng, prompt, digest, req)
+	id = "cmpl-" + newID()
+	if chat {
+		id = "chatcmpl-" + newID()
+	}
+	return er, eng, id
+}
+
+// generate serves /v1/completions and /v1/chat/completions.
+func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
+	req, digest, err := s.readGenRequest(r)
+	if err != nil {
 		apiError(w, 400, "BadRequestError", "", "invalid request body: "+err.Error())
 		return
 	}
@@ -345,27 +403,15 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		}
 		model = req.Model
 	}
-	var prompt int
-	var hash uint64
-	chain := &req.Prompt.chain
 	switch {
-	case chat:
-		if len(req.Messages) == 0 {
-			apiError(w, 400, "BadRequestError", "messages", "messages must be a non-empty list")
-			return
-		}
-		text := chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, req.ChatTemplateKwargs)
-		chain = &blockChain{}
-		prompt, hash = textTokens(text, chain)
-		if digest != nil {
-			eachToken(text, digest.add)
-		}
-	case !req.Prompt.set:
+	case chat && len(req.Messages) == 0:
+		apiError(w, 400, "BadRequestError", "messages", "messages must be a non-empty list")
+		return
+	case !chat && !req.Prompt.set:
 		apiError(w, 400, "BadRequestError", "prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
 		return
-	default:
-		prompt, hash = req.Prompt.tokens, req.Prompt.hash
 	}
+	prompt, hash, chain := req.promptTokens(chat, digest)
 	if prompt == 0 {
 		apiError(w, 400, "BadRequestError", "prompt", "Prompt cannot be empty")
 		return
@@ -374,19 +420,7 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		apiError(w, 400, "BadRequestError", "", fmt.Sprintf("Token id %d is out of vocabulary", req.Prompt.maxID))
 		return
 	}
-	if req.CacheSalt != "" {
-		hash = hashString(hash^0x5bd1e995, req.CacheSalt)
-		saltChain(chain.blocks, req.CacheSalt)
-	}
-	maxTokens := 16
-	switch {
-	case chat && req.MaxCompletionTokens != nil:
-		maxTokens = *req.MaxCompletionTokens
-	case req.MaxTokens != nil:
-		maxTokens = *req.MaxTokens
-	case chat:
-		maxTokens = s.maxLen - prompt
-	}
+	maxTokens := req.requestedTokens(chat, s.maxLen-prompt)
 	if maxTokens < 1 {
 		apiError(w, 400, "BadRequestError", "max_tokens", fmt.Sprintf("max_tokens must be at least 1, got %d.", maxTokens))
 		return
@@ -411,14 +445,8 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		apiError(w, 500, "InternalServerError", "", "simulated server error (--sim-error-rate)")
 		return
 	}
-	er := s.engineRequest(&req, prompt, maxTokens, hash, chain)
-	eng := s.pickEngine()
-	s.recordRequest(chat, eng, prompt, digest, &req)
+	er, eng, id := s.admit(req, chat, digest, prompt, maxTokens, hash, chain)
 	eng.submit(er)
-	id := "cmpl-" + newID()
-	if chat {
-		id = "chatcmpl-" + newID()
-	}
 	if req.Stream {
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 		continuous := includeUsage && req.StreamOptions.ContinuousUsageStats && !s.cfg.NoContinuousUsage

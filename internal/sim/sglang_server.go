@@ -418,13 +418,8 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 		sglangError(w, 400, "Bad Request", "[{'loc': ['header', 'content-type'], 'msg': \"Unsupported Media Type: Only 'application/json' is allowed\", 'type': 'value_error'}]")
 		return
 	}
-	var req genRequest
-	var digest *promptDigest
-	if s.record != nil {
-		digest = newPromptDigest()
-		req.Prompt.digest = digest
-	}
-	if err := s.parseBody(r, &req); err != nil {
+	req, digest, err := s.readGenRequest(r)
+	if err != nil {
 		sglangError(w, 400, "Bad Request", err.Error())
 		return
 	}
@@ -432,45 +427,21 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 	if model == "" {
 		model = "default" // CompletionRequest.model's default, echoed in every chunk
 	}
-	var prompt int
-	var hash uint64
-	chain := &req.Prompt.chain
 	switch {
-	case chat:
-		if req.Messages == nil {
-			sglangError(w, 400, "Bad Request", "1 validation error for ChatCompletionRequest\nmessages\n  Field required [type=missing]")
-			return
-		}
-		text := chatTemplate(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, req.ChatTemplateKwargs)
-		chain = &blockChain{}
-		prompt, hash = textTokens(text, chain)
-		if digest != nil {
-			eachToken(text, digest.add)
-		}
-	case !req.Prompt.set:
+	case chat && req.Messages == nil:
+		sglangError(w, 400, "Bad Request", "1 validation error for ChatCompletionRequest\nmessages\n  Field required [type=missing]")
+		return
+	case !chat && !req.Prompt.set:
 		sglangError(w, 400, "Bad Request", "1 validation error for CompletionRequest\nprompt\n  Field required [type=missing]")
 		return
-	default:
-		prompt, hash = req.Prompt.tokens, req.Prompt.hash
 	}
+	prompt, hash, chain := req.promptTokens(chat, digest)
 	if req.Prompt.maxID >= vocabSize {
 		sglangError(w, 400, "BadRequestError", fmt.Sprintf("The input_ids contains values greater than the vocab size (%d).", vocabSize))
 		return
 	}
-	if req.CacheSalt != "" {
-		hash = hashString(hash^0x5bd1e995, req.CacheSalt)
-		saltChain(chain.blocks, req.CacheSalt)
-	}
 	maxLen := s.st.maxLen
-	maxTokens := 16
-	switch {
-	case chat && req.MaxCompletionTokens != nil:
-		maxTokens = *req.MaxCompletionTokens
-	case req.MaxTokens != nil:
-		maxTokens = *req.MaxTokens
-	case chat:
-		maxTokens = maxLen - prompt - 1 // max_new_tokens None: up to the context
-	}
+	maxTokens := req.requestedTokens(chat, maxLen-prompt-1) // max_new_tokens None: up to the context
 	if req.MaxTokens != nil && *req.MaxTokens <= 0 && !chat {
 		sglangError(w, 400, "Bad Request", "1 validation error for CompletionRequest\nmax_tokens\n  Value error, max_tokens must be positive")
 		return
@@ -500,13 +471,7 @@ func (s *sglangServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 	}
 	// The model is the vLLM imitation's: it stops at a seeded EOS unless
 	// ignore_eos, never before min_tokens (SGLang's min_new_tokens).
-	er := s.engineRequest(&req, prompt, maxTokens, hash, chain)
-	eng := s.pickEngine()
-	s.recordRequest(chat, eng, prompt, digest, &req)
-	id := "cmpl-" + newID()
-	if chat {
-		id = "chatcmpl-" + newID()
-	}
+	er, eng, id := s.admit(req, chat, digest, prompt, maxTokens, hash, chain)
 	defer s.track(id)()
 	eng.submit(er)
 	o := &sglangOutput{s: s, eng: eng, er: er, r: r, arrived: arrived, prompt: prompt}
