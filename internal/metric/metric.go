@@ -57,6 +57,9 @@ type Metric struct {
 	// and checks it agrees (result.TestMetricStorage).
 	integer, optional bool
 	stored            string
+	// tail, on a distribution's median in the table's literal, defines its
+	// p90 and p99 ("90th percentile <tail>"): withTails adds their rows.
+	tail string
 }
 
 // Combine is how the values of one metric over repeated runs of a cell
@@ -96,9 +99,33 @@ func (c Combine) Of(xs []float64) float64 {
 	return lo + (hi-lo)/2
 }
 
+// withTails is the table's rows with, after each median that has a tail,
+// the rows of its p90 and p99: the same phase, unit, precision and
+// direction, labelled "<label> p90" and defined as "90th percentile <tail>".
+func withTails(rows []Metric) []Metric {
+	var out []Metric
+	for _, m := range rows {
+		tail := m.tail
+		m.tail = ""
+		out = append(out, m)
+		if tail == "" {
+			continue
+		}
+		for _, p := range []struct {
+			at      float64
+			ordinal string
+		}{{90, "90th"}, {99, "99th"}} {
+			out = append(out, Metric{Name: PercentileName(m.Name, p.at), Phase: m.Phase,
+				Label: m.Label + " " + PercentileSuffix(p.at), Unit: m.Unit, HigherIsBetter: m.HigherIsBetter,
+				Precision: m.Precision, PercentileOf: m.Name, Doc: p.ordinal + " percentile " + tail})
+		}
+	}
+	return out
+}
+
 // Table lists every metric by phase, in display order: the one table of
 // them (docs/method.md#metrics).
-var Table = append([]Metric{
+var Table = withTails(append([]Metric{
 	{Name: TPS, Phase: vocab.PhasePrefill, Label: "Prompt tok/s",
 		Unit: "tok/s", HigherIsBetter: true, Precision: 1,
 		Doc: "context ÷ TTFT of one cold request"},
@@ -114,22 +141,12 @@ var Table = append([]Metric{
 		Doc: "median over streams of tokens ÷ time spent decoding inside the window"},
 	{Name: TTFTMs, Phase: vocab.PhaseDecode, Label: "TTFT",
 		Unit: "ms", Precision: 0,
-		Doc: "median time to first token of the requests started during the cell", Samples: "requests"},
-	{Name: TTFTMsP90, Phase: vocab.PhaseDecode, Label: "TTFT p90",
-		Unit: "ms", Precision: 0, PercentileOf: TTFTMs,
-		Doc: "90th percentile time to first token"},
-	{Name: TTFTMsP99, Phase: vocab.PhaseDecode, Label: "TTFT p99",
-		Unit: "ms", Precision: 0, PercentileOf: TTFTMs,
-		Doc: "99th percentile time to first token"},
+		Doc: "median time to first token of the requests started during the cell", Samples: "requests",
+		tail: "time to first token"},
 	{Name: TBTMs, Phase: vocab.PhaseDecode, Label: "Time between tokens",
 		Unit: "ms", Precision: 1,
-		Doc: "median time between tokens (each inter-chunk gap inside the window ÷ tokens in the chunk, pooled over requests)", Samples: "token gaps"},
-	{Name: TBTMsP90, Phase: vocab.PhaseDecode, Label: "Time between tokens p90",
-		Unit: "ms", Precision: 1, PercentileOf: TBTMs,
-		Doc: "90th percentile time between tokens"},
-	{Name: TBTMsP99, Phase: vocab.PhaseDecode, Label: "Time between tokens p99",
-		Unit: "ms", Precision: 1, PercentileOf: TBTMs,
-		Doc: "99th percentile time between tokens"},
+		Doc: "median time between tokens (each inter-chunk gap inside the window ÷ tokens in the chunk, pooled over requests)", Samples: "token gaps",
+		tail: "time between tokens"},
 	{Name: ITLMs, Phase: vocab.PhaseDecode, Label: "ITL",
 		Unit: "ms", Precision: 1, Samples: "chunk gaps",
 		Doc:      "median inter-token latency as vLLM defines it: the time between consecutive chunks of a request inside the window, one per chunk whatever its tokens",
@@ -164,7 +181,7 @@ var Table = append([]Metric{
 		Unit: "tokens", HigherIsBetter: true, Precision: 2,
 		Doc:      "mean tokens emitted per speculative step (1 + accepted ÷ drafts)",
 		optional: true},
-}, trafficMetrics...)
+}, trafficMetrics...))
 
 // OfPhase returns the metrics of phase, in display order.
 func OfPhase(phase vocab.Phase) []Metric {
@@ -275,34 +292,19 @@ var trafficMetrics = []Metric{
 		integer: true},
 	{Name: E2EMs, Phase: vocab.PhaseTraffic, Label: "E2E latency",
 		Unit: "ms", Precision: 0,
-		Doc: "median end-to-end latency (launch to the stream's end) of the completed requests", Samples: "completed requests"},
-	{Name: E2EMsP90, Phase: vocab.PhaseTraffic, Label: "E2E latency p90",
-		Unit: "ms", Precision: 0, PercentileOf: E2EMs,
-		Doc: "90th percentile end-to-end latency"},
-	{Name: E2EMsP99, Phase: vocab.PhaseTraffic, Label: "E2E latency p99",
-		Unit: "ms", Precision: 0, PercentileOf: E2EMs,
-		Doc: "99th percentile end-to-end latency"},
+		Doc: "median end-to-end latency (launch to the stream's end) of the completed requests", Samples: "completed requests",
+		tail: "end-to-end latency"},
 	{Name: E2EMsMean, Phase: vocab.PhaseTraffic, Label: "E2E latency mean",
 		Unit: "ms", Precision: 0,
 		Doc: "mean end-to-end latency (the W of Little's law)"},
 	{Name: TTFTMs, Phase: vocab.PhaseTraffic, Label: "TTFT",
 		Unit: "ms", Precision: 0,
-		Doc: "median time to first token of the window's requests", Samples: "requests"},
-	{Name: TTFTMsP90, Phase: vocab.PhaseTraffic, Label: "TTFT p90",
-		Unit: "ms", Precision: 0, PercentileOf: TTFTMs,
-		Doc: "90th percentile time to first token"},
-	{Name: TTFTMsP99, Phase: vocab.PhaseTraffic, Label: "TTFT p99",
-		Unit: "ms", Precision: 0, PercentileOf: TTFTMs,
-		Doc: "99th percentile time to first token"},
+		Doc: "median time to first token of the window's requests", Samples: "requests",
+		tail: "time to first token"},
 	{Name: TBTMs, Phase: vocab.PhaseTraffic, Label: "Time between tokens",
 		Unit: "ms", Precision: 1,
-		Doc: "median over the window's completed requests of each one's TPOT (the older name of tpot_ms)", Samples: "completed requests"},
-	{Name: TBTMsP90, Phase: vocab.PhaseTraffic, Label: "Time between tokens p90",
-		Unit: "ms", Precision: 1, PercentileOf: TBTMs,
-		Doc: "90th percentile of the requests' mean time between tokens"},
-	{Name: TBTMsP99, Phase: vocab.PhaseTraffic, Label: "Time between tokens p99",
-		Unit: "ms", Precision: 1, PercentileOf: TBTMs,
-		Doc: "99th percentile of the requests' mean time between tokens"},
+		Doc: "median over the window's completed requests of each one's TPOT (the older name of tpot_ms)", Samples: "completed requests",
+		tail: "of the requests' mean time between tokens"},
 	{Name: TPOTMs, Phase: vocab.PhaseTraffic, Label: "TPOT",
 		Unit: "ms", Precision: 1, Samples: "completed requests",
 		Doc:      "median TPOT as vLLM defines it, (last token chunk − first chunk) ÷ (output tokens − 1), of the window's completed requests (tbt_ms holds the same)",

@@ -3,6 +3,7 @@ package metric
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,5 +118,42 @@ func TestTurnMetrics(t *testing.T) {
 	}
 	if ms := TurnMetrics(); len(ms) != MaxTurnMetrics || ms[2].Name != "ttft_ms_turn3" {
 		t.Errorf("TurnMetrics = %d metrics, third %q", len(ms), ms[2].Name)
+	}
+}
+
+// TestWithTails: a median with a tail is followed by its p90 and p99 rows,
+// named, labelled and defined by the naming rule, in its phase, unit,
+// precision and direction; a row without a tail stands alone.
+func TestWithTails(t *testing.T) {
+	median := Metric{Name: "x_ms", Phase: vocab.PhaseTraffic, Label: "X", Unit: "ms", Precision: 1,
+		HigherIsBetter: true, Samples: "requests", Doc: "median x", tail: "x of a request"}
+	plain := Metric{Name: "y", Phase: vocab.PhaseTraffic, Label: "Y", Unit: "s", Doc: "y"}
+	tests := []struct {
+		name string
+		rows []Metric
+		want []Metric
+	}{
+		{name: "no tail", rows: []Metric{plain}, want: []Metric{plain}},
+		{name: "a median's tail, then a plain row", rows: []Metric{median, plain}, want: []Metric{
+			{Name: "x_ms", Phase: vocab.PhaseTraffic, Label: "X", Unit: "ms", Precision: 1,
+				HigherIsBetter: true, Samples: "requests", Doc: "median x"},
+			{Name: "x_ms_p90", Phase: vocab.PhaseTraffic, Label: "X p90", Unit: "ms", Precision: 1,
+				HigherIsBetter: true, PercentileOf: "x_ms", Doc: "90th percentile x of a request"},
+			{Name: "x_ms_p99", Phase: vocab.PhaseTraffic, Label: "X p99", Unit: "ms", Precision: 1,
+				HigherIsBetter: true, PercentileOf: "x_ms", Doc: "99th percentile x of a request"},
+			plain,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := withTails(tt.rows); !slices.Equal(got, tt.want) {
+				t.Errorf("withTails:\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+	for _, m := range Table {
+		if m.tail != "" {
+			t.Errorf("Table's %s/%s keeps its tail %q: withTails clears it", m.Phase, m.Name, m.tail)
+		}
 	}
 }
