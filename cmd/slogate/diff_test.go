@@ -139,9 +139,10 @@ func TestCmdDiff(t *testing.T) {
 		{name: "alpha as a flag", args: []string{"-alpha", "0.01", a, worse}, code: 1, inStdout: []string{"measure.repeat = 5 on both runs", "at α = 0.01"}},
 		{name: "bad alpha", args: []string{"-alpha", "0", a, worse}, code: 2, inError: "-alpha:"},
 		{name: "unknown metric", args: []string{"-metric", "speed", a, worse}, code: 2, inError: `-metric: unknown metric "speed"; the metrics are `},
-		{name: "traffic cells inform after the tables", args: []string{trafficA, trafficB}, code: 0, inStdout: []string{"0 regressed",
-			"\ntraffic cells (one window each, not repeated: informs, never gates; docs/method.md#comparing-traffic):\n  traffic/replay/conc=8: achieved_rps 4 → 4 req/s (0.0%), goodput_rps 4 → 4 req/s (0.0%), ttft_ms_p99 100 → 300 ms (+200.0%), "}},
-		{name: "traffic cells alone are compared", args: []string{trafficOnlyA, trafficOnlyB}, code: 0, inStdout: []string{"traffic/replay/conc=8: achieved_rps 4 → 4 req/s"}},
+		{name: "traffic cells gate after the tables", args: []string{trafficA, trafficB}, code: 1, inStdout: []string{"0 regressed",
+			"\ntraffic cells (request for request when both sent one schedule; docs/method.md#comparing-traffic):\n  traffic/replay/conc=8: regressed (ttft_ms_p99); unpaired, on the cells' values alone (not statistical): the baseline has no per-request records",
+			"\n    ttft_ms_p99 within 5%: +200.0% (100 → 300 ms, values only): regressed\n"}},
+		{name: "traffic cells alone are compared", args: []string{trafficOnlyA, trafficOnlyB}, code: 1, inStdout: []string{"traffic/replay/conc=8: regressed (ttft_ms_p99)", "    achieved_rps: 4 → 4 req/s"}},
 		{name: "missing file", args: []string{a, filepath.Join(dir, "nope.json")}, code: 2, inError: "nope.json does not exist"},
 		{name: "not a results file", args: []string{a, notJSON}, code: 2, inError: "not a slogate results file"},
 	}

@@ -80,8 +80,8 @@ type Comparison struct {
 	Lost []Finding
 	// Method is how the cells measured on both sides were decided.
 	Method Method
-	// Traffic are the traffic cells side by side: information, no
-	// decision (docs/method.md#comparing-traffic).
+	// Traffic are the traffic cells compared, request for request when
+	// both sent one schedule, each decided (docs/method.md#comparing-traffic).
 	Traffic []TrafficPair
 	// Correctness are the new run's correctness blocks, each compared
 	// with the baseline's of the same name (docs/method.md#correctness).
@@ -131,12 +131,14 @@ type MetricCell struct {
 // Build compares b with a under p, once: the settings check (a refusal
 // when they differ and p does not allow it), the server differences, each
 // decode and prefill cell per metric with its statistics, the lost cells,
-// the method, the traffic cells side by side and the overall outcome.
+// the method, the traffic cells (paired request for request when both
+// sent one schedule; schedules that differ are among the settings
+// refused) and the overall outcome.
 // When b was measured with repeat = "auto" its cells are decided at the
 // sequential design's level, the one its repeats stopped at.
 func Build(a, b *result.Results, p Policy) *Comparison {
 	p.Alpha = p.alpha()
-	c := &Comparison{A: a, B: b, Policy: p, Settings: Settings(a, b)}
+	c := &Comparison{A: a, B: b, Policy: p, Settings: append(Settings(a, b), trafficSettings(a, b)...)}
 	if len(c.Settings) > 0 && !p.AllowSettingsChange {
 		c.Refused, c.Outcome = true, vocab.Error
 		return c
@@ -151,10 +153,13 @@ func Build(a, b *result.Results, p Policy) *Comparison {
 	c.Tables = buildTables(a, b, p, design)
 	c.Lost = Findings(c.Tables)
 	c.Method = methodOf(c.Tables, p.Alpha)
-	c.Traffic = Traffic(a, b)
+	c.Traffic = Traffic(a, b, p, c.EngineChanged)
 	c.Cells = cellResults(c.Tables, c.Lost, c.EngineChanged)
 	for _, cr := range c.Cells {
 		c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
+	}
+	for _, tp := range c.Traffic {
+		c.Outcome = vocab.Worst(c.Outcome, tp.Outcome)
 	}
 	c.Correctness = buildCorrectness(a, b, p)
 	for i := range c.Correctness {

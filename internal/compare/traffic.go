@@ -1,33 +1,105 @@
 package compare
 
 import (
+	"fmt"
+	"hash/fnv"
 	"math"
+	"strings"
 
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
-// trafficMetrics are what a traffic comparison sets side by side: the rate
-// the server kept up, the share of it meeting the SLO, and the latencies a
-// team's SLO is written in.
-var trafficMetrics = []string{metric.AchievedRPS, metric.GoodputRPS, metric.TTFTMsP99, metric.E2EMs, metric.TBTMs}
+// trafficMetric is a metric a traffic comparison sets side by side, and
+// the statistic of the requests that decides it (decided false: shown,
+// never a verdict).
+type trafficMetric struct {
+	name    string
+	stat    trafficStat
+	decided bool
+}
 
-// TrafficPair is one traffic key's cells side by side. A traffic cell is
-// one window of one boot, never repeated, so there is no interval to decide
-// a change with: it shows each side's values and Δ, and nothing here is a
-// verdict (docs/method.md#comparing-traffic).
+// trafficMetrics are what a traffic comparison sets side by side: the rate
+// the server kept up (shown: an open loop's is its schedule's), and what
+// decides the cell: the rate and share of requests meeting the SLO, and
+// the median and p99 of the latencies a team's SLO is written in.
+var trafficMetrics = []trafficMetric{
+	{name: metric.AchievedRPS},
+	{name: metric.GoodputRPS, stat: trafficStat{Kind: statMet}, decided: true},
+	{name: metric.GoodputShare, stat: trafficStat{Kind: statMet}, decided: true},
+	{name: metric.TTFTMs, stat: trafficStat{Kind: statTTFT, P: 0.5}, decided: true},
+	{name: metric.TTFTMsP99, stat: trafficStat{Kind: statTTFT, P: 0.99}, decided: true},
+	{name: metric.TBTMs, stat: trafficStat{Kind: statTBT, P: 0.5}, decided: true},
+	{name: metric.TBTMsP99, stat: trafficStat{Kind: statTBT, P: 0.99}, decided: true},
+	{name: metric.E2EMs, stat: trafficStat{Kind: statE2E, P: 0.5}, decided: true},
+	{name: metric.E2EMsP99, stat: trafficStat{Kind: statE2E, P: 0.99}, decided: true},
+}
+
+// TrafficMode is how a traffic pair's requests were compared
+// (docs/method.md#comparing-traffic).
+type TrafficMode int
+
+// Modes.
+const (
+	// TrafficNone: nothing was compared (a side has no measured cell).
+	TrafficNone TrafficMode = iota
+	// TrafficPaired: both sides sent one schedule (the same
+	// Schedule.Hash): each window request of the baseline is compared with
+	// this run's request of the same index and turn, by a bootstrap of the
+	// pairs.
+	TrafficPaired
+	// TrafficUnpaired: both sides have their requests, but not one
+	// schedule to pair them by: a bootstrap of two independent samples.
+	TrafficUnpaired
+	// TrafficValues: a side has no per-request records: the tolerance
+	// rule on the cells' values alone, not statistical.
+	TrafficValues
+)
+
+var trafficModeNames = [...]string{"none", "paired", "unpaired", "values"}
+
+// String is the mode as a word: "paired", "unpaired", "values", "none".
+func (m TrafficMode) String() string {
+	if m < 0 || int(m) >= len(trafficModeNames) {
+		return fmt.Sprintf("mode(%d)", int(m))
+	}
+	return trafficModeNames[m]
+}
+
+// TrafficPair is one traffic key's cells compared: each metric's values,
+// change and, for the decided ones, the decision (docs/method.md#comparing-traffic).
 type TrafficPair struct {
 	Ref vocab.CellRef
 	// A and B are the cells; nil when that run has no such cell.
 	A, B *result.TrafficCell
-	// Values are the metrics both measured, in trafficMetrics' order; the
+	// Values are the metrics compared, in trafficMetrics' order; the
 	// latencies only when both sides completed a request (Latencies).
 	Values    []TrafficValue
 	Latencies bool
 	// SentDiffers: the cells sent a different named workload or prompt
-	// form (a named workload is not among the compared settings).
+	// form.
 	SentDiffers bool
+	// Unlike names what differs between the two cells' schedules
+	// (Schedule.Differences) when both recorded one: their requests are
+	// not the same, so they are not paired, and without
+	// -allow-settings-change the comparison is refused (Build).
+	Unlike []string
+	// Mode is how the requests were compared; Note why not paired, when
+	// they were not ("" when paired).
+	Mode TrafficMode
+	Note string
+	// Requests are the baseline's window requests compared (paired: each
+	// with this run's of its index and turn); Missing those of them this
+	// run has no record of (counted as not meeting the SLO); unpaired,
+	// RequestsB are this run's window requests.
+	Requests, Missing, RequestsB int
+	// Decided is the pair's outcome from the decisions alone: Skip when
+	// the baseline did not measure it, Error when B errored, Fail when B
+	// lost it, else the worst of its decided metrics'. Outcome is what it
+	// does to the gate: Decided, but a Fail or Inconclusive passes when
+	// the engines differ.
+	Decided, Outcome vocab.Outcome
 }
 
 // Measured reports whether both sides have a measured cell (Values are set).
@@ -35,19 +107,51 @@ func (p *TrafficPair) Measured() bool {
 	return p.A != nil && p.B != nil && p.A.Status.Measured() && p.B.Status.Measured()
 }
 
+// InformsOnly reports whether the engine rule turned the pair's Fail or
+// Inconclusive into a Pass.
+func (p *TrafficPair) InformsOnly() bool { return p.Outcome != p.Decided }
+
 // TrafficValue is one metric of a traffic pair.
 type TrafficValue struct {
 	Metric metric.Metric
-	A, B   float64
-	// Delta is (B − A) ÷ A; NaN when A is 0.
+	// A and B are the metric on each side: the statistic over the
+	// requests compared when Bounded, else the cells' values.
+	A, B float64
+	// Delta is (B − A) ÷ A (with Bounded, the estimated ratio − 1); NaN
+	// when A is 0.
 	Delta float64
+	// Decided: the metric gates (every one but achieved_rps); Change and
+	// Outcome are its decision.
+	Decided bool
+	Change  Change
+	Outcome vocab.Outcome
+	// Bounded: a bootstrap of Requests decided it, and Lower and Upper are
+	// the one-sided (1 − α) bounds of B ÷ A; else the tolerance rule did.
+	Bounded      bool
+	Lower, Upper float64
 }
 
-// Traffic lines up the traffic cells of a and b by their key (the traffic
+// EstimateBeyond reports whether the estimated change is beyond the
+// tolerance on the worse side (an inconclusive one fails even with
+// -inconclusive pass).
+func (v *TrafficValue) EstimateBeyond(tolerance float64) bool {
+	if math.IsNaN(v.Delta) {
+		return false
+	}
+	worse, _ := boundary(tolerance, v.Metric.HigherIsBetter)
+	if v.Metric.HigherIsBetter {
+		return 1+v.Delta < worse
+	}
+	return 1+v.Delta > worse
+}
+
+// Traffic compares the traffic cells of a and b by their key (the traffic
 // label, the context when the block has one, and the rate or concurrency:
-// vocab.CellRef) and returns one pair per key either run recorded, in a's
-// order, then b's new ones.
-func Traffic(a, b *result.Results) []TrafficPair {
+// vocab.CellRef) under p, one pair per key either run recorded, in a's
+// order, then b's new ones; engineChanged turns a pair's Fail or
+// Inconclusive into a Pass (docs/method.md#comparing-engines).
+func Traffic(a, b *result.Results, p Policy, engineChanged bool) []TrafficPair {
+	p.Alpha = p.alpha()
 	var order []vocab.CellRef
 	seen := map[vocab.CellRef]bool{}
 	for _, r := range []*result.Results{a, b} {
@@ -62,24 +166,66 @@ func Traffic(a, b *result.Results) []TrafficPair {
 	for _, ref := range order {
 		ca, _ := a.TrafficCell(ref)
 		cb, _ := b.TrafficCell(ref)
-		out = append(out, trafficPair(ref, ca, cb))
+		tp := trafficPair(ref, ca, cb, sides{a.RequestsRead, b.RequestsRead}, p)
+		tp.Outcome = tp.Decided
+		if engineChanged && (tp.Decided == vocab.Fail || tp.Decided == vocab.Inconclusive) {
+			tp.Outcome = vocab.Pass
+		}
+		out = append(out, tp)
 	}
 	return out
 }
 
-// trafficPair sets one key's cells side by side: each metric A → B with Δ
-// when both measured.
-func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell) TrafficPair {
-	p := TrafficPair{Ref: ref, A: a, B: b}
-	if !p.Measured() {
-		return p
+// sides says of each run whether its requests.jsonl was read.
+type sides [2]bool
+
+// trafficPair compares one key's cells.
+func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Policy) TrafficPair {
+	tp := TrafficPair{Ref: ref, A: a, B: b}
+	switch {
+	case a == nil || !a.Status.Measured():
+		tp.Decided = vocab.Skip
+		return tp
+	case b != nil && b.Status == vocab.StatusError:
+		tp.Decided = vocab.Error
+		return tp
+	case b == nil || !b.Status.Measured():
+		// Lost: the baseline kept this traffic, this run did not.
+		tp.Decided = vocab.Fail
+		return tp
+	}
+	tp.SentDiffers = a.Workload != b.Workload || a.Prompts != b.Prompts
+	if a.Schedule != nil && b.Schedule != nil {
+		tp.Unlike = a.Schedule.Differences(b.Schedule)
 	}
 	// A side that completed nothing has no latencies (its zeros are not
-	// fast requests): only the rates are set side by side then.
-	p.Latencies = a.Completed > 0 && b.Completed > 0
-	for _, name := range trafficMetrics {
-		m := metric.Must(vocab.PhaseTraffic, name)
-		if m.Unit == "ms" && !p.Latencies {
+	// fast requests): only the rates are compared then.
+	tp.Latencies = a.Completed > 0 && b.Completed > 0
+	ua, ub, mode, note := trafficUnits(a, b, read, tp.Unlike)
+	tp.Mode, tp.Note = mode, note
+	var boot []bootRatio
+	var ok []bool
+	if mode != TrafficValues {
+		tp.Requests = len(ua)
+		if mode == TrafficUnpaired {
+			tp.RequestsB = len(ub)
+		}
+		if mode == TrafficPaired {
+			for _, u := range ub {
+				if u.missing {
+					tp.Missing++
+				}
+			}
+		}
+		stats := make([]trafficStat, len(trafficMetrics))
+		for i, tm := range trafficMetrics {
+			stats[i] = tm.stat
+		}
+		boot, ok = bootstrapStats(figures(ua), figures(ub), mode == TrafficPaired, stats, DefaultResamples, p.Alpha, seedOf(ref))
+	}
+	for i, tm := range trafficMetrics {
+		m := metric.Must(vocab.PhaseTraffic, tm.name)
+		if m.Unit == "ms" && !tp.Latencies {
 			continue
 		}
 		va, okA := a.Value(m)
@@ -87,12 +233,193 @@ func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell) TrafficPair {
 		if !okA || !okB {
 			continue
 		}
-		v := TrafficValue{Metric: m, A: va, B: vb, Delta: math.NaN()}
+		v := TrafficValue{Metric: m, A: va, B: vb, Delta: math.NaN(), Decided: tm.decided}
 		if va != 0 {
 			v.Delta = (vb - va) / va
 		}
-		p.Values = append(p.Values, v)
+		if tm.decided {
+			if boot != nil && ok[i] {
+				br := boot[i]
+				scale := 1.0
+				if tm.name == metric.GoodputRPS {
+					// The rate meeting the SLO is the share times the
+					// requests a second each side compared.
+					ra, rb := float64(br.NA)/a.MeasuredS, float64(br.NB)/b.MeasuredS
+					scale = rb / ra
+					br.A, br.B = br.A*ra, br.B*rb
+				}
+				v.A, v.B, v.Bounded = br.A, br.B, true
+				v.Delta, v.Lower, v.Upper = br.Ratio*scale-1, br.Lower*scale, br.Upper*scale
+				v.Change = Shift{Lower: v.Lower, Upper: v.Upper}.Decide(p.Tolerance, m.HigherIsBetter)
+			} else {
+				v.Change = decide(va, vb, p.Tolerance, m.HigherIsBetter)
+			}
+			v.Outcome = trafficOutcome(&v, p)
+			tp.Decided = vocab.Worst(tp.Decided, v.Outcome)
+		}
+		tp.Values = append(tp.Values, v)
 	}
-	p.SentDiffers = a.Workload != b.Workload || a.Prompts != b.Prompts
-	return p
+	return tp
+}
+
+// trafficOutcome is what a decided metric does to the gate: Fail when
+// regressed, Inconclusive when inconclusive (a Pass with -inconclusive
+// pass, unless its estimate is beyond the tolerance: a Fail), else Pass.
+func trafficOutcome(v *TrafficValue, p Policy) vocab.Outcome {
+	switch v.Change {
+	case Regressed:
+		return vocab.Fail
+	case Inconclusive:
+		switch {
+		case p.Inconclusive == InconclusiveFail:
+			return vocab.Inconclusive
+		case v.EstimateBeyond(p.Tolerance):
+			return vocab.Fail
+		}
+	}
+	return vocab.Pass
+}
+
+// unit is one request compared: its record on one side (missing: this run
+// has none of the baseline's request).
+type unit struct {
+	rec     *result.RequestRecord
+	slo     *result.TrafficSLO
+	missing bool
+}
+
+// figures are the units' outcomes as the statistics read them.
+func figures(us []unit) []reqFigures {
+	out := make([]reqFigures, len(us))
+	for i, u := range us {
+		if u.missing {
+			continue
+		}
+		r := u.rec
+		f := reqFigures{done: r.Status == result.RequestFinished, e2e: r.E2EMs, met: u.slo.Met(r)}
+		if r.TTFTMs != nil {
+			f.ttft, f.hasTTFT = *r.TTFTMs, true
+		}
+		if f.done && r.TPOTMs != nil {
+			f.tbt, f.hasTBT = *r.TPOTMs, true
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// key is a traffic request's place in its schedule.
+type key struct{ index, turn int }
+
+// trafficUnits chooses how a and b are compared and returns the units:
+// paired when both recorded one schedule and every window request of both
+// has its index (ua[i] and ub[i] are the same request), unpaired when both
+// have window requests but cannot be paired, values only when a side has
+// none (note says why). Each side's requests meet its own cell's SLO.
+func trafficUnits(a, b *result.TrafficCell, read sides, unlike []string) (ua, ub []unit, mode TrafficMode, note string) {
+	wa, ia := windowRequests(a)
+	wb, ib := windowRequests(b)
+	side := func(us []*result.RequestRecord, slo *result.TrafficSLO) []unit {
+		out := make([]unit, len(us))
+		for i, r := range us {
+			out[i] = unit{rec: r, slo: slo}
+		}
+		return out
+	}
+	switch {
+	case len(wa) == 0 || len(wb) == 0:
+		which, was := "the baseline", read[0]
+		if len(wa) > 0 {
+			which, was = "this run", read[1]
+		}
+		why := "has no per-request records (no requests.jsonl beside its results.json)"
+		if was {
+			why = "has none of this cell's window requests in its requests.jsonl"
+		}
+		return nil, nil, TrafficValues, which + " " + why
+	case len(unlike) > 0:
+		note = "the schedules differ (" + strings.Join(unlike, "; ") + ")"
+	case a.Schedule == nil || b.Schedule == nil:
+		which := "the baseline"
+		if a.Schedule != nil {
+			which = "this run"
+		}
+		note = which + " recorded no schedule (a run before slogate recorded one)"
+	case !ia || !ib:
+		which := "the baseline's"
+		if ia {
+			which = "this run's"
+		}
+		note = which + " requests have no schedule index"
+	}
+	if note != "" {
+		return side(wa, a.SLO), side(wb, b.SLO), TrafficUnpaired, note
+	}
+	at := map[key]*result.RequestRecord{}
+	for i := range b.Requests {
+		r := &b.Requests[i]
+		if r.Index != nil {
+			at[key{*r.Index, r.Turn}] = r
+		}
+	}
+	ua = side(wa, a.SLO)
+	ub = make([]unit, len(wa))
+	for i, r := range wa {
+		if rb, ok := at[key{*r.Index, r.Turn}]; ok {
+			ub[i] = unit{rec: rb, slo: b.SLO}
+		} else {
+			ub[i] = unit{missing: true}
+		}
+	}
+	return ua, ub, TrafficPaired, ""
+}
+
+// windowRequests are the cell's requests launched in its window, and
+// whether each has its schedule index.
+func windowRequests(c *result.TrafficCell) (out []*result.RequestRecord, indexed bool) {
+	indexed = true
+	for i := range c.Requests {
+		r := &c.Requests[i]
+		if r.InWindow && r.Purpose == "" {
+			out = append(out, r)
+			indexed = indexed && r.Index != nil
+		}
+	}
+	return out, indexed && len(out) > 0
+}
+
+// seedOf is the bootstrap's seed for a cell: its name's hash, so that one
+// comparison gives the same bounds every time it is made.
+func seedOf(ref vocab.CellRef) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(ref.Name()))
+	return h.Sum64()
+}
+
+// trafficSettings are the differences of the schedules of the traffic
+// cells a and b both measured, as settings (refused unless
+// -allow-settings-change): "traffic/replay/rate=4 seed: 1 → 2".
+func trafficSettings(a, b *result.Results) []Difference {
+	var out []Difference
+	for i := range a.Traffic {
+		ca := &a.Traffic[i]
+		cb, ok := b.TrafficCell(ca.Ref())
+		if !ok || ca.Schedule == nil || cb.Schedule == nil || !ca.Status.Measured() || !cb.Status.Measured() {
+			continue
+		}
+		for _, d := range ca.Schedule.Differences(cb.Schedule) {
+			out = append(out, scheduleDifference(ca.Ref(), d))
+		}
+	}
+	return out
+}
+
+// scheduleDifference is one phrase of Schedule.Differences ("seed 1 vs 2")
+// as a Difference of the cell's schedule.
+func scheduleDifference(ref vocab.CellRef, phrase string) Difference {
+	x, y, ok := strings.Cut(phrase, " vs ")
+	if i := strings.LastIndexByte(x, ' '); ok && i > 0 {
+		return Difference{Setting: ref.Name() + " " + x[:i], A: x[i+1:], B: y, HasA: true, HasB: true}
+	}
+	return Difference{Setting: ref.Name() + " schedule", A: phrase, HasA: true, HasB: true}
 }

@@ -634,6 +634,11 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	default:
 	}
 	w := trafficStats(reqs, l.windowStart, l.windowEnd, t.SLO)
+	if s := t.SLO; s.TTFTMs != nil || s.TBTMs != nil || s.E2EMs != nil {
+		// What goodput was judged by, so that a comparison judges each
+		// request of the window by it (result.TrafficSLO.Met).
+		cell.SLO = &result.TrafficSLO{TTFTMs: s.TTFTMs, TBTMs: s.TBTMs, E2EMs: s.E2EMs}
+	}
 	if after, _, err := m.Server.Client.Metrics(ctx); err == nil && beforeErr == nil && before.HasPrefixCache && after.HasPrefixCache {
 		if dq := after.PrefixCacheQueries - before.PrefixCacheQueries; dq > 0 {
 			cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), Round((after.PrefixCacheHits-before.PrefixCacheHits)/dq, 4))

@@ -12,8 +12,9 @@ import (
 	"github.com/slogate/slogate/internal/vocab"
 )
 
-// Read loads a results.json file and checks its schema, and the outputs
-// of its correctness blocks from correctness.jsonl beside it.
+// Read loads a results.json file and checks its schema, the outputs of
+// its correctness blocks from correctness.jsonl beside it, and its traffic
+// cells' requests from requests.jsonl (ReadRequests).
 func Read(path string) (*Results, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -24,6 +25,9 @@ func Read(path string) (*Results, error) {
 		return nil, err
 	}
 	if err := r.ReadCorrectness(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	if err := r.ReadRequests(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	return r, nil

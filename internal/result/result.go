@@ -75,6 +75,10 @@ type Results struct {
 	// (docs/method.md#gpu-time); nil in results.json files written before
 	// slogate recorded it.
 	GPUTime *GPUTime `json:"gpu_time,omitempty"`
+	// RequestsRead says requests.jsonl was found beside results.json and
+	// its traffic requests read into the cells (ReadRequests); not in
+	// results.json.
+	RequestsRead bool `json:"-"`
 }
 
 // RunFlags are the flags of `slogate run` that select what a run measures

@@ -73,6 +73,46 @@ type TrafficCell struct {
 	// no planned times.
 	LagMsP99 float64 `json:"lag_ms_p99,omitempty"`
 	LagMsMax float64 `json:"lag_ms_max,omitempty"`
+	// SLO is the block's per-request limits a request met to count in
+	// goodput (docs/method.md#goodput); nil in a cell recorded before
+	// they were, or a block without limits (every completed request is
+	// good).
+	SLO *TrafficSLO `json:"slo,omitempty"`
+	// Requests are the cell's traffic requests, read from requests.jsonl
+	// beside results.json (ReadRequests), not written to results.json: a
+	// comparison pairs them with the baseline's. Nil when that file was
+	// missing or has none of the cell's.
+	Requests []RequestRecord `json:"-"`
+}
+
+// TrafficSLO is a traffic block's per-request limits in ms; a nil limit
+// does not apply.
+type TrafficSLO struct {
+	TTFTMs *float64 `json:"ttft_ms,omitempty"`
+	TBTMs  *float64 `json:"tbt_ms,omitempty"`
+	E2EMs  *float64 `json:"e2e_ms,omitempty"`
+}
+
+// Met reports whether request r met every limit of s
+// (docs/method.md#goodput): it finished, and its own TTFT, mean time
+// between tokens (0 for a request of one token) and e2e latency are each
+// at most the limit. A nil s only asks that it finished.
+func (s *TrafficSLO) Met(r *RequestRecord) bool {
+	if r.Status != RequestFinished {
+		return false
+	}
+	if s == nil {
+		return true
+	}
+	ttft, tbt := 0.0, 0.0
+	if r.TTFTMs != nil {
+		ttft = *r.TTFTMs
+	}
+	if r.TPOTMs != nil {
+		tbt = *r.TPOTMs
+	}
+	within := func(limit *float64, v float64) bool { return limit == nil || v <= *limit }
+	return within(s.TTFTMs, ttft) && within(s.TBTMs, tbt) && within(s.E2EMs, r.E2EMs)
 }
 
 // Ref returns the reference that names this cell.

@@ -41,9 +41,8 @@ func (v Baseline) Warnings() []string {
 // Notes are the console lines of the comparison, in order: the settings
 // that differ when allowed, the server differences ("vLLM 0.26.1 →
 // 0.27.2; --max-num-seqs 32 → 64"), how the decisions were made when they
-// were not all statistical, the traffic cells side by side (information, no
-// verdict), and the engine rule's note when the engines differ. None when
-// the comparison was refused.
+// were not all statistical, and the engine rule's note when the engines
+// differ. None when the comparison was refused.
 func (v Baseline) Notes() []string {
 	c := v.C
 	if c.Refused {
@@ -59,20 +58,14 @@ func (v Baseline) Notes() []string {
 	if !c.Method.Statistical() {
 		notes = append(notes, "baseline: "+MethodNote(c.Method))
 	}
-	if len(c.Traffic) > 0 {
-		notes = append(notes, "baseline: "+TrafficNote)
-		for _, l := range TrafficLines(c.Traffic) {
-			notes = append(notes, "baseline:   "+l)
-		}
-	}
 	if c.EngineChanged {
 		notes = append(notes, "baseline: "+EngineNote(c))
 	}
 	return notes
 }
 
-// Verdicts are the comparison's verdicts, one per decode and prefill cell
-// either run recorded, named "<server>/baseline/decode/ctx=8K/conc=64",
+// Verdicts are the comparison's verdicts, one per decode, prefill and
+// traffic cell either run recorded, named "<server>/baseline/decode/ctx=8K/conc=64",
 // each with the outcome the comparison decided (compare.CellResult) and
 // its lines: per metric the baseline's value and this run's, the change
 // with its bounds (or that the tolerance alone decided), and the decision;
@@ -88,6 +81,9 @@ func (v Baseline) Verdicts() []result.Verdict {
 	var out []result.Verdict
 	for i := range v.C.Cells {
 		out = append(out, baselineVerdict(v.C.B.Server.Name, &v.C.Cells[i], v.C.Policy))
+	}
+	for i := range v.C.Traffic {
+		out = append(out, trafficVerdict(v.C.B.Server.Name, &v.C.Traffic[i], v.C.Policy))
 	}
 	return append(out, capacityVerdicts(v.C.B.Server.Name, v.C)...)
 }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -214,18 +215,21 @@ func TestWithBaseline(t *testing.T) {
 			t.Errorf("notes %q lack the engine note", notes)
 		}
 	})
-	t.Run("traffic cells inform in the notes, never a verdict", func(t *testing.T) {
+	t.Run("a traffic cell is a verdict: the rule, then the value", func(t *testing.T) {
 		withTraffic := func(r *result.Results, ttft float64) *result.Results {
 			r.Traffic = []result.TrafficCell{{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid,
-				AchievedRPS: 4, GoodputRPS: 4, Completed: 8, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
+				AchievedRPS: 4, GoodputRPS: 4, Launched: 8, Completed: 8, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
 			return r
 		}
 		v, notes, err := withBaseline(withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 100),
 			withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 300), compare.Policy{Tolerance: 0.05})
-		want := []string{"baseline: traffic cells (one window each, not repeated: informs, never gates; docs/method.md#comparing-traffic):",
-			"baseline:   traffic/replay/conc=8: achieved_rps 4 → 4 req/s (0.0%), goodput_rps 4 → 4 req/s (0.0%), ttft_ms_p99 100 → 300 ms (+200.0%), e2e_ms 500 → 500 ms (0.0%), tbt_ms 6 → 6 ms (0.0%)"}
-		if err != nil || len(v) != 1 || v[0].Outcome != vocab.Pass || len(notes) < 2 || !cmp.Equal(notes[len(notes)-2:], want) {
-			t.Errorf("err %v, verdicts %v, notes %q; want the decode cell's one passing verdict and the notes ending %q", err, v, notes, want)
+		if err != nil || len(v) != 2 || v[0].Outcome != vocab.Pass || strings.Contains(strings.Join(notes, "\n"), "traffic") {
+			t.Fatalf("err %v, verdicts %v, notes %q; want the decode cell's passing verdict, then the traffic cell's, no traffic notes", err, v, notes)
+		}
+		tv := v[1]
+		if tv.Test != "qwen/baseline/traffic/replay/conc=8" || tv.Outcome != vocab.Fail || tv.Message != "ttft_ms_p99 regressed beyond 5% against the baseline" ||
+			!slices.Contains(tv.Details, "ttft_ms_p99 within 5%: +200.0% (100 → 300 ms, values only): regressed") {
+			t.Errorf("traffic verdict %s %v %q %q; want a regression of ttft_ms_p99 quoting rule and value", tv.Test, tv.Outcome, tv.Message, tv.Details)
 		}
 	})
 	t.Run("regression", func(t *testing.T) {

@@ -30,8 +30,8 @@ func (d Diff) Refusal() error {
 // that differ when compared anyway, each run, the server differences), per
 // metric the matrices of both runs with the relative change (and its
 // bounds) per cell, the cells B lost and the inconclusive ones, a legend,
-// the method, the counts, the traffic cells side by side, the rate
-// searches' capacity compared, the correctness blocks, and the engine
+// the method, the counts, the traffic cells decided, the rate searches'
+// capacity compared, the correctness blocks, and the engine
 // rule's note when the engines differ.
 func (d Diff) Text(w io.Writer) error {
 	c := d.C
@@ -48,7 +48,7 @@ func (d Diff) Text(w io.Writer) error {
 	}
 	if len(c.Traffic) > 0 {
 		fmt.Fprintln(w, "\n"+TrafficNote)
-		for _, l := range TrafficLines(c.Traffic) {
+		for _, l := range TrafficLines(c.Traffic, c.Policy.Tolerance) {
 			fmt.Fprintln(w, "  "+l)
 		}
 	}

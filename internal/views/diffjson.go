@@ -3,7 +3,6 @@ package views
 import (
 	"encoding/json"
 	"io"
-	"math"
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/result"
@@ -73,11 +72,22 @@ type lostJSON struct {
 }
 
 type trafficJSON struct {
-	Cell    string             `json:"cell"`
-	AStatus vocab.Status       `json:"a_status,omitempty"`
-	BStatus vocab.Status       `json:"b_status,omitempty"`
-	Values  []trafficValueJSON `json:"values"`
-	Text    string             `json:"text"`
+	Cell    string       `json:"cell"`
+	AStatus vocab.Status `json:"a_status,omitempty"`
+	BStatus vocab.Status `json:"b_status,omitempty"`
+	// Mode is how the requests were compared (paired, unpaired, values,
+	// none), Note why not paired; Requests the baseline's requests
+	// compared, Missing those this run has no record of; Unlike what
+	// differs between the schedules.
+	Mode     string             `json:"mode"`
+	Note     string             `json:"note,omitempty"`
+	Requests int                `json:"requests"`
+	Missing  int                `json:"missing,omitempty"`
+	Unlike   []string           `json:"unlike,omitempty"`
+	Outcome  vocab.Outcome      `json:"outcome"`
+	Values   []trafficValueJSON `json:"values"`
+	Text     string             `json:"text"`
+	Lines    []string           `json:"lines"`
 }
 
 type trafficValueJSON struct {
@@ -86,6 +96,14 @@ type trafficValueJSON struct {
 	A      float64  `json:"a"`
 	B      float64  `json:"b"`
 	Change *float64 `json:"change"`
+	// Decided: the metric gates; Decision and Outcome are its decision,
+	// Lower and Upper the bounds of the change when a bootstrap decided
+	// it (null when the tolerance rule did).
+	Decided  bool          `json:"decided"`
+	Decision string        `json:"decision,omitempty"`
+	Outcome  vocab.Outcome `json:"outcome,omitempty"`
+	Lower    *float64      `json:"lower,omitempty"`
+	Upper    *float64      `json:"upper,omitempty"`
 }
 
 type methodJSON struct {
@@ -99,7 +117,7 @@ type methodJSON struct {
 // verdict, outcome and exit code, both runs, the policy, the settings and
 // server differences, a row per cell and metric with both values, the
 // change, its bounds, the decision and the outcome, the lost cells, the
-// traffic cells side by side, the method and the counts, and the rate
+// traffic cells decided, the method and the counts, and the rate
 // searches' capacity compared.
 func (d Diff) JSON(w io.Writer) error {
 	c := d.C
@@ -122,19 +140,25 @@ func (d Diff) JSON(w io.Writer) error {
 	for _, f := range c.Lost {
 		doc.Lost = append(doc.Lost, lostJSON{Cell: f.Ref.Name(), Decision: f.Change.Key(), Text: FindingText(f)})
 	}
-	lines := TrafficLines(c.Traffic)
-	for i, p := range c.Traffic {
-		t := trafficJSON{Cell: p.Ref.Name(), Values: []trafficValueJSON{}, Text: lines[i]}
+	for i := range c.Traffic {
+		p := &c.Traffic[i]
+		lines := TrafficBlock(p, c.Policy.Tolerance)
+		t := trafficJSON{Cell: p.Ref.Name(), Mode: p.Mode.String(), Note: p.Note, Requests: p.Requests, Missing: p.Missing, Unlike: p.Unlike,
+			Outcome: p.Outcome, Values: []trafficValueJSON{}, Text: lines[0], Lines: trimIndent(lines[1:])}
 		if p.A != nil {
 			t.AStatus = p.A.Status
 		}
 		if p.B != nil {
 			t.BStatus = p.B.Status
 		}
-		for _, v := range p.Values {
-			tv := trafficValueJSON{Metric: v.Metric.Name, Unit: v.Metric.Unit, A: v.A, B: v.B}
-			if !math.IsNaN(v.Delta) {
-				tv.Change = &v.Delta
+		for j := range p.Values {
+			v := &p.Values[j]
+			tv := trafficValueJSON{Metric: v.Metric.Name, Unit: v.Metric.Unit, A: v.A, B: v.B, Change: trafficValueChange(v), Decided: v.Decided}
+			if v.Decided {
+				tv.Decision, tv.Outcome = v.Change.Key(), v.Outcome
+			}
+			if v.Bounded {
+				tv.Lower, tv.Upper = ptrTo(v.Lower-1), ptrTo(v.Upper-1)
 			}
 			t.Values = append(t.Values, tv)
 		}

@@ -19,10 +19,14 @@ import (
 func (d Diff) Verdict() string {
 	c := d.C
 	s := fmt.Sprintf("%s (exit %d)", strings.ToUpper(c.Outcome.String()), c.ExitCode())
-	if len(c.Tables) > 0 {
+	switch {
+	case len(c.Tables) > 0:
 		s += ": " + summaryText(c)
-	} else {
+	case len(c.Traffic) == 0:
 		s += ": no decode or prefill cells to compare"
+	}
+	if t := trafficSummary(c.Traffic); t != "" {
+		s += "; " + t
 	}
 	if len(c.Capacity) > 0 {
 		s += "; capacity: " + capacitySummary(c.Capacity)
@@ -94,8 +98,12 @@ func (d Diff) Markdown(w io.Writer) error {
 	}
 	if len(c.Traffic) > 0 {
 		p("%s\n\n", md(strings.TrimSuffix(TrafficNote, ":")+":"))
-		for _, l := range TrafficLines(c.Traffic) {
-			p("- %s\n", md(l))
+		for _, l := range TrafficLines(c.Traffic, c.Policy.Tolerance) {
+			indent := ""
+			if strings.HasPrefix(l, "  ") {
+				indent = "  "
+			}
+			p("%s- %s\n", indent, md(strings.TrimSpace(l)))
 		}
 		p("\n")
 	}

@@ -2,7 +2,6 @@ package views
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/slogate/slogate/internal/compare"
@@ -112,50 +111,6 @@ func ServerHeader(diffs []compare.Difference) string {
 func EngineNote(c *compare.Comparison) string {
 	return fmt.Sprintf("engines differ (%s → %s): the comparison informs; it gates only against a run of the same engine (docs/method.md#comparing-engines)",
 		registry.Title(c.A.Server.EngineName()), registry.Title(c.B.Server.EngineName()))
-}
-
-// TrafficNote is the line heading the traffic lines: why they never gate.
-const TrafficNote = "traffic cells (one window each, not repeated: informs, never gates; docs/method.md#comparing-traffic):"
-
-// TrafficLines is the traffic comparison, one line per key: each metric
-// A → B with Δ when both measured, else which side has what.
-func TrafficLines(pairs []compare.TrafficPair) []string {
-	var out []string
-	for i := range pairs {
-		out = append(out, pairs[i].Ref.Name()+": "+trafficLine(&pairs[i]))
-	}
-	return out
-}
-
-func trafficLine(p *compare.TrafficPair) string {
-	a, b := p.A, p.B
-	switch {
-	case a == nil:
-		return "only B (no baseline cell): " + statusText(b)
-	case b == nil:
-		return "only A (not measured by B): " + statusText(a)
-	case !p.Measured():
-		return statusText(a) + " → " + statusText(b)
-	}
-	var parts []string
-	for _, v := range p.Values {
-		s := fmt.Sprintf("%s %s → %s", v.Metric.Name, numfmt.Value(v.A), numfmt.Value(v.B))
-		if v.Metric.Unit != "" {
-			s += " " + v.Metric.Unit
-		}
-		if !math.IsNaN(v.Delta) {
-			s += " (" + numfmt.Delta(v.Delta) + ")"
-		}
-		parts = append(parts, s)
-	}
-	line := strings.Join(parts, ", ")
-	if !p.Latencies {
-		line += fmt.Sprintf(" (completed %d → %d: no latencies to compare)", a.Completed, b.Completed)
-	}
-	if p.SentDiffers {
-		line += fmt.Sprintf(" (sent differently: %s → %s)", sentText(a), sentText(b))
-	}
-	return line
 }
 
 // statusText is a traffic cell's status and, when it has numbers, none

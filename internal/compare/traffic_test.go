@@ -1,0 +1,222 @@
+package compare
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// trafficRun is a run with one traffic cell "replay" at rate 4 of n window
+// requests (and a cool-down one outside the window), each request i's
+// latencies its latent size (the same in every run of the seed) times
+// slow and this run's noise; records false leaves the requests out (no
+// requests.jsonl), schedule false the schedule and the indices.
+func trafficRun(n int, slow float64, noise uint64, seed int64, records, schedule bool) *result.Results {
+	latent := rand.New(rand.NewPCG(7, 7))
+	own := rand.New(rand.NewPCG(noise, 3))
+	limit := 300.0
+	c := result.TrafficCell{Traffic: "replay", Rate: 4, Arrivals: "poisson", Seed: seed, Status: vocab.StatusValid,
+		Launched: n, Completed: n, MeasuredS: float64(n) / 4, AchievedRPS: 4, SLO: &result.TrafficSLO{TTFTMs: &limit}}
+	if schedule {
+		c.Schedule = (&result.Schedule{Seed: seed, Arrivals: "poisson", Rate: 4, WarmUpS: 10, WindowS: float64(n) / 4}).Seal()
+	}
+	var ttfts, tbts, e2es []float64
+	good := 0
+	for i := range n + 1 {
+		l := math.Exp(0.5 * latent.NormFloat64())
+		e := math.Exp(0.02 * own.NormFloat64())
+		ttft, tbt := 100*l*e*slow, 10*e*slow
+		e2e := ttft + 63*tbt
+		r := result.RequestRecord{Cell: "traffic/replay/rate=4", Phase: vocab.PhaseTraffic, TTFTMs: &ttft, TPOTMs: &tbt, E2EMs: e2e,
+			OutputTokens: 64, Status: result.RequestFinished, InWindow: i < n}
+		if schedule {
+			r.Index = &i
+		}
+		if records {
+			c.Requests = append(c.Requests, r)
+		}
+		if i < n {
+			ttfts, tbts, e2es = append(ttfts, ttft), append(tbts, tbt), append(e2es, e2e)
+			if ttft <= limit {
+				good++
+			}
+		}
+	}
+	q := func(xs []float64, p float64) float64 {
+		v, _ := newColumn(toFigures(xs), statTTFT, func(int) bool { return true }).quantile(p, nil)
+		return v
+	}
+	c.TTFTMs, c.TTFTMsP99 = q(ttfts, 0.5), q(ttfts, 0.99)
+	c.TBTMs, c.TBTMsP99 = q(tbts, 0.5), q(tbts, 0.99)
+	c.E2EMs, c.E2EMsP99 = q(e2es, 0.5), q(e2es, 0.99)
+	c.GoodputRPS, c.GoodputShare = float64(good)/c.MeasuredS, float64(good)/float64(n)
+	return &result.Results{Traffic: []result.TrafficCell{c}, RequestsRead: records}
+}
+
+// toFigures are xs as the TTFTs of requests.
+func toFigures(xs []float64) []reqFigures {
+	out := make([]reqFigures, len(xs))
+	for i, x := range xs {
+		out[i] = reqFigures{ttft: x, hasTTFT: true}
+	}
+	return out
+}
+
+// changes are the pair's decided metrics by name.
+func changes(tp TrafficPair) map[string]Change {
+	out := map[string]Change{}
+	for _, v := range tp.Values {
+		if v.Decided {
+			out[v.Metric.Name] = v.Change
+		}
+	}
+	return out
+}
+
+// TestTrafficDecisions: traffic cells of one schedule are compared request
+// for request and decided (within tolerance when the same, regressed when
+// 20 % slower); without one schedule or records they are compared
+// unpaired, saying why; a lost or errored cell fails or errors; another
+// engine only informs.
+func TestTrafficDecisions(t *testing.T) {
+	p := Policy{Tolerance: 0.05}
+	tests := []struct {
+		name     string
+		a, b     *result.Results
+		engine   bool
+		mode     TrafficMode
+		note     string // a phrase of the note
+		outcome  vocab.Outcome
+		decided  vocab.Outcome
+		ttft     Change
+		requests int
+	}{
+		{name: "one schedule, the same server: within tolerance, paired", a: trafficRun(1600, 1, 1, 0, true, true), b: trafficRun(1600, 1, 2, 0, true, true),
+			mode: TrafficPaired, outcome: vocab.Pass, decided: vocab.Pass, ttft: Unchanged, requests: 1600},
+		{name: "one schedule, 20% slower: regressed", a: trafficRun(400, 1, 1, 0, true, true), b: trafficRun(400, 1.2, 2, 0, true, true),
+			mode: TrafficPaired, outcome: vocab.Fail, decided: vocab.Fail, ttft: Regressed, requests: 400},
+		{name: "20% slower against another engine: informs only", a: trafficRun(400, 1, 1, 0, true, true), b: trafficRun(400, 1.2, 2, 0, true, true), engine: true,
+			mode: TrafficPaired, outcome: vocab.Pass, decided: vocab.Fail, ttft: Regressed, requests: 400},
+		{name: "baseline without requests.jsonl: its values, unpaired", a: trafficRun(400, 1, 1, 0, false, true), b: trafficRun(400, 1.2, 2, 0, true, true),
+			mode: TrafficValues, note: "the baseline has no per-request records", outcome: vocab.Fail, decided: vocab.Fail, ttft: Regressed},
+		// Unpaired, the latent sizes of the requests are noise: the same
+		// server is not shown within 5 % by 400 requests a side.
+		{name: "baseline without a schedule: two samples", a: trafficRun(400, 1, 1, 0, true, false), b: trafficRun(400, 1, 2, 0, true, true),
+			mode: TrafficUnpaired, note: "the baseline recorded no schedule", outcome: vocab.Inconclusive, decided: vocab.Inconclusive, ttft: Inconclusive, requests: 400},
+		{name: "this run without requests: values", a: trafficRun(400, 1, 1, 0, true, true), b: trafficRun(400, 1, 2, 0, false, true),
+			mode: TrafficValues, note: "this run has no per-request records", outcome: vocab.Pass, decided: vocab.Pass, ttft: Unchanged},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pairs := Traffic(tt.a, tt.b, p, tt.engine)
+			if len(pairs) != 1 {
+				t.Fatalf("%d pairs, want 1", len(pairs))
+			}
+			tp := pairs[0]
+			if tp.Mode != tt.mode || tp.Outcome != tt.outcome || tp.Decided != tt.decided || tp.Requests != tt.requests {
+				t.Errorf("mode %v outcome %v decided %v requests %d, want %v %v %v %d", tp.Mode, tp.Outcome, tp.Decided, tp.Requests, tt.mode, tt.outcome, tt.decided, tt.requests)
+			}
+			if !strings.Contains(tp.Note, tt.note) || (tt.note == "") != (tp.Note == "") {
+				t.Errorf("note %q, want one with %q", tp.Note, tt.note)
+			}
+			if got := changes(tp)[metric.TTFTMs]; got != tt.ttft {
+				t.Errorf("ttft_ms %v, want %v", got, tt.ttft)
+			}
+			var decided []string
+			for _, v := range tp.Values {
+				if v.Decided {
+					decided = append(decided, v.Metric.Name)
+					if v.Bounded != (tt.mode != TrafficValues) {
+						t.Errorf("%s bounded %v in mode %v", v.Metric.Name, v.Bounded, tt.mode)
+					}
+				}
+			}
+			want := []string{metric.GoodputRPS, metric.GoodputShare, metric.TTFTMs, metric.TTFTMsP99, metric.TBTMs, metric.TBTMsP99, metric.E2EMs, metric.E2EMsP99}
+			if !slices.Equal(decided, want) {
+				t.Errorf("decided %v, want %v", decided, want)
+			}
+		})
+	}
+}
+
+// TestTrafficLostAndErrored: the baseline's cell lost in this run fails,
+// errored is an Error, one the baseline did not measure is a Skip.
+func TestTrafficLostAndErrored(t *testing.T) {
+	errored := trafficRun(50, 1, 2, 0, true, true)
+	errored.Traffic[0].Status = vocab.StatusError
+	other := trafficRun(50, 1, 2, 0, true, true)
+	other.Traffic[0].Rate = 8
+	tests := []struct {
+		name string
+		a, b *result.Results
+		want []vocab.Outcome
+	}{
+		{name: "errored", a: trafficRun(50, 1, 1, 0, true, true), b: errored, want: []vocab.Outcome{vocab.Error}},
+		{name: "lost, and one only this run has", a: trafficRun(50, 1, 1, 0, true, true), b: other, want: []vocab.Outcome{vocab.Fail, vocab.Skip}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []vocab.Outcome
+			for _, tp := range Traffic(tt.a, tt.b, Policy{Tolerance: 0.05}, false) {
+				got = append(got, tp.Outcome)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("outcomes %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTrafficUnlike: schedules that differ refuse the comparison, naming
+// what differs, unless -allow-settings-change, which compares them
+// unpaired.
+func TestTrafficUnlike(t *testing.T) {
+	a, b := trafficRun(100, 1, 1, 0, true, true), trafficRun(100, 1, 2, 5, true, true)
+	c := Build(a, b, Policy{Tolerance: 0.05})
+	if !c.Refused || c.ExitCode() != 2 {
+		t.Fatalf("refused %v exit %d, want refused, exit 2", c.Refused, c.ExitCode())
+	}
+	var got []string
+	for _, d := range c.Settings {
+		got = append(got, d.String())
+	}
+	if want := []string{"traffic/replay/rate=4 seed: 0 → 5"}; !slices.Equal(got, want) {
+		t.Errorf("settings %q, want %q", got, want)
+	}
+	c = Build(a, b, Policy{Tolerance: 0.05, AllowSettingsChange: true})
+	if c.Refused || len(c.Traffic) != 1 || c.Traffic[0].Mode != TrafficUnpaired || !strings.Contains(c.Traffic[0].Note, "the schedules differ (seed 0 vs 5)") {
+		t.Errorf("allowed: refused %v, traffic %+v", c.Refused, c.Traffic)
+	}
+}
+
+// TestTrafficPairsByIndex: the pairs are made by index and turn, not by
+// order: this run's records shuffled pair the same, and a request of the
+// baseline's window this run has no record of counts as missing (not
+// meeting the SLO).
+func TestTrafficPairsByIndex(t *testing.T) {
+	a, b := trafficRun(100, 1, 1, 0, true, true), trafficRun(100, 1, 1, 0, true, true)
+	rs := b.Traffic[0].Requests
+	rand.New(rand.NewPCG(1, 1)).Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
+	tp := Traffic(a, b, Policy{Tolerance: 0.05}, false)[0]
+	for _, v := range tp.Values {
+		if v.Decided && (v.Lower != 1 || v.Upper != 1) {
+			t.Errorf("%s bounds %v … %v: identical requests paired out of order", v.Metric.Name, v.Lower, v.Upper)
+		}
+	}
+	b.Traffic[0].Requests = slices.DeleteFunc(rs, func(r result.RequestRecord) bool { return *r.Index < 10 })
+	tp = Traffic(a, b, Policy{Tolerance: 0.05}, false)[0]
+	if tp.Missing != 10 || tp.Requests != 100 {
+		t.Errorf("missing %d of %d, want 10 of 100", tp.Missing, tp.Requests)
+	}
+	for _, v := range tp.Values {
+		if v.Metric.Name == metric.GoodputShare && math.Abs(v.B/v.A-0.9) > 1e-9 {
+			t.Errorf("goodput_share %v → %v: the missing requests should count as not met", v.A, v.B)
+		}
+	}
+}
