@@ -33,31 +33,49 @@ type searchRead struct {
 	skip bool
 }
 
-// probeObjectType is the type of one element of search["NAME"].probes.
-var probeObjectType = cty.Object(map[string]cty.Type{"concurrency": cty.Number, "passed": cty.Bool})
+// probeObjectType is the type of one element of a concurrency search's
+// search["NAME"].probes; rateProbeObjectType of a rate search's.
+var (
+	probeObjectType     = cty.Object(map[string]cty.Type{"concurrency": cty.Number, "passed": cty.Bool})
+	rateProbeObjectType = cty.Object(map[string]cty.Type{"rate": cty.Number, "passed": cty.Bool, "decision": cty.String})
+)
 
-// searchObject builds search["NAME"] from its parts; searchObjectType is its
-// type, taken from the same function so the two cannot drift apart.
+// searchObject builds a concurrency search's search["NAME"] from its
+// parts; searchObjectType is its type, taken from the same function so the
+// two cannot drift apart.
 func searchObject(conc, found, monotone, cell, probes cty.Value) cty.Value {
 	return cty.ObjectVal(map[string]cty.Value{
 		"concurrency": conc, "found": found, "monotone": monotone, "cell": cell, "probes": probes,
 	})
 }
 
-func searchObjectType(ps []float64) cty.Type {
-	return searchObject(cty.UnknownVal(cty.Number), cty.UnknownVal(cty.Bool), cty.UnknownVal(cty.Bool),
-		cty.UnknownVal(cellObjectType(vocab.PhaseDecode, ps)), cty.UnknownVal(cty.List(probeObjectType))).Type()
+// rateSearchObject builds a rate search's search["NAME"] from its parts
+// (the attributes of spec.RateSearchAttributes).
+func rateSearchObject(rate, lower, upper, found, monotone, cell, probes cty.Value) cty.Value {
+	return cty.ObjectVal(map[string]cty.Value{
+		"rate": rate, "rate_lower": lower, "rate_upper": upper, "found": found, "monotone": monotone, "cell": cell, "probes": probes,
+	})
 }
 
-// unknownSearch is search["NAME"] with every attribute unknown, marked m
-// (no mark when m is nil: the static scope); its cell has the statistics of
-// percentiles ps.
-func unknownSearch(m *searchRead, ps []float64) cty.Value {
+func searchObjectType(s *spec.Search, ps []float64) cty.Type {
+	u := cty.UnknownVal
+	if s.IsRate() {
+		return rateSearchObject(u(cty.Number), u(cty.Number), u(cty.Number), u(cty.Bool), u(cty.Bool),
+			u(cellObjectType(vocab.PhaseTraffic, ps)), u(cty.List(rateProbeObjectType))).Type()
+	}
+	return searchObject(u(cty.Number), u(cty.Bool), u(cty.Bool),
+		u(cellObjectType(vocab.PhaseDecode, ps)), u(cty.List(probeObjectType))).Type()
+}
+
+// unknownSearch is search["NAME"] of s with every attribute unknown,
+// marked m (no mark when m is nil: the static scope); its cell has the
+// statistics of percentiles ps.
+func unknownSearch(s *spec.Search, m *searchRead, ps []float64) cty.Value {
 	attrs := map[string]cty.Value{}
-	for name, ty := range searchObjectType(ps).AttributeTypes() {
+	for name, ty := range searchObjectType(s, ps).AttributeTypes() {
 		v := cty.UnknownVal(ty)
 		if name == "cell" {
-			v = cellObject(vocab.PhaseDecode, ps, cty.UnknownVal(cty.String), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number) })
+			v = cellObject(s.Phase(), ps, cty.UnknownVal(cty.String), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number) })
 		}
 		if m != nil {
 			v = markAll(v, *m)
@@ -90,14 +108,27 @@ func probeCell(c *result.DecodeCell, ps []float64) cty.Value {
 	})
 }
 
+// trafficProbeCell is the object of a rate search's probe cell, with the
+// statistics of percentiles ps.
+func trafficProbeCell(c *result.TrafficCell, ps []float64) cty.Value {
+	return cellObject(vocab.PhaseTraffic, ps, cty.StringVal(string(c.Status)), func(m metric.Metric) cty.Value {
+		if v, ok := c.Metric(m.Name); ok {
+			return cty.NumberFloatVal(v)
+		}
+		return cty.NullVal(cty.Number)
+	})
+}
+
 // searchValue is search["NAME"] as res recorded it.
 func searchValue(s *spec.Search, res *result.Results, ps []float64) cty.Value {
 	r, ok := res.SearchByName(s.Name)
 	switch {
 	case !ok:
-		return unknownSearch(&searchRead{name: s.Name, msg: fmt.Sprintf("search %q was not run", s.Name), infra: true}, ps)
+		return unknownSearch(s, &searchRead{name: s.Name, msg: fmt.Sprintf("search %q was not run", s.Name), infra: true}, ps)
 	case r.Error != "":
-		return unknownSearch(&searchRead{name: s.Name, msg: fmt.Sprintf("search %q has no answer: %s", s.Name, r.Error), infra: true}, ps)
+		return unknownSearch(s, &searchRead{name: s.Name, msg: fmt.Sprintf("search %q has no answer: %s", s.Name, r.Error), infra: true}, ps)
+	case s.IsRate():
+		return rateSearchValue(s, r, ps)
 	}
 	probes := cty.ListValEmpty(probeObjectType)
 	if len(r.Probes) > 0 {
@@ -117,17 +148,46 @@ func searchValue(s *spec.Search, res *result.Results, ps []float64) cty.Value {
 	return searchObject(cty.NumberIntVal(int64(r.Concurrency)), cty.BoolVal(r.Found), cty.BoolVal(r.Monotone), cell, probes)
 }
 
+// rateSearchValue is a rate search's search["NAME"] as r recorded it: the
+// answer and its bounds (0 when none meets the objective at lo; an upper
+// bound that is not bounded, hi met, is unknown and marked so), the cell
+// at the answer and the probes.
+func rateSearchValue(s *spec.Search, r *result.Search, ps []float64) cty.Value {
+	probes := cty.ListValEmpty(rateProbeObjectType)
+	if len(r.Probes) > 0 {
+		var vs []cty.Value
+		for _, p := range r.Probes {
+			vs = append(vs, cty.ObjectVal(map[string]cty.Value{"rate": cty.NumberFloatVal(p.Rate), "passed": cty.BoolVal(p.Passed), "decision": cty.StringVal(p.Decision)}))
+		}
+		probes = cty.ListVal(vs)
+	}
+	var cell cty.Value
+	if p, ok := r.RateProbe(r.Rate); r.Found && ok && p.Traffic != nil {
+		cell = trafficProbeCell(p.Traffic, ps)
+	} else {
+		m := searchRead{name: s.Name, msg: fmt.Sprintf("search %q found no rate in [%s, %s] that meets the objective, so it has no cell", s.Name, vocab.FormatRate(r.RateRange[0]), vocab.FormatRate(r.RateRange[1]))}
+		cell = cellObject(vocab.PhaseTraffic, ps, cty.StringVal("not_measured").Mark(m), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(m) })
+	}
+	upper := cty.NumberFloatVal(r.RateUpper)
+	if r.RateUpper == 0 && r.Found {
+		upper = cty.UnknownVal(cty.Number).Mark(searchRead{name: s.Name,
+			msg: fmt.Sprintf("search %q met the objective at the top of its range (%s req/s), so its capacity has no upper bound", s.Name, vocab.FormatRate(r.RateRange[1]))})
+	}
+	return rateSearchObject(cty.NumberFloatVal(r.Rate), cty.NumberFloatVal(r.RateLower), upper, cty.BoolVal(r.Found), cty.BoolVal(r.Monotone), cell, probes)
+}
+
 // searchesVar is the `search` variable: one object per search block of sp,
-// built by value.
+// built by value. It is an object, not a map: a rate search's attributes
+// are not a concurrency search's.
 func searchesVar(sp *spec.Spec, value func(*spec.Search) cty.Value) cty.Value {
 	if len(sp.Searches) == 0 {
-		return cty.MapValEmpty(searchObjectType(specPercentiles(sp)))
+		return cty.EmptyObjectVal
 	}
 	m := map[string]cty.Value{}
 	for _, s := range sp.Searches {
 		m[s.Name] = value(s)
 	}
-	return cty.MapVal(m)
+	return cty.ObjectVal(m)
 }
 
 // addSearches adds the `search` variable to sc.
@@ -155,7 +215,7 @@ func checkObjective(sp *spec.Spec, s *spec.Search, srv *spec.Server) hcl.Diagnos
 	if s.Objective == nil {
 		return nil
 	}
-	cell := cellObject(vocab.PhaseDecode, specPercentiles(sp), cty.UnknownVal(cty.String), func(m metric.Metric) cty.Value {
+	cell := cellObject(s.Phase(), specPercentiles(sp), cty.UnknownVal(cty.String), func(m metric.Metric) cty.Value {
 		if why := cannotProduce(m, srv); why != "" {
 			return cty.NullVal(cty.Number).Mark(unproducible{metric: m.Name, why: why})
 		}
@@ -165,19 +225,37 @@ func checkObjective(sp *spec.Spec, s *spec.Search, srv *spec.Server) hcl.Diagnos
 	for _, d := range diags {
 		if d.Summary == "Condition is not a bool" || d.Summary == "Null condition" {
 			d.Summary = strings.Replace(d.Summary, "Condition", "Objective", 1)
+			example := "cell.per_request_tps >= 50"
+			if s.IsRate() {
+				example = "cell.goodput_share >= 0.95"
+			}
 			d.Detail = strings.Replace(strings.Replace(d.Detail, "The condition", "The objective", 1),
-				`decode["8K"][64].total_tps >= 6000`, "cell.per_request_tps >= 50", 1)
+				`decode["8K"][64].total_tps >= 6000`, example, 1)
 		}
 	}
 	return diags
 }
 
-// Objective evaluates search s's objective over the probe cell c
-// (docs/method.md#search). It returns whether the objective held and the
-// values it read, one comparison per line (k6-style, as assert details);
-// an error when it cannot say (a metric the cell lacks, a non-bool value).
+// Objective evaluates concurrency search s's objective over the probe
+// cell c (docs/method.md#search). It returns whether the objective held
+// and the values it read, one comparison per line (k6-style, as assert
+// details); an error when it cannot say (a metric the cell lacks, a
+// non-bool value).
 func Objective(sp *spec.Spec, s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
-	sc := objectiveScope(sp, probeCell(c, specPercentiles(sp)))
+	return evalObjective(sp, s, probeCell(c, specPercentiles(sp)))
+}
+
+// TrafficObjective evaluates rate search s's objective over the traffic
+// cell c, as Objective does a decode cell's: the runner calls it with the
+// cell's metrics at the pessimistic and at the optimistic ends of their
+// intervals (docs/method.md#rate-search).
+func TrafficObjective(sp *spec.Spec, s *spec.Search, c *result.TrafficCell) (bool, []string, error) {
+	return evalObjective(sp, s, trafficProbeCell(c, specPercentiles(sp)))
+}
+
+// evalObjective evaluates s's objective over the cell object cell.
+func evalObjective(sp *spec.Spec, s *spec.Search, cell cty.Value) (bool, []string, error) {
+	sc := objectiveScope(sp, cell)
 	val, diags := s.Objective.Value(sc.ctx)
 	if diags.HasErrors() {
 		return false, nil, fmt.Errorf("objective could not be evaluated: %s", firstError(diags))

@@ -152,7 +152,7 @@ func newStaticScope(sp *spec.Spec, srv *spec.Server) *scope {
 		})
 	}
 	sc := scopeOf(sp, name, specLayout(sp), cell, staticServerObject(srv))
-	sc.addSearches(func(*spec.Search) cty.Value { return unknownSearch(nil, specPercentiles(sp)) })
+	sc.addSearches(func(s *spec.Search) cty.Value { return unknownSearch(s, nil, specPercentiles(sp)) })
 	sc.addCorrectness(func(*spec.Correctness) cty.Value { return unknownCorrectness(nil) })
 	return sc
 }

@@ -222,6 +222,9 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 			return assert.Objective(sr.spec, s, c)
 		},
 		ObjectiveText: func(s *spec.Search) string { return assert.ObjectiveText(sr.spec, s) },
+		TrafficObjective: func(s *spec.Search, c *result.TrafficCell) (bool, []string, error) {
+			return assert.TrafficObjective(sr.spec, s, c)
+		},
 	}
 	if sr.Resumed != nil {
 		sr.Resumed.Apply(&cfg)

@@ -391,6 +391,9 @@ func estimate(p *Plan, sp *spec.Spec) time.Duration {
 			total += estimateWarmUp(r.Concurrency, r.Context, distinct) + SteadyHold + dur
 		}
 		for _, sr := range s.Searches {
+			if sr.IsRate() {
+				continue // estimateTraffic counts its windows
+			}
 			// A probe's concurrency is not known before the search runs:
 			// the range's middle stands for each.
 			total += time.Duration(MaxProbes(sr.Lo, sr.Hi)) * (estimateWarmUp((sr.Lo+sr.Hi)/2, s.Context, distinct) + SteadyHold + dur)
@@ -426,6 +429,13 @@ func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
 		for _, r := range s.Traffic {
 			if t := sp.TrafficBlock(r.Matrix); t != nil {
 				total += t.WarmUp + t.Duration + estimateDrain(sp, t)
+			}
+		}
+		for _, sr := range s.Searches {
+			// A rate search's probes: the most it makes, one window each
+			// (a probe decided in its first window; more when undecided).
+			if t := sp.TrafficBlock(sr.Traffic); sr.IsRate() && t != nil {
+				total += time.Duration(MaxRateProbes(sr)) * (t.WarmUp + t.Duration + estimateDrain(sp, t))
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -40,6 +41,17 @@ func MaxProbes(lo, hi int) int {
 		exp++
 	}
 	return exp + 1 + bits.Len(uint(hi/2))
+}
+
+// MaxRateWindows is the most windows one probe of a rate search measures
+// (ratesearch.DefaultMaxWindows).
+const MaxRateWindows = ratesearch.DefaultMaxWindows
+
+// MaxRateProbes bounds the probes of rate search s
+// (docs/method.md#rate-search): lo, hi and the geometric bisection's steps
+// down to its precision.
+func MaxRateProbes(s *spec.Search) int {
+	return ratesearch.Settings{Lo: s.RateLo, Hi: s.RateHi, Precision: s.Precision}.MaxProbes()
 }
 
 // addSearchSteps puts each search on the step of its context (creating it)

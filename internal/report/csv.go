@@ -71,6 +71,9 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 	}
 	for _, s := range res.Search {
 		for i := range s.Probes {
+			if s.IsRate() {
+				continue // a rate probe is a traffic cell: written with them
+			}
 			c := &s.Probes[i].Cell
 			cell([]string{"probe", s.Name, strconv.Itoa(s.Context), strconv.Itoa(s.Probes[i].Concurrency), ""}, c.Status, c.Repeats, decode, c.Metric)
 		}
@@ -87,6 +90,13 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 		cell([]string{"traffic", c.Traffic, integer(c.Context), integer(c.Concurrency), rate}, c.Status, 1, traffic, c.Metric)
 	}
 	for _, s := range res.Search {
+		for i := range s.Probes {
+			if c := s.Probes[i].Traffic; c != nil {
+				cell([]string{"probe", s.Name, integer(c.Context), "", vocab.FormatRate(c.Rate)}, c.Status, s.Probes[i].Windows, traffic, c.Metric)
+			}
+		}
+	}
+	for _, s := range res.Search {
 		status := "found"
 		switch {
 		case s.Error != "":
@@ -97,6 +107,13 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 		value := integer(s.Concurrency)
 		if s.Error != "" {
 			value = ""
+		}
+		if s.IsRate() {
+			if s.Error == "" {
+				value = strconv.FormatFloat(s.Rate, 'f', -1, 64)
+			}
+			cw.Write([]string{server, "search", s.Name, integer(s.Context), "", "", "rate", value, "req/s", status, strconv.Itoa(len(s.Probes)), "1"})
+			continue
 		}
 		cw.Write([]string{server, "search", s.Name, strconv.Itoa(s.Context), "", "", "concurrency", value, "requests", status, strconv.Itoa(len(s.Probes)), "1"})
 	}

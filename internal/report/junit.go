@@ -178,6 +178,15 @@ func addRun(s *junitSuite, res *result.Results, run string) {
 	for i := range res.Search {
 		for j := range res.Search[i].Probes {
 			p := &res.Search[i].Probes[j]
+			if tc := p.Traffic; tc != nil {
+				c := newCase(tc.Ref().TestName(srv), tc.ElapsedS)
+				c.SystemOut = probeSummary(p)
+				if p.Decision != result.DecisionUnmeasurable {
+					cellProblem(&c, tc.Status, tc.Reason)
+				}
+				s.Cases = append(s.Cases, c)
+				continue
+			}
 			c := newCase(p.Cell.Ref().TestName(srv), p.Cell.ElapsedS)
 			c.SystemOut = probeSummary(p)
 			cellProblem(&c, p.Cell.Status, p.Cell.Reason)

@@ -107,6 +107,10 @@ func newSearchViews(res *result.Results) []searchView {
 		s := &res.Search[i]
 		v := searchView{Title: "Search " + s.Name, Rule: s.Objective, search: s, compare: objectiveComparisons(s.Objective)}
 		v.Answer = searchAnswerText(s)
+		if s.IsRate() {
+			out = append(out, rateSearchView(v))
+			continue
+		}
 		if len(v.compare) > 0 {
 			v.Charted = v.compare[0].String()
 			for _, c := range v.compare[1:] {
@@ -141,6 +145,81 @@ func newSearchViews(res *result.Results) []searchView {
 	return out
 }
 
+// rateSearchView fills a rate search's table (docs/method.md#rate-search):
+// each probe's rate, windows, status, the objective's metrics in its last
+// window, and its decision with the bounds behind it. Its chart (against
+// offered rate) is not drawn here.
+func rateSearchView(v searchView) searchView {
+	s := v.search
+	var metrics []string
+	for _, c := range v.compare {
+		if !containsStr(metrics, c.Metric) {
+			metrics = append(metrics, c.Metric)
+		}
+	}
+	v.Header = append(append([]string{"#", "Rate (req/s)", "Windows", "Status"}, metrics...), "Decision")
+	for n, p := range s.Probes {
+		status := dash
+		if p.Traffic != nil {
+			status = statusWord(p.Traffic.Status)
+		}
+		row := []string{strconv.Itoa(n + 1), vocab.FormatRate(p.Rate), strconv.Itoa(p.Windows), status}
+		for _, m := range metrics {
+			row = append(row, trafficProbeMetricText(p.Traffic, m))
+		}
+		decision := p.Decision
+		if decision == "" {
+			decision = "not judged"
+		}
+		if p.Reason != "" {
+			decision += ": " + p.Reason
+		}
+		v.Rows = append(v.Rows, append(row, decision))
+	}
+	return v
+}
+
+// trafficProbeMetricText is a rate probe's metric as the tables show it.
+func trafficProbeMetricText(c *result.TrafficCell, name string) string {
+	if c == nil || !c.Status.Measured() {
+		return dash
+	}
+	m, ok := metric.Lookup(vocab.PhaseTraffic, name)
+	v, has := c.Metric(name)
+	if !ok || !has {
+		return dash
+	}
+	return numfmt.Fixed(v, m.Precision)
+}
+
+// rateSearchAnswerText says what a rate search found, in one line.
+func rateSearchAnswerText(s *result.Search) string {
+	lo, hi := vocab.FormatRate(s.RateRange[0]), vocab.FormatRate(s.RateRange[1])
+	where := fmt.Sprintf("over traffic %s, %s to %s req/s", s.Traffic, lo, hi)
+	conf := numfmt.Percent(s.Confidence)
+	var line string
+	switch {
+	case s.Error != "":
+		line = fmt.Sprintf("No answer %s: %s.", where, s.Error)
+	case !s.Found:
+		line = fmt.Sprintf("No rate meets the objective %s: none meets it at lo = %s req/s (rate = 0, found = false).", where, lo)
+	case s.RateUpper == 0:
+		line = fmt.Sprintf("Highest rate meeting the objective %s: %s req/s, the top of the range (%s lower bound %s req/s; nothing above it was probed).",
+			where, numfmt.Value(s.Rate), conf, numfmt.Value(s.RateLower))
+	default:
+		line = fmt.Sprintf("Highest rate meeting the objective %s: %s req/s (%s bounds of the capacity: %s to %s req/s; precision %s).",
+			where, numfmt.Value(s.Rate), conf, numfmt.Value(s.RateLower), numfmt.Value(s.RateUpper), numfmt.Percent(s.Precision))
+	}
+	line += fmt.Sprintf(" %d probes.", len(s.Probes))
+	if s.ClientLimit > 0 {
+		line += fmt.Sprintf(" The client could not drive %s req/s: the answer is within the rates it could.", numfmt.Value(s.ClientLimit))
+	}
+	if !s.Monotone {
+		line += " Not monotone: a probe met the objective above a failing one."
+	}
+	return line
+}
+
 func containsStr(xs []string, s string) bool {
 	for _, x := range xs {
 		if x == s {
@@ -165,6 +244,9 @@ func probeMetricText(c *result.DecodeCell, name string) string {
 
 // searchAnswerText says what the search found, in one line.
 func searchAnswerText(s *result.Search) string {
+	if s.IsRate() {
+		return rateSearchAnswerText(s)
+	}
 	where := fmt.Sprintf("at context %s, concurrency %d to %d", vocab.FormatTokens(s.Context), s.Range[0], s.Range[1])
 	var line string
 	switch {
@@ -188,7 +270,7 @@ func searchAnswerText(s *result.Search) string {
 func writeSearches(b *bufio.Writer, res *result.Results) {
 	for _, v := range newSearchViews(res) {
 		fmt.Fprintf(b, "## %s\n\n%s\n\nObjective: %s\n\n", v.Title, mdText(v.Answer), mdCode(v.Rule))
-		if v.Charted != "" {
+		if v.Charted != "" && !v.search.IsRate() {
 			fmt.Fprintf(b, "The HTML report charts %s against concurrency", mdCode(v.Charted))
 			if len(v.Others) > 0 {
 				codes := make([]string, len(v.Others))
@@ -213,8 +295,8 @@ func writeSearches(b *bufio.Writer, res *result.Results) {
 // failing ones hollow, with the threshold as a dashed line and the answer
 // marked. It returns "" when the objective has no `cell.M OP number`.
 func searchChart(v searchView) string {
-	if len(v.compare) == 0 {
-		return ""
+	if len(v.compare) == 0 || v.search.IsRate() {
+		return "" // a rate search is charted against offered rate, not here
 	}
 	c := v.compare[0]
 	s := v.search
@@ -348,6 +430,21 @@ func labelSpot(label string, y, x0, x1, top, bottom float64, marks [][2]float64)
 
 // probeSummary is a probe's decode summary and whether it met the objective.
 func probeSummary(p *result.SearchProbe) string {
+	if p.Traffic != nil {
+		line := TrafficSummary(p.Traffic)
+		if !p.Traffic.Status.Measured() {
+			line = withReason(statusWord(p.Traffic.Status), p.Traffic.Reason)
+		}
+		d := p.Decision
+		if d == "" {
+			d = "not judged"
+		}
+		line += fmt.Sprintf("\n%d windows; objective %s", p.Windows, d)
+		if p.Reason != "" {
+			line += ": " + p.Reason
+		}
+		return line
+	}
 	line := decodeSummary(&p.Cell)
 	switch {
 	case p.Passed:

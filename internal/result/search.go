@@ -65,7 +65,8 @@ type SearchProbe struct {
 	Concurrency int  `json:"concurrency"`
 	Passed      bool `json:"passed"`
 	// Reason says why a probe failed: the objective's comparisons that did
-	// not hold, or "over capacity: …".
+	// not hold, or "over capacity: …"; for a rate probe, how it was
+	// judged (the metrics' bounds), whatever its decision.
 	Reason string `json:"reason,omitempty"`
 	// Cell is a concurrency search's decode cell; zero in a rate search.
 	Cell DecodeCell `json:"cell,omitzero"`

@@ -10,6 +10,9 @@ import (
 // or a closed loop keeping Concurrency requests in flight.
 type TrafficCell struct {
 	Traffic string `json:"traffic"` // the traffic block's label
+	// Search names the rate search a probe cell belongs to (a cell of the
+	// traffic block at the probe's rate); "" for the block's own cells.
+	Search string `json:"search,omitempty"`
 	// Context is the prompt length; 0 when the workload sets its own.
 	Context int     `json:"context"`
 	Rate    float64 `json:"rate"` // configured requests per second; 0 in a closed loop
@@ -117,7 +120,7 @@ func (s *TrafficSLO) Met(r *RequestRecord) bool {
 
 // Ref returns the reference that names this cell.
 func (c *TrafficCell) Ref() vocab.CellRef {
-	return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: c.Traffic, Context: c.Context, Rate: c.Rate, Concurrency: c.Concurrency}
+	return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: c.Traffic, Search: c.Search, Context: c.Context, Rate: c.Rate, Concurrency: c.Concurrency}
 }
 
 // TrafficCell returns the traffic cell ref names (its label, context, and

@@ -263,7 +263,7 @@ func keptRecords(recs []result.CellRecord, server string) []result.CellRecord {
 		switch {
 		case rec.Server != server:
 			continue
-		case rec.Decode != nil && rec.Decode.Search != "":
+		case rec.Decode != nil && rec.Decode.Search != "", rec.Traffic != nil && rec.Traffic.Search != "":
 			continue // a search is run again as a whole (docs/method.md#search)
 		case rec.Prefill != nil:
 			ref, failed = rec.Prefill.Ref(), rec.Prefill.Status == vocab.StatusError

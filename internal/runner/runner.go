@@ -92,6 +92,9 @@ type Config struct {
 	// builds both from package assert. A plan with searches needs them.
 	Objective     Objective
 	ObjectiveText func(s *spec.Search) string
+	// TrafficObjective judges each probe of the plan's rate searches
+	// (docs/method.md#rate-search); gate builds it from package assert.
+	TrafficObjective TrafficObjective
 	// Baseline is the -baseline run: repeat = "auto" repeats a cell until
 	// its comparison with the baseline's cell is decided; nil decides each
 	// cell on its own precision. Policy is the comparison's (its Tolerance
@@ -345,13 +348,20 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	if len(trafficTodo) > 0 {
 		streams = measure.TrafficPrompts
 	}
+	for _, sr := range searches {
+		if sr.IsRate() && !r.namedWorkload(sr) {
+			streams = max(streams, measure.TrafficPrompts)
+		}
+	}
 	for _, ref := range todo {
 		if !r.kvPool.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput) {
 			streams = max(streams, ref.Concurrency)
 		}
 	}
 	for _, sr := range searches {
-		streams = max(streams, r.largestProbe(sr))
+		if !sr.IsRate() {
+			streams = max(streams, r.largestProbe(sr))
+		}
 	}
 	var cp *measure.ContextPrompts
 	if record || streams > 0 {
@@ -404,11 +414,24 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 		if cp != nil {
 			bodies = r.meter().DecodeBodies(cp, salt)
 		}
-		if err := r.search(ctx, sr, bodies, cp); err != nil {
+		var err error
+		if sr.IsRate() {
+			err = r.rateSearch(ctx, sr, bodies)
+		} else {
+			err = r.search(ctx, sr, bodies, cp)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// namedWorkload says whether rate search s's traffic block sends a named
+// workload (which builds its own requests, not the context's prompts).
+func (r *run) namedWorkload(s *spec.Search) bool {
+	t := r.cfg.Spec.TrafficBlock(s.Traffic)
+	return t != nil && t.Workload != ""
 }
 
 // eta estimates the time left from the plan's estimate and the cells done.

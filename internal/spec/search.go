@@ -3,30 +3,68 @@ package spec
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/slogate/slogate/internal/vocab"
 )
 
-// Search is a `search "NAME"` block: find the largest concurrency in
-// [Lo, Hi] whose decode cell at Context meets Objective
-// (docs/method.md#search, docs/spec.md#search).
+// Search is a `search "NAME"` block (docs/method.md#search,
+// docs/spec.md#search): a concurrency search finds the largest
+// concurrency in [Lo, Hi] whose decode cell at Context meets Objective; a
+// rate search (Traffic set) finds the highest request rate in [RateLo,
+// RateHi] whose cell of traffic block Traffic meets it, to a relative
+// Precision (docs/method.md#rate-search).
 type Search struct {
-	Name    string
+	Name string
+	// Context is a concurrency search's context; in a rate search, the
+	// traffic block's (0 when its workload sets the lengths).
 	Context int
-	Lo, Hi  int
+	// Lo and Hi are a concurrency search's range; 0 in a rate search.
+	Lo, Hi int
+	// Traffic is a rate search's traffic block (an open loop); "" in a
+	// concurrency search.
+	Traffic string
+	// RateLo and RateHi are a rate search's range in requests per second
+	// (0 < RateLo < RateHi).
+	RateLo, RateHi float64
+	// Precision is the relative width at which a rate search's bisection
+	// stops (DefaultPrecision unless written).
+	Precision float64
 	// Objective is a bool expression over the probe's cell, read as
-	// cell.<decode metric> (and var.NAME).
+	// cell.<metric> (and var.NAME): a decode metric in a concurrency
+	// search, a traffic metric in a rate search.
 	Objective hcl.Expression
-	// ObjectiveMetrics are the decode metrics the objective reads, in order
-	// of first appearance.
+	// ObjectiveMetrics are the metrics the objective reads, in order of
+	// first appearance.
 	ObjectiveMetrics []string
 
 	DeclRange hcl.Range
 }
+
+// IsRate reports whether s is a rate search (`traffic = "BLOCK"`).
+func (s *Search) IsRate() bool { return s.Traffic != "" }
+
+// Phase is the phase of s's probe cells: traffic in a rate search, decode
+// in a concurrency search.
+func (s *Search) Phase() vocab.Phase {
+	if s.IsRate() {
+		return vocab.PhaseTraffic
+	}
+	return vocab.PhaseDecode
+}
+
+// DefaultPrecision is a rate search's precision when it sets none: half
+// the gate's default tolerance, so that a change of the tolerance can be
+// told from the search's precision (issue 31).
+const DefaultPrecision = 0.025
+
+// MaxPrecision is the coarsest precision a rate search accepts.
+const MaxPrecision = 0.25
 
 // rootSearch is the root name under which assertions read searches:
 // search["NAME"].concurrency.
@@ -35,13 +73,29 @@ const rootSearch = "search"
 // rootCell is the root name an objective reads the probe's cell by.
 const rootCell = "cell"
 
-// SearchAttributes are the attributes of search["NAME"] in conditions.
+// SearchAttributes are the attributes of a concurrency search["NAME"] in
+// conditions.
 var SearchAttributes = []string{"concurrency", "found", "monotone", "cell", "probes"}
+
+// RateSearchAttributes are the attributes of a rate search["NAME"] in
+// conditions.
+var RateSearchAttributes = []string{"rate", "rate_lower", "rate_upper", "found", "monotone", "cell", "probes"}
+
+// Attributes are the attributes conditions may read of s.
+func (s *Search) Attributes() []string {
+	if s.IsRate() {
+		return RateSearchAttributes
+	}
+	return SearchAttributes
+}
 
 var searchSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "context", Required: true},
-		{Name: "concurrency", Required: true},
+		{Name: "context"},
+		{Name: "concurrency"},
+		{Name: "traffic"},
+		{Name: "rate"},
+		{Name: "precision"},
 		{Name: "objective", Required: true},
 	},
 }
@@ -56,9 +110,10 @@ func (s *Spec) Search(name string) *Search {
 	return nil
 }
 
-// decodeSearch decodes a `search "NAME"` block. It runs after the servers
-// and the measure block are decoded: the context must leave room for
-// max_output within each server's max_model_len.
+// decodeSearch decodes a `search "NAME"` block. It runs after the servers,
+// the measure block and the traffic blocks are decoded: a concurrency
+// search's context must leave room for max_output within each server's
+// max_model_len, a rate search's traffic block must exist.
 func (l *loader) decodeSearch(blk *hcl.Block) (*Search, hcl.Diagnostics) {
 	s := &Search{Name: blk.Labels[0], DeclRange: blk.DefRange}
 	content, diags := blk.Body.Content(searchSchema)
@@ -67,6 +122,37 @@ func (l *loader) decodeSearch(blk *hcl.Block) (*Search, hcl.Diagnostics) {
 			"%q cannot be read in conditions as search[%q]: a name starts with a letter and holds letters, digits, _ and -.", s.Name, s.Name))
 	}
 	at := content.Attributes
+	if _, ok := at["traffic"]; ok {
+		diags = append(diags, l.decodeRateSearch(s, at)...)
+	} else {
+		diags = append(diags, l.decodeConcurrencySearch(s, blk, at)...)
+	}
+	if a, ok := at["objective"]; ok {
+		s.Objective = a.Expr
+		metrics, d := l.objectiveReferences(a.Expr, s.Phase())
+		diags = append(diags, d...)
+		s.ObjectiveMetrics = metrics
+	}
+	return s, diags
+}
+
+// decodeConcurrencySearch reads a concurrency search's context and
+// concurrency = [lo, hi] (both required); rate and precision belong to a
+// rate search.
+func (l *loader) decodeConcurrencySearch(s *Search, blk *hcl.Block, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, name := range []string{"rate", "precision"} {
+		if a, ok := at[name]; ok {
+			diags = append(diags, invalid("Rate search attribute without traffic", a.NameRange,
+				"%s belongs to a rate search, which names its traffic block: add traffic = \"BLOCK\" (an open-loop traffic block) and rate = [lo, hi], or remove %s for a concurrency search.", name, name))
+		}
+	}
+	for _, name := range []string{"context", "concurrency"} {
+		if _, ok := at[name]; !ok {
+			diags = append(diags, invalid("Missing required argument", blk.Body.MissingItemRange(),
+				"A search over concurrency needs context and concurrency = [lo, hi]; %s is missing. A search over request rate needs traffic = \"BLOCK\" and rate = [lo, hi] instead.", name))
+		}
+	}
 	if a, ok := at["context"]; ok {
 		if n, d := l.tokens(at, "context"); d.HasErrors() {
 			diags = append(diags, d...)
@@ -78,13 +164,127 @@ func (l *loader) decodeSearch(blk *hcl.Block) (*Search, hcl.Diagnostics) {
 	if a, ok := at["concurrency"]; ok {
 		diags = append(diags, l.searchRange(s, a)...)
 	}
-	if a, ok := at["objective"]; ok {
-		s.Objective = a.Expr
-		metrics, d := l.objectiveReferences(a.Expr)
-		diags = append(diags, d...)
-		s.ObjectiveMetrics = metrics
+	return diags
+}
+
+// decodeRateSearch reads a rate search: traffic naming an open-loop
+// traffic block, rate = [lo, hi] and precision; context and concurrency
+// are the traffic block's business.
+func (l *loader) decodeRateSearch(s *Search, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, name := range []string{"context", "concurrency"} {
+		if a, ok := at[name]; ok {
+			diags = append(diags, invalid("Not used in a rate search", a.NameRange,
+				"A search with traffic is over request rate: the traffic block gives the workload, context, arrivals, window and SLO, so %s does not belong here. Remove it, or remove traffic and rate for a search over concurrency.", name))
+		}
 	}
-	return s, diags
+	ta := at["traffic"]
+	name, ok, d := l.str(at, "traffic")
+	diags = append(diags, d...)
+	if ok {
+		s.Traffic = name
+		diags = append(diags, l.rateSearchTraffic(s, ta)...)
+	}
+	if a, ok := at["rate"]; ok {
+		diags = append(diags, l.rateSearchRange(s, a)...)
+	} else {
+		diags = append(diags, invalid("Missing rate", ta.Range,
+			"A rate search needs the range of request rates it searches: add rate = [lo, hi] in requests per second, such as rate = [0.5, 32]."))
+	}
+	s.Precision = DefaultPrecision
+	if a, ok := at["precision"]; ok {
+		p, d := l.precision(a)
+		diags = append(diags, d...)
+		if p != nil {
+			s.Precision = *p
+		}
+	}
+	return diags
+}
+
+// rateSearchTraffic checks that s.Traffic names an open-loop traffic
+// block and takes its context.
+func (l *loader) rateSearchTraffic(s *Search, a *hcl.Attribute) hcl.Diagnostics {
+	t := l.spec.TrafficBlock(s.Traffic)
+	if t == nil {
+		var labels []string
+		for _, t := range l.spec.Traffic {
+			labels = append(labels, t.Label)
+		}
+		known := "the spec declares no traffic block"
+		if len(labels) > 0 {
+			known = "the traffic blocks are " + quotedList(labels)
+		}
+		return hcl.Diagnostics{unknownName("Unknown traffic block", a.Expr.Range(), a.Range,
+			fmt.Sprintf("Search %q probes the cells of traffic block %q, but %s. Name a traffic block with rate = […] (an open loop), or declare traffic %q.", s.Name, s.Traffic, known, s.Traffic),
+			s.Traffic, labels)}
+	}
+	if t.ClosedLoop() {
+		return hcl.Diagnostics{invalidCtx("Closed-loop traffic in a rate search", a.Expr.Range(), a.Range,
+			fmt.Sprintf("Traffic %q keeps requests in flight (concurrency, a closed loop, at %s), so it has no request rate to search: a rate search sends open-loop arrivals at each probe's rate. Name a traffic block with rate = […], or search concurrency instead.", t.Label, where(t.DeclRange)))}
+	}
+	s.Context = t.Context
+	return nil
+}
+
+// rateSearchRange reads rate = [lo, hi] with 0 < lo < hi requests per
+// second.
+func (l *loader) rateSearchRange(s *Search, a *hcl.Attribute) hcl.Diagnostics {
+	exprs, d := hcl.ExprList(a.Expr)
+	if d.HasErrors() || len(exprs) != 2 {
+		return hcl.Diagnostics{invalid("Invalid search range", a.Expr.Range(),
+			"rate is the range of request rates searched, a pair [lo, hi] in requests per second such as [0.5, 32].")}
+	}
+	var diags hcl.Diagnostics
+	var ends [2]float64
+	for i, e := range exprs {
+		v, d := e.Value(l.spec.EvalContext)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			return diags
+		}
+		f, err := rateValue(v)
+		if err != nil {
+			return append(diags, invalid("Invalid rate", e.Range(), "%s: the range searched is [lo, hi] with 0 < lo < hi, such as [0.5, 32].", upperFirst(err.Error())))
+		}
+		ends[i] = f
+	}
+	if ends[0] >= ends[1] {
+		return append(diags, invalid("Invalid search range", a.Expr.Range(),
+			"The range [%s, %s] is empty: its lower end must be below its upper end, as in [%s, %s].",
+			vocab.FormatRate(ends[0]), vocab.FormatRate(ends[1]), vocab.FormatRate(min(ends[0], ends[1])), vocab.FormatRate(max(ends[0], ends[1]))))
+	}
+	s.RateLo, s.RateHi = ends[0], ends[1]
+	return diags
+}
+
+// precision reads a rate search's precision: a fraction (0.025) or a
+// percentage ("2.5%"), above 0 and at most MaxPrecision.
+func (l *loader) precision(a *hcl.Attribute) (*float64, hcl.Diagnostics) {
+	v, diags := a.Expr.Value(l.spec.EvalContext)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	var p float64
+	var err error
+	switch {
+	case !v.IsWhollyKnown() || v.IsNull():
+		err = fmt.Errorf("the value must be known when the spec is loaded")
+	case v.Type() == cty.Number:
+		p, _ = v.AsBigFloat().Float64()
+	case v.Type() == cty.String && strings.HasSuffix(strings.TrimSpace(v.AsString()), "%"):
+		p, err = strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v.AsString()), "%"), 64)
+		p /= 100
+	default:
+		err = fmt.Errorf("precision is a fraction such as 0.025 or a percentage such as \"2.5%%\", not %s", friendly(v))
+	}
+	if err == nil && !(p > 0 && p <= MaxPrecision) {
+		err = fmt.Errorf("precision is the relative width at which the search stops, above 0 and at most %g (%g%%), such as 0.025; got %g", MaxPrecision, MaxPrecision*100, p)
+	}
+	if err != nil {
+		return nil, append(diags, invalid("Invalid precision", a.Expr.Range(), "%s.", upperFirst(err.Error())))
+	}
+	return &p, diags
 }
 
 // searchRange reads concurrency = [lo, hi] with 1 ≤ lo < hi.
@@ -133,11 +333,17 @@ func (l *loader) checkSearchContext(s *Search, rng hcl.Range) hcl.Diagnostics {
 	return diags
 }
 
-// objectiveReferences checks that an objective reads only cell.<decode
-// metric> and var.NAME, and returns the metrics it reads.
-func (l *loader) objectiveReferences(expr hcl.Expression) ([]string, hcl.Diagnostics) {
+// objectiveReferences checks that an objective reads only cell.<metric>
+// of the probe's phase (decode in a concurrency search, traffic in a rate
+// search) and var.NAME, and returns the metrics it reads.
+func (l *loader) objectiveReferences(expr hcl.Expression, phase vocab.Phase) ([]string, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	var metrics []string
+	example := "cell.per_request_tps >= 50"
+	what := "Decode"
+	if phase == vocab.PhaseTraffic {
+		example, what = "cell.goodput_share >= 0.95", "Traffic"
+	}
 	for _, tr := range expr.Variables() {
 		switch tr.RootName() {
 		case rootVar:
@@ -149,23 +355,23 @@ func (l *loader) objectiveReferences(expr hcl.Expression) ([]string, hcl.Diagnos
 		case rootCell:
 			if len(tr) < 2 {
 				diags = append(diags, invalidCtx("Invalid cell reference", tr.SourceRange(), expr.Range(),
-					"Read a metric of the probe's cell by name, like cell.per_request_tps."))
+					fmt.Sprintf("Read a metric of the probe's cell by name, like %s.", strings.Fields(example)[0])))
 				continue
 			}
-			d := l.metricStep(tr, 1, vocab.PhaseDecode, "Decode")
+			d := l.metricStep(tr, 1, phase, what)
 			diags = append(diags, d...)
 			if name, ok := stepName(tr[1]); ok && !d.HasErrors() && name != CellStatusAttribute && !slices.Contains(metrics, name) {
 				metrics = append(metrics, name)
 			}
 		default:
 			diags = append(diags, unknownName("Unknown variable in objective", tr[0].SourceRange(), tr.SourceRange(),
-				fmt.Sprintf("An objective reads the probe's decode cell as cell.<metric> (and var.NAME); %q is not one of them.", tr.RootName()),
+				fmt.Sprintf("An objective reads the probe's %s cell as cell.<metric> (and var.NAME); %q is not one of them.", phase, tr.RootName()),
 				tr.RootName(), []string{rootCell, rootVar}))
 		}
 	}
 	if len(metrics) == 0 && !diags.HasErrors() {
 		diags = append(diags, invalid("Constant objective", expr.Range(),
-			"The objective reads no metric of the probe's cell, so every probe would give the same answer: write a comparison such as cell.per_request_tps >= 50."))
+			"The objective reads no %s metric of the probe's cell, so every probe would give the same answer: write a comparison such as %s.", phase, example))
 	}
 	return metrics, diags
 }
@@ -196,13 +402,19 @@ func (l *loader) searchReference(tr hcl.Traversal) ([]string, hcl.Diagnostics) {
 			fmt.Sprintf("No search %q is declared; %s.", name, known), name, names)}
 	}
 	if len(tr) > 2 {
+		s := l.spec.Search(name)
+		attrs := s.Attributes()
 		attr, ok := stepName(tr[2])
-		if !ok || !slices.Contains(SearchAttributes, attr) {
+		if !ok || !slices.Contains(attrs, attr) {
+			kind := "A concurrency search"
+			if s.IsRate() {
+				kind = "A rate search"
+			}
 			return nil, hcl.Diagnostics{unknownName("Unsupported attribute", tr[2].SourceRange(), tr.SourceRange(),
-				fmt.Sprintf("A search has no attribute %q; it has %s.", attr, strings.Join(SearchAttributes, ", ")), attr, SearchAttributes)}
+				fmt.Sprintf("%s has no attribute %q; it has %s.", kind, attr, strings.Join(attrs, ", ")), attr, attrs)}
 		}
 		if attr == "cell" && len(tr) > 3 {
-			if d := l.metricStep(tr, 3, vocab.PhaseDecode, "Search"); d.HasErrors() {
+			if d := l.metricStep(tr, 3, s.Phase(), "Search"); d.HasErrors() {
 				return nil, d
 			}
 		}

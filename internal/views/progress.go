@@ -7,10 +7,13 @@ package views
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
@@ -200,6 +203,10 @@ func (o *RunObserver) Abort(err error) {
 // probe over capacity is skipped (it counts as failing the objective); one
 // that could not be measured is an error.
 func (o *RunObserver) ProbeDone(p result.SearchProbe, elapsed time.Duration) {
+	if p.Traffic != nil {
+		o.rateProbeDone(p, elapsed)
+		return
+	}
 	test, out := o.decodeLines(p.Cell)
 	switch {
 	case out == vocab.Skip:
@@ -216,6 +223,49 @@ func (o *RunObserver) ProbeDone(p result.SearchProbe, elapsed time.Duration) {
 	o.end(test, out, elapsed)
 }
 
+// rateProbeDone ends a rate search's probe test
+// (docs/method.md#rate-search): its last window's summary line as for a
+// traffic cell, how many windows were pooled, then its decision and the
+// bounds behind it. A probe the client could not drive is skipped
+// (unmeasurable: the search answers below it); one that could not be
+// measured otherwise is an error.
+func (o *RunObserver) rateProbeDone(p result.SearchProbe, elapsed time.Duration) {
+	c := p.Traffic
+	test := c.Ref().TestName(o.server)
+	if _, open := o.open[test]; !open {
+		o.stream.Run(test)
+	}
+	switch {
+	case p.Decision == result.DecisionUnmeasurable:
+		o.stream.Output(test, "unmeasurable: "+p.Reason)
+		o.end(test, vocab.Skip, elapsed)
+		return
+	case c.Status == vocab.StatusError:
+		o.stream.Output(test, "error: "+c.Reason)
+		o.end(test, vocab.Error, elapsed)
+		return
+	}
+	o.stream.Output(test, report.TrafficSummary(c))
+	if o.verbose {
+		o.stream.Output(test, report.TrafficMetrics(c))
+	}
+	o.warnings(test, warning.Strings(c.Warnings))
+	if p.Windows > 1 {
+		o.stream.Output(test, fmt.Sprintf("%d windows pooled (the line above is the last)", p.Windows))
+	}
+	switch p.Decision {
+	case result.DecisionMet:
+		o.stream.Output(test, "objective met: "+p.Reason)
+	case result.DecisionUndecided:
+		o.stream.Output(test, "objective undecided: "+p.Reason)
+	case result.DecisionFailed:
+		o.stream.Output(test, "objective not met: "+p.Reason)
+	default:
+		o.stream.Output(test, "not judged: "+p.Reason)
+	}
+	o.end(test, vocab.Pass, elapsed)
+}
+
 // SearchDone logs a search's one-line summary.
 func (o *RunObserver) SearchDone(s result.Search) {
 	o.stream.Log(searchSummary(o.server, s))
@@ -227,6 +277,9 @@ func (o *RunObserver) SearchDone(s result.Search) {
 func searchSummary(server string, s result.Search) string {
 	head := fmt.Sprintf("search %s: ", vocab.TestID{Server: server, Kind: vocab.KindSearch, Block: s.Name}.Name())
 	tail := fmt.Sprintf("%d probes in %s", len(s.Probes), time.Duration(s.ElapsedS*float64(time.Second)).Round(time.Second))
+	if s.IsRate() {
+		return rateSearchSummary(head, tail, s)
+	}
 	var line string
 	switch {
 	case s.Error != "":
@@ -242,4 +295,45 @@ func searchSummary(server string, s result.Search) string {
 		line += "; not monotone: a probe passed above a failing one"
 	}
 	return line
+}
+
+// rateSearchSummary is a rate search's summary line:
+//
+//	search qwen/search/capacity: 4.53 req/s meets the objective (95% bounds 4.2 to 4.9 req/s; 7 probes, 9 windows in 3m10s)
+func rateSearchSummary(head, tail string, s result.Search) string {
+	windows := 0
+	for _, p := range s.Probes {
+		windows += p.Windows
+	}
+	tail = strings.Replace(tail, " probes in ", fmt.Sprintf(" probes, %d windows in ", windows), 1)
+	lo, hi := vocab.FormatRate(s.RateRange[0]), vocab.FormatRate(s.RateRange[1])
+	conf := numfmt.Percent(s.Confidence)
+	var line string
+	switch {
+	case s.Error != "":
+		line = head + "no answer: " + s.Error + " (" + tail + ")"
+	case !s.Found:
+		line = fmt.Sprintf("%snone meets the objective at lo = %s req/s (rates [%s, %s] searched; %s)", head, lo, lo, hi, tail)
+	case s.RateUpper == 0:
+		line = fmt.Sprintf("%s%s req/s meets the objective: the whole range [%s, %s] req/s meets it (%s lower bound %s req/s, no upper bound; %s)",
+			head, rateText(s.Rate), lo, hi, conf, rateText(s.RateLower), tail)
+	default:
+		line = fmt.Sprintf("%s%s req/s meets the objective (%s bounds %s to %s req/s; %s)", head, rateText(s.Rate), conf, rateText(s.RateLower), rateText(s.RateUpper), tail)
+	}
+	if s.ClientLimit > 0 {
+		line += fmt.Sprintf("; the client could not drive %s req/s: the answer is within the rates it could", rateText(s.ClientLimit))
+	}
+	if !s.Monotone {
+		line += "; not monotone: a probe met the objective above a failing one"
+	}
+	return line
+}
+
+// rateText is a request rate as a summary shows it: three significant
+// digits, so that a bisection's midpoint (4.527…) reads 4.53.
+func rateText(r float64) string {
+	if r >= 1000 {
+		return strconv.FormatFloat(math.Round(r), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(r, 'g', 3, 64)
 }

@@ -103,3 +103,35 @@ func TestOrdinalCells(t *testing.T) {
 		}
 	}
 }
+
+// TestObserverRateSearch: a rate probe's test is its traffic cell's line,
+// the windows pooled and its decision with the bounds behind it; an
+// unmeasurable probe is skipped; the search's summary gives the answer and
+// its bounds, or "none meets it at lo".
+func TestObserverRateSearch(t *testing.T) {
+	cell := func(rate float64) *result.TrafficCell {
+		return &result.TrafficCell{Traffic: "chat", Search: "capacity", Context: 1024, Rate: rate, Status: vocab.StatusValid,
+			Launched: 40, Completed: 40, AchievedRPS: rate, GoodputRPS: rate, GoodputShare: 1, MeasuredS: 10, TTFTMsP99: 70, E2EMs: 420, ConcurrencyAvg: 2}
+	}
+	lagged := &result.TrafficCell{Traffic: "chat", Search: "capacity", Context: 1024, Rate: 64, Status: vocab.StatusError, Reason: "the client fell behind its schedule"}
+	rs := &recordStream{}
+	o := NewRunObserver(rs, "q", false)
+	o.ProbeDone(result.SearchProbe{Rate: 4, Traffic: cell(4), Decision: result.DecisionMet, Passed: true, Windows: 1, Reason: "met even at the pessimistic bounds: goodput_share 1 (0.93 to 1)"}, time.Second)
+	o.ProbeDone(result.SearchProbe{Rate: 8, Traffic: cell(8), Decision: result.DecisionUndecided, Windows: 4, Reason: "undecided after 4 windows"}, time.Second)
+	o.ProbeDone(result.SearchProbe{Rate: 64, Traffic: lagged, Decision: result.DecisionUnmeasurable, Windows: 1, Reason: lagged.Reason}, time.Second)
+	o.SearchDone(result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{2, 64}, Found: true, Monotone: true, Rate: 7.071067811865476,
+		RateLower: 4, RateUpper: 8.4, Confidence: 0.95, ClientLimit: 64, ElapsedS: 30,
+		Probes: []result.SearchProbe{{Windows: 1}, {Windows: 4}, {Windows: 1}}})
+	o.SearchDone(result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{2, 64}, Monotone: true, Confidence: 0.95, ElapsedS: 5,
+		Probes: []result.SearchProbe{{Windows: 1}}})
+	want := []string{
+		"RUN q/search/capacity/rate=4", "  " + report.TrafficSummary(cell(4)), "  objective met: met even at the pessimistic bounds: goodput_share 1 (0.93 to 1)", "END pass q/search/capacity/rate=4",
+		"RUN q/search/capacity/rate=8", "  " + report.TrafficSummary(cell(8)), "  4 windows pooled (the line above is the last)", "  objective undecided: undecided after 4 windows", "END pass q/search/capacity/rate=8",
+		"RUN q/search/capacity/rate=64", "  unmeasurable: the client fell behind its schedule", "END skip q/search/capacity/rate=64",
+		"LOG search q/search/capacity: 7.07 req/s meets the objective (95% bounds 4 to 8.4 req/s; 3 probes, 6 windows in 30s); the client could not drive 64 req/s: the answer is within the rates it could",
+		"LOG search q/search/capacity: none meets the objective at lo = 2 req/s (rates [2, 64] searched; 1 probes, 1 windows in 5s)",
+	}
+	if diff := cmp.Diff(want, rs.lines); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

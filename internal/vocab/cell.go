@@ -42,8 +42,20 @@ func ProbeRef(name string, ctx, conc int) CellRef {
 	return CellRef{Phase: PhaseDecode, Search: name, Context: ctx, Concurrency: conc}
 }
 
-// searchNameParts are the name elements of a probe below the server.
+// RateProbeRef is the reference of rate search name's probe at rate
+// (requests per second) over traffic block label at context ctx (0 when
+// the block's workload sets the lengths): a traffic cell whose test is
+// "<server>/search/<name>/rate=R".
+func RateProbeRef(name, label string, ctx int, rate float64) CellRef {
+	return CellRef{Phase: PhaseTraffic, Matrix: label, Search: name, Context: ctx, Rate: rate}
+}
+
+// searchNameParts are the name elements of a probe below the server:
+// "search/<name>/conc=N", or "search/<name>/rate=R" for a rate probe.
 func (r CellRef) searchNameParts() []string {
+	if r.Phase == PhaseTraffic {
+		return []string{KindSearch, r.Search, "rate=" + FormatRate(r.Rate)}
+	}
 	return []string{KindSearch, r.Search, "conc=" + strconv.Itoa(r.Concurrency)}
 }
 

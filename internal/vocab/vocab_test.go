@@ -72,6 +72,8 @@ func TestTestNames(t *testing.T) {
 	closedCtx := CellRef{Phase: PhaseTraffic, Matrix: "closed", Context: 8192, Concurrency: 8}
 	replay := CellRef{Phase: PhaseTraffic, Matrix: "replay", Concurrency: 8}
 	replayRate := CellRef{Phase: PhaseTraffic, Matrix: "replay_open", Rate: 4}
+	probe := ProbeRef("max_users", 8192, 16)
+	rateProbe := RateProbeRef("capacity", "steady", 8192, 3.2)
 	tests := []struct {
 		name string
 		id   TestID
@@ -91,6 +93,8 @@ func TestTestNames(t *testing.T) {
 		{name: "closed-loop traffic without context", id: TestID{Server: "qwen", Cell: &replay}, want: "qwen/traffic/replay/conc=8"},
 		{name: "open-loop traffic without context", id: TestID{Server: "qwen", Cell: &replayRate}, want: "qwen/traffic/replay_open/rate=4"},
 		{name: "baseline traffic without context", id: TestID{Server: "qwen", Kind: KindBaseline, Cell: &replay}, want: "qwen/baseline/traffic/replay/conc=8"},
+		{name: "concurrency search probe", id: TestID{Server: "qwen", Kind: KindSearch, Cell: &probe}, want: "qwen/search/max_users/conc=16"},
+		{name: "rate search probe", id: TestID{Server: "qwen", Kind: KindSearch, Cell: &rateProbe}, want: "qwen/search/capacity/rate=3.2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,6 +105,9 @@ func TestTestNames(t *testing.T) {
 	}
 	if got, want := long.TestName("qwen"), "qwen/long/ctx=251K/conc=2"; got != want {
 		t.Errorf("CellRef.TestName = %q, want %q", got, want)
+	}
+	if got, want := rateProbe.Name(), "search/capacity/rate=3.2"; got != want {
+		t.Errorf("rate probe CellRef.Name = %q, want %q", got, want)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/spec"
@@ -109,13 +110,19 @@ type Cell struct {
 }
 
 // Search is one search block: its probes are tests Test + "/conc=N"
-// (docs/method.md#search).
+// (docs/method.md#search), or Test + "/rate=R" for a rate search over
+// traffic block Traffic (docs/method.md#rate-search), each of at most
+// MaxWindows windows.
 type Search struct {
-	Name      string `json:"name"`
-	Test      string `json:"test"`
-	Context   int    `json:"context"`
-	Range     [2]int `json:"range"`
-	MaxProbes int    `json:"max_probes"`
+	Name       string     `json:"name"`
+	Test       string     `json:"test"`
+	Context    int        `json:"context,omitzero"`
+	Range      [2]int     `json:"range,omitzero"`
+	Traffic    string     `json:"traffic,omitempty"`
+	RateRange  [2]float64 `json:"rate_range,omitzero"`
+	Precision  float64    `json:"precision,omitempty"`
+	MaxProbes  int        `json:"max_probes"`
+	MaxWindows int        `json:"max_windows,omitempty"`
 }
 
 // Assertion is one assert or expect block and the cells it reads.
@@ -177,7 +184,13 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		})
 	}
 	for _, x := range p.Searches {
-		out.Searches = append(out.Searches, Search{Name: x.Name, Test: vocab.TestID{Server: srv.Name, Kind: vocab.KindSearch, Block: x.Name}.Name(),
+		test := vocab.TestID{Server: srv.Name, Kind: vocab.KindSearch, Block: x.Name}.Name()
+		if x.IsRate() {
+			out.Searches = append(out.Searches, Search{Name: x.Name, Test: test, Traffic: x.Traffic, RateRange: [2]float64{x.RateLo, x.RateHi},
+				Precision: x.Precision, MaxProbes: plan.MaxRateProbes(x), MaxWindows: plan.MaxRateWindows})
+			continue
+		}
+		out.Searches = append(out.Searches, Search{Name: x.Name, Test: test,
 			Context: x.Context, Range: [2]int{x.Lo, x.Hi}, MaxProbes: plan.MaxProbes(x.Lo, x.Hi)})
 	}
 	for _, e := range p.Expects {
@@ -233,6 +246,11 @@ func (s Server) writeText(w io.Writer) {
 		}
 	}
 	for _, x := range s.Searches {
+		if x.Traffic != "" {
+			fmt.Fprintf(w, "  search: %s/rate=R  traffic %s, rate in [%s, %s] req/s to %s, at most %d probes of at most %d windows\n",
+				x.Test, x.Traffic, vocab.FormatRate(x.RateRange[0]), vocab.FormatRate(x.RateRange[1]), numfmt.Percent(x.Precision), x.MaxProbes, x.MaxWindows)
+			continue
+		}
 		fmt.Fprintf(w, "  search: %s/conc=N  ctx=%s, concurrency in [%d, %d], at most %d probes\n", x.Test, vocab.FormatTokens(x.Context), x.Range[0], x.Range[1], x.MaxProbes)
 	}
 	if len(s.Assertions) > 0 {

@@ -1,0 +1,494 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slogate/slogate/internal/measure"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/ratesearch"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
+)
+
+// TrafficObjective judges rate search s's objective over traffic cell c,
+// as Objective does a decode probe's (docs/method.md#rate-search): the
+// runner calls it with c's metrics set to the pessimistic, the optimistic
+// and the point ends of their intervals. gate builds it from package
+// assert.
+type TrafficObjective func(s *spec.Search, c *result.TrafficCell) (met bool, lines []string, err error)
+
+// rateSearch runs rate search s (docs/method.md#rate-search): package
+// ratesearch chooses the rates and decides each probe from the pooled data
+// of its windows; each window is a cell of s's traffic block at the
+// probe's rate (a new seed for each window after the first), measured by
+// the traffic method. bodies are the context's request bodies (nil when
+// the block sends a named workload).
+func (r *run) rateSearch(ctx context.Context, s *spec.Search, bodies [][]byte) error {
+	start := time.Now()
+	settings := ratesearch.Settings{Lo: s.RateLo, Hi: s.RateHi, Precision: s.Precision}
+	r.results.Search = append(r.results.Search, result.Search{Name: s.Name, Traffic: s.Traffic, RateRange: [2]float64{s.RateLo, s.RateHi},
+		Objective: r.cfg.ObjectiveText(s), Precision: s.Precision, Confidence: ratesearch.DefaultConfidence, Monotone: true,
+		Probes: []result.SearchProbe{}})
+	idx := len(r.results.Search) - 1
+	t := r.cfg.Spec.TrafficBlock(s.Traffic)
+	p := &rateProber{run: r, ctx: ctx, search: s, block: t, bodies: bodies, settings: settings}
+	ans, err := settings.Search(p.probe)
+	if err == nil {
+		err = p.flush(idx, ans.Probes)
+	}
+	res := &r.results.Search[idx]
+	res.ElapsedS = measure.Round(time.Since(start).Seconds(), 2)
+	var stopped errSearchStopped
+	switch {
+	case errors.As(err, &stopped):
+		// The probe that stopped the search is recorded as measured,
+		// without a decision.
+		p.recordStopped()
+		res.Error = stopped.Error()
+		r.warn(warning.New(warning.SearchNoAnswer, fmt.Sprintf("search %s stopped without an answer", s.Name), res.Error, nil))
+	case err != nil:
+		res.Error = "the run ended during the search: " + err.Error()
+		r.observeSearch(*res)
+		return err
+	default:
+		res.Found, res.Rate, res.RateLower, res.RateUpper = ans.Found, ans.Rate, ans.Lower, ans.Upper
+		res.ClientLimit, res.Precision, res.Confidence = ans.ClientLimit, ans.Precision, ans.Confidence
+		res.Monotone = rateMonotone(res.Probes)
+		if !res.Monotone {
+			r.warn(warning.New(warning.SearchNotMonotone, "search "+s.Name,
+				fmt.Sprintf("the objective is not monotone in request rate (%s): the answer %s req/s is the highest rate with every probe at or below it meeting it", rateProbeList(res.Probes), vocab.FormatRate(ans.Rate)),
+				map[string]float64{warning.FigAnswer: ans.Rate}))
+		}
+	}
+	r.observeSearch(*res)
+	return r.writeResults()
+}
+
+// rateProber measures the probes of one rate search for package
+// ratesearch: window after window of one rate, pooling their requests, and
+// records each probe once decided.
+type rateProber struct {
+	run      *run
+	ctx      context.Context
+	search   *spec.Search
+	block    *spec.Traffic
+	bodies   [][]byte
+	settings ratesearch.Settings
+
+	// cur is the probe being measured: its rate, pooled data, last
+	// window's cell and elapsed time; nil between probes.
+	cur *rateProbe
+	// done are the probes recorded so far (in results.json, told to the
+	// observer), in the order measured.
+	done int
+}
+
+// rateProbe is one probe's windows so far.
+type rateProbe struct {
+	rate     float64
+	pool     probePool
+	last     result.TrafficCell
+	windows  int
+	elapsed  time.Duration
+	decision ratesearch.Decision
+	point    ratesearch.Decision
+	reason   string
+	recorded bool
+}
+
+// probe is the ratesearch.ProbeFunc: it measures window windows of rate
+// and returns the pooled data of all of them. A window that could not be
+// measured for client lag makes the probe unmeasurable; any other error
+// cell stops the search (errSearchStopped): errors, not guesses.
+func (p *rateProber) probe(rate float64, windows int) (ratesearch.Outcome, error) {
+	if windows == 1 || p.cur == nil || p.cur.rate != rate {
+		p.recordCurrent()
+		p.cur = &rateProbe{rate: rate}
+	}
+	cur := p.cur
+	ref := vocab.RateProbeRef(p.search.Name, p.search.Traffic, p.search.Context, rate)
+	cell, recs, err := p.window(ref, windows)
+	cur.windows, cur.last = windows, cell
+	cur.elapsed += time.Duration(cell.ElapsedS * float64(time.Second))
+	if err != nil {
+		return ratesearch.Outcome{}, err
+	}
+	if err := p.run.persist(result.CellRecord{Server: p.run.cfg.Server.Name, Phase: vocab.PhaseTraffic, Traffic: &cell}); err != nil {
+		return ratesearch.Outcome{}, err
+	}
+	if lag, ok := clientLag(&cell); ok {
+		cur.decision, cur.reason = ratesearch.Unmeasurable, lag
+		p.recordCurrent()
+		return ratesearch.Outcome{Unmeasurable: lag}, nil
+	}
+	if !cell.Status.Measured() {
+		cur.reason = cell.Reason
+		return ratesearch.Outcome{}, errSearchStopped{fmt.Errorf("the probe at %s req/s could not be measured: %s", vocab.FormatRate(rate), cell.Reason)}
+	}
+	cur.pool.add(&cell, recs)
+	out := ratesearch.Outcome{Data: cur.pool.data(p.search.ObjectiveMetrics), Objective: p.objective(&cell)}
+	// Judge the probe as the search will (the same data, level and rule),
+	// so that it is recorded, and shown, the moment it is decided.
+	j, err := ratesearch.Decide(out.Data, p.settings.LookAlpha(), out.Objective)
+	if err != nil {
+		cur.reason = err.Error()
+		return out, err
+	}
+	cur.decision, cur.point = j.Decision, j.Point
+	cur.reason = probeReason(j, windows)
+	if j.Decision != ratesearch.Undecided || windows >= p.maxWindows() {
+		p.recordCurrent()
+	}
+	return out, nil
+}
+
+// maxWindows is the most windows a probe measures.
+func (p *rateProber) maxWindows() int {
+	if p.settings.MaxWindows > 0 {
+		return p.settings.MaxWindows
+	}
+	return ratesearch.DefaultMaxWindows
+}
+
+// window measures one window of the probe at ref (the windows-th): the
+// traffic block's cell at the probe's rate, its seed moved on by one for
+// each window after the first so that the windows' arrivals are drawn
+// anew; and the records of its in-window requests.
+func (p *rateProber) window(ref vocab.CellRef, windows int) (result.TrafficCell, []result.RequestRecord, error) {
+	r := p.run
+	t := *p.block
+	t.Seed += int64(windows - 1)
+	m := r.meter()
+	var mu sync.Mutex
+	var recs []result.RequestRecord
+	record := m.Record
+	m.Record = func(rec *result.RequestRecord) {
+		if windows > 1 {
+			rec.Repeat = windows
+		}
+		if rec.InWindow && rec.Purpose == "" {
+			mu.Lock()
+			recs = append(recs, *rec)
+			mu.Unlock()
+		}
+		if record != nil {
+			record(rec)
+		}
+	}
+	if windows == 1 {
+		r.observer.CellStart(ref) // the later windows continue its test
+	}
+	var cell result.TrafficCell
+	var err error
+	if t.Workload != "" {
+		cell, err = m.WorkloadTraffic(p.ctx, ref, &t, r.cfg.Spec.NamedWorkload(t.Workload))
+	} else {
+		cell, err = m.Traffic(p.ctx, ref, &t, p.bodies)
+	}
+	cell.Traffic, cell.Search = p.search.Traffic, p.search.Name
+	mu.Lock()
+	defer mu.Unlock()
+	return cell, slices.Clone(recs), err
+}
+
+// objective is the probe's objective for package ratesearch: last's
+// metrics set to the values given, evaluated by Config.TrafficObjective.
+func (p *rateProber) objective(last *result.TrafficCell) ratesearch.Objective {
+	return func(values map[string]float64) (bool, error) {
+		c := objectiveCell(last, values)
+		ok, _, err := p.run.cfg.TrafficObjective(p.search, &c)
+		if err != nil {
+			return false, errSearchStopped{fmt.Errorf("the probe at %s req/s: %v", vocab.FormatRate(last.Rate), err)}
+		}
+		return ok, nil
+	}
+}
+
+// objectiveCell is a copy of c with each metric of values set to its
+// value: a value that is not a number (a statistic of no samples) is the
+// metric's worst, and the cell counts a request launched and completed so
+// that the values are read as measured.
+func objectiveCell(c *result.TrafficCell, values map[string]float64) result.TrafficCell {
+	out := *c
+	out.Stats = map[string]float64{}
+	for k, v := range c.Stats {
+		out.Stats[k] = v
+	}
+	out.Launched, out.Completed = max(out.Launched, 1), max(out.Completed, 1)
+	for name, v := range values {
+		m, ok := metric.Lookup(vocab.PhaseTraffic, name)
+		if !ok {
+			continue
+		}
+		if math.IsNaN(v) {
+			v = math.Inf(1)
+			if m.HigherIsBetter {
+				v = math.Inf(-1)
+			}
+		}
+		out.SetValue(m, v)
+	}
+	return out
+}
+
+// recordCurrent records the probe being measured, once: in results.json's
+// search entry and to the observer.
+func (p *rateProber) recordCurrent() {
+	cur := p.cur
+	if cur == nil || cur.recorded || cur.windows == 0 {
+		return
+	}
+	cur.recorded = true
+	r := p.run
+	idx := len(r.results.Search) - 1
+	last := cur.last
+	sp := result.SearchProbe{Rate: cur.rate, Traffic: &last, Decision: string(cur.decision), Windows: cur.windows,
+		Passed: cur.decision == ratesearch.Met || (cur.decision == ratesearch.Undecided && cur.point == ratesearch.Met)}
+	sp.Reason = cur.reason
+	r.results.Search[idx].Probes = append(r.results.Search[idx].Probes, sp)
+	p.done++
+	if so, ok := r.observer.(SearchObserver); ok {
+		so.ProbeDone(sp, cur.elapsed)
+	} else if o, ok := r.observer.(TrafficObserver); ok {
+		o.TrafficDone(last, cur.elapsed)
+	}
+}
+
+// flush records a probe not yet recorded, then checks the recorded
+// decisions against the search's (they are made by the same rule over the
+// same data, so they agree; a disagreement is a bug worth stopping on).
+func (p *rateProber) flush(idx int, probes []ratesearch.Probe) error {
+	p.recordCurrent()
+	got := p.run.results.Search[idx].Probes
+	if len(got) != len(probes) {
+		return fmt.Errorf("rate search %s: %d probes recorded, the search made %d", p.search.Name, len(got), len(probes))
+	}
+	for i, pr := range probes {
+		if got[i].Rate != pr.Rate || got[i].Decision != string(pr.Decision) || got[i].Windows != pr.Windows {
+			return fmt.Errorf("rate search %s: probe %d recorded as %s req/s %s in %d windows, the search has %s req/s %s in %d",
+				p.search.Name, i+1, vocab.FormatRate(got[i].Rate), got[i].Decision, got[i].Windows, vocab.FormatRate(pr.Rate), pr.Decision, pr.Windows)
+		}
+	}
+	return nil
+}
+
+// recordStopped records the probe being measured when the search stopped:
+// its window could not be measured or judged, so it has no decision, only
+// the reason.
+func (p *rateProber) recordStopped() {
+	if p.cur != nil && !p.cur.recorded {
+		p.cur.decision = ""
+	}
+	p.recordCurrent()
+}
+
+// clientLag says whether cell could not be measured because the client
+// fell behind its schedule (warning.ClientLag on an error cell), with the
+// reason.
+func clientLag(c *result.TrafficCell) (string, bool) {
+	if c.Status != vocab.StatusError {
+		return "", false
+	}
+	for _, w := range c.Warnings {
+		if w.Code == warning.ClientLag {
+			return c.Reason, true
+		}
+	}
+	return "", false
+}
+
+// probeReason says how a probe was judged: the metrics' intervals, and
+// for a probe not met with confidence, which way it went.
+func probeReason(j ratesearch.Judgement, windows int) string {
+	var parts []string
+	for _, iv := range j.Intervals {
+		if iv.Lower == iv.Upper {
+			parts = append(parts, fmt.Sprintf("%s %s", iv.Metric, numfmt.Value(iv.Point)))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s to %s)", iv.Metric, numfmt.Value(iv.Point), numfmt.Value(iv.Lower), numfmt.Value(iv.Upper)))
+	}
+	bounds := strings.Join(parts, ", ")
+	w := "window"
+	if windows > 1 {
+		w = "windows"
+	}
+	switch j.Decision {
+	case ratesearch.Undecided:
+		return fmt.Sprintf("undecided after %d %s, taken as %s by the point estimates: %s", windows, w, j.Point, bounds)
+	case ratesearch.Failed:
+		return fmt.Sprintf("failed even at the optimistic bounds: %s", bounds)
+	}
+	return fmt.Sprintf("met even at the pessimistic bounds: %s", bounds)
+}
+
+// rateMonotone is false when a probe decided met lies above one decided
+// failed: the objective is then not monotone in rate.
+func rateMonotone(ps []result.SearchProbe) bool {
+	lowestFail := math.Inf(1)
+	for _, p := range ps {
+		if p.Decision == result.DecisionFailed {
+			lowestFail = min(lowestFail, p.Rate)
+		}
+	}
+	for _, p := range ps {
+		if p.Decision == result.DecisionMet && p.Rate > lowestFail {
+			return false
+		}
+	}
+	return true
+}
+
+// rateProbeList renders rate probes in rate order: "0.5 met, 4 failed".
+func rateProbeList(ps []result.SearchProbe) string {
+	sorted := slices.Clone(ps)
+	slices.SortFunc(sorted, func(a, b result.SearchProbe) int { return cmpFloat(a.Rate, b.Rate) })
+	parts := make([]string, len(sorted))
+	for i, p := range sorted {
+		parts[i] = vocab.FormatRate(p.Rate) + " " + p.Decision
+	}
+	return strings.Join(parts, ", ")
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// probePool is a probe's data pooled over its windows: the requests of
+// every window, and each window's cell for the metrics without bounds.
+type probePool struct {
+	cells []result.TrafficCell
+	recs  []result.RequestRecord
+}
+
+// add pools one window: its cell and the records of its in-window
+// requests.
+func (pp *probePool) add(c *result.TrafficCell, recs []result.RequestRecord) {
+	pp.cells = append(pp.cells, *c)
+	pp.recs = append(pp.recs, recs...)
+}
+
+// data is the pooled data of each metric for package ratesearch
+// (docs/method.md#rate-search): goodput_share and goodput_rps a share of
+// the launched requests that met the SLO (the windows' own counts),
+// a latency statistic a quantile of the requests' own latencies (a
+// request without one, unfinished or failed, counts as slowest: +Inf),
+// and every other metric exact, the mean of the windows' values.
+func (pp *probePool) data(metrics []string) []ratesearch.Data {
+	var good, launched int
+	var measuredS float64
+	for _, c := range pp.cells {
+		good += int(math.Round(c.GoodputShare * float64(c.Launched)))
+		launched += c.Launched
+		measuredS += c.MeasuredS
+	}
+	var out []ratesearch.Data
+	for _, name := range metrics {
+		d := ratesearch.Data{Metric: name}
+		switch base, q, ok := quantileOf(name); {
+		case name == metric.GoodputShare:
+			d.Kind, d.K, d.N = ratesearch.Share, good, launched
+		case name == metric.GoodputRPS && measuredS > 0:
+			d.Kind, d.K, d.N, d.Scale = ratesearch.Share, good, launched, float64(launched)/measuredS
+		case ok:
+			d.Kind, d.Q, d.Samples = ratesearch.Quantile, q, samplesOf(pp.recs, base)
+		default:
+			var sum float64
+			var n int
+			for i := range pp.cells {
+				if v, ok := pp.cells[i].Metric(name); ok {
+					sum, n = sum+v, n+1
+				}
+			}
+			d.Value = math.NaN()
+			if n > 0 {
+				d.Value = sum / float64(n)
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// quantileOf says whether traffic metric name is a quantile of a
+// per-request latency (ttft_ms, e2e_ms, tbt_ms, tpot_ms: the median; their
+// _p90, _p99 and the naming rule's percentiles), with the distribution
+// and the quantile (0.5, 0.99).
+func quantileOf(name string) (base string, q float64, ok bool) {
+	m, found := metric.Lookup(vocab.PhaseTraffic, name)
+	if !found {
+		return "", 0, false
+	}
+	switch {
+	case m.Samples != "" && m.PercentileOf == "":
+		base, q = m.Stored(), 0.5
+	case m.PercentileOf != "":
+		base = m.PercentileOf
+		q = m.Percentile / 100
+		if q == 0 {
+			suffix := strings.TrimPrefix(name, base+"_")
+			for _, p := range []float64{90, 99} {
+				if suffix == metric.PercentileSuffix(p) {
+					q = p / 100
+				}
+			}
+		}
+	default:
+		return "", 0, false
+	}
+	switch base {
+	case metric.TTFTMs, metric.E2EMs, metric.TBTMs, metric.TPOTMs:
+		return base, q, q > 0 && q < 1
+	}
+	return "", 0, false
+}
+
+// samplesOf are the requests' own values of latency base, as the traffic
+// cell computes its statistics: TTFT of every request that gave a first
+// token, e2e latency and time between tokens of every finished one (TBT
+// of those with two tokens or more); a request that did not finish counts
+// as slowest (+Inf).
+func samplesOf(recs []result.RequestRecord, base string) []float64 {
+	var xs []float64
+	for _, rec := range recs {
+		finished := rec.Status == result.RequestFinished
+		switch base {
+		case metric.TTFTMs:
+			if rec.TTFTMs != nil {
+				xs = append(xs, *rec.TTFTMs)
+			} else {
+				xs = append(xs, math.Inf(1))
+			}
+		case metric.E2EMs:
+			if finished {
+				xs = append(xs, rec.E2EMs)
+			} else {
+				xs = append(xs, math.Inf(1))
+			}
+		case metric.TBTMs, metric.TPOTMs:
+			switch {
+			case !finished:
+				xs = append(xs, math.Inf(1))
+			case rec.TPOTMs != nil:
+				xs = append(xs, *rec.TPOTMs)
+			}
+		}
+	}
+	return xs
+}

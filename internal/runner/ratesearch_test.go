@@ -1,0 +1,165 @@
+package runner
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/ratesearch"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
+)
+
+// TestQuantileOf: which traffic metrics are quantiles of a per-request
+// latency, and which quantile.
+func TestQuantileOf(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		base string
+		q    float64
+		ok   bool
+	}{
+		{name: "median", in: metric.TTFTMs, base: metric.TTFTMs, q: 0.5, ok: true},
+		{name: "p99 of the table", in: metric.TTFTMsP99, base: metric.TTFTMs, q: 0.99, ok: true},
+		{name: "p90 of e2e", in: metric.E2EMsP90, base: metric.E2EMs, q: 0.9, ok: true},
+		{name: "naming rule's p95", in: "tbt_ms_p95", base: metric.TBTMs, q: 0.95, ok: true},
+		{name: "p50 spelled out", in: "ttft_ms_p50", base: metric.TTFTMs, q: 0.5, ok: true},
+		{name: "tpot median", in: metric.TPOTMs, base: metric.TPOTMs, q: 0.5, ok: true},
+		{name: "a mean is not a quantile", in: metric.E2EMsMean, ok: false},
+		{name: "a count is not a quantile", in: "ttft_ms_count", ok: false},
+		{name: "a share is not a quantile", in: metric.GoodputShare, ok: false},
+		{name: "unknown", in: "nope", ok: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, q, ok := quantileOf(tt.in)
+			if ok != tt.ok || (ok && (base != tt.base || math.Abs(q-tt.q) > 1e-12)) {
+				t.Errorf("quantileOf(%q) = %q, %v, %v; want %q, %v, %v", tt.in, base, q, ok, tt.base, tt.q, tt.ok)
+			}
+		})
+	}
+}
+
+// TestProbePoolData: the windows' data pooled for the decision: the SLO
+// share over every launched request of every window, goodput_rps scaled
+// by the windows' launches per second, a quantile over the requests' own
+// values with a request that did not finish as +Inf, an exact metric the
+// windows' mean.
+func TestProbePoolData(t *testing.T) {
+	fin := func(ttft, e2e float64, tpot *float64) result.RequestRecord {
+		return result.RequestRecord{Status: result.RequestFinished, InWindow: true, TTFTMs: ptr(ttft), E2EMs: e2e, TPOTMs: tpot}
+	}
+	var pp probePool
+	pp.add(&result.TrafficCell{Launched: 4, GoodputShare: 0.75, MeasuredS: 2, ConcurrencyAvg: 3, Completed: 3},
+		[]result.RequestRecord{fin(10, 100, ptr(5)), fin(20, 200, ptr(6)), fin(30, 300, nil),
+			{Status: result.RequestCancelled, InWindow: true}})
+	pp.add(&result.TrafficCell{Launched: 2, GoodputShare: 1, MeasuredS: 2, ConcurrencyAvg: 5, Completed: 2},
+		[]result.RequestRecord{fin(40, 400, ptr(7)), {Status: result.RequestUnfinished, InWindow: true, TTFTMs: ptr(50)}})
+	got := pp.data([]string{metric.GoodputShare, metric.GoodputRPS, metric.TTFTMsP99, metric.E2EMs, metric.TBTMs, metric.ConcurrencyAvg})
+	inf := math.Inf(1)
+	want := []ratesearch.Data{
+		{Metric: metric.GoodputShare, Kind: ratesearch.Share, K: 5, N: 6},
+		{Metric: metric.GoodputRPS, Kind: ratesearch.Share, K: 5, N: 6, Scale: 1.5},
+		{Metric: metric.TTFTMsP99, Kind: ratesearch.Quantile, Q: 0.99, Samples: []float64{10, 20, 30, inf, 40, 50}},
+		{Metric: metric.E2EMs, Kind: ratesearch.Quantile, Q: 0.5, Samples: []float64{100, 200, 300, inf, 400, inf}},
+		{Metric: metric.TBTMs, Kind: ratesearch.Quantile, Q: 0.5, Samples: []float64{5, 6, inf, 7, inf}},
+		{Metric: metric.ConcurrencyAvg, Kind: ratesearch.Exact, Value: 4},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pooled data (-want +got):\n%s", diff)
+	}
+}
+
+// TestObjectiveCell: the cell an objective is evaluated over holds the
+// values given, a value of no samples at the metric's worst, and counts
+// a request so that latency values read as measured.
+func TestObjectiveCell(t *testing.T) {
+	last := &result.TrafficCell{Status: vocab.StatusValid, GoodputShare: 0.5, TTFTMsP99: 100, Stats: map[string]float64{"ttft_ms_p95": 90}}
+	c := objectiveCell(last, map[string]float64{metric.GoodputShare: 0.97, metric.TTFTMsP99: math.NaN(), "ttft_ms_p95": 80, metric.GoodputRPS: math.NaN()})
+	tests := []struct {
+		name   string
+		metric string
+		want   float64
+	}{
+		{name: "a share set", metric: metric.GoodputShare, want: 0.97},
+		{name: "a latency of no samples is the slowest", metric: metric.TTFTMsP99, want: math.Inf(1)},
+		{name: "a rate of no samples is the lowest", metric: metric.GoodputRPS, want: math.Inf(-1)},
+		{name: "a statistic of the naming rule", metric: "ttft_ms_p95", want: 80},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if v, ok := c.Metric(tt.metric); !ok || v != tt.want {
+				t.Errorf("%s = %v, %v; want %v", tt.metric, v, ok, tt.want)
+			}
+		})
+	}
+	if last.GoodputShare != 0.5 || last.Stats["ttft_ms_p95"] != 90 {
+		t.Errorf("the last window's cell changed: %+v", last)
+	}
+}
+
+// TestClientLag: only an error cell carrying warning.ClientLag is
+// unmeasurable for client lag.
+func TestClientLag(t *testing.T) {
+	lag := warning.New(warning.ClientLag, "client lag", "p99 lag 40 ms", nil)
+	tests := []struct {
+		name string
+		cell result.TrafficCell
+		want bool
+	}{
+		{name: "error with client lag", cell: result.TrafficCell{Status: vocab.StatusError, Reason: "the client fell behind", Warnings: []warning.Warning{lag}}, want: true},
+		{name: "error without it", cell: result.TrafficCell{Status: vocab.StatusError, Reason: "HTTP 500"}},
+		{name: "valid cell with the warning", cell: result.TrafficCell{Status: vocab.StatusValid, Warnings: []warning.Warning{lag}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if reason, ok := clientLag(&tt.cell); ok != tt.want || (ok && reason != tt.cell.Reason) {
+				t.Errorf("clientLag = %q, %v; want %v", reason, ok, tt.want)
+			}
+		})
+	}
+}
+
+// TestRateMonotone: a probe met with confidence above one failed with
+// confidence shows the objective is not monotone; undecided probes do not.
+func TestRateMonotone(t *testing.T) {
+	p := func(rate float64, d string) result.SearchProbe { return result.SearchProbe{Rate: rate, Decision: d} }
+	tests := []struct {
+		name   string
+		probes []result.SearchProbe
+		want   bool
+	}{
+		{name: "monotone", probes: []result.SearchProbe{p(1, "met"), p(16, "failed"), p(4, "met"), p(8, "failed")}, want: true},
+		{name: "met above failed", probes: []result.SearchProbe{p(1, "met"), p(16, "met"), p(4, "failed")}, want: false},
+		{name: "undecided above failed", probes: []result.SearchProbe{p(1, "met"), p(4, "failed"), p(8, "undecided")}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := rateMonotone(tt.probes); got != tt.want {
+				t.Errorf("rateMonotone = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestKeptRecordsDropProbes: a resumed run keeps the traffic block's own
+// cells and drops every search probe's, a rate probe's included (a search
+// is run again as a whole), even at a rate the block measures too.
+func TestKeptRecordsDropProbes(t *testing.T) {
+	own := result.TrafficCell{Traffic: "chat", Context: 1024, Rate: 4, Status: vocab.StatusValid}
+	probe := own
+	probe.Search = "capacity"
+	recs := []result.CellRecord{
+		{Server: "qwen", Phase: vocab.PhaseTraffic, Traffic: &own},
+		{Server: "qwen", Phase: vocab.PhaseTraffic, Traffic: &probe},
+		{Server: "qwen", Phase: vocab.PhaseDecode, Decode: &result.DecodeCell{Search: "max_users", Context: 1024, Concurrency: 4, Status: vocab.StatusValid}},
+	}
+	kept := keptRecords(recs, "qwen")
+	if len(kept) != 1 || kept[0].Traffic == nil || kept[0].Traffic.Search != "" {
+		t.Errorf("kept %+v, want the block's own cell only", kept)
+	}
+}
