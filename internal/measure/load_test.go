@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,10 +40,14 @@ func TestRequestTokenAccounting(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			// The fake's 1 ms pauses advance the load's clock as the chunks
+			// are read (clockedTransport): a loaded machine cannot merge two
+			// chunks into one burst (docs/method.md#bursts) and drop a gap.
 			tc.fake.Gap = time.Millisecond
-			s := tc.fake.Start(t)
-			c := lifecycle.NewClient(s.URL, "", "qwen")
+			var clock atomic.Int64
+			c := clockedClient(t, tc.fake, &clock)
 			l := openWindow(c, completionsFields.body(requests.Prompt{Tokens: []int{1, 2}}, 100, 100, ""), 1)
+			l.now = clock.Load
 			st := &l.slots[0]
 			started := false
 			if err := l.request(context.Background(), st, l.bodies[0], &started); err != nil {
