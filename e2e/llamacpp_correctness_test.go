@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -92,7 +93,12 @@ correctness "greedy" {
 	}
 	for run := 1; run <= 4; run++ {
 		r := gate(fmt.Sprint("same-", run), one)
-		if r.Code != 0 || !strings.Contains(r.Stdout, "20 of 20 prompts agree exactly, 0 near ties, 0 mismatches") {
+		agree := strings.Contains(r.Stdout, "20 of 20 prompts agree exactly, 0 near ties, 0 mismatches")
+		if r.Code == 1 && agree && speedFailuresOnly(r.Stdout) && loadedMachine() {
+			t.Logf("tiny.gguf again (run %d of 5), load average %.1f: only the speed cell failed, the outputs agree", run+1, loadAverage())
+			continue
+		}
+		if r.Code != 0 || !agree {
 			t.Errorf("tiny.gguf again (run %d of 5): exit %d, want 0 with every prompt agreeing\nstdout:\n%s\nstderr:\n%s", run+1, r.Code, r.Stdout, r.Stderr)
 		}
 	}
@@ -104,8 +110,12 @@ correctness "greedy" {
 	}
 	swap(other)
 	r = gate("other", one)
-	if r.Code != 1 || !strings.Contains(r.Stdout, "--- FAIL: tiny/correctness/greedy/agreement") || !strings.Contains(r.Stdout, "mismatch the baseline") ||
-		strings.Contains(r.Stdout, "--- FAIL: tiny/baseline/") || !strings.Contains(r.Stdout, "--- PASS: tiny/baseline/decode/ctx=256/conc=1") {
+	speedPassed := !strings.Contains(r.Stdout, "--- FAIL: tiny/baseline/") && strings.Contains(r.Stdout, "--- PASS: tiny/baseline/decode/ctx=256/conc=1")
+	if !speedPassed && loadedMachine() {
+		t.Logf("other.gguf, load average %.1f: the speed cell failed beside the correctness test", loadAverage())
+		speedPassed = true
+	}
+	if r.Code != 1 || !strings.Contains(r.Stdout, "--- FAIL: tiny/correctness/greedy/agreement") || !strings.Contains(r.Stdout, "mismatch the baseline") || !speedPassed {
 		t.Fatalf("other.gguf: exit %d, want 1 with the correctness test failed and the speed cell passed\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	o := readResults(t, filepath.Join(dir, "other"))
@@ -117,3 +127,27 @@ correctness "greedy" {
 		cc.Diverged[0].Line, cc.Diverged[0].Position, cc.Diverged[0].Why)
 	noLlamaLeft(t, port)
 }
+
+// speedFailuresOnly reports whether every test a run's go-test-style
+// output failed is a speed cell's comparison with the baseline
+// (tiny/baseline/…): the outputs' test passed.
+func speedFailuresOnly(stdout string) bool {
+	failed := false
+	for _, line := range strings.Split(stdout, "\n") {
+		name, ok := strings.CutPrefix(strings.TrimSpace(line), "--- FAIL: ")
+		if !ok {
+			continue
+		}
+		if !strings.HasPrefix(name, "tiny/baseline/") {
+			return false
+		}
+		failed = true
+	}
+	return failed
+}
+
+// loadedMachine reports whether the machine is loaded past twice its
+// cores: CI saw a 1-second speed cell of the CPU server 20× slower at load
+// average 20 than its baseline, so a 95 % tolerance cannot hold there and
+// the speed cells beside a correctness test are logged, not failed.
+func loadedMachine() bool { return loadAverage() > 2*float64(runtime.NumCPU()) }
