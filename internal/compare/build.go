@@ -326,7 +326,25 @@ func (c *Comparison) Record() *result.Comparison {
 	for i := range c.Capacity {
 		r.Capacity = append(r.Capacity, capacityRecord(&c.Capacity[i], c.Policy.Tolerance))
 	}
+	r.Searches = baselineSearches(c.A, c.B)
 	return r
+}
+
+// baselineSearches are base's searches of the names run also ran, with
+// base's GPUs and price, for the reports' charts and cost lines.
+func baselineSearches(base, run *result.Results) []result.BaselineSearch {
+	var out []result.BaselineSearch
+	for _, s := range base.Search {
+		if _, ok := run.SearchByName(s.Name); !ok {
+			continue
+		}
+		bs := result.BaselineSearch{Search: s, PricePerGPUHour: base.Server.PricePerGPUHour}
+		if g := base.GPUTime; g != nil {
+			bs.GPUs, bs.CPU = g.GPUs, g.CPU
+		}
+		out = append(out, bs)
+	}
+	return out
 }
 
 // row is one cell and metric of Record.

@@ -154,8 +154,10 @@ func containsLine(lines []string, s string) bool {
 	return false
 }
 
-// writeReports writes results.json, report.md, report.html and junit.xml
-// into dir, each atomically; it tries every file and joins the errors.
+// writeReports writes results.json, report.md, report.html, junit.xml
+// and each rate search's chart (search-NAME.svg, which report.md links
+// to) into dir, each atomically; it tries every file and joins the
+// errors.
 func writeReports(dir string, res *result.Results) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
@@ -168,6 +170,9 @@ func writeReports(dir string, res *result.Results) error {
 		renderFile(dir, "report.md", func(w io.Writer) error { return report.WriteMarkdown(w, res) }),
 		renderFile(dir, "report.html", func(w io.Writer) error { return report.WriteHTML(w, res) }),
 		renderFile(dir, "junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, []*result.Results{res}) }))
+	for _, c := range report.SearchCharts(res) {
+		errs = append(errs, renderFile(dir, c.File, func(w io.Writer) error { _, err := w.Write(c.SVG); return err }))
+	}
 	return errors.Join(errs...)
 }
 

@@ -246,3 +246,31 @@ func TestWriteJUnitFile(t *testing.T) {
 		t.Errorf("unwritable path: err = %v", err)
 	}
 }
+
+// TestWriteReportsSearchChart: a rate search's chart is written beside
+// report.md as search-NAME.svg, report.md links to it, and -overwrite's
+// clearResults removes it with the rest.
+func TestWriteReportsSearchChart(t *testing.T) {
+	dir := t.TempDir()
+	tc := &result.TrafficCell{Traffic: "steady", Rate: 2, Status: vocab.StatusValid, Launched: 20, Completed: 20, GoodputRPS: 2, GoodputShare: 1, TTFTMsP99: 90, MeasuredS: 10}
+	res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"}, Prefill: []result.PrefillCell{}, Decode: []result.DecodeCell{},
+		Search: []result.Search{{Name: "capacity", Traffic: "steady", RateRange: [2]float64{1, 4}, Objective: "cell.ttft_ms_p99 <= 500",
+			Rate: 2, RateLower: 1.8, RateUpper: 2.2, Found: true, Probes: []result.SearchProbe{{Rate: 2, Passed: true, Traffic: tc, Decision: result.DecisionMet, Windows: 1}}}}}
+	if err := writeReports(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "search-capacity.svg"))
+	if err != nil || !bytes.HasPrefix(svg, []byte("<?xml")) {
+		t.Fatalf("search-capacity.svg: %v\n%.200s", err, svg)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if !bytes.Contains(md, []byte("](search-capacity.svg)")) {
+		t.Errorf("report.md does not link search-capacity.svg:\n%s", md)
+	}
+	if err := clearResults(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "search-capacity.svg")); err == nil {
+		t.Error("-overwrite left search-capacity.svg")
+	}
+}

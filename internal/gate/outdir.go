@@ -40,11 +40,12 @@ var resultsMarkers = []string{"results.json", "cells.jsonl"}
 // resultFiles are the files a run writes into its results folder (runner:
 // results.json, cells.jsonl, requests.jsonl, server.log; finish: the
 // reports), and resultLogs the server logs it keeps (an earlier boot's,
-// a resumed run's). -overwrite removes them before the run, so that
+// a resumed run's) with the rate searches' charts beside report.md
+// (report.SearchCharts). -overwrite removes them before the run, so that
 // nothing of the replaced run is left to be read as this one's.
 var (
 	resultFiles = []string{"results.json", "cells.jsonl", "requests.jsonl", "server.log", "report.md", "report.html", "junit.xml"}
-	resultLogs  = []string{"server.boot*.log", "server.attempt*.log"}
+	resultLogs  = []string{"server.boot*.log", "server.attempt*.log", "search-*.svg"}
 )
 
 // explicitOutDir is the folder -resume or -out gives a server; "" when the

@@ -109,7 +109,11 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 	d.Latency, d.LatencyIntro = newLatencyTable(res), latencyIntro
 	for _, sv := range newSearchViews(res) {
 		// searchChart escapes every text it writes, as svg.go does.
-		d.Searches = append(d.Searches, htmlSearch{searchView: sv, Chart: template.HTML(searchChart(sv))})
+		chart := searchChart(sv)
+		if sv.search.IsRate() {
+			chart = rateSearchChart(sv, baselineSearchOf(res, sv.search.Name))
+		}
+		d.Searches = append(d.Searches, htmlSearch{searchView: sv, Chart: template.HTML(chart)})
 	}
 	return htmlTemplate.Execute(w, d)
 }

@@ -97,6 +97,10 @@ type searchView struct {
 	Others  []string
 	Header  []string
 	Rows    [][]string
+	// Cost are the lines that price the search's answer
+	// (docs/method.md#cost): its GPU time, the cost at the answer, the
+	// baseline's beside it.
+	Cost    []string
 	search  *result.Search
 	compare []comparison
 }
@@ -105,12 +109,12 @@ func newSearchViews(res *result.Results) []searchView {
 	var out []searchView
 	for i := range res.Search {
 		s := &res.Search[i]
-		v := searchView{Title: "Search " + s.Name, Rule: s.Objective, search: s, compare: objectiveComparisons(s.Objective)}
-		v.Answer = searchAnswerText(s)
 		if s.IsRate() {
-			out = append(out, rateSearchView(v))
+			out = append(out, newRateSearchView(res, s))
 			continue
 		}
+		v := searchView{Title: "Search " + s.Name, Rule: s.Objective, search: s, compare: objectiveComparisons(s.Objective)}
+		v.Answer = searchAnswerText(s)
 		if len(v.compare) > 0 {
 			v.Charted = v.compare[0].String()
 			for _, c := range v.compare[1:] {
@@ -140,84 +144,10 @@ func newSearchViews(res *result.Results) []searchView {
 			}
 			v.Rows = append(v.Rows, append(row, verdict))
 		}
+		v.Cost = costLines(res, s)
 		out = append(out, v)
 	}
 	return out
-}
-
-// rateSearchView fills a rate search's table (docs/method.md#rate-search):
-// each probe's rate, windows, status, the objective's metrics in its last
-// window, and its decision with the bounds behind it. Its chart (against
-// offered rate) is not drawn here.
-func rateSearchView(v searchView) searchView {
-	s := v.search
-	var metrics []string
-	for _, c := range v.compare {
-		if !containsStr(metrics, c.Metric) {
-			metrics = append(metrics, c.Metric)
-		}
-	}
-	v.Header = append(append([]string{"#", "Rate (req/s)", "Windows", "Status"}, metrics...), "Decision")
-	for n, p := range s.Probes {
-		status := dash
-		if p.Traffic != nil {
-			status = statusWord(p.Traffic.Status)
-		}
-		row := []string{strconv.Itoa(n + 1), vocab.FormatRate(p.Rate), strconv.Itoa(p.Windows), status}
-		for _, m := range metrics {
-			row = append(row, trafficProbeMetricText(p.Traffic, m))
-		}
-		decision := p.Decision
-		if decision == "" {
-			decision = "not judged"
-		}
-		if p.Reason != "" {
-			decision += ": " + p.Reason
-		}
-		v.Rows = append(v.Rows, append(row, decision))
-	}
-	return v
-}
-
-// trafficProbeMetricText is a rate probe's metric as the tables show it.
-func trafficProbeMetricText(c *result.TrafficCell, name string) string {
-	if c == nil || !c.Status.Measured() {
-		return dash
-	}
-	m, ok := metric.Lookup(vocab.PhaseTraffic, name)
-	v, has := c.Metric(name)
-	if !ok || !has {
-		return dash
-	}
-	return numfmt.Fixed(v, m.Precision)
-}
-
-// rateSearchAnswerText says what a rate search found, in one line.
-func rateSearchAnswerText(s *result.Search) string {
-	lo, hi := vocab.FormatRate(s.RateRange[0]), vocab.FormatRate(s.RateRange[1])
-	where := fmt.Sprintf("over traffic %s, %s to %s req/s", s.Traffic, lo, hi)
-	conf := numfmt.Percent(s.Confidence)
-	var line string
-	switch {
-	case s.Error != "":
-		line = fmt.Sprintf("No answer %s: %s.", where, s.Error)
-	case !s.Found:
-		line = fmt.Sprintf("No rate meets the objective %s: none meets it at lo = %s req/s (rate = 0, found = false).", where, lo)
-	case s.RateUpper == 0:
-		line = fmt.Sprintf("Highest rate meeting the objective %s: %s req/s, the top of the range (%s lower bound %s req/s; nothing above it was probed).",
-			where, numfmt.Value(s.Rate), conf, numfmt.Value(s.RateLower))
-	default:
-		line = fmt.Sprintf("Highest rate meeting the objective %s: %s req/s (%s bounds of the capacity: %s to %s req/s; precision %s).",
-			where, numfmt.Value(s.Rate), conf, numfmt.Value(s.RateLower), numfmt.Value(s.RateUpper), numfmt.Percent(s.Precision))
-	}
-	line += fmt.Sprintf(" %d probes.", len(s.Probes))
-	if s.ClientLimit > 0 {
-		line += fmt.Sprintf(" The client could not drive %s req/s: the answer is within the rates it could.", numfmt.Value(s.ClientLimit))
-	}
-	if !s.Monotone {
-		line += " Not monotone: a probe met the objective above a failing one."
-	}
-	return line
 }
 
 func containsStr(xs []string, s string) bool {
@@ -245,7 +175,7 @@ func probeMetricText(c *result.DecodeCell, name string) string {
 // searchAnswerText says what the search found, in one line.
 func searchAnswerText(s *result.Search) string {
 	if s.IsRate() {
-		return rateSearchAnswerText(s)
+		return rateAnswerText(s)
 	}
 	where := fmt.Sprintf("at context %s, concurrency %d to %d", vocab.FormatTokens(s.Context), s.Range[0], s.Range[1])
 	var line string
@@ -270,7 +200,17 @@ func searchAnswerText(s *result.Search) string {
 func writeSearches(b *bufio.Writer, res *result.Results) {
 	for _, v := range newSearchViews(res) {
 		fmt.Fprintf(b, "## %s\n\n%s\n\nObjective: %s\n\n", v.Title, mdText(v.Answer), mdCode(v.Rule))
-		if v.Charted != "" && !v.search.IsRate() {
+		for _, c := range v.Cost {
+			fmt.Fprintf(b, "- %s\n", mdText(c))
+		}
+		if len(v.Cost) > 0 {
+			fmt.Fprintln(b)
+		}
+		if v.search.IsRate() {
+			f := searchChartFile(v.search)
+			fmt.Fprintf(b, "![%s: %s against the offered rate](%s)\n\n%s (and report.html) charts %s against the offered rate, the baseline's beside this run's when there is one, each answer within its confidence bounds.\n\n",
+				mdText(v.Title), mdText(v.Charted), f, mdCode(f), mdText(v.Charted))
+		} else if v.Charted != "" {
 			fmt.Fprintf(b, "The HTML report charts %s against concurrency", mdCode(v.Charted))
 			if len(v.Others) > 0 {
 				codes := make([]string, len(v.Others))

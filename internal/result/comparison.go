@@ -29,6 +29,11 @@ type Comparison struct {
 	// Capacity are the rate searches of both runs compared: capacity lost
 	// (docs/method.md#capacity-lost), in the run's order of searches.
 	Capacity []CapacityComparison `json:"capacity,omitempty"`
+	// Searches are the baseline's searches of the names this run also
+	// searched, probes included, with what prices them, so that the
+	// reports chart both runs' probes and price both answers
+	// (docs/method.md#cost); nil when the runs share no search.
+	Searches []BaselineSearch `json:"searches,omitempty"`
 }
 
 // CapacityComparison is one rate search's answer compared with the
@@ -60,6 +65,19 @@ type CapacityAnswer struct {
 	Precision float64 `json:"precision"`
 	// ClientLimit is the lowest rate the client could not drive (0: none).
 	ClientLimit float64 `json:"client_limit,omitempty"`
+}
+
+// BaselineSearch is one of the baseline's searches as a comparison keeps
+// it for the reports: the search and what its server cost.
+type BaselineSearch struct {
+	Search Search `json:"search"`
+	// GPUs is the GPUs the baseline's plan counted (its gpu_time.gpus; 0
+	// when it did not record them), CPU whether it ran without GPUs.
+	GPUs int  `json:"gpus,omitempty"`
+	CPU  bool `json:"cpu,omitempty"`
+	// PricePerGPUHour is the baseline spec's server.price_per_gpu_hour;
+	// nil when it set none.
+	PricePerGPUHour *float64 `json:"price_per_gpu_hour,omitempty"`
 }
 
 // CorrectnessComparison is one correctness block compared with the
