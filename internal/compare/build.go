@@ -8,6 +8,7 @@ import (
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // Policy is how a comparison decides: what -tolerance, -alpha,
@@ -165,7 +166,7 @@ func Build(a, b *result.Results, p Policy) *Comparison {
 	for i := range c.Correctness {
 		cr := &c.Correctness[i]
 		if c.EngineChanged && (cr.Outcome == vocab.Fail || cr.Outcome == vocab.Inconclusive) {
-			cr.Notes = append(cr.Notes, "the engines differ: the comparison informs, it does not gate")
+			cr.Notes = append(cr.Notes, warning.New(warning.EnginesDiffer, "the engines differ", "the comparison informs, it does not gate", nil))
 			cr.Outcome = vocab.Pass
 		}
 		if cr.Outcome != vocab.Skip {

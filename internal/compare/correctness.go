@@ -7,6 +7,7 @@ import (
 
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // The decisions of a correctness block against the baseline's
@@ -254,8 +255,9 @@ type CorrectnessResult struct {
 	// lossless under greedy (docs/method.md#correctness).
 	Lossless bool
 	// Notes are what the comparison could not see or should be read with
-	// (logprobs missing on a side, other concurrency).
-	Notes []string
+	// (logprobs missing on a side, other concurrency, another engine):
+	// typed notes (warning.CorrectnessConcurrency, …).
+	Notes []warning.Warning
 	// Outcome is the block's effect on the gate: Skip without a baseline
 	// block, Error when refused or when a request of B failed, Fail when
 	// the greedy agreement or the accuracy regressed, Inconclusive when
@@ -283,10 +285,15 @@ func buildCorrectness(a, b *result.Results, p Policy) []CorrectnessResult {
 			continue
 		}
 		if ca.Concurrency != cb.Concurrency {
-			r.Notes = append(r.Notes, fmt.Sprintf("the baseline sent %d requests at a time, this run %d: batching can change a kernel's arithmetic, and so the greedy tokens", ca.Concurrency, cb.Concurrency))
+			r.Notes = append(r.Notes, warning.New(warning.CorrectnessConcurrency,
+				fmt.Sprintf("the baseline sent %d requests at a time, this run %d", ca.Concurrency, cb.Concurrency),
+				"batching can change a kernel's arithmetic, and so the greedy tokens",
+				map[string]float64{warning.FigBaselineConcurrency: float64(ca.Concurrency), warning.FigConcurrency: float64(cb.Concurrency)}))
 		}
 		if ca.Logprobs == 0 || cb.Logprobs == 0 || len(ca.Unavailable)+len(cb.Unavailable) > 0 {
-			r.Notes = append(r.Notes, "a side has no top-k logprobs: every divergence counts as a mismatch (no near tie can be told)")
+			r.Notes = append(r.Notes, warning.New(warning.CorrectnessNoLogprobs, "a side has no top-k logprobs",
+				"every divergence counts as a mismatch (no near tie can be told)",
+				map[string]float64{warning.FigBaselineLogprobs: float64(ca.Logprobs), warning.FigLogprobs: float64(cb.Logprobs)}))
 		}
 		g := CompareGreedy(ca.Outputs, cb.Outputs, cb.NearTieGap, cb.MaxMismatch)
 		r.Greedy = &g

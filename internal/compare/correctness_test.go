@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // tok is a generated token with its logprob and top-k (text, logprob pairs).
@@ -220,6 +223,10 @@ func TestBuildCorrectness(t *testing.T) {
 		outcome string
 		exit    int
 		check   func(t *testing.T, r CorrectnessResult)
+		// notes are the block's notes by code and figures (none: nil).
+		notes []warning.Warning
+		// allow is -allow-settings-change (an engine change is a setting).
+		allow bool
 	}{
 		{name: "identical builds pass", change: func(*result.Results) {}, outcome: "pass", exit: 0,
 			check: func(t *testing.T, r CorrectnessResult) {
@@ -272,6 +279,19 @@ func TestBuildCorrectness(t *testing.T) {
 					t.Errorf("outcome = %v", r.Outcome)
 				}
 			}},
+		{name: "other concurrency: compared, with a note", change: func(b *result.Results) { b.Correctness[0].Concurrency = 4 },
+			outcome: "pass", exit: 0, notes: []warning.Warning{{Code: warning.CorrectnessConcurrency,
+				Figures: map[string]float64{warning.FigBaselineConcurrency: 1, warning.FigConcurrency: 4}}}},
+		{name: "no logprobs on a side: compared, with a note", change: func(b *result.Results) { b.Correctness[0].Logprobs = 0 },
+			outcome: "pass", exit: 0, notes: []warning.Warning{{Code: warning.CorrectnessNoLogprobs,
+				Figures: map[string]float64{warning.FigBaselineLogprobs: 5, warning.FigLogprobs: 0}}}},
+		{name: "logprobs the server refused: compared, with a note", change: func(b *result.Results) { b.Correctness[0].Unavailable = []string{"refused"} },
+			outcome: "pass", exit: 0, notes: []warning.Warning{{Code: warning.CorrectnessNoLogprobs,
+				Figures: map[string]float64{warning.FigBaselineLogprobs: 5, warning.FigLogprobs: 5}}}},
+		{name: "a mismatch against another engine informs only, with a note", change: func(b *result.Results) {
+			b.Server.Engine = "sglang"
+			b.Correctness[0].Outputs[7].Tokens = []result.Token{tok(9, "zz", -0.1, 9, "zz", -0.1)}
+		}, allow: true, outcome: "pass", exit: 0, notes: []warning.Warning{{Code: warning.EnginesDiffer}}},
 		{name: "speculative against a baseline without: the losslessness check", change: func(b *result.Results) { b.Correctness[0].Speculative = true },
 			outcome: "pass", exit: 0, check: func(t *testing.T, r CorrectnessResult) {
 				if !r.Lossless {
@@ -283,7 +303,7 @@ func TestBuildCorrectness(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := corrRun(400, half), corrRun(400, half)
 			tt.change(b)
-			c := Build(a, b, Policy{Tolerance: DefaultTolerance, Inconclusive: tt.inconc})
+			c := Build(a, b, Policy{Tolerance: DefaultTolerance, Inconclusive: tt.inconc, AllowSettingsChange: tt.allow})
 			if len(c.Correctness) != 1 {
 				t.Fatalf("%d correctness results", len(c.Correctness))
 			}
@@ -292,6 +312,9 @@ func TestBuildCorrectness(t *testing.T) {
 			}
 			if tt.check != nil {
 				tt.check(t, c.Correctness[0])
+			}
+			if diff := cmp.Diff(warning.Textless(tt.notes), warning.Textless(c.Correctness[0].Notes)); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
 			}
 		})
 	}

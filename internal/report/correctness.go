@@ -10,6 +10,7 @@ import (
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // correctnessView is one correctness block's section of report.md and
@@ -88,7 +89,7 @@ func newCorrectnessViews(res *result.Results) []correctnessView {
 				}
 				v.Lines = append(v.Lines, line)
 			}
-			v.Lines = append(v.Lines, cc.Notes...)
+			v.Lines = append(v.Lines, warning.Strings(cc.Notes)...)
 			if len(cc.Diverged) > 0 {
 				v.Header = []string{"Line", "Prompt", "Kind", "Position", "Shared text before", "Baseline continues", "This run continues", "Baseline top-k there", "This run's top-k there", "Why"}
 				for _, d := range cc.Diverged {

@@ -1,6 +1,9 @@
 package result
 
-import "github.com/slogate/slogate/internal/vocab"
+import (
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
+)
 
 // Comparison is the record of a -baseline comparison in results.json
 // (compare.Comparison.Record): per cell and metric the baseline's value and
@@ -108,8 +111,10 @@ type CorrectnessComparison struct {
 	// baseline's did not: the agreement is speculative decoding's
 	// losslessness under greedy.
 	Lossless bool `json:"lossless,omitempty"`
-	// Notes are what to read the comparison with.
-	Notes []string `json:"notes,omitempty"`
+	// Notes are what to read the comparison with, typed
+	// (warning.CorrectnessConcurrency, …); a v1 results.json's are plain
+	// strings, read as notes of no code.
+	Notes []warning.Warning `json:"notes,omitempty"`
 	// Accuracy is the paired accuracy; nil without a scorer on both sides.
 	Accuracy *AccuracyComparison `json:"accuracy,omitempty"`
 	// Diverged are the prompts that did not agree exactly, in dataset

@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // maxDivergenceLines is how many diverged prompts a verdict lists (the
@@ -114,7 +115,7 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 			ag.Outcome, ag.Infra = vocab.Error, true
 			msgs = append(msgs, failed)
 		}
-		ag.Details = append(ag.Details, cr.Notes...)
+		ag.Details = append(ag.Details, warning.Strings(cr.Notes)...)
 		if len(msgs) == 0 {
 			msgs = append(msgs, agree)
 		}
@@ -252,7 +253,7 @@ func CorrectnessLines(c *compare.Comparison) []string {
 			}
 		}
 		for _, n := range cr.Notes {
-			out = append(out, "  "+n)
+			out = append(out, "  "+n.String())
 		}
 	}
 	return out

@@ -105,6 +105,25 @@ const (
 	MetricDropped Code = "metric_dropped"
 )
 
+// The codes of the notes a correctness block's comparison with the
+// baseline's carries (compare.CorrectnessResult.Notes, results.json's
+// comparison.correctness[].notes).
+const (
+	// CorrectnessConcurrency: the two blocks sent their requests at
+	// different concurrencies, which can change the greedy tokens.
+	// Figures: FigBaselineConcurrency, FigConcurrency (this run's).
+	CorrectnessConcurrency Code = "correctness_concurrency"
+	// CorrectnessNoLogprobs: a side has no top-k logprobs (none asked, or
+	// the server refused them), so no near tie can be told. Figures:
+	// FigBaselineLogprobs, FigLogprobs (the top-k each side asked; 0:
+	// none).
+	CorrectnessNoLogprobs Code = "correctness_no_logprobs"
+	// EnginesDiffer: the baseline measured another engine; the
+	// comparison informs and does not gate
+	// (docs/method.md#comparing-engines). No figures.
+	EnginesDiffer Code = "engines_differ"
+)
+
 // The codes of the warnings a traffic cell carries besides SlowScrape,
 // PromptShort and DocumentContinued, with the figures each holds.
 const (
@@ -210,6 +229,9 @@ const (
 	FigDocumentBytes       = "document_bytes"
 	FigNeededBytes         = "needed_bytes"
 	FigFailed              = "failed"
+	FigBaselineConcurrency = "baseline_concurrency"
+	FigBaselineLogprobs    = "baseline_logprobs"
+	FigLogprobs            = "logprobs"
 	FigDecoding            = "decoding"
 	FigConcurrency         = "concurrency"
 	FigRunning             = "running"
