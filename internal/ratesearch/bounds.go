@@ -32,14 +32,24 @@ func ShareBounds(k, n int, alpha float64) (lo, hi float64) {
 		return 0, 1
 	}
 	k = min(max(k, 0), n)
+	return shareBoundsReal(float64(k), float64(n), alpha)
+}
+
+// shareBoundsReal is ShareBounds for counts that need not be whole (an
+// effective sample: k and n divided by a design effect), through the
+// same beta quantiles.
+func shareBoundsReal(k, n float64, alpha float64) (lo, hi float64) {
+	if n <= 0 {
+		return 0, 1
+	}
 	lo, hi = 0, 1
 	if k > 0 {
 		// P(X ≥ k | p) = I_p(k, n−k+1) = alpha.
-		lo = invBetaInc(alpha, float64(k), float64(n-k+1))
+		lo = invBetaInc(alpha, k, n-k+1)
 	}
 	if k < n {
 		// P(X ≤ k | p) = 1 − I_p(k+1, n−k) = alpha.
-		hi = invBetaInc(1-alpha, float64(k+1), float64(n-k))
+		hi = invBetaInc(1-alpha, k+1, n-k)
 	}
 	return lo, hi
 }
@@ -109,9 +119,26 @@ func OrderBounds(n int, q, alpha float64) (lo, hi int) {
 // the samples are too few to bound that side. xs is not modified; +Inf
 // samples (a request that never finished) count as the slowest.
 func PercentileBounds(xs []float64, q, alpha float64) (lo, hi float64) {
+	return percentileBounds(xs, q, alpha, 1)
+}
+
+// percentileBounds is PercentileBounds with a design effect deff (≤ 1:
+// independent samples): the ranks are those of n ÷ deff samples, scaled
+// back to n (outward).
+func percentileBounds(xs []float64, q, alpha, deff float64) (lo, hi float64) {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	l, h := OrderBounds(len(s), q, alpha)
+	if deff > 1 && len(s) > 0 {
+		ne := int(math.Floor(float64(len(s)) / deff))
+		le, he := OrderBounds(ne, q, alpha)
+		scale := float64(len(s)) / float64(max(ne, 1))
+		l = int(math.Floor(float64(le) * scale))
+		h = len(s) + 1
+		if he <= ne {
+			h = min(len(s), int(math.Ceil(float64(he)*scale)))
+		}
+	}
 	lo, hi = math.Inf(-1), math.Inf(1)
 	if l >= 1 {
 		lo = s[l-1]

@@ -79,3 +79,25 @@ func TestPercentileBounds(t *testing.T) {
 		t.Errorf("Percentile(1…10, 0.99) = %v, want 9.91 (numpy's linear)", p)
 	}
 }
+
+// TestDesignEffect: with a design effect D, a share's bounds are those of
+// N ÷ D requests (380 of 400 at D 4 bound like 95 of 100), a quantile's
+// ranks those of n ÷ D samples scaled back (outward).
+func TestDesignEffect(t *testing.T) {
+	lo, hi := IntervalOf(Data{Metric: "goodput_share", Kind: Share, K: 380, N: 400, DesignEffect: 4}, 0.025).Lower, IntervalOf(Data{Metric: "goodput_share", Kind: Share, K: 380, N: 400, DesignEffect: 4}, 0.025).Upper
+	wantLo, wantHi := ShareBounds(95, 100, 0.025)
+	if math.Abs(lo-wantLo) > 1e-9 || math.Abs(hi-wantHi) > 1e-9 {
+		t.Errorf("D 4: [%v, %v], want 95 of 100's [%v, %v]", lo, hi, wantLo, wantHi)
+	}
+	xs := make([]float64, 40)
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	// n/D = 10 samples: the median's ranks (2, 9) become (8, 36) of 40.
+	if lo, hi := percentileBounds(xs, 0.5, 0.025, 4); lo != 8 || hi != 36 {
+		t.Errorf("median of 1…40 at D 4: [%v, %v], want [8, 36]", lo, hi)
+	}
+	if lo, hi := percentileBounds(xs, 0.5, 0.025, 1); lo != 14 || hi != 27 {
+		t.Errorf("median of 1…40 at D 1: [%v, %v], want the order statistics [14, 27]", lo, hi)
+	}
+}

@@ -62,6 +62,13 @@ type Data struct {
 	Q       float64
 	// Value: an Exact metric's value.
 	Value float64
+	// DesignEffect is how many times the variance of a Share or a
+	// Quantile's count exceeds that of independent requests (Kish's design
+	// effect; 0 or 1: independent). Requests that queue together are not
+	// independent (docs/method.md#rate-search-error-rates measures ~20 on
+	// a queue at its capacity): the bounds then count N ÷ DesignEffect
+	// requests.
+	DesignEffect float64
 }
 
 // Interval is one metric's value in a probe and its bounds, each one-sided
@@ -91,6 +98,10 @@ func IntervalOf(d Data, alpha float64) Interval {
 			scale = 1
 		}
 		lo, hi := ShareBounds(d.K, d.N, alpha)
+		if d.DesignEffect > 1 && d.N > 0 {
+			n := float64(d.N) / d.DesignEffect
+			lo, hi = shareBoundsReal(float64(d.K)/d.DesignEffect, n, alpha)
+		}
 		p := 0.0
 		if d.N > 0 {
 			p = float64(d.K) / float64(d.N)
@@ -98,7 +109,7 @@ func IntervalOf(d Data, alpha float64) Interval {
 		iv.Point, iv.Lower, iv.Upper = p*scale, lo*scale, hi*scale
 	case Quantile:
 		iv.Point = Percentile(d.Samples, d.Q)
-		iv.Lower, iv.Upper = PercentileBounds(d.Samples, d.Q, alpha)
+		iv.Lower, iv.Upper = percentileBounds(d.Samples, d.Q, alpha, d.DesignEffect)
 		if len(d.Samples) == 0 {
 			iv.Point = math.NaN()
 		}

@@ -1,0 +1,465 @@
+package ratesearch
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// The Monte Carlo of the rate search's error rates (docs/method.md#rate-search-error-rates):
+// the decision code against a synthetic server whose true capacity at the
+// objective is known exactly. The server is the simulator's shape: c
+// slots (max_num_seqs) that each serve one request at a time, first come
+// first served, a request's slot time its output tokens times a step time
+// (the simulator's --sim-tbt: the same step time at any batch), its TTFT
+// the wait for a slot plus its prefill; every time multiplied by
+// --sim-noise's factor exp(x − σ²/2), x an Ornstein–Uhlenbeck process of
+// stationary standard deviation σ and correlation time 2 s advanced along
+// the server's clock (internal/sim/engine.go's jitter), and by
+// --sim-slowdown's factor. The output tokens are exponential (the
+// simulator's are log-normal around --sim-eos-mean), which makes it an
+// M/M/c queue: the wait W has Erlang C's closed form, P(W > t) =
+// C(c, λ/μ)·exp(−(cμ − λ)·t), and the true capacity at "goodput_share ≥
+// 0.95 with TTFT ≤ L" is the λ where 1 − P(W > L − prefill) = 0.95,
+// solved to 1e-12. The probes are Poisson arrivals at the probe's rate,
+// each window warmed up from an empty queue, as a traffic cell is.
+
+// mcServer is the synthetic server (see above).
+type mcServer struct {
+	slots     int
+	meanSlotS float64 // mean slot time of a request (output tokens × step), seconds
+	prefillS  float64
+	sloS      float64 // the TTFT SLO
+	sigma     float64 // --sim-noise
+	slowdown  float64 // --sim-slowdown
+	warmS     float64
+	windowS   float64
+	fixed     bool // every request the same output tokens (ignore_eos): M/D/c
+	// iid: each request meets the SLO independently, with Erlang C's
+	// probability at the window's rate times the noise's mean factor over
+	// the window (the queue's correlation between requests left out).
+	iid bool
+	// deff is the design effect the probes' data state (0: independent).
+	deff float64
+}
+
+// simServer is the Monte Carlo's server: 8 slots, 64 output tokens on
+// average at a 20 ms step (1.28 s a request), a 100 ms prefill, the SLO
+// TTFT ≤ 1 s, --sim-noise 0.05 (the simulator's noise in the e2e noise
+// tests; 4 % a repeat, docs/method.md#noise), 15 s of warm-up and a 60 s
+// window.
+func simServer() mcServer {
+	return mcServer{slots: 8, meanSlotS: 1.28, prefillS: 0.1, sloS: 1, sigma: 0.05, slowdown: 1, warmS: 15, windowS: 60}
+}
+
+// erlangC is the probability that an arrival waits in an M/M/c queue
+// with offered load a = λ/μ < c.
+func erlangC(c int, a float64) float64 {
+	sum, term := 0.0, 1.0
+	for k := 0; k < c; k++ {
+		if k > 0 {
+			term *= a / float64(k)
+		}
+		sum += term
+	}
+	top := term * a / float64(c) * float64(c) / (float64(c) - a) // a^c/c! · c/(c − a)
+	return top / (sum + top)
+}
+
+// share is the true long-run share of requests meeting the SLO at rate,
+// without noise (Erlang C).
+func (s mcServer) share(rate float64) float64 {
+	mu := 1 / (s.meanSlotS * s.slowdown)
+	if rate >= float64(s.slots)*mu {
+		return 0
+	}
+	t := s.sloS - s.prefillS*s.slowdown
+	if t < 0 {
+		return 0
+	}
+	return 1 - erlangC(s.slots, rate/mu)*math.Exp(-(float64(s.slots)*mu-rate)*t)
+}
+
+// capacity is the true capacity at goodput_share ≥ target: the rate
+// where share crosses it, by bisection.
+func (s mcServer) capacity(target float64) float64 {
+	lo, hi := 0.0, float64(s.slots)/(s.meanSlotS*s.slowdown)
+	for range 200 {
+		mid := (lo + hi) / 2
+		if s.share(mid) >= target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// mcRun is one search's run of the server: its clock and noise state go
+// on across the probes' windows.
+type mcRun struct {
+	s     mcServer
+	rng   *rand.Rand
+	clock float64 // the server's time at the start of the next window
+	x     float64 // the noise process's state at time xAt
+	xAt   float64
+}
+
+func newRun(s mcServer, seed uint64) *mcRun {
+	r := &mcRun{s: s, rng: rand.New(rand.NewPCG(seed, 0x6d63))}
+	r.x = s.sigma * r.rng.NormFloat64()
+	return r
+}
+
+// factor is --sim-noise's step-time factor at server time t (t never
+// decreases between calls).
+func (r *mcRun) factor(t float64) float64 {
+	if r.s.sigma == 0 {
+		return 1
+	}
+	a := math.Exp(-(t - r.xAt) / 2)
+	r.x = r.x*a + r.s.sigma*math.Sqrt(1-a*a)*r.rng.NormFloat64()
+	r.xAt = t
+	return math.Exp(r.x - r.s.sigma*r.s.sigma/2)
+}
+
+// window measures one window at rate: the requests launched in it and
+// those whose TTFT met the SLO.
+func (r *mcRun) window(rate float64) (good, launched int) {
+	g := r.windowSeq(rate)
+	for _, ok := range g {
+		if ok {
+			good++
+		}
+	}
+	return good, len(g)
+}
+
+// windowSeq measures one window at rate: whether each request launched in
+// it met the SLO, in arrival order.
+func (r *mcRun) windowSeq(rate float64) (goods []bool) {
+	s := r.s
+	if s.iid {
+		// The window's mean noise factor: the OU process averaged over
+		// the window (sampled once a second).
+		f, steps := 0.0, int(s.windowS)
+		for i := range steps {
+			f += r.factor(r.clock + s.warmS + float64(i))
+		}
+		f /= float64(steps)
+		p := s.share(rate * f)
+		n := 0
+		for t := r.rng.ExpFloat64() / rate; t < s.windowS; t += r.rng.ExpFloat64() / rate {
+			n++
+		}
+		for range n {
+			goods = append(goods, r.rng.Float64() < p)
+		}
+		r.clock += s.warmS + s.windowS + 5
+		return goods
+	}
+	free := make([]float64, s.slots) // when each slot is next free, relative to the window's start
+	for t := r.rng.ExpFloat64() / rate; t < s.warmS+s.windowS; t += r.rng.ExpFloat64() / rate {
+		i := 0
+		for j := range free {
+			if free[j] < free[i] {
+				i = j
+			}
+		}
+		start := max(t, free[i]) // FCFS: starts are in arrival order
+		f := r.factor(r.clock+start) * s.slowdown
+		slot := s.meanSlotS
+		if !s.fixed {
+			slot *= r.rng.ExpFloat64()
+		}
+		free[i] = start + slot*f
+		if t >= s.warmS {
+			goods = append(goods, start-t+s.prefillS*f <= s.sloS)
+		}
+	}
+	// The next window starts after this one's requests drained and a
+	// pause.
+	end := s.warmS + s.windowS
+	for _, f := range free {
+		end = max(end, f)
+	}
+	r.clock += end + 5
+	return goods
+}
+
+// probe is the run as the search's probe function, with the objective
+// goodput_share ≥ target.
+func (r *mcRun) probe(target float64) ProbeFunc {
+	var at float64
+	var k, n int
+	return func(rate float64, windows int) (Outcome, error) {
+		if windows == 1 || rate != at {
+			at, k, n = rate, 0, 0
+		}
+		g, l := r.window(rate)
+		k, n = k+g, n+l
+		return Outcome{
+			Data: []Data{{Metric: metric.GoodputShare, Kind: Share, K: k, N: n, DesignEffect: r.s.deff}},
+			Objective: func(v map[string]float64) (bool, error) {
+				return v[metric.GoodputShare] >= target, nil
+			},
+		}, nil
+	}
+}
+
+// mcFigures are a scenario's counts.
+type mcFigures struct {
+	runs, lowerBelow, upperAbove, within, windows int
+	regressed, pass, inconclusive                 int
+	lowerRel, upperRel                            float64 // sums of the bounds ÷ the truth
+}
+
+func (f mcFigures) rate(n int) float64 { return float64(n) / float64(f.runs) }
+
+// mcSettings are the search the Monte Carlo runs: [1, 16] req/s, the
+// default precision, confidence and windows.
+var mcSettings = Settings{Lo: 1, Hi: 16}
+
+// searchOnce runs one search of s from seed.
+func searchOnce(t *testing.T, s mcServer, seed uint64) Answer {
+	t.Helper()
+	r := newRun(s, seed)
+	ans, err := mcSettings.Search(r.probe(0.95))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ans
+}
+
+// mcRuns is the number of runs a scenario: few by default, many with
+// SLOGATE_RATESEARCH_MC=1.
+func mcRuns() int {
+	if os.Getenv("SLOGATE_RATESEARCH_MC") == "1" {
+		return 2000
+	}
+	return 60
+}
+
+// TestServerModel checks the synthetic server against its closed form:
+// the share its windows measure, without noise, over many requests, is
+// Erlang C's at the capacity, and the noise moves it by little.
+func TestServerModel(t *testing.T) {
+	s := simServer()
+	c := s.capacity(0.95)
+	if got := s.share(c); math.Abs(got-0.95) > 1e-9 {
+		t.Fatalf("share at the capacity %v = %v", c, got)
+	}
+	for _, sigma := range []float64{0, 0.05} {
+		s.sigma = sigma
+		s.windowS = 20000
+		g, n := newRun(s, 7).window(c)
+		got := float64(g) / float64(n)
+		t.Logf("σ %v: share at the true capacity %.4f req/s over %d requests: %.4f (Erlang C: 0.95)", sigma, c, n, got)
+		if math.Abs(got-0.95) > 0.006 {
+			t.Errorf("σ %v: measured share %.4f at the capacity, want 0.95 ± 0.006 (the closed form)", sigma, got)
+		}
+	}
+}
+
+// mcScenario is one server model and window the Monte Carlo runs.
+type mcScenario struct {
+	name string
+	s    mcServer
+}
+
+// scenarios are the Monte Carlo's servers: iid (each request meets the
+// SLO independently: the bounds' assumption) and queue (the queue itself,
+// whose neighbouring requests wait together), with 60 s windows, and with
+// SLOGATE_RATESEARCH_MC=1 600 s windows too.
+func scenarios() []mcScenario {
+	iid := simServer()
+	iid.iid = true
+	out := []mcScenario{{"iid/60s", iid}, {"queue/60s", simServer()}}
+	if os.Getenv("SLOGATE_RATESEARCH_MC") == "1" {
+		iid.windowS = 600
+		q := simServer()
+		q.windowS = 600
+		out = append(out, mcScenario{"iid/600s", iid}, mcScenario{"queue/600s", q})
+	}
+	return out
+}
+
+// TestErrorRates is the Monte Carlo of the rate search's error rates
+// (docs/method.md#rate-search-error-rates) on a server whose requests
+// meet the SLO independently, the assumption of the bounds: the lower
+// and the upper bound each on their side of the true capacity in ≥ 95 %
+// of runs, identical builds regressed in ≤ 5 % of pairs, and a search
+// measuring at most half the windows of a fixed sweep at the precision.
+// Quick by default; SLOGATE_RATESEARCH_MC=1 go test -run 'TestErrorRates|TestMustShow'
+// -v ./internal/ratesearch runs 2,000 of each, with the figures of every
+// scenario.
+func TestErrorRates(t *testing.T) {
+	f := errorRates(t, scenarios()[0].s)
+	if f.one.rate(f.one.lowerBelow) < 0.95 || f.one.rate(f.one.upperAbove) < 0.95 {
+		t.Errorf("bounds on their side of the truth in %.3f (lower) and %.3f (upper) of runs, want ≥ 0.95", f.one.rate(f.one.lowerBelow), f.one.rate(f.one.upperAbove))
+	}
+	if f.same.rate(f.same.regressed) > 0.05 {
+		t.Errorf("identical builds regressed in %.3f of pairs, want ≤ 0.05", f.same.rate(f.same.regressed))
+	}
+	if f.meanWindows > float64(f.sweep)/2 {
+		t.Errorf("%.1f windows a search, more than half a fixed sweep's %d", f.meanWindows, f.sweep)
+	}
+}
+
+// TestMustShow is issue 31's Must show over every scenario, with
+// SLOGATE_RATESEARCH_MC=1 only: the lower bound below the truth in ≥ 95 %
+// of runs, a build with 10 % less capacity regressed in ≥ 90 % of pairs,
+// identical builds in ≤ 5 %. It fails today (docs/method.md#rate-search-error-rates
+// has the figures): on the queue, whose requests are not independent, the
+// bounds cover the truth far less often than stated; and at these windows
+// the bounds are too wide to tell a 10 % loss at a 5 % tolerance.
+func TestMustShow(t *testing.T) {
+	if os.Getenv("SLOGATE_RATESEARCH_MC") != "1" {
+		t.Skip("the long Monte Carlo: SLOGATE_RATESEARCH_MC=1")
+	}
+	for _, sc := range scenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			f := errorRates(t, sc.s)
+			if f.one.rate(f.one.lowerBelow) < 0.95 {
+				t.Errorf("lower bound below the truth in %.3f of runs, want ≥ 0.95", f.one.rate(f.one.lowerBelow))
+			}
+			if f.lost.rate(f.lost.regressed) < 0.90 {
+				t.Errorf("capacity ÷ 1.1 regressed in %.3f of pairs, want ≥ 0.90", f.lost.rate(f.lost.regressed))
+			}
+			if f.same.rate(f.same.regressed) > 0.05 {
+				t.Errorf("identical builds regressed in %.3f of pairs, want ≤ 0.05", f.same.rate(f.same.regressed))
+			}
+		})
+	}
+}
+
+// mcResult are a scenario's figures.
+type mcResult struct {
+	one, same, lost mcFigures
+	meanWindows     float64
+	sweep           int
+}
+
+// errorRates runs mcRuns() triples of searches of base: two of base (an
+// identical pair) and one of a build whose capacity is base's ÷ 1.1.
+func errorRates(t *testing.T, base mcServer) mcResult {
+	truth := base.capacity(0.95)
+	// The slower build: every time scaled so that its capacity is the
+	// baseline's ÷ 1.1 exactly (bisection on the scale).
+	slow := base
+	lo, hi := 1.0, 2.0
+	for range 100 {
+		slow.slowdown = (lo + hi) / 2
+		if slow.capacity(0.95) > truth/1.1 {
+			lo = slow.slowdown
+		} else {
+			hi = slow.slowdown
+		}
+	}
+	slowTruth := slow.capacity(0.95)
+	n := mcRuns()
+	var one, same, lost mcFigures
+	for i := range n {
+		a := searchOnce(t, base, uint64(3*i))
+		b := searchOnce(t, base, uint64(3*i+1))
+		c := searchOnce(t, slow, uint64(3*i+2))
+		for _, x := range []struct {
+			ans   Answer
+			truth float64
+		}{{a, truth}, {b, truth}, {c, slowTruth}} {
+			one.runs++
+			one.windows += x.ans.Windows
+			if x.ans.Lower <= x.truth {
+				one.lowerBelow++
+			}
+			if x.ans.Upper == 0 || x.ans.Upper >= x.truth {
+				one.upperAbove++
+			}
+			if math.Abs(x.ans.Rate-x.truth) <= mcSettings.withDefaults().Precision*x.truth {
+				one.within++
+			}
+			one.lowerRel += x.ans.Lower / x.truth
+			if x.ans.Upper > 0 {
+				one.upperRel += x.ans.Upper / x.truth
+			} else {
+				one.upperRel += mcSettings.Hi / x.truth
+			}
+		}
+		count := func(f *mcFigures, a, b Answer) {
+			f.runs++
+			switch o, _ := Capacity(bounds(a), bounds(b), 0.05); o {
+			case vocab.Fail:
+				f.regressed++
+			case vocab.Pass:
+				f.pass++
+			default:
+				f.inconclusive++
+			}
+		}
+		count(&same, a, b)
+		count(&lost, a, c)
+	}
+	sweep := int(math.Ceil(math.Log(mcSettings.Hi/mcSettings.Lo)/math.Log1p(DefaultPrecision))) + 1
+	meanWindows := float64(one.windows) / float64(one.runs)
+	t.Logf("true capacity %.4f req/s (the slower build: slowdown %.4f, %.4f req/s); %d searches, %d pairs of each", truth, slow.slowdown, slowTruth, one.runs, n)
+	t.Logf("lower bound ≤ truth %.1f %%, upper bound ≥ truth %.1f %%, answer within %.1f %%: %.1f %%",
+		100*one.rate(one.lowerBelow), 100*one.rate(one.upperAbove), 100*DefaultPrecision, 100*one.rate(one.within))
+	t.Logf("bounds ÷ truth on average: lower %.3f, upper %.3f", one.lowerRel/float64(one.runs), one.upperRel/float64(one.runs))
+	t.Logf("identical builds: regressed %.1f %%, within %.1f %%, inconclusive %.1f %%", 100*same.rate(same.regressed), 100*same.rate(same.pass), 100*same.rate(same.inconclusive))
+	t.Logf("capacity ÷ 1.1: regressed %.1f %%, within %.1f %%, inconclusive %.1f %%", 100*lost.rate(lost.regressed), 100*lost.rate(lost.pass), 100*lost.rate(lost.inconclusive))
+	t.Logf("windows a search: %.1f on average; a fixed sweep of [%g, %g] at %.1f %% steps: %d (ratio %.2f)",
+		meanWindows, mcSettings.Lo, mcSettings.Hi, 100*DefaultPrecision, sweep, meanWindows/float64(sweep))
+
+	return mcResult{one: one, same: same, lost: lost, meanWindows: meanWindows, sweep: sweep}
+}
+
+func bounds(a Answer) Bounds {
+	return Bounds{Found: a.Found, Rate: a.Rate, Lower: a.Lower, Upper: a.Upper, Precision: a.Precision}
+}
+
+// TestQueueOverdispersion measures why the bounds undercover on the
+// queue: at its capacity, the share of a 60 s window varies far more from
+// window to window than the binomial's variance of its requests (the
+// design effect, ~20 measured; docs/method.md#rate-search-error-rates),
+// while the iid server's stays binomial.
+func TestQueueOverdispersion(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		iid      bool
+		min, max float64
+	}{
+		{name: "queue", min: 8, max: math.Inf(1)},
+		{name: "iid", iid: true, min: 0.5, max: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := simServer()
+			s.iid = tc.iid
+			r := newRun(s, 11)
+			var xs []float64
+			total := 0
+			for range 300 {
+				g, n := r.window(s.capacity(0.95))
+				xs = append(xs, float64(g)/float64(n))
+				total += n
+			}
+			m, v := 0.0, 0.0
+			for _, x := range xs {
+				m += x
+			}
+			m /= float64(len(xs))
+			for _, x := range xs {
+				v += (x - m) * (x - m)
+			}
+			v /= float64(len(xs) - 1)
+			ratio := v / (m * (1 - m) / (float64(total) / float64(len(xs))))
+			t.Logf("%s: window share %.4f ± %.4f, variance %.1f× the binomial's", tc.name, m, math.Sqrt(v), ratio)
+			if ratio < tc.min || ratio > tc.max {
+				t.Errorf("variance ratio %.1f, want in [%v, %v]", ratio, tc.min, tc.max)
+			}
+		})
+	}
+}
