@@ -274,13 +274,17 @@ type Planned struct {
 	// Simulated is -sim; Engine the server's engine ("" is vLLM).
 	Simulated bool
 	Engine    string
+	// Traffic are the spec's traffic blocks, as far as their schedules
+	// are known before the run.
+	Traffic []PlannedTraffic
 }
 
 // BuildPlanned is the pre-run check of a -baseline, before any server
 // starts: the settings base was measured with against those planned
 // (window, max_output, endpoint, repeat, simulated or real, the engine;
 // the workload is recorded by the run itself, so Build compares it when
-// the run ends), refused unless p allows it, and the power of base's cells
+// the run ends) and the traffic schedules as far as they are known
+// (PlannedTraffic), refused unless p allows it, and the power of base's cells
 // against the repeats planned (max_repeat with repeat = "auto": the
 // baseline caps the power only when even that many cannot decide).
 func BuildPlanned(base *result.Results, planned Planned, p Policy) *Comparison {
@@ -291,7 +295,7 @@ func BuildPlanned(base *result.Results, planned Planned, p Policy) *Comparison {
 			Endpoint: planned.Endpoint, Repeat: max(planned.Repeat, 1), RepeatAuto: planned.RepeatAuto},
 		simulated: planned.Simulated, engine: engine,
 	}
-	c := &Comparison{A: base, Policy: p, Settings: settingsDiff(measuredSettings(base), cand)}
+	c := &Comparison{A: base, Policy: p, Settings: append(settingsDiff(measuredSettings(base), cand), plannedTrafficSettings(base, planned.Traffic)...)}
 	if len(c.Settings) > 0 && !p.AllowSettingsChange {
 		c.Refused, c.Outcome = true, vocab.Error
 		return c

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
@@ -218,5 +219,38 @@ func TestTrafficPairsByIndex(t *testing.T) {
 		if v.Metric.Name == metric.GoodputShare && math.Abs(v.B/v.A-0.9) > 1e-9 {
 			t.Errorf("goodput_share %v → %v: the missing requests should count as not met", v.A, v.B)
 		}
+	}
+}
+
+// TestPlannedTraffic: before the run, a traffic block whose seed, arrivals,
+// warm-up, window or workload differ from the baseline cells' schedules is
+// refused naming what differs; the same block is not.
+func TestPlannedTraffic(t *testing.T) {
+	base := trafficRun(50, 1, 1, 0, true, true)
+	same := PlannedTraffic{Label: "replay", Seed: 0, Arrivals: "poisson", WarmUp: 10 * time.Second, Window: 12500 * time.Millisecond}
+	tests := []struct {
+		name    string
+		planned PlannedTraffic
+		want    []string
+	}{
+		{name: "the same schedule", planned: same},
+		{name: "another seed", planned: func() PlannedTraffic { p := same; p.Seed = 3; return p }(), want: []string{"traffic/replay/rate=4 seed: 0 → 3"}},
+		{name: "another window and arrivals", planned: func() PlannedTraffic { p := same; p.Window, p.Arrivals = time.Minute, "constant"; return p }(),
+			want: []string{`traffic/replay/rate=4 arrivals: "poisson" → "constant"`, "traffic/replay/rate=4 window: 12.5s → 60s"}},
+		{name: "another block", planned: func() PlannedTraffic { p := same; p.Label, p.Seed = "other", 3; return p }()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := BuildPlanned(base, Planned{Window: 0, Repeat: 1, Traffic: []PlannedTraffic{tt.planned}}, Policy{Tolerance: 0.05})
+			var got []string
+			for _, d := range c.Settings {
+				if strings.HasPrefix(d.Setting, "traffic/") {
+					got = append(got, d.String())
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("traffic settings %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

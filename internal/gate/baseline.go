@@ -9,8 +9,10 @@ import (
 // starts, one pre-run comparison per spec and server (compare.BuildPlanned):
 // err refuses a baseline measured with other settings than the server is
 // about to be (exit 2): window (-duration included), max_output, endpoint,
-// repeat, simulated or real, the engine (the workload is recorded by the
-// run itself, so it is compared when the run ends); warnings are the
+// repeat, simulated or real, the engine, and each traffic block's seed,
+// arrivals, warm-up, window and workload name against the baseline's
+// schedules (the workload is recorded by the run itself, so it is
+// compared when the run ends); warnings are the
 // metrics whose baseline cells, at their measured noise and number of
 // repeats, cannot be decided within the tolerance against the repeats the
 // spec measures (max_repeat with repeat = "auto"), each once: inconclusive
@@ -27,9 +29,14 @@ func (o *Options) CheckBaseline() (warnings []string, err error) {
 		if o.Duration > 0 {
 			window = o.Duration
 		}
+		var traffic []compare.PlannedTraffic
+		for _, t := range sp.Traffic {
+			traffic = append(traffic, compare.PlannedTraffic{Label: t.Label, Seed: t.Seed, Arrivals: t.Arrivals, Burstiness: t.Burstiness,
+				WarmUp: t.WarmUp, Window: t.Duration, Workload: t.Workload})
+		}
 		for _, srv := range sp.Servers {
 			planned := compare.Planned{Window: window, MaxOutput: m.MaxOutput, Endpoint: m.Endpoint, Repeat: m.Repeat,
-				RepeatAuto: m.RepeatAuto, MaxRepeat: m.MaxRepeat, Simulated: o.Sim, Engine: srv.Engine}
+				RepeatAuto: m.RepeatAuto, MaxRepeat: m.MaxRepeat, Simulated: o.Sim, Engine: srv.Engine, Traffic: traffic}
 			v := views.Baseline{C: compare.BuildPlanned(o.Baseline, planned, o.Policy)}
 			if err := v.Refusal(); err != nil {
 				return nil, err

@@ -59,6 +59,13 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 	var verdicts, baselineVerdicts []result.Verdict
 	var baselineErr error // the runs' settings differ: exit 2, no baseline verdicts
 	var comparison *compare.Comparison
+	if fc.Baseline != nil && fc.OutDir != "" {
+		// The traffic cells are compared request for request: this run's
+		// requests are in its requests.jsonl, closed by now.
+		if err := res.ReadRequests(fc.OutDir); err != nil && fc.Stream != nil {
+			fc.Stream.Log(views.RequestsUnreadLine(err))
+		}
+	}
 	if fc.Baseline != nil {
 		// The one comparison of this run with its baseline: its view gives
 		// the console notes and the verdicts, or the refusal of settings

@@ -227,3 +227,10 @@ func trafficSummary(pairs []compare.TrafficPair) string {
 	}
 	return "traffic cells: " + strings.Join(parts, ", ")
 }
+
+// RequestsUnreadLine warns that this run's requests.jsonl could not be
+// read for the baseline comparison: its traffic cells are compared on
+// their values.
+func RequestsUnreadLine(err error) string {
+	return "slogate: warning: -baseline: this run's per-request records could not be read, so its traffic cells are compared on their values alone: " + err.Error()
+}
