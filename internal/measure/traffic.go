@@ -106,7 +106,22 @@ type trafficRequest struct {
 	// finished: the stream ended with a finish_reason and [DONE].
 	finished bool
 	turn     int // the request's 1-based conversation turn; 0 outside conversations
+	// index is the request's unit: its place in the cell's arrival
+	// schedule (a closed loop's units in the order their slots took them).
+	index int
+	// planned is when the schedule planned the request's arrival and ready
+	// when it could be launched: planned, or when the outstanding cap let
+	// it (or an arrival before it) go. Both -1 without a planned time (a
+	// closed loop, a conversation's later turns).
+	planned, ready int64
 }
+
+// arrival is one unit's place in the schedule: its planned time and when
+// the dispatcher could launch it (trafficRequest.planned and ready).
+type arrival struct{ planned, ready int64 }
+
+// unplanned is the arrival of a unit without a planned time.
+var unplanned = arrival{planned: -1, ready: -1}
 
 // trafficLoad launches one cell's requests and keeps their spans.
 type trafficLoad struct {
@@ -119,8 +134,11 @@ type trafficLoad struct {
 	idleTimeout       time.Duration
 	sched             *arrivalSchedule
 	slots             chan struct{} // the outstanding cap
-	windowStart       int64         // ns since origin
-	windowEnd         int64
+	// stall, when positive, delays each arrival after its timer fired
+	// (the client-starving test hook: clientStallEnv).
+	stall       time.Duration
+	windowStart int64 // ns since origin
+	windowEnd   int64
 	// record receives a record of every request when it ends, meta says
 	// which cell it belongs to (requests.jsonl); record may be nil.
 	record func(*result.RequestRecord)
@@ -146,24 +164,36 @@ func (l *trafficLoad) fail(err error) {
 
 // dispatch launches units of work at the schedule's arrival times until
 // ctx ends. An arrival that finds the outstanding cap reached waits for a
-// slot, and is counted in capHits.
+// slot, and is counted in capHits; the arrivals due while it waited are
+// ready only when it got its slot (the cap's delay is the server's, and is
+// kept apart from the client's lag).
 func (l *trafficLoad) dispatch(ctx context.Context) {
 	defer l.wg.Done()
 	if l.closed > 0 {
 		l.closedLoop(ctx)
 		return
 	}
-	at := 0.0 // seconds since origin
+	at := 0.0            // seconds since origin
+	released := int64(0) // when the last cap wait ended, ns since origin
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
 	for i := 0; ; i++ {
 		at += l.sched.next()
-		timer.Reset(time.Until(l.origin.Add(time.Duration(at * float64(time.Second)))))
+		planned := int64(at * float64(time.Second))
+		timer.Reset(time.Until(l.origin.Add(time.Duration(planned))))
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		}
+		if l.stall > 0 {
+			timer.Reset(l.stall)
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
 		}
 		select {
 		case l.slots <- struct{}{}:
@@ -171,14 +201,16 @@ func (l *trafficLoad) dispatch(ctx context.Context) {
 			l.capHits.Add(1)
 			select {
 			case l.slots <- struct{}{}:
+				released = l.now()
 			case <-ctx.Done():
 				return
 			}
 		}
+		a := arrival{planned: planned, ready: max(planned, released)}
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			l.unit(ctx, i)
+			l.unit(ctx, i, a)
 			<-l.slots
 		}()
 	}
@@ -193,7 +225,7 @@ func (l *trafficLoad) closedLoop(ctx context.Context) {
 		go func() {
 			defer l.wg.Done()
 			for ctx.Err() == nil {
-				if !l.unit(ctx, int(next.Add(1)-1)) && ctx.Err() == nil {
+				if !l.unit(ctx, int(next.Add(1)-1), unplanned) && ctx.Err() == nil {
 					return // the request failed: the cell fails (l.failed)
 				}
 			}
@@ -203,15 +235,20 @@ func (l *trafficLoad) closedLoop(ctx context.Context) {
 
 // unit sends unit i's requests, turn after turn, each launched when the
 // previous one's answer is in; it stops at a request that does not finish.
+// Its first request is arrival a; the later turns have no planned time.
 // It reports false when a request failed (and failed the cell).
-func (l *trafficLoad) unit(ctx context.Context, i int) bool {
+func (l *trafficLoad) unit(ctx context.Context, i int, a arrival) bool {
 	var answers []string
 	for t := range l.work.turns(i) {
+		if t > 0 {
+			a = unplanned
+		}
 		// The launch time is taken under the lock windowDone reads it
 		// with, so no window request can register after the window is
 		// seen done.
 		l.mu.Lock()
-		req := &trafficRequest{launch: l.now(), first: -1, lastTok: -1, end: -1, turn: l.work.turnOf(i, t)}
+		req := &trafficRequest{launch: l.now(), first: -1, lastTok: -1, end: -1, turn: l.work.turnOf(i, t),
+			index: i, planned: a.planned, ready: a.ready}
 		inWindow := req.launch >= l.windowStart && req.launch < l.windowEnd
 		if inWindow {
 			l.windowOpen.Add(1)
@@ -234,6 +271,23 @@ func (l *trafficLoad) unit(ctx context.Context, i int) bool {
 		answers = append(answers, answer)
 	}
 	return true
+}
+
+// schedule fills rec's place in the schedule: its index, and with a
+// planned time the planned send, the lag behind it and the cap's share of
+// the lag.
+func (q *trafficRequest) schedule(rec *result.RequestRecord) {
+	index := q.index
+	rec.Index = &index
+	if q.planned < 0 {
+		return
+	}
+	planned, lag := Round(float64(q.planned)/1e6, 3), Round(float64(q.launch-q.planned)/1e6, 3)
+	rec.PlannedMs, rec.LagMs = &planned, &lag
+	if q.ready > q.planned {
+		held := Round(float64(min(q.ready, q.launch)-q.planned)/1e6, 3)
+		rec.HeldMs = &held
+	}
 }
 
 // windowDone reports whether the window has closed and every request
@@ -270,6 +324,7 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int
 			r.CachedTokens = ts.cached
 		}
 		r.InWindow = inWindow
+		req.schedule(&r)
 		rec = r
 		if l.record != nil {
 			l.record(&rec)
@@ -447,6 +502,7 @@ func (m *Meter) Traffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic,
 		cell.Status, cell.Reason = vocab.StatusError, "no prompt was built for the context"
 		return cell, nil
 	}
+	cell.Schedule = trafficSchedule(ref, t, "", workloadOptions(m.Workload), m.Prompts.Path(), mo, "")
 	c, err := m.trafficOnce(ctx, ref, t, bodiesWork{bodies: bodies, promptTokens: int64(ref.Context), exactTokens: int64(mo)}, &cell)
 	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
 	return c, err
@@ -500,6 +556,7 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 			return strconv.Itoa(r.Entry)
 		}
 	}
+	cell.Schedule = trafficSchedule(ref, t, w.Name, w.Options, m.Prompts.Path(), m.MaxOutput, plan.DatasetSHA256)
 	fields := m.Prompts.fieldsFor(w)
 	cell.Workload, cell.Prompts = w.Name, promptForm(fields, plan)
 	work, err := newPlanWork(fields, plan, w.IgnoreEOS, datasetID)
@@ -535,7 +592,7 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	l := &trafficLoad{client: m.Server.Client, path: m.Prompts.Path(), url: m.Server.Client.Base() + m.Prompts.Path(), work: work, closed: ref.Concurrency,
 		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, max(t.MaxOutstanding, ref.Concurrency)), idleTimeout: m.StreamIdleTimeout,
 		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
-		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}),
+		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}), stall: clientStall(),
 		record: m.record, meta: requestMeta{cell: ref.Name(), phase: vocab.PhaseTraffic, promptTokens: int64(ref.Context)}}
 	l.wg.Add(1)
 	go l.dispatch(cellCtx)
@@ -677,5 +734,13 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	cell.Polling, slow = scrapes.record()
 	cell.Warnings = append(cell.Warnings, slow...)
 	cell.Status, cell.Reason = trafficStatus(polls, cell.CapHits, t.MaxOutstanding, w.unfinished)
+	lag, behind := judgeLag(clientLags(reqs, l.windowStart, l.windowEnd), ref.Rate)
+	cell.LagMsP50, cell.LagMsP99, cell.LagMsMax = Round(lag.p50, 3), Round(lag.p99, 3), Round(lag.max, 3)
+	if behind {
+		// Whatever the server did, the window did not offer the load
+		// asked for: the cell cannot say how the server serves it.
+		cell.Status, cell.Reason = vocab.StatusError, lag.reason()
+		cell.Warnings = append(cell.Warnings, lag.warning())
+	}
 	return *cell, nil
 }

@@ -3,6 +3,8 @@ package requests
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,7 +58,8 @@ func ParseDataset(path string, data []byte, format string) (*workload.Dataset, e
 		format = detectFormat(trimmed)
 	}
 	read = format
-	d := &workload.Dataset{Path: path, Format: format}
+	sum := sha256.Sum256(data)
+	d := &workload.Dataset{Path: path, Format: format, SHA256: hex.EncodeToString(sum[:])}
 	var err error
 	switch format {
 	case workload.FormatShareGPT:

@@ -139,3 +139,48 @@ func jsonQuoted(s string) string {
 	b, _ := json.Marshal(s)
 	return strings.Trim(string(b), `"`)
 }
+
+// TestDatasetSHA256: a dataset records the SHA-256 of its file's bytes,
+// so a file of the same path and entries but one byte more (a trailing
+// blank line) is told apart from the original, and one of the same bytes
+// at another path is not.
+func TestDatasetSHA256(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(datasets, "prompts.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tests := []struct {
+		name  string
+		bytes []byte
+		same  bool
+	}{
+		{name: "same bytes elsewhere", bytes: raw, same: true},
+		{name: "one more blank line", bytes: append(append([]byte(nil), raw...), '\n'), same: false},
+	}
+	orig, err := ReadDataset(filepath.Join(datasets, "prompts.jsonl"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(orig.SHA256) != 64 {
+		t.Fatalf("SHA256 %q is not a hex SHA-256", orig.SHA256)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".jsonl")
+			if err := os.WriteFile(path, tt.bytes, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d, err := ReadDataset(path, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Entries) != len(orig.Entries) {
+				t.Fatalf("%d entries, want %d", len(d.Entries), len(orig.Entries))
+			}
+			if same := d.SHA256 == orig.SHA256; same != tt.same {
+				t.Errorf("SHA256 %s vs the original's %s: same = %v, want %v", d.SHA256, orig.SHA256, same, tt.same)
+			}
+		})
+	}
+}

@@ -115,6 +115,9 @@ type Schedule struct {
 	// (warning.DatasetReused of the requests planned, worded so; a
 	// prompt's warnings, request by request).
 	Warnings []warning.Warning
+	// DatasetSHA256 is the hex SHA-256 of the dataset file the requests
+	// were drawn from, as read (workload.Dataset.SHA256); "" without one.
+	DatasetSHA256 string
 
 	reuse reuseInfo // what SentReuseWarning says of the dataset
 }
@@ -244,6 +247,7 @@ func (p *Scheduler) Schedule(ctx context.Context, cfg ScheduleConfig) (*Schedule
 	if p.data != nil {
 		plan.Dropped.TooFewTurns = p.data.Skipped
 		plan.Examined, plan.Usable = p.next, len(p.kept)
+		plan.DatasetSHA256 = p.data.SHA256
 		units := len(p.kept)
 		if p.data.Format == workload.FormatMessages {
 			units = len(p.turns)

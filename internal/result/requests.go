@@ -73,6 +73,11 @@ type RequestRecord struct {
 	// (or, for an arrival held by the outstanding cap, the server) fell
 	// behind the schedule; nil where PlannedMs is.
 	LagMs *float64 `json:"lag_ms,omitempty"`
+	// HeldMs is the part of LagMs the arrival waited for the outstanding
+	// cap (max_outstanding), it or an arrival before it: the server's
+	// share of the lag, not the client's (LagMs − HeldMs is the client's);
+	// nil when no cap wait delayed it.
+	HeldMs *float64 `json:"held_ms,omitempty"`
 
 	// Workloads: set by dataset and conversation workloads.
 

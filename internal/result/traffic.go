@@ -69,11 +69,13 @@ type TrafficCell struct {
 	// its Hash; nil in a cell recorded before schedules were, or one that
 	// errored before its requests were planned.
 	Schedule *Schedule `json:"schedule,omitempty"`
-	// LagMsP99 and LagMsMax are the 99th percentile and the maximum of the
-	// client's lag behind its schedule over the cell's arrivals: actual
-	// minus planned send time, an arrival held by the outstanding cap
-	// excepted (docs/method.md#client-lag); 0 in a closed loop, which has
-	// no planned times.
+	// LagMsP50, LagMsP99 and LagMsMax are the median, the 99th percentile
+	// and the maximum of the
+	// client's lag behind its schedule over the window's arrivals: actual
+	// minus planned send time, less what the outstanding cap held them
+	// (RequestRecord.HeldMs: the server's share), docs/method.md#client-lag;
+	// 0 in a closed loop, which has no planned times.
+	LagMsP50 float64 `json:"lag_ms_p50,omitempty"`
 	LagMsP99 float64 `json:"lag_ms_p99,omitempty"`
 	LagMsMax float64 `json:"lag_ms_max,omitempty"`
 	// SLO is the block's per-request limits a request met to count in

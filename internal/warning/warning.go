@@ -146,9 +146,10 @@ const (
 	Unfinished Code = "unfinished"
 	// ClientLag: the client fell behind its traffic schedule beyond the
 	// bound of docs/method.md#client-lag (the cell is an Error: slogate
-	// could not drive the rate from this machine). Figures: FigLagP99Ms,
-	// FigLagMaxMs, FigLagBoundMs (the p99 bound), FigMeanGapMs (the
-	// schedule's mean gap), FigArrivals (the arrivals the lag is over).
+	// could not drive the rate from this machine). Figures: FigLagP50Ms,
+	// FigLagP99Ms, FigLagMaxMs, FigLagBoundMs (the median's bound),
+	// FigMeanGapMs (the schedule's mean gap), FigArrivals (the arrivals
+	// the lag is over).
 	ClientLag Code = "client_lag"
 )
 
@@ -242,6 +243,7 @@ const (
 	FigDeferred            = "deferred"
 	FigReported            = "reported"
 	FigRepeats             = "repeats"
+	FigLagP50Ms            = "lag_ms_p50"
 	FigLagP99Ms            = "lag_ms_p99"
 	FigLagMaxMs            = "lag_ms_max"
 	FigLagBoundMs          = "lag_bound_ms"

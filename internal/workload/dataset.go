@@ -59,6 +59,10 @@ type Dataset struct {
 	// than two turns: vLLM drops them while loading, and so does
 	// requests.ReadDataset (they are not errors).
 	Skipped int
+	// SHA256 is the hex SHA-256 of the file's bytes as read: what a
+	// traffic cell's schedule records of the dataset, so that two runs of
+	// one path but other contents are told apart.
+	SHA256 string
 }
 
 // DatasetError is a problem with a dataset file: which file, which line
