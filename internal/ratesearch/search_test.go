@@ -99,6 +99,10 @@ func TestSearch(t *testing.T) {
 	if ans.Windows != len(calls) {
 		t.Errorf("Windows %d, probe calls %d", ans.Windows, len(calls))
 	}
+	// Far from the objective, lo and hi decide on their first window.
+	if ans.Probes[0].Windows != 1 || ans.Probes[1].Windows != 1 || ans.Probes[0].Decision != Met || ans.Probes[1].Decision != Failed {
+		t.Errorf("lo and hi: %+v, %+v; want met and failed on one window each", ans.Probes[0], ans.Probes[1])
+	}
 
 	calls = nil
 	none, _ := Search(2, 4, 0.025, capacityProbe(10, 2000, &calls))
@@ -187,6 +191,8 @@ func TestCapacity(t *testing.T) {
 		{name: "just past the tolerance", b: Bounds{Found: true, Rate: 8.9, Lower: 8.5, Upper: 9.1, Precision: 0.025}, want: vocab.Fail},
 		{name: "same", b: base, want: vocab.Pass, says: "within tolerance"},
 		{name: "lower bound at the line", b: Bounds{Found: true, Rate: 9.8, Lower: 9.5, Upper: 10.1, Precision: 0.025}, want: vocab.Pass},
+		{name: "upper below the lower bound, within the tolerance", b: Bounds{Found: true, Rate: 9.1, Lower: 8.9, Upper: 9.3, Precision: 0.025}, want: vocab.Inconclusive},
+		{name: "answer over the line, lower bound under it", b: Bounds{Found: true, Rate: 9.8, Lower: 9.2, Upper: 10.3, Precision: 0.025}, want: vocab.Inconclusive},
 		{name: "straddles", b: Bounds{Found: true, Rate: 9.3, Lower: 8.9, Upper: 9.7, Precision: 0.025}, want: vocab.Inconclusive, says: "would decide it"},
 		{name: "none met, not confidently", b: Bounds{Precision: 0.025}, want: vocab.Inconclusive, says: "no rate"},
 		{name: "none met, lo failed with confidence", b: Bounds{Upper: 2, Precision: 0.025}, want: vocab.Fail},
@@ -202,5 +208,18 @@ func TestCapacity(t *testing.T) {
 	}
 	if got, _ := Capacity(Bounds{}, base, 0.05); got != vocab.Skip {
 		t.Errorf("baseline without an answer: %s, want skip", got)
+	}
+}
+
+// TestLookAlpha: the error is split over the most probes (lo, hi and the
+// bisection's steps) and the most windows of each.
+func TestLookAlpha(t *testing.T) {
+	s := Settings{Lo: 1, Hi: 16}
+	// ln 16 / ln 1.025 = 112.3: 7 halvings, plus lo and hi.
+	if got := s.MaxProbes(); got != 9 {
+		t.Errorf("MaxProbes = %d, want 9", got)
+	}
+	if got, want := s.LookAlpha(), 0.05/36; math.Abs(got-want) > 1e-15 {
+		t.Errorf("LookAlpha = %v, want 0.05 ÷ (9 probes × 4 windows) = %v", got, want)
 	}
 }
