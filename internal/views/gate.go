@@ -21,9 +21,9 @@ import (
 // RunHeader is what the line that opens a server's run tells.
 type RunHeader struct {
 	Server    string
-	Sim       bool          // on the built-in simulator: the line says so before any number
-	Cells     int           // the cells to measure
-	Resumed   bool          // with -resume: Cells are those left of the plan's Of
+	Sim       bool // on the built-in simulator: the line says so before any number
+	Cells     int  // the cells to measure
+	Resumed   bool // with -resume: Cells are those left of the plan's Of
 	Of        int
 	Estimated time.Duration // the estimated measuring time, server start-up excluded
 	OutDir    string        // where the results go
