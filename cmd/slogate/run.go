@@ -17,6 +17,7 @@ import (
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/specload"
+	"github.com/slogate/slogate/internal/views"
 )
 
 // cmdRun is `slogate run [flags] SPEC...`: for every server of every spec,
@@ -62,7 +63,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		if o.Resumed, err = runner.LoadResume(resume); err != nil {
 			return err
 		}
-		if err := o.Resumed.MatchFlags(&flags, func(name string) bool { return given[name] }, stderr); err != nil {
+		if err := o.Resumed.MatchFlags(&flags, func(name string) bool { return given[name] }, func(n runner.Note) { views.WriteResumeNote(stderr, n) }); err != nil {
 			return err
 		}
 		if err := keep.Set(flags.Run); err != nil {

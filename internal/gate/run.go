@@ -153,7 +153,7 @@ func (o *Options) Resume(notes io.Writer) error {
 	}
 	o.Specs = specs
 	set := runner.ResumeSettings{Duration: o.Duration, Sim: o.Sim, Endpoint: o.Endpoint}
-	if err := o.Resumed.MatchPrevious(o.Specs[0], &set, notes); err != nil {
+	if err := o.Resumed.MatchPrevious(o.Specs[0], &set, func(n runner.Note) { views.WriteResumeNote(notes, n) }); err != nil {
 		return err
 	}
 	o.Duration, o.Sim, o.Endpoint = set.Duration, set.Sim, set.Endpoint

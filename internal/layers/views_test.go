@@ -44,26 +44,16 @@ var viewHomes = []struct{ path, why string }{
 // the views, with how many such calls each holds: the rule's ratchet. A
 // file's count may only fall (lower it here when it does); a file not
 // listed may hold none. Each is a move still to make (issue 28, Build
-// item 2): the runner's, measure's and lifecycle's progress lines become
-// typed events a view renders, as the run's cell lines did
-// (views.RunObserver).
+// item 2), as the run's progress lines became typed notes a view writes
+// (runner.Note, views.NoteLine).
 var linesToMove = map[string]int{
 	// assert's k6-style breach line (`x = 5421.3, want >= 6000`): to
 	// return the figures (rule, value read, threshold, cells) and let a
-	// view write the line.
+	// view write the line. The line is stored: it is a verdict's Details
+	// in results.json, read back by report, merge and the annotations, and
+	// a search probe's objective lines, so the figures must go into
+	// result.Verdict (and the probe's record) for a view to write it.
 	"internal/assert/explain.go": 3,
-	// The progress log of a server's run: boots, facts, resume, prompts
-	// built, warnings as they happen.
-	"internal/lifecycle/container.go": 1,
-	"internal/lifecycle/launch.go":    2,
-	"internal/measure/decode.go":      1,
-	"internal/measure/meter.go":       1,
-	"internal/measure/prefill.go":     1,
-	"internal/measure/prompt.go":      1,
-	"internal/runner/boots.go":        7,
-	"internal/runner/correctness.go":  2,
-	"internal/runner/resume.go":       7,
-	"internal/runner/runner.go":       2,
 }
 
 // lineCalls are the calls in file f that format a user-facing line, as

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/warning"
 )
@@ -244,6 +243,6 @@ func (l *Launcher) bootContainer(ctx context.Context) (*container, error) {
 			map[string]float64{warning.FigContainers: float64(len(left))}))
 	}
 	id := l.cfg.RunID
-	l.cfg.Logf("starting server: %s", shellcmd.Line(srv.RedactedEnv(), srv.ContainerArgv(id)))
+	l.cfg.note(Starting{Env: srv.RedactedEnv(), Argv: srv.ContainerArgv(id)})
 	return startContainer(path, srv, id, l.cfg.LogPath)
 }

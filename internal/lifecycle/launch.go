@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/warning"
 )
@@ -65,8 +64,8 @@ func (s *Server) Stop(why string, grace time.Duration, force <-chan struct{}) er
 
 // WaitReady polls until a launched server is ready (waitReady): it fails
 // at once when the process exits, and after timeout otherwise; progress
-// hears a note every 30 s of waiting.
-func (s *Server) WaitReady(ctx context.Context, timeout time.Duration, progress func(string)) (ReadyInfo, error) {
+// hears a StillWaiting every 30 s of waiting.
+func (s *Server) WaitReady(ctx context.Context, timeout time.Duration, progress func(Note)) (ReadyInfo, error) {
 	return waitReady(ctx, s.proc, s.Client, timeout, progress)
 }
 
@@ -133,10 +132,16 @@ type LaunchConfig struct {
 	RunID string
 	// LogPath receives the server's output.
 	LogPath string
-	// Logf and Warn hear what the launch says (the command it starts, the
-	// containers earlier runs left behind).
-	Logf func(format string, args ...any)
+	// Note and Warn hear what the launch says (the command it starts, the
+	// containers earlier runs left behind); a nil Note hears nothing.
+	Note func(Note)
 	Warn func(warning.Warning)
+}
+
+func (c LaunchConfig) note(n Note) {
+	if c.Note != nil {
+		c.Note(n)
+	}
 }
 
 // Launcher is a server ready to be started: its command, environment and
@@ -158,7 +163,7 @@ type Launcher struct {
 func NewLauncher(cfg LaunchConfig) (*Launcher, error) {
 	srv := cfg.Server
 	if cfg.Sim && srv.Container != nil {
-		cfg.Logf("-sim: the simulator runs as a process; the container block is not used")
+		cfg.note(SimNoContainer{})
 		srv = srv.WithoutContainer()
 	}
 	argv, env := srv.Argv(), maps.Clone(srv.Env)
@@ -203,7 +208,7 @@ func (l *Launcher) Start(ctx context.Context) (*Server, error) {
 		}
 		return &Server{Client: l.Client, proc: c.client, stopper: c}, nil
 	}
-	l.cfg.Logf("starting server: %s", shellcmd.Line(srv.RedactedEnv(), l.shown))
+	l.cfg.note(Starting{Env: srv.RedactedEnv(), Argv: l.shown})
 	p, err := StartProcess(l.argv, l.env, l.cfg.LogPath, srv.APIKey)
 	if err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ func TestLlamaCppTokenizer(t *testing.T) {
 // error saying why, before anything is started.
 func TestLlamaCppNoSimulator(t *testing.T) {
 	srv := &spec.Server{Name: "tiny", Engine: spec.EngineLlamaCpp, Model: "/m/tiny.gguf", Port: 1}
-	_, err := NewLauncher(LaunchConfig{Server: srv, Sim: true, Logf: t.Logf, Warn: func(warning.Warning) {}})
+	_, err := NewLauncher(LaunchConfig{Server: srv, Sim: true, Note: func(n Note) { t.Logf("%+v", n) }, Warn: func(warning.Warning) {}})
 	if exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), `-sim: slogate's simulator imitates vLLM and SGLang, not llama.cpp (server "tiny", engine = "llamacpp")`) {
 		t.Fatalf("err = %v", err)
 	}

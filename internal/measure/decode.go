@@ -413,12 +413,13 @@ func (d *decodeRun) storeKVCheck() {
 	d.cell.KVUsageCheck, text = d.kvc.result(d.ref.Name(), d.m.KVTokens, d.m.KVSource)
 	if text != "" {
 		c := d.cell.KVUsageCheck
-		d.cell.Warnings = append(d.cell.Warnings, warning.New(warning.KVCapacity, text, "", map[string]float64{
+		w := warning.New(warning.KVCapacity, text, "", map[string]float64{
 			warning.FigImpliedTokens:  float64(c.ImpliedCapacityTokens),
 			warning.FigCapacityTokens: float64(c.CapacityTokens),
 			warning.FigRatio:          float64(c.CapacityTokens) / float64(c.ImpliedCapacityTokens),
-		}))
-		d.m.logf("warning: %s", text)
+		})
+		d.cell.Warnings = append(d.cell.Warnings, w)
+		d.m.note(Warned{Warning: w})
 	}
 }
 

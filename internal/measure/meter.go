@@ -58,10 +58,10 @@ type Meter struct {
 	Record func(*result.RequestRecord)
 	// Progress hears the live state of the cell (about twice a second).
 	Progress func(Progress)
-	// Warn is a warning of the run (results.json's warnings), Logf a line
-	// that belongs to no cell.
+	// Warn is a warning of the run (results.json's warnings), Note what
+	// the meter tells that belongs to no cell's result.
 	Warn func(warning.Warning)
-	Logf func(format string, args ...any)
+	Note func(Note)
 	// clock, when set (tests), replaces a decode cell's clock: it is given
 	// the load and returns its now (ns since origin).
 	clock func(l *load) func() int64
@@ -89,9 +89,9 @@ func (m *Meter) warn(w warning.Warning) {
 	}
 }
 
-func (m *Meter) logf(format string, args ...any) {
-	if m.Logf != nil {
-		m.Logf(format, args...)
+func (m *Meter) note(n Note) {
+	if m.Note != nil {
+		m.Note(n)
 	}
 }
 

@@ -118,7 +118,7 @@ func (m *Meter) WarmStreams(ctx context.Context, cp *ContextPrompts, salt string
 			m.warn(warning.New(warning.WarmUpFailed, fmt.Sprintf("cache warm-up request of stream %d at %s failed", i+2, vocab.FormatTokens(cp.ctxLen)), err.Error(), nil))
 		}
 	}
-	m.logf("prompts at %s: warmed the prompts of streams 2–%d in %v", vocab.FormatTokens(cp.ctxLen), len(cp.Prompts), time.Since(t0).Round(time.Millisecond))
+	m.note(PromptsWarmed{Context: cp.ctxLen, Streams: len(cp.Prompts), Took: time.Since(t0)})
 	return nil
 }
 

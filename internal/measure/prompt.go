@@ -268,8 +268,7 @@ func (m *Meter) BuildPrompts(ctx context.Context, ctxLen, streams int) (*Context
 		}
 		return nil, exit.Infraf("building the prompts of context %s: %v", vocab.FormatTokens(ctxLen), err)
 	}
-	m.logf("prompts at %s: %d of %d tokens built in %v with %d POST /tokenize calls (%s exchanged)",
-		vocab.FormatTokens(ctxLen), len(ps), n, time.Since(t0).Round(time.Millisecond), tok.Calls-calls, byteSize(tok.Bytes-bytes))
+	m.note(PromptsBuilt{Context: ctxLen, Prompts: len(ps), Tokens: n, Took: time.Since(t0), TokenizeCalls: tok.Calls - calls, Exchanged: tok.Bytes - bytes})
 	cp := &ContextPrompts{ctxLen: ctxLen, Prompts: ps}
 	for i, p := range ps {
 		for _, w := range p.Warnings {
@@ -296,17 +295,6 @@ func (m *Meter) DecodeBodies(cp *ContextPrompts, salt string) [][]byte {
 		}
 	}
 	return cp.bodies
-}
-
-// byteSize formats a byte count in KB/MB.
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // Path is the streaming endpoint measure.endpoint names.

@@ -23,7 +23,7 @@ import (
 // run, so that no process of the last boot is left, and the same start.
 // The last boot's log is kept as server.bootN.log.
 func (r *run) reboot(ctx context.Context, b int) error {
-	r.logf("boot %d of %d: restarting the server (measure.boots = %d)", b, r.boots(), r.boots())
+	r.note(Rebooting{Boot: b, Boots: r.boots()})
 	if err := r.stopServer(fmt.Sprintf("normal stop, boot %d of %d starts next", b, r.boots())); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (r *run) keepAttemptLog() error {
 		if err := os.Rename(logPath, kept); err != nil {
 			return exit.Infraf("-resume: keeping the resumed run's server log: %v", err)
 		}
-		r.logf("-resume: the resumed run's server log is kept as %s", kept)
+		r.note(AttemptLogKept{Path: kept})
 		return nil
 	}
 }
@@ -65,7 +65,7 @@ func (r *run) boot(ctx context.Context) error {
 	if r.cfg.Endpoint != "" {
 		r.client = lifecycle.NewClient(r.cfg.Endpoint, srv.APIKey, srv.ServedName()).ForServer(srv)
 		r.server = lifecycle.Endpoint(r.client)
-		r.logf("measuring the running server at %s (no boot, no stop)", r.client.Base())
+		r.note(MeasuringEndpoint{Base: r.client.Base()})
 		if r.boots() > 1 {
 			return exit.Usagef("measure.boots = %d restarts the server between groups of repeats, which -endpoint cannot (slogate did not start it): drop -endpoint, or set boots = 1", r.boots())
 		}
@@ -79,7 +79,7 @@ func (r *run) boot(ctx context.Context) error {
 	}
 	logPath := filepath.Join(r.cfg.OutDir, "server.log")
 	l, err := lifecycle.NewLauncher(lifecycle.LaunchConfig{Server: srv, Sim: r.cfg.Sim, SimExecutable: r.cfg.SimExecutable,
-		Boot: r.bootNo, RunID: strings.TrimPrefix(r.runID, "slogate-"), LogPath: logPath, Logf: r.logf, Warn: r.warn})
+		Boot: r.bootNo, RunID: strings.TrimPrefix(r.runID, "slogate-"), LogPath: logPath, Note: func(n lifecycle.Note) { r.note(n) }, Warn: r.warn})
 	if l != nil {
 		r.client = l.Client
 	}
@@ -95,13 +95,13 @@ func (r *run) boot(ctx context.Context) error {
 		timeout = spec.DefaultReadyTimeout
 	}
 	t0 := time.Now()
-	info, err := r.server.WaitReady(ctx, timeout, func(s string) { r.logf("%s", s) })
+	info, err := r.server.WaitReady(ctx, timeout, func(n lifecycle.Note) { r.note(n) })
 	if err != nil {
 		return err
 	}
 	r.maxModelLen = info.MaxModelLen
 	r.startups = append(r.startups, time.Since(t0))
-	r.logf("server ready in %.1fs (log: %s)", time.Since(t0).Seconds(), logPath)
+	r.note(ServerReady{Startup: time.Since(t0), LogPath: logPath})
 	return nil
 }
 
@@ -135,31 +135,10 @@ func (r *run) discover(ctx context.Context) error {
 		r.warn(w)
 	}
 	for _, f := range notes {
-		r.logf("server %s: %s", srv.Name, f)
+		r.note(ServerFact{Server: srv.Name, Fact: f})
 	}
-	kvText := "unknown"
-	if r.kvPool.Tokens > 0 {
-		kvText = fmt.Sprintf("%d tokens (from %s)", r.kvPool.Tokens, facts.KVCacheSource)
-		if r.kvDetail != "" {
-			kvText = fmt.Sprintf("%d tokens (from %s: %s)", r.kvPool.Tokens, facts.KVCacheSource, r.kvDetail)
-		}
-		if r.kvPool.Slots > 0 {
-			kvText += fmt.Sprintf(", %d per slot over %d slots", r.kvPool.PerSlot(), r.kvPool.Slots)
-		}
-		if r.kvPool.Engines > 1 {
-			kvText += fmt.Sprintf(", %d per engine over %d data-parallel engines", r.kvPool.PerEngine(), r.kvPool.Engines)
-		}
-	}
-	r.logf("server %s: version %s, max_model_len %d, KV cache %s", srv.Name, orDash(facts.Version), r.maxModelLen, kvText)
+	r.note(ServerFacts{Server: srv.Name, Version: facts.Version, MaxModelLen: r.maxModelLen, KV: r.kvPool, KVSource: facts.KVCacheSource, KVDetail: r.kvDetail})
 	return ctx.Err()
-}
-
-// orDash shows an unknown value as "unknown".
-func orDash(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 // stopServer stops the running server (its process group or container),

@@ -6,7 +6,6 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/measure"
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/warning"
 )
 
@@ -29,14 +28,13 @@ func (r *run) correctness(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r.logf("%s: correctness %q: %d prompts, greedy, %d at a time", r.cfg.Server.Name, c.Name, len(c.Items.Items), c.Concurrency)
+		r.note(CorrectnessStarting{Server: r.cfg.Server.Name, Block: c.Name, Prompts: len(c.Items.Items), Concurrency: c.Concurrency})
 		rec := measure.Correctness(ctx, r.client, c)
 		rec.Unfinished = ctx.Err() != nil
 		rec.Speculative = r.cfg.Server.Speculative != nil
 		rec.GPUSeconds = measure.Round(rec.ElapsedS*float64(gpus), 2)
-		cost := "GPU-s"
 		if r.cpuServer() { // no GPU: its cost is the server time
-			rec.GPUSeconds, cost = 0, "server-s on a CPU server, no GPU"
+			rec.GPUSeconds = 0
 		}
 		for _, u := range rec.Unavailable {
 			r.warn(warning.New(warning.CorrectnessUnavailable, fmt.Sprintf("correctness %q", c.Name), u, nil))
@@ -59,8 +57,8 @@ func (r *run) correctness(ctx context.Context) error {
 		if r.cpuServer() {
 			spent = rec.ElapsedS
 		}
-		r.logf("%s: correctness %q: %d outputs in %ss (%s %s)", r.cfg.Server.Name, c.Name, rec.Prompts-rec.Errors,
-			numfmt.Fixed(rec.ElapsedS, 1), numfmt.Fixed(spent, 1), cost)
+		r.note(CorrectnessDone{Server: r.cfg.Server.Name, Block: c.Name, Outputs: rec.Prompts - rec.Errors,
+			ElapsedS: rec.ElapsedS, Spent: spent, CPU: r.cpuServer()})
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ func (r *run) meter() *measure.Meter {
 		Window: r.window(), MaxOutput: m.MaxOutput, Percentiles: m.PercentilesOf(), MaxModelLen: r.maxModelLen,
 		KVTokens: r.kvPool.Tokens, KVSource: r.results.Server.KVCacheSource,
 		SteadyHold: r.cfg.SteadyHold, StreamIdleTimeout: r.cfg.StreamIdleTimeout,
-		Record: r.requests.write, Progress: r.progress, Warn: r.warn, Logf: r.logf}
+		Record: r.requests.write, Progress: r.progress, Warn: r.warn, Note: func(n measure.Note) { r.note(n) }}
 }
 
 // progress tells the observer a cell's live state, with where the run is.

@@ -10,8 +10,9 @@ import (
 // Observer receives the run's events as they happen. cmd/slogate adapts
 // them to a report.TestStream; runner itself never prints.
 type Observer interface {
-	// Log is a line that belongs to no cell (server start, warnings).
-	Log(line string)
+	// Note is what the run tells that belongs to no cell (server start,
+	// facts, warnings), as a value (Note).
+	Note(n Note)
 	// CellStart announces a cell about to be measured.
 	CellStart(ref vocab.CellRef)
 	// Progress is the live state of the cell being measured (about twice a second).
@@ -38,7 +39,7 @@ type Progress struct {
 // nopObserver discards everything.
 type nopObserver struct{}
 
-func (nopObserver) Log(string)                                    {}
+func (nopObserver) Note(Note)                                     {}
 func (nopObserver) CellStart(vocab.CellRef)                       {}
 func (nopObserver) Progress(Progress)                             {}
 func (nopObserver) PrefillDone(result.PrefillCell, time.Duration) {}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -91,13 +90,13 @@ func (rs *Resumed) SelectServer(specs []*spec.Spec) ([]*spec.Spec, error) {
 // continues (result.RunFlags, recorded in its results.json), so that it
 // measures exactly the rest of what that run was asked: -run, -server,
 // -stream-timeout and each -var not given again are taken from the record,
-// and said on notes; one given again with another value is a usage error
+// and told to note; one given again with another value is a usage error
 // (its cells would answer another question: start a fresh run instead), as
 // is a -var the first run was not given. A secret -var (recorded redacted)
 // must be given again. now holds the flags as given, given says which
 // flags were (by name: "run", "server", "stream-timeout"). Results
 // written before flags were recorded leave now as it is.
-func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool, notes io.Writer) error {
+func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool, note func(Note)) error {
 	if rs.Previous == nil || rs.Previous.Flags == nil {
 		return nil
 	}
@@ -113,7 +112,7 @@ func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool
 		switch {
 		case !given(f.flag):
 			if *f.was != "" && *f.now != *f.was {
-				fmt.Fprintf(notes, "slogate: -resume: -%s %s, as the interrupted run was given\n", f.flag, shellcmd.Quote(*f.was))
+				note(FlagCarried{Flag: f.flag, Value: *f.was})
 			}
 			*f.now = *f.was
 		case *f.now != *f.was && f.flag != "stream-timeout":
@@ -121,7 +120,7 @@ func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool
 				rs.Dir, flagText(f.flag, *f.was), f.flag, shellcmd.Quote(*f.now), f.flag)
 		}
 	}
-	var carried []string
+	var carried []Var
 	for _, name := range slices.Sorted(maps.Keys(was.Vars)) {
 		v, ok := now.Vars[name]
 		switch {
@@ -136,7 +135,7 @@ func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool
 				now.Vars = map[string]string{}
 			}
 			now.Vars[name] = was.Vars[name]
-			carried = append(carried, name+"="+shellcmd.Quote(was.Vars[name]))
+			carried = append(carried, Var{Name: name, Value: was.Vars[name]})
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(now.Vars)) {
@@ -145,7 +144,7 @@ func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool
 		}
 	}
 	if len(carried) > 0 {
-		fmt.Fprintf(notes, "slogate: -resume: -var %s, as the interrupted run was given\n", strings.Join(carried, " -var "))
+		note(VarsCarried{Vars: carried})
 	}
 	return nil
 }
@@ -172,8 +171,8 @@ type ResumeSettings struct {
 // (-duration of the first run carries over), the same server mode (-sim or
 // -endpoint, unless given again), the same launch command and measure
 // settings and workload (a change is a usage error: start a fresh run instead). What it
-// carries over it says on notes.
-func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, notes io.Writer) error {
+// carries over it tells note.
+func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, note func(Note)) error {
 	prev := rs.Previous
 	if prev == nil {
 		return nil // only cells.jsonl survived: nothing to compare with
@@ -184,7 +183,7 @@ func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, notes io.Wr
 		switch {
 		case set.Duration == 0 && sp.Measure != nil && sp.Measure.Duration != was:
 			set.Duration = was
-			fmt.Fprintf(notes, "slogate: -resume: measuring with the interrupted run's window of %v\n", was)
+			note(WindowCarried{Window: was})
 		case set.Duration > 0 && set.Duration != was:
 			return exit.Usagef("-resume %s: that run measured %v windows, not -duration %v: its cells would not be comparable; drop -duration (or start a fresh run)", rs.Dir, was, set.Duration)
 		}
@@ -208,10 +207,10 @@ func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, notes io.Wr
 		switch {
 		case len(prev.Server.Argv) == 0 && prev.Server.Endpoint != "":
 			set.Endpoint = prev.Server.Endpoint
-			fmt.Fprintf(notes, "slogate: -resume: measuring the running server at %s (-endpoint) as the interrupted run did\n", set.Endpoint)
+			note(EndpointCarried{Endpoint: set.Endpoint})
 		case prev.Server.Simulated:
 			set.Sim = true
-			fmt.Fprintln(notes, "slogate: -resume: launching the simulator (-sim) as the interrupted run did")
+			note(SimCarried{})
 		}
 	}
 	if set.Endpoint == "" && len(prev.Server.Argv) > 0 {
@@ -353,11 +352,11 @@ func (r *run) resumeCorrectness() error {
 			continue
 		}
 		if why := correctnessChanged(prev, c); why != "" {
-			r.logf("%s: -resume: correctness %q is measured again: %s", r.cfg.Server.Name, c.Name, why)
+			r.note(CorrectnessRemeasured{Server: r.cfg.Server.Name, Block: c.Name, Why: why})
 			continue
 		}
 		r.results.Correctness = append(r.results.Correctness, *prev)
-		r.logf("%s: -resume: correctness %q is kept: %d outputs in %s", r.cfg.Server.Name, c.Name, len(prev.Outputs), result.CorrectnessFile)
+		r.note(CorrectnessKept{Server: r.cfg.Server.Name, Block: c.Name, Outputs: len(prev.Outputs), File: result.CorrectnessFile})
 	}
 	if len(r.results.Correctness) == 0 {
 		if err := os.Remove(filepath.Join(r.cfg.OutDir, result.CorrectnessFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {

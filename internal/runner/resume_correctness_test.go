@@ -6,18 +6,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/workload"
 )
 
-// logObserver keeps the run's log lines.
-type logObserver struct {
+// noteObserver keeps the run's notes.
+type noteObserver struct {
 	nopObserver
-	lines []string
+	notes []Note
 }
 
-func (o *logObserver) Log(s string) { o.lines = append(o.lines, s) }
+func (o *noteObserver) Note(n Note) { o.notes = append(o.notes, n) }
 
 // TestResumeKeepsCorrectness: a resumed run keeps a correctness block the
 // run it continues measured in full (results.json's record and its outputs
@@ -38,18 +40,19 @@ func TestResumeKeepsCorrectness(t *testing.T) {
 		name string
 		prev *result.Correctness // nil: the run it continues measured no block
 		kept bool
-		log  string
+		note Note   // the note that says so; nil for none
+		why  string // how a CorrectnessRemeasured's Why starts
 	}{
-		{name: "complete block kept", prev: measured(nil), kept: true, log: `-resume: correctness "greedy" is kept: 2 outputs in correctness.jsonl`},
+		{name: "complete block kept", prev: measured(nil), kept: true, note: CorrectnessKept{Server: "q", Block: "greedy", Outputs: 2, File: "correctness.jsonl"}},
 		{name: "no block measured", prev: nil},
 		{name: "stopped while measured", prev: measured(func(c *result.Correctness) { c.Unfinished = true; c.Errors = 1 }),
-			log: `-resume: correctness "greedy" is measured again: the run it continues was stopped while measuring it`},
+			note: CorrectnessRemeasured{}, why: "the run it continues was stopped while measuring it"},
 		{name: "settings changed", prev: measured(func(c *result.Correctness) { c.MaxOutput = 16 }),
-			log: `correctness "greedy" is measured again: its settings changed since that run`},
+			note: CorrectnessRemeasured{}, why: "its settings changed since that run"},
 		{name: "outputs gone", prev: measured(func(c *result.Correctness) { c.Outputs = nil }),
-			log: `correctness "greedy" is measured again: correctness.jsonl holds 0 of its 2 outputs`},
+			note: CorrectnessRemeasured{}, why: "correctness.jsonl holds 0 of its 2 outputs"},
 		{name: "dataset changed", prev: measured(func(c *result.Correctness) { c.Outputs[1].Prompt = "c" }),
-			log: `correctness "greedy" is measured again: its dataset changed since that run (line 2)`},
+			note: CorrectnessRemeasured{}, why: "its dataset changed since that run (line 2)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,7 +67,7 @@ func TestResumeKeepsCorrectness(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			obs := &logObserver{}
+			obs := &noteObserver{}
 			r := &run{cfg: cfg, observer: obs}
 			r.results = r.initialResults()
 			if _, err := r.resume(); err != nil {
@@ -81,8 +84,24 @@ func TestResumeKeepsCorrectness(t *testing.T) {
 			case !tc.kept && err == nil:
 				t.Errorf("a block measured again left its old outputs in correctness.jsonl:\n%s", b)
 			}
-			if log := strings.Join(obs.lines, "\n"); !strings.Contains(log, tc.log) {
-				t.Errorf("log lacks %q:\n%s", tc.log, log)
+			var notes []Note
+			for _, n := range obs.notes {
+				switch n := n.(type) {
+				case CorrectnessKept:
+					notes = append(notes, n)
+				case CorrectnessRemeasured:
+					if n.Server == cfg.Server.Name && n.Block == "greedy" && strings.HasPrefix(n.Why, tc.why) {
+						n = CorrectnessRemeasured{} // matched: the reason is the figure checked
+					}
+					notes = append(notes, n)
+				}
+			}
+			var want []Note
+			if tc.note != nil {
+				want = []Note{tc.note}
+			}
+			if d := cmp.Diff(want, notes); d != "" {
+				t.Errorf("correctness notes (-want +got; a Remeasured is blank when its Why starts %q):\n%s", tc.why, d)
 			}
 		})
 	}

@@ -1,13 +1,14 @@
 package runner
 
 import (
-	"bytes"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/measure"
@@ -38,20 +39,26 @@ func TestMatchPrevious(t *testing.T) {
 		wantDur  time.Duration
 		wantSim  bool
 		wantEP   string
+		notes    []Note // what it tells, when it returns no error
 	}{
-		{name: "window and -sim carry over", rs: prev(nil), wantDur: time.Second, wantSim: true},
-		{name: "the same -duration again", flags: ResumeSettings{Duration: time.Second}, rs: prev(nil), wantDur: time.Second, wantSim: true},
+		{name: "window and -sim carry over", rs: prev(nil), wantDur: time.Second, wantSim: true,
+			notes: []Note{WindowCarried{Window: time.Second}, SimCarried{}}},
+		{name: "the same -duration again", flags: ResumeSettings{Duration: time.Second}, rs: prev(nil), wantDur: time.Second, wantSim: true,
+			notes: []Note{SimCarried{}}},
 		{name: "another -duration", flags: ResumeSettings{Duration: 2 * time.Second}, rs: prev(nil), wantCode: exit.Usage, wantMsg: "that run measured 1s windows, not -duration 2s"},
 		{name: "max_output changed", rs: prev(func(r *result.Results) { r.Measure.MaxOutput = 256 }), wantCode: exit.Usage, wantMsg: "the spec's measure block changed since that run (max_output 256 →"},
 		{name: "launch changed", rs: prev(func(r *result.Results) { r.Server.Argv = []string{"vllm", "serve", "other"} }), wantCode: exit.Usage, wantMsg: "the server's launch command changed since that run"},
 		{name: "endpoint carries over", rs: prev(func(r *result.Results) {
 			r.Server.Simulated, r.Server.Argv, r.Server.Endpoint = false, nil, "http://10.0.0.1:8000"
-		}), wantDur: time.Second, wantEP: "http://10.0.0.1:8000"},
+		}), wantDur: time.Second, wantEP: "http://10.0.0.1:8000",
+			notes: []Note{WindowCarried{Window: time.Second}, EndpointCarried{Endpoint: "http://10.0.0.1:8000"}}},
 		{name: "an endpoint that was a simulator carries over as the endpoint", rs: prev(func(r *result.Results) {
 			r.Server.Simulated, r.Server.Argv, r.Server.Endpoint = true, nil, "http://127.0.0.1:8123"
-		}), wantDur: time.Second, wantEP: "http://127.0.0.1:8123"},
+		}), wantDur: time.Second, wantEP: "http://127.0.0.1:8123",
+			notes: []Note{WindowCarried{Window: time.Second}, EndpointCarried{Endpoint: "http://127.0.0.1:8123"}}},
 		{name: "only cells.jsonl survived", rs: &Resumed{Dir: "OUT", Server: "q"}},
-		{name: "the same workload", rs: prev(func(r *result.Results) { r.Workload = measure.WorkloadRecord(sp.Workload) }), wantDur: time.Second, wantSim: true},
+		{name: "the same workload", rs: prev(func(r *result.Results) { r.Workload = measure.WorkloadRecord(sp.Workload) }), wantDur: time.Second, wantSim: true,
+			notes: []Note{WindowCarried{Window: time.Second}, SimCarried{}}},
 		{name: "workload changed", rs: prev(func(r *result.Results) {
 			r.Workload = measure.WorkloadRecord(&spec.Workload{Options: workload.Options{Prompt: "random", Seed: 7}})
 		}),
@@ -60,8 +67,8 @@ func TestMatchPrevious(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.flags
-			var stderr bytes.Buffer
-			err := tc.rs.MatchPrevious(sp, &f, &stderr)
+			var notes []Note
+			err := tc.rs.MatchPrevious(sp, &f, func(n Note) { notes = append(notes, n) })
 			if exit.Code(err) != tc.wantCode {
 				t.Fatalf("exit %d (%v), want %d", exit.Code(err), err, tc.wantCode)
 			}
@@ -70,6 +77,9 @@ func TestMatchPrevious(t *testing.T) {
 			}
 			if err == nil && (f.Duration != tc.wantDur || f.Sim != tc.wantSim || f.Endpoint != tc.wantEP) {
 				t.Errorf("duration %v sim %v endpoint %q; want %v %v %q", f.Duration, f.Sim, f.Endpoint, tc.wantDur, tc.wantSim, tc.wantEP)
+			}
+			if d := cmp.Diff(tc.notes, notes); err == nil && d != "" {
+				t.Errorf("notes (-want +got):\n%s", d)
 			}
 		})
 	}
@@ -89,14 +99,16 @@ func TestMatchFlags(t *testing.T) {
 		given   []string
 		want    result.RunFlags
 		wantMsg string // the usage error; "" for none
-		wantSay string // on notes
+		notes   []Note // what it tells when it returns no error
 	}{
 		{name: "every flag carries over", rs: rs, now: result.RunFlags{Vars: map[string]string{"api_key": "k"}},
-			want:    result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "5s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
-			wantSay: "slogate: -resume: -run 'ctx=8K/conc=(1|2)$', as the interrupted run was given\n"},
+			want: result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "5s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
+			notes: []Note{FlagCarried{Flag: "run", Value: recorded.Run}, FlagCarried{Flag: "server", Value: "q"},
+				FlagCarried{Flag: "stream-timeout", Value: "5s"}, VarsCarried{Vars: []Var{{Name: "sim_args", Value: "[]"}}}}},
 		{name: "the same flags again", rs: rs, given: []string{"run", "server"},
-			now:  result.RunFlags{Run: recorded.Run, Server: "q", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
-			want: result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "5s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}}},
+			now:   result.RunFlags{Run: recorded.Run, Server: "q", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
+			want:  result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "5s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
+			notes: []Note{FlagCarried{Flag: "stream-timeout", Value: "5s"}}},
 		{name: "another -run", rs: rs, given: []string{"run"}, now: result.RunFlags{Run: "conc=4"},
 			wantMsg: "-resume OUT: that run was given -run 'ctx=8K/conc=(1|2)$', not -run conc=4: a resumed run measures the rest of what that run was asked; drop -run"},
 		{name: "-run where the first run had none", rs: &Resumed{Dir: "OUT", Previous: &result.Results{Flags: &result.RunFlags{}}}, given: []string{"run"}, now: result.RunFlags{Run: "conc=4"},
@@ -104,7 +116,8 @@ func TestMatchFlags(t *testing.T) {
 		{name: "another -server", rs: rs, given: []string{"server"}, now: result.RunFlags{Server: "r"},
 			wantMsg: "that run was given -server q, not -server r"},
 		{name: "another -stream-timeout is allowed", rs: rs, given: []string{"stream-timeout"}, now: result.RunFlags{StreamTimeout: "9s", Vars: map[string]string{"api_key": "k"}},
-			want: result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "9s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}}},
+			want:  result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "9s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
+			notes: []Note{FlagCarried{Flag: "run", Value: recorded.Run}, FlagCarried{Flag: "server", Value: "q"}, VarsCarried{Vars: []Var{{Name: "sim_args", Value: "[]"}}}}},
 		{name: "another -var", rs: rs, now: result.RunFlags{Vars: map[string]string{"api_key": "k", "sim_args": `["--sim-slowdown", "1.2"]`}},
 			wantMsg: `that run was given -var sim_args='[]', not '["--sim-slowdown", "1.2"]'`},
 		{name: "a -var the first run was not given", rs: rs, now: result.RunFlags{Vars: map[string]string{"api_key": "k", "extra": "1"}},
@@ -117,8 +130,8 @@ func TestMatchFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			now := tc.now
-			var notes bytes.Buffer
-			err := tc.rs.MatchFlags(&now, func(f string) bool { return slices.Contains(tc.given, f) }, &notes)
+			var notes []Note
+			err := tc.rs.MatchFlags(&now, func(f string) bool { return slices.Contains(tc.given, f) }, func(n Note) { notes = append(notes, n) })
 			if tc.wantMsg != "" {
 				if exit.Code(err) != exit.Usage || !strings.Contains(fmt.Sprint(err), tc.wantMsg) {
 					t.Fatalf("err = %v (exit %d), want exit 2 with %q", err, exit.Code(err), tc.wantMsg)
@@ -131,8 +144,8 @@ func TestMatchFlags(t *testing.T) {
 			if !reflect.DeepEqual(now, tc.want) {
 				t.Errorf("flags = %+v, want %+v", now, tc.want)
 			}
-			if tc.wantSay != "" && !strings.Contains(notes.String(), tc.wantSay) {
-				t.Errorf("notes lack %q:\n%s", tc.wantSay, notes.String())
+			if d := cmp.Diff(tc.notes, notes); d != "" {
+				t.Errorf("notes (-want +got):\n%s", d)
 			}
 		})
 	}

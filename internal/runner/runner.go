@@ -231,14 +231,14 @@ func (r *run) window() time.Duration {
 	return time.Duration(r.results.Measure.DurationS * float64(time.Second))
 }
 
-func (r *run) logf(format string, args ...any) { r.observer.Log(fmt.Sprintf(format, args...)) }
+func (r *run) note(n Note) { r.observer.Note(n) }
 
 func (r *run) warn(w warning.Warning) {
 	if warning.Holds(r.results.Warnings, w) { // a resumed run repeats the first one's
 		return
 	}
 	r.results.Warnings = append(r.results.Warnings, w)
-	r.observer.Log("warning: " + w.String())
+	r.observer.Note(w)
 }
 
 func (r *run) run(ctx context.Context) error {
@@ -271,7 +271,7 @@ func (r *run) run(ctx context.Context) error {
 	}
 	if remaining == 0 && !r.correctnessPending() {
 		if r.cfg.Resume != nil {
-			r.logf("%s: nothing left to measure: every cell of the plan is in %s", r.cfg.Server.Name, filepath.Join(r.cfg.OutDir, "cells.jsonl"))
+			r.note(NothingLeft{Server: r.cfg.Server.Name, CellsFile: filepath.Join(r.cfg.OutDir, "cells.jsonl")})
 		}
 		return nil
 	}

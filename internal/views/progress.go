@@ -51,9 +51,6 @@ func NewRunObserver(stream report.TestStream, server string, verbose bool) *RunO
 	return &RunObserver{stream: stream, server: server, verbose: verbose, open: map[string]time.Time{}, warned: map[string]*warned{}}
 }
 
-// Log streams a line that belongs to no cell.
-func (o *RunObserver) Log(line string) { o.stream.Log(line) }
-
 // CellStart announces the cell as a running test.
 func (o *RunObserver) CellStart(ref vocab.CellRef) {
 	test := ref.TestName(o.server)

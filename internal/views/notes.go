@@ -1,0 +1,130 @@
+package views
+
+// This file is the run view's lines of what a server's run tells outside
+// its cells (runner.Note): the launch, readiness, the server's facts,
+// prompts built, correctness blocks, what -resume carries over, and the
+// run's warnings as they happen.
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/measure"
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/runner"
+	"github.com/slogate/slogate/internal/shellcmd"
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
+)
+
+// Note streams the line of a note of the run (runner.Observer).
+func (o *RunObserver) Note(n runner.Note) { o.stream.Log(NoteLine(n)) }
+
+// WriteResumeNote writes on w the line of a note -resume gives before
+// the run starts (runner.Resumed.MatchFlags, MatchPrevious), as slogate
+// says it: "slogate: -resume: …".
+func WriteResumeNote(w io.Writer, n runner.Note) {
+	fmt.Fprintln(w, "slogate: "+NoteLine(n))
+}
+
+// NoteLine is the console line of note n (one of runner.Note's types); a
+// value of another type is shown as Go prints it.
+func NoteLine(n runner.Note) string {
+	switch n := n.(type) {
+	case warning.Warning:
+		return "warning: " + n.String()
+	case measure.Warned:
+		return "warning: " + n.Warning.String()
+	case lifecycle.Starting:
+		return "starting server: " + shellcmd.Line(n.Env, n.Argv)
+	case lifecycle.SimNoContainer:
+		return "-sim: the simulator runs as a process; the container block is not used"
+	case lifecycle.StillWaiting:
+		return fmt.Sprintf("still %s (%.0fs)", n.Stage, n.Waited.Seconds())
+	case measure.PromptsBuilt:
+		return fmt.Sprintf("prompts at %s: %d of %d tokens built in %v with %d POST /tokenize calls (%s exchanged)",
+			vocab.FormatTokens(n.Context), n.Prompts, n.Tokens, n.Took.Round(time.Millisecond), n.TokenizeCalls, byteSize(n.Exchanged))
+	case measure.PromptsWarmed:
+		return fmt.Sprintf("prompts at %s: warmed the prompts of streams 2–%d in %v", vocab.FormatTokens(n.Context), n.Streams, n.Took.Round(time.Millisecond))
+	case runner.Rebooting:
+		return fmt.Sprintf("boot %d of %d: restarting the server (measure.boots = %d)", n.Boot, n.Boots, n.Boots)
+	case runner.AttemptLogKept:
+		return "-resume: the resumed run's server log is kept as " + n.Path
+	case runner.MeasuringEndpoint:
+		return fmt.Sprintf("measuring the running server at %s (no boot, no stop)", n.Base)
+	case runner.ServerReady:
+		return fmt.Sprintf("server ready in %.1fs (log: %s)", n.Startup.Seconds(), n.LogPath)
+	case runner.ServerFact:
+		return fmt.Sprintf("server %s: %s", n.Server, n.Fact)
+	case runner.ServerFacts:
+		return serverFactsLine(n)
+	case runner.CorrectnessStarting:
+		return fmt.Sprintf("%s: correctness %q: %d prompts, greedy, %d at a time", n.Server, n.Block, n.Prompts, n.Concurrency)
+	case runner.CorrectnessDone:
+		cost := "GPU-s"
+		if n.CPU {
+			cost = "server-s on a CPU server, no GPU"
+		}
+		return fmt.Sprintf("%s: correctness %q: %d outputs in %ss (%s %s)", n.Server, n.Block, n.Outputs,
+			numfmt.Fixed(n.ElapsedS, 1), numfmt.Fixed(n.Spent, 1), cost)
+	case runner.CorrectnessRemeasured:
+		return fmt.Sprintf("%s: -resume: correctness %q is measured again: %s", n.Server, n.Block, n.Why)
+	case runner.CorrectnessKept:
+		return fmt.Sprintf("%s: -resume: correctness %q is kept: %d outputs in %s", n.Server, n.Block, n.Outputs, n.File)
+	case runner.NothingLeft:
+		return fmt.Sprintf("%s: nothing left to measure: every cell of the plan is in %s", n.Server, n.CellsFile)
+	case runner.FlagCarried:
+		return fmt.Sprintf("-resume: -%s %s, as the interrupted run was given", n.Flag, shellcmd.Quote(n.Value))
+	case runner.VarsCarried:
+		vars := make([]string, len(n.Vars))
+		for i, v := range n.Vars {
+			vars[i] = v.Name + "=" + shellcmd.Quote(v.Value)
+		}
+		return "-resume: -var " + strings.Join(vars, " -var ") + ", as the interrupted run was given"
+	case runner.WindowCarried:
+		return fmt.Sprintf("-resume: measuring with the interrupted run's window of %v", n.Window)
+	case runner.EndpointCarried:
+		return fmt.Sprintf("-resume: measuring the running server at %s (-endpoint) as the interrupted run did", n.Endpoint)
+	case runner.SimCarried:
+		return "-resume: launching the simulator (-sim) as the interrupted run did"
+	}
+	return fmt.Sprint(n)
+}
+
+// serverFactsLine is the line of what the run read of the server:
+//
+//	server qwen: version 0.11.0, max_model_len 32768, KV cache 120000 tokens (from the log: 7.3 GiB), 60000 per engine over 2 data-parallel engines
+func serverFactsLine(n runner.ServerFacts) string {
+	version := n.Version
+	if version == "" {
+		version = "unknown"
+	}
+	kv := "unknown"
+	if p := n.KV; p.Tokens > 0 {
+		kv = fmt.Sprintf("%d tokens (from %s)", p.Tokens, n.KVSource)
+		if n.KVDetail != "" {
+			kv = fmt.Sprintf("%d tokens (from %s: %s)", p.Tokens, n.KVSource, n.KVDetail)
+		}
+		if p.Slots > 0 {
+			kv += fmt.Sprintf(", %d per slot over %d slots", p.PerSlot(), p.Slots)
+		}
+		if p.Engines > 1 {
+			kv += fmt.Sprintf(", %d per engine over %d data-parallel engines", p.PerEngine(), p.Engines)
+		}
+	}
+	return fmt.Sprintf("server %s: version %s, max_model_len %d, KV cache %s", n.Server, version, n.MaxModelLen, kv)
+}
+
+// byteSize formats a byte count in KB/MB.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
