@@ -1,0 +1,372 @@
+package e2e
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// Rate searches (docs/method.md#rate-search) on the simulator of
+// trafficSim: 8 slots, flat timings (20 ms to the first token, then 10 ms
+// a token for 40 tokens), so a request holds its slot about 0.41 s and the
+// server completes at most 8 ÷ 0.41 ≈ 19.5 requests a second.
+
+// Its shape, as the true capacity is computed from it.
+const (
+	rsSlots    = 8
+	rsServiceS = 0.41 // 20 ms + 39 gaps of 10 ms: the first token, then the other 39
+	rsTTFTS    = 0.02
+	rsWarmS    = 1.0
+	rsWindowS  = 4.0
+	rsSLOS     = 0.3 // slo ttft_ms = 300
+	rsTarget   = 0.5 // goodput_share >= 0.5
+)
+
+// constantQueueShare is the share of the requests launched in the window
+// [warm, warm + window) whose TTFT is at most slo, for constant arrivals
+// at rate (request i at (i + 1) ÷ rate, as the traffic cell schedules
+// them) to c slots served first come first served, each request holding
+// its slot service seconds and seeing its first token ttft after it gets
+// one: the simulator's model at flat timings, the queue empty at the
+// start as each window's is.
+func constantQueueShare(rate float64, c int, service, ttft, warm, window, slo float64) float64 {
+	free := make([]float64, c)
+	good, n := 0, 0
+	for i := 0; ; i++ {
+		t := float64(i+1) / rate
+		if t >= warm+window {
+			break
+		}
+		k := 0
+		for j := range free {
+			if free[j] < free[k] {
+				k = j
+			}
+		}
+		start := math.Max(t, free[k])
+		free[k] = start + service
+		if t >= warm {
+			n++
+			if start-t+ttft <= slo {
+				good++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(good) / float64(n)
+}
+
+// trueCapacity is the highest rate in [lo, hi] whose window meets
+// goodput_share >= target on that model (the share falls with the rate:
+// bisection to 1e-6 req/s).
+func trueCapacity(lo, hi, target float64) float64 {
+	share := func(r float64) float64 {
+		return constantQueueShare(r, rsSlots, rsServiceS, rsTTFTS, rsWarmS, rsWindowS, rsSLOS)
+	}
+	for hi-lo > 1e-6 {
+		mid := (lo + hi) / 2
+		if share(mid) >= target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// TestConstantQueueModel: the model's share is 1 below the running cap,
+// falls past it, and its capacity lies above the cap by what a queue
+// building for the warm-up and half the window allows (the wait grows by
+// (λ − μ) ÷ μ a second; a request waits at most 0.28 s).
+func TestConstantQueueModel(t *testing.T) {
+	mu := rsSlots / rsServiceS
+	tests := []struct {
+		name string
+		rate float64
+		want func(float64) bool
+	}{
+		{name: "below the cap every request meets the SLO", rate: 0.95 * mu, want: func(s float64) bool { return s == 1 }},
+		{name: "far above it none does", rate: 2 * mu, want: func(s float64) bool { return s == 0 }},
+		{name: "just above it most do", rate: 1.02 * mu, want: func(s float64) bool { return s > 0.9 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if s := constantQueueShare(tt.rate, rsSlots, rsServiceS, rsTTFTS, rsWarmS, rsWindowS, rsSLOS); !tt.want(s) {
+				t.Errorf("share at %.2f req/s = %.3f", tt.rate, s)
+			}
+		})
+	}
+	// The fluid approximation: the wait at time t is t·(λ − μ)/μ, so half
+	// the window's requests (launched from 1 s to 5 s) wait at most 0.28 s
+	// when 3 s·(λ − μ)/μ = 0.28.
+	fluid := mu * (1 + (rsSLOS-rsTTFTS)/(rsWarmS+rsWindowS/2))
+	if c := trueCapacity(1, 100, rsTarget); !within(c, fluid, 0.03) {
+		t.Errorf("true capacity %.3f req/s, want the fluid approximation's %.3f within 3%%", c, fluid)
+	}
+}
+
+// rateSearchSpec is the spec of a rate search over [8, 40] req/s at 5 %
+// on trafficSim's server, with objective goodput_share >= rsTarget and
+// the SLO rsSLOS, plus body.
+func rateSearchSpec(t *testing.T, sloMs int, body string) string {
+	return writeSpecLen(t, freePort(t), 4096, trafficSim, fmt.Sprintf(`
+measure { max_output = 40 }
+traffic "chat" {
+  context  = "1K"
+  rate     = [8]
+  arrivals = "constant"
+  duration = "%gs"
+  warmup   = "%gs"
+  slo      = { ttft_ms = %d }
+}
+search "capacity" {
+  traffic   = "chat"
+  rate      = [8, 40]
+  precision = "5%%"
+  objective = cell.goodput_share >= %g
+}
+%s`, rsWindowS, rsWarmS, sloMs, rsTarget, body))
+}
+
+// rateSearchRuns is how many real searches TestRateSearchBoundsTheCapacity
+// makes: 1, or SLOGATE_RATESEARCH_RUNS (docs/method.md#rate-search).
+func rateSearchRuns(t *testing.T) int {
+	if v := os.Getenv("SLOGATE_RATESEARCH_RUNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SLOGATE_RATESEARCH_RUNS=%q: want a whole number ≥ 1", v)
+		}
+		return n
+	}
+	return 1
+}
+
+// TestRateSearchBoundsTheCapacity: a rate search on the simulator finds
+// an answer in its range with its bounds around it, its lower bound
+// below the true capacity computed from the simulator's model (not from a
+// run; 10 % above it allowed for the simulator catching up on lost time),
+// each probe a test with its decision, the answer's probe met at its
+// point estimate and the upper bound's failed; results.json, cells.jsonl
+// (every window, marked with the search), requests.jsonl (the probes'
+// requests under search/capacity/rate=R), report.md and junit.xml hold it;
+// asserts read search["capacity"].rate_lower.
+func TestRateSearchBoundsTheCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures ~15 windows of 5 s")
+	}
+	t.Parallel()
+	truth := trueCapacity(8, 40, rsTarget)
+	t.Logf("true capacity at goodput_share >= %g: %.3f req/s (running cap %.2f)", rsTarget, truth, rsSlots/rsServiceS)
+	for run := 1; run <= rateSearchRuns(t); run++ {
+		mark := newMark(t)
+		spec := rateSearchSpec(t, int(rsSLOS*1000), `
+assert "serves_4" {
+  condition = search["capacity"].rate_lower >= 4
+}
+`)
+		out := filepath.Join(t.TempDir(), "out")
+		start := time.Now()
+		r := slogate(t, mark, 6*time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+		noLeftovers(t, mark)
+		t.Logf("run %d took %v", run, time.Since(start).Round(time.Second))
+		if r.Code != 0 {
+			t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		results := readResults(t, out)
+		if len(results.Search) != 1 {
+			t.Fatalf("%d searches in results.json, want 1", len(results.Search))
+		}
+		s := results.Search[0]
+		t.Logf("run %d: answer %.3f, bounds [%.3f, %.3f], %d probes", run, s.Rate, s.RateLower, s.RateUpper, len(s.Probes))
+		if s.Error != "" || !s.Found || s.Traffic != "chat" || s.RateRange != [2]float64{8, 40} || s.Precision != 0.05 || s.Confidence != 0.95 {
+			t.Fatalf("search %+v, want found over chat in [8, 40] at 5%%, 95%%", s)
+		}
+		if s.Rate < 8 || s.Rate > 40 || s.RateLower > s.Rate || (s.RateUpper != 0 && s.RateUpper < s.Rate) || s.RateLower <= 0 {
+			t.Errorf("answer %.3f with bounds [%.3f, %.3f], want lo ≤ lower ≤ answer ≤ upper ≤ hi", s.Rate, s.RateLower, s.RateUpper)
+		}
+		if s.RateLower > 1.1*truth {
+			t.Errorf("lower bound %.3f req/s above the true capacity %.3f (+10%%)", s.RateLower, truth)
+		}
+		probes := 0
+		for _, p := range s.Probes {
+			if p.Traffic == nil || p.Traffic.Search != "capacity" || p.Traffic.Rate != p.Rate || p.Windows < 1 || p.Windows > 4 {
+				t.Errorf("probe %+v: want its traffic cell at its rate, 1 to 4 windows", p)
+				continue
+			}
+			probes += p.Windows
+			switch p.Decision {
+			case res.DecisionMet, res.DecisionFailed, res.DecisionUndecided:
+			default:
+				t.Errorf("probe at %v: decision %q", p.Rate, p.Decision)
+			}
+			test := fmt.Sprintf("sim/search/capacity/rate=%s", vocab.FormatRate(p.Rate))
+			if !strings.Contains(r.Stdout, "=== RUN   "+test+"\n") || !strings.Contains(r.Stdout, "--- PASS: "+test+" ") {
+				t.Errorf("stdout lacks the probe's test %s", test)
+			}
+		}
+		if ap, ok := s.RateProbe(s.Rate); !ok || ap.Decision == res.DecisionFailed {
+			t.Errorf("the answer %v is no probe judged met: %+v", s.Rate, ap)
+		}
+		if s.RateUpper != 0 {
+			if up, ok := s.RateProbe(s.RateUpper); !ok || up.Decision != res.DecisionFailed || up.Traffic.GoodputShare >= rsTarget {
+				t.Errorf("the upper bound %v is no probe decided failed below the target: %+v", s.RateUpper, up)
+			}
+		}
+		for _, want := range []string{
+			"search sim/search/capacity: ", " req/s meets the objective (95% bounds ",
+			"--- PASS: sim/assert/serves_4", `search["capacity"].rate_lower = `,
+		} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("stdout lacks %q\n%s", want, r.Stdout)
+			}
+		}
+		windows := 0
+		for _, rec := range readCellsFile(t, out) {
+			if rec.Traffic != nil && rec.Traffic.Search == "capacity" {
+				windows++
+			}
+		}
+		if windows != probes {
+			t.Errorf("cells.jsonl holds %d windows of the search, want the %d its probes measured", windows, probes)
+		}
+		reqs, err := os.ReadFile(filepath.Join(out, "requests.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`"cell":"search/capacity/rate=%s"`, vocab.FormatRate(s.Rate)); !strings.Contains(string(reqs), want) {
+			t.Errorf("requests.jsonl lacks the answer's probe requests (%s)", want)
+		}
+		md, err := os.ReadFile(filepath.Join(out, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(md), "## Search capacity") || !strings.Contains(string(md), "| Rate (req/s) | Windows |") {
+			t.Errorf("report.md lacks the search's table:\n%s", md)
+		}
+		junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(junit), fmt.Sprintf(`name="sim/search/capacity/rate=%s"`, vocab.FormatRate(s.Rate))) {
+			t.Errorf("junit.xml lacks the answer's probe")
+		}
+	}
+}
+
+// TestRateSearchNoneAtLo: an SLO no request can meet (TTFT ≤ 5 ms, the
+// simulator's first token takes 20 ms) fails the lowest rate on its first
+// window: no answer, "none meets the objective at lo", the probe shown
+// with its bounds, and an assert on the rate fails (exit 1), rate = 0.
+func TestRateSearchNoneAtLo(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := rateSearchSpec(t, 5, `
+assert "serves_8" {
+  condition = search["capacity"].rate >= 8
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 3*time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1 (serves_8 fails)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, want := range []string{
+		"=== RUN   sim/search/capacity/rate=8\n",
+		"objective not met: failed even at the optimistic bounds: goodput_share 0 (0 to ",
+		"search sim/search/capacity: none meets the objective at lo = 8 req/s (rates [8, 40] searched; 1 probes, 1 windows in ",
+		"--- FAIL: sim/assert/serves_8",
+		`search["capacity"].rate = 0, want >= 8`,
+	} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("stdout lacks %q\n%s", want, r.Stdout)
+		}
+	}
+	s := readResults(t, out).Search
+	if len(s) != 1 || s[0].Found || s[0].Rate != 0 || len(s[0].Probes) != 1 || s[0].Probes[0].Decision != res.DecisionFailed || s[0].RateUpper != 8 {
+		t.Errorf("search %+v, want not found, one probe at 8 decided failed, the upper bound 8", s)
+	}
+}
+
+// TestRateSearchBadInput: the rate search's spec errors, each at its file
+// and line with what to do, exit 2 before any server starts.
+func TestRateSearchBadInput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		attr string // the search's attributes
+		want []string
+	}{
+		{name: "rate reversed", attr: `rate = [40, 8]
+  objective = cell.goodput_share >= 0.5`,
+			want: []string{"Error: Invalid search range", "line 12", "The range [40, 8] is empty: its lower end must be below its upper end, as in [8, 40]."}},
+		{name: "rate zero", attr: `rate = [0, 8]
+  objective = cell.goodput_share >= 0.5`,
+			want: []string{"Error: Invalid rate", "line 12", "A rate must be more than 0 requests per second; got 0"}},
+		{name: "rate negative", attr: `rate = [-1, 8]
+  objective = cell.goodput_share >= 0.5`,
+			want: []string{"Error: Invalid rate", "line 12", "got -1"}},
+		{name: "objective reads no traffic metric", attr: `rate = [1, 8]
+  objective = 1 < 2`,
+			want: []string{"Error: Constant objective", "line 13", "The objective reads no traffic metric of the probe's cell", "cell.goodput_share >= 0.95"}},
+		{name: "objective reads a decode metric", attr: `rate = [1, 8]
+  objective = cell.per_request_tps >= 50`,
+			want: []string{"Error: Unknown metric", "line 13", `Traffic cells have no metric "per_request_tps"`}},
+		{name: "closed loop", attr: `rate = [1, 8]
+  objective = cell.goodput_share >= 0.5
+  traffic = "closed"`,
+			want: []string{"Error: Closed-loop traffic in a rate search", "line 13", "a rate search sends open-loop arrivals"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			traffic := `traffic = "chat"`
+			if strings.Contains(tt.attr, "traffic =") {
+				traffic = ""
+			}
+			src := fmt.Sprintf(`server "qwen" { model = "Qwen/Qwen3.5-4B" }
+traffic "chat" {
+  context = "1K"
+  rate    = [4]
+}
+traffic "closed" {
+  context     = "1K"
+  concurrency = [4]
+}
+search "capacity" {
+  %s
+  %s
+}
+`, traffic, tt.attr)
+			if traffic == "" {
+				src = strings.Replace(src, "\n  \n", "\n", 1)
+			}
+			path := specFile(t, "spec.hcl", src)
+			mark := newMark(t)
+			r := slogate(t, mark, 30*time.Second, "", nil, "run", "-sim", "-out", filepath.Join(t.TempDir(), "out"), path)
+			noLeftovers(t, mark)
+			if r.Code != 2 {
+				t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+			}
+			stderr := strings.Join(strings.Fields(r.Stderr), " ")
+			for _, w := range tt.want {
+				if w == tt.want[1] {
+					w = "on " + path + " " + w
+				}
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.Stderr)
+				}
+			}
+		})
+	}
+}
