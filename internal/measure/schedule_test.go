@@ -395,3 +395,37 @@ func TestTrafficClientStalled(t *testing.T) {
 		t.Errorf("reason %q", fig.reason())
 	}
 }
+
+// TestTrafficScheduleUnnamed: a cell of the unnamed workload records its
+// schedule too, and how many prompts its requests cycle through (a
+// distinct workload's count follows the decode cells' streams) is part of
+// it: request i sends prompt i mod that count.
+func TestTrafficScheduleUnnamed(t *testing.T) {
+	f := vllmfake.Server{Tokens: 4, PerChunk: 1, Gap: time.Millisecond}
+	m := testMeter(f.Start(t).URL)
+	m.MaxOutput = 4
+	tr := &spec.Traffic{Label: "steady", Context: 100, Rates: []float64{20}, Arrivals: vocab.ArrivalsConstant, Seed: 3,
+		WarmUp: 50 * time.Millisecond, Duration: 200 * time.Millisecond, DurationText: "200ms", MaxOutstanding: 64}
+	ref := vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: "steady", Context: 100, Rate: 20}
+	run := func(bodies [][]byte) *result.Schedule {
+		c, err := m.Traffic(context.Background(), ref, tr, bodies)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Schedule == nil || c.Schedule.Hash != c.Schedule.Digest() {
+			t.Fatalf("schedule %+v, want one sealed", c.Schedule)
+		}
+		return c.Schedule
+	}
+	one := run(testBodies(m, 100))
+	if got := one.Differences(run(testBodies(m, 100))); got != nil {
+		t.Errorf("the same cell again differs: %q", got)
+	}
+	four := run(slices.Repeat(testBodies(m, 100), 4))
+	if got, want := one.Differences(four), []string{"workload setting prompts 1 vs 4"}; !slices.Equal(got, want) {
+		t.Errorf("differences %q, want %q", got, want)
+	}
+	if one.Workload != "" || one.Settings["context"] != "100" || one.Settings["max_output"] != "4" || one.Settings["endpoint"] != "/v1/completions" {
+		t.Errorf("schedule %+v: want the unnamed workload's context, max_output and endpoint", one)
+	}
+}

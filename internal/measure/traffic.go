@@ -503,6 +503,11 @@ func (m *Meter) Traffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic,
 		return cell, nil
 	}
 	cell.Schedule = trafficSchedule(ref, t, "", workloadOptions(m.Workload), m.Prompts.Path(), mo, "")
+	// Request i sends bodies[i mod len(bodies)]: their count (the decode
+	// cells' streams, for a distinct workload) decides which prompt an
+	// index sends.
+	cell.Schedule.Settings["prompts"] = strconv.Itoa(len(bodies))
+	cell.Schedule.Seal()
 	c, err := m.trafficOnce(ctx, ref, t, bodiesWork{bodies: bodies, promptTokens: int64(ref.Context), exactTokens: int64(mo)}, &cell)
 	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
 	return c, err
