@@ -231,9 +231,18 @@ assert "serves_4" {
 			}
 		}
 		windows := 0
+		seeds := map[float64][]int64{} // each probe's windows' seeds, in order
 		for _, rec := range readCellsFile(t, out) {
 			if rec.Traffic != nil && rec.Traffic.Search == "capacity" {
 				windows++
+				seeds[rec.Traffic.Rate] = append(seeds[rec.Traffic.Rate], rec.Traffic.Seed)
+			}
+		}
+		for rate, ss := range seeds {
+			for i, seed := range ss {
+				if seed != int64(i) {
+					t.Errorf("probe at %v: window %d has seed %d, want %d (the block's seed 0, one more each window)", rate, i+1, seed, i)
+				}
 			}
 		}
 		if windows != probes {
@@ -368,5 +377,65 @@ search "capacity" {
 				}
 			}
 		})
+	}
+}
+
+// TestRateSearchClientLimit: a client the test hook starves (30 ms after
+// every arrival's timer: it keeps a gap of 300 ms or more within the lag
+// bound, max(10 ms, 10 % of the gap), and no shorter one) cannot drive the
+// higher probes: they are unmeasurable (skipped, the lag named), the
+// search answers below the lowest of them and says so (client_limit).
+func TestRateSearchClientLimit(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpecLen(t, freePort(t), 4096, trafficSim, `
+measure { max_output = 8 }
+traffic "chat" {
+  context  = "1K"
+  rate     = [1]
+  arrivals = "constant"
+  duration = "4s"
+  warmup   = "1s"
+  slo      = { ttft_ms = 300 }
+}
+search "capacity" {
+  traffic   = "chat"
+  rate      = [1, 16]
+  precision = "10%"
+  objective = cell.goodput_share >= 0.1
+}
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 4*time.Minute, "", []string{"SLOGATE_TEST_CLIENT_STALL=30ms"}, "run", "-sim", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, want 0 (no assertion reads the search)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	s := readResults(t, out).Search
+	if len(s) != 1 {
+		t.Fatalf("%d searches, want 1", len(s))
+	}
+	got := s[0]
+	t.Logf("answer %.3f, bounds [%.3f, %.3f], client limit %.3f, %d probes", got.Rate, got.RateLower, got.RateUpper, got.ClientLimit, len(got.Probes))
+	lowestUnmeasurable := math.Inf(1)
+	for _, p := range got.Probes {
+		if p.Decision == res.DecisionUnmeasurable {
+			lowestUnmeasurable = math.Min(lowestUnmeasurable, p.Rate)
+			test := "sim/search/capacity/rate=" + vocab.FormatRate(p.Rate)
+			if !strings.Contains(r.Stdout, "--- SKIP: "+test+" ") {
+				t.Errorf("stdout lacks the skipped probe %s", test)
+			}
+		}
+	}
+	if math.IsInf(lowestUnmeasurable, 1) || got.ClientLimit != lowestUnmeasurable {
+		t.Fatalf("client_limit %v, want the lowest unmeasurable probe's rate (%v)", got.ClientLimit, lowestUnmeasurable)
+	}
+	if !got.Found || got.Rate >= got.ClientLimit || got.ClientLimit > 16 {
+		t.Errorf("answer %v (found %v), want one below the client limit %v", got.Rate, got.Found, got.ClientLimit)
+	}
+	for _, want := range []string{"unmeasurable: the client fell behind its schedule", "the client could not drive "} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("stdout lacks %q\n%s", want, r.Stdout)
+		}
 	}
 }
