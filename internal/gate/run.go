@@ -234,6 +234,9 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	if g := res.GPUTime; g != nil {
 		sr.stream.Log(views.GPUTimeLine(srv.Name, g))
 	}
+	for _, l := range views.SearchCostLines(srv.Name, res) {
+		sr.stream.Log(l)
+	}
 	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode)+len(res.Search) == 0 {
 		// Nothing measured (the server never came up): no verdicts to give.
 		if sr.outDir != "" && sr.Resumed == nil && !exit.IsQuiet(runErr) {

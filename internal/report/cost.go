@@ -185,3 +185,22 @@ func baselineSearch(res *result.Results, name string) *result.BaselineSearch {
 	}
 	return nil
 }
+
+// SearchCost is one search's cost at its answer, in words (answerCost).
+type SearchCost struct {
+	Search string
+	Cost   string
+}
+
+// SearchCosts are the costs at the answers of res's searches, for the
+// console's end-of-run lines; none without server.price_per_gpu_hour.
+func SearchCosts(res *result.Results) []SearchCost {
+	var out []SearchCost
+	b := runBasis(res)
+	for i := range res.Search {
+		if c := answerCost(&res.Search[i], b); c != "" {
+			out = append(out, SearchCost{Search: res.Search[i].Name, Cost: c})
+		}
+	}
+	return out
+}

@@ -168,7 +168,7 @@ func rateSearchChart(v searchView, base *result.Search) string {
 
 	// The x axis: 0 to the highest rate either run searched or probed.
 	xmax := 0.0
-	gmax, pmax := 0.0, 0.0
+	gmax, pmax, metMax := 0.0, 0.0, 0.0
 	for _, r := range runs {
 		xmax = math.Max(xmax, r.s.RateRange[1])
 		for _, p := range r.s.Probes {
@@ -177,22 +177,34 @@ func rateSearchChart(v searchView, base *result.Search) string {
 				gmax = math.Max(gmax, c.GoodputRPS)
 				if y, ok := c.Metric(pc.Metric); ok {
 					pmax = math.Max(pmax, y)
+					if p.Passed {
+						metMax = math.Max(metMax, y)
+					}
 				}
 			}
 		}
 	}
-	xt := niceTicks(xmax, 6)
+	xt := niceTicks(xmax, 8)
 	xtop := xt[len(xt)-1]
-	gt := niceTicks(math.Max(gmax, xmax)*1.05, 4)
-	// The percentile panel shows the threshold's neighbourhood: values far
-	// above it (an overloaded probe's seconds) are drawn at the top, marked.
-	if !math.IsNaN(pc.Value) && pc.Value > 0 {
+	// The goodput panel ends above the highest goodput, not the highest
+	// rate offered: past capacity goodput falls, and the diagonal leaves.
+	gt := niceTicks(gmax*1.1, 4)
+	// The percentile panel shows the threshold's neighbourhood (without
+	// one, that of the probes that met the objective): values far above
+	// it (an overloaded probe's seconds) are drawn at the top, marked.
+	switch {
+	case !math.IsNaN(pc.Value) && pc.Value > 0:
 		pmax = math.Min(math.Max(pmax, pc.Value*1.2), pc.Value*3)
+	case metMax > 0:
+		pmax = math.Min(pmax, metMax*3)
 	}
 	pt := niceTicks(pmax*1.05, 4)
 	px := func(x float64) float64 { return left + x/xtop*pw }
 	gTop, pTop := top, top+panelH+gap
-	gy := func(y float64) float64 { return gTop + panelH - y/gt[len(gt)-1]*panelH }
+	var gy func(float64) float64
+	gy = func(y float64) float64 {
+		return gTop + panelH - math.Min(y, gt[len(gt)-1])/gt[len(gt)-1]*panelH
+	}
 	py := func(y float64) float64 {
 		return pTop + panelH - math.Min(y, pt[len(pt)-1])/pt[len(pt)-1]*panelH
 	}
@@ -237,7 +249,7 @@ func rateSearchChart(v searchView, base *result.Search) string {
 				b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5"%s/>`, ax, y0, ax, y0+panelH, r.color, dashAttr(r.dash))
 			}
 			label := fmt.Sprintf("%s %s", map[bool]string{true: "answer", false: "baseline"}[i == 0], rateText(s.Rate))
-			ly := gTop + 12 + float64(i)*14
+			ly := gTop + 12 + float64(i)*26
 			if ax+4+textWidth(label) <= left+pw {
 				b.text(ax+4, ly, "start", "tick", label)
 			} else {
@@ -251,6 +263,21 @@ func rateSearchChart(v searchView, base *result.Search) string {
 	// goodput = offered, and the thresholds.
 	b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-width="1.2" stroke-dasharray="2 4"><title>goodput = offered rate</title></line>`,
 		px(0), gy(0), px(math.Min(xtop, gt[len(gt)-1])), gy(math.Min(xtop, gt[len(gt)-1])))
+	// Each answer's bounds as whiskers too, under its label: a band
+	// narrower than a few pixels still shows.
+	for i, r := range runs {
+		s := r.s
+		if !s.Found || s.RateLower <= 0 {
+			continue
+		}
+		hi := s.RateUpper
+		if hi <= 0 {
+			hi = xtop
+		}
+		wy := gTop + 21 + float64(i)*26
+		b.f(`<path d="M%.1f %.1fv8m0 -4H%.1fm0 -4v8" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`,
+			px(s.RateLower), wy-4, px(hi), r.color, html.EscapeString(r.name+": "+boundsText(s)))
+	}
 	if goodCmp != nil {
 		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#D55E00" stroke-width="1.5" stroke-dasharray="6 4"/>`, left, gy(goodCmp.Value), left+pw, gy(goodCmp.Value))
 		b.text(left+pw-4, gy(goodCmp.Value)-6, "end", "tick", "objective: "+goodCmp.String())

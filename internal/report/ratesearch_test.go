@@ -211,9 +211,9 @@ func TestRateSearchChart(t *testing.T) {
 			t.Errorf("the chart lacks %q", want)
 		}
 	}
-	// The band spans lower to upper bound: x = 64 + rate ÷ 20 × 466 (the
-	// axis ends at the tick above 16), 201.5 to 201.5 + 16.3.
-	if !strings.Contains(svg, `<rect x="201.5" y="40.0" width="16.3" height="180.0"`) {
+	// The band spans lower to upper bound: x = 64 + rate ÷ 16 × 466 (the
+	// axis ends at 16), 235.8 to 235.8 + 20.4; so do the whiskers.
+	if !strings.Contains(svg, `<rect x="235.8" y="40.0" width="20.4" height="180.0"`) || !strings.Contains(svg, `<path d="M235.8 57.0v8m0 -4H256.2m0 -4v8"`) {
 		t.Errorf("this run's band is not from 5.9 to 6.6 req/s:\n%s", svg)
 	}
 }

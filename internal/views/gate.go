@@ -66,6 +66,18 @@ func GPUTimeLine(server string, g *result.GPUTime) string {
 	return fmt.Sprintf("%s: GPU time %s", server, report.GPUTimeText(g))
 }
 
+// SearchCostLines are server's searches' costs at their answers once its
+// run ended (docs/method.md#cost): "qwen: search capacity: $0.561 per
+// million output tokens at 16.5 req/s (1 GPU × $3.50 an hour ÷ 1,733.3
+// output tok/s)"; none without a price.
+func SearchCostLines(server string, res *result.Results) []string {
+	var out []string
+	for _, c := range report.SearchCosts(res) {
+		out = append(out, fmt.Sprintf("%s: search %s: %s", server, c.Search, c.Cost))
+	}
+	return out
+}
+
 // StepSummaryWarning is the line that says the GitHub step summary could
 // not be written (a convenience: the run goes on).
 func StepSummaryWarning(err error) string {

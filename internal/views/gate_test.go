@@ -56,3 +56,31 @@ func TestWriteAnnotations(t *testing.T) {
 		t.Errorf("annotations:\n%q\nwant\n%q", b.String(), want)
 	}
 }
+
+// TestSearchCostLines: with a price, a line per search with its cost at
+// the answer: 1 GPU × $3.50 an hour ÷ 1,750 output tok/s = $0.556 per
+// million output tokens; none without a price.
+func TestSearchCostLines(t *testing.T) {
+	price := 3.5
+	probe := result.SearchProbe{Rate: 16.5, Passed: true, Decision: result.DecisionMet,
+		Traffic: &result.TrafficCell{Traffic: "steady", Rate: 16.5, Status: vocab.StatusValid, Completed: 50, Stats: map[string]float64{"output_tps": 1750}}}
+	res := &result.Results{Server: result.Server{Name: "qwen", PricePerGPUHour: &price}, GPUTime: &result.GPUTime{GPUs: 1},
+		Search: []result.Search{{Name: "capacity", Traffic: "steady", Rate: 16.5, Found: true, Probes: []result.SearchProbe{probe}}}}
+	tests := []struct {
+		name  string
+		price *float64
+		want  []string
+	}{
+		{name: "priced", price: &price, want: []string{"qwen: search capacity: $0.556 per million output tokens at 16.5 req/s (1 GPU × $3.50 an hour ÷ 1,750.0 output tok/s)"}},
+		{name: "no price"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res.Server.PricePerGPUHour = tc.price
+			got := SearchCostLines("qwen", res)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("lines = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
