@@ -45,7 +45,8 @@ func TestQuantileOf(t *testing.T) {
 }
 
 // TestProbePoolData: the windows' data pooled for the decision: the SLO
-// share over every launched request of every window, goodput_rps scaled
+// share over every launched request of every window (the requests that
+// met the SLO, not those that completed), goodput_rps scaled
 // by the windows' launches per second, a quantile over the requests' own
 // values with a request that did not finish as +Inf, an exact metric the
 // windows' mean.
@@ -54,7 +55,7 @@ func TestProbePoolData(t *testing.T) {
 		return result.RequestRecord{Status: result.RequestFinished, InWindow: true, TTFTMs: ptr(ttft), E2EMs: e2e, TPOTMs: tpot}
 	}
 	var pp probePool
-	pp.add(&result.TrafficCell{Launched: 4, GoodputShare: 0.75, MeasuredS: 2, ConcurrencyAvg: 3, Completed: 3},
+	pp.add(&result.TrafficCell{Launched: 4, GoodputShare: 0.5, MeasuredS: 2, ConcurrencyAvg: 3, Completed: 3},
 		[]result.RequestRecord{fin(10, 100, ptr(5)), fin(20, 200, ptr(6)), fin(30, 300, nil),
 			{Status: result.RequestCancelled, InWindow: true}})
 	pp.add(&result.TrafficCell{Launched: 2, GoodputShare: 1, MeasuredS: 2, ConcurrencyAvg: 5, Completed: 2},
@@ -62,8 +63,8 @@ func TestProbePoolData(t *testing.T) {
 	got := pp.data([]string{metric.GoodputShare, metric.GoodputRPS, metric.TTFTMsP99, metric.E2EMs, metric.TBTMs, metric.ConcurrencyAvg})
 	inf := math.Inf(1)
 	want := []ratesearch.Data{
-		{Metric: metric.GoodputShare, Kind: ratesearch.Share, K: 5, N: 6},
-		{Metric: metric.GoodputRPS, Kind: ratesearch.Share, K: 5, N: 6, Scale: 1.5},
+		{Metric: metric.GoodputShare, Kind: ratesearch.Share, K: 4, N: 6},
+		{Metric: metric.GoodputRPS, Kind: ratesearch.Share, K: 4, N: 6, Scale: 1.5},
 		{Metric: metric.TTFTMsP99, Kind: ratesearch.Quantile, Q: 0.99, Samples: []float64{10, 20, 30, inf, 40, 50}},
 		{Metric: metric.E2EMs, Kind: ratesearch.Quantile, Q: 0.5, Samples: []float64{100, 200, 300, inf, 400, inf}},
 		{Metric: metric.TBTMs, Kind: ratesearch.Quantile, Q: 0.5, Samples: []float64{5, 6, inf, 7, inf}},
