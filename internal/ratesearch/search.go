@@ -142,8 +142,9 @@ func Search(lo, hi, precision float64, probe ProbeFunc) (Answer, error) {
 // Search finds the highest rate in [Lo, Hi] meeting the objective
 // (docs/method.md#rate-search): Lo first (failing, the search ends: none
 // meets it), then Hi (met, the answer is Hi, unbounded above), then the
-// geometric midpoint of the bracket until its ends are within Precision of
-// each other. Each probe is measured window after window until decided
+// geometric midpoint of the bracket (rounded to 3 significant digits, or
+// as many as keep it inside) until its ends are within Precision of each
+// other. Each probe is measured window after window until decided
 // (Decide at LookAlpha), Met or Failed, or MaxWindows reached, when it goes
 // by its point estimate, marked Undecided. An unmeasurable probe bounds the
 // bracket from above. An error of the probe function ends the search with
@@ -208,7 +209,7 @@ func (s Settings) Search(probe ProbeFunc) (Answer, error) {
 		a = s.Hi
 	}
 	for a < b && b > a*(1+s.Precision) {
-		mid := math.Sqrt(a * b)
+		mid := between(a, b)
 		p, err := measure(mid)
 		if err != nil {
 			add(p)
@@ -239,4 +240,19 @@ func (a *Answer) bound() {
 			}
 		}
 	}
+}
+
+// between is the geometric midpoint of a and b rounded to the fewest
+// significant digits (3 at least) that keep it strictly between them: a
+// probe's rate, and so its test's name, reads 21.3, not 21.331668862329266.
+func between(a, b float64) float64 {
+	mid := math.Sqrt(a * b)
+	for digits := 3; digits <= 15; digits++ {
+		scale := math.Pow(10, float64(digits)-math.Ceil(math.Log10(mid)))
+		r := math.Round(mid*scale) / scale
+		if r > a && r < b {
+			return r
+		}
+	}
+	return mid
 }

@@ -223,3 +223,24 @@ func TestLookAlpha(t *testing.T) {
 		t.Errorf("LookAlpha = %v, want 0.05 ÷ (9 probes × 4 windows) = %v", got, want)
 	}
 }
+
+// TestBetween: a bisection's probe rate is the geometric midpoint rounded
+// to 3 significant digits, more only when needed to stay strictly inside.
+func TestBetween(t *testing.T) {
+	tests := []struct {
+		name       string
+		a, b, want float64
+	}{
+		{name: "three digits", a: 8, b: 40, want: 17.9},
+		{name: "below 1", a: 0.25, b: 4, want: 1},
+		{name: "close ends need more digits", a: 21.0, b: 21.1, want: 21.05},
+		{name: "very close", a: 1.0001, b: 1.0003, want: 1.0002},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := between(tt.a, tt.b); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("between(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
+			}
+		})
+	}
+}
