@@ -20,9 +20,12 @@ import (
 
 // Evaluate checks every assert and expect block of sp against res (the
 // results of server srv) and returns one verdict per test, in spec order:
-// the asserts first, then each expect cell row by row.
-func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results) []result.Verdict {
+// the asserts first, then each expect cell row by row. An assert's
+// details are the values its condition read, written by lines from their
+// figures (views.ReadingLines: assert writes no line).
+func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results, lines func([]result.Reading) []string) []result.Verdict {
 	sc := newScope(sp, srv, res)
+	sc.lines = lines
 	var out []result.Verdict
 	for _, a := range sp.Asserts {
 		out = append(out, sc.evalAssert(a))
@@ -122,7 +125,7 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 			fmt.Sprintf("The condition evaluated to a %s; write a comparison such as decode[\"8K\"][64].total_tps >= 6000.", val.Type().FriendlyName())))
 		return v
 	}
-	v.Details = sc.explain(a.Condition)
+	v.Details = sc.lines(sc.explain(a.Condition))
 	if val.True() {
 		v.Outcome = vocab.Pass
 	} else {

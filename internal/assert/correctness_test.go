@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -70,7 +71,7 @@ func TestEvaluateCorrectness(t *testing.T) {
 			if tt.compared != nil {
 				res.Comparison = &result.Comparison{Correctness: []result.CorrectnessComparison{*tt.compared}}
 			}
-			vs := Evaluate(sp, sp.Servers[0], res)
+			vs := Evaluate(sp, sp.Servers[0], res, views.ReadingLines)
 			if len(vs) != 2 {
 				t.Fatalf("got %d verdicts, want 2", len(vs))
 			}

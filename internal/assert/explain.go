@@ -1,7 +1,6 @@
 package assert
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -29,20 +29,16 @@ var relational = map[*hclsyntax.Operation]string{
 // are swapped (6000 <= x is x >= 6000).
 var flipped = map[string]string{">": "<", ">=": "<=", "<": ">", "<=": ">=", "==": "==", "!=": "!="}
 
-// explain lists the values a condition read, k6-style: one line per
-// comparison, failed ones first, as
-//
-//	decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6%)
-//
-// then one "name = value" line for every other value read. Comparisons that
+// explain lists the values a condition read: one result.Reading per comparison,
+// failed ones first, then one for every other value read. Comparisons that
 // depend on local names (inside a for expression) cannot be evaluated on
 // their own and are skipped.
-func (sc *scope) explain(expr hcl.Expression) []string {
+func (sc *scope) explain(expr hcl.Expression) []result.Reading {
 	node, ok := expr.(hclsyntax.Node)
 	if !ok {
 		return nil
 	}
-	var failed, passed []string
+	var failed, passed []result.Reading
 	covered := map[hcl.Range]bool{}
 	var traversals []*hclsyntax.ScopeTraversalExpr
 	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
@@ -52,17 +48,17 @@ func (sc *scope) explain(expr hcl.Expression) []string {
 			if !ok {
 				return nil
 			}
-			line, held, subject, evaluated := sc.comparisonLine(n, op)
+			r, subject, evaluated := sc.comparison(n, op)
 			if !evaluated {
 				return nil
 			}
-			if held {
-				passed = append(passed, line)
+			if r.Held {
+				passed = append(passed, r)
 			} else {
-				failed = append(failed, line)
+				failed = append(failed, r)
 			}
-			// The subject's value is on the line; values read on the other
-			// side are listed after the comparisons.
+			// The subject's value is on the comparison's line; values read
+			// on the other side are listed after the comparisons.
 			for _, t := range traversalsIn(subject) {
 				covered[t.SrcRange] = true
 			}
@@ -71,8 +67,8 @@ func (sc *scope) explain(expr hcl.Expression) []string {
 		}
 		return nil
 	})
-	lines := append(failed, passed...)
-	seen := map[string]bool{}
+	out := append(failed, passed...)
+	seen := map[result.Reading]bool{}
 	for _, t := range traversals {
 		if covered[t.SrcRange] || !sc.roots[t.Traversal.RootName()] {
 			continue
@@ -81,22 +77,22 @@ func (sc *scope) explain(expr hcl.Expression) []string {
 		if diags.HasErrors() {
 			continue
 		}
-		l := sc.text(t) + " = " + formatCty(val)
-		if !seen[l] {
-			seen[l] = true
-			lines = append(lines, l)
+		r := result.Reading{Subject: sc.text(t), Value: formatCty(val)}
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
 		}
 	}
-	return lines
+	return out
 }
 
-// comparisonLine renders one comparison: held reports whether it held,
-// subject is the side that reads measured data, and evaluated is false when
-// the comparison could not be evaluated on its own.
-func (sc *scope) comparisonLine(n *hclsyntax.BinaryOpExpr, op string) (line string, held bool, subject hclsyntax.Expression, evaluated bool) {
+// comparison reads one comparison: its Reading, subject the side that
+// reads measured data, and evaluated false when the comparison could not
+// be evaluated on its own.
+func (sc *scope) comparison(n *hclsyntax.BinaryOpExpr, op string) (r result.Reading, subject hclsyntax.Expression, evaluated bool) {
 	res, diags := n.Value(sc.ctx)
 	if diags.HasErrors() || !res.IsWhollyKnown() || res.IsNull() {
-		return "", false, nil, false
+		return result.Reading{}, nil, false
 	}
 	res, _ = res.Unmark()
 	subject = n.LHS
@@ -108,24 +104,21 @@ func (sc *scope) comparisonLine(n *hclsyntax.BinaryOpExpr, op string) (line stri
 	sv, d1 := subject.Value(sc.ctx)
 	ov, d2 := other.Value(sc.ctx)
 	if d1.HasErrors() || d2.HasErrors() {
-		return "", false, nil, false
+		return result.Reading{}, nil, false
 	}
 	sv, _ = sv.UnmarkDeep()
 	ov, _ = ov.UnmarkDeep()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s = %s, want %s %s", sc.text(subject), formatCty(sv), op, formatCty(ov))
+	r = result.Reading{Subject: sc.text(subject), Value: formatCty(sv), Op: op, Threshold: formatCty(ov)}
 	if !isLiteral(other) {
-		fmt.Fprintf(&b, " (%s)", sc.text(other))
+		r.Against = sc.text(other)
 	}
-	held = res.Type() == cty.Bool && res.True()
-	if held {
-		b.WriteString(": ok")
-	} else if s, o, ok := numbers(sv, ov); ok && o != 0 {
+	r.Held = res.Type() == cty.Bool && res.True()
+	if s, o, ok := numbers(sv, ov); !r.Held && ok && o != 0 {
 		// The distance from the threshold, not from an expected value
 		// (an expect's line says "from expected").
-		fmt.Fprintf(&b, " (%s from the threshold)", numfmt.Delta((s-o)/math.Abs(o)))
+		r.Gap, r.HasGap = (s-o)/math.Abs(o), true
 	}
-	return b.String(), held, subject, true
+	return r, subject, true
 }
 
 // numbers returns both values as float64 when both are known numbers.

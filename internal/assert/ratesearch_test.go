@@ -7,6 +7,7 @@ import (
 
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -97,7 +98,7 @@ func TestEvaluateRateSearch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := &result.Results{Server: result.Server{Name: "qwen"}, Search: []result.Search{*tt.search}}
-			vs := Evaluate(sp, sp.Servers[0], res)
+			vs := Evaluate(sp, sp.Servers[0], res, views.ReadingLines)
 			if len(vs) != 4 {
 				t.Fatalf("got %d verdicts, want 4", len(vs))
 			}
@@ -139,7 +140,8 @@ func TestTrafficObjective(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ok, lines, err := TrafficObjective(sp, s, tt.cell)
+			ok, read, err := TrafficObjective(sp, s, tt.cell)
+			lines := views.ReadingLines(read)
 			if err != nil || ok != tt.want {
 				t.Fatalf("TrafficObjective = %v, %v; want %v", ok, err, tt.want)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -21,7 +22,7 @@ func TestRunSelectsEachVerdictByName(t *testing.T) {
 		{Name: "prefill_tps", Matrix: "prefill", Metric: "tps", Tolerance: 0.05, Rows: []spec.ExpectRow{rowAt(8192, 30, ptr(44000))}},
 	}
 	srv := &spec.Server{Name: res.Server.Name}
-	verdicts := Evaluate(sp, srv, res)
+	verdicts := Evaluate(sp, srv, res, views.ReadingLines)
 	if len(verdicts) != 4 {
 		t.Fatalf("got %d verdicts, want 4 (1 assert + 3 expect cells): %+v", len(verdicts), verdicts)
 	}

@@ -111,6 +111,8 @@ type scope struct {
 	// roots are the variable names that hold measured data (matrix labels,
 	// "prefill", "server"); a comparison side that reads them is the subject.
 	roots map[string]bool
+	// lines writes an assert's readings as its details (Evaluate).
+	lines func([]result.Reading) []string
 }
 
 // contextKeys are the map keys a context is reachable by, so that

@@ -238,10 +238,10 @@ func checkObjective(sp *spec.Spec, s *spec.Search, srv *spec.Server) hcl.Diagnos
 
 // Objective evaluates concurrency search s's objective over the probe
 // cell c (docs/method.md#search). It returns whether the objective held
-// and the values it read, one comparison per line (k6-style, as assert
-// details); an error when it cannot say (a metric the cell lacks, a
-// non-bool value).
-func Objective(sp *spec.Spec, s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
+// and the values it read (one result.Reading per comparison, as an assert's
+// details: views.ReadingLines writes them); an error when it cannot say
+// (a metric the cell lacks, a non-bool value).
+func Objective(sp *spec.Spec, s *spec.Search, c *result.DecodeCell) (bool, []result.Reading, error) {
 	return evalObjective(sp, s, probeCell(c, specPercentiles(sp)))
 }
 
@@ -249,12 +249,12 @@ func Objective(sp *spec.Spec, s *spec.Search, c *result.DecodeCell) (bool, []str
 // cell c, as Objective does a decode cell's: the runner calls it with the
 // cell's metrics at the pessimistic and at the optimistic ends of their
 // intervals (docs/method.md#rate-search).
-func TrafficObjective(sp *spec.Spec, s *spec.Search, c *result.TrafficCell) (bool, []string, error) {
+func TrafficObjective(sp *spec.Spec, s *spec.Search, c *result.TrafficCell) (bool, []result.Reading, error) {
 	return evalObjective(sp, s, trafficProbeCell(c, specPercentiles(sp)))
 }
 
 // evalObjective evaluates s's objective over the cell object cell.
-func evalObjective(sp *spec.Spec, s *spec.Search, cell cty.Value) (bool, []string, error) {
+func evalObjective(sp *spec.Spec, s *spec.Search, cell cty.Value) (bool, []result.Reading, error) {
 	sc := objectiveScope(sp, cell)
 	val, diags := s.Objective.Value(sc.ctx)
 	if diags.HasErrors() {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -67,7 +68,7 @@ func TestEvaluateSearch(t *testing.T) {
 			if tt.search != nil {
 				res.Search = []result.Search{*tt.search}
 			}
-			vs := Evaluate(sp, sp.Servers[0], res)
+			vs := Evaluate(sp, sp.Servers[0], res, views.ReadingLines)
 			if len(vs) != 2 {
 				t.Fatalf("got %d verdicts, want 2", len(vs))
 			}
@@ -95,7 +96,8 @@ func TestObjective(t *testing.T) {
 		t.Fatal(diags)
 	}
 	s := sp.Searches[0]
-	ok, lines, err := Objective(sp, s, &result.DecodeCell{Status: vocab.StatusValid, PerRequestTPS: 43.2})
+	ok, read, err := Objective(sp, s, &result.DecodeCell{Status: vocab.StatusValid, PerRequestTPS: 43.2})
+	lines := views.ReadingLines(read)
 	if err != nil || ok {
 		t.Fatalf("Objective = %v, %v; want false", ok, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -179,7 +180,7 @@ func TestShippedSpecs(t *testing.T) {
 				return good(m)
 			})
 			seen, fails := 0, 0
-			for _, v := range Evaluate(sp, srv, res) {
+			for _, v := range Evaluate(sp, srv, res, views.ReadingLines) {
 				if v.Kind != vocab.KindExpect {
 					continue
 				}
@@ -211,7 +212,7 @@ func TestShippedSpecs(t *testing.T) {
 			}
 
 			allGood := resultsWith(sp, srv, func(_ vocab.CellRef, m metric.Metric) float64 { return good(m) })
-			verdicts := Evaluate(sp, srv, allGood)
+			verdicts := Evaluate(sp, srv, allGood, views.ReadingLines)
 			for _, a := range sp.Asserts {
 				test := srv.Name + "/assert/" + a.Name
 				if v := find(verdicts, test); v == nil || v.Outcome != vocab.Pass {
@@ -226,7 +227,7 @@ func TestShippedSpecs(t *testing.T) {
 					}
 					return good(m)
 				})
-				after := Evaluate(sp, srv, broken)
+				after := Evaluate(sp, srv, broken, views.ReadingLines)
 				v := find(after, test)
 				switch {
 				case v == nil:
@@ -254,7 +255,7 @@ func TestShippedSpecs(t *testing.T) {
 				c, _ := allGood.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency)
 				saved := *c
 				c.Status = vocab.StatusOverCapacity
-				if v := find(Evaluate(sp, srv, allGood), test); v == nil || v.Outcome != vocab.Fail || !strings.Contains(v.Message, "is over capacity") {
+				if v := find(Evaluate(sp, srv, allGood, views.ReadingLines), test); v == nil || v.Outcome != vocab.Fail || !strings.Contains(v.Message, "is over capacity") {
 					t.Errorf("%s with %s over capacity: %+v, want a fail that says it is over capacity", test, ref.Name(), v)
 				}
 				*c = saved

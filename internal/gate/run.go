@@ -219,11 +219,13 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 		Tool: sr.Tool, Flags: sr.Flags, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
 		Baseline: sr.Baseline, Policy: sr.Policy,
 		Objective: func(s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
-			return assert.Objective(sr.spec, s, c)
+			met, read, err := assert.Objective(sr.spec, s, c)
+			return met, views.ReadingLines(read), err
 		},
 		ObjectiveText: func(s *spec.Search) string { return assert.ObjectiveText(sr.spec, s) },
 		TrafficObjective: func(s *spec.Search, c *result.TrafficCell) (bool, []string, error) {
-			return assert.TrafficObjective(sr.spec, s, c)
+			met, read, err := assert.TrafficObjective(sr.spec, s, c)
+			return met, views.ReadingLines(read), err
 		},
 	}
 	if sr.Resumed != nil {

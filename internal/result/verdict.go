@@ -39,3 +39,30 @@ func (v Verdict) Where() string {
 	}
 	return v.File
 }
+
+// Reading is one value an assert's condition read (package assert reads
+// them), with the comparison it was read in when it was one: the figures
+// of one line of a verdict's details, which a view writes k6-style
+// (views.ReadingLines):
+//
+//	decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6% from the threshold)
+type Reading struct {
+	// Subject is what was read, as written in the spec; in a comparison,
+	// the side that reads measured data.
+	Subject string
+	// Value is its value as a detail shows one (numbers by numfmt.Value,
+	// strings quoted, others as JSON).
+	Value string
+	// Op is the comparison's operator with the subject on its left (">=",
+	// "<", "==", …); "" for a value read outside a comparison.
+	Op string
+	// Threshold is the other side's value, Against the other side as
+	// written when it is not a literal ("" when it is).
+	Threshold, Against string
+	// Held reports whether the comparison held.
+	Held bool
+	// Gap is (value − threshold) / |threshold| of a comparison that failed
+	// on two numbers, the threshold not 0; HasGap says that it is set.
+	Gap    float64
+	HasGap bool
+}
