@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -406,7 +407,7 @@ func runFacts(res *result.Results) []kv {
 	// The decode and prefill rows say how those cells were measured: a
 	// run of traffic cells alone has none, and its named workloads' cells
 	// send their own prompts (their sections say which).
-	decode := len(res.Decode) > 0 || len(res.Search) > 0
+	decode := len(res.Decode) > 0 || slices.ContainsFunc(res.Search, func(s result.Search) bool { return !s.IsRate() })
 	if decode {
 		facts = append(facts, kv{"Decode test", "Fixed duration"})
 	}

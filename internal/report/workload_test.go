@@ -53,17 +53,20 @@ func TestReportsShowWorkload(t *testing.T) {
 		decode               []result.DecodeCell
 		prefill              []result.PrefillCell
 		traffic              []result.TrafficCell
+		search               []result.Search
 		want, decodeRow, pre bool
 	}{
 		{name: "recorded, decode cells", workload: &rec, decode: decode, want: true, decodeRow: true, pre: true},
 		{name: "not recorded", decode: decode, decodeRow: true, pre: true},
 		{name: "recorded, prefill cells alone", workload: &rec, prefill: []result.PrefillCell{{Context: 8192}}, want: true, pre: true},
 		{name: "recorded, traffic on the workload block's prompts", workload: &rec, traffic: []result.TrafficCell{{Traffic: "steady", Context: 8192, Rate: 1}}, want: true},
+		{name: "recorded, a rate search alone: no decode lines", workload: &rec, search: []result.Search{{Name: "capacity", Traffic: "steady", RateRange: [2]float64{1, 8}, Found: true, Rate: 4,
+			Probes: []result.SearchProbe{{Rate: 4, Decision: result.DecisionMet, Windows: 1, Traffic: &result.TrafficCell{Traffic: "steady", Search: "capacity", Context: 8192, Rate: 4}}}}}, want: true},
 		{name: "recorded, traffic of named workloads alone", workload: &rec, traffic: []result.TrafficCell{{Traffic: "chat", Concurrency: 4, Workload: "chat"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "q", Model: "Qwen/Q"}, Workload: tc.workload,
-				Decode: tc.decode, Prefill: tc.prefill, Traffic: tc.traffic}
+				Decode: tc.decode, Prefill: tc.prefill, Traffic: tc.traffic, Search: tc.search}
 			var md, html bytes.Buffer
 			if err := WriteMarkdown(&md, res); err != nil {
 				t.Fatal(err)
