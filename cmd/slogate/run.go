@@ -136,7 +136,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		return err
 	}
 	for _, w := range warnings {
-		fmt.Fprintln(stderr, "slogate: warning: "+w)
+		fmt.Fprintln(stderr, "slogate: warning: "+views.BaselineWarningLine(w))
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc

@@ -93,7 +93,7 @@ type Comparison struct {
 	// Power is the pre-run check's (BuildPlanned): the metrics whose
 	// baseline cells cannot be decided within the tolerance with power 0.9
 	// against the repeats the spec measures. Empty after a run.
-	Power []PowerShortfall
+	Power []warning.Warning
 	// Outcome is the comparison as a gate, the worst of its cells'
 	// (vocab's order: Pass < Skip < Inconclusive < Fail < Error) after the
 	// engine rule; Error when Refused.

@@ -1,10 +1,13 @@
 package compare
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // Estimates of what a comparison can decide, from the measured noise: the
@@ -130,36 +133,49 @@ func PowerOfBaseline(n int, noise, tolerance, alpha float64, m int) BaselinePowe
 	return p
 }
 
-// PowerShortfall is one metric whose baseline cells cannot all be decided
+// shortfall is one metric whose baseline cells cannot all be decided
 // against the candidate's repeats (BaselineWarnings).
-type PowerShortfall struct {
-	Phase  vocab.Phase
-	Metric string
-	// Cells of Of baseline cells (with samples) fall short.
-	Cells, Of int
-	// Candidate is the candidate's repeats checked against.
-	Candidate int
-	// Noisiest is the noisiest cell short, its Noise over N repeats; Need
+type shortfall struct {
+	phase  vocab.Phase
+	metric string
+	// cells of of baseline cells (with samples) fall short.
+	cells, of int
+	// candidate is the candidate's repeats checked against.
+	candidate int
+	// noisiest is the noisiest cell short, its noise over n repeats; need
 	// the baseline repeats it would need (0: more than
-	// MaxRepeatsEstimate); Capped that no number of candidate repeats
-	// would do (the baseline caps the power).
-	Noisiest vocab.CellRef
-	Noise    float64
-	N, Need  int
-	Capped   bool
+	// MaxRepeatsEstimate); capped that no number of candidate repeats
+	// would do (the baseline caps the power); power its power.
+	noisiest vocab.CellRef
+	noise    float64
+	n, need  int
+	capped   bool
+	power    float64
+}
+
+// detectableDistance is the log distance from the tolerance's edge that n
+// and m samples decide with power 0.9 at one-sided level alpha (where
+// powerToDecide reaches DecisionPower); NaN when the sizes cannot attain
+// alpha.
+func detectableDistance(n, m int, noise, alpha float64) float64 {
+	_, level, ok := attainable(n, m, alpha)
+	if !ok {
+		return math.NaN()
+	}
+	return (normalQuantile(1-level) + normalQuantile(DecisionPower)) * shiftSE(noise, n, m)
 }
 
 // BaselineWarnings is the pre-run check of a -baseline's power
 // (docs/method.md#sequential-repeats): for each metric compared by
 // default, the cells whose baseline samples (their count and measured
 // noise) cannot reach a decision with power 0.9 against a candidate of
-// candidateRepeats repeats at level alpha: one shortfall per metric,
-// naming how many cells, the noisiest of them, and how many baseline
-// repeats it would need. Nothing when every cell can be decided or the
-// baseline has no samples.
-func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alpha float64) []PowerShortfall {
+// candidateRepeats repeats at level alpha: one warning.PowerShortfall per
+// metric (its subject), naming how many cells, the noisiest of them, and
+// how many baseline repeats it would need. Nothing when every cell can be
+// decided or the baseline has no samples.
+func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alpha float64) []warning.Warning {
 	var order []string
-	by := map[string]*PowerShortfall{}
+	by := map[string]*shortfall{}
 	check := func(ref vocab.CellRef, phase vocab.Phase, samples map[string][]float64) {
 		for _, m := range metricsFor(phase, nil) {
 			xs := samples[m.Name]
@@ -170,19 +186,19 @@ func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alp
 			key := string(phase) + " " + m.Name
 			w := by[key]
 			if w == nil {
-				w = &PowerShortfall{Phase: phase, Metric: m.Name, Candidate: candidateRepeats}
+				w = &shortfall{phase: phase, metric: m.Name, candidate: candidateRepeats}
 				by[key] = w
 				order = append(order, key)
 			}
-			w.Of++
+			w.of++
 			p := PowerOfBaseline(len(xs), noise, tolerance, alpha, candidateRepeats)
 			if p.Enough {
 				continue
 			}
-			w.Cells++
-			if w.Cells == 1 || noise > w.Noise {
-				w.Noisiest, w.Noise, w.N, w.Need = ref, noise, len(xs), p.Need
-				w.Capped = !PowerOfBaseline(len(xs), noise, tolerance, alpha, MaxRepeatsEstimate).Enough
+			w.cells++
+			if w.cells == 1 || noise > w.noise {
+				w.noisiest, w.noise, w.n, w.need, w.power = ref, noise, len(xs), p.Need, p.Power
+				w.capped = !PowerOfBaseline(len(xs), noise, tolerance, alpha, MaxRepeatsEstimate).Enough
 			}
 		}
 	}
@@ -196,11 +212,41 @@ func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alp
 			check(c.Ref(), vocab.PhaseDecode, c.Samples)
 		}
 	}
-	var out []PowerShortfall
+	var out []warning.Warning
 	for _, key := range order {
-		if w := by[key]; w.Cells > 0 {
-			out = append(out, *w)
+		if w := by[key]; w.cells > 0 {
+			out = append(out, w.warning(tolerance, alpha))
 		}
 	}
 	return out
+}
+
+// warning is the shortfall as a warning.PowerShortfall: "decode
+// total_tps: 1 of 1 baseline cells cannot be decided within 5% with power
+// 0.9 against 5 repeats; the noisiest, …: 9 baseline repeats would be
+// needed, or a wider -tolerance", with the figures behind the words.
+func (s *shortfall) warning(tolerance, alpha float64) warning.Warning {
+	need := fmt.Sprintf("%d baseline repeats would be needed", s.need)
+	if s.need == 0 {
+		need = fmt.Sprintf("more than %d baseline repeats would be needed", MaxRepeatsEstimate)
+	}
+	capped, cappedFig := "", 0.0
+	if s.capped {
+		capped, cappedFig = ", and no number of candidate repeats would (the baseline caps the power)", 1
+	}
+	figures := map[string]float64{
+		warning.FigShortCells: float64(s.cells), warning.FigCells: float64(s.of),
+		warning.FigCandidateRepeats: float64(s.candidate), warning.FigBaselineRepeats: float64(s.n),
+		warning.FigContext: float64(s.noisiest.Context), warning.FigConcurrency: float64(s.noisiest.Concurrency),
+		warning.FigNoise: s.noise, warning.FigNeedRepeats: float64(s.need), warning.FigCapped: cappedFig,
+		warning.FigTolerance: tolerance, warning.FigPower: s.power,
+		warning.FigDistance: math.Expm1(decisionDistance(tolerance)),
+	}
+	if d := detectableDistance(s.n, s.candidate, s.noise, alpha); !math.IsNaN(d) {
+		figures[warning.FigDetectable] = math.Expm1(d)
+	}
+	return warning.New(warning.PowerShortfall, fmt.Sprintf("%s %s", s.phase, s.metric),
+		fmt.Sprintf("%d of %d baseline cells cannot be decided within %s with power 0.9 against %d repeats%s; the noisiest, %s, has noise %s over %d repeats: %s, or a wider -tolerance",
+			s.cells, s.of, numfmt.Percent(tolerance), s.candidate, capped, s.noisiest.Name(), noiseText(s.noise), s.n, need),
+		figures).About(s.metric)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // TestPocockBound: the two-look bound of Pocock (1977) for equally spaced
@@ -189,10 +190,40 @@ func TestBaselineWarnings(t *testing.T) {
 			TotalTPS: 6000, Repeats: 5, Samples: map[string][]float64{"total_tps": spread(noise)}}}}
 	}
 	got := BaselineWarnings(base(0.05), 5, 0.05, 0.05)
-	ref := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
-	if len(got) != 1 || got[0].Phase != vocab.PhaseDecode || got[0].Metric != "total_tps" || got[0].Cells != 1 || got[0].Of != 1 ||
-		got[0].Candidate != 5 || !got[0].Capped || got[0].Noisiest != ref || got[0].N != 5 || math.Abs(got[0].Noise-0.05) > 1e-9 || got[0].Need == 1 {
-		t.Errorf("shortfalls %+v, want one for decode total_tps: 1 of 1 cells, capped, the noisiest 8K×64 at noise 5%% over 5 repeats", got)
+	if len(got) != 1 {
+		t.Fatalf("warnings %+v, want one", got)
+	}
+	w := got[0]
+	fig := func(name string) float64 {
+		v, ok := w.Figure(name)
+		if !ok {
+			t.Errorf("no figure %s in %v", name, w.Figures)
+		}
+		return v
+	}
+	// One of one cells short, the noisiest 8K×64 at noise 5% over 5
+	// repeats; capped (no number of candidate repeats would do).
+	want := map[string]float64{warning.FigShortCells: 1, warning.FigCells: 1, warning.FigCandidateRepeats: 5, warning.FigBaselineRepeats: 5,
+		warning.FigContext: 8192, warning.FigConcurrency: 64, warning.FigCapped: 1, warning.FigTolerance: 0.05,
+		warning.FigDistance: math.Expm1(decisionDistance(0.05))}
+	for name, v := range want {
+		if got := fig(name); got != v {
+			t.Errorf("figure %s = %v, want %v", name, got, v)
+		}
+	}
+	if w.Code != warning.PowerShortfall || w.Subject != "total_tps" || math.Abs(fig(warning.FigNoise)-0.05) > 1e-9 || fig(warning.FigNeedRepeats) == 1 {
+		t.Errorf("warning %+v, want a power_shortfall of total_tps at noise 5%%, needing more than one baseline repeat", w)
+	}
+	// The figures agree with each other: the noisiest cell's power is
+	// short of 0.9, so the change these repeats decide with power 0.9
+	// lies beyond the one the check sizes for; with the repeats needed
+	// the power is reached.
+	p := PowerOfBaseline(5, fig(warning.FigNoise), 0.05, 0.05, 5)
+	if pw := fig(warning.FigPower); pw != p.Power || pw >= DecisionPower || fig(warning.FigDetectable) <= fig(warning.FigDistance) {
+		t.Errorf("power %v (want %v, under 0.9), detectable %v, distance %v: want detectable beyond the distance", pw, p.Power, fig(warning.FigDetectable), fig(warning.FigDistance))
+	}
+	if d := math.Log1p(fig(warning.FigDetectable)); math.Abs(powerToDecide(5, 5, fig(warning.FigNoise), d, 0.05)-DecisionPower) > 1e-9 {
+		t.Errorf("power at the detectable change = %v, want 0.9", powerToDecide(5, 5, fig(warning.FigNoise), d, 0.05))
 	}
 	if got := BaselineWarnings(base(0.005), 5, 0.05, 0.05); len(got) != 0 {
 		t.Errorf("a quiet baseline warns: %+v", got)

@@ -3,6 +3,7 @@ package gate
 import (
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/views"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // CheckBaseline is the pre-run check of a -baseline, before any server
@@ -16,13 +17,12 @@ import (
 // metrics whose baseline cells, at their measured noise and number of
 // repeats, cannot be decided within the tolerance against the repeats the
 // spec measures (max_repeat with repeat = "auto"), each once: inconclusive
-// verdicts would follow, and the lines say how many baseline repeats would
-// do. Nothing without a baseline.
-func (o *Options) CheckBaseline() (warnings []string, err error) {
+// verdicts would follow, and the warnings (warning.PowerShortfall) say how
+// many baseline repeats would do. Nothing without a baseline.
+func (o *Options) CheckBaseline() (warnings []warning.Warning, err error) {
 	if o.Baseline == nil {
 		return nil, nil
 	}
-	seen := map[string]bool{}
 	for _, sp := range o.Specs {
 		m := sp.Measure
 		window := m.Duration
@@ -41,12 +41,7 @@ func (o *Options) CheckBaseline() (warnings []string, err error) {
 			if err := v.Refusal(); err != nil {
 				return nil, err
 			}
-			for _, w := range v.Warnings() {
-				if !seen[w] {
-					seen[w] = true
-					warnings = append(warnings, w)
-				}
-			}
+			warnings = warning.AppendNew(warnings, v.C.Power...)
 		}
 	}
 	return warnings, nil

@@ -2,13 +2,13 @@ package gate
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // TestBaselinePowerWarnings: before any server starts, a baseline whose
@@ -33,15 +33,17 @@ func TestBaselinePowerWarnings(t *testing.T) {
 		name     string
 		specs    []*spec.Spec // nil: two specs of repeat = 5
 		baseline *result.Results
-		want     string // "" for no warning
+		// want is the candidate repeats of the one power_shortfall
+		// warning of decode total_tps; 0 for no warning.
+		want float64
 	}{
-		{"noise 5% over 5 repeats", nil, baseline(0.05), "-baseline: decode total_tps: 1 of 1 baseline cells cannot be decided within 5% with power 0.9 against 5 repeats"},
-		{"noise 0.5%", nil, baseline(0.005), ""},
-		{"no baseline", nil, nil, ""},
+		{"noise 5% over 5 repeats", nil, baseline(0.05), 5},
+		{"noise 0.5%", nil, baseline(0.005), 0},
+		{"no baseline", nil, nil, 0},
 		// At noise 2.5 % four candidate repeats cannot decide against these
 		// five, up to twenty (repeat = "auto"'s max_repeat) can.
-		{"noise 2.5% against repeat = 4", fixed4, baseline(0.025), "-baseline: decode total_tps: 1 of 1 baseline cells cannot be decided within 5% with power 0.9 against 4 repeats"},
-		{"noise 2.5% against repeat = auto, max_repeat = 20", auto, baseline(0.025), ""},
+		{"noise 2.5% against repeat = 4", fixed4, baseline(0.025), 4},
+		{"noise 2.5% against repeat = auto, max_repeat = 20", auto, baseline(0.025), 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,9 +56,21 @@ func TestBaselinePowerWarnings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.want == "" && len(got) > 0 || tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.want)) {
-				t.Errorf("warnings %q, want one starting %q (once for both specs)", got, tc.want)
+			if tc.want == 0 {
+				if len(got) > 0 {
+					t.Errorf("warnings %+v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Code != warning.PowerShortfall || got[0].Subject != "total_tps" || !figureIs(got[0], warning.FigCandidateRepeats, tc.want) {
+				t.Errorf("warnings %+v, want one power_shortfall of total_tps against %v repeats (once for both specs and servers)", got, tc.want)
 			}
 		})
 	}
+}
+
+// figureIs reports whether w holds figure name with value want.
+func figureIs(w warning.Warning, name string, want float64) bool {
+	v, ok := w.Figure(name)
+	return ok && v == want
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // Baseline is the view of `run -baseline`: the comparison C of a run with
@@ -28,15 +29,10 @@ func (v Baseline) Refusal() error {
 		JoinDifferences(v.C.Settings, "\n  "))
 }
 
-// Warnings are the pre-run check's power shortfalls, one line each
-// ("-baseline: decode total_tps: 1 of 1 baseline cells cannot be decided …").
-func (v Baseline) Warnings() []string {
-	var out []string
-	for _, w := range v.C.Power {
-		out = append(out, "-baseline: "+PowerText(w, v.C.Policy.Tolerance))
-	}
-	return out
-}
+// BaselineWarningLine is the console line of one of the pre-run check's warnings
+// (compare.BaselineWarnings), after "slogate: warning: ": "-baseline:
+// decode total_tps: 1 of 1 baseline cells cannot be decided …".
+func BaselineWarningLine(w warning.Warning) string { return "-baseline: " + w.String() }
 
 // Notes are the console lines of the comparison, in order: the settings
 // that differ when allowed, the server differences ("vLLM 0.26.1 →

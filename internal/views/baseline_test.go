@@ -15,6 +15,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // compareBaseline is the baseline view's verdicts of res against base.
@@ -240,9 +241,10 @@ func TestWithBaseline(t *testing.T) {
 	})
 }
 
-// TestBaselineWarnings: a baseline of 5 repeats at noise 5% cannot be
-// decided against any candidate, and the warning says how many baseline
-// repeats would; a quiet baseline gives no warning.
+// TestBaselineWarnings: before the run, a baseline of 5 repeats at noise
+// 5% cannot be decided against the 5 repeats planned (a power_shortfall
+// warning; compare's TestBaselineWarnings checks its figures); a quiet
+// baseline gives no warning.
 func TestBaselineWarnings(t *testing.T) {
 	spread := func(noise float64) []float64 {
 		// Five values of log standard deviation noise: 0, ±a, ±2a with
@@ -260,13 +262,12 @@ func TestBaselineWarnings(t *testing.T) {
 				TotalTPS: 6000, Repeats: 5, Samples: map[string][]float64{"total_tps": spread(noise)}}}}
 	}
 	planned := compare.Planned{Window: 3 * time.Second, Repeat: 5}
-	got := Baseline{C: compare.BuildPlanned(base(0.05), planned, compare.Policy{Tolerance: 0.05})}.Warnings()
-	want := "-baseline: decode total_tps: 1 of 1 baseline cells cannot be decided within 5% with power 0.9 against 5 repeats, and no number of candidate repeats would (the baseline caps the power); the noisiest, decode/ctx=8K/conc=64, has noise 5.0% over 5 repeats: "
-	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.Contains(got[0], " baseline repeats would be needed, or a wider -tolerance") {
-		t.Errorf("warnings %q, want one starting %q", got, want)
+	c := compare.BuildPlanned(base(0.05), planned, compare.Policy{Tolerance: 0.05})
+	if got := c.Power; len(got) != 1 || got[0].Code != warning.PowerShortfall || got[0].Subject != "total_tps" || got[0].Figures[warning.FigCandidateRepeats] != 5 {
+		t.Errorf("power warnings %+v, want one power_shortfall of total_tps against the 5 repeats planned", got)
 	}
-	if got := (Baseline{C: compare.BuildPlanned(base(0.005), planned, compare.Policy{Tolerance: 0.05})}).Warnings(); len(got) != 0 {
-		t.Errorf("a quiet baseline warns: %q", got)
+	if got := compare.BuildPlanned(base(0.005), planned, compare.Policy{Tolerance: 0.05}).Power; len(got) != 0 {
+		t.Errorf("a quiet baseline warns: %+v", got)
 	}
 	// The settings planned differ from the baseline's: refused before the
 	// run (exit 2), naming each difference; allowed, nothing is refused.

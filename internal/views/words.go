@@ -130,20 +130,3 @@ func sentText(c *result.TrafficCell) string {
 	}
 	return fmt.Sprintf("workload %q, %s", c.Workload, c.Prompts)
 }
-
-// PowerText is a pre-run power shortfall in words: "decode total_tps: 1 of
-// 1 baseline cells cannot be decided within 5% with power 0.9 against 5
-// repeats; the noisiest, …: 9 baseline repeats would be needed, or a wider
-// -tolerance".
-func PowerText(w compare.PowerShortfall, tolerance float64) string {
-	need := fmt.Sprintf("%d baseline repeats would be needed", w.Need)
-	if w.Need == 0 {
-		need = fmt.Sprintf("more than %d baseline repeats would be needed", compare.MaxRepeatsEstimate)
-	}
-	capped := ""
-	if w.Capped {
-		capped = ", and no number of candidate repeats would (the baseline caps the power)"
-	}
-	return fmt.Sprintf("%s %s: %d of %d baseline cells cannot be decided within %s with power 0.9 against %d repeats%s; the noisiest, %s, has noise %s over %d repeats: %s, or a wider -tolerance",
-		w.Phase, w.Metric, w.Cells, w.Of, numfmt.Percent(tolerance), w.Candidate, capped, w.Noisiest.Name(), noiseText(w.Noise), w.N, need)
-}

@@ -191,6 +191,26 @@ const (
 	CorrectnessErrors Code = "correctness_errors"
 )
 
+// The codes of a -baseline's pre-run check (compare.BaselineWarnings),
+// printed before the run starts.
+const (
+	// PowerShortfall: a metric's baseline cells, at their measured noise
+	// and repeats, cannot be decided within the tolerance with power 0.9
+	// against the repeats the run will measure
+	// (docs/method.md#sequential-repeats). Subject: the metric. Figures:
+	// FigShortCells of FigCells (the baseline cells with samples);
+	// FigCandidateRepeats; of the noisiest cell short, its FigContext
+	// and FigConcurrency (0 for a prefill cell), FigNoise over
+	// FigBaselineRepeats, FigPower, FigNeedRepeats (the baseline repeats
+	// that would do; 0: more than 100) and FigCapped (1 when no number of
+	// candidate repeats would: the baseline caps the power); FigTolerance;
+	// FigDistance, the change beyond the tolerance's edge the check
+	// sizes for, and FigDetectable, the one these repeats decide with
+	// power 0.9 (both relative; FigDetectable absent when the repeats
+	// cannot reach the level at all).
+	PowerShortfall Code = "power_shortfall"
+)
+
 // Figure names, the keys of Warning.Figures.
 const (
 	FigMeanMs              = "mean_ms"
@@ -230,6 +250,18 @@ const (
 	FigDocumentBytes       = "document_bytes"
 	FigNeededBytes         = "needed_bytes"
 	FigFailed              = "failed"
+	FigContext             = "context"
+	FigShortCells          = "short_cells"
+	FigCells               = "cells"
+	FigCandidateRepeats    = "candidate_repeats"
+	FigBaselineRepeats     = "baseline_repeats"
+	FigNoise               = "noise"
+	FigNeedRepeats         = "need_repeats"
+	FigCapped              = "capped"
+	FigTolerance           = "tolerance"
+	FigPower               = "power"
+	FigDistance            = "distance"
+	FigDetectable          = "detectable"
 	FigBaselineConcurrency = "baseline_concurrency"
 	FigBaselineLogprobs    = "baseline_logprobs"
 	FigLogprobs            = "logprobs"
