@@ -1,0 +1,172 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slogate/slogate/internal/compare"
+	res "github.com/slogate/slogate/internal/result"
+)
+
+// pairedSim is a simulator whose requests take long enough (300 ms to the
+// first token, 30 ms a token for 24 tokens, 32 running at once) that a
+// loaded machine's scheduling jitter of tens of ms is small beside them.
+const pairedSim = `"--max-num-seqs", "32", "--sim-kv-tokens", "10000000", "--sim-tbt", "30ms", "--sim-ttft", "300ms", "--sim-prefill-tps", "1000000"`
+
+// pairedSpec is a traffic block of seed seed at 8 req/s for a 10 s window
+// on that simulator, slowdown the simulator's --sim-slowdown.
+func pairedSpec(t *testing.T, port int, seed int, slowdown string) string {
+	args := pairedSim
+	if slowdown != "" {
+		args += `, "--sim-slowdown", "` + slowdown + `"`
+	}
+	return writeSpecLen(t, port, 4096, args, fmt.Sprintf(`
+measure { max_output = 24 }
+traffic "steady" {
+  context  = "1K"
+  rate     = [8]
+  duration = "10s"
+  warmup   = "2s"
+  seed     = %d
+  slo      = { ttft_ms = 2000 }
+}
+`, seed))
+}
+
+// TestPairedBaseline: `run -baseline` compares a traffic cell request for
+// request with the baseline's of the same schedule
+// (docs/method.md#comparing-traffic): an identical simulator is within
+// the tolerance (exit 0; at -tolerance 25 %, a margin a loaded machine's
+// jitter cannot break: the p99 of 80 requests is their second slowest,
+// one scheduling hiccup on a loaded 2-core machine); one 20 % slower
+// (--sim-slowdown 1.2) is regressed at the default 5 % (exit 1), the
+// verdict quoting the rule, then the value; a
+// baseline of another seed is refused as unlike before the run starts,
+// naming the seed (exit 2).
+func TestPairedBaseline(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	port := freePort(t)
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", base, pairedSpec(t, port, 7, ""))
+	if r.Code != 0 {
+		t.Fatalf("baseline: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	baseline := filepath.Join(base, "results.json")
+	if c := readResults(t, base).Traffic; len(c) != 1 || c[0].Schedule == nil || len(c[0].Requests) == 0 {
+		t.Fatalf("the baseline's traffic cell has no schedule or no requests: %+v", c)
+	}
+	const test = "sim/baseline/traffic/steady/ctx=1K/rate=8"
+	tests := []struct {
+		name      string
+		seed      int
+		slowdown  string
+		tolerance string
+		code      int
+		want      []string // in stdout, or stderr for exit 2
+	}{
+		{name: "identical: within tolerance", seed: 7, tolerance: "25%", code: 0,
+			want: []string{"--- PASS: " + test, "within tolerance; paired, "}},
+		{name: "20% slower: regressed", seed: 7, slowdown: "1.2", code: 1,
+			want: []string{"--- FAIL: " + test, "; paired, ", "ttft_ms within 5%: +", "): regressed", "regressed beyond 5% against the baseline"}},
+		{name: "another seed: refused as unlike", seed: 8, code: 2,
+			want: []string{"different settings", "traffic/steady/ctx=1K/rate=8 seed: 7 → 8"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
+			args := []string{"run", "-sim", "-v", "-baseline", baseline, "-out", out}
+			if tt.tolerance != "" {
+				args = append(args, "-tolerance", tt.tolerance)
+			}
+			r := slogate(t, mark, 2*time.Minute, "", nil, append(args, pairedSpec(t, port, tt.seed, tt.slowdown))...)
+			if r.Code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, tt.code, r.Stdout, r.Stderr)
+			}
+			where := r.Stdout
+			if tt.code == 2 {
+				where = r.Stderr
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(where, w) {
+					t.Errorf("output lacks %q\nstdout:\n%s\nstderr:\n%s", w, r.Stdout, r.Stderr)
+				}
+			}
+			if tt.code == 2 && strings.Contains(r.Stdout, "RUN") {
+				t.Errorf("the refusal came after a cell ran:\n%s", r.Stdout)
+			}
+		})
+	}
+}
+
+// TestPairedWidth measures, on the same simulated traffic, the interval
+// width of the traffic comparison's changes paired and unpaired
+// (docs/method.md#comparing-traffic): two runs of one schedule on
+// identical simulators with 3 % noise per step (--sim-noise 0.03), Poisson
+// arrivals at three quarters of the server's capacity, their
+// traffic cell compared request for request, then the same requests as
+// two independent samples (the baseline's schedule dropped). It prints the
+// widths and how many times the requests an unpaired comparison needs for
+// the paired width (the width falls as 1/√n). Behind SLOGATE_PAIRED_WIDTH=1:
+//
+//	SLOGATE_PAIRED_WIDTH=1 go test -run TestPairedWidth -v ./e2e
+func TestPairedWidth(t *testing.T) {
+	if os.Getenv("SLOGATE_PAIRED_WIDTH") != "1" {
+		t.Skip("SLOGATE_PAIRED_WIDTH=1 measures the paired and unpaired interval widths")
+	}
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	port := freePort(t)
+	// 4 running at once, each request about 1 s: capacity 4 req/s, and
+	// Poisson arrivals at 3 req/s queue in their bursts — the same bursts
+	// on both sides of one schedule.
+	sim := `"--max-num-seqs", "4", "--sim-kv-tokens", "10000000", "--sim-tbt", "30ms", "--sim-ttft", "300ms", "--sim-prefill-tps", "1000000", "--sim-noise", "0.03"`
+	spec := writeSpecLen(t, port, 4096, sim, `
+measure { max_output = 24 }
+traffic "steady" {
+  context  = "1K"
+  rate     = [3]
+  duration = "60s"
+  warmup   = "5s"
+  seed     = 7
+}
+`)
+	var runs []*res.Results
+	for i := range 2 {
+		out := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		if r := slogate(t, mark, 3*time.Minute, "", nil, "run", "-sim", "-out", out, spec); r.Code != 0 {
+			t.Fatalf("run %d: exit %d\nstdout:\n%s\nstderr:\n%s", i, r.Code, r.Stdout, r.Stderr)
+		}
+		runs = append(runs, readResults(t, out))
+	}
+	p := compare.Policy{Tolerance: 0.05}
+	paired := compare.Traffic(runs[0], runs[1], p, false)[0]
+	runs[0].Traffic[0].Schedule = nil // the same requests, as two samples
+	unpaired := compare.Traffic(runs[0], runs[1], p, false)[0]
+	if paired.Mode != compare.TrafficPaired || unpaired.Mode != compare.TrafficUnpaired {
+		t.Fatalf("modes %v and %v, want paired and unpaired", paired.Mode, unpaired.Mode)
+	}
+	width := func(tp compare.TrafficPair, name string) float64 {
+		for _, v := range tp.Values {
+			if v.Metric.Name == name && v.Bounded {
+				return v.Upper - v.Lower
+			}
+		}
+		t.Fatalf("%s not bounded", name)
+		return 0
+	}
+	for _, name := range []string{"ttft_ms", "ttft_ms_p99", "e2e_ms", "e2e_ms_p99"} {
+		wp, wu := width(paired, name), width(unpaired, name)
+		t.Logf("%s: interval width paired %.2f%%, unpaired %.2f%% (%d requests): unpaired needs %.1f× the requests (repeats) for the paired width",
+			name, 100*wp, 100*wu, paired.Requests, (wu/wp)*(wu/wp))
+		if name == "ttft_ms" && wp >= wu {
+			t.Errorf("ttft_ms: paired width %.4f not below unpaired %.4f", wp, wu)
+		}
+	}
+}
