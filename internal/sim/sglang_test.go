@@ -908,3 +908,21 @@ func TestSGLangStartupPoolLines(t *testing.T) {
 		})
 	}
 }
+
+// TestSGLangChatRunsToTheContext: a chat request without max_tokens has
+// max_new_tokens None, so it asks for one below the context (served, not
+// refused as asking for all of it) and runs to the scheduler's clip,
+// max_req_len − input − 1 with max_req_len = context − 1.
+func TestSGLangChatRunsToTheContext(t *testing.T) {
+	ts := startSGLangTest(t, true, "m", "--context-length", "100", "--sim-tbt", "100us")
+	resp := ts.do(t, "POST", "/v1/chat/completions", "", map[string]any{
+		"messages": []map[string]any{{"role": "user", "content": "hi"}}, "ignore_eos": true})
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s; want 200", resp.StatusCode, readAll(t, resp.Body))
+	}
+	usage := decodeJSON(t, resp.Body)["usage"].(map[string]any)
+	prompt, n := usage["prompt_tokens"].(float64), usage["completion_tokens"].(float64)
+	if want := 100 - 1 - prompt - 1; n != want {
+		t.Errorf("completion_tokens %v after a %v-token prompt; want %v, max_req_len 99 − input − 1", n, prompt, want)
+	}
+}
