@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/slogate/slogate/internal/requests"
@@ -33,7 +34,7 @@ func trafficSchedule(ref vocab.CellRef, t *spec.Traffic, name string, opts workl
 }
 
 // scheduleSettings is what of a workload decides its requests, by setting
-// name, as text: the prompt kind, the seed and the article's document and
+// name, as text without spaces: the prompt kind, the seed and the article's document and
 // instruction (by SHA-256), the sampling fields, the endpoint, the
 // context and max_output where the workload does not set its lengths, and
 // a named workload's lengths, prefixes, turns and dataset filter.
@@ -70,17 +71,17 @@ func scheduleSettings(opts workload.Options, named bool, context, maxOutput int,
 		return s
 	}
 	if opts.InputTokens.IsSet() {
-		s["input_tokens"] = opts.InputTokens.String()
+		s["input_tokens"] = compact(opts.InputTokens.String())
 	}
 	switch {
 	case opts.OutputTokens.IsSet():
-		s["output_tokens"] = opts.OutputTokens.String()
+		s["output_tokens"] = compact(opts.OutputTokens.String())
 	case opts.Prompt != workload.DatasetPrompt:
 		s["max_output"] = strconv.Itoa(maxOutput) // generated prompts' output length
 	}
 	s["ignore_eos"] = strconv.FormatBool(opts.IgnoreEOS)
 	if opts.Prefix.IsSet() {
-		s["prefix"] = fmt.Sprintf("%d groups of %d tokens", opts.Prefix.Groups, opts.Prefix.Tokens)
+		s["prefix"] = fmt.Sprintf("{groups=%d,tokens=%d}", opts.Prefix.Groups, opts.Prefix.Tokens)
 	}
 	if opts.Turns > 0 {
 		s["turns"] = strconv.Itoa(opts.Turns)
@@ -91,10 +92,14 @@ func scheduleSettings(opts workload.Options, named bool, context, maxOutput int,
 			f = workload.DefaultFilter
 		}
 		s["dataset_format"] = opts.DatasetFormat
-		s["filter"] = fmt.Sprintf("prompt %d–%d, output ≥ %d, total ≤ %d tokens", f.MinPromptTokens, f.MaxPromptTokens, f.MinOutputTokens, f.MaxTotalTokens)
+		s["filter"] = fmt.Sprintf("{min_prompt=%d,max_prompt=%d,min_output=%d,max_total=%d}", f.MinPromptTokens, f.MaxPromptTokens, f.MinOutputTokens, f.MaxTotalTokens)
 	}
 	return s
 }
+
+// compact is a setting's text without spaces ("{min=100,max=900}"), so
+// that "NAME A vs B" (result.ScheduleChange.String) reads unambiguously.
+func compact(s string) string { return strings.ReplaceAll(s, " ", "") }
 
 // The client-lag bound (docs/method.md#client-lag): a window whose
 // arrivals' client lag has a median above the larger of lagFloor and

@@ -429,3 +429,50 @@ func TestTrafficScheduleUnnamed(t *testing.T) {
 		t.Errorf("schedule %+v: want the unnamed workload's context, max_output and endpoint", one)
 	}
 }
+
+// TestScheduleSettings: what of a workload decides its requests is in the
+// schedule's settings, each value without spaces (so that a difference
+// "NAME A vs B" reads unambiguously), and what does not decide them is
+// not: a dataset's prompts use no article document, output_tokens
+// replaces max_output.
+func TestScheduleSettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    workload.Options
+		named   bool
+		want    map[string]string
+		without []string
+	}{
+		{name: "unnamed article", opts: workload.Options{Prompt: workload.Article, Seed: 1},
+			want: map[string]string{"prompt": workload.Article, "seed": "1", "context": "1024", "max_output": "64", "endpoint": "/v1/completions"}},
+		{name: "generated lengths and prefixes", named: true,
+			opts: workload.Options{Prompt: workload.Random, Seed: 3, InputTokens: workload.Length{Distribution: workload.Uniform, Min: 100, Max: 900},
+				OutputTokens: workload.FixedLength(32), Prefix: workload.Prefix{Groups: 4, Tokens: 128}, Turns: 2, IgnoreEOS: true},
+			want: map[string]string{"prompt": workload.Random, "input_tokens": "{min=100,max=900}", "output_tokens": "32",
+				"prefix": "{groups=4,tokens=128}", "turns": "2", "ignore_eos": "true"},
+			without: []string{"max_output", "document_sha256"}},
+		{name: "dataset", named: true, opts: workload.Options{Prompt: workload.DatasetPrompt, Seed: 1, DatasetFormat: workload.FormatShareGPT},
+			want:    map[string]string{"dataset_format": workload.FormatShareGPT, "filter": "{min_prompt=4,max_prompt=1024,min_output=4,max_total=2048}"},
+			without: []string{"max_output", "document_sha256", "instruction_sha256"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := scheduleSettings(tt.opts, tt.named, 1024, 64, "/v1/completions")
+			for k, v := range tt.want {
+				if s[k] != v {
+					t.Errorf("%s = %q, want %q", k, s[k], v)
+				}
+			}
+			for _, k := range tt.without {
+				if v, ok := s[k]; ok {
+					t.Errorf("%s = %q, want it left out", k, v)
+				}
+			}
+			for k, v := range s {
+				if strings.Contains(v, " ") {
+					t.Errorf("%s = %q holds a space", k, v)
+				}
+			}
+		})
+	}
+}

@@ -66,24 +66,33 @@ func (s *Schedule) Seal() *Schedule {
 	return s
 }
 
-// Differences names what differs between schedules a and b, one phrase a
-// field ("seed 1 vs 2", "workload setting input_tokens 128 vs 256",
-// "dataset SHA-256 3f2a…9c1d vs 77b0…e412"), in a fixed order; nil when
-// they are the same schedule. A nil schedule (a cell recorded before
-// schedules were) differs from any other as "schedule not recorded".
-func (a *Schedule) Differences(b *Schedule) []string {
+// ScheduleChange is one field in which two schedules differ: the field
+// ("seed", "workload setting input_tokens", "dataset SHA-256") and its
+// value on each side, as text.
+type ScheduleChange struct {
+	Field, A, B string
+}
+
+// String is the change as Differences phrases it: "seed 1 vs 2".
+func (c ScheduleChange) String() string { return c.Field + " " + c.A + " vs " + c.B }
+
+// Changes are the fields in which schedules a and b differ, in a fixed
+// order; nil when they are the same schedule. A nil schedule (a cell
+// recorded before schedules were) differs from any other in the one
+// field "schedule", "(not recorded)" on its side.
+func (a *Schedule) Changes(b *Schedule) []ScheduleChange {
 	switch {
 	case a == nil && b == nil:
 		return nil
 	case a == nil:
-		return []string{"schedule not recorded on the first side"}
+		return []ScheduleChange{{Field: "schedule", A: "(not recorded)", B: "recorded"}}
 	case b == nil:
-		return []string{"schedule not recorded on the second side"}
+		return []ScheduleChange{{Field: "schedule", A: "recorded", B: "(not recorded)"}}
 	}
-	var d []string
+	var d []ScheduleChange
 	diff := func(what, x, y string) {
 		if x != y {
-			d = append(d, what+" "+x+" vs "+y)
+			d = append(d, ScheduleChange{what, x, y})
 		}
 	}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -119,14 +128,36 @@ func (a *Schedule) Differences(b *Schedule) []string {
 			y = "(unset)"
 		}
 		if okA != okB || x != y {
-			d = append(d, "workload setting "+k+" "+x+" vs "+y)
+			d = append(d, ScheduleChange{"workload setting " + k, x, y})
 		}
 	}
 	diff("dataset SHA-256", short(a.DatasetSHA256), short(b.DatasetSHA256))
 	if len(d) == 0 && a.Hash != b.Hash {
 		// Same fields, different hashes: one hash was not Sealed from
 		// them, or hashed another version's fields.
-		d = append(d, "hash "+short(a.Hash)+" vs "+short(b.Hash))
+		d = append(d, ScheduleChange{"hash", short(a.Hash), short(b.Hash)})
+	}
+	return d
+}
+
+// Differences names what differs between schedules a and b, one phrase a
+// field ("seed 1 vs 2", "workload setting input_tokens 128 vs 256",
+// "dataset SHA-256 3f2a…9c1d vs 77b0…e412": Changes, each as its String),
+// in a fixed order; nil when they are the same schedule. A nil schedule
+// (a cell recorded before schedules were) differs from any other as
+// "schedule not recorded".
+func (a *Schedule) Differences(b *Schedule) []string {
+	switch {
+	case a == nil && b == nil:
+		return nil
+	case a == nil:
+		return []string{"schedule not recorded on the first side"}
+	case b == nil:
+		return []string{"schedule not recorded on the second side"}
+	}
+	var d []string
+	for _, c := range a.Changes(b) {
+		d = append(d, c.String())
 	}
 	return d
 }

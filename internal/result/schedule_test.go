@@ -51,6 +51,15 @@ func TestScheduleDifferences(t *testing.T) {
 			if diff := cmp.Diff(tt.want, a.Differences(b)); diff != "" {
 				t.Errorf("Differences (-want +got):\n%s", diff)
 			}
+			changes := a.Changes(b)
+			if len(changes) != len(tt.want) {
+				t.Fatalf("changes %+v, want %d", changes, len(tt.want))
+			}
+			for i, c := range changes {
+				if c.String() != tt.want[i] || c.Field == "" || c.A == c.B {
+					t.Errorf("change %+v reads %q, want %q", c, c.String(), tt.want[i])
+				}
+			}
 			if same := a.Hash == b.Hash; same != (tt.want == nil) {
 				t.Errorf("hashes equal = %v with differences %q", same, tt.want)
 			}
@@ -68,6 +77,12 @@ func TestScheduleNil(t *testing.T) {
 	}
 	if d := baseSchedule().Differences(nil); len(d) != 1 {
 		t.Errorf("a schedule vs nil = %q, want one difference", d)
+	}
+	if c := none.Changes(baseSchedule()); len(c) != 1 || c[0].Field != "schedule" || c[0].A != "(not recorded)" {
+		t.Errorf("nil vs a schedule changes %+v, want the schedule not recorded on the first side", c)
+	}
+	if c := none.Changes(nil); c != nil {
+		t.Errorf("nil vs nil changes %+v", c)
 	}
 }
 
