@@ -115,7 +115,7 @@ func TestHTMLEscapes(t *testing.T) {
 	res.Server.Model = `evil/<script>alert(1)</script>`
 	res.Server.Labels = map[string]string{"gpu": `<img src=x onerror=alert(1)>`}
 	res.Verdicts[1].Message = `<iframe src="javascript:alert(1)">`
-	res.Warnings = []warning.Warning{warning.Text("<style>body{display:none}</style>")}
+	res.Warnings = []warning.Warning{warning.New(warning.FactDisagrees, "<style>body{display:none}</style>", "", nil)}
 	h := renderHTML(t, res)
 	for _, bad := range []string{"<script>", "<img", "<iframe", "<style>body"} {
 		if strings.Contains(h, bad) {

@@ -66,8 +66,8 @@ func TestGroupCellWarnings(t *testing.T) {
 		})
 	}
 	res := &result.Results{Server: result.Server{Name: "qwen"}, Traffic: []result.TrafficCell{
-		{Traffic: "chat", Concurrency: 4, Status: vocab.StatusValid, Warnings: []warning.Warning{warning.Text("the dataset's counts")}},
-		{Traffic: "chat", Concurrency: 8, Status: vocab.StatusValid, Warnings: []warning.Warning{warning.Text("the dataset's counts")}}}}
+		{Traffic: "chat", Concurrency: 4, Status: vocab.StatusValid, Warnings: []warning.Warning{warning.New(warning.DatasetCounts, "the dataset's counts", "", nil)}},
+		{Traffic: "chat", Concurrency: 8, Status: vocab.StatusValid, Warnings: []warning.Warning{warning.New(warning.DatasetCounts, "the dataset's counts", "", nil)}}}}
 	var b strings.Builder
 	if err := WriteMarkdown(&b, res); err != nil {
 		t.Fatal(err)

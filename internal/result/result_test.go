@@ -162,8 +162,8 @@ func TestReadOldWarnings(t *testing.T) {
 	if r.Schema != Schema {
 		t.Errorf("schema read %q, want %q (what is in memory is the current schema)", r.Schema, Schema)
 	}
-	want := []warning.Warning{warning.Text("server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"),
-		warning.Text("no /metrics around the window: server_total_tps not measured")}
+	want := []warning.Warning{{Summary: "server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"},
+		{Summary: "no /metrics around the window: server_total_tps not measured"}}
 	if len(r.Decode) != 1 || !cmp.Equal(r.Decode[0].Warnings, want) {
 		t.Fatalf("decode %+v, want one cell with warnings %+v", r.Decode, want)
 	}

@@ -33,7 +33,7 @@ func TestObserver(t *testing.T) {
 	o.CellStart(pre.Ref())
 	o.PrefillDone(pre, time.Second)
 	valid := result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
-		TotalTPS: 6018.4, PerRequestTPS: 95.9, TTFTMs: 1027, TBTMs: 10.4, Warnings: []warning.Warning{warning.Text("w")}}
+		TotalTPS: 6018.4, PerRequestTPS: 95.9, TTFTMs: 1027, TBTMs: 10.4, Warnings: []warning.Warning{warning.New(warning.NoMetrics, "w", "", nil)}}
 	o.CellStart(valid.Ref())
 	o.DecodeDone(valid, time.Second)
 	over := result.DecodeCell{Matrix: "decode", Context: 257024, Concurrency: 128, Status: vocab.StatusOverCapacity, Reason: "too big"}
@@ -66,7 +66,7 @@ func TestObserverWarningsOnce(t *testing.T) {
 	cell := func(conc int, ws ...string) result.TrafficCell {
 		var typed []warning.Warning
 		for _, w := range ws {
-			typed = append(typed, warning.Text(w))
+			typed = append(typed, warning.New(warning.DatasetCounts, w, "", nil))
 		}
 		return result.TrafficCell{Traffic: "chat", Concurrency: conc, Status: vocab.StatusValid, Launched: 1, Completed: 1, MeasuredS: 1, Warnings: typed}
 	}

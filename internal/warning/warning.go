@@ -306,12 +306,10 @@ func (w Warning) About(subject string) Warning {
 	return w
 }
 
-// Text is a warning of no known kind whose text is s: a warning a package
-// has not given a code yet, and every warning of an old results.json.
-func Text(s string) Warning { return Warning{Summary: s} }
-
-// Textf is Text of fmt.Sprintf(format, args...).
-func Textf(format string, args ...any) Warning { return Text(fmt.Sprintf(format, args...)) }
+// untyped is a warning of no known kind whose text is s: every
+// plain-string warning or note of a v1 results.json. Nothing creates one
+// otherwise: every warning slogate makes has its code (New).
+func untyped(s string) Warning { return Warning{Summary: s} }
 
 // String is the warning as every report shows it: the summary, then ": "
 // and the detail when there is one.
@@ -368,7 +366,7 @@ func (w Warning) Equal(o Warning) bool {
 func (w *Warning) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
-		*w = Text(s)
+		*w = untyped(s)
 		return nil
 	}
 	type plain Warning // without this method

@@ -19,7 +19,7 @@ func TestString(t *testing.T) {
 			want: "no /metrics around the window: server_total_tps not measured"},
 		{name: "summary alone", w: New(ServerTPSGap, "server_total_tps 331.1 differs from total_tps 378.5 by -12.5%", "", nil),
 			want: "server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"},
-		{name: "a text of no kind", w: Textf("%d of the window's requests", 3), want: "3 of the window's requests"},
+		{name: "a text of no kind", w: untyped("3 of the window's requests"), want: "3 of the window's requests"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,7 +41,7 @@ func TestJSON(t *testing.T) {
 	slow := New(SlowScrape, "GET /metrics took 10.1 ms on average (max 55.0 ms, 49 scrapes at one per 50ms)",
 		"polling may perturb the server (docs/method.md#polling)",
 		map[string]float64{FigMeanMs: 10.1, FigMaxMs: 55, FigScrapes: 49, FigIntervalMs: 50})
-	b, err := json.Marshal([]Warning{slow, Text("plain")})
+	b, err := json.Marshal([]Warning{slow, untyped("plain")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,9 +54,9 @@ func TestJSON(t *testing.T) {
 		want     []Warning
 		wantErr  bool
 	}{
-		{name: "objects", in: want, want: []Warning{slow, Text("plain")}},
+		{name: "objects", in: want, want: []Warning{slow, untyped("plain")}},
 		{name: "an old file's strings", in: `["server_total_tps 331.1 differs from total_tps 378.5 by -12.5%", "no /metrics around the window: server_total_tps not measured"]`,
-			want: []Warning{Text("server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"), Text("no /metrics around the window: server_total_tps not measured")}},
+			want: []Warning{untyped("server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"), untyped("no /metrics around the window: server_total_tps not measured")}},
 		{name: "a number", in: `[3]`, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -80,8 +80,8 @@ func TestAppendNew(t *testing.T) {
 	a := New(ServerTPSGap, "gap", "", map[string]float64{FigGap: 0.1})
 	a2 := New(ServerTPSGap, "gap", "", map[string]float64{FigGap: 0.1000001})
 	b := New(ServerTPSGap, "gap 2", "", map[string]float64{FigGap: 0.2})
-	got := AppendNew([]Warning{a}, a, a2, b, b, Text("gap"))
-	if want := []Warning{a, b, Text("gap")}; !cmp.Equal(got, want) {
+	got := AppendNew([]Warning{a}, a, a2, b, b, untyped("gap"))
+	if want := []Warning{a, b, untyped("gap")}; !cmp.Equal(got, want) {
 		t.Errorf("AppendNew = %+v, want %+v", got, want)
 	}
 	if !Has(got, ServerTPSGap) || Has(got, SlowScrape) {

@@ -29,7 +29,7 @@ func TestUnexplainedWarnings(t *testing.T) {
 		other     = warning.New(warning.NoMetrics, "no /metrics around the window", "server_total_tps not measured", nil)
 		// An old results.json's warnings are plain strings: no code, so
 		// never explained, whatever they say.
-		oldSlow = warning.Text("GET /metrics took 10.1 ms on average (max 55.0 ms, 49 scrapes at one per 50ms): polling may perturb the server (docs/method.md#polling)")
+		oldSlow = warning.Warning{Summary: "GET /metrics took 10.1 ms on average (max 55.0 ms, 49 scrapes at one per 50ms): polling may perturb the server (docs/method.md#polling)"}
 	)
 	tps := func(v float64) *float64 { return &v }
 	tests := []struct {
