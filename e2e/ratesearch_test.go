@@ -439,3 +439,73 @@ search "capacity" {
 		}
 	}
 }
+
+// TestRateSearchPlan: `slogate plan` shows a rate search's probes as a
+// test pattern with its range, precision and the most probes and windows
+// it may take (lo, hi and ⌈log₂(ln(40/8) ÷ ln 1.05)⌉ = 6 bisection steps),
+// in text and JSON, before any server starts.
+func TestRateSearchPlan(t *testing.T) {
+	t.Parallel()
+	spec := rateSearchSpec(t, 300, "")
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	r := slogate(t, mark, 30*time.Second, "", nil, "plan", spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if want := "  search: sim/search/capacity/rate=R  traffic chat, rate in [8, 40] req/s to 5%, at most 8 probes of at most 4 windows\n"; !strings.Contains(r.Stdout, want) {
+		t.Errorf("plan lacks %q:\n%s", want, r.Stdout)
+	}
+	j := slogate(t, mark, 30*time.Second, "", nil, "plan", "-format", "json", spec)
+	if j.Code != 0 {
+		t.Fatalf("plan -format json: exit %d\n%s", j.Code, j.Stderr)
+	}
+	if want := `"traffic": "chat",`; !strings.Contains(j.Stdout, want) || !strings.Contains(j.Stdout, `"max_windows": 4`) || !strings.Contains(j.Stdout, `"rate_range": [`) {
+		t.Errorf("plan -format json lacks the rate search's traffic, rate_range and max_windows:\n%s", j.Stdout)
+	}
+}
+
+// TestRateSearchServerExits: a server that exits during the search (the
+// simulator's --sim-exit-after) ends it without an answer: exit 3 naming
+// the exit, results.json's search entry with the error, no rate, and the
+// probes measured before it kept.
+func TestRateSearchServerExits(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpecLen(t, freePort(t), 4096, trafficSim+`, "--sim-exit-after", "9s"`, fmt.Sprintf(`
+measure { max_output = 40 }
+traffic "chat" {
+  context  = "1K"
+  rate     = [8]
+  arrivals = "constant"
+  duration = "%gs"
+  warmup   = "%gs"
+  slo      = { ttft_ms = 300 }
+}
+search "capacity" {
+  traffic   = "chat"
+  rate      = [8, 40]
+  objective = cell.goodput_share >= 0.1
+}
+`, rsWindowS, rsWarmS))
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 3*time.Minute, "", nil, "run", "-sim", "-run", "sim/search/capacity", "-out", out, spec)
+	if r.Code != 3 {
+		t.Fatalf("exit %d, want 3 (the server exited)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout+r.Stderr, "simulated crash after 9s") && !strings.Contains(r.Stdout+r.Stderr, "exited") {
+		t.Errorf("the output does not say the server exited:\nstdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	}
+	s := readResults(t, out).Search
+	if len(s) != 1 || s[0].Found || s[0].Rate != 0 || !strings.HasPrefix(s[0].Error, "the run ended during the search: ") {
+		t.Fatalf("search %+v, want no answer and the error", s)
+	}
+	// lo's window (about 5 s) ends before the exit unless the machine is
+	// very slow; whatever was decided before it is kept.
+	for i, p := range s[0].Probes {
+		if p.Traffic == nil || p.Decision == "" || (i == 0 && p.Rate != 8) {
+			t.Errorf("probe %d %+v, want a decided probe with its cell (lo = 8 first)", i+1, p)
+		}
+	}
+}
