@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/slogate/slogate/internal/assert"
 	"github.com/slogate/slogate/internal/compare"
@@ -99,7 +98,7 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 	}
 	if fc.Stream != nil {
 		for _, v := range res.Verdicts {
-			streamVerdict(fc.Stream, v)
+			views.StreamVerdict(fc.Stream, v)
 		}
 	}
 
@@ -126,39 +125,6 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 		return res.Outcome(), exit.With(exit.Infra, err)
 	}
 	return res.Outcome(), baselineErr
-}
-
-// streamVerdict reports one verdict as a test: its detail lines (the first
-// one prefixed with the rule's file:line when the test did not pass, as go
-// test prefixes t.Errorf), the author's message indented below, then the end.
-func streamVerdict(s report.TestStream, v result.Verdict) {
-	s.Run(v.Test)
-	details := v.Details
-	if v.Outcome.Failed() {
-		switch where := v.Where(); {
-		case where == "":
-		case len(details) == 0:
-			details = []string{where + ": " + v.Rule}
-		default:
-			details = append([]string{where + ": " + details[0]}, details[1:]...)
-		}
-	}
-	for _, d := range details {
-		s.Output(v.Test, d)
-	}
-	if v.Message != "" && v.Outcome >= vocab.Skip && !containsLine(details, v.Message) {
-		s.Output(v.Test, "    "+v.Message)
-	}
-	s.End(v.Test, v.Outcome, 0)
-}
-
-func containsLine(lines []string, s string) bool {
-	for _, l := range lines {
-		if strings.Contains(l, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // writeReports writes results.json, report.md, report.html, junit.xml

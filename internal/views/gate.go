@@ -2,7 +2,8 @@ package views
 
 // This file is the run's and merge's own lines: the header that opens a
 // server's run, what it says when nothing matches -run or a folder is
-// replaced, its GPU time, the GitHub annotations of its verdicts, merge's
+// replaced, its GPU time, each verdict as a test on the console, the
+// GitHub annotations of its verdicts, merge's
 // table of runs, and the warnings of a convenience that failed (package
 // gate decides; these functions write).
 
@@ -110,6 +111,30 @@ func endWord(o vocab.Outcome) string {
 		return "ok"
 	}
 	return "FAIL"
+}
+
+// StreamVerdict streams one verdict as a test: its detail lines (the first
+// one prefixed with the rule's file:line when the test did not pass, as go
+// test prefixes t.Errorf), the author's message indented below, then the end.
+func StreamVerdict(s report.TestStream, v result.Verdict) {
+	s.Run(v.Test)
+	details := v.Details
+	if v.Outcome.Failed() {
+		switch where := v.Where(); {
+		case where == "":
+		case len(details) == 0:
+			details = []string{where + ": " + v.Rule}
+		default:
+			details = append([]string{where + ": " + details[0]}, details[1:]...)
+		}
+	}
+	for _, d := range details {
+		s.Output(v.Test, d)
+	}
+	if v.Message != "" && v.Outcome >= vocab.Skip && !anyContains(details, v.Message) {
+		s.Output(v.Test, "    "+v.Message)
+	}
+	s.End(v.Test, v.Outcome, 0)
 }
 
 // WriteAnnotations writes a GitHub Actions ::error command for every

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -80,6 +82,36 @@ func TestSearchCostLines(t *testing.T) {
 			got := SearchCostLines("qwen", res)
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("lines = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestStreamVerdict: a verdict is a test; a failed one's first detail
+// line carries the rule's file:line (or the rule itself when it has no
+// detail), and the author's message follows indented unless a detail
+// already says it.
+func TestStreamVerdict(t *testing.T) {
+	tests := []struct {
+		name string
+		v    result.Verdict
+		want []string
+	}{
+		{"passed", result.Verdict{Test: "q/assert/a", Outcome: vocab.Pass, File: "s.hcl", Line: 3, Details: []string{"x = 2, want >= 1: ok"}, Message: "slow"},
+			[]string{"RUN q/assert/a", "  x = 2, want >= 1: ok", "END " + vocab.Pass.String() + " q/assert/a"}},
+		{"failed", result.Verdict{Test: "q/assert/b", Outcome: vocab.Fail, File: "s.hcl", Line: 9, Details: []string{"x = 1, want >= 2", "y = 3"}, Message: "too slow"},
+			[]string{"RUN q/assert/b", "  s.hcl:9: x = 1, want >= 2", "  y = 3", "      too slow", "END " + vocab.Fail.String() + " q/assert/b"}},
+		{"failed without details", result.Verdict{Test: "q/assert/c", Outcome: vocab.Fail, File: "s.hcl", Line: 4, Rule: "x >= 2"},
+			[]string{"RUN q/assert/c", "  s.hcl:4: x >= 2", "END " + vocab.Fail.String() + " q/assert/c"}},
+		{"message already said", result.Verdict{Test: "q/assert/d", Outcome: vocab.Error, Details: []string{"condition is null"}, Message: "condition is null"},
+			[]string{"RUN q/assert/d", "  condition is null", "END " + vocab.Error.String() + " q/assert/d"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := &recordStream{}
+			StreamVerdict(rs, tt.v)
+			if d := cmp.Diff(tt.want, rs.lines); d != "" {
+				t.Errorf("stream (-want +got):\n%s", d)
 			}
 		})
 	}
