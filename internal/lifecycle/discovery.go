@@ -41,15 +41,7 @@ func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.S
 		facts.GPUs = append(facts.GPUs, result.GPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryMiB})
 	}
 	var kv KV
-	var warned string
-	kv.Tokens, facts.KVCacheSource, warned, kv.Detail = s.discoverKVCapacity(ctx, srv)
-	switch {
-	case warned == "":
-	case kv.Tokens == 0:
-		kv.Warning = warning.New(warning.KVUnknown, warned, "", nil)
-	default:
-		kv.Warning = warning.New(warning.KVDoubtful, warned, "", nil)
-	}
+	kv.Tokens, facts.KVCacheSource, kv.Warning, kv.Detail = s.discoverKVCapacity(ctx, srv)
 	kv.Source = facts.KVCacheSource
 	kv.Engines = s.kvEngines(ctx, srv)
 	facts.KVCacheTokens = kv.Tokens
@@ -68,17 +60,27 @@ func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.S
 // the spec's kv_cache_tokens ("spec": a user who knows better says so),
 // else what the server's engine states (Engine.KVCapacity: vLLM's
 // cache config metric and log lines, SGLang's /server_info, gauge and
-// log lines), else unknown with a warning. detail says how a capacity read
-// from the log was read.
-func (s *Server) discoverKVCapacity(ctx context.Context, srv *spec.Server) (tokens int64, source, warning, detail string) {
+// log lines), else unknown with a warning: warning.KVUnknown, or
+// warning.KVDoubtful about the source of a capacity the engine states but
+// doubts (no code: none). detail says how a capacity read from the log
+// was read.
+func (s *Server) discoverKVCapacity(ctx context.Context, srv *spec.Server) (tokens int64, source string, warned warning.Warning, detail string) {
 	if kv := srv.KVCacheTokens; kv != nil && *kv > 0 {
-		return *kv, result.KVSourceSpec, "", ""
+		return *kv, result.KVSourceSpec, warning.Warning{}, ""
 	}
 	dp := 1
 	if d := srv.DataParallelSize; d != nil {
 		dp = *d
 	}
-	return s.Client.engine.KVCapacity(ctx, s.Client, s.logPath(), dp)
+	tokens, source, text, detail := s.Client.engine.KVCapacity(ctx, s.Client, s.logPath(), dp)
+	switch {
+	case text == "":
+	case tokens == 0:
+		warned = warning.New(warning.KVUnknown, text, "", nil)
+	default:
+		warned = warning.New(warning.KVDoubtful, text, "", nil).About(source)
+	}
+	return tokens, source, warned, detail
 }
 
 // logPath is a launched server's log, "" for an endpoint.
@@ -200,20 +202,23 @@ const speculativeUnnamed = "on"
 // reports auto (WHERE)", where is where the engine read it).
 func factDisagreements(asked *result.ServerAsked, s *result.Server, maxModelLen int) []warning.Warning {
 	var out []warning.Warning
-	say := func(fact, want, got string) {
-		out = append(out, warning.New(warning.FactDisagrees, fmt.Sprintf("spec says %s %s; the server reports %s (%s)", fact, want, got, s.Stated[fact]), "", nil))
+	say := func(fact, want, got string, figures map[string]float64) {
+		out = append(out, warning.New(warning.FactDisagrees, fmt.Sprintf("spec says %s %s; the server reports %s (%s)", fact, want, got, s.Stated[fact]), "", figures).About(fact))
+	}
+	counts := func(asked, stated int) map[string]float64 {
+		return map[string]float64{warning.FigAsked: float64(asked), warning.FigStated: float64(stated)}
 	}
 	if _, ok := s.Stated["kv_cache_dtype"]; ok && asked.KVCacheDtype != "" && asked.KVCacheDtype != s.KVCacheDtype {
-		say("kv_cache_dtype", asked.KVCacheDtype, s.KVCacheDtype)
+		say("kv_cache_dtype", asked.KVCacheDtype, s.KVCacheDtype, nil)
 	}
 	if _, ok := s.Stated["enable_prefix_caching"]; ok && asked.PrefixCaching != nil && *asked.PrefixCaching != *s.PrefixCaching {
-		say("enable_prefix_caching", strconv.FormatBool(*asked.PrefixCaching), strconv.FormatBool(*s.PrefixCaching))
+		say("enable_prefix_caching", strconv.FormatBool(*asked.PrefixCaching), strconv.FormatBool(*s.PrefixCaching), nil)
 	}
 	if asked.MaxModelLen > 0 && maxModelLen > 0 && asked.MaxModelLen != maxModelLen {
-		say("max_model_len", strconv.Itoa(asked.MaxModelLen), strconv.Itoa(maxModelLen))
+		say("max_model_len", strconv.Itoa(asked.MaxModelLen), strconv.Itoa(maxModelLen), counts(asked.MaxModelLen, maxModelLen))
 	}
 	if _, ok := s.Stated["max_num_seqs"]; ok && asked.MaxNumSeqs > 0 && asked.MaxNumSeqs != s.MaxNumSeqs {
-		say("max_num_seqs", strconv.Itoa(asked.MaxNumSeqs), strconv.Itoa(s.MaxNumSeqs))
+		say("max_num_seqs", strconv.Itoa(asked.MaxNumSeqs), strconv.Itoa(s.MaxNumSeqs), counts(asked.MaxNumSeqs, s.MaxNumSeqs))
 	}
 	unnamedAgrees := asked.Speculative == speculativeUnnamed && s.Speculative != ""
 	if _, ok := s.Stated["speculative"]; ok && asked.Speculative != s.Speculative && !unnamedAgrees {
@@ -224,7 +229,7 @@ func factDisagreements(asked *result.ServerAsked, s *result.Server, maxModelLen 
 		if got == "" {
 			got = "none"
 		}
-		say("speculative", want, got)
+		say("speculative", want, got, nil)
 	}
 	return out
 }

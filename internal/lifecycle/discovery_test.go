@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,34 +28,37 @@ func TestParseGPUs(t *testing.T) {
 // the server does not state.
 func TestFactDisagreements(t *testing.T) {
 	on, off := true, false
+	fact := func(name string, figures map[string]float64) warning.Warning {
+		return warning.Warning{Code: warning.FactDisagrees, Subject: name, Figures: figures}
+	}
+	counts := func(asked, stated float64) map[string]float64 {
+		return map[string]float64{warning.FigAsked: asked, warning.FigStated: stated}
+	}
 	stated := map[string]string{"kv_cache_dtype": "vllm:cache_config_info", "enable_prefix_caching": "vllm:cache_config_info", "speculative": "server.log (non-default args)", "max_model_len": "GET /v1/models"}
 	tests := []struct {
 		name   string
 		asked  result.ServerAsked
 		server result.Server
 		mml    int
-		want   []string
+		// want are the warnings by code, subject (the fact) and figures.
+		want []warning.Warning
 	}{
 		{name: "all agree", asked: result.ServerAsked{KVCacheDtype: "fp8", PrefixCaching: &on, Speculative: "dflash", MaxModelLen: 8192},
 			server: result.Server{KVCacheDtype: "fp8", PrefixCaching: &on, Speculative: "dflash", Stated: stated}, mml: 8192},
 		{name: "everything differs", asked: result.ServerAsked{KVCacheDtype: "fp8", PrefixCaching: &off, Speculative: "dflash", MaxModelLen: 8192},
 			server: result.Server{KVCacheDtype: "auto", PrefixCaching: &on, Stated: stated}, mml: 4096,
-			want: []string{
-				"spec says kv_cache_dtype fp8; the server reports auto (vllm:cache_config_info)",
-				"spec says enable_prefix_caching false; the server reports true (vllm:cache_config_info)",
-				"spec says max_model_len 8192; the server reports 4096 (GET /v1/models)",
-				"spec says speculative dflash; the server reports none (server.log (non-default args))",
-			}},
+			want: []warning.Warning{fact("kv_cache_dtype", nil), fact("enable_prefix_caching", nil),
+				fact("max_model_len", counts(8192, 4096)), fact("speculative", nil)}},
 		{name: "a speculative block without a method agrees with any", asked: result.ServerAsked{Speculative: "on"},
 			server: result.Server{Speculative: "dflash", Stated: stated}},
 		{name: "a speculative block the server does not run", asked: result.ServerAsked{Speculative: "on"},
-			server: result.Server{Stated: stated}, want: []string{"spec says speculative on; the server reports none (server.log (non-default args))"}},
+			server: result.Server{Stated: stated}, want: []warning.Warning{fact("speculative", nil)}},
 		{name: "the spec left them to the server", server: result.Server{KVCacheDtype: "auto", PrefixCaching: &on, Stated: stated}},
 		{name: "the server does not state them", asked: result.ServerAsked{KVCacheDtype: "fp8", Speculative: "dflash"},
 			server: result.Server{KVCacheDtype: "fp8", Speculative: "dflash"}},
 		{name: "a running limit the server resolved lower", asked: result.ServerAsked{MaxNumSeqs: 64},
 			server: result.Server{MaxNumSeqs: 52, Stated: map[string]string{"max_num_seqs": "GET /server_info internal_states[].effective_max_running_requests_per_dp"}},
-			want:   []string{"spec says max_num_seqs 64; the server reports 52 (GET /server_info internal_states[].effective_max_running_requests_per_dp)"}},
+			want:   []warning.Warning{fact("max_num_seqs", counts(64, 52))}},
 		{name: "a running limit the engine sized", server: result.Server{MaxNumSeqs: 4096, Stated: map[string]string{"max_num_seqs": "GET /server_info"}}},
 		{name: "a running limit as asked", asked: result.ServerAsked{MaxNumSeqs: 48},
 			server: result.Server{MaxNumSeqs: 48, Stated: map[string]string{"max_num_seqs": "GET /server_info"}}},
@@ -64,13 +66,8 @@ func TestFactDisagreements(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := factDisagreements(&tc.asked, &tc.server, tc.mml)
-			if diff := cmp.Diff(tc.want, warning.Strings(got)); diff != "" {
+			if diff := cmp.Diff(tc.want, warning.Textless(got)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
-			}
-			for _, w := range got {
-				if w.Code != warning.FactDisagrees {
-					t.Errorf("%q has code %q, want %q", w, w.Code, warning.FactDisagrees)
-				}
 			}
 		})
 	}
@@ -117,7 +114,7 @@ func TestDiscoverKVCapacity(t *testing.T) {
 		spec        *int64
 		wantTokens  int64
 		wantSource  string
-		wantWarning string
+		wantWarning warning.Code // "": none
 	}{
 		{name: "the spec beats everything", fake: func() *vllmfake.Server { return &vllmfake.Server{KVBlocks: 600, KVSizeTokens: 4800, Engines: 2} }, log: logWith, spec: &specTokens,
 			wantTokens: 5000, wantSource: "spec"},
@@ -126,8 +123,8 @@ func TestDiscoverKVCapacity(t *testing.T) {
 		{name: "the log, summed over engines, beats num_gpu_blocks × block_size", fake: func() *vllmfake.Server { return &vllmfake.Server{KVBlocks: 600, Engines: 2, NoKVSize: true} }, log: logWith,
 			wantTokens: 14000, wantSource: "log"},
 		{name: "num_gpu_blocks × block_size once, not per engine, with a warning", fake: func() *vllmfake.Server { return &vllmfake.Server{KVBlocks: 600, Engines: 2, NoKVSize: true} },
-			wantTokens: 9600, wantSource: "metrics-estimate", wantWarning: "wrong for hybrid models"},
-		{name: "unknown", fake: func() *vllmfake.Server { return &vllmfake.Server{} }, wantWarning: "KV cache capacity unknown"},
+			wantTokens: 9600, wantSource: "metrics-estimate", wantWarning: warning.KVDoubtful},
+		{name: "unknown", fake: func() *vllmfake.Server { return &vllmfake.Server{} }, wantWarning: warning.KVUnknown},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -136,12 +133,12 @@ func TestDiscoverKVCapacity(t *testing.T) {
 			if tc.log != "" {
 				srv.proc = &Process{logPath: tc.log}
 			}
-			tokens, source, warning, _ := srv.discoverKVCapacity(context.Background(), &spec.Server{Name: "q", KVCacheTokens: tc.spec})
+			tokens, source, warned, _ := srv.discoverKVCapacity(context.Background(), &spec.Server{Name: "q", KVCacheTokens: tc.spec})
 			if tokens != tc.wantTokens || source != tc.wantSource {
 				t.Errorf("discoverKVCapacity = %d %q, want %d %q", tokens, source, tc.wantTokens, tc.wantSource)
 			}
-			if (tc.wantWarning == "") != (warning == "") || !strings.Contains(warning, tc.wantWarning) {
-				t.Errorf("warning = %q, want one containing %q", warning, tc.wantWarning)
+			if warned.Code != tc.wantWarning || warned.Code == warning.KVDoubtful && warned.Subject != tc.wantSource {
+				t.Errorf("warning %+v, want code %q (a doubtful capacity's about its source %q)", warned, tc.wantWarning, tc.wantSource)
 			}
 		})
 	}

@@ -409,15 +409,9 @@ func (d *decodeRun) storeKVCheck() {
 	if d.kvc == nil {
 		return
 	}
-	var text string
-	d.cell.KVUsageCheck, text = d.kvc.result(d.ref.Name(), d.m.KVTokens, d.m.KVSource)
-	if text != "" {
-		c := d.cell.KVUsageCheck
-		w := warning.New(warning.KVCapacity, text, "", map[string]float64{
-			warning.FigImpliedTokens:  float64(c.ImpliedCapacityTokens),
-			warning.FigCapacityTokens: float64(c.CapacityTokens),
-			warning.FigRatio:          float64(c.CapacityTokens) / float64(c.ImpliedCapacityTokens),
-		})
+	var w warning.Warning
+	d.cell.KVUsageCheck, w = d.kvc.result(d.ref.Name(), d.m.KVTokens, d.m.KVSource)
+	if w.Code != "" {
 		d.cell.Warnings = append(d.cell.Warnings, w)
 		d.m.note(Warned{Warning: w})
 	}

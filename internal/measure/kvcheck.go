@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // This file is the KV capacity cross-check of docs/method.md#kv-capacity:
@@ -66,11 +67,13 @@ func (k *kvCheck) sample(snap promread.Snapshot, before, after int64, decoding i
 func (s kvSample) implied() float64 { return float64(s.resident) / s.usage * float64(s.engines) }
 
 // result is the check of the median sample (by implied capacity) against
-// capacity from source, and a warning when they disagree by more than
-// kvCheckTolerance; nil without samples. name names the cell.
-func (k *kvCheck) result(name string, capacity int64, source string) (*result.KVUsageCheck, string) {
+// capacity from source, and a warning.KVCapacity (about the source, with
+// the implied and the used capacity and their ratio) when they disagree
+// by more than kvCheckTolerance (no code: none); nil without samples.
+// name names the cell.
+func (k *kvCheck) result(name string, capacity int64, source string) (*result.KVUsageCheck, warning.Warning) {
 	if len(k.samples) == 0 {
-		return nil, ""
+		return nil, warning.Warning{}
 	}
 	ss := slices.Clone(k.samples)
 	slices.SortFunc(ss, func(a, b kvSample) int {
@@ -92,7 +95,7 @@ func (k *kvCheck) result(name string, capacity int64, source string) (*result.KV
 		Samples:               len(ss),
 	}
 	if capacity <= 0 {
-		return c, ""
+		return c, warning.Warning{}
 	}
 	perEngine := float64(capacity) / float64(s.engines)
 	c.CapacityTokens, c.CapacitySource = capacity, source
@@ -100,11 +103,16 @@ func (k *kvCheck) result(name string, capacity int64, source string) (*result.KV
 	c.FootprintTokens = int64(math.Round(s.usage * perEngine))
 	ratio := float64(capacity) / implied
 	if math.Abs(ratio-1) <= kvCheckTolerance {
-		return c, ""
+		return c, warning.Warning{}
 	}
-	return c, fmt.Sprintf("KV cross-check (%s): one stream holding %s tokens uses %.4g%% of an engine's KV cache (%s), "+
+	text := fmt.Sprintf("KV cross-check (%s): one stream holding %s tokens uses %.4g%% of an engine's KV cache (%s), "+
 		"which implies a capacity of %s tokens; the capacity in use, %s tokens from %s, is %.2f× that: %s",
 		name, numfmt.Int(s.resident), s.usage*100, k.terms.KVUsage, numfmt.Int(c.ImpliedCapacityTokens), numfmt.Int(capacity), source, ratio, suspect(k.terms, source))
+	return c, warning.New(warning.KVCapacity, text, "", map[string]float64{
+		warning.FigImpliedTokens:  float64(c.ImpliedCapacityTokens),
+		warning.FigCapacityTokens: float64(c.CapacityTokens),
+		warning.FigRatio:          float64(c.CapacityTokens) / float64(c.ImpliedCapacityTokens),
+	}).About(source)
 }
 
 // suspect says which source of the capacity a failed cross-check points

@@ -1,11 +1,13 @@
 package measure
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/promread"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // TestKVCheck: the cross-check of docs/method.md#kv-capacity takes its
@@ -23,14 +25,16 @@ func TestKVCheck(t *testing.T) {
 	}
 	resident := float64(ctx + 1000)
 	tests := []struct {
-		name         string
-		snaps        []promread.Snapshot
-		decoding     int64
-		capacity     int64
-		source       string
-		wantSamples  int
-		wantImplied  int64
-		wantWarning  string
+		name        string
+		snaps       []promread.Snapshot
+		decoding    int64
+		capacity    int64
+		source      string
+		wantSamples int
+		wantImplied int64
+		// wantRatio is the kv_capacity warning's capacity ÷ implied (0: no
+		// warning); the warning is about the source.
+		wantRatio    float64
 		wantExpected float64
 	}{
 		{name: "one engine, capacity right", snaps: []promread.Snapshot{usage(resident / perEngine)}, decoding: 1,
@@ -39,12 +43,12 @@ func TestKVCheck(t *testing.T) {
 			capacity: 2 * perEngine, source: "metrics", wantSamples: 1, wantImplied: 2 * perEngine, wantExpected: resident / perEngine},
 		{name: "the spec's value off by 2× warns", snaps: []promread.Snapshot{usage(resident / perEngine)}, decoding: 1,
 			capacity: 2 * perEngine, source: "spec", wantSamples: 1, wantImplied: perEngine, wantExpected: resident / (2 * perEngine),
-			wantWarning: "is 2.00× that: the spec's kv_cache_tokens is suspect"},
+			wantRatio: 2},
 		{name: "20 % off is within tolerance", snaps: []promread.Snapshot{usage(resident / perEngine)}, decoding: 1,
 			capacity: perEngine * 6 / 5, source: "log", wantSamples: 1, wantImplied: perEngine, wantExpected: resident / (perEngine * 1.2)},
 		{name: "30 % off on the estimate warns about hybrid models", snaps: []promread.Snapshot{usage(resident / perEngine)}, decoding: 1,
 			capacity: perEngine * 13 / 10, source: "metrics-estimate", wantSamples: 1, wantImplied: perEngine, wantExpected: resident / (perEngine * 1.3),
-			wantWarning: "num_gpu_blocks × block_size is suspect (wrong for hybrid models"},
+			wantRatio: 1.3},
 		{name: "unknown capacity: recorded, no warning", snaps: []promread.Snapshot{usage(resident / perEngine)}, decoding: 1,
 			wantSamples: 1, wantImplied: perEngine},
 		{name: "the median sample of three", snaps: []promread.Snapshot{usage(resident / perEngine), usage(resident / perEngine / 2), usage(resident / perEngine * 4)}, decoding: 1,
@@ -64,10 +68,10 @@ func TestKVCheck(t *testing.T) {
 			for _, s := range tc.snaps {
 				k.sample(s, 990, 1010, tc.decoding)
 			}
-			got, warning := k.result("decode/ctx=8K/conc=1", tc.capacity, tc.source)
+			got, w := k.result("decode/ctx=8K/conc=1", tc.capacity, tc.source)
 			if tc.wantSamples == 0 {
-				if got != nil || warning != "" {
-					t.Fatalf("check = %+v, %q; want none", got, warning)
+				if got != nil || w.Code != "" {
+					t.Fatalf("check = %+v, %+v; want none", got, w)
 				}
 				return
 			}
@@ -78,8 +82,13 @@ func TestKVCheck(t *testing.T) {
 				!near(got.ExpectedPerc, tc.wantExpected) || got.CapacityTokens != tc.capacity {
 				t.Errorf("check = %+v, want %d samples, implied %d, resident %d, expected %.8f", got, tc.wantSamples, tc.wantImplied, ctx+1000, tc.wantExpected)
 			}
-			if (tc.wantWarning == "") != (warning == "") || !strings.Contains(warning, tc.wantWarning) {
-				t.Errorf("warning = %q, want %q", warning, tc.wantWarning)
+			var want warning.Warning
+			if tc.wantRatio > 0 {
+				want = warning.Warning{Code: warning.KVCapacity, Subject: tc.source, Figures: map[string]float64{
+					warning.FigImpliedTokens: float64(tc.wantImplied), warning.FigCapacityTokens: float64(tc.capacity), warning.FigRatio: tc.wantRatio}}
+			}
+			if diff := cmp.Diff(want, w.Textless()); diff != "" {
+				t.Errorf("warning (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -65,7 +65,8 @@ const (
 	// the server's counters show none ran in the cell. No figures.
 	SpeculativeIdle Code = "speculative_idle"
 	// KVCapacity: the KV cross-check found the capacity the run assumes
-	// suspect (docs/method.md#kv-capacity). Figures: FigImpliedTokens
+	// suspect (docs/method.md#kv-capacity). Subject: the capacity's
+	// source (spec, metrics-estimate, …). Figures: FigImpliedTokens
 	// (what the server's usage implies), FigCapacityTokens (the capacity
 	// in use), FigRatio (the second over the first).
 	KVCapacity Code = "kv_capacity"
@@ -163,7 +164,9 @@ const (
 	KVDoubtful Code = "kv_doubtful"
 	// FactDisagrees: a fact the spec asked (kv_cache_dtype, prefix
 	// caching, max_model_len, the speculative method) is not what the
-	// server states (docs/method.md#server-facts). No figures.
+	// server states (docs/method.md#server-facts). Subject: the fact.
+	// Figures, for a count (max_model_len, max_num_seqs): FigAsked,
+	// FigStated.
 	FactDisagrees Code = "fact_disagrees"
 	// LeftoverContainers: the container runtime lists containers an
 	// earlier slogate run left. Figures: FigContainers.
@@ -250,6 +253,8 @@ const (
 	FigDocumentBytes       = "document_bytes"
 	FigNeededBytes         = "needed_bytes"
 	FigFailed              = "failed"
+	FigAsked               = "asked"
+	FigStated              = "stated"
 	FigContext             = "context"
 	FigShortCells          = "short_cells"
 	FigCells               = "cells"
