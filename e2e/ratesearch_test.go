@@ -381,9 +381,10 @@ search "capacity" {
 }
 
 // TestRateSearchClientLimit: a client the test hook starves (30 ms after
-// every arrival's timer: it keeps a gap of 300 ms or more within the lag
-// bound, max(10 ms, 10 % of the gap), and no shorter one) cannot drive the
-// higher probes: they are unmeasurable (skipped, the lag named), the
+// every arrival's timer: it keeps any gap longer than 30 ms, lagging 30 ms,
+// under the lag bound max(50 ms, 10 % of the gap), and falls further
+// behind at every shorter one, above 33 req/s) cannot drive the higher
+// probes: they are unmeasurable (skipped, the lag named), the
 // search answers below the lowest of them and says so (client_limit).
 func TestRateSearchClientLimit(t *testing.T) {
 	t.Parallel()
@@ -401,7 +402,7 @@ traffic "chat" {
 }
 search "capacity" {
   traffic   = "chat"
-  rate      = [1, 16]
+  rate      = [1, 64]
   precision = "10%"
   objective = cell.goodput_share >= 0.1
 }
@@ -430,7 +431,7 @@ search "capacity" {
 	if math.IsInf(lowestUnmeasurable, 1) || got.ClientLimit != lowestUnmeasurable {
 		t.Fatalf("client_limit %v, want the lowest unmeasurable probe's rate (%v)", got.ClientLimit, lowestUnmeasurable)
 	}
-	if !got.Found || got.Rate >= got.ClientLimit || got.ClientLimit > 16 {
+	if !got.Found || got.Rate >= got.ClientLimit || got.ClientLimit > 64 {
 		t.Errorf("answer %v (found %v), want one below the client limit %v", got.Rate, got.Found, got.ClientLimit)
 	}
 	for _, want := range []string{"unmeasurable: the client fell behind its schedule", "the client could not drive "} {
