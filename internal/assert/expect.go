@@ -111,7 +111,8 @@ func (sc *scope) expectCell(test string, ref vocab.CellRef, m metric.Metric, wan
 	if want != 0 {
 		miss = (*got - want) / want
 	}
-	v.Details = []string{fmt.Sprintf("%s = %s, want %s (%s from expected)", m.Name, numfmt.Value(*got), v.Rule[len(m.Name)+1:], numfmt.Delta(miss))}
+	v.Details = sc.lines([]result.Reading{{Subject: m.Name, Value: numfmt.Value(*got), Op: op, Threshold: numfmt.Value(limit),
+		Against: numfmt.Value(want) + " " + sign + " " + numfmt.Percent(tol), Held: !breached(*got), Gap: miss, HasGap: true, FromExpected: true}})
 	if breached(*got) {
 		v.Outcome = vocab.Fail
 		v.Message = fmt.Sprintf("%s at %s is %s the expected %s by more than %s", m.Name, ref.Name(), dir, numfmt.Value(want), numfmt.Percent(tol))

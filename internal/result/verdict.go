@@ -65,4 +65,7 @@ type Reading struct {
 	// on two numbers, the threshold not 0; HasGap says that it is set.
 	Gap    float64
 	HasGap bool
+	// FromExpected marks an expect's reading: Gap is then (value −
+	// expected) / expected, shown whether or not the comparison held.
+	FromExpected bool
 }

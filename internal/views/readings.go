@@ -30,6 +30,10 @@ func ReadingLines(rs []result.Reading) []string {
 //	decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6% from the threshold)
 //	decode["8K"][64].ttft_ms.p95 = 180, want < 2 * prefill["8K"].ttft_ms (2 * prefill["8K"].ttft_ms): ok
 //
+// an expect's as
+//
+//	total_tps = 5421.3, want >= 5717.5 (6018.4 - 5%) (-9.9% from expected)
+//
 // and a value read outside one as `name = value`.
 func ReadingLine(r result.Reading) string {
 	if r.Op == "" {
@@ -41,6 +45,8 @@ func ReadingLine(r result.Reading) string {
 		fmt.Fprintf(&b, " (%s)", r.Against)
 	}
 	switch {
+	case r.FromExpected:
+		fmt.Fprintf(&b, " (%s from expected)", numfmt.Delta(r.Gap))
 	case r.Held:
 		b.WriteString(": ok")
 	case r.HasGap:

@@ -21,6 +21,10 @@ func TestReadingLine(t *testing.T) {
 		{"against an expression", result.Reading{Subject: "a", Value: "5421.3", Op: ">=", Threshold: "5714.8", Against: `14 * decode["8K"][1].total_tps`, Gap: -0.0513, HasGap: true},
 			`a = 5421.3, want >= 5714.8 (14 * decode["8K"][1].total_tps) (-5.1% from the threshold)`},
 		{"failed without a gap", result.Reading{Subject: "server.kv_cache_dtype", Value: `"auto"`, Op: "==", Threshold: `"fp8"`}, `server.kv_cache_dtype = "auto", want == "fp8"`},
+		{"expected", result.Reading{Subject: "ttft_ms", Value: "50", Op: "<=", Threshold: "44", Against: "40 + 10%", Gap: 0.25, HasGap: true, FromExpected: true},
+			"ttft_ms = 50, want <= 44 (40 + 10%) (+25.0% from expected)"},
+		{"expected and held", result.Reading{Subject: "tps", Value: "38000", Op: ">=", Threshold: "36575", Against: "38500 - 5%", Held: true, Gap: -0.013, HasGap: true, FromExpected: true},
+			"tps = 38000, want >= 36575 (38500 - 5%) (-1.3% from expected)"},
 		{"read", result.Reading{Subject: `decode["8K"][1].total_tps`, Value: "408.2"}, `decode["8K"][1].total_tps = 408.2`},
 	}
 	for _, tt := range tests {
