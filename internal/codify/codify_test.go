@@ -14,6 +14,7 @@ import (
 	"github.com/slogate/slogate/internal/codify"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -171,7 +172,7 @@ func TestRoundTrip(t *testing.T) {
 			for i := range res.Prefill {
 				res.Prefill[i].TPS *= tc.slowdown
 			}
-			verdicts := assert.Evaluate(sp, sp.Servers[0], res)
+			verdicts := assert.Evaluate(sp, sp.Servers[0], res, views.ReadingLines)
 			if want := 5 + 2 + 4; len(verdicts) != want {
 				t.Errorf("%d verdicts, want %d (5 measured decode cells, 2 prefill rows, 4 asserts: the 8K x 1 TTFT p99 rests on 1 request)", len(verdicts), want)
 			}
