@@ -328,6 +328,9 @@ func (c *Comparison) Record() *result.Comparison {
 	for i := range c.Correctness {
 		r.Correctness = append(r.Correctness, correctnessRecord(&c.Correctness[i], c.Policy.Alpha))
 	}
+	for i := range c.Traffic {
+		r.Traffic = append(r.Traffic, trafficRows(&c.Traffic[i], c.Policy.Alpha)...)
+	}
 	for i := range c.Capacity {
 		r.Capacity = append(r.Capacity, capacityRecord(&c.Capacity[i], c.Policy.Tolerance))
 	}

@@ -5,8 +5,9 @@
 // better for throughputs, lower for latencies) from the Hodges–Lehmann
 // interval of the change (shift.go) when both sides have samples, finds the
 // cells A measured and B lost, compares the runs' measurement settings
-// (settings.go), sets traffic cells, one window each, side by side without
-// a decision (traffic.go), and merges it all into one Comparison with its
+// (settings.go), decides traffic cells from their requests, paired by
+// schedule index when both runs sent one schedule (traffic.go, paired.go),
+// and merges it all into one Comparison with its
 // outcome and exit code; BuildPlanned is the same check before a run.
 // Nothing here renders: internal/views writes a Comparison as `slogate
 // diff`'s text, Markdown and JSON, and as -baseline's verdicts. The

@@ -464,3 +464,53 @@ func plannedTrafficSettings(base *result.Results, planned []PlannedTraffic) []Di
 	}
 	return out
 }
+
+// trafficRows are a traffic pair's rows of Record: one per decided metric
+// of a measured pair; one goodput_rps row saying lost, errored or not in
+// the baseline of a pair without them.
+func trafficRows(tp *TrafficPair, alpha float64) []result.ComparisonRow {
+	ref := tp.Ref
+	base := result.ComparisonRow{Cell: ref.Name(), Phase: ref.Phase, Matrix: ref.Matrix, Context: ref.Context, Concurrency: ref.Concurrency, Outcome: tp.Outcome}
+	if tp.A != nil {
+		base.BaselineStatus, base.BaselineRepeats = tp.A.Status, 1
+	}
+	if tp.B != nil {
+		base.NowStatus, base.NowRepeats = tp.B.Status, 1
+	}
+	if !tp.Measured() {
+		m := metric.Must(vocab.PhaseTraffic, metric.GoodputRPS)
+		r := base
+		r.Metric, r.Unit, r.HigherIsBetter = m.Name, m.Unit, m.HigherIsBetter
+		switch tp.Decided {
+		case vocab.Error:
+			r.Decision = Errored.Key()
+		case vocab.Fail:
+			r.Decision = Lost.Key()
+		default:
+			r.Decision = OnlyB.Key()
+		}
+		return []result.ComparisonRow{r}
+	}
+	var out []result.ComparisonRow
+	for _, v := range tp.Values {
+		if !v.Decided {
+			continue
+		}
+		r := base
+		r.Metric, r.Unit, r.HigherIsBetter = v.Metric.Name, v.Metric.Unit, v.Metric.HigherIsBetter
+		r.Baseline, r.Now, r.Decision = ptr(v.A), ptr(v.B), v.Change.Key()
+		if !math.IsNaN(v.Delta) {
+			r.Change = ptr(v.Delta)
+		}
+		if v.Bounded {
+			r.Lower, r.Upper, r.Confidence = ptr(v.Lower-1), ptr(v.Upper-1), ptr(1-alpha)
+		}
+		if tp.InformsOnly() && (v.Outcome == vocab.Fail || v.Outcome == vocab.Inconclusive) {
+			r.Outcome = vocab.Pass
+		} else {
+			r.Outcome = v.Outcome
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -254,3 +254,30 @@ func TestPlannedTraffic(t *testing.T) {
 		})
 	}
 }
+
+// TestTrafficRecord: results.json's comparison keeps a row per traffic
+// cell and decided metric, with the bootstrap's bounds, the decision and
+// the outcome; a lost cell is one row saying so.
+func TestTrafficRecord(t *testing.T) {
+	a, b := trafficRun(400, 1, 1, 0, true, true), trafficRun(400, 1.2, 2, 0, true, true)
+	lost := trafficRun(50, 1, 1, 0, true, true)
+	lost.Traffic[0].Rate = 8
+	a.Traffic = append(a.Traffic, lost.Traffic[0])
+	rec := Build(a, b, Policy{Tolerance: 0.05}).Record()
+	var ttft *result.ComparisonRow
+	for i := range rec.Traffic {
+		if rec.Traffic[i].Metric == metric.TTFTMs {
+			ttft = &rec.Traffic[i]
+		}
+	}
+	if len(rec.Traffic) != 9 || ttft == nil {
+		t.Fatalf("%d traffic rows (%+v), want 8 metrics and the lost cell's row", len(rec.Traffic), rec.Traffic)
+	}
+	if ttft.Cell != "traffic/replay/rate=4" || ttft.Decision != "regressed" || ttft.Outcome != vocab.Fail || ttft.Lower == nil ||
+		*ttft.Lower > *ttft.Change || *ttft.Change > *ttft.Upper || *ttft.Lower < 0.05 || *ttft.Confidence != 0.95 {
+		t.Errorf("ttft_ms row %+v: want regressed, bounds around the change and beyond +5%%", *ttft)
+	}
+	if last := rec.Traffic[8]; last.Cell != "traffic/replay/rate=8" || last.Decision != "lost" || last.Outcome != vocab.Fail {
+		t.Errorf("lost cell's row %+v, want lost, fail", last)
+	}
+}

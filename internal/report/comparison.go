@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,10 +32,13 @@ func newComparisonTable(c *result.Comparison) *comparisonTable {
 			". Change = (now − baseline) ÷ baseline, with repeats on both sides the Hodges–Lehmann estimate; bounds are each one-sided at the confidence shown.",
 		Header: []string{"Cell", "Metric", "Baseline", "Now", "Change", "Bounds", "Outcome"},
 	}
+	if len(c.Traffic) > 0 {
+		t.Intro += " A traffic cell's rows are statistics of its window's requests, paired request for request when both runs sent one schedule, their bounds a bootstrap of the requests (docs/method.md#comparing-traffic)."
+	}
 	if c.InformsOnly {
 		t.Intro += " The engines differ: the comparison informs and never gates (docs/method.md#comparing-engines)."
 	}
-	for _, r := range c.Rows {
+	for _, r := range slices.Concat(c.Rows, c.Traffic) {
 		metric := r.Metric
 		if r.Unit != "" {
 			metric += " (" + r.Unit + ")"

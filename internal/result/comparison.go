@@ -29,6 +29,11 @@ type Comparison struct {
 	// Correctness are the run's correctness blocks compared with the
 	// baseline's (docs/method.md#correctness), in the spec's order.
 	Correctness []CorrectnessComparison `json:"correctness,omitempty"`
+	// Traffic are the traffic cells compared (docs/method.md#comparing-traffic),
+	// a row per cell and decided metric as Rows are, the bounds those of
+	// the bootstrap of its requests (none when the tolerance rule decided
+	// on the values).
+	Traffic []ComparisonRow `json:"traffic,omitempty"`
 	// Capacity are the rate searches of both runs compared: capacity lost
 	// (docs/method.md#capacity-lost), in the run's order of searches.
 	Capacity []CapacityComparison `json:"capacity,omitempty"`
