@@ -190,23 +190,16 @@ func TestCapacityFromLogForms(t *testing.T) {
 			if s.KVCacheSource != res.KVSourceLog || !within(float64(s.KVCacheTokens), float64(truth.capacity()), 0.005) {
 				t.Errorf("capacity %d from %q, want %d ± 0.5 %% from log", s.KVCacheTokens, s.KVCacheSource, truth.capacity())
 			}
-			var warned string
-			for _, w := range o.results.Warnings {
-				if w.Code == warning.KVDoubtful {
-					warned = w.String()
-				}
-			}
-			if got := warned != ""; got != tc.warn {
-				t.Fatalf("a #40691 warning: %v, want %v (warnings %q)", got, tc.warn, o.results.Warnings)
+			// The #40691 warning: kv_doubtful about the log it read (what
+			// it says of the two lines is vLLM's, internal/engine/vllm's
+			// TestKVFromLog), shown on the console as recorded.
+			i := slices.IndexFunc(o.results.Warnings, func(w warning.Warning) bool { return w.Code == warning.KVDoubtful })
+			if got := i >= 0; got != tc.warn {
+				t.Fatalf("a kv_doubtful warning: %v, want %v (warnings %+v)", got, tc.warn, o.results.Warnings)
 			}
 			if tc.warn {
-				for _, want := range []string{"log lines disagree", `"GPU KV cache size: `, `"Maximum concurrency for 16,384 tokens per request: `} {
-					if !strings.Contains(warned, want) {
-						t.Errorf("warning lacks %q:\n%s", want, warned)
-					}
-				}
-				if !strings.Contains(o.r.Stdout+o.r.Stderr, "#40691") {
-					t.Errorf("the console does not show the warning\n%s", o.dump())
+				if w := o.results.Warnings[i]; w.Subject != res.KVSourceLog || !strings.Contains(o.r.Stdout+o.r.Stderr, w.String()) {
+					t.Errorf("warning %+v: want it about %q and on the console\n%s", w, res.KVSourceLog, o.dump())
 				}
 			}
 		})

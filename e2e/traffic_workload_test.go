@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
 	res "github.com/slogate/slogate/internal/result"
@@ -253,7 +255,11 @@ traffic "shared" {
 	// The two replay blocks' cells carry the same dataset counts: report.md
 	// lists them once, after both cells.
 	open := cells["replay_open"]
-	counts := "dataset " + dataset + fmt.Sprintf(": %d entries examined, %d kept", len(entries), len(kept))
+	ci := slices.IndexFunc(open.Warnings, func(w warning.Warning) bool { return w.Code == warning.DatasetCounts })
+	if ci < 0 {
+		t.Fatalf("%s: no dataset_counts warning among %+v", open.Ref().Name(), open.Warnings)
+	}
+	counts := open.Warnings[ci].String() // as recorded: the report and the console print it
 	// The reuse line counts each cell's requests sent, so the two cells'
 	// lines differ.
 	wants := []string{`; workload "replay", its prompts sent as raw text on /v1/completions, untemplated`,
@@ -263,8 +269,7 @@ traffic "shared" {
 		if i < 0 {
 			t.Fatalf("%s: no reuse warning among %q", c.Ref().Name(), c.Warnings)
 		}
-		n, _ := c.Warnings[i].Figure(warning.FigRequests)
-		wants = append(wants, "- "+c.Ref().Name()+": "+dataset+fmt.Sprintf(" has %d usable entries for the %d requests the cell sent", len(kept), int(n)))
+		wants = append(wants, "- "+c.Ref().Name()+": "+c.Warnings[i].String())
 	}
 	for _, want := range wants {
 		if !strings.Contains(string(md), want) {
@@ -572,12 +577,12 @@ assert "later_turns_gain" {
 	if reuse < 0 || sent <= len(turns) {
 		t.Fatalf("the cell sent %d requests of %d turns; warnings %q: want more sent than turns, and a reuse warning", sent, len(turns), c.Warnings)
 	}
+	// 9 usable turns, none dropped, reused for the requests sent, and the
+	// warning on the console as recorded.
 	w := c.Warnings[reuse]
-	n, _ := w.Figure(warning.FigRequests)
-	reused, _ := w.Figure(warning.FigReused)
-	said := fmt.Sprintf(" has 9 usable turns for the %d requests the cell sent, warm-up and cool-down ones included (0 dropped by the filter): the 9 are reused in order, so %d requests repeated an earlier one", sent, sent-len(turns))
-	if int(n) != sent || int(reused) != sent-len(turns) || !strings.Contains(w.String(), said) || !strings.Contains(r.Stdout, said) {
-		t.Errorf("reuse warning %q (figures %v) on the console:\n%s\nwant it to say%s", w, w.Figures, r.Stdout, said)
+	want := map[string]float64{warning.FigKept: 9, warning.FigDropped: 0, warning.FigRequests: float64(sent), warning.FigReused: float64(sent - len(turns))}
+	if !cmp.Equal(w.Figures, want) || !strings.Contains(r.Stdout, w.String()) {
+		t.Errorf("reuse warning %q, figures %v, want %v, on the console:\n%s", w, w.Figures, want, r.Stdout)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {

@@ -78,9 +78,6 @@ func TestPlanShareGPT(t *testing.T) {
 	if len(p.Warnings) != 1 || p.Warnings[0].Code != warning.DatasetReused || !cmp.Equal(p.Warnings[0].Figures, reuse) {
 		t.Errorf("warnings %+v, want the reuse warning with figures %v", p.Warnings, reuse)
 	}
-	if planned := path + " has 8 usable entries for 20 planned requests (6 dropped by the filter): the 8 are reused in order, so 12 planned requests repeat an earlier one"; len(p.Warnings) == 1 && p.Warnings[0].String() != planned {
-		t.Errorf("the plan's reuse warning says\n%s\nwant\n%s", p.Warnings[0], planned)
-	}
 	seen := map[int]bool{}
 	for i, r := range p.Requests {
 		e, ok := byIndex[r.Entry]

@@ -15,7 +15,9 @@
 // and a note that turns out to be a problem moves from one list to the
 // other unchanged: the list it is in is its severity. A name a warning is
 // about (a metric dropped, a fact that disagrees) is its Subject, so a
-// test matches code, subject and figures, and never the words.
+// test matches code, subject and figures (Textless), and never the words:
+// internal/layers' TestNoTestMatchesWarningText fails on a test that
+// does.
 //
 // Package warning is a leaf: measure, runner and lifecycle create warnings
 // and result stores them (results.json), without either importing the
