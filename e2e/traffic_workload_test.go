@@ -482,7 +482,21 @@ assert "later_turns_faster" {
 	}
 	type conv struct{ first, third float64 }
 	convs := map[string]*conv{}
+	// A conversation is one unit of its cell's schedule: its turns share
+	// the unit's index; a closed loop's units have no planned time.
+	units := map[string]string{} // cell and index → conversation
 	for _, rec := range readRequestRecords(t, out) {
+		if rec.Phase == vocab.PhaseTraffic && rec.Purpose == "" {
+			if rec.Index == nil || rec.PlannedMs != nil || rec.LagMs != nil {
+				t.Errorf("turn %d of conversation %s: index %v, planned_ms %v, lag_ms %v; want an index and no planned time (a closed loop)", rec.Turn, rec.Conversation, rec.Index, rec.PlannedMs, rec.LagMs)
+			} else {
+				key := rec.Cell + "#" + strconv.Itoa(*rec.Index)
+				if c, ok := units[key]; ok && c != rec.Conversation {
+					t.Errorf("%s index %d holds conversations %s and %s", rec.Cell, *rec.Index, c, rec.Conversation)
+				}
+				units[key] = rec.Conversation
+			}
+		}
 		if rec.Status != res.RequestFinished || rec.TTFTMs == nil || rec.Conversation == "" {
 			continue
 		}
