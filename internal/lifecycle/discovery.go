@@ -122,7 +122,7 @@ const simulatorVersionSuffix = "-slogate-sim"
 // disagreement with the spec is one of the warnings, and each fact the spec
 // asked that the server did not state one of the notes (unstatedFacts).
 // maxModelLen is the one GET /v1/models listed (0: none).
-func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *result.Server, maxModelLen int) (warnings []warning.Warning, notes []string) {
+func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *result.Server, maxModelLen int) (warnings, notes []warning.Warning) {
 	asked := &result.ServerAsked{KVCacheDtype: srv.KVCacheDtype, PrefixCaching: srv.EnablePrefixCaching}
 	if srv.Speculative != nil {
 		asked.Speculative = srv.SpeculativeMethod() // in the engine's spelling
@@ -179,15 +179,16 @@ func stateFacts(f engine.Facts, facts *result.Server, stated map[string]string) 
 	}
 }
 
-// unstatedFacts are the facts the spec asked that the server did not
-// state, as the console shows them ("kv_cache_dtype fp8 (from the spec;
+// unstatedFacts are the notes (warning.FactUnstated, about the fact) of the
+// facts the spec asked that the server did not state, as the console
+// shows them ("kv_cache_dtype fp8 (from the spec;
 // the server did not say)"): results.json keeps the spec's value, and
 // conditions' server.* cannot read it (docs/method.md#server-facts).
-func unstatedFacts(asked *result.ServerAsked, s *result.Server) []string {
-	var out []string
+func unstatedFacts(asked *result.ServerAsked, s *result.Server) []warning.Warning {
+	var out []warning.Warning
 	for _, f := range []struct{ fact, asked string }{{"kv_cache_dtype", asked.KVCacheDtype}, {"speculative", asked.Speculative}} {
 		if _, ok := s.Stated[f.fact]; !ok && f.asked != "" {
-			out = append(out, fmt.Sprintf("%s %s (from the spec; the server did not say)", f.fact, f.asked))
+			out = append(out, warning.New(warning.FactUnstated, fmt.Sprintf("%s %s (from the spec; the server did not say)", f.fact, f.asked), "", nil).About(f.fact))
 		}
 	}
 	return out

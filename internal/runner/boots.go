@@ -135,7 +135,7 @@ func (r *run) discover(ctx context.Context) error {
 		r.warn(w)
 	}
 	for _, f := range notes {
-		r.note(ServerFact{Server: srv.Name, Fact: f})
+		r.note(ServerFact{Server: srv.Name, Fact: f.String()})
 	}
 	r.note(ServerFacts{Server: srv.Name, Version: facts.Version, MaxModelLen: r.maxModelLen, KV: r.kvPool, KVSource: facts.KVCacheSource, KVDetail: r.kvDetail})
 	return ctx.Err()
