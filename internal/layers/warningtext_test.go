@@ -31,14 +31,15 @@ import (
 // warning value, warning.Strings of any, fmt.Sprint/Sprintf/Sprintln or
 // strings.Join over one, a concatenation holding one, or a variable
 // assigned one. A warning value is a field Warnings or Notes (indexed or
-// not), a call of the warning package (warning.New, …), a variable of a
+// not), a call of the warning package (warning.New, …) or of a function
+// whose name ends in Warning or Warnings, a variable of a
 // warning type (warning.Warning, []warning.Warning), or a variable
 // assigned or ranged from one. Matching the console or a report against
 // a recorded warning's own text (strings.Contains(stdout, w.String())) is
 // a rendering check and allowed: the expectation there is the warning.
 //
-// What it cannot see: a warning's text passed through a helper function
-// or a struct field of another name; a variable is tracked as the
+// What it cannot see: a warning returned by a function of another name,
+// or held in a struct field of another name; a variable is tracked as the
 // parser resolves it (its declaration), by name where it does not.
 // Package warning's own tests are exempt: they test how String() joins a
 // summary and a detail.
@@ -132,6 +133,9 @@ func (c *textChecker) track(body ast.Node) {
 					for i, r := range s.Rhs {
 						bind(s.Lhs[i], c.warning(r), c.text(r))
 					}
+				} else if len(s.Rhs) == 1 {
+					// w, ok := p.SentReuseWarning(…): the first result.
+					bind(s.Lhs[0], c.warning(s.Rhs[0]), false)
 				}
 			case *ast.ValueSpec:
 				for i, n := range s.Names {
@@ -173,6 +177,9 @@ func (c *textChecker) warning(e ast.Expr) bool {
 	case *ast.CompositeLit:
 		return x.Type != nil && isWarningType(x.Type)
 	case *ast.CallExpr:
+		if name := funcName(x); strings.HasSuffix(name, "Warning") || strings.HasSuffix(name, "Warnings") {
+			return true // SentReuseWarning, UnexplainedWarnings, …
+		}
 		if sel, ok := x.Fun.(*ast.SelectorExpr); ok {
 			if id, ok := sel.X.(*ast.Ident); ok && id.Name == "warning" && sel.Sel.Name != "Strings" {
 				return true // warning.New, warning.Textless, …
@@ -183,6 +190,17 @@ func (c *textChecker) warning(e ast.Expr) bool {
 		}
 	}
 	return false
+}
+
+// funcName is the name of the function or method call x calls.
+func funcName(x *ast.CallExpr) string {
+	switch f := x.Fun.(type) {
+	case *ast.Ident:
+		return f.Name
+	case *ast.SelectorExpr:
+		return f.Sel.Name
+	}
+	return ""
 }
 
 // text reports whether e is a warning's text (or a list of texts).
@@ -322,6 +340,7 @@ func TestWarningTextMatches(t *testing.T) {
 		{name: "a parameter of a warning type", body: `f := func(w warning.Warning) bool { return strings.Contains(w.Summary, "x") }; _ = f`, want: 1},
 		{name: "a declared warning", body: `var w warning.Warning; if strings.HasSuffix(w.Detail, ")") {}`, want: 1},
 		{name: "a regexp over a warning's text", body: `w := res.Warnings[0]; if re.MatchString(w.String()) {}`, want: 1},
+		{name: "a warning a function returns", body: `w, ok := p.SentReuseWarning(11, 3); if ok && w.String() != tt.want {}`, want: 1},
 		{name: "code and figures", body: `w := c.Warnings[0]; if w.Code != warning.SlowScrape || w.Figures[warning.FigMeanMs] != 10.1 {}`},
 		{name: "textless warnings compared", body: `if d := cmp.Diff(warning.Textless(want), warning.Textless(c.Notes)); d != "" {}`},
 		{name: "the console against a recorded warning's text", body: `said := res.Warnings[i].String(); if !strings.Contains(r.Stdout, said) {}`},

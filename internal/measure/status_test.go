@@ -313,8 +313,7 @@ func TestScrapeTimes(t *testing.T) {
 		{name: "fast", scrapes: []time.Duration{msd(1), msd(2), msd(9)}, want: &result.Polling{Scrapes: 3, MeanMs: 4, MaxMs: 9}},
 		{name: "at the bound", scrapes: []time.Duration{msd(5), msd(5)}, want: &result.Polling{Scrapes: 2, MeanMs: 5, MaxMs: 5}},
 		{name: "slow", scrapes: []time.Duration{msd(4), msd(8.5)}, want: &result.Polling{Scrapes: 2, MeanMs: 6.25, MaxMs: 8.5},
-			warn: []warning.Warning{{Code: warning.SlowScrape, Summary: "GET /metrics took 6.2 ms on average (max 8.5 ms, 2 scrapes at one per 50ms)",
-				Detail:  "polling may perturb the server (docs/method.md#polling)",
+			warn: []warning.Warning{{Code: warning.SlowScrape,
 				Figures: map[string]float64{warning.FigMeanMs: 6.25, warning.FigMaxMs: 8.5, warning.FigScrapes: 2, warning.FigIntervalMs: 50}}}},
 	}
 	for _, tc := range tests {
@@ -327,7 +326,7 @@ func TestScrapeTimes(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("record: (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.warn, warn); diff != "" {
+			if diff := cmp.Diff(tc.warn, warning.Textless(warn)); diff != "" {
 				t.Errorf("warning (-want +got):\n%s", diff)
 			}
 		})
