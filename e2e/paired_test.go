@@ -44,7 +44,9 @@ traffic "steady" {
 // jitter cannot break: the p99 of 80 requests is their second slowest,
 // one scheduling hiccup on a loaded 2-core machine); one 20 % slower
 // (--sim-slowdown 1.2) is regressed at the default 5 % (exit 1), the
-// verdict quoting the rule, then the value; a
+// verdict quoting the rule, then the value, and against the baseline's
+// folder without its requests.jsonl it is still decided, on the values,
+// saying the baseline has no per-request records; a
 // baseline of another seed is refused as unlike before the run starts,
 // naming the seed (exit 2).
 func TestPairedBaseline(t *testing.T) {
@@ -59,6 +61,16 @@ func TestPairedBaseline(t *testing.T) {
 		t.Fatalf("baseline: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	baseline := filepath.Join(base, "results.json")
+	// The same run without its requests.jsonl: an older run's folder.
+	bare := filepath.Join(dir, "bare")
+	if err := os.MkdirAll(bare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(baseline); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(filepath.Join(bare, "results.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if c := readResults(t, base).Traffic; len(c) != 1 || c[0].Schedule == nil || len(c[0].Requests) == 0 {
 		t.Fatalf("the baseline's traffic cell has no schedule or no requests: %+v", c)
 	}
@@ -68,6 +80,7 @@ func TestPairedBaseline(t *testing.T) {
 		seed      int
 		slowdown  string
 		tolerance string
+		baseline  string // the baseline's results.json; "" for base's
 		code      int
 		want      []string // in stdout, or stderr for exit 2
 	}{
@@ -75,13 +88,20 @@ func TestPairedBaseline(t *testing.T) {
 			want: []string{"--- PASS: " + test, "within tolerance; paired, "}},
 		{name: "20% slower: regressed", seed: 7, slowdown: "1.2", code: 1,
 			want: []string{"--- FAIL: " + test, "; paired, ", "ttft_ms within 5%: +", "): regressed", "regressed beyond 5% against the baseline"}},
+		{name: "20% slower against a baseline without requests: unpaired, said so", seed: 7, slowdown: "1.2", baseline: filepath.Join(bare, "results.json"), code: 1,
+			want: []string{"--- FAIL: " + test, "; unpaired, on the cells' values alone (not statistical): the baseline has no per-request records (no requests.jsonl beside its results.json)",
+				"ttft_ms within 5%: +", ", values only): regressed"}},
 		{name: "another seed: refused as unlike", seed: 8, code: 2,
 			want: []string{"different settings", "traffic/steady/ctx=1K/rate=8 seed: 7 → 8"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
-			args := []string{"run", "-sim", "-v", "-baseline", baseline, "-out", out}
+			against := baseline
+			if tt.baseline != "" {
+				against = tt.baseline
+			}
+			args := []string{"run", "-sim", "-v", "-baseline", against, "-out", out}
 			if tt.tolerance != "" {
 				args = append(args, "-tolerance", tt.tolerance)
 			}

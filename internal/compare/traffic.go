@@ -91,9 +91,10 @@ type TrafficPair struct {
 	Mode TrafficMode
 	Note string
 	// Requests are the baseline's window requests compared (paired: each
-	// with this run's of its index and turn); Missing those of them this
-	// run has no record of (counted as not meeting the SLO); unpaired,
-	// RequestsB are this run's window requests.
+	// with this run's of its index and turn); Missing, paired, those of
+	// the baseline's window whose index and turn are not in this run's
+	// window (a conversation's later turn sent after it closed), left out;
+	// unpaired, RequestsB are this run's window requests.
 	Requests, Missing, RequestsB int
 	// Decided is the pair's outcome from the decisions alone: Skip when
 	// the baseline did not measure it, Error when B errored, Fail when B
@@ -202,21 +203,14 @@ func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Poli
 	// A side that completed nothing has no latencies (its zeros are not
 	// fast requests): only the rates are compared then.
 	tp.Latencies = a.Completed > 0 && b.Completed > 0
-	ua, ub, mode, note := trafficUnits(a, b, read, tp.Unlike)
-	tp.Mode, tp.Note = mode, note
+	ua, ub, mode, note, missing := trafficUnits(a, b, read, tp.Unlike)
+	tp.Mode, tp.Note, tp.Missing = mode, note, missing
 	var boot []bootRatio
 	var ok []bool
 	if mode != TrafficValues {
 		tp.Requests = len(ua)
 		if mode == TrafficUnpaired {
 			tp.RequestsB = len(ub)
-		}
-		if mode == TrafficPaired {
-			for _, u := range ub {
-				if u.missing {
-					tp.Missing++
-				}
-			}
 		}
 		stats := make([]trafficStat, len(trafficMetrics))
 		for i, tm := range trafficMetrics {
@@ -281,21 +275,17 @@ func trafficOutcome(v *TrafficValue, p Policy) vocab.Outcome {
 	return vocab.Pass
 }
 
-// unit is one request compared: its record on one side (missing: this run
-// has none of the baseline's request).
+// unit is one request compared: its record on one side, and the SLO it is
+// judged by.
 type unit struct {
-	rec     *result.RequestRecord
-	slo     *result.TrafficSLO
-	missing bool
+	rec *result.RequestRecord
+	slo *result.TrafficSLO
 }
 
 // figures are the units' outcomes as the statistics read them.
 func figures(us []unit) []reqFigures {
 	out := make([]reqFigures, len(us))
 	for i, u := range us {
-		if u.missing {
-			continue
-		}
 		r := u.rec
 		f := reqFigures{done: r.Status == result.RequestFinished, e2e: r.E2EMs, met: u.slo.Met(r)}
 		if r.TTFTMs != nil {
@@ -313,11 +303,13 @@ func figures(us []unit) []reqFigures {
 type key struct{ index, turn int }
 
 // trafficUnits chooses how a and b are compared and returns the units:
-// paired when both recorded one schedule and every window request of both
-// has its index (ua[i] and ub[i] are the same request), unpaired when both
+// paired when both recorded one open-loop schedule and every window
+// request of both has its index (ua[i] and ub[i] are the same request: the
+// window requests of one index and turn on both sides, missing the
+// baseline's others), unpaired when both
 // have window requests but cannot be paired, values only when a side has
 // none (note says why). Each side's requests meet its own cell's SLO.
-func trafficUnits(a, b *result.TrafficCell, read sides, unlike []string) (ua, ub []unit, mode TrafficMode, note string) {
+func trafficUnits(a, b *result.TrafficCell, read sides, unlike []string) (ua, ub []unit, mode TrafficMode, note string, missing int) {
 	wa, ia := windowRequests(a)
 	wb, ib := windowRequests(b)
 	side := func(us []*result.RequestRecord, slo *result.TrafficSLO) []unit {
@@ -337,7 +329,7 @@ func trafficUnits(a, b *result.TrafficCell, read sides, unlike []string) (ua, ub
 		if was {
 			why = "has none of this cell's window requests in its requests.jsonl"
 		}
-		return nil, nil, TrafficValues, which + " " + why
+		return nil, nil, TrafficValues, which + " " + why, 0
 	case len(unlike) > 0:
 		note = "the schedules differ (" + strings.Join(unlike, "; ") + ")"
 	case a.Schedule == nil || b.Schedule == nil:
@@ -352,27 +344,24 @@ func trafficUnits(a, b *result.TrafficCell, read sides, unlike []string) (ua, ub
 			which = "this run's"
 		}
 		note = which + " requests have no schedule index"
+	case a.Concurrency > 0:
+		note = "a closed loop sends a request when a slot frees, not at a planned time, so each window holds other requests"
 	}
 	if note != "" {
-		return side(wa, a.SLO), side(wb, b.SLO), TrafficUnpaired, note
+		return side(wa, a.SLO), side(wb, b.SLO), TrafficUnpaired, note, 0
 	}
 	at := map[key]*result.RequestRecord{}
-	for i := range b.Requests {
-		r := &b.Requests[i]
-		if r.Index != nil {
-			at[key{*r.Index, r.Turn}] = r
-		}
+	for _, r := range wb {
+		at[key{*r.Index, r.Turn}] = r
 	}
-	ua = side(wa, a.SLO)
-	ub = make([]unit, len(wa))
-	for i, r := range wa {
+	for _, r := range wa {
 		if rb, ok := at[key{*r.Index, r.Turn}]; ok {
-			ub[i] = unit{rec: rb, slo: b.SLO}
+			ua, ub = append(ua, unit{rec: r, slo: a.SLO}), append(ub, unit{rec: rb, slo: b.SLO})
 		} else {
-			ub[i] = unit{missing: true}
+			missing++
 		}
 	}
-	return ua, ub, TrafficPaired, ""
+	return ua, ub, TrafficPaired, "", missing
 }
 
 // windowRequests are the cell's requests launched in its window, and

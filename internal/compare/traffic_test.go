@@ -198,8 +198,8 @@ func TestTrafficUnlike(t *testing.T) {
 
 // TestTrafficPairsByIndex: the pairs are made by index and turn, not by
 // order: this run's records shuffled pair the same, and a request of the
-// baseline's window this run has no record of counts as missing (not
-// meeting the SLO).
+// baseline's window that is not in this run's is left out, counted as
+// missing; a closed loop is compared unpaired, saying why.
 func TestTrafficPairsByIndex(t *testing.T) {
 	a, b := trafficRun(100, 1, 1, 0, true, true), trafficRun(100, 1, 1, 0, true, true)
 	rs := b.Traffic[0].Requests
@@ -210,15 +210,31 @@ func TestTrafficPairsByIndex(t *testing.T) {
 			t.Errorf("%s bounds %v … %v: identical requests paired out of order", v.Metric.Name, v.Lower, v.Upper)
 		}
 	}
-	b.Traffic[0].Requests = slices.DeleteFunc(rs, func(r result.RequestRecord) bool { return *r.Index < 10 })
+	for i := range rs {
+		if *rs[i].Index < 10 {
+			rs[i].InWindow = false // sent after the window closed
+		}
+	}
 	tp = Traffic(a, b, Policy{Tolerance: 0.05}, false)[0]
-	if tp.Missing != 10 || tp.Requests != 100 {
-		t.Errorf("missing %d of %d, want 10 of 100", tp.Missing, tp.Requests)
+	if tp.Missing != 10 || tp.Requests != 90 {
+		t.Errorf("%d paired, %d missing; want 90 and 10", tp.Requests, tp.Missing)
 	}
 	for _, v := range tp.Values {
-		if v.Metric.Name == metric.GoodputShare && math.Abs(v.B/v.A-0.9) > 1e-9 {
-			t.Errorf("goodput_share %v → %v: the missing requests should count as not met", v.A, v.B)
+		if v.Decided && (v.Lower != 1 || v.Upper != 1) {
+			t.Errorf("%s bounds %v … %v: the pairs left should be identical", v.Metric.Name, v.Lower, v.Upper)
 		}
+	}
+	closed := func(r *result.Results) *result.Results {
+		c := &r.Traffic[0]
+		c.Rate, c.Concurrency = 0, 4
+		for i := range c.Requests {
+			c.Requests[i].Cell = c.Ref().Name()
+		}
+		return r
+	}
+	tp = Traffic(closed(trafficRun(100, 1, 1, 0, true, true)), closed(trafficRun(100, 1, 1, 0, true, true)), Policy{Tolerance: 0.05}, false)[0]
+	if tp.Mode != TrafficUnpaired || !strings.Contains(tp.Note, "a closed loop") {
+		t.Errorf("closed loop: mode %v, note %q; want unpaired, saying why", tp.Mode, tp.Note)
 	}
 }
 

@@ -77,8 +77,8 @@ type trafficJSON struct {
 	BStatus vocab.Status `json:"b_status,omitempty"`
 	// Mode is how the requests were compared (paired, unpaired, values,
 	// none), Note why not paired; Requests the baseline's requests
-	// compared, Missing those this run has no record of; Unlike what
-	// differs between the schedules.
+	// compared, Missing (paired) those of its window not in this run's,
+	// left out; Unlike what differs between the schedules.
 	Mode     string             `json:"mode"`
 	Note     string             `json:"note,omitempty"`
 	Requests int                `json:"requests"`

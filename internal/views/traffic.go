@@ -55,7 +55,7 @@ func trafficHeadline(p *compare.TrafficPair) string {
 	case compare.TrafficPaired:
 		line += fmt.Sprintf("paired, %d requests", p.Requests)
 		if p.Missing > 0 {
-			line += fmt.Sprintf(" (%d without this run's record: not meeting the SLO)", p.Missing)
+			line += fmt.Sprintf(" (%d more of the baseline's window not in this run's)", p.Missing)
 		}
 	case compare.TrafficUnpaired:
 		line += fmt.Sprintf("unpaired, two samples of %d and %d requests: %s", p.Requests, p.RequestsB, p.Note)
