@@ -259,7 +259,7 @@ assert "serves_4" {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(md), "## Search capacity") || !strings.Contains(string(md), "| Rate (req/s) | Windows |") {
+		if !strings.Contains(string(md), "## Search capacity") || !strings.Contains(string(md), "| # | Rate (req/s) |") || !strings.Contains(string(md), "| Decision |") {
 			t.Errorf("report.md lacks the search's table:\n%s", md)
 		}
 		junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
