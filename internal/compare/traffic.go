@@ -131,6 +131,32 @@ type TrafficValue struct {
 	// the one-sided (1 − α) bounds of B ÷ A; else the tolerance rule did.
 	Bounded      bool
 	Lower, Upper float64
+	// Needed is, for an inconclusive Bounded metric, about how many
+	// requests a side would decide it were the change what is estimated:
+	// the interval narrows as 1/√n until it clears the tolerance's edge;
+	// 0 when more than MaxRequestsEstimate times those compared.
+	Needed int
+}
+
+// MaxRequestsEstimate bounds TrafficValue.Needed, in multiples of the
+// requests compared: beyond it the estimate says "far more".
+const MaxRequestsEstimate = 100
+
+// requestsToDecide is the requests a side with which an interval of
+// bounds [lower, upper] of a ratio estimated at est over n requests would
+// clear the edge, the width falling as 1/√n; 0 beyond
+// MaxRequestsEstimate × n or with the estimate at the edge.
+func requestsToDecide(n int, est, lower, upper, edge float64) int {
+	half := (math.Log(upper) - math.Log(lower)) / 2
+	d := math.Abs(math.Log(est) - math.Log(edge))
+	if !(d > 0) || math.IsInf(half, 0) || math.IsNaN(half) {
+		return 0
+	}
+	need := math.Ceil(float64(n) * (half / d) * (half / d))
+	if need > MaxRequestsEstimate*float64(n) {
+		return 0
+	}
+	return int(need)
 }
 
 // EstimateBeyond reports whether the estimated change is beyond the
@@ -246,6 +272,10 @@ func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Poli
 				v.A, v.B, v.Bounded = br.A, br.B, true
 				v.Delta, v.Lower, v.Upper = br.Ratio*scale-1, br.Lower*scale, br.Upper*scale
 				v.Change = Shift{Lower: v.Lower, Upper: v.Upper}.Decide(p.Tolerance, m.HigherIsBetter)
+				if v.Change == Inconclusive {
+					worse, _ := boundary(p.Tolerance, m.HigherIsBetter)
+					v.Needed = requestsToDecide(min(br.NA, br.NB), 1+v.Delta, v.Lower, v.Upper, worse)
+				}
 			} else {
 				v.Change = decide(va, vb, p.Tolerance, m.HigherIsBetter)
 			}

@@ -297,3 +297,27 @@ func TestTrafficRecord(t *testing.T) {
 		t.Errorf("lost cell's row %+v, want lost, fail", last)
 	}
 }
+
+// TestRequestsToDecide: the requests a side an inconclusive interval needs
+// to clear the tolerance's edge, its width falling as 1/√n.
+func TestRequestsToDecide(t *testing.T) {
+	tests := []struct {
+		name                    string
+		n                       int
+		est, lower, upper, edge float64
+		want                    int
+	}{
+		// est 1, bounds ÷ and × 1.05², edge 1.05: the half-width is
+		// twice the distance to the edge and must halve: 4× the requests.
+		{name: "twice as far as the edge", n: 100, est: 1, lower: 1 / 1.1025, upper: 1.1025, edge: 1.05, want: 400},
+		{name: "at the edge: never", n: 100, est: 1.05, lower: 1, upper: 1.1, edge: 1.05, want: 0},
+		{name: "beyond the cap", n: 100, est: 1.001, lower: 0.9, upper: 1.1, edge: 1.002, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := requestsToDecide(tt.n, tt.est, tt.lower, tt.upper, tt.edge); got != tt.want {
+				t.Errorf("requestsToDecide %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

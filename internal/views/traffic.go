@@ -119,7 +119,11 @@ func trafficMetricLines(p *compare.TrafficPair, tolerance float64) []string {
 		} else {
 			values += ", values only"
 		}
-		out = append(out, fmt.Sprintf("%s within %s: %s (%s): %s", v.Metric.Name, numfmt.Percent(tolerance), value, values, v.Change))
+		line := fmt.Sprintf("%s within %s: %s (%s): %s", v.Metric.Name, numfmt.Percent(tolerance), value, values, v.Change)
+		if v.Change == compare.Inconclusive && v.Bounded {
+			line += " (" + trafficNeeded(p, v.Needed) + ")"
+		}
+		out = append(out, line)
 	}
 	return out
 }
@@ -233,4 +237,18 @@ func trafficSummary(pairs []compare.TrafficPair) string {
 // their values.
 func RequestsUnreadLine(err error) string {
 	return "slogate: warning: -baseline: this run's per-request records could not be read, so its traffic cells are compared on their values alone: " + err.Error()
+}
+
+// trafficNeeded says what would decide an inconclusive traffic metric:
+// "about 2400 requests a side would decide it: a 400 s window at 6
+// req/s", or that it takes far more than were compared.
+func trafficNeeded(p *compare.TrafficPair, needed int) string {
+	if needed == 0 {
+		return fmt.Sprintf("more than %d× the requests compared would be needed to decide it", compare.MaxRequestsEstimate)
+	}
+	s := fmt.Sprintf("about %d requests a side would decide it", needed)
+	if rps := p.A.AchievedRPS; rps > 0 {
+		s += fmt.Sprintf(": a %s s window at %s req/s", numfmt.Value(float64(needed)/rps), numfmt.Value(rps))
+	}
+	return s
 }
