@@ -240,7 +240,7 @@ func (l *Launcher) bootContainer(ctx context.Context) (*container, error) {
 		l.cfg.Warn(warning.New(warning.LeftoverContainers,
 			fmt.Sprintf("%s lists %d container(s) labelled %s by an earlier slogate run", runtime, len(left), spec.LabelRun),
 			fmt.Sprintf("%s; they may hold GPU memory or the port. If no other slogate run is going on, remove them with `slogate clean -runtime %s`", strings.Join(left, ", "), runtime),
-			map[string]float64{warning.FigContainers: float64(len(left))}))
+			map[string]float64{warning.FigContainers: float64(len(left))}).About(runtime))
 	}
 	id := l.cfg.RunID
 	l.cfg.note(Starting{Env: srv.RedactedEnv(), Argv: srv.ContainerArgv(id)})

@@ -180,7 +180,8 @@ const (
 	// FigStated.
 	FactDisagrees Code = "fact_disagrees"
 	// LeftoverContainers: the container runtime lists containers an
-	// earlier slogate run left. Figures: FigContainers.
+	// earlier slogate run left. Subject: the runtime (docker, podman).
+	// Figures: FigContainers.
 	LeftoverContainers Code = "leftover_containers"
 	// PortInUse: the port still accepts connections after the server's
 	// process group ended. No figures.
