@@ -102,12 +102,19 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 		}
 	}
 
+	// The report is built once, with the verdicts, and each file
+	// (report.md, report.html, the charts, the step summary) lays it out.
+	var rep *report.Model
+	summary := getenv("GITHUB_STEP_SUMMARY")
+	if fc.OutDir != "" || summary != "" {
+		rep = report.NewModel(res)
+	}
 	var errs []error
 	if fc.OutDir != "" {
-		errs = append(errs, writeReports(fc.OutDir, res))
+		errs = append(errs, writeReports(fc.OutDir, res, rep))
 	}
-	if path := getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		if err := appendStepSummary(path, res); err != nil && fc.Stream != nil {
+	if summary != "" {
+		if err := appendStepSummary(summary, rep); err != nil && fc.Stream != nil {
 			// A summary is a convenience: warn, never fail the run for it.
 			fc.Stream.Log(views.StepSummaryWarning(err))
 		}
@@ -127,11 +134,11 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 	return res.Outcome(), baselineErr
 }
 
-// writeReports writes results.json, report.md, report.html, junit.xml
-// and each rate search's chart (search-NAME.svg, which report.md links
-// to) into dir, each atomically; it tries every file and joins the
-// errors.
-func writeReports(dir string, res *result.Results) error {
+// writeReports writes results.json, junit.xml and rep (res's report:
+// report.md, report.html and each rate search's chart, search-NAME.svg,
+// which report.md links to) into dir, each atomically; it tries every
+// file and joins the errors.
+func writeReports(dir string, res *result.Results, rep *report.Model) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -140,10 +147,10 @@ func writeReports(dir string, res *result.Results) error {
 		errs = append(errs, fmt.Errorf("writing results.json: %w", err))
 	}
 	errs = append(errs,
-		renderFile(dir, "report.md", func(w io.Writer) error { return report.WriteMarkdown(w, res) }),
-		renderFile(dir, "report.html", func(w io.Writer) error { return report.WriteHTML(w, res) }),
+		renderFile(dir, "report.md", func(w io.Writer) error { return rep.WriteMarkdown(w) }),
+		renderFile(dir, "report.html", func(w io.Writer) error { return rep.WriteHTML(w) }),
 		renderFile(dir, "junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, []*result.Results{res}) }))
-	for _, c := range report.SearchCharts(res) {
+	for _, c := range rep.SearchCharts() {
 		errs = append(errs, renderFile(dir, c.File, func(w io.Writer) error { _, err := w.Write(c.SVG); return err }))
 	}
 	return errors.Join(errs...)
@@ -177,11 +184,11 @@ func writeJUnitFile(path string, runs []*result.Results) error {
 	return nil
 }
 
-// appendStepSummary appends the Markdown summary of res to the GitHub
+// appendStepSummary appends the Markdown summary of rep to the GitHub
 // Actions job summary file.
-func appendStepSummary(path string, res *result.Results) error {
+func appendStepSummary(path string, rep *report.Model) error {
 	var b bytes.Buffer
-	if err := report.WriteSummary(&b, res); err != nil {
+	if err := rep.WriteSummary(&b); err != nil {
 		return err
 	}
 	return appendFile(path, b.Bytes())

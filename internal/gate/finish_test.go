@@ -209,7 +209,7 @@ func TestStepSummaryAppends(t *testing.T) {
 	if err := os.WriteFile(path, []byte("earlier step\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := appendStepSummary(path, finishResults()); err != nil {
+	if err := appendStepSummary(path, report.NewModel(finishResults())); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
@@ -256,7 +256,7 @@ func TestWriteReportsSearchChart(t *testing.T) {
 	res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"}, Prefill: []result.PrefillCell{}, Decode: []result.DecodeCell{},
 		Search: []result.Search{{Name: "capacity", Traffic: "steady", RateRange: [2]float64{1, 4}, Objective: "cell.ttft_ms_p99 <= 500",
 			Rate: 2, RateLower: 1.8, RateUpper: 2.2, Found: true, Probes: []result.SearchProbe{{Rate: 2, Passed: true, Traffic: tc, Decision: result.DecisionMet, Windows: 1}}}}}
-	if err := writeReports(dir, res); err != nil {
+	if err := writeReports(dir, res, report.NewModel(res)); err != nil {
 		t.Fatal(err)
 	}
 	svg, err := os.ReadFile(filepath.Join(dir, "search-capacity.svg"))

@@ -100,8 +100,7 @@ func rowOutcome(r result.ComparisonRow) string {
 }
 
 // writeComparison is report.md's comparison section.
-func writeComparison(b *bufio.Writer, c *result.Comparison) {
-	t := newComparisonTable(c)
+func writeComparison(b *bufio.Writer, t *comparisonTable) {
 	if t == nil {
 		return
 	}

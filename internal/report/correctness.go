@@ -142,8 +142,8 @@ func clip(s string, n int) string {
 }
 
 // writeCorrectness writes each correctness block's section of report.md.
-func writeCorrectness(b *bufio.Writer, res *result.Results) {
-	for _, v := range newCorrectnessViews(res) {
+func writeCorrectness(b *bufio.Writer, sections []correctnessView) {
+	for _, v := range sections {
 		fmt.Fprintf(b, "## %s\n\n", mdText(v.Title))
 		for _, l := range v.Lines {
 			fmt.Fprintf(b, "- %s\n", mdText(l))

@@ -45,15 +45,6 @@ type htmlData struct {
 	Charts       []htmlChart
 	MatrixCharts []htmlMatrix
 	Searches     []htmlSearch
-	// Correctness are the correctness blocks' sections, as in report.md.
-	Correctness []correctnessView
-	// Traffic are the traffic blocks' tables, as in report.md.
-	Traffic []trafficTable
-	// Latency is the Latency statistics table, as in report.md.
-	Latency latencyTable
-	// Comparison is the -baseline comparison's table, as in report.md;
-	// nil without a baseline.
-	Comparison   *comparisonTable
 	LatencyIntro string
 }
 
@@ -83,8 +74,12 @@ type htmlChart struct {
 // report.md plus inline SVG charts (decode tok/s against concurrency per
 // context, prefill tok/s against context, and a heat map of each matrix).
 // It references nothing outside the file: no scripts, fonts or images.
-func WriteHTML(w io.Writer, res *result.Results) error {
-	v := newView(res)
+func WriteHTML(w io.Writer, res *result.Results) error { return NewModel(res).WriteHTML(w) }
+
+// writeHTML lays v out as report.html (WriteHTML); the correctness,
+// traffic, latency and comparison sections are v's, as in report.md.
+func writeHTML(w io.Writer, v *view) error {
+	res := v.Res
 	d := htmlData{view: v, AllHeader: allHeader(), LegendTTFT: legendTTFT, LegendMatrix: legendMatrix, LegendMedian: legendMedians}
 	// The SVG strings are built by svg.go, which escapes every piece of
 	// text it writes; that is what makes the template.HTML conversion safe.
@@ -103,17 +98,11 @@ func WriteHTML(w io.Writer, res *result.Results) error {
 		d.Charts = append(d.Charts, htmlChart{Title: "Prefill", SVG: template.HTML(prefillChart(res))})
 	}
 	d.Charts = append(d.Charts, trafficCharts(res)...)
-	d.Traffic = trafficTables(res)
-	d.Correctness = newCorrectnessViews(res)
-	d.Comparison = newComparisonTable(res.Comparison)
-	d.Latency, d.LatencyIntro = newLatencyTable(res), latencyIntro
-	for _, sv := range newSearchViews(res) {
-		// searchChart escapes every text it writes, as svg.go does.
-		chart := searchChart(sv)
-		if sv.search.IsRate() {
-			chart = rateSearchChart(sv, baselineSearchOf(res, sv.search.Name))
-		}
-		d.Searches = append(d.Searches, htmlSearch{searchView: sv, Chart: template.HTML(chart)})
+	d.LatencyIntro = latencyIntro
+	for _, sv := range v.searches {
+		// searchChart and rateSearchChart escape every text they write,
+		// as svg.go does.
+		d.Searches = append(d.Searches, htmlSearch{searchView: sv, Chart: template.HTML(sv.chart)})
 	}
 	return htmlTemplate.Execute(w, d)
 }

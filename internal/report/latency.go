@@ -76,8 +76,7 @@ func statText(phase vocab.Phase, name string, value func(string) (float64, bool)
 
 // writeLatency writes report.md's Latency statistics table, when the
 // results have the statistics.
-func writeLatency(b *bufio.Writer, res *result.Results) {
-	t := newLatencyTable(res)
+func writeLatency(b *bufio.Writer, t latencyTable) {
 	if len(t.Rows) == 0 {
 		return
 	}

@@ -15,8 +15,10 @@ import (
 // title, summary, Hardware / Engine / Run, launch command, Prefill, the
 // Sustained decode matrix, All measurements, legends, then the verdicts and
 // any warnings.
-func WriteMarkdown(w io.Writer, res *result.Results) error {
-	v := newView(res)
+func WriteMarkdown(w io.Writer, res *result.Results) error { return NewModel(res).WriteMarkdown(w) }
+
+// writeMarkdown lays v out as report.md (WriteMarkdown).
+func writeMarkdown(w io.Writer, v *view) error {
 	b := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 
@@ -51,10 +53,10 @@ func WriteMarkdown(w io.Writer, res *result.Results) error {
 		p("\n")
 	}
 	writeMatrices(b, v)
-	writeTraffic(b, res)
-	writeSearches(b, res)
-	writeCorrectness(b, res)
-	writeLatency(b, res)
+	writeTraffic(b, v.Traffic)
+	writeSearches(b, v.searches)
+	writeCorrectness(b, v.Correctness)
+	writeLatency(b, v.Latency)
 	if len(v.All) > 0 {
 		p("## All measurements\n\n%s\n\n", legendMedians)
 		mdTable(b, allHeader(), func(row func(...string)) {
@@ -83,7 +85,7 @@ func WriteMarkdown(w io.Writer, res *result.Results) error {
 		})
 		p("\n%s\n\n", mdText(n.Note))
 	}
-	writeComparison(b, res.Comparison)
+	writeComparison(b, v.Comparison)
 	writeVerdicts(b, v)
 	if len(v.Warnings) > 0 {
 		p("## Warnings\n\n")
@@ -98,16 +100,18 @@ func WriteMarkdown(w io.Writer, res *result.Results) error {
 // WriteSummary renders the short Markdown summary for a CI job page
 // ($GITHUB_STEP_SUMMARY): title, outcome, the decode matrix, the
 // -baseline comparison's table when there is one, and the verdicts.
-func WriteSummary(w io.Writer, res *result.Results) error {
-	v := newView(res)
+func WriteSummary(w io.Writer, res *result.Results) error { return NewModel(res).WriteSummary(w) }
+
+// writeSummary lays v out as the CI summary (WriteSummary).
+func writeSummary(w io.Writer, v *view) error {
 	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "### slogate %s: %s (%s)\n\n%s\n\n", v.Outcome, mdText(v.Title), mdText(res.Spec), mdText(v.Summary))
+	fmt.Fprintf(b, "### slogate %s: %s (%s)\n\n%s\n\n", v.Outcome, mdText(v.Title), mdText(v.Res.Spec), mdText(v.Summary))
 	for _, warn := range v.Warnings {
 		fmt.Fprintf(b, "> %s\n\n", mdText(warn))
 	}
 	writeMatrices(b, v)
-	writeSearches(b, res)
-	writeComparison(b, res.Comparison)
+	writeSearches(b, v.searches)
+	writeComparison(b, v.Comparison)
 	writeVerdicts(b, v)
 	return b.Flush()
 }

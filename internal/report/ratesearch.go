@@ -404,13 +404,17 @@ type SearchChart struct {
 
 // SearchCharts are res's rate searches' charts as standalone SVG files,
 // which report.md links to (gate writes them in report.md's folder).
-func SearchCharts(res *result.Results) []SearchChart {
+func SearchCharts(res *result.Results) []SearchChart { return NewModel(res).SearchCharts() }
+
+// searchCharts are the rate searches' charts of searches as standalone
+// SVG files.
+func searchCharts(searches []searchView) []SearchChart {
 	var out []SearchChart
-	for _, v := range newSearchViews(res) {
+	for _, v := range searches {
 		if !v.search.IsRate() {
 			continue
 		}
-		out = append(out, SearchChart{File: searchChartFile(v.search), SVG: []byte(standaloneSVG(rateSearchChart(v, baselineSearchOf(res, v.search.Name))))})
+		out = append(out, SearchChart{File: searchChartFile(v.search), SVG: []byte(standaloneSVG(v.chart))})
 	}
 	return out
 }

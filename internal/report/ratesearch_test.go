@@ -162,7 +162,7 @@ func TestRateSearchGolden(t *testing.T) {
 	res := rateSearchFixture()
 	var buf bytes.Buffer
 	b := bufio.NewWriter(&buf)
-	writeSearches(b, res)
+	writeSearches(b, newSearchViews(res))
 	b.Flush()
 	charts := SearchCharts(res)
 	if len(charts) != 1 || charts[0].File != "search-capacity.svg" {

@@ -103,6 +103,9 @@ type searchView struct {
 	Cost    []string
 	search  *result.Search
 	compare []comparison
+	// chart is the search's chart, an SVG drawn once for report.html and
+	// a rate search's file beside report.md; "" when there is none.
+	chart string
 }
 
 func newSearchViews(res *result.Results) []searchView {
@@ -110,7 +113,9 @@ func newSearchViews(res *result.Results) []searchView {
 	for i := range res.Search {
 		s := &res.Search[i]
 		if s.IsRate() {
-			out = append(out, newRateSearchView(res, s))
+			v := newRateSearchView(res, s)
+			v.chart = rateSearchChart(v, baselineSearchOf(res, s.Name))
+			out = append(out, v)
 			continue
 		}
 		v := searchView{Title: "Search " + s.Name, Rule: s.Objective, search: s, compare: objectiveComparisons(s.Objective)}
@@ -145,6 +150,7 @@ func newSearchViews(res *result.Results) []searchView {
 			v.Rows = append(v.Rows, append(row, verdict))
 		}
 		v.Cost = costLines(res, s)
+		v.chart = searchChart(v)
 		out = append(out, v)
 	}
 	return out
@@ -197,8 +203,8 @@ func searchAnswerText(s *result.Search) string {
 }
 
 // writeSearches writes each search's section of report.md.
-func writeSearches(b *bufio.Writer, res *result.Results) {
-	for _, v := range newSearchViews(res) {
+func writeSearches(b *bufio.Writer, searches []searchView) {
+	for _, v := range searches {
 		fmt.Fprintf(b, "## %s\n\n%s\n\nObjective: %s\n\n", v.Title, mdText(v.Answer), mdCode(v.Rule))
 		for _, c := range v.Cost {
 			fmt.Fprintf(b, "- %s\n", mdText(c))

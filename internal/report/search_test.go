@@ -56,7 +56,7 @@ func searchResults() *result.Results {
 func TestSearchMarkdown(t *testing.T) {
 	var buf bytes.Buffer
 	b := bufio.NewWriter(&buf)
-	writeSearches(b, searchResults())
+	writeSearches(b, newSearchViews(searchResults()))
 	b.Flush()
 	for _, want := range []string{
 		"## Search max_users",

@@ -238,8 +238,8 @@ func turnTable(title, load string, cells []*result.TrafficCell) (trafficTable, b
 }
 
 // writeTraffic writes report.md's Traffic tables: one row per rate.
-func writeTraffic(b *bufio.Writer, res *result.Results) {
-	for _, t := range trafficTables(res) {
+func writeTraffic(b *bufio.Writer, tables []trafficTable) {
+	for _, t := range tables {
 		fmt.Fprintf(b, "## %s\n\n%s\n\n", mdText(t.Title), t.Intro)
 		mdTable(b, t.Header, func(row func(...string)) {
 			for _, r := range t.Rows {

@@ -81,6 +81,18 @@ type view struct {
 	// Noise is the Noise section (docs/method.md#noise); nil when no cell
 	// was repeated.
 	Noise *noiseView
+	// Traffic are the traffic blocks' tables.
+	Traffic []trafficTable
+	// searches are the searches' sections, each with its chart drawn.
+	searches []searchView
+	// Correctness are the correctness blocks' sections.
+	Correctness []correctnessView
+	// Latency is the Latency statistics table (no rows without the
+	// statistics).
+	Latency latencyTable
+	// Comparison is the -baseline comparison's table; nil without a
+	// baseline.
+	Comparison *comparisonTable
 }
 
 // noiseView is the Noise section: the table of noiseTable.
@@ -218,8 +230,9 @@ func redactArgv(argv []string) []string {
 	return out
 }
 
-// newView computes everything the Markdown and HTML reports show, section
-// by section in the order they appear.
+// newView computes everything the Markdown and HTML reports, the CI
+// summary and the rate searches' chart files show, section by section in
+// the order they appear, so that their writers only lay it out.
 func newView(res *result.Results) *view {
 	s := &res.Server
 	v := &view{
@@ -245,6 +258,11 @@ func newView(res *result.Results) *view {
 	v.addVerdicts(res.Verdicts)
 	v.Warnings = runWarnings(res, groupCellWarnings(v.cellWarnings))
 	v.Noise = noiseSection(res)
+	v.Traffic = trafficTables(res)
+	v.searches = newSearchViews(res)
+	v.Correctness = newCorrectnessViews(res)
+	v.Latency = newLatencyTable(res)
+	v.Comparison = newComparisonTable(res.Comparison)
 	return v
 }
 
