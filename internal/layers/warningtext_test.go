@@ -24,8 +24,9 @@ import (
 //     FindString), the text being the first argument;
 //   - == or != between a warning's text and anything that is not one
 //     (but "": a text there or not);
-//   - cmp.Diff, cmp.Equal, reflect.DeepEqual, slices.Equal or
-//     slices.Contains over a warning's text and something that is not one.
+//   - slices.Contains whose list is of warnings' texts;
+//   - cmp.Diff, cmp.Equal, reflect.DeepEqual or slices.Equal over a
+//     warning's text and something that is not one.
 //
 // A warning's text is the Summary or Detail field, or String(), of a
 // warning value, warning.Strings of any, fmt.Sprint/Sprintf/Sprintln or
@@ -268,11 +269,12 @@ func (c *textChecker) violation(n ast.Node) string {
 		fn := sel.Sel.Name
 		searches := []string{"Contains", "ContainsAny", "HasPrefix", "HasSuffix", "Index", "LastIndex", "Count", "Cut", "EqualFold"}
 		switch {
-		case (pkg == "strings" || pkg == "bytes") && slices.Contains(searches, fn) && c.text(x.Args[0]):
+		case (pkg == "strings" || pkg == "bytes") && slices.Contains(searches, fn) && c.text(x.Args[0]),
+			pkg == "slices" && fn == "Contains" && c.text(x.Args[0]):
 			return "a warning's text searched with " + pkg + "." + fn
 		case slices.Contains([]string{"MatchString", "FindString", "FindStringSubmatch"}, fn) && slices.ContainsFunc(x.Args, c.text):
 			return "a warning's text matched with " + fn
-		case (pkg == "cmp" && (fn == "Diff" || fn == "Equal")) || (pkg == "reflect" && fn == "DeepEqual") || (pkg == "slices" && (fn == "Equal" || fn == "Contains")):
+		case (pkg == "cmp" && (fn == "Diff" || fn == "Equal")) || (pkg == "reflect" && fn == "DeepEqual") || (pkg == "slices" && fn == "Equal"):
 			if len(x.Args) >= 2 && c.text(x.Args[0]) != c.text(x.Args[1]) {
 				return "a warning's text compared with " + pkg + "." + fn
 			}
@@ -345,6 +347,8 @@ func TestWarningTextMatches(t *testing.T) {
 		{name: "textless warnings compared", body: `if d := cmp.Diff(warning.Textless(want), warning.Textless(c.Notes)); d != "" {}`},
 		{name: "the console against a recorded warning's text", body: `said := res.Warnings[i].String(); if !strings.Contains(r.Stdout, said) {}`},
 		{name: "a list of warnings' texts against any other list (write it as Contains(output, w.String()))", body: `if !slices.Equal(lines, warning.Strings(ws)) {}`, want: 1},
+		{name: "a list of warnings' texts searched", body: `if slices.Contains(warning.Strings(c.Warnings), "kv low") {}`, want: 1},
+		{name: "a view's lines searched for a warning's text", body: `n := c.Notes[0]; if slices.Contains(lines, "  "+n.String()) {}`},
 		{name: "two warnings' texts compared with each other", body: `if a.Warnings[0].String() == b.Warnings[0].String() {}`},
 		{name: "one name in two scopes", body: `w := c.Warnings[0]; for _, want := range []string{"a"} { if c.Prompts != want {} }; for _, want := range []string{w.String()} { _ = want }`},
 		{name: "a text there or not", body: `w := c.Warnings[0]; said := w.String(); if said != "" {}`},

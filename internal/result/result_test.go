@@ -178,3 +178,27 @@ func TestReadOldWarnings(t *testing.T) {
 		t.Errorf("written again: %s, want %s", b, s)
 	}
 }
+
+// TestReadOldNotes: a v1 results.json's notes are plain strings, a
+// decode cell's and a correctness comparison's alike; they read as notes
+// of no code with the same text, as its warnings do.
+func TestReadOldNotes(t *testing.T) {
+	const old = `{"schema":"slogate/results/v1","spec":"s.hcl","server":{"name":"q"},
+"decode":[{"matrix":"decode","context":8192,"concurrency":16,"status":"valid",
+"notes":["14.9 of 16 streams active on average: the client's restart gaps (a finished stream's next request before its first token), not server queueing"]}],
+"comparison":{"baseline":"b","tolerance":0.05,"alpha":0.05,"outcome":"pass","rows":[],
+"correctness":[{"name":"greedy","outcome":"pass","prompts":2,"exact":2,"near_ties":0,"mismatches":0,"agreement_rate":1,"near_tie_rate":0,"mismatch_rate":0,"max_mismatch":0,
+"notes":["the engines differ: the comparison informs, it does not gate"]}]}}`
+	r, err := Decode("old.json", []byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := []warning.Warning{{Summary: "14.9 of 16 streams active on average: the client's restart gaps (a finished stream's next request before its first token), not server queueing"}}
+	block := []warning.Warning{{Summary: "the engines differ: the comparison informs, it does not gate"}}
+	if len(r.Decode) != 1 || !cmp.Equal(r.Decode[0].Notes, cell) {
+		t.Errorf("decode %+v, want one cell with notes %+v", r.Decode, cell)
+	}
+	if r.Comparison == nil || len(r.Comparison.Correctness) != 1 || !cmp.Equal(r.Comparison.Correctness[0].Notes, block) {
+		t.Errorf("comparison %+v, want one correctness block with notes %+v", r.Comparison, block)
+	}
+}

@@ -132,3 +132,28 @@ func speculative(r *result.Results) *result.Results {
 	r.Correctness[0].Speculative = true
 	return r
 }
+
+// TestCorrectnessNotesShown: a comparison's notes (here: the blocks sent
+// at other concurrencies) are among the agreement verdict's details and
+// the comparison's text lines, each as its String() says.
+func TestCorrectnessNotesShown(t *testing.T) {
+	base, b := block(10, nil, nil, 0), block(10, nil, nil, 0)
+	b.Correctness[0].Concurrency = 4
+	c := compare.Build(base, b, compare.Policy{Tolerance: compare.DefaultTolerance})
+	notes := c.Correctness[0].Notes
+	if len(notes) == 0 {
+		t.Fatal("no notes: the blocks' concurrencies differ")
+	}
+	var details []string
+	for _, v := range CorrectnessVerdicts(b, c) {
+		if strings.HasSuffix(v.Test, "/agreement") {
+			details = v.Details
+		}
+	}
+	lines := CorrectnessLines(c)
+	for _, n := range notes {
+		if !slices.Contains(details, n.String()) || !slices.Contains(lines, "  "+n.String()) {
+			t.Errorf("note %q missing from the agreement details %q or the lines %q", n, details, lines)
+		}
+	}
+}
