@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +87,9 @@ type TrafficPair struct {
 	// not the same, so they are not paired, and without
 	// -allow-settings-change the comparison is refused (Build).
 	Unlike []string
+	// SLO names the per-request limits that differ between the cells'
+	// SLOs ("ttft_ms 300 → 500"): each side's goodput is judged by its own.
+	SLO []string
 	// Mode is how the requests were compared; Note why not paired, when
 	// they were not ("" when paired).
 	Mode TrafficMode
@@ -223,6 +227,7 @@ func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Poli
 		return tp
 	}
 	tp.SentDiffers = a.Workload != b.Workload || a.Prompts != b.Prompts
+	tp.SLO = sloDifferences(a.SLO, b.SLO)
 	if a.Schedule != nil && b.Schedule != nil {
 		tp.Unlike = a.Schedule.Differences(b.Schedule)
 	}
@@ -530,6 +535,32 @@ func trafficRows(tp *TrafficPair, alpha float64) []result.ComparisonRow {
 			r.Outcome = v.Outcome
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// sloDifferences names the limits of two cells' SLOs that differ, in
+// the order ttft_ms, tbt_ms, e2e_ms: "ttft_ms 300 → 500", "tbt_ms none →
+// 50".
+func sloDifferences(a, b *result.TrafficSLO) []string {
+	limits := func(s *result.TrafficSLO) [3]*float64 {
+		if s == nil {
+			return [3]*float64{}
+		}
+		return [3]*float64{s.TTFTMs, s.TBTMs, s.E2EMs}
+	}
+	text := func(v *float64) string {
+		if v == nil {
+			return "none"
+		}
+		return strconv.FormatFloat(*v, 'g', -1, 64)
+	}
+	la, lb := limits(a), limits(b)
+	var out []string
+	for i, name := range []string{metric.TTFTMs, metric.TBTMs, metric.E2EMs} {
+		if x, y := text(la[i]), text(lb[i]); x != y {
+			out = append(out, name+" "+x+" → "+y)
+		}
 	}
 	return out
 }

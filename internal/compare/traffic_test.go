@@ -224,6 +224,11 @@ func TestTrafficPairsByIndex(t *testing.T) {
 			t.Errorf("%s bounds %v … %v: the pairs left should be identical", v.Metric.Name, v.Lower, v.Upper)
 		}
 	}
+	limit := 500.0
+	b.Traffic[0].SLO = &result.TrafficSLO{TTFTMs: &limit, TBTMs: &limit}
+	if tp := Traffic(a, b, Policy{Tolerance: 0.05}, false)[0]; !slices.Equal(tp.SLO, []string{"ttft_ms 300 → 500", "tbt_ms none → 500"}) {
+		t.Errorf("SLO differences %q, want ttft_ms and tbt_ms named", tp.SLO)
+	}
 	closed := func(r *result.Results) *result.Results {
 		c := &r.Traffic[0]
 		c.Rate, c.Concurrency = 0, 4

@@ -68,6 +68,9 @@ func trafficHeadline(p *compare.TrafficPair) string {
 	if p.SentDiffers {
 		line += fmt.Sprintf(" (sent differently: %s → %s)", sentText(a), sentText(b))
 	}
+	if len(p.SLO) > 0 {
+		line += " (the SLOs differ, each side's goodput judged by its own: " + strings.Join(p.SLO, ", ") + ")"
+	}
 	return line
 }
 

@@ -73,6 +73,16 @@ func TestTraffic(t *testing.T) {
 				"  goodput_rps within 5%: -100.0% (3 → 0 req/s, values only): regressed",
 				"  goodput_share within 5%: -100.0% (0.75 → 0, values only): regressed"}},
 	}
+	strict, loose := cell("replay", 0, 0, 4, 100), cell("replay", 0, 0, 4, 100)
+	l300, l500 := 300.0, 500.0
+	strict.SLO, loose.SLO = &result.TrafficSLO{TTFTMs: &l300}, &result.TrafficSLO{TTFTMs: &l500}
+	tests = append(tests, struct {
+		name string
+		a, b []result.TrafficCell
+		all  bool
+		want []string
+	}{name: "the SLOs differ", a: []result.TrafficCell{strict}, b: []result.TrafficCell{loose},
+		want: []string{"traffic/replay/conc=4: within tolerance; " + values + " (the SLOs differ, each side's goodput judged by its own: ttft_ms 300 → 500)"}})
 	chat := cell("replay", 0, 0, 16, 100)
 	chat.Workload, chat.Prompts = "replay", "one user message on /v1/chat/completions, templated by the server"
 	raw := chat
