@@ -1,7 +1,11 @@
 package gate
 
 import (
+	"fmt"
+
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/warning"
 )
@@ -43,6 +47,28 @@ func (o *Options) CheckBaseline() (warnings []warning.Warning, err error) {
 			}
 			warnings = warning.AppendNew(warnings, v.C.Power...)
 		}
+		warnings = warning.AppendNew(warnings, coarseSearches(sp, o.Policy.Tolerance)...)
 	}
 	return warnings, nil
+}
+
+// coarseSearches warns of each rate search of sp whose precision is more
+// than half the tolerance (0: compare's default): its bracket is then too
+// wide for capacity lost to tell a change of the tolerance from the
+// search's own precision (docs/method.md#capacity-lost).
+func coarseSearches(sp *spec.Spec, tolerance float64) []warning.Warning {
+	if tolerance == 0 {
+		tolerance = compare.DefaultTolerance
+	}
+	var out []warning.Warning
+	for _, s := range sp.Searches {
+		if !s.IsRate() || s.Precision <= tolerance/2 {
+			continue
+		}
+		out = append(out, warning.New(warning.SearchPrecisionCoarse,
+			fmt.Sprintf("search %s: precision %s is more than half the tolerance %s", s.Name, numfmt.Percent(s.Precision), numfmt.Percent(tolerance)),
+			fmt.Sprintf("a capacity change of the tolerance cannot be told from the search's precision: set precision = %q or less at %s:%d", numfmt.Percent(tolerance/2), s.DeclRange.Filename, s.DeclRange.Start.Line),
+			map[string]float64{warning.FigPrecision: s.Precision, warning.FigTolerance: tolerance}).About(s.Name))
+	}
+	return out
 }

@@ -74,3 +74,46 @@ func figureIs(w warning.Warning, name string, want float64) bool {
 	v, ok := w.Figure(name)
 	return ok && v == want
 }
+
+// TestBaselineCoarseSearch: with a baseline, a rate search whose precision
+// is more than half the tolerance is warned about before the run, with
+// its precision and the tolerance; at half or finer, or a concurrency
+// search, it is not.
+func TestBaselineCoarseSearch(t *testing.T) {
+	rate := func(name string, p float64) *spec.Search {
+		return &spec.Search{Name: name, Traffic: "chat", RateLo: 1, RateHi: 8, Precision: p}
+	}
+	tests := []struct {
+		name      string
+		search    *spec.Search
+		tolerance float64
+		want      bool
+	}{
+		{name: "the default against the default tolerance", search: rate("capacity", spec.DefaultPrecision), want: false},
+		{name: "5% against 5%", search: rate("capacity", 0.05), tolerance: 0.05, want: true},
+		{name: "5% against the default", search: rate("capacity", 0.05), want: true},
+		{name: "5% against 10%", search: rate("capacity", 0.05), tolerance: 0.10, want: false},
+		{name: "a concurrency search", search: &spec.Search{Name: "max_users", Context: 8192, Lo: 1, Hi: 64}, tolerance: 0.01, want: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := []*spec.Spec{{Measure: &spec.Measure{}, Searches: []*spec.Search{tc.search}}}
+			o := Options{Specs: sp, Baseline: &result.Results{}, Policy: compare.Policy{Tolerance: tc.tolerance}}
+			got, err := o.CheckBaseline()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tol := tc.tolerance
+			if tol == 0 {
+				tol = compare.DefaultTolerance
+			}
+			switch {
+			case !tc.want && len(got) > 0:
+				t.Errorf("warnings %+v, want none", got)
+			case tc.want && (len(got) != 1 || got[0].Code != warning.SearchPrecisionCoarse || got[0].Subject != tc.search.Name ||
+				!figureIs(got[0], warning.FigPrecision, tc.search.Precision) || !figureIs(got[0], warning.FigTolerance, tol)):
+				t.Errorf("warnings %+v, want one %s about %s with its precision and tolerance %v", got, warning.SearchPrecisionCoarse, tc.search.Name, tol)
+			}
+		})
+	}
+}

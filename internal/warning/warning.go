@@ -224,6 +224,12 @@ const (
 	// power 0.9 (both relative; FigDetectable absent when the repeats
 	// cannot reach the level at all).
 	PowerShortfall Code = "power_shortfall"
+	// SearchPrecisionCoarse: a rate search's precision is more than half
+	// the comparison's tolerance, so a capacity change of the tolerance
+	// cannot be told from the search's own precision
+	// (docs/method.md#capacity-lost). Subject: the search. Figures:
+	// FigPrecision, FigTolerance.
+	SearchPrecisionCoarse Code = "search_precision_coarse"
 )
 
 // Figure names, the keys of Warning.Figures.
@@ -276,6 +282,7 @@ const (
 	FigNeedRepeats         = "need_repeats"
 	FigCapped              = "capped"
 	FigTolerance           = "tolerance"
+	FigPrecision           = "precision"
 	FigPower               = "power"
 	FigDistance            = "distance"
 	FigDetectable          = "detectable"
