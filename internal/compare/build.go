@@ -322,7 +322,7 @@ func (c *Comparison) Record() *result.Comparison {
 		InformsOnly: c.EngineChanged, Outcome: c.Outcome, Rows: []result.ComparisonRow{}}
 	for _, cr := range c.Cells {
 		for _, mc := range cr.Metrics {
-			r.Rows = append(r.Rows, row(&cr, mc))
+			r.Rows = append(r.Rows, recordRow(&cr, mc))
 		}
 	}
 	for i := range c.Correctness {
@@ -355,8 +355,8 @@ func baselineSearches(base, run *result.Results) []result.BaselineSearch {
 	return out
 }
 
-// row is one cell and metric of Record.
-func row(cr *CellResult, mc MetricCell) result.ComparisonRow {
+// recordRow is one cell and metric of Record.
+func recordRow(cr *CellResult, mc MetricCell) result.ComparisonRow {
 	m, x := mc.Metric, mc.Cell
 	ref := x.Ref
 	r := result.ComparisonRow{Cell: ref.Name(), Phase: ref.Phase, Matrix: ref.Matrix, Context: ref.Context, Concurrency: ref.Concurrency,
