@@ -1,5 +1,7 @@
 package result
 
+import "encoding/json"
+
 // Search is the outcome of one `search "NAME"` block (docs/method.md#search).
 // A concurrency search finds the largest concurrency in Range whose decode
 // cell at Context meets the objective; a rate search (Traffic set) finds the
@@ -97,6 +99,32 @@ const (
 	// schedule (client lag), so the probe says nothing about the server.
 	DecisionUnmeasurable = "unmeasurable"
 )
+
+// MarshalJSON writes s as its fields say, but for a rate search without
+// the concurrency search's "concurrency" (0, meaningless there).
+func (s Search) MarshalJSON() ([]byte, error) {
+	type plain Search
+	if !s.IsRate() {
+		return json.Marshal(plain(s))
+	}
+	return json.Marshal(struct {
+		plain
+		Concurrency *int `json:"concurrency,omitempty"` // hides plain's
+	}{plain: plain(s)})
+}
+
+// MarshalJSON writes p as its fields say, but for a rate probe without
+// the concurrency probe's "concurrency" (0, meaningless there).
+func (p SearchProbe) MarshalJSON() ([]byte, error) {
+	type plain SearchProbe
+	if p.Traffic == nil {
+		return json.Marshal(plain(p))
+	}
+	return json.Marshal(struct {
+		plain
+		Concurrency *int `json:"concurrency,omitempty"` // hides plain's
+	}{plain: plain(p)})
+}
 
 // IsRate reports whether s is a rate search (`search { traffic = … }`).
 func (s *Search) IsRate() bool { return s.Traffic != "" }

@@ -10,8 +10,9 @@ import (
 )
 
 // TestSearchJSON round-trips both kinds of search and checks which keys
-// each writes: a rate search writes no concurrency search's context, range
-// or decode cell, and a concurrency search's JSON keeps its keys.
+// each writes: a rate search writes no concurrency search's context,
+// range, concurrency or decode cell, and a concurrency search's JSON keeps
+// its keys (concurrency 0 included, when none was found).
 func TestSearchJSON(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -33,15 +34,22 @@ func TestSearchJSON(t *testing.T) {
 			probeNo: []string{"rate", "traffic_cell", "decision", "windows"},
 		},
 		{
+			name: "concurrency search without an answer keeps concurrency 0",
+			in: Search{Name: "max_users", Context: 8192, Range: [2]int{4, 64}, Objective: "cell.per_request_tps >= 50", Monotone: true,
+				Probes: []SearchProbe{{Concurrency: 4, Cell: DecodeCell{Matrix: "search/max_users", Context: 8192, Concurrency: 4, Status: vocab.StatusValid}}}},
+			keys:    []string{"concurrency", "found"},
+			probeIn: []string{"concurrency", "passed", "cell"},
+		},
+		{
 			name: "rate search",
 			in: Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 20}, Objective: "cell.goodput_share >= 0.95",
 				Rate: 6.25, RateLower: 5.9, RateUpper: 6.6, Precision: 0.025, Confidence: 0.95, ClientLimit: 18, Found: true, Monotone: true,
 				Probes: []SearchProbe{{Rate: 6.25, Passed: true, Decision: DecisionMet, Windows: 2,
 					Traffic: &TrafficCell{Traffic: "search/capacity", Rate: 6.25, Arrivals: "poisson", Seed: 1, Status: vocab.StatusValid, GoodputShare: 0.99}}}},
 			keys:    []string{"name", "traffic", "rate_range", "rate", "rate_lower", "rate_upper", "precision", "confidence", "client_limit", "probes"},
-			absent:  []string{"context", "range"},
+			absent:  []string{"context", "range", "concurrency"},
 			probeIn: []string{"rate", "passed", "traffic_cell", "decision", "windows"},
-			probeNo: []string{"cell"},
+			probeNo: []string{"cell", "concurrency"},
 		},
 	}
 	for _, tt := range tests {
