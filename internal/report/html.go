@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/vocab"
 )
 
 //go:embed report.html.tmpl
@@ -16,24 +15,6 @@ var htmlSource string
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"lower": strings.ToLower,
 }).Parse(htmlSource))
-
-// htmlCell is one decode matrix cell for the HTML table.
-type htmlCell struct {
-	TPS, TTFT, Word, Class string
-	Queued                 bool
-}
-
-func newHTMLCell(c *result.DecodeCell) htmlCell {
-	tps, queued, ttft, word := cellParts(c)
-	return htmlCell{TPS: tps, Queued: queued, TTFT: ttft, Word: word, Class: cellClass(c)}
-}
-
-func cellClass(c *result.DecodeCell) string {
-	if c == nil {
-		return "none"
-	}
-	return string(c.Status)
-}
 
 // htmlData is what report.html.tmpl renders.
 type htmlData struct {
@@ -56,13 +37,7 @@ type htmlSearch struct {
 
 type htmlMatrix struct {
 	matrixView
-	Rows        []htmlRow
 	Lines, Heat template.HTML
-}
-
-type htmlRow struct {
-	Context string
-	Cells   []htmlCell
 }
 
 type htmlChart struct {
@@ -84,15 +59,7 @@ func writeHTML(w io.Writer, v *view) error {
 	// The SVG strings are built by svg.go, which escapes every piece of
 	// text it writes; that is what makes the template.HTML conversion safe.
 	for _, m := range v.Matrices {
-		hm := htmlMatrix{matrixView: m, Lines: template.HTML(decodeChart(m, res.Comparison)), Heat: template.HTML(heatMap(m))}
-		for i, ctx := range m.Contexts {
-			row := htmlRow{Context: vocab.FormatTokens(ctx)}
-			for _, c := range m.Cells[i] {
-				row.Cells = append(row.Cells, newHTMLCell(c))
-			}
-			hm.Rows = append(hm.Rows, row)
-		}
-		d.MatrixCharts = append(d.MatrixCharts, hm)
+		d.MatrixCharts = append(d.MatrixCharts, htmlMatrix{matrixView: m, Lines: template.HTML(decodeChart(m, res.Comparison)), Heat: template.HTML(heatMap(m))})
 	}
 	if len(res.Prefill) > 0 {
 		d.Charts = append(d.Charts, htmlChart{Title: "Prefill", SVG: template.HTML(prefillChart(res))})

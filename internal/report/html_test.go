@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -271,6 +272,51 @@ func BenchmarkReports(b *testing.B) {
 				if err := f.render(&w); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// TestHeatMapCellText: each measured cell of a heat map shows its total
+// tok/s in its square, as the decode table shows it, and the square's
+// tooltip names the cell's context and concurrency.
+func TestHeatMapCellText(t *testing.T) {
+	tests := []struct {
+		name string
+		res  *result.Results
+	}{
+		{"every status", sampleRun("specs/a.hcl", "qwen")},
+	}
+	for _, sd := range seeds {
+		tests = append(tests, struct {
+			name string
+			res  *result.Results
+		}{sd.name, seedResults(t, sd, readSeed(t, sd.name))})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			measured := 0
+			for _, m := range newView(tt.res).Matrices {
+				svg := heatMap(m)
+				for i, row := range m.Cells {
+					for j, c := range row {
+						if c == nil || !c.Status.Measured() {
+							continue
+						}
+						measured++
+						want := ">" + decodeText(c, "total_tps") + "</text>"
+						if !strings.Contains(svg, want) {
+							t.Errorf("%s: heat map lacks the cell text %q", c.Ref().Name(), want)
+						}
+						tip := vocab.FormatTokens(m.Contexts[i]) + " × " + strconv.Itoa(m.Concurrency[j]) + ": "
+						if !strings.Contains(svg, "<title>"+tip) {
+							t.Errorf("%s: heat map lacks the tooltip %q", c.Ref().Name(), tip)
+						}
+					}
+				}
+			}
+			if measured == 0 {
+				t.Fatal("no measured decode cell: the test checks nothing")
 			}
 		})
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/vocab"
 )
 
 // WriteMarkdown renders res as report.md in the layout of the seed reports:
@@ -124,10 +123,10 @@ func writeMatrices(b *bufio.Writer, v *view) {
 			head = append(head, strconv.Itoa(c))
 		}
 		mdTable(b, head, func(row func(...string)) {
-			for i, ctx := range m.Contexts {
-				r := []string{vocab.FormatTokens(ctx)}
-				for _, c := range m.Cells[i] {
-					r = append(r, cellText(c))
+			for _, mr := range m.Rows {
+				r := []string{mr.Context}
+				for _, c := range mr.Cells {
+					r = append(r, c.Line)
 				}
 				row(r...)
 			}

@@ -13,7 +13,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -240,15 +239,15 @@ func decodeChart(m matrixView, base *result.Comparison) string {
 		xl = append(xl, fmt.Sprint(c))
 	}
 	var ss []series
-	for i, ctx := range m.Contexts {
-		s := series{Name: vocab.FormatTokens(ctx), Color: palette[i%len(palette)]}
-		for _, c := range m.Cells[i] {
+	for i, mr := range m.Rows {
+		s := series{Name: mr.Context, Color: palette[i%len(palette)]}
+		for j, c := range m.Cells[i] {
 			if c == nil || !c.Status.Measured() {
 				continue
 			}
 			s.Points = append(s.Points, point{X: math.Log2(float64(c.Concurrency)), Y: c.TotalTPS,
 				Hollow: c.Status == vocab.StatusQueued,
-				Label:  fmt.Sprintf("%s × %d: %s", s.Name, c.Concurrency, cellText(c))})
+				Label:  fmt.Sprintf("%s × %d: %s", s.Name, c.Concurrency, mr.Cells[j].Line)})
 		}
 		ss = append(ss, s)
 		if bs := decodeBaseline(m, i, base, s); len(bs.Points) > 0 {
@@ -339,14 +338,14 @@ func heatMap(m matrixView) string {
 	for j, c := range m.Concurrency {
 		b.text(left+cw*float64(j)+cw/2, top-8, "middle", "tick", fmt.Sprint(c))
 	}
-	for i, ctx := range m.Contexts {
+	for i, mr := range m.Rows {
 		y := top + ch*float64(i)
-		b.text(left-8, y+ch/2+4, "end", "tick", vocab.FormatTokens(ctx))
+		b.text(left-8, y+ch/2+4, "end", "tick", mr.Context)
 		for j, c := range m.Cells[i] {
 			x := left + cw*float64(j)
 			title := "not recorded"
 			if c != nil {
-				title = fmt.Sprintf("%s × %d: %s", vocab.FormatTokens(ctx), c.Concurrency, cellText(c))
+				title = fmt.Sprintf("%s × %d: %s", mr.Context, c.Concurrency, mr.Cells[j].Line)
 			}
 			b.f(`<g><title>%s</title>`, html.EscapeString(title))
 			switch {
@@ -362,7 +361,7 @@ func heatMap(m matrixView) string {
 			default:
 				f := c.TotalTPS / hi
 				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" stroke="#fff"/>`, x, y, cw, ch, viridisAt(f))
-				b.f(`<text x="%.1f" y="%.1f" text-anchor="middle" class="cell" fill="%s">%s</text>`, x+cw/2, y+ch/2+4, textOn(f), html.EscapeString(decodeText(c, metric.TotalTPS)))
+				b.f(`<text x="%.1f" y="%.1f" text-anchor="middle" class="cell" fill="%s">%s</text>`, x+cw/2, y+ch/2+4, textOn(f), html.EscapeString(mr.Cells[j].TPS))
 				if c.Status == vocab.StatusQueued {
 					b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#d00" stroke-width="2" stroke-dasharray="4 3" class="queued"/>`, x+2, y+2, cw-4, ch-4)
 					b.f(`<text x="%.1f" y="%.1f" text-anchor="end" class="qmark" fill="%s">Q</text>`, x+cw-5, y+12, textOn(f))

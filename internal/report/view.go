@@ -115,6 +115,41 @@ type matrixView struct {
 	Contexts    []int
 	Concurrency []int
 	Cells       [][]*result.DecodeCell // [row][col]; nil when not recorded
+	// Rows are the rows in words, built once for every rendering of the
+	// matrix: the Markdown and HTML tables, the heat map and the chart.
+	Rows []matrixRow
+}
+
+// matrixRow is one row of a decode matrix in words.
+type matrixRow struct {
+	Context string // "8K"
+	Cells   []cellWords
+}
+
+// cellWords is a decode matrix cell in words (cellParts): its total
+// tok/s, whether its requests queued and its TTFT, or the word that
+// stands for it; Line is all of it on one line, Class its HTML class.
+type cellWords struct {
+	TPS, TTFT, Word, Line, Class string
+	Queued                       bool
+}
+
+// wordsOf is c in words.
+func wordsOf(c *result.DecodeCell) cellWords {
+	tps, queued, ttft, word := cellParts(c)
+	w := cellWords{TPS: tps, Queued: queued, TTFT: ttft, Word: word, Class: "none"}
+	if c != nil {
+		w.Class = string(c.Status)
+	}
+	switch {
+	case word != "":
+		w.Line = word
+	case queued:
+		w.Line = tps + " · Requests queued · " + ttft
+	default:
+		w.Line = tps + " · " + ttft
+	}
+	return w
 }
 
 type verdictRow struct {
@@ -514,7 +549,7 @@ func (v *view) addMatrices(res *result.Results) {
 				if c == nil {
 					continue
 				}
-				v.noteStatus(c.Status, fmt.Sprintf("%s ctx=%s conc=%d", m.Label, vocab.FormatTokens(m.Contexts[i]), m.Concurrency[j]), c.Reason)
+				v.noteStatus(c.Status, fmt.Sprintf("%s ctx=%s conc=%d", m.Label, m.Rows[i].Context, m.Concurrency[j]), c.Reason)
 				for _, w := range c.Warnings {
 					v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w.String()})
 				}
@@ -550,12 +585,15 @@ func decodeMatrices(res *result.Results) []matrixView {
 		m.Contexts, m.Concurrency = uniqueInts(cx), uniqueInts(cc)
 		sort.Ints(m.Concurrency)
 		m.Cells = make([][]*result.DecodeCell, len(m.Contexts))
+		m.Rows = make([]matrixRow, len(m.Contexts))
 		for i, ctx := range m.Contexts {
 			m.Cells[i] = make([]*result.DecodeCell, len(m.Concurrency))
+			m.Rows[i] = matrixRow{Context: vocab.FormatTokens(ctx), Cells: make([]cellWords, len(m.Concurrency))}
 			for j, conc := range m.Concurrency {
 				if c, ok := res.DecodeCell(l, ctx, conc); ok {
 					m.Cells[i][j] = c
 				}
+				m.Rows[i].Cells[j] = wordsOf(m.Cells[i][j])
 			}
 		}
 		out = append(out, m)
@@ -721,19 +759,6 @@ func cellParts(c *result.DecodeCell) (tps string, queued bool, ttft string, word
 	default:
 		return "", false, "", statusWord(c.Status)
 	}
-}
-
-// cellText is a decode matrix cell as one line: "6,018.4 · 1,027 ms TTFT",
-// "865.7 · Requests queued · 8,671 ms TTFT" or "Over capacity".
-func cellText(c *result.DecodeCell) string {
-	tps, queued, ttft, word := cellParts(c)
-	if word != "" {
-		return word
-	}
-	if queued {
-		return tps + " · Requests queued · " + ttft
-	}
-	return tps + " · " + ttft
 }
 
 func labelOr(s *result.Server, key, def string) string {
