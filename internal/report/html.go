@@ -62,7 +62,7 @@ func writeHTML(w io.Writer, v *view) error {
 		d.MatrixCharts = append(d.MatrixCharts, htmlMatrix{matrixView: m, Lines: template.HTML(decodeChart(m, res.Comparison)), Heat: template.HTML(heatMap(m))})
 	}
 	if len(res.Prefill) > 0 {
-		d.Charts = append(d.Charts, htmlChart{Title: "Prefill", SVG: template.HTML(prefillChart(res))})
+		d.Charts = append(d.Charts, htmlChart{Title: "Prefill", SVG: template.HTML(prefillChart(res, v.Prefill))})
 	}
 	d.Charts = append(d.Charts, trafficCharts(res)...)
 	d.LatencyIntro = latencyIntro

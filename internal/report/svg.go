@@ -275,26 +275,27 @@ func decodeBaseline(m matrixView, i int, base *result.Comparison, s series) seri
 }
 
 // prefillChart is cold prefill tok/s against context length; with a
-// -baseline comparison, the baseline's too, dashed.
-func prefillChart(res *result.Results) string {
+// -baseline comparison, the baseline's too, dashed. rows are res's
+// prefill cells in words (the Prefill table's).
+func prefillChart(res *result.Results, rows []prefillRow) string {
 	var xt []float64
 	var xl []string
 	s := series{Name: "prefill", Color: palette[0]}
-	for _, c := range res.Prefill {
+	for i, c := range res.Prefill {
 		x := math.Log2(float64(c.Context))
 		xt = append(xt, x)
-		xl = append(xl, vocab.FormatTokens(c.Context))
+		xl = append(xl, rows[i].Context)
 		if c.Status.Measured() {
 			s.Points = append(s.Points, point{X: x, Y: c.TPS,
-				Label: fmt.Sprintf("%s: %s tok/s, %s TTFT", vocab.FormatTokens(c.Context), prefillTPSText(c.TPS, 0), prefillTTFTText(&c))})
+				Label: fmt.Sprintf("%s: %s tok/s, %s TTFT", rows[i].Context, rows[i].TPS, rows[i].TTFT)})
 		}
 	}
 	ss := []series{s}
 	bs := series{Name: "baseline", Color: palette[0], Dash: "6 4", Marker: markerSquare}
-	for _, c := range res.Prefill {
+	for i, c := range res.Prefill {
 		if v, ok := baselineValue(res.Comparison, vocab.PhasePrefill, "", c.Context, 0, "tps"); ok {
 			bs.Points = append(bs.Points, point{X: math.Log2(float64(c.Context)), Y: v,
-				Label: fmt.Sprintf("%s: baseline %s tok/s", vocab.FormatTokens(c.Context), numfmt.Value(v))})
+				Label: fmt.Sprintf("%s: baseline %s tok/s", rows[i].Context, numfmt.Value(v))})
 		}
 	}
 	if len(bs.Points) > 0 {

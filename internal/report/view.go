@@ -128,10 +128,11 @@ type matrixRow struct {
 
 // cellWords is a decode matrix cell in words (cellParts): its total
 // tok/s, whether its requests queued and its TTFT, or the word that
-// stands for it; Line is all of it on one line, Class its HTML class.
+// stands for it; Line is all of it on one line, Class its HTML class and
+// Status its status as the tables word it ("" for a cell not recorded).
 type cellWords struct {
-	TPS, TTFT, Word, Line, Class string
-	Queued                       bool
+	TPS, TTFT, Word, Line, Class, Status string
+	Queued                               bool
 }
 
 // wordsOf is c in words.
@@ -139,7 +140,7 @@ func wordsOf(c *result.DecodeCell) cellWords {
 	tps, queued, ttft, word := cellParts(c)
 	w := cellWords{TPS: tps, Queued: queued, TTFT: ttft, Word: word, Class: "none"}
 	if c != nil {
-		w.Class = string(c.Status)
+		w.Class, w.Status = string(c.Status), statusWord(c.Status)
 	}
 	switch {
 	case word != "":
@@ -289,7 +290,7 @@ func newView(res *result.Results) *view {
 			v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w.String()})
 		}
 	}
-	v.All = allMeasurements(res.Prefill, v.Matrices)
+	v.All = allMeasurements(res.Prefill, v.Prefill, v.Matrices)
 	v.addVerdicts(res.Verdicts)
 	v.Warnings = runWarnings(res, groupCellWarnings(v.cellWarnings))
 	v.Noise = noiseSection(res)
@@ -535,7 +536,7 @@ func (v *view) addPrefill(cells []result.PrefillCell) {
 			r.TPS, r.TTFT = prefillTPSText(c.TPS, 0), prefillTTFTText(&c)
 		}
 		v.Prefill = append(v.Prefill, r)
-		v.noteStatus(c.Status, "prefill ctx="+vocab.FormatTokens(c.Context), c.Reason)
+		v.noteStatus(c.Status, "prefill ctx="+r.Context, c.Reason)
 	}
 }
 
@@ -604,20 +605,20 @@ func decodeMatrices(res *result.Results) []matrixView {
 // allMeasurements is the All measurements table's rows: the prefill cells,
 // then every decode cell of every matrix with the metrics of allColumns
 // (a dash for a cell not measured).
-func allMeasurements(prefill []result.PrefillCell, matrices []matrixView) [][]string {
+func allMeasurements(prefill []result.PrefillCell, rows []prefillRow, matrices []matrixView) [][]string {
 	var all [][]string
-	for _, c := range prefill {
-		all = append(all, prefillAllRow(&c))
+	for i := range prefill {
+		all = append(all, prefillAllRow(&prefill[i], rows[i]))
 	}
 	for _, m := range matrices {
 		phase := "Sustained decode"
 		if m.Label != "decode" {
 			phase += " (" + m.Label + ")"
 		}
-		for _, row := range m.Cells {
-			for _, c := range row {
+		for i, row := range m.Cells {
+			for j, c := range row {
 				if c != nil {
-					all = append(all, decodeAllRow(phase, c))
+					all = append(all, decodeAllRow(phase, m.Rows[i].Context, c, m.Rows[i].Cells[j].Status))
 				}
 			}
 		}
@@ -625,9 +626,10 @@ func allMeasurements(prefill []result.PrefillCell, matrices []matrixView) [][]st
 	return all
 }
 
-// decodeAllRow is one decode cell's row of All measurements.
-func decodeAllRow(phase string, c *result.DecodeCell) []string {
-	r := []string{phase, vocab.FormatTokens(c.Context), strconv.Itoa(c.Concurrency), statusWord(c.Status)}
+// decodeAllRow is one decode cell's row of All measurements (at context,
+// in words; status, its status's word).
+func decodeAllRow(phase, context string, c *result.DecodeCell, status string) []string {
+	r := []string{phase, context, strconv.Itoa(c.Concurrency), status}
 	for _, m := range allColumns() {
 		if c.Status.Measured() {
 			r = append(r, decodeText(c, m.Name))
@@ -795,9 +797,10 @@ func span(xs []int, f func(int) string) string {
 
 // prefillAllRow is a prefill cell's row of All measurements: its
 // throughput under the decode throughput column, its TTFT under TTFT, one
-// completed request, a dash elsewhere.
-func prefillAllRow(c *result.PrefillCell) []string {
-	row := []string{"Prefill", vocab.FormatTokens(c.Context), "1", statusWord(c.Status)}
+// completed request, a dash elsewhere; w is its row of the Prefill table,
+// whose words it shares.
+func prefillAllRow(c *result.PrefillCell, w prefillRow) []string {
+	row := []string{"Prefill", w.Context, "1", w.Status}
 	tps := metric.Must(vocab.PhasePrefill, metric.TPS)
 	for _, m := range allColumns() {
 		text := dash
@@ -806,7 +809,7 @@ func prefillAllRow(c *result.PrefillCell) []string {
 			case metric.TotalTPS:
 				text = prefillTPSText(c.TPS, tps.Precision)
 			case metric.TTFTMs:
-				text = prefillTTFTText(c)
+				text = w.TTFT
 			case metric.Completed:
 				text = "1"
 			}
