@@ -107,9 +107,14 @@ func boundsText(s *result.Search) string {
 		conf = " at " + numfmt.Shortest(s.Confidence*100) + "%"
 	}
 	var b string
-	if s.RateUpper > 0 {
+	switch {
+	case s.RateLower <= 0 && s.RateUpper > 0:
+		b = fmt.Sprintf("capacity at most %s req/s%s (no lower bound: no probe met the objective with confidence)", rateText(s.RateUpper), conf)
+	case s.RateUpper > 0:
 		b = fmt.Sprintf("capacity %s to %s req/s%s", rateText(s.RateLower), rateText(s.RateUpper), conf)
-	} else {
+	case s.RateLower <= 0:
+		b = "capacity not bounded (no probe decided with confidence)"
+	default:
 		b = fmt.Sprintf("capacity at least %s req/s%s (not bounded above: the top of the range met it)", rateText(s.RateLower), conf)
 	}
 	if s.Precision > 0 {
@@ -232,12 +237,10 @@ func rateSearchChart(v searchView, base *result.Search) string {
 		if !s.Found && s.RateLower <= 0 {
 			continue
 		}
+		// No lower bound is a band from 0; no upper one to the axis's end.
 		lo, hi := s.RateLower, s.RateUpper
 		if hi <= 0 {
 			hi = xtop
-		}
-		if lo <= 0 {
-			lo = s.Rate
 		}
 		for _, y0 := range []float64{gTop, pTop} {
 			b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.13"><title>%s</title></rect>`,
@@ -267,7 +270,7 @@ func rateSearchChart(v searchView, base *result.Search) string {
 	// narrower than a few pixels still shows.
 	for i, r := range runs {
 		s := r.s
-		if !s.Found || s.RateLower <= 0 {
+		if !s.Found {
 			continue
 		}
 		hi := s.RateUpper
@@ -276,7 +279,7 @@ func rateSearchChart(v searchView, base *result.Search) string {
 		}
 		wy := gTop + 21 + float64(i)*26
 		b.f(`<path d="M%.1f %.1fv8m0 -4H%.1fm0 -4v8" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`,
-			px(s.RateLower), wy-4, px(hi), r.color, html.EscapeString(r.name+": "+boundsText(s)))
+			px(math.Max(s.RateLower, 0)), wy-4, px(hi), r.color, html.EscapeString(r.name+": "+boundsText(s)))
 	}
 	if goodCmp != nil {
 		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#D55E00" stroke-width="1.5" stroke-dasharray="6 4"/>`, left, gy(goodCmp.Value), left+pw, gy(goodCmp.Value))
@@ -320,6 +323,7 @@ func rateSearchChart(v searchView, base *result.Search) string {
 				b.f(`<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`, strings.Join(pts, " "), r.color, dashAttr(r.dash))
 			}
 		}
+		lastOff := math.Inf(-1) // the x of this run's last off-scale label
 		for _, p := range probes {
 			label := rateProbeLabel(r.name, &p, pc.Metric)
 			c := p.Traffic
@@ -336,7 +340,8 @@ func rateSearchChart(v searchView, base *result.Search) string {
 			b.mark(r.marker, px(p.Rate), gy(c.GoodputRPS), fill, r.color, label)
 			if y, ok := c.Metric(pc.Metric); ok {
 				b.mark(r.marker, px(p.Rate), py(y), fill, r.color, label)
-				if y > pt[len(pt)-1] {
+				if y > pt[len(pt)-1] && px(p.Rate)-lastOff >= 40 {
+					lastOff = px(p.Rate)
 					// Off the scale: its value beside the mark, this run's
 					// to the left and the baseline's to the right.
 					x, anchor := px(p.Rate)-6, "end"

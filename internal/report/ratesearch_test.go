@@ -234,3 +234,36 @@ func TestRateSearchHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestRateAnswerText: the answer line of a rate search says its bounds,
+// or which of them is missing, and when it has none.
+func TestRateAnswerText(t *testing.T) {
+	base := result.Search{Name: "capacity", Traffic: "steady", RateRange: [2]float64{4, 32}, Found: true, Monotone: true,
+		Rate: 11.3, RateLower: 10.8, RateUpper: 12.1, Precision: 0.1, Confidence: 0.95, Probes: make([]result.SearchProbe, 7)}
+	tests := []struct {
+		name   string
+		change func(*result.Search)
+		want   string
+	}{
+		{name: "both bounds", want: `Highest rate meeting the objective with traffic "steady", 4.00 to 32.0 req/s: 11.3 req/s; capacity 10.8 to 12.1 req/s at 95% (precision 10%). 7 probes.`},
+		{name: "no lower bound", change: func(s *result.Search) { s.RateLower = 0 },
+			want: `Highest rate meeting the objective with traffic "steady", 4.00 to 32.0 req/s: 11.3 req/s; capacity at most 12.1 req/s at 95% (no lower bound: no probe met the objective with confidence) (precision 10%). 7 probes.`},
+		{name: "the top of the range", change: func(s *result.Search) { s.Rate, s.RateLower, s.RateUpper = 32, 30.5, 0 },
+			want: `Highest rate meeting the objective with traffic "steady", 4.00 to 32.0 req/s: 32.0 req/s, the top of the range; capacity at least 30.5 req/s at 95% (not bounded above: the top of the range met it) (precision 10%). 7 probes.`},
+		{name: "none at lo", change: func(s *result.Search) { s.Found, s.Rate, s.RateLower, s.RateUpper = false, 0, 0, 4 },
+			want: `No rate meets the objective with traffic "steady", 4.00 to 32.0 req/s: none meets it at 4.00 req/s (rate = 0, found = false). 7 probes.`},
+		{name: "client limit", change: func(s *result.Search) { s.ClientLimit = 14 },
+			want: `Highest rate meeting the objective with traffic "steady", 4.00 to 32.0 req/s: 11.3 req/s; capacity 10.8 to 12.1 req/s at 95% (precision 10%). 7 probes. The client could not keep the schedule at 14.0 req/s: the answer is within the rates it could drive.`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			if tc.change != nil {
+				tc.change(&s)
+			}
+			if got := rateAnswerText(&s); got != tc.want {
+				t.Errorf("answer\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
