@@ -64,7 +64,7 @@ func writeHTML(w io.Writer, v *view) error {
 	if len(res.Prefill) > 0 {
 		d.Charts = append(d.Charts, htmlChart{Title: "Prefill", SVG: template.HTML(prefillChart(res, v.Prefill))})
 	}
-	d.Charts = append(d.Charts, trafficCharts(res)...)
+	d.Charts = append(d.Charts, trafficCharts(v.blocks)...)
 	d.LatencyIntro = latencyIntro
 	for _, sv := range v.searches {
 		// searchChart and rateSearchChart escape every text they write,

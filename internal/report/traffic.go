@@ -112,6 +112,30 @@ func trafficBlocks(res *result.Results) [][]*result.TrafficCell {
 	return out
 }
 
+// trafficBlock is one traffic block in words, built once for its table
+// and its charts: its cells (trafficBlocks), its title (trafficTitle),
+// and each cell's load (trafficLoad) and line (TrafficSummary).
+type trafficBlock struct {
+	Cells     []*result.TrafficCell
+	Title     string
+	Loads     []string
+	Summaries []string
+}
+
+// newTrafficBlocks are res's traffic blocks in words.
+func newTrafficBlocks(res *result.Results) []trafficBlock {
+	var out []trafficBlock
+	for _, cells := range trafficBlocks(res) {
+		b := trafficBlock{Cells: cells, Title: trafficTitle(cells[0])}
+		for _, c := range cells {
+			b.Loads = append(b.Loads, trafficLoad(c))
+			b.Summaries = append(b.Summaries, TrafficSummary(c))
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
 // trafficTitle names a block's table and charts: "Traffic steady at 8K
 // (poisson arrivals)".
 func trafficTitle(c *result.TrafficCell) string {
@@ -156,12 +180,13 @@ type trafficTable struct {
 	Rows   [][]string
 }
 
-// trafficTables are the tables of res's traffic blocks.
-func trafficTables(res *result.Results) []trafficTable {
+// trafficTables are the tables of traffic blocks.
+func trafficTables(blocks []trafficBlock) []trafficTable {
 	var out []trafficTable
-	for _, cells := range trafficBlocks(res) {
+	for _, b := range blocks {
+		cells := b.Cells
 		closed := cells[0].Concurrency > 0
-		t := trafficTable{Title: trafficTitle(cells[0]), Intro: trafficIntro(closed), Header: []string{"Rate (req/s)", "Status"}}
+		t := trafficTable{Title: b.Title, Intro: trafficIntro(closed), Header: []string{"Rate (req/s)", "Status"}}
 		if c := cells[0]; c.Workload != "" && c.Prompts != "" {
 			// Templated or raw: what the server was asked matters to
 			// whoever reads the latencies (docs/method.md#named-workloads-in-traffic).
@@ -180,8 +205,8 @@ func trafficTables(res *result.Results) []trafficTable {
 		for _, name := range columns {
 			t.Header = append(t.Header, metric.Must(vocab.PhaseTraffic, name).Label)
 		}
-		for _, c := range cells {
-			r := []string{trafficLoad(c), statusWord(c.Status)}
+		for i, c := range cells {
+			r := []string{b.Loads[i], statusWord(c.Status)}
 			for _, name := range columns {
 				if !c.Status.Measured() {
 					r = append(r, dash)
@@ -192,7 +217,7 @@ func trafficTables(res *result.Results) []trafficTable {
 			t.Rows = append(t.Rows, r)
 		}
 		out = append(out, t)
-		if turns, ok := turnTable(t.Title, t.Header[0], cells); ok {
+		if turns, ok := turnTable(t.Title, t.Header[0], b); ok {
 			out = append(out, turns)
 		}
 	}
@@ -203,7 +228,8 @@ func trafficTables(res *result.Results) []trafficTable {
 // Traffic table: one row per rate or concurrency, a column per turn any of
 // its cells measured (ttft_ms_turn1, …); ok is false for a block without
 // conversations.
-func turnTable(title, load string, cells []*result.TrafficCell) (trafficTable, bool) {
+func turnTable(title, load string, b trafficBlock) (trafficTable, bool) {
+	cells := b.Cells
 	turns := 0
 	for _, c := range cells {
 		for n := turns + 1; ; n++ {
@@ -222,8 +248,8 @@ func turnTable(title, load string, cells []*result.TrafficCell) (trafficTable, b
 	for n := 1; n <= turns; n++ {
 		t.Header = append(t.Header, "Turn "+strconv.Itoa(n))
 	}
-	for _, c := range cells {
-		r := []string{trafficLoad(c), statusWord(c.Status)}
+	for i, c := range cells {
+		r := []string{b.Loads[i], statusWord(c.Status)}
 		for n := 1; n <= turns; n++ {
 			v, ok := c.Stats[metric.TurnName(n)]
 			if !ok || !c.Status.Measured() {
@@ -254,9 +280,10 @@ func writeTraffic(b *bufio.Writer, tables []trafficTable) {
 // (with the achieved rate) and TTFT p99 against the configured rate. svg.go
 // escapes every piece of text it writes, which makes the template.HTML
 // conversion safe.
-func trafficCharts(res *result.Results) []htmlChart {
+func trafficCharts(blocks []trafficBlock) []htmlChart {
 	var out []htmlChart
-	for _, cells := range trafficBlocks(res) {
+	for _, b := range blocks {
+		cells := b.Cells
 		var xt []float64
 		var xl []string
 		// achieved and goodput coincide when every request meets the SLO:
@@ -272,18 +299,18 @@ func trafficCharts(res *result.Results) []htmlChart {
 		if closed {
 			axis = "concurrency, requests in flight (log₂ scale)"
 		}
-		for _, c := range cells {
+		for i, c := range cells {
 			x := math.Log2(c.Rate)
-			label := fmt.Sprintf("rate %s: %s", vocab.FormatRate(c.Rate), TrafficSummary(c))
+			label := fmt.Sprintf("rate %s: %s", vocab.FormatRate(c.Rate), b.Summaries[i])
 			if closed {
 				// A closed loop offers no rate: no achieved = offered line.
 				x = math.Log2(float64(c.Concurrency))
-				label = fmt.Sprintf("concurrency %d: %s", c.Concurrency, TrafficSummary(c))
+				label = fmt.Sprintf("concurrency %d: %s", c.Concurrency, b.Summaries[i])
 			} else {
 				offered.Points = append(offered.Points, point{X: x, Y: c.Rate, Label: fmt.Sprintf("offered rate %s req/s", vocab.FormatRate(c.Rate))})
 			}
 			xt = append(xt, x)
-			xl = append(xl, trafficLoad(c))
+			xl = append(xl, b.Loads[i])
 			if !c.Status.Measured() {
 				continue
 			}
@@ -294,7 +321,7 @@ func trafficCharts(res *result.Results) []htmlChart {
 				ttft.Points = append(ttft.Points, point{X: x, Y: v, Hollow: q, Label: label})
 			}
 		}
-		title := trafficTitle(cells[0])
+		title := b.Title
 		rates := []series{offered, achieved, good}
 		if closed {
 			rates = rates[1:]

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"html"
 	"regexp"
 	"strconv"
 	"strings"
@@ -63,7 +64,7 @@ func TestTrafficSummary(t *testing.T) {
 // they coincide; the dotted achieved = offered line runs through each
 // configured rate.
 func TestGoodputChart(t *testing.T) {
-	charts := trafficCharts(trafficResults())
+	charts := trafficCharts(newTrafficBlocks(trafficResults()))
 	if len(charts) != 2 {
 		t.Fatalf("%d charts, want goodput and TTFT p99", len(charts))
 	}
@@ -124,7 +125,7 @@ func TestClosedLoopTraffic(t *testing.T) {
 		return c
 	}
 	res := &result.Results{Server: result.Server{Name: "qwen"}, Traffic: []result.TrafficCell{cell(8, 4), cell(32, 9)}}
-	tables := trafficTables(res)
+	tables := trafficTables(newTrafficBlocks(res))
 	if len(tables) != 1 {
 		t.Fatalf("%d tables, want 1", len(tables))
 	}
@@ -133,7 +134,7 @@ func TestClosedLoopTraffic(t *testing.T) {
 		tb.Header[len(tb.Header)-1] != "Prefix cache hit rate" || tb.Rows[0][len(tb.Rows[0])-1] != "0.500" || !strings.Contains(tb.Intro, "closed loop") {
 		t.Errorf("table %q %q %q %q", tb.Title, tb.Header, tb.Rows, tb.Intro)
 	}
-	charts := trafficCharts(res)
+	charts := trafficCharts(newTrafficBlocks(res))
 	if len(charts) != 2 {
 		t.Fatalf("%d charts, want 2", len(charts))
 	}
@@ -169,7 +170,7 @@ func TestTurnTable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := &result.Results{Server: result.Server{Name: "qwen"}, Traffic: tt.cells}
-			if got := len(trafficTables(res)); got != tt.tables {
+			if got := len(trafficTables(newTrafficBlocks(res))); got != tt.tables {
 				t.Fatalf("%d tables, want %d", got, tt.tables)
 			}
 			if tt.tables == 1 {
@@ -195,6 +196,45 @@ func TestTurnTable(t *testing.T) {
 				"<td>16</td><td class=\"left\">Valid</td><td>121</td><td>30</td><td>—</td>"} {
 				if !strings.Contains(page, want) {
 					t.Errorf("report.html lacks %q", want)
+				}
+			}
+		})
+	}
+}
+
+// TestTrafficChartWords: each measured cell's points in a traffic
+// block's charts carry its own line (TrafficSummary) after its rate or
+// concurrency, and each rate or concurrency labels the x axis.
+func TestTrafficChartWords(t *testing.T) {
+	closed := trafficResults()
+	for i := range closed.Traffic {
+		closed.Traffic[i].Concurrency = 2 << i
+	}
+	tests := []struct {
+		name string
+		res  *result.Results
+		head func(c *result.TrafficCell) string
+	}{
+		{"open loop", trafficResults(), func(c *result.TrafficCell) string { return "rate " + vocab.FormatRate(c.Rate) + ": " }},
+		{"closed loop", closed, func(c *result.TrafficCell) string { return "concurrency " + strconv.Itoa(c.Concurrency) + ": " }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			charts := trafficCharts(newTrafficBlocks(tt.res))
+			if len(charts) != 2 {
+				t.Fatalf("%d charts, want goodput and TTFT p99", len(charts))
+			}
+			for _, ch := range charts {
+				svg := string(ch.SVG)
+				for i := range tt.res.Traffic {
+					c := &tt.res.Traffic[i]
+					tip := "<title>" + html.EscapeString(tt.head(c)+TrafficSummary(c)) + "</title>"
+					if !strings.Contains(svg, tip) {
+						t.Errorf("%s: no point with the tooltip %q", ch.Title, tip)
+					}
+					if tick := ">" + trafficLoad(c) + "</text>"; !strings.Contains(svg, tick) {
+						t.Errorf("%s: no x axis label %q", ch.Title, tick)
+					}
 				}
 			}
 		})

@@ -81,8 +81,10 @@ type view struct {
 	// Noise is the Noise section (docs/method.md#noise); nil when no cell
 	// was repeated.
 	Noise *noiseView
-	// Traffic are the traffic blocks' tables.
+	// Traffic are the traffic blocks' tables; blocks the blocks in
+	// words, which report.html's charts draw.
 	Traffic []trafficTable
+	blocks  []trafficBlock
 	// searches are the searches' sections, each with its chart drawn.
 	searches []searchView
 	// Correctness are the correctness blocks' sections.
@@ -294,7 +296,8 @@ func newView(res *result.Results) *view {
 	v.addVerdicts(res.Verdicts)
 	v.Warnings = runWarnings(res, groupCellWarnings(v.cellWarnings))
 	v.Noise = noiseSection(res)
-	v.Traffic = trafficTables(res)
+	v.blocks = newTrafficBlocks(res)
+	v.Traffic = trafficTables(v.blocks)
 	v.searches = newSearchViews(res)
 	v.Correctness = newCorrectnessViews(res)
 	v.Latency = newLatencyTable(res)
