@@ -204,3 +204,36 @@ func SearchCosts(res *result.Results) []SearchCost {
 	}
 	return out
 }
+
+// CostAtAnswers compares the costs of search name at both runs' answers
+// (docs/method.md#cost): "$0.810 per million output tokens at the
+// answer, $0.572 in the baseline (+41.7%)"; "" unless both can be
+// priced (a price, GPUs, both answers with output tokens per second). A
+// baseline without a price is priced at this run's.
+func CostAtAnswers(base, now *result.Results, name string) string {
+	sNow, ok1 := now.SearchByName(name)
+	sBase, ok2 := base.SearchByName(name)
+	if !ok1 || !ok2 {
+		return ""
+	}
+	bNow, bBase := runBasis(now), runBasis(base)
+	if bBase.Price == nil {
+		bBase.Price = bNow.Price
+	}
+	c, ok1 := priced(sNow, bNow)
+	cb, ok2 := priced(sBase, bBase)
+	if !ok1 || !ok2 {
+		return ""
+	}
+	return fmt.Sprintf("%s per million output tokens at the answer, %s in the baseline (%+.1f%%)", dollars(c), dollars(cb), (c/cb-1)*100)
+}
+
+// priced is what a million output tokens cost at s's answer on basis b;
+// ok is false when it cannot be priced.
+func priced(s *result.Search, b costBasis) (float64, bool) {
+	tps, ok := answerOutputTPS(s)
+	if b.Price == nil || !b.Known || b.CPU || b.GPUs == 0 || !ok {
+		return 0, false
+	}
+	return perMillion(*b.Price, b.GPUs, tps), true
+}

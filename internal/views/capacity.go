@@ -6,6 +6,7 @@ import (
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -14,13 +15,20 @@ import (
 const CapacityNote = "Capacity (rate searches' answers with their bounds, docs/method.md#capacity-lost):"
 
 // CapacityLines are the rate searches compared, one line each: the
-// decision, both answers with their bounds, and why
+// decision, both answers with their bounds, and why, then, when both
+// runs can be priced (server.price_per_gpu_hour), the cost at both
+// answers (report.CostAtAnswers)
 // (`search "capacity": regressed: baseline 10 req/s [9.6, 10.4], now
 // 6.6 req/s [6.3, 6.9]: capacity lost: …`).
 func CapacityLines(c *compare.Comparison) []string {
 	var out []string
 	for i := range c.Capacity {
 		out = append(out, CapacityLine(&c.Capacity[i]))
+		if c.A != nil && c.B != nil {
+			if cost := report.CostAtAnswers(c.A, c.B, c.Capacity[i].Name); cost != "" {
+				out = append(out, fmt.Sprintf("search %q cost: %s", c.Capacity[i].Name, cost))
+			}
+		}
 	}
 	return out
 }

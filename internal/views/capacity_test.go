@@ -99,3 +99,44 @@ func TestCapacityGolden(t *testing.T) {
 		t.Errorf("the client limit is not shown")
 	}
 }
+
+// TestCapacityCost: when both runs are priced, the capacity lines add the
+// cost at both answers: 2 GPUs × $3.50 an hour ÷ 1,200 output tok/s =
+// $1.62 per million now, ÷ 1,800 = $1.08 in the baseline (+50.0%); an
+// unpriced pair adds nothing.
+func TestCapacityCost(t *testing.T) {
+	price := 3.5
+	withProbe := func(r *result.Results, tps float64) {
+		s := &r.Search[0]
+		s.Probes = []result.SearchProbe{{Rate: s.Rate, Passed: true, Decision: result.DecisionMet,
+			Traffic: &result.TrafficCell{Traffic: "chat", Rate: s.Rate, Status: vocab.StatusValid, Completed: 10, Stats: map[string]float64{"output_tps": tps}}}}
+		r.GPUTime = &result.GPUTime{GPUs: 2}
+	}
+	tests := []struct {
+		name  string
+		price *float64
+		want  []string
+	}{
+		{name: "priced", price: &price, want: []string{`search "lost" cost: $1.62 per million output tokens at the answer, $1.08 in the baseline (+50.0%)`}},
+		{name: "unpriced"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := capacityRuns()
+			a.Search, b.Search = a.Search[:1], b.Search[:1]
+			withProbe(a, 1800)
+			withProbe(b, 1200)
+			a.Server.PricePerGPUHour, b.Server.PricePerGPUHour = tc.price, tc.price
+			lines := CapacityLines(compare.Build(a, b, compare.Policy{Tolerance: 0.05}))
+			var got []string
+			for _, l := range lines {
+				if strings.Contains(l, " cost: ") {
+					got = append(got, l)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") || len(lines) != 1+len(tc.want) {
+				t.Errorf("lines %q, want the capacity line and %q", lines, tc.want)
+			}
+		})
+	}
+}
