@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/slogate/slogate/internal/result"
@@ -165,8 +166,12 @@ type Greedy struct {
 	// NearTies and Mismatches count them by kind; Unpaired counts the
 	// prompts a side has no output for.
 	Prompts, Exact, NearTies, Mismatches, Unpaired int
-	// Diverged are the prompts that are not exact, in dataset order.
+	// Diverged are the prompts that are not exact, in dataset order;
+	// Records the same as results.json records them (where the outputs
+	// part, the text about it, the top-k there), made once for the record,
+	// the verdicts and the diff.
 	Diverged []PromptAgreement
+	Records  []result.Divergence
 	// MaxMismatch is the share accepted (the block's max_mismatch); Gap
 	// the near-tie gap used.
 	MaxMismatch, Gap float64
@@ -223,6 +228,7 @@ func CompareGreedy(a, b []result.CorrectnessOutput, gap, maxMismatch float64) Gr
 		g.Prompts++
 		if p.Kind != Exact {
 			g.Diverged = append(g.Diverged, p)
+			g.Records = append(g.Records, divergenceRecord(p))
 		}
 	}
 	// Allowed mismatches: the share of the prompts, rounded down, so that
@@ -391,9 +397,7 @@ func correctnessRecord(cr *CorrectnessResult, alpha float64) result.CorrectnessC
 		r.Prompts, r.Exact, r.NearTies, r.Mismatches, r.Unpaired = g.Prompts, g.Exact, g.NearTies, g.Mismatches, g.Unpaired
 		r.AgreementRate, r.NearTieRate, r.MismatchRate = g.AgreementRate(), g.NearTieRate(), g.MismatchRate()
 		r.MaxMismatch, r.Regressed = g.MaxMismatch, g.Change == Regressed
-		for _, p := range g.Diverged {
-			r.Diverged = append(r.Diverged, DivergenceRecord(p))
-		}
+		r.Diverged = slices.Clone(g.Records)
 	}
 	if p := cr.Accuracy; p != nil {
 		a := &result.AccuracyComparison{Items: p.Items, Worse: p.Worse, Better: p.Better, Change: p.Diff,
@@ -423,10 +427,10 @@ func correctnessRecord(cr *CorrectnessResult, alpha float64) result.CorrectnessC
 	return r
 }
 
-// DivergenceRecord records where prompt p's outputs part: the shared
+// divergenceRecord records where prompt p's outputs part: the shared
 // text just before, each side's text from there (8 tokens), each side's
 // top-k there.
-func DivergenceRecord(p PromptAgreement) result.Divergence {
+func divergenceRecord(p PromptAgreement) result.Divergence {
 	d := result.Divergence{Line: p.Line, Prompt: p.B.Prompt, Kind: p.Kind.String(), Position: p.Position, ByText: p.ByText, Why: p.Why}
 	if p.ByText {
 		ra, rb := []rune(p.A.Text), []rune(p.B.Text)

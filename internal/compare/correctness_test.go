@@ -105,6 +105,19 @@ func TestCompareGreedy(t *testing.T) {
 			if len(g.Diverged) != 5 || g.Diverged[0].Line != 1 || g.Diverged[4].Line != 5 {
 				t.Errorf("diverged = %d prompts", len(g.Diverged))
 			}
+			// Each diverged prompt, near ties too, has its record, in the
+			// same order: the record, the verdicts and the diff read it.
+			if len(g.Records) != len(g.Diverged) {
+				t.Fatalf("%d records of %d diverged prompts", len(g.Records), len(g.Diverged))
+			}
+			for i, p := range g.Diverged {
+				if r := g.Records[i]; r.Line != p.Line || r.Kind != p.Kind.String() || r.Position != p.Position {
+					t.Errorf("record %d = line %d, %s at %d; its prompt is line %d, %s at %d", i, r.Line, r.Kind, r.Position, p.Line, p.Kind, p.Position)
+				}
+			}
+			if g.Records[0].Kind != NearTie.String() || g.Records[4].Kind != Mismatch.String() {
+				t.Errorf("records' kinds %q … %q, want a near tie first and a mismatch last", g.Records[0].Kind, g.Records[4].Kind)
+			}
 		})
 	}
 }

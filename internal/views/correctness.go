@@ -101,12 +101,12 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 			msgs = append(msgs, fmt.Sprintf("%d of %d prompts mismatch the baseline (%s > max_mismatch %s)", g.Mismatches, g.Prompts,
 				numfmt.Percent(g.MismatchRate()), numfmt.Percent(g.MaxMismatch)))
 		}
-		for i, p := range g.Diverged {
+		for i, d := range g.Records {
 			if i == maxDivergenceLines {
-				ag.Details = append(ag.Details, fmt.Sprintf("… and %d more (report.md lists them all)", len(g.Diverged)-i))
+				ag.Details = append(ag.Details, fmt.Sprintf("… and %d more (report.md lists them all)", len(g.Records)-i))
 				break
 			}
-			ag.Details = append(ag.Details, DivergenceLine(p))
+			ag.Details = append(ag.Details, DivergenceLine(d))
 		}
 		if g.Unpaired > 0 {
 			ag.Outcome, ag.Infra = vocab.Error, true
@@ -204,10 +204,10 @@ func signed(x float64) string {
 	return s
 }
 
-// DivergenceLine words one diverged prompt: "line 7: mismatch at token 3:
+// DivergenceLine words one diverged prompt, from its record
+// (compare.Greedy.Records): "line 7: mismatch at token 3:
 // baseline " the cat" | now " zz12 dog" (the candidate's token …)".
-func DivergenceLine(p compare.PromptAgreement) string {
-	d := compare.DivergenceRecord(p)
+func DivergenceLine(d result.Divergence) string {
 	where := "token " + strconv.Itoa(d.Position)
 	if d.ByText {
 		where = "character " + strconv.Itoa(d.Position)
@@ -238,12 +238,12 @@ func CorrectnessLines(c *compare.Comparison) []string {
 		if cr.Lossless {
 			out = append(out, "  B decodes speculatively and A does not: this is speculative decoding's losslessness under greedy")
 		}
-		for i, p := range g.Diverged {
+		for i, d := range g.Records {
 			if i == maxDivergenceLines {
-				out = append(out, fmt.Sprintf("  … and %d more", len(g.Diverged)-i))
+				out = append(out, fmt.Sprintf("  … and %d more", len(g.Records)-i))
 				break
 			}
-			out = append(out, "  "+DivergenceLine(p))
+			out = append(out, "  "+DivergenceLine(d))
 		}
 		if p := cr.Accuracy; p != nil {
 			line, msg := pairedLines(p)
