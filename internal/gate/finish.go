@@ -149,7 +149,7 @@ func writeReports(dir string, res *result.Results, rep *report.Model) error {
 	errs = append(errs,
 		renderFile(dir, "report.md", func(w io.Writer) error { return rep.WriteMarkdown(w) }),
 		renderFile(dir, "report.html", func(w io.Writer) error { return rep.WriteHTML(w) }),
-		renderFile(dir, "junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, []*result.Results{res}) }))
+		renderFile(dir, "junit.xml", func(w io.Writer) error { return rep.WriteJUnit(w) }))
 	for _, c := range rep.SearchCharts() {
 		errs = append(errs, renderFile(dir, c.File, func(w io.Writer) error { _, err := w.Write(c.SVG); return err }))
 	}

@@ -65,15 +65,25 @@ type junitProblem struct {
 // server) are <error>; over-capacity cells and skipped verdicts are
 // <skipped>.
 func WriteJUnit(w io.Writer, runs []*result.Results) error {
+	views := make([]*view, len(runs))
+	for i, res := range runs {
+		views[i] = newView(res)
+	}
+	return writeJUnit(w, views)
+}
+
+// writeJUnit lays the runs' views out as one JUnit document (WriteJUnit).
+func writeJUnit(w io.Writer, views []*view) error {
 	doc := junitSuites{Name: "slogate"}
 	index := map[string]int{}
 	var total float64
-	keys := make([]vocab.RunKey, len(runs))
-	for i, res := range runs {
-		keys[i] = vocab.RunKey{Spec: res.Spec, Server: res.Server.Name}
+	keys := make([]vocab.RunKey, len(views))
+	for i, v := range views {
+		keys[i] = vocab.RunKey{Spec: v.Res.Spec, Server: v.Res.Server.Name}
 	}
 	names := vocab.RunNames(keys)
-	for ri, res := range runs {
+	for ri, v := range views {
+		res := v.Res
 		i, ok := index[res.Spec]
 		if !ok {
 			i = len(doc.Suites)
@@ -84,7 +94,7 @@ func WriteJUnit(w io.Writer, runs []*result.Results) error {
 			}
 		}
 		s := &doc.Suites[i]
-		addRun(s, res, names[ri])
+		addRun(s, v, names[ri])
 		if !res.Started.IsZero() && res.Finished.After(res.Started) {
 			secs := res.Finished.Sub(res.Started).Seconds()
 			s.seconds += secs
@@ -126,7 +136,8 @@ func WriteJUnit(w io.Writer, runs []*result.Results) error {
 // addRun adds the test cases of one run to s, its tests named after run
 // (vocab.RunNames: the server, or <spec>/<server> when another run of the
 // document has a server of the same name).
-func addRun(s *junitSuite, res *result.Results, run string) {
+func addRun(s *junitSuite, v *view, run string) {
+	res, lines := v.Res, &v.cellLines
 	srv := run
 	prop := func(name, value string) {
 		if value != "" {
@@ -135,7 +146,7 @@ func addRun(s *junitSuite, res *result.Results, run string) {
 	}
 	prop("model", res.Server.Model)
 	prop("version", res.Server.Version)
-	prop("hardware", runHardwareTitle(res))
+	prop("hardware", v.hardware)
 	if res.Server.Simulated {
 		prop("simulated", "true")
 	}
@@ -161,19 +172,15 @@ func addRun(s *junitSuite, res *result.Results, run string) {
 	}
 	for i := range res.Prefill {
 		p := &res.Prefill[i]
-		cellCase(p.Ref(), p.ElapsedS, prefillSummary(p), p.Status, p.Reason)
+		cellCase(p.Ref(), p.ElapsedS, lines.Prefill[i], p.Status, p.Reason)
 	}
 	for i := range res.Decode {
 		d := &res.Decode[i]
-		cellCase(d.Ref(), d.ElapsedS, decodeSummary(d), d.Status, d.Reason)
+		cellCase(d.Ref(), d.ElapsedS, lines.Decode[i], d.Status, d.Reason)
 	}
 	for i := range res.Traffic {
 		tc := &res.Traffic[i]
-		summary := withReason(statusWord(tc.Status), tc.Reason)
-		if tc.Status.Measured() {
-			summary = TrafficSummary(tc)
-		}
-		cellCase(tc.Ref(), tc.ElapsedS, summary, tc.Status, tc.Reason)
+		cellCase(tc.Ref(), tc.ElapsedS, lines.Traffic[i], tc.Status, tc.Reason)
 	}
 	for i := range res.Search {
 		for j := range res.Search[i].Probes {
@@ -257,12 +264,45 @@ func cellProblem(c *junitCase, s vocab.Status, reason string) {
 	}
 }
 
-// prefillSummary is a prefill cell in one line: "46.7K tok/s · 175 ms TTFT".
-func prefillSummary(c *result.PrefillCell) string {
-	if !c.Status.Measured() {
-		return withReason(statusWord(c.Status), c.Reason)
+// cellLines are a run's prefill, decode and traffic cells in one line
+// each, index for index with its Results' cells.
+type cellLines struct {
+	Prefill, Decode, Traffic []string
+}
+
+// junitLines words res's cells in one line each: a prefill cell from
+// its row of v's Prefill table, "46.7K tok/s · 175 ms TTFT"; a decode
+// cell decodeSummary (as a search's probes); a traffic cell its line
+// in v's traffic blocks (TrafficSummary); a cell not measured its
+// status and reason.
+func junitLines(res *result.Results, v *view) cellLines {
+	var l cellLines
+	for i := range res.Prefill {
+		c, r := &res.Prefill[i], v.Prefill[i]
+		line := withReason(r.Status, c.Reason)
+		if c.Status.Measured() {
+			line = r.TPS + " tok/s · " + r.TTFT + " TTFT"
+		}
+		l.Prefill = append(l.Prefill, line)
 	}
-	return prefillTPSText(c.TPS, 0) + " tok/s · " + prefillTTFTText(c) + " TTFT"
+	for i := range res.Decode {
+		l.Decode = append(l.Decode, decodeSummary(&res.Decode[i]))
+	}
+	summaries := map[*result.TrafficCell]string{}
+	for _, b := range v.blocks {
+		for i, c := range b.Cells {
+			summaries[c] = b.Summaries[i]
+		}
+	}
+	for i := range res.Traffic {
+		c := &res.Traffic[i]
+		line := withReason(statusWord(c.Status), c.Reason)
+		if c.Status.Measured() {
+			line = summaries[c]
+		}
+		l.Traffic = append(l.Traffic, line)
+	}
+	return l
 }
 
 // decodeSummary is a decode cell in one line: "6,018.4 tok/s · 95.9 tok/s

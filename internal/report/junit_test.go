@@ -141,3 +141,73 @@ func TestJUnitInconclusive(t *testing.T) {
 		t.Errorf("want one failure of type inconclusive and one of type baseline:\n%s", buf.String())
 	}
 }
+
+// TestJUnitCellLines: each prefill, decode and traffic cell's test case
+// carries its own line as output: a traffic cell its TrafficSummary, a
+// prefill cell its tok/s and TTFT, a cell not measured its status and
+// reason.
+func TestJUnitCellLines(t *testing.T) {
+	traffic := trafficResults()
+	traffic.Traffic = append(traffic.Traffic, result.TrafficCell{Traffic: "steady", Context: 1024, Rate: 32, Arrivals: vocab.ArrivalsPoisson,
+		Status: vocab.StatusError, Reason: "server gone"})
+	tests := []struct {
+		name string
+		res  *result.Results
+		want func(res *result.Results) map[string]string // test name → its output
+	}{
+		{"traffic", traffic, func(res *result.Results) map[string]string {
+			out := map[string]string{}
+			for i := range res.Traffic {
+				c := &res.Traffic[i]
+				line := TrafficSummary(c)
+				if !c.Status.Measured() {
+					line = "Error: server gone"
+				}
+				out[c.Ref().TestName(res.Server.Name)] = line
+			}
+			return out
+		}},
+		{"prefill and decode", sampleRun("specs/a.hcl", "qwen"), func(res *result.Results) map[string]string {
+			out := map[string]string{}
+			for i := range res.Prefill {
+				c := &res.Prefill[i]
+				line := withReason(statusWord(c.Status), c.Reason)
+				if c.Status.Measured() {
+					line = prefillTPSText(c.TPS, 0) + " tok/s · " + prefillTTFTText(c) + " TTFT"
+				}
+				out[c.Ref().TestName(res.Server.Name)] = line
+			}
+			for i := range res.Decode {
+				out[res.Decode[i].Ref().TestName(res.Server.Name)] = decodeSummary(&res.Decode[i])
+			}
+			return out
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteJUnit(&buf, []*result.Results{tt.res}); err != nil {
+				t.Fatal(err)
+			}
+			var doc junitSuites
+			if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, s := range doc.Suites {
+				for _, c := range s.Cases {
+					got[c.Name] = c.SystemOut
+				}
+			}
+			want := tt.want(tt.res)
+			if len(want) < 3 {
+				t.Fatalf("%d cells: the case checks too little", len(want))
+			}
+			for name, line := range want {
+				if got[name] != line {
+					t.Errorf("%s: output %q, want %q", name, got[name], line)
+				}
+			}
+		})
+	}
+}

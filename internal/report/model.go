@@ -26,6 +26,10 @@ func (m *Model) WriteHTML(w io.Writer) error { return writeHTML(w, m.v) }
 // page ($GITHUB_STEP_SUMMARY).
 func (m *Model) WriteSummary(w io.Writer) error { return writeSummary(w, m.v) }
 
+// WriteJUnit writes the report's run as a JUnit document (WriteJUnit of
+// this run alone).
+func (m *Model) WriteJUnit(w io.Writer) error { return writeJUnit(w, []*view{m.v}) }
+
 // SearchCharts are the rate searches' charts as standalone SVG files,
 // which report.md links to.
 func (m *Model) SearchCharts() []SearchChart { return searchCharts(m.v.searches) }

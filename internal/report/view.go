@@ -95,6 +95,11 @@ type view struct {
 	// Comparison is the -baseline comparison's table; nil without a
 	// baseline.
 	Comparison *comparisonTable
+	// hardware is the run's hardware as the title names it
+	// (runHardwareTitle); cellLines each prefill, decode and traffic
+	// cell of Res in one line, as JUnit's output shows it (junitLines).
+	hardware  string
+	cellLines cellLines
 }
 
 // noiseView is the Noise section: the table of noiseTable.
@@ -273,9 +278,11 @@ func redactArgv(argv []string) []string {
 // the order they appear, so that their writers only lay it out.
 func newView(res *result.Results) *view {
 	s := &res.Server
+	hardware := runHardwareTitle(res)
 	v := &view{
 		Res:      res,
-		Title:    shortModel(s.Model) + " on " + runHardwareTitle(res),
+		hardware: hardware,
+		Title:    shortModel(s.Model) + " on " + hardware,
 		Summary:  summaryLine(res),
 		Measured: measuredLine(res),
 		Hardware: hardwareFacts(s, cpuRun(res)),
@@ -297,6 +304,7 @@ func newView(res *result.Results) *view {
 	v.Warnings = runWarnings(res, groupCellWarnings(v.cellWarnings))
 	v.Noise = noiseSection(res)
 	v.blocks = newTrafficBlocks(res)
+	v.cellLines = junitLines(res, v)
 	v.Traffic = trafficTables(v.blocks)
 	v.searches = newSearchViews(res)
 	v.Correctness = newCorrectnessViews(res)
