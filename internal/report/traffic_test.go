@@ -240,3 +240,41 @@ func TestTrafficChartWords(t *testing.T) {
 		})
 	}
 }
+
+// TestTrafficTableRows: a traffic block's table has a row per cell, its
+// load and its own status's word, then its figures, a dash each where it
+// was not measured.
+func TestTrafficTableRows(t *testing.T) {
+	res := trafficResults()
+	res.Traffic = append(res.Traffic, result.TrafficCell{Traffic: "steady", Context: 1024, Rate: 32, Arrivals: vocab.ArrivalsPoisson,
+		Status: vocab.StatusError, Reason: "server gone"})
+	tables := trafficTables(newTrafficBlocks(res))
+	if len(tables) != 1 {
+		t.Fatalf("%d tables, want 1", len(tables))
+	}
+	rows := tables[0].Rows
+	tests := []struct {
+		name           string
+		load, status   string
+		measuredFigure bool
+	}{
+		{name: "rate 0.5, valid", load: "0.5", status: "Valid", measuredFigure: true},
+		{name: "rate 4, valid", load: "4", status: "Valid", measuredFigure: true},
+		{name: "rate 16, queued", load: "16", status: "Requests queued", measuredFigure: true},
+		{name: "rate 32, an error", load: "32", status: "Error"},
+	}
+	if len(rows) != len(tests) {
+		t.Fatalf("%d rows, want %d: %q", len(rows), len(tests), rows)
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := rows[i]
+			if r[0] != tt.load || r[1] != tt.status {
+				t.Errorf("row %q, want load %q and status %q first", r, tt.load, tt.status)
+			}
+			if got := r[2] != dash; got != tt.measuredFigure {
+				t.Errorf("row %q: a figure in its first metric column is %v, want %v", r, got, tt.measuredFigure)
+			}
+		})
+	}
+}
