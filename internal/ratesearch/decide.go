@@ -62,13 +62,27 @@ type Data struct {
 	Q       float64
 	// Value: an Exact metric's value.
 	Value float64
-	// DesignEffect is how many times the variance of a Share or a
-	// Quantile's count exceeds that of independent requests (Kish's design
-	// effect; 0 or 1: independent). Requests that queue together are not
-	// independent (docs/method.md#rate-search-error-rates measures ~20 on
-	// a queue at its capacity): the bounds then count N ÷ DesignEffect
-	// requests.
+	// Windows are the counts of each window behind the pooled data, in
+	// the order measured: a Share's K and N per window, a Quantile's
+	// number of samples per window (N; Samples holds window 1's first).
+	// With them the bounds estimate the design effect from the spread
+	// between windows (EstimateDesignEffect); without them (nil) the
+	// requests are taken as independent, or as DesignEffect states.
+	Windows []Window
+	// DesignEffect, when above 0, states how many times the variance of
+	// a Share or a Quantile's count exceeds that of independent requests
+	// (Kish's design effect; 1: independent), overriding Windows: the
+	// bounds then count N ÷ DesignEffect requests.
 	DesignEffect float64
+}
+
+// Window is one window's counts behind a probe's pooled data
+// (Data.Windows).
+type Window struct {
+	// K: a Share's successes in the window (unused for a Quantile).
+	K int
+	// N: a Share's trials in the window, a Quantile's samples.
+	N int
 }
 
 // Interval is one metric's value in a probe and its bounds, each one-sided
@@ -76,6 +90,10 @@ type Data struct {
 type Interval struct {
 	Metric              string
 	Point, Lower, Upper float64
+	// DesignEffect is the design effect the bounds used (1: independent
+	// requests; +Inf: one window, whose spread cannot be told, bounds
+	// nothing).
+	DesignEffect float64
 }
 
 // higherIsBetter is the metric's direction by the traffic table; a name
@@ -91,6 +109,11 @@ func higherIsBetter(d Data) bool {
 // alpha.
 func IntervalOf(d Data, alpha float64) Interval {
 	iv := Interval{Metric: d.Metric}
+	deff := 1.0
+	if d.Kind != Exact {
+		deff = EstimateDesignEffect(d, alpha)
+		iv.DesignEffect = deff
+	}
 	switch d.Kind {
 	case Share:
 		scale := d.Scale
@@ -98,9 +121,9 @@ func IntervalOf(d Data, alpha float64) Interval {
 			scale = 1
 		}
 		lo, hi := ShareBounds(d.K, d.N, alpha)
-		if d.DesignEffect > 1 && d.N > 0 {
-			n := float64(d.N) / d.DesignEffect
-			lo, hi = shareBoundsReal(float64(d.K)/d.DesignEffect, n, alpha)
+		if deff > 1 && d.N > 0 {
+			n := float64(d.N) / deff
+			lo, hi = shareBoundsReal(float64(d.K)/deff, n, alpha)
 		}
 		p := 0.0
 		if d.N > 0 {
@@ -109,7 +132,7 @@ func IntervalOf(d Data, alpha float64) Interval {
 		iv.Point, iv.Lower, iv.Upper = p*scale, lo*scale, hi*scale
 	case Quantile:
 		iv.Point = Percentile(d.Samples, d.Q)
-		iv.Lower, iv.Upper = percentileBounds(d.Samples, d.Q, alpha, d.DesignEffect)
+		iv.Lower, iv.Upper = percentileBounds(d.Samples, d.Q, alpha, deff)
 		if len(d.Samples) == 0 {
 			iv.Point = math.NaN()
 		}
