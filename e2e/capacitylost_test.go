@@ -47,8 +47,9 @@ search "capacity" {
 `, freePort(t), trafficSim))
 }
 
-// TestCapacityLostGates: a build 30 % slower per step loses about a
-// quarter of the rate search's capacity, and -baseline fails it as a
+// TestCapacityLostGates: a build 50 % slower per step loses about a
+// third of the rate search's capacity (far enough for its probes above
+// its capacity to be decided failed in their 2 s windows), and -baseline fails it as a
 // verdict of its own (exit 1, "capacity lost", both answers with their
 // bounds), as diff does (its line and -format json's capacity entry).
 func TestCapacityLostGates(t *testing.T) {
@@ -67,7 +68,7 @@ func TestCapacityLostGates(t *testing.T) {
 		t.Fatalf("baseline search %+v, want an answer with a lower bound", b)
 	}
 	r = slogate(t, mark, 4*time.Minute, "", nil, "run", "-sim", "-out", slow, "-baseline", filepath.Join(base, "results.json"),
-		"-var", `sim_args=["--sim-slowdown", "1.3"]`, spec)
+		"-var", `sim_args=["--sim-slowdown", "1.5"]`, spec)
 	s := readResults(t, slow).Search
 	if len(s) != 1 || !s[0].Found || s[0].RateUpper == 0 || s[0].RateUpper >= b[0].RateLower*0.95 {
 		t.Fatalf("slower search %+v, want an upper bound below the baseline's lower bound %v less 5%%\nstdout:\n%s", s, b[0].RateLower, r.Stdout)

@@ -293,7 +293,7 @@ assert "serves_8" {
 	for _, want := range []string{
 		"=== RUN   sim/search/capacity/rate=8\n",
 		"objective not met: failed even at the optimistic bounds: goodput_share 0 (0 to ",
-		"search sim/search/capacity: none meets the objective at lo = 8 req/s (rates [8, 40] searched; 1 probes, 1 windows in ",
+		"search sim/search/capacity: none meets the objective at lo = 8 req/s (rates [8, 40] searched; 1 probes, 3 windows in ",
 		"--- FAIL: sim/assert/serves_8",
 		`search["capacity"].rate = 0, want >= 8`,
 	} {

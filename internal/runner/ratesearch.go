@@ -316,7 +316,14 @@ func probeReason(j ratesearch.Judgement, windows int) string {
 			parts = append(parts, fmt.Sprintf("%s %s", iv.Metric, numfmt.Value(iv.Point)))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s (%s to %s)", iv.Metric, numfmt.Value(iv.Point), numfmt.Value(iv.Lower), numfmt.Value(iv.Upper)))
+		spread := ""
+		switch {
+		case math.IsInf(iv.DesignEffect, 1):
+			spread = ", windows alike or too few to tell their spread"
+		case iv.DesignEffect > 1:
+			spread = ", design effect " + numfmt.Value(iv.DesignEffect)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s to %s%s)", iv.Metric, numfmt.Value(iv.Point), numfmt.Value(iv.Lower), numfmt.Value(iv.Upper), spread))
 	}
 	bounds := strings.Join(parts, ", ")
 	w := "window"
@@ -370,18 +377,18 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// probePool is a probe's data pooled over its windows: the requests of
-// every window, and each window's cell for the metrics without bounds.
+// probePool is a probe's data pooled over its windows: each window's
+// cell and the records of its in-window requests, window by window.
 type probePool struct {
 	cells []result.TrafficCell
-	recs  []result.RequestRecord
+	recs  [][]result.RequestRecord
 }
 
 // add pools one window: its cell and the records of its in-window
 // requests.
 func (pp *probePool) add(c *result.TrafficCell, recs []result.RequestRecord) {
 	pp.cells = append(pp.cells, *c)
-	pp.recs = append(pp.recs, recs...)
+	pp.recs = append(pp.recs, recs)
 }
 
 // data is the pooled data of each metric for package ratesearch
@@ -389,12 +396,17 @@ func (pp *probePool) add(c *result.TrafficCell, recs []result.RequestRecord) {
 // the launched requests that met the SLO (the windows' own counts),
 // a latency statistic a quantile of the requests' own latencies (a
 // request without one, unfinished or failed, counts as slowest: +Inf),
-// and every other metric exact, the mean of the windows' values.
+// each with its counts window by window, from whose spread the bounds
+// estimate how far the requests are from independent; every other
+// metric exact, the mean of the windows' values.
 func (pp *probePool) data(metrics []string) []ratesearch.Data {
 	var good, launched int
 	var measuredS float64
+	var wins []ratesearch.Window
 	for _, c := range pp.cells {
-		good += int(math.Round(c.GoodputShare * float64(c.Launched)))
+		g := int(math.Round(c.GoodputShare * float64(c.Launched)))
+		wins = append(wins, ratesearch.Window{K: g, N: c.Launched})
+		good += g
 		launched += c.Launched
 		measuredS += c.MeasuredS
 	}
@@ -403,11 +415,16 @@ func (pp *probePool) data(metrics []string) []ratesearch.Data {
 		d := ratesearch.Data{Metric: name}
 		switch base, q, ok := quantileOf(name); {
 		case name == metric.GoodputShare:
-			d.Kind, d.K, d.N = ratesearch.Share, good, launched
+			d.Kind, d.K, d.N, d.Windows = ratesearch.Share, good, launched, slices.Clone(wins)
 		case name == metric.GoodputRPS && measuredS > 0:
-			d.Kind, d.K, d.N, d.Scale = ratesearch.Share, good, launched, float64(launched)/measuredS
+			d.Kind, d.K, d.N, d.Scale, d.Windows = ratesearch.Share, good, launched, float64(launched)/measuredS, slices.Clone(wins)
 		case ok:
-			d.Kind, d.Q, d.Samples = ratesearch.Quantile, q, samplesOf(pp.recs, base)
+			d.Kind, d.Q = ratesearch.Quantile, q
+			for _, recs := range pp.recs {
+				xs := samplesOf(recs, base)
+				d.Samples = append(d.Samples, xs...)
+				d.Windows = append(d.Windows, ratesearch.Window{N: len(xs)})
+			}
 		default:
 			var sum float64
 			var n int

@@ -48,8 +48,8 @@ func TestQuantileOf(t *testing.T) {
 // share over every launched request of every window (the requests that
 // met the SLO, not those that completed), goodput_rps scaled
 // by the windows' launches per second, a quantile over the requests' own
-// values with a request that did not finish as +Inf, an exact metric the
-// windows' mean.
+// values with a request that did not finish as +Inf, each with its
+// counts window by window, an exact metric the windows' mean.
 func TestProbePoolData(t *testing.T) {
 	fin := func(ttft, e2e float64, tpot *float64) result.RequestRecord {
 		return result.RequestRecord{Status: result.RequestFinished, InWindow: true, TTFTMs: ptr(ttft), E2EMs: e2e, TPOTMs: tpot}
@@ -63,11 +63,11 @@ func TestProbePoolData(t *testing.T) {
 	got := pp.data([]string{metric.GoodputShare, metric.GoodputRPS, metric.TTFTMsP99, metric.E2EMs, metric.TBTMs, metric.ConcurrencyAvg})
 	inf := math.Inf(1)
 	want := []ratesearch.Data{
-		{Metric: metric.GoodputShare, Kind: ratesearch.Share, K: 4, N: 6},
-		{Metric: metric.GoodputRPS, Kind: ratesearch.Share, K: 4, N: 6, Scale: 1.5},
-		{Metric: metric.TTFTMsP99, Kind: ratesearch.Quantile, Q: 0.99, Samples: []float64{10, 20, 30, inf, 40, 50}},
-		{Metric: metric.E2EMs, Kind: ratesearch.Quantile, Q: 0.5, Samples: []float64{100, 200, 300, inf, 400, inf}},
-		{Metric: metric.TBTMs, Kind: ratesearch.Quantile, Q: 0.5, Samples: []float64{5, 6, inf, 7, inf}},
+		{Metric: metric.GoodputShare, Kind: ratesearch.Share, K: 4, N: 6, Windows: []ratesearch.Window{{K: 2, N: 4}, {K: 2, N: 2}}},
+		{Metric: metric.GoodputRPS, Kind: ratesearch.Share, K: 4, N: 6, Scale: 1.5, Windows: []ratesearch.Window{{K: 2, N: 4}, {K: 2, N: 2}}},
+		{Metric: metric.TTFTMsP99, Kind: ratesearch.Quantile, Q: 0.99, Samples: []float64{10, 20, 30, inf, 40, 50}, Windows: []ratesearch.Window{{N: 4}, {N: 2}}},
+		{Metric: metric.E2EMs, Kind: ratesearch.Quantile, Q: 0.5, Samples: []float64{100, 200, 300, inf, 400, inf}, Windows: []ratesearch.Window{{N: 4}, {N: 2}}},
+		{Metric: metric.TBTMs, Kind: ratesearch.Quantile, Q: 0.5, Samples: []float64{5, 6, inf, 7, inf}, Windows: []ratesearch.Window{{N: 3}, {N: 2}}},
 		{Metric: metric.ConcurrencyAvg, Kind: ratesearch.Exact, Value: 4},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
