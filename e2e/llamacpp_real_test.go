@@ -192,6 +192,15 @@ matrix "decode" {
 
 		swap(deep)
 		r := runLlama(t, mark, "run", "-out", slow, "-baseline", baseline, "-tolerance", "5%", spec)
+		if r.Code == 4 && loadedMachine() {
+			// Inconclusive, not passed: at load average 20 CI saw the 3
+			// repeats' noise reach 47 %, too much to tell even the deep
+			// model's 2× slower tokens at 5 %. Measured once more; a second
+			// inconclusive fails.
+			t.Logf("round %d, load average %.1f: deep.gguf inconclusive; measuring it once more:\n%s", round, loadAverage(), gateLine(r.Stdout, "tbt_ms"))
+			slow += "-again"
+			r = runLlama(t, mark, "run", "-out", slow, "-baseline", baseline, "-tolerance", "5%", spec)
+		}
 		line := gateLine(r.Stdout, "tbt_ms")
 		if r.Code != 1 || !strings.Contains(r.Stdout, "--- FAIL: "+test) || !strings.HasSuffix(line, "regressed beyond 5% (lower is better)") ||
 			!strings.Contains(r.Stdout, "regressed beyond 5% against the baseline") {
