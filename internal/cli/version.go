@@ -14,15 +14,10 @@ import (
 )
 
 // Version is what `slogate version` prints: which slogate this is, the
-// commit it was built from and the Go toolchain that built it.
-type Version struct {
-	Version  string    // "v1.2.0", a pseudo-version, `git describe` output, or "dev"
-	Commit   string    // the VCS revision; "" when unknown
-	Time     time.Time // the commit's time; zero when unknown
-	Modified bool      // built from a tree with uncommitted changes
-	Go       string    // "go1.26.0"
-	Platform string    // "linux/amd64"
-}
+// commit it was built from and the Go toolchain that built it. The type
+// is the view's (helpview imports nothing of slogate, so cli hands it
+// the figures as they are).
+type Version = helpview.Version
 
 // BuildVersion works out the version of the running binary. make stamps
 // ldVersion and ldCommit with -ldflags (main.version, main.commit);
@@ -69,10 +64,6 @@ func BuildVersion(ldVersion, ldCommit string, info *debug.BuildInfo) Version {
 	return v
 }
 
-// String is the one line `slogate version` prints (helpview.VersionLine):
-// "slogate v1.2.0 (commit 0123456789ab, 2026-11-30T20:00:00Z, modified) go1.26.0 linux/amd64".
-func (v Version) String() string { return helpview.VersionLine(helpview.Version(v)) }
-
 // RunVersion is the `version` command (also -version, --version): it prints
 // v, one line, on stdout.
 func RunVersion(stdout io.Writer, args []string, v Version) error {
@@ -84,6 +75,6 @@ func RunVersion(stdout io.Writer, args []string, v Version) error {
 	if err := fls.WantArgs(rest, 0, "no arguments"); err != nil {
 		return err
 	}
-	err = helpview.WriteVersion(stdout, helpview.Version(v))
+	err = helpview.WriteVersion(stdout, v)
 	return exit.With(exit.Infra, err)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
@@ -306,7 +307,7 @@ func rateSearchChart(v searchView, base *result.Search) string {
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
 		probes := slices.Clone(r.s.Probes)
-		slices.SortStableFunc(probes, func(a, b result.SearchProbe) int { return compareFloat(a.Rate, b.Rate) })
+		slices.SortStableFunc(probes, func(a, b result.SearchProbe) int { return cmp.Compare(a.Rate, b.Rate) })
 		var gpts, ppts []string
 		for _, p := range probes {
 			c := p.Traffic
@@ -387,16 +388,6 @@ func dashAttr(d string) string {
 		return ""
 	}
 	return fmt.Sprintf(` stroke-dasharray="%s"`, d)
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // SearchChart is a rate search's chart as a standalone SVG file, written

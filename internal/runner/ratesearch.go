@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -359,22 +360,12 @@ func rateMonotone(ps []result.SearchProbe) bool {
 // rateProbeList renders rate probes in rate order: "0.5 met, 4 failed".
 func rateProbeList(ps []result.SearchProbe) string {
 	sorted := slices.Clone(ps)
-	slices.SortFunc(sorted, func(a, b result.SearchProbe) int { return cmpFloat(a.Rate, b.Rate) })
+	slices.SortFunc(sorted, func(a, b result.SearchProbe) int { return cmp.Compare(a.Rate, b.Rate) })
 	parts := make([]string, len(sorted))
 	for i, p := range sorted {
 		parts[i] = vocab.FormatRate(p.Rate) + " " + p.Decision
 	}
 	return strings.Join(parts, ", ")
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // probePool is a probe's data pooled over its windows: each window's

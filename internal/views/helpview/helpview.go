@@ -95,6 +95,10 @@ type Version struct {
 	Platform string    // "linux/amd64"
 }
 
+// String is the one line `slogate version` prints (VersionLine):
+// "slogate v1.2.0 (commit 0123456789ab, 2026-11-30T20:00:00Z, modified) go1.26.0 linux/amd64".
+func (v Version) String() string { return VersionLine(v) }
+
 // VersionLine is the one line `slogate version` prints:
 // "slogate v1.2.0 (commit 0123456789ab, 2026-11-30T20:00:00Z, modified) go1.26.0 linux/amd64".
 func VersionLine(v Version) string {
