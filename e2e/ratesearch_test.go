@@ -272,9 +272,9 @@ assert "serves_4" {
 	}
 }
 
-// TestRateSearchNoneAtLo: an SLO no request can meet (TTFT ≤ 5 ms, the
-// simulator's first token takes 20 ms) fails the lowest rate on its first
-// window: no answer, "none meets the objective at lo", the probe shown
+// TestRateSearchNoneAtLo: an SLO hardly a request can meet (TTFT ≤ 5 ms,
+// the simulator's first token takes 20 ms) fails the lowest rate once
+// its windows bound the share: no answer, "none meets the objective at lo", the probe shown
 // with its bounds, and an assert on the rate fails (exit 1), rate = 0.
 func TestRateSearchNoneAtLo(t *testing.T) {
 	t.Parallel()
@@ -292,8 +292,8 @@ assert "serves_8" {
 	}
 	for _, want := range []string{
 		"=== RUN   sim/search/capacity/rate=8\n",
-		"objective not met: failed even at the optimistic bounds: goodput_share 0 (0 to ",
-		"search sim/search/capacity: none meets the objective at lo = 8 req/s (rates [8, 40] searched; 1 probes, 3 windows in ",
+		"objective not met: failed even at the optimistic bounds: goodput_share ",
+		"search sim/search/capacity: none meets the objective at lo = 8 req/s (rates [8, 40] searched; 1 probes, ",
 		"--- FAIL: sim/assert/serves_8",
 		`search["capacity"].rate = 0, want >= 8`,
 	} {
@@ -303,7 +303,14 @@ assert "serves_8" {
 	}
 	s := readResults(t, out).Search
 	if len(s) != 1 || s[0].Found || s[0].Rate != 0 || len(s[0].Probes) != 1 || s[0].Probes[0].Decision != res.DecisionFailed || s[0].RateUpper != 8 {
-		t.Errorf("search %+v, want not found, one probe at 8 decided failed, the upper bound 8", s)
+		t.Fatalf("search %+v, want not found, one probe at 8 decided failed, the upper bound 8", s)
+	}
+	// Three alike windows decide (docs/method.md#rate-search-statistics);
+	// a fourth when one request of a window met the SLO after all (CI saw
+	// one of 128 do so: a simulator catching up on lost time sends its
+	// first token early), which makes the windows differ.
+	if p := s[0].Probes[0]; p.Windows < 3 || p.Windows > 4 || p.Traffic == nil || p.Traffic.GoodputShare > 0.05 {
+		t.Errorf("probe %+v: want 3 windows (4 when one differs), a share near 0", p)
 	}
 }
 
