@@ -230,31 +230,19 @@ func (l *loader) rateSearchTraffic(s *Search, a *hcl.Attribute) hcl.Diagnostics 
 // rateSearchRange reads rate = [lo, hi] with 0 < lo < hi requests per
 // second.
 func (l *loader) rateSearchRange(s *Search, a *hcl.Attribute) hcl.Diagnostics {
-	exprs, d := hcl.ExprList(a.Expr)
-	if d.HasErrors() || len(exprs) != 2 {
-		return hcl.Diagnostics{invalid("Invalid search range", a.Expr.Range(),
-			"rate is the range of request rates searched, a pair [lo, hi] in requests per second such as [0.5, 32].")}
+	ends, diags := readRange(l, a, searchRangeForm[float64]{
+		form:   "rate is the range of request rates searched, a pair [lo, hi] in requests per second such as [0.5, 32].",
+		value:  rateValue,
+		bad:    "Invalid rate",
+		detail: "%s: the range searched is [lo, hi] with 0 < lo < hi, such as [0.5, 32].",
+		empty: func(lo, hi float64) string {
+			return fmt.Sprintf("The range [%s, %s] is empty: its lower end must be below its upper end, as in [%s, %s].",
+				vocab.FormatRate(lo), vocab.FormatRate(hi), vocab.FormatRate(min(lo, hi)), vocab.FormatRate(max(lo, hi)))
+		},
+	})
+	if ends != nil {
+		s.RateLo, s.RateHi = ends[0], ends[1]
 	}
-	var diags hcl.Diagnostics
-	var ends [2]float64
-	for i, e := range exprs {
-		v, d := e.Value(l.spec.EvalContext)
-		diags = append(diags, d...)
-		if d.HasErrors() {
-			return diags
-		}
-		f, err := rateValue(v)
-		if err != nil {
-			return append(diags, invalid("Invalid rate", e.Range(), "%s: the range searched is [lo, hi] with 0 < lo < hi, such as [0.5, 32].", upperFirst(err.Error())))
-		}
-		ends[i] = f
-	}
-	if ends[0] >= ends[1] {
-		return append(diags, invalid("Invalid search range", a.Expr.Range(),
-			"The range [%s, %s] is empty: its lower end must be below its upper end, as in [%s, %s].",
-			vocab.FormatRate(ends[0]), vocab.FormatRate(ends[1]), vocab.FormatRate(min(ends[0], ends[1])), vocab.FormatRate(max(ends[0], ends[1]))))
-	}
-	s.RateLo, s.RateHi = ends[0], ends[1]
 	return diags
 }
 
@@ -289,31 +277,56 @@ func (l *loader) precision(a *hcl.Attribute) (*float64, hcl.Diagnostics) {
 
 // searchRange reads concurrency = [lo, hi] with 1 ≤ lo < hi.
 func (l *loader) searchRange(s *Search, a *hcl.Attribute) hcl.Diagnostics {
+	ends, diags := readRange(l, a, searchRangeForm[int]{
+		form:   "concurrency is the range searched, a pair [lo, hi] such as [1, 256].",
+		value:  concurrencyValue,
+		bad:    "Invalid concurrency",
+		detail: "%s.",
+		empty: func(lo, hi int) string {
+			return fmt.Sprintf("The range [%d, %d] is empty: its lower end must be below its upper end, as in [1, 256].", lo, hi)
+		},
+	})
+	if ends != nil {
+		s.Lo, s.Hi = ends[0], ends[1]
+	}
+	return diags
+}
+
+// searchRangeForm is what a search's [lo, hi] attribute says when it is
+// written wrong: its form, how one end is read, the diagnostic of an end
+// that cannot be (detail takes the reader's error) and of an empty range.
+type searchRangeForm[T int | float64] struct {
+	form, bad, detail string
+	value             func(cty.Value) (T, error)
+	empty             func(lo, hi T) string
+}
+
+// readRange reads a = [lo, hi] as f says, lo < hi; nil ends with the
+// diagnostics when it cannot. The concurrency and the rate search share
+// it: only their ends' reader and their words differ.
+func readRange[T int | float64](l *loader, a *hcl.Attribute, f searchRangeForm[T]) (*[2]T, hcl.Diagnostics) {
 	exprs, d := hcl.ExprList(a.Expr)
 	if d.HasErrors() || len(exprs) != 2 {
-		return hcl.Diagnostics{invalid("Invalid search range", a.Expr.Range(),
-			"concurrency is the range searched, a pair [lo, hi] such as [1, 256].")}
+		return nil, hcl.Diagnostics{invalid("Invalid search range", a.Expr.Range(), "%s", f.form)}
 	}
 	var diags hcl.Diagnostics
-	var ends [2]int
+	var ends [2]T
 	for i, e := range exprs {
 		v, d := e.Value(l.spec.EvalContext)
 		diags = append(diags, d...)
 		if d.HasErrors() {
-			return diags
+			return nil, diags
 		}
-		n, err := concurrencyValue(v)
+		n, err := f.value(v)
 		if err != nil {
-			return append(diags, invalid("Invalid concurrency", e.Range(), "%s.", upperFirst(err.Error())))
+			return nil, append(diags, invalid(f.bad, e.Range(), f.detail, upperFirst(err.Error())))
 		}
 		ends[i] = n
 	}
 	if ends[0] >= ends[1] {
-		return append(diags, invalid("Invalid search range", a.Expr.Range(),
-			"The range [%d, %d] is empty: its lower end must be below its upper end, as in [1, 256].", ends[0], ends[1]))
+		return nil, append(diags, invalid("Invalid search range", a.Expr.Range(), "%s", f.empty(ends[0], ends[1])))
 	}
-	s.Lo, s.Hi = ends[0], ends[1]
-	return diags
+	return &ends, diags
 }
 
 // checkSearchContext reports a search context that leaves no room for
