@@ -29,14 +29,14 @@ workload "mix" {
 }
 traffic "open" {
   workload = "mix"
-  rate     = [1]
-  duration = "3s"
+  rate     = [2]
+  duration = "5s"
   warmup   = "1s"
   slo      = { ttft_ms = 2000 }
 }
 search "capacity" {
   traffic   = "open"
-  rate      = [1, 12]
+  rate      = [2, 12]
   precision = "25%"
   objective = cell.goodput_share >= 0.7
 }
