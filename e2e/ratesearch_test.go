@@ -262,6 +262,17 @@ assert "serves_4" {
 		if !strings.Contains(string(md), "## Search capacity") || !strings.Contains(string(md), "| # | Rate (req/s) |") || !strings.Contains(string(md), "| Decision |") {
 			t.Errorf("report.md lacks the search's table:\n%s", md)
 		}
+		// slogate report re-renders report.md elsewhere with the chart
+		// it links to beside it, the very chart the run wrote.
+		again := filepath.Join(t.TempDir(), "report.md")
+		if rr := slogate(t, mark, 30*time.Second, "", nil, "report", "-format", "md", "-o", again, filepath.Join(out, "results.json")); rr.Code != 0 {
+			t.Fatalf("slogate report: exit %d\n%s", rr.Code, rr.Stderr)
+		}
+		ran, _ := os.ReadFile(filepath.Join(out, "search-capacity.svg"))
+		rerendered, err := os.ReadFile(filepath.Join(filepath.Dir(again), "search-capacity.svg"))
+		if err != nil || len(ran) == 0 || string(rerendered) != string(ran) {
+			t.Errorf("slogate report -o %s: search-capacity.svg beside it (%v) differs from the run's (%d bytes)", again, err, len(ran))
+		}
 		junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"path/filepath"
 
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
@@ -10,7 +11,9 @@ import (
 )
 
 // cmdReport is `slogate report [-format md|html|json|csv] [-o FILE] RESULTS.json`:
-// it re-renders a saved run to stdout or FILE.
+// it re-renders a saved run to stdout or FILE. Markdown written to FILE
+// gets its rate searches' charts beside it (search-NAME.svg, which it
+// links to), as `slogate run` writes them beside report.md.
 func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.CommandFlagSet("report")
 	format := fls.Choice("format", report.Formats, "output `FORMAT`: md (report.md), html (self-contained report.html), json (results.json) or csv (one row per cell and metric)")
@@ -30,5 +33,16 @@ func cmdReport(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return exit.Infraf("report: rendering %s: %v", files[0], err)
 	}
-	return cli.WriteOutput("report", stdout, *out, b)
+	if err := cli.WriteOutput("report", stdout, *out, b); err != nil {
+		return err
+	}
+	if format.Value() != "md" || *out == "" {
+		return nil
+	}
+	for _, c := range report.SearchCharts(res) {
+		if err := cli.WriteOutput("report", stdout, filepath.Join(filepath.Dir(*out), c.File), c.SVG); err != nil {
+			return err
+		}
+	}
+	return nil
 }

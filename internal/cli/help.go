@@ -154,8 +154,9 @@ var Commands = []CommandDoc{
 	{
 		Name: "report", Summary: "re-render a saved run (md by default)",
 		Synopses: []string{"[-format md|html|json|csv] [-o FILE] RESULTS.json"},
-		Doc:      []string{"Re-render a saved run (the results.json in a `slogate run` -out folder) as Markdown (the default), HTML, JSON or CSV (one row per cell and metric: docs/ci.md#exports)."},
-		Exits:    []int{0, 2},
+		Doc: []string{"Re-render a saved run (the results.json in a `slogate run` -out folder) as Markdown (the default), HTML, JSON or CSV (one row per cell and metric: docs/ci.md#exports).",
+			"Markdown written with -o FILE gets each rate search's chart (search-NAME.svg) beside FILE, as the run writes it."},
+		Exits: []int{0, 2},
 		Examples: []string{
 			"slogate report slogate-out/demo/qwen/latest/results.json",
 			"slogate report -format html -o qwen.html slogate-out/demo/qwen/latest/results.json",
