@@ -1,6 +1,7 @@
 package ratesearch
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -494,4 +495,183 @@ func TestQueueOverdispersion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// windowOn is one window of s at rate over a given schedule: gaps are
+// unit-rate exponential gaps (a traffic cell's arrivals from its seed are
+// these gaps ÷ its rate, so one seed draws the same requests at every
+// rate, time-scaled) and sizes the requests' unit slot times (nil: every
+// request the mean, ignore_eos); noise is the run whose --sim-noise
+// process scales each step. It says whether each request launched in the
+// window met the SLO.
+func (s mcServer) windowOn(gaps, sizes []float64, rate float64, noise *mcRun) (goods []bool) {
+	free := make([]float64, s.slots)
+	t := 0.0
+	for i, g := range gaps {
+		t += g / rate
+		if t >= s.warmS+s.windowS {
+			break
+		}
+		k := 0
+		for j := range free {
+			if free[j] < free[k] {
+				k = j
+			}
+		}
+		start := max(t, free[k])
+		f := noise.factor(noise.clock+start) * s.slowdown
+		slot := s.meanSlotS
+		if sizes != nil {
+			slot *= sizes[i]
+		}
+		free[k] = start + slot*f
+		if t >= s.warmS {
+			goods = append(goods, start-t+s.prefillS*f <= s.sloS)
+		}
+	}
+	noise.clock += s.warmS + s.windowS + 60
+	return goods
+}
+
+// longShare is s's share at rate over one long window (hours of
+// arrivals, the same seed for every call: common random numbers, so that
+// a bisection over it is monotone).
+func (s mcServer) longShare(rate float64, seed uint64) float64 {
+	s.warmS, s.windowS = 100, 40000
+	rng := rand.New(rand.NewPCG(seed, 1))
+	gaps := make([]float64, int(rate*(s.warmS+s.windowS))+1000)
+	var sizes []float64
+	if !s.fixed {
+		sizes = make([]float64, len(gaps))
+	}
+	for i := range gaps {
+		gaps[i] = rng.ExpFloat64()
+		if sizes != nil {
+			sizes[i] = rng.ExpFloat64()
+		}
+	}
+	g := s.windowOn(gaps, sizes, rate, newRun(s, seed+1))
+	k := 0
+	for _, ok := range g {
+		if ok {
+			k++
+		}
+	}
+	return float64(k) / float64(len(g))
+}
+
+// TestPairedCapacityCheck measures the paired check of capacity lost that
+// docs/method.md#rate-search-error-rates proposes in place of comparing
+// two searches' bounds: the candidate replays the baseline's windows at
+// its answer R, time-scaled to R·(1 − tolerance) (the same seeds), and a
+// window's paired difference is the candidate's SLO-met share there less
+// the baseline's at R. At the tolerance's edge (capacity lost exactly the
+// tolerance, R the true capacity) its mean is 0 by the definition of
+// capacity; identical builds make it positive (the same requests, further
+// apart); a build with 10 % less capacity negative. The test logs, per
+// --sim-noise, the mean and spread of a 60 s window's difference and the
+// windows a one-sided 5 % test needs for 90 % power, and fails if the
+// identical builds' mean is not positive or the slower build's not
+// negative. On M/D/8 (ignore_eos: fixed output, as a traffic block sends
+// its requests), with its capacity found by long runs, since M/D/c has no
+// closed form as simple as Erlang C. SLOGATE_RATESEARCH_MC=1 only.
+func TestPairedCapacityCheck(t *testing.T) {
+	if os.Getenv("SLOGATE_RATESEARCH_MC") != "1" {
+		t.Skip("the long Monte Carlo: SLOGATE_RATESEARCH_MC=1")
+	}
+	const tolerance = 0.05
+	for _, sigma := range []float64{0.05, 0.005} {
+		t.Run(fmt.Sprintf("sim-noise=%g", sigma), func(t *testing.T) {
+			base := simServer()
+			base.fixed, base.sigma = true, sigma
+			capOf := func(s mcServer) float64 {
+				lo, hi := 0.0, float64(s.slots)/(s.meanSlotS*s.slowdown)
+				for range 30 {
+					mid := (lo + hi) / 2
+					if s.longShare(mid, 5) >= 0.95 {
+						lo = mid
+					} else {
+						hi = mid
+					}
+				}
+				return lo
+			}
+			truth := capOf(base)
+			slow := base
+			lo, hi := 1.0, 1.5
+			for range 20 {
+				slow.slowdown = (lo + hi) / 2
+				if capOf(slow) > truth/1.1 {
+					lo = slow.slowdown
+				} else {
+					hi = slow.slowdown
+				}
+			}
+			t.Logf("M/D/8 capacity %.4f req/s; 10 %% less at --sim-slowdown %.4f", truth, slow.slowdown)
+			for _, c := range []struct {
+				name string
+				cand mcServer
+				sign float64
+			}{{"identical", base, 1}, {"capacity ÷ 1.1", slow, -1}} {
+				rng := rand.New(rand.NewPCG(17, 2))
+				var ds []float64
+				for w := range 400 {
+					gaps := make([]float64, 4000)
+					for i := range gaps {
+						gaps[i] = rng.ExpFloat64()
+					}
+					a := base.windowOn(gaps, nil, truth, newRun(base, uint64(2*w)))
+					b := c.cand.windowOn(gaps, nil, truth*(1-tolerance), newRun(c.cand, uint64(2*w+1)))
+					ds = append(ds, share(b)-share(a))
+				}
+				m, sd := meanSD(ds)
+				if c.sign > 0 {
+					// A one-sided 5 % test over n windows calls it regressed
+					// when the mean is below −1.645·sd/√n: rarely, the mean
+					// being above 0.
+					t.Logf("%s: a 60 s window's paired difference %+.4f ± %.4f (one window below 0 in %.0f %% of windows)", c.name, m, sd, 100*below(ds, 0))
+				} else {
+					t.Logf("%s: a 60 s window's paired difference %+.4f ± %.4f; %.0f windows for 90 %% power at one-sided 5 %%", c.name, m, sd,
+						math.Pow((1.6449+1.2816)*sd/m, 2))
+				}
+				if m*c.sign <= 0 {
+					t.Errorf("%s: mean paired difference %+.4f, want its sign %+.0f", c.name, m, c.sign)
+				}
+			}
+		})
+	}
+}
+
+// share is the share of goods that are true.
+func share(goods []bool) float64 {
+	k := 0
+	for _, ok := range goods {
+		if ok {
+			k++
+		}
+	}
+	return float64(k) / float64(len(goods))
+}
+
+// below is the share of xs below x.
+func below(xs []float64, x float64) float64 {
+	n := 0
+	for _, v := range xs {
+		if v < x {
+			n++
+		}
+	}
+	return float64(n) / float64(len(xs))
+}
+
+// meanSD is the mean and sample standard deviation of xs.
+func meanSD(xs []float64) (m, sd float64) {
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
+	for _, x := range xs {
+		sd += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(sd / float64(len(xs)-1))
 }
