@@ -35,6 +35,10 @@ type Search struct {
 	// Precision is the relative width at which a rate search's bisection
 	// stops (DefaultPrecision unless written).
 	Precision float64
+	// CheckWindows is the number of windows a rate search measures at its
+	// answer once found, for a later run's paired check of capacity lost
+	// (docs/method.md#paired-capacity-check); 0 when it measures none.
+	CheckWindows int
 	// Objective is a bool expression over the probe's cell, read as
 	// cell.<metric> (and var.NAME): a decode metric in a concurrency
 	// search, a traffic metric in a rate search.
@@ -96,6 +100,7 @@ var searchSchema = &hcl.BodySchema{
 		{Name: "traffic"},
 		{Name: "rate"},
 		{Name: "precision"},
+		{Name: "check_windows"},
 		{Name: "objective", Required: true},
 	},
 }
@@ -141,7 +146,7 @@ func (l *loader) decodeSearch(blk *hcl.Block) (*Search, hcl.Diagnostics) {
 // rate search.
 func (l *loader) decodeConcurrencySearch(s *Search, blk *hcl.Block, at hcl.Attributes) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, name := range []string{"rate", "precision"} {
+	for _, name := range []string{"rate", "precision", "check_windows"} {
 		if a, ok := at[name]; ok {
 			diags = append(diags, invalid("Rate search attribute without traffic", a.NameRange,
 				"%s belongs to a rate search, which names its traffic block: add traffic = \"BLOCK\" (an open-loop traffic block) and rate = [lo, hi], or remove %s for a concurrency search.", name, name))
@@ -199,7 +204,33 @@ func (l *loader) decodeRateSearch(s *Search, at hcl.Attributes) hcl.Diagnostics 
 			s.Precision = *p
 		}
 	}
+	if a, ok := at["check_windows"]; ok {
+		n, d := l.checkWindows(a)
+		diags = append(diags, d...)
+		s.CheckWindows = n
+	}
 	return diags
+}
+
+// MaxCheckWindows is the most windows a rate search's check_windows asks.
+const MaxCheckWindows = 200
+
+// checkWindows reads a rate search's check_windows: a whole number of
+// windows from 2 (a paired difference needs two windows for its spread)
+// to MaxCheckWindows.
+func (l *loader) checkWindows(a *hcl.Attribute) (int, hcl.Diagnostics) {
+	v, diags := a.Expr.Value(l.spec.EvalContext)
+	if diags.HasErrors() {
+		return 0, diags
+	}
+	if v.IsWhollyKnown() && !v.IsNull() && v.Type() == cty.Number {
+		bf := v.AsBigFloat()
+		if n, acc := bf.Int64(); acc == 0 && n >= 2 && n <= MaxCheckWindows {
+			return int(n), diags
+		}
+	}
+	return 0, append(diags, invalid("Invalid check_windows", a.Expr.Range(),
+		"check_windows is the number of windows the search measures at its answer for a later run's paired check of capacity lost, a whole number from 2 to %d such as 24 (docs/method.md#paired-capacity-check); got %s.", MaxCheckWindows, friendly(v)))
 }
 
 // rateSearchTraffic checks that s.Traffic names an open-loop traffic
