@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,14 +224,19 @@ func (l *loader) checkWindows(a *hcl.Attribute) (int, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		return 0, diags
 	}
+	got := "a value not known when the spec is loaded"
+	if v.IsWhollyKnown() {
+		got = friendly(v)
+	}
 	if v.IsWhollyKnown() && !v.IsNull() && v.Type() == cty.Number {
 		bf := v.AsBigFloat()
-		if n, acc := bf.Int64(); acc == 0 && n >= 2 && n <= MaxCheckWindows {
+		if n, acc := bf.Int64(); acc == big.Exact && n >= 2 && n <= MaxCheckWindows {
 			return int(n), diags
 		}
+		got = bf.Text('g', -1) // the number written, not "number"
 	}
 	return 0, append(diags, invalid("Invalid check_windows", a.Expr.Range(),
-		"check_windows is the number of windows the search measures at its answer for a later run's paired check of capacity lost, a whole number from 2 to %d such as 24 (docs/method.md#paired-capacity-check); got %s.", MaxCheckWindows, friendly(v)))
+		"check_windows is the number of windows the search measures at its answer for a later run's paired check of capacity lost, a whole number from 2 to %d such as 24 (docs/method.md#paired-capacity-check); got %s.", MaxCheckWindows, got))
 }
 
 // rateSearchTraffic checks that s.Traffic names an open-loop traffic

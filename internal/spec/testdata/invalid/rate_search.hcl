@@ -1,6 +1,6 @@
 # Rate searches: search { traffic = "BLOCK" rate = [lo, hi] }: the traffic
-# block, the range, the precision, the objective over traffic metrics, and
-# assertions that read search["NAME"].rate.
+# block, the range, the precision, check_windows, the objective over traffic
+# metrics, and assertions that read search["NAME"].rate.
 server "qwen" { model = "Qwen/Qwen3.5-4B" }
 
 traffic "chat" {
@@ -100,6 +100,55 @@ search "precision_zero" {
   rate      = [1, 8]
   precision = 0 # ERROR: Invalid precision
   objective = cell.goodput_share >= 0.95
+}
+
+search "checked" {
+  traffic       = "chat"
+  rate          = [1, 8]
+  check_windows = 24
+  objective     = cell.goodput_share >= 0.95
+}
+
+search "check_one" {
+  traffic       = "chat"
+  rate          = [1, 8]
+  check_windows = 1 # ERROR: Invalid check_windows
+  objective     = cell.goodput_share >= 0.95
+}
+
+search "check_zero" {
+  traffic       = "chat"
+  rate          = [1, 8]
+  check_windows = 0 # ERROR: Invalid check_windows
+  objective     = cell.goodput_share >= 0.95
+}
+
+search "check_fraction" {
+  traffic       = "chat"
+  rate          = [1, 8]
+  check_windows = 2.5 # ERROR: Invalid check_windows
+  objective     = cell.goodput_share >= 0.95
+}
+
+search "check_too_many" {
+  traffic       = "chat"
+  rate          = [1, 8]
+  check_windows = 201 # ERROR: Invalid check_windows
+  objective     = cell.goodput_share >= 0.95
+}
+
+search "check_string" {
+  traffic       = "chat"
+  rate          = [1, 8]
+  check_windows = "24" # ERROR: Invalid check_windows
+  objective     = cell.goodput_share >= 0.95
+}
+
+search "check_without_traffic" {
+  context       = "1K"
+  concurrency   = [1, 8]
+  check_windows = 24 # ERROR: Rate search attribute without traffic
+  objective     = cell.per_request_tps >= 50
 }
 
 search "constant" {
