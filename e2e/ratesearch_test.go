@@ -462,10 +462,19 @@ search "capacity" {
 // TestRateSearchPlan: `slogate plan` shows a rate search's probes as a
 // test pattern with its range, precision and the most probes and windows
 // it may take (lo, hi and ⌈log₂(ln(40/8) ÷ ln 1.05)⌉ = 6 bisection steps),
-// in text and JSON, before any server starts.
+// and a search's check_windows, in text and JSON, before any server
+// starts.
 func TestRateSearchPlan(t *testing.T) {
 	t.Parallel()
-	spec := rateSearchSpec(t, 300, "")
+	spec := rateSearchSpec(t, 300, `
+search "checked" {
+  traffic       = "chat"
+  rate          = [8, 40]
+  precision     = "5%"
+  check_windows = 24
+  objective     = cell.goodput_share >= 0.95
+}
+`)
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	r := slogate(t, mark, 30*time.Second, "", nil, "plan", spec)
@@ -475,12 +484,15 @@ func TestRateSearchPlan(t *testing.T) {
 	if want := "  search: sim/search/capacity/rate=R  traffic chat, rate in [8, 40] req/s to 5%, at most 8 probes of at most 4 windows\n"; !strings.Contains(r.Stdout, want) {
 		t.Errorf("plan lacks %q:\n%s", want, r.Stdout)
 	}
+	if want := "  search: sim/search/checked/rate=R  traffic chat, rate in [8, 40] req/s to 5%, at most 8 probes of at most 4 windows, then 24 check windows at the answer\n"; !strings.Contains(r.Stdout, want) {
+		t.Errorf("plan lacks %q:\n%s", want, r.Stdout)
+	}
 	j := slogate(t, mark, 30*time.Second, "", nil, "plan", "-format", "json", spec)
 	if j.Code != 0 {
 		t.Fatalf("plan -format json: exit %d\n%s", j.Code, j.Stderr)
 	}
-	if want := `"traffic": "chat",`; !strings.Contains(j.Stdout, want) || !strings.Contains(j.Stdout, `"max_windows": 4`) || !strings.Contains(j.Stdout, `"rate_range": [`) {
-		t.Errorf("plan -format json lacks the rate search's traffic, rate_range and max_windows:\n%s", j.Stdout)
+	if want := `"traffic": "chat",`; !strings.Contains(j.Stdout, want) || !strings.Contains(j.Stdout, `"max_windows": 4`) || !strings.Contains(j.Stdout, `"rate_range": [`) || !strings.Contains(j.Stdout, `"check_windows": 24`) {
+		t.Errorf("plan -format json lacks the rate search's traffic, rate_range, max_windows and check_windows:\n%s", j.Stdout)
 	}
 }
 

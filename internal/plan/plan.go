@@ -420,9 +420,10 @@ func SpecPool(srv *spec.Server) KVPool {
 	return k
 }
 
-// estimateTraffic is the expected wall time of p's traffic cells: warm-up
-// and window each, plus estimateDrain for the window's last requests to
-// finish.
+// estimateTraffic is the expected wall time of p's traffic cells and rate
+// searches: warm-up and window each, plus estimateDrain for the window's
+// last requests to finish; a rate search counts its most probes and its
+// check windows.
 func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
 	var total time.Duration
 	for _, s := range p.Steps {
@@ -433,9 +434,15 @@ func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
 		}
 		for _, sr := range s.Searches {
 			// A rate search's probes: the most it makes, one window each
-			// (a probe decided in its first window; more when undecided).
+			// (a probe decided in its first window; more when undecided);
+			// then its check_windows at the answer, each a window of the
+			// block too (docs/method.md#paired-capacity-check). A run
+			// with -baseline may measure the baseline's check windows as
+			// well; the plan does not read the baseline, so those are not
+			// counted.
 			if t := sp.TrafficBlock(sr.Traffic); sr.IsRate() && t != nil {
-				total += time.Duration(MaxRateProbes(sr)) * (t.WarmUp + t.Duration + estimateDrain(sp, t))
+				window := t.WarmUp + t.Duration + estimateDrain(sp, t)
+				total += time.Duration(MaxRateProbes(sr)+sr.CheckWindows) * window
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package plan
 import (
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/slogate/slogate/internal/spec"
 )
@@ -72,5 +73,40 @@ func TestMaxProbes(t *testing.T) {
 		if got := MaxProbes(tt.lo, tt.hi); got != tt.want {
 			t.Errorf("MaxProbes(%d, %d) = %d, want %d", tt.lo, tt.hi, got, tt.want)
 		}
+	}
+}
+
+// TestRateSearchEstimate: a rate search costs its most probes, one window
+// of its traffic block each, and then its check_windows at the answer,
+// each a window of the block too (and its step's cold prefill request).
+func TestRateSearchEstimate(t *testing.T) {
+	// A window: 1 s warm-up, 5 s window and a drain of a first token and
+	// max_output's 64 tokens at 10 ms.
+	window := time.Second + 5*time.Second + 250*time.Millisecond + 640*time.Millisecond
+	coldPrefill := time.Duration(1024.0 / estimatePrefillRate * float64(time.Second))
+	tests := []struct {
+		name         string
+		checkWindows int
+		want         time.Duration
+	}{
+		// [8, 40] to 5 %: lo, hi and 6 bisection steps.
+		{name: "probes only", want: coldPrefill + 8*window},
+		{name: "24 check windows", checkWindows: 24, want: coldPrefill + (8+24)*window},
+		{name: "the most check windows", checkWindows: spec.MaxCheckWindows, want: coldPrefill + (8+spec.MaxCheckWindows)*window},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sp := &spec.Spec{
+				Measure: &spec.Measure{Duration: 2 * time.Second, MaxOutput: 64, Repeat: 1},
+				Traffic: []*spec.Traffic{{Label: "chat", Context: 1024, Rates: []float64{8}, Duration: 5 * time.Second, WarmUp: time.Second}},
+				Searches: []*spec.Search{{Name: "capacity", Context: 1024, Traffic: "chat", RateLo: 8, RateHi: 40,
+					Precision: 0.05, CheckWindows: tt.checkWindows}},
+			}
+			p := New(sp, &spec.Server{Name: "sim"}, regexp.MustCompile(`search/capacity`))
+			if p.Estimated != tt.want || p.EstimatedMax != tt.want {
+				t.Errorf("Estimated %v, EstimatedMax %v, want %v (%d probes + %d check windows of %v)",
+					p.Estimated, p.EstimatedMax, tt.want, MaxRateProbes(sp.Searches[0]), tt.checkWindows, window)
+			}
+		})
 	}
 }

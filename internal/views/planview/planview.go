@@ -112,7 +112,7 @@ type Cell struct {
 // Search is one search block: its probes are tests Test + "/conc=N"
 // (docs/method.md#search), or Test + "/rate=R" for a rate search over
 // traffic block Traffic (docs/method.md#rate-search), each of at most
-// MaxWindows windows.
+// MaxWindows windows, then CheckWindows windows at its answer.
 type Search struct {
 	Name       string     `json:"name"`
 	Test       string     `json:"test"`
@@ -123,6 +123,10 @@ type Search struct {
 	Precision  float64    `json:"precision,omitempty"`
 	MaxProbes  int        `json:"max_probes"`
 	MaxWindows int        `json:"max_windows,omitempty"`
+	// CheckWindows is a rate search's check_windows: the windows it
+	// measures at its answer for a later run's paired check of capacity
+	// lost (docs/method.md#paired-capacity-check); 0 when none.
+	CheckWindows int `json:"check_windows,omitempty"`
 }
 
 // Assertion is one assert or expect block and the cells it reads.
@@ -187,7 +191,7 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		test := vocab.TestID{Server: srv.Name, Kind: vocab.KindSearch, Block: x.Name}.Name()
 		if x.IsRate() {
 			out.Searches = append(out.Searches, Search{Name: x.Name, Test: test, Traffic: x.Traffic, RateRange: [2]float64{x.RateLo, x.RateHi},
-				Precision: x.Precision, MaxProbes: plan.MaxRateProbes(x), MaxWindows: plan.MaxRateWindows})
+				Precision: x.Precision, MaxProbes: plan.MaxRateProbes(x), MaxWindows: plan.MaxRateWindows, CheckWindows: x.CheckWindows})
 			continue
 		}
 		out.Searches = append(out.Searches, Search{Name: x.Name, Test: test,
@@ -247,8 +251,12 @@ func (s Server) writeText(w io.Writer) {
 	}
 	for _, x := range s.Searches {
 		if x.Traffic != "" {
-			fmt.Fprintf(w, "  search: %s/rate=R  traffic %s, rate in [%s, %s] req/s to %s, at most %d probes of at most %d windows\n",
-				x.Test, x.Traffic, vocab.FormatRate(x.RateRange[0]), vocab.FormatRate(x.RateRange[1]), numfmt.Percent(x.Precision), x.MaxProbes, x.MaxWindows)
+			check := ""
+			if x.CheckWindows > 0 {
+				check = fmt.Sprintf(", then %d check windows at the answer", x.CheckWindows)
+			}
+			fmt.Fprintf(w, "  search: %s/rate=R  traffic %s, rate in [%s, %s] req/s to %s, at most %d probes of at most %d windows%s\n",
+				x.Test, x.Traffic, vocab.FormatRate(x.RateRange[0]), vocab.FormatRate(x.RateRange[1]), numfmt.Percent(x.Precision), x.MaxProbes, x.MaxWindows, check)
 			continue
 		}
 		fmt.Fprintf(w, "  search: %s/conc=N  ctx=%s, concurrency in [%d, %d], at most %d probes\n", x.Test, vocab.FormatTokens(x.Context), x.Range[0], x.Range[1], x.MaxProbes)

@@ -1,0 +1,73 @@
+package planview
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/internal/spec"
+)
+
+// TestRateSearchLine: the plan shows a rate search's range, precision and
+// bound on probes and windows, then its check windows at the answer when
+// check_windows is set, in text and in JSON (omitted when none).
+func TestRateSearchLine(t *testing.T) {
+	const line = "  search: sim/search/capacity/rate=R  traffic chat, rate in [8, 40] req/s to 5%, at most 8 probes of at most 4 windows"
+	tests := []struct {
+		name     string
+		check    string // check_windows as written; "" for none
+		wantText string
+		wantJSON int // check_windows in the JSON; 0: absent
+	}{
+		{name: "no check windows", wantText: line + "\n"},
+		{name: "24 check windows", check: "check_windows = 24", wantText: line + ", then 24 check windows at the answer\n", wantJSON: 24},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := `server "sim" { model = "m" }
+traffic "chat" {
+  context = "1K"
+  rate    = [8]
+}
+search "capacity" {
+  traffic   = "chat"
+  rate      = [8, 40]
+  precision = "5%"
+  ` + tt.check + `
+  objective = cell.goodput_share >= 0.95
+}
+`
+			sp, diags := spec.LoadSource("s.hcl", []byte(src), spec.LoadOptions{})
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			doc := New([]*spec.Spec{sp}, nil)
+			var b bytes.Buffer
+			doc.WriteText(&b)
+			if !strings.Contains(b.String(), tt.wantText) {
+				t.Errorf("plan lacks %q:\n%s", tt.wantText, b.String())
+			}
+			out, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Servers []struct {
+					Searches []map[string]any `json:"searches"`
+				} `json:"servers"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			s := got.Servers[0].Searches[0]
+			n, ok := s["check_windows"]
+			switch {
+			case tt.wantJSON == 0 && ok:
+				t.Errorf("JSON has check_windows %v, want it omitted: %s", n, out)
+			case tt.wantJSON > 0 && n != float64(tt.wantJSON):
+				t.Errorf("JSON check_windows %v, want %d: %s", n, tt.wantJSON, out)
+			}
+		})
+	}
+}
