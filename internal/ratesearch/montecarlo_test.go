@@ -675,3 +675,206 @@ func meanSD(xs []float64) (m, sd float64) {
 	}
 	return m, math.Sqrt(sd / float64(len(xs)-1))
 }
+
+// The paired check's Monte Carlo (docs/method.md#rate-search-error-rates):
+// the whole procedure, R the answer of a search and not the truth. A
+// baseline run searches the M/D/8 server (fixed output, as a traffic
+// block's ignore_eos requests) for goodput_share ≥ 0.95; with an answer R
+// it goes on to measure N windows at R, window w's arrivals seed + w's
+// unit-rate gaps ÷ R; a candidate run, its own noise process, measures the
+// same seeds at R·(1 − tolerance); PairedCapacity decides from the
+// windows' differences of goodput_share at one-sided 5 % and the 5 %
+// tolerance. The candidates are an identical build, one slowed so that
+// its capacity is the baseline's ÷ 1.1, and one at the tolerance's edge
+// (capacity × 0.95), each against the same baseline run.
+
+// pairedTolerance and pairedAlpha are the paired check's tolerance and
+// one-sided level.
+const pairedTolerance, pairedAlpha = 0.05, 0.05
+
+// pairedServers are the paired Monte Carlo's servers at one --sim-noise:
+// the M/D/8 baseline, the build with its capacity ÷ 1.1 and the one at
+// the tolerance's edge, with the baseline's capacity.
+type pairedServers struct {
+	base, slow, edge mcServer
+	truth            float64
+}
+
+// pairedServerMemo holds pairedServersAt's answers by --sim-noise (each
+// hours of simulated arrivals).
+var pairedServerMemo = map[float64]pairedServers{}
+
+// pairedServersAt finds the baseline's capacity at --sim-noise sigma by
+// bisection of longShare on the rate, then each slower build's slowdown,
+// the one whose share is 0.95 at its target capacity, by bisection of
+// longShare on the slowdown (the same seed throughout: common random
+// numbers; TestPairedCapacityCheck's bisection of capacities finds the
+// same slowdowns).
+func pairedServersAt(sigma float64) pairedServers {
+	if p, ok := pairedServerMemo[sigma]; ok {
+		return p
+	}
+	base := simServer()
+	base.fixed, base.sigma = true, sigma
+	lo, hi := 0.0, float64(base.slots)/base.meanSlotS
+	for range 24 {
+		mid := (lo + hi) / 2
+		if base.longShare(mid, 5) >= 0.95 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	p := pairedServers{base: base, truth: lo}
+	slowTo := func(capacity float64) mcServer {
+		s := base
+		lo, hi := 1.0, 1.5
+		for range 20 {
+			s.slowdown = (lo + hi) / 2
+			if s.longShare(capacity, 5) >= 0.95 {
+				lo = s.slowdown
+			} else {
+				hi = s.slowdown
+			}
+		}
+		s.slowdown = lo
+		return s
+	}
+	p.slow, p.edge = slowTo(p.truth/1.1), slowTo(p.truth*(1-pairedTolerance))
+	pairedServerMemo[sigma] = p
+	return p
+}
+
+// pairedGaps are seed's unit-rate exponential gaps, enough for a window
+// of s at rate (their sum past its warm-up and window times the rate):
+// ÷ any lower rate, the same requests further apart.
+func (s mcServer) pairedGaps(seed uint64, rate float64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 0x7061697264))
+	var gaps []float64
+	for sum := 0.0; sum <= (s.warmS+s.windowS)*rate; {
+		g := rng.ExpFloat64()
+		gaps = append(gaps, g)
+		sum += g
+	}
+	return gaps
+}
+
+// pairedResult are a paired scenario's counts at each number of windows
+// (one mcFigures a candidate and number), over the baseline runs that
+// found an answer.
+type pairedResult struct {
+	same, lost, edge []mcFigures
+	notFound         int
+}
+
+// pairedErrorRates runs pairs baseline runs of p, each with its three
+// candidates, deciding each pair at every number of windows in windows
+// (a run's first n windows: its check at check_windows = n), and logs
+// the figures.
+func pairedErrorRates(t *testing.T, p pairedServers, windows []int, pairs int) pairedResult {
+	t.Helper()
+	most := slices.Max(windows)
+	res := pairedResult{same: make([]mcFigures, len(windows)), lost: make([]mcFigures, len(windows)), edge: make([]mcFigures, len(windows))}
+	var rel []float64 // R ÷ truth
+	for i := range pairs {
+		run := newRun(p.base, uint64(4*i))
+		ans, err := mcSettings.Search(run.probe(0.95))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ans.Found {
+			res.notFound++
+			continue
+		}
+		r, cr := ans.Rate, ans.Rate*(1-pairedTolerance)
+		rel = append(rel, r/p.truth)
+		cands := []struct {
+			s    mcServer
+			run  *mcRun
+			figs []mcFigures
+			ds   []float64
+		}{
+			{s: p.base, run: newRun(p.base, uint64(4*i+1)), figs: res.same},
+			{s: p.slow, run: newRun(p.slow, uint64(4*i+2)), figs: res.lost},
+			{s: p.edge, run: newRun(p.edge, uint64(4*i+3)), figs: res.edge},
+		}
+		for w := range most {
+			gaps := p.base.pairedGaps(uint64(i)<<16+uint64(w), r)
+			a := share(p.base.windowOn(gaps, nil, r, run))
+			for c := range cands {
+				cands[c].ds = append(cands[c].ds, share(cands[c].s.windowOn(gaps, nil, cr, cands[c].run))-a)
+			}
+		}
+		for k, n := range windows {
+			for _, c := range cands {
+				f := &c.figs[k]
+				f.runs++
+				o, _, _ := PairedCapacity([]PairedMetric{{Metric: metric.GoodputShare, HigherIsBetter: true, Diffs: c.ds[:n]}}, pairedAlpha, cr, r, pairedTolerance)
+				switch o {
+				case vocab.Fail:
+					f.regressed++
+				case vocab.Pass:
+					f.pass++
+				default:
+					f.inconclusive++
+				}
+			}
+		}
+	}
+	m, sd := meanSD(rel)
+	t.Logf("M/D/8 at --sim-noise %g: capacity %.4f req/s; ÷ 1.1 at --sim-slowdown %.4f, × 0.95 at %.4f; %d baseline runs, %d without an answer; R ÷ truth %.3f ± %.3f",
+		p.base.sigma, p.truth, p.slow.slowdown, p.edge.slowdown, pairs, res.notFound, m, sd)
+	for k, n := range windows {
+		s, l, e := res.same[k], res.lost[k], res.edge[k]
+		t.Logf("N = %d: identical regressed %.1f / within %.1f / inconclusive %.1f %%; capacity ÷ 1.1 regressed %.1f / within %.1f / inconclusive %.1f %%; capacity × 0.95 regressed %.1f / within %.1f / inconclusive %.1f %%",
+			n, 100*s.rate(s.regressed), 100*s.rate(s.pass), 100*s.rate(s.inconclusive),
+			100*l.rate(l.regressed), 100*l.rate(l.pass), 100*l.rate(l.inconclusive),
+			100*e.rate(e.regressed), 100*e.rate(e.pass), 100*e.rate(e.inconclusive))
+	}
+	return res
+}
+
+// pairedWindows are the check_windows the paired Monte Carlo runs, and
+// pairedMustShowWindows the one its Must show is asserted at.
+var pairedWindows, pairedMustShowWindows = []int{12, 16, 17, 18, 20, 24, 48}, 24
+
+// TestPairedErrorRates is the paired check's Monte Carlo, quick: 100
+// baseline runs at --sim-noise 0.05 with 24 windows, identical builds
+// regressed in at most 13 and a build with 10 % less capacity in at least
+// 79. At the Must show's rates exactly (5 %, 90 %) each fails by chance
+// with probability below 5 in 10,000 (the binomial's tails: P(X ≥ 14 |
+// 100, 0.05) = 0.00046, P(X ≤ 78 | 100, 0.9) = 0.00031).
+// SLOGATE_RATESEARCH_MC=1 go test -run TestPairedMustShow -v
+// ./internal/ratesearch runs the long one.
+func TestPairedErrorRates(t *testing.T) {
+	res := pairedErrorRates(t, pairedServersAt(0.05), []int{pairedMustShowWindows}, 100)
+	if s := res.same[0]; s.regressed > 13 {
+		t.Errorf("identical builds regressed in %d of %d pairs, want ≤ 13 (the Must show's 5 %%)", s.regressed, s.runs)
+	}
+	if l := res.lost[0]; l.regressed < 79 {
+		t.Errorf("capacity ÷ 1.1 regressed in %d of %d pairs, want ≥ 79 (the Must show's 90 %%)", l.regressed, l.runs)
+	}
+}
+
+// TestPairedMustShow is issue 31's Must show for the paired check, with
+// SLOGATE_RATESEARCH_MC=1 only: 2,000 baseline runs at --sim-noise 0.05
+// and 0.005, identical builds regressed in ≤ 5 % of pairs and a build
+// with 10 % less capacity in ≥ 90 % at 24 windows, asserted; the figures
+// at 12 to 48 windows, and at the tolerance's edge, logged.
+func TestPairedMustShow(t *testing.T) {
+	if os.Getenv("SLOGATE_RATESEARCH_MC") != "1" {
+		t.Skip("the long Monte Carlo: SLOGATE_RATESEARCH_MC=1")
+	}
+	for _, sigma := range []float64{0.05, 0.005} {
+		t.Run(fmt.Sprintf("sim-noise=%g", sigma), func(t *testing.T) {
+			res := pairedErrorRates(t, pairedServersAt(sigma), pairedWindows, 2000)
+			k := slices.Index(pairedWindows, pairedMustShowWindows)
+			if s := res.same[k]; s.rate(s.regressed) > 0.05 {
+				t.Errorf("N = %d: identical builds regressed in %.3f of pairs, want ≤ 0.05", pairedMustShowWindows, s.rate(s.regressed))
+			}
+			if l := res.lost[k]; l.rate(l.regressed) < 0.90 {
+				t.Errorf("N = %d: capacity ÷ 1.1 regressed in %.3f of pairs, want ≥ 0.90", pairedMustShowWindows, l.rate(l.regressed))
+			}
+		})
+	}
+}
