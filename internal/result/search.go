@@ -57,6 +57,42 @@ type Search struct {
 	ElapsedS float64 `json:"elapsed_s,omitempty"`
 	// Probes in the order they were measured.
 	Probes []SearchProbe `json:"probes"`
+	// Check are the windows a rate search with check_windows measured at
+	// its answer, for a later run's paired check of capacity lost
+	// (docs/method.md#paired-capacity-check); nil without.
+	Check *SearchCheck `json:"check,omitempty"`
+	// Replay are the windows a run with -baseline measured at the
+	// baseline's answer less the tolerance, on the seeds of the baseline's
+	// Check; nil when the baseline's search has no check.
+	Replay *SearchCheck `json:"replay,omitempty"`
+}
+
+// SearchCheck are the windows of a paired check of capacity lost
+// (docs/method.md#paired-capacity-check) measured at one rate.
+type SearchCheck struct {
+	// Rate is the rate the windows were measured at: the search's answer
+	// (a Check), or BaselineRate × (1 − Tolerance) (a Replay).
+	Rate float64 `json:"rate"`
+	// BaselineRate and Tolerance are a Replay's: the baseline's answer it
+	// replays and the gate's tolerance it took off.
+	BaselineRate float64 `json:"baseline_rate,omitempty"`
+	Tolerance    float64 `json:"tolerance,omitempty"`
+	// Windows are the windows measured, in order of their seeds.
+	Windows []CheckWindow `json:"windows"`
+	// Error, when not "", is why the check stopped before its last window
+	// (a window not measured); the windows before it are kept.
+	Error string `json:"error,omitempty"`
+}
+
+// CheckWindow is one window of a paired check: its seed and the metrics
+// the search's objective reads, as measured over its requests.
+type CheckWindow struct {
+	Seed int64 `json:"seed"`
+	// Values are the objective's metrics; a metric of no samples (no
+	// request completed) is absent.
+	Values map[string]float64 `json:"values"`
+	// Launched is the number of requests launched in the window.
+	Launched int `json:"launched"`
 }
 
 // SearchProbe is one probe of a search: a decode cell at one concurrency

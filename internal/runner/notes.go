@@ -100,3 +100,17 @@ type EndpointCarried struct{ Endpoint string }
 // SimCarried: the resumed run launches the simulator (-sim), as the
 // interrupted run did.
 type SimCarried struct{}
+
+// CheckWindowDone: window Window of Windows of rate search Search's paired
+// check (Suffix "/check": at its answer; "/replay": at the baseline's
+// answer less the tolerance, docs/method.md#paired-capacity-check) was
+// measured at Rate, with the objective's metrics Values, Elapsed into the
+// check; or, with Error, could not be, which ends the check.
+type CheckWindowDone struct {
+	Search, Suffix  string
+	Rate            float64
+	Window, Windows int
+	Values          map[string]float64
+	Elapsed         time.Duration
+	Error           string
+}

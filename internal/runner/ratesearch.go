@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
@@ -72,7 +73,112 @@ func (r *run) rateSearch(ctx context.Context, s *spec.Search, bodies [][]byte) e
 		}
 	}
 	r.observeSearch(*res)
+	if err := r.writeResults(); err != nil {
+		return err
+	}
+	if err := p.checks(idx); err != nil {
+		return err
+	}
 	return r.writeResults()
+}
+
+// Suffixes of a search's name in its check windows' cells: "capacity/check"
+// and "capacity/replay", so that their tests and records are told from the
+// probes' (docs/method.md#paired-capacity-check).
+const (
+	checkSuffix  = "/check"
+	replaySuffix = "/replay"
+)
+
+// checks measures rate search idx's windows for the paired check of
+// capacity lost (docs/method.md#paired-capacity-check): with check_windows,
+// that many windows at its answer (seeds the block's and on); with a
+// baseline whose search of the same name has a check, the baseline's
+// windows again at its answer less the tolerance, seed for seed. A window
+// not measured stops its check, recorded with why; only the run's end
+// (its context) is an error.
+func (p *rateProber) checks(idx int) error {
+	r := p.run
+	res := &r.results.Search[idx]
+	if n := p.search.CheckWindows; n > 0 && res.Found && res.Error == "" {
+		seeds := make([]int64, n)
+		for i := range seeds {
+			seeds[i] = p.block.Seed + int64(i)
+		}
+		c, err := p.checkWindows(checkSuffix, res.Rate, seeds)
+		res = &r.results.Search[idx]
+		res.Check = c
+		if err != nil {
+			return err
+		}
+	}
+	base := baselineCheck(r.cfg.Baseline, p.search.Name)
+	if base == nil {
+		return nil
+	}
+	tol := r.cfg.Policy.Tolerance
+	if tol == 0 {
+		tol = compare.DefaultTolerance
+	}
+	seeds := make([]int64, len(base.Windows))
+	for i, w := range base.Windows {
+		seeds[i] = w.Seed
+	}
+	c, err := p.checkWindows(replaySuffix, base.Rate*(1-tol), seeds)
+	c.BaselineRate, c.Tolerance = base.Rate, tol
+	r.results.Search[idx].Replay = c
+	return err
+}
+
+// baselineCheck is the check of the baseline's rate search called name,
+// or nil (no baseline, no such search, or no check windows).
+func baselineCheck(base *result.Results, name string) *result.SearchCheck {
+	if base == nil {
+		return nil
+	}
+	for i := range base.Search {
+		if s := &base.Search[i]; s.Name == name && s.IsRate() && s.Check != nil && len(s.Check.Windows) > 0 {
+			return s.Check
+		}
+	}
+	return nil
+}
+
+// checkWindows measures a window at rate for each seed, as cells of the
+// search named with suffix, and keeps each window's objective metrics.
+func (p *rateProber) checkWindows(suffix string, rate float64, seeds []int64) (*result.SearchCheck, error) {
+	r := p.run
+	c := &result.SearchCheck{Rate: rate, Windows: []result.CheckWindow{}}
+	ref := vocab.RateProbeRef(p.search.Name+suffix, p.search.Traffic, p.search.Context, rate)
+	start := time.Now()
+	for i, seed := range seeds {
+		cell, _, err := p.windowSeeded(ref, seed, i+1)
+		if err != nil {
+			c.Error = err.Error()
+			return c, err
+		}
+		if err := r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: vocab.PhaseTraffic, Traffic: &cell}); err != nil {
+			return c, err
+		}
+		if !cell.Status.Measured() {
+			c.Error = fmt.Sprintf("the window of seed %d could not be measured: %s", seed, cell.Reason)
+			r.note(CheckWindowDone{Search: p.search.Name, Suffix: suffix, Rate: rate, Window: i + 1, Windows: len(seeds), Error: c.Error})
+			break
+		}
+		w := result.CheckWindow{Seed: seed, Values: map[string]float64{}, Launched: cell.Launched}
+		for _, name := range p.search.ObjectiveMetrics {
+			m, ok := metric.Lookup(vocab.PhaseTraffic, name)
+			if !ok {
+				continue
+			}
+			if v, ok := cell.Value(m); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				w.Values[name] = v
+			}
+		}
+		c.Windows = append(c.Windows, w)
+		r.note(CheckWindowDone{Search: p.search.Name, Suffix: suffix, Rate: rate, Window: i + 1, Windows: len(seeds), Values: w.Values, Elapsed: time.Since(start)})
+	}
+	return c, nil
 }
 
 // rateProber measures the probes of one rate search for package
@@ -166,9 +272,21 @@ func (p *rateProber) maxWindows() int {
 // each window after the first so that the windows' arrivals are drawn
 // anew; and the records of its in-window requests.
 func (p *rateProber) window(ref vocab.CellRef, windows int) (result.TrafficCell, []result.RequestRecord, error) {
+	if windows == 1 {
+		p.run.observer.CellStart(ref) // the later windows continue its test
+	}
+	cell, recs, err := p.windowSeeded(ref, p.block.Seed+int64(windows-1), windows)
+	cell.Search = p.search.Name
+	return cell, recs, err
+}
+
+// windowSeeded measures one window of the traffic block at ref's rate
+// with the given seed, its requests recorded as repeat (1: none); the cell
+// is named as ref names it.
+func (p *rateProber) windowSeeded(ref vocab.CellRef, seed int64, windows int) (result.TrafficCell, []result.RequestRecord, error) {
 	r := p.run
 	t := *p.block
-	t.Seed += int64(windows - 1)
+	t.Seed = seed
 	m := r.meter()
 	var mu sync.Mutex
 	var recs []result.RequestRecord
@@ -186,9 +304,6 @@ func (p *rateProber) window(ref vocab.CellRef, windows int) (result.TrafficCell,
 			record(rec)
 		}
 	}
-	if windows == 1 {
-		r.observer.CellStart(ref) // the later windows continue its test
-	}
 	var cell result.TrafficCell
 	var err error
 	if t.Workload != "" {
@@ -196,7 +311,7 @@ func (p *rateProber) window(ref vocab.CellRef, windows int) (result.TrafficCell,
 	} else {
 		cell, err = m.Traffic(p.ctx, ref, &t, p.bodies)
 	}
-	cell.Traffic, cell.Search = p.search.Traffic, p.search.Name
+	cell.Traffic, cell.Search = p.search.Traffic, ref.Search
 	mu.Lock()
 	defer mu.Unlock()
 	return cell, slices.Clone(recs), err

@@ -8,6 +8,8 @@ package views
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +63,8 @@ func NoteLine(n runner.Note) string {
 		return fmt.Sprintf("server %s: %s", n.Server, n.Fact)
 	case runner.ServerFacts:
 		return serverFactsLine(n)
+	case runner.CheckWindowDone:
+		return checkWindowLine(n)
 	case runner.CorrectnessStarting:
 		return fmt.Sprintf("%s: correctness %q: %d prompts, greedy, %d at a time", n.Server, n.Block, n.Prompts, n.Concurrency)
 	case runner.CorrectnessDone:
@@ -127,4 +131,27 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// checkWindowLine is the line of a paired check's window
+// (docs/method.md#paired-capacity-check): "search capacity: check window 3
+// of 24 at 5 req/s: goodput_share 0.96 (1m12s)".
+func checkWindowLine(n runner.CheckWindowDone) string {
+	kind := "check"
+	if n.Suffix == "/replay" {
+		kind = "replay"
+	}
+	head := fmt.Sprintf("search %s: %s window %d of %d at %s req/s", n.Search, kind, n.Window, n.Windows, numfmt.Value(n.Rate))
+	if n.Error != "" {
+		return head + " not measured, which ends the check: " + n.Error
+	}
+	names := slices.Sorted(maps.Keys(n.Values))
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, name+" "+numfmt.Value(n.Values[name]))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no metric of the objective had a value")
+	}
+	return fmt.Sprintf("%s: %s (%s)", head, strings.Join(parts, ", "), n.Elapsed.Round(time.Second))
 }
