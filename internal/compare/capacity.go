@@ -1,6 +1,12 @@
 package compare
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -20,6 +26,13 @@ type CapacityResult struct {
 	Decided, Outcome vocab.Outcome
 	// Reason says why, and for an inconclusive one what would decide it.
 	Reason string
+	// Method is "paired" when the decision came from the paired check
+	// (docs/method.md#paired-capacity-check), "bounds" when from the two
+	// searches' bounds, "" when not decided.
+	Method string
+	// Paired are the paired check's metrics with their bounds (Method
+	// "paired").
+	Paired []ratesearch.PairedInterval
 }
 
 // InformsOnly reports whether the engine rule turned the search's Fail or
@@ -44,8 +57,16 @@ func (c *CapacityResult) Decision() string {
 
 // Capacity compares the rate searches b ran with a's of the same name, in
 // b's order; a search either run lacks is not compared. tolerance is the
-// relative capacity that may be lost.
-func Capacity(a, b *result.Results, tolerance float64, engineChanged bool) []CapacityResult {
+// relative capacity that may be lost, alpha the paired check's one-sided
+// level. Where a's search has check windows and b replayed them at the
+// same tolerance, the paired check decides (ratesearch.PairedCapacity);
+// otherwise the two searches' bounds (ratesearch.Capacity), saying why
+// no paired check.
+func Capacity(a, b *result.Results, tolerance, alpha float64, engineChanged bool) []CapacityResult {
+	replayTol := tolerance
+	if replayTol == 0 {
+		replayTol = DefaultTolerance // as the runner replays at
+	}
 	base := map[string]*result.Search{}
 	for i := range a.Search {
 		if s := &a.Search[i]; s.Traffic != "" {
@@ -68,7 +89,17 @@ func Capacity(a, b *result.Results, tolerance float64, engineChanged bool) []Cap
 		case sa.Objective != sb.Objective || sa.Traffic != sb.Traffic:
 			r.Decided, r.Reason = vocab.Skip, "the searches differ (traffic block or objective): their answers are not comparable"
 		default:
+			pm, why := pairedMetrics(sa, sb, replayTol)
+			if pm != nil {
+				r.Method = "paired"
+				r.Decided, r.Paired, r.Reason = ratesearch.PairedCapacity(pm, alpha, sb.Replay.Rate, sa.Check.Rate, replayTol)
+				break
+			}
+			r.Method = "bounds"
 			r.Decided, r.Reason = ratesearch.Capacity(bounds(sa), bounds(sb), tolerance)
+			if why != "" {
+				r.Reason += " (no paired check: " + why + ")"
+			}
 		}
 		r.Outcome = r.Decided
 		if engineChanged && (r.Decided == vocab.Fail || r.Decided == vocab.Inconclusive) {
@@ -77,6 +108,59 @@ func Capacity(a, b *result.Results, tolerance float64, engineChanged bool) []Cap
 		out = append(out, r)
 	}
 	return out
+}
+
+// pairedMetrics are the paired check's metrics of baseline search a's
+// check windows and candidate search b's replay of them, paired by seed:
+// each metric the baseline's windows hold, the candidate's value less the
+// baseline's in each window both measured it. Without a check to pair it
+// returns nil and why ("" when neither run has check windows: the bounds
+// decide, as they always did).
+func pairedMetrics(a, b *result.Search, tolerance float64) ([]ratesearch.PairedMetric, string) {
+	switch {
+	case a.Check == nil && b.Replay == nil:
+		return nil, ""
+	case a.Check == nil:
+		return nil, "the baseline's search has no check windows"
+	case b.Replay == nil:
+		return nil, "the baseline's search has check windows, but this run replayed none (was it run with -baseline?)"
+	case b.Replay.BaselineRate != a.Check.Rate:
+		return nil, fmt.Sprintf("this run replayed a baseline answer of %s req/s, not this baseline's %s req/s", numfmt.Value(b.Replay.BaselineRate), numfmt.Value(a.Check.Rate))
+	case b.Replay.Tolerance != tolerance:
+		return nil, fmt.Sprintf("this run replayed the check at a tolerance of %s, not the %s asked now", numfmt.Value(b.Replay.Tolerance), numfmt.Value(tolerance))
+	}
+	base := map[int64]result.CheckWindow{}
+	names := map[string]bool{}
+	for _, w := range a.Check.Windows {
+		base[w.Seed] = w
+		for n := range w.Values {
+			names[n] = true
+		}
+	}
+	var out []ratesearch.PairedMetric
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		m, ok := metric.Lookup(vocab.PhaseTraffic, name)
+		if !ok {
+			continue
+		}
+		pm := ratesearch.PairedMetric{Metric: name, HigherIsBetter: m.HigherIsBetter}
+		for _, w := range b.Replay.Windows {
+			bw, ok := base[w.Seed]
+			if !ok {
+				continue
+			}
+			va, okA := bw.Values[name]
+			vb, okB := w.Values[name]
+			if okA && okB {
+				pm.Diffs = append(pm.Diffs, vb-va)
+			}
+		}
+		out = append(out, pm)
+	}
+	if len(out) == 0 {
+		return nil, "the check windows hold no metric of the objective"
+	}
+	return out, ""
 }
 
 func bounds(s *result.Search) ratesearch.Bounds {
@@ -88,6 +172,14 @@ func capacityRecord(r *CapacityResult, tolerance float64) result.CapacityCompari
 	side := func(s *result.Search) result.CapacityAnswer {
 		return result.CapacityAnswer{Found: s.Found, Rate: s.Rate, Lower: s.RateLower, Upper: s.RateUpper, Precision: s.Precision, ClientLimit: s.ClientLimit}
 	}
-	return result.CapacityComparison{Search: r.Name, Baseline: side(r.A), Now: side(r.B), Tolerance: tolerance,
-		Decision: r.Decision(), Outcome: r.Outcome, Reason: r.Reason}
+	rec := result.CapacityComparison{Search: r.Name, Baseline: side(r.A), Now: side(r.B), Tolerance: tolerance,
+		Decision: r.Decision(), Outcome: r.Outcome, Reason: r.Reason, Method: r.Method}
+	for _, iv := range r.Paired {
+		pm := result.PairedCheckMetric{Metric: iv.Metric, Mean: iv.Mean, Windows: iv.Windows, Alpha: iv.Alpha}
+		if iv.Windows >= 2 {
+			pm.Lower, pm.Upper = iv.Lower, iv.Upper
+		}
+		rec.Paired = append(rec.Paired, pm)
+	}
+	return rec
 }

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/slogate/slogate/internal/result"
@@ -68,6 +69,80 @@ func TestBuildCapacity(t *testing.T) {
 			rec := c.Record()
 			if len(rec.Capacity) != 1 || rec.Capacity[0].Decision != tt.wantDecision || rec.Capacity[0].Now.Rate != tt.b.Rate || rec.Capacity[0].Baseline.Lower != 9.6 {
 				t.Errorf("record %+v", rec.Capacity)
+			}
+		})
+	}
+}
+
+// checked is a rate search with check windows at its answer: one window a
+// seed, its goodput_share from shares.
+func checked(s result.Search, shares ...float64) result.Search {
+	s.Check = &result.SearchCheck{Rate: s.Rate}
+	for i, v := range shares {
+		s.Check.Windows = append(s.Check.Windows, result.CheckWindow{Seed: int64(i), Values: map[string]float64{"goodput_share": v}, Launched: 100})
+	}
+	return s
+}
+
+// replayed is s with a replay of a check at rate less tol, its windows'
+// goodput_share from shares, seed for seed.
+func replayed(s result.Search, rate, tol float64, shares ...float64) result.Search {
+	s.Replay = &result.SearchCheck{Rate: rate * (1 - tol), BaselineRate: rate, Tolerance: tol}
+	for i, v := range shares {
+		s.Replay.Windows = append(s.Replay.Windows, result.CheckWindow{Seed: int64(i), Values: map[string]float64{"goodput_share": v}, Launched: 100})
+	}
+	return s
+}
+
+// TestBuildCapacityPaired: where the baseline's search has check windows
+// and the candidate replayed them at the same tolerance, the paired check
+// decides (method paired, its metric's interval in the record), however
+// the bounds say; where either is missing or they do not match, the
+// bounds decide and the reason says why no paired check.
+func TestBuildCapacityPaired(t *testing.T) {
+	base := checked(rateSearch("capacity", 10, 9.6, 10.4), 0.96, 0.95, 0.97, 0.96, 0.94, 0.96)
+	same := rateSearch("capacity", 10, 9.6, 10.4) // bounds: within
+	tests := []struct {
+		name         string
+		a, b         result.Search
+		wantDecision string
+		wantMethod   string
+		wantReason   []string
+	}{
+		{name: "worse on the same windows", a: base, b: replayed(same, 10, 0.05, 0.90, 0.89, 0.92, 0.90, 0.88, 0.91),
+			wantDecision: "regressed", wantMethod: "paired",
+			wantReason: []string{"capacity lost: at 9.5 req/s (the baseline's 10 req/s less 5%), on the baseline's 6 windows, the candidate's goodput_share is worse", "goodput_share worse by 0.05667 (−0.06091 to −0.05242 at one-sided 5%)"}},
+		{name: "better on the same windows", a: base, b: replayed(same, 10, 0.05, 0.98, 0.97, 0.99, 0.98, 0.97, 0.98),
+			wantDecision: "within", wantMethod: "paired", wantReason: []string{"within tolerance: at 9.5 req/s", "goodput_share better by 0.02167"}},
+		{name: "no replay", a: base, b: same, wantDecision: "within", wantMethod: "bounds",
+			wantReason: []string{"(no paired check: the baseline's search has check windows, but this run replayed none (was it run with -baseline?))"}},
+		{name: "replayed at another tolerance", a: base, b: replayed(same, 10, 0.1, 0.9, 0.9), wantDecision: "within", wantMethod: "bounds",
+			wantReason: []string{"(no paired check: this run replayed the check at a tolerance of 0.1, not the 0.05 asked now)"}},
+		{name: "replayed another baseline", a: base, b: replayed(same, 12, 0.05, 0.9, 0.9), wantDecision: "within", wantMethod: "bounds",
+			wantReason: []string{"this run replayed a baseline answer of 12 req/s, not this baseline's 10 req/s"}},
+		{name: "neither has windows", a: rateSearch("capacity", 10, 9.6, 10.4), b: same, wantDecision: "within", wantMethod: "bounds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Build(&result.Results{Search: []result.Search{tt.a}}, &result.Results{Search: []result.Search{tt.b}}, Policy{Tolerance: 0.05})
+			if len(c.Capacity) != 1 {
+				t.Fatalf("%d capacity results, want 1", len(c.Capacity))
+			}
+			got := c.Capacity[0]
+			if got.Decision() != tt.wantDecision || got.Method != tt.wantMethod {
+				t.Errorf("%s by %s, want %s by %s: %s", got.Decision(), got.Method, tt.wantDecision, tt.wantMethod, got.Reason)
+			}
+			for _, w := range tt.wantReason {
+				if !strings.Contains(got.Reason, w) {
+					t.Errorf("reason lacks %q:\n%s", w, got.Reason)
+				}
+			}
+			if tt.wantMethod == "bounds" && strings.Contains(got.Reason, "no paired check") != (len(tt.wantReason) > 0) {
+				t.Errorf("reason %q: says no paired check where it should not, or not where it should", got.Reason)
+			}
+			rec := c.Record().Capacity[0]
+			if rec.Method != tt.wantMethod || (tt.wantMethod == "paired") != (len(rec.Paired) == 1 && rec.Paired[0].Windows == 6) {
+				t.Errorf("record: method %q, paired %+v", rec.Method, rec.Paired)
 			}
 		})
 	}

@@ -49,7 +49,7 @@ type PairedInterval struct {
 // good with confidence; otherwise Inconclusive. Fewer than two window
 // pairs bound nothing: Inconclusive. The sentence says which and why, and
 // for Inconclusive how many windows would decide it.
-func PairedCapacity(metrics []PairedMetric, alpha float64, rate, baselineRate, tolerance float64) (vocab.Outcome, []PairedInterval, string) {
+func PairedCapacity(metrics []PairedMetric, alpha float64, r, baselineRate, tolerance float64) (vocab.Outcome, []PairedInterval, string) {
 	if len(metrics) == 0 {
 		return vocab.Inconclusive, nil, "the paired check read no metric"
 	}
@@ -66,7 +66,7 @@ func PairedCapacity(metrics []PairedMetric, alpha float64, rate, baselineRate, t
 			better++
 		}
 	}
-	at := fmt.Sprintf("at %s req/s (the baseline's %s less %s) on the baseline's %d windows", rate2(rate), rate2(baselineRate), pct(tolerance), ivs[0].Windows)
+	at := fmt.Sprintf("at %s req/s (the baseline's %s req/s less %s), on the baseline's %d windows,", rate(r), rate(baselineRate), pct(tolerance), ivs[0].Windows)
 	switch {
 	case worse >= 0:
 		return vocab.Fail, ivs, fmt.Sprintf("capacity lost: %s the candidate's %s is worse than the baseline's at its answer: %s", at, metrics[worse].Metric, describe(ivs[worse], metrics[worse]))
@@ -149,5 +149,3 @@ func signed(v float64) string {
 	}
 	return "−" + numfmt.Value(-v)
 }
-
-func rate2(r float64) string { return vocab.FormatRate(r) }

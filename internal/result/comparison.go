@@ -60,6 +60,26 @@ type CapacityComparison struct {
 	Outcome  vocab.Outcome `json:"outcome"`
 	// Reason says why, and for an inconclusive one what would decide it.
 	Reason string `json:"reason"`
+	// Method is "paired" when the paired check decided
+	// (docs/method.md#paired-capacity-check), "bounds" when the two
+	// searches' bounds did, "" when nothing was decided.
+	Method string `json:"method,omitempty"`
+	// Paired are the paired check's metrics with their bounds.
+	Paired []PairedCheckMetric `json:"paired,omitempty"`
+}
+
+// PairedCheckMetric is one metric of a paired check of capacity lost: the
+// mean improvement of the candidate at the baseline's answer less the
+// tolerance over the baseline at its answer, on the same windows (positive:
+// better), with its one-sided bounds at Alpha; with fewer than two
+// windows the bounds are 0 (none).
+type PairedCheckMetric struct {
+	Metric  string  `json:"metric"`
+	Mean    float64 `json:"mean"`
+	Lower   float64 `json:"lower"`
+	Upper   float64 `json:"upper"`
+	Windows int     `json:"windows"`
+	Alpha   float64 `json:"alpha"`
 }
 
 // CapacityAnswer is one side's rate search answer (Search's fields).

@@ -15,9 +15,10 @@ import (
 	"github.com/slogate/slogate/internal/vocab"
 )
 
-// capacityRuns are two runs with four rate searches: one that lost a
-// third of its capacity, one unchanged, one too close to call and one
-// whose candidate met its objective at no rate.
+// capacityRuns are two runs with five rate searches: one that lost a
+// third of its capacity, one unchanged, one too close to call, one
+// whose candidate met its objective at no rate, and one decided by its
+// paired check.
 func capacityRuns() (a, b *result.Results) {
 	s := func(name string, rate, lower, upper float64) result.Search {
 		return result.Search{Name: name, Traffic: "chat", RateRange: [2]float64{1, 32}, Objective: "cell.goodput_share >= 0.95",
@@ -27,6 +28,16 @@ func capacityRuns() (a, b *result.Results) {
 	none := s("none", 0, 0, 1)
 	b = &result.Results{Server: result.Server{Name: "srv"}, Search: []result.Search{s("lost", 6.6, 6.3, 6.9), s("same", 10, 9.6, 0), s("close", 9.3, 8.9, 9.7), none}}
 	b.Search[1].ClientLimit = 12
+	// "paired": the bounds say within, the paired check (the baseline's
+	// check windows replayed at 9.5 req/s) says regressed, and decides.
+	pa, pb := s("paired", 10, 9.6, 10.4), s("paired", 10, 9.6, 10.4)
+	pa.Check = &result.SearchCheck{Rate: 10}
+	pb.Replay = &result.SearchCheck{Rate: 9.5, BaselineRate: 10, Tolerance: 0.05}
+	for i, v := range []float64{0.96, 0.95, 0.97} {
+		pa.Check.Windows = append(pa.Check.Windows, result.CheckWindow{Seed: int64(i), Values: map[string]float64{"goodput_share": v}, Launched: 300})
+		pb.Replay.Windows = append(pb.Replay.Windows, result.CheckWindow{Seed: int64(i), Values: map[string]float64{"goodput_share": v - 0.05 - 0.01*float64(i)}, Launched: 300})
+	}
+	a.Search, b.Search = append(a.Search, pa), append(b.Search, pb)
 	return a, b
 }
 
@@ -91,7 +102,7 @@ func TestCapacityGolden(t *testing.T) {
 	for _, v := range (Baseline{C: d.C}).Verdicts() {
 		got = append(got, v.Test+" "+v.Outcome.String())
 	}
-	wantV := []string{"srv/baseline/search/lost fail", "srv/baseline/search/same pass", "srv/baseline/search/close inconclusive", "srv/baseline/search/none fail"}
+	wantV := []string{"srv/baseline/search/lost fail", "srv/baseline/search/same pass", "srv/baseline/search/close inconclusive", "srv/baseline/search/none fail", "srv/baseline/search/paired fail"}
 	if diff := cmp.Diff(wantV, got); diff != "" {
 		t.Errorf("-baseline verdicts (-want +got):\n%s", diff)
 	}
