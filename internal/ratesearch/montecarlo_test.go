@@ -342,8 +342,10 @@ func TestErrorRates(t *testing.T) {
 // TestMustShow is issue 31's Must show over the scenarios whose bounds
 // estimate the design effect, with SLOGATE_RATESEARCH_MC=1 only: the
 // lower bound below the truth in ≥ 95 % of runs and identical builds
-// regressed in ≤ 5 % of pairs, asserted. The Must show's other parts are
-// out of reach at these windows (docs/method.md#rate-search-error-rates):
+// regressed in ≤ 5 % of pairs, asserted. By the two searches' bounds the
+// Must show's other parts are out of reach at these windows (the paired
+// check reaches its power: TestPairedMustShow;
+// docs/method.md#rate-search-error-rates):
 // a build with 10 % less capacity is regressed in far fewer than 90 % of
 // pairs and the answer is within the precision in far fewer than 95 % of
 // runs, because a window of a queue holds few independent observations;

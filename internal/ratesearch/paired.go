@@ -66,7 +66,7 @@ func PairedCapacity(metrics []PairedMetric, alpha float64, r, baselineRate, tole
 			better++
 		}
 	}
-	at := fmt.Sprintf("at %s req/s (the baseline's %s req/s less %s), on the baseline's %d windows,", rate(r), rate(baselineRate), pct(tolerance), ivs[0].Windows)
+	at := fmt.Sprintf("at %s req/s (the baseline's %s req/s less %s), on the baseline's %s,", rate(r), rate(baselineRate), pct(tolerance), windowsText(ivs[0].Windows))
 	switch {
 	case worse >= 0:
 		return vocab.Fail, ivs, fmt.Sprintf("capacity lost: %s the candidate's %s is worse than the baseline's at its answer: %s", at, metrics[worse].Metric, describe(ivs[worse], metrics[worse]))
@@ -115,10 +115,14 @@ func pairedInterval(m PairedMetric, level float64) PairedInterval {
 	half := tQuantile(1-level, float64(n-1)) * sd / math.Sqrt(float64(n))
 	iv.Lower, iv.Upper = iv.Mean-half, iv.Mean+half
 	if iv.Mean != 0 && iv.Lower < 0 && iv.Upper > 0 {
-		// The spread at which t·sd/√n falls below |mean|, with the
-		// normal's quantile for the t's (a planning figure).
-		z := zQuantile(1 - level)
-		iv.Need = int(math.Ceil(math.Pow(z*sd/math.Abs(iv.Mean), 2)))
+		// The fewest pairs, more than measured, at which t·sd/√n would
+		// fall below |mean| at this spread (a planning figure).
+		for k := n + 1; k <= 100000; k++ {
+			if tQuantile(1-level, float64(k-1))*sd/math.Sqrt(float64(k)) < math.Abs(iv.Mean) {
+				iv.Need = k
+				break
+			}
+		}
 	}
 	return iv
 }
@@ -148,4 +152,12 @@ func signed(v float64) string {
 		return "+" + numfmt.Value(v)
 	}
 	return "−" + numfmt.Value(-v)
+}
+
+// windowsText is n windows in words: "1 window", "24 windows".
+func windowsText(n int) string {
+	if n == 1 {
+		return "1 window"
+	}
+	return fmt.Sprintf("%d windows", n)
 }

@@ -43,7 +43,7 @@ func TestPairedCapacity(t *testing.T) {
 			name:     "regressed: worse with confidence",
 			metrics:  []PairedMetric{share(-0.03, -0.04, -0.02, -0.035, -0.025)},
 			want:     vocab.Fail,
-			prefix:   "capacity lost: at 4.75 req/s (the baseline's 5 less 5%) on the baseline's 5 windows",
+			prefix:   "capacity lost: at 4.75 req/s (the baseline's 5 req/s less 5%), on the baseline's 5 windows,",
 			contains: []string{"goodput_share worse by 0.03 (", "at one-sided 5%)"},
 		},
 		{
@@ -62,7 +62,7 @@ func TestPairedCapacity(t *testing.T) {
 			metrics:  []PairedMetric{share(-0.12, 0.07, -0.04, 0.1, -0.06)},
 			want:     vocab.Inconclusive,
 			prefix:   "at 4.75 req/s",
-			contains: []string{"neither worse nor at least as good with confidence", "goodput_share worse by 0.01", "about 230 windows a side (check_windows) would decide it"},
+			contains: []string{"neither worse nor at least as good with confidence", "goodput_share worse by 0.01", "about 232 windows a side (check_windows) would decide it"},
 		},
 		{
 			name:     "inconclusive: mean 0",
@@ -74,7 +74,7 @@ func TestPairedCapacity(t *testing.T) {
 			name:     "inconclusive: one window bounds nothing",
 			metrics:  []PairedMetric{share(-0.2)},
 			want:     vocab.Inconclusive,
-			contains: []string{"on the baseline's 1 windows", "(unbounded to unbounded", "two windows a side at least would bound it (check_windows)"},
+			contains: []string{"on the baseline's 1 window,", "(unbounded to unbounded", "two windows a side at least would bound it (check_windows)"},
 			intervals: []PairedInterval{{
 				Metric: metric.GoodputShare, Mean: -0.2, Lower: math.Inf(-1), Upper: math.Inf(1), Windows: 1, Alpha: 0.05,
 			}},
@@ -122,7 +122,10 @@ func TestPairedCapacity(t *testing.T) {
 				{
 					Metric: metric.GoodputShare, Mean: -0.01, Lower: -0.01 - 2.262157*0.005,
 					Upper: -0.01 + 2.262157*0.005, Windows: 10, Alpha: 0.025,
-					Need: int(math.Ceil(math.Pow(1.959964*0.005*math.Sqrt(10)/0.01, 2))),
+					// The fewest pairs k > 10 with t(k−1, 0.975)·sd/√k below
+					// |mean| 0.01, sd 0.005·√10: 12 gives 2.201·0.01581/√12 =
+					// 0.01005, 13 gives 2.179·0.01581/√13 = 0.00956.
+					Need: 13,
 				},
 				{
 					Metric: metric.TTFTMsP99, Mean: 10, Lower: 10 - 2.262157/3, Upper: 10 + 2.262157/3,
