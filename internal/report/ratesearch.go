@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"html"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -48,7 +49,55 @@ func newRateSearchView(res *result.Results, s *result.Search) searchView {
 		v.Rows = append(v.Rows, row)
 	}
 	v.Cost = costLines(res, s)
+	v.Checks = checkLines(s)
 	return v
+}
+
+// checkLines are search s's paired-check windows in words: "Check: 24
+// windows at 5 req/s, for a later run's paired check of capacity lost;
+// goodput_share 0.9612 on average" and the replay of the baseline's.
+func checkLines(s *result.Search) []string {
+	var out []string
+	if c := s.Check; c != nil {
+		out = append(out, fmt.Sprintf("Check: %s at %s req/s, for a later run's paired check of capacity lost%s", windowCount(len(c.Windows)), rateText(c.Rate), checkMeans(c)))
+	}
+	if c := s.Replay; c != nil {
+		out = append(out, fmt.Sprintf("Replay of the baseline's check: %s at %s req/s (the baseline's answer %s req/s less %s)%s",
+			windowCount(len(c.Windows)), rateText(c.Rate), rateText(c.BaselineRate), numfmt.Percent(c.Tolerance), checkMeans(c)))
+	}
+	return out
+}
+
+// windowCount is n windows in words.
+func windowCount(n int) string {
+	if n == 1 {
+		return "1 window"
+	}
+	return strconv.Itoa(n) + " windows"
+}
+
+// checkMeans are a check's metrics averaged over its windows (";
+// goodput_share 0.9612 on average"), and why it stopped, if it did.
+func checkMeans(c *result.SearchCheck) string {
+	sums, counts := map[string]float64{}, map[string]int{}
+	for _, w := range c.Windows {
+		for k, v := range w.Values {
+			sums[k] += v
+			counts[k]++
+		}
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(sums)) {
+		parts = append(parts, k+" "+numfmt.Value(sums[k]/float64(counts[k])))
+	}
+	out := ""
+	if len(parts) > 0 {
+		out = "; " + strings.Join(parts, ", ") + " on average"
+	}
+	if c.Error != "" {
+		out += "; stopped: " + c.Error
+	}
+	return out
 }
 
 // rateProbeMetric is a rate probe's metric as the table shows it.

@@ -267,3 +267,45 @@ func TestRateAnswerText(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckLines: a rate search's check windows and its replay of the
+// baseline's are a line each in report.md's (and report.html's) search section, with their
+// windows, rate, the objective's metrics averaged over the windows, and
+// why a check stopped; a search without either has no such line.
+func TestCheckLines(t *testing.T) {
+	res := rateSearchFixture()
+	s := &res.Search[0]
+	s.Check = &result.SearchCheck{Rate: 6.2, Windows: []result.CheckWindow{
+		{Seed: 1, Values: map[string]float64{"goodput_share": 0.96, "ttft_ms_p99": 470}},
+		{Seed: 2, Values: map[string]float64{"goodput_share": 0.98, "ttft_ms_p99": 430}},
+	}}
+	s.Replay = &result.SearchCheck{Rate: 6.46, BaselineRate: 6.8, Tolerance: 0.05, Error: "the window of seed 2 could not be measured: server down",
+		Windows: []result.CheckWindow{{Seed: 1, Values: map[string]float64{"goodput_share": 0.9}}}}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"- Check: 2 windows at 6.20 req/s, for a later run's paired check of capacity lost; goodput_share 0.97, ttft_ms_p99 450 on average\n",
+		"- Replay of the baseline's check: 1 window at 6.46 req/s (the baseline's answer 6.80 req/s less 5%); goodput_share 0.9 on average; stopped: the window of seed 2 could not be measured: server down\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, b.String())
+		}
+	}
+	var h bytes.Buffer
+	if err := WriteHTML(&h, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.String(), "<li>Check: 2 windows at 6.20 req/s") {
+		t.Errorf("report.html lacks the check line")
+	}
+	res = rateSearchFixture()
+	b.Reset()
+	if err := WriteMarkdown(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "Check: ") || strings.Contains(b.String(), "Replay of") {
+		t.Errorf("a search without check windows has a check line:\n%s", b.String())
+	}
+}

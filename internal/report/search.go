@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -100,7 +101,11 @@ type searchView struct {
 	// Cost are the lines that price the search's answer
 	// (docs/method.md#cost): its GPU time, the cost at the answer, the
 	// baseline's beside it.
-	Cost    []string
+	Cost []string
+	// Checks are a rate search's paired-check windows in words
+	// (docs/method.md#paired-capacity-check): its check at the answer,
+	// its replay of the baseline's.
+	Checks  []string
 	search  *result.Search
 	compare []comparison
 	// chart is the search's chart, an SVG drawn once for report.html and
@@ -206,10 +211,10 @@ func searchAnswerText(s *result.Search) string {
 func writeSearches(b *bufio.Writer, searches []searchView) {
 	for _, v := range searches {
 		fmt.Fprintf(b, "## %s\n\n%s\n\nObjective: %s\n\n", v.Title, mdText(v.Answer), mdCode(v.Rule))
-		for _, c := range v.Cost {
+		for _, c := range append(slices.Clone(v.Cost), v.Checks...) {
 			fmt.Fprintf(b, "- %s\n", mdText(c))
 		}
-		if len(v.Cost) > 0 {
+		if len(v.Cost)+len(v.Checks) > 0 {
 			fmt.Fprintln(b)
 		}
 		if v.search.IsRate() {

@@ -275,15 +275,14 @@ func (p *rateProber) window(ref vocab.CellRef, windows int) (result.TrafficCell,
 	if windows == 1 {
 		p.run.observer.CellStart(ref) // the later windows continue its test
 	}
-	cell, recs, err := p.windowSeeded(ref, p.block.Seed+int64(windows-1), windows)
-	cell.Search = p.search.Name
-	return cell, recs, err
+	return p.windowSeeded(ref, p.block.Seed+int64(windows-1), windows)
 }
 
 // windowSeeded measures one window of the traffic block at ref's rate
-// with the given seed, its requests recorded as repeat (1: none); the cell
-// is named as ref names it.
-func (p *rateProber) windowSeeded(ref vocab.CellRef, seed int64, windows int) (result.TrafficCell, []result.RequestRecord, error) {
+// with the given seed, its requests recorded as the repeat-th (from 1;
+// requests.jsonl shows no repeat for the first); the cell is named as ref
+// names it (its Search ref's).
+func (p *rateProber) windowSeeded(ref vocab.CellRef, seed int64, repeat int) (result.TrafficCell, []result.RequestRecord, error) {
 	r := p.run
 	t := *p.block
 	t.Seed = seed
@@ -292,8 +291,8 @@ func (p *rateProber) windowSeeded(ref vocab.CellRef, seed int64, windows int) (r
 	var recs []result.RequestRecord
 	record := m.Record
 	m.Record = func(rec *result.RequestRecord) {
-		if windows > 1 {
-			rec.Repeat = windows
+		if repeat > 1 {
+			rec.Repeat = repeat
 		}
 		if rec.InWindow && rec.Purpose == "" {
 			mu.Lock()
