@@ -16,11 +16,14 @@ import (
 // (about 19.5 requests a second at most, docs/method.md#rate-search) at a
 // coarse precision and short windows, its server's arguments followed by
 // the sim_args variable (a slower build: --sim-slowdown).
-func capacityLostSpec(t *testing.T) string { return capacityLostSpecWith(t, "") }
+func capacityLostSpec(t *testing.T) string {
+	return capacityLostSpecWith(t, "2s", "1s", "[8, 40]", "10%", "")
+}
 
-// capacityLostSpecWith is capacityLostSpec with extra attributes in its
-// search block.
-func capacityLostSpecWith(t *testing.T, searchAttrs string) string {
+// capacityLostSpecWith is capacityLostSpec with windows of duration after
+// warmup, searching rate ("[lo, hi]") to precision, with extra attributes
+// in its search block.
+func capacityLostSpecWith(t *testing.T, duration, warmup, rate, precision, searchAttrs string) string {
 	return specFile(t, "spec.hcl", fmt.Sprintf(`server "sim" {
   model             = "Qwen/Qwen3.5-4B"
   served_model_name = "qwen"
@@ -39,18 +42,18 @@ traffic "chat" {
   context  = "1K"
   rate     = [8]
   arrivals = "constant"
-  duration = "2s"
-  warmup   = "1s"
+  duration = %q
+  warmup   = %q
   slo      = { ttft_ms = 300 }
 }
 search "capacity" {
   traffic   = "chat"
-  rate      = [8, 40]
-  precision = "10%%"
+  rate      = %s
+  precision = %q
   objective = cell.goodput_share >= 0.5
   %s
 }
-`, freePort(t), trafficSim, searchAttrs))
+`, freePort(t), trafficSim, duration, warmup, rate, precision, searchAttrs))
 }
 
 // TestCapacityLostGates: a build 50 % slower per step loses about a
@@ -129,8 +132,11 @@ func trimRate(r float64) string {
 func TestCapacityLostPaired(t *testing.T) {
 	t.Parallel()
 	mark := newMark(t)
-	defer noLeftovers(t, mark)
-	spec := capacityLostSpecWith(t, "check_windows = 3")
+	t.Cleanup(func() { noLeftovers(t, mark) }) // after the parallel subtests
+	// 1 s windows and a coarse search over a narrow range (both builds'
+	// answers, about 22 and 15 req/s, inside it): the check decides here,
+	// not the bounds, and each run stays under a minute.
+	spec := capacityLostSpecWith(t, "1s", "0.5s", "[12, 30]", "25%", "check_windows = 3")
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base")
 	r := slogate(t, mark, 4*time.Minute, "", nil, "run", "-sim", "-out", base, spec)
@@ -171,6 +177,10 @@ func TestCapacityLostPaired(t *testing.T) {
 		{name: "identical", codes: []int{0, 1, 4}, not: "--- FAIL: sim/baseline/search/capacity", decisions: []string{"within", "inconclusive"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			// The two candidates at once, each on its own port (a port is
+			// no setting the comparison checks).
+			t.Parallel()
+			spec := capacityLostSpecWith(t, "1s", "0.5s", "[12, 30]", "25%", "check_windows = 3")
 			out := filepath.Join(dir, tt.name)
 			r := slogate(t, mark, 4*time.Minute, "", nil, append(append([]string{"run", "-sim", "-out", out, "-baseline", baseJSON}, tt.args...), spec)...)
 			if !slices.Contains(tt.codes, r.Code) {
