@@ -68,13 +68,8 @@ func checkLines(s *result.Search) []string {
 	return out
 }
 
-// windowCount is n windows in words.
-func windowCount(n int) string {
-	if n == 1 {
-		return "1 window"
-	}
-	return strconv.Itoa(n) + " windows"
-}
+// windowCount is n windows in words: "1 window", "24 windows".
+func windowCount(n int) string { return strconv.Itoa(n) + " " + plural(n, "window", "windows") }
 
 // checkMeans are a check's metrics averaged over its windows (";
 // goodput_share 0.9612 on average"), and why it stopped, if it did.

@@ -102,12 +102,13 @@ type EndpointCarried struct{ Endpoint string }
 type SimCarried struct{}
 
 // CheckWindowDone: window Window of Windows of rate search Search's paired
-// check (Suffix "/check": at its answer; "/replay": at the baseline's
-// answer less the tolerance, docs/method.md#paired-capacity-check) was
-// measured at Rate, with the objective's metrics Values, Elapsed into the
-// check; or, with Error, could not be, which ends the check.
+// check (at its answer; with Replay, at the baseline's answer less the
+// tolerance, docs/method.md#paired-capacity-check) was measured at Rate,
+// with the objective's metrics Values, Elapsed into the check; or, with
+// Error, could not be, which ends the check.
 type CheckWindowDone struct {
-	Search, Suffix  string
+	Search          string
+	Replay          bool
 	Rate            float64
 	Window, Windows int
 	Values          map[string]float64

@@ -162,7 +162,7 @@ func (p *rateProber) checkWindows(suffix string, rate float64, seeds []int64) (*
 		}
 		if !cell.Status.Measured() {
 			c.Error = fmt.Sprintf("the window of seed %d could not be measured: %s", seed, cell.Reason)
-			r.note(CheckWindowDone{Search: p.search.Name, Suffix: suffix, Rate: rate, Window: i + 1, Windows: len(seeds), Error: c.Error})
+			r.note(CheckWindowDone{Search: p.search.Name, Replay: suffix == replaySuffix, Rate: rate, Window: i + 1, Windows: len(seeds), Error: c.Error})
 			break
 		}
 		w := result.CheckWindow{Seed: seed, Values: map[string]float64{}, Launched: cell.Launched}
@@ -176,7 +176,7 @@ func (p *rateProber) checkWindows(suffix string, rate float64, seeds []int64) (*
 			}
 		}
 		c.Windows = append(c.Windows, w)
-		r.note(CheckWindowDone{Search: p.search.Name, Suffix: suffix, Rate: rate, Window: i + 1, Windows: len(seeds), Values: w.Values, Elapsed: time.Since(start)})
+		r.note(CheckWindowDone{Search: p.search.Name, Replay: suffix == replaySuffix, Rate: rate, Window: i + 1, Windows: len(seeds), Values: w.Values, Elapsed: time.Since(start)})
 	}
 	return c, nil
 }

@@ -138,7 +138,7 @@ func byteSize(n int64) string {
 // of 24 at 5 req/s: goodput_share 0.96 (1m12s)".
 func checkWindowLine(n runner.CheckWindowDone) string {
 	kind := "check"
-	if n.Suffix == "/replay" {
+	if n.Replay {
 		kind = "replay"
 	}
 	head := fmt.Sprintf("search %s: %s window %d of %d at %s req/s", n.Search, kind, n.Window, n.Windows, numfmt.Value(n.Rate))
