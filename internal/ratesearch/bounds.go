@@ -10,7 +10,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/aclements/go-moremath/mathx"
+	"gonum.org/v1/gonum/mathext"
 )
 
 // Bounds use the exact tails of the binomial distribution, not a normal
@@ -54,21 +54,12 @@ func shareBoundsReal(k, n float64, alpha float64) (lo, hi float64) {
 	return lo, hi
 }
 
-// invBetaInc is the x in [0, 1] where I_x(a, b) = y, by bisection.
+// invBetaInc is the x in [0, 1] where I_x(a, b) = y. gonum's inverse
+// holds to counts of many millions (a probe of max_windows windows, or
+// the projection of Settings.WindowsToDecide), where go-moremath's
+// continued fraction stops converging above about 10⁵.
 func invBetaInc(y, a, b float64) float64 {
-	lo, hi := 0.0, 1.0
-	for range 200 {
-		mid := (lo + hi) / 2
-		if mathx.BetaInc(mid, a, b) < y {
-			lo = mid
-		} else {
-			hi = mid
-		}
-		if hi-lo < 1e-13 {
-			break
-		}
-	}
-	return (lo + hi) / 2
+	return mathext.InvRegIncBeta(a, b, y)
 }
 
 // binomialCDF is P(X ≤ k) for X ~ Binomial(n, p).
@@ -83,7 +74,7 @@ func binomialCDF(k, n int, p float64) float64 {
 	case p >= 1:
 		return 0
 	}
-	return mathx.BetaInc(1-p, float64(n-k), float64(k+1))
+	return mathext.RegIncBeta(float64(n-k), float64(k+1), 1-p)
 }
 
 // OrderBounds gives the order statistics that bound the q-quantile
@@ -95,22 +86,33 @@ func binomialCDF(k, n int, p float64) float64 {
 // even the smallest sample is no such bound (too few samples), hi n+1 when
 // even the largest is none.
 func OrderBounds(n int, q, alpha float64) (lo, hi int) {
-	hi = n + 1
-	// hi: the smallest k with P(Bin(n, q) ≤ k−1) ≥ 1 − alpha.
-	for k := 1; k <= n; k++ {
+	// P(Bin(n, q) ≤ k−1) grows with k: each rank is found by bisection,
+	// so that a projection of millions of samples (Settings.WindowsToDecide)
+	// costs a few dozen CDFs.
+	// hi: the smallest k in [1, n] with P(Bin(n, q) ≤ k−1) ≥ 1 − alpha;
+	// n + 1 when none.
+	a, b := 0, n+1 // the answer is in (a, b]
+	for b-a > 1 {
+		k := (a + b) / 2
 		if binomialCDF(k-1, n, q) >= 1-alpha {
-			hi = k
-			break
+			b = k
+		} else {
+			a = k
 		}
 	}
-	// lo: the largest k with P(Bin(n, q) ≥ k) ≥ 1 − alpha, that is
-	// P(Bin(n, q) ≤ k−1) ≤ alpha.
-	for k := n; k >= 1; k-- {
+	hi = b
+	// lo: the largest k in [1, n] with P(Bin(n, q) ≥ k) ≥ 1 − alpha, that
+	// is P(Bin(n, q) ≤ k−1) ≤ alpha; 0 when none.
+	a, b = 0, n+1 // the answer is in [a, b)
+	for b-a > 1 {
+		k := (a + b) / 2
 		if binomialCDF(k-1, n, q) <= alpha {
-			lo = k
-			break
+			a = k
+		} else {
+			b = k
 		}
 	}
+	lo = a
 	return lo, hi
 }
 
@@ -122,14 +124,15 @@ func PercentileBounds(xs []float64, q, alpha float64) (lo, hi float64) {
 	return percentileBounds(xs, q, alpha, 1)
 }
 
-// percentileBounds is PercentileBounds with a design effect deff (≤ 1:
-// independent samples): the ranks are those of n ÷ deff samples, scaled
-// back to n (outward).
+// percentileBounds is PercentileBounds with a design effect deff (1 or
+// less than 0: independent samples): the ranks are those of n ÷ deff
+// samples, scaled back to n (outward); a deff below 1 projects more
+// samples of the same distribution (Settings.WindowsToDecide).
 func percentileBounds(xs []float64, q, alpha, deff float64) (lo, hi float64) {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	l, h := OrderBounds(len(s), q, alpha)
-	if deff > 1 && len(s) > 0 {
+	if deff > 0 && deff != 1 && len(s) > 0 {
 		ne := int(math.Floor(float64(len(s)) / deff))
 		le, he := OrderBounds(ne, q, alpha)
 		scale := float64(len(s)) / float64(max(ne, 1))

@@ -101,3 +101,24 @@ func TestDesignEffect(t *testing.T) {
 		t.Errorf("median of 1…40 at D 1: [%v, %v], want the order statistics [14, 27]", lo, hi)
 	}
 }
+
+// TestBoundsAtMillions: a probe of many long windows pools millions of
+// requests (max_windows up to 1,000; WindowsToDecide projects more): the
+// share's bounds and the order statistics hold there, as the normal
+// approximation says, where go-moremath's incomplete beta panicked
+// ("failed to converge") above about 10⁵.
+func TestBoundsAtMillions(t *testing.T) {
+	const n, alpha = 10_000_000, 0.001
+	z := zQuantile(1 - alpha)
+	half := z * math.Sqrt(0.95*0.05/n)
+	lo, hi := ShareBounds(n*95/100, n, alpha)
+	if math.Abs(lo-(0.95-half)) > half/50 || math.Abs(hi-(0.95+half)) > half/50 {
+		t.Errorf("ShareBounds(0.95 of %d) = [%v, %v], want 0.95 ∓ %v (the normal's, within 2 %%)", n, lo, hi, half)
+	}
+	const m, q = 1_000_000, 0.99
+	l, h := OrderBounds(m, q, alpha)
+	ranks := z * math.Sqrt(m*q*(1-q))
+	if math.Abs(float64(l)-(m*q-ranks)) > ranks/20 || math.Abs(float64(h)-(m*q+ranks)) > ranks/20 {
+		t.Errorf("OrderBounds(%d, %v) = [%d, %d], want %v ∓ %.0f (the normal's, within 5 %%)", m, q, l, h, m*q, ranks)
+	}
+}

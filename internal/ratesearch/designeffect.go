@@ -3,7 +3,7 @@ package ratesearch
 import (
 	"math"
 
-	"github.com/aclements/go-moremath/mathx"
+	"gonum.org/v1/gonum/mathext"
 )
 
 // Requests that queue together are not independent: on a queue at its
@@ -34,12 +34,56 @@ func EstimateDesignEffect(d Data, alpha float64) float64 {
 	if d.DesignEffect > 0 {
 		return max(1, d.DesignEffect)
 	}
+	sp, dhat := spreadOf(d)
+	return designEffectAt(sp, dhat, len(d.Windows), alpha)
+}
+
+// designEffectAt is the design effect of data whose windows' spread is
+// sp (D̂ dhat when spreadSeen) over w windows at level alpha.
+func designEffectAt(sp spread, dhat float64, w int, alpha float64) float64 {
+	switch sp {
+	case spreadNone:
+		return 1
+	case spreadOne:
+		return math.Inf(1)
+	case spreadAlike:
+		// Windows all alike (each all good, say) show no spread: two such
+		// can be chance on a queue at its capacity, where a fifth of the
+		// windows meet an SLO with every request; from the third on (a
+		// chance of 1 in 125 there) they count as independent.
+		if w < minAlikeWindows {
+			return math.Inf(1)
+		}
+		return 1
+	}
+	r := tQuantile(1-alpha, float64(w-1)) / zQuantile(1-alpha)
+	return max(1, dhat*r*r)
+}
+
+// spread is what a probe's windows show of their spread.
+type spread int
+
+const (
+	// spreadSeen: the between-window estimate D̂ (EstimateDesignEffect).
+	spreadSeen spread = iota
+	// spreadNone: no windows given (the requests independent), or not a
+	// Share or Quantile.
+	spreadNone
+	// spreadOne: one window, whose spread cannot be told.
+	spreadOne
+	// spreadAlike: windows all alike, no spread to see.
+	spreadAlike
+)
+
+// spreadOf is d's windows' spread, with D̂ (before the t factor and the
+// floor of 1) when seen.
+func spreadOf(d Data) (spread, float64) {
 	w := len(d.Windows)
 	switch {
 	case w == 0:
-		return 1
+		return spreadNone, 0
 	case w == 1:
-		return math.Inf(1)
+		return spreadOne, 0
 	}
 	// The windows' counts of "successes" k_w of n_w: a Share's good
 	// requests; a Quantile's samples above the pooled quantile.
@@ -64,14 +108,14 @@ func EstimateDesignEffect(d Data, alpha float64) float64 {
 			at = end
 		}
 	default:
-		return 1
+		return spreadNone, 0
 	}
 	var k, n float64
 	for i := range ks {
 		k, n = k+ks[i], n+ns[i]
 	}
 	if n == 0 {
-		return 1
+		return spreadNone, 0
 	}
 	p := k / n
 	var ss float64
@@ -82,18 +126,9 @@ func EstimateDesignEffect(d Data, alpha float64) float64 {
 		}
 	}
 	if p <= 0 || p >= 1 || ss == 0 {
-		// Windows all alike (each all good, say) show no spread: two such
-		// can be chance on a queue at its capacity, where a fifth of the
-		// windows meet an SLO with every request; from the third on (a
-		// chance of 1 in 125 there) they count as independent.
-		if w < minAlikeWindows {
-			return math.Inf(1)
-		}
-		return 1
+		return spreadAlike, 0
 	}
-	dhat := ss / (float64(w-1) * p * (1 - p))
-	r := tQuantile(1-alpha, float64(w-1)) / zQuantile(1-alpha)
-	return max(1, dhat*r*r)
+	return spreadSeen, ss / (float64(w-1) * p * (1 - p))
 }
 
 // minAlikeWindows is the fewest windows all alike that decide a probe
@@ -106,18 +141,9 @@ func zQuantile(p float64) float64 {
 }
 
 // tQuantile is Student's t's p-quantile (0.5 < p < 1) of nu degrees of
-// freedom, by bisection of its upper tail P(T > t) = I_{ν/(ν+t²)}(ν/2, ½) ÷ 2
-// on a log scale.
+// freedom, from its upper tail P(T > t) = I_{ν/(ν+t²)}(ν/2, ½) ÷ 2: x the
+// inverse of the regularized incomplete beta at 2(1 − p), t = √(ν(1 − x) ÷ x).
 func tQuantile(p, nu float64) float64 {
-	tail := 1 - p
-	lo, hi := 1e-9, 1e12
-	for hi/lo > 1+1e-12 {
-		mid := math.Sqrt(lo * hi)
-		if mathx.BetaInc(nu/(nu+mid*mid), nu/2, 0.5)/2 > tail {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return math.Sqrt(lo * hi)
+	x := mathext.InvRegIncBeta(nu/2, 0.5, 2*(1-p))
+	return math.Sqrt(nu * (1 - x) / x)
 }

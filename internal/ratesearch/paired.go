@@ -116,12 +116,20 @@ func pairedInterval(m PairedMetric, level float64) PairedInterval {
 	iv.Lower, iv.Upper = iv.Mean-half, iv.Mean+half
 	if iv.Mean != 0 && iv.Lower < 0 && iv.Upper > 0 {
 		// The fewest pairs, more than measured, at which t·sd/√n would
-		// fall below |mean| at this spread (a planning figure).
-		for k := n + 1; k <= 100000; k++ {
-			if tQuantile(1-level, float64(k-1))*sd/math.Sqrt(float64(k)) < math.Abs(iv.Mean) {
-				iv.Need = k
-				break
+		// fall below |mean| at this spread (a planning figure; 0 when not
+		// within 100,000). t·sd/√n falls as n grows: by bisection.
+		below := func(k int) bool {
+			return tQuantile(1-level, float64(k-1))*sd/math.Sqrt(float64(k)) < math.Abs(iv.Mean)
+		}
+		if lo, hi := n, 100000; below(hi) {
+			for hi-lo > 1 { // !below(lo) (undecided at n), below(hi)
+				if mid := (lo + hi) / 2; below(mid) {
+					hi = mid
+				} else {
+					lo = mid
+				}
 			}
+			iv.Need = hi
 		}
 	}
 	return iv
