@@ -108,10 +108,19 @@ func higherIsBetter(d Data) bool {
 // IntervalOf is d's point value and its bounds, each one-sided at level
 // alpha.
 func IntervalOf(d Data, alpha float64) Interval {
-	iv := Interval{Metric: d.Metric}
 	deff := 1.0
 	if d.Kind != Exact {
 		deff = EstimateDesignEffect(d, alpha)
+	}
+	return intervalAt(d, alpha, deff)
+}
+
+// intervalAt is d's interval with design effect deff: its bounds count
+// N ÷ deff requests (deff below 1 counts more than were measured: a
+// projection of more windows, Settings.WindowsToDecide).
+func intervalAt(d Data, alpha, deff float64) Interval {
+	iv := Interval{Metric: d.Metric}
+	if d.Kind != Exact {
 		iv.DesignEffect = deff
 	}
 	switch d.Kind {
@@ -121,7 +130,7 @@ func IntervalOf(d Data, alpha float64) Interval {
 			scale = 1
 		}
 		lo, hi := ShareBounds(d.K, d.N, alpha)
-		if deff > 1 && d.N > 0 {
+		if deff != 1 && deff > 0 && d.N > 0 {
 			n := float64(d.N) / deff
 			lo, hi = shareBoundsReal(float64(d.K)/deff, n, alpha)
 		}
@@ -166,6 +175,12 @@ type Judgement struct {
 // right for objectives monotone in each metric's direction (goodput at
 // least, latency at most), which a search's objective is.
 func Decide(data []Data, alpha float64, obj Objective) (Judgement, error) {
+	return decide(data, alpha, obj, func(i int, a float64) float64 { return EstimateDesignEffect(data[i], a) })
+}
+
+// decide is Decide with the design effect of data[i] at level alpha given
+// by deff(i, alpha).
+func decide(data []Data, alpha float64, obj Objective, deff func(i int, alpha float64) float64) (Judgement, error) {
 	bounded := 0
 	for _, d := range data {
 		if d.Kind != Exact {
@@ -178,8 +193,11 @@ func Decide(data []Data, alpha float64, obj Objective) (Judgement, error) {
 	}
 	j := Judgement{Alpha: a}
 	pess, opt, point := map[string]float64{}, map[string]float64{}, map[string]float64{}
-	for _, d := range data {
-		iv := IntervalOf(d, a)
+	for i, d := range data {
+		iv := intervalAt(d, a, 1)
+		if d.Kind != Exact {
+			iv = intervalAt(d, a, deff(i, a))
+		}
 		j.Intervals = append(j.Intervals, iv)
 		point[d.Metric] = iv.Point
 		if higherIsBetter(d) {

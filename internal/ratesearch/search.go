@@ -55,6 +55,79 @@ type Probe struct {
 	Alpha     float64
 	// Reason says why an unmeasurable probe was.
 	Reason string
+	// ToDecide, for a probe Undecided at MaxWindows, is about how many
+	// windows in all would have decided it at the values and spread its
+	// windows showed (Settings.WindowsToDecide; MaxToDecide: that many or
+	// more); 0 otherwise.
+	ToDecide int
+}
+
+// MaxToDecide caps Probe.ToDecide: "that many or more".
+const MaxToDecide = 10000
+
+// WindowsToDecide is about how many windows in all would decide a probe
+// undecided after windows windows of data (Probe.ToDecide), were its
+// values and their windows' spread to stay as seen: the fewest W′ at
+// which the decision code (Decide), with every metric's bounds counting
+// W′ ÷ windows times the requests, its design effect's t factor that of
+// W′ windows and the search's error spent over W′ looks a probe rather
+// than MaxWindows (LookAlpha: W′ is what max_windows would have to be),
+// decides obj. The values will move as windows are added, so it is a
+// guide to the order of windows, not a promise
+// (docs/method.md#rate-search-precision). 0 when the data decide obj;
+// MaxToDecide (that many or more) when not even MaxToDecide windows
+// would, the point estimates on the objective's edge, or a metric's spread
+// cannot be told (one window).
+func (s Settings) WindowsToDecide(data []Data, windows int, obj Objective) int {
+	s = s.withDefaults()
+	j, err := Decide(data, s.LookAlpha(), obj)
+	if err != nil || j.Decision != Undecided {
+		return 0
+	}
+	if windows < 2 {
+		return MaxToDecide
+	}
+	type spreadAt struct {
+		sp   spread
+		dhat float64
+	}
+	spreads := make([]spreadAt, len(data))
+	for i, d := range data {
+		if d.Kind == Exact || d.DesignEffect > 0 {
+			continue
+		}
+		sp, dhat := spreadOf(d)
+		if sp == spreadOne {
+			return MaxToDecide
+		}
+		spreads[i] = spreadAt{sp, dhat}
+	}
+	decides := func(w int) bool {
+		at := s
+		at.MaxWindows = max(w, s.MaxWindows)
+		f := float64(w) / float64(windows)
+		deff := func(i int, alpha float64) float64 {
+			if d := data[i]; d.DesignEffect > 0 {
+				return max(1, d.DesignEffect) / f
+			}
+			return designEffectAt(spreads[i].sp, spreads[i].dhat, w, alpha) / f
+		}
+		j, err := decide(data, at.LookAlpha(), obj, deff)
+		return err == nil && j.Decision != Undecided
+	}
+	if !decides(MaxToDecide) {
+		return MaxToDecide
+	}
+	lo, hi := windows, MaxToDecide // undecided at lo, decided at hi
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if decides(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // went is the way the search went at p: Met or Failed (Unmeasurable
@@ -98,6 +171,12 @@ type Settings struct {
 	Precision  float64
 	Confidence float64
 	MaxWindows int
+	// Judged, when set, is told each look at a probe: the probe as judged
+	// so far (its windows, decision, point and intervals; ToDecide on
+	// its last look), and whether that look ended it (decided, or
+	// undecided at MaxWindows). The runner records a probe from it the
+	// moment it is decided, by the search's own judgement.
+	Judged func(p Probe, final bool)
 }
 
 func (s Settings) withDefaults() Settings {
@@ -176,7 +255,14 @@ func (s Settings) Search(probe ProbeFunc) (Answer, error) {
 				return p, err
 			}
 			p.Decision, p.Point, p.Intervals, p.Alpha = j.Decision, j.Point, j.Intervals, j.Alpha
-			if j.Decision != Undecided {
+			final := j.Decision != Undecided || w == s.MaxWindows
+			if j.Decision == Undecided && final {
+				p.ToDecide = s.WindowsToDecide(out.Data, w, out.Objective)
+			}
+			if s.Judged != nil {
+				s.Judged(p, final)
+			}
+			if final {
 				return p, nil
 			}
 		}

@@ -44,6 +44,7 @@ func (r *run) rateSearch(ctx context.Context, s *spec.Search, bodies [][]byte) e
 	idx := len(r.results.Search) - 1
 	t := r.cfg.Spec.TrafficBlock(s.Traffic)
 	p := &rateProber{run: r, ctx: ctx, search: s, block: t, bodies: bodies, settings: settings}
+	settings.Judged = p.judged
 	ans, err := settings.Search(p.probe)
 	if err == nil {
 		err = p.flush(idx, ans.Probes)
@@ -54,7 +55,11 @@ func (r *run) rateSearch(ctx context.Context, s *spec.Search, bodies [][]byte) e
 	switch {
 	case errors.As(err, &stopped):
 		// The probe that stopped the search is recorded as measured,
-		// without a decision.
+		// without a decision, with why (an objective that could not be
+		// evaluated says so only in the error).
+		if p.cur != nil && p.cur.reason == "" {
+			p.cur.reason = err.Error()
+		}
 		p.recordStopped()
 		res.Error = stopped.Error()
 		r.warn(warning.New(warning.SearchNoAnswer, fmt.Sprintf("search %s stopped without an answer", s.Name), res.Error, nil))
@@ -223,6 +228,7 @@ func (p *rateProber) probe(rate float64, windows int) (ratesearch.Outcome, error
 		p.cur = &rateProbe{rate: rate}
 	}
 	cur := p.cur
+	cur.reason = "" // this window's judgement, or why it has none
 	ref := vocab.RateProbeRef(p.search.Name, p.search.Traffic, p.search.Context, rate)
 	cell, recs, err := p.window(ref, windows)
 	cur.windows, cur.last = windows, cell
@@ -243,28 +249,22 @@ func (p *rateProber) probe(rate float64, windows int) (ratesearch.Outcome, error
 		return ratesearch.Outcome{}, errSearchStopped{fmt.Errorf("the probe at %s req/s could not be measured: %s", vocab.FormatRate(rate), cell.Reason)}
 	}
 	cur.pool.add(&cell, recs)
-	out := ratesearch.Outcome{Data: cur.pool.data(p.search.ObjectiveMetrics), Objective: p.objective(&cell)}
-	// Judge the probe as the search will (the same data, level and rule),
-	// so that it is recorded, and shown, the moment it is decided.
-	j, err := ratesearch.Decide(out.Data, p.settings.LookAlpha(), out.Objective)
-	if err != nil {
-		cur.reason = err.Error()
-		return out, err
-	}
-	cur.decision, cur.point = j.Decision, j.Point
-	cur.reason = probeReason(j, windows)
-	if j.Decision != ratesearch.Undecided || windows >= p.maxWindows() {
-		p.recordCurrent()
-	}
-	return out, nil
+	return ratesearch.Outcome{Data: cur.pool.data(p.search.ObjectiveMetrics), Objective: p.objective(&cell)}, nil
 }
 
-// maxWindows is the most windows a probe measures.
-func (p *rateProber) maxWindows() int {
-	if p.settings.MaxWindows > 0 {
-		return p.settings.MaxWindows
+// judged is the search's Settings.Judged: the probe being measured takes
+// the search's judgement of its windows so far, and is recorded, and
+// shown, the moment the search is done with it.
+func (p *rateProber) judged(pr ratesearch.Probe, final bool) {
+	cur := p.cur
+	if cur == nil || cur.rate != pr.Rate {
+		return // not measured here: nothing to record
 	}
-	return ratesearch.DefaultMaxWindows
+	cur.decision, cur.point = pr.Decision, pr.Point
+	cur.reason = probeReason(pr)
+	if final {
+		p.recordCurrent()
+	}
 }
 
 // window measures one window of the probe at ref (the windows-th): the
@@ -380,8 +380,9 @@ func (p *rateProber) recordCurrent() {
 }
 
 // flush records a probe not yet recorded, then checks the recorded
-// decisions against the search's (they are made by the same rule over the
-// same data, so they agree; a disagreement is a bug worth stopping on).
+// probes against the search's (each is recorded from the search's own
+// judgement, Settings.Judged, so they agree; a disagreement is a bug worth
+// stopping on).
 func (p *rateProber) flush(idx int, probes []ratesearch.Probe) error {
 	p.recordCurrent()
 	got := p.run.results.Search[idx].Probes
@@ -423,10 +424,13 @@ func clientLag(c *result.TrafficCell) (string, bool) {
 }
 
 // probeReason says how a probe was judged: the metrics' intervals, and
-// for a probe not met with confidence, which way it went.
-func probeReason(j ratesearch.Judgement, windows int) string {
+// for a probe not met with confidence, which way it went; for one
+// undecided at its last window, about how many windows would decide it
+// (its ToDecide; 0 leaves it out).
+func probeReason(pr ratesearch.Probe) string {
+	windows, toDecide := pr.Windows, pr.ToDecide
 	var parts []string
-	for _, iv := range j.Intervals {
+	for _, iv := range pr.Intervals {
 		if iv.Lower == iv.Upper {
 			parts = append(parts, fmt.Sprintf("%s %s", iv.Metric, numfmt.Value(iv.Point)))
 			continue
@@ -445,9 +449,16 @@ func probeReason(j ratesearch.Judgement, windows int) string {
 	if windows > 1 {
 		w = "windows"
 	}
-	switch j.Decision {
+	switch pr.Decision {
 	case ratesearch.Undecided:
-		return fmt.Sprintf("undecided after %d %s, taken as %s by the point estimates: %s", windows, w, j.Point, bounds)
+		line := fmt.Sprintf("undecided after %d %s, taken as %s by the point estimates: %s", windows, w, pr.Point, bounds)
+		switch {
+		case toDecide >= ratesearch.MaxToDecide:
+			line += fmt.Sprintf("; at the spread seen, %s windows or more would decide it (its values sit at the objective's edge)", numfmt.Int(ratesearch.MaxToDecide))
+		case toDecide > 0:
+			line += fmt.Sprintf("; at the spread seen, about %s windows would decide it (max_windows)", numfmt.Int(int64(toDecide)))
+		}
+		return line
 	case ratesearch.Failed:
 		return fmt.Sprintf("failed even at the optimistic bounds: %s", bounds)
 	}

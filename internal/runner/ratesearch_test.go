@@ -164,3 +164,30 @@ func TestKeptRecordsDropProbes(t *testing.T) {
 		t.Errorf("kept %+v, want the block's own cell only", kept)
 	}
 }
+
+// TestProbeReason: a probe's reason gives its intervals and decision; one
+// undecided at its last window adds about how many windows would decide
+// it, or that even many would not (its values at the objective's edge).
+func TestProbeReason(t *testing.T) {
+	iv := []ratesearch.Interval{{Metric: metric.GoodputShare, Point: 0.9, Lower: 0.5, Upper: 1, DesignEffect: 12.5}}
+	undecided := ratesearch.Probe{Decision: ratesearch.Undecided, Point: ratesearch.Met, Intervals: iv, Windows: 4}
+	const head = "undecided after 4 windows, taken as met by the point estimates: goodput_share 0.9 (0.5 to 1, design effect 12.5)"
+	with := func(p ratesearch.Probe, toDecide int) ratesearch.Probe { p.ToDecide = toDecide; return p }
+	tests := []struct {
+		name  string
+		probe ratesearch.Probe
+		want  string
+	}{
+		{name: "met", probe: ratesearch.Probe{Decision: ratesearch.Met, Intervals: iv, Windows: 2}, want: "met even at the pessimistic bounds: goodput_share 0.9 (0.5 to 1, design effect 12.5)"},
+		{name: "undecided, before its last window", probe: undecided, want: head},
+		{name: "undecided at its last window", probe: with(undecided, 1234), want: head + "; at the spread seen, about 1,234 windows would decide it (max_windows)"},
+		{name: "undecided on the edge", probe: with(undecided, ratesearch.MaxToDecide), want: head + "; at the spread seen, 10,000 windows or more would decide it (its values sit at the objective's edge)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := probeReason(tt.probe); got != tt.want {
+				t.Errorf("probeReason =\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
