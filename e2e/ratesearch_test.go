@@ -496,6 +496,66 @@ search "checked" {
 	}
 }
 
+// TestRateSearchMaxWindows: a search's max_windows reaches its probes:
+// at max_windows = 2 every probe stops at its second window (two windows'
+// spread bounds little at the look's level, so none decides earlier
+// unless it fails outright), each undecided probe saying in its reason
+// that it went by its point estimates and about how many windows would
+// decide it (docs/method.md#rate-search-precision), in results.json and
+// on stdout.
+func TestRateSearchMaxWindows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures ~10 windows of 2.5 s")
+	}
+	t.Parallel()
+	spec := writeSpecLen(t, freePort(t), 4096, trafficSim, `
+measure { max_output = 40 }
+traffic "chat" {
+  context  = "1K"
+  rate     = [8]
+  arrivals = "constant"
+  duration = "2s"
+  warmup   = "0.5s"
+  slo      = { ttft_ms = 300 }
+}
+search "capacity" {
+  traffic     = "chat"
+  rate        = [8, 40]
+  precision   = "25%"
+  max_windows = 2
+  objective   = cell.goodput_share >= 0.5
+}
+`)
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	out := filepath.Join(t.TempDir(), "out")
+	r := slogate(t, mark, 4*time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	s := readResults(t, out).Search[0]
+	undecided := 0
+	for _, p := range s.Probes {
+		if p.Windows > 2 || (p.Windows < 2 && p.Decision != res.DecisionFailed) {
+			t.Errorf("probe at %v: %d windows (%s), want 2 at max_windows = 2", p.Rate, p.Windows, p.Decision)
+		}
+		if p.Decision != res.DecisionUndecided {
+			continue
+		}
+		undecided++
+		if !strings.HasPrefix(p.Reason, "undecided after 2 windows, taken as ") ||
+			!(strings.Contains(p.Reason, " windows would decide it (max_windows)") || strings.Contains(p.Reason, " windows or more would decide it")) {
+			t.Errorf("probe at %v: reason %q, want it undecided after 2 windows with the windows that would decide it", p.Rate, p.Reason)
+		}
+		if !strings.Contains(r.Stdout, p.Reason) {
+			t.Errorf("stdout lacks probe %v's reason %q", p.Rate, p.Reason)
+		}
+	}
+	if undecided == 0 {
+		t.Errorf("no probe undecided after its 2 windows: %+v", s.Probes)
+	}
+}
+
 // TestRateSearchServerExits: a server that exits during the search (the
 // simulator's --sim-exit-after) ends it without an answer: exit 3 naming
 // the exit, results.json's search entry with the error, no rate, and the

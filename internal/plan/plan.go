@@ -433,21 +433,28 @@ func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
 			}
 		}
 		for _, sr := range s.Searches {
-			// A rate search's probes: the most it makes, one window each
-			// (a probe decided in its first window; more when undecided);
-			// then its check_windows at the answer, each a window of the
+			// A rate search's probes: the most it makes, two windows each
+			// (the fewest that decide a probe: one window's spread cannot
+			// be told; more when undecided, up to max_windows,
+			// docs/method.md#rate-search-statistics); then its
+			// check_windows at the answer, each a window of the
 			// block too (docs/method.md#paired-capacity-check). A run
 			// with -baseline may measure the baseline's check windows as
 			// well; the plan does not read the baseline, so those are not
 			// counted.
 			if t := sp.TrafficBlock(sr.Traffic); sr.IsRate() && t != nil {
 				window := t.WarmUp + t.Duration + estimateDrain(sp, t)
-				total += time.Duration(MaxRateProbes(sr)+sr.CheckWindows) * window
+				total += time.Duration(minProbeWindows*MaxRateProbes(sr)+sr.CheckWindows) * window
 			}
 		}
 	}
 	return total
 }
+
+// minProbeWindows is the fewest windows that decide a rate search's probe
+// (docs/method.md#rate-search-statistics): the plan's estimate counts each
+// probe at it.
+const minProbeWindows = 2
 
 // estimateDrain is the time assumed for traffic block t's last window
 // requests to finish: a first token, then its output at estimateTokenTime

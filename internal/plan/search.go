@@ -43,9 +43,14 @@ func MaxProbes(lo, hi int) int {
 	return exp + 1 + bits.Len(uint(hi/2))
 }
 
-// MaxRateWindows is the most windows one probe of a rate search measures
-// (ratesearch.DefaultMaxWindows).
-const MaxRateWindows = ratesearch.DefaultMaxWindows
+// MaxRateWindows is the most windows one probe of rate search s
+// measures: its max_windows, else ratesearch.DefaultMaxWindows.
+func MaxRateWindows(s *spec.Search) int {
+	if s.MaxWindows > 0 {
+		return s.MaxWindows
+	}
+	return ratesearch.DefaultMaxWindows
+}
 
 // MaxRateProbes bounds the probes of rate search s
 // (docs/method.md#rate-search): lo, hi and the geometric bisection's steps

@@ -76,8 +76,8 @@ func TestMaxProbes(t *testing.T) {
 	}
 }
 
-// TestRateSearchEstimate: a rate search costs its most probes, one window
-// of its traffic block each, and then its check_windows at the answer,
+// TestRateSearchEstimate: a rate search costs its most probes, two windows
+// of its traffic block each (the fewest that decide a probe), and then its check_windows at the answer,
 // each a window of the block too (and its step's cold prefill request).
 func TestRateSearchEstimate(t *testing.T) {
 	// A window: 1 s warm-up, 5 s window and a drain of a first token and
@@ -90,9 +90,9 @@ func TestRateSearchEstimate(t *testing.T) {
 		want         time.Duration
 	}{
 		// [8, 40] to 5 %: lo, hi and 6 bisection steps.
-		{name: "probes only", want: coldPrefill + 8*window},
-		{name: "24 check windows", checkWindows: 24, want: coldPrefill + (8+24)*window},
-		{name: "the most check windows", checkWindows: spec.MaxCheckWindows, want: coldPrefill + (8+spec.MaxCheckWindows)*window},
+		{name: "probes only", want: coldPrefill + 2*8*window},
+		{name: "24 check windows", checkWindows: 24, want: coldPrefill + (2*8+24)*window},
+		{name: "the most check windows", checkWindows: spec.MaxCheckWindows, want: coldPrefill + (2*8+spec.MaxCheckWindows)*window},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestRateSearchEstimate(t *testing.T) {
 			}
 			p := New(sp, &spec.Server{Name: "sim"}, regexp.MustCompile(`search/capacity`))
 			if p.Estimated != tt.want || p.EstimatedMax != tt.want {
-				t.Errorf("Estimated %v, EstimatedMax %v, want %v (%d probes + %d check windows of %v)",
+				t.Errorf("Estimated %v, EstimatedMax %v, want %v (%d probes of 2 windows + %d check windows of %v)",
 					p.Estimated, p.EstimatedMax, tt.want, MaxRateProbes(sp.Searches[0]), tt.checkWindows, window)
 			}
 		})

@@ -37,7 +37,7 @@ type TrafficObjective func(s *spec.Search, c *result.TrafficCell) (met bool, lin
 // the block sends a named workload).
 func (r *run) rateSearch(ctx context.Context, s *spec.Search, bodies [][]byte) error {
 	start := time.Now()
-	settings := ratesearch.Settings{Lo: s.RateLo, Hi: s.RateHi, Precision: s.Precision}
+	settings := ratesearch.Settings{Lo: s.RateLo, Hi: s.RateHi, Precision: s.Precision, MaxWindows: s.MaxWindows}
 	r.results.Search = append(r.results.Search, result.Search{Name: s.Name, Traffic: s.Traffic, RateRange: [2]float64{s.RateLo, s.RateHi},
 		Objective: r.cfg.ObjectiveText(s), Precision: s.Precision, Confidence: ratesearch.DefaultConfidence, Monotone: true,
 		Probes: []result.SearchProbe{}})

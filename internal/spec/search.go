@@ -40,6 +40,11 @@ type Search struct {
 	// answer once found, for a later run's paired check of capacity lost
 	// (docs/method.md#paired-capacity-check); 0 when it measures none.
 	CheckWindows int
+	// MaxWindows is the most windows one probe of a rate search measures
+	// before it goes by its point estimates
+	// (docs/method.md#rate-search-precision); 0 when not written (the
+	// search's default, ratesearch.DefaultMaxWindows).
+	MaxWindows int
 	// Objective is a bool expression over the probe's cell, read as
 	// cell.<metric> (and var.NAME): a decode metric in a concurrency
 	// search, a traffic metric in a rate search.
@@ -102,6 +107,7 @@ var searchSchema = &hcl.BodySchema{
 		{Name: "rate"},
 		{Name: "precision"},
 		{Name: "check_windows"},
+		{Name: "max_windows"},
 		{Name: "objective", Required: true},
 	},
 }
@@ -147,7 +153,7 @@ func (l *loader) decodeSearch(blk *hcl.Block) (*Search, hcl.Diagnostics) {
 // rate search.
 func (l *loader) decodeConcurrencySearch(s *Search, blk *hcl.Block, at hcl.Attributes) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, name := range []string{"rate", "precision", "check_windows"} {
+	for _, name := range []string{"rate", "precision", "check_windows", "max_windows"} {
 		if a, ok := at[name]; ok {
 			diags = append(diags, invalid("Rate search attribute without traffic", a.NameRange,
 				"%s belongs to a rate search, which names its traffic block: add traffic = \"BLOCK\" (an open-loop traffic block) and rate = [lo, hi], or remove %s for a concurrency search.", name, name))
@@ -206,9 +212,16 @@ func (l *loader) decodeRateSearch(s *Search, at hcl.Attributes) hcl.Diagnostics 
 		}
 	}
 	if a, ok := at["check_windows"]; ok {
-		n, d := l.checkWindows(a)
+		n, d := l.windowCount(a, MaxCheckWindows,
+			"check_windows is the number of windows the search measures at its answer for a later run's paired check of capacity lost, a whole number from 2 to %d such as 24 (docs/method.md#paired-capacity-check); got %s.")
 		diags = append(diags, d...)
 		s.CheckWindows = n
+	}
+	if a, ok := at["max_windows"]; ok {
+		n, d := l.windowCount(a, MaxProbeWindows,
+			"max_windows is the most windows one probe measures before it goes by its point estimates, a whole number from 2 to %d such as 16 (docs/method.md#rate-search-precision); got %s.")
+		diags = append(diags, d...)
+		s.MaxWindows = n
 	}
 	return diags
 }
@@ -216,10 +229,15 @@ func (l *loader) decodeRateSearch(s *Search, at hcl.Attributes) hcl.Diagnostics 
 // MaxCheckWindows is the most windows a rate search's check_windows asks.
 const MaxCheckWindows = 200
 
-// checkWindows reads a rate search's check_windows: a whole number of
-// windows from 2 (a paired difference needs two windows for its spread)
-// to MaxCheckWindows.
-func (l *loader) checkWindows(a *hcl.Attribute) (int, hcl.Diagnostics) {
+// MaxProbeWindows is the most windows a rate search's max_windows asks of
+// one probe.
+const MaxProbeWindows = 1000
+
+// windowCount reads a rate search's count of windows (check_windows,
+// max_windows): a whole number from 2 (two windows are the fewest whose
+// spread can be told) to most; detail, given most and what was written,
+// is the diagnostic's text otherwise.
+func (l *loader) windowCount(a *hcl.Attribute, most int, detail string) (int, hcl.Diagnostics) {
 	v, diags := a.Expr.Value(l.spec.EvalContext)
 	if diags.HasErrors() {
 		return 0, diags
@@ -230,13 +248,12 @@ func (l *loader) checkWindows(a *hcl.Attribute) (int, hcl.Diagnostics) {
 	}
 	if v.IsWhollyKnown() && !v.IsNull() && v.Type() == cty.Number {
 		bf := v.AsBigFloat()
-		if n, acc := bf.Int64(); acc == big.Exact && n >= 2 && n <= MaxCheckWindows {
+		if n, acc := bf.Int64(); acc == big.Exact && n >= 2 && n <= int64(most) {
 			return int(n), diags
 		}
 		got = bf.Text('g', -1) // the number written, not "number"
 	}
-	return 0, append(diags, invalid("Invalid check_windows", a.Expr.Range(),
-		"check_windows is the number of windows the search measures at its answer for a later run's paired check of capacity lost, a whole number from 2 to %d such as 24 (docs/method.md#paired-capacity-check); got %s.", MaxCheckWindows, got))
+	return 0, append(diags, invalid("Invalid "+a.Name, a.Expr.Range(), detail, most, got))
 }
 
 // rateSearchTraffic checks that s.Traffic names an open-loop traffic

@@ -1,6 +1,7 @@
 package spec_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,36 +64,57 @@ search "x" {
 	}
 }
 
-// TestCheckWindows: a rate search's check_windows is a whole number of
-// windows from 2 to spec.MaxCheckWindows; anything else is "Invalid
-// check_windows" saying what it is, the range, and what was written.
-func TestCheckWindows(t *testing.T) {
-	const detail = "check_windows is the number of windows the search measures at its answer for a later run's paired check of capacity lost, a whole number from 2 to 200 such as 24 (docs/method.md#paired-capacity-check); got "
+// TestWindowCounts: a rate search's check_windows and max_windows are
+// whole numbers of windows from 2 to spec.MaxCheckWindows and
+// spec.MaxProbeWindows; anything else is "Invalid check_windows" (or
+// max_windows) saying what it is, the range, and what was written.
+func TestWindowCounts(t *testing.T) {
+	attrs := []struct {
+		name   string
+		most   int
+		detail string
+		field  func(*spec.Search) int
+	}{
+		{name: "check_windows", most: spec.MaxCheckWindows,
+			detail: "check_windows is the number of windows the search measures at its answer for a later run's paired check of capacity lost, a whole number from 2 to 200 such as 24 (docs/method.md#paired-capacity-check); got ",
+			field:  func(s *spec.Search) int { return s.CheckWindows }},
+		{name: "max_windows", most: spec.MaxProbeWindows,
+			detail: "max_windows is the most windows one probe measures before it goes by its point estimates, a whole number from 2 to 1000 such as 16 (docs/method.md#rate-search-precision); got ",
+			field:  func(s *spec.Search) int { return s.MaxWindows }},
+	}
 	tests := []struct {
 		name  string
-		value string // "" writes no check_windows
-		want  int    // CheckWindows when accepted
+		value string // "" writes no attribute
+		want  int    // the field when accepted; -1: the attribute's most
 		got   string // the detail's "got …" when refused; "" when accepted
 	}{
-		{name: "absent measures none", want: 0},
+		{name: "absent", want: 0},
 		{name: "24", value: "24", want: 24},
 		{name: "2, the fewest", value: "2", want: 2},
-		{name: "200, the most", value: "200", want: spec.MaxCheckWindows},
+		{name: "the most", value: "MOST", want: -1},
 		{name: "1 has no spread", value: "1", got: "1"},
 		{name: "0", value: "0", got: "0"},
 		{name: "negative", value: "-24", got: "-24"},
 		{name: "a fraction", value: "2.5", got: "2.5"},
-		{name: "one past the most", value: "201", got: "201"},
+		{name: "one past the most", value: "MOST+1", got: "MOST+1"},
 		{name: "a string", value: `"24"`, got: `"24"`},
 		{name: "a bool", value: "true", got: "bool"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			line := ""
-			if tc.value != "" {
-				line = "check_windows = " + tc.value
-			}
-			src := `server "s" { model = "m" }
+	for _, at := range attrs {
+		for _, tc := range tests {
+			t.Run(at.name+"/"+tc.name, func(t *testing.T) {
+				most := strconv.Itoa(at.most)
+				value := strings.NewReplacer("MOST+1", strconv.Itoa(at.most+1), "MOST", most).Replace(tc.value)
+				got := strings.ReplaceAll(tc.got, "MOST+1", strconv.Itoa(at.most+1))
+				want := tc.want
+				if want < 0 {
+					want = at.most
+				}
+				line := ""
+				if value != "" {
+					line = at.name + " = " + value
+				}
+				src := `server "s" { model = "m" }
 traffic "chat" {
   context = "1K"
   rate    = [1]
@@ -104,27 +126,28 @@ search "x" {
   objective = cell.goodput_share >= 0.9
 }
 `
-			sp, diags := spec.LoadSource("x.hcl", []byte(src), spec.LoadOptions{})
-			if tc.got == "" {
-				if diags.HasErrors() {
-					t.Fatalf("check_windows = %s refused: %v", tc.value, diags)
+				sp, diags := spec.LoadSource("x.hcl", []byte(src), spec.LoadOptions{})
+				if got == "" {
+					if diags.HasErrors() {
+						t.Fatalf("%s refused: %v", line, diags)
+					}
+					if n := at.field(sp.Searches[0]); n != want {
+						t.Errorf("%s: read %d, want %d", line, n, want)
+					}
+					return
 				}
-				if got := sp.Searches[0].CheckWindows; got != tc.want {
-					t.Errorf("CheckWindows = %d, want %d", got, tc.want)
+				errs := diags.Errs()
+				if len(errs) != 1 {
+					t.Fatalf("want one diagnostic, got %v", diags)
 				}
-				return
-			}
-			errs := diags.Errs()
-			if len(errs) != 1 {
-				t.Fatalf("want one diagnostic, got %v", diags)
-			}
-			d := errs[0].(*hcl.Diagnostic)
-			if want := detail + tc.got + "."; d.Summary != "Invalid check_windows" || d.Detail != want {
-				t.Errorf("diagnostic %q: %q\nwant %q: %q", d.Summary, d.Detail, "Invalid check_windows", want)
-			}
-			if d.Subject == nil || d.Subject.Start.Line != 9 {
-				t.Errorf("subject %v, want the value on line 9", d.Subject)
-			}
-		})
+				d := errs[0].(*hcl.Diagnostic)
+				if summary, detail := "Invalid "+at.name, at.detail+got+"."; d.Summary != summary || d.Detail != detail {
+					t.Errorf("diagnostic %q: %q\nwant %q: %q", d.Summary, d.Detail, summary, detail)
+				}
+				if d.Subject == nil || d.Subject.Start.Line != 9 {
+					t.Errorf("subject %v, want the value on line 9", d.Subject)
+				}
+			})
+		}
 	}
 }

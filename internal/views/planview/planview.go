@@ -191,7 +191,7 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		test := vocab.TestID{Server: srv.Name, Kind: vocab.KindSearch, Block: x.Name}.Name()
 		if x.IsRate() {
 			out.Searches = append(out.Searches, Search{Name: x.Name, Test: test, Traffic: x.Traffic, RateRange: [2]float64{x.RateLo, x.RateHi},
-				Precision: x.Precision, MaxProbes: plan.MaxRateProbes(x), MaxWindows: plan.MaxRateWindows, CheckWindows: x.CheckWindows})
+				Precision: x.Precision, MaxProbes: plan.MaxRateProbes(x), MaxWindows: plan.MaxRateWindows(x), CheckWindows: x.CheckWindows})
 			continue
 		}
 		out.Searches = append(out.Searches, Search{Name: x.Name, Test: test,

@@ -10,18 +10,21 @@ import (
 )
 
 // TestRateSearchLine: the plan shows a rate search's range, precision and
-// bound on probes and windows, then its check windows at the answer when
-// check_windows is set, in text and in JSON (omitted when none).
+// bound on probes and windows (max_windows when written, else the
+// default 4), then its check windows at the answer when check_windows is
+// set, in text and in JSON (check_windows omitted when none).
 func TestRateSearchLine(t *testing.T) {
 	const line = "  search: sim/search/capacity/rate=R  traffic chat, rate in [8, 40] req/s to 5%, at most 8 probes of at most 4 windows"
 	tests := []struct {
 		name     string
-		check    string // check_windows as written; "" for none
+		check    string // check_windows and max_windows as written
 		wantText string
 		wantJSON int // check_windows in the JSON; 0: absent
+		wantMax  int // max_windows in the JSON
 	}{
-		{name: "no check windows", wantText: line + "\n"},
-		{name: "24 check windows", check: "check_windows = 24", wantText: line + ", then 24 check windows at the answer\n", wantJSON: 24},
+		{name: "no check windows", wantText: line + "\n", wantMax: 4},
+		{name: "24 check windows", check: "check_windows = 24", wantText: line + ", then 24 check windows at the answer\n", wantJSON: 24, wantMax: 4},
+		{name: "16 windows a probe", check: "max_windows = 16", wantText: strings.Replace(line, "at most 4 windows", "at most 16 windows", 1) + "\n", wantMax: 16},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +70,9 @@ search "capacity" {
 				t.Errorf("JSON has check_windows %v, want it omitted: %s", n, out)
 			case tt.wantJSON > 0 && n != float64(tt.wantJSON):
 				t.Errorf("JSON check_windows %v, want %d: %s", n, tt.wantJSON, out)
+			}
+			if m := s["max_windows"]; m != float64(tt.wantMax) {
+				t.Errorf("JSON max_windows %v, want %d: %s", m, tt.wantMax, out)
 			}
 		})
 	}

@@ -1,6 +1,6 @@
 # Rate searches: search { traffic = "BLOCK" rate = [lo, hi] }: the traffic
-# block, the range, the precision, check_windows, the objective over traffic
-# metrics, and assertions that read search["NAME"].rate.
+# block, the range, the precision, check_windows, max_windows, the objective
+# over traffic metrics, and assertions that read search["NAME"].rate.
 server "qwen" { model = "Qwen/Qwen3.5-4B" }
 
 traffic "chat" {
@@ -149,6 +149,27 @@ search "check_without_traffic" {
   concurrency   = [1, 8]
   check_windows = 24 # ERROR: Rate search attribute without traffic
   objective     = cell.per_request_tps >= 50
+}
+
+search "longer_probes" {
+  traffic     = "chat"
+  rate        = [1, 8]
+  max_windows = 16
+  objective   = cell.goodput_share >= 0.95
+}
+
+search "max_windows_one" {
+  traffic     = "chat"
+  rate        = [1, 8]
+  max_windows = 1 # ERROR: Invalid max_windows
+  objective   = cell.goodput_share >= 0.95
+}
+
+search "max_windows_without_traffic" {
+  context     = "1K"
+  concurrency = [1, 8]
+  max_windows = 16 # ERROR: Rate search attribute without traffic
+  objective   = cell.per_request_tps >= 50
 }
 
 search "constant" {
