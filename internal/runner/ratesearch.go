@@ -454,7 +454,9 @@ func probeReason(pr ratesearch.Probe) string {
 		line := fmt.Sprintf("undecided after %d %s, taken as %s by the point estimates: %s", windows, w, pr.Point, bounds)
 		switch {
 		case toDecide >= ratesearch.MaxToDecide:
-			line += fmt.Sprintf("; at the spread seen, %s windows or more would decide it (its values sit at the objective's edge)", numfmt.Int(ratesearch.MaxToDecide))
+			line += fmt.Sprintf("; at the spread seen, %s windows or more would decide it (its values sit at or near the objective's edge)", numfmt.Int(ratesearch.MaxToDecide))
+		case toDecide > spec.MaxProbeWindows:
+			line += fmt.Sprintf("; at the spread seen, about %s windows would decide it, more than max_windows allows (%s): longer windows would", numfmt.Int(int64(toDecide)), numfmt.Int(spec.MaxProbeWindows))
 		case toDecide > 0:
 			line += fmt.Sprintf("; at the spread seen, about %s windows would decide it (max_windows)", numfmt.Int(int64(toDecide)))
 		}

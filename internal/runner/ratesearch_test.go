@@ -167,7 +167,8 @@ func TestKeptRecordsDropProbes(t *testing.T) {
 
 // TestProbeReason: a probe's reason gives its intervals and decision; one
 // undecided at its last window adds about how many windows would decide
-// it, or that even many would not (its values at the objective's edge).
+// it, that max_windows cannot reach them, or that even many would not
+// (its values at the objective's edge).
 func TestProbeReason(t *testing.T) {
 	iv := []ratesearch.Interval{{Metric: metric.GoodputShare, Point: 0.9, Lower: 0.5, Upper: 1, DesignEffect: 12.5}}
 	undecided := ratesearch.Probe{Decision: ratesearch.Undecided, Point: ratesearch.Met, Intervals: iv, Windows: 4}
@@ -180,8 +181,9 @@ func TestProbeReason(t *testing.T) {
 	}{
 		{name: "met", probe: ratesearch.Probe{Decision: ratesearch.Met, Intervals: iv, Windows: 2}, want: "met even at the pessimistic bounds: goodput_share 0.9 (0.5 to 1, design effect 12.5)"},
 		{name: "undecided, before its last window", probe: undecided, want: head},
-		{name: "undecided at its last window", probe: with(undecided, 1234), want: head + "; at the spread seen, about 1,234 windows would decide it (max_windows)"},
-		{name: "undecided on the edge", probe: with(undecided, ratesearch.MaxToDecide), want: head + "; at the spread seen, 10,000 windows or more would decide it (its values sit at the objective's edge)"},
+		{name: "undecided at its last window", probe: with(undecided, 234), want: head + "; at the spread seen, about 234 windows would decide it (max_windows)"},
+		{name: "undecided beyond max_windows", probe: with(undecided, 3400), want: head + "; at the spread seen, about 3,400 windows would decide it, more than max_windows allows (1,000): longer windows would"},
+		{name: "undecided on the edge", probe: with(undecided, ratesearch.MaxToDecide), want: head + "; at the spread seen, 10,000 windows or more would decide it (its values sit at or near the objective's edge)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
