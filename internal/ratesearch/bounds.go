@@ -18,10 +18,10 @@ import (
 // objectives sit in the tails (a 95 % share, a p99), where Wilson's
 // interval, whose coverage oscillates below the nominal level for shares
 // near 1 (Brown, Cai & DasGupta 2001, Statistical Science 16(2)), would
-// spend the error budget the search splits over its probes. go-moremath,
-// already a dependency (compare's tests use it), gives the regularized
-// incomplete beta function; its inverse, which it lacks, is found here by
-// bisection, which the function's monotonicity in x makes exact to 1e-12.
+// spend the error budget the search splits over its probes. gonum gives
+// the regularized incomplete beta function (go-moremath's fails to
+// converge above about 10⁵ trials); its inverse is found here by
+// bisection, which the function's monotonicity in x makes exact to 1e-15.
 
 // ShareBounds is the Clopper–Pearson bound (Clopper & Pearson 1934) of a
 // share of k successes in n trials: lo and hi are each a one-sided bound
@@ -54,12 +54,27 @@ func shareBoundsReal(k, n float64, alpha float64) (lo, hi float64) {
 	return lo, hi
 }
 
-// invBetaInc is the x in [0, 1] where I_x(a, b) = y. gonum's inverse
-// holds to counts of many millions (a probe of max_windows windows, or
-// the projection of Settings.WindowsToDecide), where go-moremath's
-// continued fraction stops converging above about 10⁵.
+// invBetaInc is the x in [0, 1] where I_x(a, b) = y, by bisection of
+// gonum's regularized incomplete beta, which holds to counts of many
+// millions (a probe of max_windows windows, or the projection of
+// Settings.WindowsToDecide), where go-moremath's continued fraction stops
+// converging above about 10⁵. Not gonum's InvRegIncBeta: its inverse goes
+// wrong in the far tails (no request of 1,000 good at α 10⁻⁷ gave an
+// upper bound of 0.999998, not 0.016; TestBoundsInTheFarTails).
 func invBetaInc(y, a, b float64) float64 {
-	return mathext.InvRegIncBeta(a, b, y)
+	lo, hi := 0.0, 1.0
+	for range 200 {
+		mid := (lo + hi) / 2
+		if mathext.RegIncBeta(a, b, mid) < y {
+			lo = mid
+		} else {
+			hi = mid
+		}
+		if hi-lo < 1e-15 {
+			break
+		}
+	}
+	return (lo + hi) / 2
 }
 
 // binomialCDF is P(X ≤ k) for X ~ Binomial(n, p).

@@ -122,3 +122,36 @@ func TestBoundsAtMillions(t *testing.T) {
 		t.Errorf("OrderBounds(%d, %v) = [%d, %d], want %v ∓ %.0f (the normal's, within 5 %%)", m, q, l, h, m*q, ranks)
 	}
 }
+
+// TestBoundsInTheFarTails: at the small levels a search of many windows a
+// probe spends (LookAlpha ≈ 5·10⁻⁶ at 10 probes × 1,000 windows, smaller
+// again in WindowsToDecide's projections), the shares with a closed form
+// hold it: none of n good has the upper bound 1 − α^(1/n), all n good the
+// lower bound α^(1/n). gonum's InvRegIncBeta gave 0.999998 and 0.9375
+// here. And Student's t of many degrees of freedom is the normal's.
+func TestBoundsInTheFarTails(t *testing.T) {
+	tests := []struct {
+		name  string
+		n     int
+		alpha float64
+	}{
+		{name: "1,000 at 1e-7", n: 1000, alpha: 1e-7},
+		{name: "10,000 at 1e-9", n: 10000, alpha: 1e-9},
+		{name: "100,000 at 8e-7", n: 100000, alpha: 8e-7},
+		{name: "2.5 million at 1e-7", n: 2500000, alpha: 1e-7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			edge := math.Pow(tt.alpha, 1/float64(tt.n))
+			if _, hi := ShareBounds(0, tt.n, tt.alpha); math.Abs(hi-(1-edge)) > 1e-9 {
+				t.Errorf("none of %d good: upper bound %v, want 1 − α^(1/n) = %v", tt.n, hi, 1-edge)
+			}
+			if lo, _ := ShareBounds(tt.n, tt.n, tt.alpha); math.Abs(lo-edge) > 1e-9 {
+				t.Errorf("all %d good: lower bound %v, want α^(1/n) = %v", tt.n, lo, edge)
+			}
+		})
+	}
+	if got, want := tQuantile(1-1e-7, 99999), zQuantile(1-1e-7); math.Abs(got-want) > 0.01 {
+		t.Errorf("t quantile 1 − 1e-7 of 99,999 degrees of freedom %v, want about the normal's %v", got, want)
+	}
+}
