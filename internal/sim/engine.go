@@ -121,6 +121,7 @@ type request struct {
 	blocks    int
 	generated int
 	residual  float64 // speculative sampling: expected minus emitted tokens so far
+	unsent    int     // tokens of this step, handed over at publish
 	resumed   bool    // preempted once: its re-prefill is not a first token
 	held      []*cachedBlock
 
@@ -172,6 +173,7 @@ type engine struct {
 	cache       *prefixCache
 	timer       *time.Timer
 	batch       []*request
+	outbox      []*request // requests with tokens of this step (unsent)
 	st          stats
 	virtual     bool // tests: time jumps instead of passing
 
@@ -723,11 +725,10 @@ func (e *engine) emit(r *request, n int) bool {
 	n = min(n, r.limit-r.generated)
 	r.generated += n
 	e.st.generationTokens += int64(n)
-	r.pending.Add(int64(n))
-	select {
-	case r.notify <- struct{}{}:
-	default:
+	if r.unsent == 0 {
+		e.outbox = append(e.outbox, r)
 	}
+	r.unsent += n
 	if r.generated < r.limit {
 		return false
 	}
@@ -823,6 +824,27 @@ func (e *engine) publish() {
 	e.snapMu.Lock()
 	e.snap = e.st
 	e.snapMu.Unlock()
+	e.deliver()
+}
+
+// deliver hands the step's tokens to their requests' handlers, after the
+// step's counters are published: vLLM's output handler records a step's
+// stats (vllm:generation_tokens_total and the rest) in the same pass that
+// queues its outputs, before the client's coroutine can run, so a client
+// that read its last token finds it counted in /metrics (AsyncLLM's
+// output_handler; docs/vllm.md#metrics, "Counted before the client sees
+// it").
+func (e *engine) deliver() {
+	for i, r := range e.outbox {
+		r.pending.Add(int64(r.unsent))
+		r.unsent = 0
+		select {
+		case r.notify <- struct{}{}:
+		default:
+		}
+		e.outbox[i] = nil
+	}
+	e.outbox = e.outbox[:0]
 }
 
 // report completes ev with the loop's state and hands it to observe.

@@ -513,3 +513,46 @@ func TestPrefixCacheEviction(t *testing.T) {
 		t.Errorf("%d blocks (%d free), want at most %d", len(c.index), c.nFree, maxCacheBlocks)
 	}
 }
+
+// TestTokensCountedBeforeDelivery: a handler never holds a token that
+// /metrics' vllm:generation_tokens_total does not count yet, as vLLM's
+// output handler records a step's stats before any request handler runs
+// (docs/vllm.md#metrics, "Counted before the client sees it"). It is
+// checked at every point the engine shows: its step hook, which runs
+// between a step's tokens and their publication, and after each step.
+func TestTokensCountedBeforeDelivery(t *testing.T) {
+	var e *engine
+	var reqs []*request
+	consumed := int64(0)
+	check := func(where string) {
+		held := consumed
+		for _, r := range reqs {
+			held += r.pending.Load()
+		}
+		if counted := e.snapshot().generationTokens; held > counted {
+			t.Fatalf("%s at %v: handlers hold %d tokens, /metrics counts %d", where, e.now, held, counted)
+		}
+	}
+	e = newEngine(engineParams{numBlocks: 1 << 20, runCap: 16, acceptLen: 1, stepScale: 1, profAccept: 1,
+		tbt: time.Millisecond, ttft: 5 * time.Millisecond, prefillTPS: 100_000, seed: 1,
+		observe: func(stepEvent) { check("in the step") }})
+	e.virtual = true
+	for i := range 4 {
+		r := newRequest(100, 20+i, uint64(i))
+		reqs = append(reqs, r)
+		e.submit(r)
+	}
+	for range 1000 {
+		busy, _ := e.iterate(context.Background())
+		check("after the step")
+		for _, r := range reqs {
+			consumed += r.pending.Swap(0)
+		}
+		if !busy {
+			break
+		}
+	}
+	if want := int64(20 + 21 + 22 + 23); consumed != want {
+		t.Errorf("handlers got %d tokens, want %d", consumed, want)
+	}
+}
