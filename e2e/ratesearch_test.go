@@ -232,10 +232,19 @@ assert "serves_4" {
 		}
 		windows := 0
 		seeds := map[float64][]int64{} // each probe's windows' seeds, in order
+		tokens, seconds := map[float64]float64{}, map[float64]float64{}
 		for _, rec := range readCellsFile(t, out) {
-			if rec.Traffic != nil && rec.Traffic.Search == "capacity" {
+			if c := rec.Traffic; c != nil && c.Search == "capacity" {
 				windows++
-				seeds[rec.Traffic.Rate] = append(seeds[rec.Traffic.Rate], rec.Traffic.Seed)
+				seeds[c.Rate] = append(seeds[c.Rate], c.Seed)
+				tps, _ := c.Metric("output_tps")
+				tokens[c.Rate] += tps * c.MeasuredS
+				seconds[c.Rate] += c.MeasuredS
+			}
+		}
+		for _, p := range s.Probes {
+			if want := tokens[p.Rate] / seconds[p.Rate]; p.OutputTPS <= 0 || math.Abs(p.OutputTPS-want) > 0.001*want {
+				t.Errorf("probe at %v: output_tps %v, want its %d windows' in cells.jsonl pooled, %.3f", p.Rate, p.OutputTPS, p.Windows, want)
 			}
 		}
 		for rate, ss := range seeds {

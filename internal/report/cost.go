@@ -45,15 +45,19 @@ func baselineBasis(bs *result.BaselineSearch, fallback *float64) (b costBasis, o
 }
 
 // answerOutputTPS is the output tokens per second of the probe at s's
-// answer: a rate search's traffic cell's output_tps, a concurrency
-// search's decode cell's total_tps; ok is false when s has no answer or
-// its probe recorded none.
+// answer: a rate search's probe's over all its windows (its last
+// window's traffic cell's output_tps in results written before that), a
+// concurrency search's decode cell's total_tps; ok is false when s has no
+// answer or its probe recorded none.
 func answerOutputTPS(s *result.Search) (float64, bool) {
 	if !s.Found {
 		return 0, false
 	}
 	if s.IsRate() {
 		p, ok := s.RateProbe(s.Rate)
+		if ok && p.OutputTPS > 0 {
+			return p.OutputTPS, true
+		}
 		if !ok || p.Traffic == nil {
 			return 0, false
 		}

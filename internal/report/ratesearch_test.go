@@ -112,6 +112,13 @@ func TestCostLines(t *testing.T) {
 			"GPU time of the search: 0.100 GPU-hours (180.0 s × 2 GPUs)",
 			"Cost at the answer: none: no answer to price",
 		}},
+		{name: "the answer's probe over its windows, not its last window's", change: func(r *result.Results) {
+			r.Search[0].Probes[6].OutputTPS = 1000
+			r.Comparison = nil
+		}, want: []string{
+			"GPU time of the search: 0.100 GPU-hours (180.0 s × 2 GPUs)",
+			"Cost at the answer: $1.94 per million output tokens at 6.20 req/s (2 GPUs × $3.50 an hour ÷ 1,000.0 output tok/s)",
+		}},
 		{name: "the answer's probe without output_tps", change: func(r *result.Results) {
 			delete(r.Search[0].Probes[6].Traffic.Stats, "output_tps")
 			r.Comparison = nil

@@ -119,6 +119,11 @@ type SearchProbe struct {
 	// Windows is how many windows a rate probe measured (more than one
 	// when an undecided probe was lengthened or repeated).
 	Windows int `json:"windows,omitempty"`
+	// OutputTPS is a rate probe's output tokens per second over all its
+	// measured windows: their output tokens ÷ their measured seconds
+	// (Traffic's output_tps is its last window's alone); 0 when none was
+	// measured, or in results written before it.
+	OutputTPS float64 `json:"output_tps,omitempty"`
 }
 
 // A rate probe's decisions (SearchProbe.Decision).

@@ -368,7 +368,8 @@ func (p *rateProber) recordCurrent() {
 	idx := len(r.results.Search) - 1
 	last := cur.last
 	sp := result.SearchProbe{Rate: cur.rate, Traffic: &last, Decision: string(cur.decision), Windows: cur.windows,
-		Passed: cur.decision == ratesearch.Met || (cur.decision == ratesearch.Undecided && cur.point == ratesearch.Met)}
+		Passed:    cur.decision == ratesearch.Met || (cur.decision == ratesearch.Undecided && cur.point == ratesearch.Met),
+		OutputTPS: cur.pool.outputTPS()}
 	sp.Reason = cur.reason
 	r.results.Search[idx].Probes = append(r.results.Search[idx].Probes, sp)
 	p.done++
@@ -507,6 +508,25 @@ type probePool struct {
 func (pp *probePool) add(c *result.TrafficCell, recs []result.RequestRecord) {
 	pp.cells = append(pp.cells, *c)
 	pp.recs = append(pp.recs, recs)
+}
+
+// outputTPS is the pooled windows' output tokens per second: each
+// window's output_tps × its measured seconds (its output tokens; none
+// when no request completed) summed, ÷ their measured seconds; 0 when no
+// window was pooled.
+func (pp *probePool) outputTPS() float64 {
+	var tokens, seconds float64
+	for i := range pp.cells {
+		c := &pp.cells[i]
+		if v, ok := c.Metric(metric.OutputTPS); ok && !math.IsNaN(v) {
+			tokens += v * c.MeasuredS
+		}
+		seconds += c.MeasuredS
+	}
+	if seconds <= 0 {
+		return 0
+	}
+	return measure.Round(tokens/seconds, 3)
 }
 
 // data is the pooled data of each metric for package ratesearch

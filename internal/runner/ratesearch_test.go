@@ -75,6 +75,42 @@ func TestProbePoolData(t *testing.T) {
 	}
 }
 
+// TestProbePoolOutputTPS: a probe's output tokens per second are its
+// windows' output tokens ÷ their measured seconds, a window in which no
+// request completed (no output_tps) adding its seconds and no tokens.
+func TestProbePoolOutputTPS(t *testing.T) {
+	cell := func(measuredS, tps float64) *result.TrafficCell {
+		c := &result.TrafficCell{MeasuredS: measuredS}
+		if tps >= 0 {
+			c.SetValue(metric.Must(vocab.PhaseTraffic, metric.OutputTPS), tps)
+		}
+		return c
+	}
+	tests := []struct {
+		name  string
+		cells []*result.TrafficCell
+		want  float64
+	}{
+		{name: "no window", want: 0},
+		{name: "one window: its own", cells: []*result.TrafficCell{cell(5, 1234.5)}, want: 1234.5},
+		// (2·1,000 + 6·600) ÷ 8 = 700, not the windows' mean of 800.
+		{name: "windows weighed by their seconds", cells: []*result.TrafficCell{cell(2, 1000), cell(6, 600)}, want: 700},
+		// (4·900 + 4·0) ÷ 8.
+		{name: "a window of no completed request", cells: []*result.TrafficCell{cell(4, 900), cell(4, -1)}, want: 450},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var pp probePool
+			for _, c := range tt.cells {
+				pp.add(c, nil)
+			}
+			if got := pp.outputTPS(); got != tt.want {
+				t.Errorf("outputTPS() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestObjectiveCell: the cell an objective is evaluated over holds the
 // values given, a value of no samples at the metric's worst, and counts
 // a request so that latency values read as measured.
