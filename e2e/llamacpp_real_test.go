@@ -728,3 +728,59 @@ matrix "decode" {
 		})
 	}
 }
+
+// TestLlamaCppSettlesAfterOverload: llama-server notices a closed request
+// only when it next polls its connection (every second), so after a cell
+// at 20 req/s on 2 slots it still runs, and starts, the requests the
+// client closed. The next cell, constant arrivals at 2 req/s with no
+// warm-up, waits for the server to go idle (settle_s > 0) and is valid:
+// without the wait it measured that backlog, queued, with a TTFT p99 of
+// 570 to 670 ms against about 10 ms (three runs here; docs/method.md#settle).
+func TestLlamaCppSettlesAfterOverload(t *testing.T) {
+	t.Parallel()
+	server, models := llamaServer(t)
+	mark := newMark(t)
+	spec := llamaSpec(t, llamaSpecOpts{Command: server, Model: llamaModel(t, models, "tiny.gguf"), Port: freePort(t), MaxModelLen: 512, MaxNumSeqs: 2,
+		Body: llamaWorkload + `
+measure { max_output = 64 }
+workload "mix" {
+  prompt        = "random"
+  input_tokens  = { min = 64, max = 128 }
+  output_tokens = 64
+}
+traffic "over" {
+  workload = "mix"
+  rate     = [20]
+  duration = "2s"
+  warmup   = "0s"
+}
+traffic "after" {
+  workload = "mix"
+  rate     = [2]
+  arrivals = "constant"
+  duration = "2s"
+  warmup   = "0s"
+}
+`})
+	out := filepath.Join(t.TempDir(), "out")
+	r := runLlama(t, mark, "run", "-out", out, spec)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	results := readResults(t, out)
+	if len(results.Traffic) != 2 {
+		t.Fatalf("%d traffic cells, want 2", len(results.Traffic))
+	}
+	over, after := results.Traffic[0], results.Traffic[1]
+	t.Logf("over: %s, TTFT p99 %.0f ms; after: settled %.2f s, %s, TTFT p99 %.0f ms", over.Status, over.TTFTMsP99, after.SettleS, after.Status, after.TTFTMsP99)
+	if over.Traffic != "over" || after.Traffic != "after" {
+		t.Fatalf("traffic cells %s, %s: want over, then after", over.Traffic, after.Traffic)
+	}
+	if after.SettleS <= 0 || after.Status != vocab.StatusValid {
+		t.Errorf("the cell after the overload: settled %.2f s, %s (%s), TTFT p99 %.0f ms; want a wait for the server's closed requests, then valid",
+			after.SettleS, after.Status, after.Reason, after.TTFTMsP99)
+	}
+	if want := "before its first request for the server to finish those an earlier cell had closed"; !strings.Contains(r.Stdout, want) {
+		t.Errorf("the console does not say the cell waited (%q)\n%s", want, r.Stdout)
+	}
+}

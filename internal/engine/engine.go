@@ -230,6 +230,17 @@ type Status struct {
 	// (promread.Snapshot.Asleep) and how to wake it, for the error of a
 	// cell measured against one; "" where the engine has no sleep mode.
 	Asleep string
+	// AbortLatency is how long the engine may take to notice a request
+	// whose client closed the connection: llama-server checks a waiting
+	// request's connection when a wait of HTTP_POLLING_SECONDS (1 s) for
+	// its results times out (docs/llamacpp.md#disconnect), so the
+	// requests a cell cancelled at its close keep running, and those
+	// still queued start, for about that long each. Where it is set the
+	// engine's request gauges are read live at each scrape, and a cell
+	// waits for them to read idle before its first request
+	// (docs/method.md#settle). 0: the engine aborts at once (vLLM and
+	// SGLang cancel the request's task when the connection closes).
+	AbortLatency time.Duration
 	// KVSuspect says which figure of the capacity's source (KVSource*,
 	// not KVSourceSpec) a failed KV cross-check points at; "" for a source
 	// the engine has no word for.

@@ -353,6 +353,10 @@ type DecodeCell struct {
 	// ElapsedS is the time the server was busy for the cell, warm-up
 	// included: the sum of its repeats (docs/method.md#gpu-time).
 	ElapsedS float64 `json:"elapsed_s,omitempty"`
+	// SettleS is how long the cell waited, before its first request, for
+	// the server to finish the requests an earlier cell had closed (an
+	// engine that notices a closed request late; docs/method.md#settle).
+	SettleS float64 `json:"settle_s,omitempty"`
 	// GPUSeconds is ElapsedS × the GPUs the plan counts.
 	GPUSeconds float64               `json:"gpu_seconds,omitempty"`
 	Repeats    int                   `json:"repeats,omitempty"`

@@ -54,6 +54,10 @@ type TrafficCell struct {
 	Stats map[string]float64 `json:"stats,omitempty"`
 	// ElapsedS is the wall time the cell took, warm-up and drain included.
 	ElapsedS float64 `json:"elapsed_s,omitempty"`
+	// SettleS is how long the cell waited, before its first request, for
+	// the server to finish the requests an earlier cell had closed (an
+	// engine that notices a closed request late; docs/method.md#settle).
+	SettleS float64 `json:"settle_s,omitempty"`
 	// Warnings are the cell's typed warnings, as a decode cell's.
 	Warnings []warning.Warning `json:"warnings,omitempty"`
 	// Workload is the named workload the cell sent ("" for the unnamed

@@ -109,6 +109,7 @@ func (o *RunObserver) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
 		return test, vocab.Error
 	}
 	o.stream.Output(test, report.DecodeLine(&c))
+	o.settled(test, c.SettleS)
 	if d := c.Design; d != nil && d.StopReason != "" {
 		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, d.StopReason))
 	}
@@ -132,11 +133,21 @@ func (o *RunObserver) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 		return
 	}
 	o.stream.Output(test, report.TrafficSummary(&c))
+	o.settled(test, c.SettleS)
 	if o.verbose {
 		o.stream.Output(test, report.TrafficMetrics(&c))
 	}
 	o.warnings(test, warning.Strings(c.Warnings))
 	o.end(test, vocab.Pass, elapsed)
+}
+
+// settled says, under a cell's summary, how long the cell first waited
+// for the server to finish the requests an earlier cell had closed
+// (docs/method.md#settle); nothing when it did not wait.
+func (o *RunObserver) settled(test string, s float64) {
+	if s > 0 {
+		o.stream.Output(test, fmt.Sprintf("waited %s s before its first request for the server to finish those an earlier cell had closed", numfmt.Fixed(s, 1)))
+	}
 }
 
 // warnings prints a cell's warnings under its test: each text once per
@@ -243,6 +254,7 @@ func (o *RunObserver) rateProbeDone(p result.SearchProbe, elapsed time.Duration)
 		return
 	}
 	o.stream.Output(test, report.TrafficSummary(c))
+	o.settled(test, c.SettleS)
 	if o.verbose {
 		o.stream.Output(test, report.TrafficMetrics(c))
 	}

@@ -91,6 +91,38 @@ func TestObserverWarningsOnce(t *testing.T) {
 	}
 }
 
+// TestObserverSettled: a cell that first waited for the server to finish
+// an earlier cell's closed requests says how long under its summary; one
+// that did not wait says nothing of it.
+func TestObserverSettled(t *testing.T) {
+	rs := &recordStream{}
+	o := NewRunObserver(rs, "q", false)
+	waited := result.TrafficCell{Traffic: "chat", Rate: 2, Status: vocab.StatusValid, Launched: 4, Completed: 4, MeasuredS: 2, SettleS: 2.24}
+	at := waited
+	at.Rate, at.SettleS = 4, 0
+	dec := result.DecodeCell{Matrix: "decode", Context: 1024, Concurrency: 2, Status: vocab.StatusValid, SettleS: 0.96}
+	for _, c := range []result.TrafficCell{waited, at} {
+		o.CellStart(c.Ref())
+		o.TrafficDone(c, time.Second)
+	}
+	o.CellStart(dec.Ref())
+	o.DecodeDone(dec, time.Second)
+	var got []string
+	for _, l := range rs.lines {
+		if strings.HasPrefix(l, "RUN ") || strings.Contains(l, "waited") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		"RUN q/traffic/chat/rate=2", "  waited 2.2 s before its first request for the server to finish those an earlier cell had closed",
+		"RUN q/traffic/chat/rate=4",
+		"RUN q/decode/ctx=1K/conc=2", "  waited 1.0 s before its first request for the server to finish those an earlier cell had closed",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 func TestOrdinalCells(t *testing.T) {
 	for _, tt := range []struct {
 		name string

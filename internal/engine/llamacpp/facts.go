@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/promread"
@@ -304,6 +305,9 @@ var status = &engine.Status{
 	ContextIsSlot:    true,
 	DeferredIsQueued: true,
 	Deferred:         "llamacpp:requests_deferred: waiting for a free slot",
+	// docs/llamacpp.md#disconnect: a closed request is noticed at the
+	// next poll of its connection, every HTTP_POLLING_SECONDS (1 s).
+	AbortLatency: time.Second,
 	KVSuspect: func(source string) string {
 		if source == engine.KVSourceProps {
 			return "GET /props' total_slots × n_ctx is suspect (a --kv-unified server shares one pool of n_ctx)"
