@@ -12,8 +12,7 @@ import (
 
 // llamaRateSpec is a rate search on the real llama-server's 2 slots
 // (--parallel 2): a named workload of random 64-to-128-token prompts and
-// 64-token outputs, Poisson arrivals, 3 s windows after a 1 s warm-up (so
-// that a probe does not start on the backlog of an overloaded one), an
+// 64-token outputs, Poisson arrivals, 3 s windows after a 1 s warm-up, an
 // SLO generous enough (TTFT 2 s) that the answer is where the slots
 // saturate rather than where a loaded machine's jitter crosses a tight
 // limit, and a precision of 25 %: each run takes about a minute.
