@@ -16,15 +16,10 @@ import (
 // SLO generous enough (TTFT 2 s) that the answer is where the slots
 // saturate rather than where a loaded machine's jitter crosses a tight
 // limit, and a precision of 25 %: each run takes about a minute.
-const llamaRateSpec = llamaWorkload + `
+const llamaRateSpec = llamaWorkload + llamaMix + `
 measure {
   duration   = "2s"
   max_output = 64
-}
-workload "mix" {
-  prompt        = "random"
-  input_tokens  = { min = 64, max = 128 }
-  output_tokens = 64
 }
 traffic "open" {
   workload = "mix"
@@ -38,6 +33,16 @@ search "capacity" {
   rate      = [2, 12]
   precision = "25%"
   objective = cell.goodput_share >= 0.7
+}
+`
+
+// llamaMix is a named workload of random 64-to-128-token prompts and
+// 64-token outputs, for traffic on tiny.gguf's 512-token slots.
+const llamaMix = `
+workload "mix" {
+  prompt        = "random"
+  input_tokens  = { min = 64, max = 128 }
+  output_tokens = 64
 }
 `
 

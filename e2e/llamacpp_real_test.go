@@ -741,13 +741,8 @@ func TestLlamaCppSettlesAfterOverload(t *testing.T) {
 	server, models := llamaServer(t)
 	mark := newMark(t)
 	spec := llamaSpec(t, llamaSpecOpts{Command: server, Model: llamaModel(t, models, "tiny.gguf"), Port: freePort(t), MaxModelLen: 512, MaxNumSeqs: 2,
-		Body: llamaWorkload + `
+		Body: llamaWorkload + llamaMix + `
 measure { max_output = 64 }
-workload "mix" {
-  prompt        = "random"
-  input_tokens  = { min = 64, max = 128 }
-  output_tokens = 64
-}
 traffic "over" {
   workload = "mix"
   rate     = [20]

@@ -42,15 +42,12 @@ func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, 
 	if why := m.awakeCheck(ctx); why != "" {
 		return result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: vocab.StatusError, Reason: why}, nil
 	}
-	settled, err := m.settleServer(ctx)
+	settled, why, err := m.settleServer(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			return result.DecodeCell{}, context.Cause(ctx)
-		}
-		if gone := m.Server.Gone(ctx); gone != nil {
-			return result.DecodeCell{}, gone
-		}
-		return result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: vocab.StatusError, Reason: err.Error(), SettleS: Round(settled.Seconds(), 3)}, nil
+		return result.DecodeCell{}, err
+	}
+	if why != "" {
+		return result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: vocab.StatusError, Reason: why, SettleS: Round(settled.Seconds(), 3)}, nil
 	}
 	d := m.startStreams(ctx, ref, bodies, repeat)
 	defer d.cancel()

@@ -86,8 +86,25 @@ func settle(ctx context.Context, read func(context.Context) (settleGauges, error
 }
 
 // settleServer is settle on m's server, with the engine's abort latency;
-// it does nothing for an engine that aborts at once.
-func (m *Meter) settleServer(ctx context.Context) (time.Duration, error) {
+// it does nothing for an engine that aborts at once. A wait that failed
+// is the cell's error, why; err ends the run: the run's context ended, or
+// the server is gone (lifecycle.Server.Gone).
+func (m *Meter) settleServer(ctx context.Context) (waited time.Duration, why string, err error) {
+	waited, failed := m.settleWait(ctx)
+	switch {
+	case failed == nil:
+		return waited, "", nil
+	case ctx.Err() != nil:
+		return waited, "", context.Cause(ctx)
+	}
+	if gone := m.Server.Gone(ctx); gone != nil {
+		return waited, "", gone
+	}
+	return waited, failed.Error(), nil
+}
+
+// settleWait runs settle on m's server's gauges.
+func (m *Meter) settleWait(ctx context.Context) (time.Duration, error) {
 	st := m.Server.Client.Engine().Status()
 	if st.AbortLatency <= 0 {
 		return 0, nil

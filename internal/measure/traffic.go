@@ -590,16 +590,13 @@ func plannedRequests(t *spec.Traffic, ref vocab.CellRef) int {
 
 // trafficOnce runs the warm-up, the window and the drain of one cell.
 func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, work trafficWork, cell *result.TrafficCell) (result.TrafficCell, error) {
-	settled, err := m.settleServer(ctx)
+	settled, why, err := m.settleServer(ctx)
 	cell.SettleS = Round(settled.Seconds(), 3)
 	if err != nil {
-		if ctx.Err() != nil {
-			return *cell, context.Cause(ctx)
-		}
-		if gone := m.Server.Gone(ctx); gone != nil {
-			return *cell, gone
-		}
-		cell.Status, cell.Reason = vocab.StatusError, err.Error()
+		return *cell, err
+	}
+	if why != "" {
+		cell.Status, cell.Reason = vocab.StatusError, why
 		return *cell, nil
 	}
 	cellCtx, cancel := context.WithCancel(ctx)

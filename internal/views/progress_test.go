@@ -26,6 +26,17 @@ func (r *recordStream) Log(line string)                         { r.lines = appe
 func (r *recordStream) Progress(report.Progress)                {}
 func (r *recordStream) Finish(o vocab.Outcome, _ time.Duration) {}
 
+// runsAnd is the recorded lines that start a test or that keep says to.
+func (r *recordStream) runsAnd(keep func(line string) bool) []string {
+	var got []string
+	for _, l := range r.lines {
+		if strings.HasPrefix(l, "RUN ") || keep(l) {
+			got = append(got, l)
+		}
+	}
+	return got
+}
+
 func TestObserver(t *testing.T) {
 	rs := &recordStream{}
 	o := NewRunObserver(rs, "q", false)
@@ -74,12 +85,7 @@ func TestObserverWarningsOnce(t *testing.T) {
 		o.CellStart(c.Ref())
 		o.TrafficDone(c, time.Second)
 	}
-	var got []string
-	for _, l := range rs.lines {
-		if strings.HasPrefix(l, "RUN ") || strings.HasPrefix(l, "  warning: ") {
-			got = append(got, l)
-		}
-	}
+	got := rs.runsAnd(func(l string) bool { return strings.HasPrefix(l, "  warning: ") })
 	want := []string{
 		"RUN q/traffic/chat/conc=4", "  warning: reused", "  warning: counts",
 		"RUN q/traffic/chat/conc=8", "  warning: as under q/traffic/chat/conc=4 (the 2nd cell with it)",
@@ -107,12 +113,7 @@ func TestObserverSettled(t *testing.T) {
 	}
 	o.CellStart(dec.Ref())
 	o.DecodeDone(dec, time.Second)
-	var got []string
-	for _, l := range rs.lines {
-		if strings.HasPrefix(l, "RUN ") || strings.Contains(l, "waited") {
-			got = append(got, l)
-		}
-	}
+	got := rs.runsAnd(func(l string) bool { return strings.Contains(l, "waited") })
 	want := []string{
 		"RUN q/traffic/chat/rate=2", "  waited 2.2 s before its first request for the server to finish those an earlier cell had closed",
 		"RUN q/traffic/chat/rate=4",
