@@ -29,9 +29,9 @@ import (
 // are independent of each other. A new package goes into the layer that
 // its imports and importers leave it.
 var layers = [][]string{
-	// The binary, the generator of the simulator's profiles, and that of
-	// the llama.cpp tests' models.
-	{"cmd/slogate", "internal/sim/internal/genprofiles", "internal/gguf/genmodels"},
+	// The binary, the generator of the simulator's profiles, and those of
+	// the llama.cpp and vLLM tests' models.
+	{"cmd/slogate", "internal/sim/internal/genprofiles", "internal/gguf/genmodels", "internal/hfmodel/genmodels"},
 	// What each command does, and the commands' plumbing.
 	// `slogate bisect`: specs loaded per build, each measured by the runner.
 	{"internal/bisect"},
@@ -71,7 +71,7 @@ var layers = [][]string{
 	// slogate.
 	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/cli/diagjson",
 		"internal/cmdlines", "internal/vllmfake", "internal/promread", "internal/measure/sse", "internal/spec/spectest",
-		"internal/gguf", "internal/workload", "internal/warning"},
+		"internal/gguf", "internal/hfmodel", "internal/workload", "internal/warning"},
 }
 
 // forbidden are the arrows the layering above forbids that the reshape

@@ -38,6 +38,7 @@ var viewHomes = []struct{ path, why string }{
 	{"internal/sim/", "the simulators are servers, not slogate's console: HTTP bodies and the imitated engines' logs"},
 	{"internal/vllmfake", "an httptest stand-in for vLLM's HTTP surface, for tests"},
 	{"internal/gguf/genmodels", "a generator run by hand (go run), printing what it wrote"},
+	{"internal/hfmodel/genmodels", "a generator run by hand (go run), printing what it wrote"},
 }
 
 // lineCalls are the calls in file f that format a user-facing line, as
