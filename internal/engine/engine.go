@@ -4,7 +4,7 @@
 // internal/engine/sglang, internal/engine/llamacpp) and
 // internal/engine/registry lists them (registry.For(name)). What only some
 // engines do is an optional hook (ExitHinter, Uncacheder, StreamCloser,
-// ChatPromptIDer), so that a new engine's quirk touches no other
+// ChatPromptIDer, Rejecter), so that a new engine's quirk touches no other
 // engine's package.
 //
 // The layering, from the top (internal/layers/layers_test.go checks it):
@@ -183,6 +183,29 @@ type StreamCloser interface {
 func StreamClosesConnection(e Engine) bool {
 	if h, is := e.(StreamCloser); is {
 		return h.StreamClosesConnection()
+	}
+	return false
+}
+
+// Rejecter is an Engine whose server may refuse a generation request at
+// admission, when a queue limit it was launched with is reached, instead
+// of queueing it (vLLM's --max-num-queued-reqs and --max-num-queued-tokens,
+// docs/vllm.md#admission-control). Such a refusal is the server saying it
+// is full, not a failure: measure counts it as a rejection of its own
+// (docs/method.md#rejections), never as a cell's error.
+type Rejecter interface {
+	// Rejected says whether a generation request's failure is such a
+	// refusal: status is the HTTP status the request was answered with
+	// (200 when the error came as an event of the stream), code the error
+	// object's code (0 when it has none) and message its message.
+	Rejected(status, code int, message string) bool
+}
+
+// Rejected is e's Rejecter's answer; false for an engine without one,
+// whose failed requests are errors.
+func Rejected(e Engine, status, code int, message string) bool {
+	if h, is := e.(Rejecter); is {
+		return h.Rejected(status, code, message)
 	}
 	return false
 }

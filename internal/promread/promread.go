@@ -60,6 +60,14 @@ type Snapshot struct {
 	// the counter was present.
 	Preemptions    float64
 	HasPreemptions bool
+	// Rejections is the server's counter of the requests it refused at
+	// admission because a queue limit was reached (docs/method.md#rejections),
+	// summed over its reasons; RejectionsByReason is the same by the
+	// engine's reason label (the limit that refused them); HasRejections
+	// says the counter was on the page.
+	Rejections         float64
+	RejectionsByReason map[string]float64
+	HasRejections      bool
 	// Asleep is the number of engines the server reports asleep (vLLM's
 	// sleep mode: a sleeping engine answers /health but serves no
 	// request), SleepLevel the deepest level among them; HasSleepState

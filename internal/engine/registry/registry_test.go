@@ -73,16 +73,18 @@ func TestEnginesReadOnlyTheirOwnMetrics(t *testing.T) {
 // TestOptionalHooks: llama.cpp's quirks are optional hooks (package
 // engine's ChatPromptIDer, ExitHinter, Uncacheder, StreamCloser) that
 // only it implements; vLLM and SGLang get the defaults without a stub in
-// their packages.
+// their packages. Only vLLM refuses requests at admission (Rejecter): a
+// 503 of the others is an error.
 func TestOptionalHooks(t *testing.T) {
 	tests := []struct {
 		name, engine string
 		uncached     string
 		closes       bool
 		hint         bool
+		rejects      bool
 	}{
 		{name: "llama.cpp", engine: "llamacpp", uncached: `"cache_prompt":false`, closes: true, hint: true},
-		{name: "vLLM", engine: "vllm"},
+		{name: "vLLM", engine: "vllm", rejects: true},
 		{name: "SGLang", engine: "sglang"},
 	}
 	tail := []string{"llama_init_from_model: failed to initialize the context: LLAMA_SPLIT_MODE_TENSOR needs >= 1 devices"}
@@ -94,6 +96,9 @@ func TestOptionalHooks(t *testing.T) {
 			}
 			if got := engine.StreamClosesConnection(e); got != tc.closes {
 				t.Errorf("StreamClosesConnection = %v, want %v", got, tc.closes)
+			}
+			if got := engine.Rejected(e, 503, 503, "busy"); got != tc.rejects {
+				t.Errorf("Rejected(503) = %v, want %v", got, tc.rejects)
 			}
 			if got := engine.ExitHint(e, tail); (got != "") != tc.hint {
 				t.Errorf("ExitHint = %q, want a hint: %v", got, tc.hint)

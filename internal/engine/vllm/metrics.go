@@ -15,7 +15,9 @@ import (
 // PR #38435), vllm:generation_tokens_total, the prefix cache's
 // vllm:prefix_cache_queries_total and _hits_total (prompt tokens looked up
 // and found; docs/vllm.md#prefix-caching), vllm:num_preemptions_total,
-// the speculative counters vllm:spec_decode_*_total, vllm:kv_cache_usage_perc
+// the speculative counters vllm:spec_decode_*_total, the admission
+// rejections vllm:admission_rejections_total by reason
+// (docs/vllm.md#admission-control), vllm:kv_cache_usage_perc
 // per engine, the engines asleep (vllm:engine_sleep_state), and what vllm:cache_config_info says about the KV cache
 // (docs/vllm.md#cache-config-info). Counters and request gauges are summed
 // over the `engine` label (data parallelism) and filtered by `model_name`;
@@ -55,6 +57,12 @@ func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 	s.SpeculativeAcceptedTokens, okA = sum("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens")
 	s.HasSpeculative = okD && okT && okA
 	s.Preemptions, s.HasPreemptions = sum("vllm:num_preemptions_total", "vllm:num_preemptions")
+	for _, n := range []string{"vllm:admission_rejections_total", "vllm:admission_rejections"} {
+		if f, ok := fams[n]; ok {
+			s.Rejections, s.RejectionsByReason, s.HasRejections = admissionRejections(f, modelName)
+			break
+		}
+	}
 	if f, ok := fams["vllm:cache_config_info"]; ok {
 		s.KV = cacheConfigInfo(f)
 	}
