@@ -31,7 +31,9 @@ import (
 var layers = [][]string{
 	// The binary, the generator of the simulator's profiles, and those of
 	// the llama.cpp and vLLM tests' models.
-	{"cmd/slogate", "internal/sim/internal/genprofiles", "internal/gguf/genmodels", "internal/hfmodel/genmodels"},
+	// The recorder of a server's surface (scripts/record-vllm-surface.sh).
+	{"cmd/slogate", "internal/sim/internal/genprofiles", "internal/gguf/genmodels", "internal/hfmodel/genmodels",
+		"internal/surface/record"},
 	// What each command does, and the commands' plumbing.
 	// `slogate bisect`: specs loaded per build, each measured by the runner.
 	{"internal/bisect"},
@@ -71,7 +73,7 @@ var layers = [][]string{
 	// slogate.
 	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/cli/diagjson",
 		"internal/cmdlines", "internal/vllmfake", "internal/promread", "internal/measure/sse", "internal/spec/spectest",
-		"internal/gguf", "internal/hfmodel", "internal/workload", "internal/warning"},
+		"internal/gguf", "internal/hfmodel", "internal/workload", "internal/warning", "internal/surface"},
 }
 
 // forbidden are the arrows the layering above forbids that the reshape
@@ -331,6 +333,7 @@ var engineSupport = []string{"internal/engine/registry", "internal/engine/engine
 var engineNameExceptions = []struct{ path, why string }{
 	{"internal/sim/", "the simulators imitate the engines, metric names included: they are not knowledge slogate measures with"},
 	{"internal/vllmfake", "an httptest stand-in for vLLM's HTTP surface, for tests"},
+	{"internal/surface/", "records vLLM's surface as it is, metric names included, to hold the simulator against it: not knowledge slogate measures with"},
 	{"internal/metric/metric.go", "the metric table's docs define server_total_tps and prefix_cache_hit_rate by vLLM's counters, as docs/method.md does (user-facing text)"},
 }
 

@@ -39,6 +39,7 @@ var viewHomes = []struct{ path, why string }{
 	{"internal/vllmfake", "an httptest stand-in for vLLM's HTTP surface, for tests"},
 	{"internal/gguf/genmodels", "a generator run by hand (go run), printing what it wrote"},
 	{"internal/hfmodel/genmodels", "a generator run by hand (go run), printing what it wrote"},
+	{"internal/surface/record", "a recorder run by hand (go run, scripts/record-vllm-surface.sh), printing what it wrote"},
 }
 
 // lineCalls are the calls in file f that format a user-facing line, as

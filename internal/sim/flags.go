@@ -33,6 +33,11 @@ type Config struct {
 	PrefixCaching       *bool              // nil = default (on)
 	PromptTokensDetails bool               // --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens
 	Speculative         *SpeculativeConfig // --speculative-config (-sc); nil = none
+
+	// MaxNumQueuedReqs and MaxNumQueuedTokens are vLLM's admission limits
+	// (--max-num-queued-reqs, --max-num-queued-tokens; nil: none): a
+	// request over either is refused with 503 (admission.go).
+	MaxNumQueuedReqs, MaxNumQueuedTokens *int
 	// GenerationDefaults are the server's default sampling values, as vLLM's
 	// ModelConfig.get_diff_sampling_param() computes them: the
 	// generation_config.json of --generation-config DIR ("auto", the
@@ -138,6 +143,17 @@ func modelledFlags(c *Config) map[string]setter {
 		}}
 	}
 	count := func(dst *int) setter { return setter{kindValue, parseIntFlag(dst, 0)} }
+	// limit sets an optional limit ≥ 0 (vLLM's Field(default=None, ge=0)).
+	limit := func(dst **int) setter {
+		return setter{kindValue, func(_ *Config, v string) error {
+			var n int
+			if err := parseIntFlag(&n, 0)(nil, v); err != nil {
+				return err
+			}
+			*dst = &n
+			return nil
+		}}
+	}
 	// marked notes in *given that the flag was set (a default that
 	// depends on other flags yields to it).
 	marked := func(s setter, given *bool) setter {
@@ -182,6 +198,8 @@ func modelledFlags(c *Config) map[string]setter {
 		}},
 		"max-num-seqs":           {kindValue, parseIntFlag(&c.MaxNumSeqs, 1)},
 		"max-num-batched-tokens": {kindValue, parseIntFlag(&c.MaxNumBatchedTokens, 1)},
+		"max-num-queued-reqs":    limit(&c.MaxNumQueuedReqs),
+		"max-num-queued-tokens":  limit(&c.MaxNumQueuedTokens),
 		"tensor-parallel-size":   {kindValue, parseIntFlag(&c.TensorParallel, 1)},
 		"kv-cache-dtype": {kindValue, func(c *Config, v string) error {
 			if _, ok := kvDtypeBytes(v); !ok {

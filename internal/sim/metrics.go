@@ -67,8 +67,9 @@ type label struct{ name, value string }
 // Prometheus text format with vLLM's names and labels: every series but
 // vllm:cache_config_info carries model_name and engine (the rank, "0"…).
 // It is written by hand, not with client_golang: the names and the label
-// sets must match vLLM's exactly and the set is small and fixed.
-func writeMetrics(b *bytes.Buffer, info metricsInfo, snaps []stats) {
+// sets must match vLLM's exactly and the set is small and fixed. rejected
+// are the API server's admission rejections by reason (admission.counts).
+func writeMetrics(b *bytes.Buffer, info metricsInfo, snaps []stats, rejected map[string]int64) {
 	labels := make([]string, len(snaps))
 	for i := range snaps {
 		labels[i] = `engine="` + strconv.Itoa(i) + `",model_name="` + info.modelName + `"`
@@ -148,6 +149,13 @@ func writeMetrics(b *bytes.Buffer, info metricsInfo, snaps []stats) {
 			}
 			fmt.Fprintf(b, "vllm:request_success_total{%s,finished_reason=%q} %s\n", labels[i], reason, fmtFloat(float64(v)))
 		}
+	}
+	// The API server's admission rejections (vLLM 0.32 on): model_name and
+	// reason, no engine label, every reason from the start
+	// (docs/vllm.md#admission-control).
+	fmt.Fprintf(b, "# HELP vllm:admission_rejections_total Number of admission attempts rejected by a queue limit, by reason.\n# TYPE vllm:admission_rejections_total counter\n")
+	for _, reason := range admissionReasons {
+		fmt.Fprintf(b, "vllm:admission_rejections_total{model_name=\"%s\",reason=%q} %s\n", info.modelName, reason, fmtFloat(float64(rejected[reason])))
 	}
 	if info.numSpeculative > 0 {
 		counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.", func(s *stats) int64 { return s.drafts })

@@ -21,6 +21,7 @@ type server struct {
 	cfg      *Config
 	engs     []*engine // one per data-parallel rank
 	record   *recorder // --sim-record; nil = off
+	adm      *admission
 	maxLen   int
 	version  string
 	info     metricsInfo
@@ -28,6 +29,9 @@ type server struct {
 	log      *logger
 	errorRNG *mrand.Rand
 	rngMu    sync.Mutex
+	// preflighted, when set, runs between admission's two checks of a
+	// request (tests: a request admitted meanwhile fills the queue).
+	preflighted func()
 }
 
 func (s *server) routes() http.Handler {
@@ -411,6 +415,13 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		apiError(w, 400, "BadRequestError", "prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
 		return
 	}
+	// Admission control's first check, before the response starts
+	// (docs/vllm.md#admission-control): a request refused here is HTTP 503,
+	// streaming or not.
+	if reason := s.adm.preflight(); reason != "" {
+		refuseHTTP(w, reason)
+		return
+	}
 	prompt, hash, chain := req.promptTokens(chat, digest)
 	if prompt == 0 {
 		apiError(w, 400, "BadRequestError", "prompt", "Prompt cannot be empty")
@@ -445,6 +456,22 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		apiError(w, 500, "InternalServerError", "", "simulated server error (--sim-error-rate)")
 		return
 	}
+	if s.preflighted != nil {
+		s.preflighted()
+	}
+	// The second check, as the request is added to the engine: a
+	// streaming request refused here has had its 200, and gets the error
+	// event instead of tokens.
+	h, reason := s.adm.add(prompt)
+	if reason != "" {
+		if req.Stream {
+			refuseInStream(w, reason)
+		} else {
+			refuseHTTP(w, reason)
+		}
+		return
+	}
+	defer h.finish()
 	er, eng, id := s.admit(req, chat, digest, prompt, maxTokens, hash, chain)
 	eng.submit(er)
 	if req.Stream {
@@ -452,10 +479,10 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		continuous := includeUsage && req.StreamOptions.ContinuousUsageStats && !s.cfg.NoContinuousUsage
 		c := newChunker(chat, id, time.Now().Unix(), model, prompt, continuous)
 		c.details = s.cfg.PromptTokensDetails
-		s.stream(w, r, eng, er, c, includeUsage)
+		s.stream(w, r, eng, er, c, includeUsage, h)
 		return
 	}
-	s.complete(w, r, eng, er, chat, id, model, prompt)
+	s.complete(w, r, eng, er, chat, id, model, prompt, h)
 }
 
 // finishReason is the finish_reason of a response that has sent sent of
@@ -511,10 +538,11 @@ func (s *server) abort(eng *engine, er *request) {
 // stream writes er's tokens as vLLM's SSE chunks as they are generated. It
 // never blocks the engine: tokens generated while a write is in flight are
 // merged into the next chunk (vLLM's RequestOutputCollector does the same).
-func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er *request, c *chunker, includeUsage bool) {
+// Its admission h leaves the prefill count at the first tokens and the
+// unfinished count before the last chunk is written.
+func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er *request, c *chunker, includeUsage bool, h *admitted) {
 	flusher, _ := w.(http.Flusher)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.WriteHeader(200)
 	if flusher != nil {
 		flusher.Flush()
@@ -535,6 +563,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er 
 		if n == 0 {
 			continue
 		}
+		h.firstOutput()
 		buf = buf[:0]
 		if c.chat && sent == 0 {
 			buf = c.role(buf)
@@ -559,6 +588,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er 
 			buf = c.content(buf, k, sent, finishReason(er, sent))
 		}
 		if sent == er.limit {
+			h.finish()
 			if includeUsage {
 				buf = c.final(buf, sent, int(er.cachedTokens.Load()))
 			}
@@ -610,13 +640,17 @@ func (s *server) flush(w http.ResponseWriter, f http.Flusher, b []byte) bool {
 	return true
 }
 
-// complete answers a non-streaming request once every token is generated.
-func (s *server) complete(w http.ResponseWriter, r *http.Request, eng *engine, er *request, chat bool, id, model string, prompt int) {
+// complete answers a non-streaming request once every token is generated,
+// its admission h done before the answer is written.
+func (s *server) complete(w http.ResponseWriter, r *http.Request, eng *engine, er *request, chat bool, id, model string, prompt int, h *admitted) {
 	got := 0
 	for got < er.limit {
 		select {
 		case <-er.notify:
 			got += int(er.pending.Swap(0))
+			if got > 0 {
+				h.firstOutput()
+			}
 		case <-r.Context().Done():
 			s.abort(eng, er)
 			return
@@ -625,6 +659,7 @@ func (s *server) complete(w http.ResponseWriter, r *http.Request, eng *engine, e
 			return
 		}
 	}
+	h.finish()
 	text := strings.Repeat(genText, visibleTokens(er, got))
 	var logprobs any
 	if er.ask.on {
@@ -704,7 +739,7 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 	for i, e := range s.engs {
 		snaps[i] = e.snapshot()
 	}
-	writeMetrics(&b, s.info, snaps)
+	writeMetrics(&b, s.info, snaps, s.adm.counts())
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	io.Copy(w, &b)
 }

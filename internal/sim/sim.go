@@ -365,7 +365,7 @@ func newServer(cfg *Config, st *settings, log *logger) (*server, error) {
 		version: st.prof.serverVersion(), log: log,
 		info: metricsInfo{modelName: cfg.ServedNames[0], numBlocks: st.params.numBlocks,
 			cacheConfig: cacheConfigLabels(cfg, st), numSpeculative: st.params.numSpeculative, waitingByReason: !cfg.NoWaitingByReason},
-		errorRNG: rand.New(rand.NewPCG(cfg.Seed, 7))}
+		errorRNG: rand.New(rand.NewPCG(cfg.Seed, 7)), adm: newAdmission(cfg)}
 	for i := range max(st.engines, 1) {
 		p := st.params
 		p.index = i
@@ -509,6 +509,8 @@ vLLM flags it models (any other vLLM flag is accepted and ignored):
   --max-model-len N|128k|auto    context length
   --max-num-seqs N               most requests in the batch (1024)
   --max-num-batched-tokens N     tokens per engine step (8192)
+  --max-num-queued-reqs N        refuse (503) a request that would make more than N unfinished
+  --max-num-queued-tokens N      refuse (503) a request while N prompt tokens are in prefill
   --tensor-parallel-size N       GPUs per engine (-tp)
   --data-parallel-size N         N engines sharing the load, each its own KV and batch (-dp)
   --kv-cache-dtype D             auto, fp8, …
