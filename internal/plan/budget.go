@@ -28,7 +28,10 @@ func CheckBudget(sp *spec.Spec) hcl.Diagnostics {
 			continue
 		}
 		cpu := "" // an engine with CPU builds: without a GPU the budget counts server time
-		if srv.SyntaxOf().CPUBuilds {
+		switch {
+		case srv.CPUBuild():
+			cpu = fmt.Sprintf("; on a CPU build (device = \"cpu\") max_gpu_time counts the server time, %s", p.Estimated.Round(time.Second))
+		case srv.SyntaxOf().CPUBuilds:
 			cpu = fmt.Sprintf("; on a CPU build, no GPU found at run time, max_gpu_time counts the server time, %s", p.Estimated.Round(time.Second))
 		}
 		diags = append(diags, &hcl.Diagnostic{

@@ -22,6 +22,7 @@ func TestCheckBudget(t *testing.T) {
 		budget time.Duration
 		tp     *int
 		engine string
+		device string
 		want   string // "" no diagnostic
 	}{
 		{name: "no bound", budget: 0},
@@ -32,6 +33,8 @@ func TestCheckBudget(t *testing.T) {
 			want: `× 2 GPU(s) = 46s GPU time (` + "`slogate plan`" + ` shows the estimate). Raise max_gpu_time to at least 1m0s`},
 		{name: "a CPU build counts its server time", budget: minimum - time.Second, engine: "llamacpp",
 			want: `= 23s GPU time (` + "`slogate plan`" + ` shows the estimate; on a CPU build, no GPU found at run time, max_gpu_time counts the server time, 23s). Raise`},
+		{name: "a vLLM CPU build by its device", budget: minimum - time.Second, device: "cpu",
+			want: `shows the estimate; on a CPU build (device = "cpu") max_gpu_time counts the server time, 23s). Raise`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,7 +43,7 @@ func TestCheckBudget(t *testing.T) {
 				Measure: &spec.Measure{Duration: 2 * time.Second, MaxOutput: 1024, Repeat: spec.MinAutoRepeat, RepeatAuto: true,
 					MaxRepeat: 20, MaxGPUTime: tc.budget, MaxGPUTimeText: tc.budget.String(), MaxGPUTimeRange: at},
 				Matrices: []*spec.Matrix{{Label: "decode", Contexts: []int{8192}, Concurrency: []int{4}}},
-				Servers:  []*spec.Server{{Name: "q", Engine: tc.engine, TensorParallelSize: tc.tp}},
+				Servers:  []*spec.Server{{Name: "q", Engine: tc.engine, Device: tc.device, TensorParallelSize: tc.tp}},
 			}
 			diags := CheckBudget(sp)
 			if tc.want == "" {

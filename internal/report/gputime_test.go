@@ -19,6 +19,7 @@ func TestGPUTimeText(t *testing.T) {
 		{name: "one GPU", g: result.GPUTime{GPUs: 1, ServerS: 53.8, GPUSeconds: 53.8}, want: "0.015 GPU-hours (53.8 s of server time × 1 GPU)"},
 		{name: "boots", g: result.GPUTime{GPUs: 2, ServerS: 36, GPUSeconds: 72, Boots: 3}, want: "0.020 GPU-hours (36.0 s of server time × 2 GPU, 3 boots)"},
 		{name: "a CPU server", g: result.GPUTime{CPU: true, ServerS: 42}, want: "none: a CPU server, no GPU found (42.0 s of server time)"},
+		{name: "a CPU build by its spec", g: result.GPUTime{CPU: true, CPUBuild: true, ServerS: 42, Boots: 2}, want: "none: a CPU build, device = \"cpu\" (42.0 s of server time, 2 boots)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/requests"
@@ -396,6 +397,8 @@ func hardwareFacts(s *result.Server, cpu bool) []kv {
 		}
 	} else if s.Simulated {
 		facts = append(facts, kv{"Type", "slogate simulator (no GPU)"})
+	} else if cpu && s.Device == engine.DeviceCPU {
+		facts = append(facts, kv{"Type", "CPU build (device = \"cpu\"), so its cost is server time, not GPU time (docs/method.md#gpu-time)"})
 	} else if cpu {
 		facts = append(facts, kv{"Type", "CPU server: no GPU found (nvidia-smi), so its cost is server time, not GPU time (docs/method.md#gpu-time)"})
 	} else {
@@ -845,7 +848,11 @@ func repeated(rows []NoiseRow) bool {
 // GPU found (53.8 s of server time)".
 func GPUTimeText(g *result.GPUTime) string {
 	if g.CPU {
-		s := fmt.Sprintf("none: a CPU server, no GPU found (%s s of server time", numfmt.Fixed(g.ServerS, 1))
+		why := "a CPU server, no GPU found"
+		if g.CPUBuild {
+			why = "a CPU build, device = \"cpu\""
+		}
+		s := fmt.Sprintf("none: %s (%s s of server time", why, numfmt.Fixed(g.ServerS, 1))
 		if g.Boots > 1 {
 			s += fmt.Sprintf(", %d boots", g.Boots)
 		}

@@ -116,10 +116,14 @@ type GPUTime struct {
 	// CellsS is the part of ServerS spent measuring cells: the sum of the
 	// cells' elapsed_s.
 	CellsS float64 `json:"cells_s"`
-	// CPU says the server ran without GPUs (an engine with CPU builds,
-	// llama.cpp, where nvidia-smi found none): GPUs and GPUSeconds are 0,
-	// and ServerS is the run's cost.
+	// CPU says the server ran without GPUs (a CPU build by its spec,
+	// device = "cpu", or an engine with CPU builds, llama.cpp, where
+	// nvidia-smi found none): GPUs and GPUSeconds are 0, and ServerS is
+	// the run's cost.
 	CPU bool `json:"cpu,omitempty"`
+	// CPUBuild says the spec named it a CPU build (device = "cpu"), not
+	// discovery.
+	CPUBuild bool `json:"cpu_build,omitempty"`
 	// Boots is how many times the server was started (measure.boots; 0
 	// for -endpoint); StartupS the time each took to become ready.
 	Boots    int       `json:"boots,omitempty"`
@@ -143,7 +147,10 @@ type Server struct {
 	Name string `json:"name"`
 	// Engine is the inference engine ("vllm", "sglang"); "" in results
 	// written before engines were recorded, which were all vLLM.
-	Engine      string            `json:"engine,omitempty"`
+	Engine string `json:"engine,omitempty"`
+	// Device is the spec's device, "cpu" for a CPU build (device =
+	// "cpu"), "" for the default.
+	Device      string            `json:"device,omitempty"`
 	Model       string            `json:"model"`
 	ServedModel string            `json:"served_model"`
 	Argv        []string          `json:"argv,omitempty"` // API key redacted

@@ -163,10 +163,11 @@ func (r *run) serverUp() time.Duration {
 	return up
 }
 
-// cpuServer says the server runs without GPUs: its engine has CPU builds
+// cpuServer says the server runs without GPUs: its spec says it is a CPU
+// build (device = "cpu"), or its engine has CPU builds
 // (engine.Syntax.CPUBuilds: llama.cpp) and discovery found no GPU.
 func (r *run) cpuServer() bool {
-	return r.cfg.Server.SyntaxOf().CPUBuilds && len(r.results.Server.GPUs) == 0
+	return r.cfg.Server.CPUBuild() || r.cfg.Server.SyntaxOf().CPUBuilds && len(r.results.Server.GPUs) == 0
 }
 
 // gpuSeconds is d × the plan's GPUs, 0 on a CPU server.
@@ -183,7 +184,7 @@ func (r *run) gpuTime() *result.GPUTime {
 	g := &result.GPUTime{GPUs: max(r.cfg.Plan.GPUs, 1), ServerS: measure.Round(up.Seconds(), 2),
 		GPUSeconds: r.gpuSeconds(up)}
 	if r.cpuServer() {
-		g.CPU, g.GPUs = true, 0
+		g.CPU, g.CPUBuild, g.GPUs = true, r.cfg.Server.CPUBuild(), 0
 	}
 	var cells float64
 	for _, c := range r.results.Prefill {

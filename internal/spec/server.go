@@ -17,6 +17,7 @@ import (
 var serverSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "engine"},
+		{Name: "device"},
 		{Name: "command"},
 		{Name: "model", Required: true},
 		{Name: "served_model_name"},
@@ -87,6 +88,7 @@ func (l *loader) decodeServer(blk *hcl.Block) (*Server, hcl.Diagnostics) {
 	setStr(&s.KVCacheDtype, "kv_cache_dtype", false)
 	setStr(&s.APIKey, "api_key", false)
 	setStr(&s.Host, "host", true)
+	add(l.decodeDevice(at, s))
 
 	var d hcl.Diagnostics
 	s.TensorParallelSize, d = l.positiveInt(at, "tensor_parallel_size", 0)

@@ -45,7 +45,10 @@ type Server struct {
 	// Engine is the inference engine launched: EngineVLLM (default) or
 	// EngineSGLang (docs/spec.md#engines). It decides the flags the typed
 	// attributes render to and the values they take.
-	Engine               string
+	Engine string
+	// Device is engine.DeviceCPU for a CPU build (device = "cpu"), ""
+	// when unset: the engine's GPU build (docs/spec.md#device).
+	Device               string
 	Command              string // default: the engine's executable ("vllm", "sglang")
 	Model                string
 	ServedModelName      string // "" when unset; ServedName falls back to Model

@@ -107,6 +107,10 @@ func serveArgs(s engine.Launch, key, host string) []string {
 	num("--dp-size", s.DataParallelSize)
 	num("--context-length", s.MaxModelLen)
 	a.Fraction("--mem-fraction-static", s.GPUMemoryUtilization)
+	if s.Device == engine.DeviceCPU {
+		// SGLang picks its device by flag (server_args.py's --device).
+		a = append(a, "--device", engine.DeviceCPU)
+	}
 	str("--host", host)
 	if s.Port != 0 {
 		num("--port", &s.Port)

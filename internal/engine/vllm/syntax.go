@@ -20,6 +20,7 @@ var syntax = &engine.Syntax{
 	ContainerCommand:           nil, // vllm/vllm-openai's entrypoint is `vllm serve`
 	APIKeyEnv:                  "VLLM_API_KEY",
 	UnmeasuredFlags:            []string{"--host", "--port", "--api-key"},
+	CheckLaunch:                checkLaunch,
 	Docs:                       "docs/vllm.md#flags",
 }
 

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/shellcmd"
@@ -42,7 +43,10 @@ type Server struct {
 	LaunchNotes []string `json:"launch_notes,omitempty"`
 	// CPUBuilds says the engine has CPU-only builds (llama.cpp): without
 	// a GPU the server uses none, and its cost is the estimated time.
-	CPUBuilds  bool        `json:"cpu_builds,omitempty"`
+	CPUBuilds bool `json:"cpu_builds,omitempty"`
+	// Device is the server's device attribute, "cpu" for a CPU build
+	// (which uses no GPU wherever it runs), "" when unset.
+	Device     string      `json:"device,omitempty"`
 	Cells      []Cell      `json:"cells"`
 	Assertions []Assertion `json:"assertions"`
 	Searches   []Search    `json:"searches,omitempty"`
@@ -165,6 +169,7 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		Command:      shellcmd.Line(env, srv.RedactedArgv()),
 		LaunchNotes:  srv.LaunchNotes(),
 		CPUBuilds:    srv.SyntaxOf().CPUBuilds,
+		Device:       srv.Device,
 		Cells:        []Cell{},
 		Assertions:   []Assertion{},
 		Estimated:    int64(math.Round(p.Estimated.Seconds())),
@@ -173,6 +178,9 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		GPUHours:     gpuHours(p.Estimated, p.GPUs),
 		GPUHoursMax:  gpuHours(p.EstimatedMax, p.GPUs),
 		Repeats:      repeatsOf(sp.Measure),
+	}
+	if srv.CPUBuild() { // no GPU whatever the machine has
+		out.GPUs, out.GPUHours, out.GPUHoursMax = 0, 0, 0
 	}
 	maxOutput := spec.DefaultMaxOutput
 	if sp.Measure != nil && sp.Measure.MaxOutput > 0 {
@@ -275,6 +283,15 @@ func (s Server) writeText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "  repeats: %s\n", s.Repeats)
+	if s.Device == engine.DeviceCPU {
+		span := est.String()
+		if s.Repeats.Auto {
+			span += " to " + (time.Duration(s.EstimatedMax) * time.Second).String()
+		}
+		fmt.Fprintf(w, "  estimated: %s (measurements only; server start-up not included)\n", span)
+		fmt.Fprintf(w, "  GPU time: none, a CPU build (device = \"cpu\"): the cost is %s of server time\n", span)
+		return
+	}
 	if s.Repeats.Auto {
 		fmt.Fprintf(w, "  estimated: %s at the minimum, %s at max_repeat (measurements only; server start-up not included)\n",
 			est, time.Duration(s.EstimatedMax)*time.Second)

@@ -77,3 +77,36 @@ search "capacity" {
 		})
 	}
 }
+
+// TestCPUBuildCost: a server with device = "cpu" costs server time, no
+// GPU time, in text and in JSON (no GPUs, no GPU-hours); one without
+// device keeps its GPU-hours.
+func TestCPUBuildCost(t *testing.T) {
+	tests := []struct {
+		name     string
+		device   string
+		wantText string
+		wantGPUs int
+	}{
+		{name: "CPU build", device: `device = "cpu"`, wantText: "  GPU time: none, a CPU build (device = \"cpu\"): the cost is ", wantGPUs: 0},
+		{name: "GPU build", wantText: "  GPU time: 0.00", wantGPUs: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "server \"s\" {\n  model = \"m\"\n  gpu_memory_utilization = 0.1\n  " + tt.device + "\n}\nmatrix \"decode\" {\n  contexts = [\"1K\"]\n  concurrency = [1]\n}\n"
+			sp, diags := spec.LoadSource("s.hcl", []byte(src), spec.LoadOptions{})
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			doc := New([]*spec.Spec{sp}, nil)
+			var b bytes.Buffer
+			doc.WriteText(&b)
+			if !strings.Contains(b.String(), tt.wantText) {
+				t.Errorf("plan lacks %q:\n%s", tt.wantText, b.String())
+			}
+			if got := doc.Servers[0]; got.GPUs != tt.wantGPUs || (tt.wantGPUs == 0) != (got.GPUHours == 0) {
+				t.Errorf("GPUs %d, GPU-hours %g; want %d GPUs", got.GPUs, got.GPUHours, tt.wantGPUs)
+			}
+		})
+	}
+}
