@@ -15,8 +15,9 @@ import (
 // This file is the KV capacity cross-check of docs/method.md#kv-capacity:
 // in the first concurrency-1 decode cell of each context, the window's
 // /metrics polls sample the KV cache usage gauge with the one stream
-// resident, and the usage is compared with (ctx + tokens generated) ÷ the
-// capacity in use. It records what it finds in the cell and warns when the
+// resident, and the usage is compared with (ctx + tokens generated), in
+// whole blocks where the server states its block size, ÷ the capacity in
+// use. It records what it finds in the cell and warns when the
 // two disagree by more than kvCheckTolerance; it never changes the
 // capacity.
 
@@ -26,17 +27,22 @@ const kvCheckTolerance = 0.25
 // kvCheck collects the samples of one cell's window.
 type kvCheck struct {
 	context int
-	samples []kvSample
+	// blockSize is the server's KV block size, 0 when unknown: a request
+	// holds its tokens in whole blocks.
+	blockSize int64
+	samples   []kvSample
 	// terms names the engine's gauge and the suspect figure of a source.
 	terms *engine.Status
 }
 
 // kvSample is one poll with the one stream resident: the usage of the
-// engine holding it, the tokens it holds, and the number of engines.
+// engine holding it, the tokens it holds, the tokens of the blocks those
+// take (held: resident rounded up to whole blocks; resident when the
+// block size is unknown), and the number of engines.
 type kvSample struct {
-	usage    float64
-	resident int64
-	engines  int
+	usage          float64
+	resident, held int64
+	engines        int
 }
 
 // maxTokensDuringScrape bounds how far the stream may advance while
@@ -59,12 +65,17 @@ func (k *kvCheck) sample(snap promread.Snapshot, before, after int64, decoding i
 	if usage <= 0 || usage > 1 || before <= 0 || after < before || after-before > maxTokensDuringScrape {
 		return
 	}
-	k.samples = append(k.samples, kvSample{usage: usage, resident: int64(k.context) + (before+after)/2, engines: len(snap.KVUsage)})
+	resident := int64(k.context) + (before+after)/2
+	held := resident
+	if b := k.blockSize; b > 0 {
+		held = (resident + b - 1) / b * b
+	}
+	k.samples = append(k.samples, kvSample{usage: usage, resident: resident, held: held, engines: len(snap.KVUsage)})
 }
 
-// implied is the capacity a sample implies: resident ÷ usage per engine,
-// times the engines.
-func (s kvSample) implied() float64 { return float64(s.resident) / s.usage * float64(s.engines) }
+// implied is the capacity a sample implies: the tokens of the blocks held
+// ÷ usage per engine, times the engines.
+func (s kvSample) implied() float64 { return float64(s.held) / s.usage * float64(s.engines) }
 
 // result is the check of the median sample (by implied capacity) against
 // capacity from source, and a warning.KVCapacity (about the source, with
@@ -99,15 +110,19 @@ func (k *kvCheck) result(name string, capacity int64, source string) (*result.KV
 	}
 	perEngine := float64(capacity) / float64(s.engines)
 	c.CapacityTokens, c.CapacitySource = capacity, source
-	c.ExpectedPerc = Round(float64(s.resident)/perEngine, 8)
+	c.ExpectedPerc = Round(float64(s.held)/perEngine, 8)
 	c.FootprintTokens = int64(math.Round(s.usage * perEngine))
 	ratio := float64(capacity) / implied
 	if math.Abs(ratio-1) <= kvCheckTolerance {
 		return c, warning.Warning{}
 	}
+	held := numfmt.Int(s.resident)
+	if s.held != s.resident {
+		held += fmt.Sprintf(" (%s in whole blocks)", numfmt.Int(s.held))
+	}
 	text := fmt.Sprintf("KV cross-check (%s): one stream holding %s tokens uses %.4g%% of an engine's KV cache (%s), "+
 		"which implies a capacity of %s tokens; the capacity in use, %s tokens from %s, is %.2f× that: %s",
-		name, numfmt.Int(s.resident), s.usage*100, k.terms.KVUsage, numfmt.Int(c.ImpliedCapacityTokens), numfmt.Int(capacity), source, ratio, suspect(k.terms, source))
+		name, held, s.usage*100, k.terms.KVUsage, numfmt.Int(c.ImpliedCapacityTokens), numfmt.Int(capacity), source, ratio, suspect(k.terms, source))
 	return c, warning.New(warning.KVCapacity, text, "", map[string]float64{
 		warning.FigImpliedTokens:  float64(c.ImpliedCapacityTokens),
 		warning.FigCapacityTokens: float64(c.CapacityTokens),

@@ -108,3 +108,36 @@ func TestKVCheckSkipsRestartsDuringTheScrape(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-7 && b-a < 1e-7 }
+
+// TestKVCheckWholeBlocks: a stream holds whole blocks, so where the server
+// states its block size the check compares the usage with the blocks'
+// tokens. The figures are vLLM 0.32.0's CPU build's (128-token blocks, 1
+// GiB of KV cache = 524,288 tokens): one 256-token stream 34 tokens in
+// holds 290 tokens in 3 blocks, 384 tokens, 0.0732 % of the cache. Without
+// the block size the same sample implies 395,947 tokens and warns (1.32×).
+func TestKVCheckWholeBlocks(t *testing.T) {
+	const capacity = 524_288
+	snap := promread.Snapshot{Running: 1, HasRequests: true, KVUsage: map[string]float64{"0": 384.0 / capacity}}
+	tests := []struct {
+		name        string
+		blockSize   int64
+		wantImplied int64
+		wantWarning bool
+	}{
+		{name: "128-token blocks", blockSize: 128, wantImplied: capacity},
+		{name: "block size unknown", blockSize: 0, wantImplied: 395_947, wantWarning: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k := &kvCheck{context: 256, blockSize: tc.blockSize, terms: registry.For("vllm").Status()}
+			k.sample(snap, 30, 38, 1)
+			got, w := k.result("decode/ctx=256/conc=1", capacity, "metrics")
+			if got == nil || got.ResidentTokens != 290 || got.ImpliedCapacityTokens != tc.wantImplied {
+				t.Fatalf("check = %+v, want 290 tokens resident, implied %d", got, tc.wantImplied)
+			}
+			if (w.Code != "") != tc.wantWarning {
+				t.Errorf("warning %+v, want one: %v", w, tc.wantWarning)
+			}
+		})
+	}
+}
