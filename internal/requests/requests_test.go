@@ -332,15 +332,19 @@ func BenchmarkArticle251K(b *testing.B) {
 	b.ReportMetric(float64(calls), "tokenize-calls/op")
 }
 
-// rangeTokenizer gives plain text the IDs lo … lo+255 in turn (the
-// narrowest range random prompts take), special left out, one a 4 bytes;
-// a chat rendering is the text's IDs behind the special ID special.
-type rangeTokenizer struct{ lo, special int }
+// rangeTokenizer gives plain text the IDs lo … lo+width-1 in turn (256
+// when width is 0), special left out, one a 4 bytes; a chat rendering is
+// the text's IDs behind the special ID special.
+type rangeTokenizer struct{ lo, special, width int }
 
 func (r rangeTokenizer) TokenizeText(ctx context.Context, text string) ([]int, error) {
+	width := r.width
+	if width == 0 {
+		width = 256
+	}
 	var ids []int
 	for i := 0; len(ids) < max(len(text)/4, 1); i++ {
-		if id := r.lo + i%256; id != r.special {
+		if id := r.lo + i%width; id != r.special {
 			ids = append(ids, id)
 		}
 	}
@@ -385,6 +389,31 @@ func TestRandomDrawsWholeRange(t *testing.T) {
 				if id < tt.lo || id > hi {
 					t.Errorf("ID %d outside the ordinary range %d…%d", id, tt.lo, hi)
 				}
+			}
+		})
+	}
+}
+
+// TestRandomVocabRange: random prompts take the ordinary range a
+// byte-level tokenizer gives English text (IDs 10 to 122, the generated
+// models of internal/hfmodel that vLLM's CPU build serves) and refuse a
+// range too narrow to be a tokenizer's vocabulary, saying so.
+func TestRandomVocabRange(t *testing.T) {
+	tests := []struct {
+		name    string
+		lo      int
+		width   int
+		wantErr string
+	}{
+		{name: "byte-level printable range", lo: 10, width: 113},
+		{name: "the fewest IDs taken", lo: 1000, width: minVocabRange},
+		{name: "one fewer", lo: 1000, width: minVocabRange - 1, wantErr: "the tokenizer gave token IDs from 1000 to 1062 only"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewBuilder(rangeTokenizer{lo: tt.lo, special: 1 << 20, width: tt.width}, workload.Options{Prompt: workload.Random, Seed: 1}).Prompt(context.Background(), 64, 0)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("error %v, want %q", err, tt.wantErr)
 			}
 		})
 	}
