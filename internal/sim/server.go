@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	mrand "math/rand/v2"
 	"net/http"
@@ -18,17 +20,19 @@ import (
 
 // server is the HTTP side: vLLM's OpenAI-compatible routes over an engine.
 type server struct {
-	cfg      *Config
-	engs     []*engine // one per data-parallel rank
-	record   *recorder // --sim-record; nil = off
-	adm      *admission
-	maxLen   int
-	version  string
-	info     metricsInfo
-	bodies   chan *bytes.Buffer
-	log      *logger
-	errorRNG *mrand.Rand
-	rngMu    sync.Mutex
+	cfg    *Config
+	engs   []*engine // one per data-parallel rank
+	record *recorder // --sim-record; nil = off
+	// fingerprint is the system_fingerprint of every answer.
+	fingerprint string
+	adm         *admission
+	maxLen      int
+	version     string
+	info        metricsInfo
+	bodies      chan *bytes.Buffer
+	log         *logger
+	errorRNG    *mrand.Rand
+	rngMu       sync.Mutex
 	// preflighted, when set, runs between admission's two checks of a
 	// request (tests: a request admitted meanwhile fills the queue).
 	preflighted func()
@@ -477,7 +481,7 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	if req.Stream {
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 		continuous := includeUsage && req.StreamOptions.ContinuousUsageStats && !s.cfg.NoContinuousUsage
-		c := newChunker(chat, id, time.Now().Unix(), model, prompt, continuous)
+		c := newChunker(chat, id, time.Now().Unix(), model, prompt, continuous).withFingerprint(s.fingerprint)
 		c.details = s.cfg.PromptTokensDetails
 		s.stream(w, r, eng, er, c, includeUsage, h)
 		return
@@ -585,7 +589,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er 
 			sent += k
 			n -= k
 			chunks++
-			buf = c.content(buf, k, sent, finishReason(er, sent))
+			buf = c.content(buf, k, sent, finishReason(er, sent), sent == er.limit && !includeUsage)
 		}
 		if sent == er.limit {
 			h.finish()
@@ -675,19 +679,24 @@ func (s *server) complete(w http.ResponseWriter, r *http.Request, eng *engine, e
 	if s.cfg.PromptTokensDetails {
 		details = map[string]any{"cached_tokens": er.cachedTokens.Load()}
 	}
-	usage := map[string]any{"prompt_tokens": prompt, "total_tokens": prompt + got, "completion_tokens": got, "prompt_tokens_details": details}
-	var choice map[string]any
-	object := "text_completion"
+	usage := map[string]any{"prompt_tokens": prompt, "total_tokens": prompt + got, "completion_tokens": got, "prompt_tokens_details": details,
+		"completion_tokens_details": nil}
 	finish := finishReason(er, got)
+	// vLLM 0.32.0's keys (testdata/surface/vllm-0.32.0-cpu.json): what the
+	// simulator does not produce is null, as vLLM writes it.
+	body := map[string]any{"id": id, "object": "text_completion", "created": time.Now().Unix(), "model": model, "usage": usage,
+		"service_tier": nil, "system_fingerprint": s.fingerprint, "kv_transfer_params": nil, "ec_transfer_params": nil, "metrics": nil}
+	choice := map[string]any{"index": 0, "logprobs": logprobs, "finish_reason": finish, "stop_reason": nil, "token_ids": nil, "routed_experts": nil}
 	if chat {
-		object = "chat.completion"
-		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "reasoning": nil, "tool_calls": []any{}},
-			"logprobs": logprobs, "finish_reason": finish, "stop_reason": nil}
+		body["object"] = "chat.completion"
+		maps.Copy(body, map[string]any{"prompt_logprobs": nil, "prompt_token_ids": nil, "prompt_text": nil})
+		choice["message"] = map[string]any{"role": "assistant", "content": text, "refusal": nil, "annotations": nil, "audio": nil,
+			"function_call": nil, "reasoning": nil}
 	} else {
-		choice = map[string]any{"index": 0, "text": text, "logprobs": logprobs, "finish_reason": finish, "stop_reason": nil, "prompt_logprobs": nil}
+		maps.Copy(choice, map[string]any{"text": text, "prompt_logprobs": nil, "prompt_token_ids": nil})
 	}
-	writeJSON(w, 200, map[string]any{"id": id, "object": object, "created": time.Now().Unix(), "model": model,
-		"choices": []any{choice}, "usage": usage})
+	body["choices"] = []any{choice}
+	writeJSON(w, 200, body)
 }
 
 func (s *server) tokenize(w http.ResponseWriter, r *http.Request) {
@@ -742,6 +751,23 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 	writeMetrics(&b, s.info, snaps, s.adm.counts())
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	io.Copy(w, &b)
+}
+
+// systemFingerprint is the system_fingerprint of vLLM's answers in its
+// default mode ("full", vllm/entrypoints/serve/utils/fingerprint.py):
+// vllm-VERSION, tpN and dpN when above 1, and 8 hex digits of the
+// configuration's hash (here an FNV hash of what the simulator was given).
+func systemFingerprint(cfg *Config, version string) string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s|%q|%d|%s|%d|%d|%v", cfg.Model, cfg.ServedNames, cfg.MaxModelLen, cfg.KVCacheDtype, cfg.TensorParallel, cfg.DataParallel, cfg.Speculative)
+	parts := []string{"vllm-" + version}
+	if cfg.TensorParallel > 1 {
+		parts = append(parts, "tp"+strconv.Itoa(cfg.TensorParallel))
+	}
+	if cfg.DataParallel > 1 {
+		parts = append(parts, "dp"+strconv.Itoa(cfg.DataParallel))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("%016x", h.Sum64())[:8]), "-")
 }
 
 // newID returns 32 random hex digits, like vLLM's request ids.

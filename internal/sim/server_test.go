@@ -88,12 +88,16 @@ func readAll(t *testing.T, r io.Reader) string {
 }
 
 var (
-	reID      = regexp.MustCompile(`"id":"(chat)?cmpl-[0-9a-f]{32}"`)
-	reCreated = regexp.MustCompile(`"created":\d+`)
+	reID          = regexp.MustCompile(`"id":"(chat)?cmpl-[0-9a-f]{32}"`)
+	reCreated     = regexp.MustCompile(`"created":\d+`)
+	reFingerprint = regexp.MustCompile(`"system_fingerprint":"vllm-[^"]*"`)
 )
 
+// normalise replaces what varies in an answer: ids, created, and the
+// system_fingerprint (which hashes the configuration).
 func normalise(s string) string {
 	s = reID.ReplaceAllString(s, `"id":"${1}cmpl-ID"`)
+	s = reFingerprint.ReplaceAllString(s, `"system_fingerprint":"vllm-VERSION-HASH"`)
 	return reCreated.ReplaceAllString(s, `"created":0`)
 }
 

@@ -365,7 +365,8 @@ func newServer(cfg *Config, st *settings, log *logger) (*server, error) {
 		version: st.prof.serverVersion(), log: log,
 		info: metricsInfo{modelName: cfg.ServedNames[0], numBlocks: st.params.numBlocks,
 			cacheConfig: cacheConfigLabels(cfg, st), numSpeculative: st.params.numSpeculative, waitingByReason: !cfg.NoWaitingByReason},
-		errorRNG: rand.New(rand.NewPCG(cfg.Seed, 7)), adm: newAdmission(cfg)}
+		errorRNG: rand.New(rand.NewPCG(cfg.Seed, 7)), adm: newAdmission(cfg),
+		fingerprint: systemFingerprint(cfg, st.prof.serverVersion())}
 	for i := range max(st.engines, 1) {
 		p := st.params
 		p.index = i

@@ -5,14 +5,25 @@ import "strconv"
 // chunker formats one request's SSE chunks into a reused buffer: the parts
 // that never change (id, created, model, prompt_tokens) are rendered once,
 // so streaming a token costs appends, not JSON marshalling.
+//
+// The chunks have vLLM 0.32.0's keys (testdata/surface/vllm-0.32.0-cpu.json,
+// docs/vllm.md#stream-format): a completions choice carries
+// prompt_token_ids and token_ids (null unless return_token_ids); a chat
+// role chunk carries prompt_token_ids and prompt_text at the top, a chat
+// content choice token_ids, its last stop_reason; chat's continuous usage
+// has completion_tokens_details; the stream's last chunk carries
+// system_fingerprint: the usage chunk, or without include_usage the last
+// content chunk.
 type chunker struct {
-	chat       bool
-	continuous bool   // usage on every chunk
-	details    bool   // --enable-prompt-tokens-details: the final usage has prompt_tokens_details
-	head       []byte // data: {"id":…,"object":…,"created":…,"model":…,"choices":[
-	prompt     int
+	chat        bool
+	continuous  bool   // usage on every chunk
+	details     bool   // --enable-prompt-tokens-details: the final usage has prompt_tokens_details
+	head        []byte // data: {"id":…,"object":…,"created":…,"model":…,"choices":[
+	prompt      int
+	fingerprint []byte // ,"system_fingerprint":"…" (empty: none)
 }
 
+// newChunker is the chunker of one streamed request.
 func newChunker(chat bool, id string, created int64, model string, prompt int, continuous bool) *chunker {
 	object := "text_completion"
 	if chat {
@@ -28,9 +39,18 @@ func newChunker(chat bool, id string, created int64, model string, prompt int, c
 	return &chunker{chat: chat, continuous: continuous, head: head, prompt: prompt}
 }
 
+// withFingerprint sets the system_fingerprint the stream's last chunk
+// carries.
+func (c *chunker) withFingerprint(fp string) *chunker {
+	c.fingerprint = appendJSONString([]byte(`,"system_fingerprint":`), fp)
+	return c
+}
+
 // usage appends "usage":{…} with completion tokens so far and, when
-// cached >= 0, prompt_tokens_details with the cached prompt tokens.
-func (c *chunker) usage(b []byte, completion, cached int) []byte {
+// cached >= 0, prompt_tokens_details with the cached prompt tokens; a chat
+// chunk's continuous usage (perChunk) ends with completion_tokens_details
+// null, as vLLM's chat stream writes it (its completions stream does not).
+func (c *chunker) usage(b []byte, completion, cached int, perChunk bool) []byte {
 	b = append(b, `"usage":{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(c.prompt), 10)
 	b = append(b, `,"total_tokens":`...)
@@ -42,6 +62,9 @@ func (c *chunker) usage(b []byte, completion, cached int) []byte {
 		b = strconv.AppendInt(b, int64(cached), 10)
 		b = append(b, '}')
 	}
+	if perChunk && c.chat {
+		b = append(b, `,"completion_tokens_details":null`...)
+	}
 	return append(b, '}')
 }
 
@@ -51,16 +74,18 @@ func (c *chunker) role(b []byte) []byte {
 	b = append(b, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`...)
 	if c.continuous {
 		b = append(b, ',')
-		b = c.usage(b, 0, -1)
+		b = c.usage(b, 0, -1, true)
 	}
+	b = append(b, `,"prompt_token_ids":null,"prompt_text":null`...)
 	return append(b, "}\n\n"...)
 }
 
 // content appends a chunk carrying n tokens; total is the completion
 // tokens so far including them; finish is the last one's finish_reason
-// ("" before it). A "stop" chunk's last token is the EOS, which renders as
-// no text.
-func (c *chunker) content(b []byte, n, total int, finish string) []byte {
+// ("" before it); last says it ends the stream (no usage chunk follows),
+// so it carries the fingerprint. A "stop" chunk's last token is the EOS,
+// which renders as no text.
+func (c *chunker) content(b []byte, n, total int, finish string, last bool) []byte {
 	b = append(b, c.head...)
 	if c.chat {
 		b = append(b, `{"index":0,"delta":{"content":"`...)
@@ -85,13 +110,21 @@ func (c *chunker) content(b []byte, n, total int, finish string) []byte {
 	} else {
 		b = append(b, `null`...)
 	}
-	if !c.chat {
-		b = append(b, `,"stop_reason":null`...)
+	switch {
+	case !c.chat:
+		b = append(b, `,"stop_reason":null,"prompt_token_ids":null,"token_ids":null`...)
+	case finish != "":
+		b = append(b, `,"stop_reason":null,"token_ids":null`...)
+	default:
+		b = append(b, `,"token_ids":null`...)
 	}
 	b = append(b, `}]`...)
 	if c.continuous {
 		b = append(b, ',')
-		b = c.usage(b, total, -1)
+		b = c.usage(b, total, -1, true)
+	}
+	if last {
+		b = append(b, c.fingerprint...)
 	}
 	return append(b, "}\n\n"...)
 }
@@ -106,7 +139,8 @@ func (c *chunker) final(b []byte, total, cached int) []byte {
 	if !c.details {
 		cached = -1
 	}
-	b = c.usage(b, total, max(cached, -1))
+	b = c.usage(b, total, max(cached, -1), false)
+	b = append(b, c.fingerprint...)
 	return append(b, "}\n\n"...)
 }
 
