@@ -74,6 +74,7 @@ type Config struct {
 	NoKVSizeLabel      bool          // --sim-no-kv-size-label: a build before vLLM PR #42206
 	KVLog              string        // --sim-kv-log: the form of the KV log lines ("" = from NoKVSizeLabel)
 	NoWaitingByReason  bool          // --sim-no-waiting-by-reason: a build before vLLM PR #38435
+	RefuseOverLength   bool          // --sim-refuse-over-length: a build before 0.32 (max_tokens past max_model_len refused, not shortened)
 	FlatErrors         bool          // --sim-flat-errors: old flat mid-stream error shape
 	Preempt            bool          // --sim-preempt: admit without reserving KV, preempt when it runs out
 	SpeculativeOff     bool          // --sim-spec-off: speculative decoding configured but never runs
@@ -331,6 +332,7 @@ func modelledFlags(c *Config) map[string]setter {
 			return nil
 		}},
 		"sim-no-waiting-by-reason": flag(&c.NoWaitingByReason),
+		"sim-refuse-over-length":   flag(&c.RefuseOverLength),
 		"sim-flat-errors":          flag(&c.FlatErrors),
 		"sim-preempt":              flag(&c.Preempt),
 		"sim-spec-off":             flag(&c.SpeculativeOff),

@@ -406,7 +406,7 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 			found = found || n == req.Model
 		}
 		if !found {
-			apiError(w, 404, "NotFoundError", "model", fmt.Sprintf("The model `%s` does not exist.", req.Model))
+			apiError(w, 404, "NotFoundError", "model", fmt.Sprintf("The model `%s` does not exist. Valid aliases: %s.", req.Model, strings.Join(s.cfg.ServedNames, ", ")))
 			return
 		}
 		model = req.Model
@@ -436,23 +436,25 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	maxTokens := req.requestedTokens(chat, s.maxLen-prompt)
+	if msg, refused := s.lengthCheck(prompt, maxTokens); refused {
+		apiError(w, 400, "BadRequestError", "input_tokens", msg)
+		return
+	}
+	// vLLM 0.32 shortens the output to the room the prompt leaves
+	// (get_max_tokens, entrypoints/serve/utils/api_utils.py): a prompt of
+	// exactly max_model_len leaves none, which max_tokens' check refuses.
+	maxTokens = min(maxTokens, s.maxLen-prompt)
 	if maxTokens < 1 {
-		apiError(w, 400, "BadRequestError", "max_tokens", fmt.Sprintf("max_tokens must be at least 1, got %d.", maxTokens))
+		apiError(w, 400, "BadRequestError", "max_tokens", fmt.Sprintf("max_tokens must be at least 1, got %d. (parameter=max_tokens, value=%[1]d)", maxTokens))
 		return
 	}
 	if req.MinTokens != nil && *req.MinTokens > maxTokens {
-		apiError(w, 400, "BadRequestError", "min_tokens",
+		apiError(w, 400, "BadRequestError", "",
 			fmt.Sprintf("min_tokens must be less than or equal to max_tokens=%d, got %d.", maxTokens, *req.MinTokens))
 		return
 	}
 	if msg, param, bad := req.rejectSampling(s.cfg.GenerationDefaults, s.info.numSpeculative > 0); bad {
 		apiError(w, 400, "BadRequestError", param, msg)
-		return
-	}
-	if prompt+maxTokens > s.maxLen {
-		apiError(w, 400, "BadRequestError", "input_tokens", fmt.Sprintf(
-			"This model's maximum context length is %d tokens. However, you requested %d output tokens and your prompt contains %d input tokens, for a total of %d tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=%d)",
-			s.maxLen, maxTokens, prompt, prompt+maxTokens, prompt))
 		return
 	}
 	if s.simulatedError() {
@@ -487,6 +489,35 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	s.complete(w, r, eng, er, chat, id, model, prompt, h)
+}
+
+// lengthCheck is the renderer's check of a prompt's length against
+// max_model_len (vllm/renderers/params.py, _token_len_check): the message
+// of the 400 it answers and true, or false. vLLM 0.32 refuses only a
+// prompt longer than max_model_len itself; builds before it
+// (--sim-refuse-over-length) also a prompt whose max_tokens does not fit
+// beside it. "at least" qualifies a count one over the limit, where the
+// tokenizer may have cut the prompt (vLLM words it so for token IDs too).
+func (s *server) lengthCheck(prompt, maxTokens int) (string, bool) {
+	qualifier := func(limit int) string {
+		if prompt == limit+1 {
+			return "at least "
+		}
+		return ""
+	}
+	if s.cfg.RefuseOverLength {
+		if prompt+maxTokens <= s.maxLen {
+			return "", false
+		}
+		q := qualifier(s.maxLen - maxTokens)
+		return fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d output tokens and your prompt contains %s%d input tokens, for a total of %[3]s%[5]d tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=%[4]d)",
+			s.maxLen, maxTokens, q, prompt, prompt+maxTokens), true
+	}
+	if prompt <= s.maxLen {
+		return "", false
+	}
+	return fmt.Sprintf("This model's maximum context length is %d tokens. However, your prompt contains %s%d input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=%[3]d)",
+		s.maxLen, qualifier(s.maxLen), prompt), true
 }
 
 // finishReason is the finish_reason of a response that has sent sent of

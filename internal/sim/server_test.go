@@ -341,9 +341,9 @@ func TestRequestErrors(t *testing.T) {
 		wantCode int
 		wantMsg  string
 	}{
-		{"over max_model_len", map[string]any{"prompt": make([]int, 990), "max_tokens": 20}, 400,
-			"This model's maximum context length is 1000 tokens. However, you requested 20 output tokens and your prompt contains 990 input tokens, for a total of 1010 tokens."},
-		{"unknown model", map[string]any{"model": "other", "prompt": []int{1}}, 404, "The model `other` does not exist."},
+		{"over max_model_len", map[string]any{"prompt": make([]int, 1050), "max_tokens": 20}, 400,
+			"This model's maximum context length is 1000 tokens. However, your prompt contains 1050 input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=1050)"},
+		{"unknown model", map[string]any{"model": "other", "prompt": []int{1}}, 404, "The model `other` does not exist. Valid aliases: qwen."},
 		{"empty prompt", map[string]any{"prompt": []int{}}, 400, "Prompt cannot be empty"},
 		{"max_tokens 0", map[string]any{"prompt": []int{1}, "max_tokens": 0}, 400, "max_tokens must be at least 1"},
 		{"batched prompts", map[string]any{"prompt": [][]int{{1}, {2}}}, 400, "one prompt per request"},

@@ -549,6 +549,8 @@ vLLM variants:
   --sim-kv-log FORM              the KV log lines: one-line, two-lines, concurrency-only,
                                  or v0.19 (two lines, the size wrong for --sim-hybrid: #40691)
   --sim-no-waiting-by-reason     a build before PR #38435: no vllm:num_requests_waiting_by_reason
+  --sim-refuse-over-length       a build before 0.32: max_tokens past max_model_len is refused (400),
+                                 not shortened to the room the prompt leaves
   --sim-preempt                  admit without reserving KV; preempt (recompute) when it runs out
   --sim-spec-off                 speculative decoding configured but never running
   --sim-flat-errors              mid-stream errors as {"object":"error",…} (older builds)
