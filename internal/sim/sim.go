@@ -242,7 +242,7 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 	log := &logger{w: stdout, pid: os.Getpid()}
 	st, err := settle(cfg)
 	if err != nil {
-		log.printf("EngineCore_DP0", "ERROR", "core.py:708", "EngineCore failed to start.")
+		log.printf(engineProc(0, cfg.DataParallel), "ERROR", "core.py:708", "EngineCore failed to start.")
 		return err
 	}
 	if cfg.IgnoreSIGTERM {
@@ -256,7 +256,7 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 	p := st.prof
 	version := p.serverVersion()
 	log.printf("APIServer", "INFO", "api_server.py:1839", "vLLM API server version %s", version)
-	log.printf("APIServer", "INFO", "utils.py:328", "non-default args: {'model': '%s', %s}", cfg.Model, strings.Join(cfg.nonDefaultLog(), ", "))
+	log.printf("APIServer", "INFO", "api_utils.py:286", "non-default args: {'model': '%s', %s}", cfg.Model, strings.Join(cfg.nonDefaultLog(), ", "))
 	for _, ig := range cfg.Ignored {
 		log.printf("APIServer", "WARNING", "sim.go:1", "ignoring vLLM flag %s (not modelled by the simulator)", ig)
 	}
@@ -267,12 +267,12 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 	log.printf("APIServer", "INFO", "model.py:1510", "Using max model len %d", st.maxLen)
 	log.printf("APIServer", "INFO", "scheduler.py:225", "Chunked prefill is enabled with max_num_batched_tokens=%d.", cfg.MaxNumBatchedTokens)
 	if sc := cfg.Speculative; sc != nil {
-		log.printf("EngineCore_DP0", "INFO", "speculative.py:1", "Speculative decoding: method=%s num_speculative_tokens=%d mean acceptance length %.2f",
+		log.printf(engineProc(0, st.engines), "INFO", "speculative.py:1", "Speculative decoding: method=%s num_speculative_tokens=%d mean acceptance length %.2f",
 			sc.Method, sc.NumSpeculativeTokens, st.params.acceptLen)
 	}
 	startup := time.Now()
 	if cfg.Startup > 0 {
-		log.printf("EngineCore_DP0", "INFO", "gpu_model_runner.py:2602", "Loading weights (simulated, %v)…", cfg.Startup)
+		log.printf(engineProc(0, st.engines), "INFO", "gpu_model_runner.py:2602", "Loading weights (simulated, %v)…", cfg.Startup)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -282,7 +282,7 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 	// One KV report per engine (each data-parallel rank is its own
 	// EngineCore process), as kv_cache_utils.py logs it.
 	for i := range st.engines {
-		proc := fmt.Sprintf("EngineCore_DP%d", i)
+		proc := engineProc(i, st.engines)
 		log.printf(proc, "INFO", "gpu_worker.py:298", "Available KV cache memory: %.2f GiB", float64(st.kvTokens)/float64(1<<20))
 		size, maxLen := numfmt.Int(int64(st.kv.sizeTokens)), numfmt.Int(int64(st.maxLen))
 		switch form := cfg.kvLogForm(); form {
@@ -339,7 +339,7 @@ func serve(ctx context.Context, stdout, stderr io.Writer, cfg *Config) error {
 	case <-ctx.Done():
 		log.printf("APIServer", "INFO", "launcher.py:99", "Shutting down FastAPI HTTP server.")
 	case <-exitAfter:
-		log.printf("EngineCore_DP0", "ERROR", "core.py:1", "EngineCore encountered a fatal error (simulated by --sim-exit-after %v).", cfg.ExitAfter)
+		log.printf(engineProc(0, st.engines), "ERROR", "core.py:1", "EngineCore encountered a fatal error (simulated by --sim-exit-after %v).", cfg.ExitAfter)
 		result = exit.With(1, fmt.Errorf("simulated crash after %v (--sim-exit-after)", cfg.ExitAfter))
 	case err := <-served:
 		result = exit.With(1, fmt.Errorf("HTTP server: %w", err))
@@ -478,6 +478,16 @@ func logStats(ctx context.Context, log *logger, eng *engine, every time.Duration
 	}
 }
 
+// engineProc is the log prefix of engine i of n: vLLM names its engine
+// core process EngineCore_DP<i> under data parallelism and EngineCore
+// without it (EngineCoreProc.run_engine_core, vllm/v1/engine/core.py).
+func engineProc(i, n int) string {
+	if n > 1 {
+		return "EngineCore_DP" + strconv.Itoa(i)
+	}
+	return "EngineCore"
+}
+
 // logger writes vLLM-style log lines to stdout.
 type logger struct {
 	mu  sync.Mutex
@@ -489,8 +499,8 @@ func (l *logger) printf(proc, level, where, format string, a ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	pid := l.pid
-	if rank, ok := strings.CutPrefix(proc, "EngineCore_DP"); ok {
-		n, _ := strconv.Atoi(rank)
+	if rank, ok := strings.CutPrefix(proc, "EngineCore"); ok {
+		n, _ := strconv.Atoi(strings.TrimPrefix(rank, "_DP"))
 		pid += 1 + n // each engine core is a process of its own
 	}
 	fmt.Fprintf(l.w, "(%s pid=%d) %s %s [%s] %s\n", proc, pid, level, time.Now().Format("01-02 15:04:05"), where, fmt.Sprintf(format, a...))
