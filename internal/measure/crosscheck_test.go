@@ -48,3 +48,42 @@ func TestServerTPSGapWarning(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreServerLatency: a decode cell records the means of the server's
+// request-latency histograms over its window, in ms, from the reads on
+// either side of it; none where a read lacks the histogram or the window
+// saw no request.
+func TestStoreServerLatency(t *testing.T) {
+	at := func(ttft, itl promread.SumCount) promread.Snapshot { return promread.Snapshot{TTFT: ttft, ITL: itl} }
+	tests := []struct {
+		name          string
+		before, after promread.Snapshot
+		wantTTFT      *float64
+		wantITL       *float64
+	}{
+		{name: "both histograms", before: at(promread.SumCount{Sum: 1, Count: 10, Has: true}, promread.SumCount{Sum: 2, Count: 1000, Has: true}),
+			after:    at(promread.SumCount{Sum: 1.25, Count: 20, Has: true}, promread.SumCount{Sum: 5, Count: 2000, Has: true}),
+			wantTTFT: ptr(25.0), wantITL: ptr(3.0)},
+		{name: "no request finished its first token", before: at(promread.SumCount{Sum: 1, Count: 10, Has: true}, promread.SumCount{}),
+			after: at(promread.SumCount{Sum: 1, Count: 10, Has: true}, promread.SumCount{})},
+		{name: "an engine without histograms", before: promread.Snapshot{}, after: promread.Snapshot{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c result.DecodeCell
+			storeServerLatency(&c, tt.before, tt.after)
+			if !cmp.Equal(c.ServerTTFTMsMean, tt.wantTTFT) || !cmp.Equal(c.ServerITLMsMean, tt.wantITL) || c.ServerE2EMsMean != nil {
+				t.Errorf("TTFT %v, ITL %v, E2E %v; want %v, %v, none", deref(c.ServerTTFTMsMean), deref(c.ServerITLMsMean), deref(c.ServerE2EMsMean), deref(tt.wantTTFT), deref(tt.wantITL))
+			}
+		})
+	}
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

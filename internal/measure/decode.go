@@ -288,6 +288,7 @@ func (d *decodeRun) storeServerCounters(a metricsAround) {
 	if before.HasGenerationTokens && after.HasGenerationTokens && a.afterAt.After(a.beforeAt) {
 		storeServerTotalTPS(cell, a)
 	}
+	storeServerLatency(cell, before, after)
 	if before.HasSpeculative && after.HasSpeculative {
 		storeSpeculative(cell, before, after)
 	}
@@ -377,6 +378,24 @@ func storeServerTotalTPS(cell *result.DecodeCell, a metricsAround) {
 			cell.Warnings = append(cell.Warnings, warning.New(warning.ServerTPSGap,
 				fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f by %+.1f%%", v, cell.TotalTPS, diff*100), "",
 				map[string]float64{warning.FigServerTotalTPS: v, warning.FigTotalTPS: cell.TotalTPS, warning.FigGap: diff}))
+		}
+	}
+}
+
+// storeServerLatency stores the means of the server's request latency
+// histograms over the window, in ms (docs/method.md#server-latency).
+func storeServerLatency(cell *result.DecodeCell, before, after promread.Snapshot) {
+	for _, h := range []struct {
+		dst         **float64
+		now, before promread.SumCount
+	}{
+		{&cell.ServerTTFTMsMean, after.TTFT, before.TTFT},
+		{&cell.ServerITLMsMean, after.ITL, before.ITL},
+		{&cell.ServerE2EMsMean, after.E2E, before.E2E},
+	} {
+		if mean, ok := h.now.MeanSince(h.before); ok {
+			v := Round(mean*1000, 3)
+			*h.dst = &v
 		}
 	}
 }

@@ -95,6 +95,48 @@ type Snapshot struct {
 	// (docs/sglang.md#metric-cadence).
 	SpecAcceptLength, SpecAcceptRate float64
 	HasSpecAcceptGauges              bool
+	// TTFT, ITL and E2E are the sums (seconds) and counts of the engine's
+	// per-request latency histograms: time to first token, inter-token
+	// latency, end-to-end request latency (vLLM's
+	// vllm:time_to_first_token_seconds, vllm:inter_token_latency_seconds,
+	// vllm:e2e_request_latency_seconds); a zero Count where the engine
+	// has none. Their means over a window are Δsum ÷ Δcount: the buckets
+	// are too coarse for medians (docs/method.md#server-latency).
+	TTFT, ITL, E2E SumCount
+}
+
+// SumCount is a histogram's sum and count, summed over its series.
+type SumCount struct {
+	Sum, Count float64
+	// Has says the family was on the page.
+	Has bool
+}
+
+// MeanSince is the mean of the observations made since before: Δsum ÷
+// Δcount, and false when there were none (or either read lacks the
+// family, or the counters went back: a restart).
+func (s SumCount) MeanSince(before SumCount) (float64, bool) {
+	n := s.Count - before.Count
+	if !s.Has || !before.Has || n <= 0 || s.Sum < before.Sum {
+		return 0, false
+	}
+	return (s.Sum - before.Sum) / n, true
+}
+
+// HistogramSumCount is the sum and count of a histogram family's series
+// whose model_name matches modelName, summed (data-parallel engines).
+func HistogramSumCount(f *dto.MetricFamily, modelName string) SumCount {
+	var s SumCount
+	for _, m := range f.GetMetric() {
+		h := m.GetHistogram()
+		if h == nil || !ModelMatches(m, modelName) {
+			continue
+		}
+		s.Sum += h.GetSampleSum()
+		s.Count += float64(h.GetSampleCount())
+		s.Has = true
+	}
+	return s
 }
 
 // KVCacheInfo is what a server's metrics say about its KV cache

@@ -343,6 +343,14 @@ type DecodeCell struct {
 	// that finished in the window, the cross-check of PerRequestTPS
 	// (docs/llamacpp.md#server-timings); nil where the server gives none.
 	ServerPerRequestTPS *float64 `json:"server_per_request_tps,omitempty"`
+	// ServerTTFTMsMean, ServerITLMsMean and ServerE2EMsMean are the means
+	// of the server's own request histograms over the window (Δsum ÷
+	// Δcount, in ms), beside the client's stats.ttft_ms_mean,
+	// stats.itl_ms_mean and e2e (docs/method.md#server-latency); nil where
+	// the server has no such histogram or observed nothing in the window.
+	ServerTTFTMsMean *float64 `json:"server_ttft_ms_mean,omitempty"`
+	ServerITLMsMean  *float64 `json:"server_itl_ms_mean,omitempty"`
+	ServerE2EMsMean  *float64 `json:"server_e2e_ms_mean,omitempty"`
 	// Stats holds the latency statistics that are not fields, by metric
 	// name (docs/method.md#metric-names): "ttft_ms_p95", "itl_ms",
 	// "ttft_ms_count", ….

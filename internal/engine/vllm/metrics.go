@@ -17,7 +17,10 @@ import (
 // and found; docs/vllm.md#prefix-caching), vllm:num_preemptions_total,
 // the speculative counters vllm:spec_decode_*_total, the admission
 // rejections vllm:admission_rejections_total by reason
-// (docs/vllm.md#admission-control), vllm:kv_cache_usage_perc
+// (docs/vllm.md#admission-control), the sums and counts of the request
+// latency histograms vllm:time_to_first_token_seconds,
+// vllm:inter_token_latency_seconds and vllm:e2e_request_latency_seconds,
+// vllm:kv_cache_usage_perc
 // per engine, the engines asleep (vllm:engine_sleep_state), and what vllm:cache_config_info says about the KV cache
 // (docs/vllm.md#cache-config-info). Counters and request gauges are summed
 // over the `engine` label (data parallelism) and filtered by `model_name`;
@@ -65,6 +68,18 @@ func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 	}
 	if f, ok := fams["vllm:cache_config_info"]; ok {
 		s.KV = cacheConfigInfo(f)
+	}
+	for _, h := range []struct {
+		dst  *promread.SumCount
+		name string
+	}{
+		{&s.TTFT, "vllm:time_to_first_token_seconds"},
+		{&s.ITL, "vllm:inter_token_latency_seconds"},
+		{&s.E2E, "vllm:e2e_request_latency_seconds"},
+	} {
+		if f, ok := fams[h.name]; ok {
+			*h.dst = promread.HistogramSumCount(f, modelName)
+		}
 	}
 	if f, ok := fams["vllm:engine_sleep_state"]; ok {
 		s.Asleep, s.SleepLevel, s.HasSleepState = sleepState(f, modelName)

@@ -2,6 +2,7 @@ package vllm
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,14 +61,16 @@ func TestParse(t *testing.T) {
 			model: "qwen",
 			want: promread.Snapshot{Running: 64, Waiting: 2, HasRequests: true, GenerationTokens: 2e6, HasGenerationTokens: true,
 				Preemptions: 3, HasPreemptions: true, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
-				KV: promread.KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"}},
+				KV:   promread.KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"},
+				TTFT: promread.SumCount{Sum: 1.25, Count: 4, Has: true}},
 		},
 		{
 			name: "no model filter sums every model",
 			page: page,
 			want: promread.Snapshot{Running: 71, Waiting: 2, HasRequests: true, GenerationTokens: 2e6, HasGenerationTokens: true,
 				Preemptions: 3, HasPreemptions: true, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
-				KV: promread.KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"}},
+				KV:   promread.KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"},
+				TTFT: promread.SumCount{Sum: 1.25, Count: 4, Has: true}},
 		},
 		{
 			name: "counters without _total suffix in the family name, no spec decode, no cache info",
@@ -127,7 +130,8 @@ func TestParseVLLMPages(t *testing.T) {
 			want: promread.Snapshot{Running: 1, HasRequests: true, HasWaitingByReason: true, GenerationTokens: 2000, HasGenerationTokens: true,
 				Preemptions: 7, HasPreemptions: true,
 				KV:      promread.KVCacheInfo{Engines: 2, SizeTokens: 2 * 24000512, NumGPUBlocks: 46876, BlockSize: 2112, CacheDtype: "auto", PrefixCaching: "True"},
-				KVUsage: map[string]float64{"0": 0.00036, "1": 0}},
+				KVUsage: map[string]float64{"0": 0.00036, "1": 0},
+				TTFT:    promread.SumCount{Sum: 0.35, Count: 2, Has: true}},
 		},
 		{
 			name: "before PR #42206: no size label",
@@ -247,5 +251,53 @@ func TestSleepState(t *testing.T) {
 				t.Errorf("asleep %d level %d has %v; want %d, %d, %v", s.Asleep, s.SleepLevel, s.HasSleepState, tt.asleep, tt.level, tt.has)
 			}
 		})
+	}
+}
+
+// TestLatencyHistograms: the sums and counts of vLLM's request-latency
+// histograms, read from a page of the real vLLM 0.32.0 CPU build, and the
+// mean of a window between two reads (Δsum ÷ Δcount); a read without the
+// family, or a restart, gives none.
+func TestLatencyHistograms(t *testing.T) {
+	f, err := os.Open("testdata/latency_cpu_0.32.0.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := ParseMetrics(f, "tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		got        promread.SumCount
+		sum, count float64
+	}{
+		{name: "TTFT", got: s.TTFT, sum: 2.4270708560943604, count: 23},
+		{name: "ITL", got: s.ITL, sum: 2.1226586560001124, count: 649},
+		{name: "E2E", got: s.E2E, sum: 4.513291358947754, count: 23},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !tt.got.Has || tt.got.Sum != tt.sum || tt.got.Count != tt.count {
+				t.Errorf("%+v, want sum %g, count %g", tt.got, tt.sum, tt.count)
+			}
+		})
+	}
+	before := promread.SumCount{Sum: 1.4270708560943604, Count: 13, Has: true}
+	if mean, ok := s.TTFT.MeanSince(before); !ok || math.Abs(mean-0.1) > 1e-12 {
+		t.Errorf("TTFT mean over the window %g (%v), want 0.1 s (1 s over 10 requests)", mean, ok)
+	}
+	for _, tc := range []struct {
+		name   string
+		before promread.SumCount
+	}{
+		{name: "no family before", before: promread.SumCount{}},
+		{name: "no request in the window", before: s.TTFT},
+		{name: "a restart", before: promread.SumCount{Sum: 9, Count: 99, Has: true}},
+	} {
+		if _, ok := s.TTFT.MeanSince(tc.before); ok {
+			t.Errorf("%s: a mean, want none", tc.name)
+		}
 	}
 }
