@@ -97,10 +97,8 @@ type Snapshot struct {
 	HasSpecAcceptGauges              bool
 	// TTFT, ITL and E2E are the sums (seconds) and counts of the engine's
 	// per-request latency histograms: time to first token, inter-token
-	// latency, end-to-end request latency (vLLM's
-	// vllm:time_to_first_token_seconds, vllm:inter_token_latency_seconds,
-	// vllm:e2e_request_latency_seconds); a zero Count where the engine
-	// has none. Their means over a window are Δsum ÷ Δcount: the buckets
+	// latency, end-to-end request latency (vLLM's, which its engine
+	// package names); not Has where the engine has none. Their means over a window are Δsum ÷ Δcount: the buckets
 	// are too coarse for medians (docs/method.md#server-latency).
 	TTFT, ITL, E2E SumCount
 }

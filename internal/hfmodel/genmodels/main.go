@@ -30,46 +30,12 @@ func main() {
 
 func run(dir string) error {
 	for _, m := range hfmodel.Models {
-		files, err := m.Model.Files()
+		path := filepath.Join(dir, m.Dir)
+		n, err := m.Model.WriteDir(path)
 		if err != nil {
 			return err
 		}
-		path := filepath.Join(dir, m.Dir)
-		if err := os.MkdirAll(path, 0o755); err != nil {
-			return err
-		}
-		var n int
-		for _, f := range files {
-			if err := write(filepath.Join(path, f.Name), f.Data); err != nil {
-				return err
-			}
-			n += len(f.Data)
-		}
 		fmt.Printf("%s: %d bytes, %d layers (%s)\n", path, n, m.Model.Layers, m.Model.Name)
-	}
-	return nil
-}
-
-// write writes data aside, then renames it to path: a reader never sees
-// half a file.
-func write(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
