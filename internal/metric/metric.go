@@ -57,6 +57,8 @@ type Metric struct {
 	// and checks it agrees (result.TestMetricStorage).
 	integer, optional bool
 	stored            string
+	// quiet: a figure that is 0 on most servers (Quiet).
+	quiet bool
 	// tail, on a distribution's median in the table's literal, defines its
 	// p90 and p99 ("90th percentile <tail>"): withTails adds their rows.
 	tail string
@@ -162,6 +164,10 @@ var Table = withTails(append([]Metric{
 		Unit: "requests", HigherIsBetter: true, Precision: 0,
 		Doc:     "requests that finished inside the window",
 		integer: true},
+	{Name: Rejected, Phase: vocab.PhaseDecode, Label: "Rejected requests",
+		Unit: "requests", Precision: 0,
+		Doc:     "requests the server refused at admission, its queue full, whose refusal came inside the window (docs/method.md#rejections)",
+		integer: true, quiet: true},
 	{Name: OutputTokens, Phase: vocab.PhaseDecode, Label: "Output tokens",
 		Unit: "tokens", HigherIsBetter: true, Precision: 0,
 		Doc:     "tokens counted in the window",
@@ -256,6 +262,13 @@ func (m Metric) Integer() bool { return m.integer }
 // absent from the cell: null in specs, left out of results.json).
 func (m Metric) Optional() bool { return m.optional }
 
+// Quiet reports whether the metric is a figure that is 0 on most servers
+// (the requests a server refused at admission, docs/method.md#rejections):
+// every cell has it and conditions read its 0, but metric lines, tables
+// and exports show it only where it is not 0, so that it takes no room on
+// the servers that never refuse.
+func (m Metric) Quiet() bool { return m.quiet }
+
 // Stored is the name the metric's value is stored under in a cell: Name,
 // but a distribution's name for its median spelled "_p50" (ttft_ms for
 // ttft_ms_p50).
@@ -290,6 +303,14 @@ var trafficMetrics = []Metric{
 		Unit: "requests", Precision: 0,
 		Doc:     "requests launched inside the window still running at the drain timeout",
 		integer: true},
+	{Name: Rejected, Phase: vocab.PhaseTraffic, Label: "Rejected requests",
+		Unit: "requests", Precision: 0,
+		Doc:     "requests launched inside the window that the server refused at admission, its queue full (docs/method.md#rejections)",
+		integer: true, quiet: true},
+	{Name: RejectedShare, Phase: vocab.PhaseTraffic, Label: "Rejected share",
+		Unit: "", Precision: 3,
+		Doc:   "share of the window's requests the server refused at admission",
+		quiet: true},
 	{Name: E2EMs, Phase: vocab.PhaseTraffic, Label: "E2E latency",
 		Unit: "ms", Precision: 0,
 		Doc: "median end-to-end latency (launch to the stream's end) of the completed requests", Samples: "completed requests",

@@ -9,8 +9,8 @@ const (
 	// Prefill.
 	TPS = "tps"
 
-	// Decode (TTFT, TBT, TPOT, Completed and MeasuredS are traffic metrics
-	// too; TTFTMs a prefill one).
+	// Decode (TTFT, TBT, TPOT, Completed, Rejected and MeasuredS are
+	// traffic metrics too; TTFTMs a prefill one).
 	TotalTPS       = "total_tps"
 	PerRequestTPS  = "per_request_tps"
 	TTFTMs         = "ttft_ms"
@@ -24,6 +24,7 @@ const (
 	ActiveAvg      = "active_avg"
 	Completed      = "completed"
 	OutputTokens   = "output_tokens"
+	Rejected       = "rejected"
 	MeasuredS      = "measured_s"
 	ServerTotalTPS = "server_total_tps"
 	SpecAcceptRate = "spec_accept_rate"
@@ -40,6 +41,7 @@ const (
 	E2EMsP99       = "e2e_ms_p99"
 	E2EMsMean      = "e2e_ms_mean"
 	ConcurrencyAvg = "concurrency_avg"
+	RejectedShare  = "rejected_share"
 	// OutputTPS is the output tokens of a traffic window's completed
 	// requests ÷ its seconds: what a search's answer is priced by.
 	OutputTPS = "output_tps"

@@ -8,8 +8,8 @@ import (
 // names are the name constants of names.go.
 var names = []string{TPS,
 	TotalTPS, PerRequestTPS, TTFTMs, TTFTMsP90, TTFTMsP99, TBTMs, TBTMsP90, TBTMsP99, ITLMs, TPOTMs,
-	ActiveAvg, Completed, OutputTokens, MeasuredS, ServerTotalTPS, SpecAcceptRate, SpecAcceptLen,
-	AchievedRPS, GoodputRPS, GoodputShare, Launched, Unfinished, E2EMs, E2EMsP90, E2EMsP99, E2EMsMean, ConcurrencyAvg, PrefixCacheHitRate, OutputTPS}
+	ActiveAvg, Completed, Rejected, OutputTokens, MeasuredS, ServerTotalTPS, SpecAcceptRate, SpecAcceptLen,
+	AchievedRPS, GoodputRPS, GoodputShare, Launched, Unfinished, RejectedShare, E2EMs, E2EMsP90, E2EMsP99, E2EMsMean, ConcurrencyAvg, PrefixCacheHitRate, OutputTPS}
 
 // TestNamesAreTheTable: every name constant names a metric of Table, and
 // every metric of Table has a constant, so that code outside the table

@@ -47,7 +47,7 @@ func WriteCSV(w io.Writer, res *result.Results) error {
 		}
 		for _, m := range metrics {
 			v, ok := value(m.Name)
-			if !ok {
+			if !ok || m.Quiet() && v == 0 {
 				continue
 			}
 			samples := ""

@@ -97,11 +97,12 @@ func prefillTPSText(v float64, prec int) string {
 }
 
 // allColumns are the decode metrics of the All measurements table, in
-// order: every metric a decode cell always has, percentiles left out.
+// order: every metric a decode cell always has, percentiles and quiet
+// metrics (rejected: shown where it is not 0, below the table) left out.
 func allColumns() []metric.Metric {
 	var out []metric.Metric
 	for _, m := range metric.OfPhase(vocab.PhaseDecode) {
-		if m.PercentileOf == "" && !m.Optional() {
+		if m.PercentileOf == "" && !m.Optional() && !m.Quiet() {
 			out = append(out, m)
 		}
 	}
@@ -127,7 +128,8 @@ func rawValue(m metric.Metric, v float64) string {
 }
 
 // DecodeMetrics is the full metric line of a decode cell (go test -v
-// detail): every metric of the table that the cell has, a percentile beside
+// detail): every metric of the table that the cell has (a quiet one where
+// it is not 0: "rejected=57"), a percentile beside
 // its median ("ttft_ms=1027/1300/1400"), the token source after the
 // metrics every cell has and before the server-reported optional ones, the
 // other statistics of the naming rule ("ttft_ms[p95=1150 mean=1030 n=64]")
@@ -138,7 +140,7 @@ func DecodeMetrics(c *result.DecodeCell) string {
 	sourceDone := false
 	for _, m := range metric.OfPhase(vocab.PhaseDecode) {
 		v, ok := c.Value(m)
-		if !ok {
+		if !ok || m.Quiet() && v == 0 {
 			continue
 		}
 		if m.Optional() && m.Samples == "" && !sourceDone { // a server-reported metric (a distribution is always the client's)

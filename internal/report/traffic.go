@@ -64,14 +64,15 @@ func goodputPercent(c *result.TrafficCell) string {
 }
 
 // TrafficMetrics is the full metric line of a traffic cell (go test -v
-// detail): every metric of the table, a percentile beside its median
-// ("e2e_ms=2301/2900/3100"), then the schedule (arrivals, seed).
+// detail): every metric of the table (a quiet one where it is not 0), a
+// percentile beside its median ("e2e_ms=2301/2900/3100"), then the
+// schedule (arrivals, seed).
 func TrafficMetrics(c *result.TrafficCell) string {
 	var parts []string
 	index := map[string]int{}
 	for _, m := range metric.OfPhase(vocab.PhaseTraffic) {
 		v, ok := c.Value(m)
-		if !ok {
+		if !ok || m.Quiet() && v == 0 {
 			continue
 		}
 		if i, ok := index[m.PercentileOf]; ok {

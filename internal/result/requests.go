@@ -48,8 +48,9 @@ type RequestRecord struct {
 	// FinishReason is the server's finish_reason ("length", "stop", …); ""
 	// when the stream ended without one.
 	FinishReason string `json:"finish_reason,omitempty"`
-	// Status is how the request ended: RequestFinished, RequestCancelled or
-	// RequestError (Error then says why).
+	// Status is how the request ended: RequestFinished, RequestCancelled,
+	// RequestUnfinished, RequestRejected or RequestError (Error then says
+	// why; a rejection's quotes the server's answer).
 	Status RequestStatus `json:"status"`
 	Error  string        `json:"error,omitempty"`
 	// InWindow is set on a decode request whose tokens counted in the
@@ -136,6 +137,11 @@ const (
 	// RequestUnfinished: the stream ended without a finish_reason or was
 	// cut by the server without an error.
 	RequestUnfinished RequestStatus = "unfinished"
+	// RequestRejected: the server refused the request at admission, its
+	// queue full (vLLM's 503 under --max-num-queued-reqs or
+	// --max-num-queued-tokens; docs/method.md#rejections); Error quotes
+	// its answer. Not a failure: it produced no token and met no SLO.
+	RequestRejected RequestStatus = "rejected"
 )
 
 // GapSummary summarises one request's inter-token latencies, in ms.

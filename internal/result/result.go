@@ -395,6 +395,14 @@ type DecodeCell struct {
 	// Polling is how long the cell's /metrics scrapes took; nil when it
 	// took none.
 	Polling *Polling `json:"polling,omitempty"`
+	// Rejected is the requests the server refused at admission whose
+	// refusal came inside the window (docs/method.md#rejections); 0 in
+	// results written before rejections were counted.
+	Rejected int `json:"rejected,omitempty"`
+	// Rejections are the cell's refused requests as the client and the
+	// server counted them over the whole cell (docs/method.md#rejections);
+	// nil when neither counted any.
+	Rejections *Rejections `json:"rejections,omitempty"`
 }
 
 // Polling is how long a cell's /metrics scrapes took: the status rules poll

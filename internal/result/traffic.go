@@ -69,6 +69,16 @@ type TrafficCell struct {
 	// Polling is how long the window's /metrics scrapes took; nil when it
 	// took none.
 	Polling *Polling `json:"polling,omitempty"`
+	// Rejected is the window's requests the server refused at admission
+	// (docs/method.md#rejections), RejectedShare their share of Launched:
+	// launched, never good; 0 in results written before rejections were
+	// counted.
+	Rejected      int     `json:"rejected,omitempty"`
+	RejectedShare float64 `json:"rejected_share,omitempty"`
+	// Rejections are the cell's refused requests as the client and the
+	// server counted them over the whole cell, warm-up and drain included
+	// (docs/method.md#rejections); nil when neither counted any.
+	Rejections *Rejections `json:"rejections,omitempty"`
 	// Schedule is what determined the cell's requests and arrivals, with
 	// its Hash; nil in a cell recorded before schedules were, or one that
 	// errored before its requests were planned.

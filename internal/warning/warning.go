@@ -60,6 +60,12 @@ const (
 	// requests' sum), FigUncertainTokens (of requests that finished too
 	// near a scrape to place).
 	ServerCounterGap Code = "server_counter_gap"
+	// RejectionsGap: the server's counter of the requests it refused at
+	// admission moved, over the cell, by other than the refusals the
+	// client saw, beyond those its requests closed before any answer may
+	// hide (docs/method.md#rejections). Figures: FigServerRejected (the
+	// counter's change), FigClientRejected, FigUnanswered.
+	RejectionsGap Code = "rejections_gap"
 	// NoMetrics: /metrics could not be read around the window, so
 	// server_total_tps was not measured. No figures.
 	NoMetrics Code = "no_metrics"
@@ -305,6 +311,9 @@ const (
 	FigLagBoundMs          = "lag_bound_ms"
 	FigMeanGapMs           = "mean_gap_ms"
 	FigArrivals            = "arrivals"
+	FigServerRejected      = "server_rejected"
+	FigClientRejected      = "client_rejected"
+	FigUnanswered          = "unanswered"
 )
 
 // Warning is one warning, or one note: what kind (Code), what it says
