@@ -49,6 +49,9 @@ func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, 
 	if why != "" {
 		return result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: vocab.StatusError, Reason: why, SettleS: Round(settled.Seconds(), 3)}, nil
 	}
+	// The server's rejection counter before the cell's first request and
+	// after its last (docs/method.md#rejections).
+	rejBefore, rejBeforeOK := m.counterBefore(ctx)
 	d := m.startStreams(ctx, ref, bodies, repeat)
 	defer d.cancel()
 	d.cell.SettleS = Round(settled.Seconds(), 3)
@@ -75,9 +78,14 @@ func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, 
 	d.storeClientMetrics(stats)
 	d.storeServerCounters(around)
 	d.storeKVCheck()
+	var gap []warning.Warning
+	d.cell.Rejections, gap = m.cellRejections(ctx, rejBefore, rejBeforeOK,
+		rejectionCount{refused: int(d.streams.refused.Load()), unanswered: int(d.streams.unanswered.Load())})
+	d.cell.Warnings = append(d.cell.Warnings, gap...)
 	var slow []warning.Warning
 	d.cell.Polling, slow = d.scrapes.record()
 	d.cell.Warnings = append(d.cell.Warnings, slow...)
+	d.ev.rejected = stats.rejected
 	d.cell.Status, d.cell.Reason, d.cell.Notes = cellStatus(d.ev, stats.activeAvg, ref.Concurrency)
 	return d.cell, nil
 }
@@ -170,6 +178,7 @@ func (d *decodeRun) progress(stage result.Stage, elapsed time.Duration, tps floa
 func (d *decodeRun) awaitSteadyState() error {
 	g, err := d.m.steadyState(d.ctx, d.streams, d.ref.Concurrency, d.ref, d.progress, &d.scrapes)
 	d.ev.gateQueued, d.ev.gateReason, d.ev.gateWaiting, d.ev.gateNote = g.queued, g.reason, g.waited, g.note
+	d.ev.gateRefused, d.ev.gateRefusal = g.refused, g.refusal
 	return err
 }
 
@@ -270,6 +279,7 @@ func (d *decodeRun) storeClientMetrics(stats windowStats) {
 	d.finished = stats.finished
 	cell.ActiveAvg = Round(stats.activeAvg, 2)
 	cell.Completed = stats.completed
+	cell.Rejected = stats.rejected
 	cell.TokenSource = stats.source
 }
 
@@ -457,6 +467,11 @@ type gateOutcome struct {
 	// requests wait; the cell is measured anyway (warning.GateTimedOut;
 	// no code: no note).
 	note warning.Warning
+	// refused is set, with refusal, when the server refused requests at
+	// admission throughout the hold (docs/method.md#rejections): the cell
+	// is measured at once, at what the server runs.
+	refused bool
+	refusal string
 }
 
 // steadyState waits for docs/method.md#steady-state-gate, polling
@@ -493,6 +508,8 @@ func (m *Meter) steadyState(ctx context.Context, streams *load, concurrency int,
 			return gateOutcome{waited: gt.waited()}, nil
 		case gateQueue:
 			return gateOutcome{queued: true, reason: gt.queueReason(), waited: gt.waited()}, nil
+		case gateRefused:
+			return gateOutcome{refused: true, refusal: gt.refusalReason(), waited: gt.waited()}, nil
 		}
 		if time.Now().After(deadline) {
 			return gt.timedOut(timeout), nil
@@ -511,7 +528,7 @@ func (m *Meter) takePoll(ctx context.Context, streams *load, concurrency int, sc
 	s, at, took, err := m.Server.Client.TimedMetrics(ctx)
 	scrapes.add(took)
 	sinceOrigin := at.Sub(streams.origin)
-	p := poll{at: sinceOrigin, decoding: int(streams.decoding.Load()), started: int(streams.started.Load())}
+	p := poll{at: sinceOrigin, decoding: int(streams.decoding.Load()), started: int(streams.started.Load()), refused: streams.refused.Load()}
 	if err == nil && s.HasRequests {
 		p.gauges = true
 		p.running = s.Running

@@ -73,6 +73,9 @@ type slotStats struct {
 	serverTPS []float64
 	finished  []finishedRequest
 	trace     requestTrace // the request running now, for requests.jsonl
+	// rejected counts the slot's requests the server refused at admission
+	// whose refusal came inside the window (docs/method.md#rejections).
+	rejected int
 
 	// Requests without per-chunk usage. Those that got their final usage
 	// give the tokens-per-chunk ratio (finalTokens ÷ finalChunks); those cut at
@@ -101,7 +104,12 @@ type load struct {
 	windowTokens           atomic.Int64  // tokens inside the window so far (for progress)
 	outstanding            atomic.Int64  // requests sent and not yet ended (docs/method.md#statuses)
 	completion             atomic.Int64  // completion tokens of the latest chunk of any stream: at C = 1, the stream's (the KV cross-check)
-	slots                  []slotStats
+	// refused counts the cell's requests the server refused at admission,
+	// gate and window alike; unanswered those the cell closed before any
+	// chunk came, which the server may have refused unseen
+	// (docs/method.md#rejections).
+	refused, unanswered atomic.Int64
+	slots               []slotStats
 	// exact is the output tokens each request asks for with ignore_eos
 	// (max_tokens = min_tokens = max_output); a stream that finishes with
 	// fewer is an error (errShortStream). 0: not checked.
@@ -171,7 +179,13 @@ func (l *load) start(ctx context.Context) {
 			defer l.wg.Done()
 			everStarted := false
 			for ctx.Err() == nil {
-				if err := l.request(ctx, st, body, &everStarted); err != nil {
+				err := l.request(ctx, st, body, &everStarted)
+				switch {
+				case isRejection(err):
+					// The server is full: the stream asks again after
+					// a pause (docs/method.md#rejections).
+					backoff(ctx)
+				case err != nil:
 					if ctx.Err() == nil {
 						l.fail(err)
 					}
@@ -202,8 +216,10 @@ func (l *load) wait(d time.Duration) bool {
 }
 
 // request runs one streaming request to its end. It returns nil when the
-// request finished or ctx was cancelled, and the error otherwise. Either
-// way it hands the request's record to record.
+// request finished or ctx was cancelled, a rejection when the server
+// refused it at admission (counted: refused, and the slot's rejected when
+// the refusal came inside the window), and the error otherwise. Either way
+// it hands the request's record to record.
 func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStarted *bool) (err error) {
 	rctx, stall, stop := newStallTimer(ctx, l.firstChunkTimeout)
 	defer stop()
@@ -221,9 +237,19 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 	eof, finished, counted := false, false, false
 	defer func() {
 		tr.end = l.now()
+		cancelled := err == nil && !eof && ctx.Err() != nil
+		switch {
+		case isRejection(err):
+			l.refused.Add(1)
+			if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); tr.end >= w0 && tr.end <= w1 {
+				st.rejected++
+			}
+		case cancelled && tr.first < 0:
+			l.unanswered.Add(1)
+		}
 		m := l.meta
 		m.stream = st.stream
-		rec := tr.record(l.origin, m, finished, err == nil && !eof && ctx.Err() != nil, err)
+		rec := tr.record(l.origin, m, finished, cancelled, err)
 		rec.InWindow = counted
 		if l.record != nil {
 			l.record(&rec)
@@ -231,7 +257,7 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 	}()
 	ts, err := openTokenStream(rctx, l.client, l.url, l.path, body, stall, l.idleTimeout, l.now, tr)
 	if err != nil {
-		return streamError(ctx, rctx, err)
+		return asRejection(l.client.Engine(), streamError(ctx, rctx, err))
 	}
 	defer ts.close()
 
@@ -296,7 +322,7 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 		if err != nil {
 			endSpan(now, false)
 			tr.outputTokens = ts.outputTokens()
-			return streamError(ctx, rctx, err)
+			return asRejection(l.client.Engine(), streamError(ctx, rctx, err))
 		}
 		windowStart, windowEnd := l.windowStart.Load(), l.windowEnd.Load()
 		in := now >= windowStart && now <= windowEnd
@@ -408,6 +434,9 @@ type windowStats struct {
 	dists     []distribution
 	activeAvg float64
 	completed int
+	// rejected is the requests the server refused at admission inside the
+	// window.
+	rejected  int
 	source    result.TokenSource
 	measuredS float64
 }
@@ -443,6 +472,7 @@ func (l *load) stats() windowStats {
 			st.source = st.source.LeastExact(src)
 		}
 		w.tokens += st.tokens
+		w.rejected += st.rejected
 		if st.decodeNs > 0 {
 			perStream = append(perStream, st.decodeTokens/(float64(st.decodeNs)/1e9))
 		}

@@ -63,7 +63,7 @@ func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt requests.Prompt,
 			meta.purpose, meta.repeat = result.PurposeWarmUp, 0
 		}
 		t0 := time.Now()
-		ttft, err := m.coldRequest(ctx, body, len(prompt.Tokens), meta)
+		ttft, err := m.admittedColdRequest(ctx, body, len(prompt.Tokens), meta)
 		c := result.PrefillCell{Context: ctxLen, Status: vocab.StatusValid, ElapsedS: time.Since(t0).Seconds()}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -108,7 +108,7 @@ func (m *Meter) WarmStreams(ctx context.Context, cp *ContextPrompts, salt string
 	for i, p := range cp.Prompts[1:] {
 		meta := requestMeta{cell: vocab.CellRef{Phase: vocab.PhasePrefill, Context: cp.ctxLen}.Name(), phase: vocab.PhasePrefill,
 			purpose: result.PurposeWarmUp, stream: i + 2}
-		if _, err := m.coldRequest(ctx, m.Prompts.fields.body(p, 1, 0, salt), len(p.Tokens), meta); err != nil {
+		if _, err := m.admittedColdRequest(ctx, m.Prompts.fields.body(p, 1, 0, salt), len(p.Tokens), meta); err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
@@ -120,6 +120,23 @@ func (m *Meter) WarmStreams(ctx context.Context, cp *ContextPrompts, salt string
 	}
 	m.note(PromptsWarmed{Context: cp.ctxLen, Streams: len(cp.Prompts), Took: time.Since(t0)})
 	return nil
+}
+
+// admittedColdRequest is coldRequest sent again, rejectBackoff after each
+// refusal, while the server refuses it at admission
+// (docs/method.md#rejections), for at most rejectedRetryFor: alone on the
+// server, it is refused only while the requests of the cell before are
+// still being dropped, or by a limit that refuses everything. Each refusal
+// is recorded as rejected; the last answer is the request's.
+func (m *Meter) admittedColdRequest(ctx context.Context, body []byte, n int, meta requestMeta) (time.Duration, error) {
+	deadline := time.Now().Add(rejectedRetryFor)
+	for {
+		ttft, err := m.coldRequest(ctx, body, n, meta)
+		if !isRejection(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return ttft, err
+		}
+		backoff(ctx)
+	}
 }
 
 // coldRequest sends one request and returns its time to the first chunk,
@@ -140,7 +157,7 @@ func (m *Meter) coldRequest(ctx context.Context, body []byte, n int, meta reques
 	clock := func() int64 { return int64(time.Since(t0)) }
 	ts, err := openTokenStream(rctx, m.Server.Client, m.Server.Client.Base()+m.Prompts.Path(), m.Prompts.Path(), body, stall, m.StreamIdleTimeout, clock, &tr)
 	if err != nil {
-		return 0, streamError(ctx, rctx, err)
+		return 0, asRejection(m.engine(), streamError(ctx, rctx, err))
 	}
 	defer ts.close()
 	for {
@@ -151,7 +168,7 @@ func (m *Meter) coldRequest(ctx context.Context, body []byte, n int, meta reques
 			break
 		}
 		if err != nil {
-			return 0, streamError(ctx, rctx, err)
+			return 0, asRejection(m.engine(), streamError(ctx, rctx, err))
 		}
 		if ch.first {
 			ttft = time.Duration(ch.at)

@@ -67,8 +67,9 @@ type requestMeta struct {
 }
 
 // record is the trace's line of requests.jsonl. err is the request's error
-// (nil when it ended normally or was cancelled: cancelled says which);
-// finished is whether it ended with a finish_reason and [DONE].
+// (nil when it ended normally or was cancelled: cancelled says which; a
+// rejection when the server refused it at admission); finished is whether
+// it ended with a finish_reason and [DONE].
 func (t *requestTrace) record(origin time.Time, m requestMeta, finished, cancelled bool, err error) result.RequestRecord {
 	rec := result.RequestRecord{Cell: m.cell, Phase: m.phase, Purpose: m.purpose, Repeat: m.repeat, Stream: m.stream,
 		Start: origin.Add(time.Duration(t.start)).UTC(), End: origin.Add(time.Duration(t.end)).UTC(),
@@ -79,6 +80,8 @@ func (t *requestTrace) record(origin time.Time, m requestMeta, finished, cancell
 			PredictedPerSecond: tm.PredictedPerSecond, DraftN: tm.DraftN, DraftNAccepted: tm.DraftNAccepted, CacheN: tm.CacheN}
 	}
 	switch {
+	case isRejection(err):
+		rec.Status, rec.Error = result.RequestRejected, err.Error()
 	case err != nil:
 		rec.Status, rec.Error = result.RequestError, err.Error()
 	case cancelled:

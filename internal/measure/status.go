@@ -41,6 +41,13 @@ const (
 	// hold starts again: a restart's moment of fewer running lasts an
 	// engine step or two.
 	holdGrace = 250 * time.Millisecond
+	// refusalGap is the longest pause between the server's refusals at
+	// admission that still counts as it refusing throughout
+	// (docs/method.md#rejections): a refused stream asks again after
+	// rejectBackoff (50 ms), so a server that stays full refuses every few
+	// tens of milliseconds, and one that took the ramp-up's burst late
+	// refuses no more.
+	refusalGap = time.Second
 )
 
 // slowScrape is the mean /metrics scrape time above which a cell warns that
@@ -113,6 +120,9 @@ type poll struct {
 	// decoding is the streams past their first token; started the slots
 	// that have had a first token at least once.
 	decoding, started int
+	// refused is the client's requests the server had refused at
+	// admission so far in the cell (docs/method.md#rejections).
+	refused int64
 }
 
 // waitingOf is a scrape's requests waiting for capacity and those deferred
@@ -240,6 +250,12 @@ type waitEvidence struct {
 	// preemptions is Δ of the server's preemption counter over the
 	// window; -1 unknown.
 	preemptions int64
+	// gateRefused says the server refused requests at admission
+	// throughout the gate's hold, gateRefusal how; rejected is the
+	// requests it refused inside the window (docs/method.md#rejections).
+	gateRefused bool
+	gateRefusal string
+	rejected    int
 	// terms are the engine's names the notes and reasons quote.
 	terms *engine.Status
 }
@@ -264,10 +280,19 @@ func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status voc
 			fmt.Sprintf("up to %.0f requests were deferred during the window (%s), not waiting for capacity", ev.window.deferred, ev.terms.Deferred), "",
 			map[string]float64{warning.FigDeferred: ev.window.deferred}))
 	}
-	// The first sign of a queue says it (a stable queue at the gate also
-	// shows as waiting requests and a shortfall in the window), and
-	// preemptions are added: they are a different way of waiting.
+	// Refusals say it first: the server turned requests of the cell away,
+	// so it did not run C whatever its gauges show
+	// (docs/method.md#rejections). Then the first sign of a queue (a
+	// stable queue at the gate also shows as waiting requests and a
+	// shortfall in the window), and preemptions are added: they are a
+	// different way of waiting.
 	var why []string
+	switch {
+	case ev.rejected > 0:
+		why = append(why, fmt.Sprintf("the server refused %d of the window's requests at admission (its queue limit), so fewer than %d ran", ev.rejected, concurrency))
+	case ev.gateRefused:
+		why = append(why, ev.gateRefusal)
+	}
 	w := ev.window
 	switch {
 	case ev.gateQueued:
@@ -313,6 +338,12 @@ type gate struct {
 	evidence sustained
 	last     poll
 	polls    int
+	// Refusals at admission: since when the server has refused requests
+	// (refusing), the last poll that saw a new one, and the client's count
+	// of them at that poll.
+	refusing                   bool
+	refusingSince, lastRefusal time.Duration
+	refusedSeen                int64
 }
 
 // newGate is a gate for C streams and the given hold.
@@ -328,6 +359,9 @@ const (
 	gateWaiting gateVerdict = iota
 	gateSteady
 	gateQueue
+	// gateRefused: the server refused requests at admission throughout
+	// the hold (docs/method.md#rejections).
+	gateRefused
 )
 
 // observe feeds the next poll to the gate and says whether it decided.
@@ -342,9 +376,23 @@ const (
 // the server is not still admitting the ramp-up) and every request it
 // runs has been prefilled once (started ≥ running: a long prompt still in
 // its first prefill is the ramp-up, not a queue).
+//
+// Refusals: the server refused requests at admission, with no pause
+// longer than refusalGap, for the hold: it will not run C (a burst
+// refused at the ramp-up and admitted on the next try is over within a
+// pause, and the gate goes on).
 func (g *gate) observe(p poll) gateVerdict {
 	g.polls++
 	g.last = p
+	switch {
+	case p.refused > g.refusedSeen:
+		if !g.refusing {
+			g.refusing, g.refusingSince = true, p.at
+		}
+		g.lastRefusal, g.refusedSeen = p.at, p.refused
+	case g.refusing && p.at-g.lastRefusal > refusalGap:
+		g.refusing = false
+	}
 	c := float64(g.concurrency)
 	g.evidence.add(p, p.queueing() || p.short(g.concurrency))
 	if g.everHeld {
@@ -369,6 +417,9 @@ func (g *gate) observe(p poll) gateVerdict {
 	if g.haveHeld && !g.failing && p.at-g.heldSince >= g.hold {
 		return gateSteady
 	}
+	if g.refusing && p.at-g.refusingSince >= g.hold {
+		return gateRefused
+	}
 	if p.queueing() && p.running > 0 && float64(p.started) >= p.running {
 		if !g.queueing || p.running > g.plateau {
 			g.queueing, g.queueSince, g.plateau, g.waitMax = true, p.at, p.running, 0
@@ -387,6 +438,14 @@ func (g *gate) observe(p poll) gateVerdict {
 // requests; 64 waited".
 func (g *gate) queueReason() string {
 	return fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", g.plateau, g.concurrency, g.waitMax)
+}
+
+// refusalReason is the reason of a gate ended by refusals: "the server
+// refused requests at admission throughout the steady-state gate's 3.0s
+// (40 refused): it did not run 64".
+func (g *gate) refusalReason() string {
+	return fmt.Sprintf("the server refused requests at admission throughout the steady-state gate's %.1fs (%d refused): it did not run %d",
+		(g.last.at - g.refusingSince).Seconds(), g.refusedSeen, g.concurrency)
 }
 
 // waited says whether requests waited for capacity (in two polls in a
@@ -433,13 +492,16 @@ func (g *gate) timedOut(timeout time.Duration) gateOutcome {
 }
 
 // trafficStatus is the status of a measured traffic cell: queued when the
-// server reported waiting requests in two polls in a row during the window
-// (waitedInARow, the rule of cellStatus), when arrivals found the
-// outstanding cap reached (the client, not the server, held them back) or
-// when some of the window's requests had not finished by the drain
-// timeout; valid otherwise.
-func trafficStatus(polls []poll, capHits, maxOutstanding, unfinished int) (vocab.Status, string) {
+// server refused some of the window's requests at admission
+// (docs/method.md#rejections), when it reported waiting requests in two
+// polls in a row during the window (waitedInARow, the rule of cellStatus),
+// when arrivals found the outstanding cap reached (the client, not the
+// server, held them back) or when some of the window's requests had not
+// finished by the drain timeout; valid otherwise.
+func trafficStatus(polls []poll, capHits, maxOutstanding, unfinished, rejected, launched int) (vocab.Status, string) {
 	switch {
+	case rejected > 0:
+		return vocab.StatusQueued, fmt.Sprintf("the server refused %d of the window's %d requests at admission (its queue limit)", rejected, launched)
 	case waitedInARow(polls):
 		return vocab.StatusQueued, "the server reported waiting requests in two polls in a row during the window"
 	case capHits > 0:

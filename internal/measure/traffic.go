@@ -103,9 +103,11 @@ type trafficRequest struct {
 	lastTok int64 // last chunk carrying tokens; -1 before it
 	end     int64 // end of the stream; -1 while open
 	tokens  int64
-	// finished: the stream ended with a finish_reason and [DONE].
-	finished bool
-	turn     int // the request's 1-based conversation turn; 0 outside conversations
+	// finished: the stream ended with a finish_reason and [DONE];
+	// rejected: the server refused it at admission (its end is when the
+	// refusal came; docs/method.md#rejections).
+	finished, rejected bool
+	turn               int // the request's 1-based conversation turn; 0 outside conversations
 	// index is the request's unit: its place in the cell's arrival
 	// schedule (a closed loop's units in the order their slots took them).
 	index int
@@ -154,6 +156,11 @@ type trafficLoad struct {
 	failOnce   sync.Once
 	failErr    error
 	failed     chan struct{}
+
+	// refused counts the cell's requests the server refused at admission,
+	// warm-up and drain included; unanswered those the cell closed before
+	// any chunk came (docs/method.md#rejections).
+	refused, unanswered atomic.Int64
 }
 
 func (l *trafficLoad) now() int64 { return int64(time.Since(l.origin)) }
@@ -217,7 +224,8 @@ func (l *trafficLoad) dispatch(ctx context.Context) {
 }
 
 // closedLoop keeps l.closed units in flight: each slot sends unit after
-// unit, the next as soon as its last ended, until ctx ends.
+// unit, the next as soon as its last ended (after a pause when the server
+// refused it at admission: docs/method.md#rejections), until ctx ends.
 func (l *trafficLoad) closedLoop(ctx context.Context) {
 	var next atomic.Int64
 	for range l.closed {
@@ -225,19 +233,36 @@ func (l *trafficLoad) closedLoop(ctx context.Context) {
 		go func() {
 			defer l.wg.Done()
 			for ctx.Err() == nil {
-				if !l.unit(ctx, int(next.Add(1)-1), unplanned) && ctx.Err() == nil {
-					return // the request failed: the cell fails (l.failed)
+				switch l.unit(ctx, int(next.Add(1)-1), unplanned) {
+				case unitFailed:
+					if ctx.Err() == nil {
+						return // the request failed: the cell fails (l.failed)
+					}
+				case unitRejected:
+					backoff(ctx)
 				}
 			}
 		}()
 	}
 }
 
+// unitEnd is how a unit of work ended (trafficLoad.unit).
+type unitEnd int
+
+const (
+	// unitDone: its requests ended (finished, cancelled, or cut short).
+	unitDone unitEnd = iota
+	// unitFailed: a request failed, and failed the cell.
+	unitFailed
+	// unitRejected: the server refused a request at admission.
+	unitRejected
+)
+
 // unit sends unit i's requests, turn after turn, each launched when the
-// previous one's answer is in; it stops at a request that does not finish.
-// Its first request is arrival a; the later turns have no planned time.
-// It reports false when a request failed (and failed the cell).
-func (l *trafficLoad) unit(ctx context.Context, i int, a arrival) bool {
+// previous one's answer is in; it stops at a request that does not finish
+// (a refused one among them). Its first request is arrival a; the later
+// turns have no planned time.
+func (l *trafficLoad) unit(ctx context.Context, i int, a arrival) unitEnd {
 	var answers []string
 	for t := range l.work.turns(i) {
 		if t > 0 {
@@ -261,16 +286,19 @@ func (l *trafficLoad) unit(ctx context.Context, i int, a arrival) bool {
 		if inWindow {
 			l.windowOpen.Add(-1)
 		}
+		if isRejection(err) {
+			return unitRejected
+		}
 		if err != nil && ctx.Err() == nil {
 			l.fail(err)
-			return false
+			return unitFailed
 		}
 		if !req.finished {
-			return true
+			return unitDone
 		}
 		answers = append(answers, answer)
 	}
-	return true
+	return unitDone
 }
 
 // schedule fills rec's place in the schedule: its index, and with a
@@ -299,9 +327,10 @@ func (l *trafficLoad) windowDone() bool {
 }
 
 // request runs one streaming request, unit i's turn t, to its end; nil
-// when it finished or ctx was cancelled. Either way it hands the request's
-// record to record (inWindow: it was launched inside the window). It
-// returns the generated text when later turns need it.
+// when it finished or ctx was cancelled, a rejection when the server
+// refused it at admission (req.rejected, counted in refused). Either way it
+// hands the request's record to record (inWindow: it was launched inside
+// the window). It returns the generated text when later turns need it.
 func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int, body []byte, inWindow bool) (answer string, err error) {
 	rctx, stall, stop := newStallTimer(ctx, l.firstChunkTimeout)
 	defer stop()
@@ -318,7 +347,15 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int
 	eof := false
 	defer func() {
 		tr.end = l.now()
-		r := tr.record(l.origin, l.meta, eof && req.finished, err == nil && !eof && ctx.Err() != nil, err)
+		cancelled := err == nil && !eof && ctx.Err() != nil
+		switch {
+		case isRejection(err):
+			req.rejected, req.end = true, tr.end
+			l.refused.Add(1)
+		case cancelled && tr.first < 0:
+			l.unanswered.Add(1)
+		}
+		r := tr.record(l.origin, l.meta, eof && req.finished, cancelled, err)
 		r.DatasetEntry, r.Conversation, r.Turn, r.PrefixGroup = rec.DatasetEntry, rec.Conversation, rec.Turn, rec.PrefixGroup
 		if ts != nil {
 			r.CachedTokens = ts.cached
@@ -332,7 +369,7 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int
 	}()
 	ts, err = openTokenStream(rctx, l.client, l.url, l.path, body, stall, l.idleTimeout, l.now, &tr)
 	if err != nil {
-		return "", streamError(ctx, rctx, err)
+		return "", asRejection(l.client.Engine(), streamError(ctx, rctx, err))
 	}
 	defer ts.close()
 	for {
@@ -350,7 +387,7 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int
 			return text.String(), nil
 		}
 		if err != nil {
-			return "", streamError(ctx, rctx, err)
+			return "", asRejection(l.client.Engine(), streamError(ctx, rctx, err))
 		}
 		if wantText && ch.Text {
 			var d chunkDetails
@@ -384,6 +421,9 @@ type trafficWindow struct {
 	// turnTTFTs are the window's TTFTs by conversation turn (1-based);
 	// nil outside conversations.
 	turnTTFTs map[int][]float64
+	// rejected: the window's requests the server refused at admission
+	// (launched, never good: docs/method.md#goodput).
+	rejected int
 }
 
 // trafficStats computes a window's metrics from every request's span: the
@@ -427,6 +467,9 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 		if q.end < 0 {
 			w.unfinished++
 			continue
+		}
+		if q.rejected {
+			w.rejected++
 		}
 		if !q.finished {
 			continue
@@ -726,6 +769,13 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	}
 	cell.MeasuredS = Round(w.measuredS, 3)
 	cell.Launched, cell.Completed, cell.Unfinished = w.launched, w.completed, w.unfinished
+	cell.Rejected = w.rejected
+	if w.launched > 0 {
+		cell.RejectedShare = Round(float64(w.rejected)/float64(w.launched), 4)
+	}
+	var gap []warning.Warning
+	cell.Rejections, gap = m.cellRejections(ctx, before, beforeErr == nil, rejectionCount{refused: int(l.refused.Load()), unanswered: int(l.unanswered.Load())})
+	cell.Warnings = append(cell.Warnings, gap...)
 	cell.AchievedRPS = Round(w.achievedRPS, 3)
 	cell.GoodputRPS, cell.GoodputShare = Round(w.goodputRPS, 3), Round(w.goodputShare, 4)
 	cell.E2EMs, cell.E2EMsP90, cell.E2EMsP99, cell.E2EMsMean = Round(w.e2e[0], 1), Round(w.e2e[1], 1), Round(w.e2e[2], 1), Round(w.e2eMean, 1)
@@ -747,7 +797,7 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	var slow []warning.Warning
 	cell.Polling, slow = scrapes.record()
 	cell.Warnings = append(cell.Warnings, slow...)
-	cell.Status, cell.Reason = trafficStatus(polls, cell.CapHits, t.MaxOutstanding, w.unfinished)
+	cell.Status, cell.Reason = trafficStatus(polls, cell.CapHits, t.MaxOutstanding, w.unfinished, w.rejected, w.launched)
 	lag, behind := judgeLag(clientLags(reqs, l.windowStart, l.windowEnd), ref.Rate)
 	cell.LagMsP50, cell.LagMsP99, cell.LagMsMax = Round(lag.p50, 3), Round(lag.p99, 3), Round(lag.max, 3)
 	if behind {

@@ -167,8 +167,10 @@ func TestTrafficStatus(t *testing.T) {
 		name                string
 		polls               []poll
 		capHits, unfinished int
-		want                vocab.Status
-		wantReason          string
+		// rejected of launched were refused at admission.
+		rejected, launched int
+		want               vocab.Status
+		wantReason         string
 	}{
 		{name: "valid", want: vocab.StatusValid},
 		{name: "server queued", polls: []poll{waitingPoll(0, 0), waitingPoll(50, 2), waitingPoll(100, 1)}, want: vocab.StatusQueued,
@@ -180,10 +182,14 @@ func TestTrafficStatus(t *testing.T) {
 			wantReason: "the server reported waiting requests in two polls in a row during the window"},
 		{name: "cap hit", capHits: 3, want: vocab.StatusQueued, wantReason: "3 arrivals found 64 requests outstanding (max_outstanding) and were launched late"},
 		{name: "unfinished", unfinished: 2, want: vocab.StatusQueued, wantReason: "2 of the window's requests did not finish"},
+		{name: "refused at admission", rejected: 7, launched: 40, want: vocab.StatusQueued,
+			wantReason: "the server refused 7 of the window's 40 requests at admission (its queue limit)"},
+		{name: "refused and queued: the refusals say it", rejected: 1, launched: 40, polls: []poll{waitingPoll(0, 1), waitingPoll(50, 1)}, capHits: 2,
+			want: vocab.StatusQueued, wantReason: "the server refused 1 of the window's 40 requests at admission (its queue limit)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, reason := trafficStatus(tt.polls, tt.capHits, 64, tt.unfinished)
+			st, reason := trafficStatus(tt.polls, tt.capHits, 64, tt.unfinished, tt.rejected, tt.launched)
 			if st != tt.want || reason != tt.wantReason {
 				t.Errorf("got %s %q, want %s %q", st, reason, tt.want, tt.wantReason)
 			}

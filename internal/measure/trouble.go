@@ -16,8 +16,13 @@ import (
 
 // trouble checks, after a stream failed, whether the run cannot go on: the
 // server refuses every request (samplingRejected), or it is gone
-// (lifecycle.Server.Gone); it returns an infrastructure error when so.
+// (lifecycle.Server.Gone); it returns an infrastructure error when so. A
+// refusal at admission is neither: the server is up and full
+// (docs/method.md#rejections).
 func (m *Meter) trouble(ctx context.Context, failure error) error {
+	if isRejection(failure) {
+		return nil
+	}
 	if err := m.samplingRejected(failure); err != nil {
 		return err
 	}

@@ -103,11 +103,15 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 			continue
 		}
 		c.SetValue(m, m.Combine.Of(xs))
+		if m.Quiet() && slices.Max(xs) == 0 {
+			continue // 0 in every run (no request refused): no samples to keep
+		}
 		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
 		c.Samples[m.Name] = xs
 	}
 	var warns []warning.Warning
 	c.Polling = combinePolling(runs)
+	c.Rejections = combineRejections(runs)
 	for i, x := range runs {
 		warns = warning.AppendNew(warns, x.Warnings...)
 		notes = warning.AppendNew(notes, x.Notes...)
@@ -559,6 +563,46 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt requests.Promp
 	}
 	pc.recorded = true
 	return r.recordPrefill(r.finishPrefill(pc))
+}
+
+// combineRejections is the repeats' refused requests together
+// (docs/method.md#rejections): the client's and the server's counts
+// summed, the server's only when every run has it; nil when no run has
+// any.
+func combineRejections(runs []result.DecodeCell) *result.Rejections {
+	var out result.Rejections
+	var server int64
+	seen, serverAll := false, true
+	for _, x := range runs {
+		r := x.Rejections
+		if r == nil {
+			// A run without refusals on either side adds 0 to each (its
+			// server's counter, the same server's, moved by 0 or is
+			// absent in every run).
+			continue
+		}
+		seen = true
+		out.Client += r.Client
+		out.Unanswered += r.Unanswered
+		if r.Server == nil {
+			serverAll = false
+			continue
+		}
+		server += *r.Server
+		for reason, n := range r.ByReason {
+			if out.ByReason == nil {
+				out.ByReason = map[string]int64{}
+			}
+			out.ByReason[reason] += n
+		}
+	}
+	if !seen {
+		return nil
+	}
+	if serverAll {
+		out.Server = &server
+	}
+	return &out
 }
 
 // combinePolling is the repeats' scrapes together: the mean over every

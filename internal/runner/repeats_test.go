@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
@@ -399,6 +400,48 @@ func TestCombinePolling(t *testing.T) {
 	}
 	if got := combinePolling([]result.DecodeCell{{}, {}}); got != nil {
 		t.Errorf("no scrapes: %+v, want nil", got)
+	}
+}
+
+// TestCombineRejections: a repeated cell's refused requests are every
+// run's (docs/method.md#rejections): the client's and the server's counts
+// summed, by reason too; rejected is the median of the runs, kept with its
+// samples only when some run refused.
+func TestCombineRejections(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	tests := []struct {
+		name         string
+		runs         []result.DecodeCell
+		want         *result.Rejections
+		wantRejected int
+		wantSamples  bool
+	}{
+		{name: "no run refused", runs: []result.DecodeCell{{Status: vocab.StatusValid}, {Status: vocab.StatusValid}}},
+		{name: "runs refused, the server's counts summed",
+			runs: []result.DecodeCell{
+				{Status: vocab.StatusQueued, Rejected: 4, Rejections: &result.Rejections{Client: 6, Server: n(6), ByReason: map[string]int64{"max_num_queued_reqs": 6}}},
+				{Status: vocab.StatusValid},
+				{Status: vocab.StatusQueued, Rejected: 9, Rejections: &result.Rejections{Client: 10, Unanswered: 1, Server: n(11), ByReason: map[string]int64{"max_num_queued_reqs": 11}}},
+			},
+			want:         &result.Rejections{Client: 16, Unanswered: 1, Server: n(17), ByReason: map[string]int64{"max_num_queued_reqs": 17}},
+			wantRejected: 4, wantSamples: true},
+		{name: "a server without the counter: the client's count only",
+			runs: []result.DecodeCell{
+				{Status: vocab.StatusQueued, Rejected: 2, Rejections: &result.Rejections{Client: 2}},
+				{Status: vocab.StatusQueued, Rejected: 3, Rejections: &result.Rejections{Client: 5}},
+			},
+			want: &result.Rejections{Client: 7}, wantRejected: 3, wantSamples: true}, // the median 2.5, a count rounded
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := combineDecode(tc.runs)
+			if diff := cmp.Diff(tc.want, c.Rejections); diff != "" {
+				t.Errorf("rejections (-want +got):\n%s", diff)
+			}
+			if _, has := c.Samples[metric.Rejected]; c.Rejected != tc.wantRejected || has != tc.wantSamples {
+				t.Errorf("rejected %d (samples %v), want %d (samples %v)", c.Rejected, has, tc.wantRejected, tc.wantSamples)
+			}
+		})
 	}
 }
 

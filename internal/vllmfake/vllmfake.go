@@ -71,6 +71,42 @@ type Server struct {
 	Reasoning     bool
 	TokenizeCalls atomic.Int64   // /tokenize requests with messages
 	mux           *http.ServeMux // the handler, set by Start
+
+	// MaxUnfinished, when set, refuses a generation request that would
+	// make more than it unfinished, as vLLM's --max-num-queued-reqs does
+	// (docs/vllm.md#admission-control): HTTP 503 with vLLM's body, or
+	// with RejectInStream HTTP 200, the error event and [DONE]. A request
+	// leaves the count before its last chunk is written. Rejected counts
+	// the refusals; /metrics writes them as
+	// vllm:admission_rejections_total, plus CounterSkew (a server whose
+	// counter disagrees with its answers).
+	MaxUnfinished  int64
+	RejectInStream bool
+	Rejected       atomic.Int64
+	CounterSkew    int64
+	unfinished     atomic.Int64
+}
+
+// busy is vLLM's QueueOverflowError message (vllm/exceptions.py).
+const busy = "The engine is currently busy and cannot accept new requests. Please try again later or on a different instance."
+
+// admit registers a request under MaxUnfinished: false when it is refused
+// (counted); release takes it out of the count, once.
+func (f *Server) admit() (release func(), ok bool) {
+	if f.MaxUnfinished <= 0 {
+		return func() {}, true
+	}
+	for {
+		n := f.unfinished.Load()
+		if n+1 > f.MaxUnfinished {
+			f.Rejected.Add(1)
+			return nil, false
+		}
+		if f.unfinished.CompareAndSwap(n, n+1) {
+			var once sync.Once
+			return func() { once.Do(func() { f.unfinished.Add(-1) }) }, true
+		}
+	}
 }
 
 // Start serves f until the test ends.
@@ -145,6 +181,10 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 		}
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.Model, waiting)
 		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.Model, f.Generated.Load())
+		if f.MaxUnfinished > 0 {
+			fmt.Fprintf(w, "# TYPE vllm:admission_rejections_total counter\nvllm:admission_rejections_total{model_name=%q,reason=\"max_num_queued_reqs\"} %d\nvllm:admission_rejections_total{model_name=%q,reason=\"max_num_queued_tokens\"} 0.0\n",
+				f.Model, f.Rejected.Load()+f.CounterSkew, f.Model)
+		}
 		if f.KVBlocks > 0 || f.KVSizeTokens > 0 {
 			size := "None" // docs/vllm.md#cache-config-info: unset fields render as "None"
 			switch {
@@ -170,6 +210,19 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 			fmt.Fprint(w, `{"error":{"message":"overloaded"}}`)
 			return
 		}
+		release, admitted := f.admit()
+		if !admitted {
+			if f.RejectInStream {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprintf(w, "data: {\"error\": {\"message\": %q, \"type\": \"Service Unavailable\", \"param\": null, \"code\": 503}}\n\ndata: [DONE]\n\n", busy)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, `{"error":{"message":%q,"type":"Service Unavailable","param":null,"code":503}}`, busy)
+			return
+		}
+		defer release()
 		max := f.Tokens
 		limit := "max_tokens"
 		if chat {
@@ -245,6 +298,7 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 				return
 			}
 		}
+		release() // vLLM drops a finished request before its last chunk
 		if f.Usage != "none" {
 			fmt.Fprintf(w, "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"total_tokens\":%d,\"completion_tokens\":%d}}\n\n", 10+sent, sent)
 		}
