@@ -117,7 +117,16 @@ type CellResult struct {
 	// Outcome is what it does to the gate: Decided, except that a Fail or
 	// Inconclusive passes when the engines differ (InformsOnly).
 	Outcome vocab.Outcome
+	// RejectedA and RejectedB are the requests each run's server refused
+	// at admission inside the cell's window (docs/method.md#rejections):
+	// shown beside the metrics, never decided (the status and the
+	// throughput say what they cost); 0 on a server that refuses none.
+	RejectedA, RejectedB int
 }
+
+// Rejected reports whether either run's server refused requests of the
+// cell's window at admission.
+func (c *CellResult) Rejected() bool { return c.RejectedA > 0 || c.RejectedB > 0 }
 
 // InformsOnly reports whether the engine rule turned the cell's Fail or
 // Inconclusive into a Pass.
@@ -156,6 +165,7 @@ func Build(a, b *result.Results, p Policy) *Comparison {
 	c.Method = methodOf(c.Tables, p.Alpha)
 	c.Traffic = Traffic(a, b, p, c.EngineChanged)
 	c.Cells = cellResults(c.Tables, c.Lost, c.EngineChanged)
+	cellRejections(c.Cells, a, b)
 	for _, cr := range c.Cells {
 		c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
 	}
@@ -214,6 +224,24 @@ func (c *Comparison) Accepted() int {
 		}
 	}
 	return n
+}
+
+// cellRejections fills each decode cell's refused requests in either run
+// (CellResult.RejectedA, RejectedB).
+func cellRejections(cells []CellResult, a, b *result.Results) {
+	rejected := func(r *result.Results, ref vocab.CellRef) int {
+		for i := range r.Decode {
+			if r.Decode[i].Ref() == ref {
+				return r.Decode[i].Rejected
+			}
+		}
+		return 0
+	}
+	for i := range cells {
+		if cr := &cells[i]; cr.Ref.Phase == vocab.PhaseDecode {
+			cr.RejectedA, cr.RejectedB = rejected(a, cr.Ref), rejected(b, cr.Ref)
+		}
+	}
 }
 
 // cellResults merges the tables' per-metric cells into one result per cell.

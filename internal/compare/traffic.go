@@ -23,11 +23,14 @@ type trafficMetric struct {
 }
 
 // trafficMetrics are what a traffic comparison sets side by side: the rate
-// the server kept up (shown: an open loop's is its schedule's), and what
+// the server kept up (shown: an open loop's is its schedule's), the
+// requests it refused at admission (shown, where either side has some:
+// goodput counts what they cost), and what
 // decides the cell: the rate and share of requests meeting the SLO, and
 // the median and p99 of the latencies a team's SLO is written in.
 var trafficMetrics = []trafficMetric{
 	{name: metric.AchievedRPS},
+	{name: metric.Rejected}, // where either side refused some (docs/method.md#rejections)
 	{name: metric.GoodputRPS, stat: trafficStat{Kind: statMet}, decided: true},
 	{name: metric.GoodputShare, stat: trafficStat{Kind: statMet}, decided: true},
 	{name: metric.TTFTMs, stat: trafficStat{Kind: statTTFT, P: 0.5}, decided: true},
@@ -256,7 +259,7 @@ func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Poli
 		}
 		va, okA := a.Value(m)
 		vb, okB := b.Value(m)
-		if !okA || !okB {
+		if !okA || !okB || m.Quiet() && va == 0 && vb == 0 {
 			continue
 		}
 		v := TrafficValue{Metric: m, A: va, B: vb, Delta: math.NaN(), Decided: tm.decided}

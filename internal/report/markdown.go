@@ -12,8 +12,9 @@ import (
 
 // WriteMarkdown renders res as report.md in the layout of the seed reports:
 // title, summary, Hardware / Engine / Run, launch command, Prefill, the
-// Sustained decode matrix, All measurements, legends, then the verdicts and
-// any warnings.
+// Sustained decode matrix, All measurements, legends, the errors and the
+// requests the server refused at admission, then the verdicts and any
+// warnings.
 func WriteMarkdown(w io.Writer, res *result.Results) error { return NewModel(res).WriteMarkdown(w) }
 
 // writeMarkdown lays v out as report.md (WriteMarkdown).
@@ -72,6 +73,13 @@ func writeMarkdown(w io.Writer, v *view) error {
 		p("## Errors\n\n")
 		for _, e := range v.Errors {
 			p("- %s\n", mdText(e))
+		}
+		p("\n")
+	}
+	if len(v.Rejections) > 0 {
+		p("## Rejected requests\n\n%s\n\n", v.RejectionsLegend)
+		for _, r := range v.Rejections {
+			p("- %s\n", mdText(r))
 		}
 		p("\n")
 	}

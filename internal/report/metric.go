@@ -76,10 +76,15 @@ func PrefillLine(c *result.PrefillCell) string {
 // DecodeLine is the console's one-line summary of a measured decode cell,
 // each number as the metric table shows it, then the status: "6,018.4
 // tok/s total · 95.9 tok/s/request · TTFT 1,027 ms · TBT 10.4 ms · valid",
-// with the reason of a queued cell after it.
+// with the requests the server refused at admission before the status
+// ("· 57 rejected · queued") and the reason of a queued cell after it.
 func DecodeLine(c *result.DecodeCell) string {
 	line := decodeText(c, metric.TotalTPS) + " tok/s total · " + decodeText(c, metric.PerRequestTPS) + " tok/s/request · TTFT " +
-		decodeText(c, metric.TTFTMs) + " · TBT " + decodeText(c, metric.TBTMs) + " · " + string(c.Status)
+		decodeText(c, metric.TTFTMs) + " · TBT " + decodeText(c, metric.TBTMs) + " · "
+	if c.Rejected > 0 {
+		line += decodeText(c, metric.Rejected) + " rejected · "
+	}
+	line += string(c.Status)
 	if c.Status == vocab.StatusQueued && c.Reason != "" {
 		line += " (" + c.Reason + ")"
 	}

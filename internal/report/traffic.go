@@ -34,14 +34,19 @@ var trafficColumns = []string{metric.Launched, metric.Completed, metric.Achieved
 // (the table shows two).
 //
 // A closed loop has no rate to achieve: its line says "19.00 req/s achieved
-// at concurrency 4".
+// at concurrency 4". Requests the server refused at admission follow the
+// completed ones ("80 launched, 60 completed, 12 rejected in 20s").
 func TrafficSummary(c *result.TrafficCell) string {
 	achieved := trafficText(c, metric.AchievedRPS) + " of " + vocab.FormatRate(c.Rate) + " req/s achieved"
 	if c.Concurrency > 0 {
 		achieved = fmt.Sprintf("%s req/s achieved at concurrency %d", trafficText(c, metric.AchievedRPS), c.Concurrency)
 	}
-	line := fmt.Sprintf("%s launched, %s completed in %ss: %s · goodput %s req/s (%s) · TTFT p99 %s · e2e p50 %s · %s in flight · %s",
-		trafficText(c, metric.Launched), trafficText(c, metric.Completed), numfmt.Shortest(c.MeasuredS), achieved,
+	rejected := ""
+	if c.Rejected > 0 {
+		rejected = ", " + trafficText(c, metric.Rejected) + " rejected"
+	}
+	line := fmt.Sprintf("%s launched, %s completed%s in %ss: %s · goodput %s req/s (%s) · TTFT p99 %s · e2e p50 %s · %s in flight · %s",
+		trafficText(c, metric.Launched), trafficText(c, metric.Completed), rejected, numfmt.Shortest(c.MeasuredS), achieved,
 		trafficText(c, metric.GoodputRPS), goodputPercent(c),
 		trafficText(c, metric.TTFTMsP99), trafficText(c, metric.E2EMs), numfmt.Fixed(c.ConcurrencyAvg, 1), c.Status)
 	if c.Unfinished > 0 {
@@ -197,9 +202,15 @@ func trafficTables(blocks []trafficBlock) []trafficTable {
 			t.Header[0] = "Concurrency"
 		}
 		columns := trafficColumns
+		if slices.ContainsFunc(cells, func(c *result.TrafficCell) bool { return c.Rejected > 0 }) {
+			// Refused at admission, their own column after the completed
+			// (docs/method.md#rejections).
+			i := slices.Index(columns, metric.Completed) + 1
+			columns = slices.Concat(columns[:i], []string{metric.Rejected}, columns[i:])
+		}
 		for _, c := range cells {
 			if _, ok := c.Metric(metric.PrefixCacheHitRate); ok { // a server with the counters
-				columns = append(slices.Clip(trafficColumns), metric.PrefixCacheHitRate)
+				columns = append(slices.Clip(columns), metric.PrefixCacheHitRate)
 				break
 			}
 		}

@@ -50,6 +50,7 @@ func outcomeWord(o vocab.Outcome) string { return strings.ToUpper(o.String()) }
 // Legend lines, worded as in the seed reports.
 const (
 	legendQueued       = "Requests queued: the server could not run all requests at once, so some waited in a queue."
+	legendRefused      = "Some it refused instead: see Rejected requests."
 	legendOverCapacity = "Over capacity: not run because this many requests at this context would exceed the server's KV cache."
 	legendError        = "Error: the cell could not be measured; the reason is listed under Errors."
 	legendTTFT         = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill."
@@ -96,6 +97,10 @@ type view struct {
 	// Comparison is the -baseline comparison's table; nil without a
 	// baseline.
 	Comparison *comparisonTable
+	// Rejections are the Rejected requests section's lines
+	// (rejectionLines), RejectionsLegend its heading text.
+	Rejections       []string
+	RejectionsLegend string
 	// hardware is the run's hardware as the title names it
 	// (runHardwareTitle); cellLines each prefill, decode and traffic
 	// cell of Res in one line, as JUnit's output shows it (junitLines).
@@ -301,6 +306,9 @@ func newView(res *result.Results) *view {
 		}
 	}
 	v.All = allMeasurements(res.Prefill, v.Prefill, v.Matrices)
+	if v.Rejections = rejectionLines(res); len(v.Rejections) > 0 {
+		v.RejectionsLegend = legendRejections
+	}
 	v.addVerdicts(res.Verdicts)
 	v.Warnings = runWarnings(res, groupCellWarnings(v.cellWarnings))
 	v.Noise = noiseSection(res)
@@ -753,6 +761,9 @@ func (v *view) StatusLegend() string {
 	var parts []string
 	if v.AnyQueued {
 		parts = append(parts, legendQueued)
+		if len(v.Rejections) > 0 {
+			parts = append(parts, legendRefused)
+		}
 	}
 	if v.AnyOver {
 		parts = append(parts, legendOverCapacity)

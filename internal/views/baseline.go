@@ -115,6 +115,9 @@ func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy) re
 		}
 	default:
 		v.Details, v.Message = metricLines(cr, p)
+		if line := rejectedDetail(cr); line != "" {
+			v.Details = append(v.Details, line)
+		}
 	}
 	if cr.InformsOnly() {
 		v.Details = append(append([]string(nil), v.Details...), "(informs only: "+cr.Decided.String()+" against a baseline of another engine, which never gates)")

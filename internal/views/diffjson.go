@@ -39,6 +39,10 @@ type diffJSON struct {
 	// Capacity are the rate searches of both runs compared
 	// (docs/method.md#capacity-lost); absent when none.
 	Capacity []result.CapacityComparison `json:"capacity,omitempty"`
+	// Rejected are the decode cells whose server refused requests of the
+	// window at admission in either run (docs/method.md#rejections);
+	// absent when neither refused any.
+	Rejected []rejectedJSON `json:"rejected,omitempty"`
 }
 
 type runJSON struct {
@@ -63,6 +67,13 @@ type differenceJSON struct {
 	A       *string `json:"a"`
 	B       *string `json:"b"`
 	Text    string  `json:"text"`
+}
+
+type rejectedJSON struct {
+	Cell string `json:"cell"`
+	A    int    `json:"a"`
+	B    int    `json:"b"`
+	Text string `json:"text"`
 }
 
 type lostJSON struct {
@@ -116,9 +127,10 @@ type methodJSON struct {
 // JSON writes the diff as one JSON document (docs/diff.schema.json): the
 // verdict, outcome and exit code, both runs, the policy, the settings and
 // server differences, a row per cell and metric with both values, the
-// change, its bounds, the decision and the outcome, the lost cells, the
-// traffic cells decided, the method and the counts, and the rate
-// searches' capacity compared.
+// change, its bounds, the decision and the outcome, the cells whose server
+// refused requests at admission, the lost cells, the traffic cells
+// decided, the method and the counts, and the rate searches' capacity
+// compared.
 func (d Diff) JSON(w io.Writer) error {
 	c := d.C
 	doc := diffJSON{
@@ -139,6 +151,11 @@ func (d Diff) JSON(w io.Writer) error {
 	}
 	for _, f := range c.Lost {
 		doc.Lost = append(doc.Lost, lostJSON{Cell: f.Ref.Name(), Decision: f.Change.Key(), Text: FindingText(f)})
+	}
+	for i := range c.Cells {
+		if cr := &c.Cells[i]; cr.Rejected() {
+			doc.Rejected = append(doc.Rejected, rejectedJSON{Cell: cr.Ref.Name(), A: cr.RejectedA, B: cr.RejectedB, Text: rejectedChange(cr)})
+		}
 	}
 	for i := range c.Traffic {
 		p := &c.Traffic[i]

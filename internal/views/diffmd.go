@@ -41,7 +41,8 @@ func (d Diff) Verdict() string {
 // summary: the verdict on one line on top, the runs and their
 // differences, a table per cell and metric (baseline, now, change,
 // bounds, outcome; report.WriteComparisonTable), the cells B lost and the
-// inconclusive ones, the rate searches' capacity compared, the
+// inconclusive ones, the cells whose server refused requests at admission,
+// the rate searches' capacity compared, the
 // correctness blocks, the traffic cells and how the decisions were made.
 func (d Diff) Markdown(w io.Writer) error {
 	c := d.C
@@ -73,6 +74,13 @@ func (d Diff) Markdown(w io.Writer) error {
 	}
 	if lines := InconclusiveLines(c); len(lines) > 0 {
 		p("Inconclusive: neither regressed nor shown within %s:\n\n", md(numfmt.Percent(c.Policy.Tolerance)))
+		for _, l := range lines {
+			p("- %s\n", md(l))
+		}
+		p("\n")
+	}
+	if lines := RejectedLines(c); len(lines) > 0 {
+		p("%s\n\n", md(RejectedNote))
 		for _, l := range lines {
 			p("- %s\n", md(l))
 		}

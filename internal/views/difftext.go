@@ -42,7 +42,8 @@ const (
 // A CI row (a CI column for prefill) appears where an interval decided a
 // cell: its bounds of the change, each one-sided at the confidence the note
 // gives. The inconclusive cells are listed after the tables with what
-// would decide them (InconclusiveLines).
+// would decide them (InconclusiveLines), then the cells whose server
+// refused requests at admission in either run (RejectedLines).
 func writeTables(w io.Writer, c *compare.Comparison) error {
 	var b strings.Builder
 	tol := numfmt.Percent(c.Policy.Tolerance)
@@ -66,6 +67,12 @@ func writeTables(w io.Writer, c *compare.Comparison) error {
 		fmt.Fprintf(&b, "\nInconclusive: neither regressed nor shown within %s:\n", tol)
 		for _, l := range lines {
 			fmt.Fprintf(&b, "  %s %s\n", markInconclusive, l)
+		}
+	}
+	if lines := RejectedLines(c); len(lines) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", RejectedNote)
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  %s\n", l)
 		}
 	}
 	if len(c.Tables) > 0 {
