@@ -383,12 +383,16 @@ func newServer(cfg *Config, st *settings, log *logger) (*server, error) {
 }
 
 // cacheConfigLabels are vllm:cache_config_info's labels: every CacheConfig
-// field in its declaration order (vllm/config/cache.py; metrics_info()
-// renders each with str(), so unset ones are "None"), engine appended by
-// the writer. num_gpu_blocks is the sum over data-parallel engines
-// (core_client.py _apply_ready_response adds up the engines' counts) while
-// kv_cache_size_tokens and kv_cache_max_concurrency are one engine's
-// (PR #42206; absent with --sim-no-kv-size-label, as in earlier builds).
+// field in vLLM 0.32.0's declaration order (vllm/config/cache.py;
+// metrics_info() renders each with str(), so unset ones are "None"; the
+// private _block_size_resolved last, as its __dict__ has it), engine
+// appended by the writer. num_gpu_blocks is the sum over data-parallel
+// engines (core_client.py _apply_ready_response adds up the engines'
+// counts) while kv_cache_size_tokens and kv_cache_max_concurrency are one
+// engine's (PR #42206; absent with --sim-no-kv-size-label, as in earlier
+// builds). The values are a GPU server's: the CPU build vLLM 0.32.0 was
+// recorded on differs in a few (mamba_ssm_cache_dtype "float32",
+// kv_cache_memory_bytes from VLLM_CPU_KVCACHE_SPACE, block_size 128).
 func cacheConfigLabels(cfg *Config, st *settings) []label {
 	none := "None"
 	hybrid := func(v, otherwise string) string {
@@ -406,7 +410,7 @@ func cacheConfigLabels(cfg *Config, st *settings) []label {
 	ls := []label{
 		{"block_size", bs},
 		{"user_specified_block_size", "False"},
-		{"user_specified_mamba_block_size", "False"},
+		{"kv_cache_layout", none},
 		{"prefix_match_unit", none},
 		{"gpu_memory_utilization", fmtFloat(st.gpuUtil)},
 		{"cache_dtype", cfg.KVCacheDtype},
@@ -415,7 +419,6 @@ func cacheConfigLabels(cfg *Config, st *settings) []label {
 		{"sliding_window", none},
 		{"enable_prefix_caching", pyBool(prefix)},
 		{"prefix_caching_hash_algo", "sha256"},
-		{"attn_group_size", none},
 		{"prefix_cache_retention_interval", "0"},
 		{"kv_cache_dtype_skip_layers", "[]"},
 		{"mamba_page_size_padded", none},
@@ -424,7 +427,7 @@ func cacheConfigLabels(cfg *Config, st *settings) []label {
 		{"mamba_cache_dtype", "auto"},
 		{"mamba_ssm_cache_dtype", "auto"},
 		{"mamba_cache_mode", mambaMode},
-		{"enable_mamba_fine_grained_prefix_cache", "False"},
+		{"enable_mamba_shared_prefix_checkpoint", "False"},
 		{"replayssm_buffer_len", "16"},
 		{"use_replayssm", "False"},
 		{"use_kda_recoverssm", "False"},
@@ -438,10 +441,14 @@ func cacheConfigLabels(cfg *Config, st *settings) []label {
 			label{"kv_cache_max_concurrency", fmtFloat(st.kv.maxConcurrency)})
 	}
 	return append(ls,
+		label{"hash_block_size", none},
+		label{"cache_hit_alignment_tokens", none},
 		label{"kv_sharing_fast_prefill", "False"},
+		label{"swa_bounded_replay", "True"},
 		label{"kv_cache_memory_bytes", none},
 		label{"kv_offloading_size", none},
-		label{"kv_offloading_backend", "native"})
+		label{"kv_offloading_backend", "native"},
+		label{"_block_size_resolved", "True"})
 }
 
 // logStats prints vLLM's periodic throughput line.

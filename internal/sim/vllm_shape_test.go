@@ -134,7 +134,7 @@ func TestCacheConfigInfo(t *testing.T) {
 		}
 		page := readAll(t, resp.Body)
 		resp.Body.Close()
-		re := regexp.MustCompile(`(?m)^vllm:cache_config_info\{block_size="16",user_specified_block_size="False",.*,num_gpu_blocks="10000",num_cpu_blocks="None",effective_attention_block_size="16",kv_cache_size_tokens="160000",kv_cache_max_concurrency="1.6",.*,engine="0"\} 1.0$`)
+		re := regexp.MustCompile(`(?m)^vllm:cache_config_info\{block_size="16",user_specified_block_size="False",kv_cache_layout="None",.*,num_gpu_blocks="10000",num_cpu_blocks="None",effective_attention_block_size="16",kv_cache_size_tokens="160000",kv_cache_max_concurrency="1.6",hash_block_size="None",.*,_block_size_resolved="True",engine="0"\} 1.0$`)
 		if !re.MatchString(page) {
 			t.Errorf("cache_config_info line not as vLLM writes it:\n%s", regexp.MustCompile(`(?m)^vllm:cache_config_info.*$`).FindString(page))
 		}
