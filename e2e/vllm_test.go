@@ -37,10 +37,17 @@ const vllmSpeedCells = `decode/ctx=256/conc=(1|4)$`
 // before the spec, and checks that no process of the run is left.
 func vllmRun(t *testing.T, mark string, rel vllmRelease, model, window string, args ...string) outcome {
 	t.Helper()
+	return vllmRunSpec(t, mark, vllmSpec, rel, model, window, args...)
+}
+
+// vllmRunSpec is vllmRun of another spec of specs/vllm-cpu (its variables
+// vllm, model, port and duration).
+func vllmRunSpec(t *testing.T, mark, spec string, rel vllmRelease, model, window string, args ...string) outcome {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
 	argv := append([]string{"run", "-out", out}, args...)
 	argv = append(argv, vllmVars(rel, model, freePort(t), window)...)
-	argv = append(argv, vllmSpec)
+	argv = append(argv, spec)
 	start := time.Now()
 	o := outcome{r: slogate(t, mark, 6*time.Minute, "", nil, argv...), out: out}
 	o.elapsed = time.Since(start)
@@ -309,5 +316,87 @@ func TestVLLMStatusesSoak(t *testing.T) {
 		if logged := loggedKVTokens(t, filepath.Join(o.out, "server.log")); o.results.Server.KVCacheTokens != logged {
 			t.Errorf("run %d: KV capacity %d, the log's %d", i+1, o.results.Server.KVCacheTokens, logged)
 		}
+	}
+}
+
+// TestVLLMSpeculativeSoak (SLOGATE_VLLM_SOAK=1): n-gram speculative
+// decoding on the real vLLM's CPU build (specs/vllm-cpu/ngram.hcl), the
+// acceptance read from vLLM's own vllm:spec_decode_* counters, and
+// against a run without speculation the correctness block's lossless
+// check: every greedy output the same.
+func TestVLLMSpeculativeSoak(t *testing.T) {
+	if !vllmSoak() {
+		t.Skip("SLOGATE_VLLM_SOAK=1 runs n-gram speculative decoding on the real vLLM")
+	}
+	_, new := vllmReleases(t)
+	tiny := vllmModel(t, "tiny")
+	mark := newMark(t)
+	plain := vllmRun(t, mark, new, tiny, "2s", "-run", vllmSpeedCells+`|correctness/greedy`)
+	if plain.r.Code != 0 {
+		t.Fatalf("without speculation: exit %d\n%s", plain.r.Code, plain.dump())
+	}
+	spec := vllmRunSpec(t, mark, "../specs/vllm-cpu/ngram.hcl", new, tiny, "2s", "-baseline", filepath.Join(plain.out, "results.json"))
+	if spec.results == nil {
+		t.Fatalf("no results\n%s", spec.dump())
+	}
+	for _, conc := range []int{1, 4} {
+		c := spec.decodeCell(t, conc)
+		if c.SpeculativeAcceptRate == nil || *c.SpeculativeAcceptRate <= 0 || c.SpeculativeAcceptLen == nil {
+			t.Errorf("256 × %d: acceptance rate %v, length %v; want vLLM's counters' figures", conc, c.SpeculativeAcceptRate, c.SpeculativeAcceptLen)
+			continue
+		}
+		was := plain.decodeCell(t, conc)
+		t.Logf("ngram 256 × %d: acceptance %.3f, length %.2f; total_tps %.1f against %.1f without", conc, *c.SpeculativeAcceptRate, *c.SpeculativeAcceptLen, c.TotalTPS, was.TotalTPS)
+	}
+	spec.wantSaid(t, "--- PASS: tiny/correctness/greedy/lossless")
+}
+
+// TestVLLMPressureSoak (SLOGATE_VLLM_SOAK=1): the real vLLM's CPU build
+// with 12 KV blocks and a queue limit (specs/vllm-cpu/pressure.hcl): 5
+// streams of 3 blocks each preempt (queued, naming
+// vllm:num_preemptions_total) though their tokens fit the capacity; the
+// rate search's probes past the queue limit count refused requests as
+// rejections, the client's count that of vLLM's admission counter (up to
+// the requests it closed unanswered), never as errors; the search ends
+// with an answer.
+func TestVLLMPressureSoak(t *testing.T) {
+	if !vllmSoak() {
+		t.Skip("SLOGATE_VLLM_SOAK=1 runs the real vLLM under KV and queue pressure")
+	}
+	_, new := vllmReleases(t)
+	mark := newMark(t)
+	o := vllmRunSpec(t, mark, "../specs/vllm-cpu/pressure.hcl", new, vllmModel(t, "tiny"), "2s")
+	if o.r.Code != 0 || o.results == nil {
+		t.Fatalf("exit %d, want 0\n%s", o.r.Code, o.dump())
+	}
+	five := llamaCell(t, o.results, 200, 5)
+	if five.Status != vocab.StatusQueued || five.Preemptions == nil || *five.Preemptions == 0 || !strings.Contains(five.Reason, "vllm:num_preemptions_total") {
+		t.Errorf("200 × 5 on 12 blocks: %s (%s), preemptions %v; want queued by preemptions", five.Status, five.Reason, five.Preemptions)
+	}
+	s := rateSearch(t, o.results)
+	refused := 0
+	for _, p := range s.Probes {
+		c := p.Traffic
+		if c == nil {
+			continue
+		}
+		if c.Status == vocab.StatusError {
+			t.Errorf("probe at %g req/s: an error (%s): a refused request is not one", p.Rate, c.Reason)
+		}
+		if r := c.Rejections; r != nil && r.Client > 0 {
+			refused += r.Client
+			// A request the client closed unanswered may have been refused
+			// too: vLLM's count lies between the two.
+			if r.Server == nil || *r.Server < int64(r.Client) || *r.Server > int64(r.Client+r.Unanswered) {
+				t.Errorf("probe at %g req/s: the client saw %d refusals (%d unanswered), vLLM's counter %v", p.Rate, r.Client, r.Unanswered, r.Server)
+			}
+		}
+	}
+	if refused == 0 {
+		t.Errorf("no probe saw a request refused at admission past --max-num-queued-reqs 12")
+	}
+	t.Logf("%d requests refused at admission over the search's probes; capacity %g req/s (lower bound %g)", refused, s.Rate, s.RateLower)
+	if s.RateLower <= 0 {
+		t.Errorf("the rate search has no lower bound: %+v", s)
 	}
 }

@@ -82,6 +82,14 @@ correctness "greedy" {
   max_output = 32
 }
 
+# The same prompts four at a time: whether the CPU build's greedy output
+# changes with the batch (docs/vllm.md#cpu-build says what was seen).
+correctness "batched" {
+  dataset     = "prompts.jsonl"
+  max_output  = 32
+  concurrency = 4
+}
+
 assert "streams" {
   condition     = decode["256"][1].per_request_tps > 1
   error_message = "one stream decodes no tokens"
