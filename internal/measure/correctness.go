@@ -107,7 +107,8 @@ func Correctness(ctx context.Context, client *lifecycle.Client, c *spec.Correctn
 
 // greedyRequest sends one item greedy with logprobs top-k (0: none) and
 // reads its output. refused is set (the server's answer) when the server
-// refused the request with a 4xx while logprobs were asked.
+// refused the request with a 4xx while logprobs were asked; a refusal at
+// admission, its queue full, is sent again (openAdmitted).
 func greedyRequest(ctx context.Context, client *lifecycle.Client, c *spec.Correctness, it workload.Item, logprobs int) (o result.CorrectnessOutput, refused string) {
 	o = result.CorrectnessOutput{Block: c.Name, Line: it.Line, Prompt: it.Prompt, Answer: it.Answer}
 	body := map[string]any{"model": client.Model(), "max_tokens": c.MaxOutput, "temperature": 0, "seed": CorrectnessSeed, "stream": false}
@@ -135,7 +136,7 @@ func greedyRequest(ctx context.Context, client *lifecycle.Client, c *spec.Correc
 	}
 	ctx, cancel := context.WithTimeout(ctx, correctnessTimeout)
 	defer cancel()
-	rc, err := client.OpenStream(ctx, client.Base()+path, path, raw)
+	rc, err := openAdmitted(ctx, client, path, raw)
 	if err != nil {
 		var se *lifecycle.StreamStatusError
 		if errors.As(err, &se) && se.Code >= 400 && se.Code < 500 && logprobs > 0 {
@@ -154,6 +155,22 @@ func greedyRequest(ctx context.Context, client *lifecycle.Client, c *spec.Correc
 		o.Error = err.Error()
 	}
 	return o, ""
+}
+
+// openAdmitted POSTs a correctness request, sent again rejectBackoff
+// after each refusal at admission (docs/method.md#rejections) for at most
+// rejectedRetryFor: a refusal says the server is full, not that the item
+// fails. The last refusal is returned as a rejection.
+func openAdmitted(ctx context.Context, client *lifecycle.Client, path string, raw []byte) (io.ReadCloser, error) {
+	deadline := time.Now().Add(rejectedRetryFor)
+	for {
+		rc, err := client.OpenStream(ctx, client.Base()+path, path, raw)
+		err = asRejection(client.Engine(), err)
+		if !isRejection(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return rc, err
+		}
+		backoff(ctx)
+	}
 }
 
 // greedyAnswer is the part of a completions or chat answer read: the

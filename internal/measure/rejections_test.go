@@ -23,6 +23,7 @@ import (
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
+	"github.com/slogate/slogate/internal/workload"
 )
 
 // vllmBusyBody is vLLM 0.32.0's HTTP 503 body of a request refused at
@@ -389,4 +390,46 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestCorrectnessRefused: a correctness request the server refuses at
+// admission is sent again after rejectBackoff, so its item is scored, not
+// failed; refused for rejectedRetryFor, it fails saying it was refused.
+func TestCorrectnessRefused(t *testing.T) {
+	defer func(d, r time.Duration) { rejectBackoff, rejectedRetryFor = d, r }(rejectBackoff, rejectedRetryFor)
+	rejectBackoff, rejectedRetryFor = 5*time.Millisecond, 100*time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		refuse int64 // the first requests refused; -1: every one
+		errors int
+	}{
+		{name: "refused twice, then answered", refuse: 2},
+		{name: "refused throughout", refuse: -1, errors: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked, seen atomic.Int64
+			backend := greedyServer(t, false, &asked)
+			t.Cleanup(backend.Close)
+			proxy := httputil.NewSingleHostReverseProxy(mustURL(t, backend.URL))
+			s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if n := seen.Add(1); tc.refuse < 0 || n <= tc.refuse {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					fmt.Fprint(w, vllmBusyBody)
+					return
+				}
+				proxy.ServeHTTP(w, r)
+			}))
+			t.Cleanup(s.Close)
+			c := &spec.Correctness{Name: "g", DatasetText: "d.jsonl", Items: &workload.Items{Items: []workload.Item{{Line: 1, Prompt: "2 + 2 =", Answer: "4", HasAnswer: true}}},
+				MaxOutput: 8, Concurrency: 1, Scorer: "number"}
+			r := Correctness(context.Background(), lifecycle.NewClient(s.URL, "", "qwen"), c)
+			if r.Errors != tc.errors || seen.Load() < 3 {
+				t.Fatalf("errors %d after %d requests, want %d after at least 3; outputs %+v", r.Errors, seen.Load(), tc.errors, r.Outputs)
+			}
+			if tc.errors > 0 && !strings.Contains(r.Outputs[0].Error, "refused the request at admission") {
+				t.Errorf("error %q, want the refusal", r.Outputs[0].Error)
+			}
+		})
+	}
 }
