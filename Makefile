@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: build install demo test vet fuzz load bench profiles clean
+.PHONY: build install demo test vet fuzz load bench peers profiles clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/slogate
@@ -47,6 +47,11 @@ profiles:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# slogate beside vllm bench serve on one real vLLM (its CPU build: run
+# scripts/vllm-setup.sh first); docs/performance.md has the table.
+peers:
+	./scripts/vllm-peers.sh
 
 clean:
 	rm -rf bin slogate-out
