@@ -20,6 +20,7 @@ const maxLag = 250 * time.Millisecond
 // engineParams are the settled numbers the step loop runs with.
 type engineParams struct {
 	model          model
+	maxLen         int // max_model_len: the request-token histograms' buckets
 	numBlocks      int
 	runCap         int     // max requests running at once
 	prefixCache    bool    // --enable-prefix-caching
@@ -124,6 +125,11 @@ type request struct {
 	unsent    int     // tokens of this step, handed over at publish
 	resumed   bool    // preempted once: its re-prefill is not a first token
 	held      []*cachedBlock
+	// scheduled is when it was first admitted (vLLM's scheduled_ts, which
+	// a preemption does not move); preemptions counts them.
+	scheduled   time.Duration
+	wasAdmitted bool
+	preemptions int
 
 	// cachedTokens is the prompt tokens the prefix cache served at the
 	// request's first scheduling (vLLM's num_cached_tokens); -1 before.
@@ -174,6 +180,7 @@ type engine struct {
 	timer       *time.Timer
 	batch       []*request
 	outbox      []*request // requests with tokens of this step (unsent)
+	stepTokens  int        // prompt tokens computed and tokens generated since the last publish
 	st          stats
 	virtual     bool // tests: time jumps instead of passing
 
@@ -204,7 +211,7 @@ func newEngine(p engineParams) *engine {
 		noiseRNG: noiseRNG, noiseX: p.noise * noiseRNG.NormFloat64(),
 		wake: make(chan struct{}, 1), stopped: make(chan struct{}),
 		cache: newPrefixCache(), timer: t,
-		st: stats{ttft: histogram{bounds: ttftBuckets}, itl: histogram{bounds: itlBuckets}},
+		st: newStats(p.maxLen),
 	}
 	if p.ratio != nil {
 		e.newTokenRatio = p.ratio.init
@@ -440,6 +447,9 @@ func (e *engine) admit() {
 		e.usedBlocks += need
 		r.blocks = need
 		r.admitted = e.now
+		if !r.wasAdmitted {
+			r.scheduled, r.wasAdmitted = e.now, true
+		}
 		e.running = append(e.running, r)
 		cached := e.lookup(r)
 		full := cached > 0 && cached == (r.promptTokens-1)/blockSize*blockSize
@@ -546,7 +556,11 @@ func (e *engine) firstTokens() {
 		e.cachePrompt(r)
 		if !r.resumed {
 			r.firstTok = e.now
+			cached := max(int(r.cachedTokens.Load()), 0)
 			e.st.promptTokens += int64(r.promptTokens)
+			e.st.promptComputed += int64(r.promptTokens - cached)
+			e.st.promptCached += int64(cached)
+			e.stepTokens += r.promptTokens - cached
 			e.st.ttft.observe((e.now - r.arrived).Seconds())
 		}
 		if e.emit(r, 1) {
@@ -699,6 +713,7 @@ func (e *engine) preemptRequest(r *request) {
 	r.blocks = 0
 	r.decoding, r.warm = false, false
 	r.resumed = r.generated > 0 // before its first token it is simply a new request again
+	r.preemptions++
 	e.removeRunning(r)
 	e.waiting = append(e.waiting, nil)
 	copy(e.waiting[1:], e.waiting)
@@ -725,6 +740,7 @@ func (e *engine) emit(r *request, n int) bool {
 	n = min(n, r.limit-r.generated)
 	r.generated += n
 	e.st.generationTokens += int64(n)
+	e.stepTokens += n
 	if r.unsent == 0 {
 		e.outbox = append(e.outbox, r)
 	}
@@ -739,8 +755,40 @@ func (e *engine) emit(r *request, n int) bool {
 	} else {
 		e.st.success++
 	}
+	e.finished(r)
 	e.removeRunning(r)
 	return true
+}
+
+// finished records a request that ran to its end in the per-request
+// histograms, as vLLM's IterationStats.update_from_finished_request
+// (v1/metrics/stats.py) computes them: e2e from arrival, queued until
+// first scheduled, prefill until the first token, decode from it,
+// inference from first scheduled, the time per output token over the
+// tokens after the first; its prompt, output (n = 1: also the largest
+// output of its request), max_tokens, preemptions, and the prompt tokens
+// it computed (less those the prefix cache served).
+func (e *engine) finished(r *request) {
+	sec := func(d time.Duration) float64 { return max(d, 0).Seconds() }
+	decode := e.now - r.firstTok
+	st := &e.st
+	st.e2e.observe(sec(e.now - r.arrived))
+	st.queue.observe(sec(r.scheduled - r.arrived))
+	st.prefill.observe(sec(r.firstTok - r.scheduled))
+	st.inference.observe(sec(e.now - r.scheduled))
+	st.decode.observe(sec(decode))
+	tpot := 0.0
+	if r.generated > 1 {
+		tpot = sec(decode) / float64(r.generated-1)
+	}
+	st.tpot.observe(tpot)
+	st.reqPrompt.observe(float64(r.promptTokens))
+	st.reqGeneration.observe(float64(r.generated))
+	st.reqMaxGeneration.observe(float64(r.generated))
+	st.reqN.observe(1)
+	st.reqMaxParam.observe(float64(r.maxTokens))
+	st.reqPreemptions.observe(float64(r.preemptions))
+	st.reqKVComputed.observe(float64(r.promptTokens - max(int(r.cachedTokens.Load()), 0)))
 }
 
 // removeRunning takes r off the running list, keeping the order.
@@ -804,6 +852,10 @@ func (e *engine) balance() {
 // An idle engine or one waiting for a prefill publishes once per
 // iteration too.
 func (e *engine) publish() {
+	if e.stepTokens > 0 {
+		e.st.iterationTokens.observe(float64(e.stepTokens))
+		e.stepTokens = 0
+	}
 	e.st.running = len(e.running)
 	e.st.waiting = len(e.waiting)
 	// vllm:kv_cache_usage_perc counts the blocks requests hold now: vLLM

@@ -176,7 +176,7 @@ func settle(cfg *Config) (*settings, error) {
 			s.maxLen, float64(s.maxLen)/float64(1<<20), float64(s.kvTokens)/float64(1<<20), s.kvTokens))
 	}
 	ep := engineParams{
-		model: buildModel(p), numBlocks: s.kvTokens / blockSize, runCap: s.maxSeqs,
+		model: buildModel(p), maxLen: s.maxLen, numBlocks: s.kvTokens / blockSize, runCap: s.maxSeqs,
 		prefixCache: cfg.PrefixCaching == nil || *cfg.PrefixCaching,
 		acceptLen:   1, stepScale: 1, profAccept: 1,
 		tbt: cfg.TBT, ttft: cfg.TTFT, prefillTPS: cfg.PrefillTPS, seed: cfg.Seed,
@@ -363,7 +363,7 @@ func newServer(cfg *Config, st *settings, log *logger) (*server, error) {
 	}
 	s := &server{cfg: cfg, bodies: bodies, maxLen: st.maxLen,
 		version: st.prof.serverVersion(), log: log,
-		info: metricsInfo{modelName: cfg.ServedNames[0], numBlocks: st.params.numBlocks,
+		info: metricsInfo{modelName: cfg.ServedNames[0], numBlocks: st.params.numBlocks, created: float64(time.Now().UnixNano()) / 1e9,
 			cacheConfig: cacheConfigLabels(cfg, st), numSpeculative: st.params.numSpeculative, waitingByReason: !cfg.NoWaitingByReason},
 		errorRNG: rand.New(rand.NewPCG(cfg.Seed, 7)), adm: newAdmission(cfg),
 		fingerprint: systemFingerprint(cfg, st.prof.serverVersion())}
