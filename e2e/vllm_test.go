@@ -10,6 +10,7 @@ package e2e
 // statuses.
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -140,9 +141,50 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 	if len(r.Traffic) != 1 || r.Traffic[0].Status != vocab.StatusValid || r.Traffic[0].Completed == 0 {
 		t.Errorf("traffic: %+v", r.Traffic)
 	}
-	if len(r.Correctness) != 1 || r.Correctness[0].Prompts != 12 {
+	if len(r.Correctness) != 2 || r.Correctness[0].Prompts != 12 || r.Correctness[1].Prompts != 12 {
 		t.Errorf("correctness: %+v", r.Correctness)
 	}
+	same, outputs := batchInvariance(t, o.out)
+	t.Logf("vLLM %s: greedy outputs 4 at a time equal to 1 at a time on %d of %d prompts", rel.Version, same, outputs)
+	if outputs != 12 {
+		t.Errorf("%d prompts in both correctness blocks, want 12", outputs)
+	}
+}
+
+// batchInvariance compares the greedy outputs of the correctness blocks
+// "greedy" (one request at a time) and "batched" (four) in out's
+// correctness.jsonl: how many prompts have the same text, of how many
+// both answered.
+func batchInvariance(t *testing.T, out string) (same, both int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "correctness.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]map[int]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct {
+			Block string `json:"block"`
+			Line  int    `json:"line"`
+			Text  string `json:"text"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("correctness.jsonl: %v", err)
+		}
+		if texts[rec.Block] == nil {
+			texts[rec.Block] = map[int]string{}
+		}
+		texts[rec.Block][rec.Line] = rec.Text
+	}
+	for line, one := range texts["greedy"] {
+		if four, ok := texts["batched"][line]; ok {
+			both++
+			if four == one {
+				same++
+			}
+		}
+	}
+	return same, both
 }
 
 // TestVLLMUpgradeGate: the product's purpose on the real vLLM. The same
