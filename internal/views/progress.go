@@ -323,6 +323,9 @@ func rateSearchSummary(head, tail string, s result.Search) string {
 		line = head + "no answer: " + s.Error + " (" + tail + ")"
 	case !s.Found:
 		line = fmt.Sprintf("%snone meets the objective at lo = %s req/s (rates [%s, %s] searched; %s)", head, lo, lo, hi, tail)
+	case s.RateUpper == 0 && failedAbove(s) > 0:
+		line = fmt.Sprintf("%s%s req/s meets the objective (%s lower bound %s req/s; no upper bound: the probe at %s req/s was not shown to meet it; %s)",
+			head, rateText(s.Rate), conf, rateText(s.RateLower), rateText(failedAbove(s)), tail)
 	case s.RateUpper == 0:
 		line = fmt.Sprintf("%s%s req/s meets the objective: the whole range [%s, %s] req/s meets it (%s lower bound %s req/s, no upper bound; %s)",
 			head, rateText(s.Rate), lo, hi, conf, rateText(s.RateLower), tail)
@@ -336,6 +339,20 @@ func rateSearchSummary(head, tail string, s result.Search) string {
 		line += "; not monotone: a probe met the objective above a failing one"
 	}
 	return line
+}
+
+// failedAbove is the lowest rate above the answer whose probe was taken as
+// failing, 0 when none was: a search without an upper bound then did not
+// show the whole range to meet the objective, only that no probe failed
+// it decidedly.
+func failedAbove(s result.Search) float64 {
+	var r float64
+	for _, p := range s.Probes {
+		if !p.Passed && p.Rate > s.Rate && (r == 0 || p.Rate < r) {
+			r = p.Rate
+		}
+	}
+	return r
 }
 
 // rateText is a request rate as a summary shows it: three significant

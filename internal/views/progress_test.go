@@ -157,12 +157,20 @@ func TestObserverRateSearch(t *testing.T) {
 		Probes: []result.SearchProbe{{Windows: 1}, {Windows: 4}, {Windows: 1}}})
 	o.SearchDone(result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{2, 64}, Monotone: true, Confidence: 0.95, ElapsedS: 5,
 		Probes: []result.SearchProbe{{Windows: 1}}})
+	// No upper bound: the whole range met it, or the top was undecided
+	// (vLLM's CPU build under its queue limit: 40 req/s undecided, taken as failing).
+	o.SearchDone(result.Search{Name: "capacity", Traffic: "open", RateRange: [2]float64{2, 40}, Found: true, Monotone: true, Rate: 40,
+		RateLower: 18.9, Confidence: 0.95, ElapsedS: 60, Probes: []result.SearchProbe{{Rate: 2, Passed: true, Windows: 3}, {Rate: 40, Passed: true, Windows: 3}}})
+	o.SearchDone(result.Search{Name: "capacity", Traffic: "open", RateRange: [2]float64{2, 40}, Found: true, Monotone: true, Rate: 33.2,
+		RateLower: 18.9, Confidence: 0.95, ElapsedS: 112, Probes: []result.SearchProbe{{Rate: 2, Passed: true, Windows: 3}, {Rate: 40, Windows: 4}, {Rate: 33.2, Passed: true, Windows: 4}}})
 	want := []string{
 		"RUN q/search/capacity/rate=4", "  " + report.TrafficSummary(cell(4)), "  objective met: met even at the pessimistic bounds: goodput_share 1 (0.93 to 1)", "END pass q/search/capacity/rate=4",
 		"RUN q/search/capacity/rate=8", "  " + report.TrafficSummary(cell(8)), "  4 windows pooled (the line above is the last)", "  objective undecided: undecided after 4 windows", "END pass q/search/capacity/rate=8",
 		"RUN q/search/capacity/rate=64", "  unmeasurable: the client fell behind its schedule", "END skip q/search/capacity/rate=64",
 		"LOG search q/search/capacity: 7.07 req/s meets the objective (95% bounds 4 to 8.4 req/s; 3 probes, 6 windows in 30s); the client could not drive 64 req/s: the answer is within the rates it could",
 		"LOG search q/search/capacity: none meets the objective at lo = 2 req/s (rates [2, 64] searched; 1 probes, 1 windows in 5s)",
+		"LOG search q/search/capacity: 40 req/s meets the objective: the whole range [2, 40] req/s meets it (95% lower bound 18.9 req/s, no upper bound; 2 probes, 6 windows in 1m0s)",
+		"LOG search q/search/capacity: 33.2 req/s meets the objective (95% lower bound 18.9 req/s; no upper bound: the probe at 40 req/s was not shown to meet it; 3 probes, 11 windows in 1m52s)",
 	}
 	if diff := cmp.Diff(want, rs.lines); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
