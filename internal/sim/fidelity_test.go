@@ -132,7 +132,7 @@ func recordSim(t *testing.T) *surf.Surface {
 	ln.Close()
 	cfg, err := parseServe([]string{"/models/tiny", "--served-model-name", "tiny", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--max-model-len", "1024", "--max-num-seqs", "2", "--max-num-queued-reqs", "3", "--enforce-eager",
-		"--sim-startup", "1s", "--sim-tbt", "2ms", "--sim-log-interval", "0"})
+		"--sim-startup", "1s", "--sim-tbt", "5ms", "--sim-log-interval", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}

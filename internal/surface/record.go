@@ -220,15 +220,15 @@ func (r *recorder) rejections(ctx context.Context, maxLen int, into map[string]A
 		}()
 	}
 	deadline := time.After(2 * time.Second)
+wait:
 	for range probes {
 		select {
 		case <-headers:
-			continue
 		case <-deadline:
+			break wait
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		break
 	}
 	cancelFill()
 	for i, p := range probes {
