@@ -339,13 +339,30 @@ func writeHistogram(b *bytes.Buffer, name, help string, labels []string, snaps [
 		h := get(&snaps[i])
 		bounds := h.bounds
 		var cum uint64
+		// One line per bucket, appended without fmt: a page has some 350
+		// of them, and slogate scrapes it every 50 ms during a cell.
+		line := func(suffix, le string, v float64) {
+			b.WriteString(name)
+			b.WriteString(suffix)
+			b.WriteByte('{')
+			b.WriteString(labels[i])
+			if le != "" {
+				b.WriteString(`,le="`)
+				b.WriteString(le)
+				b.WriteByte('"')
+			}
+			b.WriteString("} ")
+			b.WriteString(fmtFloat(v))
+			b.WriteByte('\n')
+		}
 		for j, le := range bounds {
 			cum += h.counts[j]
-			fmt.Fprintf(b, "%s_bucket{%s,le=\"%s\"} %s\n", name, labels[i], fmtFloat(le), fmtFloat(float64(cum)))
+			line("_bucket", fmtFloat(le), float64(cum))
 		}
 		cum += h.counts[len(bounds)]
-		fmt.Fprintf(b, "%s_bucket{%s,le=\"+Inf\"} %s\n", name, labels[i], fmtFloat(float64(cum)))
-		fmt.Fprintf(b, "%s_count{%s} %s\n%s_sum{%s} %s\n", name, labels[i], fmtFloat(float64(h.count)), name, labels[i], fmtFloat(h.sum))
+		line("_bucket", "+Inf", float64(cum))
+		line("_count", "", float64(h.count))
+		line("_sum", "", h.sum)
 	}
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"math"
 	"sync"
 	"testing"
@@ -119,4 +120,17 @@ func TestRequestMetrics(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkMetricsPage renders one engine's /metrics page, which slogate
+// scrapes every 50 ms during a cell.
+func BenchmarkMetricsPage(b *testing.B) {
+	ts := startTest(b, "m", "--served-model-name", "qwen", "--sim-tbt", "1ms")
+	snaps := []stats{ts.srv.engs[0].snapshot()}
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		writeMetrics(&buf, ts.srv.info, snaps, ts.srv.adm.counts())
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes/page")
 }
