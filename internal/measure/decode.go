@@ -203,7 +203,7 @@ func (d *decodeRun) measureWindow(crossCheckKV bool) (metricsAround, error) {
 	streams.windowStart.Store(streams.now())
 	windowOpened := time.Now()
 	if crossCheckKV {
-		d.kvc = &kvCheck{context: d.ref.Context, blockSize: m.KVBlockSize, terms: m.Server.Client.Engine().Status()}
+		d.kvc = &kvCheck{context: d.ref.Context, terms: m.Server.Client.Engine().Status()}
 	}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()

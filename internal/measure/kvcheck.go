@@ -16,8 +16,8 @@ import (
 // in the first concurrency-1 decode cell of each context, the window's
 // /metrics polls sample the KV cache usage gauge with the one stream
 // resident, and the usage is compared with (ctx + tokens generated), in
-// whole blocks where the server states its block size, ÷ the capacity in
-// use. It records what it finds in the cell and warns when the
+// whole blocks where the server states the block its tokens are held in
+// (promread.KVCacheInfo.TokenBlock), ÷ the capacity in use. It records what it finds in the cell and warns when the
 // two disagree by more than kvCheckTolerance; it never changes the
 // capacity.
 
@@ -27,10 +27,7 @@ const kvCheckTolerance = 0.25
 // kvCheck collects the samples of one cell's window.
 type kvCheck struct {
 	context int
-	// blockSize is the server's KV block size, 0 when unknown: a request
-	// holds its tokens in whole blocks.
-	blockSize int64
-	samples   []kvSample
+	samples []kvSample
 	// terms names the engine's gauge and the suspect figure of a source.
 	terms *engine.Status
 }
@@ -67,7 +64,7 @@ func (k *kvCheck) sample(snap promread.Snapshot, before, after int64, decoding i
 	}
 	resident := int64(k.context) + (before+after)/2
 	held := resident
-	if b := k.blockSize; b > 0 {
+	if b := snap.KV.TokenBlock; b > 0 {
 		held = (resident + b - 1) / b * b
 	}
 	k.samples = append(k.samples, kvSample{usage: usage, resident: resident, held: held, engines: len(snap.KVUsage)})

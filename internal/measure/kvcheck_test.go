@@ -117,19 +117,20 @@ func near(a, b float64) bool { return a-b < 1e-7 && b-a < 1e-7 }
 // the block size the same sample implies 395,947 tokens and warns (1.32×).
 func TestKVCheckWholeBlocks(t *testing.T) {
 	const capacity = 524_288
-	snap := promread.Snapshot{Running: 1, HasRequests: true, KVUsage: map[string]float64{"0": 384.0 / capacity}}
 	tests := []struct {
 		name        string
-		blockSize   int64
+		tokenBlock  int64
 		wantImplied int64
 		wantWarning bool
 	}{
-		{name: "128-token blocks", blockSize: 128, wantImplied: capacity},
-		{name: "block size unknown", blockSize: 0, wantImplied: 395_947, wantWarning: true},
+		{name: "128-token blocks", tokenBlock: 128, wantImplied: capacity},
+		{name: "block unknown, or not the token unit (hybrid)", tokenBlock: 0, wantImplied: 395_947, wantWarning: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			k := &kvCheck{context: 256, blockSize: tc.blockSize, terms: registry.For("vllm").Status()}
+			snap := promread.Snapshot{Running: 1, HasRequests: true, KVUsage: map[string]float64{"0": 384.0 / capacity},
+				KV: promread.KVCacheInfo{BlockSize: 128, TokenBlock: tc.tokenBlock}}
+			k := &kvCheck{context: 256, terms: registry.For("vllm").Status()}
 			k.sample(snap, 30, 38, 1)
 			got, w := k.result("decode/ctx=256/conc=1", capacity, "metrics")
 			if got == nil || got.ResidentTokens != 290 || got.ImpliedCapacityTokens != tc.wantImplied {

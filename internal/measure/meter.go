@@ -49,10 +49,6 @@ type Meter struct {
 	// from, for the KV cross-check (docs/method.md#kv-capacity).
 	KVTokens int64
 	KVSource string
-	// KVBlockSize is the block size the server states, 0 when it does
-	// not: a request holds whole blocks, so the cross-check rounds its
-	// tokens up to them (vLLM's CPU build: 128-token blocks).
-	KVBlockSize int64
 	// SteadyHold is how long the steady-state gate's conditions must hold;
 	// StreamIdleTimeout ends a stream that sends nothing for this long.
 	SteadyHold        time.Duration

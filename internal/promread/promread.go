@@ -154,6 +154,11 @@ type KVCacheInfo struct {
 	// capacity (docs/vllm.md#hybrid-models). The largest value over the
 	// series.
 	NumGPUBlocks, BlockSize int64
+	// TokenBlock is the block a request's tokens are held in, in tokens:
+	// BlockSize on a plain decoder; 0 where the engine does not say it or
+	// where block_size is not that unit (a hybrid model, vLLM's
+	// mamba_block_size set).
+	TokenBlock int64
 	// CacheDtype is the KV cache dtype as the server resolved it (e.g.
 	// "auto", "fp8"); "" when absent or "None".
 	CacheDtype string

@@ -20,7 +20,7 @@ func (r *run) meter() *measure.Meter {
 	m := r.measure()
 	return &measure.Meter{Server: r.server, Spec: r.cfg.Server, Workload: r.cfg.Spec.Workload, Prompts: r.prompts,
 		Window: r.window(), MaxOutput: m.MaxOutput, Percentiles: m.PercentilesOf(), MaxModelLen: r.maxModelLen,
-		KVTokens: r.kvPool.Tokens, KVSource: r.results.Server.KVCacheSource, KVBlockSize: r.results.Server.BlockSize,
+		KVTokens: r.kvPool.Tokens, KVSource: r.results.Server.KVCacheSource,
 		SteadyHold: r.cfg.SteadyHold, StreamIdleTimeout: r.cfg.StreamIdleTimeout,
 		Record: r.requests.write, Progress: r.progress, Warn: r.warn, Note: func(n measure.Note) { r.note(n) }}
 }

@@ -155,6 +155,7 @@ func waitingByReason(f *dto.MetricFamily, modelName string) (capacity, deferred 
 func cacheConfigInfo(f *dto.MetricFamily) promread.KVCacheInfo {
 	var k promread.KVCacheInfo
 	sizes := map[string]int64{} // kv_cache_size_tokens by engine; 0 = absent
+	hybrid := false
 	for _, m := range f.GetMetric() {
 		e := promread.LabelValue(m, "engine")
 		size := promread.PositiveLabel(m, "kv_cache_size_tokens")
@@ -163,12 +164,19 @@ func cacheConfigInfo(f *dto.MetricFamily) promread.KVCacheInfo {
 		}
 		k.NumGPUBlocks = max(k.NumGPUBlocks, promread.PositiveLabel(m, "num_gpu_blocks"))
 		k.BlockSize = max(k.BlockSize, promread.PositiveLabel(m, "block_size"))
+		// A hybrid model's attention blocks are sized to its state
+		// blocks (docs/vllm.md#hybrid-models): block_size is then not the
+		// unit a request's tokens are held in.
+		hybrid = hybrid || promread.PositiveLabel(m, "mamba_block_size") > 0
 		if v := promread.LabelValue(m, "cache_dtype"); v != "" && v != "None" {
 			k.CacheDtype = v
 		}
 		if v := promread.LabelValue(m, "enable_prefix_caching"); v == "True" || v == "False" {
 			k.PrefixCaching = v
 		}
+	}
+	if !hybrid {
+		k.TokenBlock = k.BlockSize
 	}
 	k.Engines = len(sizes)
 	for _, size := range sizes {

@@ -61,7 +61,7 @@ func TestParse(t *testing.T) {
 			model: "qwen",
 			want: promread.Snapshot{Running: 64, Waiting: 2, HasRequests: true, GenerationTokens: 2e6, HasGenerationTokens: true,
 				Preemptions: 3, HasPreemptions: true, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
-				KV:   promread.KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"},
+				KV:   promread.KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, TokenBlock: 16, CacheDtype: "auto", PrefixCaching: "True"},
 				TTFT: promread.SumCount{Sum: 1.25, Count: 4, Has: true}},
 		},
 		{
@@ -69,7 +69,7 @@ func TestParse(t *testing.T) {
 			page: page,
 			want: promread.Snapshot{Running: 71, Waiting: 2, HasRequests: true, GenerationTokens: 2e6, HasGenerationTokens: true,
 				Preemptions: 3, HasPreemptions: true, SpeculativeDrafts: 100, SpeculativeDraftTokens: 700, SpeculativeAcceptedTokens: 350, HasSpeculative: true,
-				KV:   promread.KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"},
+				KV:   promread.KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, TokenBlock: 16, CacheDtype: "auto", PrefixCaching: "True"},
 				TTFT: promread.SumCount{Sum: 1.25, Count: 4, Has: true}},
 		},
 		{
@@ -137,13 +137,13 @@ func TestParseVLLMPages(t *testing.T) {
 			name: "before PR #42206: no size label",
 			file: "before_42206.prom",
 			want: promread.Snapshot{Running: 64, HasRequests: true, GenerationTokens: 123456, HasGenerationTokens: true, HasPreemptions: true,
-				KV:      promread.KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"},
+				KV:      promread.KVCacheInfo{Engines: 1, NumGPUBlocks: 26589, BlockSize: 16, TokenBlock: 16, CacheDtype: "auto", PrefixCaching: "True"},
 				KVUsage: map[string]float64{"0": 0.412}},
 		},
 		{
 			name: "\"None\" is an absent value",
 			file: "none_values.prom",
-			want: promread.Snapshot{KV: promread.KVCacheInfo{Engines: 1, BlockSize: 16, CacheDtype: "auto", PrefixCaching: "True"}},
+			want: promread.Snapshot{KV: promread.KVCacheInfo{Engines: 1, BlockSize: 16, TokenBlock: 16, CacheDtype: "auto", PrefixCaching: "True"}},
 		},
 	}
 	for _, tc := range tests {
