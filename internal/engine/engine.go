@@ -4,7 +4,7 @@
 // internal/engine/sglang, internal/engine/llamacpp) and
 // internal/engine/registry lists them (registry.For(name)). What only some
 // engines do is an optional hook (ExitHinter, Uncacheder, StreamCloser,
-// ChatPromptIDer, Rejecter), so that a new engine's quirk touches no other
+// ChatPromptIDer, Rejecter, EngineDeader), so that a new engine's quirk touches no other
 // engine's package.
 //
 // The layering, from the top (internal/layers/layers_test.go checks it):
@@ -206,6 +206,23 @@ type Rejecter interface {
 func Rejected(e Engine, status, code int, message string) bool {
 	if h, is := e.(Rejecter); is {
 		return h.Rejected(status, code, message)
+	}
+	return false
+}
+
+// EngineDeader is an Engine whose server says, in a failed request's
+// answer, that its engine has died and the server will exit: every later
+// request would fail (vLLM's EngineDeadError, docs/vllm.md#shutdown).
+type EngineDeader interface {
+	// EngineDead says whether a failed request's message is that.
+	EngineDead(message string) bool
+}
+
+// EngineDead is e's EngineDeader's answer; false for an engine without
+// one.
+func EngineDead(e Engine, message string) bool {
+	if h, is := e.(EngineDeader); is {
+		return h.EngineDead(message)
 	}
 	return false
 }

@@ -118,6 +118,29 @@ func (s *Server) Gone(ctx context.Context) error {
 	return exit.Infraf("the endpoint %s stopped answering GET /health during the run", s.Client.base)
 }
 
+// deadExitWait is how long a server whose engine died is given to exit
+// (vLLM's API server shuts down after its EngineCore's death: a few
+// seconds on two loaded cores).
+const deadExitWait = 15 * time.Second
+
+// EngineDied is the run-ending error of a server that answered a request
+// saying its engine died (why, its message; engine.EngineDead): the
+// server's exit, with the last lines of its log, once its process ends
+// (waiting up to deadExitWait), else that answer itself. Either way an
+// infrastructure error: a dead engine is never a slow one.
+func (s *Server) EngineDied(ctx context.Context, why string) error {
+	if s.proc != nil {
+		select {
+		case <-s.proc.exited:
+			return s.proc.exitedErr("exited during the run, its engine dead (" + why + ")")
+		case <-time.After(deadExitWait):
+		case <-ctx.Done():
+		}
+		return exit.Infraf("the server's engine died during the run (%s), and the server had not exited %s later; see %s", why, deadExitWait, s.proc.logPath)
+	}
+	return exit.Infraf("the endpoint %s's engine died during the run (%s)", s.Client.base, why)
+}
+
 // LaunchConfig is how to launch one server.
 type LaunchConfig struct {
 	Server *spec.Server

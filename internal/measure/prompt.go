@@ -266,6 +266,13 @@ func (m *Meter) BuildPrompts(ctx context.Context, ctxLen, streams int) (*Context
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
+		// A server that exited is the cause, not the prompt it could not
+		// size.
+		if m.Server != nil {
+			if gone := m.Server.Gone(ctx); gone != nil {
+				return nil, gone
+			}
+		}
 		return nil, exit.Infraf("building the prompts of context %s: %v", vocab.FormatTokens(ctxLen), err)
 	}
 	m.note(PromptsBuilt{Context: ctxLen, Prompts: len(ps), Tokens: n, Took: time.Since(t0), TokenizeCalls: tok.Calls - calls, Exchanged: tok.Bytes - bytes})

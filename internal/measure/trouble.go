@@ -15,7 +15,8 @@ import (
 )
 
 // trouble checks, after a stream failed, whether the run cannot go on: the
-// server refuses every request (samplingRejected), or it is gone
+// server refuses every request (samplingRejected), says its engine died
+// (engine.EngineDead: lifecycle.Server.EngineDied), or is gone
 // (lifecycle.Server.Gone); it returns an infrastructure error when so. A
 // refusal at admission is neither: the server is up and full
 // (docs/method.md#rejections).
@@ -25,6 +26,9 @@ func (m *Meter) trouble(ctx context.Context, failure error) error {
 	}
 	if err := m.samplingRejected(failure); err != nil {
 		return err
+	}
+	if engine.EngineDead(m.engine(), failure.Error()) {
+		return m.Server.EngineDied(ctx, failure.Error())
 	}
 	return m.Server.Gone(ctx)
 }

@@ -1,12 +1,16 @@
 package measure
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/measure/sse"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vllmfake"
 )
 
 // TestSamplingRejected: the exit-3 message of a server that answers every
@@ -51,3 +55,31 @@ func TestSamplingRejected(t *testing.T) {
 // vllmSamplingRefusal is vLLM's 400 to min_p or logit_bias under
 // speculative decoding (SamplingParams._validate_spec_decode).
 const vllmSamplingRefusal = "The min_p and logit_bias sampling parameters are not yet supported with speculative decoding."
+
+// TestEngineDied: a failed request whose answer is vLLM's EngineDeadError
+// (as its API server sends to every stream in flight when its EngineCore
+// dies: seen on the real CPU build after kill -9) ends the run with an
+// infrastructure error saying the engine died, not a cell's error; any
+// other server error in the stream leaves the run going while the server
+// answers.
+func TestEngineDied(t *testing.T) {
+	tests := []struct {
+		name    string
+		failure error
+		want    string // "" for no run-ending error
+	}{
+		{name: "EngineDeadError in the stream", failure: &sse.APIError{Message: "EngineCore encountered an issue. See stack trace (above) for the root cause.", Type: "InternalServerError", Code: 500},
+			want: "engine died during the run (server error in stream: EngineCore encountered an issue"},
+		{name: "another server error", failure: &sse.APIError{Message: "CUDA out of memory", Type: "InternalServerError", Code: 500}},
+	}
+	srv := (&vllmfake.Server{}).Start(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &Meter{Server: lifecycle.Endpoint(lifecycle.NewClient(srv.URL, "", "qwen")), Spec: &spec.Server{Name: "q"}}
+			err := m.trouble(context.Background(), tc.failure)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || exit.Code(err) != exit.Infra) {
+				t.Errorf("trouble = %v (exit %d), want %q (exit 3)", err, exit.Code(err), tc.want)
+			}
+		})
+	}
+}
