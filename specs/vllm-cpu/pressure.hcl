@@ -22,6 +22,11 @@ variable "port" {
   default = 18410
 }
 
+variable "duration" {
+  type    = string
+  default = "2s"
+}
+
 server "tiny" {
   device            = "cpu"
   command           = var.vllm
@@ -38,7 +43,7 @@ server "tiny" {
 }
 
 measure {
-  duration   = "2s"
+  duration   = var.duration
   max_output = 64
 }
 
