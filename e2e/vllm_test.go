@@ -111,9 +111,16 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 		// total_tps within 2 % of vLLM's counter: the cell warns past it,
 		// a warning tolerated only where the cell's own slow scrapes
 		// explain it (resulttest.UnexplainedWarnings).
+		// On a machine loaded past its cores (the CI rehearsals: one
+		// stream at 104 tok/s against 256 alone) the two reads' timing
+		// drifts past that: logged there, as the llama.cpp tests do.
 		for _, w := range resulttest.UnexplainedWarnings(c) {
 			if w.Code == warning.ServerTPSGap || w.Code == warning.ServerCounterGap {
-				t.Errorf("256 × %d: %s", tc.conc, w)
+				report := t.Errorf
+				if w.Code == warning.ServerTPSGap && loadedMachine() {
+					report = t.Logf
+				}
+				report("256 × %d (load average %.1f): %s", tc.conc, loadAverage(), w)
 			}
 		}
 		if c.ServerTotalTPS == nil {
