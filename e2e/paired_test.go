@@ -106,6 +106,15 @@ func TestPairedBaseline(t *testing.T) {
 				args = append(args, "-tolerance", tt.tolerance)
 			}
 			r := slogate(t, mark, 2*time.Minute, "", nil, append(args, pairedSpec(t, port, tt.seed, tt.slowdown))...)
+			if tt.code == 0 && r.Code == 4 && onlyTailsUndecided(r.Stdout) {
+				// The p99 of 93 requests is their second slowest: one
+				// scheduling stall on a machine the rest of the suite
+				// loads moves it by a fifth, and the comparison rightly
+				// cannot call it within 25 %. Undecided is honest there;
+				// regressed, or an undecided mean, is not.
+				t.Logf("identical builds: only a p99 undecided (a loaded machine's tail):\n%s", r.Stdout)
+				return
+			}
 			if r.Code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, tt.code, r.Stdout, r.Stderr)
 			}
@@ -188,5 +197,55 @@ traffic "steady" {
 		if name == "ttft_ms" && wp >= wu {
 			t.Errorf("ttft_ms: paired width %.4f not below unpaired %.4f", wp, wu)
 		}
+	}
+}
+
+// onlyTailsUndecided reports whether a paired comparison's output decided
+// every metric but some p99s: nothing regressed, every mean unchanged, and
+// each inconclusive line a _p99 metric's.
+func onlyTailsUndecided(stdout string) bool {
+	if strings.Contains(stdout, "): regressed") {
+		return false
+	}
+	undecided := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.Contains(line, " within ") || !strings.Contains(line, "): inconclusive") {
+			continue
+		}
+		metric, _, _ := strings.Cut(line, " ")
+		if !strings.HasSuffix(metric, "_p99") {
+			return false
+		}
+		undecided++
+	}
+	return undecided > 0
+}
+
+// TestOnlyTailsUndecided pins the rule TestPairedBaseline's identical case
+// accepts on a loaded machine, on the lines of a real run's comparison.
+func TestOnlyTailsUndecided(t *testing.T) {
+	const (
+		mean    = "    ttft_ms within 25%: +0.9% [+0.1%, +1.8%] (345.3 → 348.4 ms): unchanged\n"
+		tail    = "    ttft_ms_p99 within 25%: +17.8% [+6.1%, +26.0%] (361.9 → 426.4 ms): inconclusive (about 198 requests a side would decide it)\n"
+		meanUnd = "    e2e_ms within 25%: +10.1% [-2%, +30%] (1006 → 1106 ms): inconclusive (about 400 requests a side would decide it)\n"
+		regress = "    tbt_ms_p99 within 25%: +40% [+30%, +50%] (28.99 → 40.01 ms): regressed\n"
+	)
+	tests := []struct {
+		name   string
+		stdout string
+		want   bool
+	}{
+		{name: "a p99 undecided, the means unchanged", stdout: mean + tail, want: true},
+		{name: "a mean undecided", stdout: mean + tail + meanUnd, want: false},
+		{name: "a p99 regressed", stdout: mean + tail + regress, want: false},
+		{name: "nothing undecided", stdout: mean, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := onlyTailsUndecided(tt.stdout); got != tt.want {
+				t.Errorf("onlyTailsUndecided = %v, want %v for\n%s", got, tt.want, tt.stdout)
+			}
+		})
 	}
 }
