@@ -11,6 +11,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -52,8 +55,9 @@ type Plan struct {
 	// order; each is also on the Step of its context.
 	Searches []*spec.Search
 	// Correctness are the kept correctness blocks (-run keeps
-	// "<server>/correctness/<name>"), in spec order; the runner measures
-	// them after every step (docs/method.md#correctness).
+	// "<server>/correctness/<name>", and a kept assert the blocks it
+	// reads), in spec order; the runner measures them after every step
+	// (docs/method.md#correctness).
 	Correctness []*spec.Correctness
 	// Expects are the kept expect blocks, in spec order. When -run keeps only
 	// some cells of an expect block, the copy here has the other values set
@@ -166,9 +170,10 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 			}
 		}
 	}
+	keptCorrectness := map[string]bool{}
 	for _, c := range sp.Correctness {
 		if match(vocab.TestID{Server: srv.Name, Kind: vocab.KindCorrectness, Block: c.Name}.Name()) {
-			p.Correctness = append(p.Correctness, c)
+			keptCorrectness[c.Name] = true
 		}
 	}
 	for _, a := range sp.Asserts {
@@ -178,6 +183,14 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		p.Asserts = append(p.Asserts, a)
 		for _, r := range a.Cells {
 			addCell(r)
+		}
+		for _, name := range CorrectnessRead(a) {
+			keptCorrectness[name] = true
+		}
+	}
+	for _, c := range sp.Correctness { // spec order
+		if keptCorrectness[c.Name] {
+			p.Correctness = append(p.Correctness, c)
 		}
 	}
 	for _, e := range sp.Expects {
@@ -266,6 +279,29 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	p.Estimated = once*time.Duration(repeat) + estimateTraffic(p, sp)
 	p.EstimatedMax = once*time.Duration(maxRepeat) + estimateTraffic(p, sp)
 	return p
+}
+
+// CorrectnessRead is the names of the correctness blocks assert a's
+// condition reads (correctness["NAME"]…), in order of first appearance: a
+// kept assert keeps them, as it keeps the cells it reads.
+func CorrectnessRead(a *spec.Assert) []string {
+	if a == nil || a.Condition == nil {
+		return nil
+	}
+	var names []string
+	for _, tr := range a.Condition.Variables() {
+		if tr.RootName() != "correctness" || len(tr) < 2 {
+			continue
+		}
+		idx, ok := tr[1].(hcl.TraverseIndex)
+		if !ok || idx.Key.IsNull() || !idx.Key.IsKnown() || idx.Key.Type() != cty.String {
+			continue
+		}
+		if n := idx.Key.AsString(); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // keepExpect returns e when all of its cells are kept, a copy with the

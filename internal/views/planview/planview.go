@@ -1,7 +1,7 @@
 // Package planview is the plan view (a view, so under internal/views): the
 // plan as `slogate plan` shows it, per server, the launch command and env
 // (API key redacted), the cells in measurement order, the cells each
-// assertion reads, and the estimated measuring time, as a JSON document or
+// assertion reads, the correctness blocks, and the estimated measuring time, as a JSON document or
 // as text. It renders plan's values and decides nothing.
 package planview
 
@@ -50,7 +50,10 @@ type Server struct {
 	Cells      []Cell      `json:"cells"`
 	Assertions []Assertion `json:"assertions"`
 	Searches   []Search    `json:"searches,omitempty"`
-	Estimated  int64       `json:"estimated_s"`
+	// Correctness are the kept correctness blocks, measured after the
+	// cells and not in the estimate (docs/method.md#correctness).
+	Correctness []Correctness `json:"correctness,omitempty"`
+	Estimated   int64         `json:"estimated_s"`
 	// EstimatedMax is the estimate at max_repeat (repeat = "auto"), the
 	// same as Estimated otherwise.
 	EstimatedMax int64 `json:"estimated_max_s"`
@@ -133,6 +136,22 @@ type Search struct {
 	CheckWindows int `json:"check_windows,omitempty"`
 }
 
+// Correctness is one correctness block (docs/spec.md#correctness): its
+// test, the dataset's lines sent once each, greedy, to the completions or
+// the chat API, the tokens asked of each, the top-k logprobs kept, the
+// requests in flight, and the scorer ("" without one).
+type Correctness struct {
+	Name        string `json:"name"`
+	Test        string `json:"test"`
+	Dataset     string `json:"dataset"`
+	Prompts     int    `json:"prompts"`
+	API         string `json:"api"` // "completions" or "chat"
+	MaxOutput   int    `json:"max_output"`
+	Logprobs    int    `json:"logprobs"`
+	Concurrency int    `json:"concurrency"`
+	Scorer      string `json:"scorer,omitempty"`
+}
+
 // Assertion is one assert or expect block and the cells it reads.
 type Assertion struct {
 	Name  string          `json:"name"`
@@ -141,6 +160,9 @@ type Assertion struct {
 	Cells []vocab.CellRef `json:"cells"`
 	// Searches are the search blocks an assert reads (search["NAME"]).
 	Searches []string `json:"searches,omitempty"`
+	// Correctness are the correctness blocks an assert reads
+	// (correctness["NAME"]).
+	Correctness []string `json:"correctness,omitempty"`
 }
 
 // New plans every server of every spec, keeping the cells and assertions
@@ -192,8 +214,19 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 	for _, a := range p.Asserts {
 		out.Assertions = append(out.Assertions, Assertion{
 			Name: a.Name, Kind: "assert", Test: vocab.TestID{Server: srv.Name, Kind: vocab.KindAssert, Block: a.Name}.Name(), Cells: nonNil(a.Cells),
-			Searches: a.Searches,
+			Searches: a.Searches, Correctness: plan.CorrectnessRead(a),
 		})
+	}
+	for _, c := range p.Correctness {
+		api, prompts := "completions", 0
+		if c.Chat {
+			api = "chat"
+		}
+		if c.Items != nil {
+			prompts = len(c.Items.Items)
+		}
+		out.Correctness = append(out.Correctness, Correctness{Name: c.Name, Test: vocab.TestID{Server: srv.Name, Kind: vocab.KindCorrectness, Block: c.Name}.Name(),
+			Dataset: c.DatasetText, Prompts: prompts, API: api, MaxOutput: c.MaxOutput, Logprobs: c.Logprobs, Concurrency: c.Concurrency, Scorer: c.Scorer})
 	}
 	for _, x := range p.Searches {
 		test := vocab.TestID{Server: srv.Name, Kind: vocab.KindSearch, Block: x.Name}.Name()
@@ -272,14 +305,28 @@ func (s Server) writeText(w io.Writer) {
 	if len(s.Assertions) > 0 {
 		fmt.Fprintln(w, "  assertions:")
 		for _, a := range s.Assertions {
-			needs := cellSummary(a.Cells)
+			var needs []string
 			if len(a.Searches) > 0 {
-				needs = "search " + strings.Join(a.Searches, ", search ")
-				if len(a.Cells) > 0 {
-					needs += ", " + cellSummary(a.Cells)
-				}
+				needs = append(needs, "search "+strings.Join(a.Searches, ", search "))
 			}
-			fmt.Fprintf(w, "    %s  needs %s\n", a.Test, needs)
+			if len(a.Correctness) > 0 {
+				needs = append(needs, "correctness "+strings.Join(a.Correctness, ", correctness "))
+			}
+			if len(a.Cells) > 0 || len(needs) == 0 {
+				needs = append(needs, cellSummary(a.Cells))
+			}
+			fmt.Fprintf(w, "    %s  needs %s\n", a.Test, strings.Join(needs, ", "))
+		}
+	}
+	if len(s.Correctness) > 0 {
+		fmt.Fprintln(w, "  correctness: after the cells, outside every timed window (not in the estimate)")
+		for _, c := range s.Correctness {
+			scorer := ""
+			if c.Scorer != "" {
+				scorer = ", scored " + c.Scorer
+			}
+			fmt.Fprintf(w, "    %s  %d prompts of %s (%s API), %d tokens each, %d at a time, top-%d logprobs%s\n",
+				c.Test, c.Prompts, c.Dataset, c.API, c.MaxOutput, c.Concurrency, c.Logprobs, scorer)
 		}
 	}
 	fmt.Fprintf(w, "  repeats: %s\n", s.Repeats)

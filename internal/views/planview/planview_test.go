@@ -3,9 +3,15 @@ package planview
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/spec"
 )
 
@@ -106,6 +112,71 @@ func TestCPUBuildCost(t *testing.T) {
 			}
 			if got := doc.Servers[0]; got.GPUs != tt.wantGPUs || (tt.wantGPUs == 0) != (got.GPUHours == 0) {
 				t.Errorf("GPUs %d, GPU-hours %g; want %d GPUs", got.GPUs, got.GPUHours, tt.wantGPUs)
+			}
+		})
+	}
+}
+
+// update rewrites the golden files: go test ./internal/views/planview -update
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// TestExampleSpecPlans: the plan of each engine's example spec, as
+// committed, against its golden file (regenerate with `go test
+// ./internal/views/planview -update` and review the diff): the launch,
+// the cells, what each assert needs (correctness["greedy"] read by an
+// assert is named, not "no cells"), and the correctness blocks with their
+// prompts, tokens, concurrency and logprobs, in text and JSON.
+func TestExampleSpecPlans(t *testing.T) {
+	tests := []struct {
+		name, spec string
+		want       []string // lines the text must hold, besides the golden
+	}{
+		{name: "llamacpp-tiny", spec: "../../../specs/llamacpp/tiny.hcl", want: []string{
+			"    tiny/assert/answers  needs correctness greedy\n",
+			"  correctness: after the cells, outside every timed window (not in the estimate)\n",
+			"    tiny/correctness/greedy  12 prompts of prompts.jsonl (completions API), 24 tokens each, 1 at a time, top-5 logprobs\n",
+		}},
+		{name: "vllm-cpu-tiny", spec: "../../../specs/vllm-cpu/tiny.hcl", want: []string{
+			"    tiny/correctness/batched  12 prompts of prompts.jsonl (completions API), 32 tokens each, 4 at a time, top-5 logprobs\n",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src, err := os.ReadFile(tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp, diags := spec.LoadSource(tt.spec, src, spec.LoadOptions{ReadItems: requests.ReadItems})
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			sp.Filename = filepath.Base(tt.spec) // the golden does not depend on where the test runs
+			doc := New([]*spec.Spec{sp}, nil)
+			var b bytes.Buffer
+			doc.WriteText(&b)
+			b.WriteString("\n")
+			enc := json.NewEncoder(&b)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("plan lacks %q:\n%s", w, b.String())
+				}
+			}
+			golden := filepath.Join("testdata", tt.name+".plan")
+			if *update {
+				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), b.String()); diff != "" {
+				t.Errorf("plan of %s differs from %s (-want +got; go test ./internal/views/planview -update rewrites it):\n%s", tt.spec, golden, diff)
 			}
 		})
 	}
