@@ -34,25 +34,83 @@ func Check(sp *spec.Spec) hcl.Diagnostics {
 }
 
 // CheckLoaded is Check for a spec as spec.Load returned it with loadDiags,
-// so that one pass reports every problem: when the load's only errors are
-// in assert conditions (a reference to an unmeasured cell, an undeclared
-// variable), the other asserts, the expect blocks and the searches are
-// checked as Check would, and the asserts with those errors are skipped
-// (their reference error is their diagnostic). Any other load error leaves
-// the spec incomplete: nothing is checked.
+// so that one pass reports every problem, the load's and the conditions'
+// (docs/spec.md#static-checks). What the load's errors leave unsure is
+// not checked, so that no error is a consequence of another: an assert
+// whose condition holds an error (its reference error is its diagnostic),
+// or that reads a block with an error (a matrix, traffic, prefill, search
+// or correctness block, or a variable); a search block with an error; and
+// a server block with an error is checked as no server in particular
+// (what it can produce is unsure). Everything else is checked as Check
+// would.
 func CheckLoaded(sp *spec.Spec, loadDiags hcl.Diagnostics) hcl.Diagnostics {
+	b := findBroken(sp, loadDiags)
+	if len(b.blocks) == 0 && !b.vars && len(b.conditions) == 0 {
+		return check(sp, nil)
+	}
 	skip := map[*spec.Assert]bool{}
+	for _, a := range sp.Asserts {
+		if a.Condition == nil || b.conditions[a] || b.reads(a.Condition) {
+			skip[a] = true
+		}
+	}
+	servers := make([]*spec.Server, len(sp.Servers))
+	for i, srv := range sp.Servers {
+		if !b.blocks[blockKey{"server", srv.Name}] {
+			servers[i] = srv
+		}
+	}
+	var searches []*spec.Search
+	for _, s := range sp.Searches {
+		if !b.blocks[blockKey{"search", s.Name}] && (s.Traffic == "" || !b.blocks[blockKey{"traffic", s.Traffic}]) {
+			searches = append(searches, s)
+		}
+	}
+	return checkWith(sp, servers, skip, searches)
+}
+
+// blockKey names a block by type and first label ("" for an unlabelled
+// block: prefill, measure).
+type blockKey struct{ typ, label string }
+
+// broken is what a spec's load errors leave unsure.
+type broken struct {
+	// blocks are the blocks that hold an error.
+	blocks map[blockKey]bool
+	// conditions are the asserts whose condition holds an error.
+	conditions map[*spec.Assert]bool
+	// vars: a variable's block or a -var holds an error (or an error has
+	// no place in the file): what var.NAME reads is unsure.
+	vars bool
+}
+
+// findBroken places each error of loadDiags in the block of the spec's
+// files that holds it.
+func findBroken(sp *spec.Spec, loadDiags hcl.Diagnostics) broken {
+	b := broken{blocks: map[blockKey]bool{}, conditions: map[*spec.Assert]bool{}}
 	for _, d := range loadDiags {
 		if d.Severity != hcl.DiagError {
 			continue
 		}
-		a := assertAt(sp, d.Subject)
-		if a == nil {
-			return nil
+		if a := assertAt(sp, d.Subject); a != nil {
+			b.conditions[a] = true
+			continue
 		}
-		skip[a] = true
+		blk := blockAt(sp, d.Subject)
+		switch {
+		case blk == nil:
+			b.vars = true // no block holds it: a -var, a file that cannot be read
+		case blk.Type == "variable":
+			b.vars = true
+		default:
+			label := ""
+			if len(blk.Labels) > 0 {
+				label = blk.Labels[0]
+			}
+			b.blocks[blockKey{blk.Type, label}] = true
+		}
 	}
-	return check(sp, skip)
+	return b
 }
 
 // assertAt is the assert whose condition holds r, or nil.
@@ -72,9 +130,72 @@ func assertAt(sp *spec.Spec, r *hcl.Range) *spec.Assert {
 	return nil
 }
 
+// blockAt is the top-level block of sp's files whose range holds r, or
+// nil.
+func blockAt(sp *spec.Spec, r *hcl.Range) *hclsyntax.Block {
+	if r == nil {
+		return nil
+	}
+	f := sp.Files[r.Filename]
+	if f == nil {
+		return nil
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return nil
+	}
+	for _, blk := range body.Blocks {
+		if br := blk.Range(); br.ContainsOffset(r.Start.Byte) || br.Start.Byte == r.Start.Byte {
+			return blk
+		}
+	}
+	return nil
+}
+
+// reads reports whether condition reads a block with an error: its
+// roots are matrix and traffic labels, prefill, var, search["NAME"] and
+// correctness["NAME"].
+func (b broken) reads(condition hcl.Expression) bool {
+	for _, tr := range condition.Variables() {
+		root := tr.RootName()
+		switch root {
+		case "var":
+			if b.vars {
+				return true
+			}
+		case "prefill":
+			if b.blocks[blockKey{"prefill", ""}] {
+				return true
+			}
+		case "search", "correctness":
+			name := ""
+			if len(tr) > 1 {
+				if idx, ok := tr[1].(hcl.TraverseIndex); ok && idx.Key.IsKnown() && idx.Key.Type() == cty.String {
+					name = idx.Key.AsString()
+				}
+			}
+			for k := range b.blocks {
+				if k.typ == root && (name == "" || k.label == name) {
+					return true
+				}
+			}
+		default:
+			if b.blocks[blockKey{"matrix", root}] || b.blocks[blockKey{"traffic", root}] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // check is Check without the asserts in skip.
 func check(sp *spec.Spec, skip map[*spec.Assert]bool) hcl.Diagnostics {
-	servers := sp.Servers
+	return checkWith(sp, sp.Servers, skip, sp.Searches)
+}
+
+// checkWith is check for servers (a nil one: no server in particular)
+// and the objectives of searches.
+func checkWith(sp *spec.Spec, servers []*spec.Server, skip map[*spec.Assert]bool, searches []*spec.Search) hcl.Diagnostics {
 	if len(servers) == 0 {
 		servers = []*spec.Server{nil}
 	}
@@ -102,7 +223,7 @@ func check(sp *spec.Spec, skip map[*spec.Assert]bool) hcl.Diagnostics {
 		for _, e := range sp.Expects {
 			add(checkExpect(e, srv)...)
 		}
-		for _, s := range sp.Searches {
+		for _, s := range searches {
 			add(checkObjective(sp, s, srv)...)
 		}
 	}

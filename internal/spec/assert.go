@@ -57,6 +57,7 @@ func (l *loader) decodeAssert(blk *hcl.Block) (*Assert, hcl.Diagnostics) {
 		a.Condition = attr.Expr
 		cells, readsServer, d := l.references(attr.Expr)
 		diags = append(diags, d...)
+		diags = append(diags, unitHints(attr.Expr)...)
 		a.Cells, a.ReadsServer = cells, readsServer
 		for _, tr := range attr.Expr.Variables() {
 			if tr.RootName() == rootSearch {
@@ -149,24 +150,31 @@ func (l *loader) references(expr hcl.Expression) ([]vocab.CellRef, bool, hcl.Dia
 			}
 			readsData = true
 			ctxs, concs := m.Contexts, m.Concurrency
-			if len(tr) > 1 {
-				ctx, d := l.contextStep(tr, 1, fmt.Sprintf("matrix %q", m.Label), m.Contexts)
-				diags = append(diags, d...)
-				if d.HasErrors() {
-					continue
+			// Each step is checked, so that one pass names every problem of
+			// the reference (the context, the concurrency and the metric).
+			bad := false
+			if d := unmeasuredCell(tr, m); d != nil {
+				diags, bad = append(diags, d), true
+			} else {
+				if len(tr) > 1 {
+					ctx, d := l.contextStep(tr, 1, fmt.Sprintf("matrix %q", m.Label), m.Contexts)
+					diags = append(diags, d...)
+					ctxs, bad = []int{ctx}, d.HasErrors()
+					if _, index := tr[1].(hcl.TraverseIndex); !index {
+						continue // not a cell reference at all: its later steps mean nothing
+					}
 				}
-				ctxs = []int{ctx}
-			}
-			if len(tr) > 2 {
-				conc, d := concurrencyStep(tr, 2, m)
-				diags = append(diags, d...)
-				if d.HasErrors() {
-					continue
+				if len(tr) > 2 {
+					conc, d := concurrencyStep(tr, 2, m)
+					diags = append(diags, d...)
+					concs, bad = []int{conc}, bad || d.HasErrors()
 				}
-				concs = []int{conc}
 			}
 			if len(tr) > 3 {
 				diags = append(diags, l.metricStep(tr, 3, vocab.PhaseDecode, m.Label)...)
+			}
+			if bad {
+				continue
 			}
 			for _, c := range ctxs {
 				for _, k := range concs {
@@ -244,6 +252,30 @@ func concurrencyStep(tr hcl.Traversal, i int, m *Matrix) (int, hcl.Diagnostics) 
 			fmt.Sprintf("Matrix %q does not measure concurrency %d; it measures %s.", m.Label, conc, numfmt.List(m.Concurrency, strconv.Itoa)))}
 	}
 	return conc, nil
+}
+
+// unmeasuredCell is the one diagnostic of a reference MATRIX[CTX][CONC]
+// to a cell whose context and concurrency are both valid but neither
+// measured, naming both: two separate errors would have the user fix the
+// context, rerun and meet the concurrency. Nil otherwise (contextStep and
+// concurrencyStep say what is wrong with either alone).
+func unmeasuredCell(tr hcl.Traversal, m *Matrix) *hcl.Diagnostic {
+	if len(tr) < 3 || len(m.Contexts) == 0 || len(m.Concurrency) == 0 {
+		return nil
+	}
+	ci, ok1 := tr[1].(hcl.TraverseIndex)
+	ki, ok2 := tr[2].(hcl.TraverseIndex)
+	if !ok1 || !ok2 || !ci.Key.IsKnown() || !ki.Key.IsKnown() {
+		return nil
+	}
+	ctx, err1 := tokenValue(ci.Key)
+	conc, err2 := concurrencyValue(ki.Key)
+	if err1 != nil || err2 != nil || slices.Contains(m.Contexts, ctx) || slices.Contains(m.Concurrency, conc) {
+		return nil
+	}
+	return invalidCtx("Reference to an unmeasured cell", hcl.RangeBetween(tr[1].SourceRange(), tr[2].SourceRange()), tr.SourceRange(),
+		fmt.Sprintf("Matrix %q measures neither context %s nor concurrency %d: its contexts are %s, its concurrency levels %s.",
+			m.Label, vocab.FormatTokens(ctx), conc, numfmt.List(m.Contexts, vocab.FormatTokens), numfmt.List(m.Concurrency, strconv.Itoa)))
 }
 
 // metricStep checks that tr[i] names a metric of phase, a percentile

@@ -143,6 +143,7 @@ func (l *loader) decodeSearch(blk *hcl.Block) (*Search, hcl.Diagnostics) {
 		s.Objective = a.Expr
 		metrics, d := l.objectiveReferences(a.Expr, s.Phase())
 		diags = append(diags, d...)
+		diags = append(diags, unitHints(a.Expr)...)
 		s.ObjectiveMetrics = metrics
 	}
 	return s, diags
