@@ -100,7 +100,7 @@ func TestDiffFormats(t *testing.T) {
 	writeResults(t, base, 6018.4, 50)
 	writeResults(t, worse, 5421.3, 50)
 	md := slogate(t, newMark(t), 20*time.Second, "", nil, "diff", "-format", "md", base, worse)
-	if md.Code != 1 || !strings.HasPrefix(md.Stdout, "**slogate diff: FAIL (exit 1): 1 regressed") ||
+	if md.Code != 1 || !strings.HasPrefix(md.Stdout, "### slogate diff: FAIL (exit 1): 1 of 4 cells regressed, 2 within tolerance, 1 measured in neither run\n") ||
 		!strings.Contains(md.Stdout, "| decode/ctx=8K/conc=64 | total_tps (tok/s) | 6018.4 | 5421.3 | -9.9% | — | FAIL: regressed |\n") {
 		t.Errorf("-format md: exit %d, want 1 with the verdict on top and the regressed row\nstdout:\n%s\nstderr:\n%s", md.Code, md.Stdout, md.Stderr)
 	}

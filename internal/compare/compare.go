@@ -17,6 +17,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -28,7 +29,9 @@ import (
 )
 
 // defaultMetrics are the metrics of each phase compared when
-// Policy.Metrics is empty: the headline throughput and latencies.
+// Policy.Metrics is empty: the headline throughput and latencies, to which
+// Build adds every metric an assert or expect of either run read
+// (assertedMetrics).
 var defaultMetrics = map[vocab.Phase][]string{
 	vocab.PhaseDecode:  {metric.TotalTPS, metric.TTFTMs, metric.TBTMs},
 	vocab.PhasePrefill: {metric.TPS},
@@ -232,15 +235,57 @@ func withinTolerance(a, b, tolerance float64) bool {
 }
 
 // metricsFor returns the metrics of phase to compare: those of names that
-// the phase has, or the phase's defaults when names is empty.
-func metricsFor(phase vocab.Phase, names []string) []metric.Metric {
+// the phase has, or when names is empty the phase's defaults followed by
+// those of asserted (assertedMetrics) the defaults lack, in the metric
+// table's order.
+func metricsFor(phase vocab.Phase, names []string, asserted map[vocab.Phase][]string) []metric.Metric {
 	if len(names) == 0 {
 		names = defaultMetrics[phase]
+		for _, n := range asserted[phase] {
+			if !slices.Contains(names, n) {
+				names = append(slices.Clip(names), n)
+			}
+		}
 	}
 	var out []metric.Metric
 	for _, n := range names {
 		if m, ok := metric.Lookup(phase, n); ok {
 			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ruleWord is a word of a verdict's rule that may name a metric:
+// "per_request_tps" in `decode["8K"][1].per_request_tps >= 304`.
+var ruleWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// assertedMetrics are the prefill and decode metrics the assert and expect
+// verdicts of runs read, by phase, each once in the order first read: a
+// word of a verdict's rule that names a metric of the phase of a cell the
+// verdict read. A comparison compares them by default, so that a metric an
+// SLO is written on (per_request_tps, ttft_ms_p99) is never left out of the
+// gate (docs/method.md#comparing-runs).
+func assertedMetrics(runs ...*result.Results) map[vocab.Phase][]string {
+	out := map[vocab.Phase][]string{}
+	for _, r := range runs {
+		if r == nil {
+			continue
+		}
+		for _, v := range r.Verdicts {
+			if v.Kind != vocab.KindAssert && v.Kind != vocab.KindExpect {
+				continue
+			}
+			for _, word := range ruleWord.FindAllString(v.Rule, -1) {
+				for _, c := range v.Cells {
+					if c.Phase != vocab.PhaseDecode && c.Phase != vocab.PhasePrefill {
+						continue
+					}
+					if _, ok := metric.Lookup(c.Phase, word); ok && !slices.Contains(out[c.Phase], word) {
+						out[c.Phase] = append(out[c.Phase], word)
+					}
+				}
+			}
 		}
 	}
 	return out
@@ -282,9 +327,10 @@ func CheckMetrics(names []string) error {
 // verdict is the one the design reached), else nil.
 func buildTables(a, b *result.Results, p Policy, design *Sequential) []Table {
 	var tables []Table
+	asserted := assertedMetrics(a, b)
 	if len(a.Prefill)+len(b.Prefill) > 0 {
 		ctxs := unionInts(prefillContexts(a), prefillContexts(b))
-		for _, m := range metricsFor(vocab.PhasePrefill, p.Metrics) {
+		for _, m := range metricsFor(vocab.PhasePrefill, p.Metrics, asserted) {
 			t := Table{Phase: vocab.PhasePrefill, Metric: m, Contexts: ctxs}
 			for _, ctx := range ctxs {
 				ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
@@ -298,7 +344,7 @@ func buildTables(a, b *result.Results, p Policy, design *Sequential) []Table {
 	for _, label := range matrixLabels(a, b) {
 		ctxs := unionInts(decodeAxis(a, label, true), decodeAxis(b, label, true))
 		concs := unionInts(decodeAxis(a, label, false), decodeAxis(b, label, false))
-		for _, m := range metricsFor(vocab.PhaseDecode, p.Metrics) {
+		for _, m := range metricsFor(vocab.PhaseDecode, p.Metrics, asserted) {
 			t := Table{Phase: vocab.PhaseDecode, Matrix: label, Metric: m, Contexts: ctxs, Concurrency: concs}
 			for _, ctx := range ctxs {
 				for _, conc := range concs {

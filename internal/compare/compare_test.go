@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -319,8 +320,58 @@ func TestCompareMetricsOption(t *testing.T) {
 // table does not have: a misspelt default would silently compare nothing.
 func TestDefaultMetricsAreInTheTable(t *testing.T) {
 	for phase, names := range defaultMetrics {
-		if len(metricsFor(phase, nil)) != len(names) {
-			t.Errorf("%s defaults %v: only %d are metrics of the phase", phase, names, len(metricsFor(phase, nil)))
+		if len(metricsFor(phase, nil, nil)) != len(names) {
+			t.Errorf("%s defaults %v: only %d are metrics of the phase", phase, names, len(metricsFor(phase, nil, nil)))
 		}
+	}
+}
+
+// TestAssertedMetricsCompared: by default a comparison also compares every
+// metric an assert or expect of either run read, after the headline ones;
+// -metric still picks exactly its list, and neither a baseline verdict's
+// words nor a word that is no metric of the cell's phase adds a table.
+func TestAssertedMetricsCompared(t *testing.T) {
+	at := func(phase vocab.Phase) []vocab.CellRef {
+		if phase == vocab.PhasePrefill {
+			return []vocab.CellRef{{Phase: phase, Context: 8192}}
+		}
+		return []vocab.CellRef{{Phase: phase, Matrix: "decode", Context: 8192, Concurrency: 1}}
+	}
+	headline := []string{"prefill tps", "decode total_tps", "decode ttft_ms", "decode tbt_ms"}
+	tests := []struct {
+		name     string
+		verdicts []result.Verdict // of A; B has none
+		metrics  []string
+		titles   []string
+	}{
+		{"no verdicts: the headline metrics", nil, nil, headline},
+		{"an assert on per_request_tps and a p99", []result.Verdict{
+			{Kind: vocab.KindAssert, Rule: `decode["8K"][1].per_request_tps >= 304 && decode["8K"][1].ttft_ms_p99 <= 500`, Cells: at(vocab.PhaseDecode)},
+		}, nil, append(slices.Clone(headline), "decode per_request_tps", "decode ttft_ms_p99")},
+		{"an expect's metric", []result.Verdict{
+			{Kind: vocab.KindExpect, Rule: "per_request_tps >= 304.4 (405.9 - 25%)", Cells: at(vocab.PhaseDecode)},
+		}, nil, append(slices.Clone(headline), "decode per_request_tps")},
+		{"a prefill assert's ttft_ms is a prefill table", []result.Verdict{
+			{Kind: vocab.KindAssert, Rule: `prefill["8K"].ttft_ms <= 300`, Cells: at(vocab.PhasePrefill)},
+		}, nil, []string{"prefill tps", "prefill ttft_ms", "decode total_tps", "decode ttft_ms", "decode tbt_ms"}},
+		{"a baseline verdict adds nothing", []result.Verdict{
+			{Kind: vocab.KindBaseline, Rule: "per_request_tps within 5%", Cells: at(vocab.PhaseDecode)},
+		}, nil, headline},
+		{"-metric picks its list alone", []result.Verdict{
+			{Kind: vocab.KindAssert, Rule: `decode["8K"][1].per_request_tps >= 304`, Cells: at(vocab.PhaseDecode)},
+		}, []string{"total_tps"}, []string{"decode total_tps"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := runs()
+			a.Verdicts = tc.verdicts
+			var titles []string
+			for _, tb := range Build(a, b, Policy{Tolerance: 0.05, Metrics: tc.metrics}).Tables {
+				titles = append(titles, tb.Title())
+			}
+			if diff := cmp.Diff(tc.titles, titles); diff != "" {
+				t.Errorf("tables (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

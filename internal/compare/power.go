@@ -176,8 +176,9 @@ func detectableDistance(n, m int, noise, alpha float64) float64 {
 func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alpha float64) []warning.Warning {
 	var order []string
 	by := map[string]*shortfall{}
+	asserted := assertedMetrics(base) // the metrics the comparison will read
 	check := func(ref vocab.CellRef, phase vocab.Phase, samples map[string][]float64) {
-		for _, m := range metricsFor(phase, nil) {
+		for _, m := range metricsFor(phase, nil, asserted) {
 			xs := samples[m.Name]
 			noise := LogNoise(xs)
 			if math.IsNaN(noise) {

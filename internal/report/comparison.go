@@ -3,10 +3,11 @@ package report
 import (
 	"bufio"
 	"io"
+	"math"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -29,8 +30,9 @@ func newComparisonTable(c *result.Comparison) *comparisonTable {
 	}
 	t := &comparisonTable{
 		Intro: "Against the baseline " + c.Baseline + ", tolerance " + numfmt.Percent(c.Tolerance) + ", α = " + numfmt.Shortest(c.Alpha) +
-			". Change = (now − baseline) ÷ baseline, with repeats on both sides the Hodges–Lehmann estimate; bounds are each one-sided at the confidence shown.",
-		Header: []string{"Cell", "Metric", "Baseline", "Now", "Change", "Bounds", "Outcome"},
+			". Change = (now − baseline) ÷ baseline, with repeats on both sides the Hodges–Lehmann estimate; each bound of the change is one-sided at " +
+			ConfidenceWords(c.Alpha) + " confidence or more (results.json keeps the level each attained).",
+		Header: []string{"Cell", "Metric", "Baseline", "Now", "Change", "Bounds (" + ConfidenceWords(c.Alpha) + " confidence)", "Outcome"},
 	}
 	if len(c.Traffic) > 0 {
 		t.Intro += " A traffic cell's rows are statistics of its window's requests, paired request for request when both runs sent one schedule, their bounds a bootstrap of the requests (docs/method.md#comparing-traffic)."
@@ -47,6 +49,17 @@ func newComparisonTable(c *result.Comparison) *comparisonTable {
 			rowChange(r.Change), rowBounds(r), rowOutcome(r)})
 	}
 	return t
+}
+
+// ConfidenceWords is the confidence 1 − α as a percentage to a tenth,
+// "95%", as the comparison's tables and diff -format md head their
+// bounds; a comparison recorded without its α was decided at
+// compare.DefaultAlpha.
+func ConfidenceWords(alpha float64) string {
+	if alpha <= 0 {
+		alpha = compare.DefaultAlpha
+	}
+	return numfmt.Percent(math.Round((1-alpha)*1000) / 1000)
 }
 
 // rowValue is one side's value, or why it has none: "—" when that run has
@@ -74,16 +87,14 @@ func rowChange(c *float64) string {
 	return numfmt.Delta(*c)
 }
 
-// rowBounds is "-18.6…-18.0% (95.2%)", or "—" without an interval.
+// rowBounds is "-18.6…-18.0%", or "—" without an interval: the
+// confidence, at least 1 − α, heads the column (the level each row
+// attained stays in results.json and diff -format json).
 func rowBounds(r result.ComparisonRow) string {
 	if r.Lower == nil || r.Upper == nil {
 		return dash
 	}
-	s := strings.TrimSuffix(numfmt.Delta(*r.Lower), "%") + "…" + numfmt.Delta(*r.Upper)
-	if r.Confidence != nil {
-		s += " (" + strconv.FormatFloat(*r.Confidence*100, 'f', 1, 64) + "%)"
-	}
-	return s
+	return strings.TrimSuffix(numfmt.Delta(*r.Lower), "%") + "…" + numfmt.Delta(*r.Upper)
 }
 
 // rowOutcome is the outcome and the decision: "FAIL: regressed", "pass:

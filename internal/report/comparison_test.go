@@ -37,7 +37,7 @@ func TestComparisonTable(t *testing.T) {
 	}
 	for _, want := range []string{
 		"## Baseline comparison\n\nAgainst the baseline server qwen, Qwen/Qwen3.5-4B, vLLM 0.26.1, simulated, 2026-11-30 09:00 UTC, tolerance 5%, α = 0.05.",
-		"| Cell | Metric | Baseline | Now | Change | Bounds | Outcome |\n",
+		"| Cell | Metric | Baseline | Now | Change | Bounds (95% confidence) | Outcome |\n",
 		"| prefill/ctx=8K | tps (tok/s) | 50000 | 46700 | -6.6% | — | FAIL: regressed |\n",
 		"| decode/ctx=8K/conc=1 | total_tps (tok/s) | 500 | 408.2 | -18.4% | — | FAIL: regressed |\n",
 		"| decode/ctx=8K/conc=1 | ttft_ms (ms) | 78 | 78 | 0.0% | — | pass: unchanged |\n",

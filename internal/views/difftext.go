@@ -319,16 +319,17 @@ func writeHeader(w io.Writer, pathA, pathB string, c *compare.Comparison) {
 	fmt.Fprintln(w)
 }
 
-// writeSummary writes the closing line of `slogate diff`: how many cells
-// regressed, improved, stayed, were inconclusive, were on one side only,
-// were lost and errored; inconclusive cells are counted apart from the
-// regressions, with how many -inconclusive pass accepted (those estimated
-// beyond the tolerance still fail).
+// writeSummary writes the closing line of `slogate diff`: the cells
+// counted once each by their worst decision (cellCounts), then by cell
+// metric how many regressed, improved, stayed, were inconclusive, were on
+// one side only, were lost and errored; inconclusive cells are counted
+// apart from the regressions, with how many -inconclusive pass accepted
+// (those estimated beyond the tolerance still fail).
 func writeSummary(w io.Writer, c *compare.Comparison) {
-	fmt.Fprintln(w, "\n"+summaryText(c))
+	fmt.Fprintln(w, "\n"+cellCountsText(cellCounts(c))+"; by cell metric: "+summaryText(c))
 }
 
-// summaryText is the counts of writeSummary on one line.
+// summaryText is the cell metrics' counts of writeSummary on one line.
 func summaryText(c *compare.Comparison) string {
 	s := c.Summary()
 	lost, errored := 0, 0
