@@ -38,9 +38,14 @@ func (o *Options) CheckBaseline() (warnings []warning.Warning, err error) {
 			traffic = append(traffic, compare.PlannedTraffic{Label: t.Label, Seed: t.Seed, Arrivals: t.Arrivals, Burstiness: t.Burstiness,
 				WarmUp: t.WarmUp, Window: t.Duration, Workload: t.Workload})
 		}
+		// Before a launch only -sim says the server is simulated: a launched
+		// command or an endpoint may be a simulator too (its /version says so
+		// once it answers), so a simulated baseline is held against the run's
+		// own record when it ends (compare.Build), not refused here.
+		simulated := o.Sim || o.Baseline.Server.Simulated
 		for _, srv := range sp.Servers {
 			planned := compare.Planned{Window: window, MaxOutput: m.MaxOutput, Endpoint: m.Endpoint, Repeat: m.Repeat,
-				RepeatAuto: m.RepeatAuto, MaxRepeat: m.MaxRepeat, Simulated: o.Sim, Engine: srv.Engine, Traffic: traffic}
+				RepeatAuto: m.RepeatAuto, MaxRepeat: m.MaxRepeat, Simulated: simulated, Engine: srv.Engine, Traffic: traffic}
 			v := views.Baseline{C: compare.BuildPlanned(o.Baseline, planned, o.Policy)}
 			if err := v.Refusal(); err != nil {
 				return nil, err
