@@ -219,12 +219,12 @@ func TestCommandsAreReal(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"github/vllm-upgrade-gate.yml":    {"validate", "plan", "run", "merge"},
+		"github/vllm-upgrade-gate.yml":    {"validate", "plan", "run", "merge", "diff"},
 		"gitlab/.gitlab-ci.yml":           {"validate", "plan"},
-		"gitlab/slogate-gate.yml":         {"run", "merge"},
+		"gitlab/slogate-gate.yml":         {"run", "merge", "diff"},
 		"buildkite/plan.sh":               {"validate", "plan"},
 		"buildkite/gate.sh":               {"run"},
-		"buildkite/merge.sh":              {"merge"},
+		"buildkite/merge.sh":              {"merge", "diff"},
 		"kubernetes/slogate-job.yaml":     {"run"},
 		"kubernetes/slogate-job-lws.yaml": {"run"},
 		"../Dockerfile":                   {"run"},
@@ -287,13 +287,15 @@ func matrixJSON(t *testing.T) []byte {
 	return out
 }
 
-// jqProgram returns the single-quoted jq program in text.
+// jqProgram returns the single-quoted jq program in text that builds a
+// pipeline (it starts with '{).
 func jqProgram(t *testing.T, text string) string {
 	t.Helper()
-	_, after, ok := strings.Cut(text, "jq '")
+	_, after, ok := strings.Cut(text, "'{")
 	if !ok {
 		t.Fatal("no jq program found")
 	}
+	after = "{" + after
 	prog, _, ok := strings.Cut(after, "'")
 	if !ok {
 		t.Fatal("jq program not closed")
@@ -308,7 +310,7 @@ func runJQ(t *testing.T, prog string) map[string]any {
 	if err != nil {
 		t.Skip("jq is not installed: the generated pipeline cannot be checked here")
 	}
-	cmd := exec.Command(jq, prog)
+	cmd := exec.Command(jq, "--arg", "tag", "v0.11.0", prog)
 	cmd.Stdin = bytes.NewReader(matrixJSON(t))
 	cmd.Env = append(os.Environ(), "VLLM_TAG=v0.11.0")
 	out, err := cmd.Output()
@@ -349,13 +351,16 @@ func TestGitLabChildPipeline(t *testing.T) {
 	yamlStrings(dig(parent, "plan", "script"), &script)
 	var prog string
 	for _, s := range script {
-		if strings.HasPrefix(s, "jq '") {
+		if strings.HasPrefix(s, "jq ") {
 			prog = jqProgram(t, s)
 		}
 	}
 	child := runJQ(t, prog)
 	if got := dig(child, "include", 0, "local"); got != ".gitlab/slogate-gate.yml" {
 		t.Errorf("child includes %v", got)
+	}
+	if got := dig(child, "variables", "VLLM_TAG"); got != "v0.11.0" {
+		t.Errorf("child's VLLM_TAG is %v, want vllm-tag.txt's v0.11.0", got)
 	}
 	template := yamlDocs(t, "gitlab/slogate-gate.yml")[0]
 	extends, _ := dig(child, "gate", "extends").(string)
@@ -454,15 +459,25 @@ func TestGitHubWorkflow(t *testing.T) {
 		"include: ${{ fromJSON(needs.plan.outputs.matrix) }}", // the matrix from plan -format matrix
 		"runs-on: [self-hosted, linux, gpu, \"gpus-${{ matrix.gpus }}\"]",
 		"image: vllm/vllm-openai:${{ needs.plan.outputs.vllm_tag }}",
-		"--branch main --status success",                       // the baseline: last passing run on main
-		`-baseline "baseline/$DIR/results.json"`,               // compared per run (docs/ci.md#run-names)
-		"go tool gotestsum --junitfile",                        // JUnit through gotestsum
-		"--raw-command -- \\\n              slogate run -json", // fed by slogate's test2json stream
-		"slogate merge -out merged results/*",                  // one report
-		"name: slogate-merged",                                 // kept as the next baseline
+		"--branch main --status success",         // the baseline: last passing run on main
+		`-baseline "baseline/$DIR/results.json"`, // compared per run (docs/ci.md#run-names)
+		"slogate merge -out merged results/*",    // one report
+		"name: slogate-merged",                   // kept as the next baseline
+		"slogate diff -format md",                // the comparison, posted
+		"pull-requests: write",                   // as one comment
 	} {
 		if !strings.Contains(wf, want) {
 			t.Errorf("%s lacks %q", path, want)
+		}
+	}
+	for _, unwanted := range []string{
+		"./cmd/slogate", // slogate's own module: not in a team's repository
+		"go tool ",      // a tool of slogate's go.mod
+		"go-version-file: go.mod",
+		"@latest",
+	} {
+		if strings.Contains(wf, unwanted) {
+			t.Errorf("%s holds %q, which a team's repository cannot run", path, unwanted)
 		}
 	}
 }
