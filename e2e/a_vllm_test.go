@@ -5,7 +5,11 @@ package e2e
 // committed spec specs/vllm-cpu/tiny.hcl. They run beside the package's
 // other tests, one vLLM at a time (vllmServer): run alone, first, they
 // made the package 951 s long against 820 s beside the others, since the
-// other packages' tests load the machine either way. What such load can
+// other packages' tests load the machine either way. This file's name
+// sorts first because go test starts parallel tests in file order, one
+// as another ends (harness_test.go's parallelDefault): named vllm_test.go,
+// the upgrade gate, the package's longest chain, started 120 s into the
+// parallel tests and ended 230 s after the last of them. What such load can
 // break without a fault of slogate's is logged on a loaded machine
 // (speedVerdict, the TTFT check). Six boots in all: the upgrade
 // (the older release, then the newer against it), then on the newer one a
