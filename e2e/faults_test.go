@@ -135,7 +135,9 @@ func (o outcome) wantKept(t *testing.T, wantErr bool) {
 }
 
 // TestFaultServerExitsDuringStartup: a server that exits before it is ready
-// fails the run at once with exit 3 and the end of its log.
+// fails the run at once with exit 3 and the end of its log. (A command
+// that is not installed is refused before the run creates anything:
+// TestUsageErrorsBeforeAnything.)
 func TestFaultServerExitsDuringStartup(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -147,8 +149,6 @@ func TestFaultServerExitsDuringStartup(t *testing.T) {
 	}{
 		{name: "command exits", attrs: `command = "false"`,
 			said: []string{"exited before it was ready", "last lines of"}},
-		{name: "command missing", attrs: `command = "/nonexistent/vllm"`,
-			said: []string{"is the command installed"}},
 		{name: "simulator rejects its flags", sim: true, args: `"--sim-kv-tokens", "1"`,
 			said: []string{"exited before it was ready", "--sim-kv-tokens"}},
 	} {
@@ -298,7 +298,7 @@ matrix "decode" {
 }
 
 // TestFaultWrongServedModel: -endpoint at a server serving another name is
-// exit 3 naming both names and the fix; nothing is measured.
+// exit 3 naming both names and the fix, before anything is created.
 func TestFaultWrongServedModel(t *testing.T) {
 	t.Parallel()
 	mark := newMark(t)
@@ -310,11 +310,11 @@ func TestFaultWrongServedModel(t *testing.T) {
 		t.Fatalf("want exit 3\n%s", o.dump())
 	}
 	o.wantSaid(t, `serves "other", not "qwen"`, "set served_model_name")
-	o.wantKept(t, true)
+	wantNothingCreated(t, o.r, "", o.out) // found before the run printed or created anything
 }
 
 // TestFaultPortInUse: something already listens on the spec's port: exit 3
-// before anything is started (no server.log, no process).
+// before anything is started or created (no folder, no process).
 func TestFaultPortInUse(t *testing.T) {
 	t.Parallel()
 	mark := newMark(t)
@@ -339,14 +339,11 @@ func TestFaultPortInUse(t *testing.T) {
 		t.Fatalf("want exit 3\n%s", o.dump())
 	}
 	o.wantSaid(t, "already accepts connections", "choose another port")
-	if _, err := os.Stat(filepath.Join(o.out, "server.log")); err == nil {
-		t.Errorf("server.log exists: a server was started although the port was taken")
-	}
-	o.wantKept(t, true)
+	wantNothingCreated(t, o.r, "", o.out)
 }
 
 // TestFaultUnreachableEndpoint: nothing listens at -endpoint: exit 3 within
-// seconds, saying so.
+// seconds, saying so, and nothing created.
 func TestFaultUnreachableEndpoint(t *testing.T) {
 	t.Parallel()
 	mark := newMark(t)
@@ -360,7 +357,7 @@ func TestFaultUnreachableEndpoint(t *testing.T) {
 	if o.elapsed > 20*time.Second {
 		t.Errorf("took %v to give up on an unreachable endpoint", o.elapsed)
 	}
-	o.wantKept(t, true)
+	wantNothingCreated(t, o.r, "", o.out)
 }
 
 // TestFaultTimeoutBoundsRun: streams that stall under the default (long)

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,45 +147,35 @@ func TestDefaultOutDir(t *testing.T) {
 	}
 }
 
-// TestOutDirReusableAfterNothingMeasured: a run that fails before it
-// measures (the port already taken: exit 3) says its -out holds no
-// results; the retry into the same folder is not refused, replaces the
-// failed run's files and measures.
+// TestOutDirReusableAfterNothingMeasured: a run whose server exits before
+// it is ready (the simulator refuses its flags: exit 3) measured nothing;
+// it says its -out keeps only the server's log of that attempt, the retry
+// into the same folder is not refused, replaces the failed run's files and
+// measures. (A run that starts no server, the port taken, creates nothing:
+// TestFaultPortInUse.)
 func TestOutDirReusableAfterNothingMeasured(t *testing.T) {
 	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
 	port := freePort(t)
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { // accept and drop, like a stale server that still answers
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	spec := writeSpec(t, port, fastSim, smallRun)
 	out := filepath.Join(t.TempDir(), "out")
-	r := slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-out", out, spec)
-	said := "nothing was measured: " + out + " holds no results, and a run with -out " + out + " again replaces what it holds"
-	if r.Code != 3 || !strings.Contains(r.Stderr, "already accepts connections") || !strings.Contains(r.Stderr, said) {
-		t.Fatalf("port taken: exit %d, want 3 saying\n%s\nstderr:\n%s", r.Code, said, r.Stderr)
+	r := slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-out", out, writeSpec(t, port, `"--sim-kv-tokens", "1"`, smallRun))
+	said := "nothing was measured: " + out + " keeps the server's log of this attempt (server.log), and a run with -out " + out + " again replaces it"
+	if r.Code != 3 || !strings.Contains(r.Stderr, "exited before it was ready") || !strings.Contains(r.Stderr, said) {
+		t.Fatalf("server exits at start: exit %d, want 3 saying\n%s\nstderr:\n%s", r.Code, said, r.Stderr)
 	}
 	if strings.Contains(r.Stderr, "-resume") {
-		t.Errorf("port taken: the error suggests -resume although nothing was measured:\n%s", r.Stderr)
+		t.Errorf("server exits at start: the error suggests -resume although nothing was measured:\n%s", r.Stderr)
 	}
-	l.Close()
+	if _, err := os.Stat(filepath.Join(out, "server.log")); err != nil {
+		t.Errorf("the server's log of the failed start is not kept: %v", err)
+	}
 
-	r = slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-out", out, spec)
+	r = slogate(t, mark, time.Minute, "", nil, "run", "-sim", "-out", out, writeSpec(t, port, fastSim, smallRun))
 	if r.Code != 0 {
 		t.Fatalf("retry into the same -out: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if want := "sim: " + out + " held a run that measured nothing (port 127.0.0.1:"; !strings.Contains(r.Stdout, want) || !strings.Contains(r.Stdout, "): replacing it") {
+	if want := "sim: " + out + " held a run that measured nothing (the server "; !strings.Contains(r.Stdout, want) || !strings.Contains(r.Stdout, "): replacing it") {
 		t.Errorf("the retry does not say it replaces the failed run (%q … replacing it):\n%s", want, r.Stdout)
 	}
 	got := readResults(t, out)

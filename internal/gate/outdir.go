@@ -205,6 +205,28 @@ func clearResults(dir string) error {
 	return nil
 }
 
+// removeRun removes the files of a run that started no server and
+// measured nothing, and its folder when the run made it (existed: it was
+// there before) and nothing else is left in it. The parents a default
+// folder was made in stay: another run may be making its folder there.
+func removeRun(dir string, existed bool) {
+	if clearResults(dir) != nil || existed {
+		return
+	}
+	os.Remove(dir) // fails, and keeps it, when something else is in it
+}
+
+// isDir reports whether path is a folder; isFile whether it is a file.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
 // newRunDir creates the fresh default folder of one server's run,
 // DefaultOutRoot/<spec>/<server>/<id>, with a numeric suffix when a run
 // started in the same second already took the name; specName is the

@@ -7,6 +7,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -78,6 +79,9 @@ type Options struct {
 // verdict's code (assert.ExitCode) as a quiet error, the FAIL lines having
 // told the story.
 func Run(ctx context.Context, o Options) error {
+	if err := o.preflight(ctx); err != nil {
+		return err
+	}
 	if o.RunID == "" {
 		o.RunID = runID(time.Now())
 	}
@@ -140,6 +144,67 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
+// preflight checks every server the run measures (runner.Preflight: a
+// -sim the engine refuses, a command not installed, a port taken, an
+// endpoint that does not answer) before anything is printed or created, so
+// that a run that cannot measure leaves no folder and no results.json
+// behind. It reports every server's problem at once, with the worst exit
+// code (a usage error 2, a server that cannot start 3); an endpoint, one
+// for every server, is waited for only until it fails. Under -json each
+// spec refused is a failed test2json package, as an invalid spec is.
+func (o *Options) preflight(ctx context.Context) error {
+	var errs []error
+	code := exit.OK
+	servers := 0
+	for _, sp := range o.Specs {
+		servers += len(sp.Servers)
+	}
+	for _, sp := range o.Specs {
+		var refused []error
+		for _, srv := range sp.Servers {
+			if nothingToRun(plan.New(sp, srv, o.Keep)) {
+				continue
+			}
+			err := runner.Preflight(ctx, sp, srv, o.Endpoint, o.Sim)
+			if err == nil {
+				continue
+			}
+			if servers > 1 && !strings.Contains(err.Error(), fmt.Sprintf("%q", srv.Name)) {
+				err = exit.With(exit.Code(err), fmt.Errorf("server %q: %w", srv.Name, err))
+			}
+			refused = append(refused, err)
+			code = exit.Worst(code, exit.Code(err))
+			if o.Endpoint != "" {
+				break
+			}
+		}
+		if len(refused) > 0 && o.JSON {
+			stream := report.NewJSONStream(o.Stdout, sp.Filename)
+			for _, err := range refused {
+				for _, l := range strings.Split(err.Error(), "\n") {
+					stream.Log(l)
+				}
+			}
+			stream.Finish(vocab.Error, 0)
+		}
+		errs = append(errs, refused...)
+		if len(refused) > 0 && o.Endpoint != "" {
+			break
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return exit.With(code, errors.Join(errs...))
+}
+
+// nothingToRun reports whether p measures and checks nothing (-run kept
+// none of it): the server is not started, like go test's "no tests to
+// run".
+func nothingToRun(p *plan.Plan) bool {
+	return len(p.Steps) == 0 && len(p.Asserts) == 0 && len(p.Expects) == 0 && len(p.Correctness) == 0
+}
+
 // Resume narrows Specs to the server of the interrupted run in Resumed and
 // makes the run measure the way it did (runner.Resumed.MatchPrevious); the
 // settings it carries over it says on notes. Without Resumed it does nothing.
@@ -179,7 +244,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	srv := sr.server
 	p := plan.New(sr.spec, srv, sr.Keep)
 	obs := views.NewRunObserver(sr.stream, srv.Name, sr.Verbose || sr.JSON)
-	if len(p.Steps) == 0 && len(p.Asserts) == 0 && len(p.Expects) == 0 && len(p.Correctness) == 0 {
+	if nothingToRun(p) {
 		// Like go test's "no tests to run": nothing is started.
 		pattern := ""
 		if sr.Keep != nil {
@@ -213,6 +278,10 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 			sr.stream.Log(views.ReplacingLine(srv.Name, out, was))
 		}
 	}
+	existed := isDir(out) // false for a default folder: newRunDir made it
+	if latest {
+		existed = false
+	}
 	sr.stream.Log(sr.header(p, out))
 	cfg := runner.Config{
 		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
@@ -241,9 +310,16 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	}
 	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode)+len(res.Search) == 0 {
 		// Nothing measured (the server never came up): no verdicts to give.
-		if sr.outDir != "" && sr.Resumed == nil && !exit.IsQuiet(runErr) {
-			// Say that the folder is not taken: a retry into it works.
-			runErr = exit.With(exit.Code(runErr), fmt.Errorf("%w\nnothing was measured: %s holds no results, and a run with -out %s again replaces what it holds", runErr, out, out))
+		switch {
+		case sr.Resumed != nil:
+		case !isFile(filepath.Join(out, "server.log")):
+			// No server was started (what preflight checks changed since):
+			// nothing of the run is worth keeping.
+			removeRun(out, existed)
+		case sr.outDir != "" && !exit.IsQuiet(runErr):
+			// The server's log says why it did not come up; say that the
+			// folder is not taken: a retry into it works.
+			runErr = exit.With(exit.Code(runErr), fmt.Errorf("%w\nnothing was measured: %s keeps the server's log of this attempt (server.log), and a run with -out %s again replaces it", runErr, out, out))
 		}
 		return res, vocab.Error, runErr
 	}

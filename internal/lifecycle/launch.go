@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
+	"os/exec"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
@@ -197,9 +198,8 @@ func NewLauncher(cfg LaunchConfig) (*Launcher, error) {
 	// --sim-boot-noise seeds its per-start offset with it).
 	env["SLOGATE_BOOT"] = strconv.Itoa(cfg.Boot)
 	shown := srv.RedactedArgv()
-	if cfg.Sim && srv.SyntaxOf().NoSimulator {
-		return nil, exit.Usagef("-sim: slogate's simulator imitates vLLM and SGLang, not %s (server %q, engine = %q): drop -sim to launch the real server (docs/spec.md#engines)",
-			spec.EngineTitle(srv.Engine), srv.Name, srv.Engine)
+	if err := checkSim(srv, cfg.Sim); err != nil {
+		return nil, err
 	}
 	if cfg.Sim {
 		exe := cfg.SimExecutable
@@ -215,9 +215,67 @@ func NewLauncher(cfg LaunchConfig) (*Launcher, error) {
 	}
 	l := &Launcher{cfg: cfg, srv: srv, argv: argv, env: env, shown: shown, Client: NewClient(srv.BaseURL(), srv.APIKey, srv.ServedName()).ForServer(srv)}
 	if addr, busy := PortInUse(l.Client.base); busy {
-		return l, exit.Infraf("port %s already accepts connections before the server was started: a stale server would answer instead of the new one; stop it (e.g. `fuser -k %s/tcp`) or choose another port", addr, strings.Split(addr, ":")[len(strings.Split(addr, ":"))-1])
+		return l, portTaken(addr)
 	}
 	return l, nil
+}
+
+// checkSim refuses -sim on a server of an engine the simulator does not
+// imitate (a usage error).
+func checkSim(srv *spec.Server, sim bool) error {
+	if sim && srv.SyntaxOf().NoSimulator {
+		return exit.Usagef("-sim: slogate's simulator imitates vLLM and SGLang, not %s (server %q, engine = %q): drop -sim to launch the real server (docs/spec.md#engines)",
+			spec.EngineTitle(srv.Engine), srv.Name, srv.Engine)
+	}
+	return nil
+}
+
+// Check finds what would stop the launch of srv before it starts, so that
+// a run refuses it before it prints its plan or creates a folder: -sim on
+// an engine the simulator does not imitate (a usage error, exit 2); a
+// command that is not an executable file on PATH (or at its path), a
+// container runtime that is not installed, and a port that already
+// accepts connections (the server cannot start: exit 3). NewLauncher and
+// Start make the same checks when they launch (what changed in between
+// is caught there).
+func Check(srv *spec.Server, sim bool) error {
+	if err := checkSim(srv, sim); err != nil {
+		return err
+	}
+	if sim {
+		srv = srv.WithoutContainer() // the simulator runs as slogate's own process
+	}
+	switch {
+	case srv.Container != nil:
+		if _, err := lookupRuntime(srv.Container.Runtime); err != nil {
+			return err
+		}
+	case !sim:
+		argv := srv.Argv()
+		if len(argv) == 0 {
+			return exit.Usagef("server %q has no command to launch", srv.Name)
+		}
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			return commandError(argv[0], err)
+		}
+	}
+	base := NewClient(srv.BaseURL(), srv.APIKey, srv.ServedName()).base
+	if addr, busy := PortInUse(base); busy {
+		return portTaken(addr)
+	}
+	return nil
+}
+
+// commandError is the error of a server command that cannot be run.
+func commandError(command string, err error) error {
+	return exit.Infraf("the server's command %q cannot be run: %v (is the command installed and on PATH? set `command` in the server block)", command, err)
+}
+
+// portTaken is the error of a port that accepts connections before the
+// server is started.
+func portTaken(addr string) error {
+	_, port, _ := net.SplitHostPort(addr)
+	return exit.Infraf("port %s already accepts connections before the server was started: a stale server would answer instead of the new one; stop it (e.g. `fuser -k %s/tcp`) or choose another port", addr, port)
 }
 
 // Start starts the server: its container (bootContainer) or its process.

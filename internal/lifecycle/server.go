@@ -109,7 +109,7 @@ func StartProcess(argv []string, env map[string]string, logPath string, secrets 
 	}()
 	if err := <-started; err != nil {
 		logf.Close()
-		return nil, exit.Infraf("starting the server %q: %v (is the command installed and on PATH? set `command` in the server block)", argv[0], err)
+		return nil, commandError(argv[0], err)
 	}
 	p.pgid = cmd.Process.Pid
 	return p, nil

@@ -67,7 +67,7 @@ func (r *run) boot(ctx context.Context) error {
 		r.server = lifecycle.Endpoint(r.client)
 		r.note(MeasuringEndpoint{Base: r.client.Base()})
 		if r.boots() > 1 {
-			return exit.Usagef("measure.boots = %d restarts the server between groups of repeats, which -endpoint cannot (slogate did not start it): drop -endpoint, or set boots = 1", r.boots())
+			return endpointBoots(r.boots())
 		}
 		info, err := r.server.WaitEndpoint(ctx, endpointReadyTimeout)
 		if err != nil {
