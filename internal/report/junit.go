@@ -62,8 +62,8 @@ type junitProblem struct {
 // it ended with an infrastructure error. A failed verdict is a <failure>
 // whose message is the assertion's message and whose text holds the values
 // read; errors (verdicts, cells that could not be measured, a crashed
-// server) are <error>; over-capacity cells and skipped verdicts are
-// <skipped>.
+// server) are <error>; over-capacity cells, skipped verdicts and search
+// probes that missed their objective are <skipped>.
 func WriteJUnit(w io.Writer, runs []*result.Results) error {
 	views := make([]*view, len(runs))
 	for i, res := range runs {
@@ -191,12 +191,14 @@ func addRun(s *junitSuite, v *view, run string) {
 				if p.Decision != result.DecisionUnmeasurable {
 					cellProblem(&c, tc.Status, tc.Reason)
 				}
+				probeSkipped(&c, p)
 				s.Cases = append(s.Cases, c)
 				continue
 			}
 			c := newCase(p.Cell.Ref().TestName(srv), p.Cell.ElapsedS)
 			c.SystemOut = probeSummary(p)
 			cellProblem(&c, p.Cell.Status, p.Cell.Reason)
+			probeSkipped(&c, p)
 			s.Cases = append(s.Cases, c)
 		}
 	}
@@ -250,6 +252,21 @@ func verdictText(v result.Verdict) string {
 		lines = append(lines, v.Message)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// probeSkipped skips the case of a search probe the search did not take
+// as meeting its objective, as the console does (docs/method.md#search):
+// such a probe is how a search finds its bound, neither a pass nor a
+// failure. A case that already has its problem keeps it.
+func probeSkipped(c *junitCase, p *result.SearchProbe) {
+	if p.Passed || c.Error != nil || c.Skipped != nil {
+		return
+	}
+	msg := "objective not met"
+	if p.Reason != "" {
+		msg += ": " + p.Reason
+	}
+	c.Skipped = &junitProblem{Message: msg}
 }
 
 func cellProblem(c *junitCase, s vocab.Status, reason string) {

@@ -211,3 +211,55 @@ func TestJUnitCellLines(t *testing.T) {
 		})
 	}
 }
+
+// TestJUnitProbes: a search probe the search took as meeting its
+// objective passes; one it did not take so (missed, or undecided and
+// taken as missing) is skipped with its decision as the message, as on
+// the console; one not measured keeps its error (docs/method.md#search).
+func TestJUnitProbes(t *testing.T) {
+	traffic := func(rate float64, st vocab.Status) *result.TrafficCell {
+		return &result.TrafficCell{Traffic: "chat", Search: "capacity", Context: 1024, Rate: rate, Status: st, Reason: "server gone"}
+	}
+	res := &result.Results{Schema: result.Schema, Spec: "specs/a.hcl", Server: result.Server{Name: "q"},
+		Search: []result.Search{{Name: "capacity", Traffic: "chat", Probes: []result.SearchProbe{
+			{Rate: 8, Traffic: traffic(8, vocab.StatusValid), Decision: result.DecisionMet, Passed: true, Reason: "met even at the pessimistic bounds"},
+			{Rate: 32, Traffic: traffic(32, vocab.StatusQueued), Decision: result.DecisionFailed, Reason: "failed even at the optimistic bounds"},
+			{Rate: 16, Traffic: traffic(16, vocab.StatusValid), Decision: result.DecisionUndecided, Reason: "undecided after 4 windows, taken as failed"},
+			{Rate: 12, Traffic: traffic(12, vocab.StatusError), Decision: result.DecisionFailed},
+		}}, {Name: "users", Probes: []result.SearchProbe{
+			{Concurrency: 4, Cell: result.DecodeCell{Search: "users", Context: 1024, Concurrency: 4, Status: vocab.StatusValid}, Passed: true},
+			{Concurrency: 8, Cell: result.DecodeCell{Search: "users", Context: 1024, Concurrency: 8, Status: vocab.StatusQueued}, Reason: "ttft_ms = 900, want < 500"},
+		}}}}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, []*result.Results{res}); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range doc.Suites[0].Cases {
+		switch {
+		case c.Skipped != nil:
+			got[c.Name] = "skipped: " + c.Skipped.Message
+		case c.Error != nil:
+			got[c.Name] = "error: " + c.Error.Message
+		case c.Failure != nil:
+			got[c.Name] = "failure: " + c.Failure.Message
+		default:
+			got[c.Name] = "passed"
+		}
+	}
+	want := map[string]string{
+		"q/search/capacity/rate=8":  "passed",
+		"q/search/capacity/rate=32": "skipped: objective not met: failed even at the optimistic bounds",
+		"q/search/capacity/rate=16": "skipped: objective not met: undecided after 4 windows, taken as failed",
+		"q/search/capacity/rate=12": "error: server gone",
+		"q/search/users/conc=4":     "passed",
+		"q/search/users/conc=8":     "skipped: objective not met: ttft_ms = 900, want < 500",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -37,8 +37,9 @@ const (
 // speculatively and the baseline did not. A block the comparison refused
 // is one Error verdict "<server>/correctness/<name>". Without a
 // comparison, or for a block the baseline lacks, one verdict per block,
-// the block as measured: a Pass with its accuracy and interval, an Error
-// when a request failed.
+// the block as measured: informational, a Skip that says there was
+// nothing to compare with, with its accuracy and interval (an accuracy
+// with nothing to compare is no pass); an Error when a request failed.
 func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Verdict {
 	by := map[string]*compare.CorrectnessResult{}
 	inconclusive := compare.InconclusiveFail
@@ -62,12 +63,14 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 		}
 		cr := by[b.Name]
 		if cr == nil || cr.Outcome == vocab.Skip {
+			// Nothing to compare with: informational, a Skip that says
+			// why, never a Pass (docs/method.md#correctness).
 			v := newVerdict(name, "measured (no baseline block to compare with)")
-			v.Message = "outputs recorded; " + strconv.Itoa(b.Prompts-b.Errors) + " of " + strconv.Itoa(b.Prompts) + " prompts answered"
+			v.Outcome = vocab.Skip
+			v.Message = fmt.Sprintf("informational, nothing compared: %s; outputs recorded, %d of %d prompts answered",
+				nothingToCompare(c, b.Name), b.Prompts-b.Errors, b.Prompts)
 			if b.Scored > 0 {
-				acc := "accuracy " + accuracyText(b.Correct, b.Scored)
-				v.Message += "; " + acc
-				v.Details = append(v.Details, acc)
+				v.Details = append(v.Details, "accuracy "+accuracyText(b.Correct, b.Scored))
 			}
 			if b.Errors > 0 {
 				v.Outcome, v.Infra = vocab.Error, true
@@ -159,6 +162,18 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 		}
 	}
 	return out
+}
+
+// nothingToCompare says why block name has nothing to compare with: no
+// -baseline, a comparison refused, or a baseline without the block.
+func nothingToCompare(c *compare.Comparison, name string) string {
+	switch {
+	case c == nil:
+		return "no -baseline to compare with"
+	case c.Refused:
+		return "the comparison with the baseline was refused"
+	}
+	return fmt.Sprintf("the baseline has no block %q to compare with", name)
 }
 
 // measuredLine says what a block measured and what it cost, apart from

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -33,7 +36,7 @@ func block(n int, other, wrong map[int]bool, errors int) *result.Results {
 }
 
 // TestCorrectnessVerdicts: without a baseline one verdict per block, the
-// block as measured; against one, one verdict per check (agreement,
+// block as measured, informational (a Skip, whatever its accuracy); against one, one verdict per check (agreement,
 // accuracy with a scorer, lossless for a speculative run against a
 // baseline without), each with its own outcome.
 func TestCorrectnessVerdicts(t *testing.T) {
@@ -57,8 +60,12 @@ func TestCorrectnessVerdicts(t *testing.T) {
 		diffText     []string
 	}{
 		{name: "no baseline", b: block(10, nil, map[int]bool{3: true}, 0),
-			verdicts: []want{{"", vocab.Pass, false, "outputs recorded; 10 of 10 prompts answered; accuracy 0.900 (9 of 10; 95% interval 0.596–0.982)"}},
-			details:  []string{"10 prompts, greedy, max_output 4, top-2 logprobs, 1 at a time; 1.0s wall, 2.0 GPU-s (apart from the speed cells)"}},
+			verdicts: []want{{"", vocab.Skip, false, "informational, nothing compared: no -baseline to compare with; outputs recorded, 10 of 10 prompts answered"}},
+			details: []string{"10 prompts, greedy, max_output 4, top-2 logprobs, 1 at a time; 1.0s wall, 2.0 GPU-s (apart from the speed cells)",
+				"accuracy 0.900 (9 of 10; 95% interval 0.596–0.982)"}},
+		{name: "no baseline, every answer wrong: still no pass", b: block(4, nil, map[int]bool{1: true, 2: true, 3: true, 4: true}, 0),
+			verdicts: []want{{"", vocab.Skip, false, "informational, nothing compared: no -baseline to compare with; outputs recorded, 4 of 4 prompts answered"}},
+			details:  []string{"accuracy 0.000 (0 of 4; 95% interval 0.000–0.490)"}},
 		{name: "no baseline, failed requests", b: block(10, nil, nil, 2), verdicts: []want{{"", vocab.Error, true, "2 of 10 requests failed"}}},
 		{name: "identical", base: block(10, nil, nil, 0), b: block(10, nil, nil, 0),
 			verdicts: []want{{"/agreement", vocab.Pass, false, agreeAll},
@@ -160,5 +167,41 @@ func TestCorrectnessNotesShown(t *testing.T) {
 		if !slices.Contains(details, n.String()) || !slices.Contains(lines, "  "+n.String()) {
 			t.Errorf("note %q missing from the agreement details %q or the lines %q", n, details, lines)
 		}
+	}
+}
+
+// TestCorrectnessWithoutBaselinePrinted: a block with nothing to compare
+// with prints its accuracy and says it is informational, then SKIP, never
+// PASS, on the console as go test prints it: with no -baseline, and
+// with a baseline that lacks the block (docs/method.md#correctness).
+func TestCorrectnessWithoutBaselinePrinted(t *testing.T) {
+	wrong := map[int]bool{1: true, 2: true, 3: true, 4: true}
+	other := block(4, nil, nil, 0)
+	other.Correctness[0].Name = "other"
+	tests := []struct {
+		name string
+		c    *compare.Comparison
+		why  string
+	}{
+		{name: "no baseline", why: "no -baseline to compare with"},
+		{name: "baseline without the block", c: compare.Build(other, block(4, nil, wrong, 0), compare.Policy{Tolerance: 0.05}),
+			why: `the baseline has no block "greedy" to compare with`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			console := report.NewConsole(&buf, "s.hcl", report.ConsoleOptions{})
+			for _, v := range CorrectnessVerdicts(block(4, nil, wrong, 0), tt.c) {
+				StreamVerdict(console, v)
+			}
+			want := "=== RUN   qwen/correctness/greedy\n" +
+				"    4 prompts, greedy, max_output 4, top-2 logprobs, 1 at a time; 1.0s wall, 2.0 GPU-s (apart from the speed cells)\n" +
+				"    accuracy 0.000 (0 of 4; 95% interval 0.000–0.490)\n" +
+				"        informational, nothing compared: " + tt.why + "; outputs recorded, 4 of 4 prompts answered\n" +
+				"--- SKIP: qwen/correctness/greedy (0.00s)\n"
+			if d := cmp.Diff(want, buf.String()); d != "" {
+				t.Errorf("console (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -116,3 +116,31 @@ func TestStreamVerdict(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteMergedWords: merge's table says ok for a run that passed or
+// whose worst test was skipped (an informational correctness block, a
+// probe that missed), FAIL for one that failed the gate.
+func TestWriteMergedWords(t *testing.T) {
+	run := func(dir string, o vocab.Outcome, code int) result.MergedRun {
+		return result.MergedRun{Dir: dir, Outcome: o, ExitCode: code, Results: &result.Results{Spec: "s.hcl"}, Source: "src"}
+	}
+	tests := []struct {
+		name string
+		m    result.Merged
+		want string
+	}{
+		{name: "a skipped test passes", m: result.Merged{Outcome: vocab.Skip, Runs: []result.MergedRun{run("a", vocab.Pass, 0), run("b", vocab.Skip, 0)}},
+			want: "ok    a\ts.hcl\texit 0\tsrc\nok    b\ts.hcl\texit 0\tsrc\nok    merged 2 runs into out (exit 0)\n"},
+		{name: "inconclusive fails", m: result.Merged{Outcome: vocab.Inconclusive, ExitCode: 4, Runs: []result.MergedRun{run("a", vocab.Inconclusive, 4)}},
+			want: "FAIL  a\ts.hcl\texit 4\tsrc\nFAIL  merged 1 runs into out (exit 4)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			WriteMerged(&b, &tt.m, "out")
+			if d := cmp.Diff(tt.want, b.String()); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}

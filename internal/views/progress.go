@@ -207,8 +207,10 @@ func (o *RunObserver) Abort(err error) {
 }
 
 // ProbeDone ends a search probe's test: the cell's summary line as for a
-// decode cell, then whether it met the objective (docs/method.md#search). A
-// probe over capacity is skipped (it counts as failing the objective); one
+// decode cell, then whether it met the objective (docs/method.md#search).
+// A probe that met it passes; one that missed it, or was over capacity,
+// is skipped: a search finds its bound by probes that miss, so such a
+// probe fails no test, and it did not pass either (probeOutcome). One
 // that could not be measured is an error.
 func (o *RunObserver) ProbeDone(p result.SearchProbe, elapsed time.Duration) {
 	if p.Traffic != nil {
@@ -228,15 +230,34 @@ func (o *RunObserver) ProbeDone(p result.SearchProbe, elapsed time.Duration) {
 	default:
 		o.stream.Output(test, "objective not met")
 	}
+	if out == vocab.Pass {
+		if out = probeOutcome(p); out == vocab.Skip {
+			o.stream.Output(test, probeMissed)
+		}
+	}
 	o.end(test, out, elapsed)
+}
+
+// probeMissed is the last line of a probe skipped for missing its
+// objective: why it is no failure.
+const probeMissed = "skipped, not failed: a search takes a probe that misses its objective as a bound (docs/method.md#search)"
+
+// probeOutcome is the outcome of a measured probe's test: Pass when the
+// search took it as meeting the objective, Skip when not (docs/method.md#search).
+func probeOutcome(p result.SearchProbe) vocab.Outcome {
+	if p.Passed {
+		return vocab.Pass
+	}
+	return vocab.Skip
 }
 
 // rateProbeDone ends a rate search's probe test
 // (docs/method.md#rate-search): its last window's summary line as for a
 // traffic cell, how many windows were pooled, then its decision and the
-// bounds behind it. A probe the client could not drive is skipped
-// (unmeasurable: the search answers below it); one that could not be
-// measured otherwise is an error.
+// bounds behind it. It passes when the search took it as meeting the
+// objective and is skipped when not (probeOutcome), as is a probe the
+// client could not drive (unmeasurable: the search answers below it);
+// one that could not be measured otherwise is an error.
 func (o *RunObserver) rateProbeDone(p result.SearchProbe, elapsed time.Duration) {
 	c := p.Traffic
 	test := c.Ref().TestName(o.server)
@@ -272,7 +293,11 @@ func (o *RunObserver) rateProbeDone(p result.SearchProbe, elapsed time.Duration)
 	default:
 		o.stream.Output(test, "not judged: "+p.Reason)
 	}
-	o.end(test, vocab.Pass, elapsed)
+	out := probeOutcome(p)
+	if out == vocab.Skip {
+		o.stream.Output(test, probeMissed)
+	}
+	o.end(test, out, elapsed)
 }
 
 // SearchDone logs a search's one-line summary.

@@ -138,8 +138,10 @@ func TestOrdinalCells(t *testing.T) {
 }
 
 // TestObserverRateSearch: a rate probe's test is its traffic cell's line,
-// the windows pooled and its decision with the bounds behind it; an
-// unmeasurable probe is skipped; the search's summary gives the answer and
+// the windows pooled and its decision with the bounds behind it; it passes
+// when the search took it as meeting the objective and is skipped, saying
+// why, when not (here undecided, taken as missing); an unmeasurable probe
+// is skipped; the search's summary gives the answer and
 // its bounds, or "none meets it at lo".
 func TestObserverRateSearch(t *testing.T) {
 	cell := func(rate float64) *result.TrafficCell {
@@ -165,7 +167,8 @@ func TestObserverRateSearch(t *testing.T) {
 		RateLower: 18.9, Confidence: 0.95, ElapsedS: 112, Probes: []result.SearchProbe{{Rate: 2, Passed: true, Windows: 3}, {Rate: 40, Windows: 4}, {Rate: 33.2, Passed: true, Windows: 4}}})
 	want := []string{
 		"RUN q/search/capacity/rate=4", "  " + report.TrafficSummary(cell(4)), "  objective met: met even at the pessimistic bounds: goodput_share 1 (0.93 to 1)", "END pass q/search/capacity/rate=4",
-		"RUN q/search/capacity/rate=8", "  " + report.TrafficSummary(cell(8)), "  4 windows pooled (the line above is the last)", "  objective undecided: undecided after 4 windows", "END pass q/search/capacity/rate=8",
+		"RUN q/search/capacity/rate=8", "  " + report.TrafficSummary(cell(8)), "  4 windows pooled (the line above is the last)", "  objective undecided: undecided after 4 windows",
+		"  skipped, not failed: a search takes a probe that misses its objective as a bound (docs/method.md#search)", "END skip q/search/capacity/rate=8",
 		"RUN q/search/capacity/rate=64", "  unmeasurable: the client fell behind its schedule", "END skip q/search/capacity/rate=64",
 		"LOG search q/search/capacity: 7.07 req/s meets the objective (95% bounds 4 to 8.4 req/s; 3 probes, 6 windows in 30s); the client could not drive 64 req/s: the answer is within the rates it could",
 		"LOG search q/search/capacity: none meets the objective at lo = 2 req/s (rates [2, 64] searched; 1 probes, 1 windows in 5s)",
@@ -174,5 +177,46 @@ func TestObserverRateSearch(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, rs.lines); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestObserverProbeOutcome: a concurrency probe's test passes only when it
+// met the objective; one that missed it is skipped with the reason and
+// why a miss is no failure; over capacity it is skipped as not run; one
+// not measured is an error (docs/method.md#search).
+func TestObserverProbeOutcome(t *testing.T) {
+	cell := func(conc int, st vocab.Status) result.DecodeCell {
+		return result.DecodeCell{Search: "users", Context: 1024, Concurrency: conc, Status: st, Reason: "why",
+			TotalTPS: 100, PerRequestTPS: 50, TTFTMs: 30, TBTMs: 10}
+	}
+	missed := "  skipped, not failed: a search takes a probe that misses its objective as a bound (docs/method.md#search)"
+	tests := []struct {
+		name  string
+		probe result.SearchProbe
+		want  []string
+	}{
+		{name: "met", probe: result.SearchProbe{Concurrency: 2, Cell: cell(2, vocab.StatusValid), Passed: true},
+			want: []string{"RUN q/search/users/conc=2", "  objective met", "END pass q/search/users/conc=2"}},
+		{name: "missed", probe: result.SearchProbe{Concurrency: 8, Cell: cell(8, vocab.StatusQueued), Reason: "ttft_ms = 900, want < 500"},
+			want: []string{"RUN q/search/users/conc=8", "  objective not met: ttft_ms = 900, want < 500", missed, "END skip q/search/users/conc=8"}},
+		{name: "over capacity", probe: result.SearchProbe{Concurrency: 64, Cell: cell(64, vocab.StatusOverCapacity)},
+			want: []string{"RUN q/search/users/conc=64", "  over capacity, not run: why", "  objective not met: over capacity", "END skip q/search/users/conc=64"}},
+		{name: "not measured", probe: result.SearchProbe{Concurrency: 4, Cell: cell(4, vocab.StatusError)},
+			want: []string{"RUN q/search/users/conc=4", "  error: why", "END error q/search/users/conc=4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := &recordStream{}
+			o := NewRunObserver(rs, "q", false)
+			o.CellStart(tt.probe.Cell.Ref())
+			o.ProbeDone(tt.probe, time.Second)
+			got := rs.runsAnd(func(l string) bool {
+				return !strings.HasPrefix(l, "  ") || strings.Contains(l, "objective") || strings.HasPrefix(l, "  skipped") ||
+					strings.HasPrefix(l, "  over") || strings.HasPrefix(l, "  error")
+			})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
