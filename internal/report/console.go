@@ -60,6 +60,20 @@ type console struct {
 	dim      *color.Color
 	progress string // the progress line currently drawn ("" = none)
 	lastDraw time.Time
+	// ended counts the tests ended; failed are those that failed,
+	// inconclusive or errored, in order, each with the last line it
+	// printed (its message), which Finish recaps; last is that line of
+	// each test still running.
+	ended  int
+	failed []failedTest
+	last   map[string]string
+}
+
+// failedTest is a test the closing recap names: its outcome and why.
+type failedTest struct {
+	test    string
+	outcome vocab.Outcome
+	why     string
 }
 
 // NewConsole returns a TestStream that prints go test-style lines to w:
@@ -104,7 +118,15 @@ func (c *console) drawProgress() {
 func (c *console) Run(test string) { c.print(runLine(test)) }
 
 // Output prints an indented detail line.
-func (c *console) Output(test, line string) { c.print(detailLine(line)) }
+func (c *console) Output(test, line string) {
+	c.mu.Lock()
+	if c.last == nil {
+		c.last = map[string]string{}
+	}
+	c.last[test] = strings.TrimSpace(line)
+	c.mu.Unlock()
+	c.print(detailLine(line))
+}
 
 // End prints "--- PASS: name (1.23s)" (or SKIP/FAIL) and removes the
 // progress line of that test.
@@ -120,6 +142,11 @@ func (c *console) End(test string, o vocab.Outcome, elapsed time.Duration) {
 	}
 	line = strings.Replace(line, word, col.Sprint(word), 1)
 	c.mu.Lock()
+	c.ended++
+	if o.Failed() {
+		c.failed = append(c.failed, failedTest{test, o, c.last[test]})
+	}
+	delete(c.last, test)
 	c.clearProgress()
 	c.progress = ""
 	io.WriteString(c.w, line)
@@ -180,12 +207,20 @@ func progressLine(p Progress) string {
 	return b.String()
 }
 
-// Finish prints "PASS"/"FAIL" and "ok  \tspec\t12.3s" or "FAIL\tspec\t12.3s".
+// Finish prints "PASS"/"FAIL" and "ok  \tspec\t12.3s" or "FAIL\tspec\t12.3s",
+// after a failed run first what failed and why (recapLines), so that the
+// closing lines tell the outcome without scrolling back.
 func (c *console) Finish(o vocab.Outcome, elapsed time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearProgress()
 	c.progress = ""
+	for i, l := range recapLines(c.ended, c.failed) {
+		if i == 0 {
+			l = c.fail.Sprint(strings.TrimSuffix(l, "\n")) + "\n"
+		}
+		io.WriteString(c.w, l)
+	}
 	for _, l := range finishLines(c.pkg, o, elapsed) {
 		switch {
 		case strings.HasPrefix(l, "ok"):
@@ -197,4 +232,54 @@ func (c *console) Finish(o vocab.Outcome, elapsed time.Duration) {
 		}
 		io.WriteString(c.w, l)
 	}
+}
+
+// maxRecap is how many failed tests the closing recap names.
+const maxRecap = 10
+
+// recapLines are the console's closing recap of a run whose tests failed:
+// how many of the ended tests failed, errored or were inconclusive, then
+// each failed test with the last line it printed (its message: the
+// author's error_message, the comparison's summary, the error), at most
+// maxRecap of them; none when nothing failed:
+//
+//	2 of 8 tests failed:
+//	    qwen/baseline/decode/ctx=8K/conc=1: total_tps and ttft_ms regressed beyond 5% against the baseline
+func recapLines(ended int, failed []failedTest) []string {
+	if len(failed) == 0 {
+		return nil
+	}
+	var n [vocab.Error + 1]int
+	for _, f := range failed {
+		n[f.outcome]++
+	}
+	var parts []string
+	for _, w := range []struct {
+		o    vocab.Outcome
+		word string
+	}{{vocab.Error, "errored"}, {vocab.Fail, "failed"}, {vocab.Inconclusive, "inconclusive"}} {
+		switch k := n[w.o]; {
+		case k == 0:
+		case len(parts) == 0:
+			parts = append(parts, fmt.Sprintf("%d of %d %s %s", k, ended, plural(ended, "test", "tests"), w.word))
+		default:
+			parts = append(parts, fmt.Sprintf("%d %s", k, w.word))
+		}
+	}
+	lines := []string{strings.Join(parts, ", ") + ":\n"}
+	for i, f := range failed {
+		if i == maxRecap {
+			lines = append(lines, detailLine(fmt.Sprintf("… and %d more above", len(failed)-i)))
+			break
+		}
+		line := f.test
+		if f.outcome != vocab.Fail {
+			line += " (" + f.outcome.String() + ")"
+		}
+		if f.why != "" {
+			line += ": " + f.why
+		}
+		lines = append(lines, detailLine(line))
+	}
+	return lines
 }

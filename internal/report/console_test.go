@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -25,6 +26,8 @@ func TestConsole(t *testing.T) {
 	c.Run("qwen/decode/ctx=251K/conc=128")
 	c.End("qwen/decode/ctx=251K/conc=128", vocab.Skip, 0)
 	c.Run("qwen/assert/a")
+	c.Output("qwen/assert/a", "a.hcl:3: decode[\"8K\"][64].total_tps: no such cell")
+	c.Output("qwen/assert/a", "    decode throughput at 8K x 64 fell below 6,000 tok/s")
 	c.End("qwen/assert/a", vocab.Error, 0)
 	c.Finish(vocab.Error, 12345*time.Millisecond)
 	want := `starting server: vllm serve Qwen/Qwen3.5-4B
@@ -34,7 +37,11 @@ func TestConsole(t *testing.T) {
 === RUN   qwen/decode/ctx=251K/conc=128
 --- SKIP: qwen/decode/ctx=251K/conc=128 (0.00s)
 === RUN   qwen/assert/a
+    a.hcl:3: decode["8K"][64].total_tps: no such cell
+        decode throughput at 8K x 64 fell below 6,000 tok/s
 --- FAIL: qwen/assert/a (0.00s)
+1 of 3 tests errored:
+    qwen/assert/a (error): decode throughput at 8K x 64 fell below 6,000 tok/s
 FAIL
 FAIL	specs/qwen.hcl	12.345s
 `
@@ -194,6 +201,67 @@ func TestConsoleCellLines(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.got != tt.want {
 				t.Errorf("got  %q\nwant %q", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+// TestConsoleRecap: a failed run's closing lines say how many tests failed
+// and, for each, the last line it printed (its message), worst outcome
+// counted first; a passing run ends as go test's does; the recap is
+// bounded.
+func TestConsoleRecap(t *testing.T) {
+	type test struct {
+		name    string
+		outcome vocab.Outcome
+		lines   []string
+	}
+	var many []test
+	for i := range 12 {
+		many = append(many, test{fmt.Sprintf("q/assert/a%d", i), vocab.Fail, []string{"    too slow"}})
+	}
+	tests := []struct {
+		name  string
+		tests []test
+		want  string
+	}{
+		{"a baseline regression and a breach",
+			[]test{
+				{"qwen/decode/ctx=8K/conc=1", vocab.Pass, []string{"339.9 tok/s"}},
+				{"qwen/assert/decode_8k_1", vocab.Fail, []string{"specs/demo.hcl:66: decode[\"8K\"][1].per_request_tps = 290, want >= 304", "    one 8K stream fell below 304 tok/s (seed 405.9)"}},
+				{"qwen/baseline/decode/ctx=8K/conc=16", vocab.Inconclusive, []string{"total_tps: …", "    total_tps is inconclusive against the baseline"}},
+			},
+			"1 of 3 tests failed, 1 inconclusive:\n" +
+				"    qwen/assert/decode_8k_1: one 8K stream fell below 304 tok/s (seed 405.9)\n" +
+				"    qwen/baseline/decode/ctx=8K/conc=16 (inconclusive): total_tps is inconclusive against the baseline\n" +
+				"FAIL\nFAIL\tspecs/demo.hcl\t1.000s\n"},
+		{"all passed: go test's lines alone", []test{{"qwen/assert/ok", vocab.Pass, []string{"ok"}}}, "PASS\nok  \tspecs/demo.hcl\t1.000s\n"},
+		{"twelve failed: ten named", many, ""}, // checked below
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			c := NewConsole(&b, "specs/demo.hcl", ConsoleOptions{})
+			worst := vocab.Pass
+			for _, x := range tc.tests {
+				c.Run(x.name)
+				for _, l := range x.lines {
+					c.Output(x.name, l)
+				}
+				c.End(x.name, x.outcome, 0)
+				worst = vocab.Worst(worst, x.outcome)
+			}
+			b.Reset()
+			c.Finish(worst, time.Second)
+			got := b.String()
+			if len(tc.tests) == 12 {
+				if !strings.HasPrefix(got, "12 of 12 tests failed:\n") || strings.Count(got, "    q/assert/a") != 10 || !strings.Contains(got, "    … and 2 more above\n") {
+					t.Errorf("recap of 12 failures:\n%s", got)
+				}
+				return
+			}
+			if got != tc.want {
+				t.Errorf("closing lines:\n%s\nwant:\n%s", got, tc.want)
 			}
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,8 +41,8 @@ func TestHTMLContent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := renderHTML(t, tt.res)
-			if n := strings.Count(h, "<svg "); n != 3 {
-				t.Errorf("%d inline SVG charts, want 3 (decode lines, heat map, prefill)", n)
+			if n := strings.Count(h, "<svg "); n != 2 {
+				t.Errorf("%d inline SVG charts, want 2 (decode lines, prefill; the matrix table is the heat map)", n)
 			}
 			for _, bad := range []string{"http://", "https://", "<script", "<link", "@import", "url(http", "src="} {
 				if strings.Contains(h, bad) {
@@ -67,11 +66,11 @@ func TestHTMLContent(t *testing.T) {
 								t.Errorf("matrix cell text %q missing", s)
 							}
 						}
-						if c != nil && c.Status == vocab.StatusQueued && !strings.Contains(h, `class="queued"`) {
-							t.Error("queued cell not marked in the heat map")
+						if c != nil && c.Status == vocab.StatusQueued && !strings.Contains(h, `<td class="queued shaded" style="background:#`) {
+							t.Error("queued cell not marked and shaded in the matrix")
 						}
-						if c != nil && c.Status == vocab.StatusOverCapacity && !strings.Contains(h, `class="over"`) {
-							t.Error("over-capacity cell not hatched in the heat map")
+						if c != nil && c.Status == vocab.StatusOverCapacity && !strings.Contains(h, `<td class="over_capacity">`) {
+							t.Error("over-capacity cell not hatched in the matrix")
 						}
 					}
 				}
@@ -277,10 +276,11 @@ func BenchmarkReports(b *testing.B) {
 	}
 }
 
-// TestHeatMapCellText: each measured cell of a heat map shows its total
-// tok/s in its square, as the decode table shows it, and the square's
-// tooltip names the cell's context and concurrency.
-func TestHeatMapCellText(t *testing.T) {
+// TestMatrixShading: report.html's decode table is the heat map: each
+// measured cell is shaded by its total tok/s on the viridis scale (the
+// matrix's highest the top colour, yellow) beside its own numbers, a cell
+// without numbers keeps its class, and no SVG draws the matrix again.
+func TestMatrixShading(t *testing.T) {
 	tests := []struct {
 		name string
 		res  *result.Results
@@ -295,28 +295,38 @@ func TestHeatMapCellText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			measured := 0
+			h := renderHTML(t, tt.res)
+			if strings.Contains(h, "heat map") || strings.Contains(h, `class="chart heat"`) {
+				t.Error("an SVG heat map repeats the matrix table")
+			}
+			measured, top := 0, 0
 			for _, m := range newView(tt.res).Matrices {
-				svg := heatMap(m)
+				shades := matrixShades(m)
 				for i, row := range m.Cells {
 					for j, c := range row {
+						shade := string(shades[i][j])
 						if c == nil || !c.Status.Measured() {
+							if shade != "" {
+								t.Errorf("cell %d,%d without numbers shaded %q", i, j, shade)
+							}
 							continue
 						}
 						measured++
-						want := ">" + decodeText(c, "total_tps") + "</text>"
-						if !strings.Contains(svg, want) {
-							t.Errorf("%s: heat map lacks the cell text %q", c.Ref().Name(), want)
+						if shade == "" || !strings.HasPrefix(shade, "background:#") {
+							t.Errorf("%s: not shaded (%q)", c.Ref().Name(), shade)
 						}
-						tip := vocab.FormatTokens(m.Contexts[i]) + " × " + strconv.Itoa(m.Concurrency[j]) + ": "
-						if !strings.Contains(svg, "<title>"+tip) {
-							t.Errorf("%s: heat map lacks the tooltip %q", c.Ref().Name(), tip)
+						if shade == "background:"+viridisAt(1)+";color:#000" {
+							top++
+						}
+						want := `style="` + shade + `"><span class="tps">` + m.Rows[i].Cells[j].TPS + "</span>"
+						if !strings.Contains(h, want) {
+							t.Errorf("%s: report.html lacks %q", c.Ref().Name(), want)
 						}
 					}
 				}
 			}
-			if measured == 0 {
-				t.Fatal("no measured decode cell: the test checks nothing")
+			if measured == 0 || top == 0 {
+				t.Fatalf("%d measured decode cells, %d in the top colour: want the highest yellow", measured, top)
 			}
 		})
 	}

@@ -10,8 +10,9 @@ import (
 	"github.com/slogate/slogate/internal/result"
 )
 
-// WriteMarkdown renders res as report.md in the layout of the seed reports:
-// title, summary, Hardware / Engine / Run, launch command, Prefill, the
+// WriteMarkdown renders res as report.md in the layout of the seed reports,
+// verdict first: title, summary, the outcome with what failed and why,
+// Hardware / Engine / Run, launch command, Prefill, the
 // Sustained decode matrix, All measurements, legends, the errors and the
 // requests the server refused at admission, then the verdicts and any
 // warnings.
@@ -26,6 +27,7 @@ func writeMarkdown(w io.Writer, v *view) error {
 	if v.Measured != "" {
 		p("%s\n\n", v.Measured)
 	}
+	writeHead(b, v)
 	for _, sec := range []struct {
 		title string
 		list  []kv
@@ -105,7 +107,7 @@ func writeMarkdown(w io.Writer, v *view) error {
 }
 
 // WriteSummary renders the short Markdown summary for a CI job page
-// ($GITHUB_STEP_SUMMARY): title, outcome, the decode matrix, the
+// ($GITHUB_STEP_SUMMARY): title, outcome, what failed and why, the decode matrix, the
 // -baseline comparison's table when there is one, and the verdicts.
 func WriteSummary(w io.Writer, res *result.Results) error { return NewModel(res).WriteSummary(w) }
 
@@ -113,6 +115,7 @@ func WriteSummary(w io.Writer, res *result.Results) error { return NewModel(res)
 func writeSummary(w io.Writer, v *view) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, "### slogate %s: %s (%s)\n\n%s\n\n", v.Outcome, mdText(v.Title), mdText(v.Res.Spec), mdText(v.Summary))
+	writeHead(b, v)
 	for _, warn := range v.Warnings {
 		fmt.Fprintf(b, "> %s\n\n", mdText(warn))
 	}
@@ -161,17 +164,24 @@ func writeVerdicts(b *bufio.Writer, v *view) {
 		}
 	})
 	fmt.Fprintln(b)
-	for _, f := range v.Failures {
-		line := "- **" + mdText(f.Test) + "** " + f.Outcome
+}
+
+// writeHead writes what report.md and the CI summary open with: the
+// outcome and the tests by outcome on one line, then what failed and why,
+// a line each (verdictHead).
+func writeHead(b *bufio.Writer, v *view) {
+	fmt.Fprintf(b, "**%s**: %s.\n\n", v.Outcome, mdText(v.Head.Tally))
+	for _, f := range v.Head.WhatFailed {
+		line := "- **" + mdText(f.Subject) + "** " + f.Outcome
 		if f.Where != "" {
 			line += " at " + mdCode(f.Where)
 		}
-		if f.Message != "" {
-			line += ": " + mdText(f.Message)
-		}
-		fmt.Fprintln(b, line)
+		fmt.Fprintln(b, line+": "+mdText(f.Why))
 	}
-	if len(v.Failures) > 0 {
+	if n := v.Head.MoreFailed; n > 0 {
+		fmt.Fprintf(b, "- … and %d more: see Verdicts and Errors below\n", n)
+	}
+	if len(v.Head.WhatFailed) > 0 {
 		fmt.Fprintln(b)
 	}
 }

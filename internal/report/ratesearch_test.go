@@ -235,6 +235,10 @@ func TestRateSearchHTML(t *testing.T) {
 		"<li>Cost change: &#43;12.0% per million output tokens ($1.56 now, $1.39 in the baseline)</li>",
 		`aria-label="Search capacity: goodput and ttft_ms_p99 by offered rate`,
 		"baseline 6.80</text>",
+		// The decision and its reason wrap rather than run off a 1280 px page.
+		`<table class="all search">`,
+		`class="left wrap">`,
+		"table.search td.wrap { white-space: normal;",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)

@@ -3,9 +3,11 @@ package report
 // The charts are hand-written SVG rather than gonum/plot: the report must be
 // one self-contained file with text that stays selectable and crisp at any
 // zoom, gonum/plot's SVG backend embeds its own font handling and draws text
-// as paths with a fixed canvas size, and the three charts we need (two line
-// charts on a log2 axis and a heat map with hatched cells) are a few hundred
-// lines of straightforward geometry with no dependency to keep current.
+// as paths with a fixed canvas size, and the charts we need (line charts on
+// a log2 axis) are a few hundred lines of straightforward geometry with no
+// dependency to keep current. The decode matrix's heat map is its HTML
+// table, each cell shaded (matrixShades): a drawing of the same numbers
+// beside the table would repeat it.
 
 import (
 	"fmt"
@@ -23,7 +25,7 @@ import (
 var palette = []string{"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
 	"#4E79A7", "#F28E2B", "#59A14F", "#E15759"}
 
-// viridis stops for the heat map, low to high.
+// viridis stops for the decode matrix's shading, low to high.
 var viridis = [][3]float64{{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}}
 
 func viridisAt(f float64) string {
@@ -303,84 +305,6 @@ func prefillChart(res *result.Results, rows []prefillRow) string {
 	}
 	return lineChart("Prefill throughput by context length (cold request)", "prompt tok/s", xt, xl,
 		"context length (log₂ scale)", ss, len(ss) > 1)
-}
-
-// heatMap is the decode matrix coloured by total tok/s: over-capacity cells
-// hatched grey, queued cells outlined with a dashed border and a "Q" mark,
-// errored cells red.
-func heatMap(m matrixView) string {
-	cw, ch := 78.0, 34.0
-	left, top := 64.0, 56.0
-	// At least wide enough for the title and the legend row.
-	W := math.Max(left+cw*float64(len(m.Concurrency))+24, 580)
-	H := top + ch*float64(len(m.Contexts)) + 64
-	hi := 0.0
-	for _, row := range m.Cells {
-		for _, c := range row {
-			if c != nil && c.Status.Measured() {
-				hi = math.Max(hi, c.TotalTPS)
-			}
-		}
-	}
-	if hi == 0 {
-		hi = 1
-	}
-	var b svgBuilder
-	b.f(`<svg class="chart heat" viewBox="0 0 %.0f %.0f" style="max-width:%.0fpx" role="img" aria-label="decode heat map">`, W, H, W*1.25)
-	b.f(`<defs><pattern id="hatch-%s" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">`+
-		`<rect width="8" height="8" fill="#e5e5e5"/><line x1="0" y1="0" x2="0" y2="8" stroke="#aaa" stroke-width="3"/></pattern>`, svgID(m.Label))
-	b.f(`<linearGradient id="scale-%s">`, svgID(m.Label))
-	for i := range viridis {
-		f := float64(i) / float64(len(viridis)-1)
-		b.f(`<stop offset="%.2f" stop-color="%s"/>`, f, viridisAt(f))
-	}
-	b.f(`</linearGradient></defs>`)
-	b.text(12, 20, "start", "ctitle", "Heat map of total tok/s (rows: context, columns: requests at once)")
-	for j, c := range m.Concurrency {
-		b.text(left+cw*float64(j)+cw/2, top-8, "middle", "tick", fmt.Sprint(c))
-	}
-	for i, mr := range m.Rows {
-		y := top + ch*float64(i)
-		b.text(left-8, y+ch/2+4, "end", "tick", mr.Context)
-		for j, c := range m.Cells[i] {
-			x := left + cw*float64(j)
-			title := "not recorded"
-			if c != nil {
-				title = fmt.Sprintf("%s × %d: %s", mr.Context, c.Concurrency, mr.Cells[j].Line)
-			}
-			b.f(`<g><title>%s</title>`, html.EscapeString(title))
-			switch {
-			case c == nil:
-				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fafafa" stroke="#fff"/>`, x, y, cw, ch)
-				b.text(x+cw/2, y+ch/2+4, "middle", "cell dim", dash)
-			case c.Status == vocab.StatusOverCapacity:
-				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#hatch-%s)" stroke="#fff" class="over"/>`, x, y, cw, ch, svgID(m.Label))
-				b.text(x+cw/2, y+ch/2+4, "middle", "cell dim", "over cap.")
-			case c.Status == vocab.StatusError:
-				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#f4c7c3" stroke="#fff" class="err"/>`, x, y, cw, ch)
-				b.text(x+cw/2, y+ch/2+4, "middle", "cell errtext", "error")
-			default:
-				f := c.TotalTPS / hi
-				b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" stroke="#fff"/>`, x, y, cw, ch, viridisAt(f))
-				b.f(`<text x="%.1f" y="%.1f" text-anchor="middle" class="cell" fill="%s">%s</text>`, x+cw/2, y+ch/2+4, textOn(f), html.EscapeString(mr.Cells[j].TPS))
-				if c.Status == vocab.StatusQueued {
-					b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#d00" stroke-width="2" stroke-dasharray="4 3" class="queued"/>`, x+2, y+2, cw-4, ch-4)
-					b.f(`<text x="%.1f" y="%.1f" text-anchor="end" class="qmark" fill="%s">Q</text>`, x+cw-5, y+12, textOn(f))
-				}
-			}
-			b.f(`</g>`)
-		}
-	}
-	ly := top + ch*float64(len(m.Contexts)) + 18
-	b.f(`<rect x="%.1f" y="%.1f" width="160" height="10" fill="url(#scale-%s)"/>`, left, ly, svgID(m.Label))
-	b.text(left, ly+24, "start", "tick", "0")
-	b.text(left+160, ly+24, "end", "tick", tickLabel(hi)+" tok/s")
-	b.f(`<rect x="%.1f" y="%.1f" width="22" height="12" fill="url(#hatch-%s)"/>`, left+190, ly-1, svgID(m.Label))
-	b.text(left+218, ly+10, "start", "tick", "over capacity")
-	b.f(`<rect x="%.1f" y="%.1f" width="22" height="12" fill="none" stroke="#d00" stroke-width="2" stroke-dasharray="4 3"/>`, left+320, ly-1)
-	b.text(left+348, ly+10, "start", "tick", "Q = requests queued")
-	b.f(`</svg>`)
-	return b.String()
 }
 
 // svgID makes a matrix label safe inside an id attribute.

@@ -288,7 +288,7 @@ func writeTraffic(b *bufio.Writer, tables []trafficTable) {
 	}
 }
 
-// trafficCharts are report.html's charts of each traffic block: goodput
+// trafficCharts are report.html's charts of each traffic block of two loads or more: goodput
 // (with the achieved rate) and TTFT p99 against the configured rate. svg.go
 // escapes every piece of text it writes, which makes the template.HTML
 // conversion safe.
@@ -296,6 +296,11 @@ func trafficCharts(blocks []trafficBlock) []htmlChart {
 	var out []htmlChart
 	for _, b := range blocks {
 		cells := b.Cells
+		if len(cells) < 2 {
+			// One load is one dot per line: no trend to draw, and the
+			// block's table beside it holds its figures.
+			continue
+		}
 		var xt []float64
 		var xl []string
 		// achieved and goodput coincide when every request meets the SLO:

@@ -278,3 +278,31 @@ func TestTrafficTableRows(t *testing.T) {
 		})
 	}
 }
+
+// TestTrafficChartsNeedTwoLoads: a traffic block of one rate gets no chart
+// in report.html (one dot a line draws no trend; its table holds the
+// figures); two rates or more get the goodput and TTFT p99 charts.
+func TestTrafficChartsNeedTwoLoads(t *testing.T) {
+	tests := []struct {
+		name   string
+		cells  int
+		charts int
+	}{
+		{"one rate: its table only", 1, 0},
+		{"two rates: both charts", 2, 2},
+		{"three rates: both charts", 3, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := trafficResults()
+			res.Traffic = res.Traffic[:tc.cells]
+			h := renderHTML(t, res)
+			if n := strings.Count(h, "<svg "); n != tc.charts {
+				t.Errorf("%d charts, want %d", n, tc.charts)
+			}
+			if !strings.Contains(h, `<table class="traffic">`) {
+				t.Error("the block's table is missing")
+			}
+		})
+	}
+}

@@ -76,10 +76,12 @@ type view struct {
 	AnyQueued, AnyOver, AnyError bool
 	Errors                       []string // "decode ctx=8K conc=64: reason"
 	Verdicts                     []verdictRow
-	Failures                     []verdictRow // failed or errored verdicts
 	Warnings                     []string
 	cellWarnings                 []cellWarning // the cells' warnings, grouped into Warnings
 	Outcome                      string        // PASS / FAIL / ERROR / SKIP
+	// Head is what the reports open with: the tests by outcome and what
+	// failed and why (outcome.go).
+	Head verdictHead
 	// Noise is the Noise section (docs/method.md#noise); nil when no cell
 	// was repeated.
 	Noise *noiseView
@@ -310,6 +312,7 @@ func newView(res *result.Results) *view {
 		v.RejectionsLegend = legendRejections
 	}
 	v.addVerdicts(res.Verdicts)
+	v.Head = newVerdictHead(res, v)
 	v.Warnings = runWarnings(res, groupCellWarnings(v.cellWarnings))
 	v.Noise = noiseSection(res)
 	v.blocks = newTrafficBlocks(res)
@@ -662,17 +665,13 @@ func decodeAllRow(phase, context string, c *result.DecodeCell, status string) []
 	return r
 }
 
-// addVerdicts fills the Verdicts table, and Failures with the verdicts
-// that failed or errored.
+// addVerdicts fills the Verdicts table.
 func (v *view) addVerdicts(verdicts []result.Verdict) {
 	for _, vd := range verdicts {
 		row := verdictRow{Test: vd.Test, Outcome: outcomeWord(vd.Outcome), Rule: vd.Rule,
 			Measured: strings.Join(vd.Details, "; "), Message: vd.Message}
 		row.Where = vd.Where()
 		v.Verdicts = append(v.Verdicts, row)
-		if vd.Outcome.Failed() {
-			v.Failures = append(v.Failures, row)
-		}
 	}
 }
 
