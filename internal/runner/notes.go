@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/result"
 )
 
 // Note is what a server's run tells that belongs to no cell, as a value:
@@ -71,6 +72,17 @@ type CorrectnessKept struct {
 	Server, Block string
 	Outputs       int
 	File          string
+}
+
+// RepeatMeasured: repeat Repeat of a matrix cell measured more than once
+// was measured, as Cell (that repeat alone, not yet combined); Of is the
+// repeats planned, Max the most it may get (above Of with repeat =
+// "auto"). The cell's test follows once its repeats are all taken
+// (docs/method.md#repeats).
+type RepeatMeasured struct {
+	Server          string
+	Cell            result.DecodeCell
+	Repeat, Of, Max int
 }
 
 // NothingLeft: a resumed run finds every cell of its plan in CellsFile.

@@ -55,7 +55,8 @@ func combinePrefill(runs []result.PrefillCell) result.PrefillCell {
 // combineDecode merges repeated runs of a decode cell: the status is the
 // worst (an errored run is the result); an optional metric is kept only
 // when every run has it (else it is dropped, with a note); the warnings and
-// notes of the runs are kept once each, the preemptions add up; the token
+// notes of the runs are kept once each, those only some runs carried
+// marked with their repeats (warning.OfRepeats), the preemptions add up; the token
 // source is the least exact; the KV cross-check is the first run's.
 func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 	if len(runs) == 1 {
@@ -109,19 +110,20 @@ func mergeDecodeRuns(runs []result.DecodeCell) result.DecodeCell {
 		c.Spread[m.Name] = [2]float64{slices.Min(xs), slices.Max(xs)}
 		c.Samples[m.Name] = xs
 	}
-	var warns []warning.Warning
 	c.Polling = combinePolling(runs)
 	c.Rejections = combineRejections(runs)
+	// A warning only some repeats carried names them: its figures are
+	// theirs, not the median the cell reports (warning.OfRepeats).
+	warns, runNotes := make([][]warning.Warning, len(runs)), make([][]warning.Warning, len(runs))
 	for i, x := range runs {
-		warns = warning.AppendNew(warns, x.Warnings...)
-		notes = warning.AppendNew(notes, x.Notes...)
+		warns[i], runNotes[i] = x.Warnings, x.Notes
 		c.TokenSource = c.TokenSource.LeastExact(x.TokenSource)
 		if i > 0 && c.Preemptions != nil && x.Preemptions != nil {
 			n := *c.Preemptions + *x.Preemptions
 			c.Preemptions = &n
 		}
 	}
-	c.Warnings, c.Notes = warns, notes
+	c.Warnings, c.Notes = warning.OfRepeats(warns), warning.AppendNew(notes, warning.OfRepeats(runNotes)...)
 	return c
 }
 
@@ -238,12 +240,15 @@ func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodi
 				continue
 			}
 			ran = true
-			if len(pc.runs) == 0 {
+			if len(pc.runs) == 0 && !r.repeated() {
 				r.observer.CellStart(pc.ref)
 			}
 			t0 := time.Now()
 			c, err := r.decodeOnce(ctx, pc.ref, bodies(), repeatNumber(len(pc.runs), r.plannedRepeats()))
 			pc.busy += time.Since(t0)
+			if err == nil && r.repeated() {
+				r.note(RepeatMeasured{Server: r.cfg.Server.Name, Cell: c, Repeat: len(pc.runs) + 1, Of: r.plannedRepeats(), Max: r.maxRepeats()})
+			}
 			if err != nil {
 				if len(pc.runs) > 0 {
 					pc.failedAt, pc.failedWhy = len(pc.runs)+1, firstLine(err.Error())
@@ -433,6 +438,22 @@ func (r *run) finishDecode(pc *pendingCell) result.DecodeCell {
 // repeat = "auto"'s minimum.
 func (r *run) plannedRepeats() int { return max(r.measure().Repeat, 1) }
 
+// maxRepeats is the most repeats a cell may get: max_repeat with
+// repeat = "auto", else plannedRepeats.
+func (r *run) maxRepeats() int {
+	if m := r.measure(); m.RepeatAuto {
+		return m.MaxRepeat
+	}
+	return r.plannedRepeats()
+}
+
+// repeated says whether a matrix cell is measured more than once. Its
+// runs are then spaced by other cells' (rounds, boots), so its test is
+// announced when its repeats are all taken, just before its result, as
+// go test prints one test after another; each repeat says it ended in a
+// note of its own (RepeatMeasured).
+func (r *run) repeated() bool { return r.measure().Repeat > 1 || r.measure().RepeatAuto }
+
 // design is the RepeatDesign of a cell of phase whose samples were taken
 // in boots (nil with one boot), stopped as stopped says; perRepeat is a
 // repeat's mean cost, for the boot-level sizing of its gated metrics
@@ -519,7 +540,7 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt requests.Promp
 		_, err := r.meter().Prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil)
 		return err
 	}
-	if len(pc.prefills) == 0 {
+	if len(pc.prefills) == 0 && !r.repeated() {
 		r.observer.CellStart(ref)
 	}
 	n := r.repeatsThisBoot()

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,19 +78,26 @@ func TestCombineRepeats(t *testing.T) {
 			wantNotes: []warning.Warning{{Code: warning.MetricDropped, Subject: "spec_accept_rate",
 				Figures: map[string]float64{warning.FigReported: 1, warning.FigRepeats: 2}}},
 			wantStatus: vocab.StatusValid},
-		{name: "a note of every run is kept once",
+		{name: "a note of every run is kept once, one of some runs names them",
 			runs: []result.DecodeCell{
 				{Status: vocab.StatusValid, Notes: []warning.Warning{restartGaps}},
 				{Status: vocab.StatusValid, Notes: []warning.Warning{restartGaps, deferred}},
 			},
-			wantNotes: []warning.Warning{restartGaps, deferred}, wantStatus: vocab.StatusValid},
-		{name: "a warning of every run is kept once",
+			wantNotes: []warning.Warning{restartGaps, inRepeats(deferred, 2, 2)}, wantStatus: vocab.StatusValid},
+		{name: "a warning of every run is kept once, one of some runs names them",
 			runs: []result.DecodeCell{
 				{Status: vocab.StatusValid, Warnings: []warning.Warning{specWarning}},
 				{Status: vocab.StatusValid, Warnings: []warning.Warning{specWarning, noMetrics}},
 				{Status: vocab.StatusValid, Warnings: []warning.Warning{specWarning}},
 			},
-			wantWarnings: []warning.Warning{specWarning, noMetrics},
+			wantWarnings: []warning.Warning{specWarning, inRepeats(noMetrics, 3, 2)},
+			wantStatus:   vocab.StatusValid},
+		{name: "a warning whose figures are one run's names it: the cell's figures are the median",
+			runs: []result.DecodeCell{
+				{Status: vocab.StatusValid, TotalTPS: 246.4, Warnings: []warning.Warning{serverGap(197.6, 246.4)}},
+				{Status: vocab.StatusValid, TotalTPS: 197.6},
+			},
+			wantWarnings: []warning.Warning{inRepeats(serverGap(197.6, 246.4), 2, 1)},
 			wantStatus:   vocab.StatusValid},
 		{name: "a warning of one text whose figures differ is kept once, the first",
 			runs: []result.DecodeCell{
@@ -231,13 +239,38 @@ func TestRepeatFailureKeepsMeasuredRuns(t *testing.T) {
 	}
 }
 
-// windowOrder records the cell of every window opened, in order.
+// windowOrder records the cell of every window opened, in order, and
+// the decode cells' events: "start N", "repeat N k/n", "done N" (N the
+// concurrency).
 type windowOrder struct {
 	nopObserver
-	mu    sync.Mutex
-	cells []int // concurrency of each window
-	last  vocab.CellRef
-	open  bool
+	mu     sync.Mutex
+	cells  []int // concurrency of each window
+	last   vocab.CellRef
+	open   bool
+	events []string
+}
+
+func (o *windowOrder) event(s string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.events = append(o.events, s)
+}
+
+func (o *windowOrder) CellStart(ref vocab.CellRef) {
+	if ref.Phase == vocab.PhaseDecode {
+		o.event(fmt.Sprintf("start %d", ref.Concurrency))
+	}
+}
+
+func (o *windowOrder) Note(n Note) {
+	if r, ok := n.(RepeatMeasured); ok {
+		o.event(fmt.Sprintf("repeat %d %d/%d", r.Cell.Concurrency, r.Repeat, r.Of))
+	}
+}
+
+func (o *windowOrder) DecodeDone(c result.DecodeCell, _ time.Duration) {
+	o.event(fmt.Sprintf("done %d", c.Concurrency))
 }
 
 func (o *windowOrder) Progress(p Progress) {
@@ -253,8 +286,10 @@ func (o *windowOrder) Progress(p Progress) {
 }
 
 // TestRepeatsInterleave: the repeats of a context's decode cells run in
-// rounds, cell 1, cell 2, cell 1, cell 2, not back to back; each cell
-// keeps every repeat's samples and its busy time (docs/method.md#repeats).
+// rounds, cell 1, cell 2, cell 1, cell 2, not back to back, each repeat
+// told as a note and each cell told once, when done (never started at its
+// first repeat); each cell keeps every repeat's samples and its busy time
+// (docs/method.md#repeats).
 func TestRepeatsInterleave(t *testing.T) {
 	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
 	s := f.Start(t)
@@ -270,6 +305,12 @@ func TestRepeatsInterleave(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{1, 2, 1, 2}, obs.cells); diff != "" {
 		t.Errorf("windows by concurrency (-want +got):\n%s", diff)
+	}
+	// No cell is announced at its first repeat: each repeat is a note, and
+	// a cell's test is told whole once its repeats are taken, so that its
+	// start and end pair up on the console.
+	if diff := cmp.Diff([]string{"repeat 1 1/2", "repeat 2 1/2", "repeat 1 2/2", "done 1", "repeat 2 2/2", "done 2"}, obs.events); diff != "" {
+		t.Errorf("decode events (-want +got):\n%s", diff)
 	}
 	for _, c := range res.Decode {
 		if c.Repeats != 2 || len(c.Samples["total_tps"]) != 2 || c.ElapsedS < 0.6 || c.GPUSeconds != c.ElapsedS {
@@ -463,4 +504,17 @@ func TestBudgetReached(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inRepeats is w as a combined cell keeps a warning only repeats of of
+// carried (warning.OfRepeats).
+func inRepeats(w warning.Warning, of int, repeats ...int) warning.Warning {
+	w.Repeats, w.Of = repeats, of
+	return w
+}
+
+// serverGap is the server_tps_gap warning of one run's figures.
+func serverGap(server, client float64) warning.Warning {
+	return warning.New(warning.ServerTPSGap, fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f", server, client), "",
+		map[string]float64{warning.FigServerTotalTPS: server, warning.FigTotalTPS: client})
 }

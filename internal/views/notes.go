@@ -16,6 +16,7 @@ import (
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/vocab"
@@ -78,6 +79,8 @@ func NoteLine(n runner.Note) string {
 		return fmt.Sprintf("%s: -resume: correctness %q is measured again: %s", n.Server, n.Block, n.Why)
 	case runner.CorrectnessKept:
 		return fmt.Sprintf("%s: -resume: correctness %q is kept: %d outputs in %s", n.Server, n.Block, n.Outputs, n.File)
+	case runner.RepeatMeasured:
+		return repeatLine(n)
 	case runner.NothingLeft:
 		return fmt.Sprintf("%s: nothing left to measure: every cell of the plan is in %s", n.Server, n.CellsFile)
 	case runner.FlagCarried:
@@ -96,6 +99,23 @@ func NoteLine(n runner.Note) string {
 		return "-resume: launching the simulator (-sim) as the interrupted run did"
 	}
 	return fmt.Sprint(n)
+}
+
+// repeatLine is the line of one repeat of a cell measured more than once,
+// its own figures, before the cell's test gives their median:
+//
+//	q/decode/ctx=1K/conc=1: repeat 1 of 2: 246.4 tok/s total · 200.0 tok/s/request · TTFT 27 ms · TBT 5.2 ms · valid
+//	q/decode/ctx=1K/conc=1: repeat 5 (auto, 4 to 20): error: stream stalled
+func repeatLine(n runner.RepeatMeasured) string {
+	of := fmt.Sprintf("of %d", n.Of)
+	if n.Max > n.Of {
+		of = fmt.Sprintf("(auto, %d to %d)", n.Of, n.Max)
+	}
+	head := fmt.Sprintf("%s: repeat %d %s: ", n.Cell.Ref().TestName(n.Server), n.Repeat, of)
+	if n.Cell.Status == vocab.StatusError {
+		return head + "error: " + n.Cell.Reason
+	}
+	return head + report.DecodeLine(&n.Cell)
 }
 
 // serverFactsLine is the line of what the run read of the server:

@@ -30,8 +30,8 @@ type RunObserver struct {
 	server  string
 	verbose bool
 	// open are the tests announced and not yet ended, with when each
-	// started: the repeats of a context's cells are interleaved, so
-	// several are open at once (docs/method.md#repeats).
+	// started (a cell measured more than once is announced only when it
+	// ends: its repeats interleave with other cells', docs/method.md#repeats).
 	open map[string]time.Time
 	// warned are the warnings already printed, by text: the test that
 	// printed each and how many cells have carried it.
@@ -64,9 +64,13 @@ func (o *RunObserver) Progress(p runner.Progress) {
 		Stage: p.Stage, TPS: p.TPS, CellsDone: p.CellsDone, Cells: p.Cells, ETA: p.ETA})
 }
 
-// PrefillDone ends a prefill cell's test with its summary line.
+// PrefillDone ends a prefill cell's test with its summary line (a cell
+// measured more than once, not announced, is announced here).
 func (o *RunObserver) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 	test := c.Ref().TestName(o.server)
+	if _, open := o.open[test]; !open {
+		o.stream.Run(test)
+	}
 	if c.Status == vocab.StatusError {
 		o.stream.Output(test, "error: "+c.Reason)
 		o.end(test, vocab.Error, elapsed)
@@ -83,7 +87,10 @@ func (o *RunObserver) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 }
 
 // DecodeDone ends a decode cell's test with its summary line (over-capacity
-// cells, never announced, are announced here and skipped).
+// cells, never announced, are announced here and skipped, as are cells
+// measured more than once, whose repeats interleave with other cells':
+// announced here, so that each test's RUN line is followed by its own
+// result, as go test prints one test after another).
 func (o *RunObserver) DecodeDone(c result.DecodeCell, elapsed time.Duration) {
 	test, out := o.decodeLines(c)
 	if out == vocab.Skip {

@@ -10,6 +10,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
@@ -218,5 +219,54 @@ func TestObserverProbeOutcome(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestObserverRepeatsPairUp: cells measured more than once, their repeats
+// interleaved, print each repeat's own figures as a line of the run, then
+// each cell's test whole, its RUN line followed by its own result before
+// the next RUN (as go test prints one test after another); a warning only
+// one repeat carried is printed as the warning package words it, naming
+// its repeat, so that its figures are not taken for the median above it.
+func TestObserverRepeatsPairUp(t *testing.T) {
+	run := func(conc int, tps float64) result.DecodeCell {
+		return result.DecodeCell{Matrix: "decode", Context: 1024, Concurrency: conc, Status: vocab.StatusValid, TotalTPS: tps, PerRequestTPS: 200, TTFTMs: 26, TBTMs: 5.2}
+	}
+	gap := warning.New(warning.ServerTPSGap, "server_total_tps 197.6 differs from total_tps 246.4 by -19.8%", "",
+		map[string]float64{warning.FigServerTotalTPS: 197.6, warning.FigTotalTPS: 246.4})
+	gap.Repeats, gap.Of = []int{1}, 2
+	one := run(1, 222)
+	one.Repeats, one.Warnings = 2, []warning.Warning{gap}
+	two := run(2, 391.6)
+	two.Repeats = 2
+	rs := &recordStream{}
+	o := NewRunObserver(rs, "q", false)
+	o.Note(runner.RepeatMeasured{Server: "q", Cell: run(1, 246.4), Repeat: 1, Of: 2, Max: 2})
+	o.Note(runner.RepeatMeasured{Server: "q", Cell: run(2, 392.1), Repeat: 1, Of: 2, Max: 2})
+	o.Note(runner.RepeatMeasured{Server: "q", Cell: run(1, 197.6), Repeat: 2, Of: 2, Max: 2})
+	o.DecodeDone(one, time.Second)
+	o.Note(runner.RepeatMeasured{Server: "q", Cell: result.DecodeCell{Matrix: "decode", Context: 1024, Concurrency: 2, Status: vocab.StatusError, Reason: "stream stalled"},
+		Repeat: 5, Of: 4, Max: 20})
+	o.DecodeDone(two, time.Second)
+	want := []string{
+		"LOG q/decode/ctx=1K/conc=1: repeat 1 of 2: 246.4 tok/s total · 200.0 tok/s/request · TTFT 26 ms · TBT 5.2 ms · valid",
+		"LOG q/decode/ctx=1K/conc=2: repeat 1 of 2: 392.1 tok/s total · 200.0 tok/s/request · TTFT 26 ms · TBT 5.2 ms · valid",
+		"LOG q/decode/ctx=1K/conc=1: repeat 2 of 2: 197.6 tok/s total · 200.0 tok/s/request · TTFT 26 ms · TBT 5.2 ms · valid",
+		"RUN q/decode/ctx=1K/conc=1", "  222.0 tok/s total · 200.0 tok/s/request · TTFT 26 ms · TBT 5.2 ms · valid",
+		"  warning", "END pass q/decode/ctx=1K/conc=1",
+		"LOG q/decode/ctx=1K/conc=2: repeat 5 (auto, 4 to 20): error: stream stalled",
+		"RUN q/decode/ctx=1K/conc=2", "  391.6 tok/s total · 200.0 tok/s/request · TTFT 26 ms · TBT 5.2 ms · valid", "END pass q/decode/ctx=1K/conc=2",
+	}
+	// The warning's words are package warning's (its TestString); here,
+	// where it is printed.
+	var got []string
+	for _, l := range rs.lines {
+		if strings.HasPrefix(l, "  warning: ") {
+			l = "  warning"
+		}
+		got = append(got, l)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -27,6 +27,9 @@ package warning
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // Code names one kind of warning. A code is stable once released: tests,
@@ -326,6 +329,12 @@ type Warning struct {
 	Detail  string             `json:"detail,omitempty"`
 	Subject string             `json:"subject,omitempty"`
 	Figures map[string]float64 `json:"figures,omitempty"`
+	// Repeats are the repeats of a cell (numbered from 1, of Of) that
+	// carried the warning when not all of them did (OfRepeats): its
+	// figures are those repeats' own, not the cell's, which are the
+	// repeats' median (docs/method.md#repeats). Empty otherwise.
+	Repeats []int `json:"repeats,omitempty"`
+	Of      int   `json:"of,omitempty"`
 }
 
 // New is the warning of code with its summary, detail and figures.
@@ -345,12 +354,69 @@ func (w Warning) About(subject string) Warning {
 func untyped(s string) Warning { return Warning{Summary: s} }
 
 // String is the warning as every report shows it: the summary, then ": "
-// and the detail when there is one.
+// and the detail when there is one; first, for a warning only some of a
+// cell's repeats carried, which ones, and that the figures are theirs
+// ("in repeat 2 of 3 (its own figures, not the median): …").
 func (w Warning) String() string {
-	if w.Detail == "" {
-		return w.Summary
+	s := w.Summary
+	if w.Detail != "" {
+		s += ": " + w.Detail
 	}
-	return w.Summary + ": " + w.Detail
+	if len(w.Repeats) == 0 {
+		return s
+	}
+	return w.repeatsText() + ": " + s
+}
+
+// repeatsText names the repeats a warning came from: "in repeat 2 of 3",
+// "in repeats 1 and 3 of 4", with "(its own figures, not the median)"
+// when it quotes figures.
+func (w Warning) repeatsText() string {
+	nums := make([]string, len(w.Repeats))
+	for i, r := range w.Repeats {
+		nums[i] = strconv.Itoa(r)
+	}
+	s, own := "in repeat "+nums[0], "its"
+	if n := len(nums); n > 1 {
+		s, own = "in repeats "+strings.Join(nums[:n-1], ", ")+" and "+nums[n-1], "their"
+	}
+	s += " of " + strconv.Itoa(w.Of)
+	if len(w.Figures) > 0 {
+		s += " (" + own + " own figures, not the median)"
+	}
+	return s
+}
+
+// OfRepeats combines the warnings (or notes) of a cell's repeats,
+// runs[i] those of repeat i+1, in the order first seen: one every repeat
+// carried (its code and text) is kept once, as it is; one only some
+// carried is kept once, marked with the repeats that carried it (Repeats,
+// Of), because its figures are theirs while the cell's are the repeats'
+// median. Two warnings of one text whose figures differ in digits the
+// text rounds away are one, the first (AppendNew).
+func OfRepeats(runs [][]Warning) []Warning {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	var out []Warning
+	for i, ws := range runs {
+		for _, w := range ws {
+			j := slices.IndexFunc(out, func(x Warning) bool { return x.Code == w.Code && x.Summary == w.Summary && x.Detail == w.Detail })
+			if j < 0 {
+				w.Repeats, w.Of = nil, len(runs)
+				out, j = append(out, w), len(out)
+			}
+			if k := len(out[j].Repeats); k == 0 || out[j].Repeats[k-1] != i+1 {
+				out[j].Repeats = append(out[j].Repeats, i+1)
+			}
+		}
+	}
+	for i := range out {
+		if len(out[i].Repeats) == len(runs) {
+			out[i].Repeats, out[i].Of = nil, 0 // every repeat's: the cell's
+		}
+	}
+	return out
 }
 
 // Textless is w without its words (Summary and Detail): its code, subject
@@ -380,9 +446,10 @@ func (w Warning) Figure(name string) (float64, bool) {
 }
 
 // Equal reports whether w and o are the same warning: code, text,
-// subject and figures.
+// subject, figures and the repeats it came from.
 func (w Warning) Equal(o Warning) bool {
-	if w.Code != o.Code || w.Summary != o.Summary || w.Detail != o.Detail || w.Subject != o.Subject || len(w.Figures) != len(o.Figures) {
+	if w.Code != o.Code || w.Summary != o.Summary || w.Detail != o.Detail || w.Subject != o.Subject || len(w.Figures) != len(o.Figures) ||
+		!slices.Equal(w.Repeats, o.Repeats) || w.Of != o.Of {
 		return false
 	}
 	for k, v := range w.Figures {

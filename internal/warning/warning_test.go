@@ -2,6 +2,7 @@ package warning
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,6 +21,11 @@ func TestString(t *testing.T) {
 		{name: "summary alone", w: New(ServerTPSGap, "server_total_tps 331.1 differs from total_tps 378.5 by -12.5%", "", nil),
 			want: "server_total_tps 331.1 differs from total_tps 378.5 by -12.5%"},
 		{name: "a text of no kind", w: untyped("3 of the window's requests"), want: "3 of the window's requests"},
+		{name: "one repeat's figures", w: Warning{Code: ServerTPSGap, Summary: "server_total_tps 197.6 differs from total_tps 246.4 by -19.8%",
+			Figures: map[string]float64{FigTotalTPS: 246.4}, Repeats: []int{1}, Of: 2},
+			want: "in repeat 1 of 2 (its own figures, not the median): server_total_tps 197.6 differs from total_tps 246.4 by -19.8%"},
+		{name: "some repeats, no figures", w: Warning{Code: SpeculativeIdle, Summary: "no speculative step ran", Repeats: []int{1, 3, 4}, Of: 5},
+			want: "in repeats 1, 3 and 4 of 5: no speculative step ran"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,5 +130,40 @@ func TestTextless(t *testing.T) {
 	var back Warning
 	if err := json.Unmarshal(b, &back); err != nil || !back.Equal(a) {
 		t.Errorf("round trip of %s = %+v (%v), want %+v", b, back, err, a)
+	}
+}
+
+// TestOfRepeats: a cell's repeats' warnings combined: one every repeat
+// carried is kept once as it is (the cell's); one only some carried is
+// kept once, marked with those repeats, its figures theirs; order first
+// seen; one repeat is itself.
+func TestOfRepeats(t *testing.T) {
+	gap := func(server, client float64) Warning {
+		return New(ServerTPSGap, fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f", server, client), "",
+			map[string]float64{FigServerTotalTPS: server, FigTotalTPS: client})
+	}
+	idle := New(SpeculativeIdle, "no speculative step ran", "", nil)
+	tagged := func(w Warning, of int, repeats ...int) Warning {
+		w.Repeats, w.Of = repeats, of
+		return w
+	}
+	tests := []struct {
+		name string
+		runs [][]Warning
+		want []Warning
+	}{
+		{name: "one repeat", runs: [][]Warning{{gap(1, 2)}}, want: []Warning{gap(1, 2)}},
+		{name: "every repeat: the cell's", runs: [][]Warning{{idle}, {idle}, {idle}}, want: []Warning{idle}},
+		{name: "figures differ: each its repeat's", runs: [][]Warning{{gap(197.6, 246.4), idle}, {idle}, {gap(385.6, 305.6), idle}},
+			want: []Warning{tagged(gap(197.6, 246.4), 3, 1), idle, tagged(gap(385.6, 305.6), 3, 3)}},
+		{name: "the same text in two of three", runs: [][]Warning{{idle}, nil, {idle, idle}},
+			want: []Warning{tagged(idle, 3, 1, 3)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := cmp.Diff(Textless(tt.want), Textless(OfRepeats(tt.runs))); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
 	}
 }
