@@ -20,6 +20,9 @@ func TestVerdictFirst(t *testing.T) {
 	passed := sampleRun("specs/a.hcl", "qwen")
 	passed.Verdicts = passed.Verdicts[:1]
 	passed.Prefill, passed.Decode = passed.Prefill[:1], passed.Decode[:2]
+	skipped := sampleRun("specs/a.hcl", "qwen")
+	skipped.Verdicts = append(passed.Verdicts[:1:1], result.Verdict{Test: "qwen/correctness/greedy/accuracy", Kind: vocab.KindCorrectness, Outcome: vocab.Skip})
+	skipped.Prefill, skipped.Decode = passed.Prefill, passed.Decode
 	many := sampleRun("specs/a.hcl", "qwen")
 	for i := range 12 {
 		many.Verdicts = append(many.Verdicts, result.Verdict{Test: fmt.Sprintf("qwen/assert/a%d", i), Kind: vocab.KindAssert, Outcome: vocab.Fail, Message: "too slow"})
@@ -49,6 +52,9 @@ func TestVerdictFirst(t *testing.T) {
 		{"passed: the outcome alone", passed,
 			[]string{"**PASS**: 1 test passed."},
 			[]string{`<section class="verdict pass">`, `<span class="badge pass">PASS</span> 1 test passed.</p>`}},
+		{"a skip passes, counted", skipped,
+			[]string{"**PASS**: 1 of 2 tests skipped, 1 passed."},
+			[]string{`<section class="verdict pass">`, `<span class="badge pass">PASS</span> 1 of 2 tests skipped, 1 passed.</p>`}},
 		{"many failures: ten, then where the rest are", many,
 			[]string{"**ERROR**: 1 of 16 tests errored, 13 failed, 1 skipped, 1 passed."},
 			[]string{"<li>… and 6 more: see Verdicts and Errors below</li>"}},
