@@ -255,6 +255,59 @@ matrix "decode" {
 	}
 }
 
+// TestRunKeepsTrafficWhenServerExits: a traffic-only run whose server
+// exits after its first cell keeps that cell in results.json and
+// cells.jsonl and says so, launched or measured through -endpoint (which
+// has no server.log); exit 3. A run that measured nothing but traffic
+// once counted as having measured nothing, and its folder was removed.
+func TestRunKeepsTrafficWhenServerExits(t *testing.T) {
+	t.Parallel()
+	const body = `
+measure { max_output = 16 }
+traffic "steady" {
+  context  = "1K"
+  rate     = [4, 6, 8]
+  duration = "2s"
+  warmup   = "0s"
+}
+`
+	const simArgs = `"--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-exit-after", "4s"`
+	tests := []struct {
+		name     string
+		endpoint bool
+	}{
+		{name: "launched"},
+		{name: "endpoint", endpoint: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			mark := newMark(t)
+			t.Cleanup(func() { noLeftovers(t, mark) })
+			out := filepath.Join(t.TempDir(), "out")
+			args := []string{"run", "-sim", "-out", out}
+			spec := writeSpec(t, freePort(t), simArgs, body)
+			if tt.endpoint {
+				base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--sim-tbt", "5ms", "--sim-ttft", "20ms", "--sim-exit-after", "4s")
+				args = []string{"run", "-endpoint", base, "-out", out}
+				spec = writeSpec(t, freePort(t), "", body)
+			}
+			r := slogate(t, mark, 2*time.Minute, "", nil, append(args, spec)...)
+			if r.Code != 3 {
+				t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+			}
+			results := readResults(t, out)
+			if len(results.Traffic) == 0 || len(readCellsFile(t, out)) == 0 {
+				t.Fatalf("results.json has %d traffic cells, cells.jsonl %d records; want the cells measured before the exit kept\nstderr:\n%s",
+					len(results.Traffic), len(readCellsFile(t, out)), r.Stderr)
+			}
+			if want := fmt.Sprintf("measured so far: %d (cells, searches and correctness blocks), kept in %s;", len(results.Traffic), out); !strings.Contains(r.Stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
+			}
+		})
+	}
+}
+
 // TestRunEndpoint: -endpoint measures a running server without booting or
 // stopping it; a wrong served name is exit 3 naming what the server serves.
 func TestRunEndpoint(t *testing.T) {

@@ -156,7 +156,7 @@ func readHeld(dir string) held {
 	default:
 		h.err = res.Error
 		h.left = res.Finished.IsZero() || res.Error != "" || res.Interrupted || len(res.Unmeasured()) > 0
-		if len(res.Prefill)+len(res.Decode)+len(res.Traffic)+len(res.Search)+len(res.Verdicts) > 0 {
+		if res.Measured()+len(res.Verdicts) > 0 {
 			return h
 		}
 	}

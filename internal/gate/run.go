@@ -308,7 +308,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	for _, l := range views.SearchCostLines(srv.Name, res) {
 		sr.stream.Log(l)
 	}
-	if runErr != nil && ctx.Err() == nil && len(res.Prefill)+len(res.Decode)+len(res.Search) == 0 {
+	if runErr != nil && ctx.Err() == nil && res.Measured() == 0 {
 		// Nothing measured (the server never came up): no verdicts to give.
 		switch {
 		case sr.Resumed != nil:
@@ -330,9 +330,9 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 		Stream: sr.stream, Keep: keepTest, Stdout: sr.Stdout, Stderr: sr.Stderr, JSON: sr.JSON,
 	})
 	if runErr != nil {
-		if n := len(res.Prefill) + len(res.Decode); n > 0 && !exit.IsQuiet(runErr) {
+		if n := res.Measured(); n > 0 && !exit.IsQuiet(runErr) {
 			// Say how to continue: what was measured is kept.
-			runErr = exit.With(exit.Code(runErr), fmt.Errorf("%w\nthe %d cell(s) measured so far are kept in %s; `slogate run -resume %s` measures the rest", runErr, n, out, out))
+			runErr = exit.With(exit.Code(runErr), fmt.Errorf("%w\nmeasured so far: %d (cells, searches and correctness blocks), kept in %s; `slogate run -resume %s` measures the rest", runErr, n, out, out))
 		}
 		return res, outcome, runErr
 	}

@@ -31,3 +31,12 @@ func (r *Results) Unmeasured() []string {
 	}
 	return out
 }
+
+// Measured counts what the run measured: its prefill, decode and traffic
+// cells, its searches and its correctness blocks, errored ones included
+// (each holds what was measured before it failed). A run with none holds
+// nothing worth keeping; one with any keeps its folder whatever went wrong
+// after. `slogate run` and the output-folder check share this count.
+func (r *Results) Measured() int {
+	return len(r.Prefill) + len(r.Decode) + len(r.Traffic) + len(r.Search) + len(r.Correctness)
+}
