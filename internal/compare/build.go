@@ -35,6 +35,13 @@ type Policy struct {
 	// to every phase that has it); empty means the defaults. CheckMetrics
 	// validates them; a name no phase has compares nothing.
 	Metrics []string
+	// Asserted are the metrics B's spec reads in its assert and expect
+	// blocks (spec.AssertedMetrics), by phase: with the defaults they are
+	// compared beside those the runs' recorded verdicts read
+	// (assertedMetrics), so that `run -baseline`, whose own verdicts come
+	// after its comparison, compares what a later `diff` of the same two
+	// runs compares. Unused when Metrics is set.
+	Asserted map[vocab.Phase][]string
 }
 
 // alpha is p.Alpha, or DefaultAlpha when unset.

@@ -328,6 +328,13 @@ func CheckMetrics(names []string) error {
 func buildTables(a, b *result.Results, p Policy, design *Sequential) []Table {
 	var tables []Table
 	asserted := assertedMetrics(a, b)
+	for phase, names := range p.Asserted {
+		for _, n := range names {
+			if !slices.Contains(asserted[phase], n) {
+				asserted[phase] = append(asserted[phase], n)
+			}
+		}
+	}
 	if len(a.Prefill)+len(b.Prefill) > 0 {
 		ctxs := unionInts(prefillContexts(a), prefillContexts(b))
 		for _, m := range metricsFor(vocab.PhasePrefill, p.Metrics, asserted) {

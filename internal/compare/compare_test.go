@@ -342,31 +342,39 @@ func TestAssertedMetricsCompared(t *testing.T) {
 		name     string
 		verdicts []result.Verdict // of A; B has none
 		metrics  []string
+		asserted map[vocab.Phase][]string // B's spec's (Policy.Asserted)
 		titles   []string
 	}{
-		{"no verdicts: the headline metrics", nil, nil, headline},
+		{"no verdicts: the headline metrics", nil, nil, nil, headline},
 		{"an assert on per_request_tps and a p99", []result.Verdict{
 			{Kind: vocab.KindAssert, Rule: `decode["8K"][1].per_request_tps >= 304 && decode["8K"][1].ttft_ms_p99 <= 500`, Cells: at(vocab.PhaseDecode)},
-		}, nil, append(slices.Clone(headline), "decode per_request_tps", "decode ttft_ms_p99")},
+		}, nil, nil, append(slices.Clone(headline), "decode per_request_tps", "decode ttft_ms_p99")},
 		{"an expect's metric", []result.Verdict{
 			{Kind: vocab.KindExpect, Rule: "per_request_tps >= 304.4 (405.9 - 25%)", Cells: at(vocab.PhaseDecode)},
-		}, nil, append(slices.Clone(headline), "decode per_request_tps")},
+		}, nil, nil, append(slices.Clone(headline), "decode per_request_tps")},
 		{"a prefill assert's ttft_ms is a prefill table", []result.Verdict{
 			{Kind: vocab.KindAssert, Rule: `prefill["8K"].ttft_ms <= 300`, Cells: at(vocab.PhasePrefill)},
-		}, nil, []string{"prefill tps", "prefill ttft_ms", "decode total_tps", "decode ttft_ms", "decode tbt_ms"}},
+		}, nil, nil, []string{"prefill tps", "prefill ttft_ms", "decode total_tps", "decode ttft_ms", "decode tbt_ms"}},
 		{"a baseline verdict adds nothing", []result.Verdict{
 			{Kind: vocab.KindBaseline, Rule: "per_request_tps within 5%", Cells: at(vocab.PhaseDecode)},
-		}, nil, headline},
+		}, nil, nil, headline},
 		{"-metric picks its list alone", []result.Verdict{
 			{Kind: vocab.KindAssert, Rule: `decode["8K"][1].per_request_tps >= 304`, Cells: at(vocab.PhaseDecode)},
-		}, []string{"total_tps"}, []string{"decode total_tps"}},
+		}, []string{"total_tps"}, map[vocab.Phase][]string{vocab.PhaseDecode: {"ttft_ms_p99"}}, []string{"decode total_tps"}},
+		{"B's spec's asserts, before B has verdicts", nil, nil,
+			map[vocab.Phase][]string{vocab.PhaseDecode: {"ttft_ms_p99"}, vocab.PhasePrefill: {"ttft_ms"}},
+			[]string{"prefill tps", "prefill ttft_ms", "decode total_tps", "decode ttft_ms", "decode tbt_ms", "decode ttft_ms_p99"}},
+		{"B's spec's and A's verdicts, each once", []result.Verdict{
+			{Kind: vocab.KindAssert, Rule: `decode["8K"][1].per_request_tps >= 304`, Cells: at(vocab.PhaseDecode)},
+		}, nil, map[vocab.Phase][]string{vocab.PhaseDecode: {"per_request_tps", "ttft_ms_p99"}},
+			append(slices.Clone(headline), "decode per_request_tps", "decode ttft_ms_p99")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := runs()
 			a.Verdicts = tc.verdicts
 			var titles []string
-			for _, tb := range Build(a, b, Policy{Tolerance: 0.05, Metrics: tc.metrics}).Tables {
+			for _, tb := range Build(a, b, Policy{Tolerance: 0.05, Metrics: tc.metrics, Asserted: tc.asserted}).Tables {
 				titles = append(titles, tb.Title())
 			}
 			if diff := cmp.Diff(tc.titles, titles); diff != "" {

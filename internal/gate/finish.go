@@ -70,7 +70,13 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 		// the console notes and the verdicts, or the refusal of settings
 		// that differ (no verdicts then: numbers measured differently are
 		// not compared).
-		bv := views.Baseline{C: compare.Build(fc.Baseline, res, fc.Policy)}
+		policy := fc.Policy
+		if fc.Spec != nil {
+			// This run's verdicts come after its comparison: its spec says
+			// which metrics they will read.
+			policy.Asserted = fc.Spec.AssertedMetrics()
+		}
+		bv := views.Baseline{C: compare.Build(fc.Baseline, res, policy)}
 		comparison = bv.C
 		res.Comparison = bv.C.Record() // the reports' comparison table and charts
 		baselineVerdicts, baselineErr = bv.Verdicts(), bv.Refusal()

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
@@ -272,5 +275,37 @@ func TestWriteReportsSearchChart(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "search-capacity.svg")); err == nil {
 		t.Error("-overwrite left search-capacity.svg")
+	}
+}
+
+// TestFinishComparesAssertedMetrics: `run -baseline` compares the metrics
+// its own spec's asserts read although its verdicts come after the
+// comparison, as a later `diff` of the two runs does from their verdicts
+// (docs/method.md#comparing-runs): finishSpec's asserts read ttft_ms, a
+// headline metric; this one's reads per_request_tps, which is not.
+func TestFinishComparesAssertedMetrics(t *testing.T) {
+	src := strings.Replace(finishSpec, "decode[\"8K\"][1].total_tps >= 300", "decode[\"8K\"][1].per_request_tps >= 300", 1)
+	sp, diags := spec.LoadSource("specs/finish.hcl", []byte(src), spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatalf("spec: %v", diags)
+	}
+	res, base := finishResults(), finishResults()
+	var stream recStream
+	if _, err := finish(finishConfig{Spec: sp, Server: sp.Servers[0], Results: res, Baseline: base,
+		Policy: compare.Policy{Tolerance: 0.05}, OutDir: t.TempDir(), Stream: &stream,
+		Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	if res.Comparison == nil {
+		t.Fatalf("no comparison recorded:\n%s", stream.b.String())
+	}
+	var metrics []string
+	for _, r := range res.Comparison.Rows {
+		if !slices.Contains(metrics, r.Metric) {
+			metrics = append(metrics, r.Metric)
+		}
+	}
+	if !slices.Contains(metrics, "per_request_tps") {
+		t.Errorf("compared %v; want per_request_tps, which the spec's assert reads", metrics)
 	}
 }

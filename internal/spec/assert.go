@@ -59,6 +59,7 @@ func (l *loader) decodeAssert(blk *hcl.Block) (*Assert, hcl.Diagnostics) {
 		diags = append(diags, d...)
 		diags = append(diags, unitHints(attr.Expr)...)
 		a.Cells, a.ReadsServer = cells, readsServer
+		a.Metrics = l.metricsRead(attr.Expr)
 		for _, tr := range attr.Expr.Variables() {
 			if tr.RootName() == rootSearch {
 				names, _ := l.searchReference(tr)
@@ -192,6 +193,66 @@ func (l *loader) references(expr hcl.Expression) ([]vocab.CellRef, bool, hcl.Dia
 		})
 	}
 	return cells, readsServer, diags
+}
+
+// metricsRead is the prefill and decode metrics expr reads by name, by
+// phase, each once in order of first appearance: the step after a prefill
+// context (prefill["8K"].tps) or after a matrix cell
+// (decode["8K"][1].per_request_tps). A metric read through a for
+// expression's variable is not found here.
+func (l *loader) metricsRead(expr hcl.Expression) map[vocab.Phase][]string {
+	var out map[vocab.Phase][]string
+	add := func(phase vocab.Phase, tr hcl.Traversal, i int) {
+		if len(tr) <= i {
+			return
+		}
+		name, ok := stepName(tr[i])
+		if _, known := metric.Lookup(phase, name); !ok || !known || slices.Contains(out[phase], name) {
+			return
+		}
+		if out == nil {
+			out = map[vocab.Phase][]string{}
+		}
+		out[phase] = append(out[phase], name)
+	}
+	for _, tr := range expr.Variables() {
+		switch root := tr.RootName(); {
+		case root == rootPrefill:
+			add(vocab.PhasePrefill, tr, 2)
+		case l.spec.Matrix(root) != nil:
+			add(vocab.PhaseDecode, tr, 3)
+		}
+	}
+	return out
+}
+
+// AssertedMetrics are the prefill and decode metrics the spec's assert
+// blocks read (Assert.Metrics) and its expect blocks set, by phase, each
+// once in order of first appearance: a comparison with a baseline
+// compares them beside its default metrics, so that a metric an SLO is
+// written on is never left out of the gate (docs/method.md#comparing-runs).
+func (s *Spec) AssertedMetrics() map[vocab.Phase][]string {
+	out := map[vocab.Phase][]string{}
+	add := func(phase vocab.Phase, name string) {
+		if !slices.Contains(out[phase], name) {
+			out[phase] = append(out[phase], name)
+		}
+	}
+	for _, a := range s.Asserts {
+		for _, phase := range []vocab.Phase{vocab.PhasePrefill, vocab.PhaseDecode} {
+			for _, name := range a.Metrics[phase] {
+				add(phase, name)
+			}
+		}
+	}
+	for _, e := range s.Expects {
+		phase := vocab.PhaseDecode
+		if e.Matrix == "prefill" {
+			phase = vocab.PhasePrefill
+		}
+		add(phase, e.Metric)
+	}
+	return out
 }
 
 // stepName is the name an attribute step or a string index step selects.

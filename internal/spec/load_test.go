@@ -76,7 +76,8 @@ func TestLoadValid(t *testing.T) {
 				Measure:  &Measure{Duration: 30 * time.Second, DurationText: "30s", MaxOutput: 4096, Endpoint: "completions", Repeat: 1, Boots: 1},
 				Workload: &Workload{Options: workload.Options{Prompt: "article", Seed: DefaultSeed}},
 				Matrices: []*Matrix{{Label: "decode", Contexts: []int{8192}, Concurrency: []int{1}}},
-				Asserts:  []*Assert{{Name: "decode_8k_1", Cells: []vocab.CellRef{decodeRef("decode", 8192, 1)}}},
+				Asserts: []*Assert{{Name: "decode_8k_1", Cells: []vocab.CellRef{decodeRef("decode", 8192, 1)},
+					Metrics: map[vocab.Phase][]string{vocab.PhaseDecode: {"total_tps"}}}},
 			},
 		},
 		{
@@ -132,8 +133,10 @@ func TestLoadValid(t *testing.T) {
 					{Label: "long", Contexts: []int{131072}, Concurrency: []int{1}},
 				},
 				Asserts: []*Assert{
-					{Name: "decode_8k_4", ErrorMessage: "too slow", Cells: []vocab.CellRef{decodeRef("decode", 8192, 4)}},
-					{Name: "prefill_and_long", Cells: []vocab.CellRef{prefillRef(131072), decodeRef("long", 131072, 1)}},
+					{Name: "decode_8k_4", ErrorMessage: "too slow", Cells: []vocab.CellRef{decodeRef("decode", 8192, 4)},
+						Metrics: map[vocab.Phase][]string{vocab.PhaseDecode: {"total_tps", "ttft_ms"}}},
+					{Name: "prefill_and_long", Cells: []vocab.CellRef{prefillRef(131072), decodeRef("long", 131072, 1)},
+						Metrics: map[vocab.Phase][]string{vocab.PhasePrefill: {"tps"}, vocab.PhaseDecode: {"total_tps"}}},
 					{Name: "whole_row", Cells: []vocab.CellRef{
 						decodeRef("decode", 32768, 1), decodeRef("decode", 32768, 4), decodeRef("decode", 32768, 16)}},
 					{Name: "capacity", ReadsServer: true},
@@ -253,5 +256,22 @@ func TestSpecsDir(t *testing.T) {
 				t.Errorf("diagnostics: %v", diags)
 			}
 		})
+	}
+}
+
+// TestAssertedMetrics: the metrics a spec's asserts read by name and its
+// expects set, by phase, each once in order of first appearance, which a
+// baseline comparison compares beside its defaults (docs/method.md#comparing-runs).
+func TestAssertedMetrics(t *testing.T) {
+	s, diags := Load("testdata/valid/full.hcl", LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset, ReadItems: requests.ReadItems})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	want := map[vocab.Phase][]string{
+		vocab.PhaseDecode:  {"total_tps", "ttft_ms"},
+		vocab.PhasePrefill: {"tps"},
+	}
+	if diff := cmp.Diff(want, s.AssertedMetrics()); diff != "" {
+		t.Errorf("AssertedMetrics (-want +got):\n%s", diff)
 	}
 }

@@ -155,6 +155,11 @@ type Assert struct {
 	// Searches are the names of the search blocks the condition reads
 	// (search["NAME"]), in order of first appearance.
 	Searches []string
+	// Metrics are the prefill and decode metrics the condition reads by
+	// name (decode["8K"][1].per_request_tps), by phase, in order of first
+	// appearance: a baseline comparison compares them by default
+	// (AssertedMetrics).
+	Metrics map[vocab.Phase][]string
 
 	DeclRange hcl.Range
 }
