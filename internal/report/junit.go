@@ -263,6 +263,12 @@ func probeSkipped(c *junitCase, p *result.SearchProbe) {
 		return
 	}
 	msg := "objective not met"
+	switch p.Decision { // worded as the console words it
+	case result.DecisionUndecided:
+		msg = "objective undecided"
+	case result.DecisionUnmeasurable:
+		msg = "unmeasurable"
+	}
 	if p.Reason != "" {
 		msg += ": " + p.Reason
 	}

@@ -254,7 +254,7 @@ func TestJUnitProbes(t *testing.T) {
 	want := map[string]string{
 		"q/search/capacity/rate=8":  "passed",
 		"q/search/capacity/rate=32": "skipped: objective not met: failed even at the optimistic bounds",
-		"q/search/capacity/rate=16": "skipped: objective not met: undecided after 4 windows, taken as failed",
+		"q/search/capacity/rate=16": "skipped: objective undecided: undecided after 4 windows, taken as failed",
 		"q/search/capacity/rate=12": "error: server gone",
 		"q/search/users/conc=4":     "passed",
 		"q/search/users/conc=8":     "skipped: objective not met: ttft_ms = 900, want < 500",

@@ -41,10 +41,10 @@ type verdictHead struct {
 func newVerdictHead(res *result.Results, v *view) verdictHead {
 	h := verdictHead{Tally: tally(res.Verdicts)}
 	var all []failLine
+	// An interrupted run records why in Error too: said once.
 	if res.Interrupted {
 		all = append(all, failLine{Subject: "the run", Outcome: outcomeWord(vocab.Error), Why: "interrupted; cells not reached are missing"})
-	}
-	if res.Error != "" {
+	} else if res.Error != "" {
 		all = append(all, failLine{Subject: "the run", Outcome: outcomeWord(vocab.Error), Why: "ended early: " + res.Error})
 	}
 	for _, vd := range res.Verdicts {

@@ -20,6 +20,9 @@ func TestVerdictFirst(t *testing.T) {
 	passed := sampleRun("specs/a.hcl", "qwen")
 	passed.Verdicts = passed.Verdicts[:1]
 	passed.Prefill, passed.Decode = passed.Prefill[:1], passed.Decode[:2]
+	interrupted := sampleRun("specs/a.hcl", "qwen")
+	interrupted.Verdicts, interrupted.Decode, interrupted.Prefill = nil, nil, nil
+	interrupted.Interrupted, interrupted.Error = true, "interrupted by SIGINT"
 	skipped := sampleRun("specs/a.hcl", "qwen")
 	skipped.Verdicts = append(passed.Verdicts[:1:1], result.Verdict{Test: "qwen/correctness/greedy/accuracy", Kind: vocab.KindCorrectness, Outcome: vocab.Skip})
 	skipped.Prefill, skipped.Decode = passed.Prefill, passed.Decode
@@ -49,6 +52,9 @@ func TestVerdictFirst(t *testing.T) {
 		{"the run ended early", ended,
 			[]string{"**ERROR**: no assert, expect or baseline to check.", "", "- **the run** ERROR: ended early: server exited with status 1 before it was ready"},
 			[]string{`<li><code>the run</code> <span class="outcome-error">ERROR</span>: ended early: server exited with status 1 before it was ready</li>`}},
+		{"interrupted: said once", interrupted,
+			[]string{"**ERROR**: no assert, expect or baseline to check.", "", "- **the run** ERROR: interrupted; cells not reached are missing", ""},
+			[]string{`<li><code>the run</code> <span class="outcome-error">ERROR</span>: interrupted; cells not reached are missing</li>`}},
 		{"passed: the outcome alone", passed,
 			[]string{"**PASS**: 1 test passed."},
 			[]string{`<section class="verdict pass">`, `<span class="badge pass">PASS</span> 1 test passed.</p>`}},
@@ -81,6 +87,9 @@ func TestVerdictFirst(t *testing.T) {
 				if !strings.Contains(text[at:hw], "- … and 6 more: see Verdicts and Errors below\n") {
 					t.Errorf("no pointer at the rest:\n%s", text[at:hw])
 				}
+			}
+			if tc.res == interrupted && strings.Contains(text, "ended early") {
+				t.Errorf("an interrupted run is also said to have ended early:\n%s", text[:hw])
 			}
 			if strings.Contains(text[hw:], "\n- **") {
 				t.Errorf("what failed is repeated after the details:\n%s", text[hw:])

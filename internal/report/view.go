@@ -726,11 +726,11 @@ func groupCellWarnings(ws []cellWarning) []string {
 // interrupted first, then the cells' warnings, then the run's.
 func runWarnings(res *result.Results, cells []string) []string {
 	w := cells
-	if res.Error != "" {
-		w = append([]string{"The run ended early: " + res.Error}, w...)
-	}
+	// An interrupted run records why in Error too: said once.
 	if res.Interrupted {
 		w = append([]string{"The run was interrupted; cells not reached are missing."}, w...)
+	} else if res.Error != "" {
+		w = append([]string{"The run ended early: " + res.Error}, w...)
 	}
 	return append(w, warning.Strings(res.Warnings)...)
 }
