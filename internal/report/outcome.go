@@ -39,7 +39,7 @@ type verdictHead struct {
 // printed them, with its message and, for an assert or expect, the
 // value it read, then each cell that could not be measured.
 func newVerdictHead(res *result.Results, v *view) verdictHead {
-	h := verdictHead{Tally: tally(res.Verdicts)}
+	h := verdictHead{Tally: Tally(res.Verdicts)}
 	var all []failLine
 	// An interrupted run records why in Error too: said once.
 	if res.Interrupted {
@@ -83,10 +83,11 @@ func failReason(vd result.Verdict) string {
 	return strings.Join(parts, " — ")
 }
 
-// tally counts verdicts by outcome, worst first, the total with the first:
+// Tally counts verdicts by outcome, worst first, the total with the first:
 // "2 of 8 tests failed, 6 passed", "6 tests passed"; without verdicts, that
-// there was nothing to check.
-func tally(verdicts []result.Verdict) string {
+// there was nothing to check. The reports' heads and diff's SLO line say
+// it alike.
+func Tally(verdicts []result.Verdict) string {
 	if len(verdicts) == 0 {
 		return "no assert, expect or baseline to check"
 	}

@@ -65,7 +65,7 @@ func TestDiffMarkdownGolden(t *testing.T) {
 		"A cell regressed when a metric is worse than the baseline by more than 5% with 95% confidence, passes when it is no more than 5% worse with 95% confidence, and is inconclusive in between.¹\n",
 		"**What failed**\n",
 		"- decode/ctx=8K/conc=1 regressed: total_tps 375.4 → 306.6 (-18.4%), ttft_ms 79.7 → 95.2 (+19.6%), tbt_ms 2.42 → 3.06 (+26.2%), per_request_tps 407.2 → 337.8 (-17.0%)\n",
-		"**SLOs** (B's assert and expect blocks): 6 of 6 passed\n",
+		"**SLOs** (B's assert and expect blocks): 6 tests passed\n",
 		"| qwen/assert/decode_8k_16 | PASS | PASS | decode[\"8K\"][16].per_request_tps = 207.1, want &gt;= 193: ok |\n",
 		"<details><summary>Every cell and metric compared (8 rows)</summary>\n",
 		"| Cell | Metric | Baseline | Now | Change | Bounds (95% confidence) | Outcome |\n",
@@ -132,12 +132,14 @@ func TestDiffMarkdownSLOs(t *testing.T) {
 		want, lack []string
 	}{
 		{"a breach beside the baseline's pass", []result.Verdict{slo("q/assert/x", vocab.Pass)}, []result.Verdict{slo("q/assert/x", vocab.Fail), {Test: "q/baseline/decode/ctx=8K/conc=16", Kind: vocab.KindBaseline, Outcome: vocab.Fail}},
-			[]string{"**SLOs** (B's assert and expect blocks): 0 of 1 passed, 1 failed\n",
+			[]string{"**SLOs** (B's assert and expect blocks): 1 test failed\n",
 				"| q/assert/x | PASS | FAIL | decode[\"8K\"][16].per_request_tps = 180, want &gt;= 193 (-6.7% from the threshold) — 16 streams fell below 193 tok/s each |\n"},
 			[]string{"q/baseline/", "<details><summary>Every SLO"}},
+		{"a skip is counted apart, not passed", nil, []result.Verdict{slo("q/assert/x", vocab.Pass), slo("q/assert/needs_baseline", vocab.Skip)},
+			[]string{"**SLOs** (B's assert and expect blocks): 1 of 2 tests skipped, 1 passed\n"}, []string{"2 passed"}},
 		{"no SLOs, no section", nil, nil, nil, []string{"**SLOs**"}},
 		{"many: the failed open, all collapsed", nil, many,
-			[]string{"12 of 13 passed, 1 failed", "| q/assert/broken | — | FAIL |", "<details><summary>Every SLO (13)</summary>"}, nil},
+			[]string{"1 of 13 tests failed, 12 passed", "| q/assert/broken | — | FAIL |", "<details><summary>Every SLO (13)</summary>"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -327,11 +327,7 @@ func writeSLOs(b *bufio.Writer, c *compare.Comparison) {
 			failed = append(failed, v)
 		}
 	}
-	fmt.Fprintf(b, "**SLOs** (B's assert and expect blocks): %d of %d passed", len(slos)-len(failed), len(slos))
-	if len(failed) > 0 {
-		fmt.Fprintf(b, ", %d failed", len(failed))
-	}
-	b.WriteString("\n\n")
+	fmt.Fprintf(b, "**SLOs** (B's assert and expect blocks): %s\n\n", md(report.Tally(slos)))
 	table := func(vs []result.Verdict) {
 		b.WriteString("| SLO | Baseline | Now | Measured now |\n|---|---|---|---|\n")
 		for _, v := range vs {
