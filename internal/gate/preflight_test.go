@@ -56,6 +56,8 @@ func TestPreflight(t *testing.T) {
 			want: []string{fmt.Sprintf("port 127.0.0.1:%d already accepts connections before the server was started", taken), fmt.Sprintf("`fuser -k %d/tcp`", taken)}},
 		{name: "every server at once, the worst code", src: llama + vllm("busy", taken, "true"), sim: true, code: exit.Infra,
 			want: []string{`not llama.cpp (server "tiny"`, fmt.Sprintf(`server "busy": port 127.0.0.1:%d already accepts connections`, taken)}},
+		{name: "a server named as its command is still named", src: llama + vllm("vllm-not-installed", free(), "vllm-not-installed"), code: exit.Infra,
+			want: []string{`server "vllm-not-installed": the server's command "vllm-not-installed" cannot be run`}},
 		{name: "-json: a failed package", src: llama, sim: true, json: true, code: exit.Usage,
 			want: []string{"-sim: slogate's simulator"}, wantJSON: `"Action":"fail"`},
 	}

@@ -169,7 +169,7 @@ func (o *Options) preflight(ctx context.Context) error {
 			if err == nil {
 				continue
 			}
-			if servers > 1 && !strings.Contains(err.Error(), fmt.Sprintf("%q", srv.Name)) {
+			if servers > 1 && !strings.HasPrefix(err.Error(), fmt.Sprintf("server %q", srv.Name)) {
 				err = exit.With(exit.Code(err), fmt.Errorf("server %q: %w", srv.Name, err))
 			}
 			refused = append(refused, err)
