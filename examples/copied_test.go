@@ -63,6 +63,14 @@ func TestMain(m *testing.M) {
 // slogatePackage is what a team installs.
 const slogatePackage = "github.com/slogate/slogate/cmd/slogate"
 
+// examplesPin is the slogate every example installs (SLOGATE_VERSION):
+// a commit that has what the examples use (diff -format md's comment, the
+// run's pre-launch checks). The go stub installs the slogate under test
+// only at this version, so an example that pins another fails here;
+// TestExamplesPin holds the examples to it and it to this repository's
+// history. Bump it in the examples and here together.
+const examplesPin = "c16117f5dd542fc104415672fcb74cc9512785ab"
+
 // pinned is a version a CI job may install: a release tag (semver) or a
 // commit hash. latest, a branch name or no version at all is not: the gate
 // would change under the team between two runs it compares.
@@ -92,6 +100,9 @@ func installTarget(args []string) (version string, ok bool, err error) {
 // module and hands every other go command to the real go.
 func goStub(args []string) int {
 	v, ok, err := installTarget(args)
+	if err == nil && ok && v != examplesPin {
+		err = fmt.Errorf("go install %s@%s: the examples pin %s (examplesPin): the slogate they were tested with", slogatePackage, v, examplesPin)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "go (test stub):", err)
 		return 1
@@ -121,6 +132,38 @@ func goStub(args []string) int {
 	return 0
 }
 
+// TestExamplesPin: every example pins examplesPin, and examplesPin is a
+// commit of this repository's history (checked where the checkout has
+// its history: a shallow clone cannot say).
+func TestExamplesPin(t *testing.T) {
+	pin := regexp.MustCompile(`(?m)^\s*SLOGATE_VERSION:\s*(\S+)\s*$`)
+	for _, f := range []string{"github/vllm-upgrade-gate.yml", "gitlab/.gitlab-ci.yml", "buildkite/pipeline.yml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := pin.FindAllSubmatch(b, -1)
+		if len(m) != 1 || string(m[0][1]) != examplesPin {
+			var got []string
+			for _, x := range m {
+				got = append(got, string(x[1]))
+			}
+			t.Errorf("%s pins %q; want SLOGATE_VERSION: %s once (examplesPin)", f, got, examplesPin)
+		}
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git: examplesPin's place in the history is not checked")
+	}
+	out, err := exec.Command(git, "rev-parse", "--is-shallow-repository").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "false" {
+		t.Skipf("not a full clone (%q, %v): examplesPin's place in the history is not checked", strings.TrimSpace(string(out)), err)
+	}
+	if err := exec.Command(git, "merge-base", "--is-ancestor", examplesPin, "HEAD").Run(); err != nil {
+		t.Errorf("examplesPin %s is not a commit of this branch's history (%v): pin one the examples were tested with", examplesPin, err)
+	}
+}
+
 // TestPinnedInstall: the go stub installs slogate only at a pinned version.
 func TestPinnedInstall(t *testing.T) {
 	for _, tc := range []struct {
@@ -131,7 +174,7 @@ func TestPinnedInstall(t *testing.T) {
 		err     string
 	}{
 		{name: "a release tag", args: []string{"install", slogatePackage + "@v1.2.3"}, version: "v1.2.3", ok: true},
-		{name: "a commit", args: []string{"install", slogatePackage + "@fc32dc5def9d75d08c61742ab6e6c4bdd669a14c"}, version: "fc32dc5def9d75d08c61742ab6e6c4bdd669a14c", ok: true},
+		{name: "a commit", args: []string{"install", slogatePackage + "@" + examplesPin}, version: examplesPin, ok: true},
 		{name: "latest", args: []string{"install", slogatePackage + "@latest"}, ok: true, err: `unpinned ("latest")`},
 		{name: "a branch", args: []string{"install", slogatePackage + "@main"}, ok: true, err: `unpinned ("main")`},
 		{name: "no version", args: []string{"install", slogatePackage}, ok: true, err: `unpinned ("")`},
