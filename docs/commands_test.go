@@ -212,7 +212,7 @@ func repoFile(arg string, top map[string]bool) bool {
 
 // operandless are the subcommands that need an operand (a spec, a results
 // file or folder): shown without one, they are a name, not a command.
-var operandless = []string{"run", "validate", "plan", "diff", "report", "noise", "codify", "merge", "bisect"}
+var operandless = []string{"run", "validate", "plan", "diff", "report", "noise", "codify", "merge", "bisect", "interleave"}
 
 // TestDocCommands checks every slogate command of the README and docs,
 // and runs each one written out in full (see the comment at the top).

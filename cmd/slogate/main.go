@@ -39,6 +39,7 @@ var program = &cli.Program{
 		{Name: "plan", Summary: cli.Summary("plan"), Run: cmdPlan},
 		{Name: "diff", Summary: cli.Summary("diff"), Run: cmdDiff},
 		{Name: "bisect", Summary: cli.Summary("bisect"), Run: cmdBisect},
+		{Name: "interleave", Summary: cli.Summary("interleave"), Run: cmdInterleave},
 		{Name: "report", Summary: cli.Summary("report"), Run: cmdReport},
 		{Name: "noise", Summary: cli.Summary("noise"), Run: cmdNoise},
 		{Name: "merge", Summary: cli.Summary("merge"), Run: cmdMerge},

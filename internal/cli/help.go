@@ -152,6 +152,23 @@ var Commands = []CommandDoc{
 		},
 	},
 	{
+		Name: "interleave", Summary: "two builds of one server compared in one run, booted alternately in randomized blocks",
+		Synopses: []string{"-a A -b B [-var-name NAME] [-var N=V] [-blocks BLOCKS] [-max-blocks BLOCKS] [-seed SEED] [-out DIR] [-sim] [-duration D] [-tolerance PCT] [-alpha P] [-stream-timeout D] SPEC"},
+		Doc: []string{"Compare build B with build A in one run: each block boots A once and B once, in an order drawn from -seed, each",
+			"boot measuring the spec's decode and prefill cells measure.repeat times (2 with repeat = \"auto\"); every cell is",
+			"decided on the differences of the same block, so a machine whose load changes during the run moves both sides",
+			"alike (docs/method.md#interleaved). A build replaces the server's container.image, or with -var-name sets that spec",
+			"variable; builds whose specs differ in anything else measured (window, repeat, cells, …) are refused before any boot.",
+			"repeat = \"auto\" adds blocks, up to -max-blocks, until every cell is decided. Each boot's results are a folder of",
+			"DIR (a/block-01, b/block-01, …); interleave.json holds the comparison. Traffic cells, searches and correctness are not interleaved.",
+			"Exit 0 every cell within the tolerance, 1 one regressed, 2 bad input, 3 a boot or cell not measured, 4 one undecided."},
+		Exits: []int{0, 1, 2, 3, 4, 130, 143},
+		Examples: []string{
+			"slogate interleave -var-name build -a v1 -b v2 -sim -out ab examples/bisect/launched.hcl",
+			"slogate interleave -a vllm/vllm-openai:v0.10.0 -b vllm/vllm-openai:v0.11.0 examples/bisect/vllm.hcl",
+		},
+	},
+	{
 		Name: "report", Summary: "re-render a saved run (md by default)",
 		Synopses: []string{"[-format md|html|json|csv] [-o FILE] RESULTS.json"},
 		Doc: []string{"Re-render a saved run (the results.json in a `slogate run` -out folder) as Markdown (the default), HTML, JSON or CSV (one row per cell and metric: docs/ci.md#exports).",

@@ -35,8 +35,9 @@ var layers = [][]string{
 	{"cmd/slogate", "internal/sim/internal/genprofiles", "internal/gguf/genmodels", "internal/hfmodel/genmodels",
 		"internal/surface/record"},
 	// What each command does, and the commands' plumbing.
-	// `slogate bisect`: specs loaded per build, each measured by the runner.
-	{"internal/bisect"},
+	// `slogate bisect`: specs loaded per build, each measured by the runner;
+	// `slogate interleave`: two builds booted alternately, the same way.
+	{"internal/bisect", "internal/interleave"},
 	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/interrupt"},
 	// The commands' views: of a comparison (text, Markdown, JSON, verdicts)
 	// and of a plan (text, JSON).

@@ -1,0 +1,221 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// interleaveSpec is a launched simulator whose build is the variable
+// slowdown (--sim-slowdown), at 2 % noise; body holds the measure and the
+// cells.
+func interleaveSpec(t *testing.T, port int, body string) string {
+	return specFile(t, "ab.hcl", fmt.Sprintf(`variable "slowdown" {
+  type    = string
+  default = "1.0"
+}
+server "sim" {
+  model         = "Qwen/Qwen3.5-4B"
+  host          = "127.0.0.1"
+  port          = %d
+  ready_timeout = "20s"
+  args          = ["--sim-slowdown", var.slowdown, "--sim-noise", "0.02"]
+}
+%s`, port, body))
+}
+
+// interleaveRecord is what the tests read of interleave.json.
+type interleaveRecord struct {
+	Order  []string `json:"order"`
+	Blocks int      `json:"blocks"`
+	Boots  int      `json:"boots"`
+	Rows   []struct {
+		Cell, Metric, Decision string
+		Change, Lower, Upper   float64
+		A, B                   []float64
+	} `json:"rows"`
+}
+
+func readInterleave(t *testing.T, out string) interleaveRecord {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, "interleave.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r interleaveRecord
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestInterleaveSimulator: two simulator builds booted alternately, six
+// blocks of one boot each, a prefill cell repeated twice a boot (about
+// 6 s a run, 15–20 s for the three on a loaded 2-core machine).
+// Identical builds are within the tolerance; a build 10 % slower a step
+// (--sim-slowdown 1.1) is regressed, its estimate near the −9.1 % the
+// slowdown makes; builds whose specs differ in the window are refused
+// before any boot (exit 2, naming the window).
+func TestInterleaveSimulator(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	sp := interleaveSpec(t, freePort(t), `measure {
+  duration = "500ms"
+  repeat   = 2
+}
+prefill {
+  contexts = ["4K"]
+}
+`)
+	tests := []struct {
+		name     string
+		b        string
+		code     int
+		want     []string
+		decision string
+	}{
+		{name: "identical builds", b: "1.0", code: 0, decision: "unchanged",
+			want: []string{"6 blocks paired), within 5%\n", "--- PASS: sim/interleave/prefill/ctx=4K\n", "6 blocks, 12 boots, ", "\nPASS\n"}},
+		{name: "10% slower a step", b: "1.1", code: 1, decision: "regressed",
+			want: []string{"6 blocks paired), regressed beyond 5% (higher is better)\n", "--- FAIL: sim/interleave/prefill/ctx=4K\n", "\nFAIL\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "ab")
+			t0 := time.Now()
+			r := slogate(t, mark, 3*time.Minute, "", nil, "interleave", "-sim", "-var-name", "slowdown", "-a", "1.0", "-b", tc.b, "-out", out, sp)
+			t.Logf("%s: exit %d in %.1fs", tc.name, r.Code, time.Since(t0).Seconds())
+			if r.Code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", r.Code, tc.code, r.Stdout, r.Stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.Stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, r.Stdout)
+				}
+			}
+			rec := readInterleave(t, out)
+			if rec.Blocks != 6 || rec.Boots != 12 || len(rec.Rows) != 1 {
+				t.Fatalf("%d blocks, %d boots, %d rows; want 6, 12, 1", rec.Blocks, rec.Boots, len(rec.Rows))
+			}
+			// The order is drawn per block: both occur in six blocks of
+			// seed 1, and each side's boots are folders of their own.
+			if !slices.Contains(rec.Order, "AB") || !slices.Contains(rec.Order, "BA") {
+				t.Errorf("block orders %v: want both AB and BA", rec.Order)
+			}
+			for _, side := range []string{"a", "b"} {
+				if m, _ := filepath.Glob(filepath.Join(out, side, "block-*", "results.json")); len(m) != 6 {
+					t.Errorf("%s: %d results folders, want 6", side, len(m))
+				}
+			}
+			row := rec.Rows[0]
+			if row.Decision != tc.decision || len(row.A) != 6 || len(row.B) != 6 {
+				t.Errorf("row %+v: want decision %s over 6 blocks", row, tc.decision)
+			}
+			if tc.b == "1.1" && (row.Change < -0.15 || row.Change > -0.05) {
+				t.Errorf("estimated change %+.1f%%, want near -9.1%% (1 ÷ 1.1)", row.Change*100)
+			}
+		})
+	}
+	t.Run("settings differ beyond the build", func(t *testing.T) {
+		bad := interleaveSpec(t, freePort(t), `measure {
+  duration = var.slowdown == "1.0" ? "500ms" : "1s"
+}
+prefill {
+  contexts = ["4K"]
+}
+`)
+		out := filepath.Join(t.TempDir(), "ab")
+		r := slogate(t, mark, time.Minute, "", nil, "interleave", "-sim", "-var-name", "slowdown", "-a", "1.0", "-b", "1.1", "-out", out, bad)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "differ beyond the build") || !strings.Contains(r.Stderr, "window: 500ms → 1s") {
+			t.Fatalf("exit %d, want 2 naming the window:\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if strings.Contains(r.Stdout, "block 1") {
+			t.Errorf("a boot before the refusal:\n%s", r.Stdout)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s written before the refusal", out)
+		}
+	})
+}
+
+// TestInterleaveCPUHog: identical simulator builds with a CPU hog (a busy
+// loop on every core) started mid-run, measured interleaved and, beside
+// it, as a stored baseline (one run of A, then a run of B with
+// -baseline), both with repeat = "auto". The interleaved comparison
+// must not call them regressed; the stored baseline's outcome is logged.
+// About 5–8 minutes, behind a variable:
+//
+//	SLOGATE_INTERLEAVE_HOG=1 go test -count=1 -run TestInterleaveCPUHog -v ./e2e
+func TestInterleaveCPUHog(t *testing.T) {
+	if os.Getenv("SLOGATE_INTERLEAVE_HOG") == "" {
+		t.Skip("SLOGATE_INTERLEAVE_HOG=1 runs identical builds interleaved and as a stored baseline with a CPU hog started mid-run (5–8 min)")
+	}
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	body := `measure {
+  duration = "1s"
+  repeat   = "auto"
+}
+prefill {
+  contexts = ["4K"]
+}
+matrix "decode" {
+  contexts    = ["1K"]
+  concurrency = [4]
+}
+`
+	sp := interleaveSpec(t, freePort(t), body)
+	hog := func(after time.Duration) (stop func()) {
+		var done atomic.Bool
+		timer := time.AfterFunc(after, func() {
+			t.Logf("CPU hog starts: %d busy loops", runtime.NumCPU())
+			for range runtime.NumCPU() {
+				go func() {
+					x := 0
+					for !done.Load() {
+						x++
+					}
+					_ = x
+				}()
+			}
+		})
+		return func() { timer.Stop(); done.Store(true) }
+	}
+	// Interleaved: 6 to 16 blocks (repeat = "auto"), about 9 s a boot
+	// measuring both cells; the hog starts after 40 s, in the third block.
+	out := filepath.Join(t.TempDir(), "ab")
+	stop := hog(40 * time.Second)
+	t0 := time.Now()
+	r := slogate(t, mark, 10*time.Minute, "", nil, "interleave", "-sim", "-var-name", "slowdown", "-a", "1.0", "-b", "1.0", "-out", out, sp)
+	stop()
+	t.Logf("interleaved: exit %d in %.1fs\n%s", r.Code, time.Since(t0).Seconds(), r.Stdout)
+	if r.Code == 1 || strings.Contains(r.Stdout, "regressed beyond") {
+		t.Errorf("identical builds called regressed interleaved (exit %d):\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// Stored baseline: A's run on the quiet machine, then B's run with
+	// the hog started 5 s in.
+	base := filepath.Join(t.TempDir(), "base")
+	t0 = time.Now()
+	if r := slogate(t, mark, 5*time.Minute, "", nil, "run", "-sim", "-var", "slowdown=1.0", "-out", base, sp); r.Code != 0 {
+		t.Fatalf("baseline run: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	stop = hog(5 * time.Second)
+	r = slogate(t, mark, 5*time.Minute, "", nil, "run", "-sim", "-var", "slowdown=1.0", "-out", filepath.Join(t.TempDir(), "cand"),
+		"-baseline", filepath.Join(base, "sim", "latest", "results.json"), sp)
+	stop()
+	var lines []string
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if strings.Contains(l, "baseline ") || strings.HasPrefix(l, "--- ") {
+			lines = append(lines, l)
+		}
+	}
+	t.Logf("stored baseline: exit %d in %.1fs\n%s\n%s", r.Code, time.Since(t0).Seconds(), strings.Join(lines, "\n"), r.Stderr)
+}

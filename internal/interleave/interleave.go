@@ -1,0 +1,450 @@
+// Package interleave is `slogate interleave`: two builds of one server,
+// differing by one spec variable or the container image as bisect names
+// builds, measured in one run by booting them alternately in blocks — each
+// block one boot of A and one of B in an order drawn from a seeded random
+// generator — and every decode and prefill cell decided on the paired
+// differences of the same block (compare.Blocks), so that a machine whose
+// load changes during the run moves both sides of a block alike
+// (docs/method.md#interleaved). Each boot is a results folder of its own,
+// measured by the runner; the decisions are compare's, the lines views'.
+package interleave
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/runner"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/specload"
+	"github.com/slogate/slogate/internal/views"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// DefaultOutDir is the interleaved run's folder without -out.
+const DefaultOutDir = "slogate-out/interleave"
+
+// Defaults of the design: the blocks of a fixed design (and the first
+// look of repeat = "auto"), the most blocks of repeat = "auto", and the
+// repeats a boot takes under repeat = "auto".
+const (
+	DefaultBlocks    = 6
+	DefaultMaxBlocks = 16
+	AutoRepeats      = 2
+)
+
+// RecordFile is the comparison's record in the -out folder.
+const RecordFile = "interleave.json"
+
+// Options is one `slogate interleave`, its flags already read.
+type Options struct {
+	SpecPath string
+	Vars     spec.Vars
+	// A and B are the two builds; VarName the spec variable each sets
+	// ("" replaces the server's container.image).
+	A, B    string
+	VarName string
+	OutDir  string
+	// Seed draws each block's order.
+	Seed uint64
+	// Blocks are the blocks of a fixed repeat, the first look's under
+	// repeat = "auto"; MaxBlocks the most under repeat = "auto".
+	Blocks, MaxBlocks int
+	Sim               bool
+	Duration          time.Duration
+	Policy            compare.Policy
+	Tool              string
+	ForceStop         <-chan struct{}
+	StreamIdleTimeout time.Duration
+	Stdout, Stderr    io.Writer
+	// Measure measures one boot; nil is the runner's (tests give a fake).
+	Measure Measure
+}
+
+// Boot is one boot of one build in a block.
+type Boot struct {
+	Side  string // "A" or "B"
+	Build string
+	Block int // 1-based
+	// Spec is the build's spec with the boot's measure settings; Plan its
+	// decode and prefill cells still to decide.
+	Spec *spec.Spec
+	Plan *plan.Plan
+	// Dir is the boot's results folder.
+	Dir string
+}
+
+// Measure measures one boot: its results, or an error (the build did not
+// start, the run was interrupted).
+type Measure func(ctx context.Context, b Boot) (*result.Results, error)
+
+// Record is interleave.json: the design, and a row per cell and gated
+// metric with each block's values and the decision.
+type Record struct {
+	A       string `json:"a"`
+	B       string `json:"b"`
+	VarName string `json:"var_name,omitempty"`
+	Seed    uint64 `json:"seed"`
+	// Order is each block's order, "AB" or "BA".
+	Order     []string      `json:"order"`
+	Repeats   int           `json:"repeats_per_boot"`
+	Blocks    int           `json:"blocks"`
+	Boots     int           `json:"boots"`
+	ServerS   float64       `json:"server_s"`
+	Tolerance float64       `json:"tolerance"`
+	Level     float64       `json:"level"`
+	Rows      []Row         `json:"rows"`
+	Outcome   vocab.Outcome `json:"outcome"`
+	cells     []compare.BlockCell
+}
+
+// Row is one cell and metric of Record: B against A.
+type Row struct {
+	Cell   string    `json:"cell"`
+	Metric string    `json:"metric,omitempty"`
+	A      []float64 `json:"a,omitempty"`
+	B      []float64 `json:"b,omitempty"`
+	// Change, Lower and Upper are fractions (B ÷ A − 1); Confidence each
+	// bound's, 0 when the blocks attain no interval.
+	Change     float64       `json:"change"`
+	Lower      float64       `json:"lower"`
+	Upper      float64       `json:"upper"`
+	Confidence float64       `json:"confidence"`
+	Blocks     int           `json:"blocks"`
+	Decision   string        `json:"decision"`
+	Outcome    vocab.Outcome `json:"outcome"`
+	Error      string        `json:"error,omitempty"`
+}
+
+// rows are the record's rows of cells.
+func rows(cells []compare.BlockCell) []Row {
+	var out []Row
+	for _, c := range cells {
+		if c.Error != "" {
+			out = append(out, Row{Cell: c.Ref.Name(), Decision: "errored", Outcome: c.Outcome, Error: c.Error})
+			continue
+		}
+		for _, m := range c.Metrics {
+			t := m.Test
+			r := Row{Cell: c.Ref.Name(), Metric: m.Metric.Name, A: m.A, B: m.B, Change: t.Ratio - 1,
+				Blocks: t.Blocks, Decision: t.Change.Key(), Outcome: m.Outcome}
+			if t.Level > 0 {
+				r.Lower, r.Upper, r.Confidence = t.Lower-1, t.Upper-1, t.Confidence()
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Command runs the interleaved comparison and writes its lines on Stdout.
+// The error carries the exit code: 2 for bad input (the builds differ in
+// more than the build, before any boot), 3 when a boot could not be
+// measured, 1 when a cell regressed, 4 when one stayed undecided.
+func Command(ctx context.Context, o Options) error {
+	if o.Policy.Tolerance == 0 {
+		o.Policy.Tolerance = compare.DefaultTolerance
+	}
+	if o.Policy.Alpha == 0 {
+		o.Policy.Alpha = compare.DefaultAlpha
+	}
+	spA, err := o.load(o.A)
+	if err != nil {
+		return err
+	}
+	spB, err := o.load(o.B)
+	if err != nil {
+		return err
+	}
+	if diffs := Differences(spA, spB, o.Sim); len(diffs) > 0 {
+		return exit.Usagef("interleave: A (%s) and B (%s) differ beyond the build, so their numbers are not comparable:\n  %s\nmake the variable change the server only",
+			o.A, o.B, compare.JoinDifferences(diffs, "\n  "))
+	}
+	m := spA.Measure
+	if m.Boots > 1 {
+		return exit.Usagef("%s: measure.boots = %d: an interleaved run boots each build once a block (-blocks); leave boots out", o.SpecPath, m.Boots)
+	}
+	repeats := max(m.Repeat, 1)
+	design := compare.Blocks{Min: o.Blocks, Max: o.Blocks, Alpha: o.Policy.Alpha, Tolerance: o.Policy.Tolerance}
+	if m.RepeatAuto {
+		repeats, design.Max = AutoRepeats, max(o.MaxBlocks, o.Blocks)
+	}
+	if n := compare.BlocksNeeded(design.Level()); n == 0 || design.Max < n {
+		return exit.Usagef("-blocks %d: at least %d blocks are needed for an interval at %.4g", design.Max, n, design.Level())
+	}
+	if o.OutDir == "" {
+		o.OutDir = DefaultOutDir
+	}
+	if entries, err := os.ReadDir(o.OutDir); err == nil && len(entries) > 0 {
+		return exit.Usagef("-out %s holds files already: give an empty or new folder", o.OutDir)
+	}
+	if o.Measure == nil {
+		o.Measure = o.runBoot
+	}
+	srv := spA.Servers[0]
+	cells := plan.New(spA, srv, nil).Cells()
+	var refs []vocab.CellRef
+	for _, c := range cells {
+		if c.Phase == vocab.PhaseDecode || c.Phase == vocab.PhasePrefill {
+			refs = append(refs, c)
+		}
+	}
+	if len(refs) == 0 {
+		return exit.Usagef("%s: no decode or prefill cell to compare (an interleaved run compares those; traffic, searches and correctness are not interleaved yet)", o.SpecPath)
+	}
+	views.WriteInterleaveStart(o.Stdout, views.InterleaveDesign{A: o.A, B: o.B, VarName: o.VarName, Seed: o.Seed,
+		Min: design.Min, Max: design.Max, Repeats: repeats, Cells: len(refs), OutDir: o.OutDir})
+	r := &interleaved{o: o, design: design, repeats: repeats, specs: map[string]*spec.Spec{"A": spA, "B": spB},
+		rng: rand.New(rand.NewPCG(o.Seed, 0x1e7e)), a: map[vocab.CellRef]map[string][]float64{}, b: map[vocab.CellRef]map[string][]float64{},
+		errs: map[vocab.CellRef]string{}, server: srv.Name}
+	rec, err := r.run(ctx, refs)
+	if err != nil {
+		return err
+	}
+	rec.Rows = rows(rec.cells)
+	views.WriteInterleaveCells(o.Stdout, srv.Name, rec.cells, design.Tolerance)
+	views.WriteInterleaveEnd(o.Stdout, views.InterleaveSummary{Outcome: rec.Outcome, Cells: rec.cells, Blocks: rec.Blocks,
+		Boots: rec.Boots, ServerS: rec.ServerS, OutDir: o.OutDir})
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return exit.Infraf("interleave: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(o.OutDir, RecordFile), append(data, '\n'), 0o644); err != nil {
+		return exit.Infraf("interleave: %v", err)
+	}
+	switch rec.Outcome {
+	case vocab.Error:
+		return exit.Quiet(exit.Infra)
+	case vocab.Fail:
+		return exit.Quiet(exit.Fail)
+	case vocab.Inconclusive:
+		return exit.Quiet(exit.Inconclusive)
+	}
+	return nil
+}
+
+// interleaved is one Command's state: each cell's values per metric,
+// block by block, on each side.
+type interleaved struct {
+	o       Options
+	design  compare.Blocks
+	repeats int
+	specs   map[string]*spec.Spec
+	rng     *rand.Rand
+	a, b    map[vocab.CellRef]map[string][]float64
+	errs    map[vocab.CellRef]string
+	server  string
+}
+
+// run measures blocks until the design is done: Min blocks, then with
+// repeat = "auto" the cells undecided there up to Max, looked at only
+// there: more looks would err more often than the level says.
+func (r *interleaved) run(ctx context.Context, refs []vocab.CellRef) (*Record, error) {
+	rec := &Record{A: r.o.A, B: r.o.B, VarName: r.o.VarName, Seed: r.o.Seed, Repeats: r.repeats,
+		Tolerance: r.design.Tolerance, Level: r.design.Level()}
+	open := refs
+	for block := 1; block <= r.design.Max && len(open) > 0; block++ {
+		order := []string{"A", "B"}
+		if r.rng.IntN(2) == 1 {
+			order = []string{"B", "A"}
+		}
+		rec.Order = append(rec.Order, strings.Join(order, ""))
+		for _, side := range order {
+			res, err := r.boot(ctx, side, block, open)
+			if err != nil {
+				return nil, err
+			}
+			rec.Boots++
+			if res.GPUTime != nil {
+				rec.ServerS += res.GPUTime.ServerS
+			}
+			r.collect(side, res, open, block)
+		}
+		rec.Blocks = block
+		if block != r.design.Min && block != r.design.Max {
+			continue // two looks, at Min and at Max (compare.Blocks.Level)
+		}
+		var still []vocab.CellRef
+		for _, ref := range open {
+			if c := r.decide(ref); !c.Decided() && block < r.design.Max {
+				still = append(still, ref)
+			}
+		}
+		if len(still) > 0 && len(still) < len(open) {
+			views.WriteInterleaveMore(r.o.Stdout, len(still), r.design.Max)
+		}
+		open = still
+	}
+	for _, ref := range refs {
+		c := r.decide(ref)
+		rec.cells = append(rec.cells, c)
+		rec.Outcome = vocab.Worst(rec.Outcome, c.Outcome)
+	}
+	return rec, nil
+}
+
+// decide is a cell's comparison over the blocks measured so far.
+func (r *interleaved) decide(ref vocab.CellRef) compare.BlockCell {
+	if e := r.errs[ref]; e != "" {
+		return compare.BlockCell{Ref: ref, Error: e, Outcome: vocab.Error}
+	}
+	return r.design.DecideCell(ref, compare.DefaultMetrics(ref.Phase), r.a[ref], r.b[ref])
+}
+
+// collect keeps each open cell's gated metrics of one boot; a cell the
+// boot did not measure is an error from then on.
+func (r *interleaved) collect(side string, res *result.Results, open []vocab.CellRef, block int) {
+	into := r.a
+	if side == "B" {
+		into = r.b
+	}
+	for _, ref := range open {
+		vals, status, reason := cellValues(res, ref)
+		if !status.Measured() {
+			if r.errs[ref] == "" {
+				r.errs[ref] = fmt.Sprintf("block %d, %s: %s", block, side, status.Unmeasured(reason))
+			}
+			continue
+		}
+		if into[ref] == nil {
+			into[ref] = map[string][]float64{}
+		}
+		for _, m := range compare.DefaultMetrics(ref.Phase) {
+			v, ok := vals(m)
+			if !ok {
+				if r.errs[ref] == "" {
+					r.errs[ref] = fmt.Sprintf("block %d, %s: %s not reported", block, side, m.Name)
+				}
+				continue
+			}
+			into[ref][m.Name] = append(into[ref][m.Name], v)
+		}
+	}
+}
+
+// cellValues finds a cell in a boot's results: its metric reader, status
+// and reason (StatusError "not in the results" when absent).
+func cellValues(res *result.Results, ref vocab.CellRef) (func(metric.Metric) (float64, bool), vocab.Status, string) {
+	for i := range res.Decode {
+		if c := &res.Decode[i]; c.Ref() == ref {
+			return c.Value, c.Status, c.Reason
+		}
+	}
+	for i := range res.Prefill {
+		if c := &res.Prefill[i]; c.Ref() == ref {
+			return c.Value, c.Status, c.Reason
+		}
+	}
+	return nil, vocab.StatusError, "not in the boot's results"
+}
+
+// boot measures the open cells on one side in one block.
+func (r *interleaved) boot(ctx context.Context, side string, block int, open []vocab.CellRef) (*result.Results, error) {
+	sp := *r.specs[side]
+	m := *sp.Measure
+	m.Repeat, m.RepeatAuto, m.MaxRepeat, m.Boots, m.MaxGPUTime = r.repeats, false, 0, 1, 0
+	sp.Measure = &m
+	srv := sp.Servers[0]
+	names := make([]string, len(open))
+	for i, c := range open {
+		names[i] = regexp.QuoteMeta(c.TestName(srv.Name))
+	}
+	p := plan.New(&sp, srv, regexp.MustCompile("^(?:"+strings.Join(names, "|")+")$"))
+	p.Searches, p.Correctness, p.Asserts, p.Expects = nil, nil, nil, nil
+	for i := range p.Steps {
+		p.Steps[i].Searches, p.Steps[i].Traffic = nil, nil
+	}
+	build := r.o.A
+	if side == "B" {
+		build = r.o.B
+	}
+	b := Boot{Side: side, Build: build, Block: block, Spec: &sp, Plan: p,
+		Dir: filepath.Join(r.o.OutDir, strings.ToLower(side), fmt.Sprintf("block-%02d", block))}
+	if err := os.MkdirAll(b.Dir, 0o755); err != nil {
+		return nil, exit.Infraf("interleave: %v", err)
+	}
+	t0 := time.Now()
+	res, err := r.o.Measure(ctx, b)
+	if err != nil {
+		return nil, exit.With(max(exit.Code(err), exit.Infra), fmt.Errorf("interleave: block %d, %s (%s): %w", block, side, build, err))
+	}
+	views.WriteInterleaveBoot(r.o.Stdout, views.InterleaveBoot{Block: block, Side: side, Build: build, Cells: len(open),
+		Elapsed: time.Since(t0), Dir: b.Dir})
+	return res, nil
+}
+
+// runBoot is Measure by the runner: the boot's plan against its spec.
+func (o Options) runBoot(ctx context.Context, b Boot) (*result.Results, error) {
+	cfg := runner.Config{Spec: b.Spec, Server: b.Spec.Servers[0], Plan: b.Plan, OutDir: b.Dir, Sim: o.Sim, Tool: o.Tool,
+		Policy: o.Policy, ForceStop: o.ForceStop, StreamIdleTimeout: o.StreamIdleTimeout}
+	return runner.Run(ctx, cfg)
+}
+
+// load is the spec with the build applied: -var-name set to it, or its
+// one server's container.image replaced (as bisect names builds).
+func (o Options) load(build string) (*spec.Spec, error) {
+	vars := spec.Vars{}
+	for k, v := range o.Vars {
+		vars[k] = v
+	}
+	if o.VarName != "" {
+		if _, ok := o.Vars[o.VarName]; ok {
+			return nil, exit.Usagef("-var %s is the build variable of -var-name: leave it out", o.VarName)
+		}
+		vars[o.VarName] = build
+	}
+	specs, err := specload.Load(o.Stderr, []string{o.SpecPath}, vars)
+	if err != nil {
+		return nil, err
+	}
+	sp := specs[0].WithDuration(o.Duration)
+	if len(sp.Servers) != 1 {
+		return nil, exit.Usagef("%s: interleave measures one server; the spec has %d", o.SpecPath, len(sp.Servers))
+	}
+	if o.VarName != "" {
+		return sp, nil
+	}
+	srv := sp.Servers[0]
+	if srv.Container == nil {
+		return nil, exit.Usagef("%s: server %q has no container block: its builds are container images, or give -var-name for a launched server", o.SpecPath, srv.Name)
+	}
+	c := *srv.Container
+	c.Image = build
+	s := *srv
+	s.Container = &c
+	sp.Servers = []*spec.Server{&s}
+	return sp, nil
+}
+
+// Differences are the ways the two builds' specs differ beyond the
+// server they launch: the measurement settings (compare.PlannedSettings,
+// the check a -baseline makes before its run) and the cells measured.
+func Differences(a, b *spec.Spec, sim bool) []compare.Difference {
+	planned := func(sp *spec.Spec) compare.Planned {
+		m := sp.Measure
+		return compare.Planned{Window: m.Duration, MaxOutput: m.MaxOutput, Endpoint: m.Endpoint, Repeat: m.Repeat,
+			RepeatAuto: m.RepeatAuto, MaxRepeat: m.MaxRepeat, Simulated: sim, Engine: sp.Servers[0].Engine}
+	}
+	out := compare.PlannedSettings(planned(a), planned(b))
+	out = append(out, compare.Changed("boots", fmt.Sprint(max(a.Measure.Boots, 1)), fmt.Sprint(max(b.Measure.Boots, 1)))...)
+	names := func(sp *spec.Spec) string {
+		var s []string
+		for _, c := range plan.New(sp, sp.Servers[0], nil).Cells() {
+			s = append(s, c.Name())
+		}
+		return strings.Join(s, " ")
+	}
+	return append(out, compare.Changed("cells", names(a), names(b))...)
+}

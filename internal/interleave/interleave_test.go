@@ -1,0 +1,237 @@
+package interleave
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// specWith writes a spec of one launched server whose build is the
+// variable build, with measure and cells as given.
+func specWith(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ab.hcl")
+	src := `variable "build" {
+  type    = string
+  default = "a"
+}
+server "s" {
+  model = "m"
+  port  = 18999
+  args  = ["--build", var.build]
+}
+` + body
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// fakeBoot is a Measure whose prefill tps is value(side, block, context),
+// recording each boot it was asked for.
+type fakeBoot struct {
+	value func(side string, block, ctx int) float64
+	boots []Boot
+	fail  string // a side whose boots fail
+}
+
+func (f *fakeBoot) measure(_ context.Context, b Boot) (*result.Results, error) {
+	f.boots = append(f.boots, b)
+	if b.Side == f.fail {
+		return nil, exit.Infraf("the server did not start")
+	}
+	res := &result.Results{GPUTime: &result.GPUTime{ServerS: 10}}
+	for _, ref := range b.Plan.Cells() {
+		res.Prefill = append(res.Prefill, result.PrefillCell{Context: ref.Context, Status: vocab.StatusValid, TPS: f.value(b.Side, b.Block, ref.Context)})
+	}
+	return res, nil
+}
+
+// jitter is a fixed pseudo-noise of ±1 % for block k and a side.
+func jitter(side string, k int) float64 {
+	s := 0.0
+	if side == "B" {
+		s = 0.37
+	}
+	return 1 + 0.01*math.Sin(float64(k)*2.1+s)
+}
+
+// TestCommand: the design and its decisions over a fake runner.
+func TestCommand(t *testing.T) {
+	fixed := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\n"
+	auto := "measure {\n  repeat = \"auto\"\n}\nprefill {\n  contexts = [\"1K\", \"4K\"]\n}\n"
+	tests := []struct {
+		name  string
+		body  string
+		value func(side string, block, ctx int) float64
+		fail  string
+		code  int
+		// want are lines of stdout; boots the boots measured; check more.
+		want  []string
+		boots int
+		check func(t *testing.T, f *fakeBoot, rec Record)
+	}{
+		{
+			name: "identical builds, the machine 30% slower from block 3 on: within tolerance",
+			body: fixed,
+			value: func(side string, block, _ int) float64 {
+				v := 1000 * jitter(side, block)
+				if block >= 3 {
+					v *= 0.7
+				}
+				return v
+			},
+			want:  []string{"6 blocks paired), within 5%\n", "--- PASS: s/interleave/prefill/ctx=1K\n", "6 blocks, 12 boots, 120.0 s of server time", "\nPASS\n"},
+			boots: 12,
+			check: func(t *testing.T, f *fakeBoot, rec Record) {
+				if !slices.Contains(rec.Order, "AB") || !slices.Contains(rec.Order, "BA") {
+					t.Errorf("orders %v: want both drawn", rec.Order)
+				}
+				for i, b := range f.boots {
+					if want := rec.Order[i/2][i%2 : i%2+1]; b.Side != want || b.Block != i/2+1 {
+						t.Errorf("boot %d: %s of block %d, want %s of block %d", i, b.Side, b.Block, want, i/2+1)
+					}
+					if b.Spec.Measure.Repeat != 2 || b.Spec.Measure.Boots != 1 {
+						t.Errorf("boot %d: repeat %d, boots %d; want 2, 1", i, b.Spec.Measure.Repeat, b.Spec.Measure.Boots)
+					}
+				}
+			},
+		},
+		{
+			name: "B 10% slower: regressed",
+			body: fixed,
+			value: func(side string, block, _ int) float64 {
+				return map[string]float64{"A": 1000, "B": 900}[side] * jitter(side, block)
+			},
+			code:  exit.Fail,
+			want:  []string{"tps: A 1", ", regressed beyond 5% (higher is better)\n", "--- FAIL: s/interleave/prefill/ctx=1K\n", "1 of 1 cells failed: prefill/ctx=1K (fail)\n", "\nFAIL\n"},
+			boots: 12,
+		},
+		{
+			name: "repeat auto: only the undecided cell gets more blocks",
+			body: auto,
+			value: func(side string, block, ctx int) float64 {
+				v := 1000 * jitter(side, block)
+				if ctx == 4096 && block == 2 && side == "B" {
+					v *= 0.8 // a wild block: undecided after 6, decided at 16
+				}
+				return v
+			},
+			want:  []string{"6 to 16 blocks (repeat = \"auto\")", "1 cell not yet decided: more blocks, up to 16", "--- PASS: s/interleave/prefill/ctx=1K\n"},
+			boots: 32,
+			check: func(t *testing.T, f *fakeBoot, rec Record) {
+				for _, b := range f.boots {
+					if n := len(b.Plan.Cells()); b.Block > 6 && n != 1 || b.Block <= 6 && n != 2 {
+						t.Errorf("block %d measured %d cells", b.Block, n)
+					}
+					if b.Spec.Measure.Repeat != AutoRepeats || b.Spec.Measure.RepeatAuto {
+						t.Errorf("block %d: repeat %d (auto %v), want %d a boot", b.Block, b.Spec.Measure.Repeat, b.Spec.Measure.RepeatAuto, AutoRepeats)
+					}
+				}
+				if len(rec.Rows) != 2 || len(rec.Rows[0].A) != 6 || len(rec.Rows[1].A) != 16 {
+					t.Errorf("rows %+v: want 6 blocks of 1K, 16 of 4K", rec.Rows)
+				}
+			},
+		},
+		{
+			name:  "a boot that does not start: exit 3 naming it",
+			body:  fixed,
+			value: func(string, int, int) float64 { return 1000 },
+			fail:  "B",
+			code:  exit.Infra,
+			check: func(t *testing.T, f *fakeBoot, _ Record) {
+				if len(f.boots) > 2 {
+					t.Errorf("%d boots after B's failed", len(f.boots))
+				}
+			},
+		},
+		{
+			name:  "a window that depends on the build: refused before any boot",
+			body:  "measure {\n  duration = var.build == \"a\" ? \"1s\" : \"2s\"\n}\nprefill {\n  contexts = [\"1K\"]\n}\n",
+			value: func(string, int, int) float64 { return 1000 },
+			code:  exit.Usage,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeBoot{value: tc.value, fail: tc.fail}
+			var stdout, stderr bytes.Buffer
+			out := filepath.Join(t.TempDir(), "ab")
+			err := Command(context.Background(), Options{SpecPath: specWith(t, tc.body), VarName: "build", A: "a", B: "b", OutDir: out,
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stderr, Measure: f.measure})
+			if got := exit.Code(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s%s", got, err, tc.code, stdout.String(), stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
+				}
+			}
+			if tc.boots > 0 && len(f.boots) != tc.boots {
+				t.Errorf("%d boots, want %d", len(f.boots), tc.boots)
+			}
+			switch tc.code {
+			case exit.Usage:
+				if len(f.boots) > 0 || !strings.Contains(err.Error(), "differ beyond the build") || !strings.Contains(err.Error(), "window: 1s → 2s") {
+					t.Errorf("%d boots; error %v: want none, naming the window", len(f.boots), err)
+				}
+				return
+			case exit.Infra:
+				if err == nil || !strings.Contains(err.Error(), "block 1, B (b): the server did not start") {
+					t.Errorf("error %v: want the block and build named", err)
+				}
+				if tc.check != nil {
+					tc.check(t, f, Record{})
+				}
+				return
+			}
+			var rec Record
+			data, rerr := os.ReadFile(filepath.Join(out, RecordFile))
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			if err := json.Unmarshal(data, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if tc.check != nil {
+				tc.check(t, f, rec)
+			}
+		})
+	}
+}
+
+// TestOrderSeeded: the same seed draws the same orders; another seed
+// others.
+func TestOrderSeeded(t *testing.T) {
+	orders := func(seed uint64) []string {
+		f := &fakeBoot{value: func(string, int, int) float64 { return 1000 }}
+		var stdout bytes.Buffer
+		err := Command(context.Background(), Options{SpecPath: specWith(t, "prefill {\n  contexts = [\"1K\"]\n}\n"), VarName: "build", A: "a", B: "b",
+			OutDir: filepath.Join(t.TempDir(), "ab"), Seed: seed, Blocks: 8, MaxBlocks: 8, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for i := 0; i+1 < len(f.boots); i += 2 {
+			out = append(out, f.boots[i].Side+f.boots[i+1].Side)
+		}
+		return out
+	}
+	a, b, c := orders(1), orders(1), orders(2)
+	if len(a) != 8 || !slices.Equal(a, b) {
+		t.Errorf("seed 1 drew %v, then %v: want 8 blocks, the same", a, b)
+	}
+	if slices.Equal(a, c) {
+		t.Errorf("seeds 1 and 2 drew the same orders %v", a)
+	}
+}

@@ -1,0 +1,160 @@
+package views
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// InterleaveDesign is what `slogate interleave` is about to do.
+type InterleaveDesign struct {
+	A, B, VarName string
+	Seed          uint64
+	// Min and Max are the blocks (equal for a fixed design); Repeats a
+	// boot's repeats; Cells the decode and prefill cells compared.
+	Min, Max, Repeats, Cells int
+	OutDir                   string
+}
+
+// WriteInterleaveStart is the interleaved run's first line:
+//
+//	interleave: A = ./srv-old, B = ./srv-new (-var-name server_bin): 6 blocks of one boot each, order drawn from seed 1, 2 repeats a boot, 3 cells; results in slogate-out/interleave
+func WriteInterleaveStart(w io.Writer, d InterleaveDesign) {
+	by := "container.image"
+	if d.VarName != "" {
+		by = "-var-name " + d.VarName
+	}
+	blocks := fmt.Sprintf("%d blocks", d.Min)
+	if d.Max > d.Min {
+		blocks = fmt.Sprintf("%d to %d blocks (repeat = \"auto\")", d.Min, d.Max)
+	}
+	fmt.Fprintf(w, "interleave: A = %s, B = %s (%s): %s of one boot of each, the order drawn from seed %d, %s a boot, %s; results in %s\n",
+		d.A, d.B, by, blocks, d.Seed, count(d.Repeats, "repeat"), count(d.Cells, "cell"), d.OutDir)
+}
+
+// InterleaveBoot is one boot measured.
+type InterleaveBoot struct {
+	Block       int
+	Side, Build string
+	Cells       int
+	Elapsed     time.Duration
+	Dir         string
+}
+
+// WriteInterleaveBoot is a boot's line once measured:
+//
+//	block 2: B (./srv-new) measured 3 cells in 14.2s → slogate-out/interleave/b/block-02
+func WriteInterleaveBoot(w io.Writer, b InterleaveBoot) {
+	fmt.Fprintf(w, "block %d: %s (%s) measured %s in %s → %s\n", b.Block, b.Side, b.Build, count(b.Cells, "cell"),
+		b.Elapsed.Round(100*time.Millisecond), b.Dir)
+}
+
+// WriteInterleaveMore says that repeat = "auto" measures more blocks for
+// the cells not yet decided.
+func WriteInterleaveMore(w io.Writer, open, max int) {
+	fmt.Fprintf(w, "interleave: %s not yet decided: more blocks, up to %d (repeat = \"auto\")\n", count(open, "cell"), max)
+}
+
+// WriteInterleaveCells writes each cell's verdict as -baseline does, B
+// against A, one line a metric:
+//
+//	=== RUN   q/interleave/decode/ctx=1K/conc=1
+//	    total_tps: A 246.1, B 221.5 (-10.0%, bounds -10.9…-9.1% at 95.3% confidence each, 6 blocks paired), regressed beyond 5% (higher is better)
+//	--- FAIL: q/interleave/decode/ctx=1K/conc=1
+func WriteInterleaveCells(w io.Writer, server string, cells []compare.BlockCell, tolerance float64) {
+	if tolerance == 0 {
+		tolerance = compare.DefaultTolerance
+	}
+	tol := numfmt.Percent(tolerance)
+	for _, c := range cells {
+		name := server + "/interleave/" + c.Ref.Name()
+		fmt.Fprintf(w, "=== RUN   %s\n", name)
+		if c.Error != "" {
+			fmt.Fprintf(w, "    cell not measured: %s\n", c.Error)
+		}
+		var regressed, undecided []string
+		for _, m := range c.Metrics {
+			t := m.Test
+			line := fmt.Sprintf("    %s: A %s, B %s (%s", m.Metric.Name, numfmt.Value(m.ValueA), numfmt.Value(m.ValueB), numfmt.Delta(t.Shift.Change()))
+			if t.Level > 0 {
+				line += fmt.Sprintf(", bounds %s…%s%% at %s confidence each, %d blocks paired)", bound(t.Lower-1), bound(t.Upper-1), confidenceText(t.Confidence()), t.Blocks)
+			} else {
+				line += fmt.Sprintf(", %d blocks paired: too few for an interval at %s)", t.Blocks, numfmt.Shortest(t.Alpha))
+			}
+			switch t.Change {
+			case compare.Regressed:
+				line += fmt.Sprintf(", regressed beyond %s (%s)", tol, m.Metric.Direction())
+				regressed = append(regressed, m.Metric.Name)
+			case compare.Inconclusive:
+				line += ": inconclusive"
+				if t.Needed > 0 {
+					line += fmt.Sprintf(", about %d blocks would decide it", t.Needed)
+				}
+				undecided = append(undecided, m.Metric.Name)
+			case compare.Improved:
+				line += ", improved"
+			default:
+				line += ", within " + tol
+			}
+			fmt.Fprintln(w, line)
+		}
+		switch {
+		case len(regressed) > 0:
+			fmt.Fprintf(w, "        %s regressed beyond %s: B against A, paired by block\n", joinAnd(regressed), tol)
+		case len(undecided) > 0:
+			fmt.Fprintf(w, "        %s inconclusive: neither regressed nor shown within %s; more blocks (repeat = \"auto\", -max-blocks) would decide it\n", joinAnd(undecided), tol)
+		}
+		fmt.Fprintf(w, "--- %s: %s\n", interleaveWord(c.Outcome), name)
+	}
+}
+
+// interleaveWord is a verdict's word as go test prints it.
+func interleaveWord(o vocab.Outcome) string {
+	switch o {
+	case vocab.Fail, vocab.Error, vocab.Inconclusive:
+		return "FAIL"
+	case vocab.Skip:
+		return "SKIP"
+	}
+	return "PASS"
+}
+
+// InterleaveSummary is the end of an interleaved run.
+type InterleaveSummary struct {
+	Outcome       vocab.Outcome
+	Cells         []compare.BlockCell
+	Blocks, Boots int
+	ServerS       float64
+	OutDir        string
+}
+
+// WriteInterleaveEnd is the run's closing lines: what failed, the cost in
+// boots and server time, where both sides' results are, and the verdict.
+func WriteInterleaveEnd(w io.Writer, s InterleaveSummary) {
+	var failed []string
+	for _, c := range s.Cells {
+		if c.Outcome != vocab.Pass {
+			failed = append(failed, c.Ref.Name()+" ("+c.Outcome.String()+")")
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "%d of %d cells failed: %s\n", len(failed), len(s.Cells), strings.Join(failed, ", "))
+	}
+	fmt.Fprintf(w, "interleave: %s, %s, %.1f s of server time; A's results in %s/a/block-NN, B's in %s/b/block-NN, the comparison in %s/interleave.json\n",
+		count(s.Blocks, "block"), count(s.Boots, "boot"), s.ServerS, s.OutDir, s.OutDir, s.OutDir)
+	if s.Outcome == vocab.Pass {
+		fmt.Fprintln(w, "PASS")
+	} else {
+		fmt.Fprintln(w, "FAIL")
+	}
+}
+
+// count is n and the noun, plural but for one: "1 cell", "3 cells".
+func count(n int, noun string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, noun, noun+"s"))
+}
