@@ -241,9 +241,12 @@ func Changed(setting, a, b string) []Difference { return changed(setting, a, b) 
 type BlockCell struct {
 	Ref     vocab.CellRef
 	Metrics []BlockMetric
-	// Error is why the cell has no value in some boot ("" when it has one
-	// in every boot): the cell is then an Error, never decided.
+	// Error is why a boot errored on the cell ("" when none did): the
+	// cell is then an Error, never decided.
 	Error string
+	// Left are the blocks left out of the pairs, each with why: a boot
+	// measured the cell without numbers (over capacity, unmeasurable).
+	Left []string
 	// Outcome is the worst of its metrics' (Error when Error is set).
 	Outcome vocab.Outcome
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,6 +127,8 @@ type Row struct {
 	Decision   string        `json:"decision"`
 	Outcome    vocab.Outcome `json:"outcome"`
 	Error      string        `json:"error,omitempty"`
+	// Left are the blocks left out of the pairs, each with why.
+	Left []string `json:"left_out,omitempty"`
 }
 
 // rows are the record's rows of cells.
@@ -139,7 +142,7 @@ func rows(cells []compare.BlockCell) []Row {
 		for _, m := range c.Metrics {
 			t := m.Test
 			r := Row{Cell: c.Ref.Name(), Metric: m.Metric.Name, A: m.A, B: m.B, Change: t.Ratio - 1,
-				Blocks: t.Blocks, Decision: t.Change.Key(), Outcome: m.Outcome}
+				Blocks: t.Blocks, Decision: t.Change.Key(), Outcome: m.Outcome, Left: c.Left}
 			if t.Level > 0 {
 				r.Lower, r.Upper, r.Confidence = t.Lower-1, t.Upper-1, t.Confidence()
 			}
@@ -207,8 +210,8 @@ func Command(ctx context.Context, o Options) error {
 	views.WriteInterleaveStart(o.Stdout, views.InterleaveDesign{A: o.A, B: o.B, VarName: o.VarName, Seed: o.Seed,
 		Min: design.Min, Max: design.Max, Repeats: repeats, Cells: len(refs), OutDir: o.OutDir})
 	r := &interleaved{o: o, design: design, repeats: repeats, specs: map[string]*spec.Spec{"A": spA, "B": spB},
-		rng: rand.New(rand.NewPCG(o.Seed, 0x1e7e)), a: map[vocab.CellRef]map[string][]float64{}, b: map[vocab.CellRef]map[string][]float64{},
-		errs: map[vocab.CellRef]string{}, server: srv.Name}
+		rng: rand.New(rand.NewPCG(o.Seed, 0x1e7e)), a: map[vocab.CellRef]map[string]map[int]float64{}, b: map[vocab.CellRef]map[string]map[int]float64{},
+		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, server: srv.Name}
 	rec, err := r.run(ctx, refs)
 	if err != nil {
 		return err
@@ -235,16 +238,18 @@ func Command(ctx context.Context, o Options) error {
 	return nil
 }
 
-// interleaved is one Command's state: each cell's values per metric,
-// block by block, on each side.
+// interleaved is one Command's state: each cell's values per metric and
+// block on each side, the cells a boot errored, and the blocks left out
+// of a cell's pairs.
 type interleaved struct {
 	o       Options
 	design  compare.Blocks
 	repeats int
 	specs   map[string]*spec.Spec
 	rng     *rand.Rand
-	a, b    map[vocab.CellRef]map[string][]float64
+	a, b    map[vocab.CellRef]map[string]map[int]float64
 	errs    map[vocab.CellRef]string
+	left    map[vocab.CellRef][]string
 	server  string
 }
 
@@ -295,16 +300,37 @@ func (r *interleaved) run(ctx context.Context, refs []vocab.CellRef) (*Record, e
 	return rec, nil
 }
 
-// decide is a cell's comparison over the blocks measured so far.
+// decide is a cell's comparison over the blocks measured so far: each
+// metric on the blocks where both sides have a value, in block order.
 func (r *interleaved) decide(ref vocab.CellRef) compare.BlockCell {
 	if e := r.errs[ref]; e != "" {
 		return compare.BlockCell{Ref: ref, Error: e, Outcome: vocab.Error}
 	}
-	return r.design.DecideCell(ref, compare.DefaultMetrics(ref.Phase), r.a[ref], r.b[ref])
+	metrics := compare.DefaultMetrics(ref.Phase)
+	a, b := map[string][]float64{}, map[string][]float64{}
+	for _, m := range metrics {
+		va, vb := r.a[ref][m.Name], r.b[ref][m.Name]
+		var blocks []int
+		for k := range va {
+			if _, ok := vb[k]; ok {
+				blocks = append(blocks, k)
+			}
+		}
+		slices.Sort(blocks)
+		for _, k := range blocks {
+			a[m.Name], b[m.Name] = append(a[m.Name], va[k]), append(b[m.Name], vb[k])
+		}
+	}
+	c := r.design.DecideCell(ref, metrics, a, b)
+	c.Left = r.left[ref]
+	return c
 }
 
-// collect keeps each open cell's gated metrics of one boot; a cell the
-// boot did not measure is an error from then on.
+// collect keeps each open cell's gated metrics of one boot. A cell the
+// boot errored is an error from then on (a server that fails is never a
+// slow one); one it measured without numbers (over capacity, unmeasurable
+// by the client) leaves its block out of the cell's pairs, said in its
+// lines, and repeat = "auto" measures further blocks for it.
 func (r *interleaved) collect(side string, res *result.Results, open []vocab.CellRef, block int) {
 	into := r.a
 	if side == "B" {
@@ -312,14 +338,18 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 	}
 	for _, ref := range open {
 		vals, status, reason := cellValues(res, ref)
-		if !status.Measured() {
+		switch {
+		case status == vocab.StatusError:
 			if r.errs[ref] == "" {
 				r.errs[ref] = fmt.Sprintf("block %d, %s: %s", block, side, status.Unmeasured(reason))
 			}
 			continue
+		case !status.Measured():
+			r.left[ref] = append(r.left[ref], fmt.Sprintf("block %d: %s %s", block, side, status.Unmeasured(reason)))
+			continue
 		}
 		if into[ref] == nil {
-			into[ref] = map[string][]float64{}
+			into[ref] = map[string]map[int]float64{}
 		}
 		for _, m := range compare.DefaultMetrics(ref.Phase) {
 			v, ok := vals(m)
@@ -329,7 +359,10 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 				}
 				continue
 			}
-			into[ref][m.Name] = append(into[ref][m.Name], v)
+			if into[ref][m.Name] == nil {
+				into[ref][m.Name] = map[int]float64{}
+			}
+			into[ref][m.Name][block] = v
 		}
 	}
 }

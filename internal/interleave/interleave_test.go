@@ -41,8 +41,10 @@ server "s" {
 // recording each boot it was asked for.
 type fakeBoot struct {
 	value func(side string, block, ctx int) float64
-	boots []Boot
-	fail  string // a side whose boots fail
+	// status is a cell's status in a boot; nil: valid.
+	status func(side string, block, ctx int) vocab.Status
+	boots  []Boot
+	fail   string // a side whose boots fail
 }
 
 func (f *fakeBoot) measure(_ context.Context, b Boot) (*result.Results, error) {
@@ -52,7 +54,13 @@ func (f *fakeBoot) measure(_ context.Context, b Boot) (*result.Results, error) {
 	}
 	res := &result.Results{GPUTime: &result.GPUTime{ServerS: 10}}
 	for _, ref := range b.Plan.Cells() {
-		res.Prefill = append(res.Prefill, result.PrefillCell{Context: ref.Context, Status: vocab.StatusValid, TPS: f.value(b.Side, b.Block, ref.Context)})
+		c := result.PrefillCell{Context: ref.Context, Status: vocab.StatusValid, TPS: f.value(b.Side, b.Block, ref.Context)}
+		if f.status != nil {
+			if c.Status = f.status(b.Side, b.Block, ref.Context); c.Status != vocab.StatusValid {
+				c.TPS, c.Reason = 0, "the server stopped answering"
+			}
+		}
+		res.Prefill = append(res.Prefill, c)
 	}
 	return res, nil
 }
@@ -71,11 +79,12 @@ func TestCommand(t *testing.T) {
 	fixed := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\n"
 	auto := "measure {\n  repeat = \"auto\"\n}\nprefill {\n  contexts = [\"1K\", \"4K\"]\n}\n"
 	tests := []struct {
-		name  string
-		body  string
-		value func(side string, block, ctx int) float64
-		fail  string
-		code  int
+		name   string
+		body   string
+		value  func(side string, block, ctx int) float64
+		status func(side string, block, ctx int) vocab.Status
+		fail   string
+		code   int
 		// want are lines of stdout; boots the boots measured; check more.
 		want  []string
 		boots int
@@ -144,6 +153,40 @@ func TestCommand(t *testing.T) {
 			},
 		},
 		{
+			name: "a block measured without numbers is left out of the pairs",
+			body: fixed,
+			value: func(side string, block, _ int) float64 {
+				return map[string]float64{"A": 1000, "B": 900}[side] * jitter(side, block)
+			},
+			status: func(side string, block, _ int) vocab.Status {
+				if side == "B" && block == 3 {
+					return vocab.StatusOverCapacity
+				}
+				return vocab.StatusValid
+			},
+			code:  exit.Fail,
+			want:  []string{"    left out of the pairs: block 3: B over capacity\n", "5 blocks paired), regressed beyond 5%"},
+			boots: 12,
+			check: func(t *testing.T, _ *fakeBoot, rec Record) {
+				if r := rec.Rows[0]; len(r.A) != 5 || len(r.Left) != 1 {
+					t.Errorf("row %+v: want 5 pairs, 1 block left out", r)
+				}
+			},
+		},
+		{
+			name:  "a boot that errored on the cell: an error, never a slow build",
+			body:  fixed,
+			value: func(string, int, int) float64 { return 1000 },
+			status: func(side string, block, _ int) vocab.Status {
+				if side == "A" && block == 4 {
+					return vocab.StatusError
+				}
+				return vocab.StatusValid
+			},
+			code: exit.Infra,
+			want: []string{"    cell not measured: block 4, A: error: the server stopped answering\n", "--- FAIL: s/interleave/prefill/ctx=1K\n", "prefill/ctx=1K (error)"},
+		},
+		{
 			name:  "a boot that does not start: exit 3 naming it",
 			body:  fixed,
 			value: func(string, int, int) float64 { return 1000 },
@@ -164,7 +207,7 @@ func TestCommand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeBoot{value: tc.value, fail: tc.fail}
+			f := &fakeBoot{value: tc.value, status: tc.status, fail: tc.fail}
 			var stdout, stderr bytes.Buffer
 			out := filepath.Join(t.TempDir(), "ab")
 			err := Command(context.Background(), Options{SpecPath: specWith(t, tc.body), VarName: "build", A: "a", B: "b", OutDir: out,
@@ -187,6 +230,9 @@ func TestCommand(t *testing.T) {
 				}
 				return
 			case exit.Infra:
+				if tc.fail == "" {
+					return
+				}
 				if err == nil || !strings.Contains(err.Error(), "block 1, B (b): the server did not start") {
 					t.Errorf("error %v: want the block and build named", err)
 				}

@@ -77,6 +77,9 @@ func WriteInterleaveCells(w io.Writer, server string, cells []compare.BlockCell,
 		if c.Error != "" {
 			fmt.Fprintf(w, "    cell not measured: %s\n", c.Error)
 		}
+		for _, l := range c.Left {
+			fmt.Fprintf(w, "    left out of the pairs: %s\n", l)
+		}
 		var regressed, undecided []string
 		for _, m := range c.Metrics {
 			t := m.Test
