@@ -139,7 +139,15 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 		// (docs/performance.md#peers).
 		within := func(name string, client float64, server *float64, floor float64) {
 			if server == nil {
-				t.Errorf("256 × %d: no server %s mean", tc.conc, name)
+				// The histogram counts what ended in the window: a server
+				// starved by the rest of the suite (8 streams on 4 slots)
+				// can end no first token in a repeat's 2 s (CI saw it at
+				// load average 19.9).
+				report := t.Errorf
+				if loadedMachine() {
+					report = t.Logf
+				}
+				report("256 × %d (load average %.1f): no server %s mean", tc.conc, loadAverage(), name)
 				return
 			}
 			gap := math.Abs(client - *server)
@@ -352,8 +360,11 @@ func TestVLLMEngineCoreKilled(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			args := append([]string{"run", "-out", out, "-run", `prefill|decode/ctx=256/conc=(1|8)$`}, vllmVars(new, tiny, freePort(t), "1s")...)
 			b := startSlogate(t, mark, append(args, vllmSpec)...)
-			b.waitFor(t, "the prefill cell and the first decode cell", 4*time.Minute, func() bool { return cellLines(out) >= 2 })
-			// In the middle of the next decode cell's first repeat.
+			b.waitFor(t, "the prefill cell", 4*time.Minute, func() bool { return cellLines(out) >= 1 })
+			// In the middle of the decode cells' repeats: they take turns
+			// (1, 8, 1, 8, …), so a cell is recorded only at its last
+			// repeat, and waiting for the first decode cell's line left too
+			// little of the run to kill it in (the run ended first).
 			time.Sleep(3 * time.Second)
 			if tc.code == 3 {
 				cores := vllmPIDs(t, filepath.Join(out, "server.log"))["EngineCore"]

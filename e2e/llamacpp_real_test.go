@@ -235,11 +235,11 @@ matrix "decode" {
 
 		if round == 1 {
 			dr := runLlama(t, mark, "diff", "-tolerance", "5%", baseline, filepath.Join(slow, "results.json"))
-			if dr.Code != 1 || !strings.Contains(diffSection(dr.Stdout, "decode tbt_ms"), "% ✗") || strings.Contains(dr.Stdout, "\n0 regressed, ") {
+			if dr.Code != 1 || !strings.Contains(diffSection(dr.Stdout, "decode tbt_ms"), "% ✗") || strings.Contains(dr.Stdout, "by cell metric: 0 regressed, ") {
 				t.Errorf("diff of tiny and deep at 5%%: exit %d, want 1 with tbt_ms regressed\nstdout:\n%s\nstderr:\n%s", dr.Code, dr.Stdout, dr.Stderr)
 			}
 			ds := runLlama(t, mark, "diff", "-tolerance", "10%", baseline, filepath.Join(same, "results.json"))
-			if (ds.Code != 0 && ds.Code != 4) || !strings.Contains(ds.Stdout, "\n0 regressed, ") {
+			if (ds.Code != 0 && ds.Code != 4) || !strings.Contains(ds.Stdout, "by cell metric: 0 regressed, ") {
 				t.Errorf("diff of tiny and tiny at 10%%: exit %d, want 0 or 4 and no regression\nstdout:\n%s\nstderr:\n%s", ds.Code, ds.Stdout, ds.Stderr)
 			}
 		}
