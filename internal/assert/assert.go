@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -128,13 +129,97 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 	v.Details = sc.lines(sc.explain(a.Condition))
 	if val.True() {
 		v.Outcome = vocab.Pass
-	} else {
-		v.Outcome = vocab.Fail
-		if v.Message == "" {
-			v.Message = "condition is false"
-		}
+		return v
+	}
+	v.Outcome = vocab.Fail
+	if v.Message == "" {
+		v.Message = "condition is false"
+	}
+	if why := sc.undecidedFail(a); len(why) > 0 {
+		// The condition holds at a capacity the search's confident
+		// decisions leave possible: undecided, not failed.
+		v.Outcome = vocab.Inconclusive
+		v.Message = strings.Join(why, "; ")
+		v.Details = append(v.Details, why...)
 	}
 	return v
+}
+
+// undecidedFail says, for an assert whose condition is false as measured,
+// why the rate searches it reads did not decide it
+// (docs/method.md#undecided-searches): the condition is evaluated again
+// with each such search at the highest capacity its confident decisions
+// leave possible (just below its upper bound, or the top of its range
+// when none was decided failed); when it holds there, the failure rests
+// on probes the search could not decide, and the lines say so. None when
+// the condition fails at that capacity too (decided), or reads no rate
+// search left open.
+func (sc *scope) undecidedFail(a *spec.Assert) []string {
+	if sc.res == nil || len(a.Searches) == 0 {
+		return nil
+	}
+	ps := specPercentiles(sc.sp)
+	var why []string
+	open := map[string]cty.Value{}
+	for _, name := range a.Searches {
+		s := sc.sp.Search(name)
+		if s == nil || !s.IsRate() {
+			continue
+		}
+		r, ok := sc.res.SearchByName(name)
+		if !ok {
+			continue
+		}
+		v, ok := optimisticSearchValue(s, r, ps)
+		if !ok {
+			continue
+		}
+		open[name] = v
+		var known []string
+		if r.RateLower > 0 {
+			known = append(known, "at least "+vocab.FormatRate(r.RateLower)+" req/s")
+		}
+		if r.RateUpper > 0 {
+			known = append(known, "below "+vocab.FormatRate(r.RateUpper)+" req/s")
+		}
+		decided := "nothing of its capacity (no probe met or failed with confidence)"
+		if len(known) > 0 {
+			decided = "its capacity only to be " + strings.Join(known, " and ")
+		}
+		why = append(why, fmt.Sprintf("undecided: search %q decided %s (%s confidence; %s), and the condition holds at a capacity in that range: longer windows, or more of them a probe (max_windows), would decide it",
+			name, decided, numfmtPct(r.Confidence), undecidedCount(r)))
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	ctx := sc.ctx.NewChild()
+	ctx.Variables = map[string]cty.Value{rootSearch: searchesVar(sc.sp, func(s *spec.Search) cty.Value {
+		if v, ok := open[s.Name]; ok {
+			return v
+		}
+		r, _ := sc.res.SearchByName(s.Name)
+		if r == nil {
+			return unknownSearch(s, &searchRead{name: s.Name, msg: fmt.Sprintf("search %q was not run", s.Name), infra: true}, ps)
+		}
+		return searchValue(s, sc.res, ps)
+	})}
+	val, diags := a.Condition.Value(ctx)
+	if diags.HasErrors() {
+		return nil
+	}
+	val, _ = val.UnmarkDeep()
+	if val.IsNull() || !val.IsKnown() || val.Type() != cty.Bool || !val.True() {
+		return nil
+	}
+	return why
+}
+
+// numfmtPct is a confidence as a percentage: "95%".
+func numfmtPct(c float64) string {
+	if c == 0 {
+		c = 0.95
+	}
+	return strconv.FormatFloat(100*c, 'f', -1, 64) + "%"
 }
 
 // unmeasuredVerdict fills v for a test that read cells without numbers or
@@ -169,6 +254,12 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 	}
 	if len(cells) == 0 && len(facts) == 0 && len(searches) > 0 && !slices.ContainsFunc(searches, func(s searchRead) bool { return !s.skip }) {
 		v.Outcome, v.Infra = vocab.Skip, false
+	}
+	// Reads a rate search could not decide (docs/method.md#undecided-searches),
+	// the rest skips: undecided, not failed.
+	if len(cells) == 0 && len(facts) == 0 && slices.ContainsFunc(searches, func(s searchRead) bool { return s.undecided }) &&
+		!slices.ContainsFunc(searches, func(s searchRead) bool { return !s.skip && !s.undecided }) {
+		v.Outcome, v.Infra = vocab.Inconclusive, false
 	}
 	v.Message = strings.Join(msgs, "; ")
 }

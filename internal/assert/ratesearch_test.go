@@ -47,7 +47,9 @@ assert "goodput_at_answer" {
 // TestEvaluateRateSearch: assertions read a rate search's answer, bounds
 // and the cell at the answer; none meeting it at lo fails them; an
 // unbounded upper bound fails a read of it; a stopped search is an
-// infrastructure Error.
+// infrastructure Error; a condition that fails only for want of probes
+// decided with confidence, holding at a capacity the search's decisions
+// leave possible, is Inconclusive, with why (docs/method.md#undecided-searches).
 func TestEvaluateRateSearch(t *testing.T) {
 	probe := func(rate float64, d string, goodput float64) result.SearchProbe {
 		return result.SearchProbe{Rate: rate, Passed: d == result.DecisionMet, Decision: d,
@@ -75,7 +77,27 @@ func TestEvaluateRateSearch(t *testing.T) {
 			search: &result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 16}, Found: true, Monotone: true,
 				Rate: 4.1, RateLower: 2.9, RateUpper: 4.4,
 				Probes: []result.SearchProbe{probe(0.5, "met", 0.5), probe(2.9, "met", 2.9), probe(4.1, "undecided", 4), probe(4.4, "failed", 3.5)}},
-			want: [4]vocab.Outcome{vocab.Pass, vocab.Fail, vocab.Pass, vocab.Pass}, wantMsg: `search["capacity"].rate_lower = 2.9, want >= 3`},
+			want:    [4]vocab.Outcome{vocab.Pass, vocab.Inconclusive, vocab.Pass, vocab.Pass},
+			wantMsg: `undecided: search "capacity" decided its capacity only to be at least 2.9 req/s and below 4.4 req/s (95% confidence; 1 of 4 probes undecided or unmeasurable), and the condition holds at a capacity in that range`},
+		{name: "every probe undecided: inconclusive, never failed",
+			search: &result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 16}, Found: true, Monotone: true, Confidence: 0.95,
+				Rate: 2.83, Probes: []result.SearchProbe{probe(0.5, "undecided", 0.5), probe(16, "undecided", 3), probe(2.83, "undecided", 2.8), probe(6.73, "undecided", 3)}},
+			want:    [4]vocab.Outcome{vocab.Inconclusive, vocab.Inconclusive, vocab.Inconclusive, vocab.Fail},
+			wantMsg: `undecided: search "capacity" decided nothing of its capacity (no probe met or failed with confidence) (95% confidence; 4 of 4 probes undecided or unmeasurable)`},
+		{name: "an undecided upper bound is not known, not absent",
+			search: &result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 16}, Found: true, Monotone: true,
+				Rate: 16, RateLower: 4, Probes: []result.SearchProbe{probe(0.5, "met", 0.5), probe(16, "undecided", 15), probe(4, "met", 4)}},
+			want:    [4]vocab.Outcome{vocab.Pass, vocab.Pass, vocab.Inconclusive, vocab.Pass},
+			wantMsg: `search "capacity" decided no probe failed with confidence (1 of 3 probes undecided or unmeasurable), so its capacity has no upper bound it can tell`},
+		{name: "lo undecided, taken as failed: not an answer of none",
+			search: &result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 16}, Monotone: true,
+				Probes: []result.SearchProbe{probe(0.5, "undecided", 0.3)}},
+			want:    [4]vocab.Outcome{vocab.Inconclusive, vocab.Inconclusive, vocab.Pass, vocab.Inconclusive},
+			wantMsg: `search "capacity" has no cell at an answer: its probe at lo = 0.5 req/s was not decided with confidence (undecided)`},
+		{name: "an upper bound below the floor decides the failure",
+			search: &result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 16}, Found: true, Monotone: true,
+				Rate: 2.83, RateUpper: 3, Probes: []result.SearchProbe{probe(0.5, "undecided", 0.5), probe(16, "failed", 3), probe(2.83, "undecided", 2.8), probe(3, "failed", 2)}},
+			want: [4]vocab.Outcome{vocab.Fail, vocab.Fail, vocab.Pass, vocab.Fail}, wantMsg: `search["capacity"].rate_lower = 0, want >= 3`},
 		{name: "hi met: the upper bound is not bounded",
 			search: &result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 16}, Found: true, Monotone: true,
 				Rate: 16, RateLower: 16, Probes: []result.SearchProbe{probe(0.5, "met", 0.5), probe(16, "met", 15.8)}},

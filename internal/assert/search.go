@@ -2,6 +2,7 @@ package assert
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -31,6 +32,10 @@ type searchRead struct {
 	// skip: the figure needs a baseline the run was not given; a test
 	// whose every unknown read is such is a Skip.
 	skip bool
+	// undecided: the figure is unknown because the search's probes were
+	// not decided with confidence (docs/method.md#undecided-searches): a
+	// test whose unknown reads are all such, or skips, is Inconclusive.
+	undecided bool
 }
 
 // probeObjectType is the type of one element of a concurrency search's
@@ -166,12 +171,24 @@ func rateSearchValue(s *spec.Search, r *result.Search, ps []float64) cty.Value {
 		cell = trafficProbeCell(p.Traffic, ps)
 	} else {
 		m := searchRead{name: s.Name, msg: fmt.Sprintf("search %q found no rate in [%s, %s] that meets the objective, so it has no cell", s.Name, vocab.FormatRate(r.RateRange[0]), vocab.FormatRate(r.RateRange[1]))}
+		if !loDecided(r) {
+			m.undecided = true
+			m.msg = fmt.Sprintf("search %q has no cell at an answer: its probe at lo = %s req/s was not decided with confidence (%s), so whether any rate meets the objective is not known",
+				s.Name, vocab.FormatRate(r.RateRange[0]), loDecision(r))
+		}
 		cell = cellObject(vocab.PhaseTraffic, ps, cty.StringVal("not_measured").Mark(m), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(m) })
 	}
 	upper := cty.NumberFloatVal(r.RateUpper)
 	if r.RateUpper == 0 && r.Found {
-		upper = cty.UnknownVal(cty.Number).Mark(searchRead{name: s.Name,
-			msg: fmt.Sprintf("search %q met the objective at the top of its range (%s req/s), so its capacity has no upper bound", s.Name, vocab.FormatRate(r.RateRange[1]))})
+		m := searchRead{name: s.Name,
+			msg: fmt.Sprintf("search %q met the objective at the top of its range (%s req/s), so its capacity has no upper bound", s.Name, vocab.FormatRate(r.RateRange[1]))}
+		if r.RateLower < r.RateRange[1] {
+			// hi was not decided met: no probe decided failed, so the
+			// upper bound is not known rather than absent.
+			m.undecided = true
+			m.msg = fmt.Sprintf("search %q decided no probe failed with confidence (%s), so its capacity has no upper bound it can tell", s.Name, undecidedCount(r))
+		}
+		upper = cty.UnknownVal(cty.Number).Mark(m)
 	}
 	return rateSearchObject(cty.NumberFloatVal(r.Rate), cty.NumberFloatVal(r.RateLower), upper, cty.BoolVal(r.Found), cty.BoolVal(r.Monotone), cell, probes)
 }
@@ -277,4 +294,77 @@ func ObjectiveText(sp *spec.Spec, s *spec.Search) string {
 	}
 	sc := &scope{sp: sp}
 	return sc.source(s.Objective.Range())
+}
+
+// loDecided reports whether rate search r's probe at the bottom of its
+// range was decided with confidence (met or failed), or the search has no
+// probe at all: only then does `found` rest on a decision.
+func loDecided(r *result.Search) bool {
+	for _, p := range r.Probes {
+		if p.Rate == r.RateRange[0] {
+			return p.Decision == result.DecisionMet || p.Decision == result.DecisionFailed
+		}
+	}
+	return len(r.Probes) == 0
+}
+
+// loDecision is the decision of rate search r's probe at lo, as recorded.
+func loDecision(r *result.Search) string {
+	for _, p := range r.Probes {
+		if p.Rate == r.RateRange[0] {
+			return p.Decision
+		}
+	}
+	return "not measured"
+}
+
+// undecidedCount says how many of rate search r's probes were not decided
+// with confidence: "4 of 5 probes undecided".
+func undecidedCount(r *result.Search) string {
+	n := 0
+	for _, p := range r.Probes {
+		if p.Decision != result.DecisionMet && p.Decision != result.DecisionFailed {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d of %d probes undecided or unmeasurable", n, len(r.Probes))
+}
+
+// optimisticRate is the highest capacity rate search r's confident
+// decisions leave possible (docs/method.md#undecided-searches): just below
+// its upper bound (the lowest rate decided failed), or the top of its
+// range when no probe was decided failed; ok is false when the search
+// decided its answer, nothing above it left open: lo decided failed, a
+// stopped search, or an answer at its upper bound's step with no probe
+// undecided.
+func optimisticRate(r *result.Search) (rate float64, ok bool) {
+	if r.Error != "" || len(r.Probes) == 0 {
+		return 0, false
+	}
+	if !r.Found && loDecided(r) {
+		return 0, false // none meets it at lo, decided
+	}
+	top := r.RateRange[1]
+	if r.RateUpper > 0 {
+		top = math.Nextafter(r.RateUpper, 0)
+	}
+	if r.Found && top <= r.Rate {
+		return 0, false
+	}
+	return top, true
+}
+
+// optimisticSearchValue is rate search s's search["NAME"] at the highest
+// capacity its confident decisions leave possible (optimisticRate): found,
+// with rate and rate_lower that capacity, the rest as recorded; ok is
+// false when the search left nothing open.
+func optimisticSearchValue(s *spec.Search, r *result.Search, ps []float64) (cty.Value, bool) {
+	top, ok := optimisticRate(r)
+	if !ok {
+		return cty.NilVal, false
+	}
+	v := rateSearchValue(s, r, ps)
+	attrs := v.AsValueMap()
+	attrs["rate"], attrs["rate_lower"], attrs["found"] = cty.NumberFloatVal(top), cty.NumberFloatVal(top), cty.True
+	return cty.ObjectVal(attrs), true
 }

@@ -17,11 +17,13 @@ import (
 // concurrency and points at the first as written. A cell
 // over the spec's kv_cache_tokens is not warned about here: `slogate plan`
 // lists it, and a run skips it as a measured property of the server.
+// It also checks each rate search's percentiles against its windows
+// (CheckSearches).
 func Check(sp *spec.Spec) hcl.Diagnostics {
 	if sp == nil {
 		return nil
 	}
-	var diags hcl.Diagnostics
+	diags := CheckSearches(sp)
 	for _, srv := range sp.Servers {
 		seqs := srv.LaunchMaxNumSeqs()
 		if seqs == nil {

@@ -458,8 +458,8 @@ func SpecPool(srv *spec.Server) KVPool {
 
 // estimateTraffic is the expected wall time of p's traffic cells and rate
 // searches: warm-up and window each, plus estimateDrain for the window's
-// last requests to finish; a rate search counts its most probes and its
-// check windows.
+// last requests to finish; a rate search its expected time
+// (EstimateSearch), check windows included.
 func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
 	var total time.Duration
 	for _, s := range p.Steps {
@@ -469,18 +469,15 @@ func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
 			}
 		}
 		for _, sr := range s.Searches {
-			// A rate search's probes: the most it makes, two windows each
-			// (the fewest that decide a probe: one window's spread cannot
-			// be told; more when undecided, up to max_windows,
-			// docs/method.md#rate-search-statistics); then its
-			// check_windows at the answer, each a window of the
-			// block too (docs/method.md#paired-capacity-check). A run
-			// with -baseline may measure the baseline's check windows as
-			// well; the plan does not read the baseline, so those are not
+			// A rate search's windows, past-capacity drains and settle
+			// waits, at their expected count (EstimateSearch); its
+			// check_windows at the answer too
+			// (docs/method.md#paired-capacity-check). A run with
+			// -baseline may measure the baseline's check windows as well;
+			// the plan does not read the baseline, so those are not
 			// counted.
-			if t := sp.TrafficBlock(sr.Traffic); sr.IsRate() && t != nil {
-				window := t.WarmUp + t.Duration + estimateDrain(sp, t)
-				total += time.Duration(minProbeWindows*MaxRateProbes(sr)+sr.CheckWindows) * window
+			if sr.IsRate() {
+				total += EstimateSearch(sp, p.Server, sr).Expected
 			}
 		}
 	}
@@ -488,8 +485,8 @@ func estimateTraffic(p *Plan, sp *spec.Spec) time.Duration {
 }
 
 // minProbeWindows is the fewest windows that decide a rate search's probe
-// (docs/method.md#rate-search-statistics): the plan's estimate counts each
-// probe at it.
+// (docs/method.md#rate-search-statistics): the low end of a search's
+// estimate counts each probe at it (EstimateSearch).
 const minProbeWindows = 2
 
 // estimateDrain is the time assumed for traffic block t's last window

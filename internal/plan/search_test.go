@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"math"
 	"regexp"
 	"testing"
 	"time"
@@ -76,23 +77,49 @@ func TestMaxProbes(t *testing.T) {
 	}
 }
 
-// TestRateSearchEstimate: a rate search costs its most probes, two windows
-// of its traffic block each (the fewest that decide a probe), and then its check_windows at the answer,
-// each a window of the block too (and its step's cold prefill request).
+// TestRateSearchEstimate: a rate search costs its expected windows (the
+// midpoint of two and max_windows a probe, over its most probes), the top
+// of the range's windows draining the queue they build past a capacity at
+// the range's geometric midpoint, a
+// settle wait after each probe past the capacity on an engine that aborts
+// late, and its check_windows at the answer, each a window of its traffic
+// block (and its step's cold prefill request); its range runs from every
+// probe decided in two windows to every probe at max_windows draining the
+// queue a capacity of lo would build.
 func TestRateSearchEstimate(t *testing.T) {
 	// A window: 1 s warm-up, 5 s window and a drain of a first token and
 	// max_output's 64 tokens at 10 ms.
 	window := time.Second + 5*time.Second + 250*time.Millisecond + 640*time.Millisecond
 	coldPrefill := time.Duration(1024.0 / estimatePrefillRate * float64(time.Second))
+	// [8, 40] to 5 %: lo, hi and 6 bisection steps, 8 probes; past the
+	// capacity: hi and 3 of the 6.
+	const probes, past = 8, 4
+	built := 6 * time.Second                                              // warm-up and window
+	hiDrain := time.Duration((40.0/8 - 1) * float64(built))               // 24 s
+	midDrain := time.Duration((math.Sqrt(40.0*8)/8 - 1) * float64(built)) // 7.4 s
+	// Expected: hi's 3 windows past a capacity of √(8 × 40) = 17.9 req/s,
+	// each draining (40 ÷ 17.9 − 1) × 6 s = 7.4 s more.
+	hiExpected := 3 * time.Duration((40/math.Sqrt(40.0*8)-1)*float64(built))
 	tests := []struct {
 		name         string
+		engine       string
 		checkWindows int
 		want         time.Duration
+		low, high    time.Duration
+		windows      [3]int
 	}{
-		// [8, 40] to 5 %: lo, hi and 6 bisection steps.
-		{name: "probes only", want: coldPrefill + 2*8*window},
-		{name: "24 check windows", checkWindows: 24, want: coldPrefill + (2*8+24)*window},
-		{name: "the most check windows", checkWindows: spec.MaxCheckWindows, want: coldPrefill + (2*8+spec.MaxCheckWindows)*window},
+		{name: "probes only", want: coldPrefill + 3*probes*window + hiExpected,
+			low: 2 * probes * window, high: 4*probes*window + 4*hiDrain + (past-1)*4*midDrain, windows: [3]int{16, 24, 32}},
+		{name: "24 check windows", checkWindows: 24, want: coldPrefill + (3*probes+24)*window + hiExpected,
+			low: (2*probes + 24) * window, high: (4*probes+24)*window + 4*hiDrain + (past-1)*4*midDrain, windows: [3]int{40, 48, 56}},
+		{name: "the most check windows", checkWindows: spec.MaxCheckWindows, want: coldPrefill + (3*probes+spec.MaxCheckWindows)*window + hiExpected,
+			low: (2*probes + spec.MaxCheckWindows) * window, high: (4*probes+spec.MaxCheckWindows)*window + 4*hiDrain + (past-1)*4*midDrain,
+			windows: [3]int{16 + spec.MaxCheckWindows, 24 + spec.MaxCheckWindows, 32 + spec.MaxCheckWindows}},
+		// llama-server notices a closed request within 1 s: a settle wait
+		// of 2 s after each probe past the capacity, after each of their
+		// windows at the high end.
+		{name: "an engine that aborts late", engine: "llamacpp", want: coldPrefill + 3*probes*window + hiExpected + past*2*time.Second,
+			low: 2 * probes * window, high: 4*probes*window + 4*hiDrain + (past-1)*4*midDrain + past*4*2*time.Second, windows: [3]int{16, 24, 32}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,10 +129,75 @@ func TestRateSearchEstimate(t *testing.T) {
 				Searches: []*spec.Search{{Name: "capacity", Context: 1024, Traffic: "chat", RateLo: 8, RateHi: 40,
 					Precision: 0.05, CheckWindows: tt.checkWindows}},
 			}
-			p := New(sp, &spec.Server{Name: "sim"}, regexp.MustCompile(`search/capacity`))
+			srv := &spec.Server{Name: "sim", Engine: tt.engine}
+			p := New(sp, srv, regexp.MustCompile(`search/capacity`))
 			if p.Estimated != tt.want || p.EstimatedMax != tt.want {
-				t.Errorf("Estimated %v, EstimatedMax %v, want %v (%d probes of 2 windows + %d check windows of %v)",
+				t.Errorf("Estimated %v, EstimatedMax %v, want %v (%d probes of 3 windows + %d check windows of %v, hi's drains, settle waits)",
 					p.Estimated, p.EstimatedMax, tt.want, MaxRateProbes(sp.Searches[0]), tt.checkWindows, window)
+			}
+			e := EstimateSearch(sp, srv, sp.Searches[0])
+			if e.Low != tt.low || e.High != tt.high || e.Windows != tt.windows || e.Expected != tt.want-coldPrefill {
+				t.Errorf("EstimateSearch = %v to %v (expected %v) over %v windows, want %v to %v (expected %v) over %v",
+					e.Low, e.High, e.Expected, e.Windows, tt.low, tt.high, tt.want-coldPrefill, tt.windows)
+			}
+		})
+	}
+}
+
+// TestSearchTimeAgainstRecordedRuns: the plan's expected time of a rate
+// search is within 30 % of what recorded runs' windows took (each
+// window's elapsed_s in cells.jsonl, summed by probe: settle waits and
+// drains included), and inside its range; the runs' specs are rebuilt
+// here, their figures copied from the runs (docs/method.md#rate-search-time).
+func TestSearchTimeAgainstRecordedRuns(t *testing.T) {
+	tests := []struct {
+		name    string
+		engine  string
+		traffic spec.Traffic
+		search  spec.Search
+		output  int
+		// probes are each probe's windows' elapsed_s summed, in the order
+		// measured.
+		probes []float64
+	}{
+		// llama-server, tiny.gguf on 2 slots (-t 1), 64-to-128-token
+		// prompts and 32-token outputs, Poisson arrivals, 1 s warm-up and
+		// 3 s windows, goodput_share >= 0.9 && ttft_ms_p90 <= 1000 over
+		// [2, 16] at 25 %: 6 probes, 21 windows (16 req/s unmeasurable
+		// after one), 99.9 s.
+		{name: "llama.cpp, 3 s windows", engine: "llamacpp", output: 32,
+			traffic: spec.Traffic{Context: 0, Rates: []float64{2}, Duration: 3 * time.Second, WarmUp: time.Second},
+			search:  spec.Search{RateLo: 2, RateHi: 16, Precision: 0.25, ObjectiveMetrics: []string{"goodput_share", "ttft_ms_p90"}},
+			probes:  []float64{17.42, 13.67, 18.82, 16.57, 17.36, 16.08}},
+		// The simulator (slogate run -sim): 8 slots, 20 ms to the first
+		// token and 10 ms a token at --sim-noise 0.05, 40-token outputs,
+		// Poisson arrivals, 1 s warm-up and 4 s windows, goodput_share >=
+		// 0.95 under a 300 ms TTFT SLO over [8, 40] at 5 %: 8 probes, 29
+		// windows (40 req/s's three 10.5 to 12.5 s each, draining), 175.6 s.
+		{name: "simulator, 4 s windows", output: 40,
+			traffic: spec.Traffic{Context: 1024, Rates: []float64{8}, Duration: 4 * time.Second, WarmUp: time.Second},
+			search:  spec.Search{Context: 1024, RateLo: 8, RateHi: 40, Precision: 0.05, ObjectiveMetrics: []string{"goodput_share"}},
+			probes:  []float64{21.49, 34.65, 22.0, 16.33, 16.09, 21.58, 21.69, 21.79}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := tt.traffic
+			tr.Label = "chat"
+			s := tt.search
+			s.Name, s.Traffic = "capacity", "chat"
+			sp := &spec.Spec{Measure: &spec.Measure{MaxOutput: tt.output}, Traffic: []*spec.Traffic{&tr}, Searches: []*spec.Search{&s}}
+			e := EstimateSearch(sp, &spec.Server{Name: "s", Engine: tt.engine}, &s)
+			var spent float64
+			for _, p := range tt.probes {
+				spent += p
+			}
+			off := (e.Expected.Seconds() - spent) / spent
+			t.Logf("expected %v (%v to %v), the run's windows %.1f s: %+.0f%%", e.Expected, e.Low, e.High, spent, 100*off)
+			if math.Abs(off) > 0.3 {
+				t.Errorf("expected %v is %+.0f%% from the run's %.1f s, want within 30%%", e.Expected, 100*off, spent)
+			}
+			if spent < e.Low.Seconds() || spent > e.High.Seconds() {
+				t.Errorf("the run's %.1f s is outside the range %v to %v", spent, e.Low, e.High)
 			}
 		})
 	}

@@ -134,6 +134,14 @@ type Search struct {
 	// measures at its answer for a later run's paired check of capacity
 	// lost (docs/method.md#paired-capacity-check); 0 when none.
 	CheckWindows int `json:"check_windows,omitempty"`
+	// Estimated, EstimatedLow and EstimatedHigh are a rate search's
+	// measuring time in seconds, expected and its range, and Windows the
+	// windows each counts (plan.EstimateSearch,
+	// docs/method.md#rate-search-time).
+	Estimated     int64  `json:"estimated_s,omitempty"`
+	EstimatedLow  int64  `json:"estimated_low_s,omitempty"`
+	EstimatedHigh int64  `json:"estimated_high_s,omitempty"`
+	Windows       [3]int `json:"windows,omitzero"`
 }
 
 // Correctness is one correctness block (docs/spec.md#correctness): its
@@ -231,8 +239,10 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 	for _, x := range p.Searches {
 		test := vocab.TestID{Server: srv.Name, Kind: vocab.KindSearch, Block: x.Name}.Name()
 		if x.IsRate() {
+			e := plan.EstimateSearch(sp, srv, x)
 			out.Searches = append(out.Searches, Search{Name: x.Name, Test: test, Traffic: x.Traffic, RateRange: [2]float64{x.RateLo, x.RateHi},
-				Precision: x.Precision, MaxProbes: plan.MaxRateProbes(x), MaxWindows: plan.MaxRateWindows(x), CheckWindows: x.CheckWindows})
+				Precision: x.Precision, MaxProbes: plan.MaxRateProbes(x), MaxWindows: plan.MaxRateWindows(x), CheckWindows: x.CheckWindows,
+				Estimated: seconds(e.Expected), EstimatedLow: seconds(e.Low), EstimatedHigh: seconds(e.High), Windows: e.Windows})
 			continue
 		}
 		out.Searches = append(out.Searches, Search{Name: x.Name, Test: test,
@@ -298,6 +308,8 @@ func (s Server) writeText(w io.Writer) {
 			}
 			fmt.Fprintf(w, "  search: %s/rate=R  traffic %s, rate in [%s, %s] req/s to %s, at most %d probes of at most %d windows%s\n",
 				x.Test, x.Traffic, vocab.FormatRate(x.RateRange[0]), vocab.FormatRate(x.RateRange[1]), numfmt.Percent(x.Precision), x.MaxProbes, x.MaxWindows, check)
+			fmt.Fprintf(w, "          about %s measuring (%d windows), %s to %s (%d to %d windows: every probe decided in two, or at max_windows past the capacity)\n",
+				time.Duration(x.Estimated)*time.Second, x.Windows[1], time.Duration(x.EstimatedLow)*time.Second, time.Duration(x.EstimatedHigh)*time.Second, x.Windows[0], x.Windows[2])
 			continue
 		}
 		fmt.Fprintf(w, "  search: %s/conc=N  ctx=%s, concurrency in [%d, %d], at most %d probes\n", x.Test, vocab.FormatTokens(x.Context), x.Range[0], x.Range[1], x.MaxProbes)
@@ -452,3 +464,6 @@ func Render(format string, specs []*spec.Spec, keep *regexp.Regexp) ([]byte, err
 	}
 	return b.Bytes(), err
 }
+
+// seconds is d in whole seconds, rounded.
+func seconds(d time.Duration) int64 { return int64(math.Round(d.Seconds())) }

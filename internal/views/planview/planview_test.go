@@ -125,7 +125,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // ./internal/views/planview -update` and review the diff): the launch,
 // the cells, what each assert needs (correctness["greedy"] read by an
 // assert is named, not "no cells"), and the correctness blocks with their
-// prompts, tokens, concurrency and logprobs, in text and JSON.
+// prompts, tokens, concurrency and logprobs, and a rate search's
+// measuring time with its range, in text and JSON.
 func TestExampleSpecPlans(t *testing.T) {
 	tests := []struct {
 		name, spec string
@@ -135,6 +136,14 @@ func TestExampleSpecPlans(t *testing.T) {
 			"    tiny/assert/answers  needs correctness greedy\n",
 			"  correctness: after the cells, outside every timed window (not in the estimate)\n",
 			"    tiny/correctness/greedy  12 prompts of prompts.jsonl (completions API), 24 tokens each, 1 at a time, top-5 logprobs\n",
+		}},
+		// The search's measuring time and its range at the spec's 10 s
+		// windows (docs/method.md#rate-search-time): 4 probes of 11.9 s
+		// windows (1 s warm-up, 10 s, a drain of 250 ms + 64 × 10 ms).
+		{name: "llamacpp-search", spec: "../../../specs/llamacpp/search.hcl", want: []string{
+			"  search: tiny/search/capacity/rate=R  traffic steady, rate in [4, 9] req/s to 25%, at most 4 probes of at most 4 windows\n",
+			"          about 2m43s measuring (12 windows), 1m35s to 4m43s (8 to 16 windows: every probe decided in two, or at max_windows past the capacity)\n",
+			`"estimated_low_s": 95,`,
 		}},
 		{name: "vllm-cpu-tiny", spec: "../../../specs/vllm-cpu/tiny.hcl", want: []string{
 			"    tiny/correctness/batched  12 prompts of prompts.jsonl (completions API), 32 tokens each, 4 at a time, top-5 logprobs\n",
