@@ -584,34 +584,10 @@ func (pp *probePool) data(metrics []string) []ratesearch.Data {
 // quantileOf says whether traffic metric name is a quantile of a
 // per-request latency (ttft_ms, e2e_ms, tbt_ms, tpot_ms: the median; their
 // _p90, _p99 and the naming rule's percentiles), with the distribution
-// and the quantile (0.5, 0.99).
+// and the quantile (0.5, 0.99): ratesearch.MetricQuantile, which plan's
+// check of the windows a percentile needs reads too.
 func quantileOf(name string) (base string, q float64, ok bool) {
-	m, found := metric.Lookup(vocab.PhaseTraffic, name)
-	if !found {
-		return "", 0, false
-	}
-	switch {
-	case m.Samples != "" && m.PercentileOf == "":
-		base, q = m.Stored(), 0.5
-	case m.PercentileOf != "":
-		base = m.PercentileOf
-		q = m.Percentile / 100
-		if q == 0 {
-			suffix := strings.TrimPrefix(name, base+"_")
-			for _, p := range []float64{90, 99} {
-				if suffix == metric.PercentileSuffix(p) {
-					q = p / 100
-				}
-			}
-		}
-	default:
-		return "", 0, false
-	}
-	switch base {
-	case metric.TTFTMs, metric.E2EMs, metric.TBTMs, metric.TPOTMs:
-		return base, q, q > 0 && q < 1
-	}
-	return "", 0, false
+	return ratesearch.MetricQuantile(name)
 }
 
 // samplesOf are the requests' own values of latency base, as the traffic
