@@ -229,8 +229,14 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 	v.Outcome = vocab.Fail
 	var msgs []string
 	seen := map[string]bool{}
+	// Cells the client could not measure alone make the test
+	// Inconclusive: neither passed nor failed (docs/method.md#unmeasurable).
+	onlyUnmeasurable := len(cells) > 0 && len(facts) == 0 && len(searches) == 0
 	for _, c := range cells {
-		if !c.overCapacity() {
+		if c.status != vocab.StatusUnmeasurable {
+			onlyUnmeasurable = false
+		}
+		if !c.overCapacity() && c.status != vocab.StatusUnmeasurable {
 			v.Outcome, v.Infra = vocab.Error, true
 		}
 		v.Details = append(v.Details, c.detail())
@@ -260,6 +266,9 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 	if len(cells) == 0 && len(facts) == 0 && slices.ContainsFunc(searches, func(s searchRead) bool { return s.undecided }) &&
 		!slices.ContainsFunc(searches, func(s searchRead) bool { return !s.skip && !s.undecided }) {
 		v.Outcome, v.Infra = vocab.Inconclusive, false
+	}
+	if onlyUnmeasurable {
+		v.Outcome = vocab.Inconclusive
 	}
 	v.Message = strings.Join(msgs, "; ")
 }

@@ -155,6 +155,22 @@ func TestEvaluateAssert(t *testing.T) {
 			details: []string{`decode["16K"][1]: cell not measured: error: HTTP 500 from /v1/completions`},
 		},
 		{
+			name: "unmeasurable cell: inconclusive, not a slow server's fail", cond: `decode["16K"][1].total_tps > 1000`, outcome: vocab.Inconclusive,
+			edit: func(r *result.Results) {
+				r.Decode[3].Status, r.Decode[3].Reason, r.Decode[3].TotalTPS = vocab.StatusUnmeasurable, "the window held 4 output tokens in 1 s", 4
+			},
+			message: "cell unmeasurable: the window held 4 output tokens in 1 s",
+			details: []string{`decode["16K"][1]: cell unmeasurable: the window held 4 output tokens in 1 s`},
+		},
+		{
+			name: "unmeasurable and errored reads: the error wins", cond: `decode["16K"][1].total_tps > 1000 && decode["16K"][64].total_tps > 0`, outcome: vocab.Error, infra: true,
+			edit: func(r *result.Results) {
+				r.Decode[3].Status, r.Decode[3].Reason = vocab.StatusUnmeasurable, "the window held 4 output tokens in 1 s"
+			},
+			message: "cell unmeasurable: the window held 4 output tokens in 1 s; cell not measured: the results have no such cell",
+			details: []string{`decode["16K"][1]: cell unmeasurable: the window held 4 output tokens in 1 s`, `decode["16K"][64]: cell not measured: the results have no such cell`},
+		},
+		{
 			name: "absent cell", cond: `decode["16K"][64].total_tps > 0`, outcome: vocab.Error, infra: true,
 			message: "cell not measured: the results have no such cell",
 			details: []string{`decode["16K"][64]: cell not measured: the results have no such cell`},

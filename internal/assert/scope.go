@@ -50,6 +50,9 @@ func (u unmeasured) message() string {
 	if u.noneCompleted {
 		return "latency not measured: no request completed in the cell's window"
 	}
+	if u.status == vocab.StatusUnmeasurable {
+		return "cell " + u.reason
+	}
 	return "cell not measured: " + u.reason
 }
 

@@ -273,6 +273,10 @@ func cellResults(tables []Table, lost []Finding, engineChanged bool) []CellResul
 	for i := range out {
 		cr := &out[i]
 		switch a, b := cr.A, cr.B; {
+		case a.Status == vocab.StatusUnmeasurable || b.Status == vocab.StatusUnmeasurable:
+			// Not compared: neither passed nor regressed
+			// (docs/method.md#unmeasurable).
+			cr.Decided = vocab.Inconclusive
 		case !a.Present || !a.Status.Measured():
 			cr.Decided = vocab.Skip
 		case b.Present && b.Status == vocab.StatusError:

@@ -96,11 +96,15 @@ const (
 	// Errored: A measured the cell and B could not (an error): neither
 	// better nor worse, an infrastructure problem.
 	Errored
+	// Unmeasurable: a side's client could not measure the cell
+	// (docs/method.md#unmeasurable): not compared, neither passed nor
+	// regressed: Inconclusive.
+	Unmeasurable
 )
 
-var changeNames = [...]string{"unchanged", "improved", "regressed", "inconclusive", "A only", "B only", "neither", "lost", "errored"}
+var changeNames = [...]string{"unchanged", "improved", "regressed", "inconclusive", "A only", "B only", "neither", "lost", "errored", "unmeasurable"}
 
-var changeKeys = [...]string{"unchanged", "improved", "regressed", "inconclusive", "baseline_only", "now_only", "neither", "lost", "errored"}
+var changeKeys = [...]string{"unchanged", "improved", "regressed", "inconclusive", "baseline_only", "now_only", "neither", "lost", "errored", "unmeasurable"}
 
 // Key is the change as a JSON word (results.json's comparison, diff
 // -format json): "regressed", "baseline_only", "now_only", …
@@ -139,6 +143,10 @@ type Side struct {
 	// Samples are the values of every repeat when the run recorded them
 	// (Repeats > 1); nil otherwise.
 	Samples []float64
+	// Excluded is how many of the cell's runs the run left out of Value
+	// and Samples: runs its client could not measure, or whose machine
+	// moved under repeat = "auto" (docs/method.md#unmeasurable).
+	Excluded int
 }
 
 // Cell is one compared cell of one metric.
@@ -381,6 +389,8 @@ func buildTables(a, b *result.Results, p Policy, design *Sequential) []Table {
 //     values alone, not statistically; nothing is inconclusive;
 //   - A measured, B errored: Errored; A measured, B over capacity, absent or
 //     not run: Lost;
+//   - a side unmeasurable (docs/method.md#unmeasurable): Unmeasurable, not
+//     compared;
 //   - a value on one side only otherwise: OnlyA or OnlyB, not a failure.
 func decideCell(ref vocab.CellRef, a, b Side, m metric.Metric, p Policy, design *Sequential) Cell {
 	c := Cell{Ref: ref, A: a, B: b, Delta: math.NaN()}
@@ -398,6 +408,8 @@ func decideCell(ref vocab.CellRef, a, b Side, m metric.Metric, p Policy, design 
 		} else {
 			c.Change = decide(a.Value, b.Value, p.Tolerance, m.HigherIsBetter)
 		}
+	case a.Status == vocab.StatusUnmeasurable || b.Status == vocab.StatusUnmeasurable:
+		c.Change = Unmeasurable
 	case a.HasValue && b.Present && b.Status == vocab.StatusError:
 		c.Change = Errored
 	case a.HasValue && !(b.Present && b.Status.Measured()):
@@ -418,6 +430,8 @@ func cellOutcome(c *Cell, m metric.Metric, opt Policy) vocab.Outcome {
 	switch c.Change {
 	case Errored:
 		return vocab.Error
+	case Unmeasurable:
+		return vocab.Inconclusive
 	case Regressed, Lost:
 		return vocab.Fail
 	case Inconclusive:
@@ -446,7 +460,9 @@ func decodeSide(c *result.DecodeCell, m metric.Metric) Side {
 		return Side{}
 	}
 	v, ok := c.Value(m)
-	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, c.Samples, m.Name, v, ok)
+	s := presentSide(c.Status, c.Reason, c.Repeats, c.Spread, c.Samples, m.Name, v, ok)
+	s.Excluded = len(c.Excluded)
+	return s
 }
 
 // presentSide is the view of a recorded cell: its value when measured and

@@ -70,6 +70,8 @@ func TestDecideCell(t *testing.T) {
 		{name: "A absent, B measured: B only", a: Side{}, b: measured(6018.4), m: tps, want: OnlyB},
 		{name: "over capacity on both sides: neither", a: overCap, b: overCap, m: tps, want: Neither},
 		{name: "A errored, B over capacity: neither", a: errored, b: overCap, m: tps, want: Neither},
+		{name: "B unmeasurable: not compared", a: measured(6018.4), b: Side{Present: true, Status: vocab.StatusUnmeasurable, Repeats: 1}, m: tps, want: Unmeasurable},
+		{name: "A unmeasurable: not compared", a: Side{Present: true, Status: vocab.StatusUnmeasurable, Repeats: 1}, b: measured(6018.4), m: tps, want: Unmeasurable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,6 +129,7 @@ func TestCellOutcome(t *testing.T) {
 		{"regressed fails under either policy", regressed, InconclusivePass, Regressed, vocab.Fail},
 		{"errored is an error under either policy", Side{Present: true, Status: vocab.StatusError, Repeats: 1}, InconclusivePass, Errored, vocab.Error},
 		{"lost fails", Side{}, InconclusivePass, Lost, vocab.Fail},
+		{"unmeasurable is inconclusive under either policy, never a pass", Side{Present: true, Status: vocab.StatusUnmeasurable, Repeats: 1}, InconclusivePass, Unmeasurable, vocab.Inconclusive},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

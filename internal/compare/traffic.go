@@ -218,6 +218,10 @@ type sides [2]bool
 func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Policy) TrafficPair {
 	tp := TrafficPair{Ref: ref, A: a, B: b}
 	switch {
+	case a != nil && a.Status == vocab.StatusUnmeasurable || b != nil && b.Status == vocab.StatusUnmeasurable:
+		// Not compared (docs/method.md#unmeasurable).
+		tp.Decided = vocab.Inconclusive
+		return tp
 	case a == nil || !a.Status.Measured():
 		tp.Decided = vocab.Skip
 		return tp
@@ -511,6 +515,8 @@ func trafficRows(tp *TrafficPair, alpha float64) []result.ComparisonRow {
 		switch tp.Decided {
 		case vocab.Error:
 			r.Decision = Errored.Key()
+		case vocab.Inconclusive:
+			r.Decision = Unmeasurable.Key()
 		case vocab.Fail:
 			r.Decision = Lost.Key()
 		default:

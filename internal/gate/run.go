@@ -121,6 +121,10 @@ func Run(ctx context.Context, o Options) error {
 			}
 			if res != nil {
 				verdictCode = exit.Worst(verdictCode, assert.ExitCode(res.Verdicts))
+				if len(res.Unmeasurable()) > 0 { // docs/method.md#unmeasurable
+					verdictCode = exit.Worst(verdictCode, exit.Inconclusive)
+					specWorst = vocab.Worst(specWorst, vocab.Inconclusive)
+				}
 			}
 		}
 		stream.Finish(specWorst, time.Since(specStart))

@@ -74,7 +74,8 @@ var layers = [][]string{
 	// slogate.
 	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/cli/diagjson",
 		"internal/cmdlines", "internal/vllmfake", "internal/promread", "internal/measure/sse", "internal/spec/spectest",
-		"internal/gguf", "internal/hfmodel", "internal/workload", "internal/warning", "internal/surface"},
+		"internal/gguf", "internal/hfmodel", "internal/workload", "internal/warning", "internal/surface",
+		"internal/hostenv"},
 }
 
 // forbidden are the arrows the layering above forbids that the reshape

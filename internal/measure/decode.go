@@ -87,6 +87,7 @@ func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, 
 	d.cell.Warnings = append(d.cell.Warnings, slow...)
 	d.ev.rejected = stats.rejected
 	d.cell.Status, d.cell.Reason, d.cell.Notes = cellStatus(d.ev, stats.activeAvg, ref.Concurrency)
+	judgeMeasurable(&d.cell)
 	return d.cell, nil
 }
 

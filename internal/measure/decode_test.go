@@ -40,7 +40,8 @@ func TestStreamsThatDoNotStopMakeAnError(t *testing.T) {
 // TestGateTimeout: a steady-state gate that times out makes the cell
 // queued only when its polls showed the server making requests wait
 // (docs/method.md#statuses); otherwise — here the server runs all C but
-// the streams are not past their first token — the cell is valid, with a
+// the streams are not past their first token — the cell is not queued (valid
+// by the gate; unmeasurable here, its window holding no token), with a
 // note saying the gate timed out and why.
 func TestGateTimeout(t *testing.T) {
 	defer func(d time.Duration) { steadyBase = d }(steadyBase)
@@ -53,7 +54,10 @@ func TestGateTimeout(t *testing.T) {
 		// gate_timed_out note instead.
 		wantWhy string
 	}{
-		{name: "no sign of waiting", want: vocab.StatusValid},
+		// Valid by the gate, but its window held no token (the first comes
+		// after 2 s): unmeasurable (docs/method.md#unmeasurable), with
+		// the gate's note all the same.
+		{name: "no sign of waiting", want: vocab.StatusUnmeasurable},
 		{name: "waiting requests", waiting: 1, want: vocab.StatusQueued, wantWhy: "; server running 2, waiting 1); the server made requests wait for "},
 	}
 	for _, tc := range tests {

@@ -803,7 +803,7 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	if behind {
 		// Whatever the server did, the window did not offer the load
 		// asked for: the cell cannot say how the server serves it.
-		cell.Status, cell.Reason = vocab.StatusError, lag.reason()
+		cell.Status, cell.Reason = vocab.StatusUnmeasurable, lag.reason()
 		cell.Warnings = append(cell.Warnings, lag.warning())
 	}
 	return *cell, nil

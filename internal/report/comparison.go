@@ -74,6 +74,8 @@ func rowValue(v *float64, st vocab.Status, repeats int) string {
 		return "over cap"
 	case st == vocab.StatusError:
 		return "error"
+	case st == vocab.StatusUnmeasurable:
+		return "unmeasurable"
 	case st.Measured():
 		return "n/a"
 	}

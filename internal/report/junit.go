@@ -284,6 +284,10 @@ func cellProblem(c *junitCase, s vocab.Status, reason string) {
 			reason = "cell could not be measured"
 		}
 		c.Error = &junitProblem{Message: reason, Type: "infrastructure", Text: reason}
+	case vocab.StatusUnmeasurable:
+		// Neither passed nor failed: a failure of type unmeasurable, as an
+		// inconclusive verdict is one of type inconclusive.
+		c.Failure = &junitProblem{Message: "unmeasurable: " + reason, Type: "unmeasurable", Text: reason}
 	}
 }
 

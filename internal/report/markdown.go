@@ -78,6 +78,13 @@ func writeMarkdown(w io.Writer, v *view) error {
 		}
 		p("\n")
 	}
+	if len(v.Unmeasurable) > 0 {
+		p("## Unmeasurable\n\n")
+		for _, e := range v.Unmeasurable {
+			p("- %s\n", mdText(e))
+		}
+		p("\n")
+	}
 	if len(v.Rejections) > 0 {
 		p("## Rejected requests\n\n%s\n\n", v.RejectionsLegend)
 		for _, r := range v.Rejections {

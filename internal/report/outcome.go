@@ -57,6 +57,10 @@ func newVerdictHead(res *result.Results, v *view) verdictHead {
 		cell, why, _ := strings.Cut(e, ": ")
 		all = append(all, failLine{Subject: cell, Outcome: outcomeWord(vocab.Error), Why: "not measured: " + why})
 	}
+	for _, e := range v.Unmeasurable {
+		cell, why, _ := strings.Cut(e, ": ")
+		all = append(all, failLine{Subject: cell, Outcome: outcomeWord(vocab.Inconclusive), Why: "unmeasurable: " + why})
+	}
 	if len(all) > maxWhatFailed {
 		h.MoreFailed = len(all) - maxWhatFailed
 		all = all[:maxWhatFailed]

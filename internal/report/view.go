@@ -37,6 +37,8 @@ func statusWord(s vocab.Status) string {
 		return "Over capacity"
 	case vocab.StatusError:
 		return "Error"
+	case vocab.StatusUnmeasurable:
+		return "Unmeasurable"
 	}
 	if s == "" {
 		return "Not measured"
@@ -53,6 +55,7 @@ const (
 	legendRefused      = "Some it refused instead: see Rejected requests."
 	legendOverCapacity = "Over capacity: not run because this many requests at this context would exceed the server's KV cache."
 	legendError        = "Error: the cell could not be measured; the reason is listed under Errors."
+	legendUnmeasurable = "Unmeasurable: the client could not measure the cell (docs/method.md#unmeasurable); the reason is listed under Unmeasurable, and it is never gated."
 	legendTTFT         = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill."
 	legendMedians      = "Latencies are medians. Total tok/s is output across all simultaneous requests."
 	legendMatrix       = "total tok/s · rows are context length, columns are simultaneous requests"
@@ -75,10 +78,13 @@ type view struct {
 	// Legend flags: which statuses occur anywhere.
 	AnyQueued, AnyOver, AnyError bool
 	Errors                       []string // "decode ctx=8K conc=64: reason"
-	Verdicts                     []verdictRow
-	Warnings                     []string
-	cellWarnings                 []cellWarning // the cells' warnings, grouped into Warnings
-	Outcome                      string        // PASS / FAIL / ERROR / SKIP
+	// Unmeasurable are the cells the client could not measure, as Errors
+	// ("decode ctx=1K conc=1: reason"; docs/method.md#unmeasurable).
+	Unmeasurable []string
+	Verdicts     []verdictRow
+	Warnings     []string
+	cellWarnings []cellWarning // the cells' warnings, grouped into Warnings
+	Outcome      string        // PASS / FAIL / ERROR / SKIP
 	// Head is what the reports open with: the tests by outcome and what
 	// failed and why (outcome.go).
 	Head verdictHead
@@ -757,6 +763,8 @@ func (v *view) noteStatus(s vocab.Status, where, reason string) {
 			reason = "no reason recorded"
 		}
 		v.Errors = append(v.Errors, where+": "+reason)
+	case vocab.StatusUnmeasurable:
+		v.Unmeasurable = append(v.Unmeasurable, where+": "+reason)
 	}
 }
 
@@ -775,6 +783,9 @@ func (v *view) StatusLegend() string {
 	}
 	if v.AnyError {
 		parts = append(parts, legendError)
+	}
+	if len(v.Unmeasurable) > 0 {
+		parts = append(parts, legendUnmeasurable)
 	}
 	return strings.Join(parts, " ")
 }

@@ -383,6 +383,13 @@ type DecodeCell struct {
 	// Design is how the repeats were taken (boots, repeat = "auto"'s
 	// stop); nil for a single run.
 	Design *RepeatDesign `json:"design,omitempty"`
+	// Excluded are the runs of a repeated cell left out of its figures,
+	// Samples and Repeats: runs the client could not measure, and with
+	// repeat = "auto" runs whose machine moved (docs/method.md#unmeasurable).
+	Excluded []ExcludedRun `json:"excluded,omitempty"`
+	// Environment is the machine around each of the cell's runs, excluded
+	// ones too, in the order measured (docs/method.md#environment).
+	Environment []Environment `json:"environment,omitempty"`
 	// Warnings are the cell's typed warnings (code, text, figures); a
 	// results.json written before they had codes holds plain strings,
 	// read as warnings of no kind with the same text.

@@ -40,3 +40,28 @@ func (r *Results) Unmeasured() []string {
 func (r *Results) Measured() int {
 	return len(r.Prefill) + len(r.Decode) + len(r.Traffic) + len(r.Search) + len(r.Correctness)
 }
+
+// Unmeasurable lists the cells the client could not measure, one "name:
+// reason" line each: prefill, decode and traffic cells with status
+// unmeasurable (docs/method.md#unmeasurable). Never gated, they make the
+// run inconclusive (exit 4) when nothing worse happened, in `slogate run`
+// and `slogate merge` alike.
+func (r *Results) Unmeasurable() []string {
+	var out []string
+	for _, c := range r.Prefill {
+		if c.Status == vocab.StatusUnmeasurable {
+			out = append(out, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	for _, c := range r.Decode {
+		if c.Status == vocab.StatusUnmeasurable {
+			out = append(out, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	for _, c := range r.Traffic {
+		if c.Status == vocab.StatusUnmeasurable {
+			out = append(out, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	return out
+}

@@ -83,6 +83,9 @@ type RepeatMeasured struct {
 	Server          string
 	Cell            result.DecodeCell
 	Repeat, Of, Max int
+	// Excluded says why the run is left out of the cell's figures
+	// (docs/method.md#unmeasurable); "" when it counts.
+	Excluded string
 }
 
 // NothingLeft: a resumed run finds every cell of its plan in CellsFile.

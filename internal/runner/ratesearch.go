@@ -410,10 +410,10 @@ func (p *rateProber) recordStopped() {
 }
 
 // clientLag says whether cell could not be measured because the client
-// fell behind its schedule (warning.ClientLag on an error cell), with the
-// reason.
+// fell behind its schedule (warning.ClientLag on an unmeasurable cell),
+// with the reason.
 func clientLag(c *result.TrafficCell) (string, bool) {
-	if c.Status != vocab.StatusError {
+	if c.Status != vocab.StatusUnmeasurable {
 		return "", false
 	}
 	for _, w := range c.Warnings {

@@ -148,7 +148,7 @@ func TestClientLag(t *testing.T) {
 		cell result.TrafficCell
 		want bool
 	}{
-		{name: "error with client lag", cell: result.TrafficCell{Status: vocab.StatusError, Reason: "the client fell behind", Warnings: []warning.Warning{lag}}, want: true},
+		{name: "unmeasurable with client lag", cell: result.TrafficCell{Status: vocab.StatusUnmeasurable, Reason: "the client fell behind", Warnings: []warning.Warning{lag}}, want: true},
 		{name: "error without it", cell: result.TrafficCell{Status: vocab.StatusError, Reason: "HTTP 500"}},
 		{name: "valid cell with the warning", cell: result.TrafficCell{Status: vocab.StatusValid, Warnings: []warning.Warning{lag}}},
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/hostenv"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/requests"
@@ -182,6 +183,31 @@ type pendingCell struct {
 	// stopped says why repeat = "auto" stopped ("" while it goes on).
 	stopped  string
 	recorded bool
+	// excluded are the runs left out of the cell's figures
+	// (docs/method.md#unmeasurable), excludedBoots the boot of each, and
+	// lastExcluded the last of them, the cell when every run was.
+	excluded      []result.ExcludedRun
+	excludedBoots []int
+	lastExcluded  *result.DecodeCell
+	// envs is the machine around each run (docs/method.md#environment),
+	// machine the machine at the first run's start, which later runs are
+	// judged against.
+	envs    []result.Environment
+	machine *hostenv.Snapshot
+}
+
+// taken is how many runs of the cell were taken, excluded ones too.
+func (pc *pendingCell) taken() int { return len(pc.runs) + len(pc.excluded) }
+
+// excludedIn is how many of the cell's runs in boot b were excluded.
+func (pc *pendingCell) excludedIn(b int) int {
+	n := 0
+	for _, x := range pc.excludedBoots {
+		if x == b {
+			n++
+		}
+	}
+	return n
 }
 
 // share is how many of total repeats boot b (1-based) of boots takes: as
@@ -224,7 +250,7 @@ func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodi
 	cells := make([]*pendingCell, 0, len(refs))
 	for _, ref := range refs {
 		pc := r.pendingOf(ref)
-		if pc.final == nil && len(pc.runs) == 0 && pc.failedWhy == "" {
+		if pc.final == nil && pc.taken() == 0 && pc.failedWhy == "" {
 			if status, reason, ok := r.unrunnable(ref); ok {
 				c := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: status, Reason: reason}
 				pc.final = &c
@@ -244,26 +270,48 @@ func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodi
 				r.observer.CellStart(pc.ref)
 			}
 			t0 := time.Now()
-			c, err := r.decodeOnce(ctx, pc.ref, bodies(), repeatNumber(len(pc.runs), r.plannedRepeats()))
+			number := 0 // the run's number among all the cell's runs
+			if r.repeated() {
+				number = pc.taken() + 1
+			}
+			w, err := r.decodeWatched(ctx, pc.ref, bodies(), number, pc.machine)
+			if pc.machine == nil {
+				pc.machine = &w.before
+			}
+			c := w.cell
 			pc.busy += time.Since(t0)
+			if err == nil {
+				pc.envs = append(pc.envs, w.env)
+			}
+			reason, out := "", false
+			if err == nil {
+				reason, out = r.excludes(&c, w.moved)
+			}
 			if err == nil && r.repeated() {
-				r.note(RepeatMeasured{Server: r.cfg.Server.Name, Cell: c, Repeat: len(pc.runs) + 1, Of: r.plannedRepeats(), Max: r.maxRepeats()})
+				r.note(RepeatMeasured{Server: r.cfg.Server.Name, Cell: c, Repeat: number, Of: r.plannedRepeats(), Max: r.maxRepeats(), Excluded: reason})
 			}
 			if err != nil {
-				if len(pc.runs) > 0 {
-					pc.failedAt, pc.failedWhy = len(pc.runs)+1, firstLine(err.Error())
+				if pc.taken() > 0 {
+					pc.failedAt, pc.failedWhy = pc.taken()+1, firstLine(err.Error())
 				}
 				return err
 			}
 			if c.Status == vocab.StatusError {
-				pc.failedAt, pc.failedWhy = len(pc.runs)+1, c.Reason
-				if len(pc.runs) == 0 {
+				pc.failedAt, pc.failedWhy = pc.taken()+1, c.Reason
+				if pc.taken() == 0 {
 					pc.final = &c
 				}
 				continue
 			}
-			pc.runs = append(pc.runs, c)
-			pc.boots = append(pc.boots, r.bootNo)
+			if out {
+				pc.excluded = append(pc.excluded, result.ExcludedRun{Repeat: max(number, 1), Status: c.Status, Reason: reason})
+				pc.excludedBoots = append(pc.excludedBoots, r.bootNo)
+				x := c
+				pc.lastExcluded = &x
+			} else {
+				pc.runs = append(pc.runs, c)
+				pc.boots = append(pc.boots, r.bootNo)
+			}
 			if r.lastBoot() && !r.wantsRun(pc, round+1, quota) {
 				// Recorded as soon as its repeats are all taken, so that an
 				// interruption keeps it whole.
@@ -310,7 +358,13 @@ func (r *run) wantsRun(pc *pendingCell, round, quota int) bool {
 		return false
 	case round < quota:
 		return true
+	case r.measure().RepeatAuto && round < quota+pc.excludedIn(r.bootNo) && pc.taken() < r.measure().MaxRepeat:
+		// An excluded run is replaced (docs/method.md#unmeasurable).
+		return true
 	case !r.measure().RepeatAuto || pc.stopped != "":
+		return false
+	case len(pc.runs) == 0:
+		pc.stopped = fmt.Sprintf("max_repeat = %d reached, no run measurable", r.measure().MaxRepeat)
 		return false
 	}
 	more, why := r.wantsMore(pc.ref, func(m metric.Metric) ([]float64, bool) {
@@ -323,7 +377,7 @@ func (r *run) wantsRun(pc *pendingCell, round, quota int) bool {
 			xs = append(xs, v)
 		}
 		return xs, true
-	}, len(pc.runs))
+	}, pc.taken())
 	if !more {
 		pc.stopped = why
 	}
@@ -418,11 +472,24 @@ func (r *run) finishDecode(pc *pendingCell) result.DecodeCell {
 	switch {
 	case pc.final != nil:
 		c = *pc.final
+	case pc.failedWhy != "" && len(pc.runs) == 0:
+		// Only runs left out before the one that failed: an error, which
+		// keeps the last of them for the record.
+		c = *pc.lastExcluded
+		c.Status = vocab.StatusError
+		c.Reason = fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d before it were left out: %s)",
+			pc.failedAt, r.plannedRepeats(), pc.failedWhy, len(pc.excluded), pc.excluded[len(pc.excluded)-1].Reason)
 	case pc.failedWhy != "":
 		c = partialRepeats(pc.runs, pc.failedAt, r.plannedRepeats(), pc.failedWhy)
+	case len(pc.runs) == 0 && pc.lastExcluded != nil:
+		c = allExcluded(*pc.lastExcluded, pc.excluded, r.repeated())
 	default:
 		c = combineDecode(pc.runs)
 	}
+	if r.repeated() {
+		c.Excluded = pc.excluded
+	}
+	c.Environment = pc.envs
 	c.Matrix, c.Context, c.Concurrency = ref.MatrixLabel(), ref.Context, ref.Concurrency
 	if c.Status != vocab.StatusOverCapacity {
 		c.ElapsedS = measure.Round(pc.busy.Seconds(), 2)
@@ -491,9 +558,9 @@ func (r *run) recordPartials(why string) error {
 				pc.failedAt, pc.failedWhy = len(pc.prefills)+1, why
 			}
 			errs = append(errs, r.recordPrefill(r.finishPrefill(pc)))
-		case len(pc.runs) > 0:
+		case pc.taken() > 0:
 			if pc.failedWhy == "" {
-				pc.failedAt, pc.failedWhy = len(pc.runs)+1, why
+				pc.failedAt, pc.failedWhy = pc.taken()+1, why
 			}
 			errs = append(errs, r.recordDecode(r.finishDecode(pc)))
 		default:
@@ -657,4 +724,40 @@ func statusRank(s vocab.Status) int {
 		return 2
 	}
 	return 3
+}
+
+// excludes says whether run c of a decode cell is left out of the cell's
+// figures, and why (docs/method.md#unmeasurable): an unmeasurable run
+// always; a run whose machine moved (moved, else nil) with
+// repeat = "auto", which replaces it. Otherwise a measured run keeps the
+// moved warning among its own.
+func (r *run) excludes(c *result.DecodeCell, moved *warning.Warning) (string, bool) {
+	if c.Status == vocab.StatusUnmeasurable {
+		return c.Reason, true
+	}
+	if moved == nil || !c.Status.Measured() {
+		return "", false
+	}
+	if r.measure().RepeatAuto {
+		return moved.Summary, true
+	}
+	c.Warnings = append(c.Warnings, *moved)
+	return "", false
+}
+
+// allExcluded is a decode cell none of whose runs counted: the last run
+// taken, unmeasurable, with the reasons of every excluded run when it was
+// repeated.
+func allExcluded(last result.DecodeCell, excluded []result.ExcludedRun, repeated bool) result.DecodeCell {
+	c := last
+	c.Status = vocab.StatusUnmeasurable
+	if !repeated || len(excluded) == 0 {
+		return c
+	}
+	reasons := make([]string, 0, len(excluded))
+	for _, x := range excluded {
+		reasons = append(reasons, fmt.Sprintf("run %d: %s", x.Repeat, x.Reason))
+	}
+	c.Reason = fmt.Sprintf("none of its %d runs could be measured: %s", len(excluded), strings.Join(reasons, "; "))
+	return c
 }

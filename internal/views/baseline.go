@@ -96,6 +96,13 @@ func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy) re
 	}
 	a, b := cr.A, cr.B
 	switch {
+	case a.Status == vocab.StatusUnmeasurable || b.Status == vocab.StatusUnmeasurable:
+		which, side := "this run's", b
+		if b.Status != vocab.StatusUnmeasurable {
+			which, side = "the baseline's", a
+		}
+		v.Message = "not compared: " + which + " cell is " + side.Status.Unmeasured(side.Reason)
+		v.Details = []string{ref.Expr() + ": " + v.Message}
 	case cr.Decided == vocab.Skip:
 		if !a.Present {
 			v.Message = "not in the baseline"
@@ -116,6 +123,9 @@ func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy) re
 	default:
 		v.Details, v.Message = metricLines(cr, p)
 		if line := rejectedDetail(cr); line != "" {
+			v.Details = append(v.Details, line)
+		}
+		if line := excludedDetail(cr); line != "" {
 			v.Details = append(v.Details, line)
 		}
 	}
@@ -172,6 +182,20 @@ func metricLines(cr *compare.CellResult, p compare.Policy) (details []string, me
 		message = fmt.Sprintf("%s inconclusive against the baseline: neither regressed nor shown within %s; measure more (or -inconclusive pass)", joinAnd(inconclusive), numfmt.Percent(tol))
 	}
 	return details, message
+}
+
+// excludedDetail says how many runs of either side were left out of the
+// comparison, unmeasurable or their machine moved
+// (docs/method.md#unmeasurable); "" when none was.
+func excludedDetail(cr *compare.CellResult) string {
+	if len(cr.Metrics) == 0 {
+		return ""
+	}
+	a, b := cr.Metrics[0].Cell.A.Excluded, cr.Metrics[0].Cell.B.Excluded
+	if a == 0 && b == 0 {
+		return ""
+	}
+	return fmt.Sprintf("runs left out of the comparison as unmeasurable (or their machine moved): %d of the baseline's, %d of this run's", a, b)
 }
 
 func sideValue(s compare.Side) string {

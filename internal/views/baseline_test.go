@@ -188,6 +188,24 @@ func TestWithBaseline(t *testing.T) {
 			t.Errorf("notes %q, want one saying ttft_ms and tbt_ms were not decided statistically", notes)
 		}
 	})
+	t.Run("an unmeasurable cell is not compared: inconclusive, never regressed", func(t *testing.T) {
+		now := run(3, "0.26.1", 400, 410, 390, 405, 395) // -93 %, were it compared
+		now.Decode[0].Status, now.Decode[0].Reason = vocab.StatusUnmeasurable, "the client's per_request_tps 226.0 is 0.47× the server's own 479.2 tok/s"
+		v, _, err := withBaseline(base, now, compare.Policy{Tolerance: 0.05, Inconclusive: compare.InconclusivePass})
+		want := "not compared: this run's cell is unmeasurable: the client's per_request_tps 226.0 is 0.47× the server's own 479.2 tok/s"
+		if err != nil || v[0].Outcome != vocab.Inconclusive || v[0].Message != want {
+			t.Errorf("err %v, %v %q; want inconclusive: %q", err, v[0].Outcome, v[0].Message, want)
+		}
+	})
+	t.Run("runs left out are counted", func(t *testing.T) {
+		now := run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950)
+		now.Decode[0].Excluded = []result.ExcludedRun{{Repeat: 2, Status: vocab.StatusUnmeasurable, Reason: "…"}}
+		v, _, _ := withBaseline(base, now, compare.Policy{Tolerance: 0.05})
+		want := "runs left out of the comparison as unmeasurable (or their machine moved): 0 of the baseline's, 1 of this run's"
+		if !slices.Contains(v[0].Details, want) {
+			t.Errorf("details %q; want %q", v[0].Details, want)
+		}
+	})
 	t.Run("-inconclusive pass: an estimate beyond the tolerance still fails", func(t *testing.T) {
 		v, _, _ := withBaseline(base, run(3, "0.26.1", 5500, 6120, 5400, 6080, 5300), compare.Policy{Tolerance: 0.05, Inconclusive: compare.InconclusivePass})
 		if v[0].Outcome != vocab.Fail || !strings.HasSuffix(v[0].Details[0], "; the estimate is beyond 5%: fails even with -inconclusive pass") ||

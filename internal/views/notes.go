@@ -112,8 +112,13 @@ func repeatLine(n runner.RepeatMeasured) string {
 		of = fmt.Sprintf("(auto, %d to %d)", n.Of, n.Max)
 	}
 	head := fmt.Sprintf("%s: repeat %d %s: ", n.Cell.Ref().TestName(n.Server), n.Repeat, of)
-	if n.Cell.Status == vocab.StatusError {
+	switch {
+	case n.Cell.Status == vocab.StatusError:
 		return head + "error: " + n.Cell.Reason
+	case n.Cell.Status == vocab.StatusUnmeasurable:
+		return head + "unmeasurable, left out of the cell: " + n.Cell.Reason
+	case n.Excluded != "":
+		return head + report.DecodeLine(&n.Cell) + "; left out of the cell: " + n.Excluded
 	}
 	return head + report.DecodeLine(&n.Cell)
 }

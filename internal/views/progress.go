@@ -114,8 +114,19 @@ func (o *RunObserver) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
 	case vocab.StatusError:
 		o.stream.Output(test, "error: "+c.Reason)
 		return test, vocab.Error
+	case vocab.StatusUnmeasurable:
+		// Neither passed nor failed (docs/method.md#unmeasurable): its
+		// figures are shown for the record, the reason last, as the recap
+		// quotes it.
+		o.stream.Output(test, "not gated: "+report.DecodeLine(&c))
+		o.warnings(test, warning.Strings(c.Warnings))
+		o.stream.Output(test, "unmeasurable: "+c.Reason)
+		return test, vocab.Inconclusive
 	}
 	o.stream.Output(test, report.DecodeLine(&c))
+	if line := excludedLine(c); line != "" {
+		o.stream.Output(test, line)
+	}
 	o.settled(test, c.SettleS)
 	if d := c.Design; d != nil && d.StopReason != "" {
 		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, d.StopReason))
@@ -137,6 +148,11 @@ func (o *RunObserver) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	if c.Status == vocab.StatusError {
 		o.stream.Output(test, "error: "+c.Reason)
 		o.end(test, vocab.Error, elapsed)
+		return
+	}
+	if c.Status == vocab.StatusUnmeasurable {
+		o.stream.Output(test, "unmeasurable: "+c.Reason)
+		o.end(test, vocab.Inconclusive, elapsed)
 		return
 	}
 	o.stream.Output(test, report.TrafficSummary(&c))
@@ -394,4 +410,18 @@ func rateText(r float64) string {
 		return strconv.FormatFloat(math.Round(r), 'f', -1, 64)
 	}
 	return strconv.FormatFloat(r, 'g', 3, 64)
+}
+
+// excludedLine says which runs of a repeated cell were left out of its
+// figures and why (docs/method.md#unmeasurable): "1 of 5 runs left out:
+// run 2: the machine moved during the run: …"; "" when none was.
+func excludedLine(c result.DecodeCell) string {
+	if len(c.Excluded) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(c.Excluded))
+	for _, x := range c.Excluded {
+		parts = append(parts, fmt.Sprintf("run %d: %s", x.Repeat, x.Reason))
+	}
+	return fmt.Sprintf("%d of %d runs left out: %s", len(c.Excluded), len(c.Excluded)+c.Repeats, strings.Join(parts, "; "))
 }

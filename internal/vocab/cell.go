@@ -75,6 +75,12 @@ const (
 	StatusOverCapacity Status = "over_capacity"
 	// StatusError: the cell could not be measured; Reason says why.
 	StatusError Status = "error"
+	// StatusUnmeasurable: the cell ran, but the client could not measure
+	// it (docs/method.md#unmeasurable): its client fell behind, its own
+	// figures disagree with the server's beyond the bound, or its window
+	// held too few tokens; Reason says which. Its figures are kept for
+	// the record but never gated.
+	StatusUnmeasurable Status = "unmeasurable"
 )
 
 // Measured reports whether a cell with this status carries numbers.
@@ -128,6 +134,11 @@ func (s Status) Unmeasured(why string) string {
 			return "error"
 		}
 		return "error: " + why
+	case StatusUnmeasurable:
+		if why == "" {
+			return "unmeasurable"
+		}
+		return "unmeasurable: " + why
 	}
 	return "not measured"
 }

@@ -172,6 +172,13 @@ const (
 	// FigMeanGapMs (the schedule's mean gap), FigArrivals (the arrivals
 	// the lag is over).
 	ClientLag Code = "client_lag"
+	// EnvironmentMoved: the machine moved during a run of the cell beyond
+	// a bound of docs/method.md#environment (with repeat = "auto" the run
+	// is replaced). Subject: what moved (calibration, steal,
+	// cpu_pressure). Figures: FigBefore, FigAfter (calibration in ms,
+	// pressure in %; steal: the share stolen, in %, as FigAfter),
+	// FigBound.
+	EnvironmentMoved Code = "environment_moved"
 )
 
 // The codes of a run's own warnings (results.json's top-level warnings).
@@ -314,6 +321,9 @@ const (
 	FigLagBoundMs          = "lag_bound_ms"
 	FigMeanGapMs           = "mean_gap_ms"
 	FigArrivals            = "arrivals"
+	FigBefore              = "before"
+	FigAfter               = "after"
+	FigBound               = "bound"
 	FigServerRejected      = "server_rejected"
 	FigClientRejected      = "client_rejected"
 	FigUnanswered          = "unanswered"

@@ -17,6 +17,7 @@ import (
 //   - the slow-scrape warning (warning.SlowScrape; docs/method.md#polling),
 //     when its mean, maximum and count are the cell's recorded scrapes
 //     (c.Polling) and the mean is above the 5 ms it warns at;
+//
 //   - the server_total_tps cross-check (warning.ServerTPSGap), when its two
 //     figures are the cell's recorded server_total_tps and total_tps, and
 //     their difference, as a shift of the window (|gap| × measured_s), is
@@ -26,13 +27,18 @@ import (
 //     moves the server's window against the client's by up to its
 //     duration.
 //
+//   - the machine that moved (warning.EnvironmentMoved;
+//     docs/method.md#environment), when the cell's environment record
+//     holds its figures: the first run's reading and a run's end (the
+//     calibration or the CPU pressure), or a run's steal over 10 %.
+//
 // A test that wants no warning still fails on any other, or on these
 // without the slow scrapes to show for them. The rules themselves are
 // measure's tests (TestScrapeTimes and the cross-check's).
 func UnexplainedWarnings(c result.DecodeCell) []warning.Warning {
 	var out []warning.Warning
 	for _, w := range c.Warnings {
-		if !slowScrape(c, w) && !stalledCrossCheck(c, w) {
+		if !slowScrape(c, w) && !stalledCrossCheck(c, w) && !machineMoved(c, w) {
 			out = append(out, w)
 		}
 	}
@@ -61,4 +67,30 @@ func stalledCrossCheck(c result.DecodeCell, w warning.Warning) bool {
 	diff := (*s - c.TotalTPS) / c.TotalTPS
 	shiftMs := math.Abs(diff) * c.MeasuredS * 1000
 	return shiftMs <= 2*p.MaxMs
+}
+
+func machineMoved(c result.DecodeCell, w warning.Warning) bool {
+	if w.Code != warning.EnvironmentMoved || len(c.Environment) == 0 {
+		return false
+	}
+	first := c.Environment[0]
+	before, _ := w.Figure(warning.FigBefore)
+	after, _ := w.Figure(warning.FigAfter)
+	for _, e := range c.Environment {
+		switch w.Subject {
+		case "calibration":
+			if first.CalibrationMs == before && e.CalibrationAfterMs == after {
+				return true
+			}
+		case "cpu_pressure":
+			if first.CPUPressure != nil && e.CPUPressureAfter != nil && *first.CPUPressure == before && *e.CPUPressureAfter == after {
+				return true
+			}
+		case "steal":
+			if e.StealPct != nil && *e.StealPct > 10 {
+				return true
+			}
+		}
+	}
+	return false
 }

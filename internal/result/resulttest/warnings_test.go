@@ -21,6 +21,13 @@ func gap(server, client float64) warning.Warning {
 		map[string]float64{warning.FigServerTotalTPS: server, warning.FigTotalTPS: client, warning.FigGap: (server - client) / client})
 }
 
+// moved is an environment_moved warning of CPU pressure from before to
+// after.
+func moved(before, after float64) warning.Warning {
+	return warning.New(warning.EnvironmentMoved, "the machine moved: …", "",
+		map[string]float64{warning.FigBefore: before, warning.FigAfter: after, warning.FigBound: 40}).About("cpu_pressure")
+}
+
 func TestUnexplainedWarnings(t *testing.T) {
 	var (
 		slow10    = slow(10.1, 55, 49)
@@ -70,6 +77,13 @@ func TestUnexplainedWarnings(t *testing.T) {
 		{name: "a cross-check without recorded scrapes",
 			cell: result.DecodeCell{Warnings: []warning.Warning{crossHigh}, TotalTPS: 96.6, ServerTotalTPS: tps(100.2), MeasuredS: 2},
 			want: []warning.Warning{crossHigh}},
+		{name: "a machine that moved, its pressure in the record",
+			cell: result.DecodeCell{Warnings: []warning.Warning{moved(20, 70)}, Environment: []result.Environment{
+				{Repeat: 1, CPUPressure: tps(20), CPUPressureAfter: tps(30)}, {Repeat: 2, CPUPressure: tps(30), CPUPressureAfter: tps(70)}}}},
+		{name: "a moved warning whose pressure is not the record's",
+			cell: result.DecodeCell{Warnings: []warning.Warning{moved(20, 71)}, Environment: []result.Environment{
+				{Repeat: 1, CPUPressure: tps(20), CPUPressureAfter: tps(30)}, {Repeat: 2, CPUPressure: tps(30), CPUPressureAfter: tps(70)}}},
+			want: []warning.Warning{moved(20, 71)}},
 		{name: "any other warning, beside tolerated ones",
 			cell: result.DecodeCell{Warnings: []warning.Warning{slow10, other}, Polling: &result.Polling{Scrapes: 49, MeanMs: 10.1, MaxMs: 55}},
 			want: []warning.Warning{other}},

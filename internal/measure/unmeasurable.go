@@ -1,0 +1,55 @@
+package measure
+
+import (
+	"fmt"
+
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// The bounds past which the client could not measure a decode cell
+// (docs/method.md#unmeasurable).
+const (
+	// MinWindowTokens is the fewest output tokens a decode window must
+	// hold: total_tps counts whole tokens, so a count n is exact only to
+	// one token either side, by where the window's edges fall; under 20
+	// that is more than the 5 % a comparison's default tolerance asks.
+	MinWindowTokens = 20
+	// ServerRateBound is how far, as a ratio either way, the client's
+	// per_request_tps may be from the server's own per-request rate
+	// (llama.cpp's timings.predicted_per_second) before the cell is
+	// unmeasurable: the two clocks time the same tokens, and past a
+	// factor of 1.5 the client's reading is of the client, not the server
+	// (serverRateTolerance, 10 %, only warns).
+	ServerRateBound = 1.5
+)
+
+// unmeasurableWhy says why the client could not measure decode cell c, a
+// cell measured valid or queued; "" when it could. The rules are
+// docs/method.md#unmeasurable's, the first that holds.
+// A queued window of few tokens stays queued: the server held the
+// requests, and the status says so.
+func unmeasurableWhy(c *result.DecodeCell) string {
+	if c.OutputTokens < MinWindowTokens && c.Status == vocab.StatusValid {
+		return fmt.Sprintf("the window held %d output tokens in %.3g s, fewer than the %d its throughput needs (a token either side is more than 5 %% of fewer)",
+			c.OutputTokens, c.MeasuredS, MinWindowTokens)
+	}
+	if s := c.ServerPerRequestTPS; s != nil && *s > 0 && c.PerRequestTPS > 0 {
+		if r := *s / c.PerRequestTPS; r > ServerRateBound || r < 1/ServerRateBound {
+			return fmt.Sprintf("the client's per_request_tps %.1f is %.2f× the server's own %.1f tok/s (timings.predicted_per_second, median), beyond the %.1f× bound either way: the client could not keep up with what the server sent",
+				c.PerRequestTPS, c.PerRequestTPS / *s, *s, ServerRateBound)
+		}
+	}
+	return ""
+}
+
+// judgeMeasurable makes decode cell c unmeasurable when the client could
+// not measure it (unmeasurableWhy); a cell without numbers stays as it is.
+func judgeMeasurable(c *result.DecodeCell) {
+	if !c.Status.Measured() {
+		return
+	}
+	if why := unmeasurableWhy(c); why != "" {
+		c.Status, c.Reason = vocab.StatusUnmeasurable, why
+	}
+}

@@ -1,0 +1,37 @@
+package result
+
+import "github.com/slogate/slogate/internal/vocab"
+
+// ExcludedRun is one run of a repeated cell left out of the cell's figures
+// (DecodeCell.Excluded; docs/method.md#unmeasurable).
+type ExcludedRun struct {
+	// Repeat is the run's number (1-based, counting every run taken).
+	Repeat int `json:"repeat"`
+	// Status is what the run was: unmeasurable, or valid or queued for a
+	// run whose machine moved.
+	Status vocab.Status `json:"status"`
+	// Reason says why it was left out.
+	Reason string `json:"reason"`
+}
+
+// Environment is the machine around one run of a cell, read from /proc
+// and a fixed CPU calibration (docs/method.md#environment).
+type Environment struct {
+	// Repeat is the run's number (1-based; 0 for a cell run once).
+	Repeat int `json:"repeat,omitempty"`
+	// Load1 is /proc/loadavg's one-minute load at the run's start and
+	// Load1After at its end.
+	Load1      float64 `json:"load1"`
+	Load1After float64 `json:"load1_after"`
+	// StealPct is the share of the machine's CPU time stolen by its
+	// hypervisor during the run (/proc/stat), in %; nil when unread.
+	StealPct *float64 `json:"steal_pct,omitempty"`
+	// CPUPressure and CPUPressureAfter are /proc/pressure/cpu's "some
+	// avg10" at the run's start and end, in %; nil without PSI.
+	CPUPressure      *float64 `json:"cpu_pressure,omitempty"`
+	CPUPressureAfter *float64 `json:"cpu_pressure_after,omitempty"`
+	// CalibrationMs is how long a fixed piece of CPU work took just
+	// before the run and CalibrationAfterMs just after it.
+	CalibrationMs      float64 `json:"calibration_ms"`
+	CalibrationAfterMs float64 `json:"calibration_after_ms"`
+}

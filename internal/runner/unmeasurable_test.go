@@ -1,0 +1,117 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/slogate/slogate/internal/hostenv"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vllmfake"
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
+)
+
+// The runner's tests run on a machine that never moves, whatever the
+// machine running them does: a test that wants it to move says so
+// (movingMachine).
+func init() {
+	takeMachine = func() hostenv.Snapshot { return hostenv.Snapshot{Calibration: time.Millisecond} }
+}
+
+// enoughAt stops a cell once it has n samples.
+type enoughAt int
+
+func (n enoughAt) Look(_, candidate []float64, _ bool) (bool, string) {
+	return len(candidate) >= int(n), "enough"
+}
+
+// movingMachine is a machine whose fixed calibration takes 1 ms, except
+// at the end of the runs moved names (1-based), when it takes 3 ms.
+func movingMachine(moved func(run int) bool) func() hostenv.Snapshot {
+	var calls atomic.Int64
+	return func() hostenv.Snapshot {
+		n := int(calls.Add(1))
+		s := hostenv.Snapshot{Load1: 0.5, LoadOK: true, Calibration: time.Millisecond}
+		if n%2 == 0 && moved(n/2) {
+			s.Calibration = 3 * time.Millisecond
+		}
+		return s
+	}
+}
+
+// TestUnmeasurableRuns: the runs of a decode cell the client could not
+// measure, or whose machine moved, are left out of its figures and listed
+// with why; repeat = "auto" replaces them up to max_repeat; a fixed design
+// keeps a moved run with its warning; a cell none of whose runs counted is
+// unmeasurable and says why each run was left out. Every run's machine is
+// in the cell's environment (docs/method.md#unmeasurable).
+func TestUnmeasurableRuns(t *testing.T) {
+	tests := []struct {
+		name        string
+		gap         time.Duration // the fake server's gap between tokens
+		repeat      int
+		auto        bool
+		maxRepeat   int
+		moved       func(run int) bool
+		wantStatus  vocab.Status
+		wantRepeats int
+		wantRuns    int // runs taken, excluded ones too
+		wantOut     []int
+		wantOutWhy  string // in the reason of every excluded run
+		wantWhy     string // the start of an unmeasurable cell's reason
+		wantWarning bool   // the moved run's warning kept
+	}{
+		{name: "a fixed design keeps a moved run with its warning", gap: 2 * time.Millisecond, repeat: 3, moved: func(r int) bool { return r == 2 },
+			wantStatus: vocab.StatusValid, wantRepeats: 3, wantRuns: 3, wantWarning: true},
+		{name: "auto replaces a moved run", gap: 2 * time.Millisecond, repeat: 4, auto: true, maxRepeat: 6, moved: func(r int) bool { return r == 2 },
+			wantStatus: vocab.StatusValid, wantRepeats: 4, wantRuns: 5, wantOut: []int{2}, wantOutWhy: "the machine moved: a fixed CPU calibration took 1 ms at the cell's first run and 3 ms after this one"},
+		{name: "auto stops at max_repeat, none measurable", gap: 2 * time.Millisecond, repeat: 4, auto: true, maxRepeat: 5, moved: func(int) bool { return true },
+			wantStatus: vocab.StatusUnmeasurable, wantRuns: 5, wantOut: []int{1, 2, 3, 4, 5}, wantOutWhy: "the machine moved: ", wantWhy: "none of its 5 runs could be measured: run 1: the machine moved"},
+		{name: "windows of a few tokens", gap: 120 * time.Millisecond, repeat: 2, moved: func(int) bool { return false },
+			wantStatus: vocab.StatusUnmeasurable, wantRuns: 2, wantOut: []int{1, 2}, wantOutWhy: "output tokens in", wantWhy: "none of its 2 runs could be measured: run 1: the window held "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(old func() hostenv.Snapshot) { takeMachine = old }(takeMachine)
+			takeMachine = movingMachine(tc.moved)
+			defer func(old func(result.Measure, float64, float64) stopRule) { newStopRule = old }(newStopRule)
+			newStopRule = func(result.Measure, float64, float64) stopRule { return enoughAt(4) }
+			f := vllmfake.Server{Tokens: 100000, PerChunk: 1, Gap: tc.gap}
+			s := f.Start(t)
+			sp := smallSpec(1)
+			sp.Measure.Duration = 300 * time.Millisecond
+			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = tc.repeat, tc.auto, tc.maxRepeat
+			cfg := testConfig(t, s.URL, sp, "decode")
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.Decode[0]
+			if c.Status != tc.wantStatus || (tc.wantStatus.Measured() && (c.Repeats != tc.wantRepeats || len(c.Samples["total_tps"]) != tc.wantRepeats)) {
+				t.Errorf("cell %s (%q), %d repeats, samples %v; want %s of %d", c.Status, c.Reason, c.Repeats, c.Samples["total_tps"], tc.wantStatus, tc.wantRepeats)
+			}
+			if len(c.Environment) != tc.wantRuns {
+				t.Errorf("environment of %d runs %+v; want %d", len(c.Environment), c.Environment, tc.wantRuns)
+			}
+			var out []int
+			for _, x := range c.Excluded {
+				out = append(out, x.Repeat)
+				if !strings.Contains(x.Reason, tc.wantOutWhy) {
+					t.Errorf("run %d left out for %q; want %q", x.Repeat, x.Reason, tc.wantOutWhy)
+				}
+			}
+			if len(out) != len(tc.wantOut) || (len(out) > 0 && (out[0] != tc.wantOut[0] || out[len(out)-1] != tc.wantOut[len(tc.wantOut)-1])) {
+				t.Errorf("excluded runs %v; want %v", out, tc.wantOut)
+			}
+			if !tc.wantStatus.Measured() && !strings.HasPrefix(c.Reason, tc.wantWhy) {
+				t.Errorf("reason %q; want it to start %q", c.Reason, tc.wantWhy)
+			}
+			if got := warning.Has(c.Warnings, warning.EnvironmentMoved); got != tc.wantWarning {
+				t.Errorf("warnings %v: environment_moved %v, want %v", c.Warnings, got, tc.wantWarning)
+			}
+		})
+	}
+}
