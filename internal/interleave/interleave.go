@@ -287,7 +287,7 @@ func (r *interleaved) run(ctx context.Context, refs []vocab.CellRef) (*Record, e
 				still = append(still, ref)
 			}
 		}
-		if len(still) > 0 && len(still) < len(open) {
+		if len(still) > 0 {
 			views.WriteInterleaveMore(r.o.Stdout, len(still), r.design.Max)
 		}
 		open = still
