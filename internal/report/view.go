@@ -309,6 +309,9 @@ func newView(res *result.Results) *view {
 	v.addMatrices(res)
 	for i := range res.Traffic { // a dataset's counts, its reuse in order, …
 		c := &res.Traffic[i]
+		if c.Status == vocab.StatusUnmeasurable { // the client fell behind
+			v.Unmeasurable = append(v.Unmeasurable, c.Ref().Name()+": "+c.Reason)
+		}
 		for _, w := range c.Warnings {
 			v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w.String()})
 		}

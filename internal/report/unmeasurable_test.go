@@ -1,0 +1,52 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+)
+
+// TestUnmeasurableCells: cells the client could not measure, a decode cell
+// and a traffic cell, are counted in every report: report.md and
+// report.html under Unmeasurable with their reasons and among what did
+// not pass (inconclusive), JUnit as failures of type unmeasurable
+// (docs/method.md#unmeasurable).
+func TestUnmeasurableCells(t *testing.T) {
+	res := sampleRun("specs/a.hcl", "qwen")
+	res.Decode[0].Status, res.Decode[0].Reason = vocab.StatusUnmeasurable, "the window held 4 output tokens in 1 s"
+	res.Traffic = []result.TrafficCell{{Traffic: "steady", Context: 1024, Rate: 100, Status: vocab.StatusUnmeasurable,
+		Reason: "the client fell behind its schedule"}}
+	var md, html, junit bytes.Buffer
+	if err := WriteMarkdown(&md, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&html, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnit(&junit, []*result.Results{res}); err != nil {
+		t.Fatal(err)
+	}
+	decode := res.Decode[0].Ref()
+	tests := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"report.md", md.String(), []string{"## Unmeasurable\n", "the window held 4 output tokens in 1 s\n",
+			"- traffic/steady/ctx=1K/rate=100: the client fell behind its schedule\n",
+			"INCONCLUSIVE: unmeasurable: the window held 4 output tokens in 1 s", "Unmeasurable: the client could not measure the cell"}},
+		{"report.html", html.String(), []string{"<h2>Unmeasurable</h2>", "the window held 4 output tokens in 1 s</li>"}},
+		{"JUnit", junit.String(), []string{`<failure message="unmeasurable: the window held 4 output tokens in 1 s" type="unmeasurable">`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, w := range tc.want {
+				if !strings.Contains(tc.doc, w) {
+					t.Errorf("%s lacks %q (cell %s):\n%s", tc.name, w, decode.Name(), tc.doc)
+				}
+			}
+		})
+	}
+}
