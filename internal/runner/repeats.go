@@ -293,6 +293,11 @@ func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodi
 			if err != nil {
 				if pc.taken() > 0 {
 					pc.failedAt, pc.failedWhy = pc.taken()+1, firstLine(err.Error())
+				} else if r.repeated() {
+					// A repeated cell is announced when it ends; this one
+					// ends here with nothing measured, and the run's end
+					// reports the cells in flight (RunObserver.Abort).
+					r.observer.CellStart(pc.ref)
 				}
 				return err
 			}
@@ -645,6 +650,9 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt requests.Promp
 		}
 		pc.prefills = append(pc.prefills, c)
 		pc.boots = append(pc.boots, r.bootNo)
+	}
+	if err != nil && len(pc.prefills) == 0 && r.repeated() {
+		r.observer.CellStart(ref) // announced as it ends, as a decode cell is above
 	}
 	if err != nil || !r.lastBoot() {
 		return err

@@ -526,3 +526,40 @@ func serverGap(server, client float64) warning.Warning {
 	return warning.New(warning.ServerTPSGap, fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f", server, client), "",
 		map[string]float64{warning.FigServerTotalTPS: server, warning.FigTotalTPS: client})
 }
+
+// cancelAtWindow is windowOrder that calls cancel once the first window
+// opens.
+type cancelAtWindow struct {
+	windowOrder
+	once   sync.Once
+	cancel func()
+}
+
+func (o *cancelAtWindow) Progress(p Progress) {
+	o.windowOrder.Progress(p)
+	if p.Stage == result.StageMeasuring {
+		o.once.Do(o.cancel)
+	}
+}
+
+// TestRepeatedCellEndedAtFirstRepeat: a repeated cell is announced when
+// its repeats are done, so one whose first repeat the run's end cuts
+// short is announced then, for the run's end to report it unmeasured
+// (views' RunObserver.Abort ends the cells announced and not ended).
+func TestRepeatedCellEndedAtFirstRepeat(t *testing.T) {
+	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
+	s := f.Start(t)
+	sp := smallSpec(1, 2)
+	sp.Measure.Repeat = 2
+	cfg := testConfig(t, s.URL, sp, "decode")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	obs := &cancelAtWindow{cancel: func() { cancel(errors.New("interrupted")) }}
+	cfg.Observer = obs
+	if _, err := Run(ctx, cfg); err == nil {
+		t.Fatal("the run was not cut short")
+	}
+	if diff := cmp.Diff([]string{"start 1"}, obs.events); diff != "" {
+		t.Errorf("decode events (-want +got):\n%s", diff)
+	}
+}
