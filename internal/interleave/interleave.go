@@ -2,9 +2,10 @@
 // differing by one spec variable or the container image as bisect names
 // builds, measured in one run by booting them alternately in blocks — each
 // block one boot of A and one of B in an order drawn from a seeded random
-// generator — and every decode and prefill cell decided on the paired
-// differences of the same block (compare.Blocks), so that a machine whose
-// load changes during the run moves both sides of a block alike
+// generator — and every decode, prefill and traffic cell decided on the paired
+// differences of the same block (compare.Blocks; both boots of a block
+// replay one traffic schedule), so that a machine whose load changes
+// during the run moves both sides of a block alike
 // (docs/method.md#interleaved). Each boot is a results folder of its own,
 // measured by the runner; the decisions are compare's, the lines views'.
 package interleave
@@ -80,7 +81,7 @@ type Boot struct {
 	Build string
 	Block int // 1-based
 	// Spec is the build's spec with the boot's measure settings; Plan its
-	// decode and prefill cells still to decide.
+	// decode, prefill and traffic cells still to decide.
 	Spec *spec.Spec
 	Plan *plan.Plan
 	// Dir is the boot's results folder.
@@ -200,12 +201,12 @@ func Command(ctx context.Context, o Options) error {
 	cells := plan.New(spA, srv, nil).Cells()
 	var refs []vocab.CellRef
 	for _, c := range cells {
-		if c.Phase == vocab.PhaseDecode || c.Phase == vocab.PhasePrefill {
+		if c.Search == "" {
 			refs = append(refs, c)
 		}
 	}
 	if len(refs) == 0 {
-		return exit.Usagef("%s: no decode or prefill cell to compare (an interleaved run compares those; traffic, searches and correctness are not interleaved yet)", o.SpecPath)
+		return exit.Usagef("%s: no decode, prefill or traffic cell to compare (searches and correctness are not interleaved yet)", o.SpecPath)
 	}
 	views.WriteInterleaveStart(o.Stdout, views.InterleaveDesign{A: o.A, B: o.B, VarName: o.VarName, Seed: o.Seed,
 		Min: design.Min, Max: design.Max, Repeats: repeats, Cells: len(refs), OutDir: o.OutDir})
@@ -306,7 +307,7 @@ func (r *interleaved) decide(ref vocab.CellRef) compare.BlockCell {
 	if e := r.errs[ref]; e != "" {
 		return compare.BlockCell{Ref: ref, Error: e, Outcome: vocab.Error}
 	}
-	metrics := compare.DefaultMetrics(ref.Phase)
+	metrics := gated(ref.Phase)
 	a, b := map[string][]float64{}, map[string][]float64{}
 	for _, m := range metrics {
 		va, vb := r.a[ref][m.Name], r.b[ref][m.Name]
@@ -351,7 +352,7 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 		if into[ref] == nil {
 			into[ref] = map[string]map[int]float64{}
 		}
-		for _, m := range compare.DefaultMetrics(ref.Phase) {
+		for _, m := range gated(ref.Phase) {
 			v, ok := vals(m)
 			if !ok {
 				if r.errs[ref] == "" {
@@ -367,6 +368,26 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 	}
 }
 
+// trafficMetrics are the traffic metrics an interleaved run decides: the
+// window's median and p99 latencies, each block's boots replaying one
+// schedule (docs/method.md#interleaved).
+var trafficMetrics = []string{metric.TTFTMs, metric.TTFTMs + "_p99", metric.E2EMs, metric.E2EMs + "_p99"}
+
+// gated are the metrics decided of a cell of phase: compare's defaults of
+// decode and prefill cells, trafficMetrics of a traffic cell.
+func gated(phase vocab.Phase) []metric.Metric {
+	if phase != vocab.PhaseTraffic {
+		return compare.DefaultMetrics(phase)
+	}
+	var out []metric.Metric
+	for _, n := range trafficMetrics {
+		if m, ok := metric.Lookup(phase, n); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // cellValues finds a cell in a boot's results: its metric reader, status
 // and reason (StatusError "not in the results" when absent).
 func cellValues(res *result.Results, ref vocab.CellRef) (func(metric.Metric) (float64, bool), vocab.Status, string) {
@@ -379,6 +400,9 @@ func cellValues(res *result.Results, ref vocab.CellRef) (func(metric.Metric) (fl
 		if c := &res.Prefill[i]; c.Ref() == ref {
 			return c.Value, c.Status, c.Reason
 		}
+	}
+	if c, ok := res.TrafficCell(ref); ok {
+		return c.Value, c.Status, c.Reason
 	}
 	return nil, vocab.StatusError, "not in the boot's results"
 }
@@ -397,7 +421,7 @@ func (r *interleaved) boot(ctx context.Context, side string, block int, open []v
 	p := plan.New(&sp, srv, regexp.MustCompile("^(?:"+strings.Join(names, "|")+")$"))
 	p.Searches, p.Correctness, p.Asserts, p.Expects = nil, nil, nil, nil
 	for i := range p.Steps {
-		p.Steps[i].Searches, p.Steps[i].Traffic = nil, nil
+		p.Steps[i].Searches = nil
 	}
 	build := r.o.A
 	if side == "B" {

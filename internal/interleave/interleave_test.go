@@ -54,6 +54,15 @@ func (f *fakeBoot) measure(_ context.Context, b Boot) (*result.Results, error) {
 	}
 	res := &result.Results{GPUTime: &result.GPUTime{ServerS: 10}}
 	for _, ref := range b.Plan.Cells() {
+		if ref.Phase == vocab.PhaseTraffic {
+			c := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency, Status: vocab.StatusValid, Launched: 20, Completed: 20}
+			v := f.value(b.Side, b.Block, ref.Context)
+			for _, m := range gated(vocab.PhaseTraffic) {
+				c.SetValue(m, 1e5/v) // a latency: the inverse of the speed
+			}
+			res.Traffic = append(res.Traffic, c)
+			continue
+		}
 		c := result.PrefillCell{Context: ref.Context, Status: vocab.StatusValid, TPS: f.value(b.Side, b.Block, ref.Context)}
 		if f.status != nil {
 			if c.Status = f.status(b.Side, b.Block, ref.Context); c.Status != vocab.StatusValid {
@@ -185,6 +194,31 @@ func TestCommand(t *testing.T) {
 			},
 			code: exit.Infra,
 			want: []string{"    cell not measured: block 4, A: error: the server stopped answering\n", "--- FAIL: s/interleave/prefill/ctx=1K\n", "prefill/ctx=1K (error)"},
+		},
+		{
+			name: "a traffic cell: its window's latencies decided per block",
+			body: fixed + "traffic \"replay\" {\n  context  = \"1K\"\n  rate     = [4]\n  duration = \"5s\"\n  seed     = 7\n}\n",
+			value: func(side string, block, _ int) float64 {
+				return map[string]float64{"A": 1000, "B": 900}[side] * jitter(side, block)
+			},
+			code: exit.Fail,
+			want: []string{"=== RUN   s/interleave/traffic/replay/ctx=1K/rate=4\n", "    ttft_ms_p99: A 99.97, B 110.7 (+11.0%, bounds +10.7…+11.4% at 95.3% confidence each, 6 blocks paired), regressed beyond 5% (lower is better)\n",
+				"--- FAIL: s/interleave/traffic/replay/ctx=1K/rate=4\n"},
+			boots: 12,
+			check: func(t *testing.T, f *fakeBoot, rec Record) {
+				if n := len(f.boots[0].Plan.Cells()); n != 2 {
+					t.Errorf("a boot measured %d cells, want the prefill and the traffic cell", n)
+				}
+				var metrics []string
+				for _, r := range rec.Rows {
+					if strings.HasPrefix(r.Cell, "traffic/") {
+						metrics = append(metrics, r.Metric)
+					}
+				}
+				if !slices.Equal(metrics, trafficMetrics) {
+					t.Errorf("traffic rows %v, want %v", metrics, trafficMetrics)
+				}
+			},
 		},
 		{
 			name:  "a boot that does not start: exit 3 naming it",
