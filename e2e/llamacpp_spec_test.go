@@ -40,7 +40,8 @@ func TestLlamaCppExampleSpec(t *testing.T) {
 	r := runLlama(t, mark, "run", "-out", out, "-var", "llama_server="+server, "-var", "model="+llamaModel(t, models, "tiny.gguf"),
 		"-var", "duration=1s", "-var", "port="+strconv.Itoa(port), llamaSpecFile)
 	t.Logf("slogate run %s took %.1f s", llamaSpecFile, time.Since(start).Seconds())
-	if r.Code != 0 {
+	starved := starvedOnly(t, r.Code, out)
+	if r.Code != 0 && !starved {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	results := readResults(t, out)
@@ -50,6 +51,9 @@ func TestLlamaCppExampleSpec(t *testing.T) {
 	}
 	for _, name := range []string{"streams", "queued_above_slots", "traffic", "answers"} {
 		test := "tiny/assert/" + name
+		if got := outcomes[test]; starved && got == vocab.Inconclusive {
+			continue // it read a cell the client could not measure
+		}
 		if got := outcomes[test]; got != vocab.Pass || !strings.Contains(r.Stdout, "--- PASS: "+test) {
 			t.Errorf("%s: outcome %q, want pass, said so on the console\n%s", test, got, r.Stdout)
 		}

