@@ -122,40 +122,9 @@ func Command(ctx context.Context, o Options) error {
 	return nil
 }
 
-// load is the spec with the build applied: -var-name set to it, or its
-// one server's container.image replaced.
+// load is the spec with the build applied (specload.Build).
 func (o Options) load(build string) (*spec.Spec, error) {
-	vars := spec.Vars{}
-	for k, v := range o.Vars {
-		vars[k] = v
-	}
-	if o.VarName != "" {
-		vars[o.VarName] = build
-	}
-	specs, err := specload.Load(o.Stderr, []string{o.SpecPath}, vars)
-	if err != nil {
-		return nil, err
-	}
-	sp := specs[0].WithDuration(o.Duration)
-	if len(sp.Servers) != 1 {
-		return nil, exit.Usagef("%s: bisect measures one server; the spec has %d", o.SpecPath, len(sp.Servers))
-	}
-	if o.VarName != "" {
-		if _, ok := o.Vars[o.VarName]; ok {
-			return nil, exit.Usagef("-var %s is the build variable of -var-name: leave it out", o.VarName)
-		}
-		return sp, nil
-	}
-	srv := sp.Servers[0]
-	if srv.Container == nil {
-		return nil, exit.Usagef("%s: server %q has no container block: its builds are container images, or give -var-name for a launched server", o.SpecPath, srv.Name)
-	}
-	c := *srv.Container
-	c.Image = build
-	s := *srv
-	s.Container = &c
-	sp.Servers = []*spec.Server{&s}
-	return sp, nil
+	return specload.Build{Command: "bisect", SpecPath: o.SpecPath, Vars: o.Vars, VarName: o.VarName, Duration: o.Duration}.Load(o.Stderr, build)
 }
 
 // measure runs one build through the runner: only the cells asked, with
