@@ -344,6 +344,12 @@ func optimisticRate(r *result.Search) (rate float64, ok bool) {
 	if !r.Found && loDecided(r) {
 		return 0, false // none meets it at lo, decided
 	}
+	if allDecided(r) {
+		// Every probe met or failed with confidence: the answer is the
+		// search's at its precision, and a finer precision, not more
+		// windows, would move it.
+		return 0, false
+	}
 	top := r.RateRange[1]
 	if r.RateUpper > 0 {
 		top = math.Nextafter(r.RateUpper, 0)
@@ -352,6 +358,17 @@ func optimisticRate(r *result.Search) (rate float64, ok bool) {
 		return 0, false
 	}
 	return top, true
+}
+
+// allDecided reports whether every probe of r was decided met or failed
+// with confidence.
+func allDecided(r *result.Search) bool {
+	for _, p := range r.Probes {
+		if p.Decision != result.DecisionMet && p.Decision != result.DecisionFailed {
+			return false
+		}
+	}
+	return true
 }
 
 // optimisticSearchValue is rate search s's search["NAME"] at the highest
