@@ -273,18 +273,19 @@ func cellResults(tables []Table, lost []Finding, engineChanged bool) []CellResul
 	for i := range out {
 		cr := &out[i]
 		switch a, b := cr.A, cr.B; {
+		case !a.Present || !aRan(a):
+			cr.Decided = vocab.Skip
+		case b.Present && b.Status == vocab.StatusError:
+			cr.Decided = vocab.Error
+		case b.Status != vocab.StatusUnmeasurable && (!b.Present || !b.Status.Measured()):
+			// Lost capacity is a measured property of the new server, not
+			// an infrastructure failure: a regression, whether or not the
+			// baseline's client could measure the cell.
+			cr.Decided = vocab.Fail
 		case a.Status == vocab.StatusUnmeasurable || b.Status == vocab.StatusUnmeasurable:
 			// Not compared: neither passed nor regressed
 			// (docs/method.md#unmeasurable).
 			cr.Decided = vocab.Inconclusive
-		case !a.Present || !a.Status.Measured():
-			cr.Decided = vocab.Skip
-		case b.Present && b.Status == vocab.StatusError:
-			cr.Decided = vocab.Error
-		case !b.Present || !b.Status.Measured():
-			// Lost capacity is a measured property of the new server, not
-			// an infrastructure failure: a regression.
-			cr.Decided = vocab.Fail
 		default:
 			for _, m := range cr.Metrics {
 				cr.Decided = vocab.Worst(cr.Decided, m.Cell.Outcome)

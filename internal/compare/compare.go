@@ -408,12 +408,14 @@ func decideCell(ref vocab.CellRef, a, b Side, m metric.Metric, p Policy, design 
 		} else {
 			c.Change = decide(a.Value, b.Value, p.Tolerance, m.HigherIsBetter)
 		}
+	// A's cell ran, even when its client could not measure it: B's error
+	// or lost capacity is said as such, never hidden as "not compared".
+	case aRan(a) && b.Present && b.Status == vocab.StatusError:
+		c.Change = Errored
+	case aRan(a) && b.Status != vocab.StatusUnmeasurable && !(b.Present && b.Status.Measured()):
+		c.Change = Lost
 	case a.Status == vocab.StatusUnmeasurable || b.Status == vocab.StatusUnmeasurable:
 		c.Change = Unmeasurable
-	case a.HasValue && b.Present && b.Status == vocab.StatusError:
-		c.Change = Errored
-	case a.HasValue && !(b.Present && b.Status.Measured()):
-		c.Change = Lost
 	case a.HasValue:
 		c.Change = OnlyA
 	case b.HasValue:
@@ -424,6 +426,10 @@ func decideCell(ref vocab.CellRef, a, b Side, m metric.Metric, p Policy, design 
 	c.Outcome = cellOutcome(&c, m, p)
 	return c
 }
+
+// aRan reports whether side a's cell ran on its server: measured, or
+// measured by a client that could not keep up (unmeasurable).
+func aRan(a Side) bool { return a.HasValue || a.Status == vocab.StatusUnmeasurable }
 
 // cellOutcome is what a decided cell does to the gate (Cell.Outcome).
 func cellOutcome(c *Cell, m metric.Metric, opt Policy) vocab.Outcome {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -72,6 +73,9 @@ func TestDecideCell(t *testing.T) {
 		{name: "A errored, B over capacity: neither", a: errored, b: overCap, m: tps, want: Neither},
 		{name: "B unmeasurable: not compared", a: measured(6018.4), b: Side{Present: true, Status: vocab.StatusUnmeasurable, Repeats: 1}, m: tps, want: Unmeasurable},
 		{name: "A unmeasurable: not compared", a: Side{Present: true, Status: vocab.StatusUnmeasurable, Repeats: 1}, b: measured(6018.4), m: tps, want: Unmeasurable},
+		{name: "A unmeasurable, B errored: errored, not hidden", a: Side{Present: true, Status: vocab.StatusUnmeasurable, Repeats: 1}, b: Side{Present: true, Status: vocab.StatusError}, m: tps, want: Errored},
+		{name: "A unmeasurable, B over capacity: lost", a: Side{Present: true, Status: vocab.StatusUnmeasurable, Repeats: 1}, b: Side{Present: true, Status: vocab.StatusOverCapacity}, m: tps, want: Lost},
+		{name: "both unmeasurable: not compared", a: Side{Present: true, Status: vocab.StatusUnmeasurable, Repeats: 1}, b: Side{Present: true, Status: vocab.StatusUnmeasurable, Repeats: 1}, m: tps, want: Unmeasurable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -391,5 +395,32 @@ func TestNoiseRates(t *testing.T) {
 				t.Errorf("%s, noise %.1f%%, %s: %s = %.3f, want %s %.3f", tc.row.name, tc.row.noise*100, design, b.what, got, rel, b.limit)
 			}
 		}
+	}
+}
+
+// TestTrafficPairUnmeasurable: a traffic cell whose client could not drive
+// it is not compared, unless the other side errored or lost the cell,
+// which is said as such (docs/method.md#unmeasurable).
+func TestTrafficPairUnmeasurable(t *testing.T) {
+	cell := func(s vocab.Status) *result.TrafficCell {
+		return &result.TrafficCell{Traffic: "chat", Context: 1024, Rate: 4, Status: s, Launched: 40, Completed: 40}
+	}
+	tests := []struct {
+		name string
+		a, b *result.TrafficCell
+		want vocab.Outcome
+	}{
+		{name: "A unmeasurable, B valid: not compared", a: cell(vocab.StatusUnmeasurable), b: cell(vocab.StatusValid), want: vocab.Inconclusive},
+		{name: "A valid, B unmeasurable: not compared", a: cell(vocab.StatusValid), b: cell(vocab.StatusUnmeasurable), want: vocab.Inconclusive},
+		{name: "A unmeasurable, B errored: an error", a: cell(vocab.StatusUnmeasurable), b: cell(vocab.StatusError), want: vocab.Error},
+		{name: "A unmeasurable, B missing: lost", a: cell(vocab.StatusUnmeasurable), b: nil, want: vocab.Fail},
+		{name: "A missing: nothing to compare", a: nil, b: cell(vocab.StatusUnmeasurable), want: vocab.Skip},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := trafficPair(vocab.CellRef{Phase: vocab.PhaseTraffic}, tt.a, tt.b, sides{}, Policy{Tolerance: 0.05}).Decided; got != tt.want {
+				t.Errorf("decided %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

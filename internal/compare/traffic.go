@@ -217,20 +217,21 @@ type sides [2]bool
 // trafficPair compares one key's cells.
 func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Policy) TrafficPair {
 	tp := TrafficPair{Ref: ref, A: a, B: b}
+	aRan := a != nil && (a.Status.Measured() || a.Status == vocab.StatusUnmeasurable)
 	switch {
-	case a != nil && a.Status == vocab.StatusUnmeasurable || b != nil && b.Status == vocab.StatusUnmeasurable:
-		// Not compared (docs/method.md#unmeasurable).
-		tp.Decided = vocab.Inconclusive
-		return tp
-	case a == nil || !a.Status.Measured():
+	case !aRan:
 		tp.Decided = vocab.Skip
 		return tp
 	case b != nil && b.Status == vocab.StatusError:
 		tp.Decided = vocab.Error
 		return tp
-	case b == nil || !b.Status.Measured():
+	case b == nil || !b.Status.Measured() && b.Status != vocab.StatusUnmeasurable:
 		// Lost: the baseline kept this traffic, this run did not.
 		tp.Decided = vocab.Fail
+		return tp
+	case a.Status == vocab.StatusUnmeasurable || b.Status == vocab.StatusUnmeasurable:
+		// Not compared (docs/method.md#unmeasurable).
+		tp.Decided = vocab.Inconclusive
 		return tp
 	}
 	tp.SentDiffers = a.Workload != b.Workload || a.Prompts != b.Prompts
