@@ -247,6 +247,10 @@ type BlockCell struct {
 	// Left are the blocks left out of the pairs, each with why: a boot
 	// measured the cell without numbers (over capacity, unmeasurable).
 	Left []string
+	// Lost says where B ran over capacity a cell A measured ("" when it
+	// did not): lost capacity, the cell a Fail, as a -baseline comparison
+	// calls it.
+	Lost string
 	// Outcome is the worst of its metrics' (Error when Error is set).
 	Outcome vocab.Outcome
 }

@@ -140,6 +140,10 @@ func rows(cells []compare.BlockCell) []Row {
 			out = append(out, Row{Cell: c.Ref.Name(), Decision: "errored", Outcome: c.Outcome, Error: c.Error})
 			continue
 		}
+		if c.Lost != "" {
+			out = append(out, Row{Cell: c.Ref.Name(), Decision: "lost", Outcome: c.Outcome, Error: c.Lost, Left: c.Left})
+			continue
+		}
 		for _, m := range c.Metrics {
 			t := m.Test
 			r := Row{Cell: c.Ref.Name(), Metric: m.Metric.Name, A: m.A, B: m.B, Change: t.Ratio - 1,
@@ -212,7 +216,7 @@ func Command(ctx context.Context, o Options) error {
 		Min: design.Min, Max: design.Max, Repeats: repeats, Cells: len(refs), OutDir: o.OutDir})
 	r := &interleaved{o: o, design: design, repeats: repeats, specs: map[string]*spec.Spec{"A": spA, "B": spB},
 		rng: rand.New(rand.NewPCG(o.Seed, 0x1e7e)), a: map[vocab.CellRef]map[string]map[int]float64{}, b: map[vocab.CellRef]map[string]map[int]float64{},
-		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, server: srv.Name}
+		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, lostB: map[vocab.CellRef]string{}, server: srv.Name}
 	rec, err := r.run(ctx, refs)
 	if err != nil {
 		return err
@@ -251,7 +255,10 @@ type interleaved struct {
 	a, b    map[vocab.CellRef]map[string]map[int]float64
 	errs    map[vocab.CellRef]string
 	left    map[vocab.CellRef][]string
-	server  string
+	// lostB says, of a cell B ran over capacity in a block, which block
+	// and why: lost capacity when A measured the cell.
+	lostB  map[vocab.CellRef]string
+	server string
 }
 
 // run measures blocks until the design is done: Min blocks, then with
@@ -307,6 +314,11 @@ func (r *interleaved) decide(ref vocab.CellRef) compare.BlockCell {
 	if e := r.errs[ref]; e != "" {
 		return compare.BlockCell{Ref: ref, Error: e, Outcome: vocab.Error}
 	}
+	if l := r.lostB[ref]; l != "" && len(r.a[ref]) > 0 {
+		// B's server cannot hold a cell A's measured: lost capacity, a
+		// regression, as -baseline calls it (docs/method.md#interleaved).
+		return compare.BlockCell{Ref: ref, Lost: l, Left: r.left[ref], Outcome: vocab.Fail}
+	}
 	metrics := gated(ref.Phase)
 	a, b := map[string][]float64{}, map[string][]float64{}
 	for _, m := range metrics {
@@ -345,6 +357,9 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 				r.errs[ref] = fmt.Sprintf("block %d, %s: %s", block, side, status.Unmeasured(reason))
 			}
 			continue
+		case status == vocab.StatusOverCapacity && side == "B" && r.lostB[ref] == "":
+			r.lostB[ref] = fmt.Sprintf("block %d: B %s", block, status.Unmeasured(reason))
+			fallthrough
 		case !status.Measured():
 			r.left[ref] = append(r.left[ref], fmt.Sprintf("block %d: %s %s", block, side, status.Unmeasured(reason)))
 			continue

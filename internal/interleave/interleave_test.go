@@ -169,16 +169,37 @@ func TestCommand(t *testing.T) {
 			},
 			status: func(side string, block, _ int) vocab.Status {
 				if side == "B" && block == 3 {
+					return vocab.StatusUnmeasurable
+				}
+				return vocab.StatusValid
+			},
+			code:  exit.Fail,
+			want:  []string{"    left out of the pairs: block 3: B unmeasurable", "5 blocks paired), regressed beyond 5%"},
+			boots: 12,
+			check: func(t *testing.T, _ *fakeBoot, rec Record) {
+				if r := rec.Rows[0]; len(r.A) != 5 || len(r.Left) != 1 {
+					t.Errorf("row %+v: want 5 pairs, 1 block left out", r)
+				}
+			},
+		},
+		{
+			name: "B over capacity where A measured: lost, a regression, as -baseline says",
+			body: fixed,
+			value: func(side string, block, _ int) float64 {
+				return 1000 * jitter(side, block)
+			},
+			status: func(side string, block, _ int) vocab.Status {
+				if side == "B" {
 					return vocab.StatusOverCapacity
 				}
 				return vocab.StatusValid
 			},
 			code:  exit.Fail,
-			want:  []string{"    left out of the pairs: block 3: B over capacity\n", "5 blocks paired), regressed beyond 5%"},
+			want:  []string{"    lost: B cannot hold the cell A measured (block 1: B over capacity", "--- FAIL: s/interleave/prefill/ctx=1K"},
 			boots: 12,
 			check: func(t *testing.T, _ *fakeBoot, rec Record) {
-				if r := rec.Rows[0]; len(r.A) != 5 || len(r.Left) != 1 {
-					t.Errorf("row %+v: want 5 pairs, 1 block left out", r)
+				if r := rec.Rows[0]; r.Decision != "lost" || r.Outcome != vocab.Fail {
+					t.Errorf("row %+v: want lost, a fail", r)
 				}
 			},
 		},

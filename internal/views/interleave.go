@@ -77,6 +77,9 @@ func WriteInterleaveCells(w io.Writer, server string, cells []compare.BlockCell,
 		if c.Error != "" {
 			fmt.Fprintf(w, "    cell not measured: %s\n", c.Error)
 		}
+		if c.Lost != "" {
+			fmt.Fprintf(w, "    lost: B cannot hold the cell A measured (%s): lost capacity is a regression\n", c.Lost)
+		}
 		for _, l := range c.Left {
 			fmt.Fprintf(w, "    left out of the pairs: %s\n", l)
 		}
