@@ -21,22 +21,25 @@ var takeMachine = hostenv.Take
 type watchedRun struct {
 	cell   result.DecodeCell
 	env    result.Environment
-	moved  *warning.Warning
-	before hostenv.Snapshot // the machine at the run's start
+	moved *warning.Warning
+	after hostenv.Snapshot // the machine at the run's end
 }
 
 // decodeWatched measures one run of a decode cell (decodeOnce) between
 // two readings of the machine; number is the run's 1-based number among
 // all the cell's runs (0 for a cell run once).
-// first is the machine at the cell's first run (nil: this is it).
+// first is the machine at the end of the cell's first run (nil: this is
+// it): a run's end is held against that, like against like, since the
+// server's own work during a window raises the CPU pressure a reading
+// before it did not see; the first run is held to steal alone.
 func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]byte, number int, first *hostenv.Snapshot) (watchedRun, error) {
 	before := takeMachine()
-	if first == nil {
-		first = &before
-	}
 	c, err := r.decodeOnce(ctx, ref, bodies, number)
 	after := takeMachine()
-	w := watchedRun{cell: c, env: environmentOf(before, after, number), before: before}
+	if first == nil {
+		first = &after
+	}
+	w := watchedRun{cell: c, env: environmentOf(before, after, number), after: after}
 	if mv, ok := hostenv.Moved(*first, before, after); ok {
 		x := movedWarning(mv)
 		w.moved = &x

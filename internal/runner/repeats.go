@@ -276,7 +276,7 @@ func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodi
 			}
 			w, err := r.decodeWatched(ctx, pc.ref, bodies(), number, pc.machine)
 			if pc.machine == nil {
-				pc.machine = &w.before
+				pc.machine = &w.after
 			}
 			c := w.cell
 			pc.busy += time.Since(t0)
