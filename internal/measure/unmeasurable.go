@@ -30,7 +30,7 @@ const (
 // A queued window of few tokens stays queued: the server held the
 // requests, and the status says so.
 func unmeasurableWhy(c *result.DecodeCell) string {
-	if c.OutputTokens < MinWindowTokens && c.Status == vocab.StatusValid {
+	if c.OutputTokens < MinWindowTokens && c.Status == vocab.StatusValid && !serverCounted(c) {
 		return fmt.Sprintf("the window held %d output tokens in %.3g s, fewer than the %d its throughput needs (a token either side is more than 5 %% of fewer)",
 			c.OutputTokens, c.MeasuredS, MinWindowTokens)
 	}
@@ -41,6 +41,22 @@ func unmeasurableWhy(c *result.DecodeCell) string {
 		}
 	}
 	return ""
+}
+
+// serverCounted reports whether the server's own counter of generated
+// tokens (server_total_tps) agrees with the client's total_tps within
+// ServerRateBound: then a window of few tokens is the server's doing, a
+// slow server measured, not a client that missed what was sent. Leaving
+// such windows out would hide a build that slowed down (its slow runs
+// dropped, its fast ones kept), so only the client's own evidence makes
+// a few-token window unmeasurable.
+func serverCounted(c *result.DecodeCell) bool {
+	s := c.ServerTotalTPS
+	if s == nil || *s <= 0 || c.TotalTPS <= 0 {
+		return false
+	}
+	r := *s / c.TotalTPS
+	return r <= ServerRateBound && r >= 1/ServerRateBound
 }
 
 // judgeMeasurable makes decode cell c unmeasurable when the client could

@@ -27,6 +27,10 @@ func TestUnmeasurableRules(t *testing.T) {
 			want: vocab.StatusUnmeasurable, wantWhy: "the window held 4 output tokens in 1 s, fewer than the 20 its throughput needs"},
 		{name: "a valid cell of 19 tokens", cell: result.DecodeCell{Status: vocab.StatusValid, OutputTokens: 19, MeasuredS: 2},
 			want: vocab.StatusUnmeasurable, wantWhy: "held 19 output tokens in 2 s"},
+		{name: "a handful of tokens the server counted too: a slow server, measured", cell: result.DecodeCell{Status: vocab.StatusValid, OutputTokens: 6, MeasuredS: 1, TotalTPS: 6, ServerTotalTPS: rate(6.5)},
+			want: vocab.StatusValid},
+		{name: "a handful of tokens the server counted many more of", cell: result.DecodeCell{Status: vocab.StatusValid, OutputTokens: 6, MeasuredS: 1, TotalTPS: 6, ServerTotalTPS: rate(180)},
+			want: vocab.StatusUnmeasurable, wantWhy: "the window held 6 output tokens in 1 s"},
 		{name: "a queued cell of few tokens stays queued: the server held them", cell: result.DecodeCell{Status: vocab.StatusQueued, Reason: "waited", OutputTokens: 4, MeasuredS: 2},
 			want: vocab.StatusQueued, wantWhy: "waited"},
 		{name: "a queued cell whose clocks disagree", cell: result.DecodeCell{Status: vocab.StatusQueued, Reason: "waited", OutputTokens: 300, MeasuredS: 3, PerRequestTPS: 50, ServerPerRequestTPS: rate(100)},
@@ -55,16 +59,31 @@ func TestUnmeasurableRules(t *testing.T) {
 }
 
 // TestDecodeWindowOfFewTokensIsUnmeasurable: a server that streams a token
-// every 150 ms gives a 500 ms window of about 3 tokens: the cell keeps its
-// figures but is unmeasurable, and says how many tokens it held.
+// every 150 ms gives a 500 ms window of about 3 tokens. When the server's
+// own counter saw many more (the client missed what was sent), the cell
+// keeps its figures but is unmeasurable and says how many tokens it held;
+// when the counter agrees, the server was slow and the cell is measured.
 func TestDecodeWindowOfFewTokensIsUnmeasurable(t *testing.T) {
-	f := vllmfake.Server{Tokens: 100000, PerChunk: 1, Gap: 150 * time.Millisecond}
-	m := testMeter(f.Start(t).URL)
-	c, err := m.Decode(context.Background(), decodeRef(100, 1), testBodies(m, 100), 0, false)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name  string
+		scale float64 // the counter against what was streamed
+		want  vocab.Status
+	}{
+		{name: "the server counted what the client read: a slow server", want: vocab.StatusValid},
+		{name: "the server counted 30 times more: the client missed them", scale: 30, want: vocab.StatusUnmeasurable},
 	}
-	if c.Status != vocab.StatusUnmeasurable || !strings.Contains(c.Reason, "output tokens in") || c.OutputTokens >= MinWindowTokens {
-		t.Errorf("cell %s (%q), %d tokens; want unmeasurable for a window of few tokens", c.Status, c.Reason, c.OutputTokens)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := vllmfake.Server{Tokens: 100000, PerChunk: 1, Gap: 150 * time.Millisecond, GeneratedScale: tt.scale}
+			m := testMeter(f.Start(t).URL)
+			c, err := m.Decode(context.Background(), decodeRef(100, 1), testBodies(m, 100), 0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.OutputTokens >= MinWindowTokens || c.Status != tt.want ||
+				tt.want == vocab.StatusUnmeasurable && !strings.Contains(c.Reason, "output tokens in") {
+				t.Errorf("cell %s (%q), %d tokens, server_total_tps %v; want %s", c.Status, c.Reason, c.OutputTokens, c.ServerTotalTPS, tt.want)
+			}
+		})
 	}
 }

@@ -52,6 +52,7 @@ func TestUnmeasurableRuns(t *testing.T) {
 	tests := []struct {
 		name        string
 		gap         time.Duration // the fake server's gap between tokens
+		scale       float64       // its token counter against what it streamed (0: the same)
 		repeat      int
 		auto        bool
 		maxRepeat   int
@@ -74,7 +75,7 @@ func TestUnmeasurableRuns(t *testing.T) {
 			wantStatus: vocab.StatusValid, wantRepeats: 0, wantRuns: 5, wantOut: []int{2, 3, 4, 5}, wantOutWhy: "the machine moved: "},
 		{name: "a machine that stays where the first run left it has not moved", gap: 2 * time.Millisecond, repeat: 3, moved: func(int) bool { return true },
 			wantStatus: vocab.StatusValid, wantRepeats: 3, wantRuns: 3},
-		{name: "windows of a few tokens", gap: 120 * time.Millisecond, repeat: 2, moved: func(int) bool { return false },
+		{name: "windows of a few tokens the server counted more of", gap: 120 * time.Millisecond, scale: 30, repeat: 2, moved: func(int) bool { return false },
 			wantStatus: vocab.StatusUnmeasurable, wantRuns: 2, wantOut: []int{1, 2}, wantOutWhy: "output tokens in", wantWhy: "none of its 2 runs could be measured: run 1: the window held "},
 	}
 	for _, tc := range tests {
@@ -83,7 +84,7 @@ func TestUnmeasurableRuns(t *testing.T) {
 			takeMachine = movingMachine(tc.moved)
 			defer func(old func(result.Measure, float64, float64) stopRule) { newStopRule = old }(newStopRule)
 			newStopRule = func(result.Measure, float64, float64) stopRule { return enoughAt(4) }
-			f := vllmfake.Server{Tokens: 100000, PerChunk: 1, Gap: tc.gap}
+			f := vllmfake.Server{Tokens: 100000, PerChunk: 1, Gap: tc.gap, GeneratedScale: tc.scale}
 			s := f.Start(t)
 			sp := smallSpec(1)
 			sp.Measure.Duration = 300 * time.Millisecond

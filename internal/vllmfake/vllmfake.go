@@ -47,6 +47,10 @@ type Server struct {
 	Hold         chan struct{}
 	Waiting      float64       // reported num_requests_waiting
 	MetricsDelay time.Duration // before answering /metrics
+	// GeneratedScale, when set, multiplies the generation_tokens_total
+	// it reports: a server whose counter saw more (or fewer) tokens than
+	// the client read.
+	GeneratedScale float64
 	// WaitingAt, when set, gives num_requests_waiting for the nth /metrics
 	// request (1-based) that found Full generation requests running, each
 	// sent its first chunk; n counts polls, not time, so load cannot shift
@@ -180,7 +184,11 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 			waiting = f.WaitingAt(f.FullPolls.Add(1))
 		}
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.Model, waiting)
-		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.Model, f.Generated.Load())
+		generated := f.Generated.Load()
+		if f.GeneratedScale > 0 {
+			generated = int64(float64(generated) * f.GeneratedScale)
+		}
+		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.Model, generated)
 		if f.MaxUnfinished > 0 {
 			fmt.Fprintf(w, "# TYPE vllm:admission_rejections_total counter\nvllm:admission_rejections_total{model_name=%q,reason=\"max_num_queued_reqs\"} %d\nvllm:admission_rejections_total{model_name=%q,reason=\"max_num_queued_tokens\"} 0.0\n",
 				f.Model, f.Rejected.Load()+f.CounterSkew, f.Model)
