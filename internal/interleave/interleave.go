@@ -189,8 +189,10 @@ func Command(ctx context.Context, o Options) error {
 	if m.RepeatAuto {
 		repeats, design.Max = AutoRepeats, max(o.MaxBlocks, o.Blocks)
 	}
-	if n := compare.BlocksNeeded(design.Level()); n == 0 || design.Max < n {
-		return exit.Usagef("-blocks %d: at least %d blocks are needed for an interval at %.4g", design.Max, n, design.Level())
+	// Each look must be able to decide: under auto the first, at Min
+	// blocks, spends its share of the level too.
+	if n := compare.BlocksNeeded(design.Level()); n == 0 || design.Min < n {
+		return exit.Usagef("-blocks %d: at least %d blocks are needed for an interval at %.4g", design.Min, n, design.Level())
 	}
 	if o.OutDir == "" {
 		o.OutDir = DefaultOutDir

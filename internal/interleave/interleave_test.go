@@ -336,3 +336,31 @@ func TestOrderSeeded(t *testing.T) {
 		t.Errorf("seeds 1 and 2 drew the same orders %v", a)
 	}
 }
+
+// TestTooFewBlocksRefused: each look must be able to decide, so under
+// repeat = "auto" a first look of too few blocks for an interval at its
+// level is refused before any boot, as a fixed design of too few is.
+func TestTooFewBlocksRefused(t *testing.T) {
+	tests := []struct {
+		name           string
+		body           string
+		blocks, maxBlk int
+		want           string
+	}{
+		{name: "auto: the first look too small", body: "measure {\n  repeat = \"auto\"\n}\nprefill {\n  contexts = [\"1K\"]\n}\n",
+			blocks: 3, maxBlk: 16, want: "-blocks 3: at least "},
+		{name: "fixed: too few", body: "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\n",
+			blocks: 3, maxBlk: 3, want: "-blocks 3: at least "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeBoot{value: func(string, int, int) float64 { return 1000 }}
+			var stdout bytes.Buffer
+			err := Command(context.Background(), Options{SpecPath: specWith(t, tt.body), VarName: "build", A: "a", B: "b", OutDir: filepath.Join(t.TempDir(), "ab"),
+				Seed: 1, Blocks: tt.blocks, MaxBlocks: tt.maxBlk, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+			if exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), tt.want) || len(f.boots) > 0 {
+				t.Errorf("exit %d (%v), %d boots; want 2 saying %q, no boot", exit.Code(err), err, len(f.boots), tt.want)
+			}
+		})
+	}
+}
