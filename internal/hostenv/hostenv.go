@@ -175,8 +175,11 @@ type Movement struct {
 // CPU pressure), or during the run from before (steal); the first bound
 // passed in that order.
 func Moved(first, before, after Snapshot) (Movement, bool) {
+	// Slower only: first's calibration is the reference the caller keeps,
+	// the fastest the cell has seen, and a reading faster than it says
+	// the reference was taken on a busy moment, not that this run was.
 	if b, a := first.Calibration, after.Calibration; b > 0 && a > 0 {
-		if r := float64(a) / float64(b); r > CalibrationBound || r < 1/CalibrationBound {
+		if r := float64(a) / float64(b); r > CalibrationBound {
 			return Movement{Kind: Calibration, Before: ms(b), After: ms(a), Bound: CalibrationBound}, true
 		}
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/slogate/slogate/internal/hostenv"
 	"github.com/slogate/slogate/internal/measure"
@@ -22,29 +23,45 @@ type watchedRun struct {
 	cell   result.DecodeCell
 	env    result.Environment
 	moved *warning.Warning
-	after hostenv.Snapshot // the machine at the run's end
+	after hostenv.Snapshot // the cell's reference machine after this run (decodeWatched)
 }
 
 // decodeWatched measures one run of a decode cell (decodeOnce) between
 // two readings of the machine; number is the run's 1-based number among
 // all the cell's runs (0 for a cell run once).
-// first is the machine at the end of the cell's first run (nil: this is
-// it): a run's end is held against that, like against like, since the
-// server's own work during a window raises the CPU pressure a reading
-// before it did not see; the first run is held to steal alone.
+// first is the cell's reference machine (nil: this is its first run),
+// read at runs' ends, like against like, since the server's own work
+// during a window raises the CPU pressure and slows the calibration a
+// reading before it does not see: the end of its first run, with the
+// fastest calibration any run's end has shown, so that one reading taken
+// on a busy moment does not make every later run look moved. The first
+// run is held to steal alone. The watched run carries the next reference.
 func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]byte, number int, first *hostenv.Snapshot) (watchedRun, error) {
 	before := takeMachine()
 	c, err := r.decodeOnce(ctx, ref, bodies, number)
 	after := takeMachine()
-	if first == nil {
-		first = &after
+	reference := after
+	if first != nil {
+		reference = *first
 	}
-	w := watchedRun{cell: c, env: environmentOf(before, after, number), after: after}
-	if mv, ok := hostenv.Moved(*first, before, after); ok {
+	w := watchedRun{cell: c, env: environmentOf(before, after, number), after: reference}
+	w.after.Calibration = fastest(reference.Calibration, after.Calibration)
+	if mv, ok := hostenv.Moved(reference, before, after); ok {
 		x := movedWarning(mv)
 		w.moved = &x
 	}
 	return w, err
+}
+
+// fastest is the shorter of two calibrations, a zero (not read) left out.
+func fastest(a, b time.Duration) time.Duration {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
 }
 
 // environmentOf is the record of the machine around run number.
@@ -67,11 +84,11 @@ func movedWarning(mv hostenv.Movement) warning.Warning {
 	var summary string
 	switch mv.Kind {
 	case hostenv.Calibration:
-		summary = fmt.Sprintf("the machine moved: a fixed CPU calibration took %.3g ms at the cell's first run and %.3g ms after this one (beyond %.1f× either way)", mv.Before, mv.After, mv.Bound)
+		summary = fmt.Sprintf("the machine moved: a fixed CPU calibration took %.3g ms at its fastest after a run of the cell and %.3g ms after this one (beyond %.1f×)", mv.Before, mv.After, mv.Bound)
 	case hostenv.Steal:
 		summary = fmt.Sprintf("the machine moved: %.1f %% of its CPU time was stolen during the run (over %.0f %%)", mv.After, mv.Bound)
 	default:
-		summary = fmt.Sprintf("the machine moved: CPU pressure (some avg10) rose from %.1f %% at the cell's first run to %.1f %% after this one (more than %.0f points)", mv.Before, mv.After, mv.Bound)
+		summary = fmt.Sprintf("the machine moved: CPU pressure (some avg10) rose from %.1f %% after the cell's first run to %.1f %% after this one (more than %.0f points)", mv.Before, mv.After, mv.Bound)
 	}
 	return warning.New(warning.EnvironmentMoved, summary, "other work on this machine changed what the run could use; with repeat = \"auto\" the run is replaced",
 		map[string]float64{warning.FigBefore: mv.Before, warning.FigAfter: mv.After, warning.FigBound: mv.Bound}).About(string(mv.Kind))

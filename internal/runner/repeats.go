@@ -275,9 +275,7 @@ func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodi
 				number = pc.taken() + 1
 			}
 			w, err := r.decodeWatched(ctx, pc.ref, bodies(), number, pc.machine)
-			if pc.machine == nil {
-				pc.machine = &w.after
-			}
+			pc.machine = &w.after // the reference, its fastest calibration kept
 			c := w.cell
 			pc.busy += time.Since(t0)
 			if err == nil {
