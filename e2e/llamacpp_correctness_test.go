@@ -176,22 +176,7 @@ func starvedOnly(t *testing.T, code int, out string) bool {
 	if err != nil {
 		return false
 	}
-	var starved []string
-	for _, c := range r.Prefill {
-		if c.Status == vocab.StatusUnmeasurable {
-			starved = append(starved, c.Ref().Name()+": "+c.Reason)
-		}
-	}
-	for _, c := range r.Decode {
-		if c.Status == vocab.StatusUnmeasurable {
-			starved = append(starved, c.Ref().Name()+": "+c.Reason)
-		}
-	}
-	for _, c := range r.Traffic {
-		if c.Status == vocab.StatusUnmeasurable {
-			starved = append(starved, c.Ref().Name()+": "+c.Reason)
-		}
-	}
+	starved := r.Unmeasurable()
 	if len(starved) == 0 {
 		return false
 	}
