@@ -11,11 +11,11 @@ package e2e
 // the upgrade gate, the package's longest chain, started 120 s into the
 // parallel tests and ended 230 s after the last of them. What such load can
 // break without a fault of slogate's is logged on a loaded machine
-// (speedVerdict, the TTFT check). Five boots in all: the upgrade
-// (the older release, then the newer against it), then on the newer one a
-// deeper model and a model with other weights, each against the newer
-// release's run; and kill -9 of the EngineCore. SLOGATE_VLLM_SOAK=1 adds
-// an identical rerun, SIGINT to slogate and five repeats of the statuses.
+// (speedVerdict, the TTFT check). Four boots in all: the upgrade (the
+// older release, then the newer against it), then on the newer one a
+// model with other weights against the newer release's run; and kill -9
+// of the EngineCore. SLOGATE_VLLM_SOAK=1 adds a deeper model and an
+// identical rerun, SIGINT to slogate and five repeats of the statuses.
 
 import (
 	"encoding/json"
@@ -271,6 +271,15 @@ func TestVLLMUpgradeGate(t *testing.T) {
 	base := filepath.Join(newer.out, "results.json")
 
 	t.Run("deeper model regresses", func(t *testing.T) {
+		// Behind the soak: beside the suite both runs read 45 to 50
+		// tok/s with 35 % noise and the verdict is logged, not held (as
+		// below), while a vLLM boot there costs 45 to 50 s on the
+		// package's longest chain; the gate catching a deeper model's
+		// slowdown is held strictly on the real llama.cpp
+		// (TestLlamaCppRegression).
+		if !vllmSoak() {
+			t.Skip("the deeper model runs under SLOGATE_VLLM_SOAK=1")
+		}
 		deep := vllmRun(t, mark, new, vllmModel(t, "deep"), "2s", "-run", vllmSpeedCells, "-baseline", base)
 		if deep.r.Code != 1 || !strings.Contains(deep.r.Stdout, "regressed beyond") {
 			// Alone the deeper model read 97.2 tok/s against 256.3 and
@@ -408,7 +417,7 @@ func TestVLLMEngineCoreKilled(t *testing.T) {
 // error quoting vLLM's own message, exit 3, with nothing left behind.
 func TestVLLMMissingModel(t *testing.T) {
 	t.Parallel()
-	_, new := vllmReleases(t)
+	_, new := vllmLaunchers(t) // no engine starts: it need not wait for the others
 	mark := newMark(t)
 	missing := filepath.Join(t.TempDir(), "no-such-model")
 	o := vllmRun(t, mark, new, missing, "1s")

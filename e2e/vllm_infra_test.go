@@ -52,6 +52,17 @@ var vllmPinned = [2]string{"0.31.0", "0.32.0"}
 // vllmServer until it ends.
 func vllmReleases(t *testing.T) (old, new vllmRelease) {
 	t.Helper()
+	old, new = vllmLaunchers(t)
+	vllmServer.Lock()
+	t.Cleanup(vllmServer.Unlock)
+	return old, new
+}
+
+// vllmLaunchers is vllmReleases without holding vllmServer: for a test
+// whose vLLM never serves (a launch that fails before its engine starts),
+// so that it does not wait for, or hold up, the ones that measure.
+func vllmLaunchers(t *testing.T) (old, new vllmRelease) {
+	t.Helper()
 	var why []string
 	find := func(env, version string) vllmRelease {
 		launcher := os.Getenv(env)
@@ -72,8 +83,6 @@ func vllmReleases(t *testing.T) (old, new vllmRelease) {
 		}
 		t.Skip(msg)
 	}
-	vllmServer.Lock()
-	t.Cleanup(vllmServer.Unlock)
 	return old, new
 }
 
