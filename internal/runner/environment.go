@@ -20,8 +20,8 @@ var takeMachine = hostenv.Take
 // (docs/method.md#environment): its environment record and, when the
 // machine moved beyond a bound, the warning that says how.
 type watchedRun struct {
-	cell   result.DecodeCell
-	env    result.Environment
+	cell  result.DecodeCell
+	env   result.Environment
 	moved *warning.Warning
 	after hostenv.Snapshot // the cell's reference machine after this run (decodeWatched)
 }
