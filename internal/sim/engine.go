@@ -119,6 +119,7 @@ type request struct {
 	warm      bool
 	decoding  bool
 	firstTok  time.Duration // virtual time of the first token
+	lastOut   time.Duration // virtual time of its last output (emit)
 	blocks    int
 	generated int
 	residual  float64 // speculative sampling: expected minus emitted tokens so far
@@ -338,7 +339,7 @@ func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
 		if !e.sleepUntil(ctx, e.now, false) {
 			return true, false
 		}
-		e.decode(e.batch, step)
+		e.decode(e.batch)
 		if ra := e.p.ratio; ra != nil {
 			e.newTokenRatio = max(e.newTokenRatio-ra.decay, ra.min)
 		}
@@ -562,6 +563,11 @@ func (e *engine) firstTokens() {
 			e.st.promptCached += int64(cached)
 			e.stepTokens += r.promptTokens - cached
 			e.st.ttft.observe((e.now - r.arrived).Seconds())
+		} else {
+			// vLLM's first output after a preemption is not a prefill's
+			// (OutputProcessor clears is_prefilling at the first output):
+			// it is an inter-token gap, the preemption's wait in it.
+			e.st.itl.observe((e.now - r.lastOut).Seconds())
 		}
 		if e.emit(r, 1) {
 			i--
@@ -722,13 +728,16 @@ func (e *engine) preemptRequest(r *request) {
 }
 
 // decode ends one step: every sequence in batch gets its tokens.
-func (e *engine) decode(batch []*request, step time.Duration) {
+func (e *engine) decode(batch []*request) {
 	for _, r := range batch {
 		if r.aborted.Load() {
 			continue
 		}
 		n := e.sampleTokens(r)
-		e.st.itl.observe(step.Seconds())
+		// vLLM observes, once per output of a request however many tokens
+		// it holds, the time since the request's output before
+		// (IterationStats.update_from_output, v1/metrics/stats.py).
+		e.st.itl.observe((e.now - r.lastOut).Seconds())
 		e.emit(r, n)
 	}
 	e.st.steps++
@@ -739,6 +748,7 @@ func (e *engine) decode(batch []*request, step time.Duration) {
 func (e *engine) emit(r *request, n int) bool {
 	n = min(n, r.limit-r.generated)
 	r.generated += n
+	r.lastOut = e.now
 	e.st.generationTokens += int64(n)
 	e.stepTokens += n
 	if r.unsent == 0 {

@@ -328,6 +328,12 @@ func TestPreemption(t *testing.T) {
 				if e.st.promptTokens != 3000 || e.st.ttft.count != 3 {
 					t.Errorf("prompt tokens %d, TTFTs %d: a re-prefill is not a new request", e.st.promptTokens, e.st.ttft.count)
 				}
+				// The first output after a preemption is an inter-token gap
+				// (vLLM's OutputProcessor clears is_prefilling at a request's
+				// first output), the wait in it.
+				if int64(e.st.itl.count+e.st.ttft.count) != e.st.generationTokens {
+					t.Errorf("%d inter-token gaps + %d first tokens ≠ %d tokens: a resumed request's first output was not observed", e.st.itl.count, e.st.ttft.count, e.st.generationTokens)
+				}
 			} else if e.st.preemptions != 0 || maxRunning != 2 {
 				t.Errorf("preemptions %d, max running %d; want 0 and 2 (full reservation)", e.st.preemptions, maxRunning)
 			}
