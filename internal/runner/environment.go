@@ -27,30 +27,50 @@ type watchedRun struct {
 }
 
 // decodeWatched measures one run of a decode cell (decodeOnce) between
-// two readings of the machine; number is the run's 1-based number among
-// all the cell's runs (0 for a cell run once).
-// first is the cell's reference machine (nil: this is its first run),
-// read at runs' ends, like against like, since the server's own work
-// during a window raises the CPU pressure and slows the calibration a
-// reading before it does not see: the end of its first run, with the
-// fastest calibration any run's end has shown, so that one reading taken
-// on a busy moment does not make every later run look moved. The first
-// run is held to steal alone. The watched run carries the next reference.
+// two readings of the machine (watchMachine); number is the run's 1-based
+// number among all the cell's runs (0 for a cell run once), first the
+// cell's reference machine (nil: this is its first run). The watched run
+// carries the next reference.
 func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]byte, number int, first *hostenv.Snapshot) (watchedRun, error) {
+	var c result.DecodeCell
+	var err error
+	mw := watchMachine(number, first, func() { c, err = r.decodeOnce(ctx, ref, bodies, number) })
+	return watchedRun{cell: c, env: mw.env, moved: mw.moved, after: mw.next}, err
+}
+
+// machineWatch is the machine around one run of a cell
+// (docs/method.md#environment): its record, the warning that says how it
+// moved beyond a bound (nil when it did not), and the cell's reference
+// machine for its next run.
+type machineWatch struct {
+	env   result.Environment
+	moved *warning.Warning
+	next  hostenv.Snapshot
+}
+
+// watchMachine calls run, one run of a cell numbered number, between two
+// readings of the machine, and judges them against first, the cell's
+// reference machine (nil: this is its first run), read at runs' ends,
+// like against like, since the server's own work during a run raises the
+// CPU pressure and slows the calibration a reading before it does not
+// see: the end of its first run, with the fastest calibration any run's
+// end has shown, so that one reading taken on a busy moment does not make
+// every later run look moved. The first run is held to steal alone.
+func watchMachine(number int, first *hostenv.Snapshot, run func()) machineWatch {
 	before := takeMachine()
-	c, err := r.decodeOnce(ctx, ref, bodies, number)
+	run()
 	after := takeMachine()
 	reference := after
 	if first != nil {
 		reference = *first
 	}
-	w := watchedRun{cell: c, env: environmentOf(before, after, number), after: reference}
-	w.after.Calibration = fastest(reference.Calibration, after.Calibration)
+	w := machineWatch{env: environmentOf(before, after, number), next: reference}
+	w.next.Calibration = fastest(reference.Calibration, after.Calibration)
 	if mv, ok := hostenv.Moved(reference, before, after); ok {
 		x := movedWarning(mv)
 		w.moved = &x
 	}
-	return w, err
+	return w
 }
 
 // fastest is the shorter of two calibrations, a zero (not read) left out.

@@ -92,6 +92,7 @@ func TestUnmeasurableRuns(t *testing.T) {
 			f := vllmfake.Server{Tokens: 100000, PerChunk: 1, Gap: tc.gap, GeneratedScale: tc.scale}
 			s := f.Start(t)
 			sp := smallSpec(1)
+			sp.Prefill = nil // its runs would read the machine too
 			sp.Measure.Duration = 300 * time.Millisecond
 			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = tc.repeat, tc.auto, tc.maxRepeat
 			cfg := testConfig(t, s.URL, sp, "decode")
@@ -121,6 +122,95 @@ func TestUnmeasurableRuns(t *testing.T) {
 			}
 			if got := warning.Has(c.Warnings, warning.EnvironmentMoved); got != tc.wantWarning {
 				t.Errorf("warnings %v: environment_moved %v, want %v", c.Warnings, got, tc.wantWarning)
+			}
+		})
+	}
+}
+
+// TestUnmeasurablePrefillRuns: the runs of a prefill cell are watched as a
+// decode cell's are: a run whose client read the first token late against
+// the server's own clock, or with repeat = "auto" whose machine moved, is
+// left out with why and replaced under auto; a fixed design keeps a moved
+// run and says so in a warning; a cell none of whose runs counted is
+// unmeasurable; every run's machine is in the cell's environment
+// (docs/method.md#unmeasurable, docs/method.md#environment).
+func TestUnmeasurablePrefillRuns(t *testing.T) {
+	tests := []struct {
+		name        string
+		ttftScale   float64 // the fake server's TTFT clock against the stream's (0: no histogram)
+		repeat      int
+		auto        bool
+		maxRepeat   int
+		moved       func(run int) bool
+		wantStatus  vocab.Status
+		wantRepeats int
+		wantRuns    int
+		wantOut     []int
+		wantOutWhy  string
+		wantWhy     string // in the cell's reason
+		wantWarning string // in a run-level environment_moved warning ("": none)
+	}{
+		{name: "a fixed design keeps a moved run and warns", repeat: 3, moved: func(r int) bool { return r == 2 },
+			wantStatus: vocab.StatusValid, wantRepeats: 3, wantRuns: 3, wantWarning: "prefill/ctx=1000: the machine moved: a fixed CPU calibration took 1 ms"},
+		{name: "auto replaces a moved run", repeat: 3, auto: true, maxRepeat: 5, moved: func(r int) bool { return r == 2 },
+			wantStatus: vocab.StatusValid, wantRepeats: 3, wantRuns: 4, wantOut: []int{2}, wantOutWhy: "the machine moved: a fixed CPU calibration took 1 ms at its fastest after a run of the cell and 3 ms after this one"},
+		{name: "a client slower than the server's clock, once", ttftScale: 0.2, repeat: 1, moved: func(int) bool { return false },
+			wantStatus: vocab.StatusUnmeasurable, wantRuns: 1, wantWhy: "the client's ttft_ms "},
+		{name: "a client slower than the server's clock, every run", ttftScale: 0.2, repeat: 2, moved: func(int) bool { return false },
+			wantStatus: vocab.StatusUnmeasurable, wantRuns: 2, wantOut: []int{1, 2}, wantOutWhy: "ms (its time-to-first-token histogram over the request), beyond the 1.5× bound",
+			wantWhy: "none of its 2 runs could be measured: run 1: the client's ttft_ms"},
+		{name: "auto replaces runs the client read late, up to max_repeat", ttftScale: 0.2, repeat: 2, auto: true, maxRepeat: 3, moved: func(int) bool { return false },
+			wantStatus: vocab.StatusUnmeasurable, wantRuns: 3, wantOut: []int{1, 2, 3}, wantOutWhy: "the client's ttft_ms",
+			wantWhy: "none of its 3 runs could be measured"},
+		{name: "a server whose clock agrees is measured", ttftScale: 1, repeat: 2, moved: func(int) bool { return false },
+			wantStatus: vocab.StatusValid, wantRepeats: 2, wantRuns: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(old func() hostenv.Snapshot) { takeMachine = old }(takeMachine)
+			takeMachine = movingMachine(tc.moved)
+			defer func(old func(result.Measure, float64, float64) stopRule) { newStopRule = old }(newStopRule)
+			newStopRule = func(result.Measure, float64, float64) stopRule { return enoughAt(3) }
+			f := vllmfake.Server{Tokens: 1, PerChunk: 1, FirstDelay: 200 * time.Millisecond, TTFTScale: tc.ttftScale}
+			s := f.Start(t)
+			sp := smallSpec()
+			sp.Matrices = nil
+			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = tc.repeat, tc.auto, tc.maxRepeat
+			res, err := Run(context.Background(), testConfig(t, s.URL, sp, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Prefill) != 1 {
+				t.Fatalf("prefill cells %+v", res.Prefill)
+			}
+			c := res.Prefill[0]
+			if c.Status != tc.wantStatus || (tc.wantStatus.Measured() && c.Repeats != tc.wantRepeats && !(tc.wantRepeats == 1 && c.Repeats == 0)) {
+				t.Errorf("cell %s (%q), %d repeats; want %s of %d", c.Status, c.Reason, c.Repeats, tc.wantStatus, tc.wantRepeats)
+			}
+			if !strings.Contains(c.Reason, tc.wantWhy) {
+				t.Errorf("reason %q; want %q in it", c.Reason, tc.wantWhy)
+			}
+			if len(c.Environment) != tc.wantRuns {
+				t.Errorf("environment of %d runs %+v; want %d", len(c.Environment), c.Environment, tc.wantRuns)
+			}
+			var out []int
+			for _, x := range c.Excluded {
+				out = append(out, x.Repeat)
+				if !strings.Contains(x.Reason, tc.wantOutWhy) {
+					t.Errorf("run %d left out for %q; want %q", x.Repeat, x.Reason, tc.wantOutWhy)
+				}
+			}
+			if len(out) != len(tc.wantOut) || (len(out) > 0 && (out[0] != tc.wantOut[0] || out[len(out)-1] != tc.wantOut[len(tc.wantOut)-1])) {
+				t.Errorf("excluded runs %v; want %v", out, tc.wantOut)
+			}
+			var moved string
+			for _, w := range res.Warnings {
+				if w.Code == warning.EnvironmentMoved {
+					moved = w.Summary
+				}
+			}
+			if (tc.wantWarning == "") != (moved == "") || !strings.Contains(moved, tc.wantWarning) {
+				t.Errorf("environment_moved warning %q; want %q", moved, tc.wantWarning)
 			}
 		})
 	}
