@@ -828,3 +828,35 @@ func TestHybridByDefault(t *testing.T) {
 		})
 	}
 }
+
+// TestHistogramsCountDroppedTime: when the step loop falls more than
+// maxLag behind real time (a busy machine) it drops the time it cannot
+// make up, but vLLM times its TTFT and inter-token histograms by the wall
+// clock: a gap spanning the drop counts it, one after it does not.
+func TestHistogramsCountDroppedTime(t *testing.T) {
+	e := newEngine(engineParams{numBlocks: 250, runCap: 16, acceptLen: 1, stepScale: 1, profAccept: 1,
+		tbt: time.Millisecond, ttft: time.Millisecond, prefillTPS: 1e6, seed: 1})
+	e.base = time.Now().Add(-2 * time.Second) // two seconds behind
+	e.now = 10 * time.Millisecond
+	if !e.sleepUntil(context.Background(), e.now, false) {
+		t.Fatal("sleepUntil ended")
+	}
+	tests := []struct {
+		name           string
+		since, dropped time.Duration
+		lo, hi         time.Duration
+	}{
+		// 2 s behind less the 10 ms step and the 250 ms kept: at least
+		// 1.74 s dropped; the call itself may take a while on a loaded
+		// machine, so the top is generous.
+		{name: "a gap spanning the drop counts it", lo: 1750 * time.Millisecond, hi: 10 * time.Second},
+		{name: "a gap after it does not", since: 5 * time.Millisecond, dropped: e.dropped, lo: 5 * time.Millisecond, hi: 5 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := e.wall(tt.since, tt.dropped); got < tt.lo || got > tt.hi {
+				t.Errorf("wall %v, want %v to %v", got, tt.lo, tt.hi)
+			}
+		})
+	}
+}
