@@ -148,10 +148,10 @@ func TestUnmeasurablePrefillRuns(t *testing.T) {
 		wantOut     []int
 		wantOutWhy  string
 		wantWhy     string // in the cell's reason
-		wantWarning string // in a run-level environment_moved warning ("": none)
+		wantMoved   bool   // a run-level environment_moved warning: calibration, 1 ms to 3 ms
 	}{
 		{name: "a fixed design keeps a moved run and warns", repeat: 3, moved: func(r int) bool { return r == 2 },
-			wantStatus: vocab.StatusValid, wantRepeats: 3, wantRuns: 3, wantWarning: "prefill/ctx=1000: the machine moved: a fixed CPU calibration took 1 ms"},
+			wantStatus: vocab.StatusValid, wantRepeats: 3, wantRuns: 3, wantMoved: true},
 		{name: "auto replaces a moved run", repeat: 3, auto: true, maxRepeat: 5, moved: func(r int) bool { return r == 2 },
 			wantStatus: vocab.StatusValid, wantRepeats: 3, wantRuns: 4, wantOut: []int{2}, wantOutWhy: "the machine moved: a fixed CPU calibration took 1 ms at its fastest after a run of the cell and 3 ms after this one"},
 		{name: "a client slower than the server's clock, once", ttftScale: 0.2, repeat: 1, moved: func(int) bool { return false },
@@ -203,14 +203,23 @@ func TestUnmeasurablePrefillRuns(t *testing.T) {
 			if len(out) != len(tc.wantOut) || (len(out) > 0 && (out[0] != tc.wantOut[0] || out[len(out)-1] != tc.wantOut[len(tc.wantOut)-1])) {
 				t.Errorf("excluded runs %v; want %v", out, tc.wantOut)
 			}
-			var moved string
+			var moved []warning.Warning
 			for _, w := range res.Warnings {
 				if w.Code == warning.EnvironmentMoved {
-					moved = w.Summary
+					moved = append(moved, w)
 				}
 			}
-			if (tc.wantWarning == "") != (moved == "") || !strings.Contains(moved, tc.wantWarning) {
-				t.Errorf("environment_moved warning %q; want %q", moved, tc.wantWarning)
+			switch {
+			case !tc.wantMoved && len(moved) > 0:
+				t.Errorf("environment_moved warnings %+v; want none", moved)
+			case tc.wantMoved && len(moved) != 1:
+				t.Errorf("environment_moved warnings %+v; want one", moved)
+			case tc.wantMoved:
+				before, _ := moved[0].Figure(warning.FigBefore)
+				after, _ := moved[0].Figure(warning.FigAfter)
+				if moved[0].Subject != string(hostenv.Calibration) || before != 1 || after != 3 {
+					t.Errorf("environment_moved warning %+v; want calibration from 1 to 3 ms", moved[0])
+				}
 			}
 		})
 	}
