@@ -108,7 +108,7 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 		want vocab.Status
 	}{{1, vocab.StatusValid}, {8, vocab.StatusQueued}} {
 		c := o.decodeCell(t, tc.conc)
-		if c.Status != tc.want {
+		if !measuredOrStarved(c.Status, tc.want, o.r.Code == 4) {
 			t.Errorf("256 × %d: %s (%s), want %s", tc.conc, c.Status, c.Reason, tc.want)
 		}
 		// total_tps within 2 % of vLLM's counter: the cell warns past it,
@@ -250,7 +250,10 @@ func TestVLLMUpgradeGate(t *testing.T) {
 	mark := newMark(t)
 
 	older := vllmRun(t, mark, old, tiny, "2s")
-	if older.r.Code != 0 {
+	// Exit 4 only when the client could not measure some cells on a
+	// loaded machine, its clock against vLLM's own histograms
+	// (docs/method.md#unmeasurable): nothing was gated on them.
+	if older.r.Code != 0 && !starvedOnly(t, older.r.Code, older.out) {
 		t.Fatalf("vLLM %s: exit %d, want 0\n%s", old.Version, older.r.Code, older.dump())
 	}
 	checkVLLMRun(t, older, old)
