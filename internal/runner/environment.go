@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/hostenv"
+	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -15,6 +16,14 @@ import (
 // takeMachine reads the machine around a run (a variable so that the
 // tests can make it move).
 var takeMachine = hostenv.Take
+
+// readGroup reads the server's scheduler account (a variable so that the
+// tests can make the server starve).
+var readGroup = hostenv.ReadGroup
+
+// serverGroup is the process group of the server a run launched (a
+// variable so that the tests can give their fake server one).
+var serverGroup = (*lifecycle.Server).ProcessGroup
 
 // watchedRun is one run of a decode cell with the machine around it
 // (docs/method.md#environment): its environment record and, when the
@@ -34,11 +43,24 @@ type watchedRun struct {
 // during a window raises the CPU pressure and slows the calibration a
 // reading before it does not see: the end of its first run, with the
 // fastest calibration any run's end has shown, so that one reading taken
-// on a busy moment does not make every later run look moved. The first
-// run is held to steal alone. The watched run carries the next reference.
+// on a busy moment does not make every later run look moved, and with the
+// least share of its ready time the launched server waited for a CPU in
+// any run. The first run is held to steal alone (and, the server's wait
+// read, to StarvedBoundPct). The watched run carries the next reference.
 func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]byte, number int, first *hostenv.Snapshot) (watchedRun, error) {
 	before := takeMachine()
+	pgid, launched := serverGroup(r.server)
+	var schedBefore hostenv.Sched
+	if launched {
+		schedBefore = readGroup(pgid)
+	}
+	t0 := time.Now()
 	c, err := r.decodeOnce(ctx, ref, bodies, number)
+	wall := time.Since(t0)
+	var schedAfter hostenv.Sched
+	if launched {
+		schedAfter = readGroup(pgid)
+	}
 	after := takeMachine()
 	reference := after
 	if first != nil {
@@ -46,7 +68,22 @@ func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]b
 	}
 	w := watchedRun{cell: c, env: environmentOf(before, after, number), after: reference}
 	w.after.Calibration = fastest(reference.Calibration, after.Calibration)
-	if mv, ok := hostenv.Moved(reference, before, after); ok {
+	mv, moved := hostenv.Moved(reference, before, after)
+	if pct, cpus, ok := hostenv.WaitShare(schedBefore, schedAfter, wall.Nanoseconds()); ok {
+		pct, cpus = measure.Round(pct, 1), measure.Round(cpus, 2)
+		w.env.ServerWaitPct, w.env.ServerCPUs = &pct, &cpus
+		if s, waited := hostenv.Waited(reference, pct); waited && first != nil {
+			mv, moved = s, true
+		}
+		if !w.after.ServerWaitOK || pct < w.after.ServerWait {
+			w.after.ServerWait, w.after.ServerWaitOK = pct, true
+		}
+		if hostenv.Starved(pct) && w.cell.Status.Measured() {
+			w.cell.Status = vocab.StatusUnmeasurable
+			w.cell.Reason = fmt.Sprintf("the server was starved: its threads spent %.0f %% of the time they were ready to run waiting for a CPU (over %.0f %%), using %.2f CPUs: it ran at half its speed or less, so the figures are the machine's contention, not the build's", pct, hostenv.StarvedBoundPct, cpus)
+		}
+	}
+	if moved {
 		x := movedWarning(mv)
 		w.moved = &x
 	}
@@ -85,6 +122,8 @@ func movedWarning(mv hostenv.Movement) warning.Warning {
 	switch mv.Kind {
 	case hostenv.Calibration:
 		summary = fmt.Sprintf("the machine moved: a fixed CPU calibration took %.3g ms at its fastest after a run of the cell and %.3g ms after this one (beyond %.1f×)", mv.Before, mv.After, mv.Bound)
+	case hostenv.ServerWait:
+		summary = fmt.Sprintf("the server waited: its threads spent %.0f %% of the time they were ready to run waiting for a CPU, against %.0f %% at the least in the cell's runs (more than %.0f points)", mv.After, mv.Before, mv.Bound)
 	case hostenv.Steal:
 		summary = fmt.Sprintf("the machine moved: %.1f %% of its CPU time was stolen during the run (over %.0f %%)", mv.After, mv.Bound)
 	default:
