@@ -108,7 +108,11 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 		want vocab.Status
 	}{{1, vocab.StatusValid}, {8, vocab.StatusQueued}} {
 		c := o.decodeCell(t, tc.conc)
-		if c.Status != tc.want {
+		switch {
+		case c.Status == vocab.StatusUnmeasurable && strings.Contains(c.Reason, "the server was starved"):
+			// Beside the suite: its figures are the machine's.
+			t.Logf("256 × %d (load average %.1f): %s", tc.conc, loadAverage(), c.Reason)
+		case c.Status != tc.want:
 			t.Errorf("256 × %d: %s (%s), want %s", tc.conc, c.Status, c.Reason, tc.want)
 		}
 		// total_tps within 2 % of vLLM's counter: the cell warns past it,
@@ -250,7 +254,10 @@ func TestVLLMUpgradeGate(t *testing.T) {
 	mark := newMark(t)
 
 	older := vllmRun(t, mark, old, tiny, "2s")
-	if older.r.Code != 0 {
+	// Exit 4 only where the machine starved the server (beside the suite
+	// one stream has read 45 to 50 tok/s against 192 alone): nothing is
+	// gated on such cells (docs/method.md#unmeasurable).
+	if older.r.Code != 0 && !starvedOnly(t, older.r.Code, older.out) {
 		t.Fatalf("vLLM %s: exit %d, want 0\n%s", old.Version, older.r.Code, older.dump())
 	}
 	checkVLLMRun(t, older, old)

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -178,22 +176,7 @@ matrix "decode" {
 }
 `
 	sp := interleaveSpec(t, freePort(t), body)
-	hog := func(after time.Duration) (stop func()) {
-		var done atomic.Bool
-		timer := time.AfterFunc(after, func() {
-			t.Logf("CPU hog starts: %d busy loops", runtime.NumCPU())
-			for range runtime.NumCPU() {
-				go func() {
-					x := 0
-					for !done.Load() {
-						x++
-					}
-					_ = x
-				}()
-			}
-		})
-		return func() { timer.Stop(); done.Store(true) }
-	}
+	hog := func(after time.Duration) func() { return cpuHog(t, after) }
 	// Interleaved: 6 to 16 blocks (repeat = "auto"), about 9 s a boot
 	// measuring both cells; the hog starts after 40 s, in the third block.
 	out := filepath.Join(t.TempDir(), "ab")

@@ -300,7 +300,7 @@ matrix "decode" {
 	// of 128-token requests, 3 s each there, saw none finish).
 	out := filepath.Join(t.TempDir(), "out")
 	r := runLlama(t, mark, "run", "-out", out, spec)
-	if r.Code != 0 {
+	if r.Code != 0 && !starvedOnly(t, r.Code, out) {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if !strings.Contains(r.Stdout, "--spec-type draft-simple -md "+tiny+" --spec-draft-n-max 4") {
