@@ -19,6 +19,12 @@ import (
 // build). It returns the repository; the tags go when the test ends.
 func bisectImages(t *testing.T, base string, n, k int) string {
 	t.Helper()
+	return simImages(t, base, n, k, "1.3")
+}
+
+// simImages is bisectImages with the slower builds' --sim-slowdown.
+func simImages(t *testing.T, base string, n, k int, slowdown string) string {
+	t.Helper()
 	var b [4]byte
 	rand.Read(b[:])
 	repo := "localhost/slogate-bisect-" + hex.EncodeToString(b[:])
@@ -32,7 +38,7 @@ func bisectImages(t *testing.T, base string, n, k int) string {
 	podman("create", "--pull=never", "--name", ctr, base)
 	defer exec.Command("podman", "rm", "-f", ctr).Run()
 	var tags []string
-	for _, v := range []struct{ name, slowdown string }{{"fast", "1.0"}, {"slow", "1.3"}} {
+	for _, v := range []struct{ name, slowdown string }{{"fast", "1.0"}, {"slow", slowdown}} {
 		podman("commit", "-q", "--change", `ENTRYPOINT ["/slogate", "sim", "serve", "--sim-slowdown", "`+v.slowdown+`"]`, ctr, repo+":"+v.name)
 		tags = append(tags, repo+":"+v.name)
 	}
