@@ -135,7 +135,7 @@ var Commands = []CommandDoc{
 	},
 	{
 		Name: "bisect", Summary: "the first build where each regressed cell regressed, between a good and a bad build",
-		Synopses: []string{"-good G -bad B -candidates FILE [-var-name NAME] [-var N=V] [-out DIR] [-resume] [-max-gpu-time D] [-sim] [-duration D] [-tolerance PCT] [-alpha P] [-stream-timeout D] SPEC"},
+		Synopses: []string{"-good G -bad B -candidates FILE [-var-name NAME] [-var N=V] [-out DIR] [-resume] [-max-gpu-time D] [-sim] [-duration D] [-tolerance PCT] [-alpha P] [-metric METRICS] [-stream-timeout D] SPEC"},
 		Doc: []string{"Bisect the builds listed in FILE (one a line, in order, holding G and B) for the first one where a cell regressed:",
 			"each build replaces the server's container.image, or with -var-name sets that spec variable (a launched server).",
 			"G and B are measured first; only the cells B regressed against G are bisected, with the spec's measure settings",

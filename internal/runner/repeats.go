@@ -417,7 +417,7 @@ func (r *run) wantsMore(ref vocab.CellRef, samples func(metric.Metric) ([]float6
 		}
 	}
 	var reasons []string
-	for _, gated := range gatedMetrics(ref.Phase) {
+	for _, gated := range r.gatedMetrics(ref.Phase) {
 		xs, ok := samples(gated)
 		if !ok {
 			continue
@@ -533,7 +533,7 @@ func (r *run) design(phase vocab.Phase, boots []int, stopped string, samples map
 	if r.boots() > 1 {
 		d.Boots = boots
 		d.Levels = map[string]result.Levels{}
-		for _, m := range gatedMetrics(phase) {
+		for _, m := range r.gatedMetrics(phase) {
 			if lv, ok := bootLevels(samples[m.Name], boots, r.bootCost(), perRepeat, r.tolerance(), r.alpha()); ok {
 				d.Levels[m.Name] = lv
 			}
@@ -595,9 +595,21 @@ func (r *run) finishPrefill(pc *pendingCell) result.PrefillCell {
 	return c
 }
 
-// gatedMetrics are the metrics repeat = "auto" decides a cell on: those a
-// baseline comparison reads by default (compare.DefaultMetrics).
-func gatedMetrics(phase vocab.Phase) []metric.Metric { return compare.DefaultMetrics(phase) }
+// gatedMetrics are the metrics repeat = "auto" decides a cell on: those
+// the comparison reads, the Policy's Metrics of phase when it names some
+// (bisect -metric), else compare.DefaultMetrics.
+func (r *run) gatedMetrics(phase vocab.Phase) []metric.Metric {
+	var out []metric.Metric
+	for _, name := range r.cfg.Policy.Metrics {
+		if m, ok := metric.Lookup(phase, name); ok {
+			out = append(out, m)
+		}
+	}
+	if len(r.cfg.Policy.Metrics) > 0 {
+		return out
+	}
+	return compare.DefaultMetrics(phase)
+}
 
 // prefillStep sends the step's cold prefill requests: one warm-up when
 // the cell is not recorded (or is done: recorded, or failed in an
