@@ -13,6 +13,7 @@ package interleave
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -109,7 +110,13 @@ type Record struct {
 	Level     float64       `json:"level"`
 	Rows      []Row         `json:"rows"`
 	Outcome   vocab.Outcome `json:"outcome"`
-	cells     []compare.BlockCell
+	// Partial is true while blocks are still to be measured (the record
+	// is written after every block) and when the run stopped before its
+	// design was done, Stopped saying why: the rows are then what the
+	// finished blocks decide (docs/method.md#interleaved).
+	Partial bool   `json:"partial,omitempty"`
+	Stopped string `json:"stopped,omitempty"`
+	cells   []compare.BlockCell
 }
 
 // Row is one cell and metric of Record: B against A.
@@ -219,20 +226,18 @@ func Command(ctx context.Context, o Options) error {
 	r := &interleaved{o: o, design: design, repeats: repeats, specs: map[string]*spec.Spec{"A": spA, "B": spB},
 		rng: rand.New(rand.NewPCG(o.Seed, 0x1e7e)), a: map[vocab.CellRef]map[string]map[int]float64{}, b: map[vocab.CellRef]map[string]map[int]float64{},
 		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, lostB: map[vocab.CellRef]string{}, server: srv.Name}
-	rec, err := r.run(ctx, refs)
-	if err != nil {
-		return err
+	rec, stop := r.run(ctx, refs)
+	if rec == nil {
+		return stop
 	}
-	rec.Rows = rows(rec.cells)
 	views.WriteInterleaveCells(o.Stdout, srv.Name, rec.cells, design.Tolerance)
 	views.WriteInterleaveEnd(o.Stdout, views.InterleaveSummary{Outcome: rec.Outcome, Cells: rec.cells, Blocks: rec.Blocks,
-		Boots: rec.Boots, ServerS: rec.ServerS, OutDir: o.OutDir})
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return exit.Infraf("interleave: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(o.OutDir, RecordFile), append(data, '\n'), 0o644); err != nil {
-		return exit.Infraf("interleave: %v", err)
+		Boots: rec.Boots, ServerS: rec.ServerS, OutDir: o.OutDir, Stopped: rec.Stopped})
+	if stop != nil {
+		// Interrupted (exit 130 or 143, as `slogate run`) or a boot that
+		// could not be measured (3): what the finished blocks decided is
+		// in the record, marked partial.
+		return exit.With(exit.Code(stop), fmt.Errorf("%w\n%s", stop, views.InterleaveKept(rec.Blocks, filepath.Join(o.OutDir, RecordFile))))
 	}
 	switch rec.Outcome {
 	case vocab.Error:
@@ -265,49 +270,95 @@ type interleaved struct {
 
 // run measures blocks until the design is done: Min blocks, then with
 // repeat = "auto" the cells undecided there up to Max, looked at only
-// there: more looks would err more often than the level says.
+// there: more looks would err more often than the level says. The record
+// is written after every block (partial until the last), so that a run
+// stopped half-way keeps what its finished blocks decided. A boot that
+// cannot be measured, or an interruption, ends the run: the record is
+// then written with the blocks finished before it, Stopped saying why,
+// and returned with the error; a block stopped half-way is left out
+// whole. A nil record is an error the record could not be written for.
 func (r *interleaved) run(ctx context.Context, refs []vocab.CellRef) (*Record, error) {
 	rec := &Record{A: r.o.A, B: r.o.B, VarName: r.o.VarName, Seed: r.o.Seed, Repeats: r.repeats,
 		Tolerance: r.design.Tolerance, Level: r.design.Level()}
+	stop := func(err error) (*Record, error) {
+		rec.Stopped = err.Error()
+		if werr := r.write(rec, refs, true); werr != nil {
+			return nil, errors.Join(err, werr)
+		}
+		return rec, err
+	}
 	open := refs
 	for block := 1; block <= r.design.Max && len(open) > 0; block++ {
+		if ctx.Err() != nil {
+			return stop(exit.With(max(exit.Code(context.Cause(ctx)), exit.Infra), fmt.Errorf("interleave: before block %d: %w", block, context.Cause(ctx))))
+		}
 		order := []string{"A", "B"}
 		if r.rng.IntN(2) == 1 {
 			order = []string{"B", "A"}
 		}
-		rec.Order = append(rec.Order, strings.Join(order, ""))
-		for _, side := range order {
+		// Both boots are kept only once both are measured: a block is
+		// the unit, and half of one pairs with nothing.
+		got := make([]*result.Results, len(order))
+		for i, side := range order {
 			res, err := r.boot(ctx, side, block, open)
 			if err != nil {
-				return nil, err
+				return stop(err)
 			}
+			got[i] = res
+		}
+		for i, side := range order {
 			rec.Boots++
-			if res.GPUTime != nil {
-				rec.ServerS += res.GPUTime.ServerS
+			if g := got[i].GPUTime; g != nil {
+				rec.ServerS += g.ServerS
 			}
-			r.collect(side, res, open, block)
+			r.collect(side, got[i], open, block)
 		}
+		rec.Order = append(rec.Order, strings.Join(order, ""))
 		rec.Blocks = block
-		if block != r.design.Min && block != r.design.Max {
-			continue // two looks, at Min and at Max (compare.Blocks.Level)
-		}
-		var still []vocab.CellRef
-		for _, ref := range open {
-			if c := r.decide(ref); !c.Decided() && block < r.design.Max {
-				still = append(still, ref)
+		if block == r.design.Min || block == r.design.Max {
+			// Two looks, at Min and at Max (compare.Blocks.Level).
+			var still []vocab.CellRef
+			for _, ref := range open {
+				if c := r.decide(ref); !c.Decided() && block < r.design.Max {
+					still = append(still, ref)
+				}
 			}
+			if len(still) > 0 {
+				views.WriteInterleaveMore(r.o.Stdout, len(still), r.design.Max)
+			}
+			open = still
 		}
-		if len(still) > 0 {
-			views.WriteInterleaveMore(r.o.Stdout, len(still), r.design.Max)
+		if err := r.write(rec, refs, len(open) > 0 && block < r.design.Max); err != nil {
+			return nil, err
 		}
-		open = still
 	}
+	return rec, nil
+}
+
+// write decides every cell on the blocks finished so far into rec and
+// writes it as the -out folder's interleave.json, atomically (a temporary
+// file renamed), partial or not. The blocks are decided at the design's
+// level whenever the run stops: fewer blocks than a look's, at a level
+// meant for a later look too, only err less.
+func (r *interleaved) write(rec *Record, refs []vocab.CellRef, partial bool) error {
+	rec.cells, rec.Outcome, rec.Partial = nil, vocab.Pass, partial
 	for _, ref := range refs {
 		c := r.decide(ref)
 		rec.cells = append(rec.cells, c)
 		rec.Outcome = vocab.Worst(rec.Outcome, c.Outcome)
 	}
-	return rec, nil
+	rec.Rows = rows(rec.cells)
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return exit.Infraf("interleave: %v", err)
+	}
+	if err := os.MkdirAll(r.o.OutDir, 0o755); err != nil {
+		return exit.Infraf("interleave: %v", err)
+	}
+	if err := result.WriteFileAtomic(filepath.Join(r.o.OutDir, RecordFile), append(data, '\n')); err != nil {
+		return exit.Infraf("interleave: writing %s: %v", RecordFile, err)
+	}
+	return nil
 }
 
 // decide is a cell's comparison over the blocks measured so far: each

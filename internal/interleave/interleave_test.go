@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -45,10 +46,17 @@ type fakeBoot struct {
 	status func(side string, block, ctx int) vocab.Status
 	boots  []Boot
 	fail   string // a side whose boots fail
+	// before is called first in each boot; its error is the boot's.
+	before func(ctx context.Context, b Boot) error
 }
 
-func (f *fakeBoot) measure(_ context.Context, b Boot) (*result.Results, error) {
+func (f *fakeBoot) measure(ctx context.Context, b Boot) (*result.Results, error) {
 	f.boots = append(f.boots, b)
+	if f.before != nil {
+		if err := f.before(ctx, b); err != nil {
+			return nil, err
+		}
+	}
 	if b.Side == f.fail {
 		return nil, exit.Infraf("the server did not start")
 	}
@@ -363,4 +371,112 @@ func TestTooFewBlocksRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readRecord reads interleave.json in out.
+func readRecord(t *testing.T, out string) Record {
+	t.Helper()
+	var rec Record
+	data, err := os.ReadFile(filepath.Join(out, RecordFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestNothingMeasuredLost: interleave.json is written after every block,
+// partial until the design is done, and a run interrupted or stopped by
+// a boot that failed keeps what its finished blocks decided, marked
+// partial, the half-measured block left out, with the interruption's
+// exit code.
+func TestNothingMeasuredLost(t *testing.T) {
+	body := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\n"
+	slower := func(side string, block, _ int) float64 {
+		return map[string]float64{"A": 1000, "B": 800}[side] * jitter(side, block)
+	}
+	tests := []struct {
+		name string
+		// stopAt stops the run in the second boot of that block: by an
+		// interruption (cancel) or by a boot that fails.
+		stopAt int
+		cancel bool
+		code   int
+		blocks int
+		want   []string // in stdout and the error
+	}{
+		{name: "interrupted in block 6 of 6: the 5 finished decide", stopAt: 6, cancel: true, code: exit.SIGINT, blocks: 5,
+			want: []string{"5 blocks paired), regressed beyond 5%", "interleave: stopped before the design was done (interleave: block 6, ", "interrupted by SIGINT): the cells above are decided on the 5 blocks finished\n", "\nFAIL\n",
+				"what 5 finished blocks decided is in "}},
+		{name: "interrupted in block 2: too few blocks, inconclusive", stopAt: 2, cancel: true, code: exit.SIGINT, blocks: 1,
+			want: []string{"1 blocks paired: too few for an interval", "decided on the 1 block finished\n", "what 1 finished block decided is in "}},
+		{name: "a boot that fails in block 4: exit 3, 3 blocks kept", stopAt: 4, code: exit.Infra, blocks: 3,
+			want: []string{"the server did not start): the cells above are decided on the 3 blocks finished\n", "what 3 finished blocks decided is in "}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "ab")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			var seen []Record
+			f := &fakeBoot{value: slower}
+			f.before = func(ctx context.Context, b Boot) error {
+				first := len(f.boots)%2 == 1
+				if first && b.Block > 1 {
+					// The record as the block before left it.
+					seen = append(seen, readRecord(t, out))
+				}
+				if first || b.Block != tc.stopAt {
+					return nil
+				}
+				if !tc.cancel {
+					return exit.Infraf("the server did not start")
+				}
+				cancel(exit.With(exit.SIGINT, errors.New("interrupted by SIGINT")))
+				return context.Cause(ctx)
+			}
+			var stdout bytes.Buffer
+			err := Command(ctx, Options{SpecPath: specWith(t, body), VarName: "build", A: "a", B: "b", OutDir: out,
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+			if got := exit.Code(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, stdout.String())
+			}
+			all := stdout.String() + err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("output lacks %q:\n%s", w, all)
+				}
+			}
+			for i, rec := range seen {
+				if rec.Blocks != i+1 || !rec.Partial || len(rec.Rows) != 1 || len(rec.Rows[0].A) != i+1 {
+					t.Errorf("record before block %d: %d blocks, partial %v, rows %+v; want %d blocks, partial", i+2, rec.Blocks, rec.Partial, rec.Rows, i+1)
+				}
+			}
+			rec := readRecord(t, out)
+			if !rec.Partial || rec.Stopped == "" || rec.Blocks != tc.blocks || rec.Boots != 2*tc.blocks || len(rec.Order) != tc.blocks {
+				t.Errorf("record: partial %v, stopped %q, %d blocks, %d boots, order %v; want partial, stopped, %d blocks", rec.Partial, rec.Stopped, rec.Blocks, rec.Boots, rec.Order, tc.blocks)
+			}
+			if r := rec.Rows[0]; len(r.A) != tc.blocks || len(r.B) != tc.blocks {
+				t.Errorf("row %+v: want the %d finished blocks paired, the stopped one left out", r, tc.blocks)
+			}
+		})
+	}
+	t.Run("done: the last record is not partial", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "ab")
+		f := &fakeBoot{value: slower}
+		var stdout bytes.Buffer
+		err := Command(context.Background(), Options{SpecPath: specWith(t, body), VarName: "build", A: "a", B: "b", OutDir: out,
+			Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+		if exit.Code(err) != exit.Fail {
+			t.Fatalf("exit %d (%v), want 1", exit.Code(err), err)
+		}
+		if rec := readRecord(t, out); rec.Partial || rec.Stopped != "" || rec.Blocks != 6 {
+			t.Errorf("record: partial %v, stopped %q, %d blocks; want complete, 6 blocks", rec.Partial, rec.Stopped, rec.Blocks)
+		}
+		if m, _ := filepath.Glob(filepath.Join(out, "."+RecordFile+".*")); len(m) > 0 {
+			t.Errorf("temporary files left: %v", m)
+		}
+	})
 }

@@ -137,6 +137,9 @@ type InterleaveSummary struct {
 	Blocks, Boots int
 	ServerS       float64
 	OutDir        string
+	// Stopped is why the run ended before its design was done ("" when
+	// it did not): the cells are then decided on the finished blocks.
+	Stopped string
 }
 
 // WriteInterleaveEnd is the run's closing lines: what failed, the cost in
@@ -151,9 +154,13 @@ func WriteInterleaveEnd(w io.Writer, s InterleaveSummary) {
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "%d of %d cells failed: %s\n", len(failed), len(s.Cells), strings.Join(failed, ", "))
 	}
+	if s.Stopped != "" {
+		fmt.Fprintf(w, "interleave: stopped before the design was done (%s): the cells above are decided on the %s finished\n",
+			strings.SplitN(s.Stopped, "\n", 2)[0], count(s.Blocks, "block"))
+	}
 	fmt.Fprintf(w, "interleave: %s, %s, %.1f s of server time; A's results in %s/a/block-NN, B's in %s/b/block-NN, the comparison in %s/interleave.json\n",
 		count(s.Blocks, "block"), count(s.Boots, "boot"), s.ServerS, s.OutDir, s.OutDir, s.OutDir)
-	if s.Outcome == vocab.Pass {
+	if s.Outcome == vocab.Pass && s.Stopped == "" {
 		fmt.Fprintln(w, "PASS")
 	} else {
 		fmt.Fprintln(w, "FAIL")
@@ -163,4 +170,12 @@ func WriteInterleaveEnd(w io.Writer, s InterleaveSummary) {
 // count is n and the noun, plural but for one: "1 cell", "3 cells".
 func count(n int, noun string) string {
 	return fmt.Sprintf("%d %s", n, plural(n, noun, noun+"s"))
+}
+
+// InterleaveKept is what an interleaved run stopped half-way says it
+// kept:
+//
+//	what 2 finished blocks decided is in ab/interleave.json, marked partial
+func InterleaveKept(blocks int, path string) string {
+	return fmt.Sprintf("what %s decided is in %s, marked partial", count(blocks, "finished block"), path)
 }
