@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -77,6 +78,9 @@ func TestInterleaveSimulator(t *testing.T) {
 prefill {
   contexts = ["4K"]
 }
+assert "measured" {
+  condition = prefill["4K"].tps > 0
+}
 `)
 	tests := []struct {
 		name     string
@@ -86,7 +90,8 @@ prefill {
 		decision string
 	}{
 		{name: "identical builds", b: "1.0", code: 0, decision: "unchanged",
-			want: []string{" blocks paired), within 5%\n", "--- PASS: sim/interleave/prefill/ctx=4K\n", "\nPASS\n"}},
+			want: []string{" blocks paired), within 5%\n", "--- PASS: sim/interleave/prefill/ctx=4K\n", "--- PASS: sim/interleave/B/assert/measured (",
+				"A (1.0), its boots pooled, reported (A's asserts do not gate): assert/measured pass\n", "\nPASS\n"}},
 		{name: "10% slower a step", b: "1.1", code: 1, decision: "regressed",
 			want: []string{" blocks paired), regressed beyond 5% (higher is better)\n", "--- FAIL: sim/interleave/prefill/ctx=4K\n", "\nFAIL\n"}},
 	}
@@ -127,6 +132,33 @@ prefill {
 			}
 		})
 	}
+	t.Run("interrupted: the finished blocks kept, partial", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "ab")
+		b := startSlogate(t, mark, "interleave", "-sim", "-var-name", "slowdown", "-a", "1.0", "-b", "1.0", "-out", out, sp)
+		b.waitFor(t, "block 2's first boot", 2*time.Minute, func() bool { return strings.Contains(b.stdout.String(), "block 2: ") })
+		b.cmd.Process.Signal(syscall.SIGINT)
+		if code := b.exitAfter(t, time.Minute); code != 130 {
+			t.Fatalf("exit %d, want 130\n%s\n%s", code, b.stdout.String(), b.stderr.String())
+		}
+		if w := "what 1 finished block decided is in " + filepath.Join(out, "interleave.json") + ", marked partial"; !strings.Contains(b.stderr.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, b.stderr.String())
+		}
+		data, err := os.ReadFile(filepath.Join(out, "interleave.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Partial bool
+			Stopped string
+			Blocks  int
+		}
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if !rec.Partial || !strings.Contains(rec.Stopped, "interrupted by SIGINT") || rec.Blocks != 1 {
+			t.Errorf("record %+v: want partial, stopped by SIGINT, 1 block", rec)
+		}
+	})
 	t.Run("settings differ beyond the build", func(t *testing.T) {
 		bad := interleaveSpec(t, freePort(t), `measure {
   duration = var.slowdown == "1.0" ? "500ms" : "1s"

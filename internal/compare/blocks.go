@@ -38,6 +38,10 @@ type Blocks struct {
 	// DefaultAlpha. Tolerance is the relative change allowed; 0 means
 	// DefaultTolerance.
 	Alpha, Tolerance float64
+	// Inconclusive is what a metric left undecided does to the gate
+	// (-inconclusive): fail (an Inconclusive outcome), or pass unless its
+	// estimate is beyond the tolerance, as a -baseline cell's.
+	Inconclusive InconclusivePolicy
 }
 
 // BlockTest is one cell's metric decided on paired blocks.
@@ -281,7 +285,7 @@ func (s Blocks) DecideCell(ref vocab.CellRef, metrics []metric.Metric, a, b map[
 		case Regressed:
 			bm.Outcome = vocab.Fail
 		case Inconclusive:
-			bm.Outcome = vocab.Inconclusive
+			bm.Outcome = s.inconclusive(t, m.HigherIsBetter)
 		}
 		c.Outcome = vocab.Worst(c.Outcome, bm.Outcome)
 		c.Metrics = append(c.Metrics, bm)
@@ -289,9 +293,54 @@ func (s Blocks) DecideCell(ref vocab.CellRef, metrics []metric.Metric, a, b map[
 	return c
 }
 
-// Decided reports whether every metric of the cell is decided (or the
-// cell errored): an interleaved run adds no block for it.
-func (c BlockCell) Decided() bool { return c.Outcome != vocab.Inconclusive }
+// inconclusive is the outcome of an undecided metric under the design's
+// policy (cellOutcome's rule for a -baseline cell).
+func (s Blocks) inconclusive(t BlockTest, higherIsBetter bool) vocab.Outcome {
+	switch {
+	case s.Inconclusive == InconclusiveFail:
+		return vocab.Inconclusive
+	case t.EstimateBeyond(s.Tolerance, higherIsBetter):
+		return vocab.Fail
+	}
+	return vocab.Pass
+}
+
+// EstimateBeyond reports whether the estimated change is beyond the
+// tolerance (0: DefaultTolerance) on the worse side; false when the
+// blocks gave no estimate.
+func (t BlockTest) EstimateBeyond(tolerance float64, higherIsBetter bool) bool {
+	if t.Ratio == 0 {
+		return false
+	}
+	if tolerance == 0 {
+		tolerance = DefaultTolerance
+	}
+	worse, _ := boundary(tolerance, higherIsBetter)
+	if higherIsBetter {
+		return t.Ratio < worse
+	}
+	return t.Ratio > worse
+}
+
+// Decided reports whether the cell is done: a metric regressed (the cell
+// fails whatever the others say), every metric decided whatever the
+// policy makes of an undecided one, or the cell errored or lost capacity.
+// An interleaved run adds no block for it.
+func (c BlockCell) Decided() bool {
+	if c.Error != "" || c.Lost != "" {
+		return true
+	}
+	undecided := false
+	for _, m := range c.Metrics {
+		switch m.Test.Change {
+		case Regressed:
+			return true
+		case Inconclusive:
+			undecided = true
+		}
+	}
+	return !undecided
+}
 
 // median is the median of xs; 0 when empty.
 func median(xs []float64) float64 {

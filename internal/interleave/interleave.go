@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/assert"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/metric"
@@ -116,7 +117,15 @@ type Record struct {
 	// finished blocks decide (docs/method.md#interleaved).
 	Partial bool   `json:"partial,omitempty"`
 	Stopped string `json:"stopped,omitempty"`
-	cells   []compare.BlockCell
+	// VerdictsA and VerdictsB are the spec's asserts and expects checked
+	// on each side's boots pooled (runner.Pool; the pooled results are
+	// a/results.json and b/results.json): B's gate beside the
+	// comparison, A's are reported (docs/method.md#interleaved).
+	VerdictsA []result.Verdict `json:"verdicts_a,omitempty"`
+	VerdictsB []result.Verdict `json:"verdicts_b,omitempty"`
+	// Inconclusive is -inconclusive: "fail" or "pass".
+	Inconclusive string `json:"inconclusive"`
+	cells        []compare.BlockCell
 }
 
 // Row is one cell and metric of Record: B against A.
@@ -192,7 +201,7 @@ func Command(ctx context.Context, o Options) error {
 		return exit.Usagef("%s: measure.boots = %d: an interleaved run boots each build once a block (-blocks); leave boots out", o.SpecPath, m.Boots)
 	}
 	repeats := max(m.Repeat, 1)
-	design := compare.Blocks{Min: o.Blocks, Max: o.Blocks, Alpha: o.Policy.Alpha, Tolerance: o.Policy.Tolerance}
+	design := compare.Blocks{Min: o.Blocks, Max: o.Blocks, Alpha: o.Policy.Alpha, Tolerance: o.Policy.Tolerance, Inconclusive: o.Policy.Inconclusive}
 	if m.RepeatAuto {
 		repeats, design.Max = AutoRepeats, max(o.MaxBlocks, o.Blocks)
 	}
@@ -225,13 +234,15 @@ func Command(ctx context.Context, o Options) error {
 		Min: design.Min, Max: design.Max, Repeats: repeats, Cells: len(refs), OutDir: o.OutDir})
 	r := &interleaved{o: o, design: design, repeats: repeats, specs: map[string]*spec.Spec{"A": spA, "B": spB},
 		rng: rand.New(rand.NewPCG(o.Seed, 0x1e7e)), a: map[vocab.CellRef]map[string]map[int]float64{}, b: map[vocab.CellRef]map[string]map[int]float64{},
-		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, lostB: map[vocab.CellRef]string{}, server: srv.Name}
+		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, lostB: map[vocab.CellRef]string{}, server: srv.Name,
+		boots: map[string][]*result.Results{}}
 	rec, stop := r.run(ctx, refs)
 	if rec == nil {
 		return stop
 	}
-	views.WriteInterleaveCells(o.Stdout, srv.Name, rec.cells, design.Tolerance)
-	views.WriteInterleaveEnd(o.Stdout, views.InterleaveSummary{Outcome: rec.Outcome, Cells: rec.cells, Blocks: rec.Blocks,
+	views.WriteInterleaveCells(o.Stdout, srv.Name, rec.cells, design.Tolerance, design.Inconclusive)
+	views.WriteInterleaveVerdicts(o.Stdout, views.InterleaveVerdicts{Server: srv.Name, A: o.A, B: o.B, VerdictsA: rec.VerdictsA, VerdictsB: rec.VerdictsB})
+	views.WriteInterleaveEnd(o.Stdout, views.InterleaveSummary{Outcome: rec.Outcome, Cells: rec.cells, VerdictsB: rec.VerdictsB, Blocks: rec.Blocks,
 		Boots: rec.Boots, ServerS: rec.ServerS, OutDir: o.OutDir, Stopped: rec.Stopped})
 	if stop != nil {
 		// Interrupted (exit 130 or 143, as `slogate run`) or a boot that
@@ -239,13 +250,20 @@ func Command(ctx context.Context, o Options) error {
 		// in the record, marked partial.
 		return exit.With(exit.Code(stop), fmt.Errorf("%w\n%s", stop, views.InterleaveKept(rec.Blocks, filepath.Join(o.OutDir, RecordFile))))
 	}
-	switch rec.Outcome {
-	case vocab.Error:
-		return exit.Quiet(exit.Infra)
-	case vocab.Fail:
-		return exit.Quiet(exit.Fail)
-	case vocab.Inconclusive:
-		return exit.Quiet(exit.Inconclusive)
+	code := exit.OK
+	for _, c := range rec.cells {
+		switch c.Outcome {
+		case vocab.Error:
+			code = exit.Worst(code, exit.Infra)
+		case vocab.Fail:
+			code = exit.Worst(code, exit.Fail)
+		case vocab.Inconclusive:
+			code = exit.Worst(code, exit.Inconclusive)
+		}
+	}
+	// B's asserts gate as this run's do beside a -baseline comparison.
+	if code = exit.Worst(code, assert.ExitCode(rec.VerdictsB)); code != exit.OK {
+		return exit.Quiet(code)
 	}
 	return nil
 }
@@ -266,6 +284,8 @@ type interleaved struct {
 	// and why: lost capacity when A measured the cell.
 	lostB  map[vocab.CellRef]string
 	server string
+	// boots are each side's results of the finished blocks, in order.
+	boots map[string][]*result.Results
 }
 
 // run measures blocks until the design is done: Min blocks, then with
@@ -279,7 +299,7 @@ type interleaved struct {
 // whole. A nil record is an error the record could not be written for.
 func (r *interleaved) run(ctx context.Context, refs []vocab.CellRef) (*Record, error) {
 	rec := &Record{A: r.o.A, B: r.o.B, VarName: r.o.VarName, Seed: r.o.Seed, Repeats: r.repeats,
-		Tolerance: r.design.Tolerance, Level: r.design.Level()}
+		Tolerance: r.design.Tolerance, Level: r.design.Level(), Inconclusive: compare.InconclusivePolicies[r.design.Inconclusive]}
 	stop := func(err error) (*Record, error) {
 		rec.Stopped = err.Error()
 		if werr := r.write(rec, refs, true); werr != nil {
@@ -312,6 +332,7 @@ func (r *interleaved) run(ctx context.Context, refs []vocab.CellRef) (*Record, e
 				rec.ServerS += g.ServerS
 			}
 			r.collect(side, got[i], open, block)
+			r.boots[side] = append(r.boots[side], got[i])
 		}
 		rec.Order = append(rec.Order, strings.Join(order, ""))
 		rec.Blocks = block
@@ -348,6 +369,16 @@ func (r *interleaved) write(rec *Record, refs []vocab.CellRef, partial bool) err
 		rec.Outcome = vocab.Worst(rec.Outcome, c.Outcome)
 	}
 	rec.Rows = rows(rec.cells)
+	var err error
+	if rec.VerdictsA, err = r.check("A"); err != nil {
+		return err
+	}
+	if rec.VerdictsB, err = r.check("B"); err != nil {
+		return err
+	}
+	for _, v := range rec.VerdictsB {
+		rec.Outcome = vocab.Worst(rec.Outcome, v.Outcome)
+	}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return exit.Infraf("interleave: %v", err)
@@ -359,6 +390,37 @@ func (r *interleaved) write(rec *Record, refs []vocab.CellRef, partial bool) err
 		return exit.Infraf("interleave: writing %s: %v", RecordFile, err)
 	}
 	return nil
+}
+
+// check is one side's results over its finished blocks' boots pooled
+// (runner.Pool), written as the side's results.json beside its blocks'
+// folders, and the spec's asserts and expects checked on them
+// (assert.Evaluate, as `slogate run` checks them). An assert that reads
+// a search is skipped, saying so: an interleaved run measures none. No
+// verdict when the side has no boot yet.
+func (r *interleaved) check(side string) ([]result.Verdict, error) {
+	boots := r.boots[side]
+	if len(boots) == 0 {
+		return nil, nil
+	}
+	pooled := runner.Pool(boots)
+	sp := *r.specs[side]
+	srv := sp.Servers[0]
+	var skipped []result.Verdict
+	sp.Asserts = nil
+	for _, a := range r.specs[side].Asserts {
+		if len(a.Searches) > 0 {
+			skipped = append(skipped, result.Verdict{Test: srv.Name + "/assert/" + a.Name, Kind: vocab.KindAssert, Outcome: vocab.Skip,
+				File: a.DeclRange.Filename, Line: a.DeclRange.Start.Line, Message: views.InterleaveSearchSkipped(a.Searches)})
+			continue
+		}
+		sp.Asserts = append(sp.Asserts, a)
+	}
+	pooled.Verdicts = append(assert.Evaluate(&sp, srv, pooled, views.ReadingLines), skipped...)
+	if err := pooled.Write(filepath.Join(r.o.OutDir, strings.ToLower(side), "results.json")); err != nil {
+		return nil, exit.Infraf("interleave: writing %s's pooled results: %v", side, err)
+	}
+	return pooled.Verdicts, nil
 }
 
 // decide is a cell's comparison over the blocks measured so far: each

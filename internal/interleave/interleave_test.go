@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -479,4 +480,86 @@ func TestNothingMeasuredLost(t *testing.T) {
 			t.Errorf("temporary files left: %v", m)
 		}
 	})
+}
+
+// TestAssertsAndPolicy: the spec's asserts are checked on each side's
+// boots pooled, B's gating beside the comparison (the outcome the worst
+// of both), A's reported; -inconclusive pass accepts an undecided cell
+// unless its estimate is beyond the tolerance.
+func TestAssertsAndPolicy(t *testing.T) {
+	asserted := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\nassert \"fast\" {\n  condition = prefill[\"1K\"].tps >= 950\n}\n"
+	plain := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\n"
+	flat := func(a, b float64) func(string, int, int) float64 {
+		return func(side string, block, _ int) float64 {
+			return map[string]float64{"A": a, "B": b}[side] * jitter(side, block)
+		}
+	}
+	// wild is B against A block by block: undecided at 6 blocks, the
+	// estimate near shift.
+	wild := func(shift float64) func(string, int, int) float64 {
+		d := []float64{0.10, -0.12, 0.02, -0.02, 0.15, -0.09}
+		return func(side string, block, _ int) float64 {
+			if side == "A" {
+				return 1000
+			}
+			return 1000 * (1 + shift + d[block-1])
+		}
+	}
+	tests := []struct {
+		name   string
+		body   string
+		value  func(string, int, int) float64
+		policy compare.InconclusivePolicy
+		code   int
+		want   []string
+		check  func(t *testing.T, rec Record)
+	}{
+		{name: "both builds alike, B's assert fails: exit 1 though the comparison is within", body: asserted, value: flat(940, 940), code: exit.Fail,
+			want: []string{"within 5%\n", "--- PASS: s/interleave/prefill/ctx=1K\n", "=== RUN   s/interleave/B/assert/fast\n", "prefill[\"1K\"].tps = 9", "want >= 950", "--- FAIL: s/interleave/B/assert/fast (",
+				"A (a), its boots pooled, reported (A's asserts do not gate): assert/fast fail (", "1 of 1 of B's asserts failed: s/assert/fast (fail)\n", "\nFAIL\n"},
+			check: func(t *testing.T, rec Record) {
+				if len(rec.VerdictsA) != 1 || len(rec.VerdictsB) != 1 || rec.VerdictsB[0].Outcome != vocab.Fail || rec.Outcome != vocab.Fail {
+					t.Errorf("verdicts A %+v, B %+v, outcome %s: want B's assert failed, the run failed", rec.VerdictsA, rec.VerdictsB, rec.Outcome)
+				}
+			}},
+		{name: "A's assert fails, B's passes: reported, not gated", body: asserted, value: flat(940, 960), code: exit.OK,
+			want: []string{"--- PASS: s/interleave/B/assert/fast (", "assert/fast fail (", "\nPASS\n"}},
+		{name: "undecided, -inconclusive fail: exit 4", body: plain, value: wild(0), code: exit.Inconclusive,
+			want: []string{": inconclusive", "--- FAIL: s/interleave/prefill/ctx=1K\n"}},
+		{name: "undecided, -inconclusive pass: accepted", body: plain, value: wild(0), policy: compare.InconclusivePass, code: exit.OK,
+			want: []string{"; accepted (-inconclusive pass)\n", "--- PASS: s/interleave/prefill/ctx=1K\n", "\nPASS\n"}},
+		{name: "undecided beyond the tolerance, -inconclusive pass: fails", body: plain, value: wild(-0.08), policy: compare.InconclusivePass, code: exit.Fail,
+			want: []string{": inconclusive", "; the estimate is beyond 5%: fails even with -inconclusive pass\n", "--- FAIL: s/interleave/prefill/ctx=1K\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeBoot{value: tc.value}
+			var stdout, stderr bytes.Buffer
+			out := filepath.Join(t.TempDir(), "ab")
+			err := Command(context.Background(), Options{SpecPath: specWith(t, tc.body), VarName: "build", A: "a", B: "b", OutDir: out,
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Policy: compare.Policy{Inconclusive: tc.policy},
+				Stdout: &stdout, Stderr: &stderr, Measure: f.measure})
+			if got := exit.Code(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s%s", got, err, tc.code, stdout.String(), stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
+				}
+			}
+			rec := readRecord(t, out)
+			for _, side := range []string{"a", "b"} {
+				res, err := result.Read(filepath.Join(out, side, "results.json"))
+				if err != nil || len(res.Prefill) != 1 {
+					t.Fatalf("%s's pooled results: %v", side, err)
+				}
+				if tc.body == asserted && len(res.Verdicts) != 1 {
+					t.Errorf("%s's pooled results hold %d verdicts, want 1", side, len(res.Verdicts))
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, rec)
+			}
+		})
+	}
 }
