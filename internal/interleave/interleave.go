@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -191,6 +192,12 @@ func Command(ctx context.Context, o Options) error {
 	spB, err := o.load(o.B)
 	if err != nil {
 		return err
+	}
+	if o.A != o.B && reflect.DeepEqual(spA.Servers[0], spB.Servers[0]) {
+		// Two names of one server: the variable moves only what is
+		// measured (the workload, the measure settings), which the
+		// comparison would read as the build.
+		return exit.Usagef("%s", views.InterleaveSameServer(o.SpecPath, o.VarName, o.A, o.B, spA.VariableUses(o.VarName)))
 	}
 	if diffs := Differences(spA, spB, o.Sim); len(diffs) > 0 {
 		return exit.Usagef("interleave: A (%s) and B (%s) differ beyond the build, so their numbers are not comparable:\n  %s\nmake the variable change the server only",

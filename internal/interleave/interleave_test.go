@@ -563,3 +563,57 @@ func TestAssertsAndPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestSameServerRefused: a build variable that changes no server (used
+// only in the workload or the measure settings) is refused before any
+// boot, exit 2, naming where the spec reads it; the same build on both
+// sides (an A/A run) is not.
+func TestSameServerRefused(t *testing.T) {
+	spec := func(t *testing.T, body string) string {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "ab.hcl")
+		src := "variable \"build\" {\n  type    = string\n  default = \"a\"\n}\nserver \"s\" {\n  model = \"m\"\n  port  = 18999\n}\n" + body
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cells := "prefill {\n  contexts = [\"1K\"]\n}\n"
+	tests := []struct {
+		name string
+		body string
+		a, b string
+		code int
+		want []string
+	}{
+		{name: "used only in the workload", body: "workload {\n  prompt = var.build == \"a\" ? \"article\" : \"random\"\n}\n" + cells, a: "a", b: "b", code: exit.Usage,
+			want: []string{"interleave: -var-name build: A (a) and B (b) launch the same server: the variable changes only what is measured", "; it is used in:\n  ", "ab.hcl:10: workload.prompt\n", "make the variable change the server"}},
+		{name: "used only in measure", body: "measure {\n  duration = var.build == \"a\" ? \"1s\" : \"2s\"\n}\n" + cells, a: "a", b: "b", code: exit.Usage,
+			want: []string{"launch the same server", "ab.hcl:10: measure.duration\n"}},
+		{name: "not used at all", body: cells, a: "a", b: "b", code: exit.Usage,
+			want: []string{"launch the same server", "; the spec does not read it\n"}},
+		{name: "the same build on both sides: an A/A run", body: cells, a: "a", b: "a", code: exit.OK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeBoot{value: func(side string, block, _ int) float64 { return 1000 * jitter(side, block) }}
+			var stdout bytes.Buffer
+			err := Command(context.Background(), Options{SpecPath: spec(t, tc.body), VarName: "build", A: tc.a, B: tc.b, OutDir: filepath.Join(t.TempDir(), "ab"),
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+			if got := exit.Code(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, stdout.String())
+			}
+			if tc.code == exit.OK {
+				return
+			}
+			if len(f.boots) > 0 {
+				t.Errorf("%d boots before the refusal", len(f.boots))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -257,4 +258,24 @@ func count(n int, noun string) string {
 //	what 2 finished blocks decided is in ab/interleave.json, marked partial
 func InterleaveKept(blocks int, path string) string {
 	return fmt.Sprintf("what %s decided is in %s, marked partial", count(blocks, "finished block"), path)
+}
+
+// InterleaveSameServer is the refusal of two builds that launch the same
+// server, each place the spec reads the build's variable named:
+//
+//	ab.hcl: interleave: -var-name prompt: A (article) and B (random) launch the same server: the variable changes only what is measured, not the server, and the comparison would read that as the build; it is used in:
+//	  ab.hcl:14: workload.prompt
+//	make the variable change the server (an executable, a flag, a model)
+func InterleaveSameServer(specPath, varName, a, b string, uses []spec.VariableUse) string {
+	var where []string
+	for _, u := range uses {
+		where = append(where, fmt.Sprintf("%s:%d: %s", u.Range.Filename, u.Range.Start.Line, u.Path))
+	}
+	s := fmt.Sprintf("%s: interleave: -var-name %s: A (%s) and B (%s) launch the same server: the variable changes only what is measured, not the server, and the comparison would read that as the build", specPath, varName, a, b)
+	if len(where) == 0 {
+		s += "; the spec does not read it"
+	} else {
+		s += "; it is used in:\n  " + strings.Join(where, "\n  ")
+	}
+	return s + "\nmake the variable change the server (an executable, a flag, a model)"
 }
