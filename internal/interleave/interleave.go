@@ -11,6 +11,7 @@
 package interleave
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,7 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/spec"
@@ -50,8 +52,12 @@ const (
 	AutoRepeats      = 2
 )
 
-// RecordFile is the comparison's record in the -out folder.
-const RecordFile = "interleave.json"
+// RecordFile is the comparison's record in the -out folder, ReportFile
+// its report.
+const (
+	RecordFile = "interleave.json"
+	ReportFile = "report.md"
+)
 
 // Options is one `slogate interleave`, its flags already read.
 type Options struct {
@@ -376,13 +382,15 @@ func (r *interleaved) write(rec *Record, refs []vocab.CellRef, partial bool) err
 		rec.Outcome = vocab.Worst(rec.Outcome, c.Outcome)
 	}
 	rec.Rows = rows(rec.cells)
-	var err error
-	if rec.VerdictsA, err = r.check("A"); err != nil {
+	pooledA, err := r.check("A")
+	if err != nil {
 		return err
 	}
-	if rec.VerdictsB, err = r.check("B"); err != nil {
+	pooledB, err := r.check("B")
+	if err != nil {
 		return err
 	}
+	rec.VerdictsA, rec.VerdictsB = verdictsOf(pooledA), verdictsOf(pooledB)
 	for _, v := range rec.VerdictsB {
 		rec.Outcome = vocab.Worst(rec.Outcome, v.Outcome)
 	}
@@ -396,7 +404,25 @@ func (r *interleaved) write(rec *Record, refs []vocab.CellRef, partial bool) err
 	if err := result.WriteFileAtomic(filepath.Join(r.o.OutDir, RecordFile), append(data, '\n')); err != nil {
 		return exit.Infraf("interleave: writing %s: %v", RecordFile, err)
 	}
+	var md bytes.Buffer
+	if err := report.WriteInterleaveMarkdown(&md, report.Interleave{A: rec.A, B: rec.B, VarName: rec.VarName, Seed: rec.Seed, Order: rec.Order,
+		Blocks: rec.Blocks, Boots: rec.Boots, ServerS: rec.ServerS, Tolerance: rec.Tolerance, Level: rec.Level, Inconclusive: rec.Inconclusive,
+		Outcome: rec.Outcome, Partial: rec.Partial, Stopped: rec.Stopped, Cells: rec.cells, VerdictsA: rec.VerdictsA, VerdictsB: rec.VerdictsB,
+		ResultsA: pooledA, ResultsB: pooledB}); err != nil {
+		return exit.Infraf("interleave: rendering %s: %v", ReportFile, err)
+	}
+	if err := result.WriteFileAtomic(filepath.Join(r.o.OutDir, ReportFile), md.Bytes()); err != nil {
+		return exit.Infraf("interleave: writing %s: %v", ReportFile, err)
+	}
 	return nil
+}
+
+// verdictsOf are a side's pooled results' verdicts; none without a boot.
+func verdictsOf(res *result.Results) []result.Verdict {
+	if res == nil {
+		return nil
+	}
+	return res.Verdicts
 }
 
 // check is one side's results over its finished blocks' boots pooled
@@ -404,8 +430,8 @@ func (r *interleaved) write(rec *Record, refs []vocab.CellRef, partial bool) err
 // folders, and the spec's asserts and expects checked on them
 // (assert.Evaluate, as `slogate run` checks them). An assert that reads
 // a search is skipped, saying so: an interleaved run measures none. No
-// verdict when the side has no boot yet.
-func (r *interleaved) check(side string) ([]result.Verdict, error) {
+// results when the side has no boot yet.
+func (r *interleaved) check(side string) (*result.Results, error) {
 	boots := r.boots[side]
 	if len(boots) == 0 {
 		return nil, nil
@@ -427,7 +453,7 @@ func (r *interleaved) check(side string) ([]result.Verdict, error) {
 	if err := pooled.Write(filepath.Join(r.o.OutDir, strings.ToLower(side), "results.json")); err != nil {
 		return nil, exit.Infraf("interleave: writing %s's pooled results: %v", side, err)
 	}
-	return pooled.Verdicts, nil
+	return pooled, nil
 }
 
 // decide is a cell's comparison over the blocks measured so far: each

@@ -617,3 +617,54 @@ func TestSameServerRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestReport: report.md in the -out folder says the outcome and the
+// design, a row per cell and metric, B's verdicts and A's, and both
+// sides' pooled results; one of a run stopped half-way says it is
+// partial and why.
+func TestReport(t *testing.T) {
+	body := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\nassert \"fast\" {\n  condition = prefill[\"1K\"].tps >= 950\n}\n"
+	slower := func(side string, block, _ int) float64 {
+		return map[string]float64{"A": 1000, "B": 900}[side] * jitter(side, block)
+	}
+	tests := []struct {
+		name   string
+		stopAt int // interrupt in block stopAt's second boot; 0: never
+		want   []string
+	}{
+		{name: "done", want: []string{"# slogate interleave: FAIL\n", "B (`b`) against A (`a`), builds named by `-var-name build`, measured in one run: 6 blocks of one boot of each in the order `",
+			"| Cell | Metric | A | B | Change | Bounds (95% confidence) | Blocks paired | Outcome |\n", "| prefill/ctx=1K | tps | 1000.3 | 903.5 | -9.9% | ", "| 6 | FAIL: regressed |\n",
+			"## B's verdicts\n", "| s/assert/fast | FAIL | `prefill[\"1K\"].tps >= 950` | prefill[\"1K\"].tps = 903.5, want >= 950",
+			"## A's verdicts\n", "| s/assert/fast | pass |", "## A's results, its boots pooled\n", "## B's results, its boots pooled\n"}},
+		{name: "interrupted in block 3", stopAt: 3, want: []string{"# slogate interleave: ",
+			"**Partial**: the run stopped before its design was done (interleave: block 3, ", "interrupted by SIGINT); the cells are decided on the 2 finished blocks.\n",
+			"| 2 | INCONCLUSIVE |\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "ab")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			f := &fakeBoot{value: slower}
+			f.before = func(ctx context.Context, b Boot) error {
+				if len(f.boots)%2 == 0 && b.Block == tc.stopAt {
+					cancel(exit.With(exit.SIGINT, errors.New("interrupted by SIGINT")))
+					return context.Cause(ctx)
+				}
+				return nil
+			}
+			var stdout bytes.Buffer
+			Command(ctx, Options{SpecPath: specWith(t, body), VarName: "build", A: "a", B: "b", OutDir: out,
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+			data, err := os.ReadFile(filepath.Join(out, ReportFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(data), w) {
+					t.Errorf("report.md lacks %q:\n%s", w, data)
+				}
+			}
+		})
+	}
+}

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"maps"
+	"slices"
 
+	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -16,13 +18,15 @@ import (
 // worst, an errored run the result); a traffic cell's windows, one a
 // boot, combine each metric by its rule over the windows. A cell is
 // pooled over the boots that measured it. The rest of the results (the
-// server, the measure settings) is the first boot's. nil for no boot.
+// server, the measure settings) is the first boot's, but for the cost,
+// the boots' summed. nil for no boot.
 func Pool(boots []*result.Results) *result.Results {
 	if len(boots) == 0 {
 		return nil
 	}
 	out := *boots[0]
 	out.Decode, out.Prefill, out.Traffic, out.Verdicts, out.Comparison = nil, nil, nil, nil, nil
+	out.GPUTime = poolGPUTime(boots)
 	decode, prefill, traffic := map[vocab.CellRef][]result.DecodeCell{}, map[vocab.CellRef][]result.PrefillCell{}, map[vocab.CellRef][]result.TrafficCell{}
 	var decodeOrder, prefillOrder, trafficOrder []vocab.CellRef
 	for _, b := range boots {
@@ -145,4 +149,28 @@ func poolTraffic(windows []result.TrafficCell) result.TrafficCell {
 		}
 	}
 	return c
+}
+
+// poolGPUTime is the boots' cost summed, as a run of several boots counts
+// its own (gpuTime); nil when no boot has one.
+func poolGPUTime(boots []*result.Results) *result.GPUTime {
+	var g *result.GPUTime
+	for _, b := range boots {
+		p := b.GPUTime
+		if p == nil {
+			continue
+		}
+		if g == nil {
+			c := *p
+			c.StartupS = slices.Clone(p.StartupS)
+			g = &c
+			continue
+		}
+		g.ServerS = measure.Round(g.ServerS+p.ServerS, 2)
+		g.GPUSeconds = measure.Round(g.GPUSeconds+p.GPUSeconds, 2)
+		g.CellsS = measure.Round(g.CellsS+p.CellsS, 2)
+		g.Boots += p.Boots
+		g.StartupS = append(g.StartupS, p.StartupS...)
+	}
+	return g
 }

@@ -69,6 +69,12 @@ func TestPool(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the boots' cost summed", func(t *testing.T) {
+		got := Pool([]*result.Results{{GPUTime: &result.GPUTime{ServerS: 10, Boots: 1, StartupS: []float64{2}}}, {GPUTime: &result.GPUTime{ServerS: 12.5, Boots: 1, StartupS: []float64{3}}}})
+		if g := got.GPUTime; g.ServerS != 22.5 || g.Boots != 2 || !slices.Equal(g.StartupS, []float64{2, 3}) {
+			t.Errorf("gpu time %+v: want 22.5 s over 2 boots", g)
+		}
+	})
 	t.Run("prefill and traffic", func(t *testing.T) {
 		got := Pool([]*result.Results{
 			{Prefill: []result.PrefillCell{prefill(10, 20)}, Traffic: []result.TrafficCell{traffic(vocab.StatusValid, 50)}},
