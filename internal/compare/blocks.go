@@ -240,10 +240,13 @@ func repeatText(p Planned) string {
 // of two plans).
 func Changed(setting, a, b string) []Difference { return changed(setting, a, b) }
 
-// BlockCell is one decode or prefill cell of an interleaved comparison:
-// each gated metric decided on its paired blocks.
+// BlockCell is one cell of an interleaved comparison, or one rate
+// search's answer: each gated metric decided on its paired blocks.
 type BlockCell struct {
-	Ref     vocab.CellRef
+	Ref vocab.CellRef
+	// Search names the rate search whose capacity answer the cell is
+	// (its one metric the answer's rate); "" for a cell.
+	Search  string
 	Metrics []BlockMetric
 	// Error is why a boot errored on the cell ("" when none did): the
 	// cell is then an Error, never decided.
@@ -257,6 +260,15 @@ type BlockCell struct {
 	Lost string
 	// Outcome is the worst of its metrics' (Error when Error is set).
 	Outcome vocab.Outcome
+}
+
+// Name is the cell's name below the server: its Ref's, or
+// "search/NAME" for a search's answer.
+func (c BlockCell) Name() string {
+	if c.Search != "" {
+		return vocab.KindSearch + "/" + c.Search
+	}
+	return c.Ref.Name()
 }
 
 // BlockMetric is one metric of a BlockCell.

@@ -29,7 +29,9 @@ import (
 	"github.com/slogate/slogate/internal/assert"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
@@ -160,16 +162,16 @@ func rows(cells []compare.BlockCell) []Row {
 	var out []Row
 	for _, c := range cells {
 		if c.Error != "" {
-			out = append(out, Row{Cell: c.Ref.Name(), Decision: "errored", Outcome: c.Outcome, Error: c.Error})
+			out = append(out, Row{Cell: c.Name(), Decision: "errored", Outcome: c.Outcome, Error: c.Error})
 			continue
 		}
 		if c.Lost != "" {
-			out = append(out, Row{Cell: c.Ref.Name(), Decision: "lost", Outcome: c.Outcome, Error: c.Lost, Left: c.Left})
+			out = append(out, Row{Cell: c.Name(), Decision: "lost", Outcome: c.Outcome, Error: c.Lost, Left: c.Left})
 			continue
 		}
 		for _, m := range c.Metrics {
 			t := m.Test
-			r := Row{Cell: c.Ref.Name(), Metric: m.Metric.Name, A: m.A, B: m.B, Change: t.Ratio - 1,
+			r := Row{Cell: c.Name(), Metric: m.Metric.Name, A: m.A, B: m.B, Change: t.Ratio - 1,
 				Blocks: t.Blocks, Decision: t.Change.Key(), Outcome: m.Outcome, Left: c.Left}
 			if t.Level > 0 {
 				r.Lower, r.Upper, r.Confidence = t.Lower-1, t.Upper-1, t.Confidence()
@@ -240,8 +242,15 @@ func Command(ctx context.Context, o Options) error {
 			refs = append(refs, c)
 		}
 	}
+	// Each rate search is one more cell, its capacity answer
+	// (docs/method.md#interleaved).
+	for _, sr := range spA.Searches {
+		if sr.IsRate() {
+			refs = append(refs, searchRef(sr.Name))
+		}
+	}
 	if len(refs) == 0 {
-		return exit.Usagef("%s: no decode, prefill or traffic cell to compare (searches and correctness are not interleaved yet)", o.SpecPath)
+		return exit.Usagef("%s: no decode, prefill or traffic cell or rate search to compare (concurrency searches and correctness are not interleaved yet)", o.SpecPath)
 	}
 	views.WriteInterleaveStart(o.Stdout, views.InterleaveDesign{A: o.A, B: o.B, VarName: o.VarName, Seed: o.Seed,
 		Min: design.Min, Max: design.Max, Repeats: repeats, Cells: len(refs), OutDir: o.OutDir})
@@ -460,14 +469,16 @@ func (r *interleaved) check(side string) (*result.Results, error) {
 // metric on the blocks where both sides have a value, in block order.
 func (r *interleaved) decide(ref vocab.CellRef) compare.BlockCell {
 	if e := r.errs[ref]; e != "" {
-		return compare.BlockCell{Ref: ref, Error: e, Outcome: vocab.Error}
+		return compare.BlockCell{Ref: ref, Search: searchOf(ref), Error: e, Outcome: vocab.Error}
 	}
 	if l := r.lostB[ref]; l != "" && len(r.a[ref]) > 0 {
-		// B's server cannot hold a cell A's measured: lost capacity, a
-		// regression, as -baseline calls it (docs/method.md#interleaved).
-		return compare.BlockCell{Ref: ref, Lost: l, Left: r.left[ref], Outcome: vocab.Fail}
+		// B's server cannot hold a cell A's measured, or meets a rate
+		// search's objective at no rate where A had a capacity: lost
+		// capacity, a regression, as -baseline calls it
+		// (docs/method.md#interleaved).
+		return compare.BlockCell{Ref: ref, Search: searchOf(ref), Lost: l, Left: r.left[ref], Outcome: vocab.Fail}
 	}
-	metrics := gated(ref.Phase)
+	metrics := gated(ref)
 	a, b := map[string][]float64{}, map[string][]float64{}
 	for _, m := range metrics {
 		va, vb := r.a[ref][m.Name], r.b[ref][m.Name]
@@ -483,7 +494,7 @@ func (r *interleaved) decide(ref vocab.CellRef) compare.BlockCell {
 		}
 	}
 	c := r.design.DecideCell(ref, metrics, a, b)
-	c.Left = r.left[ref]
+	c.Left, c.Search = r.left[ref], searchOf(ref)
 	return c
 }
 
@@ -498,6 +509,10 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 		into = r.b
 	}
 	for _, ref := range open {
+		if name := searchOf(ref); name != "" {
+			r.collectSearch(side, res, ref, name, block)
+			continue
+		}
 		vals, status, reason := cellValues(res, ref)
 		switch {
 		case status == vocab.StatusError:
@@ -515,7 +530,7 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 		if into[ref] == nil {
 			into[ref] = map[string]map[int]float64{}
 		}
-		for _, m := range gated(ref.Phase) {
+		for _, m := range gated(ref) {
 			v, ok := vals(m)
 			if !ok {
 				if r.errs[ref] == "" {
@@ -536,9 +551,14 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 // schedule (docs/method.md#interleaved).
 var trafficMetrics = []string{metric.TTFTMs, metric.TTFTMs + "_p99", metric.E2EMs, metric.E2EMs + "_p99"}
 
-// gated are the metrics decided of a cell of phase: compare's defaults of
-// decode and prefill cells, trafficMetrics of a traffic cell.
-func gated(phase vocab.Phase) []metric.Metric {
+// gated are the metrics decided of a cell: compare's defaults of decode
+// and prefill cells, trafficMetrics of a traffic cell, searchRate of a
+// rate search's answer.
+func gated(ref vocab.CellRef) []metric.Metric {
+	phase := ref.Phase
+	if searchOf(ref) != "" {
+		return []metric.Metric{searchRate}
+	}
 	if phase != vocab.PhaseTraffic {
 		return compare.DefaultMetrics(phase)
 	}
@@ -549,6 +569,67 @@ func gated(phase vocab.Phase) []metric.Metric {
 		}
 	}
 	return out
+}
+
+// searchRate is the metric of a rate search's answer: the highest rate
+// judged to meet its objective, higher is better.
+var searchRate = metric.Metric{Name: "rate", Phase: vocab.PhaseTraffic, Label: "capacity", Unit: "req/s", HigherIsBetter: true, Combine: metric.Median}
+
+// searchRef is the reference that stands for rate search name's answer
+// among an interleaved run's cells: a search name and nothing else,
+// which no probe's reference is (a probe has its rate).
+func searchRef(name string) vocab.CellRef { return vocab.CellRef{Search: name} }
+
+// searchOf is the search a reference stands for (searchRef); "" for a
+// cell.
+func searchOf(ref vocab.CellRef) string {
+	if ref.Phase == "" && ref.Search != "" {
+		return ref.Search
+	}
+	return ""
+}
+
+// collectSearch keeps one boot's answer of a rate search
+// (docs/method.md#interleaved): the search's rate when its answer is
+// decided, one probe at least met with confidence (rate_lower above 0).
+// A search that stopped on an error makes the cell an error; one that met
+// its objective at no rate, its lowest rate decided failed, is lost
+// capacity on B where A had an answer, and leaves the block out on A; an
+// answer left undecided (no probe decided met, or the lowest one
+// undecided) or that the client could not measure (a probe it could not
+// drive at or below the answer's upper bound) leaves the block out.
+func (r *interleaved) collectSearch(side string, res *result.Results, ref vocab.CellRef, name string, block int) {
+	into := r.a
+	if side == "B" {
+		into = r.b
+	}
+	leave := func(why string) { r.left[ref] = append(r.left[ref], fmt.Sprintf("block %d: %s %s", block, side, why)) }
+	s, ok := res.SearchByName(name)
+	switch {
+	case !ok:
+		if r.errs[ref] == "" {
+			r.errs[ref] = fmt.Sprintf("block %d, %s: search %q not in the boot's results", block, side, name)
+		}
+	case s.Error != "":
+		if r.errs[ref] == "" {
+			r.errs[ref] = fmt.Sprintf("block %d, %s: %s", block, side, s.Error)
+		}
+	case s.ClientLimit > 0 && (s.RateUpper == 0 || s.RateUpper >= s.ClientLimit):
+		leave(fmt.Sprintf("unmeasurable: the client could not drive %s req/s, within the answer's bounds", numfmt.Value(s.ClientLimit)))
+	case !s.Found && s.RateUpper > 0:
+		why := fmt.Sprintf("met the objective at no rate (%s req/s decided failed)", numfmt.Value(s.RateUpper))
+		if side == "B" && r.lostB[ref] == "" {
+			r.lostB[ref] = fmt.Sprintf("block %d: B %s", block, why)
+		}
+		leave(why)
+	case !s.Found || s.RateLower <= 0:
+		leave("undecided: no probe was decided to meet the objective with confidence")
+	default:
+		if into[ref] == nil {
+			into[ref] = map[string]map[int]float64{searchRate.Name: {}}
+		}
+		into[ref][searchRate.Name][block] = s.Rate
+	}
 }
 
 // cellValues finds a cell in a boot's results: its metric reader, status
@@ -578,13 +659,22 @@ func (r *interleaved) boot(ctx context.Context, side string, block int, open []v
 	sp.Measure = &m
 	srv := sp.Servers[0]
 	names := make([]string, len(open))
+	searches := map[string]bool{}
 	for i, c := range open {
 		names[i] = regexp.QuoteMeta(c.TestName(srv.Name))
+		if name := searchOf(c); name != "" {
+			names[i] = regexp.QuoteMeta(vocab.TestID{Server: srv.Name, Kind: vocab.KindSearch, Block: name}.Name())
+			searches[name] = true
+		}
 	}
 	p := plan.New(&sp, srv, regexp.MustCompile("^(?:"+strings.Join(names, "|")+")$"))
-	p.Searches, p.Correctness, p.Asserts, p.Expects = nil, nil, nil, nil
+	p.Correctness, p.Asserts, p.Expects = nil, nil, nil
+	// Only the open rate searches: an assert keeps the searches it reads
+	// in a plan, and this boot checks none.
+	keep := func(s *spec.Search) bool { return !searches[s.Name] }
+	p.Searches = slices.DeleteFunc(p.Searches, keep)
 	for i := range p.Steps {
-		p.Steps[i].Searches = nil
+		p.Steps[i].Searches = slices.DeleteFunc(p.Steps[i].Searches, keep)
 	}
 	build := r.o.A
 	if side == "B" {
@@ -609,6 +699,7 @@ func (r *interleaved) boot(ctx context.Context, side string, block int, open []v
 func (o Options) runBoot(ctx context.Context, b Boot) (*result.Results, error) {
 	cfg := runner.Config{Spec: b.Spec, Server: b.Spec.Servers[0], Plan: b.Plan, OutDir: b.Dir, Sim: o.Sim, Tool: o.Tool,
 		Policy: o.Policy, ForceStop: o.ForceStop, StreamIdleTimeout: o.StreamIdleTimeout}
+	gate.SetObjectives(&cfg, b.Spec)
 	return runner.Run(ctx, cfg)
 }
 

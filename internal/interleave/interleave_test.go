@@ -49,6 +49,8 @@ type fakeBoot struct {
 	fail   string // a side whose boots fail
 	// before is called first in each boot; its error is the boot's.
 	before func(ctx context.Context, b Boot) error
+	// search is a rate search's answer in a boot (its name set here).
+	search func(side string, block int) result.Search
 }
 
 func (f *fakeBoot) measure(ctx context.Context, b Boot) (*result.Results, error) {
@@ -62,11 +64,16 @@ func (f *fakeBoot) measure(ctx context.Context, b Boot) (*result.Results, error)
 		return nil, exit.Infraf("the server did not start")
 	}
 	res := &result.Results{GPUTime: &result.GPUTime{ServerS: 10}}
+	for _, sr := range b.Plan.Searches {
+		s := f.search(b.Side, b.Block)
+		s.Name, s.Traffic = sr.Name, sr.Traffic
+		res.Search = append(res.Search, s)
+	}
 	for _, ref := range b.Plan.Cells() {
 		if ref.Phase == vocab.PhaseTraffic {
 			c := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency, Status: vocab.StatusValid, Launched: 20, Completed: 20}
 			v := f.value(b.Side, b.Block, ref.Context)
-			for _, m := range gated(vocab.PhaseTraffic) {
+			for _, m := range gated(vocab.CellRef{Phase: vocab.PhaseTraffic}) {
 				c.SetValue(m, 1e5/v) // a latency: the inverse of the speed
 			}
 			res.Traffic = append(res.Traffic, c)
@@ -664,6 +671,106 @@ func TestReport(t *testing.T) {
 				if !strings.Contains(string(data), w) {
 					t.Errorf("report.md lacks %q:\n%s", w, data)
 				}
+			}
+		})
+	}
+}
+
+// TestRateSearches: each boot runs the spec's rate searches and each
+// block's pair is the two boots' capacity answers, decided on paired
+// blocks, higher is better; a block whose answer is undecided or
+// unmeasurable on a side is left out, saying so; B meeting the objective
+// at no rate where A had a capacity is lost; a search that errored is an
+// error.
+func TestRateSearches(t *testing.T) {
+	body := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\n" +
+		"traffic \"steady\" {\n  context  = \"1K\"\n  rate     = [2]\n  duration = \"5s\"\n  slo      = { ttft_ms = 1000 }\n}\n" +
+		"search \"capacity\" {\n  traffic   = \"steady\"\n  rate      = [2, 16]\n  precision = \"5%\"\n  objective = cell.goodput_share >= 0.9\n}\n"
+	answer := func(rate float64) result.Search {
+		return result.Search{Found: true, Rate: rate, RateLower: rate * 0.98, RateUpper: rate * 1.05, RateRange: [2]float64{2, 16}}
+	}
+	jittered := func(a, b float64) func(string, int) result.Search {
+		return func(side string, block int) result.Search {
+			return answer(map[string]float64{"A": a, "B": b}[side] * jitter(side, block))
+		}
+	}
+	tests := []struct {
+		name   string
+		search func(side string, block int) result.Search
+		code   int
+		want   []string
+		check  func(t *testing.T, f *fakeBoot, rec Record)
+	}{
+		{name: "the same capacity: within tolerance", search: jittered(10, 10), code: exit.OK,
+			want: []string{"=== RUN   s/interleave/search/capacity\n", "    rate: A 10", "6 blocks paired), within 5%\n", "--- PASS: s/interleave/search/capacity\n"},
+			check: func(t *testing.T, f *fakeBoot, rec Record) {
+				for _, b := range f.boots {
+					if len(b.Plan.Searches) != 1 || b.Plan.Searches[0].Name != "capacity" {
+						t.Errorf("block %d %s: searches %v, want capacity", b.Block, b.Side, b.Plan.Searches)
+					}
+				}
+				if r := rec.Rows[len(rec.Rows)-1]; r.Cell != "search/capacity" || r.Metric != "rate" || len(r.A) != 6 {
+					t.Errorf("last row %+v: want search/capacity's rate over 6 blocks", r)
+				}
+			}},
+		{name: "B 20% less capacity: regressed", search: jittered(10, 8), code: exit.Fail,
+			want: []string{"6 blocks paired), regressed beyond 5% (higher is better)\n", "--- FAIL: s/interleave/search/capacity\n"}},
+		{name: "an undecided answer leaves its block out", code: exit.Fail,
+			search: func(side string, block int) result.Search {
+				if side == "A" && block == 2 {
+					return result.Search{Found: true, Rate: 10}
+				}
+				return jittered(10, 8)(side, block)
+			},
+			want: []string{"    left out of the pairs: block 2: A undecided: no probe was decided to meet the objective with confidence\n", "5 blocks paired), regressed beyond 5%"}},
+		{name: "a client that could not drive the answer's rates: left out", code: exit.OK,
+			search: func(side string, block int) result.Search {
+				s := jittered(10, 10)(side, block)
+				if side == "B" && block == 4 {
+					s.ClientLimit = 10.5
+				}
+				return s
+			},
+			want: []string{"    left out of the pairs: block 4: B unmeasurable: the client could not drive 10.5 req/s, within the answer's bounds\n", "5 blocks paired), within 5%"}},
+		{name: "B meets the objective at no rate: lost", code: exit.Fail,
+			search: func(side string, block int) result.Search {
+				if side == "B" && block == 3 {
+					return result.Search{Found: false, RateUpper: 2, RateRange: [2]float64{2, 16}}
+				}
+				return jittered(10, 10)(side, block)
+			},
+			want: []string{"    lost: B met the objective at no rate where A had a capacity (block 3: B met the objective at no rate (2 req/s decided failed)): lost capacity is a regression\n", "--- FAIL: s/interleave/search/capacity\n"},
+			check: func(t *testing.T, _ *fakeBoot, rec Record) {
+				if r := rec.Rows[len(rec.Rows)-1]; r.Decision != "lost" {
+					t.Errorf("row %+v: want lost", r)
+				}
+			}},
+		{name: "a search that errored: an error", code: exit.Infra,
+			search: func(side string, block int) result.Search {
+				if side == "A" && block == 5 {
+					return result.Search{Error: "probe at 4 req/s: the server stopped answering"}
+				}
+				return jittered(10, 10)(side, block)
+			},
+			want: []string{"    cell not measured: block 5, A: probe at 4 req/s: the server stopped answering\n", "--- FAIL: s/interleave/search/capacity\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeBoot{value: func(side string, block, _ int) float64 { return 1000 * jitter(side, block) }, search: tc.search}
+			var stdout bytes.Buffer
+			out := filepath.Join(t.TempDir(), "ab")
+			err := Command(context.Background(), Options{SpecPath: specWith(t, body), VarName: "build", A: "a", B: "b", OutDir: out,
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+			if got := exit.Code(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, stdout.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, f, readRecord(t, out))
 			}
 		})
 	}

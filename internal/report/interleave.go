@@ -92,10 +92,10 @@ func writeInterleaveCells(b *bufio.Writer, x Interleave) {
 		for _, c := range x.Cells {
 			switch {
 			case c.Error != "":
-				row(c.Ref.Name(), dash, dash, dash, dash, dash, dash, "ERROR: "+c.Error)
+				row(c.Name(), dash, dash, dash, dash, dash, dash, "ERROR: "+c.Error)
 				continue
 			case c.Lost != "":
-				row(c.Ref.Name(), dash, dash, dash, dash, dash, dash, "FAIL: lost ("+c.Lost+")")
+				row(c.Name(), dash, dash, dash, dash, dash, dash, "FAIL: lost ("+c.Lost+")")
 				continue
 			}
 			for _, m := range c.Metrics {
@@ -115,14 +115,14 @@ func writeInterleaveCells(b *bufio.Writer, x Interleave) {
 				if d := strings.ReplaceAll(t.Change.Key(), "_", " "); d != m.Outcome.String() {
 					o += ": " + d
 				}
-				row(c.Ref.Name(), m.Metric.Name, numfmt.Value(m.ValueA), numfmt.Value(m.ValueB), change, bounds, fmt.Sprint(t.Blocks), o)
+				row(c.Name(), m.Metric.Name, numfmt.Value(m.ValueA), numfmt.Value(m.ValueB), change, bounds, fmt.Sprint(t.Blocks), o)
 			}
 		}
 	})
 	b.WriteString("\n")
 	for _, c := range x.Cells {
 		for _, l := range c.Left {
-			fmt.Fprintf(b, "- %s: left out of the pairs: %s\n", mdCode(c.Ref.Name()), mdText(l))
+			fmt.Fprintf(b, "- %s: left out of the pairs: %s\n", mdCode(c.Name()), mdText(l))
 		}
 	}
 	b.WriteString("\n")

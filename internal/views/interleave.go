@@ -78,12 +78,15 @@ func WriteInterleaveCells(w io.Writer, server string, cells []compare.BlockCell,
 	}
 	tol := numfmt.Percent(tolerance)
 	for _, c := range cells {
-		name := server + "/interleave/" + c.Ref.Name()
+		name := server + "/interleave/" + c.Name()
 		fmt.Fprintf(w, "=== RUN   %s\n", name)
 		if c.Error != "" {
 			fmt.Fprintf(w, "    cell not measured: %s\n", c.Error)
 		}
-		if c.Lost != "" {
+		switch {
+		case c.Lost != "" && c.Search != "":
+			fmt.Fprintf(w, "    lost: B met the objective at no rate where A had a capacity (%s): lost capacity is a regression\n", c.Lost)
+		case c.Lost != "":
 			fmt.Fprintf(w, "    lost: B cannot hold the cell A measured (%s): lost capacity is a regression\n", c.Lost)
 		}
 		for _, l := range c.Left {
@@ -219,7 +222,7 @@ func WriteInterleaveEnd(w io.Writer, s InterleaveSummary) {
 	var failed []string
 	for _, c := range s.Cells {
 		if c.Outcome != vocab.Pass {
-			failed = append(failed, c.Ref.Name()+" ("+c.Outcome.String()+")")
+			failed = append(failed, c.Name()+" ("+c.Outcome.String()+")")
 		}
 	}
 	if len(failed) > 0 {
