@@ -108,7 +108,12 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 		want vocab.Status
 	}{{1, vocab.StatusValid}, {8, vocab.StatusQueued}} {
 		c := o.decodeCell(t, tc.conc)
-		if !measuredOrStarved(c.Status, tc.want, o.r.Code == 4) {
+		switch {
+		case c.Status == vocab.StatusUnmeasurable:
+			// Beside the suite: the machine starved the server, or the
+			// client read behind vLLM's own clock; nothing is gated on it.
+			t.Logf("256 × %d (load average %.1f): %s", tc.conc, loadAverage(), c.Reason)
+		case c.Status != tc.want:
 			t.Errorf("256 × %d: %s (%s), want %s", tc.conc, c.Status, c.Reason, tc.want)
 		}
 		// total_tps within 2 % of vLLM's counter: the cell warns past it,
@@ -250,9 +255,10 @@ func TestVLLMUpgradeGate(t *testing.T) {
 	mark := newMark(t)
 
 	older := vllmRun(t, mark, old, tiny, "2s")
-	// Exit 4 only when the client could not measure some cells on a
-	// loaded machine, its clock against vLLM's own histograms
-	// (docs/method.md#unmeasurable): nothing was gated on them.
+	// Exit 4 only where the machine starved the server (beside the suite
+	// one stream has read 45 to 50 tok/s against 192 alone) or the client
+	// read behind vLLM's own histograms: nothing is gated on such cells
+	// (docs/method.md#unmeasurable).
 	if older.r.Code != 0 && !starvedOnly(t, older.r.Code, older.out) {
 		t.Fatalf("vLLM %s: exit %d, want 0\n%s", old.Version, older.r.Code, older.dump())
 	}

@@ -72,7 +72,7 @@ correctness "greedy" {
 	swap(tiny)
 	base := filepath.Join(dir, "base")
 	r := runLlama(t, mark, "run", "-out", base, one)
-	if r.Code != 0 {
+	if r.Code != 0 && !starvedOnly(t, r.Code, base) {
 		t.Fatalf("the baseline run exited %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	baseline := filepath.Join(base, "results.json")
@@ -106,7 +106,7 @@ correctness "greedy" {
 			t.Logf("tiny.gguf again (run %d of 5), load average %.1f: only the speed cell failed, the outputs agree", run+1, loadAverage())
 			continue
 		}
-		if r.Code != 0 || !agree {
+		if (r.Code != 0 && !starvedOnly(t, r.Code, filepath.Join(dir, fmt.Sprint("same-", run)))) || !agree {
 			t.Errorf("tiny.gguf again (run %d of 5): exit %d, want 0 with every prompt agreeing\nstdout:\n%s\nstderr:\n%s", run+1, r.Code, r.Stdout, r.Stderr)
 		}
 	}
@@ -119,7 +119,7 @@ correctness "greedy" {
 	swap(other)
 	r = gate("other", one)
 	speedPassed := !strings.Contains(r.Stdout, "--- FAIL: tiny/baseline/") && strings.Contains(r.Stdout, "--- PASS: tiny/baseline/decode/ctx=256/conc=1")
-	if !speedPassed && loadedMachine() {
+	if !speedPassed && (loadedMachine() || strings.Contains(r.Stdout, "this run's cell is unmeasurable: ")) {
 		t.Logf("other.gguf, load average %.1f: the speed cell failed beside the correctness test", loadAverage())
 		speedPassed = true
 	}

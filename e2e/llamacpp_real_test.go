@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/gguf"
+	"github.com/slogate/slogate/internal/metric"
 	res "github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -185,13 +186,36 @@ matrix "decode" {
 		base, slow, same := filepath.Join(dir, fmt.Sprint(round, "-base")), filepath.Join(dir, fmt.Sprint(round, "-deep")), filepath.Join(dir, fmt.Sprint(round, "-same"))
 
 		swap(tiny)
-		if r := runLlama(t, mark, "run", "-out", base, spec); r.Code != 0 {
+		// A machine that starved the server cannot hold the gate to
+		// anything (docs/method.md#unmeasurable): measured once more, then
+		// skipped with the reasons, never passed.
+		starvedTwice := func(what, out string, code int, again func() (string, int)) string {
+			t.Helper()
+			if !starvedOnly(t, code, out) {
+				return out
+			}
+			out, code = again()
+			if starvedOnly(t, code, out) {
+				t.Skipf("round %d: the machine starved the server in %s twice (load average %.1f): nothing to gate on", round, what, loadAverage())
+			}
+			return out
+		}
+		r := runLlama(t, mark, "run", "-out", base, spec)
+		base = starvedTwice("the baseline run", base, r.Code, func() (string, int) {
+			r = runLlama(t, mark, "run", "-out", base+"-again", spec)
+			return base + "-again", r.Code
+		})
+		if r.Code != 0 && !starvedOnly(t, r.Code, base) {
 			t.Fatalf("round %d: the baseline run exited %d\nstdout:\n%s\nstderr:\n%s", round, r.Code, r.Stdout, r.Stderr)
 		}
 		baseline := filepath.Join(base, "results.json")
 
 		swap(deep)
-		r := runLlama(t, mark, "run", "-out", slow, "-baseline", baseline, "-tolerance", "5%", spec)
+		r = runLlama(t, mark, "run", "-out", slow, "-baseline", baseline, "-tolerance", "5%", spec)
+		slow = starvedTwice("deep.gguf's run", slow, r.Code, func() (string, int) {
+			r = runLlama(t, mark, "run", "-out", slow+"-again", "-baseline", baseline, "-tolerance", "5%", spec)
+			return slow + "-again", r.Code
+		})
 		if r.Code == 4 && loadedMachine() {
 			// Inconclusive, not passed: at load average 20 CI saw the 3
 			// repeats' noise reach 47 %, too much to tell even the deep
@@ -207,10 +231,15 @@ matrix "decode" {
 			t.Errorf("round %d: deep.gguf behind the same path: exit %d, want 1 with %s failed and tbt_ms regressed beyond 5%%\nstdout:\n%s\nstderr:\n%s", round, r.Code, test, r.Stdout, r.Stderr)
 		}
 		b, d := llamaCell(t, readResults(t, base), 256, 1), llamaCell(t, readResults(t, slow), 256, 1)
-		// The server's own figures agree with the verdict: every token
-		// takes longer on the deep model, per repeat.
-		if slices.Max(d.Samples["total_tps"]) >= slices.Min(b.Samples["total_tps"]) {
-			t.Errorf("round %d: deep.gguf's total_tps samples %v overlap tiny.gguf's %v", round, d.Samples["total_tps"], b.Samples["total_tps"])
+		// The figures agree with the verdict: every token takes longer
+		// on the deep model, in every run kept. A run the client could
+		// not measure is left out (docs/method.md#unmeasurable): under
+		// stress --cpu 2 two of deep's three were, and the one kept has
+		// no samples list.
+		if bk, dk := keptRuns(b, "total_tps"), keptRuns(d, "total_tps"); len(bk) == 0 || len(dk) == 0 {
+			t.Errorf("round %d: no total_tps kept: tiny.gguf %v (%s, %d left out), deep.gguf %v (%s, %d left out)", round, bk, b.Status, len(b.Excluded), dk, d.Status, len(d.Excluded))
+		} else if slices.Max(dk) >= slices.Min(bk) {
+			t.Errorf("round %d: deep.gguf's total_tps runs %v overlap tiny.gguf's %v", round, dk, bk)
 		}
 
 		swap(tiny)
@@ -245,6 +274,19 @@ matrix "decode" {
 		}
 		noLlamaLeft(t, port)
 	}
+}
+
+// keptRuns are the values of metric name over the runs of decode cell c
+// that its figures kept: its samples when it kept several, its value when
+// it kept one, none when it kept none (docs/method.md#unmeasurable).
+func keptRuns(c res.DecodeCell, name string) []float64 {
+	if xs := c.Samples[name]; len(xs) > 0 {
+		return xs
+	}
+	if v, ok := c.Value(metric.Must(vocab.PhaseDecode, name)); ok && c.Status.Measured() {
+		return []float64{v}
+	}
+	return nil
 }
 
 // diffSection is the table of `slogate diff`'s text output headed by
@@ -300,7 +342,7 @@ matrix "decode" {
 	// of 128-token requests, 3 s each there, saw none finish).
 	out := filepath.Join(t.TempDir(), "out")
 	r := runLlama(t, mark, "run", "-out", out, spec)
-	if r.Code != 0 {
+	if r.Code != 0 && !starvedOnly(t, r.Code, out) {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if !strings.Contains(r.Stdout, "--spec-type draft-simple -md "+tiny+" --spec-draft-n-max 4") {
@@ -778,5 +820,26 @@ traffic "after" {
 	}
 	if want := "before its first request for the server to finish those an earlier cell had closed"; !strings.Contains(r.Stdout, want) {
 		t.Errorf("the console does not say the cell waited (%q)\n%s", want, r.Stdout)
+	}
+}
+
+// TestKeptRuns: a cell's kept runs are its samples, or its one value when
+// the runs left out left it one, or none when it kept none.
+func TestKeptRuns(t *testing.T) {
+	tests := []struct {
+		name string
+		cell res.DecodeCell
+		want []float64
+	}{
+		{name: "several kept", cell: res.DecodeCell{Status: vocab.StatusValid, TotalTPS: 2, Repeats: 3, Samples: map[string][]float64{"total_tps": {1, 2, 3}}}, want: []float64{1, 2, 3}},
+		{name: "one kept of three", cell: res.DecodeCell{Status: vocab.StatusValid, TotalTPS: 7, Excluded: make([]res.ExcludedRun, 2)}, want: []float64{7}},
+		{name: "none kept", cell: res.DecodeCell{Status: vocab.StatusUnmeasurable, TotalTPS: 7, Excluded: make([]res.ExcludedRun, 3)}, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := keptRuns(tt.cell, "total_tps"); !slices.Equal(got, tt.want) {
+				t.Errorf("keptRuns = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

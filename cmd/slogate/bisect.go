@@ -30,6 +30,7 @@ func cmdBisect(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	fs.DurationVar(&o.Duration, "duration", 0, "override measure.duration, the window `D` of each decode cell")
 	tolerance := fs.Fraction("tolerance", "5%", "the change a step calls a regression, `PCT` (5% or 0.05)")
 	fs.StringVar(&alpha, "alpha", "0.05", "one-sided error level `P` of each comparison's bounds")
+	metrics := fs.String("metric", "", "comma-separated `METRICS` the steps decide on (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill); server_itl_ms_mean decides on the server's own clock")
 	fs.DurationVar(&o.StreamIdleTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D`")
 	paths, err := fs.Parse(stdout, args)
 	if err != nil {
@@ -49,6 +50,10 @@ func cmdBisect(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	o.Policy.Tolerance = tolerance.Value()
 	if o.Policy.Alpha, err = compare.ParseAlpha(alpha); err != nil {
 		return fs.Usagef("-alpha: %v", err)
+	}
+	o.Policy.Metrics = cli.SplitList(*metrics)
+	if err := compare.CheckMetrics(o.Policy.Metrics); err != nil {
+		return fs.Usagef("-metric: %v", err)
 	}
 	if o.Builds, err = bisect.ReadCandidates(candidates); err != nil {
 		return err

@@ -31,6 +31,7 @@ func cmdInterleave(ctx context.Context, stdout, stderr io.Writer, args []string)
 	fs.DurationVar(&o.Duration, "duration", 0, "override measure.duration, the window `D` of each decode cell")
 	tolerance := fs.Fraction("tolerance", "5%", "the change called a regression, `PCT` (5% or 0.05)")
 	fs.StringVar(&alpha, "alpha", "0.05", "one-sided error level `P` of each cell's bounds")
+	inconclusive := fs.Choice("inconclusive", compare.InconclusivePolicies, "what a cell the blocks cannot decide does, `POLICY`: fail (exit 4 when nothing regressed) or pass (accept the risk; an estimate beyond the tolerance still fails)")
 	fs.DurationVar(&o.StreamIdleTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D`")
 	paths, err := fs.Parse(stdout, args)
 	if err != nil {
@@ -48,6 +49,9 @@ func cmdInterleave(ctx context.Context, stdout, stderr io.Writer, args []string)
 	}
 	o.SpecPath, o.Seed = paths[0], uint64(seed)
 	o.Policy.Tolerance = tolerance.Value()
+	if o.Policy.Inconclusive, err = compare.ParseInconclusive(inconclusive.Value()); err != nil {
+		return fs.Usagef("%v", err)
+	}
 	if o.Policy.Alpha, err = compare.ParseAlpha(alpha); err != nil {
 		return fs.Usagef("-alpha: %v", err)
 	}

@@ -163,6 +163,14 @@ func TestEvaluateAssert(t *testing.T) {
 			details: []string{`decode["16K"][1]: cell unmeasurable: the window held 4 output tokens in 1 s`},
 		},
 		{
+			name: "unmeasurable cell's status: inconclusive, not queued or not", cond: `decode["16K"][1].status == "queued"`, outcome: vocab.Inconclusive,
+			edit: func(r *result.Results) {
+				r.Decode[3].Status, r.Decode[3].Reason = vocab.StatusUnmeasurable, "the server was starved"
+			},
+			message: "cell unmeasurable: the server was starved",
+			details: []string{`decode["16K"][1]: cell unmeasurable: the server was starved`},
+		},
+		{
 			name: "unmeasurable and errored reads: the error wins", cond: `decode["16K"][1].total_tps > 1000 && decode["16K"][64].total_tps > 0`, outcome: vocab.Error, infra: true,
 			edit: func(r *result.Results) {
 				r.Decode[3].Status, r.Decode[3].Reason = vocab.StatusUnmeasurable, "the window held 4 output tokens in 1 s"

@@ -217,6 +217,12 @@ func measuredCell(ref vocab.CellRef, res *result.Results, ps []float64) cty.Valu
 	}
 	if !st.Measured() {
 		mark := unmeasuredRead(ref, st, why, res)
+		if st == vocab.StatusUnmeasurable {
+			// Its status too is unknown: whether the server held the
+			// requests or served them, the client could not tell, so a
+			// test of it is inconclusive, like a test of its figures.
+			status = cty.UnknownVal(cty.String).Mark(mark)
+		}
 		return cellObject(ref.Phase, ps, status, func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(mark) })
 	}
 	return cellObject(ref.Phase, ps, status, func(m metric.Metric) cty.Value {

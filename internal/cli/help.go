@@ -135,7 +135,7 @@ var Commands = []CommandDoc{
 	},
 	{
 		Name: "bisect", Summary: "the first build where each regressed cell regressed, between a good and a bad build",
-		Synopses: []string{"-good G -bad B -candidates FILE [-var-name NAME] [-var N=V] [-out DIR] [-resume] [-max-gpu-time D] [-sim] [-duration D] [-tolerance PCT] [-alpha P] [-stream-timeout D] SPEC"},
+		Synopses: []string{"-good G -bad B -candidates FILE [-var-name NAME] [-var N=V] [-out DIR] [-resume] [-max-gpu-time D] [-sim] [-duration D] [-tolerance PCT] [-alpha P] [-metric METRICS] [-stream-timeout D] SPEC"},
 		Doc: []string{"Bisect the builds listed in FILE (one a line, in order, holding G and B) for the first one where a cell regressed:",
 			"each build replaces the server's container.image, or with -var-name sets that spec variable (a launched server).",
 			"G and B are measured first; only the cells B regressed against G are bisected, with the spec's measure settings",
@@ -153,7 +153,7 @@ var Commands = []CommandDoc{
 	},
 	{
 		Name: "interleave", Summary: "two builds of one server compared in one run, booted alternately in randomized blocks",
-		Synopses: []string{"-a A -b B [-var-name NAME] [-var N=V] [-blocks BLOCKS] [-max-blocks BLOCKS] [-seed SEED] [-out DIR] [-sim] [-duration D] [-tolerance PCT] [-alpha P] [-stream-timeout D] SPEC"},
+		Synopses: []string{"-a A -b B [-var-name NAME] [-var N=V] [-blocks BLOCKS] [-max-blocks BLOCKS] [-seed SEED] [-out DIR] [-sim] [-duration D] [-tolerance PCT] [-alpha P] [-inconclusive POLICY] [-stream-timeout D] SPEC"},
 		Doc: []string{"Compare build B with build A in one run: each block boots A once and B once, in an order drawn from -seed, each",
 			"boot measuring the spec's decode and prefill cells measure.repeat times (2 with repeat = \"auto\") and its traffic cells once; every cell is",
 			"decided on the differences of the same block, so a machine whose load changes during the run moves both sides",

@@ -38,6 +38,10 @@ type Blocks struct {
 	// DefaultAlpha. Tolerance is the relative change allowed; 0 means
 	// DefaultTolerance.
 	Alpha, Tolerance float64
+	// Inconclusive is what a metric left undecided does to the gate
+	// (-inconclusive): fail (an Inconclusive outcome), or pass unless its
+	// estimate is beyond the tolerance, as a -baseline cell's.
+	Inconclusive InconclusivePolicy
 }
 
 // BlockTest is one cell's metric decided on paired blocks.
@@ -236,10 +240,13 @@ func repeatText(p Planned) string {
 // of two plans).
 func Changed(setting, a, b string) []Difference { return changed(setting, a, b) }
 
-// BlockCell is one decode or prefill cell of an interleaved comparison:
-// each gated metric decided on its paired blocks.
+// BlockCell is one cell of an interleaved comparison, or one rate
+// search's answer: each gated metric decided on its paired blocks.
 type BlockCell struct {
-	Ref     vocab.CellRef
+	Ref vocab.CellRef
+	// Search names the rate search whose capacity answer the cell is
+	// (its one metric the answer's rate); "" for a cell.
+	Search  string
 	Metrics []BlockMetric
 	// Error is why a boot errored on the cell ("" when none did): the
 	// cell is then an Error, never decided.
@@ -253,6 +260,15 @@ type BlockCell struct {
 	Lost string
 	// Outcome is the worst of its metrics' (Error when Error is set).
 	Outcome vocab.Outcome
+}
+
+// Name is the cell's name below the server: its Ref's, or
+// "search/NAME" for a search's answer.
+func (c BlockCell) Name() string {
+	if c.Search != "" {
+		return vocab.KindSearch + "/" + c.Search
+	}
+	return c.Ref.Name()
 }
 
 // BlockMetric is one metric of a BlockCell.
@@ -281,7 +297,7 @@ func (s Blocks) DecideCell(ref vocab.CellRef, metrics []metric.Metric, a, b map[
 		case Regressed:
 			bm.Outcome = vocab.Fail
 		case Inconclusive:
-			bm.Outcome = vocab.Inconclusive
+			bm.Outcome = s.inconclusive(t, m.HigherIsBetter)
 		}
 		c.Outcome = vocab.Worst(c.Outcome, bm.Outcome)
 		c.Metrics = append(c.Metrics, bm)
@@ -289,9 +305,54 @@ func (s Blocks) DecideCell(ref vocab.CellRef, metrics []metric.Metric, a, b map[
 	return c
 }
 
-// Decided reports whether every metric of the cell is decided (or the
-// cell errored): an interleaved run adds no block for it.
-func (c BlockCell) Decided() bool { return c.Outcome != vocab.Inconclusive }
+// inconclusive is the outcome of an undecided metric under the design's
+// policy (cellOutcome's rule for a -baseline cell).
+func (s Blocks) inconclusive(t BlockTest, higherIsBetter bool) vocab.Outcome {
+	switch {
+	case s.Inconclusive == InconclusiveFail:
+		return vocab.Inconclusive
+	case t.EstimateBeyond(s.Tolerance, higherIsBetter):
+		return vocab.Fail
+	}
+	return vocab.Pass
+}
+
+// EstimateBeyond reports whether the estimated change is beyond the
+// tolerance (0: DefaultTolerance) on the worse side; false when the
+// blocks gave no estimate.
+func (t BlockTest) EstimateBeyond(tolerance float64, higherIsBetter bool) bool {
+	if t.Ratio == 0 {
+		return false
+	}
+	if tolerance == 0 {
+		tolerance = DefaultTolerance
+	}
+	worse, _ := boundary(tolerance, higherIsBetter)
+	if higherIsBetter {
+		return t.Ratio < worse
+	}
+	return t.Ratio > worse
+}
+
+// Decided reports whether the cell is done: a metric regressed (the cell
+// fails whatever the others say), every metric decided whatever the
+// policy makes of an undecided one, or the cell errored or lost capacity.
+// An interleaved run adds no block for it.
+func (c BlockCell) Decided() bool {
+	if c.Error != "" || c.Lost != "" {
+		return true
+	}
+	undecided := false
+	for _, m := range c.Metrics {
+		switch m.Test.Change {
+		case Regressed:
+			return true
+		case Inconclusive:
+			undecided = true
+		}
+	}
+	return !undecided
+}
 
 // median is the median of xs; 0 when empty.
 func median(xs []float64) float64 {

@@ -291,16 +291,8 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
 		Tool: sr.Tool, Flags: sr.Flags, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
 		Baseline: sr.Baseline, Policy: sr.Policy,
-		Objective: func(s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
-			met, read, err := assert.Objective(sr.spec, s, c)
-			return met, views.ReadingLines(read), err
-		},
-		ObjectiveText: func(s *spec.Search) string { return assert.ObjectiveText(sr.spec, s) },
-		TrafficObjective: func(s *spec.Search, c *result.TrafficCell) (bool, []string, error) {
-			met, read, err := assert.TrafficObjective(sr.spec, s, c)
-			return met, views.ReadingLines(read), err
-		},
 	}
+	SetObjectives(&cfg, sr.spec)
 	if sr.Resumed != nil {
 		sr.Resumed.Apply(&cfg)
 	}
@@ -378,4 +370,19 @@ func unmeasuredCells(server string, res *result.Results, outDir string, endpoint
 	}
 	return exit.Infraf("%s: %d cell(s) could not be measured:\n  %s\nsee %s; `slogate run -resume %s` measures them again and keeps the others",
 		server, len(failed), strings.Join(failed, "\n  "), serverLog, outDir)
+}
+
+// SetObjectives gives cfg the judges of sp's search objectives (assert's,
+// their readings in views' words), as every command that runs searches
+// measures them.
+func SetObjectives(cfg *runner.Config, sp *spec.Spec) {
+	cfg.Objective = func(s *spec.Search, c *result.DecodeCell) (bool, []string, error) {
+		met, read, err := assert.Objective(sp, s, c)
+		return met, views.ReadingLines(read), err
+	}
+	cfg.ObjectiveText = func(s *spec.Search) string { return assert.ObjectiveText(sp, s) }
+	cfg.TrafficObjective = func(s *spec.Search, c *result.TrafficCell) (bool, []string, error) {
+		met, read, err := assert.TrafficObjective(sp, s, c)
+		return met, views.ReadingLines(read), err
+	}
 }

@@ -27,6 +27,11 @@ type Snapshot struct {
 	PressureOK bool
 	// Calibration is how long the fixed work took (Calibrate).
 	Calibration time.Duration
+	// ServerWait is, in a cell's reference (runner), the least share of
+	// its ready time the server waited for a CPU in any run of the cell
+	// (WaitShare), in %; ServerWaitOK when one was read.
+	ServerWait   float64
+	ServerWaitOK bool
 }
 
 // Root is where the /proc files are read (a variable for the tests).
@@ -149,6 +154,18 @@ const (
 	// PressureRiseBound is how far, in points of %, CPU pressure's
 	// avg10 may rise from the cell's first reading.
 	PressureRiseBound = 40.0
+	// ServerWaitRiseBound is how far, in points of %, the share of its
+	// ready time the server's threads spent waiting for a CPU during a
+	// run (WaitShare) may rise above the least any run of the cell showed
+	// before the run is flagged as moved. Relative, not absolute: a
+	// server's own threads outnumbering the CPUs wait too (vLLM's CPU
+	// build on two cores, alone: 22 to 27 %), and that is the build's.
+	ServerWaitRiseBound = 20.0
+	// StarvedBoundPct is the share past which the run is unmeasurable:
+	// the server had less than half the CPU time it was ready to use, so
+	// a server bound by its CPU ran at less than half its speed, and the
+	// figures are the machine's.
+	StarvedBoundPct = 50.0
 )
 
 // Kind names what moved.
@@ -159,6 +176,7 @@ const (
 	Calibration Kind = "calibration"
 	Steal       Kind = "steal"
 	Pressure    Kind = "cpu_pressure"
+	ServerWait  Kind = "server_wait"
 )
 
 // Movement is the machine moving beyond a bound: what moved, its figures
@@ -197,3 +215,19 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Ms is d in milliseconds, to the microsecond.
 func Ms(d time.Duration) float64 { return ms(d) }
+
+// Waited says whether the server's threads waited for a CPU during a
+// run (pct, WaitShare's) more than ServerWaitRiseBound points above the
+// least the cell's runs showed (least, from its reference): other work
+// started taking the CPU, so the run measured the machine's contention as
+// well as the build. Beyond StarvedBoundPct the run is starved (Starved).
+func Waited(least Snapshot, pct float64) (Movement, bool) {
+	if least.ServerWaitOK && pct-least.ServerWait > ServerWaitRiseBound {
+		return Movement{Kind: ServerWait, Before: least.ServerWait, After: pct, Bound: ServerWaitRiseBound}, true
+	}
+	return Movement{}, false
+}
+
+// Starved says whether the server waited for a CPU beyond
+// StarvedBoundPct of its ready time: the run cannot be measured.
+func Starved(pct float64) bool { return pct > StarvedBoundPct }

@@ -11,22 +11,29 @@
 package interleave
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/assert"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/spec"
@@ -47,8 +54,12 @@ const (
 	AutoRepeats      = 2
 )
 
-// RecordFile is the comparison's record in the -out folder.
-const RecordFile = "interleave.json"
+// RecordFile is the comparison's record in the -out folder, ReportFile
+// its report.
+const (
+	RecordFile = "interleave.json"
+	ReportFile = "report.md"
+)
 
 // Options is one `slogate interleave`, its flags already read.
 type Options struct {
@@ -109,7 +120,21 @@ type Record struct {
 	Level     float64       `json:"level"`
 	Rows      []Row         `json:"rows"`
 	Outcome   vocab.Outcome `json:"outcome"`
-	cells     []compare.BlockCell
+	// Partial is true while blocks are still to be measured (the record
+	// is written after every block) and when the run stopped before its
+	// design was done, Stopped saying why: the rows are then what the
+	// finished blocks decide (docs/method.md#interleaved).
+	Partial bool   `json:"partial,omitempty"`
+	Stopped string `json:"stopped,omitempty"`
+	// VerdictsA and VerdictsB are the spec's asserts and expects checked
+	// on each side's boots pooled (runner.Pool; the pooled results are
+	// a/results.json and b/results.json): B's gate beside the
+	// comparison, A's are reported (docs/method.md#interleaved).
+	VerdictsA []result.Verdict `json:"verdicts_a,omitempty"`
+	VerdictsB []result.Verdict `json:"verdicts_b,omitempty"`
+	// Inconclusive is -inconclusive: "fail" or "pass".
+	Inconclusive string `json:"inconclusive"`
+	cells        []compare.BlockCell
 }
 
 // Row is one cell and metric of Record: B against A.
@@ -137,16 +162,16 @@ func rows(cells []compare.BlockCell) []Row {
 	var out []Row
 	for _, c := range cells {
 		if c.Error != "" {
-			out = append(out, Row{Cell: c.Ref.Name(), Decision: "errored", Outcome: c.Outcome, Error: c.Error})
+			out = append(out, Row{Cell: c.Name(), Decision: "errored", Outcome: c.Outcome, Error: c.Error})
 			continue
 		}
 		if c.Lost != "" {
-			out = append(out, Row{Cell: c.Ref.Name(), Decision: "lost", Outcome: c.Outcome, Error: c.Lost, Left: c.Left})
+			out = append(out, Row{Cell: c.Name(), Decision: "lost", Outcome: c.Outcome, Error: c.Lost, Left: c.Left})
 			continue
 		}
 		for _, m := range c.Metrics {
 			t := m.Test
-			r := Row{Cell: c.Ref.Name(), Metric: m.Metric.Name, A: m.A, B: m.B, Change: t.Ratio - 1,
+			r := Row{Cell: c.Name(), Metric: m.Metric.Name, A: m.A, B: m.B, Change: t.Ratio - 1,
 				Blocks: t.Blocks, Decision: t.Change.Key(), Outcome: m.Outcome, Left: c.Left}
 			if t.Level > 0 {
 				r.Lower, r.Upper, r.Confidence = t.Lower-1, t.Upper-1, t.Confidence()
@@ -176,6 +201,12 @@ func Command(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if o.A != o.B && reflect.DeepEqual(spA.Servers[0], spB.Servers[0]) {
+		// Two names of one server: the variable moves only what is
+		// measured (the workload, the measure settings), which the
+		// comparison would read as the build.
+		return exit.Usagef("%s", views.InterleaveSameServer(o.SpecPath, o.VarName, o.A, o.B, spA.VariableUses(o.VarName)))
+	}
 	if diffs := Differences(spA, spB, o.Sim); len(diffs) > 0 {
 		return exit.Usagef("interleave: A (%s) and B (%s) differ beyond the build, so their numbers are not comparable:\n  %s\nmake the variable change the server only",
 			o.A, o.B, compare.JoinDifferences(diffs, "\n  "))
@@ -185,7 +216,7 @@ func Command(ctx context.Context, o Options) error {
 		return exit.Usagef("%s: measure.boots = %d: an interleaved run boots each build once a block (-blocks); leave boots out", o.SpecPath, m.Boots)
 	}
 	repeats := max(m.Repeat, 1)
-	design := compare.Blocks{Min: o.Blocks, Max: o.Blocks, Alpha: o.Policy.Alpha, Tolerance: o.Policy.Tolerance}
+	design := compare.Blocks{Min: o.Blocks, Max: o.Blocks, Alpha: o.Policy.Alpha, Tolerance: o.Policy.Tolerance, Inconclusive: o.Policy.Inconclusive}
 	if m.RepeatAuto {
 		repeats, design.Max = AutoRepeats, max(o.MaxBlocks, o.Blocks)
 	}
@@ -211,36 +242,50 @@ func Command(ctx context.Context, o Options) error {
 			refs = append(refs, c)
 		}
 	}
+	// Each rate search is one more cell, its capacity answer
+	// (docs/method.md#interleaved).
+	for _, sr := range spA.Searches {
+		if sr.IsRate() {
+			refs = append(refs, searchRef(sr.Name))
+		}
+	}
 	if len(refs) == 0 {
-		return exit.Usagef("%s: no decode, prefill or traffic cell to compare (searches and correctness are not interleaved yet)", o.SpecPath)
+		return exit.Usagef("%s: no decode, prefill or traffic cell or rate search to compare (concurrency searches and correctness are not interleaved yet)", o.SpecPath)
 	}
 	views.WriteInterleaveStart(o.Stdout, views.InterleaveDesign{A: o.A, B: o.B, VarName: o.VarName, Seed: o.Seed,
 		Min: design.Min, Max: design.Max, Repeats: repeats, Cells: len(refs), OutDir: o.OutDir})
 	r := &interleaved{o: o, design: design, repeats: repeats, specs: map[string]*spec.Spec{"A": spA, "B": spB},
 		rng: rand.New(rand.NewPCG(o.Seed, 0x1e7e)), a: map[vocab.CellRef]map[string]map[int]float64{}, b: map[vocab.CellRef]map[string]map[int]float64{},
-		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, lostB: map[vocab.CellRef]string{}, server: srv.Name}
-	rec, err := r.run(ctx, refs)
-	if err != nil {
-		return err
+		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, lostB: map[vocab.CellRef]string{}, server: srv.Name,
+		boots: map[string][]*result.Results{}}
+	rec, stop := r.run(ctx, refs)
+	if rec == nil {
+		return stop
 	}
-	rec.Rows = rows(rec.cells)
-	views.WriteInterleaveCells(o.Stdout, srv.Name, rec.cells, design.Tolerance)
-	views.WriteInterleaveEnd(o.Stdout, views.InterleaveSummary{Outcome: rec.Outcome, Cells: rec.cells, Blocks: rec.Blocks,
-		Boots: rec.Boots, ServerS: rec.ServerS, OutDir: o.OutDir})
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return exit.Infraf("interleave: %v", err)
+	views.WriteInterleaveCells(o.Stdout, srv.Name, rec.cells, design.Tolerance, design.Inconclusive)
+	views.WriteInterleaveVerdicts(o.Stdout, views.InterleaveVerdicts{Server: srv.Name, A: o.A, B: o.B, VerdictsA: rec.VerdictsA, VerdictsB: rec.VerdictsB})
+	views.WriteInterleaveEnd(o.Stdout, views.InterleaveSummary{Outcome: rec.Outcome, Cells: rec.cells, VerdictsB: rec.VerdictsB, Blocks: rec.Blocks,
+		Boots: rec.Boots, ServerS: rec.ServerS, OutDir: o.OutDir, Stopped: rec.Stopped})
+	if stop != nil {
+		// Interrupted (exit 130 or 143, as `slogate run`) or a boot that
+		// could not be measured (3): what the finished blocks decided is
+		// in the record, marked partial.
+		return exit.With(exit.Code(stop), fmt.Errorf("%w\n%s", stop, views.InterleaveKept(rec.Blocks, filepath.Join(o.OutDir, RecordFile))))
 	}
-	if err := os.WriteFile(filepath.Join(o.OutDir, RecordFile), append(data, '\n'), 0o644); err != nil {
-		return exit.Infraf("interleave: %v", err)
+	code := exit.OK
+	for _, c := range rec.cells {
+		switch c.Outcome {
+		case vocab.Error:
+			code = exit.Worst(code, exit.Infra)
+		case vocab.Fail:
+			code = exit.Worst(code, exit.Fail)
+		case vocab.Inconclusive:
+			code = exit.Worst(code, exit.Inconclusive)
+		}
 	}
-	switch rec.Outcome {
-	case vocab.Error:
-		return exit.Quiet(exit.Infra)
-	case vocab.Fail:
-		return exit.Quiet(exit.Fail)
-	case vocab.Inconclusive:
-		return exit.Quiet(exit.Inconclusive)
+	// B's asserts gate as this run's do beside a -baseline comparison.
+	if code = exit.Worst(code, assert.ExitCode(rec.VerdictsB)); code != exit.OK {
+		return exit.Quiet(code)
 	}
 	return nil
 }
@@ -261,67 +306,179 @@ type interleaved struct {
 	// and why: lost capacity when A measured the cell.
 	lostB  map[vocab.CellRef]string
 	server string
+	// boots are each side's results of the finished blocks, in order.
+	boots map[string][]*result.Results
 }
 
 // run measures blocks until the design is done: Min blocks, then with
 // repeat = "auto" the cells undecided there up to Max, looked at only
-// there: more looks would err more often than the level says.
+// there: more looks would err more often than the level says. The record
+// is written after every block (partial until the last), so that a run
+// stopped half-way keeps what its finished blocks decided. A boot that
+// cannot be measured, or an interruption, ends the run: the record is
+// then written with the blocks finished before it, Stopped saying why,
+// and returned with the error; a block stopped half-way is left out
+// whole. A nil record is an error the record could not be written for.
 func (r *interleaved) run(ctx context.Context, refs []vocab.CellRef) (*Record, error) {
 	rec := &Record{A: r.o.A, B: r.o.B, VarName: r.o.VarName, Seed: r.o.Seed, Repeats: r.repeats,
-		Tolerance: r.design.Tolerance, Level: r.design.Level()}
+		Tolerance: r.design.Tolerance, Level: r.design.Level(), Inconclusive: compare.InconclusivePolicies[r.design.Inconclusive]}
+	stop := func(err error) (*Record, error) {
+		rec.Stopped = err.Error()
+		if werr := r.write(rec, refs, true); werr != nil {
+			return nil, errors.Join(err, werr)
+		}
+		return rec, err
+	}
 	open := refs
 	for block := 1; block <= r.design.Max && len(open) > 0; block++ {
+		if ctx.Err() != nil {
+			return stop(exit.With(max(exit.Code(context.Cause(ctx)), exit.Infra), fmt.Errorf("interleave: before block %d: %w", block, context.Cause(ctx))))
+		}
 		order := []string{"A", "B"}
 		if r.rng.IntN(2) == 1 {
 			order = []string{"B", "A"}
 		}
-		rec.Order = append(rec.Order, strings.Join(order, ""))
-		for _, side := range order {
+		// Both boots are kept only once both are measured: a block is
+		// the unit, and half of one pairs with nothing.
+		got := make([]*result.Results, len(order))
+		for i, side := range order {
 			res, err := r.boot(ctx, side, block, open)
 			if err != nil {
-				return nil, err
+				return stop(err)
 			}
+			got[i] = res
+		}
+		for i, side := range order {
 			rec.Boots++
-			if res.GPUTime != nil {
-				rec.ServerS += res.GPUTime.ServerS
+			if g := got[i].GPUTime; g != nil {
+				rec.ServerS += g.ServerS
 			}
-			r.collect(side, res, open, block)
+			r.collect(side, got[i], open, block)
+			r.boots[side] = append(r.boots[side], got[i])
 		}
+		rec.Order = append(rec.Order, strings.Join(order, ""))
 		rec.Blocks = block
-		if block != r.design.Min && block != r.design.Max {
-			continue // two looks, at Min and at Max (compare.Blocks.Level)
-		}
-		var still []vocab.CellRef
-		for _, ref := range open {
-			if c := r.decide(ref); !c.Decided() && block < r.design.Max {
-				still = append(still, ref)
+		if block == r.design.Min || block == r.design.Max {
+			// Two looks, at Min and at Max (compare.Blocks.Level).
+			var still []vocab.CellRef
+			for _, ref := range open {
+				if c := r.decide(ref); !c.Decided() && block < r.design.Max {
+					still = append(still, ref)
+				}
 			}
+			if len(still) > 0 {
+				views.WriteInterleaveMore(r.o.Stdout, len(still), r.design.Max)
+			}
+			open = still
 		}
-		if len(still) > 0 {
-			views.WriteInterleaveMore(r.o.Stdout, len(still), r.design.Max)
+		if err := r.write(rec, refs, len(open) > 0 && block < r.design.Max); err != nil {
+			return nil, err
 		}
-		open = still
 	}
+	return rec, nil
+}
+
+// write decides every cell on the blocks finished so far into rec and
+// writes it as the -out folder's interleave.json, atomically (a temporary
+// file renamed), partial or not. The blocks are decided at the design's
+// level whenever the run stops: fewer blocks than a look's, at a level
+// meant for a later look too, only err less.
+func (r *interleaved) write(rec *Record, refs []vocab.CellRef, partial bool) error {
+	rec.cells, rec.Outcome, rec.Partial = nil, vocab.Pass, partial
 	for _, ref := range refs {
 		c := r.decide(ref)
 		rec.cells = append(rec.cells, c)
 		rec.Outcome = vocab.Worst(rec.Outcome, c.Outcome)
 	}
-	return rec, nil
+	rec.Rows = rows(rec.cells)
+	pooledA, err := r.check("A")
+	if err != nil {
+		return err
+	}
+	pooledB, err := r.check("B")
+	if err != nil {
+		return err
+	}
+	rec.VerdictsA, rec.VerdictsB = verdictsOf(pooledA), verdictsOf(pooledB)
+	for _, v := range rec.VerdictsB {
+		rec.Outcome = vocab.Worst(rec.Outcome, v.Outcome)
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return exit.Infraf("interleave: %v", err)
+	}
+	if err := os.MkdirAll(r.o.OutDir, 0o755); err != nil {
+		return exit.Infraf("interleave: %v", err)
+	}
+	if err := result.WriteFileAtomic(filepath.Join(r.o.OutDir, RecordFile), append(data, '\n')); err != nil {
+		return exit.Infraf("interleave: writing %s: %v", RecordFile, err)
+	}
+	var md bytes.Buffer
+	if err := report.WriteInterleaveMarkdown(&md, report.Interleave{A: rec.A, B: rec.B, VarName: rec.VarName, Seed: rec.Seed, Order: rec.Order,
+		Blocks: rec.Blocks, Boots: rec.Boots, ServerS: rec.ServerS, Tolerance: rec.Tolerance, Level: rec.Level, Inconclusive: rec.Inconclusive,
+		Outcome: rec.Outcome, Partial: rec.Partial, Stopped: rec.Stopped, Cells: rec.cells, VerdictsA: rec.VerdictsA, VerdictsB: rec.VerdictsB,
+		ResultsA: pooledA, ResultsB: pooledB}); err != nil {
+		return exit.Infraf("interleave: rendering %s: %v", ReportFile, err)
+	}
+	if err := result.WriteFileAtomic(filepath.Join(r.o.OutDir, ReportFile), md.Bytes()); err != nil {
+		return exit.Infraf("interleave: writing %s: %v", ReportFile, err)
+	}
+	return nil
+}
+
+// verdictsOf are a side's pooled results' verdicts; none without a boot.
+func verdictsOf(res *result.Results) []result.Verdict {
+	if res == nil {
+		return nil
+	}
+	return res.Verdicts
+}
+
+// check is one side's results over its finished blocks' boots pooled
+// (runner.Pool), written as the side's results.json beside its blocks'
+// folders, and the spec's asserts and expects checked on them
+// (assert.Evaluate, as `slogate run` checks them). An assert that reads
+// a search is skipped, saying so: an interleaved run measures none. No
+// results when the side has no boot yet.
+func (r *interleaved) check(side string) (*result.Results, error) {
+	boots := r.boots[side]
+	if len(boots) == 0 {
+		return nil, nil
+	}
+	pooled := runner.Pool(boots)
+	sp := *r.specs[side]
+	srv := sp.Servers[0]
+	var skipped []result.Verdict
+	sp.Asserts = nil
+	for _, a := range r.specs[side].Asserts {
+		if len(a.Searches) > 0 {
+			skipped = append(skipped, result.Verdict{Test: srv.Name + "/assert/" + a.Name, Kind: vocab.KindAssert, Outcome: vocab.Skip,
+				File: a.DeclRange.Filename, Line: a.DeclRange.Start.Line, Message: views.InterleaveSearchSkipped(a.Searches)})
+			continue
+		}
+		sp.Asserts = append(sp.Asserts, a)
+	}
+	pooled.Verdicts = append(assert.Evaluate(&sp, srv, pooled, views.ReadingLines), skipped...)
+	if err := pooled.Write(filepath.Join(r.o.OutDir, strings.ToLower(side), "results.json")); err != nil {
+		return nil, exit.Infraf("interleave: writing %s's pooled results: %v", side, err)
+	}
+	return pooled, nil
 }
 
 // decide is a cell's comparison over the blocks measured so far: each
 // metric on the blocks where both sides have a value, in block order.
 func (r *interleaved) decide(ref vocab.CellRef) compare.BlockCell {
 	if e := r.errs[ref]; e != "" {
-		return compare.BlockCell{Ref: ref, Error: e, Outcome: vocab.Error}
+		return compare.BlockCell{Ref: ref, Search: searchOf(ref), Error: e, Outcome: vocab.Error}
 	}
 	if l := r.lostB[ref]; l != "" && len(r.a[ref]) > 0 {
-		// B's server cannot hold a cell A's measured: lost capacity, a
-		// regression, as -baseline calls it (docs/method.md#interleaved).
-		return compare.BlockCell{Ref: ref, Lost: l, Left: r.left[ref], Outcome: vocab.Fail}
+		// B's server cannot hold a cell A's measured, or meets a rate
+		// search's objective at no rate where A had a capacity: lost
+		// capacity, a regression, as -baseline calls it
+		// (docs/method.md#interleaved).
+		return compare.BlockCell{Ref: ref, Search: searchOf(ref), Lost: l, Left: r.left[ref], Outcome: vocab.Fail}
 	}
-	metrics := gated(ref.Phase)
+	metrics := gated(ref)
 	a, b := map[string][]float64{}, map[string][]float64{}
 	for _, m := range metrics {
 		va, vb := r.a[ref][m.Name], r.b[ref][m.Name]
@@ -337,7 +494,7 @@ func (r *interleaved) decide(ref vocab.CellRef) compare.BlockCell {
 		}
 	}
 	c := r.design.DecideCell(ref, metrics, a, b)
-	c.Left = r.left[ref]
+	c.Left, c.Search = r.left[ref], searchOf(ref)
 	return c
 }
 
@@ -352,6 +509,10 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 		into = r.b
 	}
 	for _, ref := range open {
+		if name := searchOf(ref); name != "" {
+			r.collectSearch(side, res, ref, name, block)
+			continue
+		}
 		vals, status, reason := cellValues(res, ref)
 		switch {
 		case status == vocab.StatusError:
@@ -369,7 +530,7 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 		if into[ref] == nil {
 			into[ref] = map[string]map[int]float64{}
 		}
-		for _, m := range gated(ref.Phase) {
+		for _, m := range gated(ref) {
 			v, ok := vals(m)
 			if !ok {
 				if r.errs[ref] == "" {
@@ -390,9 +551,14 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 // schedule (docs/method.md#interleaved).
 var trafficMetrics = []string{metric.TTFTMs, metric.TTFTMs + "_p99", metric.E2EMs, metric.E2EMs + "_p99"}
 
-// gated are the metrics decided of a cell of phase: compare's defaults of
-// decode and prefill cells, trafficMetrics of a traffic cell.
-func gated(phase vocab.Phase) []metric.Metric {
+// gated are the metrics decided of a cell: compare's defaults of decode
+// and prefill cells, trafficMetrics of a traffic cell, searchRate of a
+// rate search's answer.
+func gated(ref vocab.CellRef) []metric.Metric {
+	phase := ref.Phase
+	if searchOf(ref) != "" {
+		return []metric.Metric{searchRate}
+	}
 	if phase != vocab.PhaseTraffic {
 		return compare.DefaultMetrics(phase)
 	}
@@ -403,6 +569,67 @@ func gated(phase vocab.Phase) []metric.Metric {
 		}
 	}
 	return out
+}
+
+// searchRate is the metric of a rate search's answer: the highest rate
+// judged to meet its objective, higher is better.
+var searchRate = metric.Metric{Name: "rate", Phase: vocab.PhaseTraffic, Label: "capacity", Unit: "req/s", HigherIsBetter: true, Combine: metric.Median}
+
+// searchRef is the reference that stands for rate search name's answer
+// among an interleaved run's cells: a search name and nothing else,
+// which no probe's reference is (a probe has its rate).
+func searchRef(name string) vocab.CellRef { return vocab.CellRef{Search: name} }
+
+// searchOf is the search a reference stands for (searchRef); "" for a
+// cell.
+func searchOf(ref vocab.CellRef) string {
+	if ref.Phase == "" && ref.Search != "" {
+		return ref.Search
+	}
+	return ""
+}
+
+// collectSearch keeps one boot's answer of a rate search
+// (docs/method.md#interleaved): the search's rate when its answer is
+// decided, one probe at least met with confidence (rate_lower above 0).
+// A search that stopped on an error makes the cell an error; one that met
+// its objective at no rate, its lowest rate decided failed, is lost
+// capacity on B where A had an answer, and leaves the block out on A; an
+// answer left undecided (no probe decided met, or the lowest one
+// undecided) or that the client could not measure (a probe it could not
+// drive at or below the answer's upper bound) leaves the block out.
+func (r *interleaved) collectSearch(side string, res *result.Results, ref vocab.CellRef, name string, block int) {
+	into := r.a
+	if side == "B" {
+		into = r.b
+	}
+	leave := func(why string) { r.left[ref] = append(r.left[ref], fmt.Sprintf("block %d: %s %s", block, side, why)) }
+	s, ok := res.SearchByName(name)
+	switch {
+	case !ok:
+		if r.errs[ref] == "" {
+			r.errs[ref] = fmt.Sprintf("block %d, %s: search %q not in the boot's results", block, side, name)
+		}
+	case s.Error != "":
+		if r.errs[ref] == "" {
+			r.errs[ref] = fmt.Sprintf("block %d, %s: %s", block, side, s.Error)
+		}
+	case s.ClientLimit > 0 && (s.RateUpper == 0 || s.RateUpper >= s.ClientLimit):
+		leave(fmt.Sprintf("unmeasurable: the client could not drive %s req/s, within the answer's bounds", numfmt.Value(s.ClientLimit)))
+	case !s.Found && s.RateUpper > 0:
+		why := fmt.Sprintf("met the objective at no rate (%s req/s decided failed)", numfmt.Value(s.RateUpper))
+		if side == "B" && r.lostB[ref] == "" {
+			r.lostB[ref] = fmt.Sprintf("block %d: B %s", block, why)
+		}
+		leave(why)
+	case !s.Found || s.RateLower <= 0:
+		leave("undecided: no probe was decided to meet the objective with confidence")
+	default:
+		if into[ref] == nil {
+			into[ref] = map[string]map[int]float64{searchRate.Name: {}}
+		}
+		into[ref][searchRate.Name][block] = s.Rate
+	}
 }
 
 // cellValues finds a cell in a boot's results: its metric reader, status
@@ -432,13 +659,22 @@ func (r *interleaved) boot(ctx context.Context, side string, block int, open []v
 	sp.Measure = &m
 	srv := sp.Servers[0]
 	names := make([]string, len(open))
+	searches := map[string]bool{}
 	for i, c := range open {
 		names[i] = regexp.QuoteMeta(c.TestName(srv.Name))
+		if name := searchOf(c); name != "" {
+			names[i] = regexp.QuoteMeta(vocab.TestID{Server: srv.Name, Kind: vocab.KindSearch, Block: name}.Name())
+			searches[name] = true
+		}
 	}
 	p := plan.New(&sp, srv, regexp.MustCompile("^(?:"+strings.Join(names, "|")+")$"))
-	p.Searches, p.Correctness, p.Asserts, p.Expects = nil, nil, nil, nil
+	p.Correctness, p.Asserts, p.Expects = nil, nil, nil
+	// Only the open rate searches: an assert keeps the searches it reads
+	// in a plan, and this boot checks none.
+	keep := func(s *spec.Search) bool { return !searches[s.Name] }
+	p.Searches = slices.DeleteFunc(p.Searches, keep)
 	for i := range p.Steps {
-		p.Steps[i].Searches = nil
+		p.Steps[i].Searches = slices.DeleteFunc(p.Steps[i].Searches, keep)
 	}
 	build := r.o.A
 	if side == "B" {
@@ -463,6 +699,7 @@ func (r *interleaved) boot(ctx context.Context, side string, block int, open []v
 func (o Options) runBoot(ctx context.Context, b Boot) (*result.Results, error) {
 	cfg := runner.Config{Spec: b.Spec, Server: b.Spec.Servers[0], Plan: b.Plan, OutDir: b.Dir, Sim: o.Sim, Tool: o.Tool,
 		Policy: o.Policy, ForceStop: o.ForceStop, StreamIdleTimeout: o.StreamIdleTimeout}
+	gate.SetObjectives(&cfg, b.Spec)
 	return runner.Run(ctx, cfg)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -45,19 +47,33 @@ type fakeBoot struct {
 	status func(side string, block, ctx int) vocab.Status
 	boots  []Boot
 	fail   string // a side whose boots fail
+	// before is called first in each boot; its error is the boot's.
+	before func(ctx context.Context, b Boot) error
+	// search is a rate search's answer in a boot (its name set here).
+	search func(side string, block int) result.Search
 }
 
-func (f *fakeBoot) measure(_ context.Context, b Boot) (*result.Results, error) {
+func (f *fakeBoot) measure(ctx context.Context, b Boot) (*result.Results, error) {
 	f.boots = append(f.boots, b)
+	if f.before != nil {
+		if err := f.before(ctx, b); err != nil {
+			return nil, err
+		}
+	}
 	if b.Side == f.fail {
 		return nil, exit.Infraf("the server did not start")
 	}
 	res := &result.Results{GPUTime: &result.GPUTime{ServerS: 10}}
+	for _, sr := range b.Plan.Searches {
+		s := f.search(b.Side, b.Block)
+		s.Name, s.Traffic = sr.Name, sr.Traffic
+		res.Search = append(res.Search, s)
+	}
 	for _, ref := range b.Plan.Cells() {
 		if ref.Phase == vocab.PhaseTraffic {
 			c := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency, Status: vocab.StatusValid, Launched: 20, Completed: 20}
 			v := f.value(b.Side, b.Block, ref.Context)
-			for _, m := range gated(vocab.PhaseTraffic) {
+			for _, m := range gated(vocab.CellRef{Phase: vocab.PhaseTraffic}) {
 				c.SetValue(m, 1e5/v) // a latency: the inverse of the speed
 			}
 			res.Traffic = append(res.Traffic, c)
@@ -360,6 +376,401 @@ func TestTooFewBlocksRefused(t *testing.T) {
 				Seed: 1, Blocks: tt.blocks, MaxBlocks: tt.maxBlk, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
 			if exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), tt.want) || len(f.boots) > 0 {
 				t.Errorf("exit %d (%v), %d boots; want 2 saying %q, no boot", exit.Code(err), err, len(f.boots), tt.want)
+			}
+		})
+	}
+}
+
+// readRecord reads interleave.json in out.
+func readRecord(t *testing.T, out string) Record {
+	t.Helper()
+	var rec Record
+	data, err := os.ReadFile(filepath.Join(out, RecordFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestNothingMeasuredLost: interleave.json is written after every block,
+// partial until the design is done, and a run interrupted or stopped by
+// a boot that failed keeps what its finished blocks decided, marked
+// partial, the half-measured block left out, with the interruption's
+// exit code.
+func TestNothingMeasuredLost(t *testing.T) {
+	body := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\n"
+	slower := func(side string, block, _ int) float64 {
+		return map[string]float64{"A": 1000, "B": 800}[side] * jitter(side, block)
+	}
+	tests := []struct {
+		name string
+		// stopAt stops the run in the second boot of that block: by an
+		// interruption (cancel) or by a boot that fails.
+		stopAt int
+		cancel bool
+		code   int
+		blocks int
+		want   []string // in stdout and the error
+	}{
+		{name: "interrupted in block 6 of 6: the 5 finished decide", stopAt: 6, cancel: true, code: exit.SIGINT, blocks: 5,
+			want: []string{"5 blocks paired), regressed beyond 5%", "interleave: stopped before the design was done (interleave: block 6, ", "interrupted by SIGINT): the cells above are decided on the 5 blocks finished\n", "\nFAIL\n",
+				"what 5 finished blocks decided is in "}},
+		{name: "interrupted in block 2: too few blocks, inconclusive", stopAt: 2, cancel: true, code: exit.SIGINT, blocks: 1,
+			want: []string{"1 blocks paired: too few for an interval", "decided on the 1 block finished\n", "what 1 finished block decided is in "}},
+		{name: "a boot that fails in block 4: exit 3, 3 blocks kept", stopAt: 4, code: exit.Infra, blocks: 3,
+			want: []string{"the server did not start): the cells above are decided on the 3 blocks finished\n", "what 3 finished blocks decided is in "}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "ab")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			var seen []Record
+			f := &fakeBoot{value: slower}
+			f.before = func(ctx context.Context, b Boot) error {
+				first := len(f.boots)%2 == 1
+				if first && b.Block > 1 {
+					// The record as the block before left it.
+					seen = append(seen, readRecord(t, out))
+				}
+				if first || b.Block != tc.stopAt {
+					return nil
+				}
+				if !tc.cancel {
+					return exit.Infraf("the server did not start")
+				}
+				cancel(exit.With(exit.SIGINT, errors.New("interrupted by SIGINT")))
+				return context.Cause(ctx)
+			}
+			var stdout bytes.Buffer
+			err := Command(ctx, Options{SpecPath: specWith(t, body), VarName: "build", A: "a", B: "b", OutDir: out,
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+			if got := exit.Code(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, stdout.String())
+			}
+			all := stdout.String() + err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("output lacks %q:\n%s", w, all)
+				}
+			}
+			for i, rec := range seen {
+				if rec.Blocks != i+1 || !rec.Partial || len(rec.Rows) != 1 || len(rec.Rows[0].A) != i+1 {
+					t.Errorf("record before block %d: %d blocks, partial %v, rows %+v; want %d blocks, partial", i+2, rec.Blocks, rec.Partial, rec.Rows, i+1)
+				}
+			}
+			rec := readRecord(t, out)
+			if !rec.Partial || rec.Stopped == "" || rec.Blocks != tc.blocks || rec.Boots != 2*tc.blocks || len(rec.Order) != tc.blocks {
+				t.Errorf("record: partial %v, stopped %q, %d blocks, %d boots, order %v; want partial, stopped, %d blocks", rec.Partial, rec.Stopped, rec.Blocks, rec.Boots, rec.Order, tc.blocks)
+			}
+			if r := rec.Rows[0]; len(r.A) != tc.blocks || len(r.B) != tc.blocks {
+				t.Errorf("row %+v: want the %d finished blocks paired, the stopped one left out", r, tc.blocks)
+			}
+		})
+	}
+	t.Run("done: the last record is not partial", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "ab")
+		f := &fakeBoot{value: slower}
+		var stdout bytes.Buffer
+		err := Command(context.Background(), Options{SpecPath: specWith(t, body), VarName: "build", A: "a", B: "b", OutDir: out,
+			Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+		if exit.Code(err) != exit.Fail {
+			t.Fatalf("exit %d (%v), want 1", exit.Code(err), err)
+		}
+		if rec := readRecord(t, out); rec.Partial || rec.Stopped != "" || rec.Blocks != 6 {
+			t.Errorf("record: partial %v, stopped %q, %d blocks; want complete, 6 blocks", rec.Partial, rec.Stopped, rec.Blocks)
+		}
+		if m, _ := filepath.Glob(filepath.Join(out, "."+RecordFile+".*")); len(m) > 0 {
+			t.Errorf("temporary files left: %v", m)
+		}
+	})
+}
+
+// TestAssertsAndPolicy: the spec's asserts are checked on each side's
+// boots pooled, B's gating beside the comparison (the outcome the worst
+// of both), A's reported; -inconclusive pass accepts an undecided cell
+// unless its estimate is beyond the tolerance.
+func TestAssertsAndPolicy(t *testing.T) {
+	asserted := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\nassert \"fast\" {\n  condition = prefill[\"1K\"].tps >= 950\n}\n"
+	plain := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\n"
+	flat := func(a, b float64) func(string, int, int) float64 {
+		return func(side string, block, _ int) float64 {
+			return map[string]float64{"A": a, "B": b}[side] * jitter(side, block)
+		}
+	}
+	// wild is B against A block by block: undecided at 6 blocks, the
+	// estimate near shift.
+	wild := func(shift float64) func(string, int, int) float64 {
+		d := []float64{0.10, -0.12, 0.02, -0.02, 0.15, -0.09}
+		return func(side string, block, _ int) float64 {
+			if side == "A" {
+				return 1000
+			}
+			return 1000 * (1 + shift + d[block-1])
+		}
+	}
+	tests := []struct {
+		name   string
+		body   string
+		value  func(string, int, int) float64
+		policy compare.InconclusivePolicy
+		code   int
+		want   []string
+		check  func(t *testing.T, rec Record)
+	}{
+		{name: "both builds alike, B's assert fails: exit 1 though the comparison is within", body: asserted, value: flat(940, 940), code: exit.Fail,
+			want: []string{"within 5%\n", "--- PASS: s/interleave/prefill/ctx=1K\n", "=== RUN   s/interleave/B/assert/fast\n", "prefill[\"1K\"].tps = 9", "want >= 950", "--- FAIL: s/interleave/B/assert/fast (",
+				"A (a), its boots pooled, reported (A's asserts do not gate): assert/fast fail (", "1 of 1 of B's asserts failed: s/assert/fast (fail)\n", "\nFAIL\n"},
+			check: func(t *testing.T, rec Record) {
+				if len(rec.VerdictsA) != 1 || len(rec.VerdictsB) != 1 || rec.VerdictsB[0].Outcome != vocab.Fail || rec.Outcome != vocab.Fail {
+					t.Errorf("verdicts A %+v, B %+v, outcome %s: want B's assert failed, the run failed", rec.VerdictsA, rec.VerdictsB, rec.Outcome)
+				}
+			}},
+		{name: "A's assert fails, B's passes: reported, not gated", body: asserted, value: flat(940, 960), code: exit.OK,
+			want: []string{"--- PASS: s/interleave/B/assert/fast (", "assert/fast fail (", "\nPASS\n"}},
+		{name: "undecided, -inconclusive fail: exit 4", body: plain, value: wild(0), code: exit.Inconclusive,
+			want: []string{": inconclusive", "--- FAIL: s/interleave/prefill/ctx=1K\n"}},
+		{name: "undecided, -inconclusive pass: accepted", body: plain, value: wild(0), policy: compare.InconclusivePass, code: exit.OK,
+			want: []string{"; accepted (-inconclusive pass)\n", "--- PASS: s/interleave/prefill/ctx=1K\n", "\nPASS\n"}},
+		{name: "undecided beyond the tolerance, -inconclusive pass: fails", body: plain, value: wild(-0.08), policy: compare.InconclusivePass, code: exit.Fail,
+			want: []string{": inconclusive", "; the estimate is beyond 5%: fails even with -inconclusive pass\n", "--- FAIL: s/interleave/prefill/ctx=1K\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeBoot{value: tc.value}
+			var stdout, stderr bytes.Buffer
+			out := filepath.Join(t.TempDir(), "ab")
+			err := Command(context.Background(), Options{SpecPath: specWith(t, tc.body), VarName: "build", A: "a", B: "b", OutDir: out,
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Policy: compare.Policy{Inconclusive: tc.policy},
+				Stdout: &stdout, Stderr: &stderr, Measure: f.measure})
+			if got := exit.Code(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s%s", got, err, tc.code, stdout.String(), stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
+				}
+			}
+			rec := readRecord(t, out)
+			for _, side := range []string{"a", "b"} {
+				res, err := result.Read(filepath.Join(out, side, "results.json"))
+				if err != nil || len(res.Prefill) != 1 {
+					t.Fatalf("%s's pooled results: %v", side, err)
+				}
+				if tc.body == asserted && len(res.Verdicts) != 1 {
+					t.Errorf("%s's pooled results hold %d verdicts, want 1", side, len(res.Verdicts))
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, rec)
+			}
+		})
+	}
+}
+
+// TestSameServerRefused: a build variable that changes no server (used
+// only in the workload or the measure settings) is refused before any
+// boot, exit 2, naming where the spec reads it; the same build on both
+// sides (an A/A run) is not.
+func TestSameServerRefused(t *testing.T) {
+	spec := func(t *testing.T, body string) string {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "ab.hcl")
+		src := "variable \"build\" {\n  type    = string\n  default = \"a\"\n}\nserver \"s\" {\n  model = \"m\"\n  port  = 18999\n}\n" + body
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cells := "prefill {\n  contexts = [\"1K\"]\n}\n"
+	tests := []struct {
+		name string
+		body string
+		a, b string
+		code int
+		want []string
+	}{
+		{name: "used only in the workload", body: "workload {\n  prompt = var.build == \"a\" ? \"article\" : \"random\"\n}\n" + cells, a: "a", b: "b", code: exit.Usage,
+			want: []string{"interleave: -var-name build: A (a) and B (b) launch the same server: the variable changes only what is measured", "; it is used in:\n  ", "ab.hcl:10: workload.prompt\n", "make the variable change the server"}},
+		{name: "used only in measure", body: "measure {\n  duration = var.build == \"a\" ? \"1s\" : \"2s\"\n}\n" + cells, a: "a", b: "b", code: exit.Usage,
+			want: []string{"launch the same server", "ab.hcl:10: measure.duration\n"}},
+		{name: "not used at all", body: cells, a: "a", b: "b", code: exit.Usage,
+			want: []string{"launch the same server", "; the spec does not read it\n"}},
+		{name: "the same build on both sides: an A/A run", body: cells, a: "a", b: "a", code: exit.OK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeBoot{value: func(side string, block, _ int) float64 { return 1000 * jitter(side, block) }}
+			var stdout bytes.Buffer
+			err := Command(context.Background(), Options{SpecPath: spec(t, tc.body), VarName: "build", A: tc.a, B: tc.b, OutDir: filepath.Join(t.TempDir(), "ab"),
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+			if got := exit.Code(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, stdout.String())
+			}
+			if tc.code == exit.OK {
+				return
+			}
+			if len(f.boots) > 0 {
+				t.Errorf("%d boots before the refusal", len(f.boots))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestReport: report.md in the -out folder says the outcome and the
+// design, a row per cell and metric, B's verdicts and A's, and both
+// sides' pooled results; one of a run stopped half-way says it is
+// partial and why.
+func TestReport(t *testing.T) {
+	body := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\nassert \"fast\" {\n  condition = prefill[\"1K\"].tps >= 950\n}\n"
+	slower := func(side string, block, _ int) float64 {
+		return map[string]float64{"A": 1000, "B": 900}[side] * jitter(side, block)
+	}
+	tests := []struct {
+		name   string
+		stopAt int // interrupt in block stopAt's second boot; 0: never
+		want   []string
+	}{
+		{name: "done", want: []string{"# slogate interleave: FAIL\n", "B (`b`) against A (`a`), builds named by `-var-name build`, measured in one run: 6 blocks of one boot of each in the order `",
+			"| Cell | Metric | A | B | Change | Bounds (95% confidence) | Blocks paired | Outcome |\n", "| prefill/ctx=1K | tps | 1000.3 | 903.5 | -9.9% | ", "| 6 | FAIL: regressed |\n",
+			"## B's verdicts\n", "| s/assert/fast | FAIL | `prefill[\"1K\"].tps >= 950` | prefill[\"1K\"].tps = 903.5, want >= 950",
+			"## A's verdicts\n", "| s/assert/fast | pass |", "## A's results, its boots pooled\n", "## B's results, its boots pooled\n"}},
+		{name: "interrupted in block 3", stopAt: 3, want: []string{"# slogate interleave: ",
+			"**Partial**: the run stopped before its design was done (interleave: block 3, ", "interrupted by SIGINT); the cells are decided on the 2 finished blocks.\n",
+			"| 2 | INCONCLUSIVE |\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "ab")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			f := &fakeBoot{value: slower}
+			f.before = func(ctx context.Context, b Boot) error {
+				if len(f.boots)%2 == 0 && b.Block == tc.stopAt {
+					cancel(exit.With(exit.SIGINT, errors.New("interrupted by SIGINT")))
+					return context.Cause(ctx)
+				}
+				return nil
+			}
+			var stdout bytes.Buffer
+			Command(ctx, Options{SpecPath: specWith(t, body), VarName: "build", A: "a", B: "b", OutDir: out,
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+			data, err := os.ReadFile(filepath.Join(out, ReportFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(data), w) {
+					t.Errorf("report.md lacks %q:\n%s", w, data)
+				}
+			}
+		})
+	}
+}
+
+// TestRateSearches: each boot runs the spec's rate searches and each
+// block's pair is the two boots' capacity answers, decided on paired
+// blocks, higher is better; a block whose answer is undecided or
+// unmeasurable on a side is left out, saying so; B meeting the objective
+// at no rate where A had a capacity is lost; a search that errored is an
+// error.
+func TestRateSearches(t *testing.T) {
+	body := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\n" +
+		"traffic \"steady\" {\n  context  = \"1K\"\n  rate     = [2]\n  duration = \"5s\"\n  slo      = { ttft_ms = 1000 }\n}\n" +
+		"search \"capacity\" {\n  traffic   = \"steady\"\n  rate      = [2, 16]\n  precision = \"5%\"\n  objective = cell.goodput_share >= 0.9\n}\n"
+	answer := func(rate float64) result.Search {
+		return result.Search{Found: true, Rate: rate, RateLower: rate * 0.98, RateUpper: rate * 1.05, RateRange: [2]float64{2, 16}}
+	}
+	jittered := func(a, b float64) func(string, int) result.Search {
+		return func(side string, block int) result.Search {
+			return answer(map[string]float64{"A": a, "B": b}[side] * jitter(side, block))
+		}
+	}
+	tests := []struct {
+		name   string
+		search func(side string, block int) result.Search
+		code   int
+		want   []string
+		check  func(t *testing.T, f *fakeBoot, rec Record)
+	}{
+		{name: "the same capacity: within tolerance", search: jittered(10, 10), code: exit.OK,
+			want: []string{"=== RUN   s/interleave/search/capacity\n", "    rate: A 10", "6 blocks paired), within 5%\n", "--- PASS: s/interleave/search/capacity\n"},
+			check: func(t *testing.T, f *fakeBoot, rec Record) {
+				for _, b := range f.boots {
+					if len(b.Plan.Searches) != 1 || b.Plan.Searches[0].Name != "capacity" {
+						t.Errorf("block %d %s: searches %v, want capacity", b.Block, b.Side, b.Plan.Searches)
+					}
+				}
+				if r := rec.Rows[len(rec.Rows)-1]; r.Cell != "search/capacity" || r.Metric != "rate" || len(r.A) != 6 {
+					t.Errorf("last row %+v: want search/capacity's rate over 6 blocks", r)
+				}
+			}},
+		{name: "B 20% less capacity: regressed", search: jittered(10, 8), code: exit.Fail,
+			want: []string{"6 blocks paired), regressed beyond 5% (higher is better)\n", "--- FAIL: s/interleave/search/capacity\n"}},
+		{name: "an undecided answer leaves its block out", code: exit.Fail,
+			search: func(side string, block int) result.Search {
+				if side == "A" && block == 2 {
+					return result.Search{Found: true, Rate: 10}
+				}
+				return jittered(10, 8)(side, block)
+			},
+			want: []string{"    left out of the pairs: block 2: A undecided: no probe was decided to meet the objective with confidence\n", "5 blocks paired), regressed beyond 5%"}},
+		{name: "a client that could not drive the answer's rates: left out", code: exit.OK,
+			search: func(side string, block int) result.Search {
+				s := jittered(10, 10)(side, block)
+				if side == "B" && block == 4 {
+					s.ClientLimit = 10.5
+				}
+				return s
+			},
+			want: []string{"    left out of the pairs: block 4: B unmeasurable: the client could not drive 10.5 req/s, within the answer's bounds\n", "5 blocks paired), within 5%"}},
+		{name: "B meets the objective at no rate: lost", code: exit.Fail,
+			search: func(side string, block int) result.Search {
+				if side == "B" && block == 3 {
+					return result.Search{Found: false, RateUpper: 2, RateRange: [2]float64{2, 16}}
+				}
+				return jittered(10, 10)(side, block)
+			},
+			want: []string{"    lost: B met the objective at no rate where A had a capacity (block 3: B met the objective at no rate (2 req/s decided failed)): lost capacity is a regression\n", "--- FAIL: s/interleave/search/capacity\n"},
+			check: func(t *testing.T, _ *fakeBoot, rec Record) {
+				if r := rec.Rows[len(rec.Rows)-1]; r.Decision != "lost" {
+					t.Errorf("row %+v: want lost", r)
+				}
+			}},
+		{name: "a search that errored: an error", code: exit.Infra,
+			search: func(side string, block int) result.Search {
+				if side == "A" && block == 5 {
+					return result.Search{Error: "probe at 4 req/s: the server stopped answering"}
+				}
+				return jittered(10, 10)(side, block)
+			},
+			want: []string{"    cell not measured: block 5, A: probe at 4 req/s: the server stopped answering\n", "--- FAIL: s/interleave/search/capacity\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeBoot{value: func(side string, block, _ int) float64 { return 1000 * jitter(side, block) }, search: tc.search}
+			var stdout bytes.Buffer
+			out := filepath.Join(t.TempDir(), "ab")
+			err := Command(context.Background(), Options{SpecPath: specWith(t, body), VarName: "build", A: "a", B: "b", OutDir: out,
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+			if got := exit.Code(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, stdout.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, f, readRecord(t, out))
 			}
 		})
 	}

@@ -48,6 +48,21 @@ func Endpoint(c *Client) *Server { return &Server{Client: c} }
 // for an endpoint and for nil.
 func (s *Server) Launched() bool { return s != nil && s.stopper != nil }
 
+// ProcessGroup is the process group of a server slogate launched as a
+// process (its threads and its children's are what the scheduler reading
+// of docs/method.md#environment sums); false for a container, whose
+// processes the runtime's own daemon or monitor starts, and for an
+// endpoint.
+func (s *Server) ProcessGroup() (int, bool) {
+	if s == nil {
+		return 0, false
+	}
+	if p, ok := s.stopper.(*Process); ok && p.pgid > 0 {
+		return p.pgid, true
+	}
+	return 0, false
+}
+
 // StopNormal is the reason of the stop at the end of a run that finished
 // (Server.Stop's why).
 const StopNormal = "normal stop, the run is done"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/hostenv"
 )
 
 func TestProcessLifecycle(t *testing.T) {
@@ -136,6 +137,16 @@ func TestStopSaysWhy(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			s := &Server{proc: p, stopper: p}
+			// Its process group is the one the scheduler reading sums
+			// (docs/method.md#environment): sh's, with its sleep.
+			if g, ok := s.ProcessGroup(); !ok || g != p.pgid {
+				t.Errorf("ProcessGroup() = %d, %v; want %d, true", g, ok, p.pgid)
+			} else if sc := hostenv.ReadGroup(g); !sc.OK {
+				t.Errorf("ReadGroup(%d) read no thread of the server", g)
+			}
+			if g, ok := Endpoint(nil).ProcessGroup(); ok {
+				t.Errorf("an endpoint's ProcessGroup() = %d, true; want none", g)
+			}
 			if err := s.Stop(tt.why, 2*time.Second, nil); err != nil {
 				t.Fatal(err)
 			}

@@ -187,6 +187,18 @@ var Table = withTails(append([]Metric{
 		Unit: "tokens", HigherIsBetter: true, Precision: 2,
 		Doc:      "mean tokens emitted per speculative step (1 + accepted ÷ drafts)",
 		optional: true},
+	{Name: ServerTTFTMsMean, Phase: vocab.PhaseDecode, Label: "Server mean TTFT",
+		Unit: "ms", Precision: 1,
+		Doc:      "Δsum ÷ Δcount of the server's time-to-first-token histogram over the window",
+		optional: true},
+	{Name: ServerITLMsMean, Phase: vocab.PhaseDecode, Label: "Server mean ITL",
+		Unit: "ms", Precision: 2,
+		Doc:      "Δsum ÷ Δcount of the server's inter-token latency histogram over the window",
+		optional: true},
+	{Name: ServerE2EMsMean, Phase: vocab.PhaseDecode, Label: "Server mean e2e",
+		Unit: "ms", Precision: 0,
+		Doc:      "Δsum ÷ Δcount of the server's e2e request latency histogram over the window",
+		optional: true},
 }, trafficMetrics...))
 
 // OfPhase returns the metrics of phase, in display order.

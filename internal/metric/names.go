@@ -29,6 +29,13 @@ const (
 	ServerTotalTPS = "server_total_tps"
 	SpecAcceptRate = "spec_accept_rate"
 	SpecAcceptLen  = "spec_accept_len"
+	// ServerTTFTMsMean, ServerITLMsMean and ServerE2EMsMean are the means
+	// of the server's own request-latency histograms over a decode window
+	// (docs/method.md#server-latency): timed by the server's clock, not
+	// the client's.
+	ServerTTFTMsMean = "server_ttft_ms_mean"
+	ServerITLMsMean  = "server_itl_ms_mean"
+	ServerE2EMsMean  = "server_e2e_ms_mean"
 
 	// Traffic.
 	AchievedRPS    = "achieved_rps"

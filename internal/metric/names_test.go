@@ -8,7 +8,7 @@ import (
 // names are the name constants of names.go.
 var names = []string{TPS,
 	TotalTPS, PerRequestTPS, TTFTMs, TTFTMsP90, TTFTMsP99, TBTMs, TBTMsP90, TBTMsP99, ITLMs, TPOTMs,
-	ActiveAvg, Completed, Rejected, OutputTokens, MeasuredS, ServerTotalTPS, SpecAcceptRate, SpecAcceptLen,
+	ActiveAvg, Completed, Rejected, OutputTokens, MeasuredS, ServerTotalTPS, SpecAcceptRate, SpecAcceptLen, ServerTTFTMsMean, ServerITLMsMean, ServerE2EMsMean,
 	AchievedRPS, GoodputRPS, GoodputShare, Launched, Unfinished, RejectedShare, E2EMs, E2EMsP90, E2EMsP99, E2EMsMean, ConcurrencyAvg, PrefixCacheHitRate, OutputTPS}
 
 // TestNamesAreTheTable: every name constant names a metric of Table, and

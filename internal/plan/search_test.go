@@ -109,17 +109,17 @@ func TestRateSearchEstimate(t *testing.T) {
 		windows      [3]int
 	}{
 		{name: "probes only", want: coldPrefill + 3*probes*window + hiExpected,
-			low: 2 * probes * window, high: 4*probes*window + 4*hiDrain + (past-1)*4*midDrain, windows: [3]int{16, 24, 32}},
+			low: 2 * 2 * window, high: 4*probes*window + 4*hiDrain + (past-1)*4*midDrain, windows: [3]int{4, 24, 32}},
 		{name: "24 check windows", checkWindows: 24, want: coldPrefill + (3*probes+24)*window + hiExpected,
-			low: (2*probes + 24) * window, high: (4*probes+24)*window + 4*hiDrain + (past-1)*4*midDrain, windows: [3]int{40, 48, 56}},
+			low: (2*2 + 24) * window, high: (4*probes+24)*window + 4*hiDrain + (past-1)*4*midDrain, windows: [3]int{28, 48, 56}},
 		{name: "the most check windows", checkWindows: spec.MaxCheckWindows, want: coldPrefill + (3*probes+spec.MaxCheckWindows)*window + hiExpected,
-			low: (2*probes + spec.MaxCheckWindows) * window, high: (4*probes+spec.MaxCheckWindows)*window + 4*hiDrain + (past-1)*4*midDrain,
-			windows: [3]int{16 + spec.MaxCheckWindows, 24 + spec.MaxCheckWindows, 32 + spec.MaxCheckWindows}},
+			low: (2*2 + spec.MaxCheckWindows) * window, high: (4*probes+spec.MaxCheckWindows)*window + 4*hiDrain + (past-1)*4*midDrain,
+			windows: [3]int{4 + spec.MaxCheckWindows, 24 + spec.MaxCheckWindows, 32 + spec.MaxCheckWindows}},
 		// llama-server notices a closed request within 1 s: a settle wait
 		// of 2 s after each probe past the capacity, after each of their
 		// windows at the high end.
 		{name: "an engine that aborts late", engine: "llamacpp", want: coldPrefill + 3*probes*window + hiExpected + past*2*time.Second,
-			low: 2 * probes * window, high: 4*probes*window + 4*hiDrain + (past-1)*4*midDrain + past*4*2*time.Second, windows: [3]int{16, 24, 32}},
+			low: 2 * 2 * window, high: 4*probes*window + 4*hiDrain + (past-1)*4*midDrain + past*4*2*time.Second, windows: [3]int{4, 24, 32}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,7 +159,19 @@ func TestSearchTimeAgainstRecordedRuns(t *testing.T) {
 		// probes are each probe's windows' elapsed_s summed, in the order
 		// measured.
 		probes []float64
+		// above: the capacity was above the range, so the search ended
+		// after two probes: inside the range, not near the expected
+		// value, which counts a capacity inside it.
+		above bool
 	}{
+		// specs/llamacpp/search.hcl as committed (10 s windows, [4, 9]
+		// req/s at 25 %), slogate and the server at real-time priority so
+		// that nothing else took their CPUs: both probes met in 3
+		// windows, the whole range met, 67.7 s (34.31 and 33.40 s).
+		{name: "llama.cpp twin, every probe met", engine: "llamacpp", output: 64, above: true,
+			traffic: spec.Traffic{Rates: []float64{2}, Duration: 10 * time.Second, WarmUp: time.Second},
+			search:  spec.Search{RateLo: 4, RateHi: 9, Precision: 0.25, ObjectiveMetrics: []string{"goodput_share"}},
+			probes:  []float64{34.31, 33.40}},
 		// llama-server, tiny.gguf on 2 slots (-t 1), 64-to-128-token
 		// prompts and 32-token outputs, Poisson arrivals, 1 s warm-up and
 		// 3 s windows, goodput_share >= 0.9 && ttft_ms_p90 <= 1000 over
@@ -193,7 +205,7 @@ func TestSearchTimeAgainstRecordedRuns(t *testing.T) {
 			}
 			off := (e.Expected.Seconds() - spent) / spent
 			t.Logf("expected %v (%v to %v), the run's windows %.1f s: %+.0f%%", e.Expected, e.Low, e.High, spent, 100*off)
-			if math.Abs(off) > 0.3 {
+			if math.Abs(off) > 0.3 && !tt.above {
 				t.Errorf("expected %v is %+.0f%% from the run's %.1f s, want within 30%%", e.Expected, 100*off, spent)
 			}
 			if spent < e.Low.Seconds() || spent > e.High.Seconds() {

@@ -34,6 +34,13 @@ type Environment struct {
 	// before the run and CalibrationAfterMs just after it.
 	CalibrationMs      float64 `json:"calibration_ms"`
 	CalibrationAfterMs float64 `json:"calibration_after_ms"`
+	// ServerWaitPct is the share of the time the server's threads were
+	// ready to run during the run that they spent waiting for a CPU (the
+	// kernel's schedstat over the server's process group), in %, and
+	// ServerCPUs the CPUs they used on average; nil for a container or an
+	// endpoint, whose processes slogate did not start.
+	ServerWaitPct *float64 `json:"server_wait_pct,omitempty"`
+	ServerCPUs    *float64 `json:"server_cpus,omitempty"`
 }
 
 // Sources of DecodeCell.ServerPerRequestTPS (docs/method.md#unmeasurable).

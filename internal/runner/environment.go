@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/hostenv"
+	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -15,6 +16,14 @@ import (
 // takeMachine reads the machine around a run (a variable so that the
 // tests can make it move).
 var takeMachine = hostenv.Take
+
+// readGroup reads the server's scheduler account (a variable so that the
+// tests can make the server starve).
+var readGroup = hostenv.ReadGroup
+
+// serverGroup is the process group of the server a run launched (a
+// variable so that the tests can give their fake server one).
+var serverGroup = (*lifecycle.Server).ProcessGroup
 
 // watchedRun is one run of a decode cell with the machine around it
 // (docs/method.md#environment): its environment record and, when the
@@ -29,36 +38,56 @@ type watchedRun struct {
 // decodeWatched measures one run of a decode cell (decodeOnce) between
 // two readings of the machine (watchMachine); number is the run's 1-based
 // number among all the cell's runs (0 for a cell run once), first the
-// cell's reference machine (nil: this is its first run). The watched run
-// carries the next reference.
+// cell's reference machine (nil: this is its first run). A measured run
+// whose server was starved is unmeasurable. The watched run carries the
+// next reference.
 func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]byte, number int, first *hostenv.Snapshot) (watchedRun, error) {
 	var c result.DecodeCell
 	var err error
-	mw := watchMachine(number, first, func() { c, err = r.decodeOnce(ctx, ref, bodies, number) })
+	mw := r.watchMachine(number, first, func() { c, err = r.decodeOnce(ctx, ref, bodies, number) })
+	if mw.starved != "" && c.Status.Measured() {
+		c.Status, c.Reason = vocab.StatusUnmeasurable, mw.starved
+	}
 	return watchedRun{cell: c, env: mw.env, moved: mw.moved, after: mw.next}, err
 }
 
 // machineWatch is the machine around one run of a cell
 // (docs/method.md#environment): its record, the warning that says how it
-// moved beyond a bound (nil when it did not), and the cell's reference
-// machine for its next run.
+// moved beyond a bound (nil when it did not), why the server was starved
+// ("" when it was not, or its wait was not read), and the cell's
+// reference machine for its next run.
 type machineWatch struct {
-	env   result.Environment
-	moved *warning.Warning
-	next  hostenv.Snapshot
+	env     result.Environment
+	moved   *warning.Warning
+	starved string
+	next    hostenv.Snapshot
 }
 
 // watchMachine calls run, one run of a cell numbered number, between two
-// readings of the machine, and judges them against first, the cell's
-// reference machine (nil: this is its first run), read at runs' ends,
-// like against like, since the server's own work during a run raises the
-// CPU pressure and slows the calibration a reading before it does not
-// see: the end of its first run, with the fastest calibration any run's
-// end has shown, so that one reading taken on a busy moment does not make
-// every later run look moved. The first run is held to steal alone.
-func watchMachine(number int, first *hostenv.Snapshot, run func()) machineWatch {
+// readings of the machine and of the launched server's scheduler account,
+// and judges them against first, the cell's reference machine (nil: this
+// is its first run), read at runs' ends, like against like, since the
+// server's own work during a run raises the CPU pressure and slows the
+// calibration a reading before it does not see: the end of its first run,
+// with the fastest calibration any run's end has shown, so that one
+// reading taken on a busy moment does not make every later run look
+// moved, and with the least share of its ready time the launched server
+// waited for a CPU in any run. The first run is held to steal alone (and,
+// the server's wait read, to StarvedBoundPct).
+func (r *run) watchMachine(number int, first *hostenv.Snapshot, run func()) machineWatch {
 	before := takeMachine()
+	pgid, launched := serverGroup(r.server)
+	var schedBefore hostenv.Sched
+	if launched {
+		schedBefore = readGroup(pgid)
+	}
+	t0 := time.Now()
 	run()
+	wall := time.Since(t0)
+	var schedAfter hostenv.Sched
+	if launched {
+		schedAfter = readGroup(pgid)
+	}
 	after := takeMachine()
 	reference := after
 	if first != nil {
@@ -66,7 +95,21 @@ func watchMachine(number int, first *hostenv.Snapshot, run func()) machineWatch 
 	}
 	w := machineWatch{env: environmentOf(before, after, number), next: reference}
 	w.next.Calibration = fastest(reference.Calibration, after.Calibration)
-	if mv, ok := hostenv.Moved(reference, before, after); ok {
+	mv, moved := hostenv.Moved(reference, before, after)
+	if pct, cpus, ok := hostenv.WaitShare(schedBefore, schedAfter, wall.Nanoseconds()); ok {
+		pct, cpus = measure.Round(pct, 1), measure.Round(cpus, 2)
+		w.env.ServerWaitPct, w.env.ServerCPUs = &pct, &cpus
+		if s, waited := hostenv.Waited(reference, pct); waited && first != nil {
+			mv, moved = s, true
+		}
+		if !w.next.ServerWaitOK || pct < w.next.ServerWait {
+			w.next.ServerWait, w.next.ServerWaitOK = pct, true
+		}
+		if hostenv.Starved(pct) {
+			w.starved = fmt.Sprintf("the server was starved: its threads spent %.0f %% of the time they were ready to run waiting for a CPU (over %.0f %%), using %.2f CPUs: it ran at half its speed or less, so the figures are the machine's contention, not the build's", pct, hostenv.StarvedBoundPct, cpus)
+		}
+	}
+	if moved {
 		x := movedWarning(mv)
 		w.moved = &x
 	}
@@ -105,6 +148,8 @@ func movedWarning(mv hostenv.Movement) warning.Warning {
 	switch mv.Kind {
 	case hostenv.Calibration:
 		summary = fmt.Sprintf("the machine moved: a fixed CPU calibration took %.3g ms at its fastest after a run of the cell and %.3g ms after this one (beyond %.1f×)", mv.Before, mv.After, mv.Bound)
+	case hostenv.ServerWait:
+		summary = fmt.Sprintf("the server waited: its threads spent %.0f %% of the time they were ready to run waiting for a CPU, against %.0f %% at the least in the cell's runs (more than %.0f points)", mv.After, mv.Before, mv.Bound)
 	case hostenv.Steal:
 		summary = fmt.Sprintf("the machine moved: %.1f %% of its CPU time was stolen during the run (over %.0f %%)", mv.After, mv.Bound)
 	default:

@@ -420,7 +420,7 @@ func (r *run) wantsMore(ref vocab.CellRef, samples func(metric.Metric) ([]float6
 		}
 	}
 	var reasons []string
-	for _, gated := range gatedMetrics(ref.Phase) {
+	for _, gated := range r.gatedMetrics(ref.Phase) {
 		xs, ok := samples(gated)
 		if !ok {
 			continue
@@ -536,7 +536,7 @@ func (r *run) design(phase vocab.Phase, boots []int, stopped string, samples map
 	if r.boots() > 1 {
 		d.Boots = boots
 		d.Levels = map[string]result.Levels{}
-		for _, m := range gatedMetrics(phase) {
+		for _, m := range r.gatedMetrics(phase) {
 			if lv, ok := bootLevels(samples[m.Name], boots, r.bootCost(), perRepeat, r.tolerance(), r.alpha()); ok {
 				d.Levels[m.Name] = lv
 			}
@@ -635,8 +635,9 @@ func (pc *pendingCell) keptPrefills() (kept []result.PrefillCell, boots []int, e
 // runs taken before and the taken calls before it in the same
 // measure.Prefill call (*taken), its environment kept, and why it is left
 // out of the cell appended to *out ("" kept; docs/method.md#unmeasurable):
-// an unmeasurable run, or with repeat = "auto" a run whose machine moved.
-// A moved run that is kept is said in a warning.
+// an unmeasurable run (the client behind the server's clock, or the
+// server starved), or with repeat = "auto" a run whose machine moved. A
+// moved run that is kept is said in a warning.
 func (r *run) watchPrefill(pc *pendingCell, taken *int, out *[]string) measure.PrefillRun {
 	return func(run func() (result.PrefillCell, error)) (result.PrefillCell, error) {
 		number := 0
@@ -645,13 +646,16 @@ func (r *run) watchPrefill(pc *pendingCell, taken *int, out *[]string) measure.P
 		}
 		var c result.PrefillCell
 		var err error
-		mw := watchMachine(number, pc.machine, func() { c, err = run() })
+		mw := r.watchMachine(number, pc.machine, func() { c, err = run() })
 		pc.machine = &mw.next
 		*taken++
 		if err != nil {
 			return c, err
 		}
 		pc.envs = append(pc.envs, mw.env)
+		if mw.starved != "" && c.Status.Measured() {
+			c.Status, c.Reason = vocab.StatusUnmeasurable, mw.starved
+		}
 		why, left := r.leftOut(c.Status, c.Reason, mw.moved)
 		if !left && mw.moved != nil && c.Status.Measured() {
 			w := *mw.moved
@@ -663,9 +667,21 @@ func (r *run) watchPrefill(pc *pendingCell, taken *int, out *[]string) measure.P
 	}
 }
 
-// gatedMetrics are the metrics repeat = "auto" decides a cell on: those a
-// baseline comparison reads by default (compare.DefaultMetrics).
-func gatedMetrics(phase vocab.Phase) []metric.Metric { return compare.DefaultMetrics(phase) }
+// gatedMetrics are the metrics repeat = "auto" decides a cell on: those
+// the comparison reads, the Policy's Metrics of phase when it names some
+// (bisect -metric), else compare.DefaultMetrics.
+func (r *run) gatedMetrics(phase vocab.Phase) []metric.Metric {
+	var out []metric.Metric
+	for _, name := range r.cfg.Policy.Metrics {
+		if m, ok := metric.Lookup(phase, name); ok {
+			out = append(out, m)
+		}
+	}
+	if len(r.cfg.Policy.Metrics) > 0 {
+		return out
+	}
+	return compare.DefaultMetrics(phase)
+}
 
 // prefillStep sends the step's cold prefill requests: one warm-up when
 // the cell is not recorded (or is done: recorded, or failed in an

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vllmfake"
@@ -556,5 +557,36 @@ func TestRepeatedCellEndedAtFirstRepeat(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"start 1"}, obs.events); diff != "" {
 		t.Errorf("decode events (-want +got):\n%s", diff)
+	}
+}
+
+// TestGatedMetricsFollowPolicy: repeat = "auto" stops on the metrics the
+// comparison decides on: the Policy's when it names some (bisect
+// -metric server_itl_ms_mean), of the cell's phase only; the defaults
+// otherwise.
+func TestGatedMetricsFollowPolicy(t *testing.T) {
+	tests := []struct {
+		name    string
+		metrics []string
+		phase   vocab.Phase
+		want    []string
+	}{
+		{name: "defaults, decode", phase: vocab.PhaseDecode, want: []string{metric.TotalTPS, metric.TTFTMs, metric.TBTMs}},
+		{name: "defaults, prefill", phase: vocab.PhasePrefill, want: []string{metric.TPS}},
+		{name: "a server metric, decode", metrics: []string{metric.ServerITLMsMean}, phase: vocab.PhaseDecode, want: []string{metric.ServerITLMsMean}},
+		{name: "a decode metric, prefill", metrics: []string{metric.ServerITLMsMean}, phase: vocab.PhasePrefill, want: nil},
+		{name: "one of each", metrics: []string{metric.TPS, metric.TBTMs}, phase: vocab.PhasePrefill, want: []string{metric.TPS}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &run{cfg: Config{Policy: compare.Policy{Metrics: tt.metrics}}}
+			var got []string
+			for _, m := range r.gatedMetrics(tt.phase) {
+				got = append(got, m.Name)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("gated metrics (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -8,6 +8,9 @@ import (
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/report"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -66,18 +69,24 @@ func WriteInterleaveMore(w io.Writer, open, max int) {
 //	=== RUN   q/interleave/decode/ctx=1K/conc=1
 //	    total_tps: A 246.1, B 221.5 (-10.0%, bounds -10.9…-9.1% at 95.3% confidence each, 6 blocks paired), regressed beyond 5% (higher is better)
 //	--- FAIL: q/interleave/decode/ctx=1K/conc=1
-func WriteInterleaveCells(w io.Writer, server string, cells []compare.BlockCell, tolerance float64) {
+//
+// An undecided metric under -inconclusive pass says whether it was
+// accepted or fails all the same, its estimate beyond the tolerance.
+func WriteInterleaveCells(w io.Writer, server string, cells []compare.BlockCell, tolerance float64, policy compare.InconclusivePolicy) {
 	if tolerance == 0 {
 		tolerance = compare.DefaultTolerance
 	}
 	tol := numfmt.Percent(tolerance)
 	for _, c := range cells {
-		name := server + "/interleave/" + c.Ref.Name()
+		name := server + "/interleave/" + c.Name()
 		fmt.Fprintf(w, "=== RUN   %s\n", name)
 		if c.Error != "" {
 			fmt.Fprintf(w, "    cell not measured: %s\n", c.Error)
 		}
-		if c.Lost != "" {
+		switch {
+		case c.Lost != "" && c.Search != "":
+			fmt.Fprintf(w, "    lost: B met the objective at no rate where A had a capacity (%s): lost capacity is a regression\n", c.Lost)
+		case c.Lost != "":
 			fmt.Fprintf(w, "    lost: B cannot hold the cell A measured (%s): lost capacity is a regression\n", c.Lost)
 		}
 		for _, l := range c.Left {
@@ -101,7 +110,14 @@ func WriteInterleaveCells(w io.Writer, server string, cells []compare.BlockCell,
 				if t.Needed > 0 {
 					line += fmt.Sprintf(", about %d blocks would decide it", t.Needed)
 				}
-				undecided = append(undecided, m.Metric.Name)
+				switch {
+				case policy != compare.InconclusivePass:
+					undecided = append(undecided, m.Metric.Name)
+				case m.Outcome == vocab.Fail:
+					line += fmt.Sprintf("; the estimate is beyond %s: fails even with -inconclusive pass", tol)
+				default:
+					line += "; accepted (-inconclusive pass)"
+				}
 			case compare.Improved:
 				line += ", improved"
 			default:
@@ -130,13 +146,74 @@ func interleaveWord(o vocab.Outcome) string {
 	return "PASS"
 }
 
+// InterleaveVerdicts are the asserts and expects checked on each side's
+// boots pooled: B's gate, A's are reported.
+type InterleaveVerdicts struct {
+	Server, A, B         string
+	VerdictsA, VerdictsB []result.Verdict
+}
+
+// WriteInterleaveVerdicts writes B's verdicts as tests, as a run writes
+// its own, named <server>/interleave/B/<test>, then A's in a line each,
+// reported without gating:
+//
+//	=== RUN   s/interleave/B/assert/fast
+//	    decode["1K"][1].total_tps = 900, want >= 950 (-5.3% from the threshold)
+//	--- FAIL: s/interleave/B/assert/fast
+//	A (1.0), its boots pooled, reported (A's asserts do not gate): assert/fast pass
+func WriteInterleaveVerdicts(w io.Writer, v InterleaveVerdicts) {
+	stream := report.NewConsole(w, "", report.ConsoleOptions{})
+	for _, x := range v.VerdictsB {
+		x.Test = interleaveTest(v.Server, "B", x.Test)
+		StreamVerdict(stream, x)
+	}
+	if len(v.VerdictsA) == 0 {
+		return
+	}
+	var parts []string
+	for _, x := range v.VerdictsA {
+		part := strings.TrimPrefix(x.Test, v.Server+"/") + " " + x.Outcome.String()
+		if x.Outcome.Failed() && len(x.Details) > 0 {
+			part += " (" + strings.TrimSpace(x.Details[0]) + ")"
+		}
+		parts = append(parts, part)
+	}
+	fmt.Fprintf(w, "A (%s), its boots pooled, reported (A's asserts do not gate): %s\n", v.A, strings.Join(parts, "; "))
+}
+
+// interleaveTest is a side's name of a run's test: s/assert/fast →
+// s/interleave/B/assert/fast.
+func interleaveTest(server, side, test string) string {
+	return server + "/interleave/" + side + "/" + strings.TrimPrefix(test, server+"/")
+}
+
+// InterleaveSearchSkipped is the message of an assert an interleaved run
+// cannot check: it reads a search, which the run does not measure.
+func InterleaveSearchSkipped(searches []string) string {
+	return fmt.Sprintf("reads search %s, which an interleaved run does not measure: run the spec for it", joinAnd(quoted(searches)))
+}
+
+// quoted is each string in double quotes.
+func quoted(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprintf("%q", x)
+	}
+	return out
+}
+
 // InterleaveSummary is the end of an interleaved run.
 type InterleaveSummary struct {
-	Outcome       vocab.Outcome
-	Cells         []compare.BlockCell
+	Outcome vocab.Outcome
+	Cells   []compare.BlockCell
+	// VerdictsB are B's asserts and expects, which gate beside the cells.
+	VerdictsB     []result.Verdict
 	Blocks, Boots int
 	ServerS       float64
 	OutDir        string
+	// Stopped is why the run ended before its design was done ("" when
+	// it did not): the cells are then decided on the finished blocks.
+	Stopped string
 }
 
 // WriteInterleaveEnd is the run's closing lines: what failed, the cost in
@@ -145,15 +222,28 @@ func WriteInterleaveEnd(w io.Writer, s InterleaveSummary) {
 	var failed []string
 	for _, c := range s.Cells {
 		if c.Outcome != vocab.Pass {
-			failed = append(failed, c.Ref.Name()+" ("+c.Outcome.String()+")")
+			failed = append(failed, c.Name()+" ("+c.Outcome.String()+")")
 		}
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "%d of %d cells failed: %s\n", len(failed), len(s.Cells), strings.Join(failed, ", "))
 	}
+	failed = nil
+	for _, v := range s.VerdictsB {
+		if v.Outcome.Failed() {
+			failed = append(failed, v.Test+" ("+v.Outcome.String()+")")
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "%d of %d of B's asserts failed: %s\n", len(failed), len(s.VerdictsB), strings.Join(failed, ", "))
+	}
+	if s.Stopped != "" {
+		fmt.Fprintf(w, "interleave: stopped before the design was done (%s): the cells above are decided on the %s finished\n",
+			strings.SplitN(s.Stopped, "\n", 2)[0], count(s.Blocks, "block"))
+	}
 	fmt.Fprintf(w, "interleave: %s, %s, %.1f s of server time; A's results in %s/a/block-NN, B's in %s/b/block-NN, the comparison in %s/interleave.json\n",
 		count(s.Blocks, "block"), count(s.Boots, "boot"), s.ServerS, s.OutDir, s.OutDir, s.OutDir)
-	if s.Outcome == vocab.Pass {
+	if s.Outcome == vocab.Pass && s.Stopped == "" {
 		fmt.Fprintln(w, "PASS")
 	} else {
 		fmt.Fprintln(w, "FAIL")
@@ -163,4 +253,32 @@ func WriteInterleaveEnd(w io.Writer, s InterleaveSummary) {
 // count is n and the noun, plural but for one: "1 cell", "3 cells".
 func count(n int, noun string) string {
 	return fmt.Sprintf("%d %s", n, plural(n, noun, noun+"s"))
+}
+
+// InterleaveKept is what an interleaved run stopped half-way says it
+// kept:
+//
+//	what 2 finished blocks decided is in ab/interleave.json, marked partial
+func InterleaveKept(blocks int, path string) string {
+	return fmt.Sprintf("what %s decided is in %s, marked partial", count(blocks, "finished block"), path)
+}
+
+// InterleaveSameServer is the refusal of two builds that launch the same
+// server, each place the spec reads the build's variable named:
+//
+//	ab.hcl: interleave: -var-name prompt: A (article) and B (random) launch the same server: the variable changes only what is measured, not the server, and the comparison would read that as the build; it is used in:
+//	  ab.hcl:14: workload.prompt
+//	make the variable change the server (an executable, a flag, a model)
+func InterleaveSameServer(specPath, varName, a, b string, uses []spec.VariableUse) string {
+	var where []string
+	for _, u := range uses {
+		where = append(where, fmt.Sprintf("%s:%d: %s", u.Range.Filename, u.Range.Start.Line, u.Path))
+	}
+	s := fmt.Sprintf("%s: interleave: -var-name %s: A (%s) and B (%s) launch the same server: the variable changes only what is measured, not the server, and the comparison would read that as the build", specPath, varName, a, b)
+	if len(where) == 0 {
+		s += "; the spec does not read it"
+	} else {
+		s += "; it is used in:\n  " + strings.Join(where, "\n  ")
+	}
+	return s + "\nmake the variable change the server (an executable, a flag, a model)"
 }
