@@ -109,6 +109,9 @@ type TrafficPair struct {
 	// does to the gate: Decided, but a Fail or Inconclusive passes when
 	// the engines differ.
 	Decided, Outcome vocab.Outcome
+	// Confounded: the machines differ the way that could make Decided
+	// (CellResult.Confounded), so Outcome is Inconclusive.
+	Confounded bool
 }
 
 // Measured reports whether both sides have a measured cell (Values are set).
@@ -118,7 +121,7 @@ func (p *TrafficPair) Measured() bool {
 
 // InformsOnly reports whether the engine rule turned the pair's Fail or
 // Inconclusive into a Pass.
-func (p *TrafficPair) InformsOnly() bool { return p.Outcome != p.Decided }
+func (p *TrafficPair) InformsOnly() bool { return p.Outcome != p.Decided && !p.Confounded }
 
 // TrafficValue is one metric of a traffic pair.
 type TrafficValue struct {
@@ -539,9 +542,12 @@ func trafficRows(tp *TrafficPair, alpha float64) []result.ComparisonRow {
 		if v.Bounded {
 			r.Lower, r.Upper, r.Confidence = ptr(v.Lower-1), ptr(v.Upper-1), ptr(1-alpha)
 		}
-		if tp.InformsOnly() && (v.Outcome == vocab.Fail || v.Outcome == vocab.Inconclusive) {
+		switch {
+		case tp.InformsOnly() && (v.Outcome == vocab.Fail || v.Outcome == vocab.Inconclusive):
 			r.Outcome = vocab.Pass
-		} else {
+		case tp.Confounded && v.Outcome == tp.Decided:
+			r.Outcome = vocab.Inconclusive
+		default:
 			r.Outcome = v.Outcome
 		}
 		out = append(out, r)

@@ -100,6 +100,9 @@ func outcomeWord(p *compare.TrafficPair) string {
 	if p.InformsOnly() {
 		w += ", informs only (another engine)"
 	}
+	if p.Confounded {
+		w += ", not decided (another machine)"
+	}
 	return w
 }
 
@@ -134,7 +137,7 @@ func trafficMetricLines(p *compare.TrafficPair, tolerance float64) []string {
 // trafficVerdict is one traffic pair's verdict of -baseline, named
 // "<server>/baseline/traffic/replay/rate=4": its headline and metric
 // lines, and a message naming what regressed or could not be decided.
-func trafficVerdict(server string, tp *compare.TrafficPair, p compare.Policy) result.Verdict {
+func trafficVerdict(server string, tp *compare.TrafficPair, p compare.Policy, m *compare.MachineChange) result.Verdict {
 	ref := tp.Ref
 	v := result.Verdict{
 		Test:    vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
@@ -180,6 +183,9 @@ func trafficVerdict(server string, tp *compare.TrafficPair, p compare.Policy) re
 	}
 	if tp.InformsOnly() {
 		v.Details = append(v.Details, "(informs only: "+tp.Decided.String()+" against a baseline of another engine, which never gates)")
+	}
+	if tp.Confounded {
+		v.Details = append(v.Details, ConfoundedLine(tp.Decided, m))
 	}
 	return v
 }
