@@ -84,17 +84,20 @@ func TestCmdDiff(t *testing.T) {
 	repBeyond := repeated("rep-beyond.json", []float64{5000, 5500, 6300, 5200, 6900})
 	// Traffic cells, one window each: B's TTFT three times A's informs and
 	// never fails; with no decode or prefill cell they are all there is.
-	withTraffic := func(name string, ttft float64, only bool) string {
+	// A window of 400 requests decides a p99; one of 8 cannot (a p99
+	// needs 299: docs/method.md#undecidable-percentiles).
+	withTraffic := func(name string, ttft float64, only bool, requests int) string {
 		return writeRunWith(t, dir, name, 6000, func(r *result.Results) {
 			if only {
 				r.Prefill, r.Decode = nil, nil
 			}
 			r.Traffic = []result.TrafficCell{{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid,
-				AchievedRPS: 4, GoodputRPS: 4, Launched: 8, Completed: 8, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
+				AchievedRPS: 4, GoodputRPS: 4, Launched: requests, Completed: requests, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
 		})
 	}
-	trafficA, trafficB := withTraffic("traffic-a.json", 100, false), withTraffic("traffic-b.json", 300, false)
-	trafficOnlyA, trafficOnlyB := withTraffic("traffic-only-a.json", 100, true), withTraffic("traffic-only-b.json", 300, true)
+	trafficA, trafficB := withTraffic("traffic-a.json", 100, false, 400), withTraffic("traffic-b.json", 300, false, 400)
+	trafficOnlyA, trafficOnlyB := withTraffic("traffic-only-a.json", 100, true, 400), withTraffic("traffic-only-b.json", 300, true, 400)
+	fewA, fewB := withTraffic("traffic-few-a.json", 100, true, 8), withTraffic("traffic-few-b.json", 300, true, 8)
 	notJSON := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(notJSON, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
@@ -143,6 +146,8 @@ func TestCmdDiff(t *testing.T) {
 			"\ntraffic cells (request for request when both sent one schedule; docs/method.md#comparing-traffic):\n  traffic/replay/conc=8: regressed (ttft_ms_p99); unpaired, on the cells' values alone (not statistical): the baseline has no per-request records",
 			"\n    ttft_ms_p99 within 5%: +200.0% (100 → 300 ms, values only): regressed\n"}},
 		{name: "traffic cells alone are compared", args: []string{trafficOnlyA, trafficOnlyB}, code: 1, inStdout: []string{"traffic/replay/conc=8: regressed (ttft_ms_p99)", "    achieved_rps: 4 → 4 req/s"}},
+		{name: "a p99 of 8 requests is not a verdict", args: []string{fewA, fewB}, code: 4, inStdout: []string{"traffic/replay/conc=8: inconclusive (ttft_ms_p99, tbt_ms_p99, e2e_ms_p99)",
+			"    ttft_ms_p99 within 5%: +200.0% (100 → 300 ms, values only): inconclusive (ttft_ms_p99 from 8 requests: a p99 needs ≥ 299)\n"}},
 		{name: "missing file", args: []string{a, filepath.Join(dir, "nope.json")}, code: 2, inError: "nope.json does not exist"},
 		{name: "not a results file", args: []string{a, notJSON}, code: 2, inError: "not a slogate results file"},
 	}

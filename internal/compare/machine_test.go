@@ -14,7 +14,7 @@ import (
 // slower.
 func machineRuns(a, b, calA, calB, slow float64) (*result.Results, *result.Results) {
 	side := func(tps, cal, slow float64, seed uint64) *result.Results {
-		r := trafficRun(200, slow, seed, 3, true, true)
+		r := trafficRun(400, slow, seed, 3, true, true) // enough for a p99 (299)
 		r.Server = result.Server{Name: "s"}
 		c := decode(1024, 1, tps, 50, 2)
 		if cal > 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -146,7 +147,17 @@ type TrafficValue struct {
 	// the interval narrows as 1/√n until it clears the tolerance's edge;
 	// 0 when more than MaxRequestsEstimate times those compared.
 	Needed int
+	// From and Need: a percentile from fewer requests a side (From) than
+	// its order statistics can bound at the comparison's α (Need,
+	// ratesearch.QuantileSamples) is undecidable: Change is Inconclusive
+	// whatever its bounds say, and it never fails
+	// (docs/method.md#undecidable-percentiles). Both 0 otherwise.
+	From, Need int
 }
+
+// Undecidable reports whether the metric is a percentile of too few
+// requests to decide (From, Need).
+func (v *TrafficValue) Undecidable() bool { return v.Need > 0 }
 
 // MaxRequestsEstimate bounds TrafficValue.Needed, in multiples of the
 // requests compared: beyond it the estimate says "far more".
@@ -295,6 +306,15 @@ func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Poli
 			} else {
 				v.Change = decide(va, vb, p.Tolerance, m.HigherIsBetter)
 			}
+			n := min(a.Completed, b.Completed)
+			if boot != nil && ok[i] {
+				n = min(boot[i].NA, boot[i].NB)
+			}
+			if _, q, isQ := ratesearch.MetricQuantile(m.Name); isQ {
+				if need := ratesearch.QuantileSamples(q, p.Alpha); n < need {
+					v.Change, v.From, v.Need, v.Needed = Inconclusive, n, need, 0
+				}
+			}
 			v.Outcome = trafficOutcome(&v, p)
 			tp.Decided = vocab.Worst(tp.Decided, v.Outcome)
 		}
@@ -314,6 +334,9 @@ func trafficOutcome(v *TrafficValue, p Policy) vocab.Outcome {
 		switch {
 		case p.Inconclusive == InconclusiveFail:
 			return vocab.Inconclusive
+		case v.Undecidable():
+			// Too few requests for the percentile: never a failure.
+			return vocab.Pass
 		case v.EstimateBeyond(p.Tolerance):
 			return vocab.Fail
 		}

@@ -237,7 +237,7 @@ func TestWithBaseline(t *testing.T) {
 	t.Run("a traffic cell is a verdict: the rule, then the value", func(t *testing.T) {
 		withTraffic := func(r *result.Results, ttft float64) *result.Results {
 			r.Traffic = []result.TrafficCell{{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid,
-				AchievedRPS: 4, GoodputRPS: 4, Launched: 8, Completed: 8, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
+				AchievedRPS: 4, GoodputRPS: 4, Launched: 400, Completed: 400, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
 			return r
 		}
 		v, notes, err := withBaseline(withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 100),

@@ -3,10 +3,12 @@ package views
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -126,7 +128,10 @@ func trafficMetricLines(p *compare.TrafficPair, tolerance float64) []string {
 			values += ", values only"
 		}
 		line := fmt.Sprintf("%s within %s: %s (%s): %s", v.Metric.Name, numfmt.Percent(tolerance), value, values, v.Change)
-		if v.Change == compare.Inconclusive && v.Bounded {
+		switch {
+		case v.Undecidable():
+			line += " (" + UndecidablePercentile(v.Metric.Name, v.From, v.Need) + ")"
+		case v.Change == compare.Inconclusive && v.Bounded:
 			line += " (" + trafficNeeded(p, v.Needed) + ")"
 		}
 		out = append(out, line)
@@ -260,4 +265,23 @@ func trafficNeeded(p *compare.TrafficPair, needed int) string {
 		s += fmt.Sprintf(": a %s s window at %s req/s", numfmt.Value(float64(needed)/rps), numfmt.Value(rps))
 	}
 	return s
+}
+
+// UndecidablePercentile says why a percentile of n requests is not
+// decided: "ttft_ms_p99 from 42 requests: a p99 needs ≥ 299"
+// (docs/method.md#undecidable-percentiles).
+func UndecidablePercentile(name string, n, need int) string {
+	return fmt.Sprintf("%s from %d requests: %s needs ≥ %d", name, n, quantileWord(name), need)
+}
+
+// quantileWord names the quantile metric name reads: "a median", "a p99".
+func quantileWord(name string) string {
+	_, q, ok := ratesearch.MetricQuantile(name)
+	switch {
+	case !ok:
+		return "it"
+	case q == 0.5:
+		return "a median"
+	}
+	return "a p" + strconv.FormatFloat(q*100, 'f', -1, 64)
 }
