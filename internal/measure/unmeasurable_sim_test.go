@@ -13,8 +13,9 @@ import (
 	"github.com/slogate/slogate/internal/vocab"
 )
 
-// The error rates of the unmeasurable rules (docs/method.md#unmeasurable),
-// by Monte Carlo over the decision code (judgeMeasurable). A seeded model
+// The error rates of the unmeasurable rules 2 and 3 (the clock rule and
+// the few-token rule, docs/method.md#unmeasurable), by Monte Carlo over
+// the decision code (judgeMeasurable). A seeded model
 // of one decode run on llama.cpp-like timing, token by token:
 //
 //   - the server: 1 or 2 streams of 256-token requests; a token every
