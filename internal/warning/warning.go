@@ -253,6 +253,13 @@ const (
 	// (docs/method.md#capacity-lost). Subject: the search. Figures:
 	// FigPrecision, FigTolerance.
 	SearchPrecisionCoarse Code = "search_precision_coarse"
+	// TrafficTailUndecidable: a traffic block's window at its lowest
+	// short rate holds fewer requests than a -baseline comparison decides
+	// a p99 from, so every such cell's p99s will be inconclusive
+	// (docs/method.md#undecidable-percentiles). Subject: the block.
+	// Figures: FigRate (the lowest rate short), FigWindowS, FigRequests
+	// (what the window holds at it), FigNeedRequests.
+	TrafficTailUndecidable Code = "traffic_tail_undecidable"
 )
 
 // Figure names, the keys of Warning.Figures.
@@ -307,6 +314,8 @@ const (
 	FigTolerance             = "tolerance"
 	FigBaselineCalibrationMs = "baseline_calibration_ms"
 	FigCalibrationMs         = "calibration_ms"
+	FigNeedRequests          = "need_requests"
+	FigRate                  = "rate"
 	FigPrecision             = "precision"
 	FigPower                 = "power"
 	FigDistance              = "distance"
