@@ -310,3 +310,68 @@ search "capacity" {
 		t.Errorf("exit 0 without the search passing:\n%s", r.Stdout)
 	}
 }
+
+// TestInterleaveCorrectness: each build's correctness block is measured
+// once, in its first boot, and B's is decided against A's as -baseline
+// decides it (docs/method.md#interleaved): identical builds agree on
+// every prompt and pass; a build whose greedy outputs drift
+// (--sim-drift 0.3) fails naming the mismatches, exit 1 (its prefill
+// cell, one cold request a boot, is the speed beside it, undecided on a
+// loaded machine: -inconclusive pass); later blocks measure no
+// correctness.
+func TestInterleaveCorrectness(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	data := correctnessDataset(t, 20)
+	sp := specFile(t, "ab.hcl", fmt.Sprintf(`variable "drift" {
+  type    = string
+  default = "0"
+}
+server "sim" {
+  model         = "Qwen/Qwen3.5-4B"
+  host          = "127.0.0.1"
+  port          = %d
+  ready_timeout = "20s"
+  args          = ["--sim-noise", "0.02", "--sim-drift", var.drift]
+}
+measure { duration = "500ms" }
+prefill { contexts = ["4K"] }
+correctness "greedy" {
+  dataset    = %q
+  max_output = 16
+}
+`, freePort(t), data))
+	tests := []struct {
+		name, b string
+		code    int
+		want    []string
+	}{
+		{name: "identical builds agree", b: "0", code: 0,
+			want: []string{"--- PASS: sim/interleave/B/correctness/greedy/agreement", "20 of 20 prompts agree exactly, 0 near ties, 0 mismatches"}},
+		{name: "drifted outputs fail", b: "0.3", code: 1,
+			want: []string{"--- FAIL: sim/interleave/B/correctness/greedy/agreement", "mismatch the baseline"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "ab")
+			r := slogate(t, mark, 3*time.Minute, "", nil, "interleave", "-sim", "-var-name", "drift", "-a", "0", "-b", tc.b, "-blocks", "5", "-tolerance", "50%", "-inconclusive", "pass", "-out", out, sp)
+			if r.Code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", r.Code, tc.code, r.Stdout, r.Stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.Stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, r.Stdout)
+				}
+			}
+			for _, side := range []string{"a", "b"} {
+				first, _ := filepath.Glob(filepath.Join(out, side, "block-01", "correctness.jsonl"))
+				later, _ := filepath.Glob(filepath.Join(out, side, "block-0[2-9]", "correctness.jsonl"))
+				pooled, _ := filepath.Glob(filepath.Join(out, side, "correctness.jsonl"))
+				if len(first) != 1 || len(later) != 0 || len(pooled) != 1 {
+					t.Errorf("%s: correctness outputs in block 1 %v, later blocks %v, pooled %v; want block 1's alone, and the pooled copy", side, first, later, pooled)
+				}
+			}
+		})
+	}
+}

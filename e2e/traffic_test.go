@@ -268,3 +268,35 @@ traffic "steady" {
 		t.Errorf("cells.jsonl has %d lines, want 3 (each cell once)", n)
 	}
 }
+
+// TestTrafficUndecidablePercentile: an assert on the p99 of a traffic cell
+// whose window holds a dozen requests is warned of by validate at its
+// line, and the run that measures it ends inconclusive (exit 4) saying how
+// many requests a p99 needs, though the threshold is far above anything
+// the simulator does (docs/method.md#undecidable-percentiles).
+func TestTrafficUndecidablePercentile(t *testing.T) {
+	t.Parallel()
+	mark := newMark(t)
+	defer noLeftovers(t, mark)
+	spec := writeSpecLen(t, freePort(t), 4096, trafficSim, `measure { max_output = 20 }
+traffic "steady" {
+  context  = "1K"
+  rate     = [4]
+  arrivals = "constant"
+  duration = "3s"
+  warmup   = "500ms"
+}
+assert "tail" {
+  condition = steady["1K"][4].ttft_ms_p99 <= 600000
+}
+`)
+	v := slogate(t, mark, time.Minute, "", nil, "validate", spec)
+	if v.Code != 0 || !strings.Contains(v.Stderr, "Percentile the window cannot decide") || !strings.Contains(v.Stderr, "line 19") ||
+		!strings.Contains(v.Stderr, `ttft_ms_p99 of traffic "steady" at 4 req/s needs ≥ 299 requests a window`) || !strings.Contains(v.Stderr, "about 12:") {
+		t.Errorf("validate: exit %d, want 0 with the warning at line 19\nstdout:\n%s\nstderr:\n%s", v.Code, v.Stdout, v.Stderr)
+	}
+	r := slogate(t, mark, 2*time.Minute, "", nil, "run", "-sim", "-out", filepath.Join(t.TempDir(), "out"), spec)
+	if r.Code != 4 || !strings.Contains(r.Stdout, "--- FAIL: sim/assert/tail") || !strings.Contains(r.Stdout, "requests: a p99 needs ≥ 299") {
+		t.Errorf("run: exit %d, want 4 with the assert inconclusive for want of requests\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}

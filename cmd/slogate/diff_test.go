@@ -65,6 +65,17 @@ func TestCmdDiff(t *testing.T) {
 	withArgv := writeRunWith(t, dir, "argv.json", 6018.4, func(r *result.Results) {
 		r.Server.Argv = []string{"vllm", "serve", "Qwen/Qwen3.5-4B", "--max-num-seqs", "32"}
 	})
+	// The same cells measured on machines whose CPU calibration differs
+	// 1.8×: B's regression on the slower one is not decided
+	// (docs/method.md#machine-against-the-baseline).
+	onMachine := func(name string, tps64, cal float64) string {
+		return writeRunWith(t, dir, name, tps64, func(r *result.Results) {
+			for i := range r.Decode {
+				r.Decode[i].Environment = []result.Environment{{CalibrationMs: cal, CalibrationAfterMs: cal}}
+			}
+		})
+	}
+	fastMachine, slowMachineWorse := onMachine("fast-machine.json", 6018.4, 0.5), onMachine("slow-machine-worse.json", 5421.3, 0.9)
 	// Five repeats a side: B's total_tps samples interleave with A's, its
 	// median 8% lower and the estimate 4.2% (inconclusive: the bounds
 	// straddle -5%), or 10% (inconclusive, the estimate beyond), or lie
@@ -84,17 +95,20 @@ func TestCmdDiff(t *testing.T) {
 	repBeyond := repeated("rep-beyond.json", []float64{5000, 5500, 6300, 5200, 6900})
 	// Traffic cells, one window each: B's TTFT three times A's informs and
 	// never fails; with no decode or prefill cell they are all there is.
-	withTraffic := func(name string, ttft float64, only bool) string {
+	// A window of 400 requests decides a p99; one of 8 cannot (a p99
+	// needs 299: docs/method.md#undecidable-percentiles).
+	withTraffic := func(name string, ttft float64, only bool, requests int) string {
 		return writeRunWith(t, dir, name, 6000, func(r *result.Results) {
 			if only {
 				r.Prefill, r.Decode = nil, nil
 			}
 			r.Traffic = []result.TrafficCell{{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid,
-				AchievedRPS: 4, GoodputRPS: 4, Launched: 8, Completed: 8, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
+				AchievedRPS: 4, GoodputRPS: 4, Launched: requests, Completed: requests, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
 		})
 	}
-	trafficA, trafficB := withTraffic("traffic-a.json", 100, false), withTraffic("traffic-b.json", 300, false)
-	trafficOnlyA, trafficOnlyB := withTraffic("traffic-only-a.json", 100, true), withTraffic("traffic-only-b.json", 300, true)
+	trafficA, trafficB := withTraffic("traffic-a.json", 100, false, 400), withTraffic("traffic-b.json", 300, false, 400)
+	trafficOnlyA, trafficOnlyB := withTraffic("traffic-only-a.json", 100, true, 400), withTraffic("traffic-only-b.json", 300, true, 400)
+	fewA, fewB := withTraffic("traffic-few-a.json", 100, true, 8), withTraffic("traffic-few-b.json", 300, true, 8)
 	notJSON := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(notJSON, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
@@ -143,6 +157,10 @@ func TestCmdDiff(t *testing.T) {
 			"\ntraffic cells (request for request when both sent one schedule; docs/method.md#comparing-traffic):\n  traffic/replay/conc=8: regressed (ttft_ms_p99); unpaired, on the cells' values alone (not statistical): the baseline has no per-request records",
 			"\n    ttft_ms_p99 within 5%: +200.0% (100 → 300 ms, values only): regressed\n"}},
 		{name: "traffic cells alone are compared", args: []string{trafficOnlyA, trafficOnlyB}, code: 1, inStdout: []string{"traffic/replay/conc=8: regressed (ttft_ms_p99)", "    achieved_rps: 4 → 4 req/s"}},
+		{name: "a p99 of 8 requests is not a verdict", args: []string{fewA, fewB}, code: 4, inStdout: []string{"traffic/replay/conc=8: inconclusive (ttft_ms_p99, tbt_ms_p99, e2e_ms_p99)",
+			"    ttft_ms_p99 within 5%: +200.0% (100 → 300 ms, values only): inconclusive (ttft_ms_p99 from 8 requests: a p99 needs ≥ 299)\n"}},
+		{name: "a regression on a slower machine is not decided", args: []string{fastMachine, slowMachineWorse}, code: 4,
+			inStdout: []string{"Warning: this run's machine ran the CPU calibration in 0.9 ms, the baseline's in 0.5 ms: 1.80× slower, beyond the 1.5× bound", "slogate interleave"}},
 		{name: "missing file", args: []string{a, filepath.Join(dir, "nope.json")}, code: 2, inError: "nope.json does not exist"},
 		{name: "not a results file", args: []string{a, notJSON}, code: 2, inError: "not a slogate results file"},
 	}

@@ -233,10 +233,11 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 	// Inconclusive: neither passed nor failed (docs/method.md#unmeasurable).
 	onlyUnmeasurable := len(cells) > 0 && len(facts) == 0 && len(searches) == 0
 	for _, c := range cells {
-		if c.status != vocab.StatusUnmeasurable {
+		undecided := c.status == vocab.StatusUnmeasurable || c.tooFew != ""
+		if !undecided {
 			onlyUnmeasurable = false
 		}
-		if !c.overCapacity() && c.status != vocab.StatusUnmeasurable {
+		if !c.overCapacity() && !undecided {
 			v.Outcome, v.Infra = vocab.Error, true
 		}
 		v.Details = append(v.Details, c.detail())

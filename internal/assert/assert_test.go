@@ -437,11 +437,12 @@ func TestEvaluateTraffic(t *testing.T) {
 	}}
 	res := &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"},
 		Traffic: []result.TrafficCell{
-			{Traffic: "steady", Context: 8192, Rate: 0.5, Status: vocab.StatusValid, GoodputRPS: 0.49, Launched: 10, Completed: 10, TTFTMsP99: 80},
+			{Traffic: "steady", Context: 8192, Rate: 0.5, Status: vocab.StatusValid, GoodputRPS: 0.49, Launched: 300, Completed: 300, TTFTMsP99: 80},
 			// No request completed in rate 1's window: its latencies are
 			// unmeasured (the fields hold 0), its counts and share are not.
 			{Traffic: "steady", Context: 8192, Rate: 1, Status: vocab.StatusValid, Launched: 2, Completed: 0, Warnings: []warning.Warning{warning.New(warning.NoCompletion, "no request completed", "", nil)}},
-			{Traffic: "steady", Context: 8192, Rate: 4, Status: vocab.StatusValid, GoodputRPS: 3.9, TTFTMsP99: 120},
+			// 42 requests: a p99 cannot be decided from them, a median can.
+			{Traffic: "steady", Context: 8192, Rate: 4, Status: vocab.StatusValid, GoodputRPS: 3.9, Launched: 42, Completed: 42, TTFTMs: 50, TTFTMsP99: 120},
 			{Traffic: "steady", Context: 8192, Rate: 8, Status: vocab.StatusError, Reason: "HTTP 500"},
 			{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid, GoodputRPS: 7, TTFTMsP99: 90},
 			{Traffic: "replay", Concurrency: 32, Status: vocab.StatusError, Reason: "HTTP 500"},
@@ -460,6 +461,14 @@ func TestEvaluateTraffic(t *testing.T) {
 			detail: `steady["8K"][4].goodput_rps = 3.9, want >= 3.95 (-1.3% from the threshold)`},
 		{name: "fractional rate as a string", cond: `steady["8K"]["0.5"].ttft_ms_p99 <= 100`, outcome: vocab.Pass,
 			detail: `steady["8K"]["0.5"].ttft_ms_p99 = 80, want <= 100: ok`},
+		{name: "a p99 of 42 requests that holds: inconclusive", cond: `steady["8K"][4].ttft_ms_p99 <= 200`, outcome: vocab.Inconclusive,
+			detail: `steady["8K"][4]: ttft_ms_p99 from 42 requests: a p99 needs ≥ 299`},
+		{name: "a p99 of 42 requests that does not hold: inconclusive, never failed", cond: `steady["8K"][4].ttft_ms_p99 <= 100`, outcome: vocab.Inconclusive,
+			detail: `steady["8K"][4]: ttft_ms_p99 from 42 requests: a p99 needs ≥ 299`},
+		{name: "a median of 42 requests decides", cond: `steady["8K"][4].ttft_ms <= 40`, outcome: vocab.Fail,
+			detail: `steady["8K"][4].ttft_ms = 50, want <= 40 (+25.0% from the threshold)`},
+		{name: "a p99 of 42 requests beside an errored cell: an error", cond: `steady["8K"][4].ttft_ms_p99 <= 200 && steady["8K"][8].goodput_rps >= 1`, outcome: vocab.Error,
+			detail: `steady["8K"][8]: cell not measured: error: HTTP 500`},
 		{name: "latency of a cell where nothing completed", cond: `steady["8K"][1].ttft_ms_p99 < 2000`, outcome: vocab.Error,
 			detail: `steady["8K"][1]: latency not measured: no request completed in the cell's window`},
 		{name: "its e2e mean, under an or", cond: `steady["8K"][1].e2e_ms_mean < 2000 || true`, outcome: vocab.Error,

@@ -1,6 +1,7 @@
 package assert
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
@@ -34,6 +36,11 @@ type unmeasured struct {
 	// noneCompleted marks a latency read of a measured traffic cell in
 	// which no request completed: its other metrics are numbers.
 	noneCompleted bool
+	// tooFew is, for a percentile of a measured traffic cell whose
+	// window completed fewer requests than its order statistics can
+	// bound (undecidablePercentile), why: the read is inconclusive,
+	// neither a pass nor a failure (docs/method.md#undecidable-percentiles).
+	tooFew string
 }
 
 // overCapacity reports whether the read is of a cell skipped as over
@@ -49,6 +56,9 @@ func (u unmeasured) message() string {
 	}
 	if u.noneCompleted {
 		return "latency not measured: no request completed in the cell's window"
+	}
+	if u.tooFew != "" {
+		return u.tooFew
 	}
 	if u.status == vocab.StatusUnmeasurable {
 		return "cell " + u.reason
@@ -199,6 +209,7 @@ func measuredCell(ref vocab.CellRef, res *result.Results, ps []float64) cty.Valu
 		valueOf func(string) (float64, bool)
 	)
 	var noneCompleted bool
+	completed := -1 // a traffic cell's completed requests
 	if ref.Phase == vocab.PhasePrefill {
 		if c, ok := res.PrefillCell(ref.Context); ok {
 			st, why, valueOf = c.Status, c.Reason, c.Metric
@@ -207,6 +218,7 @@ func measuredCell(ref vocab.CellRef, res *result.Results, ps []float64) cty.Valu
 		if c, ok := res.TrafficCell(ref); ok {
 			st, why, valueOf = c.Status, c.Reason, c.Metric
 			noneCompleted = c.Completed == 0
+			completed = c.Completed
 		}
 	} else if c, ok := res.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency); ok {
 		st, why, valueOf = c.Status, c.Reason, c.Metric
@@ -227,6 +239,11 @@ func measuredCell(ref vocab.CellRef, res *result.Results, ps []float64) cty.Valu
 	}
 	return cellObject(ref.Phase, ps, status, func(m metric.Metric) cty.Value {
 		if v, ok := valueOf(m.Name); ok {
+			if why := undecidablePercentile(m.Name, completed); why != "" && !noneCompleted {
+				// Known, but not from enough requests to decide a
+				// condition either way: inconclusive.
+				return cty.UnknownVal(cty.Number).Mark(unmeasured{ref: ref, status: st, tooFew: why})
+			}
 			return cty.NumberFloatVal(v)
 		}
 		if noneCompleted {
@@ -545,4 +562,30 @@ func rowValue[K comparable](objType cty.Type, cols map[K]bool, key func(K) strin
 		return cty.MapValEmpty(objType)
 	}
 	return cty.MapVal(vals)
+}
+
+// PercentileAlpha is the level at which a traffic cell's percentile read
+// by a condition must be decidable: a comparison's default α, each side.
+const PercentileAlpha = 0.05
+
+// undecidablePercentile says why traffic metric name, a quantile of n
+// completed requests' latencies, cannot be decided by a condition —
+// "ttft_ms_p99 from 42 requests: a p99 needs ≥ 299": its order
+// statistics bound it at PercentileAlpha only from
+// ratesearch.QuantileSamples requests on — or "" when it can (or name
+// is no such quantile, or n is negative: not a traffic cell).
+func undecidablePercentile(name string, n int) string {
+	_, q, ok := ratesearch.MetricQuantile(name)
+	if !ok || n < 0 {
+		return ""
+	}
+	need := ratesearch.QuantileSamples(q, PercentileAlpha)
+	if n >= need {
+		return ""
+	}
+	word := "a p" + strconv.FormatFloat(q*100, 'f', -1, 64)
+	if q == 0.5 {
+		word = "a median"
+	}
+	return fmt.Sprintf("%s from %d requests: %s needs ≥ %d", name, n, word, need)
 }

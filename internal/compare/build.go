@@ -101,6 +101,14 @@ type Comparison struct {
 	// baseline cells cannot be decided within the tolerance with power 0.9
 	// against the repeats the spec measures. Empty after a run.
 	Power []warning.Warning
+	// Machine is this run's machine against the baseline's when their
+	// CPU calibrations differ beyond the bound (Machines); nil otherwise.
+	// Its warning (warning.MachineDiffers) is among Warnings, and the
+	// verdicts it could explain are Inconclusive (CellResult.Confounded,
+	// TrafficPair.Confounded; docs/method.md#machine-against-the-baseline).
+	Machine *MachineChange
+	// Warnings are the comparison's own typed warnings, after a run.
+	Warnings []warning.Warning
 	// Outcome is the comparison as a gate, the worst of its cells'
 	// (vocab's order: Pass < Skip < Inconclusive < Fail < Error) after the
 	// engine rule; Error when Refused.
@@ -122,8 +130,14 @@ type CellResult struct {
 	// lost it, else the worst of its metrics'.
 	Decided vocab.Outcome
 	// Outcome is what it does to the gate: Decided, except that a Fail or
-	// Inconclusive passes when the engines differ (InformsOnly).
+	// Inconclusive passes when the engines differ (InformsOnly), and
+	// that a verdict the machines' difference could explain is
+	// Inconclusive (Confounded).
 	Outcome vocab.Outcome
+	// Confounded: the machines differ (Comparison.Machine) the way that
+	// could make Decided (a Fail on a slower machine, a Pass on a faster
+	// one), so Outcome is Inconclusive.
+	Confounded bool
 	// RejectedA and RejectedB are the requests each run's server refused
 	// at admission inside the cell's window (docs/method.md#rejections):
 	// shown beside the metrics, never decided (the status and the
@@ -137,7 +151,7 @@ func (c *CellResult) Rejected() bool { return c.RejectedA > 0 || c.RejectedB > 0
 
 // InformsOnly reports whether the engine rule turned the cell's Fail or
 // Inconclusive into a Pass.
-func (c *CellResult) InformsOnly() bool { return c.Outcome != c.Decided }
+func (c *CellResult) InformsOnly() bool { return c.Outcome != c.Decided && !c.Confounded }
 
 // MetricCell is one metric's comparison of a cell.
 type MetricCell struct {
@@ -173,6 +187,10 @@ func Build(a, b *result.Results, p Policy) *Comparison {
 	c.Traffic = Traffic(a, b, p, c.EngineChanged)
 	c.Cells = cellResults(c.Tables, c.Lost, c.EngineChanged)
 	cellRejections(c.Cells, a, b)
+	if c.Machine = Machines(a, b); c.Machine != nil {
+		c.Warnings = append(c.Warnings, c.Machine.Warning())
+		c.confound()
+	}
 	for _, cr := range c.Cells {
 		c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
 	}
@@ -359,7 +377,7 @@ func (c *Comparison) Record() *result.Comparison {
 		return nil
 	}
 	r := &result.Comparison{Baseline: c.A.Describe("2006-01-02 15:04 UTC"), Tolerance: c.Policy.Tolerance, Alpha: c.Policy.Alpha,
-		InformsOnly: c.EngineChanged, Outcome: c.Outcome, Rows: []result.ComparisonRow{}}
+		InformsOnly: c.EngineChanged, Outcome: c.Outcome, Warnings: c.Warnings, Rows: []result.ComparisonRow{}}
 	for _, cr := range c.Cells {
 		for _, mc := range cr.Metrics {
 			r.Rows = append(r.Rows, recordRow(&cr, mc))
@@ -425,6 +443,8 @@ func recordRow(cr *CellResult, mc MetricCell) result.ComparisonRow {
 		r.Outcome = vocab.Skip
 	case cr.InformsOnly() && (r.Outcome == vocab.Fail || r.Outcome == vocab.Inconclusive):
 		r.Outcome = vocab.Pass
+	case cr.Confounded && r.Outcome == cr.Decided:
+		r.Outcome = vocab.Inconclusive
 	}
 	return r
 }

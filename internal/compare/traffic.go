@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -109,6 +110,9 @@ type TrafficPair struct {
 	// does to the gate: Decided, but a Fail or Inconclusive passes when
 	// the engines differ.
 	Decided, Outcome vocab.Outcome
+	// Confounded: the machines differ the way that could make Decided
+	// (CellResult.Confounded), so Outcome is Inconclusive.
+	Confounded bool
 }
 
 // Measured reports whether both sides have a measured cell (Values are set).
@@ -118,7 +122,7 @@ func (p *TrafficPair) Measured() bool {
 
 // InformsOnly reports whether the engine rule turned the pair's Fail or
 // Inconclusive into a Pass.
-func (p *TrafficPair) InformsOnly() bool { return p.Outcome != p.Decided }
+func (p *TrafficPair) InformsOnly() bool { return p.Outcome != p.Decided && !p.Confounded }
 
 // TrafficValue is one metric of a traffic pair.
 type TrafficValue struct {
@@ -143,7 +147,17 @@ type TrafficValue struct {
 	// the interval narrows as 1/√n until it clears the tolerance's edge;
 	// 0 when more than MaxRequestsEstimate times those compared.
 	Needed int
+	// From and Need: a percentile from fewer requests a side (From) than
+	// its order statistics can bound at the comparison's α (Need,
+	// ratesearch.QuantileSamples) is undecidable: Change is Inconclusive
+	// whatever its bounds say, and it never fails
+	// (docs/method.md#undecidable-percentiles). Both 0 otherwise.
+	From, Need int
 }
+
+// Undecidable reports whether the metric is a percentile of too few
+// requests to decide (From, Need).
+func (v *TrafficValue) Undecidable() bool { return v.Need > 0 }
 
 // MaxRequestsEstimate bounds TrafficValue.Needed, in multiples of the
 // requests compared: beyond it the estimate says "far more".
@@ -292,6 +306,15 @@ func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Poli
 			} else {
 				v.Change = decide(va, vb, p.Tolerance, m.HigherIsBetter)
 			}
+			n := min(a.Completed, b.Completed)
+			if boot != nil && ok[i] {
+				n = min(boot[i].NA, boot[i].NB)
+			}
+			if _, q, isQ := ratesearch.MetricQuantile(m.Name); isQ {
+				if need := ratesearch.QuantileSamples(q, p.Alpha); n < need {
+					v.Change, v.From, v.Need, v.Needed = Inconclusive, n, need, 0
+				}
+			}
 			v.Outcome = trafficOutcome(&v, p)
 			tp.Decided = vocab.Worst(tp.Decided, v.Outcome)
 		}
@@ -311,6 +334,9 @@ func trafficOutcome(v *TrafficValue, p Policy) vocab.Outcome {
 		switch {
 		case p.Inconclusive == InconclusiveFail:
 			return vocab.Inconclusive
+		case v.Undecidable():
+			// Too few requests for the percentile: never a failure.
+			return vocab.Pass
 		case v.EstimateBeyond(p.Tolerance):
 			return vocab.Fail
 		}
@@ -539,9 +565,12 @@ func trafficRows(tp *TrafficPair, alpha float64) []result.ComparisonRow {
 		if v.Bounded {
 			r.Lower, r.Upper, r.Confidence = ptr(v.Lower-1), ptr(v.Upper-1), ptr(1-alpha)
 		}
-		if tp.InformsOnly() && (v.Outcome == vocab.Fail || v.Outcome == vocab.Inconclusive) {
+		switch {
+		case tp.InformsOnly() && (v.Outcome == vocab.Fail || v.Outcome == vocab.Inconclusive):
 			r.Outcome = vocab.Pass
-		} else {
+		case tp.Confounded && v.Outcome == tp.Decided:
+			r.Outcome = vocab.Inconclusive
+		default:
 			r.Outcome = v.Outcome
 		}
 		out = append(out, r)

@@ -326,3 +326,54 @@ func TestRequestsToDecide(t *testing.T) {
 		})
 	}
 }
+
+// TestTrafficUndecidablePercentile: a percentile of fewer requests a side
+// than its order statistics can bound at α (a p99 at 0.05: 299) is
+// inconclusive whatever its bounds say, and never fails, not even when
+// -inconclusive pass fails what is estimated beyond the tolerance; from
+// enough requests the same slowdown regresses it
+// (docs/method.md#undecidable-percentiles).
+func TestTrafficUndecidablePercentile(t *testing.T) {
+	tests := []struct {
+		name       string
+		n          int
+		records    bool
+		policy     Policy
+		wantChange Change
+		wantOut    vocab.Outcome
+		wantFrom   int
+	}{
+		{name: "paired, 200 requests: undecidable", n: 200, records: true, wantChange: Inconclusive, wantOut: vocab.Inconclusive, wantFrom: 200},
+		{name: "paired, 200 requests, -inconclusive pass: passes, never fails", n: 200, records: true,
+			policy: Policy{Inconclusive: InconclusivePass}, wantChange: Inconclusive, wantOut: vocab.Pass, wantFrom: 200},
+		{name: "values only, 200 requests: undecidable", n: 200, wantChange: Inconclusive, wantOut: vocab.Inconclusive, wantFrom: 200},
+		{name: "paired, 400 requests: regressed", n: 400, records: true, wantChange: Regressed, wantOut: vocab.Fail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := trafficRun(tt.n, 1, 1, 3, tt.records, true)
+			b := trafficRun(tt.n, 1.5, 1, 3, tt.records, true)
+			tp := Traffic(a, b, tt.policy, false)[0]
+			var got *TrafficValue
+			for i := range tp.Values {
+				if tp.Values[i].Metric.Name == "ttft_ms_p99" {
+					got = &tp.Values[i]
+				}
+			}
+			if got == nil {
+				t.Fatal("ttft_ms_p99 not compared")
+			}
+			if got.Change != tt.wantChange || got.Outcome != tt.wantOut || got.From != tt.wantFrom {
+				t.Errorf("ttft_ms_p99: %s, %s, from %d (need %d); want %s, %s, from %d", got.Change, got.Outcome, got.From, got.Need, tt.wantChange, tt.wantOut, tt.wantFrom)
+			}
+			if tt.wantFrom > 0 && got.Need != 299 {
+				t.Errorf("need %d; want 299 (0.99^299 ≤ 0.05)", got.Need)
+			}
+			for _, v := range tp.Values {
+				if v.Metric.Name == "ttft_ms" && v.Change != Regressed {
+					t.Errorf("ttft_ms (a median of %d requests) %s; want regressed", tt.n, v.Change)
+				}
+			}
+		})
+	}
+}

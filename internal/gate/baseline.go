@@ -2,9 +2,14 @@ package gate
 
 import (
 	"fmt"
+	"math"
+	"slices"
+	"strings"
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/ratesearch"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/warning"
@@ -53,8 +58,48 @@ func (o *Options) CheckBaseline() (warnings []warning.Warning, err error) {
 			warnings = warning.AppendNew(warnings, v.C.Power...)
 		}
 		warnings = warning.AppendNew(warnings, coarseSearches(sp, o.Policy.Tolerance)...)
+		warnings = warning.AppendNew(warnings, shortTrafficTails(sp, o.Baseline, o.Policy.Alpha)...)
 	}
 	return warnings, nil
+}
+
+// shortTrafficTails warns of each open-loop traffic block of sp that base
+// also measured whose window, at some of its rates, holds fewer requests
+// than a comparison at alpha (0: compare.DefaultAlpha) decides a p99
+// from (ratesearch.QuantileSamples): those cells' p99s will be
+// inconclusive (docs/method.md#undecidable-percentiles). One warning per
+// block, at its lowest rate short.
+func shortTrafficTails(sp *spec.Spec, base *result.Results, alpha float64) []warning.Warning {
+	if alpha == 0 {
+		alpha = compare.DefaultAlpha
+	}
+	need := ratesearch.QuantileSamples(0.99, alpha)
+	var out []warning.Warning
+	for _, t := range sp.Traffic {
+		if t.Duration <= 0 || !slices.ContainsFunc(base.Traffic, func(c result.TrafficCell) bool { return c.Traffic == t.Label }) {
+			continue
+		}
+		var short []float64
+		for _, r := range t.Rates {
+			if r*t.Duration.Seconds() < float64(need) {
+				short = append(short, r)
+			}
+		}
+		if len(short) == 0 {
+			continue
+		}
+		lo := slices.Min(short)
+		held := math.Round(lo * t.Duration.Seconds())
+		rates := make([]string, len(short))
+		for i, r := range short {
+			rates[i] = numfmt.Value(r)
+		}
+		out = append(out, warning.New(warning.TrafficTailUndecidable,
+			fmt.Sprintf("traffic %s: at %s req/s its %s window holds about %s requests, and a p99 needs %d to be compared", t.Label, numfmt.Value(lo), t.Duration, numfmt.Value(held), need),
+			fmt.Sprintf("the p99s of its cells at %s req/s will be inconclusive against the baseline; a window of %ss or more at %s req/s decides them", strings.Join(rates, ", "), numfmt.Value(math.Ceil(float64(need)/lo*10)/10), numfmt.Value(lo)),
+			map[string]float64{warning.FigRate: lo, warning.FigWindowS: t.Duration.Seconds(), warning.FigRequests: held, warning.FigNeedRequests: float64(need)}).About(t.Label))
+	}
+	return out
 }
 
 // coarseSearches warns of each rate search of sp whose precision is more

@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"time"
+
 	"math"
 	"testing"
 
@@ -113,6 +115,56 @@ func TestBaselineCoarseSearch(t *testing.T) {
 			case tc.want && (len(got) != 1 || got[0].Code != warning.SearchPrecisionCoarse || got[0].Subject != tc.search.Name ||
 				!figureIs(got[0], warning.FigPrecision, tc.search.Precision) || !figureIs(got[0], warning.FigTolerance, tol)):
 				t.Errorf("warnings %+v, want one %s about %s with its precision and tolerance %v", got, warning.SearchPrecisionCoarse, tc.search.Name, tol)
+			}
+		})
+	}
+}
+
+// TestBaselineShortTrafficTails: before a -baseline run, an open-loop
+// traffic block the baseline measured whose window holds fewer requests
+// at some rate than a comparison decides a p99 from (299 at α 0.05, 459 at
+// 0.01) is warned of once, at its lowest such rate, with what the window
+// holds and needs; a block long enough, a closed loop, or one the baseline
+// lacks is not (docs/method.md#undecidable-percentiles).
+func TestBaselineShortTrafficTails(t *testing.T) {
+	block := func(rates []float64, conc []int) *spec.Traffic {
+		return &spec.Traffic{Label: "steady", Context: 1024, Rates: rates, Concurrency: conc, Duration: 30 * time.Second}
+	}
+	measured := &result.Results{Traffic: []result.TrafficCell{{Traffic: "steady", Context: 1024, Rate: 4}}}
+	tests := []struct {
+		name     string
+		block    *spec.Traffic
+		base     *result.Results
+		alpha    float64
+		wantRate float64 // 0: no warning
+		wantNeed float64
+	}{
+		{name: "4 req/s for 30 s holds 120", block: block([]float64{10, 4}, nil), base: measured, wantRate: 4, wantNeed: 299},
+		{name: "10 req/s for 30 s holds 300", block: block([]float64{10}, nil), base: measured},
+		{name: "10 req/s at α 0.01 needs 459", block: block([]float64{10}, nil), base: measured, alpha: 0.01, wantRate: 10, wantNeed: 459},
+		{name: "a closed loop", block: block(nil, []int{8}), base: measured},
+		{name: "the baseline has no such traffic", block: block([]float64{4}, nil), base: &result.Results{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := []*spec.Spec{{Measure: &spec.Measure{}, Traffic: []*spec.Traffic{tc.block}}}
+			o := Options{Specs: sp, Baseline: tc.base, Policy: compare.Policy{Alpha: tc.alpha}}
+			got, err := o.CheckBaseline()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tails []warning.Warning
+			for _, w := range got {
+				if w.Code == warning.TrafficTailUndecidable {
+					tails = append(tails, w)
+				}
+			}
+			switch {
+			case tc.wantRate == 0 && len(tails) > 0:
+				t.Errorf("warnings %+v, want none", tails)
+			case tc.wantRate > 0 && (len(tails) != 1 || tails[0].Subject != "steady" || !figureIs(tails[0], warning.FigRate, tc.wantRate) ||
+				!figureIs(tails[0], warning.FigNeedRequests, tc.wantNeed) || !figureIs(tails[0], warning.FigRequests, tc.wantRate*30) || !figureIs(tails[0], warning.FigWindowS, 30)):
+				t.Errorf("warnings %+v, want one about steady at %v req/s needing %v", tails, tc.wantRate, tc.wantNeed)
 			}
 		})
 	}

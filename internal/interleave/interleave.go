@@ -250,7 +250,7 @@ func Command(ctx context.Context, o Options) error {
 		}
 	}
 	if len(refs) == 0 {
-		return exit.Usagef("%s: no decode, prefill or traffic cell or rate search to compare (concurrency searches and correctness are not interleaved yet)", o.SpecPath)
+		return exit.Usagef("%s: no decode, prefill or traffic cell or rate search to compare (concurrency searches are not interleaved; correctness alone does not depend on the machine's load: compare two runs with -baseline)", o.SpecPath)
 	}
 	views.WriteInterleaveStart(o.Stdout, views.InterleaveDesign{A: o.A, B: o.B, VarName: o.VarName, Seed: o.Seed,
 		Min: design.Min, Max: design.Max, Repeats: repeats, Cells: len(refs), OutDir: o.OutDir})
@@ -400,6 +400,7 @@ func (r *interleaved) write(rec *Record, refs []vocab.CellRef, partial bool) err
 		return err
 	}
 	rec.VerdictsA, rec.VerdictsB = verdictsOf(pooledA), verdictsOf(pooledB)
+	rec.VerdictsB = append(rec.VerdictsB, r.correctness(pooledA, pooledB)...)
 	for _, v := range rec.VerdictsB {
 		rec.Outcome = vocab.Worst(rec.Outcome, v.Outcome)
 	}
@@ -434,6 +435,20 @@ func verdictsOf(res *result.Results) []result.Verdict {
 	return res.Verdicts
 }
 
+// correctness is B's correctness blocks decided against A's as a
+// -baseline decides them (compare.Build, views.CorrectnessVerdicts), on
+// the outputs each side's first boot recorded (docs/method.md#interleaved):
+// greedy outputs and scored answers do not depend on the machine's load,
+// so they are measured once a build, in block 1, not once a block, and
+// pooling boots would count a prompt twice. None before both sides'
+// first boots, or without correctness blocks.
+func (r *interleaved) correctness(a, b *result.Results) []result.Verdict {
+	if a == nil || b == nil || len(b.Correctness) == 0 {
+		return nil
+	}
+	return views.CorrectnessVerdicts(b, compare.Build(a, b, r.o.Policy))
+}
+
 // check is one side's results over its finished blocks' boots pooled
 // (runner.Pool), written as the side's results.json beside its blocks'
 // folders, and the spec's asserts and expects checked on them
@@ -459,8 +474,12 @@ func (r *interleaved) check(side string) (*result.Results, error) {
 		sp.Asserts = append(sp.Asserts, a)
 	}
 	pooled.Verdicts = append(assert.Evaluate(&sp, srv, pooled, views.ReadingLines), skipped...)
-	if err := pooled.Write(filepath.Join(r.o.OutDir, strings.ToLower(side), "results.json")); err != nil {
+	dir := filepath.Join(r.o.OutDir, strings.ToLower(side))
+	if err := pooled.Write(filepath.Join(dir, "results.json")); err != nil {
 		return nil, exit.Infraf("interleave: writing %s's pooled results: %v", side, err)
+	}
+	if err := pooled.WriteCorrectness(dir); err != nil {
+		return nil, exit.Infraf("interleave: writing %s's correctness outputs: %v", side, err)
 	}
 	return pooled, nil
 }
@@ -667,8 +686,17 @@ func (r *interleaved) boot(ctx context.Context, side string, block int, open []v
 			searches[name] = true
 		}
 	}
+	if block == 1 {
+		// Each build's correctness blocks, once (Command's correctness).
+		for _, c := range sp.Correctness {
+			names = append(names, regexp.QuoteMeta(vocab.TestID{Server: srv.Name, Kind: vocab.KindCorrectness, Block: c.Name}.Name()))
+		}
+	}
 	p := plan.New(&sp, srv, regexp.MustCompile("^(?:"+strings.Join(names, "|")+")$"))
-	p.Correctness, p.Asserts, p.Expects = nil, nil, nil
+	p.Asserts, p.Expects = nil, nil
+	if block != 1 {
+		p.Correctness = nil
+	}
 	// Only the open rate searches: an assert keeps the searches it reads
 	// in a plan, and this boot checks none.
 	keep := func(s *spec.Search) bool { return !searches[s.Name] }

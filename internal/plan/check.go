@@ -18,12 +18,13 @@ import (
 // over the spec's kv_cache_tokens is not warned about here: `slogate plan`
 // lists it, and a run skips it as a measured property of the server.
 // It also checks each rate search's percentiles against its windows
-// (CheckSearches).
+// (CheckSearches), and each traffic percentile an assert reads against
+// its cell's window (CheckTrafficReads).
 func Check(sp *spec.Spec) hcl.Diagnostics {
 	if sp == nil {
 		return nil
 	}
-	diags := CheckSearches(sp)
+	diags := append(CheckSearches(sp), CheckTrafficReads(sp)...)
 	for _, srv := range sp.Servers {
 		seqs := srv.LaunchMaxNumSeqs()
 		if seqs == nil {

@@ -3,9 +3,11 @@ package plan
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/ratesearch"
@@ -116,4 +118,108 @@ func CheckSearches(sp *spec.Spec) hcl.Diagnostics {
 		}
 	}
 	return diags
+}
+
+// TrafficPercentileAlpha is the level at which a traffic cell's percentile
+// an assert reads must be decidable (assert.PercentileAlpha, a
+// comparison's default α): a p99 needs 299 requests.
+const TrafficPercentileAlpha = 0.05
+
+// CheckTrafficReads warns, before any server starts, of each percentile
+// of an open-loop traffic cell an assert reads whose window cannot hold
+// the requests its order statistics need to decide it
+// (docs/method.md#undecidable-percentiles): at rate R a window of D
+// seconds expects R × D requests, and fewer than
+// ratesearch.QuantileSamples at TrafficPercentileAlpha leave the
+// condition inconclusive whatever the server does. One warning per read
+// and rate, at the read; a read of a closed loop (its rate is the
+// server's), of a cell the spec does not have, or through a for
+// expression (the metric is then an attribute of a local) is not checked:
+// the run makes those inconclusive as well.
+func CheckTrafficReads(sp *spec.Spec) hcl.Diagnostics {
+	if sp == nil {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	for _, a := range sp.Asserts {
+		if a.Condition == nil {
+			continue
+		}
+		for _, tr := range a.Condition.Variables() {
+			t := sp.TrafficBlock(tr.RootName())
+			if t == nil || len(t.Rates) == 0 || t.Duration <= 0 {
+				continue
+			}
+			name, rates := trafficRead(t, tr)
+			_, q, ok := ratesearch.MetricQuantile(name)
+			if !ok {
+				continue
+			}
+			need := ratesearch.QuantileSamples(q, TrafficPercentileAlpha)
+			for _, rate := range rates {
+				held := rate * t.Duration.Seconds()
+				if held >= float64(need) {
+					continue
+				}
+				alt := ""
+				if q > 0.9 {
+					alt = " or read " + strings.Replace(name, "_p99", "_p90", 1)
+				}
+				secs := math.Ceil(float64(need)/rate*10) / 10
+				subj := tr.SourceRange()
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Percentile the window cannot decide",
+					Detail: fmt.Sprintf("%s of traffic %q at %s req/s needs ≥ %d requests a window, and its %s window holds about %s: "+
+						"the assert will be inconclusive, neither passed nor failed; lengthen the window to ≥ %ss%s. "+
+						"A percentile's distribution-free bounds at one-sided %s exist only from that many requests on (docs/method.md#undecidable-percentiles).",
+						name, t.Label, numfmt.Value(rate), need, t.Duration, numfmt.Value(math.Round(held)), numfmt.Value(secs), alt, numfmt.Value(TrafficPercentileAlpha)),
+					Subject: &subj})
+			}
+		}
+	}
+	return diags
+}
+
+// trafficRead is what traversal tr of traffic block t reads: the metric
+// (its last attribute; "" when it reads none) and the rates of the cells
+// it may read — the one its rate index names, or every rate of the block
+// when it names none (a whole block read by a for expression). A rate
+// index the block does not have reads no cell.
+func trafficRead(t *spec.Traffic, tr hcl.Traversal) (string, []float64) {
+	name := ""
+	if a, ok := tr[len(tr)-1].(hcl.TraverseAttr); ok {
+		name = a.Name
+	}
+	var keys []cty.Value
+	for _, step := range tr[1:] {
+		if ix, ok := step.(hcl.TraverseIndex); ok {
+			keys = append(keys, ix.Key)
+		}
+	}
+	at := 0 // the rate's index among the keys
+	if t.Context > 0 {
+		at = 1
+	}
+	if len(keys) <= at {
+		return name, t.Rates
+	}
+	k := keys[at]
+	var rate float64
+	switch {
+	case k.Type() == cty.Number:
+		rate, _ = k.AsBigFloat().Float64()
+	case k.Type() == cty.String:
+		v, err := strconv.ParseFloat(k.AsString(), 64)
+		if err != nil {
+			return name, nil
+		}
+		rate = v
+	default:
+		return name, nil
+	}
+	for _, r := range t.Rates {
+		if r == rate {
+			return name, []float64{r}
+		}
+	}
+	return name, nil
 }

@@ -121,3 +121,64 @@ func TestCheckSearches(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckTrafficReads: an assert reading a percentile of an open-loop
+// traffic cell whose window at its rate holds fewer requests than the
+// percentile needs (a p99 at 0.05: 299) is warned of at the read, once per
+// cell it reads, with the requests it needs, what the window holds and
+// the window that would do; a window long enough (10 req/s for 30 s:
+// 300), a median and a closed loop are not, nor a read through a for
+// expression (its metric is an attribute of a local: the run still makes
+// it inconclusive) (docs/method.md#undecidable-percentiles).
+func TestCheckTrafficReads(t *testing.T) {
+	src := `
+server "q" { model = "m" }
+traffic "steady" {
+  context  = "1K"
+  rate     = [4, 10]
+  duration = "30s"
+}
+traffic "replay" {
+  context  = "1K"
+  rate     = [2]
+  duration = "200s"
+}
+traffic "closed" {
+  context     = "1K"
+  concurrency = [8]
+  duration    = "10s"
+}
+assert "tail" {
+  condition = steady["1K"][4].ttft_ms_p99 <= 500 && steady["1K"][10].ttft_ms_p99 <= 500
+}
+assert "median" {
+  condition = steady["1K"][4].ttft_ms <= 200
+}
+assert "long_window" {
+  condition = replay["1K"][2].e2e_ms_p99 <= 9000
+}
+assert "closed_loop" {
+  condition = closed["1K"][8].ttft_ms_p99 <= 500
+}
+assert "every_rate" {
+  condition = alltrue([for k, c in steady["1K"] : c.tbt_ms_p99 <= 50])
+}
+`
+	sp, diags := spec.LoadSource("traffic.hcl", []byte(src), spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var got []string
+	for _, d := range CheckTrafficReads(sp) {
+		if d.Severity != hcl.DiagWarning || d.Summary != "Percentile the window cannot decide" {
+			t.Errorf("severity %d %q; want a warning", d.Severity, d.Summary)
+		}
+		got = append(got, fmt.Sprintf("line %d: %s", d.Subject.Start.Line, d.Detail))
+	}
+	want := []string{
+		`line 19: ttft_ms_p99 of traffic "steady" at 4 req/s needs ≥ 299 requests a window, and its 30s window holds about 120: the assert will be inconclusive, neither passed nor failed; lengthen the window to ≥ 74.8s or read ttft_ms_p90. A percentile's distribution-free bounds at one-sided 0.05 exist only from that many requests on (docs/method.md#undecidable-percentiles).`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diagnostics\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

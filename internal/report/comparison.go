@@ -40,6 +40,11 @@ func newComparisonTable(c *result.Comparison) *comparisonTable {
 	if c.InformsOnly {
 		t.Intro += " The engines differ: the comparison informs and never gates (docs/method.md#comparing-engines)."
 	}
+	for _, w := range c.Warnings {
+		// The machines differ (warning.MachineDiffers): the rows it left
+		// undecided read "inconclusive: regressed" or "inconclusive: unchanged".
+		t.Intro += " Warning: " + w.String() + " (docs/method.md#machine-against-the-baseline)."
+	}
 	for _, r := range slices.Concat(c.Rows, c.Traffic) {
 		metric := r.Metric
 		if r.Unit != "" {

@@ -75,3 +75,33 @@ func TestComparisonTable(t *testing.T) {
 		t.Error("a run without a baseline shows a comparison")
 	}
 }
+
+// TestComparisonTableMachineDiffers: a comparison across machines whose
+// CPU calibration differs beyond the bound says so in report.md's intro,
+// and the row of a regression on the slower machine reads INCONCLUSIVE:
+// regressed (docs/method.md#machine-against-the-baseline).
+func TestComparisonTableMachineDiffers(t *testing.T) {
+	base, res := sampleRun("specs/a.hcl", "qwen"), sampleRun("specs/a.hcl", "qwen")
+	base.Decode[0].TotalTPS = 500
+	for i := range base.Decode {
+		base.Decode[i].Environment = []result.Environment{{CalibrationMs: 0.5, CalibrationAfterMs: 0.5}}
+		res.Decode[i].Environment = []result.Environment{{CalibrationMs: 0.9, CalibrationAfterMs: 0.9}}
+	}
+	c := compare.Build(base, res, compare.Policy{Tolerance: 0.05})
+	if c.Machine == nil {
+		t.Fatal("the machines do not differ")
+	}
+	res.Comparison = c.Record()
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		" (docs/method.md#machine-against-the-baseline).",
+		"| decode/ctx=8K/conc=1 | total_tps (tok/s) | 500 | 408.2 | -18.4% | — | INCONCLUSIVE: regressed |\n",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
+	}
+}

@@ -23,6 +23,9 @@ type Comparison struct {
 	InformsOnly bool `json:"informs_only,omitempty"`
 	// Outcome is the comparison's, the worst of its cells'.
 	Outcome vocab.Outcome `json:"outcome"`
+	// Warnings are the comparison's own: the machines differ
+	// (warning.MachineDiffers, docs/method.md#machine-against-the-baseline).
+	Warnings []warning.Warning `json:"warnings,omitempty"`
 	// Rows are the cells either run recorded, each metric compared, in
 	// order: prefill first, then each decode matrix row by row.
 	Rows []ComparisonRow `json:"rows"`

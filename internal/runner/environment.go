@@ -106,7 +106,7 @@ func (r *run) watchMachine(number int, first *hostenv.Snapshot, run func()) mach
 			w.next.ServerWait, w.next.ServerWaitOK = pct, true
 		}
 		if hostenv.Starved(pct) {
-			w.starved = fmt.Sprintf("the server was starved: its threads spent %.0f %% of the time they were ready to run waiting for a CPU (over %.0f %%), using %.2f CPUs: it ran at half its speed or less, so the figures are the machine's contention, not the build's", pct, hostenv.StarvedBoundPct, cpus)
+			w.starved = fmt.Sprintf("the server was starved: its threads spent %.0f %% of the time they were ready to run waiting for a CPU (over %.0f %%), using %.2f CPUs: it had less than half the CPU time it was ready to use, so the figures are the machine's contention, not the build's", pct, hostenv.StarvedBoundPct, cpus)
 		}
 	}
 	if moved {

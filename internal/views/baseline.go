@@ -57,6 +57,9 @@ func (v Baseline) Notes() []string {
 	if c.EngineChanged {
 		notes = append(notes, "baseline: "+EngineNote(c))
 	}
+	for _, w := range c.Warnings {
+		notes = append(notes, "baseline: warning: "+w.String())
+	}
 	return notes
 }
 
@@ -76,16 +79,16 @@ func (v Baseline) Verdicts() []result.Verdict {
 	}
 	var out []result.Verdict
 	for i := range v.C.Cells {
-		out = append(out, baselineVerdict(v.C.B.Server.Name, &v.C.Cells[i], v.C.Policy))
+		out = append(out, baselineVerdict(v.C.B.Server.Name, &v.C.Cells[i], v.C.Policy, v.C.Machine))
 	}
 	for i := range v.C.Traffic {
-		out = append(out, trafficVerdict(v.C.B.Server.Name, &v.C.Traffic[i], v.C.Policy))
+		out = append(out, trafficVerdict(v.C.B.Server.Name, &v.C.Traffic[i], v.C.Policy, v.C.Machine))
 	}
 	return append(out, capacityVerdicts(v.C.B.Server.Name, v.C)...)
 }
 
 // baselineVerdict words one cell's comparison.
-func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy) result.Verdict {
+func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy, m *compare.MachineChange) result.Verdict {
 	ref, tol := cr.Ref, p.Tolerance
 	v := result.Verdict{
 		Test:    vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
@@ -131,6 +134,9 @@ func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy) re
 	}
 	if cr.InformsOnly() {
 		v.Details = append(append([]string(nil), v.Details...), "(informs only: "+cr.Decided.String()+" against a baseline of another engine, which never gates)")
+	}
+	if cr.Confounded {
+		v.Details = append(append([]string(nil), v.Details...), ConfoundedLine(cr.Decided, m))
 	}
 	v.Outcome = cr.Outcome
 	return v
@@ -225,4 +231,29 @@ func joinAnd(names []string) string {
 		s += ", " + n
 	}
 	return s + " and " + names[len(names)-1]
+}
+
+// ConfoundedLine is the line of a verdict the machine rule made
+// inconclusive (compare.CellResult.Confounded): what the numbers decided
+// and why the machines' difference leaves it undecided
+// (docs/method.md#machine-against-the-baseline).
+func ConfoundedLine(decided vocab.Outcome, m *compare.MachineChange) string {
+	if m == nil {
+		return ""
+	}
+	if m.Slower() {
+		return fmt.Sprintf("(not decided: %s on a machine %.2f× slower than the baseline's (CPU calibration %.3g ms against %.3g ms), which alone could make it; compare the builds on one machine with slogate interleave)",
+			decidedWord(decided), m.Ratio(), m.NowMs, m.BaselineMs)
+	}
+	return fmt.Sprintf("(not decided: %s on a machine %.2f× faster than the baseline's (CPU calibration %.3g ms against %.3g ms), which could hide a regression; compare the builds on one machine with slogate interleave)",
+		decidedWord(decided), m.Ratio(), m.NowMs, m.BaselineMs)
+}
+
+// decidedWord is what a verdict's numbers decided, in ConfoundedLine's
+// words.
+func decidedWord(o vocab.Outcome) string {
+	if o == vocab.Fail {
+		return "regressed"
+	}
+	return "within tolerance"
 }

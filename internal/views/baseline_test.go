@@ -237,7 +237,7 @@ func TestWithBaseline(t *testing.T) {
 	t.Run("a traffic cell is a verdict: the rule, then the value", func(t *testing.T) {
 		withTraffic := func(r *result.Results, ttft float64) *result.Results {
 			r.Traffic = []result.TrafficCell{{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid,
-				AchievedRPS: 4, GoodputRPS: 4, Launched: 8, Completed: 8, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
+				AchievedRPS: 4, GoodputRPS: 4, Launched: 400, Completed: 400, TTFTMsP99: ttft, E2EMs: 500, TBTMs: 6}}
 			return r
 		}
 		v, notes, err := withBaseline(withTraffic(run(3, "0.26.1", 6000, 6100, 5900, 6050, 5950), 100),
@@ -308,6 +308,57 @@ func TestBaselineWarnings(t *testing.T) {
 				t.Errorf("refused: %v", err)
 			case tc.want != "" && (exit.Code(err) != exit.Usage || err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Errorf("refusal %v, want exit 2 saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestBaselineMachineDiffers: a run on a machine whose CPU calibration is
+// beyond the bound from the baseline's gives the comparison's warning as a
+// note, and each verdict the machine rule left undecided says what the
+// numbers decided, both calibrations and the way to decide it
+// (docs/method.md#machine-against-the-baseline).
+func TestBaselineMachineDiffers(t *testing.T) {
+	run := func(tps, cal float64) *result.Results {
+		return &result.Results{Server: result.Server{Name: "s"}, Decode: []result.DecodeCell{{Matrix: "decode", Context: 1024, Concurrency: 1,
+			Status: vocab.StatusValid, TotalTPS: tps, TTFTMs: 50, TBTMs: 2,
+			Environment: []result.Environment{{CalibrationMs: cal, CalibrationAfterMs: cal}}}}}
+	}
+	tests := []struct {
+		name        string
+		base, now   *result.Results
+		wantOutcome vocab.Outcome
+		wantLine    string // the verdict's last line; "" for none of the rule's
+		wantNotes   int    // the method's note, and the machine's when they differ
+	}{
+		{name: "slower machine, regressed", base: run(400, 0.5), now: run(300, 0.9), wantOutcome: vocab.Inconclusive, wantNotes: 2,
+			wantLine: "(not decided: regressed on a machine 1.80× slower than the baseline's (CPU calibration 0.9 ms against 0.5 ms), which alone could make it; compare the builds on one machine with slogate interleave)"},
+		{name: "faster machine, within tolerance", base: run(400, 0.9), now: run(401, 0.5), wantOutcome: vocab.Inconclusive, wantNotes: 2,
+			wantLine: "(not decided: within tolerance on a machine 1.80× faster than the baseline's (CPU calibration 0.5 ms against 0.9 ms), which could hide a regression; compare the builds on one machine with slogate interleave)"},
+		{name: "same machine, regressed", base: run(400, 0.5), now: run(300, 0.6), wantOutcome: vocab.Fail, wantNotes: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			verdicts, notes, err := withBaseline(tt.base, tt.now, compare.Policy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(verdicts) != 1 {
+				t.Fatalf("%d verdicts; want 1", len(verdicts))
+			}
+			v := verdicts[0]
+			if v.Outcome != tt.wantOutcome {
+				t.Errorf("outcome %s; want %s", v.Outcome, tt.wantOutcome)
+			}
+			last := v.Details[len(v.Details)-1]
+			if tt.wantLine != "" && last != tt.wantLine {
+				t.Errorf("last line\n%s\nwant\n%s", last, tt.wantLine)
+			}
+			if tt.wantLine == "" && strings.HasPrefix(last, "(not decided") {
+				t.Errorf("last line %q on the same machine", last)
+			}
+			if len(notes) != tt.wantNotes {
+				t.Errorf("notes %q; want %d", notes, tt.wantNotes)
 			}
 		})
 	}

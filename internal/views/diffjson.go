@@ -7,6 +7,7 @@ import (
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // DiffSchema names the version of diff -format json's document; its JSON
@@ -27,6 +28,8 @@ type diffJSON struct {
 	Settings    []differenceJSON `json:"settings"`
 	Server      []differenceJSON `json:"server"`
 	InformsOnly bool             `json:"informs_only"`
+	// Warnings are the comparison's own (warning.MachineDiffers).
+	Warnings []warning.Warning `json:"warnings,omitempty"`
 	// Rows are the cells and metrics (results.json's comparison rows).
 	Rows    []result.ComparisonRow `json:"rows"`
 	Lost    []lostJSON             `json:"lost"`
@@ -140,6 +143,7 @@ func (d Diff) JSON(w io.Writer) error {
 		Settings:    differences(c.Settings),
 		Server:      differences(c.Server),
 		InformsOnly: c.EngineChanged,
+		Warnings:    c.Warnings,
 		Rows:        []result.ComparisonRow{},
 		Lost:        []lostJSON{},
 		Traffic:     []trafficJSON{},

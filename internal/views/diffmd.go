@@ -151,6 +151,9 @@ func (d Diff) Markdown(w io.Writer) error {
 	if h := ServerHeader(c.Server); h != "" {
 		p("- Server: %s\n", md(h))
 	}
+	for _, x := range c.Warnings {
+		p("- Warning: %s\n", md(x.String()))
+	}
 	if len(c.Settings) > 0 {
 		p("- Settings differ (-allow-settings-change): %s\n", md(JoinDifferences(c.Settings, "; ")))
 	}

@@ -316,6 +316,9 @@ func writeHeader(w io.Writer, pathA, pathB string, c *compare.Comparison) {
 	if h := ServerHeader(c.Server); h != "" {
 		fmt.Fprintf(w, "Server: %s\n", h)
 	}
+	for _, x := range c.Warnings {
+		fmt.Fprintf(w, "Warning: %s\n", x)
+	}
 	fmt.Fprintln(w)
 }
 

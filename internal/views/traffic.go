@@ -3,10 +3,12 @@ package views
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -100,6 +102,9 @@ func outcomeWord(p *compare.TrafficPair) string {
 	if p.InformsOnly() {
 		w += ", informs only (another engine)"
 	}
+	if p.Confounded {
+		w += ", not decided (another machine)"
+	}
 	return w
 }
 
@@ -123,7 +128,10 @@ func trafficMetricLines(p *compare.TrafficPair, tolerance float64) []string {
 			values += ", values only"
 		}
 		line := fmt.Sprintf("%s within %s: %s (%s): %s", v.Metric.Name, numfmt.Percent(tolerance), value, values, v.Change)
-		if v.Change == compare.Inconclusive && v.Bounded {
+		switch {
+		case v.Undecidable():
+			line += " (" + UndecidablePercentile(v.Metric.Name, v.From, v.Need) + ")"
+		case v.Change == compare.Inconclusive && v.Bounded:
 			line += " (" + trafficNeeded(p, v.Needed) + ")"
 		}
 		out = append(out, line)
@@ -134,7 +142,7 @@ func trafficMetricLines(p *compare.TrafficPair, tolerance float64) []string {
 // trafficVerdict is one traffic pair's verdict of -baseline, named
 // "<server>/baseline/traffic/replay/rate=4": its headline and metric
 // lines, and a message naming what regressed or could not be decided.
-func trafficVerdict(server string, tp *compare.TrafficPair, p compare.Policy) result.Verdict {
+func trafficVerdict(server string, tp *compare.TrafficPair, p compare.Policy, m *compare.MachineChange) result.Verdict {
 	ref := tp.Ref
 	v := result.Verdict{
 		Test:    vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
@@ -180,6 +188,9 @@ func trafficVerdict(server string, tp *compare.TrafficPair, p compare.Policy) re
 	}
 	if tp.InformsOnly() {
 		v.Details = append(v.Details, "(informs only: "+tp.Decided.String()+" against a baseline of another engine, which never gates)")
+	}
+	if tp.Confounded {
+		v.Details = append(v.Details, ConfoundedLine(tp.Decided, m))
 	}
 	return v
 }
@@ -254,4 +265,23 @@ func trafficNeeded(p *compare.TrafficPair, needed int) string {
 		s += fmt.Sprintf(": a %s s window at %s req/s", numfmt.Value(float64(needed)/rps), numfmt.Value(rps))
 	}
 	return s
+}
+
+// UndecidablePercentile says why a percentile of n requests is not
+// decided: "ttft_ms_p99 from 42 requests: a p99 needs ≥ 299"
+// (docs/method.md#undecidable-percentiles).
+func UndecidablePercentile(name string, n, need int) string {
+	return fmt.Sprintf("%s from %d requests: %s needs ≥ %d", name, n, quantileWord(name), need)
+}
+
+// quantileWord names the quantile metric name reads: "a median", "a p99".
+func quantileWord(name string) string {
+	_, q, ok := ratesearch.MetricQuantile(name)
+	switch {
+	case !ok:
+		return "it"
+	case q == 0.5:
+		return "a median"
+	}
+	return "a p" + strconv.FormatFloat(q*100, 'f', -1, 64)
 }

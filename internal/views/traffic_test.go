@@ -25,13 +25,14 @@ import (
 func TestTraffic(t *testing.T) {
 	cell := func(label string, ctx int, rate float64, conc int, ttftP99 float64) result.TrafficCell {
 		return result.TrafficCell{Traffic: label, Context: ctx, Rate: rate, Concurrency: conc, Status: vocab.StatusValid,
-			AchievedRPS: 4, GoodputRPS: 3, GoodputShare: 0.75, Launched: 8, Completed: 8, TTFTMs: 50, TTFTMsP99: ttftP99,
+			AchievedRPS: 4, GoodputRPS: 3, GoodputShare: 0.75, Launched: 400, Completed: 400, TTFTMs: 50, TTFTMsP99: ttftP99,
 			TBTMs: 6, TBTMsP99: 7, E2EMs: 500, E2EMsP99: 600}
 	}
 	errored := cell("replay", 0, 0, 8, 0)
 	errored.Status, errored.Reason = vocab.StatusError, "stream stalled"
 	idle := cell("steady", 8192, 0.5, 0, 0)
 	idle.Completed, idle.AchievedRPS, idle.GoodputRPS, idle.GoodputShare = 0, 0, 0, 0
+	few := func(c result.TrafficCell) result.TrafficCell { c.Launched, c.Completed = 42, 42; return c }
 	const values = "unpaired, on the cells' values alone (not statistical): the baseline has no per-request records (no requests.jsonl beside its results.json)"
 	tests := []struct {
 		name string
@@ -53,6 +54,19 @@ func TestTraffic(t *testing.T) {
 				"  tbt_ms_p99 within 5%: 0.0% (7 → 7 ms, values only): unchanged",
 				"  e2e_ms within 5%: 0.0% (500 → 500 ms, values only): unchanged",
 				"  e2e_ms_p99 within 5%: 0.0% (600 → 600 ms, values only): unchanged"}},
+		{name: "a p99 of 42 requests is undecidable, a p90 and medians decided", all: true,
+			a: []result.TrafficCell{few(cell("steady", 8192, 4, 0, 100))},
+			b: []result.TrafficCell{few(cell("steady", 8192, 4, 0, 150))},
+			want: []string{"traffic/steady/ctx=8K/rate=4: inconclusive (ttft_ms_p99, tbt_ms_p99, e2e_ms_p99); " + values,
+				"  achieved_rps: 4 → 4 req/s (0.0%)",
+				"  goodput_rps within 5%: 0.0% (3 → 3 req/s, values only): unchanged",
+				"  goodput_share within 5%: 0.0% (0.75 → 0.75, values only): unchanged",
+				"  ttft_ms within 5%: 0.0% (50 → 50 ms, values only): unchanged",
+				"  ttft_ms_p99 within 5%: +50.0% (100 → 150 ms, values only): inconclusive (ttft_ms_p99 from 42 requests: a p99 needs ≥ 299)",
+				"  tbt_ms within 5%: 0.0% (6 → 6 ms, values only): unchanged",
+				"  tbt_ms_p99 within 5%: 0.0% (7 → 7 ms, values only): inconclusive (tbt_ms_p99 from 42 requests: a p99 needs ≥ 299)",
+				"  e2e_ms within 5%: 0.0% (500 → 500 ms, values only): unchanged",
+				"  e2e_ms_p99 within 5%: 0.0% (600 → 600 ms, values only): inconclusive (e2e_ms_p99 from 42 requests: a p99 needs ≥ 299)"}},
 		{name: "without a context, by concurrency",
 			a:    []result.TrafficCell{cell("replay", 0, 0, 8, 100), cell("replay", 0, 0, 16, 100)},
 			b:    []result.TrafficCell{cell("replay", 0, 0, 16, 90), cell("replay", 0, 0, 32, 100)},
@@ -68,7 +82,7 @@ func TestTraffic(t *testing.T) {
 		{name: "a side without requests has no latencies", all: true,
 			a: []result.TrafficCell{cell("steady", 8192, 0.5, 0, 100)},
 			b: []result.TrafficCell{idle},
-			want: []string{"traffic/steady/ctx=8K/rate=0.5: regressed (goodput_rps, goodput_share); " + values + " (completed 8 → 0: no latencies to compare)",
+			want: []string{"traffic/steady/ctx=8K/rate=0.5: regressed (goodput_rps, goodput_share); " + values + " (completed 400 → 0: no latencies to compare)",
 				"  achieved_rps: 4 → 0 req/s (-100.0%)",
 				"  goodput_rps within 5%: -100.0% (3 → 0 req/s, values only): regressed",
 				"  goodput_share within 5%: -100.0% (0.75 → 0, values only): regressed"}},
