@@ -109,8 +109,9 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 	}{{1, vocab.StatusValid}, {8, vocab.StatusQueued}} {
 		c := o.decodeCell(t, tc.conc)
 		switch {
-		case c.Status == vocab.StatusUnmeasurable && strings.Contains(c.Reason, "the server was starved"):
-			// Beside the suite: its figures are the machine's.
+		case c.Status == vocab.StatusUnmeasurable:
+			// Beside the suite: the machine starved the server, or the
+			// client read behind vLLM's own clock; nothing is gated on it.
 			t.Logf("256 × %d (load average %.1f): %s", tc.conc, loadAverage(), c.Reason)
 		case c.Status != tc.want:
 			t.Errorf("256 × %d: %s (%s), want %s", tc.conc, c.Status, c.Reason, tc.want)
@@ -255,8 +256,9 @@ func TestVLLMUpgradeGate(t *testing.T) {
 
 	older := vllmRun(t, mark, old, tiny, "2s")
 	// Exit 4 only where the machine starved the server (beside the suite
-	// one stream has read 45 to 50 tok/s against 192 alone): nothing is
-	// gated on such cells (docs/method.md#unmeasurable).
+	// one stream has read 45 to 50 tok/s against 192 alone) or the client
+	// read behind vLLM's own histograms: nothing is gated on such cells
+	// (docs/method.md#unmeasurable).
 	if older.r.Code != 0 && !starvedOnly(t, older.r.Code, older.out) {
 		t.Fatalf("vLLM %s: exit %d, want 0\n%s", old.Version, older.r.Code, older.dump())
 	}

@@ -457,7 +457,9 @@ func prefillSide(c *result.PrefillCell, m metric.Metric) Side {
 		return Side{}
 	}
 	v, ok := c.Value(m)
-	return presentSide(c.Status, c.Reason, c.Repeats, c.Spread, c.Samples, m.Name, v, ok)
+	s := presentSide(c.Status, c.Reason, c.Repeats, c.Spread, c.Samples, m.Name, v, ok)
+	s.Excluded = len(c.Excluded)
+	return s
 }
 
 // decodeSide is one run's view of its decode cell c (nil = absent) for metric m.

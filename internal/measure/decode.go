@@ -275,7 +275,7 @@ func (d *decodeRun) storeClientMetrics(stats windowStats) {
 		storeDistribution(vocab.PhaseDecode, dist, d.m.Percentiles, func(m metric.Metric, v float64) { cell.SetValue(m, v) })
 	}
 	if len(stats.serverTPS) > 0 {
-		storeServerPerRequestTPS(cell, median(stats.serverTPS))
+		storeServerPerRequestTPS(cell, median(stats.serverTPS), result.ServerRateTimings)
 	}
 	d.finished = stats.finished
 	cell.ActiveAvg = Round(stats.activeAvg, 2)
@@ -300,6 +300,11 @@ func (d *decodeRun) storeServerCounters(a metricsAround) {
 		storeServerTotalTPS(cell, a)
 	}
 	storeServerLatency(cell, before, after)
+	if cell.ServerPerRequestTPS == nil {
+		if v, ok := after.DecodeRateSince(before); ok {
+			storeServerPerRequestTPS(cell, v, result.ServerRateHistogram)
+		}
+	}
 	if before.HasSpeculative && after.HasSpeculative {
 		storeSpeculative(cell, before, after)
 	}
@@ -329,18 +334,20 @@ func (d *decodeRun) storeServerCounters(a metricsAround) {
 // tokens, the server's without the network and the client's reading.
 const serverRateTolerance = 0.10
 
-// storeServerPerRequestTPS stores the median of the server's own
-// per-request rates, with a warning when it differs from per_request_tps
-// by more than serverRateTolerance (docs/llamacpp.md#server-timings).
-func storeServerPerRequestTPS(cell *result.DecodeCell, v float64) {
+// storeServerPerRequestTPS stores the server's own per-request rate v,
+// read from source (result.ServerRateTimings, ServerRateHistogram), with
+// a warning when it differs from per_request_tps by more than
+// serverRateTolerance (docs/llamacpp.md#server-timings,
+// docs/method.md#unmeasurable).
+func storeServerPerRequestTPS(cell *result.DecodeCell, v float64, source string) {
 	v = Round(v, 1)
-	cell.ServerPerRequestTPS = &v
+	cell.ServerPerRequestTPS, cell.ServerRateSource = &v, source
 	if cell.PerRequestTPS <= 0 {
 		return
 	}
 	if diff := (v - cell.PerRequestTPS) / cell.PerRequestTPS; diff > serverRateTolerance || diff < -serverRateTolerance {
 		cell.Warnings = append(cell.Warnings, warning.New(warning.ServerRequestTPSGap,
-			fmt.Sprintf("the server's own per-request rate %.1f tok/s (timings.predicted_per_second, median) differs from per_request_tps %.1f by %+.1f%%", v, cell.PerRequestTPS, diff*100),
+			fmt.Sprintf("the server's own per-request rate %.1f tok/s (%s) differs from per_request_tps %.1f by %+.1f%%", v, serverRateName(source), cell.PerRequestTPS, diff*100),
 			"the client's clock and the server's disagree on how fast a request's tokens came: a loaded client, a slow network, or tokens the client miscounts",
 			map[string]float64{warning.FigServerPerRequestTPS: v, warning.FigPerRequestTPS: cell.PerRequestTPS, warning.FigGap: diff}))
 	}

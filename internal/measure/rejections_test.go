@@ -365,7 +365,7 @@ func TestColdRequestRefused(t *testing.T) {
 			m := testMeter(s.URL)
 			var rec recorded
 			m.Record = rec.record
-			runs, err := m.Prefill(context.Background(), 100, requests.Prompt{Tokens: make([]int, 100)}, "salt", true, 1, 1, 1, nil)
+			runs, err := m.Prefill(context.Background(), 100, requests.Prompt{Tokens: make([]int, 100)}, "salt", true, 1, 1, 1, nil, nil)
 			if err != nil {
 				t.Fatalf("Prefill: %v (a refusal must not end the run)", err)
 			}

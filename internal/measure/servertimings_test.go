@@ -28,7 +28,7 @@ func TestServerPerRequestTPS(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cell := result.DecodeCell{PerRequestTPS: tt.client}
-			storeServerPerRequestTPS(&cell, tt.server)
+			storeServerPerRequestTPS(&cell, tt.server, result.ServerRateTimings)
 			if cell.ServerPerRequestTPS == nil || *cell.ServerPerRequestTPS != tt.server {
 				t.Fatalf("ServerPerRequestTPS = %v, want %v", cell.ServerPerRequestTPS, tt.server)
 			}

@@ -17,12 +17,54 @@ const (
 	MinWindowTokens = 20
 	// ServerRateBound is how far, as a ratio either way, the client's
 	// per_request_tps may be from the server's own per-request rate
-	// (llama.cpp's timings.predicted_per_second) before the cell is
+	// (llama.cpp's timings.predicted_per_second; vLLM's and SGLang's
+	// inter-token histogram, tokens over waits) before the cell is
 	// unmeasurable: the two clocks time the same tokens, and past a
 	// factor of 1.5 the client's reading is of the client, not the server
 	// (serverRateTolerance, 10 %, only warns).
 	ServerRateBound = 1.5
+	// PrefillBound is how many times the server's own time for a prefill
+	// run's prompt (PrefillCell.ServerPrefillMs) its TTFT may be, and
+	// PrefillSlackMs by how much more at least, before the run is
+	// unmeasurable: the client's TTFT holds the server's and the HTTP and
+	// SSE path around it, 1 to 4 ms on a quiet machine, so only a client
+	// slower than the server's clock is judged.
+	PrefillBound   = 1.5
+	PrefillSlackMs = 10.0
 )
+
+// prefillUnmeasurableWhy says why the client could not measure prefill
+// run c, a valid one; "" when it could (docs/method.md#unmeasurable).
+func prefillUnmeasurableWhy(c *result.PrefillCell) string {
+	s := c.ServerPrefillMs
+	if s == nil || *s <= 0 || c.TTFTMs <= 0 {
+		return ""
+	}
+	if c.TTFTMs > PrefillBound**s && c.TTFTMs-*s > PrefillSlackMs {
+		return fmt.Sprintf("the client's ttft_ms %.1f is %.2f× the server's own %.1f ms (%s), beyond the %.1f× bound: the client read the first token late",
+			c.TTFTMs, c.TTFTMs / *s, *s, serverPrefillName(c.ServerPrefillSource), PrefillBound)
+	}
+	return ""
+}
+
+// judgePrefillMeasurable makes valid prefill run c unmeasurable when the
+// client could not measure it (prefillUnmeasurableWhy).
+func judgePrefillMeasurable(c *result.PrefillCell) {
+	if c.Status != vocab.StatusValid {
+		return
+	}
+	if why := prefillUnmeasurableWhy(c); why != "" {
+		c.Status, c.Reason = vocab.StatusUnmeasurable, why
+	}
+}
+
+// serverPrefillName names where a server's prompt time was read from.
+func serverPrefillName(source string) string {
+	if source == result.ServerPrefillHistogram {
+		return "its time-to-first-token histogram over the request"
+	}
+	return "timings.prompt_ms"
+}
 
 // unmeasurableWhy says why the client could not measure decode cell c, a
 // cell measured valid or queued; "" when it could. The rules are
@@ -36,8 +78,8 @@ func unmeasurableWhy(c *result.DecodeCell) string {
 	}
 	if s := c.ServerPerRequestTPS; s != nil && *s > 0 && c.PerRequestTPS > 0 {
 		if r := *s / c.PerRequestTPS; r > ServerRateBound || r < 1/ServerRateBound {
-			return fmt.Sprintf("the client's per_request_tps %.1f is %.2f× the server's own %.1f tok/s (timings.predicted_per_second, median), beyond the %.1f× bound either way: the client could not keep up with what the server sent",
-				c.PerRequestTPS, c.PerRequestTPS / *s, *s, ServerRateBound)
+			return fmt.Sprintf("the client's per_request_tps %.1f is %.2f× the server's own %.1f tok/s (%s), beyond the %.1f× bound either way: the client could not keep up with what the server sent",
+				c.PerRequestTPS, c.PerRequestTPS / *s, *s, serverRateName(c.ServerRateSource), ServerRateBound)
 		}
 	}
 	return ""
@@ -68,4 +110,14 @@ func judgeMeasurable(c *result.DecodeCell) {
 	if why := unmeasurableWhy(c); why != "" {
 		c.Status, c.Reason = vocab.StatusUnmeasurable, why
 	}
+}
+
+// serverRateName names where a server's per-request rate was read from
+// (result.ServerRateTimings, ServerRateHistogram), for the reasons and
+// warnings that quote it.
+func serverRateName(source string) string {
+	if source == result.ServerRateHistogram {
+		return "its inter-token histogram: tokens over waits in the window"
+	}
+	return "timings.predicted_per_second, median"
 }

@@ -101,6 +101,32 @@ type Snapshot struct {
 	// package names); not Has where the engine has none. Their means over a window are Δsum ÷ Δcount: the buckets
 	// are too coarse for medians (docs/method.md#server-latency).
 	TTFT, ITL, E2E SumCount
+	// ITLTokens counts, cumulatively, the output tokens whose waits ITL's
+	// sum adds up: those after each request's first, so that
+	// ΔITLTokens ÷ ΔITL.Sum is the server's own per-request decode rate
+	// over a window (docs/method.md#unmeasurable). vLLM observes one gap
+	// per engine step of a request, however many tokens the step gave
+	// (v1/metrics/stats.py, IterationStats.update_from_output), so its
+	// count is generation tokens less first tokens; SGLang counts each
+	// token of an output (observe_inter_token_latency). HasITLTokens says
+	// it was read.
+	ITLTokens    float64
+	HasITLTokens bool
+}
+
+// DecodeRateSince is the server's own per-request decode rate, in tokens
+// a second, over the window since before: ΔITLTokens ÷ ΔITL.Sum; false
+// when either read lacks it, nothing was observed, or a counter went
+// back (a restart).
+func (s Snapshot) DecodeRateSince(before Snapshot) (float64, bool) {
+	if !s.HasITLTokens || !before.HasITLTokens || !s.ITL.Has || !before.ITL.Has {
+		return 0, false
+	}
+	n, t := s.ITLTokens-before.ITLTokens, s.ITL.Sum-before.ITL.Sum
+	if n <= 0 || t <= 0 {
+		return 0, false
+	}
+	return n / t, true
 }
 
 // SumCount is a histogram's sum and count, summed over its series.

@@ -42,3 +42,23 @@ type Environment struct {
 	ServerWaitPct *float64 `json:"server_wait_pct,omitempty"`
 	ServerCPUs    *float64 `json:"server_cpus,omitempty"`
 }
+
+// Sources of DecodeCell.ServerPerRequestTPS (docs/method.md#unmeasurable).
+const (
+	// ServerRateTimings is llama.cpp's timings.predicted_per_second, the
+	// median over the requests that finished in the window.
+	ServerRateTimings = "timings"
+	// ServerRateHistogram is the server's inter-token latency histogram
+	// over the window: the tokens it counted ÷ the waits it summed
+	// (promread.Snapshot.DecodeRateSince).
+	ServerRateHistogram = "itl_histogram"
+)
+
+// Sources of PrefillCell.ServerPrefillMs (docs/method.md#unmeasurable).
+const (
+	// ServerPrefillTimings is llama.cpp's timings.prompt_ms.
+	ServerPrefillTimings = "timings"
+	// ServerPrefillHistogram is the server's time-to-first-token
+	// histogram over the one request (Δsum).
+	ServerPrefillHistogram = "ttft_histogram"
+)

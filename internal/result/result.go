@@ -264,6 +264,17 @@ type PrefillCell struct {
 	Reason  string       `json:"reason,omitempty"`
 	TPS     float64      `json:"tps"`     // context ÷ TTFT
 	TTFTMs  float64      `json:"ttft_ms"` // time to the first chunk of a cold request
+	// ServerPrefillMs is the server's own time for the prompt of the
+	// (last) run, the cross-check of TTFTMs (docs/method.md#unmeasurable),
+	// from ServerPrefillSource: ServerPrefillTimings or
+	// ServerPrefillHistogram; nil where the server gives neither.
+	ServerPrefillMs     *float64 `json:"server_prefill_ms,omitempty"`
+	ServerPrefillSource string   `json:"server_prefill_source,omitempty"`
+	// Excluded are the runs of a repeated cell left out of its figures,
+	// and Environment the machine around each of its runs, as a decode
+	// cell's (docs/method.md#unmeasurable, docs/method.md#environment).
+	Excluded    []ExcludedRun `json:"excluded,omitempty"`
+	Environment []Environment `json:"environment,omitempty"`
 	// ElapsedS is the time the server was busy for the cell: the sum of
 	// its repeats (docs/method.md#gpu-time).
 	ElapsedS float64 `json:"elapsed_s,omitempty"`
@@ -338,11 +349,17 @@ type DecodeCell struct {
 	ServerTotalTPS        *float64 `json:"server_total_tps,omitempty"`
 	SpeculativeAcceptRate *float64 `json:"spec_accept_rate,omitempty"`
 	SpeculativeAcceptLen  *float64 `json:"spec_accept_len,omitempty"`
-	// ServerPerRequestTPS is the median of the server's own per-request
-	// rate (llama-server's timings.predicted_per_second) over the requests
-	// that finished in the window, the cross-check of PerRequestTPS
-	// (docs/llamacpp.md#server-timings); nil where the server gives none.
+	// ServerPerRequestTPS is the server's own per-request decode rate
+	// over the window, the cross-check of PerRequestTPS
+	// (docs/method.md#unmeasurable): the median of llama-server's
+	// timings.predicted_per_second over the requests that finished in it
+	// (docs/llamacpp.md#server-timings), else the tokens vLLM's or
+	// SGLang's inter-token histogram counted over the waits it summed;
+	// nil where the server gives neither.
 	ServerPerRequestTPS *float64 `json:"server_per_request_tps,omitempty"`
+	// ServerRateSource is where ServerPerRequestTPS comes from:
+	// ServerRateTimings or ServerRateHistogram ("" when it is nil).
+	ServerRateSource string `json:"server_rate_source,omitempty"`
 	// ServerTTFTMsMean, ServerITLMsMean and ServerE2EMsMean are the means
 	// of the server's own request histograms over the window (Δsum ÷
 	// Δcount, in ms), beside the client's stats.ttft_ms_mean,

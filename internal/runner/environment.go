@@ -36,18 +36,45 @@ type watchedRun struct {
 }
 
 // decodeWatched measures one run of a decode cell (decodeOnce) between
-// two readings of the machine; number is the run's 1-based number among
-// all the cell's runs (0 for a cell run once).
-// first is the cell's reference machine (nil: this is its first run),
-// read at runs' ends, like against like, since the server's own work
-// during a window raises the CPU pressure and slows the calibration a
-// reading before it does not see: the end of its first run, with the
-// fastest calibration any run's end has shown, so that one reading taken
-// on a busy moment does not make every later run look moved, and with the
-// least share of its ready time the launched server waited for a CPU in
-// any run. The first run is held to steal alone (and, the server's wait
-// read, to StarvedBoundPct). The watched run carries the next reference.
+// two readings of the machine (watchMachine); number is the run's 1-based
+// number among all the cell's runs (0 for a cell run once), first the
+// cell's reference machine (nil: this is its first run). A measured run
+// whose server was starved is unmeasurable. The watched run carries the
+// next reference.
 func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]byte, number int, first *hostenv.Snapshot) (watchedRun, error) {
+	var c result.DecodeCell
+	var err error
+	mw := r.watchMachine(number, first, func() { c, err = r.decodeOnce(ctx, ref, bodies, number) })
+	if mw.starved != "" && c.Status.Measured() {
+		c.Status, c.Reason = vocab.StatusUnmeasurable, mw.starved
+	}
+	return watchedRun{cell: c, env: mw.env, moved: mw.moved, after: mw.next}, err
+}
+
+// machineWatch is the machine around one run of a cell
+// (docs/method.md#environment): its record, the warning that says how it
+// moved beyond a bound (nil when it did not), why the server was starved
+// ("" when it was not, or its wait was not read), and the cell's
+// reference machine for its next run.
+type machineWatch struct {
+	env     result.Environment
+	moved   *warning.Warning
+	starved string
+	next    hostenv.Snapshot
+}
+
+// watchMachine calls run, one run of a cell numbered number, between two
+// readings of the machine and of the launched server's scheduler account,
+// and judges them against first, the cell's reference machine (nil: this
+// is its first run), read at runs' ends, like against like, since the
+// server's own work during a run raises the CPU pressure and slows the
+// calibration a reading before it does not see: the end of its first run,
+// with the fastest calibration any run's end has shown, so that one
+// reading taken on a busy moment does not make every later run look
+// moved, and with the least share of its ready time the launched server
+// waited for a CPU in any run. The first run is held to steal alone (and,
+// the server's wait read, to StarvedBoundPct).
+func (r *run) watchMachine(number int, first *hostenv.Snapshot, run func()) machineWatch {
 	before := takeMachine()
 	pgid, launched := serverGroup(r.server)
 	var schedBefore hostenv.Sched
@@ -55,7 +82,7 @@ func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]b
 		schedBefore = readGroup(pgid)
 	}
 	t0 := time.Now()
-	c, err := r.decodeOnce(ctx, ref, bodies, number)
+	run()
 	wall := time.Since(t0)
 	var schedAfter hostenv.Sched
 	if launched {
@@ -66,8 +93,8 @@ func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]b
 	if first != nil {
 		reference = *first
 	}
-	w := watchedRun{cell: c, env: environmentOf(before, after, number), after: reference}
-	w.after.Calibration = fastest(reference.Calibration, after.Calibration)
+	w := machineWatch{env: environmentOf(before, after, number), next: reference}
+	w.next.Calibration = fastest(reference.Calibration, after.Calibration)
 	mv, moved := hostenv.Moved(reference, before, after)
 	if pct, cpus, ok := hostenv.WaitShare(schedBefore, schedAfter, wall.Nanoseconds()); ok {
 		pct, cpus = measure.Round(pct, 1), measure.Round(cpus, 2)
@@ -75,19 +102,18 @@ func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]b
 		if s, waited := hostenv.Waited(reference, pct); waited && first != nil {
 			mv, moved = s, true
 		}
-		if !w.after.ServerWaitOK || pct < w.after.ServerWait {
-			w.after.ServerWait, w.after.ServerWaitOK = pct, true
+		if !w.next.ServerWaitOK || pct < w.next.ServerWait {
+			w.next.ServerWait, w.next.ServerWaitOK = pct, true
 		}
-		if hostenv.Starved(pct) && w.cell.Status.Measured() {
-			w.cell.Status = vocab.StatusUnmeasurable
-			w.cell.Reason = fmt.Sprintf("the server was starved: its threads spent %.0f %% of the time they were ready to run waiting for a CPU (over %.0f %%), using %.2f CPUs: it had less than half the CPU time it was ready to use, so the figures are the machine's contention, not the build's", pct, hostenv.StarvedBoundPct, cpus)
+		if hostenv.Starved(pct) {
+			w.starved = fmt.Sprintf("the server was starved: its threads spent %.0f %% of the time they were ready to run waiting for a CPU (over %.0f %%), using %.2f CPUs: it had less than half the CPU time it was ready to use, so the figures are the machine's contention, not the build's", pct, hostenv.StarvedBoundPct, cpus)
 		}
 	}
 	if moved {
 		x := movedWarning(mv)
 		w.moved = &x
 	}
-	return w, err
+	return w
 }
 
 // fastest is the shorter of two calibrations, a zero (not read) left out.

@@ -170,9 +170,12 @@ type pendingCell struct {
 	ref   vocab.CellRef
 	runs  []result.DecodeCell
 	boots []int // the boot of each run
-	// prefills are a prefill cell's runs (ref.Phase prefill).
-	prefills []result.PrefillCell
-	busy     time.Duration // the server time of its runs
+	// prefills are a prefill cell's runs (ref.Phase prefill), excluded
+	// ones too, and prefillOut why each was left out of the cell's
+	// figures ("": kept; docs/method.md#unmeasurable).
+	prefills   []result.PrefillCell
+	prefillOut []string
+	busy       time.Duration // the server time of its runs
 	// final is the cell as recorded when it is not repeated: unrunnable
 	// (over capacity, beyond max_model_len) or failed at its first run.
 	final *result.DecodeCell
@@ -578,21 +581,90 @@ func (r *run) recordPartials(why string) error {
 // first that errored, if one did; partial when the run ended before its
 // repeats were all taken), with its busy time, GPU time and design.
 func (r *run) finishPrefill(pc *pendingCell) result.PrefillCell {
-	c := combinePrefill(pc.prefills)
+	kept, boots, excluded := pc.keptPrefills()
+	var c result.PrefillCell
+	switch {
+	case len(kept) == 0 && len(excluded) > 0:
+		// None counted (docs/method.md#unmeasurable): the last run taken,
+		// unmeasurable.
+		c = pc.prefills[len(pc.prefills)-1]
+		c.Status = vocab.StatusUnmeasurable
+		if r.repeated() {
+			c.Reason = noneMeasured(excluded)
+		}
+	default:
+		c = combinePrefill(kept)
+	}
 	if pc.failedWhy != "" && c.Status != vocab.StatusError {
 		c.Status = vocab.StatusError
-		c.Reason = fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d measured before are kept in samples)", pc.failedAt, r.plannedRepeats(), pc.failedWhy, len(pc.prefills))
+		c.Reason = fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d measured before are kept in samples)", pc.failedAt, r.plannedRepeats(), pc.failedWhy, len(kept))
 	}
+	if r.repeated() {
+		c.Excluded = excluded
+	}
+	c.Environment = pc.envs
 	var busy time.Duration
 	for _, x := range pc.prefills {
 		busy += time.Duration(x.ElapsedS * float64(time.Second))
 	}
 	c.ElapsedS = measure.Round(busy.Seconds(), 2)
 	c.GPUSeconds = r.gpuSeconds(busy)
-	if len(pc.prefills) > 1 {
-		c.Design = r.design(vocab.PhasePrefill, pc.boots, pc.stopped, c.Samples, busy/time.Duration(len(pc.prefills)))
+	if len(kept) > 1 {
+		c.Design = r.design(vocab.PhasePrefill, boots, pc.stopped, c.Samples, busy/time.Duration(len(pc.prefills)))
 	}
 	return c
+}
+
+// keptPrefills are prefill cell pc's runs that count, with the boot of
+// each, and those left out (docs/method.md#unmeasurable), numbered among
+// all its runs.
+func (pc *pendingCell) keptPrefills() (kept []result.PrefillCell, boots []int, excluded []result.ExcludedRun) {
+	for i, x := range pc.prefills {
+		if i < len(pc.prefillOut) && pc.prefillOut[i] != "" {
+			excluded = append(excluded, result.ExcludedRun{Repeat: i + 1, Status: x.Status, Reason: pc.prefillOut[i]})
+			continue
+		}
+		kept = append(kept, x)
+		boots = append(boots, pc.boots[i])
+	}
+	return kept, boots, excluded
+}
+
+// watchPrefill is the measure.PrefillRun of prefill cell pc: each run
+// between two readings of the machine (watchMachine), numbered after the
+// runs taken before and the taken calls before it in the same
+// measure.Prefill call (*taken), its environment kept, and why it is left
+// out of the cell appended to *out ("" kept; docs/method.md#unmeasurable):
+// an unmeasurable run (the client behind the server's clock, or the
+// server starved), or with repeat = "auto" a run whose machine moved. A
+// moved run that is kept is said in a warning.
+func (r *run) watchPrefill(pc *pendingCell, taken *int, out *[]string) measure.PrefillRun {
+	return func(run func() (result.PrefillCell, error)) (result.PrefillCell, error) {
+		number := 0
+		if r.repeated() {
+			number = len(pc.prefills) + *taken + 1
+		}
+		var c result.PrefillCell
+		var err error
+		mw := r.watchMachine(number, pc.machine, func() { c, err = run() })
+		pc.machine = &mw.next
+		*taken++
+		if err != nil {
+			return c, err
+		}
+		pc.envs = append(pc.envs, mw.env)
+		if mw.starved != "" && c.Status.Measured() {
+			c.Status, c.Reason = vocab.StatusUnmeasurable, mw.starved
+		}
+		why, left := r.leftOut(c.Status, c.Reason, mw.moved)
+		if !left && mw.moved != nil && c.Status.Measured() {
+			w := *mw.moved
+			w.Summary = pc.ref.Name() + ": " + w.Summary
+			r.warn(w)
+		}
+		*out = append(*out, why)
+		return c, nil
+	}
 }
 
 // gatedMetrics are the metrics repeat = "auto" decides a cell on: those
@@ -619,7 +691,7 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt requests.Promp
 	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
 	pc := r.pendingOf(ref)
 	if !record || pc.recorded || pc.failedWhy != "" {
-		_, err := r.meter().Prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil)
+		_, err := r.meter().Prefill(ctx, ctxLen, prompt, salt, false, 1, 1, 0, nil, nil)
 		return err
 	}
 	if len(pc.prefills) == 0 && !r.repeated() {
@@ -628,10 +700,27 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt requests.Promp
 	n := r.repeatsThisBoot()
 	limit := n
 	var more func([]result.PrefillCell) bool
+	var taken int
+	var out []string // why each run of this call is left out ("": kept)
 	if m := r.measure(); m.RepeatAuto {
 		limit = max(n, m.MaxRepeat)
 		more = func(runs []result.PrefillCell) bool {
-			all := append(slices.Clip(pc.prefills), runs...)
+			var all []result.PrefillCell
+			for i, x := range pc.prefills {
+				if pc.prefillOut[i] == "" {
+					all = append(all, x)
+				}
+			}
+			keptNow := 0
+			for i, x := range runs {
+				if i < len(out) && out[i] == "" {
+					all = append(all, x)
+					keptNow++
+				}
+			}
+			if keptNow < n && len(pc.prefills)+len(runs) < m.MaxRepeat {
+				return true // an excluded run is replaced (docs/method.md#unmeasurable)
+			}
 			ok, why := r.wantsMore(ref, func(gated metric.Metric) ([]float64, bool) {
 				var xs []float64
 				for i := range all {
@@ -642,7 +731,7 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt requests.Promp
 					xs = append(xs, v)
 				}
 				return xs, true
-			}, len(all))
+			}, len(pc.prefills)+len(runs))
 			if !ok {
 				pc.stopped = why
 			}
@@ -653,12 +742,17 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt requests.Promp
 	if r.measure().Repeat <= 1 && !r.measure().RepeatAuto {
 		first = 0 // one run: not a repeat
 	}
-	runs, err := r.meter().Prefill(ctx, ctxLen, prompt, salt, true, n, limit, first, more)
-	for _, c := range runs {
+	runs, err := r.meter().Prefill(ctx, ctxLen, prompt, salt, true, n, limit, first, more, r.watchPrefill(pc, &taken, &out))
+	for i, c := range runs {
 		if c.Status == vocab.StatusError && pc.failedWhy == "" {
 			pc.failedAt, pc.failedWhy = len(pc.prefills)+1, c.Reason
 		}
+		why := ""
+		if i < len(out) {
+			why = out[i]
+		}
 		pc.prefills = append(pc.prefills, c)
+		pc.prefillOut = append(pc.prefillOut, why)
 		pc.boots = append(pc.boots, r.bootNo)
 	}
 	if err != nil && len(pc.prefills) == 0 && r.repeated() {
@@ -750,17 +844,25 @@ func statusRank(s vocab.Status) int {
 // repeat = "auto", which replaces it. Otherwise a measured run keeps the
 // moved warning among its own.
 func (r *run) excludes(c *result.DecodeCell, moved *warning.Warning) (string, bool) {
-	if c.Status == vocab.StatusUnmeasurable {
-		return c.Reason, true
+	why, out := r.leftOut(c.Status, c.Reason, moved)
+	if !out && moved != nil && c.Status.Measured() {
+		c.Warnings = append(c.Warnings, *moved)
 	}
-	if moved == nil || !c.Status.Measured() {
+	return why, out
+}
+
+// leftOut says whether a run of status st (reason its reason) is left out
+// of its cell's figures, and why: an unmeasurable run always; a measured
+// run whose machine moved (moved, else nil) with repeat = "auto", which
+// replaces it.
+func (r *run) leftOut(st vocab.Status, reason string, moved *warning.Warning) (string, bool) {
+	if st == vocab.StatusUnmeasurable {
+		return reason, true
+	}
+	if moved == nil || !st.Measured() || !r.measure().RepeatAuto {
 		return "", false
 	}
-	if r.measure().RepeatAuto {
-		return moved.Summary, true
-	}
-	c.Warnings = append(c.Warnings, *moved)
-	return "", false
+	return moved.Summary, true
 }
 
 // allExcluded is a decode cell none of whose runs counted: the last run
@@ -772,10 +874,16 @@ func allExcluded(last result.DecodeCell, excluded []result.ExcludedRun, repeated
 	if !repeated || len(excluded) == 0 {
 		return c
 	}
+	c.Reason = noneMeasured(excluded)
+	return c
+}
+
+// noneMeasured is the reason of a cell none of whose runs counted: every
+// excluded run's.
+func noneMeasured(excluded []result.ExcludedRun) string {
 	reasons := make([]string, 0, len(excluded))
 	for _, x := range excluded {
 		reasons = append(reasons, fmt.Sprintf("run %d: %s", x.Repeat, x.Reason))
 	}
-	c.Reason = fmt.Sprintf("none of its %d runs could be measured: %s", len(excluded), strings.Join(reasons, "; "))
-	return c
+	return fmt.Sprintf("none of its %d runs could be measured: %s", len(excluded), strings.Join(reasons, "; "))
 }

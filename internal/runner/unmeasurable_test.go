@@ -95,6 +95,7 @@ func TestUnmeasurableRuns(t *testing.T) {
 			f := vllmfake.Server{Tokens: 100000, PerChunk: 1, Gap: tc.gap, GeneratedScale: tc.scale}
 			s := f.Start(t)
 			sp := smallSpec(1)
+			sp.Prefill = nil // its runs would read the machine too
 			sp.Measure.Duration = 300 * time.Millisecond
 			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = tc.repeat, tc.auto, tc.maxRepeat
 			cfg := testConfig(t, s.URL, sp, "decode")
@@ -124,6 +125,113 @@ func TestUnmeasurableRuns(t *testing.T) {
 			}
 			if got := warning.Has(c.Warnings, warning.EnvironmentMoved); got != tc.wantWarning {
 				t.Errorf("warnings %v: environment_moved %v, want %v", c.Warnings, got, tc.wantWarning)
+			}
+		})
+	}
+}
+
+// TestUnmeasurablePrefillRuns: the runs of a prefill cell are watched as a
+// decode cell's are: a run whose client read the first token late against
+// the server's own clock, or with repeat = "auto" whose machine moved, is
+// left out with why and replaced under auto; a fixed design keeps a moved
+// run and says so in a warning; a cell none of whose runs counted is
+// unmeasurable; every run's machine is in the cell's environment
+// (docs/method.md#unmeasurable, docs/method.md#environment).
+func TestUnmeasurablePrefillRuns(t *testing.T) {
+	tests := []struct {
+		name        string
+		ttftScale   float64 // the fake server's TTFT clock against the stream's (0: no histogram)
+		repeat      int
+		auto        bool
+		maxRepeat   int
+		moved       func(run int) bool
+		wantStatus  vocab.Status
+		wantRepeats int
+		wantRuns    int
+		wantOut     []int
+		wantOutWhy  string
+		wantWhy     string                // in the cell's reason
+		wantMoved   bool                  // a run-level environment_moved warning: calibration, 1 ms to 3 ms
+		wait        func(run int) float64 // the launched server's wait share by run (nil: not read)
+	}{
+		{name: "a fixed design keeps a moved run and warns", repeat: 3, moved: func(r int) bool { return r == 2 },
+			wantStatus: vocab.StatusValid, wantRepeats: 3, wantRuns: 3, wantMoved: true},
+		{name: "auto replaces a moved run", repeat: 3, auto: true, maxRepeat: 5, moved: func(r int) bool { return r == 2 },
+			wantStatus: vocab.StatusValid, wantRepeats: 3, wantRuns: 4, wantOut: []int{2}, wantOutWhy: "the machine moved: a fixed CPU calibration took 1 ms at its fastest after a run of the cell and 3 ms after this one"},
+		{name: "a client slower than the server's clock, once", ttftScale: 0.2, repeat: 1, moved: func(int) bool { return false },
+			wantStatus: vocab.StatusUnmeasurable, wantRuns: 1, wantWhy: "the client's ttft_ms "},
+		{name: "a client slower than the server's clock, every run", ttftScale: 0.2, repeat: 2, moved: func(int) bool { return false },
+			wantStatus: vocab.StatusUnmeasurable, wantRuns: 2, wantOut: []int{1, 2}, wantOutWhy: "ms (its time-to-first-token histogram over the request), beyond the 1.5× bound",
+			wantWhy: "none of its 2 runs could be measured: run 1: the client's ttft_ms"},
+		{name: "auto replaces runs the client read late, up to max_repeat", ttftScale: 0.2, repeat: 2, auto: true, maxRepeat: 3, moved: func(int) bool { return false },
+			wantStatus: vocab.StatusUnmeasurable, wantRuns: 3, wantOut: []int{1, 2, 3}, wantOutWhy: "the client's ttft_ms",
+			wantWhy: "none of its 3 runs could be measured"},
+		{name: "a starved server's run is left out", repeat: 3, moved: func(int) bool { return false }, wait: func(r int) float64 { return map[int]float64{2: 80}[r] },
+			wantStatus: vocab.StatusValid, wantRepeats: 2, wantRuns: 3, wantOut: []int{2}, wantOutWhy: "the server was starved: its threads spent 80 %"},
+		{name: "a server whose clock agrees is measured", ttftScale: 1, repeat: 2, moved: func(int) bool { return false },
+			wantStatus: vocab.StatusValid, wantRepeats: 2, wantRuns: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(old func() hostenv.Snapshot) { takeMachine = old }(takeMachine)
+			takeMachine = movingMachine(tc.moved)
+			if tc.wait != nil {
+				defer func(old func(*lifecycle.Server) (int, bool)) { serverGroup = old }(serverGroup)
+				serverGroup = func(*lifecycle.Server) (int, bool) { return 4242, true }
+				defer func(old func(int) hostenv.Sched) { readGroup = old }(readGroup)
+				readGroup = waitingServer(tc.wait)
+			}
+			defer func(old func(result.Measure, float64, float64) stopRule) { newStopRule = old }(newStopRule)
+			newStopRule = func(result.Measure, float64, float64) stopRule { return enoughAt(3) }
+			f := vllmfake.Server{Tokens: 1, PerChunk: 1, FirstDelay: 200 * time.Millisecond, TTFTScale: tc.ttftScale}
+			s := f.Start(t)
+			sp := smallSpec()
+			sp.Matrices = nil
+			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = tc.repeat, tc.auto, tc.maxRepeat
+			res, err := Run(context.Background(), testConfig(t, s.URL, sp, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Prefill) != 1 {
+				t.Fatalf("prefill cells %+v", res.Prefill)
+			}
+			c := res.Prefill[0]
+			if c.Status != tc.wantStatus || (tc.wantStatus.Measured() && c.Repeats != tc.wantRepeats && !(tc.wantRepeats == 1 && c.Repeats == 0)) {
+				t.Errorf("cell %s (%q), %d repeats; want %s of %d", c.Status, c.Reason, c.Repeats, tc.wantStatus, tc.wantRepeats)
+			}
+			if !strings.Contains(c.Reason, tc.wantWhy) {
+				t.Errorf("reason %q; want %q in it", c.Reason, tc.wantWhy)
+			}
+			if len(c.Environment) != tc.wantRuns {
+				t.Errorf("environment of %d runs %+v; want %d", len(c.Environment), c.Environment, tc.wantRuns)
+			}
+			var out []int
+			for _, x := range c.Excluded {
+				out = append(out, x.Repeat)
+				if !strings.Contains(x.Reason, tc.wantOutWhy) {
+					t.Errorf("run %d left out for %q; want %q", x.Repeat, x.Reason, tc.wantOutWhy)
+				}
+			}
+			if len(out) != len(tc.wantOut) || (len(out) > 0 && (out[0] != tc.wantOut[0] || out[len(out)-1] != tc.wantOut[len(tc.wantOut)-1])) {
+				t.Errorf("excluded runs %v; want %v", out, tc.wantOut)
+			}
+			var moved []warning.Warning
+			for _, w := range res.Warnings {
+				if w.Code == warning.EnvironmentMoved {
+					moved = append(moved, w)
+				}
+			}
+			switch {
+			case !tc.wantMoved && len(moved) > 0:
+				t.Errorf("environment_moved warnings %+v; want none", moved)
+			case tc.wantMoved && len(moved) != 1:
+				t.Errorf("environment_moved warnings %+v; want one", moved)
+			case tc.wantMoved:
+				before, _ := moved[0].Figure(warning.FigBefore)
+				after, _ := moved[0].Figure(warning.FigAfter)
+				if moved[0].Subject != string(hostenv.Calibration) || before != 1 || after != 3 {
+					t.Errorf("environment_moved warning %+v; want calibration from 1 to 3 ms", moved[0])
+				}
 			}
 		})
 	}
@@ -193,6 +301,7 @@ func TestServerWaitRuns(t *testing.T) {
 			f := vllmfake.Server{Tokens: 100000, PerChunk: 1, Gap: 2 * time.Millisecond}
 			s := f.Start(t)
 			sp := smallSpec(1)
+			sp.Prefill = nil // its runs would read the server's account too
 			sp.Measure.Duration = 300 * time.Millisecond
 			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = tc.repeat, tc.auto, 5
 			res, err := Run(context.Background(), testConfig(t, s.URL, sp, "decode"))

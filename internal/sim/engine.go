@@ -113,18 +113,22 @@ type request struct {
 	ask logprobsAsk
 
 	// Owned by the step loop.
-	arrived   time.Duration // virtual time of arrival
-	admitted  time.Duration
-	firstAt   time.Duration // cold prefill: when the first token is due
-	warm      bool
-	decoding  bool
-	firstTok  time.Duration // virtual time of the first token
-	blocks    int
-	generated int
-	residual  float64 // speculative sampling: expected minus emitted tokens so far
-	unsent    int     // tokens of this step, handed over at publish
-	resumed   bool    // preempted once: its re-prefill is not a first token
-	held      []*cachedBlock
+	arrived  time.Duration // virtual time of arrival
+	admitted time.Duration
+	firstAt  time.Duration // cold prefill: when the first token is due
+	warm     bool
+	decoding bool
+	firstTok time.Duration // virtual time of the first token
+	lastOut  time.Duration // virtual time of its last output (emit)
+	// arrivedDropped and outDropped are the engine's dropped time
+	// (engine.dropped) at its arrival and at its last output.
+	arrivedDropped, outDropped time.Duration
+	blocks                     int
+	generated                  int
+	residual                   float64 // speculative sampling: expected minus emitted tokens so far
+	unsent                     int     // tokens of this step, handed over at publish
+	resumed                    bool    // preempted once: its re-prefill is not a first token
+	held                       []*cachedBlock
 	// scheduled is when it was first admitted (vLLM's scheduled_ts, which
 	// a preemption does not move); preemptions counts them.
 	scheduled   time.Duration
@@ -172,6 +176,7 @@ type engine struct {
 	// Owned by the loop.
 	base        time.Time
 	now         time.Duration
+	dropped     time.Duration // real time the loop gave up catching up on (sleepUntil)
 	waiting     []*request
 	running     []*request
 	usedBlocks  int
@@ -338,7 +343,7 @@ func (e *engine) iterate(ctx context.Context) (busy, ok bool) {
 		if !e.sleepUntil(ctx, e.now, false) {
 			return true, false
 		}
-		e.decode(e.batch, step)
+		e.decode(e.batch)
 		if ra := e.p.ratio; ra != nil {
 			e.newTokenRatio = max(e.newTokenRatio-ra.decay, ra.min)
 		}
@@ -366,6 +371,7 @@ func (e *engine) sleepUntil(ctx context.Context, t time.Duration, wakeable bool)
 	d := t - time.Since(e.base)
 	if d < -maxLag {
 		e.base = e.base.Add(-d - maxLag) // drop the time we cannot make up
+		e.dropped += -d - maxLag
 		d = -maxLag
 	}
 	if d <= 0 {
@@ -394,6 +400,16 @@ func (e *engine) sleepUntil(ctx context.Context, t time.Duration, wakeable bool)
 	return true
 }
 
+// wall is the time since virtual time since, when the engine had dropped
+// dropped, as a wall clock reads it: the virtual time between, and the
+// time the step loop dropped in between (sleepUntil), which a real
+// engine's clock counts. vLLM times its TTFT and inter-token histograms
+// by the wall clock (v1/metrics/stats.py), so a stall of the machine is
+// in them as it is in what the client sees.
+func (e *engine) wall(since, dropped time.Duration) time.Duration {
+	return e.now - since + e.dropped - dropped
+}
+
 // intake moves new requests to the waiting queue and drops aborted ones.
 func (e *engine) intake() {
 	e.mu.Lock()
@@ -406,7 +422,7 @@ func (e *engine) intake() {
 		e.cache.reset()
 	}
 	for _, r := range in {
-		r.arrived = e.now
+		r.arrived, r.arrivedDropped = e.now, e.dropped
 		e.waiting = append(e.waiting, r)
 	}
 	e.waiting = dropAborted(e.waiting, nil)
@@ -561,7 +577,12 @@ func (e *engine) firstTokens() {
 			e.st.promptComputed += int64(r.promptTokens - cached)
 			e.st.promptCached += int64(cached)
 			e.stepTokens += r.promptTokens - cached
-			e.st.ttft.observe((e.now - r.arrived).Seconds())
+			e.st.ttft.observe(e.wall(r.arrived, r.arrivedDropped).Seconds())
+		} else {
+			// vLLM's first output after a preemption is not a prefill's
+			// (OutputProcessor clears is_prefilling at the first output):
+			// it is an inter-token gap, the preemption's wait in it.
+			e.st.itl.observe(e.wall(r.lastOut, r.outDropped).Seconds())
 		}
 		if e.emit(r, 1) {
 			i--
@@ -722,13 +743,16 @@ func (e *engine) preemptRequest(r *request) {
 }
 
 // decode ends one step: every sequence in batch gets its tokens.
-func (e *engine) decode(batch []*request, step time.Duration) {
+func (e *engine) decode(batch []*request) {
 	for _, r := range batch {
 		if r.aborted.Load() {
 			continue
 		}
 		n := e.sampleTokens(r)
-		e.st.itl.observe(step.Seconds())
+		// vLLM observes, once per output of a request however many tokens
+		// it holds, the time since the request's output before
+		// (IterationStats.update_from_output, v1/metrics/stats.py).
+		e.st.itl.observe(e.wall(r.lastOut, r.outDropped).Seconds())
 		e.emit(r, n)
 	}
 	e.st.steps++
@@ -739,6 +763,7 @@ func (e *engine) decode(batch []*request, step time.Duration) {
 func (e *engine) emit(r *request, n int) bool {
 	n = min(n, r.limit-r.generated)
 	r.generated += n
+	r.lastOut, r.outDropped = e.now, e.dropped
 	e.st.generationTokens += int64(n)
 	e.stepTokens += n
 	if r.unsent == 0 {

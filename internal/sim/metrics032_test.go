@@ -69,6 +69,13 @@ func TestRequestMetrics(t *testing.T) {
 		{"prefill_kv_computed_tokens is what was computed", hist("vllm:request_prefill_kv_computed_tokens").GetSampleSum(), computed},
 		{"iteration_tokens_total sums computed and generated tokens", hist("vllm:iteration_tokens_total").GetSampleSum(), computed + 60},
 		{"no request was preempted", hist("vllm:request_num_preemptions").GetSampleSum(), 0},
+		// vLLM observes one inter-token gap per output after a request's
+		// first, its time to first token at the first: without speculation
+		// the two counts add up to the tokens generated, as on the real
+		// vLLM 0.32.0 (672 = 649 + 23, engine/vllm's
+		// testdata/latency_cpu_0.32.0.prom).
+		{"inter-token gaps and first tokens add up to the tokens", float64(hist("vllm:inter_token_latency_seconds").GetSampleCount() + hist("vllm:time_to_first_token_seconds").GetSampleCount()),
+			value(t, fams, "vllm:generation_tokens_total")},
 		{"the MFU estimates stay 0 without --enable-mfu-metrics", value(t, fams, "vllm:estimated_flops_per_gpu_total"), 0},
 	}
 	for _, tt := range tests {
@@ -98,6 +105,12 @@ func TestRequestMetrics(t *testing.T) {
 		prefill, decode := hist("vllm:request_prefill_time_seconds").GetSampleSum(), hist("vllm:request_decode_time_seconds").GetSampleSum()
 		if math.Abs(inference-prefill-decode) > 1e-6 {
 			t.Errorf("inference %g ≠ prefill %g + decode %g", inference, prefill, decode)
+		}
+	})
+	t.Run("an inter-token gap is a request's, the step", func(t *testing.T) {
+		h := hist("vllm:inter_token_latency_seconds")
+		if mean := h.GetSampleSum() / float64(h.GetSampleCount()); math.Abs(mean-tbt.Seconds()) > 0.2*tbt.Seconds() {
+			t.Errorf("mean %gs, want %v", mean, tbt)
 		}
 	})
 	t.Run("every counter and histogram has its _created", func(t *testing.T) {

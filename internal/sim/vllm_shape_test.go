@@ -328,6 +328,12 @@ func TestPreemption(t *testing.T) {
 				if e.st.promptTokens != 3000 || e.st.ttft.count != 3 {
 					t.Errorf("prompt tokens %d, TTFTs %d: a re-prefill is not a new request", e.st.promptTokens, e.st.ttft.count)
 				}
+				// The first output after a preemption is an inter-token gap
+				// (vLLM's OutputProcessor clears is_prefilling at a request's
+				// first output), the wait in it.
+				if int64(e.st.itl.count+e.st.ttft.count) != e.st.generationTokens {
+					t.Errorf("%d inter-token gaps + %d first tokens ≠ %d tokens: a resumed request's first output was not observed", e.st.itl.count, e.st.ttft.count, e.st.generationTokens)
+				}
 			} else if e.st.preemptions != 0 || maxRunning != 2 {
 				t.Errorf("preemptions %d, max running %d; want 0 and 2 (full reservation)", e.st.preemptions, maxRunning)
 			}
@@ -818,6 +824,38 @@ func TestHybridByDefault(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 			if hits := value(t, scrape(t, ts), "vllm:prefix_cache_hits_total"); (hits > 0) != tt.prefixHits {
 				t.Errorf("prefix_cache_hits_total = %g after the same prompt twice, want hits: %v", hits, tt.prefixHits)
+			}
+		})
+	}
+}
+
+// TestHistogramsCountDroppedTime: when the step loop falls more than
+// maxLag behind real time (a busy machine) it drops the time it cannot
+// make up, but vLLM times its TTFT and inter-token histograms by the wall
+// clock: a gap spanning the drop counts it, one after it does not.
+func TestHistogramsCountDroppedTime(t *testing.T) {
+	e := newEngine(engineParams{numBlocks: 250, runCap: 16, acceptLen: 1, stepScale: 1, profAccept: 1,
+		tbt: time.Millisecond, ttft: time.Millisecond, prefillTPS: 1e6, seed: 1})
+	e.base = time.Now().Add(-2 * time.Second) // two seconds behind
+	e.now = 10 * time.Millisecond
+	if !e.sleepUntil(context.Background(), e.now, false) {
+		t.Fatal("sleepUntil ended")
+	}
+	tests := []struct {
+		name           string
+		since, dropped time.Duration
+		lo, hi         time.Duration
+	}{
+		// 2 s behind less the 10 ms step and the 250 ms kept: at least
+		// 1.74 s dropped; the call itself may take a while on a loaded
+		// machine, so the top is generous.
+		{name: "a gap spanning the drop counts it", lo: 1750 * time.Millisecond, hi: 10 * time.Second},
+		{name: "a gap after it does not", since: 5 * time.Millisecond, dropped: e.dropped, lo: 5 * time.Millisecond, hi: 5 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := e.wall(tt.since, tt.dropped); got < tt.lo || got > tt.hi {
+				t.Errorf("wall %v, want %v to %v", got, tt.lo, tt.hi)
 			}
 		})
 	}

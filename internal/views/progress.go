@@ -71,12 +71,22 @@ func (o *RunObserver) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 	if _, open := o.open[test]; !open {
 		o.stream.Run(test)
 	}
-	if c.Status == vocab.StatusError {
+	switch c.Status {
+	case vocab.StatusError:
 		o.stream.Output(test, "error: "+c.Reason)
 		o.end(test, vocab.Error, elapsed)
 		return
+	case vocab.StatusUnmeasurable:
+		// As a decode cell's (decodeLines): not gated, the reason last.
+		o.stream.Output(test, "not gated: "+report.PrefillLine(&c))
+		o.stream.Output(test, "unmeasurable: "+c.Reason)
+		o.end(test, vocab.Inconclusive, elapsed)
+		return
 	}
 	o.stream.Output(test, report.PrefillLine(&c))
+	if line := excludedLine(c.Excluded, c.Repeats); line != "" {
+		o.stream.Output(test, line)
+	}
 	if d := c.Design; d != nil && d.StopReason != "" {
 		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, d.StopReason))
 	}
@@ -124,7 +134,7 @@ func (o *RunObserver) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
 		return test, vocab.Inconclusive
 	}
 	o.stream.Output(test, report.DecodeLine(&c))
-	if line := excludedLine(c); line != "" {
+	if line := excludedLine(c.Excluded, c.Repeats); line != "" {
 		o.stream.Output(test, line)
 	}
 	o.settled(test, c.SettleS)
@@ -412,16 +422,16 @@ func rateText(r float64) string {
 	return strconv.FormatFloat(r, 'g', 3, 64)
 }
 
-// excludedLine says which runs of a repeated cell were left out of its
-// figures and why (docs/method.md#unmeasurable): "1 of 5 runs left out:
+// excludedLine says which runs of a repeated cell (its excluded runs, and
+// repeats the runs that counted) were left out of its figures and why (docs/method.md#unmeasurable): "1 of 5 runs left out:
 // run 2: the machine moved during the run: …"; "" when none was.
-func excludedLine(c result.DecodeCell) string {
-	if len(c.Excluded) == 0 {
+func excludedLine(excluded []result.ExcludedRun, repeats int) string {
+	if len(excluded) == 0 {
 		return ""
 	}
-	parts := make([]string, 0, len(c.Excluded))
-	for _, x := range c.Excluded {
+	parts := make([]string, 0, len(excluded))
+	for _, x := range excluded {
 		parts = append(parts, fmt.Sprintf("run %d: %s", x.Repeat, x.Reason))
 	}
-	return fmt.Sprintf("%d of %d runs left out: %s", len(c.Excluded), len(c.Excluded)+c.Repeats, strings.Join(parts, "; "))
+	return fmt.Sprintf("%d of %d runs left out: %s", len(excluded), len(excluded)+max(repeats, 1), strings.Join(parts, "; "))
 }

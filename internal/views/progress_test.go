@@ -270,3 +270,35 @@ func TestObserverRepeatsPairUp(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestObserverPrefillLeftOut: a prefill cell none of whose runs counted
+// ends inconclusive, its figures not gated and its reason last; one that
+// left runs out says which (docs/method.md#unmeasurable).
+func TestObserverPrefillLeftOut(t *testing.T) {
+	tests := []struct {
+		name string
+		cell result.PrefillCell
+		want []string
+	}{
+		{name: "unmeasurable", cell: result.PrefillCell{Context: 8192, Status: vocab.StatusUnmeasurable, TPS: 20000, TTFTMs: 409.6,
+			Reason: "the client's ttft_ms 409.6 is 2.00× the server's own 204.8 ms (timings.prompt_ms), beyond the 1.5× bound: the client read the first token late"},
+			want: []string{"RUN q/prefill/ctx=8K", "  not gated: 20,000.0 tok/s prefill · TTFT 410 ms (cold)",
+				"  unmeasurable: the client's ttft_ms 409.6 is 2.00× the server's own 204.8 ms (timings.prompt_ms), beyond the 1.5× bound: the client read the first token late",
+				"END inconclusive q/prefill/ctx=8K"}},
+		{name: "a run left out", cell: result.PrefillCell{Context: 8192, Status: vocab.StatusValid, TPS: 40000, TTFTMs: 204.8, Repeats: 3,
+			Excluded: []result.ExcludedRun{{Repeat: 2, Status: vocab.StatusValid, Reason: "the machine moved: …"}}},
+			want: []string{"RUN q/prefill/ctx=8K", "  40,000.0 tok/s prefill · TTFT 205 ms (cold)", "  1 of 4 runs left out: run 2: the machine moved: …",
+				"END pass q/prefill/ctx=8K"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := &recordStream{}
+			o := NewRunObserver(rs, "q", false)
+			o.CellStart(tt.cell.Ref())
+			o.PrefillDone(tt.cell, time.Second)
+			if diff := cmp.Diff(tt.want, rs.lines); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

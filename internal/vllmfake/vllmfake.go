@@ -51,6 +51,23 @@ type Server struct {
 	// it reports: a server whose counter saw more (or fewer) tokens than
 	// the client read.
 	GeneratedScale float64
+	// TTFTScale, when set, makes /metrics write
+	// vllm:time_to_first_token_seconds, one observation a first chunk
+	// sent, its sum the time from each request's arrival to its first
+	// chunk as sent times TTFTScale: 1 a server whose clock agrees with the
+	// stream, 0.2 one that timed its first tokens 5× faster than it sent
+	// them (as a client that read them late would see it).
+	TTFTScale float64
+	ttftNs    atomic.Int64 // the arrivals' times to their first chunks, summed
+	// ITLScale, when set, makes /metrics write
+	// vllm:inter_token_latency_seconds, one observation a chunk after a
+	// request's first (vLLM's, a token each without speculation), its sum
+	// the gaps between the chunks as sent times ITLScale: 1 a server whose
+	// clock agrees with the stream, 0.25 one that timed its tokens 4×
+	// faster than it sent them. The TTFT histogram is written beside it.
+	ITLScale float64
+	firsts   atomic.Int64 // first chunks sent
+	itlNs    atomic.Int64 // the gaps between a request's chunks, summed
 	// WaitingAt, when set, gives num_requests_waiting for the nth /metrics
 	// request (1-based) that found Full generation requests running, each
 	// sent its first chunk; n counts polls, not time, so load cannot shift
@@ -189,6 +206,16 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 			generated = int64(float64(generated) * f.GeneratedScale)
 		}
 		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.Model, generated)
+		if f.ITLScale > 0 {
+			n := f.Generated.Load() - f.firsts.Load()
+			fmt.Fprintf(w, "# TYPE vllm:inter_token_latency_seconds histogram\nvllm:inter_token_latency_seconds_bucket{engine=\"0\",model_name=%q,le=\"+Inf\"} %d\nvllm:inter_token_latency_seconds_sum{engine=\"0\",model_name=%q} %g\nvllm:inter_token_latency_seconds_count{engine=\"0\",model_name=%q} %d\n",
+				f.Model, n, f.Model, float64(f.itlNs.Load())/1e9*f.ITLScale, f.Model, n)
+		}
+		if f.TTFTScale > 0 || f.ITLScale > 0 {
+			n := f.firsts.Load()
+			fmt.Fprintf(w, "# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{engine=\"0\",model_name=%q,le=\"+Inf\"} %d\nvllm:time_to_first_token_seconds_sum{engine=\"0\",model_name=%q} %g\nvllm:time_to_first_token_seconds_count{engine=\"0\",model_name=%q} %d\n",
+				f.Model, n, f.Model, float64(f.ttftNs.Load())/1e9*f.TTFTScale, f.Model, n)
+		}
 		if f.MaxUnfinished > 0 {
 			fmt.Fprintf(w, "# TYPE vllm:admission_rejections_total counter\nvllm:admission_rejections_total{model_name=%q,reason=\"max_num_queued_reqs\"} %d\nvllm:admission_rejections_total{model_name=%q,reason=\"max_num_queued_tokens\"} 0.0\n",
 				f.Model, f.Rejected.Load()+f.CounterSkew, f.Model)
@@ -209,6 +236,7 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 		}
 	})
 	generate := func(w http.ResponseWriter, r *http.Request, chat bool) {
+		arrived := time.Now()
 		f.Requests.Add(1)
 		var body map[string]any
 		json.NewDecoder(r.Body).Decode(&body)
@@ -250,6 +278,7 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 			}
 			return ""
 		}
+		var lastChunk time.Time
 		for sent < max {
 			gap := f.Gap
 			if f.Burst > 1 && chunks%f.Burst != 0 {
@@ -263,8 +292,13 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 			}
 			if chunks == 0 {
 				f.Streaming.Add(1) // before the chunk: a client that has it sees the count
+				f.firsts.Add(1)
+				f.ttftNs.Add(int64(time.Since(arrived)))
 				defer f.Streaming.Add(-1)
+			} else {
+				f.itlNs.Add(int64(time.Since(lastChunk)))
 			}
+			lastChunk = time.Now()
 			k := min(f.PerChunk, max-sent)
 			sent += k
 			chunks++

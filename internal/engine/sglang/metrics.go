@@ -14,7 +14,9 @@ import (
 // Waiting from the gauges sglang:num_running_reqs and num_queue_reqs,
 // KV.SizeTokens from
 // sglang:max_total_num_tokens, one value per dp_rank, Preemptions from the
-// retraction counter sglang:num_retracted_requests_total, and the
+// retraction counter sglang:num_retracted_requests_total, the sums and
+// counts of the request histograms sglang:time_to_first_token_seconds,
+// inter_token_latency_seconds and e2e_request_latency_seconds, and the
 // speculative gauges. Values are summed over dp_rank (the gauges of one rank are its
 // own); model filters by model_name as vLLM's does. SGLang's scheduler
 // gauges are set at prefill batches and every --decode-log-interval decode
@@ -73,6 +75,25 @@ func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 			s.Preemptions += v
 			s.HasPreemptions = true
 		}
+	}
+	// The tokenizer's request histograms (TokenizerMetricsCollector):
+	// observe_inter_token_latency adds an output's whole interval to the
+	// sum and counts each of its tokens, so the count is the tokens the
+	// sum's waits gave, the first of each request left to TTFT.
+	for _, h := range []struct {
+		dst  *promread.SumCount
+		name string
+	}{
+		{&s.TTFT, "sglang:time_to_first_token_seconds"},
+		{&s.ITL, "sglang:inter_token_latency_seconds"},
+		{&s.E2E, "sglang:e2e_request_latency_seconds"},
+	} {
+		if f, ok := fams[h.name]; ok {
+			*h.dst = promread.HistogramSumCount(f, modelName)
+		}
+	}
+	if s.ITL.Has {
+		s.ITLTokens, s.HasITLTokens = s.ITL.Count, true
 	}
 	length, okL := meanGauge(fams["sglang:spec_accept_length"], modelName)
 	rate, okA := meanGauge(fams["sglang:spec_accept_rate"], modelName)

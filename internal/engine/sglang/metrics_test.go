@@ -46,6 +46,19 @@ sglang:num_retracted_requests_total{dp_rank="0",engine_type="unified",model_name
 sglang:num_retracted_requests_total{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="1"} 3.0
 sglang:num_retracted_requests_total{dp_rank="1",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 2.0
 sglang:num_retracted_requests_total{dp_rank="0",engine_type="unified",model_name="other",pp_rank="0",tp_rank="0"} 50.0
+# TYPE sglang:time_to_first_token_seconds histogram
+sglang:time_to_first_token_seconds_bucket{model_name="qwen",le="+Inf"} 4.0
+sglang:time_to_first_token_seconds_sum{model_name="qwen"} 0.8
+sglang:time_to_first_token_seconds_count{model_name="qwen"} 4.0
+# TYPE sglang:inter_token_latency_seconds histogram
+sglang:inter_token_latency_seconds_bucket{model_name="qwen",le="0.01"} 300.0
+sglang:inter_token_latency_seconds_bucket{model_name="qwen",le="+Inf"} 400.0
+sglang:inter_token_latency_seconds_sum{model_name="qwen"} 4.0
+sglang:inter_token_latency_seconds_count{model_name="qwen"} 400.0
+# TYPE sglang:e2e_request_latency_seconds histogram
+sglang:e2e_request_latency_seconds_bucket{model_name="qwen",le="+Inf"} 4.0
+sglang:e2e_request_latency_seconds_sum{model_name="qwen"} 5.0
+sglang:e2e_request_latency_seconds_count{model_name="qwen"} 4.0
 `
 
 func TestParseSGLang(t *testing.T) {
@@ -58,6 +71,10 @@ func TestParseSGLang(t *testing.T) {
 		KV:               promread.KVCacheInfo{Engines: 2, SizeTokens: 1000000},
 		SpecAcceptLength: 3.5, SpecAcceptRate: 0.4, HasSpecAcceptGauges: true,
 		Preemptions: 5, HasPreemptions: true, PreemptionsFromZero: true,
+		// observe_inter_token_latency counts every token of an output:
+		// the ITL count is the tokens its sum's waits gave.
+		TTFT: promread.SumCount{Sum: 0.8, Count: 4, Has: true}, ITL: promread.SumCount{Sum: 4, Count: 400, Has: true},
+		E2E: promread.SumCount{Sum: 5, Count: 4, Has: true}, ITLTokens: 400, HasITLTokens: true,
 	}
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)

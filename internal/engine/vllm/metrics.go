@@ -81,6 +81,13 @@ func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 			*h.dst = promread.HistogramSumCount(f, modelName)
 		}
 	}
+	// inter_token_latency_seconds observes one gap per output of a
+	// request after its first, an output being every token an engine step
+	// gave it; generation_tokens_total counts every token, the first
+	// (observed by time_to_first_token_seconds) too.
+	if s.HasGenerationTokens && s.TTFT.Has && s.ITL.Has {
+		s.ITLTokens, s.HasITLTokens = s.GenerationTokens-s.TTFT.Count, true
+	}
 	if f, ok := fams["vllm:engine_sleep_state"]; ok {
 		s.Asleep, s.SleepLevel, s.HasSleepState = sleepState(f, modelName)
 	}

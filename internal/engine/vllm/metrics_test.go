@@ -284,6 +284,12 @@ func TestLatencyHistograms(t *testing.T) {
 			}
 		})
 	}
+	// Without speculation an engine step gives a request one token: the
+	// tokens after each request's first (generation 672 − 23 first
+	// tokens) are the inter-token observations, 649.
+	if !s.HasITLTokens || s.ITLTokens != 649 || s.ITLTokens != s.ITL.Count {
+		t.Errorf("ITLTokens %g (%v), want 649, the ITL count", s.ITLTokens, s.HasITLTokens)
+	}
 	before := promread.SumCount{Sum: 1.4270708560943604, Count: 13, Has: true}
 	if mean, ok := s.TTFT.MeanSince(before); !ok || math.Abs(mean-0.1) > 1e-12 {
 		t.Errorf("TTFT mean over the window %g (%v), want 0.1 s (1 s over 10 requests)", mean, ok)
