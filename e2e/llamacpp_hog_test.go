@@ -39,7 +39,7 @@ func TestLlamaCppHog(t *testing.T) {
 	}
 	port := freePort(t)
 	spec := llamaSpec(t, llamaSpecOpts{Command: "${var.build}", Model: model, Port: port, MaxModelLen: 512, MaxNumSeqs: 2,
-		Body: fmt.Sprintf(`
+		Server: "  device            = \"cpu\"\n", Body: fmt.Sprintf(`
 variable "build" {
   type    = string
   default = %q

@@ -166,6 +166,13 @@ const (
 	// a server bound by its CPU ran at less than half its speed, and the
 	// figures are the machine's.
 	StarvedBoundPct = 50.0
+	// WaitFloorCPUs is the least time, in CPUs (seconds a second), the
+	// server's threads must have waited for either bound to judge a run
+	// (WaitCPUs): a server that hardly runs — the simulator, 0.03 CPUs,
+	// its goroutines waking for moments on a busy machine and waiting 66
+	// to 76 % of those moments — loses too little to its waits for them
+	// to be what it measured.
+	WaitFloorCPUs = 0.25
 )
 
 // Kind names what moved.
@@ -221,13 +228,27 @@ func Ms(d time.Duration) float64 { return ms(d) }
 // least the cell's runs showed (least, from its reference): other work
 // started taking the CPU, so the run measured the machine's contention as
 // well as the build. Beyond StarvedBoundPct the run is starved (Starved).
-func Waited(least Snapshot, pct float64) (Movement, bool) {
-	if least.ServerWaitOK && pct-least.ServerWait > ServerWaitRiseBound {
+func Waited(least Snapshot, pct, cpus float64) (Movement, bool) {
+	if least.ServerWaitOK && pct-least.ServerWait > ServerWaitRiseBound && WaitCPUs(pct, cpus) >= WaitFloorCPUs {
 		return Movement{Kind: ServerWait, Before: least.ServerWait, After: pct, Bound: ServerWaitRiseBound}, true
 	}
 	return Movement{}, false
 }
 
 // Starved says whether the server waited for a CPU beyond
-// StarvedBoundPct of its ready time: the run cannot be measured.
-func Starved(pct float64) bool { return pct > StarvedBoundPct }
+// StarvedBoundPct of its ready time, and at least WaitFloorCPUs, using
+// cpus (WaitShare's): the run cannot be measured.
+func Starved(pct, cpus float64) bool {
+	return pct > StarvedBoundPct && WaitCPUs(pct, cpus) >= WaitFloorCPUs
+}
+
+// WaitCPUs is how long, in CPUs (seconds a second), the server's threads
+// waited for a CPU, weighted as WaitShare weighs them, given the share
+// pct of their ready time and the CPUs they used: pct ÷ (100 − pct) of
+// what they ran.
+func WaitCPUs(pct, cpus float64) float64 {
+	if pct >= 100 {
+		return math.Inf(1)
+	}
+	return pct / (100 - pct) * cpus
+}

@@ -97,26 +97,33 @@ func TestWaitedAndStarved(t *testing.T) {
 	tests := []struct {
 		name        string
 		least       Snapshot
-		pct         float64
+		pct, cpus   float64
 		wantMoved   bool
 		wantStarved bool
 	}{
-		{name: "vLLM's own threads on two cores", least: Snapshot{ServerWait: 22, ServerWaitOK: true}, pct: 27},
-		{name: "20 points up", least: Snapshot{ServerWait: 5, ServerWaitOK: true}, pct: 25},
-		{name: "21 points up", least: Snapshot{ServerWait: 5, ServerWaitOK: true}, pct: 26, wantMoved: true},
-		{name: "no least read yet", pct: 45},
-		{name: "half", least: Snapshot{ServerWait: 40, ServerWaitOK: true}, pct: 50},
-		{name: "past half", least: Snapshot{ServerWait: 40, ServerWaitOK: true}, pct: 50.1, wantStarved: true},
-		{name: "a hog on both cores", least: Snapshot{ServerWait: 4, ServerWaitOK: true}, pct: 80, wantMoved: true, wantStarved: true},
+		{name: "vLLM's own threads on two cores", least: Snapshot{ServerWait: 22, ServerWaitOK: true}, pct: 27, cpus: 1.5},
+		{name: "20 points up", least: Snapshot{ServerWait: 5, ServerWaitOK: true}, pct: 25, cpus: 1},
+		{name: "21 points up", least: Snapshot{ServerWait: 5, ServerWaitOK: true}, pct: 26, cpus: 1, wantMoved: true},
+		{name: "no least read yet", pct: 45, cpus: 1},
+		{name: "half", least: Snapshot{ServerWait: 40, ServerWaitOK: true}, pct: 50, cpus: 1},
+		{name: "past half", least: Snapshot{ServerWait: 40, ServerWaitOK: true}, pct: 50.1, cpus: 1, wantStarved: true},
+		{name: "a hog on both cores", least: Snapshot{ServerWait: 4, ServerWaitOK: true}, pct: 80, cpus: 0.3, wantMoved: true, wantStarved: true},
+		// llama-server at 85 % used 0.17 CPUs and waited 0.96.
+		{name: "starved down to a sixth of a CPU", least: Snapshot{ServerWait: 5, ServerWaitOK: true}, pct: 85, cpus: 0.17, wantMoved: true, wantStarved: true},
+		// The simulator on a busy machine: 66 to 76 % of moments, 0.03
+		// CPUs used, 0.07 waited.
+		{name: "a server that hardly runs", least: Snapshot{ServerWait: 40, ServerWaitOK: true}, pct: 76, cpus: 0.03},
+		{name: "just under the floor", least: Snapshot{ServerWait: 5, ServerWaitOK: true}, pct: 60, cpus: 0.16},
+		{name: "just over the floor", least: Snapshot{ServerWait: 5, ServerWaitOK: true}, pct: 60, cpus: 0.17, wantMoved: true, wantStarved: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mv, moved := Waited(tt.least, tt.pct)
+			mv, moved := Waited(tt.least, tt.pct, tt.cpus)
 			if moved != tt.wantMoved || (moved && (mv.Kind != ServerWait || mv.Before != tt.least.ServerWait || mv.After != tt.pct)) {
 				t.Errorf("Waited = %+v, %v; want moved %v", mv, moved, tt.wantMoved)
 			}
-			if got := Starved(tt.pct); got != tt.wantStarved {
-				t.Errorf("Starved(%v) = %v; want %v", tt.pct, got, tt.wantStarved)
+			if got := Starved(tt.pct, tt.cpus); got != tt.wantStarved {
+				t.Errorf("Starved(%v, %v) = %v; want %v", tt.pct, tt.cpus, got, tt.wantStarved)
 			}
 		})
 	}

@@ -76,7 +76,12 @@ type machineWatch struct {
 // the server's wait read, to StarvedBoundPct).
 func (r *run) watchMachine(number int, first *hostenv.Snapshot, run func()) machineWatch {
 	before := takeMachine()
+	// The server's wait is read where slogate launched it as a process,
+	// and judged where it computes on the CPU (device = "cpu"): there CPU
+	// time other work takes is speed the server loses. A GPU server's
+	// threads feed the GPU; the bounds were measured on CPU servers.
 	pgid, launched := serverGroup(r.server)
+	judged := r.cfg.Server != nil && r.cfg.Server.CPUBuild()
 	var schedBefore hostenv.Sched
 	if launched {
 		schedBefore = readGroup(pgid)
@@ -99,13 +104,13 @@ func (r *run) watchMachine(number int, first *hostenv.Snapshot, run func()) mach
 	if pct, cpus, ok := hostenv.WaitShare(schedBefore, schedAfter, wall.Nanoseconds()); ok {
 		pct, cpus = measure.Round(pct, 1), measure.Round(cpus, 2)
 		w.env.ServerWaitPct, w.env.ServerCPUs = &pct, &cpus
-		if s, waited := hostenv.Waited(reference, pct); waited && first != nil {
+		if s, waited := hostenv.Waited(reference, pct, cpus); waited && first != nil && judged {
 			mv, moved = s, true
 		}
 		if !w.next.ServerWaitOK || pct < w.next.ServerWait {
 			w.next.ServerWait, w.next.ServerWaitOK = pct, true
 		}
-		if hostenv.Starved(pct) {
+		if hostenv.Starved(pct, cpus) && judged {
 			w.starved = fmt.Sprintf("the server was starved: its threads spent %.0f %% of the time they were ready to run waiting for a CPU (over %.0f %%), using %.2f CPUs: it had less than half the CPU time it was ready to use, so the figures are the machine's contention, not the build's", pct, hostenv.StarvedBoundPct, cpus)
 		}
 	}

@@ -187,6 +187,7 @@ func TestUnmeasurablePrefillRuns(t *testing.T) {
 			s := f.Start(t)
 			sp := smallSpec()
 			sp.Matrices = nil
+			sp.Servers[0].Device = "cpu" // a CPU build: its wait is judged
 			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = tc.repeat, tc.auto, tc.maxRepeat
 			res, err := Run(context.Background(), testConfig(t, s.URL, sp, ""))
 			if err != nil {
@@ -251,7 +252,7 @@ func waitingServer(waitPct func(run int) float64) func(int) hostenv.Sched {
 		n := int(calls.Add(1))
 		if n%2 == 0 {
 			p := waitPct(n / 2)
-			run := uint64(100e6)
+			run := uint64(400e6) // about 1.3 CPUs over a run
 			acc.RunNs += run
 			acc.WaitNs += uint64(float64(run) * p / (100 - p))
 		}
@@ -275,8 +276,11 @@ func TestServerWaitRuns(t *testing.T) {
 		wantOut     []int
 		wantOutWhy  string
 		wantWarning bool
+		gpu         bool // the server is no CPU build: read, not judged
 	}{
 		{name: "a quiet server", wait: func(int) float64 { return 3 }, repeat: 3, wantStatus: vocab.StatusValid, wantRepeats: 3},
+		{name: "a GPU server's wait is recorded, not judged", wait: func(int) float64 { return 90 }, repeat: 2, gpu: true,
+			wantStatus: vocab.StatusValid, wantRepeats: 2},
 		// vLLM's CPU build on two cores, alone, waits 22 to 27 %: its own.
 		{name: "a server that always waits a quarter has not moved", wait: func(r int) float64 { return 22 + float64(r) }, repeat: 3, wantStatus: vocab.StatusValid, wantRepeats: 3},
 		{name: "a starved run is left out of a fixed design", wait: func(r int) float64 { return map[int]float64{2: 80}[r] }, repeat: 3,
@@ -304,6 +308,9 @@ func TestServerWaitRuns(t *testing.T) {
 			sp.Prefill = nil // its runs would read the server's account too
 			sp.Measure.Duration = 300 * time.Millisecond
 			sp.Measure.Repeat, sp.Measure.RepeatAuto, sp.Measure.MaxRepeat = tc.repeat, tc.auto, 5
+			if !tc.gpu {
+				sp.Servers[0].Device = "cpu"
+			}
 			res, err := Run(context.Background(), testConfig(t, s.URL, sp, "decode"))
 			if err != nil {
 				t.Fatal(err)
