@@ -309,7 +309,10 @@ func (s Blocks) DecideCell(ref vocab.CellRef, metrics []metric.Metric, a, b map[
 // policy (cellOutcome's rule for a -baseline cell).
 func (s Blocks) inconclusive(t BlockTest, higherIsBetter bool) vocab.Outcome {
 	switch {
-	case s.Inconclusive == InconclusiveFail:
+	case s.Inconclusive == InconclusiveFail, t.Blocks == 0 || t.Ratio == 0:
+		// No block paired, no estimate: nothing measured the change, so
+		// no policy passes it (an unmeasurable cell is never a Pass,
+		// docs/method.md#unmeasurable).
 		return vocab.Inconclusive
 	case t.EstimateBeyond(s.Tolerance, higherIsBetter):
 		return vocab.Fail

@@ -3,6 +3,9 @@ package compare
 import (
 	"math"
 	"testing"
+
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // TestSignedRankOrder: the levels the exact signed-rank distribution
@@ -73,5 +76,47 @@ func TestBlocksDecide(t *testing.T) {
 	}
 	if _, ok := (Blocks{Min: 4}).Decide([]float64{1, 1, 1, 1}, []float64{1, 1, 1, 1}, true); ok {
 		t.Error("4 blocks attained 0.05")
+	}
+}
+
+// TestBlocksPolicy: an undecided metric under -inconclusive pass passes
+// when its estimate is inside the tolerance and fails beyond it; one no
+// block paired (every block left out) has no estimate and stays
+// inconclusive under either policy: nothing measured it.
+func TestBlocksPolicy(t *testing.T) {
+	tps := metric.Metric{Name: "total_tps", HigherIsBetter: true}
+	spread := []float64{0.9, 1.1, 0.95, 1.06, 0.97}
+	vals := func(ratio float64) (a, b []float64) {
+		for _, s := range spread {
+			a = append(a, 100)
+			b = append(b, 100*ratio*s)
+		}
+		return a, b
+	}
+	tests := []struct {
+		name   string
+		ratio  float64
+		none   bool
+		policy InconclusivePolicy
+		want   vocab.Outcome
+	}{
+		{name: "undecided, estimate inside: fail policy", ratio: 1.0, policy: InconclusiveFail, want: vocab.Inconclusive},
+		{name: "undecided, estimate inside: pass policy", ratio: 1.0, policy: InconclusivePass, want: vocab.Pass},
+		{name: "undecided, estimate beyond: pass policy", ratio: 0.9, policy: InconclusivePass, want: vocab.Fail},
+		{name: "no block paired: pass policy", none: true, policy: InconclusivePass, want: vocab.Inconclusive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := vals(tt.ratio)
+			if tt.none {
+				a, b = nil, nil
+			}
+			s := Blocks{Min: 5, Max: 5, Tolerance: 0.05, Alpha: 0.05, Inconclusive: tt.policy}
+			c := s.DecideCell(vocab.CellRef{Phase: vocab.PhaseDecode, Context: 1024, Concurrency: 1}, []metric.Metric{tps},
+				map[string][]float64{"total_tps": a}, map[string][]float64{"total_tps": b})
+			if c.Outcome != tt.want {
+				t.Errorf("outcome %s (%+v); want %s", c.Outcome, c.Metrics[0].Test, tt.want)
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -256,7 +257,7 @@ func Command(ctx context.Context, o Options) error {
 		Min: design.Min, Max: design.Max, Repeats: repeats, Cells: len(refs), OutDir: o.OutDir})
 	r := &interleaved{o: o, design: design, repeats: repeats, specs: map[string]*spec.Spec{"A": spA, "B": spB},
 		rng: rand.New(rand.NewPCG(o.Seed, 0x1e7e)), a: map[vocab.CellRef]map[string]map[int]float64{}, b: map[vocab.CellRef]map[string]map[int]float64{},
-		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, lostB: map[vocab.CellRef]string{}, server: srv.Name,
+		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, lostB: map[vocab.CellRef]map[int]string{}, server: srv.Name,
 		boots: map[string][]*result.Results{}}
 	rec, stop := r.run(ctx, refs)
 	if rec == nil {
@@ -302,9 +303,10 @@ type interleaved struct {
 	a, b    map[vocab.CellRef]map[string]map[int]float64
 	errs    map[vocab.CellRef]string
 	left    map[vocab.CellRef][]string
-	// lostB says, of a cell B ran over capacity in a block, which block
-	// and why: lost capacity when A measured the cell.
-	lostB  map[vocab.CellRef]string
+	// lostB says, of a cell B ran over capacity (or a search B met at no
+	// rate) in a block, why, by block: lost capacity when A measured the
+	// cell (had an answer) in the same block.
+	lostB  map[vocab.CellRef]map[int]string
 	server string
 	// boots are each side's results of the finished blocks, in order.
 	boots map[string][]*result.Results
@@ -402,6 +404,12 @@ func (r *interleaved) write(rec *Record, refs []vocab.CellRef, partial bool) err
 	rec.VerdictsA, rec.VerdictsB = verdictsOf(pooledA), verdictsOf(pooledB)
 	rec.VerdictsB = append(rec.VerdictsB, r.correctness(pooledA, pooledB)...)
 	for _, v := range rec.VerdictsB {
+		if v.Outcome == vocab.Skip {
+			// A skipped assert (one that reads a search) or a correctness
+			// block with nothing compared gates nothing: the exit code
+			// takes it as a pass (assert.ExitCode), and so does the record.
+			continue
+		}
 		rec.Outcome = vocab.Worst(rec.Outcome, v.Outcome)
 	}
 	data, err := json.MarshalIndent(rec, "", "  ")
@@ -484,13 +492,37 @@ func (r *interleaved) check(side string) (*result.Results, error) {
 	return pooled, nil
 }
 
+// loseB records that B could not hold cell ref in block (why).
+func (r *interleaved) loseB(ref vocab.CellRef, block int, why string) {
+	if r.lostB[ref] == nil {
+		r.lostB[ref] = map[int]string{}
+	}
+	r.lostB[ref][block] = fmt.Sprintf("block %d: B %s", block, why)
+}
+
+// lost is the first block, in block order, where B could not hold cell
+// ref and A measured it (had an answer) in the same block, as that
+// block's reason; "" when there is none. Paired like every other
+// decision: a block whose load made both sides fail is no regression.
+func (r *interleaved) lost(ref vocab.CellRef) string {
+	blocks := slices.Sorted(maps.Keys(r.lostB[ref]))
+	for _, k := range blocks {
+		for _, byBlock := range r.a[ref] {
+			if _, ok := byBlock[k]; ok {
+				return r.lostB[ref][k]
+			}
+		}
+	}
+	return ""
+}
+
 // decide is a cell's comparison over the blocks measured so far: each
 // metric on the blocks where both sides have a value, in block order.
 func (r *interleaved) decide(ref vocab.CellRef) compare.BlockCell {
 	if e := r.errs[ref]; e != "" {
 		return compare.BlockCell{Ref: ref, Search: searchOf(ref), Error: e, Outcome: vocab.Error}
 	}
-	if l := r.lostB[ref]; l != "" && len(r.a[ref]) > 0 {
+	if l := r.lost(ref); l != "" {
 		// B's server cannot hold a cell A's measured, or meets a rate
 		// search's objective at no rate where A had a capacity: lost
 		// capacity, a regression, as -baseline calls it
@@ -539,8 +571,8 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 				r.errs[ref] = fmt.Sprintf("block %d, %s: %s", block, side, status.Unmeasured(reason))
 			}
 			continue
-		case status == vocab.StatusOverCapacity && side == "B" && r.lostB[ref] == "":
-			r.lostB[ref] = fmt.Sprintf("block %d: B %s", block, status.Unmeasured(reason))
+		case status == vocab.StatusOverCapacity && side == "B":
+			r.loseB(ref, block, status.Unmeasured(reason))
 			fallthrough
 		case !status.Measured():
 			r.left[ref] = append(r.left[ref], fmt.Sprintf("block %d: %s %s", block, side, status.Unmeasured(reason)))
@@ -637,8 +669,8 @@ func (r *interleaved) collectSearch(side string, res *result.Results, ref vocab.
 		leave(fmt.Sprintf("unmeasurable: the client could not drive %s req/s, within the answer's bounds", numfmt.Value(s.ClientLimit)))
 	case !s.Found && s.RateUpper > 0:
 		why := fmt.Sprintf("met the objective at no rate (%s req/s decided failed)", numfmt.Value(s.RateUpper))
-		if side == "B" && r.lostB[ref] == "" {
-			r.lostB[ref] = fmt.Sprintf("block %d: B %s", block, why)
+		if side == "B" {
+			r.loseB(ref, block, why)
 		}
 		leave(why)
 	case !s.Found || s.RateLower <= 0:
@@ -754,5 +786,22 @@ func Differences(a, b *spec.Spec, sim bool) []compare.Difference {
 		}
 		return strings.Join(s, " ")
 	}
-	return append(out, compare.Changed("cells", names(a), names(b))...)
+	out = append(out, compare.Changed("cells", names(a), names(b))...)
+	// What the requests are: a variable that changes a workload, a traffic
+	// block or a correctness block changes what is measured, however it
+	// also changes the server (the correctness comparison would refuse
+	// the two sides, and the speed comparison read the prompts as the
+	// build).
+	for _, d := range []struct {
+		setting string
+		a, b    any
+	}{
+		{"workload", a.Workload, b.Workload}, {"named workloads", a.Workloads, b.Workloads},
+		{"traffic blocks", a.Traffic, b.Traffic}, {"correctness blocks", a.Correctness, b.Correctness},
+	} {
+		if !reflect.DeepEqual(d.a, d.b) {
+			out = append(out, compare.Difference{Setting: d.setting, A: "as A's spec reads it", B: "changed by the build", HasA: true, HasB: true})
+		}
+	}
+	return out
 }

@@ -685,7 +685,10 @@ func TestReport(t *testing.T) {
 func TestRateSearches(t *testing.T) {
 	body := "measure {\n  repeat = 2\n}\nprefill {\n  contexts = [\"1K\"]\n}\n" +
 		"traffic \"steady\" {\n  context  = \"1K\"\n  rate     = [2]\n  duration = \"5s\"\n  slo      = { ttft_ms = 1000 }\n}\n" +
-		"search \"capacity\" {\n  traffic   = \"steady\"\n  rate      = [2, 16]\n  precision = \"5%\"\n  objective = cell.goodput_share >= 0.9\n}\n"
+		"search \"capacity\" {\n  traffic   = \"steady\"\n  rate      = [2, 16]\n  precision = \"5%\"\n  objective = cell.goodput_share >= 0.9\n}\n" +
+		// Skipped (it reads a search), so it gates nothing: the record, the
+		// last line and the exit agree (a passing run passes).
+		"assert \"cap\" {\n  condition = search[\"capacity\"].rate_lower >= 2\n}\n"
 	answer := func(rate float64) result.Search {
 		return result.Search{Found: true, Rate: rate, RateLower: rate * 0.98, RateUpper: rate * 1.05, RateRange: [2]float64{2, 16}}
 	}
@@ -702,8 +705,11 @@ func TestRateSearches(t *testing.T) {
 		check  func(t *testing.T, f *fakeBoot, rec Record)
 	}{
 		{name: "the same capacity: within tolerance", search: jittered(10, 10), code: exit.OK,
-			want: []string{"=== RUN   s/interleave/search/capacity\n", "    rate: A 10", "6 blocks paired), within 5%\n", "--- PASS: s/interleave/search/capacity\n"},
+			want: []string{"=== RUN   s/interleave/search/capacity\n", "    rate: A 10", "6 blocks paired), within 5%\n", "--- PASS: s/interleave/search/capacity\n", "\nPASS\n"},
 			check: func(t *testing.T, f *fakeBoot, rec Record) {
+				if rec.Outcome != vocab.Pass {
+					t.Errorf("outcome %s; want pass: the skipped assert gates nothing (B's verdicts %+v)", rec.Outcome, rec.VerdictsB)
+				}
 				for _, b := range f.boots {
 					if len(b.Plan.Searches) != 1 || b.Plan.Searches[0].Name != "capacity" {
 						t.Errorf("block %d %s: searches %v, want capacity", b.Block, b.Side, b.Plan.Searches)
@@ -732,6 +738,16 @@ func TestRateSearches(t *testing.T) {
 				return s
 			},
 			want: []string{"    left out of the pairs: block 4: B unmeasurable: the client could not drive 10.5 req/s, within the answer's bounds\n", "5 blocks paired), within 5%"}},
+		// Paired like every decision: a block whose load made both sides
+		// fail at the range's bottom is left out, not a lost capacity.
+		{name: "both sides meet the objective at no rate in one block: left out", code: exit.OK,
+			search: func(side string, block int) result.Search {
+				if block == 3 {
+					return result.Search{Found: false, RateUpper: 2, RateRange: [2]float64{2, 16}}
+				}
+				return jittered(10, 10)(side, block)
+			},
+			want: []string{"    left out of the pairs: block 3: B met the objective at no rate (2 req/s decided failed)\n", "5 blocks paired), within 5%", "--- PASS: s/interleave/search/capacity\n"}},
 		{name: "B meets the objective at no rate: lost", code: exit.Fail,
 			search: func(side string, block int) result.Search {
 				if side == "B" && block == 3 {
@@ -771,6 +787,40 @@ func TestRateSearches(t *testing.T) {
 			}
 			if tc.check != nil {
 				tc.check(t, f, readRecord(t, out))
+			}
+		})
+	}
+}
+
+// TestServerAndWorkloadRefused: a variable that changes the server and
+// also what is measured (a workload, a correctness block) is refused
+// before any boot, naming what it changes beyond the server: the speed
+// comparison would read the prompts as the build, and the correctness
+// comparison refuse the two sides.
+func TestServerAndWorkloadRefused(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{name: "the workload", body: "workload {\n  prompt = var.build == \"a\" ? \"article\" : \"random\"\n}\n", want: "  workload: as A's spec reads it → changed by the build\n"},
+		{name: "a correctness block", body: "correctness \"g\" {\n  dataset    = \"x.jsonl\"\n  max_output = var.build == \"a\" ? 16 : 32\n}\n", want: "  correctness blocks: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "x.jsonl"), []byte("{\"prompt\": \"p\"}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "ab.hcl")
+			src := "variable \"build\" {\n  type    = string\n  default = \"a\"\n}\nserver \"s\" {\n  model = \"m\"\n  port  = 18999\n  args  = [\"--tag\", var.build]\n}\nprefill {\n  contexts = [\"1K\"]\n}\n" + tc.body
+			if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f := &fakeBoot{value: func(side string, block, _ int) float64 { return 1000 * jitter(side, block) }}
+			var stdout bytes.Buffer
+			err := Command(context.Background(), Options{SpecPath: path, VarName: "build", A: "a", B: "b", OutDir: filepath.Join(dir, "ab"),
+				Seed: 1, Blocks: DefaultBlocks, MaxBlocks: DefaultMaxBlocks, Stdout: &stdout, Stderr: &stdout, Measure: f.measure})
+			if exit.Code(err) != exit.Usage || len(f.boots) > 0 || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "differ beyond the build") {
+				t.Errorf("exit %d after %d boots (%v); want 2 before any boot, saying %q", exit.Code(err), len(f.boots), err, tc.want)
 			}
 		})
 	}

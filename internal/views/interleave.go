@@ -243,7 +243,7 @@ func WriteInterleaveEnd(w io.Writer, s InterleaveSummary) {
 	}
 	fmt.Fprintf(w, "interleave: %s, %s, %.1f s of server time; A's results in %s/a/block-NN, B's in %s/b/block-NN, the comparison in %s/interleave.json\n",
 		count(s.Blocks, "block"), count(s.Boots, "boot"), s.ServerS, s.OutDir, s.OutDir, s.OutDir)
-	if s.Outcome == vocab.Pass && s.Stopped == "" {
+	if !s.Outcome.Failed() && s.Stopped == "" {
 		fmt.Fprintln(w, "PASS")
 	} else {
 		fmt.Fprintln(w, "FAIL")
