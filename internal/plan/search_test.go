@@ -109,17 +109,17 @@ func TestRateSearchEstimate(t *testing.T) {
 		windows      [3]int
 	}{
 		{name: "probes only", want: coldPrefill + 3*probes*window + hiExpected,
-			low: 2 * 2 * window, high: 4*probes*window + 4*hiDrain + (past-1)*4*midDrain, windows: [3]int{4, 24, 32}},
+			low: 2 * window, high: 4*probes*window + 4*hiDrain + (past-1)*4*midDrain, windows: [3]int{2, 24, 32}},
 		{name: "24 check windows", checkWindows: 24, want: coldPrefill + (3*probes+24)*window + hiExpected,
-			low: (2*2 + 24) * window, high: (4*probes+24)*window + 4*hiDrain + (past-1)*4*midDrain, windows: [3]int{28, 48, 56}},
+			low: 2 * window, high: (4*probes+24)*window + 4*hiDrain + (past-1)*4*midDrain, windows: [3]int{2, 48, 56}},
 		{name: "the most check windows", checkWindows: spec.MaxCheckWindows, want: coldPrefill + (3*probes+spec.MaxCheckWindows)*window + hiExpected,
-			low: (2*2 + spec.MaxCheckWindows) * window, high: (4*probes+spec.MaxCheckWindows)*window + 4*hiDrain + (past-1)*4*midDrain,
-			windows: [3]int{4 + spec.MaxCheckWindows, 24 + spec.MaxCheckWindows, 32 + spec.MaxCheckWindows}},
+			low: 2 * window, high: (4*probes+spec.MaxCheckWindows)*window + 4*hiDrain + (past-1)*4*midDrain,
+			windows: [3]int{2, 24 + spec.MaxCheckWindows, 32 + spec.MaxCheckWindows}},
 		// llama-server notices a closed request within 1 s: a settle wait
 		// of 2 s after each probe past the capacity, after each of their
 		// windows at the high end.
 		{name: "an engine that aborts late", engine: "llamacpp", want: coldPrefill + 3*probes*window + hiExpected + past*2*time.Second,
-			low: 2 * 2 * window, high: 4*probes*window + 4*hiDrain + (past-1)*4*midDrain + past*4*2*time.Second, windows: [3]int{4, 24, 32}},
+			low: 2 * window, high: 4*probes*window + 4*hiDrain + (past-1)*4*midDrain + past*4*2*time.Second, windows: [3]int{2, 24, 32}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

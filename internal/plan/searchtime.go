@@ -14,9 +14,10 @@ import (
 type SearchTime struct {
 	// Name is the search's.
 	Name string
-	// Low is the search ending after its first two probes, each decided
-	// in two windows: the range's top meets the objective, or its bottom
-	// fails it (the search then has its answer); Expected is every probe at the midpoint of two and
+	// Low is the search ending after its first probe, decided in two
+	// windows: the range's bottom fails the objective (no answer, so no
+	// check windows either; a top that meets it ends after two probes);
+	// Expected is every probe at the midpoint of two and
 	// max_windows windows, with the top of the range past a capacity at
 	// the range's geometric midpoint (each of its windows draining the
 	// queue that builds) and a settle wait after each probe past it; High is every probe at max_windows, those past the
@@ -74,7 +75,7 @@ func EstimateSearch(sp *spec.Spec, srv *spec.Server, s *spec.Search) SearchTime 
 	// overdrain is the most: the capacity as low as lo.
 	overdrain := func(r float64) time.Duration { return overdrainAt(r, s.RateLo) }
 	check := s.CheckWindows
-	out.Windows = [3]int{min(probes, 2)*minProbeWindows + check, probes*mid + check, probes*most + check}
+	out.Windows = [3]int{minProbeWindows, probes*mid + check, probes*most + check}
 	out.Low = time.Duration(out.Windows[0]) * window
 	// The top of the range, past a capacity at the range's geometric
 	// midpoint, each of its windows draining the queue that builds.

@@ -148,6 +148,13 @@ func poolTraffic(windows []result.TrafficCell) result.TrafficCell {
 			c.SetValue(m, m.Combine.Of(xs))
 		}
 	}
+	// Each window's percentile is read from its own requests, and the
+	// pooled one combines them: it is as decidable as the window with the
+	// fewest (docs/method.md#undecidable-percentiles), so that is the
+	// count the pooled cell keeps, not the windows' median.
+	for _, w := range windows {
+		c.Completed = min(c.Completed, w.Completed)
+	}
 	return c
 }
 

@@ -91,5 +91,12 @@ func TestPool(t *testing.T) {
 		if v, _ := got.Traffic[0].Value(metric.Must(vocab.PhaseTraffic, metric.TTFTMs)); v != 60 {
 			t.Errorf("traffic ttft_ms %v, want 60, the windows' median", v)
 		}
+		// The pooled percentile is as decidable as its shortest window.
+		short, long := traffic(vocab.StatusValid, 50), traffic(vocab.StatusValid, 70)
+		short.Completed, long.Completed = 12, 300
+		got = Pool([]*result.Results{{Traffic: []result.TrafficCell{short}}, {Traffic: []result.TrafficCell{long}}})
+		if n := got.Traffic[0].Completed; n != 12 {
+			t.Errorf("pooled traffic completed %d, want 12, the fewest a window completed", n)
+		}
 	})
 }

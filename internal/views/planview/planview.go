@@ -308,7 +308,7 @@ func (s Server) writeText(w io.Writer) {
 			}
 			fmt.Fprintf(w, "  search: %s/rate=R  traffic %s, rate in [%s, %s] req/s to %s, at most %d probes of at most %d windows%s\n",
 				x.Test, x.Traffic, vocab.FormatRate(x.RateRange[0]), vocab.FormatRate(x.RateRange[1]), numfmt.Percent(x.Precision), x.MaxProbes, x.MaxWindows, check)
-			fmt.Fprintf(w, "          about %s measuring (%d windows), %s to %s (%d to %d windows: two probes decided in two each, the range's top meeting the objective or its bottom failing it, to every probe at max_windows past the capacity)\n",
+			fmt.Fprintf(w, "          about %s measuring (%d windows), %s to %s (%d to %d windows: the range's bottom failing the objective in two, to every probe at max_windows past the capacity)\n",
 				time.Duration(x.Estimated)*time.Second, x.Windows[1], time.Duration(x.EstimatedLow)*time.Second, time.Duration(x.EstimatedHigh)*time.Second, x.Windows[0], x.Windows[2])
 			continue
 		}

@@ -142,8 +142,8 @@ func TestExampleSpecPlans(t *testing.T) {
 		// windows (1 s warm-up, 10 s, a drain of 250 ms + 64 × 10 ms).
 		{name: "llamacpp-search", spec: "../../../specs/llamacpp/search.hcl", want: []string{
 			"  search: tiny/search/capacity/rate=R  traffic steady, rate in [4, 9] req/s to 25%, at most 4 probes of at most 4 windows\n",
-			"          about 2m43s measuring (12 windows), 48s to 4m43s (4 to 16 windows: two probes decided in two each, the range's top meeting the objective or its bottom failing it, to every probe at max_windows past the capacity)\n",
-			`"estimated_low_s": 48,`,
+			"          about 2m43s measuring (12 windows), 24s to 4m43s (2 to 16 windows: the range's bottom failing the objective in two, to every probe at max_windows past the capacity)\n",
+			`"estimated_low_s": 24,`,
 		}},
 		{name: "vllm-cpu-tiny", spec: "../../../specs/vllm-cpu/tiny.hcl", want: []string{
 			"    tiny/correctness/batched  12 prompts of prompts.jsonl (completions API), 32 tokens each, 4 at a time, top-5 logprobs\n",
