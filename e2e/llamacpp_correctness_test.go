@@ -184,6 +184,12 @@ func starvedOnly(t *testing.T, code int, out string) bool {
 		if v.Outcome == vocab.Fail || v.Outcome == vocab.Error {
 			return false
 		}
+		// Every inconclusive verdict must be one of those cells': an
+		// undecided comparison of measured cells is not the machine's.
+		if v.Outcome == vocab.Inconclusive && !strings.Contains(v.Message+strings.Join(v.Details, "\n"), "unmeasurable") {
+			t.Logf("exit 4, but %s is inconclusive on measured cells: %s", v.Test, v.Message)
+			return false
+		}
 	}
 	t.Logf("exit 4 (load average %.1f): the client could not measure %d cell(s), so nothing was gated on them:\n  %s",
 		loadAverage(), len(starved), strings.Join(starved, "\n  "))
@@ -209,7 +215,9 @@ func TestStarvedOnly(t *testing.T) {
 		want     bool
 	}{
 		{name: "a starved cell, an inconclusive assert", code: 4, cells: []res.DecodeCell{valid, starved},
-			verdicts: []res.Verdict{{Test: "tiny/assert/a", Outcome: vocab.Inconclusive}}, want: true},
+			verdicts: []res.Verdict{{Test: "tiny/assert/a", Outcome: vocab.Inconclusive, Message: "cell unmeasurable: the client's per_request_tps …"}}, want: true},
+		{name: "a starved cell beside a comparison undecided on measured cells", code: 4, cells: []res.DecodeCell{valid, starved},
+			verdicts: []res.Verdict{{Test: "tiny/baseline/decode/ctx=256/conc=1", Outcome: vocab.Inconclusive, Message: "total_tps inconclusive against the baseline"}}},
 		{name: "a starved cell beside a failed assert", code: 4, cells: []res.DecodeCell{valid, starved},
 			verdicts: []res.Verdict{{Test: "tiny/assert/a", Outcome: vocab.Fail}}},
 		{name: "inconclusive without a starved cell", code: 4, cells: []res.DecodeCell{valid}},
