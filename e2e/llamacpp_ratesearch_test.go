@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	res "github.com/slogate/slogate/internal/result"
 )
@@ -65,7 +66,15 @@ func TestLlamaCppRateSearch(t *testing.T) {
 	dir := t.TempDir()
 	base, cand := filepath.Join(dir, "base"), filepath.Join(dir, "cand")
 
-	r := runLlama(t, mark, "run", "-out", base, spec)
+	// A search of 6 probes took 3m51s of runLlama's 4 minutes in a CI
+	// rehearsal at load average 8: 6 minutes a run here.
+	run := func(args ...string) result {
+		t.Helper()
+		r := slogate(t, mark, 6*time.Minute, "", nil, args...)
+		noLeftovers(t, mark)
+		return r
+	}
+	r := run("run", "-out", base, spec)
 	if r.Code != 0 {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -101,7 +110,7 @@ func TestLlamaCppRateSearch(t *testing.T) {
 		t.Errorf("no chart beside report.md: %v", err)
 	}
 
-	r = runLlama(t, mark, "run", "-out", cand, "-baseline", filepath.Join(base, "results.json"), spec)
+	r = run("run", "-out", cand, "-baseline", filepath.Join(base, "results.json"), spec)
 	if r.Code != 0 && r.Code != 1 && r.Code != 4 {
 		t.Fatalf("exit %d, want 0, 1 (a traffic cell may differ) or 4\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
