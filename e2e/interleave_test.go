@@ -16,6 +16,15 @@ import (
 // slowdown (--sim-slowdown), at 2 % noise; body holds the measure and the
 // cells.
 func interleaveSpec(t *testing.T, port int, body string) string {
+	return interleaveSpecArgs(t, port, "", body)
+}
+
+// interleaveSpecArgs is interleaveSpec with more of the simulator's args
+// (quoted and comma-separated, as in an HCL list).
+func interleaveSpecArgs(t *testing.T, port int, args, body string) string {
+	if args != "" {
+		args = ", " + args
+	}
 	return specFile(t, "ab.hcl", fmt.Sprintf(`variable "slowdown" {
   type    = string
   default = "1.0"
@@ -25,9 +34,9 @@ server "sim" {
   host          = "127.0.0.1"
   port          = %d
   ready_timeout = "20s"
-  args          = ["--sim-slowdown", var.slowdown, "--sim-noise", "0.02"]
+  args          = ["--sim-slowdown", var.slowdown, "--sim-noise", "0.02"%s]
 }
-%s`, port, body))
+%s`, port, args, body))
 }
 
 // interleaveRecord is what the tests read of interleave.json.
@@ -256,18 +265,7 @@ func TestInterleaveSearch(t *testing.T) {
 	t.Parallel()
 	mark := newMark(t)
 	defer noLeftovers(t, mark)
-	sp := specFile(t, "ab.hcl", fmt.Sprintf(`variable "slowdown" {
-  type    = string
-  default = "1.0"
-}
-server "sim" {
-  model         = "Qwen/Qwen3.5-4B"
-  host          = "127.0.0.1"
-  port          = %d
-  ready_timeout = "20s"
-  args          = ["--sim-slowdown", var.slowdown, "--sim-noise", "0.02", %s]
-}
-measure {
+	sp := interleaveSpecArgs(t, freePort(t), trafficSim, `measure {
   max_output = 40
 }
 traffic "chat" {
@@ -281,10 +279,10 @@ traffic "chat" {
 search "capacity" {
   traffic   = "chat"
   rate      = [8, 12]
-  precision = "25%%"
+  precision = "25%"
   objective = cell.goodput_share >= 0.5
 }
-`, freePort(t), trafficSim))
+`)
 	out := filepath.Join(t.TempDir(), "ab")
 	t0 := time.Now()
 	r := slogate(t, mark, 8*time.Minute, "", nil, "interleave", "-sim", "-var-name", "slowdown", "-a", "1.0", "-b", "1.0", "-blocks", "5", "-max-blocks", "5", "-out", out, sp)
