@@ -55,6 +55,14 @@ func TestEvaluateSearch(t *testing.T) {
 		{name: "stopped by an error: infrastructure error",
 			search: &result.Search{Name: "max_users", Range: [2]int{1, 64}, Error: "the probe at concurrency 4 could not be measured: boom"},
 			want:   [2]vocab.Outcome{vocab.Error, vocab.Error}, wantInfra: true, wantMsg: "boom"},
+		// Under load the client read a probe at half the server's own
+		// rate: the search has no answer, which the machine made.
+		{name: "stopped at a probe the client could not measure: inconclusive",
+			search: &result.Search{Name: "max_users", Range: [2]int{1, 64},
+				Error: "the probe at concurrency 1 could not be measured: the client's per_request_tps 76.9 is 0.57× the server's own 135.1 tok/s",
+				Probes: []result.SearchProbe{{Concurrency: 1, Reason: "the client's per_request_tps 76.9 …",
+					Cell: result.DecodeCell{Search: "max_users", Context: 8192, Concurrency: 1, Status: vocab.StatusUnmeasurable}}}},
+			want: [2]vocab.Outcome{vocab.Inconclusive, vocab.Inconclusive}, wantMsg: "could not be measured: the client's per_request_tps 76.9"},
 		{name: "not run: infrastructure error",
 			want: [2]vocab.Outcome{vocab.Error, vocab.Error}, wantInfra: true, wantMsg: "was not run"},
 	}
