@@ -89,6 +89,14 @@ func TestEvaluateRateSearch(t *testing.T) {
 				Rate: 2.83, Probes: []result.SearchProbe{probe(0.5, "undecided", 0.5), probe(16, "undecided", 3), probe(2.83, "undecided", 2.8), probe(6.73, "undecided", 3)}},
 			want:    [4]vocab.Outcome{vocab.Inconclusive, vocab.Inconclusive, vocab.Inconclusive, vocab.Fail},
 			wantMsg: `undecided: search "capacity" decided nothing of its capacity (no probe met or failed with confidence) (95% confidence; 4 of 4 probes undecided or unmeasurable)`},
+		// specs/llamacpp/search.hcl in a CI rehearsal: both probes
+		// undecided and taken as met, the answer the top of the range
+		// from point estimates, rate_lower 0.
+		{name: "every probe undecided, the answer the range's top: inconclusive, never failed",
+			search: &result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 16}, Found: true, Monotone: true, Confidence: 0.95,
+				Rate: 16, Probes: []result.SearchProbe{probe(0.5, "undecided", 0.5), probe(16, "undecided", 15)}},
+			want:    [4]vocab.Outcome{vocab.Pass, vocab.Inconclusive, vocab.Inconclusive, vocab.Pass},
+			wantMsg: `(95% confidence; 2 of 2 probes undecided or unmeasurable)`},
 		{name: "an undecided upper bound is not known, not absent",
 			search: &result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 16}, Found: true, Monotone: true,
 				Rate: 16, RateLower: 4, Probes: []result.SearchProbe{probe(0.5, "met", 0.5), probe(16, "undecided", 15), probe(4, "met", 4)}},
