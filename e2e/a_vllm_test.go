@@ -417,8 +417,13 @@ func TestVLLMEngineCoreKilled(t *testing.T) {
 			}
 			o.wantSaid(t, tc.said)
 			o.wantKept(t, tc.code == 3)
-			if len(o.results.Prefill) < 1 || !slices.ContainsFunc(o.results.Prefill, func(p res.PrefillCell) bool { return p.Status == vocab.StatusValid }) {
-				t.Errorf("results.json keeps no valid cell measured before the kill: %+v %+v", o.results.Prefill, o.results.Decode)
+			// Kept, valid or (on a machine that starved the server, as
+			// stress --cpu 2 did) unmeasurable with its figures and reason.
+			kept := func(p res.PrefillCell) bool {
+				return p.Status == vocab.StatusValid || p.Status == vocab.StatusUnmeasurable && strings.Contains(p.Reason, "the server was starved")
+			}
+			if len(o.results.Prefill) < 1 || !slices.ContainsFunc(o.results.Prefill, kept) {
+				t.Errorf("results.json keeps no cell measured before the kill: %+v %+v", o.results.Prefill, o.results.Decode)
 			}
 			noVLLMLeft(t, mark, filepath.Join(out, "server.log"))
 		})
