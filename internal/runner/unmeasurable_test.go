@@ -110,16 +110,7 @@ func TestUnmeasurableRuns(t *testing.T) {
 			if len(c.Environment) != tc.wantRuns {
 				t.Errorf("environment of %d runs %+v; want %d", len(c.Environment), c.Environment, tc.wantRuns)
 			}
-			var out []int
-			for _, x := range c.Excluded {
-				out = append(out, x.Repeat)
-				if !strings.Contains(x.Reason, tc.wantOutWhy) {
-					t.Errorf("run %d left out for %q; want %q", x.Repeat, x.Reason, tc.wantOutWhy)
-				}
-			}
-			if len(out) != len(tc.wantOut) || (len(out) > 0 && (out[0] != tc.wantOut[0] || out[len(out)-1] != tc.wantOut[len(tc.wantOut)-1])) {
-				t.Errorf("excluded runs %v; want %v", out, tc.wantOut)
-			}
+			wantExcluded(t, c.Excluded, tc.wantOut, tc.wantOutWhy)
 			if !tc.wantStatus.Measured() && !strings.HasPrefix(c.Reason, tc.wantWhy) {
 				t.Errorf("reason %q; want it to start %q", c.Reason, tc.wantWhy)
 			}
@@ -210,16 +201,7 @@ func TestUnmeasurablePrefillRuns(t *testing.T) {
 			if len(c.Environment) != tc.wantRuns {
 				t.Errorf("environment of %d runs %+v; want %d", len(c.Environment), c.Environment, tc.wantRuns)
 			}
-			var out []int
-			for _, x := range c.Excluded {
-				out = append(out, x.Repeat)
-				if !strings.Contains(x.Reason, tc.wantOutWhy) {
-					t.Errorf("run %d left out for %q; want %q", x.Repeat, x.Reason, tc.wantOutWhy)
-				}
-			}
-			if len(out) != len(tc.wantOut) || (len(out) > 0 && (out[0] != tc.wantOut[0] || out[len(out)-1] != tc.wantOut[len(tc.wantOut)-1])) {
-				t.Errorf("excluded runs %v; want %v", out, tc.wantOut)
-			}
+			wantExcluded(t, c.Excluded, tc.wantOut, tc.wantOutWhy)
 			var moved []warning.Warning
 			for _, w := range res.Warnings {
 				if w.Code == warning.EnvironmentMoved {
@@ -323,16 +305,7 @@ func TestServerWaitRuns(t *testing.T) {
 			if c.Status != tc.wantStatus || (tc.wantStatus.Measured() && c.Repeats != tc.wantRepeats) {
 				t.Errorf("cell %s (%q), %d repeats; want %s of %d", c.Status, c.Reason, c.Repeats, tc.wantStatus, tc.wantRepeats)
 			}
-			var out []int
-			for _, x := range c.Excluded {
-				out = append(out, x.Repeat)
-				if !strings.Contains(x.Reason, tc.wantOutWhy) {
-					t.Errorf("run %d left out for %q; want %q", x.Repeat, x.Reason, tc.wantOutWhy)
-				}
-			}
-			if !slices.Equal(out, tc.wantOut) {
-				t.Errorf("excluded runs %v; want %v", out, tc.wantOut)
-			}
+			wantExcluded(t, c.Excluded, tc.wantOut, tc.wantOutWhy)
 			for _, e := range c.Environment {
 				if e.ServerWaitPct == nil || e.ServerCPUs == nil {
 					t.Errorf("run %d's environment %+v has no server wait", e.Repeat, e)
@@ -343,5 +316,21 @@ func TestServerWaitRuns(t *testing.T) {
 				t.Errorf("moved warning %v, want %v: %+v", warned, tc.wantWarning, c.Warnings)
 			}
 		})
+	}
+}
+
+// wantExcluded checks the runs a cell left out: their numbers, in order,
+// are want, and each reason holds why.
+func wantExcluded(t *testing.T, excluded []result.ExcludedRun, want []int, why string) {
+	t.Helper()
+	var out []int
+	for _, x := range excluded {
+		out = append(out, x.Repeat)
+		if !strings.Contains(x.Reason, why) {
+			t.Errorf("run %d left out for %q; want %q", x.Repeat, x.Reason, why)
+		}
+	}
+	if !slices.Equal(out, want) {
+		t.Errorf("excluded runs %v; want %v", out, want)
 	}
 }
