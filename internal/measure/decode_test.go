@@ -12,6 +12,7 @@ import (
 
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/requests"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
@@ -24,15 +25,16 @@ import (
 // (with -race, reading them would be a data race).
 func TestStreamsThatDoNotStopMakeAnError(t *testing.T) {
 	defer func(d time.Duration) { streamsExitTimeout = d }(streamsExitTimeout)
-	streamsExitTimeout = time.Nanosecond // no stream ends that fast
+	streamsExitTimeout = 50 * time.Millisecond
 	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
 	s := f.Start(t)
 	m := testMeter(s.URL)
+	m.Record = holdCancelled(t)
 	c, err := m.Decode(context.Background(), decodeRef(1000, 2), testBodies(m, 1000), 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Status != vocab.StatusError || c.Reason != "streams did not stop within 1ns" || c.OutputTokens != 0 {
+	if c.Status != vocab.StatusError || c.Reason != "streams did not stop within 50ms" || c.OutputTokens != 0 {
 		t.Fatalf("decode = %+v, want an error cell without numbers", c)
 	}
 }
@@ -103,10 +105,11 @@ func TestGateTimeout(t *testing.T) {
 // their times, so the cell is an error and they are not read.
 func TestTrafficRequestsThatDoNotStopMakeAnError(t *testing.T) {
 	defer func(d time.Duration) { streamsExitTimeout = d }(streamsExitTimeout)
-	streamsExitTimeout = time.Nanosecond // no request ends that fast
+	streamsExitTimeout = 50 * time.Millisecond
 	f := vllmfake.Server{Tokens: 100000, Gap: 2 * time.Millisecond}
 	s := f.Start(t)
 	m := testMeter(s.URL)
+	m.Record = holdCancelled(t)
 	m.MaxOutput = 100 // 200 ms a request: some are always running when the cell closes
 	tr := &spec.Traffic{Label: "steady", Context: 1000, Rates: []float64{20}, Arrivals: "constant",
 		Duration: 300 * time.Millisecond, DurationText: "300ms", WarmUp: 100 * time.Millisecond, MaxOutstanding: 64}
@@ -115,7 +118,7 @@ func TestTrafficRequestsThatDoNotStopMakeAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Status != vocab.StatusError || c.Reason != "requests did not stop within 1ns" || c.Launched != 0 {
+	if c.Status != vocab.StatusError || c.Reason != "requests did not stop within 50ms" || c.Launched != 0 {
 		t.Fatalf("traffic = %+v, want an error cell without numbers", c)
 	}
 }
@@ -150,6 +153,20 @@ func testMeter(url string) *Meter {
 	return &Meter{Server: lifecycle.Endpoint(lifecycle.NewClient(url, "", "qwen")), Spec: &spec.Server{Name: "q"},
 		Prompts: &Prompts{fields: completionsFields}, Window: 500 * time.Millisecond, MaxOutput: 4096,
 		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second}
+}
+
+// holdCancelled is a Record hook that keeps every request slogate
+// cancelled from ending until the test ends: its stream's goroutine waits
+// in the hook, so the streams truly do not stop in time, however fast the
+// machine or however its goroutines are scheduled.
+func holdCancelled(t *testing.T) func(*result.RequestRecord) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	return func(rec *result.RequestRecord) {
+		if rec.Status == result.RequestCancelled {
+			<-release
+		}
+	}
 }
 
 // decodeRef names the decode cell at ctx and conc of the matrix "decode".
