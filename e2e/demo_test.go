@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,19 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	slores "github.com/slogate/slogate/internal/result"
 )
+
+// happened is the line scripts/demo.sh must end the upgrade's output with:
+// on a quiet machine the 20 % slower simulator meets every SLO of the seed
+// report, but its TTFT at 16 streams is within 3 % of the floor, and a
+// machine loaded by other work (stress --cpu 2) adds enough to break it;
+// the script must then say how many SLOs broke, counted from the verdicts.
+func happened(upgrade string) string {
+	n := regexp.MustCompile(`(?m)^--- FAIL: qwen/(assert|expect)/`).FindAllStringIndex(upgrade, -1)
+	if len(n) == 0 {
+		return "What happened: the upgrade still met every SLO of the spec"
+	}
+	return fmt.Sprintf("What happened: the upgrade broke %d SLO(s) of the spec, and -baseline says by how much each cell moved.", len(n))
+}
 
 // TestDemo runs `make demo`'s script as written (scripts/demo.sh with
 // specs/demo.hcl, from a copy of the two) on a free port: the first run
@@ -68,7 +82,7 @@ func TestDemo(t *testing.T) {
 		"--- FAIL: qwen/baseline/decode/ctx=8K/conc=16",
 		"regressed beyond 5%",
 		"\nFAIL\tspecs/demo.hcl",
-		"What happened: the upgrade still met every SLO of the spec",
+		happened(upgrade),
 		"--- FAIL: qwen/baseline/decode/ctx=8K/conc=1",
 		"2 of them regressed beyond the 5 % tolerance, so the run exited 1",
 	} {

@@ -4,6 +4,7 @@ package resulttest
 
 import (
 	"math"
+	"runtime"
 
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/warning"
@@ -27,6 +28,13 @@ import (
 //     moves the server's window against the client's by up to its
 //     duration.
 //
+//   - the server's own per-request rate above the client's
+//     (warning.ServerRequestTPSGap), when its two figures are the cell's
+//     recorded server_per_request_tps and per_request_tps and a run's
+//     one-minute load, at its start or end, was above the machine's CPUs:
+//     a client that waits for a CPU reads each token late, and its rate
+//     falls below the server's (docs/method.md#unmeasurable).
+//
 //   - the machine that moved (warning.EnvironmentMoved;
 //     docs/method.md#environment), when the cell's environment record
 //     holds its figures: the first run's reading and a run's end (the
@@ -38,7 +46,7 @@ import (
 func UnexplainedWarnings(c result.DecodeCell) []warning.Warning {
 	var out []warning.Warning
 	for _, w := range c.Warnings {
-		if !slowScrape(c, w) && !stalledCrossCheck(c, w) && !machineMoved(c, w) {
+		if !slowScrape(c, w) && !stalledCrossCheck(c, w) && !loadedClient(c, w, runtime.NumCPU()) && !machineMoved(c, w) {
 			out = append(out, w)
 		}
 	}
@@ -67,6 +75,23 @@ func stalledCrossCheck(c result.DecodeCell, w warning.Warning) bool {
 	diff := (*s - c.TotalTPS) / c.TotalTPS
 	shiftMs := math.Abs(diff) * c.MeasuredS * 1000
 	return shiftMs <= 2*p.MaxMs
+}
+
+// loadedClient reports whether w is the per-request rate gap of a client
+// slower than the server, on a machine whose recorded load was above its
+// cpus.
+func loadedClient(c result.DecodeCell, w warning.Warning, cpus int) bool {
+	s := c.ServerPerRequestTPS
+	if w.Code != warning.ServerRequestTPSGap || s == nil || *s <= c.PerRequestTPS ||
+		!figureIs(w, warning.FigServerPerRequestTPS, *s) || !figureIs(w, warning.FigPerRequestTPS, c.PerRequestTPS) {
+		return false
+	}
+	for _, e := range c.Environment {
+		if math.Max(e.Load1, e.Load1After) > float64(cpus) {
+			return true
+		}
+	}
+	return false
 }
 
 func machineMoved(c result.DecodeCell, w warning.Warning) bool {

@@ -1,6 +1,7 @@
 package resulttest
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,6 +29,12 @@ func moved(before, after float64) warning.Warning {
 		map[string]float64{warning.FigBefore: before, warning.FigAfter: after, warning.FigBound: 40}).About("cpu_pressure")
 }
 
+// rateGap is a per-request rate warning quoting server and client.
+func rateGap(server, client float64) warning.Warning {
+	return warning.New(warning.ServerRequestTPSGap, "the server's own per-request rate … differs from per_request_tps …", "",
+		map[string]float64{warning.FigServerPerRequestTPS: server, warning.FigPerRequestTPS: client, warning.FigGap: (server - client) / client})
+}
+
 func TestUnexplainedWarnings(t *testing.T) {
 	var (
 		slow10    = slow(10.1, 55, 49)
@@ -39,6 +46,8 @@ func TestUnexplainedWarnings(t *testing.T) {
 		oldSlow = warning.Warning{Summary: "GET /metrics took 10.1 ms on average (max 55.0 ms, 49 scrapes at one per 50ms): polling may perturb the server (docs/method.md#polling)"}
 	)
 	tps := func(v float64) *float64 { return &v }
+	// Loads above and at this machine's CPUs.
+	overloaded, within := float64(runtime.NumCPU())+0.5, float64(runtime.NumCPU())
 	tests := []struct {
 		name string
 		cell result.DecodeCell
@@ -84,6 +93,21 @@ func TestUnexplainedWarnings(t *testing.T) {
 			cell: result.DecodeCell{Warnings: []warning.Warning{moved(20, 71)}, Environment: []result.Environment{
 				{Repeat: 1, CPUPressure: tps(20), CPUPressureAfter: tps(30)}, {Repeat: 2, CPUPressure: tps(30), CPUPressureAfter: tps(70)}}},
 			want: []warning.Warning{moved(20, 71)}},
+		{name: "a client slower than the server on a machine loaded past its CPUs",
+			cell: result.DecodeCell{Warnings: []warning.Warning{rateGap(200, 172.3)}, PerRequestTPS: 172.3, ServerPerRequestTPS: tps(200),
+				Environment: []result.Environment{{Repeat: 1, Load1: 1, Load1After: 1.5}, {Repeat: 2, Load1: 1.5, Load1After: overloaded}}}},
+		{name: "a client slower than the server on a machine within its CPUs",
+			cell: result.DecodeCell{Warnings: []warning.Warning{rateGap(200, 172.3)}, PerRequestTPS: 172.3, ServerPerRequestTPS: tps(200),
+				Environment: []result.Environment{{Repeat: 1, Load1: within, Load1After: within}}},
+			want: []warning.Warning{rateGap(200, 172.3)}},
+		{name: "a client faster than the server, however loaded the machine",
+			cell: result.DecodeCell{Warnings: []warning.Warning{rateGap(150, 172.3)}, PerRequestTPS: 172.3, ServerPerRequestTPS: tps(150),
+				Environment: []result.Environment{{Repeat: 1, Load1: overloaded, Load1After: overloaded}}},
+			want: []warning.Warning{rateGap(150, 172.3)}},
+		{name: "a rate gap whose figures are not the record's",
+			cell: result.DecodeCell{Warnings: []warning.Warning{rateGap(200, 172.3)}, PerRequestTPS: 172.4, ServerPerRequestTPS: tps(200),
+				Environment: []result.Environment{{Repeat: 1, Load1: overloaded, Load1After: overloaded}}},
+			want: []warning.Warning{rateGap(200, 172.3)}},
 		{name: "any other warning, beside tolerated ones",
 			cell: result.DecodeCell{Warnings: []warning.Warning{slow10, other}, Polling: &result.Polling{Scrapes: 49, MeanMs: 10.1, MaxMs: 55}},
 			want: []warning.Warning{other}},
