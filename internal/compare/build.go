@@ -132,12 +132,19 @@ type CellResult struct {
 	// Outcome is what it does to the gate: Decided, except that a Fail or
 	// Inconclusive passes when the engines differ (InformsOnly), and
 	// that a verdict the machines' difference could explain is
-	// Inconclusive (Confounded).
+	// Inconclusive (Confounded), and so is one the servers' difference in
+	// CPU time could (Waited).
 	Outcome vocab.Outcome
 	// Confounded: the machines differ (Comparison.Machine) the way that
 	// could make Decided (a Fail on a slower machine, a Pass on a faster
 	// one), so Outcome is Inconclusive.
 	Confounded bool
+	// Waited is the cell's server wait in each run when the servers'
+	// difference in CPU time could make Decided (a Fail whose server got
+	// less CPU time than the baseline's, a Pass whose got more), so
+	// Outcome is Inconclusive; nil otherwise
+	// (docs/method.md#server-wait-against-the-baseline).
+	Waited *WaitShift
 	// RejectedA and RejectedB are the requests each run's server refused
 	// at admission inside the cell's window (docs/method.md#rejections):
 	// shown beside the metrics, never decided (the status and the
@@ -151,7 +158,9 @@ func (c *CellResult) Rejected() bool { return c.RejectedA > 0 || c.RejectedB > 0
 
 // InformsOnly reports whether the engine rule turned the cell's Fail or
 // Inconclusive into a Pass.
-func (c *CellResult) InformsOnly() bool { return c.Outcome != c.Decided && !c.Confounded }
+func (c *CellResult) InformsOnly() bool {
+	return c.Outcome != c.Decided && !c.Confounded && c.Waited == nil
+}
 
 // MetricCell is one metric's comparison of a cell.
 type MetricCell struct {
@@ -191,6 +200,7 @@ func Build(a, b *result.Results, p Policy) *Comparison {
 		c.Warnings = append(c.Warnings, c.Machine.Warning())
 		c.confound()
 	}
+	c.confoundWaits()
 	for _, cr := range c.Cells {
 		c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
 	}
@@ -443,7 +453,7 @@ func recordRow(cr *CellResult, mc MetricCell) result.ComparisonRow {
 		r.Outcome = vocab.Skip
 	case cr.InformsOnly() && (r.Outcome == vocab.Fail || r.Outcome == vocab.Inconclusive):
 		r.Outcome = vocab.Pass
-	case cr.Confounded && r.Outcome == cr.Decided:
+	case (cr.Confounded || cr.Waited != nil) && r.Outcome == cr.Decided:
 		r.Outcome = vocab.Inconclusive
 	}
 	return r

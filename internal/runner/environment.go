@@ -77,11 +77,12 @@ type machineWatch struct {
 func (r *run) watchMachine(number int, first *hostenv.Snapshot, run func()) machineWatch {
 	before := takeMachine()
 	// The server's wait is read where slogate launched it as a process,
-	// and judged where it computes on the CPU (device = "cpu"): there CPU
-	// time other work takes is speed the server loses. A GPU server's
-	// threads feed the GPU; the bounds were measured on CPU servers.
+	// and judged where it computes on the CPU (device = "cpu", or
+	// llama.cpp on a machine without GPUs): there CPU time other work
+	// takes is speed the server loses. A GPU server's threads feed the
+	// GPU; the bounds were measured on CPU servers.
 	pgid, launched := serverGroup(r.server)
-	judged := r.cfg.Server != nil && r.cfg.Server.CPUBuild()
+	judged := r.cfg.Server != nil && r.cpuServer()
 	var schedBefore hostenv.Sched
 	if launched {
 		schedBefore = readGroup(pgid)

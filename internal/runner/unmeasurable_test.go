@@ -12,6 +12,7 @@ import (
 	"github.com/slogate/slogate/internal/hostenv"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
@@ -314,6 +315,43 @@ func TestServerWaitRuns(t *testing.T) {
 			warned := slices.ContainsFunc(c.Warnings, func(w warning.Warning) bool { return w.Code == warning.EnvironmentMoved })
 			if warned != tc.wantWarning {
 				t.Errorf("moved warning %v, want %v: %+v", warned, tc.wantWarning, c.Warnings)
+			}
+		})
+	}
+}
+
+// TestStarvedJudgedOnCPUServers: a starved run is judged on a server that
+// computes on the CPU, whether its spec says so (device = "cpu") or it is
+// llama.cpp on a machine without GPUs; vLLM on a GPU, or llama.cpp on a
+// machine with one, has its wait recorded only.
+func TestStarvedJudgedOnCPUServers(t *testing.T) {
+	tests := []struct {
+		name   string
+		server spec.Server
+		gpus   []result.GPU
+		want   bool
+	}{
+		{name: "vLLM's CPU build", server: spec.Server{Device: "cpu"}, want: true},
+		{name: "vLLM on a GPU", server: spec.Server{}, gpus: []result.GPU{{Name: "H100"}}},
+		{name: "vLLM, no GPU found", server: spec.Server{}},
+		{name: "llama.cpp, no GPU found", server: spec.Server{Engine: "llamacpp"}, want: true},
+		{name: "llama.cpp on a GPU", server: spec.Server{Engine: "llamacpp"}, gpus: []result.GPU{{Name: "H100"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(old func(*lifecycle.Server) (int, bool)) { serverGroup = old }(serverGroup)
+			serverGroup = func(*lifecycle.Server) (int, bool) { return 4242, true }
+			defer func(old func(int) hostenv.Sched) { readGroup = old }(readGroup)
+			readGroup = waitingServer(func(int) float64 { return 80 })
+			defer func(old func() hostenv.Snapshot) { takeMachine = old }(takeMachine)
+			takeMachine = movingMachine(func(int) bool { return false })
+			r := &run{cfg: Config{Server: &tc.server}, results: &result.Results{Server: result.Server{GPUs: tc.gpus}}}
+			w := r.watchMachine(1, nil, func() {})
+			if got := w.starved != ""; got != tc.want {
+				t.Errorf("starved %v (%q), want %v", got, w.starved, tc.want)
+			}
+			if w.env.ServerWaitPct == nil || *w.env.ServerWaitPct != 80 {
+				t.Errorf("server wait %v, want 80 recorded", w.env.ServerWaitPct)
 			}
 		})
 	}

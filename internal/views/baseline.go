@@ -138,6 +138,9 @@ func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy, m 
 	if cr.Confounded {
 		v.Details = append(append([]string(nil), v.Details...), ConfoundedLine(cr.Decided, m))
 	}
+	if cr.Waited != nil {
+		v.Details = append(append([]string(nil), v.Details...), WaitedLine(cr.Decided, *cr.Waited))
+	}
 	v.Outcome = cr.Outcome
 	return v
 }
@@ -247,6 +250,19 @@ func ConfoundedLine(decided vocab.Outcome, m *compare.MachineChange) string {
 	}
 	return fmt.Sprintf("(not decided: %s on a machine %.2f× faster than the baseline's (CPU calibration %.3g ms against %.3g ms), which could hide a regression; compare the builds on one machine with slogate interleave)",
 		decidedWord(decided), m.Ratio(), m.NowMs, m.BaselineMs)
+}
+
+// WaitedLine is the line of a verdict the server-wait rule made
+// inconclusive (compare.CellResult.Waited): what the numbers decided, how
+// long each run's server waited for a CPU and what that alone explains
+// (docs/method.md#server-wait-against-the-baseline).
+func WaitedLine(decided vocab.Outcome, w compare.WaitShift) string {
+	how := fmt.Sprintf("%.0f %% less CPU time than the baseline's, which alone could make it", 100*w.Lost())
+	if w.Lost() < 0 {
+		how = fmt.Sprintf("%.0f %% more CPU time than the baseline's, which could hide a regression", -100*w.Lost())
+	}
+	return fmt.Sprintf("(not decided: %s while the server waited for a CPU %.0f %% of the time it was ready to run, against %.0f %% in the baseline: %s; compare the builds on one machine with slogate interleave)",
+		decidedWord(decided), w.NowPct, w.BaselinePct, how)
 }
 
 // decidedWord is what a verdict's numbers decided, in ConfoundedLine's

@@ -363,3 +363,48 @@ func TestBaselineMachineDiffers(t *testing.T) {
 		})
 	}
 }
+
+// TestBaselineServerWaited: a verdict the server-wait rule left undecided
+// says what the numbers decided, both waits, the CPU time they differ by
+// and the way to decide it (docs/method.md#server-wait-against-the-baseline).
+func TestBaselineServerWaited(t *testing.T) {
+	run := func(tps, wait float64) *result.Results {
+		return &result.Results{Server: result.Server{Name: "s"}, GPUTime: &result.GPUTime{CPU: true}, Decode: []result.DecodeCell{{Matrix: "decode", Context: 1024, Concurrency: 1,
+			Status: vocab.StatusValid, TotalTPS: tps, TTFTMs: 50, TBTMs: 1000 / tps,
+			Environment: []result.Environment{{Repeat: 1, ServerWaitPct: &wait}}}}}
+	}
+	tests := []struct {
+		name        string
+		base, now   *result.Results
+		wantOutcome vocab.Outcome
+		wantLine    string // the verdict's last line; "" for none of the rule's
+	}{
+		{name: "less CPU time, regressed", base: run(400, 30), now: run(360, 40), wantOutcome: vocab.Inconclusive,
+			wantLine: "(not decided: regressed while the server waited for a CPU 40 % of the time it was ready to run, against 30 % in the baseline: 14 % less CPU time than the baseline's, which alone could make it; compare the builds on one machine with slogate interleave)"},
+		{name: "more CPU time, within tolerance", base: run(400, 40), now: run(401, 10), wantOutcome: vocab.Inconclusive,
+			wantLine: "(not decided: within tolerance while the server waited for a CPU 10 % of the time it was ready to run, against 40 % in the baseline: 50 % more CPU time than the baseline's, which could hide a regression; compare the builds on one machine with slogate interleave)"},
+		{name: "same wait, regressed", base: run(400, 30), now: run(360, 30), wantOutcome: vocab.Fail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			verdicts, _, err := withBaseline(tt.base, tt.now, compare.Policy{Tolerance: 0.05})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(verdicts) != 1 {
+				t.Fatalf("%d verdicts; want 1", len(verdicts))
+			}
+			v := verdicts[0]
+			if v.Outcome != tt.wantOutcome {
+				t.Errorf("outcome %s; want %s", v.Outcome, tt.wantOutcome)
+			}
+			last := v.Details[len(v.Details)-1]
+			if tt.wantLine != "" && last != tt.wantLine {
+				t.Errorf("last line\n%s\nwant\n%s", last, tt.wantLine)
+			}
+			if tt.wantLine == "" && strings.HasPrefix(last, "(not decided") {
+				t.Errorf("last line %q at the same wait", last)
+			}
+		})
+	}
+}
