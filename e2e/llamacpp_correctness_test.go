@@ -184,9 +184,11 @@ func starvedOnly(t *testing.T, code int, out string) bool {
 		if v.Outcome == vocab.Fail || v.Outcome == vocab.Error {
 			return false
 		}
-		// Every inconclusive verdict must be one of those cells': an
-		// undecided comparison of measured cells is not the machine's.
-		if v.Outcome == vocab.Inconclusive && !strings.Contains(v.Message+strings.Join(v.Details, "\n"), "unmeasurable") {
+		// Every inconclusive verdict must be one of those cells' (saying
+		// so, or quoting one's reason, as an assert on a search stopped at
+		// such a probe does): an undecided comparison of measured cells
+		// is not the machine's.
+		if v.Outcome == vocab.Inconclusive && !quotesUnmeasurable(v.Message+strings.Join(v.Details, "\n"), starved) {
 			t.Logf("exit 4, but %s is inconclusive on measured cells: %s", v.Test, v.Message)
 			return false
 		}
@@ -194,6 +196,20 @@ func starvedOnly(t *testing.T, code int, out string) bool {
 	t.Logf("exit 4 (load average %.1f): the client could not measure %d cell(s), so nothing was gated on them:\n  %s",
 		loadAverage(), len(starved), strings.Join(starved, "\n  "))
 	return true
+}
+
+// quotesUnmeasurable reports whether text says "unmeasurable" or quotes
+// the reason of one of starved's "name: reason" lines.
+func quotesUnmeasurable(text string, starved []string) bool {
+	if strings.Contains(text, "unmeasurable") {
+		return true
+	}
+	for _, line := range starved {
+		if _, reason, ok := strings.Cut(line, ": "); ok && reason != "" && strings.Contains(text, reason) {
+			return true
+		}
+	}
+	return false
 }
 
 // measuredOrStarved reports whether status is want, or unmeasurable on a
@@ -211,11 +227,19 @@ func TestStarvedOnly(t *testing.T) {
 		name     string
 		code     int
 		cells    []res.DecodeCell
+		searches []res.Search
 		verdicts []res.Verdict
 		want     bool
 	}{
 		{name: "a starved cell, an inconclusive assert", code: 4, cells: []res.DecodeCell{valid, starved},
 			verdicts: []res.Verdict{{Test: "tiny/assert/a", Outcome: vocab.Inconclusive, Message: "cell unmeasurable: the client's per_request_tps …"}}, want: true},
+		{name: "a search stopped at a starved probe, the assert reading it quoting the reason", code: 4, cells: []res.DecodeCell{valid},
+			searches: []res.Search{{Name: "slots", Error: "the probe at concurrency 3 could not be measured: the client's per_request_tps …",
+				Probes: []res.SearchProbe{{Concurrency: 3, Cell: starved}}}},
+			verdicts: []res.Verdict{{Test: "tiny/assert/slots", Outcome: vocab.Inconclusive,
+				Message: `search "slots" has no answer: the probe at concurrency 3 could not be measured: the client's per_request_tps …`}}, want: true},
+		{name: "a starved cell beside an assert undecided for another reason", code: 4, cells: []res.DecodeCell{valid, starved},
+			verdicts: []res.Verdict{{Test: "tiny/assert/a", Outcome: vocab.Inconclusive, Message: "ttft_ms_p99 from 12 requests: a p99 needs ≥ 299"}}},
 		{name: "a starved cell beside a comparison undecided on measured cells", code: 4, cells: []res.DecodeCell{valid, starved},
 			verdicts: []res.Verdict{{Test: "tiny/baseline/decode/ctx=256/conc=1", Outcome: vocab.Inconclusive, Message: "total_tps inconclusive against the baseline"}}},
 		{name: "a starved cell beside a failed assert", code: 4, cells: []res.DecodeCell{valid, starved},
@@ -226,7 +250,7 @@ func TestStarvedOnly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			r := &res.Results{Schema: res.Schema, Decode: tt.cells, Verdicts: tt.verdicts}
+			r := &res.Results{Schema: res.Schema, Decode: tt.cells, Search: tt.searches, Verdicts: tt.verdicts}
 			if err := r.Write(filepath.Join(dir, "results.json")); err != nil {
 				t.Fatal(err)
 			}

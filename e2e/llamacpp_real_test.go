@@ -515,25 +515,36 @@ assert "traffic" {
 `})
 	out := filepath.Join(t.TempDir(), "out")
 	r := runLlama(t, mark, "run", "-out", out, spec)
-	if r.Code != 0 {
+	// Under stress --cpu 2 a probe the client could not measure stops the
+	// search undecided: exit 4 with the assert inconclusive, never 3.
+	starved := starvedOnly(t, r.Code, out)
+	if r.Code != 0 && !starved {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
-	}
-	for _, want := range []string{"--- PASS: tiny/traffic/open/rate=4", "--- PASS: tiny/traffic/closed/conc=2",
-		"search tiny/search/slots: concurrency 2 meets the objective at ctx=256 (3 fails", "--- PASS: tiny/assert/slots"} {
-		if !strings.Contains(r.Stdout, want) {
-			t.Errorf("the run does not say %q\n%s", want, r.Stdout)
-		}
 	}
 	results := readResults(t, out)
 	if len(results.Search) != 1 {
 		t.Fatalf("results.json has %d searches, want 1", len(results.Search))
 	}
+	wants := []string{"--- PASS: tiny/traffic/open/rate=4", "--- PASS: tiny/traffic/closed/conc=2"}
+	if stopped := results.Search[0].StoppedUnmeasurable(); !stopped {
+		wants = append(wants, "search tiny/search/slots: concurrency 2 meets the objective at ctx=256 (3 fails", "--- PASS: tiny/assert/slots")
+	} else if !strings.Contains(r.Stdout, "--- FAIL: tiny/assert/slots") || !strings.Contains(r.Stdout, "tiny/assert/slots (inconclusive): ") {
+		t.Errorf("a search stopped at a probe the client could not measure, and the assert reading it is not inconclusive:\n%s", r.Stdout)
+	}
+	for _, want := range wants {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("the run does not say %q\n%s", want, r.Stdout)
+		}
+	}
 	probes := map[int]vocab.Status{}
 	for _, p := range results.Search[0].Probes {
 		probes[p.Concurrency] = p.Cell.Status
 	}
-	if probes[1] != vocab.StatusValid || probes[2] != vocab.StatusValid || probes[3] != vocab.StatusQueued || probes[4] != vocab.StatusQueued {
-		t.Errorf("search probes %v: want 1 and 2 valid, 3 and 4 queued (2 slots)", probes)
+	for c, want := range map[int]vocab.Status{1: vocab.StatusValid, 2: vocab.StatusValid, 3: vocab.StatusQueued, 4: vocab.StatusQueued} {
+		if got, ran := probes[c]; ran && !measuredOrStarved(got, want, starved) || !ran && !starved {
+			t.Errorf("search probes %v: want 1 and 2 valid, 3 and 4 queued (2 slots)", probes)
+			break
+		}
 	}
 	for _, c := range results.Traffic {
 		t.Logf("traffic %s: %d completed, %s %s", c.Traffic, c.Completed, c.Status, c.Reason)

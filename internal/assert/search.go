@@ -130,7 +130,7 @@ func searchValue(s *spec.Search, res *result.Results, ps []float64) cty.Value {
 	switch {
 	case !ok:
 		return unknownSearch(s, &searchRead{name: s.Name, msg: fmt.Sprintf("search %q was not run", s.Name), infra: true}, ps)
-	case r.Error != "" && stoppedUnmeasurable(r):
+	case r.StoppedUnmeasurable():
 		// The client could not measure a probe (docs/method.md#unmeasurable):
 		// undecided, not a server that failed.
 		return unknownSearch(s, &searchRead{name: s.Name, msg: fmt.Sprintf("search %q has no answer: %s", s.Name, r.Error), undecided: true}, ps)
@@ -392,12 +392,4 @@ func optimisticSearchValue(s *spec.Search, r *result.Search, ps []float64) (cty.
 	attrs := v.AsValueMap()
 	attrs["rate"], attrs["rate_lower"], attrs["found"] = cty.NumberFloatVal(top), cty.NumberFloatVal(top), cty.True
 	return cty.ObjectVal(attrs), true
-}
-
-// stoppedUnmeasurable reports whether concurrency search r stopped at a
-// probe whose cell the client could not measure: its last probe's cell
-// is unmeasurable.
-func stoppedUnmeasurable(r *result.Search) bool {
-	n := len(r.Probes)
-	return n > 0 && r.Probes[n-1].Cell.Status == vocab.StatusUnmeasurable
 }

@@ -4,7 +4,9 @@ import "github.com/slogate/slogate/internal/vocab"
 
 // Unmeasured lists what the run could not measure, one "name: reason" line
 // each: prefill, decode and traffic cells with status error, and searches
-// stopped by a probe they could not measure or judge (docs/method.md#statuses).
+// stopped by a probe they could not measure or judge, but for a probe the
+// client could not measure (StoppedUnmeasurable: Unmeasurable lists it)
+// (docs/method.md#statuses).
 // It is the one rule behind exit 3 for a run that measured only part of its
 // plan, used by `slogate run` and by `slogate merge` alike.
 func (r *Results) Unmeasured() []string {
@@ -25,11 +27,19 @@ func (r *Results) Unmeasured() []string {
 		}
 	}
 	for _, s := range r.Search {
-		if s.Error != "" {
+		if s.Error != "" && !s.StoppedUnmeasurable() {
 			out = append(out, vocab.KindSearch+"/"+s.Name+": "+s.Error)
 		}
 	}
 	return out
+}
+
+// StoppedUnmeasurable reports whether concurrency search s stopped at a
+// probe whose decode cell the client could not measure (its last probe's
+// status unmeasurable): undecided, like the cell, not an error.
+func (s *Search) StoppedUnmeasurable() bool {
+	n := len(s.Probes)
+	return s.Error != "" && n > 0 && s.Probes[n-1].Cell.Status == vocab.StatusUnmeasurable
 }
 
 // Measured counts what the run measured: its prefill, decode and traffic
@@ -43,7 +53,8 @@ func (r *Results) Measured() int {
 
 // Unmeasurable lists the cells the client could not measure, one "name:
 // reason" line each: prefill, decode and traffic cells with status
-// unmeasurable (docs/method.md#unmeasurable). Never gated, they make the
+// unmeasurable, and concurrency searches stopped at such a probe
+// (docs/method.md#unmeasurable). Never gated, they make the
 // run inconclusive (exit 4) when nothing worse happened, in `slogate run`
 // and `slogate merge` alike.
 func (r *Results) Unmeasurable() []string {
@@ -61,6 +72,11 @@ func (r *Results) Unmeasurable() []string {
 	for _, c := range r.Traffic {
 		if c.Status == vocab.StatusUnmeasurable {
 			out = append(out, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	for _, s := range r.Search {
+		if s.StoppedUnmeasurable() {
+			out = append(out, vocab.KindSearch+"/"+s.Name+": "+s.Error)
 		}
 	}
 	return out
