@@ -138,11 +138,11 @@ func TestExampleSpecPlans(t *testing.T) {
 			"    tiny/correctness/greedy  12 prompts of prompts.jsonl (completions API), 24 tokens each, 1 at a time, top-5 logprobs\n",
 		}},
 		// The search's measuring time and its range at the spec's 10 s
-		// windows (docs/method.md#rate-search-time): 4 probes of 11.9 s
+		// windows (docs/method.md#rate-search-time): 6 probes of 11.9 s
 		// windows (1 s warm-up, 10 s, a drain of 250 ms + 64 × 10 ms).
 		{name: "llamacpp-search", spec: "../../../specs/llamacpp/search.hcl", want: []string{
-			"  search: tiny/search/capacity/rate=R  traffic steady, rate in [4, 9] req/s to 25%, at most 4 probes of at most 4 windows\n",
-			"          about 2m43s measuring (12 windows), 24s to 4m43s (2 to 16 windows: the range's bottom failing the objective in two, to every probe at max_windows past the capacity)\n",
+			"  search: tiny/search/capacity/rate=R  traffic steady, rate in [3, 24] req/s to 25%, at most 6 probes of at most 4 windows\n",
+			"          about 4m40s measuring (18 windows), 24s to 11m50s (2 to 24 windows: the range's bottom failing the objective in two, to every probe at max_windows past the capacity)\n",
 			`"estimated_low_s": 24,`,
 		}},
 		{name: "vllm-cpu-tiny", spec: "../../../specs/vllm-cpu/tiny.hcl", want: []string{
