@@ -339,29 +339,38 @@ func TestBaselineMachineDiffers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			verdicts, notes, err := withBaseline(tt.base, tt.now, compare.Policy{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(verdicts) != 1 {
-				t.Fatalf("%d verdicts; want 1", len(verdicts))
-			}
-			v := verdicts[0]
-			if v.Outcome != tt.wantOutcome {
-				t.Errorf("outcome %s; want %s", v.Outcome, tt.wantOutcome)
-			}
-			last := v.Details[len(v.Details)-1]
-			if tt.wantLine != "" && last != tt.wantLine {
-				t.Errorf("last line\n%s\nwant\n%s", last, tt.wantLine)
-			}
-			if tt.wantLine == "" && strings.HasPrefix(last, "(not decided") {
-				t.Errorf("last line %q on the same machine", last)
-			}
+			notes := wantUndecidedLine(t, tt.base, tt.now, compare.Policy{}, tt.wantOutcome, tt.wantLine)
 			if len(notes) != tt.wantNotes {
 				t.Errorf("notes %q; want %d", notes, tt.wantNotes)
 			}
 		})
 	}
+}
+
+// wantUndecidedLine compares now with base under p and wants one verdict
+// of outcome want whose last line is wantLine, or, when wantLine is "",
+// no "(not decided" line; it returns the comparison's notes.
+func wantUndecidedLine(t *testing.T, base, now *result.Results, p compare.Policy, want vocab.Outcome, wantLine string) []string {
+	t.Helper()
+	verdicts, notes, err := withBaseline(base, now, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(verdicts) != 1 {
+		t.Fatalf("%d verdicts; want 1", len(verdicts))
+	}
+	v := verdicts[0]
+	if v.Outcome != want {
+		t.Errorf("outcome %s; want %s", v.Outcome, want)
+	}
+	last := v.Details[len(v.Details)-1]
+	if wantLine != "" && last != wantLine {
+		t.Errorf("last line\n%s\nwant\n%s", last, wantLine)
+	}
+	if wantLine == "" && strings.HasPrefix(last, "(not decided") {
+		t.Errorf("last line %q, want none of the rule's", last)
+	}
+	return notes
 }
 
 // TestBaselineServerWaited: a verdict the server-wait rule left undecided
@@ -387,24 +396,7 @@ func TestBaselineServerWaited(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			verdicts, _, err := withBaseline(tt.base, tt.now, compare.Policy{Tolerance: 0.05})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(verdicts) != 1 {
-				t.Fatalf("%d verdicts; want 1", len(verdicts))
-			}
-			v := verdicts[0]
-			if v.Outcome != tt.wantOutcome {
-				t.Errorf("outcome %s; want %s", v.Outcome, tt.wantOutcome)
-			}
-			last := v.Details[len(v.Details)-1]
-			if tt.wantLine != "" && last != tt.wantLine {
-				t.Errorf("last line\n%s\nwant\n%s", last, tt.wantLine)
-			}
-			if tt.wantLine == "" && strings.HasPrefix(last, "(not decided") {
-				t.Errorf("last line %q at the same wait", last)
-			}
+			wantUndecidedLine(t, tt.base, tt.now, compare.Policy{Tolerance: 0.05}, tt.wantOutcome, tt.wantLine)
 		})
 	}
 }
