@@ -11,10 +11,15 @@ import (
 // process: other work taking the machine. The returned func stops it
 // (and a hog not yet started).
 func cpuHog(t *testing.T, after time.Duration) (stop func()) {
+	return cpuHogLoops(t, after, runtime.NumCPU())
+}
+
+// cpuHogLoops is cpuHog with loops busy loops.
+func cpuHogLoops(t *testing.T, after time.Duration, loops int) (stop func()) {
 	var done atomic.Bool
 	timer := time.AfterFunc(after, func() {
-		t.Logf("CPU hog starts: %d busy loops", runtime.NumCPU())
-		for range runtime.NumCPU() {
+		t.Logf("CPU hog starts: %d busy loops", loops)
+		for range loops {
 			go func() {
 				x := 0
 				for !done.Load() {

@@ -11,13 +11,28 @@ import (
 	"github.com/slogate/slogate/internal/vocab"
 )
 
+// failedVerdicts names the verdicts of the run in out that failed the
+// gate ("" for none): a metric line may say "regressed beyond" of a
+// verdict a rule left undecided, so the outcome, not the words, counts.
+func failedVerdicts(t *testing.T, out string) string {
+	t.Helper()
+	var failed []string
+	for _, v := range readResults(t, out).Verdicts {
+		if v.Outcome == vocab.Fail || v.Outcome == vocab.Error {
+			failed = append(failed, v.Test+" "+v.Outcome.String())
+		}
+	}
+	return strings.Join(failed, ", ")
+}
+
 // TestLlamaCppHog is the report of docs/method.md#unmeasurable's rule 4,
-// on the real llama.cpp: one spec, one model, run twice, the second time
-// with a CPU hog on every core. Against the first run as a stored
+// on the real llama.cpp: one spec, one model, run three times, the second
+// beside one busy loop, the third with a CPU hog on every core. Against the first run as a stored
 // baseline no cell may be called regressed: a run whose server was
 // starved is unmeasurable with the reason, and a cell none of whose runs
 // counted is not compared (exit 4); a cell whose runs did measure the
-// server (the hog lost the CPU) is compared as usual. Then the identical
+// server is compared, and a regression the CPU time its server lost
+// could make is inconclusive (docs/method.md#server-wait-against-the-baseline). Then the identical
 // builds interleaved (two paths of one llama-server) with the hog started
 // mid-run: not regressed either (docs/method.md#interleaved). Opt-in, as
 // it loads the whole machine for minutes:
@@ -60,12 +75,28 @@ matrix "decode" {
 	if r := runLlama(t, mark, "run", "-out", base, spec); r.Code != 0 && !starvedOnly(t, r.Code, base) {
 		t.Fatalf("the baseline run: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	stop := cpuHog(t, 0)
-	hogged := filepath.Join(dir, "hog")
-	r := runLlama(t, mark, "run", "-out", hogged, "-baseline", filepath.Join(base, "results.json"), spec)
+	// One busy loop: the server loses some CPU time, seldom half. The
+	// identical build must not be called regressed: a verdict the lost
+	// CPU time could make is inconclusive
+	// (docs/method.md#server-wait-against-the-baseline); before that rule
+	// the same by hand, beside stress --cpu 1, was ttft_ms regressed,
+	// exit 1.
+	stop := cpuHogLoops(t, 0, 1)
+	mild := filepath.Join(dir, "mild")
+	r := runLlama(t, mark, "run", "-out", mild, "-baseline", filepath.Join(base, "results.json"), spec)
 	stop()
-	if (r.Code != 0 && r.Code != 4) || strings.Contains(r.Stdout, "regressed beyond") {
-		t.Errorf("the same build beside a CPU hog against its stored baseline: exit %d, want 0 or 4 and no regression\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	if r.Code != 0 && r.Code != 4 || failedVerdicts(t, mild) != "" {
+		t.Errorf("the same build beside one busy loop against its stored baseline: exit %d (%s), want 0 or 4 and no regression\n%s\n%s", r.Code, failedVerdicts(t, mild), r.Stdout, r.Stderr)
+	}
+	t.Logf("beside one busy loop: exit %d, %d verdicts left undecided by the server's wait\n%s", r.Code,
+		strings.Count(r.Stdout, "while the server waited for a CPU"), gateLine(r.Stdout, "total_tps"))
+
+	stop = cpuHog(t, 0)
+	hogged := filepath.Join(dir, "hog")
+	r = runLlama(t, mark, "run", "-out", hogged, "-baseline", filepath.Join(base, "results.json"), spec)
+	stop()
+	if r.Code != 0 && r.Code != 4 || failedVerdicts(t, hogged) != "" {
+		t.Errorf("the same build beside a CPU hog against its stored baseline: exit %d (%s), want 0 or 4 and no regression\n%s\n%s", r.Code, failedVerdicts(t, hogged), r.Stdout, r.Stderr)
 	}
 	res := readResults(t, hogged)
 	starved := 0
@@ -86,10 +117,15 @@ matrix "decode" {
 			t.Errorf("cell %d×%d unmeasurable for %q; want the server starved or the client's clock", c.Context, c.Concurrency, c.Reason)
 		}
 	}
-	if starved == 0 {
-		t.Errorf("no run beside a hog on every core was starved\n%s", r.Stdout)
+	// On a machine with nothing else running the hog leaves the server
+	// about half a core: it waits 36 to 49 %, under the starved rule's
+	// 50 %, and the baseline rule holds what it decided; with other work
+	// beside it, over 50 %, and the runs are starved.
+	waited := strings.Count(r.Stdout, "while the server waited for a CPU")
+	if starved == 0 && waited == 0 {
+		t.Errorf("beside a hog on every core no run was starved and no verdict left undecided by the server's wait\n%s", r.Stdout)
 	}
-	t.Logf("beside the hog: exit %d, %d runs starved\n%s", r.Code, starved, gateLine(r.Stdout, "total_tps"))
+	t.Logf("beside the hog: exit %d, %d runs starved, %d verdicts left undecided by the server's wait\n%s", r.Code, starved, waited, gateLine(r.Stdout, "total_tps"))
 
 	// Interleaved, the hog from the third block on.
 	out := filepath.Join(dir, "ab")

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"math"
 	"slices"
 
 	"github.com/slogate/slogate/internal/result"
@@ -82,26 +83,37 @@ func cellWait(r *result.Results, ref vocab.CellRef) (float64, bool) {
 	return (waits[n/2-1] + waits[n/2]) / 2, true
 }
 
+// lostSpeed is the speed, against the baseline's, that a server which
+// lost the share lost of the baseline's CPU time could show through the
+// machine alone: (1 − lost)², not 1 − lost. Measured on llama-server
+// (-t 1) beside busy loops, throughput fell faster than the CPU time its
+// threads got: to 0.33 of the baseline's with 48 % lost, 0.44 with 46 %
+// (two streams), 0.96 with 8 %, that is (1 − lost)^1.7, ^1.3 and ^0.5:
+// each token also waits for the client's and the server's other threads.
+// The square is a margin over the steepest seen; a regression beyond it
+// is the build's (docs/method.md#server-wait-against-the-baseline).
+func lostSpeed(lost float64) float64 { return math.Pow(1-lost, 2) }
+
 // waitConfounded says whether the servers' difference in CPU time, w,
 // could make cr's decision: a Fail when this run's server got less CPU
 // time and no metric still regresses once its figures are scaled by what
 // it lost, or a Pass when it got more and some metric, so scaled, no
 // longer holds within the tolerance. Each metric's estimate and bounds
-// are scaled (a throughput divided by 1 − Lost, a time multiplied by it)
+// are scaled (a throughput divided by lostSpeed, a time multiplied by it)
 // and decided again by the comparison's own rule (Shift.Decide).
 func waitConfounded(cr *CellResult, w WaitShift, tolerance float64) bool {
 	lost := w.Lost()
 	switch {
 	case cr.Decided == vocab.Fail && lost > 0:
 		for _, m := range cr.Metrics {
-			if m.Cell.Outcome == vocab.Fail && scaledChange(m, 1-lost, tolerance) == Regressed {
+			if m.Cell.Outcome == vocab.Fail && scaledChange(m, lostSpeed(lost), tolerance) == Regressed {
 				return false
 			}
 		}
 		return true
 	case cr.Decided == vocab.Pass && lost < 0:
 		for _, m := range cr.Metrics {
-			if ch := scaledChange(m, 1-lost, tolerance); ch == Regressed || ch == Inconclusive {
+			if ch := scaledChange(m, lostSpeed(lost), tolerance); ch == Regressed || ch == Inconclusive {
 				return true
 			}
 		}

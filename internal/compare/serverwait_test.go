@@ -54,16 +54,20 @@ func TestServerWaitAgainstTheBaseline(t *testing.T) {
 		want         vocab.Outcome
 		wantWaited   bool
 	}{
-		// 40 % against 30 %: 1 − 0.6 ÷ 0.7 = 14 % less CPU time.
+		// 40 % against 30 %: 1 − 0.6 ÷ 0.7 = 14 % less CPU time, which
+		// alone could make the server 0.86² = 0.73 times as fast
+		// (lostSpeed).
 		{name: "10 % slower, 14 % less CPU time: inconclusive", a: 400, b: 360, waitA: 30, waitB: 40, want: vocab.Inconclusive, wantWaited: true},
 		{name: "2× slower, 14 % less CPU time: regressed", a: 400, b: 200, waitA: 30, waitB: 40, want: vocab.Fail},
 		{name: "10 % slower at the same wait: regressed", a: 400, b: 360, waitA: 30, waitB: 30, want: vocab.Fail},
-		{name: "10 % slower, 3 % less CPU time: regressed", a: 400, b: 360, waitA: 30, waitB: 32, want: vocab.Fail},
+		// 0.97² = 0.94: 15 % slower is beyond it by more than 5 %.
+		{name: "15 % slower, 3 % less CPU time: regressed", a: 400, b: 340, waitA: 30, waitB: 32, want: vocab.Fail},
+		{name: "10 % slower, 3 % less CPU time: inconclusive", a: 400, b: 360, waitA: 30, waitB: 32, want: vocab.Inconclusive, wantWaited: true},
 		{name: "GPU servers: regressed", a: 400, b: 360, waitA: 30, waitB: 40, gpu: true, want: vocab.Fail},
 		{name: "-inconclusive pass: regressed", a: 400, b: 360, waitA: 30, waitB: 40, policy: Policy{Inconclusive: InconclusivePass}, want: vocab.Fail},
 		{name: "a starved run left out is not in the wait", a: 400, b: 360, waitA: 30, waitB: 30, outB: []int{6, 7, 8, 9, 10, 11}, want: vocab.Fail},
-		// 10 % against 40 %: 50 % more CPU time, which alone makes a
-		// build 33 % slower look 10 % faster.
+		// 10 % against 40 %: 50 % more CPU time, which alone could make
+		// a build half as fast look 10 % faster (1.5² = 2.25).
 		{name: "10 % faster, 50 % more CPU time: inconclusive", a: 400, b: 440, waitA: 40, waitB: 10, want: vocab.Inconclusive, wantWaited: true},
 		{name: "unchanged, 1 % more CPU time: passes", a: 400, b: 400, waitA: 31, waitB: 30, want: vocab.Pass},
 	}
