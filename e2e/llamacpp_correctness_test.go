@@ -119,7 +119,11 @@ correctness "greedy" {
 	swap(other)
 	r = gate("other", one)
 	speedPassed := !strings.Contains(r.Stdout, "--- FAIL: tiny/baseline/") && strings.Contains(r.Stdout, "--- PASS: tiny/baseline/decode/ctx=256/conc=1")
-	if !speedPassed && (loadedMachine() || strings.Contains(r.Stdout, "this run's cell is unmeasurable: ")) {
+	// A starved cell on either side is not compared (the baseline's
+	// starved 58 % of its wait at load average 12 in CI): the speed cell
+	// then has nothing to pass on, and this test's subject is the outputs.
+	unmeasurable := strings.Contains(r.Stdout, "this run's cell is unmeasurable: ") || strings.Contains(r.Stdout, "not compared: the baseline's cell is unmeasurable: ")
+	if !speedPassed && (loadedMachine() || unmeasurable) {
 		t.Logf("other.gguf, load average %.1f: the speed cell failed beside the correctness test", loadAverage())
 		speedPassed = true
 	}

@@ -87,6 +87,14 @@ func TestLlamaCppRateSearch(t *testing.T) {
 	}
 	a := readResults(t, base)
 	s := rateSearch(t, a)
+	if !s.Found && lowestUndecided(s) {
+		// The lowest probe undecided and taken as failed by its point
+		// estimate: the machine starved the server below the range's
+		// bottom (CI saw goodput 0.56 at 3 req/s, load average 12, 146
+		// windows needed to decide it). The search has no answer and the
+		// rerun nothing to compare: skipped with the reason, never passed.
+		t.Skipf("the lowest probe stayed undecided and no rate met the objective (load average %.1f): nothing to gate on\n%s", loadAverage(), r.Stdout)
+	}
 	lower := s.RateLower > 0
 	if !lower && lowestUndecided(s) {
 		// A starved machine can leave even the lowest rate undecided
