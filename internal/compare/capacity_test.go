@@ -43,6 +43,7 @@ func TestBuildCapacity(t *testing.T) {
 			return s
 		}(), wantDecision: "error", want: vocab.Error, exit: 3},
 		{name: "engines differ", b: rateSearch("capacity", 6.6, 6.3, 6.9), engine: "sglang", wantDecision: "regressed", want: vocab.Pass, exit: 0},
+		{name: "engines differ, straddles", b: rateSearch("capacity", 9.3, 8.9, 9.7), engine: "sglang", wantDecision: "inconclusive", want: vocab.Pass, exit: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,6 +36,9 @@ func TestSettle(t *testing.T) {
 	}{
 		{name: "idle at once", readings: []settleGauges{idle}, wantWait: 0},
 		{name: "no gauges", readings: []settleGauges{{}}, wantWait: 0},
+		// Only queued at the first reading (the server had not yet taken
+		// them into a batch), idle from 200 ms: settled at 1.2 s.
+		{name: "queued only, then idle", readings: []settleGauges{busy(0, 3), idle}, wantWait: 1200 * time.Millisecond},
 		// Busy at 0 and 200 ms, idle from 400 ms: settled at 1.4 s.
 		{name: "busy, then idle for the latency", readings: []settleGauges{busy(2, 5), busy(1, 0), idle}, wantWait: 1400 * time.Millisecond},
 		// Idle at 200 ms, busy again at 400 ms (a request the server

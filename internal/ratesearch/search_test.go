@@ -192,8 +192,12 @@ func TestCapacity(t *testing.T) {
 		{name: "same", b: base, want: vocab.Pass, says: "within tolerance"},
 		{name: "lower bound at the line", b: Bounds{Found: true, Rate: 9.8, Lower: 9.5, Upper: 10.1, Precision: 0.025}, want: vocab.Pass},
 		{name: "upper below the lower bound, within the tolerance", b: Bounds{Found: true, Rate: 9.1, Lower: 8.9, Upper: 9.3, Precision: 0.025}, want: vocab.Inconclusive},
-		{name: "answer over the line, lower bound under it", b: Bounds{Found: true, Rate: 9.8, Lower: 9.2, Upper: 10.3, Precision: 0.025}, want: vocab.Inconclusive},
-		{name: "straddles", b: Bounds{Found: true, Rate: 9.3, Lower: 8.9, Upper: 9.7, Precision: 0.025}, want: vocab.Inconclusive, says: "would decide it"},
+		{name: "answer over the line, lower bound under it", b: Bounds{Found: true, Rate: 9.8, Lower: 9.2, Upper: 10.3, Precision: 0.025}, want: vocab.Inconclusive, says: "a precision of 1.5% (the searches' is 2.5%)"},
+		{name: "straddles", b: Bounds{Found: true, Rate: 9.3, Lower: 8.9, Upper: 9.7, Precision: 0.025}, want: vocab.Inconclusive, says: "a precision of 1% (the searches' is 2.5%) or longer windows would decide it"},
+		// Half the answer's gap from the line no finer than the searches'
+		// precision, or no gap at all: a finer search would not move it.
+		{name: "far above the line, lower bound under it", b: Bounds{Found: true, Rate: 12, Lower: 9, Upper: 14, Precision: 0.025}, want: vocab.Inconclusive, says: "line 9.5 req/s (the baseline's 10 less 5%): longer windows (narrower bounds at each probe) would decide it"},
+		{name: "answer on the line", b: Bounds{Found: true, Rate: 9.5, Lower: 9, Upper: 10, Precision: 0.025}, want: vocab.Inconclusive, says: "5%): longer windows (narrower bounds at each probe) would decide it"},
 		{name: "none met, not confidently", b: Bounds{Precision: 0.025}, want: vocab.Inconclusive, says: "no rate"},
 		{name: "none met, lo failed with confidence", b: Bounds{Upper: 2, Precision: 0.025}, want: vocab.Fail},
 		{name: "unbounded above", b: Bounds{Found: true, Rate: 9.3, Lower: 8, Precision: 0.025}, want: vocab.Inconclusive},

@@ -1,9 +1,11 @@
 package decision
 
 import (
+	"math"
 	"testing"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -67,5 +69,51 @@ func TestRegressed(t *testing.T) {
 	}
 	if got := Regressed(compare.Build(run(tight(1000)...), run(tight(990)...), p)); len(got) != 0 {
 		t.Fatalf("Regressed = %+v, want none within the tolerance", got)
+	}
+}
+
+// TestDecideMetricUndecidedAgainstBad pins the steps whose comparison
+// against bad is undecided: the candidate's side is then the nearer
+// endpoint's, and a tie or a missing estimate is inconclusive, never a
+// guess at good or bad.
+func TestDecideMetricUndecidedAgainstBad(t *testing.T) {
+	undecided := compare.Cell{Change: compare.Inconclusive, Delta: math.NaN()}
+	tests := []struct {
+		name   string
+		vsGood compare.Cell
+		vsBad  compare.Cell
+		want   Outcome
+	}{
+		{name: "within good, no estimate against bad", vsGood: compare.Cell{Change: compare.Unchanged, Delta: 0.01}, vsBad: undecided, want: Inconclusive},
+		{name: "within good, a tie", vsGood: compare.Cell{Change: compare.Unchanged, Delta: 0}, vsBad: compare.Cell{Change: compare.Inconclusive, Delta: 0}, want: Inconclusive},
+		{name: "within good, nearer good", vsGood: compare.Cell{Change: compare.Unchanged, Delta: 0.01}, vsBad: compare.Cell{Change: compare.Inconclusive, Delta: 0.2}, want: After},
+		{name: "within good, nearer bad", vsGood: compare.Cell{Change: compare.Improved, Delta: 0.2}, vsBad: compare.Cell{Change: compare.Inconclusive, Delta: -0.01}, want: Inconclusive},
+		{name: "worse than good, no estimate against bad", vsGood: compare.Cell{Change: compare.Regressed, Delta: -0.2}, vsBad: undecided, want: Inconclusive},
+		{name: "worse than good, nearer bad", vsGood: compare.Cell{Change: compare.Regressed, Delta: -0.2}, vsBad: compare.Cell{Change: compare.Inconclusive, Delta: 0.01}, want: AtOrBefore},
+		{name: "worse than good, nearer good", vsGood: compare.Cell{Change: compare.Regressed, Delta: -0.06}, vsBad: compare.Cell{Change: compare.Inconclusive, Delta: 0.3}, want: Inconclusive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := decideMetric("total_tps", tt.vsGood, tt.vsBad); got.Outcome != tt.want {
+				t.Errorf("decideMetric = %s (partial %v), want %s", got.Outcome, got.Partial, tt.want)
+			}
+		})
+	}
+}
+
+// TestRegressedFollowsDecided pins Regressed to the cells the comparison
+// decided failed: a cell decided otherwise is not bisected, whatever its
+// metrics' changes say.
+func TestRegressedFollowsDecided(t *testing.T) {
+	regressed := compare.MetricCell{Metric: metric.Metric{Name: "total_tps"}, Cell: compare.Cell{Change: compare.Regressed, Delta: -0.2}}
+	for _, decided := range []vocab.Outcome{vocab.Pass, vocab.Skip, vocab.Inconclusive, vocab.Error} {
+		c := &compare.Comparison{Cells: []compare.CellResult{{Ref: ref, Decided: decided, Metrics: []compare.MetricCell{regressed}}}}
+		if got := Regressed(c); len(got) != 0 {
+			t.Errorf("a cell decided %s: Regressed = %+v, want none", decided, got)
+		}
+	}
+	c := &compare.Comparison{Cells: []compare.CellResult{{Ref: ref, Decided: vocab.Fail, Metrics: []compare.MetricCell{regressed}}}}
+	if got := Regressed(c); len(got) != 1 || got[0].Changes[0] != -0.2 {
+		t.Errorf("a cell decided failed: Regressed = %+v, want it with its change -0.2", got)
 	}
 }

@@ -31,6 +31,11 @@ func TestServeArgs(t *testing.T) {
 			want: "-m m.gguf -c 4096 --host 127.0.0.1 --metrics"},
 		{name: "parallel from args", l: engine.Launch{Model: "m.gguf", MaxModelLen: intp(1024), Args: []string{"-np", "3", "-t", "1"}},
 			want: "-m m.gguf -c 3072 --host 127.0.0.1 --metrics -np 3 -t 1"},
+		// The last one given is the one llama-server runs with: b11669
+		// started with `-c 1024 -np 3 --parallel 2` reports total_slots 2
+		// of 512 tokens at GET /props.
+		{name: "the last parallel of args", l: engine.Launch{Model: "m.gguf", MaxModelLen: intp(1024), Args: []string{"-np", "3", "--parallel", "2"}},
+			want: "-m m.gguf -c 2048 --host 127.0.0.1 --metrics -np 3 --parallel 2"},
 		{name: "kv cache type on K and V", l: engine.Launch{Model: "m.gguf", KVCacheDtype: "q8_0"},
 			want: "-m m.gguf -ctk q8_0 -ctv q8_0 --host 127.0.0.1 --metrics"},
 		{name: "prefix caching off", l: engine.Launch{Model: "m.gguf", EnablePrefixCaching: boolp(false)},
