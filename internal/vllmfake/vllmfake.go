@@ -2,6 +2,8 @@
 // tests of lifecycle, measure and runner share (docs/vllm.md): exact control
 // over every stream, and a transport that serves it in process on an
 // injected clock. It is for tests only; slogate sim is the simulator.
+// Its own tests hold its /metrics families to the real vLLM 0.32.0's
+// recorded surface and pin each option's stream.
 package vllmfake
 
 import (
@@ -142,217 +144,232 @@ func (f *Server) Start(t testing.TB) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {})
 	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"version":"0.0.fake"}`) })
-	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, r *http.Request) {
-		if f.AuthRequired != "" && r.Header.Get("Authorization") != "Bearer "+f.AuthRequired {
-			w.WriteHeader(401)
-			fmt.Fprint(w, `{"error":"Unauthorized"}`)
-			return
-		}
-		fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","root":"/models/x","max_model_len":%d}]}`, f.Model, f.MaxModelLen)
-	})
-	mux.HandleFunc("/tokenize", func(w http.ResponseWriter, r *http.Request) {
-		if f.NoTokenize {
-			http.NotFound(w, r)
-			return
-		}
-		var req struct {
-			Prompt   string `json:"prompt"`
-			Messages []struct {
-				Role    string `json:"role"`
-				Content string `json:"content"`
-			} `json:"messages"`
-			AddGenerationPrompt bool `json:"add_generation_prompt"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		// ids are count token IDs spread over an ordinary range.
-		ids := func(count int) string {
-			var b strings.Builder
-			for i := range count {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				fmt.Fprint(&b, 1000+(i*7919)%30000)
-			}
-			return b.String()
-		}
-		if len(req.Messages) > 0 {
-			f.TokenizeCalls.Add(1)
-			if f.NoChatTokenize || !req.AddGenerationPrompt || req.Messages[0].Role != "user" {
-				w.WriteHeader(400)
-				fmt.Fprint(w, `{"error":{"message":"chat template not available"}}`)
-				return
-			}
-			count := f.ChatCount
-			if count == nil {
-				count = func(s string) int { return 20 + (len(s)+3)/4 }
-			}
-			n := count(req.Messages[0].Content)
-			fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.MaxModelLen, ids(n))
-			return
-		}
-		n := (len(req.Prompt) + 3) / 4
-		fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.MaxModelLen, ids(n))
-	})
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(f.MetricsDelay)
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", f.Model, f.Running.Load())
-		waiting := f.Waiting
-		if f.WaitingAt != nil && f.Running.Load() >= f.Full && f.Streaming.Load() >= f.Full {
-			waiting = f.WaitingAt(f.FullPolls.Add(1))
-		}
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.Model, waiting)
-		generated := f.Generated.Load()
-		if f.GeneratedScale > 0 {
-			generated = int64(float64(generated) * f.GeneratedScale)
-		}
-		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.Model, generated)
-		if f.ITLScale > 0 {
-			n := f.Generated.Load() - f.firsts.Load()
-			fmt.Fprintf(w, "# TYPE vllm:inter_token_latency_seconds histogram\nvllm:inter_token_latency_seconds_bucket{engine=\"0\",model_name=%q,le=\"+Inf\"} %d\nvllm:inter_token_latency_seconds_sum{engine=\"0\",model_name=%q} %g\nvllm:inter_token_latency_seconds_count{engine=\"0\",model_name=%q} %d\n",
-				f.Model, n, f.Model, float64(f.itlNs.Load())/1e9*f.ITLScale, f.Model, n)
-		}
-		if f.TTFTScale > 0 || f.ITLScale > 0 {
-			n := f.firsts.Load()
-			fmt.Fprintf(w, "# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{engine=\"0\",model_name=%q,le=\"+Inf\"} %d\nvllm:time_to_first_token_seconds_sum{engine=\"0\",model_name=%q} %g\nvllm:time_to_first_token_seconds_count{engine=\"0\",model_name=%q} %d\n",
-				f.Model, n, f.Model, float64(f.ttftNs.Load())/1e9*f.TTFTScale, f.Model, n)
-		}
-		if f.MaxUnfinished > 0 {
-			fmt.Fprintf(w, "# TYPE vllm:admission_rejections_total counter\nvllm:admission_rejections_total{model_name=%q,reason=\"max_num_queued_reqs\"} %d\nvllm:admission_rejections_total{model_name=%q,reason=\"max_num_queued_tokens\"} 0.0\n",
-				f.Model, f.Rejected.Load()+f.CounterSkew, f.Model)
-		}
-		if f.KVBlocks > 0 || f.KVSizeTokens > 0 {
-			size := "None" // docs/vllm.md#cache-config-info: unset fields render as "None"
-			switch {
-			case f.NoKVSize:
-			case f.KVSizeTokens > 0:
-				size = fmt.Sprint(f.KVSizeTokens)
-			default:
-				size = fmt.Sprint(f.KVBlocks * 16 / max(f.Engines, 1))
-			}
-			fmt.Fprint(w, "# TYPE vllm:cache_config_info gauge\n")
-			for e := range max(f.Engines, 1) {
-				fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"16\",engine=\"%d\",kv_cache_size_tokens=%q,num_gpu_blocks=\"%d\"} 1\n", e, size, f.KVBlocks)
-			}
-		}
-	})
-	generate := func(w http.ResponseWriter, r *http.Request, chat bool) {
-		arrived := time.Now()
-		f.Requests.Add(1)
-		var body map[string]any
-		json.NewDecoder(r.Body).Decode(&body)
-		f.LastBody.Store(body)
-		if f.Status != 0 {
-			w.WriteHeader(f.Status)
-			fmt.Fprint(w, `{"error":{"message":"overloaded"}}`)
-			return
-		}
-		release, admitted := f.admit()
-		if !admitted {
-			if f.RejectInStream {
-				w.Header().Set("Content-Type", "text/event-stream")
-				fmt.Fprintf(w, "data: {\"error\": {\"message\": %q, \"type\": \"Service Unavailable\", \"param\": null, \"code\": 503}}\n\ndata: [DONE]\n\n", busy)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, `{"error":{"message":%q,"type":"Service Unavailable","param":null,"code":503}}`, busy)
-			return
-		}
-		defer release()
-		max := f.Tokens
-		limit := "max_tokens"
-		if chat {
-			limit = "max_completion_tokens"
-		}
-		if mt, ok := body[limit].(float64); ok && int(mt) < max {
-			max = int(mt)
-		}
-		f.Running.Add(1)
-		defer f.Running.Add(-1)
-		w.Header().Set("Content-Type", "text/event-stream")
-		fl := w.(http.Flusher)
-		sent, chunks := 0, 0
-		usage := func(n int) string {
-			if f.Usage == "" || f.Usage == "continuous" {
-				return fmt.Sprintf(`,"usage":{"prompt_tokens":10,"total_tokens":%d,"completion_tokens":%d}`, 10+n, n)
-			}
-			return ""
-		}
-		var lastChunk time.Time
-		for sent < max {
-			gap := f.Gap
-			if f.Burst > 1 && chunks%f.Burst != 0 {
-				gap = 0 // within a burst
-			}
-			if sent == 0 {
-				gap += f.FirstDelay
-			}
-			if !pause(r.Context(), w, gap) {
-				return
-			}
-			if chunks == 0 {
-				f.Streaming.Add(1) // before the chunk: a client that has it sees the count
-				f.firsts.Add(1)
-				f.ttftNs.Add(int64(time.Since(arrived)))
-				defer f.Streaming.Add(-1)
-			} else {
-				f.itlNs.Add(int64(time.Since(lastChunk)))
-			}
-			lastChunk = time.Now()
-			k := min(f.PerChunk, max-sent)
-			sent += k
-			chunks++
-			f.Generated.Add(int64(k))
-			fin := "null"
-			if sent == max {
-				fin = `"length"`
-			}
-			switch {
-			case !chat:
-				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"x\",\"finish_reason\":%s}]%s}\n\n", fin, usage(sent))
-			default:
-				if chunks == 1 { // vLLM: the role chunk, sent with the first token
-					fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]%s}\n\n", usage(0))
-				}
-				field := "content"
-				if f.Reasoning && sent <= max/2 {
-					field = "reasoning"
-				}
-				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{%q:\"x\"},\"logprobs\":null,\"finish_reason\":%s}]%s}\n\n", field, fin, usage(sent))
-			}
-			fl.Flush()
-			if f.MidError || f.FailNow.Load() {
-				fmt.Fprint(w, "data: {\"error\":{\"message\":\"engine died\",\"type\":\"InternalServerError\",\"code\":500}}\n\ndata: [DONE]\n\n")
-				return
-			}
-			if f.Truncate {
-				return
-			}
-			if f.StallAfter > 0 && chunks >= f.StallAfter {
-				<-r.Context().Done()
-				return
-			}
-		}
-		if f.Hold != nil {
-			select {
-			case <-f.Hold:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		release() // vLLM drops a finished request before its last chunk
-		if f.Usage != "none" {
-			fmt.Fprintf(w, "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"total_tokens\":%d,\"completion_tokens\":%d}}\n\n", 10+sent, sent)
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
-		fl.Flush()
-	}
-	mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) { generate(w, r, false) })
-	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { generate(w, r, true) })
+	mux.HandleFunc("/v1/models", f.models)
+	mux.HandleFunc("/tokenize", f.tokenize)
+	mux.HandleFunc("/metrics", f.metrics)
+	mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) { f.generate(w, r, false) })
+	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { f.generate(w, r, true) })
 	f.mux = mux
 	s := httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// models answers /v1/models: the one model, behind AuthRequired's key.
+func (f *Server) models(w http.ResponseWriter, r *http.Request) {
+	if f.AuthRequired != "" && r.Header.Get("Authorization") != "Bearer "+f.AuthRequired {
+		w.WriteHeader(401)
+		fmt.Fprint(w, `{"error":"Unauthorized"}`)
+		return
+	}
+	fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","root":"/models/x","max_model_len":%d}]}`, f.Model, f.MaxModelLen)
+}
+
+// tokenize answers /tokenize: a prompt's count at 4 bytes a token, a chat
+// message's by ChatCount.
+func (f *Server) tokenize(w http.ResponseWriter, r *http.Request) {
+	if f.NoTokenize {
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Prompt   string `json:"prompt"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+		AddGenerationPrompt bool `json:"add_generation_prompt"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	// ids are count token IDs spread over an ordinary range.
+	ids := func(count int) string {
+		var b strings.Builder
+		for i := range count {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprint(&b, 1000+(i*7919)%30000)
+		}
+		return b.String()
+	}
+	if len(req.Messages) > 0 {
+		f.TokenizeCalls.Add(1)
+		if f.NoChatTokenize || !req.AddGenerationPrompt || req.Messages[0].Role != "user" {
+			w.WriteHeader(400)
+			fmt.Fprint(w, `{"error":{"message":"chat template not available"}}`)
+			return
+		}
+		count := f.ChatCount
+		if count == nil {
+			count = func(s string) int { return 20 + (len(s)+3)/4 }
+		}
+		n := count(req.Messages[0].Content)
+		fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.MaxModelLen, ids(n))
+		return
+	}
+	n := (len(req.Prompt) + 3) / 4
+	fmt.Fprintf(w, `{"count":%d,"max_model_len":%d,"tokens":[%s]}`, n, f.MaxModelLen, ids(n))
+}
+
+// metrics answers /metrics with the families vLLM writes that the options
+// ask for, each named and labelled as vLLM 0.32.0's
+// (TestMetricsAsRealVLLM).
+func (f *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	time.Sleep(f.MetricsDelay)
+	fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", f.Model, f.Running.Load())
+	waiting := f.Waiting
+	if f.WaitingAt != nil && f.Running.Load() >= f.Full && f.Streaming.Load() >= f.Full {
+		waiting = f.WaitingAt(f.FullPolls.Add(1))
+	}
+	fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{engine=\"0\",model_name=%q} %g\n", f.Model, waiting)
+	generated := f.Generated.Load()
+	if f.GeneratedScale > 0 {
+		generated = int64(float64(generated) * f.GeneratedScale)
+	}
+	fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=%q} %d\n", f.Model, generated)
+	if f.ITLScale > 0 {
+		n := f.Generated.Load() - f.firsts.Load()
+		fmt.Fprintf(w, "# TYPE vllm:inter_token_latency_seconds histogram\nvllm:inter_token_latency_seconds_bucket{engine=\"0\",model_name=%q,le=\"+Inf\"} %d\nvllm:inter_token_latency_seconds_sum{engine=\"0\",model_name=%q} %g\nvllm:inter_token_latency_seconds_count{engine=\"0\",model_name=%q} %d\n",
+			f.Model, n, f.Model, float64(f.itlNs.Load())/1e9*f.ITLScale, f.Model, n)
+	}
+	if f.TTFTScale > 0 || f.ITLScale > 0 {
+		n := f.firsts.Load()
+		fmt.Fprintf(w, "# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{engine=\"0\",model_name=%q,le=\"+Inf\"} %d\nvllm:time_to_first_token_seconds_sum{engine=\"0\",model_name=%q} %g\nvllm:time_to_first_token_seconds_count{engine=\"0\",model_name=%q} %d\n",
+			f.Model, n, f.Model, float64(f.ttftNs.Load())/1e9*f.TTFTScale, f.Model, n)
+	}
+	if f.MaxUnfinished > 0 {
+		fmt.Fprintf(w, "# TYPE vllm:admission_rejections_total counter\nvllm:admission_rejections_total{model_name=%q,reason=\"max_num_queued_reqs\"} %d\nvllm:admission_rejections_total{model_name=%q,reason=\"max_num_queued_tokens\"} 0.0\n",
+			f.Model, f.Rejected.Load()+f.CounterSkew, f.Model)
+	}
+	if f.KVBlocks > 0 || f.KVSizeTokens > 0 {
+		size := "None" // docs/vllm.md#cache-config-info: unset fields render as "None"
+		switch {
+		case f.NoKVSize:
+		case f.KVSizeTokens > 0:
+			size = fmt.Sprint(f.KVSizeTokens)
+		default:
+			size = fmt.Sprint(f.KVBlocks * 16 / max(f.Engines, 1))
+		}
+		fmt.Fprint(w, "# TYPE vllm:cache_config_info gauge\n")
+		for e := range max(f.Engines, 1) {
+			fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"16\",engine=\"%d\",kv_cache_size_tokens=%q,num_gpu_blocks=\"%d\"} 1\n", e, size, f.KVBlocks)
+		}
+	}
+}
+
+// generate answers a completion (chat false) or chat completion request:
+// refused under MaxUnfinished or Status, else streamed as the options say.
+func (f *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
+	arrived := time.Now()
+	f.Requests.Add(1)
+	var body map[string]any
+	json.NewDecoder(r.Body).Decode(&body)
+	f.LastBody.Store(body)
+	if f.Status != 0 {
+		w.WriteHeader(f.Status)
+		fmt.Fprint(w, `{"error":{"message":"overloaded"}}`)
+		return
+	}
+	release, admitted := f.admit()
+	if !admitted {
+		if f.RejectInStream {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"error\": {\"message\": %q, \"type\": \"Service Unavailable\", \"param\": null, \"code\": 503}}\n\ndata: [DONE]\n\n", busy)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"Service Unavailable","param":null,"code":503}}`, busy)
+		return
+	}
+	defer release()
+	max := f.Tokens
+	limit := "max_tokens"
+	if chat {
+		limit = "max_completion_tokens"
+	}
+	if mt, ok := body[limit].(float64); ok && int(mt) < max {
+		max = int(mt)
+	}
+	f.Running.Add(1)
+	defer f.Running.Add(-1)
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	sent, chunks := 0, 0
+	usage := func(n int) string {
+		if f.Usage == "" || f.Usage == "continuous" {
+			return fmt.Sprintf(`,"usage":{"prompt_tokens":10,"total_tokens":%d,"completion_tokens":%d}`, 10+n, n)
+		}
+		return ""
+	}
+	var lastChunk time.Time
+	for sent < max {
+		gap := f.Gap
+		if f.Burst > 1 && chunks%f.Burst != 0 {
+			gap = 0 // within a burst
+		}
+		if sent == 0 {
+			gap += f.FirstDelay
+		}
+		if !pause(r.Context(), w, gap) {
+			return
+		}
+		if chunks == 0 {
+			f.Streaming.Add(1) // before the chunk: a client that has it sees the count
+			f.firsts.Add(1)
+			f.ttftNs.Add(int64(time.Since(arrived)))
+			defer f.Streaming.Add(-1)
+		} else {
+			f.itlNs.Add(int64(time.Since(lastChunk)))
+		}
+		lastChunk = time.Now()
+		k := min(f.PerChunk, max-sent)
+		sent += k
+		chunks++
+		f.Generated.Add(int64(k))
+		fin := "null"
+		if sent == max {
+			fin = `"length"`
+		}
+		switch {
+		case !chat:
+			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"x\",\"finish_reason\":%s}]%s}\n\n", fin, usage(sent))
+		default:
+			if chunks == 1 { // vLLM: the role chunk, sent with the first token
+				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]%s}\n\n", usage(0))
+			}
+			field := "content"
+			if f.Reasoning && sent <= max/2 {
+				field = "reasoning"
+			}
+			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{%q:\"x\"},\"logprobs\":null,\"finish_reason\":%s}]%s}\n\n", field, fin, usage(sent))
+		}
+		fl.Flush()
+		if f.MidError || f.FailNow.Load() {
+			fmt.Fprint(w, "data: {\"error\":{\"message\":\"engine died\",\"type\":\"InternalServerError\",\"code\":500}}\n\ndata: [DONE]\n\n")
+			return
+		}
+		if f.Truncate {
+			return
+		}
+		if f.StallAfter > 0 && chunks >= f.StallAfter {
+			<-r.Context().Done()
+			return
+		}
+	}
+	if f.Hold != nil {
+		select {
+		case <-f.Hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	release() // vLLM drops a finished request before its last chunk
+	if f.Usage != "none" {
+		fmt.Fprintf(w, "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"total_tokens\":%d,\"completion_tokens\":%d}}\n\n", 10+sent, sent)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	fl.Flush()
 }
 
 // pause waits d before the handler's next chunk, or, on a clockedWriter,
