@@ -28,7 +28,7 @@ func cmdBisect(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	fs.Var(&o.Vars, "var", "set a spec variable, `NAME=VALUE` (repeatable)")
 	fs.BoolVar(&o.Sim, "sim", false, "launch the built-in simulator with the spec's argv instead of the server command")
 	fs.DurationVar(&o.Duration, "duration", 0, "override measure.duration, the window `D` of each decode cell")
-	tolerance := fs.Fraction("tolerance", "5%", "the change a step calls a regression, `PCT` (5% or 0.05)")
+	tolerance := fs.Tolerance("tolerance", "5%", "the change a step calls a regression, `PCT` (5% or 0.05)")
 	fs.StringVar(&alpha, "alpha", "0.05", "one-sided error level `P` of each comparison's bounds")
 	metrics := fs.String("metric", "", "comma-separated `METRICS` the steps decide on (default total_tps,ttft_ms,tbt_ms for decode and tps for prefill); server_itl_ms_mean decides on the server's own clock")
 	fs.DurationVar(&o.StreamIdleTimeout, "stream-timeout", runner.DefaultStreamIdleTimeout, "end a stream that sends nothing for `D`")

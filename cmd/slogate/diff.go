@@ -25,7 +25,7 @@ var diffFormats = []string{"text", "md", "json"}
 
 func cmdDiff(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.CommandFlagSet("diff")
-	tolerance := fls.Fraction("tolerance", "5%", "relative change allowed before a cell counts as changed, `PCT` (5% or 0.05)")
+	tolerance := fls.Tolerance("tolerance", "5%", "relative change allowed before a cell counts as changed, `PCT` (5% or 0.05)")
 	alphaFlag := fls.String("alpha", "0.05", "one-sided error level `P` of each bound of the Hodges–Lehmann interval that decides cells repeated on both sides")
 	inconclusive := fls.Choice("inconclusive", compare.InconclusivePolicies, "what a cell that cannot be decided does, `POLICY`: fail (exit 4 when nothing regressed) or pass (accept the risk; an estimate beyond the tolerance still fails)")
 	allowSettings := fls.Bool("allow-settings-change", false, "compare runs measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real, engine); the differences head the output")

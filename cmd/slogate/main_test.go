@@ -206,3 +206,29 @@ func TestCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// TestToleranceZeroRefused: every command that compares refuses
+// -tolerance 0, however written, with the reason, before it reads
+// anything: a comparison cannot call a change within ±0, and no part of
+// it reads 0 as another tolerance.
+func TestToleranceZeroRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{name: "run", args: []string{"run", "-baseline", "base.json", "-tolerance", "0", "spec.hcl"}},
+		{name: "diff", args: []string{"diff", "-tolerance", "0%", "a.json", "b.json"}},
+		{name: "bisect", args: []string{"bisect", "-tolerance", "0", "-good", "a", "-bad", "b", "spec.hcl"}},
+		{name: "interleave", args: []string{"interleave", "-tolerance", "0.0", "spec.hcl"}},
+		{name: "noise", args: []string{"noise", "-tolerance", "0", "a.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := cliRun(t, tt.args...)
+			want := `invalid value "` + tt.args[slices.Index(tt.args, "-tolerance")+1] + `" for -tolerance PCT: a comparison cannot decide a change within a tolerance of 0: every interval has width, so no cell could ever be called unchanged; give the smallest change that matters, such as 1%`
+			if code != exit.Usage || !strings.Contains(stderr, want) {
+				t.Errorf("exit %d, want 2 saying %q:\n%s", code, want, stderr)
+			}
+		})
+	}
+}

@@ -16,7 +16,7 @@ import (
 // needs, and the boot-level components (docs/method.md#noise).
 func cmdNoise(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fls := cli.CommandFlagSet("noise")
-	tolerance := fls.Fraction("tolerance", "5%", "the tolerance a comparison allows, `PCT` (5% or 0.05): the repeats it needs are given for it")
+	tolerance := fls.Tolerance("tolerance", "5%", "the tolerance a comparison allows, `PCT` (5% or 0.05): the repeats it needs are given for it")
 	alphaFlag := fls.String("alpha", "0.05", "one-sided level `P` of the comparison")
 	repeats := fls.Int("repeats", 0, "give the smallest detectable change for `REPEATS` a side (default: each cell's own)")
 	files, err := fls.Parse(stdout, args)

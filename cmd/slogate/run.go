@@ -40,7 +40,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.BoolVar(&o.Sim, "sim", false, "launch the built-in simulator with the spec's argv instead of the server command")
 	fs.DurationVar(&o.Duration, "duration", 0, "override measure.duration, the window `D` of each decode cell (e.g. 2s)")
 	fs.StringVar(&baseline, "baseline", "", "compare every cell against a previous run's results.json `FILE`")
-	tolerance := fs.Fraction("tolerance", "5%", "allowed regression against -baseline, `PCT` (5% or 0.05)")
+	tolerance := fs.Tolerance("tolerance", "5%", "allowed regression against -baseline, `PCT` (5% or 0.05)")
 	fs.StringVar(&alpha, "alpha", "0.05", "one-sided error level `P` of each bound of the interval deciding -baseline cells repeated on both sides")
 	inconclusive := fs.Choice("inconclusive", compare.InconclusivePolicies, "what a -baseline comparison that cannot decide does, `POLICY`: fail (exit 4 when nothing regressed) or pass (accept the risk; an estimate beyond the tolerance still fails)")
 	fs.BoolVar(&o.Policy.AllowSettingsChange, "allow-settings-change", false, "compare with a -baseline measured with different settings (window, max_output, endpoint, repeat, workload, simulated or real)")

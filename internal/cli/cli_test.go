@@ -178,6 +178,40 @@ func TestFraction(t *testing.T) {
 	}
 }
 
+// TestTolerance: a comparison's tolerance reads as a Fraction does, and
+// refuses 0 however it is written, saying why.
+func TestTolerance(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want float64
+		err  string
+	}{
+		{name: "percent", in: "5%", want: 0.05},
+		{name: "small", in: "0.1%", want: 0.001},
+		{name: "zero", in: "0", err: ErrZeroTolerance.Error()},
+		{name: "zero percent", in: "0%", err: ErrZeroTolerance.Error()},
+		{name: "words", in: "five", err: "want a percentage such as 5% or a fraction such as 0.05, from 0 to 100%"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := NewFlagSet("run", Help{})
+			f := fs.Tolerance("tolerance", "5%", "")
+			err := f.Set(tt.in)
+			if got := errText(err); got != tt.err || (err == nil && f.Value() != tt.want) {
+				t.Errorf("Set(%q): %v, %q; want %v, %q", tt.in, f.Value(), got, tt.want, tt.err)
+			}
+		})
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
 func TestBuildVersion(t *testing.T) {
 	vcs := func(kv ...string) []debug.BuildSetting {
 		var s []debug.BuildSetting

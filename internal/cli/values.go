@@ -15,8 +15,9 @@ import (
 // command line what the `tolerance` attribute means in a spec
 // (docs/spec.md#expect).
 type Fraction struct {
-	text string
-	v    float64
+	text     string
+	v        float64
+	positive bool // a comparison's tolerance: 0 refused (FlagSet.Tolerance)
 }
 
 // Fraction defines a flag whose value is a Fraction with default def ("5%").
@@ -30,11 +31,33 @@ func (f *FlagSet) Fraction(name, def, usage string) *Fraction {
 	return fr
 }
 
-// Set parses s ("5%", "0.05"), from 0 to 100 %.
+// Tolerance defines a flag for a comparison's tolerance (run -baseline,
+// diff, bisect, interleave, noise): a Fraction above 0. A comparison
+// calls a change within tolerance only when its whole interval fits
+// inside ±tolerance, and every interval has some width, so at 0 no cell
+// could ever be decided unchanged: the flag refuses it, saying so, rather
+// than let each part of a comparison read 0 its own way.
+func (f *FlagSet) Tolerance(name, def, usage string) *Fraction {
+	fr := &Fraction{positive: true}
+	if err := fr.Set(def); err != nil {
+		panic("cli: default of -" + name + ": " + err.Error())
+	}
+	f.Var(fr, name, usage)
+	return fr
+}
+
+// ErrZeroTolerance is Set's error for a comparison's tolerance of 0.
+var ErrZeroTolerance = errors.New("a comparison cannot decide a change within a tolerance of 0: every interval has width, so no cell could ever be called unchanged; give the smallest change that matters, such as 1%")
+
+// Set parses s ("5%", "0.05"), from 0 to 100 % (above 0 for a
+// comparison's tolerance).
 func (f *Fraction) Set(s string) error {
 	v, err := spec.ParseTolerance(s)
 	if err != nil {
 		return errors.New(`want a percentage such as 5% or a fraction such as 0.05, from 0 to 100%`)
+	}
+	if f.positive && v == 0 {
+		return ErrZeroTolerance
 	}
 	f.text, f.v = s, v
 	return nil

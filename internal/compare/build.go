@@ -17,7 +17,7 @@ import (
 // this one value).
 type Policy struct {
 	// Tolerance is a fraction: a change of at most Tolerance × |A| is
-	// "within tolerance".
+	// "within tolerance"; 0 means unset, DefaultTolerance (Resolved).
 	Tolerance float64
 	// Alpha is the one-sided error level of each bound of the interval
 	// that decides cells with samples on both sides; 0 means DefaultAlpha.
@@ -44,12 +44,19 @@ type Policy struct {
 	Asserted map[vocab.Phase][]string
 }
 
-// alpha is p.Alpha, or DefaultAlpha when unset.
-func (p Policy) alpha() float64 {
-	if p.Alpha == 0 {
-		return DefaultAlpha
+// Resolved is p with its defaults made explicit, the one place they are
+// given: an unset (zero) Tolerance is DefaultTolerance and an unset Alpha
+// DefaultAlpha. The command line never leaves either zero (cli's
+// -tolerance refuses 0, and -alpha below or at 0); a zero here is a
+// caller's unset value, read the same by every part of a comparison.
+func (p Policy) Resolved() Policy {
+	if p.Tolerance == 0 {
+		p.Tolerance = DefaultTolerance
 	}
-	return p.Alpha
+	if p.Alpha == 0 {
+		p.Alpha = DefaultAlpha
+	}
+	return p
 }
 
 // Comparison is two runs compared once, under one Policy: everything
@@ -177,7 +184,7 @@ type MetricCell struct {
 // When b was measured with repeat = "auto" its cells are decided at the
 // sequential design's level, the one its repeats stopped at.
 func Build(a, b *result.Results, p Policy) *Comparison {
-	p.Alpha = p.alpha()
+	p = p.Resolved()
 	c := &Comparison{A: a, B: b, Policy: p, Settings: append(Settings(a, b), trafficSettings(a, b)...)}
 	if len(c.Settings) > 0 && !p.AllowSettingsChange {
 		c.Refused, c.Outcome = true, vocab.Error
@@ -218,7 +225,7 @@ func Build(a, b *result.Results, p Policy) *Comparison {
 			c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
 		}
 	}
-	c.Capacity = Capacity(a, b, p.Tolerance, p.alpha(), c.EngineChanged)
+	c.Capacity = Capacity(a, b, p.Tolerance, p.Resolved().Alpha, c.EngineChanged)
 	for _, cr := range c.Capacity {
 		if cr.Outcome != vocab.Skip {
 			c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
@@ -356,7 +363,7 @@ type Planned struct {
 // against the repeats planned (max_repeat with repeat = "auto": the
 // baseline caps the power only when even that many cannot decide).
 func BuildPlanned(base *result.Results, planned Planned, p Policy) *Comparison {
-	p.Alpha = p.alpha()
+	p = p.Resolved()
 	engine := (&result.Server{Engine: planned.Engine}).EngineName()
 	cand := settings{
 		measure: result.Measure{Duration: planned.Window.String(), DurationS: planned.Window.Seconds(), MaxOutput: planned.MaxOutput,

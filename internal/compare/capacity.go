@@ -63,10 +63,7 @@ func (c *CapacityResult) Decision() string {
 // otherwise the two searches' bounds (ratesearch.Capacity), saying why
 // no paired check.
 func Capacity(a, b *result.Results, tolerance, alpha float64, engineChanged bool) []CapacityResult {
-	replayTol := tolerance
-	if replayTol == 0 {
-		replayTol = DefaultTolerance // as the runner replays at
-	}
+	replayTol := tolerance // Build resolved it: the runner replays at the same
 	base := map[string]*result.Search{}
 	for i := range a.Search {
 		if s := &a.Search[i]; s.Traffic != "" {

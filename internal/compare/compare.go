@@ -399,7 +399,7 @@ func decideCell(ref vocab.CellRef, a, b Side, m metric.Metric, p Policy, design 
 		if a.Value != 0 {
 			c.Delta = (b.Value - a.Value) / math.Abs(a.Value)
 		}
-		alpha := p.alpha()
+		alpha := p.Resolved().Alpha
 		if design != nil {
 			alpha = design.Level(len(a.Samples))
 		}

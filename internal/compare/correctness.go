@@ -309,7 +309,7 @@ func buildCorrectness(a, b *result.Results, p Policy) []CorrectnessResult {
 			r.Outcome = vocab.Fail
 		}
 		if ca.Scorer != "" && cb.Scorer != "" {
-			pa := pairAccuracy(ca.Outputs, cb.Outputs, cb.Margin, p.alpha())
+			pa := pairAccuracy(ca.Outputs, cb.Outputs, cb.Margin, p.Resolved().Alpha)
 			r.Accuracy = &pa
 			switch pa.Change {
 			case Regressed:

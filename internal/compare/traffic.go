@@ -200,7 +200,7 @@ func (v *TrafficValue) EstimateBeyond(tolerance float64) bool {
 // order, then b's new ones; engineChanged turns a pair's Fail or
 // Inconclusive into a Pass (docs/method.md#comparing-engines).
 func Traffic(a, b *result.Results, p Policy, engineChanged bool) []TrafficPair {
-	p.Alpha = p.alpha()
+	p = p.Resolved()
 	var order []vocab.CellRef
 	seen := map[vocab.CellRef]bool{}
 	for _, r := range []*result.Results{a, b} {

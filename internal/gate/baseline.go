@@ -57,7 +57,7 @@ func (o *Options) CheckBaseline() (warnings []warning.Warning, err error) {
 			}
 			warnings = warning.AppendNew(warnings, v.C.Power...)
 		}
-		warnings = warning.AppendNew(warnings, coarseSearches(sp, o.Policy.Tolerance)...)
+		warnings = warning.AppendNew(warnings, coarseSearches(sp, o.Policy.Resolved().Tolerance)...)
 		warnings = warning.AppendNew(warnings, shortTrafficTails(sp, o.Baseline, o.Policy.Alpha)...)
 	}
 	return warnings, nil
@@ -103,13 +103,10 @@ func shortTrafficTails(sp *spec.Spec, base *result.Results, alpha float64) []war
 }
 
 // coarseSearches warns of each rate search of sp whose precision is more
-// than half the tolerance (0: compare's default): its bracket is then too
+// than half the tolerance: its bracket is then too
 // wide for capacity lost to tell a change of the tolerance from the
 // search's own precision (docs/method.md#capacity-lost).
 func coarseSearches(sp *spec.Spec, tolerance float64) []warning.Warning {
-	if tolerance == 0 {
-		tolerance = compare.DefaultTolerance
-	}
 	var out []warning.Warning
 	for _, s := range sp.Searches {
 		if !s.IsRate() || s.Precision <= tolerance/2 {

@@ -188,12 +188,7 @@ func rows(cells []compare.BlockCell) []Row {
 // more than the build, before any boot), 3 when a boot could not be
 // measured, 1 when a cell regressed, 4 when one stayed undecided.
 func Command(ctx context.Context, o Options) error {
-	if o.Policy.Tolerance == 0 {
-		o.Policy.Tolerance = compare.DefaultTolerance
-	}
-	if o.Policy.Alpha == 0 {
-		o.Policy.Alpha = compare.DefaultAlpha
-	}
+	o.Policy = o.Policy.Resolved()
 	spA, err := o.load(o.A)
 	if err != nil {
 		return err

@@ -229,19 +229,9 @@ func (r *run) bootCost() time.Duration {
 
 // tolerance and alpha are the comparison's (-tolerance, -alpha), or
 // compare's defaults.
-func (r *run) tolerance() float64 {
-	if r.cfg.Policy.Tolerance > 0 {
-		return r.cfg.Policy.Tolerance
-	}
-	return compare.DefaultTolerance
-}
+func (r *run) tolerance() float64 { return r.cfg.Policy.Resolved().Tolerance }
 
-func (r *run) alpha() float64 {
-	if r.cfg.Policy.Alpha > 0 {
-		return r.cfg.Policy.Alpha
-	}
-	return compare.DefaultAlpha
-}
+func (r *run) alpha() float64 { return r.cfg.Policy.Resolved().Alpha }
 
 // newStopRule is repeat = "auto"'s stopping rule for measure m
 // (compare.Sequential, docs/method.md#repeat-auto); a variable so that

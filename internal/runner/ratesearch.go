@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
@@ -121,10 +120,7 @@ func (p *rateProber) checks(idx int) error {
 	if base == nil {
 		return nil
 	}
-	tol := r.cfg.Policy.Tolerance
-	if tol == 0 {
-		tol = compare.DefaultTolerance
-	}
+	tol := r.tolerance()
 	seeds := make([]int64, len(base.Windows))
 	for i, w := range base.Windows {
 		seeds[i] = w.Seed
