@@ -5,7 +5,9 @@ import (
 	"sync"
 
 	"github.com/aclements/go-moremath/mathx"
-	"github.com/aclements/go-moremath/stats"
+	moremath "github.com/aclements/go-moremath/stats"
+
+	"github.com/slogate/slogate/internal/stats"
 )
 
 // Accuracy against a dataset's answers (docs/method.md#correctness): one
@@ -30,7 +32,7 @@ func Wilson(k, n int, alpha float64) (lo, hi float64) {
 	if n == 0 {
 		return 0, 1
 	}
-	z := normalQuantile(1 - alpha)
+	z := stats.NormalQuantile(1 - alpha)
 	nf, p := float64(n), float64(k)/float64(n)
 	centre := (p + z*z/(2*nf)) / (1 + z*z/nf)
 	half := z / (1 + z*z/nf) * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
@@ -84,7 +86,7 @@ func ComparePaired(items, aCorrect, bCorrect, worse, better int, margin, alpha f
 	if nd > 0 {
 		lo, hi := Wilson(better, nd, alpha)
 		p.Lower, p.Upper = psi*(2*lo-1), psi*(2*hi-1)
-		p.PValue = stats.BinomialDist{N: nd, P: 0.5}.CDF(float64(better))
+		p.PValue = moremath.BinomialDist{N: nd, P: 0.5}.CDF(float64(better))
 	}
 	switch {
 	case p.Lower > -margin || nd == 0:
@@ -108,7 +110,7 @@ func ComparePaired(items, aCorrect, bCorrect, worse, better int, margin, alpha f
 // paired difference (standard error √((ψ − d²)/N)); 0 when neither can be
 // shown.
 func itemsToDecide(psi, d, margin, alpha float64) int {
-	z := normalQuantile(1-alpha) + normalQuantile(AccuracyPower)
+	z := stats.NormalQuantile(1-alpha) + stats.NormalQuantile(AccuracyPower)
 	v := max(psi-d*d, 1e-6)
 	need := math.Inf(1)
 	if d+margin > 0 {
@@ -146,7 +148,7 @@ func critical(nd int, alpha float64) int {
 		if m > 0 {
 			k = t.c[m-1] // the threshold does not decrease with nd
 		}
-		d := stats.BinomialDist{N: m, P: 0.5}
+		d := moremath.BinomialDist{N: m, P: 0.5}
 		for k+1 <= m && d.CDF(float64(k+1)) <= alpha {
 			k++
 		}
@@ -176,7 +178,7 @@ func DropPower(items int, base, drop, alpha float64) float64 {
 			continue
 		}
 		pmf := math.Exp(mathx.Lchoose(items, nd) + float64(nd)*math.Log(psi) + float64(items-nd)*math.Log1p(-psi))
-		power += pmf * stats.BinomialDist{N: nd, P: pi}.CDF(float64(c))
+		power += pmf * moremath.BinomialDist{N: nd, P: pi}.CDF(float64(c))
 	}
 	return power
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -82,7 +83,7 @@ func (s Blocks) Level() float64 {
 	if v, ok := levelCache.Load(k); ok {
 		return v.(float64)
 	}
-	l := 1 - normalCDF(pocockBound(math.Sqrt(float64(s.Min)/float64(s.Max)), alpha))
+	l := 1 - stats.NormalCDF(pocockBound(math.Sqrt(float64(s.Min)/float64(s.Max)), alpha))
 	levelCache.Store(k, l)
 	return l
 }
@@ -181,7 +182,7 @@ func signedRankOrder(n int, alpha float64) (k int, level float64, ok bool) {
 // Hodges–Lehmann estimate, of standard error sd × √(π/3 ÷ n). 0 when more
 // than MaxRepeatsEstimate.
 func blocksToDecide(sd, distance, level float64) int {
-	z := normalQuantile(1-level) + normalQuantile(DecisionPower)
+	z := stats.NormalQuantile(1-level) + stats.NormalQuantile(DecisionPower)
 	for n := 5; n <= MaxRepeatsEstimate; n++ {
 		if z*sd*math.Sqrt(math.Pi/3/float64(n)) <= distance {
 			return n
@@ -357,15 +358,11 @@ func (c BlockCell) Decided() bool {
 	return !undecided
 }
 
-// median is the median of xs; 0 when empty.
+// median is stats.Median of xs; 0 when empty, as results.json writes a
+// value no block gave.
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
+	return stats.Median(xs)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/warning"
 )
 
@@ -197,7 +198,7 @@ func TestItemsFor(t *testing.T) {
 			// The normal approximation of the unpaired sizing, TensorRT-LLM's
 			// (z_α + z_β)² · (p₁(1−p₁) + p₂(1−p₂)) ÷ θ², agrees within 10%:
 			// independent errors are what an unpaired test assumes.
-			z := normalQuantile(0.95) + normalQuantile(0.8)
+			z := stats.NormalQuantile(0.95) + stats.NormalQuantile(0.8)
 			p2 := tt.base - AccuracyDrop
 			approx := z * z * (tt.base*(1-tt.base) + p2*(1-p2)) / (AccuracyDrop * AccuracyDrop)
 			if float64(n) > approx*1.1 || float64(n) < approx*0.9 {

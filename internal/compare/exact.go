@@ -3,6 +3,8 @@ package compare
 import (
 	"math"
 	"sync"
+
+	"github.com/slogate/slogate/internal/stats"
 )
 
 // The exact null distribution of the Mann–Whitney U statistic, the one the
@@ -120,9 +122,9 @@ const maxExact = 2500
 func attainableNormal(n, m int, alpha float64) (k int, level float64, ok bool) {
 	mu := float64(n*m) / 2
 	sd := math.Sqrt(float64(n*m) * float64(n+m+1) / 12)
-	u := math.Floor(mu + sd*normalQuantile(alpha) - 0.5)
+	u := math.Floor(mu + sd*stats.NormalQuantile(alpha) - 0.5)
 	if u < 0 {
 		return 0, 0, false
 	}
-	return int(u) + 1, normalCDF((u + 0.5 - mu) / sd), true
+	return int(u) + 1, stats.NormalCDF((u + 0.5 - mu) / sd), true
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
@@ -25,12 +26,6 @@ const DecisionPower = 0.9
 // MaxRepeatsEstimate is the most repeats a side the estimates consider; a
 // need beyond it is reported as 0 ("more than 100").
 const MaxRepeatsEstimate = 100
-
-// normalCDF is Φ(x).
-func normalCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
-
-// normalQuantile is Φ⁻¹(p).
-func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
 
 // shiftSE is the standard error of the log shift between n and m samples.
 func shiftSE(noise float64, n, m int) float64 {
@@ -52,7 +47,7 @@ func powerToDecide(n, m int, noise, distance, alpha float64) float64 {
 		}
 		return 0
 	}
-	return normalCDF(distance/shiftSE(noise, n, m) - normalQuantile(1-level))
+	return stats.NormalCDF(distance/shiftSE(noise, n, m) - stats.NormalQuantile(1-level))
 }
 
 // decisionDistance is the log distance to the tolerance's edge that the
@@ -75,7 +70,7 @@ func SmallestChange(noise float64, n int, alpha float64) float64 {
 	if !ok {
 		return math.NaN()
 	}
-	z := normalQuantile(1-level) + normalQuantile(DecisionPower)
+	z := stats.NormalQuantile(1-level) + stats.NormalQuantile(DecisionPower)
 	return math.Expm1(z * shiftSE(noise, n, n))
 }
 
@@ -162,7 +157,7 @@ func detectableDistance(n, m int, noise, alpha float64) float64 {
 	if !ok {
 		return math.NaN()
 	}
-	return (normalQuantile(1-level) + normalQuantile(DecisionPower)) * shiftSE(noise, n, m)
+	return (stats.NormalQuantile(1-level) + stats.NormalQuantile(DecisionPower)) * shiftSE(noise, n, m)
 }
 
 // BaselineWarnings is the pre-run check of a -baseline's power

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/stats"
 )
 
 // Sequential is measure { repeat = "auto" }'s stopping rule: a two-stage
@@ -90,7 +91,7 @@ func (s Sequential) Level(n int) float64 {
 		inv = 1 / float64(n)
 	}
 	rho := math.Sqrt((inv + 1/float64(s.Max)) / (inv + 1/float64(s.Min)))
-	l := 1 - normalCDF(pocockBound(rho, s.Alpha))
+	l := 1 - stats.NormalCDF(pocockBound(rho, s.Alpha))
 	levelCache.Store(k, l)
 	return l
 }
@@ -98,7 +99,7 @@ func (s Sequential) Level(n int) float64 {
 // pocockBound is the c with P(Z₁ > c or Z₂ > c) = alpha for standard normal
 // Z₁, Z₂ of correlation rho: the one bound of a two-look Pocock design.
 func pocockBound(rho, alpha float64) float64 {
-	lo, hi := normalQuantile(1-alpha), normalQuantile(1-alpha/2) // rho = 1, rho = 0 (nearly)
+	lo, hi := stats.NormalQuantile(1-alpha), stats.NormalQuantile(1-alpha/2) // rho = 1, rho = 0 (nearly)
 	for range 60 {
 		c := (lo + hi) / 2
 		if 1-bothBelow(c, rho) > alpha {
@@ -118,7 +119,7 @@ func bothBelow(c, rho float64) float64 {
 	h := (c - lo) / steps
 	s := math.Sqrt(1 - rho*rho)
 	f := func(x float64) float64 {
-		return math.Exp(-x*x/2) / math.Sqrt(2*math.Pi) * normalCDF((c-rho*x)/s)
+		return math.Exp(-x*x/2) / math.Sqrt(2*math.Pi) * stats.NormalCDF((c-rho*x)/s)
 	}
 	sum := f(lo) + f(c)
 	for i := 1; i < steps; i++ {

@@ -75,7 +75,7 @@ var layers = [][]string{
 	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/cli/diagjson",
 		"internal/cmdlines", "internal/vllmfake", "internal/promread", "internal/measure/sse", "internal/spec/spectest",
 		"internal/gguf", "internal/hfmodel", "internal/workload", "internal/warning", "internal/surface",
-		"internal/hostenv"},
+		"internal/hostenv", "internal/stats"},
 }
 
 // forbidden are the arrows the layering above forbids that the reshape

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slogate/slogate/internal/measure/sse"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -106,23 +107,8 @@ func (t *requestTrace) record(origin time.Time, m requestMeta, finished, cancell
 			sum += float64(g)
 		}
 		rec.ITL = &result.GapSummary{Count: n, Mean: Round(sum/float64(n), 3),
-			P50: Round(float32Percentile(t.gaps, 50), 3), P99: Round(float32Percentile(t.gaps, 99), 3),
+			P50: Round(stats.PercentileSorted(t.gaps, 0.5), 3), P99: Round(stats.PercentileSorted(t.gaps, 0.99), 3),
 			Max: Round(float64(t.gaps[n-1]), 3)}
 	}
 	return rec
-}
-
-// float32Percentile is percentile (linear interpolation between closest
-// ranks) of sorted xs, kept as float32 so that a stream's gaps take half
-// the memory.
-func float32Percentile(xs []float32, p float64) float64 {
-	if len(xs) == 1 {
-		return float64(xs[0])
-	}
-	pos := p / 100 * float64(len(xs)-1)
-	lo := int(pos)
-	if lo >= len(xs)-1 {
-		return float64(xs[len(xs)-1])
-	}
-	return float64(xs[lo]) + (float64(xs[lo+1])-float64(xs[lo]))*(pos-float64(lo))
 }

@@ -5,12 +5,13 @@ import (
 	"slices"
 
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
-// percentile returns the p-th percentile (0..100) of xs with linear
-// interpolation between closest ranks (numpy's default); xs is sorted in
-// place. It returns 0 for an empty slice.
+// percentile is stats.PercentileSorted of xs at the p-th percentile
+// (0..100), xs sorted in place; 0 for an empty xs, as results.json writes
+// a figure no request gave.
 func percentile(xs []float64, p float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -18,16 +19,7 @@ func percentile(xs []float64, p float64) float64 {
 	if !slices.IsSorted(xs) {
 		slices.Sort(xs)
 	}
-	if len(xs) == 1 {
-		return xs[0]
-	}
-	pos := p / 100 * float64(len(xs)-1)
-	lo := int(math.Floor(pos))
-	hi := int(math.Ceil(pos))
-	if lo == hi {
-		return xs[lo]
-	}
-	return xs[lo] + (xs[hi]-xs[lo])*(pos-float64(lo))
+	return stats.PercentileSorted(xs, p/100)
 }
 
 func median(xs []float64) float64 { return percentile(xs, 50) }

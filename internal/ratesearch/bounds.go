@@ -166,24 +166,3 @@ func percentileBounds(xs []float64, q, alpha, deff float64) (lo, hi float64) {
 	}
 	return lo, hi
 }
-
-// Percentile is the q-quantile of the samples as the runner computes
-// its percentiles: linear interpolation between the closest ranks
-// (numpy's default); NaN without samples.
-func Percentile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	pos := q * float64(len(s)-1)
-	i := int(math.Floor(pos))
-	if i >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	lo, hi := s[i], s[i+1]
-	if math.IsInf(hi, 1) {
-		return hi
-	}
-	return lo + (hi-lo)*(pos-float64(i))
-}

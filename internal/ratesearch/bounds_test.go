@@ -3,6 +3,8 @@ package ratesearch
 import (
 	"math"
 	"testing"
+
+	"github.com/slogate/slogate/internal/stats"
 )
 
 // TestShareBounds checks the Clopper–Pearson bounds against published
@@ -75,8 +77,8 @@ func TestPercentileBounds(t *testing.T) {
 	if _, hi := PercentileBounds(inf, 0.5, 0.025); hi != 9 {
 		t.Errorf("upper bound with a +Inf sample = %v, want 9", hi)
 	}
-	if p := Percentile(xs, 0.99); math.Abs(p-9.91) > 1e-9 {
-		t.Errorf("Percentile(1…10, 0.99) = %v, want 9.91 (numpy's linear)", p)
+	if p := stats.Percentile(xs, 0.99); math.Abs(p-9.91) > 1e-9 {
+		t.Errorf("stats.Percentile(1…10, 0.99) = %v, want 9.91 (numpy's linear)", p)
 	}
 }
 
@@ -109,7 +111,7 @@ func TestDesignEffect(t *testing.T) {
 // ("failed to converge") above about 10⁵.
 func TestBoundsAtMillions(t *testing.T) {
 	const n, alpha = 10_000_000, 0.001
-	z := zQuantile(1 - alpha)
+	z := stats.NormalQuantile(1 - alpha)
 	half := z * math.Sqrt(0.95*0.05/n)
 	lo, hi := ShareBounds(n*95/100, n, alpha)
 	if math.Abs(lo-(0.95-half)) > half/50 || math.Abs(hi-(0.95+half)) > half/50 {
@@ -151,7 +153,7 @@ func TestBoundsInTheFarTails(t *testing.T) {
 			}
 		})
 	}
-	if got, want := tQuantile(1-1e-7, 99999), zQuantile(1-1e-7); math.Abs(got-want) > 0.01 {
+	if got, want := tQuantile(1-1e-7, 99999), stats.NormalQuantile(1-1e-7); math.Abs(got-want) > 0.01 {
 		t.Errorf("t quantile 1 − 1e-7 of 99,999 degrees of freedom %v, want about the normal's %v", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -140,7 +141,7 @@ func intervalAt(d Data, alpha, deff float64) Interval {
 		}
 		iv.Point, iv.Lower, iv.Upper = p*scale, lo*scale, hi*scale
 	case Quantile:
-		iv.Point = Percentile(d.Samples, d.Q)
+		iv.Point = stats.Percentile(d.Samples, d.Q)
 		iv.Lower, iv.Upper = percentileBounds(d.Samples, d.Q, alpha, deff)
 		if len(d.Samples) == 0 {
 			iv.Point = math.NaN()

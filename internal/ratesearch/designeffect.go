@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mathext"
+
+	"github.com/slogate/slogate/internal/stats"
 )
 
 // Requests that queue together are not independent: on a queue at its
@@ -56,7 +58,7 @@ func designEffectAt(sp spread, dhat float64, w int, alpha float64) float64 {
 		}
 		return 1
 	}
-	r := tQuantile(1-alpha, float64(w-1)) / zQuantile(1-alpha)
+	r := tQuantile(1-alpha, float64(w-1)) / stats.NormalQuantile(1-alpha)
 	return max(1, dhat*r*r)
 }
 
@@ -95,7 +97,7 @@ func spreadOf(d Data) (spread, float64) {
 			ks[i], ns[i] = float64(win.K), float64(win.N)
 		}
 	case Quantile:
-		x := Percentile(d.Samples, d.Q)
+		x := stats.Percentile(d.Samples, d.Q)
 		at := 0
 		for i, win := range d.Windows {
 			end := min(at+win.N, len(d.Samples))
@@ -134,11 +136,6 @@ func spreadOf(d Data) (spread, float64) {
 // minAlikeWindows is the fewest windows all alike that decide a probe
 // (EstimateDesignEffect).
 const minAlikeWindows = 3
-
-// zQuantile is the standard normal's p-quantile (0.5 < p < 1).
-func zQuantile(p float64) float64 {
-	return math.Sqrt2 * math.Erfinv(2*p-1)
-}
 
 // tQuantile is Student's t's p-quantile (0.5 < p < 1) of nu degrees of
 // freedom, by bisection of its upper tail P(T > t) = I_{ν/(ν+t²)}(ν/2, ½) ÷ 2

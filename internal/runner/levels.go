@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/stats"
 )
 
 // bootLevels are the variance components of one metric measured over
@@ -63,7 +64,7 @@ func bootLevels(xs []float64, boots []int, bootCost, perRepeat time.Duration, to
 		// test at α with power 0.9 by the normal approximation needs
 		// r = 2 (z₁₋α + z₀.₉)² V ÷ d², d = ln(1 + tolerance).
 		v := between + within/float64(lv.RepeatsPerBoot)
-		z := normalQuantile(1-alpha) + normalQuantile(0.9)
+		z := stats.NormalQuantile(1-alpha) + stats.NormalQuantile(0.9)
 		d := math.Log1p(tolerance)
 		lv.BootsFor = max(int(math.Ceil(2*z*z*v/(d*d))), 2)
 	}
@@ -85,9 +86,6 @@ func meanVar(xs []float64) (mean, variance float64) {
 	}
 	return mean, variance / float64(len(xs)-1)
 }
-
-// normalQuantile is the standard normal quantile of p.
-func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
 
 // roundSig rounds x to 4 significant digits, for results.json.
 func roundSig(x float64) float64 {
