@@ -214,7 +214,7 @@ func TestBisectBadInput(t *testing.T) {
 			want: `-metric: unknown metric "server_itl_ms" (did you mean server_itl_ms_mean?)`},
 		// The bad build is twice as fast (kfast): with identical builds a
 		// load swing on a 2-core CI machine once made b03 look 21 %
-		// slower than b00 and the bisection went on (stop 34).
+		// slower than b00 and the bisection went on (a CI run).
 		{name: "good no better than bad", args: []string{"-good", "b00", "-bad", "b03", "-var", "kfast=3"}, code: 1, wantOut: true,
 			want: "the good build b00 is not better than the bad build b03 on any cell: nothing to bisect"},
 		{name: "budget out after the endpoints", args: []string{"-good", "b00", "-bad", "b03", "-var", "k=2", "-max-gpu-time", "1s"}, code: 4, wantOut: true,

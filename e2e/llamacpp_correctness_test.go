@@ -100,7 +100,7 @@ correctness "greedy" {
 		// Only the speed cell failed and the outputs agree: logged, not
 		// failed, at any load. This test's subject is the outputs; a 2 ms
 		// TTFT doubled when another process took a core for a second, with
-		// the load average still under 2× the cores (stop 35's CI run, while
+		// the load average still under 2× the cores (a CI run, while
 		// a package's tests ran beside it).
 		if r.Code == 1 && agree && speedFailuresOnly(r.Stdout) {
 			t.Logf("tiny.gguf again (run %d of 5), load average %.1f: only the speed cell failed, the outputs agree", run+1, loadAverage())
