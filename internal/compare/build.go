@@ -169,6 +169,14 @@ func (c *CellResult) InformsOnly() bool {
 	return c.Outcome != c.Decided && !c.Confounded && c.Waited == nil
 }
 
+// Check is the cell's verdict against the baseline: its Outcome, the
+// infrastructure's when this run's cell errored where the baseline
+// measured it (and neither side was unmeasurable, which says more).
+func (c *CellResult) Check() Check {
+	unmeasurable := c.A.Status == vocab.StatusUnmeasurable || c.B.Status == vocab.StatusUnmeasurable
+	return Check{Outcome: c.Outcome, Infra: !unmeasurable && c.Decided == vocab.Error && c.B.Present && c.B.Status == vocab.StatusError}
+}
+
 // MetricCell is one metric's comparison of a cell.
 type MetricCell struct {
 	Metric metric.Metric

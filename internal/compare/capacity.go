@@ -39,6 +39,12 @@ type CapacityResult struct {
 // Inconclusive into a Pass.
 func (c *CapacityResult) InformsOnly() bool { return c.Outcome != c.Decided }
 
+// Check is the search's verdict against the baseline: its Outcome, the
+// infrastructure's when the candidate's search errored.
+func (c *CapacityResult) Check() Check {
+	return Check{Outcome: c.Outcome, Infra: c.Decided == vocab.Error}
+}
+
 // Decision is results.json's word for the comparison: "regressed",
 // "within", "inconclusive", "skipped" or "error".
 func (c *CapacityResult) Decision() string {

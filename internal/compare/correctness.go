@@ -269,6 +269,37 @@ type CorrectnessResult struct {
 	// the greedy agreement or the accuracy regressed, Inconclusive when
 	// the accuracy is (Pass with -inconclusive pass), else Pass.
 	Outcome vocab.Outcome
+	// AgreementCheck is the greedy agreement's verdict (and the lossless
+	// check's, which is the same comparison): Fail when it regressed, an
+	// infrastructure Error when a prompt has no output on a side or a
+	// request of B failed, else Pass. AccuracyCheck is the paired
+	// accuracy's: Fail when it regressed, Inconclusive when it is (Pass
+	// with -inconclusive pass), an infrastructure Error when a request of
+	// B failed. Both zero when refused or without A.
+	AgreementCheck, AccuracyCheck Check
+}
+
+// Check is the decision of one verdict: its outcome, and whether it is
+// the infrastructure's (a request failed, a cell was not measured), so
+// that an errored server is never reported as a slow or wrong one.
+type Check struct {
+	Outcome vocab.Outcome
+	Infra   bool
+}
+
+// RefusalCheck is the verdict of a block the comparison refused: an
+// infrastructure Error (r.Outcome).
+func (r *CorrectnessResult) RefusalCheck() Check { return Check{Outcome: r.Outcome, Infra: true} }
+
+// UncomparedCheck is the verdict of correctness block b with nothing to
+// compare with (no -baseline, a comparison refused, a baseline without
+// the block): informational, a Skip, never a Pass; an infrastructure
+// Error when a request of b failed (docs/method.md#correctness).
+func UncomparedCheck(b *result.Correctness) Check {
+	if b.Errors > 0 {
+		return Check{Outcome: vocab.Error, Infra: true}
+	}
+	return Check{Outcome: vocab.Skip}
 }
 
 // buildCorrectness compares each of b's correctness blocks with a's of
@@ -323,9 +354,37 @@ func buildCorrectness(a, b *result.Results, p Policy) []CorrectnessResult {
 		if cb.Errors > 0 || g.Unpaired > 0 {
 			r.Outcome = vocab.Worst(r.Outcome, vocab.Error)
 		}
+		r.AgreementCheck, r.AccuracyCheck = checks(&r, cb, p.Inconclusive)
 		out = append(out, r)
 	}
 	return out
+}
+
+// checks are r's agreement and accuracy verdicts (CorrectnessResult's
+// AgreementCheck and AccuracyCheck), b being this run's block.
+func checks(r *CorrectnessResult, b *result.Correctness, inconclusive InconclusivePolicy) (agreement, accuracy Check) {
+	agreement.Outcome = vocab.Pass
+	if r.Greedy.Change == Regressed {
+		agreement.Outcome = vocab.Fail
+	}
+	if r.Greedy.Unpaired > 0 || b.Errors > 0 {
+		agreement = Check{Outcome: vocab.Error, Infra: true}
+	}
+	if p := r.Accuracy; p != nil {
+		accuracy.Outcome = vocab.Pass
+		switch p.Change {
+		case Regressed:
+			accuracy.Outcome = vocab.Fail
+		case Inconclusive:
+			if inconclusive == InconclusiveFail {
+				accuracy.Outcome = vocab.Inconclusive
+			}
+		}
+		if b.Errors > 0 {
+			accuracy = Check{Outcome: vocab.Error, Infra: true}
+		}
+	}
+	return agreement, accuracy
 }
 
 // correctnessRefusal is why blocks a and b cannot be compared: "" when

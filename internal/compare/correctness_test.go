@@ -9,6 +9,7 @@ import (
 
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/stats"
+	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
 
@@ -348,5 +349,74 @@ func flip(b *result.Results, worse, better int) {
 		}
 		v = !v
 		b.Correctness[0].Outputs[i].Correct = &v
+	}
+}
+
+// TestCorrectnessChecks pins each correctness verdict's decision, which
+// the views only word: a failed request or an unpaired prompt is the
+// infrastructure's Error, never a wrong output; an inconclusive accuracy
+// gates only under -inconclusive fail; nothing compared is a Skip.
+func TestCorrectnessChecks(t *testing.T) {
+	pass, fail := Check{Outcome: vocab.Pass}, Check{Outcome: vocab.Fail}
+	infra := Check{Outcome: vocab.Error, Infra: true}
+	tests := []struct {
+		name          string
+		greedy        Greedy
+		accuracy      *Paired
+		errors        int
+		inconclusive  InconclusivePolicy
+		wantAgreement Check
+		wantAccuracy  Check
+	}{
+		{name: "agree, no scorer", greedy: Greedy{Change: Unchanged}, wantAgreement: pass},
+		{name: "mismatch", greedy: Greedy{Change: Regressed}, accuracy: &Paired{Change: Unchanged}, wantAgreement: fail, wantAccuracy: pass},
+		{name: "unpaired prompt", greedy: Greedy{Change: Regressed, Unpaired: 1}, accuracy: &Paired{Change: Unchanged}, wantAgreement: infra, wantAccuracy: pass},
+		{name: "a request failed", greedy: Greedy{Change: Unchanged}, accuracy: &Paired{Change: Regressed}, errors: 2, wantAgreement: infra, wantAccuracy: infra},
+		{name: "accuracy dropped", greedy: Greedy{Change: Unchanged}, accuracy: &Paired{Change: Regressed}, wantAgreement: pass, wantAccuracy: fail},
+		{name: "accuracy undecided", greedy: Greedy{Change: Unchanged}, accuracy: &Paired{Change: Inconclusive}, wantAgreement: pass, wantAccuracy: Check{Outcome: vocab.Inconclusive}},
+		{name: "accuracy undecided, -inconclusive pass", greedy: Greedy{Change: Unchanged}, accuracy: &Paired{Change: Inconclusive}, inconclusive: InconclusivePass, wantAgreement: pass, wantAccuracy: pass},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &CorrectnessResult{Greedy: &tt.greedy, Accuracy: tt.accuracy}
+			agreement, accuracy := checks(r, &result.Correctness{Errors: tt.errors}, tt.inconclusive)
+			if agreement != tt.wantAgreement || accuracy != tt.wantAccuracy {
+				t.Errorf("agreement %+v, accuracy %+v; want %+v, %+v", agreement, accuracy, tt.wantAgreement, tt.wantAccuracy)
+			}
+		})
+	}
+	if got := UncomparedCheck(&result.Correctness{}); got != (Check{Outcome: vocab.Skip}) {
+		t.Errorf("nothing compared: %+v, want a Skip", got)
+	}
+	if got := UncomparedCheck(&result.Correctness{Errors: 1}); got != infra {
+		t.Errorf("nothing compared, a request failed: %+v, want an infrastructure Error", got)
+	}
+	if got := (&CorrectnessResult{Outcome: vocab.Error}).RefusalCheck(); got != infra {
+		t.Errorf("refused: %+v, want an infrastructure Error", got)
+	}
+}
+
+// TestCellCheck: a cell this run errored where the baseline measured it
+// is the infrastructure's Error; a lost or unmeasurable one is not.
+func TestCellCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		cr   CellResult
+		want Check
+	}{
+		{name: "errored", cr: CellResult{A: Side{Present: true, Status: vocab.StatusValid}, B: Side{Present: true, Status: vocab.StatusError}, Decided: vocab.Error, Outcome: vocab.Error},
+			want: Check{Outcome: vocab.Error, Infra: true}},
+		{name: "lost", cr: CellResult{A: Side{Present: true, Status: vocab.StatusValid}, Decided: vocab.Fail, Outcome: vocab.Fail}, want: Check{Outcome: vocab.Fail}},
+		{name: "the baseline unmeasurable", cr: CellResult{A: Side{Present: true, Status: vocab.StatusUnmeasurable}, B: Side{Present: true, Status: vocab.StatusError}, Decided: vocab.Error, Outcome: vocab.Error},
+			want: Check{Outcome: vocab.Error}},
+		{name: "regressed", cr: CellResult{A: Side{Present: true, Status: vocab.StatusValid}, B: Side{Present: true, Status: vocab.StatusValid}, Decided: vocab.Fail, Outcome: vocab.Fail},
+			want: Check{Outcome: vocab.Fail}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.cr.Check(); got != tt.want {
+				t.Errorf("Check = %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }

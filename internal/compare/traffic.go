@@ -115,6 +115,12 @@ type TrafficPair struct {
 	Confounded bool
 }
 
+// Check is the pair's verdict against the baseline: its Outcome, the
+// infrastructure's when this run's cell errored.
+func (tp *TrafficPair) Check() Check {
+	return Check{Outcome: tp.Outcome, Infra: tp.Decided == vocab.Error}
+}
+
 // Measured reports whether both sides have a measured cell (Values are set).
 func (p *TrafficPair) Measured() bool {
 	return p.A != nil && p.B != nil && p.A.Status.Measured() && p.B.Status.Measured()

@@ -91,11 +91,10 @@ func (v Baseline) Verdicts() []result.Verdict {
 func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy, m *compare.MachineChange) result.Verdict {
 	ref, tol := cr.Ref, p.Tolerance
 	v := result.Verdict{
-		Test:    vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
-		Kind:    vocab.KindBaseline,
-		Rule:    "within " + numfmt.Percent(tol) + " of the baseline",
-		Cells:   []vocab.CellRef{ref},
-		Outcome: cr.Decided,
+		Test:  vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
+		Kind:  vocab.KindBaseline,
+		Rule:  "within " + numfmt.Percent(tol) + " of the baseline",
+		Cells: []vocab.CellRef{ref},
 	}
 	a, b := cr.A, cr.B
 	switch {
@@ -113,7 +112,6 @@ func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy, m 
 			v.Message = "baseline cell not measured: " + a.Status.Unmeasured(a.Reason)
 		}
 	case cr.Decided == vocab.Error && b.Present && b.Status == vocab.StatusError:
-		v.Infra = true
 		v.Message = "cell not measured: " + b.Status.Unmeasured(b.Reason)
 		v.Details = []string{ref.Expr() + ": " + v.Message + " (the baseline measured it)"}
 	case cr.Lost != nil && cr.Lost.Change == compare.Lost:
@@ -141,7 +139,8 @@ func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy, m 
 	if cr.Waited != nil {
 		v.Details = append(append([]string(nil), v.Details...), WaitedLine(cr.Decided, *cr.Waited))
 	}
-	v.Outcome = cr.Outcome
+	check := cr.Check() // compare decides; this view words it
+	v.Outcome, v.Infra = check.Outcome, check.Infra
 	return v
 }
 

@@ -77,10 +77,10 @@ func capacityVerdicts(server string, c *compare.Comparison) []result.Verdict {
 			Test:    vocab.TestID{Server: server, Kind: vocab.KindBaseline, Block: vocab.KindSearch + "/" + r.Name}.Name(),
 			Kind:    vocab.KindBaseline,
 			Rule:    "capacity within " + numfmt.Percent(c.Policy.Tolerance) + " of the baseline's",
-			Outcome: r.Outcome,
+			Outcome: r.Check().Outcome,
+			Infra:   r.Check().Infra,
 			Message: r.Reason,
 			Details: []string{"baseline " + answerText(r.A), "now " + answerText(r.B)},
-			Infra:   r.Decided == vocab.Error,
 		}
 		if r.InformsOnly() {
 			v.Details = append(v.Details, "(informs only: "+r.Decided.String()+" against a baseline of another engine, which never gates)")

@@ -42,9 +42,7 @@ const (
 // with nothing to compare is no pass); an Error when a request failed.
 func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Verdict {
 	by := map[string]*compare.CorrectnessResult{}
-	inconclusive := compare.InconclusiveFail
 	if c != nil && !c.Refused {
-		inconclusive = c.Policy.Inconclusive
 		for i := range c.Correctness {
 			by[c.Correctness[i].Name] = &c.Correctness[i]
 		}
@@ -53,8 +51,10 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 	for i := range res.Correctness {
 		b := &res.Correctness[i]
 		name := vocab.TestID{Server: res.Server.Name, Kind: vocab.KindCorrectness, Block: b.Name}.Name()
-		newVerdict := func(test, rule string) result.Verdict {
-			v := result.Verdict{Test: test, Kind: vocab.KindCorrectness, Outcome: vocab.Pass, Rule: rule}
+		// Each verdict's outcome is compare's (a compare.Check); this view
+		// words it.
+		newVerdict := func(test, rule string, check compare.Check) result.Verdict {
+			v := result.Verdict{Test: test, Kind: vocab.KindCorrectness, Outcome: check.Outcome, Infra: check.Infra, Rule: rule}
 			v.Details = append(v.Details, measuredLine(b))
 			for _, u := range b.Unavailable {
 				v.Details = append(v.Details, "could not: "+u)
@@ -65,15 +65,13 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 		if cr == nil || cr.Outcome == vocab.Skip {
 			// Nothing to compare with: informational, a Skip that says
 			// why, never a Pass (docs/method.md#correctness).
-			v := newVerdict(name, "measured (no baseline block to compare with)")
-			v.Outcome = vocab.Skip
+			v := newVerdict(name, "measured (no baseline block to compare with)", compare.UncomparedCheck(b))
 			v.Message = fmt.Sprintf("informational, nothing compared: %s; outputs recorded, %d of %d prompts answered",
 				nothingToCompare(c, b.Name), b.Prompts-b.Errors, b.Prompts)
 			if b.Scored > 0 {
 				v.Details = append(v.Details, "accuracy "+accuracyText(b.Correct, b.Scored))
 			}
-			if b.Errors > 0 {
-				v.Outcome, v.Infra = vocab.Error, true
+			if v.Infra {
 				v.Message = fmt.Sprintf("%d of %d requests failed", b.Errors, b.Prompts)
 			}
 			out = append(out, v)
@@ -81,8 +79,7 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 		}
 		agreeRule := fmt.Sprintf("greedy outputs agree with the baseline's (max_mismatch %s)", numfmt.Percent(b.MaxMismatch))
 		if cr.Refused != "" {
-			v := newVerdict(name, agreeRule)
-			v.Outcome, v.Infra = cr.Outcome, true
+			v := newVerdict(name, agreeRule, cr.RefusalCheck())
 			v.Message = "not compared: " + cr.Refused
 			out = append(out, v)
 			continue
@@ -96,11 +93,10 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 		g := cr.Greedy
 		agree := fmt.Sprintf("%d of %d prompts agree exactly, %d near ties, %d mismatches (%s)", g.Exact, g.Prompts, g.NearTies, g.Mismatches,
 			numfmt.Percent(g.MismatchRate()))
-		ag := newVerdict(name+"/"+CheckAgreement, agreeRule)
+		ag := newVerdict(name+"/"+CheckAgreement, agreeRule, cr.AgreementCheck)
 		ag.Details = append(ag.Details, agree)
 		var msgs []string
 		if g.Change == compare.Regressed {
-			ag.Outcome = vocab.Fail
 			msgs = append(msgs, fmt.Sprintf("%d of %d prompts mismatch the baseline (%s > max_mismatch %s)", g.Mismatches, g.Prompts,
 				numfmt.Percent(g.MismatchRate()), numfmt.Percent(g.MaxMismatch)))
 		}
@@ -112,10 +108,8 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 			ag.Details = append(ag.Details, DivergenceLine(d))
 		}
 		if g.Unpaired > 0 {
-			ag.Outcome, ag.Infra = vocab.Error, true
 			msgs = append(msgs, fmt.Sprintf("%d prompts have no output on a side (a request failed)", g.Unpaired))
 		} else if failed != "" {
-			ag.Outcome, ag.Infra = vocab.Error, true
 			msgs = append(msgs, failed)
 		}
 		ag.Details = append(ag.Details, warning.Strings(cr.Notes)...)
@@ -129,8 +123,7 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 			if g.Change == compare.Regressed {
 				word = "NOT lossless"
 			}
-			lv := newVerdict(name+"/"+CheckLossless, "speculative decoding is lossless under greedy: its outputs agree with the baseline's, measured without speculation")
-			lv.Outcome, lv.Infra = ag.Outcome, ag.Infra
+			lv := newVerdict(name+"/"+CheckLossless, "speculative decoding is lossless under greedy: its outputs agree with the baseline's, measured without speculation", cr.AgreementCheck)
 			lv.Message = fmt.Sprintf("speculative decoding is %s under greedy: against the baseline without speculation, %s", word, agree)
 			lv.Details = append(lv.Details, lv.Message)
 			if ag.Outcome != vocab.Pass {
@@ -139,23 +132,14 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 			out = append(out, lv)
 		}
 		if p := cr.Accuracy; p != nil {
-			av := newVerdict(name+"/"+CheckAccuracy, fmt.Sprintf("accuracy not below the baseline's by %s points", numfmt.Shortest(100*b.Margin)))
+			av := newVerdict(name+"/"+CheckAccuracy, fmt.Sprintf("accuracy not below the baseline's by %s points", numfmt.Shortest(100*b.Margin)), cr.AccuracyCheck)
 			line, msg := pairedLines(p)
 			av.Details = append(av.Details, line)
-			switch p.Change {
-			case compare.Regressed:
-				av.Outcome = vocab.Fail
-			case compare.Inconclusive:
-				if inconclusive == compare.InconclusiveFail {
-					av.Outcome = vocab.Inconclusive
-				}
-			}
 			av.Message = line
 			if msg != "" {
 				av.Message = msg
 			}
 			if failed != "" {
-				av.Outcome, av.Infra = vocab.Error, true
 				av.Message = failed + "; " + av.Message
 			}
 			out = append(out, av)

@@ -145,12 +145,13 @@ func trafficMetricLines(p *compare.TrafficPair, tolerance float64) []string {
 func trafficVerdict(server string, tp *compare.TrafficPair, p compare.Policy, m *compare.MachineChange) result.Verdict {
 	ref := tp.Ref
 	v := result.Verdict{
-		Test:    vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
-		Kind:    vocab.KindBaseline,
-		Rule:    "within " + numfmt.Percent(p.Tolerance) + " of the baseline",
-		Cells:   []vocab.CellRef{ref},
-		Outcome: tp.Outcome,
+		Test:  vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
+		Kind:  vocab.KindBaseline,
+		Rule:  "within " + numfmt.Percent(p.Tolerance) + " of the baseline",
+		Cells: []vocab.CellRef{ref},
 	}
+	check := tp.Check() // compare decides; this view words it
+	v.Outcome, v.Infra = check.Outcome, check.Infra
 	lines := TrafficBlock(tp, p.Tolerance)
 	switch {
 	case tp.Decided == vocab.Skip:
@@ -160,7 +161,6 @@ func trafficVerdict(server string, tp *compare.TrafficPair, p compare.Policy, m 
 		}
 		return v
 	case tp.Decided == vocab.Error:
-		v.Infra = true
 		v.Message = "cell not measured: " + tp.B.Status.Unmeasured(tp.B.Reason)
 		v.Details = []string{ref.Expr() + ": " + v.Message + " (the baseline measured it)"}
 		return v
