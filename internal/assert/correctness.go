@@ -5,10 +5,10 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/stats"
 )
 
 // rootCorrectness is the variable conditions read correctness blocks by:
@@ -72,7 +72,7 @@ func correctnessValue(c *spec.Correctness, res *result.Results) cty.Value {
 			}
 		}
 	}
-	lo, hi := compare.Wilson(b.Correct, b.Scored, 0.025)
+	lo, hi := stats.Wilson(b.Correct, b.Scored, 0.025)
 	run := map[string]float64{
 		metric.CorrectnessPrompts: float64(b.Prompts), metric.CorrectnessErrors: float64(b.Errors),
 		metric.CorrectnessAccuracy: b.Accuracy(), metric.CorrectnessAccuracyLower: lo, metric.CorrectnessAccuracyUpper: hi,

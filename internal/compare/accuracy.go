@@ -25,20 +25,6 @@ const AccuracyPower = 0.8
 // 3 points.
 const AccuracyDrop = 0.03
 
-// Wilson is the Wilson score interval of a proportion of k successes in n
-// trials, each bound at one-sided level alpha (a 1 − 2·alpha interval);
-// [0, 1] when n is 0.
-func Wilson(k, n int, alpha float64) (lo, hi float64) {
-	if n == 0 {
-		return 0, 1
-	}
-	z := stats.NormalQuantile(1 - alpha)
-	nf, p := float64(n), float64(k)/float64(n)
-	centre := (p + z*z/(2*nf)) / (1 + z*z/nf)
-	half := z / (1 + z*z/nf) * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
-	return max(0, centre-half), min(1, centre+half)
-}
-
 // Paired is the accuracy of the same items in two runs, compared.
 type Paired struct {
 	// Items are the items scored on both sides; ACorrect and BCorrect the
@@ -84,7 +70,7 @@ func ComparePaired(items, aCorrect, bCorrect, worse, better int, margin, alpha f
 	psi := float64(nd) / n
 	p.Diff = float64(better-worse) / n
 	if nd > 0 {
-		lo, hi := Wilson(better, nd, alpha)
+		lo, hi := stats.Wilson(better, nd, alpha)
 		p.Lower, p.Upper = psi*(2*lo-1), psi*(2*hi-1)
 		p.PValue = moremath.BinomialDist{N: nd, P: 0.5}.CDF(float64(better))
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
@@ -464,9 +465,9 @@ func correctnessRecord(cr *CorrectnessResult, alpha float64) result.CorrectnessC
 		if p.Items > 0 {
 			a.Baseline, a.Now = float64(p.ACorrect)/float64(p.Items), float64(p.BCorrect)/float64(p.Items)
 		}
-		lo, hi := Wilson(p.ACorrect, p.Items, 0.025)
+		lo, hi := stats.Wilson(p.ACorrect, p.Items, 0.025)
 		a.BaselineCI = [2]float64{lo, hi}
-		lo, hi = Wilson(p.BCorrect, p.Items, 0.025)
+		lo, hi = stats.Wilson(p.BCorrect, p.Items, 0.025)
 		a.NowCI = [2]float64{lo, hi}
 		switch p.Change {
 		case Unchanged:

@@ -95,6 +95,7 @@ var forbidden = []struct{ from, to, why string }{
 	{"internal/engine/", "internal/lifecycle", "an engine reads a server through engine-neutral inputs, not lifecycle's client"},
 	{"internal/spec", "internal/requests", "the language reads no dataset: specload passes requests.ReadDataset in spec.LoadOptions"},
 	{"internal/result", "internal/requests", "the measured data keeps the workload's record, a value of package workload"},
+	{"internal/assert", "internal/compare", "a spec's rules are judged on this run alone; the interval they share is stats.Wilson"},
 }
 
 // noFileIO are the packages that must do no file IO (the vocabulary, the

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/warning"
 )
 
@@ -110,7 +110,7 @@ func newCorrectnessViews(res *result.Results) []correctnessView {
 // accuracyCI is "0.620 (31 of 50; 95% interval 0.482–0.741)" (Wilson
 // 1927).
 func accuracyCI(acc float64, k, n int) string {
-	lo, hi := compare.Wilson(k, n, 0.025)
+	lo, hi := stats.Wilson(k, n, 0.025)
 	return fmt.Sprintf("%s (%d of %d; 95%% interval %s–%s)", numfmt.Fixed(acc, 3), k, n, numfmt.Fixed(lo, 3), numfmt.Fixed(hi, 3))
 }
 

@@ -68,3 +68,17 @@ func Percentile(xs []float64, q float64) float64 {
 // Median is Percentile(xs, 0.5): the mean of the two middle values of an
 // even sample. NaN for an empty sample.
 func Median(xs []float64) float64 { return Percentile(xs, 0.5) }
+
+// Wilson is the Wilson score interval (Wilson 1927) of a proportion of k successes in n
+// trials, each bound at one-sided level alpha (a 1 − 2·alpha interval);
+// [0, 1] when n is 0.
+func Wilson(k, n int, alpha float64) (lo, hi float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	z := NormalQuantile(1 - alpha)
+	nf, p := float64(n), float64(k)/float64(n)
+	centre := (p + z*z/(2*nf)) / (1 + z*z/nf)
+	half := z / (1 + z*z/nf) * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
+	return max(0, centre-half), min(1, centre+half)
+}

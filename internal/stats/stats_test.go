@@ -85,3 +85,27 @@ func seq(n int) []float64 {
 	}
 	return xs
 }
+
+// TestWilson: the interval against a published table.
+func TestWilson(t *testing.T) {
+	tests := []struct {
+		name   string
+		k, n   int
+		lo, hi float64
+	}{
+		// Wilson 1927; the 95% interval of 8 of 10 is [0.490, 0.943]
+		// (Newcombe 1998, table I).
+		{name: "8 of 10", k: 8, n: 10, lo: 0.4902, hi: 0.9433},
+		{name: "0 of 10", k: 0, n: 10, lo: 0, hi: 0.2775},
+		{name: "10 of 10", k: 10, n: 10, lo: 0.7225, hi: 1},
+		{name: "nothing scored", k: 0, n: 0, lo: 0, hi: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lo, hi := Wilson(tt.k, tt.n, 0.025)
+			if math.Abs(lo-tt.lo) > 5e-4 || math.Abs(hi-tt.hi) > 5e-4 {
+				t.Errorf("Wilson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", tt.k, tt.n, lo, hi, tt.lo, tt.hi)
+			}
+		})
+	}
+}

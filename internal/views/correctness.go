@@ -8,6 +8,7 @@ import (
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
@@ -169,7 +170,7 @@ func measuredLine(b *result.Correctness) string {
 
 // accuracyText is "0.62 (31 of 50; 95% interval 0.48–0.74)".
 func accuracyText(k, n int) string {
-	lo, hi := compare.Wilson(k, n, 0.025)
+	lo, hi := stats.Wilson(k, n, 0.025)
 	return fmt.Sprintf("%s (%d of %d; 95%% interval %s–%s)", numfmt.Fixed(float64(k)/float64(n), 3), k, n, numfmt.Fixed(lo, 3), numfmt.Fixed(hi, 3))
 }
 
