@@ -72,7 +72,7 @@ var layers = [][]string{
 	{"internal/vocab"},
 	// Leaf utilities any layer may use; they import no other package of
 	// slogate.
-	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/cli/diagjson",
+	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/views/diagjson",
 		"internal/cmdlines", "internal/vllmfake", "internal/promread", "internal/measure/sse", "internal/spec/spectest",
 		"internal/gguf", "internal/hfmodel", "internal/workload", "internal/warning", "internal/surface",
 		"internal/hostenv", "internal/stats"},
@@ -95,6 +95,7 @@ var forbidden = []struct{ from, to, why string }{
 	{"internal/engine/", "internal/lifecycle", "an engine reads a server through engine-neutral inputs, not lifecycle's client"},
 	{"internal/spec", "internal/requests", "the language reads no dataset: specload passes requests.ReadDataset in spec.LoadOptions"},
 	{"internal/result", "internal/requests", "the measured data keeps the workload's record, a value of package workload"},
+	{"internal/views/", "internal/cli/", "the commands' plumbing uses the views (helpview), never the reverse"},
 	{"internal/assert", "internal/compare", "a spec's rules are judged on this run alone; the interval they share is stats.Wilson"},
 }
 

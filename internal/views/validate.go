@@ -10,10 +10,10 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/slogate/slogate/internal/cli/diagjson"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/views/diagjson"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
