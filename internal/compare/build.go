@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
@@ -401,7 +402,7 @@ func (c *Comparison) Record() *result.Comparison {
 	if c.Refused || c.B == nil {
 		return nil
 	}
-	r := &result.Comparison{Baseline: c.A.Describe("2006-01-02 15:04 UTC"), Tolerance: c.Policy.Tolerance, Alpha: c.Policy.Alpha,
+	r := &result.Comparison{Baseline: c.A.Describe("2006-01-02 15:04 UTC", registry.Title), Tolerance: c.Policy.Tolerance, Alpha: c.Policy.Alpha,
 		InformsOnly: c.EngineChanged, Outcome: c.Outcome, Warnings: c.Warnings, Rows: []result.ComparisonRow{}}
 	for _, cr := range c.Cells {
 		for _, mc := range cr.Metrics {

@@ -40,6 +40,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/slogate/slogate/internal/promread"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // Engine is one inference engine slogate launches and measures.
@@ -327,26 +328,14 @@ func (f *Facts) State(fact, from string) {
 }
 
 // KV capacity sources, in the order they are tried
-// (docs/method.md#kv-capacity); result.Server.KVCacheSource holds one.
+// (docs/method.md#kv-capacity): vocab's, named here for the engines.
 const (
-	// KVSourceSpec: the spec's kv_cache_tokens.
-	KVSourceSpec = "spec"
-	// KVSourceMetrics: the engine's metrics (vLLM's cache config metric's
-	// kv_cache_size_tokens × engines; SGLang's token capacity gauge
-	// summed over dp_rank).
-	KVSourceMetrics = "metrics"
-	// KVSourceLog: the KV lines of the server's log, summed over engines
-	// or ranks.
-	KVSourceLog = "log"
-	// KVSourceMetricsEstimate: num_gpu_blocks × block_size, wrong for
-	// hybrid models.
-	KVSourceMetricsEstimate = "metrics-estimate"
-	// KVSourceServerInfo: SGLang's GET /server_info, each data-parallel
-	// rank's token_capacity summed (docs/sglang.md#server-info).
-	KVSourceServerInfo = "server_info"
-	// KVSourceProps: llama-server's GET /props, total_slots × a slot's
-	// n_ctx (one slot's n_ctx for a unified pool; docs/llamacpp.md#kv-capacity).
-	KVSourceProps = "props"
+	KVSourceSpec            = vocab.KVSourceSpec
+	KVSourceMetrics         = vocab.KVSourceMetrics
+	KVSourceLog             = vocab.KVSourceLog
+	KVSourceMetricsEstimate = vocab.KVSourceMetricsEstimate
+	KVSourceServerInfo      = vocab.KVSourceServerInfo
+	KVSourceProps           = vocab.KVSourceProps
 )
 
 // StatusError is a control request answered with an HTTP status other than

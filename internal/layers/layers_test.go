@@ -96,6 +96,7 @@ var forbidden = []struct{ from, to, why string }{
 	{"internal/spec", "internal/requests", "the language reads no dataset: specload passes requests.ReadDataset in spec.LoadOptions"},
 	{"internal/result", "internal/requests", "the measured data keeps the workload's record, a value of package workload"},
 	{"internal/views/", "internal/cli/", "the commands' plumbing uses the views (helpview), never the reverse"},
+	{"internal/result", "internal/engine/", "results.json's model knows no engine (and so no HCL): an engine's title is passed in where words are made"},
 	{"internal/assert", "internal/compare", "a spec's rules are judged on this run alone; the interval they share is stats.Wilson"},
 }
 

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
@@ -163,7 +164,7 @@ func noiseTable(rows []NoiseRow, opt NoiseOptions) (head []string, body [][]stri
 // noise table, and its note.
 func WriteNoise(w io.Writer, path string, res *result.Results, opt NoiseOptions) error {
 	rows := Noise(res, opt)
-	fmt.Fprintf(w, "noise of %s: %s\n\n", path, res.Describe("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "noise of %s: %s\n\n", path, res.Describe("2006-01-02 15:04 UTC", registry.Title))
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "no measured cell")
 		return err

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slogate/slogate/internal/engine"
-	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 	"github.com/slogate/slogate/internal/workload"
@@ -130,11 +128,17 @@ type GPUTime struct {
 	StartupS []float64 `json:"startup_s,omitempty"`
 }
 
-// EngineName is the server's engine, "vllm" for results that predate the
-// field.
+// LegacyEngine is the engine of results written before engines were
+// recorded: every server then was vLLM. (registry.Default, the engine of
+// a spec's server that names none, is the same; TestLegacyEngine holds
+// them together.)
+const LegacyEngine = "vllm"
+
+// EngineName is the server's engine, LegacyEngine for results that
+// predate the field.
 func (s *Server) EngineName() string {
 	if s.Engine == "" {
-		return registry.Default
+		return LegacyEngine
 	}
 	return s.Engine
 }
@@ -440,21 +444,21 @@ type Polling struct {
 
 // KV capacity sources, in the order the runner tries them
 // (docs/method.md#kv-capacity): Server.KVCacheSource. Each engine's
-// package says where its sources read (engine.KVSource*).
+// package says where its sources read (vocab.KVSource*).
 const (
 	// KVSourceSpec: the spec's kv_cache_tokens.
-	KVSourceSpec = engine.KVSourceSpec
+	KVSourceSpec = vocab.KVSourceSpec
 	// KVSourceMetrics: the engine's metrics.
-	KVSourceMetrics = engine.KVSourceMetrics
+	KVSourceMetrics = vocab.KVSourceMetrics
 	// KVSourceLog: the KV lines of the server's log, summed over engines.
-	KVSourceLog = engine.KVSourceLog
+	KVSourceLog = vocab.KVSourceLog
 	// KVSourceMetricsEstimate: num_gpu_blocks × block_size, wrong for
 	// hybrid models.
-	KVSourceMetricsEstimate = engine.KVSourceMetricsEstimate
+	KVSourceMetricsEstimate = vocab.KVSourceMetricsEstimate
 	// KVSourceServerInfo: SGLang's GET /server_info.
-	KVSourceServerInfo = engine.KVSourceServerInfo
+	KVSourceServerInfo = vocab.KVSourceServerInfo
 	// KVSourceProps: llama-server's GET /props (slots × a slot's n_ctx).
-	KVSourceProps = engine.KVSourceProps
+	KVSourceProps = vocab.KVSourceProps
 )
 
 // KVUsageCheck compares the KV usage the server reports with one stream
@@ -527,15 +531,16 @@ func (r *Results) Outcome() vocab.Outcome {
 }
 
 // Describe names the run in one line for headers: "server qwen, Qwen/Qwen3.5-4B,
-// vLLM 0.26.1, simulated, <start>", the start formatted with dateLayout and
-// every part left out when unknown.
-func (r *Results) Describe(dateLayout string) string {
+// vLLM 0.26.1, simulated, <start>", the engine by title (registry.Title:
+// results.json's model knows no engine), the start formatted with
+// dateLayout and every part left out when unknown.
+func (r *Results) Describe(dateLayout string, title func(engine string) string) string {
 	parts := []string{"server " + r.Server.Name}
 	if r.Server.Model != "" {
 		parts = append(parts, r.Server.Model)
 	}
 	if r.Server.Version != "" {
-		parts = append(parts, registry.Title(r.Server.Engine)+" "+r.Server.Version)
+		parts = append(parts, title(r.Server.Engine)+" "+r.Server.Version)
 	}
 	if r.Server.Simulated {
 		parts = append(parts, "simulated")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
@@ -146,8 +147,8 @@ func (d Diff) Markdown(w io.Writer) error {
 	if len(c.Tables) > 0 {
 		p("%s\n\n", md(ruleText(c)))
 	}
-	p("- A (baseline): %s — %s\n", mdCode(d.PathA), md(c.A.Describe("2006-01-02 15:04 UTC")))
-	p("- B: %s — %s\n", mdCode(d.PathB), md(c.B.Describe("2006-01-02 15:04 UTC")))
+	p("- A (baseline): %s — %s\n", mdCode(d.PathA), md(c.A.Describe("2006-01-02 15:04 UTC", registry.Title)))
+	p("- B: %s — %s\n", mdCode(d.PathB), md(c.B.Describe("2006-01-02 15:04 UTC", registry.Title)))
 	if h := ServerHeader(c.Server); h != "" {
 		p("- Server: %s\n", md(h))
 	}

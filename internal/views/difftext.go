@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -311,8 +312,8 @@ func writeHeader(w io.Writer, pathA, pathB string, c *compare.Comparison) {
 	if len(c.Settings) > 0 {
 		fmt.Fprintf(w, "Settings differ (-allow-settings-change): %s\n", JoinDifferences(c.Settings, "; "))
 	}
-	fmt.Fprintf(w, "A: %s (%s)\n", pathA, c.A.Describe("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(w, "B: %s (%s)\n", pathB, c.B.Describe("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "A: %s (%s)\n", pathA, c.A.Describe("2006-01-02 15:04 UTC", registry.Title))
+	fmt.Fprintf(w, "B: %s (%s)\n", pathB, c.B.Describe("2006-01-02 15:04 UTC", registry.Title))
 	if h := ServerHeader(c.Server); h != "" {
 		fmt.Fprintf(w, "Server: %s\n", h)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/internal/engine"
+	"github.com/slogate/slogate/internal/result"
 )
 
 // TestTitle: an engine's title; "" is vLLM's (results written before
@@ -112,5 +113,15 @@ func TestOptionalHooks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLegacyEngine: results written before engines were recorded are
+// read as the engine a spec's server gets when it names none, vLLM: the
+// two constants live apart (results.json's model imports no engine) and
+// must stay one.
+func TestLegacyEngine(t *testing.T) {
+	if result.LegacyEngine != Default {
+		t.Errorf("result.LegacyEngine = %q, registry.Default = %q: they must agree", result.LegacyEngine, Default)
 	}
 }
