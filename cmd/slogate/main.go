@@ -13,6 +13,7 @@ import (
 	"github.com/slogate/slogate/internal/cli"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/interrupt"
+	"github.com/slogate/slogate/internal/views"
 )
 
 // version and commit are set by make with -ldflags "-X main.version=…
@@ -20,7 +21,7 @@ import (
 var version, commit = "dev", ""
 
 func main() {
-	ctx := interrupt.Notify(context.Background(), os.Stderr)
+	ctx := interrupt.Notify(context.Background(), func(s interrupt.Signal) { views.WriteSignal(os.Stderr, s) })
 	err := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	if err != nil && !exit.IsQuiet(err) {
 		fmt.Fprintln(os.Stderr, "slogate:", err)

@@ -8,12 +8,6 @@ import (
 	"github.com/slogate/slogate/internal/sim"
 )
 
-// simMessages are what the simulator says on a signal: it shuts down.
-var simMessages = interrupt.Messages{
-	First:  "the simulator is shutting down",
-	Second: "second signal: the simulator is already shutting down",
-}
-
 // cmdSim runs the built-in simulator (`slogate sim serve MODEL …`, vLLM; `slogate sim
 // --engine sglang serve MODEL …`, SGLang).
 // Its flags are vllm serve's (sim parses them); its help goes to stdout for
@@ -24,6 +18,6 @@ func cmdSim(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	// The simulator is the server: its stderr is a run's server.log, where
 	// run's "stopping the server and writing what was measured" misled.
-	interrupt.SetMessages(ctx, simMessages)
+	interrupt.SetServer(ctx)
 	return sim.Main(ctx, stdout, stderr, args)
 }

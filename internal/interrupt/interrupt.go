@@ -2,68 +2,66 @@
 // first SIGINT or SIGTERM cancels the context with an error carrying exit
 // code 130 or 143 (the server is stopped and what was measured is written);
 // a second one closes the force channel, so the server's process group is
-// killed at once instead of waiting out its grace period.
+// killed at once instead of waiting out its grace period. It says nothing
+// itself: each signal is reported as a Signal, which a view words
+// (views.WriteSignal).
 package interrupt
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/views"
 )
 
-// Messages are what Notify says on the first and on the second signal,
-// after "slogate: SIGTERM: " and "slogate: " respectively.
-type Messages struct {
-	First, Second string
-}
-
-// RunMessages are the messages of a command that stops the server it
-// measures (`slogate run`), the default.
-var RunMessages = Messages{
-	First:  "stopping the server and writing what was measured (signal again to kill the server now)",
-	Second: "second signal: killing the server's process group now",
+// Signal is what a caught signal did, as values.
+type Signal struct {
+	// Name is the signal as kill(1) and the README's exit codes name it:
+	// "SIGINT" or "SIGTERM" (Go's os.Interrupt prints as "interrupt").
+	Name string
+	// Second is set on the second signal: the server's process group is
+	// killed now instead of waiting out its grace period.
+	Second bool
+	// Server is set when the command is itself the server (SetServer,
+	// `slogate sim`): it shuts down, it stops no server of its own and
+	// writes no measurements.
+	Server bool
 }
 
 // Notify returns ctx cancelled on the first SIGINT or SIGTERM, its cause
 // an exit error for the signal, and carrying the channel Force returns.
-// Messages (RunMessages unless SetMessages changed them) go to stderr. The
-// signals stay caught for the process's life.
-func Notify(parent context.Context, stderr io.Writer) context.Context {
+// report is called with each of the first two signals, from Notify's
+// goroutine. The signals stay caught for the process's life.
+func Notify(parent context.Context, report func(Signal)) context.Context {
 	ctx, cancel := context.WithCancelCause(parent)
 	force := make(chan struct{})
 	ctx = context.WithValue(ctx, forceKey{}, (<-chan struct{})(force))
-	msgs := new(atomic.Pointer[Messages])
-	msgs.Store(&RunMessages)
-	ctx = context.WithValue(ctx, messagesKey{}, msgs)
+	server := new(atomic.Bool)
+	ctx = context.WithValue(ctx, serverKey{}, server)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		n := 0
 		for sig := range sigs {
+			code, name := exit.SIGINT, "SIGINT"
+			if sig == syscall.SIGTERM {
+				code, name = exit.SIGTERM, "SIGTERM"
+			}
 			if n++; n == 2 {
 				// The server may ignore SIGTERM or take its time: a second
 				// signal skips the grace period and kills its group now.
-				views.WriteSecondSignal(stderr, msgs.Load().Second)
+				report(Signal{Name: name, Second: true, Server: server.Load()})
 				close(force)
 				continue
 			}
 			if n > 2 {
 				continue
 			}
-			// Named as the README's exit codes and kill(1) name them: Go's
-			// os.Interrupt prints as "interrupt".
-			code, name := exit.SIGINT, "SIGINT"
-			if sig == syscall.SIGTERM {
-				code, name = exit.SIGTERM, "SIGTERM"
-			}
-			views.WriteSignal(stderr, name, msgs.Load().First)
+			report(Signal{Name: name, Server: server.Load()})
 			cancel(exit.With(code, fmt.Errorf("interrupted by %s", name)))
 		}
 	}()
@@ -73,16 +71,16 @@ func Notify(parent context.Context, stderr io.Writer) context.Context {
 // forceKey carries the channel closed on a second signal.
 type forceKey struct{}
 
-// messagesKey carries what Notify says on a signal.
-type messagesKey struct{}
+// serverKey carries whether the command is itself the server.
+type serverKey struct{}
 
-// SetMessages replaces what ctx's Notify says on a signal: a command that
-// is itself the server (`slogate sim`, whose stderr is a run's server.log)
-// says it shuts down, not that it stops a server and writes what was
-// measured. A context without Notify is left alone.
-func SetMessages(ctx context.Context, m Messages) {
-	if p, ok := ctx.Value(messagesKey{}).(*atomic.Pointer[Messages]); ok {
-		p.Store(&m)
+// SetServer marks ctx's command as itself the server (`slogate sim`,
+// whose stderr is a run's server.log): its signals are reported with
+// Server set, so that they say it shuts down, not that it stops a server
+// and writes what was measured. A context without Notify is left alone.
+func SetServer(ctx context.Context) {
+	if p, ok := ctx.Value(serverKey{}).(*atomic.Bool); ok {
+		p.Store(true)
 	}
 }
 

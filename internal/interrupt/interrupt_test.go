@@ -1,10 +1,9 @@
 package interrupt
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"strings"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -13,29 +12,31 @@ import (
 	"github.com/slogate/slogate/internal/exit"
 )
 
-// lockedBuffer is a bytes.Buffer safe to read while Notify's goroutine writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// reported collects the signals Notify reports, safe to read while its
+// goroutine appends.
+type reported struct {
+	mu  sync.Mutex
+	got []Signal
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
+func (r *reported) add(s Signal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, s)
 }
 
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+func (r *reported) all() []Signal {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
 }
 
-// TestNotify: the first SIGTERM cancels with exit code 143 and says so; the
-// second closes the force channel.
+// TestNotify: the first SIGTERM cancels with exit code 143 and is
+// reported; the second closes the force channel and is reported as the
+// second.
 func TestNotify(t *testing.T) {
-	var stderr lockedBuffer
-	ctx := Notify(context.Background(), &stderr)
+	var r reported
+	ctx := Notify(context.Background(), r.add)
 	if Force(context.Background()) != nil {
 		t.Fatal("Force of a context without Notify is not nil")
 	}
@@ -51,8 +52,8 @@ func TestNotify(t *testing.T) {
 	if got := context.Cause(ctx).Error(); got != "interrupted by SIGTERM" {
 		t.Errorf("cause %q, want %q", got, "interrupted by SIGTERM")
 	}
-	if !strings.Contains(stderr.String(), "slogate: SIGTERM: stopping the server and writing what was measured") {
-		t.Errorf("stderr %q does not say what happens", stderr.String())
+	if got := r.all(); !slices.Equal(got, []Signal{{Name: "SIGTERM"}}) {
+		t.Errorf("reported %+v, want the first SIGTERM", got)
 	}
 	select {
 	case <-Force(ctx):
@@ -65,36 +66,35 @@ func TestNotify(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the second SIGTERM did not close the force channel")
 	}
-	if !strings.Contains(stderr.String(), "second signal: killing the server's process group now") {
-		t.Errorf("stderr %q does not announce the kill", stderr.String())
+	if got := r.all(); !slices.Equal(got, []Signal{{Name: "SIGTERM"}, {Name: "SIGTERM", Second: true}}) {
+		t.Errorf("reported %+v, want the first SIGTERM, then the second", got)
 	}
 }
 
-// TestSetMessages: a command that is itself the server (slogate sim) says
-// what it does on a signal instead of run's "stopping the server and
-// writing what was measured", which ended every normal stop's server.log.
-func TestSetMessages(t *testing.T) {
-	var stderr lockedBuffer
-	ctx := Notify(context.Background(), &stderr)
-	SetMessages(context.Background(), Messages{First: "ignored"}) // no Notify: nothing to change
-	SetMessages(ctx, Messages{First: "the simulator is shutting down", Second: "second signal: still shutting down"})
-	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+// TestSetServer: a command that is itself the server (slogate sim) has
+// its signals reported with Server set; a context without Notify is left
+// alone.
+func TestSetServer(t *testing.T) {
+	var r reported
+	ctx := Notify(context.Background(), r.add)
+	SetServer(context.Background()) // no Notify: nothing to change
+	SetServer(ctx)
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
 	select {
 	case <-ctx.Done():
 	case <-time.After(10 * time.Second):
-		t.Fatal("SIGTERM did not cancel the context")
+		t.Fatal("SIGINT did not cancel the context")
 	}
-	got := stderr.String()
-	if !strings.Contains(got, "slogate: SIGTERM: the simulator is shutting down\n") || strings.Contains(got, "writing what was measured") {
-		t.Errorf("stderr %q, want the set message only", got)
+	if code := exit.Code(context.Cause(ctx)); code != exit.SIGINT {
+		t.Errorf("exit code %d, want %d", code, exit.SIGINT)
 	}
-	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
 	select {
 	case <-Force(ctx):
 	case <-time.After(10 * time.Second):
-		t.Fatal("the second SIGTERM did not close the force channel")
+		t.Fatal("the second SIGINT did not close the force channel")
 	}
-	if got := stderr.String(); !strings.Contains(got, "slogate: second signal: still shutting down\n") {
-		t.Errorf("stderr %q lacks the set second message", got)
+	if got := r.all(); !slices.Equal(got, []Signal{{Name: "SIGINT", Server: true}, {Name: "SIGINT", Second: true, Server: true}}) {
+		t.Errorf("reported %+v, want both SIGINTs with Server set", got)
 	}
 }

@@ -38,7 +38,7 @@ var layers = [][]string{
 	// `slogate bisect`: specs loaded per build, each measured by the runner;
 	// `slogate interleave`: two builds booted alternately, the same way.
 	{"internal/bisect", "internal/interleave"},
-	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli", "internal/interrupt"},
+	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli"},
 	// The commands' views: of a comparison (text, Markdown, JSON, verdicts)
 	// and of a plan (text, JSON).
 	{"internal/views", "internal/views/planview", "internal/views/helpview"},
@@ -68,8 +68,9 @@ var layers = [][]string{
 	{"internal/ratesearch"},
 	// The metric table.
 	{"internal/metric"},
-	// The vocabulary: cell references, statuses, outcomes, test names.
-	{"internal/vocab"},
+	// The vocabulary: cell references, statuses, outcomes, test names;
+	// the signals as values (interrupt.Signal), which the views word.
+	{"internal/vocab", "internal/interrupt"},
 	// Leaf utilities any layer may use; they import no other package of
 	// slogate.
 	{"internal/exit", "internal/numfmt", "internal/suggest", "internal/shellcmd", "internal/views/diagjson",

@@ -3,16 +3,24 @@ package views
 import (
 	"fmt"
 	"io"
+
+	"github.com/slogate/slogate/internal/interrupt"
 )
 
-// WriteSignal writes the line of the first signal the command caught,
-// named as kill(1) names it (SIGINT, SIGTERM), with what the command does.
-func WriteSignal(w io.Writer, name, doing string) {
-	fmt.Fprintf(w, "slogate: %s: %s\n", name, doing)
-}
-
-// WriteSecondSignal writes the line of a second signal: what the command
-// does now.
-func WriteSecondSignal(w io.Writer, doing string) {
-	fmt.Fprintln(w, "slogate: "+doing)
+// WriteSignal writes the line of a signal the command caught: the first
+// named as kill(1) names it (SIGINT, SIGTERM) with what the command does,
+// the second with what it does now. A command that is itself the server
+// (`slogate sim`) says it shuts down: its stderr is a run's server.log,
+// where "stopping the server and writing what was measured" misled.
+func WriteSignal(w io.Writer, s interrupt.Signal) {
+	switch {
+	case s.Second && s.Server:
+		fmt.Fprintln(w, "slogate: second signal: the simulator is already shutting down")
+	case s.Second:
+		fmt.Fprintln(w, "slogate: second signal: killing the server's process group now")
+	case s.Server:
+		fmt.Fprintf(w, "slogate: %s: the simulator is shutting down\n", s.Name)
+	default:
+		fmt.Fprintf(w, "slogate: %s: stopping the server and writing what was measured (signal again to kill the server now)\n", s.Name)
+	}
 }
