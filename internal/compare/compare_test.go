@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,30 +45,33 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestParsePercent(t *testing.T) {
+// TestParseAlpha: a significance level as a fraction or a percentage,
+// strictly between 0 and 1 (numfmt.ParsePercent reads it).
+func TestParseAlpha(t *testing.T) {
 	tests := []struct {
-		name    string
-		in      string
-		want    float64
-		wantErr bool
+		name string
+		in   string
+		want float64
+		err  string
 	}{
-		{"percent", "5%", 0.05, false},
-		{"fraction", "0.1", 0.1, false},
-		{"decimal percent", "12.5%", 0.125, false},
-		{"zero", "0%", 0, false},
-		{"bare number above one is ambiguous", "5", 0, true},
-		{"negative", "-5%", 0, true},
-		{"hundred percent", "100%", 0, true},
-		{"garbage", "five", 0, true},
+		{name: "fraction", in: "0.05", want: 0.05},
+		{name: "percent", in: "1%", want: 0.01},
+		{name: "zero", in: "0", err: `"0" is not a significance level: write it like 0.05 (above 0, below 1)`},
+		{name: "one", in: "100%", err: `"100%" is not a significance level`},
+		{name: "a bare 5 is 500 %", in: "5", err: `"5" is not a significance level`},
+		{name: "words", in: "five", err: `"five" is not a share`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParsePercent(tc.in)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("ParsePercent(%q) error = %v, wantErr %v", tc.in, err, tc.wantErr)
+			got, err := ParseAlpha(tc.in)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("ParseAlpha(%q) = %v, %v; want an error saying %q", tc.in, got, err, tc.err)
+				}
+				return
 			}
-			if !cmp.Equal(got, tc.want, cmpopts.EquateApprox(1e-12, 0)) {
-				t.Errorf("ParsePercent(%q) = %v, want %v", tc.in, got, tc.want)
+			if err != nil || !cmp.Equal(got, tc.want, cmpopts.EquateApprox(1e-12, 0)) {
+				t.Errorf("ParseAlpha(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 			}
 		})
 	}

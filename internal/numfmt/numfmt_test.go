@@ -147,3 +147,34 @@ func TestList(t *testing.T) {
 		})
 	}
 }
+
+// TestParsePercent: a percentage or a fraction, spaces allowed, the
+// range left to the caller; no number is an error.
+func TestParsePercent(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want float64
+		err  bool
+	}{
+		{name: "percent", in: "5%", want: 0.05},
+		{name: "fraction", in: "0.05", want: 0.05},
+		{name: "decimal percent", in: "12.5%", want: 0.125},
+		{name: "spaces", in: " 10 % ", want: 0.1},
+		{name: "zero", in: "0", want: 0},
+		{name: "out of a caller's range is still a number", in: "5", want: 5},
+		{name: "negative", in: "-5%", want: -0.05},
+		{name: "words", in: "five", err: true},
+		{name: "not a number", in: "NaN%", err: true},
+		{name: "infinite", in: "Inf", err: true},
+		{name: "a sign alone", in: "%", err: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParsePercent(tt.in)
+			if (err != nil) != tt.err || (err == nil && math.Abs(got-tt.want) > 1e-12) {
+				t.Errorf("ParsePercent(%q) = %v, %v; want %v (error %v)", tt.in, got, err, tt.want, tt.err)
+			}
+		})
+	}
+}

@@ -259,18 +259,9 @@ func (l *loader) tolerance(a *hcl.Attribute) (*float64, hcl.Diagnostics) {
 // line: a fraction ("0.05") or a percentage ("5%"), from 0 to 100 %. It
 // returns the fraction.
 func ParseTolerance(s string) (float64, error) {
-	text := strings.TrimSpace(s)
-	pct, isPct := strings.CutSuffix(text, "%")
-	num := text
-	if isPct {
-		num = strings.TrimSpace(pct)
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f != f {
+	f, err := numfmt.ParsePercent(s)
+	if err != nil {
 		return 0, fmt.Errorf("tolerance is a fraction such as 0.05 or a percentage such as \"5%%\"; got %q", s)
-	}
-	if isPct {
-		f /= 100
 	}
 	return f, checkTolerance(f, strconv.Quote(s))
 }
