@@ -117,7 +117,7 @@ func TestCapacityDataParallelHybrid(t *testing.T) {
 	if o.r.Code != 0 || o.results == nil {
 		t.Fatalf("want exit 0\n%s", o.dump())
 	}
-	if s := o.results.Server; s.KVCacheTokens != truth.capacity() || s.KVCacheSource != res.KVSourceMetrics {
+	if s := o.results.Server; s.KVCacheTokens != truth.capacity() || s.KVCacheSource != vocab.KVSourceMetrics {
 		t.Errorf("capacity %d from %q, want %d (2 × kv_cache_size_tokens %d) from metrics; num_gpu_blocks × block_size is %d",
 			s.KVCacheTokens, s.KVCacheSource, truth.capacity(), truth.sizePerEngine, truth.blocksTimes)
 	}
@@ -152,7 +152,7 @@ func TestCapacityFromLogLines(t *testing.T) {
 	if o.r.Code != 0 || o.results == nil {
 		t.Fatalf("want exit 0\n%s", o.dump())
 	}
-	if s := o.results.Server; s.KVCacheTokens != truth.capacity() || s.KVCacheSource != res.KVSourceLog {
+	if s := o.results.Server; s.KVCacheTokens != truth.capacity() || s.KVCacheSource != vocab.KVSourceLog {
 		t.Errorf("capacity %d from %q, want %d (two engines' log lines) from log", s.KVCacheTokens, s.KVCacheSource, truth.capacity())
 	}
 	if c := decodeCells(t, o, 1)["ctx=8K/conc=32"]; c.Status != vocab.StatusOverCapacity {
@@ -187,7 +187,7 @@ func TestCapacityFromLogForms(t *testing.T) {
 				t.Fatalf("want exit 0\n%s", o.dump())
 			}
 			s := o.results.Server
-			if s.KVCacheSource != res.KVSourceLog || !within(float64(s.KVCacheTokens), float64(truth.capacity()), 0.005) {
+			if s.KVCacheSource != vocab.KVSourceLog || !within(float64(s.KVCacheTokens), float64(truth.capacity()), 0.005) {
 				t.Errorf("capacity %d from %q, want %d ± 0.5 %% from log", s.KVCacheTokens, s.KVCacheSource, truth.capacity())
 			}
 			// The #40691 warning: kv_doubtful about the log it read (what
@@ -198,8 +198,8 @@ func TestCapacityFromLogForms(t *testing.T) {
 				t.Fatalf("a kv_doubtful warning: %v, want %v (warnings %+v)", got, tc.warn, o.results.Warnings)
 			}
 			if tc.warn {
-				if w := o.results.Warnings[i]; w.Subject != res.KVSourceLog || !strings.Contains(o.r.Stdout+o.r.Stderr, w.String()) {
-					t.Errorf("warning %+v: want it about %q and on the console\n%s", w, res.KVSourceLog, o.dump())
+				if w := o.results.Warnings[i]; w.Subject != vocab.KVSourceLog || !strings.Contains(o.r.Stdout+o.r.Stderr, w.String()) {
+					t.Errorf("warning %+v: want it about %q and on the console\n%s", w, vocab.KVSourceLog, o.dump())
 				}
 			}
 		})
@@ -229,7 +229,7 @@ matrix "decode" {
 	if o.r.Code != 0 || o.results == nil {
 		t.Fatalf("want exit 0\n%s", o.dump())
 	}
-	if s := o.results.Server; s.KVCacheTokens != specKV || s.KVCacheSource != res.KVSourceSpec {
+	if s := o.results.Server; s.KVCacheTokens != specKV || s.KVCacheSource != vocab.KVSourceSpec {
 		t.Errorf("capacity %d from %q, want the spec's %d", s.KVCacheTokens, s.KVCacheSource, specKV)
 	}
 	c := decodeCells(t, o, 1)["ctx=8K/conc=1"]
@@ -436,7 +436,7 @@ func TestSeedCapacityOnTheSimulator(t *testing.T) {
 			}
 			results := readResults(t, out)
 			lo, hi := profileKVBounds(t, tc.name)
-			if s := results.Server; s.KVCacheSource != res.KVSourceMetrics || s.KVCacheTokens < lo || s.KVCacheTokens >= hi {
+			if s := results.Server; s.KVCacheSource != vocab.KVSourceMetrics || s.KVCacheTokens < lo || s.KVCacheTokens >= hi {
 				t.Errorf("capacity %d from %q, want from metrics in [%d, %d) (the seed's largest measured cell fits, its smallest over-capacity cell does not)",
 					s.KVCacheTokens, s.KVCacheSource, lo, hi)
 			}

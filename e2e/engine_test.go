@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/numfmt"
-	res "github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -74,10 +73,10 @@ func TestSGLangSeedRun(t *testing.T) {
 		// still decides 32K × 64 over capacity.
 		cells string
 	}{
-		{name: "pass, KV from /server_info", floor: 10, code: 0, source: res.KVSourceServerInfo, stated: "GET /server_info",
+		{name: "pass, KV from /server_info", floor: 10, code: 0, source: vocab.KVSourceServerInfo, stated: "GET /server_info",
 			seqsBy: "GET /server_info internal_states[].effective_max_running_requests_per_dp",
 			cells:  "ctx=8K/conc=1$|ctx=8K/conc=64$|ctx=32K/conc=64$"},
-		{name: "fail, KV from the log", floor: 1e6, simArgs: `, "--sim-kv-log-only"`, code: 1, source: res.KVSourceLog,
+		{name: "fail, KV from the log", floor: 1e6, simArgs: `, "--sim-kv-log-only"`, code: 1, source: vocab.KVSourceLog,
 			seqsBy: "server.log (max_running_requests=)",
 			cells:  "ctx=8K/conc=1$|ctx=32K/conc=64$"},
 	}
@@ -316,7 +315,7 @@ matrix "decode" {
 	}
 	noLeftovers(t, mark)
 	s := readResults(t, out).Server
-	if s.KVCacheTokens != 600_000 || s.KVCacheSource != res.KVSourceServerInfo || s.KVCacheEngines != 2 {
+	if s.KVCacheTokens != 600_000 || s.KVCacheSource != vocab.KVSourceServerInfo || s.KVCacheEngines != 2 {
 		t.Errorf("KV %d from %q over %d engines, want 600000 from server_info over 2", s.KVCacheTokens, s.KVCacheSource, s.KVCacheEngines)
 	}
 }

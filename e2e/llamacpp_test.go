@@ -152,7 +152,7 @@ assert "streams" {
 	if srv.Engine != "llamacpp" || !strings.HasPrefix(srv.Version, "b") || srv.Stated["version"] != "GET /props (build_info)" {
 		t.Errorf("engine %q, version %q from %q; want llamacpp's build_info from GET /props", srv.Engine, srv.Version, srv.Stated["version"])
 	}
-	if srv.KVCacheTokens != 1024 || srv.KVCacheSource != res.KVSourceProps || srv.KVCacheSlots != 2 {
+	if srv.KVCacheTokens != 1024 || srv.KVCacheSource != vocab.KVSourceProps || srv.KVCacheSlots != 2 {
 		t.Errorf("KV cache %d tokens from %q in %d slots, want the server's -c 1024 from props in 2 slots", srv.KVCacheTokens, srv.KVCacheSource, srv.KVCacheSlots)
 	}
 	if !strings.Contains(r.Stdout, "KV cache 1024 tokens (from props: GET /props (total_slots × default_generation_settings.n_ctx): 2 slots × 512 tokens), 512 per slot over 2 slots") {

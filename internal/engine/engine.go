@@ -40,7 +40,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/slogate/slogate/internal/promread"
-	"github.com/slogate/slogate/internal/vocab"
 )
 
 // Engine is one inference engine slogate launches and measures.
@@ -63,7 +62,7 @@ type Engine interface {
 	// /version"); "" when it does not say.
 	Version(ctx context.Context, c Conn) (version, from string)
 	// KVCapacity is the KV cache capacity in tokens the server states (the
-	// spec's kv_cache_tokens is applied before), from source (KVSource*),
+	// spec's kv_cache_tokens is applied before), from source (vocab.KVSource*),
 	// with a warning when the figure is doubtful or missing and a detail
 	// of how a log was read; logPath is the launched server's log ("" for
 	// an endpoint); dp is the spec's data_parallel_size (1 when unset).
@@ -282,7 +281,7 @@ type Status struct {
 	// (docs/method.md#settle). 0: the engine aborts at once (vLLM and
 	// SGLang cancel the request's task when the connection closes).
 	AbortLatency time.Duration
-	// KVSuspect says which figure of the capacity's source (KVSource*,
+	// KVSuspect says which figure of the capacity's source (vocab.KVSource*,
 	// not KVSourceSpec) a failed KV cross-check points at; "" for a source
 	// the engine has no word for.
 	KVSuspect func(source string) string
@@ -326,17 +325,6 @@ func (f *Facts) State(fact, from string) {
 	}
 	f.Stated[fact] = from
 }
-
-// KV capacity sources, in the order they are tried
-// (docs/method.md#kv-capacity): vocab's, named here for the engines.
-const (
-	KVSourceSpec            = vocab.KVSourceSpec
-	KVSourceMetrics         = vocab.KVSourceMetrics
-	KVSourceLog             = vocab.KVSourceLog
-	KVSourceMetricsEstimate = vocab.KVSourceMetricsEstimate
-	KVSourceServerInfo      = vocab.KVSourceServerInfo
-	KVSourceProps           = vocab.KVSourceProps
-)
 
 // StatusError is a control request answered with an HTTP status other than
 // 200; callers tell the statuses apart with errors.As.

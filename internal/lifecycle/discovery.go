@@ -11,12 +11,13 @@ import (
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
 
 // KV is the KV cache capacity discovery found
 // (docs/method.md#kv-capacity): Tokens in all (0 when unknown), from Source
-// (result.KVSource*), read as Detail says when it came from the log
+// (vocab.KVSource*), read as Detail says when it came from the log
 // ("engine 0: …"), with a Warning when the figure is doubtful or missing;
 // Engines is the data-parallel engines it is split over, Slots the slots
 // with KV of their own (Engine.KVSlots: llama-server's; 0 for one pool).
@@ -48,7 +49,7 @@ func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.S
 	if kv.Engines > 1 {
 		facts.KVCacheEngines = kv.Engines
 	}
-	if kv.Tokens > 0 && kv.Source != result.KVSourceSpec {
+	if kv.Tokens > 0 && kv.Source != vocab.KVSourceSpec {
 		kv.Slots = s.Client.engine.KVSlots(ctx, s.Client, s.logPath())
 		facts.KVCacheSlots = kv.Slots
 	}
@@ -66,7 +67,7 @@ func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.S
 // was read.
 func (s *Server) discoverKVCapacity(ctx context.Context, srv *spec.Server) (tokens int64, source string, warned warning.Warning, detail string) {
 	if kv := srv.KVCacheTokens; kv != nil && *kv > 0 {
-		return *kv, result.KVSourceSpec, warning.Warning{}, ""
+		return *kv, vocab.KVSourceSpec, warning.Warning{}, ""
 	}
 	dp := 1
 	if d := srv.DataParallelSize; d != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
 
@@ -130,7 +131,7 @@ func (k *kvCheck) result(name string, capacity int64, source string) (*result.KV
 // suspect says which source of the capacity a failed cross-check points
 // at (docs/method.md#kv-capacity), in the engine's terms.
 func suspect(terms *engine.Status, source string) string {
-	if source == result.KVSourceSpec {
+	if source == vocab.KVSourceSpec {
 		return "the spec's kv_cache_tokens is suspect"
 	}
 	if s := terms.KVSuspect(source); s != "" {

@@ -165,7 +165,7 @@ type Server struct {
 	// KVCacheTokens is the KV cache capacity in tokens; 0 when unknown.
 	KVCacheTokens int64 `json:"kv_cache_tokens,omitempty"`
 	// KVCacheSource says where KVCacheTokens came from: one of the
-	// KVSource* constants ("spec", "metrics", "log", "metrics-estimate");
+	// vocab.KVSource* constants ("spec", "metrics", "log", "metrics-estimate");
 	// "" when unknown (docs/method.md#kv-capacity).
 	KVCacheSource string `json:"kv_cache_source,omitempty"`
 	// KVCacheEngines is the number of data-parallel engines KVCacheTokens
@@ -441,25 +441,6 @@ type Polling struct {
 	MeanMs  float64 `json:"scrape_ms_mean"`
 	MaxMs   float64 `json:"scrape_ms_max"`
 }
-
-// KV capacity sources, in the order the runner tries them
-// (docs/method.md#kv-capacity): Server.KVCacheSource. Each engine's
-// package says where its sources read (vocab.KVSource*).
-const (
-	// KVSourceSpec: the spec's kv_cache_tokens.
-	KVSourceSpec = vocab.KVSourceSpec
-	// KVSourceMetrics: the engine's metrics.
-	KVSourceMetrics = vocab.KVSourceMetrics
-	// KVSourceLog: the KV lines of the server's log, summed over engines.
-	KVSourceLog = vocab.KVSourceLog
-	// KVSourceMetricsEstimate: num_gpu_blocks × block_size, wrong for
-	// hybrid models.
-	KVSourceMetricsEstimate = vocab.KVSourceMetricsEstimate
-	// KVSourceServerInfo: SGLang's GET /server_info.
-	KVSourceServerInfo = vocab.KVSourceServerInfo
-	// KVSourceProps: llama-server's GET /props (slots × a slot's n_ctx).
-	KVSourceProps = vocab.KVSourceProps
-)
 
 // KVUsageCheck compares the KV usage the server reports with one stream
 // resident against the capacity in use (docs/method.md#kv-capacity). The

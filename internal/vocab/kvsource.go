@@ -1,8 +1,8 @@
 package vocab
 
 // KV capacity sources, in the order they are tried
-// (docs/method.md#kv-capacity); result.Server.KVCacheSource holds one, and
-// the engines (engine.KVSource*) give them.
+// (docs/method.md#kv-capacity): the engines give one with their KV
+// capacity, and result.Server.KVCacheSource records it.
 const (
 	// KVSourceSpec: the spec's kv_cache_tokens.
 	KVSourceSpec = "spec"

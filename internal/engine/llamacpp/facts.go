@@ -15,6 +15,7 @@ import (
 
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/promread"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // SimFlags: slogate's simulator has no llama.cpp persona, so -sim is
@@ -135,11 +136,11 @@ func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp 
 	}
 	switch s.Unified {
 	case "true":
-		return s.Context, engine.KVSourceProps, "", fmt.Sprintf("%s: one unified pool of %d tokens shared by %d slots (kv_unified 'true' in server.log)", s.From, s.Context, s.Count)
+		return s.Context, vocab.KVSourceProps, "", fmt.Sprintf("%s: one unified pool of %d tokens shared by %d slots (kv_unified 'true' in server.log)", s.From, s.Context, s.Count)
 	case "false":
-		return s.Count * s.Context, engine.KVSourceProps, "", fmt.Sprintf("%s: %s × %d tokens", s.From, slotsText(s.Count), s.Context)
+		return s.Count * s.Context, vocab.KVSourceProps, "", fmt.Sprintf("%s: %s × %d tokens", s.From, slotsText(s.Count), s.Context)
 	}
-	return s.Count * s.Context, engine.KVSourceProps,
+	return s.Count * s.Context, vocab.KVSourceProps,
 		fmt.Sprintf("KV cache capacity taken as %d slots × %d tokens = %d (GET /props); a llama-server started with --kv-unified (its default when --parallel is not given) shares one pool of %d tokens among its slots instead, which /props does not say: set kv_cache_tokens in the spec if so (docs/llamacpp.md#kv-capacity)",
 			s.Count, s.Context, s.Count*s.Context, s.Context),
 		fmt.Sprintf("%s: %s × %d tokens", s.From, slotsText(s.Count), s.Context)
@@ -309,7 +310,7 @@ var status = &engine.Status{
 	// next poll of its connection, every HTTP_POLLING_SECONDS (1 s).
 	AbortLatency: time.Second,
 	KVSuspect: func(source string) string {
-		if source == engine.KVSourceProps {
+		if source == vocab.KVSourceProps {
 			return "GET /props' total_slots × n_ctx is suspect (a --kv-unified server shares one pool of n_ctx)"
 		}
 		return ""

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/engine/enginetest"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // propsBody is b11669's GET /props of `-c 4096 --parallel 2`, cut to the
@@ -68,15 +68,15 @@ func TestKVCapacity(t *testing.T) {
 	}{
 		{name: "separate slots, by the log", props: &answer{200, propsBody},
 			log:    "0.00.097.482 I srv    load_model: initializing, n_slots = 2, n_ctx_slot = 2048, kv_unified = 'false'\n",
-			tokens: 4096, slots: 2, source: engine.KVSourceProps, detail: "2 slots × 2048 tokens", noWarning: true},
+			tokens: 4096, slots: 2, source: vocab.KVSourceProps, detail: "2 slots × 2048 tokens", noWarning: true},
 		{name: "a unified pool is one slot's n_ctx", props: &answer{200, strings.Replace(strings.Replace(propsBody, `"n_ctx":2048`, `"n_ctx":8192`, 1), `"total_slots":2`, `"total_slots":4`, 1)},
 			log:    "0.00.105.889 I srv    load_model: initializing, n_slots = 4, n_ctx_slot = 8192, kv_unified = 'true'\n",
-			tokens: 8192, slots: 0, source: engine.KVSourceProps, detail: "one unified pool of 8192 tokens shared by 4 slots", noWarning: true},
+			tokens: 8192, slots: 0, source: vocab.KVSourceProps, detail: "one unified pool of 8192 tokens shared by 4 slots", noWarning: true},
 		{name: "an endpoint: separate, with a warning", props: &answer{200, propsBody},
-			tokens: 4096, slots: 2, source: engine.KVSourceProps, warn: "shares one pool of 2048 tokens among its slots instead, which /props does not say"},
+			tokens: 4096, slots: 2, source: vocab.KVSourceProps, warn: "shares one pool of 2048 tokens among its slots instead, which /props does not say"},
 		{name: "the log without /props", props: &answer{401, `{"error":{"message":"Invalid API Key"}}`},
 			log:    "I srv    load_model: initializing, n_slots = 3, n_ctx_slot = 1024, kv_unified = 'false'\n",
-			tokens: 3072, slots: 3, source: engine.KVSourceProps, detail: "server.log (n_slots × n_ctx_slot): 3 slots × 1024 tokens", noWarning: true},
+			tokens: 3072, slots: 3, source: vocab.KVSourceProps, detail: "server.log (n_slots × n_ctx_slot): 3 slots × 1024 tokens", noWarning: true},
 		{name: "unknown", props: nil, tokens: 0, warn: "KV cache capacity unknown"},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/promread"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // SimFlags makes the simulator imitate SGLang.
@@ -95,19 +96,19 @@ func (e Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, d
 			sum += st.MemoryUsage.TokenCapacity
 		}
 		if sum > 0 {
-			return sum, engine.KVSourceServerInfo, "", fmt.Sprintf("%s: token_capacity of %d DP rank(s)", info.path, len(info.InternalStates))
+			return sum, vocab.KVSourceServerInfo, "", fmt.Sprintf("%s: token_capacity of %d DP rank(s)", info.path, len(info.InternalStates))
 		}
 		if n := info.MaxTotalNumTokens; n > 0 {
 			ranks := max(info.DPSize, 1)
-			return n * int64(ranks), engine.KVSourceServerInfo, "", fmt.Sprintf("%s: max_total_num_tokens %d × dp_size %d", info.path, n, ranks)
+			return n * int64(ranks), vocab.KVSourceServerInfo, "", fmt.Sprintf("%s: max_total_num_tokens %d × dp_size %d", info.path, n, ranks)
 		}
 	}
 	if snap, _, err := c.Metrics(ctx); err == nil && snap.KV.SizeTokens > 0 {
-		return snap.KV.SizeTokens, engine.KVSourceMetrics, "", ""
+		return snap.KV.SizeTokens, vocab.KVSourceMetrics, "", ""
 	}
 	if logPath != "" {
 		if n, d, w := sglangKVFromLog(logPath, dp); n > 0 {
-			return n, engine.KVSourceLog, w, d
+			return n, vocab.KVSourceLog, w, d
 		}
 	}
 	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no max_total_num_tokens in GET /server_info or /metrics, no \"KV Cache is allocated\" log line): no cell is skipped as over capacity", ""
@@ -222,7 +223,7 @@ func (Engine) Status() *engine.Status { return status }
 var status = &engine.Status{
 	Preemptions: "sglang:num_retracted_requests_total: requests retracted to the queue when the KV pool ran out",
 	KVSuspect: func(source string) string {
-		if source == engine.KVSourceServerInfo {
+		if source == vocab.KVSourceServerInfo {
 			return "GET /server_info's token_capacity is suspect"
 		}
 		return ""

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/engine/enginetest"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // TestSGLangKVCapacity checks where SGLang's KV capacity is read, in
@@ -29,19 +30,19 @@ func TestSGLangKVCapacity(t *testing.T) {
 		wantDetai string
 	}{
 		{name: "token_capacity per DP rank", paths: map[string]string{"/server_info": `{"max_total_num_tokens": 500, "dp_size": 2, "internal_states": [{"memory_usage": {"token_capacity": 500}}, {"memory_usage": {"token_capacity": 400}}]}`},
-			tokens: 900, source: engine.KVSourceServerInfo, wantDetai: "GET /server_info: token_capacity of 2 DP rank(s)"},
+			tokens: 900, source: vocab.KVSourceServerInfo, wantDetai: "GET /server_info: token_capacity of 2 DP rank(s)"},
 		{name: "top level × dp_size without internal states", paths: map[string]string{"/server_info": `{"max_total_num_tokens": 500, "dp_size": 2}`},
-			tokens: 1000, source: engine.KVSourceServerInfo, wantDetai: "GET /server_info: max_total_num_tokens 500 × dp_size 2"},
+			tokens: 1000, source: vocab.KVSourceServerInfo, wantDetai: "GET /server_info: max_total_num_tokens 500 × dp_size 2"},
 		{name: "older builds: /get_server_info", paths: map[string]string{"/get_server_info": `{"max_total_num_tokens": 700, "internal_states": [{"memory_usage": {"token_capacity": 700}}]}`},
-			tokens: 700, source: engine.KVSourceServerInfo, wantDetai: "GET /get_server_info: token_capacity of 1 DP rank(s)"},
+			tokens: 700, source: vocab.KVSourceServerInfo, wantDetai: "GET /get_server_info: token_capacity of 1 DP rank(s)"},
 		{name: "the gauge", paths: map[string]string{"/metrics": "sglang:max_total_num_tokens{dp_rank=\"0\",model_name=\"m\"} 300\nsglang:max_total_num_tokens{dp_rank=\"1\",model_name=\"m\"} 300\n"},
-			tokens: 600, source: engine.KVSourceMetrics},
+			tokens: 600, source: vocab.KVSourceMetrics},
 		{name: "the log, one line per DP rank; the pool's line wins over the summary", dp: 2, log: "[2026-03-11 13:53:23 DP0 TP0] KV Cache is allocated. #tokens: 1000, K size: 1 GB, V size: 1 GB\n" +
 			"[2026-03-11 13:53:23 DP0 TP0] max_total_num_tokens=999, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=65536\n" +
 			"[2026-03-11 13:53:23 DP1 TP0] max_total_num_tokens=800, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=65536\n",
-			tokens: 1800, source: engine.KVSourceLog, wantDetai: "DP0: 1000 tokens; DP1: 800 tokens"},
+			tokens: 1800, source: vocab.KVSourceLog, wantDetai: "DP0: 1000 tokens; DP1: 800 tokens"},
 		{name: "the log names fewer ranks than dp: alike, with a warning", dp: 2, log: "[2026-03-11 13:53:23 TP0] KV Cache is allocated. #tokens: 1000, KV size: 1 GB\n",
-			tokens: 2000, source: engine.KVSourceLog, wantWarn: true, wantDetai: "DP0: 1000 tokens"},
+			tokens: 2000, source: vocab.KVSourceLog, wantWarn: true, wantDetai: "DP0: 1000 tokens"},
 		{name: "nothing says", dp: 1, tokens: 0, source: "", wantWarn: true},
 	}
 	for _, tt := range tests {

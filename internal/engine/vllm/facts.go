@@ -16,6 +16,7 @@ import (
 
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/promread"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // SimFlags: the simulator imitates vLLM by default.
@@ -54,15 +55,15 @@ func (Engine) Version(ctx context.Context, c engine.Conn) (string, string) {
 func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp int) (tokens int64, source, warning, detail string) {
 	snap, _, err := c.Metrics(ctx)
 	if err == nil && snap.KV.SizeTokens > 0 {
-		return snap.KV.SizeTokens, engine.KVSourceMetrics, "", ""
+		return snap.KV.SizeTokens, vocab.KVSourceMetrics, "", ""
 	}
 	if logPath != "" {
 		if lr := kvFromLog(logPath, dp); lr.tokens > 0 {
-			return lr.tokens, engine.KVSourceLog, strings.Join(lr.warnings, "; "), lr.detail
+			return lr.tokens, vocab.KVSourceLog, strings.Join(lr.warnings, "; "), lr.detail
 		}
 	}
 	if n := snap.KV.BlocksTimesBlockSize(); err == nil && n > 0 {
-		return n, engine.KVSourceMetricsEstimate, fmt.Sprintf("KV cache capacity %d tokens is estimated as vllm:cache_config_info's num_gpu_blocks %d × block_size %d "+
+		return n, vocab.KVSourceMetricsEstimate, fmt.Sprintf("KV cache capacity %d tokens is estimated as vllm:cache_config_info's num_gpu_blocks %d × block_size %d "+
 			"(the server reports no kv_cache_size_tokens label and logs no \"GPU KV cache size\" line): this is wrong for hybrid models "+
 			"(Mamba or linear-attention layers, several KV cache groups), whose block_size is not the unit of a token capacity; "+
 			"set kv_cache_tokens in the spec if you know the capacity (docs/vllm.md#hybrid-models)", n, snap.KV.NumGPUBlocks, snap.KV.BlockSize), ""
@@ -139,11 +140,11 @@ var status = &engine.Status{
 	Asleep:      "vllm:engine_sleep_state{sleep_state=\"awake\"} is 0: vLLM's sleep mode (POST /sleep) freed the GPU, /health still answers 200 and no request is served until POST /wake_up (docs/vllm.md#metrics)",
 	KVSuspect: func(source string) string {
 		switch source {
-		case engine.KVSourceMetrics:
+		case vocab.KVSourceMetrics:
 			return "vllm:cache_config_info's kv_cache_size_tokens is suspect (or the model holds more per request than its tokens, such as a hybrid model's state blocks)"
-		case engine.KVSourceLog:
+		case vocab.KVSourceLog:
 			return "the \"GPU KV cache size\" log line is suspect (builds before about April 2026 printed a wrong figure for hybrid models: docs/vllm.md#kv-cache-log-lines)"
-		case engine.KVSourceMetricsEstimate:
+		case vocab.KVSourceMetricsEstimate:
 			return "num_gpu_blocks × block_size is suspect (wrong for hybrid models: docs/vllm.md#hybrid-models); set kv_cache_tokens in the spec"
 		}
 		return ""
