@@ -234,7 +234,7 @@ func Build(a, b *result.Results, p Policy) *Comparison {
 			c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)
 		}
 	}
-	c.Capacity = Capacity(a, b, p.Tolerance, p.Resolved().Alpha, c.EngineChanged)
+	c.Capacity = Capacity(a, b, p.Tolerance, p.Alpha, c.EngineChanged)
 	for _, cr := range c.Capacity {
 		if cr.Outcome != vocab.Skip {
 			c.Outcome = vocab.Worst(c.Outcome, cr.Outcome)

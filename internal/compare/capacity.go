@@ -69,7 +69,7 @@ func (c *CapacityResult) Decision() string {
 // otherwise the two searches' bounds (ratesearch.Capacity), saying why
 // no paired check.
 func Capacity(a, b *result.Results, tolerance, alpha float64, engineChanged bool) []CapacityResult {
-	replayTol := tolerance // Build resolved it: the runner replays at the same
+	replayTol := tolerance // resolved by Build (Policy.Resolved), as the runner's replay was
 	base := map[string]*result.Search{}
 	for i := range a.Search {
 		if s := &a.Search[i]; s.Traffic != "" {

@@ -73,12 +73,13 @@ func capacityVerdicts(server string, c *compare.Comparison) []result.Verdict {
 	var out []result.Verdict
 	for i := range c.Capacity {
 		r := &c.Capacity[i]
+		check := r.Check() // compare decides; this view words it
 		v := result.Verdict{
 			Test:    vocab.TestID{Server: server, Kind: vocab.KindBaseline, Block: vocab.KindSearch + "/" + r.Name}.Name(),
 			Kind:    vocab.KindBaseline,
 			Rule:    "capacity within " + numfmt.Percent(c.Policy.Tolerance) + " of the baseline's",
-			Outcome: r.Check().Outcome,
-			Infra:   r.Check().Infra,
+			Outcome: check.Outcome,
+			Infra:   check.Infra,
 			Message: r.Reason,
 			Details: []string{"baseline " + answerText(r.A), "now " + answerText(r.B)},
 		}
