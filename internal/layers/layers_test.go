@@ -98,6 +98,7 @@ var forbidden = []struct{ from, to, why string }{
 	{"internal/result", "internal/requests", "the measured data keeps the workload's record, a value of package workload"},
 	{"internal/views/", "internal/cli/", "the commands' plumbing uses the views (helpview), never the reverse"},
 	{"internal/result", "internal/engine/", "results.json's model knows no engine (and so no HCL): an engine's title is passed in where words are made"},
+	{"internal/report", "internal/requests", "a report reads the workload's record (workload.Record tells the built-in article by its hashes), it builds no requests"},
 	{"internal/assert", "internal/compare", "a spec's rules are judged on this run alone; the interval they share is stats.Wilson"},
 }
 

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -15,7 +13,6 @@ import (
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
-	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/vocab"
@@ -938,12 +935,12 @@ func workloadText(w *workload.Record) string {
 		parts = append(parts, "random token IDs"+seed)
 	default:
 		var src []string
-		if w.DocumentSHA256 == sha256Hex(requests.Corpus()) {
+		if w.BuiltInDocument() {
 			src = append(src, "built-in corpus")
 		} else {
 			src = append(src, "own document, sha256 "+short(w.DocumentSHA256))
 		}
-		if w.InstructionSHA256 != sha256Hex(requests.DefaultInstruction) {
+		if !w.BuiltInInstruction() {
 			src = append(src, "own instruction, sha256 "+short(w.InstructionSHA256))
 		}
 		parts = append(parts, w.Prompt+" ("+strings.Join(src, ", ")+")")
@@ -976,11 +973,6 @@ func workloadText(w *workload.Record) string {
 		parts = append(parts, "chat_template_kwargs "+string(b))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sha256Hex(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
 }
 
 // short is the first 12 hex digits of a digest.

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/slogate/slogate/internal/workload"
 )
 
 // TestCorpus: the built-in corpus is varied prose, not a paragraph
@@ -83,5 +85,17 @@ func TestDocumentUTF8(t *testing.T) {
 		if p := d.prefix(n); !utf8.ValidString(p) || len(p) > n {
 			t.Fatalf("prefix(%d) = %q is not valid UTF-8", n, p)
 		}
+	}
+}
+
+// TestBuiltInHashes: the built-in article's hashes that workload records
+// for readers without this package are those of the corpus and the
+// default instruction this package sends.
+func TestBuiltInHashes(t *testing.T) {
+	if got := sha256Hex(Corpus()); got != workload.BuiltInDocumentSHA256 {
+		t.Errorf("the corpus hashes to %s, workload.BuiltInDocumentSHA256 is %s: set it to the corpus's", got, workload.BuiltInDocumentSHA256)
+	}
+	if got := sha256Hex(DefaultInstruction); got != workload.BuiltInInstructionSHA256 {
+		t.Errorf("the default instruction hashes to %s, workload.BuiltInInstructionSHA256 is %s: set it to the instruction's", got, workload.BuiltInInstructionSHA256)
 	}
 }
