@@ -198,34 +198,71 @@ type rateRun struct {
 // unmeasurable; each answer a vertical line inside a band from its lower
 // to its upper confidence bound (to the axis's end when not bounded).
 func rateSearchChart(v searchView, base *result.Search) string {
-	runs := []rateRun{{name: "this run", color: palette[0], marker: markerCircle, s: v.search}}
+	c := newRateChart(v, base)
+	title := fmt.Sprintf("%s: goodput and %s by offered rate (traffic %q)", v.Title, c.pc.Metric, v.search.Traffic)
+	c.b.f(`<svg class="chart" viewBox="0 0 %.0f %.0f" style="max-width:%.0fpx" role="img" aria-label="%s">`, rateChartW, c.h, rateChartW*1.25, html.EscapeString(title))
+	c.b.text(c.left, 22, "start", "ctitle", title)
+	c.bands() // under everything, across both panels
+	c.panel(c.gTop, c.gt, c.gy, "goodput req/s")
+	c.panel(c.pTop, c.pt, c.py, c.pc.Metric)
+	c.b.text(c.left+c.pw/2, c.h-10, "middle", "atitle", "offered rate, requests/s")
+	// goodput = offered, and the thresholds.
+	c.b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-width="1.2" stroke-dasharray="2 4"><title>goodput = offered rate</title></line>`,
+		c.px(0), c.gy(0), c.px(math.Min(c.xtop, c.gt[len(c.gt)-1])), c.gy(math.Min(c.xtop, c.gt[len(c.gt)-1])))
+	c.whiskers()
+	c.objectives()
+	c.probes()
+	c.legend()
+	c.b.f(`</svg>`)
+	return c.b.String()
+}
+
+// rateChartW is the rate search chart's width.
+const rateChartW = 680.0
+
+// rateChart is one rate search chart as it is drawn: its runs, the
+// percentile panel's metric, its geometry and scales, and the SVG so far.
+type rateChart struct {
+	runs    []rateRun
+	pc      comparison  // the percentile charted
+	goodCmp *comparison // the goodput objective, when the search has one
+
+	left, right, top, panelH, gap, bottom, h, pw float64
+	gTop, pTop                                   float64 // the panels' tops
+
+	xt, gt, pt []float64 // the ticks of the rate, goodput and percentile axes
+	xtop       float64   // the rate axis's end
+
+	b svgBuilder
+}
+
+// newRateChart lays out rate search v's chart (base: the baseline's
+// search, or nil): the x axis from 0 to the highest rate either run
+// searched or probed; the goodput panel above the highest goodput; the
+// percentile panel around the threshold.
+func newRateChart(v searchView, base *result.Search) *rateChart {
+	c := &rateChart{runs: []rateRun{{name: "this run", color: palette[0], marker: markerCircle, s: v.search}}, pc: chartedPercentile(v.compare),
+		left: 64, right: 150, top: 40, panelH: 180, gap: 46, bottom: 50}
 	if base != nil {
-		runs = append(runs, rateRun{name: "baseline", color: palette[1], dash: "6 4", marker: markerSquare, s: base})
+		c.runs = append(c.runs, rateRun{name: "baseline", color: palette[1], dash: "6 4", marker: markerSquare, s: base})
 	}
-	pc := chartedPercentile(v.compare)
-	var goodCmp *comparison
-	for i, c := range v.compare {
-		if c.Metric == metric.GoodputRPS {
-			goodCmp = &v.compare[i]
+	for i, cm := range v.compare {
+		if cm.Metric == metric.GoodputRPS {
+			c.goodCmp = &v.compare[i]
 			break
 		}
 	}
-	const W = 680.0
-	left, right, top := 64.0, 150.0, 40.0
-	panelH, gap, bottom := 180.0, 46.0, 50.0
-	H := top + 2*panelH + gap + bottom
-	pw := W - left - right
-
-	// The x axis: 0 to the highest rate either run searched or probed.
+	c.h = c.top + 2*c.panelH + c.gap + c.bottom
+	c.pw = rateChartW - c.left - c.right
 	xmax := 0.0
 	gmax, pmax, metMax := 0.0, 0.0, 0.0
-	for _, r := range runs {
+	for _, r := range c.runs {
 		xmax = math.Max(xmax, r.s.RateRange[1])
 		for _, p := range r.s.Probes {
 			xmax = math.Max(xmax, p.Rate)
-			if c := p.Traffic; c != nil && c.Status.Measured() {
-				gmax = math.Max(gmax, c.GoodputRPS)
-				if y, ok := c.Metric(pc.Metric); ok {
+			if t := p.Traffic; t != nil && t.Status.Measured() {
+				gmax = math.Max(gmax, t.GoodputRPS)
+				if y, ok := t.Metric(c.pc.Metric); ok {
 					pmax = math.Max(pmax, y)
 					if p.Passed {
 						metMax = math.Max(metMax, y)
@@ -234,185 +271,220 @@ func rateSearchChart(v searchView, base *result.Search) string {
 			}
 		}
 	}
-	xt := niceTicks(xmax, 8)
-	xtop := xt[len(xt)-1]
+	c.xt = niceTicks(xmax, 8)
+	c.xtop = c.xt[len(c.xt)-1]
 	// The goodput panel ends above the highest goodput, not the highest
 	// rate offered: past capacity goodput falls, and the diagonal leaves.
-	gt := niceTicks(gmax*1.1, 4)
+	c.gt = niceTicks(gmax*1.1, 4)
 	// The percentile panel shows the threshold's neighbourhood (without
 	// one, that of the probes that met the objective): values far above
 	// it (an overloaded probe's seconds) are drawn at the top, marked.
 	switch {
-	case !math.IsNaN(pc.Value) && pc.Value > 0:
-		pmax = math.Min(math.Max(pmax, pc.Value*1.2), pc.Value*3)
+	case !math.IsNaN(c.pc.Value) && c.pc.Value > 0:
+		pmax = math.Min(math.Max(pmax, c.pc.Value*1.2), c.pc.Value*3)
 	case metMax > 0:
 		pmax = math.Min(pmax, metMax*3)
 	}
-	pt := niceTicks(pmax*1.05, 4)
-	px := func(x float64) float64 { return left + x/xtop*pw }
-	gTop, pTop := top, top+panelH+gap
-	var gy func(float64) float64
-	gy = func(y float64) float64 {
-		return gTop + panelH - math.Min(y, gt[len(gt)-1])/gt[len(gt)-1]*panelH
-	}
-	py := func(y float64) float64 {
-		return pTop + panelH - math.Min(y, pt[len(pt)-1])/pt[len(pt)-1]*panelH
-	}
+	c.pt = niceTicks(pmax*1.05, 4)
+	c.gTop, c.pTop = c.top, c.top+c.panelH+c.gap
+	return c
+}
 
-	var b svgBuilder
-	title := fmt.Sprintf("%s: goodput and %s by offered rate (traffic %q)", v.Title, pc.Metric, v.search.Traffic)
-	b.f(`<svg class="chart" viewBox="0 0 %.0f %.0f" style="max-width:%.0fpx" role="img" aria-label="%s">`, W, H, W*1.25, html.EscapeString(title))
-	b.text(left, 22, "start", "ctitle", title)
-	panel := func(y0 float64, ticks []float64, y func(float64) float64, yTitle string) {
-		for _, t := range ticks {
-			b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="grid"/>`, left, y(t), left+pw, y(t))
-			b.text(left-8, y(t)+4, "end", "tick", tickLabel(t))
-		}
-		for _, t := range xt {
-			b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="grid"/>`, px(t), y0, px(t), y0+panelH)
-			b.text(px(t), y0+panelH+16, "middle", "tick", tickLabel(t))
-		}
-		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="axis"/>`, left, y0+panelH, left+pw, y0+panelH)
-		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="axis"/>`, left, y0, left, y0+panelH)
-		b.f(`<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle" class="atitle">%s</text>`, y0+panelH/2, html.EscapeString(yTitle))
+// px, gy and py place a rate, a goodput and a percentile value.
+func (c *rateChart) px(x float64) float64 { return c.left + x/c.xtop*c.pw }
+
+func (c *rateChart) gy(y float64) float64 {
+	return c.gTop + c.panelH - math.Min(y, c.gt[len(c.gt)-1])/c.gt[len(c.gt)-1]*c.panelH
+}
+
+func (c *rateChart) py(y float64) float64 {
+	return c.pTop + c.panelH - math.Min(y, c.pt[len(c.pt)-1])/c.pt[len(c.pt)-1]*c.panelH
+}
+
+// panel draws a panel's grid, ticks, axes and title, its top at y0.
+func (c *rateChart) panel(y0 float64, ticks []float64, y func(float64) float64, yTitle string) {
+	b := &c.b
+	for _, t := range ticks {
+		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="grid"/>`, c.left, y(t), c.left+c.pw, y(t))
+		b.text(c.left-8, y(t)+4, "end", "tick", tickLabel(t))
 	}
-	// The bands first, under everything, across both panels.
-	for i, r := range runs {
+	for _, t := range c.xt {
+		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="grid"/>`, c.px(t), y0, c.px(t), y0+c.panelH)
+		b.text(c.px(t), y0+c.panelH+16, "middle", "tick", tickLabel(t))
+	}
+	b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="axis"/>`, c.left, y0+c.panelH, c.left+c.pw, y0+c.panelH)
+	b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="axis"/>`, c.left, y0, c.left, y0+c.panelH)
+	b.f(`<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle" class="atitle">%s</text>`, y0+c.panelH/2, html.EscapeString(yTitle))
+}
+
+// bands draws each answer's band from its lower to its upper bound (from
+// 0 without a lower one, to the axis's end without an upper one) across
+// both panels, and the answer's line and label.
+func (c *rateChart) bands() {
+	b := &c.b
+	for i, r := range c.runs {
 		s := r.s
 		if !s.Found && s.RateLower <= 0 {
 			continue
 		}
-		// No lower bound is a band from 0; no upper one to the axis's end.
 		lo, hi := s.RateLower, s.RateUpper
 		if hi <= 0 {
-			hi = xtop
+			hi = c.xtop
 		}
-		for _, y0 := range []float64{gTop, pTop} {
+		for _, y0 := range []float64{c.gTop, c.pTop} {
 			b.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.13"><title>%s</title></rect>`,
-				px(lo), y0, math.Max(px(hi)-px(lo), 1), panelH, r.color, html.EscapeString(r.name+": "+boundsText(s)))
+				c.px(lo), y0, math.Max(c.px(hi)-c.px(lo), 1), c.panelH, r.color, html.EscapeString(r.name+": "+boundsText(s)))
 		}
 		if s.Found {
-			ax := px(s.Rate)
-			for _, y0 := range []float64{gTop, pTop} {
-				b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5"%s/>`, ax, y0, ax, y0+panelH, r.color, dashAttr(r.dash))
+			ax := c.px(s.Rate)
+			for _, y0 := range []float64{c.gTop, c.pTop} {
+				b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5"%s/>`, ax, y0, ax, y0+c.panelH, r.color, dashAttr(r.dash))
 			}
 			label := fmt.Sprintf("%s %s", map[bool]string{true: "answer", false: "baseline"}[i == 0], rateText(s.Rate))
-			ly := gTop + 12 + float64(i)*26
-			if ax+4+textWidth(label) <= left+pw {
+			ly := c.gTop + 12 + float64(i)*26
+			if ax+4+textWidth(label) <= c.left+c.pw {
 				b.text(ax+4, ly, "start", "tick", label)
 			} else {
 				b.text(ax-4, ly, "end", "tick", label)
 			}
 		}
 	}
-	panel(gTop, gt, gy, "goodput req/s")
-	panel(pTop, pt, py, pc.Metric)
-	b.text(left+pw/2, H-10, "middle", "atitle", "offered rate, requests/s")
-	// goodput = offered, and the thresholds.
-	b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#777" stroke-width="1.2" stroke-dasharray="2 4"><title>goodput = offered rate</title></line>`,
-		px(0), gy(0), px(math.Min(xtop, gt[len(gt)-1])), gy(math.Min(xtop, gt[len(gt)-1])))
-	// Each answer's bounds as whiskers too, under its label: a band
-	// narrower than a few pixels still shows.
-	for i, r := range runs {
+}
+
+// whiskers draws each answer's bounds as whiskers too, under its label:
+// a band narrower than a few pixels still shows.
+func (c *rateChart) whiskers() {
+	for i, r := range c.runs {
 		s := r.s
 		if !s.Found {
 			continue
 		}
 		hi := s.RateUpper
 		if hi <= 0 {
-			hi = xtop
+			hi = c.xtop
 		}
-		wy := gTop + 21 + float64(i)*26
-		b.f(`<path d="M%.1f %.1fv8m0 -4H%.1fm0 -4v8" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`,
-			px(math.Max(s.RateLower, 0)), wy-4, px(hi), r.color, html.EscapeString(r.name+": "+boundsText(s)))
+		wy := c.gTop + 21 + float64(i)*26
+		c.b.f(`<path d="M%.1f %.1fv8m0 -4H%.1fm0 -4v8" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`,
+			c.px(math.Max(s.RateLower, 0)), wy-4, c.px(hi), r.color, html.EscapeString(r.name+": "+boundsText(s)))
 	}
-	if goodCmp != nil {
-		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#D55E00" stroke-width="1.5" stroke-dasharray="6 4"/>`, left, gy(goodCmp.Value), left+pw, gy(goodCmp.Value))
-		b.text(left+pw-4, gy(goodCmp.Value)-6, "end", "tick", "objective: "+goodCmp.String())
+}
+
+// objectives draws the goodput and percentile thresholds, the latter's
+// label where it covers none of the probes' marks.
+func (c *rateChart) objectives() {
+	b := &c.b
+	if c.goodCmp != nil {
+		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#D55E00" stroke-width="1.5" stroke-dasharray="6 4"/>`, c.left, c.gy(c.goodCmp.Value), c.left+c.pw, c.gy(c.goodCmp.Value))
+		b.text(c.left+c.pw-4, c.gy(c.goodCmp.Value)-6, "end", "tick", "objective: "+c.goodCmp.String())
 	}
-	if !math.IsNaN(pc.Value) {
-		// Its label where it covers none of the probes' marks.
-		var marks [][2]float64
-		for _, r := range runs {
-			for _, p := range r.s.Probes {
-				if c := p.Traffic; c != nil && c.Status.Measured() {
-					if y, ok := c.Metric(pc.Metric); ok {
-						marks = append(marks, [2]float64{px(p.Rate), py(y)})
-					}
+	if math.IsNaN(c.pc.Value) {
+		return
+	}
+	var marks [][2]float64
+	for _, r := range c.runs {
+		for _, p := range r.s.Probes {
+			if t := p.Traffic; t != nil && t.Status.Measured() {
+				if y, ok := t.Metric(c.pc.Metric); ok {
+					marks = append(marks, [2]float64{c.px(p.Rate), c.py(y)})
 				}
 			}
 		}
-		ty, label := py(pc.Value), "objective: "+pc.String()
-		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#D55E00" stroke-width="1.5" stroke-dasharray="6 4"/>`, left, ty, left+pw, ty)
-		lx, ly, anchor := labelSpot(label, ty, left, left+pw, pTop, pTop+panelH, marks)
-		b.text(lx, ly, anchor, "tick", label)
 	}
-	// Each run's probes, the baseline first so that this run's are on top.
-	for i := len(runs) - 1; i >= 0; i-- {
-		r := runs[i]
+	ty, label := c.py(c.pc.Value), "objective: "+c.pc.String()
+	b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#D55E00" stroke-width="1.5" stroke-dasharray="6 4"/>`, c.left, ty, c.left+c.pw, ty)
+	lx, ly, anchor := labelSpot(label, ty, c.left, c.left+c.pw, c.pTop, c.pTop+c.panelH, marks)
+	b.text(lx, ly, anchor, "tick", label)
+}
+
+// probes draws each run's probes, the baseline first so that this run's
+// are on top: a line through the measured ones in each panel, a filled
+// mark where a probe met the objective, hollow where it failed, a cross
+// on the rate axis where it was unmeasurable.
+func (c *rateChart) probes() {
+	for i := len(c.runs) - 1; i >= 0; i-- {
+		r := c.runs[i]
 		probes := slices.Clone(r.s.Probes)
 		slices.SortStableFunc(probes, func(a, b result.SearchProbe) int { return cmp.Compare(a.Rate, b.Rate) })
-		var gpts, ppts []string
-		for _, p := range probes {
-			c := p.Traffic
-			if c == nil || !c.Status.Measured() || p.Decision == result.DecisionUnmeasurable {
-				continue
-			}
-			gpts = append(gpts, fmt.Sprintf("%.1f,%.1f", px(p.Rate), gy(c.GoodputRPS)))
-			if y, ok := c.Metric(pc.Metric); ok {
-				ppts = append(ppts, fmt.Sprintf("%.1f,%.1f", px(p.Rate), py(y)))
-			}
-		}
-		for _, pts := range [][]string{gpts, ppts} {
-			if len(pts) > 1 {
-				b.f(`<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`, strings.Join(pts, " "), r.color, dashAttr(r.dash))
-			}
-		}
+		c.probeLines(r, probes)
 		lastOff := math.Inf(-1) // the x of this run's last off-scale label
 		for _, p := range probes {
-			label := rateProbeLabel(r.name, &p, pc.Metric)
-			c := p.Traffic
-			if c == nil || !c.Status.Measured() || p.Decision == result.DecisionUnmeasurable {
-				// Unmeasurable or not measured: a cross on the rate axis.
-				x, y := px(p.Rate), gTop+panelH
-				b.f(`<path d="M%.1f %.1fl8 8m0 -8l-8 8" stroke="%s" stroke-width="2"><title>%s</title></path>`, x-4, y-4, r.color, html.EscapeString(label))
-				continue
-			}
-			fill := r.color
-			if !p.Passed {
-				fill = "#fff"
-			}
-			b.mark(r.marker, px(p.Rate), gy(c.GoodputRPS), fill, r.color, label)
-			if y, ok := c.Metric(pc.Metric); ok {
-				b.mark(r.marker, px(p.Rate), py(y), fill, r.color, label)
-				if y > pt[len(pt)-1] && px(p.Rate)-lastOff >= 40 {
-					lastOff = px(p.Rate)
-					// Off the scale: its value beside the mark, this run's
-					// to the left and the baseline's to the right.
-					x, anchor := px(p.Rate)-6, "end"
-					if i > 0 {
-						x, anchor = px(p.Rate)+6, "start"
-					}
-					b.text(x, py(y)+14, anchor, "tick", "↑ "+tickLabel(math.Round(y)))
-				}
-			}
+			lastOff = c.probeMarks(r, i, &p, lastOff)
 		}
 	}
-	// The legend.
-	lx := W - right + 12
-	for i, r := range runs {
-		ly := top + 8 + float64(i)*18
+}
+
+// probeLines draws the lines through run r's measured probes.
+func (c *rateChart) probeLines(r rateRun, probes []result.SearchProbe) {
+	var gpts, ppts []string
+	for _, p := range probes {
+		t := p.Traffic
+		if t == nil || !t.Status.Measured() || p.Decision == result.DecisionUnmeasurable {
+			continue
+		}
+		gpts = append(gpts, fmt.Sprintf("%.1f,%.1f", c.px(p.Rate), c.gy(t.GoodputRPS)))
+		if y, ok := t.Metric(c.pc.Metric); ok {
+			ppts = append(ppts, fmt.Sprintf("%.1f,%.1f", c.px(p.Rate), c.py(y)))
+		}
+	}
+	for _, pts := range [][]string{gpts, ppts} {
+		if len(pts) > 1 {
+			c.b.f(`<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`, strings.Join(pts, " "), r.color, dashAttr(r.dash))
+		}
+	}
+}
+
+// probeMarks draws probe p of run r (the i-th run), returning the x of
+// the run's last off-scale label (lastOff, or this probe's when it wrote
+// one): a value above the percentile panel is written beside its mark,
+// this run's to the left and the baseline's to the right, 40 px apart
+// at least.
+func (c *rateChart) probeMarks(r rateRun, i int, p *result.SearchProbe, lastOff float64) float64 {
+	b := &c.b
+	label := rateProbeLabel(r.name, p, c.pc.Metric)
+	t := p.Traffic
+	if t == nil || !t.Status.Measured() || p.Decision == result.DecisionUnmeasurable {
+		// Unmeasurable or not measured: a cross on the rate axis.
+		x, y := c.px(p.Rate), c.gTop+c.panelH
+		b.f(`<path d="M%.1f %.1fl8 8m0 -8l-8 8" stroke="%s" stroke-width="2"><title>%s</title></path>`, x-4, y-4, r.color, html.EscapeString(label))
+		return lastOff
+	}
+	fill := r.color
+	if !p.Passed {
+		fill = "#fff"
+	}
+	b.mark(r.marker, c.px(p.Rate), c.gy(t.GoodputRPS), fill, r.color, label)
+	y, ok := t.Metric(c.pc.Metric)
+	if !ok {
+		return lastOff
+	}
+	b.mark(r.marker, c.px(p.Rate), c.py(y), fill, r.color, label)
+	if y <= c.pt[len(c.pt)-1] || c.px(p.Rate)-lastOff < 40 {
+		return lastOff
+	}
+	x, anchor := c.px(p.Rate)-6, "end"
+	if i > 0 {
+		x, anchor = c.px(p.Rate)+6, "start"
+	}
+	b.text(x, c.py(y)+14, anchor, "tick", "↑ "+tickLabel(math.Round(y)))
+	return c.px(p.Rate)
+}
+
+// legend draws the runs' lines and marks, then "not met" and the bounds'
+// band.
+func (c *rateChart) legend() {
+	b := &c.b
+	lx := rateChartW - c.right + 12
+	for i, r := range c.runs {
+		ly := c.top + 8 + float64(i)*18
 		b.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>`, lx, ly, lx+28, ly, r.color, dashAttr(r.dash))
 		b.mark(r.marker, lx+14, ly, r.color, r.color, "")
 		b.text(lx+34, ly+4, "start", "tick", r.name)
 	}
-	ly := top + 8 + float64(len(runs))*18 + 6
+	ly := c.top + 8 + float64(len(c.runs))*18 + 6
 	b.f(`<circle cx="%.1f" cy="%.1f" r="3.5" fill="#fff" stroke="#555" stroke-width="1.5"/>`, lx+14, ly)
 	b.text(lx+34, ly+4, "start", "tick", "not met")
 	b.f(`<rect x="%.1f" y="%.1f" width="28" height="12" fill="#555" fill-opacity="0.13"/>`, lx, ly+12)
 	b.text(lx+34, ly+22, "start", "tick", "capacity bounds")
-	b.f(`</svg>`)
-	return b.String()
 }
 
 // rateProbeLabel is a rate probe's tooltip: "this run, 6.2 req/s: goodput
