@@ -1,6 +1,7 @@
 // Package stats holds the small statistics every decision shares, once:
-// the standard normal's quantile and distribution function, and the
-// percentile of a sample as slogate reports it. Each has one answer for
+// the standard normal's quantile and distribution function, the
+// percentile of a sample as slogate reports it, and the Wilson interval
+// of a proportion. Each has one answer for
 // every input, an empty sample included (NaN: no value), so that no two
 // packages can read the same data two ways.
 package stats
