@@ -19,7 +19,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/slogate/slogate/internal/bisect/decision"
+	"github.com/slogate/slogate/internal/bisection"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/result"
@@ -66,10 +66,10 @@ type Config struct {
 	// Previous are the records of an interrupted bisection (-resume):
 	// their builds are read back, not measured again. Load reads a
 	// record's results (default: Dir/results.json below OutDir).
-	Previous []decision.Record
+	Previous []bisection.Record
 	Load     func(dir string) (*result.Results, error)
 	// Step is told each step once decided; nil tells nothing.
-	Step func(decision.Record)
+	Step func(bisection.Record)
 	// Attempts is how many times a build's inconclusive cells are
 	// measured (default 2).
 	Attempts int
@@ -108,10 +108,10 @@ func CheckBuilds(builds []string, good, bad string) (gi, bi int, err error) {
 // cellState is one regressed cell's search: lo is the last build known
 // good, hi the first known bad; skip the builds it cannot use.
 type cellState struct {
-	rc         decision.RegressedCell
+	rc         bisection.RegressedCell
 	lo, hi     int
 	skip       map[int]bool
-	atLo, atHi *decision.CellStep
+	atLo, atHi *bisection.CellStep
 }
 
 // available are the builds strictly between lo and hi still to measure.
@@ -125,12 +125,12 @@ func (c *cellState) available() []int {
 	return out
 }
 
-// bisection is one Run's state.
-type bisection struct {
+// state is one Run's state.
+type state struct {
 	cfg      Config
 	log      *os.File
-	previous map[string]decision.Record // by build and attempt
-	report   *decision.Report
+	previous map[string]bisection.Record // by build and attempt
+	report   *bisection.Report
 	good     *result.Results
 	bad      *result.Results
 }
@@ -140,7 +140,7 @@ type bisection struct {
 // bad builds, the interruption's; a budget out or an undecided cell is no
 // error (Report.Decided, BudgetOut), nor is good not better than bad
 // (Report.NoRegression): the wiring gives their codes.
-func Run(ctx context.Context, cfg Config) (*decision.Report, error) {
+func Run(ctx context.Context, cfg Config) (*bisection.Report, error) {
 	gi, bi, err := CheckBuilds(cfg.Builds, cfg.Good, cfg.Bad)
 	if err != nil {
 		return nil, err
@@ -153,8 +153,8 @@ func Run(ctx context.Context, cfg Config) (*decision.Report, error) {
 			return result.Read(filepath.Join(cfg.OutDir, dir, "results.json"))
 		}
 	}
-	b := &bisection{cfg: cfg, previous: map[string]decision.Record{},
-		report: &decision.Report{Good: cfg.Good, Bad: cfg.Bad, Builds: cfg.Builds}}
+	b := &state{cfg: cfg, previous: map[string]bisection.Record{},
+		report: &bisection.Report{Good: cfg.Good, Bad: cfg.Bad, Builds: cfg.Builds}}
 	for _, r := range cfg.Previous {
 		b.previous[key(r.Build, r.Attempt)] = r
 	}
@@ -196,19 +196,19 @@ func dirName(i int, build string, attempt int) string {
 	return d
 }
 
-func (b *bisection) run(ctx context.Context, gi, bi int) error {
+func (b *state) run(ctx context.Context, gi, bi int) error {
 	var err error
-	if b.good, err = b.endpoint(ctx, gi, decision.RoleGood, nil); err != nil {
+	if b.good, err = b.endpoint(ctx, gi, bisection.RoleGood, nil); err != nil {
 		return err
 	}
-	if b.bad, err = b.endpoint(ctx, bi, decision.RoleBad, b.good); err != nil {
+	if b.bad, err = b.endpoint(ctx, bi, bisection.RoleBad, b.good); err != nil {
 		return err
 	}
 	gb := compare.Build(b.good, b.bad, b.cfg.Policy)
 	if gb.Refused {
 		return exit.Usagef("the good and bad builds were measured with different settings:\n  %s", differences(gb))
 	}
-	regressed := decision.Regressed(gb)
+	regressed := bisection.Regressed(gb)
 	if len(regressed) == 0 && gb.Outcome == vocab.Inconclusive && b.cfg.Attempts > 1 {
 		// Inconclusive adds repeats, never a guess: the bad build again,
 		// with the most repeats.
@@ -216,7 +216,7 @@ func (b *bisection) run(ctx context.Context, gi, bi int) error {
 			return err
 		}
 		gb = compare.Build(b.good, b.bad, b.cfg.Policy)
-		regressed = decision.Regressed(gb)
+		regressed = bisection.Regressed(gb)
 	}
 	b.report.GoodVsBad = gb
 	if len(regressed) == 0 {
@@ -246,11 +246,11 @@ func (b *bisection) run(ctx context.Context, gi, bi int) error {
 			for _, c := range todo {
 				st := stepOf(rec, c.rc.Ref)
 				switch {
-				case rec.Error != "" || st == nil || st.Outcome == decision.Skipped:
+				case rec.Error != "" || st == nil || st.Outcome == bisection.Skipped:
 					c.skip[idx] = true
-				case st.Outcome == decision.AtOrBefore:
+				case st.Outcome == bisection.AtOrBefore:
 					c.hi, c.atHi = idx, st
-				case st.Outcome == decision.After:
+				case st.Outcome == bisection.After:
 					c.lo, c.atLo = idx, st
 				case attempt < b.cfg.Attempts:
 					again = append(again, c)
@@ -298,7 +298,7 @@ func next(cells []*cellState) (int, []*cellState) {
 
 // endpoint measures (or reads back) the good or bad build, every cell: an
 // endpoint that cannot be measured ends the bisection (exit 3).
-func (b *bisection) endpoint(ctx context.Context, i int, role string, baseline *result.Results) (*result.Results, error) {
+func (b *state) endpoint(ctx context.Context, i int, role string, baseline *result.Results) (*result.Results, error) {
 	build := b.cfg.Builds[i]
 	req := Request{Build: build, Index: i, Attempt: 1, Dir: dirName(i, build, 1), Baseline: baseline}
 	res, rec, err := b.measure(ctx, req, role)
@@ -317,10 +317,10 @@ func (b *bisection) endpoint(ctx context.Context, i int, role string, baseline *
 
 // endpointAgain measures the bad build a second time, with the most
 // repeats, when its comparison with good was inconclusive.
-func (b *bisection) endpointAgain(ctx context.Context, i int) (*result.Results, error) {
+func (b *state) endpointAgain(ctx context.Context, i int) (*result.Results, error) {
 	build := b.cfg.Builds[i]
 	req := Request{Build: build, Index: i, Attempt: 2, Dir: dirName(i, build, 2), Baseline: b.good}
-	res, rec, err := b.measure(ctx, req, decision.RoleBad)
+	res, rec, err := b.measure(ctx, req, bisection.RoleBad)
 	if err != nil {
 		return nil, err
 	}
@@ -332,14 +332,14 @@ func (b *bisection) endpointAgain(ctx context.Context, i int) (*result.Results, 
 }
 
 // step measures (or reads back) a candidate's cells and decides each.
-func (b *bisection) step(ctx context.Context, i, attempt int, cells []*cellState) (decision.Record, error) {
+func (b *state) step(ctx context.Context, i, attempt int, cells []*cellState) (bisection.Record, error) {
 	build := b.cfg.Builds[i]
 	refs := make([]vocab.CellRef, len(cells))
 	for j, c := range cells {
 		refs[j] = c.rc.Ref
 	}
 	req := Request{Build: build, Index: i, Cells: refs, Attempt: attempt, Dir: dirName(i, build, attempt), Baseline: b.good}
-	res, rec, err := b.measure(ctx, req, decision.RoleCandidate)
+	res, rec, err := b.measure(ctx, req, bisection.RoleCandidate)
 	if err != nil {
 		return rec, err
 	}
@@ -347,7 +347,7 @@ func (b *bisection) step(ctx context.Context, i, attempt int, cells []*cellState
 		vsGood := compare.Build(b.good, res, b.cfg.Policy)
 		vsBad := compare.Build(b.bad, res, b.cfg.Policy)
 		for _, c := range cells {
-			rec.Cells = append(rec.Cells, decision.Decide(vsGood, vsBad, c.rc.Ref, c.rc.Metrics))
+			rec.Cells = append(rec.Cells, bisection.Decide(vsGood, vsBad, c.rc.Ref, c.rc.Metrics))
 		}
 	}
 	b.record(rec)
@@ -357,8 +357,8 @@ func (b *bisection) step(ctx context.Context, i, attempt int, cells []*cellState
 // measure runs req, or reads back the record of an earlier bisection's
 // same step. A build that errored is a record with Error, no error: only
 // an interruption is.
-func (b *bisection) measure(ctx context.Context, req Request, role string) (*result.Results, decision.Record, error) {
-	rec := decision.Record{Build: req.Build, Index: req.Index, Role: role, Attempt: req.Attempt, Dir: req.Dir}
+func (b *state) measure(ctx context.Context, req Request, role string) (*result.Results, bisection.Record, error) {
+	rec := bisection.Record{Build: req.Build, Index: req.Index, Role: role, Attempt: req.Attempt, Dir: req.Dir}
 	if prev, ok := b.previous[key(req.Build, req.Attempt)]; ok && prev.Role == role {
 		if prev.Error != "" {
 			return nil, prev, nil
@@ -403,7 +403,7 @@ func interrupted(ctx context.Context) error {
 
 // record keeps rec in the report, tells it and appends it to
 // bisect.jsonl.
-func (b *bisection) record(rec decision.Record) {
+func (b *state) record(rec bisection.Record) {
 	b.report.Steps = append(b.report.Steps, rec)
 	b.report.GPUSeconds += rec.GPUSeconds
 	if b.cfg.Step != nil {
@@ -417,7 +417,7 @@ func (b *bisection) record(rec decision.Record) {
 }
 
 // stepOf is rec's decision for ref.
-func stepOf(rec decision.Record, ref vocab.CellRef) *decision.CellStep {
+func stepOf(rec bisection.Record, ref vocab.CellRef) *bisection.CellStep {
 	for i := range rec.Cells {
 		if rec.Cells[i].Cell == ref.Name() {
 			s := rec.Cells[i]
@@ -428,10 +428,10 @@ func stepOf(rec decision.Record, ref vocab.CellRef) *decision.CellStep {
 }
 
 // answers are the cells' answers from their searches.
-func answers(builds []string, cells []*cellState) []decision.CellAnswer {
-	var out []decision.CellAnswer
+func answers(builds []string, cells []*cellState) []bisection.CellAnswer {
+	var out []bisection.CellAnswer
 	for _, c := range cells {
-		a := decision.CellAnswer{Cell: c.rc.Ref.Name(), Metrics: c.rc.Metrics, Change: c.rc.Changes,
+		a := bisection.CellAnswer{Cell: c.rc.Ref.Name(), Metrics: c.rc.Metrics, Change: c.rc.Changes,
 			LastGood: builds[c.lo], AtFirstBad: c.atHi, AtLastGood: c.atLo}
 		if len(c.available()) == 0 && c.hi == c.lo+1 {
 			a.Found, a.FirstBad = true, builds[c.hi]
@@ -459,7 +459,7 @@ func differences(c *compare.Comparison) string {
 
 // ReadLog reads the records of bisect.jsonl in dir; a missing file is
 // none. A last line cut short by an interruption is dropped.
-func ReadLog(dir string) ([]decision.Record, error) {
+func ReadLog(dir string) ([]bisection.Record, error) {
 	f, err := os.Open(filepath.Join(dir, LogFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, exit.Usagef("-resume %s: no %s there", dir, LogFile)
@@ -468,11 +468,11 @@ func ReadLog(dir string) ([]decision.Record, error) {
 		return nil, exit.Usagef("-resume: %v", err)
 	}
 	defer f.Close()
-	var out []decision.Record
+	var out []bisection.Record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
-		var r decision.Record
+		var r bisection.Record
 		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Build != "" {
 			out = append(out, r)
 		}

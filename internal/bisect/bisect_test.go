@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slogate/slogate/internal/bisect/decision"
+	"github.com/slogate/slogate/internal/bisection"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/result"
@@ -159,10 +159,10 @@ func config(w *world, n int) Config {
 }
 
 // candidateSteps counts the candidate builds measured (not the endpoints).
-func candidateSteps(r *decision.Report) int {
+func candidateSteps(r *bisection.Report) int {
 	n := 0
 	for _, s := range r.Steps {
-		if s.Role == decision.RoleCandidate {
+		if s.Role == bisection.RoleCandidate {
 			n++
 		}
 	}
@@ -215,7 +215,7 @@ func TestRunSkipsBuildThatFails(t *testing.T) {
 	if !rep.Decided() || rep.Cells[0].FirstBad != "b10" || rep.Cells[0].LastGood != "b09" {
 		t.Fatalf("answer %+v, want first bad b10, the skipped b07 measured around", rep.Cells[0])
 	}
-	var skipped *decision.Record
+	var skipped *bisection.Record
 	for i := range rep.Steps {
 		if rep.Steps[i].Build == "b07" {
 			skipped = &rep.Steps[i]
@@ -260,7 +260,7 @@ func TestRunInconclusiveIsUndecided(t *testing.T) {
 	for _, s := range rep.Steps {
 		if s.Build == "b07" {
 			attempts++
-			if s.Cells[0].Outcome != decision.Inconclusive {
+			if s.Cells[0].Outcome != bisection.Inconclusive {
 				t.Errorf("b07 attempt %d: %s, want inconclusive", s.Attempt, s.Cells[0].Outcome)
 			}
 		}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slogate/slogate/internal/bisect/decision"
+	"github.com/slogate/slogate/internal/bisection"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/plan"
@@ -86,7 +86,7 @@ func Command(ctx context.Context, o Options) error {
 	if o.OutDir == "" {
 		o.OutDir = DefaultOutDir
 	}
-	var prev []decision.Record
+	var prev []bisection.Record
 	if o.Resume {
 		var err error
 		if prev, err = ReadLog(o.OutDir); err != nil {
@@ -99,8 +99,8 @@ func Command(ctx context.Context, o Options) error {
 	n := 0
 	cfg := Config{Builds: o.Builds, Good: o.Good, Bad: o.Bad, Policy: o.Policy, OutDir: o.OutDir, Previous: prev,
 		MaxGPUSeconds: o.MaxGPUTime.Seconds(), Measure: o.measure,
-		Step: func(r decision.Record) {
-			if r.Role == decision.RoleCandidate && r.Attempt == 1 {
+		Step: func(r bisection.Record) {
+			if r.Role == bisection.RoleCandidate && r.Attempt == 1 {
 				n++
 			}
 			views.WriteBisectStep(o.Stdout, r, n)

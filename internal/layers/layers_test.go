@@ -43,7 +43,7 @@ var layers = [][]string{
 	// and of a plan (text, JSON).
 	{"internal/views", "internal/views/planview", "internal/views/helpview"},
 	// Running a plan's steps; verdicts from the rules; rendering the reports.
-	{"internal/runner", "internal/assert", "internal/report", "internal/bisect/decision"},
+	{"internal/runner", "internal/assert", "internal/report", "internal/bisection"},
 	// Measuring one cell against a client; comparing two sets of results.
 	{"internal/measure", "internal/compare"},
 	// A server's lifecycle: launch, readiness, stop, discovery, containers;

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slogate/slogate/internal/bisect/decision"
+	"github.com/slogate/slogate/internal/bisection"
 )
 
 // BisectStep is the console line of one step of `slogate bisect`
@@ -15,10 +15,10 @@ import (
 // with the changes against each endpoint, and its GPU time:
 //
 //	b07 (step 2): decode/ctx=8K/conc=4 bad (first bad at or before): total_tps -16.4% vs good, +0.3% vs bad; GPU time 12.3s
-func BisectStep(r decision.Record, n int) string {
+func BisectStep(r bisection.Record, n int) string {
 	var b strings.Builder
 	switch r.Role {
-	case decision.RoleCandidate:
+	case bisection.RoleCandidate:
 		fmt.Fprintf(&b, "%s (step %d", r.Build, n)
 		if r.Attempt > 1 {
 			b.WriteString(", measured again with the most repeats")
@@ -63,8 +63,8 @@ func BisectStep(r decision.Record, n int) string {
 // change against good at that build and at the last good one), the cells
 // left undecided with the builds their first bad may be, the budget when
 // it ran out, and the cost.
-func BisectAnswer(w io.Writer, r *decision.Report) {
-	byBuild := map[string][]decision.CellAnswer{}
+func BisectAnswer(w io.Writer, r *bisection.Report) {
+	byBuild := map[string][]bisection.CellAnswer{}
 	var order []string
 	for _, c := range r.Cells {
 		if !c.Found {
@@ -107,7 +107,7 @@ func BisectAnswer(w io.Writer, r *decision.Report) {
 }
 
 // evidence is the cell's change against good at its first bad build.
-func evidence(st *decision.CellStep, c decision.CellAnswer, build, bad string) string {
+func evidence(st *bisection.CellStep, c bisection.CellAnswer, build, bad string) string {
 	var parts []string
 	if st != nil {
 		for _, m := range st.Metrics {
@@ -127,7 +127,7 @@ func evidence(st *decision.CellStep, c decision.CellAnswer, build, bad string) s
 
 // lastGoodEvidence is the cell's change against good at its last good
 // build; none when that is the good build itself.
-func lastGoodEvidence(c decision.CellAnswer, good string) string {
+func lastGoodEvidence(c bisection.CellAnswer, good string) string {
 	if c.AtLastGood == nil || c.LastGood == good {
 		return " (the good build)"
 	}
@@ -161,7 +161,7 @@ func WriteBisectResuming(w io.Writer, dir string, measured int) {
 }
 
 // WriteBisectStep writes BisectStep's line on w.
-func WriteBisectStep(w io.Writer, r decision.Record, n int) {
+func WriteBisectStep(w io.Writer, r bisection.Record, n int) {
 	fmt.Fprintln(w, BisectStep(r, n))
 }
 

@@ -1,10 +1,10 @@
-// Package decision is `slogate bisect`'s rule for one step, a pure
+// Package bisection is `slogate bisect`'s rule for one step, a pure
 // function over two comparisons built by package compare (the candidate
 // against the good endpoint and against the bad one), and the records
 // the bisection keeps of its steps (bisect.jsonl) and its answer. It adds
 // no statistical rule of its own: every "regressed", "within tolerance" and
 // "inconclusive" is compare's decision (docs/method.md#bisect).
-package decision
+package bisection
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package decision
+package bisection
 
 import (
 	"github.com/slogate/slogate/internal/compare"
