@@ -131,7 +131,7 @@ func TestBisectFindsFirstBad(t *testing.T) {
 func TestBisectTwoCellsSkipResume(t *testing.T) {
 	// Two bisections of 8 builds, 200–260 s on 2 cores: behind a variable
 	// so that make test stays short; the decision and the resume are
-	// also tested in internal/bisect (TestRunResumes, TestRunFindsFirstBad).
+	// also tested in internal/command/bisect (TestRunResumes, TestRunFindsFirstBad).
 	if os.Getenv("SLOGATE_BISECT_E2E") == "" {
 		t.Skip("SLOGATE_BISECT_E2E=1 runs the two-cell bisection with a skipped build and a resume (200–260 s)")
 	}

@@ -37,7 +37,7 @@ func TestResultsFileArgs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), &stdout, &stderr, tt.args)
+			err := runProgram(context.Background(), &stdout, &stderr, tt.args)
 			if got := exit.Code(err); got != tt.code {
 				t.Fatalf("exit %d (%v), want %d\nstderr:\n%s", got, err, tt.code, stderr.String())
 			}

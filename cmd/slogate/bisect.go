@@ -4,8 +4,8 @@ import (
 	"context"
 	"io"
 
-	"github.com/slogate/slogate/internal/bisect"
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/command/bisect"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/interrupt"
 	"github.com/slogate/slogate/internal/runner"
@@ -13,7 +13,7 @@ import (
 
 // cmdBisect is `slogate bisect -good G -bad B -candidates FILE SPEC`: the
 // first build where each cell that regressed between G and B did
-// (internal/bisect does the work).
+// (internal/command/bisect does the work).
 func cmdBisect(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	o := bisect.Options{Tool: buildVersion().Version, ForceStop: interrupt.Force(ctx), Stdout: stdout, Stderr: stderr}
 	var candidates, alpha string

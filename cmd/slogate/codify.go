@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/slogate/slogate/internal/cli"
-	"github.com/slogate/slogate/internal/codify"
+	"github.com/slogate/slogate/internal/command/codify"
 	"github.com/slogate/slogate/internal/exit"
 )
 

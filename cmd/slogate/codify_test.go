@@ -56,7 +56,7 @@ func TestCmdCodify(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), &stdout, &stderr, append([]string{"codify"}, tc.args...))
+			err := runProgram(context.Background(), &stdout, &stderr, append([]string{"codify"}, tc.args...))
 			if got := exit.Code(err); got != tc.code {
 				t.Fatalf("exit %d (%v), want %d\nstdout:\n%s\nstderr:\n%s", got, err, tc.code, stdout.String(), stderr.String())
 			}

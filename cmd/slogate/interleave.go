@@ -5,15 +5,15 @@ import (
 	"io"
 
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/command/interleave"
 	"github.com/slogate/slogate/internal/compare"
-	"github.com/slogate/slogate/internal/interleave"
 	"github.com/slogate/slogate/internal/interrupt"
 	"github.com/slogate/slogate/internal/runner"
 )
 
 // cmdInterleave is `slogate interleave -a A -b B SPEC`: two builds of one
 // server booted alternately in randomized blocks and compared block by
-// block (internal/interleave does the work).
+// block (internal/command/interleave does the work).
 func cmdInterleave(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	o := interleave.Options{Tool: buildVersion().Version, ForceStop: interrupt.Force(ctx), Stdout: stdout, Stderr: stderr}
 	var alpha string

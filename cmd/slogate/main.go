@@ -22,7 +22,7 @@ var version, commit = "dev", ""
 
 func main() {
 	ctx := interrupt.Notify(context.Background(), func(s interrupt.Signal) { views.WriteSignal(os.Stderr, s) })
-	err := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
+	err := runProgram(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	if err != nil && !exit.IsQuiet(err) {
 		fmt.Fprintln(os.Stderr, "slogate:", err)
 	}
@@ -53,8 +53,8 @@ var program = &cli.Program{
 	Version: "version",
 }
 
-// run is the whole program behind main: it dispatches to a subcommand.
-func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+// runProgram is the whole program behind main: it dispatches to a subcommand.
+func runProgram(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	return program.Run(ctx, stdout, stderr, args)
 }
 

@@ -18,7 +18,7 @@ import (
 func cliRun(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errw bytes.Buffer
-	err := run(context.Background(), &out, &errw, args)
+	err := runProgram(context.Background(), &out, &errw, args)
 	if err != nil && !exit.IsQuiet(err) {
 		errw.WriteString("slogate: " + err.Error() + "\n")
 	}

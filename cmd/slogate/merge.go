@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/slogate/slogate/internal/cli"
-	"github.com/slogate/slogate/internal/gate"
+	"github.com/slogate/slogate/internal/command/merge"
 )
 
 // cmdMerge is `slogate merge -out DIR OUT...`: it combines the results
@@ -24,5 +24,5 @@ func cmdMerge(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	if len(inputs) == 0 {
 		return fls.Usagef("no results folder given: pass the -out folders of the runs to merge")
 	}
-	return gate.Merge(gate.MergeOptions{OutDir: *out, Inputs: inputs, Stdout: stdout})
+	return merge.Merge(merge.MergeOptions{OutDir: *out, Inputs: inputs, Stdout: stdout})
 }

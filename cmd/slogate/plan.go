@@ -5,10 +5,9 @@ import (
 	"io"
 
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/command/specload"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/spec"
-	"github.com/slogate/slogate/internal/specload"
 	"github.com/slogate/slogate/internal/views/planview"
 )
 
@@ -44,7 +43,7 @@ func cmdPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		return fls.Usagef("-duration must be positive")
 	}
 	if *server != "" {
-		if specs, err = gate.SelectServer(specs, *server); err != nil {
+		if specs, err = specload.SelectServer(specs, *server); err != nil {
 			return err
 		}
 	}

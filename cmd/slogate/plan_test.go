@@ -21,7 +21,7 @@ import (
 func runPlan(t *testing.T, args ...string) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), &stdout, &stderr, append([]string{"plan"}, args...)); err != nil {
+	if err := runProgram(context.Background(), &stdout, &stderr, append([]string{"plan"}, args...)); err != nil {
 		t.Fatalf("plan %v: %v\n%s", args, err, stderr.String())
 	}
 	return stdout.String()
@@ -156,7 +156,7 @@ func TestPlanUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), &stdout, &stderr, append([]string{"plan"}, tt.args...))
+			err := runProgram(context.Background(), &stdout, &stderr, append([]string{"plan"}, tt.args...))
 			if exit.Code(err) != exit.Usage {
 				t.Fatalf("exit %d (%v), want 2", exit.Code(err), err)
 			}

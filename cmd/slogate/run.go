@@ -9,21 +9,21 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/command/run"
+	"github.com/slogate/slogate/internal/command/specload"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/interrupt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/spec"
-	"github.com/slogate/slogate/internal/specload"
 	"github.com/slogate/slogate/internal/views"
 )
 
 // cmdRun is `slogate run [flags] SPEC...`: for every server of every spec,
 // boot (or reach) it, measure the plan, evaluate the assertions, report.
 func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	o := gate.Options{Tool: buildVersion().Version, ForceStop: interrupt.Force(ctx), Stdout: stdout, Stderr: stderr}
+	o := run.Options{Tool: buildVersion().Version, ForceStop: interrupt.Force(ctx), Stdout: stdout, Stderr: stderr}
 	var baseline, resume, server, alpha string
 	var vars spec.Vars
 	var timeout time.Duration
@@ -117,7 +117,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	flags.Vars = vars.Redacted(servers)
 	if server != "" {
-		if o.Specs, err = gate.SelectServer(o.Specs, server); err != nil {
+		if o.Specs, err = specload.SelectServer(o.Specs, server); err != nil {
 			return err
 		}
 	}
@@ -144,5 +144,5 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 			exit.Infraf("the run took longer than -timeout %v and was stopped", timeout))
 		defer cancel()
 	}
-	return gate.Run(ctx, o)
+	return run.Run(ctx, o)
 }

@@ -5,8 +5,8 @@ import (
 	"io"
 
 	"github.com/slogate/slogate/internal/cli"
+	"github.com/slogate/slogate/internal/command/specload"
 	"github.com/slogate/slogate/internal/spec"
-	"github.com/slogate/slogate/internal/specload"
 )
 
 // cmdValidate is `slogate validate [flags] SPEC|DIR...`: it loads every spec

@@ -84,7 +84,7 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), &stdout, &stderr, append([]string{"validate"}, tt.args...))
+			err := runProgram(context.Background(), &stdout, &stderr, append([]string{"validate"}, tt.args...))
 			if got := exit.Code(err); got != tt.wantCode {
 				t.Fatalf("exit code %d (%v), want %d\nstderr:\n%s", got, err, tt.wantCode, stderr.String())
 			}

@@ -37,8 +37,8 @@ var layers = [][]string{
 	// What each command does, and the commands' plumbing.
 	// `slogate bisect`: specs loaded per build, each measured by the runner;
 	// `slogate interleave`: two builds booted alternately, the same way.
-	{"internal/bisect", "internal/interleave"},
-	{"internal/gate", "internal/specload", "internal/codify", "internal/sim", "internal/cli"},
+	{"internal/command/bisect", "internal/command/interleave"},
+	{"internal/command/run", "internal/command/merge", "internal/command/specload", "internal/command/codify", "internal/sim", "internal/cli"},
 	// The commands' views: of a comparison (text, Markdown, JSON, verdicts)
 	// and of a plan (text, JSON).
 	{"internal/views", "internal/views/planview", "internal/views/helpview"},
@@ -89,7 +89,7 @@ var forbidden = []struct{ from, to, why string }{
 	{"internal/cli/", "internal/assert", "the commands' plumbing, not application logic"},
 	{"internal/cli/", "internal/report", "the commands' plumbing, not application logic"},
 	{"internal/report", "internal/spec", "reports render results, not the language"},
-	{"internal/runner", "internal/assert", "the search's objective is a function gate builds from assert"},
+	{"internal/runner", "internal/assert", "the search's objective is a function the run command builds from assert"},
 	{"internal/measure", "internal/plan", "measuring one cell knows nothing of plans"},
 	{"internal/measure", "internal/runner", "measuring one cell knows nothing of plans"},
 	{"internal/engine/", "internal/spec", "an engine renders and diagnoses from neutral inputs (engine.Launch): spec calls the engines, never the reverse"},
@@ -388,7 +388,7 @@ func TestEngineNamesStayInTheirPackages(t *testing.T) {
 
 // TestArchitectureDrawsLayers: the first code block of docs/architecture.md
 // draws the layers, top to bottom: each layer's packages, one line each
-// ("internal/gate/   what it does"), layers separated by a line of "─" or
+// ("internal/command/run/   what it does"), layers separated by a line of "─" or
 // "↓". (README.md's Development section draws only their top-level shape.)
 func TestArchitectureDrawsLayers(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
@@ -414,7 +414,7 @@ func TestArchitectureDrawsLayers(t *testing.T) {
 var separator = regexp.MustCompile(`^\s*[─↓]`)
 
 // drawnLayers reads the layers of a drawing: the packages named at the start
-// of a line ("gate/"), grouped between separator lines, each group sorted.
+// of a line ("command/run/"), grouped between separator lines, each group sorted.
 func drawnLayers(block string) [][]string {
 	var out [][]string
 	var cur []string

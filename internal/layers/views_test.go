@@ -97,7 +97,7 @@ func lineCalls(t *testing.T, fset *token.FileSet, f *ast.File) []string {
 // TestLinesAreFormattedInViews: outside viewHomes, no non-test Go source
 // formats a user-facing line (the rule above). The last of the files that
 // did (the ratchet linesToMove, issue 28: the run's progress lines, the
-// help texts, gate's, bisect's and the signals' lines, assert's breach
+// help texts, the run command's, bisect's and the signals' lines, assert's breach
 // line) moved to the views; a file that formats one now fails here.
 func TestLinesAreFormattedInViews(t *testing.T) {
 	_, pkgs := listed(t)

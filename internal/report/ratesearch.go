@@ -515,7 +515,7 @@ type SearchChart struct {
 }
 
 // SearchCharts are res's rate searches' charts as standalone SVG files,
-// which report.md links to (gate writes them in report.md's folder).
+// which report.md links to (the run command writes them in report.md's folder).
 func SearchCharts(res *result.Results) []SearchChart { return NewModel(res).SearchCharts() }
 
 // searchCharts are the rate searches' charts of searches as standalone

@@ -169,3 +169,30 @@ func (rec CellRecord) cells() int {
 	}
 	return n
 }
+
+// RenderFileAtomic renders a file into memory and writes it atomically as
+// dir/name, so that a render that fails half-way leaves the previous file
+// (or none) rather than a torn one. The error names the file.
+func RenderFileAtomic(dir, name string, render func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := render(&b); err != nil {
+		return fmt.Errorf("rendering %s: %w", name, err)
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
+}
+
+// AppendFile appends b to the file at path, creating it.
+func AppendFile(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}

@@ -24,7 +24,7 @@ import (
 // TrafficObjective judges rate search s's objective over traffic cell c,
 // as Objective does a decode probe's (docs/method.md#rate-search): the
 // runner calls it with c's metrics set to the pessimistic, the optimistic
-// and the point ends of their intervals. gate builds it from package
+// and the point ends of their intervals. the run command builds it from package
 // assert.
 type TrafficObjective func(s *spec.Search, c *result.TrafficCell) (met bool, lines []string, err error)
 

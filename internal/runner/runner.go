@@ -88,12 +88,12 @@ type Config struct {
 	Resume   []result.CellRecord
 	Previous *result.Results
 	// Objective judges each probe of the plan's searches, ObjectiveText is
-	// a search's objective as the spec writes it (results.json); gate
+	// a search's objective as the spec writes it (results.json); the run command
 	// builds both from package assert. A plan with searches needs them.
 	Objective     Objective
 	ObjectiveText func(s *spec.Search) string
 	// TrafficObjective judges each probe of the plan's rate searches
-	// (docs/method.md#rate-search); gate builds it from package assert.
+	// (docs/method.md#rate-search); the run command builds it from package assert.
 	TrafficObjective TrafficObjective
 	// Baseline is the -baseline run: repeat = "auto" repeats a cell until
 	// its comparison with the baseline's cell is decided; nil decides each

@@ -29,7 +29,7 @@ type SearchObserver interface {
 // Objective judges search s's probe cell c (docs/method.md#search):
 // whether c met the objective, the values it read, one comparison per line
 // (as assert details write them), and an error when it cannot say (a metric
-// the cell lacks, a value that is not a bool). gate builds it from package
+// the cell lacks, a value that is not a bool). the run command builds it from package
 // assert, so that the runner evaluates no condition itself.
 type Objective func(s *spec.Search, c *result.DecodeCell) (met bool, lines []string, err error)
 

@@ -1,4 +1,7 @@
-package gate
+// Package merge is `slogate merge`: it combines the results folders of
+// several runs (the jobs of a CI matrix, one server each) into one
+// results set, its reports and the worst of their exit codes.
+package merge
 
 import (
 	"bytes"
@@ -92,7 +95,7 @@ func Merge(o MergeOptions) error {
 	if path := getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		var b bytes.Buffer
 		if err := report.WriteMergedSummary(&b, m); err == nil {
-			if err := appendFile(path, b.Bytes()); err != nil && o.Stdout != nil {
+			if err := result.AppendFile(path, b.Bytes()); err != nil && o.Stdout != nil {
 				// A summary is a convenience: warn, never fail the merge for it.
 				views.WriteStepSummaryWarning(o.Stdout, err)
 			}
@@ -170,7 +173,7 @@ func writeMerged(dir string, m *result.Merged, raw map[string][]byte) error {
 	}
 	var errs []error
 	write := func(name string, render func(io.Writer) error) {
-		if err := renderFile(dir, name, render); err != nil {
+		if err := result.RenderFileAtomic(dir, name, render); err != nil {
 			errs = append(errs, fmt.Errorf("merge: %w", err))
 		}
 	}
@@ -197,17 +200,4 @@ func writeMerged(dir string, m *result.Merged, raw map[string][]byte) error {
 	write("report.html", func(w io.Writer) error { return report.WriteMergedHTML(w, m) })
 	write("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, runs) })
 	return errors.Join(errs...)
-}
-
-// appendFile appends b to the file at path, creating it.
-func appendFile(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(b)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
 }

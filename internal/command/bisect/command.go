@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/bisection"
+	"github.com/slogate/slogate/internal/command/specload"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/spec"
-	"github.com/slogate/slogate/internal/specload"
 	"github.com/slogate/slogate/internal/views"
 )
 

@@ -1,9 +1,9 @@
-// Package gate turns the measurements of `slogate run` into its answer: it
+// Package run is `slogate run`: it turns the measurements into the run's answer; it
 // runs each server of each spec through the runner, streams every cell and
 // verdict as a test, evaluates the assertions and the baseline, writes the
 // reports and GitHub annotations, and decides the run's exit code (a
 // breach exits 1, a cell that could not be measured exits 3).
-package gate
+package run
 
 import (
 	"context"

@@ -28,9 +28,10 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/assert"
+	"github.com/slogate/slogate/internal/command/run"
+	"github.com/slogate/slogate/internal/command/specload"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
-	"github.com/slogate/slogate/internal/gate"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/plan"
@@ -38,7 +39,6 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/spec"
-	"github.com/slogate/slogate/internal/specload"
 	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -754,7 +754,7 @@ func (r *interleaved) boot(ctx context.Context, side string, block int, open []v
 func (o Options) runBoot(ctx context.Context, b Boot) (*result.Results, error) {
 	cfg := runner.Config{Spec: b.Spec, Server: b.Spec.Servers[0], Plan: b.Plan, OutDir: b.Dir, Sim: o.Sim, Tool: o.Tool,
 		Policy: o.Policy, ForceStop: o.ForceStop, StreamIdleTimeout: o.StreamIdleTimeout}
-	gate.SetObjectives(&cfg, b.Spec)
+	run.SetObjectives(&cfg, b.Spec)
 	return runner.Run(ctx, cfg)
 }
 

@@ -4,8 +4,8 @@ package views
 // server's run, what it says when nothing matches -run or a folder is
 // replaced, its GPU time, each verdict as a test on the console, the
 // GitHub annotations of its verdicts, merge's
-// table of runs, and the warnings of a convenience that failed (package
-// gate decides; these functions write).
+// table of runs, and the warnings of a convenience that failed (packages
+// command/run and command/merge decide; these functions write).
 
 import (
 	"fmt"

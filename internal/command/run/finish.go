@@ -1,4 +1,4 @@
-package gate
+package run
 
 import (
 	"bytes"
@@ -153,27 +153,13 @@ func writeReports(dir string, res *result.Results, rep *report.Model) error {
 		errs = append(errs, fmt.Errorf("writing results.json: %w", err))
 	}
 	errs = append(errs,
-		renderFile(dir, "report.md", func(w io.Writer) error { return rep.WriteMarkdown(w) }),
-		renderFile(dir, "report.html", func(w io.Writer) error { return rep.WriteHTML(w) }),
-		renderFile(dir, "junit.xml", func(w io.Writer) error { return rep.WriteJUnit(w) }))
+		result.RenderFileAtomic(dir, "report.md", func(w io.Writer) error { return rep.WriteMarkdown(w) }),
+		result.RenderFileAtomic(dir, "report.html", func(w io.Writer) error { return rep.WriteHTML(w) }),
+		result.RenderFileAtomic(dir, "junit.xml", func(w io.Writer) error { return rep.WriteJUnit(w) }))
 	for _, c := range rep.SearchCharts() {
-		errs = append(errs, renderFile(dir, c.File, func(w io.Writer) error { _, err := w.Write(c.SVG); return err }))
+		errs = append(errs, result.RenderFileAtomic(dir, c.File, func(w io.Writer) error { _, err := w.Write(c.SVG); return err }))
 	}
 	return errors.Join(errs...)
-}
-
-// renderFile renders a file into memory and writes it atomically as
-// dir/name, so that a render that fails half-way leaves the previous file
-// (or none) rather than a torn one. The error names the file.
-func renderFile(dir, name string, render func(io.Writer) error) error {
-	var b bytes.Buffer
-	if err := render(&b); err != nil {
-		return fmt.Errorf("rendering %s: %w", name, err)
-	}
-	if err := result.WriteFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return nil
 }
 
 // writeJUnitFile writes one JUnit document covering every server of every
@@ -197,5 +183,5 @@ func appendStepSummary(path string, rep *report.Model) error {
 	if err := rep.WriteSummary(&b); err != nil {
 		return err
 	}
-	return appendFile(path, b.Bytes())
+	return result.AppendFile(path, b.Bytes())
 }
