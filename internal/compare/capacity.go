@@ -1,12 +1,10 @@
 package compare
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/slogate/slogate/internal/metric"
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -24,8 +22,14 @@ type CapacityResult struct {
 	// error: Error then). Outcome is what it does to the gate: Decided,
 	// but a Fail or Inconclusive passes when the engines differ.
 	Decided, Outcome vocab.Outcome
-	// Reason says why, and for an inconclusive one what would decide it.
-	Reason string
+	// Reason is the rule that decided, with the figures it read:
+	// ratesearch's rules, or compare's own before them (SearchStopped,
+	// BaselineStopped, SearchesDiffer). Views word it.
+	Reason ratesearch.CapacityDecision
+	// NoPaired says why the bounds decided although the baseline's search
+	// has check windows or this run replayed some ("" when neither run
+	// has any: the bounds decide, as they always did).
+	NoPaired NoPairedCheck
 	// Method is "paired" when the decision came from the paired check
 	// (docs/method.md#paired-capacity-check), "bounds" when from the two
 	// searches' bounds, "" when not decided.
@@ -34,6 +38,45 @@ type CapacityResult struct {
 	// "paired").
 	Paired []ratesearch.PairedInterval
 }
+
+// compare's rules of a capacity comparison, decided before the searches'
+// answers are read (the others are ratesearch's).
+const (
+	// SearchStopped: the candidate's search stopped on an error (Error;
+	// B.Error says what).
+	SearchStopped ratesearch.CapacityRule = "search_stopped"
+	// BaselineStopped: the baseline's search stopped on an error (Skip;
+	// A.Error says what).
+	BaselineStopped ratesearch.CapacityRule = "baseline_stopped"
+	// SearchesDiffer: the searches differ in traffic block or objective,
+	// so their answers are not comparable (Skip).
+	SearchesDiffer ratesearch.CapacityRule = "searches_differ"
+)
+
+// NoPairedCheck names why no paired check decided a capacity comparison
+// (docs/method.md#paired-capacity-check): a stable code results.json
+// keeps; the figures are the searches' (A.Check, B.Replay) and the
+// policy's tolerance.
+type NoPairedCheck string
+
+// The reasons there is no paired check.
+const (
+	// NoBaselineCheck: the candidate replayed windows, but the baseline's
+	// search has no check windows.
+	NoBaselineCheck NoPairedCheck = "no_baseline_check"
+	// NotReplayed: the baseline's search has check windows, but this run
+	// replayed none (was it run with -baseline?).
+	NotReplayed NoPairedCheck = "not_replayed"
+	// ReplayedOtherAnswer: this run replayed another baseline answer
+	// (B.Replay.BaselineRate) than this baseline's (A.Check.Rate).
+	ReplayedOtherAnswer NoPairedCheck = "replayed_other_answer"
+	// ReplayedOtherTolerance: this run replayed the check at another
+	// tolerance (B.Replay.Tolerance) than the one asked now.
+	ReplayedOtherTolerance NoPairedCheck = "replayed_other_tolerance"
+	// NoObjectiveMetric: the check windows hold no metric of the
+	// objective.
+	NoObjectiveMetric NoPairedCheck = "no_objective_metric"
+)
 
 // InformsOnly reports whether the engine rule turned the search's Fail or
 // Inconclusive into a Pass.
@@ -86,24 +129,22 @@ func Capacity(a, b *result.Results, tolerance, alpha float64, engineChanged bool
 		r := CapacityResult{Name: sb.Name, A: sa, B: sb}
 		switch {
 		case sb.Error != "":
-			r.Decided, r.Reason = vocab.Error, "the candidate's search stopped: "+sb.Error
+			r.Reason = ratesearch.CapacityDecision{Outcome: vocab.Error, Rule: SearchStopped}
 		case sa.Error != "":
-			r.Decided, r.Reason = vocab.Skip, "the baseline's search stopped: "+sa.Error
+			r.Reason = ratesearch.CapacityDecision{Outcome: vocab.Skip, Rule: BaselineStopped}
 		case sa.Objective != sb.Objective || sa.Traffic != sb.Traffic:
-			r.Decided, r.Reason = vocab.Skip, "the searches differ (traffic block or objective): their answers are not comparable"
+			r.Reason = ratesearch.CapacityDecision{Outcome: vocab.Skip, Rule: SearchesDiffer}
 		default:
 			pm, why := pairedMetrics(sa, sb, replayTol)
 			if pm != nil {
 				r.Method = "paired"
-				r.Decided, r.Paired, r.Reason = ratesearch.PairedCapacity(pm, alpha, sb.Replay.Rate, sa.Check.Rate, replayTol)
+				r.Reason, r.Paired = ratesearch.PairedCapacity(pm, alpha, sb.Replay.Rate, sa.Check.Rate)
 				break
 			}
 			r.Method = "bounds"
-			r.Decided, r.Reason = ratesearch.Capacity(bounds(sa), bounds(sb), tolerance)
-			if why != "" {
-				r.Reason += " (no paired check: " + why + ")"
-			}
+			r.Reason, r.NoPaired = ratesearch.Capacity(bounds(sa), bounds(sb), tolerance), why
 		}
+		r.Decided = r.Reason.Outcome
 		r.Outcome = r.Decided
 		if engineChanged && (r.Decided == vocab.Fail || r.Decided == vocab.Inconclusive) {
 			r.Outcome = vocab.Pass
@@ -119,18 +160,18 @@ func Capacity(a, b *result.Results, tolerance, alpha float64, engineChanged bool
 // baseline's in each window both measured it. Without a check to pair it
 // returns nil and why ("" when neither run has check windows: the bounds
 // decide, as they always did).
-func pairedMetrics(a, b *result.Search, tolerance float64) ([]ratesearch.PairedMetric, string) {
+func pairedMetrics(a, b *result.Search, tolerance float64) ([]ratesearch.PairedMetric, NoPairedCheck) {
 	switch {
 	case a.Check == nil && b.Replay == nil:
 		return nil, ""
 	case a.Check == nil:
-		return nil, "the baseline's search has no check windows"
+		return nil, NoBaselineCheck
 	case b.Replay == nil:
-		return nil, "the baseline's search has check windows, but this run replayed none (was it run with -baseline?)"
+		return nil, NotReplayed
 	case b.Replay.BaselineRate != a.Check.Rate:
-		return nil, fmt.Sprintf("this run replayed a baseline answer of %s req/s, not this baseline's %s req/s", numfmt.Value(b.Replay.BaselineRate), numfmt.Value(a.Check.Rate))
+		return nil, ReplayedOtherAnswer
 	case b.Replay.Tolerance != tolerance:
-		return nil, fmt.Sprintf("this run replayed the check at a tolerance of %s, not the %s asked now", numfmt.Value(b.Replay.Tolerance), numfmt.Value(tolerance))
+		return nil, ReplayedOtherTolerance
 	}
 	base := map[int64]result.CheckWindow{}
 	names := map[string]bool{}
@@ -161,7 +202,7 @@ func pairedMetrics(a, b *result.Search, tolerance float64) ([]ratesearch.PairedM
 		out = append(out, pm)
 	}
 	if len(out) == 0 {
-		return nil, "the check windows hold no metric of the objective"
+		return nil, NoObjectiveMetric
 	}
 	return out, ""
 }
@@ -176,7 +217,13 @@ func capacityRecord(r *CapacityResult, tolerance float64) result.CapacityCompari
 		return result.CapacityAnswer{Found: s.Found, Rate: s.Rate, Lower: s.RateLower, Upper: s.RateUpper, Precision: s.Precision, ClientLimit: s.ClientLimit}
 	}
 	rec := result.CapacityComparison{Search: r.Name, Baseline: side(r.A), Now: side(r.B), Tolerance: tolerance,
-		Decision: r.Decision(), Outcome: r.Outcome, Reason: r.Reason, Method: r.Method}
+		Decision: r.Decision(), Outcome: r.Outcome, Method: r.Method,
+		Rule: string(r.Reason.Rule), NoPairedCheck: string(r.NoPaired), Line: r.Reason.Line,
+		DecidingPrecision: r.Reason.DecidingPrecision, SearchPrecision: r.Reason.SearchPrecision,
+		CheckRate: r.Reason.Rate, CheckBaselineRate: r.Reason.BaselineRate, NeedWindows: r.Reason.NeedWindows}
+	if r.Reason.Rule == ratesearch.PairedWorse {
+		rec.WorseMetric = r.Paired[r.Reason.Worse].Metric
+	}
 	for _, iv := range r.Paired {
 		pm := result.PairedCheckMetric{Metric: iv.Metric, Mean: iv.Mean, Windows: iv.Windows, Alpha: iv.Alpha}
 		if iv.Windows >= 2 {

@@ -1,9 +1,9 @@
 package compare
 
 import (
-	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -65,7 +65,7 @@ func TestBuildCapacity(t *testing.T) {
 				t.Errorf("decision %s, outcome %s, comparison %s; want %s, %s, comparison %s", got.Decision(), got.Outcome, c.Outcome, tt.wantDecision, tt.want, wantC)
 			}
 			if c.ExitCode() != tt.exit {
-				t.Errorf("exit %d, want %d (%s)", c.ExitCode(), tt.exit, got.Reason)
+				t.Errorf("exit %d, want %d (%+v)", c.ExitCode(), tt.exit, got.Reason)
 			}
 			rec := c.Record()
 			if len(rec.Capacity) != 1 || rec.Capacity[0].Decision != tt.wantDecision || rec.Capacity[0].Now.Rate != tt.b.Rate || rec.Capacity[0].Baseline.Lower != 9.6 {
@@ -99,7 +99,8 @@ func replayed(s result.Search, rate, tol float64, shares ...float64) result.Sear
 // and the candidate replayed them at the same tolerance, the paired check
 // decides (method paired, its metric's interval in the record), however
 // the bounds say; where either is missing or they do not match, the
-// bounds decide and the reason says why no paired check.
+// bounds decide and NoPaired says why no paired check (its words are
+// views', TestCapacityReason there).
 func TestBuildCapacityPaired(t *testing.T) {
 	base := checked(rateSearch("capacity", 10, 9.6, 10.4), 0.96, 0.95, 0.97, 0.96, 0.94, 0.96)
 	same := rateSearch("capacity", 10, 9.6, 10.4) // bounds: within
@@ -108,20 +109,21 @@ func TestBuildCapacityPaired(t *testing.T) {
 		a, b         result.Search
 		wantDecision string
 		wantMethod   string
-		wantReason   []string
+		wantRule     ratesearch.CapacityRule
+		wantNoPaired NoPairedCheck
 	}{
 		{name: "worse on the same windows", a: base, b: replayed(same, 10, 0.05, 0.90, 0.89, 0.92, 0.90, 0.88, 0.91),
-			wantDecision: "regressed", wantMethod: "paired",
-			wantReason: []string{"capacity lost: at 9.5 req/s (the baseline's 10 req/s less 5%), on the baseline's 6 windows, the candidate's goodput_share is worse", "goodput_share worse by 0.05667 (−0.06091 to −0.05242 at one-sided 5%)"}},
+			wantDecision: "regressed", wantMethod: "paired", wantRule: ratesearch.PairedWorse},
 		{name: "better on the same windows", a: base, b: replayed(same, 10, 0.05, 0.98, 0.97, 0.99, 0.98, 0.97, 0.98),
-			wantDecision: "within", wantMethod: "paired", wantReason: []string{"within tolerance: at 9.5 req/s", "goodput_share better by 0.02167"}},
-		{name: "no replay", a: base, b: same, wantDecision: "within", wantMethod: "bounds",
-			wantReason: []string{"(no paired check: the baseline's search has check windows, but this run replayed none (was it run with -baseline?))"}},
+			wantDecision: "within", wantMethod: "paired", wantRule: ratesearch.PairedAsGood},
+		{name: "no replay", a: base, b: same, wantDecision: "within", wantMethod: "bounds", wantRule: ratesearch.BoundsWithin, wantNoPaired: NotReplayed},
 		{name: "replayed at another tolerance", a: base, b: replayed(same, 10, 0.1, 0.9, 0.9), wantDecision: "within", wantMethod: "bounds",
-			wantReason: []string{"(no paired check: this run replayed the check at a tolerance of 0.1, not the 0.05 asked now)"}},
+			wantRule: ratesearch.BoundsWithin, wantNoPaired: ReplayedOtherTolerance},
 		{name: "replayed another baseline", a: base, b: replayed(same, 12, 0.05, 0.9, 0.9), wantDecision: "within", wantMethod: "bounds",
-			wantReason: []string{"this run replayed a baseline answer of 12 req/s, not this baseline's 10 req/s"}},
-		{name: "neither has windows", a: rateSearch("capacity", 10, 9.6, 10.4), b: same, wantDecision: "within", wantMethod: "bounds"},
+			wantRule: ratesearch.BoundsWithin, wantNoPaired: ReplayedOtherAnswer},
+		{name: "baseline without windows", a: rateSearch("capacity", 10, 9.6, 10.4), b: replayed(same, 10, 0.05, 0.9, 0.9), wantDecision: "within", wantMethod: "bounds",
+			wantRule: ratesearch.BoundsWithin, wantNoPaired: NoBaselineCheck},
+		{name: "neither has windows", a: rateSearch("capacity", 10, 9.6, 10.4), b: same, wantDecision: "within", wantMethod: "bounds", wantRule: ratesearch.BoundsWithin},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,20 +132,19 @@ func TestBuildCapacityPaired(t *testing.T) {
 				t.Fatalf("%d capacity results, want 1", len(c.Capacity))
 			}
 			got := c.Capacity[0]
-			if got.Decision() != tt.wantDecision || got.Method != tt.wantMethod {
-				t.Errorf("%s by %s, want %s by %s: %s", got.Decision(), got.Method, tt.wantDecision, tt.wantMethod, got.Reason)
-			}
-			for _, w := range tt.wantReason {
-				if !strings.Contains(got.Reason, w) {
-					t.Errorf("reason lacks %q:\n%s", w, got.Reason)
-				}
-			}
-			if tt.wantMethod == "bounds" && strings.Contains(got.Reason, "no paired check") != (len(tt.wantReason) > 0) {
-				t.Errorf("reason %q: says no paired check where it should not, or not where it should", got.Reason)
+			if got.Decision() != tt.wantDecision || got.Method != tt.wantMethod || got.Reason.Rule != tt.wantRule || got.NoPaired != tt.wantNoPaired {
+				t.Errorf("%s by %s (%s, no paired check %q), want %s by %s (%s, %q)", got.Decision(), got.Method, got.Reason.Rule, got.NoPaired,
+					tt.wantDecision, tt.wantMethod, tt.wantRule, tt.wantNoPaired)
 			}
 			rec := c.Record().Capacity[0]
 			if rec.Method != tt.wantMethod || (tt.wantMethod == "paired") != (len(rec.Paired) == 1 && rec.Paired[0].Windows == 6) {
 				t.Errorf("record: method %q, paired %+v", rec.Method, rec.Paired)
+			}
+			if rec.Rule != string(tt.wantRule) || rec.NoPairedCheck != string(tt.wantNoPaired) || rec.Reason != "" {
+				t.Errorf("record: rule %q, no paired check %q, reason %q; want %q, %q and no sentence", rec.Rule, rec.NoPairedCheck, rec.Reason, tt.wantRule, tt.wantNoPaired)
+			}
+			if tt.wantRule == ratesearch.PairedWorse && (rec.WorseMetric != "goodput_share" || rec.CheckRate != 9.5 || rec.CheckBaselineRate != 10) {
+				t.Errorf("record: worse %q at %v against %v, want goodput_share at 9.5 against 10", rec.WorseMetric, rec.CheckRate, rec.CheckBaselineRate)
 			}
 		})
 	}

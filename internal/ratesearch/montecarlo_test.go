@@ -426,7 +426,7 @@ func errorRates(t *testing.T, base mcServer) mcResult {
 		}
 		count := func(f *mcFigures, a, b Answer) {
 			f.runs++
-			switch o, _ := Capacity(bounds(a), bounds(b), 0.05); o {
+			switch Capacity(bounds(a), bounds(b), 0.05).Outcome {
 			case vocab.Fail:
 				f.regressed++
 			case vocab.Pass:
@@ -811,8 +811,8 @@ func pairedErrorRates(t *testing.T, p pairedServers, windows []int, pairs int) p
 			for _, c := range cands {
 				f := &c.figs[k]
 				f.runs++
-				o, _, _ := PairedCapacity([]PairedMetric{{Metric: metric.GoodputShare, HigherIsBetter: true, Diffs: c.ds[:n]}}, pairedAlpha, cr, r, pairedTolerance)
-				switch o {
+				d, _ := PairedCapacity([]PairedMetric{{Metric: metric.GoodputShare, HigherIsBetter: true, Diffs: c.ds[:n]}}, pairedAlpha, cr, r)
+				switch d.Outcome {
 				case vocab.Fail:
 					f.regressed++
 				case vocab.Pass:

@@ -1,11 +1,8 @@
 package ratesearch
 
 import (
-	"fmt"
 	"math"
-	"strings"
 
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -40,51 +37,45 @@ type PairedInterval struct {
 }
 
 // PairedCapacity decides capacity lost from a paired check
-// (docs/method.md#paired-capacity-check) with a one-sided level alpha split
-// evenly (Bonferroni) over the metrics: Fail (regressed) when some metric
-// is worse with confidence — the candidate, at the baseline's answer less
-// the tolerance, serves the same requests worse than the baseline did at
-// its answer, so its capacity is below the baseline's by more than the
-// tolerance; Pass (within tolerance) when every metric is at least as
-// good with confidence; otherwise Inconclusive. Fewer than two window
-// pairs bound nothing: Inconclusive. The sentence says which and why, and
-// for Inconclusive how many windows would decide it.
-func PairedCapacity(metrics []PairedMetric, alpha float64, r, baselineRate, tolerance float64) (vocab.Outcome, []PairedInterval, string) {
+// (docs/method.md#paired-capacity-check) of the candidate's windows at r,
+// the baseline's answer baselineRate less the tolerance, with a one-sided
+// level alpha split evenly (Bonferroni) over the metrics: Fail
+// (regressed, PairedWorse) when some metric is worse with confidence —
+// the candidate, at the baseline's answer less the tolerance, serves the
+// same requests worse than the baseline did at its answer, so its
+// capacity is below the baseline's by more than the tolerance; Pass
+// (within tolerance, PairedAsGood) when every metric is at least as good
+// with confidence; otherwise Inconclusive (PairedUndecided), with the
+// windows that would decide it. Fewer than two window pairs bound
+// nothing: Inconclusive.
+func PairedCapacity(metrics []PairedMetric, alpha float64, r, baselineRate float64) (CapacityDecision, []PairedInterval) {
+	d := CapacityDecision{Outcome: vocab.Inconclusive, Rule: PairedNoMetric, Rate: r, BaselineRate: baselineRate, Worse: -1}
 	if len(metrics) == 0 {
-		return vocab.Inconclusive, nil, "the paired check read no metric"
+		return d, nil
 	}
 	level := alpha / float64(len(metrics))
 	var ivs []PairedInterval
-	worse, better := -1, 0
+	better, need := 0, 0
 	for i, m := range metrics {
 		iv := pairedInterval(m, level)
 		ivs = append(ivs, iv)
-		if iv.Windows >= 2 && iv.Upper < 0 && worse < 0 {
-			worse = i
+		if iv.Windows >= 2 && iv.Upper < 0 && d.Worse < 0 {
+			d.Worse = i
 		}
 		if iv.Windows >= 2 && iv.Lower >= 0 {
 			better++
 		}
-	}
-	at := fmt.Sprintf("at %s req/s (the baseline's %s req/s less %s), on the baseline's %s,", rate(r), rate(baselineRate), pct(tolerance), windowsText(ivs[0].Windows))
-	switch {
-	case worse >= 0:
-		return vocab.Fail, ivs, fmt.Sprintf("capacity lost: %s the candidate's %s is worse than the baseline's at its answer: %s", at, metrics[worse].Metric, describe(ivs[worse], metrics[worse]))
-	case better == len(metrics):
-		return vocab.Pass, ivs, fmt.Sprintf("within tolerance: %s the candidate does at least as well as the baseline at its answer: %s", at, describeAll(ivs, metrics))
-	}
-	need := 0
-	for _, iv := range ivs {
 		need = max(need, iv.Need)
 	}
-	why := fmt.Sprintf("%s neither worse nor at least as good with confidence: %s", at, describeAll(ivs, metrics))
-	if ivs[0].Windows < 2 {
-		return vocab.Inconclusive, ivs, why + ": two windows a side at least would bound it (check_windows)"
+	switch {
+	case d.Worse >= 0:
+		d.Outcome, d.Rule = vocab.Fail, PairedWorse
+	case better == len(metrics):
+		d.Outcome, d.Rule = vocab.Pass, PairedAsGood
+	default:
+		d.Rule, d.NeedWindows = PairedUndecided, need
 	}
-	if need > 0 {
-		return vocab.Inconclusive, ivs, fmt.Sprintf("%s: about %d windows a side (check_windows) would decide it at this spread", why, need)
-	}
-	return vocab.Inconclusive, ivs, why + ": more windows a side (check_windows) would decide it"
+	return d, ivs
 }
 
 // pairedInterval is m's mean improvement with its one-sided bounds at
@@ -133,39 +124,4 @@ func pairedInterval(m PairedMetric, level float64) PairedInterval {
 		}
 	}
 	return iv
-}
-
-func describe(iv PairedInterval, m PairedMetric) string {
-	word := "better by"
-	if iv.Mean < 0 {
-		word = "worse by"
-	}
-	return fmt.Sprintf("%s %s %s (%s to %s at one-sided %s)", m.Metric, word, numfmt.Value(math.Abs(iv.Mean)),
-		signed(iv.Lower), signed(iv.Upper), pct(iv.Alpha))
-}
-
-func describeAll(ivs []PairedInterval, ms []PairedMetric) string {
-	var parts []string
-	for i := range ivs {
-		parts = append(parts, describe(ivs[i], ms[i]))
-	}
-	return strings.Join(parts, "; ")
-}
-
-func signed(v float64) string {
-	if math.IsInf(v, 0) {
-		return "unbounded"
-	}
-	if v >= 0 {
-		return "+" + numfmt.Value(v)
-	}
-	return "−" + numfmt.Value(-v)
-}
-
-// windowsText is n windows in words: "1 window", "24 windows".
-func windowsText(n int) string {
-	if n == 1 {
-		return "1 window"
-	}
-	return fmt.Sprintf("%d windows", n)
 }

@@ -178,40 +178,49 @@ func TestSearchInput(t *testing.T) {
 // TestCapacity: regressed when the candidate's upper bound is below the
 // baseline's lower bound by more than the tolerance, within tolerance when
 // its lower bound is within it of the baseline's answer, else
-// inconclusive, saying what would decide it.
+// inconclusive, with the precision that would decide it when a finer
+// search would (half the answer's gap from the line, under the searches'
+// precision). The words are views' (TestCapacityReason there).
 func TestCapacity(t *testing.T) {
 	base := Bounds{Found: true, Rate: 10, Lower: 9.6, Upper: 10.4, Precision: 0.025}
 	tests := []struct {
-		name string
-		b    Bounds
-		want vocab.Outcome
-		says string
+		name     string
+		b        Bounds
+		want     vocab.Outcome
+		rule     CapacityRule
+		deciding float64 // DecidingPrecision
 	}{
-		{name: "lost a third", b: Bounds{Found: true, Rate: 6.6, Lower: 6.3, Upper: 6.9, Precision: 0.025}, want: vocab.Fail, says: "capacity lost"},
-		{name: "just past the tolerance", b: Bounds{Found: true, Rate: 8.9, Lower: 8.5, Upper: 9.1, Precision: 0.025}, want: vocab.Fail},
-		{name: "same", b: base, want: vocab.Pass, says: "within tolerance"},
-		{name: "lower bound at the line", b: Bounds{Found: true, Rate: 9.8, Lower: 9.5, Upper: 10.1, Precision: 0.025}, want: vocab.Pass},
-		{name: "upper below the lower bound, within the tolerance", b: Bounds{Found: true, Rate: 9.1, Lower: 8.9, Upper: 9.3, Precision: 0.025}, want: vocab.Inconclusive},
-		{name: "answer over the line, lower bound under it", b: Bounds{Found: true, Rate: 9.8, Lower: 9.2, Upper: 10.3, Precision: 0.025}, want: vocab.Inconclusive, says: "a precision of 1.5% (the searches' is 2.5%)"},
-		{name: "straddles", b: Bounds{Found: true, Rate: 9.3, Lower: 8.9, Upper: 9.7, Precision: 0.025}, want: vocab.Inconclusive, says: "a precision of 1% (the searches' is 2.5%) or longer windows would decide it"},
+		{name: "lost a third", b: Bounds{Found: true, Rate: 6.6, Lower: 6.3, Upper: 6.9, Precision: 0.025}, want: vocab.Fail, rule: BoundsBelow},
+		{name: "just past the tolerance", b: Bounds{Found: true, Rate: 8.9, Lower: 8.5, Upper: 9.1, Precision: 0.025}, want: vocab.Fail, rule: BoundsBelow},
+		{name: "same", b: base, want: vocab.Pass, rule: BoundsWithin},
+		{name: "lower bound at the line", b: Bounds{Found: true, Rate: 9.8, Lower: 9.5, Upper: 10.1, Precision: 0.025}, want: vocab.Pass, rule: BoundsWithin},
+		{name: "upper below the lower bound, within the tolerance", b: Bounds{Found: true, Rate: 9.1, Lower: 8.9, Upper: 9.3, Precision: 0.025}, want: vocab.Inconclusive, rule: BoundsStraddle, deciding: 0.02},
+		{name: "answer over the line, lower bound under it", b: Bounds{Found: true, Rate: 9.8, Lower: 9.2, Upper: 10.3, Precision: 0.025}, want: vocab.Inconclusive, rule: BoundsStraddle, deciding: 0.015},
+		{name: "straddles", b: Bounds{Found: true, Rate: 9.3, Lower: 8.9, Upper: 9.7, Precision: 0.025}, want: vocab.Inconclusive, rule: BoundsStraddle, deciding: 0.01},
 		// Half the answer's gap from the line no finer than the searches'
 		// precision, or no gap at all: a finer search would not move it.
-		{name: "far above the line, lower bound under it", b: Bounds{Found: true, Rate: 12, Lower: 9, Upper: 14, Precision: 0.025}, want: vocab.Inconclusive, says: "line 9.5 req/s (the baseline's 10 less 5%): longer windows (narrower bounds at each probe) would decide it"},
-		{name: "answer on the line", b: Bounds{Found: true, Rate: 9.5, Lower: 9, Upper: 10, Precision: 0.025}, want: vocab.Inconclusive, says: "5%): longer windows (narrower bounds at each probe) would decide it"},
-		{name: "none met, not confidently", b: Bounds{Precision: 0.025}, want: vocab.Inconclusive, says: "no rate"},
-		{name: "none met, lo failed with confidence", b: Bounds{Upper: 2, Precision: 0.025}, want: vocab.Fail},
-		{name: "unbounded above", b: Bounds{Found: true, Rate: 9.3, Lower: 8, Precision: 0.025}, want: vocab.Inconclusive},
+		{name: "far above the line, lower bound under it", b: Bounds{Found: true, Rate: 12, Lower: 9, Upper: 14, Precision: 0.025}, want: vocab.Inconclusive, rule: BoundsStraddle},
+		{name: "answer on the line", b: Bounds{Found: true, Rate: 9.5, Lower: 9, Upper: 10, Precision: 0.025}, want: vocab.Inconclusive, rule: BoundsStraddle},
+		{name: "none met, not confidently", b: Bounds{Precision: 0.025}, want: vocab.Inconclusive, rule: NoRateMet},
+		{name: "none met, lo failed with confidence", b: Bounds{Upper: 2, Precision: 0.025}, want: vocab.Fail, rule: BoundsBelow},
+		{name: "unbounded above", b: Bounds{Found: true, Rate: 9.3, Lower: 8, Precision: 0.025}, want: vocab.Inconclusive, rule: BoundsStraddle, deciding: 0.01},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, says := Capacity(base, tt.b, 0.05)
-			if got != tt.want || !strings.Contains(says, tt.says) {
-				t.Errorf("Capacity = %s %q, want %s saying %q", got, says, tt.want, tt.says)
+			got := Capacity(base, tt.b, 0.05)
+			if got.Outcome != tt.want || got.Rule != tt.rule || math.Abs(got.DecidingPrecision-tt.deciding) > 1e-12 {
+				t.Errorf("Capacity = %+v, want %s by %s deciding at %v", got, tt.want, tt.rule, tt.deciding)
+			}
+			if got.Rule != BoundsWithin && got.Rule != BoundsBelow && got.Line != 9.5 {
+				t.Errorf("tolerance line %v, want the baseline's 10 less 5%% = 9.5", got.Line)
+			}
+			if tt.deciding > 0 && got.SearchPrecision != 0.025 {
+				t.Errorf("searches' precision %v, want 0.025", got.SearchPrecision)
 			}
 		})
 	}
-	if got, _ := Capacity(Bounds{}, base, 0.05); got != vocab.Skip {
-		t.Errorf("baseline without an answer: %s, want skip", got)
+	if got := Capacity(Bounds{}, base, 0.05); got.Outcome != vocab.Skip || got.Rule != NoBaselineAnswer {
+		t.Errorf("baseline without an answer: %+v, want skip by %s", got, NoBaselineAnswer)
 	}
 }
 

@@ -61,8 +61,31 @@ type CapacityComparison struct {
 	// (a Fail or Inconclusive passes when the engines differ).
 	Decision string        `json:"decision"`
 	Outcome  vocab.Outcome `json:"outcome"`
-	// Reason says why, and for an inconclusive one what would decide it.
-	Reason string `json:"reason"`
+	// Rule names the rule that decided (ratesearch.CapacityRule, compare's
+	// rules: search_stopped, baseline_stopped, searches_differ), and
+	// NoPairedCheck why the bounds decided though a run has check windows
+	// (compare.NoPairedCheck); the words are made from them and the
+	// figures below in views (docs/method.md#capacity-lost).
+	Rule          string `json:"rule,omitempty"`
+	NoPairedCheck string `json:"no_paired_check,omitempty"`
+	// Line is the bounds rules' tolerance line in req/s; DecidingPrecision
+	// the precision that would decide an inconclusive one, SearchPrecision
+	// the searches' (0: longer windows would decide it, not a finer search).
+	Line              float64 `json:"line,omitempty"`
+	DecidingPrecision float64 `json:"deciding_precision,omitempty"`
+	SearchPrecision   float64 `json:"search_precision,omitempty"`
+	// CheckRate and CheckBaselineRate are the paired check's rates (the
+	// candidate's windows at the baseline's answer less the tolerance,
+	// the baseline's at its answer); WorseMetric the metric worse with
+	// confidence (rule paired_worse); NeedWindows the windows a side that
+	// would decide an undecided check at its spread (0: unknown).
+	CheckRate         float64 `json:"check_rate,omitempty"`
+	CheckBaselineRate float64 `json:"check_baseline_rate,omitempty"`
+	WorseMetric       string  `json:"worse_metric,omitempty"`
+	NeedWindows       int     `json:"need_windows,omitempty"`
+	// Reason is the sentence results.json files written before Rule held;
+	// empty in newer ones.
+	Reason string `json:"reason,omitempty"`
 	// Method is "paired" when the paired check decided
 	// (docs/method.md#paired-capacity-check), "bounds" when the two
 	// searches' bounds did, "" when nothing was decided.

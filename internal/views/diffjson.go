@@ -40,7 +40,8 @@ type diffJSON struct {
 	// (docs/method.md#correctness); absent when B has none.
 	Correctness []result.CorrectnessComparison `json:"correctness,omitempty"`
 	// Capacity are the rate searches of both runs compared
-	// (docs/method.md#capacity-lost); absent when none.
+	// (docs/method.md#capacity-lost), each with its rule, figures and
+	// reason in words (CapacityReason); absent when none.
 	Capacity []result.CapacityComparison `json:"capacity,omitempty"`
 	// Rejected are the decode cells whose server refused requests of the
 	// window at admission in either run (docs/method.md#rejections);
@@ -152,6 +153,9 @@ func (d Diff) JSON(w io.Writer) error {
 	}
 	if rec := c.Record(); rec != nil {
 		doc.Rows, doc.Correctness, doc.Capacity = rec.Rows, rec.Correctness, rec.Capacity
+		for i := range doc.Capacity { // results.json keeps the rule; diff's JSON words it too
+			doc.Capacity[i].Reason = CapacityReason(&c.Capacity[i], c.Policy.Tolerance)
+		}
 	}
 	for _, f := range c.Lost {
 		doc.Lost = append(doc.Lost, lostJSON{Cell: f.Ref.Name(), Decision: f.Change.Key(), Text: FindingText(f)})
