@@ -130,49 +130,101 @@ func parseIntFlag(dst *int, min int) func(*Config, string) error {
 	}
 }
 
+// durationSetter sets *dst from a non-negative Go duration such as 2ms.
+func durationSetter(dst *time.Duration) setter {
+	return setter{kindValue, func(_ *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration like 2ms or 1.5s, got %q", v)
+		}
+		*dst = d
+		return nil
+	}}
+}
+
+// countSetter sets *dst from an integer ≥ 0.
+func countSetter(dst *int) setter { return setter{kindValue, parseIntFlag(dst, 0)} }
+
+// limitSetter sets an optional limit ≥ 0 (vLLM's Field(default=None, ge=0)).
+func limitSetter(dst **int) setter {
+	return setter{kindValue, func(_ *Config, v string) error {
+		var n int
+		if err := parseIntFlag(&n, 0)(nil, v); err != nil {
+			return err
+		}
+		*dst = &n
+		return nil
+	}}
+}
+
+// markedSetter wraps s to note in *given that the flag was set (a default
+// that depends on other flags yields to it).
+func markedSetter(s setter, given *bool) setter {
+	return setter{s.kind, func(c *Config, v string) error {
+		*given = true
+		return s.set(c, v)
+	}}
+}
+
+// boolSetter sets *dst from a switch (--flag, --flag=true|false).
+func boolSetter(dst *bool) setter {
+	return setter{kindBool, func(_ *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		*dst = b
+		return nil
+	}}
+}
+
+// floatSetter sets *dst from a number that bad does not refuse; a refused
+// or unparsable value is the error "want <want>, got <value>".
+func floatSetter(dst *float64, bad func(float64) bool, want string) setter {
+	return setter{kindValue, func(_ *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || bad(f) {
+			return fmt.Errorf("want %s, got %q", want, v)
+		}
+		*dst = f
+		return nil
+	}}
+}
+
+// outsideUnit reports whether f is outside [0, 1] (NaN is not).
+func outsideUnit(f float64) bool { return f < 0 || f > 1 }
+
+// prefixCachingSetter sets PrefixCaching from --enable-prefix-caching, or
+// from its negation --no-enable-prefix-caching when negate.
+func prefixCachingSetter(negate bool) setter {
+	return setter{kindBool, func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		if negate {
+			b = !b
+		}
+		c.PrefixCaching = &b
+		return nil
+	}}
+}
+
 // modelledFlags are the vLLM flags (by canonical dashed name) that change
-// what the simulator does. c is the config being filled.
+// what the simulator does: vLLM's own and the simulator's --sim-* flags.
+// c is the config being filled.
 func modelledFlags(c *Config) map[string]setter {
-	dur := func(dst *time.Duration) setter {
-		return setter{kindValue, func(_ *Config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return fmt.Errorf("want a duration like 2ms or 1.5s, got %q", v)
-			}
-			*dst = d
-			return nil
-		}}
+	flags := vllmServerFlags(c)
+	for name, s := range simFlags(c) {
+		flags[name] = s
 	}
-	count := func(dst *int) setter { return setter{kindValue, parseIntFlag(dst, 0)} }
-	// limit sets an optional limit ≥ 0 (vLLM's Field(default=None, ge=0)).
-	limit := func(dst **int) setter {
-		return setter{kindValue, func(_ *Config, v string) error {
-			var n int
-			if err := parseIntFlag(&n, 0)(nil, v); err != nil {
-				return err
-			}
-			*dst = &n
-			return nil
-		}}
-	}
-	// marked notes in *given that the flag was set (a default that
-	// depends on other flags yields to it).
-	marked := func(s setter, given *bool) setter {
-		return setter{s.kind, func(c *Config, v string) error {
-			*given = true
-			return s.set(c, v)
-		}}
-	}
-	flag := func(dst *bool) setter {
-		return setter{kindBool, func(_ *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("want true or false, got %q", v)
-			}
-			*dst = b
-			return nil
-		}}
-	}
+	return flags
+}
+
+// vllmServerFlags are the vLLM flags the simulator models: the served
+// model, the HTTP surface, the engine's limits and sizes, speculative
+// decoding and the sampling defaults.
+func vllmServerFlags(c *Config) map[string]setter {
 	return map[string]setter{
 		"model": {kindValue, func(c *Config, v string) error { c.Model = v; return nil }},
 		"served-model-name": {kindMulti, func(c *Config, v string) error {
@@ -199,9 +251,10 @@ func modelledFlags(c *Config) map[string]setter {
 		}},
 		"max-num-seqs":           {kindValue, parseIntFlag(&c.MaxNumSeqs, 1)},
 		"max-num-batched-tokens": {kindValue, parseIntFlag(&c.MaxNumBatchedTokens, 1)},
-		"max-num-queued-reqs":    limit(&c.MaxNumQueuedReqs),
-		"max-num-queued-tokens":  limit(&c.MaxNumQueuedTokens),
+		"max-num-queued-reqs":    limitSetter(&c.MaxNumQueuedReqs),
+		"max-num-queued-tokens":  limitSetter(&c.MaxNumQueuedTokens),
 		"tensor-parallel-size":   {kindValue, parseIntFlag(&c.TensorParallel, 1)},
+		"data-parallel-size":     {kindValue, parseIntFlag(&c.DataParallel, 1)},
 		"kv-cache-dtype": {kindValue, func(c *Config, v string) error {
 			if _, ok := kvDtypeBytes(v); !ok {
 				return fmt.Errorf("unknown KV cache dtype %q (want auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, nvfp4, …)", v)
@@ -209,32 +262,11 @@ func modelledFlags(c *Config) map[string]setter {
 			c.KVCacheDtype = v
 			return nil
 		}},
-		"gpu-memory-utilization": {kindValue, func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f <= 0 || f > 1 {
-				return fmt.Errorf("want a fraction in (0, 1], got %q", v)
-			}
-			c.GPUMemUtil = f
-			return nil
-		}},
-		"enable-prefix-caching": {kindBool, func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("want true or false, got %q", v)
-			}
-			c.PrefixCaching = &b
-			return nil
-		}},
-		"no-enable-prefix-caching": {kindBool, func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("want true or false, got %q", v)
-			}
-			b = !b
-			c.PrefixCaching = &b
-			return nil
-		}},
-		"enable-prompt-tokens-details": flag(&c.PromptTokensDetails),
+		"gpu-memory-utilization": floatSetter(&c.GPUMemUtil, func(f float64) bool { return f <= 0 || f > 1 },
+			"a fraction in (0, 1]"),
+		"enable-prefix-caching":        prefixCachingSetter(false),
+		"no-enable-prefix-caching":     prefixCachingSetter(true),
+		"enable-prompt-tokens-details": boolSetter(&c.PromptTokensDetails),
 		"speculative-config": {kindValue, func(c *Config, v string) error {
 			var s SpeculativeConfig
 			dec := json.NewDecoder(strings.NewReader(v))
@@ -254,7 +286,14 @@ func modelledFlags(c *Config) map[string]setter {
 			c.overrideGeneration = m
 			return nil
 		}},
+	}
+}
 
+// simFlags are the simulator's own --sim-* flags (by name without the
+// dashes): the profile and its timings, the faults it injects and the
+// older builds it imitates.
+func simFlags(c *Config) map[string]setter {
+	return map[string]setter{
 		"sim-profile": {kindValue, func(c *Config, v string) error {
 			if _, ok := profileByName(v); !ok {
 				return fmt.Errorf("unknown profile %q (have %s)", v, strings.Join(profileNames(), ", "))
@@ -262,26 +301,14 @@ func modelledFlags(c *Config) map[string]setter {
 			c.Profile = v
 			return nil
 		}},
-		"sim-startup": dur(&c.Startup),
-		"sim-tbt":     dur(&c.TBT),
-		"sim-ttft":    dur(&c.TTFT),
-		"sim-prefill-tps": {kindValue, func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f <= 0 || math.IsInf(f, 0) {
-				return fmt.Errorf("want tokens per second > 0, got %q", v)
-			}
-			c.PrefillTPS = f
-			return nil
-		}},
+		"sim-startup": durationSetter(&c.Startup),
+		"sim-tbt":     durationSetter(&c.TBT),
+		"sim-ttft":    durationSetter(&c.TTFT),
+		"sim-prefill-tps": floatSetter(&c.PrefillTPS, func(f float64) bool { return f <= 0 || math.IsInf(f, 0) },
+			"tokens per second > 0"),
 		"sim-kv-tokens": {kindValue, parseIntFlag(&c.KVTokens, 16)},
-		"sim-accept-len": {kindValue, func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 1 {
-				return fmt.Errorf("want a mean acceptance length ≥ 1, got %q", v)
-			}
-			c.AcceptLen = f
-			return nil
-		}},
+		"sim-accept-len": floatSetter(&c.AcceptLen, func(f float64) bool { return f < 1 },
+			"a mean acceptance length ≥ 1"),
 		"sim-seed": {kindValue, func(c *Config, v string) error {
 			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
@@ -290,40 +317,25 @@ func modelledFlags(c *Config) map[string]setter {
 			c.Seed = n
 			return nil
 		}},
-		"sim-exit-after":  dur(&c.ExitAfter),
-		"sim-stall-after": count(&c.StallAfter),
-		"sim-error-rate": {kindValue, func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1 {
-				return fmt.Errorf("want a fraction in [0, 1], got %q", v)
-			}
-			c.ErrorRate = f
-			return nil
-		}},
-		"sim-drift": {kindValue, func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1 {
-				return fmt.Errorf("want a fraction in [0, 1], got %q", v)
-			}
-			c.Drift = f
-			return nil
-		}},
+		"sim-exit-after":  durationSetter(&c.ExitAfter),
+		"sim-stall-after": countSetter(&c.StallAfter),
+		"sim-error-rate":  floatSetter(&c.ErrorRate, outsideUnit, "a fraction in [0, 1]"),
+		"sim-drift":       floatSetter(&c.Drift, outsideUnit, "a fraction in [0, 1]"),
 		"sim-accuracy": {kindValue, func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1 {
-				return fmt.Errorf("want a fraction in [0, 1], got %q", v)
+			if err := floatSetter(&c.Accuracy, outsideUnit, "a fraction in [0, 1]").set(c, v); err != nil {
+				return err
 			}
-			c.Accuracy, c.Answers = f, true
+			c.Answers = true
 			return nil
 		}},
-		"sim-midstream-error-after": count(&c.MidstreamErrAfter),
-		"sim-truncate-after":        count(&c.TruncateAfter),
-		"sim-no-continuous-usage":   flag(&c.NoContinuousUsage),
-		"sim-one-token-chunks":      flag(&c.OneTokenChunks),
-		"sim-ignore-sigterm":        flag(&c.IgnoreSIGTERM),
-		"sim-log-interval":          dur(&c.LogInterval),
-		"sim-hybrid":                marked(flag(&c.Hybrid), &c.hybridSet),
-		"sim-no-kv-size-label":      flag(&c.NoKVSizeLabel),
+		"sim-midstream-error-after": countSetter(&c.MidstreamErrAfter),
+		"sim-truncate-after":        countSetter(&c.TruncateAfter),
+		"sim-no-continuous-usage":   boolSetter(&c.NoContinuousUsage),
+		"sim-one-token-chunks":      boolSetter(&c.OneTokenChunks),
+		"sim-ignore-sigterm":        boolSetter(&c.IgnoreSIGTERM),
+		"sim-log-interval":          durationSetter(&c.LogInterval),
+		"sim-hybrid":                markedSetter(boolSetter(&c.Hybrid), &c.hybridSet),
+		"sim-no-kv-size-label":      boolSetter(&c.NoKVSizeLabel),
 		"sim-kv-log": {kindValue, func(c *Config, v string) error {
 			if !slices.Contains(kvLogForms, v) {
 				return fmt.Errorf("want one of %s, got %q", strings.Join(kvLogForms, ", "), v)
@@ -331,50 +343,23 @@ func modelledFlags(c *Config) map[string]setter {
 			c.KVLog = v
 			return nil
 		}},
-		"sim-no-waiting-by-reason": flag(&c.NoWaitingByReason),
-		"sim-refuse-over-length":   flag(&c.RefuseOverLength),
-		"sim-flat-errors":          flag(&c.FlatErrors),
-		"sim-preempt":              flag(&c.Preempt),
-		"sim-spec-off":             flag(&c.SpeculativeOff),
-		"sim-noise": {kindValue, func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1 {
-				return fmt.Errorf("want a relative jitter in [0, 1] such as 0.03, got %q", v)
-			}
-			c.Noise = f
-			return nil
-		}},
-		"sim-slowdown": {kindValue, func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || !(f >= 0.1 && f <= 100) {
-				return fmt.Errorf("want a factor on the time per step in [0.1, 100] such as 1.2 (20 %% slower), got %q", v)
-			}
-			c.Slowdown = f
-			return nil
-		}},
-		"sim-boot-noise": {kindValue, func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1 {
-				return fmt.Errorf("want a relative boot-to-boot spread in [0, 1] such as 0.03, got %q", v)
-			}
-			c.BootNoise = f
-			return nil
-		}},
+		"sim-no-waiting-by-reason": boolSetter(&c.NoWaitingByReason),
+		"sim-refuse-over-length":   boolSetter(&c.RefuseOverLength),
+		"sim-flat-errors":          boolSetter(&c.FlatErrors),
+		"sim-preempt":              boolSetter(&c.Preempt),
+		"sim-spec-off":             boolSetter(&c.SpeculativeOff),
+		"sim-noise":                floatSetter(&c.Noise, outsideUnit, "a relative jitter in [0, 1] such as 0.03"),
+		"sim-slowdown": floatSetter(&c.Slowdown, func(f float64) bool { return !(f >= 0.1 && f <= 100) },
+			"a factor on the time per step in [0.1, 100] such as 1.2 (20 % slower)"),
+		"sim-boot-noise": floatSetter(&c.BootNoise, outsideUnit, "a relative boot-to-boot spread in [0, 1] such as 0.03"),
 		"sim-slow-at-concurrency": {kindValue, func(c *Config, v string) error {
 			b, err := parseSlowBand(v)
 			c.SlowAt = b
 			return err
 		}},
-		"sim-eos-mean": {kindValue, func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || !(f >= 1) || math.IsInf(f, 0) {
-				return fmt.Errorf("want a mean answer length in tokens, at least 1, got %q", v)
-			}
-			c.EOSMean = f
-			return nil
-		}},
-		"sim-record":         {kindValue, func(c *Config, v string) error { c.RecordFile = v; return nil }},
-		"data-parallel-size": {kindValue, parseIntFlag(&c.DataParallel, 1)},
+		"sim-eos-mean": floatSetter(&c.EOSMean, func(f float64) bool { return !(f >= 1) || math.IsInf(f, 0) },
+			"a mean answer length in tokens, at least 1"),
+		"sim-record": {kindValue, func(c *Config, v string) error { c.RecordFile = v; return nil }},
 	}
 }
 
@@ -441,84 +426,147 @@ func parseServe(args []string) (*Config, error) {
 	}
 	flags := modelledFlags(c)
 	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			if c.Model != "" {
-				return nil, usageError("unexpected argument %q: the model (%q) was already given; flags start with --", a, c.Model)
-			}
-			c.Model = a
-			continue
+		last, err := c.parseServeArg(flags, args, i)
+		if err != nil {
+			return nil, err
 		}
-		name, value, hasValue := strings.Cut(a, "=")
-		if long, ok := shortAliases[name]; ok {
-			name = long
-		} else if strings.HasPrefix(name, "--") {
-			name = strings.ReplaceAll(name[2:], "_", "-")
-		} else {
-			name = strings.TrimLeft(name, "-")
-		}
-		// The dotted form --speculative-config.num_speculative_tokens 7.
-		if key, ok := strings.CutPrefix(name, "speculative-config."); ok {
-			if !hasValue {
-				if i+1 >= len(args) {
-					return nil, usageError("--%s needs a value", name)
-				}
-				i++
-				value = args[i]
-			}
-			c.speculativeDotKeys[strings.ReplaceAll(key, "-", "_")] = value
-			c.NonDefault = append(c.NonDefault, "--"+name+" "+value)
-			continue
-		}
-		s, ok := flags[name]
-		if !ok {
-			if strings.HasPrefix(name, "sim-") {
-				return nil, unknownSimFlag(name, flags)
-			}
-			ignored := "--" + name
-			if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
-				i++
-				ignored += " " + args[i]
-			} else if hasValue {
-				ignored += "=" + value
-			}
-			c.Ignored = append(c.Ignored, ignored)
-			continue
-		}
-		var values []string
-		switch {
-		case hasValue:
-			values = []string{value}
-		case s.kind == kindBool:
-			values = []string{"true"}
-		case s.kind == kindMulti:
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				i++
-				values = append(values, args[i])
-			}
-		default:
-			if i+1 < len(args) {
-				i++
-				values = []string{args[i]}
-			}
-		}
-		if len(values) == 0 {
-			return nil, usageError("--%s needs a value", name)
-		}
-		for _, v := range values {
-			if err := s.set(c, v); err != nil {
-				return nil, usageError("--%s: %v", name, err)
-			}
-		}
-		c.NonDefault = append(c.NonDefault, "--"+name+" "+strings.Join(values, " "))
+		i = last
 	}
+	if err := c.completeServe(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parseServeArg parses args[i] into c: the positional model, a
+// --speculative-config.KEY, a modelled flag or an ignored one, with the
+// values it takes after it. It returns the index of the last argument used.
+func (c *Config) parseServeArg(flags map[string]setter, args []string, i int) (int, error) {
+	a := args[i]
+	if !strings.HasPrefix(a, "-") || a == "-" {
+		if c.Model != "" {
+			return i, usageError("unexpected argument %q: the model (%q) was already given; flags start with --", a, c.Model)
+		}
+		c.Model = a
+		return i, nil
+	}
+	name, value, hasValue := strings.Cut(a, "=")
+	name = vllmFlagName(name)
+	// The dotted form --speculative-config.num_speculative_tokens 7.
+	if key, ok := strings.CutPrefix(name, "speculative-config."); ok {
+		return c.speculativeDotKey(name, key, value, hasValue, args, i)
+	}
+	s, ok := flags[name]
+	if !ok {
+		if strings.HasPrefix(name, "sim-") {
+			return i, unknownSimFlag(name, flags)
+		}
+		return c.ignoreFlag(name, value, hasValue, args, i), nil
+	}
+	values, i := flagValues(s.kind, value, hasValue, args, i)
+	if len(values) == 0 {
+		return i, usageError("--%s needs a value", name)
+	}
+	for _, v := range values {
+		if err := s.set(c, v); err != nil {
+			return i, usageError("--%s: %v", name, err)
+		}
+	}
+	c.NonDefault = append(c.NonDefault, "--"+name+" "+strings.Join(values, " "))
+	return i, nil
+}
+
+// vllmFlagName is the canonical dashed name of an option as written (the
+// part before any '='): a short alias's long name, or the name without its
+// dashes and with underscores as dashes.
+func vllmFlagName(option string) string {
+	if long, ok := shortAliases[option]; ok {
+		return long
+	}
+	if strings.HasPrefix(option, "--") {
+		return strings.ReplaceAll(option[2:], "_", "-")
+	}
+	return strings.TrimLeft(option, "-")
+}
+
+// speculativeDotKey records --speculative-config.KEY VALUE (or =VALUE),
+// merged into the speculative config once all flags are read. It returns
+// the index of the last argument used.
+func (c *Config) speculativeDotKey(name, key, value string, hasValue bool, args []string, i int) (int, error) {
+	if !hasValue {
+		if i+1 >= len(args) {
+			return i, usageError("--%s needs a value", name)
+		}
+		i++
+		value = args[i]
+	}
+	c.speculativeDotKeys[strings.ReplaceAll(key, "-", "_")] = value
+	c.NonDefault = append(c.NonDefault, "--"+name+" "+value)
+	return i, nil
+}
+
+// ignoreFlag remembers a vLLM flag the simulator does not model, with its
+// value: the =VALUE, else a following word that is not a --flag. It
+// returns the index of the last argument used.
+func (c *Config) ignoreFlag(name, value string, hasValue bool, args []string, i int) int {
+	ignored := "--" + name
+	if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+		i++
+		ignored += " " + args[i]
+	} else if hasValue {
+		ignored += "=" + value
+	}
+	c.Ignored = append(c.Ignored, ignored)
+	return i
+}
+
+// flagValues are the values a modelled flag of this kind takes from
+// args[i] on: its =VALUE, "true" for a bare switch, the following words up
+// to the next flag for a list, else the next argument; none when it is
+// missing. It returns them with the index of the last argument used.
+func flagValues(kind flagKind, value string, hasValue bool, args []string, i int) ([]string, int) {
+	switch {
+	case hasValue:
+		return []string{value}, i
+	case kind == kindBool:
+		return []string{"true"}, i
+	case kind == kindMulti:
+		var values []string
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			i++
+			values = append(values, args[i])
+		}
+		return values, i
+	case i+1 < len(args):
+		return []string{args[i+1]}, i + 1
+	}
+	return nil, i
+}
+
+// completeServe checks and completes c once every flag is read: the model
+// is required, the defaults that depend on other flags or on the
+// environment are filled in, and the speculative config is checked.
+func (c *Config) completeServe() error {
 	if c.Model == "" {
-		return nil, usageError("missing MODEL: usage is 'slogate sim serve MODEL [vLLM flags] [--sim-* flags]'")
+		return usageError("missing MODEL: usage is 'slogate sim serve MODEL [vLLM flags] [--sim-* flags]'")
 	}
 	if len(c.ServedNames) == 0 {
 		c.ServedNames = []string{c.Model}
 	}
 	c.BootSeed = bootSeed()
+	c.readServeEnv()
+	if !c.hybridSet {
+		c.Hybrid = HybridModel(c.Model)
+	}
+	if err := c.resolveGenerationDefaults(); err != nil {
+		return err
+	}
+	return c.resolveSpeculative()
+}
+
+// readServeEnv reads what vLLM takes from the environment: dev mode from
+// VLLM_SERVER_DEV_MODE and, without --api-key, the key from VLLM_API_KEY.
+func (c *Config) readServeEnv() {
 	// vLLM reads bool(int(VLLM_SERVER_DEV_MODE)).
 	if n, err := strconv.Atoi(os.Getenv("VLLM_SERVER_DEV_MODE")); err == nil && n != 0 {
 		c.DevMode = true
@@ -528,33 +576,36 @@ func parseServe(args []string) (*Config, error) {
 			c.APIKeys = []string{k}
 		}
 	}
-	if !c.hybridSet {
-		c.Hybrid = HybridModel(c.Model)
-	}
-	if err := c.resolveGenerationDefaults(); err != nil {
-		return nil, err
-	}
+}
+
+// resolveSpeculative merges the --speculative-config.KEY flags into the
+// speculative config, infers the dflash method from the draft model's
+// name, and checks the number of drafted tokens and the synthetic
+// acceptance length.
+func (c *Config) resolveSpeculative() error {
 	if len(c.speculativeDotKeys) > 0 {
 		if c.Speculative == nil {
 			c.Speculative = &SpeculativeConfig{}
 		}
 		if err := applyDotKeys(c.Speculative, c.speculativeDotKeys); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if s := c.Speculative; s != nil {
-		if s.Method == "" && strings.Contains(strings.ToLower(s.Model), "dflash") {
-			s.Method = "dflash"
-		}
-		if s.NumSpeculativeTokens < 1 {
-			return nil, usageError("--speculative-config: num_speculative_tokens must be ≥ 1, got %d", s.NumSpeculativeTokens)
-		}
-		if s.SyntheticAcceptLen != 0 && (s.SyntheticAcceptLen < 1 || s.SyntheticAcceptLen > float64(s.NumSpeculativeTokens+1)) {
-			return nil, usageError("--speculative-config: synthetic_acceptance_length must be in [1, %d], got %g",
-				s.NumSpeculativeTokens+1, s.SyntheticAcceptLen)
-		}
+	s := c.Speculative
+	if s == nil {
+		return nil
 	}
-	return c, nil
+	if s.Method == "" && strings.Contains(strings.ToLower(s.Model), "dflash") {
+		s.Method = "dflash"
+	}
+	if s.NumSpeculativeTokens < 1 {
+		return usageError("--speculative-config: num_speculative_tokens must be ≥ 1, got %d", s.NumSpeculativeTokens)
+	}
+	if s.SyntheticAcceptLen != 0 && (s.SyntheticAcceptLen < 1 || s.SyntheticAcceptLen > float64(s.NumSpeculativeTokens+1)) {
+		return usageError("--speculative-config: synthetic_acceptance_length must be in [1, %d], got %g",
+			s.NumSpeculativeTokens+1, s.SyntheticAcceptLen)
+	}
+	return nil
 }
 
 // bootSeed seeds --sim-boot-noise: $SLOGATE_BOOT (slogate run's boot
