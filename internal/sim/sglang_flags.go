@@ -396,125 +396,217 @@ func parseSGLang(args []string, launchServer bool) (*sglangConfig, error) {
 	if !launchServer && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		args = append([]string{"--model-path", args[0]}, args[1:]...)
 	}
-	flags := sglangFlags(c)
-	byName := map[string]*sglangFlag{}
-	var optionStrings []string
-	for i := range flags {
-		for _, n := range flags[i].names {
-			byName[n] = &flags[i]
-			optionStrings = append(optionStrings, n)
-		}
-	}
-	slices.Sort(optionStrings)
-	var unrecognized []string
+	p := newSGLangParser(c, args)
 	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "--") || a == "--" {
-			unrecognized = append(unrecognized, a)
-			continue
+		last, err := p.parseArg(i)
+		if err != nil {
+			return nil, err
 		}
-		name, value, hasValue := strings.Cut(a, "=")
-		f, matched := byName[name]
-		if !matched {
-			// argparse's allow_abbrev: a unique prefix of one option string.
-			var cands []string
-			for _, o := range optionStrings {
-				if strings.HasPrefix(o, name) {
-					cands = append(cands, o)
-				}
-			}
-			switch {
-			case len(cands) == 1:
-				f, name = byName[cands[0]], cands[0]
-			case len(cands) > 1:
-				return nil, &argparseError{fmt.Sprintf("ambiguous option: %s could match %s", name, strings.Join(cands, ", "))}
-			default:
-				if sim, ok := strings.CutPrefix(name, "--sim-"); ok {
-					// Not SGLang's: the simulator's own flag was mistyped.
-					return nil, unknownSimFlag("sim-"+sim, modelledFlags(core))
-				}
-				unrecognized = append(unrecognized, a)
-				// argparse leaves a following value-looking word unconsumed:
-				// it is an unrecognized argument of its own.
-				continue
-			}
-		}
-		display := strings.Join(f.names, "/")
-		var values []string
-		switch f.kind {
-		case sgTrue, sgSimFlagB, sgBoolOpt:
-			if hasValue && f.kind != sgSimFlagB {
-				return nil, &argparseError{fmt.Sprintf("argument %s: ignored explicit argument '%s'", display, value)}
-			}
-			v := "true"
-			if hasValue {
-				v = value
-			}
-			if f.kind == sgBoolOpt && strings.HasPrefix(name, "--no-") {
-				v = "false"
-			}
-			values = []string{v}
-		case sgList:
-			if hasValue {
-				values = []string{value}
-			}
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				i++
-				values = append(values, args[i])
-			}
-			if len(values) == 0 {
-				return nil, &argparseError{fmt.Sprintf("argument %s: expected at least one argument", display)}
-			}
-		default:
-			if hasValue {
-				values = []string{value}
-			} else if i+1 < len(args) && !(strings.HasPrefix(args[i+1], "-") && len(args[i+1]) > 1 && !isNumber(args[i+1])) {
-				i++
-				values = []string{args[i]}
-			} else {
-				return nil, &argparseError{fmt.Sprintf("argument %s: expected one argument", display)}
-			}
-		}
-		v := values[0]
-		switch {
-		case f.isInt:
-			if _, err := strconv.Atoi(v); err != nil {
-				return nil, &argparseError{fmt.Sprintf("argument %s: invalid int value: '%s'", display, v)}
-			}
-		case f.isFloat:
-			if _, err := strconv.ParseFloat(v, 64); err != nil {
-				return nil, &argparseError{fmt.Sprintf("argument %s: invalid float value: '%s'", display, v)}
-			}
-		}
-		if f.choices != nil && !slices.Contains(f.choices, v) {
-			quoted := make([]string, len(f.choices))
-			for i, ch := range f.choices {
-				quoted[i] = "'" + ch + "'"
-			}
-			return nil, &argparseError{fmt.Sprintf("argument %s: invalid choice: '%s' (choose from %s)", display, v, strings.Join(quoted, ", "))}
-		}
-		shown := strings.Join(values, " ")
-		if f.kind == sgTrue || f.kind == sgBoolOpt {
-			shown = "" // a switch: its name says it
-		}
-		if f.set == nil {
-			c.ignored = append(c.ignored, strings.TrimSpace(name+" "+shown))
-		} else if err := f.set(c, v); err != nil {
-			if f.kind == sgSimFlag || f.kind == sgSimFlagB {
-				return nil, usageError("%s: %v", name, err)
-			}
-			return nil, &argparseError{fmt.Sprintf("argument %s: %v", display, err)}
-		}
-		if f.kind != sgSimFlag && f.kind != sgSimFlagB {
-			c.given = append(c.given, strings.TrimSpace(f.names[0]+" "+shown))
-		}
+		i = last
 	}
-	if len(unrecognized) > 0 {
-		return nil, &argparseError{"unrecognized arguments: " + strings.Join(unrecognized, " ")}
+	if len(p.unrecognized) > 0 {
+		return nil, &argparseError{"unrecognized arguments: " + strings.Join(p.unrecognized, " ")}
 	}
 	if core.Model == "" {
 		return nil, &argparseError{"the following arguments are required: --model-path/--model"}
 	}
+	c.fillCore()
+	return c, nil
+}
+
+// sglangParser is SGLang's argparse parser reading one command line into
+// c: its options by option string, the option strings sorted (argparse
+// matches abbreviations against them), and the arguments it did not
+// recognize, refused together at the end.
+type sglangParser struct {
+	c             *sglangConfig
+	args          []string
+	byName        map[string]*sglangFlag
+	optionStrings []string
+	unrecognized  []string
+}
+
+// newSGLangParser builds the parser of args over c's option table.
+func newSGLangParser(c *sglangConfig, args []string) *sglangParser {
+	p := &sglangParser{c: c, args: args, byName: map[string]*sglangFlag{}}
+	flags := sglangFlags(c)
+	for i := range flags {
+		for _, n := range flags[i].names {
+			p.byName[n] = &flags[i]
+			p.optionStrings = append(p.optionStrings, n)
+		}
+	}
+	slices.Sort(p.optionStrings)
+	return p
+}
+
+// parseArg reads args[i], with the values its option takes after it, and
+// returns the index of the last argument used. An argument that is not a
+// known option (nor a prefix of exactly one) is set aside as unrecognized.
+func (p *sglangParser) parseArg(i int) (int, error) {
+	a := p.args[i]
+	if !strings.HasPrefix(a, "--") || a == "--" {
+		p.unrecognized = append(p.unrecognized, a)
+		return i, nil
+	}
+	name, value, hasValue := strings.Cut(a, "=")
+	f, name, err := p.lookup(name)
+	if err != nil {
+		return i, err
+	}
+	if f == nil {
+		p.unrecognized = append(p.unrecognized, a)
+		// argparse leaves a following value-looking word unconsumed:
+		// it is an unrecognized argument of its own.
+		return i, nil
+	}
+	display := strings.Join(f.names, "/")
+	values, i, err := f.values(name, display, value, hasValue, p.args, i)
+	if err != nil {
+		return i, err
+	}
+	if err := f.check(display, values[0]); err != nil {
+		return i, err
+	}
+	return i, p.c.apply(f, name, display, values)
+}
+
+// lookup finds the option written as name: exactly, else as argparse's
+// allow_abbrev does, by a unique prefix of one option string (returned as
+// the name). It returns no option for an unknown name, and an error for an
+// ambiguous prefix or a mistyped --sim-* flag.
+func (p *sglangParser) lookup(name string) (*sglangFlag, string, error) {
+	if f, ok := p.byName[name]; ok {
+		return f, name, nil
+	}
+	var cands []string
+	for _, o := range p.optionStrings {
+		if strings.HasPrefix(o, name) {
+			cands = append(cands, o)
+		}
+	}
+	switch {
+	case len(cands) == 1:
+		return p.byName[cands[0]], cands[0], nil
+	case len(cands) > 1:
+		return nil, name, &argparseError{fmt.Sprintf("ambiguous option: %s could match %s", name, strings.Join(cands, ", "))}
+	}
+	if sim, ok := strings.CutPrefix(name, "--sim-"); ok {
+		// Not SGLang's: the simulator's own flag was mistyped.
+		return nil, name, unknownSimFlag("sim-"+sim, modelledFlags(p.c.core))
+	}
+	return nil, name, nil
+}
+
+// values are the values the option written as name takes from args[i] on,
+// as its argparse action reads them, with the index of the last argument
+// used. display is the option's strings joined, as argparse names it.
+func (f *sglangFlag) values(name, display, value string, hasValue bool, args []string, i int) ([]string, int, error) {
+	switch f.kind {
+	case sgTrue, sgSimFlagB, sgBoolOpt:
+		v, err := f.switchValue(name, display, value, hasValue)
+		return []string{v}, i, err
+	case sgList:
+		return listValues(display, value, hasValue, args, i)
+	}
+	if hasValue {
+		return []string{value}, i, nil
+	}
+	if i+1 < len(args) && !(strings.HasPrefix(args[i+1], "-") && len(args[i+1]) > 1 && !isNumber(args[i+1])) {
+		return []string{args[i+1]}, i + 1, nil
+	}
+	return nil, i, &argparseError{fmt.Sprintf("argument %s: expected one argument", display)}
+}
+
+// switchValue is the value of a switch: "true", or "false" for the --no-
+// form of a BooleanOptionalAction. Only a boolean --sim-* flag takes an
+// explicit =VALUE; argparse refuses one on SGLang's own switches.
+func (f *sglangFlag) switchValue(name, display, value string, hasValue bool) (string, error) {
+	if hasValue && f.kind != sgSimFlagB {
+		return "", &argparseError{fmt.Sprintf("argument %s: ignored explicit argument '%s'", display, value)}
+	}
+	v := "true"
+	if hasValue {
+		v = value
+	}
+	if f.kind == sgBoolOpt && strings.HasPrefix(name, "--no-") {
+		v = "false"
+	}
+	return v, nil
+}
+
+// listValues are a list option's values (nargs): its =VALUE, then the
+// following words up to the next option; at least one. It returns them
+// with the index of the last argument used.
+func listValues(display, value string, hasValue bool, args []string, i int) ([]string, int, error) {
+	var values []string
+	if hasValue {
+		values = []string{value}
+	}
+	for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+		i++
+		values = append(values, args[i])
+	}
+	if len(values) == 0 {
+		return nil, i, &argparseError{fmt.Sprintf("argument %s: expected at least one argument", display)}
+	}
+	return values, i, nil
+}
+
+// check refuses v as argparse does when it is not of the option's type
+// (int or float) or not one of its choices.
+func (f *sglangFlag) check(display, v string) error {
+	switch {
+	case f.isInt:
+		if _, err := strconv.Atoi(v); err != nil {
+			return &argparseError{fmt.Sprintf("argument %s: invalid int value: '%s'", display, v)}
+		}
+	case f.isFloat:
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return &argparseError{fmt.Sprintf("argument %s: invalid float value: '%s'", display, v)}
+		}
+	}
+	if f.choices != nil && !slices.Contains(f.choices, v) {
+		quoted := make([]string, len(f.choices))
+		for i, ch := range f.choices {
+			quoted[i] = "'" + ch + "'"
+		}
+		return &argparseError{fmt.Sprintf("argument %s: invalid choice: '%s' (choose from %s)", display, v, strings.Join(quoted, ", "))}
+	}
+	return nil
+}
+
+// isSim reports whether f is one of the simulator's --sim-* flags.
+func (f *sglangFlag) isSim() bool { return f.kind == sgSimFlag || f.kind == sgSimFlagB }
+
+// apply gives the option's first value to its setter, or remembers it as
+// accepted and ignored, and notes an SGLang option for the server_args
+// log line. A setter's refusal is a usage error for a --sim-* flag and
+// argparse's error for SGLang's own.
+func (c *sglangConfig) apply(f *sglangFlag, name, display string, values []string) error {
+	shown := strings.Join(values, " ")
+	if f.kind == sgTrue || f.kind == sgBoolOpt {
+		shown = "" // a switch: its name says it
+	}
+	if f.set == nil {
+		c.ignored = append(c.ignored, strings.TrimSpace(name+" "+shown))
+	} else if err := f.set(c, values[0]); err != nil {
+		if f.isSim() {
+			return usageError("%s: %v", name, err)
+		}
+		return &argparseError{fmt.Sprintf("argument %s: %v", display, err)}
+	}
+	if !f.isSim() {
+		c.given = append(c.given, strings.TrimSpace(f.names[0]+" "+shown))
+	}
+	return nil
+}
+
+// fillCore carries the SGLang settings the core model runs with into
+// c.core, and fills the core defaults that depend on other flags (served
+// names, hybrid layout) and the boot seed.
+func (c *sglangConfig) fillCore() {
+	core := c.core
 	if len(core.ServedNames) == 0 {
 		core.ServedNames = []string{core.Model} // _handle_missing_default_values
 	}
@@ -535,7 +627,6 @@ func parseSGLang(args []string, launchServer bool) (*sglangConfig, error) {
 		core.Hybrid = HybridModel(core.Model)
 	}
 	core.BootSeed = bootSeed()
-	return c, nil
 }
 
 // isNumber reports whether a looks like a negative number, which argparse
