@@ -109,87 +109,16 @@ func (s *Spec) TrafficBlock(label string) *Traffic {
 // decodeTraffic decodes a `traffic "LABEL"` block. It returns nil when the
 // label cannot be used in expressions.
 func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
-	label := blk.Labels[0]
-	t := &Traffic{Label: label, Arrivals: vocab.ArrivalsPoisson, WarmUp: DefaultTrafficWarmUp,
+	t := &Traffic{Label: blk.Labels[0], Arrivals: vocab.ArrivalsPoisson, WarmUp: DefaultTrafficWarmUp,
 		MaxOutstanding: vocab.DefaultMaxOutstanding, DeclRange: blk.DefRange}
 	content, diags := blk.Body.Content(trafficSchema)
-	switch {
-	case label == rootPrefill || label == rootServer || label == rootVar || label == rootSearch || label == rootCorrectness:
-		return nil, append(diags, invalid("Reserved traffic label", blk.LabelRanges[0],
-			"%q is a reserved name in conditions (prefill, server, search, correctness and var are); choose another label, such as \"steady\".", label))
-	case !hclsyntax.ValidIdentifier(label):
-		return nil, append(diags, invalid("Invalid traffic label", blk.LabelRanges[0],
-			"%q cannot be read in conditions as %s[CTX][RATE]: a label starts with a letter and holds letters, digits, _ and -.", label, label))
+	if d := trafficLabelProblem(blk); d != nil {
+		return nil, append(diags, d)
 	}
 	at := content.Attributes
-	if n, d := l.tokens(at, "context"); n != nil || d != nil {
-		diags = append(diags, d...)
-		if n != nil {
-			t.Context = *n
-			t.ContextRange = at["context"].Expr.Range()
-		}
-	}
-	if s, ok, d := l.str(at, "workload"); ok || d != nil {
-		diags = append(diags, d...)
-		if ok {
-			t.Workload, t.WorkloadRange = s, at["workload"].Expr.Range()
-		}
-	}
-	if a, ok := at["rate"]; ok {
-		rates, d := l.rateList(a)
-		diags = append(diags, d...)
-		t.Rates = rates
-	}
-	if a, ok := at["concurrency"]; ok {
-		if r, both := at["rate"]; both {
-			diags = append(diags, invalidCtx("Rate and concurrency", a.NameRange, a.Range,
-				fmt.Sprintf("A traffic block is an open loop at each rate or a closed loop at each concurrency, not both (rate is at %s). Split it into two traffic blocks.", where(r.NameRange))))
-		} else {
-			concs, _, d := l.intList(a, "concurrency")
-			diags = append(diags, d...)
-			t.Concurrency = concs
-			// What only an open loop's arrival schedule reads.
-			for _, name := range []string{"arrivals", "burstiness", "seed", "max_outstanding"} {
-				if o, ok := at[name]; ok {
-					diags = append(diags, invalidCtx("Not used in a closed loop", o.NameRange, o.Range,
-						fmt.Sprintf("%s shapes an open loop's arrivals; with concurrency each request is sent when one in flight ends, so %s would be ignored. Remove it, or use rate.", name, name)))
-					delete(at, name)
-				}
-			}
-		}
-	} else if _, ok := at["rate"]; !ok {
-		diags = append(diags, invalid("Missing rate or concurrency", blk.DefRange,
-			"A traffic block needs rate = [1, 2, 4] (requests per second, an open loop) or concurrency = [8, 32] (requests in flight, a closed loop)."))
-	}
-	if s, ok, d := l.str(at, "arrivals"); ok || d != nil {
-		diags = append(diags, d...)
-		if ok {
-			if slices.Contains(arrivalKinds, s) {
-				t.Arrivals = s
-			} else {
-				diags = append(diags, unknownName("Invalid arrivals", at["arrivals"].Expr.Range(), at["arrivals"].Range,
-					fmt.Sprintf("arrivals is %s; got %q.", quotedList(arrivalKinds), s), s, arrivalKinds))
-			}
-		}
-	}
-	if b, d := l.float(at, "burstiness"); b != nil || d != nil {
-		diags = append(diags, d...)
-		rng := at["burstiness"].Expr.Range()
-		switch {
-		case b == nil:
-		case t.Arrivals != vocab.ArrivalsGamma:
-			diags = append(diags, invalid("Burstiness without gamma arrivals", rng,
-				"burstiness is the shape of gamma arrivals; with arrivals = %q it would be ignored. Set arrivals = \"gamma\" or remove burstiness.", t.Arrivals))
-		case !(*b > 0) || math.IsInf(*b, 0):
-			diags = append(diags, invalid("Invalid burstiness", rng,
-				"burstiness must be a positive number (1 is Poisson; below 1 burstier, above 1 more regular); got %v.", *b))
-		default:
-			t.Burstiness = *b
-		}
-	} else if t.Arrivals == vocab.ArrivalsGamma {
-		diags = append(diags, invalid("Missing burstiness", at["arrivals"].Expr.Range(),
-			"gamma arrivals need burstiness, the gamma shape: 1 is Poisson, 0.5 burstier, 4 more regular. Add burstiness = 0.5, for example."))
-	}
+	diags = append(diags, l.decodeTrafficPrompts(t, at)...)
+	diags = append(diags, l.decodeTrafficLoop(t, at)...)
+	diags = append(diags, l.decodeArrivals(t, at)...)
 	if d, text, ok, dd := l.duration(at, "duration"); ok || dd != nil {
 		diags = append(diags, dd...)
 		if ok {
@@ -203,16 +132,7 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 		}
 	}
 	if a, ok := at["seed"]; ok {
-		if v, ok, d := l.value("seed", a.Expr, cty.Number); ok || d != nil {
-			diags = append(diags, d...)
-			if ok {
-				if n, whole := wholeNumber(v.AsBigFloat()); whole && n >= 0 {
-					t.Seed = int64(n)
-				} else {
-					diags = append(diags, invalid("Invalid seed", a.Expr.Range(), "seed must be a whole number ≥ 0; got %s.", v.AsBigFloat().Text('g', -1)))
-				}
-			}
-		}
+		diags = append(diags, l.decodeTrafficSeed(t, a)...)
 	}
 	if n, d := l.positiveInt(at, "max_outstanding", 0); n != nil || d != nil {
 		diags = append(diags, d...)
@@ -226,6 +146,129 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 		t.SLO = slo
 	}
 	return t, diags
+}
+
+// trafficLabelProblem reports a traffic label that conditions cannot read:
+// a reserved root name, or not an identifier. It is nil for a usable label.
+func trafficLabelProblem(blk *hcl.Block) *hcl.Diagnostic {
+	label := blk.Labels[0]
+	switch {
+	case label == rootPrefill || label == rootServer || label == rootVar || label == rootSearch || label == rootCorrectness:
+		return invalid("Reserved traffic label", blk.LabelRanges[0],
+			"%q is a reserved name in conditions (prefill, server, search, correctness and var are); choose another label, such as \"steady\".", label)
+	case !hclsyntax.ValidIdentifier(label):
+		return invalid("Invalid traffic label", blk.LabelRanges[0],
+			"%q cannot be read in conditions as %s[CTX][RATE]: a label starts with a letter and holds letters, digits, _ and -.", label, label)
+	}
+	return nil
+}
+
+// decodeTrafficPrompts reads what a traffic block sends: its context and
+// the workload it names.
+func (l *loader) decodeTrafficPrompts(t *Traffic, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if n, d := l.tokens(at, "context"); n != nil || d != nil {
+		diags = append(diags, d...)
+		if n != nil {
+			t.Context = *n
+			t.ContextRange = at["context"].Expr.Range()
+		}
+	}
+	if s, ok, d := l.str(at, "workload"); ok || d != nil {
+		diags = append(diags, d...)
+		if ok {
+			t.Workload, t.WorkloadRange = s, at["workload"].Expr.Range()
+		}
+	}
+	return diags
+}
+
+// decodeTrafficLoop reads rate (an open loop) or concurrency (a closed
+// loop): exactly one of them. A closed loop drops, with a diagnostic each,
+// the attributes only an open loop's arrivals read.
+func (l *loader) decodeTrafficLoop(t *Traffic, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	r, hasRate := at["rate"]
+	if hasRate {
+		rates, d := l.rateList(r)
+		diags = append(diags, d...)
+		t.Rates = rates
+	}
+	a, ok := at["concurrency"]
+	switch {
+	case ok && hasRate:
+		diags = append(diags, invalidCtx("Rate and concurrency", a.NameRange, a.Range,
+			fmt.Sprintf("A traffic block is an open loop at each rate or a closed loop at each concurrency, not both (rate is at %s). Split it into two traffic blocks.", where(r.NameRange))))
+	case ok:
+		concs, _, d := l.intList(a, "concurrency")
+		diags = append(diags, d...)
+		t.Concurrency = concs
+		// What only an open loop's arrival schedule reads.
+		for _, name := range []string{"arrivals", "burstiness", "seed", "max_outstanding"} {
+			if o, ok := at[name]; ok {
+				diags = append(diags, invalidCtx("Not used in a closed loop", o.NameRange, o.Range,
+					fmt.Sprintf("%s shapes an open loop's arrivals; with concurrency each request is sent when one in flight ends, so %s would be ignored. Remove it, or use rate.", name, name)))
+				delete(at, name)
+			}
+		}
+	case !hasRate:
+		diags = append(diags, invalid("Missing rate or concurrency", t.DeclRange,
+			"A traffic block needs rate = [1, 2, 4] (requests per second, an open loop) or concurrency = [8, 32] (requests in flight, a closed loop)."))
+	}
+	return diags
+}
+
+// decodeArrivals reads the open loop's arrival schedule: arrivals, and
+// burstiness, the shape gamma arrivals need and no other kind reads.
+func (l *loader) decodeArrivals(t *Traffic, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if s, ok, d := l.str(at, "arrivals"); ok || d != nil {
+		diags = append(diags, d...)
+		if ok {
+			if slices.Contains(arrivalKinds, s) {
+				t.Arrivals = s
+			} else {
+				diags = append(diags, unknownName("Invalid arrivals", at["arrivals"].Expr.Range(), at["arrivals"].Range,
+					fmt.Sprintf("arrivals is %s; got %q.", quotedList(arrivalKinds), s), s, arrivalKinds))
+			}
+		}
+	}
+	b, d := l.float(at, "burstiness")
+	if b == nil && d == nil {
+		if t.Arrivals == vocab.ArrivalsGamma {
+			diags = append(diags, invalid("Missing burstiness", at["arrivals"].Expr.Range(),
+				"gamma arrivals need burstiness, the gamma shape: 1 is Poisson, 0.5 burstier, 4 more regular. Add burstiness = 0.5, for example."))
+		}
+		return diags
+	}
+	diags = append(diags, d...)
+	rng := at["burstiness"].Expr.Range()
+	switch {
+	case b == nil:
+	case t.Arrivals != vocab.ArrivalsGamma:
+		diags = append(diags, invalid("Burstiness without gamma arrivals", rng,
+			"burstiness is the shape of gamma arrivals; with arrivals = %q it would be ignored. Set arrivals = \"gamma\" or remove burstiness.", t.Arrivals))
+	case !(*b > 0) || math.IsInf(*b, 0):
+		diags = append(diags, invalid("Invalid burstiness", rng,
+			"burstiness must be a positive number (1 is Poisson; below 1 burstier, above 1 more regular); got %v.", *b))
+	default:
+		t.Burstiness = *b
+	}
+	return diags
+}
+
+// decodeTrafficSeed reads seed, the arrival schedule's seed: a whole
+// number ≥ 0.
+func (l *loader) decodeTrafficSeed(t *Traffic, a *hcl.Attribute) hcl.Diagnostics {
+	v, ok, diags := l.value("seed", a.Expr, cty.Number)
+	if !ok {
+		return diags
+	}
+	if n, whole := wholeNumber(v.AsBigFloat()); whole && n >= 0 {
+		t.Seed = int64(n)
+		return diags
+	}
+	return append(diags, invalid("Invalid seed", a.Expr.Range(), "seed must be a whole number ≥ 0; got %s.", v.AsBigFloat().Text('g', -1)))
 }
 
 // rateList reads rate: one number or a list of numbers, each > 0 and
