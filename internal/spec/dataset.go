@@ -47,45 +47,83 @@ var filterAttributes = []struct {
 // w: the dataset (read now, so that its problems are diagnostics at load
 // time) and its filter, the lengths, ignore_eos, prefix and turns.
 func (l *loader) decodeTrafficWorkload(w *Workload, at hcl.Attributes) hcl.Diagnostics {
-	var diags hcl.Diagnostics
 	for _, r := range []*hcl.Range{&w.DatasetRange, &w.InputTokensRange, &w.OutputTokensRange, &w.PrefixRange, &w.TurnsRange} {
 		*r = w.DeclRange
 	}
-	dataset := w.Prompt == workload.DatasetPrompt
-	if f, ok, d := l.str(at, "format"); ok || d != nil {
+	diags := l.decodeDatasetFormat(w, at)
+	diags = append(diags, l.decodeDataset(w, at)...)
+	diags = append(diags, l.decodeFilter(w, at)...)
+	diags = append(diags, l.decodeLengths(w, at)...)
+	if b, d := l.boolean(at, "ignore_eos"); b != nil || d != nil {
 		diags = append(diags, d...)
-		switch {
-		case !ok:
-		case !dataset:
-			diags = append(diags, datasetOnly("format", at["format"], w))
-		case !slices.Contains(workload.Formats, f):
-			diags = append(diags, unknownName("Invalid dataset format", at["format"].Expr.Range(), at["format"].Range,
-				fmt.Sprintf("format is %s (docs/spec.md#datasets); got %q. Leave it out to detect the format from the file.", quotedList(workload.Formats), f), f, workload.Formats))
-		default:
-			w.DatasetFormat = f
+		if b != nil {
+			w.IgnoreEOS = *b
 		}
 	}
-	if p, ok, d := l.str(at, "dataset"); ok || d != nil {
-		diags = append(diags, d...)
-		a := at["dataset"]
-		switch {
-		case !ok:
-		case !dataset:
-			diags = append(diags, invalidCtx("Dataset with generated prompts", a.NameRange, a.Range,
-				fmt.Sprintf("dataset is read by prompt = %q; this workload's prompt is %q. Remove prompt (or set it to %q), or remove dataset.", workload.DatasetPrompt, w.Prompt, workload.DatasetPrompt)))
-		default:
-			w.DatasetText, w.DatasetRange = p, a.Expr.Range()
-			w.DatasetPath = p
-			if !filepath.IsAbs(p) {
-				w.DatasetPath = filepath.Join(l.dir, p)
-			}
-			diags = append(diags, l.readDataset(w, a)...)
-		}
-	} else if dataset && l.promptRange[w] != nil {
-		diags = append(diags, invalid("Missing dataset", *l.promptRange[w],
-			"prompt = %q sends the prompts of a dataset file; add dataset = \"sharegpt.json\" (a path relative to the spec's folder).", workload.DatasetPrompt))
+	if a, ok := at["prefix"]; ok {
+		diags = append(diags, l.decodeWorkloadPrefix(w, a)...)
 	}
+	if n, d := l.positiveInt(at, "turns", 0); n != nil || d != nil {
+		diags = append(diags, d...)
+		if n != nil {
+			diags = append(diags, decodeTurns(w, at["turns"], *n)...)
+		}
+	}
+	return diags
+}
 
+// decodeDatasetFormat reads format, the dataset's format when it is not
+// to be detected from the file; only a dataset reads it.
+func (l *loader) decodeDatasetFormat(w *Workload, at hcl.Attributes) hcl.Diagnostics {
+	f, ok, diags := l.str(at, "format")
+	switch {
+	case !ok:
+	case w.Prompt != workload.DatasetPrompt:
+		diags = append(diags, datasetOnly("format", at["format"], w))
+	case !slices.Contains(workload.Formats, f):
+		diags = append(diags, unknownName("Invalid dataset format", at["format"].Expr.Range(), at["format"].Range,
+			fmt.Sprintf("format is %s (docs/spec.md#datasets); got %q. Leave it out to detect the format from the file.", quotedList(workload.Formats), f), f, workload.Formats))
+	default:
+		w.DatasetFormat = f
+	}
+	return diags
+}
+
+// decodeDataset reads dataset, the file of a dataset workload's prompts,
+// and reads the file itself; a dataset workload without one is an error
+// at its prompt.
+func (l *loader) decodeDataset(w *Workload, at hcl.Attributes) hcl.Diagnostics {
+	dataset := w.Prompt == workload.DatasetPrompt
+	p, ok, diags := l.str(at, "dataset")
+	if !ok && diags == nil {
+		if dataset && l.promptRange[w] != nil {
+			diags = append(diags, invalid("Missing dataset", *l.promptRange[w],
+				"prompt = %q sends the prompts of a dataset file; add dataset = \"sharegpt.json\" (a path relative to the spec's folder).", workload.DatasetPrompt))
+		}
+		return diags
+	}
+	a := at["dataset"]
+	switch {
+	case !ok:
+	case !dataset:
+		diags = append(diags, invalidCtx("Dataset with generated prompts", a.NameRange, a.Range,
+			fmt.Sprintf("dataset is read by prompt = %q; this workload's prompt is %q. Remove prompt (or set it to %q), or remove dataset.", workload.DatasetPrompt, w.Prompt, workload.DatasetPrompt)))
+	default:
+		w.DatasetText, w.DatasetRange = p, a.Expr.Range()
+		w.DatasetPath = p
+		if !filepath.IsAbs(p) {
+			w.DatasetPath = filepath.Join(l.dir, p)
+		}
+		diags = append(diags, l.readDataset(w, a)...)
+	}
+	return diags
+}
+
+// decodeFilter reads vLLM's is_valid_sequence limits into w.Filter (from
+// workload.DefaultFilter); only a ShareGPT dataset reads them, and they
+// must keep some entries.
+func (l *loader) decodeFilter(w *Workload, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	w.Filter = workload.DefaultFilter
 	for _, fa := range filterAttributes {
 		n, d := l.tokens(at, fa.name)
@@ -93,7 +131,7 @@ func (l *loader) decodeTrafficWorkload(w *Workload, at hcl.Attributes) hcl.Diagn
 		if n == nil {
 			continue
 		}
-		if a := at[fa.name]; !dataset || (w.Dataset != nil && w.Dataset.Format != workload.FormatShareGPT) {
+		if a := at[fa.name]; w.Prompt != workload.DatasetPrompt || (w.Dataset != nil && w.Dataset.Format != workload.FormatShareGPT) {
 			diags = append(diags, invalidCtx("Filter without a ShareGPT dataset", a.NameRange, a.Range,
 				fmt.Sprintf("%s drops ShareGPT entries by their token counts, as vLLM's is_valid_sequence does; this workload %s. Remove %s.", fa.name, datasetKind(w), fa.name)))
 			continue
@@ -103,21 +141,36 @@ func (l *loader) decodeTrafficWorkload(w *Workload, at hcl.Attributes) hcl.Diagn
 			l.maxTotalRange[w] = at[fa.name].Expr.Range()
 		}
 	}
-	if f := w.Filter; f.MinPromptTokens > f.MaxPromptTokens || f.MaxPromptTokens > f.MaxTotalTokens {
-		// At the upper limit of the pair that crosses, as written.
-		a := at["max_total_tokens"]
-		if f.MinPromptTokens > f.MaxPromptTokens || a == nil {
-			a = at["max_prompt_tokens"]
-		}
-		if a == nil {
-			a = at["min_prompt_tokens"]
-		}
-		diags = append(diags, invalid("Filter keeps nothing", a.Expr.Range(),
-			"min_prompt_tokens (%d) ≤ max_prompt_tokens (%d) ≤ max_total_tokens (%d) must hold, or every entry is dropped.", f.MinPromptTokens, f.MaxPromptTokens, f.MaxTotalTokens))
+	if d := filterKeepsNothing(w.Filter, at); d != nil {
+		diags = append(diags, d)
 	}
+	return diags
+}
 
+// filterKeepsNothing reports a filter whose limits cross, so that every
+// entry is dropped, at the upper limit of the pair that crosses as
+// written; it is nil for a filter that keeps some entries.
+func filterKeepsNothing(f workload.Filter, at hcl.Attributes) *hcl.Diagnostic {
+	if f.MinPromptTokens <= f.MaxPromptTokens && f.MaxPromptTokens <= f.MaxTotalTokens {
+		return nil
+	}
+	a := at["max_total_tokens"]
+	if f.MinPromptTokens > f.MaxPromptTokens || a == nil {
+		a = at["max_prompt_tokens"]
+	}
+	if a == nil {
+		a = at["min_prompt_tokens"]
+	}
+	return invalid("Filter keeps nothing", a.Expr.Range(),
+		"min_prompt_tokens (%d) ≤ max_prompt_tokens (%d) ≤ max_total_tokens (%d) must hold, or every entry is dropped.", f.MinPromptTokens, f.MaxPromptTokens, f.MaxTotalTokens)
+}
+
+// decodeLengths reads input_tokens, the generated prompts' lengths (a
+// dataset's prompts keep their own), and output_tokens.
+func (l *loader) decodeLengths(w *Workload, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	if a, ok := at["input_tokens"]; ok {
-		if dataset {
+		if w.Prompt == workload.DatasetPrompt {
 			diags = append(diags, invalidCtx("Not used by dataset prompts", a.NameRange, a.Range,
 				"input_tokens sizes generated prompts; a dataset's prompts keep their own lengths. Remove input_tokens."))
 		} else if n, d := l.length(a); d != nil || n.IsSet() {
@@ -130,37 +183,34 @@ func (l *loader) decodeTrafficWorkload(w *Workload, at hcl.Attributes) hcl.Diagn
 		diags = append(diags, d...)
 		w.OutputTokens, w.OutputTokensRange = n, a.Expr.Range()
 	}
-	if b, d := l.boolean(at, "ignore_eos"); b != nil || d != nil {
-		diags = append(diags, d...)
-		if b != nil {
-			w.IgnoreEOS = *b
-		}
-	}
-	if a, ok := at["prefix"]; ok {
-		p, d := l.prefix(a)
-		diags = append(diags, d...)
-		w.Prefix, w.PrefixRange = p, a.Expr.Range()
-		if w.Dataset != nil && w.Dataset.Format == workload.FormatMessages {
-			diags = append(diags, invalidCtx("Prefix with conversations", a.NameRange, a.Range,
-				"prefix puts a shared prefix before each prompt; a messages dataset's conversations are sent as they are (their own system messages and history are what later turns share). Remove prefix."))
-		}
-	}
-	if n, d := l.positiveInt(at, "turns", 0); n != nil || d != nil {
-		diags = append(diags, d...)
-		if n != nil {
-			a := at["turns"]
-			w.Turns, w.TurnsRange = *n, a.Expr.Range()
-			switch {
-			case w.Prompt == workload.Random && *n > 1:
-				diags = append(diags, invalidCtx("Turns with random prompts", a.NameRange, a.Range,
-					fmt.Sprintf("a conversation is chat messages on /v1/chat/completions; prompt = %q sends token IDs, which only /v1/completions takes. Use prompt = %q.", workload.Random, workload.Article)))
-			case dataset && w.Dataset != nil && w.Dataset.Format != workload.FormatMessages && *n > 1:
-				diags = append(diags, invalidCtx("Turns without conversations", a.NameRange, a.Range,
-					fmt.Sprintf("turns sends a conversation's next user turns; this workload %s, one prompt an entry. Use a messages dataset (format = %q), or remove turns.", datasetKind(w), workload.FormatMessages)))
-			}
-		}
+	return diags
+}
+
+// decodeWorkloadPrefix reads prefix, the shared prefixes before each
+// prompt, which a messages dataset's conversations do not take.
+func (l *loader) decodeWorkloadPrefix(w *Workload, a *hcl.Attribute) hcl.Diagnostics {
+	p, diags := l.prefix(a)
+	w.Prefix, w.PrefixRange = p, a.Expr.Range()
+	if w.Dataset != nil && w.Dataset.Format == workload.FormatMessages {
+		diags = append(diags, invalidCtx("Prefix with conversations", a.NameRange, a.Range,
+			"prefix puts a shared prefix before each prompt; a messages dataset's conversations are sent as they are (their own system messages and history are what later turns share). Remove prefix."))
 	}
 	return diags
+}
+
+// decodeTurns sets w's turns to n, as written at a, and reports more
+// than one turn where there are no conversations to continue.
+func decodeTurns(w *Workload, a *hcl.Attribute, n int) hcl.Diagnostics {
+	w.Turns, w.TurnsRange = n, a.Expr.Range()
+	switch {
+	case w.Prompt == workload.Random && n > 1:
+		return hcl.Diagnostics{invalidCtx("Turns with random prompts", a.NameRange, a.Range,
+			fmt.Sprintf("a conversation is chat messages on /v1/chat/completions; prompt = %q sends token IDs, which only /v1/completions takes. Use prompt = %q.", workload.Random, workload.Article))}
+	case w.Prompt == workload.DatasetPrompt && w.Dataset != nil && w.Dataset.Format != workload.FormatMessages && n > 1:
+		return hcl.Diagnostics{invalidCtx("Turns without conversations", a.NameRange, a.Range,
+			fmt.Sprintf("turns sends a conversation's next user turns; this workload %s, one prompt an entry. Use a messages dataset (format = %q), or remove turns.", datasetKind(w), workload.FormatMessages))}
+	}
+	return nil
 }
 
 // datasetOnly is the diagnostic for an attribute only a dataset reads, written
@@ -248,13 +298,16 @@ var lengthKeys = []string{"min", "max", "mean", "stddev", "distribution"}
 // lengthDistributions are the values of a length object's distribution.
 var lengthDistributions = []string{workload.Uniform, workload.Normal, workload.Lognormal}
 
+// lengthExample is a length object with every key but distribution, for
+// messages.
+const lengthExample = "{ mean = 1000, stddev = 200, min = 400, max = 1600 }"
+
 // length reads input_tokens or output_tokens: a token count (512, "1K"),
 // { min, max } (uniform, both included), or { mean, stddev, min, max }
 // (normal, rounded and clipped; min and max default to mean ∓ 5 stddev, min
 // at least 1, as GuideLLM's), with distribution = "lognormal" for a
 // log-normal of that mean and stddev.
 func (l *loader) length(a *hcl.Attribute) (workload.Length, hcl.Diagnostics) {
-	const example = "{ mean = 1000, stddev = 200, min = 400, max = 1600 }"
 	if _, d := hcl.ExprMap(a.Expr); d.HasErrors() {
 		n, diags := l.tokens(hcl.Attributes{a.Name: a}, a.Name)
 		if n == nil {
@@ -262,101 +315,129 @@ func (l *loader) length(a *hcl.Attribute) (workload.Length, hcl.Diagnostics) {
 		}
 		return workload.FixedLength(*n), diags
 	}
-	keys, diags := l.objectAttrs(a, example)
-	var out workload.Length
-	var mean, stddev *float64
-	var lo, hi *int
-	dist := ""
+	keys, diags := l.objectAttrs(a, lengthExample)
+	var p lengthParts
 	for _, k := range keys {
-		switch k.name {
-		case "min", "max":
-			v, ok, d := l.value(a.Name+"."+k.name, k.value, cty.DynamicPseudoType)
-			diags = append(diags, d...)
-			if !ok {
-				continue
-			}
-			n, err := tokenValue(v)
-			if err != nil {
-				diags = append(diags, invalid("Invalid token count", k.value.Range(), "%s.%s: %s.", a.Name, k.name, err))
-				continue
-			}
-			if k.name == "min" {
-				lo = &n
-			} else {
-				hi = &n
-			}
-		case "mean", "stddev":
-			v, ok, d := l.value(a.Name+"."+k.name, k.value, cty.Number)
-			diags = append(diags, d...)
-			if !ok {
-				continue
-			}
-			f, _ := v.AsBigFloat().Float64()
-			if math.IsInf(f, 0) || f < 0 || (k.name == "mean" && f == 0) {
-				diags = append(diags, invalid("Invalid length", k.value.Range(), "%s.%s is a number of tokens %s; got %s.", a.Name, k.name,
-					map[string]string{"mean": "more than 0", "stddev": "at least 0"}[k.name], v.AsBigFloat().Text('g', -1)))
-				continue
-			}
-			if k.name == "mean" {
-				mean = &f
-			} else {
-				stddev = &f
-			}
-		case "distribution":
-			v, ok, d := l.value(a.Name+".distribution", k.value, cty.String)
-			diags = append(diags, d...)
-			if !ok {
-				continue
-			}
-			if s := v.AsString(); slices.Contains(lengthDistributions, s) {
-				dist = s
-			} else {
-				diags = append(diags, unknownName("Invalid distribution", k.value.Range(), a.Range,
-					fmt.Sprintf("%s.distribution is %s; got %q.", a.Name, quotedList(lengthDistributions), s), s, lengthDistributions))
-			}
-		default:
-			diags = append(diags, unknownName("Unknown length key", k.keyRange, a.Range,
-				fmt.Sprintf("A length is a token count, { min, max } (uniform) or %s, optionally with distribution = %q; %q is not one of its keys.", example, workload.Lognormal, k.name),
-				k.name, lengthKeys))
-		}
+		diags = append(diags, l.lengthKey(a, k, &p)...)
 	}
 	if diags.HasErrors() {
 		return workload.Length{}, diags
 	}
-	bad := func(format string, args ...any) (workload.Length, hcl.Diagnostics) {
-		return workload.Length{}, append(diags, invalid("Invalid length", a.Expr.Range(), format, args...))
+	out, problem := p.build(a.Name)
+	if problem != "" {
+		return workload.Length{}, append(diags, invalid("Invalid length", a.Expr.Range(), "%s", problem))
 	}
+	return out, diags
+}
+
+// lengthParts are the keys of a length object as read; nil (or "") when
+// not written.
+type lengthParts struct {
+	mean, stddev *float64
+	lo, hi       *int
+	dist         string
+}
+
+// lengthKey reads key k of length object a into p.
+func (l *loader) lengthKey(a *hcl.Attribute, k objectAttr, p *lengthParts) hcl.Diagnostics {
+	switch k.name {
+	case "min":
+		return l.lengthBound(a, k, &p.lo)
+	case "max":
+		return l.lengthBound(a, k, &p.hi)
+	case "mean":
+		return l.lengthMoment(a, k, &p.mean)
+	case "stddev":
+		return l.lengthMoment(a, k, &p.stddev)
+	case "distribution":
+		return l.lengthDistribution(a, k, &p.dist)
+	}
+	return hcl.Diagnostics{unknownName("Unknown length key", k.keyRange, a.Range,
+		fmt.Sprintf("A length is a token count, { min, max } (uniform) or %s, optionally with distribution = %q; %q is not one of its keys.", lengthExample, workload.Lognormal, k.name),
+		k.name, lengthKeys)}
+}
+
+// lengthBound reads a length's min or max, a token count, into dst.
+func (l *loader) lengthBound(a *hcl.Attribute, k objectAttr, dst **int) hcl.Diagnostics {
+	v, ok, diags := l.value(a.Name+"."+k.name, k.value, cty.DynamicPseudoType)
+	if !ok {
+		return diags
+	}
+	n, err := tokenValue(v)
+	if err != nil {
+		return append(diags, invalid("Invalid token count", k.value.Range(), "%s.%s: %s.", a.Name, k.name, err))
+	}
+	*dst = &n
+	return diags
+}
+
+// lengthMoment reads a length's mean (more than 0) or stddev (at least 0),
+// a number of tokens, into dst.
+func (l *loader) lengthMoment(a *hcl.Attribute, k objectAttr, dst **float64) hcl.Diagnostics {
+	v, ok, diags := l.value(a.Name+"."+k.name, k.value, cty.Number)
+	if !ok {
+		return diags
+	}
+	f, _ := v.AsBigFloat().Float64()
+	if math.IsInf(f, 0) || f < 0 || (k.name == "mean" && f == 0) {
+		return append(diags, invalid("Invalid length", k.value.Range(), "%s.%s is a number of tokens %s; got %s.", a.Name, k.name,
+			map[string]string{"mean": "more than 0", "stddev": "at least 0"}[k.name], v.AsBigFloat().Text('g', -1)))
+	}
+	*dst = &f
+	return diags
+}
+
+// lengthDistribution reads a length's distribution, one of
+// lengthDistributions, into dst.
+func (l *loader) lengthDistribution(a *hcl.Attribute, k objectAttr, dst *string) hcl.Diagnostics {
+	v, ok, diags := l.value(a.Name+".distribution", k.value, cty.String)
+	if !ok {
+		return diags
+	}
+	s := v.AsString()
+	if !slices.Contains(lengthDistributions, s) {
+		return append(diags, unknownName("Invalid distribution", k.value.Range(), a.Range,
+			fmt.Sprintf("%s.distribution is %s; got %q.", a.Name, quotedList(lengthDistributions), s), s, lengthDistributions))
+	}
+	*dst = s
+	return diags
+}
+
+// build makes the length of attribute name from the keys read, or says
+// why they make none.
+func (p lengthParts) build(name string) (workload.Length, string) {
+	var out workload.Length
 	switch {
-	case mean == nil && stddev == nil:
-		if dist == workload.Normal || dist == workload.Lognormal {
-			return bad("%s.distribution = %q needs mean and stddev, as in %s.", a.Name, dist, example)
+	case p.mean == nil && p.stddev == nil:
+		if p.dist == workload.Normal || p.dist == workload.Lognormal {
+			return out, fmt.Sprintf("%s.distribution = %q needs mean and stddev, as in %s.", name, p.dist, lengthExample)
 		}
-		if lo == nil || hi == nil {
-			return bad("%s = { min, max } needs both (a uniform draw from min to max, both included); for one count write %s = 512.", a.Name, a.Name)
+		if p.lo == nil || p.hi == nil {
+			return out, fmt.Sprintf("%s = { min, max } needs both (a uniform draw from min to max, both included); for one count write %s = 512.", name, name)
 		}
-		out = workload.Length{Distribution: workload.Uniform, Min: *lo, Max: *hi}
-	case mean == nil || stddev == nil:
-		return bad("%s needs mean and stddev together, as in %s.", a.Name, example)
-	case dist == workload.Uniform:
-		return bad("%s.distribution = %q draws from min to max; mean and stddev belong to %q and %q.", a.Name, dist, workload.Normal, workload.Lognormal)
+		out = workload.Length{Distribution: workload.Uniform, Min: *p.lo, Max: *p.hi}
+	case p.mean == nil || p.stddev == nil:
+		return out, fmt.Sprintf("%s needs mean and stddev together, as in %s.", name, lengthExample)
+	case p.dist == workload.Uniform:
+		return out, fmt.Sprintf("%s.distribution = %q draws from min to max; mean and stddev belong to %q and %q.", name, p.dist, workload.Normal, workload.Lognormal)
 	default:
-		out = workload.Length{Distribution: workload.Normal, Mean: *mean, Stddev: *stddev}
-		if dist == workload.Lognormal {
+		out = workload.Length{Distribution: workload.Normal, Mean: *p.mean, Stddev: *p.stddev}
+		if p.dist == workload.Lognormal {
 			out.Distribution = workload.Lognormal
 		}
-		out.Min = max(1, int(math.Round(*mean-5**stddev)))
-		out.Max = int(math.Round(*mean + 5**stddev))
-		if lo != nil {
-			out.Min = *lo
+		out.Min = max(1, int(math.Round(*p.mean-5**p.stddev)))
+		out.Max = int(math.Round(*p.mean + 5**p.stddev))
+		if p.lo != nil {
+			out.Min = *p.lo
 		}
-		if hi != nil {
-			out.Max = *hi
+		if p.hi != nil {
+			out.Max = *p.hi
 		}
 	}
 	if err := out.Check(); err != nil {
-		return bad("%s: %s.", a.Name, err)
+		return workload.Length{}, fmt.Sprintf("%s: %s.", name, err)
 	}
-	return out, diags
+	return out, ""
 }
 
 // prefix reads prefix = { groups = G, tokens = P }.

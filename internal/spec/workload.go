@@ -101,45 +101,82 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 	w := DefaultWorkload(blk.DefRange)
 	named := len(blk.Labels) == 1
 	schema := workloadSchema
-	kinds := []string{workload.Article, workload.Random}
 	if named {
 		w.Name, w.IgnoreEOS, schema = blk.Labels[0], true, namedWorkloadSchema
-		kinds = append(kinds, workload.DatasetPrompt)
 	}
 	content, diags := blk.Body.Content(schema)
 	at := content.Attributes
 
-	if p, ok, d := l.str(at, "prompt"); ok || d != nil {
-		diags = append(diags, d...)
-		switch {
-		case !ok:
-		case p == workload.DatasetPrompt && !named:
-			diags = append(diags, invalid("Dataset prompts in the unnamed workload", at["prompt"].Expr.Range(),
-				"The unnamed workload block is what prefill and decode cells send, at each context of their list; a dataset brings its own lengths. Put the dataset in a named block, workload \"replay\" { prompt = %q, dataset = \"…\" }, and name it in a traffic block: workload = \"replay\".",
-				workload.DatasetPrompt))
-		case !slices.Contains(kinds, p):
-			detail := fmt.Sprintf("prompt is %q (a reference document and an instruction to write about it, rendered by the chat template) or %q (random token IDs); got %q.",
-				workload.Article, workload.Random, p)
-			if named {
-				detail = fmt.Sprintf("prompt is %q (a reference document and an instruction to write about it, rendered by the chat template), %q (random token IDs) or %q (the prompts of a dataset file); got %q.",
-					workload.Article, workload.Random, workload.DatasetPrompt, p)
-			}
-			diags = append(diags, unknownName("Invalid prompt", at["prompt"].Expr.Range(), at["prompt"].Range, detail, p, kinds))
-		default:
-			w.Prompt = p
-		}
-	}
+	diags = append(diags, l.decodePrompt(w, at, named)...)
 	if a, ok := at["prompt"]; ok {
 		l.promptRange[w] = a.Expr.Range().Ptr()
 	}
 	if _, ok := at["dataset"]; ok && l.promptRange[w] == nil {
 		w.Prompt = workload.DatasetPrompt // dataset alone says where prompts come from
 	}
-	random := w.Prompt == workload.Random
+	diags = append(diags, dropUnusedByPrompt(w, at)...)
+	diags = append(diags, l.decodeArticleText(w, at)...)
+	if b, d := l.boolean(at, "distinct"); b != nil || d != nil {
+		diags = append(diags, d...)
+		if b != nil {
+			w.Distinct = *b
+		}
+	}
+	if a, ok := at["sampling"]; ok {
+		s, bias, d := l.sampling(a)
+		diags = append(diags, d...)
+		w.Sampling, w.LogitBias = s, bias
+		l.samplingAttr[w] = a
+	}
+	if a, ok := at["chat_template_kwargs"]; ok {
+		kw, d := l.jsonObject(a)
+		diags = append(diags, d...)
+		w.ChatTemplateKwargs = kw
+	}
+	if a, ok := at["seed"]; ok {
+		diags = append(diags, l.decodeWorkloadSeed(w, a, named)...)
+	}
+	if named {
+		diags = append(diags, l.decodeTrafficWorkload(w, at)...)
+	}
+	return w, diags
+}
 
-	// Attributes that only an article prompt reads.
+// decodePrompt reads prompt, the kind of prompts w sends: an article or
+// random token IDs, and in a named block (only) a dataset's prompts.
+func (l *loader) decodePrompt(w *Workload, at hcl.Attributes, named bool) hcl.Diagnostics {
+	kinds := []string{workload.Article, workload.Random}
+	if named {
+		kinds = append(kinds, workload.DatasetPrompt)
+	}
+	p, ok, diags := l.str(at, "prompt")
+	switch {
+	case !ok:
+	case p == workload.DatasetPrompt && !named:
+		diags = append(diags, invalid("Dataset prompts in the unnamed workload", at["prompt"].Expr.Range(),
+			"The unnamed workload block is what prefill and decode cells send, at each context of their list; a dataset brings its own lengths. Put the dataset in a named block, workload \"replay\" { prompt = %q, dataset = \"…\" }, and name it in a traffic block: workload = \"replay\".",
+			workload.DatasetPrompt))
+	case !slices.Contains(kinds, p):
+		detail := fmt.Sprintf("prompt is %q (a reference document and an instruction to write about it, rendered by the chat template) or %q (random token IDs); got %q.",
+			workload.Article, workload.Random, p)
+		if named {
+			detail = fmt.Sprintf("prompt is %q (a reference document and an instruction to write about it, rendered by the chat template), %q (random token IDs) or %q (the prompts of a dataset file); got %q.",
+				workload.Article, workload.Random, workload.DatasetPrompt, p)
+		}
+		diags = append(diags, unknownName("Invalid prompt", at["prompt"].Expr.Range(), at["prompt"].Range, detail, p, kinds))
+	default:
+		w.Prompt = p
+	}
+	return diags
+}
+
+// dropUnusedByPrompt reports, and removes from at, the attributes w's
+// kind of prompt does not read: an article's with random prompts, an
+// article's shaping with dataset prompts.
+func dropUnusedByPrompt(w *Workload, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	for _, name := range []string{"document", "instruction", "chat_template_kwargs"} {
-		if a, ok := at[name]; ok && random {
+		if a, ok := at[name]; ok && w.Prompt == workload.Random {
 			diags = append(diags, invalidCtx("Not used by random prompts", a.NameRange, a.Range,
 				fmt.Sprintf("%s is part of an article prompt; prompt = %q sends random token IDs, with no document, instruction or chat template. Remove %s, or use prompt = %q.",
 					name, workload.Random, name, workload.Article)))
@@ -153,6 +190,13 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 			delete(at, name)
 		}
 	}
+	return diags
+}
+
+// decodeArticleText reads document and instruction, an article prompt's
+// texts; either, when written, must not be empty.
+func (l *loader) decodeArticleText(w *Workload, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	for _, name := range []string{"document", "instruction"} {
 		s, ok, d := l.str(at, name)
 		diags = append(diags, d...)
@@ -174,45 +218,29 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 			w.Instruction = s
 		}
 	}
-	if b, d := l.boolean(at, "distinct"); b != nil || d != nil {
-		diags = append(diags, d...)
-		if b != nil {
-			w.Distinct = *b
-		}
+	return diags
+}
+
+// decodeWorkloadSeed reads seed, the seed of random prompts' token IDs
+// (a named block may set it whatever its prompt): a whole number from 0 to
+// 2^64−1.
+func (l *loader) decodeWorkloadSeed(w *Workload, a *hcl.Attribute, named bool) hcl.Diagnostics {
+	if w.Prompt != workload.Random && !named {
+		return hcl.Diagnostics{invalidCtx("Seed without random prompts", a.NameRange, a.Range,
+			fmt.Sprintf("seed seeds the token IDs of prompt = %q; this workload's prompt is %q. Remove seed (a sampling seed goes in sampling = { seed = … }).",
+				workload.Random, w.Prompt))}
 	}
-	if a, ok := at["sampling"]; ok {
-		s, bias, d := l.sampling(a)
-		diags = append(diags, d...)
-		w.Sampling, w.LogitBias = s, bias
-		l.samplingAttr[w] = a
+	v, ok, diags := l.value("seed", a.Expr, cty.Number)
+	if !ok {
+		return diags
 	}
-	if a, ok := at["chat_template_kwargs"]; ok {
-		kw, d := l.jsonObject(a)
-		diags = append(diags, d...)
-		w.ChatTemplateKwargs = kw
+	n, whole := wholeUint(v.AsBigFloat())
+	if !whole {
+		return append(diags, invalid("Invalid seed", a.Expr.Range(),
+			"seed is a whole number from 0 to 2^64−1; got %s.", v.AsBigFloat().Text('g', -1)))
 	}
-	if a, ok := at["seed"]; ok {
-		if !random && !named {
-			diags = append(diags, invalidCtx("Seed without random prompts", a.NameRange, a.Range,
-				fmt.Sprintf("seed seeds the token IDs of prompt = %q; this workload's prompt is %q. Remove seed (a sampling seed goes in sampling = { seed = … }).",
-					workload.Random, w.Prompt)))
-		} else if v, ok, d := l.value("seed", a.Expr, cty.Number); ok || d != nil {
-			diags = append(diags, d...)
-			if ok {
-				n, whole := wholeUint(v.AsBigFloat())
-				if !whole {
-					diags = append(diags, invalid("Invalid seed", a.Expr.Range(),
-						"seed is a whole number from 0 to 2^64−1; got %s.", v.AsBigFloat().Text('g', -1)))
-				} else {
-					w.Seed = n
-				}
-			}
-		}
-	}
-	if named {
-		diags = append(diags, l.decodeTrafficWorkload(w, at)...)
-	}
-	return w, diags
+	w.Seed = n
+	return diags
 }
 
 // wholeUint returns f as a uint64 when it is a whole number in range.
