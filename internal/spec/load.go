@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -154,128 +155,25 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 	l.promptRange, l.samplingAttr, l.maxTotalRange = map[*Workload]*hcl.Range{}, map[*Workload]*hcl.Attribute{}, map[*Workload]hcl.Range{}
 
 	// Variables first: every other block may read var.NAME.
-	seen := map[string]map[string]hcl.Range{}
-	dup := func(blk *hcl.Block) bool {
-		if len(blk.Labels) == 0 {
-			return false
-		}
-		m := seen[blk.Type]
-		if m == nil {
-			m = map[string]hcl.Range{}
-			seen[blk.Type] = m
-		}
-		if prev, ok := m[blk.Labels[0]]; ok {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  fmt.Sprintf("Duplicate %s block", blk.Type),
-				Detail: fmt.Sprintf("A %s block named %q was already declared at %s. Each %s needs its own name.",
-					blk.Type, blk.Labels[0], where(prev), blk.Type),
-				Subject: blk.LabelRanges[0].Ptr(),
-				Context: hcl.RangeBetween(blk.TypeRange, blk.LabelRanges[0]).Ptr(),
-			})
-			return true
-		}
-		m[blk.Labels[0]] = blk.DefRange
-		return false
-	}
+	names := &blockNames{labels: map[string]map[string]hcl.Range{}, single: map[string]*hcl.Block{}}
 	for _, blk := range content.Blocks {
-		if blk.Type == "variable" && !dup(blk) {
-			v, d := l.decodeVariable(blk)
-			diags = append(diags, d...)
-			if v != nil {
-				l.spec.Variables = append(l.spec.Variables, v)
-			}
+		if blk.Type == "variable" {
+			diags = append(diags, l.decodeVariableBlock(blk, names)...)
 		}
 	}
 	diags = append(diags, l.checkVarFlags()...)
 	l.spec.EvalContext = l.evalContext(l.varObject())
 
-	var measureBlock, prefillBlock, workloadBlock *hcl.Block
-	single := func(prev **hcl.Block, blk *hcl.Block) bool {
-		if *prev != nil {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  fmt.Sprintf("Duplicate %s block", blk.Type),
-				Detail:   fmt.Sprintf("A spec has at most one %s block; the first one is at %s.", blk.Type, where((*prev).DefRange)),
-				Subject:  blk.DefRange.Ptr(),
-			})
-			return false
-		}
-		*prev = blk
-		return true
-	}
 	for _, blk := range content.Blocks {
-		switch blk.Type {
-		case "server":
-			if dup(blk) {
-				continue
-			}
-			srv, d := l.decodeServer(blk)
-			diags = append(diags, d...)
-			l.spec.Servers = append(l.spec.Servers, srv)
-		case "measure":
-			if single(&measureBlock, blk) {
-				m, d := l.decodeMeasure(blk)
-				diags = append(diags, d...)
-				l.spec.Measure = m
-			}
-		case "prefill":
-			if single(&prefillBlock, blk) {
-				p, d := l.decodePrefill(blk)
-				diags = append(diags, d...)
-				l.spec.Prefill = p
-			}
-		case "workload":
-			if len(blk.Labels) == 1 {
-				if !dup(blk) {
-					w, d := l.decodeWorkload(blk)
-					diags = append(diags, d...)
-					l.spec.Workloads = append(l.spec.Workloads, w)
-				}
-				continue
-			}
-			if single(&workloadBlock, blk) {
-				w, d := l.decodeWorkload(blk)
-				diags = append(diags, d...)
-				l.spec.Workload = w
-			}
-		case "matrix":
-			if dup(blk) {
-				continue
-			}
-			m, d := l.decodeMatrix(blk)
-			diags = append(diags, d...)
-			if m != nil {
-				l.spec.Matrices = append(l.spec.Matrices, m)
-			}
-		case "traffic":
-			if dup(blk) {
-				continue
-			}
-			t, d := l.decodeTraffic(blk)
-			diags = append(diags, d...)
-			if t != nil {
-				l.spec.Traffic = append(l.spec.Traffic, t)
-			}
-		case "assert":
-			if !dup(blk) {
-				l.assertBlocks = append(l.assertBlocks, blk)
-			}
-		case "expect":
-			if !dup(blk) {
-				l.expectBlocks = append(l.expectBlocks, blk)
-			}
-		case "search":
-			if !dup(blk) {
-				l.searchBlocks = append(l.searchBlocks, blk)
-			}
-		case "correctness":
-			if !dup(blk) {
-				c, d := l.decodeCorrectness(blk)
-				diags = append(diags, d...)
-				l.spec.Correctness = append(l.spec.Correctness, c)
-			}
+		decode, ok := blockDecoders[blk.Type]
+		if !ok {
+			continue
 		}
+		if d := names.duplicate(blk); d != nil {
+			diags = append(diags, d)
+			continue
+		}
+		diags = append(diags, decode(l, blk)...)
 	}
 	if len(l.spec.Servers) == 0 && !seenType(content.Blocks, "server") {
 		r := hcl.Range{Filename: l.spec.Filename, Start: hcl.InitialPos, End: hcl.InitialPos}
@@ -287,9 +185,141 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 		})
 	}
 	diags = append(diags, l.checkTraffic()...)
-	// Blocks that read the measured data come last: they refer to matrices
-	// and contexts declared anywhere in the file (and searches, which come
-	// first: assertions read them).
+	diags = append(diags, l.decodeConditions()...)
+	diags = append(diags, l.checkModelLen()...)
+	diags = append(diags, l.checkWorkload()...)
+	return diags
+}
+
+// blockNames are the blocks seen so far, to report a second block of a
+// name (a labelled block) or of a type that a spec has once (measure,
+// prefill, the unnamed workload).
+type blockNames struct {
+	// labels[type][label] is where the first block of that label is.
+	labels map[string]map[string]hcl.Range
+	// single[type] is the first block of a type a spec has once.
+	single map[string]*hcl.Block
+}
+
+// singleBlocks are the block types a spec has at most once, unlabelled.
+var singleBlocks = []string{"measure", "prefill", "workload"}
+
+// duplicate reports blk when a block of its type and label, or of its
+// once-only type, came before it; else it records blk and returns nil.
+func (n *blockNames) duplicate(blk *hcl.Block) *hcl.Diagnostic {
+	if len(blk.Labels) == 0 {
+		if !slices.Contains(singleBlocks, blk.Type) {
+			return nil
+		}
+		if prev := n.single[blk.Type]; prev != nil {
+			return &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  fmt.Sprintf("Duplicate %s block", blk.Type),
+				Detail:   fmt.Sprintf("A spec has at most one %s block; the first one is at %s.", blk.Type, where(prev.DefRange)),
+				Subject:  blk.DefRange.Ptr(),
+			}
+		}
+		n.single[blk.Type] = blk
+		return nil
+	}
+	m := n.labels[blk.Type]
+	if m == nil {
+		m = map[string]hcl.Range{}
+		n.labels[blk.Type] = m
+	}
+	if prev, ok := m[blk.Labels[0]]; ok {
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  fmt.Sprintf("Duplicate %s block", blk.Type),
+			Detail: fmt.Sprintf("A %s block named %q was already declared at %s. Each %s needs its own name.",
+				blk.Type, blk.Labels[0], where(prev), blk.Type),
+			Subject: blk.LabelRanges[0].Ptr(),
+			Context: hcl.RangeBetween(blk.TypeRange, blk.LabelRanges[0]).Ptr(),
+		}
+	}
+	m[blk.Labels[0]] = blk.DefRange
+	return nil
+}
+
+// decodeVariableBlock decodes a `variable "NAME"` block into the spec,
+// unless a variable of that name came before.
+func (l *loader) decodeVariableBlock(blk *hcl.Block, names *blockNames) hcl.Diagnostics {
+	if d := names.duplicate(blk); d != nil {
+		return hcl.Diagnostics{d}
+	}
+	v, diags := l.decodeVariable(blk)
+	if v != nil {
+		l.spec.Variables = append(l.spec.Variables, v)
+	}
+	return diags
+}
+
+// blockDecoders decode each root block type but variable (decoded
+// first) into the spec. Assert, expect and search blocks wait in the
+// loader for decodeConditions: they read blocks declared anywhere.
+var blockDecoders = map[string]func(*loader, *hcl.Block) hcl.Diagnostics{
+	"server": func(l *loader, blk *hcl.Block) hcl.Diagnostics {
+		srv, diags := l.decodeServer(blk)
+		l.spec.Servers = append(l.spec.Servers, srv)
+		return diags
+	},
+	"measure": func(l *loader, blk *hcl.Block) hcl.Diagnostics {
+		m, diags := l.decodeMeasure(blk)
+		l.spec.Measure = m
+		return diags
+	},
+	"prefill": func(l *loader, blk *hcl.Block) hcl.Diagnostics {
+		p, diags := l.decodePrefill(blk)
+		l.spec.Prefill = p
+		return diags
+	},
+	"workload": func(l *loader, blk *hcl.Block) hcl.Diagnostics {
+		w, diags := l.decodeWorkload(blk)
+		if len(blk.Labels) == 1 {
+			l.spec.Workloads = append(l.spec.Workloads, w)
+		} else {
+			l.spec.Workload = w
+		}
+		return diags
+	},
+	"matrix": func(l *loader, blk *hcl.Block) hcl.Diagnostics {
+		m, diags := l.decodeMatrix(blk)
+		if m != nil {
+			l.spec.Matrices = append(l.spec.Matrices, m)
+		}
+		return diags
+	},
+	"traffic": func(l *loader, blk *hcl.Block) hcl.Diagnostics {
+		t, diags := l.decodeTraffic(blk)
+		if t != nil {
+			l.spec.Traffic = append(l.spec.Traffic, t)
+		}
+		return diags
+	},
+	"assert": func(l *loader, blk *hcl.Block) hcl.Diagnostics {
+		l.assertBlocks = append(l.assertBlocks, blk)
+		return nil
+	},
+	"expect": func(l *loader, blk *hcl.Block) hcl.Diagnostics {
+		l.expectBlocks = append(l.expectBlocks, blk)
+		return nil
+	},
+	"search": func(l *loader, blk *hcl.Block) hcl.Diagnostics {
+		l.searchBlocks = append(l.searchBlocks, blk)
+		return nil
+	},
+	"correctness": func(l *loader, blk *hcl.Block) hcl.Diagnostics {
+		c, diags := l.decodeCorrectness(blk)
+		l.spec.Correctness = append(l.spec.Correctness, c)
+		return diags
+	},
+}
+
+// decodeConditions decodes the blocks that read the measured data, last:
+// they refer to matrices and contexts declared anywhere in the file. The
+// searches come first, as assertions read them.
+func (l *loader) decodeConditions() hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	for _, blk := range l.searchBlocks {
 		s, d := l.decodeSearch(blk)
 		diags = append(diags, d...)
@@ -305,8 +335,6 @@ func (l *loader) load(f *hcl.File) hcl.Diagnostics {
 		diags = append(diags, d...)
 		l.spec.Expects = append(l.spec.Expects, e)
 	}
-	diags = append(diags, l.checkModelLen()...)
-	diags = append(diags, l.checkWorkload()...)
 	return diags
 }
 
