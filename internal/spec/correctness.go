@@ -110,18 +110,35 @@ func (l *loader) decodeCorrectness(blk *hcl.Block) (*Correctness, hcl.Diagnostic
 			c.Concurrency = *n
 		}
 	}
-	if a, v, ok, d := l.attr(at, "logprobs", cty.Number); ok || d != nil {
-		diags = append(diags, d...)
-		if ok {
-			n, whole := wholeNumber(v.AsBigFloat())
-			if !whole || n < 0 || n > MaxLogprobs {
-				diags = append(diags, invalid("Invalid value", a.Expr.Range(),
-					"logprobs is the top-k kept at every position, a whole number from 0 (none) to %d; got %s.", MaxLogprobs, v.AsBigFloat().Text('g', -1)))
-			} else {
-				c.Logprobs = n
-			}
-		}
+	diags = append(diags, l.decodeLogprobs(c, at)...)
+	diags = append(diags, l.decodeCorrectnessLimits(c, at)...)
+	diags = append(diags, l.decodeScorer(c, at)...)
+	if a, ok := at["dataset"]; ok {
+		diags = append(diags, l.readItems(c, a)...)
 	}
+	return c, diags
+}
+
+// decodeLogprobs reads logprobs, the top-k kept at every position: a
+// whole number from 0 to MaxLogprobs.
+func (l *loader) decodeLogprobs(c *Correctness, at hcl.Attributes) hcl.Diagnostics {
+	a, v, ok, diags := l.attr(at, "logprobs", cty.Number)
+	if !ok {
+		return diags
+	}
+	n, whole := wholeNumber(v.AsBigFloat())
+	if !whole || n < 0 || n > MaxLogprobs {
+		return append(diags, invalid("Invalid value", a.Expr.Range(),
+			"logprobs is the top-k kept at every position, a whole number from 0 (none) to %d; got %s.", MaxLogprobs, v.AsBigFloat().Text('g', -1)))
+	}
+	c.Logprobs = n
+	return diags
+}
+
+// decodeCorrectnessLimits reads the block's shares and gaps: max_mismatch
+// and margin (from 0 to 1) and near_tie_gap (from 0 to 10).
+func (l *loader) decodeCorrectnessLimits(c *Correctness, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	for _, f := range []struct {
 		name string
 		dst  *float64
@@ -146,6 +163,14 @@ func (l *loader) decodeCorrectness(blk *hcl.Block) (*Correctness, hcl.Diagnostic
 		}
 		*f.dst = *v
 	}
+	return diags
+}
+
+// decodeScorer reads scorer, one of Scorers, and pattern, the regex
+// scorer's pattern with a capture group, which it needs and no other
+// scorer reads.
+func (l *loader) decodeScorer(c *Correctness, at hcl.Attributes) hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	if s, ok, d := l.str(at, "scorer"); ok || d != nil {
 		diags = append(diags, d...)
 		if ok && !slices.Contains(Scorers, s) {
@@ -156,30 +181,36 @@ func (l *loader) decodeCorrectness(blk *hcl.Block) (*Correctness, hcl.Diagnostic
 			c.Scorer = s
 		}
 	}
-	if p, ok, d := l.str(at, "pattern"); ok || d != nil {
-		diags = append(diags, d...)
-		a := at["pattern"]
-		switch re, err := regexp.Compile(p); {
-		case !ok:
-		case c.Scorer != "regex":
-			diags = append(diags, invalidCtx("Pattern without the regex scorer", a.NameRange, a.Range,
-				fmt.Sprintf("pattern is the regex scorer's; this block's scorer is %q. Set scorer = \"regex\", or remove pattern.", c.Scorer)))
-		case err != nil:
-			diags = append(diags, invalid("Invalid pattern", a.Expr.Range(), "pattern is an RE2 regular expression (Go's regexp): %v.", err))
-		case re.NumSubexp() < 1:
-			diags = append(diags, invalid("Pattern without a capture group", a.Expr.Range(),
-				"The regex scorer compares the pattern's first capture group with the answer; %q has none. Put the answer's part in parentheses, as in \"#### (\\\\d+)\".", p))
-		default:
-			c.Pattern = p
+	p, ok, d := l.str(at, "pattern")
+	if !ok && d == nil {
+		if c.Scorer == "regex" {
+			diags = append(diags, invalid("Missing pattern", at["scorer"].Expr.Range(),
+				"The regex scorer reads the answer from the output by a pattern with a capture group: add pattern = \"#### (\\\\d+)\"."))
 		}
-	} else if c.Scorer == "regex" {
-		diags = append(diags, invalid("Missing pattern", at["scorer"].Expr.Range(),
-			"The regex scorer reads the answer from the output by a pattern with a capture group: add pattern = \"#### (\\\\d+)\"."))
+		return diags
 	}
-	if a, ok := at["dataset"]; ok {
-		diags = append(diags, l.readItems(c, a)...)
+	diags = append(diags, d...)
+	if ok {
+		diags = append(diags, c.setPattern(p, at["pattern"])...)
 	}
-	return c, diags
+	return diags
+}
+
+// setPattern sets c's pattern to p, written at a, when it is an RE2
+// regular expression with a capture group and c's scorer is regex.
+func (c *Correctness) setPattern(p string, a *hcl.Attribute) hcl.Diagnostics {
+	switch re, err := regexp.Compile(p); {
+	case c.Scorer != "regex":
+		return hcl.Diagnostics{invalidCtx("Pattern without the regex scorer", a.NameRange, a.Range,
+			fmt.Sprintf("pattern is the regex scorer's; this block's scorer is %q. Set scorer = \"regex\", or remove pattern.", c.Scorer))}
+	case err != nil:
+		return hcl.Diagnostics{invalid("Invalid pattern", a.Expr.Range(), "pattern is an RE2 regular expression (Go's regexp): %v.", err)}
+	case re.NumSubexp() < 1:
+		return hcl.Diagnostics{invalid("Pattern without a capture group", a.Expr.Range(),
+			"The regex scorer compares the pattern's first capture group with the answer; %q has none. Put the answer's part in parentheses, as in \"#### (\\\\d+)\".", p)}
+	}
+	c.Pattern = p
+	return nil
 }
 
 // readItems reads c's dataset and checks its lines against the block: one
