@@ -91,24 +91,12 @@ func (l *loader) references(expr hcl.Expression) ([]vocab.CellRef, bool, hcl.Dia
 		}
 	}
 	for _, tr := range expr.Variables() {
-		root := tr.RootName()
-		switch root {
+		switch tr.RootName() {
 		case rootVar:
-			if len(tr) > 1 {
-				if at, ok := tr[1].(hcl.TraverseAttr); ok && l.spec.Variable(at.Name) == nil {
-					diags = append(diags, l.undeclaredVar(at.Name, tr))
-				}
-			}
+			diags = append(diags, l.varReference(tr)...)
 		case rootServer:
 			readsData, readsServer = true, true
-			if len(tr) > 1 {
-				name, ok := stepName(tr[1])
-				if !ok || !slices.Contains(ServerAttributes, name) {
-					diags = append(diags, unknownName("Unsupported attribute", tr[1].SourceRange(), tr.SourceRange(),
-						fmt.Sprintf("The server object has no attribute %q; it has %s.", name, strings.Join(ServerAttributes, ", ")),
-						name, ServerAttributes))
-				}
-			}
+			diags = append(diags, serverReference(tr)...)
 		case rootSearch:
 			readsData = true
 			_, d := l.searchReference(tr)
@@ -118,70 +106,11 @@ func (l *loader) references(expr hcl.Expression) ([]vocab.CellRef, bool, hcl.Dia
 			diags = append(diags, l.correctnessReference(tr)...)
 		case rootPrefill:
 			readsData = true
-			if l.spec.Prefill == nil {
-				diags = append(diags, invalidCtx("Reference to unmeasured prefill", tr[0].SourceRange(), tr.SourceRange(),
-					"The condition reads prefill, but the spec has no prefill block: add prefill { contexts = [...] }."))
-				continue
-			}
-			ctxs := l.spec.Prefill.Contexts
-			if len(tr) > 1 {
-				ctx, d := l.contextStep(tr, 1, "prefill", ctxs)
-				diags = append(diags, d...)
-				if d.HasErrors() {
-					continue
-				}
-				ctxs = []int{ctx}
-				if len(tr) > 2 {
-					diags = append(diags, l.metricStep(tr, 2, vocab.PhasePrefill, "prefill")...)
-				}
-			}
-			for _, c := range ctxs {
-				addCell(vocab.CellRef{Phase: vocab.PhasePrefill, Context: c})
-			}
+			diags = append(diags, l.prefillReference(tr, addCell)...)
 		default:
-			if t := l.spec.TrafficBlock(root); t != nil {
-				readsData = true
-				diags = append(diags, l.trafficReference(tr, t, addCell)...)
-				continue
-			}
-			m := l.spec.Matrix(root)
-			if m == nil {
-				diags = append(diags, l.unknownRoot(tr))
-				continue
-			}
-			readsData = true
-			ctxs, concs := m.Contexts, m.Concurrency
-			// Each step is checked, so that one pass names every problem of
-			// the reference (the context, the concurrency and the metric).
-			bad := false
-			if d := unmeasuredCell(tr, m); d != nil {
-				diags, bad = append(diags, d), true
-			} else {
-				if len(tr) > 1 {
-					ctx, d := l.contextStep(tr, 1, fmt.Sprintf("matrix %q", m.Label), m.Contexts)
-					diags = append(diags, d...)
-					ctxs, bad = []int{ctx}, d.HasErrors()
-					if _, index := tr[1].(hcl.TraverseIndex); !index {
-						continue // not a cell reference at all: its later steps mean nothing
-					}
-				}
-				if len(tr) > 2 {
-					conc, d := concurrencyStep(tr, 2, m)
-					diags = append(diags, d...)
-					concs, bad = []int{conc}, bad || d.HasErrors()
-				}
-			}
-			if len(tr) > 3 {
-				diags = append(diags, l.metricStep(tr, 3, vocab.PhaseDecode, m.Label)...)
-			}
-			if bad {
-				continue
-			}
-			for _, c := range ctxs {
-				for _, k := range concs {
-					addCell(vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: m.Label, Context: c, Concurrency: k})
-				}
-			}
+			d, measured := l.blockReference(tr, addCell)
+			readsData = readsData || measured
+			diags = append(diags, d...)
 		}
 	}
 	if !readsData && !diags.HasErrors() {
@@ -193,6 +122,111 @@ func (l *loader) references(expr hcl.Expression) ([]vocab.CellRef, bool, hcl.Dia
 		})
 	}
 	return cells, readsServer, diags
+}
+
+// varReference checks a condition's traversal of var: var.NAME must name
+// a declared variable.
+func (l *loader) varReference(tr hcl.Traversal) hcl.Diagnostics {
+	if len(tr) > 1 {
+		if at, ok := tr[1].(hcl.TraverseAttr); ok && l.spec.Variable(at.Name) == nil {
+			return hcl.Diagnostics{l.undeclaredVar(at.Name, tr)}
+		}
+	}
+	return nil
+}
+
+// serverReference checks a condition's traversal of server: the step
+// after it must be one of ServerAttributes.
+func serverReference(tr hcl.Traversal) hcl.Diagnostics {
+	if len(tr) < 2 {
+		return nil
+	}
+	name, ok := stepName(tr[1])
+	if ok && slices.Contains(ServerAttributes, name) {
+		return nil
+	}
+	return hcl.Diagnostics{unknownName("Unsupported attribute", tr[1].SourceRange(), tr.SourceRange(),
+		fmt.Sprintf("The server object has no attribute %q; it has %s.", name, strings.Join(ServerAttributes, ", ")),
+		name, ServerAttributes)}
+}
+
+// prefillReference checks a condition's traversal of prefill
+// (prefill["8K"].tps) and adds the cells it reads.
+func (l *loader) prefillReference(tr hcl.Traversal, addCell func(vocab.CellRef)) hcl.Diagnostics {
+	if l.spec.Prefill == nil {
+		return hcl.Diagnostics{invalidCtx("Reference to unmeasured prefill", tr[0].SourceRange(), tr.SourceRange(),
+			"The condition reads prefill, but the spec has no prefill block: add prefill { contexts = [...] }.")}
+	}
+	var diags hcl.Diagnostics
+	ctxs := l.spec.Prefill.Contexts
+	if len(tr) > 1 {
+		ctx, d := l.contextStep(tr, 1, "prefill", ctxs)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			return diags
+		}
+		ctxs = []int{ctx}
+		if len(tr) > 2 {
+			diags = append(diags, l.metricStep(tr, 2, vocab.PhasePrefill, "prefill")...)
+		}
+	}
+	for _, c := range ctxs {
+		addCell(vocab.CellRef{Phase: vocab.PhasePrefill, Context: c})
+	}
+	return diags
+}
+
+// blockReference checks a condition's traversal rooted at a traffic
+// block's or a matrix's label and adds the cells it reads; measured is
+// false when the root names neither.
+func (l *loader) blockReference(tr hcl.Traversal, addCell func(vocab.CellRef)) (diags hcl.Diagnostics, measured bool) {
+	if t := l.spec.TrafficBlock(tr.RootName()); t != nil {
+		return l.trafficReference(tr, t, addCell), true
+	}
+	m := l.spec.Matrix(tr.RootName())
+	if m == nil {
+		return hcl.Diagnostics{l.unknownRoot(tr)}, false
+	}
+	return l.matrixReference(tr, m, addCell), true
+}
+
+// matrixReference checks a condition's traversal of matrix m
+// (decode["8K"][64].total_tps) and adds the cells it reads. Each step is
+// checked, so that one pass names every problem of the reference (the
+// context, the concurrency and the metric).
+func (l *loader) matrixReference(tr hcl.Traversal, m *Matrix, addCell func(vocab.CellRef)) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	ctxs, concs := m.Contexts, m.Concurrency
+	bad := false
+	if d := unmeasuredCell(tr, m); d != nil {
+		diags, bad = append(diags, d), true
+	} else {
+		if len(tr) > 1 {
+			ctx, d := l.contextStep(tr, 1, fmt.Sprintf("matrix %q", m.Label), m.Contexts)
+			diags = append(diags, d...)
+			ctxs, bad = []int{ctx}, d.HasErrors()
+			if _, index := tr[1].(hcl.TraverseIndex); !index {
+				return diags // not a cell reference at all: its later steps mean nothing
+			}
+		}
+		if len(tr) > 2 {
+			conc, d := concurrencyStep(tr, 2, m)
+			diags = append(diags, d...)
+			concs, bad = []int{conc}, bad || d.HasErrors()
+		}
+	}
+	if len(tr) > 3 {
+		diags = append(diags, l.metricStep(tr, 3, vocab.PhaseDecode, m.Label)...)
+	}
+	if bad {
+		return diags
+	}
+	for _, c := range ctxs {
+		for _, k := range concs {
+			addCell(vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: m.Label, Context: c, Concurrency: k})
+		}
+	}
+	return diags
 }
 
 // metricsRead is the prefill and decode metrics expr reads by name, by
