@@ -54,12 +54,7 @@ func (l *loader) decodeTrafficWorkload(w *Workload, at hcl.Attributes) hcl.Diagn
 	diags = append(diags, l.decodeDataset(w, at)...)
 	diags = append(diags, l.decodeFilter(w, at)...)
 	diags = append(diags, l.decodeLengths(w, at)...)
-	if b, d := l.boolean(at, "ignore_eos"); b != nil || d != nil {
-		diags = append(diags, d...)
-		if b != nil {
-			w.IgnoreEOS = *b
-		}
-	}
+	diags = append(diags, l.setBool(at, "ignore_eos", &w.IgnoreEOS)...)
 	if a, ok := at["prefix"]; ok {
 		diags = append(diags, l.decodeWorkloadPrefix(w, a)...)
 	}

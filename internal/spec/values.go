@@ -92,6 +92,16 @@ func (l *loader) boolean(attrs hcl.Attributes, name string) (*bool, hcl.Diagnost
 	return &b, diags
 }
 
+// setBool reads boolean attribute name of attrs into dst; dst keeps its
+// value when the attribute is absent, null or not a bool.
+func (l *loader) setBool(attrs hcl.Attributes, name string, dst *bool) hcl.Diagnostics {
+	b, diags := l.boolean(attrs, name)
+	if b != nil {
+		*dst = *b
+	}
+	return diags
+}
+
 func (l *loader) float(attrs hcl.Attributes, name string) (*float64, hcl.Diagnostics) {
 	_, v, ok, diags := l.attr(attrs, name, cty.Number)
 	if !ok {

@@ -116,12 +116,7 @@ func (l *loader) decodeWorkload(blk *hcl.Block) (*Workload, hcl.Diagnostics) {
 	}
 	diags = append(diags, dropUnusedByPrompt(w, at)...)
 	diags = append(diags, l.decodeArticleText(w, at)...)
-	if b, d := l.boolean(at, "distinct"); b != nil || d != nil {
-		diags = append(diags, d...)
-		if b != nil {
-			w.Distinct = *b
-		}
-	}
+	diags = append(diags, l.setBool(at, "distinct", &w.Distinct)...)
 	if a, ok := at["sampling"]; ok {
 		s, bias, d := l.sampling(a)
 		diags = append(diags, d...)
