@@ -234,163 +234,229 @@ func (l *load) request(ctx context.Context, st *slotStats, body []byte, everStar
 	tr := &st.trace
 	tr.begin(start)
 	tr.promptTokens = l.meta.promptTokens
-	eof, finished, counted := false, false, false
-	defer func() {
-		tr.end = l.now()
-		cancelled := err == nil && !eof && ctx.Err() != nil
-		switch {
-		case isRejection(err):
-			l.refused.Add(1)
-			if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); tr.end >= w0 && tr.end <= w1 {
-				st.rejected++
-			}
-		case cancelled && tr.first < 0:
-			l.unanswered.Add(1)
-		}
-		m := l.meta
-		m.stream = st.stream
-		rec := tr.record(l.origin, m, finished, cancelled, err)
-		rec.InWindow = counted
-		if l.record != nil {
-			l.record(&rec)
-		}
-	}()
+	eof, finished := false, false
+	rc := requestCount{l: l, st: st, awaiting: awaiting, everStarted: everStarted, start: start,
+		sp: span{first: -1, end: -1}, prevTok: -1, prevChunk: -1, burst: -1}
+	defer func() { l.endRequest(ctx, st, err, eof, finished, rc.counted) }()
 	ts, err := openTokenStream(rctx, l.client, l.url, l.path, body, stall, l.idleTimeout, l.now, tr)
 	if err != nil {
 		return asRejection(l.client.Engine(), streamError(ctx, rctx, err))
 	}
 	defer ts.close()
 
-	sp := span{first: -1, end: -1}
-	// prevTok is when the last chunk carrying tokens arrived (-1: none yet).
-	// A chat stream starts with a role chunk of zero tokens: it gives the
-	// TTFT (docs/vllm.md#chat), and the first token chunk after it starts decoding
-	// as a completions stream's first chunk does.
-	prevTok := int64(-1)
-	prevChunk := int64(-1)                // the last chunk with choices (ITL, as vLLM times it)
-	var provisionalInWindow float64       // chunks counted as one token (no per-chunk usage)
-	var provisionalDecodeInWindow float64 // of those, in the window and not the request's first
-	gapStart := len(st.gaps)              // this request's gap samples are st.gaps[gapStart:]
-	// A burst: token chunks each less than burstGap after the one before
-	// are one gap sample, the burst's gap ÷ its tokens, and one ITL, as
-	// vLLM's one chunk of several tokens is (docs/method.md#bursts);
-	// burst is its sample's index in st.gaps (-1: none open).
-	burst, burstNs, burstTokens := -1, int64(0), 0.0
-	endSpan := func(now int64, finished bool) {
-		sp.end, sp.finished = now, finished
-		if sp.first >= 0 {
-			l.decoding.Add(-1)
-			st.spans = append(st.spans, sp)
-		}
-		if counted { // the request's token source, if it counted inside the window
-			var src result.TokenSource
-			switch {
-			case ts.perChunkUsage:
-				src = result.TokenSourceUsage
-			case ts.final && ts.provisional > 0:
-				src = result.TokenSourceFinalUsage
-			default: // cut before its final usage: corrected in stats
-				st.provisionalTokens += provisionalInWindow
-				st.provisionalDecodeTokens += provisionalDecodeInWindow
-				st.provisionalGaps = append(st.provisionalGaps, [2]int{gapStart, len(st.gaps)})
-				st.awaitingCorrection = true
-			}
-			st.source = st.source.LeastExact(src)
-		}
-	}
+	rc.ts = ts
+	rc.gapStart = len(st.gaps)
 	for {
 		ch, err := ts.next()
 		now := ch.at
 		if err == io.EOF {
-			endSpan(now, ts.finished)
 			eof, finished = true, ts.finished
-			tr.outputTokens = ts.outputTokens()
-			if err := ts.short(l.exact); err != nil {
-				return err
-			}
-			if tm := ts.timings; tm != nil && ts.finished {
-				st.finished = append(st.finished, finishedRequest{end: now, predicted: tm.PredictedN})
-				if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); now >= w0 && now <= w1 && tm.PredictedN > 1 {
-					st.serverTPS = append(st.serverTPS, tm.PredictedPerSecond)
-				}
-			}
-			if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); ts.finished && now >= w0 && now <= w1 && tr.outputTokens > 1 && tr.last > tr.first {
-				st.tpots = append(st.tpots, float64(tr.last-tr.first)/1e6/float64(tr.outputTokens-1))
-			}
-			return nil
+			return rc.done(now)
 		}
 		if err != nil {
-			endSpan(now, false)
+			rc.endSpan(now, false)
 			tr.outputTokens = ts.outputTokens()
 			return asRejection(l.client.Engine(), streamError(ctx, rctx, err))
 		}
 		windowStart, windowEnd := l.windowStart.Load(), l.windowEnd.Load()
 		in := now >= windowStart && now <= windowEnd
 		if ch.Choices == 0 {
-			// The final usage chunk: correct the provisional one-token-per-chunk
-			// counts when the chunks carried no usage of their own.
-			if ch.HasUsage && !ts.perChunkUsage && ts.provisional > 0 {
-				provisionalTotal := float64(ts.provisional)
-				st.finalTokens += float64(ch.CompletionTokens)
-				st.finalChunks += provisionalTotal
-				if per := float64(ch.CompletionTokens) / provisionalTotal; provisionalInWindow > 0 && per > 0 {
-					st.tokens += provisionalInWindow * (per - 1)
-					st.decodeTokens += provisionalDecodeInWindow * (per - 1)
-					for i := gapStart; i < len(st.gaps); i++ {
-						st.gaps[i] = float32(float64(st.gaps[i]) / per)
-					}
-				}
-			}
+			rc.finalUsage(&ch)
 			continue
 		}
-		k := float64(ch.tokens)
-		provisional := !ch.HasUsage && ch.tokens > 0 // counted one token until the final usage says
-		if in && provisional {
-			provisionalInWindow++
+		rc.chunk(&ch, now, in)
+	}
+}
+
+// endRequest accounts a request at its end, whatever ended it: a refusal
+// (refused, and the slot's rejected when it came inside the window), a
+// request the cell closed before any chunk (unanswered); then it hands the
+// request's record to record. counted says a chunk of it came inside the
+// window.
+func (l *load) endRequest(ctx context.Context, st *slotStats, err error, eof, finished, counted bool) {
+	tr := &st.trace
+	tr.end = l.now()
+	cancelled := err == nil && !eof && ctx.Err() != nil
+	switch {
+	case isRejection(err):
+		l.refused.Add(1)
+		if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); tr.end >= w0 && tr.end <= w1 {
+			st.rejected++
 		}
-		l.completion.Store(ts.completion)
-		inBurst := prevChunk >= 0 && now-prevChunk < burstGap
-		if in && prevChunk >= 0 && !inBurst {
-			st.chunkGaps = append(st.chunkGaps, float32(float64(now-prevChunk)/1e6))
+	case cancelled && tr.first < 0:
+		l.unanswered.Add(1)
+	}
+	m := l.meta
+	m.stream = st.stream
+	rec := tr.record(l.origin, m, finished, cancelled, err)
+	rec.InWindow = counted
+	if l.record != nil {
+		l.record(&rec)
+	}
+}
+
+// requestCount is one request's accounting in its slot while it streams:
+// its span, what it counted inside the window, and the chunks the next
+// gap is measured from. request keeps it on its stack.
+type requestCount struct {
+	l           *load
+	st          *slotStats
+	ts          *tokenStream
+	awaiting    *atomic.Int64 // the slot's awaiting entry
+	everStarted *bool         // the slot has had a first token at least once
+	start       int64         // when the request was sent
+	sp          span
+	// prevTok is when the last chunk carrying tokens arrived (-1: none yet).
+	// A chat stream starts with a role chunk of zero tokens: it gives the
+	// TTFT (docs/vllm.md#chat), and the first token chunk after it starts decoding
+	// as a completions stream's first chunk does.
+	prevTok                   int64
+	prevChunk                 int64   // the last chunk with choices (ITL, as vLLM times it)
+	provisionalInWindow       float64 // chunks counted as one token (no per-chunk usage)
+	provisionalDecodeInWindow float64 // of those, in the window and not the request's first
+	gapStart                  int     // this request's gap samples are st.gaps[gapStart:]
+	// A burst: token chunks each less than burstGap after the one before
+	// are one gap sample, the burst's gap ÷ its tokens, and one ITL, as
+	// vLLM's one chunk of several tokens is (docs/method.md#bursts);
+	// burst is its sample's index in st.gaps (-1: none open).
+	burst       int
+	burstNs     int64
+	burstTokens float64
+	counted     bool // a chunk of the request came inside the window
+}
+
+// endSpan closes the request's span at now and, when it counted inside
+// the window, folds its token source into the slot's (a request cut
+// before its final usage is left for stats to correct).
+func (rc *requestCount) endSpan(now int64, finished bool) {
+	st, ts := rc.st, rc.ts
+	rc.sp.end, rc.sp.finished = now, finished
+	if rc.sp.first >= 0 {
+		rc.l.decoding.Add(-1)
+		st.spans = append(st.spans, rc.sp)
+	}
+	if rc.counted { // the request's token source, if it counted inside the window
+		var src result.TokenSource
+		switch {
+		case ts.perChunkUsage:
+			src = result.TokenSourceUsage
+		case ts.final && ts.provisional > 0:
+			src = result.TokenSourceFinalUsage
+		default: // cut before its final usage: corrected in stats
+			st.provisionalTokens += rc.provisionalInWindow
+			st.provisionalDecodeTokens += rc.provisionalDecodeInWindow
+			st.provisionalGaps = append(st.provisionalGaps, [2]int{rc.gapStart, len(st.gaps)})
+			st.awaitingCorrection = true
 		}
-		prevChunk = now
-		if ch.first { // TTFT: the first chunk of any kind (vLLM sends the chat role chunk with the first token)
-			sp.first = now
-			awaiting.Store(-1)
-			st.ttfts = append(st.ttfts, float64(now-start)/1e6)
-			l.decoding.Add(1)
-			if !*everStarted {
-				*everStarted = true
-				l.started.Add(1)
+		st.source = st.source.LeastExact(src)
+	}
+}
+
+// done accounts the request's end at "data: [DONE]" (now): its span, its
+// output tokens, a short stream's error, the server's own timings and the
+// TPOT of a request finished inside the window.
+func (rc *requestCount) done(now int64) error {
+	l, st, ts, tr := rc.l, rc.st, rc.ts, &rc.st.trace
+	rc.endSpan(now, ts.finished)
+	tr.outputTokens = ts.outputTokens()
+	if err := ts.short(l.exact); err != nil {
+		return err
+	}
+	if tm := ts.timings; tm != nil && ts.finished {
+		st.finished = append(st.finished, finishedRequest{end: now, predicted: tm.PredictedN})
+		if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); now >= w0 && now <= w1 && tm.PredictedN > 1 {
+			st.serverTPS = append(st.serverTPS, tm.PredictedPerSecond)
+		}
+	}
+	if w0, w1 := l.windowStart.Load(), l.windowEnd.Load(); ts.finished && now >= w0 && now <= w1 && tr.outputTokens > 1 && tr.last > tr.first {
+		st.tpots = append(st.tpots, float64(tr.last-tr.first)/1e6/float64(tr.outputTokens-1))
+	}
+	return nil
+}
+
+// finalUsage takes the final usage chunk: it corrects the provisional
+// one-token-per-chunk counts when the chunks carried no usage of their own.
+func (rc *requestCount) finalUsage(ch *streamChunk) {
+	st, ts := rc.st, rc.ts
+	if ch.HasUsage && !ts.perChunkUsage && ts.provisional > 0 {
+		provisionalTotal := float64(ts.provisional)
+		st.finalTokens += float64(ch.CompletionTokens)
+		st.finalChunks += provisionalTotal
+		if per := float64(ch.CompletionTokens) / provisionalTotal; rc.provisionalInWindow > 0 && per > 0 {
+			st.tokens += rc.provisionalInWindow * (per - 1)
+			st.decodeTokens += rc.provisionalDecodeInWindow * (per - 1)
+			for i := rc.gapStart; i < len(st.gaps); i++ {
+				st.gaps[i] = float32(float64(st.gaps[i]) / per)
 			}
 		}
-		if in {
-			st.tokens += k
-			l.windowTokens.Add(int64(k))
-			counted = true
-			if prevTok >= 0 && k > 0 {
-				if provisional {
-					provisionalDecodeInWindow++
-				}
-				gap := now - prevTok
-				st.decodeTokens += k
-				st.decodeNs += gap
-				if inBurst && burst >= 0 {
-					burstNs, burstTokens = burstNs+gap, burstTokens+k
-					st.gaps[burst] = float32(float64(burstNs) / 1e6 / burstTokens)
-				} else {
-					burst, burstNs, burstTokens = len(st.gaps), gap, k
-					st.gaps = append(st.gaps, float32(float64(gap)/1e6/k))
-				}
-			} else if k > 0 {
-				burst = -1
-			}
-		} else if k > 0 {
-			burst = -1
-		}
-		if k > 0 {
-			prevTok = now
-		}
+	}
+}
+
+// chunk accounts one chunk with choices that arrived at now (in: inside
+// the window): its ITL, the TTFT when it is the request's first, its
+// tokens and their gap since the last chunk that carried tokens.
+func (rc *requestCount) chunk(ch *streamChunk, now int64, in bool) {
+	st := rc.st
+	k := float64(ch.tokens)
+	provisional := !ch.HasUsage && ch.tokens > 0 // counted one token until the final usage says
+	if in && provisional {
+		rc.provisionalInWindow++
+	}
+	rc.l.completion.Store(rc.ts.completion)
+	inBurst := rc.prevChunk >= 0 && now-rc.prevChunk < burstGap
+	if in && rc.prevChunk >= 0 && !inBurst {
+		st.chunkGaps = append(st.chunkGaps, float32(float64(now-rc.prevChunk)/1e6))
+	}
+	rc.prevChunk = now
+	if ch.first { // TTFT: the first chunk of any kind (vLLM sends the chat role chunk with the first token)
+		rc.firstChunk(now)
+	}
+	if in {
+		st.tokens += k
+		rc.l.windowTokens.Add(int64(k))
+		rc.counted = true
+	}
+	switch {
+	case in && rc.prevTok >= 0 && k > 0:
+		rc.decodeGap(now, k, provisional, inBurst)
+	case k > 0:
+		rc.burst = -1
+	}
+	if k > 0 {
+		rc.prevTok = now
+	}
+}
+
+// firstChunk takes the request's first chunk, at now: its TTFT, and the
+// stream decoding from now on.
+func (rc *requestCount) firstChunk(now int64) {
+	rc.sp.first = now
+	rc.awaiting.Store(-1)
+	rc.st.ttfts = append(rc.st.ttfts, float64(now-rc.start)/1e6)
+	rc.l.decoding.Add(1)
+	if !*rc.everStarted {
+		*rc.everStarted = true
+		rc.l.started.Add(1)
+	}
+}
+
+// decodeGap counts a chunk of k tokens inside the window that came after
+// another chunk with tokens: its gap is a decode gap, a sample of its own
+// or one more chunk of the burst open (inBurst).
+func (rc *requestCount) decodeGap(now int64, k float64, provisional, inBurst bool) {
+	st := rc.st
+	if provisional {
+		rc.provisionalDecodeInWindow++
+	}
+	gap := now - rc.prevTok
+	st.decodeTokens += k
+	st.decodeNs += gap
+	if inBurst && rc.burst >= 0 {
+		rc.burstNs, rc.burstTokens = rc.burstNs+gap, rc.burstTokens+k
+		st.gaps[rc.burst] = float32(float64(rc.burstNs) / 1e6 / rc.burstTokens)
+	} else {
+		rc.burst, rc.burstNs, rc.burstTokens = len(st.gaps), gap, k
+		st.gaps = append(st.gaps, float32(float64(gap)/1e6/k))
 	}
 }
 

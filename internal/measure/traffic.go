@@ -16,6 +16,7 @@ import (
 
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
@@ -646,89 +647,16 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	defer cancel()
 	cell.Concurrency = ref.Concurrency
 	before, _, beforeErr := m.Server.Client.Metrics(ctx) // the prefix cache's counters at the start
-	l := &trafficLoad{client: m.Server.Client, path: m.Prompts.Path(), url: m.Server.Client.Base() + m.Prompts.Path(), work: work, closed: ref.Concurrency,
-		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, max(t.MaxOutstanding, ref.Concurrency)), idleTimeout: m.StreamIdleTimeout,
-		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
-		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}), stall: clientStall(),
-		record: m.record, meta: requestMeta{cell: ref.Name(), phase: vocab.PhaseTraffic, promptTokens: int64(ref.Context)}}
+	l := m.newTrafficLoad(ref, t, work)
 	l.wg.Add(1)
 	go l.dispatch(cellCtx)
-	// stop cancels the requests and waits for them; false when they did not
-	// end in time (their goroutines may still write the requests' times).
-	stop := func() bool {
-		cancel()
-		done := make(chan struct{})
-		go func() { l.wg.Wait(); close(done) }()
-		select {
-		case <-done:
-			return true
-		case <-time.After(streamsExitTimeout):
-			m.warn(warning.New(warning.StreamsNotClosed, ref.Name(), fmt.Sprintf("requests did not close within %v", streamsExitTimeout),
-				map[string]float64{warning.FigTimeoutS: streamsExitTimeout.Seconds()}))
-			return false
-		}
+	stop := func() bool { return m.stopTraffic(ref, l, cancel) }
+	watch, err := m.watchTraffic(ctx, ref, t, l, stop)
+	if err != nil {
+		return *cell, err
 	}
-	fail := func(err error) (result.TrafficCell, error) {
-		stop()
-		if ctx.Err() != nil {
-			return *cell, context.Cause(ctx)
-		}
-		if terr := m.trouble(ctx, err); terr != nil {
-			return *cell, terr
-		}
-		cell.Status, cell.Reason = vocab.StatusError, err.Error()
-		return *cell, nil
-	}
-	window := t.Duration
-	drain := max(trafficDrainMin, window)
-	windowEnd := l.origin.Add(t.WarmUp + window)
-	drained := false
-	var polls []poll // the window's request gauges, for waitedInARow
-	var scrapes scrapeTimes
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	lastProgress := time.Time{}
-	for {
-		select {
-		case <-ctx.Done():
-			stop()
-			return *cell, context.Cause(ctx)
-		case <-l.failed:
-			return fail(l.failErr)
-		case <-tick.C:
-		}
-		if err := m.Server.Exited(); err != nil {
-			stop()
-			return *cell, err
-		}
-		now := time.Now()
-		inWindow := !now.Before(l.origin.Add(t.WarmUp)) && now.Before(windowEnd)
-		if inWindow {
-			s, at, took, err := m.Server.Client.TimedMetrics(ctx)
-			scrapes.add(took)
-			p := poll{at: at.Sub(l.origin)}
-			if err == nil && s.HasRequests {
-				p.gauges = true
-				p.waiting, _ = waitingOf(s, m.Server.Client.Engine().Status())
-			}
-			polls = append(polls, p)
-		}
-		if l.windowDone() {
-			drained = true
-			break
-		}
-		if now.After(windowEnd.Add(drain)) {
-			break
-		}
-		if now.Sub(lastProgress) >= 500*time.Millisecond {
-			stage, el := result.StageWarmUp, now.Sub(l.origin)
-			if !now.Before(l.origin.Add(t.WarmUp)) {
-				stage, el = result.StageMeasuring, min(now.Sub(l.origin.Add(t.WarmUp)), window)
-			}
-			m.progress(Progress{Cell: ref, Stage: stage, Elapsed: el, Window: window,
-				Active: int(l.inFlight.Load())})
-			lastProgress = now
-		}
+	if watch.failed {
+		return m.failTraffic(ctx, l.failErr, cell, stop)
 	}
 	// Cool-down arrivals kept the load steady while the window's last
 	// requests finished; closing them aborts them (docs/method.md#traffic).
@@ -736,34 +664,206 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("requests did not stop within %v", streamsExitTimeout)
 		return *cell, nil
 	}
-	l.mu.Lock()
-	reqs := make([]trafficRequest, len(l.reqs))
-	for i, q := range l.reqs {
-		reqs[i] = *q
-	}
-	l.mu.Unlock()
+	reqs := l.copyRequests()
 	select {
 	case <-l.failed:
 		// A request failed as the cell closed: the window is complete.
 	default:
 	}
+	m.trafficFigures(ctx, ref, t, l, reqs, watch, cell, before, beforeErr == nil)
+	return *cell, nil
+}
+
+// newTrafficLoad prepares one cell's requests, its origin now.
+func (m *Meter) newTrafficLoad(ref vocab.CellRef, t *spec.Traffic, work trafficWork) *trafficLoad {
+	return &trafficLoad{client: m.Server.Client, path: m.Prompts.Path(), url: m.Server.Client.Base() + m.Prompts.Path(), work: work, closed: ref.Concurrency,
+		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, max(t.MaxOutstanding, ref.Concurrency)), idleTimeout: m.StreamIdleTimeout,
+		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
+		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}), stall: clientStall(),
+		record: m.record, meta: requestMeta{cell: ref.Name(), phase: vocab.PhaseTraffic, promptTokens: int64(ref.Context)}}
+}
+
+// copyRequests copies the cell's requests as they are now.
+func (l *trafficLoad) copyRequests() []trafficRequest {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	reqs := make([]trafficRequest, len(l.reqs))
+	for i, q := range l.reqs {
+		reqs[i] = *q
+	}
+	return reqs
+}
+
+// trafficDrain is how long a cell waits for its window's requests to
+// finish after the window closes.
+func trafficDrain(t *spec.Traffic) time.Duration { return max(trafficDrainMin, t.Duration) }
+
+// stopTraffic cancels the cell's requests and waits for them; false, with
+// a warning, when they did not end in time (their goroutines may still
+// write the requests' times).
+func (m *Meter) stopTraffic(ref vocab.CellRef, l *trafficLoad, cancel context.CancelFunc) bool {
+	cancel()
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(streamsExitTimeout):
+		m.warn(warning.New(warning.StreamsNotClosed, ref.Name(), fmt.Sprintf("requests did not close within %v", streamsExitTimeout),
+			map[string]float64{warning.FigTimeoutS: streamsExitTimeout.Seconds()}))
+		return false
+	}
+}
+
+// failTraffic ends a cell one of whose requests failed with err: its
+// requests stopped, the error is the cell's, or the run's when ctx ended
+// or the server is in trouble.
+func (m *Meter) failTraffic(ctx context.Context, err error, cell *result.TrafficCell, stop func() bool) (result.TrafficCell, error) {
+	stop()
+	if ctx.Err() != nil {
+		return *cell, context.Cause(ctx)
+	}
+	if terr := m.trouble(ctx, err); terr != nil {
+		return *cell, terr
+	}
+	cell.Status, cell.Reason = vocab.StatusError, err.Error()
+	return *cell, nil
+}
+
+// trafficWatch is what a cell saw while its requests ran.
+type trafficWatch struct {
+	polls   []poll      // the window's request gauges, for waitedInARow
+	scrapes scrapeTimes // the window's scrapes of the server's metrics
+	drained bool        // the window's requests all ended within the drain
+	failed  bool        // a request failed: the load's failErr
+}
+
+// watchTraffic follows the cell's requests every pollEvery until the
+// window's have ended or the drain after the window is over: it scrapes
+// the server's request gauges inside the window and reports progress. It
+// returns early with failed when a request failed, and, the requests
+// stopped, with the error when ctx ends or the server exits.
+func (m *Meter) watchTraffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, l *trafficLoad, stop func() bool) (trafficWatch, error) {
+	var watch trafficWatch
+	drain := trafficDrain(t)
+	windowEnd := l.origin.Add(t.WarmUp + t.Duration)
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	lastProgress := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			stop()
+			return watch, context.Cause(ctx)
+		case <-l.failed:
+			watch.failed = true
+			return watch, nil
+		case <-tick.C:
+		}
+		if err := m.Server.Exited(); err != nil {
+			stop()
+			return watch, err
+		}
+		now := time.Now()
+		inWindow := !now.Before(l.origin.Add(t.WarmUp)) && now.Before(windowEnd)
+		if inWindow {
+			watch.polls = append(watch.polls, m.pollTraffic(ctx, l, &watch.scrapes))
+		}
+		if l.windowDone() {
+			watch.drained = true
+			return watch, nil
+		}
+		if now.After(windowEnd.Add(drain)) {
+			return watch, nil
+		}
+		if now.Sub(lastProgress) >= 500*time.Millisecond {
+			m.trafficProgress(ref, t, l, now)
+			lastProgress = now
+		}
+	}
+}
+
+// pollTraffic scrapes the server's request gauges once, its time taken
+// into scrapes.
+func (m *Meter) pollTraffic(ctx context.Context, l *trafficLoad, scrapes *scrapeTimes) poll {
+	s, at, took, err := m.Server.Client.TimedMetrics(ctx)
+	scrapes.add(took)
+	p := poll{at: at.Sub(l.origin)}
+	if err == nil && s.HasRequests {
+		p.gauges = true
+		p.waiting, _ = waitingOf(s, m.Server.Client.Engine().Status())
+	}
+	return p
+}
+
+// trafficProgress reports the cell's stage at now: warming up, or
+// measuring and how far into the window.
+func (m *Meter) trafficProgress(ref vocab.CellRef, t *spec.Traffic, l *trafficLoad, now time.Time) {
+	stage, el := result.StageWarmUp, now.Sub(l.origin)
+	if !now.Before(l.origin.Add(t.WarmUp)) {
+		stage, el = result.StageMeasuring, min(now.Sub(l.origin.Add(t.WarmUp)), t.Duration)
+	}
+	m.progress(Progress{Cell: ref, Stage: stage, Elapsed: el, Window: t.Duration,
+		Active: int(l.inFlight.Load())})
+}
+
+// trafficFigures sets the cell's figures, warnings and status from its
+// requests (reqs, the load l) and what watch saw of the server; before is
+// the server's metrics at the cell's start (beforeOK: scraped).
+func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, l *trafficLoad, reqs []trafficRequest, watch trafficWatch, cell *result.TrafficCell, before promread.Snapshot, beforeOK bool) {
 	w := trafficStats(reqs, l.windowStart, l.windowEnd, t.SLO)
 	if s := t.SLO; s.TTFTMs != nil || s.TBTMs != nil || s.E2EMs != nil {
 		// What goodput was judged by, so that a comparison judges each
 		// request of the window by it (result.TrafficSLO.Met).
 		cell.SLO = &result.TrafficSLO{TTFTMs: s.TTFTMs, TBTMs: s.TBTMs, E2EMs: s.E2EMs}
 	}
-	if after, _, err := m.Server.Client.Metrics(ctx); err == nil && beforeErr == nil && before.HasPrefixCache && after.HasPrefixCache {
-		if dq := after.PrefixCacheQueries - before.PrefixCacheQueries; dq > 0 {
-			cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), Round((after.PrefixCacheHits-before.PrefixCacheHits)/dq, 4))
-		}
-	}
+	m.prefixCacheHitRate(ctx, cell, before, beforeOK)
 	if w.completed == 0 {
 		cell.Warnings = append(cell.Warnings, warning.New(warning.NoCompletion,
 			fmt.Sprintf("no request completed in the %v window (%d launched), so its latencies are unmeasured", t.Duration, w.launched),
 			"give the traffic block a longer duration or a higher rate",
 			map[string]float64{warning.FigLaunched: float64(w.launched), warning.FigWindowS: t.Duration.Seconds()}))
 	}
+	setTrafficCounts(cell, w)
+	var gap []warning.Warning
+	cell.Rejections, gap = m.cellRejections(ctx, before, beforeOK, rejectionCount{refused: int(l.refused.Load()), unanswered: int(l.unanswered.Load())})
+	cell.Warnings = append(cell.Warnings, gap...)
+	setTrafficLatencies(cell, w, m.Percentiles)
+	cell.CapHits = int(l.capHits.Load())
+	if !watch.drained {
+		drain := trafficDrain(t)
+		cell.Warnings = append(cell.Warnings, warning.New(warning.Unfinished,
+			fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain), "",
+			map[string]float64{warning.FigUnfinished: float64(w.unfinished), warning.FigDrainS: drain.Seconds()}))
+	}
+	var slow []warning.Warning
+	cell.Polling, slow = watch.scrapes.record()
+	cell.Warnings = append(cell.Warnings, slow...)
+	cell.Status, cell.Reason = trafficStatus(watch.polls, cell.CapHits, t.MaxOutstanding, w.unfinished, w.rejected, w.launched)
+	lag, behind := judgeLag(clientLags(reqs, l.windowStart, l.windowEnd), ref.Rate)
+	cell.LagMsP50, cell.LagMsP99, cell.LagMsMax = Round(lag.p50, 3), Round(lag.p99, 3), Round(lag.max, 3)
+	if behind {
+		// Whatever the server did, the window did not offer the load
+		// asked for: the cell cannot say how the server serves it.
+		cell.Status, cell.Reason = vocab.StatusUnmeasurable, lag.reason()
+		cell.Warnings = append(cell.Warnings, lag.warning())
+	}
+}
+
+// prefixCacheHitRate sets the cell's prefix cache hit rate from the
+// server's counters before (beforeOK: scraped) and now, when both have
+// them and the cache was queried.
+func (m *Meter) prefixCacheHitRate(ctx context.Context, cell *result.TrafficCell, before promread.Snapshot, beforeOK bool) {
+	if after, _, err := m.Server.Client.Metrics(ctx); err == nil && beforeOK && before.HasPrefixCache && after.HasPrefixCache {
+		if dq := after.PrefixCacheQueries - before.PrefixCacheQueries; dq > 0 {
+			cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), Round((after.PrefixCacheHits-before.PrefixCacheHits)/dq, 4))
+		}
+	}
+}
+
+// setTrafficCounts sets the cell's turn TTFTs, its window and its request
+// counts from its window's stats.
+func setTrafficCounts(cell *result.TrafficCell, w trafficWindow) {
 	for turn, ttfts := range w.turnTTFTs {
 		cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.TurnName(turn)), Round(percentile(ttfts, 50), 1))
 	}
@@ -773,38 +873,21 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	if w.launched > 0 {
 		cell.RejectedShare = Round(float64(w.rejected)/float64(w.launched), 4)
 	}
-	var gap []warning.Warning
-	cell.Rejections, gap = m.cellRejections(ctx, before, beforeErr == nil, rejectionCount{refused: int(l.refused.Load()), unanswered: int(l.unanswered.Load())})
-	cell.Warnings = append(cell.Warnings, gap...)
+}
+
+// setTrafficLatencies sets the cell's rates, latencies, distributions (at
+// percentiles) and concurrency from its window's stats.
+func setTrafficLatencies(cell *result.TrafficCell, w trafficWindow, percentiles []float64) {
 	cell.AchievedRPS = Round(w.achievedRPS, 3)
 	cell.GoodputRPS, cell.GoodputShare = Round(w.goodputRPS, 3), Round(w.goodputShare, 4)
 	cell.E2EMs, cell.E2EMsP90, cell.E2EMsP99, cell.E2EMsMean = Round(w.e2e[0], 1), Round(w.e2e[1], 1), Round(w.e2e[2], 1), Round(w.e2eMean, 1)
 	cell.TTFTMs, cell.TTFTMsP90, cell.TTFTMsP99 = Round(w.ttft[0], 1), Round(w.ttft[1], 1), Round(w.ttft[2], 1)
 	cell.TBTMs, cell.TBTMsP90, cell.TBTMsP99 = Round(w.tbt[0], 3), Round(w.tbt[1], 3), Round(w.tbt[2], 3)
 	for _, d := range w.dists {
-		storeDistribution(vocab.PhaseTraffic, d, m.Percentiles, func(m metric.Metric, v float64) { cell.SetValue(m, v) })
+		storeDistribution(vocab.PhaseTraffic, d, percentiles, func(m metric.Metric, v float64) { cell.SetValue(m, v) })
 	}
 	cell.ConcurrencyAvg = Round(w.concurrencyAvg, 3)
 	if w.completed > 0 {
 		cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.OutputTPS), Round(w.outputTPS, 3))
 	}
-	cell.CapHits = int(l.capHits.Load())
-	if !drained {
-		cell.Warnings = append(cell.Warnings, warning.New(warning.Unfinished,
-			fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain), "",
-			map[string]float64{warning.FigUnfinished: float64(w.unfinished), warning.FigDrainS: drain.Seconds()}))
-	}
-	var slow []warning.Warning
-	cell.Polling, slow = scrapes.record()
-	cell.Warnings = append(cell.Warnings, slow...)
-	cell.Status, cell.Reason = trafficStatus(polls, cell.CapHits, t.MaxOutstanding, w.unfinished, w.rejected, w.launched)
-	lag, behind := judgeLag(clientLags(reqs, l.windowStart, l.windowEnd), ref.Rate)
-	cell.LagMsP50, cell.LagMsP99, cell.LagMsMax = Round(lag.p50, 3), Round(lag.p99, 3), Round(lag.max, 3)
-	if behind {
-		// Whatever the server did, the window did not offer the load
-		// asked for: the cell cannot say how the server serves it.
-		cell.Status, cell.Reason = vocab.StatusUnmeasurable, lag.reason()
-		cell.Warnings = append(cell.Warnings, lag.warning())
-	}
-	return *cell, nil
 }
