@@ -237,21 +237,8 @@ type sides [2]bool
 // trafficPair compares one key's cells.
 func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Policy) TrafficPair {
 	tp := TrafficPair{Ref: ref, A: a, B: b}
-	aRan := a != nil && (a.Status.Measured() || a.Status == vocab.StatusUnmeasurable)
-	switch {
-	case !aRan:
-		tp.Decided = vocab.Skip
-		return tp
-	case b != nil && b.Status == vocab.StatusError:
-		tp.Decided = vocab.Error
-		return tp
-	case b == nil || !b.Status.Measured() && b.Status != vocab.StatusUnmeasurable:
-		// Lost: the baseline kept this traffic, this run did not.
-		tp.Decided = vocab.Fail
-		return tp
-	case a.Status == vocab.StatusUnmeasurable || b.Status == vocab.StatusUnmeasurable:
-		// Not compared (docs/method.md#unmeasurable).
-		tp.Decided = vocab.Inconclusive
+	if decided, uncompared := trafficUncompared(a, b); uncompared {
+		tp.Decided = decided
 		return tp
 	}
 	tp.SentDiffers = a.Workload != b.Workload || a.Prompts != b.Prompts
@@ -278,55 +265,109 @@ func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Poli
 		boot, ok = bootstrapStats(figures(ua), figures(ub), mode == TrafficPaired, stats, DefaultResamples, p.Alpha, seedOf(ref))
 	}
 	for i, tm := range trafficMetrics {
-		m := metric.Must(vocab.PhaseTraffic, tm.name)
-		if m.Unit == "ms" && !tp.Latencies {
+		v, compared := trafficValue(tm, a, b, tp.Latencies)
+		if !compared {
 			continue
-		}
-		va, okA := a.Value(m)
-		vb, okB := b.Value(m)
-		if !okA || !okB || m.Quiet() && va == 0 && vb == 0 {
-			continue
-		}
-		v := TrafficValue{Metric: m, A: va, B: vb, Delta: math.NaN(), Decided: tm.decided}
-		if va != 0 {
-			v.Delta = (vb - va) / va
 		}
 		if tm.decided {
-			if boot != nil && ok[i] {
-				br := boot[i]
-				scale := 1.0
-				if tm.name == metric.GoodputRPS {
-					// The rate meeting the SLO is the share times the
-					// requests a second each side compared.
-					ra, rb := float64(br.NA)/a.MeasuredS, float64(br.NB)/b.MeasuredS
-					scale = rb / ra
-					br.A, br.B = br.A*ra, br.B*rb
-				}
-				v.A, v.B, v.Bounded = br.A, br.B, true
-				v.Delta, v.Lower, v.Upper = br.Ratio*scale-1, br.Lower*scale, br.Upper*scale
-				v.Change = Shift{Lower: v.Lower, Upper: v.Upper}.Decide(p.Tolerance, m.HigherIsBetter)
-				if v.Change == Inconclusive {
-					worse, _ := boundary(p.Tolerance, m.HigherIsBetter)
-					v.Needed = requestsToDecide(min(br.NA, br.NB), 1+v.Delta, v.Lower, v.Upper, worse)
-				}
-			} else {
-				v.Change = decide(va, vb, p.Tolerance, m.HigherIsBetter)
+			bounded := boot != nil && ok[i]
+			var br bootRatio
+			if bounded {
+				br = boot[i]
 			}
-			n := min(a.Completed, b.Completed)
-			if boot != nil && ok[i] {
-				n = min(boot[i].NA, boot[i].NB)
-			}
-			if _, q, isQ := ratesearch.MetricQuantile(m.Name); isQ {
-				if need := ratesearch.QuantileSamples(q, p.Alpha); n < need {
-					v.Change, v.From, v.Need, v.Needed = Inconclusive, n, need, 0
-				}
-			}
-			v.Outcome = trafficOutcome(&v, p)
+			decideTrafficValue(&v, tm, br, bounded, a, b, p)
 			tp.Decided = vocab.Worst(tp.Decided, v.Outcome)
 		}
 		tp.Values = append(tp.Values, v)
 	}
 	return tp
+}
+
+// trafficUncompared is the outcome of a pair whose cells are not
+// compared, and true: a baseline that did not run the cell, a cell this
+// run lost or failed, or an unmeasurable side; false when both can be
+// compared.
+func trafficUncompared(a, b *result.TrafficCell) (vocab.Outcome, bool) {
+	aRan := a != nil && (a.Status.Measured() || a.Status == vocab.StatusUnmeasurable)
+	switch {
+	case !aRan:
+		return vocab.Skip, true
+	case b != nil && b.Status == vocab.StatusError:
+		return vocab.Error, true
+	case b == nil || !b.Status.Measured() && b.Status != vocab.StatusUnmeasurable:
+		// Lost: the baseline kept this traffic, this run did not.
+		return vocab.Fail, true
+	case a.Status == vocab.StatusUnmeasurable || b.Status == vocab.StatusUnmeasurable:
+		// Not compared (docs/method.md#unmeasurable).
+		return vocab.Inconclusive, true
+	}
+	return 0, false
+}
+
+// trafficValue is metric tm of both cells side by side, and whether it is
+// compared: not when a side lacks it, when it is a latency and a side
+// completed nothing (latencies false), or when it is quiet and zero on
+// both sides.
+func trafficValue(tm trafficMetric, a, b *result.TrafficCell, latencies bool) (TrafficValue, bool) {
+	m := metric.Must(vocab.PhaseTraffic, tm.name)
+	if m.Unit == "ms" && !latencies {
+		return TrafficValue{}, false
+	}
+	va, okA := a.Value(m)
+	vb, okB := b.Value(m)
+	if !okA || !okB || m.Quiet() && va == 0 && vb == 0 {
+		return TrafficValue{}, false
+	}
+	v := TrafficValue{Metric: m, A: va, B: vb, Delta: math.NaN(), Decided: tm.decided}
+	if va != 0 {
+		v.Delta = (vb - va) / va
+	}
+	return v, true
+}
+
+// decideTrafficValue decides the change of decided metric v (tm) and what
+// it does to the gate: by its bootstrap bounds br when bounded, else by
+// its two values; a percentile with too few requests behind it is
+// inconclusive.
+func decideTrafficValue(v *TrafficValue, tm trafficMetric, br bootRatio, bounded bool, a, b *result.TrafficCell, p Policy) {
+	m := v.Metric
+	if bounded {
+		boundTrafficValue(v, tm, br, a, b, p)
+	} else {
+		v.Change = decide(v.A, v.B, p.Tolerance, m.HigherIsBetter)
+	}
+	n := min(a.Completed, b.Completed)
+	if bounded {
+		n = min(br.NA, br.NB)
+	}
+	if _, q, isQ := ratesearch.MetricQuantile(m.Name); isQ {
+		if need := ratesearch.QuantileSamples(q, p.Alpha); n < need {
+			v.Change, v.From, v.Need, v.Needed = Inconclusive, n, need, 0
+		}
+	}
+	v.Outcome = trafficOutcome(v, p)
+}
+
+// boundTrafficValue sets metric v (tm) from its bootstrap ratio br: the
+// statistic on each side, the ratio's bounds and the change they decide,
+// and when inconclusive the requests a decision would need.
+func boundTrafficValue(v *TrafficValue, tm trafficMetric, br bootRatio, a, b *result.TrafficCell, p Policy) {
+	m := v.Metric
+	scale := 1.0
+	if tm.name == metric.GoodputRPS {
+		// The rate meeting the SLO is the share times the
+		// requests a second each side compared.
+		ra, rb := float64(br.NA)/a.MeasuredS, float64(br.NB)/b.MeasuredS
+		scale = rb / ra
+		br.A, br.B = br.A*ra, br.B*rb
+	}
+	v.A, v.B, v.Bounded = br.A, br.B, true
+	v.Delta, v.Lower, v.Upper = br.Ratio*scale-1, br.Lower*scale, br.Upper*scale
+	v.Change = Shift{Lower: v.Lower, Upper: v.Upper}.Decide(p.Tolerance, m.HigherIsBetter)
+	if v.Change == Inconclusive {
+		worse, _ := boundary(p.Tolerance, m.HigherIsBetter)
+		v.Needed = requestsToDecide(min(br.NA, br.NB), 1+v.Delta, v.Lower, v.Upper, worse)
+	}
 }
 
 // trafficOutcome is what a decided metric does to the gate: Fail when
