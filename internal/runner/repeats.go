@@ -250,6 +250,44 @@ func (r *run) boots() int { return max(r.measure().Boots, 1) }
 // infrastructure error returns at once; the cells' runs so far stay
 // pending (recordPartials keeps them).
 func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodies func() [][]byte, warnings []warning.Warning) error {
+	cells := r.pendingCells(refs)
+	quota := r.repeatsThisBoot()
+	for round := 0; ; round++ {
+		ran := false
+		for _, pc := range cells {
+			if !r.wantsRun(pc, round, quota) {
+				continue
+			}
+			ran = true
+			failed, err := r.decodeRepeat(ctx, pc, bodies)
+			if err != nil {
+				return err
+			}
+			if failed {
+				continue
+			}
+			if r.lastBoot() && !r.wantsRun(pc, round+1, quota) {
+				// Recorded as soon as its repeats are all taken, so that an
+				// interruption keeps it whole.
+				if err := r.recordFinished(pc, warnings); err != nil {
+					return err
+				}
+			}
+		}
+		if r.lastBoot() {
+			if err := r.recordStopped(cells, round, quota, warnings); err != nil {
+				return err
+			}
+		}
+		if !ran {
+			return nil
+		}
+	}
+}
+
+// pendingCells is the pending cell of each of refs, those that cannot run
+// at all given their final cell saying why.
+func (r *run) pendingCells(refs []vocab.CellRef) []*pendingCell {
 	cells := make([]*pendingCell, 0, len(refs))
 	for _, ref := range refs {
 		pc := r.pendingOf(ref)
@@ -261,86 +299,78 @@ func (r *run) measureDecodeCells(ctx context.Context, refs []vocab.CellRef, bodi
 		}
 		cells = append(cells, pc)
 	}
-	quota := r.repeatsThisBoot()
-	for round := 0; ; round++ {
-		ran := false
-		for _, pc := range cells {
-			if !r.wantsRun(pc, round, quota) {
-				continue
-			}
-			ran = true
-			if len(pc.runs) == 0 && !r.repeated() {
-				r.observer.CellStart(pc.ref)
-			}
-			t0 := time.Now()
-			number := 0 // the run's number among all the cell's runs
-			if r.repeated() {
-				number = pc.taken() + 1
-			}
-			w, err := r.decodeWatched(ctx, pc.ref, bodies(), number, pc.machine)
-			pc.machine = &w.after // the reference, its fastest calibration kept
-			c := w.cell
-			pc.busy += time.Since(t0)
-			if err == nil {
-				pc.envs = append(pc.envs, w.env)
-			}
-			reason, out := "", false
-			if err == nil {
-				reason, out = r.excludes(&c, w.moved)
-			}
-			if err == nil && r.repeated() {
-				r.note(RepeatMeasured{Server: r.cfg.Server.Name, Cell: c, Repeat: number, Of: r.plannedRepeats(), Max: r.maxRepeats(), Excluded: reason})
-			}
-			if err != nil {
-				if pc.taken() > 0 {
-					pc.failedAt, pc.failedWhy = pc.taken()+1, firstLine(err.Error())
-				} else if r.repeated() {
-					// A repeated cell is announced when it ends; this one
-					// ends here with nothing measured, and the run's end
-					// reports the cells in flight (RunObserver.Abort).
-					r.observer.CellStart(pc.ref)
-				}
+	return cells
+}
+
+// decodeRepeat takes one run of decode cell pc: kept among its runs, or
+// among its excluded ones, or, when the run is an error cell, the cell's
+// failure (failed). An infrastructure error is returned, the cell's runs
+// so far kept pending.
+func (r *run) decodeRepeat(ctx context.Context, pc *pendingCell, bodies func() [][]byte) (failed bool, err error) {
+	if len(pc.runs) == 0 && !r.repeated() {
+		r.observer.CellStart(pc.ref)
+	}
+	t0 := time.Now()
+	number := 0 // the run's number among all the cell's runs
+	if r.repeated() {
+		number = pc.taken() + 1
+	}
+	w, err := r.decodeWatched(ctx, pc.ref, bodies(), number, pc.machine)
+	pc.machine = &w.after // the reference, its fastest calibration kept
+	c := w.cell
+	pc.busy += time.Since(t0)
+	if err != nil {
+		return false, r.decodeRepeatFailed(pc, err)
+	}
+	pc.envs = append(pc.envs, w.env)
+	reason, out := r.excludes(&c, w.moved)
+	if r.repeated() {
+		r.note(RepeatMeasured{Server: r.cfg.Server.Name, Cell: c, Repeat: number, Of: r.plannedRepeats(), Max: r.maxRepeats(), Excluded: reason})
+	}
+	if c.Status == vocab.StatusError {
+		pc.failedAt, pc.failedWhy = pc.taken()+1, c.Reason
+		if pc.taken() == 0 {
+			pc.final = &c
+		}
+		return true, nil
+	}
+	if out {
+		pc.excluded = append(pc.excluded, result.ExcludedRun{Repeat: max(number, 1), Status: c.Status, Reason: reason})
+		pc.excludedBoots = append(pc.excludedBoots, r.bootNo)
+		x := c
+		pc.lastExcluded = &x
+	} else {
+		pc.runs = append(pc.runs, c)
+		pc.boots = append(pc.boots, r.bootNo)
+	}
+	return false, nil
+}
+
+// decodeRepeatFailed notes on decode cell pc the infrastructure error err
+// of its run, and returns it.
+func (r *run) decodeRepeatFailed(pc *pendingCell, err error) error {
+	if pc.taken() > 0 {
+		pc.failedAt, pc.failedWhy = pc.taken()+1, firstLine(err.Error())
+	} else if r.repeated() {
+		// A repeated cell is announced when it ends; this one
+		// ends here with nothing measured, and the run's end
+		// reports the cells in flight (RunObserver.Abort).
+		r.observer.CellStart(pc.ref)
+	}
+	return err
+}
+
+// recordStopped records, at the end of round, the cells that did not run
+// to its end and will not run again: unrunnable, failed.
+func (r *run) recordStopped(cells []*pendingCell, round, quota int, warnings []warning.Warning) error {
+	for _, pc := range cells {
+		if !pc.recorded && !r.wantsRun(pc, round+1, quota) {
+			if err := r.recordFinished(pc, warnings); err != nil {
 				return err
 			}
-			if c.Status == vocab.StatusError {
-				pc.failedAt, pc.failedWhy = pc.taken()+1, c.Reason
-				if pc.taken() == 0 {
-					pc.final = &c
-				}
-				continue
-			}
-			if out {
-				pc.excluded = append(pc.excluded, result.ExcludedRun{Repeat: max(number, 1), Status: c.Status, Reason: reason})
-				pc.excludedBoots = append(pc.excludedBoots, r.bootNo)
-				x := c
-				pc.lastExcluded = &x
-			} else {
-				pc.runs = append(pc.runs, c)
-				pc.boots = append(pc.boots, r.bootNo)
-			}
-			if r.lastBoot() && !r.wantsRun(pc, round+1, quota) {
-				// Recorded as soon as its repeats are all taken, so that an
-				// interruption keeps it whole.
-				if err := r.recordFinished(pc, warnings); err != nil {
-					return err
-				}
-			}
-		}
-		if r.lastBoot() {
-			// Cells that did not run to the end of the round: unrunnable,
-			// failed.
-			for _, pc := range cells {
-				if !pc.recorded && !r.wantsRun(pc, round+1, quota) {
-					if err := r.recordFinished(pc, warnings); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		if !ran {
-			return nil
 		}
 	}
+	return nil
 }
 
 // recordFinished records decode cell pc, its repeats all taken; warnings

@@ -312,67 +312,19 @@ func (r *run) lastBoot() bool { return r.bootNo >= r.boots() }
 // cells.
 func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	salt := fmt.Sprintf("%s-%d", r.runID, st.Context)
-	record := st.Prefill && !r.measuredRefs[vocab.CellRef{Phase: vocab.PhasePrefill, Context: st.Context}]
-	var todo []vocab.CellRef
-	for _, ref := range st.Decode {
-		if !r.measuredRefs[ref] {
-			todo = append(todo, ref)
-		}
-	}
-	// Traffic cells of a named workload send its plan's requests
-	// (measure.WorkloadTraffic); the others the context's prompts.
-	var trafficTodo, workloadTodo []vocab.CellRef
-	for _, ref := range st.Traffic {
-		if r.measuredRefs[ref] {
-			continue
-		}
-		if t := r.cfg.Spec.TrafficBlock(ref.Matrix); t != nil && t.Workload != "" {
-			workloadTodo = append(workloadTodo, ref)
-			continue
-		}
-		trafficTodo = append(trafficTodo, ref)
-	}
-	searches := st.Searches
+	w := r.stepTodo(st)
 	if r.bootNo > 1 {
 		// Traffic cells and searches are not repeated: the first boot
 		// measures them.
-		trafficTodo, workloadTodo, searches = nil, nil, nil
-		if len(todo) == 0 && !record {
+		w.traffic, w.workload, w.searches = nil, nil, nil
+		if len(w.decode) == 0 && !w.record {
 			return nil
 		}
 	}
-	// The prompts the runnable decode cells use: one per stream of the
-	// largest when the workload is distinct (docs/method.md#workload);
-	// traffic cells cycle through measure.TrafficPrompts of them.
-	streams := 0
-	if len(trafficTodo) > 0 {
-		streams = measure.TrafficPrompts
-	}
-	for _, sr := range searches {
-		if sr.IsRate() && !r.namedWorkload(sr) {
-			streams = max(streams, measure.TrafficPrompts)
-		}
-	}
-	for _, ref := range todo {
-		if !r.kvPool.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput) {
-			streams = max(streams, ref.Concurrency)
-		}
-	}
-	for _, sr := range searches {
-		if !sr.IsRate() {
-			streams = max(streams, r.largestProbe(sr))
-		}
-	}
 	var cp *measure.ContextPrompts
-	if record || streams > 0 {
+	if streams := r.stepStreams(w); w.record || streams > 0 {
 		var err error
-		if cp, err = r.meter().BuildPrompts(ctx, st.Context, max(streams, 1)); err != nil {
-			return err
-		}
-		if err := r.prefillStep(ctx, st.Context, cp.Prompts[0], salt, record); err != nil {
-			return err
-		}
-		if err := r.meter().WarmStreams(ctx, cp, salt); err != nil {
+		if cp, err = r.stepPrompts(ctx, st.Context, streams, salt, w.record); err != nil {
 			return err
 		}
 	}
@@ -386,10 +338,96 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 	if cp != nil {
 		warnings = cp.Warnings
 	}
-	if err := r.measureDecodeCells(ctx, todo, bodies, warnings); err != nil {
+	if err := r.measureDecodeCells(ctx, w.decode, bodies, warnings); err != nil {
 		return err
 	}
-	for _, ref := range trafficTodo {
+	if err := r.stepTraffic(ctx, w, cp, salt); err != nil {
+		return err
+	}
+	return r.stepSearches(ctx, w.searches, cp, salt)
+}
+
+// stepWork is what a plan step still has to measure: the cells not
+// measured yet (resume) and its searches.
+type stepWork struct {
+	record   bool            // the cold prefill request is recorded as a cell
+	decode   []vocab.CellRef // decode cells
+	traffic  []vocab.CellRef // traffic cells sending the context's prompts
+	workload []vocab.CellRef // traffic cells sending a named workload's requests
+	searches []*spec.Search
+}
+
+// stepTodo sorts out what step st still has to measure.
+func (r *run) stepTodo(st plan.Step) stepWork {
+	w := stepWork{record: st.Prefill && !r.measuredRefs[vocab.CellRef{Phase: vocab.PhasePrefill, Context: st.Context}], searches: st.Searches}
+	for _, ref := range st.Decode {
+		if !r.measuredRefs[ref] {
+			w.decode = append(w.decode, ref)
+		}
+	}
+	// Traffic cells of a named workload send its plan's requests
+	// (measure.WorkloadTraffic); the others the context's prompts.
+	for _, ref := range st.Traffic {
+		if r.measuredRefs[ref] {
+			continue
+		}
+		if t := r.cfg.Spec.TrafficBlock(ref.Matrix); t != nil && t.Workload != "" {
+			w.workload = append(w.workload, ref)
+			continue
+		}
+		w.traffic = append(w.traffic, ref)
+	}
+	return w
+}
+
+// stepStreams is the number of prompts the step's runnable cells use: one
+// per stream of the largest when the workload is distinct
+// (docs/method.md#workload); traffic cells cycle through
+// measure.TrafficPrompts of them.
+func (r *run) stepStreams(w stepWork) int {
+	streams := 0
+	if len(w.traffic) > 0 {
+		streams = measure.TrafficPrompts
+	}
+	for _, sr := range w.searches {
+		if sr.IsRate() && !r.namedWorkload(sr) {
+			streams = max(streams, measure.TrafficPrompts)
+		}
+	}
+	for _, ref := range w.decode {
+		if !r.kvPool.OverCapacity(ref.Concurrency, ref.Context, r.measure().MaxOutput) {
+			streams = max(streams, ref.Concurrency)
+		}
+	}
+	for _, sr := range w.searches {
+		if !sr.IsRate() {
+			streams = max(streams, r.largestProbe(sr))
+		}
+	}
+	return streams
+}
+
+// stepPrompts builds the context's prompts for streams (at least one),
+// sends the cold prefill request (recorded when record says so) and warms
+// every other stream's prompt.
+func (r *run) stepPrompts(ctx context.Context, ctxLen, streams int, salt string, record bool) (*measure.ContextPrompts, error) {
+	cp, err := r.meter().BuildPrompts(ctx, ctxLen, max(streams, 1))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.prefillStep(ctx, ctxLen, cp.Prompts[0], salt, record); err != nil {
+		return nil, err
+	}
+	if err := r.meter().WarmStreams(ctx, cp, salt); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+// stepTraffic measures and records the step's traffic cells: those
+// sending the context's prompts cp, then those of a named workload.
+func (r *run) stepTraffic(ctx context.Context, w stepWork, cp *measure.ContextPrompts, salt string) error {
+	for _, ref := range w.traffic {
 		cell, err := r.trafficCell(ctx, ref, r.meter().DecodeBodies(cp, salt))
 		if err != nil {
 			return err
@@ -398,7 +436,7 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			return err
 		}
 	}
-	for _, ref := range workloadTodo {
+	for _, ref := range w.workload {
 		r.observer.CellStart(ref)
 		t := r.cfg.Spec.TrafficBlock(ref.Matrix)
 		cell, err := r.meter().WorkloadTraffic(ctx, ref, t, r.cfg.Spec.NamedWorkload(t.Workload))
@@ -409,6 +447,12 @@ func (r *run) measureStep(ctx context.Context, st plan.Step) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// stepSearches runs the step's searches, rate searches and concurrency
+// searches, over the context's prompts cp when there are any.
+func (r *run) stepSearches(ctx context.Context, searches []*spec.Search, cp *measure.ContextPrompts, salt string) error {
 	for _, sr := range searches {
 		var bodies [][]byte
 		if cp != nil {
