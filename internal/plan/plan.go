@@ -117,39 +117,64 @@ func (p *Plan) Cells() []vocab.CellRef {
 func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	p := &Plan{Server: srv}
 	match := func(name string) bool { return keep == nil || keep.MatchString(name) }
-
-	prefillCtx := map[int]bool{} // recorded prefill cells
-	decode := map[vocab.CellRef]bool{}
-	var order []vocab.CellRef // decode cells in spec order of appearance
-
-	addDecode := func(r vocab.CellRef) {
-		r.Phase = vocab.PhaseDecode
-		if r.Matrix == "" {
-			r.Matrix = "decode"
-		}
-		if !decode[r] {
-			decode[r] = true
-			order = append(order, r)
-		}
+	cells := keptCells(sp, srv.Name, match)
+	p.keepTests(sp, srv.Name, match, cells)
+	p.Steps = cells.steps(sp)
+	p.addSearchSteps(keptSearches(sp, srv.Name, p.Asserts, match))
+	p.GPUs = GPUs(srv)
+	once, repeat, maxRepeat := estimate(p, sp), 1, 1
+	if m := sp.Measure; m != nil {
+		repeat, maxRepeat = max(m.Repeat, 1), max(m.Repeat, m.MaxRepeat, 1)
 	}
-	traffic := map[vocab.CellRef]bool{}
-	addCell := func(r vocab.CellRef) {
-		switch r.Phase {
-		case vocab.PhasePrefill:
-			prefillCtx[r.Context] = true
-			return
-		case vocab.PhaseTraffic:
-			traffic[r] = true
-			return
-		}
-		addDecode(r)
-	}
+	p.Estimated = once*time.Duration(repeat) + estimateTraffic(p, sp)
+	p.EstimatedMax = once*time.Duration(maxRepeat) + estimateTraffic(p, sp)
+	return p
+}
 
+// cellSet is the cells a plan keeps while New builds it.
+type cellSet struct {
+	prefillCtx map[int]bool // recorded prefill cells
+	decode     map[vocab.CellRef]bool
+	order      []vocab.CellRef // decode cells in spec order of appearance
+	traffic    map[vocab.CellRef]bool
+}
+
+// addDecode keeps decode cell r (of the default matrix when it names
+// none), once.
+func (k *cellSet) addDecode(r vocab.CellRef) {
+	r.Phase = vocab.PhaseDecode
+	if r.Matrix == "" {
+		r.Matrix = "decode"
+	}
+	if !k.decode[r] {
+		k.decode[r] = true
+		k.order = append(k.order, r)
+	}
+}
+
+// addCell keeps cell r, a test reads it: a prefill, traffic or decode
+// cell.
+func (k *cellSet) addCell(r vocab.CellRef) {
+	switch r.Phase {
+	case vocab.PhasePrefill:
+		k.prefillCtx[r.Context] = true
+		return
+	case vocab.PhaseTraffic:
+		k.traffic[r] = true
+		return
+	}
+	k.addDecode(r)
+}
+
+// keptCells is the prefill, decode and traffic cells of sp whose test
+// names (of server srvName) match keeps.
+func keptCells(sp *spec.Spec, srvName string, match func(string) bool) *cellSet {
+	k := &cellSet{prefillCtx: map[int]bool{}, decode: map[vocab.CellRef]bool{}, traffic: map[vocab.CellRef]bool{}}
 	if sp.Prefill != nil {
 		for _, ctx := range sp.Prefill.Contexts {
 			r := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}
-			if match(r.TestName(srv.Name)) {
-				prefillCtx[ctx] = true
+			if match(r.TestName(srvName)) {
+				k.prefillCtx[ctx] = true
 			}
 		}
 	}
@@ -157,32 +182,39 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		for _, ctx := range m.Contexts {
 			for _, c := range m.Concurrency {
 				r := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: m.Label, Context: ctx, Concurrency: c}
-				if match(r.TestName(srv.Name)) {
-					addDecode(r)
+				if match(r.TestName(srvName)) {
+					k.addDecode(r)
 				}
 			}
 		}
 	}
 	for _, t := range sp.Traffic {
 		for _, r := range t.Cells() {
-			if match(r.TestName(srv.Name)) {
-				traffic[r] = true
+			if match(r.TestName(srvName)) {
+				k.traffic[r] = true
 			}
 		}
 	}
+	return k
+}
+
+// keepTests keeps in p the correctness blocks, asserts and expects of sp
+// whose test names (of server srvName) match keeps, and in cells the
+// cells they read; a kept assert keeps the correctness blocks it reads.
+func (p *Plan) keepTests(sp *spec.Spec, srvName string, match func(string) bool, cells *cellSet) {
 	keptCorrectness := map[string]bool{}
 	for _, c := range sp.Correctness {
-		if match(vocab.TestID{Server: srv.Name, Kind: vocab.KindCorrectness, Block: c.Name}.Name()) {
+		if match(vocab.TestID{Server: srvName, Kind: vocab.KindCorrectness, Block: c.Name}.Name()) {
 			keptCorrectness[c.Name] = true
 		}
 	}
 	for _, a := range sp.Asserts {
-		if !match(vocab.TestID{Server: srv.Name, Kind: vocab.KindAssert, Block: a.Name}.Name()) {
+		if !match(vocab.TestID{Server: srvName, Kind: vocab.KindAssert, Block: a.Name}.Name()) {
 			continue
 		}
 		p.Asserts = append(p.Asserts, a)
 		for _, r := range a.Cells {
-			addCell(r)
+			cells.addCell(r)
 		}
 		for _, name := range CorrectnessRead(a) {
 			keptCorrectness[name] = true
@@ -194,17 +226,20 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		}
 	}
 	for _, e := range sp.Expects {
-		if kept := keepExpect(sp, srv.Name, e, match); kept != nil {
+		if kept := keepExpect(sp, srvName, e, match); kept != nil {
 			p.Expects = append(p.Expects, kept)
 			for _, r := range ExpectCells(sp, kept) {
-				addCell(r)
+				cells.addCell(r)
 			}
 		}
 	}
+}
 
-	// A prefill cell is recorded only for contexts in prefill.contexts or
-	// read by a kept test; a decode cell's context gets its cold request
-	// regardless.
+// steps groups the kept cells by context into the plan's steps, in
+// context order. A prefill cell is recorded only for contexts in
+// prefill.contexts or read by a kept test; a decode cell's context gets
+// its cold request regardless.
+func (k *cellSet) steps(sp *spec.Spec) []Step {
 	inPrefillBlock := map[int]bool{}
 	if sp.Prefill != nil {
 		for _, ctx := range sp.Prefill.Contexts {
@@ -220,10 +255,10 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 		}
 		return s
 	}
-	for ctx := range prefillCtx {
+	for ctx := range k.prefillCtx {
 		step(ctx).Prefill = true
 	}
-	for _, r := range order {
+	for _, r := range k.order {
 		s := step(r.Context)
 		s.Decode = append(s.Decode, r)
 		if inPrefillBlock[r.Context] {
@@ -234,12 +269,19 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	// step of its own, context 0, with no prefill or decode.
 	for _, t := range sp.Traffic { // spec order; rates (concurrencies) ascending below
 		for _, r := range t.Cells() {
-			if traffic[r] {
+			if k.traffic[r] {
 				s := step(r.Context)
 				s.Traffic = append(s.Traffic, r)
 			}
 		}
 	}
+	return sortedSteps(sp, steps)
+}
+
+// sortedSteps is steps in context order, each step's traffic cells by
+// rate (concurrency) within a block and its decode cells by matrix in
+// spec order, then concurrency.
+func sortedSteps(sp *spec.Spec, steps map[int]*Step) []Step {
 	for _, s := range steps {
 		slices.SortStableFunc(s.Traffic, func(a, b vocab.CellRef) int {
 			if a.Matrix != b.Matrix {
@@ -252,6 +294,7 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 	for i, m := range sp.Matrices {
 		matrixIndex[m.Label] = i
 	}
+	var out []Step
 	for _, s := range steps {
 		slices.SortStableFunc(s.Decode, func(a, b vocab.CellRef) int {
 			ia, oka := matrixIndex[a.Matrix]
@@ -267,18 +310,10 @@ func New(sp *spec.Spec, srv *spec.Server, keep *regexp.Regexp) *Plan {
 			}
 			return a.Concurrency - b.Concurrency
 		})
-		p.Steps = append(p.Steps, *s)
+		out = append(out, *s)
 	}
-	slices.SortFunc(p.Steps, func(a, b Step) int { return a.Context - b.Context })
-	p.addSearchSteps(keptSearches(sp, srv.Name, p.Asserts, match))
-	p.GPUs = GPUs(srv)
-	once, repeat, maxRepeat := estimate(p, sp), 1, 1
-	if m := sp.Measure; m != nil {
-		repeat, maxRepeat = max(m.Repeat, 1), max(m.Repeat, m.MaxRepeat, 1)
-	}
-	p.Estimated = once*time.Duration(repeat) + estimateTraffic(p, sp)
-	p.EstimatedMax = once*time.Duration(maxRepeat) + estimateTraffic(p, sp)
-	return p
+	slices.SortFunc(out, func(a, b Step) int { return a.Context - b.Context })
+	return out
 }
 
 // CorrectnessRead is the names of the correctness blocks assert a's
