@@ -204,9 +204,12 @@ func (l *load) fail(err error) {
 }
 
 // wait waits for the streams to exit, at most d; it reports whether they did.
-func (l *load) wait(d time.Duration) bool {
+func (l *load) wait(d time.Duration) bool { return waitFor(&l.wg, d) }
+
+// waitFor waits for wg, at most d; it reports whether wg was done.
+func waitFor(wg *sync.WaitGroup, d time.Duration) bool {
 	done := make(chan struct{})
-	go func() { l.wg.Wait(); close(done) }()
+	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 		return true

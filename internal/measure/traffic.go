@@ -703,16 +703,12 @@ func trafficDrain(t *spec.Traffic) time.Duration { return max(trafficDrainMin, t
 // write the requests' times).
 func (m *Meter) stopTraffic(ref vocab.CellRef, l *trafficLoad, cancel context.CancelFunc) bool {
 	cancel()
-	done := make(chan struct{})
-	go func() { l.wg.Wait(); close(done) }()
-	select {
-	case <-done:
+	if waitFor(&l.wg, streamsExitTimeout) {
 		return true
-	case <-time.After(streamsExitTimeout):
-		m.warn(warning.New(warning.StreamsNotClosed, ref.Name(), fmt.Sprintf("requests did not close within %v", streamsExitTimeout),
-			map[string]float64{warning.FigTimeoutS: streamsExitTimeout.Seconds()}))
-		return false
 	}
+	m.warn(warning.New(warning.StreamsNotClosed, ref.Name(), fmt.Sprintf("requests did not close within %v", streamsExitTimeout),
+		map[string]float64{warning.FigTimeoutS: streamsExitTimeout.Seconds()}))
+	return false
 }
 
 // failTraffic ends a cell one of whose requests failed with err: its
