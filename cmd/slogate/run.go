@@ -12,6 +12,7 @@ import (
 	"github.com/slogate/slogate/internal/command/run"
 	"github.com/slogate/slogate/internal/command/specload"
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/interrupt"
 	"github.com/slogate/slogate/internal/result"
@@ -121,7 +122,7 @@ func resumeFlags(fs *cli.FlagSet, o *run.Options, rf *runFlags, flags *result.Ru
 	if o.Resumed, err = runner.LoadResume(rf.resume); err != nil {
 		return nil, err
 	}
-	if err := o.Resumed.MatchFlags(flags, func(name string) bool { return given[name] }, func(n runner.Note) { views.WriteResumeNote(stderr, n) }); err != nil {
+	if err := o.Resumed.MatchFlags(flags, func(name string) bool { return given[name] }, func(n event.Note) { views.WriteResumeNote(stderr, n) }); err != nil {
 		return nil, err
 	}
 	if err := rf.keep.Set(flags.Run); err != nil {

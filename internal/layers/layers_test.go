@@ -49,6 +49,9 @@ var layers = [][]string{
 	// A server's lifecycle: launch, readiness, stop, discovery, containers;
 	// the requests a workload sends: prompts, datasets read, schedules.
 	{"internal/lifecycle", "internal/requests"},
+	// What a run tells as it goes, as values: the runner's, the meter's
+	// and the launch's notes, and the observer that hears them.
+	{"internal/event"},
 	// A spec's cells in order, -run filtering, estimates; which of a
 	// cell's warnings its record explains by load (for tests).
 	{"internal/plan", "internal/result/resulttest"},
@@ -99,6 +102,9 @@ var forbidden = []struct{ from, to, why string }{
 	{"internal/views/", "internal/cli/", "the commands' plumbing uses the views (helpview), never the reverse"},
 	{"internal/result", "internal/engine/", "results.json's model knows no engine (and so no HCL): an engine's title is passed in where words are made"},
 	{"internal/report", "internal/requests", "a report reads the workload's record (workload.Record tells the built-in article by its hashes), it builds no requests"},
+	{"internal/views/", "internal/runner", "the run view words events (package event), it does not reach into the runner"},
+	{"internal/views/", "internal/measure", "the run view words events (package event), it does not reach into the meter"},
+	{"internal/views/", "internal/lifecycle", "the run view words events (package event), it does not reach into the launch"},
 	{"internal/assert", "internal/compare", "a spec's rules are judged on this run alone; the interval they share is stats.Wilson"},
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/warning"
@@ -243,6 +244,6 @@ func (l *Launcher) bootContainer(ctx context.Context) (*container, error) {
 			map[string]float64{warning.FigContainers: float64(len(left))}).About(runtime))
 	}
 	id := l.cfg.RunID
-	l.cfg.note(Starting{Env: srv.RedactedEnv(), Argv: srv.ContainerArgv(id)})
+	l.cfg.note(event.Starting{Env: srv.RedactedEnv(), Argv: srv.ContainerArgv(id)})
 	return startContainer(path, srv, id, l.cfg.LogPath)
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/warning"
@@ -81,7 +82,7 @@ func (s *Server) Stop(why string, grace time.Duration, force <-chan struct{}) er
 // WaitReady polls until a launched server is ready (waitReady): it fails
 // at once when the process exits, and after timeout otherwise; progress
 // hears a StillWaiting every 30 s of waiting.
-func (s *Server) WaitReady(ctx context.Context, timeout time.Duration, progress func(Note)) (ReadyInfo, error) {
+func (s *Server) WaitReady(ctx context.Context, timeout time.Duration, progress func(event.LaunchNote)) (ReadyInfo, error) {
 	return waitReady(ctx, s.proc, s.Client, timeout, progress)
 }
 
@@ -173,11 +174,11 @@ type LaunchConfig struct {
 	LogPath string
 	// Note and Warn hear what the launch says (the command it starts, the
 	// containers earlier runs left behind); a nil Note hears nothing.
-	Note func(Note)
+	Note func(event.LaunchNote)
 	Warn func(warning.Warning)
 }
 
-func (c LaunchConfig) note(n Note) {
+func (c LaunchConfig) note(n event.LaunchNote) {
 	if c.Note != nil {
 		c.Note(n)
 	}
@@ -202,7 +203,7 @@ type Launcher struct {
 func NewLauncher(cfg LaunchConfig) (*Launcher, error) {
 	srv := cfg.Server
 	if cfg.Sim && srv.Container != nil {
-		cfg.note(SimNoContainer{})
+		cfg.note(event.SimNoContainer{})
 		srv = srv.WithoutContainer()
 	}
 	argv, env := srv.Argv(), maps.Clone(srv.Env)
@@ -304,7 +305,7 @@ func (l *Launcher) Start(ctx context.Context) (*Server, error) {
 		}
 		return &Server{Client: l.Client, proc: c.client, stopper: c}, nil
 	}
-	l.cfg.note(Starting{Env: srv.RedactedEnv(), Argv: l.shown})
+	l.cfg.note(event.Starting{Env: srv.RedactedEnv(), Argv: l.shown})
 	p, err := StartProcess(l.argv, l.env, l.cfg.LogPath, srv.APIKey)
 	if err != nil {
 		return nil, err

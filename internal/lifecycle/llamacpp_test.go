@@ -11,6 +11,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/warning"
@@ -65,7 +66,7 @@ func TestLlamaCppTokenizer(t *testing.T) {
 // error saying why, before anything is started.
 func TestLlamaCppNoSimulator(t *testing.T) {
 	srv := &spec.Server{Name: "tiny", Engine: spec.EngineLlamaCpp, Model: "/m/tiny.gguf", Port: 1}
-	_, err := NewLauncher(LaunchConfig{Server: srv, Sim: true, Note: func(n Note) { t.Logf("%+v", n) }, Warn: func(warning.Warning) {}})
+	_, err := NewLauncher(LaunchConfig{Server: srv, Sim: true, Note: func(n event.LaunchNote) { t.Logf("%+v", n) }, Warn: func(warning.Warning) {}})
 	if exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), `-sim: slogate's simulator imitates vLLM and SGLang, not llama.cpp (server "tiny", engine = "llamacpp")`) {
 		t.Fatalf("err = %v", err)
 	}

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/engine"
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/shellcmd"
 )
@@ -293,7 +294,7 @@ type ReadyInfo struct {
 // waitReady polls until the server is ready: process alive → TCP connect →
 // GET /health 200 → GET /v1/models lists the served name. p is nil for an
 // already running endpoint. A wrong served name fails at once.
-func waitReady(ctx context.Context, p *Process, c *Client, timeout time.Duration, progress func(Note)) (ReadyInfo, error) {
+func waitReady(ctx context.Context, p *Process, c *Client, timeout time.Duration, progress func(event.LaunchNote)) (ReadyInfo, error) {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	stage := "waiting for the port to accept connections"
@@ -317,7 +318,7 @@ func waitReady(ctx context.Context, p *Process, c *Client, timeout time.Duration
 			return ReadyInfo{}, exit.Infraf("%s", msg)
 		}
 		if time.Since(lastNote) > 30*time.Second && progress != nil && !lastNote.IsZero() {
-			progress(StillWaiting{Stage: stage, Waited: time.Since(start)})
+			progress(event.StillWaiting{Stage: stage, Waited: time.Since(start)})
 			lastNote = time.Now()
 		}
 		if lastNote.IsZero() {

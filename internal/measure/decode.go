@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/result"
@@ -458,7 +459,7 @@ func (d *decodeRun) storeKVCheck() {
 	d.cell.KVUsageCheck, w = d.kvc.result(d.ref.Name(), d.m.KVTokens, d.m.KVSource)
 	if w.Code != "" {
 		d.cell.Warnings = append(d.cell.Warnings, w)
-		d.m.note(Warned{Warning: w})
+		d.m.note(event.Warned{Warning: w})
 	}
 }
 

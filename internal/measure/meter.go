@@ -19,6 +19,7 @@ package measure
 import (
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
@@ -61,7 +62,7 @@ type Meter struct {
 	// Warn is a warning of the run (results.json's warnings), Note what
 	// the meter tells that belongs to no cell's result.
 	Warn func(warning.Warning)
-	Note func(Note)
+	Note func(event.MeterNote)
 	// clock, when set (tests), replaces a decode cell's clock: it is given
 	// the load and returns its now (ns since origin).
 	clock func(l *load) func() int64
@@ -89,7 +90,7 @@ func (m *Meter) warn(w warning.Warning) {
 	}
 }
 
-func (m *Meter) note(n Note) {
+func (m *Meter) note(n event.MeterNote) {
 	if m.Note != nil {
 		m.Note(n)
 	}

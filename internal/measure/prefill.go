@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/measure/sse"
 	"github.com/slogate/slogate/internal/promread"
 	"github.com/slogate/slogate/internal/requests"
@@ -181,7 +182,7 @@ func (m *Meter) WarmStreams(ctx context.Context, cp *ContextPrompts, salt string
 			m.warn(warning.New(warning.WarmUpFailed, fmt.Sprintf("cache warm-up request of stream %d at %s failed", i+2, vocab.FormatTokens(cp.ctxLen)), err.Error(), nil))
 		}
 	}
-	m.note(PromptsWarmed{Context: cp.ctxLen, Streams: len(cp.Prompts), Took: time.Since(t0)})
+	m.note(event.PromptsWarmed{Context: cp.ctxLen, Streams: len(cp.Prompts), Took: time.Since(t0)})
 	return nil
 }
 

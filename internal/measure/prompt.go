@@ -12,6 +12,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/slogate/slogate/internal/engine"
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/requests"
@@ -275,7 +276,7 @@ func (m *Meter) BuildPrompts(ctx context.Context, ctxLen, streams int) (*Context
 		}
 		return nil, exit.Infraf("building the prompts of context %s: %v", vocab.FormatTokens(ctxLen), err)
 	}
-	m.note(PromptsBuilt{Context: ctxLen, Prompts: len(ps), Tokens: n, Took: time.Since(t0), TokenizeCalls: tok.Calls - calls, Exchanged: tok.Bytes - bytes})
+	m.note(event.PromptsBuilt{Context: ctxLen, Prompts: len(ps), Tokens: n, Took: time.Since(t0), TokenizeCalls: tok.Calls - calls, Exchanged: tok.Bytes - bytes})
 	cp := &ContextPrompts{ctxLen: ctxLen, Prompts: ps}
 	for i, p := range ps {
 		for _, w := range p.Warnings {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/measure"
@@ -23,7 +24,7 @@ import (
 // run, so that no process of the last boot is left, and the same start.
 // The last boot's log is kept as server.bootN.log.
 func (r *run) reboot(ctx context.Context, b int) error {
-	r.note(Rebooting{Boot: b, Boots: r.boots()})
+	r.note(event.Rebooting{Boot: b, Boots: r.boots()})
 	if err := r.stopServer(fmt.Sprintf("normal stop, boot %d of %d starts next", b, r.boots())); err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func (r *run) keepAttemptLog() error {
 		if err := os.Rename(logPath, kept); err != nil {
 			return exit.Infraf("-resume: keeping the resumed run's server log: %v", err)
 		}
-		r.note(AttemptLogKept{Path: kept})
+		r.note(event.AttemptLogKept{Path: kept})
 		return nil
 	}
 }
@@ -65,7 +66,7 @@ func (r *run) boot(ctx context.Context) error {
 	if r.cfg.Endpoint != "" {
 		r.client = lifecycle.NewClient(r.cfg.Endpoint, srv.APIKey, srv.ServedName()).ForServer(srv)
 		r.server = lifecycle.Endpoint(r.client)
-		r.note(MeasuringEndpoint{Base: r.client.Base()})
+		r.note(event.MeasuringEndpoint{Base: r.client.Base()})
 		if r.boots() > 1 {
 			return endpointBoots(r.boots())
 		}
@@ -79,7 +80,7 @@ func (r *run) boot(ctx context.Context) error {
 	}
 	logPath := filepath.Join(r.cfg.OutDir, "server.log")
 	l, err := lifecycle.NewLauncher(lifecycle.LaunchConfig{Server: srv, Sim: r.cfg.Sim, SimExecutable: r.cfg.SimExecutable,
-		Boot: r.bootNo, RunID: strings.TrimPrefix(r.runID, "slogate-"), LogPath: logPath, Note: func(n lifecycle.Note) { r.note(n) }, Warn: r.warn})
+		Boot: r.bootNo, RunID: strings.TrimPrefix(r.runID, "slogate-"), LogPath: logPath, Note: func(n event.LaunchNote) { r.note(n) }, Warn: r.warn})
 	if l != nil {
 		r.client = l.Client
 	}
@@ -95,13 +96,13 @@ func (r *run) boot(ctx context.Context) error {
 		timeout = spec.DefaultReadyTimeout
 	}
 	t0 := time.Now()
-	info, err := r.server.WaitReady(ctx, timeout, func(n lifecycle.Note) { r.note(n) })
+	info, err := r.server.WaitReady(ctx, timeout, func(n event.LaunchNote) { r.note(n) })
 	if err != nil {
 		return err
 	}
 	r.maxModelLen = info.MaxModelLen
 	r.startups = append(r.startups, time.Since(t0))
-	r.note(ServerReady{Startup: time.Since(t0), LogPath: logPath})
+	r.note(event.ServerReady{Startup: time.Since(t0), LogPath: logPath})
 	return nil
 }
 
@@ -135,9 +136,9 @@ func (r *run) discover(ctx context.Context) error {
 		r.warn(w)
 	}
 	for _, f := range notes {
-		r.note(ServerFact{Server: srv.Name, Fact: f.String()})
+		r.note(event.ServerFact{Server: srv.Name, Fact: f.String()})
 	}
-	r.note(ServerFacts{Server: srv.Name, Version: facts.Version, MaxModelLen: r.maxModelLen, KV: r.kvPool, KVSource: facts.KVCacheSource, KVDetail: r.kvDetail})
+	r.note(event.ServerFacts{Server: srv.Name, Version: facts.Version, MaxModelLen: r.maxModelLen, KVTokens: r.kvPool.Tokens, KVEngines: r.kvPool.Engines, KVSlots: r.kvPool.Slots, KVSource: facts.KVCacheSource, KVDetail: r.kvDetail})
 	return ctx.Err()
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/warning"
@@ -28,7 +29,7 @@ func (r *run) correctness(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r.note(CorrectnessStarting{Server: r.cfg.Server.Name, Block: c.Name, Prompts: len(c.Items.Items), Concurrency: c.Concurrency})
+		r.note(event.CorrectnessStarting{Server: r.cfg.Server.Name, Block: c.Name, Prompts: len(c.Items.Items), Concurrency: c.Concurrency})
 		rec := measure.Correctness(ctx, r.client, c)
 		rec.Unfinished = ctx.Err() != nil
 		rec.Speculative = r.cfg.Server.Speculative != nil
@@ -57,7 +58,7 @@ func (r *run) correctness(ctx context.Context) error {
 		if r.cpuServer() {
 			spent = rec.ElapsedS
 		}
-		r.note(CorrectnessDone{Server: r.cfg.Server.Name, Block: c.Name, Outputs: rec.Prompts - rec.Errors,
+		r.note(event.CorrectnessDone{Server: r.cfg.Server.Name, Block: c.Name, Outputs: rec.Prompts - rec.Errors,
 			ElapsedS: rec.ElapsedS, Spent: spent, CPU: r.cpuServer()})
 	}
 	return nil

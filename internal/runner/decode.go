@@ -8,6 +8,7 @@ import (
 
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/engine/registry"
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -22,12 +23,12 @@ func (r *run) meter() *measure.Meter {
 		Window: r.window(), MaxOutput: m.MaxOutput, Percentiles: m.PercentilesOf(), MaxModelLen: r.maxModelLen,
 		KVTokens: r.kvPool.Tokens, KVSource: r.results.Server.KVCacheSource,
 		SteadyHold: r.cfg.SteadyHold, StreamIdleTimeout: r.cfg.StreamIdleTimeout,
-		Record: r.requests.write, Progress: r.progress, Warn: r.warn, Note: func(n measure.Note) { r.note(n) }}
+		Record: r.requests.write, Progress: r.progress, Warn: r.warn, Note: func(n event.MeterNote) { r.note(n) }}
 }
 
 // progress tells the observer a cell's live state, with where the run is.
 func (r *run) progress(p measure.Progress) {
-	r.observer.Progress(Progress{Cell: p.Cell, Stage: p.Stage, Elapsed: p.Elapsed, Window: p.Window, TPS: p.TPS, Active: p.Active,
+	r.observer.Progress(event.Progress{Cell: p.Cell, Stage: p.Stage, Elapsed: p.Elapsed, Window: p.Window, TPS: p.TPS, Active: p.Active,
 		CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/result"
@@ -116,7 +117,7 @@ func (r *run) sortCells() {
 func (r *run) recordTraffic(c result.TrafficCell) error {
 	r.results.Traffic = append(r.results.Traffic, c)
 	r.cellsDone++
-	if o, ok := r.observer.(TrafficObserver); ok {
+	if o, ok := r.observer.(event.TrafficObserver); ok {
 		o.TrafficDone(c, time.Duration(c.ElapsedS*float64(time.Second)))
 	}
 	return r.persist(result.CellRecord{Server: r.cfg.Server.Name, Phase: vocab.PhaseTraffic, Traffic: &c})

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
@@ -163,7 +164,7 @@ func (p *rateProber) checkWindows(suffix string, rate float64, seeds []int64) (*
 		}
 		if !cell.Status.Measured() {
 			c.Error = fmt.Sprintf("the window of seed %d could not be measured: %s", seed, cell.Reason)
-			r.note(CheckWindowDone{Search: p.search.Name, Replay: suffix == replaySuffix, Rate: rate, Window: i + 1, Windows: len(seeds), Error: c.Error})
+			r.note(event.CheckWindowDone{Search: p.search.Name, Replay: suffix == replaySuffix, Rate: rate, Window: i + 1, Windows: len(seeds), Error: c.Error})
 			break
 		}
 		w := result.CheckWindow{Seed: seed, Values: map[string]float64{}, Launched: cell.Launched}
@@ -177,7 +178,7 @@ func (p *rateProber) checkWindows(suffix string, rate float64, seeds []int64) (*
 			}
 		}
 		c.Windows = append(c.Windows, w)
-		r.note(CheckWindowDone{Search: p.search.Name, Replay: suffix == replaySuffix, Rate: rate, Window: i + 1, Windows: len(seeds), Values: w.Values, Elapsed: time.Since(start)})
+		r.note(event.CheckWindowDone{Search: p.search.Name, Replay: suffix == replaySuffix, Rate: rate, Window: i + 1, Windows: len(seeds), Values: w.Values, Elapsed: time.Since(start)})
 	}
 	return c, nil
 }
@@ -369,9 +370,9 @@ func (p *rateProber) recordCurrent() {
 	sp.Reason = cur.reason
 	r.results.Search[idx].Probes = append(r.results.Search[idx].Probes, sp)
 	p.done++
-	if so, ok := r.observer.(SearchObserver); ok {
+	if so, ok := r.observer.(event.SearchObserver); ok {
 		so.ProbeDone(sp, cur.elapsed)
-	} else if o, ok := r.observer.(TrafficObserver); ok {
+	} else if o, ok := r.observer.(event.TrafficObserver); ok {
 		o.TrafficDone(last, cur.elapsed)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/hostenv"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/metric"
@@ -325,7 +326,7 @@ func (r *run) decodeRepeat(ctx context.Context, pc *pendingCell, bodies func() [
 	pc.envs = append(pc.envs, w.env)
 	reason, out := r.excludes(&c, w.moved)
 	if r.repeated() {
-		r.note(RepeatMeasured{Server: r.cfg.Server.Name, Cell: c, Repeat: number, Of: r.plannedRepeats(), Max: r.maxRepeats(), Excluded: reason})
+		r.note(event.RepeatMeasured{Server: r.cfg.Server.Name, Cell: c, Repeat: number, Of: r.plannedRepeats(), Max: r.maxRepeats(), Excluded: reason})
 	}
 	if c.Status == vocab.StatusError {
 		pc.failedAt, pc.failedWhy = pc.taken()+1, c.Reason

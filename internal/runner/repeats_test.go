@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vllmfake"
@@ -171,7 +172,7 @@ type secondRepeatObserver struct {
 	then     func()
 }
 
-func (o *secondRepeatObserver) Progress(p Progress) {
+func (o *secondRepeatObserver) Progress(p event.Progress) {
 	switch {
 	case p.Stage == result.StageMeasuring:
 		o.measured = true
@@ -264,8 +265,8 @@ func (o *windowOrder) CellStart(ref vocab.CellRef) {
 	}
 }
 
-func (o *windowOrder) Note(n Note) {
-	if r, ok := n.(RepeatMeasured); ok {
+func (o *windowOrder) Note(n event.Note) {
+	if r, ok := n.(event.RepeatMeasured); ok {
 		o.event(fmt.Sprintf("repeat %d %d/%d", r.Cell.Concurrency, r.Repeat, r.Of))
 	}
 }
@@ -274,7 +275,7 @@ func (o *windowOrder) DecodeDone(c result.DecodeCell, _ time.Duration) {
 	o.event(fmt.Sprintf("done %d", c.Concurrency))
 }
 
-func (o *windowOrder) Progress(p Progress) {
+func (o *windowOrder) Progress(p event.Progress) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
@@ -531,7 +532,7 @@ type cancelAtWindow struct {
 	cancel func()
 }
 
-func (o *cancelAtWindow) Progress(p Progress) {
+func (o *cancelAtWindow) Progress(p event.Progress) {
 	o.windowOrder.Progress(p)
 	if p.Stage == result.StageMeasuring {
 		o.once.Do(o.cancel)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/result"
@@ -96,7 +97,7 @@ func (rs *Resumed) SelectServer(specs []*spec.Spec) ([]*spec.Spec, error) {
 // must be given again. now holds the flags as given, given says which
 // flags were (by name: "run", "server", "stream-timeout"). Results
 // written before flags were recorded leave now as it is.
-func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool, note func(Note)) error {
+func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool, note func(event.Note)) error {
 	if rs.Previous == nil || rs.Previous.Flags == nil {
 		return nil
 	}
@@ -112,7 +113,7 @@ func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool
 		switch {
 		case !given(f.flag):
 			if *f.was != "" && *f.now != *f.was {
-				note(FlagCarried{Flag: f.flag, Value: *f.was})
+				note(event.FlagCarried{Flag: f.flag, Value: *f.was})
 			}
 			*f.now = *f.was
 		case *f.now != *f.was && f.flag != "stream-timeout":
@@ -120,7 +121,7 @@ func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool
 				rs.Dir, flagText(f.flag, *f.was), f.flag, shellcmd.Quote(*f.now), f.flag)
 		}
 	}
-	var carried []Var
+	var carried []event.Var
 	for _, name := range slices.Sorted(maps.Keys(was.Vars)) {
 		v, ok := now.Vars[name]
 		switch {
@@ -135,7 +136,7 @@ func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool
 				now.Vars = map[string]string{}
 			}
 			now.Vars[name] = was.Vars[name]
-			carried = append(carried, Var{Name: name, Value: was.Vars[name]})
+			carried = append(carried, event.Var{Name: name, Value: was.Vars[name]})
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(now.Vars)) {
@@ -144,7 +145,7 @@ func (rs *Resumed) MatchFlags(now *result.RunFlags, given func(flag string) bool
 		}
 	}
 	if len(carried) > 0 {
-		note(VarsCarried{Vars: carried})
+		note(event.VarsCarried{Vars: carried})
 	}
 	return nil
 }
@@ -172,7 +173,7 @@ type ResumeSettings struct {
 // -endpoint, unless given again), the same launch command and measure
 // settings and workload (a change is a usage error: start a fresh run instead). What it
 // carries over it tells note.
-func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, note func(Note)) error {
+func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, note func(event.Note)) error {
 	prev := rs.Previous
 	if prev == nil {
 		return nil // only cells.jsonl survived: nothing to compare with
@@ -183,7 +184,7 @@ func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, note func(N
 		switch {
 		case set.Duration == 0 && sp.Measure != nil && sp.Measure.Duration != was:
 			set.Duration = was
-			note(WindowCarried{Window: was})
+			note(event.WindowCarried{Window: was})
 		case set.Duration > 0 && set.Duration != was:
 			return exit.Usagef("-resume %s: that run measured %v windows, not -duration %v: its cells would not be comparable; drop -duration (or start a fresh run)", rs.Dir, was, set.Duration)
 		}
@@ -207,10 +208,10 @@ func (rs *Resumed) MatchPrevious(sp *spec.Spec, set *ResumeSettings, note func(N
 		switch {
 		case len(prev.Server.Argv) == 0 && prev.Server.Endpoint != "":
 			set.Endpoint = prev.Server.Endpoint
-			note(EndpointCarried{Endpoint: set.Endpoint})
+			note(event.EndpointCarried{Endpoint: set.Endpoint})
 		case prev.Server.Simulated:
 			set.Sim = true
-			note(SimCarried{})
+			note(event.SimCarried{})
 		}
 	}
 	if set.Endpoint == "" && len(prev.Server.Argv) > 0 {
@@ -352,11 +353,11 @@ func (r *run) resumeCorrectness() error {
 			continue
 		}
 		if why := correctnessChanged(prev, c); why != "" {
-			r.note(CorrectnessRemeasured{Server: r.cfg.Server.Name, Block: c.Name, Why: why})
+			r.note(event.CorrectnessRemeasured{Server: r.cfg.Server.Name, Block: c.Name, Why: why})
 			continue
 		}
 		r.results.Correctness = append(r.results.Correctness, *prev)
-		r.note(CorrectnessKept{Server: r.cfg.Server.Name, Block: c.Name, Outputs: len(prev.Outputs), File: result.CorrectnessFile})
+		r.note(event.CorrectnessKept{Server: r.cfg.Server.Name, Block: c.Name, Outputs: len(prev.Outputs), File: result.CorrectnessFile})
 	}
 	if len(r.results.Correctness) == 0 {
 		if err := os.Remove(filepath.Join(r.cfg.OutDir, result.CorrectnessFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {

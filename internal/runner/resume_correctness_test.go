@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/workload"
@@ -16,10 +17,10 @@ import (
 // noteObserver keeps the run's notes.
 type noteObserver struct {
 	nopObserver
-	notes []Note
+	notes []event.Note
 }
 
-func (o *noteObserver) Note(n Note) { o.notes = append(o.notes, n) }
+func (o *noteObserver) Note(n event.Note) { o.notes = append(o.notes, n) }
 
 // TestResumeKeepsCorrectness: a resumed run keeps a correctness block the
 // run it continues measured in full (results.json's record and its outputs
@@ -40,19 +41,19 @@ func TestResumeKeepsCorrectness(t *testing.T) {
 		name string
 		prev *result.Correctness // nil: the run it continues measured no block
 		kept bool
-		note Note   // the note that says so; nil for none
-		why  string // how a CorrectnessRemeasured's Why starts
+		note event.Note // the note that says so; nil for none
+		why  string     // how an event.CorrectnessRemeasured's Why starts
 	}{
-		{name: "complete block kept", prev: measured(nil), kept: true, note: CorrectnessKept{Server: "q", Block: "greedy", Outputs: 2, File: "correctness.jsonl"}},
+		{name: "complete block kept", prev: measured(nil), kept: true, note: event.CorrectnessKept{Server: "q", Block: "greedy", Outputs: 2, File: "correctness.jsonl"}},
 		{name: "no block measured", prev: nil},
 		{name: "stopped while measured", prev: measured(func(c *result.Correctness) { c.Unfinished = true; c.Errors = 1 }),
-			note: CorrectnessRemeasured{}, why: "the run it continues was stopped while measuring it"},
+			note: event.CorrectnessRemeasured{}, why: "the run it continues was stopped while measuring it"},
 		{name: "settings changed", prev: measured(func(c *result.Correctness) { c.MaxOutput = 16 }),
-			note: CorrectnessRemeasured{}, why: "its settings changed since that run"},
+			note: event.CorrectnessRemeasured{}, why: "its settings changed since that run"},
 		{name: "outputs gone", prev: measured(func(c *result.Correctness) { c.Outputs = nil }),
-			note: CorrectnessRemeasured{}, why: "correctness.jsonl holds 0 of its 2 outputs"},
+			note: event.CorrectnessRemeasured{}, why: "correctness.jsonl holds 0 of its 2 outputs"},
 		{name: "dataset changed", prev: measured(func(c *result.Correctness) { c.Outputs[1].Prompt = "c" }),
-			note: CorrectnessRemeasured{}, why: "its dataset changed since that run (line 2)"},
+			note: event.CorrectnessRemeasured{}, why: "its dataset changed since that run (line 2)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,21 +85,21 @@ func TestResumeKeepsCorrectness(t *testing.T) {
 			case !tc.kept && err == nil:
 				t.Errorf("a block measured again left its old outputs in correctness.jsonl:\n%s", b)
 			}
-			var notes []Note
+			var notes []event.Note
 			for _, n := range obs.notes {
 				switch n := n.(type) {
-				case CorrectnessKept:
+				case event.CorrectnessKept:
 					notes = append(notes, n)
-				case CorrectnessRemeasured:
+				case event.CorrectnessRemeasured:
 					if n.Server == cfg.Server.Name && n.Block == "greedy" && strings.HasPrefix(n.Why, tc.why) {
-						n = CorrectnessRemeasured{} // matched: the reason is the figure checked
+						n = event.CorrectnessRemeasured{} // matched: the reason is the figure checked
 					}
 					notes = append(notes, n)
 				}
 			}
-			var want []Note
+			var want []event.Note
 			if tc.note != nil {
-				want = []Note{tc.note}
+				want = []event.Note{tc.note}
 			}
 			if d := cmp.Diff(want, notes); d != "" {
 				t.Errorf("correctness notes (-want +got; a Remeasured is blank when its Why starts %q):\n%s", tc.why, d)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/result"
@@ -39,26 +40,26 @@ func TestMatchPrevious(t *testing.T) {
 		wantDur  time.Duration
 		wantSim  bool
 		wantEP   string
-		notes    []Note // what it tells, when it returns no error
+		notes    []event.Note // what it tells, when it returns no error
 	}{
 		{name: "window and -sim carry over", rs: prev(nil), wantDur: time.Second, wantSim: true,
-			notes: []Note{WindowCarried{Window: time.Second}, SimCarried{}}},
+			notes: []event.Note{event.WindowCarried{Window: time.Second}, event.SimCarried{}}},
 		{name: "the same -duration again", flags: ResumeSettings{Duration: time.Second}, rs: prev(nil), wantDur: time.Second, wantSim: true,
-			notes: []Note{SimCarried{}}},
+			notes: []event.Note{event.SimCarried{}}},
 		{name: "another -duration", flags: ResumeSettings{Duration: 2 * time.Second}, rs: prev(nil), wantCode: exit.Usage, wantMsg: "that run measured 1s windows, not -duration 2s"},
 		{name: "max_output changed", rs: prev(func(r *result.Results) { r.Measure.MaxOutput = 256 }), wantCode: exit.Usage, wantMsg: "the spec's measure block changed since that run (max_output 256 →"},
 		{name: "launch changed", rs: prev(func(r *result.Results) { r.Server.Argv = []string{"vllm", "serve", "other"} }), wantCode: exit.Usage, wantMsg: "the server's launch command changed since that run"},
 		{name: "endpoint carries over", rs: prev(func(r *result.Results) {
 			r.Server.Simulated, r.Server.Argv, r.Server.Endpoint = false, nil, "http://10.0.0.1:8000"
 		}), wantDur: time.Second, wantEP: "http://10.0.0.1:8000",
-			notes: []Note{WindowCarried{Window: time.Second}, EndpointCarried{Endpoint: "http://10.0.0.1:8000"}}},
+			notes: []event.Note{event.WindowCarried{Window: time.Second}, event.EndpointCarried{Endpoint: "http://10.0.0.1:8000"}}},
 		{name: "an endpoint that was a simulator carries over as the endpoint", rs: prev(func(r *result.Results) {
 			r.Server.Simulated, r.Server.Argv, r.Server.Endpoint = true, nil, "http://127.0.0.1:8123"
 		}), wantDur: time.Second, wantEP: "http://127.0.0.1:8123",
-			notes: []Note{WindowCarried{Window: time.Second}, EndpointCarried{Endpoint: "http://127.0.0.1:8123"}}},
+			notes: []event.Note{event.WindowCarried{Window: time.Second}, event.EndpointCarried{Endpoint: "http://127.0.0.1:8123"}}},
 		{name: "only cells.jsonl survived", rs: &Resumed{Dir: "OUT", Server: "q"}},
 		{name: "the same workload", rs: prev(func(r *result.Results) { r.Workload = measure.WorkloadRecord(sp.Workload) }), wantDur: time.Second, wantSim: true,
-			notes: []Note{WindowCarried{Window: time.Second}, SimCarried{}}},
+			notes: []event.Note{event.WindowCarried{Window: time.Second}, event.SimCarried{}}},
 		{name: "workload changed", rs: prev(func(r *result.Results) {
 			r.Workload = measure.WorkloadRecord(&spec.Workload{Options: workload.Options{Prompt: "random", Seed: 7}})
 		}),
@@ -67,8 +68,8 @@ func TestMatchPrevious(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.flags
-			var notes []Note
-			err := tc.rs.MatchPrevious(sp, &f, func(n Note) { notes = append(notes, n) })
+			var notes []event.Note
+			err := tc.rs.MatchPrevious(sp, &f, func(n event.Note) { notes = append(notes, n) })
 			if exit.Code(err) != tc.wantCode {
 				t.Fatalf("exit %d (%v), want %d", exit.Code(err), err, tc.wantCode)
 			}
@@ -98,17 +99,17 @@ func TestMatchFlags(t *testing.T) {
 		now     result.RunFlags
 		given   []string
 		want    result.RunFlags
-		wantMsg string // the usage error; "" for none
-		notes   []Note // what it tells when it returns no error
+		wantMsg string       // the usage error; "" for none
+		notes   []event.Note // what it tells when it returns no error
 	}{
 		{name: "every flag carries over", rs: rs, now: result.RunFlags{Vars: map[string]string{"api_key": "k"}},
 			want: result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "5s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
-			notes: []Note{FlagCarried{Flag: "run", Value: recorded.Run}, FlagCarried{Flag: "server", Value: "q"},
-				FlagCarried{Flag: "stream-timeout", Value: "5s"}, VarsCarried{Vars: []Var{{Name: "sim_args", Value: "[]"}}}}},
+			notes: []event.Note{event.FlagCarried{Flag: "run", Value: recorded.Run}, event.FlagCarried{Flag: "server", Value: "q"},
+				event.FlagCarried{Flag: "stream-timeout", Value: "5s"}, event.VarsCarried{Vars: []event.Var{{Name: "sim_args", Value: "[]"}}}}},
 		{name: "the same flags again", rs: rs, given: []string{"run", "server"},
 			now:   result.RunFlags{Run: recorded.Run, Server: "q", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
 			want:  result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "5s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
-			notes: []Note{FlagCarried{Flag: "stream-timeout", Value: "5s"}}},
+			notes: []event.Note{event.FlagCarried{Flag: "stream-timeout", Value: "5s"}}},
 		{name: "another -run", rs: rs, given: []string{"run"}, now: result.RunFlags{Run: "conc=4"},
 			wantMsg: "-resume OUT: that run was given -run 'ctx=8K/conc=(1|2)$', not -run conc=4: a resumed run measures the rest of what that run was asked; drop -run"},
 		{name: "-run where the first run had none", rs: &Resumed{Dir: "OUT", Previous: &result.Results{Flags: &result.RunFlags{}}}, given: []string{"run"}, now: result.RunFlags{Run: "conc=4"},
@@ -117,7 +118,7 @@ func TestMatchFlags(t *testing.T) {
 			wantMsg: "that run was given -server q, not -server r"},
 		{name: "another -stream-timeout is allowed", rs: rs, given: []string{"stream-timeout"}, now: result.RunFlags{StreamTimeout: "9s", Vars: map[string]string{"api_key": "k"}},
 			want:  result.RunFlags{Run: recorded.Run, Server: "q", StreamTimeout: "9s", Vars: map[string]string{"sim_args": "[]", "api_key": "k"}},
-			notes: []Note{FlagCarried{Flag: "run", Value: recorded.Run}, FlagCarried{Flag: "server", Value: "q"}, VarsCarried{Vars: []Var{{Name: "sim_args", Value: "[]"}}}}},
+			notes: []event.Note{event.FlagCarried{Flag: "run", Value: recorded.Run}, event.FlagCarried{Flag: "server", Value: "q"}, event.VarsCarried{Vars: []event.Var{{Name: "sim_args", Value: "[]"}}}}},
 		{name: "another -var", rs: rs, now: result.RunFlags{Vars: map[string]string{"api_key": "k", "sim_args": `["--sim-slowdown", "1.2"]`}},
 			wantMsg: `that run was given -var sim_args='[]', not '["--sim-slowdown", "1.2"]'`},
 		{name: "a -var the first run was not given", rs: rs, now: result.RunFlags{Vars: map[string]string{"api_key": "k", "extra": "1"}},
@@ -130,8 +131,8 @@ func TestMatchFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			now := tc.now
-			var notes []Note
-			err := tc.rs.MatchFlags(&now, func(f string) bool { return slices.Contains(tc.given, f) }, func(n Note) { notes = append(notes, n) })
+			var notes []event.Note
+			err := tc.rs.MatchFlags(&now, func(f string) bool { return slices.Contains(tc.given, f) }, func(n event.Note) { notes = append(notes, n) })
 			if tc.wantMsg != "" {
 				if exit.Code(err) != exit.Usage || !strings.Contains(fmt.Sprint(err), tc.wantMsg) {
 					t.Fatalf("err = %v (exit %d), want exit 2 with %q", err, exit.Code(err), tc.wantMsg)

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/measure"
@@ -70,7 +71,7 @@ type Config struct {
 	// (result.RunFlags); nil records none.
 	Flags *result.RunFlags
 	// Observer receives events; nil discards them.
-	Observer Observer
+	Observer event.Observer
 	// StopGrace is how long the server gets to exit after SIGTERM.
 	StopGrace time.Duration
 	// ForceStop, when closed, cuts StopGrace short: the server's process
@@ -106,7 +107,7 @@ type Config struct {
 // run is the state of one Run.
 type run struct {
 	cfg      Config
-	observer Observer
+	observer event.Observer
 	results  *result.Results
 	// server is the server being measured (package lifecycle): launched
 	// (a process group or a container) or an -endpoint; nil once stopped.
@@ -231,7 +232,7 @@ func (r *run) window() time.Duration {
 	return time.Duration(r.results.Measure.DurationS * float64(time.Second))
 }
 
-func (r *run) note(n Note) { r.observer.Note(n) }
+func (r *run) note(n event.Note) { r.observer.Note(n) }
 
 func (r *run) warn(w warning.Warning) {
 	if warning.Holds(r.results.Warnings, w) { // a resumed run repeats the first one's
@@ -271,7 +272,7 @@ func (r *run) run(ctx context.Context) error {
 	}
 	if remaining == 0 && !r.correctnessPending() {
 		if r.cfg.Resume != nil {
-			r.note(NothingLeft{Server: r.cfg.Server.Name, CellsFile: filepath.Join(r.cfg.OutDir, "cells.jsonl")})
+			r.note(event.NothingLeft{Server: r.cfg.Server.Name, CellsFile: filepath.Join(r.cfg.OutDir, "cells.jsonl")})
 		}
 		return nil
 	}

@@ -8,23 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
-
-// SearchObserver is an Observer that also hears about searches
-// (docs/method.md#search). An Observer that is not one hears each probe as
-// a DecodeDone.
-type SearchObserver interface {
-	// ProbeDone reports a finished probe: its cell and whether it met the
-	// objective.
-	ProbeDone(p result.SearchProbe, elapsed time.Duration)
-	// SearchDone reports a finished search (any outcome).
-	SearchDone(s result.Search)
-}
 
 // Objective judges search s's probe cell c (docs/method.md#search):
 // whether c met the objective, the values it read, one comparison per line
@@ -264,7 +254,7 @@ func probeList(ps []result.SearchProbe) string {
 func (r *run) recordProbe(idx int, p result.SearchProbe) error {
 	r.results.Search[idx].Probes = append(r.results.Search[idx].Probes, p)
 	elapsed := time.Duration(p.Cell.ElapsedS * float64(time.Second))
-	if so, ok := r.observer.(SearchObserver); ok {
+	if so, ok := r.observer.(event.SearchObserver); ok {
 		so.ProbeDone(p, elapsed)
 	} else {
 		r.observer.DecodeDone(p.Cell, elapsed)
@@ -275,7 +265,7 @@ func (r *run) recordProbe(idx int, p result.SearchProbe) error {
 
 // observeSearch tells a SearchObserver that search s is done.
 func (r *run) observeSearch(s result.Search) {
-	if so, ok := r.observer.(SearchObserver); ok {
+	if so, ok := r.observer.(event.SearchObserver); ok {
 		so.SearchDone(s)
 	}
 }

@@ -1,7 +1,7 @@
 package views
 
 // This file is the run view's lines of what a server's run tells outside
-// its cells (runner.Note): the launch, readiness, the server's facts,
+// its cells (event.Note): the launch, readiness, the server's facts,
 // prompts built, correctness blocks, what -resume carries over, and the
 // run's warnings as they happen.
 
@@ -13,89 +13,88 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slogate/slogate/internal/lifecycle"
-	"github.com/slogate/slogate/internal/measure"
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/report"
-	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
 
-// Note streams the line of a note of the run (runner.Observer).
-func (o *RunObserver) Note(n runner.Note) { o.stream.Log(NoteLine(n)) }
+// Note streams the line of a note of the run (event.Observer).
+func (o *RunObserver) Note(n event.Note) { o.stream.Log(NoteLine(n)) }
 
 // WriteResumeNote writes on w the line of a note -resume gives before
 // the run starts (runner.Resumed.MatchFlags, MatchPrevious), as slogate
 // says it: "slogate: -resume: …".
-func WriteResumeNote(w io.Writer, n runner.Note) {
+func WriteResumeNote(w io.Writer, n event.Note) {
 	fmt.Fprintln(w, "slogate: "+NoteLine(n))
 }
 
-// NoteLine is the console line of note n (one of runner.Note's types); a
+// NoteLine is the console line of note n (one of event.Note's types); a
 // value of another type is shown as Go prints it.
-func NoteLine(n runner.Note) string {
+func NoteLine(n event.Note) string {
 	switch n := n.(type) {
 	case warning.Warning:
 		return "warning: " + n.String()
-	case measure.Warned:
+	case event.Warned:
 		return "warning: " + n.Warning.String()
-	case lifecycle.Starting:
+	case event.Starting:
 		return "starting server: " + shellcmd.Line(n.Env, n.Argv)
-	case lifecycle.SimNoContainer:
+	case event.SimNoContainer:
 		return "-sim: the simulator runs as a process; the container block is not used"
-	case lifecycle.StillWaiting:
+	case event.StillWaiting:
 		return fmt.Sprintf("still %s (%.0fs)", n.Stage, n.Waited.Seconds())
-	case measure.PromptsBuilt:
+	case event.PromptsBuilt:
 		return fmt.Sprintf("prompts at %s: %d of %d tokens built in %v with %d POST /tokenize calls (%s exchanged)",
 			vocab.FormatTokens(n.Context), n.Prompts, n.Tokens, n.Took.Round(time.Millisecond), n.TokenizeCalls, byteSize(n.Exchanged))
-	case measure.PromptsWarmed:
+	case event.PromptsWarmed:
 		return fmt.Sprintf("prompts at %s: warmed the prompts of streams 2–%d in %v", vocab.FormatTokens(n.Context), n.Streams, n.Took.Round(time.Millisecond))
-	case runner.Rebooting:
+	case event.Rebooting:
 		return fmt.Sprintf("boot %d of %d: restarting the server (measure.boots = %d)", n.Boot, n.Boots, n.Boots)
-	case runner.AttemptLogKept:
+	case event.AttemptLogKept:
 		return "-resume: the resumed run's server log is kept as " + n.Path
-	case runner.MeasuringEndpoint:
+	case event.MeasuringEndpoint:
 		return fmt.Sprintf("measuring the running server at %s (no boot, no stop)", n.Base)
-	case runner.ServerReady:
+	case event.ServerReady:
 		return fmt.Sprintf("server ready in %.1fs (log: %s)", n.Startup.Seconds(), n.LogPath)
-	case runner.ServerFact:
+	case event.ServerFact:
 		return fmt.Sprintf("server %s: %s", n.Server, n.Fact)
-	case runner.ServerFacts:
+	case event.ServerFacts:
 		return serverFactsLine(n)
-	case runner.CheckWindowDone:
+	case event.CheckWindowDone:
 		return checkWindowLine(n)
-	case runner.CorrectnessStarting:
+	case event.CorrectnessStarting:
 		return fmt.Sprintf("%s: correctness %q: %d prompts, greedy, %d at a time", n.Server, n.Block, n.Prompts, n.Concurrency)
-	case runner.CorrectnessDone:
+	case event.CorrectnessDone:
 		cost := "GPU-s"
 		if n.CPU {
 			cost = "server-s on a CPU server, no GPU"
 		}
 		return fmt.Sprintf("%s: correctness %q: %d outputs in %ss (%s %s)", n.Server, n.Block, n.Outputs,
 			numfmt.Fixed(n.ElapsedS, 1), numfmt.Fixed(n.Spent, 1), cost)
-	case runner.CorrectnessRemeasured:
+	case event.CorrectnessRemeasured:
 		return fmt.Sprintf("%s: -resume: correctness %q is measured again: %s", n.Server, n.Block, n.Why)
-	case runner.CorrectnessKept:
+	case event.CorrectnessKept:
 		return fmt.Sprintf("%s: -resume: correctness %q is kept: %d outputs in %s", n.Server, n.Block, n.Outputs, n.File)
-	case runner.RepeatMeasured:
+	case event.RepeatMeasured:
 		return repeatLine(n)
-	case runner.NothingLeft:
+	case event.NothingLeft:
 		return fmt.Sprintf("%s: nothing left to measure: every cell of the plan is in %s", n.Server, n.CellsFile)
-	case runner.FlagCarried:
+	case event.FlagCarried:
 		return fmt.Sprintf("-resume: -%s %s, as the interrupted run was given", n.Flag, shellcmd.Quote(n.Value))
-	case runner.VarsCarried:
+	case event.VarsCarried:
 		vars := make([]string, len(n.Vars))
 		for i, v := range n.Vars {
 			vars[i] = v.Name + "=" + shellcmd.Quote(v.Value)
 		}
 		return "-resume: -var " + strings.Join(vars, " -var ") + ", as the interrupted run was given"
-	case runner.WindowCarried:
+	case event.WindowCarried:
 		return fmt.Sprintf("-resume: measuring with the interrupted run's window of %v", n.Window)
-	case runner.EndpointCarried:
+	case event.EndpointCarried:
 		return fmt.Sprintf("-resume: measuring the running server at %s (-endpoint) as the interrupted run did", n.Endpoint)
-	case runner.SimCarried:
+	case event.SimCarried:
 		return "-resume: launching the simulator (-sim) as the interrupted run did"
 	}
 	return fmt.Sprint(n)
@@ -106,7 +105,7 @@ func NoteLine(n runner.Note) string {
 //
 //	q/decode/ctx=1K/conc=1: repeat 1 of 2: 246.4 tok/s total · 200.0 tok/s/request · TTFT 27 ms · TBT 5.2 ms · valid
 //	q/decode/ctx=1K/conc=1: repeat 5 (auto, 4 to 20): error: stream stalled
-func repeatLine(n runner.RepeatMeasured) string {
+func repeatLine(n event.RepeatMeasured) string {
 	of := fmt.Sprintf("of %d", n.Of)
 	if n.Max > n.Of {
 		of = fmt.Sprintf("(auto, %d to %d)", n.Of, n.Max)
@@ -126,13 +125,13 @@ func repeatLine(n runner.RepeatMeasured) string {
 // serverFactsLine is the line of what the run read of the server:
 //
 //	server qwen: version 0.11.0, max_model_len 32768, KV cache 120000 tokens (from the log: 7.3 GiB), 60000 per engine over 2 data-parallel engines
-func serverFactsLine(n runner.ServerFacts) string {
+func serverFactsLine(n event.ServerFacts) string {
 	version := n.Version
 	if version == "" {
 		version = "unknown"
 	}
 	kv := "unknown"
-	if p := n.KV; p.Tokens > 0 {
+	if p := (plan.KVPool{Tokens: n.KVTokens, Engines: n.KVEngines, Slots: n.KVSlots}); p.Tokens > 0 {
 		kv = fmt.Sprintf("%d tokens (from %s)", p.Tokens, n.KVSource)
 		if n.KVDetail != "" {
 			kv = fmt.Sprintf("%d tokens (from %s: %s)", p.Tokens, n.KVSource, n.KVDetail)
@@ -161,7 +160,7 @@ func byteSize(n int64) string {
 // checkWindowLine is the line of a paired check's window
 // (docs/method.md#paired-capacity-check): "search capacity: check window 3
 // of 24 at 5 req/s: goodput_share 0.96 (1m12s)".
-func checkWindowLine(n runner.CheckWindowDone) string {
+func checkWindowLine(n event.CheckWindowDone) string {
 	kind := "check"
 	if n.Replay {
 		kind = "replay"

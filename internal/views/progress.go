@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
@@ -24,7 +24,7 @@ import (
 // RunObserver adapts the runner's events to a report.TestStream: each
 // cell is a test, PASS when measured, SKIP when over capacity, ERROR when
 // it could not be measured. It formats each finished cell's one-line
-// summary (runner.Observer, runner.TrafficObserver, runner.SearchObserver).
+// summary (event.Observer, event.TrafficObserver, event.SearchObserver).
 type RunObserver struct {
 	stream  report.TestStream
 	server  string
@@ -59,7 +59,7 @@ func (o *RunObserver) CellStart(ref vocab.CellRef) {
 }
 
 // Progress streams the live state of the running cell.
-func (o *RunObserver) Progress(p runner.Progress) {
+func (o *RunObserver) Progress(p event.Progress) {
 	o.stream.Progress(report.Progress{Test: p.Cell.TestName(o.server), Elapsed: p.Elapsed, Window: p.Window,
 		Stage: p.Stage, TPS: p.TPS, CellsDone: p.CellsDone, Cells: p.Cells, ETA: p.ETA})
 }
@@ -149,7 +149,7 @@ func (o *RunObserver) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
 }
 
 // TrafficDone ends a traffic cell's test with its summary line
-// (runner.TrafficObserver).
+// (event.TrafficObserver).
 func (o *RunObserver) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	test := c.Ref().TestName(o.server)
 	if _, open := o.open[test]; !open {

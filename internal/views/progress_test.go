@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
@@ -241,11 +241,11 @@ func TestObserverRepeatsPairUp(t *testing.T) {
 	two.Repeats = 2
 	rs := &recordStream{}
 	o := NewRunObserver(rs, "q", false)
-	o.Note(runner.RepeatMeasured{Server: "q", Cell: run(1, 246.4), Repeat: 1, Of: 2, Max: 2})
-	o.Note(runner.RepeatMeasured{Server: "q", Cell: run(2, 392.1), Repeat: 1, Of: 2, Max: 2})
-	o.Note(runner.RepeatMeasured{Server: "q", Cell: run(1, 197.6), Repeat: 2, Of: 2, Max: 2})
+	o.Note(event.RepeatMeasured{Server: "q", Cell: run(1, 246.4), Repeat: 1, Of: 2, Max: 2})
+	o.Note(event.RepeatMeasured{Server: "q", Cell: run(2, 392.1), Repeat: 1, Of: 2, Max: 2})
+	o.Note(event.RepeatMeasured{Server: "q", Cell: run(1, 197.6), Repeat: 2, Of: 2, Max: 2})
 	o.DecodeDone(one, time.Second)
-	o.Note(runner.RepeatMeasured{Server: "q", Cell: result.DecodeCell{Matrix: "decode", Context: 1024, Concurrency: 2, Status: vocab.StatusError, Reason: "stream stalled"},
+	o.Note(event.RepeatMeasured{Server: "q", Cell: result.DecodeCell{Matrix: "decode", Context: 1024, Concurrency: 2, Status: vocab.StatusError, Reason: "stream stalled"},
 		Repeat: 5, Of: 4, Max: 20})
 	o.DecodeDone(two, time.Second)
 	want := []string{

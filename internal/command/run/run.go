@@ -17,6 +17,7 @@ import (
 
 	"github.com/slogate/slogate/internal/assert"
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/report"
@@ -222,7 +223,7 @@ func (o *Options) Resume(notes io.Writer) error {
 	}
 	o.Specs = specs
 	set := runner.ResumeSettings{Duration: o.Duration, Sim: o.Sim, Endpoint: o.Endpoint}
-	if err := o.Resumed.MatchPrevious(o.Specs[0], &set, func(n runner.Note) { views.WriteResumeNote(notes, n) }); err != nil {
+	if err := o.Resumed.MatchPrevious(o.Specs[0], &set, func(n event.Note) { views.WriteResumeNote(notes, n) }); err != nil {
 		return err
 	}
 	o.Duration, o.Sim, o.Endpoint = set.Duration, set.Sim, set.Endpoint
