@@ -13,6 +13,7 @@ import (
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/metric"
 	res "github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/views"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -88,10 +89,11 @@ func TestRepeatAuto(t *testing.T) {
 				t.Fatalf("no decode cell measured\n%s\n%s", r.Stdout, r.Stderr)
 			}
 			for _, c := range got.Decode {
-				if c.Repeats < 4 || c.Repeats > 8 || len(c.Samples[metric.TotalTPS]) != c.Repeats || c.Design == nil || c.Design.StopReason == "" {
+				if c.Repeats < 4 || c.Repeats > 8 || len(c.Samples[metric.TotalTPS]) != c.Repeats || c.Design == nil || c.Design.Stop == nil {
 					t.Fatalf("cell %s: %d repeats, %d samples, design %+v: want 4 to 8 with a stop reason\n%s", c.Ref().Name(), c.Repeats, len(c.Samples[metric.TotalTPS]), c.Design, r.Stdout)
 				}
-				if !strings.Contains(r.Stdout, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, c.Design.StopReason)) {
+				stopped := views.RepeatStopText(c.Design)
+				if !strings.Contains(r.Stdout, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, stopped)) {
 					t.Errorf("the console does not say how many repeats %s took:\n%s", c.Ref().Name(), r.Stdout)
 				}
 				b, ok := baseline.DecodeCell(c.Matrix, c.Context, c.Concurrency)
@@ -107,14 +109,14 @@ func TestRepeatAuto(t *testing.T) {
 					t.Logf("cell %s: the first look could not decide on these samples (a loaded machine's): %s", c.Ref().Name(), reason)
 				}
 				if decided {
-					if c.Repeats != 4 || c.Design.StopReason != reason {
-						t.Errorf("cell %s: %d repeats, stopped %q; the recorded samples decide at the first look: want 4, %q", c.Ref().Name(), c.Repeats, c.Design.StopReason, reason)
+					if c.Repeats != 4 || stopped != reason {
+						t.Errorf("cell %s: %d repeats, stopped %q; the recorded samples decide at the first look: want 4, %q", c.Ref().Name(), c.Repeats, stopped, reason)
 					}
 				} else if c.Repeats == 4 {
-					t.Errorf("cell %s stopped at 4 (%q), but the recorded samples' first look decides nothing: %s", c.Ref().Name(), c.Design.StopReason, reason)
+					t.Errorf("cell %s stopped at 4 (%q), but the recorded samples' first look decides nothing: %s", c.Ref().Name(), stopped, reason)
 				}
-				if tc.firstLook != "" && !strings.Contains(c.Design.StopReason, metric.TotalTPS+": "+tc.firstLook) {
-					t.Errorf("cell %s stopped %q, want total_tps %s", c.Ref().Name(), c.Design.StopReason, tc.firstLook)
+				if tc.firstLook != "" && !strings.Contains(stopped, metric.TotalTPS+": "+tc.firstLook) {
+					t.Errorf("cell %s stopped %q, want total_tps %s", c.Ref().Name(), stopped, tc.firstLook)
 				}
 			}
 		})
@@ -135,8 +137,9 @@ func firstLook(b, c *res.DecodeCell) (decided bool, reason string) {
 		if len(xs) < 4 {
 			return false, fmt.Sprintf("%s: %d samples", m.Name, len(xs))
 		}
-		stop, why := design.Look(b.Samples[m.Name], xs[:4], m.HigherIsBetter)
-		if !stop {
+		look := design.Look(b.Samples[m.Name], xs[:4], m.HigherIsBetter)
+		why := views.LookText(look.Record(m.Name))
+		if !look.Stop {
 			return false, fmt.Sprintf("%s: %s (baseline %v, first four %v)", m.Name, why, b.Samples[m.Name], xs[:4])
 		}
 		reasons = append(reasons, m.Name+": "+why)

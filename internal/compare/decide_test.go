@@ -280,11 +280,11 @@ func simulateNoise(row noiseRow, cells int, seed uint64) noiseRates {
 			}
 			for stop := row.baseline > 0; !stop; {
 				a = append(a, draw(100))
-				stop, _ = s.Look(nil, a, true)
+				stop = s.Look(nil, a, true).Stop
 			}
 			for stop := false; !stop; {
 				b = append(b, draw(100*row.ratio))
-				stop, _ = s.Look(a, b, true)
+				stop = s.Look(a, b, true).Stop
 			}
 			opt.Alpha = s.Level(len(a))
 		}

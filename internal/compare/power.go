@@ -246,3 +246,6 @@ func (s *shortfall) warning(tolerance, alpha float64) warning.Warning {
 			s.cells, s.of, numfmt.Percent(tolerance), s.candidate, capped, s.noisiest.Name(), noiseText(s.noise), s.n, need),
 		figures).About(s.metric)
 }
+
+// noiseText is a measured noise as a percentage with one decimal: "2.1%".
+func noiseText(noise float64) string { return fmt.Sprintf("%.1f%%", noise*100) }

@@ -1,11 +1,10 @@
 package compare
 
 import (
-	"fmt"
 	"math"
 	"sync"
 
-	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/stats"
 )
 
@@ -132,44 +131,115 @@ func bothBelow(c, rho float64) float64 {
 	return sum * h / 3
 }
 
+// LookRule names what a look of the sequential design found: a stable
+// code that results.json keeps with the figures behind it
+// (result.MetricLook); the words are made in views.
+type LookRule string
+
+// The rules of Look.
+const (
+	// BelowMin: fewer than Min repeats; go on.
+	BelowMin LookRule = "below_min"
+	// Undecidable: against a baseline of BaselineRepeats no decision is
+	// possible within Max repeats; stop.
+	Undecidable LookRule = "undecidable"
+	// FirstLook: decided (Change) at the first look; stop.
+	FirstLook LookRule = "first_look"
+	// SecondStage: repeating to Target, the second stage sized from the
+	// noise of the first Sized repeats (Noise); go on.
+	SecondStage LookRule = "second_stage"
+	// SecondLook: decided (Change) at the second look; stop.
+	SecondLook LookRule = "second_look"
+	// SecondLookInconclusive: inconclusive at the second look, the
+	// design's last; stop.
+	SecondLookInconclusive LookRule = "second_look_inconclusive"
+	// NoNoise: no noise can be measured from the values; stop.
+	NoNoise LookRule = "no_noise"
+	// AloneMax: without a baseline, stopped at Max: the noise of the first
+	// Sized repeats (Noise) needs Target or more to decide a change of
+	// Tolerance.
+	AloneMax LookRule = "alone_max"
+	// AlonePrecise: without a baseline, precise enough: the noise of the
+	// first Sized repeats decides a change of Tolerance with Target.
+	AlonePrecise LookRule = "alone_precise"
+	// AloneRepeating: without a baseline, repeating to Target, which the
+	// noise of the first Sized repeats needs; go on.
+	AloneRepeating LookRule = "alone_repeating"
+)
+
+// Look is one look of the sequential design at a gated metric of a cell:
+// whether it stops, the rule, and the figures the rule read.
+type Look struct {
+	Stop bool
+	Rule LookRule
+	// Repeats is the candidate's repeats looked at; Min and Max the
+	// design's; BaselineRepeats the baseline's (0 without one).
+	Repeats, Min, Max, BaselineRepeats int
+	// Target is the repeats the cell is sized to, Sized the repeats whose
+	// noise sized it, Noise that noise (the spread of the logs) and
+	// Tolerance the change the size must decide.
+	Target, Sized    int
+	Noise, Tolerance float64
+	// Change is the comparison's decision at a look that decided
+	// (FirstLook, SecondLook).
+	Change Change
+}
+
+// Record is l as results.json keeps it, for gated metric name.
+func (l Look) Record(name string) result.MetricLook {
+	r := result.MetricLook{Metric: name, Rule: string(l.Rule), Repeats: l.Repeats, Min: l.Min, Max: l.Max,
+		BaselineRepeats: l.BaselineRepeats, Target: l.Target, Sized: l.Sized, Noise: l.Noise, Tolerance: l.Tolerance}
+	if l.Rule == FirstLook || l.Rule == SecondLook {
+		r.Change = l.Change.Key()
+	}
+	return r
+}
+
 // Look reports, after a repeat, whether a gated metric of a cell is
 // decided. With a baseline (baseline != nil), whether its comparison
 // reached regressed or within tolerance at the design's level: looked at
 // after Min repeats, then only once the second stage's size is reached.
 // Without one, whether the cell's own estimate is precise enough to decide
 // a change of the tolerance (RepeatsFor at its noise so far). It always
-// stops at Max. Reason says why, for the cell's note.
-func (s Sequential) Look(baseline, candidate []float64, higherIsBetter bool) (stop bool, reason string) {
+// stops at Max. The rule and its figures say why, for the cell's record.
+func (s Sequential) Look(baseline, candidate []float64, higherIsBetter bool) Look {
 	s = s.withDefaults()
 	n := len(candidate)
+	l := Look{Repeats: n, Min: s.Min, Max: s.Max, BaselineRepeats: len(baseline), Tolerance: s.Tolerance}
 	if n < s.Min {
-		return false, fmt.Sprintf("%d of at least %d repeats", n, s.Min)
+		l.Rule = BelowMin
+		return l
 	}
 	if baseline == nil {
-		return s.lookAlone(candidate)
+		return s.lookAlone(l, candidate)
 	}
 	level := s.Level(len(baseline))
 	if _, _, ok := attainable(len(baseline), s.Max, level); !ok {
-		return true, fmt.Sprintf("no decision is possible against a baseline of %d repeats (at most %d here); stopped at %d", len(baseline), s.Max, n)
+		l.Stop, l.Rule = true, Undecidable
+		return l
 	}
 	if n == s.Min {
 		if c, ok := s.decided(baseline, candidate, higherIsBetter, level); ok {
-			return true, fmt.Sprintf("%s at the first look (%d repeats)", c, n)
+			l.Stop, l.Rule, l.Change = true, FirstLook, c
+			return l
 		}
 	}
-	var noise float64
-	target, sized := s.stageSize(n, func(k int) int {
+	l.Target, l.Sized = s.stageSize(n, func(k int) int {
 		var m int
-		m, noise = s.secondStage(baseline, candidate[:k], higherIsBetter, level)
+		m, l.Noise = s.secondStage(baseline, candidate[:k], higherIsBetter, level)
 		return m
 	})
-	if n < target {
-		return false, fmt.Sprintf("repeating to %d: the second stage, sized from the noise of the first %d (%s)", target, sized, noiseText(noise))
+	if n < l.Target {
+		l.Rule = SecondStage
+		return l
 	}
+	l.Stop = true
 	if c, ok := s.decided(baseline, candidate, higherIsBetter, level); ok {
-		return true, fmt.Sprintf("%s at the second look (%d repeats)", c, n)
+		l.Rule, l.Change = SecondLook, c
+		return l
 	}
-	return true, fmt.Sprintf("inconclusive at the second look (%d repeats, the design's last)", n)
+	l.Rule = SecondLookInconclusive
+	return l
 }
 
 // decided is the comparison of candidate with baseline at level: its
@@ -227,30 +297,28 @@ func (s Sequential) secondStage(baseline, first []float64, higherIsBetter bool, 
 // noise so far happens to look small would make (a baseline too tight:
 // 5.6% instead of 5% wrong calls at the tolerance's edge in the
 // simulation).
-func (s Sequential) lookAlone(samples []float64) (bool, string) {
+func (s Sequential) lookAlone(l Look, samples []float64) Look {
 	n := len(samples)
 	if math.IsNaN(LogNoise(samples[:s.Min])) {
-		return true, fmt.Sprintf("no noise can be measured from these values; stopped at %d", n)
+		l.Stop, l.Rule = true, NoNoise
+		return l
 	}
-	var noise float64
-	target, sized := s.stageSize(n, func(k int) int {
-		noise = LogNoise(samples[:k])
+	l.Target, l.Sized = s.stageSize(n, func(k int) int {
+		l.Noise = LogNoise(samples[:k])
 		for m := s.Min; m <= s.Max; m++ {
-			if powerToDecide(m, m, noise, decisionDistance(s.Tolerance), s.Level(m)) >= DecisionPower {
+			if powerToDecide(m, m, l.Noise, decisionDistance(s.Tolerance), s.Level(m)) >= DecisionPower {
 				return m
 			}
 		}
 		return s.Max + 1 // more than Max
 	})
-	tol := numfmt.Percent(s.Tolerance)
 	switch {
 	case n >= s.Max:
-		return true, fmt.Sprintf("stopped at max_repeat = %d: the noise of the first %d (%s) needs %d or more to decide a change of %s", s.Max, sized, noiseText(noise), target, tol)
-	case n >= target:
-		return true, fmt.Sprintf("precise enough after %d repeats: the noise of the first %d (%s) decides a change of %s with %d", n, sized, noiseText(noise), tol, target)
+		l.Stop, l.Rule = true, AloneMax
+	case n >= l.Target:
+		l.Stop, l.Rule = true, AlonePrecise
+	default:
+		l.Rule = AloneRepeating
 	}
-	return false, fmt.Sprintf("repeating to %d: the noise of the first %d (%s) needs them to decide a change of %s", target, sized, noiseText(noise), tol)
+	return l
 }
-
-// noiseText is a measured noise as a percentage with one decimal: "2.1%".
-func noiseText(noise float64) string { return fmt.Sprintf("%.1f%%", noise*100) }

@@ -3,7 +3,6 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/slogate/slogate/internal/metric"
@@ -81,25 +80,33 @@ func TestSequentialLook(t *testing.T) {
 		candidate []float64
 		higher    bool
 		stop      bool
-		reason    string // a part of the reason
+		rule      LookRule
+		change    Change // at a look that decided
+		sized     int    // the repeats whose noise sized the cell (0: not sized)
 	}{
-		{"fewer than Min repeats", spread(100, 0.01, 5), spread(100, 0.01, 3), true, false, "3 of at least 4 repeats"},
-		{"quiet and unchanged: within at the first look", spread(100, 0.005, 5), spread(100, 0.005, 4), true, true, "unchanged at the first look (4 repeats)"},
-		{"quiet and 20% slower: regressed at the first look", spread(100, 0.005, 5), spread(80, 0.005, 4), true, true, "regressed at the first look (4 repeats)"},
-		{"latency 20% up: regressed at the first look", spread(10, 0.005, 5), spread(12, 0.005, 4), false, true, "regressed at the first look"},
-		{"noisy at the first look: the second stage", spread(100, 0.03, 10), spread(97, 0.03, 4), true, false, "repeating to"},
-		{"noisy, one repeat into the second stage: no look", spread(100, 0.03, 10), append(spread(97, 0.03, 4), 97), true, false, "the second stage, sized from the noise of the first 4"},
-		{"noisy at Max: the last look", spread(100, 0.03, 10), spread(95, 0.03, 20), true, true, "at the second look (20 repeats"},
-		{"a baseline of one repeat can decide nothing", []float64{100}, spread(100, 0.01, 4), true, true, "no decision is possible against a baseline of 1 repeats"},
-		{"no baseline: quiet is precise enough at Min", nil, spread(100, 0.005, 4), true, true, "precise enough after 4 repeats"},
-		{"no baseline: noisy needs more", nil, spread(100, 0.04, 4), true, false, "needs"},
-		{"no baseline: Max stops", nil, spread(100, 0.08, 20), true, true, "stopped at max_repeat = 20"},
+		{"fewer than Min repeats", spread(100, 0.01, 5), spread(100, 0.01, 3), true, false, BelowMin, 0, 0},
+		{"quiet and unchanged: within at the first look", spread(100, 0.005, 5), spread(100, 0.005, 4), true, true, FirstLook, Unchanged, 0},
+		{"quiet and 20% slower: regressed at the first look", spread(100, 0.005, 5), spread(80, 0.005, 4), true, true, FirstLook, Regressed, 0},
+		{"latency 20% up: regressed at the first look", spread(10, 0.005, 5), spread(12, 0.005, 4), false, true, FirstLook, Regressed, 0},
+		{"noisy at the first look: the second stage", spread(100, 0.03, 10), spread(97, 0.03, 4), true, false, SecondStage, 0, 4},
+		{"noisy, one repeat into the second stage: no look", spread(100, 0.03, 10), append(spread(97, 0.03, 4), 97), true, false, SecondStage, 0, 4},
+		{"noisy at Max: the last look", spread(100, 0.03, 10), spread(95, 0.03, 20), true, true, SecondLookInconclusive, 0, 4},
+		{"a baseline of one repeat can decide nothing", []float64{100}, spread(100, 0.01, 4), true, true, Undecidable, 0, 0},
+		{"no baseline: quiet is precise enough at Min", nil, spread(100, 0.005, 4), true, true, AlonePrecise, 0, 4},
+		{"no baseline: noisy needs more", nil, spread(100, 0.04, 4), true, false, AloneRepeating, 0, 4},
+		{"no baseline: Max stops", nil, spread(100, 0.08, 20), true, true, AloneMax, 0, 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			stop, reason := s.Look(tc.baseline, tc.candidate, tc.higher)
-			if stop != tc.stop || !strings.Contains(reason, tc.reason) {
-				t.Errorf("Look = %v, %q; want %v, containing %q", stop, reason, tc.stop, tc.reason)
+			l := s.Look(tc.baseline, tc.candidate, tc.higher)
+			if l.Stop != tc.stop || l.Rule != tc.rule || l.Change != tc.change || l.Sized != tc.sized {
+				t.Errorf("Look = %+v; want stop %v by %s (%v), sized from %d", l, tc.stop, tc.rule, tc.change, tc.sized)
+			}
+			if l.Repeats != len(tc.candidate) || l.Min != 4 || l.Max != 20 || l.BaselineRepeats != len(tc.baseline) || l.Tolerance != 0.05 {
+				t.Errorf("Look's figures %+v: want %d repeats of 4 to 20 against %d, tolerance 0.05", l, len(tc.candidate), len(tc.baseline))
+			}
+			if l.Sized > 0 && (l.Noise <= 0 || l.Target < l.Min) {
+				t.Errorf("Look sized from %d repeats at noise %v to %d: want a noise and a target", l.Sized, l.Noise, l.Target)
 			}
 		})
 	}
@@ -245,10 +252,10 @@ func TestCompareDecidesAsTheDesign(t *testing.T) {
 		for range 10 {
 			a = append(a, 100*math.Exp(0.03*rng.NormFloat64()))
 		}
-		var why string
-		for stop := false; !stop; {
+		var look Look
+		for !look.Stop {
 			b = append(b, 100*ratio*math.Exp(0.03*rng.NormFloat64()))
-			stop, why = s.Look(a, b, true)
+			look = s.Look(a, b, true)
 		}
 		cell := func(xs []float64) result.DecodeCell {
 			return result.DecodeCell{Matrix: "decode", Context: 8192, Concurrency: 64, Status: vocab.StatusValid,
@@ -265,8 +272,8 @@ func TestCompareDecidesAsTheDesign(t *testing.T) {
 			change = Unchanged
 		}
 		seen[change] = true
-		if want := change.String() + " at the"; !strings.HasPrefix(why, want) {
-			t.Errorf("%d repeats: the design stopped with %q, the comparison says %v", len(b), why, c.Change)
+		if decided := look.Rule == FirstLook || look.Rule == SecondLook; decided != (change != Inconclusive) || (decided && look.Change != change) {
+			t.Errorf("%d repeats: the design stopped with %s (%v), the comparison says %v", len(b), look.Rule, look.Change, c.Change)
 		}
 	}
 	if !seen[Regressed] || !seen[Unchanged] || !seen[Inconclusive] {

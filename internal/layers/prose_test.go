@@ -32,7 +32,7 @@ var proseRatchet = map[string]int{
 	"internal/command/codify":     14,
 	"internal/command/interleave": 3,
 	"internal/command/run":        4,
-	"internal/compare":            24,
+	"internal/compare":            14,
 	"internal/engine/llamacpp":    10,
 	"internal/engine/sglang":      6,
 	"internal/engine/vllm":        7,
@@ -43,7 +43,7 @@ var proseRatchet = map[string]int{
 	"internal/plan":               7,
 	"internal/requests":           13,
 	"internal/result":             1,
-	"internal/runner":             30,
+	"internal/runner":             27,
 	"internal/workload":           2,
 }
 

@@ -300,12 +300,72 @@ type RepeatDesign struct {
 	// Boots is the server boot (1, 2, …) of each sample, in the order of
 	// Samples; nil when the server was booted once.
 	Boots []int `json:"boots,omitempty"`
-	// StopReason says why repeat = "auto" stopped repeating the cell
-	// ("" with a fixed repeat).
+	// Stop says why repeat = "auto" stopped repeating the cell, as a rule
+	// and its figures (nil with a fixed repeat); views word it.
+	Stop *RepeatStop `json:"stop,omitempty"`
+	// StopReason is the sentence results.json files written before Stop
+	// held; empty in newer ones.
 	StopReason string `json:"stop_reason,omitempty"`
 	// Levels are the boot-level and repeat-level variance components per
 	// metric, with two boots or more (docs/method.md#boots).
 	Levels map[string]Levels `json:"levels,omitempty"`
+}
+
+// RepeatStop is why repeat = "auto" stopped repeating a cell
+// (docs/method.md#sequential-repeats): Rule, with the figures it read.
+type RepeatStop struct {
+	// Rule is one of the Stop* codes.
+	Rule string `json:"rule"`
+	// MaxRepeat is the max_repeat reached (StopMaxRepeat,
+	// StopNoRunMeasurable).
+	MaxRepeat int `json:"max_repeat,omitempty"`
+	// BudgetS is max_gpu_time and SpentS the time spent when it was
+	// reached, in seconds (StopBudget); CPU says a CPU server's server
+	// time was counted, no GPU having been found.
+	BudgetS float64 `json:"budget_s,omitempty"`
+	SpentS  float64 `json:"spent_s,omitempty"`
+	CPU     bool    `json:"cpu,omitempty"`
+	// Looks are the sequential design's last look at each gated metric
+	// (StopLooks), in the order of the gated metrics.
+	Looks []MetricLook `json:"looks,omitempty"`
+}
+
+// The rules a RepeatStop names.
+const (
+	// StopLooks: the sequential design stopped every gated metric (Looks).
+	StopLooks = "looks"
+	// StopMaxRepeat: max_repeat was reached.
+	StopMaxRepeat = "max_repeat"
+	// StopNoRunMeasurable: max_repeat was reached with no run measurable.
+	StopNoRunMeasurable = "no_run_measurable"
+	// StopBudget: the run's max_gpu_time was spent.
+	StopBudget = "max_gpu_time"
+	// StopNoGatedMetric: the cell has no gated metric to look at.
+	StopNoGatedMetric = "no_gated_metric"
+)
+
+// MetricLook is one look of the sequential design at a gated metric
+// (compare.Look): its rule and the figures behind it.
+type MetricLook struct {
+	Metric string `json:"metric"`
+	// Rule is compare.LookRule's code.
+	Rule string `json:"rule"`
+	// Repeats is the candidate's repeats looked at; Min and Max the
+	// design's; BaselineRepeats the baseline's.
+	Repeats         int `json:"repeats"`
+	Min             int `json:"min,omitempty"`
+	Max             int `json:"max,omitempty"`
+	BaselineRepeats int `json:"baseline_repeats,omitempty"`
+	// Target is the repeats the cell was sized to, Sized the repeats whose
+	// noise (Noise, the spread of the logs) sized it, Tolerance the change
+	// the size must decide.
+	Target    int     `json:"target,omitempty"`
+	Sized     int     `json:"sized,omitempty"`
+	Noise     float64 `json:"noise,omitempty"`
+	Tolerance float64 `json:"tolerance,omitempty"`
+	// Change is the comparison's decision at a look that decided
+	// ("unchanged", "improved", "regressed").
+	Change string `json:"change,omitempty"`
 }
 
 // Levels are the variance components of one metric of a cell measured

@@ -162,7 +162,7 @@ func decodeRunMetrics(runs []result.DecodeCell) []metric.Metric {
 // (compare.Sequential): against the baseline's samples of the cell, or
 // alone when baseline is nil.
 type stopRule interface {
-	Look(baseline, candidate []float64, higherIsBetter bool) (stop bool, reason string)
+	Look(baseline, candidate []float64, higherIsBetter bool) compare.Look
 }
 
 // pendingCell is a cell of the plan while its repeats are taken, over
@@ -184,8 +184,8 @@ type pendingCell struct {
 	// ends the repeats (the runs before it are kept).
 	failedAt  int
 	failedWhy string
-	// stopped says why repeat = "auto" stopped ("" while it goes on).
-	stopped  string
+	// stopped says why repeat = "auto" stopped (nil while it goes on).
+	stopped  *result.RepeatStop
 	recorded bool
 	// excluded are the runs left out of the cell's figures
 	// (docs/method.md#unmeasurable), excludedBoots the boot of each, and
@@ -398,10 +398,10 @@ func (r *run) wantsRun(pc *pendingCell, round, quota int) bool {
 	case r.measure().RepeatAuto && round < quota+pc.excludedIn(r.bootNo) && pc.taken() < r.measure().MaxRepeat:
 		// An excluded run is replaced (docs/method.md#unmeasurable).
 		return true
-	case !r.measure().RepeatAuto || pc.stopped != "":
+	case !r.measure().RepeatAuto || pc.stopped != nil:
 		return false
 	case len(pc.runs) == 0:
-		pc.stopped = fmt.Sprintf("max_repeat = %d reached, no run measurable", r.measure().MaxRepeat)
+		pc.stopped = &result.RepeatStop{Rule: result.StopNoRunMeasurable, MaxRepeat: r.measure().MaxRepeat}
 		return false
 	}
 	more, why := r.wantsMore(pc.ref, func(m metric.Metric) ([]float64, bool) {
@@ -421,25 +421,17 @@ func (r *run) wantsRun(pc *pendingCell, round, quota int) bool {
 	return more
 }
 
-// budgetReached is the stop reason of a cell whose run spent budget,
-// max_gpu_time: GPU time, or on a CPU server (no GPU) its server time,
-// which is then what max_gpu_time counts (docs/method.md#gpu-time).
-func budgetReached(budget, spent time.Duration, cpu bool) string {
-	if cpu {
-		return fmt.Sprintf("max_gpu_time = %v reached (%v of server time spent: a CPU server, no GPU found, so max_gpu_time counts its server time)", budget, spent.Round(time.Second))
-	}
-	return fmt.Sprintf("max_gpu_time = %v reached (%v of GPU time spent)", budget, spent.Round(time.Second))
-}
-
 // wantsMore is repeat = "auto"'s question for a cell that has its minimum
 // and n runs: does any gated metric want another repeat? samples gives a
 // metric's values so far (false when a run lacks it: not gated). The
 // answer is no at max_repeat and once the run's GPU time (a CPU
-// server's server time) reaches max_gpu_time; why says which (or what decided the metrics).
-func (r *run) wantsMore(ref vocab.CellRef, samples func(metric.Metric) ([]float64, bool), n int) (bool, string) {
+// server's server time) reaches max_gpu_time: on a CPU server (no GPU)
+// its server time is what max_gpu_time counts (docs/method.md#gpu-time).
+// why says which (or what decided the metrics).
+func (r *run) wantsMore(ref vocab.CellRef, samples func(metric.Metric) ([]float64, bool), n int) (bool, *result.RepeatStop) {
 	m := r.measure()
 	if n >= m.MaxRepeat {
-		return false, fmt.Sprintf("max_repeat = %d reached", m.MaxRepeat)
+		return false, &result.RepeatStop{Rule: result.StopMaxRepeat, MaxRepeat: m.MaxRepeat}
 	}
 	if budget := time.Duration(m.MaxGPUTimeS * float64(time.Second)); budget > 0 {
 		spent := r.cfg.Plan.GPUTime(r.serverUp())
@@ -447,25 +439,25 @@ func (r *run) wantsMore(ref vocab.CellRef, samples func(metric.Metric) ([]float6
 			spent = r.serverUp()
 		}
 		if spent >= budget {
-			return false, budgetReached(budget, spent, r.cpuServer())
+			return false, &result.RepeatStop{Rule: result.StopBudget, BudgetS: m.MaxGPUTimeS, SpentS: spent.Round(time.Second).Seconds(), CPU: r.cpuServer()}
 		}
 	}
-	var reasons []string
+	var looks []result.MetricLook
 	for _, gated := range r.gatedMetrics(ref.Phase) {
 		xs, ok := samples(gated)
 		if !ok {
 			continue
 		}
-		stop, why := r.stop.Look(r.baselineSamples(ref, gated), xs, gated.HigherIsBetter)
-		if !stop {
-			return true, ""
+		l := r.stop.Look(r.baselineSamples(ref, gated), xs, gated.HigherIsBetter)
+		if !l.Stop {
+			return true, nil
 		}
-		reasons = append(reasons, gated.Name+": "+why)
+		looks = append(looks, l.Record(gated.Name))
 	}
-	if len(reasons) == 0 {
-		return false, "no gated metric"
+	if len(looks) == 0 {
+		return false, &result.RepeatStop{Rule: result.StopNoGatedMetric}
 	}
-	return false, strings.Join(reasons, "; ")
+	return false, &result.RepeatStop{Rule: result.StopLooks, Looks: looks}
 }
 
 // baselineSamples are the -baseline's samples of metric m in cell ref (its
@@ -562,8 +554,8 @@ func (r *run) repeated() bool { return r.measure().Repeat > 1 || r.measure().Rep
 // in boots (nil with one boot), stopped as stopped says; perRepeat is a
 // repeat's mean cost, for the boot-level sizing of its gated metrics
 // (bootLevels).
-func (r *run) design(phase vocab.Phase, boots []int, stopped string, samples map[string][]float64, perRepeat time.Duration) *result.RepeatDesign {
-	d := &result.RepeatDesign{StopReason: stopped}
+func (r *run) design(phase vocab.Phase, boots []int, stopped *result.RepeatStop, samples map[string][]float64, perRepeat time.Duration) *result.RepeatDesign {
+	d := &result.RepeatDesign{Stop: stopped}
 	if r.boots() > 1 {
 		d.Boots = boots
 		d.Levels = map[string]result.Levels{}
@@ -573,7 +565,7 @@ func (r *run) design(phase vocab.Phase, boots []int, stopped string, samples map
 			}
 		}
 	}
-	if d.StopReason == "" && d.Boots == nil {
+	if d.Stop == nil && d.Boots == nil {
 		return nil
 	}
 	return d

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -333,12 +334,22 @@ type untilRule struct {
 	baselines [][]float64
 }
 
-func (u *untilRule) Look(baseline, candidate []float64, higherIsBetter bool) (bool, string) {
+func (u *untilRule) Look(baseline, candidate []float64, higherIsBetter bool) compare.Look {
 	u.baselines = append(u.baselines, baseline)
 	if baseline != nil {
-		return len(candidate) >= u.want[1], "enough"
+		return compare.Look{Stop: len(candidate) >= u.want[1], Rule: "enough", Repeats: len(candidate)}
 	}
-	return len(candidate) >= u.want[2], "enough"
+	return compare.Look{Stop: len(candidate) >= u.want[2], Rule: "enough", Repeats: len(candidate)}
+}
+
+// enough are the looks of untilRule at n repeats, one a gated decode
+// metric, as a cell records them.
+func enough(n int) []result.MetricLook {
+	var out []result.MetricLook
+	for _, m := range []string{"total_tps", "ttft_ms", "tbt_ms"} {
+		out = append(out, result.MetricLook{Metric: m, Rule: "enough", Repeats: n})
+	}
+	return out
 }
 
 // TestRepeatAuto: with repeat = "auto" every cell gets the minimum, then
@@ -347,20 +358,20 @@ func (u *untilRule) Look(baseline, candidate []float64, higherIsBetter bool) (bo
 // the rule sees the baseline's samples of the cell.
 func TestRepeatAuto(t *testing.T) {
 	tests := []struct {
-		name       string
-		maxRepeat  int
-		budget     float64 // max_gpu_time in seconds
-		want       map[int]int
-		wantReps   map[int]int
-		wantReason map[int]string
+		name      string
+		maxRepeat int
+		budget    float64 // max_gpu_time in seconds
+		want      map[int]int
+		wantReps  map[int]int
+		wantStop  map[int]result.RepeatStop // its rule and figures; of Looks, each metric and rule
 	}{
 		{name: "a clear cell stops at the minimum, a noisy one goes on", maxRepeat: 20, want: map[int]int{1: 6, 2: 4},
-			wantReps:   map[int]int{1: 6, 2: 4},
-			wantReason: map[int]string{1: "total_tps: enough; ttft_ms: enough; tbt_ms: enough", 2: "total_tps: enough; ttft_ms: enough; tbt_ms: enough"}},
+			wantReps: map[int]int{1: 6, 2: 4},
+			wantStop: map[int]result.RepeatStop{1: {Rule: result.StopLooks, Looks: enough(6)}, 2: {Rule: result.StopLooks, Looks: enough(4)}}},
 		{name: "max_repeat bounds it", maxRepeat: 5, want: map[int]int{1: 9, 2: 4},
-			wantReps: map[int]int{1: 5, 2: 4}, wantReason: map[int]string{1: "max_repeat = 5 reached"}},
+			wantReps: map[int]int{1: 5, 2: 4}, wantStop: map[int]result.RepeatStop{1: {Rule: result.StopMaxRepeat, MaxRepeat: 5}}},
 		{name: "max_gpu_time bounds it past the minimum", maxRepeat: 20, budget: 0.5, want: map[int]int{1: 9, 2: 9},
-			wantReps: map[int]int{1: 4, 2: 4}, wantReason: map[int]string{1: "max_gpu_time = 500ms reached"}},
+			wantReps: map[int]int{1: 4, 2: 4}, wantStop: map[int]result.RepeatStop{1: {Rule: result.StopBudget, BudgetS: 0.5}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -387,8 +398,13 @@ func TestRepeatAuto(t *testing.T) {
 				if c.Repeats != tc.wantReps[c.Concurrency] || len(c.Samples["total_tps"]) != c.Repeats || len(c.Excluded) > 0 {
 					t.Errorf("conc %d: %d repeats (%d samples, %+v left out), want %d", c.Concurrency, c.Repeats, len(c.Samples["total_tps"]), c.Excluded, tc.wantReps[c.Concurrency])
 				}
-				if want := tc.wantReason[c.Concurrency]; want != "" && (c.Design == nil || !strings.HasPrefix(c.Design.StopReason, want)) {
-					t.Errorf("conc %d: design %+v, want the stop reason %q", c.Concurrency, c.Design, want)
+				if want, ok := tc.wantStop[c.Concurrency]; ok {
+					if c.Design == nil || c.Design.Stop == nil {
+						t.Errorf("conc %d: design %+v, want it stopped by %s", c.Concurrency, c.Design, want.Rule)
+					} else if got := *c.Design.Stop; got.Rule != want.Rule || got.MaxRepeat != want.MaxRepeat || got.BudgetS != want.BudgetS ||
+						!slices.Equal(got.Looks, want.Looks) || (want.Rule == result.StopBudget && got.SpentS < want.BudgetS-1) {
+						t.Errorf("conc %d: stopped by %+v, want %+v", c.Concurrency, got, want)
+					}
 				}
 			}
 			if tc.budget == 0 {
@@ -486,26 +502,6 @@ func TestCombineRejections(t *testing.T) {
 			}
 			if _, has := c.Samples[metric.Rejected]; c.Rejected != tc.wantRejected || has != tc.wantSamples {
 				t.Errorf("rejected %d (samples %v), want %d (samples %v)", c.Rejected, has, tc.wantRejected, tc.wantSamples)
-			}
-		})
-	}
-}
-
-// TestBudgetReached: max_gpu_time's stop reason counts GPU time, and on a
-// CPU server says that it counted the server time instead.
-func TestBudgetReached(t *testing.T) {
-	tests := []struct {
-		name string
-		cpu  bool
-		want string
-	}{
-		{name: "GPUs", want: "max_gpu_time = 1m0s reached (1m2s of GPU time spent)"},
-		{name: "a CPU server", cpu: true, want: "max_gpu_time = 1m0s reached (1m2s of server time spent: a CPU server, no GPU found, so max_gpu_time counts its server time)"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := budgetReached(time.Minute, 62*time.Second, tc.cpu); got != tc.want {
-				t.Errorf("budgetReached = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/hostenv"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/result"
@@ -28,8 +29,8 @@ func init() {
 // enoughAt stops a cell once it has n samples.
 type enoughAt int
 
-func (n enoughAt) Look(_, candidate []float64, _ bool) (bool, string) {
-	return len(candidate) >= int(n), "enough"
+func (n enoughAt) Look(_, candidate []float64, _ bool) compare.Look {
+	return compare.Look{Stop: len(candidate) >= int(n), Rule: "enough", Repeats: len(candidate)}
 }
 
 // movingMachine is a machine whose fixed calibration takes 1 ms, except

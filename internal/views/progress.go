@@ -87,8 +87,8 @@ func (o *RunObserver) PrefillDone(c result.PrefillCell, elapsed time.Duration) {
 	if line := excludedLine(c.Excluded, c.Repeats); line != "" {
 		o.stream.Output(test, line)
 	}
-	if d := c.Design; d != nil && d.StopReason != "" {
-		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, d.StopReason))
+	if why := RepeatStopText(c.Design); why != "" {
+		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, why))
 	}
 	if o.verbose {
 		o.stream.Output(test, report.PrefillMetrics(&c))
@@ -138,8 +138,8 @@ func (o *RunObserver) decodeLines(c result.DecodeCell) (string, vocab.Outcome) {
 		o.stream.Output(test, line)
 	}
 	o.settled(test, c.SettleS)
-	if d := c.Design; d != nil && d.StopReason != "" {
-		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, d.StopReason))
+	if why := RepeatStopText(c.Design); why != "" {
+		o.stream.Output(test, fmt.Sprintf("%d repeats (auto): %s", c.Repeats, why))
 	}
 	if o.verbose {
 		o.stream.Output(test, report.DecodeMetrics(&c))

@@ -106,7 +106,7 @@ func (w *world) measure(ctx context.Context, r Request) (*result.Results, error)
 				}
 				continue
 			}
-			if stop, _ := design.Look(base, s["total_tps"], true); stop {
+			if design.Look(base, s["total_tps"], true).Stop {
 				break
 			}
 		}
