@@ -553,14 +553,14 @@ func (r *run) repeated() bool { return r.measure().Repeat > 1 || r.measure().Rep
 // design is the RepeatDesign of a cell of phase whose samples were taken
 // in boots (nil with one boot), stopped as stopped says; perRepeat is a
 // repeat's mean cost, for the boot-level sizing of its gated metrics
-// (bootLevels).
+// (compare.BootLevels).
 func (r *run) design(phase vocab.Phase, boots []int, stopped *result.RepeatStop, samples map[string][]float64, perRepeat time.Duration) *result.RepeatDesign {
 	d := &result.RepeatDesign{Stop: stopped}
 	if r.boots() > 1 {
 		d.Boots = boots
 		d.Levels = map[string]result.Levels{}
 		for _, m := range r.gatedMetrics(phase) {
-			if lv, ok := bootLevels(samples[m.Name], boots, r.bootCost(), perRepeat, r.tolerance(), r.alpha()); ok {
+			if lv, ok := compare.BootLevels(samples[m.Name], boots, r.bootCost(), perRepeat, r.tolerance(), r.alpha()); ok {
 				d.Levels[m.Name] = lv
 			}
 		}

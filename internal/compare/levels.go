@@ -1,4 +1,4 @@
-package runner
+package compare
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 	"github.com/slogate/slogate/internal/stats"
 )
 
-// bootLevels are the variance components of one metric measured over
+// BootLevels is the variance components of one metric measured over
 // boots, after Kalibera and Jones, "Rigorous Benchmarking in Reasonable
 // Time" (ISMM 2013, §3), with a boot for their VM invocation and a repeat
 // for their iteration; on log values, so that the components are squared
@@ -19,7 +19,7 @@ import (
 // Written here: the estimators are three lines of arithmetic that no
 // library at hand (benchmath, gonum's stat) provides for a two-level
 // design.
-func bootLevels(xs []float64, boots []int, bootCost, perRepeat time.Duration, tolerance, alpha float64) (result.Levels, bool) {
+func BootLevels(xs []float64, boots []int, bootCost, perRepeat time.Duration, tolerance, alpha float64) (result.Levels, bool) {
 	if len(xs) != len(boots) {
 		return result.Levels{}, false
 	}

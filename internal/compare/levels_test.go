@@ -1,4 +1,4 @@
-package runner
+package compare
 
 import (
 	"math"
@@ -44,7 +44,7 @@ func TestBootLevels(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			xs, bs := gen(7, tc.boots, tc.repeats, 0.02, tc.between)
-			lv, ok := bootLevels(xs, bs, tc.bootCost, tc.perRepeat, 0.05, 0.05)
+			lv, ok := BootLevels(xs, bs, tc.bootCost, tc.perRepeat, 0.05, 0.05)
 			if ok != tc.wantOK {
 				t.Fatalf("ok = %v, want %v (%+v)", ok, tc.wantOK, lv)
 			}
