@@ -224,14 +224,21 @@ type Observer interface {
 	DecodeDone(c result.DecodeCell, elapsed time.Duration)
 }
 
-// Progress is the live state of a cell.
+// CellProgress is the live state of the cell being measured, as the meter
+// tells it (measure.Meter.Progress, about twice a second).
+type CellProgress struct {
+	Cell    vocab.CellRef
+	Stage   result.Stage  // prefill, warm-up or measuring
+	Elapsed time.Duration // time into the window (or into the stage)
+	Window  time.Duration // the window's length
+	TPS     float64       // output tokens/s inside the window so far
+	Active  int           // streams past their first token (requests in flight)
+}
+
+// Progress is the live state of a cell with where the server's run is:
+// its cells done of all, and the time it estimates is left.
 type Progress struct {
-	Cell      vocab.CellRef
-	Stage     result.Stage  // prefill, warm-up or measuring
-	Elapsed   time.Duration // time into the window (or into the stage)
-	Window    time.Duration // the window's length
-	TPS       float64       // output tokens/s inside the window so far
-	Active    int           // streams past their first token
+	CellProgress
 	CellsDone int
 	Cells     int
 	ETA       time.Duration // estimated time left for this server

@@ -170,7 +170,7 @@ func (d *decodeRun) end(err error) (result.DecodeCell, error) {
 
 // progress tells the Meter the cell's live state.
 func (d *decodeRun) progress(stage result.Stage, elapsed time.Duration, tps float64) {
-	d.m.progress(Progress{Cell: d.ref, Stage: stage, Elapsed: elapsed, Window: d.m.Window, TPS: tps,
+	d.m.progress(event.CellProgress{Cell: d.ref, Stage: stage, Elapsed: elapsed, Window: d.m.Window, TPS: tps,
 		Active: int(d.streams.decoding.Load())})
 }
 

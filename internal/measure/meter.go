@@ -23,7 +23,6 @@ import (
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
-	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
 
@@ -58,7 +57,7 @@ type Meter struct {
 	// request ends; it is called by the cell's goroutines concurrently.
 	Record func(*result.RequestRecord)
 	// Progress hears the live state of the cell (about twice a second).
-	Progress func(Progress)
+	Progress func(event.CellProgress)
 	// Warn is a warning of the run (results.json's warnings), Note what
 	// the meter tells that belongs to no cell's result.
 	Warn func(warning.Warning)
@@ -68,17 +67,7 @@ type Meter struct {
 	clock func(l *load) func() int64
 }
 
-// Progress is the live state of the cell being measured.
-type Progress struct {
-	Cell    vocab.CellRef
-	Stage   result.Stage  // prefill, warm-up or measuring
-	Elapsed time.Duration // time into the window (or into the stage)
-	Window  time.Duration // the window's length
-	TPS     float64       // output tokens/s inside the window so far
-	Active  int           // streams past their first token (requests in flight)
-}
-
-func (m *Meter) progress(p Progress) {
+func (m *Meter) progress(p event.CellProgress) {
 	if m.Progress != nil {
 		m.Progress(p)
 	}

@@ -61,7 +61,7 @@ func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt requests.Prompt,
 		body := m.Prompts.fields.body(prompt, 1, 0, s)
 		if record { // measured: cold, whatever the server cached
 			body = m.Prompts.fields.coldBody(prompt, s)
-			m.progress(Progress{Cell: ref, Stage: result.StagePrefill})
+			m.progress(event.CellProgress{Cell: ref, Stage: result.StagePrefill})
 		}
 		meta := requestMeta{cell: ref.Name(), phase: vocab.PhasePrefill, repeat: first + i}
 		if !record {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/promread"
@@ -799,7 +800,7 @@ func (m *Meter) trafficProgress(ref vocab.CellRef, t *spec.Traffic, l *trafficLo
 	if !now.Before(l.origin.Add(t.WarmUp)) {
 		stage, el = result.StageMeasuring, min(now.Sub(l.origin.Add(t.WarmUp)), t.Duration)
 	}
-	m.progress(Progress{Cell: ref, Stage: stage, Elapsed: el, Window: t.Duration,
+	m.progress(event.CellProgress{Cell: ref, Stage: stage, Elapsed: el, Window: t.Duration,
 		Active: int(l.inFlight.Load())})
 }
 

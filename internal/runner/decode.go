@@ -27,9 +27,8 @@ func (r *run) meter() *measure.Meter {
 }
 
 // progress tells the observer a cell's live state, with where the run is.
-func (r *run) progress(p measure.Progress) {
-	r.observer.Progress(event.Progress{Cell: p.Cell, Stage: p.Stage, Elapsed: p.Elapsed, Window: p.Window, TPS: p.TPS, Active: p.Active,
-		CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
+func (r *run) progress(p event.CellProgress) {
+	r.observer.Progress(event.Progress{CellProgress: p, CellsDone: r.cellsDone, Cells: r.cellsTotal, ETA: r.eta()})
 }
 
 // decodeOnce measures decode cell ref once (measure.Meter.Decode), with the
