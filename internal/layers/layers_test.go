@@ -39,9 +39,9 @@ var layers = [][]string{
 	// `slogate interleave`: two builds booted alternately, the same way.
 	{"internal/command/bisect", "internal/command/interleave"},
 	{"internal/command/run", "internal/command/merge", "internal/command/specload", "internal/command/codify", "internal/sim", "internal/cli"},
-	// The commands' views: of a comparison (text, Markdown, JSON, verdicts)
-	// and of a plan (text, JSON).
-	{"internal/views", "internal/views/planview", "internal/views/helpview"},
+	// The commands' views: of a comparison (text, Markdown, JSON, verdicts),
+	// of a plan (text, JSON) and of codify's blocks (HCL).
+	{"internal/views", "internal/views/planview", "internal/views/codifyview", "internal/views/helpview"},
 	// Running a plan's steps; verdicts from the rules; rendering the reports.
 	{"internal/runner", "internal/assert", "internal/report", "internal/bisection"},
 	// Measuring one cell against a client; comparing two sets of results.

@@ -29,7 +29,6 @@ var proseHomes = []string{"internal/views/", "internal/report/", "cmd/", "intern
 // it was set: 210 calls.
 var proseRatchet = map[string]int{
 	"internal/assert":             24,
-	"internal/command/codify":     14,
 	"internal/command/interleave": 3,
 	"internal/command/run":        4,
 	"internal/compare":            14,

@@ -2,28 +2,22 @@
 // expect block per decode matrix (total_tps over the measured matrix), one
 // for prefill tps, and a few assert blocks (the peak decode cell, prefill at
 // the largest context, time to first token at concurrency 1), each allowing
-// a margin below (or, for latencies, above) what was measured.
+// a margin below (or, for latencies, above) what was measured. Build
+// decides the blocks as values (which cells, their thresholds and the
+// figures measured, the noise and the repeats it needs); the view
+// internal/views/codifyview makes the HCL text and its messages from them.
 package codify
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/hashicorp/hcl/v2/hclwrite"
-	"github.com/zclconf/go-cty/cty"
-
-	"github.com/slogate/slogate/internal/engine/registry"
 	"github.com/slogate/slogate/internal/metric"
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/views/codifyview"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -70,17 +64,7 @@ func (e *UnfitError) Error() string {
 
 // Reasons lists what makes the run unfit, one indented line each.
 func (e *UnfitError) Reasons() string {
-	var lines []string
-	if e.Unfinished != "" {
-		lines = append(lines, "  the run did not finish: "+e.Unfinished)
-	}
-	if n := len(e.Errored); n > 0 {
-		lines = append(lines, fmt.Sprintf("  %d %s could not be measured:", n, plural(n, "cell", "cells")))
-		for _, c := range e.Errored {
-			lines = append(lines, "    "+c)
-		}
-	}
-	return strings.Join(lines, "\n")
+	return codifyview.UnfitReasons(e.Unfinished, e.Errored)
 }
 
 // Check returns an *UnfitError when res is not a complete run whose every
@@ -92,8 +76,8 @@ func (e *UnfitError) Reasons() string {
 func Check(res *result.Results) error {
 	e := &UnfitError{Unfinished: unfinished(res)}
 	for _, c := range leftOut(res) {
-		if c.status == vocab.StatusError {
-			e.Errored = append(e.Errored, c.ref.Name()+": "+c.why)
+		if c.Status == vocab.StatusError {
+			e.Errored = append(e.Errored, c.Cell.Name()+": "+c.Reason)
 		}
 	}
 	if e.Unfinished == "" && len(e.Errored) == 0 {
@@ -132,26 +116,19 @@ func unfinished(res *result.Results) string {
 	return ""
 }
 
-// omission is a cell of res without numbers, which codify leaves out.
-type omission struct {
-	ref    vocab.CellRef
-	status vocab.Status
-	why    string // "over capacity", or the runner's reason for an error
-}
-
 // leftOut lists the cells of res that have no numbers, prefill first, each
 // phase in context and concurrency order.
-func leftOut(res *result.Results) []omission {
-	var out []omission
+func leftOut(res *result.Results) []codifyview.LeftOut {
+	var out []codifyview.LeftOut
 	add := func(ref vocab.CellRef, st vocab.Status, reason string) {
 		switch st {
 		case vocab.StatusOverCapacity:
-			out = append(out, omission{ref, st, "over capacity"})
+			out = append(out, codifyview.LeftOut{Cell: ref, Status: st})
 		case vocab.StatusError:
 			if reason == "" {
 				reason = "error"
 			}
-			out = append(out, omission{ref, st, reason})
+			out = append(out, codifyview.LeftOut{Cell: ref, Status: st, Reason: reason})
 		}
 	}
 	for _, c := range res.Prefill {
@@ -169,85 +146,74 @@ func leftOut(res *result.Results) []omission {
 		add(c.Ref(), c.Status, c.Reason)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		return out[i].ref.Phase == vocab.PhasePrefill && out[j].ref.Phase != vocab.PhasePrefill
+		return out[i].Cell.Phase == vocab.PhasePrefill && out[j].Cell.Phase != vocab.PhasePrefill
 	})
 	return out
 }
 
-// Generate returns the HCL blocks for res. It returns ErrNothingMeasured for
-// a run without a measured cell, and refuses a run Check finds unfit (an
-// *UnfitError) unless opt.Force; either way only measured cells give
-// values, and a comment lists the cells left out.
+// Generate returns the HCL blocks for res: Build, rendered by codifyview.
 func Generate(res *result.Results, opt Options) ([]byte, error) {
+	m, err := Build(res, opt)
+	if err != nil {
+		return nil, err
+	}
+	return codifyview.Render(m), nil
+}
+
+// Build decides the blocks for res: the header's figures, an expect block
+// per decode matrix and one for prefill, and the asserts. It returns
+// ErrNothingMeasured for a run without a measured cell, and refuses a run
+// Check finds unfit (an *UnfitError) unless opt.Force; either way only
+// measured cells give values, and the header lists the cells left out.
+func Build(res *result.Results, opt Options) (codifyview.Model, error) {
 	if !anyMeasured(res) {
-		return nil, ErrNothingMeasured // -force would not help
+		return codifyview.Model{}, ErrNothingMeasured // -force would not help
 	}
 	if !opt.Force {
 		if err := Check(res); err != nil {
-			return nil, err
+			return codifyview.Model{}, err
 		}
 	}
-	f := hclwrite.NewEmptyFile()
-	body := f.Body()
+	labels := res.MatrixLabels()
 	var tails []tailCell
-	if labels := res.MatrixLabels(); len(labels) > 0 {
+	if len(labels) > 0 {
 		tails = tailCells(res, labels[0])
 	}
-	comment(body, header(res, opt, tails))
-
-	labels := res.MatrixLabels()
-	wrote := false
+	m := codifyview.Model{Header: header(res, opt, tails)}
 	for _, label := range labels {
-		if expectDecode(body, res, label, opt.Margin) {
-			wrote = true
+		if e, ok := expectDecode(res, label, opt.Margin); ok {
+			m.Expects = append(m.Expects, e)
 		}
 	}
-	if expectPrefill(body, res, opt.Margin) {
-		wrote = true
+	if e, ok := expectPrefill(res, opt.Margin); ok {
+		m.Expects = append(m.Expects, e)
 	}
-	if !wrote {
-		return nil, ErrNothingMeasured
+	if len(m.Expects) == 0 {
+		return codifyview.Model{}, ErrNothingMeasured
 	}
 	if len(labels) > 0 {
-		assertPeak(body, res, labels[0], opt.Margin)
-		assertTTFT(body, res, labels[0], opt.Margin)
-		assertTTFTTail(body, labels[0], tails, opt.Margin)
+		if a, ok := assertPeak(res, labels[0], opt.Margin); ok {
+			m.Asserts = append(m.Asserts, a)
+		}
+		if a, ok := assertTTFT(res, labels[0], opt.Margin); ok {
+			m.Asserts = append(m.Asserts, a)
+		}
+		m.Asserts = append(m.Asserts, assertTTFTTail(labels[0], tails, opt.Margin)...)
 	}
-	assertPrefill(body, res, opt.Margin)
-	return hclwrite.Format(f.Bytes()), nil
+	if a, ok := assertPrefill(res, opt.Margin); ok {
+		m.Asserts = append(m.Asserts, a)
+	}
+	return m, nil
 }
 
-// header is the comment that opens the output.
-func header(res *result.Results, opt Options, tails []tailCell) string {
-	src := opt.Source
-	if src == "" {
-		src = "a slogate run"
-	}
-	h := fmt.Sprintf("# Generated by slogate codify from %s (%s).\n# Expected values are the measured ones; tolerance and thresholds allow a %s margin.\n",
-		src, res.Describe("2006-01-02", registry.Title), numfmt.Percent(opt.Margin))
-	h += MeasuredNoise(res, opt.Margin, 0).Comment(opt.Margin)
-	if why := unfinished(res); why != "" {
-		h += "# Codified with -force although the run did not finish: " + why + ".\n# Cells it never reached have no expectation.\n"
-	}
-	if cells := leftOut(res); len(cells) > 0 {
-		h += "# Left out, no numbers to take:\n"
-		for _, c := range cells {
-			h += "#   " + c.ref.Name() + ": " + c.why + "\n"
-		}
-	}
-	var few []string
+// header is what the comment that opens the output reports.
+func header(res *result.Results, opt Options, tails []tailCell) codifyview.Header {
+	h := codifyview.Header{Source: opt.Source, Run: res, Margin: opt.Margin, Noise: MeasuredNoise(res, opt.Margin, 0),
+		Unfinished: unfinished(res), LeftOut: leftOut(res), MinSamples: metric.MinPercentileSamples}
 	for _, t := range tails {
 		if t.samples < metric.MinPercentileSamples {
-			n := "sample count not recorded"
-			if t.samples >= 0 {
-				n = fmt.Sprintf("%d %s", t.samples, plural(t.samples, "sample", "samples"))
-			}
-			few = append(few, fmt.Sprintf("#   %s %s: %s", t.cell.Ref().Name(), ttftP99.Name, n))
+			h.FewSamples = append(h.FewSamples, codifyview.Tail{Cell: t.cell.Ref(), Metric: ttftP99.Name, Samples: t.samples})
 		}
-	}
-	if len(few) > 0 {
-		h += fmt.Sprintf("# Left out, percentiles of fewer than %d samples (docs/method.md#metric-names):\n", metric.MinPercentileSamples)
-		h += strings.Join(few, "\n") + "\n"
 	}
 	return h
 }
@@ -290,93 +256,54 @@ func tailCells(res *result.Results, label string) []tailCell {
 
 // assertTTFTTail asserts the TTFT p99 of the tail cells that rest on
 // enough samples (metric.MinPercentileSamples); header lists the others.
-func assertTTFTTail(body *hclwrite.Body, label string, tails []tailCell, margin float64) {
+func assertTTFTTail(label string, tails []tailCell, margin float64) []codifyview.Assert {
+	var out []codifyview.Assert
 	for _, t := range tails {
 		if t.samples < metric.MinPercentileSamples {
 			continue
 		}
-		c := t.cell
-		op, limit := guard(ttftP99, c.TTFTMsP99, margin)
-		name := fmt.Sprintf("%s_ttft_p99_%s_c%d", label, strings.ToLower(vocab.FormatTokens(c.Context)), c.Concurrency)
-		writeAssert(body, name, cellTraversal(label, c.Context, c.Concurrency, ttftP99.Name), op, limit,
-			fmt.Sprintf("time to first token p99 at %s x %d rose above %s %s (measured %s over %d requests)", vocab.FormatTokens(c.Context), c.Concurrency,
-				numfmt.Value(limit), ttftP99.Unit, numfmt.Value(c.TTFTMsP99), t.samples))
+		a := guard(codifyview.AssertTTFTTail, label, t.cell.Context, t.cell.Concurrency, ttftP99, t.cell.TTFTMsP99, margin)
+		a.Samples = t.samples
+		out = append(out, a)
 	}
+	return out
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-func comment(body *hclwrite.Body, text string) {
-	body.AppendUnstructuredTokens(hclwrite.Tokens{{Type: hclsyntax.TokenComment, Bytes: []byte(text)}})
-}
-
-// expectDecode writes `expect "<label>_total_tps"` over the measured matrix;
-// it reports whether the matrix had a measured cell.
-func expectDecode(body *hclwrite.Body, res *result.Results, label string, margin float64) bool {
+// expectDecode is `expect "<label>_total_tps"` over the measured matrix;
+// false when the matrix has no measured cell.
+func expectDecode(res *result.Results, label string, margin float64) (codifyview.Expect, bool) {
 	ctxs, concs := axes(res, label)
-	var rows []hclwrite.ObjectAttrTokens
+	e := codifyview.Expect{Matrix: label, Metric: totalTPS, Tolerance: margin, Concurrency: concs}
 	anyMeasured := false
 	for _, ctx := range ctxs {
-		var vals []cty.Value
+		row := codifyview.Row{Context: ctx}
 		for _, conc := range concs {
 			c, ok := res.DecodeCell(label, ctx, conc)
 			if !ok || !c.Status.Measured() {
-				vals = append(vals, cty.NullVal(cty.Number))
+				row.Values = append(row.Values, math.NaN())
 				continue
 			}
 			anyMeasured = true
-			vals = append(vals, cty.NumberFloatVal(roundToward(c.TotalTPS, 1, totalTPS.HigherIsBetter)))
+			row.Values = append(row.Values, roundToward(c.TotalTPS, 1, totalTPS.HigherIsBetter))
 		}
-		rows = append(rows, hclwrite.ObjectAttrTokens{
-			Name:  hclwrite.TokensForValue(cty.StringVal(vocab.FormatTokens(ctx))),
-			Value: hclwrite.TokensForValue(cty.TupleVal(vals)),
-		})
+		e.Rows = append(e.Rows, row)
 	}
-	if !anyMeasured {
-		return false
-	}
-	body.AppendNewline()
-	comment(body, fmt.Sprintf("# Rows: contexts; columns: concurrency %s; null = not measured.\n", numfmt.List(concs, strconv.Itoa)))
-	b := body.AppendNewBlock("expect", []string{label + "_total_tps"}).Body()
-	if label != "decode" {
-		b.SetAttributeValue("matrix", cty.StringVal(label))
-	}
-	b.SetAttributeValue("metric", cty.StringVal(totalTPS.Name))
-	b.SetAttributeValue("tolerance", cty.NumberFloatVal(margin))
-	b.SetAttributeRaw("values", hclwrite.TokensForObject(rows))
-	return true
+	return e, anyMeasured
 }
 
-// expectPrefill writes `expect "prefill_tps"`, one value per measured
-// context; it reports whether any prefill cell was measured.
-func expectPrefill(body *hclwrite.Body, res *result.Results, margin float64) bool {
-	var rows []hclwrite.ObjectAttrTokens
+// expectPrefill is `expect "prefill_tps"`, one value per measured context;
+// false when no prefill cell was measured.
+func expectPrefill(res *result.Results, margin float64) (codifyview.Expect, bool) {
+	e := codifyview.Expect{Matrix: string(vocab.PhasePrefill), Metric: prefillTPS, Tolerance: margin}
 	for _, c := range sortedPrefill(res) {
-		rows = append(rows, hclwrite.ObjectAttrTokens{
-			Name:  hclwrite.TokensForValue(cty.StringVal(vocab.FormatTokens(c.Context))),
-			Value: hclwrite.TokensForValue(cty.NumberFloatVal(roundToward(c.TPS, 1, prefillTPS.HigherIsBetter))),
-		})
+		e.Rows = append(e.Rows, codifyview.Row{Context: c.Context, Values: []float64{roundToward(c.TPS, 1, prefillTPS.HigherIsBetter)}})
 	}
-	if len(rows) == 0 {
-		return false
-	}
-	body.AppendNewline()
-	b := body.AppendNewBlock("expect", []string{"prefill_tps"}).Body()
-	b.SetAttributeValue("matrix", cty.StringVal("prefill"))
-	b.SetAttributeValue("metric", cty.StringVal(prefillTPS.Name))
-	b.SetAttributeValue("tolerance", cty.NumberFloatVal(margin))
-	b.SetAttributeRaw("values", hclwrite.TokensForObject(rows))
-	return true
+	return e, len(e.Rows) > 0
 }
 
 // assertPeak asserts the cell with the highest total_tps keeps (1 − margin)
-// of it.
-func assertPeak(body *hclwrite.Body, res *result.Results, label string, margin float64) {
+// of it; false when matrix label has no measured cell.
+func assertPeak(res *result.Results, label string, margin float64) (codifyview.Assert, bool) {
 	var best *result.DecodeCell
 	for i := range res.Decode {
 		c := &res.Decode[i]
@@ -389,13 +316,9 @@ func assertPeak(body *hclwrite.Body, res *result.Results, label string, margin f
 		}
 	}
 	if best == nil {
-		return
+		return codifyview.Assert{}, false
 	}
-	op, limit := guard(totalTPS, best.TotalTPS, margin)
-	ctx := vocab.FormatTokens(best.Context)
-	writeAssert(body, fmt.Sprintf("%s_peak_%s", label, totalTPS.Name),
-		cellTraversal(label, best.Context, best.Concurrency, totalTPS.Name), op, limit,
-		fmt.Sprintf("%s throughput at %s x %d fell below %s %s (was %s when codified)", label, ctx, best.Concurrency, numfmt.Value(limit), totalTPS.Unit, numfmt.Value(best.TotalTPS)))
+	return guard(codifyview.AssertPeak, label, best.Context, best.Concurrency, totalTPS, best.TotalTPS, margin), true
 }
 
 func better(c, best *result.DecodeCell) bool {
@@ -406,8 +329,9 @@ func better(c, best *result.DecodeCell) bool {
 }
 
 // assertTTFT asserts the time to first token at the lowest concurrency of
-// the smallest context stays within (1 + margin) of what was measured.
-func assertTTFT(body *hclwrite.Body, res *result.Results, label string, margin float64) {
+// the smallest context stays within (1 + margin) of what was measured;
+// false when no cell of matrix label measured it.
+func assertTTFT(res *result.Results, label string, margin float64) (codifyview.Assert, bool) {
 	ctxs, concs := axes(res, label)
 	for _, ctx := range ctxs {
 		for _, conc := range concs {
@@ -415,60 +339,35 @@ func assertTTFT(body *hclwrite.Body, res *result.Results, label string, margin f
 			if !ok || !c.Status.Measured() || c.TTFTMs <= 0 {
 				continue
 			}
-			op, limit := guard(ttft, c.TTFTMs, margin)
-			name := fmt.Sprintf("%s_ttft_%s_c%d", label, strings.ToLower(vocab.FormatTokens(ctx)), conc)
-			writeAssert(body, name, cellTraversal(label, ctx, conc, ttft.Name), op, limit,
-				fmt.Sprintf("time to first token at %s x %d rose above %s %s (was %s when codified)", vocab.FormatTokens(ctx), conc, numfmt.Value(limit), ttft.Unit, numfmt.Value(c.TTFTMs)))
-			return
+			return guard(codifyview.AssertTTFT, label, ctx, conc, ttft, c.TTFTMs, margin), true
 		}
 	}
+	return codifyview.Assert{}, false
 }
 
-// assertPrefill asserts prefill throughput at the largest measured context.
-func assertPrefill(body *hclwrite.Body, res *result.Results, margin float64) {
+// assertPrefill asserts prefill throughput at the largest measured
+// context; false when no prefill cell was measured.
+func assertPrefill(res *result.Results, margin float64) (codifyview.Assert, bool) {
 	cells := sortedPrefill(res)
 	if len(cells) == 0 {
-		return
+		return codifyview.Assert{}, false
 	}
 	c := cells[len(cells)-1]
-	op, limit := guard(prefillTPS, c.TPS, margin)
-	ctx := vocab.FormatTokens(c.Context)
-	trav := hcl.Traversal{hcl.TraverseRoot{Name: "prefill"}, hcl.TraverseIndex{Key: cty.StringVal(ctx)}, hcl.TraverseAttr{Name: prefillTPS.Name}}
-	writeAssert(body, "prefill_tps_"+strings.ToLower(ctx), trav, op, limit,
-		fmt.Sprintf("prefill throughput at %s fell below %s %s (was %s when codified)", ctx, numfmt.Value(limit), prefillTPS.Unit, numfmt.Value(c.TPS)))
+	return guard(codifyview.AssertPrefill, string(vocab.PhasePrefill), c.Context, 0, prefillTPS, c.TPS, margin), true
 }
 
-// guard is the condition a codified assert puts on metric m measured at
-// v: at least v × (1 − margin) when higher is better, at most
+// guard is the assert of kind on metric m of cell (matrix, ctx, conc)
+// measured at v: at least v × (1 − margin) when higher is better, at most
 // v × (1 + margin) otherwise, rounded to three significant digits on the
 // passing side.
-func guard(m metric.Metric, v, margin float64) (op hclsyntax.TokenType, limit float64) {
+func guard(kind codifyview.AssertKind, matrix string, ctx, conc int, m metric.Metric, v, margin float64) codifyview.Assert {
+	a := codifyview.Assert{Kind: kind, Matrix: matrix, Context: ctx, Concurrency: conc, Metric: m, AtLeast: m.HigherIsBetter, Measured: v}
 	if m.HigherIsBetter {
-		return hclsyntax.TokenGreaterThanEq, niceThreshold(v*(1-margin), true)
+		a.Limit = niceThreshold(v*(1-margin), true)
+	} else {
+		a.Limit = niceThreshold(v*(1+margin), false)
 	}
-	return hclsyntax.TokenLessThanEq, niceThreshold(v*(1+margin), false)
-}
-
-// writeAssert appends `assert NAME { condition = TRAVERSAL OP LIMIT … }`.
-func writeAssert(body *hclwrite.Body, name string, trav hcl.Traversal, op hclsyntax.TokenType, limit float64, msg string) {
-	opBytes := map[hclsyntax.TokenType]string{hclsyntax.TokenGreaterThanEq: ">=", hclsyntax.TokenLessThanEq: "<="}[op]
-	cond := hclwrite.TokensForTraversal(trav)
-	cond = append(cond, &hclwrite.Token{Type: op, Bytes: []byte(opBytes)})
-	cond = append(cond, hclwrite.TokensForValue(cty.NumberFloatVal(limit))...)
-	body.AppendNewline()
-	b := body.AppendNewBlock("assert", []string{name}).Body()
-	b.SetAttributeRaw("condition", cond)
-	b.SetAttributeValue("error_message", cty.StringVal(msg))
-}
-
-// cellTraversal is decode["8K"][64].metric.
-func cellTraversal(label string, ctx, conc int, metric string) hcl.Traversal {
-	return hcl.Traversal{
-		hcl.TraverseRoot{Name: label},
-		hcl.TraverseIndex{Key: cty.StringVal(vocab.FormatTokens(ctx))},
-		hcl.TraverseIndex{Key: cty.NumberIntVal(int64(conc))},
-		hcl.TraverseAttr{Name: metric},
-	}
+	return a
 }
 
 // roundToward rounds v to decimals places toward the passing side of a
