@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slogate/slogate/internal/report"
 	res "github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -84,7 +85,7 @@ func TestLlamaCppSearchSpec(t *testing.T) {
 	s := rateSearch(t, results)
 	t.Logf("answer %v req/s, bounds [%v, %v]; probes %s", s.Rate, s.RateLower, s.RateUpper, probeDecisions(s))
 	for _, p := range s.Probes {
-		t.Logf("probe at %s req/s: %s", vocab.FormatRate(p.Rate), p.Reason)
+		t.Logf("probe at %s req/s: %s", vocab.FormatRate(p.Rate), report.ProbeReason(&p))
 	}
 	if s.Error != "" || (s.Found && (s.Rate < s.RateRange[0] || s.Rate > s.RateRange[1])) {
 		t.Errorf("search %+v: want an answer within [4, 9]", s)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slogate/slogate/internal/report"
 	res "github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -556,12 +557,13 @@ search "capacity" {
 			continue
 		}
 		undecided++
-		if !strings.HasPrefix(p.Reason, "undecided after 2 windows, taken as ") ||
-			!(strings.Contains(p.Reason, " windows would decide it (max_windows)") || strings.Contains(p.Reason, " windows or more would decide it")) {
-			t.Errorf("probe at %v: reason %q, want it undecided after 2 windows with the windows that would decide it", p.Rate, p.Reason)
+		j := p.Judgement
+		if j == nil || j.ToDecide <= 0 || (j.Rule != res.ProbeUndecidedWindows && j.Rule != res.ProbeUndecidedEdge) {
+			t.Errorf("probe at %v: judgement %+v, want it undecided after 2 windows with the windows that would decide it", p.Rate, j)
+			continue
 		}
-		if !strings.Contains(r.Stdout, p.Reason) {
-			t.Errorf("stdout lacks probe %v's reason %q", p.Rate, p.Reason)
+		if why := report.ProbeReason(&p); !strings.HasPrefix(why, "undecided after 2 windows, taken as ") || !strings.Contains(r.Stdout, why) {
+			t.Errorf("stdout lacks probe %v's reason %q", p.Rate, why)
 		}
 	}
 	if undecided == 0 {

@@ -132,7 +132,7 @@ type SimCarried struct{}
 // check (at its answer; with Replay, at the baseline's answer less the
 // tolerance, docs/method.md#paired-capacity-check) was measured at Rate,
 // with the objective's metrics Values, Elapsed into the check; or, with
-// Error, could not be, which ends the check.
+// Stop, could not be, which ends the check.
 type CheckWindowDone struct {
 	Search          string
 	Replay          bool
@@ -140,7 +140,7 @@ type CheckWindowDone struct {
 	Window, Windows int
 	Values          map[string]float64
 	Elapsed         time.Duration
-	Error           string
+	Stop            *result.CheckStop
 }
 
 // The meter's notes (package measure).

@@ -269,8 +269,8 @@ func probeSkipped(c *junitCase, p *result.SearchProbe) {
 	case result.DecisionUnmeasurable:
 		msg = "unmeasurable"
 	}
-	if p.Reason != "" {
-		msg += ": " + p.Reason
+	if why := ProbeReason(p); why != "" {
+		msg += ": " + why
 	}
 	c.Skipped = &junitProblem{Message: msg}
 }

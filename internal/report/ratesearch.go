@@ -89,8 +89,8 @@ func checkMeans(c *result.SearchCheck) string {
 	if len(parts) > 0 {
 		out = "; " + strings.Join(parts, ", ") + " on average"
 	}
-	if c.Error != "" {
-		out += "; stopped: " + c.Error
+	if why := checkStopped(c); why != "" {
+		out += "; stopped: " + why
 	}
 	return out
 }
@@ -112,8 +112,8 @@ func probeDecision(p *result.SearchProbe) string {
 	if d == "" {
 		d = map[bool]string{true: result.DecisionMet, false: result.DecisionFailed}[p.Passed]
 	}
-	if p.Reason != "" {
-		d += ": " + p.Reason
+	if why := ProbeReason(p); why != "" {
+		d += ": " + why
 	}
 	return d
 }

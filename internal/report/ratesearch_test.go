@@ -290,7 +290,7 @@ func TestCheckLines(t *testing.T) {
 		{Seed: 1, Values: map[string]float64{"goodput_share": 0.96, "ttft_ms_p99": 470}},
 		{Seed: 2, Values: map[string]float64{"goodput_share": 0.98, "ttft_ms_p99": 430}},
 	}}
-	s.Replay = &result.SearchCheck{Rate: 6.46, BaselineRate: 6.8, Tolerance: 0.05, Error: "the window of seed 2 could not be measured: server down",
+	s.Replay = &result.SearchCheck{Rate: 6.46, BaselineRate: 6.8, Tolerance: 0.05, Stop: &result.CheckStop{Rule: result.CheckWindowUnmeasured, Seed: 2, CellReason: "server down"},
 		Windows: []result.CheckWindow{{Seed: 1, Values: map[string]float64{"goodput_share": 0.9}}}}
 	var b bytes.Buffer
 	if err := WriteMarkdown(&b, res); err != nil {

@@ -391,8 +391,8 @@ func probeSummary(p *result.SearchProbe) string {
 			d = "not judged"
 		}
 		line += fmt.Sprintf("\n%d windows; objective %s", p.Windows, d)
-		if p.Reason != "" {
-			line += ": " + p.Reason
+		if why := ProbeReason(p); why != "" {
+			line += ": " + why
 		}
 		return line
 	}

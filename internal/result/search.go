@@ -1,6 +1,11 @@
 package result
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
 
 // Search is the outcome of one `search "NAME"` block (docs/method.md#search).
 // A concurrency search finds the largest concurrency in Range whose decode
@@ -79,10 +84,29 @@ type SearchCheck struct {
 	Tolerance    float64 `json:"tolerance,omitempty"`
 	// Windows are the windows measured, in order of their seeds.
 	Windows []CheckWindow `json:"windows"`
-	// Error, when not "", is why the check stopped before its last window
-	// (a window not measured); the windows before it are kept.
+	// Stop, when not nil, is why the check stopped before its last
+	// window (a window not measured); the windows before it are kept.
+	Stop *CheckStop `json:"stop,omitempty"`
+	// Error, when not "", is why the check stopped when the run ended
+	// during it; in results written before Stop held, why it stopped
+	// whatever the cause.
 	Error string `json:"error,omitempty"`
 }
+
+// CheckStop is why a paired check stopped before its last window: Rule,
+// with the figures it read.
+type CheckStop struct {
+	// Rule is CheckWindowUnmeasured.
+	Rule string `json:"rule"`
+	// Seed is the seed of the window that stopped the check, and
+	// CellReason its cell's reason.
+	Seed       int64  `json:"seed"`
+	CellReason string `json:"cell_reason,omitempty"`
+}
+
+// CheckWindowUnmeasured: a window of the check could not be measured
+// (CheckStop).
+const CheckWindowUnmeasured = "window_unmeasured"
 
 // CheckWindow is one window of a paired check: its seed and the metrics
 // the search's objective reads, as measured over its requests.
@@ -103,9 +127,16 @@ type SearchProbe struct {
 	Concurrency int  `json:"concurrency"`
 	Passed      bool `json:"passed"`
 	// Reason says why a probe failed: the objective's comparisons that did
-	// not hold, or "over capacity: …"; for a rate probe, how it was
-	// judged (the metrics' bounds), whatever its decision.
+	// not hold, or "over capacity: …"; for a rate probe, why it was not
+	// judged (unmeasurable, or the probe a stopped search was measuring).
+	// A rate probe's Reason in results written before Judgement held
+	// says how it was judged (the metrics' bounds), whatever its decision.
 	Reason string `json:"reason,omitempty"`
+	// Judgement is how a rate probe was judged: the rule and the metrics'
+	// intervals behind its Decision; nil for a probe not judged and in
+	// results written before it (docs/method.md#rate-search). The
+	// reports and the console word it.
+	Judgement *ProbeJudgement `json:"judgement,omitempty"`
 	// Cell is a concurrency search's decode cell; zero in a rate search.
 	Cell DecodeCell `json:"cell,omitzero"`
 	// Rate is a rate search's probe rate (requests per second).
@@ -140,6 +171,100 @@ const (
 	// schedule (client lag), so the probe says nothing about the server.
 	DecisionUnmeasurable = "unmeasurable"
 )
+
+// ProbeJudgement is how a rate probe was judged
+// (docs/method.md#rate-search): Rule, with the figures it read.
+type ProbeJudgement struct {
+	// Rule is one of the Probe* rules.
+	Rule ProbeRule `json:"rule"`
+	// Point is the objective at the point estimates, DecisionMet or
+	// DecisionFailed: the way the search took an undecided probe.
+	Point string `json:"point,omitempty"`
+	// Intervals are the objective's metrics at the probe's last look,
+	// each with its bounds.
+	Intervals []ProbeInterval `json:"intervals"`
+	// ToDecide is about how many windows in all would have decided an
+	// undecided probe at the values and spread its windows showed
+	// (ProbeUndecidedWindows, ProbeUndecidedBeyond; ProbeUndecidedEdge:
+	// that many or more).
+	ToDecide int `json:"to_decide,omitempty"`
+	// MaxWindowsAllowed is the most windows max_windows allows
+	// (ProbeUndecidedBeyond).
+	MaxWindowsAllowed int `json:"max_windows_allowed,omitempty"`
+}
+
+// ProbeRule names the rule that judged a rate probe (ProbeJudgement).
+type ProbeRule string
+
+// The rules a ProbeJudgement names.
+const (
+	// ProbeMet: the objective holds even at the pessimistic bounds.
+	ProbeMet ProbeRule = "met_pessimistic"
+	// ProbeFailed: the objective fails even at the optimistic bounds.
+	ProbeFailed ProbeRule = "failed_optimistic"
+	// ProbeUndecided: the bounds straddle the objective; the probe goes
+	// by its point estimates (Point), with no estimate of the windows
+	// that would decide it (a look before its last).
+	ProbeUndecided ProbeRule = "undecided"
+	// ProbeUndecidedWindows: undecided at its last window; about ToDecide
+	// windows, within what max_windows allows, would decide it.
+	ProbeUndecidedWindows ProbeRule = "undecided_windows"
+	// ProbeUndecidedBeyond: undecided at its last window; about ToDecide
+	// windows would decide it, more than max_windows allows
+	// (MaxWindowsAllowed): longer windows would.
+	ProbeUndecidedBeyond ProbeRule = "undecided_beyond_max_windows"
+	// ProbeUndecidedEdge: undecided at its last window; ToDecide windows
+	// or more would decide it, its values at or near the objective's
+	// edge.
+	ProbeUndecidedEdge ProbeRule = "undecided_edge"
+)
+
+// ProbeInterval is one metric of a rate probe's objective at its last
+// look: its point value and bounds, each one-sided at the look's level.
+type ProbeInterval struct {
+	Metric string `json:"metric"`
+	Point  Figure `json:"point"`
+	Lower  Figure `json:"lower"`
+	Upper  Figure `json:"upper"`
+	// DesignEffect is the design effect the bounds used: 1 for
+	// independent requests, +Inf when the windows are alike or too few
+	// to tell their spread; 0 (absent) for a metric known exactly.
+	DesignEffect Figure `json:"design_effect,omitempty"`
+}
+
+// Figure is a number that may be infinite or not a number (a bound of
+// no samples, a percentile of unfinished requests): in JSON a number when
+// finite, else the string "+Inf", "-Inf" or "NaN".
+type Figure float64
+
+// MarshalJSON writes f as a JSON number, or a string when not finite.
+func (f Figure) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return json.Marshal(strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads a number, or "+Inf", "-Inf" or "NaN".
+func (f *Figure) UnmarshalJSON(b []byte) error {
+	var v float64
+	if len(b) == 0 || b[0] != '"' {
+		err := json.Unmarshal(b, &v)
+		*f = Figure(v)
+		return err
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("not a number: %q", s)
+	}
+	*f = Figure(v)
+	return nil
+}
 
 // MarshalJSON writes s as its fields say, but for a rate search without
 // the concurrency search's "concurrency" (0, meaningless there).

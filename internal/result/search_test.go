@@ -2,6 +2,7 @@ package result
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,11 +46,15 @@ func TestSearchJSON(t *testing.T) {
 			in: Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{0.5, 20}, Objective: "cell.goodput_share >= 0.95",
 				Rate: 6.25, RateLower: 5.9, RateUpper: 6.6, Precision: 0.025, Confidence: 0.95, ClientLimit: 18, Found: true, Monotone: true,
 				Probes: []SearchProbe{{Rate: 6.25, Passed: true, Decision: DecisionMet, Windows: 2,
-					Traffic: &TrafficCell{Traffic: "search/capacity", Rate: 6.25, Arrivals: "poisson", Seed: 1, Status: vocab.StatusValid, GoodputShare: 0.99}}}},
-			keys:    []string{"name", "traffic", "rate_range", "rate", "rate_lower", "rate_upper", "precision", "confidence", "client_limit", "probes"},
+					Traffic: &TrafficCell{Traffic: "search/capacity", Rate: 6.25, Arrivals: "poisson", Seed: 1, Status: vocab.StatusValid, GoodputShare: 0.99},
+					Judgement: &ProbeJudgement{Rule: ProbeMet, Intervals: []ProbeInterval{
+						{Metric: "goodput_share", Point: 0.99, Lower: 0.97, Upper: 1, DesignEffect: 2.5},
+						{Metric: "ttft_ms_p99", Point: 310, Lower: 280, Upper: Figure(math.Inf(1)), DesignEffect: Figure(math.Inf(1))}}}}},
+				Check: &SearchCheck{Rate: 6.25, Windows: []CheckWindow{}, Stop: &CheckStop{Rule: CheckWindowUnmeasured, Seed: 1, CellReason: "HTTP 500"}}},
+			keys:    []string{"name", "traffic", "rate_range", "rate", "rate_lower", "rate_upper", "precision", "confidence", "client_limit", "probes", "check"},
 			absent:  []string{"context", "range", "concurrency"},
-			probeIn: []string{"rate", "passed", "traffic_cell", "decision", "windows"},
-			probeNo: []string{"cell", "concurrency"},
+			probeIn: []string{"rate", "passed", "traffic_cell", "decision", "windows", "judgement"},
+			probeNo: []string{"cell", "concurrency", "reason"},
 		},
 	}
 	for _, tt := range tests {
@@ -81,6 +86,41 @@ func TestSearchJSON(t *testing.T) {
 				t.Errorf("IsRate() = %v", got.IsRate())
 			}
 		})
+	}
+}
+
+// TestFigureJSON: a figure is a JSON number when finite and a string
+// when not, and reads back as it was (NaN included).
+func TestFigureJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Figure
+		json string
+	}{
+		{name: "finite", in: 0.9913, json: `0.9913`},
+		{name: "large", in: 1e21, json: `1e+21`},
+		{name: "+Inf", in: Figure(math.Inf(1)), json: `"+Inf"`},
+		{name: "-Inf", in: Figure(math.Inf(-1)), json: `"-Inf"`},
+		{name: "NaN", in: Figure(math.NaN()), json: `"NaN"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(tt.in)
+			if err != nil || string(b) != tt.json {
+				t.Fatalf("Marshal = %s, %v; want %s", b, err, tt.json)
+			}
+			var got Figure
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if math.Float64bits(float64(got)) != math.Float64bits(float64(tt.in)) && !(math.IsNaN(float64(got)) && math.IsNaN(float64(tt.in))) {
+				t.Errorf("read back %v, want %v", got, tt.in)
+			}
+		})
+	}
+	var f Figure
+	if err := json.Unmarshal([]byte(`"many"`), &f); err == nil {
+		t.Errorf("Unmarshal(\"many\") = %v, want an error", f)
 	}
 }
 

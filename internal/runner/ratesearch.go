@@ -14,7 +14,6 @@ import (
 	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/measure"
 	"github.com/slogate/slogate/internal/metric"
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
@@ -57,7 +56,7 @@ func (r *run) rateSearch(ctx context.Context, s *spec.Search, bodies [][]byte) e
 		// The probe that stopped the search is recorded as measured,
 		// without a decision, with why (an objective that could not be
 		// evaluated says so only in the error).
-		if p.cur != nil && p.cur.reason == "" {
+		if p.cur != nil && p.cur.reason == "" && p.cur.judgement == nil {
 			p.cur.reason = err.Error()
 		}
 		p.recordStopped()
@@ -163,8 +162,8 @@ func (p *rateProber) checkWindows(suffix string, rate float64, seeds []int64) (*
 			return c, err
 		}
 		if !cell.Status.Measured() {
-			c.Error = fmt.Sprintf("the window of seed %d could not be measured: %s", seed, cell.Reason)
-			r.note(event.CheckWindowDone{Search: p.search.Name, Replay: suffix == replaySuffix, Rate: rate, Window: i + 1, Windows: len(seeds), Error: c.Error})
+			c.Stop = &result.CheckStop{Rule: result.CheckWindowUnmeasured, Seed: seed, CellReason: cell.Reason}
+			r.note(event.CheckWindowDone{Search: p.search.Name, Replay: suffix == replaySuffix, Rate: rate, Window: i + 1, Windows: len(seeds), Stop: c.Stop})
 			break
 		}
 		w := result.CheckWindow{Seed: seed, Values: map[string]float64{}, Launched: cell.Launched}
@@ -211,8 +210,10 @@ type rateProbe struct {
 	elapsed  time.Duration
 	decision ratesearch.Decision
 	point    ratesearch.Decision
-	reason   string
-	recorded bool
+	// judgement is how its last look judged it; reason why it has none.
+	judgement *result.ProbeJudgement
+	reason    string
+	recorded  bool
 }
 
 // probe is the ratesearch.ProbeFunc: it measures window windows of rate
@@ -225,7 +226,7 @@ func (p *rateProber) probe(rate float64, windows int) (ratesearch.Outcome, error
 		p.cur = &rateProbe{rate: rate}
 	}
 	cur := p.cur
-	cur.reason = "" // this window's judgement, or why it has none
+	cur.judgement, cur.reason = nil, "" // this window's judgement, or why it has none
 	ref := vocab.RateProbeRef(p.search.Name, p.search.Traffic, p.search.Context, rate)
 	cell, recs, err := p.window(ref, windows)
 	cur.windows, cur.last = windows, cell
@@ -258,7 +259,7 @@ func (p *rateProber) judged(pr ratesearch.Probe, final bool) {
 		return // not measured here: nothing to record
 	}
 	cur.decision, cur.point = pr.Decision, pr.Point
-	cur.reason = probeReason(pr)
+	cur.judgement = probeJudgement(pr)
 	if final {
 		p.recordCurrent()
 	}
@@ -367,7 +368,7 @@ func (p *rateProber) recordCurrent() {
 	sp := result.SearchProbe{Rate: cur.rate, Traffic: &last, Decision: string(cur.decision), Windows: cur.windows,
 		Passed:    cur.decision == ratesearch.Met || (cur.decision == ratesearch.Undecided && cur.point == ratesearch.Met),
 		OutputTPS: cur.pool.outputTPS()}
-	sp.Reason = cur.reason
+	sp.Reason, sp.Judgement = cur.reason, cur.judgement
 	r.results.Search[idx].Probes = append(r.results.Search[idx].Probes, sp)
 	p.done++
 	if so, ok := r.observer.(event.SearchObserver); ok {
@@ -421,48 +422,36 @@ func clientLag(c *result.TrafficCell) (string, bool) {
 	return "", false
 }
 
-// probeReason says how a probe was judged: the metrics' intervals, and
+// probeJudgement is how a probe was judged: the metrics' intervals, and
 // for a probe not met with confidence, which way it went; for one
 // undecided at its last window, about how many windows would decide it
-// (its ToDecide; 0 leaves it out).
-func probeReason(pr ratesearch.Probe) string {
-	windows, toDecide := pr.Windows, pr.ToDecide
-	var parts []string
-	for _, iv := range pr.Intervals {
-		if iv.Lower == iv.Upper {
-			parts = append(parts, fmt.Sprintf("%s %s", iv.Metric, numfmt.Value(iv.Point)))
-			continue
-		}
-		spread := ""
-		switch {
-		case math.IsInf(iv.DesignEffect, 1):
-			spread = ", windows alike or too few to tell their spread"
-		case iv.DesignEffect > 1:
-			spread = ", design effect " + numfmt.Value(iv.DesignEffect)
-		}
-		parts = append(parts, fmt.Sprintf("%s %s (%s to %s%s)", iv.Metric, numfmt.Value(iv.Point), numfmt.Value(iv.Lower), numfmt.Value(iv.Upper), spread))
-	}
-	bounds := strings.Join(parts, ", ")
-	w := "window"
-	if windows > 1 {
-		w = "windows"
+// (its ToDecide; 0 leaves it out) and whether max_windows could allow
+// them.
+func probeJudgement(pr ratesearch.Probe) *result.ProbeJudgement {
+	j := &result.ProbeJudgement{Intervals: make([]result.ProbeInterval, len(pr.Intervals))}
+	for i, iv := range pr.Intervals {
+		j.Intervals[i] = result.ProbeInterval{Metric: iv.Metric, Point: result.Figure(iv.Point), Lower: result.Figure(iv.Lower),
+			Upper: result.Figure(iv.Upper), DesignEffect: result.Figure(iv.DesignEffect)}
 	}
 	switch pr.Decision {
 	case ratesearch.Undecided:
-		line := fmt.Sprintf("undecided after %d %s, taken as %s by the point estimates: %s", windows, w, pr.Point, bounds)
+		j.Point, j.ToDecide = string(pr.Point), pr.ToDecide
 		switch {
-		case toDecide >= ratesearch.MaxToDecide:
-			line += fmt.Sprintf("; at the spread seen, %s windows or more would decide it (its values sit at or near the objective's edge)", numfmt.Int(ratesearch.MaxToDecide))
-		case toDecide > spec.MaxProbeWindows:
-			line += fmt.Sprintf("; at the spread seen, about %s windows would decide it, more than max_windows allows (%s): longer windows would", numfmt.Int(int64(toDecide)), numfmt.Int(spec.MaxProbeWindows))
-		case toDecide > 0:
-			line += fmt.Sprintf("; at the spread seen, about %s windows would decide it (max_windows)", numfmt.Int(int64(toDecide)))
+		case pr.ToDecide >= ratesearch.MaxToDecide:
+			j.Rule = result.ProbeUndecidedEdge
+		case pr.ToDecide > spec.MaxProbeWindows:
+			j.Rule, j.MaxWindowsAllowed = result.ProbeUndecidedBeyond, spec.MaxProbeWindows
+		case pr.ToDecide > 0:
+			j.Rule = result.ProbeUndecidedWindows
+		default:
+			j.Rule, j.ToDecide = result.ProbeUndecided, 0
 		}
-		return line
 	case ratesearch.Failed:
-		return fmt.Sprintf("failed even at the optimistic bounds: %s", bounds)
+		j.Rule = result.ProbeFailed
+	default:
+		j.Rule = result.ProbeMet
 	}
-	return fmt.Sprintf("met even at the pessimistic bounds: %s", bounds)
+	return j
 }
 
 // rateMonotone is false when a probe decided met lies above one decided

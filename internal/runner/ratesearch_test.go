@@ -201,30 +201,40 @@ func TestKeptRecordsDropProbes(t *testing.T) {
 	}
 }
 
-// TestProbeReason: a probe's reason gives its intervals and decision; one
-// undecided at its last window adds about how many windows would decide
-// it, that max_windows cannot reach them, or that even many would not
-// (its values at the objective's edge).
-func TestProbeReason(t *testing.T) {
-	iv := []ratesearch.Interval{{Metric: metric.GoodputShare, Point: 0.9, Lower: 0.5, Upper: 1, DesignEffect: 12.5}}
+// TestProbeJudgement: a probe's judgement keeps its rule and intervals;
+// one undecided at its last window keeps about how many windows would
+// decide it, with the rule saying whether max_windows allows them or
+// even many would not (its values at the objective's edge). The report's
+// TestProbeReason words them.
+func TestProbeJudgement(t *testing.T) {
+	iv := []ratesearch.Interval{{Metric: metric.GoodputShare, Point: 0.9, Lower: 0.5, Upper: 1, DesignEffect: 12.5},
+		{Metric: "ttft_ms_p99", Point: math.Inf(1), Lower: 310, Upper: math.Inf(1), DesignEffect: math.Inf(1)}}
+	ivs := []result.ProbeInterval{{Metric: metric.GoodputShare, Point: 0.9, Lower: 0.5, Upper: 1, DesignEffect: 12.5},
+		{Metric: "ttft_ms_p99", Point: result.Figure(math.Inf(1)), Lower: 310, Upper: result.Figure(math.Inf(1)), DesignEffect: result.Figure(math.Inf(1))}}
 	undecided := ratesearch.Probe{Decision: ratesearch.Undecided, Point: ratesearch.Met, Intervals: iv, Windows: 4}
-	const head = "undecided after 4 windows, taken as met by the point estimates: goodput_share 0.9 (0.5 to 1, design effect 12.5)"
 	with := func(p ratesearch.Probe, toDecide int) ratesearch.Probe { p.ToDecide = toDecide; return p }
 	tests := []struct {
 		name  string
 		probe ratesearch.Probe
-		want  string
+		want  result.ProbeJudgement
 	}{
-		{name: "met", probe: ratesearch.Probe{Decision: ratesearch.Met, Intervals: iv, Windows: 2}, want: "met even at the pessimistic bounds: goodput_share 0.9 (0.5 to 1, design effect 12.5)"},
-		{name: "undecided, before its last window", probe: undecided, want: head},
-		{name: "undecided at its last window", probe: with(undecided, 234), want: head + "; at the spread seen, about 234 windows would decide it (max_windows)"},
-		{name: "undecided beyond max_windows", probe: with(undecided, 3400), want: head + "; at the spread seen, about 3,400 windows would decide it, more than max_windows allows (1,000): longer windows would"},
-		{name: "undecided on the edge", probe: with(undecided, ratesearch.MaxToDecide), want: head + "; at the spread seen, 10,000 windows or more would decide it (its values sit at or near the objective's edge)"},
+		{name: "met", probe: ratesearch.Probe{Decision: ratesearch.Met, Intervals: iv, Windows: 2},
+			want: result.ProbeJudgement{Rule: result.ProbeMet, Intervals: ivs}},
+		{name: "failed", probe: ratesearch.Probe{Decision: ratesearch.Failed, Point: ratesearch.Failed, Intervals: iv, Windows: 3},
+			want: result.ProbeJudgement{Rule: result.ProbeFailed, Intervals: ivs}},
+		{name: "undecided, before its last window", probe: undecided,
+			want: result.ProbeJudgement{Rule: result.ProbeUndecided, Point: result.DecisionMet, Intervals: ivs}},
+		{name: "undecided at its last window", probe: with(undecided, 234),
+			want: result.ProbeJudgement{Rule: result.ProbeUndecidedWindows, Point: result.DecisionMet, Intervals: ivs, ToDecide: 234}},
+		{name: "undecided beyond max_windows", probe: with(undecided, 3400),
+			want: result.ProbeJudgement{Rule: result.ProbeUndecidedBeyond, Point: result.DecisionMet, Intervals: ivs, ToDecide: 3400, MaxWindowsAllowed: 1000}},
+		{name: "undecided on the edge", probe: with(undecided, ratesearch.MaxToDecide),
+			want: result.ProbeJudgement{Rule: result.ProbeUndecidedEdge, Point: result.DecisionMet, Intervals: ivs, ToDecide: ratesearch.MaxToDecide}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := probeReason(tt.probe); got != tt.want {
-				t.Errorf("probeReason =\n%q\nwant\n%q", got, tt.want)
+			if diff := cmp.Diff(&tt.want, probeJudgement(tt.probe)); diff != "" {
+				t.Errorf("probeJudgement (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -166,8 +166,8 @@ func checkWindowLine(n event.CheckWindowDone) string {
 		kind = "replay"
 	}
 	head := fmt.Sprintf("search %s: %s window %d of %d at %s req/s", n.Search, kind, n.Window, n.Windows, numfmt.Value(n.Rate))
-	if n.Error != "" {
-		return head + " not measured, which ends the check: " + n.Error
+	if n.Stop != nil {
+		return head + " not measured, which ends the check: " + report.CheckStopText(n.Stop)
 	}
 	names := slices.Sorted(maps.Keys(n.Values))
 	parts := make([]string, 0, len(names))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/event"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/warning"
 )
 
@@ -43,7 +44,7 @@ func TestNoteLine(t *testing.T) {
 		{"correctness starting", event.CorrectnessStarting{Server: "q", Block: "greedy", Prompts: 20, Concurrency: 4}, `q: correctness "greedy": 20 prompts, greedy, 4 at a time`},
 		{"check window", event.CheckWindowDone{Search: "capacity", Rate: 5, Window: 3, Windows: 24, Values: map[string]float64{"ttft_ms_p99": 312.4, "goodput_share": 0.9612}, Elapsed: 72 * time.Second},
 			"search capacity: check window 3 of 24 at 5 req/s: goodput_share 0.9612, ttft_ms_p99 312.4 (1m12s)"},
-		{"replay window not measured", event.CheckWindowDone{Search: "capacity", Replay: true, Rate: 4.75, Window: 2, Windows: 24, Error: "the window of seed 1 could not be measured: server down"},
+		{"replay window not measured", event.CheckWindowDone{Search: "capacity", Replay: true, Rate: 4.75, Window: 2, Windows: 24, Stop: &result.CheckStop{Rule: result.CheckWindowUnmeasured, Seed: 1, CellReason: "server down"}},
 			"search capacity: replay window 2 of 24 at 4.75 req/s not measured, which ends the check: the window of seed 1 could not be measured: server down"},
 		{"correctness done", event.CorrectnessDone{Server: "q", Block: "greedy", Outputs: 19, ElapsedS: 12.34, Spent: 24.68}, `q: correctness "greedy": 19 outputs in 12.3s (24.7 GPU-s)`},
 		{"correctness done on a CPU", event.CorrectnessDone{Server: "l", Block: "g", Outputs: 2, ElapsedS: 3, Spent: 3, CPU: true}, `l: correctness "g": 2 outputs in 3.0s (3.0 server-s on a CPU server, no GPU)`},

@@ -293,13 +293,13 @@ func probeOutcome(p result.SearchProbe) vocab.Outcome {
 // one that could not be measured otherwise is an error.
 func (o *RunObserver) rateProbeDone(p result.SearchProbe, elapsed time.Duration) {
 	c := p.Traffic
-	test := c.Ref().TestName(o.server)
+	test, why := c.Ref().TestName(o.server), report.ProbeReason(&p)
 	if _, open := o.open[test]; !open {
 		o.stream.Run(test)
 	}
 	switch {
 	case p.Decision == result.DecisionUnmeasurable:
-		o.stream.Output(test, "unmeasurable: "+p.Reason)
+		o.stream.Output(test, "unmeasurable: "+why)
 		o.end(test, vocab.Skip, elapsed)
 		return
 	case c.Status == vocab.StatusError:
@@ -318,13 +318,13 @@ func (o *RunObserver) rateProbeDone(p result.SearchProbe, elapsed time.Duration)
 	}
 	switch p.Decision {
 	case result.DecisionMet:
-		o.stream.Output(test, "objective met: "+p.Reason)
+		o.stream.Output(test, "objective met: "+why)
 	case result.DecisionUndecided:
-		o.stream.Output(test, "objective undecided: "+p.Reason)
+		o.stream.Output(test, "objective undecided: "+why)
 	case result.DecisionFailed:
-		o.stream.Output(test, "objective not met: "+p.Reason)
+		o.stream.Output(test, "objective not met: "+why)
 	default:
-		o.stream.Output(test, "not judged: "+p.Reason)
+		o.stream.Output(test, "not judged: "+why)
 	}
 	out := probeOutcome(p)
 	if out == vocab.Skip {

@@ -152,7 +152,9 @@ func TestObserverRateSearch(t *testing.T) {
 	lagged := &result.TrafficCell{Traffic: "chat", Search: "capacity", Context: 1024, Rate: 64, Status: vocab.StatusError, Reason: "the client fell behind its schedule"}
 	rs := &recordStream{}
 	o := NewRunObserver(rs, "q", false)
-	o.ProbeDone(result.SearchProbe{Rate: 4, Traffic: cell(4), Decision: result.DecisionMet, Passed: true, Windows: 1, Reason: "met even at the pessimistic bounds: goodput_share 1 (0.93 to 1)"}, time.Second)
+	met := &result.ProbeJudgement{Rule: result.ProbeMet, Intervals: []result.ProbeInterval{{Metric: "goodput_share", Point: 1, Lower: 0.93, Upper: 1, DesignEffect: 1}}}
+	o.ProbeDone(result.SearchProbe{Rate: 4, Traffic: cell(4), Decision: result.DecisionMet, Passed: true, Windows: 1, Judgement: met}, time.Second)
+	// A probe recorded before judgements were: its reason.
 	o.ProbeDone(result.SearchProbe{Rate: 8, Traffic: cell(8), Decision: result.DecisionUndecided, Windows: 4, Reason: "undecided after 4 windows"}, time.Second)
 	o.ProbeDone(result.SearchProbe{Rate: 64, Traffic: lagged, Decision: result.DecisionUnmeasurable, Windows: 1, Reason: lagged.Reason}, time.Second)
 	o.SearchDone(result.Search{Name: "capacity", Traffic: "chat", RateRange: [2]float64{2, 64}, Found: true, Monotone: true, Rate: 7.071067811865476,
