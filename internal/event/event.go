@@ -75,8 +75,33 @@ type CorrectnessDone struct {
 }
 
 // CorrectnessRemeasured: a resumed run measures block Block again, for
-// Why.
-type CorrectnessRemeasured struct{ Server, Block, Why string }
+// Why; Outputs and Prompts are the outputs the run it continues kept of the
+// block's prompts (RemeasureOutputsMissing), Line the first dataset line
+// that changed (RemeasureDatasetChanged).
+type CorrectnessRemeasured struct {
+	Server, Block    string
+	Why              RemeasureReason
+	Outputs, Prompts int
+	Line             int
+}
+
+// RemeasureReason names why a resumed run measures a correctness block
+// again.
+type RemeasureReason string
+
+// The reasons of CorrectnessRemeasured.
+const (
+	// RemeasureUnfinished: the run it continues was stopped while
+	// measuring the block.
+	RemeasureUnfinished RemeasureReason = "unfinished"
+	// RemeasureSettingsChanged: the block's settings changed since.
+	RemeasureSettingsChanged RemeasureReason = "settings_changed"
+	// RemeasureOutputsMissing: correctness.jsonl holds fewer outputs than
+	// the block has prompts.
+	RemeasureOutputsMissing RemeasureReason = "outputs_missing"
+	// RemeasureDatasetChanged: the block's dataset changed since, at Line.
+	RemeasureDatasetChanged RemeasureReason = "dataset_changed"
+)
 
 // CorrectnessKept: a resumed run keeps block Block's Outputs outputs, in
 // File.

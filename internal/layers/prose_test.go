@@ -42,7 +42,7 @@ var proseRatchet = map[string]int{
 	"internal/plan":               7,
 	"internal/requests":           13,
 	"internal/result":             1,
-	"internal/runner":             20,
+	"internal/runner":             18,
 	"internal/workload":           2,
 }
 

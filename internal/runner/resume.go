@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -352,8 +351,9 @@ func (r *run) resumeCorrectness() error {
 		if prev == nil {
 			continue
 		}
-		if why := correctnessChanged(prev, c); why != "" {
-			r.note(event.CorrectnessRemeasured{Server: r.cfg.Server.Name, Block: c.Name, Why: why})
+		if again, changed := correctnessChanged(prev, c); changed {
+			again.Server, again.Block = r.cfg.Server.Name, c.Name
+			r.note(again)
 			continue
 		}
 		r.results.Correctness = append(r.results.Correctness, *prev)
@@ -372,23 +372,24 @@ func (r *run) resumeCorrectness() error {
 }
 
 // correctnessChanged says why block prev, as a resumed run recorded it,
-// cannot stand for spec block c: "" when it can (measured to its end, with
-// c's settings, an output for each of c's dataset lines).
-func correctnessChanged(prev *result.Correctness, c *spec.Correctness) string {
+// cannot stand for spec block c (the note that says so, its server and
+// block left to fill); changed is false when it can (measured to its end,
+// with c's settings, an output for each of c's dataset lines).
+func correctnessChanged(prev *result.Correctness, c *spec.Correctness) (again event.CorrectnessRemeasured, changed bool) {
 	switch {
 	case prev.Unfinished:
-		return "the run it continues was stopped while measuring it"
+		return event.CorrectnessRemeasured{Why: event.RemeasureUnfinished}, true
 	case prev.Dataset != c.DatasetText || prev.MaxOutput != c.MaxOutput || prev.Logprobs != c.Logprobs ||
 		prev.Concurrency != c.Concurrency || prev.Scorer != c.Scorer || prev.MaxMismatch != c.MaxMismatch ||
 		prev.Margin != c.Margin || prev.NearTieGap != c.NearTieGap:
-		return "its settings changed since that run"
+		return event.CorrectnessRemeasured{Why: event.RemeasureSettingsChanged}, true
 	case len(prev.Outputs) != prev.Prompts || prev.Prompts != len(c.Items.Items):
-		return fmt.Sprintf("%s holds %d of its %d outputs", result.CorrectnessFile, len(prev.Outputs), len(c.Items.Items))
+		return event.CorrectnessRemeasured{Why: event.RemeasureOutputsMissing, Outputs: len(prev.Outputs), Prompts: len(c.Items.Items)}, true
 	}
 	for i, o := range prev.Outputs {
 		if it := c.Items.Items[i]; o.Line != it.Line || o.Prompt != it.Prompt || o.Answer != it.Answer {
-			return fmt.Sprintf("its dataset changed since that run (line %d)", it.Line)
+			return event.CorrectnessRemeasured{Why: event.RemeasureDatasetChanged, Line: it.Line}, true
 		}
 	}
-	return ""
+	return event.CorrectnessRemeasured{}, false
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/report"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/shellcmd"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
@@ -75,7 +76,7 @@ func NoteLine(n event.Note) string {
 		return fmt.Sprintf("%s: correctness %q: %d outputs in %ss (%s %s)", n.Server, n.Block, n.Outputs,
 			numfmt.Fixed(n.ElapsedS, 1), numfmt.Fixed(n.Spent, 1), cost)
 	case event.CorrectnessRemeasured:
-		return fmt.Sprintf("%s: -resume: correctness %q is measured again: %s", n.Server, n.Block, n.Why)
+		return fmt.Sprintf("%s: -resume: correctness %q is measured again: %s", n.Server, n.Block, remeasureText(n))
 	case event.CorrectnessKept:
 		return fmt.Sprintf("%s: -resume: correctness %q is kept: %d outputs in %s", n.Server, n.Block, n.Outputs, n.File)
 	case event.RepeatMeasured:
@@ -120,6 +121,22 @@ func repeatLine(n event.RepeatMeasured) string {
 		return head + report.DecodeLine(&n.Cell) + "; left out of the cell: " + n.Excluded
 	}
 	return head + report.DecodeLine(&n.Cell)
+}
+
+// remeasureText words why a resumed run measures a correctness block
+// again (event.RemeasureReason).
+func remeasureText(n event.CorrectnessRemeasured) string {
+	switch n.Why {
+	case event.RemeasureUnfinished:
+		return "the run it continues was stopped while measuring it"
+	case event.RemeasureSettingsChanged:
+		return "its settings changed since that run"
+	case event.RemeasureOutputsMissing:
+		return fmt.Sprintf("%s holds %d of its %d outputs", result.CorrectnessFile, n.Outputs, n.Prompts)
+	case event.RemeasureDatasetChanged:
+		return fmt.Sprintf("its dataset changed since that run (line %d)", n.Line)
+	}
+	return string(n.Why)
 }
 
 // serverFactsLine is the line of what the run read of the server:
