@@ -241,6 +241,40 @@ func repeatText(p Planned) string {
 // of two plans).
 func Changed(setting, a, b string) []Difference { return changed(setting, a, b) }
 
+// LeftBlock is a block left out of a cell's pairs
+// (docs/method.md#interleaved): the block, the side whose boot gave no
+// value to pair, and why, as a rule with the figures it read.
+type LeftBlock struct {
+	Block int      `json:"block"`
+	Side  string   `json:"side"`
+	Rule  LeftRule `json:"rule"`
+	// Status and Reason are the cell's in that boot (LeftNotMeasured).
+	Status vocab.Status `json:"status,omitempty"`
+	Reason string       `json:"reason,omitempty"`
+	// Rate is the rate the client could not drive (LeftClientLimit) or the
+	// lowest rate decided failed (LeftNoRate), in req/s.
+	Rate float64 `json:"rate,omitempty"`
+}
+
+// LeftRule names why a block was left out of a cell's pairs.
+type LeftRule string
+
+// The rules of LeftBlock.
+const (
+	// LeftNotMeasured: the boot measured the cell without numbers (over
+	// capacity, unmeasurable): Status and Reason say how.
+	LeftNotMeasured LeftRule = "not_measured"
+	// LeftClientLimit: the client could not drive Rate, within the search
+	// answer's bounds.
+	LeftClientLimit LeftRule = "client_limit"
+	// LeftNoRate: the search met its objective at no rate, Rate the lowest
+	// decided failed.
+	LeftNoRate LeftRule = "no_rate"
+	// LeftUndecided: no probe of the search was decided to meet the
+	// objective with confidence.
+	LeftUndecided LeftRule = "undecided"
+)
+
 // BlockCell is one cell of an interleaved comparison, or one rate
 // search's answer: each gated metric decided on its paired blocks.
 type BlockCell struct {
@@ -253,8 +287,9 @@ type BlockCell struct {
 	// cell is then an Error, never decided.
 	Error string
 	// Left are the blocks left out of the pairs, each with why: a boot
-	// measured the cell without numbers (over capacity, unmeasurable).
-	Left []string
+	// measured the cell without numbers (over capacity, unmeasurable), or
+	// its search's answer was not one to pair.
+	Left []LeftBlock
 	// Lost says where B ran over capacity a cell A measured ("" when it
 	// did not): lost capacity, the cell a Fail, as a -baseline comparison
 	// calls it.

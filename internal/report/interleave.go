@@ -122,7 +122,7 @@ func writeInterleaveCells(b *bufio.Writer, x Interleave) {
 	b.WriteString("\n")
 	for _, c := range x.Cells {
 		for _, l := range c.Left {
-			fmt.Fprintf(b, "- %s: left out of the pairs: %s\n", mdCode(c.Name()), mdText(l))
+			fmt.Fprintf(b, "- %s: left out of the pairs: %s\n", mdCode(c.Name()), mdText(LeftBlockText(l)))
 		}
 	}
 	b.WriteString("\n")
@@ -160,4 +160,24 @@ func tolerance(t float64) float64 {
 		return compare.DefaultTolerance
 	}
 	return t
+}
+
+// LeftBlockText words a block left out of an interleaved cell's pairs
+// (compare.LeftBlock): "block 3: B unmeasurable: …", "block 2: A
+// undecided: no probe was decided to meet the objective with confidence".
+func LeftBlockText(l compare.LeftBlock) string {
+	return fmt.Sprintf("block %d: %s %s", l.Block, l.Side, LeftWhy(l))
+}
+
+// LeftWhy is why a block was left out, without its block and side.
+func LeftWhy(l compare.LeftBlock) string {
+	switch l.Rule {
+	case compare.LeftClientLimit:
+		return "unmeasurable: the client could not drive " + numfmt.Value(l.Rate) + " req/s, within the answer's bounds"
+	case compare.LeftNoRate:
+		return "met the objective at no rate (" + numfmt.Value(l.Rate) + " req/s decided failed)"
+	case compare.LeftUndecided:
+		return "undecided: no probe was decided to meet the objective with confidence"
+	}
+	return l.Status.Unmeasured(l.Reason)
 }

@@ -90,7 +90,7 @@ func WriteInterleaveCells(w io.Writer, server string, cells []compare.BlockCell,
 			fmt.Fprintf(w, "    lost: B cannot hold the cell A measured (%s): lost capacity is a regression\n", c.Lost)
 		}
 		for _, l := range c.Left {
-			fmt.Fprintf(w, "    left out of the pairs: %s\n", l)
+			fmt.Fprintf(w, "    left out of the pairs: %s\n", report.LeftBlockText(l))
 		}
 		var regressed, undecided []string
 		for _, m := range c.Metrics {

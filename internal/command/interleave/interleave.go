@@ -33,7 +33,6 @@ import (
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/metric"
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
@@ -154,8 +153,20 @@ type Row struct {
 	Decision   string        `json:"decision"`
 	Outcome    vocab.Outcome `json:"outcome"`
 	Error      string        `json:"error,omitempty"`
-	// Left are the blocks left out of the pairs, each with why.
-	Left []string `json:"left_out,omitempty"`
+	// Left are the blocks left out of the pairs, each with why in words
+	// (report.LeftBlockText); LeftBlocks the same as rules and figures.
+	Left       []string            `json:"left_out,omitempty"`
+	LeftBlocks []compare.LeftBlock `json:"left_blocks,omitempty"`
+}
+
+// leftTexts are the blocks left out of a cell's pairs in words, as
+// interleave.json's left_out keeps them.
+func leftTexts(ls []compare.LeftBlock) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, report.LeftBlockText(l))
+	}
+	return out
 }
 
 // rows are the record's rows of cells.
@@ -167,13 +178,13 @@ func rows(cells []compare.BlockCell) []Row {
 			continue
 		}
 		if c.Lost != "" {
-			out = append(out, Row{Cell: c.Name(), Decision: "lost", Outcome: c.Outcome, Error: c.Lost, Left: c.Left})
+			out = append(out, Row{Cell: c.Name(), Decision: "lost", Outcome: c.Outcome, Error: c.Lost, Left: leftTexts(c.Left), LeftBlocks: c.Left})
 			continue
 		}
 		for _, m := range c.Metrics {
 			t := m.Test
 			r := Row{Cell: c.Name(), Metric: m.Metric.Name, A: m.A, B: m.B, Change: t.Ratio - 1,
-				Blocks: t.Blocks, Decision: t.Change.Key(), Outcome: m.Outcome, Left: c.Left}
+				Blocks: t.Blocks, Decision: t.Change.Key(), Outcome: m.Outcome, Left: leftTexts(c.Left), LeftBlocks: c.Left}
 			if t.Level > 0 {
 				r.Lower, r.Upper, r.Confidence = t.Lower-1, t.Upper-1, t.Confidence()
 			}
@@ -252,7 +263,7 @@ func Command(ctx context.Context, o Options) error {
 		Min: design.Min, Max: design.Max, Repeats: repeats, Cells: len(refs), OutDir: o.OutDir})
 	r := &interleaved{o: o, design: design, repeats: repeats, specs: map[string]*spec.Spec{"A": spA, "B": spB},
 		rng: rand.New(rand.NewPCG(o.Seed, 0x1e7e)), a: map[vocab.CellRef]map[string]map[int]float64{}, b: map[vocab.CellRef]map[string]map[int]float64{},
-		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]string{}, lostB: map[vocab.CellRef]map[int]string{}, server: srv.Name,
+		errs: map[vocab.CellRef]string{}, left: map[vocab.CellRef][]compare.LeftBlock{}, lostB: map[vocab.CellRef]map[int]string{}, server: srv.Name,
 		boots: map[string][]*result.Results{}}
 	rec, stop := r.run(ctx, refs)
 	if rec == nil {
@@ -297,7 +308,7 @@ type interleaved struct {
 	rng     *rand.Rand
 	a, b    map[vocab.CellRef]map[string]map[int]float64
 	errs    map[vocab.CellRef]string
-	left    map[vocab.CellRef][]string
+	left    map[vocab.CellRef][]compare.LeftBlock
 	// lostB says, of a cell B ran over capacity (or a search B met at no
 	// rate) in a block, why, by block: lost capacity when A measured the
 	// cell (had an answer) in the same block.
@@ -570,7 +581,7 @@ func (r *interleaved) collect(side string, res *result.Results, open []vocab.Cel
 			r.loseB(ref, block, status.Unmeasured(reason))
 			fallthrough
 		case !status.Measured():
-			r.left[ref] = append(r.left[ref], fmt.Sprintf("block %d: %s %s", block, side, status.Unmeasured(reason)))
+			r.left[ref] = append(r.left[ref], compare.LeftBlock{Block: block, Side: side, Rule: compare.LeftNotMeasured, Status: status, Reason: reason})
 			continue
 		}
 		if into[ref] == nil {
@@ -649,7 +660,10 @@ func (r *interleaved) collectSearch(side string, res *result.Results, ref vocab.
 	if side == "B" {
 		into = r.b
 	}
-	leave := func(why string) { r.left[ref] = append(r.left[ref], fmt.Sprintf("block %d: %s %s", block, side, why)) }
+	leave := func(l compare.LeftBlock) {
+		l.Block, l.Side = block, side
+		r.left[ref] = append(r.left[ref], l)
+	}
 	s, ok := res.SearchByName(name)
 	switch {
 	case !ok:
@@ -661,15 +675,15 @@ func (r *interleaved) collectSearch(side string, res *result.Results, ref vocab.
 			r.errs[ref] = fmt.Sprintf("block %d, %s: %s", block, side, s.Error)
 		}
 	case s.ClientLimit > 0 && (s.RateUpper == 0 || s.RateUpper >= s.ClientLimit):
-		leave(fmt.Sprintf("unmeasurable: the client could not drive %s req/s, within the answer's bounds", numfmt.Value(s.ClientLimit)))
+		leave(compare.LeftBlock{Rule: compare.LeftClientLimit, Rate: s.ClientLimit})
 	case !s.Found && s.RateUpper > 0:
-		why := fmt.Sprintf("met the objective at no rate (%s req/s decided failed)", numfmt.Value(s.RateUpper))
+		l := compare.LeftBlock{Block: block, Side: side, Rule: compare.LeftNoRate, Rate: s.RateUpper}
 		if side == "B" {
-			r.loseB(ref, block, why)
+			r.loseB(ref, block, report.LeftWhy(l))
 		}
-		leave(why)
+		leave(l)
 	case !s.Found || s.RateLower <= 0:
-		leave("undecided: no probe was decided to meet the objective with confidence")
+		leave(compare.LeftBlock{Rule: compare.LeftUndecided})
 	default:
 		if into[ref] == nil {
 			into[ref] = map[string]map[int]float64{searchRate.Name: {}}
