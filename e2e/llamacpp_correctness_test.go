@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/internal/report"
 	res "github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -136,7 +137,7 @@ correctness "greedy" {
 		t.Errorf("other.gguf mismatches on %d of 20 prompts, want nearly all: %+v", cc.Mismatches, cc)
 	}
 	t.Logf("other.gguf: %d of %d prompts mismatch, %d near ties, %d exact; the first: line %d at token %d, %s", cc.Mismatches, cc.Prompts, cc.NearTies, cc.Exact,
-		cc.Diverged[0].Line, cc.Diverged[0].Position, cc.Diverged[0].Why)
+		cc.Diverged[0].Line, cc.Diverged[0].Position, report.DivergenceWhy(&cc.Diverged[0]))
 	noLlamaLeft(t, port)
 }
 

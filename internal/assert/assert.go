@@ -19,14 +19,23 @@ import (
 	"github.com/slogate/slogate/internal/vocab"
 )
 
+// Words are the words a verdict quotes that assert does not make: the
+// views make them from the values assert reads (views.AssertWords).
+type Words interface {
+	// ReadingLines writes an assert's readings, one line each.
+	ReadingLines(rs []result.Reading) []string
+	// CorrectnessRefused says why a correctness block was not compared
+	// with the baseline's (its Refusal).
+	CorrectnessRefused(cc *result.CorrectnessComparison) string
+}
+
 // Evaluate checks every assert and expect block of sp against res (the
 // results of server srv) and returns one verdict per test, in spec order:
 // the asserts first, then each expect cell row by row. An assert's
-// details are the values its condition read, written by lines from their
-// figures (views.ReadingLines: assert writes no line).
-func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results, lines func([]result.Reading) []string) []result.Verdict {
-	sc := newScope(sp, srv, res)
-	sc.lines = lines
+// details are the values its condition read, written by words from their
+// figures (views.AssertWords: assert writes no line).
+func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results, words Words) []result.Verdict {
+	sc := newScope(sp, srv, res, words)
 	var out []result.Verdict
 	for _, a := range sp.Asserts {
 		out = append(out, sc.evalAssert(a))
@@ -126,7 +135,7 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 			fmt.Sprintf("The condition evaluated to a %s; write a comparison such as decode[\"8K\"][64].total_tps >= 6000.", val.Type().FriendlyName())))
 		return v
 	}
-	v.Details = sc.lines(sc.explain(a.Condition))
+	v.Details = sc.words.ReadingLines(sc.explain(a.Condition))
 	if val.True() {
 		v.Outcome = vocab.Pass
 		return v

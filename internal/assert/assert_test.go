@@ -262,7 +262,7 @@ func TestEvaluateAssert(t *testing.T) {
 				tc.edit(res)
 			}
 			withAssert(t, sp, "decode_8k_64", tc.cond, msg)
-			got := Evaluate(sp, nil, res, views.ReadingLines)
+			got := Evaluate(sp, nil, res, views.AssertWords{})
 			if len(got) != 1 {
 				t.Fatalf("got %d verdicts, want 1: %+v", len(got), got)
 			}
@@ -304,7 +304,7 @@ func TestEvaluateSpecErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sp, res := fixture()
 			withAssert(t, sp, "broken", tc.cond, "")
-			v := Evaluate(sp, nil, res, views.ReadingLines)[0]
+			v := Evaluate(sp, nil, res, views.AssertWords{})[0]
 			if v.Outcome != vocab.Error || v.Infra {
 				t.Errorf("outcome %v infra %v, want error without infra", v.Outcome, v.Infra)
 			}
@@ -330,7 +330,7 @@ func joinLines(l []string) string { return strings.Join(l, "\n") }
 func TestEvaluateCells(t *testing.T) {
 	sp, res := fixture()
 	withAssert(t, sp, "two", `decode["8K"][64].total_tps >= 2 * prefill["16K"].tps / 1000 && decode[8192][1].ttft_ms < 100`, "")
-	got := Evaluate(sp, nil, res, views.ReadingLines)[0].Cells
+	got := Evaluate(sp, nil, res, views.AssertWords{})[0].Cells
 	want := []vocab.CellRef{
 		{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64},
 		{Phase: vocab.PhasePrefill, Context: 16384},
@@ -495,7 +495,7 @@ func TestEvaluateTraffic(t *testing.T) {
 			sp := *sp
 			sp.Asserts = nil
 			withAssert(t, &sp, "a", tt.cond, "")
-			v := Evaluate(&sp, &spec.Server{Name: "qwen"}, res, views.ReadingLines)[0]
+			v := Evaluate(&sp, &spec.Server{Name: "qwen"}, res, views.AssertWords{})[0]
 			if v.Outcome != tt.outcome {
 				t.Errorf("outcome %v, want %v (%+v)", v.Outcome, tt.outcome, v)
 			}

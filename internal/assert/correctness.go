@@ -46,8 +46,9 @@ func unknownCorrectness(m *searchRead) cty.Value {
 // accuracy without a scorer, a block not measured) is unknown with a
 // mark that says why; a test reading it is an Error, but a Skip when it
 // reads a comparison's figure and there is no baseline block to compare
-// with (the run on main that makes the first baseline).
-func correctnessValue(c *spec.Correctness, res *result.Results) cty.Value {
+// with (the run on main that makes the first baseline). words say why
+// blocks were not compared.
+func correctnessValue(c *spec.Correctness, res *result.Results, words Words) cty.Value {
 	b := res.CorrectnessBlock(c.Name)
 	if b == nil {
 		return unknownCorrectness(&searchRead{name: c.Name, msg: fmt.Sprintf("correctness %q was not measured", c.Name), infra: true})
@@ -65,8 +66,8 @@ func correctnessValue(c *spec.Correctness, res *result.Results) cty.Value {
 			case x.Name != c.Name:
 			case x.Missing:
 				why = fmt.Sprintf("the baseline has no correctness block %q: skipped", c.Name)
-			case x.Refused != "":
-				why, skip = "the blocks were not compared: "+x.Refused, false
+			case x.WasRefused():
+				why, skip = "the blocks were not compared: "+words.CorrectnessRefused(x), false
 			default:
 				cc = x
 			}

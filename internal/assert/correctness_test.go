@@ -61,7 +61,10 @@ func TestEvaluateCorrectness(t *testing.T) {
 			want: [2]vocab.Outcome{vocab.Skip, vocab.Pass}, wantMsg: `correctness["greedy"].mismatch_rate is measured against the baseline's block, and no baseline was given (-baseline): skipped`},
 		{name: "a baseline without the block: skips", blocks: []result.Correctness{block}, compared: &result.CorrectnessComparison{Name: "greedy", Missing: true},
 			want: [2]vocab.Outcome{vocab.Skip, vocab.Pass}, wantMsg: `correctness["greedy"].mismatch_rate is measured against the baseline's block, and the baseline has no correctness block "greedy": skipped`},
-		{name: "blocks not compared: an error", blocks: []result.Correctness{block}, compared: &result.CorrectnessComparison{Name: "greedy", Refused: "max_output 64 → 32"},
+		{name: "blocks not compared: an error", blocks: []result.Correctness{block}, compared: &result.CorrectnessComparison{Name: "greedy",
+			Refusal: &result.CorrectnessRefusal{Rule: result.RefusedMaxOutput, BaselineMaxOutput: 64, MaxOutput: 32}},
+			want: [2]vocab.Outcome{vocab.Error, vocab.Pass}, wantMsg: `correctness["greedy"].mismatch_rate is measured against the baseline's block, and the blocks were not compared: max_output differs: 64 in the baseline, 32 here`},
+		{name: "blocks not compared, recorded in words: an error", blocks: []result.Correctness{block}, compared: &result.CorrectnessComparison{Name: "greedy", Refused: "max_output 64 → 32"},
 			want: [2]vocab.Outcome{vocab.Error, vocab.Pass}, wantMsg: `correctness["greedy"].mismatch_rate is measured against the baseline's block, and the blocks were not compared: max_output 64 → 32`},
 		{name: "not measured", want: [2]vocab.Outcome{vocab.Error, vocab.Error}, wantMsg: `correctness "greedy" was not measured`},
 	}
@@ -71,7 +74,7 @@ func TestEvaluateCorrectness(t *testing.T) {
 			if tt.compared != nil {
 				res.Comparison = &result.Comparison{Correctness: []result.CorrectnessComparison{*tt.compared}}
 			}
-			vs := Evaluate(sp, sp.Servers[0], res, views.ReadingLines)
+			vs := Evaluate(sp, sp.Servers[0], res, views.AssertWords{})
 			if len(vs) != 2 {
 				t.Fatalf("got %d verdicts, want 2", len(vs))
 			}

@@ -111,7 +111,7 @@ func (sc *scope) expectCell(test string, ref vocab.CellRef, m metric.Metric, wan
 	if want != 0 {
 		miss = (*got - want) / want
 	}
-	v.Details = sc.lines([]result.Reading{{Subject: m.Name, Value: numfmt.Value(*got), Op: op, Threshold: numfmt.Value(limit),
+	v.Details = sc.words.ReadingLines([]result.Reading{{Subject: m.Name, Value: numfmt.Value(*got), Op: op, Threshold: numfmt.Value(limit),
 		Against: numfmt.Value(want) + " " + sign + " " + numfmt.Percent(tol), Held: !breached(*got), Gap: miss, HasGap: true, FromExpected: true}})
 	if breached(*got) {
 		v.Outcome = vocab.Fail

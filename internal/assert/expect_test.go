@@ -122,7 +122,7 @@ func TestEvaluateExpect(t *testing.T) {
 			sp, res := fixture()
 			e := tc.expect
 			sp.Expects = []*spec.Expect{&e}
-			got := Evaluate(sp, nil, res, views.ReadingLines)
+			got := Evaluate(sp, nil, res, views.AssertWords{})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
@@ -155,7 +155,7 @@ func TestExpectBoundary(t *testing.T) {
 			c.TotalTPS, c.TBTMs = tc.measured, tc.measured
 			res := &result.Results{Server: result.Server{Name: "s"}, Decode: []result.DecodeCell{c}}
 			sp.Expects = []*spec.Expect{{Name: "e", Metric: tc.metric, Tolerance: 0.05, Rows: []spec.ExpectRow{rowAt(1024, 1, ptr(tc.expected))}}}
-			if got := Evaluate(sp, nil, res, views.ReadingLines)[0].Outcome; got != tc.want {
+			if got := Evaluate(sp, nil, res, views.AssertWords{})[0].Outcome; got != tc.want {
 				t.Errorf("outcome %v, want %v", got, tc.want)
 			}
 		})

@@ -133,7 +133,7 @@ func TestEvaluateRateSearch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := &result.Results{Server: result.Server{Name: "qwen"}, Search: []result.Search{*tt.search}}
-			vs := Evaluate(sp, sp.Servers[0], res, views.ReadingLines)
+			vs := Evaluate(sp, sp.Servers[0], res, views.AssertWords{})
 			if len(vs) != 4 {
 				t.Fatalf("got %d verdicts, want 4", len(vs))
 			}

@@ -22,7 +22,7 @@ func TestRunSelectsEachVerdictByName(t *testing.T) {
 		{Name: "prefill_tps", Matrix: "prefill", Metric: "tps", Tolerance: 0.05, Rows: []spec.ExpectRow{rowAt(8192, 30, ptr(44000))}},
 	}
 	srv := &spec.Server{Name: res.Server.Name}
-	verdicts := Evaluate(sp, srv, res, views.ReadingLines)
+	verdicts := Evaluate(sp, srv, res, views.AssertWords{})
 	if len(verdicts) != 4 {
 		t.Fatalf("got %d verdicts, want 4 (1 assert + 3 expect cells): %+v", len(verdicts), verdicts)
 	}

@@ -124,8 +124,8 @@ type scope struct {
 	// roots are the variable names that hold measured data (matrix labels,
 	// "prefill", "server"); a comparison side that reads them is the subject.
 	roots map[string]bool
-	// lines writes an assert's readings as its details (Evaluate).
-	lines func([]result.Reading) []string
+	// words make the words a verdict quotes (Evaluate's).
+	words Words
 }
 
 // contextKeys are the map keys a context is reachable by, so that
@@ -342,8 +342,9 @@ func (l layout) addResults(res *result.Results) {
 	}
 }
 
-// newScope builds the evaluation context of server srv's results.
-func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
+// newScope builds the evaluation context of server srv's results, whose
+// verdicts quote words.
+func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results, words Words) *scope {
 	name := res.Server.Name
 	if srv != nil && srv.Name != "" {
 		name = srv.Name
@@ -353,9 +354,9 @@ func newScope(sp *spec.Spec, srv *spec.Server, res *result.Results) *scope {
 	ps := specPercentiles(sp)
 	sc := scopeOf(sp, name, l, func(ref vocab.CellRef) cty.Value { return measuredCell(ref, res, ps) },
 		serverObject(name, srv, &res.Server))
-	sc.res = res
+	sc.res, sc.words = res, words
 	sc.addSearches(func(s *spec.Search) cty.Value { return searchValue(s, res, ps) })
-	sc.addCorrectness(func(c *spec.Correctness) cty.Value { return correctnessValue(c, res) })
+	sc.addCorrectness(func(c *spec.Correctness) cty.Value { return correctnessValue(c, res, words) })
 	return sc
 }
 

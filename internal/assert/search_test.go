@@ -76,7 +76,7 @@ func TestEvaluateSearch(t *testing.T) {
 			if tt.search != nil {
 				res.Search = []result.Search{*tt.search}
 			}
-			vs := Evaluate(sp, sp.Servers[0], res, views.ReadingLines)
+			vs := Evaluate(sp, sp.Servers[0], res, views.AssertWords{})
 			if len(vs) != 2 {
 				t.Fatalf("got %d verdicts, want 2", len(vs))
 			}

@@ -180,7 +180,7 @@ func TestShippedSpecs(t *testing.T) {
 				return good(m)
 			})
 			seen, fails := 0, 0
-			for _, v := range Evaluate(sp, srv, res, views.ReadingLines) {
+			for _, v := range Evaluate(sp, srv, res, views.AssertWords{}) {
 				if v.Kind != vocab.KindExpect {
 					continue
 				}
@@ -212,7 +212,7 @@ func TestShippedSpecs(t *testing.T) {
 			}
 
 			allGood := resultsWith(sp, srv, func(_ vocab.CellRef, m metric.Metric) float64 { return good(m) })
-			verdicts := Evaluate(sp, srv, allGood, views.ReadingLines)
+			verdicts := Evaluate(sp, srv, allGood, views.AssertWords{})
 			for _, a := range sp.Asserts {
 				test := srv.Name + "/assert/" + a.Name
 				if v := find(verdicts, test); v == nil || v.Outcome != vocab.Pass {
@@ -227,7 +227,7 @@ func TestShippedSpecs(t *testing.T) {
 					}
 					return good(m)
 				})
-				after := Evaluate(sp, srv, broken, views.ReadingLines)
+				after := Evaluate(sp, srv, broken, views.AssertWords{})
 				v := find(after, test)
 				switch {
 				case v == nil:
@@ -255,7 +255,7 @@ func TestShippedSpecs(t *testing.T) {
 				c, _ := allGood.DecodeCell(ref.Matrix, ref.Context, ref.Concurrency)
 				saved := *c
 				c.Status = vocab.StatusOverCapacity
-				if v := find(Evaluate(sp, srv, allGood, views.ReadingLines), test); v == nil || v.Outcome != vocab.Fail || !strings.Contains(v.Message, "is over capacity") {
+				if v := find(Evaluate(sp, srv, allGood, views.AssertWords{}), test); v == nil || v.Outcome != vocab.Fail || !strings.Contains(v.Message, "is over capacity") {
 					t.Errorf("%s with %s over capacity: %+v, want a fail that says it is over capacity", test, ref.Name(), v)
 				}
 				*c = saved

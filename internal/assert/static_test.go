@@ -134,7 +134,7 @@ func TestCheckMessages(t *testing.T) {
 func TestStaticTypesMatchTheRun(t *testing.T) {
 	sp, res := fixture()
 	srv := &spec.Server{Name: "qwen"}
-	real, static := newScope(sp, srv, res), newStaticScope(sp, srv)
+	real, static := newScope(sp, srv, res, nil), newStaticScope(sp, srv)
 	for _, name := range []string{"decode", "prefill", "server"} {
 		rt, st := real.ctx.Variables[name].Type(), static.ctx.Variables[name].Type()
 		if !rt.Equals(st) {

@@ -64,8 +64,9 @@ type PromptAgreement struct {
 	// have no tokens); -1 when exact.
 	Position int
 	ByText   bool
-	// Why says what made a divergence a mismatch or a near tie, in words.
-	Why string
+	// Why is the rule that made a divergence a mismatch or a near tie (or
+	// the prompt unpaired), with the figures it read; the reports word it.
+	Why result.DivergenceCause
 }
 
 // Agree compares b's greedy output for a prompt with a's
@@ -80,7 +81,7 @@ type PromptAgreement struct {
 func Agree(a, b result.CorrectnessOutput, gap float64) PromptAgreement {
 	p := PromptAgreement{Line: a.Line, A: a, B: b, Position: -1}
 	if a.Error != "" || b.Error != "" {
-		p.Kind, p.Why = Unpaired, "a request failed"
+		p.Kind, p.Why = Unpaired, result.DivergenceCause{Rule: result.DivergedRequestFailed}
 		return p
 	}
 	if len(a.Tokens) == 0 || len(b.Tokens) == 0 {
@@ -88,7 +89,7 @@ func Agree(a, b result.CorrectnessOutput, gap float64) PromptAgreement {
 			return p
 		}
 		p.Kind, p.ByText, p.Position = Mismatch, true, firstDiff(a.Text, b.Text)
-		p.Why = "the texts differ (no tokens to compare)"
+		p.Why = result.DivergenceCause{Rule: result.DivergedTexts}
 		return p
 	}
 	n := min(len(a.Tokens), len(b.Tokens))
@@ -103,35 +104,35 @@ func Agree(a, b result.CorrectnessOutput, gap float64) PromptAgreement {
 	}
 	if len(a.Tokens) != len(b.Tokens) {
 		p.Position, p.Kind = n, Mismatch
-		short := "the baseline"
+		p.Why = result.DivergenceCause{Rule: result.DivergedEnds, Side: result.SideBaseline}
 		if len(b.Tokens) < len(a.Tokens) {
-			short = "the candidate"
+			p.Why.Side = result.SideNow
 		}
-		p.Why = fmt.Sprintf("%s stops after %d tokens, the other goes on", short, n)
 	}
 	return p
 }
 
 // nearTie classifies a divergence of token ta (the baseline's) and tb
-// (the candidate's) at one position.
-func nearTie(ta, tb result.Token, gap float64) (Agreement, string) {
+// (the candidate's) at one position, with the rule that did.
+func nearTie(ta, tb result.Token, gap float64) (Agreement, result.DivergenceCause) {
 	if len(ta.Top) == 0 || len(tb.Top) == 0 {
-		return Mismatch, "no top-k logprobs to tell a near tie"
+		return Mismatch, result.DivergenceCause{Rule: result.DivergedNoLogprobs}
 	}
 	bInA, okA := inTop(ta.Top, tb)
 	aInB, okB := inTop(tb.Top, ta)
 	switch {
 	case !okA:
-		return Mismatch, fmt.Sprintf("the candidate's token %q is not in the baseline's top %d", tb.Text, len(ta.Top))
+		return Mismatch, result.DivergenceCause{Rule: result.DivergedNotInTop, Side: result.SideNow, Token: tb.Text, TopK: len(ta.Top)}
 	case !okB:
-		return Mismatch, fmt.Sprintf("the baseline's token %q is not in the candidate's top %d", ta.Text, len(tb.Top))
+		return Mismatch, result.DivergenceCause{Rule: result.DivergedNotInTop, Side: result.SideBaseline, Token: ta.Text, TopK: len(tb.Top)}
 	}
 	gapA := ta.Logprob - bInA // ≥ 0 under greedy: ta is a's choice
 	gapB := tb.Logprob - aInB
-	if w := max(math.Abs(gapA), math.Abs(gapB)); w > gap {
-		return Mismatch, fmt.Sprintf("both tokens in each other's top-k, but %.3g apart in logprob (the near-tie gap is %.3g)", w, gap)
+	w := max(math.Abs(gapA), math.Abs(gapB))
+	if w > gap {
+		return Mismatch, result.DivergenceCause{Rule: result.DivergedGapWide, LogprobGap: w, NearTieGap: gap}
 	}
-	return NearTie, fmt.Sprintf("both tokens in each other's top-k, %.3g apart in logprob", max(math.Abs(gapA), math.Abs(gapB)))
+	return NearTie, result.DivergenceCause{Rule: result.DivergedNearTie, LogprobGap: w}
 }
 
 // inTop returns the logprob of token t in top, and whether it is there.
@@ -249,9 +250,10 @@ type CorrectnessResult struct {
 	// baseline has none: nothing is compared), B the new run's.
 	Name string
 	A, B *result.Correctness
-	// Refused says why the blocks are not compared: they were measured
-	// with different settings (max_output, endpoint) or other prompts.
-	Refused string
+	// Refusal is why the blocks are not compared (nil when they are):
+	// they were measured with different settings (max_output, endpoint)
+	// or other prompts, or the baseline kept no outputs.
+	Refusal *result.CorrectnessRefusal
 	// Greedy is the greedy agreement; nil when refused or without A.
 	Greedy *Greedy
 	// Accuracy is the paired accuracy of the items both runs scored; nil
@@ -316,8 +318,8 @@ func buildCorrectness(a, b *result.Results, p Policy) []CorrectnessResult {
 			continue
 		}
 		ca := r.A
-		r.Refused = correctnessRefusal(ca, cb)
-		if r.Refused != "" {
+		r.Refusal = correctnessRefusal(ca, cb)
+		if r.Refusal != nil {
 			r.Outcome = vocab.Error
 			out = append(out, r)
 			continue
@@ -388,16 +390,16 @@ func checks(r *CorrectnessResult, b *result.Correctness, inconclusive Inconclusi
 	return agreement, accuracy
 }
 
-// correctnessRefusal is why blocks a and b cannot be compared: "" when
-// they can.
-func correctnessRefusal(a, b *result.Correctness) string {
+// correctnessRefusal is why blocks a and b cannot be compared, with the
+// figures the rule read: nil when they can.
+func correctnessRefusal(a, b *result.Correctness) *result.CorrectnessRefusal {
 	switch {
 	case len(a.Outputs) == 0:
-		return fmt.Sprintf("the baseline has no outputs of block %q (%s missing beside its results.json)", a.Name, result.CorrectnessFile)
+		return &result.CorrectnessRefusal{Rule: result.RefusedNoOutputs}
 	case a.MaxOutput != b.MaxOutput:
-		return fmt.Sprintf("max_output differs: %d in the baseline, %d here", a.MaxOutput, b.MaxOutput)
+		return &result.CorrectnessRefusal{Rule: result.RefusedMaxOutput, BaselineMaxOutput: a.MaxOutput, MaxOutput: b.MaxOutput}
 	case a.Endpoint != b.Endpoint:
-		return fmt.Sprintf("the endpoint differs: %s in the baseline, %s here", a.Endpoint, b.Endpoint)
+		return &result.CorrectnessRefusal{Rule: result.RefusedEndpoint, BaselineEndpoint: a.Endpoint, Endpoint: b.Endpoint}
 	}
 	prompts := map[int]string{}
 	for _, o := range a.Outputs {
@@ -405,10 +407,10 @@ func correctnessRefusal(a, b *result.Correctness) string {
 	}
 	for _, o := range b.Outputs {
 		if p, ok := prompts[o.Line]; ok && p != o.Prompt {
-			return fmt.Sprintf("the prompts differ: line %d of the dataset is not the baseline's", o.Line)
+			return &result.CorrectnessRefusal{Rule: result.RefusedPrompts, Line: o.Line}
 		}
 	}
-	return ""
+	return nil
 }
 
 // pairAccuracy pairs the scored outputs of a and b by dataset line and
@@ -451,7 +453,7 @@ const contextTokens = 8
 // correctnessRecord is the record of one block's comparison in
 // results.json (Comparison.Record), what the reports show.
 func correctnessRecord(cr *CorrectnessResult, alpha float64) result.CorrectnessComparison {
-	r := result.CorrectnessComparison{Name: cr.Name, Outcome: cr.Outcome, Missing: cr.A == nil, Refused: cr.Refused,
+	r := result.CorrectnessComparison{Name: cr.Name, Outcome: cr.Outcome, Missing: cr.A == nil, Refusal: cr.Refusal,
 		Lossless: cr.Lossless, Notes: cr.Notes}
 	if g := cr.Greedy; g != nil {
 		r.Prompts, r.Exact, r.NearTies, r.Mismatches, r.Unpaired = g.Prompts, g.Exact, g.NearTies, g.Mismatches, g.Unpaired
@@ -491,7 +493,8 @@ func correctnessRecord(cr *CorrectnessResult, alpha float64) result.CorrectnessC
 // text just before, each side's text from there (8 tokens), each side's
 // top-k there.
 func divergenceRecord(p PromptAgreement) result.Divergence {
-	d := result.Divergence{Line: p.Line, Prompt: p.B.Prompt, Kind: p.Kind.String(), Position: p.Position, ByText: p.ByText, Why: p.Why}
+	why := p.Why
+	d := result.Divergence{Line: p.Line, Prompt: p.B.Prompt, Kind: p.Kind.String(), Position: p.Position, ByText: p.ByText, Cause: &why}
 	if p.ByText {
 		ra, rb := []rune(p.A.Text), []rune(p.B.Text)
 		from := max(0, p.Position-40)

@@ -2,10 +2,10 @@ package compare
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/stats"
@@ -30,38 +30,52 @@ func out(line int, toks ...result.Token) result.CorrectnessOutput {
 	return o
 }
 
+// TestAgree: how two greedy outputs agree, and the rule and figures that
+// made a divergence a near tie or a mismatch (report's TestDivergenceWhy
+// words them).
 func TestAgree(t *testing.T) {
 	the := tok(1, "the", -0.1, 1, "the", -0.1, 2, "a", -0.15)
 	a2 := tok(2, "a", -0.15, 2, "a", -0.15, 1, "the", -0.16)
 	cat := tok(3, " cat", -0.2, 3, " cat", -0.2, 4, " dog", -2.0)
-	far := tok(2, "a", -0.1, 2, "a", -0.1, 1, "the", -0.9) // "the" in top-k, 0.8 apart
-	outside := tok(9, "zz", -0.1, 9, "zz", -0.1, 8, "yy", -0.2)
+	far := tok(2, "a", -0.1, 2, "a", -0.1, 1, "the", -0.9)                     // "the" in top-k, 0.8 apart
+	outside := tok(9, "zz", -0.1, 9, "zz", -0.1, 8, "yy", -0.2, 7, "xx", -0.3) // a top-3 against the others' top-2
+	zzInTop := tok(1, "the", -0.1, 1, "the", -0.1, 9, "zz", -0.3)              // "zz" in its top-k, "the" not in zz's
 	bare := result.Token{ID: 2, Text: "a", Logprob: -0.1}
 	tests := []struct {
 		name string
 		a, b result.CorrectnessOutput
 		kind Agreement
 		pos  int
-		why  string
+		why  result.DivergenceCause
 	}{
 		{name: "same tokens", a: out(1, the, cat), b: out(1, the, cat), kind: Exact, pos: -1},
-		{name: "near tie: each in the other's top-k, within the gap", a: out(1, cat, the), b: out(1, cat, a2), kind: NearTie, pos: 1, why: "0.05 apart"},
-		{name: "outside the other's top-k", a: out(1, the), b: out(1, outside), kind: Mismatch, pos: 0, why: `token "zz" is not in the baseline's top 2`},
-		{name: "in top-k but beyond the gap", a: out(1, the), b: out(1, far), kind: Mismatch, pos: 0, why: "0.8 apart in logprob (the near-tie gap is 0.1)"},
-		{name: "no logprobs", a: out(1, the), b: out(1, bare), kind: Mismatch, pos: 0, why: "no top-k logprobs"},
-		{name: "candidate stops early", a: out(1, the, cat), b: out(1, the), kind: Mismatch, pos: 1, why: "the candidate stops after 1 tokens"},
+		{name: "near tie: each in the other's top-k, within the gap", a: out(1, cat, the), b: out(1, cat, a2), kind: NearTie, pos: 1,
+			why: result.DivergenceCause{Rule: result.DivergedNearTie, LogprobGap: 0.05}},
+		{name: "the candidate's token outside the baseline's top-k", a: out(1, the), b: out(1, outside), kind: Mismatch, pos: 0,
+			why: result.DivergenceCause{Rule: result.DivergedNotInTop, Side: result.SideNow, Token: "zz", TopK: 2}},
+		{name: "the baseline's token outside the candidate's top-k", a: out(1, zzInTop), b: out(1, outside), kind: Mismatch, pos: 0,
+			why: result.DivergenceCause{Rule: result.DivergedNotInTop, Side: result.SideBaseline, Token: "the", TopK: 3}},
+		{name: "in top-k but beyond the gap", a: out(1, the), b: out(1, far), kind: Mismatch, pos: 0,
+			why: result.DivergenceCause{Rule: result.DivergedGapWide, LogprobGap: 0.8, NearTieGap: DefaultNearTieGap}},
+		{name: "no logprobs", a: out(1, the), b: out(1, bare), kind: Mismatch, pos: 0, why: result.DivergenceCause{Rule: result.DivergedNoLogprobs}},
+		{name: "candidate stops early", a: out(1, the, cat), b: out(1, the), kind: Mismatch, pos: 1,
+			why: result.DivergenceCause{Rule: result.DivergedEnds, Side: result.SideNow}},
+		{name: "baseline stops early", a: out(1, the), b: out(1, the, cat), kind: Mismatch, pos: 1,
+			why: result.DivergenceCause{Rule: result.DivergedEnds, Side: result.SideBaseline}},
 		{name: "no tokens, same text", a: result.CorrectnessOutput{Text: "abc"}, b: result.CorrectnessOutput{Text: "abc"}, kind: Exact, pos: -1},
-		{name: "no tokens, texts differ", a: result.CorrectnessOutput{Text: "abc"}, b: result.CorrectnessOutput{Text: "abd"}, kind: Mismatch, pos: 2, why: "the texts differ"},
-		{name: "a failed request", a: out(1, the), b: result.CorrectnessOutput{Error: "HTTP 500"}, kind: Unpaired, pos: -1},
+		{name: "no tokens, texts differ", a: result.CorrectnessOutput{Text: "abc"}, b: result.CorrectnessOutput{Text: "abd"}, kind: Mismatch, pos: 2,
+			why: result.DivergenceCause{Rule: result.DivergedTexts}},
+		{name: "a failed request", a: out(1, the), b: result.CorrectnessOutput{Error: "HTTP 500"}, kind: Unpaired, pos: -1,
+			why: result.DivergenceCause{Rule: result.DivergedRequestFailed}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Agree(tt.a, tt.b, DefaultNearTieGap)
 			if got.Kind != tt.kind || got.Position != tt.pos {
-				t.Fatalf("Agree = %v at %d (%s), want %v at %d", got.Kind, got.Position, got.Why, tt.kind, tt.pos)
+				t.Fatalf("Agree = %v at %d (%+v), want %v at %d", got.Kind, got.Position, got.Why, tt.kind, tt.pos)
 			}
-			if !strings.Contains(got.Why, tt.why) {
-				t.Errorf("why = %q, want it to contain %q", got.Why, tt.why)
+			if diff := cmp.Diff(tt.why, got.Why, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+				t.Errorf("why (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -206,6 +220,36 @@ func corrRun(n int, right func(line int) bool) *result.Results {
 	return &result.Results{Schema: result.Schema, Server: result.Server{Name: "qwen"}, Correctness: []result.Correctness{c}}
 }
 
+// TestCorrectnessRefusal: the rule, with its figures, that refuses to
+// compare two correctness blocks; nil when they compare (report's
+// TestRefusalText words them).
+func TestCorrectnessRefusal(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(a, b *result.Correctness)
+		want   *result.CorrectnessRefusal
+	}{
+		{name: "the same settings and prompts", change: func(a, b *result.Correctness) {}},
+		{name: "no baseline outputs", change: func(a, b *result.Correctness) { a.Outputs = nil },
+			want: &result.CorrectnessRefusal{Rule: result.RefusedNoOutputs}},
+		{name: "max_output differs", change: func(a, b *result.Correctness) { b.MaxOutput = 16 },
+			want: &result.CorrectnessRefusal{Rule: result.RefusedMaxOutput, BaselineMaxOutput: 8, MaxOutput: 16}},
+		{name: "the endpoint differs", change: func(a, b *result.Correctness) { b.Endpoint = "chat" },
+			want: &result.CorrectnessRefusal{Rule: result.RefusedEndpoint, BaselineEndpoint: "completions", Endpoint: "chat"}},
+		{name: "a prompt differs", change: func(a, b *result.Correctness) { b.Outputs[6].Prompt = "q" },
+			want: &result.CorrectnessRefusal{Rule: result.RefusedPrompts, Line: 7}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := corrRun(10, func(int) bool { return true }).Correctness[0], corrRun(10, func(int) bool { return true }).Correctness[0]
+			tt.change(&a, &b)
+			if diff := cmp.Diff(tt.want, correctnessRefusal(&a, &b)); diff != "" {
+				t.Errorf("refusal (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestBuildCorrectness(t *testing.T) {
 	half := func(line int) bool { return line%2 == 0 }
 	tests := []struct {
@@ -255,14 +299,15 @@ func TestBuildCorrectness(t *testing.T) {
 		}, outcome: "pass", exit: 0},
 		{name: "max_output differs: not compared", change: func(b *result.Results) { b.Correctness[0].MaxOutput = 16 },
 			outcome: "error", exit: 3, check: func(t *testing.T, r CorrectnessResult) {
-				if !strings.Contains(r.Refused, "max_output differs: 8 in the baseline, 16 here") {
-					t.Errorf("refused = %q", r.Refused)
+				want := &result.CorrectnessRefusal{Rule: result.RefusedMaxOutput, BaselineMaxOutput: 8, MaxOutput: 16}
+				if diff := cmp.Diff(want, r.Refusal); diff != "" {
+					t.Errorf("refusal (-want +got):\n%s", diff)
 				}
 			}},
 		{name: "other prompts: not compared", change: func(b *result.Results) { b.Correctness[0].Outputs[3].Prompt = "q" },
 			outcome: "error", exit: 3, check: func(t *testing.T, r CorrectnessResult) {
-				if !strings.Contains(r.Refused, "line 4 of the dataset") {
-					t.Errorf("refused = %q", r.Refused)
+				if diff := cmp.Diff(&result.CorrectnessRefusal{Rule: result.RefusedPrompts, Line: 4}, r.Refusal); diff != "" {
+					t.Errorf("refusal (-want +got):\n%s", diff)
 				}
 			}},
 		{name: "a block the baseline lacks is skipped", change: func(b *result.Results) { b.Correctness[0].Name = "other" },

@@ -31,7 +31,7 @@ var proseRatchet = map[string]int{
 	"internal/assert":             24,
 	"internal/command/interleave": 1,
 	"internal/command/run":        4,
-	"internal/compare":            14,
+	"internal/compare":            5,
 	"internal/engine/llamacpp":    10,
 	"internal/engine/sglang":      6,
 	"internal/engine/vllm":        7,

@@ -65,8 +65,8 @@ func newCorrectnessViews(res *result.Results) []correctnessView {
 			v.Lines = append(v.Lines, "No baseline: the outputs are recorded in correctness.jsonl for a later run to compare with")
 		case cc.Missing:
 			v.Lines = append(v.Lines, "The baseline has no block of this name: nothing compared")
-		case cc.Refused != "":
-			v.Lines = append(v.Lines, "Not compared with the baseline: "+cc.Refused)
+		case cc.WasRefused():
+			v.Lines = append(v.Lines, "Not compared with the baseline: "+CorrectnessRefused(cc))
 		default:
 			v.Lines = append(v.Lines, fmt.Sprintf("Against the baseline (%s): %d of %d prompts agree exactly (%s), %d near ties (%s), %d mismatches (%s; max_mismatch %s)",
 				strings.ToUpper(cc.Outcome.String()), cc.Exact, cc.Prompts, numfmt.Percent(cc.AgreementRate), cc.NearTies, numfmt.Percent(cc.NearTieRate),
@@ -98,7 +98,7 @@ func newCorrectnessViews(res *result.Results) []correctnessView {
 						pos = "character " + strconv.Itoa(d.Position)
 					}
 					v.Rows = append(v.Rows, []string{strconv.Itoa(d.Line), clip(d.Prompt, promptWidth), d.Kind, pos, strconv.Quote(d.Before),
-						strconv.Quote(d.Baseline), strconv.Quote(d.Now), topText(d.BaselineTop), topText(d.NowTop), d.Why})
+						strconv.Quote(d.Baseline), strconv.Quote(d.Now), topText(d.BaselineTop), topText(d.NowTop), DivergenceWhy(&d)})
 				}
 			}
 		}
@@ -188,7 +188,7 @@ func writeCorrectnessCSV(cw *csv.Writer, res *result.Results) {
 		}
 		row("elapsed_s", b.ElapsedS, "s", b.Prompts)
 		row("gpu_seconds", b.GPUSeconds, "GPU-s", b.Prompts)
-		if cc == nil || cc.Missing || cc.Refused != "" {
+		if cc == nil || cc.Missing || cc.WasRefused() {
 			continue
 		}
 		row("agreement_rate", cc.AgreementRate, "share", cc.Prompts)
@@ -198,4 +198,71 @@ func writeCorrectnessCSV(cw *csv.Writer, res *result.Results) {
 			row("accuracy_change", a.Change, "share", a.Items)
 		}
 	}
+}
+
+// DivergenceWhy words why diverged prompt d is the near tie or the
+// mismatch it is (its Cause; docs/method.md#correctness): "the
+// candidate's token \" z\" is not in the baseline's top 2", "both tokens
+// in each other's top-k, 0.05 apart in logprob". A divergence recorded
+// before Cause held gives its Why.
+func DivergenceWhy(d *result.Divergence) string {
+	c := d.Cause
+	if c == nil {
+		return d.Why
+	}
+	switch c.Rule {
+	case result.DivergedNearTie:
+		return fmt.Sprintf("both tokens in each other's top-k, %.3g apart in logprob", c.LogprobGap)
+	case result.DivergedGapWide:
+		return fmt.Sprintf("both tokens in each other's top-k, but %.3g apart in logprob (the near-tie gap is %.3g)", c.LogprobGap, c.NearTieGap)
+	case result.DivergedNotInTop:
+		side, other := sideNames(c.Side)
+		return fmt.Sprintf("%s's token %q is not in %s's top %d", side, c.Token, other, c.TopK)
+	case result.DivergedNoLogprobs:
+		return "no top-k logprobs to tell a near tie"
+	case result.DivergedEnds:
+		side, _ := sideNames(c.Side)
+		return fmt.Sprintf("%s stops after %d tokens, the other goes on", side, d.Position)
+	case result.DivergedTexts:
+		return "the texts differ (no tokens to compare)"
+	case result.DivergedRequestFailed:
+		return "a request failed"
+	}
+	return string(c.Rule)
+}
+
+// sideNames are side (result.SideBaseline or result.SideNow) and the
+// other side in words: "the candidate", "the baseline".
+func sideNames(side string) (this, other string) {
+	if side == result.SideNow {
+		return "the candidate", "the baseline"
+	}
+	return "the baseline", "the candidate"
+}
+
+// RefusalText words why correctness block name was not compared with the
+// baseline's (docs/method.md#correctness): "max_output differs: 8 in the
+// baseline, 16 here".
+func RefusalText(name string, r *result.CorrectnessRefusal) string {
+	switch r.Rule {
+	case result.RefusedNoOutputs:
+		return fmt.Sprintf("the baseline has no outputs of block %q (%s missing beside its results.json)", name, result.CorrectnessFile)
+	case result.RefusedMaxOutput:
+		return fmt.Sprintf("max_output differs: %d in the baseline, %d here", r.BaselineMaxOutput, r.MaxOutput)
+	case result.RefusedEndpoint:
+		return fmt.Sprintf("the endpoint differs: %s in the baseline, %s here", r.BaselineEndpoint, r.Endpoint)
+	case result.RefusedPrompts:
+		return fmt.Sprintf("the prompts differ: line %d of the dataset is not the baseline's", r.Line)
+	}
+	return string(r.Rule)
+}
+
+// CorrectnessRefused words why the comparison cc was refused: its
+// Refusal, or in results written before it, its Refused ("" when the
+// blocks were compared).
+func CorrectnessRefused(cc *result.CorrectnessComparison) string {
+	if cc.Refusal != nil {
+		return RefusalText(cc.Name, cc.Refusal)
+	}
+	return cc.Refused
 }

@@ -139,9 +139,14 @@ type BaselineSearch struct {
 type CorrectnessComparison struct {
 	Name    string        `json:"name"`
 	Outcome vocab.Outcome `json:"outcome"`
-	// Missing: the baseline has no such block (nothing compared);
-	// Refused why the blocks were not compared.
-	Missing bool   `json:"missing,omitempty"`
+	// Missing: the baseline has no such block (nothing compared).
+	Missing bool `json:"missing,omitempty"`
+	// Refusal is why the blocks were not compared, as a rule and the
+	// figures it read; nil when they were (the reports word it).
+	Refusal *CorrectnessRefusal `json:"refusal,omitempty"`
+	// Refused is why the blocks were not compared, in words, as
+	// results.json files written before Refusal held it; empty in newer
+	// ones.
 	Refused string `json:"refused,omitempty"`
 	// Prompts compared, and how they agreed; Unpaired those a side has no
 	// output for.
@@ -200,16 +205,64 @@ type AccuracyComparison struct {
 	ItemsFor3 int    `json:"items_for_3_points,omitempty"`
 }
 
+// WasRefused reports whether the blocks were not compared: a Refusal, or
+// in results written before it, a Refused sentence.
+func (c *CorrectnessComparison) WasRefused() bool { return c.Refusal != nil || c.Refused != "" }
+
+// CorrectnessRefusal is why a correctness block was not compared with the
+// baseline's block of its name (docs/method.md#correctness): Rule, with
+// the figures it read.
+type CorrectnessRefusal struct {
+	Rule RefusalRule `json:"rule"`
+	// BaselineMaxOutput and MaxOutput are each side's max_output
+	// (RefusedMaxOutput).
+	BaselineMaxOutput int `json:"baseline_max_output,omitempty"`
+	MaxOutput         int `json:"max_output,omitempty"`
+	// BaselineEndpoint and Endpoint are each side's endpoint
+	// (RefusedEndpoint).
+	BaselineEndpoint string `json:"baseline_endpoint,omitempty"`
+	Endpoint         string `json:"endpoint,omitempty"`
+	// Line is the first dataset line of this run whose prompt is not the
+	// baseline's (RefusedPrompts).
+	Line int `json:"line,omitempty"`
+}
+
+// RefusalRule names why two correctness blocks were not compared
+// (CorrectnessRefusal): a stable code results.json keeps.
+type RefusalRule string
+
+// The rules a CorrectnessRefusal names.
+const (
+	// RefusedNoOutputs: the baseline has no outputs of the block
+	// (CorrectnessFile missing beside its results.json).
+	RefusedNoOutputs RefusalRule = "no_baseline_outputs"
+	// RefusedMaxOutput: the blocks asked for other max_output
+	// (BaselineMaxOutput, MaxOutput).
+	RefusedMaxOutput RefusalRule = "max_output_differs"
+	// RefusedEndpoint: the blocks sent their requests to other endpoints
+	// (BaselineEndpoint, Endpoint).
+	RefusedEndpoint RefusalRule = "endpoint_differs"
+	// RefusedPrompts: a dataset line's prompt is not the baseline's
+	// (Line).
+	RefusedPrompts RefusalRule = "prompts_differ"
+)
+
 // Divergence is one prompt whose output differs from the baseline's.
 type Divergence struct {
 	// Line is the dataset line; Kind "near tie" or "mismatch"; Position
-	// the first token (or, ByText, character) that differs; Why in words.
+	// the first token (or, ByText, character) that differs.
 	Line     int    `json:"line"`
 	Prompt   string `json:"prompt"`
 	Kind     string `json:"kind"`
 	Position int    `json:"position"`
 	ByText   bool   `json:"by_text,omitempty"`
-	Why      string `json:"why"`
+	// Cause is the rule that made the divergence a near tie or a
+	// mismatch, with the figures it read (the reports word it); nil in
+	// results written before it.
+	Cause *DivergenceCause `json:"cause,omitempty"`
+	// Why is the same in words, as results.json files written before
+	// Cause held it; empty in newer ones.
+	Why string `json:"why,omitempty"`
 	// Before is the text both outputs share just before the divergence;
 	// Baseline and Now each side's text from it (a few tokens).
 	Before   string `json:"before"`
@@ -219,6 +272,64 @@ type Divergence struct {
 	BaselineTop []TopToken `json:"baseline_top,omitempty"`
 	NowTop      []TopToken `json:"now_top,omitempty"`
 }
+
+// DivergenceCause is why a prompt's greedy outputs count as the near tie
+// or the mismatch they are (docs/method.md#correctness): Rule, with the
+// figures it read.
+type DivergenceCause struct {
+	Rule DivergenceRule `json:"rule"`
+	// Side is the side the rule names, SideBaseline or SideNow: the one
+	// whose output ends (DivergedEnds; after Divergence.Position tokens)
+	// or whose token is not in the other's top-k (DivergedNotInTop).
+	Side string `json:"side,omitempty"`
+	// Token is that side's token's text and TopK the size of the other
+	// side's top-k (DivergedNotInTop).
+	Token string `json:"token,omitempty"`
+	TopK  int    `json:"top_k,omitempty"`
+	// LogprobGap is the wider of the two sides' logprob gaps between the
+	// two tokens, in nats (DivergedNearTie, DivergedGapWide), and
+	// NearTieGap the gap a near tie allows (DivergedGapWide).
+	LogprobGap float64 `json:"logprob_gap,omitempty"`
+	NearTieGap float64 `json:"near_tie_gap,omitempty"`
+}
+
+// DivergenceRule names why two greedy outputs diverged as they did
+// (DivergenceCause): a stable code results.json keeps.
+type DivergenceRule string
+
+// The rules a DivergenceCause names.
+const (
+	// DivergedNearTie: each side's token is in the other's top-k, and
+	// their logprobs are LogprobGap apart, within the near-tie gap.
+	DivergedNearTie DivergenceRule = "near_tie"
+	// DivergedGapWide: each side's token is in the other's top-k, but
+	// their logprobs are LogprobGap apart, more than NearTieGap (a
+	// mismatch).
+	DivergedGapWide DivergenceRule = "gap_too_wide"
+	// DivergedNotInTop: Side's token, Token, is not in the other side's
+	// top TopK (a mismatch).
+	DivergedNotInTop DivergenceRule = "not_in_top"
+	// DivergedNoLogprobs: a side has no top-k logprobs at the position,
+	// so no near tie can be told (a mismatch).
+	DivergedNoLogprobs DivergenceRule = "no_logprobs"
+	// DivergedEnds: Side's output ends after Position tokens, where the
+	// other goes on (a mismatch).
+	DivergedEnds DivergenceRule = "ends_early"
+	// DivergedTexts: the outputs have no tokens to compare and their
+	// texts differ (a mismatch).
+	DivergedTexts DivergenceRule = "texts_differ"
+	// DivergedRequestFailed: a side's request failed, so the prompt is
+	// not compared (unpaired; never recorded as a divergence).
+	DivergedRequestFailed DivergenceRule = "request_failed"
+)
+
+// The sides a DivergenceCause names.
+const (
+	// SideBaseline is the baseline's output.
+	SideBaseline = "baseline"
+	// SideNow is this run's output, the candidate's.
+	SideNow = "now"
+)
 
 // ComparisonRow is one cell and metric of a Comparison.
 type ComparisonRow struct {

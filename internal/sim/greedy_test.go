@@ -124,7 +124,7 @@ func TestGreedyOutputs(t *testing.T) {
 						t.Fatalf("prompt %d: %d tokens, top %d, text %q", i, len(oa.Tokens), len(oa.Tokens[0].Top), oa.Text)
 					}
 					if g := compare.Agree(oa, ob, compare.DefaultNearTieGap); g.Kind != compare.Exact {
-						t.Fatalf("prompt %d: identical builds %v at %d (%s)", i, g.Kind, g.Position, g.Why)
+						t.Fatalf("prompt %d: identical builds %v at %d (%+v)", i, g.Kind, g.Position, g.Why)
 					}
 					switch g := compare.Agree(oa, greedyPost(t, drifted, pr, chat, 5), compare.DefaultNearTieGap); g.Kind {
 					case compare.Exact:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/vocab"
@@ -79,9 +80,9 @@ func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Ve
 			continue
 		}
 		agreeRule := fmt.Sprintf("greedy outputs agree with the baseline's (max_mismatch %s)", numfmt.Percent(b.MaxMismatch))
-		if cr.Refused != "" {
+		if cr.Refusal != nil {
 			v := newVerdict(name, agreeRule, cr.RefusalCheck())
-			v.Message = "not compared: " + cr.Refused
+			v.Message = "not compared: " + report.RefusalText(cr.Name, cr.Refusal)
 			out = append(out, v)
 			continue
 		}
@@ -212,7 +213,7 @@ func DivergenceLine(d result.Divergence) string {
 	if d.ByText {
 		where = "character " + strconv.Itoa(d.Position)
 	}
-	return fmt.Sprintf("line %d: %s at %s: …%q + baseline %q | now %q (%s)", d.Line, d.Kind, where, d.Before, d.Baseline, d.Now, d.Why)
+	return fmt.Sprintf("line %d: %s at %s: …%q + baseline %q | now %q (%s)", d.Line, d.Kind, where, d.Before, d.Baseline, d.Now, report.DivergenceWhy(&d))
 }
 
 // CorrectnessLines are the diff's lines of the correctness blocks B
@@ -228,8 +229,8 @@ func CorrectnessLines(c *compare.Comparison) []string {
 		case cr.A == nil:
 			out = append(out, head+": not in A, nothing compared")
 			continue
-		case cr.Refused != "":
-			out = append(out, head+": not compared: "+cr.Refused)
+		case cr.Refusal != nil:
+			out = append(out, head+": not compared: "+report.RefusalText(cr.Name, cr.Refusal))
 			continue
 		}
 		g := cr.Greedy

@@ -2,6 +2,7 @@ package views
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -80,6 +81,9 @@ func TestCorrectnessVerdicts(t *testing.T) {
 			details: []string{`line 4: mismatch at token 0: …"" + baseline " a" | now " z" (the candidate's token " z" is not in the baseline's top 2)`,
 				`line 7: mismatch at token 0: …"" + baseline " a" | now " z" (the candidate's token " z" is not in the baseline's top 2)`},
 			diffText: []string{"line 4: mismatch at token 0", "line 7: mismatch at token 0"}},
+		{name: "max_output differs: not compared", base: block(10, nil, nil, 0), b: maxOutput(block(10, nil, nil, 0), 8),
+			verdicts: []want{{"", vocab.Error, true, "not compared: max_output differs: 4 in the baseline, 8 here"}},
+			diffText: []string{`correctness "greedy": error: not compared: max_output differs: 4 in the baseline, 8 here`}},
 		{name: "a failed request", base: block(10, nil, nil, 0), b: block(10, nil, nil, 1),
 			verdicts: []want{{"/agreement", vocab.Error, true, "1 of 10 requests failed"}, {"/accuracy", vocab.Error, true, ""}}},
 		{name: "speculative against a baseline without: lossless", base: block(10, nil, nil, 0), b: speculative(block(10, nil, nil, 0)),
@@ -134,6 +138,60 @@ func TestCorrectnessVerdicts(t *testing.T) {
 				if !strings.Contains(buf.String(), w) {
 					t.Errorf("diff lacks %q:\n%s", w, buf.String())
 				}
+			}
+		})
+	}
+}
+
+// maxOutput sets r's block's max_output to n.
+func maxOutput(r *result.Results, n int) *result.Results {
+	r.Correctness[0].MaxOutput = n
+	return r
+}
+
+// TestCorrectnessDiffJSON: diff's JSON carries each correctness rule with
+// its figures and, beside it, its words: why the blocks were not compared
+// (refusal, refused) and why a prompt diverged (cause, why).
+func TestCorrectnessDiffJSON(t *testing.T) {
+	type divergence struct {
+		Cause result.DivergenceCause `json:"cause"`
+		Why   string                 `json:"why"`
+	}
+	type blockJSON struct {
+		Refusal  *result.CorrectnessRefusal `json:"refusal"`
+		Refused  string                     `json:"refused"`
+		Diverged []divergence               `json:"diverged"`
+	}
+	tests := []struct {
+		name    string
+		base, b *result.Results
+		want    blockJSON
+	}{
+		{name: "a mismatch", base: block(10, nil, nil, 0), b: block(10, map[int]bool{4: true}, nil, 0),
+			want: blockJSON{Diverged: []divergence{{Cause: result.DivergenceCause{Rule: result.DivergedNotInTop, Side: result.SideNow, Token: " z", TopK: 2},
+				Why: `the candidate's token " z" is not in the baseline's top 2`}}}},
+		{name: "not compared", base: block(10, nil, nil, 0), b: maxOutput(block(10, nil, nil, 0), 8),
+			want: blockJSON{Refusal: &result.CorrectnessRefusal{Rule: result.RefusedMaxOutput, BaselineMaxOutput: 4, MaxOutput: 8},
+				Refused: "max_output differs: 4 in the baseline, 8 here"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := compare.Build(tt.base, tt.b, compare.Policy{Tolerance: 0.05})
+			var buf bytes.Buffer
+			if err := (Diff{PathA: "a.json", PathB: "b.json", C: c}).JSON(&buf); err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Correctness []blockJSON `json:"correctness"`
+			}
+			if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Correctness) != 1 {
+				t.Fatalf("%d correctness blocks in %s", len(doc.Correctness), buf.String())
+			}
+			if d := cmp.Diff(tt.want, doc.Correctness[0]); d != "" {
+				t.Errorf("correctness (-want +got):\n%s", d)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
@@ -37,7 +38,8 @@ type diffJSON struct {
 	Method  methodJSON             `json:"method"`
 	Summary map[string]int         `json:"summary"`
 	// Correctness are B's correctness blocks compared with A's
-	// (docs/method.md#correctness); absent when B has none.
+	// (docs/method.md#correctness), each refusal and divergence with its
+	// rule, figures and words (wordCorrectness); absent when B has none.
 	Correctness []result.CorrectnessComparison `json:"correctness,omitempty"`
 	// Capacity are the rate searches of both runs compared
 	// (docs/method.md#capacity-lost), each with its rule, figures and
@@ -156,6 +158,9 @@ func (d Diff) JSON(w io.Writer) error {
 		for i := range doc.Capacity { // results.json keeps the rule; diff's JSON words it too
 			doc.Capacity[i].Reason = CapacityReason(&c.Capacity[i], c.Policy.Tolerance)
 		}
+		for i := range doc.Correctness { // and the correctness rules the same way
+			wordCorrectness(&doc.Correctness[i])
+		}
 	}
 	for _, f := range c.Lost {
 		doc.Lost = append(doc.Lost, lostJSON{Cell: f.Ref.Name(), Decision: f.Change.Key(), Text: FindingText(f)})
@@ -236,4 +241,16 @@ func differences(ds []compare.Difference) []differenceJSON {
 		out = append(out, j)
 	}
 	return out
+}
+
+// wordCorrectness sets cc's sentences beside its rules, as diff's JSON
+// carries them: why the blocks were not compared (refused) and why each
+// diverged prompt diverged (why).
+func wordCorrectness(cc *result.CorrectnessComparison) {
+	if cc.Refusal != nil {
+		cc.Refused = report.RefusalText(cc.Name, cc.Refusal)
+	}
+	for j := range cc.Diverged {
+		cc.Diverged[j].Why = report.DivergenceWhy(&cc.Diverged[j])
+	}
 }

@@ -9,11 +9,25 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 )
 
-// ReadingLines are the detail lines of readings rs, one each (the
-// function assert.Evaluate takes).
+// AssertWords are the words assert.Evaluate's verdicts quote (its
+// assert.Words): the readings' lines and why a correctness block was not
+// compared.
+type AssertWords struct{}
+
+// ReadingLines are readings rs' lines (ReadingLines).
+func (AssertWords) ReadingLines(rs []result.Reading) []string { return ReadingLines(rs) }
+
+// CorrectnessRefused says why correctness comparison cc was refused
+// (report.CorrectnessRefused).
+func (AssertWords) CorrectnessRefused(cc *result.CorrectnessComparison) string {
+	return report.CorrectnessRefused(cc)
+}
+
+// ReadingLines are the detail lines of readings rs, one each.
 func ReadingLines(rs []result.Reading) []string {
 	if rs == nil {
 		return nil

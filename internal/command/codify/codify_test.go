@@ -172,7 +172,7 @@ func TestRoundTrip(t *testing.T) {
 			for i := range res.Prefill {
 				res.Prefill[i].TPS *= tc.slowdown
 			}
-			verdicts := assert.Evaluate(sp, sp.Servers[0], res, views.ReadingLines)
+			verdicts := assert.Evaluate(sp, sp.Servers[0], res, views.AssertWords{})
 			if want := 5 + 2 + 4; len(verdicts) != want {
 				t.Errorf("%d verdicts, want %d (5 measured decode cells, 2 prefill rows, 4 asserts: the 8K x 1 TTFT p99 rests on 1 request)", len(verdicts), want)
 			}

@@ -487,7 +487,7 @@ func (r *interleaved) check(side string) (*result.Results, error) {
 		}
 		sp.Asserts = append(sp.Asserts, a)
 	}
-	pooled.Verdicts = append(assert.Evaluate(&sp, srv, pooled, views.ReadingLines), skipped...)
+	pooled.Verdicts = append(assert.Evaluate(&sp, srv, pooled, views.AssertWords{}), skipped...)
 	dir := filepath.Join(r.o.OutDir, strings.ToLower(side))
 	if err := pooled.Write(filepath.Join(dir, "results.json")); err != nil {
 		return nil, exit.Infraf("interleave: writing %s's pooled results: %v", side, err)

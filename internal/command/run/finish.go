@@ -90,7 +90,7 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 	// against the baseline), so they are evaluated after the comparison;
 	// their verdicts come first.
 	if fc.Spec != nil && fc.Server != nil {
-		verdicts = append(verdicts, assert.Evaluate(fc.Spec, fc.Server, res, views.ReadingLines)...)
+		verdicts = append(verdicts, assert.Evaluate(fc.Spec, fc.Server, res, views.AssertWords{})...)
 	}
 	verdicts = append(verdicts, baselineVerdicts...)
 	// The correctness blocks' verdicts: against the baseline's blocks
