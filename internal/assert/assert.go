@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -27,6 +26,8 @@ type Words interface {
 	// CorrectnessRefused says why a correctness block was not compared
 	// with the baseline's (its Refusal).
 	CorrectnessRefused(cc *result.CorrectnessComparison) string
+	// UnknownRead says why a figure a condition read has no value.
+	UnknownRead(u result.UnknownRead) string
 }
 
 // Evaluate checks every assert and expect block of sp against res (the
@@ -144,10 +145,14 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 	if v.Message == "" {
 		v.Message = "condition is false"
 	}
-	if why := sc.undecidedFail(a); len(why) > 0 {
+	if open := sc.undecidedFail(a); len(open) > 0 {
 		// The condition holds at a capacity the search's confident
 		// decisions leave possible: undecided, not failed.
 		v.Outcome = vocab.Inconclusive
+		why := make([]string, len(open))
+		for i, u := range open {
+			why[i] = sc.words.UnknownRead(u)
+		}
 		v.Message = strings.Join(why, "; ")
 		v.Details = append(v.Details, why...)
 	}
@@ -163,12 +168,12 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 // on probes the search could not decide, and the lines say so. None when
 // the condition fails at that capacity too (decided), or reads no rate
 // search left open.
-func (sc *scope) undecidedFail(a *spec.Assert) []string {
+func (sc *scope) undecidedFail(a *spec.Assert) []result.UnknownRead {
 	if sc.res == nil || len(a.Searches) == 0 {
 		return nil
 	}
 	ps := specPercentiles(sc.sp)
-	var why []string
+	var why []result.UnknownRead
 	open := map[string]cty.Value{}
 	for _, name := range a.Searches {
 		s := sc.sp.Search(name)
@@ -184,19 +189,9 @@ func (sc *scope) undecidedFail(a *spec.Assert) []string {
 			continue
 		}
 		open[name] = v
-		var known []string
-		if r.RateLower > 0 {
-			known = append(known, "at least "+vocab.FormatRate(r.RateLower)+" req/s")
-		}
-		if r.RateUpper > 0 {
-			known = append(known, "below "+vocab.FormatRate(r.RateUpper)+" req/s")
-		}
-		decided := "nothing of its capacity (no probe met or failed with confidence)"
-		if len(known) > 0 {
-			decided = "its capacity only to be " + strings.Join(known, " and ")
-		}
-		why = append(why, fmt.Sprintf("undecided: search %q decided %s (%s confidence; %s), and the condition holds at a capacity in that range: longer windows, or more of them a probe (max_windows), would decide it",
-			name, decided, numfmtPct(r.Confidence), undecidedCount(r)))
+		n, of := undecided(r)
+		why = append(why, result.UnknownRead{Rule: result.SearchUndecidedHolds, Name: name, Lower: r.RateLower, Upper: r.RateUpper,
+			Confidence: r.Confidence, Undecided: n, Probes: of})
 	}
 	if len(open) == 0 {
 		return nil
@@ -208,7 +203,7 @@ func (sc *scope) undecidedFail(a *spec.Assert) []string {
 		}
 		r, _ := sc.res.SearchByName(s.Name)
 		if r == nil {
-			return unknownSearch(s, &searchRead{name: s.Name, msg: fmt.Sprintf("search %q was not run", s.Name), infra: true}, ps)
+			return unknownSearch(s, &searchRead{why: result.UnknownRead{Rule: result.SearchNotRun, Name: s.Name}, infra: true}, ps)
 		}
 		return searchValue(s, sc.res, ps)
 	})}
@@ -221,14 +216,6 @@ func (sc *scope) undecidedFail(a *spec.Assert) []string {
 		return nil
 	}
 	return why
-}
-
-// numfmtPct is a confidence as a percentage: "95%".
-func numfmtPct(c float64) string {
-	if c == 0 {
-		c = 0.95
-	}
-	return strconv.FormatFloat(100*c, 'f', -1, 64) + "%"
 }
 
 // unmeasuredVerdict fills v for a test that read cells without numbers or
@@ -261,13 +248,16 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 		v.Details = append(v.Details, msg)
 		msgs = append(msgs, msg)
 	}
+	var words []string
 	for _, s := range searches {
 		if s.infra {
 			v.Outcome, v.Infra = vocab.Error, true
 		}
-		v.Details = append(v.Details, s.msg)
-		msgs = append(msgs, s.msg)
+		words = append(words, sc.words.UnknownRead(s.why))
 	}
+	slices.Sort(words)
+	v.Details = append(v.Details, words...)
+	msgs = append(msgs, words...)
 	if len(cells) == 0 && len(facts) == 0 && len(searches) > 0 && !slices.ContainsFunc(searches, func(s searchRead) bool { return !s.skip }) {
 		v.Outcome, v.Infra = vocab.Skip, false
 	}

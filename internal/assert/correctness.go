@@ -1,8 +1,6 @@
 package assert
 
 import (
-	"fmt"
-
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/slogate/slogate/internal/metric"
@@ -51,23 +49,23 @@ func unknownCorrectness(m *searchRead) cty.Value {
 func correctnessValue(c *spec.Correctness, res *result.Results, words Words) cty.Value {
 	b := res.CorrectnessBlock(c.Name)
 	if b == nil {
-		return unknownCorrectness(&searchRead{name: c.Name, msg: fmt.Sprintf("correctness %q was not measured", c.Name), infra: true})
+		return unknownCorrectness(&searchRead{why: result.UnknownRead{Rule: result.CorrectnessNotMeasured, Name: c.Name}, infra: true})
 	}
 	var cc *result.CorrectnessComparison
 	// Why the comparison's figures are not there: a Skip when there is
 	// no baseline to compare with (no -baseline, or a baseline without the
 	// block: the run that makes the first baseline), an Error when there is
 	// one and the blocks could not be compared.
-	why, skip := "no baseline was given (-baseline): skipped", true
+	why, skip := result.UnknownRead{Rule: result.CorrectnessNoBaseline, Name: c.Name}, true
 	if res.Comparison != nil {
 		for i := range res.Comparison.Correctness {
 			x := &res.Comparison.Correctness[i]
 			switch {
 			case x.Name != c.Name:
 			case x.Missing:
-				why = fmt.Sprintf("the baseline has no correctness block %q: skipped", c.Name)
+				why.Rule = result.CorrectnessBaselineMissing
 			case x.WasRefused():
-				why, skip = "the blocks were not compared: "+words.CorrectnessRefused(x), false
+				why, skip = result.UnknownRead{Rule: result.CorrectnessNotCompared, Name: c.Name, Text: words.CorrectnessRefused(x)}, false
 			default:
 				cc = x
 			}
@@ -91,14 +89,13 @@ func correctnessValue(c *spec.Correctness, res *result.Results, words Words) cty
 		v, ok := run[f.Name]
 		switch {
 		case f.Scored && b.Scored == 0:
-			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{name: c.Name,
-				msg: fmt.Sprintf("correctness[%q].%s: the block scored no output (it has no scorer)", c.Name, f.Name), infra: true})
+			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{why: result.UnknownRead{Rule: result.CorrectnessUnscored, Name: c.Name, Field: f.Name}, infra: true})
 		case !ok && cc != nil: // accuracy_change: a side has no scorer
-			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{name: c.Name,
-				msg: fmt.Sprintf("correctness[%q].%s: the baseline's block scored no output (it has no scorer)", c.Name, f.Name), infra: true})
+			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{why: result.UnknownRead{Rule: result.CorrectnessBaselineUnscored, Name: c.Name, Field: f.Name}, infra: true})
 		case !ok:
-			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{name: c.Name, skip: skip, infra: !skip,
-				msg: fmt.Sprintf("correctness[%q].%s is measured against the baseline's block, and %s", c.Name, f.Name, why)})
+			read := why
+			read.Field = f.Name
+			attrs[f.Name] = cty.UnknownVal(cty.Number).Mark(searchRead{why: read, skip: skip, infra: !skip})
 		default:
 			attrs[f.Name] = cty.NumberFloatVal(v)
 		}

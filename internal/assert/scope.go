@@ -530,7 +530,7 @@ func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string, sear
 	}
 	sort.Slice(cells, func(i, j int) bool { return cells[i].ref.Name() < cells[j].ref.Name() })
 	sort.Strings(facts)
-	sort.Slice(searches, func(i, j int) bool { return searches[i].msg < searches[j].msg })
+
 	return cells, facts, searches
 }
 

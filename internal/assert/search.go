@@ -26,8 +26,7 @@ const rootCell = "cell"
 // run without finding a concurrency that meets the objective (the cell at
 // the answer does not exist: the test fails).
 type searchRead struct {
-	name  string
-	msg   string
+	why   result.UnknownRead
 	infra bool
 	// skip: the figure needs a baseline the run was not given; a test
 	// whose every unknown read is such is a Skip.
@@ -129,13 +128,13 @@ func searchValue(s *spec.Search, res *result.Results, ps []float64) cty.Value {
 	r, ok := res.SearchByName(s.Name)
 	switch {
 	case !ok:
-		return unknownSearch(s, &searchRead{name: s.Name, msg: fmt.Sprintf("search %q was not run", s.Name), infra: true}, ps)
+		return unknownSearch(s, &searchRead{why: result.UnknownRead{Rule: result.SearchNotRun, Name: s.Name}, infra: true}, ps)
 	case r.StoppedUnmeasurable():
 		// The client could not measure a probe (docs/method.md#unmeasurable):
 		// undecided, not a server that failed.
-		return unknownSearch(s, &searchRead{name: s.Name, msg: fmt.Sprintf("search %q has no answer: %s", s.Name, r.Error), undecided: true}, ps)
+		return unknownSearch(s, &searchRead{why: result.UnknownRead{Rule: result.SearchNoAnswer, Name: s.Name, Text: r.Error}, undecided: true}, ps)
 	case r.Error != "":
-		return unknownSearch(s, &searchRead{name: s.Name, msg: fmt.Sprintf("search %q has no answer: %s", s.Name, r.Error), infra: true}, ps)
+		return unknownSearch(s, &searchRead{why: result.UnknownRead{Rule: result.SearchNoAnswer, Name: s.Name, Text: r.Error}, infra: true}, ps)
 	case s.IsRate():
 		return rateSearchValue(s, r, ps)
 	}
@@ -151,7 +150,7 @@ func searchValue(s *spec.Search, res *result.Results, ps []float64) cty.Value {
 	if p, ok := r.Probe(r.Concurrency); r.Found && ok {
 		cell = probeCell(&p.Cell, ps)
 	} else {
-		m := searchRead{name: s.Name, msg: fmt.Sprintf("search %q found no concurrency in [%d, %d] that meets the objective, so it has no cell", s.Name, r.Range[0], r.Range[1])}
+		m := searchRead{why: result.UnknownRead{Rule: result.SearchNoConcurrency, Name: s.Name, Lo: float64(r.Range[0]), Hi: float64(r.Range[1])}}
 		cell = cellObject(vocab.PhaseDecode, ps, cty.StringVal("not_measured").Mark(m), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(m) })
 	}
 	return searchObject(cty.NumberIntVal(int64(r.Concurrency)), cty.BoolVal(r.Found), cty.BoolVal(r.Monotone), cell, probes)
@@ -174,23 +173,22 @@ func rateSearchValue(s *spec.Search, r *result.Search, ps []float64) cty.Value {
 	if p, ok := r.RateProbe(r.Rate); r.Found && ok && p.Traffic != nil {
 		cell = trafficProbeCell(p.Traffic, ps)
 	} else {
-		m := searchRead{name: s.Name, msg: fmt.Sprintf("search %q found no rate in [%s, %s] that meets the objective, so it has no cell", s.Name, vocab.FormatRate(r.RateRange[0]), vocab.FormatRate(r.RateRange[1]))}
+		m := searchRead{why: result.UnknownRead{Rule: result.SearchNoRate, Name: s.Name, Lo: r.RateRange[0], Hi: r.RateRange[1]}}
 		if !loDecided(r) {
 			m.undecided = true
-			m.msg = fmt.Sprintf("search %q has no cell at an answer: its probe at lo = %s req/s was not decided with confidence (%s), so whether any rate meets the objective is not known",
-				s.Name, vocab.FormatRate(r.RateRange[0]), loDecision(r))
+			m.why = result.UnknownRead{Rule: result.SearchLoUndecided, Name: s.Name, Lo: r.RateRange[0], Decision: loDecision(r)}
 		}
 		cell = cellObject(vocab.PhaseTraffic, ps, cty.StringVal("not_measured").Mark(m), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number).Mark(m) })
 	}
 	upper := cty.NumberFloatVal(r.RateUpper)
 	if r.RateUpper == 0 && r.Found {
-		m := searchRead{name: s.Name,
-			msg: fmt.Sprintf("search %q met the objective at the top of its range (%s req/s), so its capacity has no upper bound", s.Name, vocab.FormatRate(r.RateRange[1]))}
+		m := searchRead{why: result.UnknownRead{Rule: result.SearchTopMet, Name: s.Name, Hi: r.RateRange[1]}}
 		if r.RateLower < r.RateRange[1] {
 			// hi was not decided met: no probe decided failed, so the
 			// upper bound is not known rather than absent.
 			m.undecided = true
-			m.msg = fmt.Sprintf("search %q decided no probe failed with confidence (%s), so its capacity has no upper bound it can tell", s.Name, undecidedCount(r))
+			n, of := undecided(r)
+			m.why = result.UnknownRead{Rule: result.SearchNoneFailed, Name: s.Name, Undecided: n, Probes: of}
 		}
 		upper = cty.UnknownVal(cty.Number).Mark(m)
 	}
@@ -322,16 +320,15 @@ func loDecision(r *result.Search) string {
 	return "not measured"
 }
 
-// undecidedCount says how many of rate search r's probes were not decided
-// with confidence: "4 of 5 probes undecided".
-func undecidedCount(r *result.Search) string {
-	n := 0
+// undecided is how many of rate search r's probes were not decided with
+// confidence, of how many.
+func undecided(r *result.Search) (n, of int) {
 	for _, p := range r.Probes {
 		if p.Decision != result.DecisionMet && p.Decision != result.DecisionFailed {
 			n++
 		}
 	}
-	return fmt.Sprintf("%d of %d probes undecided or unmeasurable", n, len(r.Probes))
+	return n, len(r.Probes)
 }
 
 // optimisticRate is the highest capacity rate search r's confident

@@ -38,3 +38,48 @@ func TestReadingLine(t *testing.T) {
 		t.Error("ReadingLines(nil) is not nil")
 	}
 }
+
+// TestUnknownRead: each rule of a figure an assert read without a value,
+// in words (assert decides what the test is; this view says why).
+func TestUnknownRead(t *testing.T) {
+	tests := []struct {
+		name string
+		u    result.UnknownRead
+		want string
+	}{
+		{name: "search not run", u: result.UnknownRead{Rule: result.SearchNotRun, Name: "cap"}, want: `search "cap" was not run`},
+		{name: "search stopped", u: result.UnknownRead{Rule: result.SearchNoAnswer, Name: "cap", Text: "server gone"}, want: `search "cap" has no answer: server gone`},
+		{name: "no concurrency", u: result.UnknownRead{Rule: result.SearchNoConcurrency, Name: "c", Lo: 1, Hi: 64},
+			want: `search "c" found no concurrency in [1, 64] that meets the objective, so it has no cell`},
+		{name: "no rate", u: result.UnknownRead{Rule: result.SearchNoRate, Name: "cap", Lo: 0.5, Hi: 32},
+			want: `search "cap" found no rate in [0.5, 32] that meets the objective, so it has no cell`},
+		{name: "lo undecided", u: result.UnknownRead{Rule: result.SearchLoUndecided, Name: "cap", Lo: 2, Decision: "undecided_met"},
+			want: `search "cap" has no cell at an answer: its probe at lo = 2 req/s was not decided with confidence (undecided_met), so whether any rate meets the objective is not known`},
+		{name: "top met", u: result.UnknownRead{Rule: result.SearchTopMet, Name: "cap", Hi: 32},
+			want: `search "cap" met the objective at the top of its range (32 req/s), so its capacity has no upper bound`},
+		{name: "none failed", u: result.UnknownRead{Rule: result.SearchNoneFailed, Name: "cap", Undecided: 3, Probes: 5},
+			want: `search "cap" decided no probe failed with confidence (3 of 5 probes undecided or unmeasurable), so its capacity has no upper bound it can tell`},
+		{name: "undecided, holds: bounded", u: result.UnknownRead{Rule: result.SearchUndecidedHolds, Name: "cap", Lower: 4, Upper: 9, Confidence: 0.9, Undecided: 2, Probes: 6},
+			want: `undecided: search "cap" decided its capacity only to be at least 4 req/s and below 9 req/s (90% confidence; 2 of 6 probes undecided or unmeasurable), and the condition holds at a capacity in that range: longer windows, or more of them a probe (max_windows), would decide it`},
+		{name: "undecided, holds: nothing known", u: result.UnknownRead{Rule: result.SearchUndecidedHolds, Name: "cap", Undecided: 4, Probes: 4},
+			want: `undecided: search "cap" decided nothing of its capacity (no probe met or failed with confidence) (95% confidence; 4 of 4 probes undecided or unmeasurable), and the condition holds at a capacity in that range: longer windows, or more of them a probe (max_windows), would decide it`},
+		{name: "correctness not measured", u: result.UnknownRead{Rule: result.CorrectnessNotMeasured, Name: "greedy"}, want: `correctness "greedy" was not measured`},
+		{name: "unscored", u: result.UnknownRead{Rule: result.CorrectnessUnscored, Name: "g", Field: "accuracy"},
+			want: `correctness["g"].accuracy: the block scored no output (it has no scorer)`},
+		{name: "baseline unscored", u: result.UnknownRead{Rule: result.CorrectnessBaselineUnscored, Name: "g", Field: "accuracy_change"},
+			want: `correctness["g"].accuracy_change: the baseline's block scored no output (it has no scorer)`},
+		{name: "no baseline", u: result.UnknownRead{Rule: result.CorrectnessNoBaseline, Name: "g", Field: "agreement_rate"},
+			want: `correctness["g"].agreement_rate is measured against the baseline's block, and no baseline was given (-baseline): skipped`},
+		{name: "baseline lacks the block", u: result.UnknownRead{Rule: result.CorrectnessBaselineMissing, Name: "g", Field: "agreement_rate"},
+			want: `correctness["g"].agreement_rate is measured against the baseline's block, and the baseline has no correctness block "g": skipped`},
+		{name: "not compared", u: result.UnknownRead{Rule: result.CorrectnessNotCompared, Name: "g", Field: "mismatches", Text: "max_output differs: 8 in the baseline, 16 here"},
+			want: `correctness["g"].mismatches is measured against the baseline's block, and the blocks were not compared: max_output differs: 8 in the baseline, 16 here`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := (AssertWords{}).UnknownRead(tt.u); got != tt.want {
+				t.Errorf("UnknownRead =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
