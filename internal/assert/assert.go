@@ -28,6 +28,8 @@ type Words interface {
 	CorrectnessRefused(cc *result.CorrectnessComparison) string
 	// UnknownRead says why a figure a condition read has no value.
 	UnknownRead(u result.UnknownRead) string
+	// ExpectWhy says why an expect test is not a pass.
+	ExpectWhy(e result.ExpectWhy) string
 }
 
 // Evaluate checks every assert and expect block of sp against res (the

@@ -37,7 +37,7 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 		return []result.Verdict{{
 			Test: base, Kind: vocab.KindExpect, Outcome: vocab.Error,
 			File: e.DeclRange.Filename, Line: e.DeclRange.Start.Line,
-			Message: fmt.Sprintf("expect %s: %q is not a %s metric", e.Name, e.Metric, phase),
+			Message: sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectUnknownMetric, Block: e.Name, Metric: e.Metric, Phase: string(phase)}),
 		}}
 	}
 	var concs []int
@@ -51,7 +51,7 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 			return []result.Verdict{{
 				Test: base, Kind: vocab.KindExpect, Outcome: vocab.Error,
 				File: e.DeclRange.Filename, Line: e.DeclRange.Start.Line,
-				Message: fmt.Sprintf("expect %s: the spec has no matrix %q to line the values up with", e.Name, label),
+				Message: sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectNoMatrix, Block: e.Name, Matrix: label}),
 			}}
 		}
 	}
@@ -68,7 +68,8 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 						// Named after the row: the value has no concurrency level.
 						Test: cellTest(ref), Kind: vocab.KindExpect, Outcome: vocab.Error,
 						File: row.Range.Filename, Line: row.Range.Start.Line,
-						Message: fmt.Sprintf("row %s has %d values but matrix %q has %d concurrency levels", vocab.FormatTokens(row.Context), len(row.Values), label, len(concs)),
+						Message: sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectRowTooLong, Block: e.Name, Matrix: label,
+							Context: row.Context, Values: len(row.Values), Levels: len(concs)}),
 					})
 					break
 				}
@@ -88,10 +89,10 @@ func (sc *scope) expectCell(test string, ref vocab.CellRef, m metric.Metric, wan
 		Cells: []vocab.CellRef{ref},
 	}
 	// A throughput may fall to want × (1 − tol), a latency rise to want × (1 + tol).
-	op, sign, dir, limit := ">=", "-", "below", want*(1-tol)
+	op, sign, limit := ">=", "-", want*(1-tol)
 	breached := func(got float64) bool { return got < limit }
 	if !m.HigherIsBetter {
-		op, sign, dir, limit = "<=", "+", "above", want*(1+tol)
+		op, sign, limit = "<=", "+", want*(1+tol)
 		breached = func(got float64) bool { return got > limit }
 	}
 	v.Rule = fmt.Sprintf("%s %s %s (%s %s %s)", m.Name, op, numfmt.Value(limit), numfmt.Value(want), sign, numfmt.Percent(tol))
@@ -104,7 +105,7 @@ func (sc *scope) expectCell(test string, ref vocab.CellRef, m metric.Metric, wan
 		return v
 	case got == nil:
 		v.Outcome = vocab.Error
-		v.Message = fmt.Sprintf("%s was not reported for this cell (the server exposes no such metric)", m.Name)
+		v.Message = sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectNotReported, Metric: m.Name, Cell: ref})
 		return v
 	}
 	miss := 0.0
@@ -115,7 +116,7 @@ func (sc *scope) expectCell(test string, ref vocab.CellRef, m metric.Metric, wan
 		Against: numfmt.Value(want) + " " + sign + " " + numfmt.Percent(tol), Held: !breached(*got), Gap: miss, HasGap: true, FromExpected: true}})
 	if breached(*got) {
 		v.Outcome = vocab.Fail
-		v.Message = fmt.Sprintf("%s at %s is %s the expected %s by more than %s", m.Name, ref.Name(), dir, numfmt.Value(want), numfmt.Percent(tol))
+		v.Message = sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectMissed, Metric: m.Name, Cell: ref, Expected: want, Tolerance: tol, Above: !m.HigherIsBetter})
 	}
 	return v
 }

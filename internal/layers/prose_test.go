@@ -28,7 +28,7 @@ var proseHomes = []string{"internal/views/", "internal/report/", "cmd/", "intern
 // values, words made in views); counted with the rule below on the day
 // it was set: 210 calls.
 var proseRatchet = map[string]int{
-	"internal/assert":             8,
+	"internal/assert":             3,
 	"internal/command/interleave": 1,
 	"internal/command/run":        4,
 	"internal/compare":            5,

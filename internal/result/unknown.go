@@ -1,5 +1,7 @@
 package result
 
+import "github.com/slogate/slogate/internal/vocab"
+
 // UnknownRead is why a figure an assert's condition reads has no value
 // (docs/method.md#undecided-searches, docs/method.md#correctness): a
 // search with no answer to give, a correctness block not measured, not
@@ -72,4 +74,44 @@ const (
 	CorrectnessBaselineMissing UnknownRule = "correctness_baseline_missing"
 	// CorrectnessNotCompared: the blocks were not compared (Text says why).
 	CorrectnessNotCompared UnknownRule = "correctness_not_compared"
+)
+
+// ExpectWhy is why an expect test is not a pass (docs/spec.md#expect), as
+// a rule and the figures it read. assert decides the outcome; views word
+// it (assert.Words).
+type ExpectWhy struct {
+	Rule ExpectRule
+	// Block is the expect block's name, Metric the metric it expects,
+	// Phase the metric's phase and Matrix the matrix it lines up with.
+	Block, Metric, Phase, Matrix string
+	// Context is a row's context, Values its values and Levels the
+	// matrix's concurrency levels (ExpectRowTooLong).
+	Context, Values, Levels int
+	// Cell is the cell checked, Expected its expected value and Tolerance
+	// the change allowed; Above says the metric rose above it (a latency),
+	// not fell below (ExpectMissed).
+	Cell      vocab.CellRef
+	Expected  float64
+	Tolerance float64
+	Above     bool
+}
+
+// ExpectRule names why an expect test is not a pass.
+type ExpectRule string
+
+// The rules of ExpectWhy.
+const (
+	// ExpectUnknownMetric: Metric is not a metric of Phase.
+	ExpectUnknownMetric ExpectRule = "unknown_metric"
+	// ExpectNoMatrix: the spec has no matrix Matrix to line the values up
+	// with.
+	ExpectNoMatrix ExpectRule = "no_matrix"
+	// ExpectRowTooLong: a row has more values than the matrix has
+	// concurrency levels.
+	ExpectRowTooLong ExpectRule = "row_too_long"
+	// ExpectNotReported: the server did not report Metric for the cell.
+	ExpectNotReported ExpectRule = "not_reported"
+	// ExpectMissed: Metric at Cell is beyond Expected by more than
+	// Tolerance.
+	ExpectMissed ExpectRule = "missed"
 )

@@ -70,6 +70,27 @@ func (AssertWords) UnknownRead(u result.UnknownRead) string {
 	return against + "no baseline was given (-baseline): skipped"
 }
 
+// ExpectWhy says why an expect test is not a pass (result.ExpectWhy):
+// "total_tps at decode/ctx=8K/conc=64 is below the expected 6018.4 by
+// more than 5%", ….
+func (AssertWords) ExpectWhy(e result.ExpectWhy) string {
+	switch e.Rule {
+	case result.ExpectUnknownMetric:
+		return fmt.Sprintf("expect %s: %q is not a %s metric", e.Block, e.Metric, e.Phase)
+	case result.ExpectNoMatrix:
+		return fmt.Sprintf("expect %s: the spec has no matrix %q to line the values up with", e.Block, e.Matrix)
+	case result.ExpectRowTooLong:
+		return fmt.Sprintf("row %s has %d values but matrix %q has %d concurrency levels", vocab.FormatTokens(e.Context), e.Values, e.Matrix, e.Levels)
+	case result.ExpectNotReported:
+		return fmt.Sprintf("%s was not reported for this cell (the server exposes no such metric)", e.Metric)
+	}
+	dir := "below"
+	if e.Above {
+		dir = "above"
+	}
+	return fmt.Sprintf("%s at %s is %s the expected %s by more than %s", e.Metric, e.Cell.Name(), dir, numfmt.Value(e.Expected), numfmt.Percent(e.Tolerance))
+}
+
 // undecidedText is how many of a rate search's probes were not decided
 // with confidence: "4 of 5 probes undecided or unmeasurable".
 func undecidedText(u result.UnknownRead) string {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // TestReadingLine: a comparison's line, k6-style, with the other side as
@@ -79,6 +80,37 @@ func TestUnknownRead(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := (AssertWords{}).UnknownRead(tt.u); got != tt.want {
 				t.Errorf("UnknownRead =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestExpectWhy: each rule of an expect test that is not a pass, in
+// words.
+func TestExpectWhy(t *testing.T) {
+	cell := vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: "decode", Context: 8192, Concurrency: 64}
+	tests := []struct {
+		name string
+		e    result.ExpectWhy
+		want string
+	}{
+		{name: "unknown metric", e: result.ExpectWhy{Rule: result.ExpectUnknownMetric, Block: "tps", Metric: "total_tsp", Phase: "decode"},
+			want: `expect tps: "total_tsp" is not a decode metric`},
+		{name: "no matrix", e: result.ExpectWhy{Rule: result.ExpectNoMatrix, Block: "tps", Matrix: "long"},
+			want: `expect tps: the spec has no matrix "long" to line the values up with`},
+		{name: "row too long", e: result.ExpectWhy{Rule: result.ExpectRowTooLong, Block: "tps", Matrix: "decode", Context: 8192, Values: 3, Levels: 2},
+			want: `row 8K has 3 values but matrix "decode" has 2 concurrency levels`},
+		{name: "not reported", e: result.ExpectWhy{Rule: result.ExpectNotReported, Metric: "server_itl_ms_mean", Cell: cell},
+			want: `server_itl_ms_mean was not reported for this cell (the server exposes no such metric)`},
+		{name: "throughput fell", e: result.ExpectWhy{Rule: result.ExpectMissed, Metric: "total_tps", Cell: cell, Expected: 6018.4, Tolerance: 0.05},
+			want: `total_tps at decode/ctx=8K/conc=64 is below the expected 6018.4 by more than 5%`},
+		{name: "latency rose", e: result.ExpectWhy{Rule: result.ExpectMissed, Metric: "ttft_ms", Cell: cell, Expected: 40, Tolerance: 0.1, Above: true},
+			want: `ttft_ms at decode/ctx=8K/conc=64 is above the expected 40 by more than 10%`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := (AssertWords{}).ExpectWhy(tt.e); got != tt.want {
+				t.Errorf("ExpectWhy =\n%s\nwant\n%s", got, tt.want)
 			}
 		})
 	}
