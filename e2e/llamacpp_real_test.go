@@ -371,7 +371,14 @@ matrix "decode" {
 	// A step's accepted tokens come as a burst of chunks microseconds
 	// apart (docs/method.md#bursts): the TBT is the burst's gap ÷ its
 	// tokens, near 1 ÷ per_request_tps, never the gaps inside a burst
-	// (0.02 ms before bursts were read as one chunk).
+	// (0.02 ms before bursts were read as one chunk). A starved server's
+	// cell holds the machine's contention, not the build's (its chunks
+	// read in batches: 17.5 ms against 37.7 at 0.12 CPUs), and no gate
+	// reads it: its client timings are not held to this.
+	if c.Status == vocab.StatusUnmeasurable {
+		t.Logf("the cell is unmeasurable (%s): its tbt_ms %.3f is not checked", c.Reason, c.TBTMs)
+		return
+	}
 	if perTok := 1000 / c.PerRequestTPS; c.TBTMs < 0.5*perTok || c.TBTMs > 2*perTok {
 		t.Errorf("tbt_ms %.3f, want near 1000 ÷ per_request_tps %.1f = %.2f ms", c.TBTMs, c.PerRequestTPS, perTok)
 	}
