@@ -504,7 +504,8 @@ func defaultEvalContext() *hcl.EvalContext {
 }
 
 // sortedMarks returns the unmeasured, unknown-server-fact and search marks
-// in a stable order (cells by name, then facts, then searches).
+// (cells by name, then facts, then searches in no set order: the verdict
+// sorts their words).
 func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string, searches []searchRead) {
 	seenCell := map[vocab.CellRef]bool{}
 	seenFact := map[string]bool{}

@@ -189,6 +189,9 @@ type Look struct {
 func (l Look) Record(name string) result.MetricLook {
 	r := result.MetricLook{Metric: name, Rule: string(l.Rule), Repeats: l.Repeats, Min: l.Min, Max: l.Max,
 		BaselineRepeats: l.BaselineRepeats, Target: l.Target, Sized: l.Sized, Noise: l.Noise, Tolerance: l.Tolerance}
+	if math.IsNaN(r.Noise) { // a value ≤ 0 among the sizing repeats: no noise to record (JSON holds no NaN)
+		r.Noise = 0
+	}
 	if l.Rule == FirstLook || l.Rule == SecondLook {
 		r.Change = l.Change.Key()
 	}

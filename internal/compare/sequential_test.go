@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -278,5 +279,18 @@ func TestCompareDecidesAsTheDesign(t *testing.T) {
 	}
 	if !seen[Regressed] || !seen[Unchanged] || !seen[Inconclusive] {
 		t.Errorf("decisions seen %v: want each outcome at least once", seen)
+	}
+}
+
+// TestLookRecordNoNaN: a look sized from repeats whose noise cannot be
+// measured (a value ≤ 0 among them) records no noise rather than a NaN,
+// which results.json cannot hold.
+func TestLookRecordNoNaN(t *testing.T) {
+	r := Look{Rule: AloneMax, Repeats: 20, Sized: 8, Noise: math.NaN()}.Record("total_tps")
+	if r.Noise != 0 {
+		t.Errorf("recorded noise %v, want 0 for a NaN", r.Noise)
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Errorf("the record does not marshal: %v", err)
 	}
 }

@@ -150,9 +150,11 @@ func boundsReason(r *compare.CapacityResult, tolerance float64) string {
 	case ratesearch.NoRateMet:
 		why = fmt.Sprintf("the candidate met its objective at no rate, but not with confidence below the baseline's lower bound %s req/s less %s",
 			numfmt.Value(a.RateLower), sharePct(tolerance))
-	default:
+	case ratesearch.BoundsStraddle:
 		why = fmt.Sprintf("the candidate's bounds [%s, %s] req/s reach both sides of the tolerance line %s req/s (the baseline's %s less %s)",
 			numfmt.Value(b.RateLower), upperRate(b.RateUpper), numfmt.Value(d.Line), numfmt.Value(a.Rate), sharePct(tolerance))
+	default: // a rule this build does not know: its code
+		return string(d.Rule)
 	}
 	if d.DecidingPrecision > 0 {
 		return fmt.Sprintf("%s: a precision of %s (the searches' is %s) or longer windows would decide it", why, sharePct(d.DecidingPrecision), sharePct(d.SearchPrecision))

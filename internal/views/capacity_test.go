@@ -223,6 +223,8 @@ func TestCapacityReason(t *testing.T) {
 			want: "the baseline's search stopped: server gone"},
 		{name: "searches differ", r: compare.CapacityResult{A: base, B: base, Reason: ratesearch.CapacityDecision{Rule: compare.SearchesDiffer}},
 			want: "the searches differ (traffic block or objective): their answers are not comparable"},
+		{name: "a rule of a later build", r: compare.CapacityResult{A: base, B: base, Reason: ratesearch.CapacityDecision{Rule: "bounds_tighter"}},
+			want: "bounds_tighter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,6 +37,9 @@ func RepeatStopText(d *result.RepeatDesign) string {
 		return fmt.Sprintf("max_gpu_time = %v reached (%v of GPU time spent)", budget, spent)
 	case result.StopNoGatedMetric:
 		return "no gated metric"
+	case result.StopLooks:
+	default: // a rule this build does not know: its code
+		return s.Rule
 	}
 	parts := make([]string, len(s.Looks))
 	for i, l := range s.Looks {

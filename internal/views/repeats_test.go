@@ -38,6 +38,7 @@ func TestRepeatStopText(t *testing.T) {
 		{name: "max_gpu_time on a CPU server", d: &result.RepeatDesign{Stop: &result.RepeatStop{Rule: result.StopBudget, BudgetS: 0.5, SpentS: 1, CPU: true}},
 			want: "max_gpu_time = 500ms reached (1s of server time spent: a CPU server, no GPU found, so max_gpu_time counts its server time)"},
 		{name: "no gated metric", d: &result.RepeatDesign{Stop: &result.RepeatStop{Rule: result.StopNoGatedMetric}}, want: "no gated metric"},
+		{name: "a rule of a later build", d: &result.RepeatDesign{Stop: &result.RepeatStop{Rule: "max_wall_time"}}, want: "max_wall_time"},
 		{name: "looks against a baseline", d: &result.RepeatDesign{Stop: &result.RepeatStop{Rule: result.StopLooks, Looks: []result.MetricLook{
 			first, second, undecidable, look("tbt_ms", "second_look_inconclusive", 20)}}},
 			want: "total_tps: regressed at the first look (4 repeats); ttft_ms: unchanged at the second look (9 repeats); " +
