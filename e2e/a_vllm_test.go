@@ -323,7 +323,7 @@ func TestVLLMUpgradeGate(t *testing.T) {
 		// Greedy decoding is deterministic on one build: every prompt
 		// agrees, whatever the load.
 		same.wantSaid(t, "--- PASS: tiny/correctness/greedy/agreement", "12 of 12 prompts agree exactly")
-		if strings.Contains(same.r.Stdout, "regressed beyond") {
+		if speedFailed(same) {
 			speedVerdict(t, "an identical rerun regressed", same)
 		}
 	})
@@ -333,10 +333,28 @@ func TestVLLMUpgradeGate(t *testing.T) {
 			t.Fatalf("exit %d, want 1 (correctness)\n%s", other.r.Code, other.dump())
 		}
 		other.wantSaid(t, "--- FAIL: tiny/correctness/greedy/agreement", "12 of 12 prompts mismatch the baseline")
-		if strings.Contains(other.r.Stdout, "regressed beyond") {
+		if speedFailed(other) {
 			speedVerdict(t, "a speed comparison regressed on a model as fast", other)
 		}
 	})
+}
+
+// speedFailed reports whether a speed comparison against the baseline
+// failed in o: a verdict's outcome, not the words of its metric lines,
+// which say "regressed beyond" under a verdict the server's lost CPU time
+// left undecided (docs/method.md#server-wait-against-the-baseline; at a
+// noise of 23 % a model as fast read ttft_ms +26 % so, exit 1 for its
+// correctness alone).
+func speedFailed(o outcome) bool {
+	if o.results == nil {
+		return strings.Contains(o.r.Stdout, "regressed beyond")
+	}
+	for _, v := range o.results.Verdicts {
+		if v.Kind == vocab.KindBaseline && v.Outcome == vocab.Fail {
+			return true
+		}
+	}
+	return false
 }
 
 // speedVerdict fails the test with what, a speed comparison that should
