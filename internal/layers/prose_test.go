@@ -26,20 +26,22 @@ var proseHomes = []string{"internal/views/", "internal/report/", "cmd/", "intern
 // under it fails too until the count here is lowered to match, so that
 // the ratchet holds what was won. The aim is near zero (decisions as
 // values, words made in views); counted with the rule below on the day
-// it was set: 210 calls.
+// it was set: 210 calls. A sentence in a function that returns HCL
+// diagnostics is not counted (returnsDiagnostics): 17 of the 130 left
+// when that rule came were engines' and plan's launch checks.
 var proseRatchet = map[string]int{
-	"internal/assert":             3,
+	"internal/assert":             2,
 	"internal/command/interleave": 1,
 	"internal/command/run":        4,
 	"internal/compare":            5,
-	"internal/engine/llamacpp":    10,
-	"internal/engine/sglang":      6,
-	"internal/engine/vllm":        7,
+	"internal/engine/llamacpp":    5,
+	"internal/engine/sglang":      4,
+	"internal/engine/vllm":        2,
 	"internal/lifecycle":          8,
 	"internal/measure":            43,
 	"internal/measure/sse":        1,
 	"internal/metric":             1,
-	"internal/plan":               7,
+	"internal/plan":               3,
 	"internal/requests":           13,
 	"internal/result":             1,
 	"internal/runner":             18,
@@ -57,11 +59,41 @@ func proseWords(format string) int {
 	return len(proseWord.FindAllString(formatVerb.ReplaceAllString(format, " "), -1))
 }
 
+// returnsDiagnostics reports whether fn returns HCL diagnostics
+// (hcl.Diagnostics, hcl.Diagnostic or a pointer to one): its sentences are
+// a spec's diagnostics, words by nature wherever the check lives (an
+// engine's launch checks are the spec's, delegated), so they count as
+// spec's do.
+func returnsDiagnostics(fn *ast.FuncType) bool {
+	if fn.Results == nil {
+		return false
+	}
+	for _, r := range fn.Results.List {
+		t := r.Type
+		if star, ok := t.(*ast.StarExpr); ok {
+			t = star.X
+		}
+		if sel, ok := t.(*ast.SelectorExpr); ok {
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "hcl" && (sel.Sel.Name == "Diagnostics" || sel.Sel.Name == "Diagnostic") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // proseSprintfs are the fmt.Sprintf calls of f whose constant format has
-// four or more words, as "line: format".
+// four or more words, as "line: format", leaving out those in a function
+// that returns HCL diagnostics (returnsDiagnostics).
 func proseSprintfs(fset *token.FileSet, f *ast.File) []string {
 	var out []string
 	ast.Inspect(f, func(n ast.Node) bool {
+		if fd, ok := n.(*ast.FuncDecl); ok && returnsDiagnostics(fd.Type) {
+			return false
+		}
+		if fl, ok := n.(*ast.FuncLit); ok && returnsDiagnostics(fl.Type) {
+			return false
+		}
 		call, ok := n.(*ast.CallExpr)
 		if !ok || len(call.Args) == 0 {
 			return true
@@ -129,6 +161,42 @@ func TestProseSprintfRatchet(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("today's counts (%d calls):\n%s", total, strings.Join(report, "\n"))
+	}
+}
+
+// TestProseSprintfsDiagnostics: a sentence in a function that returns
+// HCL diagnostics is a diagnostic and not counted; one elsewhere is.
+func TestProseSprintfsDiagnostics(t *testing.T) {
+	const src = `package p
+
+func check() hcl.Diagnostics {
+	return hcl.Diagnostics{{Detail: fmt.Sprintf("write %q in the spec instead", x)}}
+}
+
+func one() *hcl.Diagnostic {
+	f := func() string { return fmt.Sprintf("a closure inside a diagnostic %d", 1) }
+	return &hcl.Diagnostic{Detail: f()}
+}
+
+func reason() string {
+	return fmt.Sprintf("the server refused %d requests", n)
+}
+
+func nested() string {
+	diag := func() hcl.Diagnostics { return hcl.Diagnostics{{Detail: fmt.Sprintf("nested diagnostic of %d words", 5)}} }
+	_ = diag
+	return fmt.Sprintf("and a reason of %d words", 5)
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := proseSprintfs(fset, f)
+	want := []string{"13: the server refused %d requests", "19: and a reason of %d words"}
+	if !slices.Equal(got, want) {
+		t.Errorf("proseSprintfs = %q, want %q", got, want)
 	}
 }
 
