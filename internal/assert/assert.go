@@ -1,5 +1,6 @@
-// Package assert turns a spec's assert and expect blocks, and baseline
-// comparisons, into Verdicts over measured Results.
+// Package assert evaluates a spec's assert and expect blocks over
+// measured Results: what each condition read, and the finding that makes
+// its verdict's outcome (package judge decides it).
 package assert
 
 import (
@@ -12,7 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
@@ -49,31 +50,6 @@ func Evaluate(sp *spec.Spec, srv *spec.Server, res *result.Results, words Words)
 	return out
 }
 
-// ExitCode maps verdicts to slogate's exit code (README.md#exit-codes): 3 when any
-// Error was caused by a missing measurement (an errored or absent cell), 2
-// when any other Error (the spec is wrong, e.g. a condition that is not a
-// bool), 1 when any test failed (a test that needs an over-capacity cell
-// fails), 4 when a baseline comparison was inconclusive and nothing failed,
-// 0 otherwise (exit.Worst).
-func ExitCode(verdicts []result.Verdict) int {
-	code := exit.OK
-	for _, v := range verdicts {
-		c := exit.OK
-		switch {
-		case v.Outcome == vocab.Error && v.Infra:
-			c = exit.Infra
-		case v.Outcome == vocab.Error:
-			c = exit.Usage
-		case v.Outcome == vocab.Fail:
-			c = exit.Fail
-		case v.Outcome == vocab.Inconclusive:
-			c = exit.Inconclusive
-		}
-		code = exit.Worst(code, c)
-	}
-	return code
-}
-
 // evalAssert evaluates one assert block.
 func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 	v := result.Verdict{
@@ -83,7 +59,7 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 		Cells:   a.Cells,
 	}
 	if a.Condition == nil {
-		v.Outcome = vocab.Error
+		judge.Rule(&v, result.FindingInvalidRule)
 		v.Message = "assert " + a.Name + " has no condition"
 		v.File, v.Line = a.DeclRange.Filename, a.DeclRange.Start.Line
 		return v
@@ -114,7 +90,7 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 		return v
 	}
 	if diags.HasErrors() {
-		v.Outcome = vocab.Error
+		judge.Rule(&v, result.FindingInvalidRule)
 		v.Message = "condition could not be evaluated: " + firstError(diags)
 		v.Details = sc.diagLines(diags)
 		return v
@@ -122,17 +98,17 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 	val, _ = val.Unmark()
 	switch {
 	case val.IsNull():
-		v.Outcome = vocab.Error
+		judge.Rule(&v, result.FindingInvalidRule)
 		v.Message = "condition is null: it must be true or false"
 		v.Details = sc.diagLines(conditionDiag(rng, "Null condition", "The condition evaluated to null; it must be true or false."))
 		return v
 	case !val.IsKnown():
-		v.Outcome = vocab.Error
+		judge.Rule(&v, result.FindingInvalidRule)
 		v.Message = "condition is unknown: it must be true or false"
 		v.Details = sc.diagLines(conditionDiag(rng, "Unknown condition", "The condition's value is not known; it must be true or false."))
 		return v
 	case val.Type() != cty.Bool:
-		v.Outcome = vocab.Error
+		judge.Rule(&v, result.FindingInvalidRule)
 		v.Message = "condition is a " + val.Type().FriendlyName() + ", not a bool"
 		v.Details = sc.diagLines(conditionDiag(rng, "Condition is not a bool",
 			fmt.Sprintf("The condition evaluated to a %s; write a comparison such as decode[\"8K\"][64].total_tps >= 6000.", val.Type().FriendlyName())))
@@ -140,17 +116,17 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 	}
 	v.Details = sc.words.ReadingLines(sc.explain(a.Condition))
 	if val.True() {
-		v.Outcome = vocab.Pass
+		judge.Rule(&v, result.FindingHeld)
 		return v
 	}
-	v.Outcome = vocab.Fail
+	judge.Rule(&v, result.FindingNotHeld)
 	if v.Message == "" {
 		v.Message = "condition is false"
 	}
 	if open := sc.undecidedFail(a); len(open) > 0 {
 		// The condition holds at a capacity the search's confident
 		// decisions leave possible: undecided, not failed.
-		v.Outcome = vocab.Inconclusive
+		judge.Rule(&v, result.FindingUndecided)
 		why := make([]string, len(open))
 		for i, u := range open {
 			why[i] = sc.words.UnknownRead(u)
@@ -221,14 +197,17 @@ func (sc *scope) undecidedFail(a *spec.Assert) []result.UnknownRead {
 }
 
 // unmeasuredVerdict fills v for a test that read cells without numbers or
-// unknown server facts: a Fail when every such read is of an over-capacity
-// cell, an infrastructure Error when any is not. Details list every read.
+// unknown server facts, with the finding the reads make: over capacity
+// when every such read is of an over-capacity cell, unmeasured (the
+// infrastructure's) when any is not; nothing to read when it read only
+// searches left out of the run; undecided when what is left is a rate
+// search it could not decide; unmeasurable when it read only cells the
+// client could not measure alone (docs/method.md#unmeasurable). Details
+// list every read.
 func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts []string, searches []searchRead) {
-	v.Outcome = vocab.Fail
+	finding := result.FindingOverCapacity
 	var msgs []string
 	seen := map[string]bool{}
-	// Cells the client could not measure alone make the test
-	// Inconclusive: neither passed nor failed (docs/method.md#unmeasurable).
 	onlyUnmeasurable := len(cells) > 0 && len(facts) == 0 && len(searches) == 0
 	for _, c := range cells {
 		undecided := c.status == vocab.StatusUnmeasurable || c.tooFew != ""
@@ -236,7 +215,7 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 			onlyUnmeasurable = false
 		}
 		if !c.overCapacity() && !undecided {
-			v.Outcome, v.Infra = vocab.Error, true
+			finding = result.FindingUnmeasured
 		}
 		v.Details = append(v.Details, c.detail())
 		if !seen[c.message()] {
@@ -245,7 +224,7 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 		}
 	}
 	for _, f := range facts {
-		v.Outcome, v.Infra = vocab.Error, true
+		finding = result.FindingUnmeasured
 		msg := "server." + f + " is not known: the run could not learn it from the server"
 		v.Details = append(v.Details, msg)
 		msgs = append(msgs, msg)
@@ -253,7 +232,7 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 	var words []string
 	for _, s := range searches {
 		if s.infra {
-			v.Outcome, v.Infra = vocab.Error, true
+			finding = result.FindingUnmeasured
 		}
 		words = append(words, sc.words.UnknownRead(s.why))
 	}
@@ -261,17 +240,18 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 	v.Details = append(v.Details, words...)
 	msgs = append(msgs, words...)
 	if len(cells) == 0 && len(facts) == 0 && len(searches) > 0 && !slices.ContainsFunc(searches, func(s searchRead) bool { return !s.skip }) {
-		v.Outcome, v.Infra = vocab.Skip, false
+		finding = result.FindingNothingToRead
 	}
 	// Reads a rate search could not decide (docs/method.md#undecided-searches),
 	// the rest skips: undecided, not failed.
 	if len(cells) == 0 && len(facts) == 0 && slices.ContainsFunc(searches, func(s searchRead) bool { return s.undecided }) &&
 		!slices.ContainsFunc(searches, func(s searchRead) bool { return !s.skip && !s.undecided }) {
-		v.Outcome, v.Infra = vocab.Inconclusive, false
+		finding = result.FindingUndecided
 	}
 	if onlyUnmeasurable {
-		v.Outcome = vocab.Inconclusive
+		finding = result.FindingUnmeasurable
 	}
+	judge.Rule(v, finding)
 	v.Message = strings.Join(msgs, "; ")
 }
 

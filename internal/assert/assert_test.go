@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/views"
@@ -279,9 +281,10 @@ func TestEvaluateAssert(t *testing.T) {
 			if tc.outcome == vocab.Pass {
 				want.Message = msg
 			}
-			if diff := cmp.Diff(want, v, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Cells" }, cmp.Ignore())); diff != "" {
+			if diff := cmp.Diff(want, v, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Cells" }, cmp.Ignore()), ignoreFinding); diff != "" {
 				t.Errorf("verdict mismatch (-want +got):\n%s", diff)
 			}
+			checkFindings(t, got)
 		})
 	}
 }
@@ -338,33 +341,6 @@ func TestEvaluateCells(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cells read (-want +got):\n%s", diff)
-	}
-}
-
-func TestExitCode(t *testing.T) {
-	v := func(o vocab.Outcome, infra bool) result.Verdict { return result.Verdict{Outcome: o, Infra: infra} }
-	tests := []struct {
-		name     string
-		verdicts []result.Verdict
-		want     int
-	}{
-		{"none", nil, 0},
-		{"all pass", []result.Verdict{v(vocab.Pass, false), v(vocab.Skip, false)}, 0},
-		{"a fail", []result.Verdict{v(vocab.Pass, false), v(vocab.Fail, false)}, 1},
-		{"spec error beats fail", []result.Verdict{v(vocab.Fail, false), v(vocab.Error, false)}, 2},
-		{"infra beats spec error", []result.Verdict{v(vocab.Error, false), v(vocab.Error, true), v(vocab.Fail, false)}, 3},
-		{"infra alone", []result.Verdict{v(vocab.Error, true)}, 3},
-		{"infra flag on a fail is still a fail", []result.Verdict{v(vocab.Fail, true)}, 1},
-		{"an inconclusive comparison alone is 4", []result.Verdict{v(vocab.Pass, false), v(vocab.Inconclusive, false)}, 4},
-		{"a fail beats inconclusive", []result.Verdict{v(vocab.Inconclusive, false), v(vocab.Fail, false), v(vocab.Inconclusive, false)}, 1},
-		{"infra beats inconclusive", []result.Verdict{v(vocab.Inconclusive, false), v(vocab.Error, true)}, 3},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := ExitCode(tc.verdicts); got != tc.want {
-				t.Errorf("ExitCode = %d, want %d", got, tc.want)
-			}
-		})
 	}
 }
 
@@ -503,5 +479,22 @@ func TestEvaluateTraffic(t *testing.T) {
 				t.Errorf("details %q lack %q", v.Details, tt.detail)
 			}
 		})
+	}
+}
+
+// ignoreFinding leaves a verdict's finding out of a comparison whose
+// want states the outcome; checkFindings then checks that the finding
+// gives that outcome.
+var ignoreFinding = cmpopts.IgnoreFields(result.Verdict{}, "Finding")
+
+// checkFindings: every verdict carries a finding, and its outcome is the
+// one the judge decides for it.
+func checkFindings(t *testing.T, vs []result.Verdict) {
+	t.Helper()
+	for _, v := range vs {
+		o, infra := judge.Decide(v.Finding)
+		if v.Finding == "" || o != v.Outcome || infra != v.Infra {
+			t.Errorf("%s: finding %q decides %v (infra %v), the verdict says %v (infra %v)", v.Test, v.Finding, o, infra, v.Outcome, v.Infra)
+		}
 	}
 }

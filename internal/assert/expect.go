@@ -3,6 +3,7 @@ package assert
 import (
 	"fmt"
 
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
@@ -34,11 +35,11 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 	}
 	expected, ok := metric.Lookup(phase, e.Metric)
 	if !ok {
-		return []result.Verdict{{
-			Test: base, Kind: vocab.KindExpect, Outcome: vocab.Error,
+		return []result.Verdict{invalid(result.Verdict{
+			Test: base, Kind: vocab.KindExpect,
 			File: e.DeclRange.Filename, Line: e.DeclRange.Start.Line,
 			Message: sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectUnknownMetric, Block: e.Name, Metric: e.Metric, Phase: string(phase)}),
-		}}
+		})}
 	}
 	var concs []int
 	if phase == vocab.PhaseDecode {
@@ -48,11 +49,11 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 			}
 		}
 		if concs == nil {
-			return []result.Verdict{{
-				Test: base, Kind: vocab.KindExpect, Outcome: vocab.Error,
+			return []result.Verdict{invalid(result.Verdict{
+				Test: base, Kind: vocab.KindExpect,
 				File: e.DeclRange.Filename, Line: e.DeclRange.Start.Line,
 				Message: sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectNoMatrix, Block: e.Name, Matrix: label}),
-			}}
+			})}
 		}
 	}
 	var out []result.Verdict
@@ -64,13 +65,13 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 			ref := vocab.CellRef{Phase: phase, Context: row.Context}
 			if phase == vocab.PhaseDecode {
 				if i >= len(concs) {
-					out = append(out, result.Verdict{
+					out = append(out, invalid(result.Verdict{
 						// Named after the row: the value has no concurrency level.
-						Test: cellTest(ref), Kind: vocab.KindExpect, Outcome: vocab.Error,
+						Test: cellTest(ref), Kind: vocab.KindExpect,
 						File: row.Range.Filename, Line: row.Range.Start.Line,
 						Message: sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectRowTooLong, Block: e.Name, Matrix: label,
 							Context: row.Context, Values: len(row.Values), Levels: len(concs)}),
-					})
+					}))
 					break
 				}
 				ref.Matrix, ref.Concurrency = label, concs[i]
@@ -79,6 +80,13 @@ func (sc *scope) evalExpect(e *spec.Expect) []result.Verdict {
 		}
 	}
 	return out
+}
+
+// invalid records on v, an expect test that cannot be checked as written,
+// the judge's outcome for an invalid rule.
+func invalid(v result.Verdict) result.Verdict {
+	judge.Rule(&v, result.FindingInvalidRule)
+	return v
 }
 
 // expectCell checks one expected value against the measured cell.
@@ -104,7 +112,7 @@ func (sc *scope) expectCell(test string, ref vocab.CellRef, m metric.Metric, wan
 		sc.unmeasuredVerdict(&v, []unmeasured{unmeasuredRead(ref, status, why, sc.res)}, nil, nil)
 		return v
 	case got == nil:
-		v.Outcome = vocab.Error
+		judge.Rule(&v, result.FindingNotReported)
 		v.Message = sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectNotReported, Metric: m.Name, Cell: ref})
 		return v
 	}
@@ -114,10 +122,12 @@ func (sc *scope) expectCell(test string, ref vocab.CellRef, m metric.Metric, wan
 	}
 	v.Details = sc.words.ReadingLines([]result.Reading{{Subject: m.Name, Value: numfmt.Value(*got), Op: op, Threshold: numfmt.Value(limit),
 		Against: numfmt.Value(want) + " " + sign + " " + numfmt.Percent(tol), Held: !breached(*got), Gap: miss, HasGap: true, FromExpected: true}})
-	if breached(*got) {
-		v.Outcome = vocab.Fail
-		v.Message = sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectMissed, Metric: m.Name, Cell: ref, Expected: want, Tolerance: tol, Above: !m.HigherIsBetter})
+	if !breached(*got) {
+		judge.Rule(&v, result.FindingHeld)
+		return v
 	}
+	judge.Rule(&v, result.FindingNotHeld)
+	v.Message = sc.words.ExpectWhy(result.ExpectWhy{Rule: result.ExpectMissed, Metric: m.Name, Cell: ref, Expected: want, Tolerance: tol, Above: !m.HigherIsBetter})
 	return v
 }
 

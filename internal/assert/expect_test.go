@@ -123,9 +123,10 @@ func TestEvaluateExpect(t *testing.T) {
 			e := tc.expect
 			sp.Expects = []*spec.Expect{&e}
 			got := Evaluate(sp, nil, res, views.AssertWords{})
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got, ignoreFinding); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
+			checkFindings(t, got)
 		})
 	}
 }

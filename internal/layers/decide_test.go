@@ -10,11 +10,11 @@ import (
 )
 
 // decidingHomes are the packages that must not decide an outcome: they word
-// decisions made elsewhere (compare.Check, assert's verdicts) and copy
-// their Outcome and Infra, never set them from a constant or a condition
-// of their own. The last views that did (correctness's per-check
-// outcomes, the baseline, traffic and capacity verdicts' Infra) moved
-// to compare.
+// decisions made elsewhere (compare.Check, the judge's verdicts), never
+// set an Outcome or Infra from a constant or a condition of their own.
+// The last views that did (correctness's per-check outcomes, the
+// baseline, traffic and capacity verdicts' Infra) moved to compare, and
+// the verdicts they built to the judge (TestOnlyTheJudgeSetsVerdictOutcomes).
 var decidingHomes = []string{"internal/views/", "internal/report/"}
 
 // decidedHere reports whether e decides a value instead of copying one:
@@ -83,7 +83,7 @@ func TestViewsDoNotDecide(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, s := range outcomeSettings(fset, f) {
-				t.Errorf("%s: a view decides an outcome: decide it in compare or assert (a compare.Check) and copy it here", s)
+				t.Errorf("%s: a view decides an outcome: decide it in compare (a compare.Check) or the judge (a finding), and word it here", s)
 			}
 		}
 	}

@@ -44,6 +44,9 @@ var layers = [][]string{
 	{"internal/views", "internal/views/planview", "internal/views/codifyview", "internal/views/helpview"},
 	// Running a plan's steps; verdicts from the rules; rendering the reports.
 	{"internal/runner", "internal/assert", "internal/report", "internal/bisection"},
+	// The verdicts: the one package that sets their outcomes, from the
+	// rules' findings and the comparisons' decisions.
+	{"internal/judge"},
 	// Measuring one cell against a client; comparing two sets of results.
 	{"internal/measure", "internal/compare"},
 	// A server's lifecycle: launch, readiness, stop, discovery, containers;
@@ -105,7 +108,12 @@ var forbidden = []struct{ from, to, why string }{
 	{"internal/views/", "internal/runner", "the run view words events (package event), it does not reach into the runner"},
 	{"internal/views/", "internal/measure", "the run view words events (package event), it does not reach into the meter"},
 	{"internal/views/", "internal/lifecycle", "the run view words events (package event), it does not reach into the launch"},
-	{"internal/assert", "internal/compare", "a spec's rules are judged on this run alone; the interval they share is stats.Wilson"},
+}
+
+// forbiddenImports are arrows forbidden as direct imports only: the
+// dependency may pass through another package.
+var forbiddenImports = []struct{ from, to, why string }{
+	{"internal/assert", "internal/compare", "a spec's rules read this run alone (the interval they share is stats.Wilson); the judge, below assert, makes the verdicts of comparisons"},
 }
 
 // noFileIO are the packages that must do no file IO (the vocabulary, the
@@ -275,6 +283,23 @@ func TestForbiddenArrows(t *testing.T) {
 				if matches(rule.to, dep) {
 					t.Errorf("%s depends on %s (%s): %s must not depend on %s: %s",
 						rel, dep, strings.Join(path(pkgs, rel, dep), " → "), rule.from, rule.to, rule.why)
+				}
+			}
+		}
+	}
+}
+
+// TestForbiddenImports: none of forbiddenImports is a direct import.
+func TestForbiddenImports(t *testing.T) {
+	_, pkgs := listed(t)
+	for _, rule := range forbiddenImports {
+		for _, rel := range sortedKeys(pkgs) {
+			if !matches(rule.from, rel) {
+				continue
+			}
+			for _, imp := range pkgs[rel].Imports {
+				if matches(rule.to, imp) {
+					t.Errorf("%s imports %s: %s must not import %s: %s", rel, imp, rule.from, rule.to, rule.why)
 				}
 			}
 		}

@@ -29,7 +29,72 @@ type Verdict struct {
 	// Infra is set on an Error caused by a missing measurement (a cell over
 	// capacity, errored or not measured); it maps to exit code 3.
 	Infra bool `json:"infra,omitempty"`
+	// Finding is what the judge found, the code its Outcome follows from
+	// (package judge); "" in results written before it was kept.
+	Finding Finding `json:"finding,omitempty"`
 }
+
+// Finding is what the judge found of one test, as a code: for a spec's
+// rule (assert, expect) the finding decides the outcome (judge.Decide);
+// for a comparison with the baseline it says which case the comparison
+// was, whose outcome compare decided.
+type Finding string
+
+// The findings of a spec's rule (assert and expect blocks).
+const (
+	// FindingHeld: the condition held, or the cell met its expected value.
+	FindingHeld Finding = "held"
+	// FindingNotHeld: the condition is false, or the cell missed its
+	// expected value beyond the tolerance.
+	FindingNotHeld Finding = "not_held"
+	// FindingInvalidRule: the rule cannot be evaluated as written (no
+	// condition, an error, null, unknown or not a bool; an expect of an
+	// unknown metric or matrix, or a row longer than its matrix).
+	FindingInvalidRule Finding = "invalid_rule"
+	// FindingNotReported: the cell was measured, but the server did not
+	// report the optional metric the rule reads.
+	FindingNotReported Finding = "not_reported"
+	// FindingOverCapacity: every read without a number is of a cell over
+	// the server's capacity, a measured property of the server.
+	FindingOverCapacity Finding = "over_capacity"
+	// FindingUnmeasured: a read has no number because a cell errored or is
+	// absent, a server fact is unknown or a search did not run: the
+	// infrastructure's, not the server's.
+	FindingUnmeasured Finding = "unmeasured"
+	// FindingNothingToRead: the rule reads only searches that were left
+	// out of the run (-run), so there was nothing to judge.
+	FindingNothingToRead Finding = "nothing_to_read"
+	// FindingUndecided: the rule rests on what a rate search or a cell's
+	// percentile could not decide (docs/method.md#undecided-searches).
+	FindingUndecided Finding = "undecided"
+	// FindingUnmeasurable: the rule reads cells the client could not
+	// measure alone (docs/method.md#unmeasurable); also a comparison of
+	// such a cell.
+	FindingUnmeasurable Finding = "unmeasurable"
+)
+
+// The findings of a comparison with the baseline (-baseline): which case
+// the comparison was; compare decided its outcome.
+const (
+	// FindingCompared: both runs measured it and the comparison decided.
+	FindingCompared Finding = "compared"
+	// FindingNotInBaseline: the baseline has no such cell or block.
+	FindingNotInBaseline Finding = "not_in_baseline"
+	// FindingBaselineUnmeasured: the baseline has the cell, not measured.
+	FindingBaselineUnmeasured Finding = "baseline_unmeasured"
+	// FindingNotMeasured: this run's cell errored where the baseline
+	// measured it.
+	FindingNotMeasured Finding = "not_measured"
+	// FindingLost: the baseline measured it, this run did not (a cell
+	// over capacity now, a traffic cell not measured).
+	FindingLost Finding = "lost"
+	// FindingRefused: the comparison of a correctness block was refused
+	// (its settings differ).
+	FindingRefused Finding = "refused"
+	// FindingUncompared: a correctness block with nothing to compare with
+	// (no -baseline, or the baseline lacks it): informational.
+	FindingUncompared Finding = "uncompared"
+)
 
 // Where is where the rule is written, as "file:line" ("file" without a
 // line, "" when the verdict has no file).

@@ -5,6 +5,7 @@ import (
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -63,58 +64,37 @@ func (v Baseline) Notes() []string {
 	return notes
 }
 
-// Verdicts are the comparison's verdicts, one per decode, prefill and
-// traffic cell either run recorded, named "<server>/baseline/decode/ctx=8K/conc=64",
-// each with the outcome the comparison decided (compare.CellResult) and
-// its lines: per metric the baseline's value and this run's, the change
-// with its bounds (or that the tolerance alone decided), and the decision;
-// a cross-engine comparison's Fail or Inconclusive cell passes with a line
-// saying it informs only (docs/method.md#comparing-engines); then one per
-// rate search both runs have, "<server>/baseline/search/<name>": capacity
-// lost (docs/method.md#capacity-lost). None when the comparison was
-// refused.
-func (v Baseline) Verdicts() []result.Verdict {
-	if v.C.Refused {
-		return nil
-	}
-	var out []result.Verdict
-	for i := range v.C.Cells {
-		out = append(out, baselineVerdict(v.C.B.Server.Name, &v.C.Cells[i], v.C.Policy, v.C.Machine))
-	}
-	for i := range v.C.Traffic {
-		out = append(out, trafficVerdict(v.C.B.Server.Name, &v.C.Traffic[i], v.C.Policy, v.C.Machine))
-	}
-	return append(out, capacityVerdicts(v.C.B.Server.Name, v.C)...)
-}
+// JudgeWords are the words of the verdicts package judge makes of a
+// comparison with the baseline (judge.Words): each method words one
+// verdict from its finding and the comparison it came from, and decides
+// nothing.
+type JudgeWords struct{}
 
-// baselineVerdict words one cell's comparison.
-func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy, m *compare.MachineChange) result.Verdict {
+// BaselineCell words one cell's comparison: per metric the baseline's
+// value and this run's, the change with its bounds (or that the
+// tolerance alone decided), and the decision; a cross-engine
+// comparison's Fail or Inconclusive cell with a line saying it informs
+// only (docs/method.md#comparing-engines).
+func (JudgeWords) BaselineCell(f result.Finding, cr *compare.CellResult, p compare.Policy, m *compare.MachineChange) judge.Worded {
 	ref, tol := cr.Ref, p.Tolerance
-	v := result.Verdict{
-		Test:  vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
-		Kind:  vocab.KindBaseline,
-		Rule:  "within " + numfmt.Percent(tol) + " of the baseline",
-		Cells: []vocab.CellRef{ref},
-	}
+	v := judge.Worded{Rule: "within " + numfmt.Percent(tol) + " of the baseline"}
 	a, b := cr.A, cr.B
-	switch {
-	case a.Status == vocab.StatusUnmeasurable || b.Status == vocab.StatusUnmeasurable:
+	switch f {
+	case result.FindingUnmeasurable:
 		which, side := "this run's", b
 		if b.Status != vocab.StatusUnmeasurable {
 			which, side = "the baseline's", a
 		}
 		v.Message = "not compared: " + which + " cell is " + side.Status.Unmeasured(side.Reason)
 		v.Details = []string{ref.Expr() + ": " + v.Message}
-	case cr.Decided == vocab.Skip:
-		if !a.Present {
-			v.Message = "not in the baseline"
-		} else {
-			v.Message = "baseline cell not measured: " + a.Status.Unmeasured(a.Reason)
-		}
-	case cr.Decided == vocab.Error && b.Present && b.Status == vocab.StatusError:
+	case result.FindingNotInBaseline:
+		v.Message = "not in the baseline"
+	case result.FindingBaselineUnmeasured:
+		v.Message = "baseline cell not measured: " + a.Status.Unmeasured(a.Reason)
+	case result.FindingNotMeasured:
 		v.Message = "cell not measured: " + b.Status.Unmeasured(b.Reason)
 		v.Details = []string{ref.Expr() + ": " + v.Message + " (the baseline measured it)"}
-	case cr.Lost != nil && cr.Lost.Change == compare.Lost:
+	case result.FindingLost:
 		reason := findingReason(*cr.Lost)
 		v.Message = reason
 		v.Details = []string{ref.Expr() + ": " + reason + ": the baseline measured this cell, this run did not"}
@@ -139,8 +119,6 @@ func baselineVerdict(server string, cr *compare.CellResult, p compare.Policy, m 
 	if cr.Waited != nil {
 		v.Details = append(append([]string(nil), v.Details...), WaitedLine(cr.Decided, *cr.Waited))
 	}
-	check := cr.Check() // compare decides; this view words it
-	v.Outcome, v.Infra = check.Outcome, check.Infra
 	return v
 }
 

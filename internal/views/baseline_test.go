@@ -11,6 +11,7 @@ import (
 
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
@@ -20,14 +21,14 @@ import (
 
 // compareBaseline is the baseline view's verdicts of res against base.
 func compareBaseline(base, res *result.Results, p compare.Policy) []result.Verdict {
-	return Baseline{C: compare.Build(base, res, p)}.Verdicts()
+	return judge.Baseline(compare.Build(base, res, p), JudgeWords{})
 }
 
 // withBaseline is what -baseline shows of res against base: the verdicts,
 // the console notes and the refusal of settings that differ.
 func withBaseline(base, res *result.Results, p compare.Policy) (verdicts []result.Verdict, notes []string, err error) {
 	v := Baseline{C: compare.Build(base, res, p)}
-	return v.Verdicts(), v.Notes(), v.Refusal()
+	return judge.Baseline(v.C, JudgeWords{}), v.Notes(), v.Refusal()
 }
 
 func TestCompareBaseline(t *testing.T) {
@@ -65,12 +66,12 @@ func TestCompareBaseline(t *testing.T) {
 	const rule = "within 5% of the baseline"
 	want := []result.Verdict{
 		{
-			Test: "qwen/baseline/prefill/ctx=8K", Kind: vocab.KindBaseline, Outcome: vocab.Pass, Rule: rule,
+			Test: "qwen/baseline/prefill/ctx=8K", Kind: vocab.KindBaseline, Outcome: vocab.Pass, Finding: result.FindingCompared, Rule: rule,
 			Details: []string{"tps: baseline 40000, now 39500 (-1.2%, 1+1 runs: not statistical)"},
 			Cells:   ref(vocab.PhasePrefill, 8192, 0),
 		},
 		{
-			Test: "qwen/baseline/decode/ctx=8K/conc=1", Kind: vocab.KindBaseline, Outcome: vocab.Pass, Rule: rule,
+			Test: "qwen/baseline/decode/ctx=8K/conc=1", Kind: vocab.KindBaseline, Outcome: vocab.Pass, Finding: result.FindingCompared, Rule: rule,
 			Details: []string{
 				"total_tps: baseline 408.2, now 410 (+0.4%, 1+1 runs: not statistical)",
 				"ttft_ms: baseline 50, now 49 (-2.0%, 1+1 runs: not statistical)",
@@ -79,7 +80,7 @@ func TestCompareBaseline(t *testing.T) {
 			Cells: ref(vocab.PhaseDecode, 8192, 1),
 		},
 		{
-			Test: "qwen/baseline/decode/ctx=8K/conc=64", Kind: vocab.KindBaseline, Outcome: vocab.Fail, Rule: rule,
+			Test: "qwen/baseline/decode/ctx=8K/conc=64", Kind: vocab.KindBaseline, Outcome: vocab.Fail, Finding: result.FindingCompared, Rule: rule,
 			Message: "total_tps regressed beyond 5% against the baseline",
 			Details: []string{
 				"total_tps: baseline 6018.4, now 5421.3 (-9.9%, 1+1 runs: not statistical), regressed beyond 5% (higher is better)",
@@ -89,18 +90,18 @@ func TestCompareBaseline(t *testing.T) {
 			Cells: ref(vocab.PhaseDecode, 8192, 64),
 		},
 		{
-			Test: "qwen/baseline/decode/ctx=16K/conc=1", Kind: vocab.KindBaseline, Outcome: vocab.Error, Infra: true, Rule: rule,
+			Test: "qwen/baseline/decode/ctx=16K/conc=1", Kind: vocab.KindBaseline, Outcome: vocab.Error, Infra: true, Finding: result.FindingNotMeasured, Rule: rule,
 			Message: "cell not measured: error: stream stalled",
 			Details: []string{`decode["16K"][1]: cell not measured: error: stream stalled (the baseline measured it)`},
 			Cells:   ref(vocab.PhaseDecode, 16384, 1),
 		},
 		{
-			Test: "qwen/baseline/decode/ctx=16K/conc=64", Kind: vocab.KindBaseline, Outcome: vocab.Skip, Rule: rule,
+			Test: "qwen/baseline/decode/ctx=16K/conc=64", Kind: vocab.KindBaseline, Outcome: vocab.Skip, Finding: result.FindingBaselineUnmeasured, Rule: rule,
 			Message: "baseline cell not measured: over capacity",
 			Cells:   ref(vocab.PhaseDecode, 16384, 64),
 		},
 		{
-			Test: "qwen/baseline/decode/ctx=32K/conc=1", Kind: vocab.KindBaseline, Outcome: vocab.Skip, Rule: rule,
+			Test: "qwen/baseline/decode/ctx=32K/conc=1", Kind: vocab.KindBaseline, Outcome: vocab.Skip, Finding: result.FindingNotInBaseline, Rule: rule,
 			Message: "not in the baseline",
 			Cells:   ref(vocab.PhaseDecode, 32768, 1),
 		},

@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/vocab"
 )
 
 // CapacityNote heads the rate searches compared (docs/method.md#capacity-lost).
@@ -70,29 +70,19 @@ func answerText(s *result.Search) string {
 	return t
 }
 
-// capacityVerdicts are -baseline's verdicts of the rate searches compared,
-// one per search, named "<server>/baseline/search/<name>", Skip ones
-// included (they say why nothing was decided).
-func capacityVerdicts(server string, c *compare.Comparison) []result.Verdict {
-	var out []result.Verdict
-	for i := range c.Capacity {
-		r := &c.Capacity[i]
-		check := r.Check() // compare decides; this view words it
-		v := result.Verdict{
-			Test:    vocab.TestID{Server: server, Kind: vocab.KindBaseline, Block: vocab.KindSearch + "/" + r.Name}.Name(),
-			Kind:    vocab.KindBaseline,
-			Rule:    "capacity within " + numfmt.Percent(c.Policy.Tolerance) + " of the baseline's",
-			Outcome: check.Outcome,
-			Infra:   check.Infra,
-			Message: CapacityReason(r, c.Policy.Tolerance),
-			Details: []string{"baseline " + answerText(r.A), "now " + answerText(r.B)},
-		}
-		if r.InformsOnly() {
-			v.Details = append(v.Details, "(informs only: "+r.Decided.String()+" against a baseline of another engine, which never gates)")
-		}
-		out = append(out, v)
+// Capacity words a rate search's verdict of -baseline (named
+// "<server>/baseline/search/<name>"): why it was decided as it was, and
+// both answers.
+func (JudgeWords) Capacity(r *compare.CapacityResult, p compare.Policy) judge.Worded {
+	v := judge.Worded{
+		Rule:    "capacity within " + numfmt.Percent(p.Tolerance) + " of the baseline's",
+		Message: CapacityReason(r, p.Tolerance),
+		Details: []string{"baseline " + answerText(r.A), "now " + answerText(r.B)},
 	}
-	return out
+	if r.InformsOnly() {
+		v.Details = append(v.Details, "(informs only: "+r.Decided.String()+" against a baseline of another engine, which never gates)")
+	}
+	return v
 }
 
 // capacitySummary counts the searches by decision, in a fixed order:

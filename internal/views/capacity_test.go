@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -80,7 +81,7 @@ func TestCapacityGolden(t *testing.T) {
 	buf.WriteString("== json\n")
 	buf.Write(js.Bytes())
 	buf.WriteString("== -baseline verdicts\n")
-	for _, v := range (Baseline{C: d.C}).Verdicts() {
+	for _, v := range judge.Baseline(d.C, JudgeWords{}) {
 		buf.WriteString(v.Test + ": " + v.Outcome.String() + ": " + v.Message + "\n")
 		for _, l := range v.Details {
 			buf.WriteString("  " + l + "\n")
@@ -101,7 +102,7 @@ func TestCapacityGolden(t *testing.T) {
 	}
 	// Whatever the golden file is regenerated to, each search's decision.
 	var got []string
-	for _, v := range (Baseline{C: d.C}).Verdicts() {
+	for _, v := range judge.Baseline(d.C, JudgeWords{}) {
 		got = append(got, v.Test+" "+v.Outcome.String())
 	}
 	wantV := []string{"srv/baseline/search/lost fail", "srv/baseline/search/same pass", "srv/baseline/search/close inconclusive", "srv/baseline/search/none fail", "srv/baseline/search/paired fail"}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
@@ -18,136 +19,97 @@ import (
 // report lists them all).
 const maxDivergenceLines = 10
 
-// Correctness checks: the last part of a compared block's verdicts' names,
-// "<server>/correctness/<name>/<check>" (docs/method.md#correctness).
-const (
-	// CheckAgreement is greedy agreement with the baseline.
-	CheckAgreement = "agreement"
-	// CheckAccuracy is the paired task accuracy against the baseline.
-	CheckAccuracy = "accuracy"
-	// CheckLossless is speculative decoding's losslessness under greedy:
-	// this run decoded speculatively, the baseline did not.
-	CheckLossless = "lossless"
-)
-
-// CorrectnessVerdicts are the verdicts of res's correctness blocks
-// (docs/method.md#correctness). With a comparison (c, from -baseline),
-// one verdict per check of each block (compare.CorrectnessResult), named
-// "<server>/correctness/<name>/<check>": greedy agreement with its counts
-// and each diverged prompt (the first ten); the paired accuracy when both
-// blocks have a scorer; speculative losslessness when this run decoded
-// speculatively and the baseline did not. A block the comparison refused
-// is one Error verdict "<server>/correctness/<name>". Without a
-// comparison, or for a block the baseline lacks, one verdict per block,
-// the block as measured: informational, a Skip that says there was
-// nothing to compare with, with its accuracy and interval (an accuracy
-// with nothing to compare is no pass); an Error when a request failed.
-func CorrectnessVerdicts(res *result.Results, c *compare.Comparison) []result.Verdict {
-	by := map[string]*compare.CorrectnessResult{}
-	if c != nil && !c.Refused {
-		for i := range c.Correctness {
-			by[c.Correctness[i].Name] = &c.Correctness[i]
-		}
+// Correctness words one check of correctness block b (judge.Correctness
+// decides which verdicts there are): greedy agreement with its counts and
+// each diverged prompt (the first ten), speculative losslessness, the
+// paired accuracy; a block the comparison refused; or, with nothing to
+// compare, the block as measured with its accuracy and interval. Every
+// verdict's details open with what the block measured.
+func (w JudgeWords) Correctness(f result.Finding, check string, b *result.Correctness, cr *compare.CorrectnessResult, c *compare.Comparison) judge.Worded {
+	v := judge.Worded{Details: []string{measuredLine(b)}}
+	for _, u := range b.Unavailable {
+		v.Details = append(v.Details, "could not: "+u)
 	}
-	var out []result.Verdict
-	for i := range res.Correctness {
-		b := &res.Correctness[i]
-		name := vocab.TestID{Server: res.Server.Name, Kind: vocab.KindCorrectness, Block: b.Name}.Name()
-		// Each verdict's outcome is compare's (a compare.Check); this view
-		// words it.
-		newVerdict := func(test, rule string, check compare.Check) result.Verdict {
-			v := result.Verdict{Test: test, Kind: vocab.KindCorrectness, Outcome: check.Outcome, Infra: check.Infra, Rule: rule}
-			v.Details = append(v.Details, measuredLine(b))
-			for _, u := range b.Unavailable {
-				v.Details = append(v.Details, "could not: "+u)
-			}
-			return v
+	agreeRule := fmt.Sprintf("greedy outputs agree with the baseline's (max_mismatch %s)", numfmt.Percent(b.MaxMismatch))
+	switch f {
+	case result.FindingUncompared:
+		// Nothing to compare with: informational, a Skip that says
+		// why, never a Pass (docs/method.md#correctness).
+		v.Rule = "measured (no baseline block to compare with)"
+		v.Message = fmt.Sprintf("informational, nothing compared: %s; outputs recorded, %d of %d prompts answered",
+			nothingToCompare(c, b.Name), b.Prompts-b.Errors, b.Prompts)
+		if b.Scored > 0 {
+			v.Details = append(v.Details, "accuracy "+accuracyText(b.Correct, b.Scored))
 		}
-		cr := by[b.Name]
-		if cr == nil || cr.Outcome == vocab.Skip {
-			// Nothing to compare with: informational, a Skip that says
-			// why, never a Pass (docs/method.md#correctness).
-			v := newVerdict(name, "measured (no baseline block to compare with)", compare.UncomparedCheck(b))
-			v.Message = fmt.Sprintf("informational, nothing compared: %s; outputs recorded, %d of %d prompts answered",
-				nothingToCompare(c, b.Name), b.Prompts-b.Errors, b.Prompts)
-			if b.Scored > 0 {
-				v.Details = append(v.Details, "accuracy "+accuracyText(b.Correct, b.Scored))
-			}
-			if v.Infra {
-				v.Message = fmt.Sprintf("%d of %d requests failed", b.Errors, b.Prompts)
-			}
-			out = append(out, v)
-			continue
+		if compare.UncomparedCheck(b).Infra {
+			v.Message = fmt.Sprintf("%d of %d requests failed", b.Errors, b.Prompts)
 		}
-		agreeRule := fmt.Sprintf("greedy outputs agree with the baseline's (max_mismatch %s)", numfmt.Percent(b.MaxMismatch))
-		if cr.Refusal != nil {
-			v := newVerdict(name, agreeRule, cr.RefusalCheck())
-			v.Message = "not compared: " + report.RefusalText(cr.Name, cr.Refusal)
-			out = append(out, v)
-			continue
-		}
-		// A failed request leaves a prompt without an output: every check
-		// of the block is then an infrastructure Error.
-		failed := ""
-		if b.Errors > 0 {
-			failed = fmt.Sprintf("%d of %d requests failed", b.Errors, b.Prompts)
-		}
-		g := cr.Greedy
-		agree := fmt.Sprintf("%d of %d prompts agree exactly, %d near ties, %d mismatches (%s)", g.Exact, g.Prompts, g.NearTies, g.Mismatches,
-			numfmt.Percent(g.MismatchRate()))
-		ag := newVerdict(name+"/"+CheckAgreement, agreeRule, cr.AgreementCheck)
-		ag.Details = append(ag.Details, agree)
-		var msgs []string
+		return v
+	case result.FindingRefused:
+		v.Rule = agreeRule
+		v.Message = "not compared: " + report.RefusalText(cr.Name, cr.Refusal)
+		return v
+	}
+	// A failed request leaves a prompt without an output: every check
+	// of the block is then an infrastructure Error.
+	failed := ""
+	if b.Errors > 0 {
+		failed = fmt.Sprintf("%d of %d requests failed", b.Errors, b.Prompts)
+	}
+	g := cr.Greedy
+	agree := fmt.Sprintf("%d of %d prompts agree exactly, %d near ties, %d mismatches (%s)", g.Exact, g.Prompts, g.NearTies, g.Mismatches,
+		numfmt.Percent(g.MismatchRate()))
+	switch check {
+	case judge.CheckLossless:
+		word := "lossless"
 		if g.Change == compare.Regressed {
-			msgs = append(msgs, fmt.Sprintf("%d of %d prompts mismatch the baseline (%s > max_mismatch %s)", g.Mismatches, g.Prompts,
-				numfmt.Percent(g.MismatchRate()), numfmt.Percent(g.MaxMismatch)))
+			word = "NOT lossless"
 		}
-		for i, d := range g.Records {
-			if i == maxDivergenceLines {
-				ag.Details = append(ag.Details, fmt.Sprintf("… and %d more (report.md lists them all)", len(g.Records)-i))
-				break
-			}
-			ag.Details = append(ag.Details, DivergenceLine(d))
+		v.Rule = "speculative decoding is lossless under greedy: its outputs agree with the baseline's, measured without speculation"
+		v.Message = fmt.Sprintf("speculative decoding is %s under greedy: against the baseline without speculation, %s", word, agree)
+		v.Details = append(v.Details, v.Message)
+		if cr.AgreementCheck.Outcome != vocab.Pass {
+			v.Message = w.Correctness(f, judge.CheckAgreement, b, cr, c).Message
 		}
-		if g.Unpaired > 0 {
-			msgs = append(msgs, fmt.Sprintf("%d prompts have no output on a side (a request failed)", g.Unpaired))
-		} else if failed != "" {
-			msgs = append(msgs, failed)
+		return v
+	case judge.CheckAccuracy:
+		v.Rule = fmt.Sprintf("accuracy not below the baseline's by %s points", numfmt.Shortest(100*b.Margin))
+		line, msg := pairedLines(cr.Accuracy)
+		v.Details = append(v.Details, line)
+		v.Message = line
+		if msg != "" {
+			v.Message = msg
 		}
-		ag.Details = append(ag.Details, warning.Strings(cr.Notes)...)
-		if len(msgs) == 0 {
-			msgs = append(msgs, agree)
+		if failed != "" {
+			v.Message = failed + "; " + v.Message
 		}
-		ag.Message = strings.Join(msgs, "; ")
-		out = append(out, ag)
-		if cr.Lossless {
-			word := "lossless"
-			if g.Change == compare.Regressed {
-				word = "NOT lossless"
-			}
-			lv := newVerdict(name+"/"+CheckLossless, "speculative decoding is lossless under greedy: its outputs agree with the baseline's, measured without speculation", cr.AgreementCheck)
-			lv.Message = fmt.Sprintf("speculative decoding is %s under greedy: against the baseline without speculation, %s", word, agree)
-			lv.Details = append(lv.Details, lv.Message)
-			if ag.Outcome != vocab.Pass {
-				lv.Message = ag.Message
-			}
-			out = append(out, lv)
-		}
-		if p := cr.Accuracy; p != nil {
-			av := newVerdict(name+"/"+CheckAccuracy, fmt.Sprintf("accuracy not below the baseline's by %s points", numfmt.Shortest(100*b.Margin)), cr.AccuracyCheck)
-			line, msg := pairedLines(p)
-			av.Details = append(av.Details, line)
-			av.Message = line
-			if msg != "" {
-				av.Message = msg
-			}
-			if failed != "" {
-				av.Message = failed + "; " + av.Message
-			}
-			out = append(out, av)
-		}
+		return v
 	}
-	return out
+	v.Rule = agreeRule
+	v.Details = append(v.Details, agree)
+	var msgs []string
+	if g.Change == compare.Regressed {
+		msgs = append(msgs, fmt.Sprintf("%d of %d prompts mismatch the baseline (%s > max_mismatch %s)", g.Mismatches, g.Prompts,
+			numfmt.Percent(g.MismatchRate()), numfmt.Percent(g.MaxMismatch)))
+	}
+	for i, d := range g.Records {
+		if i == maxDivergenceLines {
+			v.Details = append(v.Details, fmt.Sprintf("… and %d more (report.md lists them all)", len(g.Records)-i))
+			break
+		}
+		v.Details = append(v.Details, DivergenceLine(d))
+	}
+	if g.Unpaired > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d prompts have no output on a side (a request failed)", g.Unpaired))
+	} else if failed != "" {
+		msgs = append(msgs, failed)
+	}
+	v.Details = append(v.Details, warning.Strings(cr.Notes)...)
+	if len(msgs) == 0 {
+		msgs = append(msgs, agree)
+	}
+	v.Message = strings.Join(msgs, "; ")
+	return v
 }
 
 // nothingToCompare says why block name has nothing to compare with: no

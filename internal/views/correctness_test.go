@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
@@ -110,7 +111,7 @@ func TestCorrectnessVerdicts(t *testing.T) {
 			if tt.base != nil {
 				c = compare.Build(tt.base, tt.b, compare.Policy{Tolerance: 0.05, Inconclusive: tt.inconclusive})
 			}
-			vs := CorrectnessVerdicts(tt.b, c)
+			vs := judge.Correctness(tt.b, c, JudgeWords{})
 			if len(vs) != len(tt.verdicts) {
 				t.Fatalf("%d verdicts, want %d: %+v", len(vs), len(tt.verdicts), vs)
 			}
@@ -215,7 +216,7 @@ func TestCorrectnessNotesShown(t *testing.T) {
 		t.Fatal("no notes: the blocks' concurrencies differ")
 	}
 	var details []string
-	for _, v := range CorrectnessVerdicts(b, c) {
+	for _, v := range judge.Correctness(b, c, JudgeWords{}) {
 		if strings.HasSuffix(v.Test, "/agreement") {
 			details = v.Details
 		}
@@ -249,7 +250,7 @@ func TestCorrectnessWithoutBaselinePrinted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			console := report.NewConsole(&buf, "s.hcl", report.ConsoleOptions{})
-			for _, v := range CorrectnessVerdicts(block(4, nil, wrong, 0), tt.c) {
+			for _, v := range judge.Correctness(block(4, nil, wrong, 0), tt.c, JudgeWords{}) {
 				StreamVerdict(console, v)
 			}
 			want := "=== RUN   qwen/correctness/greedy\n" +

@@ -10,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -51,7 +52,7 @@ func TestRejectedInComparisons(t *testing.T) {
 		t.Fatal(err)
 	}
 	var details []string
-	for _, v := range (Baseline{C: d.C}).Verdicts() {
+	for _, v := range judge.Baseline(d.C, JudgeWords{}) {
 		details = append(details, v.Details...)
 	}
 	tests := []struct {

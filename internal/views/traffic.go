@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
@@ -139,36 +140,29 @@ func trafficMetricLines(p *compare.TrafficPair, tolerance float64) []string {
 	return out
 }
 
-// trafficVerdict is one traffic pair's verdict of -baseline, named
-// "<server>/baseline/traffic/replay/rate=4": its headline and metric
+// TrafficPair words one traffic pair's verdict of -baseline (named
+// "<server>/baseline/traffic/replay/rate=4"): its headline and metric
 // lines, and a message naming what regressed or could not be decided.
-func trafficVerdict(server string, tp *compare.TrafficPair, p compare.Policy, m *compare.MachineChange) result.Verdict {
+func (JudgeWords) TrafficPair(f result.Finding, tp *compare.TrafficPair, p compare.Policy, m *compare.MachineChange) judge.Worded {
 	ref := tp.Ref
-	v := result.Verdict{
-		Test:  vocab.TestID{Server: server, Kind: vocab.KindBaseline, Cell: &ref}.Name(),
-		Kind:  vocab.KindBaseline,
-		Rule:  "within " + numfmt.Percent(p.Tolerance) + " of the baseline",
-		Cells: []vocab.CellRef{ref},
-	}
-	check := tp.Check() // compare decides; this view words it
-	v.Outcome, v.Infra = check.Outcome, check.Infra
-	lines := TrafficBlock(tp, p.Tolerance)
-	switch {
-	case tp.Decided == vocab.Skip:
+	v := judge.Worded{Rule: "within " + numfmt.Percent(p.Tolerance) + " of the baseline"}
+	switch f {
+	case result.FindingNotInBaseline:
 		v.Message = "not in the baseline"
-		if tp.A != nil {
-			v.Message = "baseline cell not measured: " + tp.A.Status.Unmeasured(tp.A.Reason)
-		}
 		return v
-	case tp.Decided == vocab.Error:
+	case result.FindingBaselineUnmeasured:
+		v.Message = "baseline cell not measured: " + tp.A.Status.Unmeasured(tp.A.Reason)
+		return v
+	case result.FindingNotMeasured:
 		v.Message = "cell not measured: " + tp.B.Status.Unmeasured(tp.B.Reason)
 		v.Details = []string{ref.Expr() + ": " + v.Message + " (the baseline measured it)"}
 		return v
-	case tp.B == nil || !tp.B.Status.Measured():
+	case result.FindingLost:
 		v.Message = "lost: the baseline measured this traffic cell, this run did not"
 		v.Details = []string{ref.Expr() + ": " + v.Message}
 		return v
 	}
+	lines := TrafficBlock(tp, p.Tolerance)
 	v.Details = append([]string{strings.TrimPrefix(lines[0], ref.Name()+": ")}, trimIndent(lines[1:])...)
 	var regressed, inconclusive []string
 	for _, x := range tp.Values {

@@ -32,6 +32,7 @@ import (
 	"github.com/slogate/slogate/internal/command/specload"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/report"
@@ -291,7 +292,7 @@ func Command(ctx context.Context, o Options) error {
 		}
 	}
 	// B's asserts gate as this run's do beside a -baseline comparison.
-	if code = exit.Worst(code, assert.ExitCode(rec.VerdictsB)); code != exit.OK {
+	if code = exit.Worst(code, judge.ExitCode(rec.VerdictsB)); code != exit.OK {
 		return exit.Quiet(code)
 	}
 	return nil
@@ -413,7 +414,7 @@ func (r *interleaved) write(rec *Record, refs []vocab.CellRef, partial bool) err
 		if v.Outcome == vocab.Skip {
 			// A skipped assert (one that reads a search) or a correctness
 			// block with nothing compared gates nothing: the exit code
-			// takes it as a pass (assert.ExitCode), and so does the record.
+			// takes it as a pass (judge.ExitCode), and so does the record.
 			continue
 		}
 		rec.Outcome = vocab.Worst(rec.Outcome, v.Outcome)
@@ -450,7 +451,7 @@ func verdictsOf(res *result.Results) []result.Verdict {
 }
 
 // correctness is B's correctness blocks decided against A's as a
-// -baseline decides them (compare.Build, views.CorrectnessVerdicts), on
+// -baseline decides them (compare.Build, judge.Correctness), on
 // the outputs each side's first boot recorded (docs/method.md#interleaved):
 // greedy outputs and scored answers do not depend on the machine's load,
 // so they are measured once a build, in block 1, not once a block, and
@@ -460,7 +461,7 @@ func (r *interleaved) correctness(a, b *result.Results) []result.Verdict {
 	if a == nil || b == nil || len(b.Correctness) == 0 {
 		return nil
 	}
-	return views.CorrectnessVerdicts(b, compare.Build(a, b, r.o.Policy))
+	return judge.Correctness(b, compare.Build(a, b, r.o.Policy), views.JudgeWords{})
 }
 
 // check is one side's results over its finished blocks' boots pooled
@@ -481,8 +482,10 @@ func (r *interleaved) check(side string) (*result.Results, error) {
 	sp.Asserts = nil
 	for _, a := range r.specs[side].Asserts {
 		if len(a.Searches) > 0 {
-			skipped = append(skipped, result.Verdict{Test: srv.Name + "/assert/" + a.Name, Kind: vocab.KindAssert, Outcome: vocab.Skip,
-				File: a.DeclRange.Filename, Line: a.DeclRange.Start.Line, Message: views.InterleaveSearchSkipped(a.Searches)})
+			v := result.Verdict{Test: srv.Name + "/assert/" + a.Name, Kind: vocab.KindAssert,
+				File: a.DeclRange.Filename, Line: a.DeclRange.Start.Line, Message: views.InterleaveSearchSkipped(a.Searches)}
+			judge.Rule(&v, result.FindingNothingToRead) // an interleaved run measures no search
+			skipped = append(skipped, v)
 			continue
 		}
 		sp.Asserts = append(sp.Asserts, a)

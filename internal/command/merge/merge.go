@@ -12,8 +12,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/slogate/slogate/internal/assert"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/views"
@@ -114,10 +114,10 @@ func Merge(o MergeOptions) error {
 // from its results as recorded: 3 when the run ended early (an
 // infrastructure error or an interruption) or something could not be
 // measured (result.Results.Unmeasured: a cell, a traffic cell, a search),
-// else the verdicts' code (assert.ExitCode: 3 a verdict read an unmeasured
+// else the verdicts' code (judge.ExitCode: 3 a verdict read an unmeasured
 // cell, 2 a condition is not a bool, 1 a breach, 0 pass).
 func RunExitCode(res *result.Results) int {
-	code := assert.ExitCode(res.Verdicts)
+	code := judge.ExitCode(res.Verdicts)
 	if res.Error != "" || res.Interrupted {
 		return exit.Infra
 	}

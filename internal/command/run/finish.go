@@ -11,6 +11,7 @@ import (
 	"github.com/slogate/slogate/internal/assert"
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
@@ -79,7 +80,7 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 		bv := views.Baseline{C: compare.Build(fc.Baseline, res, policy)}
 		comparison = bv.C
 		res.Comparison = bv.C.Record() // the reports' comparison table and charts
-		baselineVerdicts, baselineErr = bv.Verdicts(), bv.Refusal()
+		baselineVerdicts, baselineErr = judge.Baseline(bv.C, views.JudgeWords{}), bv.Refusal()
 		for _, n := range bv.Notes() {
 			if fc.Stream != nil {
 				fc.Stream.Log(n)
@@ -95,7 +96,7 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 	verdicts = append(verdicts, baselineVerdicts...)
 	// The correctness blocks' verdicts: against the baseline's blocks
 	// through the same comparison, or as measured without one.
-	verdicts = append(verdicts, views.CorrectnessVerdicts(res, comparison)...)
+	verdicts = append(verdicts, judge.Correctness(res, comparison, views.JudgeWords{})...)
 	res.Verdicts = res.Verdicts[:0]
 	for _, v := range verdicts {
 		if fc.Keep == nil || fc.Keep(v.Test) {

@@ -19,6 +19,7 @@ import (
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/plan"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
@@ -77,7 +78,7 @@ type Options struct {
 // Run measures every server of every spec and finishes each (verdicts,
 // reports). It stops at the first interruption. The error carries the exit
 // code: the first infrastructure error or interruption, else the worst
-// verdict's code (assert.ExitCode) as a quiet error, the FAIL lines having
+// verdict's code (judge.ExitCode) as a quiet error, the FAIL lines having
 // told the story.
 func Run(ctx context.Context, o Options) error {
 	if err := o.preflight(ctx); err != nil {
@@ -121,7 +122,7 @@ func Run(ctx context.Context, o Options) error {
 				}
 			}
 			if res != nil {
-				verdictCode = exit.Worst(verdictCode, assert.ExitCode(res.Verdicts))
+				verdictCode = exit.Worst(verdictCode, judge.ExitCode(res.Verdicts))
 				if len(res.Unmeasurable()) > 0 { // docs/method.md#unmeasurable
 					verdictCode = exit.Worst(verdictCode, exit.Inconclusive)
 					specWorst = vocab.Worst(specWorst, vocab.Inconclusive)
