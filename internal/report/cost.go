@@ -87,15 +87,6 @@ func dollars(v float64) string {
 	return "$" + numfmt.Fixed(v, decimals)
 }
 
-// rateText is a rate to three significant digits, the search's precision
-// being a few percent: "6.23", "12.3", "123".
-func rateText(v float64) string {
-	if v <= 0 {
-		return numfmt.Shortest(v)
-	}
-	return numfmt.Fixed(v, max(0, 2-int(math.Floor(math.Log10(v)))))
-}
-
 // searchGPUTime is the GPU time search s took on basis b, in words:
 // "0.042 GPU-hours (76.0 s × 2 GPUs)"; for a CPU server "none: a CPU
 // server (76.0 s of server time)"; "" when unknown.

@@ -32,17 +32,6 @@ func metricText(m metric.Metric, v float64) string {
 	return s
 }
 
-// decodeText is metric name of decode cell c as reports show it; a dash
-// when the cell does not have it.
-func decodeText(c *result.DecodeCell, name string) string {
-	m := metric.Must(vocab.PhaseDecode, name)
-	v, ok := c.Value(m)
-	if !ok {
-		return dash
-	}
-	return metricText(m, v)
-}
-
 // trafficText is metric name of traffic cell c as reports show it; a dash
 // when the cell does not have it (a latency where no request completed).
 func trafficText(c *result.TrafficCell, name string) string {
@@ -53,18 +42,6 @@ func trafficText(c *result.TrafficCell, name string) string {
 	}
 	return metricText(m, v)
 }
-
-// prefillText is metric name of prefill cell c as reports show it: the
-// TTFT "175 ms", the throughput "46,712.3" (the Prefill table and the
-// summaries show it in thousands instead: prefillTPSText).
-func prefillText(c *result.PrefillCell, name string) string {
-	m := metric.Must(vocab.PhasePrefill, name)
-	v, _ := c.Value(m)
-	return metricText(m, v)
-}
-
-// prefillTTFTText is the TTFT of a prefill cell: "175 ms".
-func prefillTTFTText(c *result.PrefillCell) string { return prefillText(c, metric.TTFTMs) }
 
 // PrefillLine is the console's one-line summary of a measured prefill
 // cell, each number as the metric table shows it: "46,712.3 tok/s prefill ·
@@ -89,29 +66,6 @@ func DecodeLine(c *result.DecodeCell) string {
 		line += " (" + c.Reason + ")"
 	}
 	return line
-}
-
-// prefillTPSText is a prefill throughput: in thousands from 10,000 up
-// ("46.7K"), else with prec decimals ("9,819" in the Prefill table and
-// summaries, "9,819.0" with the metric's precision in All measurements).
-func prefillTPSText(v float64, prec int) string {
-	if v >= 10000 {
-		return numfmt.Thousands(v)
-	}
-	return numfmt.Fixed(v, prec)
-}
-
-// allColumns are the decode metrics of the All measurements table, in
-// order: every metric a decode cell always has, percentiles and quiet
-// metrics (rejected: shown where it is not 0, below the table) left out.
-func allColumns() []metric.Metric {
-	var out []metric.Metric
-	for _, m := range metric.OfPhase(vocab.PhaseDecode) {
-		if m.PercentileOf == "" && !m.Optional() && !m.Quiet() {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // allHeader is the All measurements table header, as in the seed reports.

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
 )
 
 // Model is a run's report, built once from its Results: every section
@@ -33,3 +34,108 @@ func (m *Model) WriteJUnit(w io.Writer) error { return writeJUnit(w, []*view{m.v
 // SearchCharts are the rate searches' charts as standalone SVG files,
 // which report.md links to.
 func (m *Model) SearchCharts() []SearchChart { return searchCharts(m.v.searches) }
+
+// view is the presentation model shared by the Markdown and HTML reports:
+// every string the reports show, computed once from Results.
+type view struct {
+	Res      *result.Results
+	Title    string // "Qwen3.5-4B on H200 NVL 141GB"
+	Summary  string // "vllm · 0.26.1… · BF16 · 6 contexts (8K–251K) × …"
+	Measured string // "Measured Sep 3, 2026, 17:22 UTC"
+	Hardware []kv
+	Engine   []kv
+	Run      []kv
+	Launch   string
+	Prefill  []prefillRow
+	Matrices []matrixView
+	All      [][]string // All measurements rows (without header)
+	// Legend flags: which statuses occur anywhere.
+	AnyQueued, AnyOver, AnyError bool
+	Errors                       []string // "decode ctx=8K conc=64: reason"
+	// Unmeasurable are the cells the client could not measure, as Errors
+	// ("decode ctx=1K conc=1: reason"; docs/method.md#unmeasurable).
+	Unmeasurable []string
+	Verdicts     []verdictRow
+	Warnings     []string
+	cellWarnings []cellWarning // the cells' warnings, grouped into Warnings
+	Outcome      string        // PASS / FAIL / ERROR / SKIP
+	// Head is what the reports open with: the tests by outcome and what
+	// failed and why (outcome.go).
+	Head verdictHead
+	// Noise is the Noise section (docs/method.md#noise); nil when no cell
+	// was repeated.
+	Noise *noiseView
+	// Traffic are the traffic blocks' tables; blocks the blocks in
+	// words, which report.html's charts draw.
+	Traffic []trafficTable
+	blocks  []trafficBlock
+	// searches are the searches' sections, each with its chart drawn.
+	searches []searchView
+	// Correctness are the correctness blocks' sections.
+	Correctness []correctnessView
+	// Latency is the Latency statistics table (no rows without the
+	// statistics).
+	Latency latencyTable
+	// Comparison is the -baseline comparison's table; nil without a
+	// baseline.
+	Comparison *comparisonTable
+	// Rejections are the Rejected requests section's lines
+	// (rejectionLines), RejectionsLegend its heading text.
+	Rejections       []string
+	RejectionsLegend string
+	// hardware is the run's hardware as the title names it
+	// (runHardwareTitle); cellLines each prefill, decode and traffic
+	// cell of Res in one line, as JUnit's output shows it (junitLines).
+	hardware  string
+	cellLines cellLines
+}
+
+// AnyCells reports whether a view has any decode cells.
+func (v *view) AnyCells() bool { return len(v.Matrices) > 0 }
+
+// newView computes everything the Markdown and HTML reports, the CI
+// summary and the rate searches' chart files show, section by section in
+// the order they appear, so that their writers only lay it out.
+func newView(res *result.Results) *view {
+	s := &res.Server
+	hardware := runHardwareTitle(res)
+	v := &view{
+		Res:      res,
+		hardware: hardware,
+		Title:    shortModel(s.Model) + " on " + hardware,
+		Summary:  summaryLine(res),
+		Measured: measuredLine(res),
+		Hardware: hardwareFacts(s, cpuRun(res)),
+		Engine:   engineFacts(s),
+		Run:      runFacts(res),
+		Launch:   launchCommand(s),
+		Outcome:  outcomeWord(runOutcome(res)),
+	}
+	v.addPrefill(res.Prefill)
+	v.addMatrices(res)
+	for i := range res.Traffic { // a dataset's counts, its reuse in order, …
+		c := &res.Traffic[i]
+		if c.Status == vocab.StatusUnmeasurable { // the client fell behind
+			v.Unmeasurable = append(v.Unmeasurable, c.Ref().Name()+": "+c.Reason)
+		}
+		for _, w := range c.Warnings {
+			v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w.String()})
+		}
+	}
+	v.All = allMeasurements(res.Prefill, v.Prefill, v.Matrices)
+	if v.Rejections = rejectionLines(res); len(v.Rejections) > 0 {
+		v.RejectionsLegend = legendRejections
+	}
+	v.addVerdicts(res.Verdicts)
+	v.Head = newVerdictHead(res, v)
+	v.Warnings = runWarnings(res, groupCellWarnings(v.cellWarnings))
+	v.Noise = noiseSection(res)
+	v.blocks = newTrafficBlocks(res)
+	v.cellLines = junitLines(res, v)
+	v.Traffic = trafficTables(v.blocks)
+	v.searches = newSearchViews(res)
+	v.Correctness = newCorrectnessViews(res)
+	v.Latency = newLatencyTable(res)
+	v.Comparison = newComparisonTable(res.Comparison)
+	return v
+}

@@ -181,3 +181,30 @@ func WriteNoise(w io.Writer, path string, res *result.Results, opt NoiseOptions)
 	_, err := fmt.Fprintf(w, "\n%s\n", note)
 	return err
 }
+
+// noiseView is the Noise section: the table of noiseTable.
+type noiseView struct {
+	Header []string
+	Rows   [][]string
+	Note   string
+}
+
+// noiseSection is the Noise section; nil when no cell was repeated.
+func noiseSection(res *result.Results) *noiseView {
+	rows := Noise(res, NoiseOptions{})
+	if !repeated(rows) {
+		return nil
+	}
+	head, body, note := noiseTable(rows, NoiseOptions{})
+	return &noiseView{Header: head, Rows: body, Note: note}
+}
+
+// repeated says whether any noise row has the repeats to measure noise.
+func repeated(rows []NoiseRow) bool {
+	for _, r := range rows {
+		if r.Repeats >= 2 {
+			return true
+		}
+	}
+	return false
+}

@@ -120,3 +120,32 @@ func Tally(verdicts []result.Verdict) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+type verdictRow struct {
+	Test, Outcome, Rule, Measured, Message, Where string
+}
+
+// addVerdicts fills the Verdicts table.
+func (v *view) addVerdicts(verdicts []result.Verdict) {
+	for _, vd := range verdicts {
+		row := verdictRow{Test: vd.Test, Outcome: outcomeWord(vd.Outcome), Rule: vd.Rule,
+			Measured: strings.Join(vd.Details, "; "), Message: vd.Message}
+		row.Where = vd.Where()
+		v.Verdicts = append(v.Verdicts, row)
+	}
+}
+
+// runOutcome is the outcome the report heads with: the worst verdict's,
+// Error when the run ended early, and Pass when the worst was a Skip (a
+// search probe that missed its objective, a correctness block with
+// nothing to compare): such a run exits 0, as go test's package whose
+// tests skipped is "ok", and the tally says what skipped.
+func runOutcome(res *result.Results) vocab.Outcome {
+	if res.Error != "" {
+		return vocab.Error
+	}
+	if o := res.Outcome(); o != vocab.Skip {
+		return o
+	}
+	return vocab.Pass
+}

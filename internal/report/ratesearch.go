@@ -554,3 +554,12 @@ func standaloneSVG(svg string) string {
 	head = strings.Replace(head, `<svg class="chart"`, `<svg xmlns="http://www.w3.org/2000/svg" class="chart"`, 1)
 	return `<?xml version="1.0" encoding="UTF-8"?>` + "\n" + head + ">" + chartStyle + rest + "\n"
 }
+
+// rateText is a rate to three significant digits, the search's precision
+// being a few percent: "6.23", "12.3", "123".
+func rateText(v float64) string {
+	if v <= 0 {
+		return numfmt.Shortest(v)
+	}
+	return numfmt.Fixed(v, max(0, 2-int(math.Floor(math.Log10(v)))))
+}
