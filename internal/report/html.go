@@ -106,7 +106,7 @@ func writeHTML(w io.Writer, v *view) error {
 	for _, sv := range v.searches {
 		// searchChart and rateSearchChart escape every text they write,
 		// as svg.go does.
-		d.Searches = append(d.Searches, htmlSearch{searchView: sv, Chart: template.HTML(sv.chart)})
+		d.Searches = append(d.Searches, htmlSearch{searchView: sv, Chart: template.HTML(sv.chart())})
 	}
 	return htmlTemplate.Execute(w, d)
 }

@@ -9,9 +9,10 @@ import (
 
 // Model is a run's report, built once from its Results: every section
 // that report.md, report.html, the CI summary and the rate searches'
-// chart files show, its text and charts. Its writers lay it out; none
-// goes back to the Results for a piece. Build it after the verdicts are
-// in the Results: it does not see later changes.
+// chart files show, its text and what its charts plot. Its writers lay
+// it out and draw the charts; none goes back to the Results for a
+// piece. Build it after the verdicts are in the Results: it does not see
+// later changes.
 type Model struct{ v *view }
 
 // NewModel builds the report of res.
@@ -69,7 +70,8 @@ type view struct {
 	// words, which report.html's charts draw.
 	Traffic []trafficTable
 	blocks  []trafficBlock
-	// searches are the searches' sections, each with its chart drawn.
+	// searches are the searches' sections, each with what its chart
+	// plots (searchView.chart draws it).
 	searches []searchView
 	// Correctness are the correctness blocks' sections.
 	Correctness []correctnessView

@@ -526,7 +526,7 @@ func searchCharts(searches []searchView) []SearchChart {
 		if !v.search.IsRate() {
 			continue
 		}
-		out = append(out, SearchChart{File: searchChartFile(v.search), SVG: []byte(standaloneSVG(v.chart))})
+		out = append(out, SearchChart{File: searchChartFile(v.search), SVG: []byte(standaloneSVG(v.chart()))})
 	}
 	return out
 }

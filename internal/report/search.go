@@ -108,9 +108,19 @@ type searchView struct {
 	Checks  []string
 	search  *result.Search
 	compare []comparison
-	// chart is the search's chart, an SVG drawn once for report.html and
-	// a rate search's file beside report.md; "" when there is none.
-	chart string
+	// base is the baseline's search of the same name, which a rate
+	// search's chart draws beside this run's; nil without one.
+	base *result.Search
+}
+
+// chart is the search's chart, an SVG that report.html shows and that a
+// rate search's file beside report.md holds; "" when there is none. Its
+// writers draw it: the model holds what it plots.
+func (v searchView) chart() string {
+	if v.search.IsRate() {
+		return rateSearchChart(v, v.base)
+	}
+	return searchChart(v)
 }
 
 func newSearchViews(res *result.Results) []searchView {
@@ -119,7 +129,7 @@ func newSearchViews(res *result.Results) []searchView {
 		s := &res.Search[i]
 		if s.IsRate() {
 			v := newRateSearchView(res, s)
-			v.chart = rateSearchChart(v, baselineSearchOf(res, s.Name))
+			v.base = baselineSearchOf(res, s.Name)
 			out = append(out, v)
 			continue
 		}
@@ -155,7 +165,6 @@ func newSearchViews(res *result.Results) []searchView {
 			v.Rows = append(v.Rows, append(row, verdict))
 		}
 		v.Cost = costLines(res, s)
-		v.chart = searchChart(v)
 		out = append(out, v)
 	}
 	return out
