@@ -311,3 +311,23 @@ func allColumns() []metric.Metric {
 	}
 	return out
 }
+
+// statusWord is a cell status as the seeds word it.
+func statusWord(s vocab.Status) string {
+	switch s {
+	case vocab.StatusValid:
+		return "Valid"
+	case vocab.StatusQueued:
+		return "Requests queued"
+	case vocab.StatusOverCapacity:
+		return "Over capacity"
+	case vocab.StatusError:
+		return "Error"
+	case vocab.StatusUnmeasurable:
+		return "Unmeasurable"
+	}
+	if s == "" {
+		return "Not measured"
+	}
+	return string(s)
+}

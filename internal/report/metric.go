@@ -173,3 +173,11 @@ func statsParts(phase vocab.Phase, stats map[string]float64) []string {
 	}
 	return out
 }
+
+// plural is the noun of a count of n: one, or many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

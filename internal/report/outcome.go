@@ -149,3 +149,6 @@ func runOutcome(res *result.Results) vocab.Outcome {
 	}
 	return vocab.Pass
 }
+
+// outcomeWord is a verdict outcome as go test prints it.
+func outcomeWord(o vocab.Outcome) string { return strings.ToUpper(o.String()) }
