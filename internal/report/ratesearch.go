@@ -30,7 +30,7 @@ func newRateSearchView(res *result.Results, s *result.Search) searchView {
 	v.Header = []string{"#", "Rate (req/s)", "Status"}
 	var metrics []string
 	for _, c := range v.compare {
-		if !containsStr(metrics, c.Metric) {
+		if !slices.Contains(metrics, c.Metric) {
 			metrics = append(metrics, c.Metric)
 		}
 	}
@@ -48,6 +48,7 @@ func newRateSearchView(res *result.Results, s *result.Search) searchView {
 		row = append(row, strconv.Itoa(max(p.Windows, 1)), probeDecision(&p))
 		v.Rows = append(v.Rows, row)
 	}
+	v.base = baselineSearchOf(res, s.Name)
 	v.Cost = costLines(res, s)
 	v.Checks = checkLines(s)
 	return v

@@ -123,60 +123,56 @@ func (v searchView) chart() string {
 	return searchChart(v)
 }
 
+// newSearchViews are res's searches as the reports show them, in the
+// spec's order.
 func newSearchViews(res *result.Results) []searchView {
 	var out []searchView
 	for i := range res.Search {
-		s := &res.Search[i]
-		if s.IsRate() {
-			v := newRateSearchView(res, s)
-			v.base = baselineSearchOf(res, s.Name)
-			out = append(out, v)
-			continue
+		if s := &res.Search[i]; s.IsRate() {
+			out = append(out, newRateSearchView(res, s))
+		} else {
+			out = append(out, newConcurrencySearchView(res, s))
 		}
-		v := searchView{Title: "Search " + s.Name, Rule: s.Objective, search: s, compare: objectiveComparisons(s.Objective)}
-		v.Answer = searchAnswerText(s)
-		if len(v.compare) > 0 {
-			v.Charted = v.compare[0].String()
-			for _, c := range v.compare[1:] {
-				v.Others = append(v.Others, c.String())
-			}
-		}
-		v.Header = []string{"#", "Concurrency", "Status"}
-		var metrics []string
-		for _, c := range v.compare {
-			if !containsStr(metrics, c.Metric) {
-				metrics = append(metrics, c.Metric)
-			}
-		}
-		v.Header = append(v.Header, metrics...)
-		v.Header = append(v.Header, "Objective")
-		for n, p := range s.Probes {
-			row := []string{strconv.Itoa(n + 1), strconv.Itoa(p.Concurrency), statusWord(p.Cell.Status)}
-			for _, m := range metrics {
-				row = append(row, probeMetricText(&p.Cell, m))
-			}
-			verdict := "met"
-			if !p.Passed {
-				verdict = "not met"
-				if p.Reason != "" {
-					verdict += ": " + p.Reason
-				}
-			}
-			v.Rows = append(v.Rows, append(row, verdict))
-		}
-		v.Cost = costLines(res, s)
-		out = append(out, v)
 	}
 	return out
 }
 
-func containsStr(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
+// newConcurrencySearchView is concurrency search s of res as the reports
+// show it.
+func newConcurrencySearchView(res *result.Results, s *result.Search) searchView {
+	v := searchView{Title: "Search " + s.Name, Rule: s.Objective, search: s, compare: objectiveComparisons(s.Objective)}
+	v.Answer = searchAnswerText(s)
+	if len(v.compare) > 0 {
+		v.Charted = v.compare[0].String()
+		for _, c := range v.compare[1:] {
+			v.Others = append(v.Others, c.String())
 		}
 	}
-	return false
+	v.Header = []string{"#", "Concurrency", "Status"}
+	var metrics []string
+	for _, c := range v.compare {
+		if !slices.Contains(metrics, c.Metric) {
+			metrics = append(metrics, c.Metric)
+		}
+	}
+	v.Header = append(v.Header, metrics...)
+	v.Header = append(v.Header, "Objective")
+	for n, p := range s.Probes {
+		row := []string{strconv.Itoa(n + 1), strconv.Itoa(p.Concurrency), statusWord(p.Cell.Status)}
+		for _, m := range metrics {
+			row = append(row, probeMetricText(&p.Cell, m))
+		}
+		verdict := "met"
+		if !p.Passed {
+			verdict = "not met"
+			if p.Reason != "" {
+				verdict += ": " + p.Reason
+			}
+		}
+		v.Rows = append(v.Rows, append(row, verdict))
+	}
+	v.Cost = costLines(res, s)
+	return v
 }
 
 // probeMetricText is a probe's metric as the tables show it.
@@ -192,11 +188,9 @@ func probeMetricText(c *result.DecodeCell, name string) string {
 	return numfmt.Fixed(v, m.Precision)
 }
 
-// searchAnswerText says what the search found, in one line.
+// searchAnswerText says what concurrency search s found, in one line
+// (rateAnswerText says it of a rate search).
 func searchAnswerText(s *result.Search) string {
-	if s.IsRate() {
-		return rateAnswerText(s)
-	}
 	where := fmt.Sprintf("at context %s, concurrency %d to %d", vocab.FormatTokens(s.Context), s.Range[0], s.Range[1])
 	var line string
 	switch {
