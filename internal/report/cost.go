@@ -232,3 +232,11 @@ func priced(s *result.Search, b costBasis) (float64, bool) {
 	}
 	return perMillion(*b.Price, b.GPUs, tps), true
 }
+
+// baselineSearchOf is the baseline's search called name, nil without one.
+func baselineSearchOf(res *result.Results, name string) *result.Search {
+	if bs := baselineSearch(res, name); bs != nil {
+		return &bs.Search
+	}
+	return nil
+}

@@ -353,3 +353,30 @@ func withReason(word, reason string) string {
 	}
 	return word + ": " + reason
 }
+
+// probeSummary is a probe's decode summary and whether it met the objective.
+func probeSummary(p *result.SearchProbe) string {
+	if p.Traffic != nil {
+		line := TrafficSummary(p.Traffic)
+		if !p.Traffic.Status.Measured() {
+			line = withReason(statusWord(p.Traffic.Status), p.Traffic.Reason)
+		}
+		d := p.Decision
+		if d == "" {
+			d = "not judged"
+		}
+		line += fmt.Sprintf("\n%d windows; objective %s", p.Windows, d)
+		if why := ProbeReason(p); why != "" {
+			line += ": " + why
+		}
+		return line
+	}
+	line := decodeSummary(&p.Cell)
+	switch {
+	case p.Passed:
+		return line + "\nobjective met"
+	case p.Reason != "":
+		return line + "\nobjective not met: " + p.Reason
+	}
+	return line + "\nobjective not met"
+}

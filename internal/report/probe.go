@@ -75,12 +75,3 @@ func probeIntervals(ivs []result.ProbeInterval) string {
 func CheckStopText(s *result.CheckStop) string {
 	return fmt.Sprintf("the window of seed %d could not be measured: %s", s.Seed, s.CellReason)
 }
-
-// checkStopped is why check c stopped: its Stop worded, else its Error
-// ("" when it did not stop).
-func checkStopped(c *result.SearchCheck) string {
-	if c.Stop != nil {
-		return CheckStopText(c.Stop)
-	}
-	return c.Error
-}

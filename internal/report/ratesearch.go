@@ -535,14 +535,6 @@ func searchCharts(searches []searchView) []SearchChart {
 // searchChartFile is the name of a rate search's SVG file.
 func searchChartFile(s *result.Search) string { return "search-" + svgID(s.Name) + ".svg" }
 
-// baselineSearchOf is the baseline's search called name, nil without one.
-func baselineSearchOf(res *result.Results, name string) *result.Search {
-	if bs := baselineSearch(res, name); bs != nil {
-		return &bs.Search
-	}
-	return nil
-}
-
 // chartStyle is report.html's chart style, for an SVG file on its own.
 const chartStyle = `<style>text{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif}` +
 	`.ctitle{font-size:13px;font-weight:600;fill:#1f2328}.tick{font-size:11px;fill:#59636e}.atitle{font-size:12px;fill:#1f2328}` +
@@ -563,4 +555,13 @@ func rateText(v float64) string {
 		return numfmt.Shortest(v)
 	}
 	return numfmt.Fixed(v, max(0, 2-int(math.Floor(math.Log10(v)))))
+}
+
+// checkStopped is why check c stopped: its Stop worded, else its Error
+// ("" when it did not stop).
+func checkStopped(c *result.SearchCheck) string {
+	if c.Stop != nil {
+		return CheckStopText(c.Stop)
+	}
+	return c.Error
 }
