@@ -331,3 +331,12 @@ func statusWord(s vocab.Status) string {
 	}
 	return string(s)
 }
+
+// allHeader is the All measurements table header, as in the seed reports.
+func allHeader() []string {
+	h := []string{"Phase", "Context", "Requests at once", "Status"}
+	for _, m := range allColumns() {
+		h = append(h, m.Label)
+	}
+	return h
+}

@@ -32,17 +32,6 @@ func metricText(m metric.Metric, v float64) string {
 	return s
 }
 
-// trafficText is metric name of traffic cell c as reports show it; a dash
-// when the cell does not have it (a latency where no request completed).
-func trafficText(c *result.TrafficCell, name string) string {
-	m := metric.Must(vocab.PhaseTraffic, name)
-	v, ok := c.Value(m)
-	if !ok {
-		return dash
-	}
-	return metricText(m, v)
-}
-
 // PrefillLine is the console's one-line summary of a measured prefill
 // cell, each number as the metric table shows it: "46,712.3 tok/s prefill ·
 // TTFT 175 ms (cold)".
@@ -66,15 +55,6 @@ func DecodeLine(c *result.DecodeCell) string {
 		line += " (" + c.Reason + ")"
 	}
 	return line
-}
-
-// allHeader is the All measurements table header, as in the seed reports.
-func allHeader() []string {
-	h := []string{"Phase", "Context", "Requests at once", "Status"}
-	for _, m := range allColumns() {
-		h = append(h, m.Label)
-	}
-	return h
 }
 
 // rawValue is v as metric lines print it: the shortest exact form, counts

@@ -351,3 +351,14 @@ func trafficCharts(blocks []trafficBlock) []htmlChart {
 	}
 	return out
 }
+
+// trafficText is metric name of traffic cell c as reports show it; a dash
+// when the cell does not have it (a latency where no request completed).
+func trafficText(c *result.TrafficCell, name string) string {
+	m := metric.Must(vocab.PhaseTraffic, name)
+	v, ok := c.Value(m)
+	if !ok {
+		return dash
+	}
+	return metricText(m, v)
+}
