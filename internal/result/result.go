@@ -541,27 +541,6 @@ func (c *DecodeCell) Ref() vocab.CellRef {
 	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: c.Matrix, Search: c.Search, Context: c.Context, Concurrency: c.Concurrency}
 }
 
-// PrefillCell returns the prefill cell at ctx, if measured or recorded.
-func (r *Results) PrefillCell(ctx int) (*PrefillCell, bool) {
-	return find(r.Prefill, func(c *PrefillCell) bool { return c.Context == ctx })
-}
-
-// DecodeCell returns the decode cell of matrix at ctx × conc, if recorded.
-func (r *Results) DecodeCell(matrix string, ctx, conc int) (*DecodeCell, bool) {
-	if matrix == "" {
-		matrix = "decode"
-	}
-	return find(r.Decode, func(c *DecodeCell) bool {
-		return c.Matrix == matrix && c.Context == ctx && c.Concurrency == conc
-	})
-}
-
-// MatrixLabels lists the labels of the decode matrices r has cells of, in
-// order of first appearance.
-func (r *Results) MatrixLabels() []string {
-	return labelsOf(r.Decode, func(c *DecodeCell) string { return c.Ref().MatrixLabel() })
-}
-
 // Outcome returns the worst verdict outcome, Pass when there are none.
 func (r *Results) Outcome() vocab.Outcome {
 	o := vocab.Pass

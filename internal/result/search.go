@@ -294,18 +294,3 @@ func (p SearchProbe) MarshalJSON() ([]byte, error) {
 
 // IsRate reports whether s is a rate search (`search { traffic = … }`).
 func (s *Search) IsRate() bool { return s.Traffic != "" }
-
-// RateProbe returns the probe at rate, if the rate search measured one.
-func (s *Search) RateProbe(rate float64) (*SearchProbe, bool) {
-	return find(s.Probes, func(p *SearchProbe) bool { return p.Traffic != nil && p.Rate == rate })
-}
-
-// Probe returns the probe at concurrency c, if the search measured one.
-func (s *Search) Probe(c int) (*SearchProbe, bool) {
-	return find(s.Probes, func(p *SearchProbe) bool { return p.Concurrency == c })
-}
-
-// SearchByName returns the search called name, if r holds it.
-func (r *Results) SearchByName(name string) (*Search, bool) {
-	return find(r.Search, func(s *Search) bool { return s.Name == name })
-}

@@ -139,18 +139,6 @@ func (c *TrafficCell) Ref() vocab.CellRef {
 	return vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: c.Traffic, Search: c.Search, Context: c.Context, Rate: c.Rate, Concurrency: c.Concurrency}
 }
 
-// TrafficCell returns the traffic cell ref names (its label, context, and
-// rate or concurrency), if recorded.
-func (r *Results) TrafficCell(ref vocab.CellRef) (*TrafficCell, bool) {
-	return find(r.Traffic, func(c *TrafficCell) bool { return c.Ref() == ref })
-}
-
-// TrafficLabels lists the labels of the traffic blocks r has cells of, in
-// order of first appearance.
-func (r *Results) TrafficLabels() []string {
-	return labelsOf(r.Traffic, func(c *TrafficCell) string { return c.Traffic })
-}
-
 func trafficField[T number](f func(*TrafficCell) *T) cellField {
 	return cellField{traffic: func(c *TrafficCell) slot { return slotOf(f(c)) }, integer: isInteger[T]()}
 }
