@@ -6,7 +6,6 @@
 package metric
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -210,40 +209,6 @@ func OfPhase(phase vocab.Phase) []Metric {
 		}
 	}
 	return out
-}
-
-// Lookup returns the metric called name in phase: one of the table,
-// or a statistic of one of its distributions by the naming rule
-// ("ttft_ms_p95", "ttft_ms_mean", "ttft_ms_count"; dist.go).
-func Lookup(phase vocab.Phase, name string) (Metric, bool) {
-	if m, ok := tableMetric(phase, name); ok {
-		return m, true
-	}
-	if m, ok := turnMetric(phase, name); ok {
-		return m, true
-	}
-	return derivedMetric(phase, name)
-}
-
-// tableMetric returns the metric of the table called name in phase.
-func tableMetric(phase vocab.Phase, name string) (Metric, bool) {
-	for _, m := range Table {
-		if m.Phase == phase && m.Name == name {
-			return m, true
-		}
-	}
-	return Metric{}, false
-}
-
-// Must returns the metric called name in phase, for code that names
-// a metric as a constant; it panics when the table has no such metric, a
-// programming error the first test reaching it reports.
-func Must(phase vocab.Phase, name string) Metric {
-	m, ok := Lookup(phase, name)
-	if !ok {
-		panic(fmt.Sprintf("metric: the metric table has no %s metric %q", phase, name))
-	}
-	return m
 }
 
 // Names returns the sorted metric names of phase with the default
