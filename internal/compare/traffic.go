@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/ratesearch"
@@ -500,74 +499,6 @@ func seedOf(ref vocab.CellRef) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(ref.Name()))
 	return h.Sum64()
-}
-
-// trafficSettings are the differences of the schedules of the traffic
-// cells a and b both measured, as settings (refused unless
-// -allow-settings-change): "traffic/replay/rate=4 seed: 1 → 2".
-func trafficSettings(a, b *result.Results) []Difference {
-	var out []Difference
-	for i := range a.Traffic {
-		ca := &a.Traffic[i]
-		cb, ok := b.TrafficCell(ca.Ref())
-		if !ok || ca.Schedule == nil || cb.Schedule == nil || !ca.Status.Measured() || !cb.Status.Measured() {
-			continue
-		}
-		for _, d := range ca.Schedule.Differences(cb.Schedule) {
-			out = append(out, scheduleDifference(ca.Ref(), d))
-		}
-	}
-	return out
-}
-
-// scheduleDifference is one phrase of Schedule.Differences ("seed 1 vs 2")
-// as a Difference of the cell's schedule.
-func scheduleDifference(ref vocab.CellRef, phrase string) Difference {
-	x, y, ok := strings.Cut(phrase, " vs ")
-	if i := strings.LastIndexByte(x, ' '); ok && i > 0 {
-		return Difference{Setting: ref.Name() + " " + x[:i], A: x[i+1:], B: y, HasA: true, HasB: true}
-	}
-	return Difference{Setting: ref.Name() + " schedule", A: phrase, HasA: true, HasB: true}
-}
-
-// PlannedTraffic is a traffic block about to be measured, as far as its
-// cells' schedules are known before the run (result.Schedule): the
-// seed, the arrival process, the warm-up, the window and the named
-// workload. What its prompts are (the workload's settings, a dataset
-// file's SHA-256) the run records itself, and Build compares them.
-type PlannedTraffic struct {
-	Label      string
-	Seed       int64
-	Arrivals   string
-	Burstiness float64
-	WarmUp     time.Duration
-	Window     time.Duration
-	Workload   string
-}
-
-// plannedTrafficSettings are the differences between the schedules of
-// base's traffic cells and those planned for their blocks, as settings:
-// each of base's cells with a schedule whose block is planned, compared on
-// what PlannedTraffic knows.
-func plannedTrafficSettings(base *result.Results, planned []PlannedTraffic) []Difference {
-	var out []Difference
-	for i := range base.Traffic {
-		c := &base.Traffic[i]
-		if c.Schedule == nil || !c.Status.Measured() {
-			continue
-		}
-		for _, t := range planned {
-			if t.Label != c.Traffic {
-				continue
-			}
-			s := *c.Schedule // what the plan cannot know stays the baseline's
-			s.Seed, s.Arrivals, s.Burstiness, s.WarmUpS, s.WindowS, s.Workload = t.Seed, t.Arrivals, t.Burstiness, t.WarmUp.Seconds(), t.Window.Seconds(), t.Workload
-			for _, d := range c.Schedule.Differences(&s) {
-				out = append(out, scheduleDifference(c.Ref(), d))
-			}
-		}
-	}
-	return out
 }
 
 // trafficRows are a traffic pair's rows of Record: one per decided metric
