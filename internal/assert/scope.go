@@ -2,7 +2,6 @@ package assert
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -20,60 +19,6 @@ import (
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vocab"
 )
-
-// unmeasured marks the metric values of a cell that carries no numbers (over
-// capacity, errored, or absent from the results). cty propagates marks
-// through every operation, so a condition that read such a value carries
-// the mark in its result: that is how Evaluate tells "read a cell that has
-// no numbers" from a number, whatever ||, for or try the read sits in.
-type unmeasured struct {
-	ref    vocab.CellRef
-	status vocab.Status // "" when the results have no such cell
-	reason string       // "over capacity", "error: <reason>", "not measured"
-	// arithmetic is, for an over-capacity cell, the skip rule with this
-	// run's numbers (overCapacityLine); "" otherwise.
-	arithmetic string
-	// noneCompleted marks a latency read of a measured traffic cell in
-	// which no request completed: its other metrics are numbers.
-	noneCompleted bool
-	// tooFew is, for a percentile of a measured traffic cell whose
-	// window completed fewer requests than its order statistics can
-	// bound (undecidablePercentile), why: the read is inconclusive,
-	// neither a pass nor a failure (docs/method.md#undecidable-percentiles).
-	tooFew string
-}
-
-// overCapacity reports whether the read is of a cell skipped as over
-// capacity: a measured property of the server (its KV cache is too small),
-// so a test that needs the cell fails (exit 1) rather than errs.
-func (u unmeasured) overCapacity() bool { return u.status == vocab.StatusOverCapacity }
-
-// message is the one-line summary of the read: the capacity arithmetic of
-// an over-capacity cell, "cell not measured: <why>" otherwise.
-func (u unmeasured) message() string {
-	if u.arithmetic != "" {
-		return u.arithmetic
-	}
-	if u.noneCompleted {
-		return "latency not measured: no request completed in the cell's window"
-	}
-	if u.tooFew != "" {
-		return u.tooFew
-	}
-	if u.status == vocab.StatusUnmeasurable {
-		return "cell " + u.reason
-	}
-	return "cell not measured: " + u.reason
-}
-
-// detail is the verdict line of the read: the arithmetic (which names the
-// cell), or `decode["8K"][64]: cell not measured: <why>`.
-func (u unmeasured) detail() string {
-	if u.arithmetic != "" {
-		return u.arithmetic
-	}
-	return u.ref.Expr() + ": " + u.message()
-}
 
 // unmeasuredRead describes the read of cell ref, which has status st (""
 // when absent) and the runner's reason why.
@@ -110,10 +55,6 @@ func overCapacityLine(ref vocab.CellRef, res *result.Results, reason string) str
 	}
 	return line
 }
-
-// unknownServerFact marks a server attribute the run could not learn (for
-// example kv_cache_tokens when neither /metrics nor the log told it).
-type unknownServerFact struct{ name string }
 
 // scope is the data one server's conditions are evaluated against.
 type scope struct {
@@ -501,38 +442,6 @@ func defaultEvalContext() *hcl.EvalContext {
 		"values": stdlib.ValuesFunc,
 		"try":    tryfunc.TryFunc,
 	}}
-}
-
-// sortedMarks returns the unmeasured, unknown-server-fact and search marks
-// (cells by name, then facts, then searches in no set order: the verdict
-// sorts their words).
-func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string, searches []searchRead) {
-	seenCell := map[vocab.CellRef]bool{}
-	seenFact := map[string]bool{}
-	seenSearch := map[searchRead]bool{}
-	for m := range marks {
-		switch m := m.(type) {
-		case searchRead:
-			if !seenSearch[m] {
-				seenSearch[m] = true
-				searches = append(searches, m)
-			}
-		case unmeasured:
-			if !seenCell[m.ref] {
-				seenCell[m.ref] = true
-				cells = append(cells, m)
-			}
-		case unknownServerFact:
-			if !seenFact[m.name] {
-				seenFact[m.name] = true
-				facts = append(facts, m.name)
-			}
-		}
-	}
-	sort.Slice(cells, func(i, j int) bool { return cells[i].ref.Name() < cells[j].ref.Name() })
-	sort.Strings(facts)
-
-	return cells, facts, searches
 }
 
 // gridValue is one decode matrix or traffic block as conditions index it:
