@@ -87,13 +87,6 @@ func contextKeys(ctx int) []string {
 	return keys
 }
 
-// cellObjectType is the object type of one cell of phase (decode[CTX][CONC]
-// or prefill[CTX]): every metric of the phase as a number, plus status. It
-// is the type cellObject builds, so the two cannot drift apart.
-func cellObjectType(phase vocab.Phase, ps []float64) cty.Type {
-	return cellObject(phase, ps, cty.UnknownVal(cty.String), func(metric.Metric) cty.Value { return cty.UnknownVal(cty.Number) }).Type()
-}
-
 // specPercentiles are the percentiles sp measures (measure.percentiles):
 // the statistics its cells' objects carry (docs/method.md#metric-names).
 func specPercentiles(sp *spec.Spec) []float64 {
@@ -121,22 +114,6 @@ func absentReason(res *result.Results) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// cellObject builds the object of one cell of phase: its status (a string)
-// and every metric of the phase measured with percentiles ps (the table's
-// and the naming rule's statistics), each a number given by value. It is the
-// one definition of a cell's type (cellObjectType).
-func cellObject(phase vocab.Phase, ps []float64, status cty.Value, value func(metric.Metric) cty.Value) cty.Value {
-	attrs := map[string]cty.Value{spec.CellStatusAttribute: status}
-	ms := metric.ForCells(phase, ps)
-	if phase == vocab.PhaseTraffic {
-		ms = append(ms, metric.TurnMetrics()...) // ttft_ms_turn1 …: null without conversations
-	}
-	for _, m := range ms {
-		attrs[m.Name] = value(m)
-	}
-	return cty.ObjectVal(attrs)
 }
 
 // measuredCell is the object of cell ref as res recorded it: measured
