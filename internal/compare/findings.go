@@ -84,3 +84,15 @@ func methodOf(tables []Table, alpha float64) Method {
 // Statistical reports whether every cell compared was decided by an
 // interval.
 func (m Method) Statistical() bool { return m.Untested == 0 }
+
+// repeatsNeeded is the fewest repeats a side, the same on both runs, with
+// which a comparison can be statistical at alpha (3 at α = 0.05, where
+// 3 + 3 attains 0.05 at the extreme; 4 at 0.02); 0 beyond 50 repeats.
+func repeatsNeeded(alpha float64) int {
+	for n := 1; n <= 50; n++ {
+		if _, _, ok := attainable(n, n, alpha); ok {
+			return n
+		}
+	}
+	return 0
+}
