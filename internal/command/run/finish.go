@@ -50,52 +50,26 @@ type finishConfig struct {
 // ::error annotations). It returns the merged outcome of the verdicts; the
 // error is an infrastructure error (exit 3) when a report could not be
 // written, and the verdicts are streamed and saved as far as possible anyway.
+// Its steps follow in order: decide the verdicts, print them, save the
+// results and render the report, annotate, and give the exit code.
 func finish(fc finishConfig) (vocab.Outcome, error) {
 	res := fc.Results
 	getenv := fc.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	var verdicts, baselineVerdicts []result.Verdict
-	var baselineErr error // the runs' settings differ: exit 2, no baseline verdicts
-	var comparison *compare.Comparison
-	if fc.Baseline != nil && fc.OutDir != "" {
-		// The traffic cells are compared request for request: this run's
-		// requests are in its requests.jsonl, closed by now.
-		if err := res.ReadRequests(fc.OutDir); err != nil && fc.Stream != nil {
-			fc.Stream.Log(views.RequestsUnreadLine(err))
-		}
-	}
-	if fc.Baseline != nil {
-		// The one comparison of this run with its baseline: its view gives
-		// the console notes and the verdicts, or the refusal of settings
-		// that differ (no verdicts then: numbers measured differently are
-		// not compared).
-		policy := fc.Policy
-		if fc.Spec != nil {
-			// This run's verdicts come after its comparison: its spec says
-			// which metrics they will read.
-			policy.Asserted = fc.Spec.AssertedMetrics()
-		}
-		bv := views.Baseline{C: compare.Build(fc.Baseline, res, policy)}
-		comparison = bv.C
-		res.Comparison = bv.C.Record() // the reports' comparison table and charts
-		baselineVerdicts, baselineErr = judge.Baseline(bv.C, views.JudgeWords{}), bv.Refusal()
-		for _, n := range bv.Notes() {
-			if fc.Stream != nil {
-				fc.Stream.Log(n)
-			}
-		}
-	}
-	// The conditions read res.Comparison (correctness["NAME"]'s figures
-	// against the baseline), so they are evaluated after the comparison;
-	// their verdicts come first.
+
+	// Decide the verdicts: the conditions' first (they read the
+	// comparison's correctness figures, so it is made before them), then
+	// the baseline's, then the correctness blocks' (against the baseline's
+	// blocks through the same comparison, or as measured without one);
+	// those -run keeps are the run's.
+	comparison, baselineVerdicts, baselineErr := compareWithBaseline(fc)
+	var verdicts []result.Verdict
 	if fc.Spec != nil && fc.Server != nil {
 		verdicts = append(verdicts, assert.Evaluate(fc.Spec, fc.Server, res, views.AssertWords{})...)
 	}
 	verdicts = append(verdicts, baselineVerdicts...)
-	// The correctness blocks' verdicts: against the baseline's blocks
-	// through the same comparison, or as measured without one.
 	verdicts = append(verdicts, judge.Correctness(res, comparison, views.JudgeWords{})...)
 	res.Verdicts = res.Verdicts[:0]
 	for _, v := range verdicts {
@@ -103,14 +77,17 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 			res.Verdicts = append(res.Verdicts, v)
 		}
 	}
+
+	// Print them, one test each.
 	if fc.Stream != nil {
 		for _, v := range res.Verdicts {
 			views.StreamVerdict(fc.Stream, v)
 		}
 	}
 
-	// The report is built once, with the verdicts, and each file
-	// (report.md, report.html, the charts, the step summary) lays it out.
+	// Save the results and render the report once, with the verdicts:
+	// each file (report.md, report.html, the charts, the step summary)
+	// lays it out.
 	var rep *report.Model
 	summary := getenv("GITHUB_STEP_SUMMARY")
 	if fc.OutDir != "" || summary != "" {
@@ -126,6 +103,8 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 			fc.Stream.Log(views.StepSummaryWarning(err))
 		}
 	}
+
+	// Annotate the failures for GitHub Actions.
 	if getenv("GITHUB_ACTIONS") == "true" {
 		w := fc.Stdout
 		if fc.JSON {
@@ -135,10 +114,48 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 			views.WriteAnnotations(w, res.Verdicts)
 		}
 	}
+
+	// The exit code: an unwritten file is an infrastructure error.
 	if err := errors.Join(errs...); err != nil {
 		return res.Outcome(), exit.With(exit.Infra, err)
 	}
 	return res.Outcome(), baselineErr
+}
+
+// compareWithBaseline makes the one comparison of this run with its
+// baseline, when there is one: its verdicts, and its view's console notes
+// (logged here), or the refusal of settings that differ (no verdicts
+// then: numbers measured differently are not compared; the refusal is a
+// usage error, exit 2). It records the comparison in the
+// results (the reports' comparison table and charts). All three are nil
+// without a baseline.
+func compareWithBaseline(fc finishConfig) (*compare.Comparison, []result.Verdict, error) {
+	if fc.Baseline == nil {
+		return nil, nil, nil
+	}
+	res := fc.Results
+	if fc.OutDir != "" {
+		// The traffic cells are compared request for request: this run's
+		// requests are in its requests.jsonl, closed by now.
+		if err := res.ReadRequests(fc.OutDir); err != nil && fc.Stream != nil {
+			fc.Stream.Log(views.RequestsUnreadLine(err))
+		}
+	}
+	policy := fc.Policy
+	if fc.Spec != nil {
+		// This run's verdicts come after its comparison: its spec says
+		// which metrics they will read.
+		policy.Asserted = fc.Spec.AssertedMetrics()
+	}
+	bv := views.Baseline{C: compare.Build(fc.Baseline, res, policy)}
+	res.Comparison = bv.C.Record()
+	verdicts, refusal := judge.Baseline(bv.C, views.JudgeWords{}), bv.Refusal()
+	for _, n := range bv.Notes() {
+		if fc.Stream != nil {
+			fc.Stream.Log(n)
+		}
+	}
+	return bv.C, verdicts, refusal
 }
 
 // writeReports writes results.json, junit.xml and rep (res's report:
