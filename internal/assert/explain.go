@@ -12,7 +12,6 @@ import (
 
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/vocab"
 )
 
 // relational maps HCL's comparison operations to how they are written.
@@ -223,56 +222,4 @@ func formatCty(v cty.Value) string {
 		return v.GoString()
 	}
 	return string(b)
-}
-
-// cellsRead finds the cells a condition reads statically, in order of first
-// appearance (the spec loader fills Assert.Cells the same way; this is the
-// fallback for specs built in code).
-func cellsRead(expr hcl.Expression) []vocab.CellRef {
-	var out []vocab.CellRef
-	seen := map[vocab.CellRef]bool{}
-	for _, t := range expr.Variables() {
-		ref, ok := cellOf(t)
-		if ok && !seen[ref] {
-			seen[ref] = true
-			out = append(out, ref)
-		}
-	}
-	return out
-}
-
-// cellOf turns prefill[CTX]… or LABEL[CTX][CONC]… into a cell reference.
-func cellOf(t hcl.Traversal) (vocab.CellRef, bool) {
-	key := func(i int) (int, bool) {
-		if i >= len(t) {
-			return 0, false
-		}
-		ix, ok := t[i].(hcl.TraverseIndex)
-		if !ok || ix.Key.IsNull() || !ix.Key.IsKnown() {
-			return 0, false
-		}
-		switch ix.Key.Type() {
-		case cty.String:
-			n, err := vocab.ParseTokens(ix.Key.AsString())
-			return n, err == nil
-		case cty.Number:
-			f, _ := ix.Key.AsBigFloat().Int64()
-			return int(f), f > 0
-		}
-		return 0, false
-	}
-	root := t.RootName()
-	switch root {
-	case "server", "var":
-		return vocab.CellRef{}, false
-	case "prefill":
-		ctx, ok := key(1)
-		return vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctx}, ok
-	}
-	ctx, ok1 := key(1)
-	conc, ok2 := key(2)
-	if !ok1 || !ok2 {
-		return vocab.CellRef{}, false
-	}
-	return vocab.CellRef{Phase: vocab.PhaseDecode, Matrix: root, Context: ctx, Concurrency: conc}, true
 }
