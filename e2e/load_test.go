@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/report"
 	res "github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/spec"
@@ -156,7 +157,7 @@ func TestLoadRunnerInProcess(t *testing.T) {
 		}
 	}()
 	results, err := runner.Run(context.Background(), runner.Config{Spec: sp, Server: srv, Plan: plan.New(sp, srv, nil),
-		OutDir: t.TempDir(), Endpoint: base, Tool: "load-test"})
+		OutDir: t.TempDir(), Endpoint: base, Tool: "load-test", ReasonText: report.CellReasonText})
 	runEnd := time.Since(start)
 	close(stop)
 	<-sampled

@@ -40,8 +40,9 @@ var (
 // which a cell of one stream takes. A cell that cannot be measured is an
 // error cell; the error is the run's end (ctx's cause, a server gone).
 func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, repeat int, crossCheckKV bool) (result.DecodeCell, error) {
-	if why := m.awakeCheck(ctx); why != "" {
-		return result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: vocab.StatusError, Reason: why}, nil
+	if why := m.awakeCheck(ctx); why != nil {
+		return result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: vocab.StatusError,
+			Reason: m.reasonText([]result.CellReason{*why}), Reasons: []result.CellReason{*why}}, nil
 	}
 	settled, why, err := m.settleServer(ctx)
 	if err != nil {
@@ -67,7 +68,9 @@ func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, 
 	if !d.stop() {
 		// Streams still running may still be writing their slots' stats:
 		// they are not read.
-		d.cell.Status, d.cell.Reason = vocab.StatusError, fmt.Sprintf("streams did not stop within %v", streamsExitTimeout)
+		d.cell.Status = vocab.StatusError
+		d.cell.Reasons = []result.CellReason{{Code: result.ReasonStreamsNotStopped, Figures: map[string]float64{result.FigTimeoutS: streamsExitTimeout.Seconds()}}}
+		d.cell.Reason = d.m.reasonText(d.cell.Reasons)
 		return d.cell, nil
 	}
 	select {
@@ -87,8 +90,14 @@ func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, 
 	d.cell.Polling, slow = d.scrapes.record()
 	d.cell.Warnings = append(d.cell.Warnings, slow...)
 	d.ev.rejected = stats.rejected
-	d.cell.Status, d.cell.Reason, d.cell.Notes = cellStatus(d.ev, stats.activeAvg, ref.Concurrency)
-	judgeMeasurable(&d.cell)
+	d.cell.Status, d.cell.Reasons, d.cell.Notes = cellStatus(d.ev, stats.activeAvg, ref.Concurrency)
+	d.cell.Reason = ""
+	if d.cell.Reasons != nil {
+		d.cell.Reason = d.m.reasonText(d.cell.Reasons)
+	}
+	if judgeMeasurable(&d.cell) {
+		d.cell.Reason = d.m.reasonText(d.cell.Reasons)
+	}
 	return d.cell, nil
 }
 
@@ -148,7 +157,8 @@ func (d *decodeRun) end(err error) (result.DecodeCell, error) {
 	d.stop()
 	var ae asleepError
 	if errors.As(err, &ae) {
-		d.cell.Status, d.cell.Reason = vocab.StatusError, ae.why
+		d.cell.Status, d.cell.Reasons = vocab.StatusError, []result.CellReason{*ae.why}
+		d.cell.Reason = d.m.reasonText(d.cell.Reasons)
 		return d.cell, nil
 	}
 	var sf streamFailure
@@ -162,8 +172,9 @@ func (d *decodeRun) end(err error) (result.DecodeCell, error) {
 		return d.cell, terr
 	}
 	d.cell.Status, d.cell.Reason = vocab.StatusError, sf.err.Error()
-	if why := d.m.awakeCheck(d.ctx); why != "" { // the sleep aborted the streams
-		d.cell.Reason = why
+	if why := d.m.awakeCheck(d.ctx); why != nil { // the sleep aborted the streams
+		d.cell.Reasons = []result.CellReason{*why}
+		d.cell.Reason = d.m.reasonText(d.cell.Reasons)
 	}
 	return d.cell, nil
 }
@@ -252,7 +263,7 @@ func (d *decodeRun) poll(polls *[]poll) error {
 	streams := d.streams
 	complBefore := streams.completion.Load()
 	p, s, err := d.m.takePoll(d.ctx, streams, d.ref.Concurrency, &d.scrapes)
-	if why := d.m.asleep(s); err == nil && why != "" {
+	if why := d.m.asleep(s); err == nil && why != nil {
 		return asleepError{why}
 	}
 	*polls = append(*polls, p)
@@ -468,7 +479,7 @@ type gateOutcome struct {
 	// queued is set, with reason, when the server made requests wait at
 	// the gate: a stable queue, or a timeout with the polls showing it.
 	queued bool
-	reason string
+	reason result.CellReason
 	// waited: the server reported waiting requests once the conditions had
 	// first held (docs/method.md#statuses).
 	waited bool
@@ -480,7 +491,7 @@ type gateOutcome struct {
 	// admission throughout the hold (docs/method.md#rejections): the cell
 	// is measured at once, at what the server runs.
 	refused bool
-	refusal string
+	refusal result.CellReason
 }
 
 // steadyState waits for docs/method.md#steady-state-gate, polling
@@ -509,7 +520,7 @@ func (m *Meter) steadyState(ctx context.Context, streams *load, concurrency int,
 			return g, err
 		}
 		p, s, err := m.takePoll(ctx, streams, concurrency, scrapes)
-		if why := m.asleep(s); err == nil && why != "" {
+		if why := m.asleep(s); err == nil && why != nil {
 			return g, asleepError{why}
 		}
 		switch gt.observe(p) {

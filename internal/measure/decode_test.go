@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
@@ -152,7 +153,7 @@ func TestTotalTPSOverMeasuredWindow(t *testing.T) {
 func testMeter(url string) *Meter {
 	return &Meter{Server: lifecycle.Endpoint(lifecycle.NewClient(url, "", "qwen")), Spec: &spec.Server{Name: "q"},
 		Prompts: &Prompts{fields: completionsFields}, Window: 500 * time.Millisecond, MaxOutput: 4096,
-		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second}
+		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second, ReasonText: report.CellReasonText}
 }
 
 // holdCancelled is a Record hook that keeps every request slogate

@@ -20,7 +20,7 @@ import (
 type errStalled struct{ after time.Duration }
 
 func (e errStalled) Error() string {
-	return fmt.Sprintf("stream stalled: no data for %v (per-stream inactivity timeout)", e.after)
+	return "stream stalled: no data for " + e.after.String() + " (per-stream inactivity timeout)"
 }
 
 // stallTimer cancels a request's context with errStalled when its stream is

@@ -17,6 +17,7 @@
 package measure
 
 import (
+	"strings"
 	"time"
 
 	"github.com/slogate/slogate/internal/event"
@@ -62,6 +63,11 @@ type Meter struct {
 	// the meter tells that belongs to no cell's result.
 	Warn func(warning.Warning)
 	Note func(event.MeterNote)
+	// ReasonText words a cell's reasons (result.CellReason) into the
+	// sentence its Reason keeps: report.CellReasonText, given by the run's
+	// command (the meter decides, the report words), called with no
+	// sentence. nil writes the codes.
+	ReasonText func(reasons []result.CellReason, sentence string) string
 	// clock, when set (tests), replaces a decode cell's clock: it is given
 	// the load and returns its now (ns since origin).
 	clock func(l *load) func() int64
@@ -71,6 +77,19 @@ func (m *Meter) progress(p event.CellProgress) {
 	if m.Progress != nil {
 		m.Progress(p)
 	}
+}
+
+// reasonText is the sentence of reasons (ReasonText; their codes
+// without it).
+func (m *Meter) reasonText(reasons []result.CellReason) string {
+	if m.ReasonText != nil {
+		return m.ReasonText(reasons, "")
+	}
+	codes := make([]string, len(reasons))
+	for i, r := range reasons {
+		codes[i] = string(r.Code)
+	}
+	return strings.Join(codes, "; ")
 }
 
 func (m *Meter) warn(w warning.Warning) {

@@ -37,12 +37,13 @@ func firstTokenTimeout(n, others int) time.Duration {
 // it. It returns every request's run.
 func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt requests.Prompt, salt string, record bool, n, limit, first int, more func([]result.PrefillCell) bool, around PrefillRun) ([]result.PrefillCell, error) {
 	ref := vocab.CellRef{Phase: vocab.PhasePrefill, Context: ctxLen}
-	if why := m.awakeCheck(ctx); why != "" {
+	if why := m.awakeCheck(ctx); why != nil {
 		// A request to a sleeping engine would wait until it woke.
+		reasons := []result.CellReason{*why}
 		if !record {
-			m.warn(warning.New(warning.WarmUpFailed, fmt.Sprintf("cache warm-up request at %s not sent", vocab.FormatTokens(ctxLen)), why, nil))
+			m.warn(warning.New(warning.WarmUpFailed, fmt.Sprintf("cache warm-up request at %s not sent", vocab.FormatTokens(ctxLen)), m.reasonText(reasons), nil))
 		}
-		return []result.PrefillCell{{Context: ctxLen, Status: vocab.StatusError, Reason: why}}, nil
+		return []result.PrefillCell{{Context: ctxLen, Status: vocab.StatusError, Reason: m.reasonText(reasons), Reasons: reasons}}, nil
 	}
 	if !record {
 		n, limit = 1, 1
@@ -139,7 +140,9 @@ func (m *Meter) prefillOnce(ctx context.Context, ctxLen int, body []byte, n int,
 		after, _, afterErr = m.Server.Client.Metrics(ctx)
 	}
 	storeServerPrefill(&c, tm, before, after, beforeErr == nil && afterErr == nil)
-	judgePrefillMeasurable(&c)
+	if judgePrefillMeasurable(&c) {
+		c.Reason = m.reasonText(c.Reasons)
+	}
 	return c, nil
 }
 

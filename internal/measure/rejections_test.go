@@ -132,8 +132,8 @@ func TestGateRefusals(t *testing.T) {
 			if got != tc.want || (got != gateWaiting && at != tc.wantAt) {
 				t.Fatalf("verdict %d at %v, want %d at %v", got, at, tc.want, tc.wantAt)
 			}
-			if got == gateRefused && !strings.Contains(g.refusalReason(), fmt.Sprintf("it did not run %d", tc.c)) {
-				t.Errorf("reason %q", g.refusalReason())
+			if got == gateRefused && !strings.Contains(words(g.refusalReason()), fmt.Sprintf("it did not run %d", tc.c)) {
+				t.Errorf("reason %q", words(g.refusalReason()))
 			}
 		})
 	}
@@ -154,15 +154,18 @@ func TestCellStatusRejections(t *testing.T) {
 		{name: "no refusal", ev: none, want: vocab.StatusValid},
 		{name: "refusals in the window", ev: with(func(e *waitEvidence) { e.rejected = 57 }), want: vocab.StatusQueued,
 			wantReason: "the server refused 57 of the window's requests at admission (its queue limit), so fewer than 6 ran"},
-		{name: "refusals throughout the hold only", ev: with(func(e *waitEvidence) { e.gateRefused, e.gateRefusal = true, "gate refusal" }), want: vocab.StatusQueued,
-			wantReason: "gate refusal"},
+		{name: "refusals throughout the hold only", ev: with(func(e *waitEvidence) {
+			e.gateRefused, e.gateRefusal = true, result.CellReason{Code: result.ReasonRefusedGate,
+				Figures: map[string]float64{result.FigHeldS: 3, result.FigRefused: 40, result.FigConcurrency: 6}}
+		}), want: vocab.StatusQueued,
+			wantReason: "the server refused requests at admission throughout the steady-state gate's 3.0s (40 refused): it did not run 6"},
 		{name: "refusals and a queue: both said, the refusals first", ev: with(func(e *waitEvidence) { e.rejected, e.window.waiting = 3, true }), want: vocab.StatusQueued,
 			wantReason: "the server refused 3 of the window's requests at admission (its queue limit), so fewer than 6 ran; the server reported requests waiting for capacity during the window"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, reason, _ := cellStatus(tc.ev, 6, 6)
-			if st != tc.want || reason != tc.wantReason {
+			st, reasons, _ := cellStatus(tc.ev, 6, 6)
+			if reason := wordsOf(reasons); st != tc.want || reason != tc.wantReason {
 				t.Errorf("got %s %q, want %s %q", st, reason, tc.want, tc.wantReason)
 			}
 		})

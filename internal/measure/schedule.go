@@ -56,7 +56,7 @@ func scheduleSettings(opts workload.Options, named bool, context, maxOutput int,
 		}
 		b, err := json.Marshal(v) // maps marshal sorted by key
 		if err != nil {
-			panic(fmt.Sprintf("measure: a workload setting does not marshal: %v", err)) // decoded from JSON-compatible values
+			panic(fmt.Errorf("measure: a workload setting does not marshal: %w", err)) // decoded from JSON-compatible values
 		}
 		s[key] = string(b)
 	}
@@ -154,16 +154,18 @@ func judgeLag(lags []float64, rate float64) (f lagFigures, behind bool) {
 	return f, f.p50 > f.bound || f.max > float64(lagMax)/1e6
 }
 
-// reason is the error a lagging cell carries: the figures, and that the
-// rate could not be driven from this machine (not a slow server).
-func (f lagFigures) reason() string {
-	what := fmt.Sprintf("median lag %s ms > %s ms (the larger of %v and %g %% of the %s ms mean gap), p99 %s ms, max %s ms",
-		lagText(f.p50), lagText(f.bound), lagFloor, lagGapShare*100, lagText(f.meanGap), lagText(f.p99), lagText(f.max))
+// reason is the reason a lagging cell carries: the figures, and that the
+// rate could not be driven from this machine (not a slow server): its
+// median over the bound, else a lag over lagMax.
+func (f lagFigures) reason() result.CellReason {
+	figures := map[string]float64{result.FigLagP50Ms: f.p50, result.FigLagP99Ms: f.p99, result.FigLagMaxMs: f.max, result.FigArrivals: float64(f.arrivals)}
 	if f.p50 <= f.bound {
-		what = fmt.Sprintf("lag up to %s ms > %v (median %s ms, p99 %s ms)", lagText(f.max), lagMax, lagText(f.p50), lagText(f.p99))
+		figures[result.FigLagMostS] = lagMax.Seconds()
+		return result.CellReason{Code: result.ReasonClientLagMax, Figures: figures}
 	}
-	return fmt.Sprintf("the client fell behind its schedule: %s over %d arrivals; slogate could not drive this rate from this machine, so the cell measures the client, not the server",
-		what, f.arrivals)
+	figures[result.FigLagBoundMs], figures[result.FigLagFloorS] = f.bound, lagFloor.Seconds()
+	figures[result.FigLagGapShare], figures[result.FigMeanGapMs] = lagGapShare, f.meanGap
+	return result.CellReason{Code: result.ReasonClientLagMedian, Figures: figures}
 }
 
 // warning is the lagging cell's typed warning, with its figures.

@@ -394,8 +394,8 @@ func TestTrafficClientStalled(t *testing.T) {
 	if !behind || len(reqs) < 3 {
 		t.Errorf("%d arrivals, p99 lag %.1f ms (bound %.1f): behind %v, want true", len(reqs), fig.p99, fig.bound, behind)
 	}
-	if !strings.Contains(fig.reason(), "the client fell behind its schedule") {
-		t.Errorf("reason %q", fig.reason())
+	if !strings.Contains(words(fig.reason()), "the client fell behind its schedule") {
+		t.Errorf("reason %q", words(fig.reason()))
 	}
 }
 

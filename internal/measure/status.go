@@ -2,7 +2,6 @@ package measure
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/slogate/slogate/internal/engine"
@@ -236,7 +235,7 @@ type waitEvidence struct {
 	// gateQueued is the gate's own finding: a stable queue, or a timeout
 	// with the server making requests wait (gateReason says which).
 	gateQueued bool
-	gateReason string
+	gateReason result.CellReason
 	// gateNote says the gate timed out with no sign of waiting: a note on
 	// a cell measured anyway (warning.GateTimedOut; no code: none).
 	gateNote warning.Warning
@@ -254,7 +253,7 @@ type waitEvidence struct {
 	// throughout the gate's hold, gateRefusal how; rejected is the
 	// requests it refused inside the window (docs/method.md#rejections).
 	gateRefused bool
-	gateRefusal string
+	gateRefusal result.CellReason
 	rejected    int
 	// terms are the engine's names the notes and reasons quote.
 	terms *engine.Status
@@ -262,11 +261,11 @@ type waitEvidence struct {
 
 // cellStatus decides a measured decode cell's status: queued only when the
 // server made requests wait (docs/method.md#statuses), with the evidence in
-// the reason; valid otherwise. The client's own restart gaps lower
+// the reasons; valid otherwise. The client's own restart gaps lower
 // active_avg and give a note, never the queued status; so do deferred
 // requests where the engine's deferred requests do not wait for capacity
 // (vLLM's wait on a LoRA budget or a KV transfer; engine.Status).
-func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status vocab.Status, reason string, notes []warning.Warning) {
+func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status vocab.Status, reasons []result.CellReason, notes []warning.Warning) {
 	if ev.gateNote.Code != "" {
 		notes = append(notes, ev.gateNote)
 	}
@@ -286,10 +285,12 @@ func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status voc
 	// stable queue at the gate also shows as waiting requests and a
 	// shortfall in the window), and preemptions are added: they are a
 	// different way of waiting.
-	var why []string
+	var why []result.CellReason
+	c := float64(concurrency)
 	switch {
 	case ev.rejected > 0:
-		why = append(why, fmt.Sprintf("the server refused %d of the window's requests at admission (its queue limit), so fewer than %d ran", ev.rejected, concurrency))
+		why = append(why, result.CellReason{Code: result.ReasonRefusedWindow,
+			Figures: map[string]float64{result.FigRefused: float64(ev.rejected), result.FigConcurrency: c}})
 	case ev.gateRefused:
 		why = append(why, ev.gateRefusal)
 	}
@@ -298,20 +299,21 @@ func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status voc
 	case ev.gateQueued:
 		why = append(why, ev.gateReason)
 	case w.waiting:
-		why = append(why, "the server reported requests waiting for capacity during the window")
+		why = append(why, result.CellReason{Code: result.ReasonWaitingWindow})
 	case ev.gateWaiting:
-		why = append(why, "the server reported requests waiting for capacity during the steady-state hold")
+		why = append(why, result.CellReason{Code: result.ReasonWaitingHold})
 	case w.short.shortfall():
-		why = append(why, fmt.Sprintf("the server ran fewer than %d requests while %d were outstanding (beyond those just sent) for %.1fs of the window's %.1fs",
-			concurrency, concurrency, w.short.held.Seconds(), w.short.observed.Seconds()))
+		why = append(why, result.CellReason{Code: result.ReasonShortfall,
+			Figures: map[string]float64{result.FigConcurrency: c, result.FigHeldS: w.short.held.Seconds(), result.FigObservedS: w.short.observed.Seconds()}})
 	}
 	if ev.preemptions > 0 {
-		why = append(why, fmt.Sprintf("the server preempted %d requests during the window (%s)", ev.preemptions, ev.terms.Preemptions))
+		why = append(why, result.CellReason{Code: result.ReasonPreempted,
+			Figures: map[string]float64{result.FigPreempted: float64(ev.preemptions)}, Names: map[string]string{result.NameCounter: ev.terms.Preemptions}})
 	}
 	if len(why) == 0 {
-		return vocab.StatusValid, "", notes
+		return vocab.StatusValid, nil, notes
 	}
-	return vocab.StatusQueued, strings.Join(why, "; "), notes
+	return vocab.StatusQueued, why, notes
 }
 
 // gate is the steady-state gate's state (docs/method.md#steady-state-gate),
@@ -436,16 +438,17 @@ func (g *gate) observe(p poll) gateVerdict {
 
 // queueReason is the reason of a stable queue: "the server ran 64 of 128
 // requests; 64 waited".
-func (g *gate) queueReason() string {
-	return fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", g.plateau, g.concurrency, g.waitMax)
+func (g *gate) queueReason() result.CellReason {
+	return result.CellReason{Code: result.ReasonStableQueue,
+		Figures: map[string]float64{result.FigRunning: g.plateau, result.FigConcurrency: float64(g.concurrency), result.FigWaiting: g.waitMax}}
 }
 
 // refusalReason is the reason of a gate ended by refusals: "the server
 // refused requests at admission throughout the steady-state gate's 3.0s
 // (40 refused): it did not run 64".
-func (g *gate) refusalReason() string {
-	return fmt.Sprintf("the server refused requests at admission throughout the steady-state gate's %.1fs (%d refused): it did not run %d",
-		(g.last.at - g.refusingSince).Seconds(), g.refusedSeen, g.concurrency)
+func (g *gate) refusalReason() result.CellReason {
+	return result.CellReason{Code: result.ReasonRefusedGate, Figures: map[string]float64{
+		result.FigHeldS: (g.last.at - g.refusingSince).Seconds(), result.FigRefused: float64(g.refusedSeen), result.FigConcurrency: float64(g.concurrency)}}
 }
 
 // waited says whether requests waited for capacity (in two polls in a
@@ -467,8 +470,13 @@ func (g *gate) timedOut(timeout time.Duration) gateOutcome {
 	out := gateOutcome{waited: g.waited()}
 	ev := g.evidence
 	if ev.shortfall() {
+		figures := map[string]float64{result.FigTimeoutS: timeout.Round(time.Second).Seconds(), result.FigDecoding: float64(p.decoding),
+			result.FigConcurrency: float64(g.concurrency), result.FigHeldS: ev.held.Seconds(), result.FigObservedS: ev.observed.Seconds()}
+		if p.gauges {
+			figures[result.FigRunning], figures[result.FigWaiting] = p.running, p.waiting
+		}
 		out.queued = true
-		out.reason = fmt.Sprintf("%s; the server made requests wait for %.1fs of the %.1fs observed; measured anyway", msg, ev.held.Seconds(), ev.observed.Seconds())
+		out.reason = result.CellReason{Code: result.ReasonGateTimedOut, Figures: figures}
 		return out
 	}
 	why := "the server made no request wait"
@@ -498,16 +506,19 @@ func (g *gate) timedOut(timeout time.Duration) gateOutcome {
 // when arrivals found the outstanding cap reached (the client, not the
 // server, held them back) or when some of the window's requests had not
 // finished by the drain timeout; valid otherwise.
-func trafficStatus(polls []poll, capHits, maxOutstanding, unfinished, rejected, launched int) (vocab.Status, string) {
+func trafficStatus(polls []poll, capHits, maxOutstanding, unfinished, rejected, launched int) (vocab.Status, []result.CellReason) {
+	queued := func(code result.ReasonCode, figures map[string]float64) (vocab.Status, []result.CellReason) {
+		return vocab.StatusQueued, []result.CellReason{{Code: code, Figures: figures}}
+	}
 	switch {
 	case rejected > 0:
-		return vocab.StatusQueued, fmt.Sprintf("the server refused %d of the window's %d requests at admission (its queue limit)", rejected, launched)
+		return queued(result.ReasonTrafficRefused, map[string]float64{result.FigRefused: float64(rejected), result.FigLaunched: float64(launched)})
 	case waitedInARow(polls):
-		return vocab.StatusQueued, "the server reported waiting requests in two polls in a row during the window"
+		return queued(result.ReasonWaitedInARow, nil)
 	case capHits > 0:
-		return vocab.StatusQueued, fmt.Sprintf("%d arrivals found %d requests outstanding (max_outstanding) and were launched late", capHits, maxOutstanding)
+		return queued(result.ReasonCapHits, map[string]float64{result.FigCapHits: float64(capHits), result.FigMaxOutstanding: float64(maxOutstanding)})
 	case unfinished > 0:
-		return vocab.StatusQueued, fmt.Sprintf("%d of the window's requests did not finish", unfinished)
+		return queued(result.ReasonUnfinished, map[string]float64{result.FigUnfinished: float64(unfinished)})
 	}
-	return vocab.StatusValid, ""
+	return vocab.StatusValid, nil
 }

@@ -37,8 +37,10 @@ func TestCellStatus(t *testing.T) {
 		{name: "all streams active", ev: none, activeAvg: 63.9, want: vocab.StatusValid},
 		{name: "restart gaps are a note, not queued", ev: none, activeAvg: 55.2, want: vocab.StatusValid,
 			wantNotes: []warning.Warning{{Code: warning.RestartGaps, Figures: map[string]float64{warning.FigActiveAvg: 55.2, warning.FigConcurrency: 64}}}},
-		{name: "the gate found a queue", ev: with(func(e *waitEvidence) { e.gateQueued, e.gateReason = true, "gate reason" }), activeAvg: 64,
-			want: vocab.StatusQueued, wantReason: "gate reason"},
+		{name: "the gate found a queue", ev: with(func(e *waitEvidence) {
+			e.gateQueued, e.gateReason = true, result.CellReason{Code: result.ReasonWaitingHold}
+		}), activeAvg: 64,
+			want: vocab.StatusQueued, wantReason: "the server reported requests waiting for capacity during the steady-state hold"},
 		{name: "waiting for capacity during the window", ev: with(func(e *waitEvidence) { e.window.waiting = true }), activeAvg: 64,
 			want: vocab.StatusQueued, wantReason: "the server reported requests waiting for capacity during the window"},
 		{name: "waiting for capacity during the steady-state hold", ev: with(func(e *waitEvidence) { e.gateWaiting = true }), activeAvg: 64,
@@ -57,7 +59,8 @@ func TestCellStatus(t *testing.T) {
 		{name: "waiting and preemptions are both in the reason", ev: with(func(e *waitEvidence) { e.window.waiting, e.preemptions = true, 2 }), activeAvg: 64,
 			want: vocab.StatusQueued, wantReason: "the server reported requests waiting for capacity during the window; the server preempted 2 requests during the window (vllm:num_preemptions_total)"},
 		{name: "a stable queue at the gate says it for the window too", ev: with(func(e *waitEvidence) {
-			e.gateQueued, e.gateReason, e.window.waiting, e.window.short = true, "the server ran 24 of 32 requests; 8 waited", true, short(2*time.Second, 2*time.Second, 40)
+			e.gateQueued, e.gateReason, e.window.waiting, e.window.short = true, result.CellReason{Code: result.ReasonStableQueue,
+				Figures: map[string]float64{result.FigRunning: 24, result.FigConcurrency: 32, result.FigWaiting: 8}}, true, short(2*time.Second, 2*time.Second, 40)
 		}), activeAvg: 24, want: vocab.StatusQueued, wantReason: "the server ran 24 of 32 requests; 8 waited",
 			wantNotes: []warning.Warning{{Code: warning.RestartGaps, Figures: map[string]float64{warning.FigActiveAvg: 24, warning.FigConcurrency: 64}}}},
 		{name: "the gate's note comes first", ev: with(func(e *waitEvidence) { e.gateNote = gateNote }), activeAvg: 55.2, want: vocab.StatusValid,
@@ -65,8 +68,8 @@ func TestCellStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, reason, notes := cellStatus(tc.ev, tc.activeAvg, 64)
-			if got != tc.want || reason != tc.wantReason {
+			got, reasons, notes := cellStatus(tc.ev, tc.activeAvg, 64)
+			if reason := wordsOf(reasons); got != tc.want || reason != tc.wantReason {
 				t.Errorf("cellStatus = %s %q, want %s %q", got, reason, tc.want, tc.wantReason)
 			}
 			if diff := cmp.Diff(warning.Textless(tc.wantNotes), warning.Textless(notes)); diff != "" {
@@ -234,8 +237,8 @@ func TestGate(t *testing.T) {
 			if got != tc.want || (got != gateWaiting && at != tc.wantAt) {
 				t.Fatalf("verdict %d at %v, want %d at %v", got, at, tc.want, tc.wantAt)
 			}
-			if got == gateQueue && g.queueReason() != tc.wantReason {
-				t.Errorf("reason %q, want %q", g.queueReason(), tc.wantReason)
+			if got == gateQueue && words(g.queueReason()) != tc.wantReason {
+				t.Errorf("reason %q, want %q", words(g.queueReason()), tc.wantReason)
 			}
 		})
 	}
@@ -268,8 +271,12 @@ func TestGateTimedOut(t *testing.T) {
 				g.observe(p)
 			}
 			out := g.timedOut(33 * time.Second)
-			if out.queued != (tc.wantReason != "") || out.reason != tc.wantReason {
-				t.Errorf("queued %v %q\nwant   %v %q", out.queued, out.reason, tc.wantReason != "", tc.wantReason)
+			reason := ""
+			if out.queued {
+				reason = words(out.reason)
+			}
+			if out.queued != (tc.wantReason != "") || reason != tc.wantReason {
+				t.Errorf("queued %v %q\nwant   %v %q", out.queued, reason, tc.wantReason != "", tc.wantReason)
 			}
 			var note *warning.Warning
 			if out.note.Code != "" {
@@ -359,8 +366,8 @@ func TestLaggingRunningGauge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := waitEvidence{preemptions: -1, terms: vllmStatus, window: windowEvidence(polls(tt.lags, tt.waiting), 2)}
-			if got, reason, _ := cellStatus(ev, 2, 2); got != tt.want {
-				t.Errorf("status %s (%s), want %s", got, reason, tt.want)
+			if got, reasons, _ := cellStatus(ev, 2, 2); got != tt.want {
+				t.Errorf("status %s (%s), want %s", got, wordsOf(reasons), tt.want)
 			}
 		})
 	}

@@ -3,8 +3,8 @@ package measure
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -187,7 +187,8 @@ type errShortStream struct {
 }
 
 func (e errShortStream) Error() string {
-	return fmt.Sprintf("the server ended a stream after %d of the %d tokens ignore_eos asked for (finish_reason %q): it cut the request short, so the cell is not measured (a context or slot limit below the prompt and max_output?)", e.got, e.want, e.reason)
+	return "the server ended a stream after " + strconv.FormatInt(e.got, 10) + " of the " + strconv.FormatInt(e.want, 10) +
+		" tokens ignore_eos asked for (finish_reason " + strconv.Quote(e.reason) + "): it cut the request short, so the cell is not measured (a context or slot limit below the prompt and max_output?)"
 }
 
 // short is errShortStream when the stream finished with fewer than want

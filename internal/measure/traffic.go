@@ -534,13 +534,16 @@ func (m *Meter) Traffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic,
 	start := time.Now()
 	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency}
 	if t == nil {
-		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("the spec has no traffic block %q", ref.Matrix)
+		cell.Status, cell.Reasons = vocab.StatusError, []result.CellReason{{Code: result.ReasonNoTrafficBlock, Names: map[string]string{result.NameBlock: ref.Matrix}}}
+		cell.Reason = m.reasonText(cell.Reasons)
 		return cell, nil
 	}
 	cell.Arrivals, cell.Burstiness, cell.Seed, cell.MaxOutstanding = t.Arrivals, t.Burstiness, t.Seed, t.MaxOutstanding
 	mo := m.MaxOutput
 	if m.MaxModelLen > 0 && ref.Context+mo > m.MaxModelLen {
-		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, mo, m.MaxModelLen)
+		cell.Status, cell.Reasons = vocab.StatusError, []result.CellReason{{Code: result.ReasonContextTooLong, Figures: map[string]float64{
+			result.FigContext: float64(ref.Context), result.FigMaxOutput: float64(mo), result.FigMaxModelLen: float64(m.MaxModelLen)}}}
+		cell.Reason = m.reasonText(cell.Reasons)
 		return cell, nil
 	}
 	if len(bodies) == 0 {
@@ -662,7 +665,8 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	// Cool-down arrivals kept the load steady while the window's last
 	// requests finished; closing them aborts them (docs/method.md#traffic).
 	if !stop() {
-		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("requests did not stop within %v", streamsExitTimeout)
+		cell.Status, cell.Reasons = vocab.StatusError, []result.CellReason{{Code: result.ReasonRequestsNotStopped, Figures: map[string]float64{result.FigTimeoutS: streamsExitTimeout.Seconds()}}}
+		cell.Reason = m.reasonText(cell.Reasons)
 		return *cell, nil
 	}
 	reqs := l.copyRequests()
@@ -836,14 +840,18 @@ func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.T
 	var slow []warning.Warning
 	cell.Polling, slow = watch.scrapes.record()
 	cell.Warnings = append(cell.Warnings, slow...)
-	cell.Status, cell.Reason = trafficStatus(watch.polls, cell.CapHits, t.MaxOutstanding, w.unfinished, w.rejected, w.launched)
+	cell.Status, cell.Reasons = trafficStatus(watch.polls, cell.CapHits, t.MaxOutstanding, w.unfinished, w.rejected, w.launched)
 	lag, behind := judgeLag(clientLags(reqs, l.windowStart, l.windowEnd), ref.Rate)
 	cell.LagMsP50, cell.LagMsP99, cell.LagMsMax = Round(lag.p50, 3), Round(lag.p99, 3), Round(lag.max, 3)
 	if behind {
 		// Whatever the server did, the window did not offer the load
 		// asked for: the cell cannot say how the server serves it.
-		cell.Status, cell.Reason = vocab.StatusUnmeasurable, lag.reason()
+		cell.Status, cell.Reasons = vocab.StatusUnmeasurable, []result.CellReason{lag.reason()}
 		cell.Warnings = append(cell.Warnings, lag.warning())
+	}
+	cell.Reason = ""
+	if cell.Reasons != nil {
+		cell.Reason = m.reasonText(cell.Reasons)
 	}
 }
 

@@ -189,8 +189,8 @@ func TestTrafficStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, reason := trafficStatus(tt.polls, tt.capHits, 64, tt.unfinished, tt.rejected, tt.launched)
-			if st != tt.want || reason != tt.wantReason {
+			st, reasons := trafficStatus(tt.polls, tt.capHits, 64, tt.unfinished, tt.rejected, tt.launched)
+			if reason := wordsOf(reasons); st != tt.want || reason != tt.wantReason {
 				t.Errorf("got %s %q, want %s %q", st, reason, tt.want, tt.wantReason)
 			}
 		})

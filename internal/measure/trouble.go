@@ -3,7 +3,6 @@ package measure
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/slogate/slogate/internal/engine"
@@ -12,6 +11,7 @@ import (
 	"github.com/slogate/slogate/internal/lifecycle"
 	"github.com/slogate/slogate/internal/measure/sse"
 	"github.com/slogate/slogate/internal/promread"
+	"github.com/slogate/slogate/internal/result"
 )
 
 // trouble checks, after a stream failed, whether the run cannot go on: the
@@ -89,42 +89,37 @@ func (m *Meter) engine() engine.Engine {
 }
 
 // asleepError ends a cell whose server put its engine to sleep while it
-// was measured: the cell is an Error with why (Meter.asleep).
-type asleepError struct{ why string }
+// was measured: the cell is an Error with why (Meter.asleep). Its message
+// is the reason's code: the cell words why.
+type asleepError struct{ why *result.CellReason }
 
-func (e asleepError) Error() string { return e.why }
+func (e asleepError) Error() string { return string(e.why.Code) }
 
 // asleep is the Error reason of a cell whose server reports, in s, an
 // engine asleep (vLLM's sleep mode, engine.Status.Asleep): such a server
 // answers /health and shows no request running or waiting, so it would
-// read as an idle one; "" when every engine is awake or the engine has no
-// sleep gauge.
-func (m *Meter) asleep(s promread.Snapshot) string {
+// read as an idle one; nil when every engine is awake or the engine has
+// no sleep gauge.
+func (m *Meter) asleep(s promread.Snapshot) *result.CellReason {
 	how := m.engine().Status().Asleep
 	if s.Asleep == 0 || how == "" {
-		return ""
+		return nil
 	}
-	engines := "its engine"
-	if s.Asleep > 1 {
-		engines = fmt.Sprintf("%d of its engines", s.Asleep)
-	}
-	level := ""
-	if s.SleepLevel > 0 {
-		level = fmt.Sprintf(" at sleep level %d", s.SleepLevel)
-	}
-	return fmt.Sprintf("the server is asleep, not idle (%s%s): %s", engines, level, how)
+	return &result.CellReason{Code: result.ReasonAsleep,
+		Figures: map[string]float64{result.FigAsleep: float64(s.Asleep), result.FigSleepLevel: float64(s.SleepLevel)},
+		Names:   map[string]string{result.NameHow: how}}
 }
 
 // awakeCheck scrapes /metrics before a cell and says why it cannot be
-// measured when the server's engine sleeps (Meter.asleep); "" when it is
+// measured when the server's engine sleeps (Meter.asleep); nil when it is
 // awake, or when /metrics cannot tell.
-func (m *Meter) awakeCheck(ctx context.Context) string {
+func (m *Meter) awakeCheck(ctx context.Context) *result.CellReason {
 	if m.Server == nil || m.Server.Client == nil {
-		return ""
+		return nil
 	}
 	s, _, err := m.Server.Client.Metrics(ctx)
 	if err != nil {
-		return ""
+		return nil
 	}
 	return m.asleep(s)
 }

@@ -1,8 +1,6 @@
 package measure
 
 import (
-	"fmt"
-
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -41,11 +39,11 @@ const (
 )
 
 // prefillUnmeasurableWhy says why the client could not measure prefill
-// run c, a valid one; "" when it could (docs/method.md#unmeasurable).
-func prefillUnmeasurableWhy(c *result.PrefillCell) string {
+// run c, a valid one; nil when it could (docs/method.md#unmeasurable).
+func prefillUnmeasurableWhy(c *result.PrefillCell) *result.CellReason {
 	s := c.ServerPrefillMs
 	if s == nil || *s <= 0 || c.TTFTMs <= 0 {
-		return ""
+		return nil
 	}
 	if c.ServerPrefillSource != result.ServerPrefillTimings {
 		// A time-to-first-token histogram is recorded, not judged: its
@@ -53,32 +51,29 @@ func prefillUnmeasurableWhy(c *result.PrefillCell) string {
 		// the engine, and in a container that was 316 ms of a 1K
 		// prompt's 317 on the simulator (the client on time), past any
 		// slack. llama.cpp's prompt_ms times the prompt the client sent.
-		return ""
+		return nil
 	}
 	if c.TTFTMs > PrefillBound**s && c.TTFTMs-*s > PrefillSlackMs+PrefillSlackPerKMs*float64(c.Context)/1000 {
-		return fmt.Sprintf("the client's ttft_ms %.1f is %.2f× the server's own %.1f ms (%s), beyond the %.1f× bound: the client read the first token late",
-			c.TTFTMs, c.TTFTMs / *s, *s, serverPrefillName(c.ServerPrefillSource), PrefillBound)
+		return &result.CellReason{Code: result.ReasonLateFirstToken,
+			Figures: map[string]float64{result.FigTTFTMs: c.TTFTMs, result.FigServerMs: *s, result.FigBound: PrefillBound},
+			Names:   map[string]string{result.NameSource: c.ServerPrefillSource}}
 	}
-	return ""
+	return nil
 }
 
 // judgePrefillMeasurable makes valid prefill run c unmeasurable when the
-// client could not measure it (prefillUnmeasurableWhy).
-func judgePrefillMeasurable(c *result.PrefillCell) {
+// client could not measure it (prefillUnmeasurableWhy), its Reasons the
+// rule's, and reports whether it did: the caller words them into Reason.
+func judgePrefillMeasurable(c *result.PrefillCell) bool {
 	if c.Status != vocab.StatusValid {
-		return
+		return false
 	}
-	if why := prefillUnmeasurableWhy(c); why != "" {
-		c.Status, c.Reason = vocab.StatusUnmeasurable, why
+	why := prefillUnmeasurableWhy(c)
+	if why == nil {
+		return false
 	}
-}
-
-// serverPrefillName names where a server's prompt time was read from.
-func serverPrefillName(source string) string {
-	if source == result.ServerPrefillHistogram {
-		return "its time-to-first-token histogram over the request"
-	}
-	return "timings.prompt_ms"
+	c.Status, c.Reasons = vocab.StatusUnmeasurable, []result.CellReason{*why}
+	return true
 }
 
 // unmeasurableWhy says why the client could not measure decode cell c, a
@@ -86,10 +81,10 @@ func serverPrefillName(source string) string {
 // docs/method.md#unmeasurable's, the first that holds.
 // A queued window of few tokens stays queued: the server held the
 // requests, and the status says so.
-func unmeasurableWhy(c *result.DecodeCell) string {
+func unmeasurableWhy(c *result.DecodeCell) *result.CellReason {
 	if c.OutputTokens < MinWindowTokens && c.Status == vocab.StatusValid && !serverCounted(c) {
-		return fmt.Sprintf("the window held %d output tokens in %.3g s, fewer than the %d its throughput needs (a token either side is more than 5 %% of fewer)",
-			c.OutputTokens, c.MeasuredS, MinWindowTokens)
+		return &result.CellReason{Code: result.ReasonFewTokens,
+			Figures: map[string]float64{result.FigOutputTokens: float64(c.OutputTokens), result.FigMeasuredS: c.MeasuredS, result.FigMinTokens: MinWindowTokens}}
 	}
 	if s := c.ServerPerRequestTPS; s != nil && *s > 0 && c.PerRequestTPS > 0 {
 		// Either way against llama.cpp's timings, which time the tokens
@@ -100,11 +95,12 @@ func unmeasurableWhy(c *result.DecodeCell) string {
 		// server's clock is not one that fell behind.
 		r := *s / c.PerRequestTPS
 		if r > ServerRateBound || (r < 1/ServerRateBound && c.ServerRateSource != result.ServerRateHistogram) {
-			return fmt.Sprintf("the client's per_request_tps %.1f is %.2f× the server's own %.1f tok/s (%s), beyond the %.1f× bound either way: the client could not keep up with what the server sent",
-				c.PerRequestTPS, c.PerRequestTPS / *s, *s, serverRateName(c.ServerRateSource), ServerRateBound)
+			return &result.CellReason{Code: result.ReasonRateGap,
+				Figures: map[string]float64{result.FigPerRequestTPS: c.PerRequestTPS, result.FigServerTPS: *s, result.FigBound: ServerRateBound},
+				Names:   map[string]string{result.NameSource: c.ServerRateSource}}
 		}
 	}
-	return ""
+	return nil
 }
 
 // serverCounted reports whether the server's own counter of generated
@@ -124,14 +120,19 @@ func serverCounted(c *result.DecodeCell) bool {
 }
 
 // judgeMeasurable makes decode cell c unmeasurable when the client could
-// not measure it (unmeasurableWhy); a cell without numbers stays as it is.
-func judgeMeasurable(c *result.DecodeCell) {
+// not measure it (unmeasurableWhy), its Reasons the rule's, and reports
+// whether it did: the caller words them into Reason. A cell without
+// numbers stays as it is.
+func judgeMeasurable(c *result.DecodeCell) bool {
 	if !c.Status.Measured() {
-		return
+		return false
 	}
-	if why := unmeasurableWhy(c); why != "" {
-		c.Status, c.Reason = vocab.StatusUnmeasurable, why
+	why := unmeasurableWhy(c)
+	if why == nil {
+		return false
 	}
+	c.Status, c.Reasons = vocab.StatusUnmeasurable, []result.CellReason{*why}
+	return true
 }
 
 // serverRateName names where a server's per-request rate was read from

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/slogate/slogate/internal/result"
@@ -226,7 +225,7 @@ func tally(s simRun, n int, seed uint64) simTally {
 		judgeMeasurable(&c)
 		switch {
 		case c.Status != vocab.StatusUnmeasurable:
-		case strings.HasPrefix(c.Reason, "the window held"):
+		case c.Reasons[0].Code == result.ReasonFewTokens:
 			t.few++
 		default:
 			t.clock++

@@ -55,7 +55,9 @@ func TestUnmeasurableRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := tt.cell
-			judgeMeasurable(&c)
+			if judgeMeasurable(&c) {
+				c.Reason = wordsOf(c.Reasons)
+			}
 			if c.Status != tt.want || !strings.Contains(c.Reason, tt.wantWhy) {
 				t.Errorf("status %s (%q); want %s containing %q", c.Status, c.Reason, tt.want, tt.wantWhy)
 			}
@@ -151,7 +153,9 @@ func TestPrefillUnmeasurable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := result.PrefillCell{Status: vocab.StatusValid, TTFTMs: tt.ttft, Context: tt.context}
 			storeServerPrefill(&c, tt.timings, tt.before, tt.after, tt.scraped)
-			judgePrefillMeasurable(&c)
+			if judgePrefillMeasurable(&c) {
+				c.Reason = wordsOf(c.Reasons)
+			}
 			got := 0.0
 			if c.ServerPrefillMs != nil {
 				got = *c.ServerPrefillMs

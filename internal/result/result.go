@@ -266,6 +266,9 @@ type PrefillCell struct {
 	Context int          `json:"context"`
 	Status  vocab.Status `json:"status"`
 	Reason  string       `json:"reason,omitempty"`
+	// Reasons are Reason as values (result.CellReason), in order; nil
+	// in results.json written before them, which hold Reason alone.
+	Reasons []CellReason `json:"reasons,omitempty"`
 	TPS     float64      `json:"tps"`     // context ÷ TTFT
 	TTFTMs  float64      `json:"ttft_ms"` // time to the first chunk of a cold request
 	// ServerPrefillMs is the server's own time for the prompt of the
@@ -392,11 +395,14 @@ type Levels struct {
 type DecodeCell struct {
 	Matrix string `json:"matrix"` // the matrix label, usually "decode"; "" for a search probe
 	// Search is the search block a probe cell belongs to; "" otherwise.
-	Search        string       `json:"search,omitempty"`
-	Context       int          `json:"context"`
-	Concurrency   int          `json:"concurrency"`
-	Status        vocab.Status `json:"status"`
-	Reason        string       `json:"reason,omitempty"`
+	Search      string       `json:"search,omitempty"`
+	Context     int          `json:"context"`
+	Concurrency int          `json:"concurrency"`
+	Status      vocab.Status `json:"status"`
+	Reason      string       `json:"reason,omitempty"`
+	// Reasons are Reason as values (result.CellReason), in order; nil
+	// in results.json written before them, which hold Reason alone.
+	Reasons       []CellReason `json:"reasons,omitempty"`
 	TotalTPS      float64      `json:"total_tps"`
 	PerRequestTPS float64      `json:"per_request_tps"`
 	TTFTMs        float64      `json:"ttft_ms"`

@@ -26,6 +26,9 @@ type TrafficCell struct {
 	Seed       int64        `json:"seed"`
 	Status     vocab.Status `json:"status"`
 	Reason     string       `json:"reason,omitempty"`
+	// Reasons are Reason as values (result.CellReason), in order; nil
+	// in results.json written before them, which hold Reason alone.
+	Reasons []CellReason `json:"reasons,omitempty"`
 
 	AchievedRPS    float64 `json:"achieved_rps"`
 	Launched       int     `json:"launched"`

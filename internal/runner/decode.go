@@ -23,7 +23,8 @@ func (r *run) meter() *measure.Meter {
 		Window: r.window(), MaxOutput: m.MaxOutput, Percentiles: m.PercentilesOf(), MaxModelLen: r.maxModelLen,
 		KVTokens: r.kvPool.Tokens, KVSource: r.results.Server.KVCacheSource,
 		SteadyHold: r.cfg.SteadyHold, StreamIdleTimeout: r.cfg.StreamIdleTimeout,
-		Record: r.requests.write, Progress: r.progress, Warn: r.warn, Note: func(n event.MeterNote) { r.note(n) }}
+		Record: r.requests.write, Progress: r.progress, Warn: r.warn, Note: func(n event.MeterNote) { r.note(n) },
+		ReasonText: r.cfg.ReasonText}
 }
 
 // progress tells the observer a cell's live state, with where the run is.

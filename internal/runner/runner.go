@@ -93,6 +93,11 @@ type Config struct {
 	// builds both from package assert. A plan with searches needs them.
 	Objective     Objective
 	ObjectiveText func(s *spec.Search) string
+	// ReasonText words a cell's reasons into the sentence its Reason keeps
+	// (report.CellReasonText: the run command gives it, the runner and the
+	// meter decide, the report words; called with no sentence); nil
+	// writes their codes.
+	ReasonText func(reasons []result.CellReason, sentence string) string
 	// TrafficObjective judges each probe of the plan's rate searches
 	// (docs/method.md#rate-search); the run command builds it from package assert.
 	TrafficObjective TrafficObjective

@@ -18,6 +18,7 @@ import (
 
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
@@ -50,7 +51,7 @@ func testConfig(t *testing.T, url string, sp *spec.Spec, run string) Config {
 		keep = mustRegexp(run)
 	}
 	return Config{Spec: sp, Server: srv, Plan: plan.New(sp, srv, keep), OutDir: t.TempDir(), Endpoint: url,
-		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second}
+		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second, ReasonText: report.CellReasonText}
 }
 
 func smallSpec(conc ...int) *spec.Spec {

@@ -15,6 +15,7 @@ import (
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/plan"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/runner"
 	"github.com/slogate/slogate/internal/spec"
@@ -175,7 +176,7 @@ func (o Options) measure(ctx context.Context, r Request) (*result.Results, error
 		p.Steps[i].Searches = nil
 	}
 	cfg := runner.Config{Spec: sp, Server: srv, Plan: p, OutDir: dir, Sim: o.Sim, Tool: o.Tool,
-		Baseline: r.Baseline, Policy: o.Policy, ForceStop: o.ForceStop, StreamIdleTimeout: o.StreamIdleTimeout}
+		Baseline: r.Baseline, Policy: o.Policy, ForceStop: o.ForceStop, StreamIdleTimeout: o.StreamIdleTimeout, ReasonText: report.CellReasonText}
 	res, err := runner.Run(ctx, cfg)
 	if err == nil {
 		if failed := res.Unmeasured(); len(failed) > 0 {

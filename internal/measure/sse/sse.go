@@ -55,7 +55,7 @@ type APIError struct {
 // Error says the server reported an error mid-stream, with its message and type.
 func (e *APIError) Error() string {
 	if e.Type != "" {
-		return fmt.Sprintf("server error in stream: %s (%s)", e.Message, e.Type)
+		return "server error in stream: " + e.Message + " (" + e.Type + ")"
 	}
 	return "server error in stream: " + e.Message
 }
