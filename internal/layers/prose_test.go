@@ -43,7 +43,7 @@ var proseRatchet = map[string]int{
 	"internal/plan":               3,
 	"internal/requests":           13,
 	"internal/result":             1,
-	"internal/runner":             18,
+	"internal/runner":             12,
 	"internal/workload":           2,
 }
 

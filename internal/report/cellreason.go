@@ -112,6 +112,19 @@ func cellReasonWords(r result.CellReason) string {
 		client, server := f(result.FigPerRequestTPS), f(result.FigServerTPS)
 		return fmt.Sprintf("the client's per_request_tps %.1f is %.2f× the server's own %.1f tok/s (%s), beyond the %.1f× bound either way: the client could not keep up with what the server sent",
 			client, client/server, server, serverRateName(r.Names[result.NameSource]), f(result.FigBound))
+	case result.ReasonStarved:
+		return fmt.Sprintf("the server was starved: its threads spent %.0f %% of the time they were ready to run waiting for a CPU (over %.0f %%), using %.2f CPUs: "+
+			"it had less than half the CPU time it was ready to use, so the figures are the machine's contention, not the build's", f(result.FigWaitPct), f(result.FigBoundPct), f(result.FigCPUs))
+	case result.ReasonRepeatFailed:
+		return fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d measured before are kept in samples)",
+			n(result.FigRepeat), n(result.FigOf), r.Names[result.NameCause], n(result.FigKept))
+	case result.ReasonRepeatFailedLeftOut:
+		return fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d before it were left out: %s)",
+			n(result.FigRepeat), n(result.FigOf), r.Names[result.NameCause], n(result.FigLeftOut), r.Names[result.NameLastLeftOut])
+	case result.ReasonNoneMeasured:
+		return fmt.Sprintf("none of its %d runs could be measured: run %d: %s", n(result.FigRuns), n(result.FigRepeat), r.Names[result.NameCause])
+	case result.ReasonRunLeftOut:
+		return fmt.Sprintf("run %d: %s", n(result.FigRepeat), r.Names[result.NameCause])
 	}
 	return ""
 }

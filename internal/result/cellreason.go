@@ -105,6 +105,28 @@ const (
 	// the server's own rate (unmeasurable). Figures: FigPerRequestTPS,
 	// FigServerTPS, FigBound. Names: NameSource (a ServerRate* source).
 	ReasonRateGap ReasonCode = "rate_gap"
+	// ReasonStarved: the server's threads waited for a CPU beyond the
+	// bound while the run was measured (unmeasurable). Figures:
+	// FigWaitPct, FigBoundPct, FigCPUs.
+	ReasonStarved ReasonCode = "starved"
+	// ReasonRepeatFailed: a repeat of the cell could not be measured, the
+	// runs measured before it kept (an error). Figures: FigRepeat, FigOf,
+	// FigKept. Names: NameCause (why the repeat could not be measured).
+	ReasonRepeatFailed ReasonCode = "repeat_failed"
+	// ReasonRepeatFailedLeftOut: a repeat of the cell could not be
+	// measured, every run before it left out (an error). Figures:
+	// FigRepeat, FigOf, FigLeftOut. Names: NameCause, NameLastLeftOut
+	// (why the last run before it was left out).
+	ReasonRepeatFailedLeftOut ReasonCode = "repeat_failed_left_out"
+	// ReasonNoneMeasured: none of the cell's runs counted (unmeasurable);
+	// it words the first run left out, each ReasonRunLeftOut after it the
+	// next. Figures: FigRuns, FigRepeat. Names: NameCause (why that run
+	// was left out).
+	ReasonNoneMeasured ReasonCode = "none_measured"
+	// ReasonRunLeftOut: a run left out of a cell none of whose runs
+	// counted, after its ReasonNoneMeasured. Figures: FigRepeat. Names:
+	// NameCause.
+	ReasonRunLeftOut ReasonCode = "run_left_out"
 )
 
 // The names of a CellReason's figures.
@@ -144,6 +166,14 @@ const (
 	FigMinTokens      = "min_tokens"
 	FigPerRequestTPS  = "per_request_tps"
 	FigServerTPS      = "server_tps"
+	FigWaitPct        = "wait_pct"
+	FigBoundPct       = "bound_pct"
+	FigCPUs           = "cpus"
+	FigRepeat         = "repeat"
+	FigOf             = "of"
+	FigKept           = "kept"
+	FigLeftOut        = "left_out"
+	FigRuns           = "runs"
 )
 
 // The names of a CellReason's names.
@@ -152,4 +182,8 @@ const (
 	NameHow     = "how"
 	NameCounter = "counter"
 	NameSource  = "source"
+	// NameCause is the sentence of what a reason wraps: a run's own
+	// reason, or an error's message.
+	NameCause       = "cause"
+	NameLastLeftOut = "last_left_out"
 )

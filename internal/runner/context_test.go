@@ -5,6 +5,8 @@ import (
 
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/engine/registry"
+	"github.com/slogate/slogate/internal/report"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
 
@@ -32,7 +34,8 @@ func TestBeyondContext(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, reason, ok := beyondContext(ref, tc.maxOutput, tc.maxModelLen, tc.status)
+			got, why, ok := beyondContext(ref, tc.maxOutput, tc.maxModelLen, tc.status)
+			reason := report.CellReasonText([]result.CellReason{why}, "")
 			if ok == tc.runs || got != tc.want {
 				t.Fatalf("beyondContext = %q, %q, %v; want %q, runs %v", got, reason, ok, tc.want, tc.runs)
 			}

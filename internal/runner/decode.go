@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -61,9 +60,9 @@ func (r *run) decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte) (r
 	start := time.Now()
 	m := r.measure()
 	base := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency}
-	if status, reason, ok := r.unrunnable(ref); ok {
+	if status, reasons, reason, ok := r.unrunnable(ref); ok {
 		c := base
-		c.Status, c.Reason = status, reason
+		c.Status, c.Reasons, c.Reason = status, reasons, reason
 		if status == vocab.StatusError {
 			c.ElapsedS = measure.Round(time.Since(start).Seconds(), 2)
 		}
@@ -82,7 +81,7 @@ func (r *run) decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte) (r
 			if err != nil {
 				why = firstLine(err.Error())
 			}
-			p := partialRepeats(runs, i+1, repeat, why)
+			p := r.partialRepeats(runs, i+1, repeat, why)
 			p.Matrix, p.Context, p.Concurrency = base.Matrix, base.Context, base.Concurrency
 			p.ElapsedS = measure.Round(time.Since(start).Seconds(), 2)
 			return p, err
@@ -108,11 +107,32 @@ func repeatNumber(i, n int) int {
 // measured (why): an error, which keeps the combined metrics, spread and
 // samples of the runs measured before it, so nothing measured is lost
 // (docs/method.md#repeats).
-func partialRepeats(runs []result.DecodeCell, k, n int, why string) result.DecodeCell {
+func (r *run) partialRepeats(runs []result.DecodeCell, k, n int, why string) result.DecodeCell {
 	c := mergeDecodeRuns(runs)
 	c.Status = vocab.StatusError
-	c.Reason = fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d measured before are kept in samples)", k, n, why, len(runs))
+	c.Reasons, c.Reason = r.because(repeatFailed(k, n, len(runs), why))
 	return c
+}
+
+// repeatFailed is the reason of a cell whose repeat k of n could not be
+// measured (why), the kept runs measured before it kept.
+func repeatFailed(k, n, kept int, why string) result.CellReason {
+	return result.CellReason{Code: result.ReasonRepeatFailed,
+		Figures: map[string]float64{result.FigRepeat: float64(k), result.FigOf: float64(n), result.FigKept: float64(kept)},
+		Names:   map[string]string{result.NameCause: why}}
+}
+
+// because is reasons and the sentence they make (Config.ReasonText; their
+// codes without it), a cell's Reasons and Reason.
+func (r *run) because(reasons ...result.CellReason) ([]result.CellReason, string) {
+	if r.cfg.ReasonText != nil {
+		return reasons, r.cfg.ReasonText(reasons, "")
+	}
+	codes := make([]string, len(reasons))
+	for i, x := range reasons {
+		codes[i] = string(x.Code)
+	}
+	return reasons, strings.Join(codes, "; ")
 }
 
 // firstLine is s up to its first newline.
@@ -127,13 +147,19 @@ func firstLine(s string) string {
 // with the status and reason to record instead of measuring it: over
 // capacity when its requests cannot all fit in the KV cache
 // (docs/method.md#over-capacity), an error when a request cannot fit in
-// max_model_len.
-func (r *run) unrunnable(ref vocab.CellRef) (vocab.Status, string, bool) {
+// max_model_len; the reasons as values where they are (nil over
+// capacity) and the sentence.
+func (r *run) unrunnable(ref vocab.CellRef) (vocab.Status, []result.CellReason, string, bool) {
 	maxOutput := r.measure().MaxOutput
 	if r.kvPool.OverCapacity(ref.Concurrency, ref.Context, maxOutput) {
-		return vocab.StatusOverCapacity, r.kvPool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil), true
+		return vocab.StatusOverCapacity, nil, r.kvPool.Arithmetic(ref.Concurrency, ref.Context, maxOutput, nil), true
 	}
-	return beyondContext(ref, maxOutput, r.maxModelLen, r.engineStatus())
+	status, why, ok := beyondContext(ref, maxOutput, r.maxModelLen, r.engineStatus())
+	if !ok {
+		return "", nil, "", false
+	}
+	reasons, reason := r.because(why)
+	return status, reasons, reason, true
 }
 
 // engineStatus is what the status rules take from the server's engine
@@ -149,13 +175,14 @@ func (r *run) engineStatus() *engine.Status {
 // (0: unknown), and with which status: over capacity where the engine's
 // max_model_len is one slot's context (engine.Status.ContextIsSlot), else
 // an error.
-func beyondContext(ref vocab.CellRef, maxOutput, maxModelLen int, st *engine.Status) (vocab.Status, string, bool) {
+func beyondContext(ref vocab.CellRef, maxOutput, maxModelLen int, st *engine.Status) (vocab.Status, result.CellReason, bool) {
 	if maxModelLen <= 0 || ref.Context+maxOutput <= maxModelLen {
-		return "", "", false
+		return "", result.CellReason{}, false
 	}
 	status := vocab.StatusError
 	if st.ContextIsSlot {
 		status = vocab.StatusOverCapacity
 	}
-	return status, fmt.Sprintf("context %d + max_output %d exceeds max_model_len %d", ref.Context, maxOutput, maxModelLen), true
+	return status, result.CellReason{Code: result.ReasonContextTooLong, Figures: map[string]float64{
+		result.FigContext: float64(ref.Context), result.FigMaxOutput: float64(maxOutput), result.FigMaxModelLen: float64(maxModelLen)}}, true
 }

@@ -45,8 +45,9 @@ func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]b
 	var c result.DecodeCell
 	var err error
 	mw := r.watchMachine(number, first, func() { c, err = r.decodeOnce(ctx, ref, bodies, number) })
-	if mw.starved != "" && c.Status.Measured() {
-		c.Status, c.Reason = vocab.StatusUnmeasurable, mw.starved
+	if mw.starved != nil && c.Status.Measured() {
+		c.Status = vocab.StatusUnmeasurable
+		c.Reasons, c.Reason = r.because(*mw.starved)
 	}
 	return watchedRun{cell: c, env: mw.env, moved: mw.moved, after: mw.next}, err
 }
@@ -54,12 +55,12 @@ func (r *run) decodeWatched(ctx context.Context, ref vocab.CellRef, bodies [][]b
 // machineWatch is the machine around one run of a cell
 // (docs/method.md#environment): its record, the warning that says how it
 // moved beyond a bound (nil when it did not), why the server was starved
-// ("" when it was not, or its wait was not read), and the cell's
+// (nil when it was not, or its wait was not read), and the cell's
 // reference machine for its next run.
 type machineWatch struct {
 	env     result.Environment
 	moved   *warning.Warning
-	starved string
+	starved *result.CellReason
 	next    hostenv.Snapshot
 }
 
@@ -112,7 +113,8 @@ func (r *run) watchMachine(number int, first *hostenv.Snapshot, run func()) mach
 			w.next.ServerWait, w.next.ServerWaitOK = pct, true
 		}
 		if hostenv.Starved(pct, cpus) && judged {
-			w.starved = fmt.Sprintf("the server was starved: its threads spent %.0f %% of the time they were ready to run waiting for a CPU (over %.0f %%), using %.2f CPUs: it had less than half the CPU time it was ready to use, so the figures are the machine's contention, not the build's", pct, hostenv.StarvedBoundPct, cpus)
+			w.starved = &result.CellReason{Code: result.ReasonStarved,
+				Figures: map[string]float64{result.FigWaitPct: pct, result.FigBoundPct: hostenv.StarvedBoundPct, result.FigCPUs: cpus}}
 		}
 	}
 	if moved {

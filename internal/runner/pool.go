@@ -136,7 +136,7 @@ func poolTraffic(windows []result.TrafficCell) result.TrafficCell {
 		return worst
 	}
 	c := windows[len(windows)-1]
-	c.Status, c.Reason = worst.Status, worst.Reason
+	c.Status, c.Reason, c.Reasons = worst.Status, worst.Reason, worst.Reasons
 	for _, m := range metric.OfPhase(vocab.PhaseTraffic) {
 		var xs []float64
 		for i := range windows {

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/slogate/slogate/internal/compare"
@@ -74,7 +73,7 @@ func combineDecode(runs []result.DecodeCell) result.DecodeCell {
 		return worst
 	}
 	c := mergeDecodeRuns(runs)
-	c.Status, c.Reason = worst.Status, worst.Reason
+	c.Status, c.Reason, c.Reasons = worst.Status, worst.Reason, worst.Reasons
 	return c
 }
 
@@ -293,8 +292,8 @@ func (r *run) pendingCells(refs []vocab.CellRef) []*pendingCell {
 	for _, ref := range refs {
 		pc := r.pendingOf(ref)
 		if pc.final == nil && pc.taken() == 0 && pc.failedWhy == "" {
-			if status, reason, ok := r.unrunnable(ref); ok {
-				c := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: status, Reason: reason}
+			if status, reasons, reason, ok := r.unrunnable(ref); ok {
+				c := result.DecodeCell{Matrix: ref.MatrixLabel(), Context: ref.Context, Concurrency: ref.Concurrency, Status: status, Reason: reason, Reasons: reasons}
 				pc.final = &c
 			}
 		}
@@ -506,12 +505,13 @@ func (r *run) finishDecode(pc *pendingCell) result.DecodeCell {
 		// keeps the last of them for the record.
 		c = *pc.lastExcluded
 		c.Status = vocab.StatusError
-		c.Reason = fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d before it were left out: %s)",
-			pc.failedAt, r.plannedRepeats(), pc.failedWhy, len(pc.excluded), pc.excluded[len(pc.excluded)-1].Reason)
+		c.Reasons, c.Reason = r.because(result.CellReason{Code: result.ReasonRepeatFailedLeftOut,
+			Figures: map[string]float64{result.FigRepeat: float64(pc.failedAt), result.FigOf: float64(r.plannedRepeats()), result.FigLeftOut: float64(len(pc.excluded))},
+			Names:   map[string]string{result.NameCause: pc.failedWhy, result.NameLastLeftOut: pc.excluded[len(pc.excluded)-1].Reason}})
 	case pc.failedWhy != "":
-		c = partialRepeats(pc.runs, pc.failedAt, r.plannedRepeats(), pc.failedWhy)
+		c = r.partialRepeats(pc.runs, pc.failedAt, r.plannedRepeats(), pc.failedWhy)
 	case len(pc.runs) == 0 && pc.lastExcluded != nil:
-		c = allExcluded(*pc.lastExcluded, pc.excluded, r.repeated())
+		c = r.allExcluded(*pc.lastExcluded, pc.excluded, r.repeated())
 	default:
 		c = combineDecode(pc.runs)
 	}
@@ -613,14 +613,14 @@ func (r *run) finishPrefill(pc *pendingCell) result.PrefillCell {
 		c = pc.prefills[len(pc.prefills)-1]
 		c.Status = vocab.StatusUnmeasurable
 		if r.repeated() {
-			c.Reason = noneMeasured(excluded)
+			c.Reasons, c.Reason = r.because(noneMeasured(excluded)...)
 		}
 	default:
 		c = combinePrefill(kept)
 	}
 	if pc.failedWhy != "" && c.Status != vocab.StatusError {
 		c.Status = vocab.StatusError
-		c.Reason = fmt.Sprintf("repeat %d of %d could not be measured: %s (the %d measured before are kept in samples)", pc.failedAt, r.plannedRepeats(), pc.failedWhy, len(kept))
+		c.Reasons, c.Reason = r.because(repeatFailed(pc.failedAt, r.plannedRepeats(), len(kept), pc.failedWhy))
 	}
 	if r.repeated() {
 		c.Excluded = excluded
@@ -676,8 +676,9 @@ func (r *run) watchPrefill(pc *pendingCell, taken *int, out *[]string) measure.P
 			return c, err
 		}
 		pc.envs = append(pc.envs, mw.env)
-		if mw.starved != "" && c.Status.Measured() {
-			c.Status, c.Reason = vocab.StatusUnmeasurable, mw.starved
+		if mw.starved != nil && c.Status.Measured() {
+			c.Status = vocab.StatusUnmeasurable
+			c.Reasons, c.Reason = r.because(*mw.starved)
 		}
 		why, left := r.leftOut(c.Status, c.Reason, mw.moved)
 		if !left && mw.moved != nil && c.Status.Measured() {
@@ -891,22 +892,24 @@ func (r *run) leftOut(st vocab.Status, reason string, moved *warning.Warning) (s
 // allExcluded is a decode cell none of whose runs counted: the last run
 // taken, unmeasurable, with the reasons of every excluded run when it was
 // repeated.
-func allExcluded(last result.DecodeCell, excluded []result.ExcludedRun, repeated bool) result.DecodeCell {
+func (r *run) allExcluded(last result.DecodeCell, excluded []result.ExcludedRun, repeated bool) result.DecodeCell {
 	c := last
 	c.Status = vocab.StatusUnmeasurable
 	if !repeated || len(excluded) == 0 {
 		return c
 	}
-	c.Reason = noneMeasured(excluded)
+	c.Reasons, c.Reason = r.because(noneMeasured(excluded)...)
 	return c
 }
 
-// noneMeasured is the reason of a cell none of whose runs counted: every
-// excluded run's.
-func noneMeasured(excluded []result.ExcludedRun) string {
-	reasons := make([]string, 0, len(excluded))
-	for _, x := range excluded {
-		reasons = append(reasons, fmt.Sprintf("run %d: %s", x.Repeat, x.Reason))
+// noneMeasured are the reasons of a cell none of whose runs counted (at
+// least one): every excluded run's, the first with their count.
+func noneMeasured(excluded []result.ExcludedRun) []result.CellReason {
+	reasons := make([]result.CellReason, len(excluded))
+	for i, x := range excluded {
+		reasons[i] = result.CellReason{Code: result.ReasonRunLeftOut,
+			Figures: map[string]float64{result.FigRepeat: float64(x.Repeat)}, Names: map[string]string{result.NameCause: x.Reason}}
 	}
-	return fmt.Sprintf("none of its %d runs could be measured: %s", len(excluded), strings.Join(reasons, "; "))
+	reasons[0].Code, reasons[0].Figures[result.FigRuns] = result.ReasonNoneMeasured, float64(len(excluded))
+	return reasons
 }

@@ -348,8 +348,8 @@ func TestStarvedJudgedOnCPUServers(t *testing.T) {
 			takeMachine = movingMachine(func(int) bool { return false })
 			r := &run{cfg: Config{Server: &tc.server}, results: &result.Results{Server: result.Server{GPUs: tc.gpus}}}
 			w := r.watchMachine(1, nil, func() {})
-			if got := w.starved != ""; got != tc.want {
-				t.Errorf("starved %v (%q), want %v", got, w.starved, tc.want)
+			if got := w.starved != nil; got != tc.want {
+				t.Errorf("starved %v (%v), want %v", got, w.starved, tc.want)
 			}
 			if w.env.ServerWaitPct == nil || *w.env.ServerWaitPct != 80 {
 				t.Errorf("server wait %v, want 80 recorded", w.env.ServerWaitPct)
