@@ -157,7 +157,7 @@ func TestLoadRunnerInProcess(t *testing.T) {
 		}
 	}()
 	results, err := runner.Run(context.Background(), runner.Config{Spec: sp, Server: srv, Plan: plan.New(sp, srv, nil),
-		OutDir: t.TempDir(), Endpoint: base, Tool: "load-test", ReasonText: report.CellReasonText})
+		OutDir: t.TempDir(), Endpoint: base, Tool: "load-test", ReasonText: report.CellReasonText, WarningText: report.WarningText})
 	runEnd := time.Since(start)
 	close(stop)
 	<-sampled

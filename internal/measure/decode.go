@@ -98,6 +98,7 @@ func (m *Meter) Decode(ctx context.Context, ref vocab.CellRef, bodies [][]byte, 
 	if judgeMeasurable(&d.cell) {
 		d.cell.Reason = d.m.reasonText(d.cell.Reasons)
 	}
+	d.cell.Warnings, d.cell.Notes = m.worded(d.cell.Warnings), m.worded(d.cell.Notes)
 	return d.cell, nil
 }
 
@@ -391,10 +392,7 @@ func counterCrossCheck(delta float64, before, after, origin time.Time, finished 
 	if delta >= float64(sure) && delta <= float64(maybe) {
 		return warning.Warning{}, false
 	}
-	return warning.New(warning.ServerCounterGap,
-		fmt.Sprintf("the server's finished-tokens counter moved by %.0f between the scrapes around the window, but the requests that finished between them predicted %d (%d more finished too near a scrape to place)", delta, sure, maybe-sure),
-		"the counter and the requests' own timings disagree: tokens counted twice or lost, or a request the client did not see",
-		map[string]float64{warning.FigCounterTokens: delta, warning.FigFinishedTokens: float64(sure), warning.FigUncertainTokens: float64(maybe - sure)}), true
+	return warning.New(warning.ServerCounterGap, "", "", map[string]float64{warning.FigCounterTokens: delta, warning.FigFinishedTokens: float64(sure), warning.FigUncertainTokens: float64(maybe - sure)}), true
 }
 
 // storeServerTotalTPS stores server_total_tps, the server's generation
@@ -405,9 +403,7 @@ func storeServerTotalTPS(cell *result.DecodeCell, a metricsAround) {
 	cell.ServerTotalTPS = &v
 	if cell.TotalTPS > 0 {
 		if diff := (v - cell.TotalTPS) / cell.TotalTPS; diff > 0.02 || diff < -0.02 {
-			cell.Warnings = append(cell.Warnings, warning.New(warning.ServerTPSGap,
-				fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f by %+.1f%%", v, cell.TotalTPS, diff*100), "",
-				map[string]float64{warning.FigServerTotalTPS: v, warning.FigTotalTPS: cell.TotalTPS, warning.FigGap: diff}))
+			cell.Warnings = append(cell.Warnings, warning.New(warning.ServerTPSGap, "", "", map[string]float64{warning.FigServerTotalTPS: v, warning.FigTotalTPS: cell.TotalTPS, warning.FigGap: diff}))
 		}
 	}
 }

@@ -153,7 +153,7 @@ func TestTotalTPSOverMeasuredWindow(t *testing.T) {
 func testMeter(url string) *Meter {
 	return &Meter{Server: lifecycle.Endpoint(lifecycle.NewClient(url, "", "qwen")), Spec: &spec.Server{Name: "q"},
 		Prompts: &Prompts{fields: completionsFields}, Window: 500 * time.Millisecond, MaxOutput: 4096,
-		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second, ReasonText: report.CellReasonText}
+		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second, ReasonText: report.CellReasonText, WarningText: report.WarningText}
 }
 
 // holdCancelled is a Record hook that keeps every request slogate

@@ -68,6 +68,10 @@ type Meter struct {
 	// command (the meter decides, the report words), called with no
 	// sentence. nil writes the codes.
 	ReasonText func(reasons []result.CellReason, sentence string) string
+	// WarningText gives a warning the meter creates wordless (no Summary)
+	// the words of its code and figures: report.WarningText, given as
+	// ReasonText is. nil gives it its code as its summary.
+	WarningText func(warning.Warning) warning.Warning
 	// clock, when set (tests), replaces a decode cell's clock: it is given
 	// the load and returns its now (ns since origin).
 	clock func(l *load) func() int64
@@ -90,6 +94,22 @@ func (m *Meter) reasonText(reasons []result.CellReason) string {
 		codes[i] = string(r.Code)
 	}
 	return strings.Join(codes, "; ")
+}
+
+// worded is ws with each warning created wordless (no Summary) given its
+// words (WarningText).
+func (m *Meter) worded(ws []warning.Warning) []warning.Warning {
+	for i, w := range ws {
+		if w.Summary != "" {
+			continue
+		}
+		if m.WarningText != nil {
+			ws[i] = m.WarningText(w)
+		} else {
+			ws[i].Summary = string(w.Code)
+		}
+	}
+	return ws
 }
 
 func (m *Meter) warn(w warning.Warning) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -167,10 +166,7 @@ func (m *Meter) cellRejections(ctx context.Context, before promread.Snapshot, be
 	if r.Agree() {
 		return r, nil
 	}
-	return r, []warning.Warning{warning.New(warning.RejectionsGap,
-		fmt.Sprintf("the server counted %d requests refused at admission over the cell, the client saw %d refused (and closed %d before any answer)", *r.Server, r.Client, r.Unanswered),
-		"the server's rejection counter and the client's count disagree: requests refused that the client did not see, or refusals the server did not count (docs/method.md#rejections)",
-		map[string]float64{warning.FigServerRejected: float64(*r.Server), warning.FigClientRejected: float64(r.Client), warning.FigUnanswered: float64(r.Unanswered)})}
+	return r, []warning.Warning{warning.New(warning.RejectionsGap, "", "", map[string]float64{warning.FigServerRejected: float64(*r.Server), warning.FigClientRejected: float64(r.Client), warning.FigUnanswered: float64(r.Unanswered)})}
 }
 
 // backoff waits rejectBackoff after a refusal, or until ctx ends.

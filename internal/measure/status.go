@@ -78,10 +78,7 @@ func (s scrapeTimes) record() (*result.Polling, []warning.Warning) {
 	if mean <= slowScrape {
 		return p, nil
 	}
-	return p, []warning.Warning{warning.New(warning.SlowScrape,
-		fmt.Sprintf("GET /metrics took %.1f ms on average (max %.1f ms, %d scrapes at one per %v)", p.MeanMs, p.MaxMs, s.n, pollEvery),
-		"polling may perturb the server (docs/method.md#polling)",
-		map[string]float64{warning.FigMeanMs: p.MeanMs, warning.FigMaxMs: p.MaxMs, warning.FigScrapes: float64(s.n), warning.FigIntervalMs: millis(pollEvery)})}
+	return p, []warning.Warning{warning.New(warning.SlowScrape, "", "", map[string]float64{warning.FigMeanMs: p.MeanMs, warning.FigMaxMs: p.MaxMs, warning.FigScrapes: float64(s.n), warning.FigIntervalMs: millis(pollEvery)})}
 }
 
 // millis is d in milliseconds, to the microsecond.
@@ -462,11 +459,6 @@ func (g *gate) waited() bool { return g.waitedRun.intervals > 0 }
 // anyway, saying why the gate timed out.
 func (g *gate) timedOut(timeout time.Duration) gateOutcome {
 	p := g.last
-	msg := fmt.Sprintf("steady state not reached within %v (%d of %d streams decoding", timeout.Round(time.Second), p.decoding, g.concurrency)
-	if p.gauges {
-		msg += fmt.Sprintf("; server running %.0f, waiting %.0f", p.running, p.waiting)
-	}
-	msg += ")"
 	out := gateOutcome{waited: g.waited()}
 	ev := g.evidence
 	if ev.shortfall() {
@@ -479,23 +471,16 @@ func (g *gate) timedOut(timeout time.Duration) gateOutcome {
 		out.reason = result.CellReason{Code: result.ReasonGateTimedOut, Figures: figures}
 		return out
 	}
-	why := "the server made no request wait"
-	switch {
-	case ev.observed == 0:
-		why = "no request gauges in /metrics to tell whether the server made requests wait"
-	case p.decoding < g.concurrency:
-		why += ": not every stream was past its first token"
-	}
+	// The note's words: report.WarningText (Meter.worded).
 	figures := map[string]float64{warning.FigTimeoutS: timeout.Round(time.Second).Seconds(),
 		warning.FigDecoding: float64(p.decoding), warning.FigConcurrency: float64(g.concurrency)}
 	if p.gauges {
 		figures[warning.FigRunning], figures[warning.FigWaiting] = p.running, p.waiting
 	}
 	if ev.observed > 0 {
-		why += fmt.Sprintf(" (requests waiting or fewer than %d running for %.1fs of %.1fs)", g.concurrency, ev.held.Seconds(), ev.observed.Seconds())
 		figures[warning.FigHeldS], figures[warning.FigObservedS] = ev.held.Seconds(), ev.observed.Seconds()
 	}
-	out.note = warning.New(warning.GateTimedOut, msg+"; measured anyway", why, figures)
+	out.note = warning.New(warning.GateTimedOut, "", "", figures)
 	return out
 }
 

@@ -585,12 +585,14 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 	// messages dataset has no filter, so its counts would be zeros.
 	if plan.Examined > 0 && w.Dataset != nil && w.Dataset.Format == workload.FormatShareGPT {
 		d := plan.Dropped
-		cell.Warnings = append(cell.Warnings, warning.New(warning.DatasetCounts, "dataset "+w.DatasetText,
-			fmt.Sprintf("%d entries examined, %d kept, %d dropped (%d with fewer than two turns, %d prompts too short, %d outputs too short, %d prompts too long, %d too long in all)",
-				plan.Examined+d.TooFewTurns, plan.Usable, d.Total(), d.TooFewTurns, d.PromptTooShort, d.OutputTooShort, d.PromptTooLong, d.TotalTooLong),
-			map[string]float64{warning.FigExamined: float64(plan.Examined + d.TooFewTurns), warning.FigKept: float64(plan.Usable), warning.FigDropped: float64(d.Total()),
-				warning.FigTooFewTurns: float64(d.TooFewTurns), warning.FigPromptTooShort: float64(d.PromptTooShort), warning.FigOutputTooShort: float64(d.OutputTooShort),
-				warning.FigPromptTooLong: float64(d.PromptTooLong), warning.FigTotalTooLong: float64(d.TotalTooLong)}))
+		// Its detail's words: report.WarningText.
+		counts := warning.New(warning.DatasetCounts, "dataset "+w.DatasetText, "", map[string]float64{warning.FigExamined: float64(plan.Examined + d.TooFewTurns), warning.FigKept: float64(plan.Usable), warning.FigDropped: float64(d.Total()),
+			warning.FigTooFewTurns: float64(d.TooFewTurns), warning.FigPromptTooShort: float64(d.PromptTooShort), warning.FigOutputTooShort: float64(d.OutputTooShort),
+			warning.FigPromptTooLong: float64(d.PromptTooLong), warning.FigTotalTooLong: float64(d.TotalTooLong)})
+		if m.WarningText != nil {
+			counts = m.WarningText(counts)
+		}
+		cell.Warnings = append(cell.Warnings, counts)
 	}
 	var datasetID func(requests.Request) string
 	if w.Prompt == workload.DatasetPrompt {
@@ -820,10 +822,7 @@ func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.T
 	}
 	m.prefixCacheHitRate(ctx, cell, before, beforeOK)
 	if w.completed == 0 {
-		cell.Warnings = append(cell.Warnings, warning.New(warning.NoCompletion,
-			fmt.Sprintf("no request completed in the %v window (%d launched), so its latencies are unmeasured", t.Duration, w.launched),
-			"give the traffic block a longer duration or a higher rate",
-			map[string]float64{warning.FigLaunched: float64(w.launched), warning.FigWindowS: t.Duration.Seconds()}))
+		cell.Warnings = append(cell.Warnings, warning.New(warning.NoCompletion, "", "", map[string]float64{warning.FigLaunched: float64(w.launched), warning.FigWindowS: t.Duration.Seconds()}))
 	}
 	setTrafficCounts(cell, w)
 	var gap []warning.Warning
@@ -833,9 +832,7 @@ func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.T
 	cell.CapHits = int(l.capHits.Load())
 	if !watch.drained {
 		drain := trafficDrain(t)
-		cell.Warnings = append(cell.Warnings, warning.New(warning.Unfinished,
-			fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO", w.unfinished, drain), "",
-			map[string]float64{warning.FigUnfinished: float64(w.unfinished), warning.FigDrainS: drain.Seconds()}))
+		cell.Warnings = append(cell.Warnings, warning.New(warning.Unfinished, "", "", map[string]float64{warning.FigUnfinished: float64(w.unfinished), warning.FigDrainS: drain.Seconds()}))
 	}
 	var slow []warning.Warning
 	cell.Polling, slow = watch.scrapes.record()
@@ -853,6 +850,7 @@ func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.T
 	if cell.Reasons != nil {
 		cell.Reason = m.reasonText(cell.Reasons)
 	}
+	cell.Warnings = m.worded(cell.Warnings)
 }
 
 // prefixCacheHitRate sets the cell's prefix cache hit rate from the

@@ -23,7 +23,7 @@ func (r *run) meter() *measure.Meter {
 		KVTokens: r.kvPool.Tokens, KVSource: r.results.Server.KVCacheSource,
 		SteadyHold: r.cfg.SteadyHold, StreamIdleTimeout: r.cfg.StreamIdleTimeout,
 		Record: r.requests.write, Progress: r.progress, Warn: r.warn, Note: func(n event.MeterNote) { r.note(n) },
-		ReasonText: r.cfg.ReasonText}
+		ReasonText: r.cfg.ReasonText, WarningText: r.cfg.WarningText}
 }
 
 // progress tells the observer a cell's live state, with where the run is.

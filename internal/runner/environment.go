@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/slogate/slogate/internal/hostenv"
@@ -118,7 +117,7 @@ func (r *run) watchMachine(number int, first *hostenv.Snapshot, run func()) mach
 		}
 	}
 	if moved {
-		x := movedWarning(mv)
+		x := r.movedWarning(mv)
 		w.moved = &x
 	}
 	return w
@@ -150,19 +149,19 @@ func environmentOf(before, after hostenv.Snapshot, number int) result.Environmen
 	return e
 }
 
-// movedWarning is the typed warning of a machine that moved during a run.
-func movedWarning(mv hostenv.Movement) warning.Warning {
-	var summary string
-	switch mv.Kind {
-	case hostenv.Calibration:
-		summary = fmt.Sprintf("the machine moved: a fixed CPU calibration took %.3g ms at its fastest after a run of the cell and %.3g ms after this one (beyond %.1f×)", mv.Before, mv.After, mv.Bound)
-	case hostenv.ServerWait:
-		summary = fmt.Sprintf("the server waited: its threads spent %.0f %% of the time they were ready to run waiting for a CPU, against %.0f %% at the least in the cell's runs (more than %.0f points)", mv.After, mv.Before, mv.Bound)
-	case hostenv.Steal:
-		summary = fmt.Sprintf("the machine moved: %.1f %% of its CPU time was stolen during the run (over %.0f %%)", mv.After, mv.Bound)
-	default:
-		summary = fmt.Sprintf("the machine moved: CPU pressure (some avg10) rose from %.1f %% after the cell's first run to %.1f %% after this one (more than %.0f points)", mv.Before, mv.After, mv.Bound)
+// movedWarning is the typed warning of a machine that moved during a run,
+// with its words (Config.WarningText).
+func (r *run) movedWarning(mv hostenv.Movement) warning.Warning {
+	return r.worded(warning.New(warning.EnvironmentMoved, "", "",
+		map[string]float64{warning.FigBefore: mv.Before, warning.FigAfter: mv.After, warning.FigBound: mv.Bound}).About(string(mv.Kind)))
+}
+
+// worded is w, created wordless, with the words of its code and figures
+// (Config.WarningText; its code as its summary without it).
+func (r *run) worded(w warning.Warning) warning.Warning {
+	if r.cfg.WarningText != nil {
+		return r.cfg.WarningText(w)
 	}
-	return warning.New(warning.EnvironmentMoved, summary, "other work on this machine changed what the run could use; with repeat = \"auto\" the run is replaced",
-		map[string]float64{warning.FigBefore: mv.Before, warning.FigAfter: mv.After, warning.FigBound: mv.Bound}).About(string(mv.Kind))
+	w.Summary = string(w.Code)
+	return w
 }

@@ -98,6 +98,10 @@ type Config struct {
 	// meter decide, the report words; called with no sentence); nil
 	// writes their codes.
 	ReasonText func(reasons []result.CellReason, sentence string) string
+	// WarningText gives a warning the runner or the meter creates wordless
+	// the words of its code and figures (report.WarningText, given as
+	// ReasonText is); nil gives it its code as its summary.
+	WarningText func(warning.Warning) warning.Warning
 	// TrafficObjective judges each probe of the plan's rate searches
 	// (docs/method.md#rate-search); the run command builds it from package assert.
 	TrafficObjective TrafficObjective

@@ -51,7 +51,7 @@ func testConfig(t *testing.T, url string, sp *spec.Spec, run string) Config {
 		keep = mustRegexp(run)
 	}
 	return Config{Spec: sp, Server: srv, Plan: plan.New(sp, srv, keep), OutDir: t.TempDir(), Endpoint: url,
-		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second, ReasonText: report.CellReasonText}
+		SteadyHold: 100 * time.Millisecond, StreamIdleTimeout: 2 * time.Second, ReasonText: report.CellReasonText, WarningText: report.WarningText}
 }
 
 func smallSpec(conc ...int) *spec.Spec {

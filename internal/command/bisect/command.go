@@ -176,7 +176,7 @@ func (o Options) measure(ctx context.Context, r Request) (*result.Results, error
 		p.Steps[i].Searches = nil
 	}
 	cfg := runner.Config{Spec: sp, Server: srv, Plan: p, OutDir: dir, Sim: o.Sim, Tool: o.Tool,
-		Baseline: r.Baseline, Policy: o.Policy, ForceStop: o.ForceStop, StreamIdleTimeout: o.StreamIdleTimeout, ReasonText: report.CellReasonText}
+		Baseline: r.Baseline, Policy: o.Policy, ForceStop: o.ForceStop, StreamIdleTimeout: o.StreamIdleTimeout, ReasonText: report.CellReasonText, WarningText: report.WarningText}
 	res, err := runner.Run(ctx, cfg)
 	if err == nil {
 		if failed := res.Unmeasured(); len(failed) > 0 {

@@ -770,7 +770,7 @@ func (r *interleaved) boot(ctx context.Context, side string, block int, open []v
 // runBoot is Measure by the runner: the boot's plan against its spec.
 func (o Options) runBoot(ctx context.Context, b Boot) (*result.Results, error) {
 	cfg := runner.Config{Spec: b.Spec, Server: b.Spec.Servers[0], Plan: b.Plan, OutDir: b.Dir, Sim: o.Sim, Tool: o.Tool,
-		Policy: o.Policy, ForceStop: o.ForceStop, StreamIdleTimeout: o.StreamIdleTimeout, ReasonText: report.CellReasonText}
+		Policy: o.Policy, ForceStop: o.ForceStop, StreamIdleTimeout: o.StreamIdleTimeout, ReasonText: report.CellReasonText, WarningText: report.WarningText}
 	run.SetObjectives(&cfg, b.Spec)
 	return runner.Run(ctx, cfg)
 }

@@ -292,7 +292,7 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	cfg := runner.Config{
 		Spec: sr.spec, Server: srv, Plan: p, OutDir: out, Endpoint: sr.Endpoint, Sim: sr.Sim,
 		Tool: sr.Tool, Flags: sr.Flags, Observer: obs, StreamIdleTimeout: sr.StreamIdleTimeout, ForceStop: sr.ForceStop,
-		Baseline: sr.Baseline, Policy: sr.Policy, ReasonText: report.CellReasonText,
+		Baseline: sr.Baseline, Policy: sr.Policy, ReasonText: report.CellReasonText, WarningText: report.WarningText,
 	}
 	SetObjectives(&cfg, sr.spec)
 	if sr.Resumed != nil {

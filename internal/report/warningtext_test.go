@@ -1,0 +1,71 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/slogate/slogate/internal/hostenv"
+	"github.com/slogate/slogate/internal/warning"
+)
+
+// TestWarningText: each code whose words are made here, worded from its
+// figures and subject, the whole text the reports show (String: summary,
+// ": ", detail), as the meter and the runner wrote it before they created
+// these warnings wordless; a given summary kept where the figures cannot
+// hold it; another code left as it is.
+func TestWarningText(t *testing.T) {
+	type figs = map[string]float64
+	moved := func(kind hostenv.Kind, before, after, bound float64) warning.Warning {
+		return warning.New(warning.EnvironmentMoved, "", "", figs{warning.FigBefore: before, warning.FigAfter: after, warning.FigBound: bound}).About(string(kind))
+	}
+	const movedDetail = `: other work on this machine changed what the run could use; with repeat = "auto" the run is replaced`
+	tests := []struct {
+		name string
+		w    warning.Warning
+		want string
+	}{
+		{name: "slow scrape", w: warning.New(warning.SlowScrape, "", "", figs{warning.FigMeanMs: 7.25, warning.FigMaxMs: 30.04, warning.FigScrapes: 120, warning.FigIntervalMs: 50}),
+			want: "GET /metrics took 7.2 ms on average (max 30.0 ms, 120 scrapes at one per 50ms): polling may perturb the server (docs/method.md#polling)"},
+		{name: "gate timed out, gauges read, streams not all decoding", w: warning.New(warning.GateTimedOut, "", "", figs{warning.FigTimeoutS: 33, warning.FigDecoding: 12,
+			warning.FigConcurrency: 16, warning.FigRunning: 16, warning.FigWaiting: 0, warning.FigHeldS: 0.4, warning.FigObservedS: 30}),
+			want: "steady state not reached within 33s (12 of 16 streams decoding; server running 16, waiting 0); measured anyway: the server made no request wait: " +
+				"not every stream was past its first token (requests waiting or fewer than 16 running for 0.4s of 30.0s)"},
+		{name: "gate timed out, every stream decoding", w: warning.New(warning.GateTimedOut, "", "", figs{warning.FigTimeoutS: 60, warning.FigDecoding: 4,
+			warning.FigConcurrency: 4, warning.FigRunning: 4, warning.FigWaiting: 0, warning.FigHeldS: 0, warning.FigObservedS: 59.5}),
+			want: "steady state not reached within 1m0s (4 of 4 streams decoding; server running 4, waiting 0); measured anyway: the server made no request wait " +
+				"(requests waiting or fewer than 4 running for 0.0s of 59.5s)"},
+		{name: "gate timed out, no gauges", w: warning.New(warning.GateTimedOut, "", "", figs{warning.FigTimeoutS: 33, warning.FigDecoding: 12, warning.FigConcurrency: 16}),
+			want: "steady state not reached within 33s (12 of 16 streams decoding); measured anyway: no request gauges in /metrics to tell whether the server made requests wait"},
+		{name: "no completion", w: warning.New(warning.NoCompletion, "", "", figs{warning.FigLaunched: 3, warning.FigWindowS: 2}),
+			want: "no request completed in the 2s window (3 launched), so its latencies are unmeasured: give the traffic block a longer duration or a higher rate"},
+		{name: "unfinished", w: warning.New(warning.Unfinished, "", "", figs{warning.FigUnfinished: 4, warning.FigDrainS: 1.5}),
+			want: "4 of the window's requests were still running 1.5s after it closed; they count as not meeting the SLO"},
+		{name: "dataset counts: its summary kept", w: warning.New(warning.DatasetCounts, "dataset sharegpt.json", "", figs{warning.FigExamined: 100, warning.FigKept: 80,
+			warning.FigDropped: 20, warning.FigTooFewTurns: 5, warning.FigPromptTooShort: 4, warning.FigOutputTooShort: 3, warning.FigPromptTooLong: 2, warning.FigTotalTooLong: 6}),
+			want: "dataset sharegpt.json: 100 entries examined, 80 kept, 20 dropped (5 with fewer than two turns, 4 prompts too short, 3 outputs too short, 2 prompts too long, 6 too long in all)"},
+		{name: "server_total_tps gap", w: warning.New(warning.ServerTPSGap, "", "", figs{warning.FigServerTotalTPS: 900, warning.FigTotalTPS: 1000, warning.FigGap: -0.1}),
+			want: "server_total_tps 900.0 differs from total_tps 1000.0 by -10.0%"},
+		{name: "counter gap", w: warning.New(warning.ServerCounterGap, "", "", figs{warning.FigCounterTokens: 5000, warning.FigFinishedTokens: 4000, warning.FigUncertainTokens: 200}),
+			want: "the server's finished-tokens counter moved by 5000 between the scrapes around the window, but the requests that finished between them predicted 4000 " +
+				"(200 more finished too near a scrape to place): the counter and the requests' own timings disagree: tokens counted twice or lost, or a request the client did not see"},
+		{name: "rejections gap", w: warning.New(warning.RejectionsGap, "", "", figs{warning.FigServerRejected: 12, warning.FigClientRejected: 10, warning.FigUnanswered: 1}),
+			want: "the server counted 12 requests refused at admission over the cell, the client saw 10 refused (and closed 1 before any answer): the server's rejection counter " +
+				"and the client's count disagree: requests refused that the client did not see, or refusals the server did not count (docs/method.md#rejections)"},
+		{name: "moved: calibration", w: moved(hostenv.Calibration, 10.04, 13.5, 1.25),
+			want: "the machine moved: a fixed CPU calibration took 10 ms at its fastest after a run of the cell and 13.5 ms after this one (beyond 1.2×)" + movedDetail},
+		{name: "moved: the server waited", w: moved(hostenv.ServerWait, 3, 45, 20),
+			want: "the server waited: its threads spent 45 % of the time they were ready to run waiting for a CPU, against 3 % at the least in the cell's runs (more than 20 points)" + movedDetail},
+		{name: "moved: steal", w: moved(hostenv.Steal, 0, 7.25, 5),
+			want: "the machine moved: 7.2 % of its CPU time was stolen during the run (over 5 %)" + movedDetail},
+		{name: "moved: CPU pressure", w: moved(hostenv.Pressure, 1.5, 30, 20),
+			want: "the machine moved: CPU pressure (some avg10) rose from 1.5 % after the cell's first run to 30.0 % after this one (more than 20 points)" + movedDetail},
+		{name: "another code: as it is", w: warning.New(warning.NoMetrics, "GET /metrics failed", "connection refused", nil),
+			want: "GET /metrics failed: connection refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := WarningText(tt.w).String(); got != tt.want {
+				t.Errorf("WarningText =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
