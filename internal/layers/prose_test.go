@@ -38,12 +38,12 @@ var proseRatchet = map[string]int{
 	"internal/engine/sglang":      4,
 	"internal/engine/vllm":        2,
 	"internal/lifecycle":          8,
-	"internal/measure":            11,
+	"internal/measure":            9,
 	"internal/metric":             1,
 	"internal/plan":               3,
 	"internal/requests":           13,
 	"internal/result":             1,
-	"internal/runner":             8,
+	"internal/runner":             4,
 	"internal/workload":           2,
 }
 

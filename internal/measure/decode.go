@@ -359,10 +359,8 @@ func storeServerPerRequestTPS(cell *result.DecodeCell, v float64, source string)
 		return
 	}
 	if diff := (v - cell.PerRequestTPS) / cell.PerRequestTPS; diff > serverRateTolerance || diff < -serverRateTolerance {
-		cell.Warnings = append(cell.Warnings, warning.New(warning.ServerRequestTPSGap,
-			fmt.Sprintf("the server's own per-request rate %.1f tok/s (%s) differs from per_request_tps %.1f by %+.1f%%", v, serverRateName(source), cell.PerRequestTPS, diff*100),
-			"the client's clock and the server's disagree on how fast a request's tokens came: a loaded client, a slow network, or tokens the client miscounts",
-			map[string]float64{warning.FigServerPerRequestTPS: v, warning.FigPerRequestTPS: cell.PerRequestTPS, warning.FigGap: diff}))
+		cell.Warnings = append(cell.Warnings, warning.New(warning.ServerRequestTPSGap, "", "",
+			map[string]float64{warning.FigServerPerRequestTPS: v, warning.FigPerRequestTPS: cell.PerRequestTPS, warning.FigGap: diff}).About(source))
 	}
 }
 

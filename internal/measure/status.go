@@ -272,9 +272,7 @@ func cellStatus(ev waitEvidence, activeAvg float64, concurrency int) (status voc
 			map[string]float64{warning.FigActiveAvg: Round(activeAvg, 2), warning.FigConcurrency: float64(concurrency)}))
 	}
 	if ev.window.deferred > 0 {
-		notes = append(notes, warning.New(warning.Deferred,
-			fmt.Sprintf("up to %.0f requests were deferred during the window (%s), not waiting for capacity", ev.window.deferred, ev.terms.Deferred), "",
-			map[string]float64{warning.FigDeferred: ev.window.deferred}))
+		notes = append(notes, warning.New(warning.Deferred, "", "", map[string]float64{warning.FigDeferred: ev.window.deferred}).About(ev.terms.Deferred))
 	}
 	// Refusals say it first: the server turned requests of the cell away,
 	// so it did not run C whatever its gauges show

@@ -46,7 +46,7 @@ func TestCellStatus(t *testing.T) {
 		{name: "waiting for capacity during the steady-state hold", ev: with(func(e *waitEvidence) { e.gateWaiting = true }), activeAvg: 64,
 			want: vocab.StatusQueued, wantReason: "the server reported requests waiting for capacity during the steady-state hold"},
 		{name: "deferred requests are a note", ev: with(func(e *waitEvidence) { e.window.deferred = 3 }), activeAvg: 64, want: vocab.StatusValid,
-			wantNotes: []warning.Warning{{Code: warning.Deferred, Figures: map[string]float64{warning.FigDeferred: 3}}}},
+			wantNotes: []warning.Warning{{Code: warning.Deferred, Subject: vllmStatus.Deferred, Figures: map[string]float64{warning.FigDeferred: 3}}}},
 		{name: "preemptions during the window", ev: with(func(e *waitEvidence) { e.preemptions = 3 }), activeAvg: 64,
 			want: vocab.StatusQueued, wantReason: "the server preempted 3 requests during the window (vllm:num_preemptions_total)"},
 		{name: "a single preemption is enough", ev: with(func(e *waitEvidence) { e.preemptions = 1 }), activeAvg: 64,

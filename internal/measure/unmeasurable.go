@@ -134,13 +134,3 @@ func judgeMeasurable(c *result.DecodeCell) bool {
 	c.Status, c.Reasons = vocab.StatusUnmeasurable, []result.CellReason{*why}
 	return true
 }
-
-// serverRateName names where a server's per-request rate was read from
-// (result.ServerRateTimings, ServerRateHistogram), for the reasons and
-// warnings that quote it.
-func serverRateName(source string) string {
-	if source == result.ServerRateHistogram {
-		return "its inter-token histogram: tokens over waits in the window"
-	}
-	return "timings.predicted_per_second, median"
-}

@@ -12,9 +12,10 @@ import (
 // WarningText is w with the words its code, subject and figures make: its
 // Summary and Detail, for the codes whose words are made here (the meter's
 // and the runner's, which create them wordless and hand them here through
-// their WarningText; a Summary that quotes a name no figure holds, as
-// dataset_counts' dataset, is given and kept). A warning of another code
-// is w as it is.
+// their WarningText; a part that quotes what no figure or subject holds,
+// as dataset_counts' dataset in its summary or search_no_answer's error in
+// its detail, is given and kept). A warning of another code is w as it
+// is.
 func WarningText(w warning.Warning) warning.Warning {
 	f := func(name string) float64 { return w.Figures[name] }
 	n := func(name string) int64 { return int64(math.Round(w.Figures[name])) }
@@ -37,6 +38,13 @@ func WarningText(w warning.Warning) warning.Warning {
 		w.Detail = fmt.Sprintf("%d entries examined, %d kept, %d dropped (%d with fewer than two turns, %d prompts too short, %d outputs too short, %d prompts too long, %d too long in all)",
 			n(warning.FigExamined), n(warning.FigKept), n(warning.FigDropped), n(warning.FigTooFewTurns), n(warning.FigPromptTooShort),
 			n(warning.FigOutputTooShort), n(warning.FigPromptTooLong), n(warning.FigTotalTooLong))
+	case warning.ServerRequestTPSGap:
+		w.Summary = fmt.Sprintf("the server's own per-request rate %.1f tok/s (%s) differs from per_request_tps %.1f by %+.1f%%",
+			f(warning.FigServerPerRequestTPS), serverRateName(w.Subject), f(warning.FigPerRequestTPS), f(warning.FigGap)*100)
+		w.Detail = "the client's clock and the server's disagree on how fast a request's tokens came: a loaded client, a slow network, or tokens the client miscounts"
+	case warning.Deferred:
+		w.Summary = fmt.Sprintf("up to %.0f requests were deferred during the window (%s), not waiting for capacity", f(warning.FigDeferred), w.Subject)
+		w.Detail = ""
 	case warning.ServerTPSGap:
 		w.Summary = fmt.Sprintf("server_total_tps %.1f differs from total_tps %.1f by %+.1f%%", f(warning.FigServerTotalTPS), f(warning.FigTotalTPS), f(warning.FigGap)*100)
 		w.Detail = ""
@@ -48,6 +56,14 @@ func WarningText(w warning.Warning) warning.Warning {
 		w.Summary = fmt.Sprintf("the server counted %d requests refused at admission over the cell, the client saw %d refused (and closed %d before any answer)",
 			n(warning.FigServerRejected), n(warning.FigClientRejected), n(warning.FigUnanswered))
 		w.Detail = "the server's rejection counter and the client's count disagree: requests refused that the client did not see, or refusals the server did not count (docs/method.md#rejections)"
+	case warning.SearchNoAnswer:
+		w.Summary = fmt.Sprintf("search %s stopped without an answer", w.Subject)
+	case warning.CorrectnessErrors:
+		w.Summary = fmt.Sprintf("correctness %q: %d of %d requests failed", w.Subject, n(warning.FigFailed), n(warning.FigRequests))
+		w.Detail = "their outputs in correctness.jsonl record why"
+	case warning.PortInUse:
+		w.Summary = fmt.Sprintf("port %s still accepts connections after the server's process group ended", w.Subject)
+		w.Detail = "another process listens there"
 	case warning.EnvironmentMoved:
 		w.Summary = movedText(hostenv.Kind(w.Subject), f(warning.FigBefore), f(warning.FigAfter), f(warning.FigBound))
 		w.Detail = `other work on this machine changed what the run could use; with repeat = "auto" the run is replaced`

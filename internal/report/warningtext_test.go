@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/slogate/slogate/internal/hostenv"
+	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/warning"
 )
 
@@ -58,6 +59,22 @@ func TestWarningText(t *testing.T) {
 			want: "the machine moved: 7.2 % of its CPU time was stolen during the run (over 5 %)" + movedDetail},
 		{name: "moved: CPU pressure", w: moved(hostenv.Pressure, 1.5, 30, 20),
 			want: "the machine moved: CPU pressure (some avg10) rose from 1.5 % after the cell's first run to 30.0 % after this one (more than 20 points)" + movedDetail},
+		{name: "server's per-request rate, timings", w: warning.New(warning.ServerRequestTPSGap, "", "",
+			figs{warning.FigServerPerRequestTPS: 479.2, warning.FigPerRequestTPS: 226, warning.FigGap: 1.1203539823008849}).About(result.ServerRateTimings),
+			want: "the server's own per-request rate 479.2 tok/s (timings.predicted_per_second, median) differs from per_request_tps 226.0 by +112.0%: " +
+				"the client's clock and the server's disagree on how fast a request's tokens came: a loaded client, a slow network, or tokens the client miscounts"},
+		{name: "server's per-request rate, histogram", w: warning.New(warning.ServerRequestTPSGap, "", "",
+			figs{warning.FigServerPerRequestTPS: 100, warning.FigPerRequestTPS: 125, warning.FigGap: -0.2}).About(result.ServerRateHistogram),
+			want: "the server's own per-request rate 100.0 tok/s (its inter-token histogram: tokens over waits in the window) differs from per_request_tps 125.0 by -20.0%: " +
+				"the client's clock and the server's disagree on how fast a request's tokens came: a loaded client, a slow network, or tokens the client miscounts"},
+		{name: "deferred", w: warning.New(warning.Deferred, "", "", figs{warning.FigDeferred: 3}).About("vllm:num_requests_waiting_by_reason{reason=\"deferred\"}"),
+			want: `up to 3 requests were deferred during the window (vllm:num_requests_waiting_by_reason{reason="deferred"}), not waiting for capacity`},
+		{name: "search without an answer: its error kept", w: warning.New(warning.SearchNoAnswer, "", "the probe at 8 req/s could not be measured: boom", nil).About("cap"),
+			want: "search cap stopped without an answer: the probe at 8 req/s could not be measured: boom"},
+		{name: "correctness errors", w: warning.New(warning.CorrectnessErrors, "", "", figs{warning.FigRequests: 50, warning.FigFailed: 2}).About("greedy"),
+			want: `correctness "greedy": 2 of 50 requests failed: their outputs in correctness.jsonl record why`},
+		{name: "port in use", w: warning.New(warning.PortInUse, "", "", nil).About("127.0.0.1:8000"),
+			want: "port 127.0.0.1:8000 still accepts connections after the server's process group ended: another process listens there"},
 		{name: "another code: as it is", w: warning.New(warning.NoMetrics, "GET /metrics failed", "connection refused", nil),
 			want: "GET /metrics failed: connection refused"},
 	}

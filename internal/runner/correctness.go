@@ -41,8 +41,8 @@ func (r *run) correctness(ctx context.Context) error {
 			r.warn(warning.New(warning.CorrectnessUnavailable, fmt.Sprintf("correctness %q", c.Name), u, nil))
 		}
 		if rec.Errors > 0 {
-			r.warn(warning.New(warning.CorrectnessErrors, fmt.Sprintf("correctness %q: %d of %d requests failed", c.Name, rec.Errors, rec.Prompts),
-				"their outputs in correctness.jsonl record why", map[string]float64{warning.FigRequests: float64(rec.Prompts), warning.FigFailed: float64(rec.Errors)}))
+			r.warn(r.worded(warning.New(warning.CorrectnessErrors, "", "",
+				map[string]float64{warning.FigRequests: float64(rec.Prompts), warning.FigFailed: float64(rec.Errors)}).About(c.Name)))
 		}
 		r.results.Correctness = append(r.results.Correctness, rec)
 		if err := r.results.WriteCorrectness(r.cfg.OutDir); err != nil {

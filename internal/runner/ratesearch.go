@@ -61,7 +61,7 @@ func (r *run) rateSearch(ctx context.Context, s *spec.Search, bodies [][]byte) e
 		}
 		p.recordStopped()
 		res.Error = stopped.Error()
-		r.warn(warning.New(warning.SearchNoAnswer, fmt.Sprintf("search %s stopped without an answer", s.Name), res.Error, nil))
+		r.warn(r.worded(warning.New(warning.SearchNoAnswer, "", res.Error, nil).About(s.Name)))
 	case err != nil:
 		res.Error = "the run ended during the search: " + err.Error()
 		r.observeSearch(*res)

@@ -207,7 +207,7 @@ func Run(ctx context.Context, cfg Config) (*result.Results, error) {
 			err = exit.With(exit.Code(err), errors.Join(err, serr))
 		default:
 			if addr, busy := lifecycle.PortInUse(r.client.Base()); busy {
-				r.warn(warning.New(warning.PortInUse, fmt.Sprintf("port %s still accepts connections after the server's process group ended", addr), "another process listens there", nil))
+				r.warn(r.worded(warning.New(warning.PortInUse, "", "", nil).About(addr)))
 			}
 		}
 	}

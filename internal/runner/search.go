@@ -189,7 +189,7 @@ func (r *run) search(ctx context.Context, s *spec.Search, bodies [][]byte, cp *m
 	case errors.As(err, &stopped):
 		res.Error = stopped.Error()
 		res.Monotone = answerOf(probesPassed(res.Probes)).monotone
-		r.warn(warning.New(warning.SearchNoAnswer, fmt.Sprintf("search %s stopped without an answer", s.Name), res.Error, nil))
+		r.warn(r.worded(warning.New(warning.SearchNoAnswer, "", res.Error, nil).About(s.Name)))
 	case err != nil:
 		res.Error = "the run ended during the search: " + err.Error()
 		r.observeSearch(*res)

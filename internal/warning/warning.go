@@ -52,9 +52,10 @@ const (
 	ServerTPSGap Code = "server_tps_gap"
 	// ServerRequestTPSGap: the server's own per-request rate
 	// (server_per_request_tps, from each request's timings) differs from
-	// the client's per_request_tps by more than 10 %. Figures:
-	// FigServerPerRequestTPS, FigPerRequestTPS, FigGap (server − client
-	// over client).
+	// the client's per_request_tps by more than 10 %. Subject: where the
+	// server's rate was read (result.ServerRateTimings,
+	// ServerRateHistogram). Figures: FigServerPerRequestTPS,
+	// FigPerRequestTPS, FigGap (server − client over client).
 	ServerRequestTPSGap Code = "server_request_tps_gap"
 	// ServerCounterGap: the server's finished-tokens counter moved, between
 	// the two scrapes around the window, by other than the tokens its
@@ -108,7 +109,8 @@ const (
 	// FigConcurrency.
 	RestartGaps Code = "restart_gaps"
 	// Deferred: requests were deferred during the window where the
-	// engine's deferred requests do not wait for capacity. Figures:
+	// engine's deferred requests do not wait for capacity. Subject: the
+	// engine's name for them (engine.Status.Deferred). Figures:
 	// FigDeferred (the most seen in one poll).
 	Deferred Code = "deferred"
 	// MetricDropped: a metric only some of a cell's repeats reported is
@@ -207,11 +209,12 @@ const (
 	// Figures: FigContainers.
 	LeftoverContainers Code = "leftover_containers"
 	// PortInUse: the port still accepts connections after the server's
-	// process group ended. No figures.
+	// process group ended. Subject: the address. No figures.
 	PortInUse Code = "port_in_use"
 	// RequestsLog: requests.jsonl could not be written. No figures.
 	RequestsLog Code = "requests_log"
-	// SearchNoAnswer: a search stopped without an answer. No figures.
+	// SearchNoAnswer: a search stopped without an answer. Subject: the
+	// search. No figures.
 	SearchNoAnswer Code = "search_no_answer"
 	// SearchNotMonotone: a search's objective is not monotone in
 	// concurrency. Figures: FigAnswer.
@@ -224,8 +227,8 @@ const (
 	// CorrectnessUnavailable: a correctness block could not do part of its
 	// check (a server that refuses logprobs). No figures.
 	CorrectnessUnavailable Code = "correctness_unavailable"
-	// CorrectnessErrors: requests of a correctness block failed. Figures:
-	// FigRequests (sent), FigFailed.
+	// CorrectnessErrors: requests of a correctness block failed. Subject:
+	// the block. Figures: FigRequests (sent), FigFailed.
 	CorrectnessErrors Code = "correctness_errors"
 )
 
