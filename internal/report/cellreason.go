@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/hostenv"
 	"github.com/slogate/slogate/internal/result"
 )
 
@@ -123,6 +124,8 @@ func cellReasonWords(r result.CellReason) string {
 			n(result.FigRepeat), n(result.FigOf), r.Names[result.NameCause], n(result.FigLeftOut), r.Names[result.NameLastLeftOut])
 	case result.ReasonNoneMeasured:
 		return fmt.Sprintf("none of its %d runs could be measured: run %d: %s", n(result.FigRuns), n(result.FigRepeat), r.Names[result.NameCause])
+	case result.ReasonMachineMoved:
+		return movedText(hostenv.Kind(r.Names[result.NameKind]), f(result.FigBefore), f(result.FigAfter), f(result.FigBound))
 	case result.ReasonRunLeftOut:
 		return fmt.Sprintf("run %d: %s", n(result.FigRepeat), r.Names[result.NameCause])
 	}

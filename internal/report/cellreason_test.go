@@ -3,6 +3,7 @@ package report
 import (
 	"testing"
 
+	"github.com/slogate/slogate/internal/hostenv"
 	"github.com/slogate/slogate/internal/result"
 )
 
@@ -99,6 +100,9 @@ func TestCellReasonText(t *testing.T) {
 			{Code: result.ReasonNoneMeasured, Figures: figs{result.FigRuns: 2, result.FigRepeat: 1}, Names: names{result.NameCause: "the window held 7 output tokens"}},
 			{Code: result.ReasonRunLeftOut, Figures: figs{result.FigRepeat: 2}, Names: names{result.NameCause: "the server was starved"}}},
 			want: "none of its 2 runs could be measured: run 1: the window held 7 output tokens; run 2: the server was starved"},
+		{name: "the machine moved", reasons: reason(result.ReasonMachineMoved, figs{result.FigBefore: 0, result.FigAfter: 7.25, result.FigBound: 5},
+			names{result.NameKind: string(hostenv.Steal)}),
+			want: "the machine moved: 7.2 % of its CPU time was stolen during the run (over 5 %)"},
 		{name: "reasons in turn", reasons: append(reason(result.ReasonWaitingWindow, nil, nil), reason(result.ReasonPreempted, figs{result.FigPreempted: 2}, names{result.NameCounter: "vllm:num_preemptions_total"})...),
 			want: "the server reported requests waiting for capacity during the window; the server preempted 2 requests during the window (vllm:num_preemptions_total)"},
 		{name: "a results.json of before reasons: its sentence", sentence: "the server ran 24 of 32 requests; 8 waited",

@@ -127,6 +127,11 @@ const (
 	// counted, after its ReasonNoneMeasured. Figures: FigRepeat. Names:
 	// NameCause.
 	ReasonRunLeftOut ReasonCode = "run_left_out"
+	// ReasonMachineMoved: the machine moved during a run of repeat =
+	// "auto", which leaves the run out (an ExcludedRun's). Figures:
+	// FigBefore, FigAfter, FigBound. Names: NameKind (how it moved: a
+	// hostenv.Kind).
+	ReasonMachineMoved ReasonCode = "machine_moved"
 )
 
 // The names of a CellReason's figures.
@@ -174,6 +179,8 @@ const (
 	FigKept           = "kept"
 	FigLeftOut        = "left_out"
 	FigRuns           = "runs"
+	FigBefore         = "before"
+	FigAfter          = "after"
 )
 
 // The names of a CellReason's names.
@@ -186,4 +193,5 @@ const (
 	// reason, or an error's message.
 	NameCause       = "cause"
 	NameLastLeftOut = "last_left_out"
+	NameKind        = "kind"
 )

@@ -10,8 +10,11 @@ type ExcludedRun struct {
 	// Status is what the run was: unmeasurable, or valid or queued for a
 	// run whose machine moved.
 	Status vocab.Status `json:"status"`
-	// Reason says why it was left out.
-	Reason string `json:"reason"`
+	// Reason says why it was left out, and Reasons the same as values
+	// (CellReason: the run's own reasons, or ReasonMachineMoved); nil in
+	// results.json written before them, which hold Reason alone.
+	Reason  string       `json:"reason"`
+	Reasons []CellReason `json:"reasons,omitempty"`
 }
 
 // Environment is the machine around one run of a cell, read from /proc

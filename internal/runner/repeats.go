@@ -174,7 +174,7 @@ type pendingCell struct {
 	// ones too, and prefillOut why each was left out of the cell's
 	// figures ("": kept; docs/method.md#unmeasurable).
 	prefills   []result.PrefillCell
-	prefillOut []string
+	prefillOut []exclusion
 	busy       time.Duration // the server time of its runs
 	// final is the cell as recorded when it is not repeated: unrunnable
 	// (over capacity, beyond max_model_len) or failed at its first run.
@@ -323,7 +323,8 @@ func (r *run) decodeRepeat(ctx context.Context, pc *pendingCell, bodies func() [
 		return false, r.decodeRepeatFailed(pc, err)
 	}
 	pc.envs = append(pc.envs, w.env)
-	reason, out := r.excludes(&c, w.moved)
+	why, out := r.excludes(&c, w.moved)
+	reason := why.reason
 	if r.repeated() {
 		r.note(event.RepeatMeasured{Server: r.cfg.Server.Name, Cell: c, Repeat: number, Of: r.plannedRepeats(), Max: r.maxRepeats(), Excluded: reason})
 	}
@@ -335,7 +336,7 @@ func (r *run) decodeRepeat(ctx context.Context, pc *pendingCell, bodies func() [
 		return true, nil
 	}
 	if out {
-		pc.excluded = append(pc.excluded, result.ExcludedRun{Repeat: max(number, 1), Status: c.Status, Reason: reason})
+		pc.excluded = append(pc.excluded, result.ExcludedRun{Repeat: max(number, 1), Status: c.Status, Reason: reason, Reasons: why.reasons})
 		pc.excludedBoots = append(pc.excludedBoots, r.bootNo)
 		x := c
 		pc.lastExcluded = &x
@@ -643,8 +644,8 @@ func (r *run) finishPrefill(pc *pendingCell) result.PrefillCell {
 // all its runs.
 func (pc *pendingCell) keptPrefills() (kept []result.PrefillCell, boots []int, excluded []result.ExcludedRun) {
 	for i, x := range pc.prefills {
-		if i < len(pc.prefillOut) && pc.prefillOut[i] != "" {
-			excluded = append(excluded, result.ExcludedRun{Repeat: i + 1, Status: x.Status, Reason: pc.prefillOut[i]})
+		if i < len(pc.prefillOut) && pc.prefillOut[i].reason != "" {
+			excluded = append(excluded, result.ExcludedRun{Repeat: i + 1, Status: x.Status, Reason: pc.prefillOut[i].reason, Reasons: pc.prefillOut[i].reasons})
 			continue
 		}
 		kept = append(kept, x)
@@ -661,7 +662,7 @@ func (pc *pendingCell) keptPrefills() (kept []result.PrefillCell, boots []int, e
 // an unmeasurable run (the client behind the server's clock, or the
 // server starved), or with repeat = "auto" a run whose machine moved. A
 // moved run that is kept is said in a warning.
-func (r *run) watchPrefill(pc *pendingCell, taken *int, out *[]string) measure.PrefillRun {
+func (r *run) watchPrefill(pc *pendingCell, taken *int, out *[]exclusion) measure.PrefillRun {
 	return func(run func() (result.PrefillCell, error)) (result.PrefillCell, error) {
 		number := 0
 		if r.repeated() {
@@ -680,7 +681,7 @@ func (r *run) watchPrefill(pc *pendingCell, taken *int, out *[]string) measure.P
 			c.Status = vocab.StatusUnmeasurable
 			c.Reasons, c.Reason = r.because(*mw.starved)
 		}
-		why, left := r.leftOut(c.Status, c.Reason, mw.moved)
+		why, left := r.leftOut(c.Status, c.Reasons, c.Reason, mw.moved)
 		if !left && mw.moved != nil && c.Status.Measured() {
 			w := *mw.moved
 			w.Summary = pc.ref.Name() + ": " + w.Summary
@@ -725,19 +726,19 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt requests.Promp
 	limit := n
 	var more func([]result.PrefillCell) bool
 	var taken int
-	var out []string // why each run of this call is left out ("": kept)
+	var out []exclusion // why each run of this call is left out (none: kept)
 	if m := r.measure(); m.RepeatAuto {
 		limit = max(n, m.MaxRepeat)
 		more = func(runs []result.PrefillCell) bool {
 			var all []result.PrefillCell
 			for i, x := range pc.prefills {
-				if pc.prefillOut[i] == "" {
+				if pc.prefillOut[i].reason == "" {
 					all = append(all, x)
 				}
 			}
 			keptNow := 0
 			for i, x := range runs {
-				if i < len(out) && out[i] == "" {
+				if i < len(out) && out[i].reason == "" {
 					all = append(all, x)
 					keptNow++
 				}
@@ -771,7 +772,7 @@ func (r *run) prefillStep(ctx context.Context, ctxLen int, prompt requests.Promp
 		if c.Status == vocab.StatusError && pc.failedWhy == "" {
 			pc.failedAt, pc.failedWhy = len(pc.prefills)+1, c.Reason
 		}
-		why := ""
+		var why exclusion
 		if i < len(out) {
 			why = out[i]
 		}
@@ -867,26 +868,36 @@ func statusRank(s vocab.Status) int {
 // always; a run whose machine moved (moved, else nil) with
 // repeat = "auto", which replaces it. Otherwise a measured run keeps the
 // moved warning among its own.
-func (r *run) excludes(c *result.DecodeCell, moved *warning.Warning) (string, bool) {
-	why, out := r.leftOut(c.Status, c.Reason, moved)
+func (r *run) excludes(c *result.DecodeCell, moved *warning.Warning) (exclusion, bool) {
+	why, out := r.leftOut(c.Status, c.Reasons, c.Reason, moved)
 	if !out && moved != nil && c.Status.Measured() {
 		c.Warnings = append(c.Warnings, *moved)
 	}
 	return why, out
 }
 
-// leftOut says whether a run of status st (reason its reason) is left out
-// of its cell's figures, and why: an unmeasurable run always; a measured
-// run whose machine moved (moved, else nil) with repeat = "auto", which
-// replaces it.
-func (r *run) leftOut(st vocab.Status, reason string, moved *warning.Warning) (string, bool) {
+// exclusion is why a run is left out of its cell's figures: the
+// sentence and, where they are known, the reasons as values (an
+// ExcludedRun's Reason and Reasons); none when the run is kept.
+type exclusion struct {
+	reason  string
+	reasons []result.CellReason
+}
+
+// leftOut says whether a run of status st (reasons and reason its own) is
+// left out of its cell's figures, and why: an unmeasurable run always; a
+// measured run whose machine moved (moved, else nil) with
+// repeat = "auto", which replaces it.
+func (r *run) leftOut(st vocab.Status, reasons []result.CellReason, reason string, moved *warning.Warning) (exclusion, bool) {
 	if st == vocab.StatusUnmeasurable {
-		return reason, true
+		return exclusion{reason: reason, reasons: reasons}, true
 	}
 	if moved == nil || !st.Measured() || !r.measure().RepeatAuto {
-		return "", false
+		return exclusion{}, false
 	}
-	return moved.Summary, true
+	return exclusion{reason: moved.Summary, reasons: []result.CellReason{{Code: result.ReasonMachineMoved,
+		Figures: map[string]float64{result.FigBefore: moved.Figures[warning.FigBefore], result.FigAfter: moved.Figures[warning.FigAfter], result.FigBound: moved.Figures[warning.FigBound]},
+		Names:   map[string]string{result.NameKind: moved.Subject}}}}, true
 }
 
 // allExcluded is a decode cell none of whose runs counted: the last run

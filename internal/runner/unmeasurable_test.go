@@ -12,6 +12,7 @@ import (
 	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/hostenv"
 	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/vllmfake"
@@ -359,7 +360,8 @@ func TestStarvedJudgedOnCPUServers(t *testing.T) {
 }
 
 // wantExcluded checks the runs a cell left out: their numbers, in order,
-// are want, and each reason holds why.
+// are want, each reason holds why, and each has its reasons as values,
+// which word to its reason.
 func wantExcluded(t *testing.T, excluded []result.ExcludedRun, want []int, why string) {
 	t.Helper()
 	var out []int
@@ -367,6 +369,9 @@ func wantExcluded(t *testing.T, excluded []result.ExcludedRun, want []int, why s
 		out = append(out, x.Repeat)
 		if !strings.Contains(x.Reason, why) {
 			t.Errorf("run %d left out for %q; want %q", x.Repeat, x.Reason, why)
+		}
+		if words := report.CellReasonText(x.Reasons, ""); len(x.Reasons) == 0 || words != x.Reason {
+			t.Errorf("run %d left out for %q, its reasons %v word %q", x.Repeat, x.Reason, x.Reasons, words)
 		}
 	}
 	if !slices.Equal(out, want) {
