@@ -38,7 +38,7 @@ var proseRatchet = map[string]int{
 	"internal/engine/sglang":      4,
 	"internal/engine/vllm":        2,
 	"internal/lifecycle":          8,
-	"internal/measure":            9,
+	"internal/measure":            8,
 	"internal/metric":             1,
 	"internal/plan":               3,
 	"internal/requests":           13,

@@ -35,7 +35,8 @@ const correctnessTimeout = 10 * time.Minute
 // scores against the answers when c has a scorer, and its wall time. A
 // server that refuses logprobs (HTTP 4xx to the first request, answered
 // without them) is asked without logprobs from then on, and the block says
-// so in Unavailable: the outputs are still compared, without near ties.
+// so in UnavailableReasons (the caller words them into Unavailable): the
+// outputs are still compared, without near ties.
 func Correctness(ctx context.Context, client *lifecycle.Client, c *spec.Correctness) result.Correctness {
 	start := time.Now()
 	rec := result.Correctness{Name: c.Name, Dataset: c.DatasetText, Endpoint: "completions", MaxOutput: c.MaxOutput,
@@ -52,7 +53,7 @@ func Correctness(ctx context.Context, client *lifecycle.Client, c *spec.Correctn
 		// The first request tells whether the server gives logprobs.
 		o, refused := greedyRequest(ctx, client, c, items[0], logprobs)
 		if refused != "" {
-			rec.Unavailable = append(rec.Unavailable, fmt.Sprintf("logprobs: the server refused them (%s); the outputs were asked without, and no near tie can be told", refused))
+			rec.UnavailableReasons = append(rec.UnavailableReasons, result.CellReason{Code: result.ReasonLogprobsRefused, Names: map[string]string{result.NameCause: refused}})
 			logprobs = 0
 			o, _ = greedyRequest(ctx, client, c, items[0], 0)
 		}

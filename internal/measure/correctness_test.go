@@ -68,7 +68,7 @@ func TestCorrectness(t *testing.T) {
 	}{
 		{name: "completions with logprobs, a failed request, scores", items: prompts, check: func(t *testing.T, asked int64, c *resultView) {
 			r := c.r
-			if r.Prompts != 3 || r.Errors != 1 || r.Scored != 2 || r.Correct != 1 || len(r.Unavailable) != 0 || r.Endpoint != "completions" {
+			if r.Prompts != 3 || r.Errors != 1 || r.Scored != 2 || r.Correct != 1 || len(r.UnavailableReasons) != 0 || r.Endpoint != "completions" {
 				t.Errorf("block = %+v", r)
 			}
 			o := r.Outputs[0]
@@ -90,8 +90,9 @@ func TestCorrectness(t *testing.T) {
 		}},
 		{name: "a server that refuses logprobs: said, and the rest measured", items: prompts, refuse: true, check: func(t *testing.T, asked int64, c *resultView) {
 			r := c.r
-			if len(r.Unavailable) != 1 || !strings.Contains(r.Unavailable[0], "logprobs: the server refused them (HTTP 400") || !strings.Contains(r.Unavailable[0], "no near tie can be told") {
-				t.Errorf("unavailable = %q", r.Unavailable)
+			if len(r.UnavailableReasons) != 1 || r.UnavailableReasons[0].Code != result.ReasonLogprobsRefused ||
+				!strings.Contains(words(r.UnavailableReasons...), "logprobs: the server refused them (HTTP 400") || !strings.Contains(words(r.UnavailableReasons...), "no near tie can be told") {
+				t.Errorf("unavailable = %v", r.UnavailableReasons)
 			}
 			if asked != 1 || r.Outputs[0].Text != " The answer is 4" || len(r.Outputs[0].Tokens) != 0 || r.Scored != 2 || r.Correct != 1 {
 				t.Errorf("asked logprobs %d times; outputs %+v", asked, r.Outputs)

@@ -126,6 +126,8 @@ func cellReasonWords(r result.CellReason) string {
 		return fmt.Sprintf("none of its %d runs could be measured: run %d: %s", n(result.FigRuns), n(result.FigRepeat), r.Names[result.NameCause])
 	case result.ReasonMachineMoved:
 		return movedText(hostenv.Kind(r.Names[result.NameKind]), f(result.FigBefore), f(result.FigAfter), f(result.FigBound))
+	case result.ReasonLogprobsRefused:
+		return fmt.Sprintf("logprobs: the server refused them (%s); the outputs were asked without, and no near tie can be told", r.Names[result.NameCause])
 	case result.ReasonRunLeftOut:
 		return fmt.Sprintf("run %d: %s", n(result.FigRepeat), r.Names[result.NameCause])
 	}

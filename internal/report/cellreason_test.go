@@ -103,6 +103,8 @@ func TestCellReasonText(t *testing.T) {
 		{name: "the machine moved", reasons: reason(result.ReasonMachineMoved, figs{result.FigBefore: 0, result.FigAfter: 7.25, result.FigBound: 5},
 			names{result.NameKind: string(hostenv.Steal)}),
 			want: "the machine moved: 7.2 % of its CPU time was stolen during the run (over 5 %)"},
+		{name: "logprobs refused", reasons: reason(result.ReasonLogprobsRefused, nil, names{result.NameCause: "HTTP 400: logprobs are not supported"}),
+			want: "logprobs: the server refused them (HTTP 400: logprobs are not supported); the outputs were asked without, and no near tie can be told"},
 		{name: "reasons in turn", reasons: append(reason(result.ReasonWaitingWindow, nil, nil), reason(result.ReasonPreempted, figs{result.FigPreempted: 2}, names{result.NameCounter: "vllm:num_preemptions_total"})...),
 			want: "the server reported requests waiting for capacity during the window; the server preempted 2 requests during the window (vllm:num_preemptions_total)"},
 		{name: "a results.json of before reasons: its sentence", sentence: "the server ran 24 of 32 requests; 8 waited",

@@ -132,6 +132,11 @@ const (
 	// FigBefore, FigAfter, FigBound. Names: NameKind (how it moved: a
 	// hostenv.Kind).
 	ReasonMachineMoved ReasonCode = "machine_moved"
+	// ReasonLogprobsRefused: the server refused a correctness block's
+	// logprobs, so its outputs were asked without and no near tie can be
+	// told (a Correctness's UnavailableReasons). Names: NameCause (how the
+	// server refused).
+	ReasonLogprobsRefused ReasonCode = "logprobs_refused"
 )
 
 // The names of a CellReason's figures.

@@ -60,6 +60,10 @@ type Correctness struct {
 	// each (a server that refuses logprobs: the outputs are kept, the near
 	// tie rule cannot be applied).
 	Unavailable []string `json:"unavailable,omitempty"`
+	// UnavailableReasons are Unavailable as values (CellReason:
+	// ReasonLogprobsRefused), in order; nil in files written before them,
+	// which hold Unavailable alone.
+	UnavailableReasons []CellReason `json:"unavailable_reasons,omitempty"`
 	// Unfinished is set when the run was stopped (a signal, -timeout)
 	// while the block was measured: the outputs not sent record why, and
 	// a resumed run measures the block again.

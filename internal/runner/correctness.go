@@ -31,6 +31,10 @@ func (r *run) correctness(ctx context.Context) error {
 		}
 		r.note(event.CorrectnessStarting{Server: r.cfg.Server.Name, Block: c.Name, Prompts: len(c.Items.Items), Concurrency: c.Concurrency})
 		rec := measure.Correctness(ctx, r.client, c)
+		for _, u := range rec.UnavailableReasons {
+			_, words := r.because(u)
+			rec.Unavailable = append(rec.Unavailable, words)
+		}
 		rec.Unfinished = ctx.Err() != nil
 		rec.Speculative = r.cfg.Server.Speculative != nil
 		rec.GPUSeconds = measure.Round(rec.ElapsedS*float64(gpus), 2)
