@@ -73,7 +73,7 @@ func cellReasonWords(r result.CellReason) string {
 	case result.ReasonStableQueue:
 		return fmt.Sprintf("the server ran %.0f of %d requests; %.0f waited", f(result.FigRunning), n(result.FigConcurrency), f(result.FigWaiting))
 	case result.ReasonGateTimedOut:
-		return GateTimeoutText(r) + fmt.Sprintf("; the server made requests wait for %.1fs of the %.1fs observed; measured anyway", f(result.FigHeldS), f(result.FigObservedS))
+		return gateTimeoutText(r) + fmt.Sprintf("; the server made requests wait for %.1fs of the %.1fs observed; measured anyway", f(result.FigHeldS), f(result.FigObservedS))
 	case result.ReasonWaitingWindow:
 		return "the server reported requests waiting for capacity during the window"
 	case result.ReasonWaitingHold:
@@ -134,10 +134,10 @@ func cellReasonWords(r result.CellReason) string {
 	return ""
 }
 
-// GateTimeoutText words the steady-state gate's timeout of r (a
+// gateTimeoutText words the steady-state gate's timeout of r (a
 // ReasonGateTimedOut's figures): "steady state not reached within 30s (3
 // of 4 streams decoding; server running 3, waiting 1)".
-func GateTimeoutText(r result.CellReason) string {
+func gateTimeoutText(r result.CellReason) string {
 	f := r.Figures
 	msg := fmt.Sprintf("steady state not reached within %v (%d of %d streams decoding",
 		seconds(f[result.FigTimeoutS]), int64(math.Round(f[result.FigDecoding])), int64(math.Round(f[result.FigConcurrency])))
