@@ -41,7 +41,7 @@ var proseRatchet = map[string]int{
 	"internal/measure":            8,
 	"internal/metric":             1,
 	"internal/plan":               3,
-	"internal/requests":           13,
+	"internal/requests":           6,
 	"internal/result":             1,
 	"internal/runner":             4,
 	"internal/workload":           2,

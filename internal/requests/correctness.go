@@ -23,7 +23,7 @@ import (
 func ReadItems(path string) (*workload.Items, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &workload.DatasetError{Path: path, Reason: fmt.Sprintf("cannot read the dataset: %v", errors.Unwrap(err)), Unreadable: true}
+		return nil, &workload.DatasetError{Path: path, Err: fmt.Errorf("cannot read the dataset: %w", errors.Unwrap(err)), Unreadable: true}
 	}
 	return ParseItems(path, data)
 }
@@ -58,7 +58,7 @@ func ParseItems(path string, data []byte) (*workload.Items, error) {
 		var l itemLine
 		dec := json.NewDecoder(bytes.NewReader(text))
 		if err := dec.Decode(&l); err != nil {
-			return nil, fail(n, "%s", jsonReason(err))
+			return nil, fail(n, "%v", jsonError(err))
 		}
 		if dec.More() {
 			return nil, fail(n, "more than one JSON value on the line (JSONL holds one object a line)")

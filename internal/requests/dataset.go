@@ -27,7 +27,7 @@ import (
 func ReadDataset(path, format string) (*workload.Dataset, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &workload.DatasetError{Path: path, Reason: fmt.Sprintf("cannot read the dataset: %v", errors.Unwrap(err)), Unreadable: true}
+		return nil, &workload.DatasetError{Path: path, Err: fmt.Errorf("cannot read the dataset: %w", errors.Unwrap(err)), Unreadable: true}
 	}
 	return ParseDataset(path, data, format)
 }
@@ -73,11 +73,11 @@ func ParseDataset(path string, data []byte, format string) (*workload.Dataset, e
 		return nil, err
 	}
 	if len(d.Entries) == 0 {
-		why := "no entry"
+		de := &workload.DatasetError{Path: path, Format: format, Reason: "the dataset holds no entry", Empty: true}
 		if d.Skipped > 0 {
-			why = fmt.Sprintf("no entry with two or more conversation turns (%d skipped)", d.Skipped)
+			de.Err = fmt.Errorf("the dataset holds no entry with two or more conversation turns (%d skipped)", d.Skipped)
 		}
-		return nil, &workload.DatasetError{Path: path, Format: format, Reason: "the dataset holds " + why, Empty: true}
+		return nil, de
 	}
 	return d, nil
 }
@@ -103,24 +103,24 @@ func lineAt(data []byte, off int) int {
 	return bytes.Count(data[:off], []byte("\n")) + 1
 }
 
-// jsonReason says why a JSON value did not decode, without Go's type
+// jsonError says why a JSON value did not decode, without Go's type
 // names.
-func jsonReason(err error) string {
+func jsonError(err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return "malformed JSON: " + se.Error()
+		return fmt.Errorf("malformed JSON: %w", se)
 	case errors.As(err, &te):
 		field := te.Field
 		if field == "" {
 			field = "the value"
 		}
-		return fmt.Sprintf("%s is a JSON %s, want %s", field, te.Value, jsonWant(te.Type.String()))
+		return fmt.Errorf("%s is a JSON %s, want %s", field, te.Value, jsonWant(te.Type.String()))
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "malformed JSON: the file ends inside a value"
+		return errors.New("malformed JSON: the file ends inside a value")
 	}
-	return "malformed JSON: " + err.Error()
+	return fmt.Errorf("malformed JSON: %w", err)
 }
 
 func jsonWant(goType string) string {
@@ -165,7 +165,7 @@ func readShareGPT(d *workload.Dataset, data []byte, fail func(int, string, ...an
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
-		return fail(syntaxLine(data, 0, err), "%s", jsonReason(err))
+		return fail(syntaxLine(data, 0, err), "%v", jsonError(err))
 	}
 	if delim, ok := tok.(json.Delim); !ok || delim != '[' {
 		return fail(1, "a ShareGPT dataset is a JSON list of entries, [ {\"conversations\": [...]}, … ]")
@@ -185,9 +185,9 @@ func readShareGPT(d *workload.Dataset, data []byte, fail func(int, string, ...an
 		var e shareGPTEntry
 		if err := dec.Decode(&e); err != nil {
 			if _, syntax := err.(*json.SyntaxError); !syntax {
-				return fail(line, "entry %d: %s", index+1, jsonReason(err))
+				return fail(line, "entry %d: %v", index+1, jsonError(err))
 			}
-			return fail(syntaxLine(data, 0, err), "entry %d: %s", index+1, jsonReason(err))
+			return fail(syntaxLine(data, 0, err), "entry %d: %v", index+1, jsonError(err))
 		}
 		// vLLM keeps entries with "conversations" of at least two turns
 		// and drops the rest silently.
@@ -204,7 +204,7 @@ func readShareGPT(d *workload.Dataset, data []byte, fail func(int, string, ...an
 		d.Entries = append(d.Entries, workload.Entry{Index: index, Line: line, Prompt: *turns[0].Value, Reference: *turns[1].Value})
 	}
 	if _, err := dec.Token(); err != nil {
-		return fail(syntaxLine(data, 0, err), "%s", jsonReason(err))
+		return fail(syntaxLine(data, 0, err), "%v", jsonError(err))
 	}
 	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
 		return fail(lineAt(data, int(dec.InputOffset())), "text after the end of the list")
@@ -239,7 +239,7 @@ func readLines(d *workload.Dataset, data []byte, fail func(int, string, ...any) 
 		var l jsonlLine
 		dec := json.NewDecoder(bytes.NewReader(text))
 		if err := dec.Decode(&l); err != nil {
-			return fail(n, "%s", jsonReason(err))
+			return fail(n, "%v", jsonError(err))
 		}
 		if dec.More() {
 			return fail(n, "more than one JSON value on the line (JSONL holds one object a line)")

@@ -3,6 +3,7 @@ package requests
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,8 +118,29 @@ func TestDatasetErrors(t *testing.T) {
 			if !errors.As(err, &de) {
 				t.Fatalf("error %v (%T), want a *workload.DatasetError", err, err)
 			}
-			if de.Path != path || de.Line != tt.line || !strings.Contains(de.Reason, tt.reason) {
-				t.Errorf("got %s:%d %q; want %s:%d containing %q", de.Path, de.Line, de.Reason, path, tt.line, tt.reason)
+			if de.Path != path || de.Line != tt.line || !strings.Contains(de.Why(), tt.reason) {
+				t.Errorf("got %s:%d %q; want %s:%d containing %q", de.Path, de.Line, de.Why(), path, tt.line, tt.reason)
+			}
+		})
+	}
+}
+
+// TestDatasetErrorUnwraps: a dataset that cannot be read is the file
+// system's error underneath, for errors.Is.
+func TestDatasetErrorUnwraps(t *testing.T) {
+	tests := []struct {
+		name string
+		read func(string) error
+	}{
+		{name: "dataset", read: func(p string) error { _, err := ReadDataset(p, ""); return err }},
+		{name: "correctness items", read: func(p string) error { _, err := ReadItems(p); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.read(filepath.Join(datasets, "bad/none.json"))
+			var de *workload.DatasetError
+			if !errors.As(err, &de) || !de.Unreadable || !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("error %v (%T): want an unreadable *workload.DatasetError wrapping fs.ErrNotExist", err, err)
 			}
 		})
 	}

@@ -377,7 +377,7 @@ func (p *Scheduler) planDataset(ctx context.Context, cfg ScheduleConfig) ([]Requ
 		}
 	}
 	if p.units() == 0 {
-		return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Reason: fmt.Sprintf("no entry passes the filter (%d entries: %s)", len(p.order), p.dropText()), Empty: true}
+		return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Err: p.noneKept(), Empty: true}
 	}
 	reqs := make([]Request, cfg.Requests)
 	for i := range reqs {
@@ -397,17 +397,19 @@ func (p *Scheduler) planDataset(ctx context.Context, cfg ScheduleConfig) ([]Requ
 			if p.data.Format == workload.FormatShareGPT {
 				remedy = "lower max_total_tokens to drop such entries, or raise max_model_len"
 			}
-			return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Line: reqs[i].Line, Reason: fmt.Sprintf("the prompt (%d tokens) and its output (%d tokens) exceed the server's max_model_len %d: %s",
+			return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Line: reqs[i].Line, Err: fmt.Errorf("the prompt (%d tokens) and its output (%d tokens) exceed the server's max_model_len %d: %s",
 				reqs[i].PromptTokens, reqs[i].OutputTokens, cfg.MaxModelLen, remedy)}
 		}
 	}
 	return reqs, nil
 }
 
-func (p *Scheduler) dropText() string {
+// noneKept is why no entry of the dataset passes the filter: the entries
+// and the drops by reason.
+func (p *Scheduler) noneKept() error {
 	d := p.drops
-	return fmt.Sprintf("%d with fewer than %d prompt tokens, %d with fewer than %d output tokens, %d with more than %d prompt tokens, %d with more than %d tokens in all, %d with fewer than two turns",
-		d.PromptTooShort, p.opts.Filter.MinPromptTokens, d.OutputTooShort, p.opts.Filter.MinOutputTokens,
+	return fmt.Errorf("no entry passes the filter (%d entries: %d with fewer than %d prompt tokens, %d with fewer than %d output tokens, %d with more than %d prompt tokens, %d with more than %d tokens in all, %d with fewer than two turns)",
+		len(p.order), d.PromptTooShort, p.opts.Filter.MinPromptTokens, d.OutputTooShort, p.opts.Filter.MinOutputTokens,
 		d.PromptTooLong, p.opts.Filter.MaxPromptTokens, d.TotalTooLong, p.opts.Filter.MaxTotalTokens, p.data.Skipped)
 }
 

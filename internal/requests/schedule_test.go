@@ -202,6 +202,29 @@ func TestPlanMaxModelLen(t *testing.T) {
 	}
 }
 
+// TestPlanNoneKept: a filter that keeps no entry is a dataset error that
+// counts the entries and the drops by reason.
+func TestPlanNoneKept(t *testing.T) {
+	tests := []struct {
+		name   string
+		filter workload.Filter
+		want   string
+	}{
+		{name: "prompts too short", filter: workload.Filter{MinPromptTokens: 100000, MinOutputTokens: 4, MaxPromptTokens: 1024, MaxTotalTokens: 2048},
+			want: "no entry passes the filter (12 entries: 12 with fewer than 100000 prompt tokens, 0 with fewer than 4 output tokens, 0 with more than 1024 prompt tokens, 0 with more than 2048 tokens in all, 2 with fewer than two turns)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: filepath.Join(datasets, "sharegpt.json"), Filter: tt.filter}
+			_, err := NewScheduler(&pairTokenizer{}, opts, nil).Schedule(context.Background(), ScheduleConfig{Requests: 5})
+			var de *workload.DatasetError
+			if !errors.As(err, &de) || !de.Empty || de.Why() != tt.want {
+				t.Errorf("error %v, want an empty *workload.DatasetError saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestPlanMessages: each user message of a conversation is a turn, sent
 // after the previous one; the first turn carries the system message; the
 // output is the dataset answer's length (vLLM's multi-turn max_tokens).

@@ -233,7 +233,7 @@ func (l *loader) readItems(c *Correctness, a *hcl.Attribute) hcl.Diagnostics {
 	switch {
 	case err == nil:
 	case errors.As(err, &de) && de.Line > 0 && len(de.Data) > 0:
-		return hcl.Diagnostics{l.atDatasetLine(c, a, de.Data, de.Line, "Invalid dataset line", de.Reason+".")}
+		return hcl.Diagnostics{l.atDatasetLine(c, a, de.Data, de.Line, "Invalid dataset line", de.Why()+".")}
 	case errors.As(err, &de) && de.Unreadable:
 		return hcl.Diagnostics{invalidCtx("Cannot read dataset", a.Expr.Range(), a.Range,
 			fmt.Sprintf("%s. The path is relative to the spec's folder (%s).", de.Error(), l.dir))}

@@ -73,7 +73,11 @@ type DatasetError struct {
 	// when the problem came before the format was known.
 	Format string
 	Line   int
+	// Reason says why in words; Err says it instead as an error, the
+	// words its own (the file system's error wrapped, a count in a
+	// sentence): Why is whichever is set, Unwrap is Err.
 	Reason string
+	Err    error
 	// Data are the file's bytes when the problem is at a line, for a
 	// diagnostic's snippet of that line; nil otherwise.
 	Data []byte
@@ -85,7 +89,19 @@ type DatasetError struct {
 
 func (e *DatasetError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Reason)
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Why())
 	}
-	return fmt.Sprintf("%s: %s", e.Path, e.Reason)
+	return fmt.Sprintf("%s: %s", e.Path, e.Why())
 }
+
+// Why says why the dataset is refused: Err's words when Err is set, else
+// Reason.
+func (e *DatasetError) Why() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Reason
+}
+
+// Unwrap is the error behind e (Err), nil when Reason says why.
+func (e *DatasetError) Unwrap() error { return e.Err }
