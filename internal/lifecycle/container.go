@@ -154,11 +154,12 @@ func removeContainers(runtime, path string, names []string) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			msg := fmt.Sprintf("container(s) %s still present after `%s rm -f`", strings.Join(left, ", "), runtime)
+			cause := ""
 			if rmErr != nil {
-				msg += fmt.Sprintf(" (%v: %s)", rmErr, out)
+				cause = fmt.Sprintf(" (%v: %s)", rmErr, out)
 			}
-			return exit.Infraf("%s; remove them with `%s rm -f %s` (they may hold GPU memory)", msg, runtime, strings.Join(left, " "))
+			return exit.Infraf("container(s) %s still present after `%s rm -f`%s; remove them with `%s rm -f %s` (they may hold GPU memory)",
+				strings.Join(left, ", "), runtime, cause, runtime, strings.Join(left, " "))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

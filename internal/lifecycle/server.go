@@ -311,11 +311,11 @@ func waitReady(ctx context.Context, p *Process, c *Client, timeout time.Duration
 			return ReadyInfo{}, err
 		}
 		if time.Now().After(deadline) {
-			msg := fmt.Sprintf("the server was not ready within ready_timeout %v (%s)", timeout, stage)
+			tail := ""
 			if p != nil {
-				msg += "; last lines of " + p.logPath + ":\n" + strings.Join(lastLines(p.logPath, 40), "\n")
+				tail = "; last lines of " + p.logPath + ":\n" + strings.Join(lastLines(p.logPath, 40), "\n")
 			}
-			return ReadyInfo{}, exit.Infraf("%s", msg)
+			return ReadyInfo{}, exit.Infraf("the server was not ready within ready_timeout %v (%s)%s", timeout, stage, tail)
 		}
 		if time.Since(lastNote) > 30*time.Second && progress != nil && !lastNote.IsZero() {
 			progress(event.StillWaiting{Stage: stage, Waited: time.Since(start)})
@@ -339,11 +339,11 @@ func waitReady(ctx context.Context, p *Process, c *Client, timeout time.Duration
 						}
 						names = append(names, strconv.Quote(m.ID))
 					}
-					return ReadyInfo{}, exit.With(exit.Infra, &serverRefusal{fmt.Sprintf("the server at %s serves %s, not %q: set served_model_name in the spec to the name the server uses (or fix the server's --served-model-name)",
+					return ReadyInfo{}, exit.With(exit.Infra, &serverRefusal{fmt.Errorf("the server at %s serves %s, not %q: set served_model_name in the spec to the name the server uses (or fix the server's --served-model-name)",
 						c.base, strings.Join(names, ", "), c.model)})
 				}
 				if se := (*StatusError)(nil); errors.As(err, &se) && se.Code == http.StatusUnauthorized {
-					return ReadyInfo{}, exit.With(exit.Infra, &serverRefusal{"GET /v1/models was refused (401 Unauthorized): set api_key in the server block to the server's key"})
+					return ReadyInfo{}, exit.With(exit.Infra, &serverRefusal{errors.New("GET /v1/models was refused (401 Unauthorized): set api_key in the server block to the server's key")})
 				}
 			}
 		}
@@ -358,9 +358,9 @@ func waitReady(ctx context.Context, p *Process, c *Client, timeout time.Duration
 // serverRefusal is a readiness failure the server itself answered for: it
 // serves another model name, or refuses the API key. It is the spec's
 // configuration to fix, never an unreachable endpoint.
-type serverRefusal struct{ msg string }
+type serverRefusal struct{ err error }
 
-func (e *serverRefusal) Error() string { return e.msg }
+func (e *serverRefusal) Error() string { return e.err.Error() }
 
 func exitedChan(p *Process) <-chan struct{} {
 	if p == nil {

@@ -86,7 +86,7 @@ func tableMetric(phase vocab.Phase, name string) (Metric, bool) {
 func Must(phase vocab.Phase, name string) Metric {
 	m, ok := Lookup(phase, name)
 	if !ok {
-		panic(fmt.Sprintf("metric: the metric table has no %s metric %q", phase, name))
+		panic(fmt.Errorf("metric: the metric table has no %s metric %q", phase, name))
 	}
 	return m
 }

@@ -52,7 +52,7 @@ func (s *Schedule) Digest() string {
 	c.Hash = ""
 	b, err := json.Marshal(&c)
 	if err != nil {
-		panic(fmt.Sprintf("result: a schedule does not marshal: %v", err)) // strings and numbers only
+		panic(fmt.Errorf("result: a schedule does not marshal: %w", err)) // strings and numbers only
 	}
 	h := sha256.New()
 	h.Write([]byte(scheduleHashVersion))
