@@ -37,14 +37,11 @@ var proseRatchet = map[string]int{
 	"internal/engine/llamacpp":    5,
 	"internal/engine/sglang":      4,
 	"internal/engine/vllm":        2,
-	"internal/lifecycle":          8,
+	"internal/lifecycle":          5,
 	"internal/measure":            8,
-	"internal/metric":             1,
 	"internal/plan":               3,
 	"internal/requests":           6,
-	"internal/result":             1,
 	"internal/runner":             4,
-	"internal/workload":           2,
 }
 
 // formatVerb is a fmt verb with its flags, width and precision.

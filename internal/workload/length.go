@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 )
 
 // Length distributions (the kinds of a Length; docs/spec.md#length-distributions).
@@ -103,19 +105,35 @@ func (l Length) Sample(rng *rand.Rand) int {
 	return int(math.Min(math.Max(n, float64(l.Min)), float64(l.Max)))
 }
 
-// String spells l the way a spec writes it: 512, {min = 100, max = 900},
-// {mean = 1000, stddev = 200, min = 400, max = 1600} (with
-// distribution = "lognormal" for a log-normal).
+// String spells l the way a spec writes it: 512, { min = 100, max = 900 },
+// { mean = 1000, stddev = 200, min = 400, max = 1600 } (with
+// distribution = "lognormal" for a log-normal): an HCL object of its
+// attributes (hclObject).
 func (l Length) String() string {
+	bounds := []string{"min = " + strconv.Itoa(l.Min), "max = " + strconv.Itoa(l.Max)}
 	switch l.Distribution {
 	case Fixed:
-		return fmt.Sprint(l.Value)
+		return strconv.Itoa(l.Value)
 	case Uniform:
-		return fmt.Sprintf("{ min = %d, max = %d }", l.Min, l.Max)
-	case Normal:
-		return fmt.Sprintf("{ mean = %g, stddev = %g, min = %d, max = %d }", l.Mean, l.Stddev, l.Min, l.Max)
-	case Lognormal:
-		return fmt.Sprintf("{ mean = %g, stddev = %g, min = %d, max = %d, distribution = %q }", l.Mean, l.Stddev, l.Min, l.Max, Lognormal)
+		return hclObject(bounds...)
+	case Normal, Lognormal:
+		attrs := append([]string{"mean = " + hclNumber(l.Mean), "stddev = " + hclNumber(l.Stddev)}, bounds...)
+		if l.Distribution == Lognormal {
+			attrs = append(attrs, "distribution = "+strconv.Quote(Lognormal))
+		}
+		return hclObject(attrs...)
 	}
 	return "unset"
+}
+
+// hclObject is an HCL object constructor of attrs, each "name = value":
+// { a = 1, b = 2 }.
+func hclObject(attrs ...string) string {
+	return "{ " + strings.Join(attrs, ", ") + " }"
+}
+
+// hclNumber spells x as fmt's %g does: the shortest form that reads back
+// as x (1000, 0.5, 1e+06).
+func hclNumber(x float64) string {
+	return strconv.FormatFloat(x, 'g', -1, 64)
 }

@@ -89,3 +89,26 @@ func meanStddev(xs []float64) (float64, float64) {
 	}
 	return m, math.Sqrt(s2 / float64(len(xs)-1))
 }
+
+// TestLengthString: each distribution spelled as a spec writes it.
+func TestLengthString(t *testing.T) {
+	tests := []struct {
+		name string
+		l    Length
+		want string
+	}{
+		{name: "unset", want: "unset"},
+		{name: "fixed", l: FixedLength(512), want: "512"},
+		{name: "uniform", l: Length{Distribution: Uniform, Min: 100, Max: 900}, want: "{ min = 100, max = 900 }"},
+		{name: "normal", l: Length{Distribution: Normal, Mean: 1000, Stddev: 200.5, Min: 400, Max: 1600}, want: "{ mean = 1000, stddev = 200.5, min = 400, max = 1600 }"},
+		{name: "normal, large mean", l: Length{Distribution: Normal, Mean: 2e6, Stddev: 1e-7, Min: 1, Max: 4000000}, want: "{ mean = 2e+06, stddev = 1e-07, min = 1, max = 4000000 }"},
+		{name: "lognormal", l: Length{Distribution: Lognormal, Mean: 300, Stddev: 50, Min: 10, Max: 2000}, want: `{ mean = 300, stddev = 50, min = 10, max = 2000, distribution = "lognormal" }`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.l.String(); got != tt.want {
+				t.Errorf("String() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
