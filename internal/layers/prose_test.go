@@ -32,7 +32,6 @@ var proseHomes = []string{"internal/views/", "internal/report/", "cmd/", "intern
 var proseRatchet = map[string]int{
 	"internal/assert":             2,
 	"internal/command/interleave": 1,
-	"internal/command/run":        4,
 	"internal/compare":            5,
 	"internal/engine/llamacpp":    5,
 	"internal/engine/sglang":      4,

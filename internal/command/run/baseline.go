@@ -1,13 +1,10 @@
 package run
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/slogate/slogate/internal/compare"
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/ratesearch"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
@@ -88,16 +85,11 @@ func shortTrafficTails(sp *spec.Spec, base *result.Results, alpha float64) []war
 		if len(short) == 0 {
 			continue
 		}
-		lo := slices.Min(short)
-		held := math.Round(lo * t.Duration.Seconds())
-		rates := make([]string, len(short))
-		for i, r := range short {
-			rates[i] = numfmt.Value(r)
-		}
-		out = append(out, warning.New(warning.TrafficTailUndecidable,
-			fmt.Sprintf("traffic %s: at %s req/s its %s window holds about %s requests, and a p99 needs %d to be compared", t.Label, numfmt.Value(lo), t.Duration, numfmt.Value(held), need),
-			fmt.Sprintf("the p99s of its cells at %s req/s will be inconclusive against the baseline; a window of %ss or more at %s req/s decides them", strings.Join(rates, ", "), numfmt.Value(math.Ceil(float64(need)/lo*10)/10), numfmt.Value(lo)),
-			map[string]float64{warning.FigRate: lo, warning.FigWindowS: t.Duration.Seconds(), warning.FigRequests: held, warning.FigNeedRequests: float64(need)}).About(t.Label))
+		tail := views.TrafficTail{Label: t.Label, Window: t.Duration, Rates: short, Lowest: slices.Min(short), Need: need}
+		tail.Held = math.Round(tail.Lowest * t.Duration.Seconds())
+		summary, detail := tail.Words()
+		out = append(out, warning.New(warning.TrafficTailUndecidable, summary, detail,
+			map[string]float64{warning.FigRate: tail.Lowest, warning.FigWindowS: t.Duration.Seconds(), warning.FigRequests: tail.Held, warning.FigNeedRequests: float64(need)}).About(t.Label))
 	}
 	return out
 }
@@ -112,9 +104,8 @@ func coarseSearches(sp *spec.Spec, tolerance float64) []warning.Warning {
 		if !s.IsRate() || s.Precision <= tolerance/2 {
 			continue
 		}
-		out = append(out, warning.New(warning.SearchPrecisionCoarse,
-			fmt.Sprintf("search %s: precision %s is more than half the tolerance %s", s.Name, numfmt.Percent(s.Precision), numfmt.Percent(tolerance)),
-			fmt.Sprintf("a capacity change of the tolerance cannot be told from the search's precision: set precision = %q or less at %s:%d", numfmt.Percent(tolerance/2), s.DeclRange.Filename, s.DeclRange.Start.Line),
+		summary, detail := views.CoarseSearch{Name: s.Name, Precision: s.Precision, Tolerance: tolerance, File: s.DeclRange.Filename, Line: s.DeclRange.Start.Line}.Words()
+		out = append(out, warning.New(warning.SearchPrecisionCoarse, summary, detail,
 			map[string]float64{warning.FigPrecision: s.Precision, warning.FigTolerance: tolerance}).About(s.Name))
 	}
 	return out

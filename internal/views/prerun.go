@@ -1,0 +1,57 @@
+package views
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/slogate/slogate/internal/numfmt"
+)
+
+// TrafficTail is what `run -baseline`'s pre-run check found of a traffic
+// block (warning.TrafficTailUndecidable): at Rates (those short, in the
+// block's order) its Window holds fewer requests than the Need a
+// comparison decides a p99 from; at the lowest of them, Lowest, it holds
+// about Held (docs/method.md#undecidable-percentiles).
+type TrafficTail struct {
+	Label        string
+	Window       time.Duration
+	Rates        []float64
+	Lowest, Held float64
+	Need         int
+}
+
+// Words are the warning's summary and detail: "traffic steady: at 4
+// req/s its 30s window holds about 120 requests, and a p99 needs 299 to
+// be compared", "the p99s of its cells at 10, 4 req/s will be
+// inconclusive against the baseline; a window of 74.8s or more at 4 req/s
+// decides them" (the window rounded up to a tenth of a second).
+func (t TrafficTail) Words() (summary, detail string) {
+	rates := make([]string, len(t.Rates))
+	for i, r := range t.Rates {
+		rates[i] = numfmt.Value(r)
+	}
+	return fmt.Sprintf("traffic %s: at %s req/s its %s window holds about %s requests, and a p99 needs %d to be compared", t.Label, numfmt.Value(t.Lowest), t.Window, numfmt.Value(t.Held), t.Need),
+		fmt.Sprintf("the p99s of its cells at %s req/s will be inconclusive against the baseline; a window of %ss or more at %s req/s decides them", strings.Join(rates, ", "), numfmt.Value(math.Ceil(float64(t.Need)/t.Lowest*10)/10), numfmt.Value(t.Lowest))
+}
+
+// CoarseSearch is what `run -baseline`'s pre-run check found of a rate
+// search (warning.SearchPrecisionCoarse): its Precision is more than half
+// the Tolerance; File and Line are where the spec declares it
+// (docs/method.md#capacity-lost).
+type CoarseSearch struct {
+	Name                 string
+	Precision, Tolerance float64
+	File                 string
+	Line                 int
+}
+
+// Words are the warning's summary and detail: "search capacity:
+// precision 5% is more than half the tolerance 5%", "a capacity change of
+// the tolerance cannot be told from the search's precision: set precision
+// = "2.5%" or less at spec.hcl:12".
+func (s CoarseSearch) Words() (summary, detail string) {
+	return fmt.Sprintf("search %s: precision %s is more than half the tolerance %s", s.Name, numfmt.Percent(s.Precision), numfmt.Percent(s.Tolerance)),
+		fmt.Sprintf("a capacity change of the tolerance cannot be told from the search's precision: set precision = %q or less at %s:%d", numfmt.Percent(s.Tolerance/2), s.File, s.Line)
+}
