@@ -386,8 +386,8 @@ type Syntax struct {
 	CheckLaunch func(l Launch, at hcl.Attributes) hcl.Diagnostics
 	// LaunchNotes say how the launch was rendered where a flag is not an
 	// attribute's value as written (llama.cpp's -c), for `slogate plan`
-	// (nil: none).
-	LaunchNotes func(l Launch) []string
+	// (nil: none), which words them.
+	LaunchNotes func(l Launch) []LaunchNote
 	// SpeculativeMethod is the block's method as the engine names it, so
 	// that what the server states can be compared with it (nil: the method
 	// as written).
@@ -592,3 +592,28 @@ func SortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// LaunchNote is how an engine rendered a flag that is not an attribute's
+// value as written, for `slogate plan`, which words it: the Rule it
+// followed, with the figures (llama.cpp's -c: Context as rendered, from
+// MaxModelLen and the Parallel slots asked, 0 when none).
+type LaunchNote struct {
+	Rule                           LaunchRule
+	Context, MaxModelLen, Parallel int
+}
+
+// LaunchRule names how a flag was rendered (LaunchNote).
+type LaunchRule string
+
+// The rules of llama.cpp's -c (docs/llamacpp.md).
+const (
+	// ContextFromModel: no max_model_len, so no -c: llama-server sizes
+	// its context from the model and splits it over its slots.
+	ContextFromModel LaunchRule = "context_from_model"
+	// ContextPerSlot: -c is max_model_len × --parallel, as llama-server
+	// splits -c over its slots.
+	ContextPerSlot LaunchRule = "context_per_slot"
+	// ContextUnified: -c is max_model_len, no --parallel: the slots share
+	// one unified KV pool of -c.
+	ContextUnified LaunchRule = "context_unified"
+)

@@ -33,7 +33,7 @@ var proseRatchet = map[string]int{
 	"internal/assert":             2,
 	"internal/command/interleave": 1,
 	"internal/compare":            5,
-	"internal/engine/llamacpp":    5,
+	"internal/engine/llamacpp":    3,
 	"internal/engine/sglang":      4,
 	"internal/engine/vllm":        2,
 	"internal/lifecycle":          5,

@@ -152,7 +152,7 @@ func checkEngineValues(at hcl.Attributes, s *Server) hcl.Diagnostics {
 // LaunchNotes say how the engine rendered a flag that is not an
 // attribute's value as written (llama.cpp's -c = max_model_len ×
 // --parallel), for `slogate plan`; nil for none.
-func (s *Server) LaunchNotes() []string {
+func (s *Server) LaunchNotes() []engine.LaunchNote {
 	if f := s.syntax().LaunchNotes; f != nil {
 		return f(s.launch())
 	}

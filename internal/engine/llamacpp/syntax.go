@@ -123,15 +123,15 @@ func serveArgs(l engine.Launch, key, host string) []string {
 }
 
 // launchNotes say how -c was rendered, for `slogate plan`.
-func launchNotes(l engine.Launch) []string {
+func launchNotes(l engine.Launch) []engine.LaunchNote {
 	c := contextSize(l)
 	if c == nil {
-		return []string{"-c not rendered (no max_model_len): llama-server sizes its context from the model (n_ctx_train) and splits it over its slots"}
+		return []engine.LaunchNote{{Rule: engine.ContextFromModel}}
 	}
 	if p := parallel(l); p != nil {
-		return []string{fmt.Sprintf("-c %d = max_model_len %d × --parallel %d: llama-server splits -c over its slots, so each request's context (a slot's) is max_model_len", *c, *l.MaxModelLen, *p)}
+		return []engine.LaunchNote{{Rule: engine.ContextPerSlot, Context: *c, MaxModelLen: *l.MaxModelLen, Parallel: *p}}
 	}
-	return []string{fmt.Sprintf("-c %d = max_model_len (no --parallel: llama-server picks the slots and shares one unified KV pool of -c among them)", *c)}
+	return []engine.LaunchNote{{Rule: engine.ContextUnified, Context: *c, MaxModelLen: *l.MaxModelLen}}
 }
 
 // checkLaunch reports what llama-server would refuse or ignore: an unknown

@@ -64,22 +64,22 @@ func TestServeArgs(t *testing.T) {
 	}
 }
 
-// TestLaunchNotes: plan says how -c was rendered.
+// TestLaunchNotes: plan is told how -c was rendered, as a rule and its
+// figures.
 func TestLaunchNotes(t *testing.T) {
 	tests := []struct {
 		name string
 		l    engine.Launch
-		want string
+		want engine.LaunchNote
 	}{
-		{name: "per slot", l: engine.Launch{MaxModelLen: intp(2048), MaxNumSeqs: intp(2)}, want: "-c 4096 = max_model_len 2048 × --parallel 2"},
-		{name: "unified", l: engine.Launch{MaxModelLen: intp(2048)}, want: "-c 2048 = max_model_len (no --parallel: llama-server picks the slots and shares one unified KV pool"},
-		{name: "from the model", l: engine.Launch{}, want: "-c not rendered (no max_model_len)"},
+		{name: "per slot", l: engine.Launch{MaxModelLen: intp(2048), MaxNumSeqs: intp(2)}, want: engine.LaunchNote{Rule: engine.ContextPerSlot, Context: 4096, MaxModelLen: 2048, Parallel: 2}},
+		{name: "unified", l: engine.Launch{MaxModelLen: intp(2048)}, want: engine.LaunchNote{Rule: engine.ContextUnified, Context: 2048, MaxModelLen: 2048}},
+		{name: "from the model", l: engine.Launch{}, want: engine.LaunchNote{Rule: engine.ContextFromModel}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			notes := launchNotes(tt.l)
-			if len(notes) != 1 || !strings.Contains(notes[0], tt.want) {
-				t.Errorf("launchNotes = %q, want one containing %q", notes, tt.want)
+			if notes := launchNotes(tt.l); len(notes) != 1 || notes[0] != tt.want {
+				t.Errorf("launchNotes = %+v, want %+v", notes, tt.want)
 			}
 		})
 	}

@@ -197,7 +197,7 @@ func newServer(sp *spec.Spec, srv *spec.Server, p *plan.Plan) Server {
 		Argv:         srv.RedactedArgv(),
 		Env:          env,
 		Command:      shellcmd.Line(env, srv.RedactedArgv()),
-		LaunchNotes:  srv.LaunchNotes(),
+		LaunchNotes:  launchNotesText(srv.LaunchNotes()),
 		CPUBuilds:    srv.SyntaxOf().CPUBuilds,
 		Device:       srv.Device,
 		Cells:        []Cell{},
