@@ -63,10 +63,10 @@ type Engine interface {
 	Version(ctx context.Context, c Conn) (version, from string)
 	// KVCapacity is the KV cache capacity in tokens the server states (the
 	// spec's kv_cache_tokens is applied before), from source (vocab.KVSource*),
-	// with a warning when the figure is doubtful or missing and a detail
-	// of how a log was read; logPath is the launched server's log ("" for
+	// with a warning when the figure is doubtful or missing and how it
+	// was read (KVRead); logPath is the launched server's log ("" for
 	// an endpoint); dp is the spec's data_parallel_size (1 when unset).
-	KVCapacity(ctx context.Context, c Conn, logPath string, dp int) (tokens int64, source, warning, detail string)
+	KVCapacity(ctx context.Context, c Conn, logPath string, dp int) (tokens int64, source, warning string, read KVRead)
 	// KVSlots is the number of slots the KV capacity is split into, each
 	// request in one slot's KV of its own (llama-server's --parallel
 	// slots), 0 where every request shares the pool (vLLM, SGLang);

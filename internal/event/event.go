@@ -10,6 +10,7 @@ package event
 import (
 	"time"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
@@ -49,13 +50,14 @@ type ServerFact struct{ Server, Fact string }
 // version ("" when unknown), max_model_len, and the KV cache (plan.KVPool's
 // figures: its tokens, ≤ 0 when unknown; the data-parallel engines they
 // are split over; llama-server's slots, 0 when requests share the pool),
-// with where its size came from and the engine's detail.
+// with where its size came from and how the engine read it.
 type ServerFacts struct {
 	Server, Version    string
 	MaxModelLen        int
 	KVTokens           int64
 	KVEngines, KVSlots int
-	KVSource, KVDetail string
+	KVSource           string
+	KVRead             engine.KVRead
 }
 
 // CorrectnessStarting: correctness block Block sends Prompts prompts,

@@ -17,13 +17,14 @@ import (
 
 // KV is the KV cache capacity discovery found
 // (docs/method.md#kv-capacity): Tokens in all (0 when unknown), from Source
-// (vocab.KVSource*), read as Detail says when it came from the log
-// ("engine 0: …"), with a Warning when the figure is doubtful or missing;
+// (vocab.KVSource*), read as Read says (the engine's rule and figures),
+// with a Warning when the figure is doubtful or missing;
 // Engines is the data-parallel engines it is split over, Slots the slots
 // with KV of their own (Engine.KVSlots: llama-server's; 0 for one pool).
 type KV struct {
-	Tokens         int64
-	Source, Detail string
+	Tokens int64
+	Source string
+	Read   engine.KVRead
 	// Warning is warning.KVUnknown without a capacity, warning.KVDoubtful
 	// with one the engine doubts; the zero Warning when there is none.
 	Warning warning.Warning
@@ -42,7 +43,7 @@ func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.S
 		facts.GPUs = append(facts.GPUs, result.GPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryMiB})
 	}
 	var kv KV
-	kv.Tokens, facts.KVCacheSource, kv.Warning, kv.Detail = s.discoverKVCapacity(ctx, srv)
+	kv.Tokens, facts.KVCacheSource, kv.Warning, kv.Read = s.discoverKVCapacity(ctx, srv)
 	kv.Source = facts.KVCacheSource
 	kv.Engines = s.kvEngines(ctx, srv)
 	facts.KVCacheTokens = kv.Tokens
@@ -63,17 +64,16 @@ func (s *Server) Discover(ctx context.Context, srv *spec.Server, facts *result.S
 // cache config metric and log lines, SGLang's /server_info, gauge and
 // log lines), else unknown with a warning: warning.KVUnknown, or
 // warning.KVDoubtful about the source of a capacity the engine states but
-// doubts (no code: none). detail says how a capacity read from the log
-// was read.
-func (s *Server) discoverKVCapacity(ctx context.Context, srv *spec.Server) (tokens int64, source string, warned warning.Warning, detail string) {
+// doubts (no code: none). read says how the engine read it.
+func (s *Server) discoverKVCapacity(ctx context.Context, srv *spec.Server) (tokens int64, source string, warned warning.Warning, read engine.KVRead) {
 	if kv := srv.KVCacheTokens; kv != nil && *kv > 0 {
-		return *kv, vocab.KVSourceSpec, warning.Warning{}, ""
+		return *kv, vocab.KVSourceSpec, warning.Warning{}, engine.KVRead{}
 	}
 	dp := 1
 	if d := srv.DataParallelSize; d != nil {
 		dp = *d
 	}
-	tokens, source, text, detail := s.Client.engine.KVCapacity(ctx, s.Client, s.logPath(), dp)
+	tokens, source, text, read := s.Client.engine.KVCapacity(ctx, s.Client, s.logPath(), dp)
 	switch {
 	case text == "":
 	case tokens == 0:
@@ -81,7 +81,7 @@ func (s *Server) discoverKVCapacity(ctx context.Context, srv *spec.Server) (toke
 	default:
 		warned = warning.New(warning.KVDoubtful, text, "", nil).About(source)
 	}
-	return tokens, source, warned, detail
+	return tokens, source, warned, read
 }
 
 // logPath is a launched server's log, "" for an endpoint.

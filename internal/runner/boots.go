@@ -114,7 +114,7 @@ func (r *run) discover(ctx context.Context) error {
 	facts := &r.results.Server
 	kv := r.server.Discover(ctx, srv, facts)
 	r.kvPool = plan.KVPool{Tokens: kv.Tokens, Engines: kv.Engines, Slots: kv.Slots}
-	r.kvDetail = kv.Detail
+	r.kvRead = kv.Read
 	if kv.Warning.Summary != "" {
 		r.warn(kv.Warning)
 	}
@@ -138,7 +138,7 @@ func (r *run) discover(ctx context.Context) error {
 	for _, f := range notes {
 		r.note(event.ServerFact{Server: srv.Name, Fact: f.String()})
 	}
-	r.note(event.ServerFacts{Server: srv.Name, Version: facts.Version, MaxModelLen: r.maxModelLen, KVTokens: r.kvPool.Tokens, KVEngines: r.kvPool.Engines, KVSlots: r.kvPool.Slots, KVSource: facts.KVCacheSource, KVDetail: r.kvDetail})
+	r.note(event.ServerFacts{Server: srv.Name, Version: facts.Version, MaxModelLen: r.maxModelLen, KVTokens: r.kvPool.Tokens, KVEngines: r.kvPool.Engines, KVSlots: r.kvPool.Slots, KVSource: facts.KVCacheSource, KVRead: r.kvRead})
 	return ctx.Err()
 }
 

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/compare"
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/exit"
 	"github.com/slogate/slogate/internal/lifecycle"
@@ -125,8 +126,8 @@ type run struct {
 	maxModelLen int
 	// kvPool is the KV capacity and the data-parallel engines it is split
 	// over (docs/method.md#over-capacity); Tokens 0 when unknown.
-	kvPool   plan.KVPool
-	kvDetail string // how a capacity read from server.log was read ("engine 0: …")
+	kvPool plan.KVPool
+	kvRead engine.KVRead // how the engine read the capacity
 	// kvChecked are the contexts whose KV cross-check is done
 	// (docs/method.md#kv-capacity; measure/kvcheck.go).
 	kvChecked map[int]bool

@@ -150,8 +150,8 @@ func serverFactsLine(n event.ServerFacts) string {
 	kv := "unknown"
 	if p := (plan.KVPool{Tokens: n.KVTokens, Engines: n.KVEngines, Slots: n.KVSlots}); p.Tokens > 0 {
 		kv = fmt.Sprintf("%d tokens (from %s)", p.Tokens, n.KVSource)
-		if n.KVDetail != "" {
-			kv = fmt.Sprintf("%d tokens (from %s: %s)", p.Tokens, n.KVSource, n.KVDetail)
+		if read := KVReadText(n.KVRead); read != "" {
+			kv = fmt.Sprintf("%d tokens (from %s: %s)", p.Tokens, n.KVSource, read)
 		}
 		if p.Slots > 0 {
 			kv += fmt.Sprintf(", %d per slot over %d slots", p.PerSlot(), p.Slots)

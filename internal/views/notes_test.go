@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/event"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/warning"
@@ -37,8 +38,8 @@ func TestNoteLine(t *testing.T) {
 		{"fact", event.ServerFact{Server: "q", Fact: "speculative decoding on"}, "server q: speculative decoding on"},
 		{"facts unknown", event.ServerFacts{Server: "q", MaxModelLen: 4096}, "server q: version unknown, max_model_len 4096, KV cache unknown"},
 		{"facts", event.ServerFacts{Server: "q", Version: "0.11.0", MaxModelLen: 32768, KVTokens: 120000, KVEngines: 2,
-			KVSource: "the log", KVDetail: "7.3 GiB"},
-			"server q: version 0.11.0, max_model_len 32768, KV cache 120000 tokens (from the log: 7.3 GiB), 60000 per engine over 2 data-parallel engines"},
+			KVSource: "log", KVRead: engine.KVRead{Rule: engine.KVLogParts, Parts: []engine.KVPart{{Rule: engine.KVSizeLine, Tokens: 60000}, {Rule: engine.KVSizeLine, Index: 1, Tokens: 60000}}}},
+			"server q: version 0.11.0, max_model_len 32768, KV cache 120000 tokens (from log: engine 0: GPU KV cache size 60,000; engine 1: GPU KV cache size 60,000), 60000 per engine over 2 data-parallel engines"},
 		{"facts slots", event.ServerFacts{Server: "l", Version: "b1", MaxModelLen: 8192, KVTokens: 16384, KVSlots: 4, KVSource: "/slots"},
 			"server l: version b1, max_model_len 8192, KV cache 16384 tokens (from /slots), 4096 per slot over 4 slots"},
 		{"correctness starting", event.CorrectnessStarting{Server: "q", Block: "greedy", Prompts: 20, Concurrency: 4}, `q: correctness "greedy": 20 prompts, greedy, 4 at a time`},

@@ -129,29 +129,22 @@ func ReadSlots(ctx context.Context, c engine.Conn, logPath string) (Slots, bool)
 // slot's n_ctx is then the whole pool); the log's slot line where /props
 // does not answer. An endpoint has no log: its slots are taken as
 // separate, with a warning, as /props does not say.
-func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp int) (tokens int64, source, warning, detail string) {
+func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp int) (tokens int64, source, warning string, read engine.KVRead) {
 	s, ok := ReadSlots(ctx, c, logPath)
 	if !ok {
-		return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no total_slots and n_ctx in GET /props, no \"n_slots = N, n_ctx_slot = M\" log line): no cell is skipped as over capacity", ""
+		return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no total_slots and n_ctx in GET /props, no \"n_slots = N, n_ctx_slot = M\" log line): no cell is skipped as over capacity", engine.KVRead{}
 	}
+	slots := engine.KVRead{Rule: engine.KVSlots, From: s.From, Tokens: s.Context, Count: s.Count}
 	switch s.Unified {
 	case "true":
-		return s.Context, vocab.KVSourceProps, "", fmt.Sprintf("%s: one unified pool of %d tokens shared by %d slots (kv_unified 'true' in server.log)", s.From, s.Context, s.Count)
+		return s.Context, vocab.KVSourceProps, "", engine.KVRead{Rule: engine.KVUnifiedPool, From: s.From, Tokens: s.Context, Count: s.Count}
 	case "false":
-		return s.Count * s.Context, vocab.KVSourceProps, "", fmt.Sprintf("%s: %s × %d tokens", s.From, slotsText(s.Count), s.Context)
+		return s.Count * s.Context, vocab.KVSourceProps, "", slots
 	}
 	return s.Count * s.Context, vocab.KVSourceProps,
 		fmt.Sprintf("KV cache capacity taken as %d slots × %d tokens = %d (GET /props); a llama-server started with --kv-unified (its default when --parallel is not given) shares one pool of %d tokens among its slots instead, which /props does not say: set kv_cache_tokens in the spec if so (docs/llamacpp.md#kv-capacity)",
 			s.Count, s.Context, s.Count*s.Context, s.Context),
-		fmt.Sprintf("%s: %s × %d tokens", s.From, slotsText(s.Count), s.Context)
-}
-
-// slotsText is "1 slot", "2 slots".
-func slotsText(n int64) string {
-	if n == 1 {
-		return "1 slot"
-	}
-	return fmt.Sprintf("%d slots", n)
+		slots
 }
 
 // KVSlots is the slots' count when each has KV of its own (kv_unified

@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/engine/enginetest"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -63,20 +65,20 @@ func TestKVCapacity(t *testing.T) {
 		slots     int
 		source    string
 		warn      string
-		detail    string
+		read      engine.KVRead
 		noWarning bool
 	}{
 		{name: "separate slots, by the log", props: &answer{200, propsBody},
 			log:    "0.00.097.482 I srv    load_model: initializing, n_slots = 2, n_ctx_slot = 2048, kv_unified = 'false'\n",
-			tokens: 4096, slots: 2, source: vocab.KVSourceProps, detail: "2 slots × 2048 tokens", noWarning: true},
+			tokens: 4096, slots: 2, source: vocab.KVSourceProps, read: engine.KVRead{Rule: engine.KVSlots, From: "GET /props (total_slots × default_generation_settings.n_ctx)", Tokens: 2048, Count: 2}, noWarning: true},
 		{name: "a unified pool is one slot's n_ctx", props: &answer{200, strings.Replace(strings.Replace(propsBody, `"n_ctx":2048`, `"n_ctx":8192`, 1), `"total_slots":2`, `"total_slots":4`, 1)},
 			log:    "0.00.105.889 I srv    load_model: initializing, n_slots = 4, n_ctx_slot = 8192, kv_unified = 'true'\n",
-			tokens: 8192, slots: 0, source: vocab.KVSourceProps, detail: "one unified pool of 8192 tokens shared by 4 slots", noWarning: true},
+			tokens: 8192, slots: 0, source: vocab.KVSourceProps, read: engine.KVRead{Rule: engine.KVUnifiedPool, From: "GET /props (total_slots × default_generation_settings.n_ctx)", Tokens: 8192, Count: 4}, noWarning: true},
 		{name: "an endpoint: separate, with a warning", props: &answer{200, propsBody},
-			tokens: 4096, slots: 2, source: vocab.KVSourceProps, warn: "shares one pool of 2048 tokens among its slots instead, which /props does not say"},
+			tokens: 4096, slots: 2, source: vocab.KVSourceProps, read: engine.KVRead{Rule: engine.KVSlots, From: "GET /props (total_slots × default_generation_settings.n_ctx)", Tokens: 2048, Count: 2}, warn: "shares one pool of 2048 tokens among its slots instead, which /props does not say"},
 		{name: "the log without /props", props: &answer{401, `{"error":{"message":"Invalid API Key"}}`},
 			log:    "I srv    load_model: initializing, n_slots = 3, n_ctx_slot = 1024, kv_unified = 'false'\n",
-			tokens: 3072, slots: 3, source: vocab.KVSourceProps, detail: "server.log (n_slots × n_ctx_slot): 3 slots × 1024 tokens", noWarning: true},
+			tokens: 3072, slots: 3, source: vocab.KVSourceProps, read: engine.KVRead{Rule: engine.KVSlots, From: "server.log (n_slots × n_ctx_slot)", Tokens: 1024, Count: 3}, noWarning: true},
 		{name: "unknown", props: nil, tokens: 0, warn: "KV cache capacity unknown"},
 	}
 	for _, tt := range tests {
@@ -93,15 +95,15 @@ func TestKVCapacity(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			tokens, source, warning, detail := Engine{}.KVCapacity(context.Background(), conn(srv), logPath, 1)
+			tokens, source, warning, read := Engine{}.KVCapacity(context.Background(), conn(srv), logPath, 1)
 			if tokens != tt.tokens || source != tt.source {
 				t.Errorf("KVCapacity = %d from %q, want %d from %q", tokens, source, tt.tokens, tt.source)
 			}
 			if !strings.Contains(warning, tt.warn) || (tt.noWarning && warning != "") {
 				t.Errorf("warning %q, want one containing %q", warning, tt.warn)
 			}
-			if !strings.Contains(detail, tt.detail) {
-				t.Errorf("detail %q lacks %q", detail, tt.detail)
+			if !reflect.DeepEqual(read, tt.read) {
+				t.Errorf("read %+v, want %+v", read, tt.read)
 			}
 			if tt.tokens > 0 {
 				if got := (Engine{}).KVSlots(context.Background(), conn(srv), logPath); got != tt.slots {

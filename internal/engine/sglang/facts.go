@@ -85,7 +85,7 @@ func (e Engine) Version(ctx context.Context, c engine.Conn) (string, string) {
 //  3. a launched server's log: each DP rank's "KV Cache is allocated.
 //     #tokens: N" (else its "max_total_num_tokens=N"), summed ("log");
 //  4. unknown: 0, "" and a warning.
-func (e Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp int) (tokens int64, source, warning, detail string) {
+func (e Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp int) (tokens int64, source, warning string, read engine.KVRead) {
 	if info := e.serverInfo(ctx, c); info != nil {
 		var sum int64
 		for _, st := range info.InternalStates {
@@ -96,22 +96,22 @@ func (e Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, d
 			sum += st.MemoryUsage.TokenCapacity
 		}
 		if sum > 0 {
-			return sum, vocab.KVSourceServerInfo, "", fmt.Sprintf("%s: token_capacity of %d DP rank(s)", info.path, len(info.InternalStates))
+			return sum, vocab.KVSourceServerInfo, "", engine.KVRead{Rule: engine.KVRankCapacity, From: info.path, Count: int64(len(info.InternalStates))}
 		}
 		if n := info.MaxTotalNumTokens; n > 0 {
 			ranks := max(info.DPSize, 1)
-			return n * int64(ranks), vocab.KVSourceServerInfo, "", fmt.Sprintf("%s: max_total_num_tokens %d × dp_size %d", info.path, n, ranks)
+			return n * int64(ranks), vocab.KVSourceServerInfo, "", engine.KVRead{Rule: engine.KVMaxTotalTimesDP, From: info.path, Tokens: n, Count: int64(ranks)}
 		}
 	}
 	if snap, _, err := c.Metrics(ctx); err == nil && snap.KV.SizeTokens > 0 {
-		return snap.KV.SizeTokens, vocab.KVSourceMetrics, "", ""
+		return snap.KV.SizeTokens, vocab.KVSourceMetrics, "", engine.KVRead{}
 	}
 	if logPath != "" {
-		if n, d, w := sglangKVFromLog(logPath, dp); n > 0 {
-			return n, vocab.KVSourceLog, w, d
+		if n, r, w := sglangKVFromLog(logPath, dp); n > 0 {
+			return n, vocab.KVSourceLog, w, r
 		}
 	}
-	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no max_total_num_tokens in GET /server_info or /metrics, no \"KV Cache is allocated\" log line): no cell is skipped as over capacity", ""
+	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no max_total_num_tokens in GET /server_info or /metrics, no \"KV Cache is allocated\" log line): no cell is skipped as over capacity", engine.KVRead{}
 }
 
 // KVSlots: every request shares the KV pool.

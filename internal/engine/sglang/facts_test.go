@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/engine/enginetest"
 	"github.com/slogate/slogate/internal/vocab"
@@ -20,29 +21,29 @@ import (
 // builds, the gauge, then the log's lines per DP rank.
 func TestSGLangKVCapacity(t *testing.T) {
 	tests := []struct {
-		name      string
-		paths     map[string]string // path → body (200); others 404
-		log       string
-		dp        int
-		tokens    int64
-		source    string
-		wantWarn  bool
-		wantDetai string
+		name     string
+		paths    map[string]string // path → body (200); others 404
+		log      string
+		dp       int
+		tokens   int64
+		source   string
+		wantWarn bool
+		read     engine.KVRead
 	}{
 		{name: "token_capacity per DP rank", paths: map[string]string{"/server_info": `{"max_total_num_tokens": 500, "dp_size": 2, "internal_states": [{"memory_usage": {"token_capacity": 500}}, {"memory_usage": {"token_capacity": 400}}]}`},
-			tokens: 900, source: vocab.KVSourceServerInfo, wantDetai: "GET /server_info: token_capacity of 2 DP rank(s)"},
+			tokens: 900, source: vocab.KVSourceServerInfo, read: engine.KVRead{Rule: engine.KVRankCapacity, From: "GET /server_info", Count: 2}},
 		{name: "top level × dp_size without internal states", paths: map[string]string{"/server_info": `{"max_total_num_tokens": 500, "dp_size": 2}`},
-			tokens: 1000, source: vocab.KVSourceServerInfo, wantDetai: "GET /server_info: max_total_num_tokens 500 × dp_size 2"},
+			tokens: 1000, source: vocab.KVSourceServerInfo, read: engine.KVRead{Rule: engine.KVMaxTotalTimesDP, From: "GET /server_info", Tokens: 500, Count: 2}},
 		{name: "older builds: /get_server_info", paths: map[string]string{"/get_server_info": `{"max_total_num_tokens": 700, "internal_states": [{"memory_usage": {"token_capacity": 700}}]}`},
-			tokens: 700, source: vocab.KVSourceServerInfo, wantDetai: "GET /get_server_info: token_capacity of 1 DP rank(s)"},
+			tokens: 700, source: vocab.KVSourceServerInfo, read: engine.KVRead{Rule: engine.KVRankCapacity, From: "GET /get_server_info", Count: 1}},
 		{name: "the gauge", paths: map[string]string{"/metrics": "sglang:max_total_num_tokens{dp_rank=\"0\",model_name=\"m\"} 300\nsglang:max_total_num_tokens{dp_rank=\"1\",model_name=\"m\"} 300\n"},
 			tokens: 600, source: vocab.KVSourceMetrics},
 		{name: "the log, one line per DP rank; the pool's line wins over the summary", dp: 2, log: "[2026-03-11 13:53:23 DP0 TP0] KV Cache is allocated. #tokens: 1000, K size: 1 GB, V size: 1 GB\n" +
 			"[2026-03-11 13:53:23 DP0 TP0] max_total_num_tokens=999, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=65536\n" +
 			"[2026-03-11 13:53:23 DP1 TP0] max_total_num_tokens=800, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=65536\n",
-			tokens: 1800, source: vocab.KVSourceLog, wantDetai: "DP0: 1000 tokens; DP1: 800 tokens"},
+			tokens: 1800, source: vocab.KVSourceLog, read: logRanks(rank(0, 1000), rank(1, 800))},
 		{name: "the log names fewer ranks than dp: alike, with a warning", dp: 2, log: "[2026-03-11 13:53:23 TP0] KV Cache is allocated. #tokens: 1000, KV size: 1 GB\n",
-			tokens: 2000, source: vocab.KVSourceLog, wantWarn: true, wantDetai: "DP0: 1000 tokens"},
+			tokens: 2000, source: vocab.KVSourceLog, wantWarn: true, read: logRanks(rank(0, 1000))},
 		{name: "nothing says", dp: 1, tokens: 0, source: "", wantWarn: true},
 	}
 	for _, tt := range tests {
@@ -62,9 +63,9 @@ func TestSGLangKVCapacity(t *testing.T) {
 				os.WriteFile(logPath, []byte(tt.log), 0o644)
 			}
 			c := enginetest.Conn{Base: ts.URL, ModelName: "m", E: Engine{}}
-			tokens, source, warning, detail := Engine{}.KVCapacity(context.Background(), c, logPath, max(tt.dp, 1))
-			if tokens != tt.tokens || source != tt.source || (warning != "") != tt.wantWarn || detail != tt.wantDetai {
-				t.Errorf("got %d from %q (warning %q, detail %q); want %d from %q (warning %v, detail %q)", tokens, source, warning, detail, tt.tokens, tt.source, tt.wantWarn, tt.wantDetai)
+			tokens, source, warning, read := Engine{}.KVCapacity(context.Background(), c, logPath, max(tt.dp, 1))
+			if tokens != tt.tokens || source != tt.source || (warning != "") != tt.wantWarn || !cmp.Equal(read, tt.read) {
+				t.Errorf("got %d from %q (warning %q, read %+v); want %d from %q (warning %v, read %+v)", tokens, source, warning, read, tt.tokens, tt.source, tt.wantWarn, tt.read)
 			}
 		})
 	}
@@ -161,39 +162,39 @@ func TestSGLangKVFromLogFixtures(t *testing.T) {
 		name, file, log string // file under testdata/sglang-kvlog, else log
 		dp              int
 		tokens          int64
-		detail          string
+		read            engine.KVRead
 		warn            string // a substring of the warning; "" for none
 	}{
-		{name: "CUDA 2026: target then draft pool per TP rank", file: "cuda-2026-draft-pool.log", dp: 1, tokens: 454112, detail: "DP0: 454112 tokens"},
-		{name: "Ascend 2026: TP16, no TP0 line", file: "ascend-2026-tp16.log", dp: 1, tokens: 387968, detail: "DP0: 387968 tokens"},
-		{name: "2026 summary alone, one GPU", file: "summary-only-2026.log", dp: 1, tokens: 2086558, detail: "DP0: 2086558 tokens"},
-		{name: "SWA: the SWAKVPool's full pool", file: "swa-2025.log", dp: 1, tokens: 1496958, detail: "DP0: 1496958 tokens"},
-		{name: "the line without dtype", file: "legacy-tp8-2025.log", dp: 1, tokens: 3059425, detail: "DP0: 3059425 tokens"},
+		{name: "CUDA 2026: target then draft pool per TP rank", file: "cuda-2026-draft-pool.log", dp: 1, tokens: 454112, read: logRanks(rank(0, 454112))},
+		{name: "Ascend 2026: TP16, no TP0 line", file: "ascend-2026-tp16.log", dp: 1, tokens: 387968, read: logRanks(rank(0, 387968))},
+		{name: "2026 summary alone, one GPU", file: "summary-only-2026.log", dp: 1, tokens: 2086558, read: logRanks(rank(0, 2086558))},
+		{name: "SWA: the SWAKVPool's full pool", file: "swa-2025.log", dp: 1, tokens: 1496958, read: logRanks(rank(0, 1496958))},
+		{name: "the line without dtype", file: "legacy-tp8-2025.log", dp: 1, tokens: 3059425, read: logRanks(rank(0, 3059425))},
 		{name: "DP attention, DP0's summary and DP7's pool of 8 ranks", file: "dp-attention-2025.log", dp: 8, tokens: 8 * 1230416,
-			detail: "DP0: 1230416 tokens; DP7: 1230416 tokens", warn: "KV lines for 2 of 8 data-parallel ranks"},
+			read: logRanks(rank(0, 1230416), rank(7, 1230416)), warn: "KV lines for 2 of 8 data-parallel ranks"},
 		{name: "DP attention, MLA form, 4 of 8 ranks", file: "dp-attention-mla-2025.log", dp: 8, tokens: 8 * 161488,
-			detail: "DP1: 161488 tokens; DP3: 161488 tokens; DP5: 161488 tokens; DP7: 161488 tokens", warn: "4 of 8"},
-		{name: "DP attention: every rank's pool, the summary on DP0 only", dp: 2, tokens: 2 * 454112, detail: "DP0: 454112 tokens; DP1: 454112 tokens",
+			read: logRanks(rank(1, 161488), rank(3, 161488), rank(5, 161488), rank(7, 161488)), warn: "4 of 8"},
+		{name: "DP attention: every rank's pool, the summary on DP0 only", dp: 2, tokens: 2 * 454112, read: logRanks(rank(0, 454112), rank(1, 454112)),
 			log: "[2026-09-12 00:22:48 DP0 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" +
 				"[2026-09-12 00:22:48 DP0 TP1] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" +
 				"[2026-09-12 00:22:48 DP1 TP2] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" +
 				"[2026-09-12 00:22:48 DP1 TP3] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" +
 				"[2026-09-12 00:22:50 DP0 TP0] max_total_num_tokens=454112, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=65536\n"},
-		{name: "DP attention, the summary alone: DP0's, the ranks alike", dp: 4, tokens: 4 * 1230416, detail: "DP0: 1230416 tokens",
+		{name: "DP attention, the summary alone: DP0's, the ranks alike", dp: 4, tokens: 4 * 1230416, read: logRanks(rank(0, 1230416)),
 			log:  "[2025-06-10 14:09:45 DP0 TP0] max_total_num_tokens=1230416, chunked_prefill_size=16384, max_prefill_tokens=16384, max_running_requests=3846, context_len=163840\n",
 			warn: "DP0's alone under DP attention"},
-		{name: "docker --timestamps: DP ranks after the runtime's prefix", dp: 2, tokens: 454112 + 400000, detail: "DP0: 454112 tokens; DP1: 400000 tokens",
+		{name: "docker --timestamps: DP ranks after the runtime's prefix", dp: 2, tokens: 454112 + 400000, read: logRanks(rank(0, 454112), rank(1, 400000)),
 			log: "2026-09-12T00:22:48.123456789Z [2026-09-12 00:22:48 DP0 TP0] KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 454112, K size: 3.46 GB, V size: 3.46 GB\n" +
 				"2026-09-12T00:22:48.223456789Z [2026-09-12 00:22:48 DP1 TP0] KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 400000, K size: 3.05 GB, V size: 3.05 GB\n"},
 		{name: "a draft pool that differs: the target's, named", dp: 1, tokens: 56320,
-			detail: "DP0: 56320 tokens (the target's pool, the first; a later pool of 70656 tokens is a draft model's)",
+			read: logRanks(engine.KVPart{Rule: engine.KVRankTokens, Tokens: 56320, Draft: 70656}),
 			log: "[2026-06-11 10:00:00] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 56320, K size: 5.40 GB, V size: 5.40 GB\n" +
 				"[2026-06-11 10:00:01] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 70656, K size: 0.68 GB, V size: 0.68 GB\n"},
-		{name: "SWA pools unequal: the SWAKVPool's full size, not the first pool", dp: 1, tokens: 400000, detail: "DP0: 400000 tokens",
+		{name: "SWA pools unequal: the SWAKVPool's full size, not the first pool", dp: 1, tokens: 400000, read: logRanks(rank(0, 400000)),
 			log: "[2026-09-12 00:22:48] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 100000, K size: 1.00 GB, V size: 1.00 GB\n" +
 				"[2026-09-12 00:22:48] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 400000, K size: 0.50 GB, V size: 0.50 GB\n" +
 				"[2026-09-12 00:22:48] SWAKVPool mem usage: 3.00 GB, swa size: 100000, full size: 400000\n"},
-		{name: "MOE_DP is not a DP rank", dp: 1, tokens: 1000, detail: "DP0: 1000 tokens",
+		{name: "MOE_DP is not a DP rank", dp: 1, tokens: 1000, read: logRanks(rank(0, 1000)),
 			log: "[2026-09-12 00:22:48 MOE_DP1 TP1] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1000, KV size: 1.00 GB\n"},
 	}
 	for _, tc := range tests {
@@ -205,9 +206,9 @@ func TestSGLangKVFromLogFixtures(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			tokens, detail, warning := sglangKVFromLog(path, tc.dp)
-			if tokens != tc.tokens || detail != tc.detail {
-				t.Errorf("got %d tokens (%q), want %d (%q)", tokens, detail, tc.tokens, tc.detail)
+			tokens, read, warning := sglangKVFromLog(path, tc.dp)
+			if tokens != tc.tokens || !cmp.Equal(read, tc.read) {
+				t.Errorf("got %d tokens (%+v), want %d (%+v)", tokens, read, tc.tokens, tc.read)
 			}
 			if (tc.warn == "") != (warning == "") || !strings.Contains(warning, tc.warn) {
 				t.Errorf("warning %q, want one containing %q", warning, tc.warn)
@@ -222,4 +223,14 @@ func TestSamplingRejectedNone(t *testing.T) {
 	if why, remedy, ok := (Engine{}).SamplingRejected("The min_p and logit_bias sampling parameters are not yet supported with speculative decoding.", engine.Sampling{Speculative: true}); ok {
 		t.Errorf("SGLang read vLLM's refusal: %q, %q", why, remedy)
 	}
+}
+
+// rank is DP rank i's tokens as the log states them.
+func rank(i int, tokens int64) engine.KVPart {
+	return engine.KVPart{Rule: engine.KVRankTokens, Index: i, Tokens: tokens}
+}
+
+// logRanks is a log's reading of parts, rank by rank.
+func logRanks(parts ...engine.KVPart) engine.KVRead {
+	return engine.KVRead{Rule: engine.KVLogParts, Parts: parts}
 }

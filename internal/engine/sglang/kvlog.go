@@ -7,7 +7,8 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/slogate/slogate/internal/engine"
 )
 
 // SGLang's startup lines that state a rank's KV pool (docs/sglang.md#log-lines):
@@ -48,22 +49,21 @@ type sglangRank struct {
 
 // capacity is the rank's KV capacity in tokens: the SWAKVPool's full pool,
 // else its first pool (the target's: the draft's is allocated after it),
-// else the summary; how, for the detail.
-func (r *sglangRank) capacity() (int64, string) {
+// else the summary; draft is a later pool's tokens when they differ from
+// the first's (a draft model's), 0 otherwise.
+func (r *sglangRank) capacity() (tokens, draft int64) {
 	switch {
 	case r.swaFull > 0:
-		return r.swaFull, "the SWAKVPool's full pool"
+		return r.swaFull, 0
 	case len(r.pools) > 0:
-		how := ""
 		for _, n := range r.pools[1:] {
 			if n != r.pools[0] {
-				how = fmt.Sprintf("the target's pool, the first; a later pool of %d tokens is a draft model's", n)
-				break
+				return r.pools[0], n
 			}
 		}
-		return r.pools[0], how
+		return r.pools[0], 0
 	}
-	return r.summary, "the summary line"
+	return r.summary, 0
 }
 
 // sglangKVFromLog sums the KV capacity of each DP rank the log names
@@ -71,10 +71,10 @@ func (r *sglangRank) capacity() (int64, string) {
 // alike (mean × dp) with a warning saying so; under DP attention the
 // summary line is DP0's alone, so a log that states the pools by the
 // summary only names one rank.
-func sglangKVFromLog(path string, dp int) (tokens int64, detail, warning string) {
+func sglangKVFromLog(path string, dp int) (tokens int64, read engine.KVRead, warning string) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, "", ""
+		return 0, engine.KVRead{}, ""
 	}
 	defer f.Close()
 	ranks := map[int]*sglangRank{}
@@ -140,30 +140,25 @@ func lastRank(re *regexp.Regexp, s string) int {
 }
 
 // sumSGLangRanks adds the ranks' capacities (sglangKVFromLog).
-func sumSGLangRanks(ranks map[int]*sglangRank, dp int) (tokens int64, detail, warning string) {
+func sumSGLangRanks(ranks map[int]*sglangRank, dp int) (tokens int64, read engine.KVRead, warning string) {
 	if len(ranks) == 0 {
-		return 0, "", ""
+		return 0, engine.KVRead{}, ""
 	}
 	var order []int
 	for r := range ranks {
 		order = append(order, r)
 	}
 	sort.Ints(order)
-	var parts []string
+	read.Rule = engine.KVLogParts
 	onlySummary := true
 	for _, r := range order {
-		n, how := ranks[r].capacity()
+		n, draft := ranks[r].capacity()
 		tokens += n
-		part := fmt.Sprintf("DP%d: %d tokens", r, n)
-		if how != "" && how != "the summary line" && how != "the SWAKVPool's full pool" {
-			part += " (" + how + ")"
-		}
-		parts = append(parts, part)
+		read.Parts = append(read.Parts, engine.KVPart{Rule: engine.KVRankTokens, Index: r, Tokens: n, Draft: draft})
 		if len(ranks[r].pools) > 0 || ranks[r].swaFull > 0 {
 			onlySummary = false
 		}
 	}
-	detail = strings.Join(parts, "; ")
 	if dp > len(ranks) {
 		mean := tokens / int64(len(ranks))
 		warning = fmt.Sprintf("the server log has KV lines for %d of %d data-parallel ranks: the ranks are taken as alike, %d tokens each", len(ranks), dp, mean)
@@ -172,5 +167,5 @@ func sumSGLangRanks(ranks map[int]*sglangRank, dp int) (tokens int64, detail, wa
 		}
 		tokens = mean * int64(dp)
 	}
-	return tokens, detail, warning
+	return tokens, read, warning
 }

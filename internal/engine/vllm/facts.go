@@ -52,23 +52,23 @@ func (Engine) Version(ctx context.Context, c engine.Conn) (string, string) {
 //     on hybrid models block_size is not the token unit
 //     (docs/vllm.md#hybrid-models);
 //  4. unknown: 0, "" and a warning.
-func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp int) (tokens int64, source, warning, detail string) {
+func (Engine) KVCapacity(ctx context.Context, c engine.Conn, logPath string, dp int) (tokens int64, source, warning string, read engine.KVRead) {
 	snap, _, err := c.Metrics(ctx)
 	if err == nil && snap.KV.SizeTokens > 0 {
-		return snap.KV.SizeTokens, vocab.KVSourceMetrics, "", ""
+		return snap.KV.SizeTokens, vocab.KVSourceMetrics, "", engine.KVRead{}
 	}
 	if logPath != "" {
 		if lr := kvFromLog(logPath, dp); lr.tokens > 0 {
-			return lr.tokens, vocab.KVSourceLog, strings.Join(lr.warnings, "; "), lr.detail
+			return lr.tokens, vocab.KVSourceLog, strings.Join(lr.warnings, "; "), lr.read
 		}
 	}
 	if n := snap.KV.BlocksTimesBlockSize(); err == nil && n > 0 {
 		return n, vocab.KVSourceMetricsEstimate, fmt.Sprintf("KV cache capacity %d tokens is estimated as vllm:cache_config_info's num_gpu_blocks %d × block_size %d "+
 			"(the server reports no kv_cache_size_tokens label and logs no \"GPU KV cache size\" line): this is wrong for hybrid models "+
 			"(Mamba or linear-attention layers, several KV cache groups), whose block_size is not the unit of a token capacity; "+
-			"set kv_cache_tokens in the spec if you know the capacity (docs/vllm.md#hybrid-models)", n, snap.KV.NumGPUBlocks, snap.KV.BlockSize), ""
+			"set kv_cache_tokens in the spec if you know the capacity (docs/vllm.md#hybrid-models)", n, snap.KV.NumGPUBlocks, snap.KV.BlockSize), engine.KVRead{}
 	}
-	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line): no cell is skipped as over capacity", ""
+	return 0, "", "KV cache capacity unknown (no kv_cache_tokens in the spec, no vllm:cache_config_info in /metrics, no \"GPU KV cache size\" log line): no cell is skipped as over capacity", engine.KVRead{}
 }
 
 // KVSlots: every request shares the KV pool.
@@ -316,9 +316,9 @@ func kvLinesDisagree(e *engineKVLines, fromConc int64) bool {
 
 // kvLogReading is what a server log says about the KV capacity.
 type kvLogReading struct {
-	tokens   int64    // summed over engines; 0: no line
-	detail   string   // how the figure was read, for the console and the warning
-	warnings []string // lines that disagree (vLLM #40691)
+	tokens   int64         // summed over engines; 0: no line
+	read     engine.KVRead // how the figure was read, for the console
+	warnings []string      // lines that disagree (vLLM #40691)
 }
 
 // engineKVLines are one engine's last KV lines.
@@ -387,8 +387,7 @@ func parseKVLog(r io.Reader, dp int) kvLogReading {
 		idxs = append(idxs, i)
 	}
 	sort.Ints(idxs)
-	var out kvLogReading
-	var how []string
+	out := kvLogReading{read: engine.KVRead{Rule: engine.KVLogParts}}
 	found := 0 // engines with a figure
 	for _, i := range idxs {
 		e := engines[i]
@@ -402,13 +401,13 @@ func parseKVLog(r io.Reader, dp int) kvLogReading {
 					"(vLLM #40691: around vLLM 0.19 the size line of a hybrid model divided the blocks by the number of KV cache groups; current builds print concurrency × max_model_len as the size). "+
 					"Set kv_cache_tokens in the spec if you know the capacity (docs/vllm.md#kv-cache-log-lines)",
 				i, thousands(e.size), thousands(e.perRequest), strconv.FormatFloat(e.concurrency, 'f', -1, 64), thousands(fromConc), thousands(fromConc)))
-			how = append(how, fmt.Sprintf("engine %d: concurrency %gx × %s", i, e.concurrency, thousands(e.perRequest)))
+			out.read.Parts = append(out.read.Parts, engine.KVPart{Rule: engine.KVConcurrency, Index: i, Concurrency: e.concurrency, PerRequest: e.perRequest})
 		case e.size > 0:
 			n = e.size
-			how = append(how, fmt.Sprintf("engine %d: GPU KV cache size %s", i, thousands(e.size)))
+			out.read.Parts = append(out.read.Parts, engine.KVPart{Rule: engine.KVSizeLine, Index: i, Tokens: e.size})
 		case fromConc > 0:
 			n = fromConc
-			how = append(how, fmt.Sprintf("engine %d: concurrency %gx × %s (no size line)", i, e.concurrency, thousands(e.perRequest)))
+			out.read.Parts = append(out.read.Parts, engine.KVPart{Rule: engine.KVConcurrencyNoSize, Index: i, Concurrency: e.concurrency, PerRequest: e.perRequest})
 		default:
 			continue
 		}
@@ -418,7 +417,6 @@ func parseKVLog(r io.Reader, dp int) kvLogReading {
 		out.tokens += n
 		found++
 	}
-	out.detail = strings.Join(how, "; ")
 	if found > 0 && found < dp {
 		if out.tokens > math.MaxInt64/int64(dp) {
 			return kvLogReading{}
@@ -429,7 +427,7 @@ func parseKVLog(r io.Reader, dp int) kvLogReading {
 			"the server log has KV cache lines for %d of the %d data-parallel engines (data_parallel_size = %d; lines without an (EngineCore_DP<i>) prefix all read as engine 0): "+
 				"assuming the engines are alike, %s tokens each (the mean of those found), %s in all; set kv_cache_tokens in the spec if you know the total (docs/vllm.md#kv-cache-log-lines)",
 			found, dp, dp, thousands(out.tokens/found64), thousands(total)))
-		out.detail += fmt.Sprintf("; × %d/%d engines (assumed alike)", dp, found)
+		out.read.Engines, out.read.Found = dp, found
 		out.tokens = total
 	}
 	return out

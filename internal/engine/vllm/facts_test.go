@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/slogate/slogate/internal/engine"
 )
 
 // TestKVFromLog: the KV capacity of every log form users get
@@ -72,7 +75,7 @@ func TestKVFromLog(t *testing.T) {
 			}
 			got := kvFromLog(p, max(tc.dp, 1))
 			if got.tokens != tc.want {
-				t.Errorf("kvFromLog = %d tokens (%s), want %d", got.tokens, got.detail, tc.want)
+				t.Errorf("kvFromLog = %d tokens (%+v), want %d", got.tokens, got.read, tc.want)
 			}
 			if len(tc.warn) == 0 {
 				if len(got.warnings) > 0 {
@@ -123,6 +126,37 @@ func TestSpeculativeFromLog(t *testing.T) {
 			m, ok := speculativeFromLog(p)
 			if m != tc.method || ok != tc.ok {
 				t.Errorf("speculativeFromLog = %q, %v; want %q, %v", m, ok, tc.method, tc.ok)
+			}
+		})
+	}
+}
+
+// TestKVFromLogRead: how the log was read, engine by engine, as rules and
+// figures (the console words them).
+func TestKVFromLogRead(t *testing.T) {
+	tests := []struct {
+		name, file, log string
+		dp              int
+		want            engine.KVRead
+	}{
+		{name: "the size line", log: "GPU KV cache size: 7000 tokens\n",
+			want: engine.KVRead{Rule: engine.KVLogParts, Parts: []engine.KVPart{{Rule: engine.KVSizeLine, Tokens: 7000}}}},
+		{name: "the concurrency line alone", file: "concurrency-only.log",
+			want: engine.KVRead{Rule: engine.KVLogParts, Parts: []engine.KVPart{{Rule: engine.KVConcurrencyNoSize, Concurrency: 1.56, PerRequest: 20000}}}},
+		{name: "the lines disagree", file: "hybrid-0.19-disagree.log",
+			want: engine.KVRead{Rule: engine.KVLogParts, Parts: []engine.KVPart{{Rule: engine.KVConcurrency, Concurrency: 33.04, PerRequest: 32768}}}},
+		{name: "one engine of two logged", dp: 2, log: "(EngineCore_DP1 pid=2) GPU KV cache size: 1,000 tokens\n",
+			want: engine.KVRead{Rule: engine.KVLogParts, Parts: []engine.KVPart{{Rule: engine.KVSizeLine, Index: 1, Tokens: 1000}}, Engines: 2, Found: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join("testdata", "kvlog", tc.file)
+			if tc.file == "" {
+				p = filepath.Join(t.TempDir(), "server.log")
+				os.WriteFile(p, []byte(tc.log), 0o644)
+			}
+			if got := kvFromLog(p, max(tc.dp, 1)).read; !cmp.Equal(got, tc.want) {
+				t.Errorf("read %+v, want %+v", got, tc.want)
 			}
 		})
 	}
