@@ -329,7 +329,8 @@ func TestGateNoise(t *testing.T) {
 			t.Fatal(err)
 		}
 		printed := 0
-		for _, w := range compare.BaselineWarnings(ra, 5, 0.05, compare.DefaultAlpha) {
+		for _, s := range compare.BaselineWarnings(ra, 5, 0.05, compare.DefaultAlpha) {
+			w := s.Warning(views.PowerShortfallWords(s))
 			if w.Code == warning.PowerShortfall && w.Subject == "total_tps" && w.Figures[warning.FigCandidateRepeats] == 5 && w.Figures[warning.FigTolerance] == 0.05 &&
 				strings.Contains(r.Stderr, "slogate: warning: "+views.BaselineWarningLine(w)+"\n") {
 				printed++

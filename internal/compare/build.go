@@ -107,8 +107,9 @@ type Comparison struct {
 	Capacity []CapacityResult
 	// Power is the pre-run check's (BuildPlanned): the metrics whose
 	// baseline cells cannot be decided within the tolerance with power 0.9
-	// against the repeats the spec measures. Empty after a run.
-	Power []warning.Warning
+	// against the repeats the spec measures, each a warning once worded
+	// (views.Baseline.PowerWarnings). Empty after a run.
+	Power []PowerShortfall
 	// Machine is this run's machine against the baseline's when their
 	// CPU calibrations differ beyond the bound (Machines); nil otherwise.
 	// Its warning (warning.MachineDiffers) is among Warnings, and the

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/stats"
 	"github.com/slogate/slogate/internal/vocab"
@@ -128,24 +127,30 @@ func PowerOfBaseline(n int, noise, tolerance, alpha float64, m int) BaselinePowe
 	return p
 }
 
-// shortfall is one metric whose baseline cells cannot all be decided
-// against the candidate's repeats (BaselineWarnings).
-type shortfall struct {
-	phase  vocab.Phase
-	metric string
-	// cells of of baseline cells (with samples) fall short.
-	cells, of int
-	// candidate is the candidate's repeats checked against.
-	candidate int
-	// noisiest is the noisiest cell short, its noise over n repeats; need
-	// the baseline repeats it would need (0: more than
-	// MaxRepeatsEstimate); capped that no number of candidate repeats
-	// would do (the baseline caps the power); power its power.
-	noisiest vocab.CellRef
-	noise    float64
-	n, need  int
-	capped   bool
-	power    float64
+// PowerShortfall is one metric whose baseline cells cannot all be decided
+// against the candidate's repeats (BaselineWarnings): the decision behind
+// a warning.PowerShortfall, which views.PowerShortfallWords words.
+type PowerShortfall struct {
+	Phase  vocab.Phase
+	Metric string
+	// Cells of Of baseline cells (with samples) fall short.
+	Cells, Of int
+	// Candidate is the candidate's repeats checked against.
+	Candidate int
+	// Noisiest is the noisiest cell short, its Noise over Repeats
+	// repeats; Need the baseline repeats it would need (0: more than
+	// MaxRepeatsEstimate); Capped that no number of candidate repeats
+	// would do (the baseline caps the power); Power its power.
+	Noisiest      vocab.CellRef
+	Noise         float64
+	Repeats, Need int
+	Capped        bool
+	Power         float64
+	// Tolerance is the comparison's; Distance the change beyond its edge
+	// the check sizes for, and Detectable the one these repeats decide
+	// with power 0.9 (both relative; NaN when the repeats cannot reach
+	// the level at all).
+	Tolerance, Distance, Detectable float64
 }
 
 // detectableDistance is the log distance from the tolerance's edge that n
@@ -168,9 +173,9 @@ func detectableDistance(n, m int, noise, alpha float64) float64 {
 // metric (its subject), naming how many cells, the noisiest of them, and
 // how many baseline repeats it would need. Nothing when every cell can be
 // decided or the baseline has no samples.
-func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alpha float64) []warning.Warning {
+func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alpha float64) []PowerShortfall {
 	var order []string
-	by := map[string]*shortfall{}
+	by := map[string]*PowerShortfall{}
 	asserted := assertedMetrics(base) // the metrics the comparison will read
 	check := func(ref vocab.CellRef, phase vocab.Phase, samples map[string][]float64) {
 		for _, m := range metricsFor(phase, nil, asserted) {
@@ -182,19 +187,20 @@ func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alp
 			key := string(phase) + " " + m.Name
 			w := by[key]
 			if w == nil {
-				w = &shortfall{phase: phase, metric: m.Name, candidate: candidateRepeats}
+				w = &PowerShortfall{Phase: phase, Metric: m.Name, Candidate: candidateRepeats, Tolerance: tolerance, Distance: math.Expm1(decisionDistance(tolerance))}
 				by[key] = w
 				order = append(order, key)
 			}
-			w.of++
+			w.Of++
 			p := PowerOfBaseline(len(xs), noise, tolerance, alpha, candidateRepeats)
 			if p.Enough {
 				continue
 			}
-			w.cells++
-			if w.cells == 1 || noise > w.noise {
-				w.noisiest, w.noise, w.n, w.need, w.power = ref, noise, len(xs), p.Need, p.Power
-				w.capped = !PowerOfBaseline(len(xs), noise, tolerance, alpha, MaxRepeatsEstimate).Enough
+			w.Cells++
+			if w.Cells == 1 || noise > w.Noise {
+				w.Noisiest, w.Noise, w.Repeats, w.Need, w.Power = ref, noise, len(xs), p.Need, p.Power
+				w.Capped = !PowerOfBaseline(len(xs), noise, tolerance, alpha, MaxRepeatsEstimate).Enough
+				w.Detectable = math.Expm1(detectableDistance(len(xs), candidateRepeats, noise, alpha))
 			}
 		}
 	}
@@ -208,43 +214,33 @@ func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alp
 			check(c.Ref(), vocab.PhaseDecode, c.Samples)
 		}
 	}
-	var out []warning.Warning
+	var out []PowerShortfall
 	for _, key := range order {
-		if w := by[key]; w.cells > 0 {
-			out = append(out, w.warning(tolerance, alpha))
+		if w := by[key]; w.Cells > 0 {
+			out = append(out, *w)
 		}
 	}
 	return out
 }
 
-// warning is the shortfall as a warning.PowerShortfall: "decode
-// total_tps: 1 of 1 baseline cells cannot be decided within 5% with power
-// 0.9 against 5 repeats; the noisiest, …: 9 baseline repeats would be
-// needed, or a wider -tolerance", with the figures behind the words.
-func (s *shortfall) warning(tolerance, alpha float64) warning.Warning {
-	need := fmt.Sprintf("%d baseline repeats would be needed", s.need)
-	if s.need == 0 {
-		need = fmt.Sprintf("more than %d baseline repeats would be needed", MaxRepeatsEstimate)
-	}
-	capped, cappedFig := "", 0.0
-	if s.capped {
-		capped, cappedFig = ", and no number of candidate repeats would (the baseline caps the power)", 1
+// Warning is s as a warning.PowerShortfall about its metric, with the
+// words given (views.PowerShortfallWords) and the figures behind them.
+func (s PowerShortfall) Warning(summary, detail string) warning.Warning {
+	capped := 0.0
+	if s.Capped {
+		capped = 1
 	}
 	figures := map[string]float64{
-		warning.FigShortCells: float64(s.cells), warning.FigCells: float64(s.of),
-		warning.FigCandidateRepeats: float64(s.candidate), warning.FigBaselineRepeats: float64(s.n),
-		warning.FigContext: float64(s.noisiest.Context), warning.FigConcurrency: float64(s.noisiest.Concurrency),
-		warning.FigNoise: s.noise, warning.FigNeedRepeats: float64(s.need), warning.FigCapped: cappedFig,
-		warning.FigTolerance: tolerance, warning.FigPower: s.power,
-		warning.FigDistance: math.Expm1(decisionDistance(tolerance)),
+		warning.FigShortCells: float64(s.Cells), warning.FigCells: float64(s.Of),
+		warning.FigCandidateRepeats: float64(s.Candidate), warning.FigBaselineRepeats: float64(s.Repeats),
+		warning.FigContext: float64(s.Noisiest.Context), warning.FigConcurrency: float64(s.Noisiest.Concurrency),
+		warning.FigNoise: s.Noise, warning.FigNeedRepeats: float64(s.Need), warning.FigCapped: capped,
+		warning.FigTolerance: s.Tolerance, warning.FigPower: s.Power, warning.FigDistance: s.Distance,
 	}
-	if d := detectableDistance(s.n, s.candidate, s.noise, alpha); !math.IsNaN(d) {
-		figures[warning.FigDetectable] = math.Expm1(d)
+	if !math.IsNaN(s.Detectable) {
+		figures[warning.FigDetectable] = s.Detectable
 	}
-	return warning.New(warning.PowerShortfall, fmt.Sprintf("%s %s", s.phase, s.metric),
-		fmt.Sprintf("%d of %d baseline cells cannot be decided within %s with power 0.9 against %d repeats%s; the noisiest, %s, has noise %s over %d repeats: %s, or a wider -tolerance",
-			s.cells, s.of, numfmt.Percent(tolerance), s.candidate, capped, s.noisiest.Name(), noiseText(s.noise), s.n, need),
-		figures).About(s.metric)
+	return warning.New(warning.PowerShortfall, summary, detail, figures).About(s.Metric)
 }
 
 // noiseText is a measured noise as a percentage with one decimal: "2.1%".

@@ -201,7 +201,10 @@ func TestBaselineWarnings(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("warnings %+v, want one", got)
 	}
-	w := got[0]
+	if s := got[0]; s.Phase != vocab.PhaseDecode || s.Metric != "total_tps" || s.Noisiest.Name() != "decode/ctx=8K/conc=64" {
+		t.Errorf("shortfall %+v, want decode total_tps, the noisiest decode/ctx=8K/conc=64", s)
+	}
+	w := got[0].Warning("", "")
 	fig := func(name string) float64 {
 		v, ok := w.Figure(name)
 		if !ok {

@@ -32,7 +32,7 @@ var proseHomes = []string{"internal/views/", "internal/report/", "cmd/", "intern
 var proseRatchet = map[string]int{
 	"internal/assert":             2,
 	"internal/command/interleave": 1,
-	"internal/compare":            5,
+	"internal/compare":            2,
 	"internal/engine/llamacpp":    2,
 	"internal/engine/sglang":      1,
 	"internal/lifecycle":          5,

@@ -282,7 +282,7 @@ func TestBaselineWarnings(t *testing.T) {
 	}
 	planned := compare.Planned{Window: 3 * time.Second, Repeat: 5}
 	c := compare.BuildPlanned(base(0.05), planned, compare.Policy{Tolerance: 0.05})
-	if got := c.Power; len(got) != 1 || got[0].Code != warning.PowerShortfall || got[0].Subject != "total_tps" || got[0].Figures[warning.FigCandidateRepeats] != 5 {
+	if got := (Baseline{C: c}).PowerWarnings(); len(got) != 1 || got[0].Code != warning.PowerShortfall || got[0].Subject != "total_tps" || got[0].Figures[warning.FigCandidateRepeats] != 5 {
 		t.Errorf("power warnings %+v, want one power_shortfall of total_tps against the 5 repeats planned", got)
 	}
 	if got := compare.BuildPlanned(base(0.005), planned, compare.Policy{Tolerance: 0.05}).Power; len(got) != 0 {

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/compare"
 	"github.com/slogate/slogate/internal/numfmt"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // TrafficTail is what `run -baseline`'s pre-run check found of a traffic
@@ -54,4 +56,33 @@ type CoarseSearch struct {
 func (s CoarseSearch) Words() (summary, detail string) {
 	return fmt.Sprintf("search %s: precision %s is more than half the tolerance %s", s.Name, numfmt.Percent(s.Precision), numfmt.Percent(s.Tolerance)),
 		fmt.Sprintf("a capacity change of the tolerance cannot be told from the search's precision: set precision = %q or less at %s:%d", numfmt.Percent(s.Tolerance/2), s.File, s.Line)
+}
+
+// PowerShortfallWords are the summary and detail of a -baseline pre-run
+// power shortfall (compare.PowerShortfall): "decode total_tps", "1 of 1
+// baseline cells cannot be decided within 5% with power 0.9 against 5
+// repeats; the noisiest, decode/ctx=8K/conc=64, has noise 5.0% over 5
+// repeats: 9 baseline repeats would be needed, or a wider -tolerance".
+func PowerShortfallWords(s compare.PowerShortfall) (summary, detail string) {
+	need := fmt.Sprintf("%d baseline repeats would be needed", s.Need)
+	if s.Need == 0 {
+		need = fmt.Sprintf("more than %d baseline repeats would be needed", compare.MaxRepeatsEstimate)
+	}
+	capped := ""
+	if s.Capped {
+		capped = ", and no number of candidate repeats would (the baseline caps the power)"
+	}
+	return fmt.Sprintf("%s %s", s.Phase, s.Metric),
+		fmt.Sprintf("%d of %d baseline cells cannot be decided within %s with power 0.9 against %d repeats%s; the noisiest, %s, has noise %.1f%% over %d repeats: %s, or a wider -tolerance",
+			s.Cells, s.Of, numfmt.Percent(s.Tolerance), s.Candidate, capped, s.Noisiest.Name(), s.Noise*100, s.Repeats, need)
+}
+
+// PowerWarnings are the pre-run check's power shortfalls (C.Power) as
+// warnings, worded (PowerShortfallWords).
+func (v Baseline) PowerWarnings() []warning.Warning {
+	var out []warning.Warning
+	for _, s := range v.C.Power {
+		out = append(out, s.Warning(PowerShortfallWords(s)))
+	}
+	return out
 }

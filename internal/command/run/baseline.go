@@ -52,7 +52,7 @@ func (o *Options) CheckBaseline() (warnings []warning.Warning, err error) {
 			if err := v.Refusal(); err != nil {
 				return nil, err
 			}
-			warnings = warning.AppendNew(warnings, v.C.Power...)
+			warnings = warning.AppendNew(warnings, v.PowerWarnings()...)
 		}
 		warnings = warning.AppendNew(warnings, coarseSearches(sp, o.Policy.Resolved().Tolerance)...)
 		warnings = warning.AppendNew(warnings, shortTrafficTails(sp, o.Baseline, o.Policy.Alpha)...)
