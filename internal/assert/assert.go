@@ -111,8 +111,7 @@ func (sc *scope) evalAssert(a *spec.Assert) result.Verdict {
 	case val.Type() != cty.Bool:
 		judge.Rule(&v, result.FindingInvalidRule)
 		v.Message = "condition is a " + val.Type().FriendlyName() + ", not a bool"
-		v.Details = sc.diagLines(conditionDiag(rng, "Condition is not a bool",
-			fmt.Sprintf("The condition evaluated to a %s; write a comparison such as decode[\"8K\"][64].total_tps >= 6000.", val.Type().FriendlyName())))
+		v.Details = sc.diagLines(notBoolDiag(rng, val.Type()))
 		return v
 	}
 	v.Details = sc.words.ReadingLines(sc.explain(a.Condition))
@@ -349,6 +348,13 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 // conditionDiag is an error diagnostic pointing at a condition.
 func conditionDiag(rng hcl.Range, summary, detail string) hcl.Diagnostics {
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()}}
+}
+
+// notBoolDiag is the diagnostic of a condition at rng that evaluated to a
+// value of type typ, not a bool.
+func notBoolDiag(rng hcl.Range, typ cty.Type) hcl.Diagnostics {
+	return conditionDiag(rng, "Condition is not a bool",
+		fmt.Sprintf("The condition evaluated to a %s; write a comparison such as decode[\"8K\"][64].total_tps >= 6000.", typ.FriendlyName()))
 }
 
 // firstError is the summary and detail of the first error in diags.

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/result"
@@ -496,5 +497,27 @@ func checkFindings(t *testing.T, vs []result.Verdict) {
 		if v.Finding == "" || o != v.Outcome || infra != v.Infra {
 			t.Errorf("%s: finding %q decides %v (infra %v), the verdict says %v (infra %v)", v.Test, v.Finding, o, infra, v.Outcome, v.Infra)
 		}
+	}
+}
+
+// TestNotBoolDiag: a condition that evaluates to another type than bool is
+// an error diagnostic at the condition, naming the type.
+func TestNotBoolDiag(t *testing.T) {
+	rng := hcl.Range{Filename: "spec.hcl", Start: hcl.Pos{Line: 3, Column: 15}, End: hcl.Pos{Line: 3, Column: 40}}
+	tests := []struct {
+		name string
+		typ  cty.Type
+		want string
+	}{
+		{name: "a number", typ: cty.Number, want: `The condition evaluated to a number; write a comparison such as decode["8K"][64].total_tps >= 6000.`},
+		{name: "a string", typ: cty.String, want: `The condition evaluated to a string; write a comparison such as decode["8K"][64].total_tps >= 6000.`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := notBoolDiag(rng, tt.typ)
+			if len(d) != 1 || d[0].Severity != hcl.DiagError || d[0].Summary != "Condition is not a bool" || d[0].Detail != tt.want || *d[0].Subject != rng {
+				t.Errorf("diagnostic %+v, want an error at %v: %q", d, rng, tt.want)
+			}
+		})
 	}
 }
