@@ -42,9 +42,10 @@ type ServerReady struct {
 	LogPath string
 }
 
-// ServerFact is a fact the server's engine stated (its start-up log or
-// an endpoint), as the engine words it.
-type ServerFact struct{ Server, Fact string }
+// ServerFact is a fact the spec asked of server Server (Fact:
+// kv_cache_dtype, speculative) that the server did not state: results.json
+// keeps the spec's value, Asked (docs/method.md#server-facts).
+type ServerFact struct{ Server, Fact, Asked string }
 
 // ServerFacts are what the run read of the server before it measures:
 // version ("" when unknown), max_model_len, and the KV cache (plan.KVPool's

@@ -35,7 +35,7 @@ var proseRatchet = map[string]int{
 	"internal/compare":            2,
 	"internal/engine/llamacpp":    2,
 	"internal/engine/sglang":      1,
-	"internal/lifecycle":          5,
+	"internal/lifecycle":          4,
 	"internal/measure":            8,
 	"internal/plan":               3,
 	"internal/requests":           6,

@@ -121,9 +121,9 @@ const simulatorVersionSuffix = "-slogate-sim"
 // SGLang's /server_info and log). A stated fact replaces the
 // spec's in results.json, and so in conditions' server.*; every
 // disagreement with the spec is one of the warnings, and each fact the spec
-// asked that the server did not state one of the notes (unstatedFacts).
+// asked that the server did not state is unstated (unstatedFacts).
 // maxModelLen is the one GET /v1/models listed (0: none).
-func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *result.Server, maxModelLen int) (warnings, notes []warning.Warning) {
+func (s *Server) ReadStatedFacts(ctx context.Context, srv *spec.Server, facts *result.Server, maxModelLen int) (warnings []warning.Warning, unstated []UnstatedFact) {
 	asked := &result.ServerAsked{KVCacheDtype: srv.KVCacheDtype, PrefixCaching: srv.EnablePrefixCaching}
 	if srv.Speculative != nil {
 		asked.Speculative = srv.SpeculativeMethod() // in the engine's spelling
@@ -180,16 +180,20 @@ func stateFacts(f engine.Facts, facts *result.Server, stated map[string]string) 
 	}
 }
 
-// unstatedFacts are the notes (warning.FactUnstated, about the fact) of the
-// facts the spec asked that the server did not state, as the console
-// shows them ("kv_cache_dtype fp8 (from the spec;
-// the server did not say)"): results.json keeps the spec's value, and
-// conditions' server.* cannot read it (docs/method.md#server-facts).
-func unstatedFacts(asked *result.ServerAsked, s *result.Server) []warning.Warning {
-	var out []warning.Warning
-	for _, f := range []struct{ fact, asked string }{{"kv_cache_dtype", asked.KVCacheDtype}, {"speculative", asked.Speculative}} {
-		if _, ok := s.Stated[f.fact]; !ok && f.asked != "" {
-			out = append(out, warning.New(warning.FactUnstated, fmt.Sprintf("%s %s (from the spec; the server did not say)", f.fact, f.asked), "", nil).About(f.fact))
+// UnstatedFact is a fact the spec asked (Fact: kv_cache_dtype,
+// speculative) that the server did not state, with the spec's value
+// Asked: results.json keeps it, conditions' server.* cannot read it
+// (docs/method.md#server-facts), and the console says so
+// (event.ServerFact).
+type UnstatedFact struct{ Fact, Asked string }
+
+// unstatedFacts are the facts the spec asked that the server did not
+// state (UnstatedFact).
+func unstatedFacts(asked *result.ServerAsked, s *result.Server) []UnstatedFact {
+	var out []UnstatedFact
+	for _, f := range []UnstatedFact{{"kv_cache_dtype", asked.KVCacheDtype}, {"speculative", asked.Speculative}} {
+		if _, ok := s.Stated[f.Fact]; !ok && f.Asked != "" {
+			out = append(out, f)
 		}
 	}
 	return out

@@ -81,10 +81,10 @@ func TestUnstatedFacts(t *testing.T) {
 		name   string
 		asked  result.ServerAsked
 		stated map[string]string
-		want   []warning.Warning // by code and subject
+		want   []UnstatedFact
 	}{
 		{name: "neither stated", asked: result.ServerAsked{KVCacheDtype: "fp8", Speculative: "dflash"},
-			want: []warning.Warning{{Code: warning.FactUnstated, Subject: "kv_cache_dtype"}, {Code: warning.FactUnstated, Subject: "speculative"}}},
+			want: []UnstatedFact{{Fact: "kv_cache_dtype", Asked: "fp8"}, {Fact: "speculative", Asked: "dflash"}}},
 		{name: "both stated", asked: result.ServerAsked{KVCacheDtype: "fp8", Speculative: "dflash"},
 			stated: map[string]string{"kv_cache_dtype": "vllm:cache_config_info", "speculative": "server.log (non-default args)"}},
 		{name: "nothing asked"},
@@ -92,7 +92,7 @@ func TestUnstatedFacts(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := unstatedFacts(&tc.asked, &result.Server{Stated: tc.stated})
-			if diff := cmp.Diff(tc.want, warning.Textless(got)); diff != "" {
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

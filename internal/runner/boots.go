@@ -131,12 +131,12 @@ func (r *run) discover(ctx context.Context) error {
 		r.maxModelLen = mml
 	}
 	facts.MaxModelLen = r.maxModelLen
-	warnings, notes := r.server.ReadStatedFacts(ctx, srv, facts, statedMaxModelLen)
+	warnings, unstated := r.server.ReadStatedFacts(ctx, srv, facts, statedMaxModelLen)
 	for _, w := range warnings {
 		r.warn(w)
 	}
-	for _, f := range notes {
-		r.note(event.ServerFact{Server: srv.Name, Fact: f.String()})
+	for _, f := range unstated {
+		r.note(event.ServerFact{Server: srv.Name, Fact: f.Fact, Asked: f.Asked})
 	}
 	r.note(event.ServerFacts{Server: srv.Name, Version: facts.Version, MaxModelLen: r.maxModelLen, KVTokens: r.kvPool.Tokens, KVEngines: r.kvPool.Engines, KVSlots: r.kvPool.Slots, KVSource: facts.KVCacheSource, KVRead: r.kvRead})
 	return ctx.Err()

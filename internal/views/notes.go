@@ -61,7 +61,7 @@ func NoteLine(n event.Note) string {
 	case event.ServerReady:
 		return fmt.Sprintf("server ready in %.1fs (log: %s)", n.Startup.Seconds(), n.LogPath)
 	case event.ServerFact:
-		return fmt.Sprintf("server %s: %s", n.Server, n.Fact)
+		return fmt.Sprintf("server %s: %s %s (from the spec; the server did not say)", n.Server, n.Fact, n.Asked)
 	case event.ServerFacts:
 		return serverFactsLine(n)
 	case event.CheckWindowDone:

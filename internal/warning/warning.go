@@ -145,15 +145,6 @@ const (
 	MachineDiffers Code = "machine_differs"
 )
 
-// The code of a run's notes on the console.
-const (
-	// FactUnstated: a fact the spec asked (kv_cache_dtype, the speculative
-	// method) that the server does not state; results.json keeps the
-	// spec's value (docs/method.md#server-facts). Subject: the fact. No
-	// figures.
-	FactUnstated Code = "fact_unstated"
-)
-
 // The codes of the warnings a traffic cell carries besides SlowScrape,
 // PromptShort and DocumentContinued, with the figures each holds.
 const (
