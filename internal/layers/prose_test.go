@@ -36,7 +36,7 @@ var proseRatchet = map[string]int{
 	"internal/engine/llamacpp":    2,
 	"internal/engine/sglang":      1,
 	"internal/lifecycle":          4,
-	"internal/measure":            8,
+	"internal/measure":            2,
 	"internal/plan":               3,
 	"internal/requests":           6,
 	"internal/runner":             4,
@@ -48,8 +48,13 @@ var formatVerb = regexp.MustCompile(`%[-+# 0]*(\*|\d+)?(\.(\*|\d+))?[a-zA-Z%]`)
 // proseWord is a word of prose in a format once its verbs are removed.
 var proseWord = regexp.MustCompile(`[\p{L}][\p{L}'’-]*`)
 
-// proseWords counts the words of format, its verbs not counted.
+// proseWords counts the words of format, its verbs not counted. A format
+// without a space is a key or a value's spelling ("{min_prompt=%d,…}"),
+// not prose: none.
 func proseWords(format string) int {
+	if !strings.Contains(format, " ") {
+		return 0
+	}
 	return len(proseWord.FindAllString(formatVerb.ReplaceAllString(format, " "), -1))
 }
 
@@ -205,6 +210,7 @@ func TestProseWords(t *testing.T) {
 		{name: "a key", format: "%s[%q]", want: 0},
 		{name: "three words", format: "%d of %d cells measured", want: 3},
 		{name: "a sentence", format: "the candidate's bounds [%s, %s] req/s reach both sides", want: 8},
+		{name: "a settings key without spaces", format: "{min_prompt=%d,max_prompt=%d,min_output=%d,max_total=%d}", want: 0},
 		{name: "width and flags", format: "%-12s %08.3f over the line", want: 3},
 	}
 	for _, tt := range tests {

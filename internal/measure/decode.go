@@ -3,7 +3,6 @@ package measure
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/slogate/slogate/internal/event"
@@ -143,8 +142,8 @@ func (m *Meter) startStreams(ctx context.Context, ref vocab.CellRef, bodies [][]
 func (d *decodeRun) stop() bool {
 	d.cancel()
 	if !d.streams.wait(streamsExitTimeout) {
-		d.m.warn(warning.New(warning.StreamsNotClosed, d.ref.Name(), fmt.Sprintf("streams did not close within %v", streamsExitTimeout),
-			map[string]float64{warning.FigTimeoutS: streamsExitTimeout.Seconds()}))
+		d.m.warn(warning.New(warning.StreamsNotClosed, "", "",
+			map[string]float64{warning.FigTimeoutS: streamsExitTimeout.Seconds()}).About(d.ref.Name()))
 		return false
 	}
 	return true

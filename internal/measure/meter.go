@@ -112,9 +112,11 @@ func (m *Meter) worded(ws []warning.Warning) []warning.Warning {
 	return ws
 }
 
+// warn hands w to Warn, worded first when it was created wordless
+// (worded).
 func (m *Meter) warn(w warning.Warning) {
 	if m.Warn != nil {
-		m.Warn(w)
+		m.Warn(m.worded([]warning.Warning{w})[0])
 	}
 }
 

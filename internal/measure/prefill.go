@@ -41,7 +41,7 @@ func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt requests.Prompt,
 		// A request to a sleeping engine would wait until it woke.
 		reasons := []result.CellReason{*why}
 		if !record {
-			m.warn(warning.New(warning.WarmUpFailed, fmt.Sprintf("cache warm-up request at %s not sent", vocab.FormatTokens(ctxLen)), m.reasonText(reasons), nil))
+			m.warn(warning.New(warning.WarmUpFailed, "", m.reasonText(reasons), map[string]float64{warning.FigContext: float64(ctxLen), warning.FigNotSent: 1}))
 		}
 		return []result.PrefillCell{{Context: ctxLen, Status: vocab.StatusError, Reason: m.reasonText(reasons), Reasons: reasons}}, nil
 	}
@@ -94,7 +94,7 @@ func (m *Meter) Prefill(ctx context.Context, ctxLen int, prompt requests.Prompt,
 		}
 	}
 	if !record && runs[0].Status == vocab.StatusError {
-		m.warn(warning.New(warning.WarmUpFailed, fmt.Sprintf("cache warm-up request at %s failed", vocab.FormatTokens(ctxLen)), runs[0].Reason, nil))
+		m.warn(warning.New(warning.WarmUpFailed, "", runs[0].Reason, map[string]float64{warning.FigContext: float64(ctxLen)}))
 	}
 	return runs, nil
 }
@@ -182,7 +182,7 @@ func (m *Meter) WarmStreams(ctx context.Context, cp *ContextPrompts, salt string
 			if terr := m.trouble(ctx, err); terr != nil {
 				return terr
 			}
-			m.warn(warning.New(warning.WarmUpFailed, fmt.Sprintf("cache warm-up request of stream %d at %s failed", i+2, vocab.FormatTokens(cp.ctxLen)), err.Error(), nil))
+			m.warn(warning.New(warning.WarmUpFailed, "", err.Error(), map[string]float64{warning.FigContext: float64(cp.ctxLen), warning.FigStream: float64(i + 2)}))
 		}
 	}
 	m.note(event.PromptsWarmed{Context: cp.ctxLen, Streams: len(cp.Prompts), Took: time.Since(t0)})

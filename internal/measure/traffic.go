@@ -713,8 +713,8 @@ func (m *Meter) stopTraffic(ref vocab.CellRef, l *trafficLoad, cancel context.Ca
 	if waitFor(&l.wg, streamsExitTimeout) {
 		return true
 	}
-	m.warn(warning.New(warning.StreamsNotClosed, ref.Name(), fmt.Sprintf("requests did not close within %v", streamsExitTimeout),
-		map[string]float64{warning.FigTimeoutS: streamsExitTimeout.Seconds()}))
+	m.warn(warning.New(warning.StreamsNotClosed, "", "",
+		map[string]float64{warning.FigTimeoutS: streamsExitTimeout.Seconds(), warning.FigTrafficCell: 1}).About(ref.Name()))
 	return false
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/hostenv"
+	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
 )
 
@@ -64,6 +65,23 @@ func WarningText(w warning.Warning) warning.Warning {
 	case warning.PortInUse:
 		w.Summary = fmt.Sprintf("port %s still accepts connections after the server's process group ended", w.Subject)
 		w.Detail = "another process listens there"
+	case warning.WarmUpFailed:
+		at := vocab.FormatTokens(int(n(warning.FigContext)))
+		switch {
+		case f(warning.FigNotSent) == 1:
+			w.Summary = "cache warm-up request at " + at + " not sent"
+		case n(warning.FigStream) > 0:
+			w.Summary = fmt.Sprintf("cache warm-up request of stream %d at %s failed", n(warning.FigStream), at)
+		default:
+			w.Summary = "cache warm-up request at " + at + " failed"
+		}
+	case warning.StreamsNotClosed:
+		what := "streams"
+		if f(warning.FigTrafficCell) == 1 {
+			what = "requests"
+		}
+		// The cell is the summary, as these warnings were first written.
+		w.Summary, w.Detail = w.Subject, what+" did not close within "+seconds(f(warning.FigTimeoutS)).String()
 	case warning.EnvironmentMoved:
 		w.Summary = movedText(hostenv.Kind(w.Subject), f(warning.FigBefore), f(warning.FigAfter), f(warning.FigBound))
 		w.Detail = `other work on this machine changed what the run could use; with repeat = "auto" the run is replaced`

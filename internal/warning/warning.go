@@ -211,9 +211,14 @@ const (
 	// concurrency. Figures: FigAnswer.
 	SearchNotMonotone Code = "search_not_monotone"
 	// StreamsNotClosed: a cell's streams did not close within their
-	// timeout. Figures: FigTimeoutS.
+	// timeout; its subject is the cell. Figures: FigTimeoutS, and
+	// FigTrafficCell 1 when the cell is a traffic cell (its streams are
+	// requests).
 	StreamsNotClosed Code = "streams_not_closed"
-	// WarmUpFailed: a cache warm-up request failed. No figures.
+	// WarmUpFailed: a cache warm-up request failed, or was not sent.
+	// Figures: FigContext (its context in tokens), FigStream (the stream
+	// it warmed, counted from 1; absent for the cell's one request),
+	// FigNotSent 1 when it was not sent.
 	WarmUpFailed Code = "warmup_failed"
 	// CorrectnessUnavailable: a correctness block could not do part of its
 	// check (a server that refuses logprobs). No figures.
@@ -298,6 +303,9 @@ const (
 	FigAsked                 = "asked"
 	FigStated                = "stated"
 	FigContext               = "context"
+	FigStream                = "stream"
+	FigNotSent               = "not_sent"
+	FigTrafficCell           = "traffic_cell"
 	FigShortCells            = "short_cells"
 	FigCells                 = "cells"
 	FigCandidateRepeats      = "candidate_repeats"
