@@ -375,6 +375,7 @@ traffic "shared" {
 		t.Errorf("%d distinct 64-token heads among %d shared-prefix prompts, want 4", len(heads), len(shared))
 	}
 	cold, warm := 0, 0
+	coldByGroup := map[string]int{}
 	for _, rec := range records {
 		if !strings.Contains(rec.Cell, "traffic/shared/") || rec.Status != res.RequestFinished {
 			continue
@@ -384,6 +385,7 @@ traffic "shared" {
 			t.Fatalf("a shared-prefix record without cached_tokens (--enable-prompt-tokens-details is on)")
 		case *rec.CachedTokens == 0:
 			cold++
+			coldByGroup[rec.PrefixGroup]++
 		case *rec.CachedTokens >= 256:
 			warm++
 		default:
@@ -393,8 +395,13 @@ traffic "shared" {
 			t.Errorf("a shared-prefix record without prefix_group")
 		}
 	}
-	if cold != 4 || warm < 10 {
-		t.Errorf("shared prefixes: %d requests found no cached head, %d found their group's; want exactly 4 (one per group) and the rest", cold, warm)
+	// A head is cached once its first request's prefill is computed, as
+	// in vLLM: a request of the same group admitted before that (at most
+	// the 3 others in flight at concurrency 4; a loaded machine bunches
+	// arrivals) finds none too.
+	if len(coldByGroup) != 4 || cold > 4+3 || warm < 10 {
+		t.Errorf("shared prefixes: %d requests found no cached head (%v by group), %d found their group's; want each of the 4 groups cold first, at most %d cold in all, and the rest warm",
+			cold, coldByGroup, warm, 4+3)
 	}
 	sharedCell := cells["shared"]
 	var cachedSum, promptSum float64
