@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
@@ -171,22 +172,10 @@ func (f lagFigures) reason() result.CellReason {
 // warning is the lagging cell's typed warning, with its figures.
 func (f lagFigures) warning() warning.Warning {
 	return warning.New(warning.ClientLag,
-		fmt.Sprintf("the client fell behind its schedule (median lag %s ms, p99 %s ms, max %s ms)", lagText(f.p50), lagText(f.p99), lagText(f.max)),
+		fmt.Sprintf("the client fell behind its schedule (median lag %s ms, p99 %s ms, max %s ms)", numfmt.Lag(f.p50), numfmt.Lag(f.p99), numfmt.Lag(f.max)),
 		"drive this rate from a faster or less loaded machine, or measure a lower rate",
 		map[string]float64{warning.FigLagP50Ms: Round(f.p50, 3), warning.FigLagP99Ms: Round(f.p99, 3), warning.FigLagMaxMs: Round(f.max, 3), warning.FigLagBoundMs: Round(f.bound, 3),
 			warning.FigMeanGapMs: Round(f.meanGap, 3), warning.FigArrivals: float64(f.arrivals)})
-}
-
-// lagText is a lag in ms as a reason writes it: 3 significant digits, at
-// most 3 decimals.
-func lagText(ms float64) string {
-	switch {
-	case ms >= 100:
-		return strconv.FormatFloat(ms, 'f', 0, 64)
-	case ms >= 10:
-		return strconv.FormatFloat(ms, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(ms, 'f', 2, 64)
 }
 
 // clientStallEnv names the test hook that starves the client: the traffic

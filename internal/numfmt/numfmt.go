@@ -64,6 +64,19 @@ func Thousands(v float64) string {
 	return Group(strings.TrimSuffix(s, ".0")) + "K"
 }
 
+// Lag is a lag or a short time in ms as slogate writes it: three
+// significant digits, at most two decimals, without grouping ("142",
+// "12.3", "1.25").
+func Lag(ms float64) string {
+	switch {
+	case ms >= 100:
+		return strconv.FormatFloat(ms, 'f', 0, 64)
+	case ms >= 10:
+		return strconv.FormatFloat(ms, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(ms, 'f', 2, 64)
+}
+
 // Shortest renders v with as many decimals as it needs and thousands
 // separators: 30 → "30", 1.5 → "1.5", 1500 → "1,500".
 func Shortest(v float64) string { return Group(strconv.FormatFloat(v, 'f', -1, 64)) }

@@ -178,3 +178,25 @@ func TestParsePercent(t *testing.T) {
 		})
 	}
 }
+
+// TestLag: three significant digits, at most two decimals, no grouping.
+func TestLag(t *testing.T) {
+	tests := []struct {
+		name string
+		ms   float64
+		want string
+	}{
+		{name: "hundreds rounded to whole ms", ms: 142.6, want: "143"},
+		{name: "thousands not grouped", ms: 12345.4, want: "12345"},
+		{name: "tens with one decimal", ms: 12.34, want: "12.3"},
+		{name: "under ten with two decimals", ms: 1.254, want: "1.25"},
+		{name: "zero", ms: 0, want: "0.00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Lag(tt.ms); got != tt.want {
+				t.Errorf("Lag(%v) = %q, want %q", tt.ms, got, tt.want)
+			}
+		})
+	}
+}

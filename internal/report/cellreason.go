@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/hostenv"
+	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
 )
 
@@ -94,11 +95,11 @@ func cellReasonWords(r result.CellReason) string {
 		return fmt.Sprintf("%d of the window's requests did not finish", n(result.FigUnfinished))
 	case result.ReasonClientLagMedian, result.ReasonClientLagMax:
 		what := fmt.Sprintf("median lag %s ms > %s ms (the larger of %v and %g %% of the %s ms mean gap), p99 %s ms, max %s ms",
-			lagText(f(result.FigLagP50Ms)), lagText(f(result.FigLagBoundMs)), seconds(f(result.FigLagFloorS)), f(result.FigLagGapShare)*100,
-			lagText(f(result.FigMeanGapMs)), lagText(f(result.FigLagP99Ms)), lagText(f(result.FigLagMaxMs)))
+			numfmt.Lag(f(result.FigLagP50Ms)), numfmt.Lag(f(result.FigLagBoundMs)), seconds(f(result.FigLagFloorS)), f(result.FigLagGapShare)*100,
+			numfmt.Lag(f(result.FigMeanGapMs)), numfmt.Lag(f(result.FigLagP99Ms)), numfmt.Lag(f(result.FigLagMaxMs)))
 		if r.Code == result.ReasonClientLagMax {
 			what = fmt.Sprintf("lag up to %s ms > %v (median %s ms, p99 %s ms)",
-				lagText(f(result.FigLagMaxMs)), seconds(f(result.FigLagMostS)), lagText(f(result.FigLagP50Ms)), lagText(f(result.FigLagP99Ms)))
+				numfmt.Lag(f(result.FigLagMaxMs)), seconds(f(result.FigLagMostS)), numfmt.Lag(f(result.FigLagP50Ms)), numfmt.Lag(f(result.FigLagP99Ms)))
 		}
 		return fmt.Sprintf("the client fell behind its schedule: %s over %d arrivals; slogate could not drive this rate from this machine, so the cell measures the client, not the server",
 			what, n(result.FigArrivals))
@@ -151,18 +152,6 @@ func gateTimeoutText(r result.CellReason) string {
 // seconds is s seconds as a duration, which %v writes as Go does ("30s",
 // "50ms").
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
-
-// lagText is a client lag in ms as a reason writes it: 3 significant
-// digits, at most 2 decimals.
-func lagText(ms float64) string {
-	switch {
-	case ms >= 100:
-		return strconv.FormatFloat(ms, 'f', 0, 64)
-	case ms >= 10:
-		return strconv.FormatFloat(ms, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(ms, 'f', 2, 64)
-}
 
 // serverPrefillName names where a server's prompt time was read from
 // (result.ServerPrefillSource).
