@@ -80,13 +80,14 @@ func TestEvaluateAssert(t *testing.T) {
 		message string // "" = the error_message
 		details []string
 		edit    func(*result.Results) // changes the fixture's results (nil: none)
+		finding result.Finding        // "" = not stated (checkFindings holds it to the outcome)
 	}{
 		{
-			name: "pass", cond: `decode["8K"][64].total_tps >= 5000`, outcome: vocab.Pass,
+			name: "pass", finding: result.FindingHeld, cond: `decode["8K"][64].total_tps >= 5000`, outcome: vocab.Pass,
 			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 5000: ok`},
 		},
 		{
-			name: "fail prints the breach", cond: `decode["8K"][64].total_tps >= 6000`, outcome: vocab.Fail,
+			name: "fail prints the breach", finding: result.FindingNotHeld, cond: `decode["8K"][64].total_tps >= 6000`, outcome: vocab.Fail,
 			details: []string{`decode["8K"][64].total_tps = 5421.3, want >= 6000 (-9.6% from the threshold)`},
 		},
 		{
@@ -128,7 +129,7 @@ func TestEvaluateAssert(t *testing.T) {
 			details: []string{`min([for c in [1, 64] : decode["8K"][c].total_tps]...) = 408.2, want > 1000 (-59.2% from the threshold)`},
 		},
 		{
-			name: "over capacity read fails with the arithmetic", cond: `decode["8K"][128].total_tps >= 1`, outcome: vocab.Fail,
+			name: "over capacity read fails with the arithmetic", finding: result.FindingOverCapacity, cond: `decode["8K"][128].total_tps >= 1`, outcome: vocab.Fail,
 			message: overCap8K128,
 			details: []string{overCap8K128},
 		},
@@ -153,12 +154,12 @@ func TestEvaluateAssert(t *testing.T) {
 			details: []string{`decode["16K"][1]: cell not measured: error: HTTP 500 from /v1/completions`, overCap8K128},
 		},
 		{
-			name: "errored cell", cond: `decode["16K"][1].ttft_ms < 100`, outcome: vocab.Error, infra: true,
+			name: "errored cell", finding: result.FindingUnmeasured, cond: `decode["16K"][1].ttft_ms < 100`, outcome: vocab.Error, infra: true,
 			message: "cell not measured: error: HTTP 500 from /v1/completions",
 			details: []string{`decode["16K"][1]: cell not measured: error: HTTP 500 from /v1/completions`},
 		},
 		{
-			name: "unmeasurable cell: inconclusive, not a slow server's fail", cond: `decode["16K"][1].total_tps > 1000`, outcome: vocab.Inconclusive,
+			name: "unmeasurable cell: inconclusive, not a slow server's fail", finding: result.FindingUnmeasurable, cond: `decode["16K"][1].total_tps > 1000`, outcome: vocab.Inconclusive,
 			edit: func(r *result.Results) {
 				r.Decode[3].Status, r.Decode[3].Reason, r.Decode[3].TotalTPS = vocab.StatusUnmeasurable, "the window held 4 output tokens in 1 s", 4
 			},
@@ -286,6 +287,9 @@ func TestEvaluateAssert(t *testing.T) {
 				t.Errorf("verdict mismatch (-want +got):\n%s", diff)
 			}
 			checkFindings(t, got)
+			if tc.finding != "" && v.Finding != tc.finding {
+				t.Errorf("finding %q, want %q", v.Finding, tc.finding)
+			}
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/slogate/slogate/internal/result"
@@ -169,9 +168,9 @@ func detectableDistance(n, m int, noise, alpha float64) float64 {
 // (docs/method.md#sequential-repeats): for each metric compared by
 // default, the cells whose baseline samples (their count and measured
 // noise) cannot reach a decision with power 0.9 against a candidate of
-// candidateRepeats repeats at level alpha: one warning.PowerShortfall per
-// metric (its subject), naming how many cells, the noisiest of them, and
-// how many baseline repeats it would need. Nothing when every cell can be
+// candidateRepeats repeats at level alpha: one PowerShortfall per metric,
+// with how many cells, the noisiest of them, and how many baseline
+// repeats it would need (views words it). Nothing when every cell can be
 // decided or the baseline has no samples.
 func BaselineWarnings(base *result.Results, candidateRepeats int, tolerance, alpha float64) []PowerShortfall {
 	var order []string
@@ -242,6 +241,3 @@ func (s PowerShortfall) Warning(summary, detail string) warning.Warning {
 	}
 	return warning.New(warning.PowerShortfall, summary, detail, figures).About(s.Metric)
 }
-
-// noiseText is a measured noise as a percentage with one decimal: "2.1%".
-func noiseText(noise float64) string { return fmt.Sprintf("%.1f%%", noise*100) }

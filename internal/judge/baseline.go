@@ -18,9 +18,10 @@ type Words interface {
 	Capacity(r *compare.CapacityResult, p compare.Policy) Worded
 	// Correctness words one check of correctness block b (its agreement,
 	// losslessness or accuracy; "" for the block as a whole when it was
-	// not compared), cr its comparison (nil when the baseline lacks it),
-	// c the comparison of the runs (nil without -baseline).
-	Correctness(f result.Finding, check string, b *result.Correctness, cr *compare.CorrectnessResult, c *compare.Comparison) Worded
+	// not compared) whose outcome is ch, cr its comparison (nil when the
+	// baseline lacks it), c the comparison of the runs (nil without
+	// -baseline).
+	Correctness(f result.Finding, check string, ch compare.Check, b *result.Correctness, cr *compare.CorrectnessResult, c *compare.Comparison) Worded
 }
 
 // Worded is a verdict's words: its rule, its one-line message and its

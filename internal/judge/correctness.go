@@ -43,7 +43,7 @@ func Correctness(res *result.Results, c *compare.Comparison, w Words) []result.V
 		verdict := func(test, check string, f result.Finding, cr *compare.CorrectnessResult, ch compare.Check) result.Verdict {
 			v := result.Verdict{Test: test, Kind: vocab.KindCorrectness}
 			compared(&v, f, ch.Outcome, ch.Infra)
-			word(&v, w.Correctness(f, check, b, cr, c))
+			word(&v, w.Correctness(f, check, ch, b, cr, c))
 			return v
 		}
 		cr := by[b.Name]

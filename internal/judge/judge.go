@@ -3,9 +3,10 @@
 // blocks, which package assert evaluates and hands over as findings) by
 // the table in Decide, and the comparisons with a baseline (cells,
 // traffic, capacity, correctness) by compare's decisions. Its verdicts
-// carry codes and figures; their words come from a Words (the views
-// implement it), so the judge makes no sentence, and the views decide no
-// outcome (docs/architecture.md#one-judge).
+// carry codes and figures; a comparison's words come from a Words (the
+// views implement it) and a rule's from assert's, so the judge makes no
+// sentence, and the views decide no outcome
+// (docs/architecture.md#one-judge).
 package judge
 
 import (

@@ -39,10 +39,10 @@ var layers = [][]string{
 	// `slogate interleave`: two builds booted alternately, the same way.
 	{"internal/command/bisect", "internal/command/interleave"},
 	{"internal/command/run", "internal/command/merge", "internal/command/specload", "internal/command/codify", "internal/sim", "internal/cli"},
-	// The commands' views: of a comparison (text, Markdown, JSON, verdicts),
+	// The commands' views: of a comparison (text, Markdown, JSON, the words of verdicts),
 	// of a plan (text, JSON) and of codify's blocks (HCL).
 	{"internal/views", "internal/views/planview", "internal/views/codifyview", "internal/views/helpview"},
-	// Running a plan's steps; verdicts from the rules; rendering the reports.
+	// Running a plan's steps; findings from the rules; rendering the reports.
 	{"internal/runner", "internal/assert", "internal/report", "internal/bisection"},
 	// The verdicts: the one package that sets their outcomes, from the
 	// rules' findings and the comparisons' decisions.

@@ -64,8 +64,8 @@ func Thousands(v float64) string {
 	return Group(strings.TrimSuffix(s, ".0")) + "K"
 }
 
-// Lag is a lag or a short time in ms as slogate writes it: three
-// significant digits, at most two decimals, without grouping ("142",
+// Lag is a lag or a short time in ms as slogate writes it: whole ms from
+// 100 ms, one decimal from 10 ms, two below, without grouping ("142",
 // "12.3", "1.25").
 func Lag(ms float64) string {
 	switch {

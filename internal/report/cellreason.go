@@ -138,15 +138,20 @@ func cellReasonWords(r result.CellReason) string {
 // gateTimeoutText words the steady-state gate's timeout of r (a
 // ReasonGateTimedOut's figures): "steady state not reached within 30s (3
 // of 4 streams decoding; server running 3, waiting 1)".
-func gateTimeoutText(r result.CellReason) string {
-	f := r.Figures
+func gateTimeoutText(r result.CellReason) string { return gateProgress(r.Figures) + ")" }
+
+// gateProgress is how far a steady-state gate got before its timeout,
+// from the figures a ReasonGateTimedOut and a warning.GateTimedOut share
+// (their Fig names are the same words), its parenthesis left open:
+// "steady state not reached within 30s (3 of 4 streams decoding; server
+// running 3, waiting 1".
+func gateProgress(f map[string]float64) string {
 	msg := fmt.Sprintf("steady state not reached within %v (%d of %d streams decoding",
 		seconds(f[result.FigTimeoutS]), int64(math.Round(f[result.FigDecoding])), int64(math.Round(f[result.FigConcurrency])))
-	running, gauges := f[result.FigRunning]
-	if gauges {
+	if running, gauges := f[result.FigRunning]; gauges {
 		msg += fmt.Sprintf("; server running %.0f, waiting %.0f", running, f[result.FigWaiting])
 	}
-	return msg + ")"
+	return msg
 }
 
 // seconds is s seconds as a duration, which %v writes as Go does ("30s",

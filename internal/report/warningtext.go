@@ -94,12 +94,7 @@ func WarningText(w warning.Warning) warning.Warning {
 // figures): how far the gate got, and why it is not taken as a queue.
 func gateNoteText(figs map[string]float64) (summary, detail string) {
 	n := func(name string) int64 { return int64(math.Round(figs[name])) }
-	summary = fmt.Sprintf("steady state not reached within %v (%d of %d streams decoding",
-		seconds(figs[warning.FigTimeoutS]), n(warning.FigDecoding), n(warning.FigConcurrency))
-	if running, gauges := figs[warning.FigRunning]; gauges {
-		summary += fmt.Sprintf("; server running %.0f, waiting %.0f", running, figs[warning.FigWaiting])
-	}
-	summary += "); measured anyway"
+	summary = gateProgress(figs) + "); measured anyway"
 	observed, polled := figs[warning.FigObservedS]
 	if !polled {
 		return summary, "no request gauges in /metrics to tell whether the server made requests wait"

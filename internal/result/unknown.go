@@ -77,8 +77,8 @@ const (
 )
 
 // ExpectWhy is why an expect test is not a pass (docs/spec.md#expect), as
-// a rule and the figures it read. assert decides the outcome; views word
-// it (assert.Words).
+// a rule and the figures it read. The judge decides the outcome from the
+// finding assert hands it (judge.Decide); views word it (assert.Words).
 type ExpectWhy struct {
 	Rule ExpectRule
 	// Block is the expect block's name, Metric the metric it expects,

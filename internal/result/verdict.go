@@ -80,16 +80,18 @@ const (
 	FindingCompared Finding = "compared"
 	// FindingNotInBaseline: the baseline has no such cell or block.
 	FindingNotInBaseline Finding = "not_in_baseline"
-	// FindingBaselineUnmeasured: the baseline has the cell, not measured.
+	// FindingBaselineUnmeasured: the baseline has the cell, not measured;
+	// for a rate search, the baseline's search stopped on an error.
 	FindingBaselineUnmeasured Finding = "baseline_unmeasured"
 	// FindingNotMeasured: this run's cell errored where the baseline
-	// measured it.
+	// measured it; for a rate search, this run's search stopped on an
+	// error.
 	FindingNotMeasured Finding = "not_measured"
 	// FindingLost: the baseline measured it, this run did not (a cell
 	// over capacity now, a traffic cell not measured).
 	FindingLost Finding = "lost"
-	// FindingRefused: the comparison of a correctness block was refused
-	// (its settings differ).
+	// FindingRefused: the comparison was refused: a correctness block's
+	// settings differ, or a rate search is not the baseline's.
 	FindingRefused Finding = "refused"
 	// FindingUncompared: a correctness block with nothing to compare with
 	// (no -baseline, or the baseline lacks it): informational.

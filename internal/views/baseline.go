@@ -31,7 +31,7 @@ func (v Baseline) Refusal() error {
 }
 
 // BaselineWarningLine is the console line of one of the pre-run check's warnings
-// (compare.BaselineWarnings), after "slogate: warning: ": "-baseline:
+// (Baseline.PowerWarnings), after "slogate: warning: ": "-baseline:
 // decode total_tps: 1 of 1 baseline cells cannot be decided …".
 func BaselineWarningLine(w warning.Warning) string { return "-baseline: " + w.String() }
 

@@ -25,7 +25,7 @@ const maxDivergenceLines = 10
 // paired accuracy; a block the comparison refused; or, with nothing to
 // compare, the block as measured with its accuracy and interval. Every
 // verdict's details open with what the block measured.
-func (w JudgeWords) Correctness(f result.Finding, check string, b *result.Correctness, cr *compare.CorrectnessResult, c *compare.Comparison) judge.Worded {
+func (w JudgeWords) Correctness(f result.Finding, check string, ch compare.Check, b *result.Correctness, cr *compare.CorrectnessResult, c *compare.Comparison) judge.Worded {
 	v := judge.Worded{Details: []string{measuredLine(b)}}
 	for _, u := range b.Unavailable {
 		v.Details = append(v.Details, "could not: "+u)
@@ -41,7 +41,7 @@ func (w JudgeWords) Correctness(f result.Finding, check string, b *result.Correc
 		if b.Scored > 0 {
 			v.Details = append(v.Details, "accuracy "+accuracyText(b.Correct, b.Scored))
 		}
-		if compare.UncomparedCheck(b).Infra {
+		if ch.Infra {
 			v.Message = fmt.Sprintf("%d of %d requests failed", b.Errors, b.Prompts)
 		}
 		return v
@@ -68,8 +68,8 @@ func (w JudgeWords) Correctness(f result.Finding, check string, b *result.Correc
 		v.Rule = "speculative decoding is lossless under greedy: its outputs agree with the baseline's, measured without speculation"
 		v.Message = fmt.Sprintf("speculative decoding is %s under greedy: against the baseline without speculation, %s", word, agree)
 		v.Details = append(v.Details, v.Message)
-		if cr.AgreementCheck.Outcome != vocab.Pass {
-			v.Message = w.Correctness(f, judge.CheckAgreement, b, cr, c).Message
+		if ch.Outcome != vocab.Pass { // the agreement's check: lossless is agreement
+			v.Message = w.Correctness(f, judge.CheckAgreement, ch, b, cr, c).Message
 		}
 		return v
 	case judge.CheckAccuracy:

@@ -2,8 +2,8 @@
 // packages that decide it (terraform's internal/command/views: one view per
 // command, human and machine). compare builds one value per comparison
 // (compare.Comparison); the diff view writes it as text, Markdown or JSON,
-// and the baseline view turns it into -baseline's verdicts and console
-// notes. The run view's live lines (RunObserver) render the runner's
+// the judge makes -baseline's verdicts of it (package judge), which
+// JudgeWords words, and the baseline view writes its console notes. The run view's live lines (RunObserver) render the runner's
 // events as they come; the plan view is internal/views/planview. No view
 // decides: each reads the decisions the value holds.
 package views

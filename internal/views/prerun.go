@@ -73,8 +73,8 @@ func PowerShortfallWords(s compare.PowerShortfall) (summary, detail string) {
 		capped = ", and no number of candidate repeats would (the baseline caps the power)"
 	}
 	return fmt.Sprintf("%s %s", s.Phase, s.Metric),
-		fmt.Sprintf("%d of %d baseline cells cannot be decided within %s with power 0.9 against %d repeats%s; the noisiest, %s, has noise %.1f%% over %d repeats: %s, or a wider -tolerance",
-			s.Cells, s.Of, numfmt.Percent(s.Tolerance), s.Candidate, capped, s.Noisiest.Name(), s.Noise*100, s.Repeats, need)
+		fmt.Sprintf("%d of %d baseline cells cannot be decided within %s with power 0.9 against %d repeats%s; the noisiest, %s, has noise %s over %d repeats: %s, or a wider -tolerance",
+			s.Cells, s.Of, numfmt.Percent(s.Tolerance), s.Candidate, capped, s.Noisiest.Name(), noiseText(s.Noise), s.Repeats, need)
 }
 
 // PowerWarnings are the pre-run check's power shortfalls (C.Power) as
