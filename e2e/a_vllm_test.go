@@ -84,8 +84,9 @@ func (o outcome) decodeCell(t *testing.T, conc int) res.DecodeCell {
 // "CPU KV cache size" line, a CPU build's cost in server time, statuses
 // (1 stream valid, 8 above max_num_seqs = 4 queued), total tok/s
 // within 2 % of vllm:generation_tokens_total's rate (no server_tps_gap),
-// the mean TTFT within 10 % (or 5 ms) of vLLM's own histogram over the
-// window (the inter-token latency's is logged beside the client's), valid
+// the mean TTFT of the valid cell within 10 % (or 5 ms) of vLLM's own
+// histogram over the window (the queued cell's and the inter-token
+// latency's are logged beside the client's), valid
 // prefill and traffic cells and the correctness block's outputs.
 func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 	t.Helper()
@@ -141,6 +142,13 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 		// its API server has taken the request, and an API server starved
 		// by the rest of the suite delays the client alone
 		// (docs/performance.md#peers).
+		// Held on the valid cell only: a decode cell's TTFT counts every
+		// request of the cell, its warm-up included (docs/method.md), and
+		// the histogram the window's. With 8 streams on 4 slots the
+		// warm-up's first four skip the queue every later request waits
+		// in, so the two populations differ: CI read the client 11 to
+		// 13 % under vLLM's mean on both releases. Logged there.
+		queued := tc.want == vocab.StatusQueued
 		within := func(name string, client float64, server *float64, floor float64) {
 			if server == nil {
 				// The histogram counts what ended in the window: a server
@@ -158,7 +166,7 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 			t.Logf("vLLM %s 256 × %d: %s mean %.2f ms, vLLM's histogram %.2f ms (%+.1f %%)", rel.Version, tc.conc, name, client, *server, (client-*server) / *server * 100)
 			if gap > max(0.10**server, floor) {
 				report := t.Errorf
-				if loadedMachine() {
+				if loadedMachine() || queued {
 					report = t.Logf
 				}
 				report("256 × %d (load average %.1f): %s mean %.2f ms, vLLM's own %.2f ms: want within 10 %% or %.0f ms", tc.conc, loadAverage(), name, client, *server, floor)
