@@ -193,3 +193,32 @@ func clientStall() time.Duration {
 	}
 	return d
 }
+
+// traceSettings adds to schedule s what decides a trace's replay: its
+// speed, slice, max_requests and drop_over_length, and the SHA-256 of the
+// requests and times planned (requests.Schedule.TraceSHA256), so two
+// cells of one hash replay the same trace the same way. Resealed.
+func traceSettings(s *result.Schedule, tr workload.Trace, sha string) {
+	s.Settings["trace_schedule"] = sha
+	s.Settings["speed"] = strconv.FormatFloat(tr.SpeedOrOne(), 'g', -1, 64)
+	if tr.From > 0 || tr.To > 0 {
+		s.Settings["slice"] = fmt.Sprintf("[%s,%s)", tr.From, tr.To)
+	}
+	if tr.MaxRequests > 0 {
+		s.Settings["max_requests"] = strconv.Itoa(tr.MaxRequests)
+	}
+	s.Settings["drop_over_length"] = strconv.FormatBool(tr.DropOverLength)
+	s.Seal()
+}
+
+// traceWarnings is the warning.TraceCounts of a trace's plan when it left
+// requests out; none when it sent the whole slice.
+func traceWarnings(w *spec.Workload, plan *requests.Schedule) []warning.Warning {
+	d := plan.Dropped
+	if d.ZeroLength+d.OverLength == 0 {
+		return nil
+	}
+	return []warning.Warning{warning.New(warning.TraceCounts, "trace "+w.DatasetText, "", map[string]float64{
+		warning.FigExamined: float64(plan.Examined), warning.FigKept: float64(plan.Usable),
+		warning.FigZeroLength: float64(d.ZeroLength), warning.FigOverLength: float64(d.OverLength)})}
+}

@@ -137,6 +137,10 @@ type trafficLoad struct {
 	firstChunkTimeout time.Duration
 	idleTimeout       time.Duration
 	sched             *arrivalSchedule
+	// times, when not nil, are the arrivals instead of sched's: a trace's
+	// (arrivals = "trace"), in seconds since origin; the dispatcher stops
+	// after the last.
+	times []float64
 	slots             chan struct{} // the outstanding cap
 	// stall, when positive, delays each arrival after its timer fired
 	// (the client-starving test hook: clientStallEnv).
@@ -188,7 +192,14 @@ func (l *trafficLoad) dispatch(ctx context.Context) {
 	defer timer.Stop()
 	<-timer.C
 	for i := 0; ; i++ {
-		at += l.sched.next()
+		switch {
+		case l.times == nil:
+			at += l.sched.next()
+		case i < len(l.times):
+			at = l.times[i]
+		default:
+			return // the trace has no request left
+		}
 		planned := int64(at * float64(time.Second))
 		timer.Reset(time.Until(l.origin.Add(time.Duration(planned))))
 		select {
@@ -619,7 +630,20 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("workload %q: %v", w.Name, err)
 		return cell, nil
 	}
-	c, err := m.trafficOnce(ctx, ref, t, work, &cell)
+	if plan.TraceSHA256 != "" {
+		traceSettings(cell.Schedule, w.Trace, plan.TraceSHA256)
+		for _, tw := range traceWarnings(w, plan) {
+			if m.WarningText != nil {
+				tw = m.WarningText(tw)
+			}
+			cell.Warnings = append(cell.Warnings, tw)
+		}
+	}
+	var times []float64
+	if t.Arrivals == vocab.ArrivalsTrace {
+		times = plan.Arrivals
+	}
+	c, err := m.trafficOnceAt(ctx, ref, t, work, &cell, times)
 	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
 	if reuse, ok := plan.SentReuseWarning(work.sentCounts()); ok && err == nil {
 		c.Warnings = append(c.Warnings, reuse)
@@ -640,6 +664,12 @@ func plannedRequests(t *spec.Traffic, ref vocab.CellRef) int {
 
 // trafficOnce runs the warm-up, the window and the drain of one cell.
 func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, work trafficWork, cell *result.TrafficCell) (result.TrafficCell, error) {
+	return m.trafficOnceAt(ctx, ref, t, work, cell, nil)
+}
+
+// trafficOnceAt is trafficOnce with the arrivals at times (seconds since
+// the cell's origin) when not nil: a trace's.
+func (m *Meter) trafficOnceAt(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, work trafficWork, cell *result.TrafficCell, times []float64) (result.TrafficCell, error) {
 	settled, why, err := m.settleServer(ctx)
 	cell.SettleS = Round(settled.Seconds(), 3)
 	if err != nil {
@@ -654,6 +684,7 @@ func (m *Meter) trafficOnce(ctx context.Context, ref vocab.CellRef, t *spec.Traf
 	cell.Concurrency = ref.Concurrency
 	before, _, beforeErr := m.Server.Client.Metrics(ctx) // the prefix cache's counters at the start
 	l := m.newTrafficLoad(ref, t, work)
+	l.times = times
 	l.wg.Add(1)
 	go l.dispatch(cellCtx)
 	stop := func() bool { return m.stopTraffic(ref, l, cancel) }

@@ -39,6 +39,9 @@ func WarningText(w warning.Warning) warning.Warning {
 		w.Detail = fmt.Sprintf("%d entries examined, %d kept, %d dropped (%d with fewer than two turns, %d prompts too short, %d outputs too short, %d prompts too long, %d too long in all)",
 			n(warning.FigExamined), n(warning.FigKept), n(warning.FigDropped), n(warning.FigTooFewTurns), n(warning.FigPromptTooShort),
 			n(warning.FigOutputTooShort), n(warning.FigPromptTooLong), n(warning.FigTotalTooLong))
+	case warning.TraceCounts:
+		w.Detail = fmt.Sprintf("%d requests in the slice, %d sent, %d over max_model_len dropped; %d lines of the trace without tokens left out",
+			n(warning.FigExamined), n(warning.FigKept), n(warning.FigOverLength), n(warning.FigZeroLength))
 	case warning.ServerRequestTPSGap:
 		w.Summary = fmt.Sprintf("the server's own per-request rate %.1f tok/s (%s) differs from per_request_tps %.1f by %+.1f%%",
 			f(warning.FigServerPerRequestTPS), serverRateName(w.Subject), f(warning.FigPerRequestTPS), f(warning.FigGap)*100)

@@ -54,7 +54,19 @@ func ParseDataset(path string, data []byte, format string) (*workload.Dataset, e
 		}
 		return nil, fail(lineAt(data, off), "the dataset is not UTF-8 text")
 	}
-	if format == "" {
+	first, _, _ := bytes.Cut(trimmed, []byte("\n"))
+	trace, terr := detectTrace(bytes.TrimSpace(first))
+	switch {
+	case format != "" && trace != "" && trace != format:
+		return nil, fail(1, "format is %q, but the first line has the fields of a %s trace (%s); set format = %q, or point dataset at a %s file", format, trace, traceKeys(trace), trace, format)
+	case format != "" && workload.IsTrace(format) && trace == "":
+		f, _ := workload.TraceFormatOf(format)
+		return nil, fail(1, "format is %q, but the first line is not a %s trace's (it holds %s)", format, format, traceKeys(f.Name))
+	case format == "" && terr != nil:
+		return nil, fail(1, "%v", terr)
+	case format == "" && trace != "":
+		format = trace
+	case format == "":
 		format = detectFormat(trimmed)
 	}
 	read = format
@@ -67,6 +79,10 @@ func ParseDataset(path string, data []byte, format string) (*workload.Dataset, e
 	case workload.FormatJSONL, workload.FormatMessages:
 		err = readLines(d, data, fail)
 	default:
+		if f, ok := workload.TraceFormatOf(format); ok {
+			err = readTrace(d, data, f, fail)
+			break
+		}
 		return nil, fail(0, "unknown dataset format %q (the formats are %s)", format, strings.Join(workload.Formats, ", "))
 	}
 	if err != nil {
@@ -74,6 +90,9 @@ func ParseDataset(path string, data []byte, format string) (*workload.Dataset, e
 	}
 	if len(d.Entries) == 0 {
 		de := &workload.DatasetError{Path: path, Format: format, Reason: "the dataset holds no entry", Empty: true}
+		if d.ZeroLength > 0 {
+			de.Err = fmt.Errorf("the trace holds no request with input and output tokens (%d with none left out)", d.ZeroLength)
+		}
 		if d.Skipped > 0 {
 			de.Err = fmt.Errorf("the dataset holds no entry with two or more conversation turns (%d skipped)", d.Skipped)
 		}

@@ -90,11 +90,15 @@ type Dropped struct {
 	// The is_valid_sequence reasons, each entry counted once under the
 	// first that applies in this order.
 	PromptTooShort, OutputTooShort, PromptTooLong, TotalTooLong int
+	// ZeroLength are trace lines without input or output tokens, left out
+	// while reading (Dataset.ZeroLength); OverLength trace requests longer
+	// than the server's max_model_len, dropped by drop_over_length.
+	ZeroLength, OverLength int
 }
 
 // Total is the number of entries dropped.
 func (d Dropped) Total() int {
-	return d.TooFewTurns + d.PromptTooShort + d.OutputTooShort + d.PromptTooLong + d.TotalTooLong
+	return d.TooFewTurns + d.PromptTooShort + d.OutputTooShort + d.PromptTooLong + d.TotalTooLong + d.ZeroLength + d.OverLength
 }
 
 // Schedule is a workload's planned requests.
@@ -118,6 +122,14 @@ type Schedule struct {
 	// DatasetSHA256 is the hex SHA-256 of the dataset file the requests
 	// were drawn from, as read (workload.Dataset.SHA256); "" without one.
 	DatasetSHA256 string
+	// Arrivals are a trace's arrival times, request by request, in seconds
+	// since the replay's start (its slice, at its speed); nil when the
+	// workload is no trace. TraceSHA256 is the hex SHA-256 of what the
+	// replay sends: each request's time, lengths and prefix blocks, and
+	// the seed ("" without a trace), so two replays of one trace and seed
+	// have the same.
+	Arrivals    []float64
+	TraceSHA256 string
 
 	reuse reuseInfo // what SentReuseWarning says of the dataset
 }
@@ -178,6 +190,8 @@ type Scheduler struct {
 
 	prefixText map[int]prefixRef
 	articles   map[articleKey]Prompt
+	blocks     map[int64][]int // a trace's prefix blocks by ID
+	trace      *tracePlan      // a trace's plan, made once
 	warnings   []warning.Warning
 }
 
@@ -235,9 +249,16 @@ func (p *Scheduler) Schedule(ctx context.Context, cfg ScheduleConfig) (*Schedule
 	}
 	var reqs []Request
 	var err error
-	if p.opts.Prompt == workload.DatasetPrompt {
+	var tp *tracePlan
+	switch {
+	case p.isTrace():
+		tp, err = p.planTrace(ctx, cfg)
+		if tp != nil {
+			reqs = tp.reqs
+		}
+	case p.opts.Prompt == workload.DatasetPrompt:
 		reqs, err = p.planDataset(ctx, cfg)
-	} else {
+	default:
 		reqs, err = p.planGenerated(ctx, cfg)
 	}
 	if err != nil {
@@ -249,8 +270,13 @@ func (p *Scheduler) Schedule(ctx context.Context, cfg ScheduleConfig) (*Schedule
 		plan.Examined, plan.Usable = p.next, len(p.kept)
 		plan.DatasetSHA256 = p.data.SHA256
 		units := len(p.kept)
-		if p.data.Format == workload.FormatMessages {
+		switch {
+		case p.data.Format == workload.FormatMessages:
 			units = len(p.turns)
+		case tp != nil:
+			units, plan.Examined, plan.Usable = len(reqs), tp.examined, len(reqs)
+			plan.Dropped.ZeroLength, plan.Dropped.OverLength = p.data.ZeroLength, tp.overLength
+			plan.Arrivals, plan.TraceSHA256 = tp.arrivals, tp.sha256
 		}
 		plan.reuse = reuseInfo{path: p.data.Path, units: units, turns: p.data.Format == workload.FormatMessages, dropped: plan.Dropped.Total()}
 		if units < len(reqs) {

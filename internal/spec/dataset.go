@@ -28,6 +28,10 @@ var namedWorkloadSchema = &hcl.BodySchema{
 		hcl.AttributeSchema{Name: "ignore_eos"},
 		hcl.AttributeSchema{Name: "prefix"},
 		hcl.AttributeSchema{Name: "turns"},
+		hcl.AttributeSchema{Name: "speed"},
+		hcl.AttributeSchema{Name: "slice"},
+		hcl.AttributeSchema{Name: "max_requests"},
+		hcl.AttributeSchema{Name: "drop_over_length"},
 	),
 }
 
@@ -52,6 +56,7 @@ func (l *loader) decodeTrafficWorkload(w *Workload, at hcl.Attributes) hcl.Diagn
 	}
 	diags := l.decodeDatasetFormat(w, at)
 	diags = append(diags, l.decodeDataset(w, at)...)
+	diags = append(diags, l.decodeTrace(w, at)...)
 	diags = append(diags, l.decodeFilter(w, at)...)
 	diags = append(diags, l.decodeLengths(w, at)...)
 	diags = append(diags, l.setBool(at, "ignore_eos", &w.IgnoreEOS)...)

@@ -94,7 +94,7 @@ var trafficSchema = &hcl.BodySchema{
 }
 
 // arrivalKinds are the accepted values of arrivals.
-var arrivalKinds = []string{vocab.ArrivalsPoisson, vocab.ArrivalsConstant, vocab.ArrivalsGamma}
+var arrivalKinds = []string{vocab.ArrivalsPoisson, vocab.ArrivalsConstant, vocab.ArrivalsGamma, vocab.ArrivalsTrace}
 
 // TrafficBlock returns the traffic block with label, or nil.
 func (s *Spec) TrafficBlock(label string) *Traffic {
@@ -211,6 +211,10 @@ func (l *loader) decodeTrafficLoop(t *Traffic, at hcl.Attributes) hcl.Diagnostic
 				delete(at, name)
 			}
 		}
+	case hasRate && traceArrivals(l, at):
+		diags = append(diags, invalidCtx("Rate with trace arrivals", r.NameRange, r.Range,
+			"arrivals = \"trace\" sends each request at its trace's time (scaled by the workload's speed): the trace sets the rate. Remove rate, or use other arrivals."))
+	case !hasRate && traceArrivals(l, at):
 	case !hasRate:
 		diags = append(diags, invalid("Missing rate or concurrency", t.DeclRange,
 			"A traffic block needs rate = [1, 2, 4] (requests per second, an open loop) or concurrency = [8, 32] (requests in flight, a closed loop)."))
@@ -455,6 +459,7 @@ func (l *loader) checkTraffic() hcl.Diagnostics {
 		if w == nil {
 			continue
 		}
+		diags = append(diags, l.checkTraceArrivals(t, w)...)
 		maxOut, outText := l.spec.Measure.MaxOutput, "max_output"
 		if w.OutputTokens.IsSet() {
 			maxOut, outText = w.OutputTokens.Max, "output_tokens' max"
@@ -465,6 +470,7 @@ func (l *loader) checkTraffic() hcl.Diagnostics {
 				diags = append(diags, l.checkLengthsFit(t, w, maxOut, outText)...)
 			}
 			diags = append(diags, l.checkFilterFits(t, w)...)
+			diags = append(diags, l.checkTraceFits(w, maxOut)...)
 		}
 		if t.Context == 0 {
 			continue
@@ -662,4 +668,16 @@ func quotedList(ss []string) string {
 		return strings.Join(q, "")
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// traceArrivals reports whether a traffic block's attributes say
+// arrivals = "trace" (read before decodeArrivals, which reports a wrong
+// value).
+func traceArrivals(l *loader, at hcl.Attributes) bool {
+	a, ok := at["arrivals"]
+	if !ok {
+		return false
+	}
+	v, diags := a.Expr.Value(l.spec.EvalContext)
+	return !diags.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() && v.AsString() == vocab.ArrivalsTrace
 }

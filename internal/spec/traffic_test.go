@@ -76,7 +76,7 @@ func TestTrafficDiagnosticDetails(t *testing.T) {
 		name, block string
 		want        []string // phrases of the one diagnostic's detail
 	}{
-		{name: "arrivals suggestion", block: `arrivals = "poison"`, want: []string{`"poisson", "constant" or "gamma"`, `Did you mean "poisson"?`}},
+		{name: "arrivals suggestion", block: `arrivals = "poison"`, want: []string{`"poisson", "constant", "gamma" or "trace"`, `Did you mean "poisson"?`}},
 		{name: "slo suggestion", block: `slo = { ttft_msec = 1 }`, want: []string{"ttft_ms, tbt_ms, e2e_ms", `Did you mean "ttft_ms"?`}},
 		{name: "rate not positive", block: `rate = [0]`, want: []string{"more than 0 requests per second; got 0"}},
 		{name: "negative warmup", block: `warmup = "-2s"`, want: []string{`warmup must be a duration such as "0s" (none)`, `got "-2s"`}},

@@ -400,6 +400,7 @@ func (l *loader) checkWorkload() hcl.Diagnostics {
 				workload.Random, where(l.spec.Measure.DeclRange), workload.Article))
 		}
 		diags = append(diags, l.checkConversations(w)...)
+		diags = append(diags, l.checkTraceWorkload(w)...)
 		diags = append(diags, l.checkSpeculativeSampling(w)...)
 	}
 	return diags

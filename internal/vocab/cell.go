@@ -91,6 +91,9 @@ const (
 	ArrivalsPoisson  = "poisson"
 	ArrivalsConstant = "constant"
 	ArrivalsGamma    = "gamma"
+	// ArrivalsTrace sends each request at its trace's time (a trace
+	// workload's; docs/spec.md#traces).
+	ArrivalsTrace = "trace"
 )
 
 // DefaultMaxOutstanding is the safety cap on a traffic cell's requests in

@@ -158,6 +158,12 @@ const (
 	// requests, which reuse them in order. Figures: FigKept (the usable
 	// entries, or turns), FigRequests, FigDropped, FigReused.
 	DatasetReused Code = "dataset_reused"
+	// TraceCounts: what a trace workload's replay left out of its slice
+	// (docs/spec.md#traces). Figures: FigExamined (the slice's
+	// requests), FigKept (those sent), FigZeroLength (the trace's lines
+	// without tokens, left out while reading), FigOverLength (dropped by
+	// drop_over_length).
+	TraceCounts Code = "trace_counts"
 	// NoCompletion: no request completed in the window, so the cell's
 	// latencies are unmeasured. Figures: FigLaunched, FigWindowS.
 	NoCompletion Code = "no_completion"
@@ -286,6 +292,8 @@ const (
 	FigOutputTooShort        = "output_too_short"
 	FigPromptTooLong         = "prompt_too_long"
 	FigTotalTooLong          = "total_too_long"
+	FigZeroLength            = "zero_length"
+	FigOverLength            = "over_length"
 	FigRequests              = "requests"
 	FigReused                = "reused"
 	FigLaunched              = "launched"

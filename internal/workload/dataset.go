@@ -16,8 +16,9 @@ const (
 	FormatMessages = "messages"
 )
 
-// Formats are the dataset formats, in the order docs list them.
-var Formats = []string{FormatShareGPT, FormatJSONL, FormatMessages}
+// Formats are the dataset formats, in the order docs list them: the prompt
+// datasets', then the traces' (TraceFormats).
+var Formats = append([]string{FormatShareGPT, FormatJSONL, FormatMessages}, TraceFormatNames()...)
 
 // Message is one message of a dataset conversation.
 type Message struct {
@@ -46,6 +47,9 @@ type Entry struct {
 	Messages []Message
 	// ID is a messages entry's "id", or "" when it has none.
 	ID string
+	// Trace is a trace line's request (a trace format's entry); nil in
+	// the prompt datasets.
+	Trace *TraceRequest
 }
 
 // Dataset is a dataset file read into memory.
@@ -59,6 +63,10 @@ type Dataset struct {
 	// than two turns: vLLM drops them while loading, and so does
 	// requests.ReadDataset (they are not errors).
 	Skipped int
+	// ZeroLength counts trace lines with no input or no output token (a
+	// BurstGPT failure logs a response of 0 tokens): they cannot be sent,
+	// and are left out while reading.
+	ZeroLength int
 	// SHA256 is the hex SHA-256 of the file's bytes as read: what a
 	// traffic cell's schedule records of the dataset, so that two runs of
 	// one path but other contents are told apart.

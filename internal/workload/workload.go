@@ -75,6 +75,9 @@ type Options struct {
 	// Turns is the number of user turns a generated conversation has (1:
 	// single requests); a messages dataset's conversations bring their own.
 	Turns int
+	// Trace is how a trace dataset is replayed (speed, slice,
+	// max_requests, drop_over_length); the zero Trace replays it whole.
+	Trace Trace
 }
 
 // Filter drops dataset entries by token counts, as vLLM's
