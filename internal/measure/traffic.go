@@ -137,11 +137,11 @@ type trafficLoad struct {
 	firstChunkTimeout time.Duration
 	idleTimeout       time.Duration
 	sched             *arrivalSchedule
+	slots             chan struct{} // the outstanding cap
 	// times, when not nil, are the arrivals instead of sched's: a trace's
 	// (arrivals = "trace"), in seconds since origin; the dispatcher stops
 	// after the last.
 	times []float64
-	slots             chan struct{} // the outstanding cap
 	// stall, when positive, delays each arrival after its timer fired
 	// (the client-starving test hook: clientStallEnv).
 	stall       time.Duration
