@@ -37,7 +37,11 @@ func ReadDataset(path, format string) (*workload.Dataset, error) {
 func ParseDataset(path string, data []byte, format string) (*workload.Dataset, error) {
 	read := format
 	fail := func(line int, format string, args ...any) error {
-		return &workload.DatasetError{Path: path, Format: read, Line: line, Reason: fmt.Sprintf(format, args...)}
+		de := &workload.DatasetError{Path: path, Format: read, Line: line, Reason: fmt.Sprintf(format, args...)}
+		if line > 0 && workload.IsTrace(read) {
+			de.Data = data // a trace's diagnostic shows its line
+		}
+		return de
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
@@ -58,10 +62,10 @@ func ParseDataset(path string, data []byte, format string) (*workload.Dataset, e
 	trace, terr := detectTrace(bytes.TrimSpace(first))
 	switch {
 	case format != "" && trace != "" && trace != format:
-		return nil, fail(1, "format is %q, but the first line has the fields of a %s trace (%s); set format = %q, or point dataset at a %s file", format, trace, traceKeys(trace), trace, format)
+		return nil, fail(1, "format is %q, but the first line has the fields of format %s (%s); set format = %q, or point dataset at a %s file", format, trace, traceKeys(trace), trace, format)
 	case format != "" && workload.IsTrace(format) && trace == "":
 		f, _ := workload.TraceFormatOf(format)
-		return nil, fail(1, "format is %q, but the first line is not a %s trace's (it holds %s)", format, format, traceKeys(f.Name))
+		return nil, fail(1, "format is %q, but the first line does not hold that format's fields (%s)", format, traceKeys(f.Name))
 	case format == "" && terr != nil:
 		return nil, fail(1, "%v", terr)
 	case format == "" && trace != "":

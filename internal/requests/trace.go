@@ -224,7 +224,7 @@ func readTrace(d *workload.Dataset, data []byte, f workload.TraceFormat, fail fu
 			raw, ok := fields[fld.key]
 			if !ok {
 				if i < len(tr.fields) {
-					return fail(n, "no %q field (a %s line is {%s})", fld.key, f.Name, quotedKeys(f.Keys))
+					return fail(n, "no %q field (a line of format %s is {%s})", fld.key, f.Name, quotedKeys(f.Keys))
 				}
 				continue
 			}
@@ -253,7 +253,7 @@ func readTraceCSV(data []byte, f workload.TraceFormat, tr traceReader, add func(
 	for _, fld := range tr.fields {
 		i := slices.Index(header, fld.key)
 		if i < 0 {
-			return fail(1, "no %q column (a %s trace's header holds %s)", fld.key, f.Name, strings.Join(f.Keys, ", "))
+			return fail(1, "no %q column (the header of format %s holds %s)", fld.key, f.Name, strings.Join(f.Keys, ", "))
 		}
 		col[fld.key] = i
 	}

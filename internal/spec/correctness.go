@@ -261,7 +261,12 @@ func (l *loader) readItems(c *Correctness, a *hcl.Attribute) hcl.Diagnostics {
 // bytes, kept in Spec.Files for the snippet), naming the block whose
 // dataset it is.
 func (l *loader) atDatasetLine(c *Correctness, a *hcl.Attribute, data []byte, line int, summary, detail string) *hcl.Diagnostic {
-	name := c.DatasetPath
+	return l.atFileLine(c.DatasetPath, data, line, summary, fmt.Sprintf("%s (The dataset of correctness %q, %s.)", detail, c.Name, where(a.Range)))
+}
+
+// atFileLine is a diagnostic at line of file name (data are its bytes,
+// kept in Spec.Files for the snippet).
+func (l *loader) atFileLine(name string, data []byte, line int, summary, detail string) *hcl.Diagnostic {
 	if l.spec.Files[name] == nil {
 		l.spec.Files[name] = &hcl.File{Bytes: data}
 	}
@@ -279,12 +284,7 @@ func (l *loader) atDatasetLine(c *Correctness, a *hcl.Attribute, data []byte, li
 	rng := hcl.Range{Filename: name,
 		Start: hcl.Pos{Line: line, Column: 1, Byte: start},
 		End:   hcl.Pos{Line: line, Column: end - start + 1, Byte: end}}
-	return &hcl.Diagnostic{
-		Severity: hcl.DiagError,
-		Summary:  summary,
-		Detail:   fmt.Sprintf("%s (The dataset of correctness %q, %s.)", detail, c.Name, where(a.Range)),
-		Subject:  &rng,
-	}
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: &rng}
 }
 
 // rootCorrectness is the root name under which conditions read the

@@ -248,6 +248,11 @@ func (l *loader) readDataset(w *Workload, a *hcl.Attribute) hcl.Diagnostics {
 	if !errors.As(err, &de) {
 		return hcl.Diagnostics{invalidCtx("Invalid dataset", a.Expr.Range(), a.Range, err.Error()+".")}
 	}
+	if workload.IsTrace(de.Format) && de.Line > 0 && de.Data != nil {
+		// A trace's problem is at its own line (docs/spec.md#traces).
+		return hcl.Diagnostics{l.atFileLine(w.DatasetPath, de.Data, de.Line, "Invalid trace",
+			fmt.Sprintf("%s: %s. (The dataset of workload %q, %s.)", de.Format, de.Why(), w.Name, where(a.Range)))}
+	}
 	summary, fix := "Invalid dataset", "Fix the file, or point dataset at another."
 	switch {
 	case de.Unreadable:

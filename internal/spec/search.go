@@ -278,6 +278,10 @@ func (l *loader) rateSearchTraffic(s *Search, a *hcl.Attribute) hcl.Diagnostics 
 		return hcl.Diagnostics{invalidCtx("Closed-loop traffic in a rate search", a.Expr.Range(), a.Range,
 			fmt.Sprintf("Traffic %q keeps requests in flight (concurrency, a closed loop, at %s), so it has no request rate to search: a rate search sends open-loop arrivals at each probe's rate. Name a traffic block with rate = […], or search concurrency instead.", t.Label, where(t.DeclRange)))}
 	}
+	if t.Arrivals == vocab.ArrivalsTrace {
+		return hcl.Diagnostics{invalidCtx("Trace arrivals in a rate search", a.Expr.Range(), a.Range,
+			fmt.Sprintf("Traffic %q sends each request at its trace's time (arrivals = \"trace\", at %s), so it has no request rate to search. Give the block other arrivals (the trace's requests are then sent at each probe's rate), or replay it without a search.", t.Label, where(t.DeclRange)))}
+	}
 	s.Context = t.Context
 	return nil
 }

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"os"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -144,9 +145,15 @@ func (l *loader) checkTraceFits(w *Workload, maxOut int) hcl.Diagnostics {
 			if e.Trace.InputTokens+out <= *srv.MaxModelLen {
 				continue
 			}
-			diags = append(diags, invalid("Trace request too long for max_model_len", w.DatasetRange,
-				"%s:%d: the request's %d input and %d output tokens exceed server %q's max_model_len %d (at %s). Set drop_over_length = true to drop such requests (they are counted), slice the trace, or raise max_model_len.",
-				w.Dataset.Path, e.Line, e.Trace.InputTokens, out, srv.Name, *srv.MaxModelLen, where(l.maxModelLenRange[srv])))
+			detail := fmt.Sprintf("The request's %d input and %d output tokens exceed server %q's max_model_len %d (at %s). Set drop_over_length = true to drop such requests (they are counted), slice the trace, or raise max_model_len.",
+				e.Trace.InputTokens, out, srv.Name, *srv.MaxModelLen, where(l.maxModelLenRange[srv]))
+			if data, err := os.ReadFile(w.Dataset.Path); err == nil {
+				// At the trace's own line (docs/spec.md#traces).
+				diags = append(diags, l.atFileLine(w.Dataset.Path, data, e.Line, "Trace request too long for max_model_len",
+					fmt.Sprintf("%s (The dataset of workload %q, %s.)", detail, w.Name, where(w.DatasetRange))))
+				break
+			}
+			diags = append(diags, invalid("Trace request too long for max_model_len", w.DatasetRange, "%s:%d: %s", w.Dataset.Path, e.Line, detail))
 			break
 		}
 	}
@@ -159,6 +166,9 @@ func (l *loader) checkTraceFits(w *Workload, maxOut int) hcl.Diagnostics {
 func (l *loader) checkTraceArrivals(t *Traffic, w *Workload) hcl.Diagnostics {
 	if t.Arrivals != vocab.ArrivalsTrace {
 		return nil
+	}
+	if w.Prompt == workload.DatasetPrompt && w.Dataset == nil {
+		return nil // the dataset's own diagnostic says why it was not read
 	}
 	if !w.isTrace() {
 		return hcl.Diagnostics{invalid("Trace arrivals without a trace", t.DeclRange,

@@ -73,22 +73,22 @@ func TestTraceDiagnostics(t *testing.T) {
 		name, body, want string
 	}{
 		{name: "missing field", body: `workload "m" { dataset = "traces/bad/mooncake_missing_field.jsonl" }`,
-			want: `mooncake_missing_field.jsonl:2: no "hash_ids" field`},
+			want: `mooncake_missing_field.jsonl:2,1-61: Invalid trace; mooncake: no "hash_ids" field`},
 		{name: "missing column", body: `workload "m" {
   dataset = "traces/bad/azure_missing_column.csv"
   format  = "azure"
-}`, want: `azure_missing_column.csv:1: no "GeneratedTokens" column`},
+}`, want: `azure_missing_column.csv:1,1-24: Invalid trace; azure: no "GeneratedTokens" column`},
 		{name: "out of order", body: `workload "m" { dataset = "traces/bad/burstgpt_out_of_order.csv" }`,
-			want: "burstgpt_out_of_order.csv:4: the request arrives 2s before line 3's"},
+			want: "burstgpt_out_of_order.csv:4,1-36: Invalid trace; burstgpt: the request arrives 2s before line 3's"},
 		{name: "format mismatch", body: `workload "m" {
   dataset = "traces/azure.csv"
   format  = "burstgpt"
-}`, want: `format is "burstgpt", but the first line has the fields of a azure trace`},
+}`, want: `format is "burstgpt", but the first line has the fields of format azure`},
 		{name: "over max_model_len", body: `workload "m" { dataset = "traces/bad/mooncake_too_long.jsonl" }
 traffic "r" {
   workload = "m"
   arrivals = "trace"
-}`, want: `mooncake_too_long.jsonl:2: the request's 9000 input and 4 output tokens exceed server "sim"'s max_model_len 8192`},
+}`, want: `mooncake_too_long.jsonl:2,1-137: Trace request too long for max_model_len; The request's 9000 input and 4 output tokens exceed server "sim"'s max_model_len 8192`},
 		{name: "speed without a trace", body: `workload "m" {
   dataset = "PROMPTS"
   speed   = 2
@@ -111,6 +111,16 @@ traffic "r" {
   dataset = "traces/mooncake.jsonl"
   slice   = ["1h", "2h"]
 }`, want: "holds no request"},
+		{name: "rate search over trace arrivals", body: `workload "m" { dataset = "traces/mooncake.jsonl" }
+traffic "r" {
+  workload = "m"
+  arrivals = "trace"
+}
+search "most" {
+  traffic   = "r"
+  rate      = [1, 8]
+  objective = "r.goodput_share >= 0.9"
+}`, want: "so it has no request rate to search"},
 		{name: "chat endpoint", body: `measure { endpoint = "chat" }
 workload "m" { dataset = "traces/mooncake.jsonl" }`, want: "Use endpoint = \"completions\""},
 	}
