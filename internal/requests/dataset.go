@@ -18,12 +18,15 @@ import (
 )
 
 // ReadDataset reads the dataset at path in format (FormatShareGPT,
-// FormatJSONL, FormatMessages, or "" to detect it: a file whose first
-// non-blank byte is '[' is ShareGPT; otherwise the first line's object
-// decides, "messages" over "prompt"). Every problem is a *DatasetError
-// naming the file, the line and why: an unreadable or empty file, JSON
-// that does not parse, an entry or line without its field, a field of the
-// wrong type, a file with no usable entry.
+// FormatJSONL, FormatMessages, a trace format of workload.TraceFormats,
+// or "" to detect it: a first line with a trace format's mark field or
+// CSV column is that trace; a file whose first non-blank byte is '[' is
+// ShareGPT; otherwise the first line's object decides, "messages" over
+// "prompt"). Every problem is a *DatasetError naming the file, the line
+// and why: an unreadable or empty file, JSON that does not parse, an
+// entry or line without its field, a field of the wrong type, a file
+// with no usable entry, a trace out of time order, a format the first
+// line contradicts.
 func ReadDataset(path, format string) (*workload.Dataset, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

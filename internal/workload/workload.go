@@ -53,7 +53,8 @@ type Options struct {
 
 	// DatasetPath is the dataset file (Prompt == DatasetPrompt), resolved
 	// against the spec's folder; DatasetFormat is FormatShareGPT,
-	// FormatJSONL, FormatMessages, or "" to detect it.
+	// FormatJSONL, FormatMessages, a trace format (TraceFormats), or ""
+	// to detect it.
 	DatasetPath, DatasetFormat string
 	// Filter drops dataset entries by token counts as vLLM's
 	// is_valid_sequence does (ShareGPT only); DefaultFilter when unset.
