@@ -130,7 +130,7 @@ func (s *sglangServer) warmupAndReady(ctx contextDone) {
 					return
 				}
 			}
-			s.tm.finished(prompt, got, 0, time.Since(start))
+			s.tm.finished(prompt, got, max(int(r.cachedTokens.Load()), 0), time.Since(start))
 		}
 	}
 	s.up.Store(true)
@@ -529,7 +529,7 @@ func (o *sglangOutput) next() (n int, ok bool) {
 		o.got += n
 		if o.got >= o.er.limit && !o.finished {
 			o.finished = true
-			o.s.tm.finished(o.prompt, o.got, 0, now.Sub(o.arrived))
+			o.s.tm.finished(o.prompt, o.got, max(int(o.er.cachedTokens.Load()), 0), now.Sub(o.arrived))
 		}
 		return n, true
 	}

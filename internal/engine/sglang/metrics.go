@@ -21,6 +21,8 @@ import (
 // own); model filters by model_name as vLLM's does. SGLang's scheduler
 // gauges are set at prefill batches and every --decode-log-interval decode
 // steps only (docs/sglang.md#metric-cadence): a reading may be that old.
+// The prefix cache's figures are sglang:prompt_tokens_total (lookups) and
+// cached_tokens_total (hits), counted as requests finish.
 func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 	fams, err := promread.Families(r)
 	if err != nil {
@@ -94,6 +96,20 @@ func ParseMetrics(r io.Reader, modelName string) (promread.Snapshot, error) {
 	}
 	if s.ITL.Has {
 		s.ITLTokens, s.HasITLTokens = s.ITL.Count, true
+	}
+	// The prefix cache: sglang:prompt_tokens_total counts every prompt
+	// token of the requests that finished, cached_tokens_total those the
+	// radix cache served (observe_one_finished_request). Both are labelled
+	// counters without series before their first increment, so a page
+	// with prompt_tokens_total's family counts either from zero. The
+	// scheduler's sglang:cache_hit_rate gauge is the last prefill batch's
+	// only (docs/sglang.md#metrics), no rate over a cell.
+	if f, ok := fams["sglang:prompt_tokens_total"]; ok {
+		s.PrefixCacheQueries, _ = promread.SumFamily(f, modelName)
+		if c, ok := fams["sglang:cached_tokens_total"]; ok {
+			s.PrefixCacheHits, _ = promread.SumFamily(c, modelName)
+		}
+		s.HasPrefixCache = true
 	}
 	length, okL := meanGauge(fams["sglang:spec_accept_length"], modelName)
 	rate, okA := meanGauge(fams["sglang:spec_accept_rate"], modelName)

@@ -37,6 +37,13 @@ sglang:spec_accept_rate{dp_rank="0",engine_type="unified",model_name="qwen",pp_r
 sglang:spec_accept_rate{dp_rank="1",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 0.5
 # TYPE sglang:generation_tokens_total counter
 sglang:generation_tokens_total{model_name="qwen"} 12345.0
+# HELP sglang:prompt_tokens_total Number of prefill tokens processed.
+# TYPE sglang:prompt_tokens_total counter
+sglang:prompt_tokens_total{model_name="qwen"} 4000.0
+sglang:prompt_tokens_total{model_name="other"} 999.0
+# HELP sglang:cached_tokens_total Number of cached prompt tokens.
+# TYPE sglang:cached_tokens_total counter
+sglang:cached_tokens_total{model_name="qwen"} 1000.0
 # HELP sglang:num_retracted_reqs The number of retracted requests.
 # TYPE sglang:num_retracted_reqs gauge
 sglang:num_retracted_reqs{dp_rank="0",engine_type="unified",model_name="qwen",pp_rank="0",tp_rank="0"} 1.0
@@ -75,6 +82,7 @@ func TestParseSGLang(t *testing.T) {
 		// the ITL count is the tokens its sum's waits gave.
 		TTFT: promread.SumCount{Sum: 0.8, Count: 4, Has: true}, ITL: promread.SumCount{Sum: 4, Count: 400, Has: true},
 		E2E: promread.SumCount{Sum: 5, Count: 4, Has: true}, ITLTokens: 400, HasITLTokens: true,
+		PrefixCacheQueries: 4000, PrefixCacheHits: 1000, HasPrefixCache: true,
 	}
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
@@ -83,6 +91,12 @@ func TestParseSGLang(t *testing.T) {
 	// figure, but one that a later page's counter is counted from.
 	if v, _ := ParseMetrics(strings.NewReader(strings.Split(sglangPage, "# HELP sglang:num_retracted_reqs ")[0]), "qwen"); v.HasPreemptions || !v.PreemptionsFromZero {
 		t.Errorf("page without the counter: HasPreemptions %v, PreemptionsFromZero %v; want false, true", v.HasPreemptions, v.PreemptionsFromZero)
+	}
+	// Before a prompt token was cached SGLang writes no cached series:
+	// hits are 0, not unknown.
+	noHits := strings.Replace(sglangPage, `sglang:cached_tokens_total{model_name="qwen"} 1000.0`, "", 1)
+	if v, _ := ParseMetrics(strings.NewReader(noHits), "qwen"); !v.HasPrefixCache || v.PrefixCacheHits != 0 || v.PrefixCacheQueries != 4000 {
+		t.Errorf("page without cached series: hits %v of %v (has %v); want 0 of 4000", v.PrefixCacheHits, v.PrefixCacheQueries, v.HasPrefixCache)
 	}
 	// A vLLM page read as SGLang's has none of its values (the reverse is
 	// registry's TestEnginesReadOnlyTheirOwnMetrics).
