@@ -88,3 +88,18 @@ func (b *Builder) randomIDs(rng *rand.Rand, n int) []int {
 	}
 	return ids
 }
+
+// otherID is an ordinary-token ID other than id (learnVocab first): the
+// next one up the range, wrapping.
+func (b *Builder) otherID(id int) int {
+	v := b.vocab
+	span := v.hi - v.lo + 1
+	next := id
+	for range span {
+		next = v.lo + (next-v.lo+1)%span
+		if next != id && !v.special[next] {
+			return next
+		}
+	}
+	return id
+}

@@ -193,6 +193,7 @@ type Scheduler struct {
 	blocks     map[int64][]int // a trace's prefix blocks by ID
 	trace      *tracePlan      // a trace's plan, made once
 	warnings   []warning.Warning
+	dialBase   []int // the dial's shared token IDs, as long as needed so far
 }
 
 // keptEntry is a dataset entry the filter kept, with its counts.
@@ -233,6 +234,7 @@ const (
 	streamTokens
 	streamShuffle
 	streamPrefix
+	streamDial
 )
 
 func (p *Scheduler) rng(i, stream int) *rand.Rand {
@@ -552,6 +554,28 @@ func (p *Scheduler) prefix(ctx context.Context, g int) (prefixRef, error) {
 	return pre, nil
 }
 
+// dial makes a random prompt's leading tokens the dial's shared ones:
+// Prefix.SharedTokens(len(ids)) of them, in whole blocks, taken from one
+// sequence of IDs every request of the workload begins with, so that an
+// earlier request of at least as many shared tokens has put them in the
+// prefix cache. The token after them is made to differ from the
+// sequence's, so that no cache, per block or per token, matches further.
+func (p *Scheduler) dial(ids []int) {
+	k := p.opts.Prefix.SharedTokens(len(ids))
+	if k == 0 {
+		return
+	}
+	if len(p.dialBase) <= k {
+		// randomIDs draws one ID after the other: a longer draw from the
+		// same seed begins with the shorter one.
+		p.dialBase = p.b.randomIDs(rand.New(rand.NewPCG(p.opts.Seed, streamDial)), 2*k+1)
+	}
+	copy(ids, p.dialBase[:k])
+	if k < len(ids) && ids[k] == p.dialBase[k] {
+		ids[k] = p.b.otherID(ids[k])
+	}
+}
+
 // planGenerated plans Random and Article requests: lengths drawn per
 // request, prompts built to them exactly.
 func (p *Scheduler) planGenerated(ctx context.Context, cfg ScheduleConfig) ([]Request, error) {
@@ -589,6 +613,9 @@ func (p *Scheduler) planGenerated(ctx context.Context, cfg ScheduleConfig) ([]Re
 				return nil, err
 			}
 			r.Tokens = append(append(make([]int, 0, len(pre.ids)+n), pre.ids...), p.b.randomIDs(p.rng(i, streamTokens), n)...)
+			if p.opts.Prefix.IsDial() {
+				p.dial(r.Tokens)
+			}
 			r.PromptTokens = len(r.Tokens)
 		case turn > 0:
 			// A later turn is text of n tokens: the chat template's tokens

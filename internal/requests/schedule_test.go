@@ -380,3 +380,70 @@ func TestSentReuseWarning(t *testing.T) {
 		t.Errorf("a plan without a dataset warned %q", w)
 	}
 }
+
+// TestPlanRandomDial: a dialled hit rate makes each random prompt begin
+// with SharedTokens of one shared sequence and differ right after it, so
+// that a prefix cache of the dial's block (or per token, block 1) serves
+// exactly those tokens of every request after the first: the planned
+// share over the schedule is the dial within the first request's share
+// and the blocks' rounding.
+func TestPlanRandomDial(t *testing.T) {
+	tests := []struct {
+		name    string
+		rate    float64
+		block   int
+		lengths workload.Length
+		within  float64 // |planned − dial| bound
+	}{
+		{name: "0.2 in blocks of 16", rate: 0.2, block: 16, lengths: workload.FixedLength(512), within: 0.02},
+		{name: "0.5 in blocks of 16", rate: 0.5, block: 16, lengths: workload.FixedLength(512), within: 0.02},
+		{name: "0.8 in blocks of 16", rate: 0.8, block: 16, lengths: workload.FixedLength(512), within: 0.02},
+		{name: "0.5 in blocks of 128 (vLLM CPU)", rate: 0.5, block: 128, lengths: workload.FixedLength(512), within: 0.02},
+		{name: "0.6 per token, drawn lengths", rate: 0.6, block: 1, lengths: workload.Length{Distribution: workload.Uniform, Min: 200, Max: 400}, within: 0.03},
+		{name: "0.8 in blocks of 16, drawn lengths", rate: 0.8, block: 16, lengths: workload.Length{Distribution: workload.Uniform, Min: 200, Max: 400}, within: 0.05},
+		{name: "0 shares nothing", rate: 0, block: 16, lengths: workload.FixedLength(512), within: 0.001},
+		{name: "1 shares all but the last block", rate: 1, block: 16, lengths: workload.FixedLength(512), within: 0.05},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := workload.Options{Prompt: workload.Random, Seed: 3, Prefix: workload.Prefix{HitRate: tt.rate, Block: tt.block},
+				InputTokens: tt.lengths, OutputTokens: workload.FixedLength(8)}
+			p := plan(t, &fakeTokenizer{}, opts, ScheduleConfig{Requests: 100})
+			var hits, total int
+			for i, r := range p.Requests {
+				n := len(r.Tokens)
+				k := opts.Prefix.SharedTokens(n)
+				if k%tt.block != 0 || k >= n {
+					t.Fatalf("request %d: %d shared tokens of %d, not whole blocks of %d before the last token", i, k, n, tt.block)
+				}
+				// What a cache of the dial's block serves: the longest
+				// common prefix with an earlier request, in whole blocks,
+				// never the last token.
+				best := 0
+				for _, e := range p.Requests[:i] {
+					c := 0
+					for c < min(n, len(e.Tokens)) && e.Tokens[c] == r.Tokens[c] {
+						c++
+					}
+					best = max(best, c)
+				}
+				hit := min(best/tt.block, (n-1)/tt.block) * tt.block
+				if i > 0 && tt.lengths.Distribution == "" && hit != k {
+					t.Errorf("request %d: a cache serves %d tokens, want the dial's %d", i, hit, k)
+				}
+				if best > k {
+					t.Errorf("request %d matches an earlier one for %d tokens, beyond its %d shared", i, best, k)
+				}
+				hits += hit
+				total += n
+			}
+			if got := float64(hits) / float64(total); math.Abs(got-tt.rate) > tt.within {
+				t.Errorf("planned hit rate %.4f, dial %.2f (bound %.3f)", got, tt.rate, tt.within)
+			}
+			again := plan(t, &fakeTokenizer{}, opts, ScheduleConfig{Requests: 100})
+			if !slices.EqualFunc(p.Requests, again.Requests, func(a, b Request) bool { return slices.Equal(a.Tokens, b.Tokens) }) {
+				t.Error("the same seed planned other prompts")
+			}
+		})
+	}
+}

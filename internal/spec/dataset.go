@@ -191,7 +191,14 @@ func (l *loader) decodeLengths(w *Workload, at hcl.Attributes) hcl.Diagnostics {
 func (l *loader) decodeWorkloadPrefix(w *Workload, a *hcl.Attribute) hcl.Diagnostics {
 	p, diags := l.prefix(a)
 	w.Prefix, w.PrefixRange = p, a.Expr.Range()
-	if w.Dataset != nil && w.Dataset.Format == workload.FormatMessages {
+	if p.IsDial() && w.Prompt != workload.Random {
+		// Text prompts are re-tokenized by the server (and templated on
+		// chat): only token IDs repeat exactly, in whole blocks.
+		diags = append(diags, invalidCtx("Hit rate without random prompts", a.NameRange, a.Range,
+			fmt.Sprintf("prefix.hit_rate repeats whole KV blocks of earlier prompts' tokens exactly, which only token-ID prompts can: prompt = %q on /v1/completions (measure.endpoint = \"completions\"). Use prompt = %q, or prefix = { groups, tokens } for shared prefixes of text.",
+				workload.Random, workload.Random)))
+	}
+	if !p.IsDial() && w.Dataset != nil && w.Dataset.Format == workload.FormatMessages {
 		diags = append(diags, invalidCtx("Prefix with conversations", a.NameRange, a.Range,
 			"prefix puts a shared prefix before each prompt; a messages dataset's conversations are sent as they are (their own system messages and history are what later turns share). Remove prefix."))
 	}
@@ -445,12 +452,24 @@ func (p lengthParts) build(name string) (workload.Length, string) {
 	return out, ""
 }
 
-// prefix reads prefix = { groups = G, tokens = P }.
+// prefix reads prefix in either form: { groups = G, tokens = P }, shared
+// prefixes, or { hit_rate = H, block = B }, a dialled prefix-cache hit
+// rate (block optional: workload.DefaultPrefixBlock). Keys of both forms
+// are one diagnostic saying which to drop.
 func (l *loader) prefix(a *hcl.Attribute) (workload.Prefix, hcl.Diagnostics) {
 	const example = "{ groups = 4, tokens = 256 }"
+	const dialExample = "{ hit_rate = 0.6, block = 16 }"
 	keys, diags := l.objectAttrs(a, example)
 	var p workload.Prefix
-	for _, k := range keys {
+	var groupsKey, dialKey *objectAttr
+	hitRate := false
+	for i, k := range keys {
+		switch k.name {
+		case "groups", "tokens":
+			groupsKey = &keys[i]
+		case "hit_rate", "block":
+			dialKey = &keys[i]
+		}
 		switch k.name {
 		case "groups":
 			v, ok, d := l.value("prefix.groups", k.value, cty.Number)
@@ -476,12 +495,54 @@ func (l *loader) prefix(a *hcl.Attribute) (workload.Prefix, hcl.Diagnostics) {
 				continue
 			}
 			p.Tokens = n
+		case "hit_rate":
+			v, ok, d := l.value("prefix.hit_rate", k.value, cty.Number)
+			diags = append(diags, d...)
+			if !ok {
+				continue
+			}
+			h, _ := v.AsBigFloat().Float64()
+			if h < 0 || h > 1 {
+				diags = append(diags, invalid("Invalid prefix", k.value.Range(), "prefix.hit_rate is the share of each prompt's tokens the prefix cache should serve, 0 to 1; got %s.", v.AsBigFloat().Text('g', -1)))
+				continue
+			}
+			p.HitRate, hitRate = h, true
+		case "block":
+			v, ok, d := l.value("prefix.block", k.value, cty.DynamicPseudoType)
+			diags = append(diags, d...)
+			if !ok {
+				continue
+			}
+			n, err := tokenValue(v)
+			if err != nil {
+				diags = append(diags, invalid("Invalid prefix", k.value.Range(), "prefix.block: %s.", err))
+				continue
+			}
+			p.Block = n
 		default:
 			diags = append(diags, unknownName("Unknown prefix key", k.keyRange, a.Range,
-				fmt.Sprintf("prefix is %s: how many shared prefixes and how long each is; %q is not one of its keys.", example, k.name), k.name, []string{"groups", "tokens"}))
+				fmt.Sprintf("prefix is %s (how many shared prefixes and how long each is) or %s (the share of each prompt the prefix cache should serve, in whole KV blocks); %q is not one of its keys.", example, dialExample, k.name),
+				k.name, []string{"groups", "tokens", "hit_rate", "block"}))
 		}
 	}
-	if !diags.HasErrors() && (p.Groups == 0 || p.Tokens == 0) {
+	if groupsKey != nil && dialKey != nil {
+		return workload.Prefix{}, append(diags, invalidCtx("Mixed prefix forms", dialKey.keyRange, a.Range,
+			fmt.Sprintf("prefix is either %s, shared prefixes before each prompt, or %s, a dialled hit rate within each prompt; this one has %s and %s. Drop groups and tokens to dial the hit rate, or drop hit_rate and block to keep shared prefixes.",
+				example, dialExample, groupsKey.name, dialKey.name)))
+	}
+	if diags.HasErrors() {
+		return p, diags
+	}
+	if dialKey != nil {
+		if !hitRate {
+			return workload.Prefix{}, append(diags, invalid("Invalid prefix", a.Expr.Range(), "a dialled prefix needs hit_rate, as in %s.", dialExample))
+		}
+		if p.Block == 0 {
+			p.Block = workload.DefaultPrefixBlock
+		}
+		return p, diags
+	}
+	if p.Groups == 0 || p.Tokens == 0 {
 		return workload.Prefix{}, append(diags, invalid("Invalid prefix", a.Expr.Range(), "prefix needs groups and tokens, as in %s.", example))
 	}
 	return p, diags

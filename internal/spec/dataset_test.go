@@ -81,6 +81,18 @@ func TestNamedWorkloads(t *testing.T) {
 				InputTokens:  workload.FixedLength(500),
 				OutputTokens: workload.Length{Distribution: workload.Lognormal, Mean: 200, Stddev: 150, Min: 16, Max: 1000},
 				Prefix:       workload.Prefix{Groups: 4, Tokens: 256}, Turns: 3}},
+		{name: "dialled hit rate, block stated", block: `
+  prompt       = "random"
+  input_tokens = 512
+  prefix       = { hit_rate = 0.6, block = "1K" }`,
+			want: workload.Options{Prompt: workload.Random, Seed: DefaultSeed, Filter: workload.DefaultFilter, IgnoreEOS: true,
+				InputTokens: workload.FixedLength(512), Prefix: workload.Prefix{HitRate: 0.6, Block: 1024}}},
+		{name: "dialled hit rate, default block", block: `
+  prompt       = "random"
+  input_tokens = 512
+  prefix       = { hit_rate = 0 }`,
+			want: workload.Options{Prompt: workload.Random, Seed: DefaultSeed, Filter: workload.DefaultFilter, IgnoreEOS: true,
+				InputTokens: workload.FixedLength(512), Prefix: workload.Prefix{HitRate: 0, Block: workload.DefaultPrefixBlock}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,5 +187,49 @@ func TestDatasetWithoutReader(t *testing.T) {
 	if len(diags) != 1 || diags[0].Summary != "Cannot read dataset" || diags[0].Subject == nil || diags[0].Subject.Start.Line != 3 ||
 		!strings.Contains(diags[0].Detail, "without a dataset reader (spec.LoadOptions.ReadDataset)") {
 		t.Fatalf("diags = %v, want one \"Cannot read dataset\" at line 3 naming spec.LoadOptions.ReadDataset", diags)
+	}
+}
+
+// TestPrefixDialDiagnostics: the dialled form of prefix is checked where
+// it is written: both forms at once (saying which to drop), a rate out of
+// 0..1, a block below 1, no hit_rate, and prompts that are not token IDs.
+func TestPrefixDialDiagnostics(t *testing.T) {
+	tests := []struct {
+		name    string
+		block   string
+		summary string
+		detail  string
+	}{
+		{name: "both forms", block: `prompt = "random"
+  prefix = { groups = 4, tokens = 256, hit_rate = 0.5 }`,
+			summary: "Mixed prefix forms", detail: "Drop groups and tokens to dial the hit rate, or drop hit_rate and block to keep shared prefixes"},
+		{name: "rate above 1", block: `prompt = "random"
+  prefix = { hit_rate = 1.5 }`,
+			summary: "Invalid prefix", detail: "0 to 1; got 1.5"},
+		{name: "block zero", block: `prompt = "random"
+  prefix = { hit_rate = 0.5, block = 0 }`,
+			summary: "Invalid prefix", detail: "prefix.block: 0 is not a positive whole number of tokens"},
+		{name: "block without hit_rate", block: `prompt = "random"
+  prefix = { block = 16 }`,
+			summary: "Invalid prefix", detail: "a dialled prefix needs hit_rate"},
+		{name: "article prompts", block: `prefix = { hit_rate = 0.5 }`,
+			summary: "Hit rate without random prompts", detail: `only token-ID prompts can: prompt = "random"`},
+		{name: "unknown key names both forms", block: `prompt = "random"
+  prefix = { hit = 0.5 }`,
+			summary: "Unknown prefix key", detail: "{ hit_rate = 0.6, block = 16 }"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := fmt.Sprintf("server \"s\" { model = \"m\" }\nmeasure { endpoint = \"completions\" }\nworkload \"w\" {\n  %s\n}\n", tt.block)
+			_, diags := LoadSource("spec.hcl", []byte(src), LoadOptions{LookupEnv: testEnv, ReadDataset: requests.ReadDataset})
+			var got []string
+			for _, d := range diags {
+				if d.Summary == tt.summary && strings.Contains(d.Detail, tt.detail) {
+					return
+				}
+				got = append(got, d.Summary+": "+d.Detail)
+			}
+			t.Errorf("no %q diagnostic with %q; got %q", tt.summary, tt.detail, got)
+		})
 	}
 }

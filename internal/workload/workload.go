@@ -6,7 +6,10 @@
 // (spec and result import these values without either).
 package workload
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Prompt kinds (the values of workload.prompt in a spec).
 const (
@@ -95,14 +98,42 @@ type Filter struct {
 // output), max_prompt_len 1024, max_total_len 2048.
 var DefaultFilter = Filter{MinPromptTokens: 4, MinOutputTokens: 4, MaxPromptTokens: 1024, MaxTotalTokens: 2048}
 
-// Prefix is a workload's shared prefixes: request i begins with prefix
-// i mod Groups, Tokens tokens long. The zero Prefix is none.
+// Prefix is a workload's shared prefixes, in one of two forms. Groups
+// form: request i begins with prefix i mod Groups, Tokens tokens long.
+// Dial form (Block > 0): HitRate of each request's prompt tokens, in whole
+// blocks of Block tokens, repeat the tokens earlier requests began with
+// (docs/spec.md#prefix-hit-rate). The zero Prefix is none.
 type Prefix struct {
 	Groups, Tokens int
+	// HitRate is the dialled share (0 ≤ HitRate ≤ 1) of each prompt's
+	// tokens that repeats earlier requests'; Block the engine's KV block
+	// size in tokens, the unit the share is rounded to.
+	HitRate float64
+	Block   int
 }
 
-// IsSet reports whether p asks for shared prefixes.
+// DefaultPrefixBlock is the dial's block when the workload states none:
+// vLLM's block size on GPU and the simulator's; a per-token cache
+// (SGLang's radix cache, llama.cpp's slots) is served by any block.
+const DefaultPrefixBlock = 16
+
+// IsSet reports whether p asks for shared prefixes in the groups form.
 func (p Prefix) IsSet() bool { return p.Groups > 0 }
+
+// IsDial reports whether p dials a prefix-cache hit rate.
+func (p Prefix) IsDial() bool { return p.Block > 0 }
+
+// SharedTokens is how many leading tokens of an n-token prompt the dial
+// repeats: HitRate × n rounded to the nearest whole block, at most the
+// whole blocks before the prompt's last token (an engine always computes
+// the last token, for its logits).
+func (p Prefix) SharedTokens(n int) int {
+	if !p.IsDial() || n < 2 {
+		return 0
+	}
+	blocks := int(math.Round(p.HitRate * float64(n) / float64(p.Block)))
+	return min(blocks, (n-1)/p.Block) * p.Block
+}
 
 // DefaultJSONLOutputTokens is the output length of a JSONL prompt line
 // without output_tokens when the workload sets none: vLLM's
