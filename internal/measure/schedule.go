@@ -84,6 +84,9 @@ func scheduleSettings(opts workload.Options, named bool, context, maxOutput int,
 	if opts.Prefix.IsSet() {
 		s["prefix"] = fmt.Sprintf("{groups=%d,tokens=%d}", opts.Prefix.Groups, opts.Prefix.Tokens)
 	}
+	if opts.Prefix.IsDial() {
+		s["prefix"] = fmt.Sprintf("{hit_rate=%s,block=%d}", strconv.FormatFloat(opts.Prefix.HitRate, 'g', -1, 64), opts.Prefix.Block)
+	}
 	if opts.Turns > 0 {
 		s["turns"] = strconv.Itoa(opts.Turns)
 	}

@@ -581,7 +581,14 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 	start := time.Now()
 	cell := result.TrafficCell{Traffic: ref.Matrix, Context: ref.Context, Rate: ref.Rate, Concurrency: ref.Concurrency,
 		Arrivals: t.Arrivals, Burstiness: t.Burstiness, Seed: t.Seed, MaxOutstanding: t.MaxOutstanding}
-	plan, err := m.Prompts.plan(ctx, w, requests.ScheduleConfig{Requests: plannedRequests(t, ref), Context: ref.Context, MaxOutput: m.MaxOutput, MaxModelLen: m.MaxModelLen})
+	planned := plannedRequests(t, ref)
+	if w.Prefix.IsDial() && ref.Concurrency > 0 {
+		// Each lap past the plan's end has a cache salt of its own, so its
+		// first requests find the shared tokens cold: a closed loop plans
+		// 64 requests a slot, not 16, for a lap to cost the dial little.
+		planned *= dialLaps
+	}
+	plan, err := m.Prompts.plan(ctx, w, requests.ScheduleConfig{Requests: planned, Context: ref.Context, MaxOutput: m.MaxOutput, MaxModelLen: m.MaxModelLen})
 	if err != nil {
 		if ctx.Err() != nil {
 			return cell, context.Cause(ctx)
@@ -630,6 +637,11 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 		cell.Status, cell.Reason = vocab.StatusError, fmt.Sprintf("workload %q: %v", w.Name, err)
 		return cell, nil
 	}
+	if w.Prefix.IsDial() {
+		dial := w.Prefix.HitRate
+		cell.PrefixHitRateDial = &dial
+		work.dialSalt = newDialSalt()
+	}
 	if plan.TraceSHA256 != "" {
 		traceSettings(cell.Schedule, w.Trace, plan.TraceSHA256)
 		for _, tw := range traceWarnings(w, plan) {
@@ -645,6 +657,9 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 	}
 	c, err := m.trafficOnceAt(ctx, ref, t, work, &cell, times)
 	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
+	if off, ok := prefixHitOffDial(&c); ok && err == nil {
+		c.Warnings = append(c.Warnings, m.worded([]warning.Warning{off})...)
+	}
 	if reuse, ok := plan.SentReuseWarning(work.sentCounts()); ok && err == nil {
 		c.Warnings = append(c.Warnings, reuse)
 	}
@@ -893,6 +908,41 @@ func (m *Meter) prefixCacheHitRate(ctx context.Context, cell *result.TrafficCell
 			cell.SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), Round((after.PrefixCacheHits-before.PrefixCacheHits)/dq, 4))
 		}
 	}
+}
+
+// PrefixHitDialBound is how far (a share, 0..1) a cell's measured
+// prefix-cache hit rate may be from its workload's dial before the cell
+// warns (warning.PrefixHitOffDial).
+const PrefixHitDialBound = 0.10
+
+// prefixHitOffDial is the warning of a measured cell whose server-counted
+// prefix-cache hit rate is more than PrefixHitDialBound from the rate its
+// workload dialled; false without a dial, a measured rate or such a gap.
+func prefixHitOffDial(c *result.TrafficCell) (warning.Warning, bool) {
+	if c.PrefixHitRateDial == nil || !c.Status.Measured() {
+		return warning.Warning{}, false
+	}
+	got, ok := c.Metric(metric.PrefixCacheHitRate)
+	if !ok || math.Abs(got-*c.PrefixHitRateDial) <= PrefixHitDialBound {
+		return warning.Warning{}, false
+	}
+	return warning.New(warning.PrefixHitOffDial, "", "", map[string]float64{
+		warning.FigDialled: *c.PrefixHitRateDial, warning.FigMeasured: got, warning.FigBound: PrefixHitDialBound}), true
+}
+
+// dialLaps is how many times plannedRequests' closed-loop plan a dialled
+// workload's cell plans.
+const dialLaps = 4
+
+// dialSeq numbers the cells that dial a hit rate, for their cache salts.
+var dialSeq atomic.Int64
+
+// dialProcess tells this process's salts from another's.
+var dialProcess = strconv.FormatInt(time.Now().UnixNano(), 36)
+
+// newDialSalt is a cache_salt prefix no other cell of any run has used.
+func newDialSalt() string {
+	return "slogate-dial-" + dialProcess + "-" + strconv.FormatInt(dialSeq.Add(1), 10)
 }
 
 // setTrafficCounts sets the cell's turn TTFTs, its window and its request

@@ -68,6 +68,12 @@ type planWork struct {
 	bodiesMu  sync.Mutex
 	multi     bool // some conversation has more than one turn
 	datasetID func(r requests.Request) string
+	// dialSalt, set for a workload that dials its prefix-cache hit rate,
+	// starts the cache_salt of every request: the cell's own, so that no
+	// request hits what an earlier cell left, with the lap through the
+	// plan after it, so that a request sent again past the plan's end
+	// hits only the shared tokens, as the first lap's did.
+	dialSalt string
 
 	sentMu sync.Mutex
 	sent   int            // requests sent (body calls)
@@ -120,14 +126,21 @@ func (w *planWork) turnOf(i, t int) int {
 func (w *planWork) body(i, t int, answers []string) []byte {
 	w.count(w.conv(i)[t])
 	if !w.multi {
+		k := i % len(w.convs)
+		if w.dialSalt != "" && i >= len(w.convs) {
+			return w.f.planBody(w.convs[k][0], nil, w.ignoreEOS, w.dialSalt+"-"+strconv.Itoa(i/len(w.convs)))
+		}
 		w.bodiesMu.Lock()
 		defer w.bodiesMu.Unlock()
 		if w.bodies == nil {
 			w.bodies = make([][]byte, len(w.convs))
 		}
-		k := i % len(w.convs)
 		if w.bodies[k] == nil {
-			w.bodies[k] = w.f.planBody(w.convs[k][0], nil, w.ignoreEOS, "")
+			salt := ""
+			if w.dialSalt != "" {
+				salt = w.dialSalt + "-0"
+			}
+			w.bodies[k] = w.f.planBody(w.convs[k][0], nil, w.ignoreEOS, salt)
 		}
 		return w.bodies[k]
 	}

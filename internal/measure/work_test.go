@@ -7,8 +7,11 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/slogate/slogate/internal/metric"
 	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/warning"
 )
 
 // TestPlanBody: a planned request on each endpoint and with and without
@@ -128,6 +131,89 @@ func TestPlanWorkSentCounts(t *testing.T) {
 			}
 			if sent, repeats := w.sentCounts(); sent != tt.sent || repeats != tt.repeats {
 				t.Errorf("sent %d, repeats %d; want %d, %d", sent, repeats, tt.sent, tt.repeats)
+			}
+		})
+	}
+}
+
+// TestPlanWorkDialSalt: a dialled workload's requests carry the cell's
+// salt and their lap through the plan, so that a request sent again past
+// the plan's end hits only the shared tokens; without a dial no salt.
+func TestPlanWorkDialSalt(t *testing.T) {
+	plan := &requests.Schedule{Requests: []requests.Request{
+		{Index: 0, Conversation: 0, Tokens: []int{1, 2, 3}, OutputTokens: 2, PrefixGroup: -1, Entry: -1},
+		{Index: 1, Conversation: 1, Tokens: []int{1, 2, 4}, OutputTokens: 2, PrefixGroup: -1, Entry: -1},
+	}}
+	tests := []struct {
+		name string
+		salt string
+		unit int
+		want string // "" for no cache_salt
+	}{
+		{name: "no dial, first lap", unit: 0},
+		{name: "no dial, second lap", unit: 3},
+		{name: "dial, first lap", salt: "cell7", unit: 1, want: `"cache_salt":"cell7-0"`},
+		{name: "dial, second lap", salt: "cell7", unit: 2, want: `"cache_salt":"cell7-1"`},
+		{name: "dial, third lap", salt: "cell7", unit: 5, want: `"cache_salt":"cell7-2"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := newPlanWork(requestFields{model: "m"}, plan, true, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.dialSalt = tt.salt
+			b := string(w.body(tt.unit, 0, nil))
+			if tt.want == "" && strings.Contains(b, "cache_salt") || tt.want != "" && !strings.Contains(b, tt.want) {
+				t.Errorf("unit %d: %s; want %q", tt.unit, b, tt.want)
+			}
+		})
+	}
+}
+
+// TestPrefixHitOffDial: a measured cell whose server-counted hit rate is
+// more than PrefixHitDialBound from its dial warns with both figures; a
+// cell within the bound, without a dial, without the counters or not
+// measured does not.
+func TestPrefixHitOffDial(t *testing.T) {
+	tests := []struct {
+		name     string
+		dial     float64
+		dialled  bool
+		measured float64
+		counted  bool
+		status   vocab.Status
+		warns    bool
+	}{
+		{name: "on the dial", dial: 0.5, dialled: true, measured: 0.48, counted: true, status: vocab.StatusValid},
+		{name: "within the bound", dial: 0.5, dialled: true, measured: 0.41, counted: true, status: vocab.StatusValid},
+		{name: "below: CPU blocks of 128 for a dial of 16", dial: 0.5, dialled: true, measured: 0.0625, counted: true, status: vocab.StatusValid, warns: true},
+		{name: "above: cells hitting each other", dial: 0.2, dialled: true, measured: 0.66, counted: true, status: vocab.StatusQueued, warns: true},
+		{name: "no dial", measured: 0.9, counted: true, status: vocab.StatusValid},
+		{name: "no counters", dial: 0.5, dialled: true, status: vocab.StatusValid},
+		{name: "an error cell", dial: 0.5, dialled: true, measured: 0, counted: true, status: vocab.StatusError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := result.TrafficCell{Status: tt.status}
+			if tt.dialled {
+				c.PrefixHitRateDial = &tt.dial
+			}
+			if tt.counted {
+				c.SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), tt.measured)
+			}
+			w, ok := prefixHitOffDial(&c)
+			if ok != tt.warns {
+				t.Fatalf("warns %v, want %v (%+v)", ok, tt.warns, w)
+			}
+			if !ok {
+				return
+			}
+			d, _ := w.Figure(warning.FigDialled)
+			m, _ := w.Figure(warning.FigMeasured)
+			b, _ := w.Figure(warning.FigBound)
+			if w.Code != warning.PrefixHitOffDial || d != tt.dial || m != tt.measured || b != PrefixHitDialBound {
+				t.Errorf("warning %s %v, want %s with dialled %v, measured %v, bound %v", w.Code, w.Figures, warning.PrefixHitOffDial, tt.dial, tt.measured, PrefixHitDialBound)
 			}
 		})
 	}

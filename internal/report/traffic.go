@@ -217,6 +217,12 @@ func trafficTables(blocks []trafficBlock) []trafficTable {
 		for _, name := range columns {
 			t.Header = append(t.Header, metric.Must(vocab.PhaseTraffic, name).Label)
 		}
+		// A workload that dials its hit rate shows the dial beside the
+		// server's measured rate (docs/spec.md#prefix-hit-rate).
+		dialled := slices.ContainsFunc(cells, func(c *result.TrafficCell) bool { return c.PrefixHitRateDial != nil })
+		if dialled {
+			t.Header = append(t.Header, dialLabel)
+		}
 		for i, c := range cells {
 			r := []string{b.Loads[i], statusWord(c.Status)}
 			for _, name := range columns {
@@ -225,6 +231,9 @@ func trafficTables(blocks []trafficBlock) []trafficTable {
 					continue
 				}
 				r = append(r, trafficText(c, name))
+			}
+			if dialled {
+				r = append(r, dialText(c))
 			}
 			t.Rows = append(t.Rows, r)
 		}
@@ -354,6 +363,18 @@ func trafficCharts(blocks []trafficBlock) []htmlChart {
 
 // trafficText is metric name of traffic cell c as reports show it; a dash
 // when the cell does not have it (a latency where no request completed).
+// dialLabel heads the column of the hit rate a workload dialled.
+const dialLabel = "Dialled hit rate"
+
+// dialText is the hit rate c's workload dialled, written as the measured
+// prefix_cache_hit_rate is; a dash without a dial.
+func dialText(c *result.TrafficCell) string {
+	if c.PrefixHitRateDial == nil {
+		return dash
+	}
+	return metricText(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), *c.PrefixHitRateDial)
+}
+
 func trafficText(c *result.TrafficCell, name string) string {
 	m := metric.Must(vocab.PhaseTraffic, name)
 	v, ok := c.Value(m)

@@ -306,3 +306,37 @@ func TestTrafficChartsNeedTwoLoads(t *testing.T) {
 		})
 	}
 }
+
+// TestTrafficDialColumn: a block whose workload dialled a prefix-cache hit
+// rate has the measured rate and the dial side by side, the dial on every
+// row whatever the cell's status; a block without a dial has neither
+// column unless its server counted hits.
+func TestTrafficDialColumn(t *testing.T) {
+	dial := 0.5
+	tests := []struct {
+		name     string
+		dial     *float64
+		header   []string // the last columns
+		firstRow []string
+	}{
+		{name: "dialled", dial: &dial, header: []string{"Prefix cache hit rate", "Dialled hit rate"}, firstRow: []string{"0.480", "0.500"}},
+		{name: "not dialled", header: []string{"Prefix cache hit rate"}, firstRow: []string{"0.480"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := trafficResults()
+			for i := range res.Traffic {
+				res.Traffic[i].PrefixHitRateDial = tt.dial
+				res.Traffic[i].SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), 0.48)
+			}
+			tables := trafficTables(newTrafficBlocks(res))
+			h, r := tables[0].Header, tables[0].Rows[0]
+			if got := h[len(h)-len(tt.header):]; strings.Join(got, "|") != strings.Join(tt.header, "|") {
+				t.Errorf("header ends %q, want %q", got, tt.header)
+			}
+			if got := r[len(r)-len(tt.firstRow):]; strings.Join(got, "|") != strings.Join(tt.firstRow, "|") {
+				t.Errorf("first row ends %q, want %q", got, tt.firstRow)
+			}
+		})
+	}
+}

@@ -42,6 +42,10 @@ func WarningText(w warning.Warning) warning.Warning {
 	case warning.TraceCounts:
 		w.Detail = fmt.Sprintf("%d requests in the slice, %d sent, %d over max_model_len dropped; %d lines of the trace without tokens left out",
 			n(warning.FigExamined), n(warning.FigKept), n(warning.FigOverLength), n(warning.FigZeroLength))
+	case warning.PrefixHitOffDial:
+		w.Summary = fmt.Sprintf("the server's prefix cache served %.1f%% of the prompt tokens, the workload dialled %.1f%% (more than %.0f points apart)",
+			f(warning.FigMeasured)*100, f(warning.FigDialled)*100, f(warning.FigBound)*100)
+		w.Detail = "a prefix block other than the engine's KV block (vLLM's CPU build: 128), prefix caching off, or evictions (docs/spec.md#prefix-hit-rate)"
 	case warning.ServerRequestTPSGap:
 		w.Summary = fmt.Sprintf("the server's own per-request rate %.1f tok/s (%s) differs from per_request_tps %.1f by %+.1f%%",
 			f(warning.FigServerPerRequestTPS), serverRateName(w.Subject), f(warning.FigPerRequestTPS), f(warning.FigGap)*100)

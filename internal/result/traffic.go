@@ -69,6 +69,11 @@ type TrafficCell struct {
 	// /v1/completions, untemplated" or "token IDs on /v1/completions".
 	Workload string `json:"workload,omitempty"`
 	Prompts  string `json:"prompts,omitempty"`
+	// PrefixHitRateDial is the prefix-cache hit rate the cell's workload
+	// dialled (prefix = { hit_rate, block }; docs/spec.md#prefix-hit-rate),
+	// to read beside the server's measured prefix_cache_hit_rate; nil
+	// for a workload without the dial.
+	PrefixHitRateDial *float64 `json:"prefix_hit_rate_dial,omitempty"`
 	// Polling is how long the window's /metrics scrapes took; nil when it
 	// took none.
 	Polling *Polling `json:"polling,omitempty"`

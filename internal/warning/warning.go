@@ -164,6 +164,11 @@ const (
 	// without tokens, left out while reading), FigOverLength (dropped by
 	// drop_over_length).
 	TraceCounts Code = "trace_counts"
+	// PrefixHitOffDial: the server's measured prefix-cache hit rate is
+	// more than FigBound from the rate the workload dialled (a block
+	// other than the engine's, prefix caching off, evictions). Figures:
+	// FigDialled, FigMeasured, FigBound (shares, 0..1).
+	PrefixHitOffDial Code = "prefix_hit_off_dial"
 	// NoCompletion: no request completed in the window, so the cell's
 	// latencies are unmeasured. Figures: FigLaunched, FigWindowS.
 	NoCompletion Code = "no_completion"
@@ -286,6 +291,8 @@ const (
 	FigRatio                 = "ratio"
 	FigExamined              = "examined"
 	FigKept                  = "kept"
+	FigDialled               = "dialled"
+	FigMeasured              = "measured"
 	FigDropped               = "dropped"
 	FigTooFewTurns           = "too_few_turns"
 	FigPromptTooShort        = "prompt_too_short"
