@@ -554,14 +554,13 @@ func (p *Scheduler) prefix(ctx context.Context, g int) (prefixRef, error) {
 	return pre, nil
 }
 
-// dial makes a random prompt's leading tokens the dial's shared ones:
-// Prefix.SharedTokens(len(ids)) of them, in whole blocks, taken from one
-// sequence of IDs every request of the workload begins with, so that an
-// earlier request of at least as many shared tokens has put them in the
-// prefix cache. The token after them is made to differ from the
-// sequence's, so that no cache, per block or per token, matches further.
-func (p *Scheduler) dial(ids []int) {
-	k := p.opts.Prefix.SharedTokens(len(ids))
+// dial makes a random prompt's k leading tokens (Prefix.SharedTokens)
+// the dial's shared ones, taken from one sequence of IDs every request of
+// the workload begins with, so that an earlier request of at least as
+// many shared tokens has put them in the prefix cache. The token after
+// them is made to differ from the sequence's, so that no cache, per block
+// or per token, matches further.
+func (p *Scheduler) dial(ids []int, k int) {
 	if k == 0 {
 		return
 	}
@@ -588,6 +587,7 @@ func (p *Scheduler) planGenerated(ctx context.Context, cfg ScheduleConfig) ([]Re
 	}
 	turns := max(p.opts.Turns, 1)
 	reqs := make([]Request, cfg.Requests)
+	var dialTotal, dialShared int // the dial's prompt tokens and shared ones so far
 	for i := range reqs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -614,7 +614,9 @@ func (p *Scheduler) planGenerated(ctx context.Context, cfg ScheduleConfig) ([]Re
 			}
 			r.Tokens = append(append(make([]int, 0, len(pre.ids)+n), pre.ids...), p.b.randomIDs(p.rng(i, streamTokens), n)...)
 			if p.opts.Prefix.IsDial() {
-				p.dial(r.Tokens)
+				k := p.opts.Prefix.SharedTokens(dialTotal, dialShared, n)
+				p.dial(r.Tokens, k)
+				dialTotal, dialShared = dialTotal+n, dialShared+k
 			}
 			r.PromptTokens = len(r.Tokens)
 		case turn > 0:

@@ -123,16 +123,20 @@ func (p Prefix) IsSet() bool { return p.Groups > 0 }
 // IsDial reports whether p dials a prefix-cache hit rate.
 func (p Prefix) IsDial() bool { return p.Block > 0 }
 
-// SharedTokens is how many leading tokens of an n-token prompt the dial
-// repeats: HitRate × n rounded to the nearest whole block, at most the
-// whole blocks before the prompt's last token (an engine always computes
-// the last token, for its logits).
-func (p Prefix) SharedTokens(n int) int {
+// SharedTokens is how many leading tokens of a request's n-token prompt
+// the dial repeats, after requests of total tokens in all, shared of them
+// repeated: whole blocks, so that the schedule's share through this
+// request is HitRate rounded to the nearest block (the rounding carried
+// from request to request, so that blocks as long as a prompt's share
+// still give the dial on average), at most the whole blocks before the
+// prompt's last token (an engine always computes the last token, for its
+// logits).
+func (p Prefix) SharedTokens(total, shared, n int) int {
 	if !p.IsDial() || n < 2 {
 		return 0
 	}
-	blocks := int(math.Round(p.HitRate * float64(n) / float64(p.Block)))
-	return min(blocks, (n-1)/p.Block) * p.Block
+	want := int(math.Round(p.HitRate*float64(total+n)/float64(p.Block)))*p.Block - shared
+	return max(0, min(want, (n-1)/p.Block*p.Block))
 }
 
 // DefaultJSONLOutputTokens is the output length of a JSONL prompt line
