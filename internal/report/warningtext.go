@@ -45,7 +45,7 @@ func WarningText(w warning.Warning) warning.Warning {
 	case warning.PrefixHitOffDial:
 		w.Summary = fmt.Sprintf("the server's prefix cache served %.1f%% of the prompt tokens, the workload dialled %.1f%% (more than %.0f points apart)",
 			f(warning.FigMeasured)*100, f(warning.FigDialled)*100, f(warning.FigBound)*100)
-		w.Detail = "a prefix block other than the engine's KV block (vLLM's CPU build: 128), prefix caching off, or evictions (docs/spec.md#prefix-hit-rate)"
+		w.Detail = "a prefix block other than the engine's KV block (vLLM's CPU build: 128), prefix caching off, evictions, or too few requests for the cell's first, cold ones to weigh little (docs/spec.md#prefix-hit-rate)"
 	case warning.ServerRequestTPSGap:
 		w.Summary = fmt.Sprintf("the server's own per-request rate %.1f tok/s (%s) differs from per_request_tps %.1f by %+.1f%%",
 			f(warning.FigServerPerRequestTPS), serverRateName(w.Subject), f(warning.FigPerRequestTPS), f(warning.FigGap)*100)
