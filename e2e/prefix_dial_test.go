@@ -16,14 +16,17 @@ import (
 // 0.5 and 0.8 on the simulator (vLLM's block prefix cache, blocks of 16)
 // measure, from the server's own vllm:prefix_cache_hits/queries, a
 // prefix_cache_hit_rate within 5 points of each dial, recorded beside it
-// (prefix_hit_rate_dial) with no prefix_hit_off_dial warning; the cells
+// (prefix_hit_rate_dial) with no prefix_hit_off_dial warning, nor
+// prefix_block_mismatch (the server states blocks of 16); the cells
 // run one after the other on one server, their cache salts keeping each
 // cell from hitting what the one before left.
 func TestPrefixHitDial(t *testing.T) {
 	t.Parallel()
 	mark := newMark(t)
 	t.Cleanup(func() { noLeftovers(t, mark) })
-	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--max-model-len", "8192",
+	// Not hybrid: the simulator then states block_size 16, the block its
+	// prefix cache keeps, so the dial's default block fits it.
+	base := startSim(t, mark, "Qwen/Qwen3.5-4B", "--served-model-name", "qwen", "--max-model-len", "8192", "--sim-hybrid=false",
 		"--sim-tbt", "1ms", "--sim-ttft", "5ms", "--sim-prefill-tps", "1000000", "--sim-kv-tokens", "10000000")
 	dials := []float64{0.2, 0.5, 0.8}
 	body := "measure { max_output = 4 }\n"
@@ -64,7 +67,7 @@ traffic "dial%d" {
 			t.Errorf("%s: measured prefix_cache_hit_rate %v (%v), want within 0.05 of the dial %v", c.Traffic, got, ok, dials[i])
 		}
 		for _, w := range c.Warnings {
-			if w.Code == warning.PrefixHitOffDial {
+			if w.Code == warning.PrefixHitOffDial || w.Code == warning.PrefixBlockMismatch {
 				t.Errorf("%s: %s", c.Traffic, w)
 			}
 		}

@@ -50,6 +50,9 @@ type Meter struct {
 	// from, for the KV cross-check (docs/method.md#kv-capacity).
 	KVTokens int64
 	KVSource string
+	// KVBlock is the KV block size in tokens the server states (vLLM's
+	// cache_config_info block_size); 0 when it states none.
+	KVBlock int64
 	// SteadyHold is how long the steady-state gate's conditions must hold;
 	// StreamIdleTimeout ends a stream that sends nothing for this long.
 	SteadyHold        time.Duration

@@ -641,6 +641,9 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 		dial := w.Prefix.HitRate
 		cell.PrefixHitRateDial = &dial
 		work.dialSalt = newDialSalt()
+		if mismatch, ok := prefixBlockMismatch(w.Prefix, m.KVBlock); ok {
+			cell.Warnings = append(cell.Warnings, mismatch)
+		}
 	}
 	if plan.TraceSHA256 != "" {
 		traceSettings(cell.Schedule, w.Trace, plan.TraceSHA256)
@@ -928,6 +931,18 @@ func prefixHitOffDial(c *result.TrafficCell) (warning.Warning, bool) {
 	}
 	return warning.New(warning.PrefixHitOffDial, "", "", map[string]float64{
 		warning.FigDialled: *c.PrefixHitRateDial, warning.FigMeasured: got, warning.FigBound: PrefixHitDialBound}), true
+}
+
+// prefixBlockMismatch is the warning of a dial whose block is not a
+// whole number of the server's stated KV blocks (kvBlock, 0: unstated):
+// the server caches whole blocks only, so it serves fewer of the shared
+// tokens than dialled; false when they fit or the server states none.
+func prefixBlockMismatch(p workload.Prefix, kvBlock int64) (warning.Warning, bool) {
+	if !p.IsDial() || kvBlock <= 1 || int64(p.Block)%kvBlock == 0 {
+		return warning.Warning{}, false
+	}
+	return warning.New(warning.PrefixBlockMismatch, "", "", map[string]float64{
+		warning.FigBlock: float64(p.Block), warning.FigServerBlock: float64(kvBlock)}), true
 }
 
 // dialLaps is how many times plannedRequests' closed-loop plan a dialled

@@ -12,6 +12,7 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 	"github.com/slogate/slogate/internal/warning"
+	"github.com/slogate/slogate/internal/workload"
 )
 
 // TestPlanBody: a planned request on each endpoint and with and without
@@ -214,6 +215,43 @@ func TestPrefixHitOffDial(t *testing.T) {
 			b, _ := w.Figure(warning.FigBound)
 			if w.Code != warning.PrefixHitOffDial || d != tt.dial || m != tt.measured || b != PrefixHitDialBound {
 				t.Errorf("warning %s %v, want %s with dialled %v, measured %v, bound %v", w.Code, w.Figures, warning.PrefixHitOffDial, tt.dial, tt.measured, PrefixHitDialBound)
+			}
+		})
+	}
+}
+
+// TestPrefixBlockMismatch: a dial in blocks that are not whole blocks of
+// the server's stated KV block warns with both sizes; whole multiples, a
+// server that states none, per-token servers and no dial do not.
+func TestPrefixBlockMismatch(t *testing.T) {
+	dial := func(block int) workload.Prefix { return workload.Prefix{HitRate: 0.5, Block: block} }
+	tests := []struct {
+		name    string
+		prefix  workload.Prefix
+		kvBlock int64
+		warns   bool
+	}{
+		{name: "the GPU block on vLLM's CPU build", prefix: dial(16), kvBlock: 128, warns: true},
+		{name: "a block not a multiple", prefix: dial(192), kvBlock: 128, warns: true},
+		{name: "the server's block", prefix: dial(128), kvBlock: 128},
+		{name: "a multiple of it", prefix: dial(1024), kvBlock: 16},
+		{name: "no block stated", prefix: dial(16), kvBlock: 0},
+		{name: "a per-token cache", prefix: dial(16), kvBlock: 1},
+		{name: "no dial", prefix: workload.Prefix{Groups: 4, Tokens: 100}, kvBlock: 128},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, ok := prefixBlockMismatch(tt.prefix, tt.kvBlock)
+			if ok != tt.warns {
+				t.Fatalf("warns %v, want %v (%+v)", ok, tt.warns, w)
+			}
+			if !ok {
+				return
+			}
+			b, _ := w.Figure(warning.FigBlock)
+			s, _ := w.Figure(warning.FigServerBlock)
+			if w.Code != warning.PrefixBlockMismatch || b != float64(tt.prefix.Block) || s != float64(tt.kvBlock) {
+				t.Errorf("warning %s %v, want %s with block %d, server_block %d", w.Code, w.Figures, warning.PrefixBlockMismatch, tt.prefix.Block, tt.kvBlock)
 			}
 		})
 	}

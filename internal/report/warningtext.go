@@ -46,6 +46,10 @@ func WarningText(w warning.Warning) warning.Warning {
 		w.Summary = fmt.Sprintf("the server's prefix cache served %.1f%% of the prompt tokens, the workload dialled %.1f%% (more than %.0f points apart)",
 			f(warning.FigMeasured)*100, f(warning.FigDialled)*100, f(warning.FigBound)*100)
 		w.Detail = "a prefix block other than the engine's KV block (vLLM's CPU build: 128), prefix caching off, evictions, or too few requests for the cell's first, cold ones to weigh little (docs/spec.md#prefix-hit-rate)"
+	case warning.PrefixBlockMismatch:
+		w.Summary = fmt.Sprintf("the workload dials its prefix hit rate in blocks of %d tokens, the server caches whole blocks of %d",
+			n(warning.FigBlock), n(warning.FigServerBlock))
+		w.Detail = fmt.Sprintf("it serves only the shared tokens that fill its own blocks: set prefix.block = %d (docs/spec.md#prefix-hit-rate)", n(warning.FigServerBlock))
 	case warning.ServerRequestTPSGap:
 		w.Summary = fmt.Sprintf("the server's own per-request rate %.1f tok/s (%s) differs from per_request_tps %.1f by %+.1f%%",
 			f(warning.FigServerPerRequestTPS), serverRateName(w.Subject), f(warning.FigPerRequestTPS), f(warning.FigGap)*100)

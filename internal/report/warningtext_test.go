@@ -56,6 +56,9 @@ func TestWarningText(t *testing.T) {
 		{name: "prefix hit off the dial", w: warning.New(warning.PrefixHitOffDial, "", "", figs{warning.FigDialled: 0.5, warning.FigMeasured: 0.0625, warning.FigBound: 0.1}),
 			want: "the server's prefix cache served 6.2% of the prompt tokens, the workload dialled 50.0% (more than 10 points apart): " +
 				"a prefix block other than the engine's KV block (vLLM's CPU build: 128), prefix caching off, evictions, or too few requests for the cell's first, cold ones to weigh little (docs/spec.md#prefix-hit-rate)"},
+		{name: "prefix block not the server's", w: warning.New(warning.PrefixBlockMismatch, "", "", figs{warning.FigBlock: 16, warning.FigServerBlock: 128}),
+			want: "the workload dials its prefix hit rate in blocks of 16 tokens, the server caches whole blocks of 128: " +
+				"it serves only the shared tokens that fill its own blocks: set prefix.block = 128 (docs/spec.md#prefix-hit-rate)"},
 		{name: "server_total_tps gap", w: warning.New(warning.ServerTPSGap, "", "", figs{warning.FigServerTotalTPS: 900, warning.FigTotalTPS: 1000, warning.FigGap: -0.1}),
 			want: "server_total_tps 900.0 differs from total_tps 1000.0 by -10.0%"},
 		{name: "counter gap", w: warning.New(warning.ServerCounterGap, "", "", figs{warning.FigCounterTokens: 5000, warning.FigFinishedTokens: 4000, warning.FigUncertainTokens: 200}),

@@ -20,7 +20,7 @@ func (r *run) meter() *measure.Meter {
 	m := r.measure()
 	return &measure.Meter{Server: r.server, Spec: r.cfg.Server, Workload: r.cfg.Spec.Workload, Prompts: r.prompts,
 		Window: r.window(), MaxOutput: m.MaxOutput, Percentiles: m.PercentilesOf(), MaxModelLen: r.maxModelLen,
-		KVTokens: r.kvPool.Tokens, KVSource: r.results.Server.KVCacheSource,
+		KVTokens: r.kvPool.Tokens, KVSource: r.results.Server.KVCacheSource, KVBlock: r.results.Server.BlockSize,
 		SteadyHold: r.cfg.SteadyHold, StreamIdleTimeout: r.cfg.StreamIdleTimeout,
 		Record: r.requests.write, Progress: r.progress, Warn: r.warn, Note: func(n event.MeterNote) { r.note(n) },
 		ReasonText: r.cfg.ReasonText, WarningText: r.cfg.WarningText}

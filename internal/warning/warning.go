@@ -169,6 +169,11 @@ const (
 	// other than the engine's, prefix caching off, evictions). Figures:
 	// FigDialled, FigMeasured, FigBound (shares, 0..1).
 	PrefixHitOffDial Code = "prefix_hit_off_dial"
+	// PrefixBlockMismatch: the workload dials its hit rate in blocks that
+	// are not whole blocks of the server's KV cache, so the server serves
+	// fewer of the shared tokens than dialled. Figures: FigBlock (the
+	// workload's), FigServerBlock (the server's stated block size).
+	PrefixBlockMismatch Code = "prefix_block_mismatch"
 	// NoCompletion: no request completed in the window, so the cell's
 	// latencies are unmeasured. Figures: FigLaunched, FigWindowS.
 	NoCompletion Code = "no_completion"
@@ -293,6 +298,8 @@ const (
 	FigKept                  = "kept"
 	FigDialled               = "dialled"
 	FigMeasured              = "measured"
+	FigBlock                 = "block"
+	FigServerBlock           = "server_block"
 	FigDropped               = "dropped"
 	FigTooFewTurns           = "too_few_turns"
 	FigPromptTooShort        = "prompt_too_short"
