@@ -74,7 +74,8 @@ type Options struct {
 	// output lengths are what was asked; false lets the model stop.
 	IgnoreEOS bool
 	// Prefix gives each request one of Prefix.Groups shared prefixes of
-	// Prefix.Tokens tokens; the zero Prefix is none.
+	// Prefix.Tokens tokens, or dials the share of its tokens that repeat
+	// earlier requests' (Prefix.IsDial); the zero Prefix is none.
 	Prefix Prefix
 	// Turns is the number of user turns a generated conversation has (1:
 	// single requests); a messages dataset's conversations bring their own.
