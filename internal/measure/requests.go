@@ -26,11 +26,16 @@ type requestTrace struct {
 	outputTokens            int64
 	finishReason            string
 	timings                 *sse.Timings // the server's, from its last chunk
+	// reasoning is the tokens of the request's reasoning-only chunks and
+	// firstAnswer when its first answer chunk came (-1: none):
+	// tokenStream's, for the record's TTFO (docs/method.md#reasoning).
+	reasoning   int64
+	firstAnswer int64
 }
 
 // begin starts tracing a request sent at start.
 func (t *requestTrace) begin(start int64) {
-	*t = requestTrace{start: start, first: -1, last: -1, end: -1, gaps: t.gaps[:0]}
+	*t = requestTrace{start: start, first: -1, last: -1, end: -1, firstAnswer: -1, gaps: t.gaps[:0]}
 }
 
 // burstGap is the gap below which a chunk belongs to the burst of the
@@ -99,6 +104,14 @@ func (t *requestTrace) record(origin time.Time, m requestMeta, finished, cancell
 	if t.outputTokens > 1 && t.last > t.first {
 		v := Round(float64(t.last-t.first)/1e6/float64(t.outputTokens-1), 3)
 		rec.TPOTMs = &v
+	}
+	if t.reasoning > 0 {
+		n := min(t.reasoning, t.outputTokens)
+		rec.ReasoningTokens = &n
+		if t.firstAnswer >= 0 {
+			v := Round(float64(t.firstAnswer-t.start)/1e6, 3)
+			rec.TTFOMs = &v
+		}
 	}
 	if n := len(t.gaps); n > 0 {
 		slices.Sort(t.gaps)

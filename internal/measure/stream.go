@@ -56,6 +56,13 @@ type tokenStream struct {
 	// cached is the final usage's prompt_tokens_details.cached_tokens, when
 	// the server sent it.
 	cached *int64
+	// reasoning is the tokens of the chunks whose text was reasoning only
+	// (sse.Chunk.Reasoning); firstAnswer is when the first chunk with
+	// text that is not reasoning only arrived (-1: none yet). A stream
+	// with reasoning has two phases: reasoning from its first chunk to
+	// firstAnswer, then the answer (docs/method.md#reasoning).
+	reasoning   int64
+	firstAnswer int64
 	// timings is what the server said of the request's own timings
 	// (llama.cpp's "timings" object), when it did; requests.jsonl records
 	// it, and a decode cell cross-checks its rates and counters with it.
@@ -80,7 +87,7 @@ func openTokenStream(rctx context.Context, c *lifecycle.Client, url, path string
 	}
 	rd := readers.Get().(*sse.Reader)
 	rd.Reset(b)
-	return &tokenStream{rd: rd, body: b, stall: stall, idle: idle, now: now, tr: tr, first: -1, lastTok: -1}, nil
+	return &tokenStream{rd: rd, body: b, stall: stall, idle: idle, now: now, tr: tr, first: -1, lastTok: -1, firstAnswer: -1}, nil
 }
 
 // readers keeps the streams' readers for the next requests: a new one's
@@ -172,8 +179,20 @@ func (s *tokenStream) next() (streamChunk, error) {
 	if c.tokens > 0 {
 		s.lastTok = c.at
 	}
+	switch {
+	case ch.Reasoning:
+		s.reasoning += c.tokens
+		s.tr.reasoning = s.reasoning
+	case ch.Text && s.firstAnswer < 0:
+		s.firstAnswer, s.tr.firstAnswer = c.at, c.at
+	}
 	return c, nil
 }
+
+// reasoningTokens is the request's reasoning tokens: those of its
+// reasoning-only chunks, at most its output tokens (a final usage that
+// says fewer than the chunks counted bounds both).
+func (s *tokenStream) reasoningTokens() int64 { return min(s.reasoning, s.outputTokens()) }
 
 // errShortStream is a stream that finished (a finish_reason and [DONE])
 // with fewer tokens than its request asked with ignore_eos: the server

@@ -105,6 +105,10 @@ type trafficRequest struct {
 	lastTok int64 // last chunk carrying tokens; -1 before it
 	end     int64 // end of the stream; -1 while open
 	tokens  int64
+	// reasoning is the request's reasoning tokens and firstAnswer when
+	// its first answer (content) chunk came, -1 before it
+	// (docs/method.md#reasoning).
+	reasoning, firstAnswer int64
 	// finished: the stream ended with a finish_reason and [DONE];
 	// rejected: the server refused it at admission (its end is when the
 	// refusal came; docs/method.md#rejections).
@@ -142,6 +146,10 @@ type trafficLoad struct {
 	// (arrivals = "trace"), in seconds since origin; the dispatcher stops
 	// after the last.
 	times []float64
+	// clock, when set, is the load's clock in ns since origin instead of
+	// the time passed (a test's clocked transport, whose pauses advance
+	// it: vllmfake.Server.ClockedClient).
+	clock func() int64
 	// stall, when positive, delays each arrival after its timer fired
 	// (the client-starving test hook: clientStallEnv).
 	stall       time.Duration
@@ -169,7 +177,12 @@ type trafficLoad struct {
 	refused, unanswered atomic.Int64
 }
 
-func (l *trafficLoad) now() int64 { return int64(time.Since(l.origin)) }
+func (l *trafficLoad) now() int64 {
+	if l.clock != nil {
+		return l.clock()
+	}
+	return int64(time.Since(l.origin))
+}
 
 func (l *trafficLoad) fail(err error) {
 	l.failOnce.Do(func() { l.failErr = err; close(l.failed) })
@@ -285,7 +298,7 @@ func (l *trafficLoad) unit(ctx context.Context, i int, a arrival) unitEnd {
 		// with, so no window request can register after the window is
 		// seen done.
 		l.mu.Lock()
-		req := &trafficRequest{launch: l.now(), first: -1, lastTok: -1, end: -1, turn: l.work.turnOf(i, t),
+		req := &trafficRequest{launch: l.now(), first: -1, lastTok: -1, end: -1, firstAnswer: -1, turn: l.work.turnOf(i, t),
 			index: i, planned: a.planned, ready: a.ready}
 		inWindow := req.launch >= l.windowStart && req.launch < l.windowEnd
 		if inWindow {
@@ -388,6 +401,7 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int
 	for {
 		ch, err := ts.next()
 		tr.outputTokens = ts.outputTokens()
+		req.reasoning, req.firstAnswer = ts.reasoningTokens(), ts.firstAnswer
 		if err == io.EOF {
 			req.end, req.finished = ch.at, ts.finished
 			req.tokens = ts.outputTokens()
@@ -437,6 +451,14 @@ type trafficWindow struct {
 	// rejected: the window's requests the server refused at admission
 	// (launched, never good: docs/method.md#goodput).
 	rejected int
+	// reasoning: a window request's stream carried reasoning, so the
+	// cell has its phases' distributions (docs/method.md#reasoning);
+	// unanswered counts the completed ones that sent reasoning and never
+	// an answer token, unansweredTokens the most output tokens one of
+	// them had.
+	reasoning        bool
+	unanswered       int
+	unansweredTokens int64
 }
 
 // trafficStats computes a window's metrics from every request's span: the
@@ -455,6 +477,7 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 	}
 	w.measuredS = float64(span) / 1e9
 	var e2es, ttfts, tbts []float64
+	var ph phases
 	var inFlightNs float64
 	for _, q := range reqs {
 		end := q.end
@@ -468,6 +491,7 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 			continue
 		}
 		w.launched++
+		ph.add(q)
 		if q.first >= 0 {
 			ttfts = append(ttfts, float64(q.first-q.launch)/1e6)
 			if q.turn > 0 {
@@ -517,6 +541,10 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 	w.tbt = [3]float64{percentile(tbts, 50), percentile(tbts, 90), percentile(tbts, 99)}
 	// tbt_ms is each request's TPOT under its older name: tpot_ms holds the same samples.
 	w.dists = []distribution{{metric.E2EMs, e2es, 1}, {metric.TTFTMs, ttfts, 1}, {metric.TBTMs, tbts, 3}, {metric.TPOTMs, tbts, 3}}
+	if ph.reasoning {
+		w.reasoning, w.unanswered, w.unansweredTokens = true, ph.unanswered, ph.unansweredTokens
+		w.dists = append(w.dists, ph.dists()...)
+	}
 	if w.completed == 0 {
 		// A latency of a window in which no request completed is
 		// unmeasured, not 0, though some first tokens came: the table's
@@ -528,6 +556,50 @@ func trafficStats(reqs []trafficRequest, windowStart, windowEnd int64, slo spec.
 		}
 	}
 	return w
+}
+
+// phases gathers a window's reasoning phases (docs/method.md#reasoning):
+// each request's TTFO (first answer chunk − launch), and of the completed
+// ones the tokens of each phase and each phase's rate.
+type phases struct {
+	reasoning               bool
+	ttfos, thought, answer  []float64
+	thoughtRate, answerRate []float64
+	unanswered              int
+	unansweredTokens        int64
+}
+
+// add counts window request q.
+func (p *phases) add(q trafficRequest) {
+	p.reasoning = p.reasoning || q.reasoning > 0
+	if q.firstAnswer >= 0 {
+		p.ttfos = append(p.ttfos, float64(q.firstAnswer-q.launch)/1e6)
+	}
+	if q.end < 0 || !q.finished {
+		return
+	}
+	content := q.tokens - q.reasoning
+	p.thought = append(p.thought, float64(q.reasoning))
+	p.answer = append(p.answer, float64(content))
+	if q.firstAnswer < 0 {
+		if q.reasoning > 0 {
+			p.unanswered++
+			p.unansweredTokens = max(p.unansweredTokens, q.tokens)
+		}
+		return
+	}
+	if q.reasoning > 0 && q.first >= 0 && q.firstAnswer > q.first {
+		p.thoughtRate = append(p.thoughtRate, float64(q.reasoning)/(float64(q.firstAnswer-q.first)/1e9))
+	}
+	if content > 1 && q.lastTok > q.firstAnswer {
+		p.answerRate = append(p.answerRate, float64(content-1)/(float64(q.lastTok-q.firstAnswer)/1e9))
+	}
+}
+
+// dists are the phases' distributions.
+func (p *phases) dists() []distribution {
+	return []distribution{{metric.TTFOMs, p.ttfos, 1}, {metric.ReasoningTokens, p.thought, 1}, {metric.ContentTokens, p.answer, 1},
+		{metric.ReasoningTPS, p.thoughtRate, 3}, {metric.ContentTPS, p.answerRate, 3}}
 }
 
 // within reports whether v meets the limit (nil: no limit).
@@ -873,6 +945,7 @@ func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.T
 	if w.completed == 0 {
 		cell.Warnings = append(cell.Warnings, warning.New(warning.NoCompletion, "", "", map[string]float64{warning.FigLaunched: float64(w.launched), warning.FigWindowS: t.Duration.Seconds()}))
 	}
+	cell.Warnings = append(cell.Warnings, noAnswerWarnings(w)...)
 	setTrafficCounts(cell, w)
 	var gap []warning.Warning
 	cell.Rejections, gap = m.cellRejections(ctx, before, beforeOK, rejectionCount{refused: int(l.refused.Load()), unanswered: int(l.unanswered.Load())})
@@ -958,6 +1031,17 @@ var dialProcess = strconv.FormatInt(time.Now().UnixNano(), 36)
 // newDialSalt is a cache_salt prefix no other cell of any run has used.
 func newDialSalt() string {
 	return "slogate-dial-" + dialProcess + "-" + strconv.FormatInt(dialSeq.Add(1), 10)
+}
+
+// noAnswerWarnings is the no_answer warning of a window some of whose
+// completed requests streamed reasoning and never an answer: their TTFO
+// is unmeasured, not 0 (docs/method.md#reasoning); none otherwise.
+func noAnswerWarnings(w trafficWindow) []warning.Warning {
+	if w.unanswered == 0 {
+		return nil
+	}
+	return []warning.Warning{warning.New(warning.NoAnswer, "", "", map[string]float64{warning.FigUnanswered: float64(w.unanswered),
+		warning.FigCompleted: float64(w.completed), warning.FigTokens: float64(w.unansweredTokens)})}
 }
 
 // setTrafficCounts sets the cell's turn TTFTs, its window and its request

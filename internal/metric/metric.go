@@ -118,7 +118,7 @@ func withTails(rows []Metric) []Metric {
 		}{{90, "90th"}, {99, "99th"}} {
 			out = append(out, Metric{Name: PercentileName(m.Name, p.at), Phase: m.Phase,
 				Label: m.Label + " " + PercentileSuffix(p.at), Unit: m.Unit, HigherIsBetter: m.HigherIsBetter,
-				Precision: m.Precision, PercentileOf: m.Name, Doc: p.ordinal + " percentile " + tail})
+				Precision: m.Precision, PercentileOf: m.Name, Doc: p.ordinal + " percentile " + tail, optional: m.optional})
 		}
 	}
 	return out
@@ -306,6 +306,26 @@ var trafficMetrics = []Metric{
 	{Name: TPOTMs, Phase: vocab.PhaseTraffic, Label: "TPOT",
 		Unit: "ms", Precision: 1, Samples: "completed requests",
 		Doc:      "median TPOT as vLLM defines it, (last token chunk − first chunk) ÷ (output tokens − 1), of the window's completed requests (tbt_ms holds the same)",
+		optional: true},
+	{Name: TTFOMs, Phase: vocab.PhaseTraffic, Label: "TTFO",
+		Unit: "ms", Precision: 0, Samples: "requests",
+		Doc:      "median time to the first answer (content) token of the window's requests, the reasoning phase included; only in a cell whose stream carried reasoning (docs/method.md#reasoning)",
+		optional: true, tail: "time to the first answer token"},
+	{Name: ReasoningTokens, Phase: vocab.PhaseTraffic, Label: "Reasoning tokens",
+		Unit: "tokens", Precision: 0, Samples: "completed requests",
+		Doc:      "median reasoning tokens (delta.reasoning or delta.reasoning_content) of the window's completed requests; only in a cell whose stream carried reasoning",
+		optional: true},
+	{Name: ContentTokens, Phase: vocab.PhaseTraffic, Label: "Content tokens",
+		Unit: "tokens", HigherIsBetter: true, Precision: 0, Samples: "completed requests",
+		Doc:      "median answer (content) tokens of the window's completed requests: output tokens − reasoning tokens; only in a cell whose stream carried reasoning",
+		optional: true},
+	{Name: ReasoningTPS, Phase: vocab.PhaseTraffic, Label: "Reasoning tok/s",
+		Unit: "tok/s", HigherIsBetter: true, Precision: 1, Samples: "completed requests",
+		Doc:      "median over the window's completed requests of reasoning tokens ÷ (first answer chunk − first chunk): the reasoning phase's decode rate",
+		optional: true},
+	{Name: ContentTPS, Phase: vocab.PhaseTraffic, Label: "Content tok/s",
+		Unit: "tok/s", HigherIsBetter: true, Precision: 1, Samples: "completed requests",
+		Doc:      "median over the window's completed requests of (content tokens − 1) ÷ (last token chunk − first answer chunk): the answer phase's decode rate",
 		optional: true},
 	{Name: PrefixCacheHitRate, Phase: vocab.PhaseTraffic, Label: "Prefix cache hit rate",
 		Unit: "", HigherIsBetter: true, Precision: 3,

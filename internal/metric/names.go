@@ -54,6 +54,17 @@ const (
 	OutputTPS = "output_tps"
 	// PrefixCacheHitRate is Δ prefix-cache hits ÷ Δ prefix-cache queries over a cell (the server's counters).
 	PrefixCacheHitRate = "prefix_cache_hit_rate"
+	// TTFOMs is the time to the first answer (content) token of a
+	// reasoning stream, TTFT plus the reasoning phase; ReasoningTokens and
+	// ContentTokens are a request's tokens of each phase, ReasoningTPS and
+	// ContentTPS each phase's decode rate (docs/method.md#reasoning).
+	TTFOMs          = "ttfo_ms"
+	TTFOMsP90       = "ttfo_ms_p90"
+	TTFOMsP99       = "ttfo_ms_p99"
+	ReasoningTokens = "reasoning_tokens"
+	ContentTokens   = "content_tokens"
+	ReasoningTPS    = "reasoning_tps"
+	ContentTPS      = "content_tps"
 )
 
 // TTFTMsTurn is the stem of the per-turn TTFTs of a traffic cell,

@@ -9,7 +9,8 @@ import (
 var names = []string{TPS,
 	TotalTPS, PerRequestTPS, TTFTMs, TTFTMsP90, TTFTMsP99, TBTMs, TBTMsP90, TBTMsP99, ITLMs, TPOTMs,
 	ActiveAvg, Completed, Rejected, OutputTokens, MeasuredS, ServerTotalTPS, SpecAcceptRate, SpecAcceptLen, ServerTTFTMsMean, ServerITLMsMean, ServerE2EMsMean,
-	AchievedRPS, GoodputRPS, GoodputShare, Launched, Unfinished, RejectedShare, E2EMs, E2EMsP90, E2EMsP99, E2EMsMean, ConcurrencyAvg, PrefixCacheHitRate, OutputTPS}
+	AchievedRPS, GoodputRPS, GoodputShare, Launched, Unfinished, RejectedShare, E2EMs, E2EMsP90, E2EMsP99, E2EMsMean, ConcurrencyAvg, PrefixCacheHitRate, OutputTPS,
+	TTFOMs, TTFOMsP90, TTFOMsP99, ReasoningTokens, ContentTokens, ReasoningTPS, ContentTPS}
 
 // TestNamesAreTheTable: every name constant names a metric of Table, and
 // every metric of Table has a constant, so that code outside the table

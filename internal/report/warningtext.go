@@ -35,6 +35,10 @@ func WarningText(w warning.Warning) warning.Warning {
 		w.Summary = fmt.Sprintf("%d of the window's requests were still running %v after it closed; they count as not meeting the SLO",
 			n(warning.FigUnfinished), seconds(f(warning.FigDrainS)))
 		w.Detail = ""
+	case warning.NoAnswer:
+		w.Summary = fmt.Sprintf("%d of the window's %d completed requests streamed reasoning and no answer token (up to %d output tokens), so their TTFO is unmeasured",
+			n(warning.FigUnanswered), n(warning.FigCompleted), n(warning.FigTokens))
+		w.Detail = "raise max_output so the reasoning can end, or check the server's --reasoning-parser (docs/method.md#reasoning)"
 	case warning.DatasetCounts:
 		w.Detail = fmt.Sprintf("%d entries examined, %d kept, %d dropped (%d with fewer than two turns, %d prompts too short, %d outputs too short, %d prompts too long, %d too long in all)",
 			n(warning.FigExamined), n(warning.FigKept), n(warning.FigDropped), n(warning.FigTooFewTurns), n(warning.FigPromptTooShort),

@@ -50,6 +50,8 @@ func TestWarningText(t *testing.T) {
 			want: "no request completed in the 2s window (3 launched), so its latencies are unmeasured: give the traffic block a longer duration or a higher rate"},
 		{name: "unfinished", w: warning.New(warning.Unfinished, "", "", figs{warning.FigUnfinished: 4, warning.FigDrainS: 1.5}),
 			want: "4 of the window's requests were still running 1.5s after it closed; they count as not meeting the SLO"},
+		{name: "reasoning without an answer", w: warning.New(warning.NoAnswer, "", "", figs{warning.FigUnanswered: 3, warning.FigCompleted: 40, warning.FigTokens: 256}),
+			want: "3 of the window's 40 completed requests streamed reasoning and no answer token (up to 256 output tokens), so their TTFO is unmeasured: raise max_output so the reasoning can end, or check the server's --reasoning-parser (docs/method.md#reasoning)"},
 		{name: "dataset counts: its summary kept", w: warning.New(warning.DatasetCounts, "dataset sharegpt.json", "", figs{warning.FigExamined: 100, warning.FigKept: 80,
 			warning.FigDropped: 20, warning.FigTooFewTurns: 5, warning.FigPromptTooShort: 4, warning.FigOutputTooShort: 3, warning.FigPromptTooLong: 2, warning.FigTotalTooLong: 6}),
 			want: "dataset sharegpt.json: 100 entries examined, 80 kept, 20 dropped (5 with fewer than two turns, 4 prompts too short, 3 outputs too short, 2 prompts too long, 6 too long in all)"},

@@ -39,6 +39,14 @@ type RequestRecord struct {
 	// tokens − 1), vLLM's TPOT (docs/method.md#tpot-and-itl); nil with fewer
 	// than 2 output tokens.
 	TPOTMs *float64 `json:"tpot_ms,omitempty"`
+	// ReasoningTokens are the output tokens the server sent as reasoning
+	// (delta.reasoning or delta.reasoning_content, docs/method.md#reasoning);
+	// nil when it sent none. TTFOMs is the time from Start to the first
+	// answer (content) chunk, set only beside ReasoningTokens (without
+	// reasoning the first answer is the first token: TTFTMs); nil when no
+	// answer came.
+	ReasoningTokens *int64   `json:"reasoning_tokens,omitempty"`
+	TTFOMs          *float64 `json:"ttfo_ms,omitempty"`
 	// ITL summarises the request's inter-token latencies: the gaps between
 	// consecutive token chunks, as vLLM's benchmark records them (one per
 	// chunk, however many tokens it carries); nil when there were none.

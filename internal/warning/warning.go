@@ -181,6 +181,13 @@ const (
 	// drain; they count as not meeting the SLO. Figures: FigUnfinished,
 	// FigDrainS.
 	Unfinished Code = "unfinished"
+	// NoAnswer: requests of the window finished having streamed reasoning
+	// and never an answer (content) token within their max output, so
+	// their TTFO is unmeasured, not 0; ttfo_ms is over the others
+	// (docs/method.md#reasoning). Figures: FigUnanswered (such requests),
+	// FigCompleted (the window's completed requests), FigTokens (the most
+	// output tokens one of them had).
+	NoAnswer Code = "no_answer"
 	// ClientLag: the client fell behind its traffic schedule beyond the
 	// bound of docs/method.md#client-lag (the cell is an Error: slogate
 	// could not drive the rate from this machine). Figures: FigLagP50Ms,
@@ -369,6 +376,7 @@ const (
 	FigServerRejected        = "server_rejected"
 	FigClientRejected        = "client_rejected"
 	FigUnanswered            = "unanswered"
+	FigCompleted             = "completed"
 )
 
 // Warning is one warning, or one note: what kind (Code), what it says

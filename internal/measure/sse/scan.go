@@ -5,7 +5,7 @@ import "bytes"
 // scan is the allocation-free fast path of Parse. It walks the top-level
 // object and reads only "choices[*].finish_reason", whether "choices[*].text"
 // and "choices[*].delta.{role,content,reasoning,reasoning_content}" are
-// non-empty strings, "usage.{prompt,completion}_tokens", and whether
+// non-empty strings (the last two the reasoning phase's), "usage.{prompt,completion}_tokens", and whether
 // "timings" is there. It reports
 // ok=false for anything it does not handle exactly as encoding/json would
 // (an "error" member or "object": "error", a repeated "choices" member, whose elements
@@ -143,7 +143,8 @@ func (s *scanner) choices(c *Chunk) bool {
 		return false
 	}
 	s.i++
-	c.Choices, c.Finished, c.Role, c.Text = 0, false, false, false
+	c.Choices, c.Finished, c.Role, c.Text, c.Reasoning = 0, false, false, false, false
+	answer, thought := false, false
 	if s.peek() == ']' {
 		s.i++
 		return true
@@ -197,8 +198,11 @@ func (s *scanner) choices(c *Chunk) bool {
 			if role {
 				c.Role = true
 			}
-			if text || content || reasoning || reasoningContent {
-				c.Text = true
+			if text || content {
+				answer = true
+			}
+			if reasoning || reasoningContent {
+				thought = true
 			}
 		}
 		c.Choices++
@@ -207,6 +211,7 @@ func (s *scanner) choices(c *Chunk) bool {
 			s.i++
 		case ']':
 			s.i++
+			c.Text, c.Reasoning = answer || thought, thought && !answer
 			return true
 		default:
 			return false

@@ -84,6 +84,13 @@ type Chunk struct {
 	// "reasoning_content" (chat; reasoning_content is the name vLLM used
 	// before PR #27752).
 	Text bool
+	// Reasoning is true when the chunk's text is reasoning only: a
+	// choice's delta carries a non-empty "reasoning" or
+	// "reasoning_content" and no choice carries non-empty "content" or
+	// "text" (a chunk with both, the reasoning parser's last reasoning and
+	// first answer, is an answer chunk). The tokens of such a chunk are the
+	// reasoning phase's (docs/method.md#reasoning).
+	Reasoning bool
 	// HasTimings is true when the chunk carries a non-null "timings"
 	// object: llama.cpp's server sends the request's own timings so in its
 	// last chunk (ParseTimings reads them).
@@ -316,6 +323,7 @@ func parseJSON(data []byte) (Chunk, error) {
 		return Chunk{}, e
 	}
 	c := Chunk{Choices: len(w.Choices)}
+	answer, reasoning := false, false
 	for _, ch := range w.Choices {
 		if ch.FinishReason != nil {
 			c.Finished = true
@@ -324,11 +332,14 @@ func parseJSON(data []byte) (Chunk, error) {
 		if nonEmptyString(ch.Delta.Role) {
 			c.Role = true
 		}
-		if nonEmptyString(ch.Text) || nonEmptyString(ch.Delta.Content) ||
-			nonEmptyString(ch.Delta.Reasoning) || nonEmptyString(ch.Delta.ReasoningContent) {
-			c.Text = true
+		if nonEmptyString(ch.Text) || nonEmptyString(ch.Delta.Content) {
+			answer = true
+		}
+		if nonEmptyString(ch.Delta.Reasoning) || nonEmptyString(ch.Delta.ReasoningContent) {
+			reasoning = true
 		}
 	}
+	c.Text, c.Reasoning = answer || reasoning, reasoning && !answer
 	c.HasTimings = len(w.Timings) > 0 && !bytes.Equal(w.Timings, nullLiteral)
 	if w.Usage != nil {
 		c.HasUsage = true

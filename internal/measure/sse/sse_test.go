@@ -82,6 +82,7 @@ func TestReader(t *testing.T) {
 		}
 		return ch
 	}
+	reasoning := func(ch Chunk) Chunk { ch.Reasoning = true; return ch }
 	tests := []struct {
 		name    string
 		stream  string
@@ -116,8 +117,17 @@ func TestReader(t *testing.T) {
 		{
 			name:   "chat: role chunk, reasoning (both names), multi-token content, empty delta",
 			stream: chatStream,
-			want: []Chunk{c(0, false, true, false), c(1, false, false, true), c(4, false, false, true), c(6, false, false, true),
+			want: []Chunk{c(0, false, true, false), reasoning(c(1, false, false, true)), reasoning(c(4, false, false, true)), c(6, false, false, true),
 				c(7, false, false, false), c(9, true, false, true), {HasUsage: true, PromptTokens: 8192, CompletionTokens: 9}},
+		},
+		{
+			// vLLM's reasoning parser sends the last reasoning and the
+			// first answer in one delta (reasoning/basic_parsers.py): an
+			// answer chunk; SGLang writes its null fields.
+			name: "chat: reasoning and content in one delta, SGLang's nulls",
+			stream: chatChunk(`{"role":null,"content":null,"reasoning_content":"hmm","tool_calls":null}`, 1, "") +
+				chatChunk(`{"reasoning":"so","content":"Yes"}`, 2, "") + done,
+			want: []Chunk{reasoning(c(1, false, false, true)), c(2, false, false, true)},
 		},
 		{
 			name:   "chat without usage: role and content in one chunk",
