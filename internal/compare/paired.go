@@ -25,6 +25,10 @@ type reqFigures struct {
 	// (e2e), hasTBT when it finished with two output tokens or more.
 	ttft, tbt, e2e        float64
 	hasTTFT, done, hasTBT bool
+	// ttfo is its time to the first answer token (ms), meaningful when
+	// hasTTFO: an answer came (docs/method.md#reasoning).
+	ttfo    float64
+	hasTTFO bool
 	// met: it finished meeting every limit of the SLO.
 	met bool
 }
@@ -37,6 +41,7 @@ const (
 	statTBT
 	statE2E
 	statMet // the share (or rate) of requests meeting the SLO
+	statTTFO
 )
 
 // value is r's figure of kind k, and whether r has it.
@@ -48,6 +53,8 @@ func (r reqFigures) value(k statKind) (float64, bool) {
 		return r.tbt, r.hasTBT
 	case statE2E:
 		return r.e2e, r.done
+	case statTTFO:
+		return r.ttfo, r.hasTTFO
 	}
 	if r.met {
 		return 1, true

@@ -39,6 +39,9 @@ var trafficMetrics = []trafficMetric{
 	{name: metric.TBTMsP99, stat: trafficStat{Kind: statTBT, P: 0.99}, decided: true},
 	{name: metric.E2EMs, stat: trafficStat{Kind: statE2E, P: 0.5}, decided: true},
 	{name: metric.E2EMsP99, stat: trafficStat{Kind: statE2E, P: 0.99}, decided: true},
+	// Where both cells streamed reasoning (docs/method.md#reasoning).
+	{name: metric.TTFOMs, stat: trafficStat{Kind: statTTFO, P: 0.5}, decided: true},
+	{name: metric.TTFOMsP99, stat: trafficStat{Kind: statTTFO, P: 0.99}, decided: true},
 }
 
 // TrafficMode is how a traffic pair's requests were compared
@@ -261,7 +264,13 @@ func trafficPair(ref vocab.CellRef, a, b *result.TrafficCell, read sides, p Poli
 		for i, tm := range trafficMetrics {
 			stats[i] = tm.stat
 		}
-		boot, ok = bootstrapStats(figures(ua), figures(ub), mode == TrafficPaired, stats, DefaultResamples, p.Alpha, seedOf(ref))
+		fa, fb := figures(ua), figures(ub)
+		if !reasoningCells(a, b) {
+			// No TTFO to decide: its column left empty costs no resamples.
+			withoutTTFO(fa)
+			withoutTTFO(fb)
+		}
+		boot, ok = bootstrapStats(fa, fb, mode == TrafficPaired, stats, DefaultResamples, p.Alpha, seedOf(ref))
 	}
 	for i, tm := range trafficMetrics {
 		v, compared := trafficValue(tm, a, b, tp.Latencies)
@@ -409,9 +418,32 @@ func figures(us []unit) []reqFigures {
 		if f.done && r.TPOTMs != nil {
 			f.tbt, f.hasTBT = *r.TPOTMs, true
 		}
+		switch {
+		case r.TTFOMs != nil:
+			f.ttfo, f.hasTTFO = *r.TTFOMs, true
+		case r.ReasoningTokens == nil && r.TTFTMs != nil:
+			// No reasoning: the first token was the answer's.
+			f.ttfo, f.hasTTFO = *r.TTFTMs, true
+		}
 		out[i] = f
 	}
 	return out
+}
+
+// reasoningCells reports whether both cells measured a TTFO: their
+// streams carried reasoning (docs/method.md#reasoning).
+func reasoningCells(a, b *result.TrafficCell) bool {
+	m := metric.Must(vocab.PhaseTraffic, metric.TTFOMs)
+	_, okA := a.Value(m)
+	_, okB := b.Value(m)
+	return okA && okB
+}
+
+// withoutTTFO drops the requests' TTFOs.
+func withoutTTFO(rs []reqFigures) {
+	for i := range rs {
+		rs[i].hasTTFO = false
+	}
 }
 
 // key is a traffic request's place in its schedule.

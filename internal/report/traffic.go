@@ -23,6 +23,10 @@ import (
 var trafficColumns = []string{metric.Launched, metric.Completed, metric.AchievedRPS, metric.GoodputRPS, metric.GoodputShare,
 	metric.E2EMs, metric.E2EMsP99, metric.TTFTMs, metric.TTFTMsP99, metric.TBTMs, metric.TBTMsP99, metric.ConcurrencyAvg}
 
+// reasoningColumns are the Traffic table's columns of a block whose
+// server streamed reasoning, after its TTFT p99.
+var reasoningColumns = []string{metric.TTFOMs, metric.TTFOMsP99, metric.ReasoningTokens, metric.ContentTokens}
+
 // TrafficSummary is the one-line summary of a measured traffic cell, the
 // counts first so that a rate reads with what it rests on: "80 launched,
 // 78 completed in 20s: 3.98 of 4 req/s achieved · goodput 3.90 req/s
@@ -207,6 +211,12 @@ func trafficTables(blocks []trafficBlock) []trafficTable {
 			// (docs/method.md#rejections).
 			i := slices.Index(columns, metric.Completed) + 1
 			columns = slices.Concat(columns[:i], []string{metric.Rejected}, columns[i:])
+		}
+		if slices.ContainsFunc(cells, func(c *result.TrafficCell) bool { _, ok := c.Metric(metric.TTFOMs); return ok }) {
+			// A server that streamed reasoning: its phases after the TTFT
+			// (docs/method.md#reasoning).
+			i := slices.Index(columns, metric.TTFTMsP99) + 1
+			columns = slices.Concat(columns[:i], reasoningColumns, columns[i:])
 		}
 		for _, c := range cells {
 			if _, ok := c.Metric(metric.PrefixCacheHitRate); ok { // a server with the counters

@@ -3,6 +3,7 @@ package report
 import (
 	"html"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,6 +111,49 @@ func TestHTMLTrafficTable(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
+	}
+}
+
+// TestReasoningTrafficColumns: a block one of whose cells streamed
+// reasoning gets the TTFO, its p99 and the phases' tokens after the TTFT
+// p99 (a cell without them shows a dash); a block without reasoning keeps
+// its columns.
+func TestReasoningTrafficColumns(t *testing.T) {
+	cell := func(rate float64, ttfo float64) result.TrafficCell {
+		c := result.TrafficCell{Traffic: "think", Rate: rate, Arrivals: vocab.ArrivalsPoisson, Status: vocab.StatusValid,
+			AchievedRPS: rate, GoodputRPS: rate, GoodputShare: 1, Launched: 10, Completed: 10, MeasuredS: 10, TTFTMs: 50, TTFTMsP99: 80}
+		if ttfo > 0 {
+			for name, v := range map[string]float64{metric.TTFOMs: ttfo, metric.TTFOMsP99: 2 * ttfo, metric.ReasoningTokens: 90, metric.ContentTokens: 64} {
+				c.SetValue(metric.Must(vocab.PhaseTraffic, name), v)
+			}
+		}
+		return c
+	}
+	tests := []struct {
+		name  string
+		cells []result.TrafficCell
+		want  []string // the header after TTFT p99, and the rows there
+		rows  [][]string
+	}{
+		{name: "reasoning", cells: []result.TrafficCell{cell(2, 230), cell(4, 0)},
+			want: []string{"TTFO", "TTFO p99", "Reasoning tokens", "Content tokens", "Time between tokens"},
+			rows: [][]string{{"230 ms", "460 ms", "90", "64"}, {"—", "—", "—", "—"}}},
+		{name: "no reasoning", cells: []result.TrafficCell{cell(2, 0)}, want: []string{"Time between tokens"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &result.Results{Server: result.Server{Name: "qwen"}, Traffic: tc.cells}
+			tb := trafficTables(newTrafficBlocks(res))[0]
+			i := slices.Index(tb.Header, "TTFT p99") + 1
+			if got := tb.Header[i : i+len(tc.want)]; !slices.Equal(got, tc.want) {
+				t.Errorf("header after TTFT p99 %q, want %q", got, tc.want)
+			}
+			for r, want := range tc.rows {
+				if got := tb.Rows[r][i : i+len(want)]; !slices.Equal(got, want) {
+					t.Errorf("row %d after TTFT p99 %q, want %q", r, got, want)
+				}
+			}
+		})
 	}
 }
 
