@@ -108,6 +108,9 @@ type request struct {
 	// ignore_eos false where the model stops (eos: its last token is EOS).
 	limit int
 	eos   bool
+	// reasoning is how many of the first output tokens a chat stream
+	// sends as reasoning (a server launched with --reasoning-parser).
+	reasoning int
 	// ask is what the request asked of logprobs: with them, the output is
 	// the prompt's greedy output (greedy.go).
 	ask logprobsAsk

@@ -49,24 +49,29 @@ type Config struct {
 	overrideGeneration map[string]any // --override-generation-config
 
 	// Simulator flags (--sim-*).
-	Profile            string        // --sim-profile
-	Startup            time.Duration // --sim-startup
-	TBT                time.Duration // --sim-tbt
-	TTFT               time.Duration // --sim-ttft
-	PrefillTPS         float64       // --sim-prefill-tps
-	KVTokens           int           // --sim-kv-tokens
-	AcceptLen          float64       // --sim-accept-len
-	Seed               uint64        // --sim-seed
-	ExitAfter          time.Duration // --sim-exit-after
-	StallAfter         int           // --sim-stall-after
-	ErrorRate          float64       // --sim-error-rate
-	Drift              float64       // --sim-drift: the share of prompts whose greedy output diverges (greedy.go)
-	Accuracy           float64       // --sim-accuracy: the probability that an output answers right, when Answers
-	Answers            bool          // --sim-accuracy was given
-	MidstreamErrAfter  int           // --sim-midstream-error-after
-	TruncateAfter      int           // --sim-truncate-after
-	NoContinuousUsage  bool          // --sim-no-continuous-usage
-	OneTokenChunks     bool          // --sim-one-token-chunks
+	Profile           string        // --sim-profile
+	Startup           time.Duration // --sim-startup
+	TBT               time.Duration // --sim-tbt
+	TTFT              time.Duration // --sim-ttft
+	PrefillTPS        float64       // --sim-prefill-tps
+	KVTokens          int           // --sim-kv-tokens
+	AcceptLen         float64       // --sim-accept-len
+	Seed              uint64        // --sim-seed
+	ExitAfter         time.Duration // --sim-exit-after
+	StallAfter        int           // --sim-stall-after
+	ErrorRate         float64       // --sim-error-rate
+	Drift             float64       // --sim-drift: the share of prompts whose greedy output diverges (greedy.go)
+	Accuracy          float64       // --sim-accuracy: the probability that an output answers right, when Answers
+	Answers           bool          // --sim-accuracy was given
+	MidstreamErrAfter int           // --sim-midstream-error-after
+	TruncateAfter     int           // --sim-truncate-after
+	NoContinuousUsage bool          // --sim-no-continuous-usage
+	OneTokenChunks    bool          // --sim-one-token-chunks
+	// ReasoningParser is --reasoning-parser: a chat stream then sends a
+	// seeded share of its output (ReasoningShare, --sim-reasoning-share)
+	// as reasoning deltas before its answer (docs/method.md#reasoning).
+	ReasoningParser    string
+	ReasoningShare     float64
 	IgnoreSIGTERM      bool          // --sim-ignore-sigterm: a server that only SIGINT or SIGKILL stops
 	LogInterval        time.Duration // --sim-log-interval
 	Hybrid             bool          // --sim-hybrid: hybrid (linear-attention) KV layout; default: HybridModel(Model)
@@ -332,10 +337,13 @@ func simFlags(c *Config) map[string]setter {
 		"sim-truncate-after":        countSetter(&c.TruncateAfter),
 		"sim-no-continuous-usage":   boolSetter(&c.NoContinuousUsage),
 		"sim-one-token-chunks":      boolSetter(&c.OneTokenChunks),
-		"sim-ignore-sigterm":        boolSetter(&c.IgnoreSIGTERM),
-		"sim-log-interval":          durationSetter(&c.LogInterval),
-		"sim-hybrid":                markedSetter(boolSetter(&c.Hybrid), &c.hybridSet),
-		"sim-no-kv-size-label":      boolSetter(&c.NoKVSizeLabel),
+		"sim-reasoning-share": floatSetter(&c.ReasoningShare, func(f float64) bool { return !(f > 0 && f <= 2) },
+			"a share in (0, 2]"),
+		"reasoning-parser":     {kindValue, func(c *Config, v string) error { c.ReasoningParser = v; return nil }},
+		"sim-ignore-sigterm":   boolSetter(&c.IgnoreSIGTERM),
+		"sim-log-interval":     durationSetter(&c.LogInterval),
+		"sim-hybrid":           markedSetter(boolSetter(&c.Hybrid), &c.hybridSet),
+		"sim-no-kv-size-label": boolSetter(&c.NoKVSizeLabel),
 		"sim-kv-log": {kindValue, func(c *Config, v string) error {
 			if !slices.Contains(kvLogForms, v) {
 				return fmt.Errorf("want one of %s, got %q", strings.Join(kvLogForms, ", "), v)

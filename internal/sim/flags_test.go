@@ -23,13 +23,13 @@ func TestParseSeedLaunchCommands(t *testing.T) {
 		numSpeculative int
 		wantIgnored    []string
 	}{
-		{"qwen", []string{"qwen"}, 262144, 1, "auto", 0, 7, []string{"--trust-remote-code", "--reasoning-parser qwen3",
+		{"qwen", []string{"qwen"}, 262144, 1, "auto", 0, 7, []string{"--trust-remote-code",
 			"--enable-auto-tool-choice", "--tool-call-parser qwen3_coder", "--attention-backend flash_attn"}},
-		{"glm", []string{"nvidia/GLM-5.3-Flash-NVFP4"}, 1048576, 2, "fp8", 32, 7, []string{"--reasoning-parser glm45",
+		{"glm", []string{"nvidia/GLM-5.3-Flash-NVFP4"}, 1048576, 2, "fp8", 32, 7, []string{
 			"--enable-auto-tool-choice", "--tool-call-parser glm47", "--enable-expert-parallel",
 			"--enable-ep-weight-filter", `--model-loader-extra-config {"enable_multithread_load":true,"num_threads":128}`,
 			"--enable-chunked-prefill", "--attention-backend FLASHINFER_MLA_SPARSE_SM90", "--linear-backend humming", "--moe-backend humming"}},
-		{"ling", []string{"ling"}, 262144, 2, "auto", 0, 0, []string{"--trust-remote-code", "--reasoning-parser ling3",
+		{"ling", []string{"ling"}, 262144, 2, "auto", 0, 0, []string{"--trust-remote-code",
 			"--enable-auto-tool-choice", "--tool-call-parser ling3", "--mamba-cache-mode align"}},
 	}
 	for _, tt := range tests {

@@ -170,6 +170,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // genRequest is the part of a completions or chat request the simulator reads;
 // other fields are ignored, as vLLM ignores unknown fields.
 type genRequest struct {
+	// textHash is the prompt's hash before any cache_salt: what the
+	// simulated model's output depends on (promptTokens sets it).
+	textHash            uint64
 	Model               string        `json:"model"`
 	Prompt              promptField   `json:"prompt"`
 	Messages            []chatMessage `json:"messages"`
@@ -356,6 +359,7 @@ func (req *genRequest) promptTokens(chat bool, digest *promptDigest) (prompt int
 	} else {
 		prompt, hash = req.Prompt.tokens, req.Prompt.hash
 	}
+	req.textHash = hash
 	if req.CacheSalt != "" {
 		hash = hashString(hash^0x5bd1e995, req.CacheSalt)
 		saltChain(chain.blocks, req.CacheSalt)
@@ -382,7 +386,7 @@ func (req *genRequest) requestedTokens(chat bool, chatDefault int) int {
 // (data-parallel balancing), records it for --sim-record and names it: the
 // caller submits it.
 func (s *server) admit(req *genRequest, chat bool, digest *promptDigest, prompt, maxTokens int, hash uint64, chain *blockChain) (er *request, eng *engine, id string) {
-	er = s.engineRequest(req, prompt, maxTokens, hash, chain)
+	er = s.engineRequest(req, prompt, maxTokens, hash, chain, chat && s.cfg.ReasoningParser != "")
 	eng = s.pickEngine()
 	s.recordRequest(chat, eng, prompt, digest, req)
 	id = "cmpl-" + newID()
@@ -609,6 +613,9 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er 
 		}
 		for n > 0 {
 			k := min(per, n)
+			if sent < er.reasoning {
+				k = min(k, er.reasoning-sent) // the reasoning ends at a chunk's end
+			}
 			errLine := `data: {"error":{"message":"simulated mid-stream error (--sim-midstream-error-after)","type":"InternalServerError","param":null,"code":500}}` + "\n\n"
 			if cfg.FlatErrors {
 				// vLLM builds before the nested shape sent the ErrorResponse itself.
@@ -620,7 +627,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, eng *engine, er 
 			sent += k
 			n -= k
 			chunks++
-			buf = c.content(buf, k, sent, finishReason(er, sent), sent == er.limit && !includeUsage)
+			buf = c.content(buf, k, sent, finishReason(er, sent), sent == er.limit && !includeUsage, sent <= er.reasoning)
 		}
 		if sent == er.limit {
 			h.finish()
@@ -821,7 +828,7 @@ func (s *server) simulatedError() bool {
 // engineRequest is the engines' request of a generation request with its
 // prompt (tokens, hash and block chain) and max_tokens: the model stops at
 // a seeded EOS unless ignore_eos, never before min_tokens.
-func (s *server) engineRequest(req *genRequest, prompt, maxTokens int, hash uint64, chain *blockChain) *request {
+func (s *server) engineRequest(req *genRequest, prompt, maxTokens int, hash uint64, chain *blockChain, reasoning bool) *request {
 	er := &request{promptTokens: prompt, maxTokens: maxTokens, hash: hash, chain: *chain, notify: make(chan struct{}, 1), ask: req.logprobsAsk()}
 	er.chain.clip()
 	er.cachedTokens.Store(-1)
@@ -829,7 +836,27 @@ func (s *server) engineRequest(req *genRequest, prompt, maxTokens int, hash uint
 	if req.MinTokens != nil {
 		minTokens = *req.MinTokens
 	}
-	er.limit, er.eos = outputLimit(maxTokens, minTokens, req.IgnoreEOS != nil && *req.IgnoreEOS,
-		naturalLength(hash, s.cfg.Seed, req.seed(), s.cfg.eosMean()))
+	ignoreEOS := req.IgnoreEOS != nil && *req.IgnoreEOS
+	natural := naturalLength(hash, s.cfg.Seed, req.seed(), s.cfg.eosMean())
+	if !reasoning {
+		er.limit, er.eos = outputLimit(maxTokens, minTokens, ignoreEOS, natural)
+		return er
+	}
+	// Of the prompt, not its cache_salt: a run's salt does not change how
+	// long the model thinks.
+	share := reasoningShare(req.textHash, s.cfg.Seed, req.seed(), s.cfg.reasoningShare())
+	if ignoreEOS {
+		er.limit, er.eos = outputLimit(maxTokens, minTokens, true, natural)
+		er.reasoning = min(er.limit, int(math.Round(share*float64(er.limit))))
+		return er
+	}
+	// The answer is the model's natural length; the reasoning before it
+	// makes share of the whole.
+	thought := maxTokens
+	if share < 1 {
+		thought = int(math.Round(float64(natural) * share / (1 - share)))
+	}
+	er.limit, er.eos = outputLimit(maxTokens, minTokens, false, min(thought+natural, maxTokens+1))
+	er.reasoning = min(thought, er.limit)
 	return er
 }

@@ -215,6 +215,7 @@ func sglangFlags(c *sglangConfig) []sglangFlag {
 		{names: []string{"--speculative-draft-kv-cache-dtype"}, choices: sglangDraftKVDtypes},
 		{names: []string{"--dtype"}, choices: sglangDtypes},
 		{names: []string{"--trust-remote-code"}, kind: sgTrue},
+		{names: []string{"--reasoning-parser"}, set: str(&core.ReasoningParser)},
 	}
 	for _, n := range sglangKnownValueFlags {
 		flags = append(flags, sglangFlag{names: []string{n}})
@@ -302,7 +303,7 @@ var sglangKnownValueFlags = []string{
 	"--gpu-id-step", "--random-seed", "--watchdog-timeout", "--soft-watchdog-timeout", "--fastapi-root-path", "--grpc-port",
 	"--sidecar", "--sidecar-args", "--warmups", "--http2-max-concurrent-streams", "--ssl-keyfile", "--ssl-certfile",
 	"--ssl-ca-certs", "--ssl-keyfile-password", "--admin-api-key", "--weight-version", "--chat-template",
-	"--hf-chat-template-name", "--completion-template", "--file-storage-path", "--reasoning-parser",
+	"--hf-chat-template-name", "--completion-template", "--file-storage-path",
 	"--default-chat-template-kwargs", "--tool-call-parser", "--tool-server", "--sampling-defaults", "--asr-max-buffer-seconds",
 	"--asr-max-concurrent-sessions", "--preferred-sampling-params", "--stream-interval", "--batch-notify-size", "--log-level",
 	"--log-level-http", "--log-requests-level", "--log-requests-format", "--crash-dump-folder", "--smg-http-sidecar-port",

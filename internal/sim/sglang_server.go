@@ -604,6 +604,9 @@ func (s *sglangServer) stream(w http.ResponseWriter, o *sglangOutput, c *sglangC
 		}
 		for n > 0 {
 			k := min(per, n)
+			if sent < o.er.reasoning {
+				k = min(k, o.er.reasoning-sent) // the reasoning ends at a chunk's end
+			}
 			if s.streamFault(w, flusher, buf, chunks, sglangMidstreamError, o.r.Context().Done(), o.abort) {
 				return
 			}
@@ -678,24 +681,34 @@ func (c *sglangChunker) role(b []byte) []byte {
 }
 
 // content appends a chunk of n of er's tokens; total counts the
-// completion tokens so far.
+// completion tokens so far. A chat chunk within er's reasoning carries
+// its text in "reasoning_content", as SGLang's serving_chat.py sends a
+// reasoning parser's output (DeltaMessage(reasoning_content=…),
+// python/sglang/srt/entrypoints/openai/serving_chat.py).
 func (c *sglangChunker) content(b []byte, n, total int, er *request) []byte {
 	finish, matched := sglangFinish(er, total)
 	if finish == "stop" {
 		n-- // the EOS token has no text
 	}
 	b = c.head(b)
-	if c.chat {
+	reasoning := c.chat && total <= er.reasoning
+	switch {
+	case reasoning:
+		b = append(b, `{"index":0,"delta":{"role":null,"content":null,"reasoning_content":"`...)
+	case c.chat:
 		b = append(b, `{"index":0,"delta":{"role":null,"content":"`...)
-	} else {
+	default:
 		b = append(b, `{"index":0,"text":"`...)
 	}
 	for range n {
 		b = append(b, genText...)
 	}
-	if c.chat {
+	switch {
+	case reasoning:
+		b = append(b, `","tool_calls":null},"logprobs":null,"finish_reason":`...)
+	case c.chat:
 		b = append(b, `","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":`...)
-	} else {
+	default:
 		b = append(b, `","logprobs":null,"finish_reason":`...)
 	}
 	if finish == "" {

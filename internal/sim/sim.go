@@ -539,6 +539,8 @@ vLLM flags it models (any other vLLM flag is accepted and ignored):
   --generation-config DIR        default sampling from DIR/generation_config.json (auto, vllm: none)
   --override-generation-config   default sampling as JSON, e.g. '{"min_p": 0.05}'; as vLLM, only
                                  repetition_penalty, temperature, top_k, top_p, min_p count
+  --reasoning-parser NAME        chat streams reason first: a seeded share of each output in
+                                 delta.reasoning (SGLang: delta.reasoning_content), then content
 
 Simulator flags:
   --sim-profile NAME             qwen, glm, ling or generic
@@ -558,6 +560,9 @@ Simulator flags:
   --sim-record FILE              append one JSON line per generation request (what was sent)
   --sim-eos-mean N               mean answer length (log-normal, seeded per prompt) of requests
                                  without ignore_eos, which end at their EOS (256)
+  --sim-reasoning-share F        with --reasoning-parser, the mean share of a chat output spent
+                                 reasoning (0.5): each request F × [0.5, 1.5), seeded per prompt,
+                                 at most all of it (2: every request reasons to its max tokens)
 vLLM variants:
   --sim-hybrid                   hybrid (linear-attention) model: large block_size,
                                  num_gpu_blocks x block_size is not the token capacity

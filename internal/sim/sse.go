@@ -83,13 +83,18 @@ func (c *chunker) role(b []byte) []byte {
 // content appends a chunk carrying n tokens; total is the completion
 // tokens so far including them; finish is the last one's finish_reason
 // ("" before it); last says it ends the stream (no usage chunk follows),
-// so it carries the fingerprint. A "stop" chunk's last token is the EOS,
-// which renders as no text.
-func (c *chunker) content(b []byte, n, total int, finish string, last bool) []byte {
+// so it carries the fingerprint; reasoning says its tokens are reasoning,
+// sent in a chat delta's "reasoning" (vLLM 0.32's DeltaMessage,
+// entrypoints/generate/base/protocol.py, dumped with exclude_unset).
+// A "stop" chunk's last token is the EOS, which renders as no text.
+func (c *chunker) content(b []byte, n, total int, finish string, last, reasoning bool) []byte {
 	b = append(b, c.head...)
-	if c.chat {
+	switch {
+	case c.chat && reasoning:
+		b = append(b, `{"index":0,"delta":{"reasoning":"`...)
+	case c.chat:
 		b = append(b, `{"index":0,"delta":{"content":"`...)
-	} else {
+	default:
 		b = append(b, `{"index":0,"text":"`...)
 	}
 	if finish == "stop" {
