@@ -63,7 +63,8 @@ func TestTrafficRequestPhases(t *testing.T) {
 // those of its completed requests (reasoning tokens ÷ (first answer −
 // first chunk), (content − 1) ÷ (last token − first answer)); a request
 // that reasoned to its end without an answer has no TTFO (not 0) and is
-// counted for the warning; a window without reasoning has no phases.
+// counted for the warning; a phase shorter than a burst has no rate; a
+// window without reasoning has no phases.
 func TestTrafficStatsPhases(t *testing.T) {
 	// phased is a request launched at ms at, first chunk 50 ms later, r
 	// reasoning then c content tokens 10 ms apart.
@@ -85,6 +86,7 @@ func TestTrafficStatsPhases(t *testing.T) {
 		ttfo, reasoning, content, rtps, ct float64
 		unanswered                         int
 		unansweredTokens                   int64
+		counts                             map[string]float64 // statistics' sample counts
 	}{
 		{name: "reasoning then content: TTFO = TTFT + R × TBT",
 			reqs:       []trafficRequest{phased(0, 20, 10), phased(100, 30, 10), phased(200, 40, 10)},
@@ -92,6 +94,11 @@ func TestTrafficStatsPhases(t *testing.T) {
 		{name: "one request reasoned to its end: no TTFO, counted",
 			reqs:       []trafficRequest{phased(0, 20, 10), phased(100, 64, 0), phased(200, 40, 10)},
 			wantPhases: true, ttfo: 50 + 30*10, reasoning: 40, content: 10, rtps: 100, ct: 100, unanswered: 1, unansweredTokens: 64},
+		{name: "a reasoning phase within a burst has no rate",
+			reqs: []trafficRequest{phased(0, 20, 10), phased(100, 30, 10), phased(200, 40, 10),
+				{launch: ms(300), first: ms(350), firstAnswer: ms(350.2), lastTok: ms(350 + 9*10), end: ms(440), tokens: 11, reasoning: 1, finished: true}},
+			wantPhases: true, ttfo: (50 + 20*10 + 50 + 30*10) / 2.0, reasoning: 25, content: 10, rtps: 100, ct: 100,
+			counts: map[string]float64{"ttfo_ms_count": 4, "reasoning_tps_count": 3, "content_tps_count": 4}},
 		{name: "no reasoning: no phases",
 			reqs: fakeRequests(100, 1000, 50, 10, 20)},
 	}
@@ -111,6 +118,11 @@ func TestTrafficStatsPhases(t *testing.T) {
 				got, ok := cell.Metric(m.name)
 				if ok != tc.wantPhases || ok && math.Abs(got-m.want) > 1e-6 {
 					t.Errorf("%s = %v (present %v); want %v (present %v)", m.name, got, ok, m.want, tc.wantPhases)
+				}
+			}
+			for name, want := range tc.counts {
+				if got, _ := cell.Metric(name); got != want {
+					t.Errorf("%s = %v, want %v", name, got, want)
 				}
 			}
 		})

@@ -588,10 +588,12 @@ func (p *phases) add(q trafficRequest) {
 		}
 		return
 	}
-	if q.reasoning > 0 && q.first >= 0 && q.firstAnswer > q.first {
+	// A phase shorter than a burst (docs/method.md#bursts) came in one
+	// read: it has no rate (its tokens ÷ microseconds would be one).
+	if q.reasoning > 0 && q.first >= 0 && q.firstAnswer-q.first >= burstGap {
 		p.thoughtRate = append(p.thoughtRate, float64(q.reasoning)/(float64(q.firstAnswer-q.first)/1e9))
 	}
-	if content > 1 && q.lastTok > q.firstAnswer {
+	if content > 1 && q.lastTok-q.firstAnswer >= burstGap {
 		p.answerRate = append(p.answerRate, float64(content-1)/(float64(q.lastTok-q.firstAnswer)/1e9))
 	}
 }
