@@ -122,6 +122,10 @@ type trafficRequest struct {
 	// it (or an arrival before it) go. Both -1 without a planned time (a
 	// closed loop, a conversation's later turns).
 	planned, ready int64
+	// promptTokens is the request's prompt length as planned; cached the
+	// prompt tokens the server reported its prefix cache served (-1: not
+	// reported).
+	promptTokens, cached int64
 }
 
 // arrival is one unit's place in the schedule: its planned time and when
@@ -166,10 +170,15 @@ type trafficLoad struct {
 	// windowOpen counts the window's requests that have not ended.
 	windowOpen atomic.Int64
 	capHits    atomic.Int64
-	wg         sync.WaitGroup
-	failOnce   sync.Once
-	failErr    error
-	failed     chan struct{}
+	// unitsOpen counts an open loop's units that have not ended;
+	// sessionsSent is set once an agentic trace's every session was
+	// started, so that the cell ends with its last session.
+	unitsOpen    atomic.Int64
+	sessionsSent atomic.Bool
+	wg           sync.WaitGroup
+	failOnce     sync.Once
+	failErr      error
+	failed       chan struct{}
 
 	// refused counts the cell's requests the server refused at admission,
 	// warm-up and drain included; unanswered those the cell closed before
@@ -211,6 +220,9 @@ func (l *trafficLoad) dispatch(ctx context.Context) {
 		case i < len(l.times):
 			at = l.times[i]
 		default:
+			if _, ok := agentWork(l.work); ok {
+				l.sessionsSent.Store(true) // every session was started
+			}
 			return // the trace has no request left
 		}
 		planned := int64(at * float64(time.Second))
@@ -241,8 +253,10 @@ func (l *trafficLoad) dispatch(ctx context.Context) {
 		}
 		a := arrival{planned: planned, ready: max(planned, released)}
 		l.wg.Add(1)
+		l.unitsOpen.Add(1)
 		go func() {
 			defer l.wg.Done()
+			defer l.unitsOpen.Add(-1)
 			l.unit(ctx, i, a)
 			<-l.slots
 		}()
@@ -290,19 +304,29 @@ const (
 // turns have no planned time.
 func (l *trafficLoad) unit(ctx context.Context, i int, a arrival) unitEnd {
 	var answers []string
+	sw, agent := agentWork(l.work)
 	for t := range l.work.turns(i) {
 		if t > 0 {
 			a = unplanned
+		}
+		if agent && t > 0 && !sleep(ctx, sw.toolWait(i, t)) {
+			return unitDone
 		}
 		// The launch time is taken under the lock windowDone reads it
 		// with, so no window request can register after the window is
 		// seen done.
 		l.mu.Lock()
 		req := &trafficRequest{launch: l.now(), first: -1, lastTok: -1, end: -1, firstAnswer: -1, turn: l.work.turnOf(i, t),
-			index: i, planned: a.planned, ready: a.ready}
+			index: i, planned: a.planned, ready: a.ready, cached: -1}
 		inWindow := req.launch >= l.windowStart && req.launch < l.windowEnd
 		if inWindow {
 			l.windowOpen.Add(1)
+			if agent && t == 0 {
+				// The window waits for a session it started to end,
+				// its tool batches included.
+				l.windowOpen.Add(1)
+				defer l.windowOpen.Add(-1)
+			}
 		}
 		l.reqs = append(l.reqs, req)
 		l.mu.Unlock()
@@ -344,12 +368,13 @@ func (q *trafficRequest) schedule(rec *result.RequestRecord) {
 	}
 }
 
-// windowDone reports whether the window has closed and every request
-// launched in it has ended.
+// windowDone reports whether the window has closed, or an agentic trace's
+// sessions have all ended, and every request launched in it has ended.
 func (l *trafficLoad) windowDone() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.now() >= l.windowEnd && l.windowOpen.Load() == 0
+	traceDone := l.sessionsSent.Load() && l.unitsOpen.Load() == 0
+	return (l.now() >= l.windowEnd || traceDone) && l.windowOpen.Load() == 0
 }
 
 // request runs one streaming request, unit i's turn t, to its end; nil
@@ -364,6 +389,7 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int
 	tr.begin(req.launch)
 	var rec result.RequestRecord
 	tr.promptTokens = l.work.describe(i, t, &rec)
+	req.promptTokens = tr.promptTokens
 	if tr.promptTokens == 0 {
 		tr.promptTokens = l.meta.promptTokens
 	}
@@ -385,6 +411,9 @@ func (l *trafficLoad) request(ctx context.Context, req *trafficRequest, i, t int
 		r.DatasetEntry, r.Conversation, r.Turn, r.PrefixGroup = rec.DatasetEntry, rec.Conversation, rec.Turn, rec.PrefixGroup
 		if ts != nil {
 			r.CachedTokens = ts.cached
+			if ts.cached != nil {
+				req.cached = *ts.cached
+			}
 		}
 		r.InWindow = inWindow
 		req.schedule(&r)
@@ -729,8 +758,8 @@ func (m *Meter) WorkloadTraffic(ctx context.Context, ref vocab.CellRef, t *spec.
 		}
 	}
 	var times []float64
-	if t.Arrivals == vocab.ArrivalsTrace {
-		times = plan.Arrivals
+	if _, agent := agentWork(work); t.Arrivals == vocab.ArrivalsTrace || agent {
+		times = plan.Arrivals // an agentic trace's sessions start at their times, whatever the block's arrivals
 	}
 	c, err := m.trafficOnceAt(ctx, ref, t, work, &cell, times)
 	c.ElapsedS = Round(time.Since(start).Seconds(), 2)
@@ -806,7 +835,11 @@ func (m *Meter) trafficOnceAt(ctx context.Context, ref vocab.CellRef, t *spec.Tr
 
 // newTrafficLoad prepares one cell's requests, its origin now.
 func (m *Meter) newTrafficLoad(ref vocab.CellRef, t *spec.Traffic, work trafficWork) *trafficLoad {
-	return &trafficLoad{client: m.Server.Client, path: m.Prompts.Path(), url: m.Server.Client.Base() + m.Prompts.Path(), work: work, closed: ref.Concurrency,
+	closed := ref.Concurrency
+	if _, ok := agentWork(work); ok {
+		closed = 0 // sessions start at their recorded times
+	}
+	return &trafficLoad{client: m.Server.Client, path: m.Prompts.Path(), url: m.Server.Client.Base() + m.Prompts.Path(), work: work, closed: closed,
 		origin: time.Now(), firstChunkTimeout: firstTokenTimeout(ref.Context, max(t.MaxOutstanding, ref.Concurrency)), idleTimeout: m.StreamIdleTimeout,
 		sched: newArrivalSchedule(t.Arrivals, ref.Rate, t.Burstiness, t.Seed), slots: make(chan struct{}, t.MaxOutstanding),
 		windowStart: int64(t.WarmUp), windowEnd: int64(t.WarmUp + t.Duration), failed: make(chan struct{}), stall: clientStall(),
@@ -937,6 +970,15 @@ func (m *Meter) trafficProgress(ref vocab.CellRef, t *spec.Traffic, l *trafficLo
 // requests (reqs, the load l) and what watch saw of the server; before is
 // the server's metrics at the cell's start (beforeOK: scraped).
 func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, l *trafficLoad, reqs []trafficRequest, watch trafficWatch, cell *result.TrafficCell, before promread.Snapshot, beforeOK bool) {
+	if l.sessionsSent.Load() && l.unitsOpen.Load() == 0 {
+		// An agentic trace that ended inside the window: the window is
+		// the trace's, up to its last call's end.
+		end := l.windowStart
+		for _, q := range reqs {
+			end = max(end, q.end)
+		}
+		l.windowEnd = min(l.windowEnd, end+1)
+	}
 	w := trafficStats(reqs, l.windowStart, l.windowEnd, t.SLO)
 	if s := t.SLO; s.TTFTMs != nil || s.TBTMs != nil || s.E2EMs != nil {
 		// What goodput was judged by, so that a comparison judges each
@@ -949,6 +991,9 @@ func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.T
 	}
 	cell.Warnings = append(cell.Warnings, noAnswerWarnings(w)...)
 	setTrafficCounts(cell, w)
+	if sw, ok := agentWork(l.work); ok {
+		cell.Sessions = sessionFigures(sw, reqs, l.windowStart, l.windowEnd)
+	}
 	var gap []warning.Warning
 	cell.Rejections, gap = m.cellRejections(ctx, before, beforeOK, rejectionCount{refused: int(l.refused.Load()), unanswered: int(l.unanswered.Load())})
 	cell.Warnings = append(cell.Warnings, gap...)

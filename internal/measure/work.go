@@ -67,6 +67,7 @@ type planWork struct {
 	bodies    [][]byte             // single requests' bodies, encoded on first send (they never change)
 	bodiesMu  sync.Mutex
 	multi     bool // some conversation has more than one turn
+	agent     bool // the plan is an agentic trace's sessions (requests.Request.Call)
 	datasetID func(r requests.Request) string
 	// dialSalt, set for a workload that dials its prefix-cache hit rate,
 	// starts the cache_salt of every request: the cell's own, so that no
@@ -91,6 +92,7 @@ func newPlanWork(f requestFields, plan *requests.Schedule, ignoreEOS bool, datas
 		c := len(w.convs) - 1
 		w.convs[c] = append(w.convs[c], r)
 		w.multi = w.multi || r.Turn > 0
+		w.agent = w.agent || r.Call != nil
 	}
 	if len(w.convs) == 0 {
 		return nil, fmt.Errorf("the workload's plan has no request")
@@ -101,7 +103,7 @@ func newPlanWork(f requestFields, plan *requests.Schedule, ignoreEOS bool, datas
 		w.repeat = append(w.repeat, e >= 0 && seen[e])
 		seen[e] = true
 	}
-	if w.multi && !f.chat {
+	if w.multi && !w.agent && !f.chat {
 		return nil, fmt.Errorf("a conversation resends its history as chat messages: it needs measure.endpoint = \"chat\" (/v1/chat/completions)")
 	}
 	return w, nil
@@ -109,7 +111,7 @@ func newPlanWork(f requestFields, plan *requests.Schedule, ignoreEOS bool, datas
 
 func (w *planWork) conv(i int) []requests.Request { return w.convs[i%len(w.convs)] }
 func (w *planWork) turns(i int) int               { return len(w.conv(i)) }
-func (w *planWork) wantsAnswers() bool            { return w.multi }
+func (w *planWork) wantsAnswers() bool            { return w.multi && !w.agent }
 
 func (w *planWork) turnOf(i, t int) int {
 	if !w.multi {
@@ -125,6 +127,10 @@ func (w *planWork) turnOf(i, t int) int {
 // its first turn warm and hide what later turns gain).
 func (w *planWork) body(i, t int, answers []string) []byte {
 	w.count(w.conv(i)[t])
+	if w.agent {
+		// A call's prompt holds its session's history as recorded.
+		return w.f.planBody(w.conv(i)[t], nil, w.ignoreEOS, "")
+	}
 	if !w.multi {
 		k := i % len(w.convs)
 		if w.dialSalt != "" && i >= len(w.convs) {
@@ -211,7 +217,10 @@ func (w *planWork) describe(i, t int, rec *result.RequestRecord) int64 {
 // and token IDs as they are.
 func promptForm(f requestFields, plan *requests.Schedule) string {
 	conversations := slices.ContainsFunc(plan.Requests, func(r requests.Request) bool { return r.Turn > 0 })
+	agent := len(plan.Requests) > 0 && plan.Requests[0].Call != nil
 	switch {
+	case agent && f.chat:
+		return "each call's recorded prompt as one user message on /v1/chat/completions, templated by the server"
 	case f.chat && conversations:
 		return "each conversation's messages so far on /v1/chat/completions, templated by the server"
 	case f.chat:

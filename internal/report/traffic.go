@@ -251,6 +251,9 @@ func trafficTables(blocks []trafficBlock) []trafficTable {
 		if turns, ok := turnTable(t.Title, t.Header[0], b); ok {
 			out = append(out, turns)
 		}
+		if sessions, ok := sessionTable(t.Title, t.Header[0], b); ok {
+			out = append(out, sessions)
+		}
 	}
 	return out
 }

@@ -38,6 +38,12 @@ func ReadDataset(path, format string) (*workload.Dataset, error) {
 // ParseDataset is ReadDataset for a file already in memory; path names it
 // in errors.
 func ParseDataset(path string, data []byte, format string) (*workload.Dataset, error) {
+	sum := sha256.Sum256(data)
+	if gz, err := gunzip(data); err != nil {
+		return nil, &workload.DatasetError{Path: path, Format: format, Err: err}
+	} else if gz != nil {
+		data = gz
+	}
 	read := format
 	fail := func(line int, format string, args ...any) error {
 		de := &workload.DatasetError{Path: path, Format: read, Line: line, Reason: fmt.Sprintf(format, args...)}
@@ -77,7 +83,6 @@ func ParseDataset(path string, data []byte, format string) (*workload.Dataset, e
 		format = detectFormat(trimmed)
 	}
 	read = format
-	sum := sha256.Sum256(data)
 	d := &workload.Dataset{Path: path, Format: format, SHA256: hex.EncodeToString(sum[:])}
 	var err error
 	switch format {
@@ -85,6 +90,8 @@ func ParseDataset(path string, data []byte, format string) (*workload.Dataset, e
 		err = readShareGPT(d, data, fail)
 	case workload.FormatJSONL, workload.FormatMessages:
 		err = readLines(d, data, fail)
+	case workload.FormatCopilotAgent:
+		err = readAgentCalls(d, data, fail)
 	default:
 		if f, ok := workload.TraceFormatOf(format); ok {
 			err = readTrace(d, data, f, fail)

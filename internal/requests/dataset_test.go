@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -34,6 +35,12 @@ func TestReadDatasetFormats(t *testing.T) {
 		{name: "messages detected", file: "messages.jsonl", wantFormat: workload.FormatMessages, entries: 2,
 			first: workload.Entry{Index: 0, Line: 1, ID: "baking", Prompt: "Why did my bread come out flat?",
 				Reference: "Most often the yeast was tired or the dough was not proved long enough, so there was too little gas to lift it."}},
+		{name: "copilot-agent detected", file: "agent.jsonl", wantFormat: workload.FormatCopilotAgent, entries: 5,
+			first: workload.Entry{Index: 0, Line: 1, ID: "s-a", Call: &workload.AgentCall{Session: "s-a", Turn: 1, StartMs: 1780000000000, DurationMs: 200, PromptTokens: 300, CompletionTokens: 10},
+				Trace: &workload.TraceRequest{At: 1780000000000 * time.Millisecond, InputTokens: 300, OutputTokens: 10}}},
+		{name: "copilot-agent gzip", file: "agent.jsonl.gz", wantFormat: workload.FormatCopilotAgent, entries: 5,
+			first: workload.Entry{Index: 0, Line: 1, ID: "s-a", Call: &workload.AgentCall{Session: "s-a", Turn: 1, StartMs: 1780000000000, DurationMs: 200, PromptTokens: 300, CompletionTokens: 10},
+				Trace: &workload.TraceRequest{At: 1780000000000 * time.Millisecond, InputTokens: 300, OutputTokens: 10}}},
 		{name: "format given", file: "prompts.jsonl", format: workload.FormatJSONL, wantFormat: workload.FormatJSONL, entries: 5,
 			first: workload.Entry{Index: 0, Line: 1, Prompt: "Describe a lighthouse keeper's night in three sentences."}},
 	}
@@ -108,6 +115,9 @@ func TestDatasetErrors(t *testing.T) {
 		{name: "no user message", file: "bad/messages_no_user.jsonl", line: 2, reason: "the conversation has no user message"},
 		{name: "unknown role", file: "bad/messages_role.jsonl", format: workload.FormatMessages, line: 1, reason: `messages[0] has role "human"; the roles are system, user and assistant`},
 		{name: "not UTF-8", file: "bad/not_utf8.jsonl", line: 2, reason: "the dataset is not UTF-8 text"},
+		{name: "agent call without a field", file: "bad/agent_missing_field.jsonl", line: 2, reason: `no "duration_ms" field (an agentic trace line is one LLM call`},
+		{name: "agent calls out of order", file: "bad/agent_out_of_order.jsonl", line: 3, reason: `the call starts at 150 ms, before session "s-a"'s previous call (line 1) ended at 200 ms`},
+		{name: "agent call given as jsonl", file: "agent.jsonl", format: workload.FormatJSONL, line: 1, reason: `format is "jsonl", but the first line has the fields of format copilot-agent`},
 		{name: "unknown format", file: "prompts.jsonl", format: "csv", reason: `unknown dataset format "csv"`},
 	}
 	for _, tt := range tests {

@@ -80,6 +80,10 @@ type Request struct {
 	// conversation's turns in order, one conversation after the other; a
 	// turn is sent only after the previous turn's answer.
 	Conversation, Turn int
+	// Call is an agentic trace's call (its session's times); nil
+	// otherwise. Its prompt holds the session's history as recorded, so
+	// it is sent alone, without the server's answers before it.
+	Call *AgentCall
 }
 
 // Dropped counts the dataset entries left out of a schedule, by reason.
@@ -194,6 +198,9 @@ type Scheduler struct {
 	trace      *tracePlan      // a trace's plan, made once
 	warnings   []warning.Warning
 	dialBase   []int // the dial's shared token IDs, as long as needed so far
+	// sessionStarts are an agentic trace's sessions' starts (s), in the
+	// order planned (planAgent).
+	sessionStarts []float64
 }
 
 // keptEntry is a dataset entry the filter kept, with its counts.
@@ -252,7 +259,15 @@ func (p *Scheduler) Schedule(ctx context.Context, cfg ScheduleConfig) (*Schedule
 	var reqs []Request
 	var err error
 	var tp *tracePlan
+	if p.opts.Prompt == workload.DatasetPrompt && p.data == nil {
+		// Read first: a detected format decides how the file is planned.
+		if err := p.load(); err != nil {
+			return nil, err
+		}
+	}
 	switch {
+	case p.isAgent():
+		reqs, err = p.planAgent(ctx, cfg)
 	case p.isTrace():
 		tp, err = p.planTrace(ctx, cfg)
 		if tp != nil {
@@ -275,6 +290,9 @@ func (p *Scheduler) Schedule(ctx context.Context, cfg ScheduleConfig) (*Schedule
 		switch {
 		case p.data.Format == workload.FormatMessages:
 			units = len(p.turns)
+		case p.data.Format == workload.FormatCopilotAgent:
+			units = len(reqs) // every call once: a trace is not reused
+			plan.Arrivals, plan.TraceSHA256 = p.sessionStarts, agentSHA256(reqs, p.opts.Seed)
 		case tp != nil:
 			units, plan.Examined, plan.Usable = len(reqs), tp.examined, len(reqs)
 			plan.Dropped.ZeroLength, plan.Dropped.OverLength = p.data.ZeroLength, tp.overLength

@@ -461,3 +461,79 @@ func TestPlanRandomDial(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanAgent plans the agentic fixture: every call once, session after
+// session by start, each prompt exactly its recorded prompt_tokens and the
+// session's earlier prompts its prefixes, the output the recorded
+// completion_tokens, and the session starts and tool batches the recorded
+// gaps ÷ speed.
+func TestPlanAgent(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		speed  float64
+		starts []float64 // each request's session start, ms
+		tools  []float64 // each request's tool batch before it, ms
+	}{
+		{name: "speed 1", file: "agent.jsonl", starts: []float64{0, 0, 0, 400, 400}, tools: []float64{0, 300, 500, 0, 250}},
+		{name: "speed 2, gzip", file: "agent.jsonl.gz", speed: 2, starts: []float64{0, 0, 0, 200, 200}, tools: []float64{0, 150, 250, 0, 125}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: filepath.Join(datasets, tt.file), Trace: workload.Trace{Speed: tt.speed}}
+			p := plan(t, &pairTokenizer{}, opts, ScheduleConfig{Requests: 1})
+			var lengths, lines, convs, turns []int
+			var starts, tools []float64
+			for _, r := range p.Requests {
+				lengths, lines, convs, turns = append(lengths, r.PromptTokens), append(lines, r.Line), append(convs, r.Conversation), append(turns, r.Turn)
+				starts, tools = append(starts, r.Call.StartMs), append(tools, r.Call.ToolMs)
+				if len(r.Tokens) != r.PromptTokens || r.OutputTokens != 10 || r.Call.RecordedMs != 200 {
+					t.Errorf("request %d: %d IDs for %d prompt tokens, output %d, recorded %g ms; want equal, 10, 200", r.Index, len(r.Tokens), r.PromptTokens, r.OutputTokens, r.Call.RecordedMs)
+				}
+				if r.Turn > 0 {
+					prev := p.Requests[r.Index-1]
+					if !strings.HasPrefix(r.Text, prev.Text) || !slices.Equal(r.Tokens[:len(prev.Tokens)], prev.Tokens) {
+						t.Errorf("request %d does not begin with its session's previous prompt", r.Index)
+					}
+				}
+			}
+			want := struct {
+				Lengths, Lines, Convs, Turns []int
+				Starts, Tools                []float64
+			}{[]int{300, 420, 560, 200, 310}, []int{1, 3, 5, 2, 4}, []int{0, 0, 0, 3, 3}, []int{0, 1, 2, 0, 1}, tt.starts, tt.tools}
+			got := want
+			got.Lengths, got.Lines, got.Convs, got.Turns, got.Starts, got.Tools = lengths, lines, convs, turns, starts, tools
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+			if len(p.Warnings) != 0 || p.Reused != 0 {
+				t.Errorf("warnings %v, %d reused; want none: a trace's calls are each sent once", p.Warnings, p.Reused)
+			}
+		})
+	}
+}
+
+// TestPlanAgentHash: two plans of one agentic trace and seed have one
+// trace_schedule hash, and another speed changes it (its times do).
+func TestPlanAgentHash(t *testing.T) {
+	hash := func(speed float64) string {
+		opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: filepath.Join(datasets, "agent.jsonl"), Trace: workload.Trace{Speed: speed}}
+		return plan(t, &pairTokenizer{}, opts, ScheduleConfig{Requests: 1}).TraceSHA256
+	}
+	tests := []struct {
+		name string
+		a, b float64
+		same bool
+	}{
+		{name: "same trace and speed", a: 1, b: 1, same: true},
+		{name: "another speed", a: 1, b: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := hash(tt.a), hash(tt.b)
+			if len(a) != 64 || (a == b) != tt.same {
+				t.Errorf("hashes %q and %q; want 64 hex digits, the same: %v", a, b, tt.same)
+			}
+		})
+	}
+}

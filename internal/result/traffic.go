@@ -74,6 +74,10 @@ type TrafficCell struct {
 	// to read beside the server's measured prefix_cache_hit_rate; nil
 	// for a workload without the dial.
 	PrefixHitRateDial *float64 `json:"prefix_hit_rate_dial,omitempty"`
+	// Sessions are the agentic sessions whose first call the window sent,
+	// in the order they started (docs/spec.md#agentic-sessions); nil
+	// outside an agentic trace.
+	Sessions []AgentSession `json:"sessions,omitempty"`
 	// Polling is how long the window's /metrics scrapes took; nil when it
 	// took none.
 	Polling *Polling `json:"polling,omitempty"`

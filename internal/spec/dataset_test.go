@@ -28,6 +28,13 @@ func TestNamedWorkloads(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "sg.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	agent, err := os.ReadFile("../../testdata/datasets/agent.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent.jsonl.gz"), agent, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		endpoint string // default "completions"
@@ -93,6 +100,12 @@ func TestNamedWorkloads(t *testing.T) {
   prefix       = { hit_rate = 0 }`,
 			want: workload.Options{Prompt: workload.Random, Seed: DefaultSeed, Filter: workload.DefaultFilter, IgnoreEOS: true,
 				InputTokens: workload.FixedLength(512), Prefix: workload.Prefix{HitRate: 0, Block: workload.DefaultPrefixBlock}}},
+		{name: "agentic trace at twice its speed", block: `
+  dataset = "agent.jsonl.gz"
+  format  = "copilot-agent"
+  speed   = 2`,
+			want: workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: filepath.Join(dir, "agent.jsonl.gz"), DatasetFormat: workload.FormatCopilotAgent, Seed: DefaultSeed,
+				Filter: workload.DefaultFilter, IgnoreEOS: true, Trace: workload.Trace{Speed: 2}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

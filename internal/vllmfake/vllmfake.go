@@ -28,6 +28,13 @@ type Server struct {
 	Tokens   int           // completion tokens per request
 	PerChunk int           // tokens per chunk
 	Gap      time.Duration // between chunks
+	// PrefixCache reports, in the final usage's
+	// prompt_tokens_details.cached_tokens, the whole 16-token blocks a
+	// token-ID prompt shares with an earlier one from its start, as
+	// vLLM's prefix cache serves them (nothing is evicted).
+	PrefixCache bool
+	prompts     [][]int
+	promptsMu   sync.Mutex
 	// Burst sends chunks Burst at a time, back to back, with Gap between
 	// bursts: a speculative step's tokens one chunk each, as llama-server
 	// sends them (0 or 1: every chunk after Gap).
@@ -291,6 +298,10 @@ func (f *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	if mt, ok := body[limit].(float64); ok && int(mt) < max {
 		max = int(mt)
 	}
+	cached := 0
+	if f.PrefixCache {
+		cached = f.cachedPrefix(body["prompt"])
+	}
 	f.Running.Add(1)
 	defer f.Running.Add(-1)
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -366,7 +377,11 @@ func (f *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	release() // vLLM drops a finished request before its last chunk
 	if f.Usage != "none" {
-		fmt.Fprintf(w, "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"total_tokens\":%d,\"completion_tokens\":%d}}\n\n", 10+sent, sent)
+		details := ""
+		if f.PrefixCache {
+			details = fmt.Sprintf(`,"prompt_tokens_details":{"cached_tokens":%d}`, cached)
+		}
+		fmt.Fprintf(w, "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"total_tokens\":%d,\"completion_tokens\":%d%s}}\n\n", 10+sent, sent, details)
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	fl.Flush()
@@ -509,4 +524,29 @@ func (b *clockedBody) Read(p []byte) (int, error) {
 func (b *clockedBody) Close() error {
 	b.once.Do(func() { close(b.w.closed) })
 	return nil
+}
+
+// cachedPrefix is the whole 16-token blocks prompt (token IDs as JSON
+// decoded them) shares from its start with an earlier prompt, which it
+// then remembers.
+func (f *Server) cachedPrefix(prompt any) int {
+	list, _ := prompt.([]any)
+	ids := make([]int, 0, len(list))
+	for _, v := range list {
+		n, _ := v.(float64)
+		ids = append(ids, int(n))
+	}
+	f.promptsMu.Lock()
+	defer f.promptsMu.Unlock()
+	best := 0
+	for _, p := range f.prompts {
+		k := 0
+		for k < len(p) && k < len(ids) && p[k] == ids[k] {
+			k++
+		}
+		best = max(best, k)
+	}
+	f.prompts = append(f.prompts, ids)
+	// vLLM never serves the last prompt token from the cache.
+	return min(best, len(ids)-1) / 16 * 16
 }

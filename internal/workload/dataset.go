@@ -14,11 +14,33 @@ const (
 	// FormatMessages is one JSON object a line with "messages": an OpenAI
 	// conversation of {"role", "content"} messages (and an optional "id").
 	FormatMessages = "messages"
+	// FormatCopilotAgent is a coding agent's trace (GitHub Copilot's
+	// coding-agent traces of June 2026, as docs/spec.md#agentic-sessions
+	// defines its fields): one LLM call a line, JSONL or JSONL.gz, with its
+	// session, turn, start time, duration and token counts; the gaps between
+	// a session's calls are its tool batches.
+	FormatCopilotAgent = "copilot-agent"
 )
 
 // Formats are the dataset formats, in the order docs list them: the prompt
 // datasets', then the traces' (TraceFormats).
 var Formats = append([]string{FormatShareGPT, FormatJSONL, FormatMessages}, TraceFormatNames()...)
+
+// AgentCall is one LLM call of an agentic trace (FormatCopilotAgent), as
+// recorded.
+type AgentCall struct {
+	// Session names the call's session; Turn is the user turn of the
+	// session the call belongs to (1-based).
+	Session string
+	Turn    int
+	// StartMs is when the call was sent (ms, the trace's clock) and
+	// DurationMs how long the server took to answer it.
+	StartMs, DurationMs float64
+	// PromptTokens, CompletionTokens and CachedTokens are the call's
+	// recorded token counts (CachedTokens: the prompt tokens the recorded
+	// server's cache served; 0 when not recorded).
+	PromptTokens, CompletionTokens, CachedTokens int
+}
 
 // Message is one message of a dataset conversation.
 type Message struct {
@@ -45,8 +67,12 @@ type Entry struct {
 	// Messages is a messages entry's whole conversation; nil in the other
 	// formats.
 	Messages []Message
-	// ID is a messages entry's "id", or "" when it has none.
+	// ID is a messages entry's "id", or "" when it has none; an agentic
+	// trace's session.
 	ID string
+	// Call is an agentic trace's call (FormatCopilotAgent); nil in the
+	// other formats.
+	Call *AgentCall
 	// Trace is a trace line's request (a trace format's entry); nil in
 	// the prompt datasets.
 	Trace *TraceRequest

@@ -48,6 +48,7 @@ var TraceFormats = []TraceFormat{
 	{Name: FormatBailian, BlockTokens: 16, Keys: []string{"chat_id", "timestamp", "input_length", "output_length"}, Mark: "chat_id"},
 	{Name: FormatAzure, CSV: true, Keys: []string{"TIMESTAMP", "ContextTokens", "GeneratedTokens"}, Mark: "ContextTokens"},
 	{Name: FormatBurstGPT, CSV: true, Keys: []string{"Timestamp", "Request tokens", "Response tokens"}, Mark: "Request tokens"},
+	{Name: FormatCopilotAgent, Keys: []string{"session_id", "turn", "timestamp_ms", "duration_ms", "prompt_tokens", "completion_tokens"}, Mark: "session_id"},
 }
 
 // TraceFormatNames are TraceFormats' names, in order.

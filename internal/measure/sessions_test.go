@@ -1,0 +1,232 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/slogate/slogate/internal/lifecycle"
+	"github.com/slogate/slogate/internal/metric"
+	"github.com/slogate/slogate/internal/requests"
+	"github.com/slogate/slogate/internal/result"
+	"github.com/slogate/slogate/internal/spec"
+	"github.com/slogate/slogate/internal/vllmfake"
+	"github.com/slogate/slogate/internal/vocab"
+	"github.com/slogate/slogate/internal/workload"
+)
+
+// replayAgent replays the agentic fixture (testdata/datasets/agent.jsonl:
+// two sessions of 200 ms calls, 10 tokens each, tool batches of 300, 500
+// and 250 ms, the second session 400 ms after the first) at speed against
+// a server as fast as the trace's (2 chunks of 5 tokens 100 ms apart),
+// and returns the sessions measured and the requests. The prompts are
+// planned by a tokenizer whose IDs follow the text (the fake server's
+// /tokenize gives every text of a length the same IDs), so that only a
+// session's own prompts share a prefix.
+
+func replayAgent(t *testing.T, speed float64) ([]result.AgentSession, []trafficRequest) {
+	t.Helper()
+	f := &vllmfake.Server{Tokens: 10, PerChunk: 5, Gap: 100 * time.Millisecond, PrefixCache: true}
+	srv := f.Start(t)
+	client := lifecycle.NewClient(srv.URL, "", "qwen")
+	opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: "../../testdata/datasets/agent.jsonl", IgnoreEOS: true, Trace: workload.Trace{Speed: speed}}
+	plan, err := requests.NewScheduler(textTokenizer{}, opts, nil).Schedule(context.Background(), requests.ScheduleConfig{Requests: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, err := newPlanWork(completionsFields, plan, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	window := int64(10 * time.Second)
+	l := &trafficLoad{client: client, path: "/v1/completions", url: srv.URL + "/v1/completions", work: work, origin: time.Now(),
+		firstChunkTimeout: 10 * time.Second, idleTimeout: 10 * time.Second, slots: make(chan struct{}, 64),
+		windowEnd: window, failed: make(chan struct{}), times: plan.Arrivals}
+	l.wg.Add(1)
+	go l.dispatch(context.Background())
+	l.wg.Wait()
+	select {
+	case <-l.failed:
+		t.Fatalf("a request failed: %v", l.failErr)
+	default:
+	}
+	reqs := l.copyRequests()
+	return sessionFigures(work, reqs, 0, window), reqs
+}
+
+// textTokenizer makes a token of every two bytes of text, its ID the
+// bytes'.
+type textTokenizer struct{}
+
+func (textTokenizer) TokenizeText(_ context.Context, text string) ([]int, error) {
+	ids := make([]int, 0, (len(text)+1)/2)
+	for i := 0; i < len(text); i += 2 {
+		id := int(text[i]) << 8
+		if i+1 < len(text) {
+			id |= int(text[i+1])
+		}
+		ids = append(ids, 256+id)
+	}
+	return ids, nil
+}
+
+func (textTokenizer) TokenizeChat(context.Context, []openai.ChatCompletionMessage, bool, map[string]any) ([]int, error) {
+	return nil, errors.New("no chat template")
+}
+
+// TestAgentSessionsReplay: at speed 1 against a server as fast as the
+// trace's, each session lasts what the trace recorded (server and tool
+// times) within 10 %, its waits split between server and tools as
+// recorded; the second session starts 400 ms after the first (open loop);
+// each call gets a TTFT by its position, and a session's later calls hit
+// the prefix cache on its earlier prompts (the fake server counts whole
+// 16-token blocks, as the fixture's cached_tokens do).
+func TestAgentSessionsReplay(t *testing.T) {
+	sessions, reqs := replayAgent(t, 1)
+	want := []struct {
+		name                   string
+		calls                  int
+		recorded, server, tool float64
+		cached                 int64
+	}{
+		{name: "s-a", calls: 3, recorded: 1400, server: 600, tool: 800, cached: 288 + 416},
+		{name: "s-b", calls: 2, recorded: 650, server: 400, tool: 250, cached: 192},
+	}
+	if len(sessions) != len(want) {
+		t.Fatalf("%d sessions measured, want %d: %+v", len(sessions), len(want), sessions)
+	}
+	// The session's duration is held to 10 %; its parts to 10 % or 50 ms,
+	// what a shared machine's scheduler may add to one sleep or connection.
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 0.10*want }
+	nearPart := func(got, want float64) bool { return math.Abs(got-want) <= max(0.10*want, 50) }
+	for i, w := range want {
+		s := sessions[i]
+		t.Logf("%s: %g ms (recorded %g), server %g ms (%g), tools %g ms (%g), TTFT by position %v ms, cached %v of %d",
+			s.Session, s.DurationMs, s.RecordedMs, s.ServerMs, s.RecordedServerMs, s.ToolMs, s.RecordedToolMs, s.TTFTMs, *s.CachedTokens, s.PromptTokens)
+		if s.Session != w.name || !s.Complete() || s.Calls != w.calls || len(s.TTFTMs) != w.calls {
+			t.Errorf("session %d: %s, %d of %d calls completed, %d TTFTs; want %s complete with %d", i, s.Session, s.Completed, s.Calls, len(s.TTFTMs), w.name, w.calls)
+		}
+		if s.RecordedMs != w.recorded || s.RecordedServerMs != w.server || s.RecordedToolMs != w.tool {
+			t.Errorf("%s recorded %g ms (server %g, tools %g), want %g (%g, %g)", s.Session, s.RecordedMs, s.RecordedServerMs, s.RecordedToolMs, w.recorded, w.server, w.tool)
+		}
+		if !near(s.DurationMs, w.recorded) || !nearPart(s.ServerMs, w.server) || !nearPart(s.ToolMs, w.tool) {
+			t.Errorf("%s lasted %g ms (server %g, tools %g), want within 10 %% of the recorded %g (%g, %g; 50 ms)", s.Session, s.DurationMs, s.ServerMs, s.ToolMs, w.recorded, w.server, w.tool)
+		}
+		if s.CachedTokens == nil || *s.CachedTokens != w.cached || s.RecordedCachedTokens != w.cached {
+			t.Errorf("%s: %v prompt tokens served from the cache (recorded %d), want %d", s.Session, s.CachedTokens, s.RecordedCachedTokens, w.cached)
+		}
+	}
+	var firstA, firstB int64 = -1, -1
+	for _, q := range reqs {
+		if q.turn == 1 && q.index == 0 {
+			firstA = q.launch
+		}
+		if q.turn == 1 && q.index == 1 {
+			firstB = q.launch
+		}
+	}
+	if gap := float64(firstB-firstA) / 1e6; !(gap >= 390 && gap <= 440) {
+		t.Errorf("the second session started %g ms after the first, want 400 (the trace's)", gap)
+	}
+}
+
+// TestAgentSessionsSpeed: at speed 2 the tool batches and the sessions'
+// starts take half the recorded time; the server's time is the server's.
+func TestAgentSessionsSpeed(t *testing.T) {
+	sessions, _ := replayAgent(t, 2)
+	for _, s := range sessions {
+		want := s.RecordedServerMs + s.RecordedToolMs
+		if s.RecordedMs != want || math.Abs(s.DurationMs-want) > 0.10*want || math.Abs(s.ToolMs-s.RecordedToolMs) > max(0.10*s.RecordedToolMs, 50) {
+			t.Errorf("%s lasted %g ms, tools %g ms; want about %g and %g (the tool batches halved)", s.Session, s.DurationMs, s.ToolMs, want, s.RecordedToolMs)
+		}
+	}
+	if len(sessions) != 2 || sessions[0].RecordedToolMs != 400 {
+		t.Errorf("sessions %+v, want two, the first's tool batches 800 ms ÷ 2", sessions)
+	}
+}
+
+// TestAgentSessionsCell: a traffic cell over an agentic trace sends each
+// session once from its recorded start, whatever the block's rate, ends
+// with its last session (its window the trace's, not the 10 s asked), and
+// keeps the sessions' figures in the cell (results.json's "sessions"),
+// the calls' TTFTs by position also in the cell's turn metrics.
+func TestAgentSessionsCell(t *testing.T) {
+	f := &vllmfake.Server{Tokens: 10, PerChunk: 5, Gap: 100 * time.Millisecond}
+	m := testMeter(f.Start(t).URL)
+	m.MaxOutput = 8
+	p, _, err := NewPrompts(context.Background(), m.Server.Client, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Prompts = p
+	path := "../../testdata/datasets/agent.jsonl.gz"
+	d, err := requests.ReadDataset(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &spec.Workload{Name: "agent", Options: workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: path, IgnoreEOS: true}, Dataset: d, DatasetText: path}
+	tr := &spec.Traffic{Label: "agentic", Workload: "agent", Rates: []float64{50}, Arrivals: vocab.ArrivalsPoisson,
+		Duration: 10 * time.Second, DurationText: "10s", MaxOutstanding: 64}
+	start := time.Now()
+	c, err := m.WorkloadTraffic(context.Background(), vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: tr.Label, Rate: 50}, tr, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Launched != 5 || c.Completed != 5 || len(c.Sessions) != 2 {
+		t.Fatalf("cell %s (%s): %d launched, %d completed, %d sessions; want the trace's 5 calls in 2 sessions", c.Status, c.Reason, c.Launched, c.Completed, len(c.Sessions))
+	}
+	if took := time.Since(start); took > 4*time.Second || c.MeasuredS < 1.3 || c.MeasuredS > 2 {
+		t.Errorf("the cell took %s and measured %g s of its 10 s window, want it to end with the trace's last session, about 1.4 s in", took, c.MeasuredS)
+	}
+	for _, s := range c.Sessions {
+		if !s.Complete() || math.Abs(s.DurationRatio()-1) > 0.10 {
+			t.Errorf("session %s: %d of %d calls, %g ms for the recorded %g; want complete, within 10 %%", s.Session, s.Completed, s.Calls, s.DurationMs, s.RecordedMs)
+		}
+	}
+	if v, ok := c.Value(metric.Must(vocab.PhaseTraffic, metric.TurnName(3))); !ok || v <= 0 {
+		t.Errorf("no TTFT for the sessions' third calls in the cell: %v", c.Stats)
+	}
+}
+
+// TestAgentWorkBodies: a call of an agentic session is sent alone, its
+// recorded prompt holding the session's history: on chat one user message
+// without the server's earlier answers, on completions its token IDs; the
+// work wants no answers and waits each call's tool batch.
+func TestAgentWorkBodies(t *testing.T) {
+	opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: "../../testdata/datasets/agent.jsonl", IgnoreEOS: true}
+	plan, err := requests.NewScheduler(textTokenizer{}, opts, nil).Schedule(context.Background(), requests.ScheduleConfig{Requests: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		fields requestFields
+		want   string // in the body of session 0's second call
+	}{
+		{name: "chat", fields: requestFields{model: "qwen", chat: true}, want: `"messages":[{"role":"user","content":"Session s-a:`},
+		{name: "completions", fields: completionsFields, want: `"prompt":[`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := newPlanWork(tt.fields, plan, true, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := string(w.body(0, 1, nil))
+			if !strings.Contains(body, tt.want) || strings.Contains(body, `"assistant"`) || w.wantsAnswers() {
+				t.Errorf("body %.120s…, wants answers %v; want %q alone, no answers", body, w.wantsAnswers(), tt.want)
+			}
+			if got := w.toolWait(0, 1); got != 300*time.Millisecond {
+				t.Errorf("tool wait before session 0's second call %s, want 300ms", got)
+			}
+			if got := w.turnOf(0, 2); got != 3 {
+				t.Errorf("turn of session 0's third call %d, want 3 (its TTFT by position)", got)
+			}
+		})
+	}
+}
