@@ -59,8 +59,23 @@ traffic "agentic" {
 		}
 		t.Logf("%s: %g ms (recorded %g), server %g ms (%g), tools %g ms (%g), TTFT %v ms, cached %v (recorded %d) of %d",
 			s.Session, s.DurationMs, s.RecordedMs, s.ServerMs, s.RecordedServerMs, s.ToolMs, s.RecordedToolMs, s.TTFTMs, cached, s.RecordedCachedTokens, s.PromptTokens)
-		if !s.Complete() || math.Abs(s.DurationRatio()-1) > 0.10 {
-			t.Errorf("session %s: %d of %d calls, %g ms for the recorded %g; want complete, within 10 %%", s.Session, s.Completed, s.Calls, s.DurationMs, s.RecordedMs)
+		if !s.Complete() {
+			t.Errorf("session %s: %d of %d calls; want all", s.Session, s.Completed, s.Calls)
+		}
+		// The tool batches are the client's own waits: held within 10 %
+		// whatever the load.
+		if math.Abs(s.ToolMs/s.RecordedToolMs-1) > 0.10 {
+			t.Errorf("session %s: tools %g ms for the recorded %g; want within 10 %%", s.Session, s.ToolMs, s.RecordedToolMs)
+		}
+		// The session's duration matches the trace's where the server was
+		// as fast as the trace's (its time within 5 % of the recorded). A
+		// machine loaded past its cores slows the simulator: then the
+		// tools' check above is what the replay owns, and this is logged.
+		switch {
+		case math.Abs(s.ServerMs/s.RecordedServerMs-1) > 0.05:
+			t.Logf("session %s: the server took %g ms for the recorded %g (load average %.1f): its duration not held", s.Session, s.ServerMs, s.RecordedServerMs, loadAverage())
+		case math.Abs(s.DurationRatio()-1) > 0.10:
+			t.Errorf("session %s: %g ms for the recorded %g; want within 10 %%", s.Session, s.DurationMs, s.RecordedMs)
 		}
 		if s.CachedTokens == nil || *s.CachedTokens != s.RecordedCachedTokens {
 			t.Errorf("session %s: cached tokens %v, want the %d the trace recorded (the simulator's prefix cache serving its later calls)", s.Session, s.CachedTokens, s.RecordedCachedTokens)
