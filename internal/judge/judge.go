@@ -28,6 +28,7 @@ var ruleOutcomes = map[result.Finding]struct {
 	result.FindingUnmeasurable:  {vocab.Inconclusive, false},
 	result.FindingNotHeld:       {vocab.Fail, false},
 	result.FindingOverCapacity:  {vocab.Fail, false},
+	result.FindingSaturated:     {vocab.Fail, false},
 	result.FindingInvalidRule:   {vocab.Error, false},
 	result.FindingNotReported:   {vocab.Error, false},
 	result.FindingUnmeasured:    {vocab.Error, true},

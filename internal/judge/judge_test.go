@@ -24,6 +24,7 @@ func TestDecide(t *testing.T) {
 		{name: "unmeasurable cells", finding: result.FindingUnmeasurable, want: vocab.Inconclusive},
 		{name: "not held", finding: result.FindingNotHeld, want: vocab.Fail},
 		{name: "over capacity", finding: result.FindingOverCapacity, want: vocab.Fail},
+		{name: "saturated fails its SLO", finding: result.FindingSaturated, want: vocab.Fail},
 		{name: "invalid rule is the spec's", finding: result.FindingInvalidRule, want: vocab.Error},
 		{name: "not reported", finding: result.FindingNotReported, want: vocab.Error},
 		{name: "unmeasured is the infrastructure's", finding: result.FindingUnmeasured, want: vocab.Error, infra: true},

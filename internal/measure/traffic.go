@@ -816,6 +816,10 @@ func (m *Meter) trafficOnceAt(ctx context.Context, ref vocab.CellRef, t *spec.Tr
 	if watch.failed {
 		return m.failTraffic(ctx, l.failErr, cell, stop)
 	}
+	if watch.saturated != nil && stop() {
+		// The requests ended: the window is the part run.
+		l.windowEnd = min(l.windowEnd, int64(watch.stoppedAt))
+	}
 	// Cool-down arrivals kept the load steady while the window's last
 	// requests finished; closing them aborts them (docs/method.md#traffic).
 	if !stop() {
@@ -895,6 +899,22 @@ type trafficWatch struct {
 	scrapes scrapeTimes // the window's scrapes of the server's metrics
 	drained bool        // the window's requests all ended within the drain
 	failed  bool        // a request failed: the load's failErr
+	// queue is the cell's queue at each poll from its start, warm-up
+	// included, for the saturation rule; saturated is the rule's evidence
+	// when it stopped the cell, at stoppedAt (since the load's origin).
+	queue     []queueSample
+	saturated *saturationEvidence
+	stoppedAt time.Duration
+}
+
+// saturationRuleOf is the saturation rule of cell ref of traffic block t:
+// its span 0 (never checked) for a closed loop, whose queue its
+// concurrency bounds, and where saturation_after is "0s".
+func saturationRuleOf(ref vocab.CellRef, t *spec.Traffic) saturationRule {
+	if ref.Rate <= 0 || t.SaturationOff {
+		return saturationRule{}
+	}
+	return saturationRule{span: SaturationAfter(t.SaturationAfter, t.Duration), rate: ref.Rate}
 }
 
 // watchTraffic follows the cell's requests every pollEvery until the
@@ -904,6 +924,7 @@ type trafficWatch struct {
 // stopped, with the error when ctx ends or the server exits.
 func (m *Meter) watchTraffic(ctx context.Context, ref vocab.CellRef, t *spec.Traffic, l *trafficLoad, stop func() bool) (trafficWatch, error) {
 	var watch trafficWatch
+	rule := saturationRuleOf(ref, t)
 	drain := trafficDrain(t)
 	windowEnd := l.origin.Add(t.WarmUp + t.Duration)
 	tick := time.NewTicker(pollEvery)
@@ -925,8 +946,23 @@ func (m *Meter) watchTraffic(ctx context.Context, ref vocab.CellRef, t *spec.Tra
 		}
 		now := time.Now()
 		inWindow := !now.Before(l.origin.Add(t.WarmUp)) && now.Before(windowEnd)
-		if inWindow {
-			watch.polls = append(watch.polls, m.pollTraffic(ctx, l, &watch.scrapes))
+		switch {
+		case inWindow:
+			p := m.pollTraffic(ctx, l, &watch.scrapes)
+			watch.polls = append(watch.polls, p)
+			if rule.span > 0 {
+				watch.queue = append(watch.queue, queueSample{at: p.at, gauges: p.gauges, waiting: p.waiting, outstanding: float64(l.inFlight.Load())})
+				if ev, ok := rule.check(watch.queue); ok {
+					watch.saturated, watch.stoppedAt = &ev, now.Sub(l.origin)
+					return watch, nil
+				}
+			}
+		case rule.span > 0 && now.Before(windowEnd):
+			// The warm-up's queue is evidence too; its scrapes are not
+			// the window's.
+			var warm scrapeTimes
+			p := m.pollTraffic(ctx, l, &warm)
+			watch.queue = append(watch.queue, queueSample{at: p.at, gauges: p.gauges, waiting: p.waiting, outstanding: float64(l.inFlight.Load())})
 		}
 		if l.windowDone() {
 			watch.drained = true
@@ -986,7 +1022,7 @@ func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.T
 		cell.SLO = &result.TrafficSLO{TTFTMs: s.TTFTMs, TBTMs: s.TBTMs, E2EMs: s.E2EMs}
 	}
 	m.prefixCacheHitRate(ctx, cell, before, beforeOK)
-	if w.completed == 0 {
+	if w.completed == 0 && watch.saturated == nil {
 		cell.Warnings = append(cell.Warnings, warning.New(warning.NoCompletion, "", "", map[string]float64{warning.FigLaunched: float64(w.launched), warning.FigWindowS: t.Duration.Seconds()}))
 	}
 	cell.Warnings = append(cell.Warnings, noAnswerWarnings(w)...)
@@ -999,7 +1035,7 @@ func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.T
 	cell.Warnings = append(cell.Warnings, gap...)
 	setTrafficLatencies(cell, w, m.Percentiles)
 	cell.CapHits = int(l.capHits.Load())
-	if !watch.drained {
+	if !watch.drained && watch.saturated == nil {
 		drain := trafficDrain(t)
 		cell.Warnings = append(cell.Warnings, warning.New(warning.Unfinished, "", "", map[string]float64{warning.FigUnfinished: float64(w.unfinished), warning.FigDrainS: drain.Seconds()}))
 	}
@@ -1007,6 +1043,11 @@ func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.T
 	cell.Polling, slow = watch.scrapes.record()
 	cell.Warnings = append(cell.Warnings, slow...)
 	cell.Status, cell.Reasons = trafficStatus(watch.polls, cell.CapHits, t.MaxOutstanding, w.unfinished, w.rejected, w.launched)
+	if ev := watch.saturated; ev != nil {
+		// Past the server's capacity: the rest of the window saved.
+		ran := max(0, watch.stoppedAt-t.WarmUp)
+		cell.Status, cell.Reasons = vocab.StatusSaturated, []result.CellReason{ev.reason(SaturationAfter(t.SaturationAfter, t.Duration), t.Duration, ran, ref.Rate)}
+	}
 	lag, behind := judgeLag(clientLags(reqs, l.windowStart, l.windowEnd), ref.Rate)
 	cell.LagMsP50, cell.LagMsP99, cell.LagMsMax = Round(lag.p50, 3), Round(lag.p99, 3), Round(lag.max, 3)
 	if behind {

@@ -89,6 +89,8 @@ func cellReasonWords(r result.CellReason) string {
 		return fmt.Sprintf("the server refused %d of the window's %d requests at admission (its queue limit)", n(result.FigRefused), n(result.FigLaunched))
 	case result.ReasonWaitedInARow:
 		return "the server reported waiting requests in two polls in a row during the window"
+	case result.ReasonSaturated:
+		return SaturationText(r)
 	case result.ReasonCapHits:
 		return fmt.Sprintf("%d arrivals found %d requests outstanding (max_outstanding) and were launched late", n(result.FigCapHits), n(result.FigMaxOutstanding))
 	case result.ReasonUnfinished:
@@ -157,6 +159,26 @@ func gateProgress(f map[string]float64) string {
 // seconds is s seconds as a duration, which %v writes as Go does ("30s",
 // "50ms").
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+
+// SaturationText words a saturated cell's evidence (result.ReasonSaturated;
+// docs/method.md#saturation): "past the server's capacity at 60 req/s:
+// its waiting requests grew from 12 to 61 over 5.2s (9.4 a second, fit
+// 0.99; outstanding 18 to 70); stopped after its saturation_after of 5s,
+// 28s of its 30s window saved". Without the server's waiting gauge, the
+// client's outstanding requests are the evidence.
+func SaturationText(r result.CellReason) string {
+	f := func(name string) float64 { return r.Figures[name] }
+	v := func(name string) string { return numfmt.Value(f(name)) }
+	grew := fmt.Sprintf("its waiting requests grew from %s to %s", v(result.FigWaitingStart), v(result.FigWaitingEnd))
+	client := fmt.Sprintf("; outstanding %s to %s", v(result.FigOutstandingStart), v(result.FigOutstandingEnd))
+	if _, ok := r.Figures[result.FigWaitingStart]; !ok {
+		grew = fmt.Sprintf("its requests outstanding grew from %s to %s (the server reports no waiting gauge)", v(result.FigOutstandingStart), v(result.FigOutstandingEnd))
+		client = ""
+	}
+	return fmt.Sprintf("past the server's capacity at %s req/s: %s over %v (%s a second, fit %s%s); stopped after its saturation_after of %v, %v of its %v window saved",
+		v(result.FigRate), grew, seconds(f(result.FigObservedS)), v(result.FigSlopePerS), v(result.FigFit), client,
+		seconds(f(result.FigSaturationAfterS)), seconds(f(result.FigSavedS)), seconds(f(result.FigWindowS)))
+}
 
 // serverPrefillName names where a server's prompt time was read from
 // (result.ServerPrefillSource).

@@ -137,6 +137,16 @@ const (
 	// told (a Correctness's UnavailableReasons). Names: NameCause (how the
 	// server refused).
 	ReasonLogprobsRefused ReasonCode = "logprobs_refused"
+	// ReasonSaturated: an open-loop traffic cell's queue grew steadily
+	// for its saturation_after, and the cell stopped early (saturated;
+	// docs/method.md#saturation). Figures: FigSlopePerS (the waiting
+	// gauge's slope, requests per second; the outstanding requests' when
+	// the server has no gauge), FigFit (its line's R²), FigWaitingStart
+	// and FigWaitingEnd (absent without the gauge), FigOutstandingStart,
+	// FigOutstandingEnd, FigObservedS (the span checked),
+	// FigSaturationAfterS, FigWindowS, FigSavedS (the window not run),
+	// FigRate.
+	ReasonSaturated ReasonCode = "saturated"
 )
 
 // The names of a CellReason's figures.
@@ -186,6 +196,17 @@ const (
 	FigRuns           = "runs"
 	FigBefore         = "before"
 	FigAfter          = "after"
+	// The figures of ReasonSaturated.
+	FigSlopePerS        = "slope_per_s"
+	FigFit              = "fit"
+	FigWaitingStart     = "waiting_start"
+	FigWaitingEnd       = "waiting_end"
+	FigOutstandingStart = "outstanding_start"
+	FigOutstandingEnd   = "outstanding_end"
+	FigSaturationAfterS = "saturation_after_s"
+	FigWindowS          = "window_s"
+	FigSavedS           = "saved_s"
+	FigRate             = "rate"
 )
 
 // The names of a CellReason's names.

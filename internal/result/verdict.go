@@ -71,6 +71,11 @@ const (
 	// measure alone (docs/method.md#unmeasurable); also a comparison of
 	// such a cell.
 	FindingUnmeasurable Finding = "unmeasurable"
+	// FindingSaturated: a read without a number is of a traffic cell
+	// stopped as saturated (docs/method.md#saturation), the others of
+	// cells over capacity: past the server's capacity, a measured
+	// property of the server.
+	FindingSaturated Finding = "saturated"
 )
 
 // The findings of a comparison with the baseline (-baseline): which case

@@ -55,6 +55,12 @@ type Traffic struct {
 	MaxOutstanding int
 	// SLO is what a request must meet to count as goodput.
 	SLO TrafficSLO
+	// SaturationAfter is how long an open-loop cell's queue must grow
+	// before the cell stops early as saturated (docs/method.md#saturation);
+	// 0 when not set (measure.SaturationAfter gives the default).
+	// SaturationOff: saturation_after = "0s", never stop.
+	SaturationAfter time.Duration
+	SaturationOff   bool
 
 	DeclRange hcl.Range
 	// ContextRange is where context is written.
@@ -90,6 +96,7 @@ var trafficSchema = &hcl.BodySchema{
 		{Name: "seed"},
 		{Name: "max_outstanding"},
 		{Name: "slo"},
+		{Name: "saturation_after"},
 	},
 }
 
@@ -145,7 +152,27 @@ func (l *loader) decodeTraffic(blk *hcl.Block) (*Traffic, hcl.Diagnostics) {
 		diags = append(diags, d...)
 		t.SLO = slo
 	}
+	diags = append(diags, l.decodeSaturation(t, at)...)
 	return t, diags
+}
+
+// decodeSaturation reads saturation_after, how long an open loop's queue
+// must grow before its cell stops as saturated: "0s" never stops it. A
+// closed loop's queue is bounded by its concurrency, so it has none.
+func (l *loader) decodeSaturation(t *Traffic, at hcl.Attributes) hcl.Diagnostics {
+	a, ok := at["saturation_after"]
+	if !ok {
+		return nil
+	}
+	if t.Concurrency != nil {
+		return hcl.Diagnostics{invalidCtx("Not used in a closed loop", a.NameRange, a.Range,
+			"saturation_after stops an open loop whose queue grows without bound; with concurrency the requests in flight are bounded, so it would be ignored. Remove it, or use rate.")}
+	}
+	d, _, ok, diags := l.durationOrZero(at, "saturation_after")
+	if ok {
+		t.SaturationAfter, t.SaturationOff = d, d == 0
+	}
+	return diags
 }
 
 // trafficLabelProblem reports a traffic label that conditions cannot read:

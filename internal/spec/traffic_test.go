@@ -30,11 +30,13 @@ traffic "flat" {
   arrivals = "constant"
   duration = "5s"
   max_outstanding = 64
+  saturation_after = "3s"
 }
 traffic "cold" {
   context = 1024
   rate    = 1
   warmup  = "0s"
+  saturation_after = "0s"
 }
 assert "holds" {
   condition = steady["8K"]["0.5"].goodput_rps >= 0.4 && steady["8K"][4].ttft_ms_p99 < 2000 && flat[1024][3].status == "valid"
@@ -50,10 +52,11 @@ assert "holds" {
 			Duration: 20 * time.Second, DurationText: "20s", WarmUp: 2 * time.Second, Seed: 7,
 			MaxOutstanding: vocab.DefaultMaxOutstanding, SLO: TrafficSLO{TTFTMs: &ttft, TBTMs: &tbt}},
 		{Label: "flat", Context: 1024, Rates: []float64{3}, Arrivals: "constant",
-			Duration: 5 * time.Second, DurationText: "5s", WarmUp: DefaultTrafficWarmUp, MaxOutstanding: 64},
-		// warmup = "0s" is no warm-up, not the default's 10 s.
+			Duration: 5 * time.Second, DurationText: "5s", WarmUp: DefaultTrafficWarmUp, MaxOutstanding: 64, SaturationAfter: 3 * time.Second},
+		// warmup = "0s" is no warm-up, not the default's 10 s;
+		// saturation_after = "0s" never stops the cell as saturated.
 		{Label: "cold", Context: 1024, Rates: []float64{1}, Arrivals: "poisson",
-			Duration: 20 * time.Second, DurationText: "20s", WarmUp: 0, MaxOutstanding: vocab.DefaultMaxOutstanding},
+			Duration: 20 * time.Second, DurationText: "20s", WarmUp: 0, MaxOutstanding: vocab.DefaultMaxOutstanding, SaturationOff: true},
 	}
 	if d := cmp.Diff(want, sp.Traffic, cmp.FilterPath(func(p cmp.Path) bool {
 		f := p.Last().String()
@@ -80,12 +83,14 @@ func TestTrafficDiagnosticDetails(t *testing.T) {
 		{name: "slo suggestion", block: `slo = { ttft_msec = 1 }`, want: []string{"ttft_ms, tbt_ms, e2e_ms", `Did you mean "ttft_ms"?`}},
 		{name: "rate not positive", block: `rate = [0]`, want: []string{"more than 0 requests per second; got 0"}},
 		{name: "negative warmup", block: `warmup = "-2s"`, want: []string{`warmup must be a duration such as "0s" (none)`, `got "-2s"`}},
+		{name: "negative saturation_after", block: `saturation_after = "-1s"`, want: []string{`saturation_after must be a duration such as "0s" (none)`}},
+		{name: "saturation_after in a closed loop", block: "concurrency = [4]\nsaturation_after = \"5s\"", want: []string{"saturation_after stops an open loop", "use rate"}},
 		{name: "burstiness without gamma", block: "burstiness = 2", want: []string{`arrivals = "poisson"`, `Set arrivals = "gamma"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := tt.block
-			if !strings.HasPrefix(body, "rate") {
+			if !strings.HasPrefix(body, "rate") && !strings.HasPrefix(body, "concurrency") {
 				body = "rate = [1]\n" + body
 			}
 			src := "server \"q\" { model = \"m\" }\ntraffic \"t\" {\ncontext = \"1K\"\n" + body + "\n}\n"

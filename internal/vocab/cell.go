@@ -81,6 +81,12 @@ const (
 	// held too few tokens; Reason says which. Its figures are kept for
 	// the record but never gated.
 	StatusUnmeasurable Status = "unmeasurable"
+	// StatusSaturated: an open-loop traffic cell stopped early, its queue
+	// growing without bound for the traffic block's saturation_after
+	// (docs/method.md#saturation): the server is past its capacity at
+	// the cell's rate. Reason gives the evidence; its figures, of the
+	// part of the window it ran, are kept for the record but never gated.
+	StatusSaturated Status = "saturated"
 )
 
 // Measured reports whether a cell with this status carries numbers.
@@ -142,6 +148,11 @@ func (s Status) Unmeasured(why string) string {
 			return "unmeasurable"
 		}
 		return "unmeasurable: " + why
+	case StatusSaturated:
+		if why == "" {
+			return "saturated"
+		}
+		return "saturated: " + why
 	}
 	return "not measured"
 }
