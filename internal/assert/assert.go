@@ -235,7 +235,7 @@ func (u unmeasured) message() string {
 	if u.tooFew != "" {
 		return u.tooFew
 	}
-	if u.status == vocab.StatusUnmeasurable {
+	if u.status == vocab.StatusUnmeasurable || u.status == vocab.StatusSaturated {
 		return "cell " + u.reason
 	}
 	return "cell not measured: " + u.reason
@@ -288,7 +288,9 @@ func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string, sear
 
 // unmeasuredVerdict fills v for a test that read cells without numbers or
 // unknown server facts, with the finding the reads make: over capacity
-// when every such read is of an over-capacity cell, unmeasured (the
+// when every such read is of an over-capacity cell, saturated when they
+// are of cells over capacity or stopped as saturated, one at least
+// saturated (docs/method.md#saturation), unmeasured (the
 // infrastructure's) when any is not; nothing to read when it read only
 // searches left out of the run; undecided when what is left is a rate
 // search it could not decide; unmeasurable when it read only cells the
@@ -296,6 +298,7 @@ func sortedMarks(marks cty.ValueMarks) (cells []unmeasured, facts []string, sear
 // list every read.
 func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts []string, searches []searchRead) {
 	finding := result.FindingOverCapacity
+	saturated := false // a read is of a cell stopped as saturated
 	var msgs []string
 	seen := map[string]bool{}
 	onlyUnmeasurable := len(cells) > 0 && len(facts) == 0 && len(searches) == 0
@@ -304,7 +307,8 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 		if !undecided {
 			onlyUnmeasurable = false
 		}
-		if !c.overCapacity() && !undecided {
+		saturated = saturated || c.status == vocab.StatusSaturated
+		if !c.overCapacity() && c.status != vocab.StatusSaturated && !undecided {
 			finding = result.FindingUnmeasured
 		}
 		v.Details = append(v.Details, c.detail())
@@ -340,6 +344,11 @@ func (sc *scope) unmeasuredVerdict(v *result.Verdict, cells []unmeasured, facts 
 	}
 	if onlyUnmeasurable {
 		finding = result.FindingUnmeasurable
+	}
+	if finding == result.FindingOverCapacity && saturated {
+		// Past the server's capacity, every read: the cell fails its
+		// rule as an over-capacity one does.
+		finding = result.FindingSaturated
 	}
 	judge.Rule(v, finding)
 	v.Message = strings.Join(msgs, "; ")

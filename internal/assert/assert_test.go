@@ -411,7 +411,7 @@ func TestOverCapacityLine(t *testing.T) {
 // of an errored traffic cell is an infrastructure error naming the cell.
 func TestEvaluateTraffic(t *testing.T) {
 	sp := &spec.Spec{Traffic: []*spec.Traffic{
-		{Label: "steady", Context: 8192, Rates: []float64{0.5, 1, 4, 8}},
+		{Label: "steady", Context: 8192, Rates: []float64{0.5, 1, 4, 8, 16}},
 		{Label: "replay", Concurrency: []int{8, 32}},
 		{Label: "open", Rates: []float64{8}},
 		{Label: "closed", Context: 1024, Concurrency: []int{8}},
@@ -425,6 +425,8 @@ func TestEvaluateTraffic(t *testing.T) {
 			// 42 requests: a p99 cannot be decided from them, a median can.
 			{Traffic: "steady", Context: 8192, Rate: 4, Status: vocab.StatusValid, GoodputRPS: 3.9, Launched: 42, Completed: 42, TTFTMs: 50, TTFTMsP99: 120},
 			{Traffic: "steady", Context: 8192, Rate: 8, Status: vocab.StatusError, Reason: "HTTP 500"},
+			// Stopped early: past the server's capacity.
+			{Traffic: "steady", Context: 8192, Rate: 16, Status: vocab.StatusSaturated, Reason: "past the server's capacity at 16 req/s", GoodputRPS: 2},
 			{Traffic: "replay", Concurrency: 8, Status: vocab.StatusValid, GoodputRPS: 7, TTFTMsP99: 90},
 			{Traffic: "replay", Concurrency: 32, Status: vocab.StatusError, Reason: "HTTP 500"},
 			{Traffic: "open", Rate: 8, Status: vocab.StatusValid, GoodputRPS: 7.5},
@@ -435,7 +437,14 @@ func TestEvaluateTraffic(t *testing.T) {
 		cond    string
 		outcome vocab.Outcome
 		detail  string
+		finding result.Finding // "" = not stated
 	}{
+		{name: "a saturated cell fails its rule", cond: `steady["8K"][16].goodput_rps >= 1`, outcome: vocab.Fail, finding: result.FindingSaturated,
+			detail: `steady["8K"][16]: cell saturated: past the server's capacity at 16 req/s`},
+		{name: "a saturated cell beside an errored one: an error", cond: `steady["8K"][16].goodput_rps >= 1 && steady["8K"][8].goodput_rps >= 1`, outcome: vocab.Error,
+			finding: result.FindingUnmeasured, detail: `steady["8K"][8]: cell not measured: error: HTTP 500`},
+		{name: "a saturated cell's status is readable", cond: `steady["8K"][16].status == "saturated"`, outcome: vocab.Pass,
+			detail: `steady["8K"][16].status = "saturated", want == "saturated": ok`},
 		{name: "integer rate passes", cond: `steady["8K"][4].goodput_rps >= 3.5`, outcome: vocab.Pass,
 			detail: `steady["8K"][4].goodput_rps = 3.9, want >= 3.5: ok`},
 		{name: "integer rate fails", cond: `steady["8K"][4].goodput_rps >= 3.95`, outcome: vocab.Fail,
@@ -480,6 +489,10 @@ func TestEvaluateTraffic(t *testing.T) {
 			if v.Outcome != tt.outcome {
 				t.Errorf("outcome %v, want %v (%+v)", v.Outcome, tt.outcome, v)
 			}
+			if tt.finding != "" && v.Finding != tt.finding {
+				t.Errorf("finding %q, want %q", v.Finding, tt.finding)
+			}
+			checkFindings(t, []result.Verdict{v})
 			if !slices.Contains(v.Details, tt.detail) {
 				t.Errorf("details %q lack %q", v.Details, tt.detail)
 			}

@@ -325,6 +325,8 @@ func statusWord(s vocab.Status) string {
 		return "Error"
 	case vocab.StatusUnmeasurable:
 		return "Unmeasurable"
+	case vocab.StatusSaturated:
+		return "Saturated"
 	}
 	if s == "" {
 		return "Not measured"

@@ -288,6 +288,10 @@ func cellProblem(c *junitCase, s vocab.Status, reason string) {
 		// Neither passed nor failed: a failure of type unmeasurable, as an
 		// inconclusive verdict is one of type inconclusive.
 		c.Failure = &junitProblem{Message: "unmeasurable: " + reason, Type: "unmeasurable", Text: reason}
+	case vocab.StatusSaturated:
+		// Past the server's capacity: a failure (judge.Decide), its
+		// evidence the text.
+		c.Failure = &junitProblem{Message: "saturated: " + reason, Type: "saturated", Text: reason}
 	}
 }
 

@@ -85,6 +85,13 @@ func writeMarkdown(w io.Writer, v *view) error {
 		}
 		p("\n")
 	}
+	if len(v.Saturated) > 0 {
+		p("## Saturated\n\n")
+		for _, e := range v.Saturated {
+			p("- %s\n", mdText(e))
+		}
+		p("\n")
+	}
 	if len(v.Rejections) > 0 {
 		p("## Rejected requests\n\n%s\n\n", v.RejectionsLegend)
 		for _, r := range v.Rejections {

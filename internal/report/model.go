@@ -56,6 +56,10 @@ type view struct {
 	// Unmeasurable are the cells the client could not measure, as Errors
 	// ("decode ctx=1K conc=1: reason"; docs/method.md#unmeasurable).
 	Unmeasurable []string
+	// Saturated are the traffic cells stopped early past the server's
+	// capacity, with their evidence ("traffic steady ctx=1K rate=60:
+	// past the server's capacity …"; docs/method.md#saturation).
+	Saturated    []string
 	Verdicts     []verdictRow
 	Warnings     []string
 	cellWarnings []cellWarning // the cells' warnings, grouped into Warnings
@@ -119,6 +123,9 @@ func newView(res *result.Results) *view {
 		c := &res.Traffic[i]
 		if c.Status == vocab.StatusUnmeasurable { // the client fell behind
 			v.Unmeasurable = append(v.Unmeasurable, c.Ref().Name()+": "+c.Reason)
+		}
+		if c.Status == vocab.StatusSaturated { // past the server's capacity
+			v.Saturated = append(v.Saturated, c.Ref().Name()+": "+CellReasonText(c.Reasons, c.Reason))
 		}
 		for _, w := range c.Warnings {
 			v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w.String()})

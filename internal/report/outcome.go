@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/vocab"
 )
@@ -60,6 +61,11 @@ func newVerdictHead(res *result.Results, v *view) verdictHead {
 	for _, e := range v.Unmeasurable {
 		cell, why, _ := strings.Cut(e, ": ")
 		all = append(all, failLine{Subject: cell, Outcome: outcomeWord(vocab.Inconclusive), Why: "unmeasurable: " + why})
+	}
+	saturated, _ := judge.Decide(result.FindingSaturated)
+	for _, e := range v.Saturated {
+		cell, why, _ := strings.Cut(e, ": ")
+		all = append(all, failLine{Subject: cell, Outcome: outcomeWord(saturated), Why: "saturated: " + why})
 	}
 	if len(all) > maxWhatFailed {
 		h.MoreFailed = len(all) - maxWhatFailed

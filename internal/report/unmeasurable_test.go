@@ -50,3 +50,43 @@ func TestUnmeasurableCells(t *testing.T) {
 		})
 	}
 }
+
+// TestSaturatedCells: a traffic cell stopped as saturated is listed in
+// report.md and report.html under Saturated with its evidence, among
+// what did not pass (failed), in its traffic table as Saturated, and in
+// JUnit as a failure of type saturated (docs/method.md#saturation).
+func TestSaturatedCells(t *testing.T) {
+	res := sampleRun("specs/a.hcl", "qwen")
+	evidence := "past the server's capacity at 60 req/s: its waiting requests grew from 0 to 38 over 1s (42.6 a second, fit 0.97; outstanding 0 to 43); stopped after its saturation_after of 1s, 2.95s of its 3s window saved"
+	res.Traffic = []result.TrafficCell{{Traffic: "steady", Context: 1024, Rate: 60, Status: vocab.StatusSaturated, Reason: evidence,
+		Reasons: []result.CellReason{{Code: result.ReasonSaturated, Figures: map[string]float64{
+			result.FigRate: 60, result.FigWaitingStart: 0, result.FigWaitingEnd: 38, result.FigOutstandingStart: 0, result.FigOutstandingEnd: 43,
+			result.FigObservedS: 1, result.FigSlopePerS: 42.6, result.FigFit: 0.97, result.FigSaturationAfterS: 1, result.FigSavedS: 2.95, result.FigWindowS: 3}}}}}
+	var md, html, junit bytes.Buffer
+	if err := WriteMarkdown(&md, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&html, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnit(&junit, []*result.Results{res}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"report.md", md.String(), []string{"## Saturated\n", "- traffic/steady/ctx=1K/rate=60: " + evidence + "\n", "FAIL: saturated: " + evidence, "| Saturated |"}},
+		{"report.html", html.String(), []string{"<h2>Saturated</h2>", "2.95s of its 3s window saved</li>"}},
+		{"JUnit", junit.String(), []string{`type="saturated"`, `message="saturated: past the server&#39;s capacity at 60 req/s`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, w := range tc.want {
+				if !strings.Contains(tc.doc, w) {
+					t.Errorf("%s lacks %q:\n%s", tc.name, w, tc.doc)
+				}
+			}
+		})
+	}
+}

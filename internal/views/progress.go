@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/slogate/slogate/internal/event"
+	"github.com/slogate/slogate/internal/judge"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/report"
 	"github.com/slogate/slogate/internal/result"
@@ -163,6 +164,15 @@ func (o *RunObserver) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 	if c.Status == vocab.StatusUnmeasurable {
 		o.stream.Output(test, "unmeasurable: "+c.Reason)
 		o.end(test, vocab.Inconclusive, elapsed)
+		return
+	}
+	if c.Status == vocab.StatusSaturated {
+		// Stopped early past the server's capacity: its figures, of the
+		// part of the window run, for the record; the evidence last.
+		o.stream.Output(test, "not gated: "+report.TrafficSummary(&c))
+		o.stream.Output(test, "saturated: "+report.CellReasonText(c.Reasons, c.Reason))
+		outcome, _ := judge.Decide(result.FindingSaturated)
+		o.end(test, outcome, elapsed)
 		return
 	}
 	o.stream.Output(test, report.TrafficSummary(&c))

@@ -304,3 +304,26 @@ func TestObserverPrefillLeftOut(t *testing.T) {
 		})
 	}
 }
+
+// TestObserverSaturated: a traffic cell stopped as saturated fails its
+// test (the judge's outcome of the saturated finding): its figures of
+// the part run are not gated, its evidence is worded last.
+func TestObserverSaturated(t *testing.T) {
+	rs := &recordStream{}
+	o := NewRunObserver(rs, "q", false)
+	c := result.TrafficCell{Traffic: "steady", Rate: 60, Status: vocab.StatusSaturated, Launched: 40, Completed: 12, MeasuredS: 0.05,
+		Reasons: []result.CellReason{{Code: result.ReasonSaturated, Figures: map[string]float64{
+			result.FigRate: 60, result.FigWaitingStart: 0, result.FigWaitingEnd: 38, result.FigOutstandingStart: 0, result.FigOutstandingEnd: 43,
+			result.FigObservedS: 1, result.FigSlopePerS: 42.6, result.FigFit: 0.97, result.FigSaturationAfterS: 1, result.FigSavedS: 2.95, result.FigWindowS: 3}}}}
+	o.CellStart(c.Ref())
+	o.TrafficDone(c, time.Second)
+	got := rs.runsAnd(func(l string) bool { return strings.HasPrefix(l, "  saturated: ") || strings.HasPrefix(l, "END ") })
+	want := []string{
+		"RUN q/traffic/steady/rate=60",
+		"  saturated: past the server's capacity at 60 req/s: its waiting requests grew from 0 to 38 over 1s (42.6 a second, fit 0.97; outstanding 0 to 43); stopped after its saturation_after of 1s, 2.95s of its 3s window saved",
+		"END fail q/traffic/steady/rate=60",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
