@@ -31,6 +31,10 @@ type Outcome struct {
 	// (the client lagged behind its schedule: a slow client, not a slow
 	// server); the search then answers below this rate.
 	Unmeasurable string
+	// Saturated, when not "", says why the probe's window stopped early
+	// past the server's capacity (docs/method.md#saturation): the probe
+	// fails, whatever its data.
+	Saturated string
 }
 
 // ProbeFunc measures a probe at rate (requests per second) through its
@@ -53,8 +57,12 @@ type Probe struct {
 	// one-sided at Alpha.
 	Intervals []Interval
 	Alpha     float64
-	// Reason says why an unmeasurable probe was.
+	// Reason says why an unmeasurable probe was, or why a saturated one
+	// failed.
 	Reason string
+	// Saturated marks a probe failed because its window stopped early
+	// past the server's capacity (Outcome.Saturated).
+	Saturated bool
 	// ToDecide, for a probe Undecided at MaxWindows, is about how many
 	// windows in all would have decided it at the values and spread its
 	// windows showed (Settings.WindowsToDecide; MaxToDecide: that many or
@@ -248,6 +256,15 @@ func (s Settings) Search(probe ProbeFunc) (Answer, error) {
 			}
 			if out.Unmeasurable != "" {
 				p.Decision, p.Point, p.Reason, p.Intervals = Unmeasurable, "", out.Unmeasurable, nil
+				return p, nil
+			}
+			if out.Saturated != "" {
+				// Past the server's capacity: failed, with no interval to
+				// look at.
+				p.Decision, p.Point, p.Reason, p.Intervals, p.Saturated = Failed, Failed, out.Saturated, nil, true
+				if s.Judged != nil {
+					s.Judged(p, true)
+				}
 				return p, nil
 			}
 			j, err := Decide(out.Data, alpha, out.Objective)

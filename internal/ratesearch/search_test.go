@@ -128,6 +128,47 @@ func TestSearch(t *testing.T) {
 	}
 }
 
+// TestSearchSaturated: a probe whose window stopped as saturated fails on
+// its first window, whatever its data, and bounds the answer from above
+// as a failed probe does (docs/method.md#saturation); the search does not
+// stop.
+func TestSearchSaturated(t *testing.T) {
+	var calls []float64
+	judged := 0
+	// Every probe meets the objective, but the server saturates above 0.8.
+	probe := func(rate float64, w int) (Outcome, error) {
+		if rate > 0.8 {
+			calls = append(calls, rate)
+			return Outcome{Saturated: "past the server's capacity"}, nil
+		}
+		return capacityProbe(10, 2000, &calls)(rate, w)
+	}
+	s := Settings{Lo: 0.25, Hi: 4, Precision: 0.025, Judged: func(p Probe, final bool) {
+		if p.Saturated && final {
+			judged++
+		}
+	}}
+	ans, err := s.Search(probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ans.Found || ans.Rate > 0.8 || ans.Rate < 0.8/1.025 || ans.Upper <= 0.8 {
+		t.Errorf("answer %v (upper %v), want within 2.5 %% below 0.8, bounded above", ans.Rate, ans.Upper)
+	}
+	saturated := 0
+	for _, p := range ans.Probes {
+		if p.Saturated {
+			saturated++
+			if p.Decision != Failed || p.Point != Failed || p.Windows != 1 || p.Reason != "past the server's capacity" {
+				t.Errorf("saturated probe %+v: want failed on one window, with the reason", p)
+			}
+		}
+	}
+	if saturated == 0 || judged != saturated {
+		t.Errorf("%d saturated probes, %d judged final; want some, each judged", saturated, judged)
+	}
+}
+
 // TestSearchUndecidedGoesOn: a probe that stays undecided measures the
 // most windows and goes by its point estimate, marked undecided; it
 // bounds nothing.

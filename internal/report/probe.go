@@ -27,6 +27,8 @@ func ProbeReason(p *result.SearchProbe) string {
 		return "met even at the pessimistic bounds: " + bounds
 	case result.ProbeFailed:
 		return "failed even at the optimistic bounds: " + bounds
+	case result.ProbeSaturated:
+		return "saturated: " + p.Reason
 	}
 	w := "window"
 	if p.Windows > 1 {

@@ -217,6 +217,10 @@ const (
 	// or more would decide it, its values at or near the objective's
 	// edge.
 	ProbeUndecidedEdge ProbeRule = "undecided_edge"
+	// ProbeSaturated: the probe's window stopped early past the server's
+	// capacity (docs/method.md#saturation): failed, with no intervals;
+	// the probe's Reason and its cell's reasons give the evidence.
+	ProbeSaturated ProbeRule = "saturated"
 )
 
 // ProbeInterval is one metric of a rate probe's objective at its last

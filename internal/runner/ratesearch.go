@@ -242,6 +242,10 @@ func (p *rateProber) probe(rate float64, windows int) (ratesearch.Outcome, error
 		p.recordCurrent()
 		return ratesearch.Outcome{Unmeasurable: lag}, nil
 	}
+	if cell.Status == vocab.StatusSaturated {
+		// Past the server's capacity: a failed probe, not a stopped search.
+		return ratesearch.Outcome{Saturated: cell.Reason}, nil
+	}
 	if !cell.Status.Measured() {
 		cur.reason = cell.Reason
 		return ratesearch.Outcome{}, errSearchStopped{fmt.Errorf("the probe at %s req/s could not be measured: %s", vocab.FormatRate(rate), cell.Reason)}
@@ -260,6 +264,9 @@ func (p *rateProber) judged(pr ratesearch.Probe, final bool) {
 	}
 	cur.decision, cur.point = pr.Decision, pr.Point
 	cur.judgement = probeJudgement(pr)
+	if pr.Saturated {
+		cur.reason = pr.Reason
+	}
 	if final {
 		p.recordCurrent()
 	}
@@ -448,6 +455,9 @@ func probeJudgement(pr ratesearch.Probe) *result.ProbeJudgement {
 		}
 	case ratesearch.Failed:
 		j.Rule = result.ProbeFailed
+		if pr.Saturated {
+			j.Rule = result.ProbeSaturated
+		}
 	default:
 		j.Rule = result.ProbeMet
 	}

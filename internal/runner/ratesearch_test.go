@@ -222,6 +222,8 @@ func TestProbeJudgement(t *testing.T) {
 			want: result.ProbeJudgement{Rule: result.ProbeMet, Intervals: ivs}},
 		{name: "failed", probe: ratesearch.Probe{Decision: ratesearch.Failed, Point: ratesearch.Failed, Intervals: iv, Windows: 3},
 			want: result.ProbeJudgement{Rule: result.ProbeFailed, Intervals: ivs}},
+		{name: "saturated", probe: ratesearch.Probe{Decision: ratesearch.Failed, Point: ratesearch.Failed, Windows: 1, Saturated: true, Reason: "past capacity"},
+			want: result.ProbeJudgement{Rule: result.ProbeSaturated, Intervals: []result.ProbeInterval{}}},
 		{name: "undecided, before its last window", probe: undecided,
 			want: result.ProbeJudgement{Rule: result.ProbeUndecided, Point: result.DecisionMet, Intervals: ivs}},
 		{name: "undecided at its last window", probe: with(undecided, 234),
