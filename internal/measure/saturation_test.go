@@ -78,15 +78,7 @@ func TestSaturationErrorRates(t *testing.T) {
 		t.Skip("simulates 6,000 cells")
 	}
 	const cells = 1000
-	window, warmUp := 30*time.Second, 10*time.Second
-	servers := []struct {
-		name  string
-		queue queueModel
-	}{
-		{name: "4 slots, 1-3 s requests", queue: queueModel{slots: 4, serviceLo: 1, serviceHi: 3}},
-		{name: "16 slots, 0.5-1.5 s requests", queue: queueModel{slots: 16, serviceLo: 0.5, serviceHi: 1.5}},
-		{name: "64 slots, 2-6 s requests", queue: queueModel{slots: 64, serviceLo: 2, serviceHi: 6}},
-	}
+	window := 30 * time.Second
 	tests := []struct {
 		name string
 		load float64
@@ -98,27 +90,75 @@ func TestSaturationErrorRates(t *testing.T) {
 		{name: "3x capacity stops", load: 3, minStopped: 1, maxStopped: 1, maxStopAt: 0.2},
 		{name: "0.8x capacity runs", load: 0.8, minStopped: 0, maxStopped: 0.01, maxStopAt: 1},
 	}
-	for _, srv := range servers {
+	for _, srv := range testQueues {
 		for _, tc := range tests {
 			t.Run(srv.name+"/"+tc.name, func(t *testing.T) {
 				rng := rand.New(rand.NewSource(43))
 				rate := tc.load * srv.queue.capacity()
 				stopped, latest := 0, time.Duration(0)
 				for range cells {
-					at, stop := srv.queue.simulateCell(rng, rate, warmUp, window)
+					at, stop := srv.queue.simulateCell(rng, rate, 10*time.Second, window)
 					if stop && at.Seconds() <= tc.maxStopAt*window.Seconds() {
 						stopped++
 						latest = max(latest, at)
 					}
 				}
 				share := float64(stopped) / cells
-				t.Logf("%.1f req/s (%.1f× of %.1f): %d of %d cells stopped (%.1f %%), the latest at %v of %v (window saved ≥ %.0f %%)",
-					rate, tc.load, srv.queue.capacity(), stopped, cells, 100*share, latest, window, 100*(1-latest.Seconds()/window.Seconds()))
+				t.Logf("%.1f req/s (%.1f× of %.1f): %d of %d cells stopped (%.1f %%)", rate, tc.load, srv.queue.capacity(), stopped, cells, 100*share)
+				if stopped > 0 {
+					t.Logf("the latest at %v of the %v window (%.0f %% of it saved or more)", latest, window, 100*(1-latest.Seconds()/window.Seconds()))
+				}
 				if share < tc.minStopped || share > tc.maxStopped {
 					t.Errorf("stopped in %.1f %% of cells, want %.0f %% to %.0f %%", 100*share, 100*tc.minStopped, 100*tc.maxStopped)
 				}
 			})
 		}
+	}
+}
+
+// testQueues are the servers the simulations run: few slots and slow
+// requests (few arrivals, little evidence), a middling batch, a wide one.
+var testQueues = []struct {
+	name  string
+	queue queueModel
+}{
+	{name: "4 slots, 1-3 s requests", queue: queueModel{slots: 4, serviceLo: 1, serviceHi: 3}},
+	{name: "16 slots, 0.5-1.5 s requests", queue: queueModel{slots: 16, serviceLo: 0.5, serviceHi: 1.5}},
+	{name: "64 slots, 2-6 s requests", queue: queueModel{slots: 64, serviceLo: 2, serviceHi: 6}},
+}
+
+// TestSaturationWithoutWarmUp: with warmup = "0s" the rule has only the
+// window's polls: at 3× capacity the middling and wide servers still stop
+// within 20 % of a 30 s window in every cell, the server of 4 slow slots
+// (6 req/s, about 30 arrivals in 5 s) in 80 % of cells or more; at 0.8×
+// none stops in more than 1 % of cells. 1,000 cells each.
+func TestSaturationWithoutWarmUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 6,000 cells")
+	}
+	const cells = 1000
+	window := 30 * time.Second
+	for i, srv := range testQueues {
+		t.Run(srv.name, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(44))
+			over, under := 0, 0
+			for range cells {
+				if at, stop := srv.queue.simulateCell(rng, 3*srv.queue.capacity(), 0, window); stop && at <= window/5 {
+					over++
+				}
+				if _, stop := srv.queue.simulateCell(rng, 0.8*srv.queue.capacity(), 0, window); stop {
+					under++
+				}
+			}
+			t.Logf("3×: %d of %d cells stopped within 20 %% of the window; 0.8×: %d stopped", over, cells, under)
+			minOver := cells
+			if i == 0 {
+				minOver = cells * 8 / 10
+			}
+			if over < minOver || under > cells/100 {
+				t.Errorf("3×: %d stopped, want ≥ %d; 0.8×: %d stopped, want ≤ %d", over, minOver, under, cells/100)
+			}
+		})
 	}
 }
 
