@@ -271,6 +271,9 @@ func runFacts(res *result.Results) []kv {
 	facts = append(facts, measureFacts(res)...)
 	if g := res.GPUTime; g != nil {
 		facts = append(facts, kv{"GPU time", GPUTimeText(g)})
+		if saved := SaturationSavedS(res); saved > 0 {
+			facts = append(facts, kv{"Saved by saturation", SaturationSavedText(saved, g)})
+		}
 	}
 	if s.Endpoint != "" {
 		facts = append(facts, kv{"Endpoint", s.Endpoint})

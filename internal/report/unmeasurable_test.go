@@ -53,8 +53,9 @@ func TestUnmeasurableCells(t *testing.T) {
 
 // TestSaturatedCells: a traffic cell stopped as saturated is listed in
 // report.md and report.html under Saturated with its evidence, among
-// what did not pass (failed), in its traffic table as Saturated, and in
-// JUnit as a failure of type saturated (docs/method.md#saturation).
+// what did not pass (failed), in its traffic table as Saturated, the
+// window it saved beside the GPU time, and in JUnit as a failure of type
+// saturated (docs/method.md#saturation).
 func TestSaturatedCells(t *testing.T) {
 	res := sampleRun("specs/a.hcl", "qwen")
 	evidence := "past the server's capacity at 60 req/s: its waiting requests grew from 0 to 38 over 1s (42.6 a second, fit 0.97; outstanding 0 to 43); stopped after its saturation_after of 1s, 2.95s of its 3s window saved"
@@ -62,6 +63,7 @@ func TestSaturatedCells(t *testing.T) {
 		Reasons: []result.CellReason{{Code: result.ReasonSaturated, Figures: map[string]float64{
 			result.FigRate: 60, result.FigWaitingStart: 0, result.FigWaitingEnd: 38, result.FigOutstandingStart: 0, result.FigOutstandingEnd: 43,
 			result.FigObservedS: 1, result.FigSlopePerS: 42.6, result.FigFit: 0.97, result.FigSaturationAfterS: 1, result.FigSavedS: 2.95, result.FigWindowS: 3}}}}}
+	res.GPUTime = &result.GPUTime{GPUs: 2, ServerS: 60, GPUSeconds: 120}
 	var md, html, junit bytes.Buffer
 	if err := WriteMarkdown(&md, res); err != nil {
 		t.Fatal(err)
@@ -76,7 +78,8 @@ func TestSaturatedCells(t *testing.T) {
 		name, doc string
 		want      []string
 	}{
-		{"report.md", md.String(), []string{"## Saturated\n", "- traffic/steady/ctx=1K/rate=60: " + evidence + "\n", "FAIL: saturated: " + evidence, "| Saturated |"}},
+		{"report.md", md.String(), []string{"## Saturated\n", "- traffic/steady/ctx=1K/rate=60: " + evidence + "\n", "FAIL: saturated: " + evidence, "| Saturated |",
+			"3.0 s of windows not run (0.002 GPU-hours on 2 GPUs)"}},
 		{"report.html", html.String(), []string{"<h2>Saturated</h2>", "2.95s of its 3s window saved</li>"}},
 		{"JUnit", junit.String(), []string{`type="saturated"`, `message="saturated: past the server&#39;s capacity at 60 req/s`}},
 	}

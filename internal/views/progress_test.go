@@ -327,3 +327,32 @@ func TestObserverSaturated(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestSaturationSavedLine: the run's end says the windows its saturated
+// cells and probes did not run, as GPU time; nothing when none stopped.
+func TestSaturationSavedLine(t *testing.T) {
+	saturated := func(saved float64) result.TrafficCell {
+		return result.TrafficCell{Traffic: "steady", Rate: 60, Status: vocab.StatusSaturated,
+			Reasons: []result.CellReason{{Code: result.ReasonSaturated, Figures: map[string]float64{result.FigSavedS: saved}}}}
+	}
+	probe := saturated(27)
+	tests := []struct {
+		name string
+		res  result.Results
+		want string
+	}{
+		{name: "none stopped", res: result.Results{GPUTime: &result.GPUTime{GPUs: 2}, Traffic: []result.TrafficCell{{Status: vocab.StatusValid}}}},
+		{name: "a cell and a probe", res: result.Results{GPUTime: &result.GPUTime{GPUs: 2}, Traffic: []result.TrafficCell{saturated(30)},
+			Search: []result.Search{{Probes: []result.SearchProbe{{Traffic: &probe}}}}},
+			want: "q: saturation saved 57.0 s of windows not run (0.032 GPU-hours on 2 GPUs)"},
+		{name: "a CPU server", res: result.Results{GPUTime: &result.GPUTime{CPU: true}, Traffic: []result.TrafficCell{saturated(30)}},
+			want: "q: saturation saved 30.0 s of windows not run (server time; a CPU server)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SaturationSavedLine("q", &tc.res); got != tc.want {
+				t.Errorf("SaturationSavedLine = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -67,6 +67,18 @@ func GPUTimeLine(server string, g *result.GPUTime) string {
 	return fmt.Sprintf("%s: GPU time %s", server, report.GPUTimeText(g))
 }
 
+// SaturationSavedLine is what server's run saved by stopping saturated
+// traffic cells and rate probes early (docs/method.md#saturation): "qwen:
+// saturation saved 57.0 s of windows not run (0.032 GPU-hours on 2
+// GPUs)"; "" when none stopped, or the run recorded no GPU time.
+func SaturationSavedLine(server string, res *result.Results) string {
+	saved := report.SaturationSavedS(res)
+	if saved <= 0 || res.GPUTime == nil {
+		return ""
+	}
+	return server + ": saturation saved " + report.SaturationSavedText(saved, res.GPUTime)
+}
+
 // SearchCostLines are server's searches' costs at their answers once its
 // run ended (docs/method.md#cost): "qwen: search capacity: $0.561 per
 // million output tokens at 16.5 req/s (1 GPU × $3.50 an hour ÷ 1,733.3

@@ -302,6 +302,9 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	obs.Abort(runErr)
 	if g := res.GPUTime; g != nil {
 		sr.stream.Log(views.GPUTimeLine(srv.Name, g))
+		if l := views.SaturationSavedLine(srv.Name, res); l != "" {
+			sr.stream.Log(l)
+		}
 	}
 	for _, l := range views.SearchCostLines(srv.Name, res) {
 		sr.stream.Log(l)
