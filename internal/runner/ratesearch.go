@@ -243,7 +243,9 @@ func (p *rateProber) probe(rate float64, windows int) (ratesearch.Outcome, error
 		return ratesearch.Outcome{Unmeasurable: lag}, nil
 	}
 	if cell.Status == vocab.StatusSaturated {
-		// Past the server's capacity: a failed probe, not a stopped search.
+		// Past the server's capacity: a failed probe, not a stopped search;
+		// its window, the part run, pooled as any other (output_tps).
+		cur.pool.add(&cell, recs)
 		return ratesearch.Outcome{Saturated: cell.Reason}, nil
 	}
 	if !cell.Status.Measured() {
