@@ -82,8 +82,10 @@ func readClock(unit time.Duration) func(*workload.TraceRequest, string) error {
 }
 
 // azureLayouts are the datetimes Azure's traces write: 2023's
-// "2023-11-16 18:15:46.6805900", with or without the fraction.
-var azureLayouts = []string{"2006-01-02 15:04:05.999999999", time.RFC3339Nano}
+// "2023-11-16 18:15:46.6805900" and 2024's "2024-05-10
+// 00:00:00.009930+00:00" (with its offset), each with or without the
+// fraction.
+var azureLayouts = []string{"2006-01-02 15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", time.RFC3339Nano}
 
 func readDatetime(r *workload.TraceRequest, raw string) error {
 	for _, layout := range azureLayouts {

@@ -204,3 +204,35 @@ func TestTraceReplayShape(t *testing.T) {
 		}
 	})
 }
+
+// TestAzureDatetimes: both Azure traces' TIMESTAMP forms are read to the
+// same clock, the 2024 one with its offset; anything else is refused.
+func TestAzureDatetimes(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  string
+		want time.Time
+		bad  bool
+	}{
+		{name: "2023, seven digits", raw: "2023-11-16 18:15:46.6805900", want: time.Date(2023, 11, 16, 18, 15, 46, 680590000, time.UTC)},
+		{name: "2023, no fraction", raw: "2023-11-16 18:15:46", want: time.Date(2023, 11, 16, 18, 15, 46, 0, time.UTC)},
+		{name: "2024, with its offset", raw: "2024-05-10 00:00:00.009930+00:00", want: time.Date(2024, 5, 10, 0, 0, 0, 9930000, time.UTC)},
+		{name: "2024, another offset", raw: "2024-05-10 02:00:00.5+02:00", want: time.Date(2024, 5, 10, 0, 0, 0, 500000000, time.UTC)},
+		{name: "RFC 3339", raw: "2024-05-10T00:00:01Z", want: time.Date(2024, 5, 10, 0, 0, 1, 0, time.UTC)},
+		{name: "a date alone", raw: "2024-05-10", bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r workload.TraceRequest
+			err := readDatetime(&r, tt.raw)
+			switch {
+			case tt.bad && err == nil:
+				t.Errorf("%q read as %v, want refused", tt.raw, r.At)
+			case !tt.bad && err != nil:
+				t.Errorf("%q: %v", tt.raw, err)
+			case !tt.bad && r.At != time.Duration(tt.want.UnixNano()):
+				t.Errorf("%q read as %v, want %v", tt.raw, time.Unix(0, int64(r.At)).UTC(), tt.want)
+			}
+		})
+	}
+}
