@@ -479,3 +479,26 @@ func TestScheduleSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestLagUnmeasurable: a client behind its schedule makes a cell
+// unmeasurable, whatever its queue said, except a saturated one: its
+// server could not keep up with the smaller load the client offered.
+func TestLagUnmeasurable(t *testing.T) {
+	tests := []struct {
+		name   string
+		status vocab.Status
+		want   bool
+	}{
+		{name: "valid", status: vocab.StatusValid, want: true},
+		{name: "queued", status: vocab.StatusQueued, want: true},
+		{name: "over capacity", status: vocab.StatusOverCapacity, want: true},
+		{name: "saturated", status: vocab.StatusSaturated, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := lagUnmeasurable(tt.status); got != tt.want {
+				t.Errorf("lagUnmeasurable(%s) = %v, want %v", tt.status, got, tt.want)
+			}
+		})
+	}
+}

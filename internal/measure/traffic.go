@@ -1051,10 +1051,10 @@ func (m *Meter) trafficFigures(ctx context.Context, ref vocab.CellRef, t *spec.T
 	lag, behind := judgeLag(clientLags(reqs, l.windowStart, l.windowEnd), ref.Rate)
 	cell.LagMsP50, cell.LagMsP99, cell.LagMsMax = Round(lag.p50, 3), Round(lag.p99, 3), Round(lag.max, 3)
 	if behind {
-		// Whatever the server did, the window did not offer the load
-		// asked for: the cell cannot say how the server serves it.
-		cell.Status, cell.Reasons = vocab.StatusUnmeasurable, []result.CellReason{lag.reason()}
 		cell.Warnings = append(cell.Warnings, lag.warning())
+		if lagUnmeasurable(cell.Status) {
+			cell.Status, cell.Reasons = vocab.StatusUnmeasurable, []result.CellReason{lag.reason()}
+		}
 	}
 	cell.Reason = ""
 	if cell.Reasons != nil {
@@ -1092,6 +1092,17 @@ func prefixHitOffDial(c *result.TrafficCell) (warning.Warning, bool) {
 	}
 	return warning.New(warning.PrefixHitOffDial, "", "", map[string]float64{
 		warning.FigDialled: *c.PrefixHitRateDial, warning.FigMeasured: got, warning.FigBound: PrefixHitDialBound}), true
+}
+
+// lagUnmeasurable reports whether a cell of status whose client fell
+// behind its schedule is unmeasurable: whatever the server did, the
+// window did not offer the load asked for, so it cannot say how the
+// server serves it. Except a saturated cell: its server's queue grew
+// without bound under the smaller load the client did offer, so it
+// cannot keep up with the rate asked either (docs/method.md#saturation);
+// the lag is then warned, and the cell stays saturated.
+func lagUnmeasurable(status vocab.Status) bool {
+	return status != vocab.StatusSaturated
 }
 
 // prefixBlockMismatch is the warning of a dial whose block is not a
