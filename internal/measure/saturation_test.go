@@ -42,7 +42,7 @@ func (q queueModel) simulateCell(rng *rand.Rand, rate float64, warmUp, window ti
 	sort.Float64s(start)
 	sort.Float64s(finish)
 	rule := saturationRule{span: SaturationAfter(0, window), rate: rate}
-	var samples []queueSample
+	var trend queueTrend
 	var a, s, f int
 	for at := pollEvery; at <= warmUp+window; at += pollEvery {
 		t := at.Seconds()
@@ -55,11 +55,11 @@ func (q queueModel) simulateCell(rng *rand.Rand, rate float64, warmUp, window ti
 		for f < len(finish) && finish[f] <= t {
 			f++
 		}
-		samples = append(samples, queueSample{at: at, gauges: true, waiting: float64(a - s), outstanding: float64(a - f)})
+		trend.add(queueSample{at: at, gauges: true, waiting: float64(a - s), outstanding: float64(a - f)})
 		if at < warmUp {
 			continue
 		}
-		if _, stop := rule.check(samples); stop {
+		if _, stop := rule.check(&trend); stop {
 			return at - warmUp, true
 		}
 	}
@@ -196,7 +196,7 @@ func TestSaturationRule(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ev, got := tc.rule.check(tc.samples)
+			ev, got := tc.rule.check(trendOf(tc.samples))
 			if got != tc.want {
 				t.Fatalf("check = %v, want %v (evidence %+v)", got, tc.want, ev)
 			}
@@ -272,4 +272,13 @@ func TestSaturationRuleOf(t *testing.T) {
 			}
 		})
 	}
+}
+
+// trendOf is the trend of samples, in time order.
+func trendOf(samples []queueSample) *queueTrend {
+	q := &queueTrend{}
+	for _, s := range samples {
+		q.add(s)
+	}
+	return q
 }

@@ -902,7 +902,7 @@ type trafficWatch struct {
 	// queue is the cell's queue at each poll from its start, warm-up
 	// included, for the saturation rule; saturated is the rule's evidence
 	// when it stopped the cell, at stoppedAt (since the load's origin).
-	queue     []queueSample
+	queue     queueTrend
 	saturated *saturationEvidence
 	stoppedAt time.Duration
 }
@@ -951,8 +951,8 @@ func (m *Meter) watchTraffic(ctx context.Context, ref vocab.CellRef, t *spec.Tra
 			p := m.pollTraffic(ctx, l, &watch.scrapes)
 			watch.polls = append(watch.polls, p)
 			if rule.span > 0 {
-				watch.queue = append(watch.queue, queueSample{at: p.at, gauges: p.gauges, waiting: p.waiting, outstanding: float64(l.inFlight.Load())})
-				if ev, ok := rule.check(watch.queue); ok {
+				watch.queue.add(queueSample{at: p.at, gauges: p.gauges, waiting: p.waiting, outstanding: float64(l.inFlight.Load())})
+				if ev, ok := rule.check(&watch.queue); ok {
 					watch.saturated, watch.stoppedAt = &ev, now.Sub(l.origin)
 					return watch, nil
 				}
@@ -962,7 +962,7 @@ func (m *Meter) watchTraffic(ctx context.Context, ref vocab.CellRef, t *spec.Tra
 			// the window's.
 			var warm scrapeTimes
 			p := m.pollTraffic(ctx, l, &warm)
-			watch.queue = append(watch.queue, queueSample{at: p.at, gauges: p.gauges, waiting: p.waiting, outstanding: float64(l.inFlight.Load())})
+			watch.queue.add(queueSample{at: p.at, gauges: p.gauges, waiting: p.waiting, outstanding: float64(l.inFlight.Load())})
 		}
 		if l.windowDone() {
 			watch.drained = true
