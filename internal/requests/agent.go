@@ -3,6 +3,7 @@ package requests
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -117,6 +118,13 @@ func readAgentCalls(d *workload.Dataset, data []byte, fail func(int, string, ...
 	}
 	if err := sc.Err(); err != nil {
 		return fail(0, "cannot read the dataset: %v", err)
+	}
+	// A trace may list its calls session by session: the calls are put in
+	// time order (each keeps its line), so that the trace's time zero is
+	// its earliest call and a slice or max_requests counts in time.
+	slices.SortStableFunc(d.Entries, func(a, b workload.Entry) int { return cmp.Compare(a.Trace.At, b.Trace.At) })
+	for i := range d.Entries {
+		d.Entries[i].Index = i
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -533,6 +534,46 @@ func TestPlanAgentHash(t *testing.T) {
 			a, b := hash(tt.a), hash(tt.b)
 			if len(a) != 64 || (a == b) != tt.same {
 				t.Errorf("hashes %q and %q; want 64 hex digits, the same: %v", a, b, tt.same)
+			}
+		})
+	}
+}
+
+// TestPlanAgentSessionOrder: a trace listed session by session, a session
+// starting before the file's first line, is planned whole: every session,
+// each at its start since the trace's earliest call.
+func TestPlanAgentSessionOrder(t *testing.T) {
+	tests := []struct {
+		name     string
+		lines    string
+		sessions []string
+		starts   []float64 // each request's session start, ms
+		fileLine []int
+	}{
+		{name: "a later session first", lines: `{"session_id": "late", "turn": 1, "timestamp_ms": 1000, "duration_ms": 100, "prompt_tokens": 50, "completion_tokens": 10}
+{"session_id": "early", "turn": 1, "timestamp_ms": 0, "duration_ms": 100, "prompt_tokens": 60, "completion_tokens": 10}
+{"session_id": "early", "turn": 2, "timestamp_ms": 500, "duration_ms": 100, "prompt_tokens": 70, "completion_tokens": 10}
+`, sessions: []string{"early", "early", "late"}, starts: []float64{0, 0, 1000}, fileLine: []int{2, 3, 1}},
+		{name: "in time order", lines: `{"session_id": "a", "turn": 1, "timestamp_ms": 0, "duration_ms": 100, "prompt_tokens": 50, "completion_tokens": 10}
+{"session_id": "b", "turn": 1, "timestamp_ms": 200, "duration_ms": 100, "prompt_tokens": 60, "completion_tokens": 10}
+`, sessions: []string{"a", "b"}, starts: []float64{0, 200}, fileLine: []int{1, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "agent.jsonl")
+			if err := os.WriteFile(path, []byte(tt.lines), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: path}
+			p := plan(t, &pairTokenizer{}, opts, ScheduleConfig{Requests: 1})
+			var sessions []string
+			var starts []float64
+			var lines []int
+			for _, r := range p.Requests {
+				sessions, starts, lines = append(sessions, r.Call.Session), append(starts, r.Call.StartMs), append(lines, r.Line)
+			}
+			if !slices.Equal(sessions, tt.sessions) || !slices.Equal(starts, tt.starts) || !slices.Equal(lines, tt.fileLine) {
+				t.Errorf("planned sessions %v starting at %v ms from lines %v; want %v at %v from %v", sessions, starts, lines, tt.sessions, tt.starts, tt.fileLine)
 			}
 		})
 	}
