@@ -62,6 +62,36 @@ func TestReadDatasetFormats(t *testing.T) {
 	}
 }
 
+// TestPromptDatasetsWithTraceFields: a prompt or messages dataset whose
+// lines also carry a trace format's mark field (session_id, chat_id,
+// hash_ids) is read as the prompts it holds, detected or with its format
+// given, as it was before the trace formats.
+func TestPromptDatasetsWithTraceFields(t *testing.T) {
+	tests := []struct {
+		name, line, format string
+		wantFormat         string
+		wantPrompt         string
+	}{
+		{name: "prompt with session_id", line: `{"prompt": "Describe a lighthouse.", "session_id": "u1"}`, wantFormat: workload.FormatJSONL, wantPrompt: "Describe a lighthouse."},
+		{name: "prompt with session_id, jsonl given", line: `{"prompt": "Describe a lighthouse.", "session_id": "u1"}`, format: workload.FormatJSONL, wantFormat: workload.FormatJSONL, wantPrompt: "Describe a lighthouse."},
+		{name: "prompt with chat_id", line: `{"prompt": "Describe a lighthouse.", "chat_id": 7}`, wantFormat: workload.FormatJSONL, wantPrompt: "Describe a lighthouse."},
+		{name: "prompt with hash_ids", line: `{"prompt": "Describe a lighthouse.", "hash_ids": [1, 2]}`, format: workload.FormatJSONL, wantFormat: workload.FormatJSONL, wantPrompt: "Describe a lighthouse."},
+		{name: "messages with session_id", line: `{"messages": [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": "Hello."}], "session_id": "u1"}`, wantFormat: workload.FormatMessages, wantPrompt: "Hi."},
+		{name: "messages with session_id, messages given", line: `{"messages": [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": "Hello."}], "session_id": "u1"}`, format: workload.FormatMessages, wantFormat: workload.FormatMessages, wantPrompt: "Hi."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := ParseDataset("p.jsonl", []byte(tt.line+"\n"), tt.format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Format != tt.wantFormat || len(d.Entries) != 1 || d.Entries[0].Prompt != tt.wantPrompt {
+				t.Errorf("format %q, %d entries, first %+v; want %q, 1 entry with prompt %q", d.Format, len(d.Entries), d.Entries, tt.wantFormat, tt.wantPrompt)
+			}
+		})
+	}
+}
+
 // TestShareGPTEntryLines: each ShareGPT entry's line is where its object
 // opens, computed from the decoder's byte offset (the file is indented, so
 // entries span many lines).

@@ -36,7 +36,9 @@ type TraceFormat struct {
 	// the order the format's documentation lists them.
 	Keys []string
 	// Mark is the field or column that tells the format from the others
-	// in a file's first line, unless the line also has one of Unless.
+	// in a file's first line, unless the line also has one of Unless (a
+	// prompt dataset's "prompt" or "messages" among them, so that prompts
+	// carrying a session_id, chat_id or hash_ids stay prompts).
 	Mark   string
 	Unless []string
 }
@@ -44,11 +46,11 @@ type TraceFormat struct {
 // TraceFormats are the trace formats, one row a format: a format is
 // added as a row here and a reader in requests' traceReaders.
 var TraceFormats = []TraceFormat{
-	{Name: FormatMooncake, BlockTokens: 512, Keys: []string{"timestamp", "input_length", "output_length", "hash_ids"}, Mark: "hash_ids", Unless: []string{"chat_id"}},
-	{Name: FormatBailian, BlockTokens: 16, Keys: []string{"chat_id", "timestamp", "input_length", "output_length"}, Mark: "chat_id"},
+	{Name: FormatMooncake, BlockTokens: 512, Keys: []string{"timestamp", "input_length", "output_length", "hash_ids"}, Mark: "hash_ids", Unless: []string{"chat_id", "prompt", "messages"}},
+	{Name: FormatBailian, BlockTokens: 16, Keys: []string{"chat_id", "timestamp", "input_length", "output_length"}, Mark: "chat_id", Unless: []string{"prompt", "messages"}},
 	{Name: FormatAzure, CSV: true, Keys: []string{"TIMESTAMP", "ContextTokens", "GeneratedTokens"}, Mark: "ContextTokens"},
 	{Name: FormatBurstGPT, CSV: true, Keys: []string{"Timestamp", "Request tokens", "Response tokens"}, Mark: "Request tokens"},
-	{Name: FormatCopilotAgent, Keys: []string{"session_id", "turn", "timestamp_ms", "duration_ms", "prompt_tokens", "completion_tokens"}, Mark: "session_id"},
+	{Name: FormatCopilotAgent, Keys: []string{"session_id", "turn", "timestamp_ms", "duration_ms", "prompt_tokens", "completion_tokens"}, Mark: "session_id", Unless: []string{"prompt", "messages"}},
 }
 
 // TraceFormatNames are TraceFormats' names, in order.
