@@ -1,7 +1,10 @@
 package spec
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"time"
@@ -147,7 +150,7 @@ func (l *loader) checkTraceFits(w *Workload, maxOut int) hcl.Diagnostics {
 			}
 			detail := fmt.Sprintf("The request's %d input and %d output tokens exceed server %q's max_model_len %d (at %s). Set drop_over_length = true to drop such requests (they are counted), slice the trace, or raise max_model_len.",
 				e.Trace.InputTokens, out, srv.Name, *srv.MaxModelLen, where(l.maxModelLenRange[srv]))
-			if data, err := os.ReadFile(w.Dataset.Path); err == nil {
+			if data, err := datasetText(w.Dataset.Path); err == nil {
 				// At the trace's own line (docs/spec.md#traces).
 				diags = append(diags, l.atFileLine(w.Dataset.Path, data, e.Line, "Trace request too long for max_model_len",
 					fmt.Sprintf("%s (The dataset of workload %q, %s.)", detail, w.Name, where(w.DatasetRange))))
@@ -158,6 +161,20 @@ func (l *loader) checkTraceFits(w *Workload, maxOut int) hcl.Diagnostics {
 		}
 	}
 	return diags
+}
+
+// datasetText is the text of the dataset at path, decompressed when it is
+// gzip (its magic bytes), for a snippet at one of its lines.
+func datasetText(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		return data, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
 
 // checkTraceArrivals reports arrivals = "trace" over a workload that

@@ -1,11 +1,16 @@
 package spec
 
 import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/slogate/slogate/internal/requests"
 	"github.com/slogate/slogate/internal/workload"
@@ -145,4 +150,52 @@ traffic "r" {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestTraceTooLongGzip: the "too long for max_model_len" diagnostic of a
+// gzipped trace is at the request's line and shows that line's text, the
+// decompressed file's, as it does for a plain one.
+func TestTraceTooLongGzip(t *testing.T) {
+	tests := []struct {
+		name, file string
+		gzip       bool
+	}{
+		{name: "plain", file: "too_long.jsonl"},
+		{name: "gzip", file: "too_long.jsonl.gz", gzip: true},
+	}
+	src, err := os.ReadFile("../../testdata/traces/bad/mooncake_too_long.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line2 := strings.Split(string(src), "\n")[1]
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := src
+			if tc.gzip {
+				var buf bytes.Buffer
+				zw := gzip.NewWriter(&buf)
+				if _, err := zw.Write(src); err != nil || zw.Close() != nil {
+					t.Fatal(err)
+				}
+				data = buf.Bytes()
+			}
+			path := filepath.Join(t.TempDir(), tc.file)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := loadTraceSpec(t, fmt.Sprintf("workload \"m\" { dataset = %q }\ntraffic \"r\" {\n  workload = \"m\"\n  arrivals = \"trace\"\n}\n", path))
+			diags, _ := err.(hcl.Diagnostics)
+			want := tc.file + `:2,1-137: Trace request too long for max_model_len; The request's 9000 input and 4 output tokens`
+			if len(diags) != 1 || !strings.Contains(diags.Error(), want) {
+				t.Fatalf("got %v; want one diagnostic saying %q", err, want)
+			}
+			var out strings.Builder
+			if err := WriteDiagnostics(&out, s.Files, diags, false); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), "  2: "+line2) {
+				t.Errorf("diagnostic:\n%s\nwant the snippet of line 2, %q", out.String(), line2)
+			}
+		})
+	}
 }
