@@ -232,32 +232,60 @@ func (p *Scheduler) planAgent(ctx context.Context, cfg ScheduleConfig) ([]Reques
 	})
 	var reqs []Request
 	p.sessionStarts = p.sessionStarts[:0]
+	p.agentCalls, p.agentOverLength = 0, 0
 	for _, s := range order {
 		calls := bySession[s]
+		p.agentCalls += len(calls)
 		start := (calls[0].Call.StartMs - first) / speed
-		p.sessionStarts = append(p.sessionStarts, start/1e3)
 		conv := len(reqs)
-		for k, e := range calls {
-			c := e.Call
-			text, ids, err := p.b.fitText(ctx, fmt.Sprintf("Session %s:\n\n", s), c.PromptTokens)
-			if err != nil {
-				return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Line: e.Line, Err: fmt.Errorf("building the call's prompt of %d tokens: %w", c.PromptTokens, err)}
-			}
-			ac := &AgentCall{Session: s, Position: k, StartMs: start, RecordedMs: c.DurationMs, RecordedCachedTokens: c.CachedTokens}
-			if k > 0 {
-				prev := calls[k-1].Call
-				ac.RecordedToolMs = c.StartMs - (prev.StartMs + prev.DurationMs)
-				ac.ToolMs = ac.RecordedToolMs / speed
-			}
-			r := Request{Index: len(reqs), Text: text, Tokens: ids, Messages: userMessage(text), PromptTokens: len(ids),
-				OutputTokens: p.outputTokens(len(reqs), c.CompletionTokens), Entry: e.Index, Line: e.Line, PrefixGroup: -1,
-				Conversation: conv, Turn: k, Call: ac}
-			if cfg.MaxModelLen > 0 && r.PromptTokens+r.OutputTokens > cfg.MaxModelLen {
-				return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Line: e.Line, Err: fmt.Errorf("the prompt (%d tokens) and its output (%d tokens) exceed the server's max_model_len %d: shorten or remove the call, or raise max_model_len",
-					r.PromptTokens, r.OutputTokens, cfg.MaxModelLen)}
-			}
-			reqs = append(reqs, r)
+		session, err := p.planSession(ctx, cfg, s, calls, start, conv)
+		if err != nil {
+			return nil, err
 		}
+		if session == nil {
+			p.agentOverLength += len(calls) // drop_over_length: the session is left out whole
+			continue
+		}
+		p.sessionStarts = append(p.sessionStarts, start/1e3)
+		reqs = append(reqs, session...)
+	}
+	if len(reqs) == 0 {
+		return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Empty: true,
+			Err: fmt.Errorf("the trace's slice holds no session to send (%d calls selected, %d over max_model_len dropped)", p.agentCalls, p.agentOverLength)}
+	}
+	return reqs, nil
+}
+
+// planSession plans session s's calls, the first as request conv, the
+// session starting at start (ms, scaled): nil when a call exceeds the
+// server's max_model_len and drop_over_length drops the session, an error
+// at the call's line when it does not.
+func (p *Scheduler) planSession(ctx context.Context, cfg ScheduleConfig, s string, calls []*workload.Entry, start float64, conv int) ([]Request, error) {
+	speed := p.opts.Trace.SpeedOrOne()
+	var reqs []Request
+	for k, e := range calls {
+		c := e.Call
+		text, ids, err := p.b.fitText(ctx, fmt.Sprintf("Session %s:\n\n", s), c.PromptTokens)
+		if err != nil {
+			return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Line: e.Line, Err: fmt.Errorf("building the call's prompt of %d tokens: %w", c.PromptTokens, err)}
+		}
+		ac := &AgentCall{Session: s, Position: k, StartMs: start, RecordedMs: c.DurationMs, RecordedCachedTokens: c.CachedTokens}
+		if k > 0 {
+			prev := calls[k-1].Call
+			ac.RecordedToolMs = c.StartMs - (prev.StartMs + prev.DurationMs)
+			ac.ToolMs = ac.RecordedToolMs / speed
+		}
+		r := Request{Index: conv + k, Text: text, Tokens: ids, Messages: userMessage(text), PromptTokens: len(ids),
+			OutputTokens: p.outputTokens(conv+k, c.CompletionTokens), Entry: e.Index, Line: e.Line, PrefixGroup: -1,
+			Conversation: conv, Turn: k, Call: ac}
+		if cfg.MaxModelLen > 0 && r.PromptTokens+r.OutputTokens > cfg.MaxModelLen {
+			if p.opts.Trace.DropOverLength {
+				return nil, nil
+			}
+			return nil, &workload.DatasetError{Path: p.data.Path, Format: p.data.Format, Line: e.Line, Err: fmt.Errorf("the prompt (%d tokens) and its output (%d tokens) exceed the server's max_model_len %d: shorten or remove the call, or raise max_model_len",
+				r.PromptTokens, r.OutputTokens, cfg.MaxModelLen)}
+		}
+		reqs = append(reqs, r)
 	}
 	return reqs, nil
 }

@@ -201,6 +201,10 @@ type Scheduler struct {
 	// sessionStarts are an agentic trace's sessions' starts (s), in the
 	// order planned (planAgent).
 	sessionStarts []float64
+	// agentCalls are the calls of the sessions an agentic trace's slice
+	// selects, agentOverLength those of the sessions drop_over_length left
+	// out (planAgent).
+	agentCalls, agentOverLength int
 }
 
 // keptEntry is a dataset entry the filter kept, with its counts.
@@ -293,6 +297,7 @@ func (p *Scheduler) Schedule(ctx context.Context, cfg ScheduleConfig) (*Schedule
 		case p.data.Format == workload.FormatCopilotAgent:
 			units = len(reqs) // every call once: a trace is not reused
 			plan.Arrivals, plan.TraceSHA256 = p.sessionStarts, agentSHA256(reqs, p.opts.Seed)
+			plan.Examined, plan.Usable, plan.Dropped.OverLength = p.agentCalls, len(reqs), p.agentOverLength
 		case tp != nil:
 			units, plan.Examined, plan.Usable = len(reqs), tp.examined, len(reqs)
 			plan.Dropped.ZeroLength, plan.Dropped.OverLength = p.data.ZeroLength, tp.overLength

@@ -578,3 +578,47 @@ func TestPlanAgentSessionOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanAgentDropOverLength: with drop_over_length, a session with a
+// call over the server's max_model_len is left out whole and its calls
+// counted; without it the call is an error at its line.
+func TestPlanAgentDropOverLength(t *testing.T) {
+	tests := []struct {
+		name       string
+		drop       bool
+		sessions   []string
+		starts     []float64
+		overLength int
+		err        string
+	}{
+		// agent.jsonl: s-a's calls have 300, 420 and 560 prompt tokens,
+		// s-b's 200 and 310, each with 10 output tokens.
+		{name: "dropped", drop: true, sessions: []string{"s-b", "s-b"}, starts: []float64{400, 400}, overLength: 3},
+		{name: "an error", err: "agent.jsonl:3: the prompt (420 tokens) and its output (10 tokens) exceed the server's max_model_len 400"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: filepath.Join(datasets, "agent.jsonl"), Trace: workload.Trace{DropOverLength: tt.drop}}
+			s, err := NewScheduler(&pairTokenizer{}, opts, nil).Schedule(context.Background(), ScheduleConfig{Requests: 1, MaxModelLen: 400})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("got %v; want an error saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sessions []string
+			var starts []float64
+			for _, r := range s.Requests {
+				sessions, starts = append(sessions, r.Call.Session), append(starts, r.Call.StartMs)
+			}
+			if !slices.Equal(sessions, tt.sessions) || !slices.Equal(starts, tt.starts) || s.Dropped.OverLength != tt.overLength ||
+				s.Examined != 5 || s.Usable != len(tt.sessions) || len(s.Arrivals) != 1 {
+				t.Errorf("sessions %v at %v ms, %d over length, %d examined, %d usable, arrivals %v; want %v at %v, %d, 5, %d, one",
+					sessions, starts, s.Dropped.OverLength, s.Examined, s.Usable, s.Arrivals, tt.sessions, tt.starts, tt.overLength, len(tt.sessions))
+			}
+		})
+	}
+}
