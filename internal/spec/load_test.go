@@ -39,7 +39,7 @@ var specCmpOpts = cmp.Options{
 	cmpopts.IgnoreFields(Server{}, "DeclRange"),
 	cmpopts.IgnoreFields(Speculative{}, "DeclRange"),
 	cmpopts.IgnoreFields(Measure{}, "DeclRange", "RepeatRange", "MaxGPUTimeRange", "BootsRange"),
-	cmpopts.IgnoreFields(Workload{}, "DeclRange", "DatasetRange", "InputTokensRange", "OutputTokensRange", "PrefixRange", "TurnsRange"),
+	cmpopts.IgnoreFields(Workload{}, "DeclRange", "DatasetRange", "InputTokensRange", "OutputTokensRange", "PrefixRange", "TurnsRange", "SpeedRange"),
 	cmpopts.IgnoreFields(Prefill{}, "DeclRange"),
 	cmpopts.IgnoreFields(Matrix{}, "DeclRange", "ConcurrencyRanges"), // plan.Check's diagnostic tests them
 	cmpopts.IgnoreFields(Assert{}, "DeclRange", "Condition"),

@@ -46,6 +46,7 @@ func (l *loader) decodeTrace(w *Workload, at hcl.Attributes) hcl.Diagnostics {
 	}
 	tr := &w.Trace
 	if s, d := l.float(at, "speed"); s != nil || d != nil {
+		w.SpeedRange = at["speed"].NameRange
 		diags = append(diags, d...)
 		if s != nil && (!(*s > 0) || math.IsInf(*s, 0)) {
 			diags = append(diags, invalid("Invalid speed", at["speed"].Expr.Range(),
@@ -182,7 +183,7 @@ func datasetText(path string) ([]byte, error) {
 // trace's mean rate, so that the cell reads as LABEL[RATE].
 func (l *loader) checkTraceArrivals(t *Traffic, w *Workload) hcl.Diagnostics {
 	if t.Arrivals != vocab.ArrivalsTrace {
-		return nil
+		return checkAgentArrivals(t, w)
 	}
 	if w.Prompt == workload.DatasetPrompt && w.Dataset == nil {
 		return nil // the dataset's own diagnostic says why it was not read
@@ -194,4 +195,64 @@ func (l *loader) checkTraceArrivals(t *Traffic, w *Workload) hcl.Diagnostics {
 	}
 	t.Rates = []float64{w.Trace.MeanRate(w.Dataset.Entries)}
 	return nil
+}
+
+// checkAgentArrivals reports a traffic block that sends an agentic trace
+// at its own rate or concurrency: the trace's sessions start at their
+// recorded times and each call waits for its session's previous one, so
+// the block's loop would change nothing; arrivals = "trace" says so.
+func checkAgentArrivals(t *Traffic, w *Workload) hcl.Diagnostics {
+	if w.Dataset == nil || w.Dataset.Format != workload.FormatCopilotAgent || t.LoopRange.Filename == "" {
+		return nil
+	}
+	loop := "rate"
+	if t.Concurrency != nil {
+		loop = "concurrency"
+	}
+	return hcl.Diagnostics{invalid("Agentic trace without trace arrivals", t.LoopRange,
+		"An agentic trace's sessions start at their recorded times and each call waits for the previous one and its tool batch: the trace sets the load, so traffic %q's %s would be ignored. Remove %s and set arrivals = %q.",
+		t.Label, loop, loop, vocab.ArrivalsTrace)}
+}
+
+// trafficSend is a traffic block and the workload it sends.
+type trafficSend struct {
+	t *Traffic
+	w *Workload
+}
+
+// checkTraceSpeed reports the speed of a trace (other than an agentic
+// one, whose tool batches it scales) that no traffic block sends at
+// arrivals = "trace": only the trace's times read it.
+func checkTraceSpeed(sends []trafficSend) hcl.Diagnostics {
+	other := map[*Workload]*Traffic{}
+	var order []*Workload
+	for _, s := range sends {
+		w := s.w
+		if !w.isTrace() || w.Dataset.Format == workload.FormatCopilotAgent || w.SpeedRange.Filename == "" {
+			continue
+		}
+		if s.t.Arrivals == vocab.ArrivalsTrace {
+			other[w] = nil
+			continue
+		}
+		if _, seen := other[w]; !seen {
+			other[w] = s.t
+			order = append(order, w)
+		}
+	}
+	var diags hcl.Diagnostics
+	for _, w := range order {
+		t := other[w]
+		if t == nil {
+			continue
+		}
+		how, loop := fmt.Sprintf("at its own rates (%q arrivals)", t.Arrivals), "rate"
+		if t.Concurrency != nil {
+			how, loop = "in a closed loop", "concurrency"
+		}
+		diags = append(diags, invalid("Speed not used at these arrivals", w.SpeedRange,
+			"speed scales the trace's times, which only arrivals = %q sends; traffic %q sends workload %q %s, so speed would be ignored. Remove speed, or set arrivals = %q and remove %s.",
+			vocab.ArrivalsTrace, t.Label, w.Name, how, vocab.ArrivalsTrace, loop))
+	}
+	return diags
 }

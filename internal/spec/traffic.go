@@ -65,6 +65,9 @@ type Traffic struct {
 	DeclRange hcl.Range
 	// ContextRange is where context is written.
 	ContextRange hcl.Range
+	// LoopRange is where rate or concurrency is written (its name); zero
+	// when neither is.
+	LoopRange hcl.Range
 }
 
 // TrafficSLO is a traffic block's slo: per-request limits; nil is "no
@@ -217,6 +220,7 @@ func (l *loader) decodeTrafficLoop(t *Traffic, at hcl.Attributes) hcl.Diagnostic
 	var diags hcl.Diagnostics
 	r, hasRate := at["rate"]
 	if hasRate {
+		t.LoopRange = r.NameRange
 		rates, d := l.rateList(r)
 		diags = append(diags, d...)
 		t.Rates = rates
@@ -227,6 +231,7 @@ func (l *loader) decodeTrafficLoop(t *Traffic, at hcl.Attributes) hcl.Diagnostic
 		diags = append(diags, invalidCtx("Rate and concurrency", a.NameRange, a.Range,
 			fmt.Sprintf("A traffic block is an open loop at each rate or a closed loop at each concurrency, not both (rate is at %s). Split it into two traffic blocks.", where(r.NameRange))))
 	case ok:
+		t.LoopRange = a.NameRange
 		concs, _, d := l.intList(a, "concurrency")
 		diags = append(diags, d...)
 		t.Concurrency = concs
@@ -473,6 +478,7 @@ func (l *loader) slo(attr *hcl.Attribute) (TrafficSLO, hcl.Diagnostics) {
 func (l *loader) checkTraffic() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	fitChecked := map[*Workload]bool{}
+	var sends []trafficSend
 	for _, t := range l.spec.Traffic {
 		if t.Duration == 0 {
 			t.Duration, t.DurationText = l.spec.Measure.Duration, l.spec.Measure.DurationText
@@ -487,6 +493,7 @@ func (l *loader) checkTraffic() hcl.Diagnostics {
 			continue
 		}
 		diags = append(diags, l.checkTraceArrivals(t, w)...)
+		sends = append(sends, trafficSend{t, w})
 		maxOut, outText := l.spec.Measure.MaxOutput, "max_output"
 		if w.OutputTokens.IsSet() {
 			maxOut, outText = w.OutputTokens.Max, "output_tokens' max"
@@ -516,6 +523,7 @@ func (l *loader) checkTraffic() hcl.Diagnostics {
 			})
 		}
 	}
+	diags = append(diags, checkTraceSpeed(sends)...)
 	return diags
 }
 

@@ -60,7 +60,7 @@ assert "holds" {
 	}
 	if d := cmp.Diff(want, sp.Traffic, cmp.FilterPath(func(p cmp.Path) bool {
 		f := p.Last().String()
-		return f == ".DeclRange" || f == ".ContextRange"
+		return f == ".DeclRange" || f == ".ContextRange" || f == ".LoopRange"
 	}, cmp.Ignore())); d != "" {
 		t.Errorf("traffic blocks (-want +got):\n%s", d)
 	}

@@ -44,6 +44,9 @@ type Workload struct {
 	// unset), for diagnostics about them after the load (a dataset line a
 	// plan cannot send).
 	DatasetRange, InputTokensRange, OutputTokensRange, PrefixRange, TurnsRange hcl.Range
+	// SpeedRange is where a trace's speed is written (its name); zero when
+	// it is not.
+	SpeedRange hcl.Range
 }
 
 // SetsLengths reports whether the workload decides its prompts' lengths

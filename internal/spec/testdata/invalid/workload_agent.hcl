@@ -12,3 +12,8 @@ workload "agent" {
   dataset = "../../../../testdata/datasets/agent.jsonl.gz"
   speed   = 0 # ERROR: Invalid speed
 }
+
+traffic "agentic" {
+  workload = "agent"
+  rate     = [1, 50] # ERROR: Agentic trace without trace arrivals
+}
