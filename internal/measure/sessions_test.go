@@ -3,8 +3,8 @@ package measure
 import (
 	"context"
 	"errors"
-	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +29,7 @@ import (
 // /tokenize gives every text of a length the same IDs), so that only a
 // session's own prompts share a prefix.
 
-func replayAgent(t *testing.T, speed float64) ([]result.AgentSession, []trafficRequest) {
+func replayAgent(t *testing.T, speed float64) ([]result.AgentSession, []trafficRequest, map[[2]int]toolAsk) {
 	t.Helper()
 	f := &vllmfake.Server{Tokens: 10, PerChunk: 5, Gap: 100 * time.Millisecond, PrefixCache: true}
 	srv := f.Start(t)
@@ -47,6 +47,14 @@ func replayAgent(t *testing.T, speed float64) ([]result.AgentSession, []trafficR
 	l := &trafficLoad{client: client, path: "/v1/completions", url: srv.URL + "/v1/completions", work: work, origin: time.Now(),
 		firstChunkTimeout: 10 * time.Second, idleTimeout: 10 * time.Second, slots: make(chan struct{}, 64),
 		windowEnd: window, failed: make(chan struct{}), times: plan.Arrivals}
+	var mu sync.Mutex
+	asks := map[[2]int]toolAsk{}
+	l.toolSleep = func(ctx context.Context, i, t int, d time.Duration) bool {
+		mu.Lock()
+		asks[[2]int{i, t}] = toolAsk{at: l.now(), d: d}
+		mu.Unlock()
+		return sleep(ctx, d)
+	}
 	l.wg.Add(1)
 	go l.dispatch(context.Background())
 	l.wg.Wait()
@@ -56,7 +64,14 @@ func replayAgent(t *testing.T, speed float64) ([]result.AgentSession, []trafficR
 	default:
 	}
 	reqs := l.copyRequests()
-	return sessionFigures(work, reqs, 0, window), reqs
+	return sessionFigures(work, reqs, 0, window), reqs, asks
+}
+
+// toolAsk is a tool batch the replay asked to wait: when (on the load's
+// clock) and how long.
+type toolAsk struct {
+	at int64
+	d  time.Duration
 }
 
 // textTokenizer makes a token of every two bytes of text, its ID the
@@ -80,14 +95,16 @@ func (textTokenizer) TokenizeChat(context.Context, []openai.ChatCompletionMessag
 }
 
 // TestAgentSessionsReplay: at speed 1 against a server as fast as the
-// trace's, each session lasts what the trace recorded (server and tool
-// times) within 10 %, its waits split between server and tools as
-// recorded; the second session starts 400 ms after the first (open loop);
-// each call gets a TTFT by its position, and a session's later calls hit
-// the prefix cache on its earlier prompts (the fake server counts whole
-// 16-token blocks, as the fixture's cached_tokens do).
+// trace's, each session is sent on the trace's schedule: its first call at
+// its recorded start (the second session 400 ms after the first, open
+// loop), each later call its recorded tool batch after the previous call
+// ended (checkReplayTimes); its server and tool times are at least the
+// recorded, its duration logged beside the recorded; each call gets a TTFT
+// by its position, and a session's later calls hit the prefix cache on its
+// earlier prompts (the fake server counts whole 16-token blocks, as the
+// fixture's cached_tokens do).
 func TestAgentSessionsReplay(t *testing.T) {
-	sessions, reqs := replayAgent(t, 1)
+	sessions, reqs, asks := replayAgent(t, 1)
 	want := []struct {
 		name                   string
 		calls                  int
@@ -100,10 +117,6 @@ func TestAgentSessionsReplay(t *testing.T) {
 	if len(sessions) != len(want) {
 		t.Fatalf("%d sessions measured, want %d: %+v", len(sessions), len(want), sessions)
 	}
-	// The session's duration is held to 10 %; its parts to 10 % or 50 ms,
-	// what a shared machine's scheduler may add to one sleep or connection.
-	near := func(got, want float64) bool { return math.Abs(got-want) <= 0.10*want }
-	nearPart := func(got, want float64) bool { return math.Abs(got-want) <= max(0.10*want, 50) }
 	for i, w := range want {
 		s := sessions[i]
 		t.Logf("%s: %g ms (recorded %g), server %g ms (%g), tools %g ms (%g), TTFT by position %v ms, cached %v of %d",
@@ -114,37 +127,27 @@ func TestAgentSessionsReplay(t *testing.T) {
 		if s.RecordedMs != w.recorded || s.RecordedServerMs != w.server || s.RecordedToolMs != w.tool {
 			t.Errorf("%s recorded %g ms (server %g, tools %g), want %g (%g, %g)", s.Session, s.RecordedMs, s.RecordedServerMs, s.RecordedToolMs, w.recorded, w.server, w.tool)
 		}
-		if !near(s.DurationMs, w.recorded) || !nearPart(s.ServerMs, w.server) || !nearPart(s.ToolMs, w.tool) {
-			t.Errorf("%s lasted %g ms (server %g, tools %g), want within 10 %% of the recorded %g (%g, %g; 50 ms)", s.Session, s.DurationMs, s.ServerMs, s.ToolMs, w.recorded, w.server, w.tool)
-		}
+		checkSessionTimes(t, s)
 		if s.CachedTokens == nil || *s.CachedTokens != w.cached || s.RecordedCachedTokens != w.cached {
 			t.Errorf("%s: %v prompt tokens served from the cache (recorded %d), want %d", s.Session, s.CachedTokens, s.RecordedCachedTokens, w.cached)
 		}
 	}
-	var firstA, firstB int64 = -1, -1
-	for _, q := range reqs {
-		if q.turn == 1 && q.index == 0 {
-			firstA = q.launch
-		}
-		if q.turn == 1 && q.index == 1 {
-			firstB = q.launch
-		}
-	}
-	if gap := float64(firstB-firstA) / 1e6; !(gap >= 390 && gap <= 440) {
-		t.Errorf("the second session started %g ms after the first, want 400 (the trace's)", gap)
-	}
+	checkReplayTimes(t, 1, reqs, asks)
 }
 
-// TestAgentSessionsSpeed: at speed 2 the tool batches and the sessions'
-// starts take half the recorded time; the server's time is the server's.
+// TestAgentSessionsSpeed: at speed 2 the replay waits half the recorded
+// tool batches and starts the sessions at half their recorded starts; the
+// server's time is the server's.
 func TestAgentSessionsSpeed(t *testing.T) {
-	sessions, _ := replayAgent(t, 2)
+	sessions, reqs, asks := replayAgent(t, 2)
 	for _, s := range sessions {
-		want := s.RecordedServerMs + s.RecordedToolMs
-		if s.RecordedMs != want || math.Abs(s.DurationMs-want) > 0.10*want || math.Abs(s.ToolMs-s.RecordedToolMs) > max(0.10*s.RecordedToolMs, 50) {
-			t.Errorf("%s lasted %g ms, tools %g ms; want about %g and %g (the tool batches halved)", s.Session, s.DurationMs, s.ToolMs, want, s.RecordedToolMs)
+		t.Logf("%s: %g ms (recorded %g), server %g ms (%g), tools %g ms (%g)", s.Session, s.DurationMs, s.RecordedMs, s.ServerMs, s.RecordedServerMs, s.ToolMs, s.RecordedToolMs)
+		if want := s.RecordedServerMs + s.RecordedToolMs; s.RecordedMs != want {
+			t.Errorf("%s recorded %g ms, want %g (its server and halved tool times)", s.Session, s.RecordedMs, want)
 		}
+		checkSessionTimes(t, s)
 	}
+	checkReplayTimes(t, 2, reqs, asks)
 	if len(sessions) != 2 || sessions[0].RecordedToolMs != 400 {
 		t.Errorf("sessions %+v, want two, the first's tool batches 800 ms ÷ 2", sessions)
 	}
@@ -152,7 +155,7 @@ func TestAgentSessionsSpeed(t *testing.T) {
 
 // TestAgentSessionsCell: a traffic cell over an agentic trace sends each
 // session once from its recorded start, whatever the block's rate, ends
-// with its last session (its window the trace's, not the 10 s asked), and
+// with its last session (its window the trace's, not the 60 s asked), and
 // keeps the sessions' figures in the cell (results.json's "sessions"),
 // the calls' TTFTs by position also in the cell's turn metrics.
 func TestAgentSessionsCell(t *testing.T) {
@@ -171,7 +174,7 @@ func TestAgentSessionsCell(t *testing.T) {
 	}
 	w := &spec.Workload{Name: "agent", Options: workload.Options{Prompt: workload.DatasetPrompt, DatasetPath: path, IgnoreEOS: true}, Dataset: d, DatasetText: path}
 	tr := &spec.Traffic{Label: "agentic", Workload: "agent", Rates: []float64{50}, Arrivals: vocab.ArrivalsPoisson,
-		Duration: 10 * time.Second, DurationText: "10s", MaxOutstanding: 64}
+		Duration: time.Minute, DurationText: "60s", MaxOutstanding: 64}
 	start := time.Now()
 	c, err := m.WorkloadTraffic(context.Background(), vocab.CellRef{Phase: vocab.PhaseTraffic, Matrix: tr.Label, Rate: 50}, tr, w)
 	if err != nil {
@@ -180,13 +183,17 @@ func TestAgentSessionsCell(t *testing.T) {
 	if c.Launched != 5 || c.Completed != 5 || len(c.Sessions) != 2 {
 		t.Fatalf("cell %s (%s): %d launched, %d completed, %d sessions; want the trace's 5 calls in 2 sessions", c.Status, c.Reason, c.Launched, c.Completed, len(c.Sessions))
 	}
-	if took := time.Since(start); took > 4*time.Second || c.MeasuredS < 1.3 || c.MeasuredS > 2 {
-		t.Errorf("the cell took %s and measured %g s of its 10 s window, want it to end with the trace's last session, about 1.4 s in", took, c.MeasuredS)
+	// The last session ends 1.4 s in, no earlier (no wait ends early), and
+	// later only by what load adds: far from the 60 s window either way.
+	if took := time.Since(start); took > 40*time.Second || c.MeasuredS < 1.4 || c.MeasuredS > 30 {
+		t.Errorf("the cell took %s and measured %g s of its 60 s window, want it to end with the trace's last session, 1.4 s in (30 s at most on a stalled machine)", took, c.MeasuredS)
 	}
 	for _, s := range c.Sessions {
-		if !s.Complete() || math.Abs(s.DurationRatio()-1) > 0.10 {
-			t.Errorf("session %s: %d of %d calls, %g ms for the recorded %g; want complete, within 10 %%", s.Session, s.Completed, s.Calls, s.DurationMs, s.RecordedMs)
+		t.Logf("%s: %g ms (recorded %g), server %g ms (%g), tools %g ms (%g)", s.Session, s.DurationMs, s.RecordedMs, s.ServerMs, s.RecordedServerMs, s.ToolMs, s.RecordedToolMs)
+		if !s.Complete() {
+			t.Errorf("session %s: %d of %d calls; want all", s.Session, s.Completed, s.Calls)
 		}
+		checkSessionTimes(t, s)
 	}
 	if v, ok := c.Value(metric.Must(vocab.PhaseTraffic, metric.TurnName(3))); !ok || v <= 0 {
 		t.Errorf("no TTFT for the sessions' third calls in the cell: %v", c.Stats)
@@ -228,5 +235,76 @@ func TestAgentWorkBodies(t *testing.T) {
 				t.Errorf("turn of session 0's third call %d, want 3 (its TTFT by position)", got)
 			}
 		})
+	}
+}
+
+// lateMargin is how late past its due instant a launch may come: what a
+// 2-core machine loaded past its cores may add to one timer's wake-up (up
+// to 870 ms measured at load average 19: stress --cpu 4 beside a CI run),
+// with room. The exact checks are the waits the replay asked for, and
+// that no launch came before its wait ended.
+const lateMargin = 2 * time.Second
+
+// checkReplayTimes holds the agentic fixture's replay at speed to its
+// schedule (asks: the tool batches it asked to wait, by unit and call).
+// Exactly: each session's first call planned at its recorded start (0 and
+// 400 ms, ÷ speed) and launched no earlier; before each later call, the
+// replay asked, once the previous call had ended, to wait its recorded
+// tool batch (÷ speed), and launched it no earlier than that wait's end.
+// What a loaded scheduler adds on top is held to lateMargin.
+func checkReplayTimes(t *testing.T, speed float64, reqs []trafficRequest, asks map[[2]int]toolAsk) {
+	t.Helper()
+	recorded := []struct {
+		startMs float64
+		toolMs  []float64 // before each call
+	}{
+		{startMs: 0, toolMs: []float64{0, 300, 500}},
+		{startMs: 400, toolMs: []float64{0, 250}},
+	}
+	scaled := func(ms float64) time.Duration { return time.Duration(ms / speed * float64(time.Millisecond)) }
+	bySession := map[int][]trafficRequest{}
+	for _, q := range reqs {
+		bySession[q.index] = append(bySession[q.index], q)
+	}
+	for i, rec := range recorded {
+		calls := bySession[i]
+		if len(calls) != len(rec.toolMs) {
+			t.Errorf("session %d: %d calls launched, want %d", i, len(calls), len(rec.toolMs))
+			continue
+		}
+		for k, q := range calls {
+			launch := time.Duration(q.launch)
+			var planned time.Duration // the instant the launch was due
+			if k == 0 {
+				planned = time.Duration(q.planned)
+				if want := scaled(rec.startMs); planned != want {
+					t.Errorf("session %d planned at %s, want %s (its recorded start)", i, planned, want)
+				}
+			} else {
+				ask, ok := asks[[2]int{i, k}]
+				prevEnd := time.Duration(calls[k-1].end)
+				if want := scaled(rec.toolMs[k]); !ok || ask.d != want || time.Duration(ask.at) < prevEnd {
+					t.Errorf("session %d call %d: the replay asked to wait %s at %s (asked %v), the previous call ended at %s; want %s after it ended",
+						i, k+1, ask.d, time.Duration(ask.at), ok, prevEnd, want)
+				}
+				planned = time.Duration(ask.at) + ask.d
+			}
+			t.Logf("session %d call %d: launched at %s, %s after it was due", i, k+1, launch, launch-planned)
+			if launch < planned || launch > planned+lateMargin {
+				t.Errorf("session %d call %d launched at %s, due at %s; want no earlier, and at most %s later", i, k+1, launch, planned, lateMargin)
+			}
+		}
+	}
+}
+
+// checkSessionTimes holds a session's measured times to its recorded ones
+// where the fake server is as fast as the trace's: neither the server's
+// pauses nor the replay's waits end early, so its server and tool times
+// are at least the recorded. What load adds on top is unbounded (a server
+// stalled 9 s at load average 19 was seen): the caller logs it.
+func checkSessionTimes(t *testing.T, s result.AgentSession) {
+	t.Helper()
+	if s.ServerMs < s.RecordedServerMs || s.ToolMs < s.RecordedToolMs || s.DurationMs < s.RecordedMs {
+		t.Errorf("%s lasted %g ms (server %g, tools %g), want at least the recorded %g (%g, %g)", s.Session, s.DurationMs, s.ServerMs, s.ToolMs, s.RecordedMs, s.RecordedServerMs, s.RecordedToolMs)
 	}
 }

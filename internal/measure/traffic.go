@@ -154,6 +154,10 @@ type trafficLoad struct {
 	// the time passed (a test's clocked transport, whose pauses advance
 	// it: vllmfake.Server.ClockedClient).
 	clock func() int64
+	// toolSleep, when set, waits the tool batch d before unit i's call t
+	// of an agentic session instead of sleep (a test's hook, to see what
+	// the replay asked for apart from what the scheduler added).
+	toolSleep func(ctx context.Context, i, t int, d time.Duration) bool
 	// stall, when positive, delays each arrival after its timer fired
 	// (the client-starving test hook: clientStallEnv).
 	stall       time.Duration
@@ -309,7 +313,7 @@ func (l *trafficLoad) unit(ctx context.Context, i int, a arrival) unitEnd {
 		if t > 0 {
 			a = unplanned
 		}
-		if agent && t > 0 && !sleep(ctx, sw.toolWait(i, t)) {
+		if agent && t > 0 && !l.waitTools(ctx, i, t, sw.toolWait(i, t)) {
 			return unitDone
 		}
 		// The launch time is taken under the lock windowDone reads it
@@ -349,6 +353,15 @@ func (l *trafficLoad) unit(ctx context.Context, i int, a arrival) unitEnd {
 		answers = append(answers, answer)
 	}
 	return unitDone
+}
+
+// waitTools waits the tool batch d before unit i's call t, false when ctx
+// ended first.
+func (l *trafficLoad) waitTools(ctx context.Context, i, t int, d time.Duration) bool {
+	if l.toolSleep != nil {
+		return l.toolSleep(ctx, i, t, d)
+	}
+	return sleep(ctx, d)
 }
 
 // schedule fills rec's place in the schedule: its index, and with a
