@@ -39,7 +39,8 @@ var trafficMetrics = []trafficMetric{
 	{name: metric.TBTMsP99, stat: trafficStat{Kind: statTBT, P: 0.99}, decided: true},
 	{name: metric.E2EMs, stat: trafficStat{Kind: statE2E, P: 0.5}, decided: true},
 	{name: metric.E2EMsP99, stat: trafficStat{Kind: statE2E, P: 0.99}, decided: true},
-	// Where both cells streamed reasoning (docs/method.md#reasoning).
+	// Where either cell streamed reasoning, the other's TTFO its TTFT
+	// (docs/method.md#reasoning).
 	{name: metric.TTFOMs, stat: trafficStat{Kind: statTTFO, P: 0.5}, decided: true},
 	{name: metric.TTFOMsP99, stat: trafficStat{Kind: statTTFO, P: 0.99}, decided: true},
 }
@@ -313,7 +314,8 @@ func trafficUncompared(a, b *result.TrafficCell) (vocab.Outcome, bool) {
 }
 
 // trafficValue is metric tm of both cells side by side, and whether it is
-// compared: not when a side lacks it, when it is a latency and a side
+// compared: not when a side lacks it (a TTFO is read as the TTFT on a
+// side without reasoning: cellValue), when it is a latency and a side
 // completed nothing (latencies false), or when it is quiet and zero on
 // both sides.
 func trafficValue(tm trafficMetric, a, b *result.TrafficCell, latencies bool) (TrafficValue, bool) {
@@ -321,8 +323,8 @@ func trafficValue(tm trafficMetric, a, b *result.TrafficCell, latencies bool) (T
 	if m.Unit == "ms" && !latencies {
 		return TrafficValue{}, false
 	}
-	va, okA := a.Value(m)
-	vb, okB := b.Value(m)
+	va, okA := cellValue(a, b, m)
+	vb, okB := cellValue(b, a, m)
 	if !okA || !okB || m.Quiet() && va == 0 && vb == 0 {
 		return TrafficValue{}, false
 	}
@@ -430,13 +432,33 @@ func figures(us []unit) []reqFigures {
 	return out
 }
 
-// reasoningCells reports whether both cells measured a TTFO: their
-// streams carried reasoning (docs/method.md#reasoning).
+// reasoningCells reports whether either cell measured a TTFO: its stream
+// carried reasoning (docs/method.md#reasoning). The other's requests then
+// have their TTFT as TTFO (figures), its cell its TTFT (ttfoStandIn).
 func reasoningCells(a, b *result.TrafficCell) bool {
-	m := metric.Must(vocab.PhaseTraffic, metric.TTFOMs)
-	_, okA := a.Value(m)
-	_, okB := b.Value(m)
-	return okA && okB
+	return hasTTFO(a) || hasTTFO(b)
+}
+
+// hasTTFO reports whether cell c measured a TTFO.
+func hasTTFO(c *result.TrafficCell) bool {
+	_, ok := c.Value(metric.Must(vocab.PhaseTraffic, metric.TTFOMs))
+	return ok
+}
+
+// ttfoStandIn is, for a TTFO metric, the TTFT metric a cell without
+// reasoning stands in with: its first token was its answer's.
+var ttfoStandIn = map[string]string{metric.TTFOMs: metric.TTFTMs, metric.TTFOMsP99: metric.TTFTMsP99}
+
+// cellValue is metric m of cell c, a TTFO read as the TTFT where c
+// streamed no reasoning and other did.
+func cellValue(c, other *result.TrafficCell, m metric.Metric) (float64, bool) {
+	if v, ok := c.Value(m); ok {
+		return v, true
+	}
+	if name, ok := ttfoStandIn[m.Name]; ok && hasTTFO(other) {
+		return c.Value(metric.Must(vocab.PhaseTraffic, name))
+	}
+	return 0, false
 }
 
 // withoutTTFO drops the requests' TTFOs.

@@ -377,3 +377,77 @@ func TestTrafficUndecidablePercentile(t *testing.T) {
 		})
 	}
 }
+
+// reasoned gives every request of r's traffic cell reasoning tokens
+// before its answer at its time between tokens: its TTFO is its TTFT +
+// tokens × TBT, and the cell's ttfo_ms and ttfo_ms_p99 those of its
+// window requests.
+func reasoned(r *result.Results, tokens int64) *result.Results {
+	c := &r.Traffic[0]
+	var ttfos []float64
+	for i := range c.Requests {
+		q := &c.Requests[i]
+		ttfo := *q.TTFTMs + float64(tokens)**q.TPOTMs
+		q.ReasoningTokens, q.TTFOMs = &tokens, &ttfo
+		if q.InWindow {
+			ttfos = append(ttfos, ttfo)
+		}
+	}
+	for _, s := range []struct {
+		name string
+		p    float64
+	}{{name: metric.TTFOMs, p: 0.5}, {name: metric.TTFOMsP99, p: 0.99}} {
+		v, _ := newColumn(toFigures(ttfos), statTTFT, func(int) bool { return true }).quantile(s.p, nil)
+		c.SetValue(metric.Must(vocab.PhaseTraffic, s.name), v)
+	}
+	return r
+}
+
+// TestTrafficTTFOOneSide: TTFO is decided when either cell streamed
+// reasoning, the side without it taking its TTFT as its TTFO (its first
+// token was its answer's), request for request by the paired bootstrap:
+// an upgrade that starts reasoning 20 tokens
+// (about 200 ms on a TTFT of about 100) is regressed on TTFO though its
+// TTFT is unchanged; one that stops is improved; without reasoning on
+// either side TTFO is not compared.
+func TestTrafficTTFOOneSide(t *testing.T) {
+	p := Policy{Tolerance: 0.05}
+	run := func(noise uint64) *result.Results { return trafficRun(400, 1, noise, 0, true, true) }
+	tests := []struct {
+		name       string
+		a, b       *result.Results
+		ttfo, ttft Change
+		compared   bool
+	}{
+		{name: "only the candidate reasons: regressed", a: run(1), b: reasoned(run(2), 20), ttfo: Regressed, ttft: Unchanged, compared: true},
+		{name: "only the baseline reasons: improved", a: reasoned(run(1), 20), b: run(2), ttfo: Improved, ttft: Unchanged, compared: true},
+		{name: "both reason alike: unchanged", a: reasoned(run(1), 20), b: reasoned(run(2), 20), ttfo: Unchanged, ttft: Unchanged, compared: true},
+		{name: "neither reasons: not compared", a: run(1), b: run(2), ttft: Unchanged},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pairs := Traffic(tt.a, tt.b, p, false)
+			if len(pairs) != 1 {
+				t.Fatalf("%d pairs, want 1", len(pairs))
+			}
+			got := changes(pairs[0])
+			if got[metric.TTFTMs] != tt.ttft {
+				t.Errorf("ttft_ms %v, want %v", got[metric.TTFTMs], tt.ttft)
+			}
+			for _, name := range []string{metric.TTFOMs, metric.TTFOMsP99} {
+				change, compared := got[name]
+				if compared != tt.compared || compared && name == metric.TTFOMs && change != tt.ttfo {
+					t.Errorf("%s %v (compared %v), want %v (compared %v)", name, change, compared, tt.ttfo, tt.compared)
+				}
+			}
+			for _, v := range pairs[0].Values {
+				if v.Metric.Name == metric.TTFOMs {
+					t.Logf("ttfo_ms %.1f → %.1f (%+.1f %%, bounds %.3f–%.3f): %v", v.A, v.B, 100*v.Delta, v.Lower, v.Upper, v.Change)
+				}
+				if (v.Metric.Name == metric.TTFOMs || v.Metric.Name == metric.TTFOMsP99) && !v.Bounded {
+					t.Errorf("%s decided on its two values, want by the paired bootstrap of the requests' TTFOs", v.Metric.Name)
+				}
+			}
+		})
+	}
+}
