@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,11 +72,16 @@ traffic "agentic" {
 		if !s.Complete() {
 			t.Errorf("session %s: %d of %d calls; want all", s.Session, s.Completed, s.Calls)
 		}
-		// The session's duration is its server's time plus its tools':
-		// logged beside the recorded, the replay's own timing checked
-		// below from requests.jsonl.
-		if s.DurationRatio() > 1.10 {
-			t.Logf("session %s: %g ms for the recorded %g (load average %.1f)", s.Session, s.DurationMs, s.RecordedMs, loadAverage())
+		// The session's duration is its server's time plus its tools'
+		// (the replay's own timing is checked below from requests.jsonl):
+		// within 10 % of the recorded where the server was as fast as the
+		// trace's (its time within 5 % of the recorded server time), the
+		// issue's premise; logged where the machine slowed it.
+		switch {
+		case math.Abs(s.ServerMs/s.RecordedServerMs-1) > 0.05:
+			t.Logf("session %s: %g ms for the recorded %g, the server %g ms for %g (load average %.1f): not held", s.Session, s.DurationMs, s.RecordedMs, s.ServerMs, s.RecordedServerMs, loadAverage())
+		case math.Abs(s.DurationRatio()-1) > 0.10:
+			t.Errorf("session %s: %g ms for the recorded %g with the server as fast as the trace's; want within 10 %%", s.Session, s.DurationMs, s.RecordedMs)
 		}
 		if s.CachedTokens == nil || *s.CachedTokens != s.RecordedCachedTokens {
 			t.Errorf("session %s: cached tokens %v, want the %d the trace recorded (the simulator's prefix cache serving its later calls)", s.Session, s.CachedTokens, s.RecordedCachedTokens)
