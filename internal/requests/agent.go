@@ -1,14 +1,12 @@
 package requests
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -83,22 +81,8 @@ type sessionEnd struct {
 // session's previous call ended, or whose turn goes back, is an error at
 // its line.
 func readAgentCalls(d *workload.Dataset, data []byte, fail func(int, string, ...any) error) error {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, len(data)+1)
 	sessions := map[string]sessionEnd{}
-	for n := 1; sc.Scan(); n++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var l agentLine
-		dec := json.NewDecoder(bytes.NewReader(text))
-		if err := dec.Decode(&l); err != nil {
-			return fail(n, "%v", jsonError(err))
-		}
-		if dec.More() {
-			return fail(n, "more than one JSON value on the line (JSONL holds one object a line)")
-		}
+	err := eachJSONLine(data, fail, func(n int, l agentLine) error {
 		if f := l.missing(); f != "" {
 			return fail(n, "no %q field (an agentic trace line is one LLM call: %s)", f, agentFields)
 		}
@@ -115,9 +99,10 @@ func readAgentCalls(d *workload.Dataset, data []byte, fail func(int, string, ...
 		// (a slice, max_requests): at its start, with its lengths.
 		tr := &workload.TraceRequest{At: time.Duration(c.StartMs * float64(time.Millisecond)), InputTokens: c.PromptTokens, OutputTokens: c.CompletionTokens}
 		d.Entries = append(d.Entries, workload.Entry{Index: len(d.Entries), Line: n, ID: c.Session, Call: &c, Trace: tr})
-	}
-	if err := sc.Err(); err != nil {
-		return fail(0, "cannot read the dataset: %v", err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	// A trace may list its calls session by session: the calls are put in
 	// time order (each keeps its line), so that the trace's time zero is

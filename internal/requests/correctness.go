@@ -1,7 +1,6 @@
 package requests
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -48,34 +47,20 @@ func ParseItems(path string, data []byte) (*workload.Items, error) {
 		return nil, fail(0, "the dataset is not UTF-8 text")
 	}
 	out := &workload.Items{Path: path, Data: data}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, len(data)+1)
-	for n := 1; sc.Scan(); n++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var l itemLine
-		dec := json.NewDecoder(bytes.NewReader(text))
-		if err := dec.Decode(&l); err != nil {
-			return nil, fail(n, "%v", jsonError(err))
-		}
-		if dec.More() {
-			return nil, fail(n, "more than one JSON value on the line (JSONL holds one object a line)")
-		}
+	err := eachJSONLine(data, fail, func(n int, l itemLine) error {
 		it := workload.Item{Line: n}
 		switch {
 		case l.Prompt != nil && l.Messages != nil:
-			return nil, fail(n, "the line has both \"prompt\" and \"messages\"; a line is one or the other")
+			return fail(n, "the line has both \"prompt\" and \"messages\"; a line is one or the other")
 		case l.Prompt != nil:
 			if strings.TrimSpace(*l.Prompt) == "" {
-				return nil, fail(n, "the prompt is empty")
+				return fail(n, "the prompt is empty")
 			}
 			it.Prompt = *l.Prompt
 		case l.Messages != nil:
 			var e workload.Entry
 			if err := readMessages(&e, jsonlLine{Messages: l.Messages}); err != nil {
-				return nil, fail(n, "%s", err)
+				return fail(n, "%s", err)
 			}
 			last := -1
 			for i, m := range e.Messages {
@@ -85,7 +70,7 @@ func ParseItems(path string, data []byte) (*workload.Items, error) {
 			}
 			it.Messages, it.Prompt = e.Messages[:last+1], e.Messages[last].Content
 		default:
-			return nil, fail(n, "the line is neither a prompt nor a conversation: a line is {\"prompt\": \"…\"} or {\"messages\": [{\"role\": \"user\", \"content\": \"…\"}]}, with an optional \"answer\"")
+			return fail(n, "the line is neither a prompt nor a conversation: a line is {\"prompt\": \"…\"} or {\"messages\": [{\"role\": \"user\", \"content\": \"…\"}]}, with an optional \"answer\"")
 		}
 		if len(l.Answer) > 0 && string(l.Answer) != "null" {
 			var s string
@@ -95,14 +80,15 @@ func ParseItems(path string, data []byte) (*workload.Items, error) {
 			case l.Answer[0] == '-' || (l.Answer[0] >= '0' && l.Answer[0] <= '9'):
 				it.Answer = string(l.Answer)
 			default:
-				return nil, fail(n, "the answer is a string or a number; got %s", l.Answer)
+				return fail(n, "the answer is a string or a number; got %s", l.Answer)
 			}
 			it.HasAnswer = true
 		}
 		out.Items = append(out.Items, it)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fail(0, "cannot read the dataset: %v", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out.Items) == 0 {
 		return nil, &workload.DatasetError{Path: path, Reason: "the dataset holds no line", Empty: true}

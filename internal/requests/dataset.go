@@ -262,21 +262,7 @@ type jsonlMessage struct {
 
 // readLines reads a JSONL dataset, one entry a non-blank line.
 func readLines(d *workload.Dataset, data []byte, fail func(int, string, ...any) error) error {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, len(data)+1)
-	for n := 1; sc.Scan(); n++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var l jsonlLine
-		dec := json.NewDecoder(bytes.NewReader(text))
-		if err := dec.Decode(&l); err != nil {
-			return fail(n, "%v", jsonError(err))
-		}
-		if dec.More() {
-			return fail(n, "more than one JSON value on the line (JSONL holds one object a line)")
-		}
+	err := eachJSONLine(data, fail, func(n int, l jsonlLine) error {
 		index := len(d.Entries)
 		e := workload.Entry{Index: index, Line: n}
 		if d.Format == workload.FormatJSONL {
@@ -300,6 +286,39 @@ func readLines(d *workload.Dataset, data []byte, fail func(int, string, ...any) 
 			}
 		}
 		d.Entries = append(d.Entries, e)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// eachJSONLine decodes data's non-blank lines, each one JSON value, and
+// hands each to take as a T with its 1-based line number. A line that is
+// no JSON value, or more than one, is fail's at that line, as is the
+// first error take returns (take words its own with fail); a read error
+// is fail's at line 0. (encoding/json's Decoder reads a stream of values
+// but not lines, and the errors here name the line.)
+func eachJSONLine[T any](data []byte, fail func(int, string, ...any) error, take func(n int, v T) error) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, len(data)+1)
+	for n := 1; sc.Scan(); n++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var v T
+		dec := json.NewDecoder(bytes.NewReader(text))
+		if err := dec.Decode(&v); err != nil {
+			return fail(n, "%v", jsonError(err))
+		}
+		if dec.More() {
+			return fail(n, "more than one JSON value on the line (JSONL holds one object a line)")
+		}
+		if err := take(n, v); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return fail(0, "cannot read the dataset: %v", err)
