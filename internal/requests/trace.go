@@ -1,7 +1,6 @@
 package requests
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -210,17 +209,7 @@ func readTrace(d *workload.Dataset, data []byte, f workload.TraceFormat, fail fu
 	if f.CSV {
 		return readTraceCSV(data, f, tr, add, fail)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, len(data)+1)
-	for n := 1; sc.Scan(); n++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(text, &fields); err != nil {
-			return fail(n, "%v", jsonError(err))
-		}
+	return eachJSONLine(data, fail, func(n int, fields map[string]json.RawMessage) error {
 		r := workload.TraceRequest{Parent: -1}
 		for i, fld := range slices.Concat(tr.fields, tr.optional) {
 			raw, ok := fields[fld.key]
@@ -234,11 +223,8 @@ func readTrace(d *workload.Dataset, data []byte, f workload.TraceFormat, fail fu
 				return fail(n, "%s %v", fld.key, err)
 			}
 		}
-		if err := add(n, r); err != nil {
-			return err
-		}
-	}
-	return nil
+		return add(n, r)
+	})
 }
 
 // readTraceCSV reads a CSV trace: a header naming the columns, then a

@@ -60,6 +60,7 @@ func TestReadTraceErrors(t *testing.T) {
 	}{
 		{name: "missing field", file: "bad/mooncake_missing_field.jsonl", line: 2, want: `no "hash_ids" field`},
 		{name: "missing column", file: "bad/azure_missing_column.csv", line: 1, want: `no "GeneratedTokens" column`},
+		{name: "two values on a line", file: "bad/mooncake_two_values.jsonl", line: 2, want: "more than one JSON value on the line"},
 		{name: "out of order", file: "bad/burstgpt_out_of_order.csv", line: 4, want: "arrives 2s before line 3's"},
 		{name: "format mismatch", file: "azure.csv", format: workload.FormatMooncake, line: 1, want: `format is "mooncake", but the first line has the fields of format azure`},
 		{name: "prompt format on a trace", file: "mooncake.jsonl", format: workload.FormatJSONL, line: 1, want: "fields of format mooncake"},
