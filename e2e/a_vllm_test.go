@@ -19,6 +19,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slogate/slogate/internal/metric"
 	res "github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/result/resulttest"
 	"github.com/slogate/slogate/internal/vocab"
@@ -195,9 +197,15 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 	// Poisson arrivals at 4 req/s put a fifth request beside four
 	// running now and then on a slow server (max_num_seqs = 4): queued is
 	// as right as valid; an error is not.
-	if len(r.Traffic) != 1 || r.Traffic[0].Status != vocab.StatusValid && r.Traffic[0].Status != vocab.StatusQueued || r.Traffic[0].Completed == 0 {
-		t.Errorf("traffic: %s (%s), %d completed", r.Traffic[0].Status, r.Traffic[0].Reason, r.Traffic[0].Completed)
+	traffic := map[string]res.TrafficCell{}
+	for _, c := range r.Traffic {
+		traffic[c.Traffic] = c
 	}
+	if c, ok := traffic["open"]; !ok || c.Status != vocab.StatusValid && c.Status != vocab.StatusQueued || c.Completed == 0 {
+		t.Errorf("traffic open: %s (%s), %d completed", c.Status, c.Reason, c.Completed)
+	}
+	checkVLLMTrace(t, o, rel, traffic["trace"])
+	checkVLLMDial(t, rel, traffic["dial"])
 	if len(r.Correctness) != 2 || r.Correctness[0].Prompts != 12 || r.Correctness[1].Prompts != 12 {
 		t.Errorf("correctness: %+v", r.Correctness)
 	}
@@ -205,6 +213,65 @@ func checkVLLMRun(t *testing.T, o outcome, rel vllmRelease) {
 	t.Logf("vLLM %s: greedy outputs 4 at a time equal to 1 at a time on %d of %d prompts", rel.Version, same, outputs)
 	if outputs != 12 {
 		t.Errorf("%d prompts in both correctness blocks, want 12", outputs)
+	}
+}
+
+// checkVLLMTrace checks the spec's Mooncake trace (specs/vllm-cpu/trace.jsonl)
+// against vLLM's own account of each request: every prompt of its
+// line's input_length (usage.prompt_tokens), and the shared block the
+// prefix cache served (usage.prompt_tokens_details.cached_tokens): line
+// 1's first 512-token block, 4 of the CPU build's 128-token blocks, to
+// lines 2 and 4, nothing to lines 1 and 3. A machine that starved the
+// server leaves the cell unmeasurable: logged.
+func checkVLLMTrace(t *testing.T, o outcome, rel vllmRelease, c res.TrafficCell) {
+	t.Helper()
+	if c.Status == vocab.StatusUnmeasurable {
+		t.Logf("trace (load average %.1f): %s", loadAverage(), c.Reason)
+		return
+	}
+	if !c.Status.Measured() || c.Completed != 4 {
+		t.Errorf("trace: %s (%s), %d completed; want the trace's 4 requests measured", c.Status, c.Reason, c.Completed)
+		return
+	}
+	want := []struct{ prompt, cached int64 }{{600, 0}, {600, 512}, {300, 0}, {1000, 512}}
+	var got []string
+	i := 0
+	for _, rec := range readRequestRecords(t, o.out) {
+		if !strings.Contains(rec.Cell, "trace") {
+			continue
+		}
+		if i >= len(want) {
+			t.Errorf("trace: more than the trace's %d requests in requests.jsonl", len(want))
+			break
+		}
+		cached := int64(-1)
+		if rec.CachedTokens != nil {
+			cached = *rec.CachedTokens
+		}
+		got = append(got, fmt.Sprintf("%d/%d", rec.PromptTokens, cached))
+		if rec.PromptTokens != want[i].prompt || cached != want[i].cached {
+			t.Errorf("trace line %d: vLLM counted %d prompt tokens, %d cached; want %d, %d cached", i+1, rec.PromptTokens, cached, want[i].prompt, want[i].cached)
+		}
+		i++
+	}
+	t.Logf("vLLM %s trace: prompt/cached tokens %v", rel.Version, got)
+}
+
+// checkVLLMDial checks the spec's dialled prefix-cache hit rate of 0.5
+// against vLLM's own prefix-cache counters: within 5 points of what the
+// dial gives n requests one at a time, the first of which finds nothing
+// cached, 0.5 × (n − 1) ÷ n.
+func checkVLLMDial(t *testing.T, rel vllmRelease, c res.TrafficCell) {
+	t.Helper()
+	if c.Status == vocab.StatusUnmeasurable {
+		t.Logf("dial (load average %.1f): %s", loadAverage(), c.Reason)
+		return
+	}
+	hit, ok := c.Metric(metric.PrefixCacheHitRate)
+	n := float64(c.Completed)
+	t.Logf("vLLM %s dial 0.5: prefix_cache_hit_rate %.4f over %d requests", rel.Version, hit, c.Completed)
+	if !ok || c.Completed < 2 || c.PrefixHitRateDial == nil || math.Abs(hit-0.5*(n-1)/n) > 0.05 {
+		t.Errorf("dial 0.5: %s (%s), measured %v (%v) over %d requests; want within 5 points of 0.5 × (n − 1) ÷ n", c.Status, c.Reason, hit, ok, c.Completed)
 	}
 }
 

@@ -41,7 +41,8 @@ server "tiny" {
   env = { VLLM_CPU_KVCACHE_SPACE = "1" }
   # torch.compile's warm-up adds about 25 s to every start on two cores
   # and changes nothing a gate compares (docs/ci.md#vllm).
-  args          = ["--enforce-eager"]
+  # prompt_tokens_details: each request's cached tokens in its usage.
+  args          = ["--enforce-eager", "--enable-prompt-tokens-details"]
   host          = "127.0.0.1"
   port          = var.port
   ready_timeout = "4m"
@@ -76,6 +77,36 @@ traffic "open" {
   rate     = [4]
   duration = "3s"
   warmup   = "0s"
+}
+
+# A Mooncake trace (docs/spec.md#traces): four requests 0.5 s apart,
+# lines 2 and 4 opening with line 1's first 512-token block, which the
+# CPU build's prefix cache serves in whole blocks of 128.
+workload "trace" {
+  dataset = "trace.jsonl"
+}
+
+traffic "trace" {
+  workload = "trace"
+  arrivals = "trace"
+  duration = "2s"
+  warmup   = "0s"
+}
+
+# Half of each prompt repeats the others' (docs/spec.md#prefix-hit-rate),
+# in the CPU build's blocks of 128.
+workload "dial" {
+  prompt        = "random"
+  input_tokens  = 512
+  output_tokens = 4
+  prefix        = { hit_rate = 0.5, block = 128 }
+}
+
+traffic "dial" {
+  workload    = "dial"
+  concurrency = [1]
+  duration    = "3s"
+  warmup      = "0s"
 }
 
 correctness "greedy" {
