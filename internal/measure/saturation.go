@@ -8,9 +8,9 @@ import (
 )
 
 // This file is the over-saturation rule of an open-loop traffic cell
-// (docs/method.md#saturation): a queue that grows steadily for the
-// traffic block's saturation_after stops the cell early as saturated,
-// the rest of its window saved.
+// (docs/method.md#saturation): a queue seen growing steadily from the
+// cell's first poll, over at least the traffic block's saturation_after,
+// stops the cell early as saturated, the rest of its window saved.
 
 // The thresholds of the saturation rule. A server past its capacity μ
 // takes arrivals at λ and finishes them at μ: its queue grows at λ − μ,
@@ -68,8 +68,8 @@ type queueSample struct {
 	outstanding float64
 }
 
-// saturationRule checks a cell's queue for growth over its last span at
-// an arrival rate (requests per second).
+// saturationRule checks a cell's queue for growth over all its polls,
+// once they span at least span, at an arrival rate (requests per second).
 type saturationRule struct {
 	span time.Duration
 	rate float64
@@ -96,7 +96,8 @@ type saturationEvidence struct {
 type queueTrend struct {
 	n           int
 	first, last queueSample
-	gauges      bool // every sample read the server's gauge
+	gauges      bool    // a sample read the server's waiting gauge
+	lastWaiting float64 // the gauge's last reading
 	// sx and sxx are the sums of the samples' times (s, from the first)
 	// and of their squares; waiting and outstanding each line's sums.
 	sx, sxx              float64
@@ -106,13 +107,21 @@ type queueTrend struct {
 // lineSums are the sums a least-squares line of y over time needs.
 type lineSums struct{ sy, sxy, syy float64 }
 
-// add takes the next sample, in time order.
+// add takes the next sample, in time order. A poll that did not read
+// the server's waiting gauge (a scrape that failed or timed out) holds
+// the last reading, so that one lost scrape does not blind the rule.
 func (q *queueTrend) add(s queueSample) {
+	switch {
+	case s.gauges:
+		q.gauges, q.lastWaiting = true, s.waiting
+	case q.gauges:
+		s.waiting = q.lastWaiting
+	}
 	if q.n == 0 {
-		q.first, q.gauges = s, true
+		q.first = s
 	}
 	q.n++
-	q.last, q.gauges = s, q.gauges && s.gauges
+	q.last = s
 	x := (s.at - q.first.at).Seconds()
 	q.sx += x
 	q.sxx += x * x
@@ -128,23 +137,26 @@ func (q *queueTrend) add(s queueSample) {
 
 // check reports whether the queue (its samples in time order, from the
 // cell's start: its warm-up's polls are evidence too) grew over them: at
-// least the rule's span observed, the server's waiting gauge rising at
-// saturationGrowthShare of the rate or more, by saturationMinRise
-// requests or more and by saturationZ standard deviations of the span's
-// arrival count, its line explaining saturationMinFit of its variance,
-// and the client's requests outstanding rising as fast. Without the gauge
-// in every poll the client's outstanding requests are read alone. Fewer
-// than saturationMinPolls polls are not checked.
+// least the rule's span observed since the first sample, the server's
+// waiting gauge rising at saturationGrowthShare of the rate or more, by
+// saturationMinRise requests or more and by saturationZ standard
+// deviations of the arrival count over that time, its line explaining
+// saturationMinFit of its variance, and the client's requests
+// outstanding rising as fast. Never without the server's gauge: the
+// client's outstanding requests alone climb on any stable server until
+// its first requests end (a queue of requests longer than the span
+// reads as growing), so they only confirm. Fewer than
+// saturationMinPolls polls are not checked.
 func (r saturationRule) check(q *queueTrend) (saturationEvidence, bool) {
 	var ev saturationEvidence
-	if r.rate <= 0 || r.span <= 0 || q.n < saturationMinPolls {
+	if r.rate <= 0 || r.span <= 0 || q.n < saturationMinPolls || !q.gauges {
 		return ev, false
 	}
 	ev.observed = q.last.at - q.first.at
 	if ev.observed < r.span {
 		return ev, false
 	}
-	ev.gauges = q.gauges
+	ev.gauges = true
 	ev.outstandingSlope, _ = q.line(q.outstanding)
 	ev.outstandingStart, ev.outstandingEnd = q.first.outstanding, q.last.outstanding
 	grows := func(slope, start, end float64) bool {
@@ -153,11 +165,6 @@ func (r saturationRule) check(q *queueTrend) (saturationEvidence, bool) {
 	}
 	if !grows(ev.outstandingSlope, ev.outstandingStart, ev.outstandingEnd) {
 		return ev, false
-	}
-	if !ev.gauges {
-		ev.slope, ev.fit = q.line(q.outstanding)
-		ev.waitingStart, ev.waitingEnd = q.first.outstanding, q.last.outstanding
-		return ev, ev.fit >= saturationMinFit
 	}
 	ev.slope, ev.fit = q.line(q.waiting)
 	ev.waitingStart, ev.waitingEnd = q.first.waiting, q.last.waiting

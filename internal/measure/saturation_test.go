@@ -187,7 +187,11 @@ func TestSaturationRule(t *testing.T) {
 		{name: "growth under a quarter of the rate", rule: saturationRule{span: 5 * time.Second, rate: 41}, samples: ramp(51, true, grow, grow)},
 		{name: "flat queue", rule: saturationRule{span: 5 * time.Second, rate: 20}, samples: ramp(51, true, flat, flat)},
 		{name: "gauge flat while the client's outstanding grow", rule: saturationRule{span: 5 * time.Second, rate: 20}, samples: ramp(51, true, flat, grow)},
-		{name: "no gauge: outstanding alone", rule: saturationRule{span: 5 * time.Second, rate: 20}, samples: ramp(51, false, flat, grow), want: true},
+		// The client's outstanding requests climb on any stable server
+		// until its first requests end: never evidence alone.
+		{name: "no gauge: outstanding alone never stop", rule: saturationRule{span: 5 * time.Second, rate: 20}, samples: ramp(51, false, flat, grow)},
+		{name: "a lost scrape holds the gauge's last reading", rule: saturationRule{span: 5 * time.Second, rate: 20},
+			samples: append(ramp(50, true, grow, grow), queueSample{at: 5 * time.Second, waiting: 0, outstanding: 50}), want: true},
 		{name: "a burst at the end", rule: saturationRule{span: 5 * time.Second, rate: 4},
 			samples: ramp(51, true, func(i int) float64 { return float64(max(0, i-45) * 10) }, func(i int) float64 { return float64(max(0, i-45) * 10) })},
 		{name: "closed loop: no rate", rule: saturationRule{span: 5 * time.Second}, samples: ramp(51, true, grow, grow)},

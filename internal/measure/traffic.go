@@ -829,13 +829,15 @@ func (m *Meter) trafficOnceAt(ctx context.Context, ref vocab.CellRef, t *spec.Tr
 	if watch.failed {
 		return m.failTraffic(ctx, l.failErr, cell, stop)
 	}
-	if watch.saturated != nil && stop() {
+	// Cool-down arrivals kept the load steady while the window's last
+	// requests finished; closing them aborts them (docs/method.md#traffic).
+	// Stopped once: a second wait would double the timeout and its warning.
+	stopped := stop()
+	if watch.saturated != nil && stopped {
 		// The requests ended: the window is the part run.
 		l.windowEnd = min(l.windowEnd, int64(watch.stoppedAt))
 	}
-	// Cool-down arrivals kept the load steady while the window's last
-	// requests finished; closing them aborts them (docs/method.md#traffic).
-	if !stop() {
+	if !stopped {
 		cell.Status, cell.Reasons = vocab.StatusError, []result.CellReason{{Code: result.ReasonRequestsNotStopped, Figures: map[string]float64{result.FigTimeoutS: streamsExitTimeout.Seconds()}}}
 		cell.Reason = m.reasonText(cell.Reasons)
 		return *cell, nil
@@ -922,9 +924,12 @@ type trafficWatch struct {
 
 // saturationRuleOf is the saturation rule of cell ref of traffic block t:
 // its span 0 (never checked) for a closed loop, whose queue its
-// concurrency bounds, and where saturation_after is "0s".
+// concurrency bounds, where saturation_after is "0s", and for a trace's
+// arrivals unless saturation_after is set: the rule's bounds are those of
+// Poisson arrivals at a constant rate, and a trace's bursts make a
+// bounded queue look unbounded (docs/method.md#saturation).
 func saturationRuleOf(ref vocab.CellRef, t *spec.Traffic) saturationRule {
-	if ref.Rate <= 0 || t.SaturationOff {
+	if ref.Rate <= 0 || t.SaturationOff || t.Arrivals == vocab.ArrivalsTrace && t.SaturationAfter == 0 {
 		return saturationRule{}
 	}
 	return saturationRule{span: SaturationAfter(t.SaturationAfter, t.Duration), rate: ref.Rate}
@@ -966,7 +971,8 @@ func (m *Meter) watchTraffic(ctx context.Context, ref vocab.CellRef, t *spec.Tra
 			if rule.span > 0 {
 				watch.queue.add(queueSample{at: p.at, gauges: p.gauges, waiting: p.waiting, outstanding: float64(l.inFlight.Load())})
 				if ev, ok := rule.check(&watch.queue); ok {
-					watch.saturated, watch.stoppedAt = &ev, now.Sub(l.origin)
+					// Now, not at the tick: the scrape took its time.
+					watch.saturated, watch.stoppedAt = &ev, time.Since(l.origin)
 					return watch, nil
 				}
 			}

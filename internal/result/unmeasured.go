@@ -81,3 +81,17 @@ func (r *Results) Unmeasurable() []string {
 	}
 	return out
 }
+
+// Saturated names the traffic cells (rate-search probes aside: a
+// saturated probe is a failed probe) that stopped early as saturated,
+// each with its reason: past the server's capacity, a run's failure
+// whether or not a rule reads the cell (docs/method.md#saturation).
+func (r *Results) Saturated() []string {
+	var out []string
+	for _, c := range r.Traffic {
+		if c.Status == vocab.StatusSaturated && c.Search == "" {
+			out = append(out, c.Ref().Name()+": "+c.Reason)
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,6 +45,28 @@ func TestSearchStoppedUnmeasurable(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantUnmeasurable, r.Unmeasurable()); diff != "" {
 				t.Errorf("Unmeasurable (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSaturated: a saturated traffic cell is named, a saturated probe of
+// a rate search (a failed probe) and other statuses are not.
+func TestSaturated(t *testing.T) {
+	tests := []struct {
+		name string
+		cell TrafficCell
+		want int
+	}{
+		{name: "a saturated cell", cell: TrafficCell{Traffic: "open", Rate: 30, Status: vocab.StatusSaturated, Reason: "past capacity"}, want: 1},
+		{name: "a saturated probe", cell: TrafficCell{Traffic: "open", Rate: 30, Search: "capacity", Status: vocab.StatusSaturated}},
+		{name: "a queued cell", cell: TrafficCell{Traffic: "open", Rate: 30, Status: vocab.StatusQueued}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Results{Traffic: []TrafficCell{tc.cell}}
+			if got := r.Saturated(); len(got) != tc.want || tc.want > 0 && !strings.Contains(got[0], "past capacity") {
+				t.Errorf("Saturated() = %q, want %d naming the reason", got, tc.want)
 			}
 		})
 	}

@@ -170,6 +170,7 @@ func (o *RunObserver) TrafficDone(c result.TrafficCell, elapsed time.Duration) {
 		// Stopped early past the server's capacity: its figures, of the
 		// part of the window run, for the record; the evidence last.
 		o.stream.Output(test, "not gated: "+report.TrafficSummary(&c))
+		o.warnings(test, warning.Strings(c.Warnings))
 		o.stream.Output(test, "saturated: "+report.CellReasonText(c.Reasons, c.Reason))
 		outcome, _ := judge.Decide(result.FindingSaturated)
 		o.end(test, outcome, elapsed)

@@ -124,6 +124,9 @@ func RunExitCode(res *result.Results) int {
 	if len(res.Unmeasured()) > 0 { // the rule of `slogate run` (unmeasuredCells)
 		return exit.Infra
 	}
+	if len(res.Saturated()) > 0 { // docs/method.md#saturation
+		code = exit.Worst(code, exit.Fail)
+	}
 	if len(res.Unmeasurable()) > 0 { // docs/method.md#unmeasurable
 		return exit.Worst(code, exit.Inconclusive)
 	}

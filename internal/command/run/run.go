@@ -123,6 +123,10 @@ func Run(ctx context.Context, o Options) error {
 			}
 			if res != nil {
 				verdictCode = exit.Worst(verdictCode, judge.ExitCode(res.Verdicts))
+				if len(res.Saturated()) > 0 { // docs/method.md#saturation: never a silent pass
+					verdictCode = exit.Worst(verdictCode, exit.Fail)
+					specWorst = vocab.Worst(specWorst, vocab.Fail)
+				}
 				if len(res.Unmeasurable()) > 0 { // docs/method.md#unmeasurable
 					verdictCode = exit.Worst(verdictCode, exit.Inconclusive)
 					specWorst = vocab.Worst(specWorst, vocab.Inconclusive)
