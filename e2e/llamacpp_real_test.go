@@ -833,6 +833,9 @@ traffic "over" {
   rate     = [20]
   duration = "2s"
   warmup   = "0s"
+  # The overload is what the next cell must settle after: run it whole,
+  # never stopped as saturated (docs/method.md#saturation).
+  saturation_after = "0s"
 }
 traffic "after" {
   workload = "mix"

@@ -155,7 +155,7 @@ func TestExampleSpecPlans(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sp, diags := spec.LoadSource(tt.spec, src, spec.LoadOptions{ReadItems: requests.ReadItems})
+			sp, diags := spec.LoadSource(tt.spec, src, spec.LoadOptions{ReadDataset: requests.ReadDataset, ReadItems: requests.ReadItems})
 			if diags.HasErrors() {
 				t.Fatal(diags.Error())
 			}
