@@ -26,8 +26,12 @@ const (
 	saturationGrowthShare = 0.25
 	// saturationMinRise is the least growth, in requests, over the span
 	// checked: at a low rate a quarter of the arrivals is a request or
-	// two, which a stable queue's noise makes.
-	saturationMinRise = 4
+	// two, which a stable queue's noise makes, and over the short spans
+	// of short windows a Poisson burst at a mild overload rose by 8 on
+	// llama.cpp (a CI rehearsal: 3 req/s against about 2.3, a 2 s probe)
+	// where 4 was the bar. A queue past capacity that a probe should
+	// stop rises by tens (60 req/s against 20: 38 in 1 s).
+	saturationMinRise = 10
 	// saturationZ is how many standard deviations of the span's arrival
 	// count (√(rate × span), Poisson) the rise must reach: a stable
 	// queue's swings are made of its arrivals' and its departures'.

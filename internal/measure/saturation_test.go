@@ -194,6 +194,10 @@ func TestSaturationRule(t *testing.T) {
 			samples: append(ramp(50, true, grow, grow), queueSample{at: 5 * time.Second, waiting: 0, outstanding: 50}), want: true},
 		{name: "a burst at the end", rule: saturationRule{span: 5 * time.Second, rate: 4},
 			samples: ramp(51, true, func(i int) float64 { return float64(max(0, i-45) * 10) }, func(i int) float64 { return float64(max(0, i-45) * 10) })},
+		// A CI rehearsal's llama.cpp probe: 3 req/s against about 2.3,
+		// its waiting gauge up by 8 in 2.1 s, a burst as much as a trend.
+		{name: "a rise of 8 over a short span", rule: saturationRule{span: time.Second, rate: 3},
+			samples: ramp(22, true, func(i int) float64 { return float64(i) * 8 / 21 }, func(i int) float64 { return float64(i) * 10 / 21 })},
 		{name: "closed loop: no rate", rule: saturationRule{span: 5 * time.Second}, samples: ramp(51, true, grow, grow)},
 		{name: "rise under the minimum", rule: saturationRule{span: 5 * time.Second, rate: 0.5},
 			samples: ramp(51, true, func(i int) float64 { return float64(i) / 20 }, func(i int) float64 { return float64(i) / 20 })},
