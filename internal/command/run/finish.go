@@ -16,23 +16,59 @@ import (
 	"github.com/slogate/slogate/internal/result"
 	"github.com/slogate/slogate/internal/spec"
 	"github.com/slogate/slogate/internal/views"
-	"github.com/slogate/slogate/internal/vocab"
 )
 
-// finishConfig is what finish needs once one server has been measured.
-type finishConfig struct {
+// judgeConfig is what judging needs once one server has been measured.
+type judgeConfig struct {
 	Spec     *spec.Spec
 	Server   *spec.Server
 	Results  *result.Results // measured; Verdicts are filled in here
 	Baseline *result.Results // nil unless -baseline was given
 	// Policy is how Results is compared with Baseline.
 	Policy compare.Policy
-	// OutDir receives results.json, report.md, report.html and junit.xml;
-	// "" writes no files.
+	// OutDir holds this run's requests.jsonl, which a comparison of
+	// traffic cells reads request for request; "" when nothing is saved.
 	OutDir string
+	// Stream receives the comparison's console notes; nil drops them.
 	Stream report.TestStream
 	// Keep selects the verdicts to report by full test name (-run); nil keeps all.
 	Keep func(test string) bool
+}
+
+// judgeRun decides the verdicts of one measured server and records them
+// in Results.Verdicts: the spec's conditions first (they read the
+// comparison's correctness figures, so it is made before them), then the
+// baseline comparison's, then the correctness blocks' (against the
+// baseline's blocks through the same comparison, or as measured without
+// one); those -run keeps are the run's. It decides only: publish prints,
+// saves and lays them out. Its error is the baseline's refusal (settings
+// measured differently, a usage error, exit 2), or nil.
+func judgeRun(jc judgeConfig) error {
+	res := jc.Results
+	comparison, baselineVerdicts, refusal := compareWithBaseline(jc)
+	var verdicts []result.Verdict
+	if jc.Spec != nil && jc.Server != nil {
+		verdicts = append(verdicts, assert.Evaluate(jc.Spec, jc.Server, res, views.AssertWords{})...)
+	}
+	verdicts = append(verdicts, baselineVerdicts...)
+	verdicts = append(verdicts, judge.Correctness(res, comparison, views.JudgeWords{})...)
+	res.Verdicts = res.Verdicts[:0]
+	for _, v := range verdicts {
+		if jc.Keep == nil || jc.Keep(v.Test) {
+			res.Verdicts = append(res.Verdicts, v)
+		}
+	}
+	return refusal
+}
+
+// publishConfig is where the verdicts of one judged server go.
+type publishConfig struct {
+	Results *result.Results // judged: its Verdicts are in
+	// OutDir receives results.json, report.md, report.html and junit.xml;
+	// "" writes no files.
+	OutDir string
+	// Stream receives each verdict as a test; nil prints none.
+	Stream report.TestStream
 	// Getenv reads the environment (os.Getenv when nil). The CI conveniences
 	// read GITHUB_STEP_SUMMARY and GITHUB_ACTIONS through it.
 	Getenv func(string) string
@@ -43,45 +79,21 @@ type finishConfig struct {
 	JSON           bool
 }
 
-// finish evaluates the spec's assert/expect blocks and the baseline
-// comparison against the measured results, streams each verdict as a test,
-// writes results.json (with the verdicts), report.md, report.html and
-// junit.xml into OutDir, and serves the CI conveniences (GitHub step summary,
-// ::error annotations). It returns the merged outcome of the verdicts; the
-// error is an infrastructure error (exit 3) when a report could not be
-// written, and the verdicts are streamed and saved as far as possible anyway.
-// Its steps follow in order: decide the verdicts, print them, save the
-// results and render the report, annotate, and give the exit code.
-func finish(fc finishConfig) (vocab.Outcome, error) {
-	res := fc.Results
-	getenv := fc.Getenv
+// publish gives the judged verdicts to their readers: it streams each as
+// a test, writes results.json (with the verdicts), report.md, report.html
+// and junit.xml into OutDir, and serves the CI conveniences (GitHub step
+// summary, ::error annotations). Its error is an infrastructure error
+// (exit 3) when a file could not be written; everything else is streamed
+// and saved as far as possible anyway.
+func publish(pc publishConfig) error {
+	res := pc.Results
+	getenv := pc.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-
-	// Decide the verdicts: the conditions' first (they read the
-	// comparison's correctness figures, so it is made before them), then
-	// the baseline's, then the correctness blocks' (against the baseline's
-	// blocks through the same comparison, or as measured without one);
-	// those -run keeps are the run's.
-	comparison, baselineVerdicts, baselineErr := compareWithBaseline(fc)
-	var verdicts []result.Verdict
-	if fc.Spec != nil && fc.Server != nil {
-		verdicts = append(verdicts, assert.Evaluate(fc.Spec, fc.Server, res, views.AssertWords{})...)
-	}
-	verdicts = append(verdicts, baselineVerdicts...)
-	verdicts = append(verdicts, judge.Correctness(res, comparison, views.JudgeWords{})...)
-	res.Verdicts = res.Verdicts[:0]
-	for _, v := range verdicts {
-		if fc.Keep == nil || fc.Keep(v.Test) {
-			res.Verdicts = append(res.Verdicts, v)
-		}
-	}
-
-	// Print them, one test each.
-	if fc.Stream != nil {
+	if pc.Stream != nil {
 		for _, v := range res.Verdicts {
-			views.StreamVerdict(fc.Stream, v)
+			views.StreamVerdict(pc.Stream, v)
 		}
 	}
 
@@ -90,36 +102,34 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 	// lays it out.
 	var rep *report.Model
 	summary := getenv("GITHUB_STEP_SUMMARY")
-	if fc.OutDir != "" || summary != "" {
+	if pc.OutDir != "" || summary != "" {
 		rep = report.NewModel(res)
 	}
 	var errs []error
-	if fc.OutDir != "" {
-		errs = append(errs, writeReports(fc.OutDir, res, rep))
+	if pc.OutDir != "" {
+		errs = append(errs, writeReports(pc.OutDir, res, rep))
 	}
 	if summary != "" {
-		if err := appendStepSummary(summary, rep); err != nil && fc.Stream != nil {
+		if err := appendStepSummary(summary, rep); err != nil && pc.Stream != nil {
 			// A summary is a convenience: warn, never fail the run for it.
-			fc.Stream.Log(views.StepSummaryWarning(err))
+			pc.Stream.Log(views.StepSummaryWarning(err))
 		}
 	}
 
 	// Annotate the failures for GitHub Actions.
 	if getenv("GITHUB_ACTIONS") == "true" {
-		w := fc.Stdout
-		if fc.JSON {
-			w = fc.Stderr
+		w := pc.Stdout
+		if pc.JSON {
+			w = pc.Stderr
 		}
 		if w != nil {
 			views.WriteAnnotations(w, res.Verdicts)
 		}
 	}
-
-	// The exit code: an unwritten file is an infrastructure error.
 	if err := errors.Join(errs...); err != nil {
-		return res.Outcome(), exit.With(exit.Infra, err)
+		return exit.With(exit.Infra, err)
 	}
-	return res.Outcome(), baselineErr
+	return nil
 }
 
 // compareWithBaseline makes the one comparison of this run with its
@@ -129,30 +139,30 @@ func finish(fc finishConfig) (vocab.Outcome, error) {
 // usage error, exit 2). It records the comparison in the
 // results (the reports' comparison table and charts). All three are nil
 // without a baseline.
-func compareWithBaseline(fc finishConfig) (*compare.Comparison, []result.Verdict, error) {
-	if fc.Baseline == nil {
+func compareWithBaseline(jc judgeConfig) (*compare.Comparison, []result.Verdict, error) {
+	if jc.Baseline == nil {
 		return nil, nil, nil
 	}
-	res := fc.Results
-	if fc.OutDir != "" {
+	res := jc.Results
+	if jc.OutDir != "" {
 		// The traffic cells are compared request for request: this run's
 		// requests are in its requests.jsonl, closed by now.
-		if err := res.ReadRequests(fc.OutDir); err != nil && fc.Stream != nil {
-			fc.Stream.Log(views.RequestsUnreadLine(err))
+		if err := res.ReadRequests(jc.OutDir); err != nil && jc.Stream != nil {
+			jc.Stream.Log(views.RequestsUnreadLine(err))
 		}
 	}
-	policy := fc.Policy
-	if fc.Spec != nil {
+	policy := jc.Policy
+	if jc.Spec != nil {
 		// This run's verdicts come after its comparison: its spec says
 		// which metrics they will read.
-		policy.Asserted = fc.Spec.AssertedMetrics()
+		policy.Asserted = jc.Spec.AssertedMetrics()
 	}
-	bv := views.Baseline{C: compare.Build(fc.Baseline, res, policy)}
+	bv := views.Baseline{C: compare.Build(jc.Baseline, res, policy)}
 	res.Comparison = bv.C.Record()
 	verdicts, refusal := judge.Baseline(bv.C, views.JudgeWords{}), bv.Refusal()
 	for _, n := range bv.Notes() {
-		if fc.Stream != nil {
-			fc.Stream.Log(n)
+		if jc.Stream != nil {
+			jc.Stream.Log(n)
 		}
 	}
 	return bv.C, verdicts, refusal

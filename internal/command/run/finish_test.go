@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,13 +121,14 @@ func TestFinishServer(t *testing.T) {
 				env[k] = v
 			}
 			out := filepath.Join(dir, "out")
-			o, err := finish(finishConfig{Spec: sp, Server: sp.Servers[0], Results: res, OutDir: out,
-				Stream: &stream, Keep: tt.keep, Getenv: func(k string) string { return env[k] },
-				Stdout: &stdout, Stderr: &stderr, JSON: tt.json})
-			if err != nil {
+			if err := judgeRun(judgeConfig{Spec: sp, Server: sp.Servers[0], Results: res, OutDir: out, Stream: &stream, Keep: tt.keep}); err != nil {
 				t.Fatal(err)
 			}
-			if o != tt.wantOutcome {
+			if err := publish(publishConfig{Results: res, OutDir: out, Stream: &stream, Getenv: func(k string) string { return env[k] },
+				Stdout: &stdout, Stderr: &stderr, JSON: tt.json}); err != nil {
+				t.Fatal(err)
+			}
+			if o := res.Outcome(); o != tt.wantOutcome {
 				t.Errorf("outcome %v, want %v", o, tt.wantOutcome)
 			}
 			var got []string
@@ -291,9 +291,8 @@ func TestFinishComparesAssertedMetrics(t *testing.T) {
 	}
 	res, base := finishResults(), finishResults()
 	var stream recStream
-	if _, err := finish(finishConfig{Spec: sp, Server: sp.Servers[0], Results: res, Baseline: base,
-		Policy: compare.Policy{Tolerance: 0.05}, OutDir: t.TempDir(), Stream: &stream,
-		Getenv: func(string) string { return "" }, Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+	if err := judgeRun(judgeConfig{Spec: sp, Server: sp.Servers[0], Results: res, Baseline: base,
+		Policy: compare.Policy{Tolerance: 0.05}, OutDir: t.TempDir(), Stream: &stream}); err != nil {
 		t.Fatal(err)
 	}
 	if res.Comparison == nil {

@@ -330,10 +330,15 @@ func (sr serverRun) run(ctx context.Context) (*result.Results, vocab.Outcome, er
 	}
 	// Only the kept assertions and expect cells are evaluated and reported.
 	keepTest := func(test string) bool { return sr.Keep == nil || sr.Keep.MatchString(test) }
-	outcome, ferr := finish(finishConfig{
+	refusal := judgeRun(judgeConfig{
 		Spec: sr.spec, Server: srv, Results: res, Baseline: sr.Baseline, Policy: sr.Policy, OutDir: out,
-		Stream: sr.stream, Keep: keepTest, Stdout: sr.Stdout, Stderr: sr.Stderr, JSON: sr.JSON,
+		Stream: sr.stream, Keep: keepTest,
 	})
+	ferr := publish(publishConfig{Results: res, OutDir: out, Stream: sr.stream, Stdout: sr.Stdout, Stderr: sr.Stderr, JSON: sr.JSON})
+	if ferr == nil {
+		ferr = refusal // an unwritten file (exit 3) comes before a refused comparison
+	}
+	outcome := res.Outcome()
 	if runErr != nil {
 		if n := res.Measured(); n > 0 && !exit.IsQuiet(runErr) {
 			// Say how to continue: what was measured is kept.
