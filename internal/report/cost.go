@@ -87,41 +87,143 @@ func dollars(v float64) string {
 	return "$" + numfmt.Fixed(v, decimals)
 }
 
-// searchGPUTime is the GPU time search s took on basis b, in words:
-// "0.042 GPU-hours (76.0 s × 2 GPUs)"; for a CPU server "none: a CPU
-// server (76.0 s of server time)"; "" when unknown.
-func searchGPUTime(s *result.Search, b costBasis) string {
-	switch {
-	case !b.Known || s.ElapsedS <= 0:
-		return ""
-	case b.CPU:
-		return fmt.Sprintf("none: a CPU server, no GPU found (%s s of server time)", numfmt.Fixed(s.ElapsedS, 1))
-	}
-	return fmt.Sprintf("%.3f GPU-hours (%s s × %d GPU%s)", s.ElapsedS*float64(b.GPUs)/3600, numfmt.Fixed(s.ElapsedS, 1), b.GPUs, plural(b.GPUs, "", "s"))
+// searchCost is what prices a search (docs/method.md#cost), as figures
+// computed once: the GPU time it took, and its answer priced beside the
+// baseline's same search. lines words it.
+type searchCost struct {
+	basis costBasis
+	// elapsedS is the search's server time; gpuHours the GPU time that
+	// is on basis's GPUs.
+	elapsedS, gpuHours float64
+	answer             answerPrice
+	// base is the baseline's search priced at its answer; nil without
+	// the baseline's same search. baseOwnPrice is false when it is
+	// priced at this run's price (the baseline recorded none).
+	base         *answerPrice
+	baseOwnPrice bool
+	// change is the cost per million output tokens now relative to the
+	// baseline's, less one (0.12: 12% more); hasChange is false unless
+	// both answers are priced.
+	change    float64
+	hasChange bool
 }
 
-// answerCost is what a million output tokens cost at s's answer on basis
-// b: "$1.94 per million output tokens at 6.2 req/s (2 GPUs × $3.50 an
-// hour ÷ 1,000.0 output tok/s)", or why there is no figure; "" without a
-// price.
-func answerCost(s *result.Search, b costBasis) string {
+// answerPrice is one run's search priced at its answer, as figures: the
+// search (its answer), the basis, the output tokens per second at the
+// answer and what a million of them cost. text words it.
+type answerPrice struct {
+	search *result.Search
+	basis  costBasis
+	// tps is the output tokens per second at the answer; hasTPS is false
+	// when there is no answer or its probe recorded none.
+	tps    float64
+	hasTPS bool
+	// perMillion is the dollars a million output tokens cost at the
+	// answer; priced is false when it cannot be priced (no price, no
+	// GPUs, a CPU server, no output tokens per second).
+	perMillion float64
+	priced     bool
+}
+
+// newSearchCost prices search s of res (bs: the baseline's same search
+// that res's comparison kept, or nil).
+func newSearchCost(res *result.Results, s *result.Search, bs *result.BaselineSearch) searchCost {
+	b := runBasis(res)
+	c := searchCost{basis: b, elapsedS: s.ElapsedS, gpuHours: s.ElapsedS * float64(b.GPUs) / 3600}
+	if bs != nil {
+		bb, own := baselineBasis(bs, b.Price)
+		base := newAnswerPrice(&bs.Search, bb)
+		c.base, c.baseOwnPrice = &base, own
+	}
+	c.answer = newAnswerPrice(s, b)
+	if c.base != nil {
+		c.change, c.hasChange = costChange(c.answer, *c.base)
+	}
+	return c
+}
+
+// newAnswerPrice prices search s at its answer on basis b.
+func newAnswerPrice(s *result.Search, b costBasis) answerPrice {
+	p := answerPrice{search: s, basis: b}
+	p.tps, p.hasTPS = answerOutputTPS(s)
+	if b.Price != nil && b.Known && !b.CPU && b.GPUs != 0 && p.hasTPS {
+		p.perMillion, p.priced = perMillion(*b.Price, b.GPUs, p.tps), true
+	}
+	return p
+}
+
+// costChange is the cost per million output tokens at now's answer
+// relative to base's, less one; ok is false unless both are priced.
+func costChange(now, base answerPrice) (change float64, ok bool) {
+	if !now.priced || !base.priced {
+		return 0, false
+	}
+	return now.perMillion/base.perMillion - 1, true
+}
+
+// lines are the lines that price the search, beside the baseline's same
+// search when the comparison kept it: "GPU time: …", "Cost: …",
+// "Baseline cost: …" and the change.
+func (c searchCost) lines() []string {
+	var out []string
+	if g := c.gpuTimeText(); g != "" {
+		out = append(out, "GPU time of the search: "+g)
+	}
+	if cost := c.answer.text(); cost != "" {
+		out = append(out, "Cost at the answer: "+cost)
+	}
+	if c.base == nil {
+		return out
+	}
+	bcost := c.base.text()
+	if bcost == "" {
+		return out
+	}
+	if !c.baseOwnPrice {
+		bcost += ", at this run's price (the baseline recorded none)"
+	}
+	out = append(out, "Baseline's cost at its answer: "+bcost)
+	if c.hasChange {
+		out = append(out, fmt.Sprintf("Cost change: %+.1f%% per million output tokens (%s now, %s in the baseline)",
+			c.change*100, dollars(c.answer.perMillion), dollars(c.base.perMillion)))
+	}
+	return out
+}
+
+// gpuTimeText is the GPU time the search took, in words: "0.042
+// GPU-hours (76.0 s × 2 GPUs)"; for a CPU server "none: a CPU server
+// (76.0 s of server time)"; "" when unknown.
+func (c searchCost) gpuTimeText() string {
+	switch {
+	case !c.basis.Known || c.elapsedS <= 0:
+		return ""
+	case c.basis.CPU:
+		return fmt.Sprintf("none: a CPU server, no GPU found (%s s of server time)", numfmt.Fixed(c.elapsedS, 1))
+	}
+	return fmt.Sprintf("%.3f GPU-hours (%s s × %d GPU%s)", c.gpuHours, numfmt.Fixed(c.elapsedS, 1), c.basis.GPUs, plural(c.basis.GPUs, "", "s"))
+}
+
+// text is what a million output tokens cost at the answer: "$1.94 per
+// million output tokens at 6.2 req/s (2 GPUs × $3.50 an hour ÷ 1,000.0
+// output tok/s)", or why there is no figure; "" without a price.
+func (p answerPrice) text() string {
+	b := p.basis
 	if b.Price == nil {
 		return ""
 	}
-	at := searchAnswerPoint(s)
-	tps, ok := answerOutputTPS(s)
+	at := searchAnswerPoint(p.search)
 	switch {
 	case b.CPU:
 		return "none: a CPU server has no GPU-hours to price"
 	case !b.Known || b.GPUs == 0:
 		return "unknown: the run recorded no GPU count (gpu_time)"
-	case !s.Found:
+	case !p.search.Found:
 		return "none: no answer to price"
-	case !ok:
+	case !p.hasTPS:
 		return fmt.Sprintf("unknown: the probe at %s recorded no output tokens per second", at)
 	}
 	return fmt.Sprintf("%s per million output tokens at %s (%d GPU%s × %s an hour ÷ %s output tok/s)",
-		dollars(perMillion(*b.Price, b.GPUs, tps)), at, b.GPUs, plural(b.GPUs, "", "s"), dollars(*b.Price), numfmt.Fixed(tps, 1))
+		dollars(p.perMillion), at, b.GPUs, plural(b.GPUs, "", "s"), dollars(*b.Price), numfmt.Fixed(p.tps, 1))
 }
 
 // searchAnswerPoint names s's answer: "6.2 req/s" or "concurrency 24".
@@ -132,56 +234,8 @@ func searchAnswerPoint(s *result.Search) string {
 	return fmt.Sprintf("concurrency %d", s.Concurrency)
 }
 
-// costLines are the lines that price search s of res, beside the
-// baseline's same search when the comparison kept it: "GPU time: …",
-// "Cost: …", "Baseline cost: …" and the change.
-func costLines(res *result.Results, s *result.Search) []string {
-	b := runBasis(res)
-	var out []string
-	if g := searchGPUTime(s, b); g != "" {
-		out = append(out, "GPU time of the search: "+g)
-	}
-	cost := answerCost(s, b)
-	if cost != "" {
-		out = append(out, "Cost at the answer: "+cost)
-	}
-	bs := baselineSearch(res, s.Name)
-	if bs == nil {
-		return out
-	}
-	bb, own := baselineBasis(bs, b.Price)
-	bcost := answerCost(&bs.Search, bb)
-	if bcost == "" {
-		return out
-	}
-	if !own {
-		bcost += ", at this run's price (the baseline recorded none)"
-	}
-	out = append(out, "Baseline's cost at its answer: "+bcost)
-	now, okNow := answerOutputTPS(s)
-	was, okWas := answerOutputTPS(&bs.Search)
-	if okNow && okWas && b.Known && bb.Known && !b.CPU && !bb.CPU && b.GPUs > 0 && bb.GPUs > 0 {
-		c, cb := perMillion(*b.Price, b.GPUs, now), perMillion(*bb.Price, bb.GPUs, was)
-		out = append(out, fmt.Sprintf("Cost change: %+.1f%% per million output tokens (%s now, %s in the baseline)", (c/cb-1)*100, dollars(c), dollars(cb)))
-	}
-	return out
-}
-
-// baselineSearch is the baseline's search called name that res's
-// comparison kept; nil without one.
-func baselineSearch(res *result.Results, name string) *result.BaselineSearch {
-	if res.Comparison == nil {
-		return nil
-	}
-	for i := range res.Comparison.Searches {
-		if res.Comparison.Searches[i].Search.Name == name {
-			return &res.Comparison.Searches[i]
-		}
-	}
-	return nil
-}
-
-// SearchCost is one search's cost at its answer, in words (answerCost).
+// SearchCost is one search's cost at its answer, in words
+// (answerPrice.text).
 type SearchCost struct {
 	Search string
 	Cost   string
@@ -193,7 +247,7 @@ func SearchCosts(res *result.Results) []SearchCost {
 	var out []SearchCost
 	b := runBasis(res)
 	for i := range res.Search {
-		if c := answerCost(&res.Search[i], b); c != "" {
+		if c := newAnswerPrice(&res.Search[i], b).text(); c != "" {
 			out = append(out, SearchCost{Search: res.Search[i].Name, Cost: c})
 		}
 	}
@@ -215,28 +269,11 @@ func CostAtAnswers(base, now *result.Results, name string) string {
 	if bBase.Price == nil {
 		bBase.Price = bNow.Price
 	}
-	c, ok1 := priced(sNow, bNow)
-	cb, ok2 := priced(sBase, bBase)
-	if !ok1 || !ok2 {
+	c, cb := newAnswerPrice(sNow, bNow), newAnswerPrice(sBase, bBase)
+	change, ok := costChange(c, cb)
+	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("%s per million output tokens at the answer, %s in the baseline (%+.1f%%)", dollars(c), dollars(cb), (c/cb-1)*100)
-}
-
-// priced is what a million output tokens cost at s's answer on basis b;
-// ok is false when it cannot be priced.
-func priced(s *result.Search, b costBasis) (float64, bool) {
-	tps, ok := answerOutputTPS(s)
-	if b.Price == nil || !b.Known || b.CPU || b.GPUs == 0 || !ok {
-		return 0, false
-	}
-	return perMillion(*b.Price, b.GPUs, tps), true
-}
-
-// baselineSearchOf is the baseline's search called name, nil without one.
-func baselineSearchOf(res *result.Results, name string) *result.Search {
-	if bs := baselineSearch(res, name); bs != nil {
-		return &bs.Search
-	}
-	return nil
+	return fmt.Sprintf("%s per million output tokens at the answer, %s in the baseline (%+.1f%%)",
+		dollars(c.perMillion), dollars(cb.perMillion), change*100)
 }

@@ -74,8 +74,9 @@ type view struct {
 	// words, which report.html's charts draw.
 	Traffic []trafficTable
 	blocks  []trafficBlock
-	// searches are the searches' sections, each with what its chart
-	// plots (searchView.chart draws it).
+	// searches are the searches' sections as figures: what each table
+	// and chart shows, its checks' means and its cost, which their
+	// methods word (searchView.chart draws the chart).
 	searches []searchView
 	// Correctness are the correctness blocks' sections.
 	Correctness []correctnessView

@@ -22,59 +22,50 @@ import (
 // rate, this run's and the baseline's on one chart with each answer
 // inside its band of confidence bounds.
 
-// newRateSearchView is rate search s of res as the reports show it.
-func newRateSearchView(res *result.Results, s *result.Search) searchView {
-	v := searchView{Title: "Search " + s.Name, Rule: s.Objective, search: s, compare: objectiveComparisons(s.Objective)}
-	v.Answer = rateAnswerText(s)
-	v.Charted = "goodput_rps and " + chartedPercentile(v.compare).Metric
-	v.Header = []string{"#", "Rate (req/s)", "Status"}
-	var metrics []string
-	for _, c := range v.compare {
-		if !slices.Contains(metrics, c.Metric) {
-			metrics = append(metrics, c.Metric)
-		}
+// rateProbeRow is the n-th probe p of a rate search as its table shows
+// it, with metrics.
+func rateProbeRow(n int, p *result.SearchProbe, metrics []string) []string {
+	row := []string{strconv.Itoa(n + 1), rateText(p.Rate), dash}
+	c := p.Traffic
+	if c != nil {
+		row[2] = statusWord(c.Status)
 	}
-	v.Header = append(v.Header, metrics...)
-	v.Header = append(v.Header, "Windows", "Decision")
-	for n, p := range s.Probes {
-		row := []string{strconv.Itoa(n + 1), rateText(p.Rate), dash}
-		c := p.Traffic
-		if c != nil {
-			row[2] = statusWord(c.Status)
-		}
-		for _, m := range metrics {
-			row = append(row, rateProbeMetric(c, m))
-		}
-		row = append(row, strconv.Itoa(max(p.Windows, 1)), probeDecision(&p))
-		v.Rows = append(v.Rows, row)
+	for _, m := range metrics {
+		row = append(row, rateProbeMetric(c, m))
 	}
-	v.base = baselineSearchOf(res, s.Name)
-	v.Cost = costLines(res, s)
-	v.Checks = checkLines(s)
-	return v
+	return append(row, strconv.Itoa(max(p.Windows, 1)), probeDecision(p))
 }
 
-// checkLines are search s's paired-check windows in words: "Check: 24
-// windows at 5 req/s, for a later run's paired check of capacity lost;
-// goodput_share 0.9612 on average" and the replay of the baseline's.
-func checkLines(s *result.Search) []string {
-	var out []string
-	if c := s.Check; c != nil {
-		out = append(out, fmt.Sprintf("Check: %s at %s req/s, for a later run's paired check of capacity lost%s", windowCount(len(c.Windows)), rateText(c.Rate), checkMeans(c)))
-	}
-	if c := s.Replay; c != nil {
-		out = append(out, fmt.Sprintf("Replay of the baseline's check: %s at %s req/s (the baseline's answer %s req/s less %s)%s",
-			windowCount(len(c.Windows)), rateText(c.Rate), rateText(c.BaselineRate), numfmt.Percent(c.Tolerance), checkMeans(c)))
+// checkView is a paired check's windows as figures
+// (docs/method.md#paired-capacity-check): the check, whether it replays
+// the baseline's, and its metrics averaged over its windows. line words
+// it.
+type checkView struct {
+	check  *result.SearchCheck
+	replay bool
+	means  []metricMean
+}
+
+// metricMean is a metric averaged over a check's windows.
+type metricMean struct {
+	metric string
+	mean   float64
+}
+
+// newCheckViews are search s's paired checks: its check at the answer,
+// then its replay of the baseline's; none without either.
+func newCheckViews(s *result.Search) []checkView {
+	var out []checkView
+	for i, c := range []*result.SearchCheck{s.Check, s.Replay} {
+		if c != nil {
+			out = append(out, checkView{check: c, replay: i == 1, means: checkMeans(c)})
+		}
 	}
 	return out
 }
 
-// windowCount is n windows in words: "1 window", "24 windows".
-func windowCount(n int) string { return strconv.Itoa(n) + " " + plural(n, "window", "windows") }
-
-// checkMeans are a check's metrics averaged over its windows (";
-// goodput_share 0.9612 on average"), and why it stopped, if it did.
-func checkMeans(c *result.SearchCheck) string {
+// checkMeans are check c's metrics averaged over its windows, by name.
+func checkMeans(c *result.SearchCheck) []metricMean {
 	sums, counts := map[string]float64{}, map[string]int{}
 	for _, w := range c.Windows {
 		for k, v := range w.Values {
@@ -82,15 +73,40 @@ func checkMeans(c *result.SearchCheck) string {
 			counts[k]++
 		}
 	}
-	var parts []string
+	out := make([]metricMean, 0, len(sums))
 	for _, k := range slices.Sorted(maps.Keys(sums)) {
-		parts = append(parts, k+" "+numfmt.Value(sums[k]/float64(counts[k])))
+		out = append(out, metricMean{metric: k, mean: sums[k] / float64(counts[k])})
+	}
+	return out
+}
+
+// line is the check in words: "Check: 24 windows at 5 req/s, for a
+// later run's paired check of capacity lost; goodput_share 0.9612 on
+// average", or the replay of the baseline's.
+func (v checkView) line() string {
+	c := v.check
+	if v.replay {
+		return fmt.Sprintf("Replay of the baseline's check: %s at %s req/s (the baseline's answer %s req/s less %s)%s",
+			windowCount(len(c.Windows)), rateText(c.Rate), rateText(c.BaselineRate), numfmt.Percent(c.Tolerance), v.meansText())
+	}
+	return fmt.Sprintf("Check: %s at %s req/s, for a later run's paired check of capacity lost%s", windowCount(len(c.Windows)), rateText(c.Rate), v.meansText())
+}
+
+// windowCount is n windows in words: "1 window", "24 windows".
+func windowCount(n int) string { return strconv.Itoa(n) + " " + plural(n, "window", "windows") }
+
+// meansText are the check's means in words ("; goodput_share 0.9612 on
+// average"), and why it stopped, if it did.
+func (v checkView) meansText() string {
+	parts := make([]string, len(v.means))
+	for i, m := range v.means {
+		parts[i] = m.metric + " " + numfmt.Value(m.mean)
 	}
 	out := ""
 	if len(parts) > 0 {
 		out = "; " + strings.Join(parts, ", ") + " on average"
 	}
-	if why := checkStopped(c); why != "" {
+	if why := checkStopped(v.check); why != "" {
 		out += "; stopped: " + why
 	}
 	return out
@@ -200,7 +216,7 @@ type rateRun struct {
 // to its upper confidence bound (to the axis's end when not bounded).
 func rateSearchChart(v searchView, base *result.Search) string {
 	c := newRateChart(v, base)
-	title := fmt.Sprintf("%s: goodput and %s by offered rate (traffic %q)", v.Title, c.pc.Metric, v.search.Traffic)
+	title := fmt.Sprintf("%s: goodput and %s by offered rate (traffic %q)", v.Title(), c.pc.Metric, v.search.Traffic)
 	c.b.f(`<svg class="chart" viewBox="0 0 %.0f %.0f" style="max-width:%.0fpx" role="img" aria-label="%s">`, rateChartW, c.h, rateChartW*1.25, html.EscapeString(title))
 	c.b.text(c.left, 22, "start", "ctitle", title)
 	c.bands() // under everything, across both panels

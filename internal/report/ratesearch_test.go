@@ -65,7 +65,8 @@ func rateSearchFixture() *result.Results {
 // TestCostLines: the GPU time and the cost at the answer, computed from
 // the fixture's figures (rateSearchFixture), beside the baseline's; a CPU
 // server, a run without a price, a baseline without one and a search
-// without an answer each say what they lack.
+// without an answer each say what they lack; a run without a price has
+// no change beside a baseline with one.
 func TestCostLines(t *testing.T) {
 	cheaper := 2.0
 	tests := []struct {
@@ -82,6 +83,12 @@ func TestCostLines(t *testing.T) {
 		{name: "no price: GPU time only", change: func(r *result.Results) {
 			r.Server.PricePerGPUHour, r.Comparison.Searches[0].PricePerGPUHour = nil, nil
 		}, want: []string{"GPU time of the search: 0.100 GPU-hours (180.0 s × 2 GPUs)"}},
+		{name: "a price only in the baseline: its cost, no change", change: func(r *result.Results) {
+			r.Server.PricePerGPUHour = nil
+		}, want: []string{
+			"GPU time of the search: 0.100 GPU-hours (180.0 s × 2 GPUs)",
+			"Baseline's cost at its answer: $1.39 per million output tokens at 6.80 req/s (2 GPUs × $3.50 an hour ÷ 1,400.0 output tok/s)",
+		}},
 		{name: "a baseline without a price takes this run's", change: func(r *result.Results) {
 			r.Comparison.Searches[0].PricePerGPUHour = nil
 		}, want: []string{
@@ -133,7 +140,7 @@ func TestCostLines(t *testing.T) {
 			if tc.change != nil {
 				tc.change(res)
 			}
-			if diff := cmp.Diff(tc.want, costLines(res, &res.Search[0])); diff != "" {
+			if diff := cmp.Diff(tc.want, newSearchViews(res)[0].Cost()); diff != "" {
 				t.Errorf("cost lines (-want +got):\n%s", diff)
 			}
 		})
@@ -154,7 +161,7 @@ func TestConcurrencySearchCost(t *testing.T) {
 		"GPU time of the search: 0.010 GPU-hours (36.0 s × 1 GPU)",
 		"Cost at the answer: $1.16 per million output tokens at concurrency 8 (1 GPU × $2.00 an hour ÷ 480.0 output tok/s)",
 	}
-	if diff := cmp.Diff(want, costLines(res, &res.Search[0])); diff != "" {
+	if diff := cmp.Diff(want, newSearchViews(res)[0].Cost()); diff != "" {
 		t.Errorf("cost lines (-want +got):\n%s", diff)
 	}
 }
@@ -202,7 +209,7 @@ func TestRateSearchGolden(t *testing.T) {
 func TestRateSearchChart(t *testing.T) {
 	res := rateSearchFixture()
 	v := newSearchViews(res)[0]
-	svg := rateSearchChart(v, baselineSearchOf(res, "capacity"))
+	svg := rateSearchChart(v, &baselineSearch(res, "capacity").Search)
 	// 7 probes now (circles) and 6 in the baseline (squares), on two
 	// panels each; the legend adds one of each and a hollow circle.
 	if n := strings.Count(svg, "<circle"); n != 2*7+2 {

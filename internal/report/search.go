@@ -89,28 +89,27 @@ func cellAndNumber(a, b hclsyntax.Expression) (string, float64, bool) {
 	return attr.Name, f, true
 }
 
-// searchView is one search as the reports show it.
+// searchView is one search's section as figures: the search, its
+// objective's comparisons and the metrics its table shows, the
+// baseline's same search, its paired checks and its cost at the answer.
+// Its methods word them for the writers (report.md, report.html) and
+// its chart draws them.
 type searchView struct {
-	Title   string // "Search max_users"
-	Answer  string // one line: the answer and how it was found
-	Rule    string // the objective as written
-	Charted string // the comparison charted ("" when none)
-	Others  []string
-	Header  []string
-	Rows    [][]string
-	// Cost are the lines that price the search's answer
-	// (docs/method.md#cost): its GPU time, the cost at the answer, the
-	// baseline's beside it.
-	Cost []string
-	// Checks are a rate search's paired-check windows in words
-	// (docs/method.md#paired-capacity-check): its check at the answer,
-	// its replay of the baseline's.
-	Checks  []string
 	search  *result.Search
 	compare []comparison
-	// base is the baseline's search of the same name, which a rate
-	// search's chart draws beside this run's; nil without one.
+	// metrics are the objective's metrics, once each in the order
+	// written: the table's columns between the status and the decision.
+	metrics []string
+	// base is the baseline's search of the same name that the
+	// comparison kept, which a rate search's chart draws beside this
+	// run's (cost prices it); nil without one.
 	base *result.Search
+	// checks are a rate search's paired-check windows
+	// (docs/method.md#paired-capacity-check): its check at the answer,
+	// its replay of the baseline's; none without either.
+	checks []checkView
+	// cost prices the search's answer (docs/method.md#cost).
+	cost searchCost
 }
 
 // chart is the search's chart, an SVG that report.html shows and that a
@@ -124,55 +123,148 @@ func (v searchView) chart() string {
 }
 
 // newSearchViews are res's searches as the reports show them, in the
-// spec's order.
+// spec's order: each with its objective's comparisons, the baseline's
+// same search, its checks' means and its cost figures.
 func newSearchViews(res *result.Results) []searchView {
 	var out []searchView
 	for i := range res.Search {
-		if s := &res.Search[i]; s.IsRate() {
-			out = append(out, newRateSearchView(res, s))
-		} else {
-			out = append(out, newConcurrencySearchView(res, s))
+		s := &res.Search[i]
+		v := searchView{search: s, compare: objectiveComparisons(s.Objective)}
+		v.metrics = comparedMetrics(v.compare)
+		bs := baselineSearch(res, s.Name)
+		if bs != nil {
+			v.base = &bs.Search
 		}
+		v.checks = newCheckViews(s)
+		v.cost = newSearchCost(res, s, bs)
+		out = append(out, v)
 	}
 	return out
 }
 
-// newConcurrencySearchView is concurrency search s of res as the reports
-// show it.
-func newConcurrencySearchView(res *result.Results, s *result.Search) searchView {
-	v := searchView{Title: "Search " + s.Name, Rule: s.Objective, search: s, compare: objectiveComparisons(s.Objective)}
-	v.Answer = searchAnswerText(s)
-	if len(v.compare) > 0 {
-		v.Charted = v.compare[0].String()
-		for _, c := range v.compare[1:] {
-			v.Others = append(v.Others, c.String())
-		}
-	}
-	v.Header = []string{"#", "Concurrency", "Status"}
+// comparedMetrics are the metrics of cs, once each in the order written.
+func comparedMetrics(cs []comparison) []string {
 	var metrics []string
-	for _, c := range v.compare {
+	for _, c := range cs {
 		if !slices.Contains(metrics, c.Metric) {
 			metrics = append(metrics, c.Metric)
 		}
 	}
-	v.Header = append(v.Header, metrics...)
-	v.Header = append(v.Header, "Objective")
-	for n, p := range s.Probes {
-		row := []string{strconv.Itoa(n + 1), strconv.Itoa(p.Concurrency), statusWord(p.Cell.Status)}
-		for _, m := range metrics {
-			row = append(row, probeMetricText(&p.Cell, m))
-		}
-		verdict := "met"
-		if !p.Passed {
-			verdict = "not met"
-			if p.Reason != "" {
-				verdict += ": " + p.Reason
-			}
-		}
-		v.Rows = append(v.Rows, append(row, verdict))
+	return metrics
+}
+
+// baselineSearch is the baseline's search called name that res's
+// comparison kept; nil without one.
+func baselineSearch(res *result.Results, name string) *result.BaselineSearch {
+	if res.Comparison == nil {
+		return nil
 	}
-	v.Cost = costLines(res, s)
-	return v
+	for i := range res.Comparison.Searches {
+		if res.Comparison.Searches[i].Search.Name == name {
+			return &res.Comparison.Searches[i]
+		}
+	}
+	return nil
+}
+
+// Title is the section's heading: "Search max_users".
+func (v searchView) Title() string { return "Search " + v.search.Name }
+
+// Rule is the search's objective as written.
+func (v searchView) Rule() string { return v.search.Objective }
+
+// Answer is what the search found and how, in one line.
+func (v searchView) Answer() string {
+	if v.search.IsRate() {
+		return rateAnswerText(v.search)
+	}
+	return searchAnswerText(v.search)
+}
+
+// Charted is what the chart plots: a rate search's goodput and
+// percentile, a concurrency search's first comparison ("" when its
+// objective has none).
+func (v searchView) Charted() string {
+	switch {
+	case v.search.IsRate():
+		return "goodput_rps and " + chartedPercentile(v.compare).Metric
+	case len(v.compare) > 0:
+		return v.compare[0].String()
+	}
+	return ""
+}
+
+// Others are the comparisons a concurrency search's objective also
+// requires beside the one charted.
+func (v searchView) Others() []string {
+	if v.search.IsRate() || len(v.compare) < 2 {
+		return nil
+	}
+	out := make([]string, 0, len(v.compare)-1)
+	for _, c := range v.compare[1:] {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// Header is the probes' table's header.
+func (v searchView) Header() []string {
+	h := []string{"#", "Concurrency", "Status"}
+	if v.search.IsRate() {
+		h[1] = "Rate (req/s)"
+	}
+	h = append(h, v.metrics...)
+	if v.search.IsRate() {
+		return append(h, "Windows", "Decision")
+	}
+	return append(h, "Objective")
+}
+
+// Rows are the probes' table's rows, in the order measured.
+func (v searchView) Rows() [][]string {
+	rows := make([][]string, 0, len(v.search.Probes))
+	for n := range v.search.Probes {
+		p := &v.search.Probes[n]
+		if v.search.IsRate() {
+			rows = append(rows, rateProbeRow(n, p, v.metrics))
+		} else {
+			rows = append(rows, concurrencyProbeRow(n, p, v.metrics))
+		}
+	}
+	return rows
+}
+
+// concurrencyProbeRow is the n-th probe p of a concurrency search as its
+// table shows it, with metrics.
+func concurrencyProbeRow(n int, p *result.SearchProbe, metrics []string) []string {
+	row := []string{strconv.Itoa(n + 1), strconv.Itoa(p.Concurrency), statusWord(p.Cell.Status)}
+	for _, m := range metrics {
+		row = append(row, probeMetricText(&p.Cell, m))
+	}
+	verdict := "met"
+	if !p.Passed {
+		verdict = "not met"
+		if p.Reason != "" {
+			verdict += ": " + p.Reason
+		}
+	}
+	return append(row, verdict)
+}
+
+// Cost are the lines that price the search's answer
+// (docs/method.md#cost): its GPU time, the cost at the answer, the
+// baseline's beside it.
+func (v searchView) Cost() []string { return v.cost.lines() }
+
+// Checks are a rate search's paired-check windows in words
+// (docs/method.md#paired-capacity-check): its check at the answer, its
+// replay of the baseline's.
+func (v searchView) Checks() []string {
+	var out []string
+	for _, c := range v.checks {
+		out = append(out, c.line())
+	}
+	return out
 }
 
 // probeMetricText is a probe's metric as the tables show it.
@@ -213,30 +305,33 @@ func searchAnswerText(s *result.Search) string {
 // writeSearches writes each search's section of report.md.
 func writeSearches(b *bufio.Writer, searches []searchView) {
 	for _, v := range searches {
-		fmt.Fprintf(b, "## %s\n\n%s\n\nObjective: %s\n\n", v.Title, mdText(v.Answer), mdCode(v.Rule))
-		for _, c := range append(slices.Clone(v.Cost), v.Checks...) {
+		title, charted, others := v.Title(), v.Charted(), v.Others()
+		fmt.Fprintf(b, "## %s\n\n%s\n\nObjective: %s\n\n", title, mdText(v.Answer()), mdCode(v.Rule()))
+		lines := append(v.Cost(), v.Checks()...)
+		for _, c := range lines {
 			fmt.Fprintf(b, "- %s\n", mdText(c))
 		}
-		if len(v.Cost)+len(v.Checks) > 0 {
+		if len(lines) > 0 {
 			fmt.Fprintln(b)
 		}
 		if v.search.IsRate() {
 			f := searchChartFile(v.search)
 			fmt.Fprintf(b, "![%s: %s against the offered rate](%s)\n\n%s (and report.html) charts %s against the offered rate, the baseline's beside this run's when there is one, each answer within its confidence bounds.\n\n",
-				mdText(v.Title), mdText(v.Charted), f, mdCode(f), mdText(v.Charted))
-		} else if v.Charted != "" {
-			fmt.Fprintf(b, "The HTML report charts %s against concurrency", mdCode(v.Charted))
-			if len(v.Others) > 0 {
-				codes := make([]string, len(v.Others))
-				for i, o := range v.Others {
+				mdText(title), mdText(charted), f, mdCode(f), mdText(charted))
+		} else if charted != "" {
+			fmt.Fprintf(b, "The HTML report charts %s against concurrency", mdCode(charted))
+			if len(others) > 0 {
+				codes := make([]string, len(others))
+				for i, o := range others {
 					codes[i] = mdCode(o)
 				}
 				fmt.Fprintf(b, "; the objective also requires %s", strings.Join(codes, ", "))
 			}
 			fmt.Fprint(b, ".\n\n")
 		}
-		mdTable(b, v.Header, func(row func(...string)) {
-			for _, r := range v.Rows {
+		rows := v.Rows()
+		mdTable(b, v.Header(), func(row func(...string)) {
+			for _, r := range rows {
 				row(r...)
 			}
 		})
@@ -280,7 +375,7 @@ func searchChart(v searchView) string {
 	py := func(y float64) float64 { return top + ph - y/ytop*ph }
 
 	var b svgBuilder
-	title := fmt.Sprintf("%s: %s by concurrency at %s", v.Title, c.Metric, vocab.FormatTokens(s.Context))
+	title := fmt.Sprintf("%s: %s by concurrency at %s", v.Title(), c.Metric, vocab.FormatTokens(s.Context))
 	b.f(`<svg class="chart" viewBox="0 0 %.0f %.0f" style="max-width:%.0fpx" role="img" aria-label="%s">`, W, H, W*1.25, html.EscapeString(title))
 	b.text(left, 20, "start", "ctitle", title)
 	for _, yv := range yt {
