@@ -10,7 +10,6 @@ import (
 	"github.com/slogate/slogate/internal/hostenv"
 	"github.com/slogate/slogate/internal/numfmt"
 	"github.com/slogate/slogate/internal/result"
-	"github.com/slogate/slogate/internal/vocab"
 )
 
 // CellReasonText words a cell's reasons (result.CellReason), each in
@@ -179,46 +178,6 @@ func SaturationText(r result.CellReason) string {
 	return fmt.Sprintf("past the server's capacity at %s req/s: %s over %v (%s a second, fit %s%s); stopped after its saturation_after of %v, %v of its %v window saved",
 		v(result.FigRate), grew, seconds(f(result.FigObservedS)), v(result.FigSlopePerS), v(result.FigFit), client,
 		seconds(f(result.FigSaturationAfterS)), seconds(f(result.FigSavedS)), seconds(f(result.FigWindowS)))
-}
-
-// SaturationSavedS is the window time the run's saturated traffic cells
-// and rate probes did not run, in seconds: the sum of their reasons'
-// saved_s (docs/method.md#saturation).
-func SaturationSavedS(res *result.Results) float64 {
-	saved := 0.0
-	add := func(c *result.TrafficCell) {
-		if c == nil || c.Status != vocab.StatusSaturated {
-			return
-		}
-		for _, r := range c.Reasons {
-			if r.Code == result.ReasonSaturated {
-				saved += r.Figures[result.FigSavedS]
-			}
-		}
-	}
-	for i := range res.Traffic {
-		add(&res.Traffic[i])
-	}
-	for _, s := range res.Search {
-		for _, p := range s.Probes {
-			add(p.Traffic)
-		}
-	}
-	return saved
-}
-
-// SaturationSavedText words the window time saved by stopping saturated
-// cells, as GPU time on g's GPUs: "57.0 s of windows not run (0.032
-// GPU-hours on 2 GPUs)"; on a CPU server, server time.
-func SaturationSavedText(saved float64, g *result.GPUTime) string {
-	if g.CPU || g.GPUs == 0 {
-		return fmt.Sprintf("%s s of windows not run (server time; a CPU server)", numfmt.Fixed(saved, 1))
-	}
-	gpus := "1 GPU"
-	if g.GPUs > 1 {
-		gpus = strconv.Itoa(g.GPUs) + " GPUs"
-	}
-	return fmt.Sprintf("%s s of windows not run (%.3f GPU-hours on %s)", numfmt.Fixed(saved, 1), saved*float64(g.GPUs)/3600, gpus)
 }
 
 // serverPrefillName names where a server's prompt time was read from

@@ -16,11 +16,12 @@ import (
 // comparisonTable is a -baseline comparison (result.Comparison) as a table:
 // a row per cell and metric with the baseline's value, this run's, the
 // change, its bounds and the outcome; report.md, report.html and diff
-// -format md show it.
+// -format md show it. It holds the comparison and its rows, the decode
+// and prefill cells' before the traffic cells'; its Intro, Header and
+// Rows word them.
 type comparisonTable struct {
-	Intro  string
-	Header []string
-	Rows   [][]string
+	c    *result.Comparison
+	rows []result.ComparisonRow
 }
 
 // newComparisonTable is c's table; nil without a comparison.
@@ -28,32 +29,49 @@ func newComparisonTable(c *result.Comparison) *comparisonTable {
 	if c == nil {
 		return nil
 	}
-	t := &comparisonTable{
-		Intro: "Against the baseline " + c.Baseline + ", tolerance " + numfmt.Percent(c.Tolerance) + ", α = " + numfmt.Shortest(c.Alpha) +
-			". Change = (now − baseline) ÷ baseline, with repeats on both sides the Hodges–Lehmann estimate; each bound of the change is one-sided at " +
-			ConfidenceWords(c.Alpha) + " confidence or more (results.json keeps the level each attained).",
-		Header: []string{"Cell", "Metric", "Baseline", "Now", "Change", "Bounds (" + ConfidenceWords(c.Alpha) + " confidence)", "Outcome"},
-	}
+	return &comparisonTable{c: c, rows: slices.Concat(c.Rows, c.Traffic)}
+}
+
+// Intro is the paragraph above the table: the baseline, the tolerance
+// and level, what Change and Bounds mean, and what the comparison warns
+// of.
+func (t *comparisonTable) Intro() string {
+	c := t.c
+	intro := "Against the baseline " + c.Baseline + ", tolerance " + numfmt.Percent(c.Tolerance) + ", α = " + numfmt.Shortest(c.Alpha) +
+		". Change = (now − baseline) ÷ baseline, with repeats on both sides the Hodges–Lehmann estimate; each bound of the change is one-sided at " +
+		ConfidenceWords(c.Alpha) + " confidence or more (results.json keeps the level each attained)."
 	if len(c.Traffic) > 0 {
-		t.Intro += " A traffic cell's rows are statistics of its window's requests, paired request for request when both runs sent one schedule, their bounds a bootstrap of the requests (docs/method.md#comparing-traffic)."
+		intro += " A traffic cell's rows are statistics of its window's requests, paired request for request when both runs sent one schedule, their bounds a bootstrap of the requests (docs/method.md#comparing-traffic)."
 	}
 	if c.InformsOnly {
-		t.Intro += " The engines differ: the comparison informs and never gates (docs/method.md#comparing-engines)."
+		intro += " The engines differ: the comparison informs and never gates (docs/method.md#comparing-engines)."
 	}
 	for _, w := range c.Warnings {
 		// The machines differ (warning.MachineDiffers): the rows it left
 		// undecided read "inconclusive: regressed" or "inconclusive: unchanged".
-		t.Intro += " Warning: " + w.String() + " (docs/method.md#machine-against-the-baseline)."
+		intro += " Warning: " + w.String() + " (docs/method.md#machine-against-the-baseline)."
 	}
-	for _, r := range slices.Concat(c.Rows, c.Traffic) {
+	return intro
+}
+
+// Header is the table's header, the bounds' column headed with their
+// confidence.
+func (t *comparisonTable) Header() []string {
+	return []string{"Cell", "Metric", "Baseline", "Now", "Change", "Bounds (" + ConfidenceWords(t.c.Alpha) + " confidence)", "Outcome"}
+}
+
+// Rows are the table's rows, a cell's metric each.
+func (t *comparisonTable) Rows() [][]string {
+	var rows [][]string
+	for _, r := range t.rows {
 		metric := r.Metric
 		if r.Unit != "" {
 			metric += " (" + r.Unit + ")"
 		}
-		t.Rows = append(t.Rows, []string{r.Cell, metric, rowValue(r.Baseline, r.BaselineStatus, r.BaselineRepeats), rowValue(r.Now, r.NowStatus, r.NowRepeats),
+		rows = append(rows, []string{r.Cell, metric, rowValue(r.Baseline, r.BaselineStatus, r.BaselineRepeats), rowValue(r.Now, r.NowStatus, r.NowRepeats),
 			rowChange(r.Change), rowBounds(r), rowOutcome(r)})
 	}
-	return t
+	return rows
 }
 
 // ConfidenceWords is the confidence 1 − α as a percentage to a tenth,
@@ -122,14 +140,14 @@ func writeComparison(b *bufio.Writer, t *comparisonTable) {
 	if t == nil {
 		return
 	}
-	b.WriteString("## Baseline comparison\n\n" + mdText(t.Intro) + "\n\n")
+	b.WriteString("## Baseline comparison\n\n" + mdText(t.Intro()) + "\n\n")
 	writeComparisonRows(b, t)
 	b.WriteString("\n")
 }
 
 func writeComparisonRows(b *bufio.Writer, t *comparisonTable) {
-	mdTable(b, t.Header, func(row func(...string)) {
-		for _, r := range t.Rows {
+	mdTable(b, t.Header(), func(row func(...string)) {
+		for _, r := range t.Rows() {
 			row(r...)
 		}
 	})

@@ -14,17 +14,36 @@ import (
 )
 
 // correctnessView is one correctness block's section of report.md and
-// report.html (docs/method.md#correctness): what it measured and cost,
-// its accuracy with its interval (beside the baseline's), its agreement
-// with the baseline, and each diverged prompt: where, both continuations
-// side by side, the top-k there on each side.
+// report.html (docs/method.md#correctness) as figures: the block, how it
+// stands against the baseline (against, with the comparison), the
+// accuracy's interval and the diverged prompts. Its methods word them:
+// what it measured and cost, its accuracy with its interval (beside the
+// baseline's), its agreement with the baseline, and each diverged
+// prompt: where, both continuations side by side, the top-k there on each
+// side.
 type correctnessView struct {
-	Title string
-	Lines []string
-	// Header and Rows are the diverged prompts' table; empty when none.
-	Header []string
-	Rows   [][]string
+	block *result.Correctness
+	// comparison is the comparison with the baseline's block of this
+	// name; nil without a baseline.
+	comparison *result.CorrectnessComparison
+	against    againstBaseline
+	// accuracyLo and accuracyHi bound the accuracy's 95% interval
+	// (Wilson 1927); zero when no item was scored.
+	accuracyLo, accuracyHi float64
+	// diverged are the compared prompts whose continuations diverged.
+	diverged []result.Divergence
 }
+
+// againstBaseline is how a correctness block stands against the
+// baseline's.
+type againstBaseline int
+
+const (
+	noBaseline       againstBaseline = iota // no -baseline: its outputs are kept for a later run
+	baselineMissing                         // the baseline has no block of this name
+	baselineRefused                         // the blocks could not be compared (CorrectnessRefused)
+	baselineCompared                        // compared prompt by prompt
+)
 
 // promptWidth is the most characters of a prompt a row shows.
 const promptWidth = 60
@@ -41,76 +60,110 @@ func newCorrectnessViews(res *result.Results) []correctnessView {
 	var out []correctnessView
 	for i := range res.Correctness {
 		b := &res.Correctness[i]
-		v := correctnessView{Title: "Correctness: " + b.Name}
-		v.Lines = append(v.Lines, fmt.Sprintf("%d prompts of %s to the %s API, greedy (temperature 0, seed %d), max_output %d, top-%d logprobs, %d at a time",
-			b.Prompts, b.Dataset, b.Endpoint, b.Seed, b.MaxOutput, b.Logprobs, b.Concurrency))
-		v.Lines = append(v.Lines, fmt.Sprintf("Cost: %ss wall, %s GPU-s, after the speed cells and outside their windows", numfmt.Fixed(b.ElapsedS, 1), numfmt.Fixed(b.GPUSeconds, 1)))
-		if b.Errors > 0 {
-			v.Lines = append(v.Lines, fmt.Sprintf("%d of %d requests failed (correctness.jsonl records why)", b.Errors, b.Prompts))
-		}
-		for _, u := range b.Unavailable {
-			v.Lines = append(v.Lines, "Could not: "+u)
-		}
 		cc := by[b.Name]
-		if b.Scored > 0 {
-			line := "Accuracy: " + accuracyCI(float64(b.Correct)/float64(b.Scored), b.Correct, b.Scored)
-			if cc != nil && cc.Accuracy != nil {
-				a := cc.Accuracy
-				line += fmt.Sprintf("; the baseline %s [%s, %s] on the same %d items", numfmt.Fixed(a.Baseline, 3), numfmt.Fixed(a.BaselineCI[0], 3), numfmt.Fixed(a.BaselineCI[1], 3), a.Items)
-			}
-			v.Lines = append(v.Lines, line)
-		}
+		v := correctnessView{block: b, comparison: cc}
 		switch {
 		case cc == nil:
-			v.Lines = append(v.Lines, "No baseline: the outputs are recorded in correctness.jsonl for a later run to compare with")
+			v.against = noBaseline
 		case cc.Missing:
-			v.Lines = append(v.Lines, "The baseline has no block of this name: nothing compared")
+			v.against = baselineMissing
 		case cc.WasRefused():
-			v.Lines = append(v.Lines, "Not compared with the baseline: "+CorrectnessRefused(cc))
+			v.against = baselineRefused
 		default:
-			v.Lines = append(v.Lines, fmt.Sprintf("Against the baseline (%s): %d of %d prompts agree exactly (%s), %d near ties (%s), %d mismatches (%s; max_mismatch %s)",
-				strings.ToUpper(cc.Outcome.String()), cc.Exact, cc.Prompts, numfmt.Percent(cc.AgreementRate), cc.NearTies, numfmt.Percent(cc.NearTieRate),
-				cc.Mismatches, numfmt.Percent(cc.MismatchRate), numfmt.Percent(cc.MaxMismatch)))
-			if cc.Lossless {
-				word := "lossless"
-				if cc.Regressed {
-					word = "not lossless"
-				}
-				v.Lines = append(v.Lines, "Speculative decoding is "+word+" under greedy: this run decodes speculatively, the baseline did not")
-			}
-			if a := cc.Accuracy; a != nil {
-				line := fmt.Sprintf("Paired accuracy: %s points [%s, %s], %d right only in the baseline, %d only now, McNemar p = %s: %s",
-					signedPoints(a.Change), signedPoints(a.Bounds[0]), signedPoints(a.Bounds[1]), a.Worse, a.Better, numfmt.Fixed(a.PValue, 4), a.Decision)
-				if a.Need > 0 {
-					line += fmt.Sprintf(" (about %s items would decide it)", numfmt.Int(int64(a.Need)))
-				}
-				if a.ItemsFor3 > 0 {
-					line += fmt.Sprintf("; %s items catch a 3-point drop at power 0.8", numfmt.Int(int64(a.ItemsFor3)))
-				}
-				v.Lines = append(v.Lines, line)
-			}
-			v.Lines = append(v.Lines, warning.Strings(cc.Notes)...)
-			if len(cc.Diverged) > 0 {
-				v.Header = []string{"Line", "Prompt", "Kind", "Position", "Shared text before", "Baseline continues", "This run continues", "Baseline top-k there", "This run's top-k there", "Why"}
-				for _, d := range cc.Diverged {
-					pos := "token " + strconv.Itoa(d.Position)
-					if d.ByText {
-						pos = "character " + strconv.Itoa(d.Position)
-					}
-					v.Rows = append(v.Rows, []string{strconv.Itoa(d.Line), clip(d.Prompt, promptWidth), d.Kind, pos, strconv.Quote(d.Before),
-						strconv.Quote(d.Baseline), strconv.Quote(d.Now), topText(d.BaselineTop), topText(d.NowTop), DivergenceWhy(&d)})
-				}
-			}
+			v.against, v.diverged = baselineCompared, cc.Diverged
+		}
+		if b.Scored > 0 {
+			v.accuracyLo, v.accuracyHi = stats.Wilson(b.Correct, b.Scored, 0.025)
 		}
 		out = append(out, v)
 	}
 	return out
 }
 
-// accuracyCI is "0.620 (31 of 50; 95% interval 0.482–0.741)" (Wilson
-// 1927).
-func accuracyCI(acc float64, k, n int) string {
-	lo, hi := stats.Wilson(k, n, 0.025)
+// Title is the section's heading: "Correctness: greedy".
+func (v correctnessView) Title() string { return "Correctness: " + v.block.Name }
+
+// Lines are the section's sentences: what the block measured and cost,
+// its accuracy, and how it stands against the baseline.
+func (v correctnessView) Lines() []string {
+	b, cc := v.block, v.comparison
+	lines := []string{
+		fmt.Sprintf("%d prompts of %s to the %s API, greedy (temperature 0, seed %d), max_output %d, top-%d logprobs, %d at a time",
+			b.Prompts, b.Dataset, b.Endpoint, b.Seed, b.MaxOutput, b.Logprobs, b.Concurrency),
+		fmt.Sprintf("Cost: %ss wall, %s GPU-s, after the speed cells and outside their windows", numfmt.Fixed(b.ElapsedS, 1), numfmt.Fixed(b.GPUSeconds, 1)),
+	}
+	if b.Errors > 0 {
+		lines = append(lines, fmt.Sprintf("%d of %d requests failed (correctness.jsonl records why)", b.Errors, b.Prompts))
+	}
+	for _, u := range b.Unavailable {
+		lines = append(lines, "Could not: "+u)
+	}
+	if b.Scored > 0 {
+		line := "Accuracy: " + accuracyCI(float64(b.Correct)/float64(b.Scored), b.Correct, b.Scored, v.accuracyLo, v.accuracyHi)
+		if cc != nil && cc.Accuracy != nil {
+			a := cc.Accuracy
+			line += fmt.Sprintf("; the baseline %s [%s, %s] on the same %d items", numfmt.Fixed(a.Baseline, 3), numfmt.Fixed(a.BaselineCI[0], 3), numfmt.Fixed(a.BaselineCI[1], 3), a.Items)
+		}
+		lines = append(lines, line)
+	}
+	switch v.against {
+	case noBaseline:
+		return append(lines, "No baseline: the outputs are recorded in correctness.jsonl for a later run to compare with")
+	case baselineMissing:
+		return append(lines, "The baseline has no block of this name: nothing compared")
+	case baselineRefused:
+		return append(lines, "Not compared with the baseline: "+CorrectnessRefused(cc))
+	}
+	lines = append(lines, fmt.Sprintf("Against the baseline (%s): %d of %d prompts agree exactly (%s), %d near ties (%s), %d mismatches (%s; max_mismatch %s)",
+		strings.ToUpper(cc.Outcome.String()), cc.Exact, cc.Prompts, numfmt.Percent(cc.AgreementRate), cc.NearTies, numfmt.Percent(cc.NearTieRate),
+		cc.Mismatches, numfmt.Percent(cc.MismatchRate), numfmt.Percent(cc.MaxMismatch)))
+	if cc.Lossless {
+		word := "lossless"
+		if cc.Regressed {
+			word = "not lossless"
+		}
+		lines = append(lines, "Speculative decoding is "+word+" under greedy: this run decodes speculatively, the baseline did not")
+	}
+	if a := cc.Accuracy; a != nil {
+		line := fmt.Sprintf("Paired accuracy: %s points [%s, %s], %d right only in the baseline, %d only now, McNemar p = %s: %s",
+			signedPoints(a.Change), signedPoints(a.Bounds[0]), signedPoints(a.Bounds[1]), a.Worse, a.Better, numfmt.Fixed(a.PValue, 4), a.Decision)
+		if a.Need > 0 {
+			line += fmt.Sprintf(" (about %s items would decide it)", numfmt.Int(int64(a.Need)))
+		}
+		if a.ItemsFor3 > 0 {
+			line += fmt.Sprintf("; %s items catch a 3-point drop at power 0.8", numfmt.Int(int64(a.ItemsFor3)))
+		}
+		lines = append(lines, line)
+	}
+	return append(lines, warning.Strings(cc.Notes)...)
+}
+
+// Header is the diverged prompts' table's header; nil when none diverged.
+func (v correctnessView) Header() []string {
+	if len(v.diverged) == 0 {
+		return nil
+	}
+	return []string{"Line", "Prompt", "Kind", "Position", "Shared text before", "Baseline continues", "This run continues", "Baseline top-k there", "This run's top-k there", "Why"}
+}
+
+// Rows are the diverged prompts' table, a prompt each.
+func (v correctnessView) Rows() [][]string {
+	var rows [][]string
+	for i := range v.diverged {
+		d := &v.diverged[i]
+		pos := "token " + strconv.Itoa(d.Position)
+		if d.ByText {
+			pos = "character " + strconv.Itoa(d.Position)
+		}
+		rows = append(rows, []string{strconv.Itoa(d.Line), clip(d.Prompt, promptWidth), d.Kind, pos, strconv.Quote(d.Before),
+			strconv.Quote(d.Baseline), strconv.Quote(d.Now), topText(d.BaselineTop), topText(d.NowTop), DivergenceWhy(d)})
+	}
+	return rows
+}
+
+// accuracyCI is "0.620 (31 of 50; 95% interval 0.482–0.741)": accuracy
+// acc, k right of n, its interval lo to hi.
+func accuracyCI(acc float64, k, n int, lo, hi float64) string {
 	return fmt.Sprintf("%s (%d of %d; 95%% interval %s–%s)", numfmt.Fixed(acc, 3), k, n, numfmt.Fixed(lo, 3), numfmt.Fixed(hi, 3))
 }
 
@@ -144,14 +197,14 @@ func clip(s string, n int) string {
 // writeCorrectness writes each correctness block's section of report.md.
 func writeCorrectness(b *bufio.Writer, sections []correctnessView) {
 	for _, v := range sections {
-		fmt.Fprintf(b, "## %s\n\n", mdText(v.Title))
-		for _, l := range v.Lines {
+		fmt.Fprintf(b, "## %s\n\n", mdText(v.Title()))
+		for _, l := range v.Lines() {
 			fmt.Fprintf(b, "- %s\n", mdText(l))
 		}
 		b.WriteString("\n")
-		if len(v.Rows) > 0 {
-			mdTable(b, v.Header, func(row func(...string)) {
-				for _, r := range v.Rows {
+		if rows := v.Rows(); len(rows) > 0 {
+			mdTable(b, v.Header(), func(row func(...string)) {
+				for _, r := range rows {
 					row(r...)
 				}
 			})

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/slogate/slogate/internal/engine"
 	"github.com/slogate/slogate/internal/numfmt"
@@ -19,7 +20,123 @@ import (
 )
 
 // header.go builds the head of the report: its title, the line under
-// it, and the Hardware, Engine and Run tables.
+// it, the Hardware, Engine and Run tables and the launch command.
+// newHeader gathers their figures from the Results; header's methods word
+// them when a writer asks.
+
+// header is the head of a run's report as figures: the server and the
+// run's settings as the Results hold them, and what newHeader read off
+// the cells (the GPUs, the decode matrix's shape, the repeats taken, the
+// window time saturation saved, whether the spec's workload was sent).
+// Its methods word them: Title, Summary, Measured, Hardware, Engine, Run
+// and Launch.
+type header struct {
+	server  *result.Server
+	measure *result.Measure
+	tool    string
+	started time.Time
+	gpuTime *result.GPUTime
+	// gpu are the GPUs as nvidia-smi or the spec's labels describe them,
+	// hasGPU false when neither does; cpu says the server ran without
+	// GPUs (cpuRun).
+	gpu    gpuFacts
+	hasGPU bool
+	cpu    bool
+	// contexts are the decode cells' distinct contexts in first-seen
+	// order, concurrencies their distinct concurrency levels ascending,
+	// prefill the prefill cells' distinct contexts.
+	contexts, concurrencies, prefill []int
+	// decodeTest says the run has decode cells (a matrix's or a
+	// concurrency search's) and prefillMode that it has those or prefill
+	// cells: the Run table says how they were measured. A run of traffic
+	// cells alone has neither, and its named workloads' cells send their
+	// own prompts (their sections say which).
+	decodeTest, prefillMode bool
+	// repeats is how many repeats the measured decode and prefill cells
+	// took (repeat = "auto").
+	repeats repeatCount
+	// savedS is the window time stopping saturated cells saved
+	// (SaturationSavedS).
+	savedS float64
+	// workload is the spec's workload block when some cell sent its
+	// prompts (sendsMeasureWorkload); nil otherwise.
+	workload *workload.Record
+}
+
+// newHeader gathers the figures of res's head.
+func newHeader(res *result.Results) header {
+	h := header{server: &res.Server, measure: &res.Measure, tool: res.Tool, started: res.Started, gpuTime: res.GPUTime,
+		cpu: cpuRun(res), repeats: repeatsTaken(res), savedS: SaturationSavedS(res)}
+	h.gpu, h.hasGPU = gpus(&res.Server)
+	var ctxs, concs, pc []int
+	for _, c := range res.Decode {
+		ctxs = append(ctxs, c.Context)
+		concs = append(concs, c.Concurrency)
+	}
+	h.contexts, h.concurrencies = uniqueInts(ctxs), uniqueInts(concs)
+	sort.Ints(h.concurrencies)
+	for _, c := range res.Prefill {
+		pc = append(pc, c.Context)
+	}
+	h.prefill = uniqueInts(pc)
+	h.decodeTest = len(res.Decode) > 0 || slices.ContainsFunc(res.Search, func(s result.Search) bool { return !s.IsRate() })
+	h.prefillMode = h.decodeTest || len(res.Prefill) > 0
+	if res.Workload != nil && sendsMeasureWorkload(res) {
+		h.workload = res.Workload
+	}
+	return h
+}
+
+// Title is the report's title: "Qwen3.5-4B on H200 NVL 141GB".
+func (h header) Title() string { return shortModel(h.server.Model) + " on " + h.hardwareName() }
+
+// hardwareName is the run's hardware as the title and JUnit's hardware
+// property name it: hardwareTitle, or "CPU (no GPU)" for a CPU server
+// whose spec names no GPU.
+func (h header) hardwareName() string {
+	if !h.hasGPU && h.cpu {
+		return "CPU (no GPU)"
+	}
+	return hardwareTitle(h.gpu, h.hasGPU, h.server.Simulated)
+}
+
+// Summary is the line under the title: engine · version · quantization
+// · matrix shape · prefill contexts ("vllm · 0.26.1 · BF16 · 6 contexts
+// (8K–251K) × 5 concurrency levels (1–64) · prefill at 8K, 32K").
+func (h header) Summary() string {
+	sum := []string{engineHeader(h.server)}
+	if q := h.server.Labels["quantization"]; q != "" {
+		sum = append(sum, q)
+	}
+	if ctxs, concs := h.contexts, h.concurrencies; len(ctxs) > 0 {
+		sum = append(sum, fmt.Sprintf("%d %s (%s) × %d concurrency %s (%s)",
+			len(ctxs), plural(len(ctxs), "context", "contexts"), span(ctxs, vocab.FormatTokens),
+			len(concs), plural(len(concs), "level", "levels"), span(concs, strconv.Itoa)))
+	}
+	if len(h.prefill) > 0 {
+		sum = append(sum, "prefill at "+numfmt.List(h.prefill, vocab.FormatTokens))
+	}
+	return strings.Join(sum, " · ")
+}
+
+// Measured is "Measured Sep 3, 2026, 17:22 UTC"; "" when the start is
+// unknown.
+func (h header) Measured() string {
+	if h.started.IsZero() {
+		return ""
+	}
+	return "Measured " + h.started.UTC().Format("Jan 2, 2006, 15:04 UTC")
+}
+
+// Hardware is the Hardware table (hardwareFacts).
+func (h header) Hardware() []kv { return hardwareFacts(h.server, h.gpu, h.hasGPU, h.cpu) }
+
+// Engine is the Engine table (engineFacts).
+func (h header) Engine() []kv { return engineFacts(h.server) }
+
+// Launch is the server's command line (launchCommand); "" when slogate
+// did not launch it.
+func (h header) Launch() string { return launchCommand(h.server) }
 
 // shortModel is the model's last path element, as the seed titles show it.
 func shortModel(m string) string {
@@ -57,14 +174,14 @@ func gpus(s *result.Server) (gpuFacts, bool) {
 	return g, true
 }
 
-// hardwareTitle is "H200 NVL 141GB ×2", "simulator" or "unknown GPU". A
-// simulated run that names hardware (a seed spec's gpu label) says so,
-// "H200 (simulated)", so that no title, summary or JUnit property passes a
+// hardwareTitle is GPUs g (known: gpus found some) as the title names
+// them: "H200 NVL 141GB ×2", "simulator" or "unknown GPU". A simulated
+// run that names hardware (a seed spec's gpu label) says so, "H200
+// (simulated)", so that no title, summary or JUnit property passes a
 // simulator's numbers off as that hardware's.
-func hardwareTitle(s *result.Server) string {
-	g, ok := gpus(s)
-	if !ok {
-		if s.Simulated {
+func hardwareTitle(g gpuFacts, known, simulated bool) string {
+	if !known {
+		if simulated {
 			return "simulator"
 		}
 		return "unknown GPU"
@@ -76,7 +193,7 @@ func hardwareTitle(s *result.Server) string {
 	if g.Count > 1 {
 		t += fmt.Sprintf(" ×%d", g.Count)
 	}
-	if s.Simulated && !strings.Contains(strings.ToLower(g.Name), "simulat") {
+	if simulated && !strings.Contains(strings.ToLower(g.Name), "simulat") {
 		t += " (simulated)" // once: a label that says so already is not repeated
 	}
 	return t
@@ -87,15 +204,6 @@ func hardwareTitle(s *result.Server) string {
 // calls it a CPU server, not an unknown GPU (docs/method.md#gpu-time).
 func cpuRun(res *result.Results) bool {
 	return res.GPUTime != nil && res.GPUTime.CPU && len(res.Server.GPUs) == 0
-}
-
-// runHardwareTitle is hardwareTitle, or "CPU (no GPU)" for a CPU server
-// whose spec names no GPU.
-func runHardwareTitle(res *result.Results) string {
-	if _, ok := gpus(&res.Server); !ok && cpuRun(res) {
-		return "CPU (no GPU)"
-	}
-	return hardwareTitle(&res.Server)
 }
 
 // engineName is the run's engine: the server block's ("sglang"), else the
@@ -118,52 +226,11 @@ func engineHeader(s *result.Server) string {
 	return engineName(s) + " · " + s.Version
 }
 
-// summaryLine is the line under the title: engine · version · quantization
-// · matrix shape · prefill contexts.
-func summaryLine(res *result.Results) string {
-	s := &res.Server
-	var sum []string
-	sum = append(sum, engineHeader(s))
-	if q := s.Labels["quantization"]; q != "" {
-		sum = append(sum, q)
-	}
-	var ctxs, concs []int
-	for _, c := range res.Decode {
-		ctxs = append(ctxs, c.Context)
-		concs = append(concs, c.Concurrency)
-	}
-	ctxs, concs = uniqueInts(ctxs), uniqueInts(concs)
-	if len(ctxs) > 0 {
-		sort.Ints(concs)
-		sum = append(sum, fmt.Sprintf("%d %s (%s) × %d concurrency %s (%s)",
-			len(ctxs), plural(len(ctxs), "context", "contexts"), span(ctxs, vocab.FormatTokens),
-			len(concs), plural(len(concs), "level", "levels"), span(concs, strconv.Itoa)))
-	}
-	if len(res.Prefill) > 0 {
-		var pc []int
-		for _, c := range res.Prefill {
-			pc = append(pc, c.Context)
-		}
-		sum = append(sum, "prefill at "+numfmt.List(uniqueInts(pc), vocab.FormatTokens))
-	}
-	return strings.Join(sum, " · ")
-}
-
-// measuredLine is "Measured Sep 3, 2026, 17:22 UTC"; "" when the start is
-// unknown.
-func measuredLine(res *result.Results) string {
-	if res.Started.IsZero() {
-		return ""
-	}
-	return "Measured " + res.Started.UTC().Format("Jan 2, 2006, 15:04 UTC")
-}
-
-// hardwareFacts is the Hardware table: the GPUs (nvidia-smi, else the
-// spec's labels), or what stands in for them (cpu: a CPU server), and the
-// OS.
-func hardwareFacts(s *result.Server, cpu bool) []kv {
+// hardwareFacts is the Hardware table: GPUs g (known: gpus found some),
+// or what stands in for them (cpu: a CPU server), and the OS.
+func hardwareFacts(s *result.Server, g gpuFacts, known, cpu bool) []kv {
 	var facts []kv
-	if g, ok := gpus(s); ok {
+	if known {
 		typ := "Discrete GPU"
 		if s.Simulated {
 			typ = "Simulated by slogate sim (no GPU)"
@@ -243,10 +310,10 @@ func engineSettings(s *result.Server) []kv {
 
 type kv struct{ Key, Value string }
 
-// runFacts is the Run table: what was served, by which tool, and how the
-// cells were measured.
-func runFacts(res *result.Results) []kv {
-	s := &res.Server
+// Run is the Run table: what was served, by which tool, how the cells
+// were measured and what the run cost.
+func (h header) Run() []kv {
+	s := h.server
 	served := s.ServedModel
 	if served == "" {
 		served = s.Model
@@ -254,32 +321,28 @@ func runFacts(res *result.Results) []kv {
 	facts := []kv{{"Served model", served}}
 	facts = appendLabel(facts, s, "Revision", "revision")
 	tool := "slogate"
-	if res.Tool != "" {
-		tool += " " + res.Tool
+	if h.tool != "" {
+		tool += " " + h.tool
 	}
 	facts = append(facts, kv{"Benchmark tool", tool})
-	// The decode and prefill rows say how those cells were measured: a
-	// run of traffic cells alone has none, and its named workloads' cells
-	// send their own prompts (their sections say which).
-	decode := len(res.Decode) > 0 || slices.ContainsFunc(res.Search, func(s result.Search) bool { return !s.IsRate() })
-	if decode {
+	if h.decodeTest {
 		facts = append(facts, kv{"Decode test", "Fixed duration"})
 	}
-	if decode || len(res.Prefill) > 0 {
+	if h.prefillMode {
 		facts = append(facts, kv{"Prefill mode", "Measured during decode warm-up"})
 	}
-	facts = append(facts, measureFacts(res)...)
-	if g := res.GPUTime; g != nil {
+	facts = append(facts, h.measureFacts()...)
+	if g := h.gpuTime; g != nil {
 		facts = append(facts, kv{"GPU time", GPUTimeText(g)})
-		if saved := SaturationSavedS(res); saved > 0 {
-			facts = append(facts, kv{"Saved by saturation", SaturationSavedText(saved, g)})
+		if h.savedS > 0 {
+			facts = append(facts, kv{"Saved by saturation", SaturationSavedText(h.savedS, g)})
 		}
 	}
 	if s.Endpoint != "" {
 		facts = append(facts, kv{"Endpoint", s.Endpoint})
 	}
-	if res.Workload != nil && sendsMeasureWorkload(res) {
-		facts = append(facts, kv{"Workload", workloadText(res.Workload)})
+	if h.workload != nil {
+		facts = append(facts, kv{"Workload", workloadText(h.workload)})
 	}
 	return facts
 }
@@ -301,9 +364,9 @@ func sendsMeasureWorkload(res *result.Results) bool {
 
 // measureFacts are the Run table's rows of the measure block: the window,
 // the output cap, the repeats and the boots.
-func measureFacts(res *result.Results) []kv {
+func (h header) measureFacts() []kv {
 	var facts []kv
-	m := res.Measure
+	m := h.measure
 	if m.DurationS > 0 {
 		facts = append(facts, kv{"Time per measurement", numfmt.Shortest(m.DurationS) + " s"})
 	}
@@ -312,7 +375,7 @@ func measureFacts(res *result.Results) []kv {
 	}
 	switch {
 	case m.RepeatAuto:
-		facts = append(facts, kv{"Repeats per cell", fmt.Sprintf("auto, %d to %d (medians shown; %s)", m.Repeat, m.MaxRepeat, repeatsTaken(res))})
+		facts = append(facts, kv{"Repeats per cell", fmt.Sprintf("auto, %d to %d (medians shown; %s)", m.Repeat, m.MaxRepeat, h.repeats.String())})
 	case m.Repeat > 1:
 		facts = append(facts, kv{"Repeats per cell", strconv.Itoa(m.Repeat) + " (medians shown)"})
 	}
@@ -344,17 +407,74 @@ func GPUTimeText(g *result.GPUTime) string {
 	return s + ")"
 }
 
-// repeatsTaken says how many repeats repeat = "auto" took over the
-// measured decode and prefill cells: "mean 4.5, 4 to 8".
-func repeatsTaken(res *result.Results) string {
-	var n, sum, lo, hi int
+// SaturationSavedS is the window time the run's saturated traffic cells
+// and rate probes did not run, in seconds: the sum of their reasons'
+// saved_s (docs/method.md#saturation).
+func SaturationSavedS(res *result.Results) float64 {
+	saved := 0.0
+	add := func(c *result.TrafficCell) {
+		if c == nil || c.Status != vocab.StatusSaturated {
+			return
+		}
+		for _, r := range c.Reasons {
+			if r.Code == result.ReasonSaturated {
+				saved += r.Figures[result.FigSavedS]
+			}
+		}
+	}
+	for i := range res.Traffic {
+		add(&res.Traffic[i])
+	}
+	for _, s := range res.Search {
+		for _, p := range s.Probes {
+			add(p.Traffic)
+		}
+	}
+	return saved
+}
+
+// SaturationSavedText words the window time saved by stopping saturated
+// cells, as GPU time on g's GPUs: "57.0 s of windows not run (0.032
+// GPU-hours on 2 GPUs)"; on a CPU server, server time.
+func SaturationSavedText(saved float64, g *result.GPUTime) string {
+	if g.CPU || g.GPUs == 0 {
+		return fmt.Sprintf("%s s of windows not run (server time; a CPU server)", numfmt.Fixed(saved, 1))
+	}
+	gpus := "1 GPU"
+	if g.GPUs > 1 {
+		gpus = strconv.Itoa(g.GPUs) + " GPUs"
+	}
+	return fmt.Sprintf("%s s of windows not run (%.3f GPU-hours on %s)", numfmt.Fixed(saved, 1), saved*float64(g.GPUs)/3600, gpus)
+}
+
+// repeatCount is how many repeats repeat = "auto" took over the measured
+// decode and prefill cells: n cells, mean a cell, lo to hi. Its String
+// words it: "took 4.5 a cell on average, 4 to 8".
+type repeatCount struct {
+	n, lo, hi int
+	mean      float64
+}
+
+// String is "took 4.5 a cell on average, 4 to 8", or "no cell measured".
+func (r repeatCount) String() string {
+	if r.n == 0 {
+		return "no cell measured"
+	}
+	return fmt.Sprintf("took %s a cell on average, %d to %d", numfmt.Fixed(r.mean, 1), r.lo, r.hi)
+}
+
+// repeatsTaken counts the repeats res's measured decode and prefill
+// cells took (a cell that records none took one).
+func repeatsTaken(res *result.Results) repeatCount {
+	var r repeatCount
+	sum := 0
 	count := func(k int) {
 		k = max(k, 1)
-		if n == 0 || k < lo {
-			lo = k
+		if r.n == 0 || k < r.lo {
+			r.lo = k
 		}
-		hi = max(hi, k)
-		n++
+		r.hi = max(r.hi, k)
+		r.n++
 		sum += k
 	}
 	for _, c := range res.Prefill {
@@ -367,10 +487,10 @@ func repeatsTaken(res *result.Results) string {
 			count(c.Repeats)
 		}
 	}
-	if n == 0 {
-		return "no cell measured"
+	if r.n > 0 {
+		r.mean = float64(sum) / float64(r.n)
 	}
-	return fmt.Sprintf("took %s a cell on average, %d to %d", numfmt.Fixed(float64(sum)/float64(n), 1), lo, hi)
+	return r
 }
 
 // workloadText is the Run section's "Workload" line: what the requests

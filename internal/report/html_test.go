@@ -85,7 +85,7 @@ func TestHTMLContent(t *testing.T) {
 					t.Errorf("verdict %s missing", vd.Test)
 				}
 			}
-			if !strings.Contains(h, "<title>"+htmlEscape(v.Title)+" · slogate</title>") {
+			if !strings.Contains(h, "<title>"+htmlEscape(v.Title())+" · slogate</title>") {
 				t.Error("page title missing")
 			}
 		})

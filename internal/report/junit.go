@@ -146,7 +146,7 @@ func addRun(s *junitSuite, v *view, run string) {
 	}
 	prop("model", res.Server.Model)
 	prop("version", res.Server.Version)
-	prop("hardware", v.hardware)
+	prop("hardware", v.hardwareName())
 	if res.Server.Simulated {
 		prop("simulated", "true")
 	}

@@ -23,23 +23,23 @@ func writeMarkdown(w io.Writer, v *view) error {
 	b := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 
-	p("Speed test matrix\n\n# %s\n\n%s\n\n", mdText(v.Title), mdText(v.Summary))
-	if v.Measured != "" {
-		p("%s\n\n", v.Measured)
+	p("Speed test matrix\n\n# %s\n\n%s\n\n", mdText(v.Title()), mdText(v.Summary()))
+	if m := v.Measured(); m != "" {
+		p("%s\n\n", m)
 	}
 	writeHead(b, v)
 	for _, sec := range []struct {
 		title string
 		list  []kv
-	}{{"Hardware", v.Hardware}, {"Engine", v.Engine}, {"Run", v.Run}} {
+	}{{"Hardware", v.Hardware()}, {"Engine", v.Engine()}, {"Run", v.Run()}} {
 		p("## %s\n\n", sec.title)
 		for _, e := range sec.list {
 			p("- %s: %s\n", e.Key, mdText(e.Value))
 		}
 		p("\n")
 	}
-	if v.Launch != "" {
-		p("## Launch command\n\n%s\n\n", fence("sh", v.Launch))
+	if l := v.Launch(); l != "" {
+		p("## Launch command\n\n%s\n\n", fence("sh", l))
 	}
 	if len(v.Prefill) > 0 {
 		p("## Prefill\n\nprompt tok/s by context length\n\n")
@@ -101,18 +101,18 @@ func writeMarkdown(w io.Writer, v *view) error {
 	}
 	if n := v.Noise; n != nil {
 		p("## Noise\n\n")
-		mdTable(b, n.Header, func(row func(...string)) {
-			for _, r := range n.Rows {
+		mdTable(b, n.Header(), func(row func(...string)) {
+			for _, r := range n.Rows() {
 				row(r...)
 			}
 		})
-		p("\n%s\n\n", mdText(n.Note))
+		p("\n%s\n\n", mdText(n.Note()))
 	}
 	writeComparison(b, v.Comparison)
 	writeVerdicts(b, v)
-	if len(v.Warnings) > 0 {
+	if ws := v.Warnings(); len(ws) > 0 {
 		p("## Warnings\n\n")
-		for _, w := range v.Warnings {
+		for _, w := range ws {
 			p("- %s\n", mdText(w))
 		}
 		p("\n")
@@ -128,9 +128,9 @@ func WriteSummary(w io.Writer, res *result.Results) error { return NewModel(res)
 // writeSummary lays v out as the CI summary (WriteSummary).
 func writeSummary(w io.Writer, v *view) error {
 	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "### slogate %s: %s (%s)\n\n%s\n\n", v.Outcome, mdText(v.Title), mdText(v.Res.Spec), mdText(v.Summary))
+	fmt.Fprintf(b, "### slogate %s: %s (%s)\n\n%s\n\n", v.Outcome(), mdText(v.Title()), mdText(v.Res.Spec), mdText(v.Summary()))
 	writeHead(b, v)
-	for _, warn := range v.Warnings {
+	for _, warn := range v.Warnings() {
 		fmt.Fprintf(b, "> %s\n\n", mdText(warn))
 	}
 	writeMatrices(b, v)
@@ -170,11 +170,11 @@ func writeVerdicts(b *bufio.Writer, v *view) {
 	fmt.Fprintf(b, "## Verdicts\n\n")
 	mdTable(b, []string{"Test", "Outcome", "Rule", "Measured"}, func(row func(...string)) {
 		for _, r := range v.Verdicts {
-			rule := r.Rule
+			rule := r.Rule()
 			if rule != "" {
 				rule = mdCode(rule)
 			}
-			row(r.Test, r.Outcome, rule, r.Measured)
+			row(r.Test(), r.Outcome(), rule, r.Measured())
 		}
 	})
 	fmt.Fprintln(b)
@@ -184,13 +184,13 @@ func writeVerdicts(b *bufio.Writer, v *view) {
 // outcome and the tests by outcome on one line, then what failed and why,
 // a line each (verdictHead).
 func writeHead(b *bufio.Writer, v *view) {
-	fmt.Fprintf(b, "**%s**: %s.\n\n", v.Outcome, mdText(v.Head.Tally))
+	fmt.Fprintf(b, "**%s**: %s.\n\n", v.Outcome(), mdText(v.Head.Tally()))
 	for _, f := range v.Head.WhatFailed {
-		line := "- **" + mdText(f.Subject) + "** " + f.Outcome
-		if f.Where != "" {
-			line += " at " + mdCode(f.Where)
+		line := "- **" + mdText(f.Subject) + "** " + f.Outcome()
+		if where := f.Where(); where != "" {
+			line += " at " + mdCode(where)
 		}
-		fmt.Fprintln(b, line+": "+mdText(f.Why))
+		fmt.Fprintln(b, line+": "+mdText(f.Why()))
 	}
 	if n := v.Head.MoreFailed; n > 0 {
 		fmt.Fprintf(b, "- … and %d more: see Verdicts and Errors below\n", n)

@@ -9,9 +9,9 @@ import (
 
 // Model is a run's report, built once from its Results: every section
 // that report.md, report.html, the CI summary and the rate searches'
-// chart files show, its text and what its charts plot. Its writers lay
-// it out and draw the charts; none goes back to the Results for a
-// piece. Build it after the verdicts are in the Results: it does not see
+// chart files show, its figures (worded when a writer asks) or its text,
+// and what its charts plot. Its writers lay it out and draw the charts;
+// none goes back to the Results for a piece. Build it after the verdicts are in the Results: it does not see
 // later changes.
 type Model struct{ v *view }
 
@@ -36,17 +36,18 @@ func (m *Model) WriteJUnit(w io.Writer) error { return writeJUnit(w, []*view{m.v
 // which report.md links to.
 func (m *Model) SearchCharts() []SearchChart { return searchCharts(m.v.searches) }
 
-// view is the presentation model shared by the Markdown and HTML reports:
-// every string the reports show, computed once from Results.
+// view is the presentation model shared by the Markdown and HTML reports,
+// computed once from Results: the sections newView decides on, what each
+// holds and in which order. The head, the outcome and what failed, the
+// warnings, the Noise, Correctness, Latency and Comparison sections hold
+// their figures, which their methods word for the writers; the others
+// hold their strings.
 type view struct {
-	Res      *result.Results
-	Title    string // "Qwen3.5-4B on H200 NVL 141GB"
-	Summary  string // "vllm · 0.26.1… · BF16 · 6 contexts (8K–251K) × …"
-	Measured string // "Measured Sep 3, 2026, 17:22 UTC"
-	Hardware []kv
-	Engine   []kv
-	Run      []kv
-	Launch   string
+	Res *result.Results
+	// header is the report's head (header.go): its methods word the
+	// Title, Summary, Measured line, the Hardware, Engine and Run tables
+	// and the Launch command.
+	header
 	Prefill  []prefillRow
 	Matrices []matrixView
 	All      [][]string // All measurements rows (without header)
@@ -59,11 +60,14 @@ type view struct {
 	// Saturated are the traffic cells stopped early past the server's
 	// capacity, with their evidence ("traffic steady ctx=1K rate=60:
 	// past the server's capacity …"; docs/method.md#saturation).
-	Saturated    []string
-	Verdicts     []verdictRow
-	Warnings     []string
-	cellWarnings []cellWarning // the cells' warnings, grouped into Warnings
-	Outcome      string        // PASS / FAIL / ERROR / SKIP
+	Saturated []string
+	Verdicts  []verdictRow
+	// warnings is the Warnings section (Warnings words it); cellWarnings
+	// the cells' warnings, which it groups.
+	warnings     warningList
+	cellWarnings []cellWarning
+	// outcome is the run's outcome (runOutcome); Outcome words it.
+	outcome vocab.Outcome
 	// Head is what the reports open with: the tests by outcome and what
 	// failed and why (outcome.go).
 	Head verdictHead
@@ -102,22 +106,10 @@ func (v *view) AnyCells() bool { return len(v.Matrices) > 0 }
 
 // newView computes everything the Markdown and HTML reports, the CI
 // summary and the rate searches' chart files show, section by section in
-// the order they appear, so that their writers only lay it out.
+// the order they appear: which sections there are and what goes where,
+// their figures or their strings, so that their writers only lay it out.
 func newView(res *result.Results) *view {
-	s := &res.Server
-	hardware := runHardwareTitle(res)
-	v := &view{
-		Res:      res,
-		hardware: hardware,
-		Title:    shortModel(s.Model) + " on " + hardware,
-		Summary:  summaryLine(res),
-		Measured: measuredLine(res),
-		Hardware: hardwareFacts(s, cpuRun(res)),
-		Engine:   engineFacts(s),
-		Run:      runFacts(res),
-		Launch:   launchCommand(s),
-		Outcome:  outcomeWord(runOutcome(res)),
-	}
+	v := &view{Res: res, header: newHeader(res)}
 	v.addPrefill(res.Prefill)
 	v.addMatrices(res)
 	for i := range res.Traffic { // a dataset's counts, its reuse in order, …
@@ -138,7 +130,8 @@ func newView(res *result.Results) *view {
 	}
 	v.addVerdicts(res.Verdicts)
 	v.Head = newVerdictHead(res, v)
-	v.Warnings = runWarnings(res, groupCellWarnings(v.cellWarnings))
+	v.outcome = runOutcome(res)
+	v.warnings = newWarningList(res, v.cellWarnings)
 	v.Noise = noiseSection(res)
 	v.blocks = newTrafficBlocks(res)
 	v.cellLines = junitLines(res, v)

@@ -182,11 +182,27 @@ func WriteNoise(w io.Writer, path string, res *result.Results, opt NoiseOptions)
 	return err
 }
 
-// noiseView is the Noise section: the table of noiseTable.
-type noiseView struct {
-	Header []string
-	Rows   [][]string
-	Note   string
+// noiseView is the Noise section: the noise of each measured cell's
+// gated metrics at compare's defaults (Noise), which its methods word as
+// noiseTable does.
+type noiseView struct{ rows []NoiseRow }
+
+// Header is the Noise table's header.
+func (n *noiseView) Header() []string {
+	head, _, _ := noiseTable(n.rows, NoiseOptions{})
+	return head
+}
+
+// Rows are the Noise table's rows, a cell's metric each.
+func (n *noiseView) Rows() [][]string {
+	_, body, _ := noiseTable(n.rows, NoiseOptions{})
+	return body
+}
+
+// Note is the sentence under the Noise table.
+func (n *noiseView) Note() string {
+	_, _, note := noiseTable(n.rows, NoiseOptions{})
+	return note
 }
 
 // noiseSection is the Noise section; nil when no cell was repeated.
@@ -195,8 +211,7 @@ func noiseSection(res *result.Results) *noiseView {
 	if !repeated(rows) {
 		return nil
 	}
-	head, body, note := noiseTable(rows, NoiseOptions{})
-	return &noiseView{Header: head, Rows: body, Note: note}
+	return &noiseView{rows: rows}
 }
 
 // repeated says whether any noise row has the repeats to measure noise.

@@ -17,55 +17,104 @@ import (
 // at the Verdicts table for the rest.
 const maxWhatFailed = 10
 
-// failLine is one entry of "What failed": Subject (a test's name, or a
-// cell's) ended Outcome ("FAIL", "ERROR", "INCONCLUSIVE"), the rule at
-// Where ("specs/demo.hcl:66", "" when none), because of Why.
+// failKind is what an entry of "What failed" is about, which its Why
+// words.
+type failKind int
+
+const (
+	failInterrupted  failKind = iota // the run was interrupted
+	failEnded                        // the run ended early; detail is its error
+	failVerdict                      // a verdict failed, was inconclusive or errored
+	failNotMeasured                  // a cell errored; detail is why
+	failUnmeasurable                 // the client could not measure a cell; detail is why
+	failSaturated                    // a cell stopped past the server's capacity; detail is its evidence
+)
+
+// failLine is one entry of "What failed": Subject (a test's name, a
+// cell's, or "the run") ended outcome, for what kind says with detail,
+// or as verdict (failVerdict) did. Its methods word it.
 type failLine struct {
-	Subject, Outcome, Where, Why string
+	Subject string
+	outcome vocab.Outcome
+	kind    failKind
+	detail  string
+	verdict *result.Verdict
 }
 
-// verdictHead is the outcome block of a view: Tally counts the tests by
-// outcome ("2 of 8 tests failed, 6 passed"), WhatFailed are the first
-// maxWhatFailed entries of what failed and why, and MoreFailed how many
-// more the Verdicts and Errors sections hold.
+// Outcome is the entry's outcome as go test prints it: "FAIL", "ERROR",
+// "INCONCLUSIVE".
+func (f failLine) Outcome() string { return outcomeWord(f.outcome) }
+
+// Where is where the failed verdict's rule is written
+// ("specs/demo.hcl:66"); "" for none.
+func (f failLine) Where() string {
+	if f.verdict == nil {
+		return ""
+	}
+	return f.verdict.Where()
+}
+
+// Why is why the entry failed, in one line: for a verdict its message
+// and, for an assert or expect, the value it read (failReason).
+func (f failLine) Why() string {
+	switch f.kind {
+	case failInterrupted:
+		return "interrupted; cells not reached are missing"
+	case failEnded:
+		return "ended early: " + f.detail
+	case failVerdict:
+		return failReason(*f.verdict)
+	case failNotMeasured:
+		return "not measured: " + f.detail
+	case failUnmeasurable:
+		return "unmeasurable: " + f.detail
+	}
+	return "saturated: " + f.detail
+}
+
+// verdictHead is the outcome block of a view: tally counts the tests by
+// outcome (Tally words it: "2 of 8 tests failed, 6 passed"), WhatFailed
+// are the first maxWhatFailed entries of what failed and why, and
+// MoreFailed how many more the Verdicts and Errors sections hold.
 type verdictHead struct {
-	Tally      string
+	tally      outcomeTally
 	WhatFailed []failLine
 	MoreFailed int
 }
 
+// Tally is the tests by outcome in words (outcomeTally.String).
+func (h verdictHead) Tally() string { return h.tally.String() }
+
 // newVerdictHead is v's outcome block, built after its verdicts and
 // errors: the run's own ending first (interrupted, ended early), then
 // each failed, inconclusive or errored verdict in the order the run
-// printed them, with its message and, for an assert or expect, the
-// value it read, then each cell that could not be measured.
+// printed them, then each cell that could not be measured.
 func newVerdictHead(res *result.Results, v *view) verdictHead {
-	h := verdictHead{Tally: Tally(res.Verdicts)}
+	h := verdictHead{tally: tallyOf(res.Verdicts)}
 	var all []failLine
 	// An interrupted run records why in Error too: said once.
 	if res.Interrupted {
-		all = append(all, failLine{Subject: "the run", Outcome: outcomeWord(vocab.Error), Why: "interrupted; cells not reached are missing"})
+		all = append(all, failLine{Subject: "the run", outcome: vocab.Error, kind: failInterrupted})
 	} else if res.Error != "" {
-		all = append(all, failLine{Subject: "the run", Outcome: outcomeWord(vocab.Error), Why: "ended early: " + res.Error})
+		all = append(all, failLine{Subject: "the run", outcome: vocab.Error, kind: failEnded, detail: res.Error})
 	}
-	for _, vd := range res.Verdicts {
+	for i := range res.Verdicts {
+		vd := &res.Verdicts[i]
 		if !vd.Outcome.Failed() {
 			continue
 		}
-		all = append(all, failLine{Subject: vd.Test, Outcome: outcomeWord(vd.Outcome), Where: vd.Where(), Why: failReason(vd)})
-	}
-	for _, e := range v.Errors {
-		cell, why, _ := strings.Cut(e, ": ")
-		all = append(all, failLine{Subject: cell, Outcome: outcomeWord(vocab.Error), Why: "not measured: " + why})
-	}
-	for _, e := range v.Unmeasurable {
-		cell, why, _ := strings.Cut(e, ": ")
-		all = append(all, failLine{Subject: cell, Outcome: outcomeWord(vocab.Inconclusive), Why: "unmeasurable: " + why})
+		all = append(all, failLine{Subject: vd.Test, outcome: vd.Outcome, kind: failVerdict, verdict: vd})
 	}
 	saturated, _ := judge.Decide(result.FindingSaturated)
-	for _, e := range v.Saturated {
-		cell, why, _ := strings.Cut(e, ": ")
-		all = append(all, failLine{Subject: cell, Outcome: outcomeWord(saturated), Why: "saturated: " + why})
+	for _, cells := range []struct {
+		lines   []string
+		outcome vocab.Outcome
+		kind    failKind
+	}{{v.Errors, vocab.Error, failNotMeasured}, {v.Unmeasurable, vocab.Inconclusive, failUnmeasurable}, {v.Saturated, saturated, failSaturated}} {
+		for _, e := range cells.lines {
+			cell, why, _ := strings.Cut(e, ": ")
+			all = append(all, failLine{Subject: cell, outcome: cells.outcome, kind: cells.kind, detail: why})
+		}
 	}
 	if len(all) > maxWhatFailed {
 		h.MoreFailed = len(all) - maxWhatFailed
@@ -97,15 +146,29 @@ func failReason(vd result.Verdict) string {
 // "2 of 8 tests failed, 6 passed", "6 tests passed"; without verdicts, that
 // there was nothing to check. The reports' heads and diff's SLO line say
 // it alike.
-func Tally(verdicts []result.Verdict) string {
-	if len(verdicts) == 0 {
-		return "no assert, expect or baseline to check"
-	}
-	var n [vocab.Error + 1]int
+func Tally(verdicts []result.Verdict) string { return tallyOf(verdicts).String() }
+
+// outcomeTally is how many of total verdicts ended each outcome.
+type outcomeTally struct {
+	n     [vocab.Error + 1]int
+	total int
+}
+
+// tallyOf counts verdicts by outcome.
+func tallyOf(verdicts []result.Verdict) outcomeTally {
+	t := outcomeTally{total: len(verdicts)}
 	for _, v := range verdicts {
 		if v.Outcome >= vocab.Pass && v.Outcome <= vocab.Error {
-			n[v.Outcome]++
+			t.n[v.Outcome]++
 		}
+	}
+	return t
+}
+
+// String words the tally as Tally does.
+func (t outcomeTally) String() string {
+	if t.total == 0 {
+		return "no assert, expect or baseline to check"
 	}
 	words := []struct {
 		o    vocab.Outcome
@@ -113,33 +176,54 @@ func Tally(verdicts []result.Verdict) string {
 	}{{vocab.Error, "errored"}, {vocab.Fail, "failed"}, {vocab.Inconclusive, "inconclusive"}, {vocab.Skip, "skipped"}, {vocab.Pass, "passed"}}
 	var parts []string
 	for _, w := range words {
-		k := n[w.o]
+		k := t.n[w.o]
 		switch {
 		case k == 0:
 		case len(parts) > 0:
 			parts = append(parts, fmt.Sprintf("%d %s", k, w.word))
-		case k == len(verdicts):
+		case k == t.total:
 			parts = append(parts, fmt.Sprintf("%d %s %s", k, plural(k, "test", "tests"), w.word))
 		default:
-			parts = append(parts, fmt.Sprintf("%d of %d tests %s", k, len(verdicts), w.word))
+			parts = append(parts, fmt.Sprintf("%d of %d tests %s", k, t.total, w.word))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
 
-type verdictRow struct {
-	Test, Outcome, Rule, Measured, Message, Where string
-}
+// verdictRow is one row of the Verdicts table: a verdict of the
+// Results, which its methods word.
+type verdictRow struct{ vd *result.Verdict }
 
-// addVerdicts fills the Verdicts table.
+// Test is the verdict's test name.
+func (r verdictRow) Test() string { return r.vd.Test }
+
+// Outcome is the verdict's outcome as go test prints it.
+func (r verdictRow) Outcome() string { return outcomeWord(r.vd.Outcome) }
+
+// Rule is the verdict's rule as the spec writes it.
+func (r verdictRow) Rule() string { return r.vd.Rule }
+
+// Where is where the rule is written ("specs/demo.hcl:66").
+func (r verdictRow) Where() string { return r.vd.Where() }
+
+// Measured is the values the verdict read, joined by "; ".
+func (r verdictRow) Measured() string { return strings.Join(r.vd.Details, "; ") }
+
+// Message is the verdict's message (the author's error_message, or the
+// comparison's summary).
+func (r verdictRow) Message() string { return r.vd.Message }
+
+// addVerdicts fills the Verdicts table, a row per verdict in the order
+// the run printed them.
 func (v *view) addVerdicts(verdicts []result.Verdict) {
-	for _, vd := range verdicts {
-		row := verdictRow{Test: vd.Test, Outcome: outcomeWord(vd.Outcome), Rule: vd.Rule,
-			Measured: strings.Join(vd.Details, "; "), Message: vd.Message}
-		row.Where = vd.Where()
-		v.Verdicts = append(v.Verdicts, row)
+	for i := range verdicts {
+		v.Verdicts = append(v.Verdicts, verdictRow{&verdicts[i]})
 	}
 }
+
+// Outcome is the run's outcome (runOutcome) as the reports head with it:
+// PASS, FAIL, ERROR.
+func (v *view) Outcome() string { return outcomeWord(v.outcome) }
 
 // runOutcome is the outcome the report heads with: the worst verdict's,
 // Error when the run ended early, and Pass when the worst was a Skip (a

@@ -390,7 +390,7 @@ func TestHardwareTitle(t *testing.T) {
 		{"unknown", result.Server{}, "unknown GPU"},
 	}
 	for _, tt := range tests {
-		if got := hardwareTitle(&tt.srv); got != tt.want {
+		if got := newHeader(&result.Results{Server: tt.srv}).hardwareName(); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
 	}

@@ -64,8 +64,8 @@ func TestHardwareTitleSaysSimulatedOnce(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := hardwareTitle(&result.Server{Simulated: true, Labels: map[string]string{"gpu": tc.gpu}}); got != tc.want {
-				t.Errorf("hardwareTitle = %q, want %q", got, tc.want)
+			if got := newHeader(&result.Results{Server: result.Server{Simulated: true, Labels: map[string]string{"gpu": tc.gpu}}}).hardwareName(); got != tc.want {
+				t.Errorf("hardwareName = %q, want %q", got, tc.want)
 			}
 		})
 	}

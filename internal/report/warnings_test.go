@@ -33,7 +33,11 @@ func TestGroupCellWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := groupCellWarnings(tt.in); !slices.Equal(got, tt.want) {
+			got := []string{}
+			for _, g := range groupCellWarnings(tt.in) {
+				got = append(got, g.String())
+			}
+			if !slices.Equal(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
