@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,8 +12,10 @@ import (
 )
 
 // decode.go builds the Prefill table, the decode matrices and the All
-// measurements table, noting each cell's status for the legend and the
-// Errors and Unmeasurable lists; metric.go formats the numbers in them.
+// measurements table as figures: the cells, grouped into matrices and
+// ordered, each cell's status noted for the legend and the Errors and
+// Unmeasurable lists. Their methods word them when a writer asks;
+// metric.go formats the numbers in them.
 
 // Legend lines, worded as in the seed reports.
 const (
@@ -28,47 +29,147 @@ const (
 	legendMatrix       = "total tok/s · rows are context length, columns are simultaneous requests"
 )
 
-type prefillRow struct {
-	Context, TPS, TTFT, Status string
+// prefillRow is a prefill cell's row of the Prefill table; its methods
+// word it for report.md, report.html, its chart and JUnit.
+type prefillRow struct{ cell *result.PrefillCell }
+
+// Context is the row's context length: "8K".
+func (r prefillRow) Context() string { return vocab.FormatTokens(r.cell.Context) }
+
+// TPS is the cell's prompt tok/s as the Prefill table shows it ("46.7K",
+// "9,819"); a dash for a cell not measured.
+func (r prefillRow) TPS() string {
+	if !r.cell.Status.Measured() {
+		return dash
+	}
+	return prefillTPSText(r.cell.TPS, 0)
 }
+
+// TTFT is the cell's time to first token ("175 ms"); a dash for a cell
+// not measured.
+func (r prefillRow) TTFT() string {
+	if !r.cell.Status.Measured() {
+		return dash
+	}
+	return prefillTTFTText(r.cell)
+}
+
+// Status is the cell's status as the tables word it: "Valid".
+func (r prefillRow) Status() string { return statusWord(r.cell.Status) }
 
 // addPrefill fills the Prefill table and notes each cell's status.
 func (v *view) addPrefill(cells []result.PrefillCell) {
-	for _, c := range cells {
-		r := prefillRow{Context: vocab.FormatTokens(c.Context), TPS: dash, TTFT: dash, Status: statusWord(c.Status)}
-		if c.Status.Measured() {
-			r.TPS, r.TTFT = prefillTPSText(c.TPS, 0), prefillTTFTText(&c)
-		}
-		v.Prefill = append(v.Prefill, r)
-		v.noteStatus(c.Status, "prefill ctx="+r.Context, c.Reason)
+	for i := range cells {
+		c := &cells[i]
+		v.Prefill = append(v.Prefill, prefillRow{c})
+		v.noteStatus(c.Ref(), c.Status, c.Reason)
 	}
 }
 
 // matrixView is one decode matrix: rows are contexts, columns concurrency.
+// Its Title and Rows word it for the Markdown and HTML tables and the
+// chart; the heat map reads the cells' figures.
 type matrixView struct {
 	Label       string // "decode"
-	Title       string // "Sustained decode"
 	Contexts    []int
 	Concurrency []int
 	Cells       [][]*result.DecodeCell // [row][col]; nil when not recorded
-	// Rows are the rows in words, built once for every rendering of the
-	// matrix: the Markdown and HTML tables, the heat map and the chart.
-	Rows []matrixRow
 }
 
-// matrixRow is one row of a decode matrix in words.
+// Title is the matrix's heading: "Sustained decode", with its label
+// after a dash when it is not the default matrix's ("Sustained decode —
+// long").
+func (m matrixView) Title() string {
+	if m.Label == "decode" {
+		return "Sustained decode"
+	}
+	return "Sustained decode — " + m.Label
+}
+
+// Rows are the matrix's rows for its writers to word: each context with
+// its cells.
+func (m matrixView) Rows() []matrixRow {
+	rows := make([]matrixRow, len(m.Contexts))
+	for i, ctx := range m.Contexts {
+		rows[i] = matrixRow{context: ctx, Cells: make([]matrixCell, len(m.Cells[i]))}
+		for j, c := range m.Cells[i] {
+			rows[i].Cells[j] = matrixCell{c}
+		}
+	}
+	return rows
+}
+
+// matrixRow is one row of a decode matrix: its context and its cells,
+// column by column.
 type matrixRow struct {
-	Context string // "8K"
-	Cells   []cellWords
+	context int
+	Cells   []matrixCell
 }
 
-// cellWords is a decode matrix cell in words (cellParts): its total
-// tok/s, whether its requests queued and its TTFT, or the word that
-// stands for it; Line is all of it on one line, Class its HTML class and
-// Status its status as the tables word it ("" for a cell not recorded).
-type cellWords struct {
-	TPS, TTFT, Word, Line, Class, Status string
-	Queued                               bool
+// Context is the row's context length: "8K".
+func (r matrixRow) Context() string { return vocab.FormatTokens(r.context) }
+
+// matrixCell is a decode matrix cell (nil where not recorded); its
+// methods word it (cellParts): its total tok/s, whether its requests
+// queued and its TTFT, or the word that stands for it.
+type matrixCell struct{ cell *result.DecodeCell }
+
+// TPS is the cell's total tok/s ("6,018.4"); "" for a cell without
+// numbers.
+func (c matrixCell) TPS() string {
+	tps, _, _, _ := cellParts(c.cell)
+	return tps
+}
+
+// Queued reports whether the cell's requests queued.
+func (c matrixCell) Queued() bool {
+	_, queued, _, _ := cellParts(c.cell)
+	return queued
+}
+
+// TTFT is the cell's TTFT ("1,027 ms TTFT"); "" for a cell without
+// numbers.
+func (c matrixCell) TTFT() string {
+	_, _, ttft, _ := cellParts(c.cell)
+	return ttft
+}
+
+// Word is what stands for a cell without numbers ("Over capacity", "—");
+// "" for a measured cell.
+func (c matrixCell) Word() string {
+	_, _, _, word := cellParts(c.cell)
+	return word
+}
+
+// Line is all of the cell on one line: "6,018.4 · Requests queued ·
+// 1,027 ms TTFT".
+func (c matrixCell) Line() string {
+	tps, queued, ttft, word := cellParts(c.cell)
+	switch {
+	case word != "":
+		return word
+	case queued:
+		return tps + " · Requests queued · " + ttft
+	default:
+		return tps + " · " + ttft
+	}
+}
+
+// Class is the cell's HTML class: its status, "none" where not recorded.
+func (c matrixCell) Class() string {
+	if c.cell == nil {
+		return "none"
+	}
+	return string(c.cell.Status)
+}
+
+// Status is the cell's status as the tables word it; "" where not
+// recorded.
+func (c matrixCell) Status() string {
+	if c.cell == nil {
+		return ""
+	}
+	return statusWord(c.cell.Status)
 }
 
 // addMatrices lays out the decode matrices, in order of first appearance,
@@ -76,12 +177,12 @@ type cellWords struct {
 func (v *view) addMatrices(res *result.Results) {
 	v.Matrices = decodeMatrices(res)
 	for _, m := range v.Matrices {
-		for i, row := range m.Cells {
-			for j, c := range row {
+		for _, row := range m.Cells {
+			for _, c := range row {
 				if c == nil {
 					continue
 				}
-				v.noteStatus(c.Status, fmt.Sprintf("%s ctx=%s conc=%d", m.Label, m.Rows[i].Context, m.Concurrency[j]), c.Reason)
+				v.noteStatus(c.Ref(), c.Status, c.Reason)
 				for _, w := range c.Warnings {
 					v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w.String()})
 				}
@@ -92,7 +193,8 @@ func (v *view) addMatrices(res *result.Results) {
 
 // decodeMatrices groups the decode cells by matrix, in order of first
 // appearance: rows are the contexts in order of first appearance, columns
-// the concurrency levels in increasing order.
+// the concurrency levels in increasing order; a matrix's first cell at a
+// context and concurrency is the one it shows.
 func decodeMatrices(res *result.Results) []matrixView {
 	var labels []string
 	byLabel := map[string][]*result.DecodeCell{}
@@ -106,49 +208,27 @@ func decodeMatrices(res *result.Results) []matrixView {
 	}
 	var out []matrixView
 	for _, l := range labels {
-		m := matrixView{Label: l, Title: "Sustained decode"}
-		if l != "decode" {
-			m.Title += " — " + l
-		}
+		m := matrixView{Label: l}
 		var cx, cc []int
+		at := map[[2]int]*result.DecodeCell{} // context, concurrency → cell
 		for _, c := range byLabel[l] {
 			cx, cc = append(cx, c.Context), append(cc, c.Concurrency)
+			if k := [2]int{c.Context, c.Concurrency}; at[k] == nil {
+				at[k] = c
+			}
 		}
 		m.Contexts, m.Concurrency = uniqueInts(cx), uniqueInts(cc)
 		sort.Ints(m.Concurrency)
 		m.Cells = make([][]*result.DecodeCell, len(m.Contexts))
-		m.Rows = make([]matrixRow, len(m.Contexts))
 		for i, ctx := range m.Contexts {
 			m.Cells[i] = make([]*result.DecodeCell, len(m.Concurrency))
-			m.Rows[i] = matrixRow{Context: vocab.FormatTokens(ctx), Cells: make([]cellWords, len(m.Concurrency))}
 			for j, conc := range m.Concurrency {
-				if c, ok := res.DecodeCell(l, ctx, conc); ok {
-					m.Cells[i][j] = c
-				}
-				m.Rows[i].Cells[j] = wordsOf(m.Cells[i][j])
+				m.Cells[i][j] = at[[2]int{ctx, conc}]
 			}
 		}
 		out = append(out, m)
 	}
 	return out
-}
-
-// wordsOf is c in words.
-func wordsOf(c *result.DecodeCell) cellWords {
-	tps, queued, ttft, word := cellParts(c)
-	w := cellWords{TPS: tps, Queued: queued, TTFT: ttft, Word: word, Class: "none"}
-	if c != nil {
-		w.Class, w.Status = string(c.Status), statusWord(c.Status)
-	}
-	switch {
-	case word != "":
-		w.Line = word
-	case queued:
-		w.Line = tps + " · Requests queued · " + ttft
-	default:
-		w.Line = tps + " · " + ttft
-	}
-	return w
 }
 
 // cellParts is a decode matrix cell as its pieces: total tok/s, whether the
@@ -165,7 +245,9 @@ func cellParts(c *result.DecodeCell) (tps string, queued bool, ttft string, word
 	}
 }
 
-func (v *view) noteStatus(s vocab.Status, where, reason string) {
+// noteStatus notes the status of the cell ref names for the legend, and
+// an errored or unmeasurable cell, with its reason, for its section.
+func (v *view) noteStatus(ref vocab.CellRef, s vocab.Status, reason string) {
 	switch s {
 	case vocab.StatusQueued:
 		v.AnyQueued = true
@@ -173,12 +255,9 @@ func (v *view) noteStatus(s vocab.Status, where, reason string) {
 		v.AnyOver = true
 	case vocab.StatusError:
 		v.AnyError = true
-		if reason == "" {
-			reason = "no reason recorded"
-		}
-		v.Errors = append(v.Errors, where+": "+reason)
+		v.Errors = append(v.Errors, cellNote{ref: ref, status: s, reason: reason})
 	case vocab.StatusUnmeasurable:
-		v.Unmeasurable = append(v.Unmeasurable, where+": "+reason)
+		v.Unmeasurable = append(v.Unmeasurable, cellNote{ref: ref, status: s, reason: reason})
 	}
 }
 
@@ -204,23 +283,33 @@ func (v *view) StatusLegend() string {
 	return strings.Join(parts, " ")
 }
 
+// allRow is one cell's row of All measurements, a prefill cell's or a
+// decode cell's (the other nil); Texts words it.
+type allRow struct {
+	prefill *result.PrefillCell
+	decode  *result.DecodeCell
+}
+
+// Texts are the row's columns in words (allHeader's).
+func (r allRow) Texts() []string {
+	if r.prefill != nil {
+		return prefillAllRow(r.prefill)
+	}
+	return decodeAllRow(r.decode)
+}
+
 // allMeasurements is the All measurements table's rows: the prefill cells,
-// then every decode cell of every matrix with the metrics of allColumns
-// (a dash for a cell not measured).
-func allMeasurements(prefill []result.PrefillCell, rows []prefillRow, matrices []matrixView) [][]string {
-	var all [][]string
-	for i := range prefill {
-		all = append(all, prefillAllRow(&prefill[i], rows[i]))
+// then every decode cell of every matrix, row by row.
+func allMeasurements(prefill []prefillRow, matrices []matrixView) []allRow {
+	var all []allRow
+	for _, p := range prefill {
+		all = append(all, allRow{prefill: p.cell})
 	}
 	for _, m := range matrices {
-		phase := "Sustained decode"
-		if m.Label != "decode" {
-			phase += " (" + m.Label + ")"
-		}
-		for i, row := range m.Cells {
-			for j, c := range row {
+		for _, row := range m.Cells {
+			for _, c := range row {
 				if c != nil {
-					all = append(all, decodeAllRow(phase, m.Rows[i].Context, c, m.Rows[i].Cells[j].Status))
+					all = append(all, allRow{decode: c})
 				}
 			}
 		}
@@ -230,10 +319,11 @@ func allMeasurements(prefill []result.PrefillCell, rows []prefillRow, matrices [
 
 // prefillAllRow is a prefill cell's row of All measurements: its
 // throughput under the decode throughput column, its TTFT under TTFT, one
-// completed request, a dash elsewhere; w is its row of the Prefill table,
-// whose words it shares.
-func prefillAllRow(c *result.PrefillCell, w prefillRow) []string {
-	row := []string{"Prefill", w.Context, "1", w.Status}
+// completed request, a dash elsewhere (with all of the metrics of
+// allColumns).
+func prefillAllRow(c *result.PrefillCell) []string {
+	r := prefillRow{c}
+	row := []string{"Prefill", r.Context(), "1", r.Status()}
 	tps := metric.Must(vocab.PhasePrefill, metric.TPS)
 	for _, m := range allColumns() {
 		text := dash
@@ -242,7 +332,7 @@ func prefillAllRow(c *result.PrefillCell, w prefillRow) []string {
 			case metric.TotalTPS:
 				text = prefillTPSText(c.TPS, tps.Precision)
 			case metric.TTFTMs:
-				text = w.TTFT
+				text = r.TTFT()
 			case metric.Completed:
 				text = "1"
 			}
@@ -252,10 +342,15 @@ func prefillAllRow(c *result.PrefillCell, w prefillRow) []string {
 	return row
 }
 
-// decodeAllRow is one decode cell's row of All measurements (at context,
-// in words; status, its status's word).
-func decodeAllRow(phase, context string, c *result.DecodeCell, status string) []string {
-	r := []string{phase, context, strconv.Itoa(c.Concurrency), status}
+// decodeAllRow is one decode cell's row of All measurements: its matrix's
+// phase, its context, concurrency and status, then the metrics of
+// allColumns (a dash for a cell not measured).
+func decodeAllRow(c *result.DecodeCell) []string {
+	phase := "Sustained decode"
+	if l := c.Ref().MatrixLabel(); l != "decode" {
+		phase += " (" + l + ")"
+	}
+	r := []string{phase, vocab.FormatTokens(c.Context), strconv.Itoa(c.Concurrency), statusWord(c.Status)}
 	for _, m := range allColumns() {
 		if c.Status.Measured() {
 			r = append(r, decodeText(c, m.Name))

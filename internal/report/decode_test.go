@@ -23,7 +23,10 @@ func TestViewErrorsNameTheirCells(t *testing.T) {
 			cell("decode", 8192, 1, vocab.StatusValid, ""),
 			cell("long", 131072, 2, vocab.StatusError, "stream cut"),
 		}}
-	got := newView(res).Errors
+	var got []string
+	for _, e := range newView(res).Errors {
+		got = append(got, e.String())
+	}
 	want := []string{
 		"prefill ctx=4K: timed out",
 		"decode ctx=16K conc=1: no reason recorded",

@@ -51,7 +51,7 @@ func TestHTMLContent(t *testing.T) {
 			}
 			v := newView(tt.res)
 			for _, row := range v.All {
-				for _, cell := range row {
+				for _, cell := range row.Texts() {
 					if !strings.Contains(h, ">"+cell+"<") {
 						t.Errorf("All measurements value %q missing", cell)
 					}
@@ -76,8 +76,8 @@ func TestHTMLContent(t *testing.T) {
 				}
 			}
 			for _, p := range v.Prefill {
-				if !strings.Contains(h, ">"+p.TPS+"<") {
-					t.Errorf("prefill %s tok/s %q missing", p.Context, p.TPS)
+				if !strings.Contains(h, ">"+p.TPS()+"<") {
+					t.Errorf("prefill %s tok/s %q missing", p.Context(), p.TPS())
 				}
 			}
 			for _, vd := range tt.res.Verdicts {
@@ -318,7 +318,7 @@ func TestMatrixShading(t *testing.T) {
 						if shade == "background:"+viridisAt(1)+";color:#000" {
 							top++
 						}
-						want := `style="` + shade + `"><span class="tps">` + m.Rows[i].Cells[j].TPS + "</span>"
+						want := `style="` + shade + `"><span class="tps">` + m.Rows()[i].Cells[j].TPS() + "</span>"
 						if !strings.Contains(h, want) {
 							t.Errorf("%s: report.html lacks %q", c.Ref().Name(), want)
 						}

@@ -137,7 +137,7 @@ func writeJUnit(w io.Writer, views []*view) error {
 // (vocab.RunNames: the server, or <spec>/<server> when another run of the
 // document has a server of the same name).
 func addRun(s *junitSuite, v *view, run string) {
-	res, lines := v.Res, &v.cellLines
+	res := v.Res
 	srv := run
 	prop := func(name, value string) {
 		if value != "" {
@@ -172,15 +172,15 @@ func addRun(s *junitSuite, v *view, run string) {
 	}
 	for i := range res.Prefill {
 		p := &res.Prefill[i]
-		cellCase(p.Ref(), p.ElapsedS, lines.Prefill[i], p.Status, p.Reason)
+		cellCase(p.Ref(), p.ElapsedS, prefillSummary(v.Prefill[i]), p.Status, p.Reason)
 	}
 	for i := range res.Decode {
 		d := &res.Decode[i]
-		cellCase(d.Ref(), d.ElapsedS, lines.Decode[i], d.Status, d.Reason)
+		cellCase(d.Ref(), d.ElapsedS, decodeSummary(d), d.Status, d.Reason)
 	}
 	for i := range res.Traffic {
 		tc := &res.Traffic[i]
-		cellCase(tc.Ref(), tc.ElapsedS, lines.Traffic[i], tc.Status, tc.Reason)
+		cellCase(tc.Ref(), tc.ElapsedS, trafficCellSummary(tc), tc.Status, tc.Reason)
 	}
 	for i := range res.Search {
 		for j := range res.Search[i].Probes {
@@ -295,45 +295,23 @@ func cellProblem(c *junitCase, s vocab.Status, reason string) {
 	}
 }
 
-// cellLines are a run's prefill, decode and traffic cells in one line
-// each, index for index with its Results' cells.
-type cellLines struct {
-	Prefill, Decode, Traffic []string
+// prefillSummary is a prefill cell in one line, from its row r of the
+// Prefill table: "46.7K tok/s · 175 ms TTFT"; a cell not measured, its
+// status and reason.
+func prefillSummary(r prefillRow) string {
+	if !r.cell.Status.Measured() {
+		return withReason(r.Status(), r.cell.Reason)
+	}
+	return r.TPS() + " tok/s · " + r.TTFT() + " TTFT"
 }
 
-// junitLines words res's cells in one line each: a prefill cell from
-// its row of v's Prefill table, "46.7K tok/s · 175 ms TTFT"; a decode
-// cell decodeSummary (as a search's probes); a traffic cell its line
-// in v's traffic blocks (TrafficSummary); a cell not measured its
-// status and reason.
-func junitLines(res *result.Results, v *view) cellLines {
-	var l cellLines
-	for i := range res.Prefill {
-		c, r := &res.Prefill[i], v.Prefill[i]
-		line := withReason(r.Status, c.Reason)
-		if c.Status.Measured() {
-			line = r.TPS + " tok/s · " + r.TTFT + " TTFT"
-		}
-		l.Prefill = append(l.Prefill, line)
+// trafficCellSummary is a traffic cell in one line: TrafficSummary; a
+// cell not measured, its status and reason.
+func trafficCellSummary(c *result.TrafficCell) string {
+	if !c.Status.Measured() {
+		return withReason(statusWord(c.Status), c.Reason)
 	}
-	for i := range res.Decode {
-		l.Decode = append(l.Decode, decodeSummary(&res.Decode[i]))
-	}
-	summaries := map[*result.TrafficCell]string{}
-	for _, b := range v.blocks {
-		for i, c := range b.Cells {
-			summaries[c] = b.Summaries[i]
-		}
-	}
-	for i := range res.Traffic {
-		c := &res.Traffic[i]
-		line := withReason(statusWord(c.Status), c.Reason)
-		if c.Status.Measured() {
-			line = summaries[c]
-		}
-		l.Traffic = append(l.Traffic, line)
-	}
-	return l
+	return TrafficSummary(c)
 }
 
 // decodeSummary is a decode cell in one line: "6,018.4 tok/s · 95.9 tok/s
@@ -361,10 +339,7 @@ func withReason(word, reason string) string {
 // probeSummary is a probe's decode summary and whether it met the objective.
 func probeSummary(p *result.SearchProbe) string {
 	if p.Traffic != nil {
-		line := TrafficSummary(p.Traffic)
-		if !p.Traffic.Status.Measured() {
-			line = withReason(statusWord(p.Traffic.Status), p.Traffic.Reason)
-		}
+		line := trafficCellSummary(p.Traffic)
 		d := p.Decision
 		if d == "" {
 			d = "not judged"

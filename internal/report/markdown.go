@@ -45,10 +45,10 @@ func writeMarkdown(w io.Writer, v *view) error {
 		p("## Prefill\n\nprompt tok/s by context length\n\n")
 		mdTable(b, []string{"Context", "Prompt tok/s", "TTFT"}, func(row func(...string)) {
 			for _, r := range v.Prefill {
-				if r.Status == "Valid" {
-					row(r.Context, r.TPS, r.TTFT)
+				if r.Status() == "Valid" {
+					row(r.Context(), r.TPS(), r.TTFT())
 				} else {
-					row(r.Context, r.Status, dash)
+					row(r.Context(), r.Status(), dash)
 				}
 			}
 		})
@@ -63,7 +63,7 @@ func writeMarkdown(w io.Writer, v *view) error {
 		p("## All measurements\n\n%s\n\n", legendMedians)
 		mdTable(b, allHeader(), func(row func(...string)) {
 			for _, r := range v.All {
-				row(r...)
+				row(r.Texts()...)
 			}
 		})
 		if l := v.StatusLegend(); l != "" {
@@ -74,21 +74,21 @@ func writeMarkdown(w io.Writer, v *view) error {
 	if len(v.Errors) > 0 {
 		p("## Errors\n\n")
 		for _, e := range v.Errors {
-			p("- %s\n", mdText(e))
+			p("- %s\n", mdText(e.String()))
 		}
 		p("\n")
 	}
 	if len(v.Unmeasurable) > 0 {
 		p("## Unmeasurable\n\n")
 		for _, e := range v.Unmeasurable {
-			p("- %s\n", mdText(e))
+			p("- %s\n", mdText(e.String()))
 		}
 		p("\n")
 	}
 	if len(v.Saturated) > 0 {
 		p("## Saturated\n\n")
 		for _, e := range v.Saturated {
-			p("- %s\n", mdText(e))
+			p("- %s\n", mdText(e.String()))
 		}
 		p("\n")
 	}
@@ -142,16 +142,16 @@ func writeSummary(w io.Writer, v *view) error {
 
 func writeMatrices(b *bufio.Writer, v *view) {
 	for _, m := range v.Matrices {
-		fmt.Fprintf(b, "## %s\n\n%s\n\n", m.Title, legendMatrix)
+		fmt.Fprintf(b, "## %s\n\n%s\n\n", m.Title(), legendMatrix)
 		head := []string{"Context"}
 		for _, c := range m.Concurrency {
 			head = append(head, strconv.Itoa(c))
 		}
 		mdTable(b, head, func(row func(...string)) {
-			for _, mr := range m.Rows {
-				r := []string{mr.Context}
+			for _, mr := range m.Rows() {
+				r := []string{mr.Context()}
 				for _, c := range mr.Cells {
-					r = append(r, c.Line)
+					r = append(r, c.Line())
 				}
 				row(r...)
 			}
@@ -186,7 +186,7 @@ func writeVerdicts(b *bufio.Writer, v *view) {
 func writeHead(b *bufio.Writer, v *view) {
 	fmt.Fprintf(b, "**%s**: %s.\n\n", v.Outcome(), mdText(v.Head.Tally()))
 	for _, f := range v.Head.WhatFailed {
-		line := "- **" + mdText(f.Subject) + "** " + f.Outcome()
+		line := "- **" + mdText(f.Subject()) + "** " + f.Outcome()
 		if where := f.Where(); where != "" {
 			line += " at " + mdCode(where)
 		}

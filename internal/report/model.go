@@ -9,10 +9,10 @@ import (
 
 // Model is a run's report, built once from its Results: every section
 // that report.md, report.html, the CI summary and the rate searches'
-// chart files show, its figures (worded when a writer asks) or its text,
-// and what its charts plot. Its writers lay it out and draw the charts;
-// none goes back to the Results for a piece. Build it after the verdicts are in the Results: it does not see
-// later changes.
+// chart files show, its figures and what its charts plot, which its
+// writers word and lay out; none goes back to the Results for a piece.
+// Build it after the verdicts are in the Results, and write it before
+// they change: its sections point at the Results' cells.
 type Model struct{ v *view }
 
 // NewModel builds the report of res.
@@ -37,30 +37,33 @@ func (m *Model) WriteJUnit(w io.Writer) error { return writeJUnit(w, []*view{m.v
 func (m *Model) SearchCharts() []SearchChart { return searchCharts(m.v.searches) }
 
 // view is the presentation model shared by the Markdown and HTML reports,
-// computed once from Results: the sections newView decides on, what each
-// holds and in which order. The head, the outcome and what failed, the
-// warnings, the Noise, Correctness, Latency and Comparison sections hold
-// their figures, which their methods word for the writers; the others
-// hold their strings.
+// the CI summary and JUnit, computed once from Results: which sections
+// there are and what each shows, decided (cells grouped, selected and
+// ordered, statuses noted for the legends, the searches' costs and the
+// correctness blocks' intervals computed), as figures that the sections'
+// methods word when a writer asks.
 type view struct {
 	Res *result.Results
 	// header is the report's head (header.go): its methods word the
 	// Title, Summary, Measured line, the Hardware, Engine and Run tables
 	// and the Launch command.
 	header
+	// Prefill, Matrices and All are the Prefill table's rows, the
+	// decode matrices and All measurements' rows: cells, grouped and
+	// ordered, which their methods word.
 	Prefill  []prefillRow
 	Matrices []matrixView
-	All      [][]string // All measurements rows (without header)
+	All      []allRow
 	// Legend flags: which statuses occur anywhere.
 	AnyQueued, AnyOver, AnyError bool
-	Errors                       []string // "decode ctx=8K conc=64: reason"
+	Errors                       []cellNote // "decode ctx=8K conc=64: reason"
 	// Unmeasurable are the cells the client could not measure, as Errors
 	// ("decode ctx=1K conc=1: reason"; docs/method.md#unmeasurable).
-	Unmeasurable []string
+	Unmeasurable []cellNote
 	// Saturated are the traffic cells stopped early past the server's
-	// capacity, with their evidence ("traffic steady ctx=1K rate=60:
+	// capacity, with their evidence ("traffic/steady/ctx=1K/rate=60:
 	// past the server's capacity …"; docs/method.md#saturation).
-	Saturated []string
+	Saturated []cellNote
 	Verdicts  []verdictRow
 	// warnings is the Warnings section (Warnings words it); cellWarnings
 	// the cells' warnings, which it groups.
@@ -74,8 +77,8 @@ type view struct {
 	// Noise is the Noise section (docs/method.md#noise); nil when no cell
 	// was repeated.
 	Noise *noiseView
-	// Traffic are the traffic blocks' tables; blocks the blocks in
-	// words, which report.html's charts draw.
+	// Traffic are the traffic blocks' tables, each with the columns it
+	// shows; blocks the blocks' cells, which report.html's charts draw.
 	Traffic []trafficTable
 	blocks  []trafficBlock
 	// searches are the searches' sections as figures: what each table
@@ -95,10 +98,8 @@ type view struct {
 	Rejections       []string
 	RejectionsLegend string
 	// hardware is the run's hardware as the title names it
-	// (runHardwareTitle); cellLines each prefill, decode and traffic
-	// cell of Res in one line, as JUnit's output shows it (junitLines).
-	hardware  string
-	cellLines cellLines
+	// (runHardwareTitle).
+	hardware string
 }
 
 // AnyCells reports whether a view has any decode cells.
@@ -107,7 +108,7 @@ func (v *view) AnyCells() bool { return len(v.Matrices) > 0 }
 // newView computes everything the Markdown and HTML reports, the CI
 // summary and the rate searches' chart files show, section by section in
 // the order they appear: which sections there are and what goes where,
-// their figures or their strings, so that their writers only lay it out.
+// as figures, so that their writers only word them and lay them out.
 func newView(res *result.Results) *view {
 	v := &view{Res: res, header: newHeader(res)}
 	v.addPrefill(res.Prefill)
@@ -115,16 +116,16 @@ func newView(res *result.Results) *view {
 	for i := range res.Traffic { // a dataset's counts, its reuse in order, …
 		c := &res.Traffic[i]
 		if c.Status == vocab.StatusUnmeasurable { // the client fell behind
-			v.Unmeasurable = append(v.Unmeasurable, c.Ref().Name()+": "+c.Reason)
+			v.Unmeasurable = append(v.Unmeasurable, cellNote{ref: c.Ref(), status: c.Status, reason: c.Reason})
 		}
 		if c.Status == vocab.StatusSaturated { // past the server's capacity
-			v.Saturated = append(v.Saturated, c.Ref().Name()+": "+CellReasonText(c.Reasons, c.Reason))
+			v.Saturated = append(v.Saturated, cellNote{ref: c.Ref(), status: c.Status, reason: c.Reason, reasons: c.Reasons})
 		}
 		for _, w := range c.Warnings {
 			v.cellWarnings = append(v.cellWarnings, cellWarning{c.Ref().Name(), w.String()})
 		}
 	}
-	v.All = allMeasurements(res.Prefill, v.Prefill, v.Matrices)
+	v.All = allMeasurements(v.Prefill, v.Matrices)
 	if v.Rejections = rejectionLines(res); len(v.Rejections) > 0 {
 		v.RejectionsLegend = legendRejections
 	}
@@ -134,7 +135,6 @@ func newView(res *result.Results) *view {
 	v.warnings = newWarningList(res, v.cellWarnings)
 	v.Noise = noiseSection(res)
 	v.blocks = newTrafficBlocks(res)
-	v.cellLines = junitLines(res, v)
 	v.Traffic = trafficTables(v.blocks)
 	v.searches = newSearchViews(res)
 	v.Correctness = newCorrectnessViews(res)

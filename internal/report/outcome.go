@@ -25,20 +25,31 @@ const (
 	failInterrupted  failKind = iota // the run was interrupted
 	failEnded                        // the run ended early; detail is its error
 	failVerdict                      // a verdict failed, was inconclusive or errored
-	failNotMeasured                  // a cell errored; detail is why
-	failUnmeasurable                 // the client could not measure a cell; detail is why
-	failSaturated                    // a cell stopped past the server's capacity; detail is its evidence
+	failNotMeasured                  // a cell errored; its note says why
+	failUnmeasurable                 // the client could not measure a cell; its note says why
+	failSaturated                    // a cell stopped past the server's capacity; its note gives the evidence
 )
 
-// failLine is one entry of "What failed": Subject (a test's name, a
-// cell's, or "the run") ended outcome, for what kind says with detail,
-// or as verdict (failVerdict) did. Its methods word it.
+// failLine is one entry of "What failed": subject (a test's name or "the
+// run") or cell ended outcome, for what kind says with detail, or as
+// verdict (failVerdict) did. Its methods word it.
 type failLine struct {
-	Subject string
+	subject string
 	outcome vocab.Outcome
 	kind    failKind
 	detail  string
 	verdict *result.Verdict
+	cell    cellNote // the cell of failNotMeasured, failUnmeasurable and failSaturated
+}
+
+// Subject is what failed: a test's name, a cell's ("decode ctx=8K
+// conc=64") or "the run".
+func (f failLine) Subject() string {
+	switch f.kind {
+	case failNotMeasured, failUnmeasurable, failSaturated:
+		return f.cell.Cell()
+	}
+	return f.subject
 }
 
 // Outcome is the entry's outcome as go test prints it: "FAIL", "ERROR",
@@ -65,11 +76,11 @@ func (f failLine) Why() string {
 	case failVerdict:
 		return failReason(*f.verdict)
 	case failNotMeasured:
-		return "not measured: " + f.detail
+		return "not measured: " + f.cell.Why()
 	case failUnmeasurable:
-		return "unmeasurable: " + f.detail
+		return "unmeasurable: " + f.cell.Why()
 	}
-	return "saturated: " + f.detail
+	return "saturated: " + f.cell.Why()
 }
 
 // verdictHead is the outcome block of a view: tally counts the tests by
@@ -94,26 +105,25 @@ func newVerdictHead(res *result.Results, v *view) verdictHead {
 	var all []failLine
 	// An interrupted run records why in Error too: said once.
 	if res.Interrupted {
-		all = append(all, failLine{Subject: "the run", outcome: vocab.Error, kind: failInterrupted})
+		all = append(all, failLine{subject: "the run", outcome: vocab.Error, kind: failInterrupted})
 	} else if res.Error != "" {
-		all = append(all, failLine{Subject: "the run", outcome: vocab.Error, kind: failEnded, detail: res.Error})
+		all = append(all, failLine{subject: "the run", outcome: vocab.Error, kind: failEnded, detail: res.Error})
 	}
 	for i := range res.Verdicts {
 		vd := &res.Verdicts[i]
 		if !vd.Outcome.Failed() {
 			continue
 		}
-		all = append(all, failLine{Subject: vd.Test, outcome: vd.Outcome, kind: failVerdict, verdict: vd})
+		all = append(all, failLine{subject: vd.Test, outcome: vd.Outcome, kind: failVerdict, verdict: vd})
 	}
 	saturated, _ := judge.Decide(result.FindingSaturated)
 	for _, cells := range []struct {
-		lines   []string
+		notes   []cellNote
 		outcome vocab.Outcome
 		kind    failKind
 	}{{v.Errors, vocab.Error, failNotMeasured}, {v.Unmeasurable, vocab.Inconclusive, failUnmeasurable}, {v.Saturated, saturated, failSaturated}} {
-		for _, e := range cells.lines {
-			cell, why, _ := strings.Cut(e, ": ")
-			all = append(all, failLine{Subject: cell, outcome: cells.outcome, kind: cells.kind, detail: why})
+		for _, n := range cells.notes {
+			all = append(all, failLine{outcome: cells.outcome, kind: cells.kind, cell: n})
 		}
 	}
 	if len(all) > maxWhatFailed {

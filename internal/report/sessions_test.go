@@ -43,10 +43,14 @@ func TestSessionTable(t *testing.T) {
 				}
 				return
 			}
-			if len(tables) != 2 || !strings.HasSuffix(tables[1].Title, ": agentic sessions") {
-				t.Fatalf("tables %q, want the Traffic table and the sessions'", tables)
+			if len(tables) != 2 || !strings.HasSuffix(tables[1].Title(), ": agentic sessions") {
+				var titles []string
+				for _, tb := range tables {
+					titles = append(titles, tb.Title())
+				}
+				t.Fatalf("tables %q, want the Traffic table and the sessions'", titles)
 			}
-			if diff := cmp.Diff(tt.want, tables[1].Rows); diff != "" {
+			if diff := cmp.Diff(tt.want, tables[1].Rows()); diff != "" {
 				t.Errorf("session rows (-want +got):\n%s", diff)
 			}
 		})

@@ -241,15 +241,15 @@ func decodeChart(m matrixView, base *result.Comparison) string {
 		xl = append(xl, fmt.Sprint(c))
 	}
 	var ss []series
-	for i, mr := range m.Rows {
-		s := series{Name: mr.Context, Color: palette[i%len(palette)]}
+	for i, mr := range m.Rows() {
+		s := series{Name: mr.Context(), Color: palette[i%len(palette)]}
 		for j, c := range m.Cells[i] {
 			if c == nil || !c.Status.Measured() {
 				continue
 			}
 			s.Points = append(s.Points, point{X: math.Log2(float64(c.Concurrency)), Y: c.TotalTPS,
 				Hollow: c.Status == vocab.StatusQueued,
-				Label:  fmt.Sprintf("%s × %d: %s", s.Name, c.Concurrency, mr.Cells[j].Line)})
+				Label:  fmt.Sprintf("%s × %d: %s", s.Name, c.Concurrency, mr.Cells[j].Line())})
 		}
 		ss = append(ss, s)
 		if bs := decodeBaseline(m, i, base, s); len(bs.Points) > 0 {
@@ -277,8 +277,8 @@ func decodeBaseline(m matrixView, i int, base *result.Comparison, s series) seri
 }
 
 // prefillChart is cold prefill tok/s against context length; with a
-// -baseline comparison, the baseline's too, dashed. rows are res's
-// prefill cells in words (the Prefill table's).
+// -baseline comparison, the baseline's too, dashed. rows are the
+// Prefill table's rows of res's prefill cells, which word them.
 func prefillChart(res *result.Results, rows []prefillRow) string {
 	var xt []float64
 	var xl []string
@@ -286,10 +286,10 @@ func prefillChart(res *result.Results, rows []prefillRow) string {
 	for i, c := range res.Prefill {
 		x := math.Log2(float64(c.Context))
 		xt = append(xt, x)
-		xl = append(xl, rows[i].Context)
+		xl = append(xl, rows[i].Context())
 		if c.Status.Measured() {
 			s.Points = append(s.Points, point{X: x, Y: c.TPS,
-				Label: fmt.Sprintf("%s: %s tok/s, %s TTFT", rows[i].Context, rows[i].TPS, rows[i].TTFT)})
+				Label: fmt.Sprintf("%s: %s tok/s, %s TTFT", rows[i].Context(), rows[i].TPS(), rows[i].TTFT())})
 		}
 	}
 	ss := []series{s}
@@ -297,7 +297,7 @@ func prefillChart(res *result.Results, rows []prefillRow) string {
 	for i, c := range res.Prefill {
 		if v, ok := baselineValue(res.Comparison, vocab.PhasePrefill, "", c.Context, 0, "tps"); ok {
 			bs.Points = append(bs.Points, point{X: math.Log2(float64(c.Context)), Y: v,
-				Label: fmt.Sprintf("%s: baseline %s tok/s", rows[i].Context, numfmt.Value(v))})
+				Label: fmt.Sprintf("%s: baseline %s tok/s", rows[i].Context(), numfmt.Value(v))})
 		}
 	}
 	if len(bs.Points) > 0 {

@@ -103,47 +103,53 @@ func TrafficMetrics(c *result.TrafficCell) string {
 	return strings.Join(parts, " ")
 }
 
-// trafficBlocks groups res's traffic cells by block label and context, in
-// order of first appearance, rates ascending as measured.
-func trafficBlocks(res *result.Results) [][]*result.TrafficCell {
-	var out [][]*result.TrafficCell
-	index := map[[2]string]int{}
+// trafficBlock is one traffic block: its cells, rates or concurrencies
+// ascending as measured. Its methods word it for its tables, its charts
+// and JUnit.
+type trafficBlock struct {
+	Cells []*result.TrafficCell
+}
+
+// newTrafficBlocks groups res's traffic cells into blocks by block label
+// and context, in order of first appearance.
+func newTrafficBlocks(res *result.Results) []trafficBlock {
+	type key struct {
+		label   string
+		context int
+	}
+	var out []trafficBlock
+	index := map[key]int{}
 	for i := range res.Traffic {
 		c := &res.Traffic[i]
-		key := [2]string{c.Traffic, vocab.FormatTokens(c.Context)}
-		j, ok := index[key]
+		k := key{c.Traffic, c.Context}
+		j, ok := index[k]
 		if !ok {
 			j = len(out)
-			index[key] = j
-			out = append(out, nil)
+			index[k] = j
+			out = append(out, trafficBlock{})
 		}
-		out[j] = append(out[j], c)
+		out[j].Cells = append(out[j].Cells, c)
 	}
 	return out
 }
 
-// trafficBlock is one traffic block in words, built once for its table
-// and its charts: its cells (trafficBlocks), its title (trafficTitle),
-// and each cell's load (trafficLoad) and line (TrafficSummary).
-type trafficBlock struct {
-	Cells     []*result.TrafficCell
-	Title     string
-	Loads     []string
-	Summaries []string
-}
+// closed reports whether the block is a closed loop: its load is a
+// concurrency, not a rate.
+func (b trafficBlock) closed() bool { return b.Cells[0].Concurrency > 0 }
 
-// newTrafficBlocks are res's traffic blocks in words.
-func newTrafficBlocks(res *result.Results) []trafficBlock {
-	var out []trafficBlock
-	for _, cells := range trafficBlocks(res) {
-		b := trafficBlock{Cells: cells, Title: trafficTitle(cells[0])}
-		for _, c := range cells {
-			b.Loads = append(b.Loads, trafficLoad(c))
-			b.Summaries = append(b.Summaries, TrafficSummary(c))
-		}
-		out = append(out, b)
+// title names the block's tables and charts (trafficTitle).
+func (b trafficBlock) title() string { return trafficTitle(b.Cells[0]) }
+
+// load is cell i's load as its table row and chart label show it
+// (trafficLoad).
+func (b trafficBlock) load(i int) string { return trafficLoad(b.Cells[i]) }
+
+// loadHeader heads the column of the block's loads.
+func (b trafficBlock) loadHeader() string {
+	if b.closed() {
+		return "Concurrency"
 	}
-	return out
+	return "Rate (req/s)"
 }
 
 // trafficTitle names a block's table and charts: "Traffic steady at 8K
@@ -181,30 +187,24 @@ func trafficIntro(closed bool) string {
 	return "open-loop requests at each rate; the window's requests (those launched in it) are measured to their end; goodput counts those meeting every SLO"
 }
 
-// trafficTable is one traffic block's table, as report.md and report.html
-// show it: one row per rate.
-type trafficTable struct {
-	Title  string
-	Intro  string
-	Header []string
-	Rows   [][]string
+// trafficTable is one of a traffic block's tables as report.md and
+// report.html lay it out: its Traffic table (blockTable), then a
+// conversation block's turns (turnTable) or an agentic block's sessions
+// (sessionTable). Its methods word it.
+type trafficTable interface {
+	Title() string
+	Intro() string
+	Header() []string
+	Rows() [][]string
 }
 
-// trafficTables are the tables of traffic blocks.
+// trafficTables are the tables of traffic blocks, each block's Traffic
+// table with the columns its cells call for, then its turns' and its
+// sessions' tables where it has them.
 func trafficTables(blocks []trafficBlock) []trafficTable {
 	var out []trafficTable
 	for _, b := range blocks {
 		cells := b.Cells
-		closed := cells[0].Concurrency > 0
-		t := trafficTable{Title: b.Title, Intro: trafficIntro(closed), Header: []string{"Rate (req/s)", "Status"}}
-		if c := cells[0]; c.Workload != "" && c.Prompts != "" {
-			// Templated or raw: what the server was asked matters to
-			// whoever reads the latencies (docs/method.md#named-workloads-in-traffic).
-			t.Intro += fmt.Sprintf("; workload %q, its prompts sent as %s", c.Workload, c.Prompts)
-		}
-		if closed {
-			t.Header[0] = "Concurrency"
-		}
 		columns := trafficColumns
 		if slices.ContainsFunc(cells, func(c *result.TrafficCell) bool { return c.Rejected > 0 }) {
 			// Refused at admission, their own column after the completed
@@ -224,46 +224,80 @@ func trafficTables(blocks []trafficBlock) []trafficTable {
 				break
 			}
 		}
-		for _, name := range columns {
-			t.Header = append(t.Header, metric.Must(vocab.PhaseTraffic, name).Label)
-		}
 		// A workload that dials its hit rate shows the dial beside the
 		// server's measured rate (docs/spec.md#prefix-hit-rate).
 		dialled := slices.ContainsFunc(cells, func(c *result.TrafficCell) bool { return c.PrefixHitRateDial != nil })
-		if dialled {
-			t.Header = append(t.Header, dialLabel)
+		out = append(out, blockTable{block: b, columns: columns, dialled: dialled})
+		if turns := conversationTurns(cells); turns > 0 {
+			out = append(out, turnTable{block: b, turns: turns})
 		}
-		for i, c := range cells {
-			r := []string{b.Loads[i], statusWord(c.Status)}
-			for _, name := range columns {
-				if !c.Status.Measured() {
-					r = append(r, dash)
-					continue
-				}
-				r = append(r, trafficText(c, name))
-			}
-			if dialled {
-				r = append(r, dialText(c))
-			}
-			t.Rows = append(t.Rows, r)
-		}
-		out = append(out, t)
-		if turns, ok := turnTable(t.Title, t.Header[0], b); ok {
-			out = append(out, turns)
-		}
-		if sessions, ok := sessionTable(t.Title, t.Header[0], b); ok {
-			out = append(out, sessions)
+		if slices.ContainsFunc(cells, func(c *result.TrafficCell) bool { return len(c.Sessions) > 0 }) {
+			out = append(out, sessionTable{block: b})
 		}
 	}
 	return out
 }
 
-// turnTable is a conversation block's per-turn TTFT table, after its
-// Traffic table: one row per rate or concurrency, a column per turn any of
-// its cells measured (ttft_ms_turn1, …); ok is false for a block without
-// conversations.
-func turnTable(title, load string, b trafficBlock) (trafficTable, bool) {
-	cells := b.Cells
+// blockTable is a traffic block's Traffic table: one row per rate or
+// concurrency, a column per metric of columns, and the hit rate a
+// workload dialled after them when dialled.
+type blockTable struct {
+	block   trafficBlock
+	columns []string
+	dialled bool
+}
+
+// Title is the block's title.
+func (t blockTable) Title() string { return t.block.title() }
+
+// Intro is the sentence under the title, with the workload whose prompts
+// the block sent.
+func (t blockTable) Intro() string {
+	intro := trafficIntro(t.block.closed())
+	if c := t.block.Cells[0]; c.Workload != "" && c.Prompts != "" {
+		// Templated or raw: what the server was asked matters to
+		// whoever reads the latencies (docs/method.md#named-workloads-in-traffic).
+		intro += fmt.Sprintf("; workload %q, its prompts sent as %s", c.Workload, c.Prompts)
+	}
+	return intro
+}
+
+// Header is the load, the status, then each column's label.
+func (t blockTable) Header() []string {
+	h := []string{t.block.loadHeader(), "Status"}
+	for _, name := range t.columns {
+		h = append(h, metric.Must(vocab.PhaseTraffic, name).Label)
+	}
+	if t.dialled {
+		h = append(h, dialLabel)
+	}
+	return h
+}
+
+// Rows are each cell's load, status and figures (a dash for a cell not
+// measured).
+func (t blockTable) Rows() [][]string {
+	var rows [][]string
+	for i, c := range t.block.Cells {
+		r := []string{t.block.load(i), statusWord(c.Status)}
+		for _, name := range t.columns {
+			if !c.Status.Measured() {
+				r = append(r, dash)
+				continue
+			}
+			r = append(r, trafficText(c, name))
+		}
+		if t.dialled {
+			r = append(r, dialText(c))
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// conversationTurns is how many turns of a conversation any of cells
+// measured (ttft_ms_turn1, …); 0 for a block without conversations.
+func conversationTurns(cells []*result.TrafficCell) int {
 	turns := 0
 	for _, c := range cells {
 		for n := turns + 1; ; n++ {
@@ -273,18 +307,42 @@ func turnTable(title, load string, b trafficBlock) (trafficTable, bool) {
 			turns = n
 		}
 	}
-	if turns == 0 {
-		return trafficTable{}, false
+	return turns
+}
+
+// turnTable is a conversation block's per-turn TTFT table, after its
+// Traffic table: one row per rate or concurrency, a column per turn of
+// turns.
+type turnTable struct {
+	block trafficBlock
+	turns int
+}
+
+// Title is the block's title, then what the table holds.
+func (t turnTable) Title() string { return t.block.title() + ": TTFT by conversation turn" }
+
+// Intro is the sentence under the title.
+func (t turnTable) Intro() string {
+	return "the median time to first token of the window's requests at each turn of a conversation, in ms; " +
+		"a later turn resends the history, which the prefix cache serves, so only its new tokens are prefilled (docs/method.md#conversations)"
+}
+
+// Header is the load, the status, then "Turn 1", "Turn 2", ….
+func (t turnTable) Header() []string {
+	h := []string{t.block.loadHeader(), "Status"}
+	for n := 1; n <= t.turns; n++ {
+		h = append(h, "Turn "+strconv.Itoa(n))
 	}
-	t := trafficTable{Title: title + ": TTFT by conversation turn", Header: []string{load, "Status"},
-		Intro: "the median time to first token of the window's requests at each turn of a conversation, in ms; " +
-			"a later turn resends the history, which the prefix cache serves, so only its new tokens are prefilled (docs/method.md#conversations)"}
-	for n := 1; n <= turns; n++ {
-		t.Header = append(t.Header, "Turn "+strconv.Itoa(n))
-	}
-	for i, c := range cells {
-		r := []string{b.Loads[i], statusWord(c.Status)}
-		for n := 1; n <= turns; n++ {
+	return h
+}
+
+// Rows are each cell's load, status and median TTFT at each turn (a dash
+// where it has none).
+func (t turnTable) Rows() [][]string {
+	var rows [][]string
+	for i, c := range t.block.Cells {
+		r := []string{t.block.load(i), statusWord(c.Status)}
+		for n := 1; n <= t.turns; n++ {
 			v, ok := c.Stats[metric.TurnName(n)]
 			if !ok || !c.Status.Measured() {
 				r = append(r, dash)
@@ -292,17 +350,17 @@ func turnTable(title, load string, b trafficBlock) (trafficTable, bool) {
 			}
 			r = append(r, numfmt.Fixed(v, 0))
 		}
-		t.Rows = append(t.Rows, r)
+		rows = append(rows, r)
 	}
-	return t, true
+	return rows
 }
 
 // writeTraffic writes report.md's Traffic tables: one row per rate.
 func writeTraffic(b *bufio.Writer, tables []trafficTable) {
 	for _, t := range tables {
-		fmt.Fprintf(b, "## %s\n\n%s\n\n", mdText(t.Title), t.Intro)
-		mdTable(b, t.Header, func(row func(...string)) {
-			for _, r := range t.Rows {
+		fmt.Fprintf(b, "## %s\n\n%s\n\n", mdText(t.Title()), t.Intro())
+		mdTable(b, t.Header(), func(row func(...string)) {
+			for _, r := range t.Rows() {
 				row(r...)
 			}
 		})
@@ -333,23 +391,24 @@ func trafficCharts(blocks []trafficBlock) []htmlChart {
 		achieved := series{Name: "achieved", Color: palette[1%len(palette)], Dash: "7 4", Width: 4, Marker: markerSquare}
 		good := series{Name: "goodput", Color: palette[0], Width: 2}
 		ttft := series{Name: "TTFT p99", Color: palette[2%len(palette)]}
-		closed := cells[0].Concurrency > 0
+		closed := b.closed()
 		axis := "configured rate, requests/s (log₂ scale)"
 		if closed {
 			axis = "concurrency, requests in flight (log₂ scale)"
 		}
 		for i, c := range cells {
 			x := math.Log2(c.Rate)
-			label := fmt.Sprintf("rate %s: %s", vocab.FormatRate(c.Rate), b.Summaries[i])
+			summary := TrafficSummary(c)
+			label := fmt.Sprintf("rate %s: %s", vocab.FormatRate(c.Rate), summary)
 			if closed {
 				// A closed loop offers no rate: no achieved = offered line.
 				x = math.Log2(float64(c.Concurrency))
-				label = fmt.Sprintf("concurrency %d: %s", c.Concurrency, b.Summaries[i])
+				label = fmt.Sprintf("concurrency %d: %s", c.Concurrency, summary)
 			} else {
 				offered.Points = append(offered.Points, point{X: x, Y: c.Rate, Label: fmt.Sprintf("offered rate %s req/s", vocab.FormatRate(c.Rate))})
 			}
 			xt = append(xt, x)
-			xl = append(xl, b.Loads[i])
+			xl = append(xl, b.load(i))
 			if !c.Status.Measured() {
 				continue
 			}
@@ -360,7 +419,7 @@ func trafficCharts(blocks []trafficBlock) []htmlChart {
 				ttft.Points = append(ttft.Points, point{X: x, Y: v, Hollow: q, Label: label})
 			}
 		}
-		title := b.Title
+		title := b.title()
 		rates := []series{offered, achieved, good}
 		if closed {
 			rates = rates[1:]
@@ -374,8 +433,6 @@ func trafficCharts(blocks []trafficBlock) []htmlChart {
 	return out
 }
 
-// trafficText is metric name of traffic cell c as reports show it; a dash
-// when the cell does not have it (a latency where no request completed).
 // dialLabel heads the column of the hit rate a workload dialled.
 const dialLabel = "Dialled hit rate"
 
@@ -388,6 +445,8 @@ func dialText(c *result.TrafficCell) string {
 	return metricText(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), *c.PrefixHitRateDial)
 }
 
+// trafficText is metric name of traffic cell c as reports show it; a dash
+// when the cell does not have it (a latency where no request completed).
 func trafficText(c *result.TrafficCell, name string) string {
 	m := metric.Must(vocab.PhaseTraffic, name)
 	v, ok := c.Value(m)

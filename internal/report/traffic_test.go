@@ -144,12 +144,12 @@ func TestReasoningTrafficColumns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &result.Results{Server: result.Server{Name: "qwen"}, Traffic: tc.cells}
 			tb := trafficTables(newTrafficBlocks(res))[0]
-			i := slices.Index(tb.Header, "TTFT p99") + 1
-			if got := tb.Header[i : i+len(tc.want)]; !slices.Equal(got, tc.want) {
+			i := slices.Index(tb.Header(), "TTFT p99") + 1
+			if got := tb.Header()[i : i+len(tc.want)]; !slices.Equal(got, tc.want) {
 				t.Errorf("header after TTFT p99 %q, want %q", got, tc.want)
 			}
 			for r, want := range tc.rows {
-				if got := tb.Rows[r][i : i+len(want)]; !slices.Equal(got, want) {
+				if got := tb.Rows()[r][i : i+len(want)]; !slices.Equal(got, want) {
 					t.Errorf("row %d after TTFT p99 %q, want %q", r, got, want)
 				}
 			}
@@ -174,9 +174,10 @@ func TestClosedLoopTraffic(t *testing.T) {
 		t.Fatalf("%d tables, want 1", len(tables))
 	}
 	tb := tables[0]
-	if tb.Title != "Traffic replay (closed loop)" || tb.Header[0] != "Concurrency" || tb.Rows[1][0] != "32" ||
-		tb.Header[len(tb.Header)-1] != "Prefix cache hit rate" || tb.Rows[0][len(tb.Rows[0])-1] != "0.500" || !strings.Contains(tb.Intro, "closed loop") {
-		t.Errorf("table %q %q %q %q", tb.Title, tb.Header, tb.Rows, tb.Intro)
+	h, rows := tb.Header(), tb.Rows()
+	if tb.Title() != "Traffic replay (closed loop)" || h[0] != "Concurrency" || rows[1][0] != "32" ||
+		h[len(h)-1] != "Prefix cache hit rate" || rows[0][len(rows[0])-1] != "0.500" || !strings.Contains(tb.Intro(), "closed loop") {
+		t.Errorf("table %q %q %q %q", tb.Title(), h, rows, tb.Intro())
 	}
 	charts := trafficCharts(newTrafficBlocks(res))
 	if len(charts) != 2 {
@@ -296,7 +297,7 @@ func TestTrafficTableRows(t *testing.T) {
 	if len(tables) != 1 {
 		t.Fatalf("%d tables, want 1", len(tables))
 	}
-	rows := tables[0].Rows
+	rows := tables[0].Rows()
 	tests := []struct {
 		name           string
 		load, status   string
@@ -374,7 +375,7 @@ func TestTrafficDialColumn(t *testing.T) {
 				res.Traffic[i].SetValue(metric.Must(vocab.PhaseTraffic, metric.PrefixCacheHitRate), 0.48)
 			}
 			tables := trafficTables(newTrafficBlocks(res))
-			h, r := tables[0].Header, tables[0].Rows[0]
+			h, r := tables[0].Header(), tables[0].Rows()[0]
 			if got := h[len(h)-len(tt.header):]; strings.Join(got, "|") != strings.Join(tt.header, "|") {
 				t.Errorf("header ends %q, want %q", got, tt.header)
 			}
