@@ -97,9 +97,6 @@ type view struct {
 	// (rejectionLines), RejectionsLegend its heading text.
 	Rejections       []string
 	RejectionsLegend string
-	// hardware is the run's hardware as the title names it
-	// (runHardwareTitle).
-	hardware string
 }
 
 // AnyCells reports whether a view has any decode cells.
