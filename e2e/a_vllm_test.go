@@ -234,12 +234,19 @@ func checkVLLMTrace(t *testing.T, o outcome, rel vllmRelease, c res.TrafficCell)
 		return
 	}
 	want := []struct{ prompt, cached int64 }{{600, 0}, {600, 512}, {300, 0}, {1000, 512}}
+	// requests.jsonl is in the order requests ended: on a starved server
+	// line 4 (sent 500 ms after line 3) has ended first. The client sends
+	// the lines in order, so their start times give it back.
+	var recs []res.RequestRecord
+	for _, rec := range readRequestRecords(t, o.out) {
+		if strings.Contains(rec.Cell, "trace") {
+			recs = append(recs, rec)
+		}
+	}
+	slices.SortStableFunc(recs, func(a, b res.RequestRecord) int { return a.Start.Compare(b.Start) })
 	var got []string
 	i := 0
-	for _, rec := range readRequestRecords(t, o.out) {
-		if !strings.Contains(rec.Cell, "trace") {
-			continue
-		}
+	for _, rec := range recs {
 		if i >= len(want) {
 			t.Errorf("trace: more than the trace's %d requests in requests.jsonl", len(want))
 			break

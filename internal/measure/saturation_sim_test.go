@@ -46,7 +46,7 @@ func startSim(t *testing.T, args ...string) string {
 
 // TestSaturationOnTheSimulator: on the simulator (4 sequences in its
 // batch, 40 tokens at 5 ms each: about 20 requests a second), a cell at
-// 60 req/s stops early as saturated, with its evidence and most of its
+// 60 req/s stops early as saturated, with its evidence and part of its
 // 3 s window saved; one at 8 req/s runs its window out.
 func TestSaturationOnTheSimulator(t *testing.T) {
 	if testing.Short() {
@@ -85,8 +85,12 @@ func TestSaturationOnTheSimulator(t *testing.T) {
 				t.Fatalf("reasons %+v", c.Reasons)
 			}
 			f := c.Reasons[0].Figures
-			if f[result.FigSlopePerS] < 0.25*tc.rate || f[result.FigWaitingEnd] <= f[result.FigWaitingStart] || f[result.FigSavedS] < 0.8*tr.Duration.Seconds() {
-				t.Errorf("evidence %v: want a slope of a quarter of the rate or more, the queue grown, 80 %% of the window saved", f)
+			// A quarter of the window saved, at the least: alone the cell
+			// stopped after saturation_after's 1 s and saved 80 % of it;
+			// at load average 12 (-race beside the e2e suite) the rule
+			// needed 2.2 s of the queue's rise, and saved 49 %.
+			if f[result.FigSlopePerS] < 0.25*tc.rate || f[result.FigWaitingEnd] <= f[result.FigWaitingStart] || f[result.FigSavedS] < 0.25*tr.Duration.Seconds() {
+				t.Errorf("evidence %v: want a slope of a quarter of the rate or more, the queue grown, a quarter of the window saved", f)
 			}
 		})
 	}
