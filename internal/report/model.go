@@ -7,12 +7,12 @@ import (
 	"github.com/slogate/slogate/internal/vocab"
 )
 
-// Model is a run's report, built once from its Results: every section
-// that report.md, report.html, the CI summary and the rate searches'
-// chart files show, its figures and what its charts plot, which its
-// writers word and lay out; none goes back to the Results for a piece.
+// Model is a run's report, decided once from its Results: which sections
+// report.md, report.html, JUnit, the CI summary and the rate searches'
+// chart files show, and each section's figures (the Results' cells it
+// points at, what its charts plot), which its writers word and lay out.
 // Build it after the verdicts are in the Results, and write it before
-// they change: its sections point at the Results' cells.
+// they change.
 type Model struct{ v *view }
 
 // NewModel builds the report of res.

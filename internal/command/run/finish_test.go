@@ -291,9 +291,18 @@ func TestFinishComparesAssertedMetrics(t *testing.T) {
 	}
 	res, base := finishResults(), finishResults()
 	var stream recStream
+	out := t.TempDir()
 	if err := judgeRun(judgeConfig{Spec: sp, Server: sp.Servers[0], Results: res, Baseline: base,
-		Policy: compare.Policy{Tolerance: 0.05}, OutDir: t.TempDir(), Stream: &stream}); err != nil {
+		Policy: compare.Policy{Tolerance: 0.05}, OutDir: out, Stream: &stream}); err != nil {
 		t.Fatal(err)
+	}
+	// Published, report.md's comparison table has its row.
+	if err := publish(publishConfig{Results: res, OutDir: out, Getenv: func(string) string { return "" }}); err != nil {
+		t.Fatal(err)
+	}
+	if md, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(md), "## Baseline comparison") ||
+		!strings.Contains(string(md), "| decode/ctx=8K/conc=1 | per_request_tps (tok/s) |") {
+		t.Errorf("report.md lacks the comparison's per_request_tps row (%v):\n%s", err, md)
 	}
 	if res.Comparison == nil {
 		t.Fatalf("no comparison recorded:\n%s", stream.b.String())

@@ -38,7 +38,7 @@ const runIDFormat = "20060102-150405"
 var resultsMarkers = []string{"results.json", "cells.jsonl"}
 
 // resultFiles are the files a run writes into its results folder (runner:
-// results.json, cells.jsonl, requests.jsonl, server.log; finish: the
+// results.json, cells.jsonl, requests.jsonl, server.log; publish: the
 // reports), and resultLogs the server logs it keeps (an earlier boot's,
 // a resumed run's) with the rate searches' charts beside report.md
 // (report.SearchCharts). -overwrite removes them before the run, so that
