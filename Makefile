@@ -25,8 +25,10 @@ vet:
 # The statistical rules' error-rate simulations: one goroutine's
 # arithmetic, in which the race detector finds nothing and which it slows
 # about eightfold (ratesearch's 165 s under -race, 16 s without). They run
-# without -race, beside the rest, which runs with it (docs/ci.md#test-time;
-# internal/layers checks that each name is one test of these packages).
+# without -race, beside the rest, which runs with it, at a lower priority
+# (nice), so that they take the CPU time the real servers of the e2e tests
+# leave (docs/ci.md#test-time; internal/layers checks that each name is one
+# test of these packages).
 SIMULATIONS     := ^(TestErrorRates|TestPairedErrorRates|TestAnswerPrecision|TestSaturationErrorRates|TestSaturationWithoutWarmUp|TestUnmeasurableSimulation|TestShortfallErrorRates|TestTrafficErrorRates|TestBlocksSimulation|TestCorrectnessErrorRates)$$
 SIMULATION_PKGS := ./internal/ratesearch ./internal/measure ./internal/compare
 
@@ -34,7 +36,7 @@ SIMULATION_PKGS := ./internal/ratesearch ./internal/measure ./internal/compare
 # twice that on a machine other work loads (stress --cpu 2: docs/ci.md).
 # Either run failing fails the target; both always run to the end.
 test: vet
-	$(GO) test -timeout 30m -run '$(SIMULATIONS)' $(SIMULATION_PKGS) & sims=$$!; \
+	nice -n 10 $(GO) test -timeout 30m -run '$(SIMULATIONS)' $(SIMULATION_PKGS) & sims=$$!; \
 	$(GO) test -race -timeout 30m -skip '$(SIMULATIONS)' ./...; rc=$$?; \
 	wait $$sims || rc=1; exit $$rc
 

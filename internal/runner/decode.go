@@ -44,10 +44,15 @@ func (r *run) decodeOnce(ctx context.Context, ref vocab.CellRef, bodies [][]byte
 }
 
 // trafficCell measures one traffic cell (measure.Meter.Traffic) with the
-// context's decode request bodies.
+// context's decode request bodies; saturated while its server was
+// starved, it is unmeasurable (unlessStarved).
 func (r *run) trafficCell(ctx context.Context, ref vocab.CellRef, bodies [][]byte) (result.TrafficCell, error) {
 	r.observer.CellStart(ref)
-	return r.meter().Traffic(ctx, ref, r.cfg.Spec.TrafficBlock(ref.Matrix), bodies)
+	var c result.TrafficCell
+	var err error
+	starved := r.starvedDuring(func() { c, err = r.meter().Traffic(ctx, ref, r.cfg.Spec.TrafficBlock(ref.Matrix), bodies) })
+	r.unlessStarved(&c, starved)
+	return c, err
 }
 
 // decode measures one decode cell, repeat times back to back, or skips it

@@ -111,9 +111,8 @@ func (r *run) watchMachine(number int, first *hostenv.Snapshot, run func()) mach
 		if !w.next.ServerWaitOK || pct < w.next.ServerWait {
 			w.next.ServerWait, w.next.ServerWaitOK = pct, true
 		}
-		if hostenv.Starved(pct, cpus) && judged {
-			w.starved = &result.CellReason{Code: result.ReasonStarved,
-				Figures: map[string]float64{result.FigWaitPct: pct, result.FigBoundPct: hostenv.StarvedBoundPct, result.FigCPUs: cpus}}
+		if judged {
+			w.starved = starvedReason(pct, cpus)
 		}
 	}
 	if moved {
@@ -164,4 +163,50 @@ func (r *run) worded(w warning.Warning) warning.Warning {
 	}
 	w.Summary = string(w.Code)
 	return w
+}
+
+// starvedReason is why a run whose launched server waited pct % of its
+// ready time for a CPU, using cpus CPUs, is unmeasurable; nil when it was
+// not starved (hostenv.Starved).
+func starvedReason(pct, cpus float64) *result.CellReason {
+	if !hostenv.Starved(pct, cpus) {
+		return nil
+	}
+	return &result.CellReason{Code: result.ReasonStarved,
+		Figures: map[string]float64{result.FigWaitPct: pct, result.FigBoundPct: hostenv.StarvedBoundPct, result.FigCPUs: cpus}}
+}
+
+// starvedDuring runs run, one traffic cell's window, and reports why its
+// server was starved during it, as watchMachine judges a decode cell's
+// run; nil when it was not, or when its wait is not read or not judged (a
+// server slogate did not launch, or not computing on the CPU).
+func (r *run) starvedDuring(run func()) *result.CellReason {
+	pgid, launched := serverGroup(r.server)
+	if !launched || r.cfg.Server == nil || !r.cpuServer() {
+		run()
+		return nil
+	}
+	before := readGroup(pgid)
+	t0 := time.Now()
+	run()
+	wall := time.Since(t0)
+	pct, cpus, ok := hostenv.WaitShare(before, readGroup(pgid), wall.Nanoseconds())
+	if !ok {
+		return nil
+	}
+	return starvedReason(measure.Round(pct, 1), measure.Round(cpus, 2))
+}
+
+// unlessStarved makes a saturated traffic cell whose server was starved
+// during it (starved, from starvedDuring) unmeasurable: its queue grew
+// because the machine took the server's CPU, so it says nothing of the
+// server's capacity, and a saturated cell fails the run
+// (docs/method.md#saturation). A rate search's probe is not judged: a
+// saturated probe is a failed probe, a bound, as a starved probe that
+// missed its objective was before the saturation rule.
+func (r *run) unlessStarved(c *result.TrafficCell, starved *result.CellReason) {
+	if starved != nil && c.Status == vocab.StatusSaturated {
+		c.Status = vocab.StatusUnmeasurable
+		c.Reasons, c.Reason = r.because(*starved)
+	}
 }

@@ -450,7 +450,10 @@ func (r *run) stepTraffic(ctx context.Context, w stepWork, cp *measure.ContextPr
 	for _, ref := range w.workload {
 		r.observer.CellStart(ref)
 		t := r.cfg.Spec.TrafficBlock(ref.Matrix)
-		cell, err := r.meter().WorkloadTraffic(ctx, ref, t, r.cfg.Spec.NamedWorkload(t.Workload))
+		var cell result.TrafficCell
+		var err error
+		starved := r.starvedDuring(func() { cell, err = r.meter().WorkloadTraffic(ctx, ref, t, r.cfg.Spec.NamedWorkload(t.Workload)) })
+		r.unlessStarved(&cell, starved)
 		if err != nil {
 			return err
 		}
