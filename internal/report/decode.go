@@ -110,48 +110,56 @@ type matrixRow struct {
 func (r matrixRow) Context() string { return vocab.FormatTokens(r.context) }
 
 // matrixCell is a decode matrix cell (nil where not recorded); its
-// methods word it (cellParts): its total tok/s, whether its requests
-// queued and its TTFT, or the word that stands for it.
+// methods word it: its total tok/s, whether its requests queued and its
+// TTFT, or the word that stands for a cell without numbers.
 type matrixCell struct{ cell *result.DecodeCell }
+
+// measured reports whether the cell has numbers to show.
+func (c matrixCell) measured() bool { return c.cell != nil && c.cell.Status.Measured() }
 
 // TPS is the cell's total tok/s ("6,018.4"); "" for a cell without
 // numbers.
 func (c matrixCell) TPS() string {
-	tps, _, _, _ := cellParts(c.cell)
-	return tps
+	if !c.measured() {
+		return ""
+	}
+	return decodeText(c.cell, metric.TotalTPS)
 }
 
 // Queued reports whether the cell's requests queued.
-func (c matrixCell) Queued() bool {
-	_, queued, _, _ := cellParts(c.cell)
-	return queued
-}
+func (c matrixCell) Queued() bool { return c.measured() && c.cell.Status == vocab.StatusQueued }
 
 // TTFT is the cell's TTFT ("1,027 ms TTFT"); "" for a cell without
 // numbers.
 func (c matrixCell) TTFT() string {
-	_, _, ttft, _ := cellParts(c.cell)
-	return ttft
+	if !c.measured() {
+		return ""
+	}
+	return decodeText(c.cell, metric.TTFTMs) + " TTFT"
 }
 
-// Word is what stands for a cell without numbers ("Over capacity", "—");
-// "" for a measured cell.
+// Word is what stands for a cell without numbers ("Over capacity",
+// "Error", "—" where not recorded); "" for a measured cell.
 func (c matrixCell) Word() string {
-	_, _, _, word := cellParts(c.cell)
-	return word
+	switch {
+	case c.cell == nil:
+		return dash
+	case c.measured():
+		return ""
+	}
+	return statusWord(c.cell.Status)
 }
 
 // Line is all of the cell on one line: "6,018.4 · Requests queued ·
 // 1,027 ms TTFT".
 func (c matrixCell) Line() string {
-	tps, queued, ttft, word := cellParts(c.cell)
 	switch {
-	case word != "":
-		return word
-	case queued:
-		return tps + " · Requests queued · " + ttft
+	case !c.measured():
+		return c.Word()
+	case c.Queued():
+		return c.TPS() + " · Requests queued · " + c.TTFT()
 	default:
-		return tps + " · " + ttft
+		return c.TPS() + " · " + c.TTFT()
 	}
 }
 
@@ -229,20 +237,6 @@ func decodeMatrices(res *result.Results) []matrixView {
 		out = append(out, m)
 	}
 	return out
-}
-
-// cellParts is a decode matrix cell as its pieces: total tok/s, whether the
-// requests queued, and the TTFT ("6,018.4", false, "1,027 ms TTFT"); or a
-// single word for cells without numbers ("Over capacity", "Error", "—").
-func cellParts(c *result.DecodeCell) (tps string, queued bool, ttft string, word string) {
-	switch {
-	case c == nil:
-		return "", false, "", dash
-	case c.Status.Measured():
-		return decodeText(c, metric.TotalTPS), c.Status == vocab.StatusQueued, decodeText(c, metric.TTFTMs) + " TTFT", ""
-	default:
-		return "", false, "", statusWord(c.Status)
-	}
 }
 
 // noteStatus notes the status of the cell ref names for the legend, and

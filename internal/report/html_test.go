@@ -60,8 +60,8 @@ func TestHTMLContent(t *testing.T) {
 			for _, m := range v.Matrices {
 				for _, row := range m.Cells {
 					for _, c := range row {
-						tps, _, ttft, word := cellParts(c)
-						for _, s := range []string{tps, ttft, word} {
+						mc := matrixCell{c}
+						for _, s := range []string{mc.TPS(), mc.TTFT(), mc.Word()} {
 							if s != "" && !strings.Contains(h, ">"+s+"<") {
 								t.Errorf("matrix cell text %q missing", s)
 							}
