@@ -9,7 +9,8 @@ package e2e
 // sorts first because go test starts parallel tests in file order, one
 // as another ends (harness_test.go's parallelDefault): named vllm_test.go,
 // the upgrade gate, the package's longest chain, started 120 s into the
-// parallel tests and ended 230 s after the last of them. What such load can
+// parallel tests and ended 230 s after the last of them; and the other
+// vLLM tests wait for the gate to take the server first (vllmReleases). What such load can
 // break without a fault of slogate's is logged on a loaded machine
 // (speedVerdict, the TTFT check). Four boots in all: the upgrade (the
 // older release, then the newer against it), then on the newer one a

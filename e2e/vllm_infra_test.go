@@ -15,6 +15,7 @@ package e2e
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,15 +48,64 @@ var vllmServer sync.Mutex
 // older first: the upgrade CI gates.
 var vllmPinned = [2]string{"0.31.0", "0.32.0"}
 
+// vllmGate is the upgrade gate's test, the package's longest chain;
+// vllmGateHolds is closed once it holds vllmServer.
+const vllmGate = "TestVLLMUpgradeGate"
+
+var (
+	vllmGateHolds = make(chan struct{})
+	vllmGateOnce  sync.Once
+)
+
+// vllmGateWait bounds how long another vLLM test waits for the gate to
+// hold vllmServer first: the gate takes it within moments of the parallel
+// tests' start, unless it skipped.
+const vllmGateWait = 2 * time.Minute
+
 // vllmReleases returns the older and the newer release, or skips (fails
 // with CI=true) saying why they are not there; the test then holds
-// vllmServer until it ends.
+// vllmServer until it ends. The upgrade gate takes it first when it runs:
+// a rehearsal had the kill test take the server as the parallel tests
+// started and the gate, started after it, end the package 90 s after the
+// last other test.
 func vllmReleases(t *testing.T) (old, new vllmRelease) {
 	t.Helper()
 	old, new = vllmLaunchers(t)
+	if t.Name() != vllmGate && selected(vllmGate) {
+		select {
+		case <-vllmGateHolds:
+		case <-time.After(vllmGateWait):
+		}
+	}
 	vllmServer.Lock()
 	t.Cleanup(vllmServer.Unlock)
+	if t.Name() == vllmGate {
+		vllmGateOnce.Do(func() { close(vllmGateHolds) })
+	}
 	return old, new
+}
+
+// selected reports whether go test's -run and -skip select the top-level
+// test name (their patterns' first level only).
+func selected(name string) bool {
+	level := func(flagName string) (string, bool) {
+		f := flag.Lookup(flagName)
+		if f == nil || f.Value.String() == "" {
+			return "", false
+		}
+		return strings.Split(f.Value.String(), "/")[0], true
+	}
+	if run, ok := level("test.run"); ok {
+		if m, err := regexp.MatchString(run, name); err != nil || !m {
+			return false
+		}
+	}
+	if skip, ok := level("test.skip"); ok {
+		if m, err := regexp.MatchString(skip, name); err == nil && m {
+			return false
+		}
+	}
+	return true
 }
 
 // vllmLaunchers is vllmReleases without holding vllmServer: for a test
