@@ -22,15 +22,16 @@ demo: build
 vet:
 	$(GO) vet ./...
 
-# The statistical rules' error-rate simulations: one goroutine's
-# arithmetic, in which the race detector finds nothing and which it slows
-# about eightfold (ratesearch's 165 s under -race, 16 s without). They run
+# The statistical rules' error-rate simulations, and the simulator's engine
+# run in virtual time over the seeds' cells: one goroutine's arithmetic, in
+# which the race detector finds nothing and which it slows about eightfold
+# (ratesearch's 165 s under -race, 16 s without). They run
 # without -race, beside the rest, which runs with it, at a lower priority
 # (nice), so that they take the CPU time the real servers of the e2e tests
 # leave (docs/ci.md#test-time; internal/layers checks that each name is one
 # test of these packages).
-SIMULATIONS     := ^(TestErrorRates|TestPairedErrorRates|TestAnswerPrecision|TestSaturationErrorRates|TestSaturationWithoutWarmUp|TestUnmeasurableSimulation|TestShortfallErrorRates|TestTrafficErrorRates|TestBlocksSimulation|TestCorrectnessErrorRates)$$
-SIMULATION_PKGS := ./internal/ratesearch ./internal/measure ./internal/compare
+SIMULATIONS     := ^(TestErrorRates|TestPairedErrorRates|TestAnswerPrecision|TestSaturationErrorRates|TestSaturationWithoutWarmUp|TestUnmeasurableSimulation|TestShortfallErrorRates|TestTrafficErrorRates|TestBlocksSimulation|TestCorrectnessErrorRates|TestProfilesReproduceSeeds|TestSlowdownOnTheSeedProfile)$$
+SIMULATION_PKGS := ./internal/ratesearch ./internal/measure ./internal/compare ./internal/sim
 
 # -timeout 30m: the suite takes about 11 minutes on 2 cores, and up to
 # twice that on a machine other work loads (stress --cpu 2: docs/ci.md).
