@@ -98,12 +98,14 @@ correctness "greedy" {
 	for run := 1; run <= 4; run++ {
 		r := gate(fmt.Sprint("same-", run), one)
 		agree := strings.Contains(r.Stdout, "20 of 20 prompts agree exactly, 0 near ties, 0 mismatches")
-		// Only the speed cell failed and the outputs agree: logged, not
-		// failed, at any load. This test's subject is the outputs; a 2 ms
-		// TTFT doubled when another process took a core for a second, with
-		// the load average still under 2× the cores (a CI run, while
-		// a package's tests ran beside it).
-		if r.Code == 1 && agree && speedFailuresOnly(r.Stdout) {
+		// Only the speed cell failed, or was left undecided (exit 4: it
+		// regressed while the server waited for a CPU), and the outputs
+		// agree: logged, not failed, at any load. This test's subject is
+		// the outputs; a 2 ms TTFT doubled when another process took a
+		// core for a second, with the load average still under 2× the
+		// cores (a CI run, while a package's tests ran beside it; a
+		// rehearsal read 2.6 → 5.1 ms, undecided).
+		if (r.Code == 1 || r.Code == 4) && agree && speedFailuresOnly(r.Stdout) {
 			t.Logf("tiny.gguf again (run %d of 5), load average %.1f: only the speed cell failed, the outputs agree", run+1, loadAverage())
 			continue
 		}

@@ -104,6 +104,14 @@ func TestLlamaCppRateSearch(t *testing.T) {
 		t.Logf("the lowest probe stayed undecided (load average %.1f): no lower bound\n%s", loadAverage(), r.Stdout)
 		lower = true
 	}
+	if !s.Found && loadedMachine() && loSaturated(t, base) {
+		// The server's queue grew without bound at lo on a machine the
+		// suite loads (a rehearsal: e2e p50 1.5 s on 2 slots against
+		// lo = 3 req/s): its capacity there, not slogate's fault; logged,
+		// as TestLlamaCppSearchSpec does.
+		t.Logf("lo saturated on a loaded machine (load average %.1f): no answer to gate on\n%s", loadAverage(), r.Stdout)
+		return
+	}
 	if !s.Found || s.Rate < s.RateRange[0] || s.Rate > s.RateRange[1] || !lower || s.RateLower > s.Rate ||
 		(s.RateUpper != 0 && s.RateUpper < s.Rate) {
 		t.Errorf("search answered %v req/s with bounds [%v, %v] in %v (found %v): want an answer in the range between its bounds\n%s",
