@@ -51,32 +51,23 @@ func TestCPUServerReport(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := &result.Results{Server: result.Server{Name: "tiny", Engine: "llamacpp", Model: "/m/tiny.gguf"}, GPUTime: tt.g}
-			var md, html, junit strings.Builder
-			if err := WriteMarkdown(&md, res); err != nil {
-				t.Fatal(err)
-			}
-			if err := WriteHTML(&html, res); err != nil {
-				t.Fatal(err)
-			}
-			if err := WriteJUnit(&junit, []*result.Results{res}); err != nil {
-				t.Fatal(err)
-			}
+			md, html, junit := renderReports(t, res)
 			for _, w := range tt.want {
-				if !strings.Contains(md.String(), w) {
-					t.Errorf("report.md lacks %q:\n%s", w, md.String())
+				if !strings.Contains(md, w) {
+					t.Errorf("report.md lacks %q:\n%s", w, md)
 				}
 			}
 			for _, w := range tt.unwant {
-				if strings.Contains(md.String(), w) {
-					t.Errorf("report.md says %q:\n%s", w, md.String())
+				if strings.Contains(md, w) {
+					t.Errorf("report.md says %q:\n%s", w, md)
 				}
 			}
 			title := strings.TrimPrefix(tt.want[0], "# ")
-			if !strings.Contains(html.String(), title) {
+			if !strings.Contains(html, title) {
 				t.Errorf("report.html lacks %q", title)
 			}
-			if !strings.Contains(junit.String(), strings.TrimPrefix(title, "tiny.gguf on ")) {
-				t.Errorf("JUnit's hardware property is not %q:\n%s", title, junit.String())
+			if !strings.Contains(junit, strings.TrimPrefix(title, "tiny.gguf on ")) {
+				t.Errorf("JUnit's hardware property is not %q:\n%s", title, junit)
 			}
 		})
 	}

@@ -19,26 +19,17 @@ func TestUnmeasurableCells(t *testing.T) {
 	res.Decode[0].Status, res.Decode[0].Reason = vocab.StatusUnmeasurable, "the window held 4 output tokens in 1 s"
 	res.Traffic = []result.TrafficCell{{Traffic: "steady", Context: 1024, Rate: 100, Status: vocab.StatusUnmeasurable,
 		Reason: "the client fell behind its schedule"}}
-	var md, html, junit bytes.Buffer
-	if err := WriteMarkdown(&md, res); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteHTML(&html, res); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteJUnit(&junit, []*result.Results{res}); err != nil {
-		t.Fatal(err)
-	}
+	md, html, junit := renderReports(t, res)
 	decode := res.Decode[0].Ref()
 	tests := []struct {
 		name, doc string
 		want      []string
 	}{
-		{"report.md", md.String(), []string{"## Unmeasurable\n", "the window held 4 output tokens in 1 s\n",
+		{"report.md", md, []string{"## Unmeasurable\n", "the window held 4 output tokens in 1 s\n",
 			"- traffic/steady/ctx=1K/rate=100: the client fell behind its schedule\n",
 			"INCONCLUSIVE: unmeasurable: the window held 4 output tokens in 1 s", "Unmeasurable: the client could not measure the cell"}},
-		{"report.html", html.String(), []string{"<h2>Unmeasurable</h2>", "the window held 4 output tokens in 1 s</li>"}},
-		{"JUnit", junit.String(), []string{`<failure message="unmeasurable: the window held 4 output tokens in 1 s" type="unmeasurable">`}},
+		{"report.html", html, []string{"<h2>Unmeasurable</h2>", "the window held 4 output tokens in 1 s</li>"}},
+		{"JUnit", junit, []string{`<failure message="unmeasurable: the window held 4 output tokens in 1 s" type="unmeasurable">`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,24 +55,15 @@ func TestSaturatedCells(t *testing.T) {
 			result.FigRate: 60, result.FigWaitingStart: 0, result.FigWaitingEnd: 38, result.FigOutstandingStart: 0, result.FigOutstandingEnd: 43,
 			result.FigObservedS: 1, result.FigSlopePerS: 42.6, result.FigFit: 0.97, result.FigSaturationAfterS: 1, result.FigSavedS: 2.95, result.FigWindowS: 3}}}}}
 	res.GPUTime = &result.GPUTime{GPUs: 2, ServerS: 60, GPUSeconds: 120}
-	var md, html, junit bytes.Buffer
-	if err := WriteMarkdown(&md, res); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteHTML(&html, res); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteJUnit(&junit, []*result.Results{res}); err != nil {
-		t.Fatal(err)
-	}
+	md, html, junit := renderReports(t, res)
 	tests := []struct {
 		name, doc string
 		want      []string
 	}{
-		{"report.md", md.String(), []string{"## Saturated\n", "- traffic/steady/ctx=1K/rate=60: " + evidence + "\n", "FAIL: saturated: " + evidence, "| Saturated |",
+		{"report.md", md, []string{"## Saturated\n", "- traffic/steady/ctx=1K/rate=60: " + evidence + "\n", "FAIL: saturated: " + evidence, "| Saturated |",
 			"3.0 s of windows not run (0.002 GPU-hours on 2 GPUs)"}},
-		{"report.html", html.String(), []string{"<h2>Saturated</h2>", "2.95s of its 3s window saved</li>"}},
-		{"JUnit", junit.String(), []string{`type="saturated"`, `message="saturated: past the server&#39;s capacity at 60 req/s`}},
+		{"report.html", html, []string{"<h2>Saturated</h2>", "2.95s of its 3s window saved</li>"}},
+		{"JUnit", junit, []string{`type="saturated"`, `message="saturated: past the server&#39;s capacity at 60 req/s`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,4 +74,21 @@ func TestSaturatedCells(t *testing.T) {
 			}
 		})
 	}
+}
+
+// renderReports is res written as report.md, report.html and JUnit, the
+// three files a run's reports are checked in.
+func renderReports(t *testing.T, res *result.Results) (md, html, junit string) {
+	t.Helper()
+	var m, h, j bytes.Buffer
+	if err := WriteMarkdown(&m, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&h, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnit(&j, []*result.Results{res}); err != nil {
+		t.Fatal(err)
+	}
+	return m.String(), h.String(), j.String()
 }
